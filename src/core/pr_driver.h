@@ -1,0 +1,89 @@
+/*
+ * pr_driver.h — PageRank, personalized PageRank / RWR and HITS, written once over PrEngine.
+ *
+ * Semantics (the README's contract):
+ *  - PageRank, "Google" form as NetworkX: x starts at the restart distribution's uniform 1/N,
+ *    x' = alpha * (P x + d * r) + (1 - alpha) * r, with P the column-stochastic pull operator,
+ *    d the dangling mass and r the restart distribution (uniform, or the personalization).
+ *    Scores sum to 1.
+ *  - RWR from source s is PageRank with r = e_s and alpha = 1 - restart probability; many sources
+ *    are k columns computed in one pass per iteration.
+ *  - HITS: a = Aᵀ h, h = A a, each normalised to sum 1 every iteration (NetworkX's normalisation).
+ *  - Stopping: after an iteration, residual = |x' - x| in the chosen norm; converged when
+ *    residual < tolerance (PR_NORM_L1_SCALED: residual < n * tolerance, as NetworkX does).
+ *    With k columns, every column must meet it.
+ */
+#ifndef PR_DRIVER_H
+#define PR_DRIVER_H
+
+#include "pr_engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The stopping norm. */
+typedef enum PrNorm
+{
+	PR_NORM_L1 = 0,				/* sum |x' - x| < tolerance */
+	PR_NORM_L1_SCALED,			/* sum |x' - x| < n * tolerance (NetworkX) */
+	PR_NORM_LINF				/* max |x' - x| < tolerance */
+} PrNorm;
+
+/* Parses "l1", "l1_scaled", "linf"; false for anything else. */
+bool		pr_norm_parse(const char *text, PrNorm *norm);
+
+/* Name of a norm, as pr_norm_parse accepts it. */
+const char *pr_norm_name(PrNorm norm);
+
+/* Iteration settings shared by every algorithm. */
+typedef struct PrIterOptions
+{
+	double		tolerance;		/* > 0 */
+	PrNorm		norm;
+	int			max_iterations; /* > 0 */
+	int			check_every;	/* read the residual every this many iterations (>= 1) */
+
+	/* Polled between iterations; returning true stops the run with PR_ERR_INTERRUPTED. */
+	bool		(*should_stop) (void *arg);
+	void	   *stop_arg;
+
+	/* Called after each residual read (may be NULL): iteration number and residual. */
+	void		(*progress) (void *arg, int iteration, double residual);
+	void	   *progress_arg;
+} PrIterOptions;
+
+/* What one run did. */
+typedef struct PrRunStats
+{
+	int			iterations;		/* iterations performed */
+	double		residual;		/* last residual read, in the chosen norm (max over columns) */
+	bool		converged;
+	double		seconds;		/* wall time in the driver, prepare included */
+	const char *engine;			/* engine name */
+} PrRunStats;
+
+/*
+ * PageRank / personalized PageRank / RWR.  restart describes k columns (uniform: k = 1).
+ * scores receives n*k values row-major.  Not converging is not an error: stats->converged says.
+ */
+PrStatus	pr_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *restart,
+						const PrIterOptions *options, double *scores, PrRunStats *stats,
+						PrError *err);
+
+/* HITS; hubs and authorities receive n values each, each summing to 1 (all 0 if no edges). */
+PrStatus	pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options,
+					double *hubs, double *authorities, PrRunStats *stats, PrError *err);
+
+/*
+ * Indices of the k largest values of column col of an n x stride row-major array, best first;
+ * ties go to the smaller index.  Writes min(k, n) indices to out and returns that count.
+ */
+int64_t		pr_top_k(const double *values, int64_t n, int stride, int col, int64_t k,
+					 int32_t *out, const PrAllocator *alloc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* PR_DRIVER_H */

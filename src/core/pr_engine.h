@@ -1,0 +1,119 @@
+/*
+ * pr_engine.h — what the power-iteration driver needs from an engine.
+ *
+ * An engine owns the graph in whatever layout suits it (host CSR for the CPU engine, tiled formats
+ * in device memory for the GPU engine) and a few vectors, named by slot number 0..n_slots-1.  Each
+ * vector is n x k values stored row-major (node i's k values are adjacent): k = 1 for PageRank
+ * and HITS, k = number of sources for many-source RWR, so one pass over the matrix serves every
+ * column (SpMM).  Engines may compute in float or double; values cross this interface as double.
+ *
+ * Per-column scalars (dangling mass, residuals) stay inside the engine, so a GPU engine need not
+ * return to the host until the driver asks for the residual (every check_every iterations).
+ * Every operation returns PR_OK or an error code with the detail in err.
+ */
+#ifndef PR_ENGINE_H
+#define PR_ENGINE_H
+
+#include "pr_graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The sparse products an algorithm may ask for. */
+typedef enum PrProduct
+{
+	PR_PRODUCT_PULL_NORMALIZED = 0,	/* y[v] = sum over u->v of w(u,v) / out_strength(u) * x[u] */
+	PR_PRODUCT_PULL,			/* y[v] = sum over u->v of w(u,v) * x[u]      (y = Aᵀ x) */
+	PR_PRODUCT_PUSH				/* y[u] = sum over u->v of w(u,v) * x[v]      (y = A x) */
+} PrProduct;
+
+/* Products an algorithm will use, passed to prepare() so the engine lays out only those. */
+#define PR_NEED_PULL_NORMALIZED (1u << PR_PRODUCT_PULL_NORMALIZED)
+#define PR_NEED_PULL            (1u << PR_PRODUCT_PULL)
+#define PR_NEED_PUSH            (1u << PR_PRODUCT_PUSH)
+
+/*
+ * Restart (teleport / personalization) distribution, one per column.  Column j's entries are
+ * node[ptr[j]] .. node[ptr[j+1]-1] with weights weight[...] summing to 1.  uniform = true means
+ * every column restarts uniformly over all n nodes (node/weight/ptr unused, k must be 1).
+ * The dangling mass of a column is redistributed by the same distribution (the NetworkX rule).
+ */
+typedef struct PrRestart
+{
+	bool		uniform;
+	int			k;				/* columns */
+	const int64_t *ptr;			/* [k+1] */
+	const int32_t *node;		/* [ptr[k]] internal node ids */
+	const double *weight;		/* [ptr[k]] */
+} PrRestart;
+
+/* Residual of the last update, per column: both norms, the driver picks. */
+typedef struct PrResidual
+{
+	double		l1;				/* sum over nodes of |new - old| */
+	double		linf;			/* max over nodes of |new - old| */
+} PrResidual;
+
+typedef struct PrEngine PrEngine;
+
+/* The operations; a NULL entry means the engine does not offer it. */
+typedef struct PrEngineOps
+{
+	/* Short name shown in run statistics ("cpu", "gpu-tiled", ...). */
+	const char *name;
+
+	/*
+	 * Takes the graph (the engine may copy or upload it; g stays valid until release), the number
+	 * of columns k, the number of vector slots and the products needed (PR_NEED_* bits).
+	 */
+	PrStatus	(*prepare) (PrEngine *e, const PrGraph *g, int k, int n_slots, unsigned needs,
+							PrError *err);
+
+	/* Sets every entry of a slot to value. */
+	PrStatus	(*fill) (PrEngine *e, int slot, double value, PrError *err);
+
+	/* Copies n*k host values into a slot / a slot into n*k host values. */
+	PrStatus	(*upload) (PrEngine *e, int slot, const double *host, PrError *err);
+	PrStatus	(*download) (PrEngine *e, int slot, double *host, PrError *err);
+
+	/* y_slot = product(x_slot), for all k columns at once. */
+	PrStatus	(*product) (PrEngine *e, PrProduct product, int x_slot, int y_slot, PrError *err);
+
+	/*
+	 * The PageRank update, per column j, given y = PULL_NORMALIZED(x) in y_slot and the previous
+	 * iterate in x_slot:
+	 *   d_j = sum over dangling u of x[u][j]
+	 *   y[v][j] = alpha * y[v][j] + (alpha * d_j + (1 - alpha)) * r_j[v]
+	 * where r_j is the restart distribution; then stores the residual |y - x| per column.
+	 */
+	PrStatus	(*pagerank_update) (PrEngine *e, int y_slot, int x_slot, double alpha,
+									const PrRestart *restart, PrError *err);
+
+	/*
+	 * Divides each column of slot by its sum (columns summing to 0 are left alone); when
+	 * old_slot >= 0, then stores the residual |slot - old_slot| per column.
+	 */
+	PrStatus	(*normalize) (PrEngine *e, int slot, int old_slot, PrError *err);
+
+	/* Reads the residuals stored by the last pagerank_update / normalize into out[k]. */
+	PrStatus	(*residual) (PrEngine *e, PrResidual *out, PrError *err);
+
+	/* Frees everything the engine holds (the PrEngine itself too). */
+	void		(*release) (PrEngine *e);
+} PrEngineOps;
+
+/* Base of every engine; concrete engines embed it first. */
+struct PrEngine
+{
+	const PrEngineOps *ops;
+};
+
+/* The multi-threaded CPU engine; n_threads <= 0 means one per online core. */
+PrEngine   *pr_cpu_engine_create(int n_threads, const PrAllocator *alloc, PrError *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* PR_ENGINE_H */

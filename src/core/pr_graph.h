@@ -1,0 +1,96 @@
+/*
+ * pr_graph.h — the graph the ranking algorithms run on, built from an edge list.
+ *
+ * Nodes are the distinct endpoints of the edge list, renumbered 0..n-1 in ascending order of their
+ * external (bigint) id.  Edges are kept as given: duplicate (src, dst) rows are parallel edges whose
+ * weights add up (an unweighted row has weight 1), self-loops are kept.  An undirected build adds
+ * both directions of every row (a self-loop once).
+ *
+ * The in-edge arrays (CSR of Aᵀ, grouped by destination) drive the "pull" product of PageRank; the
+ * out-edge arrays (CSR of A, grouped by source) are built when asked for (HITS needs both).
+ * Within a row, neighbours are sorted ascending, so every build of the same edge multiset gives
+ * the same arrays (results are deterministic).
+ */
+#ifndef PR_GRAPH_H
+#define PR_GRAPH_H
+
+#include "pr_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Largest node count the 32-bit internal ids allow. */
+#define PR_MAX_NODES ((int64_t) INT32_MAX)
+
+/* A graph over dense internal ids; arrays belong to whoever built (or mapped) it. */
+typedef struct PrGraph
+{
+	int64_t		n_nodes;
+	int64_t		n_edges;		/* stored edges (rows, doubled for an undirected build) */
+	bool		weighted;		/* in_weight / out_weight present */
+	bool		has_out_edges;	/* out_ptr / out_dst / out_weight present */
+
+	int64_t    *node_ids;		/* [n] external id of each internal node, strictly ascending */
+
+	int64_t    *in_ptr;			/* [n+1] row pointers of in-edges */
+	int32_t    *in_src;			/* [m] source of each in-edge, ascending within a row */
+	double	   *in_weight;		/* [m] weight of each in-edge, or NULL (all 1) */
+
+	int64_t    *out_ptr;		/* [n+1] row pointers of out-edges, or NULL */
+	int32_t    *out_dst;		/* [m] destination of each out-edge, ascending within a row */
+	double	   *out_weight;		/* [m] or NULL */
+
+	double	   *out_strength;	/* [n] sum of out-edge weights (out-degree when unweighted) */
+	int64_t		n_dangling;		/* nodes whose out_strength is 0 */
+	int32_t    *dangling;		/* [n_dangling] those nodes, ascending */
+} PrGraph;
+
+/* How to build. */
+typedef struct PrBuildOptions
+{
+	bool		undirected;		/* add dst->src for every src->dst row */
+	bool		out_edges;		/* also build out_ptr/out_dst/out_weight */
+	int			n_threads;		/* worker threads for sorting (<= 0: 1) */
+} PrBuildOptions;
+
+/*
+ * Builds g from m rows (src[i], dst[i], weight[i]); weight may be NULL.  Weights must be finite
+ * and >= 0 (PR_ERR_INVALID otherwise, with the offending row in the message).  On failure g is
+ * left empty and nothing stays allocated.
+ */
+PrStatus	pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, size_t m,
+						   const PrBuildOptions *options, const PrAllocator *alloc,
+						   PrGraph *g, PrError *err);
+
+/* Builds the out-edge arrays of a graph that lacks them. */
+PrStatus	pr_graph_add_out_edges(PrGraph *g, const PrAllocator *alloc, PrError *err);
+
+/* Frees every array of a graph built by pr_graph_build (not of a mapped flat graph). */
+void		pr_graph_free(PrGraph *g, const PrAllocator *alloc);
+
+/* Internal id of an external node id, or -1 when the node is not in the graph (binary search). */
+int64_t		pr_graph_find(const PrGraph *g, int64_t external_id);
+
+/*
+ * Flat form: the whole graph in one contiguous, position-independent buffer (a header, then every
+ * array at an 8-byte-aligned offset).  Used for the rankgraph SQL type and shared memory.
+ */
+
+/* Bytes pr_graph_write_flat needs for g. */
+size_t		pr_graph_flat_size(const PrGraph *g);
+
+/* Writes g into buf (pr_graph_flat_size(g) bytes, 8-byte aligned). */
+void		pr_graph_write_flat(const PrGraph *g, void *buf);
+
+/*
+ * Points view's arrays into a flat buffer (no copy) after checking its header, sizes and offsets
+ * against size; PR_ERR_INVALID for a corrupt buffer.  buf must be 8-byte aligned.
+ */
+PrStatus	pr_graph_view_flat(const void *buf, size_t size, PrGraph *view, PrError *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* PR_GRAPH_H */
