@@ -1,0 +1,60 @@
+# powerrank — PGXS build of the PostgreSQL extension.
+#
+#   make                 build powerrank.so (-Wall -Wextra -Werror)
+#   make install         install it into the PostgreSQL found by $(PG_CONFIG)
+#   make installcheck    NetworkX reference data, then pg_regress in a temporary instance
+#                        (pg_cron preloaded; run as a non-root user: initdb refuses root)
+#   make check-core      C unit tests of the pure-C core (test/core, test/plan)
+#   make cuda            the GPU engine library (cuda/), where nvcc and cuda/Makefile exist
+#   make reference       only the NetworkX reference data (test/reference/out)
+
+EXTENSION = powerrank
+EXTVERSION = 0.1
+
+MODULE_big = powerrank
+OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c src/core/*.c))
+
+DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+
+REGRESS = api basic bad_input security aggregate stats cancel rwr_multi networkx cron
+REGRESS_OPTS = --inputdir=. --temp-instance=./tmp_check --temp-config=test/regress.conf --load-extension=powerrank
+
+EXTRA_CLEAN = test/reference/out tmp_check results regression.diffs regression.out
+
+PG_CPPFLAGS += -I$(srcdir)/src -I$(srcdir)/src/core
+# -Wextra trips -Wunused-parameter in PostgreSQL's own headers (ilist.h, bufpage.h).
+PG_CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter
+SHLIB_LINK += -lpthread -lm
+
+PYTHON = /usr/bin/python3
+REFERENCE_OUT = test/reference/out
+DATA_DIR ?= test/data
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# The versioned install script is a copy of the hand-edited one.
+sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
+	cp $< $@
+
+# NetworkX results that the networkx regression test compares with.
+$(REFERENCE_OUT)/done: test/reference/networkx_reference.py
+	$(PYTHON) test/reference/networkx_reference.py --data $(DATA_DIR) --out $(REFERENCE_OUT)
+	touch $@
+
+reference: $(REFERENCE_OUT)/done
+
+installcheck: reference
+
+check-core:
+	@for d in test/core test/plan; do \
+		if [ -f $$d/Makefile ]; then $(MAKE) -C $$d || exit 1; \
+		else echo "check-core: $$d has no Makefile, skipped"; fi; \
+	done
+
+cuda:
+	@if [ -f cuda/Makefile ]; then $(MAKE) -C cuda; \
+	else echo "cuda: cuda/Makefile absent, skipped"; fi
+
+.PHONY: reference check-core cuda

@@ -1,0 +1,101 @@
+/*
+ * pr_common.c — error reporting, status names, allocation helpers and the clock of the pure-C core.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "pr_common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* Records status and a formatted message in err (when err is given); returns status. */
+PrStatus
+pr_error_set(PrError *err, PrStatus status, const char *fmt,...)
+{
+	va_list		args;
+
+	if (err == NULL)
+		return status;
+	err->status = status;
+	va_start(args, fmt);
+	vsnprintf(err->message, sizeof(err->message), fmt, args);
+	va_end(args);
+	err->message[sizeof(err->message) - 1] = '\0';
+	return status;
+}
+
+/* Short English name of a status code, for messages and logs. */
+const char *
+pr_status_name(PrStatus status)
+{
+	switch (status)
+	{
+		case PR_OK:
+			return "ok";
+		case PR_ERR_NOMEM:
+			return "out of memory";
+		case PR_ERR_INVALID:
+			return "invalid input";
+		case PR_ERR_INTERRUPTED:
+			return "interrupted";
+		case PR_ERR_ENGINE:
+			return "engine failure";
+		case PR_ERR_TOO_LARGE:
+			return "graph too large";
+		case PR_ERR_UNSUPPORTED:
+			return "operation not supported by the engine";
+	}
+	return "unknown status";
+}
+
+/* malloc() behind the PrAllocator interface. */
+static void *
+pr_malloc_alloc(void *ctx, size_t size)
+{
+	(void) ctx;
+	return malloc(size == 0 ? 1 : size);
+}
+
+/* free() behind the PrAllocator interface. */
+static void
+pr_malloc_free(void *ctx, void *ptr)
+{
+	(void) ctx;
+	free(ptr);
+}
+
+const PrAllocator pr_malloc_allocator = {pr_malloc_alloc, pr_malloc_free, NULL};
+
+/* Allocates count * elem_size bytes through a, or NULL on overflow or failure. */
+void *
+pr_alloc_array(const PrAllocator *a, size_t count, size_t elem_size)
+{
+	size_t		bytes;
+
+	if (elem_size != 0 && count > SIZE_MAX / elem_size)
+		return NULL;
+	bytes = count * elem_size;
+	return a->alloc(a->ctx, bytes == 0 ? 1 : bytes);
+}
+
+/* Frees ptr through a; NULL is ignored. */
+void
+pr_free(const PrAllocator *a, void *ptr)
+{
+	if (ptr != NULL)
+		a->free(a->ctx, ptr);
+}
+
+/* Monotonic wall-clock time in seconds. */
+double
+pr_clock_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}

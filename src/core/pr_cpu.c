@@ -1,0 +1,1337 @@
+/*
+ * pr_cpu.c — the multi-threaded CPU engine (doubles, pthreads).
+ *
+ * Threads: a small pool made in prepare() and joined in release() (or the next prepare); the
+ * calling thread works as thread 0.  Workers block every signal, so a host process's signal
+ * handlers (PostgreSQL's) only ever run on the calling thread.
+ *
+ * Work split: products split rows so that every thread gets about the same number of edges plus
+ * rows (binary search on the row pointers); vector operations split fixed chunks of PR_CPU_CHUNK
+ * nodes.  Every output entry is computed by one thread in a fixed order, and every reduction sums
+ * per-chunk partials in chunk order, so results are bit-identical whatever the thread count.
+ *
+ * PULL_NORMALIZED first scales x by 1/out_strength into the scratch vector z (0 for dangling
+ * nodes; the dangling sums of x are taken in the same pass and kept for pagerank_update), then
+ * gathers y[v] = sum of z over v's in-edges.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "pr_engine.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Nodes per reduction chunk (fixed, so the summation order never depends on the threads). */
+#define PR_CPU_CHUNK 4096
+
+/* Most threads the engine starts. */
+#define PR_CPU_MAX_THREADS 256
+
+/*
+ * Polls of a waiting thread before it sleeps on a condition variable (about 0.1 ms).  Plain loads,
+ * no pause instruction: under KVM a pause loop makes the hypervisor deschedule the vCPU.
+ */
+#define PR_CPU_SPIN 100000
+
+/* Nodes from which PULL_NORMALIZED runs over a copy of the in-CSR with rows sorted by length. */
+#define PR_CPU_SORT_ROWS_MIN 4096
+
+/* Edges plus rows per row block of a product. */
+#define PR_CPU_BLOCK_WORK 16384
+
+/* Edges plus rows per thread below which extra threads do not pay. */
+#define PR_CPU_WORK_PER_THREAD 32768
+
+typedef struct CpuEngine CpuEngine;
+
+/* A piece of parallel work: run by every thread with its id. */
+typedef void (*CpuTask) (CpuEngine *e, int tid, const void *arg);
+
+/* What a worker thread is started with. */
+typedef struct CpuWorker
+{
+	CpuEngine  *engine;
+	int			id;
+	uint64_t	start_generation;
+} CpuWorker;
+
+struct CpuEngine
+{
+	PrEngine	base;
+	PrAllocator alloc;
+	int			requested_threads;
+
+	/* prepared state */
+	bool		prepared;
+	const PrGraph *g;
+	int64_t		n;
+	int			k;
+	int			n_slots;
+	unsigned	needs;
+	double	  **slot;			/* [n_slots] vectors of n*k */
+	double	   *z;				/* [n*k] x / out_strength */
+	double	   *inv_out;		/* [n] 1 / out_strength, 0 for dangling */
+	/*
+	 * The in-CSR of PULL_NORMALIZED with its rows sorted by descending length (a copy): rows of
+	 * equal length in a run keep the inner loop's branches predictable and the hub rows, which
+	 * share many sources, together.  Each row keeps its edges in order, so every sum is taken
+	 * in the same order as over g: same bits.  NULL when not made (small graphs).
+	 */
+	int32_t    *row_order;		/* [n] node of sorted row p */
+	int64_t    *sorted_ptr;		/* [n+1] */
+	int32_t    *sorted_src;		/* [m] */
+	double	   *sorted_weight;	/* [m] or NULL */
+	int64_t    *sorted_part;	/* [n_blocks+1] row blocks of the sorted CSR */
+	int64_t		n_chunks;
+	int64_t    *dangling_chunk; /* [n_chunks+1] dangling-list range of each node chunk */
+	double	   *part_sum;		/* [n_chunks*k] per-chunk sums (l1, column sums) */
+	double	   *part_max;		/* [n_chunks*k] per-chunk maxima (linf) */
+	double	   *part_dangling;	/* [n_chunks*k] per-chunk dangling sums of dangling_slot */
+	int			dangling_slot;	/* slot whose dangling sums part_dangling holds, or -1 */
+	int			z_slot;			/* slot whose scaled copy z holds, or -1 */
+	double	   *coef;			/* [k] per-column scalars of the current operation */
+	PrResidual *res;			/* [k] residuals of the last update / normalize */
+	bool		have_residual;
+
+	/* restart entries bucketed by node chunk, rebuilt by each pagerank_update */
+	int64_t    *restart_chunk;	/* [n_chunks+1] */
+	int32_t    *restart_node;
+	int32_t    *restart_col;
+	double	   *restart_weight;
+	int64_t		restart_cap;
+
+	/* work split */
+	int			n_threads;
+	int64_t		n_blocks;		/* row blocks of a product, claimed by the threads in turn */
+	int64_t    *in_part;		/* [n_blocks+1] row ranges of the in-CSR */
+	int64_t    *out_part;		/* [n_blocks+1] row ranges of the out-CSR */
+	atomic_llong next_item;		/* next block / chunk to claim in the current task */
+
+	/* thread pool */
+	bool		sync_ready;
+	pthread_mutex_t mutex;
+	pthread_cond_t go;
+	pthread_cond_t done;
+	_Atomic uint64_t generation;	/* bumped to hand out a task */
+	atomic_int	pending;		/* workers still running the current task */
+	atomic_int	sleepers;		/* workers asleep on go */
+	atomic_bool main_waiting;	/* the caller sleeps on done */
+	atomic_bool quit;
+	CpuTask		task;
+	const void *task_arg;
+	pthread_t  *threads;
+	CpuWorker  *workers;
+	int			n_workers;		/* started worker threads (n_threads - 1) */
+};
+
+/* Allocates an array through the engine's allocator. */
+#define ENGINE_ALLOC(e, type, count) ((type *) pr_alloc_array(&(e)->alloc, (size_t) (count), sizeof(type)))
+
+/* ---------------------------------------------------------------- thread pool */
+
+/* A short pause inside a spin loop. */
+static inline void
+cpu_relax(void)
+{
+	__asm__ __volatile__("":::"memory");
+}
+
+/*
+ * Body of a worker thread: wait for a new generation (spinning a little, then sleeping on the
+ * condition variable), run its task, report, repeat until quit.
+ */
+static void *
+cpu_worker_main(void *arg)
+{
+	CpuWorker  *w = (CpuWorker *) arg;
+	CpuEngine  *e = w->engine;
+	uint64_t	seen = w->start_generation;
+
+	for (;;)
+	{
+		uint64_t	gen = atomic_load(&e->generation);
+
+		for (int spin = 0; gen == seen && spin < PR_CPU_SPIN; spin++)
+		{
+			cpu_relax();
+			gen = atomic_load(&e->generation);
+		}
+		if (gen == seen)
+		{
+			pthread_mutex_lock(&e->mutex);
+			atomic_fetch_add(&e->sleepers, 1);
+			while ((gen = atomic_load(&e->generation)) == seen)
+				pthread_cond_wait(&e->go, &e->mutex);
+			atomic_fetch_sub(&e->sleepers, 1);
+			pthread_mutex_unlock(&e->mutex);
+		}
+		seen = gen;
+		if (atomic_load(&e->quit))
+			break;
+		e->task(e, w->id, e->task_arg);
+		if (atomic_fetch_sub(&e->pending, 1) == 1 && atomic_load(&e->main_waiting))
+		{
+			pthread_mutex_lock(&e->mutex);
+			pthread_cond_signal(&e->done);
+			pthread_mutex_unlock(&e->mutex);
+		}
+	}
+	return NULL;
+}
+
+/* Starts a new generation: workers spinning see it, sleeping ones are woken. */
+static void
+cpu_pool_announce(CpuEngine *e)
+{
+	atomic_fetch_add(&e->generation, 1);
+	if (atomic_load(&e->sleepers) > 0)
+	{
+		pthread_mutex_lock(&e->mutex);
+		pthread_cond_broadcast(&e->go);
+		pthread_mutex_unlock(&e->mutex);
+	}
+}
+
+/* Runs task on every thread (the caller is thread 0) and waits for all of them. */
+static void
+cpu_run(CpuEngine *e, CpuTask task, const void *arg)
+{
+	if (e->n_workers == 0)
+	{
+		atomic_store(&e->next_item, 0);
+		task(e, 0, arg);
+		return;
+	}
+	e->task = task;
+	e->task_arg = arg;
+	atomic_store(&e->next_item, 0);
+	atomic_store(&e->pending, e->n_workers);
+	cpu_pool_announce(e);
+	task(e, 0, arg);
+	for (int spin = 0; atomic_load(&e->pending) > 0 && spin < PR_CPU_SPIN; spin++)
+		cpu_relax();
+	if (atomic_load(&e->pending) > 0)
+	{
+		pthread_mutex_lock(&e->mutex);
+		atomic_store(&e->main_waiting, true);
+		while (atomic_load(&e->pending) > 0)
+			pthread_cond_wait(&e->done, &e->mutex);
+		atomic_store(&e->main_waiting, false);
+		pthread_mutex_unlock(&e->mutex);
+	}
+}
+
+/* Stops and joins every worker thread. */
+static void
+cpu_pool_stop(CpuEngine *e)
+{
+	if (e->n_workers > 0)
+	{
+		atomic_store(&e->quit, true);
+		pthread_mutex_lock(&e->mutex);
+		atomic_fetch_add(&e->generation, 1);
+		pthread_cond_broadcast(&e->go);
+		pthread_mutex_unlock(&e->mutex);
+		for (int i = 0; i < e->n_workers; i++)
+			pthread_join(e->threads[i], NULL);
+	}
+	e->n_workers = 0;
+	atomic_store(&e->quit, false);
+	pr_free(&e->alloc, e->threads);
+	pr_free(&e->alloc, e->workers);
+	e->threads = NULL;
+	e->workers = NULL;
+}
+
+/*
+ * Starts n_threads - 1 workers with every signal blocked.  If the system refuses a thread, the
+ * engine goes on with those it has (results do not depend on the thread count).
+ */
+static PrStatus
+cpu_pool_start(CpuEngine *e, PrError *err)
+{
+	int			wanted = e->n_threads - 1;
+	sigset_t	all,
+				old;
+
+	e->n_workers = 0;
+	if (wanted <= 0)
+		return PR_OK;
+	e->threads = ENGINE_ALLOC(e, pthread_t, wanted);
+	e->workers = ENGINE_ALLOC(e, CpuWorker, wanted);
+	if (e->threads == NULL || e->workers == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory starting CPU threads");
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (int i = 0; i < wanted; i++)
+	{
+		e->workers[i].engine = e;
+		e->workers[i].id = i + 1;
+		e->workers[i].start_generation = atomic_load(&e->generation);
+		if (pthread_create(&e->threads[i], NULL, cpu_worker_main, &e->workers[i]) != 0)
+			break;
+		e->n_workers++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	e->n_threads = e->n_workers + 1;
+	return PR_OK;
+}
+
+/* ---------------------------------------------------------------- work split */
+
+/*
+ * Claims the next work item (row block or node chunk) of the current task.  Which thread gets an
+ * item never changes what is computed: every item writes its own outputs and partials.
+ */
+static inline int64_t
+claim(CpuEngine *e)
+{
+	return atomic_fetch_add_explicit(&e->next_item, 1, memory_order_relaxed);
+}
+
+/*
+ * Splits rows 0..n so each of the n_threads parts has about the same edges + rows: part[t] is
+ * the first row v with ptr[v] + v >= t * (m + n) / T.
+ */
+static void
+split_rows(const int64_t *ptr, int64_t n, int n_threads, int64_t *part)
+{
+	int64_t		total = ptr[n] + n;
+
+	part[0] = 0;
+	for (int t = 1; t < n_threads; t++)
+	{
+		int64_t		target = (int64_t) ((double) total * t / n_threads);
+		int64_t		lo = part[t - 1],
+					hi = n;
+
+		while (lo < hi)
+		{
+			int64_t		mid = lo + (hi - lo) / 2;
+
+			if (ptr[mid] + mid < target)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		part[t] = lo;
+	}
+	part[n_threads] = n;
+}
+
+/* ---------------------------------------------------------------- tasks */
+
+/* Arguments of the product tasks. */
+typedef struct ProductArgs
+{
+	const double *x;
+	double	   *y;
+	int			x_slot;
+} ProductArgs;
+
+/* z = x / out_strength (0 for dangling nodes) and the dangling sums of x, for chunk c. */
+static inline void
+chunk_scale_by_strength(CpuEngine *e, int64_t c, const double *x)
+{
+	const int	k = e->k;
+	const int32_t *dangling = e->g->dangling;
+
+	{
+		int64_t		v0 = c * PR_CPU_CHUNK;
+		int64_t		v1 = v0 + PR_CPU_CHUNK < e->n ? v0 + PR_CPU_CHUNK : e->n;
+		double	   *part = e->part_dangling + c * k;
+
+		if (k == 1)
+		{
+			double		s = 0.0;
+
+			for (int64_t v = v0; v < v1; v++)
+				e->z[v] = x[v] * e->inv_out[v];
+			for (int64_t d = e->dangling_chunk[c]; d < e->dangling_chunk[c + 1]; d++)
+				s += x[dangling[d]];
+			part[0] = s;
+		}
+		else
+		{
+			for (int64_t v = v0; v < v1; v++)
+			{
+				double		f = e->inv_out[v];
+				for (int j = 0; j < k; j++)
+					e->z[v * k + j] = x[v * k + j] * f;
+			}
+			for (int j = 0; j < k; j++)
+				part[j] = 0.0;
+			for (int64_t d = e->dangling_chunk[c]; d < e->dangling_chunk[c + 1]; d++)
+				for (int j = 0; j < k; j++)
+					part[j] += x[(int64_t) dangling[d] * k + j];
+		}
+	}
+}
+
+/* z = x / out_strength and the dangling sums of x, this thread's chunks. */
+static void
+task_scale_by_strength(CpuEngine *e, int tid, const void *varg)
+{
+	const ProductArgs *a = (const ProductArgs *) varg;
+
+	(void) tid;
+	for (int64_t c; (c = claim(e)) < e->n_chunks;)
+		chunk_scale_by_strength(e, c, a->x);
+}
+
+/*
+ * y[row] = sum over the row's edges of w * x[col] for rows [r0, r1) of a CSR (ptr, col, w; w may
+ * be NULL), k columns at once.
+ */
+static void
+csr_gather(const int64_t *ptr, const int32_t *col, const double *w, const double *x, double *y,
+		   int64_t r0, int64_t r1, int k)
+{
+	if (k == 1)
+	{
+		if (w == NULL)
+		{
+			for (int64_t v = r0; v < r1; v++)
+			{
+				double		s0 = 0.0,
+							s1 = 0.0;
+				int64_t		e = ptr[v],
+							end = ptr[v + 1];
+
+				for (; e + 1 < end; e += 2)
+				{
+					s0 += x[col[e]];
+					s1 += x[col[e + 1]];
+				}
+				if (e < end)
+					s0 += x[col[e]];
+				y[v] = s0 + s1;
+			}
+		}
+		else
+		{
+			for (int64_t v = r0; v < r1; v++)
+			{
+				double		s0 = 0.0,
+							s1 = 0.0;
+				int64_t		e = ptr[v],
+							end = ptr[v + 1];
+
+				for (; e + 1 < end; e += 2)
+				{
+					s0 += w[e] * x[col[e]];
+					s1 += w[e + 1] * x[col[e + 1]];
+				}
+				if (e < end)
+					s0 += w[e] * x[col[e]];
+				y[v] = s0 + s1;
+			}
+		}
+		return;
+	}
+	for (int64_t v = r0; v < r1; v++)
+	{
+		double	   *yv = y + v * k;
+
+		for (int j = 0; j < k; j++)
+			yv[j] = 0.0;
+		for (int64_t e = ptr[v]; e < ptr[v + 1]; e++)
+		{
+			const double *xu = x + (int64_t) col[e] * k;
+			double		we = w != NULL ? w[e] : 1.0;
+
+			for (int j = 0; j < k; j++)
+				yv[j] += we * xu[j];
+		}
+	}
+}
+
+/*
+ * Like csr_gather over rows [p0, p1) of a row-permuted CSR whose row p is node row_order[p]:
+ * y[row_order[p]] = sum over the row.  Same per-row summation order as csr_gather.
+ */
+static void
+csr_gather_rows(const int64_t *ptr, const int32_t *col, const double *w, const double *x,
+				double *y, const int32_t *row_order, int64_t p0, int64_t p1, int k)
+{
+	if (k == 1)
+	{
+		for (int64_t p = p0; p < p1; p++)
+		{
+			double		s0 = 0.0,
+						s1 = 0.0;
+			int64_t		e = ptr[p],
+						end = ptr[p + 1];
+
+			if (w == NULL)
+			{
+				for (; e + 1 < end; e += 2)
+				{
+					s0 += x[col[e]];
+					s1 += x[col[e + 1]];
+				}
+				if (e < end)
+					s0 += x[col[e]];
+			}
+			else
+			{
+				for (; e + 1 < end; e += 2)
+				{
+					s0 += w[e] * x[col[e]];
+					s1 += w[e + 1] * x[col[e + 1]];
+				}
+				if (e < end)
+					s0 += w[e] * x[col[e]];
+			}
+			y[row_order[p]] = s0 + s1;
+		}
+		return;
+	}
+	for (int64_t p = p0; p < p1; p++)
+	{
+		double	   *yv = y + (int64_t) row_order[p] * k;
+
+		for (int j = 0; j < k; j++)
+			yv[j] = 0.0;
+		for (int64_t e = ptr[p]; e < ptr[p + 1]; e++)
+		{
+			const double *xu = x + (int64_t) col[e] * k;
+			double		we = w != NULL ? w[e] : 1.0;
+
+			for (int j = 0; j < k; j++)
+				yv[j] += we * xu[j];
+		}
+	}
+}
+
+/* y = gather of z (the scaled x) over in-edges, this thread's rows. */
+static void
+task_pull_normalized(CpuEngine *e, int tid, const void *varg)
+{
+	const ProductArgs *a = (const ProductArgs *) varg;
+	const PrGraph *g = e->g;
+
+	(void) tid;
+	if (e->row_order != NULL)
+	{
+		for (int64_t b; (b = claim(e)) < e->n_blocks;)
+			csr_gather_rows(e->sorted_ptr, e->sorted_src, e->sorted_weight, e->z, a->y,
+							e->row_order, e->sorted_part[b], e->sorted_part[b + 1], e->k);
+		return;
+	}
+	for (int64_t b; (b = claim(e)) < e->n_blocks;)
+		csr_gather(g->in_ptr, g->in_src, g->in_weight, e->z, a->y,
+				   e->in_part[b], e->in_part[b + 1], e->k);
+}
+
+/* Copies the in-rows into sorted_ptr / sorted_src / sorted_weight order, by row blocks. */
+static void
+task_copy_sorted_rows(CpuEngine *e, int tid, const void *varg)
+{
+	const PrGraph *g = e->g;
+
+	(void) tid;
+	(void) varg;
+	for (int64_t b; (b = claim(e)) < e->n_blocks;)
+		for (int64_t p = e->sorted_part[b]; p < e->sorted_part[b + 1]; p++)
+		{
+			int32_t		v = e->row_order[p];
+			size_t		len = (size_t) (g->in_ptr[v + 1] - g->in_ptr[v]);
+
+			memcpy(e->sorted_src + e->sorted_ptr[p], g->in_src + g->in_ptr[v], len * sizeof(int32_t));
+			if (e->sorted_weight != NULL)
+				memcpy(e->sorted_weight + e->sorted_ptr[p], g->in_weight + g->in_ptr[v],
+					   len * sizeof(double));
+		}
+}
+
+/* y = Aᵀ x over in-edges, this thread's rows. */
+static void
+task_pull(CpuEngine *e, int tid, const void *varg)
+{
+	const ProductArgs *a = (const ProductArgs *) varg;
+	const PrGraph *g = e->g;
+
+	(void) tid;
+	for (int64_t b; (b = claim(e)) < e->n_blocks;)
+		csr_gather(g->in_ptr, g->in_src, g->in_weight, a->x, a->y,
+			   e->in_part[b], e->in_part[b + 1], e->k);
+}
+
+/* y = A x over out-edges, this thread's rows. */
+static void
+task_push(CpuEngine *e, int tid, const void *varg)
+{
+	const ProductArgs *a = (const ProductArgs *) varg;
+	const PrGraph *g = e->g;
+
+	(void) tid;
+	for (int64_t b; (b = claim(e)) < e->n_blocks;)
+		csr_gather(g->out_ptr, g->out_dst, g->out_weight, a->x, a->y,
+			   e->out_part[b], e->out_part[b + 1], e->k);
+}
+
+/* Per-chunk dangling sums of x (when the product did not already take them). */
+static void
+task_dangling_sums(CpuEngine *e, int tid, const void *varg)
+{
+	const double *x = (const double *) varg;
+	const int	k = e->k;
+	const int32_t *dangling = e->g->dangling;
+
+	(void) tid;
+	for (int64_t c; (c = claim(e)) < e->n_chunks;)
+	{
+		double	   *part = e->part_dangling + c * k;
+
+		for (int j = 0; j < k; j++)
+			part[j] = 0.0;
+		for (int64_t d = e->dangling_chunk[c]; d < e->dangling_chunk[c + 1]; d++)
+			for (int j = 0; j < k; j++)
+				part[j] += x[(int64_t) dangling[d] * k + j];
+	}
+}
+
+/* Arguments of the update and normalize tasks. */
+typedef struct UpdateArgs
+{
+	double	   *y;
+	const double *x;			/* previous iterate / old slot, or NULL */
+	double		alpha;
+	bool		uniform;
+} UpdateArgs;
+
+/* Per-chunk |y - x| partials (l1 sums and maxima) of node rows [v0, v1). */
+static inline void
+chunk_residual(CpuEngine *e, int64_t c, int64_t v0, int64_t v1, const double *y, const double *x)
+{
+	const int	k = e->k;
+	double	   *ps = e->part_sum + c * k;
+	double	   *pm = e->part_max + c * k;
+
+	if (k == 1)
+	{
+		double		s = 0.0,
+					mx = 0.0;
+
+		for (int64_t v = v0; v < v1; v++)
+		{
+			double		d = fabs(y[v] - x[v]);
+
+			s += d;
+			mx = d > mx ? d : mx;
+		}
+		ps[0] = s;
+		pm[0] = mx;
+		return;
+	}
+	for (int j = 0; j < k; j++)
+		ps[j] = pm[j] = 0.0;
+	for (int64_t v = v0; v < v1; v++)
+		for (int j = 0; j < k; j++)
+		{
+			double		d = fabs(y[v * k + j] - x[v * k + j]);
+
+			ps[j] += d;
+			pm[j] = d > pm[j] ? d : pm[j];
+		}
+}
+
+/*
+ * y = alpha * y + coef_j * r_j, chunk by chunk (uniform: coef holds coef_j / n; otherwise the
+ * bucketed restart entries of the chunk are added), then the chunk's residual partials.
+ */
+static void
+task_pagerank_update(CpuEngine *e, int tid, const void *varg)
+{
+	const UpdateArgs *a = (const UpdateArgs *) varg;
+	const int	k = e->k;
+	const double alpha = a->alpha;
+	double	   *y = a->y;
+
+	(void) tid;
+	for (int64_t c; (c = claim(e)) < e->n_chunks;)
+	{
+		int64_t		v0 = c * PR_CPU_CHUNK;
+		int64_t		v1 = v0 + PR_CPU_CHUNK < e->n ? v0 + PR_CPU_CHUNK : e->n;
+
+		if (a->uniform)
+		{
+			if (k == 1)
+			{
+				double		add = e->coef[0];
+
+				for (int64_t v = v0; v < v1; v++)
+					y[v] = alpha * y[v] + add;
+			}
+			else
+			{
+				for (int64_t v = v0; v < v1; v++)
+					for (int j = 0; j < k; j++)
+						y[v * k + j] = alpha * y[v * k + j] + e->coef[j];
+			}
+		}
+		else
+		{
+			for (int64_t i = v0 * k; i < v1 * k; i++)
+				y[i] = alpha * y[i];
+			for (int64_t r = e->restart_chunk[c]; r < e->restart_chunk[c + 1]; r++)
+			{
+				int			j = e->restart_col[r];
+
+				y[(int64_t) e->restart_node[r] * k + j] += e->coef[j] * e->restart_weight[r];
+			}
+		}
+		chunk_residual(e, c, v0, v1, y, a->x);
+		/* prepare the next product while the chunk is in cache */
+		if (e->z != NULL)
+			chunk_scale_by_strength(e, c, y);
+	}
+}
+
+/* Per-chunk column sums of y. */
+static void
+task_column_sums(CpuEngine *e, int tid, const void *varg)
+{
+	const UpdateArgs *a = (const UpdateArgs *) varg;
+	const int	k = e->k;
+
+	(void) tid;
+	for (int64_t c; (c = claim(e)) < e->n_chunks;)
+	{
+		int64_t		v0 = c * PR_CPU_CHUNK;
+		int64_t		v1 = v0 + PR_CPU_CHUNK < e->n ? v0 + PR_CPU_CHUNK : e->n;
+		double	   *ps = e->part_sum + c * k;
+
+		for (int j = 0; j < k; j++)
+			ps[j] = 0.0;
+		for (int64_t v = v0; v < v1; v++)
+			for (int j = 0; j < k; j++)
+				ps[j] += a->y[v * k + j];
+	}
+}
+
+/* Divides each column by its sum (coef; 0 = leave alone), then the residual partials vs x. */
+static void
+task_divide_columns(CpuEngine *e, int tid, const void *varg)
+{
+	const UpdateArgs *a = (const UpdateArgs *) varg;
+	const int	k = e->k;
+
+	(void) tid;
+	for (int64_t c; (c = claim(e)) < e->n_chunks;)
+	{
+		int64_t		v0 = c * PR_CPU_CHUNK;
+		int64_t		v1 = v0 + PR_CPU_CHUNK < e->n ? v0 + PR_CPU_CHUNK : e->n;
+
+		for (int64_t v = v0; v < v1; v++)
+			for (int j = 0; j < k; j++)
+				if (e->coef[j] != 0.0)
+					a->y[v * k + j] /= e->coef[j];
+		if (a->x != NULL)
+			chunk_residual(e, c, v0, v1, a->y, a->x);
+	}
+}
+
+/* Sums the per-chunk partials of part into out[k], in chunk order. */
+static void
+sum_partials(const CpuEngine *e, const double *part, double *out)
+{
+	for (int j = 0; j < e->k; j++)
+		out[j] = 0.0;
+	for (int64_t c = 0; c < e->n_chunks; c++)
+		for (int j = 0; j < e->k; j++)
+			out[j] += part[c * e->k + j];
+}
+
+/* Collects the residual partials into res[k]. */
+static void
+collect_residual(CpuEngine *e)
+{
+	const int	k = e->k;
+
+	for (int j = 0; j < k; j++)
+	{
+		e->res[j].l1 = 0.0;
+		e->res[j].linf = 0.0;
+	}
+	for (int64_t c = 0; c < e->n_chunks; c++)
+		for (int j = 0; j < k; j++)
+		{
+			e->res[j].l1 += e->part_sum[c * k + j];
+			if (e->part_max[c * k + j] > e->res[j].linf)
+				e->res[j].linf = e->part_max[c * k + j];
+		}
+	e->have_residual = true;
+}
+
+/* ---------------------------------------------------------------- operations */
+
+/* Frees everything prepare() made and stops the threads; the engine can be prepared again. */
+static void
+cpu_unprepare(CpuEngine *e)
+{
+	cpu_pool_stop(e);
+	if (e->slot != NULL)
+	{
+		for (int i = 0; i < e->n_slots; i++)
+			pr_free(&e->alloc, e->slot[i]);
+		pr_free(&e->alloc, e->slot);
+	}
+	pr_free(&e->alloc, e->z);
+	pr_free(&e->alloc, e->inv_out);
+	pr_free(&e->alloc, e->row_order);
+	pr_free(&e->alloc, e->sorted_ptr);
+	pr_free(&e->alloc, e->sorted_src);
+	pr_free(&e->alloc, e->sorted_weight);
+	pr_free(&e->alloc, e->sorted_part);
+	e->row_order = NULL;
+	e->sorted_ptr = NULL;
+	e->sorted_src = NULL;
+	e->sorted_weight = NULL;
+	e->sorted_part = NULL;
+	pr_free(&e->alloc, e->dangling_chunk);
+	pr_free(&e->alloc, e->part_sum);
+	pr_free(&e->alloc, e->part_max);
+	pr_free(&e->alloc, e->part_dangling);
+	pr_free(&e->alloc, e->coef);
+	pr_free(&e->alloc, e->res);
+	pr_free(&e->alloc, e->restart_chunk);
+	pr_free(&e->alloc, e->restart_node);
+	pr_free(&e->alloc, e->restart_col);
+	pr_free(&e->alloc, e->restart_weight);
+	pr_free(&e->alloc, e->in_part);
+	pr_free(&e->alloc, e->out_part);
+	e->slot = NULL;
+	e->z = e->inv_out = NULL;
+	e->dangling_chunk = NULL;
+	e->part_sum = e->part_max = e->part_dangling = e->coef = NULL;
+	e->res = NULL;
+	e->restart_chunk = NULL;
+	e->restart_node = e->restart_col = NULL;
+	e->restart_weight = NULL;
+	e->restart_cap = 0;
+	e->in_part = e->out_part = NULL;
+	e->prepared = false;
+	e->have_residual = false;
+	e->dangling_slot = -1;
+	e->z_slot = -1;
+	e->g = NULL;
+}
+
+/* Number of threads to use for a graph: the request (or the online cores), capped by the work. */
+static int
+choose_threads(int requested, const PrGraph *g)
+{
+	int64_t		t = requested;
+	int64_t		useful = 1 + (g->n_edges + g->n_nodes) / PR_CPU_WORK_PER_THREAD;
+
+	if (t <= 0)
+	{
+		long		cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+		t = cores > 0 ? cores : 1;
+	}
+	if (t > useful)
+		t = useful;
+	if (t > PR_CPU_MAX_THREADS)
+		t = PR_CPU_MAX_THREADS;
+	return (int) (t < 1 ? 1 : t);
+}
+
+/*
+ * Makes the length-sorted copy of the in-CSR: a counting sort of the rows by descending length
+ * (ties by node id), then the rows copied in parallel.
+ */
+static PrStatus
+sort_rows_by_length(CpuEngine *e, PrError *err)
+{
+	const PrGraph *g = e->g;
+	int64_t		n = g->n_nodes;
+	int64_t		max_len = 0;
+	int64_t    *start;
+
+	for (int64_t v = 0; v < n; v++)
+		if (g->in_ptr[v + 1] - g->in_ptr[v] > max_len)
+			max_len = g->in_ptr[v + 1] - g->in_ptr[v];
+	start = ENGINE_ALLOC(e, int64_t, max_len + 2);
+	e->row_order = ENGINE_ALLOC(e, int32_t, n);
+	e->sorted_ptr = ENGINE_ALLOC(e, int64_t, n + 1);
+	e->sorted_src = ENGINE_ALLOC(e, int32_t, g->n_edges);
+	e->sorted_part = ENGINE_ALLOC(e, int64_t, e->n_blocks + 1);
+	if (g->weighted)
+		e->sorted_weight = ENGINE_ALLOC(e, double, g->n_edges);
+	if (start == NULL || e->row_order == NULL || e->sorted_ptr == NULL || e->sorted_src == NULL ||
+		e->sorted_part == NULL || (g->weighted && e->sorted_weight == NULL))
+	{
+		pr_free(&e->alloc, start);
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory laying out the graph for the CPU engine");
+	}
+	/* bucket max_len - length, so longer rows come first */
+	memset(start, 0, sizeof(int64_t) * (size_t) (max_len + 2));
+	for (int64_t v = 0; v < n; v++)
+		start[max_len - (g->in_ptr[v + 1] - g->in_ptr[v]) + 1]++;
+	for (int64_t d = 0; d <= max_len; d++)
+		start[d + 1] += start[d];
+	for (int64_t v = 0; v < n; v++)
+		e->row_order[start[max_len - (g->in_ptr[v + 1] - g->in_ptr[v])]++] = (int32_t) v;
+	pr_free(&e->alloc, start);
+	e->sorted_ptr[0] = 0;
+	for (int64_t p = 0; p < n; p++)
+	{
+		int32_t		v = e->row_order[p];
+
+		e->sorted_ptr[p + 1] = e->sorted_ptr[p] + (g->in_ptr[v + 1] - g->in_ptr[v]);
+	}
+	split_rows(e->sorted_ptr, n, (int) e->n_blocks, e->sorted_part);
+	cpu_run(e, task_copy_sorted_rows, NULL);
+	return PR_OK;
+}
+
+/* Number of row blocks for the products: one per thread alone, else enough to balance. */
+static int64_t
+choose_blocks(int n_threads, const PrGraph *g)
+{
+	int64_t		blocks = (g->n_edges + g->n_nodes) / PR_CPU_BLOCK_WORK;
+
+	if (n_threads == 1)
+		return 1;
+	if (blocks < 4 * n_threads)
+		blocks = 4 * n_threads;
+	if (blocks > 256 * n_threads)
+		blocks = 256 * n_threads;
+	return blocks;
+}
+
+/* Takes the graph, allocates the slots and scratch vectors, splits the work, starts threads. */
+static PrStatus
+cpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+	int64_t		n;
+	size_t		nk;
+	PrStatus	status;
+
+	cpu_unprepare(e);
+	if (g == NULL || k <= 0 || n_slots <= 0 || g->n_nodes < 0)
+		return pr_error_set(err, PR_ERR_INVALID, "bad arguments to the CPU engine's prepare");
+	if ((needs & PR_NEED_PUSH) && !g->has_out_edges && g->n_edges > 0)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED,
+							"the graph has no out-edge arrays, which this algorithm needs (build it with out_edges)");
+	n = g->n_nodes;
+	if ((uint64_t) n > SIZE_MAX / (size_t) k)
+		return pr_error_set(err, PR_ERR_TOO_LARGE, "vectors of %lld x %d values are too large",
+							(long long) n, k);
+	nk = (size_t) n * (size_t) k;
+	e->g = g;
+	e->n = n;
+	e->k = k;
+	e->needs = needs;
+	e->n_chunks = (n + PR_CPU_CHUNK - 1) / PR_CPU_CHUNK;
+	e->n_threads = choose_threads(e->requested_threads, g);
+
+	e->slot = ENGINE_ALLOC(e, double *, n_slots);
+	if (e->slot == NULL)
+		goto nomem;
+	memset(e->slot, 0, sizeof(double *) * (size_t) n_slots);
+	e->n_slots = n_slots;
+	for (int i = 0; i < n_slots; i++)
+		if ((e->slot[i] = ENGINE_ALLOC(e, double, nk)) == NULL)
+			goto nomem;
+	e->part_sum = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
+	e->part_max = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
+	e->part_dangling = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
+	e->coef = ENGINE_ALLOC(e, double, k);
+	e->res = ENGINE_ALLOC(e, PrResidual, k);
+	e->dangling_chunk = ENGINE_ALLOC(e, int64_t, e->n_chunks + 1);
+	e->restart_chunk = ENGINE_ALLOC(e, int64_t, e->n_chunks + 1);
+	e->n_blocks = choose_blocks(e->n_threads, g);
+	e->in_part = ENGINE_ALLOC(e, int64_t, e->n_blocks + 1);
+	e->out_part = ENGINE_ALLOC(e, int64_t, e->n_blocks + 1);
+	if (e->part_sum == NULL || e->part_max == NULL || e->part_dangling == NULL ||
+		e->coef == NULL || e->res == NULL || e->dangling_chunk == NULL ||
+		e->restart_chunk == NULL || e->in_part == NULL || e->out_part == NULL)
+		goto nomem;
+	if (needs & PR_NEED_PULL_NORMALIZED)
+	{
+		e->z = ENGINE_ALLOC(e, double, nk);
+		e->inv_out = ENGINE_ALLOC(e, double, n);
+		if (e->z == NULL || e->inv_out == NULL)
+			goto nomem;
+		for (int64_t v = 0; v < n; v++)
+			e->inv_out[v] = g->out_strength[v] > 0.0 ? 1.0 / g->out_strength[v] : 0.0;
+	}
+	{
+		/* dangling list range of every node chunk (the list is ascending) */
+		int64_t		d = 0;
+
+		for (int64_t c = 0; c <= e->n_chunks; c++)
+		{
+			while (d < g->n_dangling && g->dangling[d] < c * PR_CPU_CHUNK)
+				d++;
+			e->dangling_chunk[c] = d;
+		}
+		e->dangling_chunk[e->n_chunks] = g->n_dangling;
+	}
+
+	status = cpu_pool_start(e, err);
+	if (status != PR_OK)
+	{
+		cpu_unprepare(e);
+		return status;
+	}
+	split_rows(g->in_ptr, n, (int) e->n_blocks, e->in_part);
+	if ((needs & PR_NEED_PULL_NORMALIZED) && n >= PR_CPU_SORT_ROWS_MIN)
+	{
+		status = sort_rows_by_length(e, err);
+		if (status != PR_OK)
+		{
+			cpu_unprepare(e);
+			return status;
+		}
+	}
+	if (g->has_out_edges)
+		split_rows(g->out_ptr, n, (int) e->n_blocks, e->out_part);
+	else
+		for (int64_t b = 0; b <= e->n_blocks; b++)
+			e->out_part[b] = 0;
+	e->prepared = true;
+	return PR_OK;
+
+nomem:
+	cpu_unprepare(e);
+	return pr_error_set(err, PR_ERR_NOMEM,
+						"out of memory preparing the CPU engine for %lld nodes x %d columns",
+						(long long) n, k);
+}
+
+/* Checks that the engine is prepared and a slot number is valid. */
+static PrStatus
+check_slot(const CpuEngine *e, int slot, PrError *err)
+{
+	if (!e->prepared)
+		return pr_error_set(err, PR_ERR_ENGINE, "the CPU engine is not prepared");
+	if (slot < 0 || slot >= e->n_slots)
+		return pr_error_set(err, PR_ERR_INVALID, "vector slot %d does not exist", slot);
+	return PR_OK;
+}
+
+/* Marks a slot as rewritten (its cached dangling sums no longer hold). */
+static inline void
+slot_written(CpuEngine *e, int slot)
+{
+	if (e->dangling_slot == slot)
+		e->dangling_slot = -1;
+	if (e->z_slot == slot)
+		e->z_slot = -1;
+}
+
+/* Sets every entry of a slot to value. */
+static PrStatus
+cpu_fill(PrEngine *base, int slot, double value, PrError *err)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+	PrStatus	status = check_slot(e, slot, err);
+
+	if (status != PR_OK)
+		return status;
+	for (size_t i = 0; i < (size_t) e->n * (size_t) e->k; i++)
+		e->slot[slot][i] = value;
+	slot_written(e, slot);
+	return PR_OK;
+}
+
+/* Copies n*k host values into a slot. */
+static PrStatus
+cpu_upload(PrEngine *base, int slot, const double *host, PrError *err)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+	PrStatus	status = check_slot(e, slot, err);
+
+	if (status != PR_OK)
+		return status;
+	memcpy(e->slot[slot], host, sizeof(double) * (size_t) e->n * (size_t) e->k);
+	slot_written(e, slot);
+	return PR_OK;
+}
+
+/* Copies a slot into n*k host values. */
+static PrStatus
+cpu_download(PrEngine *base, int slot, double *host, PrError *err)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+	PrStatus	status = check_slot(e, slot, err);
+
+	if (status != PR_OK)
+		return status;
+	memcpy(host, e->slot[slot], sizeof(double) * (size_t) e->n * (size_t) e->k);
+	return PR_OK;
+}
+
+/* y_slot = product(x_slot) for all k columns. */
+static PrStatus
+cpu_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError *err)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+	PrStatus	status;
+	ProductArgs args;
+
+	if ((status = check_slot(e, x_slot, err)) != PR_OK ||
+		(status = check_slot(e, y_slot, err)) != PR_OK)
+		return status;
+	if (x_slot == y_slot)
+		return pr_error_set(err, PR_ERR_INVALID, "a product cannot write its input slot");
+	args.x = e->slot[x_slot];
+	args.y = e->slot[y_slot];
+	args.x_slot = x_slot;
+	slot_written(e, y_slot);
+	switch (product)
+	{
+		case PR_PRODUCT_PULL_NORMALIZED:
+			if (e->z == NULL)
+				return pr_error_set(err, PR_ERR_INVALID,
+									"PULL_NORMALIZED was not announced to prepare()");
+			if (e->z_slot != x_slot)
+			{
+				/* z and the dangling sums were not left by the last update */
+				cpu_run(e, task_scale_by_strength, &args);
+				e->z_slot = x_slot;
+				e->dangling_slot = x_slot;
+			}
+			cpu_run(e, task_pull_normalized, &args);
+			return PR_OK;
+		case PR_PRODUCT_PULL:
+			cpu_run(e, task_pull, &args);
+			return PR_OK;
+		case PR_PRODUCT_PUSH:
+			if (!e->g->has_out_edges)
+			{
+				if (e->g->n_edges > 0)
+					return pr_error_set(err, PR_ERR_UNSUPPORTED,
+										"the graph has no out-edge arrays, which the push product needs");
+				memset(args.y, 0, sizeof(double) * (size_t) e->n * (size_t) e->k);
+				return PR_OK;
+			}
+			cpu_run(e, task_push, &args);
+			return PR_OK;
+	}
+	return pr_error_set(err, PR_ERR_INVALID, "unknown product %d", (int) product);
+}
+
+/* Buckets the restart entries by node chunk (stable: column order kept within a chunk). */
+static PrStatus
+bucket_restart(CpuEngine *e, const PrRestart *r, PrError *err)
+{
+	int64_t		total;
+
+	if (r->k != e->k || r->ptr == NULL)
+		return pr_error_set(err, PR_ERR_INVALID,
+							"restart distribution has %d columns, the engine %d", r->k, e->k);
+	total = r->ptr[r->k];
+	if (total > e->restart_cap)
+	{
+		pr_free(&e->alloc, e->restart_node);
+		pr_free(&e->alloc, e->restart_col);
+		pr_free(&e->alloc, e->restart_weight);
+		e->restart_node = ENGINE_ALLOC(e, int32_t, total);
+		e->restart_col = ENGINE_ALLOC(e, int32_t, total);
+		e->restart_weight = ENGINE_ALLOC(e, double, total);
+		e->restart_cap = 0;
+		if (e->restart_node == NULL || e->restart_col == NULL || e->restart_weight == NULL)
+			return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %lld restart entries",
+								(long long) total);
+		e->restart_cap = total;
+	}
+	memset(e->restart_chunk, 0, sizeof(int64_t) * (size_t) (e->n_chunks + 1));
+	for (int64_t i = 0; i < total; i++)
+	{
+		if (r->node[i] < 0 || r->node[i] >= e->n)
+			return pr_error_set(err, PR_ERR_INVALID, "restart node %d is not in the graph",
+								(int) r->node[i]);
+		e->restart_chunk[r->node[i] / PR_CPU_CHUNK + 1]++;
+	}
+	for (int64_t c = 0; c < e->n_chunks; c++)
+		e->restart_chunk[c + 1] += e->restart_chunk[c];
+	for (int j = 0; j < r->k; j++)
+		for (int64_t i = r->ptr[j]; i < r->ptr[j + 1]; i++)
+		{
+			int64_t		pos = e->restart_chunk[r->node[i] / PR_CPU_CHUNK]++;
+
+			e->restart_node[pos] = r->node[i];
+			e->restart_col[pos] = j;
+			e->restart_weight[pos] = r->weight[i];
+		}
+	/* the cursors ran to the next chunk's start: shift back */
+	for (int64_t c = e->n_chunks; c > 0; c--)
+		e->restart_chunk[c] = e->restart_chunk[c - 1];
+	e->restart_chunk[0] = 0;
+	return PR_OK;
+}
+
+/* The PageRank update of every column, with its residual (see pr_engine.h). */
+static PrStatus
+cpu_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha, const PrRestart *restart,
+					PrError *err)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+	PrStatus	status;
+	UpdateArgs	args;
+	int			k;
+
+	if ((status = check_slot(e, x_slot, err)) != PR_OK ||
+		(status = check_slot(e, y_slot, err)) != PR_OK)
+		return status;
+	if (x_slot == y_slot || restart == NULL)
+		return pr_error_set(err, PR_ERR_INVALID, "bad arguments to pagerank_update");
+	k = e->k;
+	if (!restart->uniform && (status = bucket_restart(e, restart, err)) != PR_OK)
+		return status;
+
+	/* dangling sums of x: taken by the product when it read x, else now */
+	if (e->dangling_slot != x_slot)
+	{
+		cpu_run(e, task_dangling_sums, e->slot[x_slot]);
+		e->dangling_slot = x_slot;
+	}
+	sum_partials(e, e->part_dangling, e->coef);
+	for (int j = 0; j < k; j++)
+	{
+		e->coef[j] = alpha * e->coef[j] + (1.0 - alpha);
+		if (restart->uniform)
+			e->coef[j] /= (double) e->n;
+	}
+	args.y = e->slot[y_slot];
+	args.x = e->slot[x_slot];
+	args.alpha = alpha;
+	args.uniform = restart->uniform;
+	slot_written(e, y_slot);
+	cpu_run(e, task_pagerank_update, &args);
+	collect_residual(e);
+	if (e->z != NULL)
+	{
+		/* the update also scaled y into z and took its dangling sums */
+		e->z_slot = y_slot;
+		e->dangling_slot = y_slot;
+	}
+	return PR_OK;
+}
+
+/* Divides each column of slot by its sum; residual against old_slot when old_slot >= 0. */
+static PrStatus
+cpu_normalize(PrEngine *base, int slot, int old_slot, PrError *err)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+	PrStatus	status;
+	UpdateArgs	args;
+
+	if ((status = check_slot(e, slot, err)) != PR_OK)
+		return status;
+	if (old_slot >= 0 && ((status = check_slot(e, old_slot, err)) != PR_OK))
+		return status;
+	if (old_slot == slot)
+		return pr_error_set(err, PR_ERR_INVALID, "normalize cannot compare a slot with itself");
+	args.y = e->slot[slot];
+	args.x = old_slot >= 0 ? e->slot[old_slot] : NULL;
+	args.alpha = 0.0;
+	args.uniform = false;
+	slot_written(e, slot);
+	cpu_run(e, task_column_sums, &args);
+	sum_partials(e, e->part_sum, e->coef);
+	cpu_run(e, task_divide_columns, &args);
+	if (old_slot >= 0)
+		collect_residual(e);
+	return PR_OK;
+}
+
+/* Reads the residuals of the last update / normalize. */
+static PrStatus
+cpu_residual(PrEngine *base, PrResidual *out, PrError *err)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+
+	if (!e->prepared || !e->have_residual)
+		return pr_error_set(err, PR_ERR_ENGINE, "no residual has been computed yet");
+	memcpy(out, e->res, sizeof(PrResidual) * (size_t) e->k);
+	return PR_OK;
+}
+
+/* Stops the threads and frees everything, the engine included. */
+static void
+cpu_release(PrEngine *base)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+	PrAllocator alloc;
+
+	if (e == NULL)
+		return;
+	cpu_unprepare(e);
+	if (e->sync_ready)
+	{
+		pthread_cond_destroy(&e->go);
+		pthread_cond_destroy(&e->done);
+		pthread_mutex_destroy(&e->mutex);
+	}
+	alloc = e->alloc;
+	pr_free(&alloc, e);
+}
+
+static const PrEngineOps cpu_engine_ops = {
+	.name = "cpu",
+	.prepare = cpu_prepare,
+	.fill = cpu_fill,
+	.upload = cpu_upload,
+	.download = cpu_download,
+	.product = cpu_product,
+	.pagerank_update = cpu_pagerank_update,
+	.normalize = cpu_normalize,
+	.residual = cpu_residual,
+	.release = cpu_release,
+};
+
+/* Makes a CPU engine; threads start in prepare(). */
+PrEngine *
+pr_cpu_engine_create(int n_threads, const PrAllocator *alloc, PrError *err)
+{
+	CpuEngine  *e;
+
+	if (alloc == NULL)
+		alloc = &pr_malloc_allocator;
+	e = (CpuEngine *) pr_alloc_array(alloc, 1, sizeof(CpuEngine));
+	if (e == NULL)
+	{
+		pr_error_set(err, PR_ERR_NOMEM, "out of memory creating the CPU engine");
+		return NULL;
+	}
+	memset(e, 0, sizeof(*e));
+	e->base.ops = &cpu_engine_ops;
+	e->alloc = *alloc;
+	e->requested_threads = n_threads;
+	e->dangling_slot = -1;
+	e->z_slot = -1;
+	if (pthread_mutex_init(&e->mutex, NULL) != 0)
+		goto fail;
+	if (pthread_cond_init(&e->go, NULL) != 0)
+	{
+		pthread_mutex_destroy(&e->mutex);
+		goto fail;
+	}
+	if (pthread_cond_init(&e->done, NULL) != 0)
+	{
+		pthread_cond_destroy(&e->go);
+		pthread_mutex_destroy(&e->mutex);
+		goto fail;
+	}
+	e->sync_ready = true;
+	return &e->base;
+
+fail:
+	pr_free(alloc, e);
+	pr_error_set(err, PR_ERR_ENGINE, "could not create the CPU engine's synchronisation objects");
+	return NULL;
+}

@@ -1,0 +1,373 @@
+/*
+ * pr_driver.c — the power iterations of PageRank / RWR and HITS, written once over PrEngineOps.
+ *
+ * The driver never touches vectors itself: it asks the engine for products, updates and
+ * residuals, reads the residual only every check_every iterations (a GPU engine then stays on the
+ * device in between), polls should_stop before every iteration and fills PrRunStats.  The caller
+ * owns the engine: the driver prepares it for the run and leaves it prepared; ops->release frees it.
+ */
+#include "pr_driver.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Slots of PageRank. */
+enum
+{
+	PR_SLOT_X = 0,				/* current iterate */
+	PR_SLOT_Y = 1,				/* next iterate */
+	PR_N_SLOTS_PAGERANK = 2
+};
+
+/* Slots of HITS. */
+enum
+{
+	HITS_SLOT_HUB = 0,
+	HITS_SLOT_AUTH = 1,
+	HITS_SLOT_HUB_NEXT = 2,
+	HITS_N_SLOTS = 3
+};
+
+/* Largest residual allowed when restart weights are checked to sum to 1. */
+#define PR_RESTART_SUM_SLACK 1e-9
+
+/* Parses a stopping norm name. */
+bool
+pr_norm_parse(const char *text, PrNorm *norm)
+{
+	if (text == NULL)
+		return false;
+	if (strcmp(text, "l1") == 0)
+		*norm = PR_NORM_L1;
+	else if (strcmp(text, "l1_scaled") == 0)
+		*norm = PR_NORM_L1_SCALED;
+	else if (strcmp(text, "linf") == 0)
+		*norm = PR_NORM_LINF;
+	else
+		return false;
+	return true;
+}
+
+/* Name of a stopping norm. */
+const char *
+pr_norm_name(PrNorm norm)
+{
+	switch (norm)
+	{
+		case PR_NORM_L1:
+			return "l1";
+		case PR_NORM_L1_SCALED:
+			return "l1_scaled";
+		case PR_NORM_LINF:
+			return "linf";
+	}
+	return "unknown";
+}
+
+/* Checks the iteration settings shared by every algorithm. */
+static PrStatus
+validate_iter_options(const PrIterOptions *o, PrError *err)
+{
+	if (o == NULL)
+		return pr_error_set(err, PR_ERR_INVALID, "iteration options are missing");
+	if (!(o->tolerance > 0.0) || isinf(o->tolerance))
+		return pr_error_set(err, PR_ERR_INVALID, "tolerance must be a positive number, not %g",
+							o->tolerance);
+	if (o->norm != PR_NORM_L1 && o->norm != PR_NORM_L1_SCALED && o->norm != PR_NORM_LINF)
+		return pr_error_set(err, PR_ERR_INVALID, "unknown stopping norm %d", (int) o->norm);
+	if (o->max_iterations <= 0)
+		return pr_error_set(err, PR_ERR_INVALID, "max_iterations must be positive, not %d",
+							o->max_iterations);
+	return PR_OK;
+}
+
+/* Checks that the graph looks usable (pointers present for its counts). */
+static PrStatus
+validate_graph(const PrGraph *g, PrError *err)
+{
+	if (g == NULL)
+		return pr_error_set(err, PR_ERR_INVALID, "graph is missing");
+	if (g->n_nodes < 0 || g->n_nodes > PR_MAX_NODES || g->n_edges < 0)
+		return pr_error_set(err, PR_ERR_INVALID, "graph has impossible counts");
+	if (g->n_nodes > 0 && (g->in_ptr == NULL || g->out_strength == NULL ||
+						   (g->n_edges > 0 && g->in_src == NULL)))
+		return pr_error_set(err, PR_ERR_INVALID, "graph arrays are missing");
+	return PR_OK;
+}
+
+/* Checks a sparse restart description against the graph: ids in range, weights summing to 1. */
+static PrStatus
+validate_restart(const PrRestart *r, int64_t n, PrError *err)
+{
+	if (r->k <= 0)
+		return pr_error_set(err, PR_ERR_INVALID, "restart distribution has %d columns", r->k);
+	if (r->ptr == NULL || r->ptr[0] != 0 || (r->ptr[r->k] > 0 && (r->node == NULL || r->weight == NULL)))
+		return pr_error_set(err, PR_ERR_INVALID, "restart distribution arrays are malformed");
+	for (int j = 0; j < r->k; j++)
+	{
+		double		sum = 0.0;
+
+		if (r->ptr[j + 1] <= r->ptr[j])
+			return pr_error_set(err, PR_ERR_INVALID,
+								"restart distribution of column %d is empty", j);
+		for (int64_t i = r->ptr[j]; i < r->ptr[j + 1]; i++)
+		{
+			if (r->node[i] < 0 || r->node[i] >= n)
+				return pr_error_set(err, PR_ERR_INVALID,
+									"restart node %d of column %d is not in the graph",
+									(int) r->node[i], j);
+			if (!(r->weight[i] >= 0.0) || isinf(r->weight[i]))
+				return pr_error_set(err, PR_ERR_INVALID,
+									"restart weight %g of column %d must be finite and >= 0",
+									r->weight[i], j);
+			sum += r->weight[i];
+		}
+		if (fabs(sum - 1.0) > PR_RESTART_SUM_SLACK)
+			return pr_error_set(err, PR_ERR_INVALID,
+								"restart weights of column %d sum to %.17g, not 1", j, sum);
+	}
+	return PR_OK;
+}
+
+/* The residual of one column in the chosen norm. */
+static inline double
+residual_in_norm(const PrResidual *r, PrNorm norm)
+{
+	return norm == PR_NORM_LINF ? r->linf : r->l1;
+}
+
+/*
+ * Reads the k residuals, returns the largest in the chosen norm through worst and whether every
+ * column is below the threshold.
+ */
+static PrStatus
+read_residual(PrEngine *e, int k, PrNorm norm, double threshold, PrResidual *buf,
+			  double *worst, bool *converged, PrError *err)
+{
+	PrStatus	status = e->ops->residual(e, buf, err);
+	double		w = 0.0;
+	bool		all = true;
+
+	if (status != PR_OK)
+		return status;
+	for (int j = 0; j < k; j++)
+	{
+		double		r = residual_in_norm(&buf[j], norm);
+
+		if (!(r < threshold))
+			all = false;
+		if (r > w || r != r)
+			w = r;
+	}
+	*worst = w;
+	*converged = all;
+	return PR_OK;
+}
+
+/* Threshold the residual is compared with. */
+static double
+stop_threshold(const PrIterOptions *o, int64_t n)
+{
+	return o->norm == PR_NORM_L1_SCALED ? o->tolerance * (double) n : o->tolerance;
+}
+
+/* Sets the statistics every run reports, whatever its outcome. */
+static void
+stats_begin(PrRunStats *stats, const PrEngine *e)
+{
+	memset(stats, 0, sizeof(*stats));
+	stats->engine = (e != NULL && e->ops != NULL) ? e->ops->name : "none";
+}
+
+/* PageRank / personalized PageRank / RWR over k columns; see pr_driver.h. */
+PrStatus
+pr_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *restart,
+			const PrIterOptions *options, double *scores, PrRunStats *stats, PrError *err)
+{
+	double		t0 = pr_clock_seconds();
+	PrRunStats	local_stats;
+	const PrEngineOps *ops;
+	PrStatus	status;
+	PrResidual *residuals = NULL;
+	PrResidual	stack_residuals[64];
+	int			k;
+	int			check_every;
+	int			x = PR_SLOT_X,
+				y = PR_SLOT_Y;
+	double		threshold;
+
+	if (stats == NULL)
+		stats = &local_stats;
+	stats_begin(stats, engine);
+	if (engine == NULL || engine->ops == NULL)
+		return pr_error_set(err, PR_ERR_INVALID, "no engine given");
+	ops = engine->ops;
+	if ((status = validate_graph(g, err)) != PR_OK ||
+		(status = validate_iter_options(options, err)) != PR_OK)
+		return status;
+	if (!(alpha >= 0.0 && alpha < 1.0))
+		return pr_error_set(err, PR_ERR_INVALID, "damping must be in [0, 1), not %g", alpha);
+	if (restart == NULL)
+		return pr_error_set(err, PR_ERR_INVALID, "restart distribution is missing");
+	if (restart->uniform)
+	{
+		if (restart->k > 1)
+			return pr_error_set(err, PR_ERR_INVALID,
+								"a uniform restart has one column, not %d", restart->k);
+		k = 1;
+	}
+	else
+	{
+		if ((status = validate_restart(restart, g->n_nodes, err)) != PR_OK)
+			return status;
+		k = restart->k;
+	}
+	if (ops->prepare == NULL || ops->fill == NULL || ops->product == NULL ||
+		ops->pagerank_update == NULL || ops->residual == NULL || ops->download == NULL)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED,
+							"engine %s lacks an operation PageRank needs", ops->name);
+	if (g->n_nodes == 0)
+	{
+		stats->converged = true;
+		stats->seconds = pr_clock_seconds() - t0;
+		return PR_OK;
+	}
+	if (scores == NULL)
+		return pr_error_set(err, PR_ERR_INVALID, "no score array given");
+
+	residuals = k <= 64 ? stack_residuals
+		: (PrResidual *) pr_alloc_array(&pr_malloc_allocator, (size_t) k, sizeof(PrResidual));
+	if (residuals == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %d residuals", k);
+	check_every = options->check_every >= 1 ? options->check_every : 1;
+	threshold = stop_threshold(options, g->n_nodes);
+
+	status = ops->prepare(engine, g, k, PR_N_SLOTS_PAGERANK, PR_NEED_PULL_NORMALIZED, err);
+	if (status == PR_OK)
+		status = ops->fill(engine, x, 1.0 / (double) g->n_nodes, err);
+	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
+	{
+		if (options->should_stop != NULL && options->should_stop(options->stop_arg))
+		{
+			status = pr_error_set(err, PR_ERR_INTERRUPTED,
+								  "ranking interrupted after %d iterations", stats->iterations);
+			break;
+		}
+		status = ops->product(engine, PR_PRODUCT_PULL_NORMALIZED, x, y, err);
+		if (status == PR_OK)
+			status = ops->pagerank_update(engine, y, x, alpha, restart, err);
+		if (status != PR_OK)
+			break;
+		stats->iterations = it;
+		{
+			int			swap = x;
+
+			x = y;
+			y = swap;
+		}
+		if (it % check_every == 0 || it == options->max_iterations)
+		{
+			status = read_residual(engine, k, options->norm, threshold, residuals,
+								   &stats->residual, &stats->converged, err);
+			if (status != PR_OK)
+				break;
+			if (options->progress != NULL)
+				options->progress(options->progress_arg, it, stats->residual);
+			if (stats->converged)
+				break;
+		}
+	}
+	if (status == PR_OK)
+		status = ops->download(engine, x, scores, err);
+	if (residuals != stack_residuals)
+		pr_free(&pr_malloc_allocator, residuals);
+	stats->seconds = pr_clock_seconds() - t0;
+	return status;
+}
+
+/* HITS by power iteration, hubs and authorities each normalised to sum 1; see pr_driver.h. */
+PrStatus
+pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double *hubs,
+		double *authorities, PrRunStats *stats, PrError *err)
+{
+	double		t0 = pr_clock_seconds();
+	PrRunStats	local_stats;
+	const PrEngineOps *ops;
+	PrStatus	status;
+	PrResidual	residual;
+	int			check_every;
+	int			h = HITS_SLOT_HUB,
+				h_next = HITS_SLOT_HUB_NEXT;
+	double		threshold;
+
+	if (stats == NULL)
+		stats = &local_stats;
+	stats_begin(stats, engine);
+	if (engine == NULL || engine->ops == NULL)
+		return pr_error_set(err, PR_ERR_INVALID, "no engine given");
+	ops = engine->ops;
+	if ((status = validate_graph(g, err)) != PR_OK ||
+		(status = validate_iter_options(options, err)) != PR_OK)
+		return status;
+	if (ops->prepare == NULL || ops->fill == NULL || ops->product == NULL ||
+		ops->normalize == NULL || ops->residual == NULL || ops->download == NULL)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED,
+							"engine %s lacks an operation HITS needs", ops->name);
+	if (g->n_nodes == 0)
+	{
+		stats->converged = true;
+		stats->seconds = pr_clock_seconds() - t0;
+		return PR_OK;
+	}
+	if (hubs == NULL || authorities == NULL)
+		return pr_error_set(err, PR_ERR_INVALID, "no hub or authority array given");
+	check_every = options->check_every >= 1 ? options->check_every : 1;
+	threshold = stop_threshold(options, g->n_nodes);
+
+	status = ops->prepare(engine, g, 1, HITS_N_SLOTS, PR_NEED_PULL | PR_NEED_PUSH, err);
+	if (status == PR_OK)
+		status = ops->fill(engine, h, 1.0 / (double) g->n_nodes, err);
+	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
+	{
+		if (options->should_stop != NULL && options->should_stop(options->stop_arg))
+		{
+			status = pr_error_set(err, PR_ERR_INTERRUPTED,
+								  "ranking interrupted after %d iterations", stats->iterations);
+			break;
+		}
+		/* a = Aᵀ h, normalised; h' = A a, normalised, residual |h' - h| */
+		status = ops->product(engine, PR_PRODUCT_PULL, h, HITS_SLOT_AUTH, err);
+		if (status == PR_OK)
+			status = ops->normalize(engine, HITS_SLOT_AUTH, -1, err);
+		if (status == PR_OK)
+			status = ops->product(engine, PR_PRODUCT_PUSH, HITS_SLOT_AUTH, h_next, err);
+		if (status == PR_OK)
+			status = ops->normalize(engine, h_next, h, err);
+		if (status != PR_OK)
+			break;
+		stats->iterations = it;
+		{
+			int			swap = h;
+
+			h = h_next;
+			h_next = swap;
+		}
+		if (it % check_every == 0 || it == options->max_iterations)
+		{
+			status = read_residual(engine, 1, options->norm, threshold, &residual,
+								   &stats->residual, &stats->converged, err);
+			if (status != PR_OK)
+				break;
+			if (options->progress != NULL)
+				options->progress(options->progress_arg, it, stats->residual);
+			if (stats->converged)
+				break;
+		}
+	}
+	if (status == PR_OK)
+		status = ops->download(engine, h, hubs, err);
+	if (status == PR_OK)
+		status = ops->download(engine, HITS_SLOT_AUTH, authorities, err);
+	stats->seconds = pr_clock_seconds() - t0;
+	return status;
+}

@@ -1,0 +1,249 @@
+/*
+ * pr_graph_flat.c — the graph as one contiguous, position-independent buffer.
+ *
+ * Layout: a PrFlatHeader, then each present array at an 8-byte-aligned offset from the start of
+ * the buffer (offset 0 = absent).  pr_graph_view_flat checks everything a reader relies on
+ * (header, sizes and offsets within the buffer, row pointers, ids in range, weights) so that a
+ * corrupt or truncated buffer is rejected with PR_ERR_INVALID and never crashes a reader.
+ */
+#include "pr_graph_flat.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Rounds up to a multiple of 8. */
+static inline size_t
+align8(size_t x)
+{
+	return (x + 7) & ~(size_t) 7;
+}
+
+/* Element count and size of each array of g; count 0 or a NULL pointer means absent. */
+static void
+flat_arrays(const PrGraph *g, const void *ptrs[PR_FLAT_N_ARRAYS], size_t counts[PR_FLAT_N_ARRAYS],
+			size_t elem[PR_FLAT_N_ARRAYS])
+{
+	int64_t		n = g->n_nodes,
+				m = g->n_edges;
+
+	ptrs[PR_FLAT_NODE_IDS] = g->node_ids;
+	counts[PR_FLAT_NODE_IDS] = (size_t) n;
+	elem[PR_FLAT_NODE_IDS] = sizeof(int64_t);
+	ptrs[PR_FLAT_IN_PTR] = g->in_ptr;
+	counts[PR_FLAT_IN_PTR] = (size_t) n + 1;
+	elem[PR_FLAT_IN_PTR] = sizeof(int64_t);
+	ptrs[PR_FLAT_IN_SRC] = g->in_src;
+	counts[PR_FLAT_IN_SRC] = (size_t) m;
+	elem[PR_FLAT_IN_SRC] = sizeof(int32_t);
+	ptrs[PR_FLAT_IN_WEIGHT] = g->weighted ? g->in_weight : NULL;
+	counts[PR_FLAT_IN_WEIGHT] = g->weighted ? (size_t) m : 0;
+	elem[PR_FLAT_IN_WEIGHT] = sizeof(double);
+	ptrs[PR_FLAT_OUT_PTR] = g->has_out_edges ? g->out_ptr : NULL;
+	counts[PR_FLAT_OUT_PTR] = g->has_out_edges ? (size_t) n + 1 : 0;
+	elem[PR_FLAT_OUT_PTR] = sizeof(int64_t);
+	ptrs[PR_FLAT_OUT_DST] = g->has_out_edges ? g->out_dst : NULL;
+	counts[PR_FLAT_OUT_DST] = g->has_out_edges ? (size_t) m : 0;
+	elem[PR_FLAT_OUT_DST] = sizeof(int32_t);
+	ptrs[PR_FLAT_OUT_WEIGHT] = (g->has_out_edges && g->weighted) ? g->out_weight : NULL;
+	counts[PR_FLAT_OUT_WEIGHT] = (g->has_out_edges && g->weighted) ? (size_t) m : 0;
+	elem[PR_FLAT_OUT_WEIGHT] = sizeof(double);
+	ptrs[PR_FLAT_OUT_STRENGTH] = g->out_strength;
+	counts[PR_FLAT_OUT_STRENGTH] = (size_t) n;
+	elem[PR_FLAT_OUT_STRENGTH] = sizeof(double);
+	ptrs[PR_FLAT_DANGLING] = g->dangling;
+	counts[PR_FLAT_DANGLING] = (size_t) g->n_dangling;
+	elem[PR_FLAT_DANGLING] = sizeof(int32_t);
+}
+
+/* Bytes pr_graph_write_flat needs for g. */
+size_t
+pr_graph_flat_size(const PrGraph *g)
+{
+	const void *ptrs[PR_FLAT_N_ARRAYS];
+	size_t		counts[PR_FLAT_N_ARRAYS],
+				elem[PR_FLAT_N_ARRAYS];
+	size_t		size = align8(sizeof(PrFlatHeader));
+
+	flat_arrays(g, ptrs, counts, elem);
+	for (int i = 0; i < PR_FLAT_N_ARRAYS; i++)
+		if (counts[i] > 0)
+			size += align8(counts[i] * elem[i]);
+	return size;
+}
+
+/* Writes g into buf, which has pr_graph_flat_size(g) bytes and is 8-byte aligned. */
+void
+pr_graph_write_flat(const PrGraph *g, void *buf)
+{
+	const void *ptrs[PR_FLAT_N_ARRAYS];
+	size_t		counts[PR_FLAT_N_ARRAYS],
+				elem[PR_FLAT_N_ARRAYS];
+	PrFlatHeader header;
+	char	   *base = (char *) buf;
+	size_t		pos = align8(sizeof(PrFlatHeader));
+
+	memset(&header, 0, sizeof(header));
+	flat_arrays(g, ptrs, counts, elem);
+	header.magic = PR_FLAT_MAGIC;
+	header.version = PR_FLAT_VERSION;
+	header.n_nodes = g->n_nodes;
+	header.n_edges = g->n_edges;
+	header.n_dangling = g->n_dangling;
+	header.flags = (g->weighted ? PR_FLAT_WEIGHTED : 0) | (g->has_out_edges ? PR_FLAT_OUT_EDGES : 0);
+	for (int i = 0; i < PR_FLAT_N_ARRAYS; i++)
+	{
+		size_t		bytes = counts[i] * elem[i];
+
+		if (counts[i] == 0)
+			continue;
+		header.offset[i] = pos;
+		memcpy(base + pos, ptrs[i], bytes);
+		if (align8(bytes) > bytes)
+			memset(base + pos + bytes, 0, align8(bytes) - bytes);
+		pos += align8(bytes);
+	}
+	header.total_size = pos;
+	memcpy(base, &header, sizeof(header));
+	if (align8(sizeof(header)) > sizeof(header))
+		memset(base + sizeof(header), 0, align8(sizeof(header)) - sizeof(header));
+}
+
+/* Checks that row pointers start at 0, never decrease and end at m. */
+static bool
+row_pointers_valid(const int64_t *ptr, int64_t n, int64_t m)
+{
+	if (ptr[0] != 0 || ptr[n] != m)
+		return false;
+	for (int64_t i = 0; i < n; i++)
+		if (ptr[i + 1] < ptr[i])
+			return false;
+	return true;
+}
+
+/* Checks that every id of an array lies in [0, n). */
+static bool
+ids_in_range(const int32_t *ids, int64_t count, int64_t n)
+{
+	for (int64_t i = 0; i < count; i++)
+		if (ids[i] < 0 || ids[i] >= n)
+			return false;
+	return true;
+}
+
+/* Checks that every value is finite and >= 0. */
+static bool
+weights_valid(const double *w, int64_t count)
+{
+	for (int64_t i = 0; i < count; i++)
+		if (!(w[i] >= 0.0) || isinf(w[i]))
+			return false;
+	return true;
+}
+
+/* Points view into a flat buffer after validating it completely; see pr_graph.h. */
+PrStatus
+pr_graph_view_flat(const void *buf, size_t size, PrGraph *view, PrError *err)
+{
+	PrFlatHeader header;
+	PrGraph		g;
+	const void *ptrs[PR_FLAT_N_ARRAYS];
+	size_t		counts[PR_FLAT_N_ARRAYS],
+				elem[PR_FLAT_N_ARRAYS];
+	const char *base = (const char *) buf;
+	void	   *arrays[PR_FLAT_N_ARRAYS];
+	int64_t		n,
+				m;
+
+	memset(view, 0, sizeof(*view));
+	if (buf == NULL || ((uintptr_t) buf & 7) != 0)
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer is missing or not 8-byte aligned");
+	if (size < sizeof(PrFlatHeader))
+		return pr_error_set(err, PR_ERR_INVALID,
+							"graph buffer of %zu bytes is shorter than its header", size);
+	memcpy(&header, buf, sizeof(header));
+	if (header.magic != PR_FLAT_MAGIC)
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has a bad magic number");
+	if (header.version != PR_FLAT_VERSION)
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has unsupported version %u",
+							header.version);
+	if (header.total_size > size || header.total_size < sizeof(PrFlatHeader))
+		return pr_error_set(err, PR_ERR_INVALID,
+							"graph buffer declares %llu bytes but %zu are present",
+							(unsigned long long) header.total_size, size);
+	if ((header.flags & ~(PR_FLAT_WEIGHTED | PR_FLAT_OUT_EDGES)) != 0)
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has unknown flags");
+	n = header.n_nodes;
+	m = header.n_edges;
+	if (n < 0 || n > PR_MAX_NODES || m < 0 || (n == 0 && m > 0) ||
+		header.n_dangling < 0 || header.n_dangling > n ||
+		(uint64_t) m > header.total_size)
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has impossible counts");
+
+	/* sizes and offsets, all against total_size */
+	memset(&g, 0, sizeof(g));
+	g.n_nodes = n;
+	g.n_edges = m;
+	g.n_dangling = header.n_dangling;
+	g.weighted = (header.flags & PR_FLAT_WEIGHTED) != 0;
+	g.has_out_edges = (header.flags & PR_FLAT_OUT_EDGES) != 0;
+	flat_arrays(&g, ptrs, counts, elem);
+	for (int i = 0; i < PR_FLAT_N_ARRAYS; i++)
+	{
+		uint64_t	off = header.offset[i];
+
+		arrays[i] = NULL;
+		if (counts[i] == 0)
+			continue;			/* absent or empty: never read */
+		if (off == 0 || (off & 7) != 0 || off < sizeof(PrFlatHeader) || off > header.total_size ||
+			counts[i] > (header.total_size - off) / elem[i])
+			return pr_error_set(err, PR_ERR_INVALID,
+								"graph buffer has a bad offset or size for array %d", i);
+		arrays[i] = (void *) (base + off);
+	}
+	g.node_ids = arrays[PR_FLAT_NODE_IDS];
+	g.in_ptr = arrays[PR_FLAT_IN_PTR];
+	g.in_src = arrays[PR_FLAT_IN_SRC];
+	g.in_weight = arrays[PR_FLAT_IN_WEIGHT];
+	g.out_ptr = arrays[PR_FLAT_OUT_PTR];
+	g.out_dst = arrays[PR_FLAT_OUT_DST];
+	g.out_weight = arrays[PR_FLAT_OUT_WEIGHT];
+	g.out_strength = arrays[PR_FLAT_OUT_STRENGTH];
+	g.dangling = arrays[PR_FLAT_DANGLING];
+
+	/* contents */
+	for (int64_t i = 1; i < n; i++)
+		if (g.node_ids[i] <= g.node_ids[i - 1])
+			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has unsorted node ids");
+	if (!row_pointers_valid(g.in_ptr, n, m))
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has bad in-edge row pointers");
+	if (!ids_in_range(g.in_src, m, n))
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an in-edge source out of range");
+	if (g.weighted && !weights_valid(g.in_weight, m))
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an invalid weight");
+	if (g.has_out_edges)
+	{
+		if (!row_pointers_valid(g.out_ptr, n, m))
+			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has bad out-edge row pointers");
+		if (!ids_in_range(g.out_dst, m, n))
+			return pr_error_set(err, PR_ERR_INVALID,
+								"graph buffer has an out-edge destination out of range");
+		if (g.weighted && !weights_valid(g.out_weight, m))
+			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an invalid weight");
+	}
+	if (!weights_valid(g.out_strength, n))
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an invalid out-strength");
+	{
+		int64_t		zero = 0;
+
+		for (int64_t u = 0; u < n; u++)
+			if (g.out_strength[u] == 0.0)
+				zero++;
+		if (zero != g.n_dangling || !ids_in_range(g.dangling, g.n_dangling, n))
+			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has a bad dangling list");
+		for (int64_t i = 0; i < g.n_dangling; i++)
+			if ((i > 0 && g.dangling[i] <= g.dangling[i - 1]) || g.out_strength[g.dangling[i]] != 0.0)
+				return pr_error_set(err, PR_ERR_INVALID, "graph buffer has a bad dangling list");
+	}
+	*view = g;
+	return PR_OK;
+}

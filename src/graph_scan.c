@@ -1,0 +1,252 @@
+/*
+ * graph_scan.c — the table form's reader: resolves the relation and its columns, checks SELECT
+ * privilege before reading anything, then fetches the rows through an SPI cursor (so row-level
+ * security and the caller's rights apply) into an EdgeList.  Rows with a NULL endpoint (or a NULL
+ * weight, when a weight column is used) are skipped and counted; invalid weights are errors.
+ */
+#include "powerrank.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "parser/parse_coerce.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/varlena.h"
+
+#include "graph_scan.h"
+
+/* Rows fetched from the cursor per round trip. */
+#define GRAPH_SCAN_BATCH_ROWS 50000
+
+/* A column the scan reads: its name, the argument that named it, and what the catalog says. */
+typedef struct ScanColumn
+{
+	const char *name;
+	const char *argument;		/* "src_column", ... (for messages) */
+	AttrNumber	attnum;
+	Oid			type;
+} ScanColumn;
+
+/* Resolves the text name (quoted and schema-qualified names allowed) to a locked relation. */
+static Oid
+resolve_relation(text *relation)
+{
+	List	   *names = textToQualifiedNameList(relation);
+	RangeVar   *range_var = makeRangeVarFromNameList(names);
+
+	return RangeVarGetRelid(range_var, AccessShareLock, false);
+}
+
+/* Refuses relations that cannot be read like a table (indexes, sequences, types...). */
+static void
+check_relation_kind(Oid relid, const char *relname)
+{
+	char		relkind = get_rel_relkind(relid);
+
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_VIEW &&
+		relkind != RELKIND_MATVIEW && relkind != RELKIND_FOREIGN_TABLE &&
+		relkind != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a table, view, materialized view or foreign table", relname),
+				 errhint("Pass the name of a relation holding one row per edge.")));
+}
+
+/* Looks up a column by name; a missing (or dropped) column is an UNDEFINED_COLUMN error. */
+static void
+resolve_column(Oid relid, const char *relname, ScanColumn *column)
+{
+	column->attnum = get_attnum(relid, column->name);
+	if (column->attnum == InvalidAttrNumber || column->attnum < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" does not exist in table \"%s\"", column->name, relname),
+				 errhint("Name the edge columns with the src_column, dst_column and weight_column arguments.")));
+	column->type = getBaseType(get_atttype(relid, column->attnum));
+}
+
+/*
+ * Checks that the current user may SELECT the relation, or at least every column read, before a
+ * single row is read; otherwise a permission-denied ERROR.
+ */
+static void
+check_select_privilege(Oid relid, const char *relname, ScanColumn *columns, int n_columns)
+{
+	Oid			user = GetUserId();
+	int			i;
+
+	if (pg_class_aclcheck(relid, user, ACL_SELECT) == ACLCHECK_OK)
+		return;
+	for (i = 0; i < n_columns; i++)
+	{
+		if (pg_attribute_aclcheck(relid, columns[i].attnum, user, ACL_SELECT) != ACLCHECK_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied for table %s", relname),
+					 errhint("The role running the ranking needs SELECT on the table or on its edge columns: GRANT SELECT ON %s TO %s;",
+							 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), relname),
+							 quote_identifier(GetUserNameFromId(user, false)))));
+	}
+}
+
+/* Checks that an endpoint column is smallint, integer or bigint. */
+static void
+check_endpoint_type(const ScanColumn *column, const char *relname)
+{
+	if (column->type == INT2OID || column->type == INT4OID || column->type == INT8OID)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("column \"%s\" of table \"%s\" has type %s, but %s must be smallint, integer or bigint",
+					column->name, relname, format_type_be(column->type), column->argument),
+			 errhint("Node ids are integers; map other keys to integers in a view, or use the powerrank_graph aggregate over a query.")));
+}
+
+/* Checks that the weight column is of a numeric type that converts to double precision. */
+static void
+check_weight_type(const ScanColumn *column, const char *relname)
+{
+	Oid			funcid;
+
+	if (TypeCategory(column->type) == TYPCATEGORY_NUMERIC &&
+		find_coercion_pathway(FLOAT8OID, column->type, COERCION_ASSIGNMENT, &funcid)
+		!= COERCION_PATH_NONE)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("column \"%s\" of table \"%s\" has type %s, but weight_column must be of a numeric type",
+					column->name, relname, format_type_be(column->type)),
+			 errhint("Use a column of type double precision, real, numeric or an integer type.")));
+}
+
+/* The SELECT that reads the edge columns; every name in it is quoted. */
+static char *
+build_scan_query(Oid relid, ScanColumn *columns, int n_columns)
+{
+	StringInfoData sql;
+	char	   *qualified = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+													   get_rel_name(relid));
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT %s::pg_catalog.int8, %s::pg_catalog.int8",
+					 quote_identifier(columns[0].name), quote_identifier(columns[1].name));
+	if (n_columns == 3)
+		appendStringInfo(&sql, ", %s::pg_catalog.float8", quote_identifier(columns[2].name));
+	appendStringInfo(&sql, " FROM %s", qualified);
+	return sql.data;
+}
+
+/* Appends one fetched batch to edges, skipping and counting rows with a NULL. */
+static void
+append_batch(SPITupleTable *table, uint64 n_rows, EdgeList *edges, const char *relname)
+{
+	TupleDesc	desc = table->tupdesc;
+	uint64		row;
+
+	edge_list_reserve(edges, edges->count + n_rows);
+	for (row = 0; row < n_rows; row++)
+	{
+		HeapTuple	tuple = table->vals[row];
+		bool		src_null;
+		bool		dst_null;
+		bool		weight_null = false;
+		Datum		src = heap_getattr(tuple, 1, desc, &src_null);
+		Datum		dst = heap_getattr(tuple, 2, desc, &dst_null);
+		double		weight = 1.0;
+
+		if (edges->weighted)
+		{
+			Datum		w = heap_getattr(tuple, 3, desc, &weight_null);
+
+			if (!weight_null)
+				weight = DatumGetFloat8(w);
+		}
+		if (src_null || dst_null || weight_null)
+		{
+			edges->skipped++;
+			continue;
+		}
+		if (edges->weighted)
+			edge_list_check_weight(weight, DatumGetInt64(src), DatumGetInt64(dst), relname);
+		edge_list_append(edges, DatumGetInt64(src), DatumGetInt64(dst), weight);
+	}
+}
+
+/* Runs the query through a read-only SPI cursor, batch by batch, into edges. */
+static void
+fetch_rows(const char *sql, EdgeList *edges, const char *relname)
+{
+	SPIPlanPtr	plan;
+	Portal		portal;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	plan = SPI_prepare(sql, 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql, SPI_result_code_string(SPI_result));
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		SPI_cursor_fetch(portal, true, GRAPH_SCAN_BATCH_ROWS);
+		if (SPI_processed == 0)
+			break;
+		append_batch(SPI_tuptable, SPI_processed, edges, relname);
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	SPI_finish();
+}
+
+/* Emits the NOTICE that says how many rows were skipped for a NULL (nothing when none). */
+void
+graph_scan_report_skipped(int64 skipped, bool weighted)
+{
+	if (skipped == 0)
+		return;
+	ereport(NOTICE,
+			(errmsg("skipped " INT64_FORMAT " edge rows with a NULL %s", skipped,
+					weighted ? "src, dst or weight" : "src or dst")));
+}
+
+/*
+ * Reads the edges of spec's relation into edges (arrays in cxt).  Checks, in order: the relation
+ * exists and is readable as a table, its columns exist, the caller may SELECT them, their types
+ * fit; then reads.
+ */
+void
+graph_scan_table(const EdgeTableSpec *spec, MemoryContext cxt, EdgeList *edges)
+{
+	ScanColumn	columns[3];
+	int			n_columns = spec->weight_column != NULL ? 3 : 2;
+	Oid			relid = resolve_relation(spec->relation);
+	const char *relname = get_rel_name(relid);
+	int			i;
+
+	check_relation_kind(relid, relname);
+
+	columns[0].name = spec->src_column;
+	columns[0].argument = "src_column";
+	columns[1].name = spec->dst_column;
+	columns[1].argument = "dst_column";
+	columns[2].name = spec->weight_column;
+	columns[2].argument = "weight_column";
+	for (i = 0; i < n_columns; i++)
+		resolve_column(relid, relname, &columns[i]);
+
+	check_select_privilege(relid, relname, columns, n_columns);
+
+	check_endpoint_type(&columns[0], relname);
+	check_endpoint_type(&columns[1], relname);
+	if (n_columns == 3)
+		check_weight_type(&columns[2], relname);
+
+	edge_list_init(edges, cxt, n_columns == 3);
+	fetch_rows(build_scan_query(relid, columns, n_columns), edges, relname);
+	graph_scan_report_skipped(edges->skipped, edges->weighted);
+}

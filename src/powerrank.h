@@ -1,0 +1,31 @@
+/*
+ * powerrank.h — declarations shared by the PostgreSQL glue of powerrank (the .c files of src/).
+ *
+ * The glue reads edges (a table through SPI, or the powerrank_graph aggregate), builds the graph
+ * with the pure-C core (src/core/), runs an algorithm on an engine and returns the scores as rows.
+ */
+#ifndef POWERRANK_H
+#define POWERRANK_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "pr_driver.h"
+
+/* ---- guc.c: settings ---- */
+
+/* powerrank.cpu_threads: worker threads of the CPU engine (0 = one per online core). */
+extern int	powerrank_cpu_threads;
+
+void		powerrank_guc_init(void);
+int			powerrank_thread_count(void);
+
+/* ---- memory.c: the core's allocator over a memory context ---- */
+
+PrAllocator *powerrank_context_allocator(MemoryContext cxt);
+
+/* ---- status.c: core status codes as PostgreSQL errors ---- */
+
+void		powerrank_report_core_error(const char *what, const PrError *err) pg_attribute_noreturn();
+
+#endif							/* POWERRANK_H */

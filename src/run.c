@@ -1,0 +1,243 @@
+/*
+ * run.c — one ranking run: loads the graph (table or rankgraph), creates the CPU engine, runs the
+ * driver, records the statistics and reports non-convergence.
+ *
+ * The engine (and its threads) exists only while the driver runs.  It is released right after the
+ * driver returns, before any ERROR can be raised, and also by a reset callback of the run's memory
+ * context, so no worker thread outlives an aborted statement.  The driver polls should_stop between
+ * iterations; a cancel (statement_timeout, pg_cancel_backend) makes it return PR_ERR_INTERRUPTED,
+ * the engine is released, and CHECK_FOR_INTERRUPTS() raises the usual cancel ERROR.
+ */
+#include "powerrank.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "rankgraph.h"
+#include "run.h"
+
+/* Releases the engine when the run's context goes away (normal end or ERROR). */
+static void
+release_engine_callback(void *arg)
+{
+	RankRun    *run = (RankRun *) arg;
+
+	if (run->engine != NULL)
+	{
+		PrEngine   *engine = run->engine;
+
+		run->engine = NULL;
+		engine->ops->release(engine);
+	}
+}
+
+/* Starts a run: a memory context (child of the current one) with the allocator and cleanup. */
+RankRun *
+rank_run_begin(const char *algorithm)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "powerrank run",
+											  ALLOCSET_DEFAULT_SIZES);
+	RankRun    *run = MemoryContextAllocZero(cxt, sizeof(RankRun));
+
+	run->algorithm = algorithm;
+	run->cxt = cxt;
+	run->alloc = powerrank_context_allocator(cxt);
+	run->started = pr_clock_seconds();
+	run->cleanup.func = release_engine_callback;
+	run->cleanup.arg = run;
+	MemoryContextRegisterResetCallback(cxt, &run->cleanup);
+	return run;
+}
+
+/* Reads the table's edges and builds the graph (both directions when not directed). */
+void
+rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed, bool out_edges)
+{
+	EdgeList	edges;
+	PrBuildOptions options = {0};
+	PrError		err = {0};
+
+	graph_scan_table(spec, run->cxt, &edges);
+	run->skipped_rows = edges.skipped;
+
+	options.undirected = !directed;
+	options.out_edges = out_edges;
+	options.n_threads = powerrank_thread_count();
+	if (pr_graph_build(edges.src, edges.dst, edges.weighted ? edges.weight : NULL, edges.count,
+					   &options, run->alloc, &run->graph, &err) != PR_OK)
+		powerrank_report_core_error("graph build", &err);
+	if (edges.src != NULL)
+	{
+		pfree(edges.src);
+		pfree(edges.dst);
+		if (edges.weight != NULL)
+			pfree(edges.weight);
+	}
+	run->build_seconds = pr_clock_seconds() - run->started;
+}
+
+/* Maps a rankgraph value (no copy when it is aligned) and adds out-edges when needed. */
+void
+rank_run_load_rankgraph(RankRun *run, Datum graph, bool out_edges)
+{
+	MemoryContext old_cxt = MemoryContextSwitchTo(run->cxt);
+	PrError		err = {0};
+
+	rankgraph_view(graph, &run->graph, &run->skipped_rows);
+	MemoryContextSwitchTo(old_cxt);
+	if (out_edges && pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
+		powerrank_report_core_error("graph build", &err);
+	run->build_seconds = pr_clock_seconds() - run->started;
+}
+
+/* The driver's should_stop: true once a query cancel or backend termination is pending. */
+static bool
+cancel_requested(void *arg)
+{
+	return InterruptPending && (QueryCancelPending || ProcDiePending);
+}
+
+/* Creates the CPU engine for the run (powerrank.cpu_threads threads). */
+static void
+create_engine(RankRun *run)
+{
+	PrError		err = {0};
+
+	run->engine = pr_cpu_engine_create(powerrank_cpu_threads, run->alloc, &err);
+	if (run->engine == NULL)
+	{
+		if (err.status == PR_OK)
+			err.status = PR_ERR_NOMEM;
+		powerrank_report_core_error("engine start", &err);
+	}
+}
+
+/* Driver options from the validated SQL options. */
+static void
+iteration_options(const RankOptions *options, PrIterOptions *iter)
+{
+	memset(iter, 0, sizeof(PrIterOptions));
+	iter->tolerance = options->tolerance;
+	iter->norm = options->norm;
+	iter->max_iterations = options->max_iterations;
+	iter->check_every = 1;
+	iter->should_stop = cancel_requested;
+}
+
+/*
+ * Releases the engine, then turns the driver's status into an ERROR: the pending cancel for
+ * PR_ERR_INTERRUPTED, the mapped core error otherwise.  Returns only for PR_OK.
+ */
+static void
+finish_driver(RankRun *run, PrStatus status, const PrError *err)
+{
+	release_engine_callback(run);
+	if (status == PR_ERR_INTERRUPTED)
+	{
+		CHECK_FOR_INTERRUPTS();
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("canceling powerrank %s", run->algorithm)));
+	}
+	if (status != PR_OK)
+		powerrank_report_core_error(run->algorithm, err);
+}
+
+/*
+ * Records the statistics of the finished run, then warns (or, with require_convergence, raises
+ * an ERROR) when it did not converge.
+ */
+static void
+record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *stats)
+{
+	RankRunStats record;
+	double		now = pr_clock_seconds();
+
+	memset(&record, 0, sizeof(record));
+	strlcpy(record.algorithm, run->algorithm, sizeof(record.algorithm));
+	strlcpy(record.engine, stats->engine != NULL ? stats->engine : "cpu", sizeof(record.engine));
+	record.nodes = run->graph.n_nodes;
+	record.edges = run->graph.n_edges;
+	record.skipped_rows = run->skipped_rows;
+	record.iterations = stats->iterations;
+	record.residual = stats->residual;
+	record.norm = options->norm;
+	record.converged = stats->converged;
+	record.build_ms = run->build_seconds * 1000.0;
+	record.iterate_ms = stats->seconds * 1000.0;
+	record.total_ms = (now - run->started) * 1000.0;
+	run_stats_record(&record);
+
+	if (stats->converged)
+		return;
+	if (options->require_convergence)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg_plural("%s did not converge in %d iteration",
+							   "%s did not converge in %d iterations",
+							   stats->iterations, run->algorithm, stats->iterations),
+				 errdetail("The last residual (%s norm) was %.3g; the tolerance is %.3g.",
+						   pr_norm_name(options->norm), stats->residual, options->tolerance),
+				 errhint("Raise max_iterations or tolerance, or pass require_convergence => false to get the last iterate with a warning.")));
+	ereport(WARNING,
+			(errmsg_plural("%s did not converge in %d iteration",
+						   "%s did not converge in %d iterations",
+						   stats->iterations, run->algorithm, stats->iterations),
+			 errdetail("The last residual (%s norm) was %.3g; the tolerance is %.3g. The scores returned are those of the last iteration.",
+					   pr_norm_name(options->norm), stats->residual, options->tolerance),
+			 errhint("Raise max_iterations or tolerance.")));
+}
+
+/* Runs PageRank / personalized PageRank / RWR over the loaded graph into scores (n x k). */
+void
+rank_run_pagerank(RankRun *run, double alpha, const PrRestart *restart,
+				  const RankOptions *options, double *scores)
+{
+	PrIterOptions iter;
+	PrRunStats	stats = {0};
+	PrError		err = {0};
+	PrStatus	status;
+
+	iteration_options(options, &iter);
+	if (run->graph.n_nodes == 0)
+	{
+		stats.converged = true;
+		stats.engine = "cpu";
+		record_and_check(run, options, &stats);
+		return;
+	}
+	create_engine(run);
+	status = pr_pagerank(run->engine, &run->graph, alpha, restart, &iter, scores, &stats, &err);
+	finish_driver(run, status, &err);
+	record_and_check(run, options, &stats);
+}
+
+/* Runs HITS over the loaded graph (which has its out-edges) into hubs and authorities. */
+void
+rank_run_hits(RankRun *run, const RankOptions *options, double *hubs, double *authorities)
+{
+	PrIterOptions iter;
+	PrRunStats	stats = {0};
+	PrError		err = {0};
+	PrStatus	status;
+
+	iteration_options(options, &iter);
+	if (run->graph.n_nodes == 0)
+	{
+		stats.converged = true;
+		stats.engine = "cpu";
+		record_and_check(run, options, &stats);
+		return;
+	}
+	create_engine(run);
+	status = pr_hits(run->engine, &run->graph, &iter, hubs, authorities, &stats, &err);
+	finish_driver(run, status, &err);
+	record_and_check(run, options, &stats);
+}
+
+/* Ends the run: frees its context (which releases an engine still held). */
+void
+rank_run_end(RankRun *run)
+{
+	MemoryContextDelete(run->cxt);
+}

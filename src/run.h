@@ -1,0 +1,95 @@
+/*
+ * run.h — one ranking run: its memory context, the graph, the engine, and the statistics it leaves
+ * behind for powerrank_last_run().
+ */
+#ifndef RUN_H
+#define RUN_H
+
+#include "powerrank.h"
+
+#include "graph_scan.h"
+
+/* Iteration options common to every algorithm, validated. */
+typedef struct RankOptions
+{
+	double		tolerance;
+	PrNorm		norm;
+	int			max_iterations;
+	int64		top_k;			/* 0: every node */
+	bool		require_convergence;
+} RankOptions;
+
+/* A run in progress; lives in its own memory context (freed by rank_run_end or on ERROR). */
+typedef struct RankRun
+{
+	const char *algorithm;		/* "pagerank", "hits", "rwr" */
+	MemoryContext cxt;
+	PrAllocator *alloc;
+	PrEngine   *engine;			/* non-NULL only while the driver runs */
+	MemoryContextCallback cleanup;
+	double		started;
+	double		build_seconds;
+	PrGraph		graph;
+	int64		skipped_rows;
+} RankRun;
+
+RankRun    *rank_run_begin(const char *algorithm);
+void		rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed,
+								bool out_edges);
+void		rank_run_load_rankgraph(RankRun *run, Datum graph, bool out_edges);
+void		rank_run_pagerank(RankRun *run, double alpha, const PrRestart *restart,
+							  const RankOptions *options, double *scores);
+void		rank_run_hits(RankRun *run, const RankOptions *options, double *hubs,
+						  double *authorities);
+void		rank_run_end(RankRun *run);
+
+/* ---- restart.c: restart distributions ---- */
+
+PrRestart  *restart_uniform(RankRun *run);
+PrRestart  *restart_single_column(RankRun *run, const int64 *node_ids, int count,
+								  const char *what);
+PrRestart  *restart_per_node(RankRun *run, const int64 *node_ids, int count);
+
+/* ---- options.c: argument reading and validation ---- */
+
+void		rank_options_read(FunctionCallInfo fcinfo, int tolerance_arg, int max_iterations_arg,
+							  int top_k_arg, int norm_arg, int require_convergence_arg,
+							  RankOptions *options);
+double		option_damping(FunctionCallInfo fcinfo, int argno);
+double		option_restart(FunctionCallInfo fcinfo, int argno);
+bool		option_bool(FunctionCallInfo fcinfo, int argno, const char *name);
+int64		option_int64(FunctionCallInfo fcinfo, int argno, const char *name);
+int64	   *option_node_list(FunctionCallInfo fcinfo, int argno, const char *name, int *count);
+void		edge_table_spec_read(FunctionCallInfo fcinfo, int relation_arg, int src_arg,
+								 int dst_arg, int weight_arg, EdgeTableSpec *spec);
+
+/* ---- run_stats.c: statistics of this backend's last run ---- */
+
+/* What powerrank_last_run() shows. */
+typedef struct RankRunStats
+{
+	char		algorithm[16];
+	char		engine[32];
+	int64		nodes;
+	int64		edges;
+	int64		skipped_rows;
+	int			iterations;
+	double		residual;
+	PrNorm		norm;
+	bool		converged;
+	double		build_ms;
+	double		iterate_ms;
+	double		total_ms;
+} RankRunStats;
+
+void		run_stats_record(const RankRunStats *stats);
+
+/* ---- result.c: rows out of a materialized SRF ---- */
+
+void		result_emit_scores(FunctionCallInfo fcinfo, RankRun *run, const double *scores,
+							   int stride, int column, int64 top_k, bool with_source,
+							   int64 source);
+void		result_emit_hits(FunctionCallInfo fcinfo, RankRun *run, const double *hubs,
+							 const double *authorities, int64 top_k);
+
+#endif							/* RUN_H */

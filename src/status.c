@@ -1,0 +1,51 @@
+/*
+ * status.c — turns a failed core call (PrStatus + PrError) into a PostgreSQL ERROR.
+ */
+#include "powerrank.h"
+
+/* Raises the ERROR matching err->status; what names the step that failed ("graph build", ...). */
+void
+powerrank_report_core_error(const char *what, const PrError *err)
+{
+	const char *detail = err->message[0] != '\0' ? err->message : pr_status_name(err->status);
+
+	switch (err->status)
+	{
+		case PR_ERR_NOMEM:
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory during powerrank %s", what),
+					 errdetail("%s", detail),
+					 errhint("Rank a smaller graph or give the server more memory.")));
+			break;
+		case PR_ERR_INVALID:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid input to powerrank %s: %s", what, detail)));
+			break;
+		case PR_ERR_INTERRUPTED:
+			ereport(ERROR,
+					(errcode(ERRCODE_QUERY_CANCELED),
+					 errmsg("powerrank %s was interrupted", what)));
+			break;
+		case PR_ERR_TOO_LARGE:
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("graph too large for powerrank %s", what),
+					 errdetail("%s", detail),
+					 errhint("powerrank supports at most 2147483647 nodes.")));
+			break;
+		case PR_ERR_UNSUPPORTED:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("powerrank %s is not supported by this engine", what),
+					 errdetail("%s", detail)));
+			break;
+		case PR_ERR_ENGINE:
+		case PR_OK:
+			break;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INTERNAL_ERROR),
+			 errmsg("powerrank %s failed: %s", what, detail)));
+}

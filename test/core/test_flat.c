@@ -1,0 +1,243 @@
+/*
+ * test_flat.c — the flat graph form: round trip, and rejection of truncated or corrupt buffers
+ * (which must never crash a reader, checked also by random corruption).
+ */
+#include "test_util.h"
+#include "pr_graph_flat.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Builds a random weighted graph with out-edges into g. */
+static void
+build_random(PrGraph *g, bool weighted, bool out_edges, uint64_t seed)
+{
+	EdgeList	e;
+	PrBuildOptions opt = {false, out_edges, 1};
+	PrError		err;
+
+	edges_random(&e, 500, 120, 1, 3, weighted, seed);
+	if (pr_graph_build(e.src, e.dst, e.weight, e.m, &opt, &pr_malloc_allocator, g, &err) != PR_OK)
+	{
+		fprintf(stderr, "build failed: %s\n", err.message);
+		exit(2);
+	}
+	edges_free(&e);
+}
+
+/* Writes g into a fresh 8-byte-aligned buffer. */
+static void *
+write_flat(const PrGraph *g, size_t *size)
+{
+	void	   *buf;
+
+	*size = pr_graph_flat_size(g);
+	buf = aligned_alloc(8, (*size + 7) & ~(size_t) 7);
+	pr_graph_write_flat(g, buf);
+	return buf;
+}
+
+/* True when two graphs hold the same arrays. */
+static bool
+graphs_equal(const PrGraph *a, const PrGraph *b)
+{
+	size_t		n = (size_t) a->n_nodes,
+				m = (size_t) a->n_edges;
+
+	if (a->n_nodes != b->n_nodes || a->n_edges != b->n_edges || a->weighted != b->weighted ||
+		a->has_out_edges != b->has_out_edges || a->n_dangling != b->n_dangling)
+		return false;
+	if (memcmp(a->node_ids, b->node_ids, n * 8) != 0 || memcmp(a->in_ptr, b->in_ptr, (n + 1) * 8) != 0 ||
+		memcmp(a->in_src, b->in_src, m * 4) != 0 || memcmp(a->out_strength, b->out_strength, n * 8) != 0 ||
+		memcmp(a->dangling, b->dangling, (size_t) a->n_dangling * 4) != 0)
+		return false;
+	if (a->weighted && memcmp(a->in_weight, b->in_weight, m * 8) != 0)
+		return false;
+	if (a->has_out_edges && (memcmp(a->out_ptr, b->out_ptr, (n + 1) * 8) != 0 ||
+							 memcmp(a->out_dst, b->out_dst, m * 4) != 0))
+		return false;
+	if (a->has_out_edges && a->weighted && memcmp(a->out_weight, b->out_weight, m * 8) != 0)
+		return false;
+	return true;
+}
+
+/* Write then view gives the same graph, for every combination of weights and out-edges. */
+void
+test_flat_round_trip(void)
+{
+	for (int variant = 0; variant < 4; variant++)
+	{
+		PrGraph		g,
+					view;
+		PrError		err;
+		size_t		size;
+		void	   *buf;
+
+		build_random(&g, variant & 1, variant & 2, 7 + variant);
+		buf = write_flat(&g, &size);
+		CHECK(pr_graph_view_flat(buf, size, &view, &err) == PR_OK);
+		CHECKF(graphs_equal(&g, &view), "variant %d", variant);
+		CHECK((void *) view.in_ptr > buf && (char *) view.in_ptr < (char *) buf + size);
+		free(buf);
+		pr_graph_free(&g, &pr_malloc_allocator);
+	}
+	{
+		/* the empty graph round-trips too */
+		PrGraph		g,
+					view;
+		PrError		err;
+		size_t		size;
+		void	   *buf;
+
+		CHECK(pr_graph_build(NULL, NULL, NULL, 0, NULL, &pr_malloc_allocator, &g, &err) == PR_OK);
+		buf = write_flat(&g, &size);
+		CHECK(pr_graph_view_flat(buf, size, &view, &err) == PR_OK && view.n_nodes == 0);
+		free(buf);
+		pr_graph_free(&g, &pr_malloc_allocator);
+	}
+}
+
+/* Views a modified copy of buf and expects PR_ERR_INVALID with a message containing want. */
+static void
+expect_invalid(const void *buf, size_t size, const char *want, const char *what)
+{
+	PrGraph		view;
+	PrError		err;
+
+	memset(&err, 0, sizeof(err));
+	CHECKF(pr_graph_view_flat(buf, size, &view, &err) == PR_ERR_INVALID, "%s accepted", what);
+	CHECKF(strstr(err.message, want) != NULL, "%s: message \"%s\"", what, err.message);
+	CHECK(view.n_nodes == 0 && view.in_ptr == NULL);
+}
+
+/* Truncation, bad magic/version/flags/counts/offsets and bad contents are each rejected. */
+void
+test_flat_corrupt(void)
+{
+	PrGraph		g;
+	size_t		size;
+	void	   *buf;
+	void	   *copy;
+	PrFlatHeader *h;
+
+	build_random(&g, true, true, 99);
+	buf = write_flat(&g, &size);
+	copy = aligned_alloc(8, size);
+
+#define FRESH() (memcpy(copy, buf, size), h = (PrFlatHeader *) copy)
+	FRESH();
+	expect_invalid(copy, size - 8, "declares", "truncated by 8 bytes");
+	expect_invalid(copy, sizeof(PrFlatHeader) - 1, "shorter than its header", "shorter than a header");
+	expect_invalid((char *) copy + 4, size - 8, "aligned", "misaligned");
+	FRESH();
+	h->magic ^= 1;
+	expect_invalid(copy, size, "magic", "bad magic");
+	FRESH();
+	h->version = 2;
+	expect_invalid(copy, size, "version", "bad version");
+	FRESH();
+	h->flags |= 8;
+	expect_invalid(copy, size, "flags", "unknown flag");
+	FRESH();
+	h->n_nodes = PR_MAX_NODES + 1;
+	expect_invalid(copy, size, "counts", "too many nodes");
+	FRESH();
+	h->n_edges += 1000000;
+	expect_invalid(copy, size, "counts", "too many edges");
+	FRESH();
+	h->offset[PR_FLAT_IN_SRC] = size - 8;
+	expect_invalid(copy, size, "offset", "in_src past the end");
+	FRESH();
+	h->offset[PR_FLAT_IN_WEIGHT] = UINT64_MAX - 7;
+	expect_invalid(copy, size, "offset", "huge offset");
+	FRESH();
+	h->offset[PR_FLAT_NODE_IDS] += 4;
+	expect_invalid(copy, size, "offset", "misaligned offset");
+	FRESH();
+	h->offset[PR_FLAT_OUT_PTR] = 0;
+	expect_invalid(copy, size, "offset", "missing out_ptr");
+	FRESH();
+	((int64_t *) ((char *) copy + h->offset[PR_FLAT_IN_PTR]))[3] = -1;
+	expect_invalid(copy, size, "row pointers", "decreasing in_ptr");
+	FRESH();
+	((int64_t *) ((char *) copy + h->offset[PR_FLAT_IN_PTR]))[g.n_nodes] -= 1;
+	expect_invalid(copy, size, "row pointers", "in_ptr not ending at m");
+	FRESH();
+	((int32_t *) ((char *) copy + h->offset[PR_FLAT_IN_SRC]))[5] = (int32_t) g.n_nodes;
+	expect_invalid(copy, size, "out of range", "in_src out of range");
+	FRESH();
+	((int32_t *) ((char *) copy + h->offset[PR_FLAT_OUT_DST]))[0] = -1;
+	expect_invalid(copy, size, "out of range", "out_dst negative");
+	FRESH();
+	((int64_t *) ((char *) copy + h->offset[PR_FLAT_NODE_IDS]))[1] = INT64_MIN;
+	expect_invalid(copy, size, "unsorted", "unsorted ids");
+	FRESH();
+	((double *) ((char *) copy + h->offset[PR_FLAT_IN_WEIGHT]))[0] = NAN;
+	expect_invalid(copy, size, "weight", "NaN weight");
+	FRESH();
+	h->n_dangling = 0;
+	expect_invalid(copy, size, "dangling", "dangling count");
+#undef FRESH
+	free(copy);
+	free(buf);
+	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
+/* Random byte corruption: view either rejects the buffer or yields a graph PageRank can run on. */
+void
+test_flat_fuzz(void)
+{
+	PrGraph		g;
+	size_t		size;
+	void	   *buf;
+	void	   *copy;
+	uint64_t	state = 12345;
+	int			accepted = 0,
+				rejected = 0;
+	PrEngine   *engine;
+	PrError		err;
+	double	   *scores;
+
+	build_random(&g, true, true, 5);
+	buf = write_flat(&g, &size);
+	copy = aligned_alloc(8, size);
+	engine = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+	scores = malloc(sizeof(double) * (size_t) g.n_nodes);
+	for (int trial = 0; trial < 3000; trial++)
+	{
+		PrGraph		view;
+		size_t		len = size;
+		int			flips = 1 + (int) (test_rand(&state) % 4);
+
+		memcpy(copy, buf, size);
+		for (int f = 0; f < flips; f++)
+		{
+			/* favour the header, where damage is most dangerous */
+			size_t		pos = (test_rand(&state) % 2) ? test_rand(&state) % sizeof(PrFlatHeader)
+				: test_rand(&state) % size;
+
+			((unsigned char *) copy)[pos] ^= (unsigned char) (1u << (test_rand(&state) % 8));
+		}
+		if (test_rand(&state) % 5 == 0)
+			len = test_rand(&state) % size;
+		if (pr_graph_view_flat(copy, len, &view, &err) == PR_OK)
+		{
+			PrRestart	r = {true, 1, NULL, NULL, NULL};
+			PrIterOptions o = test_iter_options(1e-8, 50);
+			PrRunStats	st;
+
+			accepted++;
+			if (view.n_nodes <= g.n_nodes)
+				CHECK(pr_pagerank(engine, &view, 0.85, &r, &o, scores, &st, &err) == PR_OK);
+		}
+		else
+			rejected++;
+	}
+	CHECK(accepted > 0 && rejected > 0);
+	engine->ops->release(engine);
+	free(scores);
+	free(copy);
+	free(buf);
+	pr_graph_free(&g, &pr_malloc_allocator);
+}

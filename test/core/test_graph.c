@@ -1,0 +1,326 @@
+/*
+ * test_graph.c — graph build (ids, CSR, parallel edges, self-loops, undirected, dangling, weight
+ * validation), pr_graph_find and pr_graph_add_out_edges, on hand-checked graphs and random ones.
+ */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The hand-checked directed graph used by several cases (ids 10..50; 40->30 twice; 30->30). */
+static const int64_t hand_src[] = {10, 10, 20, 30, 40, 40, 30, 20};
+static const int64_t hand_dst[] = {20, 30, 30, 10, 30, 30, 30, 50};
+static const double hand_w[] = {1, 2, 3, 4, 0.5, 0.25, 5, 6};
+
+/* Compares an int64 array with expected values. */
+static bool
+same_i64(const int64_t *a, const int64_t *b, size_t n)
+{
+	return n == 0 || memcmp(a, b, n * sizeof(int64_t)) == 0;
+}
+
+/* Compares an int32 array with expected values. */
+static bool
+same_i32(const int32_t *a, const int32_t *b, size_t n)
+{
+	return n == 0 || memcmp(a, b, n * sizeof(int32_t)) == 0;
+}
+
+/* Compares a double array with expected values exactly. */
+static bool
+same_f64(const double *a, const double *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+/* Ids, in-CSR, out-CSR, strengths and dangling of the hand graph, unweighted. */
+void
+test_build_hand_unweighted(void)
+{
+	PrBuildOptions opt = {false, true, 1};
+	PrGraph		g;
+	PrError		err;
+	const int64_t ids[] = {10, 20, 30, 40, 50};
+	const int64_t in_ptr[] = {0, 1, 2, 7, 7, 8};
+	const int32_t in_src[] = {2, 0, 0, 1, 2, 3, 3, 1};
+	const int64_t out_ptr[] = {0, 2, 4, 6, 8, 8};
+	const int32_t out_dst[] = {1, 2, 2, 4, 0, 2, 2, 2};
+	const double strength[] = {2, 2, 2, 2, 0};
+	const int32_t dangling[] = {4};
+
+	CHECK(pr_graph_build(hand_src, hand_dst, NULL, 8, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
+	CHECK(g.n_nodes == 5 && g.n_edges == 8 && !g.weighted && g.has_out_edges);
+	CHECK(same_i64(g.node_ids, ids, 5));
+	CHECK(same_i64(g.in_ptr, in_ptr, 6));
+	CHECK(same_i32(g.in_src, in_src, 8));
+	CHECK(g.in_weight == NULL && g.out_weight == NULL);
+	CHECK(same_i64(g.out_ptr, out_ptr, 6));
+	CHECK(same_i32(g.out_dst, out_dst, 8));
+	CHECK(same_f64(g.out_strength, strength, 5));
+	CHECK(g.n_dangling == 1 && same_i32(g.dangling, dangling, 1));
+	pr_graph_free(&g, &pr_malloc_allocator);
+	CHECK(g.n_nodes == 0 && g.in_ptr == NULL);
+}
+
+/* Weights follow their edges; parallel edges keep both weights; strengths add them. */
+void
+test_build_hand_weighted(void)
+{
+	PrBuildOptions opt = {false, false, 1};
+	PrGraph		g;
+	PrError		err;
+	const double in_w[] = {4, 1, 2, 3, 5, 0.5, 0.25, 6};
+	const double strength[] = {3, 9, 9, 0.75, 0};
+	const double out_w[] = {1, 2, 3, 6, 4, 5, 0.5, 0.25};
+
+	CHECK(pr_graph_build(hand_src, hand_dst, hand_w, 8, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
+	CHECK(g.weighted && !g.has_out_edges && g.out_ptr == NULL);
+	CHECK(same_f64(g.in_weight, in_w, 8));
+	CHECK(same_f64(g.out_strength, strength, 5));
+	CHECK(pr_graph_add_out_edges(&g, &pr_malloc_allocator, &err) == PR_OK);
+	CHECK(g.has_out_edges && same_f64(g.out_weight, out_w, 8));
+	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
+/* A zero-weight node is dangling even though it has edges. */
+void
+test_build_zero_weight_dangling(void)
+{
+	const int64_t s[] = {1, 1, 2};
+	const int64_t d[] = {2, 3, 1};
+	const double w[] = {0, 0, 1};
+	PrGraph		g;
+	PrError		err;
+
+	CHECK(pr_graph_build(s, d, w, 3, NULL, &pr_malloc_allocator, &g, &err) == PR_OK);
+	CHECK(g.n_nodes == 3 && g.n_dangling == 2);
+	CHECK(g.dangling[0] == 0 && g.dangling[1] == 2);
+	CHECK(g.out_strength[0] == 0.0 && g.out_strength[1] == 1.0);
+	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
+/* Undirected: both directions of each row, a self-loop once. */
+void
+test_build_undirected(void)
+{
+	const int64_t s[] = {1, 2, 3, 3};
+	const int64_t d[] = {2, 3, 3, 1};
+	PrBuildOptions opt = {true, true, 1};
+	PrGraph		g;
+	PrError		err;
+	const int64_t in_ptr[] = {0, 2, 4, 7};
+	const int32_t in_src[] = {1, 2, 0, 2, 0, 1, 2};
+	const double strength[] = {2, 2, 3};
+
+	CHECK(pr_graph_build(s, d, NULL, 4, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
+	CHECK(g.n_nodes == 3 && g.n_edges == 7 && g.n_dangling == 0);
+	CHECK(same_i64(g.in_ptr, in_ptr, 4));
+	CHECK(same_i32(g.in_src, in_src, 7));
+	CHECK(same_i64(g.out_ptr, in_ptr, 4));	/* symmetric */
+	CHECK(same_i32(g.out_dst, in_src, 7));
+	CHECK(same_f64(g.out_strength, strength, 3));
+	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
+/* Negative, huge and sparse ids map in ascending order (the sorted id-map path). */
+void
+test_build_sparse_ids(void)
+{
+	const int64_t s[] = {INT64_MAX, -5, INT64_MIN, 1000000000000LL, -5};
+	const int64_t d[] = {-5, INT64_MIN, 7, INT64_MAX, 7};
+	const int64_t ids[] = {INT64_MIN, -5, 7, 1000000000000LL, INT64_MAX};
+	PrGraph		g;
+	PrError		err;
+
+	CHECK(pr_graph_build(s, d, NULL, 5, NULL, &pr_malloc_allocator, &g, &err) == PR_OK);
+	CHECK(g.n_nodes == 5 && same_i64(g.node_ids, ids, 5));
+	CHECK(pr_graph_find(&g, INT64_MIN) == 0);
+	CHECK(pr_graph_find(&g, 7) == 2);
+	CHECK(pr_graph_find(&g, INT64_MAX) == 4);
+	CHECK(pr_graph_find(&g, 8) == -1);
+	CHECK(pr_graph_find(&g, -6) == -1);
+	/* in-row of node 2 (id 7): sources INT64_MIN (0) and -5 (1) */
+	CHECK(g.in_ptr[3] - g.in_ptr[2] == 2 && g.in_src[g.in_ptr[2]] == 0 && g.in_src[g.in_ptr[2] + 1] == 1);
+	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
+/* The dense and the sorted id maps agree with a qsort reference on random graphs. */
+void
+test_build_random_vs_reference(void)
+{
+	/* stride 1: dense table; stride 2^40+1: sorted path */
+	const int64_t strides[] = {1, (INT64_C(1) << 40) + 1};
+
+	for (int s = 0; s < 2; s++)
+	{
+		EdgeList	e;
+		PrBuildOptions opt = {false, true, 1};
+		PrGraph		g;
+		PrError		err;
+		int64_t    *ids;
+		int64_t		n;
+		double	   *W;
+		bool		ok = true;
+
+		edges_random(&e, 3000, 400, -1000, strides[s], true, 42 + s);
+		n = reference_node_ids(&e, &ids);
+		CHECK(pr_graph_build(e.src, e.dst, e.weight, e.m, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
+		CHECK(g.n_nodes == n && g.n_edges == 3000);
+		CHECK(same_i64(g.node_ids, ids, (size_t) n));
+		/* CSR rows re-summed into a dense matrix equal the reference adjacency */
+		W = reference_dense_adjacency(&e, false, ids, n);
+		{
+			double	   *Wg = calloc((size_t) (n * n), sizeof(double));
+			double	   *Wo = calloc((size_t) (n * n), sizeof(double));
+
+			for (int64_t v = 0; v < n; v++)
+				for (int64_t k = g.in_ptr[v]; k < g.in_ptr[v + 1]; k++)
+				{
+					Wg[g.in_src[k] * n + v] += g.in_weight[k];
+					if (k > g.in_ptr[v] && g.in_src[k] < g.in_src[k - 1])
+						ok = false;
+				}
+			for (int64_t u = 0; u < n; u++)
+				for (int64_t k = g.out_ptr[u]; k < g.out_ptr[u + 1]; k++)
+				{
+					Wo[u * n + g.out_dst[k]] += g.out_weight[k];
+					if (k > g.out_ptr[u] && g.out_dst[k] < g.out_dst[k - 1])
+						ok = false;
+				}
+			for (int64_t i = 0; i < n * n; i++)
+				if (fabs(Wg[i] - W[i]) > 1e-12 || fabs(Wo[i] - W[i]) > 1e-12)
+					ok = false;
+			for (int64_t u = 0; u < n; u++)
+			{
+				double		st = 0.0;
+
+				for (int64_t v = 0; v < n; v++)
+					st += W[u * n + v];
+				if (fabs(st - g.out_strength[u]) > 1e-12 || ((st == 0.0) != (g.out_strength[u] == 0.0)))
+					ok = false;
+			}
+			free(Wg);
+			free(Wo);
+		}
+		CHECKF(ok, "stride %lld", (long long) strides[s]);
+		free(W);
+		free(ids);
+		pr_graph_free(&g, &pr_malloc_allocator);
+		edges_free(&e);
+	}
+}
+
+/* Builds with one bad weight at row 2 and checks status, message and an empty graph. */
+static void
+check_bad_weight(double bad, const char *expected_text)
+{
+	const int64_t s[] = {1, 2, 3, 4};
+	const int64_t d[] = {2, 3, 4, 1};
+	double		w[] = {1, 1, 1, 1};
+	char		expected[256];
+	PrGraph		g;
+	PrError		err;
+
+	w[2] = bad;
+	memset(&err, 0, sizeof(err));
+	CHECK(pr_graph_build(s, d, w, 4, NULL, &pr_malloc_allocator, &g, &err) == PR_ERR_INVALID);
+	CHECK(err.status == PR_ERR_INVALID);
+	snprintf(expected, sizeof(expected),
+			 "invalid weight %s in edge row 2: weights must be finite and >= 0", expected_text);
+	CHECKF(strcmp(err.message, expected) == 0, "got \"%s\"", err.message);
+	CHECK(g.n_nodes == 0 && g.node_ids == NULL && g.in_ptr == NULL);
+}
+
+/* NaN, +-Infinity and negative weights are refused with the row in the message. */
+void
+test_build_weight_validation(void)
+{
+	check_bad_weight(NAN, "NaN");
+	check_bad_weight(INFINITY, "Infinity");
+	check_bad_weight(-INFINITY, "-Infinity");
+	check_bad_weight(-1.5, "-1.5");
+}
+
+/* No rows: an empty graph with a valid row-pointer array. */
+void
+test_build_empty(void)
+{
+	PrGraph		g;
+	PrError		err;
+	PrBuildOptions opt = {false, true, 1};
+
+	CHECK(pr_graph_build(NULL, NULL, NULL, 0, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
+	CHECK(g.n_nodes == 0 && g.n_edges == 0 && g.n_dangling == 0);
+	CHECK(g.in_ptr != NULL && g.in_ptr[0] == 0);
+	CHECK(pr_graph_find(&g, 1) == -1);
+	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
+/* An allocator that fails after a given number of allocations, counting live blocks. */
+typedef struct FailingAlloc
+{
+	int			remaining;
+	int			live;
+} FailingAlloc;
+
+/* Allocation that fails when the budget is spent. */
+static void *
+failing_alloc(void *ctx, size_t size)
+{
+	FailingAlloc *f = (FailingAlloc *) ctx;
+	void	   *p;
+
+	if (f->remaining-- <= 0)
+		return NULL;
+	p = malloc(size);
+	if (p != NULL)
+		f->live++;
+	return p;
+}
+
+/* Free that counts live blocks. */
+static void
+failing_free(void *ctx, void *ptr)
+{
+	FailingAlloc *f = (FailingAlloc *) ctx;
+
+	if (ptr != NULL)
+	{
+		f->live--;
+		free(ptr);
+	}
+}
+
+/* Every allocation failure gives PR_ERR_NOMEM, an empty graph and nothing left allocated. */
+void
+test_build_allocation_failures(void)
+{
+	PrBuildOptions opt = {false, true, 1};
+	bool		ok_once = false;
+
+	for (int budget = 0; budget < 40 && !ok_once; budget++)
+	{
+		FailingAlloc f = {budget, 0};
+		PrAllocator a = {failing_alloc, failing_free, &f};
+		PrGraph		g;
+		PrError		err;
+		PrStatus	st = pr_graph_build(hand_src, hand_dst, hand_w, 8, &opt, &a, &g, &err);
+
+		if (st == PR_OK)
+		{
+			ok_once = true;
+			pr_graph_free(&g, &a);
+		}
+		else
+		{
+			CHECKF(st == PR_ERR_NOMEM, "budget %d status %d", budget, (int) st);
+			CHECK(g.n_nodes == 0 && g.in_ptr == NULL);
+		}
+		CHECKF(f.live == 0, "budget %d leaves %d blocks", budget, f.live);
+	}
+	CHECK(ok_once);
+}

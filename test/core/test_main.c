@@ -1,0 +1,83 @@
+/*
+ * test_main.c — runs every core test case and prints "N passed, N failed" as its last line;
+ * exits nonzero if any case failed.  An optional argument runs only cases whose name contains it.
+ */
+#include "test_util.h"
+
+#include <string.h>
+
+#define TEST_CASES(X) \
+	X(test_build_hand_unweighted) \
+	X(test_build_hand_weighted) \
+	X(test_build_zero_weight_dangling) \
+	X(test_build_undirected) \
+	X(test_build_sparse_ids) \
+	X(test_build_random_vs_reference) \
+	X(test_build_weight_validation) \
+	X(test_build_empty) \
+	X(test_build_allocation_failures) \
+	X(test_flat_round_trip) \
+	X(test_flat_corrupt) \
+	X(test_flat_fuzz) \
+	X(test_topk_ties) \
+	X(test_topk_strided) \
+	X(test_topk_vs_sort) \
+	X(test_pagerank_vs_dense) \
+	X(test_pagerank_duplicates_are_parallel) \
+	X(test_personalized_vs_dense) \
+	X(test_rwr_multi_column) \
+	X(test_rwr_multi_column_large) \
+	X(test_hits_vs_dense) \
+	X(test_hits_needs_out_edges) \
+	X(test_determinism) \
+	X(test_driver_control) \
+	X(test_driver_bad_arguments) \
+	X(test_empty_graph_runs) \
+	X(test_igraph_slashdot) \
+	X(test_igraph_enron_undirected)
+
+#define DECLARE(name) void name(void);
+TEST_CASES(DECLARE)
+#undef DECLARE
+
+typedef struct TestCase
+{
+	const char *name;
+	void		(*fn) (void);
+} TestCase;
+
+#define ENTRY(name) {#name, name},
+static const TestCase cases[] = {TEST_CASES(ENTRY)};
+#undef ENTRY
+
+/* Runs the cases and reports. */
+int
+main(int argc, char **argv)
+{
+	int			passed = 0,
+				failed = 0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		double		t0;
+
+		if (argc > 1 && strstr(cases[i].name, argv[1]) == NULL)
+			continue;
+		test_failed_checks = 0;
+		t0 = pr_clock_seconds();
+		cases[i].fn();
+		if (test_failed_checks == 0)
+		{
+			passed++;
+			printf("ok   %s (%.2f s)\n", cases[i].name, pr_clock_seconds() - t0);
+		}
+		else
+		{
+			failed++;
+			printf("FAIL %s (%d checks failed)\n", cases[i].name, test_failed_checks);
+		}
+		fflush(stdout);
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,665 @@
+/*
+ * test_rank.c — PageRank, personalized PageRank / RWR and HITS through the driver and the CPU
+ * engine, against a dense direct solve (reference_pagerank) and dense HITS; plus the driver's
+ * contract: multi-column RWR, determinism across runs and thread counts, should_stop,
+ * check_every, progress, non-convergence, argument errors and the empty graph.
+ */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A graph plus the reference ids and dense adjacency of its edge list. */
+typedef struct Fixture
+{
+	EdgeList	edges;
+	PrGraph		g;
+	int64_t    *ids;
+	int64_t		n;
+	double	   *W;
+} Fixture;
+
+/* Builds the fixture from edges (taking ownership). */
+static void
+fixture_make(Fixture *f, EdgeList edges, bool undirected)
+{
+	PrBuildOptions opt = {undirected, true, 1};
+	PrError		err;
+
+	f->edges = edges;
+	if (pr_graph_build(edges.src, edges.dst, edges.weight, edges.m, &opt, &pr_malloc_allocator,
+					   &f->g, &err) != PR_OK)
+	{
+		fprintf(stderr, "build failed: %s\n", err.message);
+		exit(2);
+	}
+	f->n = reference_node_ids(&edges, &f->ids);
+	f->W = reference_dense_adjacency(&edges, undirected, f->ids, f->n);
+}
+
+/* Frees a fixture. */
+static void
+fixture_free(Fixture *f)
+{
+	pr_graph_free(&f->g, &pr_malloc_allocator);
+	edges_free(&f->edges);
+	free(f->ids);
+	free(f->W);
+}
+
+/* Runs PageRank with a fresh engine of n_threads; returns the status. */
+static PrStatus
+run_pagerank(const PrGraph *g, int n_threads, double alpha, const PrRestart *r,
+			 const PrIterOptions *o, double *scores, PrRunStats *st, PrError *err)
+{
+	PrEngine   *e = pr_cpu_engine_create(n_threads, &pr_malloc_allocator, err);
+	PrStatus	s;
+
+	if (e == NULL)
+		return err->status;
+	s = pr_pagerank(e, g, alpha, r, o, scores, st, err);
+	e->ops->release(e);
+	return s;
+}
+
+/* Our scores are in internal order = reference order (both sort the ids): check that too. */
+static bool
+same_ids(const Fixture *f)
+{
+	return f->n == f->g.n_nodes &&
+		memcmp(f->ids, f->g.node_ids, (size_t) f->n * sizeof(int64_t)) == 0;
+}
+
+/* Checks PageRank of a fixture against the dense solve. */
+static void
+check_pagerank_fixture(Fixture *f, double alpha, const char *what)
+{
+	PrRestart	r = {true, 1, NULL, NULL, NULL};
+	PrIterOptions o = test_iter_options(1e-14, 2000);
+	double	   *ours = malloc(sizeof(double) * (size_t) f->n);
+	double	   *ref = malloc(sizeof(double) * (size_t) f->n);
+	PrRunStats	st;
+	PrError		err;
+	double		sum = 0.0;
+
+	CHECK(same_ids(f));
+	CHECK(run_pagerank(&f->g, 2, alpha, &r, &o, ours, &st, &err) == PR_OK);
+	CHECKF(st.converged && st.residual < 1e-14, "%s: residual %g", what, st.residual);
+	CHECK(strcmp(st.engine, "cpu") == 0 && st.iterations >= 1 && st.seconds >= 0.0);
+	reference_pagerank(f->W, f->n, alpha, NULL, ref);
+	CHECKF(l1_distance(ours, ref, (size_t) f->n) < 1e-12, "%s: L1 %g", what,
+		   l1_distance(ours, ref, (size_t) f->n));
+	for (int64_t i = 0; i < f->n; i++)
+		sum += ours[i];
+	CHECKF(fabs(sum - 1.0) < 1e-12, "%s: sum %.17g", what, sum);
+	free(ours);
+	free(ref);
+}
+
+/* The hand graph of test_graph.c (dangling node, self-loop, parallel edges). */
+static EdgeList
+hand_edges(bool weighted)
+{
+	static const int64_t s[] = {10, 10, 20, 30, 40, 40, 30, 20};
+	static const int64_t d[] = {20, 30, 30, 10, 30, 30, 30, 50};
+	static const double w[] = {1, 2, 3, 4, 0.5, 0.25, 5, 6};
+	EdgeList	e;
+
+	e.m = 8;
+	e.src = malloc(sizeof(s));
+	e.dst = malloc(sizeof(d));
+	memcpy(e.src, s, sizeof(s));
+	memcpy(e.dst, d, sizeof(d));
+	e.weight = NULL;
+	if (weighted)
+	{
+		e.weight = malloc(sizeof(w));
+		memcpy(e.weight, w, sizeof(w));
+	}
+	return e;
+}
+
+/* PageRank on small graphs, unweighted and weighted, directed and undirected, several dampings. */
+void
+test_pagerank_vs_dense(void)
+{
+	Fixture		f;
+	EdgeList	e;
+
+	fixture_make(&f, hand_edges(false), false);
+	check_pagerank_fixture(&f, 0.85, "hand");
+	check_pagerank_fixture(&f, 0.0, "hand alpha 0");
+	check_pagerank_fixture(&f, 0.5, "hand alpha 0.5");
+	fixture_free(&f);
+	fixture_make(&f, hand_edges(true), false);
+	check_pagerank_fixture(&f, 0.85, "hand weighted");
+	fixture_free(&f);
+	edges_random(&e, 2500, 300, 5, 1, false, 1);
+	fixture_make(&f, e, false);
+	check_pagerank_fixture(&f, 0.85, "random");
+	fixture_free(&f);
+	edges_random(&e, 2500, 300, 5, 1, true, 2);
+	fixture_make(&f, e, false);
+	check_pagerank_fixture(&f, 0.9, "random weighted");
+	fixture_free(&f);
+	edges_random(&e, 1200, 300, 5, 1, false, 3);
+	fixture_make(&f, e, true);
+	check_pagerank_fixture(&f, 0.85, "random undirected");
+	fixture_free(&f);
+}
+
+/* Duplicate rows are parallel edges: the same as one row of weight 2. */
+void
+test_pagerank_duplicates_are_parallel(void)
+{
+	const int64_t s1[] = {1, 1, 1, 2, 3};
+	const int64_t d1[] = {2, 2, 3, 3, 1};
+	const int64_t s2[] = {1, 1, 2, 3};
+	const int64_t d2[] = {2, 3, 3, 1};
+	const double w2[] = {2, 1, 1, 1};
+	PrGraph		g1,
+				g2;
+	PrError		err;
+	PrRestart	r = {true, 1, NULL, NULL, NULL};
+	PrIterOptions o = test_iter_options(1e-15, 1000);
+	double		x1[3],
+				x2[3];
+	PrRunStats	st;
+
+	CHECK(pr_graph_build(s1, d1, NULL, 5, NULL, &pr_malloc_allocator, &g1, &err) == PR_OK);
+	CHECK(pr_graph_build(s2, d2, w2, 4, NULL, &pr_malloc_allocator, &g2, &err) == PR_OK);
+	CHECK(run_pagerank(&g1, 1, 0.85, &r, &o, x1, &st, &err) == PR_OK);
+	CHECK(run_pagerank(&g2, 1, 0.85, &r, &o, x2, &st, &err) == PR_OK);
+	CHECK(l1_distance(x1, x2, 3) < 1e-14);
+	/* and it differs from the deduplicated (unweighted) graph, where 1 splits its mass in halves */
+	{
+		PrGraph		g3;
+		double		x3[3];
+
+		CHECK(pr_graph_build(s2, d2, NULL, 4, NULL, &pr_malloc_allocator, &g3, &err) == PR_OK);
+		CHECK(run_pagerank(&g3, 1, 0.85, &r, &o, x3, &st, &err) == PR_OK);
+		CHECK(l1_distance(x1, x3, 3) > 1e-3);
+		pr_graph_free(&g3, &pr_malloc_allocator);
+	}
+	pr_graph_free(&g1, &pr_malloc_allocator);
+	pr_graph_free(&g2, &pr_malloc_allocator);
+}
+
+/* Personalized PageRank (restart over three nodes) against the dense solve. */
+void
+test_personalized_vs_dense(void)
+{
+	Fixture		f;
+	EdgeList	e;
+	const int32_t nodes[] = {3, 17, 250};
+	const double weights[] = {0.5, 0.3, 0.2};
+	const int64_t ptr[] = {0, 3};
+	PrRestart	r = {false, 1, ptr, nodes, weights};
+	PrIterOptions o = test_iter_options(1e-14, 3000);
+	double	   *ours,
+			   *ref,
+			   *rv;
+	PrRunStats	st;
+	PrError		err;
+
+	edges_random(&e, 2000, 300, 0, 1, true, 11);
+	fixture_make(&f, e, false);
+	ours = malloc(sizeof(double) * (size_t) f.n);
+	ref = malloc(sizeof(double) * (size_t) f.n);
+	rv = calloc((size_t) f.n, sizeof(double));
+	for (int i = 0; i < 3; i++)
+		rv[nodes[i]] = weights[i];
+	CHECK(run_pagerank(&f.g, 2, 0.85, &r, &o, ours, &st, &err) == PR_OK);
+	CHECK(st.converged);
+	reference_pagerank(f.W, f.n, 0.85, rv, ref);
+	CHECKF(l1_distance(ours, ref, (size_t) f.n) < 1e-12, "L1 %g", l1_distance(ours, ref, (size_t) f.n));
+	free(ours);
+	free(ref);
+	free(rv);
+	fixture_free(&f);
+}
+
+/* RWR from k sources in one run equals k single-source runs, and each equals the dense solve. */
+void
+test_rwr_multi_column(void)
+{
+	enum {K = 5};
+	Fixture		f;
+	EdgeList	e;
+	const int32_t sources[K] = {0, 7, 7, 123, 299};
+	const double ones[K] = {1, 1, 1, 1, 1};
+	int64_t		ptr[K + 1];
+	PrRestart	r;
+	PrIterOptions o = test_iter_options(1e-14, 3000);
+	double	   *multi,
+			   *single,
+			   *ref,
+			   *rv;
+	PrRunStats	st;
+	PrError		err;
+	double		worst_single = 0.0,
+				worst_ref = 0.0;
+
+	edges_random(&e, 2400, 300, 0, 1, false, 21);
+	fixture_make(&f, e, false);
+	for (int j = 0; j <= K; j++)
+		ptr[j] = j;
+	r.uniform = false;
+	r.k = K;
+	r.ptr = ptr;
+	r.node = sources;
+	r.weight = ones;
+	multi = malloc(sizeof(double) * (size_t) f.n * K);
+	single = malloc(sizeof(double) * (size_t) f.n);
+	ref = malloc(sizeof(double) * (size_t) f.n);
+	rv = malloc(sizeof(double) * (size_t) f.n);
+	CHECK(run_pagerank(&f.g, 2, 0.85, &r, &o, multi, &st, &err) == PR_OK);
+	CHECK(st.converged);
+	for (int j = 0; j < K; j++)
+	{
+		const int64_t p1[] = {0, 1};
+		PrRestart	r1 = {false, 1, p1, &sources[j], &ones[j]};
+		PrRunStats	st1;
+		double		d_single = 0.0,
+					d_ref = 0.0;
+
+		CHECK(run_pagerank(&f.g, 1, 0.85, &r1, &o, single, &st1, &err) == PR_OK);
+		CHECK(st1.converged && st1.iterations <= st.iterations);
+		memset(rv, 0, sizeof(double) * (size_t) f.n);
+		rv[sources[j]] = 1.0;
+		reference_pagerank(f.W, f.n, 0.85, rv, ref);
+		for (int64_t v = 0; v < f.n; v++)
+		{
+			d_single += fabs(multi[v * K + j] - single[v]);
+			d_ref += fabs(multi[v * K + j] - ref[v]);
+		}
+		worst_single = fmax(worst_single, d_single);
+		worst_ref = fmax(worst_ref, d_ref);
+	}
+	CHECKF(worst_single < 1e-13, "multi vs single L1 %g", worst_single);
+	CHECKF(worst_ref < 1e-12, "multi vs dense L1 %g", worst_ref);
+	/* columns 1 and 2 have the same source: identical bits */
+	{
+		bool		same = true;
+
+		for (int64_t v = 0; v < f.n; v++)
+			if (multi[v * K + 1] != multi[v * K + 2])
+				same = false;
+		CHECK(same);
+	}
+	free(multi);
+	free(single);
+	free(ref);
+	free(rv);
+	fixture_free(&f);
+}
+
+/* HITS against dense power iteration, on a weighted random graph and the hand graph. */
+void
+test_hits_vs_dense(void)
+{
+	for (int variant = 0; variant < 2; variant++)
+	{
+		Fixture		f;
+		EdgeList	e;
+		PrIterOptions o = test_iter_options(1e-14, 5000);
+		double	   *h,
+				   *a,
+				   *rh,
+				   *ra;
+		PrRunStats	st;
+		PrError		err;
+		PrEngine   *engine;
+		double		sh = 0.0,
+					sa = 0.0;
+
+		if (variant == 0)
+			edges_random(&e, 1500, 200, 0, 1, true, 31);
+		else
+			e = hand_edges(false);
+		fixture_make(&f, e, false);
+		h = malloc(sizeof(double) * (size_t) f.n);
+		a = malloc(sizeof(double) * (size_t) f.n);
+		rh = malloc(sizeof(double) * (size_t) f.n);
+		ra = malloc(sizeof(double) * (size_t) f.n);
+		engine = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+		CHECK(pr_hits(engine, &f.g, &o, h, a, &st, &err) == PR_OK);
+		CHECK(st.converged);
+		engine->ops->release(engine);
+		reference_hits(f.W, f.n, 20000, rh, ra);
+		CHECKF(l1_distance(h, rh, (size_t) f.n) < 1e-10, "variant %d hubs L1 %g", variant,
+			   l1_distance(h, rh, (size_t) f.n));
+		CHECKF(l1_distance(a, ra, (size_t) f.n) < 1e-10, "variant %d authorities L1 %g", variant,
+			   l1_distance(a, ra, (size_t) f.n));
+		for (int64_t i = 0; i < f.n; i++)
+		{
+			sh += h[i];
+			sa += a[i];
+		}
+		CHECK(fabs(sh - 1.0) < 1e-12 && fabs(sa - 1.0) < 1e-12);
+		free(h);
+		free(a);
+		free(rh);
+		free(ra);
+		fixture_free(&f);
+	}
+}
+
+/* HITS needs the out-edge arrays; a graph without them is refused, not mis-ranked. */
+void
+test_hits_needs_out_edges(void)
+{
+	const int64_t s[] = {1, 2};
+	const int64_t d[] = {2, 3};
+	PrGraph		g;
+	PrError		err;
+	PrEngine   *engine = pr_cpu_engine_create(1, &pr_malloc_allocator, &err);
+	PrIterOptions o = test_iter_options(1e-10, 100);
+	double		h[3],
+				a[3];
+	PrRunStats	st;
+
+	CHECK(pr_graph_build(s, d, NULL, 2, NULL, &pr_malloc_allocator, &g, &err) == PR_OK);
+	CHECK(pr_hits(engine, &g, &o, h, a, &st, &err) == PR_ERR_UNSUPPORTED);
+	CHECK(strstr(err.message, "out-edge") != NULL);
+	/* the engine is reusable after a failed prepare */
+	CHECK(pr_graph_add_out_edges(&g, &pr_malloc_allocator, &err) == PR_OK);
+	CHECK(pr_hits(engine, &g, &o, h, a, &st, &err) == PR_OK);
+	/* path 1->2->3: hub mass on 1 and 2, authority on 2 and 3 */
+	CHECK(fabs(h[0] - 0.5) < 1e-12 && fabs(h[1] - 0.5) < 1e-12 && h[2] == 0.0);
+	CHECK(a[0] == 0.0 && fabs(a[1] - 0.5) < 1e-12 && fabs(a[2] - 0.5) < 1e-12);
+	engine->ops->release(engine);
+	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
+/* Same input, same bits: twice with 2 threads, and with 1, 3 and 8 threads. */
+void
+test_determinism(void)
+{
+	EdgeList	e;
+	PrGraph		g;
+	PrError		err;
+	PrBuildOptions opt = {false, true, 1};
+	PrRestart	r = {true, 1, NULL, NULL, NULL};
+	PrIterOptions o = test_iter_options(1e-12, 500);
+	const int	threads[] = {2, 2, 1, 3, 8};
+	double	   *x[5];
+	PrRunStats	st;
+
+	edges_random(&e, 400000, 60000, 0, 1, true, 41);
+	CHECK(pr_graph_build(e.src, e.dst, e.weight, e.m, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
+	for (int i = 0; i < 5; i++)
+	{
+		x[i] = malloc(sizeof(double) * (size_t) g.n_nodes);
+		CHECK(run_pagerank(&g, threads[i], 0.85, &r, &o, x[i], &st, &err) == PR_OK);
+		CHECK(st.converged);
+	}
+	for (int i = 1; i < 5; i++)
+		CHECKF(memcmp(x[0], x[i], sizeof(double) * (size_t) g.n_nodes) == 0,
+			   "run %d (%d threads) differs, L1 %g", i, threads[i],
+			   l1_distance(x[0], x[i], (size_t) g.n_nodes));
+	/* HITS too */
+	{
+		double	   *h1 = malloc(sizeof(double) * (size_t) g.n_nodes);
+		double	   *a1 = malloc(sizeof(double) * (size_t) g.n_nodes);
+		double	   *h2 = malloc(sizeof(double) * (size_t) g.n_nodes);
+		double	   *a2 = malloc(sizeof(double) * (size_t) g.n_nodes);
+		PrEngine   *e1 = pr_cpu_engine_create(1, &pr_malloc_allocator, &err);
+		PrEngine   *e2 = pr_cpu_engine_create(4, &pr_malloc_allocator, &err);
+		PrIterOptions oh = test_iter_options(1e-10, 200);
+
+		CHECK(pr_hits(e1, &g, &oh, h1, a1, &st, &err) == PR_OK);
+		CHECK(pr_hits(e2, &g, &oh, h2, a2, &st, &err) == PR_OK);
+		CHECK(memcmp(h1, h2, sizeof(double) * (size_t) g.n_nodes) == 0);
+		CHECK(memcmp(a1, a2, sizeof(double) * (size_t) g.n_nodes) == 0);
+		e1->ops->release(e1);
+		e2->ops->release(e2);
+		free(h1);
+		free(a1);
+		free(h2);
+		free(a2);
+	}
+	for (int i = 0; i < 5; i++)
+		free(x[i]);
+	pr_graph_free(&g, &pr_malloc_allocator);
+	edges_free(&e);
+}
+
+/* Counts polls and asks to stop at the given one. */
+typedef struct StopAfter
+{
+	int			polls;
+	int			stop_at;
+} StopAfter;
+
+/* should_stop callback. */
+static bool
+stop_after(void *arg)
+{
+	StopAfter  *s = (StopAfter *) arg;
+
+	return ++s->polls >= s->stop_at;
+}
+
+/* Records progress calls. */
+typedef struct ProgressLog
+{
+	int			calls;
+	int			last_iteration;
+	bool		multiples;
+	int			every;
+} ProgressLog;
+
+/* progress callback. */
+static void
+log_progress(void *arg, int iteration, double residual)
+{
+	ProgressLog *p = (ProgressLog *) arg;
+
+	(void) residual;
+	p->calls++;
+	if (iteration % p->every != 0)
+		p->multiples = false;
+	p->last_iteration = iteration;
+}
+
+/* should_stop interrupts between iterations; check_every spaces residual reads; non-convergence. */
+void
+test_driver_control(void)
+{
+	EdgeList	e;
+	PrGraph		g;
+	PrError		err;
+	PrRestart	r = {true, 1, NULL, NULL, NULL};
+	double	   *x;
+	PrRunStats	st;
+
+	edges_random(&e, 20000, 3000, 0, 1, false, 51);
+	CHECK(pr_graph_build(e.src, e.dst, NULL, e.m, NULL, &pr_malloc_allocator, &g, &err) == PR_OK);
+	x = malloc(sizeof(double) * (size_t) g.n_nodes);
+
+	/* interruption: the 6th poll says stop, after 5 iterations */
+	{
+		PrIterOptions o = test_iter_options(1e-14, 1000);
+		StopAfter	s = {0, 6};
+
+		o.should_stop = stop_after;
+		o.stop_arg = &s;
+		CHECK(run_pagerank(&g, 2, 0.85, &r, &o, x, &st, &err) == PR_ERR_INTERRUPTED);
+		CHECK(err.status == PR_ERR_INTERRUPTED && strstr(err.message, "interrupted") != NULL);
+		CHECK(st.iterations == 5 && !st.converged);
+	}
+	/* check_every 7: residual read at multiples of 7 only, converged at one */
+	{
+		PrIterOptions o = test_iter_options(1e-10, 1000);
+		ProgressLog p = {0, 0, true, 7};
+		PrRunStats	st1;
+		double	   *x1 = malloc(sizeof(double) * (size_t) g.n_nodes);
+
+		CHECK(run_pagerank(&g, 2, 0.85, &r, &o, x1, &st1, &err) == PR_OK);
+		o.check_every = 7;
+		o.progress = log_progress;
+		o.progress_arg = &p;
+		CHECK(run_pagerank(&g, 2, 0.85, &r, &o, x, &st, &err) == PR_OK);
+		CHECK(st.converged && st.residual < 1e-10);
+		CHECK(st.iterations % 7 == 0 && st.iterations >= st1.iterations &&
+			  st.iterations < st1.iterations + 7);
+		CHECK(p.multiples && p.calls == st.iterations / 7 && p.last_iteration == st.iterations);
+		CHECK(l1_distance(x, x1, (size_t) g.n_nodes) < 2e-10);
+		free(x1);
+	}
+	/* non-convergence is reported, not an error; the last iteration's residual is read */
+	{
+		PrIterOptions o = test_iter_options(1e-14, 3);
+		double		sum = 0.0;
+
+		o.check_every = 10;
+		CHECK(run_pagerank(&g, 2, 0.85, &r, &o, x, &st, &err) == PR_OK);
+		CHECK(!st.converged && st.iterations == 3 && st.residual > 1e-14);
+		for (int64_t i = 0; i < g.n_nodes; i++)
+			sum += x[i];
+		CHECK(fabs(sum - 1.0) < 1e-12);
+	}
+	/* norms: linf and l1_scaled stop earlier than l1 at the same tolerance */
+	{
+		PrIterOptions o = test_iter_options(1e-9, 1000);
+		int			it_l1,
+					it_linf,
+					it_scaled;
+
+		CHECK(run_pagerank(&g, 2, 0.85, &r, &o, x, &st, &err) == PR_OK);
+		it_l1 = st.iterations;
+		o.norm = PR_NORM_LINF;
+		CHECK(run_pagerank(&g, 2, 0.85, &r, &o, x, &st, &err) == PR_OK);
+		it_linf = st.iterations;
+		CHECK(st.residual < 1e-9);
+		o.norm = PR_NORM_L1_SCALED;
+		CHECK(run_pagerank(&g, 2, 0.85, &r, &o, x, &st, &err) == PR_OK);
+		it_scaled = st.iterations;
+		CHECK(st.residual < 1e-9 * (double) g.n_nodes);
+		CHECK(it_linf < it_l1 && it_scaled < it_l1);
+	}
+	free(x);
+	pr_graph_free(&g, &pr_malloc_allocator);
+	edges_free(&e);
+}
+
+/* Bad arguments are refused with PR_ERR_INVALID and a message. */
+void
+test_driver_bad_arguments(void)
+{
+	const int64_t s[] = {1, 2, 3};
+	const int64_t d[] = {2, 3, 1};
+	PrGraph		g;
+	PrError		err;
+	PrRestart	r = {true, 1, NULL, NULL, NULL};
+	PrIterOptions o = test_iter_options(1e-10, 100);
+	double		x[3];
+	PrRunStats	st;
+
+	CHECK(pr_graph_build(s, d, NULL, 3, NULL, &pr_malloc_allocator, &g, &err) == PR_OK);
+	CHECK(run_pagerank(&g, 1, 1.0, &r, &o, x, &st, &err) == PR_ERR_INVALID);
+	CHECK(strstr(err.message, "damping") != NULL);
+	CHECK(run_pagerank(&g, 1, -0.1, &r, &o, x, &st, &err) == PR_ERR_INVALID);
+	CHECK(run_pagerank(&g, 1, NAN, &r, &o, x, &st, &err) == PR_ERR_INVALID);
+	o.tolerance = 0.0;
+	CHECK(run_pagerank(&g, 1, 0.85, &r, &o, x, &st, &err) == PR_ERR_INVALID);
+	CHECK(strstr(err.message, "tolerance") != NULL);
+	o = test_iter_options(1e-10, 0);
+	CHECK(run_pagerank(&g, 1, 0.85, &r, &o, x, &st, &err) == PR_ERR_INVALID);
+	CHECK(strstr(err.message, "max_iterations") != NULL);
+	o = test_iter_options(1e-10, 100);
+	{
+		const int64_t ptr[] = {0, 1};
+		const int32_t bad_node[] = {3};
+		const int32_t node[] = {1};
+		const double half[] = {0.5};
+		const double one[] = {1.0};
+		PrRestart	rb = {false, 1, ptr, bad_node, one};
+
+		CHECK(run_pagerank(&g, 1, 0.85, &rb, &o, x, &st, &err) == PR_ERR_INVALID);
+		CHECK(strstr(err.message, "not in the graph") != NULL);
+		rb.node = node;
+		rb.weight = half;
+		CHECK(run_pagerank(&g, 1, 0.85, &rb, &o, x, &st, &err) == PR_ERR_INVALID);
+		CHECK(strstr(err.message, "sum to") != NULL);
+		rb.weight = one;
+		CHECK(run_pagerank(&g, 1, 0.85, &rb, &o, x, &st, &err) == PR_OK);
+	}
+	{
+		bool		ok;
+		PrNorm		norm;
+
+		ok = pr_norm_parse("l1", &norm) && norm == PR_NORM_L1;
+		ok = ok && pr_norm_parse("l1_scaled", &norm) && norm == PR_NORM_L1_SCALED;
+		ok = ok && pr_norm_parse("linf", &norm) && norm == PR_NORM_LINF;
+		ok = ok && !pr_norm_parse("L2", &norm) && !pr_norm_parse("", &norm);
+		ok = ok && strcmp(pr_norm_name(PR_NORM_L1_SCALED), "l1_scaled") == 0;
+		CHECK(ok);
+		CHECK(strcmp(pr_status_name(PR_ERR_NOMEM), "out of memory") == 0);
+	}
+	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
+/* The empty graph: nothing to rank, converged, no error; HITS likewise. */
+void
+test_empty_graph_runs(void)
+{
+	PrGraph		g;
+	PrError		err;
+	PrRestart	r = {true, 1, NULL, NULL, NULL};
+	PrIterOptions o = test_iter_options(1e-10, 100);
+	PrRunStats	st;
+	PrEngine   *e = pr_cpu_engine_create(0, &pr_malloc_allocator, &err);
+	PrBuildOptions opt = {false, true, 1};
+
+	CHECK(pr_graph_build(NULL, NULL, NULL, 0, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
+	CHECK(pr_pagerank(e, &g, 0.85, &r, &o, NULL, &st, &err) == PR_OK);
+	CHECK(st.converged && st.iterations == 0);
+	CHECK(pr_hits(e, &g, &o, NULL, NULL, &st, &err) == PR_OK);
+	e->ops->release(e);
+	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
+/* On a graph large enough for the engine's length-sorted row copy: k-column RWR = k runs. */
+void
+test_rwr_multi_column_large(void)
+{
+	enum {K = 3};
+	EdgeList	e;
+	PrGraph		g;
+	PrError		err;
+	const int32_t sources[K] = {5, 9000, 15000};	/* internal ids */
+	const double ones[K] = {1, 1, 1};
+	const int64_t ptr[K + 1] = {0, 1, 2, 3};
+	PrRestart	r = {false, K, ptr, sources, ones};
+	PrIterOptions o = test_iter_options(1e-13, 3000);
+	PrRunStats	st;
+	double	   *multi,
+			   *single;
+	double		worst = 0.0;
+
+	edges_random(&e, 150000, 20000, 0, 1, true, 61);
+	CHECK(pr_graph_build(e.src, e.dst, e.weight, e.m, NULL, &pr_malloc_allocator, &g, &err) == PR_OK);
+	CHECK(g.n_nodes > 15000);
+	multi = malloc(sizeof(double) * (size_t) g.n_nodes * K);
+	single = malloc(sizeof(double) * (size_t) g.n_nodes);
+	CHECK(run_pagerank(&g, 2, 0.85, &r, &o, multi, &st, &err) == PR_OK && st.converged);
+	for (int j = 0; j < K; j++)
+	{
+		const int64_t p1[] = {0, 1};
+		PrRestart	r1 = {false, 1, p1, &sources[j], &ones[j]};
+		double		d = 0.0;
+
+		CHECK(run_pagerank(&g, 3, 0.85, &r1, &o, single, &st, &err) == PR_OK && st.converged);
+		for (int64_t v = 0; v < g.n_nodes; v++)
+			d += fabs(multi[v * K + j] - single[v]);
+		worst = fmax(worst, d);
+	}
+	CHECKF(worst < 1e-12, "multi vs single L1 %g", worst);
+	free(multi);
+	free(single);
+	pr_graph_free(&g, &pr_malloc_allocator);
+	edges_free(&e);
+}

@@ -1,0 +1,173 @@
+#!/bin/sh
+# test/run_all.sh — the whole powerrank test suite, from a fresh Debian 12 machine.
+#
+#   sudo test/run_all.sh        (or, as root, test/run_all.sh)
+#
+# 1. installs the Debian packages it needs when missing (apt-get);
+# 2. copies the tree (with its sample graphs, test/data) to a temporary directory owned by the postgres user,
+#    because initdb refuses to run as root;
+# 3. builds the extension with -Wall -Wextra -Werror; runs `make check-core` (C unit tests of the
+#    core and the GPU planners); compiles the CUDA engine when nvcc and cuda/Makefile exist;
+# 4. installs the extension; runs pg_regress in a temporary instance (`make installcheck`, which
+#    first computes the NetworkX reference results) and the pgTAP suites with pg_prove against a
+#    throwaway cluster;
+# 5. prints "N passed, N failed" (build steps, each pg_regress test, each pgTAP file) and exits
+#    non-zero on any failure.
+#
+# Environment: KEEP=1 keeps the temporary directory; PG_CONFIG overrides the pg_config used.
+set -u
+
+PACKAGES="postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap pgtap postgresql-15-cron
+python3-networkx python3-igraph python3-scipy libigraph-dev zlib1g-dev make gcc"
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+PG_BIN=/usr/lib/postgresql/15/bin
+export LC_ALL=C
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+passed=0
+failed=0
+failures=""
+
+# Records the outcome of one step or test.
+record() {
+	if [ "$1" = ok ]; then
+		passed=$((passed + 1))
+		echo "PASS: $2"
+	else
+		failed=$((failed + 1))
+		failures="$failures
+  $2"
+		echo "FAIL: $2"
+	fi
+}
+
+# Runs a command as the postgres user in the copied tree.
+as_postgres() {
+	su postgres -s /bin/sh -c "cd '$WORK/main' && $1"
+}
+
+if [ "$(id -u)" != 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		exec sudo -E "$0" "$@"
+	fi
+	echo "run_all.sh: run as root (it installs packages and the extension)" >&2
+	exit 2
+fi
+
+# ---- 1. packages ---------------------------------------------------------------------------
+missing=""
+for p in $PACKAGES; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+if [ -n "$missing" ]; then
+	echo "== installing:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q && apt-get install -y -q --no-install-recommends $missing || {
+		echo "run_all.sh: apt-get failed" >&2
+		exit 2
+	}
+fi
+
+# ---- 2. a copy of the tree the postgres user owns ---------------------------------------------
+WORK=$(mktemp -d /tmp/powerrank-test.XXXXXX)
+PGTAP_DATA="$WORK/pgtap_data"
+cleanup() {
+	if [ -f "$PGTAP_DATA/postmaster.pid" ]; then
+		su postgres -s /bin/sh -c "$PG_BIN/pg_ctl -D '$PGTAP_DATA' -m immediate stop" >/dev/null 2>&1
+	fi
+	if [ "${KEEP:-0}" = 1 ]; then
+		echo "kept $WORK"
+	else
+		rm -rf "$WORK"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$WORK/main"
+(cd "$ROOT" && tar --exclude=./.git --exclude=./tmp_check --exclude=./results -cf - .) |
+	(cd "$WORK/main" && tar xf -)
+chown -R postgres:postgres "$WORK"
+chmod 755 "$WORK"
+
+# ---- 3. build, unit tests, CUDA --------------------------------------------------------------
+echo "== build (-Wall -Wextra -Werror)"
+as_postgres "make clean PG_CONFIG=$PG_CONFIG >/dev/null && make PG_CONFIG=$PG_CONFIG" \
+	&& record ok "build" || record fail "build"
+
+echo "== make check-core"
+as_postgres "make check-core PG_CONFIG=$PG_CONFIG" \
+	&& record ok "check-core (C unit tests)" || record fail "check-core (C unit tests)"
+
+NVCC=$(command -v nvcc || true)
+[ -z "$NVCC" ] && [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc
+if [ -n "$NVCC" ] && [ -f "$WORK/main/cuda/Makefile" ]; then
+	echo "== make cuda ($NVCC)"
+	as_postgres "PATH=$(dirname "$NVCC"):\$PATH make cuda PG_CONFIG=$PG_CONFIG" \
+		&& record ok "cuda (compile)" || record fail "cuda (compile)"
+else
+	echo "== make cuda: skipped (no nvcc or no cuda/Makefile)"
+fi
+
+# ---- 4. install, pg_regress, pgTAP -----------------------------------------------------------
+echo "== make install"
+(cd "$WORK/main" && make install PG_CONFIG="$PG_CONFIG" >/dev/null) \
+	&& record ok "install" || record fail "install"
+
+echo "== pg_regress (make installcheck: NetworkX reference, then a temporary instance)"
+as_postgres "make installcheck PG_CONFIG=$PG_CONFIG" >"$WORK/installcheck.log" 2>&1
+cat "$WORK/installcheck.log"
+# pg_regress prints one line per test: "test <name> ... ok|FAILED <time>"
+tests=$(grep -E '^test [A-Za-z0-9_]+ +\.\.\. ' "$WORK/installcheck.log" || true)
+if [ -z "$tests" ]; then
+	record fail "pg_regress (did not run)"
+else
+	for name in $(echo "$tests" | awk '{print $2}'); do
+		if echo "$tests" | grep -E "^test $name +\.\.\. +ok( |$)" >/dev/null; then
+			record ok "pg_regress $name"
+		else
+			record fail "pg_regress $name"
+		fi
+	done
+fi
+if [ -f "$WORK/main/regression.diffs" ] && [ -s "$WORK/main/regression.diffs" ]; then
+	echo "== regression.diffs"
+	cat "$WORK/main/regression.diffs"
+fi
+if [ -f "$WORK/main/results/networkx_agreement.tsv" ]; then
+	echo "== NetworkX agreement (L1 distance, bound)"
+	sh "$WORK/main/test/reference/report.sh" "$WORK/main/results"
+fi
+
+echo "== pgTAP (pg_prove against a throwaway cluster)"
+PORT=$((54000 + $$ % 900))
+if as_postgres "$PG_BIN/initdb -D '$PGTAP_DATA' -A trust --no-sync >'$WORK/initdb.log' 2>&1 &&
+		$PG_BIN/pg_ctl -D '$PGTAP_DATA' -l '$WORK/pgtap_server.log' -w \
+			-o \"-p $PORT -k '$WORK' -c listen_addresses=''\" start >/dev/null &&
+		$PG_BIN/createdb -h '$WORK' -p $PORT powerrank_tap &&
+		$PG_BIN/psql -X -q -h '$WORK' -p $PORT -d powerrank_tap \
+			-c 'CREATE EXTENSION pgtap' -c 'CREATE EXTENSION powerrank'"; then
+	as_postgres "pg_prove -h '$WORK' -p $PORT -d powerrank_tap test/pgtap/*.sql" \
+		>"$WORK/pg_prove.log" 2>&1
+	cat "$WORK/pg_prove.log"
+	for f in "$WORK"/main/test/pgtap/*.sql; do
+		name="test/pgtap/$(basename "$f")"
+		if grep -E "^$name \.+ ok" "$WORK/pg_prove.log" >/dev/null; then
+			record ok "pgTAP $(basename "$f")"
+		else
+			record fail "pgTAP $(basename "$f")"
+		fi
+	done
+else
+	cat "$WORK/initdb.log" "$WORK/pgtap_server.log" 2>/dev/null
+	record fail "pgTAP (cluster did not start)"
+fi
+
+# ---- 5. summary ------------------------------------------------------------------------------
+if [ "$failed" -gt 0 ]; then
+	echo "failed:$failures"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
