@@ -53,16 +53,21 @@ SELECT * FROM rwr('e_weights', 1, weight_column => 'w');
 SELECT powerrank_graph(src, dst, w) FROM e_weights;
 SELECT powerrank_graph(src, dst, 'NaN') FROM e;
 
--- damping outside [0, 1); restart outside (0, 1] (restart = 1 - damping).
+-- damping outside [0, 1); restart outside [0, 1).
 SELECT * FROM pagerank('e', damping => 1);
 SELECT * FROM pagerank('e', damping => -0.1);
 SELECT * FROM pagerank('e', damping => 'NaN');
-SELECT * FROM rwr('e', 1, restart => 0);
+SELECT * FROM rwr('e', 1, restart => 1);
 SELECT * FROM rwr('e', 1, restart => -0.01);
 SELECT * FROM rwr('e', ARRAY[1], restart => 1.5);
 -- the ends of the ranges that are allowed
 SELECT node, score FROM pagerank('e', damping => 0) ORDER BY node;
-SELECT node, score FROM rwr('e', 1, restart => 1) ORDER BY node;
+-- restart 0: the walk returns to the source only from the dead end, node 3; stationary
+-- distribution of 1->2, 1->3, 2->3, (3->1): x1 = x3 = 0.4, x2 = 0.2
+CREATE TABLE e_dead(src bigint, dst bigint);
+INSERT INTO e_dead VALUES (1, 2), (1, 3), (2, 3);
+SELECT node, round(score::numeric, 9) AS score FROM rwr('e_dead', 1, restart => 0, tolerance => 1e-12) ORDER BY node;
+DROP TABLE e_dead;
 
 -- tolerance <= 0 (or NaN, infinite).
 SELECT * FROM pagerank('e', tolerance => 0);

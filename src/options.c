@@ -66,8 +66,8 @@ option_damping(FunctionCallInfo fcinfo, int argno)
 }
 
 /*
- * The RWR restart probability: must be in (0, 1], so that the damping 1 - restart is in [0, 1)
- * (restart 0 would never return to the source).
+ * The RWR restart probability: must be in [0, 1), like the damping factor.  Restart 0 is allowed:
+ * the walk then returns to its source only from dead ends (dangling nodes), and may not converge.
  */
 double
 option_restart(FunctionCallInfo fcinfo, int argno)
@@ -76,10 +76,10 @@ option_restart(FunctionCallInfo fcinfo, int argno)
 
 	require_not_null(fcinfo, argno, "restart");
 	value = PG_GETARG_FLOAT8(argno);
-	if (!(value > 0.0 && value <= 1.0))
+	if (!(value >= 0.0 && value < 1.0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("restart must be in (0, 1], got %s", float8out_internal(value)),
+				 errmsg("restart must be in [0, 1), got %s", float8out_internal(value)),
 				 errhint("The restart probability is 1 - damping; 0.15 is usual.")));
 	return value;
 }

@@ -205,8 +205,8 @@ pr_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *r
 	if ((status = validate_graph(g, err)) != PR_OK ||
 		(status = validate_iter_options(options, err)) != PR_OK)
 		return status;
-	if (!(alpha >= 0.0 && alpha < 1.0))
-		return pr_error_set(err, PR_ERR_INVALID, "damping must be in [0, 1), not %g", alpha);
+	if (!(alpha >= 0.0 && alpha <= 1.0))
+		return pr_error_set(err, PR_ERR_INVALID, "damping must be in [0, 1], not %g", alpha);
 	if (restart == NULL)
 		return pr_error_set(err, PR_ERR_INVALID, "restart distribution is missing");
 	if (restart->uniform)

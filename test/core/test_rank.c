@@ -559,7 +559,7 @@ test_driver_bad_arguments(void)
 	PrRunStats	st;
 
 	CHECK(pr_graph_build(s, d, NULL, 3, NULL, &pr_malloc_allocator, &g, &err) == PR_OK);
-	CHECK(run_pagerank(&g, 1, 1.0, &r, &o, x, &st, &err) == PR_ERR_INVALID);
+	CHECK(run_pagerank(&g, 1, 1.5, &r, &o, x, &st, &err) == PR_ERR_INVALID);
 	CHECK(strstr(err.message, "damping") != NULL);
 	CHECK(run_pagerank(&g, 1, -0.1, &r, &o, x, &st, &err) == PR_ERR_INVALID);
 	CHECK(run_pagerank(&g, 1, NAN, &r, &o, x, &st, &err) == PR_ERR_INVALID);

@@ -34,10 +34,10 @@ SELECT throws_ok($$SELECT * FROM pagerank('e', damping => 1)$$, '22023',
                  'damping must be in [0, 1), got 1', 'damping 1');
 SELECT throws_ok($$SELECT * FROM pagerank('e', damping => -0.5)$$, '22023',
                  'damping must be in [0, 1), got -0.5', 'negative damping');
-SELECT throws_ok($$SELECT * FROM rwr('e', 1, restart => 0)$$, '22023',
-                 'restart must be in (0, 1], got 0', 'restart 0');
+SELECT throws_ok($$SELECT * FROM rwr('e', 1, restart => 1)$$, '22023',
+                 'restart must be in [0, 1), got 1', 'restart 1');
 SELECT throws_ok($$SELECT * FROM rwr('e', ARRAY[1], restart => 2)$$, '22023',
-                 'restart must be in (0, 1], got 2', 'restart 2');
+                 'restart must be in [0, 1), got 2', 'restart 2');
 SELECT throws_ok($$SELECT * FROM pagerank('e', tolerance => 0)$$, '22023',
                  'tolerance must be a finite number greater than 0, got 0', 'tolerance 0');
 SELECT throws_ok($$SELECT * FROM hits('e', tolerance => -1)$$, '22023',
