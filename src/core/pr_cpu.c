@@ -386,79 +386,13 @@ task_scale_by_strength(CpuEngine *e, int tid, const void *varg)
 }
 
 /*
- * y[row] = sum over the row's edges of w * x[col] for rows [r0, r1) of a CSR (ptr, col, w; w may
- * be NULL), k columns at once.
+ * y[node of row p] = sum over row p of w * x[col], for rows [p0, p1); the node of row p is
+ * row_order[p] in a row-permuted CSR, p itself when row_order is NULL.  k = 1 uses two
+ * accumulators; the per-row summation order is fixed, so results do not depend on threads.
  */
 static void
-csr_gather(const int64_t *ptr, const int32_t *col, const double *w, const double *x, double *y,
-		   int64_t r0, int64_t r1, int k)
-{
-	if (k == 1)
-	{
-		if (w == NULL)
-		{
-			for (int64_t v = r0; v < r1; v++)
-			{
-				double		s0 = 0.0,
-							s1 = 0.0;
-				int64_t		e = ptr[v],
-							end = ptr[v + 1];
-
-				for (; e + 1 < end; e += 2)
-				{
-					s0 += x[col[e]];
-					s1 += x[col[e + 1]];
-				}
-				if (e < end)
-					s0 += x[col[e]];
-				y[v] = s0 + s1;
-			}
-		}
-		else
-		{
-			for (int64_t v = r0; v < r1; v++)
-			{
-				double		s0 = 0.0,
-							s1 = 0.0;
-				int64_t		e = ptr[v],
-							end = ptr[v + 1];
-
-				for (; e + 1 < end; e += 2)
-				{
-					s0 += w[e] * x[col[e]];
-					s1 += w[e + 1] * x[col[e + 1]];
-				}
-				if (e < end)
-					s0 += w[e] * x[col[e]];
-				y[v] = s0 + s1;
-			}
-		}
-		return;
-	}
-	for (int64_t v = r0; v < r1; v++)
-	{
-		double	   *yv = y + v * k;
-
-		for (int j = 0; j < k; j++)
-			yv[j] = 0.0;
-		for (int64_t e = ptr[v]; e < ptr[v + 1]; e++)
-		{
-			const double *xu = x + (int64_t) col[e] * k;
-			double		we = w != NULL ? w[e] : 1.0;
-
-			for (int j = 0; j < k; j++)
-				yv[j] += we * xu[j];
-		}
-	}
-}
-
-/*
- * Like csr_gather over rows [p0, p1) of a row-permuted CSR whose row p is node row_order[p]:
- * y[row_order[p]] = sum over the row.  Same per-row summation order as csr_gather.
- */
-static void
-csr_gather_rows(const int64_t *ptr, const int32_t *col, const double *w, const double *x,
-				double *y, const int32_t *row_order, int64_t p0, int64_t p1, int k)
+csr_gather(const int64_t *ptr, const int32_t *col, const double *w, const double *x,
+		   double *y, const int32_t *row_order, int64_t p0, int64_t p1, int k)
 {
 	if (k == 1)
 	{
@@ -489,13 +423,13 @@ csr_gather_rows(const int64_t *ptr, const int32_t *col, const double *w, const d
 				if (e < end)
 					s0 += w[e] * x[col[e]];
 			}
-			y[row_order[p]] = s0 + s1;
+			y[row_order != NULL ? row_order[p] : p] = s0 + s1;
 		}
 		return;
 	}
 	for (int64_t p = p0; p < p1; p++)
 	{
-		double	   *yv = y + (int64_t) row_order[p] * k;
+		double	   *yv = y + (row_order != NULL ? (int64_t) row_order[p] : p) * k;
 
 		for (int j = 0; j < k; j++)
 			yv[j] = 0.0;
@@ -521,12 +455,12 @@ task_pull_normalized(CpuEngine *e, int tid, const void *varg)
 	if (e->row_order != NULL)
 	{
 		for (int64_t b; (b = claim(e)) < e->n_blocks;)
-			csr_gather_rows(e->sorted_ptr, e->sorted_src, e->sorted_weight, e->z, a->y,
-							e->row_order, e->sorted_part[b], e->sorted_part[b + 1], e->k);
+			csr_gather(e->sorted_ptr, e->sorted_src, e->sorted_weight, e->z, a->y,
+					   e->row_order, e->sorted_part[b], e->sorted_part[b + 1], e->k);
 		return;
 	}
 	for (int64_t b; (b = claim(e)) < e->n_blocks;)
-		csr_gather(g->in_ptr, g->in_src, g->in_weight, e->z, a->y,
+		csr_gather(g->in_ptr, g->in_src, g->in_weight, e->z, a->y, NULL,
 				   e->in_part[b], e->in_part[b + 1], e->k);
 }
 
@@ -560,8 +494,8 @@ task_pull(CpuEngine *e, int tid, const void *varg)
 
 	(void) tid;
 	for (int64_t b; (b = claim(e)) < e->n_blocks;)
-		csr_gather(g->in_ptr, g->in_src, g->in_weight, a->x, a->y,
-			   e->in_part[b], e->in_part[b + 1], e->k);
+		csr_gather(g->in_ptr, g->in_src, g->in_weight, a->x, a->y, NULL,
+				   e->in_part[b], e->in_part[b + 1], e->k);
 }
 
 /* y = A x over out-edges, this thread's rows. */
@@ -573,8 +507,8 @@ task_push(CpuEngine *e, int tid, const void *varg)
 
 	(void) tid;
 	for (int64_t b; (b = claim(e)) < e->n_blocks;)
-		csr_gather(g->out_ptr, g->out_dst, g->out_weight, a->x, a->y,
-			   e->out_part[b], e->out_part[b + 1], e->k);
+		csr_gather(g->out_ptr, g->out_dst, g->out_weight, a->x, a->y, NULL,
+				   e->out_part[b], e->out_part[b + 1], e->k);
 }
 
 /* Per-chunk dangling sums of x (when the product did not already take them). */
