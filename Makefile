@@ -3,7 +3,9 @@
 #   make                 build powerrank.so (-Wall -Wextra -Werror)
 #   make install         install it into the PostgreSQL found by $(PG_CONFIG)
 #   make installcheck    NetworkX reference data, then pg_regress in a temporary instance
-#                        (pg_cron preloaded; run as a non-root user: initdb refuses root)
+#                        (pg_cron and powerrank preloaded), then the isolation tests (two
+#                        sessions, specs/) in another one (run as a non-root user: initdb
+#                        refuses root)
 #   make check-core      C unit tests of the pure-C core (test/core, test/plan)
 #   make cuda            the GPU engine library (cuda/), where nvcc and cuda/Makefile exist
 #   make reference       only the NetworkX reference data (test/reference/out)
@@ -16,10 +18,15 @@ OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c src/core/*.c))
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 
-REGRESS = api basic bad_input security aggregate stats cancel rwr_multi networkx cron
+REGRESS = api basic bad_input security aggregate stats cancel rwr_multi networkx cron cache
 REGRESS_OPTS = --inputdir=. --temp-instance=./tmp_check --temp-config=test/regress.conf --load-extension=powerrank
 
-EXTRA_CLEAN = test/reference/out tmp_check results regression.diffs regression.out
+# Isolation tests of the graph cache (specs/*.spec, expected/*.out): two sessions each.
+ISOLATION = cache_dml cache_ddl cache_visibility
+ISOLATION_OPTS = --temp-instance=./tmp_check_iso \
+	--temp-config=test/isolation.conf --load-extension=powerrank
+
+EXTRA_CLEAN = test/reference/out tmp_check tmp_check_iso output_iso results regression.diffs regression.out
 
 PG_CPPFLAGS += -I$(srcdir)/src -I$(srcdir)/src/core
 # -Wextra trips -Wunused-parameter in PostgreSQL's own headers (ilist.h, bufpage.h).
@@ -57,4 +64,10 @@ cuda:
 	@if [ -f cuda/Makefile ]; then $(MAKE) -C cuda; \
 	else echo "cuda: cuda/Makefile absent, skipped"; fi
 
-.PHONY: reference check-core cuda
+# The tests installcheck runs, one "pg_regress:NAME" / "isolation:NAME" per line (test/run_all.sh
+# counts each).
+print-tests:
+	@for t in $(REGRESS); do echo "pg_regress:$$t"; done
+	@for t in $(ISOLATION); do echo "isolation:$$t"; done
+
+.PHONY: reference check-core cuda print-tests

@@ -226,15 +226,99 @@ COMMENT ON FUNCTION rwr(rankgraph, bigint[], float8, float8, int, int, text, boo
 
 -- ---------------------------------------------------------------------------------------------
 -- powerrank_last_run(): statistics of this session's last ranking run (no row before the first).
--- build_ms covers reading the rows and building the graph; iterate_ms the engine's run.
+-- build_ms covers reading the rows and building the graph (or mapping the cached one);
+-- iterate_ms the engine's run; cache_hit says whether the graph came from the graph cache.
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION powerrank_last_run()
 RETURNS TABLE(algorithm text, engine text, nodes bigint, edges bigint, skipped_rows bigint,
 			  iterations int, residual float8, norm text, converged boolean,
-			  build_ms float8, iterate_ms float8, total_ms float8)
+			  build_ms float8, iterate_ms float8, total_ms float8, cache_hit boolean)
 	AS 'MODULE_PATHNAME', 'powerrank_last_run'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
 
 COMMENT ON FUNCTION powerrank_last_run() IS
 	'Statistics of this session''s last pagerank/hits/rwr run';
+
+-- ---------------------------------------------------------------------------------------------
+-- The graph cache (needs shared_preload_libraries = 'powerrank'): graphs of tracked tables stay
+-- in shared memory, one dynamic shared memory segment each, until the table changes.
+-- A table is tracked once its owner calls powerrank_cache_enable('table'): a statement-level
+-- trigger then gives it a new generation (a sequence value) in every modifying transaction, and
+-- a cached graph is served only for the generation the caller's snapshot sees.
+-- ---------------------------------------------------------------------------------------------
+
+CREATE SEQUENCE powerrank_generation_seq;
+
+CREATE TABLE powerrank_source_generation (
+	relid oid PRIMARY KEY,
+	generation bigint NOT NULL
+);
+
+COMMENT ON TABLE powerrank_source_generation IS
+	'Content generation of each table tracked for the powerrank graph cache (maintained by triggers)';
+
+-- Everyone reads the generations (through their own snapshot); only the extension's owner
+-- writes them, through the trigger functions below.
+REVOKE ALL ON powerrank_source_generation FROM PUBLIC;
+GRANT SELECT ON powerrank_source_generation TO PUBLIC;
+REVOKE ALL ON SEQUENCE powerrank_generation_seq FROM PUBLIC;
+
+CREATE FUNCTION powerrank_track_changes() RETURNS trigger
+	AS 'MODULE_PATHNAME', 'powerrank_track_changes' LANGUAGE C;
+
+CREATE FUNCTION powerrank_ddl_command_end() RETURNS event_trigger
+	AS 'MODULE_PATHNAME', 'powerrank_ddl_command_end' LANGUAGE C;
+
+CREATE FUNCTION powerrank_sql_drop() RETURNS event_trigger
+	AS 'MODULE_PATHNAME', 'powerrank_sql_drop' LANGUAGE C;
+
+-- ALTER TABLE on a tracked table gives it a new generation; DROP forgets it. ALWAYS: also under
+-- session_replication_role = replica.
+CREATE EVENT TRIGGER powerrank_ddl ON ddl_command_end WHEN TAG IN ('ALTER TABLE')
+	EXECUTE FUNCTION powerrank_ddl_command_end();
+ALTER EVENT TRIGGER powerrank_ddl ENABLE ALWAYS;
+
+CREATE EVENT TRIGGER powerrank_drop ON sql_drop
+	EXECUTE FUNCTION powerrank_sql_drop();
+ALTER EVENT TRIGGER powerrank_drop ENABLE ALWAYS;
+
+CREATE FUNCTION powerrank_cache_enable(edges text) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'powerrank_cache_enable'
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+
+COMMENT ON FUNCTION powerrank_cache_enable(text) IS
+	'Tracks changes of a table (owner only) so that its graph can be cached; true when newly installed';
+
+CREATE FUNCTION powerrank_cache_entries(
+	OUT source regclass, OUT columns text, OUT directed boolean, OUT nodes bigint, OUT edges bigint,
+	OUT bytes bigint, OUT built_at timestamptz, OUT last_used timestamptz, OUT hits bigint,
+	OUT generation bigint, OUT in_use int, OUT gpu text)
+RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'powerrank_cache_entries'
+	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+CREATE VIEW powerrank_cache AS SELECT * FROM powerrank_cache_entries();
+
+COMMENT ON VIEW powerrank_cache IS
+	'Graphs held by the powerrank graph cache for tables of this database';
+
+CREATE FUNCTION powerrank_cache_drop(edges text DEFAULT NULL) RETURNS int
+	AS 'MODULE_PATHNAME', 'powerrank_cache_drop'
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION powerrank_cache_drop(text) IS
+	'Evicts the cached graphs of one table, or of every table of this database (NULL); returns how many';
+
+-- Evicting costs every user a rebuild: the DBA grants it.
+REVOKE ALL ON FUNCTION powerrank_cache_drop(text) FROM PUBLIC;
+
+CREATE FUNCTION powerrank_cache_status(
+	OUT enabled boolean, OUT slots int, OUT entries int, OUT retired int, OUT segments int,
+	OUT bytes bigint, OUT size_limit bigint)
+RETURNS record
+	AS 'MODULE_PATHNAME', 'powerrank_cache_status'
+	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION powerrank_cache_status() IS
+	'Counters of the graph cache (all databases): entries, evicted entries still in use, pinned segments and bytes';

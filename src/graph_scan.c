@@ -23,15 +23,6 @@
 /* Rows fetched from the cursor per round trip. */
 #define GRAPH_SCAN_BATCH_ROWS 50000
 
-/* A column the scan reads: its name, the argument that named it, and what the catalog says. */
-typedef struct ScanColumn
-{
-	const char *name;
-	const char *argument;		/* "src_column", ... (for messages) */
-	AttrNumber	attnum;
-	Oid			type;
-} ScanColumn;
-
 /* Resolves the text name (quoted and schema-qualified names allowed) to a locked relation. */
 static Oid
 resolve_relation(text *relation)
@@ -126,7 +117,7 @@ check_weight_type(const ScanColumn *column, const char *relname)
 
 /* The SELECT that reads the edge columns; every name in it is quoted. */
 static char *
-build_scan_query(Oid relid, ScanColumn *columns, int n_columns)
+build_scan_query(Oid relid, const ScanColumn *columns, int n_columns)
 {
 	StringInfoData sql;
 	char	   *qualified = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
@@ -215,20 +206,22 @@ graph_scan_report_skipped(int64 skipped, bool weighted)
 }
 
 /*
- * Reads the edges of spec's relation into edges (arrays in cxt).  Checks, in order: the relation
- * exists and is readable as a table, its columns exist, the caller may SELECT them, their types
- * fit; then reads.
+ * Resolves spec's relation and columns into target and checks, in order: the relation exists
+ * (it stays locked AccessShare until the end of the transaction) and is readable as a table, its
+ * columns exist, the caller may SELECT them, their types fit.  Nothing is read yet.
  */
 void
-graph_scan_table(const EdgeTableSpec *spec, MemoryContext cxt, EdgeList *edges)
+graph_scan_resolve(const EdgeTableSpec *spec, EdgeScanTarget *target)
 {
-	ScanColumn	columns[3];
-	int			n_columns = spec->weight_column != NULL ? 3 : 2;
-	Oid			relid = resolve_relation(spec->relation);
-	const char *relname = get_rel_name(relid);
+	ScanColumn *columns = target->columns;
 	int			i;
 
-	check_relation_kind(relid, relname);
+	memset(target, 0, sizeof(EdgeScanTarget));
+	target->n_columns = spec->weight_column != NULL ? 3 : 2;
+	target->relid = resolve_relation(spec->relation);
+	target->relname = get_rel_name(target->relid);
+
+	check_relation_kind(target->relid, target->relname);
 
 	columns[0].name = spec->src_column;
 	columns[0].argument = "src_column";
@@ -236,17 +229,33 @@ graph_scan_table(const EdgeTableSpec *spec, MemoryContext cxt, EdgeList *edges)
 	columns[1].argument = "dst_column";
 	columns[2].name = spec->weight_column;
 	columns[2].argument = "weight_column";
-	for (i = 0; i < n_columns; i++)
-		resolve_column(relid, relname, &columns[i]);
+	for (i = 0; i < target->n_columns; i++)
+		resolve_column(target->relid, target->relname, &columns[i]);
 
-	check_select_privilege(relid, relname, columns, n_columns);
+	check_select_privilege(target->relid, target->relname, columns, target->n_columns);
 
-	check_endpoint_type(&columns[0], relname);
-	check_endpoint_type(&columns[1], relname);
-	if (n_columns == 3)
-		check_weight_type(&columns[2], relname);
+	check_endpoint_type(&columns[0], target->relname);
+	check_endpoint_type(&columns[1], target->relname);
+	if (target->n_columns == 3)
+		check_weight_type(&columns[2], target->relname);
+}
 
-	edge_list_init(edges, cxt, n_columns == 3);
-	fetch_rows(build_scan_query(relid, columns, n_columns), edges, relname);
+/* Reads the edge rows of a resolved target into edges (arrays in cxt). */
+void
+graph_scan_fetch(const EdgeScanTarget *target, MemoryContext cxt, EdgeList *edges)
+{
+	edge_list_init(edges, cxt, target->n_columns == 3);
+	fetch_rows(build_scan_query(target->relid, target->columns, target->n_columns), edges,
+			   target->relname);
 	graph_scan_report_skipped(edges->skipped, edges->weighted);
+}
+
+/* Reads the edges of spec's relation into edges (arrays in cxt): resolve, then fetch. */
+void
+graph_scan_table(const EdgeTableSpec *spec, MemoryContext cxt, EdgeList *edges)
+{
+	EdgeScanTarget target;
+
+	graph_scan_resolve(spec, &target);
+	graph_scan_fetch(&target, cxt, edges);
 }

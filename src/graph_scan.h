@@ -7,6 +7,8 @@
 
 #include "edge_list.h"
 
+#include "access/attnum.h"
+
 /* Which relation and columns to read. */
 typedef struct EdgeTableSpec
 {
@@ -16,6 +18,26 @@ typedef struct EdgeTableSpec
 	const char *weight_column;	/* NULL: unweighted */
 } EdgeTableSpec;
 
+/* A column the scan reads: its name, the argument that named it, and what the catalog says. */
+typedef struct ScanColumn
+{
+	const char *name;
+	const char *argument;		/* "src_column", ... (for messages) */
+	AttrNumber	attnum;
+	Oid			type;			/* base type of the column */
+} ScanColumn;
+
+/* A relation and its edge columns, resolved, locked and checked (privileges, types). */
+typedef struct EdgeScanTarget
+{
+	Oid			relid;
+	const char *relname;
+	int			n_columns;		/* 2 (src, dst) or 3 (with weight) */
+	ScanColumn	columns[3];		/* src, dst, weight */
+} EdgeScanTarget;
+
+void		graph_scan_resolve(const EdgeTableSpec *spec, EdgeScanTarget *target);
+void		graph_scan_fetch(const EdgeScanTarget *target, MemoryContext cxt, EdgeList *edges);
 void		graph_scan_table(const EdgeTableSpec *spec, MemoryContext cxt, EdgeList *edges);
 void		graph_scan_report_skipped(int64 skipped, bool weighted);
 

@@ -3,11 +3,15 @@
  */
 #include "powerrank.h"
 
+#include <limits.h>
 #include <unistd.h>
 
 #include "utils/guc.h"
 
+#include "graph_cache.h"
+
 int			powerrank_cpu_threads = 0;
+int			powerrank_cache_size_mb = 1024;
 
 /* Defines the settings and reserves the "powerrank." prefix. */
 void
@@ -20,6 +24,19 @@ powerrank_guc_init(void)
 							0, 0, 1024,
 							PGC_USERSET,
 							0,
+							NULL, NULL, NULL);
+
+	/*
+	 * Superuser-only, so that ordinary roles cannot grow the cache; the limit is enforced when a
+	 * graph is added, with the adding session's value: set it in postgresql.conf.
+	 */
+	DefineCustomIntVariable("powerrank.cache_size",
+							"Shared memory the graph cache may hold, in megabytes (0 disables the cache).",
+							"Needs shared_preload_libraries = 'powerrank'. Least recently used graphs are evicted first.",
+							&powerrank_cache_size_mb,
+							1024, 0, INT_MAX / 2,
+							PGC_SUSET,
+							GUC_UNIT_MB,
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("powerrank");

@@ -4,13 +4,22 @@
  */
 #include "powerrank.h"
 
+#include "miscadmin.h"
+
+#include "graph_cache.h"
+
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
-/* Runs once when the library is loaded: defines the powerrank.* settings. */
+/*
+ * Runs once when the library is loaded: defines the powerrank.* settings and, when loaded by
+ * shared_preload_libraries, reserves the graph cache's shared memory.
+ */
 void
 _PG_init(void)
 {
 	powerrank_guc_init();
+	if (process_shared_preload_libraries_in_progress)
+		graph_cache_shmem_init();
 }

@@ -10,9 +10,12 @@
  */
 #include "powerrank.h"
 
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 
+#include "graph_cache.h"
 #include "rankgraph.h"
 #include "run.h"
 
@@ -49,15 +52,76 @@ rank_run_begin(const char *algorithm)
 	return run;
 }
 
-/* Reads the table's edges and builds the graph (both directions when not directed). */
+/*
+ * Offers the built graph to the cache inside a subtransaction: caching is an optimisation, so a
+ * failure there (say, no room left for dynamic shared memory) rolls the subtransaction back,
+ * which destroys the unpinned segment, and the ranking goes on with a NOTICE.  A cancel is not
+ * swallowed.
+ */
+static void
+publish_to_cache(const GraphCacheKey *key, RankRun *run)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		graph_cache_publish(key, &run->graph, run->skipped_rows);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *error;
+
+		MemoryContextSwitchTo(cxt);
+		error = CopyErrorData();
+		if (error->sqlerrcode == ERRCODE_QUERY_CANCELED)
+			PG_RE_THROW();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		ereport(NOTICE,
+				(errmsg("graph not cached: %s", error->message),
+				 errdetail("The ranking goes on with the graph this call built.")));
+		FreeErrorData(error);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Gets the table's graph (both directions when not directed): after the privilege checks, from
+ * the shared-memory cache when the table is tracked and its current content is cached; otherwise
+ * reads the rows and builds it, and offers the result to the cache.
+ */
 void
 rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed, bool out_edges)
 {
+	EdgeScanTarget target;
+	GraphCacheKey key;
+	bool		cacheable;
 	EdgeList	edges;
 	PrBuildOptions options = {0};
 	PrError		err = {0};
 
-	graph_scan_table(spec, run->cxt, &edges);
+	graph_scan_resolve(spec, &target);
+	cacheable = graph_cache_probe(&target, directed, &key);
+	if (cacheable &&
+		graph_cache_acquire(&key, &run->cache_segment, &run->graph, &run->skipped_rows))
+	{
+		run->cache_hit = true;
+		graph_scan_report_skipped(run->skipped_rows, target.n_columns == 3);
+		if (out_edges && pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
+			powerrank_report_core_error("graph build", &err);
+		run->build_seconds = pr_clock_seconds() - run->started;
+		return;
+	}
+
+	graph_scan_fetch(&target, run->cxt, &edges);
 	run->skipped_rows = edges.skipped;
 
 	options.undirected = !directed;
@@ -73,6 +137,8 @@ rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed, bool
 		if (edges.weight != NULL)
 			pfree(edges.weight);
 	}
+	if (cacheable)
+		publish_to_cache(&key, run);
 	run->build_seconds = pr_clock_seconds() - run->started;
 }
 
@@ -166,6 +232,7 @@ record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *sta
 	record.build_ms = run->build_seconds * 1000.0;
 	record.iterate_ms = stats->seconds * 1000.0;
 	record.total_ms = (now - run->started) * 1000.0;
+	record.cache_hit = run->cache_hit;
 	run_stats_record(&record);
 
 	if (stats->converged)
@@ -235,9 +302,13 @@ rank_run_hits(RankRun *run, const RankOptions *options, double *hubs, double *au
 	record_and_check(run, options, &stats);
 }
 
-/* Ends the run: frees its context (which releases an engine still held). */
+/*
+ * Ends the run: detaches a cached graph (an ERROR detaches it through the resource owner) and
+ * frees the run's context (which releases an engine still held).
+ */
 void
 rank_run_end(RankRun *run)
 {
+	graph_cache_release(&run->cache_segment);
 	MemoryContextDelete(run->cxt);
 }

@@ -29,8 +29,10 @@ typedef struct RankRun
 	MemoryContextCallback cleanup;
 	double		started;
 	double		build_seconds;
-	PrGraph		graph;
+	PrGraph		graph;			/* arrays in cxt, or in cache_segment on a cache hit */
 	int64		skipped_rows;
+	bool		cache_hit;		/* the graph came from the shared-memory cache */
+	struct dsm_segment *cache_segment;	/* mapping of the cached graph, or NULL */
 } RankRun;
 
 RankRun    *rank_run_begin(const char *algorithm);
@@ -80,6 +82,7 @@ typedef struct RankRunStats
 	double		build_ms;
 	double		iterate_ms;
 	double		total_ms;
+	bool		cache_hit;
 } RankRunStats;
 
 void		run_stats_record(const RankRunStats *stats);

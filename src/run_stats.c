@@ -28,8 +28,8 @@ Datum
 powerrank_last_run(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		values[12];
-	bool		nulls[12] = {0};
+	Datum		values[13];
+	bool		nulls[13] = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!last_run_valid)
@@ -47,6 +47,7 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 	values[9] = Float8GetDatum(last_run.build_ms);
 	values[10] = Float8GetDatum(last_run.iterate_ms);
 	values[11] = Float8GetDatum(last_run.total_ms);
+	values[12] = BoolGetDatum(last_run.cache_hit);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

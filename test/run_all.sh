@@ -8,10 +8,12 @@
 #    because initdb refuses to run as root;
 # 3. builds the extension with -Wall -Wextra -Werror; runs `make check-core` (C unit tests of the
 #    core and the GPU planners); compiles the CUDA engine when nvcc and cuda/Makefile exist;
-# 4. installs the extension; runs pg_regress in a temporary instance (`make installcheck`, which
-#    first computes the NetworkX reference results) and the pgTAP suites with pg_prove against a
-#    throwaway cluster;
-# 5. prints "N passed, N failed" (build steps, each pg_regress test, each pgTAP file) and exits
+# 4. installs the extension; runs pg_regress and the isolation tests (two sessions, specs/) in
+#    temporary instances that preload powerrank (`make installcheck`, which first computes the
+#    NetworkX reference results) and the pgTAP suites with pg_prove against a throwaway cluster
+#    without preload;
+# 5. prints "N passed, N failed" (build steps, each pg_regress and isolation test, each pgTAP
+#    file) and exits
 #    non-zero on any failure.
 #
 # Environment: KEEP=1 keeps the temporary directory; PG_CONFIG overrides the pg_config used.
@@ -116,26 +118,35 @@ echo "== make install"
 (cd "$WORK/main" && make install PG_CONFIG="$PG_CONFIG" >/dev/null) \
 	&& record ok "install" || record fail "install"
 
-echo "== pg_regress (make installcheck: NetworkX reference, then a temporary instance)"
-as_postgres "make installcheck PG_CONFIG=$PG_CONFIG" >"$WORK/installcheck.log" 2>&1
+echo "== pg_regress and isolation (make installcheck: NetworkX reference, then temporary instances)"
+# pg_regress stops the make before the isolation suite when a test fails: run that one anyway.
+as_postgres "make installcheck PG_CONFIG=$PG_CONFIG" >"$WORK/installcheck.log" 2>&1 ||
+	as_postgres "make installcheck REGRESS= PG_CONFIG=$PG_CONFIG" >>"$WORK/installcheck.log" 2>&1
 cat "$WORK/installcheck.log"
-# pg_regress prints one line per test: "test <name> ... ok|FAILED <time>"
+# pg_regress and pg_isolation_regress print one line per test: "test <name> ... ok|FAILED <time>".
+# Every test the Makefile lists must appear: a missing one counts as failed.
 tests=$(grep -E '^test [A-Za-z0-9_]+ +\.\.\. ' "$WORK/installcheck.log" || true)
-if [ -z "$tests" ]; then
-	record fail "pg_regress (did not run)"
-else
-	for name in $(echo "$tests" | awk '{print $2}'); do
-		if echo "$tests" | grep -E "^test $name +\.\.\. +ok( |$)" >/dev/null; then
-			record ok "pg_regress $name"
-		else
-			record fail "pg_regress $name"
-		fi
-	done
+regress_list=$(as_postgres "make -s print-tests PG_CONFIG=$PG_CONFIG" 2>/dev/null)
+if [ -z "$regress_list" ]; then
+	record fail "pg_regress (no test list from make print-tests)"
 fi
-if [ -f "$WORK/main/regression.diffs" ] && [ -s "$WORK/main/regression.diffs" ]; then
-	echo "== regression.diffs"
-	cat "$WORK/main/regression.diffs"
-fi
+for entry in $regress_list; do
+	kind=${entry%%:*}
+	name=${entry#*:}
+	if echo "$tests" | grep -E "^test $name +\.\.\. +ok( |$)" >/dev/null; then
+		record ok "$kind $name"
+	elif echo "$tests" | grep -E "^test $name +\.\.\. " >/dev/null; then
+		record fail "$kind $name"
+	else
+		record fail "$kind $name (did not run)"
+	fi
+done
+for diffs in "$WORK/main/regression.diffs" "$WORK/main/output_iso/regression.diffs"; do
+	if [ -f "$diffs" ] && [ -s "$diffs" ]; then
+		echo "== $diffs"
+		cat "$diffs"
+	fi
+done
 if [ -f "$WORK/main/results/networkx_agreement.tsv" ]; then
 	echo "== NetworkX agreement (L1 distance, bound)"
 	sh "$WORK/main/test/reference/report.sh" "$WORK/main/results"

@@ -1,0 +1,583 @@
+/*
+ * graph_cache.c — the registry of cached graphs in the main shared memory and the dynamic shared
+ * memory segments that hold them.
+ *
+ * With shared_preload_libraries = 'powerrank', shmem_request_hook reserves a fixed array of
+ * GRAPH_CACHE_SLOTS entries and one LWLock (tranche "powerrank_cache").  Each cached graph is one
+ * dynamic shared memory segment holding the core's flat form (pr_graph_write_flat: a header and
+ * arrays at offsets, so every process may map it at any address), pinned with dsm_pin_segment so
+ * it outlives the backend that built it.
+ *
+ * Life of an entry:
+ *   publish   a backend that built a graph privately copies it into a new segment, then, under the
+ *             lock, evicts least recently used idle entries until the new one fits under
+ *             powerrank.cache_size, pins the segment and fills a free slot (state READY).  Nothing
+ *             in between can raise an ERROR, so no segment stays pinned without an entry; an ERROR
+ *             before the pin lets the resource owner destroy the unpinned segment.
+ *   acquire   a reader finds the READY entry with its key, raises its refcount, attaches the
+ *             segment and registers an on_dsm_detach callback that lowers the refcount again.  The
+ *             segment is detached at the end of the run or by the resource owner on ERROR/cancel,
+ *             so the refcount can never leak.
+ *   evict     (LRU, powerrank_cache_drop, DROP TABLE) an idle entry is freed and its segment
+ *             unpinned at once; an entry in use becomes RETIRED: no new reader finds it, and the
+ *             last reader to leave frees it and unpins the segment.
+ */
+#include "graph_cache.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+
+#include "pr_graph_flat.h"
+
+/* State of a registry slot. */
+typedef enum GraphCacheState
+{
+	ENTRY_FREE = 0,
+	ENTRY_READY,				/* served to readers */
+	ENTRY_RETIRED				/* evicted while in use: freed when its refcount drops to 0 */
+} GraphCacheState;
+
+/* One slot of the registry. */
+typedef struct GraphCacheEntry
+{
+	GraphCacheKey key;
+	GraphCacheState state;
+	uint64		id;				/* unique for the life of the cluster: tells reused slots apart */
+	dsm_handle	handle;
+	int64		nodes;
+	int64		edges;
+	int64		skipped_rows;	/* rows skipped for a NULL when it was built (for the NOTICE) */
+	int64		bytes;
+	TimestampTz built_at;
+	TimestampTz last_used;
+	int64		hits;
+	int			refcount;		/* backends attached right now */
+} GraphCacheEntry;
+
+/* The registry in the main shared memory. */
+typedef struct GraphCacheShared
+{
+	LWLock	   *lock;
+	uint64		next_id;
+	int			segments;		/* segments pinned by the cache (READY + RETIRED entries) */
+	int64		bytes;			/* their total size */
+	GraphCacheEntry entries[GRAPH_CACHE_SLOTS];
+} GraphCacheShared;
+
+/* Slot numbers travel with the entry id in one Datum: id << 8 | slot. */
+StaticAssertDecl(GRAPH_CACHE_SLOTS <= 256, "slot numbers must fit in 8 bits");
+
+static GraphCacheShared *cache = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* Asks the postmaster for the registry's shared memory and its lock. */
+static void
+graph_cache_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(sizeof(GraphCacheShared)));
+	RequestNamedLWLockTranche("powerrank_cache", 1);
+}
+
+/* Attaches to (or, in the postmaster, creates and clears) the registry. */
+static void
+graph_cache_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	cache = ShmemInitStruct("powerrank graph cache", sizeof(GraphCacheShared), &found);
+	if (!found)
+	{
+		memset(cache, 0, sizeof(GraphCacheShared));
+		cache->lock = &(GetNamedLWLockTranche("powerrank_cache"))->lock;
+		cache->next_id = 1;
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* Installs the shared memory hooks; called from _PG_init while preloading. */
+void
+graph_cache_shmem_init(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = graph_cache_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = graph_cache_shmem_startup;
+}
+
+/* True when the registry exists (the library was preloaded). */
+bool
+graph_cache_available(void)
+{
+	return cache != NULL;
+}
+
+/* Index of the READY entry with this key, or -1.  Caller holds the lock. */
+static int
+find_ready(const GraphCacheKey *key)
+{
+	int			i;
+
+	for (i = 0; i < GRAPH_CACHE_SLOTS; i++)
+		if (cache->entries[i].state == ENTRY_READY &&
+			memcmp(&cache->entries[i].key, key, sizeof(GraphCacheKey)) == 0)
+			return i;
+	return -1;
+}
+
+/* Empties a slot and forgets its segment's size; the caller unpins the segment. */
+static void
+free_entry(GraphCacheEntry *entry)
+{
+	cache->segments--;
+	cache->bytes -= entry->bytes;
+	memset(entry, 0, sizeof(GraphCacheEntry));
+	entry->state = ENTRY_FREE;
+}
+
+/* Unpins segments taken out of the registry (outside the lock). */
+static void
+unpin_segments(const dsm_handle *handles, int count)
+{
+	int			i;
+
+	for (i = 0; i < count; i++)
+		dsm_unpin_segment(handles[i]);
+}
+
+/*
+ * Drops a reader's reference to slot's entry (if the slot still holds entry id); a RETIRED entry
+ * whose last reader leaves is freed and its segment unpinned.
+ */
+static void
+release_reference(int slot, uint64 id)
+{
+	GraphCacheEntry *entry = &cache->entries[slot];
+	dsm_handle	handle = 0;
+	bool		unpin = false;
+
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	if (entry->state != ENTRY_FREE && entry->id == id && entry->refcount > 0)
+	{
+		entry->refcount--;
+		if (entry->state == ENTRY_RETIRED && entry->refcount == 0)
+		{
+			handle = entry->handle;
+			free_entry(entry);
+			unpin = true;
+		}
+	}
+	LWLockRelease(cache->lock);
+	if (unpin)
+		dsm_unpin_segment(handle);
+}
+
+/* on_dsm_detach callback of a reader's mapping: releases its reference (normal end or ERROR). */
+static void
+reader_detached(dsm_segment *segment, Datum arg)
+{
+	uint64		packed = DatumGetUInt64(arg);
+
+	release_reference((int) (packed & 0xff), packed >> 8);
+}
+
+/*
+ * Points graph's arrays into a mapped segment written by graph_cache_publish.  The cache wrote it
+ * itself, so only the header is checked (O(1)), not every array as pr_graph_view_flat does for
+ * untrusted rankgraph values.
+ */
+static bool
+map_segment(const char *base, Size size, PrGraph *graph)
+{
+	PrFlatHeader header;
+	void	   *arrays[PR_FLAT_N_ARRAYS];
+	int			i;
+
+	if (size < sizeof(PrFlatHeader))
+		return false;
+	memcpy(&header, base, sizeof(header));
+	if (header.magic != PR_FLAT_MAGIC || header.version != PR_FLAT_VERSION ||
+		header.total_size > size)
+		return false;
+	for (i = 0; i < PR_FLAT_N_ARRAYS; i++)
+	{
+		if (header.offset[i] >= header.total_size)
+			return false;
+		arrays[i] = header.offset[i] != 0 ? (void *) (base + header.offset[i]) : NULL;
+	}
+	memset(graph, 0, sizeof(PrGraph));
+	graph->n_nodes = header.n_nodes;
+	graph->n_edges = header.n_edges;
+	graph->n_dangling = header.n_dangling;
+	graph->weighted = (header.flags & PR_FLAT_WEIGHTED) != 0;
+	graph->has_out_edges = (header.flags & PR_FLAT_OUT_EDGES) != 0;
+	graph->node_ids = arrays[PR_FLAT_NODE_IDS];
+	graph->in_ptr = arrays[PR_FLAT_IN_PTR];
+	graph->in_src = arrays[PR_FLAT_IN_SRC];
+	graph->in_weight = arrays[PR_FLAT_IN_WEIGHT];
+	graph->out_ptr = arrays[PR_FLAT_OUT_PTR];
+	graph->out_dst = arrays[PR_FLAT_OUT_DST];
+	graph->out_weight = arrays[PR_FLAT_OUT_WEIGHT];
+	graph->out_strength = arrays[PR_FLAT_OUT_STRENGTH];
+	graph->dangling = arrays[PR_FLAT_DANGLING];
+	return true;
+}
+
+/*
+ * Attaches the segment of the entry a reference was just taken on, and ties the reference to the
+ * mapping (released when it is detached).  On ERROR the reference is given back before the ERROR
+ * goes on.  NULL when the segment cannot be attached.
+ */
+static dsm_segment *
+attach_entry(dsm_handle handle, int slot, uint64 id)
+{
+	dsm_segment *volatile attached = NULL;
+	volatile bool registered = false;
+
+	PG_TRY();
+	{
+		attached = dsm_attach(handle);
+		if (attached != NULL)
+		{
+			on_dsm_detach(attached, reader_detached, UInt64GetDatum(id << 8 | (uint64) slot));
+			registered = true;
+		}
+	}
+	PG_CATCH();
+	{
+		if (!registered)
+			release_reference(slot, id);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return attached;
+}
+
+/*
+ * Looks the key up; on a hit, maps the cached graph into graph (read-only: its arrays live in the
+ * segment), sets *segment (detach it with graph_cache_release) and the skipped-row count of the
+ * build, counts the hit and returns true.  False on a miss.
+ */
+bool
+graph_cache_acquire(const GraphCacheKey *key, dsm_segment **segment, PrGraph *graph,
+					int64 *skipped_rows)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	GraphCacheEntry *entry;
+	dsm_handle	handle;
+	uint64		id;
+	int			slot;
+	dsm_segment *attached;
+
+	*segment = NULL;
+	if (cache == NULL)
+		return false;
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	slot = find_ready(key);
+	if (slot < 0)
+	{
+		LWLockRelease(cache->lock);
+		return false;
+	}
+	entry = &cache->entries[slot];
+	entry->refcount++;
+	entry->hits++;
+	entry->last_used = now;
+	id = entry->id;
+	handle = entry->handle;
+	*skipped_rows = entry->skipped_rows;
+	LWLockRelease(cache->lock);
+
+	attached = attach_entry(handle, slot, id);
+	if (attached == NULL)
+	{
+		release_reference(slot, id);
+		return false;
+	}
+	if (!map_segment(dsm_segment_address(attached), dsm_segment_map_length(attached), graph))
+	{
+		dsm_detach(attached);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("cached graph of relation %u is corrupt", key->relid),
+				 errhint("Drop it with powerrank_cache_drop().")));
+	}
+	*segment = attached;
+	return true;
+}
+
+/* Detaches a mapping taken by graph_cache_acquire (its callback releases the reference). */
+void
+graph_cache_release(dsm_segment **segment)
+{
+	if (*segment != NULL)
+	{
+		dsm_segment *attached = *segment;
+
+		*segment = NULL;
+		dsm_detach(attached);
+	}
+}
+
+/*
+ * Makes room for an entry of size bytes under limit: evicts least recently used idle entries
+ * (their handles go to evicted) and returns a free slot, or -1 — without evicting anything — when
+ * entries in use leave too little room.  Caller holds the lock exclusively.
+ */
+static int
+make_room(int64 size, int64 limit, dsm_handle *evicted, int *n_evicted)
+{
+	int64		idle_bytes = 0;
+	int			idle_entries = 0;
+	int			free_slot = -1;
+	int			i;
+
+	for (i = 0; i < GRAPH_CACHE_SLOTS; i++)
+	{
+		GraphCacheEntry *entry = &cache->entries[i];
+
+		if (entry->state == ENTRY_FREE)
+			free_slot = i;
+		else if (entry->state == ENTRY_READY && entry->refcount == 0)
+		{
+			idle_bytes += entry->bytes;
+			idle_entries++;
+		}
+	}
+	if (cache->bytes - idle_bytes + size > limit || (free_slot < 0 && idle_entries == 0))
+		return -1;
+
+	while (cache->bytes + size > limit || free_slot < 0)
+	{
+		int			lru = -1;
+
+		for (i = 0; i < GRAPH_CACHE_SLOTS; i++)
+		{
+			GraphCacheEntry *entry = &cache->entries[i];
+
+			if (entry->state == ENTRY_READY && entry->refcount == 0 &&
+				(lru < 0 || entry->last_used < cache->entries[lru].last_used))
+				lru = i;
+		}
+		Assert(lru >= 0);
+		evicted[(*n_evicted)++] = cache->entries[lru].handle;
+		free_entry(&cache->entries[lru]);
+		free_slot = lru;
+	}
+	return free_slot;
+}
+
+/* True when the cache holds the same table at a later generation.  Caller holds the lock. */
+static bool
+newer_generation_cached(const GraphCacheKey *key)
+{
+	int			i;
+
+	for (i = 0; i < GRAPH_CACHE_SLOTS; i++)
+	{
+		GraphCacheEntry *entry = &cache->entries[i];
+
+		if (entry->state == ENTRY_READY && entry->key.database == key->database &&
+			entry->key.relid == key->relid && entry->key.generation > key->generation)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Evicts the entries of the same table at earlier generations (only snapshots older than the new
+ * entry's could still use them): idle ones now (handles to evicted), the others when their
+ * readers leave.  Caller holds the lock exclusively.
+ */
+static void
+retire_older_generations(const GraphCacheKey *key, dsm_handle *evicted, int *n_evicted)
+{
+	int			i;
+
+	for (i = 0; i < GRAPH_CACHE_SLOTS; i++)
+	{
+		GraphCacheEntry *entry = &cache->entries[i];
+
+		if (entry->state != ENTRY_READY || entry->key.database != key->database ||
+			entry->key.relid != key->relid || entry->key.generation >= key->generation)
+			continue;
+		if (entry->refcount == 0)
+		{
+			evicted[(*n_evicted)++] = entry->handle;
+			free_entry(entry);
+		}
+		else
+			entry->state = ENTRY_RETIRED;
+	}
+}
+
+/*
+ * Adds a graph built by this backend to the cache under key (out-edges left out: the PageRank
+ * family reads in-edges only, HITS adds the out-edges per call).  Does nothing when the cache is
+ * off, the graph does not fit in powerrank.cache_size, no segment can be had, another backend
+ * published the same key (or a later generation of the table) meanwhile, or readers hold all the
+ * room.  Entries of the table at earlier generations are evicted: they are stale for every
+ * snapshot that sees the new one.
+ */
+void
+graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skipped_rows)
+{
+	PrGraph		stripped = *graph;
+	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
+	dsm_handle	evicted[GRAPH_CACHE_SLOTS];
+	int			n_evicted = 0;
+	TimestampTz now;
+	dsm_segment *segment;
+	Size		size;
+	int			slot;
+
+	if (cache == NULL || limit <= 0)
+		return;
+	stripped.has_out_edges = false;
+	stripped.out_ptr = NULL;
+	stripped.out_dst = NULL;
+	stripped.out_weight = NULL;
+	size = pr_graph_flat_size(&stripped);
+	if ((int64) size > limit)
+		return;
+
+	/* Not pinned yet: an ERROR here lets the resource owner destroy the segment. */
+	segment = dsm_create(size, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	if (segment == NULL)
+		return;
+	pr_graph_write_flat(&stripped, dsm_segment_address(segment));
+	now = GetCurrentTimestamp();
+
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	slot = -1;
+	if (find_ready(key) < 0 && !newer_generation_cached(key))
+	{
+		retire_older_generations(key, evicted, &n_evicted);
+		slot = make_room((int64) size, limit, evicted, &n_evicted);
+	}
+	if (slot >= 0)
+	{
+		GraphCacheEntry *entry = &cache->entries[slot];
+
+		dsm_pin_segment(segment);
+		memset(entry, 0, sizeof(GraphCacheEntry));
+		entry->key = *key;
+		entry->state = ENTRY_READY;
+		entry->id = cache->next_id++;
+		entry->handle = dsm_segment_handle(segment);
+		entry->nodes = graph->n_nodes;
+		entry->edges = graph->n_edges;
+		entry->skipped_rows = skipped_rows;
+		entry->bytes = (int64) size;
+		entry->built_at = now;
+		entry->last_used = now;
+		cache->segments++;
+		cache->bytes += (int64) size;
+	}
+	LWLockRelease(cache->lock);
+
+	unpin_segments(evicted, n_evicted);
+	dsm_detach(segment);
+}
+
+/*
+ * Evicts the entries of relid in database (every relation of the database when relid is
+ * InvalidOid).  Idle entries are freed now, entries in use when their last reader leaves.
+ * Returns how many entries were evicted.
+ */
+int
+graph_cache_drop(Oid database, Oid relid)
+{
+	dsm_handle	unpinned[GRAPH_CACHE_SLOTS];
+	int			n_unpinned = 0;
+	int			dropped = 0;
+	int			i;
+
+	if (cache == NULL)
+		return 0;
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	for (i = 0; i < GRAPH_CACHE_SLOTS; i++)
+	{
+		GraphCacheEntry *entry = &cache->entries[i];
+
+		if (entry->state != ENTRY_READY || entry->key.database != database ||
+			(OidIsValid(relid) && entry->key.relid != relid))
+			continue;
+		dropped++;
+		if (entry->refcount == 0)
+		{
+			unpinned[n_unpinned++] = entry->handle;
+			free_entry(entry);
+		}
+		else
+			entry->state = ENTRY_RETIRED;
+	}
+	LWLockRelease(cache->lock);
+	unpin_segments(unpinned, n_unpinned);
+	return dropped;
+}
+
+/* Copies the READY entries of database into a palloc'd array; returns their count. */
+int
+graph_cache_snapshot(Oid database, GraphCacheEntryInfo **entries)
+{
+	GraphCacheEntryInfo *out = palloc0(sizeof(GraphCacheEntryInfo) * GRAPH_CACHE_SLOTS);
+	int			count = 0;
+	int			i;
+
+	*entries = out;
+	if (cache == NULL)
+		return 0;
+	LWLockAcquire(cache->lock, LW_SHARED);
+	for (i = 0; i < GRAPH_CACHE_SLOTS; i++)
+	{
+		GraphCacheEntry *entry = &cache->entries[i];
+
+		if (entry->state != ENTRY_READY || entry->key.database != database)
+			continue;
+		out[count].key = entry->key;
+		out[count].nodes = entry->nodes;
+		out[count].edges = entry->edges;
+		out[count].bytes = entry->bytes;
+		out[count].built_at = entry->built_at;
+		out[count].last_used = entry->last_used;
+		out[count].hits = entry->hits;
+		out[count].refcount = entry->refcount;
+		count++;
+	}
+	LWLockRelease(cache->lock);
+	return count;
+}
+
+/* Fills status with the counters of the whole cache (zeros without preload). */
+void
+graph_cache_status(GraphCacheStatus *status)
+{
+	int			i;
+
+	memset(status, 0, sizeof(GraphCacheStatus));
+	status->slots = GRAPH_CACHE_SLOTS;
+	if (cache == NULL)
+	{
+		status->slots = 0;
+		return;
+	}
+	LWLockAcquire(cache->lock, LW_SHARED);
+	for (i = 0; i < GRAPH_CACHE_SLOTS; i++)
+	{
+		if (cache->entries[i].state == ENTRY_READY)
+			status->entries++;
+		else if (cache->entries[i].state == ENTRY_RETIRED)
+			status->retired++;
+	}
+	status->segments = cache->segments;
+	status->bytes = cache->bytes;
+	LWLockRelease(cache->lock);
+}

@@ -1,0 +1,31 @@
+-- pgTAP: without shared_preload_libraries = 'powerrank' (this cluster does not preload it) the
+-- graph cache is off and everything still works: tracking can be installed (ready for a restart
+-- with preload), every call builds its graph (cache_hit false) and equals a fresh build, the
+-- powerrank_cache view is empty.
+BEGIN;
+SELECT plan(11);
+
+CREATE TABLE tap_cache_edges(src bigint, dst bigint);
+INSERT INTO tap_cache_edges SELECT g % 40, (g * 7) % 41 FROM generate_series(1, 300) g;
+
+SELECT is((SELECT enabled FROM powerrank_cache_status()), false, 'cache status: not enabled');
+SELECT is(powerrank_cache_enable('tap_cache_edges'), true, 'tracking installs without preload');
+SELECT is((SELECT tgenabled::text FROM pg_trigger WHERE tgrelid = 'tap_cache_edges'::regclass),
+          'A', 'the tracking trigger is enabled ALWAYS');
+SELECT is((SELECT count(*) FROM powerrank_source_generation
+           WHERE relid = 'tap_cache_edges'::regclass), 1::bigint, 'the table has a generation');
+
+SELECT is((SELECT count(*) FROM pagerank('tap_cache_edges')), 41::bigint, 'first call works');
+SELECT is((SELECT cache_hit FROM powerrank_last_run()), false, 'first call: no cache hit');
+SELECT results_eq(
+  $$SELECT node, score FROM pagerank('tap_cache_edges') ORDER BY node$$,
+  $$SELECT node, score FROM pagerank((SELECT powerrank_graph(src, dst) FROM tap_cache_edges))
+    ORDER BY node$$,
+  'second call equals a fresh build');
+SELECT is((SELECT count(*) FROM pagerank('tap_cache_edges')), 41::bigint, 'third call works');
+SELECT is((SELECT cache_hit FROM powerrank_last_run()), false, 'no cache hit ever');
+SELECT is((SELECT count(*) FROM powerrank_cache), 0::bigint, 'the powerrank_cache view is empty');
+SELECT is(powerrank_cache_drop(), 0, 'powerrank_cache_drop drops nothing');
+
+SELECT * FROM finish();
+ROLLBACK;
