@@ -1,0 +1,838 @@
+/*
+ * pr_bench.cu — the GPU engine benchmark: one graph, every kernel, checked against the CPU engine.
+ *
+ *   pr_bench --rmat SCALE | --er SCALE | --file EDGES.tsv[.gz]  [options]
+ *   pr_bench --calibrate MODEL.tsv        (measures the performance-model table of this GPU)
+ *
+ * R-MAT (Graph500 a=.57 b=.19 c=.19, edge factor 16) and Erdos-Renyi graphs are generated on the
+ * GPU (random id permutation, deduplicated with a CUB sort + unique), then built with
+ * pr_graph_build.  The reference is the fp64 CPU engine through the same driver (pr_pagerank).
+ * Each kernel: PageRank to convergence through pr_pagerank (checked: L1 to the reference and the
+ * top-100 order), then CUDA-event timings after warm-up (medians): one SpMV, one PageRank
+ * iteration (product + fused update).  Floor = (4 B per edge + 12 B per node) / copy bandwidth
+ * measured in the same run (device-to-device cudaMemcpy, bytes read + written).
+ */
+#include "pr_gpu.h"
+#include "pr_driver.h"
+#include "pr_plan.h"
+
+#include <cub/cub.cuh>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <string>
+#include <vector>
+
+#define CK(call) do { cudaError_t s_ = (call); if (s_ != cudaSuccess) { \
+	fprintf(stderr, "CUDA error %s at %s:%d: %s\n", #call, __FILE__, __LINE__, cudaGetErrorString(s_)); exit(2); } } while (0)
+
+/* splitmix64 step, usable on host and device. */
+__host__ __device__ static inline uint64_t
+mix64(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Random keys for the id permutation. */
+__global__ void
+k_perm_keys(int64_t n, uint64_t seed, uint64_t *keys, uint32_t *ids)
+{
+	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+	{
+		keys[i] = mix64(seed ^ (uint64_t) i * 0x632be59bd9b4e019ULL);
+		ids[i] = (uint32_t) i;
+	}
+}
+
+/* Edge i of an R-MAT (or uniform) graph as the key src << 32 | dst in permuted ids. */
+__global__ void
+k_edges(int64_t m, int scale, uint64_t seed, bool uniform, const uint32_t *perm, uint64_t *keys)
+{
+	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= m)
+		return;
+	uint64_t	s = mix64(seed + (uint64_t) i * 0x9e3779b97f4a7c15ULL);
+	uint64_t	u = 0,
+				v = 0;
+
+	if (uniform)
+	{
+		s = mix64(s);
+		u = s & (((uint64_t) 1 << scale) - 1);
+		s = mix64(s);
+		v = s & (((uint64_t) 1 << scale) - 1);
+	}
+	else
+		for (int level = 0; level < scale; level++)
+		{
+			s = mix64(s);
+			double		p = (double) (s >> 11) * (1.0 / 9007199254740992.0);
+			int			bu = 0,
+						bv = 0;
+
+			if (p < 0.57)
+				;
+			else if (p < 0.76)
+				bv = 1;
+			else if (p < 0.95)
+				bu = 1;
+			else
+				bu = bv = 1;
+			u = (u << 1) | bu;
+			v = (v << 1) | bv;
+		}
+	keys[i] = ((uint64_t) perm[u] << 32) | perm[v];
+}
+
+/* Generates a deduplicated R-MAT / uniform edge list on the GPU; returns host src/dst arrays. */
+static void
+generate_graph(int scale, bool uniform, uint64_t seed, std::vector<int64_t> &src, std::vector<int64_t> &dst)
+{
+	int64_t		n = (int64_t) 1 << scale;
+	int64_t		m = 16 * n;
+	uint64_t   *d_pk,
+			   *d_pk2,
+			   *d_keys,
+			   *d_keys2;
+	uint32_t   *d_ids,
+			   *d_ids2;
+	int		   *d_count = NULL;
+	void	   *tmp = NULL;
+	size_t		tmp_bytes = 0,
+				need;
+	int			count = 0;
+
+	CK(cudaMalloc(&d_pk, n * 8));
+	CK(cudaMalloc(&d_pk2, n * 8));
+	CK(cudaMalloc(&d_ids, n * 4));
+	CK(cudaMalloc(&d_ids2, n * 4));
+	k_perm_keys<<<(unsigned) ((n + 255) / 256), 256>>>(n, seed, d_pk, d_ids);
+	CK(cudaGetLastError());
+	cub::DeviceRadixSort::SortPairs(NULL, need, d_pk, d_pk2, d_ids, d_ids2, (int) n);
+	tmp_bytes = need;
+	CK(cudaMalloc(&d_keys, m * 8));
+	CK(cudaMalloc(&d_keys2, m * 8));
+	cub::DeviceRadixSort::SortKeys(NULL, need, d_keys, d_keys2, (int) m);
+	tmp_bytes = std::max(tmp_bytes, need);
+	cub::DeviceSelect::Unique(NULL, need, d_keys2, d_keys, d_count, (int) m);
+	tmp_bytes = std::max(tmp_bytes, need);
+	CK(cudaMalloc(&tmp, tmp_bytes));
+	CK(cudaMalloc(&d_count, sizeof(int)));
+	CK(cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, d_pk, d_pk2, d_ids, d_ids2, (int) n));
+	k_edges<<<(unsigned) ((m + 255) / 256), 256>>>(m, scale, seed * 31 + 7, uniform, d_ids2, d_keys);
+	CK(cudaGetLastError());
+	CK(cub::DeviceRadixSort::SortKeys(tmp, tmp_bytes, d_keys, d_keys2, (int) m));
+	CK(cub::DeviceSelect::Unique(tmp, tmp_bytes, d_keys2, d_keys, d_count, (int) m));
+	CK(cudaMemcpy(&count, d_count, sizeof(int), cudaMemcpyDeviceToHost));
+	{
+		std::vector<uint64_t> host((size_t) count);
+
+		CK(cudaMemcpy(host.data(), d_keys, (size_t) count * 8, cudaMemcpyDeviceToHost));
+		src.resize((size_t) count);
+		dst.resize((size_t) count);
+		for (int64_t i = 0; i < count; i++)
+		{
+			src[i] = (int64_t) (host[i] >> 32);
+			dst[i] = (int64_t) (host[i] & 0xffffffffu);
+		}
+	}
+	cudaFree(d_pk);
+	cudaFree(d_pk2);
+	cudaFree(d_ids);
+	cudaFree(d_ids2);
+	cudaFree(d_keys);
+	cudaFree(d_keys2);
+	cudaFree(tmp);
+	cudaFree(d_count);
+}
+
+/* Reads a tab-separated edge list (gzip when the name ends in .gz). */
+static bool
+read_edges(const char *path, std::vector<int64_t> &src, std::vector<int64_t> &dst)
+{
+	std::string cmd = std::string("gzip -dc '") + path + "'";
+	size_t		len = strlen(path);
+	bool		gz = len > 3 && strcmp(path + len - 3, ".gz") == 0;
+	FILE	   *f = gz ? popen(cmd.c_str(), "r") : fopen(path, "r");
+	char		line[512];
+
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f))
+	{
+		long long	a,
+					b;
+
+		if (line[0] == '#' || sscanf(line, "%lld %lld", &a, &b) != 2)
+			continue;
+		src.push_back(a);
+		dst.push_back(b);
+	}
+	if (gz)
+		pclose(f);
+	else
+		fclose(f);
+	return !src.empty();
+}
+
+/* Median of a vector. */
+static double
+median(std::vector<float> v)
+{
+	std::sort(v.begin(), v.end());
+	return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+/* Dies with the engine's message. */
+static void
+die_on(PrStatus st, const PrError &err, const char *what)
+{
+	if (st != PR_OK)
+	{
+		fprintf(stderr, "%s failed: %s: %s\n", what, pr_status_name(st), err.message);
+		exit(1);
+	}
+}
+
+/* Device-to-device copy bandwidth (bytes read + written per second). */
+static double
+copy_bandwidth(void)
+{
+	size_t		bytes = (size_t) 1 << 30;
+	void	   *a,
+			   *b;
+	cudaEvent_t e0,
+				e1;
+	std::vector<float> t;
+
+	CK(cudaMalloc(&a, bytes));
+	CK(cudaMalloc(&b, bytes));
+	CK(cudaMemset(a, 1, bytes));
+	CK(cudaEventCreate(&e0));
+	CK(cudaEventCreate(&e1));
+	for (int i = 0; i < 23; i++)
+	{
+		float		ms;
+
+		CK(cudaEventRecord(e0));
+		CK(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice));
+		CK(cudaEventRecord(e1));
+		CK(cudaEventSynchronize(e1));
+		CK(cudaEventElapsedTime(&ms, e0, e1));
+		if (i >= 3)
+			t.push_back(ms);
+	}
+	cudaFree(a);
+	cudaFree(b);
+	return 2.0 * bytes / (median(t) * 1e-3);
+}
+
+/* Times ops on the engine's stream: median ms of reps runs of fn after warm-up. */
+template <typename F>
+static double
+time_ms(PrEngine *e, int reps, F fn)
+{
+	cudaStream_t s = (cudaStream_t) pr_gpu_engine_stream(e);
+	cudaEvent_t e0,
+				e1;
+	std::vector<float> t;
+
+	CK(cudaEventCreate(&e0));
+	CK(cudaEventCreate(&e1));
+	for (int i = 0; i < 5; i++)
+		fn();
+	CK(cudaStreamSynchronize(s));
+	for (int i = 0; i < reps; i++)
+	{
+		float		ms;
+
+		CK(cudaEventRecord(e0, s));
+		fn();
+		CK(cudaEventRecord(e1, s));
+		CK(cudaEventSynchronize(e1));
+		CK(cudaEventElapsedTime(&ms, e0, e1));
+		t.push_back(ms);
+	}
+	cudaEventDestroy(e0);
+	cudaEventDestroy(e1);
+	return median(t);
+}
+
+/* One kernel configuration of the benchmark. */
+struct Config
+{
+	const char *name;
+	PrGpuKernel kernel;
+	bool		relabel;
+	int64_t		tile_width;
+	int			vec_threshold;
+	PrGpuPrecision precision;
+	int			n_smem_tiles;	/* -1: model */
+	bool		l2_persist;
+};
+
+/* One row of the results table. */
+struct Row
+{
+	std::string name;
+	std::string format;
+	double		spmv_ms,
+				iter_ms,
+				predicted_ms,
+				bytes_per_edge,
+				l1;
+	int			iterations;
+	int			top_mismatch;
+	bool		converged;
+	bool		ok;
+};
+
+/* Positions where the top-100 orders differ, ties (within 1e-6 relative in the reference) aside. */
+static int
+top_mismatches(const double *ref, const double *got, int64_t n, int64_t k)
+{
+	std::vector<int32_t> a((size_t) k),
+				b((size_t) k);
+	int64_t		ka = pr_top_k(ref, n, 1, 0, k, a.data(), &pr_malloc_allocator);
+	int64_t		kb = pr_top_k(got, n, 1, 0, k, b.data(), &pr_malloc_allocator);
+	int			bad = 0;
+
+	for (int64_t i = 0; i < std::min(ka, kb); i++)
+		if (a[i] != b[i] && fabs(ref[a[i]] - ref[b[i]]) > 1e-6 * ref[a[i]])
+			bad++;
+	return bad;
+}
+
+/* Runs the calibration: costs of workload shapes on synthetic matrices, written as a model table. */
+static void
+calibrate(const char *out_path, const std::vector<int64_t> &windows)
+{
+	FILE	   *out = fopen(out_path, "w");
+	const int	ell_h[] = {1, 2, 4, 8, 16, 31};
+	const int	vec_w[] = {32, 128, 512, 2048};
+	const int	bin_l[] = {1, 4, 16, 64, 512};
+	cudaDeviceProp prop;
+	double		row_ns = 0;
+
+	CK(cudaGetDeviceProperties(&prop, 0));
+	fprintf(out, "# measured by bench/gpu/pr_bench --calibrate: ns per workload (kind size window ns)\n");
+	fprintf(out, "device %s\n", prop.name);
+
+	/* one synthetic graph: rows [0, rows) with len random columns in [0, window), the rest empty */
+	auto measure = [&](char kind, int len, int64_t window, int64_t rows, int64_t n, int64_t col0 = 0,
+					   int64_t tile_width = 0) -> double
+	{
+		PrGraph		g;
+		std::vector<int64_t> ptr((size_t) n + 1);
+		std::vector<int32_t> col(1);
+		std::vector<double> strength((size_t) n, 1.0);
+		PrGpuOptions o;
+		PrError		err;
+		PrEngine   *e;
+		uint64_t	s = 99 + (uint64_t) len * 7 + (uint64_t) window;
+		double		ms;
+
+		memset(&g, 0, sizeof(g));
+		/* len < 0: random lengths 1..-len (rows sorted by length then land scattered) */
+		int64_t		m_edges = 0;
+
+		col.resize((size_t) (rows * std::abs(len) + 1));
+		for (int64_t r = 0; r < n; r++)
+		{
+			ptr[r] = m_edges;
+			if (r < rows)
+			{
+				s = mix64(s);
+				m_edges += len >= 0 ? len : 1 + (int64_t) (s % (uint64_t) (-len));
+			}
+		}
+		ptr[n] = m_edges;
+		for (int64_t p = 0; p < m_edges; p++)
+		{
+			s = mix64(s);
+			col[p] = (int32_t) (col0 + (int64_t) (s % (uint64_t) window));
+		}
+		g.n_nodes = n;
+		g.n_edges = m_edges;
+		g.in_ptr = ptr.data();
+		g.in_src = col.data();
+		g.out_strength = strength.data();
+		pr_gpu_options_init(&o);
+		o.relabel = false;
+		o.kernel = kind == 'b' ? PR_GPU_KERNEL_BINNED : PR_GPU_KERNEL_TILED;
+		o.tile_width = tile_width > 0 ? tile_width : n;
+		o.vec_threshold = (kind == 'v' || kind == 'V') ? 1 : 1 << 30;
+		o.n_smem_tiles = (kind == 'E' || kind == 'V') ? 1 : 0;
+		o.smem_width = 49152;
+		o.chunk = 4096;
+		o.model_text = "";
+		e = pr_gpu_engine_create(&o, &err);
+		if (e == NULL)
+			die_on(PR_ERR_ENGINE, err, "engine");
+		die_on(e->ops->prepare(e, &g, 1, 2, PR_NEED_PULL_NORMALIZED, &err), err, "prepare");
+		die_on(e->ops->fill(e, 0, 1.0, &err), err, "fill");
+		ms = time_ms(e, 15, [&]() { PrError er; die_on(e->ops->product(e, PR_PRODUCT_PULL_NORMALIZED, 0, 1, &er), er, "product"); });
+		e->ops->release(e);
+		return ms * 1e6;		/* ns */
+	};
+
+	{
+		double		tiny = measure('e', 1, 32, 32, 32);
+		double		empty = measure('e', 0, 1, 0, (int64_t) 1 << 24);
+
+		fprintf(out, "l 1 1 %.1f\n", tiny);
+		row_ns = std::max(0.0, (empty - tiny) / (double) ((int64_t) 1 << 24));
+		fprintf(out, "r 1 1 %.4f\n", row_ns);
+		{
+			/* a row added to by a later tile (scattered read-modify-write) */
+			int64_t		n = (int64_t) 1 << 23;
+			double		one = measure('e', -4, n / 2, n, n, n / 2, n);
+			double		two = measure('e', -4, n / 2, n, n, n / 2, n / 2);
+
+			fprintf(out, "w 1 1 %.4f\n", std::max(0.0, (two - one) / (double) n + row_ns));
+		}
+		/* shared-memory tiles (16-bit ids): the window is the tile width */
+		for (int h : ell_h)
+		{
+			int64_t		rows = std::max((int64_t) 1 << 18, ((int64_t) 1 << 23) / h);
+			int64_t		n = std::max(rows, (int64_t) 49152);
+			double		ns = measure('E', h, 49152, rows, n) - row_ns * (double) n;
+
+			fprintf(out, "E %d 49152 %.3f\n", h, ns / (double) (rows / 32));
+		}
+		for (int v : vec_w)
+		{
+			int64_t		rows = std::max((int64_t) 1 << 12, ((int64_t) 1 << 23) / v);
+			int64_t		n = std::max(rows, (int64_t) 49152);
+			double		ns = measure('V', v, 49152, rows, n) - row_ns * (double) n;
+
+			fprintf(out, "V %d 49152 %.3f\n", v, ns / (double) rows);
+		}
+	}
+	for (int64_t w : windows)
+	{
+		for (int h : ell_h)
+		{
+			int64_t		rows = std::max((int64_t) 1 << 18, ((int64_t) 1 << 23) / h);
+			int64_t		n = std::max(rows, w);
+			double		ns = measure('e', h, w, rows, n) - row_ns * (double) n;
+
+			fprintf(out, "e %d %lld %.3f\n", h, (long long) w, ns / (double) (rows / 32));
+		}
+		for (int v : vec_w)
+		{
+			int64_t		rows = std::max((int64_t) 1 << 12, ((int64_t) 1 << 23) / v);
+			int64_t		n = std::max(rows, w);
+			double		ns = measure('v', v, w, rows, n) - row_ns * (double) n;
+
+			fprintf(out, "v %d %lld %.3f\n", v, (long long) w, ns / (double) rows);
+		}
+		for (int l : bin_l)
+		{
+			int64_t		rows = std::max((int64_t) 1 << 14, ((int64_t) 1 << 23) / l);
+			int64_t		n = std::max(rows, w);
+			double		ns = measure('b', l, w, rows, n) - row_ns * (double) (n - rows);
+
+			fprintf(out, "b %d %lld %.4f\n", l, (long long) w, ns / (double) rows);
+		}
+		fflush(out);
+	}
+	fclose(out);
+	printf("calibration written to %s\n", out_path);
+}
+
+/*
+ * HITS and many-source RWR (SpMM, k = 8) on the GPU engine, fp32 and fp64, against the CPU engine:
+ * prints the L1 distance per vector; returns false when one is over 1e-5 (fp32) / 1e-9 (fp64).
+ */
+static bool
+check_hits_rwr(PrGraph *g, const std::string &model_text)
+{
+	const int	k = 8;
+	int64_t		n = g->n_nodes;
+	std::vector<double> h_ref((size_t) n), a_ref((size_t) n), h((size_t) n), a((size_t) n);
+	std::vector<double> r_ref((size_t) n * k), r((size_t) n * k);
+	std::vector<int64_t> ptr(k + 1);
+	std::vector<int32_t> node(k);
+	std::vector<double> weight(k, 1.0);
+	PrRestart	rs;
+	PrIterOptions it;
+	PrRunStats	st;
+	PrError		err;
+	bool		ok = true;
+	PrGraph    &gg = *g;
+
+	if (!g->has_out_edges && pr_graph_add_out_edges(g, &pr_malloc_allocator, &err) != PR_OK)
+		return false;
+	for (int j = 0; j <= k; j++)
+		ptr[j] = j;
+	for (int j = 0; j < k; j++)
+		node[j] = (int32_t) ((n - 1) * j / k);
+	memset(&rs, 0, sizeof(rs));
+	rs.k = k;
+	rs.ptr = ptr.data();
+	rs.node = node.data();
+	rs.weight = weight.data();
+	memset(&it, 0, sizeof(it));
+	it.tolerance = 1e-11;
+	it.norm = PR_NORM_L1;
+	it.max_iterations = 1000;
+	it.check_every = 1;
+	{
+		PrEngine   *cpu = pr_cpu_engine_create(16, &pr_malloc_allocator, &err);
+
+		die_on(pr_hits(cpu, &gg, &it, h_ref.data(), a_ref.data(), &st, &err), err, "cpu hits");
+		die_on(pr_pagerank(cpu, &gg, 0.85, &rs, &it, r_ref.data(), &st, &err), err, "cpu rwr");
+		cpu->ops->release(cpu);
+	}
+	for (int prec = 0; prec < 2; prec++)
+	{
+		PrGpuOptions o;
+		PrEngine   *e;
+		double		lh = 0, la = 0, lr = 0, tol = prec ? 1e-9 : 1e-5;
+		PrIterOptions git = it;
+
+		pr_gpu_options_init(&o);
+		o.precision = prec ? PR_GPU_FP64 : PR_GPU_FP32;
+		o.model_text = model_text.empty() ? NULL : model_text.c_str();
+		git.tolerance = prec ? 1e-11 : 1e-7;
+		git.max_iterations = 300;
+		e = pr_gpu_engine_create(&o, &err);
+		if (e == NULL)
+			die_on(PR_ERR_ENGINE, err, "gpu engine");
+		die_on(pr_hits(e, &gg, &git, h.data(), a.data(), &st, &err), err, "gpu hits");
+		for (int64_t i = 0; i < n; i++)
+		{
+			lh += fabs(h[i] - h_ref[i]);
+			la += fabs(a[i] - a_ref[i]);
+		}
+		printf("# HITS %s (%s, %d it): L1 hubs %.2e authorities %.2e\n", prec ? "fp64" : "fp32", st.engine,
+			   st.iterations, lh, la);
+		die_on(pr_pagerank(e, &gg, 0.85, &rs, &git, r.data(), &st, &err), err, "gpu rwr");
+		for (int j = 0; j < k; j++)
+		{
+			double		l = 0;
+
+			for (int64_t i = 0; i < n; i++)
+				l += fabs(r[(size_t) i * k + j] - r_ref[(size_t) i * k + j]);
+			lr = std::max(lr, l);
+		}
+		printf("# RWR k=%d %s (%s, %d it): max L1 per source %.2e\n", k, prec ? "fp64" : "fp32", st.engine,
+			   st.iterations, lr);
+		if (lh > tol || la > tol || lr > tol)
+			ok = false;
+		e->ops->release(e);
+	}
+	return ok;
+}
+
+/* Reads a whole file into a string (empty when missing). */
+static std::string
+slurp(const char *path)
+{
+	std::string s;
+	FILE	   *f = path ? fopen(path, "r") : NULL;
+	char		buf[4096];
+	size_t		got;
+
+	if (f == NULL)
+		return s;
+	while ((got = fread(buf, 1, sizeof(buf), f)) > 0)
+		s.append(buf, got);
+	fclose(f);
+	return s;
+}
+
+/* Entry point: see the comment at the top. */
+int
+main(int argc, char **argv)
+{
+	int			scale = 0;
+	bool		er = false;
+	const char *file = NULL;
+	const char *label = NULL;
+	const char *model_path = NULL;
+	const char *only = NULL;
+	int			reps = 30;
+	int			threads = 16;
+	std::vector<int64_t> src,
+				dst;
+	PrGraph		g;
+	PrBuildOptions bo;
+	PrError		err;
+	double		t0,
+				bw;
+	std::string model_text;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);	/* logs survive a command killed at its time limit */
+	for (int i = 1; i < argc; i++)
+	{
+		if (!strcmp(argv[i], "--rmat") && i + 1 < argc)
+			scale = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--er") && i + 1 < argc)
+		{
+			scale = atoi(argv[++i]);
+			er = true;
+		}
+		else if (!strcmp(argv[i], "--file") && i + 1 < argc)
+			file = argv[++i];
+		else if (!strcmp(argv[i], "--label") && i + 1 < argc)
+			label = argv[++i];
+		else if (!strcmp(argv[i], "--model") && i + 1 < argc)
+			model_path = argv[++i];
+		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+			only = argv[++i];
+		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+			reps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+			threads = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--calibrate") && i + 1 < argc)
+		{
+			const char *path = argv[++i];
+			std::vector<int64_t> windows = {(int64_t) 1 << 18, (int64_t) 1 << 22, (int64_t) 1 << 24};
+
+			if (i + 2 < argc && !strcmp(argv[i + 1], "--windows"))
+			{
+				windows.clear();
+				for (char *tok = strtok(argv[i + 2], ","); tok; tok = strtok(NULL, ","))
+					windows.push_back(atoll(tok));
+				i += 2;
+			}
+			calibrate(path, windows);
+			return 0;
+		}
+		else
+		{
+			fprintf(stderr, "usage: %s --rmat S | --er S | --file F [--model M] [--label L] [--reps N] [--only NAME]\n"
+					"       %s --calibrate OUT.tsv\n", argv[0], argv[0]);
+			return 2;
+		}
+	}
+	if (model_path)
+		model_text = slurp(model_path);
+
+	/* the graph */
+	t0 = pr_clock_seconds();
+	if (file)
+	{
+		if (!read_edges(file, src, dst))
+		{
+			fprintf(stderr, "cannot read %s\n", file);
+			return 1;
+		}
+	}
+	else if (scale > 0)
+		generate_graph(scale, er, 20261121ULL + (uint64_t) scale, src, dst);
+	else
+	{
+		fprintf(stderr, "no graph given\n");
+		return 2;
+	}
+	printf("# generated/read %zu edges in %.1f s\n", src.size(), pr_clock_seconds() - t0);
+	memset(&bo, 0, sizeof(bo));
+	bo.n_threads = threads;
+	t0 = pr_clock_seconds();
+	die_on(pr_graph_build(src.data(), dst.data(), NULL, src.size(), &bo, &pr_malloc_allocator, &g, &err), err, "pr_graph_build");
+	printf("# built graph: %lld nodes, %lld edges, %lld dangling in %.1f s\n", (long long) g.n_nodes,
+		   (long long) g.n_edges, (long long) g.n_dangling, pr_clock_seconds() - t0);
+	std::vector<int64_t>().swap(src);
+	std::vector<int64_t>().swap(dst);
+
+	bw = copy_bandwidth();
+	double		floor_ms = (4.0 * g.n_edges + 12.0 * g.n_nodes) / bw * 1e3;
+
+	printf("# copy bandwidth %.0f GB/s, floor %.4f ms\n", bw / 1e9, floor_ms);
+
+	/* the CPU reference */
+	PrRestart	restart;
+	PrIterOptions it;
+	PrRunStats	stats;
+	std::vector<double> ref((size_t) g.n_nodes),
+				got((size_t) g.n_nodes);
+
+	memset(&restart, 0, sizeof(restart));
+	restart.uniform = true;
+	restart.k = 1;
+	memset(&it, 0, sizeof(it));
+	it.tolerance = 1e-10;
+	it.norm = PR_NORM_L1;
+	it.max_iterations = 1000;
+	it.check_every = 1;
+	{
+		PrEngine   *cpu = pr_cpu_engine_create(threads, &pr_malloc_allocator, &err);
+
+		if (cpu == NULL)
+			die_on(PR_ERR_ENGINE, err, "cpu engine");
+		t0 = pr_clock_seconds();
+		die_on(pr_pagerank(cpu, &g, 0.85, &restart, &it, ref.data(), &stats, &err), err, "cpu pagerank");
+		printf("# CPU fp64 reference: %d iterations, residual %.2e, %.1f s (%.1f ms/iteration)\n", stats.iterations,
+			   stats.residual, pr_clock_seconds() - t0, (pr_clock_seconds() - t0) * 1e3 / stats.iterations);
+		cpu->ops->release(cpu);
+	}
+
+	/* HITS and RWR (SpMM) on graphs up to a few million nodes */
+	bool		extra_ok = true;
+
+	if (g.n_nodes <= ((int64_t) 1 << 22) + 1)
+	{
+		t0 = pr_clock_seconds();
+		extra_ok = check_hits_rwr(&g, model_text);
+		printf("# HITS/RWR checks %s (%.1f s)\n", extra_ok ? "passed" : "FAILED", pr_clock_seconds() - t0);
+	}
+
+	/* every kernel */
+	const Config configs[] = {
+		{"cusparse-natural", PR_GPU_KERNEL_CUSPARSE, false, 0, 0, PR_GPU_FP32, -1, false},
+		{"cusparse-sorted", PR_GPU_KERNEL_CUSPARSE, true, 0, 0, PR_GPU_FP32, -1, false},
+		{"binned", PR_GPU_KERNEL_BINNED, true, 0, 0, PR_GPU_FP32, -1, false},
+		{"binned-natural", PR_GPU_KERNEL_BINNED, false, 0, 0, PR_GPU_FP32, -1, false},
+		{"tiled-L2", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 0, false},
+		{"tiled-L2-w4M", PR_GPU_KERNEL_TILED, true, (int64_t) 1 << 22, 32, PR_GPU_FP32, 0, false},
+		{"tiled-s1", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 1, false},
+		{"tiled-s2", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 2, false},
+		{"tiled-s4", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, false},
+		{"tiled-s4-l2persist", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, true},
+		{"tiled-s8", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 8, false},
+		{"tiled-s16", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 16, false},
+		{"auto", PR_GPU_KERNEL_AUTO, true, 0, 0, PR_GPU_FP32, -1, false},
+		{"auto-fp64", PR_GPU_KERNEL_AUTO, true, 0, 0, PR_GPU_FP64, -1, false},
+	};
+	std::vector<Row> rows;
+	std::string device;
+
+	for (const Config &c : configs)
+	{
+		PrGpuOptions o;
+		PrEngine   *e;
+		PrGpuReport rep;
+		Row			row;
+		PrIterOptions git = it;
+		PrStatus	st;
+
+		if (only && !strstr(only, c.name))
+			continue;
+		if (c.tile_width > 0 && c.tile_width * 2 > g.n_nodes)
+			continue;			/* one tile anyway */
+		if (c.n_smem_tiles > 1 && (int64_t) (c.n_smem_tiles / 2) * 49152 >= g.n_nodes)
+			continue;			/* as many shared-memory tiles as columns allow: a smaller count covers it */
+		pr_gpu_options_init(&o);
+		o.kernel = c.kernel;
+		o.relabel = c.relabel;
+		o.tile_width = c.tile_width;
+		o.vec_threshold = c.vec_threshold;
+		o.precision = c.precision;
+		o.n_smem_tiles = c.n_smem_tiles;
+		o.l2_persist = c.l2_persist;
+		o.model_text = model_text.empty() ? NULL : model_text.c_str();
+		e = pr_gpu_engine_create(&o, &err);
+		if (e == NULL)
+			die_on(PR_ERR_ENGINE, err, "gpu engine");
+		git.tolerance = c.precision == PR_GPU_FP64 ? 1e-10 : 1e-7;
+		git.max_iterations = 300;
+		git.check_every = 1;
+		t0 = pr_clock_seconds();
+		st = pr_pagerank(e, &g, 0.85, &restart, &git, got.data(), &stats, &err);
+		if (st != PR_OK)
+		{
+			printf("# %s: %s: %s\n", c.name, pr_status_name(st), err.message);
+			e->ops->release(e);
+			continue;
+		}
+		pr_gpu_engine_report(e, &rep, &err);
+		device = rep.device;
+		row.name = c.name;
+		row.format = rep.format;
+		row.iterations = stats.iterations;
+		row.converged = stats.converged;
+		row.l1 = 0;
+		for (int64_t i = 0; i < g.n_nodes; i++)
+			row.l1 += fabs(got[i] - ref[i]);
+		row.top_mismatch = top_mismatches(ref.data(), got.data(), g.n_nodes, std::min<int64_t>(100, g.n_nodes));
+		row.ok = row.l1 <= 1e-5 && row.top_mismatch == 0;
+		row.predicted_ms = rep.predicted_ms;
+		row.bytes_per_edge = rep.bytes_per_edge;
+		printf("# %-17s %s | plan %.2f s upload %.2f s | run %d it (%.2f s) | %s\n", c.name, rep.format,
+			   rep.plan_seconds, rep.upload_seconds, stats.iterations, pr_clock_seconds() - t0,
+			   rep.n_candidates ? rep.candidates : "");
+
+		/* determinism: a second run gives the same bits */
+		{
+			std::vector<double> again((size_t) g.n_nodes);
+
+			die_on(pr_pagerank(e, &g, 0.85, &restart, &git, again.data(), &stats, &err), err, "pagerank again");
+			if (memcmp(again.data(), got.data(), (size_t) g.n_nodes * 8) != 0)
+			{
+				printf("# %s: NOT bit-identical run to run%s\n", c.name,
+					   c.kernel == PR_GPU_KERNEL_CUSPARSE ? " (cuSPARSE baseline: not required)" : "");
+				if (c.kernel != PR_GPU_KERNEL_CUSPARSE)
+					row.ok = false;
+			}
+			else
+				printf("# %s: bit-identical run to run\n", c.name);
+		}
+
+		/* timings: the engine holds x in slot 0 after the run; alternate slots */
+		row.spmv_ms = time_ms(e, reps, [&]() { PrError er; die_on(e->ops->product(e, PR_PRODUCT_PULL_NORMALIZED, 0, 1, &er), er, "product"); });
+		row.iter_ms = time_ms(e, reps, [&]() {
+			PrError		er;
+
+			die_on(e->ops->product(e, PR_PRODUCT_PULL_NORMALIZED, 0, 1, &er), er, "product");
+			die_on(e->ops->pagerank_update(e, 1, 0, 0.85, &restart, &er), er, "update");
+			die_on(e->ops->product(e, PR_PRODUCT_PULL_NORMALIZED, 1, 0, &er), er, "product");
+			die_on(e->ops->pagerank_update(e, 0, 1, 0.85, &restart, &er), er, "update");
+		}) / 2.0;
+		rows.push_back(row);
+		e->ops->release(e);
+	}
+
+	/* the table */
+	double		base_nat = 0,
+				base_sorted = 0,
+				base_nat_spmv = 0;
+
+	for (const Row &r : rows)
+	{
+		if (r.name == "cusparse-natural")
+		{
+			base_nat = r.iter_ms;
+			base_nat_spmv = r.spmv_ms;
+		}
+		if (r.name == "cusparse-sorted")
+			base_sorted = r.iter_ms;
+	}
+	printf("\n### %s: %lld nodes, %lld edges — %s\n\n", label ? label : (file ? file : "graph"),
+		   (long long) g.n_nodes, (long long) g.n_edges, device.c_str());
+	printf("copy bandwidth %.0f GB/s; floor (4 B/edge + 12 B/node) %.4f ms; CPU reference fp64, L1 tol 1e-10\n\n",
+		   bw / 1e9, floor_ms);
+	printf("| kernel | ms/SpMV | ms/iteration | GB/s (SpMV, 4B/e+12B/n) | %% of floor (iter) | vs cuSPARSE (iter) | vs cuSPARSE-sorted (iter) | SpMV vs cuSPARSE | B/edge | model ms | iters | L1 vs CPU | top-100 | ok |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	for (const Row &r : rows)
+	{
+		double		gbs = (4.0 * g.n_edges + 12.0 * g.n_nodes) / (r.spmv_ms * 1e-3) / 1e9;
+
+		printf("| %s | %.4f | %.4f | %.0f | %.1f%% | %.2fx | %.2fx | %.2fx | %.2f | %s | %d%s | %.2e | %s | %s |\n",
+			   r.name.c_str(), r.spmv_ms, r.iter_ms, gbs, 100.0 * floor_ms / r.iter_ms,
+			   base_nat > 0 ? base_nat / r.iter_ms : 0.0, base_sorted > 0 ? base_sorted / r.iter_ms : 0.0,
+			   base_nat_spmv > 0 ? base_nat_spmv / r.spmv_ms : 0.0, r.bytes_per_edge,
+			   r.predicted_ms >= 0 ? std::to_string(r.predicted_ms).substr(0, 6).c_str() : "-",
+			   r.iterations, r.converged ? "" : "(max)", r.l1, r.top_mismatch == 0 ? "same" : (std::to_string(r.top_mismatch) + " differ").c_str(),
+			   r.ok ? "yes" : "NO");
+	}
+	for (const Row &r : rows)
+		printf("# format %s: %s\n", r.name.c_str(), r.format.c_str());
+	pr_graph_free(&g, &pr_malloc_allocator);
+	for (const Row &r : rows)
+		if (!r.ok)
+			return 1;
+	return extra_ok ? 0 : 1;
+}

@@ -1,0 +1,1443 @@
+/*
+ * pr_gpu.cu — the GPU engine: PrEngineOps on one CUDA device (see pr_gpu.h).
+ *
+ * Layout: nodes relabelled by out-degree (pr_plan_degree_order), so the hot entries of x sit
+ * together; the pull matrix in the planned format (tile-composite, row-binned, or cuSPARSE CSR);
+ * vector slots of (n+1) x k values in the private order whose last row is a zero row that padding
+ * entries read.  The normalized product reads z = x / out_strength, written by the previous
+ * PageRank update (fused) or by a scale kernel, so the matrix carries no values when unweighted.
+ */
+#include "pr_gpu.h"
+#include "pr_plan.h"
+#include "pr_gpu_kernels.cuh"
+
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+/* Records a failed CUDA call in err and returns its status from the enclosing function. */
+#define PR_CUDA(call) do { \
+	cudaError_t cuda_status_ = (call); \
+	if (cuda_status_ != cudaSuccess) \
+		return pr_error_set(err, cuda_status_ == cudaErrorMemoryAllocation ? PR_ERR_NOMEM : PR_ERR_ENGINE, \
+							"GPU engine: %s failed: %s (%s:%d)", #call, \
+							cudaGetErrorString(cuda_status_), __FILE__, __LINE__); \
+} while (0)
+
+/* Same for cuSPARSE calls. */
+#define PR_CUSPARSE(call) do { \
+	cusparseStatus_t sp_status_ = (call); \
+	if (sp_status_ != CUSPARSE_STATUS_SUCCESS) \
+		return pr_error_set(err, sp_status_ == CUSPARSE_STATUS_ALLOC_FAILED ? PR_ERR_NOMEM : PR_ERR_ENGINE, \
+							"GPU engine: %s failed: %s (%s:%d)", #call, \
+							cusparseGetErrorString(sp_status_), __FILE__, __LINE__); \
+} while (0)
+
+/* Checks the launch just made. */
+#define PR_LAUNCHED() PR_CUDA(cudaGetLastError())
+
+enum MatrixKind
+{
+	MATRIX_NONE = 0,
+	MATRIX_TILED,
+	MATRIX_BINNED,
+	MATRIX_CUSPARSE
+};
+
+/* One sparse matrix on the device in one format. */
+struct GpuMatrix
+{
+	MatrixKind	kind;
+	bool		has_val;
+	int			n_tiles;
+	DevTile		tiles[PR_PLAN_MAX_TILES];
+	DevBinned	binned;
+	int64_t		binned_blocks;
+	void	   *partial;		/* chunk partial sums */
+	size_t		bytes;			/* device bytes of the format */
+	/* cuSPARSE */
+	cusparseSpMatDescr_t sp_mat;
+	void	   *sp_buffer;
+	bool		sp_created;
+};
+
+/* The engine. */
+struct GpuEngine
+{
+	PrEngine	base;
+	PrEngineOps ops;
+	PrGpuOptions opt;
+	PrModel		model;
+	bool		have_model;
+	cudaStream_t stream;
+	cusparseHandle_t sp;
+	bool		sp_ready;
+	bool		prepared;
+	bool		fp64;
+	size_t		elem;
+	int64_t		n;
+	int64_t		m;
+	int			k;
+	int			n_slots;
+	unsigned	needs;
+	std::vector<void *> allocs;
+	int32_t    *new_to_old;
+	void	   *inv_out;
+	std::vector<void *> slots;
+	std::vector<bool> dangling_valid;
+	void	   *z;
+	int			z_owner;
+	double	   *stage;
+	double	   *partials;
+	unsigned int *counter;
+	double	   *stats;			/* [n_slots + 2][k][3] */
+	int			resid_index;
+	void	   *restart_dense;
+	uint64_t	restart_key;
+	GpuMatrix	pull;			/* PULL_NORMALIZED (and PULL when it has raw values) */
+	GpuMatrix	pull_raw;		/* PULL for cuSPARSE mode (raw weights, binned) */
+	GpuMatrix	push;
+	PrGpuReport report;
+	/* what the device layout was built from, to reuse it when prepare sees the same graph */
+	const PrGraph *prep_graph;
+	const int64_t *prep_in_ptr;
+	const int32_t *prep_in_src;
+	int64_t		prep_edges;
+	unsigned int smem_grid;		/* blocks of the shared-memory tile kernel */
+	bool		l2_window;		/* an L2 access-policy window is set on the stream */
+	int64_t		smem_width;
+};
+
+/* Default settings. */
+void
+pr_gpu_options_init(PrGpuOptions *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->device = 0;
+	opts->precision = PR_GPU_FP32;
+	opts->kernel = PR_GPU_KERNEL_AUTO;
+	opts->relabel = true;
+	opts->chunk = 4096;
+	opts->paper_stop = false;
+	opts->n_smem_tiles = -1;
+	opts->smem_width = 0;
+	opts->l2_persist = false;	/* measured: slower on R-MAT 24 (bench/gpu/NOTES.md) */
+}
+
+/* Number of CUDA devices. */
+int
+pr_gpu_device_count(void)
+{
+	int			count = 0;
+
+	if (cudaGetDeviceCount(&count) != cudaSuccess)
+		return 0;
+	return count;
+}
+
+/* Allocates device memory tracked for release. */
+static PrStatus
+dev_alloc(GpuEngine *e, void **out, size_t bytes, PrError *err)
+{
+	cudaError_t st = cudaMalloc(out, bytes == 0 ? 16 : bytes);
+
+	if (st != cudaSuccess)
+	{
+		*out = NULL;
+		cudaGetLastError();
+		return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: cannot allocate %zu bytes of device memory: %s",
+							bytes, cudaGetErrorString(st));
+	}
+	e->allocs.push_back(*out);
+	return PR_OK;
+}
+
+/* Allocates device memory and copies host data into it. */
+static PrStatus
+dev_upload(GpuEngine *e, void **out, const void *host, size_t bytes, PrError *err)
+{
+	PrStatus	st = dev_alloc(e, out, bytes, err);
+
+	if (st != PR_OK)
+		return st;
+	if (bytes > 0)
+		PR_CUDA(cudaMemcpy(*out, host, bytes, cudaMemcpyHostToDevice));
+	return PR_OK;
+}
+
+/* Grid size for a grid-stride loop over count items. */
+static unsigned int
+grid_for(int64_t count)
+{
+	int64_t		b = (count + PR_THREADS - 1) / PR_THREADS;
+
+	if (b < 1)
+		b = 1;
+	if (b > 132 * 16)
+		b = 132 * 16;
+	return (unsigned int) b;
+}
+
+/* Device bytes of a composite layout's arrays (as uploaded). */
+static size_t
+composite_bytes(const PrComposite *c)
+{
+	return c->device_bytes;
+}
+
+/* Uploads a composite layout. */
+static PrStatus
+upload_composite(GpuEngine *e, const PrComposite *c, GpuMatrix *mat, PrError *err)
+{
+	int64_t		max_partial = 0;
+	PrStatus	st;
+
+	mat->kind = MATRIX_TILED;
+	mat->n_tiles = c->n_tiles;
+	mat->bytes = composite_bytes(c);
+	for (int t = 0; t < c->n_tiles; t++)
+	{
+		const PrCompositeTile *tile = &c->tiles[t];
+		DevTile    *d = &mat->tiles[t];
+		void	   *p;
+
+		memset(d, 0, sizeof(*d));
+		d->n_vec = tile->n_vec;
+		d->n_ell = tile->n_ell;
+		d->n_long = tile->longs.n_long;
+		mat->has_val = tile->val != NULL;
+		if ((st = dev_upload(e, &p, tile->vec_row, (size_t) tile->n_vec * 4, err)) != PR_OK)
+			return st;
+		d->vec_row = (const int32_t *) p;
+		if ((st = dev_upload(e, &p, tile->vec_ptr, (size_t) (tile->n_vec + 1) * 8, err)) != PR_OK)
+			return st;
+		d->vec_ptr = (const int64_t *) p;
+		if ((st = dev_upload(e, &p, tile->ell_off, (size_t) (tile->n_ell + 1) * 8, err)) != PR_OK)
+			return st;
+		d->ell_off = (const int64_t *) p;
+		if ((st = dev_upload(e, &p, tile->ell_row, (size_t) tile->n_ell * 32 * 4, err)) != PR_OK)
+			return st;
+		d->ell_row = (const int32_t *) p;
+		d->col_begin = tile->col_begin;
+		d->width = (int32_t) (tile->col_end - tile->col_begin);
+		d->local16 = tile->local16 ? 1 : 0;
+		if (tile->local16)
+		{
+			if ((st = dev_upload(e, &p, tile->idx16, (size_t) tile->n_idx * 2, err)) != PR_OK)
+				return st;
+			d->idx16 = (const uint16_t *) p;
+		}
+		else
+		{
+			if ((st = dev_upload(e, &p, tile->idx, (size_t) tile->n_idx * 4, err)) != PR_OK)
+				return st;
+			d->idx = (const int32_t *) p;
+		}
+		if (tile->val != NULL)
+		{
+			if ((st = dev_upload(e, &p, tile->val, (size_t) tile->n_idx * 4, err)) != PR_OK)
+				return st;
+			d->val = (const float *) p;
+		}
+		if ((st = dev_upload(e, &p, tile->longs.long_row, (size_t) tile->longs.n_long * 4, err)) != PR_OK)
+			return st;
+		d->long_row = (const int32_t *) p;
+		if ((st = dev_upload(e, &p, tile->longs.chunk_begin, (size_t) (tile->longs.n_long + 1) * 8, err)) != PR_OK)
+			return st;
+		d->chunk_begin = (const int64_t *) p;
+		if (tile->longs.n_long > 0 && tile->n_vec > max_partial)
+			max_partial = tile->n_vec;
+	}
+	return dev_alloc(e, &mat->partial, (size_t) (max_partial + 1) * e->elem, err);
+}
+
+/* Uploads a CSR and its row bins. */
+static PrStatus
+upload_binned(GpuEngine *e, const PrPlanCsr *csr, const PrBinned *b, GpuMatrix *mat, PrError *err)
+{
+	DevBinned  *d = &mat->binned;
+	void	   *p;
+	PrStatus	st;
+	int64_t		blocks = 0;
+
+	memset(d, 0, sizeof(*d));
+	mat->kind = MATRIX_BINNED;
+	mat->has_val = csr->val != NULL;
+	mat->bytes = b->device_bytes;
+	if ((st = dev_upload(e, &p, csr->ptr, (size_t) (csr->n + 1) * 8, err)) != PR_OK)
+		return st;
+	d->ptr = (const int64_t *) p;
+	if ((st = dev_upload(e, &p, csr->col, (size_t) csr->nnz * 4, err)) != PR_OK)
+		return st;
+	d->col = (const int32_t *) p;
+	if (csr->val != NULL)
+	{
+		if ((st = dev_upload(e, &p, csr->val, (size_t) csr->nnz * 4, err)) != PR_OK)
+			return st;
+		d->val = (const float *) p;
+	}
+	if ((st = dev_upload(e, &p, b->rows, (size_t) b->bin_begin[PR_BIN_COUNT - 1] * 4, err)) != PR_OK)
+		return st;
+	d->rows = (const int32_t *) p;
+	if ((st = dev_upload(e, &p, b->chunk_begin_edge, (size_t) (b->n_chunks + 1) * 8, err)) != PR_OK)
+		return st;
+	d->chunk_begin_edge = (const int64_t *) p;
+	if ((st = dev_upload(e, &p, b->chunk_row, (size_t) b->n_chunks * 4, err)) != PR_OK)
+		return st;
+	d->chunk_row = (const int32_t *) p;
+	mat->tiles[0].n_long = b->longs.n_long;
+	if ((st = dev_upload(e, &p, b->longs.long_row, (size_t) b->longs.n_long * 4, err)) != PR_OK)
+		return st;
+	mat->tiles[0].long_row = (const int32_t *) p;
+	if ((st = dev_upload(e, &p, b->longs.chunk_begin, (size_t) (b->longs.n_long + 1) * 8, err)) != PR_OK)
+		return st;
+	mat->tiles[0].chunk_begin = (const int64_t *) p;
+	for (int bin = 0; bin <= PR_BIN_COUNT; bin++)
+		d->bin_begin[bin] = b->bin_begin[bin];
+	for (int bin = 0; bin < PR_BIN_COUNT - 1; bin++)
+	{
+		int64_t		rows = b->bin_begin[bin + 1] - b->bin_begin[bin];
+
+		d->block_begin[bin] = blocks;
+		blocks += (rows * pr_bin_lanes[bin] + PR_THREADS - 1) / PR_THREADS;
+	}
+	d->block_begin[PR_BIN_COUNT - 1] = blocks;
+	blocks += (b->n_chunks + PR_THREADS / 32 - 1) / (PR_THREADS / 32);
+	d->block_begin[PR_BIN_COUNT] = blocks;
+	d->n_chunks = b->n_chunks;
+	d->chunk = b->chunk;
+	mat->binned_blocks = blocks;
+	return dev_alloc(e, &mat->partial, (size_t) (b->n_chunks + 1) * e->elem, err);
+}
+
+/* Uploads a CSR with the values of P (w / out_strength of the column) for cusparseSpMV. */
+static PrStatus
+upload_cusparse(GpuEngine *e, const PrPlanCsr *csr, const double *inv_out_host, GpuMatrix *mat,
+				PrError *err)
+{
+	void	   *d_ptr,
+			   *d_col,
+			   *d_val;
+	size_t		vbytes = (size_t) csr->nnz * e->elem;
+	void	   *hval = malloc(vbytes > 0 ? vbytes : 1);
+	size_t		buffer = 0;
+	PrStatus	st;
+	cudaDataType vt = e->fp64 ? CUDA_R_64F : CUDA_R_32F;
+	cusparseDnVecDescr_t vx,
+				vy;
+	double		one = 1.0,
+				zero = 0.0;
+	float		onef = 1.0f,
+				zerof = 0.0f;
+
+	if (hval == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
+	for (int64_t r = 0; r < csr->n; r++)
+		for (int64_t p = csr->ptr[r]; p < csr->ptr[r + 1]; p++)
+		{
+			double		w = (csr->val ? csr->val[p] : 1.0) * inv_out_host[csr->col[p]];
+
+			if (e->fp64)
+				((double *) hval)[p] = w;
+			else
+				((float *) hval)[p] = (float) w;
+		}
+	if (csr->nnz > (int64_t) INT32_MAX - 1)
+	{
+		free(hval);
+		return pr_error_set(err, PR_ERR_TOO_LARGE, "GPU engine: the cuSPARSE baseline takes at most 2^31-1 edges");
+	}
+	mat->kind = MATRIX_CUSPARSE;
+	mat->bytes = (size_t) (csr->n + 1) * 4 + (size_t) csr->nnz * 4 + vbytes;
+	{
+		/* cuSPARSE wants row offsets and column ids of the same width: 32-bit both */
+		std::vector<int32_t> ptr32((size_t) csr->n + 1);
+
+		for (int64_t r = 0; r <= csr->n; r++)
+			ptr32[r] = (int32_t) csr->ptr[r];
+		st = dev_upload(e, &d_ptr, ptr32.data(), (size_t) (csr->n + 1) * 4, err);
+	}
+	if (st != PR_OK ||
+		(st = dev_upload(e, &d_col, csr->col, (size_t) csr->nnz * 4, err)) != PR_OK ||
+		(st = dev_upload(e, &d_val, hval, vbytes, err)) != PR_OK)
+	{
+		free(hval);
+		return st;
+	}
+	free(hval);
+	PR_CUSPARSE(cusparseCreateCsr(&mat->sp_mat, csr->n, csr->n, csr->nnz, d_ptr, d_col, d_val,
+								  CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, vt));
+	mat->sp_created = true;
+	PR_CUSPARSE(cusparseCreateDnVec(&vx, csr->n, e->slots[0], vt));
+	PR_CUSPARSE(cusparseCreateDnVec(&vy, csr->n, e->slots[e->n_slots > 1 ? 1 : 0], vt));
+	PR_CUSPARSE(cusparseSpMV_bufferSize(e->sp, CUSPARSE_OPERATION_NON_TRANSPOSE,
+										e->fp64 ? (const void *) &one : (const void *) &onef,
+										mat->sp_mat, vx,
+										e->fp64 ? (const void *) &zero : (const void *) &zerof,
+										vy, vt, CUSPARSE_SPMV_ALG_DEFAULT, &buffer));
+	cusparseDestroyDnVec(vx);
+	cusparseDestroyDnVec(vy);
+	mat->bytes += buffer;
+	return dev_alloc(e, &mat->sp_buffer, buffer, err);
+}
+
+/* Runs y = M z on the device (k = 1 formats, or SpMM over the binned CSR when k > 1). */
+template <typename T>
+static PrStatus
+run_matrix(GpuEngine *e, GpuMatrix *mat, const void *zv, void *yv, PrError *err)
+{
+	const T    *z = (const T *) zv;
+	T		   *y = (T *) yv;
+
+	if (e->k > 1)
+	{
+		const DevBinned *b = &mat->binned;
+		unsigned int blocks = (unsigned int) ((e->n * 32 + PR_THREADS - 1) / PR_THREADS);
+
+		if (blocks == 0)
+			return PR_OK;
+		if (mat->has_val)
+			k_spmm<T, true><<<blocks, PR_THREADS, 0, e->stream>>>(e->n, e->k, b->ptr, b->col, b->val, z, y);
+		else
+			k_spmm<T, false><<<blocks, PR_THREADS, 0, e->stream>>>(e->n, e->k, b->ptr, b->col, b->val, z, y);
+		PR_LAUNCHED();
+		return PR_OK;
+	}
+	if (mat->kind == MATRIX_TILED)
+	{
+		for (int t = 0; t < mat->n_tiles; t++)
+		{
+			const DevTile *d = &mat->tiles[t];
+			int64_t		warps = d->n_vec + d->n_ell;
+			unsigned int blocks = (unsigned int) ((warps * 32 + PR_THREADS - 1) / PR_THREADS);
+			T		   *partial = (T *) mat->partial;
+
+			if (blocks > 0 && d->local16)
+			{
+				size_t		smem = (size_t) (d->width + 1) * sizeof(T);
+
+				if (t == 0)
+				{
+					if (mat->has_val)
+						k_tile_smem<T, true, false><<<e->smem_grid, PR_SMEM_THREADS, smem, e->stream>>>(*d, z, y, partial);
+					else
+						k_tile_smem<T, false, false><<<e->smem_grid, PR_SMEM_THREADS, smem, e->stream>>>(*d, z, y, partial);
+				}
+				else
+				{
+					if (mat->has_val)
+						k_tile_smem<T, true, true><<<e->smem_grid, PR_SMEM_THREADS, smem, e->stream>>>(*d, z, y, partial);
+					else
+						k_tile_smem<T, false, true><<<e->smem_grid, PR_SMEM_THREADS, smem, e->stream>>>(*d, z, y, partial);
+				}
+				PR_LAUNCHED();
+			}
+			else if (blocks > 0)
+			{
+				if (t == 0)
+				{
+					if (mat->has_val)
+						k_tile<T, true, false><<<blocks, PR_THREADS, 0, e->stream>>>(*d, z, y, partial);
+					else
+						k_tile<T, false, false><<<blocks, PR_THREADS, 0, e->stream>>>(*d, z, y, partial);
+				}
+				else
+				{
+					if (mat->has_val)
+						k_tile<T, true, true><<<blocks, PR_THREADS, 0, e->stream>>>(*d, z, y, partial);
+					else
+						k_tile<T, false, true><<<blocks, PR_THREADS, 0, e->stream>>>(*d, z, y, partial);
+				}
+				PR_LAUNCHED();
+			}
+			if (d->n_long > 0)
+			{
+				unsigned int lb = (unsigned int) ((d->n_long + PR_THREADS - 1) / PR_THREADS);
+
+				if (t == 0)
+					k_long_rows<T, false><<<lb, PR_THREADS, 0, e->stream>>>(d->n_long, d->long_row, d->chunk_begin, partial, y);
+				else
+					k_long_rows<T, true><<<lb, PR_THREADS, 0, e->stream>>>(d->n_long, d->long_row, d->chunk_begin, partial, y);
+				PR_LAUNCHED();
+			}
+		}
+		return PR_OK;
+	}
+	if (mat->kind == MATRIX_BINNED)
+	{
+		const DevTile *d = &mat->tiles[0];
+		T		   *partial = (T *) mat->partial;
+
+		if (mat->binned_blocks > 0)
+		{
+			if (mat->has_val)
+				k_binned<T, true><<<(unsigned int) mat->binned_blocks, PR_THREADS, 0, e->stream>>>(mat->binned, z, y, partial);
+			else
+				k_binned<T, false><<<(unsigned int) mat->binned_blocks, PR_THREADS, 0, e->stream>>>(mat->binned, z, y, partial);
+			PR_LAUNCHED();
+		}
+		if (d->n_long > 0)
+		{
+			unsigned int lb = (unsigned int) ((d->n_long + PR_THREADS - 1) / PR_THREADS);
+
+			k_long_rows<T, false><<<lb, PR_THREADS, 0, e->stream>>>(d->n_long, d->long_row, d->chunk_begin, partial, y);
+			PR_LAUNCHED();
+		}
+		return PR_OK;
+	}
+	if (mat->kind == MATRIX_CUSPARSE)
+	{
+		cudaDataType vt = e->fp64 ? CUDA_R_64F : CUDA_R_32F;
+		cusparseDnVecDescr_t vx,
+					vy;
+		T			one = 1,
+					zero = 0;
+		cusparseStatus_t s;
+
+		PR_CUSPARSE(cusparseCreateDnVec(&vx, e->n, (void *) zv, vt));
+		PR_CUSPARSE(cusparseCreateDnVec(&vy, e->n, yv, vt));
+		s = cusparseSpMV(e->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat->sp_mat, vx, &zero, vy, vt,
+						 CUSPARSE_SPMV_ALG_DEFAULT, mat->sp_buffer);
+		cusparseDestroyDnVec(vx);
+		cusparseDestroyDnVec(vy);
+		PR_CUSPARSE(s);
+		return PR_OK;
+	}
+	return pr_error_set(err, PR_ERR_UNSUPPORTED, "GPU engine: product not prepared");
+}
+
+/* Frees everything the engine allocated on the device (keeps the engine). */
+static void
+engine_free_device(GpuEngine *e)
+{
+	GpuMatrix  *mats[3] = {&e->pull, &e->pull_raw, &e->push};
+
+	for (int i = 0; i < 3; i++)
+		if (mats[i]->sp_created)
+		{
+			cusparseDestroySpMat(mats[i]->sp_mat);
+			mats[i]->sp_created = false;
+		}
+	if (e->l2_window)
+	{
+		cudaStreamAttrValue a;
+
+		memset(&a, 0, sizeof(a));
+		cudaStreamSetAttribute(e->stream, cudaStreamAttributeAccessPolicyWindow, &a);
+		cudaCtxResetPersistingL2Cache();
+		cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+		cudaGetLastError();
+		e->l2_window = false;
+	}
+	for (void *p : e->allocs)
+		cudaFree(p);
+	e->allocs.clear();
+	e->slots.clear();
+	e->dangling_valid.clear();
+	memset(&e->pull, 0, sizeof(e->pull));
+	memset(&e->pull_raw, 0, sizeof(e->pull_raw));
+	memset(&e->push, 0, sizeof(e->push));
+	e->prepared = false;
+}
+
+/* Host-side layouts built during prepare (freed at its end). */
+struct HostPlans
+{
+	PrPlanCsr	pull;
+	PrPlanCsr	push;
+	PrComposite comp;
+	PrBinned	bin_pull;
+	PrBinned	bin_push;
+	int32_t    *new_to_old;
+	int32_t    *old_to_new;
+	int64_t    *key;
+	double	   *inv_out;
+};
+
+/* Frees the host layouts. */
+static void
+host_plans_free(HostPlans *h)
+{
+	const PrAllocator *a = &pr_malloc_allocator;
+
+	pr_plan_csr_free(&h->pull, a);
+	pr_plan_csr_free(&h->push, a);
+	pr_plan_composite_free(&h->comp, a);
+	pr_plan_binned_free(&h->bin_pull, a);
+	pr_plan_binned_free(&h->bin_push, a);
+	free(h->new_to_old);
+	free(h->old_to_new);
+	free(h->key);
+	free(h->inv_out);
+}
+
+/* Plans the composite layout the model prefers among shared-memory tile counts and thresholds. */
+static PrStatus
+choose_composite(GpuEngine *e, const PrPlanCsr *csr, PrCompositeOptions *best, double *best_ms,
+				 char *log, size_t log_len, int *n_cand, PrError *err)
+{
+	int			smem_counts[6] = {0, 1, 2, 4, 8, 16};
+	int			n_counts = 6;
+	int			thresholds[2] = {32, 8};
+	int			n_thr = 2;
+	size_t		used = strlen(log);
+
+	*best_ms = -1;
+	if (e->opt.n_smem_tiles >= 0)
+	{
+		smem_counts[0] = e->opt.n_smem_tiles;
+		n_counts = 1;
+	}
+	if (e->opt.vec_threshold > 0)
+	{
+		thresholds[0] = e->opt.vec_threshold;
+		n_thr = 1;
+	}
+	for (int si = 0; si < n_counts; si++)
+		for (int ti = 0; ti < n_thr; ti++)
+		{
+			PrCompositeOptions o;
+			PrComposite c;
+			PrStatus	st;
+			double		ms;
+
+			memset(&o, 0, sizeof(o));
+			o.tile_width = e->opt.tile_width > 0 ? e->opt.tile_width : csr->n;
+			o.vec_threshold = thresholds[ti];
+			o.chunk = e->opt.chunk > 0 ? e->opt.chunk : 4096;
+			o.paper_stop = e->opt.paper_stop;
+			o.shapes_only = true;
+			o.n_smem_tiles = smem_counts[si];
+			o.smem_width = e->smem_width;
+			if (si > 0 && (int64_t) smem_counts[si - 1] * e->smem_width >= csr->n)
+				break;			/* more shared-memory tiles than columns */
+			if ((n_counts == 1 && n_thr == 1) || !e->have_model)
+			{
+				*best = o;
+				best->shapes_only = false;
+				if (e->have_model && (st = pr_plan_composite(csr, &o, &pr_malloc_allocator, &c, err)) == PR_OK)
+				{
+					*best_ms = pr_model_predict_composite(&e->model, &c) * 1e3;
+					pr_plan_composite_free(&c, &pr_malloc_allocator);
+				}
+				return PR_OK;
+			}
+			if ((st = pr_plan_composite(csr, &o, &pr_malloc_allocator, &c, err)) != PR_OK)
+				return st;
+			ms = pr_model_predict_composite(&e->model, &c) * 1e3;
+			pr_plan_composite_free(&c, &pr_malloc_allocator);
+			if (used + 48 < log_len)
+				used += (size_t) snprintf(log + used, log_len - used, "tiled(s=%d,v=%d)=%.3f ",
+										  o.n_smem_tiles, o.vec_threshold, ms);
+			(*n_cand)++;
+			if (*best_ms < 0 || ms < *best_ms)
+			{
+				*best_ms = ms;
+				*best = o;
+				best->shapes_only = false;
+			}
+		}
+	return PR_OK;
+}
+
+/* Scalar type dispatch helpers. */
+template <typename T>
+static PrStatus
+launch_fill(GpuEngine *e, void *x, int64_t total, double v, PrError *err)
+{
+	k_fill<T><<<grid_for(total), PR_THREADS, 0, e->stream>>>(total, (T *) x, (T) v);
+	PR_LAUNCHED();
+	return PR_OK;
+}
+
+/* Prepare: relabel, plan, check memory, upload. */
+static PrStatus
+gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+	HostPlans	h;
+	const PrAllocator *a = &pr_malloc_allocator;
+	double		t0 = pr_clock_seconds(),
+				t1;
+	int64_t		n = g->n_nodes;
+	PrStatus	st = PR_OK;
+	PrGpuKernel kernel = e->opt.kernel;
+	size_t		free_b = 0,
+				total_b = 0,
+				need;
+	char		cand[512] = "";
+	int			n_cand = 0;
+	double		predicted = -1;
+	PrCompositeOptions copt;
+
+	memset(&h, 0, sizeof(h));
+	if (e->prepared && e->prep_graph == g && e->prep_in_ptr == g->in_ptr && e->prep_in_src == g->in_src &&
+		e->prep_edges == g->n_edges && e->n == n && e->k == k && e->n_slots == n_slots && e->needs == needs)
+	{
+		/* same graph object and shape: keep the device layout, forget the vector state */
+		for (int s = 0; s < n_slots; s++)
+			e->dangling_valid[s] = false;
+		e->z_owner = -1;
+		e->resid_index = -1;
+		return PR_OK;
+	}
+	if (e->prepared)
+		engine_free_device(e);
+	memset(&e->report, 0, sizeof(e->report));
+	if (k < 1 || k > PR_MAX_K)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED, "GPU engine: %d columns (the GPU engine takes 1 to %d)", k, PR_MAX_K);
+	if (n_slots < 1)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: needs at least one vector slot");
+	if (n > PR_PLAN_MAX_NODES_CHECK)
+		return pr_error_set(err, PR_ERR_TOO_LARGE, "GPU engine: %lld nodes exceed the 32-bit ids", (long long) n);
+	e->n = n;
+	e->m = g->n_edges;
+	e->k = k;
+	e->n_slots = n_slots;
+	e->needs = needs;
+	e->z_owner = -1;
+	e->resid_index = -1;
+	e->restart_key = 0;
+
+	/* degree order and 1/out_strength */
+	h.new_to_old = (int32_t *) malloc((size_t) (n + 1) * 4);
+	h.old_to_new = (int32_t *) malloc((size_t) (n + 1) * 4);
+	h.key = (int64_t *) calloc((size_t) (n + 1), 8);
+	h.inv_out = (double *) malloc((size_t) (n + 1) * 8);
+	if (!h.new_to_old || !h.old_to_new || !h.key || !h.inv_out)
+	{
+		host_plans_free(&h);
+		return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
+	}
+	for (int64_t p = 0; p < g->n_edges; p++)
+		h.key[g->in_src[p]]++;
+	for (int64_t i = 0; i < n; i++)
+		h.inv_out[i] = g->out_strength[i] > 0 ? 1.0 / g->out_strength[i] : 0.0;
+	if (e->opt.relabel)
+		st = pr_plan_degree_order(n, h.key, h.new_to_old, h.old_to_new, a, err);
+	else
+		for (int64_t i = 0; i < n; i++)
+			h.new_to_old[i] = h.old_to_new[i] = (int32_t) i;
+	if (st == PR_OK)
+		st = pr_plan_relabel(n, g->in_ptr, g->in_src, g->in_weight, h.old_to_new, a, &h.pull, err);
+	if (st == PR_OK && (needs & PR_NEED_PUSH))
+		st = pr_plan_transpose(&h.pull, a, &h.push, err);
+	if (st != PR_OK)
+	{
+		host_plans_free(&h);
+		return st;
+	}
+	/* inv_out in the private order */
+	{
+		double	   *tmp = (double *) malloc((size_t) (n + 1) * 8);
+
+		if (tmp == NULL)
+		{
+			host_plans_free(&h);
+			return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
+		}
+		for (int64_t i = 0; i < n; i++)
+			tmp[i] = h.inv_out[h.new_to_old[i]];
+		free(h.inv_out);
+		h.inv_out = tmp;
+	}
+
+	/* shared-memory tiles: width, opt-in limit, grid */
+	{
+		int			dev = e->opt.device,
+					sms = 0;
+		size_t		smem;
+
+		e->smem_width = e->opt.smem_width > 0 ? e->opt.smem_width : (e->fp64 ? 24576 : 49152);
+		if (e->smem_width >= 65535)
+			e->smem_width = 65534;
+		smem = (size_t) (e->smem_width + 1) * e->elem;
+		PR_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+		PR_CUDA(cudaFuncSetAttribute(k_tile_smem<float, false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem));
+		PR_CUDA(cudaFuncSetAttribute(k_tile_smem<float, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem));
+		PR_CUDA(cudaFuncSetAttribute(k_tile_smem<float, true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem));
+		PR_CUDA(cudaFuncSetAttribute(k_tile_smem<float, true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem));
+		PR_CUDA(cudaFuncSetAttribute(k_tile_smem<double, false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem));
+		PR_CUDA(cudaFuncSetAttribute(k_tile_smem<double, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem));
+		PR_CUDA(cudaFuncSetAttribute(k_tile_smem<double, true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem));
+		PR_CUDA(cudaFuncSetAttribute(k_tile_smem<double, true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem));
+		{
+			int			per_sm = 0;
+
+			if (e->fp64)
+				PR_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_tile_smem<double, false, true>, PR_SMEM_THREADS, smem));
+			else
+				PR_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_tile_smem<float, false, true>, PR_SMEM_THREADS, smem));
+			e->smem_grid = (unsigned int) (sms * (per_sm > 0 ? per_sm : 1));
+		}
+	}
+
+	/* the pull format */
+	if (k > 1 && kernel != PR_GPU_KERNEL_BINNED)
+		kernel = PR_GPU_KERNEL_BINNED;	/* SpMM runs over the CSR */
+	if (kernel == PR_GPU_KERNEL_AUTO || kernel == PR_GPU_KERNEL_TILED)
+	{
+		st = choose_composite(e, &h.pull, &copt, &predicted, cand, sizeof(cand), &n_cand, err);
+		if (st == PR_OK && kernel == PR_GPU_KERNEL_AUTO)
+		{
+			PrBinned	b;
+
+			st = pr_plan_binned(&h.pull, e->opt.chunk > 0 ? e->opt.chunk : 4096, a, &b, err);
+			if (st == PR_OK)
+			{
+				double		ms = e->have_model ? pr_model_predict_binned(&e->model, &b, &h.pull) * 1e3 : -1;
+				size_t		used = strlen(cand);
+
+				snprintf(cand + used, sizeof(cand) - used, "binned=%.3f", ms);
+				n_cand++;
+				if (ms >= 0 && ms < predicted)
+				{
+					kernel = PR_GPU_KERNEL_BINNED;
+					predicted = ms;
+				}
+				else
+					kernel = PR_GPU_KERNEL_TILED;
+				pr_plan_binned_free(&b, a);
+			}
+		}
+		if (st == PR_OK && kernel == PR_GPU_KERNEL_TILED)
+			st = pr_plan_composite(&h.pull, &copt, a, &h.comp, err);
+	}
+	if (st == PR_OK && (kernel == PR_GPU_KERNEL_BINNED ||
+						(kernel == PR_GPU_KERNEL_CUSPARSE && (needs & PR_NEED_PULL))))
+	{
+		st = pr_plan_binned(&h.pull, e->opt.chunk > 0 ? e->opt.chunk : 4096, a, &h.bin_pull, err);
+		if (st == PR_OK && kernel == PR_GPU_KERNEL_BINNED && e->have_model && predicted < 0)
+			predicted = pr_model_predict_binned(&e->model, &h.bin_pull, &h.pull) * 1e3;
+	}
+	if (st == PR_OK && (needs & PR_NEED_PUSH))
+		st = pr_plan_binned(&h.push, e->opt.chunk > 0 ? e->opt.chunk : 4096, a, &h.bin_push, err);
+	if (st != PR_OK)
+	{
+		host_plans_free(&h);
+		return st;
+	}
+	t1 = pr_clock_seconds();
+
+	/* memory check against the plan */
+	need = (size_t) n_slots * (size_t) (n + 1) * k * e->elem	/* slots */
+		+ (size_t) (n + 1) * k * e->elem	/* z */
+		+ (size_t) n * k * 8	/* staging */
+		+ (size_t) (n + 1) * (4 + e->elem)	/* new_to_old, inv_out */
+		+ (size_t) n * k * e->elem	/* restart (personalized) */
+		+ (size_t) PR_RED_BLOCKS * k * 3 * 8 + (size_t) (n_slots + 2) * k * 3 * 8;
+	if (kernel == PR_GPU_KERNEL_TILED)
+		need += h.comp.device_bytes;
+	if (kernel == PR_GPU_KERNEL_BINNED || (kernel == PR_GPU_KERNEL_CUSPARSE && (needs & PR_NEED_PULL)))
+		need += h.bin_pull.device_bytes;
+	if (kernel == PR_GPU_KERNEL_CUSPARSE)
+		need += (size_t) (n + 1) * 8 + (size_t) g->n_edges * (4 + e->elem) + ((size_t) 64 << 20);
+	if (needs & PR_NEED_PUSH)
+		need += h.bin_push.device_bytes;
+	PR_CUDA(cudaMemGetInfo(&free_b, &total_b));
+	if (need + ((size_t) 256 << 20) > free_b ||
+		(e->opt.memory_budget > 0 && need > e->opt.memory_budget))
+	{
+		host_plans_free(&h);
+		return pr_error_set(err, PR_ERR_NOMEM,
+							"GPU engine: the graph needs %.1f MiB of device memory; %.1f MiB are free%s",
+							need / 1048576.0, free_b / 1048576.0,
+							e->opt.memory_budget > 0 ? " (or over the memory budget)" : "");
+	}
+
+	/* allocate and upload */
+	{
+		void	   *p;
+
+		for (int s = 0; s < n_slots && st == PR_OK; s++)
+		{
+			st = dev_alloc(e, &p, (size_t) (n + 1) * k * e->elem, err);
+			if (st == PR_OK)
+			{
+				e->slots.push_back(p);
+				e->dangling_valid.push_back(false);
+				if (cudaMemsetAsync(p, 0, (size_t) (n + 1) * k * e->elem, e->stream) != cudaSuccess)
+					st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: cudaMemsetAsync failed");
+			}
+		}
+		if (st == PR_OK && (st = dev_alloc(e, &e->z, (size_t) (n + 1) * k * e->elem, err)) == PR_OK)
+			if (cudaMemsetAsync(e->z, 0, (size_t) (n + 1) * k * e->elem, e->stream) != cudaSuccess)
+				st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: cudaMemsetAsync failed");
+		if (st == PR_OK)
+			st = dev_alloc(e, (void **) &e->stage, (size_t) n * k * 8, err);
+		if (st == PR_OK)
+			st = dev_upload(e, (void **) &e->new_to_old, h.new_to_old, (size_t) n * 4, err);
+		if (st == PR_OK)
+		{
+			if (e->fp64)
+				st = dev_upload(e, &e->inv_out, h.inv_out, (size_t) n * 8, err);
+			else
+			{
+				float	   *f = (float *) malloc((size_t) (n + 1) * 4);
+
+				if (f == NULL)
+					st = pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
+				else
+				{
+					for (int64_t i = 0; i < n; i++)
+						f[i] = (float) h.inv_out[i];
+					st = dev_upload(e, &e->inv_out, f, (size_t) n * 4, err);
+					free(f);
+				}
+			}
+		}
+		if (st == PR_OK)
+			st = dev_alloc(e, (void **) &e->partials, (size_t) PR_RED_BLOCKS * k * 3 * 8, err);
+		if (st == PR_OK)
+			st = dev_alloc(e, (void **) &e->stats, (size_t) (n_slots + 2) * k * 3 * 8, err);
+		if (st == PR_OK && (st = dev_alloc(e, (void **) &e->counter, 64, err)) == PR_OK)
+			if (cudaMemset(e->counter, 0, 64) != cudaSuccess || cudaMemset(e->stats, 0, (size_t) (n_slots + 2) * k * 3 * 8) != cudaSuccess)
+				st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: cudaMemset failed");
+		if (st == PR_OK && kernel == PR_GPU_KERNEL_TILED)
+			st = upload_composite(e, &h.comp, &e->pull, err);
+		if (st == PR_OK && kernel == PR_GPU_KERNEL_BINNED)
+			st = upload_binned(e, &h.pull, &h.bin_pull, &e->pull, err);
+		if (st == PR_OK && kernel == PR_GPU_KERNEL_CUSPARSE)
+		{
+			st = upload_cusparse(e, &h.pull, h.inv_out, &e->pull, err);
+			if (st == PR_OK && (needs & PR_NEED_PULL))
+				st = upload_binned(e, &h.pull, &h.bin_pull, &e->pull_raw, err);
+		}
+		if (st == PR_OK && (needs & PR_NEED_PUSH))
+			st = upload_binned(e, &h.push, &h.bin_push, &e->push, err);
+		if (st == PR_OK && cudaStreamSynchronize(e->stream) != cudaSuccess)
+			st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: upload failed: %s", cudaGetErrorString(cudaGetLastError()));
+		/* keep the gathered vector z in L2: an access-policy window over its (hottest) front */
+		if (st == PR_OK && e->opt.l2_persist && kernel != PR_GPU_KERNEL_CUSPARSE)
+		{
+			int			max_window = 0,
+						persist_max = 0;
+
+			if (cudaDeviceGetAttribute(&max_window, cudaDevAttrMaxAccessPolicyWindowSize, e->opt.device) == cudaSuccess &&
+				cudaDeviceGetAttribute(&persist_max, cudaDevAttrMaxPersistingL2CacheSize, e->opt.device) == cudaSuccess &&
+				max_window > 0 && persist_max > 0)
+			{
+				size_t		bytes = (size_t) (n + 1) * k * e->elem;
+				size_t		window = bytes < (size_t) max_window ? bytes : (size_t) max_window;
+				size_t		carve = window < (size_t) persist_max ? window : (size_t) persist_max;
+				cudaStreamAttrValue a;
+
+				memset(&a, 0, sizeof(a));
+				a.accessPolicyWindow.base_ptr = e->z;
+				a.accessPolicyWindow.num_bytes = window;
+				a.accessPolicyWindow.hitRatio = (float) ((double) carve / (double) window);
+				a.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+				a.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+				if (cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, carve) == cudaSuccess &&
+					cudaStreamSetAttribute(e->stream, cudaStreamAttributeAccessPolicyWindow, &a) == cudaSuccess)
+				{
+					e->l2_window = true;
+					e->report.l2_persist_bytes = carve;
+				}
+			}
+			cudaGetLastError();	/* an unsupported window is not an error: run without it */
+		}
+	}
+
+	/* report */
+	{
+		PrGpuReport *r = &e->report;
+		cudaDeviceProp prop;
+
+		snprintf(r->engine, sizeof(r->engine), "%s",
+				 kernel == PR_GPU_KERNEL_TILED ? "gpu-tiled" : kernel == PR_GPU_KERNEL_BINNED ?
+				 (k > 1 ? "gpu-spmm" : "gpu-binned") : "gpu-cusparse");
+		if (cudaGetDeviceProperties(&prop, e->opt.device) == cudaSuccess)
+		{
+			size_t		len = strnlen(prop.name, sizeof(r->device) - 1);
+
+			memcpy(r->device, prop.name, len);
+			r->device[len] = '\0';
+		}
+		r->n_nodes = n;
+		r->n_edges = g->n_edges;
+		r->predicted_ms = predicted;
+		r->n_candidates = n_cand;
+		memcpy(r->candidates, cand, sizeof(r->candidates));
+		r->candidates[sizeof(r->candidates) - 1] = '\0';
+		r->matrix_bytes = e->pull.bytes;
+		if (kernel == PR_GPU_KERNEL_TILED)
+		{
+			r->n_tiles = h.comp.n_tiles;
+			r->tile_width = h.comp.options.tile_width;
+			r->vec_threshold = h.comp.options.vec_threshold;
+			r->n_smem_tiles = h.comp.options.n_smem_tiles;
+			r->smem_width = h.comp.options.smem_width;
+			r->padding = h.comp.padding;
+			snprintf(r->format, sizeof(r->format),
+					 "tile-composite: %d smem tile(s) of %lld cols (16-bit ids) + %d L2 tile(s), CSR-vector rows >= %d, ELL padding %.1f%%%s",
+					 h.comp.options.n_smem_tiles < h.comp.n_tiles ? h.comp.options.n_smem_tiles : h.comp.n_tiles,
+					 (long long) h.comp.options.smem_width,
+					 h.comp.n_tiles - (h.comp.options.n_smem_tiles < h.comp.n_tiles ? h.comp.options.n_smem_tiles : h.comp.n_tiles),
+					 h.comp.options.vec_threshold,
+					 g->n_edges > 0 ? 100.0 * h.comp.padding / g->n_edges : 0.0,
+					 e->opt.relabel ? ", degree-ordered ids" : "");
+		}
+		else if (kernel == PR_GPU_KERNEL_BINNED)
+			snprintf(r->format, sizeof(r->format), "%s CSR, %lld long rows chunked%s",
+					 k > 1 ? "SpMM over" : "row-binned", (long long) h.bin_pull.longs.n_long,
+					 e->opt.relabel ? ", degree-ordered ids" : "");
+		else
+			snprintf(r->format, sizeof(r->format), "cusparseSpMV CSR with values%s",
+					 e->opt.relabel ? ", degree-ordered ids" : ", natural ids");
+		r->bytes_per_edge = g->n_edges > 0 ? (double) r->matrix_bytes / (double) g->n_edges : 0.0;
+		if (r->l2_persist_bytes > 0)
+		{
+			size_t		used = strlen(r->format);
+
+			snprintf(r->format + used, sizeof(r->format) - used, ", L2-persist %.0f MB",
+					 r->l2_persist_bytes / 1e6);
+		}
+		r->plan_seconds = t1 - t0;
+		r->upload_seconds = pr_clock_seconds() - t1;
+		for (void *p : e->allocs)
+			(void) p;
+		r->total_bytes = need;
+	}
+	host_plans_free(&h);
+	if (st != PR_OK)
+	{
+		engine_free_device(e);
+		return st;
+	}
+	e->prepared = true;
+	e->ops.name = e->report.engine;
+	e->prep_graph = g;
+	e->prep_in_ptr = g->in_ptr;
+	e->prep_in_src = g->in_src;
+	e->prep_edges = g->n_edges;
+	return PR_OK;
+}
+
+/* Checks a slot number. */
+static PrStatus
+check_slot(GpuEngine *e, int slot, PrError *err)
+{
+	if (!e->prepared)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: not prepared");
+	if (slot < 0 || slot >= e->n_slots)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: no vector slot %d", slot);
+	return PR_OK;
+}
+
+/* Forgets what is cached about a slot that is being overwritten. */
+static void
+slot_written(GpuEngine *e, int slot)
+{
+	e->dangling_valid[slot] = false;
+	if (e->z_owner == slot)
+		e->z_owner = -1;
+}
+
+/* Sets every entry of a slot. */
+static PrStatus
+gpu_fill(PrEngine *base, int slot, double value, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+	PrStatus	st = check_slot(e, slot, err);
+
+	if (st != PR_OK)
+		return st;
+	slot_written(e, slot);
+	return e->fp64 ? launch_fill<double>(e, e->slots[slot], e->n * e->k, value, err)
+		: launch_fill<float>(e, e->slots[slot], e->n * e->k, value, err);
+}
+
+/* Copies n*k host values (internal ids) into a slot (private order). */
+static PrStatus
+gpu_upload(PrEngine *base, int slot, const double *host, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+	PrStatus	st = check_slot(e, slot, err);
+	int64_t		total = e->n * e->k;
+
+	if (st != PR_OK)
+		return st;
+	slot_written(e, slot);
+	if (total == 0)
+		return PR_OK;
+	PR_CUDA(cudaMemcpyAsync(e->stage, host, (size_t) total * 8, cudaMemcpyHostToDevice, e->stream));
+	if (e->fp64)
+		k_permute_in<double><<<grid_for(total), PR_THREADS, 0, e->stream>>>(e->n, e->k, e->new_to_old, e->stage, (double *) e->slots[slot]);
+	else
+		k_permute_in<float><<<grid_for(total), PR_THREADS, 0, e->stream>>>(e->n, e->k, e->new_to_old, e->stage, (float *) e->slots[slot]);
+	PR_LAUNCHED();
+	PR_CUDA(cudaStreamSynchronize(e->stream));
+	return PR_OK;
+}
+
+/* Copies a slot into n*k host values (internal ids). */
+static PrStatus
+gpu_download(PrEngine *base, int slot, double *host, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+	PrStatus	st = check_slot(e, slot, err);
+	int64_t		total = e->n * e->k;
+
+	if (st != PR_OK)
+		return st;
+	if (total == 0)
+		return PR_OK;
+	if (e->fp64)
+		k_permute_out<double><<<grid_for(total), PR_THREADS, 0, e->stream>>>(e->n, e->k, e->new_to_old, (const double *) e->slots[slot], e->stage);
+	else
+		k_permute_out<float><<<grid_for(total), PR_THREADS, 0, e->stream>>>(e->n, e->k, e->new_to_old, (const float *) e->slots[slot], e->stage);
+	PR_LAUNCHED();
+	PR_CUDA(cudaMemcpyAsync(host, e->stage, (size_t) total * 8, cudaMemcpyDeviceToHost, e->stream));
+	PR_CUDA(cudaStreamSynchronize(e->stream));
+	return PR_OK;
+}
+
+/* y_slot = product(x_slot). */
+template <typename T>
+static PrStatus
+product_typed(GpuEngine *e, PrProduct product, int x_slot, int y_slot, PrError *err)
+{
+	GpuMatrix  *mat;
+	const void *in = e->slots[x_slot];
+
+	if (product == PR_PRODUCT_PULL_NORMALIZED)
+	{
+		mat = &e->pull;
+		if (mat->kind != MATRIX_CUSPARSE)
+		{
+			if (e->z_owner != x_slot)
+			{
+				int64_t		total = e->n * e->k;
+
+				k_scale<T><<<grid_for(total), PR_THREADS, 0, e->stream>>>(e->n, e->k, (const T *) e->slots[x_slot],
+																	  (const T *) e->inv_out, (T *) e->z);
+				PR_LAUNCHED();
+				e->z_owner = x_slot;
+			}
+			in = e->z;
+		}
+	}
+	else if (product == PR_PRODUCT_PULL)
+		mat = e->pull.kind == MATRIX_CUSPARSE ? &e->pull_raw : &e->pull;
+	else
+		mat = &e->push;
+	if (mat->kind == MATRIX_NONE)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED, "GPU engine: product %d was not asked for in prepare", (int) product);
+	slot_written(e, y_slot);
+	return run_matrix<T>(e, mat, in, e->slots[y_slot], err);
+}
+
+/* The product operation. */
+static PrStatus
+gpu_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+	PrStatus	st;
+
+	if ((st = check_slot(e, x_slot, err)) != PR_OK || (st = check_slot(e, y_slot, err)) != PR_OK)
+		return st;
+	if (x_slot == y_slot)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: product in place (slot %d)", x_slot);
+	if (e->n == 0)
+		return PR_OK;
+	return e->fp64 ? product_typed<double>(e, product, x_slot, y_slot, err)
+		: product_typed<float>(e, product, x_slot, y_slot, err);
+}
+
+/* A cheap fingerprint of a restart description, to reuse its dense device copy. */
+static uint64_t
+restart_fingerprint(const PrRestart *r)
+{
+	uint64_t	h = 1469598103934665603ULL ^ (uint64_t) r->k;
+	int64_t		total = r->ptr[r->k];
+
+	for (int j = 0; j <= r->k; j++)
+		h = (h ^ (uint64_t) r->ptr[j]) * 1099511628211ULL;
+	for (int64_t i = 0; i < total; i++)
+	{
+		uint64_t	w;
+
+		memcpy(&w, &r->weight[i], 8);
+		h = (h ^ (uint64_t) r->node[i]) * 1099511628211ULL;
+		h = (h ^ w) * 1099511628211ULL;
+	}
+	return h | 1;
+}
+
+/* Builds the dense n x k restart matrix (private order) on the device. */
+template <typename T>
+static PrStatus
+upload_restart(GpuEngine *e, const PrRestart *r, PrError *err)
+{
+	int64_t		total = e->n * e->k;
+	double	   *host = (double *) calloc((size_t) total + 1, 8);
+	PrStatus	st = PR_OK;
+
+	if (host == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
+	for (int j = 0; j < r->k; j++)
+		for (int64_t p = r->ptr[j]; p < r->ptr[j + 1]; p++)
+		{
+			if (r->node[p] < 0 || r->node[p] >= e->n)
+			{
+				free(host);
+				return pr_error_set(err, PR_ERR_INVALID, "GPU engine: restart node %d out of range", r->node[p]);
+			}
+			host[(int64_t) r->node[p] * e->k + j] += r->weight[p];
+		}
+	if (e->restart_dense == NULL)
+		st = dev_alloc(e, &e->restart_dense, (size_t) total * e->elem, err);
+	if (st == PR_OK)
+	{
+		cudaError_t c = cudaMemcpyAsync(e->stage, host, (size_t) total * 8, cudaMemcpyHostToDevice, e->stream);
+
+		if (c == cudaSuccess)
+		{
+			k_permute_in<T><<<grid_for(total), PR_THREADS, 0, e->stream>>>(e->n, e->k, e->new_to_old, e->stage, (T *) e->restart_dense);
+			c = cudaGetLastError();
+		}
+		if (c == cudaSuccess)
+			c = cudaStreamSynchronize(e->stream);
+		if (c != cudaSuccess)
+			st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: restart upload failed: %s", cudaGetErrorString(c));
+	}
+	free(host);
+	return st;
+}
+
+/* Launches a reduction kernel's statistics into stats[index]. */
+static double *
+stats_at(GpuEngine *e, int index)
+{
+	return e->stats + (size_t) index * e->k * 3;
+}
+
+/* The PageRank update (see pr_engine.h). */
+template <typename T>
+static PrStatus
+update_typed(GpuEngine *e, int y_slot, int x_slot, double alpha, const PrRestart *restart, PrError *err)
+{
+	const T    *r = NULL;
+	int64_t		n = e->n;
+
+	if (!restart->uniform)
+	{
+		uint64_t	key;
+
+		if (restart->k != e->k)
+			return pr_error_set(err, PR_ERR_INVALID, "GPU engine: restart has %d columns, engine %d", restart->k, e->k);
+		key = restart_fingerprint(restart);
+		if (key != e->restart_key)
+		{
+			PrStatus	st = upload_restart<T>(e, restart, err);
+
+			if (st != PR_OK)
+				return st;
+			e->restart_key = key;
+		}
+		r = (const T *) e->restart_dense;
+	}
+	else if (e->k != 1)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: a uniform restart needs k = 1");
+	if (!e->dangling_valid[x_slot])
+	{
+		k_column_sums<T><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(n, e->k, (const T *) e->slots[x_slot], (const T *) e->inv_out,
+																	e->partials, e->counter, stats_at(e, x_slot));
+		PR_LAUNCHED();
+		e->dangling_valid[x_slot] = true;
+	}
+	slot_written(e, y_slot);
+	k_pagerank_update<T><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(n, e->k, (T *) e->slots[y_slot], (const T *) e->slots[x_slot],
+																	(const T *) e->inv_out, r, alpha, stats_at(e, x_slot) + 2, 3,
+																	e->pull.kind == MATRIX_CUSPARSE ? (T *) NULL : (T *) e->z,
+																	e->partials, e->counter, stats_at(e, y_slot));
+	PR_LAUNCHED();
+	e->dangling_valid[y_slot] = true;
+	if (e->pull.kind != MATRIX_CUSPARSE)
+		e->z_owner = y_slot;
+	e->resid_index = y_slot;
+	return PR_OK;
+}
+
+/* The pagerank_update operation. */
+static PrStatus
+gpu_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha, const PrRestart *restart,
+					PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+	PrStatus	st;
+
+	if ((st = check_slot(e, x_slot, err)) != PR_OK || (st = check_slot(e, y_slot, err)) != PR_OK)
+		return st;
+	if (x_slot == y_slot)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: update in place (slot %d)", x_slot);
+	return e->fp64 ? update_typed<double>(e, y_slot, x_slot, alpha, restart, err)
+		: update_typed<float>(e, y_slot, x_slot, alpha, restart, err);
+}
+
+/* Normalization of each column, with the residual against old_slot. */
+template <typename T>
+static PrStatus
+normalize_typed(GpuEngine *e, int slot, int old_slot, PrError *err)
+{
+	double	   *sums = stats_at(e, e->n_slots);
+	double	   *res = stats_at(e, e->n_slots + 1);
+
+	k_column_sums<T><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(e->n, e->k, (const T *) e->slots[slot], (const T *) e->inv_out,
+																e->partials, e->counter, sums);
+	PR_LAUNCHED();
+	slot_written(e, slot);
+	k_normalize<T><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(e->n, e->k, (T *) e->slots[slot],
+															  old_slot >= 0 ? (const T *) e->slots[old_slot] : (const T *) NULL,
+															  sums, e->partials, e->counter, res);
+	PR_LAUNCHED();
+	if (old_slot >= 0)
+		e->resid_index = e->n_slots + 1;
+	return PR_OK;
+}
+
+/* The normalize operation. */
+static PrStatus
+gpu_normalize(PrEngine *base, int slot, int old_slot, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+	PrStatus	st;
+
+	if ((st = check_slot(e, slot, err)) != PR_OK || (old_slot >= 0 && (st = check_slot(e, old_slot, err)) != PR_OK))
+		return st;
+	return e->fp64 ? normalize_typed<double>(e, slot, old_slot, err) : normalize_typed<float>(e, slot, old_slot, err);
+}
+
+/* Reads the residuals of the last update / normalize (the one host synchronization). */
+static PrStatus
+gpu_residual(PrEngine *base, PrResidual *out, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+	std::vector<double> host((size_t) e->k * 3);
+
+	if (!e->prepared)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: not prepared");
+	if (e->resid_index < 0)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: no residual yet");
+	PR_CUDA(cudaMemcpyAsync(host.data(), stats_at(e, e->resid_index), (size_t) e->k * 3 * 8,
+							cudaMemcpyDeviceToHost, e->stream));
+	PR_CUDA(cudaStreamSynchronize(e->stream));
+	for (int j = 0; j < e->k; j++)
+	{
+		out[j].l1 = host[(size_t) j * 3 + 0];
+		out[j].linf = host[(size_t) j * 3 + 1];
+	}
+	return PR_OK;
+}
+
+/* Frees the engine. */
+static void
+gpu_release(PrEngine *base)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+
+	if (e == NULL)
+		return;
+	cudaStreamSynchronize(e->stream);
+	engine_free_device(e);
+	if (e->sp_ready)
+		cusparseDestroy(e->sp);
+	cudaStreamDestroy(e->stream);
+	delete e;
+}
+
+/* Creates the engine on the requested device. */
+PrEngine *
+pr_gpu_engine_create(const PrGpuOptions *opts, PrError *err)
+{
+	GpuEngine  *e;
+	PrGpuOptions defaults;
+	int			count = 0;
+	cudaError_t c;
+
+	if (opts == NULL)
+	{
+		pr_gpu_options_init(&defaults);
+		opts = &defaults;
+	}
+	c = cudaGetDeviceCount(&count);
+	if (c != cudaSuccess || count == 0)
+	{
+		pr_error_set(err, PR_ERR_ENGINE, "GPU engine: no CUDA device (%s)",
+					 c != cudaSuccess ? cudaGetErrorString(c) : "none found");
+		return NULL;
+	}
+	if (opts->device < 0 || opts->device >= count)
+	{
+		pr_error_set(err, PR_ERR_INVALID, "GPU engine: device %d does not exist (%d found)", opts->device, count);
+		return NULL;
+	}
+	e = new (std::nothrow) GpuEngine();
+	if (e == NULL)
+	{
+		pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
+		return NULL;
+	}
+	e->opt = *opts;
+	e->fp64 = opts->precision == PR_GPU_FP64;
+	e->elem = e->fp64 ? 8 : 4;
+	e->opt.model_text = NULL;
+	{
+		PrError		merr;
+
+		e->have_model = pr_model_parse(opts->model_text ? opts->model_text : pr_gpu_model_h100,
+									   &e->model, &merr) == PR_OK && e->model.n_entries > 0;
+	}
+	if ((c = cudaSetDevice(opts->device)) != cudaSuccess ||
+		(c = cudaStreamCreateWithFlags(&e->stream, cudaStreamNonBlocking)) != cudaSuccess)
+	{
+		pr_error_set(err, PR_ERR_ENGINE, "GPU engine: cannot start device %d: %s", opts->device, cudaGetErrorString(c));
+		delete e;
+		return NULL;
+	}
+	if (cusparseCreate(&e->sp) != CUSPARSE_STATUS_SUCCESS || cusparseSetStream(e->sp, e->stream) != CUSPARSE_STATUS_SUCCESS)
+	{
+		pr_error_set(err, PR_ERR_ENGINE, "GPU engine: cusparseCreate failed");
+		cudaStreamDestroy(e->stream);
+		delete e;
+		return NULL;
+	}
+	e->sp_ready = true;
+	e->ops.name = "gpu";
+	e->ops.prepare = gpu_prepare;
+	e->ops.fill = gpu_fill;
+	e->ops.upload = gpu_upload;
+	e->ops.download = gpu_download;
+	e->ops.product = gpu_product;
+	e->ops.pagerank_update = gpu_pagerank_update;
+	e->ops.normalize = gpu_normalize;
+	e->ops.residual = gpu_residual;
+	e->ops.release = gpu_release;
+	e->base.ops = &e->ops;
+	return &e->base;
+}
+
+/* Copies the report of a prepared engine. */
+PrStatus
+pr_gpu_engine_report(PrEngine *engine, PrGpuReport *out, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) engine;
+
+	if (e == NULL || !e->prepared)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: not prepared");
+	*out = e->report;
+	return PR_OK;
+}
+
+/* The engine's stream. */
+void *
+pr_gpu_engine_stream(PrEngine *engine)
+{
+	return (void *) ((GpuEngine *) engine)->stream;
+}

@@ -1,0 +1,102 @@
+/*
+ * pr_gpu.h — the GPU engine of powerrank (plain C header; the implementation is CUDA, built into
+ * libpowerrank_gpu.so by cuda/Makefile).
+ *
+ * pr_gpu_engine_create returns a PrEngine (see src/core/pr_engine.h) whose operations run on one
+ * CUDA device.  prepare() relabels the nodes by out-degree (in the engine's private layout; every
+ * vector crossing the interface is in the graph's internal ids), plans the chosen sparse format on
+ * the host (src/core/pr_plan.h), checks the device memory it needs, and uploads it.  Per-column
+ * scalars (dangling mass, residuals) stay on the device: residual() is the only operation that
+ * waits for the device.  Results are deterministic: every sum is taken in a fixed order.
+ */
+#ifndef PR_GPU_H
+#define PR_GPU_H
+
+#include "pr_engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Sparse-product kernels the engine can use. */
+typedef enum PrGpuKernel
+{
+	PR_GPU_KERNEL_AUTO = 0,		/* the performance model picks (tiled or binned, tile width, ...) */
+	PR_GPU_KERNEL_TILED,		/* tile-composite: column tiles of warp-sized CSR-vector / ELL workloads */
+	PR_GPU_KERNEL_BINNED,		/* row-binned CSR (1..32 lanes per row, chunked long rows) */
+	PR_GPU_KERNEL_CUSPARSE		/* cusparseSpMV on CSR with the values of P (the baseline) */
+} PrGpuKernel;
+
+/* Arithmetic of the vectors. */
+typedef enum PrGpuPrecision
+{
+	PR_GPU_FP32 = 0,			/* float vectors, double reductions (default) */
+	PR_GPU_FP64					/* double vectors */
+} PrGpuPrecision;
+
+/* Engine settings; pr_gpu_options_init fills the defaults. */
+typedef struct PrGpuOptions
+{
+	int			device;			/* CUDA device ordinal */
+	PrGpuPrecision precision;
+	PrGpuKernel kernel;
+	size_t		memory_budget;	/* most device bytes the engine may take; 0 = what is free */
+	bool		relabel;		/* relabel nodes by out-degree (default true) */
+	int64_t		tile_width;		/* tiled: columns per tile; 0 = the model chooses */
+	int			vec_threshold;	/* tiled: rows this long become CSR-vector workloads; 0 = model */
+	int			chunk;			/* longest warp workload before a row is cut (0 = 4096) */
+	bool		paper_stop;		/* tiled: stop tiling when a tile's first column has one entry */
+	int			n_smem_tiles;	/* tiled: leading shared-memory tiles (16-bit ids); -1 = model */
+	int64_t		smem_width;		/* tiled: columns per shared-memory tile; 0 = 48K (fp32) / 24K (fp64) */
+	bool		l2_persist;		/* keep the gathered vector in L2 (access-policy window); default false */
+	const char *model_text;		/* performance-model table (pr_model_parse form); NULL = built in */
+} PrGpuOptions;
+
+/* What prepare() chose and what it costs, for reports and the benchmark. */
+typedef struct PrGpuReport
+{
+	char		engine[32];		/* "gpu-tiled", "gpu-binned", "gpu-cusparse" */
+	char		format[224];	/* human-readable layout summary */
+	char		device[96];		/* device name */
+	int			n_tiles;
+	int64_t		tile_width;
+	int			vec_threshold;
+	int			n_smem_tiles;
+	int64_t		smem_width;
+	int64_t		n_nodes;
+	int64_t		n_edges;
+	int64_t		padding;		/* padded ELL slots */
+	size_t		matrix_bytes;	/* device bytes of the sparse format(s) */
+	size_t		total_bytes;	/* device bytes the engine holds */
+	double		bytes_per_edge; /* matrix_bytes / n_edges */
+	size_t		l2_persist_bytes;	/* L2 set aside for the gathered vector (0: none) */
+	double		predicted_ms;	/* model's time of one product (< 0 if no model entry) */
+	double		plan_seconds;	/* host planning time */
+	double		upload_seconds; /* device allocation + copy time */
+	int			n_candidates;	/* auto: candidates the model compared */
+	char		candidates[512];	/* auto: "name=ms ..." */
+} PrGpuReport;
+
+/* Fills opts with the defaults (device 0, fp32, auto, relabel, no budget). */
+void		pr_gpu_options_init(PrGpuOptions *opts);
+
+/* Creates a GPU engine; NULL with err set when no usable device or CUDA fails. */
+PrEngine   *pr_gpu_engine_create(const PrGpuOptions *opts, PrError *err);
+
+/* Copies the report of a prepared GPU engine (PR_ERR_INVALID before prepare). */
+PrStatus	pr_gpu_engine_report(PrEngine *engine, PrGpuReport *out, PrError *err);
+
+/* The CUDA stream the engine runs on (a cudaStream_t), for timing with events. */
+void	   *pr_gpu_engine_stream(PrEngine *engine);
+
+/* Number of CUDA devices (0 when none or no driver). */
+int			pr_gpu_device_count(void);
+
+/* The built-in performance-model table (measured on an H100 by bench/gpu calibration). */
+extern const char pr_gpu_model_h100[];
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* PR_GPU_H */

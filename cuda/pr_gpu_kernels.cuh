@@ -1,0 +1,674 @@
+/*
+ * pr_gpu_kernels.cuh — the device code of the GPU engine: sparse products (tile-composite,
+ * row-binned, SpMM over CSR) and the fused vector updates with deterministic reductions.
+ * Included once, by pr_gpu.cu.
+ *
+ * Every product computes y[r] = sum over the row's entries of val * z[col] where z is the
+ * pre-scaled vector (x / out_strength for the normalized pull product), so an unweighted matrix
+ * carries no values.  z has a zero row at index n that padding entries point at.
+ */
+#ifndef PR_GPU_KERNELS_CUH
+#define PR_GPU_KERNELS_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#define PR_THREADS 256			/* threads per block of every kernel */
+#define PR_RED_BLOCKS 528		/* blocks of the reduction kernels (fixed: fixed summation order) */
+#define PR_MAX_K 256			/* most columns the vector kernels handle */
+
+/* One column tile of the composite layout, as device pointers. */
+struct DevTile
+{
+	int64_t		n_vec;
+	int64_t		n_ell;
+	int64_t		n_long;
+	const int32_t *vec_row;
+	const int64_t *vec_ptr;
+	const int64_t *ell_off;
+	const int32_t *ell_row;
+	const int32_t *idx;
+	const float *val;
+	const int32_t *long_row;
+	const int64_t *chunk_begin;
+	const uint16_t *idx16;		/* shared-memory tile: tile-local column ids */
+	int64_t		col_begin;
+	int32_t		width;			/* columns of a shared-memory tile (padding id = width) */
+	int32_t		local16;
+};
+
+#define PR_SMEM_THREADS 1024	/* threads per block of the shared-memory tile kernel */
+
+/* The row-binned layout over a CSR, as device pointers. */
+struct DevBinned
+{
+	const int64_t *ptr;
+	const int32_t *col;
+	const float *val;
+	const int32_t *rows;
+	const int64_t *chunk_begin_edge;
+	const int32_t *chunk_row;
+	int64_t		bin_begin[8];	/* rows of bin b: rows[bin_begin[b] .. bin_begin[b+1]) */
+	int64_t		block_begin[8]; /* first block of bin b; block_begin[6] = first chunk block */
+	int64_t		n_chunks;
+	int64_t		chunk;
+};
+
+/* A load of the streamed index arrays: read once per product, marked evict-first (ld.global.cs)
+ * so they do not push the gathered vector out of L2. */
+template <typename I>
+__device__ __forceinline__ I
+ld_stream(const I *p)
+{
+	return __ldcs(p);
+}
+
+/* Weight of entry p (1 when the matrix carries no values). */
+template <bool VAL>
+__device__ __forceinline__ float
+entry_weight(const float *__restrict__ val, int64_t p)
+{
+	if (VAL)
+		return __ldg(val + p);
+	return 1.0f;
+}
+
+/* Sum over a warp, in a fixed butterfly order. */
+template <typename T>
+__device__ __forceinline__ T
+warp_sum(T v)
+{
+#pragma unroll
+	for (int off = 16; off > 0; off >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, off);
+	return v;
+}
+
+/* Stores or adds a row's result. */
+template <typename T, bool ADD>
+__device__ __forceinline__ void
+put_row(T *__restrict__ y, int32_t row, T v)
+{
+	if (ADD)
+		y[row] += v;
+	else
+		y[row] = v;
+}
+
+/* Sum of z over entries [b, e) taken by the 32 lanes of a warp, four loads in flight per lane. */
+template <typename T, bool VAL>
+__device__ __forceinline__ T
+warp_range_sum(const int32_t *__restrict__ idx, const float *__restrict__ val,
+			   const T *__restrict__ z, int64_t b, int64_t e, int lane)
+{
+	T			acc = 0;
+	int64_t		p = b + lane;
+
+	for (; p + 96 < e; p += 128)
+	{
+		int32_t		c0 = ld_stream(idx + p),
+					c1 = ld_stream(idx + p + 32),
+					c2 = ld_stream(idx + p + 64),
+					c3 = ld_stream(idx + p + 96);
+		T			v0 = __ldg(z + c0),
+					v1 = __ldg(z + c1),
+					v2 = __ldg(z + c2),
+					v3 = __ldg(z + c3);
+
+		acc += (T) entry_weight<VAL>(val, p) * v0 + (T) entry_weight<VAL>(val, p + 32) * v1 +
+			(T) entry_weight<VAL>(val, p + 64) * v2 + (T) entry_weight<VAL>(val, p + 96) * v3;
+	}
+	for (; p < e; p += 32)
+		acc += (T) entry_weight<VAL>(val, p) * __ldg(z + ld_stream(idx + p));
+	return warp_sum(acc);
+}
+
+/*
+ * One tile of the composite layout: warps [0, n_vec) take CSR-vector workloads (chunks of long
+ * rows go to partial[]), the next n_ell warps take ELL workloads (a thread per row, column-major).
+ */
+template <typename T, bool VAL, bool ADD>
+__global__ void __launch_bounds__(PR_THREADS)
+k_tile(DevTile t, const T *__restrict__ z, T *__restrict__ y, T *__restrict__ partial)
+{
+	int64_t		warp = ((int64_t) blockIdx.x * PR_THREADS + threadIdx.x) >> 5;
+	int			lane = threadIdx.x & 31;
+
+	if (warp < t.n_vec)
+	{
+		int64_t		b = t.vec_ptr[warp],
+					e = t.vec_ptr[warp + 1];
+		int32_t		row = t.vec_row[warp];
+		T			s = warp_range_sum<T, VAL>(t.idx, t.val, z, b, e, lane);
+
+		if (lane == 0)
+		{
+			if (row >= 0)
+				put_row<T, ADD>(y, row, s);
+			else
+				partial[warp] = s;
+		}
+		return;
+	}
+	warp -= t.n_vec;
+	if (warp < t.n_ell)
+	{
+		int64_t		off = t.ell_off[warp];
+		int64_t		h = (t.ell_off[warp + 1] - off) >> 5;
+		int32_t		row = t.ell_row[warp * 32 + lane];
+		const int32_t *ix = t.idx + off + lane;
+		const float *vl = VAL ? t.val + off + lane : nullptr;
+		T			acc = 0;
+		int64_t		j = 0;
+
+		for (; j + 4 <= h; j += 4)
+		{
+			int32_t		c0 = ld_stream(ix + 32 * j),
+						c1 = ld_stream(ix + 32 * (j + 1)),
+						c2 = ld_stream(ix + 32 * (j + 2)),
+						c3 = ld_stream(ix + 32 * (j + 3));
+			T			v0 = __ldg(z + c0),
+						v1 = __ldg(z + c1),
+						v2 = __ldg(z + c2),
+						v3 = __ldg(z + c3);
+
+			acc += (T) entry_weight<VAL>(vl, 32 * j) * v0 + (T) entry_weight<VAL>(vl, 32 * (j + 1)) * v1 +
+				(T) entry_weight<VAL>(vl, 32 * (j + 2)) * v2 + (T) entry_weight<VAL>(vl, 32 * (j + 3)) * v3;
+		}
+		for (; j < h; j++)
+			acc += (T) entry_weight<VAL>(vl, 32 * j) * __ldg(z + ld_stream(ix + 32 * j));
+		if (row >= 0)
+			put_row<T, ADD>(y, row, acc);
+	}
+}
+
+/*
+ * One shared-memory tile: each block copies the tile's slice of z into shared memory, then its
+ * warps take workloads in a grid-stride loop; entries hold 16-bit tile-local column ids.
+ */
+template <typename T, bool VAL, bool ADD>
+__global__ void __launch_bounds__(PR_SMEM_THREADS, 1)
+k_tile_smem(DevTile t, const T *__restrict__ z, T *__restrict__ y, T *__restrict__ partial)
+{
+	extern __shared__ __align__(16) unsigned char smem_raw[];
+	T		   *sz = (T *) smem_raw;
+	int			lane = threadIdx.x & 31;
+	int			wpb = PR_SMEM_THREADS / 32;
+	int64_t		total = t.n_vec + t.n_ell;
+
+	for (int i = threadIdx.x; i < t.width; i += PR_SMEM_THREADS)
+		sz[i] = z[t.col_begin + i];
+	if (threadIdx.x == 0)
+		sz[t.width] = 0;
+	__syncthreads();
+	for (int64_t w = (int64_t) blockIdx.x * wpb + (threadIdx.x >> 5); w < total;
+		 w += (int64_t) gridDim.x * wpb)
+	{
+		if (w < t.n_vec)
+		{
+			int64_t		b = t.vec_ptr[w],
+						e = t.vec_ptr[w + 1];
+			int32_t		row = t.vec_row[w];
+			T			acc = 0;
+			int64_t		p = b + lane;
+
+			for (; p + 96 < e; p += 128)
+			{
+				uint16_t	c0 = ld_stream(t.idx16 + p),
+							c1 = ld_stream(t.idx16 + p + 32),
+							c2 = ld_stream(t.idx16 + p + 64),
+							c3 = ld_stream(t.idx16 + p + 96);
+
+				acc += (T) entry_weight<VAL>(t.val, p) * sz[c0] + (T) entry_weight<VAL>(t.val, p + 32) * sz[c1] +
+					(T) entry_weight<VAL>(t.val, p + 64) * sz[c2] + (T) entry_weight<VAL>(t.val, p + 96) * sz[c3];
+			}
+			for (; p < e; p += 32)
+				acc += (T) entry_weight<VAL>(t.val, p) * sz[ld_stream(t.idx16 + p)];
+			acc = warp_sum(acc);
+			if (lane == 0)
+			{
+				if (row >= 0)
+					put_row<T, ADD>(y, row, acc);
+				else
+					partial[w] = acc;
+			}
+		}
+		else
+		{
+			int64_t		g = w - t.n_vec;
+			int64_t		off = t.ell_off[g];
+			int64_t		h = (t.ell_off[g + 1] - off) >> 5;
+			int32_t		row = t.ell_row[g * 32 + lane];
+			const uint16_t *ix = t.idx16 + off + lane;
+			const float *vl = VAL ? t.val + off + lane : nullptr;
+			T			acc = 0;
+			int64_t		j = 0;
+
+			for (; j + 8 <= h; j += 8)
+			{
+				uint16_t	c[8];
+
+#pragma unroll
+				for (int q = 0; q < 8; q++)
+					c[q] = ld_stream(ix + 32 * (j + q));
+#pragma unroll
+				for (int q = 0; q < 8; q++)
+					acc += (T) entry_weight<VAL>(vl, 32 * (j + q)) * sz[c[q]];
+			}
+			for (; j < h; j++)
+				acc += (T) entry_weight<VAL>(vl, 32 * j) * sz[ld_stream(ix + 32 * j)];
+			if (row >= 0)
+				put_row<T, ADD>(y, row, acc);
+		}
+	}
+}
+
+/* Adds the chunk partial sums of each long row, in chunk order. */
+template <typename T, bool ADD>
+__global__ void __launch_bounds__(PR_THREADS)
+k_long_rows(int64_t n_long, const int32_t *__restrict__ long_row,
+			const int64_t *__restrict__ chunk_begin, const T *__restrict__ partial,
+			T *__restrict__ y)
+{
+	int64_t		i = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x;
+
+	if (i < n_long)
+	{
+		T			s = 0;
+
+		for (int64_t c = chunk_begin[i]; c < chunk_begin[i + 1]; c++)
+			s += partial[c];
+		put_row<T, ADD>(y, long_row[i], s);
+	}
+}
+
+/* Rows of one bin, L lanes per row; all 32 lanes of each warp reach the shuffles. */
+template <typename T, bool VAL, int L>
+__device__ __forceinline__ void
+binned_rows(const DevBinned &b, int bin, int64_t block_in_bin, const T *__restrict__ z,
+			T *__restrict__ y)
+{
+	int			group = threadIdx.x / L;
+	int			sub = threadIdx.x % L;
+	int64_t		i = b.bin_begin[bin] + block_in_bin * (PR_THREADS / L) + group;
+	T			acc = 0;
+	int32_t		row = -1;
+
+	if (i < b.bin_begin[bin + 1])
+	{
+		int64_t		e,
+					end;
+
+		row = b.rows[i];
+		e = b.ptr[row] + sub;
+		end = b.ptr[row + 1];
+		for (; e + L < end; e += 2 * L)
+		{
+			int32_t		c0 = ld_stream(b.col + e),
+						c1 = ld_stream(b.col + e + L);
+			T			v0 = __ldg(z + c0),
+						v1 = __ldg(z + c1);
+
+			acc += (T) entry_weight<VAL>(b.val, e) * v0 + (T) entry_weight<VAL>(b.val, e + L) * v1;
+		}
+		if (e < end)
+			acc += (T) entry_weight<VAL>(b.val, e) * __ldg(z + ld_stream(b.col + e));
+	}
+#pragma unroll
+	for (int off = L / 2; off > 0; off >>= 1)
+		acc += __shfl_xor_sync(0xffffffffu, acc, off);
+	if (row >= 0 && sub == 0)
+		y[row] = acc;
+}
+
+/* The row-binned product: one launch for all bins, then warps for the chunks of long rows. */
+template <typename T, bool VAL>
+__global__ void __launch_bounds__(PR_THREADS)
+k_binned(DevBinned b, const T *__restrict__ z, T *__restrict__ y, T *__restrict__ partial)
+{
+	int64_t		blk = blockIdx.x;
+
+	if (blk >= b.block_begin[6])
+	{
+		int64_t		c = (blk - b.block_begin[6]) * (PR_THREADS / 32) + (threadIdx.x >> 5);
+		int			lane = threadIdx.x & 31;
+
+		if (c < b.n_chunks)
+		{
+			int32_t		row = b.chunk_row[c];
+			int64_t		beg = b.chunk_begin_edge[c];
+			int64_t		end = min(beg + b.chunk, b.ptr[row + 1]);
+			T			s = warp_range_sum<T, VAL>(b.col, b.val, z, beg, end, lane);
+
+			if (lane == 0)
+				partial[c] = s;
+		}
+		return;
+	}
+	if (blk >= b.block_begin[5])
+		binned_rows<T, VAL, 32>(b, 5, blk - b.block_begin[5], z, y);
+	else if (blk >= b.block_begin[4])
+		binned_rows<T, VAL, 16>(b, 4, blk - b.block_begin[4], z, y);
+	else if (blk >= b.block_begin[3])
+		binned_rows<T, VAL, 8>(b, 3, blk - b.block_begin[3], z, y);
+	else if (blk >= b.block_begin[2])
+		binned_rows<T, VAL, 4>(b, 2, blk - b.block_begin[2], z, y);
+	else if (blk >= b.block_begin[1])
+		binned_rows<T, VAL, 2>(b, 1, blk - b.block_begin[1], z, y);
+	else
+		binned_rows<T, VAL, 1>(b, 0, blk, z, y);
+}
+
+/*
+ * SpMM over a CSR for k columns (row-major n x k vectors): a warp per row; for each group of up
+ * to 32 columns, kp lanes (a power of two) cover the columns and 32/kp lanes the entries.
+ */
+template <typename T, bool VAL>
+__global__ void __launch_bounds__(PR_THREADS)
+k_spmm(int64_t n, int k, const int64_t *__restrict__ ptr, const int32_t *__restrict__ col,
+	   const float *__restrict__ val, const T *__restrict__ z, T *__restrict__ y)
+{
+	int64_t		row = ((int64_t) blockIdx.x * PR_THREADS + threadIdx.x) >> 5;
+	int			lane = threadIdx.x & 31;
+
+	if (row >= n)
+		return;
+	for (int jb = 0; jb < k; jb += 32)
+	{
+		int			kc = min(32, k - jb);
+		int			kp = 1;
+
+		while (kp < kc)
+			kp <<= 1;
+		{
+			int			j = lane % kp;
+			int			eo = lane / kp;
+			int			step = 32 / kp;
+			T			acc = 0;
+
+			if (j < kc)
+				for (int64_t e = ptr[row] + eo; e < ptr[row + 1]; e += step)
+					acc += (T) entry_weight<VAL>(val, e) * z[(int64_t) __ldg(col + e) * k + jb + j];
+			for (int off = kp; off < 32; off <<= 1)
+				acc += __shfl_xor_sync(0xffffffffu, acc, off);
+			if (eo == 0 && j < kc)
+				y[row * k + jb + j] = acc;
+		}
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Vector kernels.  Reductions: every block writes per-column partials in double; the last block  */
+/* to finish (a counter, not a float atomic) adds them in block order.                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Which rows of the n x k vector a thread visits: threads t < (256/k)*k take column t % k. */
+struct VecLayout
+{
+	int			k;
+	int			rows_per_step;	/* 256 / k */
+};
+
+/* Block-level fixed-order sum of one value per thread into per-column results by thread j < k. */
+__device__ __forceinline__ void
+block_column_reduce(double *sh, double v, int k, int rows_per_step, double *out_col_j, bool is_max)
+{
+	sh[threadIdx.x] = v;
+	__syncthreads();
+	if ((k & (k - 1)) == 0)
+	{
+		/* k a power of two: a fixed tree over the rows of the block (stride k) */
+		for (int s = PR_THREADS / 2; s >= k; s >>= 1)
+		{
+			if ((int) threadIdx.x < s)
+				sh[threadIdx.x] = is_max ? fmax(sh[threadIdx.x], sh[threadIdx.x + s])
+					: sh[threadIdx.x] + sh[threadIdx.x + s];
+			__syncthreads();
+		}
+		if ((int) threadIdx.x < k)
+			*out_col_j = sh[threadIdx.x];
+		__syncthreads();
+		return;
+	}
+	if ((int) threadIdx.x < k)
+	{
+		double		s = sh[threadIdx.x];
+
+		for (int r = 1; r < rows_per_step; r++)
+		{
+			double		w = sh[threadIdx.x + r * k];
+
+			s = is_max ? fmax(s, w) : s + w;
+		}
+		*out_col_j = s;
+	}
+	__syncthreads();
+}
+
+/*
+ * Last-block-done finish: the last block adds the partials [blocks][k][n_vals] in a fixed order
+ * (each thread a fixed strided subset, then a fixed tree), so the result never depends on timing.
+ */
+__device__ __forceinline__ void
+finish_partials(const double *partials, int n_vals, const bool *is_max, int k,
+				unsigned int *counter, double *result)
+{
+	__shared__ bool last;
+	__shared__ double red[PR_THREADS];
+
+	__threadfence();
+	__syncthreads();
+	if (threadIdx.x == 0)
+		last = (atomicAdd(counter, 1u) == gridDim.x - 1);
+	__syncthreads();
+	if (!last)
+		return;
+	__threadfence();
+	for (int q = 0; q < k * n_vals; q++)
+	{
+		bool		mx = is_max[q % n_vals];
+		double		s = 0.0;
+
+		for (unsigned int b = threadIdx.x; b < gridDim.x; b += PR_THREADS)
+		{
+			double		w = ((volatile const double *) partials)[(size_t) b * k * n_vals + q];
+
+			s = mx ? fmax(s, w) : s + w;
+		}
+		red[threadIdx.x] = s;
+		__syncthreads();
+		for (int h = PR_THREADS / 2; h > 0; h >>= 1)
+		{
+			if ((int) threadIdx.x < h)
+				red[threadIdx.x] = mx ? fmax(red[threadIdx.x], red[threadIdx.x + h])
+					: red[threadIdx.x] + red[threadIdx.x + h];
+			__syncthreads();
+		}
+		if (threadIdx.x == 0)
+			result[q] = red[0];
+		__syncthreads();
+	}
+	if (threadIdx.x == 0)
+		*counter = 0;
+}
+
+/*
+ * The PageRank update, per element: y = alpha*y + (alpha*d_j + 1 - alpha) * r; residual |y - x|;
+ * z = y * inv_out (the next product's input); dangling mass of y for the next update.
+ * r = restart[i*k+j] when restart != NULL, else 1/n.  result[j*3 + {0,1,2}] = l1, linf, dangling.
+ */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_pagerank_update(int64_t n, int k, T *__restrict__ y, const T *__restrict__ x,
+				  const T *__restrict__ inv_out, const T *__restrict__ restart, double alpha,
+				  const double *__restrict__ dangling_in, int dangling_stride, T *__restrict__ z,
+				  double *partials, unsigned int *counter, double *result)
+{
+	__shared__ double sh[PR_THREADS];
+	const bool	is_max[3] = {false, true, false};
+	int			rows_per_step = PR_THREADS / k;
+	int			j = threadIdx.x % k;
+	int64_t		r0 = threadIdx.x / k;
+	bool		active = r0 < rows_per_step;
+	double		l1 = 0,
+				linf = 0,
+				dsum = 0;
+
+	if (active)
+	{
+		double		teleport = alpha * dangling_in[j * dangling_stride] + (1.0 - alpha);
+		T			uniform = (T) (teleport / (double) n);
+
+		for (int64_t i = (int64_t) blockIdx.x * rows_per_step + r0; i < n;
+			 i += (int64_t) gridDim.x * rows_per_step)
+		{
+			int64_t		q = i * k + j;
+			T			r = restart ? (T) (teleport * (double) restart[q]) : uniform;
+			T			v = (T) alpha * y[q] + r;
+			T			io = inv_out[i];
+			double		d = fabs((double) v - (double) x[q]);
+
+			y[q] = v;
+			if (z)
+				z[q] = v * io;
+			l1 += d;
+			linf = fmax(linf, d);
+			if (io == (T) 0)
+				dsum += (double) v;
+		}
+	}
+	block_column_reduce(sh, l1, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 0], false);
+	block_column_reduce(sh, linf, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 1], true);
+	block_column_reduce(sh, dsum, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 2], false);
+	finish_partials(partials, 3, is_max, k, counter, result);
+}
+
+/* Column sums (and the dangling mass) of a slot: result[j*3 + {0,1,2}] = sum, unused, dangling. */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_column_sums(int64_t n, int k, const T *__restrict__ x, const T *__restrict__ inv_out,
+			  double *partials, unsigned int *counter, double *result)
+{
+	__shared__ double sh[PR_THREADS];
+	const bool	is_max[3] = {false, true, false};
+	int			rows_per_step = PR_THREADS / k;
+	int			j = threadIdx.x % k;
+	int64_t		r0 = threadIdx.x / k;
+	double		s = 0,
+				dsum = 0;
+
+	if (r0 < rows_per_step)
+		for (int64_t i = (int64_t) blockIdx.x * rows_per_step + r0; i < n;
+			 i += (int64_t) gridDim.x * rows_per_step)
+		{
+			double		v = (double) x[i * k + j];
+
+			s += v;
+			if (inv_out[i] == (T) 0)
+				dsum += v;
+		}
+	block_column_reduce(sh, s, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 0], false);
+	block_column_reduce(sh, 0.0, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 1], true);
+	block_column_reduce(sh, dsum, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 2], false);
+	finish_partials(partials, 3, is_max, k, counter, result);
+}
+
+/* Divides each column by its sum (sums of 0 left alone) and measures |x - old| per column. */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_normalize(int64_t n, int k, T *__restrict__ x, const T *__restrict__ old,
+			const double *__restrict__ sums, double *partials, unsigned int *counter,
+			double *result)
+{
+	__shared__ double sh[PR_THREADS];
+	const bool	is_max[3] = {false, true, false};
+	int			rows_per_step = PR_THREADS / k;
+	int			j = threadIdx.x % k;
+	int64_t		r0 = threadIdx.x / k;
+	double		l1 = 0,
+				linf = 0;
+
+	if (r0 < rows_per_step)
+	{
+		double		s = sums[j * 3];
+		T			scale = (T) (s != 0.0 ? 1.0 / s : 1.0);
+
+		for (int64_t i = (int64_t) blockIdx.x * rows_per_step + r0; i < n;
+			 i += (int64_t) gridDim.x * rows_per_step)
+		{
+			int64_t		q = i * k + j;
+			T			v = x[q] * scale;
+
+			x[q] = v;
+			if (old)
+			{
+				double		d = fabs((double) v - (double) old[q]);
+
+				l1 += d;
+				linf = fmax(linf, d);
+			}
+		}
+	}
+	block_column_reduce(sh, l1, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 0], false);
+	block_column_reduce(sh, linf, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 1], true);
+	block_column_reduce(sh, 0.0, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 2], false);
+	finish_partials(partials, 3, is_max, k, counter, result);
+}
+
+/* z = x * inv_out (scale) or z = x (scale == nullptr), n x k. */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_scale(int64_t n, int k, const T *__restrict__ x, const T *__restrict__ inv_out, T *__restrict__ z)
+{
+	int64_t		total = n * k;
+
+	for (int64_t q = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; q < total;
+		 q += (int64_t) gridDim.x * PR_THREADS)
+		z[q] = inv_out ? x[q] * inv_out[q / k] : x[q];
+}
+
+/* Sets n x k entries to v. */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_fill(int64_t total, T *__restrict__ x, T v)
+{
+	for (int64_t q = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; q < total;
+		 q += (int64_t) gridDim.x * PR_THREADS)
+		x[q] = v;
+}
+
+/* Private-order slot from host-order doubles: x[i][j] = stage[new_to_old[i]][j]. */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_permute_in(int64_t n, int k, const int32_t *__restrict__ new_to_old,
+			 const double *__restrict__ stage, T *__restrict__ x)
+{
+	int64_t		total = n * k;
+
+	for (int64_t q = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; q < total;
+		 q += (int64_t) gridDim.x * PR_THREADS)
+	{
+		int64_t		i = q / k;
+
+		x[q] = (T) stage[(int64_t) new_to_old[i] * k + (q - i * k)];
+	}
+}
+
+/* Host-order doubles from a private-order slot: stage[new_to_old[i]][j] = x[i][j]. */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_permute_out(int64_t n, int k, const int32_t *__restrict__ new_to_old, const T *__restrict__ x,
+			  double *__restrict__ stage)
+{
+	int64_t		total = n * k;
+
+	for (int64_t q = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; q < total;
+		 q += (int64_t) gridDim.x * PR_THREADS)
+	{
+		int64_t		i = q / k;
+
+		stage[(int64_t) new_to_old[i] * k + (q - i * k)] = (double) x[q];
+	}
+}
+
+#endif							/* PR_GPU_KERNELS_CUH */

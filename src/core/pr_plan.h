@@ -1,0 +1,208 @@
+/*
+ * pr_plan.h — the format planners of the GPU engine: pure C11, no CUDA, no PostgreSQL.
+ *
+ * They turn the in-edge CSR of a graph (rows = destinations, columns = sources) into the layouts the
+ * GPU kernels read, so that every layout can be built and checked on a machine without a GPU:
+ *
+ *  1. Degree order: nodes are relabelled by descending out-degree (the length of their column in
+ *     the pull matrix), so the hot entries of x sit together at the front of the vector.
+ *  2. Relabelled CSR: the matrix in the new ids, columns ascending within each row.
+ *  3. Composite tiled layout (after Yang, Parthasarathy & Sadayappan, VLDB 2011): the columns are
+ *     cut into tiles; inside a tile the rows are sorted by their length in that tile and packed into
+ *     warp-sized workloads: rows at least vec_threshold long become CSR-vector workloads (a warp per
+ *     row, long rows cut into chunks whose partial sums are added in a fixed order); shorter rows
+ *     are packed 32 at a time into ELL workloads stored column-major and padded to the longest row
+ *     of the group.  Tiling stops by the paper's rule (a tile whose first column has one entry
+ *     starts the sparse remainder, which is the last tile).
+ *  4. Row binning: rows grouped by length into bins served by 1, 2, 4, ..., 32 lanes per row, long
+ *     rows as chunked warp workloads — the row-binned CSR kernel over the relabelled CSR.
+ *  5. The performance model: a table of measured costs of workload shapes (offline, per GPU) and a
+ *     prediction of each candidate layout's time (online, per graph).
+ *
+ * Every product these layouts feed is y[r] = sum over the row's entries of val * z[col]; padding
+ * entries point at column n, where z holds 0.
+ */
+#ifndef PR_PLAN_H
+#define PR_PLAN_H
+
+#include "pr_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Threads per ELL workload (the warp). */
+#define PR_PLAN_WARP 32
+
+/* Most column tiles a composite layout may have. */
+#define PR_PLAN_MAX_TILES 64
+
+/* Most nodes the 32-bit ids (and column n used as padding) allow. */
+#define PR_PLAN_MAX_NODES_CHECK ((int64_t) INT32_MAX - 1)
+
+/* A CSR matrix owned by the planner (relabelled ids); val may be NULL (all entries 1). */
+typedef struct PrPlanCsr
+{
+	int64_t		n;				/* rows = columns = nodes */
+	int64_t		nnz;
+	int64_t    *ptr;			/* [n+1] */
+	int32_t    *col;			/* [nnz] ascending within a row */
+	float	   *val;			/* [nnz] or NULL */
+} PrPlanCsr;
+
+/*
+ * Orders nodes by descending key (ties: ascending id).  new_to_old[i] is the old id of new node i,
+ * old_to_new its inverse.  key values must be >= 0.
+ */
+PrStatus	pr_plan_degree_order(int64_t n, const int64_t *key, int32_t *new_to_old,
+								 int32_t *old_to_new, const PrAllocator *alloc, PrError *err);
+
+/*
+ * Builds the relabelled CSR of an n x n matrix given as CSR (ptr, col, optional double val):
+ * row old_to_new[r] of the result holds the entries of row r with columns old_to_new[c], sorted
+ * ascending.  Passing old_to_new = NULL keeps the ids (a copy with sorted columns).
+ */
+PrStatus	pr_plan_relabel(int64_t n, const int64_t *ptr, const int32_t *col, const double *val,
+							const int32_t *old_to_new, const PrAllocator *alloc, PrPlanCsr *out,
+							PrError *err);
+
+/* The transpose of a CSR (columns ascending within each row), values carried along. */
+PrStatus	pr_plan_transpose(const PrPlanCsr *csr, const PrAllocator *alloc, PrPlanCsr *out,
+							  PrError *err);
+
+/* Frees a PrPlanCsr built by pr_plan_relabel. */
+void		pr_plan_csr_free(PrPlanCsr *csr, const PrAllocator *alloc);
+
+/*
+ * Chunks of long rows: warp workloads chunk_begin[i] .. chunk_begin[i+1]-1 (positions into a
+ * layout's workload list) hold the pieces of row long_row[i]; their partial sums are added in
+ * workload order.
+ */
+typedef struct PrPlanLongRows
+{
+	int64_t		n_long;
+	int32_t    *long_row;		/* [n_long] */
+	int64_t    *chunk_begin;	/* [n_long+1] */
+} PrPlanLongRows;
+
+/* One column tile of the composite layout. */
+typedef struct PrCompositeTile
+{
+	int64_t		col_begin;		/* first column of the tile */
+	int64_t		col_end;		/* one past the last */
+	int64_t		nnz;			/* entries of the matrix in the tile */
+
+	/* CSR-vector workloads: vec_row[i] >= 0 is a whole row; -1 marks a chunk of a long row. */
+	int64_t		n_vec;
+	int32_t    *vec_row;		/* [n_vec] */
+	int64_t    *vec_ptr;		/* [n_vec+1] positions in idx of each workload's entries */
+	PrPlanLongRows longs;
+
+	/* ELL workloads: group g covers ell_row[32g .. 32g+31] (-1: no row), column-major entries
+	 * idx[ell_off[g] + 32*j + lane] for j < height = (ell_off[g+1] - ell_off[g]) / 32. */
+	int64_t		n_ell;
+	int64_t    *ell_off;		/* [n_ell+1] */
+	int32_t    *ell_row;		/* [32 n_ell] */
+
+	int64_t		n_idx;			/* vector entries then padded ELL entries */
+	int32_t    *idx;			/* [n_idx] column ids; padding = n (NULL in a local16 tile) */
+	bool		local16;		/* shared-memory tile: 16-bit tile-local column ids in idx16 */
+	uint16_t   *idx16;			/* [n_idx] column - col_begin; padding = col_end - col_begin */
+	int64_t		eff_window;		/* effective columns the gathers spread over: (sum d)^2 / sum d^2 */
+	float	   *val;			/* [n_idx] or NULL; padding = 0 */
+	int64_t		n_rows;			/* rows written by the tile (with entries, or all for tile 0) */
+} PrCompositeTile;
+
+/* How to build a composite layout. */
+typedef struct PrCompositeOptions
+{
+	int64_t		tile_width;		/* columns per dense tile; >= n: one tile */
+	int			vec_threshold;	/* rows this long or longer become CSR-vector workloads (>= 1) */
+	int			chunk;			/* longest CSR-vector workload (>= 32) */
+	bool		paper_stop;		/* stop tiling at the first tile whose first column has one entry */
+	bool		shapes_only;	/* plan workload shapes only (idx/val left NULL): for the model */
+	int			n_smem_tiles;	/* leading tiles whose x slice goes to shared memory (local16) */
+	int64_t		smem_width;		/* columns of each of those tiles (< 65535) */
+} PrCompositeOptions;
+
+/* The composite tiled layout of a relabelled CSR. */
+typedef struct PrComposite
+{
+	int64_t		n;
+	int			n_tiles;
+	PrCompositeTile *tiles;
+	PrCompositeOptions options;
+	int64_t		padding;		/* padded ELL slots */
+	size_t		device_bytes;	/* bytes the layout takes on the device */
+} PrComposite;
+
+/* Builds the composite layout of csr (col_degree[c] = entries of column c, non-increasing). */
+PrStatus	pr_plan_composite(const PrPlanCsr *csr, const PrCompositeOptions *options,
+							  const PrAllocator *alloc, PrComposite *out, PrError *err);
+
+/* Frees a PrComposite. */
+void		pr_plan_composite_free(PrComposite *c, const PrAllocator *alloc);
+
+/* Number of row bins and the lanes per row of each (bin PR_BIN_COUNT-1 holds chunked long rows). */
+#define PR_BIN_COUNT 7
+extern const int pr_bin_lanes[PR_BIN_COUNT];
+
+/* The row-binned layout over a relabelled CSR (the CSR arrays themselves are used as they are). */
+typedef struct PrBinned
+{
+	int64_t		n;
+	int64_t		bin_begin[PR_BIN_COUNT + 1];	/* rows[bin_begin[b] ..] are bin b's rows */
+	int32_t    *rows;			/* [rows in bins 0..PR_BIN_COUNT-2] */
+	int64_t		n_chunks;		/* chunks of long rows (bin PR_BIN_COUNT-1) */
+	int64_t    *chunk_begin_edge;	/* [n_chunks+1] first entry of each chunk (position in csr) */
+	int32_t    *chunk_row;		/* [n_chunks] the long row each chunk belongs to */
+	PrPlanLongRows longs;
+	int			chunk;
+	size_t		device_bytes;	/* the CSR plus the bin arrays */
+} PrBinned;
+
+/* Bins the rows of csr: lanes per row = smallest of 1,2,..,32 with len <= 4 * lanes; rows longer
+ * than chunk are cut into chunks of at most chunk entries. */
+PrStatus	pr_plan_binned(const PrPlanCsr *csr, int chunk, const PrAllocator *alloc,
+						   PrBinned *out, PrError *err);
+
+/* Frees a PrBinned. */
+void		pr_plan_binned_free(PrBinned *b, const PrAllocator *alloc);
+
+/*
+ * The performance model.  Each entry is the measured cost of one workload shape, amortised over a
+ * full GPU: kind 'e' = ELL workload (32 rows x size), 'v' = CSR-vector workload of size entries,
+ * 'b' = binned row of size entries; window = the x footprint (columns) the gathers were spread
+ * over; ns = nanoseconds per workload.  Kind 'r' = cost of writing one row (ns), 'l' = one kernel
+ * launch (ns).
+ */
+typedef struct PrModelEntry
+{
+	char		kind;
+	int64_t		size;
+	int64_t		window;
+	double		ns;
+} PrModelEntry;
+
+typedef struct PrModel
+{
+	int			n_entries;
+	PrModelEntry entries[256];
+	char		device[64];
+} PrModel;
+
+/* Parses a model table (lines "kind size window ns", '#' comments, "device NAME"). */
+PrStatus	pr_model_parse(const char *text, PrModel *model, PrError *err);
+
+/* Cost of one workload of a shape, interpolated log-linearly in size and window; < 0 if unknown. */
+double		pr_model_cost(const PrModel *model, char kind, int64_t size, int64_t window);
+
+/* Predicted seconds of one product over a composite layout / a binned layout. */
+double		pr_model_predict_composite(const PrModel *model, const PrComposite *c);
+double		pr_model_predict_binned(const PrModel *model, const PrBinned *b, const PrPlanCsr *csr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* PR_PLAN_H */
