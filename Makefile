@@ -7,7 +7,9 @@
 #                        sessions, specs/) in another one (run as a non-root user: initdb
 #                        refuses root)
 #   make check-core      C unit tests of the pure-C core (test/core, test/plan)
-#   make cuda            the GPU engine library (cuda/), where nvcc and cuda/Makefile exist
+#   make cuda            the GPU engine library (cuda/), where nvcc and cuda/Makefile exist;
+#                        `make install` then also installs it as $libdir/powerrank_gpu.so, the
+#                        library the GPU service loads (powerrank.gpu_library)
 #   make reference       only the NetworkX reference data (test/reference/out)
 
 EXTENSION = powerrank
@@ -18,20 +20,20 @@ OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c src/core/*.c))
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 
-REGRESS = api basic bad_input security aggregate stats cancel rwr_multi networkx cron cache
+REGRESS = api basic bad_input security aggregate stats cancel rwr_multi networkx cron cache service
 REGRESS_OPTS = --inputdir=. --temp-instance=./tmp_check --temp-config=test/regress.conf --load-extension=powerrank
 
-# Isolation tests of the graph cache (specs/*.spec, expected/*.out): two sessions each.
-ISOLATION = cache_dml cache_ddl cache_visibility
+# Isolation tests of the graph cache and the GPU service (specs/*.spec, expected/*.out).
+ISOLATION = cache_dml cache_ddl cache_visibility service_progress service_concurrent
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso \
 	--temp-config=test/isolation.conf --load-extension=powerrank
 
 EXTRA_CLEAN = test/reference/out tmp_check tmp_check_iso output_iso results regression.diffs regression.out
 
-PG_CPPFLAGS += -I$(srcdir)/src -I$(srcdir)/src/core
+PG_CPPFLAGS += -I$(srcdir)/src -I$(srcdir)/src/core -I$(srcdir)/cuda
 # -Wextra trips -Wunused-parameter in PostgreSQL's own headers (ilist.h, bufpage.h).
 PG_CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter
-SHLIB_LINK += -lpthread -lm
+SHLIB_LINK += -lpthread -lm -ldl
 
 PYTHON = /usr/bin/python3
 REFERENCE_OUT = test/reference/out
@@ -40,6 +42,10 @@ DATA_DIR ?= test/data
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# PGXS tracks no header dependencies here: every object depends on every header of the tree
+# (coarse, but a changed struct never leaves a stale object behind).
+$(OBJS): $(wildcard src/*.h src/core/*.h cuda/pr_gpu.h)
 
 # The versioned install script is a copy of the hand-edited one.
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
@@ -60,6 +66,22 @@ check-core:
 		else echo "check-core: $$d has no Makefile, skipped"; fi; \
 	done
 
+# The GPU engine library, when it was built (make cuda), goes beside powerrank.so.
+GPU_LIBRARY = cuda/build/libpowerrank_gpu.so
+
+install: install-gpu
+
+install-gpu:
+	@if [ -f $(GPU_LIBRARY) ]; then \
+		echo "installing $(GPU_LIBRARY) as $(DESTDIR)$(pkglibdir)/powerrank_gpu.so"; \
+		$(INSTALL_SHLIB) $(GPU_LIBRARY) '$(DESTDIR)$(pkglibdir)/powerrank_gpu.so'; \
+	else echo "install-gpu: $(GPU_LIBRARY) not built (make cuda), skipped"; fi
+
+uninstall: uninstall-gpu
+
+uninstall-gpu:
+	rm -f '$(DESTDIR)$(pkglibdir)/powerrank_gpu.so'
+
 cuda:
 	@if [ -f cuda/Makefile ]; then $(MAKE) -C cuda; \
 	else echo "cuda: cuda/Makefile absent, skipped"; fi
@@ -70,4 +92,4 @@ print-tests:
 	@for t in $(REGRESS); do echo "pg_regress:$$t"; done
 	@for t in $(ISOLATION); do echo "isolation:$$t"; done
 
-.PHONY: reference check-core cuda print-tests
+.PHONY: reference check-core cuda print-tests install-gpu uninstall-gpu

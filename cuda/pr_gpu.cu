@@ -60,6 +60,14 @@ struct GpuMatrix
 	int64_t		binned_blocks;
 	void	   *partial;		/* chunk partial sums */
 	size_t		bytes;			/* device bytes of the format */
+	/* compact partials (tiled): later tiles' slots, and the merge lists */
+	bool		compact;
+	void	   *part;			/* [n_part] */
+	int64_t		part_base[PR_PLAN_MAX_TILES];
+	int64_t		n_merge_rows;
+	const int32_t *merge_row;
+	const int64_t *merge_ptr;
+	const int32_t *merge_slot;
 	/* cuSPARSE */
 	cusparseSpMatDescr_t sp_mat;
 	void	   *sp_buffer;
@@ -127,6 +135,8 @@ pr_gpu_options_init(PrGpuOptions *opts)
 	opts->n_smem_tiles = -1;
 	opts->smem_width = 0;
 	opts->l2_persist = false;	/* measured: slower on R-MAT 24 (bench/gpu/NOTES.md) */
+	opts->compact_partials = -1;
+	opts->plan_threads = 0;
 }
 
 /* Number of CUDA devices. */
@@ -252,6 +262,25 @@ upload_composite(GpuEngine *e, const PrComposite *c, GpuMatrix *mat, PrError *er
 		d->chunk_begin = (const int64_t *) p;
 		if (tile->longs.n_long > 0 && tile->n_vec > max_partial)
 			max_partial = tile->n_vec;
+		mat->part_base[t] = tile->part_base;
+	}
+	mat->compact = c->options.compact && c->n_tiles > 1 && c->merge_ptr != NULL;
+	if (mat->compact)
+	{
+		void	   *p;
+
+		if ((st = dev_alloc(e, &mat->part, (size_t) (c->n_part + 1) * e->elem, err)) != PR_OK)
+			return st;
+		mat->n_merge_rows = c->n_merge_rows;
+		if ((st = dev_upload(e, &p, c->merge_row, (size_t) c->n_merge_rows * 4, err)) != PR_OK)
+			return st;
+		mat->merge_row = (const int32_t *) p;
+		if ((st = dev_upload(e, &p, c->merge_ptr, (size_t) (c->n_merge_rows + 1) * 8, err)) != PR_OK)
+			return st;
+		mat->merge_ptr = (const int64_t *) p;
+		if ((st = dev_upload(e, &p, c->merge_slot, (size_t) c->merge_ptr[c->n_merge_rows] * 4, err)) != PR_OK)
+			return st;
+		mat->merge_slot = (const int32_t *) p;
 	}
 	return dev_alloc(e, &mat->partial, (size_t) (max_partial + 1) * e->elem, err);
 }
@@ -386,6 +415,57 @@ upload_cusparse(GpuEngine *e, const PrPlanCsr *csr, const double *inv_out_host, 
 	return dev_alloc(e, &mat->sp_buffer, buffer, err);
 }
 
+/* Launches one tile's kernels in one of the write modes (template dispatch). */
+template <typename T, int MODE>
+static PrStatus
+run_tile_mode(GpuEngine *e, GpuMatrix *mat, int t, const T *z, T *y, PrError *err)
+{
+	const DevTile *d = &mat->tiles[t];
+	int64_t		warps = d->n_vec + d->n_ell;
+	unsigned int blocks = (unsigned int) ((warps * 32 + PR_THREADS - 1) / PR_THREADS);
+	T		   *partial = (T *) mat->partial;
+	T		   *part = MODE == PR_MODE_PART ? (T *) mat->part + mat->part_base[t] : (T *) NULL;
+
+	if (blocks > 0 && d->local16)
+	{
+		size_t		smem = (size_t) (d->width + 1) * sizeof(T);
+
+		if (mat->has_val)
+			k_tile_smem<T, true, MODE><<<e->smem_grid, PR_SMEM_THREADS, smem, e->stream>>>(*d, z, y, partial, part);
+		else
+			k_tile_smem<T, false, MODE><<<e->smem_grid, PR_SMEM_THREADS, smem, e->stream>>>(*d, z, y, partial, part);
+		PR_LAUNCHED();
+	}
+	else if (blocks > 0)
+	{
+		if (mat->has_val)
+			k_tile<T, true, MODE><<<blocks, PR_THREADS, 0, e->stream>>>(*d, z, y, partial, part);
+		else
+			k_tile<T, false, MODE><<<blocks, PR_THREADS, 0, e->stream>>>(*d, z, y, partial, part);
+		PR_LAUNCHED();
+	}
+	if (d->n_long > 0)
+	{
+		unsigned int lb = (unsigned int) ((d->n_long + PR_THREADS - 1) / PR_THREADS);
+
+		k_long_rows<T, MODE><<<lb, PR_THREADS, 0, e->stream>>>(d->n_long, d->long_row, d->chunk_begin, partial, y, part);
+		PR_LAUNCHED();
+	}
+	return PR_OK;
+}
+
+/* Launches one tile: stores (tile 0), adds into y, or writes compact partials. */
+template <typename T>
+static PrStatus
+run_tile(GpuEngine *e, GpuMatrix *mat, int t, int mode, const T *z, T *y, PrError *err)
+{
+	if (mode == PR_MODE_STORE)
+		return run_tile_mode<T, PR_MODE_STORE>(e, mat, t, z, y, err);
+	if (mode == PR_MODE_ADD)
+		return run_tile_mode<T, PR_MODE_ADD>(e, mat, t, z, y, err);
+	return run_tile_mode<T, PR_MODE_PART>(e, mat, t, z, y, err);
+}
+
 /* Runs y = M z on the device (k = 1 formats, or SpMM over the binned CSR when k > 1). */
 template <typename T>
 static PrStatus
@@ -412,59 +492,19 @@ run_matrix(GpuEngine *e, GpuMatrix *mat, const void *zv, void *yv, PrError *err)
 	{
 		for (int t = 0; t < mat->n_tiles; t++)
 		{
-			const DevTile *d = &mat->tiles[t];
-			int64_t		warps = d->n_vec + d->n_ell;
-			unsigned int blocks = (unsigned int) ((warps * 32 + PR_THREADS - 1) / PR_THREADS);
-			T		   *partial = (T *) mat->partial;
+			int			mode = t == 0 ? PR_MODE_STORE : mat->compact ? PR_MODE_PART : PR_MODE_ADD;
+			PrStatus	st = run_tile<T>(e, mat, t, mode, z, y, err);
 
-			if (blocks > 0 && d->local16)
-			{
-				size_t		smem = (size_t) (d->width + 1) * sizeof(T);
+			if (st != PR_OK)
+				return st;
+		}
+		if (mat->compact && mat->n_merge_rows > 0)
+		{
+			unsigned int mb = (unsigned int) ((mat->n_merge_rows + PR_THREADS - 1) / PR_THREADS);
 
-				if (t == 0)
-				{
-					if (mat->has_val)
-						k_tile_smem<T, true, false><<<e->smem_grid, PR_SMEM_THREADS, smem, e->stream>>>(*d, z, y, partial);
-					else
-						k_tile_smem<T, false, false><<<e->smem_grid, PR_SMEM_THREADS, smem, e->stream>>>(*d, z, y, partial);
-				}
-				else
-				{
-					if (mat->has_val)
-						k_tile_smem<T, true, true><<<e->smem_grid, PR_SMEM_THREADS, smem, e->stream>>>(*d, z, y, partial);
-					else
-						k_tile_smem<T, false, true><<<e->smem_grid, PR_SMEM_THREADS, smem, e->stream>>>(*d, z, y, partial);
-				}
-				PR_LAUNCHED();
-			}
-			else if (blocks > 0)
-			{
-				if (t == 0)
-				{
-					if (mat->has_val)
-						k_tile<T, true, false><<<blocks, PR_THREADS, 0, e->stream>>>(*d, z, y, partial);
-					else
-						k_tile<T, false, false><<<blocks, PR_THREADS, 0, e->stream>>>(*d, z, y, partial);
-				}
-				else
-				{
-					if (mat->has_val)
-						k_tile<T, true, true><<<blocks, PR_THREADS, 0, e->stream>>>(*d, z, y, partial);
-					else
-						k_tile<T, false, true><<<blocks, PR_THREADS, 0, e->stream>>>(*d, z, y, partial);
-				}
-				PR_LAUNCHED();
-			}
-			if (d->n_long > 0)
-			{
-				unsigned int lb = (unsigned int) ((d->n_long + PR_THREADS - 1) / PR_THREADS);
-
-				if (t == 0)
-					k_long_rows<T, false><<<lb, PR_THREADS, 0, e->stream>>>(d->n_long, d->long_row, d->chunk_begin, partial, y);
-				else
-					k_long_rows<T, true><<<lb, PR_THREADS, 0, e->stream>>>(d->n_long, d->long_row, d->chunk_begin, partial, y);
-				PR_LAUNCHED();
-			}
+			k_merge<T><<<mb, PR_THREADS, 0, e->stream>>>(mat->n_merge_rows, mat->merge_row, mat->merge_ptr,
+													   mat->merge_slot, (const T *) mat->part, y);
+			PR_LAUNCHED();
 		}
 		return PR_OK;
 	}
@@ -485,7 +525,7 @@ run_matrix(GpuEngine *e, GpuMatrix *mat, const void *zv, void *yv, PrError *err)
 		{
 			unsigned int lb = (unsigned int) ((d->n_long + PR_THREADS - 1) / PR_THREADS);
 
-			k_long_rows<T, false><<<lb, PR_THREADS, 0, e->stream>>>(d->n_long, d->long_row, d->chunk_begin, partial, y);
+			k_long_rows<T, PR_MODE_STORE><<<lb, PR_THREADS, 0, e->stream>>>(d->n_long, d->long_row, d->chunk_begin, partial, y, (T *) NULL);
 			PR_LAUNCHED();
 		}
 		return PR_OK;
@@ -576,73 +616,24 @@ host_plans_free(HostPlans *h)
 	free(h->inv_out);
 }
 
-/* Plans the composite layout the model prefers among shared-memory tile counts and thresholds. */
-static PrStatus
-choose_composite(GpuEngine *e, const PrPlanCsr *csr, PrCompositeOptions *best, double *best_ms,
-				 char *log, size_t log_len, int *n_cand, PrError *err)
+/* Lets every shared-memory tile kernel of type T use smem bytes of dynamic shared memory. */
+template <typename T>
+static cudaError_t
+smem_kernel_limits(int smem)
 {
-	int			smem_counts[6] = {0, 1, 2, 4, 8, 16};
-	int			n_counts = 6;
-	int			thresholds[2] = {32, 8};
-	int			n_thr = 2;
-	size_t		used = strlen(log);
+	cudaError_t c = cudaSuccess;
 
-	*best_ms = -1;
-	if (e->opt.n_smem_tiles >= 0)
-	{
-		smem_counts[0] = e->opt.n_smem_tiles;
-		n_counts = 1;
-	}
-	if (e->opt.vec_threshold > 0)
-	{
-		thresholds[0] = e->opt.vec_threshold;
-		n_thr = 1;
-	}
-	for (int si = 0; si < n_counts; si++)
-		for (int ti = 0; ti < n_thr; ti++)
-		{
-			PrCompositeOptions o;
-			PrComposite c;
-			PrStatus	st;
-			double		ms;
-
-			memset(&o, 0, sizeof(o));
-			o.tile_width = e->opt.tile_width > 0 ? e->opt.tile_width : csr->n;
-			o.vec_threshold = thresholds[ti];
-			o.chunk = e->opt.chunk > 0 ? e->opt.chunk : 4096;
-			o.paper_stop = e->opt.paper_stop;
-			o.shapes_only = true;
-			o.n_smem_tiles = smem_counts[si];
-			o.smem_width = e->smem_width;
-			if (si > 0 && (int64_t) smem_counts[si - 1] * e->smem_width >= csr->n)
-				break;			/* more shared-memory tiles than columns */
-			if ((n_counts == 1 && n_thr == 1) || !e->have_model)
-			{
-				*best = o;
-				best->shapes_only = false;
-				if (e->have_model && (st = pr_plan_composite(csr, &o, &pr_malloc_allocator, &c, err)) == PR_OK)
-				{
-					*best_ms = pr_model_predict_composite(&e->model, &c) * 1e3;
-					pr_plan_composite_free(&c, &pr_malloc_allocator);
-				}
-				return PR_OK;
-			}
-			if ((st = pr_plan_composite(csr, &o, &pr_malloc_allocator, &c, err)) != PR_OK)
-				return st;
-			ms = pr_model_predict_composite(&e->model, &c) * 1e3;
-			pr_plan_composite_free(&c, &pr_malloc_allocator);
-			if (used + 48 < log_len)
-				used += (size_t) snprintf(log + used, log_len - used, "tiled(s=%d,v=%d)=%.3f ",
-										  o.n_smem_tiles, o.vec_threshold, ms);
-			(*n_cand)++;
-			if (*best_ms < 0 || ms < *best_ms)
-			{
-				*best_ms = ms;
-				*best = o;
-				best->shapes_only = false;
-			}
-		}
-	return PR_OK;
+#define PR_SMEM_LIMIT(VAL, MODE) \
+	if (c == cudaSuccess) \
+		c = cudaFuncSetAttribute(k_tile_smem<T, VAL, MODE>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)
+	PR_SMEM_LIMIT(false, PR_MODE_STORE);
+	PR_SMEM_LIMIT(false, PR_MODE_ADD);
+	PR_SMEM_LIMIT(false, PR_MODE_PART);
+	PR_SMEM_LIMIT(true, PR_MODE_STORE);
+	PR_SMEM_LIMIT(true, PR_MODE_ADD);
+	PR_SMEM_LIMIT(true, PR_MODE_PART);
+#undef PR_SMEM_LIMIT
+	return c;
 }
 
 /* Scalar type dispatch helpers. */
@@ -714,8 +705,23 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 		host_plans_free(&h);
 		return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
 	}
-	for (int64_t p = 0; p < g->n_edges; p++)
-		h.key[g->in_src[p]]++;
+	pr_plan_set_threads(e->opt.plan_threads);
+	{
+		/* out-degrees = column counts of the in-edge CSR (parallel) */
+		PrPlanCsr	in_view;
+
+		memset(&in_view, 0, sizeof(in_view));
+		in_view.n = n;
+		in_view.nnz = g->n_edges;
+		in_view.ptr = g->in_ptr;
+		in_view.col = g->in_src;
+		st = pr_plan_column_degrees(&in_view, h.key, err);
+		if (st != PR_OK)
+		{
+			host_plans_free(&h);
+			return st;
+		}
+	}
 	for (int64_t i = 0; i < n; i++)
 		h.inv_out[i] = g->out_strength[i] > 0 ? 1.0 / g->out_strength[i] : 0.0;
 	if (e->opt.relabel)
@@ -758,21 +764,15 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 			e->smem_width = 65534;
 		smem = (size_t) (e->smem_width + 1) * e->elem;
 		PR_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-		PR_CUDA(cudaFuncSetAttribute(k_tile_smem<float, false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem));
-		PR_CUDA(cudaFuncSetAttribute(k_tile_smem<float, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem));
-		PR_CUDA(cudaFuncSetAttribute(k_tile_smem<float, true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem));
-		PR_CUDA(cudaFuncSetAttribute(k_tile_smem<float, true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem));
-		PR_CUDA(cudaFuncSetAttribute(k_tile_smem<double, false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem));
-		PR_CUDA(cudaFuncSetAttribute(k_tile_smem<double, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem));
-		PR_CUDA(cudaFuncSetAttribute(k_tile_smem<double, true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem));
-		PR_CUDA(cudaFuncSetAttribute(k_tile_smem<double, true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem));
+		PR_CUDA(smem_kernel_limits<float>((int) smem));
+		PR_CUDA(smem_kernel_limits<double>((int) smem));
 		{
 			int			per_sm = 0;
 
 			if (e->fp64)
-				PR_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_tile_smem<double, false, true>, PR_SMEM_THREADS, smem));
+				PR_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_tile_smem<double, false, PR_MODE_ADD>, PR_SMEM_THREADS, smem));
 			else
-				PR_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_tile_smem<float, false, true>, PR_SMEM_THREADS, smem));
+				PR_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_tile_smem<float, false, PR_MODE_ADD>, PR_SMEM_THREADS, smem));
 			e->smem_grid = (unsigned int) (sms * (per_sm > 0 ? per_sm : 1));
 		}
 	}
@@ -782,28 +782,32 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 		kernel = PR_GPU_KERNEL_BINNED;	/* SpMM runs over the CSR */
 	if (kernel == PR_GPU_KERNEL_AUTO || kernel == PR_GPU_KERNEL_TILED)
 	{
-		st = choose_composite(e, &h.pull, &copt, &predicted, cand, sizeof(cand), &n_cand, err);
-		if (st == PR_OK && kernel == PR_GPU_KERNEL_AUTO)
+		PrPlanChoice choice;
+
+		pr_plan_choice_init(&choice, n);
+		choice.composite.tile_width = e->opt.tile_width > 0 ? e->opt.tile_width : n;
+		choice.composite.chunk = e->opt.chunk > 0 ? e->opt.chunk : 4096;
+		choice.composite.paper_stop = e->opt.paper_stop;
+		choice.composite.smem_width = e->smem_width;
+		if (e->opt.n_smem_tiles >= 0)
 		{
-			PrBinned	b;
-
-			st = pr_plan_binned(&h.pull, e->opt.chunk > 0 ? e->opt.chunk : 4096, a, &b, err);
-			if (st == PR_OK)
-			{
-				double		ms = e->have_model ? pr_model_predict_binned(&e->model, &b, &h.pull) * 1e3 : -1;
-				size_t		used = strlen(cand);
-
-				snprintf(cand + used, sizeof(cand) - used, "binned=%.3f", ms);
-				n_cand++;
-				if (ms >= 0 && ms < predicted)
-				{
-					kernel = PR_GPU_KERNEL_BINNED;
-					predicted = ms;
-				}
-				else
-					kernel = PR_GPU_KERNEL_TILED;
-				pr_plan_binned_free(&b, a);
-			}
+			choice.n_smem_counts = 1;
+			choice.smem_counts[0] = e->opt.n_smem_tiles;
+		}
+		if (e->opt.vec_threshold > 0)
+		{
+			choice.n_thresholds = 1;
+			choice.thresholds[0] = e->opt.vec_threshold;
+		}
+		choice.compact_mode = e->opt.compact_partials;
+		choice.allow_binned = kernel == PR_GPU_KERNEL_AUTO;
+		choice.binned_chunk = e->opt.chunk > 0 ? e->opt.chunk : 4096;
+		st = pr_plan_choose(&h.pull, e->have_model ? &e->model : NULL, &choice, &predicted, cand,
+							sizeof(cand), &n_cand, a, err);
+		if (st == PR_OK)
+		{
+			kernel = choice.binned ? PR_GPU_KERNEL_BINNED : PR_GPU_KERNEL_TILED;
+			copt = choice.composite;
 		}
 		if (st == PR_OK && kernel == PR_GPU_KERNEL_TILED)
 			st = pr_plan_composite(&h.pull, &copt, a, &h.comp, err);
@@ -832,7 +836,7 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 		+ (size_t) n * k * e->elem	/* restart (personalized) */
 		+ (size_t) PR_RED_BLOCKS * k * 3 * 8 + (size_t) (n_slots + 2) * k * 3 * 8;
 	if (kernel == PR_GPU_KERNEL_TILED)
-		need += h.comp.device_bytes;
+		need += h.comp.device_bytes + (size_t) h.comp.n_part * (e->elem - sizeof(float));
 	if (kernel == PR_GPU_KERNEL_BINNED || (kernel == PR_GPU_KERNEL_CUSPARSE && (needs & PR_NEED_PULL)))
 		need += h.bin_pull.device_bytes;
 	if (kernel == PR_GPU_KERNEL_CUSPARSE)
@@ -975,13 +979,14 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 			r->smem_width = h.comp.options.smem_width;
 			r->padding = h.comp.padding;
 			snprintf(r->format, sizeof(r->format),
-					 "tile-composite: %d smem tile(s) of %lld cols (16-bit ids) + %d L2 tile(s), CSR-vector rows >= %d, ELL padding %.1f%%%s",
+					 "tile-composite: %d smem tile(s) of %lld cols (16-bit ids) + %d L2 tile(s), CSR-vector rows >= %d, ELL padding %.1f%%%s%s",
 					 h.comp.options.n_smem_tiles < h.comp.n_tiles ? h.comp.options.n_smem_tiles : h.comp.n_tiles,
 					 (long long) h.comp.options.smem_width,
 					 h.comp.n_tiles - (h.comp.options.n_smem_tiles < h.comp.n_tiles ? h.comp.options.n_smem_tiles : h.comp.n_tiles),
 					 h.comp.options.vec_threshold,
 					 g->n_edges > 0 ? 100.0 * h.comp.padding / g->n_edges : 0.0,
-					 e->opt.relabel ? ", degree-ordered ids" : "");
+					 e->opt.relabel ? ", degree-ordered ids" : "",
+					 e->pull.compact ? ", compact partials + merge" : "");
 		}
 		else if (kernel == PR_GPU_KERNEL_BINNED)
 			snprintf(r->format, sizeof(r->format), "%s CSR, %lld long rows chunked%s",

@@ -50,6 +50,10 @@ typedef struct PrGpuOptions
 	int64_t		smem_width;		/* tiled: columns per shared-memory tile; 0 = 48K (fp32) / 24K (fp64) */
 	bool		l2_persist;		/* keep the gathered vector in L2 (access-policy window); default false */
 	const char *model_text;		/* performance-model table (pr_model_parse form); NULL = built in */
+	int			compact_partials;	/* tiled: later tiles write compact partials that a merge pass
+									 * adds (1), add into y in place (0), or the model picks (-1,
+									 * default; only when its table has a merge cost 'm') */
+	int			plan_threads;	/* host planning threads (0: the online CPUs) */
 } PrGpuOptions;
 
 /* What prepare() chose and what it costs, for reports and the benchmark. */

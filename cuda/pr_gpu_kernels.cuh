@@ -84,12 +84,20 @@ warp_sum(T v)
 	return v;
 }
 
-/* Stores or adds a row's result. */
-template <typename T, bool ADD>
+/* How a tile writes its row sums: the first tile stores into y, later tiles add into y or
+ * (compact partials) store into their slots of part[]; a merge pass adds those (k_merge). */
+#define PR_MODE_STORE 0
+#define PR_MODE_ADD 1
+#define PR_MODE_PART 2
+
+/* Stores or adds a row's result (PR_MODE_PART: stores slot's partial). */
+template <typename T, int MODE>
 __device__ __forceinline__ void
-put_row(T *__restrict__ y, int32_t row, T v)
+put_row(T *__restrict__ y, T *__restrict__ part, int32_t row, int64_t slot, T v)
 {
-	if (ADD)
+	if (MODE == PR_MODE_PART)
+		part[slot] = v;
+	else if (MODE == PR_MODE_ADD)
 		y[row] += v;
 	else
 		y[row] = v;
@@ -126,10 +134,13 @@ warp_range_sum(const int32_t *__restrict__ idx, const float *__restrict__ val,
 /*
  * One tile of the composite layout: warps [0, n_vec) take CSR-vector workloads (chunks of long
  * rows go to partial[]), the next n_ell warps take ELL workloads (a thread per row, column-major).
+ * part: the tile's compact-partial slots (PR_MODE_PART): workload w's slot is w, ELL group g's
+ * lanes n_vec + 32 g + lane, so the ELL writes are coalesced.
  */
-template <typename T, bool VAL, bool ADD>
+template <typename T, bool VAL, int MODE>
 __global__ void __launch_bounds__(PR_THREADS)
-k_tile(DevTile t, const T *__restrict__ z, T *__restrict__ y, T *__restrict__ partial)
+k_tile(DevTile t, const T *__restrict__ z, T *__restrict__ y, T *__restrict__ partial,
+	   T *__restrict__ part)
 {
 	int64_t		warp = ((int64_t) blockIdx.x * PR_THREADS + threadIdx.x) >> 5;
 	int			lane = threadIdx.x & 31;
@@ -144,7 +155,7 @@ k_tile(DevTile t, const T *__restrict__ z, T *__restrict__ y, T *__restrict__ pa
 		if (lane == 0)
 		{
 			if (row >= 0)
-				put_row<T, ADD>(y, row, s);
+				put_row<T, MODE>(y, part, row, warp, s);
 			else
 				partial[warp] = s;
 		}
@@ -178,7 +189,7 @@ k_tile(DevTile t, const T *__restrict__ z, T *__restrict__ y, T *__restrict__ pa
 		for (; j < h; j++)
 			acc += (T) entry_weight<VAL>(vl, 32 * j) * __ldg(z + ld_stream(ix + 32 * j));
 		if (row >= 0)
-			put_row<T, ADD>(y, row, acc);
+			put_row<T, MODE>(y, part, row, t.n_vec + warp * 32 + lane, acc);
 	}
 }
 
@@ -186,9 +197,10 @@ k_tile(DevTile t, const T *__restrict__ z, T *__restrict__ y, T *__restrict__ pa
  * One shared-memory tile: each block copies the tile's slice of z into shared memory, then its
  * warps take workloads in a grid-stride loop; entries hold 16-bit tile-local column ids.
  */
-template <typename T, bool VAL, bool ADD>
+template <typename T, bool VAL, int MODE>
 __global__ void __launch_bounds__(PR_SMEM_THREADS, 1)
-k_tile_smem(DevTile t, const T *__restrict__ z, T *__restrict__ y, T *__restrict__ partial)
+k_tile_smem(DevTile t, const T *__restrict__ z, T *__restrict__ y, T *__restrict__ partial,
+			T *__restrict__ part)
 {
 	extern __shared__ __align__(16) unsigned char smem_raw[];
 	T		   *sz = (T *) smem_raw;
@@ -228,7 +240,7 @@ k_tile_smem(DevTile t, const T *__restrict__ z, T *__restrict__ y, T *__restrict
 			if (lane == 0)
 			{
 				if (row >= 0)
-					put_row<T, ADD>(y, row, acc);
+					put_row<T, MODE>(y, part, row, w, acc);
 				else
 					partial[w] = acc;
 			}
@@ -258,17 +270,18 @@ k_tile_smem(DevTile t, const T *__restrict__ z, T *__restrict__ y, T *__restrict
 			for (; j < h; j++)
 				acc += (T) entry_weight<VAL>(vl, 32 * j) * sz[ld_stream(ix + 32 * j)];
 			if (row >= 0)
-				put_row<T, ADD>(y, row, acc);
+				put_row<T, MODE>(y, part, row, t.n_vec + g * 32 + lane, acc);
 		}
 	}
 }
 
-/* Adds the chunk partial sums of each long row, in chunk order. */
-template <typename T, bool ADD>
+/* Adds the chunk partial sums of each long row, in chunk order (PR_MODE_PART: into the slot of
+ * the row's first chunk). */
+template <typename T, int MODE>
 __global__ void __launch_bounds__(PR_THREADS)
 k_long_rows(int64_t n_long, const int32_t *__restrict__ long_row,
 			const int64_t *__restrict__ chunk_begin, const T *__restrict__ partial,
-			T *__restrict__ y)
+			T *__restrict__ y, T *__restrict__ part)
 {
 	int64_t		i = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x;
 
@@ -278,7 +291,29 @@ k_long_rows(int64_t n_long, const int32_t *__restrict__ long_row,
 
 		for (int64_t c = chunk_begin[i]; c < chunk_begin[i + 1]; c++)
 			s += partial[c];
-		put_row<T, ADD>(y, long_row[i], s);
+		put_row<T, MODE>(y, part, long_row[i], chunk_begin[i], s);
+	}
+}
+
+/*
+ * The merge pass of compact partials: each merge row (ascending) adds its later tiles' partials
+ * to y in tile order — the order the add-in-place layout adds them, so the same bits.
+ */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_merge(int64_t n_rows, const int32_t *__restrict__ merge_row, const int64_t *__restrict__ merge_ptr,
+		const int32_t *__restrict__ merge_slot, const T *__restrict__ part, T *__restrict__ y)
+{
+	int64_t		i = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x;
+
+	if (i < n_rows)
+	{
+		int32_t		row = merge_row[i];
+		T			s = y[row];
+
+		for (int64_t q = merge_ptr[i]; q < merge_ptr[i + 1]; q++)
+			s += part[ld_stream(merge_slot + q)];
+		y[row] = s;
 	}
 }
 

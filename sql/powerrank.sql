@@ -92,7 +92,8 @@ CREATE FUNCTION pagerank(
 	norm text DEFAULT 'l1',
 	directed boolean DEFAULT true,
 	personalization bigint[] DEFAULT NULL,
-	require_convergence boolean DEFAULT false)
+	require_convergence boolean DEFAULT false,
+	device text DEFAULT 'auto')
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_pagerank_table'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
@@ -105,14 +106,15 @@ CREATE FUNCTION pagerank(
 	top_k int DEFAULT NULL,
 	norm text DEFAULT 'l1',
 	personalization bigint[] DEFAULT NULL,
-	require_convergence boolean DEFAULT false)
+	require_convergence boolean DEFAULT false,
+	device text DEFAULT 'auto')
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_pagerank_graph'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
 
-COMMENT ON FUNCTION pagerank(text, float8, float8, int, int, name, name, name, text, boolean, bigint[], boolean) IS
+COMMENT ON FUNCTION pagerank(text, float8, float8, int, int, name, name, name, text, boolean, bigint[], boolean, text) IS
 	'PageRank (or personalized PageRank) of the nodes of an edge table';
-COMMENT ON FUNCTION pagerank(rankgraph, float8, float8, int, int, text, bigint[], boolean) IS
+COMMENT ON FUNCTION pagerank(rankgraph, float8, float8, int, int, text, bigint[], boolean, text) IS
 	'PageRank (or personalized PageRank) of the nodes of a rankgraph';
 
 -- ---------------------------------------------------------------------------------------------
@@ -129,7 +131,8 @@ CREATE FUNCTION hits(
 	weight_column name DEFAULT NULL,
 	norm text DEFAULT 'l1',
 	directed boolean DEFAULT true,
-	require_convergence boolean DEFAULT false)
+	require_convergence boolean DEFAULT false,
+	device text DEFAULT 'auto')
 RETURNS TABLE(node bigint, hub float8, authority float8)
 	AS 'MODULE_PATHNAME', 'powerrank_hits_table'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
@@ -140,14 +143,15 @@ CREATE FUNCTION hits(
 	max_iterations int DEFAULT 1000,
 	top_k int DEFAULT NULL,
 	norm text DEFAULT 'l1',
-	require_convergence boolean DEFAULT false)
+	require_convergence boolean DEFAULT false,
+	device text DEFAULT 'auto')
 RETURNS TABLE(node bigint, hub float8, authority float8)
 	AS 'MODULE_PATHNAME', 'powerrank_hits_graph'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
 
-COMMENT ON FUNCTION hits(text, float8, int, int, name, name, name, text, boolean, boolean) IS
+COMMENT ON FUNCTION hits(text, float8, int, int, name, name, name, text, boolean, boolean, text) IS
 	'HITS hub and authority scores of the nodes of an edge table';
-COMMENT ON FUNCTION hits(rankgraph, float8, int, int, text, boolean) IS
+COMMENT ON FUNCTION hits(rankgraph, float8, int, int, text, boolean, text) IS
 	'HITS hub and authority scores of the nodes of a rankgraph';
 
 -- ---------------------------------------------------------------------------------------------
@@ -167,7 +171,8 @@ CREATE FUNCTION rwr(
 	weight_column name DEFAULT NULL,
 	norm text DEFAULT 'l1',
 	directed boolean DEFAULT true,
-	require_convergence boolean DEFAULT false)
+	require_convergence boolean DEFAULT false,
+	device text DEFAULT 'auto')
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_rwr_table'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
@@ -184,7 +189,8 @@ CREATE FUNCTION rwr(
 	weight_column name DEFAULT NULL,
 	norm text DEFAULT 'l1',
 	directed boolean DEFAULT true,
-	require_convergence boolean DEFAULT false)
+	require_convergence boolean DEFAULT false,
+	device text DEFAULT 'auto')
 RETURNS TABLE(source bigint, node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_rwr_table_many'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
@@ -197,7 +203,8 @@ CREATE FUNCTION rwr(
 	max_iterations int DEFAULT 1000,
 	top_k int DEFAULT NULL,
 	norm text DEFAULT 'l1',
-	require_convergence boolean DEFAULT false)
+	require_convergence boolean DEFAULT false,
+	device text DEFAULT 'auto')
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_rwr_graph'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
@@ -210,30 +217,34 @@ CREATE FUNCTION rwr(
 	max_iterations int DEFAULT 1000,
 	top_k int DEFAULT NULL,
 	norm text DEFAULT 'l1',
-	require_convergence boolean DEFAULT false)
+	require_convergence boolean DEFAULT false,
+	device text DEFAULT 'auto')
 RETURNS TABLE(source bigint, node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_rwr_graph_many'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
 
-COMMENT ON FUNCTION rwr(text, bigint, float8, float8, int, int, name, name, name, text, boolean, boolean) IS
+COMMENT ON FUNCTION rwr(text, bigint, float8, float8, int, int, name, name, name, text, boolean, boolean, text) IS
 	'Random walk with restart from one source over an edge table';
-COMMENT ON FUNCTION rwr(text, bigint[], float8, float8, int, int, name, name, name, text, boolean, boolean) IS
+COMMENT ON FUNCTION rwr(text, bigint[], float8, float8, int, int, name, name, name, text, boolean, boolean, text) IS
 	'Random walk with restart from many sources at once over an edge table';
-COMMENT ON FUNCTION rwr(rankgraph, bigint, float8, float8, int, int, text, boolean) IS
+COMMENT ON FUNCTION rwr(rankgraph, bigint, float8, float8, int, int, text, boolean, text) IS
 	'Random walk with restart from one source over a rankgraph';
-COMMENT ON FUNCTION rwr(rankgraph, bigint[], float8, float8, int, int, text, boolean) IS
+COMMENT ON FUNCTION rwr(rankgraph, bigint[], float8, float8, int, int, text, boolean, text) IS
 	'Random walk with restart from many sources at once over a rankgraph';
 
 -- ---------------------------------------------------------------------------------------------
 -- powerrank_last_run(): statistics of this session's last ranking run (no row before the first).
 -- build_ms covers reading the rows and building the graph (or mapping the cached one);
--- iterate_ms the engine's run; cache_hit says whether the graph came from the graph cache.
+-- iterate_ms the engine's run; cache_hit says whether the graph came from the graph cache;
+-- engine which engine ran ('cpu', 'gpu-tiled', 'cpu-test via service', ...) and fallback why
+-- the GPU service was not used although it could have been (NULL: it was, or it was not asked).
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION powerrank_last_run()
 RETURNS TABLE(algorithm text, engine text, nodes bigint, edges bigint, skipped_rows bigint,
 			  iterations int, residual float8, norm text, converged boolean,
-			  build_ms float8, iterate_ms float8, total_ms float8, cache_hit boolean)
+			  build_ms float8, iterate_ms float8, total_ms float8, cache_hit boolean,
+			  fallback text)
 	AS 'MODULE_PATHNAME', 'powerrank_last_run'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
 
@@ -322,3 +333,44 @@ RETURNS record
 
 COMMENT ON FUNCTION powerrank_cache_status() IS
 	'Counters of the graph cache (all databases): entries, evicted entries still in use, pinned segments and bytes';
+
+-- ---------------------------------------------------------------------------------------------
+-- The GPU service (needs shared_preload_libraries = 'powerrank'): a background worker whose
+-- engine process runs pagerank/hits/rwr for device => 'gpu' (and 'auto' on large graphs).
+-- ---------------------------------------------------------------------------------------------
+
+CREATE FUNCTION powerrank_service_status(
+	OUT preloaded boolean, OUT state text, OUT worker_pid int, OUT engine_pid int,
+	OUT engine text, OUT device text, OUT requests bigint, OUT failures bigint,
+	OUT restarts bigint, OUT resident_graphs int, OUT device_bytes bigint, OUT uploads bigint,
+	OUT reuses bigint, OUT evictions bigint, OUT request_segments int, OUT last_error text)
+RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'powerrank_service_status'
+	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
+
+CREATE VIEW powerrank_service AS SELECT * FROM powerrank_service_status();
+
+COMMENT ON VIEW powerrank_service IS
+	'The powerrank GPU service: state, processes, engine, device, requests, failures, restarts, resident graphs';
+
+CREATE FUNCTION powerrank_progress_entries(
+	OUT pid int, OUT algorithm text, OUT device text, OUT phase text, OUT iteration int,
+	OUT residual float8, OUT elapsed interval, OUT nodes bigint, OUT edges bigint,
+	OUT columns int)
+RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'powerrank_progress_entries'
+	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+CREATE VIEW powerrank_progress AS SELECT * FROM powerrank_progress_entries();
+
+COMMENT ON VIEW powerrank_progress IS
+	'pagerank/hits/rwr runs in progress (needs shared_preload_libraries = ''powerrank''): iteration, residual, elapsed';
+
+CREATE FUNCTION powerrank_service_inject_fault(fault text) RETURNS void
+	AS 'MODULE_PATHNAME', 'powerrank_service_inject_fault'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION powerrank_service_inject_fault(text) IS
+	'Tests only (superuser): the GPU service fails its next request: error, oom, crash or none';
+
+REVOKE ALL ON FUNCTION powerrank_service_inject_fault(text) FROM PUBLIC;

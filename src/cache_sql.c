@@ -3,6 +3,7 @@
  * powerrank_cache_drop() and powerrank_cache_status().
  */
 #include "graph_cache.h"
+#include "service.h"
 
 #include "catalog/namespace.h"
 #include "funcapi.h"
@@ -28,7 +29,7 @@ graph_cache_notice_not_preloaded(void)
 	ereport(NOTICE,
 			(errmsg("the powerrank graph cache is off: powerrank is not in shared_preload_libraries"),
 			 errdetail("Every call builds its graph afresh; rankings are unaffected."),
-			 errhint("Add powerrank to shared_preload_libraries in postgresql.conf and restart the server to cache graphs (and, later, to use the GPU service).")));
+			 errhint("Add powerrank to shared_preload_libraries in postgresql.conf and restart the server to cache graphs (and to use the GPU service).")));
 }
 
 /* "src, dst" or "src, dst, weight": the edge columns of a key, by their current names. */
@@ -88,7 +89,11 @@ powerrank_cache_entries(PG_FUNCTION_ARGS)
 		values[8] = Int64GetDatum(entries[i].hits);
 		values[9] = Int64GetDatum(entries[i].key.generation);
 		values[10] = Int32GetDatum(entries[i].refcount);
-		nulls[11] = true;		/* gpu: no GPU service yet */
+		/* gpu: the GPU service's device when the graph is resident there */
+		if (service_graph_resident(entries[i].id))
+			values[11] = CStringGetTextDatum(service->device_name);
+		else
+			nulls[11] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

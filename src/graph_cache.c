@@ -262,12 +262,13 @@ attach_entry(dsm_handle handle, int slot, uint64 id)
 
 /*
  * Looks the key up; on a hit, maps the cached graph into graph (read-only: its arrays live in the
- * segment), sets *segment (detach it with graph_cache_release) and the skipped-row count of the
- * build, counts the hit and returns true.  False on a miss.
+ * segment), sets *segment (detach it with graph_cache_release), the skipped-row count of the
+ * build and the entry's id (unique for the life of the cluster: the GPU service keys resident
+ * graphs by it), counts the hit and returns true.  False on a miss.
  */
 bool
 graph_cache_acquire(const GraphCacheKey *key, dsm_segment **segment, PrGraph *graph,
-					int64 *skipped_rows)
+					int64 *skipped_rows, uint64 *entry_id)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	GraphCacheEntry *entry;
@@ -293,6 +294,7 @@ graph_cache_acquire(const GraphCacheKey *key, dsm_segment **segment, PrGraph *gr
 	id = entry->id;
 	handle = entry->handle;
 	*skipped_rows = entry->skipped_rows;
+	*entry_id = id;
 	LWLockRelease(cache->lock);
 
 	attached = attach_entry(handle, slot, id);
@@ -543,6 +545,7 @@ graph_cache_snapshot(Oid database, GraphCacheEntryInfo **entries)
 		if (entry->state != ENTRY_READY || entry->key.database != database)
 			continue;
 		out[count].key = entry->key;
+		out[count].id = entry->id;
 		out[count].nodes = entry->nodes;
 		out[count].edges = entry->edges;
 		out[count].bytes = entry->bytes;

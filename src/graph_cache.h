@@ -42,6 +42,7 @@ typedef struct GraphCacheKey
 typedef struct GraphCacheEntryInfo
 {
 	GraphCacheKey key;
+	uint64		id;				/* unique for the life of the cluster */
 	int64		nodes;
 	int64		edges;
 	int64		bytes;
@@ -71,7 +72,7 @@ extern int	powerrank_cache_size_mb;
 void		graph_cache_shmem_init(void);
 bool		graph_cache_available(void);
 bool		graph_cache_acquire(const GraphCacheKey *key, dsm_segment **segment, PrGraph *graph,
-								int64 *skipped_rows);
+								int64 *skipped_rows, uint64 *entry_id);
 void		graph_cache_release(dsm_segment **segment);
 void		graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skipped_rows);
 int			graph_cache_drop(Oid database, Oid relid);

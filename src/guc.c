@@ -9,9 +9,90 @@
 #include "utils/guc.h"
 
 #include "graph_cache.h"
+#include "pr_gpu.h"
+#include "service.h"
 
 int			powerrank_cpu_threads = 0;
 int			powerrank_cache_size_mb = 1024;
+int			powerrank_service_engine = SERVICE_ENGINE_GPU;
+char	   *powerrank_gpu_library = NULL;
+int			powerrank_gpu_device = 0;
+int			powerrank_gpu_precision = PR_GPU_FP64;
+int			powerrank_gpu_kernel = PR_GPU_KERNEL_AUTO;
+int			powerrank_gpu_memory_mb = 0;
+int			powerrank_gpu_min_edges = 2000000;
+
+static const struct config_enum_entry service_engine_options[] = {
+	{"gpu", SERVICE_ENGINE_GPU, false},
+	{"cpu-test", SERVICE_ENGINE_CPU_TEST, false},
+	{"off", SERVICE_ENGINE_OFF, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry gpu_precision_options[] = {
+	{"fp64", PR_GPU_FP64, false},
+	{"fp32", PR_GPU_FP32, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry gpu_kernel_options[] = {
+	{"auto", PR_GPU_KERNEL_AUTO, false},
+	{"tiled", PR_GPU_KERNEL_TILED, false},
+	{"binned", PR_GPU_KERNEL_BINNED, false},
+	{"cusparse", PR_GPU_KERNEL_CUSPARSE, false},
+	{NULL, 0, false}
+};
+
+/*
+ * The GPU service's settings.  Those of the engine process are PGC_SIGHUP: the service worker
+ * restarts its engine process when a reload changes them.
+ */
+static void
+service_guc_init(void)
+{
+	DefineCustomEnumVariable("powerrank.service_engine",
+							 "Engine the GPU service runs: gpu, cpu-test (the CPU engine behind the service protocol, for tests) or off.",
+							 "Needs shared_preload_libraries = 'powerrank'.",
+							 &powerrank_service_engine,
+							 SERVICE_ENGINE_GPU, service_engine_options,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("powerrank.gpu_library",
+							   "Path of the GPU engine library the service loads ($libdir = the package library directory).",
+							   NULL,
+							   &powerrank_gpu_library,
+							   "$libdir/powerrank_gpu.so",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
+	DefineCustomIntVariable("powerrank.gpu_device",
+							"CUDA device ordinal of the GPU service.",
+							NULL,
+							&powerrank_gpu_device,
+							0, 0, 63,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("powerrank.gpu_precision",
+							 "Arithmetic of the GPU engine's vectors: fp64 or fp32 (double reductions).",
+							 NULL,
+							 &powerrank_gpu_precision,
+							 PR_GPU_FP64, gpu_precision_options,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("powerrank.gpu_kernel",
+							 "Sparse-product kernel of the GPU engine: auto (the performance model picks), tiled, binned or cusparse.",
+							 NULL,
+							 &powerrank_gpu_kernel,
+							 PR_GPU_KERNEL_AUTO, gpu_kernel_options,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("powerrank.gpu_memory",
+							"Device memory the GPU service may keep resident graphs in, in megabytes (0 = what the device has).",
+							"Least recently used graphs are evicted first.",
+							&powerrank_gpu_memory_mb,
+							0, 0, INT_MAX / 2,
+							PGC_SIGHUP, GUC_UNIT_MB, NULL, NULL, NULL);
+	DefineCustomIntVariable("powerrank.gpu_min_edges",
+							"Edges a graph needs for device => 'auto' to run it on the GPU service.",
+							NULL,
+							&powerrank_gpu_min_edges,
+							2000000, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+}
 
 /* Defines the settings and reserves the "powerrank." prefix. */
 void
@@ -39,6 +120,7 @@ powerrank_guc_init(void)
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
 
+	service_guc_init();
 	MarkGUCPrefixReserved("powerrank");
 }
 

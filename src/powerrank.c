@@ -7,6 +7,7 @@
 #include "miscadmin.h"
 
 #include "graph_cache.h"
+#include "service.h"
 
 PG_MODULE_MAGIC;
 
@@ -14,12 +15,17 @@ void		_PG_init(void);
 
 /*
  * Runs once when the library is loaded: defines the powerrank.* settings and, when loaded by
- * shared_preload_libraries, reserves the graph cache's shared memory.
+ * shared_preload_libraries, reserves the graph cache's and the GPU service's shared memory and
+ * registers the GPU service's background worker.
  */
 void
 _PG_init(void)
 {
 	powerrank_guc_init();
 	if (process_shared_preload_libraries_in_progress)
+	{
 		graph_cache_shmem_init();
+		service_shmem_init();
+		service_worker_register();
+	}
 }

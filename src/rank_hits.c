@@ -15,13 +15,14 @@ PG_FUNCTION_INFO_V1(powerrank_hits_graph);
 enum
 {
 	HT_EDGES, HT_TOLERANCE, HT_MAX_ITERATIONS, HT_TOP_K, HT_SRC_COLUMN, HT_DST_COLUMN,
-	HT_WEIGHT_COLUMN, HT_NORM, HT_DIRECTED, HT_REQUIRE_CONVERGENCE
+	HT_WEIGHT_COLUMN, HT_NORM, HT_DIRECTED, HT_REQUIRE_CONVERGENCE, HT_DEVICE
 };
 
 /* Argument positions of hits(graph rankgraph, ...). */
 enum
 {
-	HG_GRAPH, HG_TOLERANCE, HG_MAX_ITERATIONS, HG_TOP_K, HG_NORM, HG_REQUIRE_CONVERGENCE
+	HG_GRAPH, HG_TOLERANCE, HG_MAX_ITERATIONS, HG_TOP_K, HG_NORM, HG_REQUIRE_CONVERGENCE,
+	HG_DEVICE
 };
 
 /* Runs HITS on the run's graph and emits the rows. */
@@ -47,6 +48,7 @@ powerrank_hits_table(PG_FUNCTION_ARGS)
 	RankOptions options;
 	EdgeTableSpec spec;
 	bool		directed;
+	RankDevice	device;
 	RankRun    *run;
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -54,8 +56,10 @@ powerrank_hits_table(PG_FUNCTION_ARGS)
 					  HT_REQUIRE_CONVERGENCE, &options);
 	edge_table_spec_read(fcinfo, HT_EDGES, HT_SRC_COLUMN, HT_DST_COLUMN, HT_WEIGHT_COLUMN, &spec);
 	directed = option_bool(fcinfo, HT_DIRECTED, "directed");
+	device = option_device(fcinfo, HT_DEVICE);
 
 	run = rank_run_begin("hits");
+	run->device = device;
 	rank_run_load_table(run, &spec, directed, true);
 	hits_and_emit(fcinfo, run, &options);
 	rank_run_end(run);
@@ -67,6 +71,7 @@ Datum
 powerrank_hits_graph(PG_FUNCTION_ARGS)
 {
 	RankOptions options;
+	RankDevice	device;
 	RankRun    *run;
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -74,8 +79,10 @@ powerrank_hits_graph(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	rank_options_read(fcinfo, HG_TOLERANCE, HG_MAX_ITERATIONS, HG_TOP_K, HG_NORM,
 					  HG_REQUIRE_CONVERGENCE, &options);
+	device = option_device(fcinfo, HG_DEVICE);
 
 	run = rank_run_begin("hits");
+	run->device = device;
 	rank_run_load_rankgraph(run, PG_GETARG_DATUM(HG_GRAPH), true);
 	hits_and_emit(fcinfo, run, &options);
 	rank_run_end(run);

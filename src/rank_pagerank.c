@@ -16,14 +16,14 @@ enum
 {
 	PT_EDGES, PT_DAMPING, PT_TOLERANCE, PT_MAX_ITERATIONS, PT_TOP_K, PT_SRC_COLUMN,
 	PT_DST_COLUMN, PT_WEIGHT_COLUMN, PT_NORM, PT_DIRECTED, PT_PERSONALIZATION,
-	PT_REQUIRE_CONVERGENCE
+	PT_REQUIRE_CONVERGENCE, PT_DEVICE
 };
 
 /* Argument positions of pagerank(graph rankgraph, ...). */
 enum
 {
 	PG_ARG_GRAPH, PG_ARG_DAMPING, PG_ARG_TOLERANCE, PG_ARG_MAX_ITERATIONS, PG_ARG_TOP_K,
-	PG_ARG_NORM, PG_ARG_PERSONALIZATION, PG_ARG_REQUIRE_CONVERGENCE
+	PG_ARG_NORM, PG_ARG_PERSONALIZATION, PG_ARG_REQUIRE_CONVERGENCE, PG_ARG_DEVICE
 };
 
 /* Runs PageRank on the run's graph and emits the rows. */
@@ -60,10 +60,12 @@ powerrank_pagerank_table(PG_FUNCTION_ARGS)
 	bool		directed;
 	int64	   *personalization = NULL;
 	int			n_personalization = 0;
+	RankDevice	device;
 	RankRun    *run;
 
 	InitMaterializedSRF(fcinfo, 0);
 	damping = option_damping(fcinfo, PT_DAMPING);
+	device = option_device(fcinfo, PT_DEVICE);
 	rank_options_read(fcinfo, PT_TOLERANCE, PT_MAX_ITERATIONS, PT_TOP_K, PT_NORM,
 					  PT_REQUIRE_CONVERGENCE, &options);
 	edge_table_spec_read(fcinfo, PT_EDGES, PT_SRC_COLUMN, PT_DST_COLUMN, PT_WEIGHT_COLUMN, &spec);
@@ -73,6 +75,7 @@ powerrank_pagerank_table(PG_FUNCTION_ARGS)
 										   &n_personalization);
 
 	run = rank_run_begin("pagerank");
+	run->device = device;
 	rank_run_load_table(run, &spec, directed, false);
 	pagerank_and_emit(fcinfo, run, damping, &options, personalization, n_personalization);
 	rank_run_end(run);
@@ -87,12 +90,14 @@ powerrank_pagerank_graph(PG_FUNCTION_ARGS)
 	double		damping;
 	int64	   *personalization = NULL;
 	int			n_personalization = 0;
+	RankDevice	device;
 	RankRun    *run;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(PG_ARG_GRAPH))
 		return (Datum) 0;
 	damping = option_damping(fcinfo, PG_ARG_DAMPING);
+	device = option_device(fcinfo, PG_ARG_DEVICE);
 	rank_options_read(fcinfo, PG_ARG_TOLERANCE, PG_ARG_MAX_ITERATIONS, PG_ARG_TOP_K, PG_ARG_NORM,
 					  PG_ARG_REQUIRE_CONVERGENCE, &options);
 	if (!PG_ARGISNULL(PG_ARG_PERSONALIZATION))
@@ -100,6 +105,7 @@ powerrank_pagerank_graph(PG_FUNCTION_ARGS)
 										   &n_personalization);
 
 	run = rank_run_begin("pagerank");
+	run->device = device;
 	rank_run_load_rankgraph(run, PG_GETARG_DATUM(PG_ARG_GRAPH), false);
 	pagerank_and_emit(fcinfo, run, damping, &options, personalization, n_personalization);
 	rank_run_end(run);

@@ -19,14 +19,14 @@ PG_FUNCTION_INFO_V1(powerrank_rwr_graph_many);
 enum
 {
 	RT_EDGES, RT_SOURCE, RT_RESTART, RT_TOLERANCE, RT_MAX_ITERATIONS, RT_TOP_K, RT_SRC_COLUMN,
-	RT_DST_COLUMN, RT_WEIGHT_COLUMN, RT_NORM, RT_DIRECTED, RT_REQUIRE_CONVERGENCE
+	RT_DST_COLUMN, RT_WEIGHT_COLUMN, RT_NORM, RT_DIRECTED, RT_REQUIRE_CONVERGENCE, RT_DEVICE
 };
 
 /* Argument positions of rwr(graph rankgraph, source(s), ...). */
 enum
 {
 	RG_GRAPH, RG_SOURCE, RG_RESTART, RG_TOLERANCE, RG_MAX_ITERATIONS, RG_TOP_K, RG_NORM,
-	RG_REQUIRE_CONVERGENCE
+	RG_REQUIRE_CONVERGENCE, RG_DEVICE
 };
 
 /*
@@ -69,6 +69,7 @@ rwr_table(FunctionCallInfo fcinfo, bool many)
 	bool		directed;
 	int64	   *sources;
 	int			count = 1;
+	RankDevice	device;
 	RankRun    *run;
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -84,8 +85,10 @@ rwr_table(FunctionCallInfo fcinfo, bool many)
 					  RT_REQUIRE_CONVERGENCE, &options);
 	edge_table_spec_read(fcinfo, RT_EDGES, RT_SRC_COLUMN, RT_DST_COLUMN, RT_WEIGHT_COLUMN, &spec);
 	directed = option_bool(fcinfo, RT_DIRECTED, "directed");
+	device = option_device(fcinfo, RT_DEVICE);
 
 	run = rank_run_begin("rwr");
+	run->device = device;
 	rank_run_load_table(run, &spec, directed, false);
 	rwr_and_emit(fcinfo, run, sources, count, restart, &options, many);
 	rank_run_end(run);
@@ -100,6 +103,7 @@ rwr_graph(FunctionCallInfo fcinfo, bool many)
 	double		restart;
 	int64	   *sources;
 	int			count = 1;
+	RankDevice	device;
 	RankRun    *run;
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -115,8 +119,10 @@ rwr_graph(FunctionCallInfo fcinfo, bool many)
 	restart = option_restart(fcinfo, RG_RESTART);
 	rank_options_read(fcinfo, RG_TOLERANCE, RG_MAX_ITERATIONS, RG_TOP_K, RG_NORM,
 					  RG_REQUIRE_CONVERGENCE, &options);
+	device = option_device(fcinfo, RG_DEVICE);
 
 	run = rank_run_begin("rwr");
+	run->device = device;
 	rank_run_load_rankgraph(run, PG_GETARG_DATUM(RG_GRAPH), false);
 	rwr_and_emit(fcinfo, run, sources, count, restart, &options, many);
 	rank_run_end(run);

@@ -1,6 +1,7 @@
 /*
- * run.c — one ranking run: loads the graph (table or rankgraph), creates the CPU engine, runs the
- * driver, records the statistics and reports non-convergence.
+ * run.c — one ranking run: loads the graph (table or rankgraph), sends it to the GPU service or
+ * creates the CPU engine and runs the driver here, records the statistics and reports
+ * non-convergence.
  *
  * The engine (and its threads) exists only while the driver runs.  It is released right after the
  * driver returns, before any ERROR can be raised, and also by a reset callback of the run's memory
@@ -19,12 +20,16 @@
 #include "rankgraph.h"
 #include "run.h"
 
-/* Releases the engine when the run's context goes away (normal end or ERROR). */
+/*
+ * Releases the engine when the run's context goes away (normal end or ERROR), and clears the
+ * run's progress entry.
+ */
 static void
 release_engine_callback(void *arg)
 {
 	RankRun    *run = (RankRun *) arg;
 
+	progress_end();
 	if (run->engine != NULL)
 	{
 		PrEngine   *engine = run->engine;
@@ -111,12 +116,13 @@ rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed, bool
 	graph_scan_resolve(spec, &target);
 	cacheable = graph_cache_probe(&target, directed, &key);
 	if (cacheable &&
-		graph_cache_acquire(&key, &run->cache_segment, &run->graph, &run->skipped_rows))
+		graph_cache_acquire(&key, &run->cache_segment, &run->graph, &run->skipped_rows,
+							&run->cache_entry_id))
 	{
 		run->cache_hit = true;
 		graph_scan_report_skipped(run->skipped_rows, target.n_columns == 3);
-		if (out_edges && pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
-			powerrank_report_core_error("graph build", &err);
+		/* the cache holds in-edges only: HITS adds the out-edges where it runs */
+		run->needs_out_edges = out_edges;
 		run->build_seconds = pr_clock_seconds() - run->started;
 		return;
 	}
@@ -188,6 +194,8 @@ iteration_options(const RankOptions *options, PrIterOptions *iter)
 	iter->max_iterations = options->max_iterations;
 	iter->check_every = 1;
 	iter->should_stop = cancel_requested;
+	iter->progress = progress_report;
+	iter->progress_arg = NULL;
 }
 
 /*
@@ -233,6 +241,7 @@ record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *sta
 	record.iterate_ms = stats->seconds * 1000.0;
 	record.total_ms = (now - run->started) * 1000.0;
 	record.cache_hit = run->cache_hit;
+	strlcpy(record.fallback, run->fallback, sizeof(record.fallback));
 	run_stats_record(&record);
 
 	if (stats->converged)
@@ -255,7 +264,10 @@ record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *sta
 			 errhint("Raise max_iterations or tolerance.")));
 }
 
-/* Runs PageRank / personalized PageRank / RWR over the loaded graph into scores (n x k). */
+/*
+ * Runs PageRank / personalized PageRank / RWR over the loaded graph into scores (n x k): on the
+ * GPU service when the device choice says so and it answers, in this backend otherwise.
+ */
 void
 rank_run_pagerank(RankRun *run, double alpha, const PrRestart *restart,
 				  const RankOptions *options, double *scores)
@@ -273,13 +285,24 @@ rank_run_pagerank(RankRun *run, double alpha, const PrRestart *restart,
 		record_and_check(run, options, &stats);
 		return;
 	}
+	if (service_wanted(run) &&
+		service_rank(run, SERVICE_PAGERANK, alpha, restart, options, scores, NULL, &stats))
+	{
+		record_and_check(run, options, &stats);
+		return;
+	}
+	progress_begin(run->algorithm, false, run->graph.n_nodes, run->graph.n_edges,
+				   restart->uniform ? 1 : restart->k);
 	create_engine(run);
 	status = pr_pagerank(run->engine, &run->graph, alpha, restart, &iter, scores, &stats, &err);
 	finish_driver(run, status, &err);
 	record_and_check(run, options, &stats);
 }
 
-/* Runs HITS over the loaded graph (which has its out-edges) into hubs and authorities. */
+/*
+ * Runs HITS over the loaded graph into hubs and authorities: on the GPU service (which adds the
+ * out-edges of a cached graph itself) or in this backend (adding them here).
+ */
 void
 rank_run_hits(RankRun *run, const RankOptions *options, double *hubs, double *authorities)
 {
@@ -296,6 +319,21 @@ rank_run_hits(RankRun *run, const RankOptions *options, double *hubs, double *au
 		record_and_check(run, options, &stats);
 		return;
 	}
+	if (service_wanted(run) &&
+		service_rank(run, SERVICE_HITS, 0.0, NULL, options, hubs, authorities, &stats))
+	{
+		record_and_check(run, options, &stats);
+		return;
+	}
+	if (run->needs_out_edges && !run->graph.has_out_edges)
+	{
+		double		started = pr_clock_seconds();
+
+		if (pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
+			powerrank_report_core_error("graph build", &err);
+		run->build_seconds += pr_clock_seconds() - started;
+	}
+	progress_begin(run->algorithm, false, run->graph.n_nodes, run->graph.n_edges, 1);
 	create_engine(run);
 	status = pr_hits(run->engine, &run->graph, &iter, hubs, authorities, &stats, &err);
 	finish_driver(run, status, &err);

@@ -8,6 +8,15 @@
 #include "powerrank.h"
 
 #include "graph_scan.h"
+#include "service.h"
+
+/* Where a run may compute: the device argument. */
+typedef enum RankDevice
+{
+	RANK_DEVICE_AUTO = 0,		/* the GPU service for large graphs when it has a device, else CPU */
+	RANK_DEVICE_CPU,			/* in this backend */
+	RANK_DEVICE_GPU				/* the GPU service, or an ERROR */
+} RankDevice;
 
 /* Iteration options common to every algorithm, validated. */
 typedef struct RankOptions
@@ -33,6 +42,13 @@ typedef struct RankRun
 	int64		skipped_rows;
 	bool		cache_hit;		/* the graph came from the shared-memory cache */
 	struct dsm_segment *cache_segment;	/* mapping of the cached graph, or NULL */
+	uint64		cache_entry_id; /* the cache entry's id (the GPU service's residency key) */
+	bool		needs_out_edges;	/* HITS on a cached graph: out-edges added only on the CPU */
+	RankDevice	device;
+	bool		resident;		/* the service found the graph already on its device */
+	char		engine_name[32];	/* engine that ran, when it was the service */
+	char		fallback[SERVICE_MESSAGE_LEN];	/* why the service was not used (empty: it was, or
+												 * it was not asked) */
 } RankRun;
 
 RankRun    *rank_run_begin(const char *algorithm);
@@ -62,6 +78,7 @@ double		option_restart(FunctionCallInfo fcinfo, int argno);
 bool		option_bool(FunctionCallInfo fcinfo, int argno, const char *name);
 int64		option_int64(FunctionCallInfo fcinfo, int argno, const char *name);
 int64	   *option_node_list(FunctionCallInfo fcinfo, int argno, const char *name, int *count);
+RankDevice	option_device(FunctionCallInfo fcinfo, int argno);
 void		edge_table_spec_read(FunctionCallInfo fcinfo, int relation_arg, int src_arg,
 								 int dst_arg, int weight_arg, EdgeTableSpec *spec);
 
@@ -83,9 +100,17 @@ typedef struct RankRunStats
 	double		iterate_ms;
 	double		total_ms;
 	bool		cache_hit;
+	char		fallback[SERVICE_MESSAGE_LEN];	/* why the GPU service was not used ('' = none) */
 } RankRunStats;
 
 void		run_stats_record(const RankRunStats *stats);
+
+/* ---- service_client.c: runs on the GPU service ---- */
+
+bool		service_wanted(RankRun *run);
+bool		service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha,
+						 const PrRestart *restart, const RankOptions *options, double *out1,
+						 double *out2, PrRunStats *stats);
 
 /* ---- result.c: rows out of a materialized SRF ---- */
 

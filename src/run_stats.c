@@ -28,8 +28,8 @@ Datum
 powerrank_last_run(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		values[13];
-	bool		nulls[13] = {0};
+	Datum		values[14];
+	bool		nulls[14] = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!last_run_valid)
@@ -48,6 +48,10 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 	values[10] = Float8GetDatum(last_run.iterate_ms);
 	values[11] = Float8GetDatum(last_run.total_ms);
 	values[12] = BoolGetDatum(last_run.cache_hit);
+	if (last_run.fallback[0] != '\0')
+		values[13] = CStringGetTextDatum(last_run.fallback);
+	else
+		nulls[13] = true;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

@@ -1,64 +1,131 @@
 #!/bin/bash
-# bench/gpu/device_run.sh — the one script run on the GPU machine: builds cuda/ and the bench with
-# nvcc there, runs the planner unit tests, calibrates the performance model (when asked), and runs
-# the checked benchmarks.  Logs go to $OUT (or ./bench-out); a short table is printed last.
-#   usage: bench/gpu/device_run.sh [build] [calibrate|calibrate-small] [slashdot] [rmat20] [rmat22] [rmat24] [er24]
-#   (RMAT24_ONLY / ER24_ONLY: comma lists of the kernels to run on the big graphs)
-#   (no argument: everything)
+# bench/gpu/device_run.sh — the one script run on the GPU machine, built to finish inside one
+# device call (default budget 540 s; the call's limit is 600 s):
+#   build cuda/ and the bench with nvcc, run the planner unit tests, measure the model's fixed costs
+#   (launch, row writes, the compact-partials merge: a few seconds), then the checked benchmarks in
+#   order of value: Erdős–Rényi 24 (never measured), R-MAT 24 (every layout incl. compact
+#   partials), R-MAT 22, R-MAT 20, soc-slashdot0902.  Each phase gets what is left of the budget
+#   (timeout), so a slow phase cannot eat the summary.  Every log is line-buffered into $OUT, so a
+#   run cut off from outside still brings back what it printed.  The summary table comes last.
+#
+#   usage: bench/gpu/device_run.sh [phase ...]     (no phase: all of the default list below)
+#   phases: build tests fixed calibrate er24 rmat24 rmat22 rmat20 slashdot
+#   env:    OUT (log folder, default ./bench-out), BUDGET (seconds, default 540),
+#           RMAT24_ONLY / ER24_ONLY / RMAT22_ONLY / RMAT20_ONLY / SLASHDOT_ONLY (kernel lists),
+#           DRY_RUN=1: no GPU — builds and runs only the host parts (unit tests; plan_bench on
+#           small graphs stands in for each benchmark) to check this script's logic.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/bench-out}
+BUDGET=${BUDGET:-540}
+DRY_RUN=${DRY_RUN:-0}
 mkdir -p "$OUT"
+START=$(date +%s)
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build calibrate slashdot rmat20 rmat22 rmat24 er24)
+[ ${#phases[@]} -eq 0 ] && phases=(build tests fixed er24 rmat24 rmat22 rmat20 slashdot)
 has() { local p; for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
-model=cuda/model_h100.tsv
-[ -s "$OUT/model_h100.tsv" ] && model=$OUT/model_h100.tsv
-BENCH=bench/gpu/build/pr_bench
-
-{
-  nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv,noheader
-  nproc
-  make -C cuda -j16 2>&1 | tail -3 && make -C bench/gpu -j16 2>&1 | tail -2 && make -C test/plan 2>&1 | tail -2
-} > "$OUT/build_test.log" 2>&1
-tail -4 "$OUT/build_test.log"
-[ -x "$BENCH" ] || { echo "build failed"; cat "$OUT/build_test.log" | tail -40; exit 1; }
-
-if has calibrate-small; then
-  # re-measures the fixed costs and adds small gather windows to the stored table
-  start=$(date +%s)
-  "$BENCH" --calibrate "$OUT/model_small.tsv" --windows 4096,32768 > "$OUT/calibrate.log" 2>&1 || { echo "calibration failed"; tail "$OUT/calibrate.log"; }
-  if [ -s "$OUT/model_small.tsv" ]; then
-    { grep -v '^[lrwEV] ' cuda/model_h100.tsv; grep -E '^[lrwEVevb] ' "$OUT/model_small.tsv"; } > "$OUT/model_h100.tsv"
-    rm -f "$OUT/model_small.tsv"
-    model=$OUT/model_h100.tsv
+left() { echo $(( BUDGET - ($(date +%s) - START) )); }
+SUMMARY=$OUT/summary.txt
+: > "$SUMMARY"
+note() { echo "$*" | tee -a "$SUMMARY"; }
+# runs a command with a time limit, stdout+stderr line-buffered into a log; notes exit and time
+phase() {  # name limit_s log command...
+  local name=$1 limit=$2 log=$3; shift 3
+  local t0=$(date +%s) rc
+  if [ "$limit" -lt 10 ]; then note "$name: skipped (budget spent)"; return 0; fi
+  timeout --kill-after=5 "$limit" stdbuf -oL -eL "$@" > "$log" 2>&1
+  rc=$?
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    note "$name: CUT OFF after $(( $(date +%s) - t0 )) s (limit $limit s); partial log $log"
+  else
+    note "$name: exit $rc in $(( $(date +%s) - t0 )) s"
   fi
-  echo "calibration (small windows): $(( $(date +%s) - start )) s"
-fi
-if has calibrate; then
-  start=$(date +%s)
-  "$BENCH" --calibrate "$OUT/model_h100.tsv" > "$OUT/calibrate.log" 2>&1 || { echo "calibration failed"; tail "$OUT/calibrate.log"; }
-  echo "calibration: $(( $(date +%s) - start )) s"
-  [ -s "$OUT/model_h100.tsv" ] && model=$OUT/model_h100.tsv
+  return 0
+}
+
+BENCH=bench/gpu/build/pr_bench
+PLAN=bench/gpu/build/plan_bench
+model=cuda/model_h100.tsv
+
+if has build; then
+  {
+    if [ "$DRY_RUN" = 1 ]; then echo "DRY RUN: no GPU"; else
+      nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv,noheader; fi
+    echo "cpus: $(nproc)"
+    if [ "$DRY_RUN" = 1 ]; then make -C bench/gpu plan 2>&1 | tail -2
+    else make -C cuda -j16 2>&1 | tail -3 && make -C bench/gpu -j16 2>&1 | tail -3; fi
+  } > "$OUT/build.log" 2>&1
+  note "build: $(grep -cE ' error|Error [0-9]' "$OUT/build.log") error line(s); $(head -2 "$OUT/build.log" | tr '\n' ' ')"
+  if [ "$DRY_RUN" = 1 ]; then [ -x "$PLAN" ] || { note "build failed"; tail -30 "$OUT/build.log"; exit 1; }
+  else [ -x "$BENCH" ] || { note "build failed"; tail -40 "$OUT/build.log"; exit 1; }; fi
 fi
 
-run_bench() {  # name, args...
-  local name=$1; shift
-  local start=$(date +%s)
-  "$BENCH" --model "$model" --label "$name" "$@" > "$OUT/bench_$name.log" 2>&1
-  echo "$name: exit $? in $(( $(date +%s) - start )) s"
+if has tests; then
+  phase tests 90 "$OUT/test_plan.log" make -C test/plan
+  note "planner unit tests: $(grep -E '^[0-9]+ passed' "$OUT/test_plan.log" | tail -1)"
+  grep -E '^  ' "$OUT/test_plan.log" | tee -a "$SUMMARY" > /dev/null
+fi
+
+if has fixed && [ "$DRY_RUN" != 1 ]; then
+  # re-measure the fixed costs (incl. the merge cost m, which lets auto weigh compact partials)
+  phase fixed 60 "$OUT/calibrate_fixed.log" "$BENCH" --calibrate-fixed "$OUT/model_fixed.tsv"
+  if grep -q '^m ' "$OUT/model_fixed.tsv" 2>/dev/null; then
+    { grep -v '^[Wmp] ' cuda/model_h100.tsv; grep -E '^[Wmp] ' "$OUT/model_fixed.tsv"; } > "$OUT/model_h100.tsv"
+    model=$OUT/model_h100.tsv
+    note "model: merge cost and gather latency measured: $(grep -E '^[lrwWmp] ' "$OUT/model_fixed.tsv" | tr '\n' ' ')"
+  fi
+fi
+if has calibrate && [ "$DRY_RUN" != 1 ]; then
+  phase calibrate $(( $(left) - 60 )) "$OUT/calibrate.log" "$BENCH" --calibrate "$OUT/model_full.tsv" --windows 4096,32768,262144,4194304,16777216
+  [ -s "$OUT/model_full.tsv" ] && model=$OUT/model_full.tsv
+fi
+
+# run_bench name reserve_s args...: the benchmark with what is left minus the later phases' reserve
+run_bench() {
+  local name=$1 reserve=$2; shift 2
+  local limit=$(( $(left) - reserve ))
+  if [ "$DRY_RUN" = 1 ]; then
+    # host stand-in: the same graph kind, 8 scales smaller, planned by plan_bench with the model
+    local args=()
+    while [ $# -gt 0 ]; do
+      case $1 in
+        --only|--reps) shift 2 ;;
+        --skip-extra) shift ;;
+        --rmat|--er) args+=("$1" $(( $2 - 8 ))); shift 2 ;;
+        *) args+=("$1"); shift ;;
+      esac
+    done
+    phase "$name" "$limit" "$OUT/bench_$name.log" "$PLAN" --model "$model" --auto --label "$name" "${args[@]}"
+  else
+    phase "$name" "$limit" "$OUT/bench_$name.log" "$BENCH" --model "$model" --label "$name" "$@"
+  fi
 }
 data=test/data/soc-slashdot0902.tsv.gz
-[ -f "$data" ] || data=.carry/soc-slashdot0902.tsv.gz
-has slashdot && run_bench slashdot --file "$data"
-has rmat20 && run_bench rmat20 --rmat 20
-has rmat22 && run_bench rmat22 --rmat 22 --only "cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s1,tiled-s2,tiled-s4,tiled-s8,auto,auto-fp64"
-has er24 && run_bench er24 --er 24 --reps 20 --only "${ER24_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,auto}"
-has rmat24 && run_bench rmat24 --rmat 24 --reps 20 --only "${RMAT24_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s4,tiled-s4-l2persist,tiled-s8,auto}"
+[ -f "$data" ] || data=../shared/data/soc-slashdot0902.tsv.gz
+# reserves: what the later phases need at least (rmat24 ~190 s, rmat22 ~65 s, rmat20 ~25 s, slashdot ~17 s);
+# the HITS/RWR checks run on rmat20 and slashdot only (they take half a minute at scale 22)
+has er24 && run_bench er24 300 --er 24 --reps 20 --only "${ER24_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s4,auto}"
+has rmat24 && run_bench rmat24 110 --rmat 24 --reps 20 --only "${RMAT24_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s4,tiled-s8,tiled-s4-compact,tiled-s8-compact,tiled-s16-compact,auto}"
+has rmat22 && run_bench rmat22 45 --rmat 22 --skip-extra --only "${RMAT22_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s2,tiled-s4,tiled-s2-compact,tiled-s4-compact,tiled-s8-compact,auto}"
+has rmat20 && run_bench rmat20 20 --rmat 20 --only "${RMAT20_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s1,tiled-s2-compact,auto}"
+has slashdot && run_bench slashdot 3 --file "$data" --only "${SLASHDOT_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s1,auto,auto-fp64}"
 
-echo
-for f in "$OUT"/bench_*.log; do
-  [ -f "$f" ] || continue
-  grep -E '^### ' "$f"
-  grep -E '^\| (kernel|cusparse|binned|tiled|auto)' "$f" | cut -d'|' -f2-4,6-8,10-15
-done
+# the summary: every phase's exit, then each graph's table (or its last lines when cut off)
+{
+  echo
+  echo "===== summary ($(( $(date +%s) - START )) s of $BUDGET) ====="
+  cat "$SUMMARY"
+  for f in "$OUT"/bench_*.log; do
+    [ -f "$f" ] || continue
+    echo
+    echo "--- $(basename "$f" .log)"
+    if grep -qE '^\| (kernel|cusparse|binned|tiled|auto)' "$f"; then
+      grep -E '^### ' "$f"
+      grep -E '^\| (kernel|cusparse|binned|tiled|auto)' "$f" | cut -d'|' -f2-4,6-8,10-12,15
+      grep -E '^# (auto|tiled|binned)[^ ]* .*plan ' "$f" | sed -E 's/^# ([^ ]+) .*plan ([0-9.]+ s).*run.*\| (.*)$/  plan \2 \1 \3/' | cut -c1-220
+    else
+      echo "(no table: cut off or failed) last lines:"
+      tail -6 "$f"
+    fi
+  done
+} | tee "$OUT/summary_table.txt"

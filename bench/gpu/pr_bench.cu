@@ -3,6 +3,8 @@
  *
  *   pr_bench --rmat SCALE | --er SCALE | --file EDGES.tsv[.gz]  [options]
  *   pr_bench --calibrate MODEL.tsv        (measures the performance-model table of this GPU)
+ *   pr_bench --calibrate-fixed FIXED.tsv  (only the fixed costs: launch l, row r, added row w,
+ *                                          merged compact partial m; a few seconds)
  *
  * R-MAT (Graph500 a=.57 b=.19 c=.19, edge factor 16) and Erdos-Renyi graphs are generated on the
  * GPU (random id permutation, deduplicated with a CUB sort + unique), then built with
@@ -279,6 +281,7 @@ struct Config
 	PrGpuPrecision precision;
 	int			n_smem_tiles;	/* -1: model */
 	bool		l2_persist;
+	int			compact;		/* compact partials: 1 on, 0 off, -1 model */
 };
 
 /* One row of the results table. */
@@ -315,7 +318,7 @@ top_mismatches(const double *ref, const double *got, int64_t n, int64_t k)
 
 /* Runs the calibration: costs of workload shapes on synthetic matrices, written as a model table. */
 static void
-calibrate(const char *out_path, const std::vector<int64_t> &windows)
+calibrate(const char *out_path, const std::vector<int64_t> &windows, bool fixed_only)
 {
 	FILE	   *out = fopen(out_path, "w");
 	const int	ell_h[] = {1, 2, 4, 8, 16, 31};
@@ -330,7 +333,7 @@ calibrate(const char *out_path, const std::vector<int64_t> &windows)
 
 	/* one synthetic graph: rows [0, rows) with len random columns in [0, window), the rest empty */
 	auto measure = [&](char kind, int len, int64_t window, int64_t rows, int64_t n, int64_t col0 = 0,
-					   int64_t tile_width = 0) -> double
+					   int64_t tile_width = 0, int compact = 0) -> double
 	{
 		PrGraph		g;
 		std::vector<int64_t> ptr((size_t) n + 1);
@@ -375,6 +378,7 @@ calibrate(const char *out_path, const std::vector<int64_t> &windows)
 		o.n_smem_tiles = (kind == 'E' || kind == 'V') ? 1 : 0;
 		o.smem_width = 49152;
 		o.chunk = 4096;
+		o.compact_partials = compact;
 		o.model_text = "";
 		e = pr_gpu_engine_create(&o, &err);
 		if (e == NULL)
@@ -400,6 +404,25 @@ calibrate(const char *out_path, const std::vector<int64_t> &windows)
 			double		two = measure('e', -4, n / 2, n, n, n / 2, n / 2);
 
 			fprintf(out, "w 1 1 %.4f\n", std::max(0.0, (two - one) / (double) n + row_ns));
+			/* the same rows as compact partials: a coalesced slot write ('r') + the merge ('m') */
+			double		two_c = measure('e', -4, n / 2, n, n, n / 2, n / 2, 1);
+
+			fprintf(out, "W 1 1 %.4f\n", std::max(0.0, (two - one) / (double) n + row_ns));
+			fprintf(out, "m 1 1 %.4f\n", std::max(0.0, (two_c - one) / (double) n));
+			fflush(out);
+		}
+		{
+			/* gather latency: one CSR-vector row of 4096 entries is 32 dependent rounds */
+			double		chain = measure('v', 4096, 4096, 1, 4096);
+
+			fprintf(out, "p 1 1 %.1f\n", std::max(0.0, (chain - tiny) / 32.0));
+			fflush(out);
+		}
+		if (fixed_only)
+		{
+			fclose(out);
+			printf("fixed costs written to %s\n", out_path);
+			return;
 		}
 		/* shared-memory tiles (16-bit ids): the window is the tile width */
 		for (int h : ell_h)
@@ -536,6 +559,24 @@ check_hits_rwr(PrGraph *g, const std::string &model_text)
 	return ok;
 }
 
+/* Whether name is one of the comma-separated names of list. */
+static bool
+in_list(const char *list, const char *name)
+{
+	size_t		len = strlen(name);
+
+	for (const char *p = list; p && *p; )
+	{
+		const char *comma = strchr(p, ',');
+		size_t		item = comma ? (size_t) (comma - p) : strlen(p);
+
+		if (item == len && strncmp(p, name, len) == 0)
+			return true;
+		p = comma ? comma + 1 : NULL;
+	}
+	return false;
+}
+
 /* Reads a whole file into a string (empty when missing). */
 static std::string
 slurp(const char *path)
@@ -565,6 +606,7 @@ main(int argc, char **argv)
 	const char *only = NULL;
 	int			reps = 30;
 	int			threads = 16;
+	bool		skip_extra = false;	/* no HITS / RWR checks */
 	std::vector<int64_t> src,
 				dst;
 	PrGraph		g;
@@ -594,6 +636,8 @@ main(int argc, char **argv)
 			only = argv[++i];
 		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
 			reps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--skip-extra"))
+			skip_extra = true;
 		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
 			threads = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--calibrate") && i + 1 < argc)
@@ -608,13 +652,20 @@ main(int argc, char **argv)
 					windows.push_back(atoll(tok));
 				i += 2;
 			}
-			calibrate(path, windows);
+			calibrate(path, windows, false);
+			return 0;
+		}
+		else if (!strcmp(argv[i], "--calibrate-fixed") && i + 1 < argc)
+		{
+			std::vector<int64_t> none;
+
+			calibrate(argv[++i], none, true);
 			return 0;
 		}
 		else
 		{
-			fprintf(stderr, "usage: %s --rmat S | --er S | --file F [--model M] [--label L] [--reps N] [--only NAME]\n"
-					"       %s --calibrate OUT.tsv\n", argv[0], argv[0]);
+			fprintf(stderr, "usage: %s --rmat S | --er S | --file F [--model M] [--label L] [--reps N] [--only A,B] [--threads T] [--skip-extra]\n"
+					"       %s --calibrate OUT.tsv [--windows W1,W2..] | --calibrate-fixed OUT.tsv\n", argv[0], argv[0]);
 			return 2;
 		}
 	}
@@ -683,7 +734,7 @@ main(int argc, char **argv)
 	/* HITS and RWR (SpMM) on graphs up to a few million nodes */
 	bool		extra_ok = true;
 
-	if (g.n_nodes <= ((int64_t) 1 << 22) + 1)
+	if (!skip_extra && g.n_nodes <= ((int64_t) 1 << 22) + 1)
 	{
 		t0 = pr_clock_seconds();
 		extra_ok = check_hits_rwr(&g, model_text);
@@ -692,20 +743,24 @@ main(int argc, char **argv)
 
 	/* every kernel */
 	const Config configs[] = {
-		{"cusparse-natural", PR_GPU_KERNEL_CUSPARSE, false, 0, 0, PR_GPU_FP32, -1, false},
-		{"cusparse-sorted", PR_GPU_KERNEL_CUSPARSE, true, 0, 0, PR_GPU_FP32, -1, false},
-		{"binned", PR_GPU_KERNEL_BINNED, true, 0, 0, PR_GPU_FP32, -1, false},
-		{"binned-natural", PR_GPU_KERNEL_BINNED, false, 0, 0, PR_GPU_FP32, -1, false},
-		{"tiled-L2", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 0, false},
-		{"tiled-L2-w4M", PR_GPU_KERNEL_TILED, true, (int64_t) 1 << 22, 32, PR_GPU_FP32, 0, false},
-		{"tiled-s1", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 1, false},
-		{"tiled-s2", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 2, false},
-		{"tiled-s4", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, false},
-		{"tiled-s4-l2persist", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, true},
-		{"tiled-s8", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 8, false},
-		{"tiled-s16", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 16, false},
-		{"auto", PR_GPU_KERNEL_AUTO, true, 0, 0, PR_GPU_FP32, -1, false},
-		{"auto-fp64", PR_GPU_KERNEL_AUTO, true, 0, 0, PR_GPU_FP64, -1, false},
+		{"cusparse-natural", PR_GPU_KERNEL_CUSPARSE, false, 0, 0, PR_GPU_FP32, -1, false, 0},
+		{"cusparse-sorted", PR_GPU_KERNEL_CUSPARSE, true, 0, 0, PR_GPU_FP32, -1, false, 0},
+		{"binned", PR_GPU_KERNEL_BINNED, true, 0, 0, PR_GPU_FP32, -1, false, 0},
+		{"binned-natural", PR_GPU_KERNEL_BINNED, false, 0, 0, PR_GPU_FP32, -1, false, 0},
+		{"tiled-L2", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 0, false, 0},
+		{"tiled-L2-w4M", PR_GPU_KERNEL_TILED, true, (int64_t) 1 << 22, 32, PR_GPU_FP32, 0, false, 0},
+		{"tiled-s1", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 1, false, 0},
+		{"tiled-s2", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 2, false, 0},
+		{"tiled-s4", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, false, 0},
+		{"tiled-s4-l2persist", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, true, 0},
+		{"tiled-s8", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 8, false, 0},
+		{"tiled-s16", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 16, false, 0},
+		{"tiled-s2-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 2, false, 1},
+		{"tiled-s4-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, false, 1},
+		{"tiled-s8-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 8, false, 1},
+		{"tiled-s16-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 16, false, 1},
+		{"auto", PR_GPU_KERNEL_AUTO, true, 0, 0, PR_GPU_FP32, -1, false, -1},
+		{"auto-fp64", PR_GPU_KERNEL_AUTO, true, 0, 0, PR_GPU_FP64, -1, false, -1},
 	};
 	std::vector<Row> rows;
 	std::string device;
@@ -719,7 +774,7 @@ main(int argc, char **argv)
 		PrIterOptions git = it;
 		PrStatus	st;
 
-		if (only && !strstr(only, c.name))
+		if (only && !in_list(only, c.name))
 			continue;
 		if (c.tile_width > 0 && c.tile_width * 2 > g.n_nodes)
 			continue;			/* one tile anyway */
@@ -733,6 +788,8 @@ main(int argc, char **argv)
 		o.precision = c.precision;
 		o.n_smem_tiles = c.n_smem_tiles;
 		o.l2_persist = c.l2_persist;
+		o.compact_partials = c.compact;
+		o.plan_threads = threads;
 		o.model_text = model_text.empty() ? NULL : model_text.c_str();
 		e = pr_gpu_engine_create(&o, &err);
 		if (e == NULL)

@@ -1,13 +1,157 @@
 /*
  * pr_plan.c — the format planners of the GPU engine (degree order, relabelling, composite tiles,
- * row bins); the performance model lives in pr_plan_model.c.  Pure C11: see pr_plan.h.
+ * row bins); the performance model lives in pr_plan_model.c.  Pure C11 + POSIX threads: see
+ * pr_plan.h.
+ *
+ * Threads split rows (or edges) into fixed parts; every output position follows from counts
+ * summed in part order, so the result is the same bits for any number of threads.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "pr_plan.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const int	pr_bin_lanes[PR_BIN_COUNT] = {1, 2, 4, 8, 16, 32, 32};
+
+/* Most threads the planners start. */
+#define PLAN_MAX_THREADS 64
+
+/* Row lengths below this are sorted by counting; longer rows by comparison (there are few). */
+#define PLAN_SORT_BUCKETS 1024
+
+/* Rows up to this long are sorted by insertion in the relabel, longer ones by radix. */
+#define PLAN_SHORT_ROW 48
+
+static int	plan_thread_setting = 0;
+
+/* Sets the planners' thread count (<= 0: the online CPUs). */
+void
+pr_plan_set_threads(int n_threads)
+{
+	plan_thread_setting = n_threads;
+}
+
+/* The planners' thread count. */
+int
+pr_plan_threads(void)
+{
+	long		n = plan_thread_setting;
+
+	if (n <= 0)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		n = 1;
+	if (n > PLAN_MAX_THREADS)
+		n = PLAN_MAX_THREADS;
+	return (int) n;
+}
+
+/* A task run on parts 0 .. n_parts-1 of some work, one part per thread. */
+typedef void (*PlanTask) (void *arg, int part, int n_parts);
+
+/* One thread's share of plan_run. */
+typedef struct PlanThread
+{
+	PlanTask	fn;
+	void	   *arg;
+	int			part;
+	int			n_parts;
+} PlanThread;
+
+/* Thread body of plan_run. */
+static void *
+plan_thread_main(void *p)
+{
+	PlanThread *t = p;
+
+	t->fn(t->arg, t->part, t->n_parts);
+	return NULL;
+}
+
+/* Runs fn on n_parts parts in parallel (a part whose thread cannot start runs in the caller). */
+static void
+plan_run(PlanTask fn, void *arg, int n_parts)
+{
+	pthread_t	th[PLAN_MAX_THREADS];
+	PlanThread	args[PLAN_MAX_THREADS];
+	bool		started[PLAN_MAX_THREADS];
+
+	if (n_parts <= 1)
+	{
+		fn(arg, 0, 1);
+		return;
+	}
+	for (int p = 1; p < n_parts; p++)
+	{
+		args[p].fn = fn;
+		args[p].arg = arg;
+		args[p].part = p;
+		args[p].n_parts = n_parts;
+		started[p] = pthread_create(&th[p], NULL, plan_thread_main, &args[p]) == 0;
+	}
+	fn(arg, 0, n_parts);
+	for (int p = 1; p < n_parts; p++)
+	{
+		if (started[p])
+			pthread_join(th[p], NULL);
+		else
+			fn(arg, p, n_parts);
+	}
+}
+
+/* Threads for work of the given size (small work runs in the caller). */
+static int
+plan_parts(int64_t work)
+{
+	int			t = pr_plan_threads();
+
+	if (work < 200000)
+		return 1;
+	if ((int64_t) t * 100000 > work)
+		t = (int) (work / 100000);
+	return t < 1 ? 1 : t;
+}
+
+/* Item range [*begin, *end) of part p of n items split evenly. */
+static void
+plan_even_range(int64_t n, int part, int n_parts, int64_t *begin, int64_t *end)
+{
+	*begin = n * part / n_parts;
+	*end = n * (part + 1) / n_parts;
+}
+
+/* First row r with ptr[r] + r >= target (rows balanced by entries plus rows). */
+static int64_t
+plan_row_at_weight(const int64_t *ptr, int64_t n, int64_t target)
+{
+	int64_t		lo = 0,
+				hi = n;
+
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (ptr[mid] + mid < target)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Row range [*begin, *end) of part p when rows are split by their entries (plus one per row). */
+static void
+plan_weighted_range(const int64_t *ptr, int64_t n, int part, int n_parts, int64_t *begin,
+					int64_t *end)
+{
+	int64_t		total = ptr[n] + n;
+
+	*begin = part == 0 ? 0 : plan_row_at_weight(ptr, n, total * part / n_parts);
+	*end = part == n_parts - 1 ? n : plan_row_at_weight(ptr, n, total * (part + 1) / n_parts);
+}
 
 /* Orders nodes by descending key with a counting sort (ties keep ascending ids). */
 PrStatus
@@ -58,95 +202,199 @@ pr_plan_csr_free(PrPlanCsr *csr, const PrAllocator *alloc)
 	memset(csr, 0, sizeof(*csr));
 }
 
+/* Shared state of the relabel's parallel steps. */
+typedef struct RelabelWork
+{
+	int64_t		n;
+	const int64_t *ptr;
+	const int32_t *col;
+	const double *val;
+	const int32_t *old_to_new;
+	int32_t    *new_to_old;
+	PrPlanCsr  *out;
+	bool		failed;			/* a thread could not get scratch memory */
+} RelabelWork;
+
+/* Inverse permutation (new_to_old) for a part of the old ids. */
+static void
+relabel_inverse_part(void *arg, int part, int n_parts)
+{
+	RelabelWork *w = arg;
+	int64_t		b,
+				e;
+
+	plan_even_range(w->n, part, n_parts, &b, &e);
+	for (int64_t r = b; r < e; r++)
+		w->new_to_old[w->old_to_new[r]] = (int32_t) r;
+}
+
+/* Stable LSD radix sort of keys by their upper 32 bits (8-bit digits); result back in keys. */
+static void
+relabel_radix_sort(uint64_t *keys, uint64_t *tmp, int64_t len)
+{
+	uint64_t   *from = keys,
+			   *to = tmp;
+	int64_t		count[256];
+
+	for (int shift = 32; shift < 64; shift += 8)
+	{
+		int64_t		sum = 0;
+
+		memset(count, 0, sizeof(count));
+		for (int64_t i = 0; i < len; i++)
+			count[(from[i] >> shift) & 0xff]++;
+		if (count[(from[0] >> shift) & 0xff] == len)
+			continue;
+		for (int b = 0; b < 256; b++)
+		{
+			int64_t		c = count[b];
+
+			count[b] = sum;
+			sum += c;
+		}
+		for (int64_t i = 0; i < len; i++)
+			to[count[(from[i] >> shift) & 0xff]++] = from[i];
+		{
+			uint64_t   *t = from;
+
+			from = to;
+			to = t;
+		}
+	}
+	if (from != keys)
+		memcpy(keys, from, (size_t) len * sizeof(uint64_t));
+}
+
 /*
- * Relabels a CSR with two counting sorts: entries are first bucketed by new column (a CSC), then
- * poured back into their new rows column by column, which leaves every row's columns ascending.
+ * Relabels the new rows of one part: each row's entries mapped to new columns and sorted by
+ * (new column, position in the old row) — a stable sort, the order the two counting sorts of the
+ * earlier serial version produced.
+ */
+static void
+relabel_rows_part(void *arg, int part, int n_parts)
+{
+	RelabelWork *w = arg;
+	PrPlanCsr  *out = w->out;
+	int64_t		b,
+				e,
+				max_len = 0;
+	uint64_t   *keys,
+			   *tmp;
+
+	plan_weighted_range(out->ptr, w->n, part, n_parts, &b, &e);
+	for (int64_t i = b; i < e; i++)
+		if (out->ptr[i + 1] - out->ptr[i] > max_len)
+			max_len = out->ptr[i + 1] - out->ptr[i];
+	keys = malloc((size_t) (max_len + 1) * sizeof(uint64_t));
+	tmp = malloc((size_t) (max_len + 1) * sizeof(uint64_t));
+	if (keys == NULL || tmp == NULL)
+	{
+		free(keys);
+		free(tmp);
+		w->failed = true;
+		return;
+	}
+	for (int64_t i = b; i < e; i++)
+	{
+		int64_t		r = w->new_to_old ? w->new_to_old[i] : i;
+		int64_t		src = w->ptr[r];
+		int64_t		len = w->ptr[r + 1] - src;
+		int64_t		dst = out->ptr[i];
+
+		for (int64_t k = 0; k < len; k++)
+		{
+			int32_t		c = w->col[src + k];
+			uint64_t	nc = (uint64_t) (uint32_t) (w->old_to_new ? w->old_to_new[c] : c);
+
+			keys[k] = (nc << 32) | (uint64_t) k;
+		}
+		if (len <= PLAN_SHORT_ROW)
+		{
+			for (int64_t k = 1; k < len; k++)
+			{
+				uint64_t	v = keys[k];
+				int64_t		j = k - 1;
+
+				while (j >= 0 && keys[j] > v)
+				{
+					keys[j + 1] = keys[j];
+					j--;
+				}
+				keys[j + 1] = v;
+			}
+		}
+		else
+			relabel_radix_sort(keys, tmp, len);
+		for (int64_t k = 0; k < len; k++)
+		{
+			out->col[dst + k] = (int32_t) (keys[k] >> 32);
+			if (w->val != NULL)
+				out->val[dst + k] = (float) w->val[src + (int64_t) (keys[k] & 0xffffffffu)];
+		}
+	}
+	free(keys);
+	free(tmp);
+}
+
+/*
+ * Relabels a CSR: new row old_to_new[r] holds row r's entries with columns old_to_new[c], sorted
+ * ascending (parallel over new rows, each sorted on its own).
  */
 PrStatus
 pr_plan_relabel(int64_t n, const int64_t *ptr, const int32_t *col, const double *val,
 				const int32_t *old_to_new, const PrAllocator *alloc, PrPlanCsr *out, PrError *err)
 {
 	int64_t		nnz = ptr[n];
-	int64_t    *cptr = NULL;
-	int32_t    *crow = NULL;
-	float	   *cval = NULL;
-	int64_t    *cursor = NULL;
+	RelabelWork w;
 
 	memset(out, 0, sizeof(*out));
 	if (n > PR_PLAN_MAX_NODES_CHECK)
 		return pr_error_set(err, PR_ERR_TOO_LARGE, "relabel: %lld nodes exceed the 32-bit ids",
 							(long long) n);
+	for (int64_t r = 0; r < n; r++)
+		if (ptr[r + 1] - ptr[r] > (int64_t) UINT32_MAX)
+			return pr_error_set(err, PR_ERR_TOO_LARGE, "relabel: row %lld has over 2^32 entries",
+								(long long) r);
 	out->n = n;
 	out->nnz = nnz;
 	out->ptr = pr_alloc_array(alloc, (size_t) n + 1, sizeof(int64_t));
 	out->col = pr_alloc_array(alloc, (size_t) (nnz > 0 ? nnz : 1), sizeof(int32_t));
 	if (val != NULL)
 		out->val = pr_alloc_array(alloc, (size_t) (nnz > 0 ? nnz : 1), sizeof(float));
-	cptr = pr_alloc_array(alloc, (size_t) n + 1, sizeof(int64_t));
-	cursor = pr_alloc_array(alloc, (size_t) n + 1, sizeof(int64_t));
-	crow = pr_alloc_array(alloc, (size_t) (nnz > 0 ? nnz : 1), sizeof(int32_t));
-	if (val != NULL)
-		cval = pr_alloc_array(alloc, (size_t) (nnz > 0 ? nnz : 1), sizeof(float));
-	if (out->ptr == NULL || out->col == NULL || (val != NULL && (out->val == NULL || cval == NULL)) ||
-		cptr == NULL || cursor == NULL || crow == NULL)
+	memset(&w, 0, sizeof(w));
+	if (old_to_new != NULL)
+		w.new_to_old = pr_alloc_array(alloc, (size_t) n + 1, sizeof(int32_t));
+	if (out->ptr == NULL || out->col == NULL || (val != NULL && out->val == NULL) ||
+		(old_to_new != NULL && w.new_to_old == NULL))
 	{
-		pr_free(alloc, cptr);
-		pr_free(alloc, cursor);
-		pr_free(alloc, crow);
-		pr_free(alloc, cval);
+		pr_free(alloc, w.new_to_old);
 		pr_plan_csr_free(out, alloc);
 		return pr_error_set(err, PR_ERR_NOMEM, "relabel: out of memory for %lld entries",
 							(long long) nnz);
 	}
-
-	/* pass 1: CSC in new ids */
-	memset(cptr, 0, ((size_t) n + 1) * sizeof(int64_t));
-	for (int64_t e = 0; e < nnz; e++)
-		cptr[(old_to_new ? old_to_new[col[e]] : col[e]) + 1]++;
-	for (int64_t c = 0; c < n; c++)
-		cptr[c + 1] += cptr[c];
-	memcpy(cursor, cptr, ((size_t) n + 1) * sizeof(int64_t));
-	for (int64_t r = 0; r < n; r++)
-	{
-		int32_t		new_r = old_to_new ? old_to_new[r] : (int32_t) r;
-
-		for (int64_t e = ptr[r]; e < ptr[r + 1]; e++)
-		{
-			int32_t		c = old_to_new ? old_to_new[col[e]] : col[e];
-			int64_t		pos = cursor[c]++;
-
-			crow[pos] = new_r;
-			if (val != NULL)
-				cval[pos] = (float) val[e];
-		}
-	}
-
-	/* pass 2: back to rows, columns in ascending order */
+	w.n = n;
+	w.ptr = ptr;
+	w.col = col;
+	w.val = val;
+	w.old_to_new = old_to_new;
+	w.out = out;
+	if (old_to_new != NULL)
+		plan_run(relabel_inverse_part, &w, plan_parts(n));
+	/* row pointers in the new order */
 	out->ptr[0] = 0;
-	for (int64_t r = 0; r < n; r++)
+	for (int64_t i = 0; i < n; i++)
 	{
-		int32_t		new_r = old_to_new ? old_to_new[r] : (int32_t) r;
+		int64_t		r = old_to_new ? w.new_to_old[i] : i;
 
-		cursor[new_r] = ptr[r + 1] - ptr[r];
+		out->ptr[i + 1] = out->ptr[i] + (ptr[r + 1] - ptr[r]);
 	}
-	for (int64_t r = 0; r < n; r++)
-		out->ptr[r + 1] = out->ptr[r] + cursor[r];
-	memcpy(cursor, out->ptr, (size_t) n * sizeof(int64_t));
-	for (int64_t c = 0; c < n; c++)
+	plan_run(relabel_rows_part, &w, plan_parts(nnz + n));
+	pr_free(alloc, w.new_to_old);
+	if (w.failed)
 	{
-		for (int64_t p = cptr[c]; p < cptr[c + 1]; p++)
-		{
-			int64_t		pos = cursor[crow[p]]++;
-
-			out->col[pos] = (int32_t) c;
-			if (val != NULL)
-				out->val[pos] = cval[p];
-		}
+		pr_plan_csr_free(out, alloc);
+		return pr_error_set(err, PR_ERR_NOMEM, "relabel: out of memory for a row's sort");
 	}
-	pr_free(alloc, cptr);
-	pr_free(alloc, cursor);
-	pr_free(alloc, crow);
-	pr_free(alloc, cval);
 	return PR_OK;
 }
 
@@ -217,15 +465,17 @@ pr_plan_composite_free(PrComposite *c, const PrAllocator *alloc)
 		for (int t = 0; t < c->n_tiles; t++)
 			composite_tile_free(&c->tiles[t], alloc);
 	pr_free(alloc, c->tiles);
+	pr_free(alloc, c->merge_row);
+	pr_free(alloc, c->merge_ptr);
+	pr_free(alloc, c->merge_slot);
 	memset(c, 0, sizeof(*c));
 }
 
 /* Column tile boundaries: width-wide tiles, and by the paper's rule the rest as one sparse tile. */
 static int
-composite_tile_bounds(const PrPlanCsr *csr, const int64_t *col_degree,
-					  const PrCompositeOptions *o, int64_t *bounds, int max_tiles)
+composite_tile_bounds(int64_t n, const int64_t *col_degree, const PrCompositeOptions *o,
+					  int64_t *bounds, int max_tiles)
 {
-	int64_t		n = csr->n;
 	int64_t		w = o->tile_width < 1 ? n : o->tile_width;
 	int			count = 0;
 	int64_t		c = 0;
@@ -248,140 +498,415 @@ composite_tile_bounds(const PrPlanCsr *csr, const int64_t *col_degree,
 	return count;
 }
 
-/* Marks a composite planning failure: frees what was built and records the message. */
-static PrStatus
-composite_fail(PrComposite *out, const PrAllocator *alloc, int64_t *tmp1, int64_t *tmp2,
-			   int64_t *tmp3, int32_t *tmp4, PrError *err)
+/* Rank bucket of a column's offset inside its tile (see PR_RANK_BUCKETS). */
+static inline int
+rank_bucket(int64_t offset)
 {
-	pr_free(alloc, tmp1);
-	pr_free(alloc, tmp2);
-	pr_free(alloc, tmp3);
-	pr_free(alloc, tmp4);
-	pr_plan_composite_free(out, alloc);
-	return pr_error_set(err, PR_ERR_NOMEM, "composite plan: out of memory");
+	return offset <= 0 ? 0 : 64 - __builtin_clzll((unsigned long long) offset);
 }
 
-/* Plans one tile: row segments from cursor (advanced past the tile), sorted by length, packed. */
-static bool
-composite_plan_tile(const PrPlanCsr *csr, const PrCompositeOptions *o, bool first_tile,
-					int64_t col_end, int64_t *cursor, int64_t *len, int64_t *count,
-					int32_t *order, const PrAllocator *alloc, PrCompositeTile *t)
+/* Column degrees: one part of the edges. */
+typedef struct DegreeWork
 {
-	int64_t		width = t->col_end - t->col_begin;
-	int32_t		cb = (int32_t) t->col_begin;
+	const PrPlanCsr *csr;
+	int64_t    *deg;
+	int64_t    *local;			/* [parts][hot] private counts of the hot columns */
+	int64_t		hot;
+} DegreeWork;
 
-	int64_t		n = csr->n;
-	int64_t		max_len = 0;
-	int64_t		n_rows = 0;
-	int64_t		n_vec = 0,
-				n_long = 0,
-				n_ell_rows = 0,
-				vec_entries = 0,
-				ell_entries = 0;
-	int64_t		chunk = o->chunk < PR_PLAN_WARP ? PR_PLAN_WARP : o->chunk;
-	int64_t		vthr = o->vec_threshold < 1 ? 1 : o->vec_threshold;
+/* Counts one part's entries: private counts for the hot columns, atomic adds for the rest. */
+static void
+degree_part(void *arg, int part, int n_parts)
+{
+	DegreeWork *w = arg;
+	int64_t    *local = w->local + (size_t) part * (size_t) w->hot;
+	int64_t		b,
+				e;
 
-	/* segment lengths of every row in this tile (columns ascending: a contiguous run) */
-	for (int64_t r = 0; r < n; r++)
+	plan_even_range(w->csr->nnz, part, n_parts, &b, &e);
+	for (int64_t p = b; p < e; p++)
 	{
-		int64_t		e = cursor[r];
-		int64_t		end = csr->ptr[r + 1];
-		int64_t		lo = e, hi = end;
+		int32_t		c = w->csr->col[p];
 
-		/* binary search for the first entry at or past col_end */
-		while (lo < hi)
-		{
-			int64_t		mid = lo + (hi - lo) / 2;
-
-			if (csr->col[mid] < col_end)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		len[r] = lo - e;
-		t->nnz += len[r];
-		if (len[r] > max_len)
-			max_len = len[r];
-	}
-
-	/* sort rows by descending length, ties by ascending id */
-	memset(count, 0, (size_t) (max_len + 2) * sizeof(int64_t));
-	for (int64_t r = 0; r < n; r++)
-		count[max_len - len[r] + 1]++;
-	for (int64_t b = 0; b <= max_len; b++)
-		count[b + 1] += count[b];
-	for (int64_t r = 0; r < n; r++)
-		order[count[max_len - len[r]]++] = (int32_t) r;
-
-	/* classify */
-	for (int64_t i = 0; i < n; i++)
-	{
-		int64_t		l = len[order[i]];
-
-		if (l == 0 && !first_tile)
-			break;
-		n_rows++;
-		if (l >= vthr)
-		{
-			int64_t		pieces = (l + chunk - 1) / chunk;
-
-			n_vec += pieces;
-			vec_entries += l;
-			if (pieces > 1)
-				n_long++;
-		}
+		if (c < w->hot)
+			local[c]++;
+		else if (n_parts == 1)
+			w->deg[c]++;
 		else
-			n_ell_rows++;
+			__atomic_fetch_add(&w->deg[c], 1, __ATOMIC_RELAXED);
 	}
+}
+
+/* Entries of each column of csr. */
+PrStatus
+pr_plan_column_degrees(const PrPlanCsr *csr, int64_t *col_degree, PrError *err)
+{
+	DegreeWork	w;
+	int			parts = plan_parts(csr->nnz);
+
+	w.csr = csr;
+	w.deg = col_degree;
+	w.hot = csr->n < 65536 ? csr->n : 65536;
+	w.local = calloc((size_t) parts * (size_t) w.hot + 1, sizeof(int64_t));
+	if (w.local == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "composite plan: out of memory");
+	memset(col_degree, 0, (size_t) csr->n * sizeof(int64_t));
+	plan_run(degree_part, &w, parts);
+	for (int p = 0; p < parts; p++)
+		for (int64_t c = 0; c < w.hot; c++)
+			col_degree[c] += w.local[(size_t) p * (size_t) w.hot + (size_t) c];
+	free(w.local);
+	return PR_OK;
+}
+
+/* Per-part totals of the segment pass. */
+typedef struct SegmentTotals
+{
+	int64_t		nnz[PR_PLAN_MAX_TILES];
+	int64_t		rank_hist[PR_PLAN_MAX_TILES][2][PR_RANK_BUCKETS];
+} SegmentTotals;
+
+/* Shared state of a composite plan's parallel steps. */
+typedef struct CompositeWork
+{
+	const PrPlanCsr *csr;
+	const PrCompositeOptions *o;
+	int64_t		n;
+	int			n_tiles;
+	const int64_t *bounds;
+	int64_t		vthr;
+	int64_t		chunk;
+	int32_t    *lens;			/* [n_tiles][n] segment length of each row in each tile */
+	int64_t    *cursor;			/* [n] first entry of each row's segment in the current tile */
+	int32_t    *order;			/* [n] rows of the current tile by length (desc), then id */
+	SegmentTotals *totals;		/* [parts] */
+	int			parts;
+	/* counting sort of the current tile */
+	int			tile;
+	bool		first;
+	int64_t    *counts;			/* [parts][PLAN_SORT_BUCKETS + 1]: last = rows too long */
+	int64_t    *big_start;		/* [parts] first position of each part's long rows in big */
+	int64_t    *big;			/* [rows too long] (len << 32 | row) of the long rows */
+	/* fill of the current tile */
+	PrCompositeTile *t;
+	int64_t    *wl_src;			/* [n_vec] first csr entry of each CSR-vector workload */
+	int64_t		n_vec_rows;		/* rows of the tile that are CSR-vector rows */
+	/* merge lists */
+	PrComposite *out;
+	int64_t    *merge_pos;		/* [n] next merge_slot position of each row */
+} CompositeWork;
+
+/* First position in col[lo, hi) (ascending) holding a value >= value: a scan for short ranges,
+ * a binary search for long ones. */
+static inline int64_t
+plan_lower_bound(const int32_t *col, int64_t lo, int64_t hi, int64_t value)
+{
+	while (hi - lo > 16)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (col[mid] < value)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo < hi && col[lo] < value)
+		lo++;
+	return lo;
+}
+
+/*
+ * Segment pass: every row's length in every tile, with the per-tile rank histograms.  Columns are
+ * ascending within a row, so segment ends and rank-bucket boundaries are found by search: the
+ * work per row grows with the buckets it spans, not with its length.
+ */
+static void
+segment_part(void *arg, int part, int n_parts)
+{
+	CompositeWork *w = arg;
+	const PrPlanCsr *csr = w->csr;
+	const int32_t *col = csr->col;
+	SegmentTotals *tot = &w->totals[part];
+	int64_t		b,
+				e;
+
+	memset(tot, 0, sizeof(*tot));
+	plan_weighted_range(csr->ptr, w->n, part, n_parts, &b, &e);
+	for (int64_t r = b; r < e; r++)
+	{
+		int64_t		p = csr->ptr[r];
+		int64_t		end = csr->ptr[r + 1];
+
+		for (int t = 0; t < w->n_tiles; t++)
+		{
+			int64_t		col_begin = w->bounds[t];
+			int64_t		q = plan_lower_bound(col, p, end, w->bounds[t + 1]);
+			int64_t    *hist = tot->rank_hist[t][(q - p >= w->vthr) ? 0 : 1];
+
+			w->lens[(size_t) t * (size_t) w->n + (size_t) r] = (int32_t) (q - p);
+			tot->nnz[t] += q - p;
+			for (int64_t k = p; k < q;)
+			{
+				int			bucket = rank_bucket(col[k] - col_begin);
+				int64_t		next = plan_lower_bound(col, k + 1, q, col_begin + ((int64_t) 1 << bucket));
+
+				hist[bucket] += next - k;
+				k = next;
+			}
+			p = q;
+			if (p == end)
+			{
+				/* the rest of the tiles get nothing from this row */
+				for (int t2 = t + 1; t2 < w->n_tiles; t2++)
+					w->lens[(size_t) t2 * (size_t) w->n + (size_t) r] = 0;
+				break;
+			}
+		}
+	}
+}
+
+/* Counting-sort counts of one part's rows in the current tile. */
+static void
+sort_count_part(void *arg, int part, int n_parts)
+{
+	CompositeWork *w = arg;
+	const int32_t *len = w->lens + (size_t) w->tile * (size_t) w->n;
+	int64_t    *count = w->counts + (size_t) part * (PLAN_SORT_BUCKETS + 1);
+	int64_t		b,
+				e;
+
+	memset(count, 0, (PLAN_SORT_BUCKETS + 1) * sizeof(int64_t));
+	plan_even_range(w->n, part, n_parts, &b, &e);
+	for (int64_t r = b; r < e; r++)
+		count[len[r] < PLAN_SORT_BUCKETS ? len[r] : PLAN_SORT_BUCKETS]++;
+}
+
+/* Counting-sort scatter of one part's rows (counts already turned into start positions). */
+static void
+sort_scatter_part(void *arg, int part, int n_parts)
+{
+	CompositeWork *w = arg;
+	const int32_t *len = w->lens + (size_t) w->tile * (size_t) w->n;
+	int64_t    *start = w->counts + (size_t) part * (PLAN_SORT_BUCKETS + 1);
+	int64_t		big = w->big_start[part];
+	int64_t		b,
+				e;
+
+	plan_even_range(w->n, part, n_parts, &b, &e);
+	for (int64_t r = b; r < e; r++)
+	{
+		int32_t		l = len[r];
+
+		if (l >= PLAN_SORT_BUCKETS)
+			w->big[big++] = ((int64_t) l << 32) | r;
+		else if (l > 0 || w->first)
+			w->order[start[l]++] = (int32_t) r;
+	}
+}
+
+/* Order of the long rows: longer first, then ascending id. */
+static int
+big_row_cmp(const void *a, const void *b)
+{
+	int64_t		x = *(const int64_t *) a,
+				y = *(const int64_t *) b;
+	int64_t		lx = x >> 32,
+				ly = y >> 32;
+
+	if (lx != ly)
+		return lx > ly ? -1 : 1;
+	return (x & 0xffffffff) < (y & 0xffffffff) ? -1 : ((x & 0xffffffff) > (y & 0xffffffff));
+}
+
+/*
+ * Sorts the current tile's rows by descending length, ties by ascending id (rows without entries
+ * only in the first tile, last): a parallel stable counting sort for short rows, a comparison
+ * sort for the few long ones.  Returns the number of rows placed, or -1 out of memory.
+ */
+static int64_t
+composite_sort_rows(CompositeWork *w)
+{
+	int64_t		n_big = 0,
+				pos;
+	int			parts = w->parts;
+
+	plan_run(sort_count_part, w, parts);
+	for (int p = 0; p < parts; p++)
+	{
+		w->big_start[p] = n_big;
+		n_big += w->counts[(size_t) p * (PLAN_SORT_BUCKETS + 1) + PLAN_SORT_BUCKETS];
+	}
+	w->big = malloc((size_t) (n_big + 1) * sizeof(int64_t));
+	if (w->big == NULL)
+		return -1;
+	pos = n_big;
+	for (int64_t l = PLAN_SORT_BUCKETS - 1; l >= (w->first ? 0 : 1); l--)
+		for (int p = 0; p < parts; p++)
+		{
+			int64_t    *c = &w->counts[(size_t) p * (PLAN_SORT_BUCKETS + 1) + (size_t) l];
+			int64_t		k = *c;
+
+			*c = pos;
+			pos += k;
+		}
+	plan_run(sort_scatter_part, w, parts);
+	qsort(w->big, (size_t) n_big, sizeof(int64_t), big_row_cmp);
+	for (int64_t i = 0; i < n_big; i++)
+		w->order[i] = (int32_t) (w->big[i] & 0xffffffff);
+	free(w->big);
+	w->big = NULL;
+	return pos;
+}
+
+/* Copies the entries of one part of the CSR-vector workloads. */
+static void
+fill_vec_part(void *arg, int part, int n_parts)
+{
+	CompositeWork *w = arg;
+	PrCompositeTile *t = w->t;
+	const PrPlanCsr *csr = w->csr;
+	int32_t		cb = (int32_t) t->col_begin;
+	int64_t		b,
+				e;
+
+	plan_even_range(t->n_vec, part, n_parts, &b, &e);
+	for (int64_t k = b; k < e; k++)
+	{
+		int64_t		pos = t->vec_ptr[k];
+		int64_t		cnt = t->vec_ptr[k + 1] - pos;
+		int64_t		src = w->wl_src[k];
+
+		if (t->idx != NULL)
+			memcpy(t->idx + pos, csr->col + src, (size_t) cnt * sizeof(int32_t));
+		for (int64_t q = 0; t->idx16 != NULL && q < cnt; q++)
+			t->idx16[pos + q] = (uint16_t) (csr->col[src + q] - cb);
+		if (t->val != NULL)
+			memcpy(t->val + pos, csr->val + src, (size_t) cnt * sizeof(float));
+	}
+}
+
+/* Writes one part of the ELL groups: rows, and the column-major padded entries. */
+static void
+fill_ell_part(void *arg, int part, int n_parts)
+{
+	CompositeWork *w = arg;
+	PrCompositeTile *t = w->t;
+	const PrPlanCsr *csr = w->csr;
+	const int32_t *len = w->lens + (size_t) w->tile * (size_t) w->n;
+	int32_t		cb = (int32_t) t->col_begin;
+	int64_t		width = t->col_end - t->col_begin;
+	int64_t		b,
+				e;
+
+	plan_even_range(t->n_ell, part, n_parts, &b, &e);
+	for (int64_t g = b; g < e; g++)
+	{
+		int64_t		first = w->n_vec_rows + g * PR_PLAN_WARP;
+		int64_t		pos = t->ell_off[g];
+		int64_t		height = (t->ell_off[g + 1] - pos) / PR_PLAN_WARP;
+
+		for (int lane = 0; lane < PR_PLAN_WARP; lane++)
+		{
+			int64_t		i = first + lane;
+			int32_t		r = (i < t->n_rows) ? w->order[i] : -1;
+			int64_t		l = (r >= 0) ? len[r] : 0;
+			int64_t		src = (r >= 0) ? w->cursor[r] : 0;
+
+			t->ell_row[g * PR_PLAN_WARP + lane] = r;
+			for (int64_t j = 0; (t->idx != NULL || t->idx16 != NULL) && j < height; j++)
+			{
+				int64_t		slot = pos + j * PR_PLAN_WARP + lane;
+
+				if (t->idx16 != NULL)
+					t->idx16[slot] = (uint16_t) ((j < l) ? csr->col[src + j] - cb : width);
+				else
+					t->idx[slot] = (j < l) ? csr->col[src + j] : (int32_t) w->n;
+				if (t->val != NULL)
+					t->val[slot] = (j < l) ? csr->val[src + j] : 0.0f;
+			}
+		}
+	}
+}
+
+/* Moves one part of the rows' cursors past the current tile. */
+static void
+advance_part(void *arg, int part, int n_parts)
+{
+	CompositeWork *w = arg;
+	const int32_t *len = w->lens + (size_t) w->tile * (size_t) w->n;
+	int64_t		b,
+				e;
+
+	plan_even_range(w->n, part, n_parts, &b, &e);
+	for (int64_t r = b; r < e; r++)
+		w->cursor[r] += len[r];
+}
+
+/* Plans tile w->tile: sort its rows, classify and size the workloads, fill them. */
+static bool
+composite_plan_tile(CompositeWork *w, const PrAllocator *alloc)
+{
+	PrCompositeTile *t = w->t;
+	const int32_t *len = w->lens + (size_t) w->tile * (size_t) w->n;
+	int64_t		n_rows,
+				n_vec = 0,
+				n_long = 0,
+				vec_entries = 0,
+				ell_entries = 0,
+				n_ell_rows;
+	int64_t		chunk = w->chunk;
+	bool		fill;
+
+	n_rows = composite_sort_rows(w);
+	if (n_rows < 0)
+		return false;
 	t->n_rows = n_rows;
+
+	/* classify: CSR-vector rows lead the order */
+	w->n_vec_rows = 0;
+	while (w->n_vec_rows < n_rows && len[w->order[w->n_vec_rows]] >= w->vthr)
+	{
+		int64_t		l = len[w->order[w->n_vec_rows]];
+		int64_t		pieces = (l + chunk - 1) / chunk;
+
+		n_vec += pieces;
+		vec_entries += l;
+		if (pieces > 1)
+			n_long++;
+		w->n_vec_rows++;
+	}
+	n_ell_rows = n_rows - w->n_vec_rows;
 	t->n_vec = n_vec;
 	t->n_ell = (n_ell_rows + PR_PLAN_WARP - 1) / PR_PLAN_WARP;
-	for (int64_t g = 0; g < t->n_ell; g++)
-	{
-		int64_t		first = n_rows - n_ell_rows + g * PR_PLAN_WARP;
-
-		ell_entries += PR_PLAN_WARP * len[order[first]];
-	}
-	t->n_idx = vec_entries + ell_entries;
+	t->longs.n_long = n_long;
 	t->vec_row = pr_alloc_array(alloc, (size_t) (n_vec + 1), sizeof(int32_t));
 	t->vec_ptr = pr_alloc_array(alloc, (size_t) (n_vec + 1), sizeof(int64_t));
-	t->longs.n_long = n_long;
 	t->longs.long_row = pr_alloc_array(alloc, (size_t) (n_long + 1), sizeof(int32_t));
 	t->longs.chunk_begin = pr_alloc_array(alloc, (size_t) (n_long + 1), sizeof(int64_t));
 	t->ell_off = pr_alloc_array(alloc, (size_t) (t->n_ell + 1), sizeof(int64_t));
 	t->ell_row = pr_alloc_array(alloc, (size_t) (t->n_ell * PR_PLAN_WARP + 1), sizeof(int32_t));
-	if (!o->shapes_only)
-	{
-		if (t->local16)
-			t->idx16 = pr_alloc_array(alloc, (size_t) (t->n_idx + 1), sizeof(uint16_t));
-		else
-			t->idx = pr_alloc_array(alloc, (size_t) (t->n_idx + 1), sizeof(int32_t));
-		if (csr->val != NULL)
-			t->val = pr_alloc_array(alloc, (size_t) (t->n_idx + 1), sizeof(float));
-	}
+	w->wl_src = malloc((size_t) (n_vec + 1) * sizeof(int64_t));
 	if (t->vec_row == NULL || t->vec_ptr == NULL || t->longs.long_row == NULL ||
-		t->longs.chunk_begin == NULL || t->ell_off == NULL || t->ell_row == NULL ||
-		(!o->shapes_only && ((t->idx == NULL && t->idx16 == NULL) ||
-							 (csr->val != NULL && t->val == NULL))))
+		t->longs.chunk_begin == NULL || t->ell_off == NULL || t->ell_row == NULL || w->wl_src == NULL)
 		return false;
 
-	/* CSR-vector workloads */
+	/* CSR-vector workloads (long rows cut into chunks) */
 	{
-		int64_t		w = 0,
+		int64_t		k = 0,
 					pos = 0,
 					lr = 0,
 					chunks_end = 0;
 
-		for (int64_t i = 0; i < n_rows - n_ell_rows; i++)
+		for (int64_t i = 0; i < w->n_vec_rows; i++)
 		{
-			int32_t		r = order[i];
+			int32_t		r = w->order[i];
 			int64_t		l = len[r];
 			int64_t		pieces = (l + chunk - 1) / chunk;
 
 			if (pieces > 1)
 			{
 				t->longs.long_row[lr] = r;
-				t->longs.chunk_begin[lr] = w;
+				t->longs.chunk_begin[lr] = k;
 				lr++;
 			}
 			for (int64_t p = 0; p < pieces; p++)
@@ -389,73 +914,196 @@ composite_plan_tile(const PrPlanCsr *csr, const PrCompositeOptions *o, bool firs
 				int64_t		b = p * chunk;
 				int64_t		e = (b + chunk < l) ? b + chunk : l;
 
-				t->vec_row[w] = pieces > 1 ? -1 : r;
-				t->vec_ptr[w] = pos;
-				if (t->idx != NULL)
-					memcpy(t->idx + pos, csr->col + cursor[r] + b, (size_t) (e - b) * sizeof(int32_t));
-				for (int64_t q = 0; t->idx16 != NULL && q < e - b; q++)
-					t->idx16[pos + q] = (uint16_t) (csr->col[cursor[r] + b + q] - cb);
-				if (t->val != NULL)
-					memcpy(t->val + pos, csr->val + cursor[r] + b, (size_t) (e - b) * sizeof(float));
+				t->vec_row[k] = pieces > 1 ? -1 : r;
+				t->vec_ptr[k] = pos;
+				w->wl_src[k] = w->cursor[r] + b;
 				pos += e - b;
-				w++;
+				k++;
 			}
 			if (pieces > 1)
-				chunks_end = w;
+				chunks_end = k;
 		}
-		t->vec_ptr[w] = pos;
+		t->vec_ptr[k] = pos;
 		t->longs.chunk_begin[lr] = chunks_end;
 
-		/* ELL workloads, column-major, padded with column n */
+		/* ELL workloads: height = the length of the group's first (longest) row */
 		for (int64_t g = 0; g < t->n_ell; g++)
 		{
-			int64_t		first = n_rows - n_ell_rows + g * PR_PLAN_WARP;
-			int64_t		height = len[order[first]];
+			int64_t		height = len[w->order[w->n_vec_rows + g * PR_PLAN_WARP]];
 
 			t->ell_off[g] = pos;
-			for (int lane = 0; lane < PR_PLAN_WARP; lane++)
-			{
-				int64_t		i = first + lane;
-				int32_t		r = (i < n_rows) ? order[i] : -1;
-				int64_t		l = (r >= 0) ? len[r] : 0;
-
-				t->ell_row[g * PR_PLAN_WARP + lane] = r;
-				for (int64_t j = 0; (t->idx != NULL || t->idx16 != NULL) && j < height; j++)
-				{
-					int64_t		slot = pos + j * PR_PLAN_WARP + lane;
-
-					if (t->idx16 != NULL)
-						t->idx16[slot] = (uint16_t) ((j < l) ? csr->col[cursor[r] + j] - cb : width);
-					else
-						t->idx[slot] = (j < l) ? csr->col[cursor[r] + j] : (int32_t) n;
-					if (t->val != NULL)
-						t->val[slot] = (j < l) ? csr->val[cursor[r] + j] : 0.0f;
-				}
-			}
-			pos += height * PR_PLAN_WARP;
+			ell_entries += PR_PLAN_WARP * height;
+			pos += PR_PLAN_WARP * height;
 		}
 		t->ell_off[t->n_ell] = pos;
 	}
-	for (int64_t r = 0; r < n; r++)
-		cursor[r] += len[r];
+	t->n_idx = vec_entries + ell_entries;
+	fill = !w->o->shapes_only;
+	if (fill)
+	{
+		if (t->local16)
+			t->idx16 = pr_alloc_array(alloc, (size_t) (t->n_idx + 1), sizeof(uint16_t));
+		else
+			t->idx = pr_alloc_array(alloc, (size_t) (t->n_idx + 1), sizeof(int32_t));
+		if (w->csr->val != NULL)
+			t->val = pr_alloc_array(alloc, (size_t) (t->n_idx + 1), sizeof(float));
+		if ((t->idx == NULL && t->idx16 == NULL) || (w->csr->val != NULL && t->val == NULL))
+			return false;
+		plan_run(fill_vec_part, w, plan_parts(vec_entries + n_vec));
+	}
+	plan_run(fill_ell_part, w, plan_parts(fill ? ell_entries + n_ell_rows : n_ell_rows));
+	free(w->wl_src);
+	w->wl_src = NULL;
+	plan_run(advance_part, w, w->parts);
 	return true;
 }
 
-/* Builds the composite tiled layout (see pr_plan.h). */
+/* Writes the merge slots of one part of the current (later) tile's workloads. */
+static void
+merge_fill_part(void *arg, int part, int n_parts)
+{
+	CompositeWork *w = arg;
+	PrCompositeTile *t = w->t;
+	int32_t    *slot = w->out->merge_slot;
+	int64_t		total = t->n_vec + t->longs.n_long + t->n_ell * PR_PLAN_WARP;
+	int64_t		b,
+				e;
+
+	plan_even_range(total, part, n_parts, &b, &e);
+	for (int64_t k = b; k < e; k++)
+	{
+		int32_t		r;
+		int64_t		s;
+
+		if (k < t->n_vec)
+		{
+			r = t->vec_row[k];
+			s = k;
+		}
+		else if (k < t->n_vec + t->longs.n_long)
+		{
+			r = t->longs.long_row[k - t->n_vec];
+			s = t->longs.chunk_begin[k - t->n_vec];
+		}
+		else
+		{
+			r = t->ell_row[k - t->n_vec - t->longs.n_long];
+			s = t->n_vec + (k - t->n_vec - t->longs.n_long);
+		}
+		if (r >= 0)
+			slot[w->merge_pos[r]++] = (int32_t) (t->part_base + s);
+	}
+}
+
+/*
+ * Compact partials: slot ranges of the later tiles, and for every row they write, its slots in
+ * tile order (the merge lists, rows ascending).
+ */
+static PrStatus
+composite_plan_merge(CompositeWork *w, const PrAllocator *alloc, PrError *err)
+{
+	PrComposite *out = w->out;
+	int64_t		n = w->n;
+	int64_t		n_part = 0,
+				rows = 0,
+				slots = 0;
+
+	for (int t = 1; t < out->n_tiles; t++)
+	{
+		out->tiles[t].part_base = n_part;
+		n_part += out->tiles[t].n_vec + PR_PLAN_WARP * out->tiles[t].n_ell;
+	}
+	if (n_part >= (int64_t) INT32_MAX)
+		return pr_error_set(err, PR_ERR_TOO_LARGE, "composite plan: %lld partial slots exceed 32-bit ids",
+							(long long) n_part);
+	out->n_part = n_part;
+	for (int64_t r = 0; r < n; r++)
+	{
+		int64_t		c = 0;
+
+		for (int t = 1; t < out->n_tiles; t++)
+			c += w->lens[(size_t) t * (size_t) n + (size_t) r] > 0;
+		rows += c > 0;
+		slots += c;
+	}
+	out->n_merge_rows = rows;
+	if (w->o->shapes_only)
+		return PR_OK;
+	out->merge_row = pr_alloc_array(alloc, (size_t) rows + 1, sizeof(int32_t));
+	out->merge_ptr = pr_alloc_array(alloc, (size_t) rows + 1, sizeof(int64_t));
+	out->merge_slot = pr_alloc_array(alloc, (size_t) slots + 1, sizeof(int32_t));
+	w->merge_pos = malloc((size_t) (n + 1) * sizeof(int64_t));
+	if (out->merge_row == NULL || out->merge_ptr == NULL || out->merge_slot == NULL || w->merge_pos == NULL)
+	{
+		free(w->merge_pos);
+		w->merge_pos = NULL;
+		return pr_error_set(err, PR_ERR_NOMEM, "composite plan: out of memory for the merge lists");
+	}
+	rows = 0;
+	slots = 0;
+	for (int64_t r = 0; r < n; r++)
+	{
+		int64_t		c = 0;
+
+		for (int t = 1; t < out->n_tiles; t++)
+			c += w->lens[(size_t) t * (size_t) n + (size_t) r] > 0;
+		w->merge_pos[r] = slots;
+		if (c > 0)
+		{
+			out->merge_row[rows] = (int32_t) r;
+			out->merge_ptr[rows++] = slots;
+			slots += c;
+		}
+	}
+	out->merge_ptr[rows] = slots;
+	for (int t = 1; t < out->n_tiles; t++)
+	{
+		PrCompositeTile *tile = &out->tiles[t];
+
+		w->t = tile;
+		plan_run(merge_fill_part, w, plan_parts(tile->n_vec + tile->longs.n_long + PR_PLAN_WARP * tile->n_ell));
+	}
+	free(w->merge_pos);
+	w->merge_pos = NULL;
+	return PR_OK;
+}
+
+/* Frees a composite plan's work arrays and, on failure, what was built. */
+static PrStatus
+composite_finish(CompositeWork *w, PrComposite *out, const PrAllocator *alloc, PrStatus st,
+				 PrError *err)
+{
+	free(w->lens);
+	free(w->cursor);
+	free(w->order);
+	free(w->totals);
+	free(w->counts);
+	free(w->big_start);
+	free(w->big);
+	free(w->wl_src);
+	free(w->merge_pos);
+	if (st != PR_OK)
+	{
+		pr_plan_composite_free(out, alloc);
+		if (st == PR_ERR_NOMEM)
+			return pr_error_set(err, PR_ERR_NOMEM, "composite plan: out of memory");
+	}
+	return st;
+}
+
+/* Builds the composite tiled layout with the column degrees given (see pr_plan.h). */
 PrStatus
-pr_plan_composite(const PrPlanCsr *csr, const PrCompositeOptions *options,
-				  const PrAllocator *alloc, PrComposite *out, PrError *err)
+pr_plan_composite_with_degrees(const PrPlanCsr *csr, const int64_t *col_degree,
+							   const PrCompositeOptions *options, const PrAllocator *alloc,
+							   PrComposite *out, PrError *err)
 {
 	int64_t		n = csr->n;
-	int64_t    *col_degree = NULL;
-	int64_t    *cursor = NULL;
-	int64_t    *len = NULL;
-	int64_t    *count = NULL;
-	int32_t    *order = NULL;
 	int64_t		bounds[PR_PLAN_MAX_TILES + 1];
-	int64_t		max_row = 0;
+	CompositeWork w;
+	PrStatus	st = PR_OK;
 
 	memset(out, 0, sizeof(*out));
+	memset(&w, 0, sizeof(w));
 	out->n = n;
 	out->options = *options;
 	if (options->vec_threshold < 1 || options->chunk < PR_PLAN_WARP)
@@ -465,33 +1113,34 @@ pr_plan_composite(const PrPlanCsr *csr, const PrCompositeOptions *options,
 	if (options->n_smem_tiles > 0 && (options->smem_width < 1 || options->smem_width >= 65535))
 		return pr_error_set(err, PR_ERR_INVALID,
 							"composite plan: shared-memory tiles need 1 <= smem_width < 65535");
-	col_degree = pr_alloc_array(alloc, (size_t) n + 1, sizeof(int64_t));
-	cursor = pr_alloc_array(alloc, (size_t) n + 1, sizeof(int64_t));
-	len = pr_alloc_array(alloc, (size_t) n + 1, sizeof(int64_t));
-	order = pr_alloc_array(alloc, (size_t) n + 1, sizeof(int32_t));
-	if (col_degree == NULL || cursor == NULL || len == NULL || order == NULL)
-		return composite_fail(out, alloc, col_degree, cursor, len, order, err);
-	memset(col_degree, 0, ((size_t) n + 1) * sizeof(int64_t));
-	for (int64_t e = 0; e < csr->nnz; e++)
-		col_degree[csr->col[e]]++;
 	for (int64_t r = 0; r < n; r++)
-	{
-		cursor[r] = csr->ptr[r];
-		if (csr->ptr[r + 1] - csr->ptr[r] > max_row)
-			max_row = csr->ptr[r + 1] - csr->ptr[r];
-	}
-	count = pr_alloc_array(alloc, (size_t) max_row + 2, sizeof(int64_t));
-	if (count == NULL)
-		return composite_fail(out, alloc, col_degree, cursor, len, order, err);
-
-	out->n_tiles = composite_tile_bounds(csr, col_degree, options, bounds, PR_PLAN_MAX_TILES);
+		if (csr->ptr[r + 1] - csr->ptr[r] > (int64_t) INT32_MAX)
+			return pr_error_set(err, PR_ERR_TOO_LARGE, "composite plan: row %lld has over 2^31 entries",
+								(long long) r);
+	out->n_tiles = composite_tile_bounds(n, col_degree, options, bounds, PR_PLAN_MAX_TILES);
+	w.csr = csr;
+	w.o = options;
+	w.n = n;
+	w.n_tiles = out->n_tiles;
+	w.bounds = bounds;
+	w.vthr = options->vec_threshold;
+	w.chunk = options->chunk;
+	w.out = out;
+	w.parts = plan_parts(csr->nnz + n);
 	out->tiles = pr_alloc_array(alloc, (size_t) out->n_tiles, sizeof(PrCompositeTile));
-	if (out->tiles == NULL)
-	{
-		pr_free(alloc, count);
-		return composite_fail(out, alloc, col_degree, cursor, len, order, err);
-	}
+	w.lens = malloc(((size_t) out->n_tiles * (size_t) n + 1) * sizeof(int32_t));
+	w.cursor = malloc((size_t) (n + 1) * sizeof(int64_t));
+	w.order = malloc((size_t) (n + 1) * sizeof(int32_t));
+	w.totals = malloc((size_t) w.parts * sizeof(SegmentTotals));
+	w.counts = malloc((size_t) w.parts * (PLAN_SORT_BUCKETS + 1) * sizeof(int64_t));
+	w.big_start = malloc((size_t) w.parts * sizeof(int64_t));
+	if (out->tiles == NULL || w.lens == NULL || w.cursor == NULL || w.order == NULL ||
+		w.totals == NULL || w.counts == NULL || w.big_start == NULL)
+		return composite_finish(&w, out, alloc, PR_ERR_NOMEM, err);
 	memset(out->tiles, 0, (size_t) out->n_tiles * sizeof(PrCompositeTile));
+	plan_run(segment_part, &w, w.parts);
+	memcpy(w.cursor, csr->ptr, (size_t) n * sizeof(int64_t));
+
 	for (int t = 0; t < out->n_tiles; t++)
 	{
 		PrCompositeTile *tile = &out->tiles[t];
@@ -499,6 +1148,14 @@ pr_plan_composite(const PrPlanCsr *csr, const PrCompositeOptions *options,
 		tile->col_begin = bounds[t];
 		tile->col_end = bounds[t + 1];
 		tile->local16 = t < options->n_smem_tiles;
+		tile->part_base = -1;
+		for (int p = 0; p < w.parts; p++)
+		{
+			tile->nnz += w.totals[p].nnz[t];
+			for (int c = 0; c < 2; c++)
+				for (int b = 0; b < PR_RANK_BUCKETS; b++)
+					tile->rank_hist[c][b] += w.totals[p].rank_hist[t][c][b];
+		}
 		{
 			double		sum = 0,
 						sum2 = 0;
@@ -510,25 +1167,46 @@ pr_plan_composite(const PrPlanCsr *csr, const PrCompositeOptions *options,
 			}
 			tile->eff_window = sum2 > 0 ? (int64_t) (sum * sum / sum2) + 1 : 1;
 		}
-		if (!composite_plan_tile(csr, options, t == 0, bounds[t + 1], cursor, len, count, order,
-								 alloc, tile))
-		{
-			pr_free(alloc, count);
-			return composite_fail(out, alloc, col_degree, cursor, len, order, err);
-		}
+		w.tile = t;
+		w.first = t == 0;
+		w.t = tile;
+		if (!composite_plan_tile(&w, alloc))
+			return composite_finish(&w, out, alloc, PR_ERR_NOMEM, err);
 		out->padding += tile->n_idx - tile->nnz;
+		tile->rank_hist[1][0] += tile->n_idx - tile->nnz;
 		out->device_bytes += (size_t) tile->n_idx * ((tile->local16 ? sizeof(uint16_t) : sizeof(int32_t)) +
 													 (csr->val ? sizeof(float) : 0))
 			+ (size_t) tile->n_vec * (sizeof(int32_t) + sizeof(int64_t))
 			+ (size_t) tile->n_ell * (sizeof(int64_t) + PR_PLAN_WARP * sizeof(int32_t))
 			+ (size_t) tile->longs.n_long * (sizeof(int32_t) + sizeof(int64_t));
 	}
-	pr_free(alloc, count);
-	pr_free(alloc, col_degree);
-	pr_free(alloc, cursor);
-	pr_free(alloc, len);
-	pr_free(alloc, order);
-	return PR_OK;
+	if (options->compact && out->n_tiles > 1)
+	{
+		st = composite_plan_merge(&w, alloc, err);
+		if (st == PR_OK)
+			out->device_bytes += (size_t) out->n_part * sizeof(float)
+				+ (size_t) out->n_merge_rows * (sizeof(int32_t) + sizeof(int64_t))
+				+ (out->merge_ptr ? (size_t) out->merge_ptr[out->n_merge_rows] * sizeof(int32_t) : 0);
+	}
+	return composite_finish(&w, out, alloc, st, err);
+}
+
+/* Builds the composite tiled layout (see pr_plan.h). */
+PrStatus
+pr_plan_composite(const PrPlanCsr *csr, const PrCompositeOptions *options,
+				  const PrAllocator *alloc, PrComposite *out, PrError *err)
+{
+	int64_t    *col_degree = malloc((size_t) (csr->n + 1) * sizeof(int64_t));
+	PrStatus	st;
+
+	memset(out, 0, sizeof(*out));
+	if (col_degree == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "composite plan: out of memory");
+	st = pr_plan_column_degrees(csr, col_degree, err);
+	if (st == PR_OK)
+		st = pr_plan_composite_with_degrees(csr, col_degree, options, alloc, out, err);
+	free(col_degree);
+	return st;
 }
 
 /* Frees a binned layout. */

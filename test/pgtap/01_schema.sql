@@ -19,27 +19,27 @@ SELECT is((SELECT bool_and(p.proparallel = 's') FROM pg_proc p WHERE p.proname =
 CREATE TEMP TABLE sigs(name name, args name[], result text);
 INSERT INTO sigs VALUES
   ('pagerank', ARRAY['text', 'double precision', 'double precision', 'integer', 'integer', 'name',
-                     'name', 'name', 'text', 'boolean', 'bigint[]', 'boolean'],
+                     'name', 'name', 'text', 'boolean', 'bigint[]', 'boolean', 'text'],
    'TABLE(node bigint, score double precision)'),
   ('pagerank', ARRAY['rankgraph', 'double precision', 'double precision', 'integer', 'integer',
-                     'text', 'bigint[]', 'boolean'],
+                     'text', 'bigint[]', 'boolean', 'text'],
    'TABLE(node bigint, score double precision)'),
   ('hits', ARRAY['text', 'double precision', 'integer', 'integer', 'name', 'name', 'name', 'text',
-                 'boolean', 'boolean'],
+                 'boolean', 'boolean', 'text'],
    'TABLE(node bigint, hub double precision, authority double precision)'),
-  ('hits', ARRAY['rankgraph', 'double precision', 'integer', 'integer', 'text', 'boolean'],
+  ('hits', ARRAY['rankgraph', 'double precision', 'integer', 'integer', 'text', 'boolean', 'text'],
    'TABLE(node bigint, hub double precision, authority double precision)'),
   ('rwr', ARRAY['text', 'bigint', 'double precision', 'double precision', 'integer', 'integer',
-                'name', 'name', 'name', 'text', 'boolean', 'boolean'],
+                'name', 'name', 'name', 'text', 'boolean', 'boolean', 'text'],
    'TABLE(node bigint, score double precision)'),
   ('rwr', ARRAY['text', 'bigint[]', 'double precision', 'double precision', 'integer', 'integer',
-                'name', 'name', 'name', 'text', 'boolean', 'boolean'],
+                'name', 'name', 'name', 'text', 'boolean', 'boolean', 'text'],
    'TABLE(source bigint, node bigint, score double precision)'),
   ('rwr', ARRAY['rankgraph', 'bigint', 'double precision', 'double precision', 'integer',
-                'integer', 'text', 'boolean'],
+                'integer', 'text', 'boolean', 'text'],
    'TABLE(node bigint, score double precision)'),
   ('rwr', ARRAY['rankgraph', 'bigint[]', 'double precision', 'double precision', 'integer',
-                'integer', 'text', 'boolean'],
+                'integer', 'text', 'boolean', 'text'],
    'TABLE(source bigint, node bigint, score double precision)');
 
 SELECT has_function(name, args) FROM sigs;
@@ -55,17 +55,17 @@ SELECT is(pg_get_function_result('powerrank_last_run()'::regprocedure),
           'TABLE(algorithm text, engine text, nodes bigint, edges bigint, skipped_rows bigint, '
           'iterations integer, residual double precision, norm text, converged boolean, '
           'build_ms double precision, iterate_ms double precision, total_ms double precision, '
-          'cache_hit boolean)',
+          'cache_hit boolean, fallback text)',
           'powerrank_last_run() columns');
 
 -- Defaults as documented.
-SELECT is(pg_get_function_arguments('pagerank(text,float8,float8,int,int,name,name,name,text,boolean,bigint[],boolean)'::regprocedure),
+SELECT is(pg_get_function_arguments('pagerank(text,float8,float8,int,int,name,name,name,text,boolean,bigint[],boolean,text)'::regprocedure),
           'edges text, damping double precision DEFAULT 0.85, tolerance double precision DEFAULT 0.000001, '
           'max_iterations integer DEFAULT 1000, top_k integer DEFAULT NULL::integer, '
           'src_column name DEFAULT ''src''::name, dst_column name DEFAULT ''dst''::name, '
           'weight_column name DEFAULT NULL::name, norm text DEFAULT ''l1''::text, '
           'directed boolean DEFAULT true, personalization bigint[] DEFAULT NULL::bigint[], '
-          'require_convergence boolean DEFAULT false',
+          'require_convergence boolean DEFAULT false, device text DEFAULT ''auto''::text',
           'pagerank defaults');
 
 -- A new session has no last run; calling a function loads the library and its settings.

@@ -1,0 +1,579 @@
+/*
+ * plan_bench.c — the GPU engine's host planning, timed on the CPU (no GPU needed).
+ *
+ *   plan_bench --rmat S | --er S | --file EDGES.tsv[.gz]  [--threads T] [--layouts a,b,..]
+ *              [--auto] [--stats OUT.txt] [--hash]
+ *
+ * Builds the same graph the GPU benchmark builds: --rmat / --er replay pr_bench.cu's generator on
+ * the host (same splitmix64 streams, the same random id permutation and the same sorted,
+ * deduplicated edge list), then pr_graph_build.  Then the steps of the GPU engine's prepare():
+ * out-degree keys, degree order, relabelled pull CSR, the model's choice among composite layouts
+ * (--auto), and each named layout (binned, tiled-L2, tiled-sK, tiled-sK-compact), each timed.
+ * --hash prints a 64-bit hash of every planned array (to compare builds and thread counts);
+ * --stats writes each layout's model statistics (pr_layout_stats_write) for test/plan.
+ */
+#define _GNU_SOURCE
+#include "pr_graph.h"
+#include "pr_plan.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* splitmix64 of one value, as pr_bench.cu's mix64 (stateless). */
+static inline uint64_t
+mix64(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Stable LSD radix sort of 64-bit keys (16-bit digits) carrying 32-bit payloads (or none). */
+static void
+radix_sort64(uint64_t *key, uint32_t *pay, size_t n)
+{
+	uint64_t   *k2 = malloc(n * sizeof(uint64_t));
+	uint32_t   *p2 = pay ? malloc(n * sizeof(uint32_t)) : NULL;
+	size_t	   *count = malloc(65536 * sizeof(size_t));
+	uint64_t   *ka = key,
+			   *kb = k2;
+	uint32_t   *pa = pay,
+			   *pb = p2;
+
+	for (int pass = 0; pass < 4; pass++)
+	{
+		int			sh = 16 * pass;
+		size_t		sum = 0;
+
+		memset(count, 0, 65536 * sizeof(size_t));
+		for (size_t i = 0; i < n; i++)
+			count[(ka[i] >> sh) & 0xffff]++;
+		for (size_t b = 0; b < 65536; b++)
+		{
+			size_t		c = count[b];
+
+			count[b] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+		{
+			size_t		pos = count[(ka[i] >> sh) & 0xffff]++;
+
+			kb[pos] = ka[i];
+			if (pay)
+				pb[pos] = pa[i];
+		}
+		{
+			uint64_t   *t = ka;
+
+			ka = kb;
+			kb = t;
+		}
+		{
+			uint32_t   *t = pa;
+
+			pa = pb;
+			pb = t;
+		}
+	}
+	/* four passes: the result is back in key / pay */
+	free(k2);
+	free(p2);
+	free(count);
+}
+
+/* Arguments of one generator thread. */
+typedef struct GenArgs
+{
+	int64_t		begin,
+				end;
+	int			scale;
+	uint64_t	seed;
+	int			uniform;
+	const uint32_t *perm;
+	uint64_t   *keys;
+} GenArgs;
+
+/* Edges [begin, end) of pr_bench.cu's k_edges. */
+static void *
+gen_edges(void *p)
+{
+	GenArgs    *a = p;
+
+	for (int64_t i = a->begin; i < a->end; i++)
+	{
+		uint64_t	s = mix64(a->seed + (uint64_t) i * 0x9e3779b97f4a7c15ULL);
+		uint64_t	u = 0,
+					v = 0;
+
+		if (a->uniform)
+		{
+			s = mix64(s);
+			u = s & (((uint64_t) 1 << a->scale) - 1);
+			s = mix64(s);
+			v = s & (((uint64_t) 1 << a->scale) - 1);
+		}
+		else
+			for (int level = 0; level < a->scale; level++)
+			{
+				double		pr;
+				int			bu = 0,
+							bv = 0;
+
+				s = mix64(s);
+				pr = (double) (s >> 11) * (1.0 / 9007199254740992.0);
+				if (pr < 0.57)
+					;
+				else if (pr < 0.76)
+					bv = 1;
+				else if (pr < 0.95)
+					bu = 1;
+				else
+					bu = bv = 1;
+				u = (u << 1) | (uint64_t) bu;
+				v = (v << 1) | (uint64_t) bv;
+			}
+		a->keys[i] = ((uint64_t) a->perm[u] << 32) | a->perm[v];
+	}
+	return NULL;
+}
+
+/* The graph of pr_bench.cu's generate_graph (R-MAT or uniform), as host edge arrays. */
+static size_t
+generate_graph(int scale, int uniform, uint64_t seed, int threads, int64_t **src, int64_t **dst)
+{
+	int64_t		n = (int64_t) 1 << scale;
+	int64_t		m = 16 * n;
+	uint64_t   *pk = malloc((size_t) n * 8);
+	uint32_t   *ids = malloc((size_t) n * 4);
+	uint64_t   *keys = malloc((size_t) m * 8);
+	pthread_t	th[64];
+	GenArgs		ga[64];
+	size_t		count = 0;
+
+	for (int64_t i = 0; i < n; i++)
+	{
+		pk[i] = mix64(seed ^ (uint64_t) i * 0x632be59bd9b4e019ULL);
+		ids[i] = (uint32_t) i;
+	}
+	radix_sort64(pk, ids, (size_t) n);	/* ids = the permutation, as the stable CUB sort */
+	free(pk);
+	if (threads > 64)
+		threads = 64;
+	for (int t = 0; t < threads; t++)
+	{
+		ga[t].begin = m * t / threads;
+		ga[t].end = m * (t + 1) / threads;
+		ga[t].scale = scale;
+		ga[t].seed = seed * 31 + 7;
+		ga[t].uniform = uniform;
+		ga[t].perm = ids;
+		ga[t].keys = keys;
+		pthread_create(&th[t], NULL, gen_edges, &ga[t]);
+	}
+	for (int t = 0; t < threads; t++)
+		pthread_join(th[t], NULL);
+	free(ids);
+	radix_sort64(keys, NULL, (size_t) m);
+	for (int64_t i = 0; i < m; i++)
+		if (i == 0 || keys[i] != keys[i - 1])
+			keys[count++] = keys[i];
+	*src = malloc(count * 8);
+	*dst = malloc(count * 8);
+	for (size_t i = 0; i < count; i++)
+	{
+		(*src)[i] = (int64_t) (keys[i] >> 32);
+		(*dst)[i] = (int64_t) (keys[i] & 0xffffffffu);
+	}
+	free(keys);
+	return count;
+}
+
+/* Reads a tab-separated edge list (gzip when the name ends in .gz). */
+static size_t
+read_edges(const char *path, int64_t **src, int64_t **dst)
+{
+	char		cmd[1024];
+	size_t		len = strlen(path),
+				cap = 1 << 20,
+				m = 0;
+	int			gz = len > 3 && strcmp(path + len - 3, ".gz") == 0;
+	FILE	   *f;
+	char		line[512];
+
+	snprintf(cmd, sizeof(cmd), "gzip -dc '%s'", path);
+	f = gz ? popen(cmd, "r") : fopen(path, "r");
+	if (f == NULL)
+		return 0;
+	*src = malloc(cap * 8);
+	*dst = malloc(cap * 8);
+	while (fgets(line, sizeof(line), f))
+	{
+		long long	a,
+					b;
+
+		if (line[0] == '#' || sscanf(line, "%lld %lld", &a, &b) != 2)
+			continue;
+		if (m == cap)
+		{
+			cap *= 2;
+			*src = realloc(*src, cap * 8);
+			*dst = realloc(*dst, cap * 8);
+		}
+		(*src)[m] = a;
+		(*dst)[m] = b;
+		m++;
+	}
+	if (gz)
+		pclose(f);
+	else
+		fclose(f);
+	return m;
+}
+
+/* FNV-1a over bytes, chained. */
+static uint64_t
+hash_bytes(uint64_t h, const void *p, size_t bytes)
+{
+	const unsigned char *c = p;
+
+	if (p == NULL)
+		return h * 1099511628211ULL;
+	for (size_t i = 0; i < bytes; i++)
+		h = (h ^ c[i]) * 1099511628211ULL;
+	return h;
+}
+
+/* Hash of every array of a composite layout. */
+static uint64_t
+hash_composite(const PrComposite *c)
+{
+	uint64_t	h = 1469598103934665603ULL;
+
+	for (int t = 0; t < c->n_tiles; t++)
+	{
+		const PrCompositeTile *x = &c->tiles[t];
+
+		h = hash_bytes(h, &x->col_begin, 8);
+		h = hash_bytes(h, &x->col_end, 8);
+		h = hash_bytes(h, &x->nnz, 8);
+		h = hash_bytes(h, &x->n_rows, 8);
+		h = hash_bytes(h, &x->eff_window, 8);
+		h = hash_bytes(h, x->vec_row, (size_t) x->n_vec * 4);
+		h = hash_bytes(h, x->vec_ptr, (size_t) (x->n_vec + 1) * 8);
+		h = hash_bytes(h, x->longs.long_row, (size_t) x->longs.n_long * 4);
+		h = hash_bytes(h, x->longs.chunk_begin, (size_t) (x->longs.n_long + 1) * 8);
+		h = hash_bytes(h, x->ell_off, (size_t) (x->n_ell + 1) * 8);
+		h = hash_bytes(h, x->ell_row, (size_t) x->n_ell * 32 * 4);
+		h = hash_bytes(h, x->idx, x->idx ? (size_t) x->n_idx * 4 : 0);
+		h = hash_bytes(h, x->idx16, x->idx16 ? (size_t) x->n_idx * 2 : 0);
+		h = hash_bytes(h, x->val, x->val ? (size_t) x->n_idx * 4 : 0);
+	}
+	return h;
+}
+
+/* Hash of a binned layout. */
+static uint64_t
+hash_binned(const PrBinned *b)
+{
+	uint64_t	h = 1469598103934665603ULL;
+
+	h = hash_bytes(h, b->bin_begin, sizeof(b->bin_begin));
+	h = hash_bytes(h, b->rows, (size_t) b->bin_begin[PR_BIN_COUNT - 1] * 4);
+	h = hash_bytes(h, b->chunk_begin_edge, (size_t) (b->n_chunks + 1) * 8);
+	h = hash_bytes(h, b->chunk_row, (size_t) b->n_chunks * 4);
+	h = hash_bytes(h, b->longs.long_row, (size_t) b->longs.n_long * 4);
+	return hash_bytes(h, b->longs.chunk_begin, (size_t) (b->longs.n_long + 1) * 8);
+}
+
+/* Hash of a CSR. */
+static uint64_t
+hash_csr(const PrPlanCsr *c)
+{
+	uint64_t	h = 1469598103934665603ULL;
+
+	h = hash_bytes(h, c->ptr, (size_t) (c->n + 1) * 8);
+	h = hash_bytes(h, c->col, (size_t) c->nnz * 4);
+	return hash_bytes(h, c->val, c->val ? (size_t) c->nnz * 4 : 0);
+}
+
+/* Dies with a message when a call failed. */
+static void
+need_ok(PrStatus st, const PrError *err, const char *what)
+{
+	if (st != PR_OK)
+	{
+		fprintf(stderr, "%s failed: %s\n", what, err->message);
+		exit(1);
+	}
+}
+
+/* Reads a whole file into a malloc()ed string (NULL when missing). */
+static char *
+slurp(const char *path)
+{
+	FILE	   *f = fopen(path, "r");
+	char	   *s;
+	long		len;
+
+	if (f == NULL)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	s = malloc((size_t) len + 1);
+	if (fread(s, 1, (size_t) len, f) != (size_t) len)
+		len = 0;
+	s[len] = '\0';
+	fclose(f);
+	return s;
+}
+
+/* Entry point: see the comment at the top. */
+int
+main(int argc, char **argv)
+{
+	int			scale = 0,
+				er = 0,
+				threads = 2,
+				do_hash = 0,
+				do_auto = 0;
+	const char *file = NULL,
+			   *layouts = "binned,tiled-L2,tiled-s1,tiled-s2,tiled-s4,tiled-s8",
+			   *stats_path = NULL,
+			   *model_path = NULL,
+			   *label = NULL;
+	int64_t    *src = NULL,
+			   *dst = NULL;
+	size_t		m;
+	PrGraph		g;
+	PrBuildOptions bo;
+	PrError		err;
+	PrPlanCsr	csr;
+	int64_t    *key;
+	int32_t    *new_to_old,
+			   *old_to_new;
+	double		t0,
+				t_all;
+	FILE	   *stats = NULL;
+	PrModel		model;
+	int			have_model = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (int i = 1; i < argc; i++)
+	{
+		if (!strcmp(argv[i], "--rmat") && i + 1 < argc)
+			scale = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--er") && i + 1 < argc)
+		{
+			scale = atoi(argv[++i]);
+			er = 1;
+		}
+		else if (!strcmp(argv[i], "--file") && i + 1 < argc)
+			file = argv[++i];
+		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+			threads = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--layouts") && i + 1 < argc)
+			layouts = argv[++i];
+		else if (!strcmp(argv[i], "--stats") && i + 1 < argc)
+			stats_path = argv[++i];
+		else if (!strcmp(argv[i], "--model") && i + 1 < argc)
+			model_path = argv[++i];
+		else if (!strcmp(argv[i], "--label") && i + 1 < argc)
+			label = argv[++i];
+		else if (!strcmp(argv[i], "--hash"))
+			do_hash = 1;
+		else if (!strcmp(argv[i], "--auto"))
+			do_auto = 1;
+		else
+		{
+			fprintf(stderr, "usage: %s --rmat S | --er S | --file F [--threads T] [--layouts a,b] "
+					"[--auto] [--model M.tsv] [--stats OUT] [--label L] [--hash]\n", argv[0]);
+			return 2;
+		}
+	}
+#ifdef PR_PLAN_HAVE_THREADS
+	pr_plan_set_threads(threads);
+#endif
+	if (model_path)
+	{
+		char	   *text = slurp(model_path);
+
+		have_model = text != NULL && pr_model_parse(text, &model, &err) == PR_OK;
+		free(text);
+	}
+	t0 = pr_clock_seconds();
+	if (file)
+		m = read_edges(file, &src, &dst);
+	else if (scale > 0)
+		m = generate_graph(scale, er, 20261121ULL + (uint64_t) scale, threads, &src, &dst);
+	else
+		return 2;
+	if (m == 0)
+	{
+		fprintf(stderr, "no edges\n");
+		return 1;
+	}
+	printf("# generated/read %zu edges in %.1f s\n", m, pr_clock_seconds() - t0);
+	memset(&bo, 0, sizeof(bo));
+	bo.n_threads = threads;
+	t0 = pr_clock_seconds();
+	need_ok(pr_graph_build(src, dst, NULL, m, &bo, &pr_malloc_allocator, &g, &err), &err, "build");
+	free(src);
+	free(dst);
+	printf("# built graph: %lld nodes, %lld edges in %.1f s\n", (long long) g.n_nodes,
+		   (long long) g.n_edges, pr_clock_seconds() - t0);
+
+	/* the engine's prepare(): keys, degree order, relabelled pull CSR */
+	t_all = t0 = pr_clock_seconds();
+	key = calloc((size_t) g.n_nodes + 1, 8);
+	new_to_old = malloc((size_t) (g.n_nodes + 1) * 4);
+	old_to_new = malloc((size_t) (g.n_nodes + 1) * 4);
+	{
+		/* out-degrees = column counts of the in-edge CSR, as the engine's prepare() takes them */
+		PrPlanCsr	in_view;
+
+		memset(&in_view, 0, sizeof(in_view));
+		in_view.n = g.n_nodes;
+		in_view.nnz = g.n_edges;
+		in_view.ptr = g.in_ptr;
+		in_view.col = g.in_src;
+#ifdef PR_PLAN_HAVE_THREADS
+		need_ok(pr_plan_column_degrees(&in_view, key, &err), &err, "out-degrees");
+#else
+		for (int64_t p = 0; p < g.n_edges; p++)
+			key[g.in_src[p]]++;
+#endif
+	}
+	need_ok(pr_plan_degree_order(g.n_nodes, key, new_to_old, old_to_new, &pr_malloc_allocator, &err),
+			&err, "degree order");
+	printf("plan step %-22s %8.3f s\n", "keys+degree_order", pr_clock_seconds() - t0);
+	t0 = pr_clock_seconds();
+	need_ok(pr_plan_relabel(g.n_nodes, g.in_ptr, g.in_src, g.in_weight, old_to_new, &pr_malloc_allocator,
+							&csr, &err), &err, "relabel");
+	printf("plan step %-22s %8.3f s\n", "relabel", pr_clock_seconds() - t0);
+	if (do_hash)
+		printf("hash relabel %016llx\n", (unsigned long long) hash_csr(&csr));
+	if (stats_path)
+	{
+		stats = fopen(stats_path, "w");
+		if (stats == NULL)
+		{
+			fprintf(stderr, "cannot write %s\n", stats_path);
+			return 1;
+		}
+		fprintf(stats, "# layout statistics written by bench/gpu/plan_bench %s%s%d\n",
+				label ? label : "", file ? file : (er ? " --er " : " --rmat "), scale);
+	}
+#ifdef PR_PLAN_HAVE_THREADS
+	if (do_auto)
+	{
+		PrPlanChoice choice;
+		double		ms = -1;
+		char		log[1024] = "";
+		int			n_cand = 0;
+
+		pr_plan_choice_init(&choice, csr.n);
+		t0 = pr_clock_seconds();
+		need_ok(pr_plan_choose(&csr, have_model ? &model : NULL, &choice, &ms, log, sizeof(log),
+							   &n_cand, &pr_malloc_allocator, &err), &err, "choose");
+		printf("plan step %-22s %8.3f s  -> %s s=%d v=%d compact=%d (%.4f ms): %s\n", "auto choice",
+			   pr_clock_seconds() - t0, choice.binned ? "binned" : "tiled", choice.composite.n_smem_tiles,
+			   choice.composite.vec_threshold, (int) choice.composite.compact, ms, log);
+	}
+#else
+	(void) do_auto;
+	(void) have_model;
+#endif
+
+	/* each named layout */
+	{
+		char	   *list = strdup(layouts);
+
+		for (char *name = strtok(list, ","); name; name = strtok(NULL, ","))
+		{
+			double		predicted = -1;
+
+			t0 = pr_clock_seconds();
+			if (!strcmp(name, "binned"))
+			{
+				PrBinned	b;
+
+				need_ok(pr_plan_binned(&csr, 4096, &pr_malloc_allocator, &b, &err), &err, name);
+				printf("plan step %-22s %8.3f s", name, pr_clock_seconds() - t0);
+				if (have_model)
+					predicted = pr_model_predict_binned(&model, &b, &csr) * 1e3;
+#ifdef PR_PLAN_HAVE_THREADS
+				if (stats)
+				{
+					PrLayoutStats ls;
+
+					need_ok(pr_layout_stats_binned(&b, &csr, &ls, &pr_malloc_allocator, &err), &err, "stats");
+					pr_layout_stats_write(stats, label ? label : "graph", name, &ls);
+					pr_layout_stats_free(&ls, &pr_malloc_allocator);
+				}
+#endif
+				if (do_hash)
+					printf("  hash %016llx", (unsigned long long) hash_binned(&b));
+				pr_plan_binned_free(&b, &pr_malloc_allocator);
+			}
+			else if (!strncmp(name, "tiled-", 6))
+			{
+				PrCompositeOptions o;
+				PrComposite c;
+
+				memset(&o, 0, sizeof(o));
+				o.tile_width = csr.n;
+				o.vec_threshold = 32;
+				o.chunk = 4096;
+				o.smem_width = 49152;
+				if (name[6] == 's')
+					o.n_smem_tiles = atoi(name + 7);
+#ifdef PR_PLAN_HAVE_THREADS
+				o.compact = strstr(name, "compact") != NULL;
+#endif
+				if (strstr(name, "shapes"))
+					o.shapes_only = true;
+				need_ok(pr_plan_composite(&csr, &o, &pr_malloc_allocator, &c, &err), &err, name);
+				printf("plan step %-22s %8.3f s  (%d tiles, padding %lld)", name, pr_clock_seconds() - t0,
+					   c.n_tiles, (long long) c.padding);
+				if (have_model)
+					predicted = pr_model_predict_composite(&model, &c) * 1e3;
+#ifdef PR_PLAN_HAVE_THREADS
+				if (stats)
+				{
+					PrLayoutStats ls;
+
+					need_ok(pr_layout_stats_composite(&c, &ls, &pr_malloc_allocator, &err), &err, "stats");
+					pr_layout_stats_write(stats, label ? label : "graph", name, &ls);
+					pr_layout_stats_free(&ls, &pr_malloc_allocator);
+				}
+#endif
+				if (do_hash)
+					printf("  hash %016llx", (unsigned long long) hash_composite(&c));
+				pr_plan_composite_free(&c, &pr_malloc_allocator);
+			}
+			else
+			{
+				printf("unknown layout %s\n", name);
+				continue;
+			}
+			if (predicted >= 0)
+				printf("  model %.4f ms", predicted);
+			printf("\n");
+		}
+		free(list);
+	}
+	printf("# total planning %.2f s with %d thread(s)\n", pr_clock_seconds() - t_all, threads);
+	if (stats)
+		fclose(stats);
+	pr_plan_csr_free(&csr, &pr_malloc_allocator);
+	free(key);
+	free(new_to_old);
+	free(old_to_new);
+	pr_graph_free(&g, &pr_malloc_allocator);
+	return 0;
+}

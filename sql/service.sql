@@ -1,0 +1,293 @@
+-- The GPU service, run with the cpu-test engine (test/regress.conf: powerrank.service_engine =
+-- 'cpu-test'), so that the whole protocol runs without a GPU: requests through shared memory,
+-- results back, residency, cancel, faults, kill -9 of the engine process, restart, fallback.
+-- The service runs the same CPU engine and driver as the backend, so its results must be the
+-- same bits as device => 'cpu' (compared value by value below, never with constants).
+\getenv abs_srcdir PG_ABS_SRCDIR
+\getenv data_dir POWERRANK_DATA_DIR
+\if :{?data_dir}
+\else
+\set data_dir :abs_srcdir '/test/data'
+\endif
+
+-- Waits (at most 15 s) until the service is ready again; returns its state.
+CREATE FUNCTION service_ready() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  s text;
+BEGIN
+  FOR i IN 1..300 LOOP
+    SELECT state INTO s FROM powerrank_service;
+    EXIT WHEN s = 'ready';
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+  RETURN s;
+END $$;
+
+-- Kills the engine process with SIGKILL from outside (a shell, as an operator or the OOM killer
+-- would), after delay seconds, in the background; returns its pid.
+CREATE FUNCTION kill_engine(delay float8) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+  p int;
+BEGIN
+  SELECT engine_pid INTO p FROM powerrank_service;
+  EXECUTE format('COPY (SELECT 1) TO PROGRAM %L',
+                 -- read COPY's row first, so the shell never exits with input unread (EPIPE)
+                 format('cat >/dev/null; (sleep %s; kill -9 %s) </dev/null >/dev/null 2>&1 &',
+                        delay, p));
+  RETURN p;
+END $$;
+
+-- Waits (at most 15 s) until an engine process other than old_pid is ready.
+CREATE FUNCTION service_replaced(old_pid int) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..300 LOOP
+    IF (SELECT state = 'ready' AND engine_pid <> old_pid FROM powerrank_service) THEN
+      RETURN true;
+    END IF;
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+  RETURN false;
+END $$;
+
+SELECT service_ready();
+SELECT preloaded, state, engine, worker_pid IS NOT NULL AS worker, engine_pid IS NOT NULL AS engine_process,
+       engine_pid <> worker_pid AS distinct_processes
+FROM powerrank_service;
+-- the engine process is the worker's child (the postmaster does not know it), not a backend
+SELECT split_part(pg_read_file('/proc/' || engine_pid || '/stat'), ' ', 4)::int = worker_pid
+         AS child_of_worker,
+       (SELECT count(*) FROM pg_stat_activity WHERE pid = engine_pid) AS in_pg_stat_activity
+FROM powerrank_service;
+
+-- The real graph: email-Enron (36692 nodes, 183831 rows, each undirected edge once as
+-- smaller id -> larger id), with a weight.
+CREATE TABLE svc_enron(src bigint, dst bigint);
+\set cmd 'zcat ' :data_dir '/email-enron.tsv.gz'
+COPY svc_enron FROM PROGRAM :'cmd';
+ALTER TABLE svc_enron ADD COLUMN w float8;
+UPDATE svc_enron SET w = (src + dst) % 5 + 1;
+-- read as directed (smaller -> larger id: many dangling nodes); enron itself is ranked undirected
+CREATE TABLE svc_enron_dir AS SELECT src, dst, w FROM svc_enron;
+
+-- Service runs against in-backend runs, every algorithm and form, uncached (the graph travels in
+-- the request segment).  identical = every score equal to the CPU run's.
+CREATE TEMP TABLE checks(name text, identical boolean, engine text, fallback text);
+CREATE FUNCTION check_same(name text, gpu_sql text, cpu_sql text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  same boolean;
+  eng text;
+  why text;
+BEGIN
+  EXECUTE format('CREATE TEMP TABLE g AS %s', gpu_sql);
+  SELECT engine, regexp_replace(fallback, 'pid [0-9]+', 'pid N') INTO eng, why
+  FROM powerrank_last_run();
+  EXECUTE format('CREATE TEMP TABLE c AS %s', cpu_sql);
+  SELECT (SELECT count(*) FROM g) = (SELECT count(*) FROM c)
+     AND NOT EXISTS (SELECT * FROM g EXCEPT SELECT * FROM c) INTO same;
+  INSERT INTO checks VALUES (name, same, eng, why);
+  DROP TABLE g, c;
+END $$;
+
+SELECT check_same('pagerank', $$SELECT * FROM pagerank('svc_enron_dir', tolerance => 1e-12, device => 'gpu')$$,
+                              $$SELECT * FROM pagerank('svc_enron_dir', tolerance => 1e-12, device => 'cpu')$$);
+SELECT check_same('pagerank undirected weighted',
+  $$SELECT * FROM pagerank('svc_enron', weight_column => 'w', directed => false, device => 'gpu')$$,
+  $$SELECT * FROM pagerank('svc_enron', weight_column => 'w', directed => false, device => 'cpu')$$);
+SELECT check_same('personalized', $$SELECT * FROM pagerank('svc_enron_dir', personalization => ARRAY[1, 5, 100], device => 'gpu')$$,
+                                  $$SELECT * FROM pagerank('svc_enron_dir', personalization => ARRAY[1, 5, 100], device => 'cpu')$$);
+SELECT check_same('top_k', $$SELECT * FROM pagerank('svc_enron_dir', top_k => 10, device => 'gpu')$$,
+                           $$SELECT * FROM pagerank('svc_enron_dir', top_k => 10, device => 'cpu')$$);
+SELECT check_same('hits', $$SELECT * FROM hits('svc_enron_dir', tolerance => 1e-10, device => 'gpu')$$,
+                          $$SELECT * FROM hits('svc_enron_dir', tolerance => 1e-10, device => 'cpu')$$);
+SELECT check_same('rwr', $$SELECT * FROM rwr('svc_enron_dir', source => 1, device => 'gpu')$$,
+                         $$SELECT * FROM rwr('svc_enron_dir', source => 1, device => 'cpu')$$);
+SELECT check_same('rwr many', $$SELECT * FROM rwr('svc_enron_dir', ARRAY[1, 2, 3, 500], top_k => 20, device => 'gpu')$$,
+                              $$SELECT * FROM rwr('svc_enron_dir', ARRAY[1, 2, 3, 500], top_k => 20, device => 'cpu')$$);
+SELECT check_same('rankgraph pagerank',
+  $$SELECT * FROM pagerank((SELECT powerrank_graph(src, dst, w) FROM svc_enron_dir), device => 'gpu')$$,
+  $$SELECT * FROM pagerank((SELECT powerrank_graph(src, dst, w) FROM svc_enron_dir), device => 'cpu')$$);
+SELECT check_same('rankgraph hits',
+  $$SELECT * FROM hits((SELECT powerrank_graph(src, dst) FROM svc_enron_dir), device => 'gpu')$$,
+  $$SELECT * FROM hits((SELECT powerrank_graph(src, dst) FROM svc_enron_dir), device => 'cpu')$$);
+SELECT check_same('rankgraph rwr',
+  $$SELECT * FROM rwr((SELECT powerrank_graph(src, dst) FROM svc_enron_dir), 7, device => 'gpu')$$,
+  $$SELECT * FROM rwr((SELECT powerrank_graph(src, dst) FROM svc_enron_dir), 7, device => 'cpu')$$);
+SELECT check_same('rankgraph rwr many',
+  $$SELECT * FROM rwr((SELECT powerrank_graph(src, dst) FROM svc_enron_dir), ARRAY[7, 8], device => 'gpu')$$,
+  $$SELECT * FROM rwr((SELECT powerrank_graph(src, dst) FROM svc_enron_dir), ARRAY[7, 8], device => 'cpu')$$);
+SELECT name, identical, engine FROM checks ORDER BY name;
+-- the statistics of a service run
+SELECT count(*) FROM pagerank('svc_enron_dir', device => 'gpu');
+SELECT algorithm, engine, nodes, edges, converged, cache_hit, fallback FROM powerrank_last_run();
+
+-- device => 'auto': the service only for graphs of at least powerrank.gpu_min_edges edges.
+SHOW powerrank.gpu_min_edges;
+SELECT count(*) FROM pagerank('svc_enron_dir');
+SELECT engine, fallback FROM powerrank_last_run();
+SET powerrank.gpu_min_edges = 183832;
+SELECT count(*) FROM pagerank('svc_enron_dir');
+SELECT engine, fallback, edges FROM powerrank_last_run();
+SET powerrank.gpu_min_edges = 183831;
+SELECT count(*) FROM pagerank('svc_enron_dir');
+SELECT engine, fallback, edges FROM powerrank_last_run();
+SET powerrank.gpu_min_edges = 0;
+SELECT count(*) FROM pagerank('svc_enron_dir', device => 'cpu');
+SELECT engine FROM powerrank_last_run();
+
+-- Bad device values.
+SELECT * FROM pagerank('svc_enron_dir', device => 'tpu');
+SELECT * FROM pagerank('svc_enron_dir', device => NULL);
+
+-- Resident graphs: a cached graph is prepared once in the engine process and reused by later
+-- requests (any session); HITS keeps its own entry (with out-edges); the cache view names the
+-- device the graph is resident on.
+SELECT powerrank_cache_enable('svc_enron_dir');
+SELECT count(*) FROM pagerank('svc_enron_dir', device => 'cpu');  -- builds and caches the graph
+SELECT cache_hit FROM powerrank_last_run();
+CREATE TEMP TABLE before AS SELECT uploads, reuses FROM powerrank_service;
+SELECT check_same('cached pagerank', $$SELECT * FROM pagerank('svc_enron_dir', device => 'gpu')$$,
+                                     $$SELECT * FROM pagerank('svc_enron_dir', device => 'cpu')$$);
+SELECT check_same('cached pagerank again', $$SELECT * FROM pagerank('svc_enron_dir', device => 'gpu')$$,
+                                           $$SELECT * FROM pagerank('svc_enron_dir', device => 'cpu')$$);
+SELECT check_same('cached hits', $$SELECT * FROM hits('svc_enron_dir', device => 'gpu')$$,
+                                 $$SELECT * FROM hits('svc_enron_dir', device => 'cpu')$$);
+SELECT check_same('cached hits again', $$SELECT * FROM hits('svc_enron_dir', device => 'gpu')$$,
+                                       $$SELECT * FROM hits('svc_enron_dir', device => 'cpu')$$);
+SELECT check_same('cached rwr many', $$SELECT * FROM rwr('svc_enron_dir', ARRAY[1, 2], device => 'gpu')$$,
+                                     $$SELECT * FROM rwr('svc_enron_dir', ARRAY[1, 2], device => 'cpu')$$);
+SELECT name, identical, engine FROM checks WHERE name LIKE 'cached%' ORDER BY name;
+SELECT cache_hit FROM powerrank_last_run();
+-- pagerank: 1 upload + 1 reuse; hits (with out-edges, its own entry): 1 upload + 1 reuse; rwr
+-- with 2 columns: another shape on the pagerank entry, 1 upload
+SELECT s.uploads - b.uploads AS uploads, s.reuses - b.reuses AS reuses, s.resident_graphs
+FROM powerrank_service s, before b;
+SELECT source, gpu IS NOT NULL AS resident_on_service, in_use FROM powerrank_cache;
+-- a change of the table makes a new cache entry: the old resident graph is never used again
+INSERT INTO svc_enron_dir VALUES (1, 2, 1);
+SELECT check_same('after insert', $$SELECT * FROM pagerank('svc_enron_dir', device => 'gpu')$$,
+                                  $$SELECT * FROM pagerank('svc_enron_dir', device => 'cpu')$$);
+SELECT name, identical FROM checks WHERE name = 'after insert';
+DELETE FROM svc_enron_dir WHERE src = 1 AND dst = 2 AND w = 1;
+
+-- Cancel and statement_timeout stop a service run between iterations; the session goes on.
+-- (The ring of sql/cancel.sql: the residual shrinks by 1e-6 per iteration.)
+CREATE TABLE svc_ring_edges(src bigint, dst bigint);
+INSERT INTO svc_ring_edges SELECT i, i % 100000 + 1 FROM generate_series(1, 100000) i;
+INSERT INTO svc_ring_edges VALUES (1, 50000);
+CREATE TEMP TABLE started AS SELECT clock_timestamp() AS at;
+SET statement_timeout = '1s';
+SELECT count(*) FROM pagerank('svc_ring_edges', damping => 0.999999, tolerance => 1e-300,
+                              max_iterations => 2000000000, device => 'gpu');
+RESET statement_timeout;
+SELECT clock_timestamp() - at < interval '6 seconds' AS prompt FROM started;
+SELECT count(*) FROM pagerank('svc_ring_edges', top_k => 3, device => 'gpu');
+SELECT engine FROM powerrank_last_run();
+SET statement_timeout = '1s';
+SELECT count(*) FROM rwr('svc_ring_edges', ARRAY[1, 2, 3], restart => 0.000001, tolerance => 1e-300,
+                         max_iterations => 2000000000, device => 'gpu');
+RESET statement_timeout;
+SELECT count(*) FROM hits('svc_enron_dir', top_k => 3, device => 'gpu');
+SELECT state, request_segments FROM powerrank_service;
+SELECT count(*) AS runs_in_progress FROM powerrank_progress;
+
+-- Faults.  'auto' (with gpu_min_edges 0): NOTICE and the CPU's answer; 'gpu': ERROR.  The
+-- service recovers each time.
+\set VERBOSITY terse
+CREATE TEMP TABLE counters AS SELECT restarts, failures FROM powerrank_service;
+-- an engine error: the request fails, the engine process restarts (fresh device context)
+SELECT powerrank_service_inject_fault('error');
+SELECT check_same('fault error auto', $$SELECT * FROM pagerank('svc_enron_dir')$$,
+                                      $$SELECT * FROM pagerank('svc_enron_dir', device => 'cpu')$$);
+SELECT service_ready();
+SELECT powerrank_service_inject_fault('error');
+SELECT count(*) FROM pagerank('svc_enron_dir', device => 'gpu');
+SELECT service_ready();
+-- out of device memory: the request fails, the process stays
+SELECT powerrank_service_inject_fault('oom');
+SELECT check_same('fault oom auto', $$SELECT * FROM hits('svc_enron_dir')$$,
+                                    $$SELECT * FROM hits('svc_enron_dir', device => 'cpu')$$);
+SELECT powerrank_service_inject_fault('oom');
+SELECT count(*) FROM rwr('svc_enron_dir', ARRAY[1, 2], device => 'gpu');
+SELECT service_ready();
+-- the engine process dies (SIGKILL) while it holds the request
+SELECT powerrank_service_inject_fault('crash');
+SELECT check_same('fault crash auto', $$SELECT * FROM rwr('svc_enron_dir', 1)$$,
+                                      $$SELECT * FROM rwr('svc_enron_dir', 1, device => 'cpu')$$);
+SELECT service_ready();
+SELECT powerrank_service_inject_fault('crash');
+SELECT count(*) FROM pagerank((SELECT powerrank_graph(src, dst) FROM svc_enron_dir), device => 'gpu');
+SELECT service_ready();
+SELECT name, identical, engine, fallback FROM checks WHERE name LIKE 'fault%' ORDER BY name;
+-- error and crash restarted the engine process (4 times); every fault counted as a failure
+SELECT s.restarts - c.restarts AS restarts, s.failures - c.failures AS failures,
+       s.state, s.request_segments
+FROM powerrank_service s, counters c;
+-- only a superuser injects faults
+CREATE ROLE service_user;
+SET ROLE service_user;
+SELECT powerrank_service_inject_fault('crash');
+RESET ROLE;
+DROP ROLE service_user;
+
+-- kill -9 of the engine process from outside while a backend waits on it: the backend gets an
+-- ERROR ('gpu'), the postmaster does not notice (the engine process is not its child), the
+-- worker starts a new engine process, and this session and the cluster stay up.
+CREATE TEMP TABLE cluster AS
+  SELECT pg_postmaster_start_time() AS started, pg_backend_pid() AS me,
+         (SELECT worker_pid FROM powerrank_service) AS worker,
+         (SELECT restarts FROM powerrank_service) AS restarts;
+SELECT kill_engine(1.0) > 0 AS kill_scheduled;
+SET statement_timeout = '30s';
+SELECT count(*) FROM pagerank('svc_ring_edges', damping => 0.999999, tolerance => 1e-300,
+                              max_iterations => 2000000000, device => 'gpu');
+RESET statement_timeout;
+SELECT s.last_error LIKE '%terminated by signal 9%' AS killed_by_signal_9,
+       s.restarts - c.restarts AS restarts
+FROM powerrank_service s, cluster c;
+SELECT service_ready();
+SELECT pg_postmaster_start_time() = started AS same_postmaster, pg_backend_pid() = me AS same_session,
+       (SELECT worker_pid FROM powerrank_service) = worker AS same_worker
+FROM cluster;
+-- kill -9 while idle: the worker starts a new engine process; the next call works again
+SELECT kill_engine(0) AS killed_pid \gset
+SELECT service_replaced(:killed_pid);
+SELECT check_same('after kill -9', $$SELECT * FROM pagerank('svc_enron_dir', device => 'gpu')$$,
+                                   $$SELECT * FROM pagerank('svc_enron_dir', device => 'cpu')$$);
+SELECT name, identical, engine FROM checks WHERE name = 'after kill -9';
+SELECT s.restarts - c.restarts AS restarts FROM powerrank_service s, cluster c;
+\set VERBOSITY default
+
+-- Nothing leaked: no request segment alive, no cached graph still referenced, every cache
+-- segment belongs to an entry.
+SELECT request_segments FROM powerrank_service;
+SELECT count(*) FILTER (WHERE in_use > 0) AS in_use FROM powerrank_cache;
+SELECT entries + retired = segments AS segments_match FROM powerrank_cache_status();
+
+-- The service switched off by a reload: 'gpu' is an ERROR with a hint, 'auto' runs on the CPU
+-- and says why; switched on again, it serves again.
+ALTER SYSTEM SET powerrank.service_engine = 'off';
+SELECT pg_reload_conf();
+CREATE FUNCTION service_state_is(wanted text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..300 LOOP
+    IF (SELECT state FROM powerrank_service) = wanted THEN
+      RETURN true;
+    END IF;
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+  RETURN false;
+END $$;
+SELECT service_state_is('unavailable');
+SELECT state, engine_pid, last_error FROM powerrank_service;
+SELECT count(*) FROM pagerank('svc_enron_dir', device => 'gpu');
+SELECT count(*) FROM pagerank('svc_enron_dir');
+SELECT engine, fallback FROM powerrank_last_run();
+ALTER SYSTEM RESET powerrank.service_engine;
+SELECT pg_reload_conf();
+SELECT service_ready();
+SELECT count(*) FROM pagerank('svc_enron_dir', device => 'gpu');
+SELECT engine FROM powerrank_last_run();
+
+SELECT powerrank_cache_drop(NULL) >= 1 AS dropped;
+RESET powerrank.gpu_min_edges;

@@ -1,0 +1,274 @@
+/*
+ * service.h — the GPU service: a background worker that supervises an engine process, and the
+ * shared-memory channel through which backends send it ranking requests.
+ *
+ * Processes (see README "The GPU service"):
+ *   backend          fills its request slot, rings the doorbell, waits on its latch
+ *   "powerrank gpu service" (background worker, a postmaster child)
+ *                    forks the engine process, reaps it (waitpid), fails the requests it held when it
+ *                    dies and forks a new one; never touches CUDA or an engine
+ *   engine process   a plain child of the worker (not known to the postmaster), owns the engine (the
+ *                    CUDA context): takes queued requests, maps their segments by name, runs the
+ *                    driver, writes the results, sets the backend's latch.  It takes no PostgreSQL
+ *                    lock, never calls palloc or elog: only atomics, plain stores with barriers,
+ *                    futexes and SetLatch (which is lock-free) on the channel.
+ *
+ * service_shmem.c    the channel in the main shared memory: slots, status, progress entries
+ * service_worker.c   the background worker (registration, supervision)
+ * service_engine.c   the engine process
+ * service_client.c   the backend side: device choice, requests, waiting, cancel, fallback
+ * service_sql.c      powerrank_service, powerrank_progress, fault injection
+ */
+#ifndef SERVICE_H
+#define SERVICE_H
+
+#include "powerrank.h"
+
+#include "port/atomics.h"
+#include "storage/dsm.h"
+#include "storage/latch.h"
+#include "storage/s_lock.h"
+#include "utils/timestamp.h"
+
+#define SERVICE_TEXT_LEN 128
+#define SERVICE_MAX_RESIDENT 16	/* graphs resident in the engine process at most */
+#define SERVICE_MESSAGE_LEN PR_ERROR_MESSAGE_LEN
+
+/* State of the service as a whole (ServiceShared.state). */
+typedef enum ServiceState
+{
+	SERVICE_DOWN = 0,			/* no worker (not started yet, or between restarts) */
+	SERVICE_STARTING,			/* worker up, engine process starting */
+	SERVICE_READY,				/* engine process serving requests */
+	SERVICE_UNAVAILABLE,		/* engine could not start (no device, no library): see last_error */
+	SERVICE_RESTARTING			/* engine process died, a new one will be forked */
+} ServiceState;
+
+/* powerrank.service_engine: what the engine process runs. */
+typedef enum ServiceEngineKind
+{
+	SERVICE_ENGINE_GPU = 0,		/* libpowerrank_gpu.so, dlopen()ed in the engine process */
+	SERVICE_ENGINE_CPU_TEST,	/* the CPU engine, so that CI exercises the whole protocol */
+	SERVICE_ENGINE_OFF			/* no engine process: the worker idles */
+} ServiceEngineKind;
+
+/* State of one request slot. */
+typedef enum ServiceSlotState
+{
+	SLOT_IDLE = 0,
+	SLOT_QUEUED,				/* written by the backend, not yet taken */
+	SLOT_RUNNING,				/* taken by the engine process */
+	SLOT_DONE,					/* results written */
+	SLOT_FAILED					/* outcome.status / message say why */
+} ServiceSlotState;
+
+/* Algorithms a request may ask for. */
+typedef enum ServiceAlgorithm
+{
+	SERVICE_PAGERANK = 0,		/* PageRank / personalized PageRank / RWR (k columns) */
+	SERVICE_HITS
+} ServiceAlgorithm;
+
+/* Faults the engine process injects into the next request (powerrank_service_inject_fault). */
+typedef enum ServiceFault
+{
+	FAULT_NONE = 0,
+	FAULT_ENGINE_ERROR,			/* the engine fails the request (and the process restarts) */
+	FAULT_OUT_OF_MEMORY,		/* the engine reports out of (device) memory */
+	FAULT_CRASH					/* the engine process dies abruptly (SIGKILL to itself) */
+} ServiceFault;
+
+/*
+ * Layout of the per-request segment the backend creates (offsets from its start; 0 = absent):
+ * the restart distribution, room for the results, and the flat graph when it is not cached.
+ */
+typedef struct ServiceRequestHeader
+{
+	uint32		magic;
+	uint32		reserved;
+	uint64		total_size;
+	uint64		off_restart_ptr;	/* int64[k+1] */
+	uint64		off_restart_node;	/* int32[entries] */
+	uint64		off_restart_weight; /* double[entries] */
+	uint64		off_result;		/* double[n*k] (PageRank) or double[2n] (HITS: hubs, authorities) */
+	uint64		off_graph;		/* flat graph, or 0 when the graph is a cached segment */
+	uint64		graph_size;
+} ServiceRequestHeader;
+
+#define SERVICE_REQUEST_MAGIC UINT32_C(0x51525250)	/* "PRRQ" */
+
+/* What a backend asks for; written before the slot becomes QUEUED, read-only afterwards. */
+typedef struct ServiceRequest
+{
+	uint64		request_id;		/* per slot, increasing */
+	ServiceAlgorithm algorithm;
+	double		alpha;
+	double		tolerance;
+	int			norm;			/* PrNorm */
+	int			max_iterations;
+	int			k;				/* columns */
+	bool		restart_uniform;
+	int64		restart_entries;
+	int64		n_nodes;
+	int64		n_edges;
+	bool		graph_cached;	/* graph in a cache segment (else inline in the request segment) */
+	dsm_handle	graph_handle;	/* the cache entry's segment */
+	uint64		graph_entry_id; /* the cache entry's id: the key of the resident engine */
+	dsm_handle	request_handle; /* the per-request segment */
+	uint64		request_size;
+} ServiceRequest;
+
+/* What the engine process answers. */
+typedef struct ServiceOutcome
+{
+	uint64		request_id;
+	int			status;			/* PrStatus */
+	char		message[SERVICE_MESSAGE_LEN];
+	int			iterations;
+	double		residual;
+	bool		converged;
+	double		seconds;		/* in the driver, upload included */
+	bool		resident;		/* the graph was already on the device */
+	char		engine[32];
+} ServiceOutcome;
+
+/*
+ * Progress of one backend's run (pg_stat_progress-style): written by the backend for CPU runs
+ * and by the engine process (iteration, residual, phase) for service runs.  Readers tolerate a
+ * torn view of a run in progress; active is published last.
+ */
+typedef struct ProgressEntry
+{
+	volatile int pid;			/* 0: no run */
+	volatile bool on_service;
+	volatile int phase;			/* ProgressPhase */
+	volatile int iteration;
+	volatile double residual;
+	TimestampTz started;
+	int64		nodes;
+	int64		edges;
+	int			columns;
+	Oid			userid;			/* role that started the run */
+	char		algorithm[16];
+} ProgressEntry;
+
+/* Phases shown by powerrank_progress. */
+typedef enum ProgressPhase
+{
+	PHASE_LOADING = 0,			/* reading / mapping the graph */
+	PHASE_QUEUED,				/* waiting for the service */
+	PHASE_PREPARING,			/* engine prepare (upload to the device) */
+	PHASE_ITERATING
+} ProgressPhase;
+
+/* One backend's request slot (indexed by BackendId - 1). */
+typedef struct ServiceSlot
+{
+	pg_atomic_uint32 state;		/* ServiceSlotState */
+	pg_atomic_uint32 cancel;	/* set by the backend: stop between iterations */
+	int			backend_pid;
+	Latch	   *latch;			/* the backend's latch, set when the slot is DONE / FAILED */
+	ServiceRequest request;
+	ServiceOutcome outcome;
+	ProgressEntry progress;
+} ServiceSlot;
+
+/*
+ * The channel.  Fields are grouped by their only writer: the worker (under mutex, which the
+ * engine process never takes), the engine process (lock-free: plain stores then a barrier, or
+ * atomics), backends (their own slot).
+ */
+typedef struct ServiceShared
+{
+	/* written by the worker under mutex */
+	slock_t		mutex;
+	ServiceState state;
+	int			worker_pid;
+	int			engine_pid;
+	int64		restarts;		/* engine processes that died and were replaced */
+	int64		worker_starts;
+	char		last_error[SERVICE_MESSAGE_LEN];
+	TimestampTz state_since;
+
+	/* written by the engine process only */
+	pg_atomic_uint32 engine_ready;	/* 1 once engine_name / device_name are written */
+	bool		has_device;
+	char		engine_name[32];
+	char		device_name[SERVICE_TEXT_LEN];
+	char		engine_error[SERVICE_MESSAGE_LEN];	/* why the engine could not start */
+	pg_atomic_uint64 served;	/* requests answered DONE */
+	pg_atomic_uint64 failures;	/* requests answered FAILED by the engine process */
+	pg_atomic_uint64 uploads;	/* graphs prepared on the device */
+	pg_atomic_uint64 reuses;	/* requests served by an already-resident graph */
+	pg_atomic_uint64 evictions; /* resident graphs evicted (LRU / memory pressure) */
+	pg_atomic_uint32 resident;	/* resident graphs now */
+	pg_atomic_uint64 device_bytes;	/* their device (or host, for cpu-test) bytes */
+	pg_atomic_uint64 resident_ids[SERVICE_MAX_RESIDENT];	/* their cache entry ids (0: none) */
+
+	/* written by backends */
+	pg_atomic_uint32 doorbell;	/* incremented (and futex-woken) when a slot is queued */
+	pg_atomic_uint32 fault;		/* ServiceFault for the next request (superuser only) */
+	pg_atomic_uint64 swept;		/* requests failed by the worker because the engine died */
+	pg_atomic_uint32 request_segments;	/* per-request segments alive (leak check) */
+
+	int			n_slots;
+	ServiceSlot slots[FLEXIBLE_ARRAY_MEMBER];
+} ServiceShared;
+
+/* Exit codes of the engine process the worker understands. */
+#define ENGINE_EXIT_UNAVAILABLE 3	/* no device / library: do not restart until a reload */
+#define ENGINE_EXIT_RESET 4			/* engine error: restart to get a fresh device context */
+
+/* Engine process configuration, taken by the worker from the settings before fork(). */
+typedef struct ServiceEngineConfig
+{
+	ServiceEngineKind kind;
+	char		gpu_library[MAXPGPATH];
+	int			gpu_device;
+	int			gpu_precision;	/* PrGpuPrecision */
+	int			gpu_kernel;		/* PrGpuKernel */
+	int64		memory_limit;	/* bytes of resident graphs (0: no limit but the device's) */
+	int			cpu_threads;	/* cpu-test engine threads */
+	int			dsm_type;		/* dynamic_shared_memory_type */
+} ServiceEngineConfig;
+
+/* ---- guc.c ---- */
+
+extern int	powerrank_service_engine;
+extern char *powerrank_gpu_library;
+extern int	powerrank_gpu_device;
+extern int	powerrank_gpu_precision;
+extern int	powerrank_gpu_kernel;
+extern int	powerrank_gpu_memory_mb;
+extern int	powerrank_gpu_min_edges;
+
+/* ---- service_shmem.c ---- */
+
+extern ServiceShared *service;
+
+void		service_shmem_init(void);
+bool		service_available(void);
+ServiceSlot *service_my_slot(void);
+const char *service_state_name(ServiceState state);
+ServiceState service_read_state(char *last_error, size_t size);
+void		service_set_state(ServiceState state, const char *error);
+void		progress_begin(const char *algorithm, bool on_service, int64 nodes, int64 edges,
+						   int columns);
+void		progress_set_phase(ProgressPhase phase);
+void		progress_end(void);
+void		progress_report(void *arg, int iteration, double residual);
+const char *progress_phase_name(int phase);
+bool		service_graph_resident(uint64 entry_id);
+void		service_futex_wake(pg_atomic_uint32 *word);
+void		service_futex_wait(pg_atomic_uint32 *word, uint32 seen, int timeout_ms);
+
+/* ---- service_worker.c ---- */
+
+void		service_worker_register(void);
+PGDLLEXPORT void powerrank_service_main(Datum arg);
+
+/* ---- service_engine.c ---- */
+
+void		service_engine_main(const ServiceEngineConfig *config) pg_attribute_noreturn();
+
+#endif							/* SERVICE_H */

@@ -1,0 +1,375 @@
+/*
+ * service_client.c — the backend side of the GPU service: which device a run uses
+ * (device => 'auto' | 'cpu' | 'gpu'), the request (a per-request segment with the restart
+ * distribution, room for the results and, for a graph that is not cached, the graph itself),
+ * waiting on the latch, cancel, and what a failure becomes (NOTICE + CPU run for 'auto', ERROR
+ * for 'gpu').
+ *
+ * A backend never waits for the engine process while holding anything the engine needs: the
+ * engine maps the segments itself, so a backend that leaves on ERROR or cancel only withdraws its
+ * request (a queued one is taken back; a running one gets its cancel flag and stops at the next
+ * iteration) and the resource owner destroys the request segment and drops the cache reference.
+ */
+#include "service.h"
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/spin.h"
+#include "utils/builtins.h"
+
+#include "run.h"
+
+/* How long a cancelled backend waits for the engine to acknowledge before raising the cancel. */
+#define CANCEL_ACK_MS 2000
+
+/* The service's state as a backend sees it. */
+typedef struct ServiceView
+{
+	ServiceState state;
+	bool		has_device;
+	char		last_error[SERVICE_MESSAGE_LEN];
+} ServiceView;
+
+/* Reads the service's state. */
+static void
+read_service(ServiceView *view)
+{
+	view->state = service_read_state(view->last_error, sizeof(view->last_error));
+	view->has_device = pg_atomic_read_u32(&service->engine_ready) == 1 && service->has_device;
+}
+
+/* The device argument: 'auto', 'cpu' or 'gpu'. */
+RankDevice
+option_device(FunctionCallInfo fcinfo, int argno)
+{
+	char	   *value;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("device must not be NULL"),
+				 errhint("Use 'auto', 'cpu' or 'gpu'.")));
+	value = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (strcmp(value, "auto") == 0)
+		return RANK_DEVICE_AUTO;
+	if (strcmp(value, "cpu") == 0)
+		return RANK_DEVICE_CPU;
+	if (strcmp(value, "gpu") == 0)
+		return RANK_DEVICE_GPU;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown device \"%s\"", value),
+			 errhint("Use 'auto' (the GPU service for large graphs when it has a device), 'cpu' or 'gpu'.")));
+	return RANK_DEVICE_AUTO;	/* keep the compiler quiet */
+}
+
+/*
+ * Decides whether the run goes to the service.  'cpu': never.  'gpu': always, or an ERROR when
+ * the service is not there or has no device.  'auto': when the service is ready with a device and
+ * the graph has at least powerrank.gpu_min_edges edges (run->fallback says why not, if the
+ * service would otherwise have been used).
+ */
+bool
+service_wanted(RankRun *run)
+{
+	ServiceView view;
+
+	if (run->device == RANK_DEVICE_CPU)
+		return false;
+	if (service == NULL || service_my_slot() == NULL)
+	{
+		if (run->device == RANK_DEVICE_GPU)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("device => 'gpu' needs the powerrank GPU service, which is not running"),
+					 errdetail("powerrank is not in shared_preload_libraries."),
+					 errhint("Add powerrank to shared_preload_libraries in postgresql.conf and restart the server (see the README, \"The GPU service\"), or use device => 'auto' or 'cpu'.")));
+		return false;
+	}
+	if (run->device == RANK_DEVICE_AUTO && run->graph.n_edges < powerrank_gpu_min_edges)
+		return false;
+	read_service(&view);
+	if (view.state == SERVICE_READY && view.has_device)
+		return true;
+	if (run->device == RANK_DEVICE_GPU)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the powerrank GPU service has no device to run on (state: %s)",
+						service_state_name(view.state)),
+				 view.last_error[0] ? errdetail("%s", view.last_error) : 0,
+				 errhint("SELECT * FROM powerrank_service shows the service; device => 'auto' runs on the CPU when the service cannot.")));
+	snprintf(run->fallback, sizeof(run->fallback), "GPU service %s",
+			 service_state_name(view.state));
+	return false;
+}
+
+/* on_dsm_detach callback of a request segment: counts it gone (leak check). */
+static void
+request_segment_gone(dsm_segment *segment, Datum arg)
+{
+	pg_atomic_fetch_sub_u32(&service->request_segments, 1);
+}
+
+/* Rounds up to 8 bytes (every array of the request segment is 8-byte aligned). */
+static uint64
+align8(uint64 value)
+{
+	return (value + 7) & ~(uint64) 7;
+}
+
+/*
+ * Creates the request segment: header, restart arrays, the result area and, for a graph that is
+ * not in the cache, the flat graph.  NULL when no segment can be had.
+ */
+static dsm_segment *
+create_request_segment(RankRun *run, ServiceAlgorithm algorithm, const PrRestart *restart,
+					   ServiceRequest *req)
+{
+	ServiceRequestHeader h;
+	uint64		offset = align8(sizeof(ServiceRequestHeader));
+	uint64		result_values;
+	dsm_segment *segment;
+	char	   *base;
+
+	memset(&h, 0, sizeof(h));
+	h.magic = SERVICE_REQUEST_MAGIC;
+	if (!req->restart_uniform)
+	{
+		h.off_restart_ptr = offset;
+		offset = align8(offset + (uint64) (req->k + 1) * sizeof(int64));
+		h.off_restart_node = offset;
+		offset = align8(offset + (uint64) req->restart_entries * sizeof(int32));
+		h.off_restart_weight = offset;
+		offset = align8(offset + (uint64) req->restart_entries * sizeof(double));
+	}
+	result_values = algorithm == SERVICE_HITS ? 2 * (uint64) req->n_nodes
+		: (uint64) req->n_nodes * (uint64) req->k;
+	h.off_result = offset;
+	offset = align8(offset + result_values * sizeof(double));
+	if (!req->graph_cached)
+	{
+		h.off_graph = offset;
+		h.graph_size = pr_graph_flat_size(&run->graph);
+		offset = align8(offset + h.graph_size);
+	}
+	h.total_size = offset;
+
+	segment = dsm_create(offset, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	if (segment == NULL)
+		return NULL;
+	pg_atomic_fetch_add_u32(&service->request_segments, 1);
+	on_dsm_detach(segment, request_segment_gone, (Datum) 0);
+	base = dsm_segment_address(segment);
+	memcpy(base, &h, sizeof(h));
+	if (!req->restart_uniform)
+	{
+		memcpy(base + h.off_restart_ptr, restart->ptr, (req->k + 1) * sizeof(int64));
+		memcpy(base + h.off_restart_node, restart->node, req->restart_entries * sizeof(int32));
+		memcpy(base + h.off_restart_weight, restart->weight,
+			   req->restart_entries * sizeof(double));
+	}
+	if (!req->graph_cached)
+		pr_graph_write_flat(&run->graph, base + h.off_graph);
+	req->request_handle = dsm_segment_handle(segment);
+	req->request_size = offset;
+	return segment;
+}
+
+/*
+ * Takes back this backend's request: a queued one returns to IDLE at once; a running one gets its
+ * cancel flag (the engine stops it between iterations).  Safe to call at any time.
+ */
+static void
+withdraw_request(ServiceSlot *slot)
+{
+	uint32		queued = SLOT_QUEUED;
+
+	pg_atomic_write_u32(&slot->cancel, 1);
+	(void) pg_atomic_compare_exchange_u32(&slot->state, &queued, SLOT_IDLE);
+}
+
+/* True when the slot holds no request the engine may still work on. */
+static bool
+slot_settled(ServiceSlot *slot)
+{
+	uint32		state = pg_atomic_read_u32(&slot->state);
+
+	return state != SLOT_QUEUED && state != SLOT_RUNNING;
+}
+
+/*
+ * Waits until this backend's previous request (one it left on ERROR or cancel, which the engine
+ * is stopping) is settled, so that the slot can take a new one.
+ */
+static void
+wait_for_idle_slot(ServiceSlot *slot)
+{
+	while (!slot_settled(slot))
+	{
+		withdraw_request(slot);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 50,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * Waits on the latch until the engine answers.  On a cancel or termination request, withdraws
+ * the request and gives the engine CANCEL_ACK_MS to stop before CHECK_FOR_INTERRUPTS raises the
+ * cancel; any ERROR on the way out withdraws it too.
+ */
+static void
+wait_for_answer(ServiceSlot *slot)
+{
+	PG_TRY();
+	{
+		while (!slot_settled(slot))
+		{
+			if (InterruptPending && (QueryCancelPending || ProcDiePending))
+			{
+				TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+																   CANCEL_ACK_MS);
+
+				withdraw_request(slot);
+				while (!slot_settled(slot) && GetCurrentTimestamp() < deadline)
+				{
+					(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+									 10, PG_WAIT_EXTENSION);
+					ResetLatch(MyLatch);
+				}
+				CHECK_FOR_INTERRUPTS();
+			}
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000,
+							 PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	PG_CATCH();
+	{
+		withdraw_request(slot);
+		progress_end();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	pg_read_barrier();
+}
+
+/* ERROR (device => 'gpu') for a request the service failed. */
+static void
+report_service_failure(const ServiceOutcome *out)
+{
+	ereport(ERROR,
+			(errcode(out->status == PR_ERR_NOMEM ? ERRCODE_OUT_OF_MEMORY
+					 : out->status == PR_ERR_INVALID ? ERRCODE_INVALID_PARAMETER_VALUE
+					 : ERRCODE_SYSTEM_ERROR),
+			 errmsg("the powerrank GPU service failed (%s)",
+					pr_status_name((PrStatus) out->status)),
+			 errdetail("%s", out->message),
+			 errhint("device => 'auto' computes on the CPU when the service fails; SELECT * FROM powerrank_service shows its state.")));
+}
+
+/*
+ * Runs an algorithm on the service: PageRank (restart, n*k scores) or HITS (hubs, authorities).
+ * True with the results and stats filled; false when the service failed and the caller should run
+ * on the CPU ('auto': after a NOTICE, with run->fallback set).  ERROR for 'gpu' failures and for
+ * cancels.
+ */
+bool
+service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha, const PrRestart *restart,
+			 const RankOptions *options, double *out1, double *out2, PrRunStats *stats)
+{
+	ServiceSlot *slot = service_my_slot();
+	ServiceRequest req;
+	ServiceOutcome outcome;
+	dsm_segment *segment;
+	const double *result;
+	bool		ok;
+
+	wait_for_idle_slot(slot);
+
+	memset(&req, 0, sizeof(req));
+	req.request_id = slot->request.request_id + 1;
+	req.algorithm = algorithm;
+	req.alpha = alpha;
+	req.tolerance = options->tolerance;
+	req.norm = (int) options->norm;
+	req.max_iterations = options->max_iterations;
+	req.k = algorithm == SERVICE_HITS ? 1 : restart->k;
+	req.restart_uniform = algorithm == SERVICE_HITS || restart->uniform;
+	req.restart_entries = req.restart_uniform ? 0 : restart->ptr[restart->k];
+	req.n_nodes = run->graph.n_nodes;
+	req.n_edges = run->graph.n_edges;
+	req.graph_cached = run->cache_segment != NULL;
+	if (req.graph_cached)
+	{
+		req.graph_handle = dsm_segment_handle(run->cache_segment);
+		req.graph_entry_id = run->cache_entry_id;
+	}
+
+	segment = create_request_segment(run, algorithm, restart, &req);
+	if (segment == NULL)
+	{
+		strlcpy(outcome.message, "no dynamic shared memory segment left for the request",
+				sizeof(outcome.message));
+		outcome.status = PR_ERR_NOMEM;
+		ok = false;
+	}
+	else
+	{
+		progress_begin(run->algorithm, true, req.n_nodes, req.n_edges, req.k);
+		slot->backend_pid = MyProcPid;
+		slot->latch = MyLatch;
+		slot->request = req;
+		pg_atomic_write_u32(&slot->cancel, 0);
+		(void) pg_atomic_exchange_u32(&slot->state, SLOT_QUEUED);
+		pg_atomic_fetch_add_u32(&service->doorbell, 1);
+		service_futex_wake(&service->doorbell);
+
+		wait_for_answer(slot);
+		outcome = slot->outcome;
+		ok = pg_atomic_read_u32(&slot->state) == SLOT_DONE && outcome.request_id == req.request_id;
+		if (!ok && outcome.request_id != req.request_id)
+		{
+			outcome.status = PR_ERR_ENGINE;
+			strlcpy(outcome.message, "the service answered another request",
+					sizeof(outcome.message));
+		}
+		pg_atomic_write_u32(&slot->state, SLOT_IDLE);
+		progress_end();
+		if (ok)
+		{
+			result = (const double *) ((char *) dsm_segment_address(segment) +
+									   ((ServiceRequestHeader *) dsm_segment_address(segment))->off_result);
+			if (algorithm == SERVICE_HITS)
+			{
+				memcpy(out1, result, req.n_nodes * sizeof(double));
+				memcpy(out2, result + req.n_nodes, req.n_nodes * sizeof(double));
+			}
+			else
+				memcpy(out1, result, req.n_nodes * req.k * sizeof(double));
+		}
+		dsm_detach(segment);
+	}
+
+	if (ok)
+	{
+		strlcpy(run->engine_name, outcome.engine, sizeof(run->engine_name));
+		stats->iterations = outcome.iterations;
+		stats->residual = outcome.residual;
+		stats->converged = outcome.converged;
+		stats->seconds = outcome.seconds;
+		stats->engine = run->engine_name;
+		run->resident = outcome.resident;
+		return true;
+	}
+	if (run->device == RANK_DEVICE_GPU)
+		report_service_failure(&outcome);
+	snprintf(run->fallback, sizeof(run->fallback), "%s", outcome.message);
+	ereport(NOTICE,
+			(errmsg("the powerrank GPU service failed (%s), computing on the CPU instead",
+					pr_status_name((PrStatus) outcome.status)),
+			 errdetail("%s", outcome.message)));
+	return false;
+}

@@ -1,0 +1,790 @@
+/*
+ * service_engine.c — the engine process of the GPU service: a plain child of the service worker
+ * that owns the engine (for the GPU engine: the CUDA context) and serves ranking requests.
+ *
+ * Rules of this process (it is not a PostgreSQL backend and the postmaster does not know it):
+ *  - no palloc, no elog, no PostgreSQL lock: memory comes from malloc, errors go into the slot's
+ *    outcome, and the only shared state it touches is the channel (atomics, barriers, futex,
+ *    SetLatch, which takes no lock) and the segments it maps itself;
+ *  - segments (the cache's graph, the backend's request segment) are mapped by name with
+ *    shm_open / shmat / open + mmap, not through dsm_attach: the mapping is private to this
+ *    process, so a backend that leaves (ERROR, cancel) never pulls memory from under the engine,
+ *    and the engine dying never leaves a PostgreSQL reference count behind;
+ *  - it dies with the worker (PR_SET_PDEATHSIG), and exits with _exit (no PostgreSQL exit hooks).
+ *
+ * Graphs of the cache stay resident between requests: a prepared engine per (cache entry id,
+ * with out-edges), least recently used first out when powerrank.gpu_memory is exceeded.
+ */
+#include "service.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "storage/dsm_impl.h"
+#include "utils/ps_status.h"
+
+#include "pr_gpu.h"
+
+/* Resident graphs at most (besides the memory limit). */
+#define MAX_RESIDENT SERVICE_MAX_RESIDENT
+
+/* A graph the engine process has mapped, and the engine prepared on it. */
+typedef struct Resident
+{
+	bool		used;
+	uint64		entry_id;		/* cache entry id (0: a one-off graph, never kept) */
+	dsm_handle	handle;			/* its segment */
+	bool		with_out;		/* out-edges added (HITS) */
+	void	   *base;			/* the mapping */
+	size_t		size;
+	bool		sysv;			/* mapped with shmat (unmap with shmdt) */
+	PrGraph		graph;			/* view into the mapping (+ malloc'd out-edges) */
+	bool		own_out;
+	PrEngine   *engine;
+	bool		prepared;
+	ServiceAlgorithm prepared_algorithm;
+	int			prepared_k;
+	size_t		bytes;
+	uint64		last_used;
+} Resident;
+
+/* The GPU library's entry points (dlsym). */
+typedef struct GpuLibrary
+{
+	void		(*options_init) (PrGpuOptions *opts);
+	PrEngine   *(*engine_create) (const PrGpuOptions *opts, PrError *err);
+	PrStatus	(*engine_report) (PrEngine *engine, PrGpuReport *out, PrError *err);
+	int			(*device_count) (void);
+} GpuLibrary;
+
+static const ServiceEngineConfig *config;
+static GpuLibrary gpu;
+static Resident residents[MAX_RESIDENT];
+static uint64 use_clock = 0;
+static pid_t parent_pid;
+
+/* Ends the engine process at once, without PostgreSQL's exit hooks. */
+static void
+engine_exit(int code)
+{
+	_exit(code);
+}
+
+/* Records why the engine cannot start and exits so that the worker does not retry at once. */
+static void
+engine_unavailable(const char *message)
+{
+	strlcpy(service->engine_error, message, sizeof(service->engine_error));
+	pg_write_barrier();
+	engine_exit(ENGINE_EXIT_UNAVAILABLE);
+}
+
+/* Resets what the process inherited from the worker: signal handlers, the signal mask. */
+static void
+reset_process_state(void)
+{
+	sigset_t	none;
+	int			sig;
+
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	MyProcPid = getpid();
+	parent_pid = getppid();
+	set_ps_display("engine process");	/* writes the title buffer only */
+	/* die with the worker; it may have died before the call */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent_pid)
+		engine_exit(1);
+}
+
+/* Loads libpowerrank_gpu.so and finds its entry points (false with message on failure). */
+static bool
+load_gpu_library(char *message, size_t message_size)
+{
+	void	   *handle = dlopen(config->gpu_library, RTLD_NOW | RTLD_LOCAL);
+
+	if (handle == NULL)
+	{
+		snprintf(message, message_size, "cannot load the GPU library \"%s\": %s",
+				 config->gpu_library, dlerror());
+		return false;
+	}
+	gpu.options_init = (void (*) (PrGpuOptions *)) dlsym(handle, "pr_gpu_options_init");
+	gpu.engine_create = (PrEngine * (*) (const PrGpuOptions *, PrError *))
+		dlsym(handle, "pr_gpu_engine_create");
+	gpu.engine_report = (PrStatus (*) (PrEngine *, PrGpuReport *, PrError *))
+		dlsym(handle, "pr_gpu_engine_report");
+	gpu.device_count = (int (*) (void)) dlsym(handle, "pr_gpu_device_count");
+	if (gpu.options_init == NULL || gpu.engine_create == NULL || gpu.engine_report == NULL ||
+		gpu.device_count == NULL)
+	{
+		snprintf(message, message_size, "the GPU library \"%s\" lacks pr_gpu_* entry points",
+				 config->gpu_library);
+		return false;
+	}
+	return true;
+}
+
+/* Creates one engine of the configured kind (NULL with err set on failure). */
+static PrEngine *
+create_engine(PrError *err)
+{
+	PrGpuOptions opts;
+
+	if (config->kind == SERVICE_ENGINE_CPU_TEST)
+		return pr_cpu_engine_create(config->cpu_threads, &pr_malloc_allocator, err);
+	gpu.options_init(&opts);
+	opts.device = config->gpu_device;
+	opts.precision = (PrGpuPrecision) config->gpu_precision;
+	opts.kernel = (PrGpuKernel) config->gpu_kernel;
+	opts.memory_budget = (size_t) config->memory_limit;
+	return gpu.engine_create(&opts, err);
+}
+
+/*
+ * Starts the engine: loads the GPU library, checks for a device and prepares a two-node graph
+ * (creates the device context now rather than on the first request, and names the device).
+ * Publishes the engine and device names; exits UNAVAILABLE when no engine can run.
+ */
+static void
+start_engine(void)
+{
+	char		message[SERVICE_MESSAGE_LEN];
+	PrError		err = {0};
+
+	if (config->kind == SERVICE_ENGINE_CPU_TEST)
+	{
+		strlcpy(service->engine_name, "cpu-test", sizeof(service->engine_name));
+		snprintf(service->device_name, sizeof(service->device_name),
+				 "CPU engine in the service process (%d threads; test engine)",
+				 config->cpu_threads);
+	}
+	else
+	{
+		static const int64_t src[] = {1, 2};
+		static const int64_t dst[] = {2, 1};
+		PrBuildOptions build = {0};
+		PrGraph		tiny;
+		PrGpuReport report;
+		PrEngine   *probe;
+
+		if (!load_gpu_library(message, sizeof(message)))
+			engine_unavailable(message);
+		if (gpu.device_count() <= config->gpu_device)
+		{
+			snprintf(message, sizeof(message), "no CUDA device %d (%d found)",
+					 config->gpu_device, gpu.device_count());
+			engine_unavailable(message);
+		}
+		probe = create_engine(&err);
+		if (probe == NULL)
+			engine_unavailable(err.message);
+		memset(&tiny, 0, sizeof(tiny));
+		build.n_threads = 1;
+		if (pr_graph_build(src, dst, NULL, 2, &build, &pr_malloc_allocator, &tiny, &err) != PR_OK ||
+			probe->ops->prepare(probe, &tiny, 1, 2, PR_NEED_PULL_NORMALIZED, &err) != PR_OK ||
+			gpu.engine_report(probe, &report, &err) != PR_OK)
+		{
+			snprintf(message, sizeof(message), "the GPU engine does not start: %s", err.message);
+			engine_unavailable(message);
+		}
+		strlcpy(service->engine_name, "gpu", sizeof(service->engine_name));
+		snprintf(service->device_name, sizeof(service->device_name), "%s (device %d)",
+				 report.device, config->gpu_device);
+		probe->ops->release(probe);
+		pr_graph_free(&tiny, &pr_malloc_allocator);
+	}
+	service->has_device = true;
+	service->engine_error[0] = '\0';
+	pg_atomic_write_u32(&service->engine_ready, 1);
+}
+
+/*
+ * Maps a dynamic shared memory segment by its handle the way PostgreSQL names it, read-write.
+ * NULL with message on failure.
+ */
+static void *
+map_segment(dsm_handle handle, size_t *size, bool *sysv, char *message, size_t message_size)
+{
+	char		name[64];
+	struct stat st;
+	void	   *base;
+	int			fd;
+
+	*sysv = false;
+	if (handle & 1)
+	{
+		snprintf(message, message_size,
+				 "segment %u lives in the main shared memory (min_dynamic_shared_memory > 0), which the engine process cannot map",
+				 handle);
+		return NULL;
+	}
+	if (config->dsm_type == DSM_IMPL_SYSV)
+	{
+		struct shmid_ds ds;
+		int			ident = shmget((key_t) handle, 0, 0);
+
+		if (ident < 0 || shmctl(ident, IPC_STAT, &ds) < 0 ||
+			(base = shmat(ident, NULL, 0)) == (void *) -1)
+		{
+			snprintf(message, message_size, "cannot map System V segment %u: %m", handle);
+			return NULL;
+		}
+		*size = ds.shm_segsz;
+		*sysv = true;
+		return base;
+	}
+	if (config->dsm_type == DSM_IMPL_POSIX)
+	{
+		snprintf(name, sizeof(name), "/PostgreSQL.%u", handle);
+		fd = shm_open(name, O_RDWR, 0);
+	}
+	else if (config->dsm_type == DSM_IMPL_MMAP)
+	{
+		snprintf(name, sizeof(name), PG_DYNSHMEM_DIR "/" PG_DYNSHMEM_MMAP_FILE_PREFIX "%u",
+				 handle);
+		fd = open(name, O_RDWR, 0);
+	}
+	else
+	{
+		snprintf(message, message_size, "dynamic_shared_memory_type %d is not supported",
+				 config->dsm_type);
+		return NULL;
+	}
+	if (fd < 0)
+	{
+		snprintf(message, message_size, "cannot open segment \"%s\": %m", name);
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0 || st.st_size <= 0)
+	{
+		snprintf(message, message_size, "cannot size segment \"%s\": %m", name);
+		close(fd);
+		return NULL;
+	}
+	base = mmap(NULL, (size_t) st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (base == MAP_FAILED)
+	{
+		snprintf(message, message_size, "cannot map segment \"%s\": %m", name);
+		return NULL;
+	}
+	*size = (size_t) st.st_size;
+	return base;
+}
+
+/* Unmaps a segment mapped by map_segment. */
+static void
+unmap_segment(void *base, size_t size, bool sysv)
+{
+	if (base == NULL)
+		return;
+	if (sysv)
+		shmdt(base);
+	else
+		munmap(base, size);
+}
+
+/* Frees everything a resident entry holds and empties it. */
+static void
+resident_free(Resident *r)
+{
+	if (r->engine != NULL)
+		r->engine->ops->release(r->engine);
+	if (r->own_out)
+	{
+		pr_free(&pr_malloc_allocator, r->graph.out_ptr);
+		pr_free(&pr_malloc_allocator, r->graph.out_dst);
+		pr_free(&pr_malloc_allocator, r->graph.out_weight);
+	}
+	unmap_segment(r->base, r->size, r->sysv);
+	memset(r, 0, sizeof(Resident));
+}
+
+/* Recomputes the resident counters the status view shows. */
+static void
+publish_residency(void)
+{
+	uint64		bytes = 0;
+	uint32		count = 0;
+	int			i;
+
+	for (i = 0; i < MAX_RESIDENT; i++)
+	{
+		pg_atomic_write_u64(&service->resident_ids[i],
+							residents[i].used ? residents[i].entry_id : 0);
+		if (residents[i].used)
+		{
+			count++;
+			bytes += residents[i].bytes;
+		}
+	}
+	pg_atomic_write_u32(&service->resident, count);
+	pg_atomic_write_u64(&service->device_bytes, bytes);
+}
+
+/* Evicts one resident entry (counted). */
+static void
+evict(Resident *r)
+{
+	resident_free(r);
+	pg_atomic_fetch_add_u64(&service->evictions, 1);
+}
+
+/*
+ * Evicts least recently used entries other than keep until the resident bytes fit under the
+ * memory limit (0: no limit) — or, with everything true, all of them but keep.
+ */
+static void
+evict_to_fit(const Resident *keep, bool everything)
+{
+	for (;;)
+	{
+		uint64		total = 0;
+		Resident   *lru = NULL;
+		int			i;
+
+		for (i = 0; i < MAX_RESIDENT; i++)
+		{
+			Resident   *r = &residents[i];
+
+			if (!r->used)
+				continue;
+			total += r->bytes;
+			if (r != keep && (lru == NULL || r->last_used < lru->last_used))
+				lru = r;
+		}
+		if (lru == NULL)
+			break;
+		if (!everything && (config->memory_limit <= 0 || total <= (uint64) config->memory_limit))
+			break;
+		evict(lru);
+	}
+	publish_residency();
+}
+
+/* The resident entry of a cache entry, or NULL. */
+static Resident *
+resident_find(uint64 entry_id, bool with_out)
+{
+	int			i;
+
+	for (i = 0; i < MAX_RESIDENT; i++)
+		if (residents[i].used && residents[i].entry_id == entry_id &&
+			residents[i].with_out == with_out)
+			return &residents[i];
+	return NULL;
+}
+
+/* A free resident entry, evicting the least recently used one when all are taken. */
+static Resident *
+resident_slot(void)
+{
+	Resident   *lru = NULL;
+	int			i;
+
+	for (i = 0; i < MAX_RESIDENT; i++)
+	{
+		if (!residents[i].used)
+			return &residents[i];
+		if (lru == NULL || residents[i].last_used < lru->last_used)
+			lru = &residents[i];
+	}
+	evict(lru);
+	return lru;
+}
+
+/*
+ * Drops resident graphs whose cache segment is gone (evicted from the cache, table changed):
+ * no request can name them again.  Only for POSIX segments, whose names can be probed; others
+ * leave by LRU.
+ */
+static void
+drop_vanished(void)
+{
+	char		name[64];
+	int			i;
+
+	if (config->dsm_type != DSM_IMPL_POSIX)
+		return;
+	for (i = 0; i < MAX_RESIDENT; i++)
+	{
+		Resident   *r = &residents[i];
+		int			fd;
+
+		if (!r->used)
+			continue;
+		snprintf(name, sizeof(name), "/PostgreSQL.%u", r->handle);
+		fd = shm_open(name, O_RDONLY, 0);
+		if (fd >= 0)
+			close(fd);
+		else if (errno == ENOENT)
+			evict(r);
+	}
+	publish_residency();
+}
+
+/* Bytes a prepared entry holds: the GPU engine's report, or host memory for the CPU engine. */
+static size_t
+resident_bytes(Resident *r, int k, int n_slots)
+{
+	PrGpuReport report;
+	PrError		err = {0};
+	size_t		bytes;
+
+	if (config->kind == SERVICE_ENGINE_GPU &&
+		gpu.engine_report(r->engine, &report, &err) == PR_OK)
+		return report.total_bytes;
+	bytes = r->size + (size_t) r->graph.n_nodes * (size_t) k * (size_t) n_slots * sizeof(double);
+	if (r->own_out)
+		bytes += (size_t) r->graph.n_edges * (sizeof(int32_t) + (r->graph.weighted ? 8 : 0)) +
+			(size_t) (r->graph.n_nodes + 1) * sizeof(int64_t);
+	return bytes;
+}
+
+/* Sets a failed outcome. */
+static void
+fail(ServiceOutcome *out, PrStatus status, const char *message)
+{
+	out->status = status == PR_OK ? PR_ERR_ENGINE : status;
+	strlcpy(out->message, message, sizeof(out->message));
+}
+
+/* should_stop of the driver: the backend asked to cancel, or the worker is gone. */
+static bool
+request_cancelled(void *arg)
+{
+	ServiceSlot *slot = (ServiceSlot *) arg;
+
+	return pg_atomic_read_u32(&slot->cancel) != 0 || getppid() != parent_pid;
+}
+
+/*
+ * Finds or makes the resident entry serving a request's graph: the cache segment (kept between
+ * requests) or the graph inside the request segment (a one-off entry, freed after the run).
+ */
+static Resident *
+graph_for_request(const ServiceRequest *req, char *request_base, size_t request_size,
+				  Resident *one_off, ServiceOutcome *out)
+{
+	bool		with_out = req->algorithm == SERVICE_HITS;
+	char		message[SERVICE_MESSAGE_LEN];
+	Resident   *r;
+	PrError		err = {0};
+
+	if (req->graph_cached)
+	{
+		r = resident_find(req->graph_entry_id, with_out);
+		if (r != NULL)
+			return r;
+		r = resident_slot();
+		r->base = map_segment(req->graph_handle, &r->size, &r->sysv, message, sizeof(message));
+		if (r->base == NULL)
+		{
+			fail(out, PR_ERR_INVALID, message);
+			return NULL;
+		}
+		r->used = true;
+		r->entry_id = req->graph_entry_id;
+		r->handle = req->graph_handle;
+		r->with_out = with_out;
+		if (pr_graph_view_flat(r->base, r->size, &r->graph, &err) != PR_OK)
+		{
+			resident_free(r);
+			fail(out, PR_ERR_INVALID, err.message);
+			return NULL;
+		}
+	}
+	else
+	{
+		const ServiceRequestHeader *h = (const ServiceRequestHeader *) request_base;
+
+		r = one_off;
+		memset(r, 0, sizeof(Resident));
+		r->used = true;
+		if (h->off_graph == 0 || h->off_graph + h->graph_size > request_size ||
+			pr_graph_view_flat(request_base + h->off_graph, h->graph_size, &r->graph, &err) != PR_OK)
+		{
+			fail(out, PR_ERR_INVALID, err.message[0] ? err.message : "request graph is missing");
+			return NULL;
+		}
+	}
+	if (r->graph.n_nodes != req->n_nodes || r->graph.n_edges != req->n_edges)
+	{
+		fail(out, PR_ERR_INVALID, "the mapped graph does not match the request");
+		if (r != one_off)
+			resident_free(r);
+		return NULL;
+	}
+	if (with_out && !r->graph.has_out_edges)
+	{
+		if (pr_graph_add_out_edges(&r->graph, &pr_malloc_allocator, &err) != PR_OK)
+		{
+			fail(out, err.status, err.message);
+			if (r != one_off)
+				resident_free(r);
+			return NULL;
+		}
+		r->own_out = true;
+	}
+	return r;
+}
+
+/* Runs the driver for a request on a resident entry; fills the outcome. */
+static PrStatus
+run_driver(ServiceSlot *slot, Resident *r, char *request_base, PrError *err,
+		   PrRunStats *stats)
+{
+	const ServiceRequest *req = &slot->request;
+	const ServiceRequestHeader *h = (const ServiceRequestHeader *) request_base;
+	double	   *result = (double *) (request_base + h->off_result);
+	PrIterOptions iter;
+	PrRestart	restart;
+
+	memset(&iter, 0, sizeof(iter));
+	iter.tolerance = req->tolerance;
+	iter.norm = (PrNorm) req->norm;
+	iter.max_iterations = req->max_iterations;
+	iter.check_every = 1;
+	iter.should_stop = request_cancelled;
+	iter.stop_arg = slot;
+	iter.progress = progress_report;
+	iter.progress_arg = slot;
+
+	if (r->engine == NULL && (r->engine = create_engine(err)) == NULL)
+		return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
+	slot->progress.phase = PHASE_PREPARING;
+	if (req->algorithm == SERVICE_HITS)
+		return pr_hits(r->engine, &r->graph, &iter, result, result + req->n_nodes, stats, err);
+
+	memset(&restart, 0, sizeof(restart));
+	restart.uniform = req->restart_uniform;
+	restart.k = req->k;
+	if (!req->restart_uniform)
+	{
+		restart.ptr = (const int64_t *) (request_base + h->off_restart_ptr);
+		restart.node = (const int32_t *) (request_base + h->off_restart_node);
+		restart.weight = (const double *) (request_base + h->off_restart_weight);
+	}
+	return pr_pagerank(r->engine, &r->graph, req->alpha, &restart, &iter, result, stats, err);
+}
+
+/* Checks that the request segment is what the request says (sizes, offsets in range). */
+static bool
+request_segment_valid(const ServiceRequest *req, const char *base, size_t size)
+{
+	const ServiceRequestHeader *h = (const ServiceRequestHeader *) base;
+	uint64		result_values;
+
+	if (size < sizeof(ServiceRequestHeader) || h->magic != SERVICE_REQUEST_MAGIC ||
+		h->total_size > size)
+		return false;
+	result_values = req->algorithm == SERVICE_HITS ? 2 * (uint64) req->n_nodes
+		: (uint64) req->n_nodes * (uint64) req->k;
+	if (h->off_result == 0 || h->off_result + result_values * sizeof(double) > h->total_size)
+		return false;
+	if (!req->restart_uniform &&
+		(h->off_restart_ptr + (uint64) (req->k + 1) * sizeof(int64) > h->total_size ||
+		 h->off_restart_node + (uint64) req->restart_entries * sizeof(int32) > h->total_size ||
+		 h->off_restart_weight + (uint64) req->restart_entries * sizeof(double) > h->total_size))
+		return false;
+	return true;
+}
+
+/*
+ * Serves one request: maps the request segment, finds (or maps and prepares) the graph, runs the
+ * driver into the request segment, fills the outcome.  Returns the status; PR_ERR_ENGINE from a
+ * real engine means the device context may be broken (the caller then exits).
+ */
+static PrStatus
+serve(ServiceSlot *slot, ServiceFault fault)
+{
+	const ServiceRequest *req = &slot->request;
+	ServiceOutcome *out = &slot->outcome;
+	char		message[SERVICE_MESSAGE_LEN];
+	char	   *request_base;
+	size_t		request_size;
+	bool		request_sysv;
+	Resident	one_off;
+	Resident   *r;
+	PrRunStats	stats;
+	PrError		err = {0};
+	PrStatus	status;
+	bool		resident;
+
+	memset(out, 0, sizeof(ServiceOutcome));
+	out->request_id = req->request_id;
+	memset(&stats, 0, sizeof(stats));
+
+	switch (fault)
+	{
+		case FAULT_ENGINE_ERROR:
+			fail(out, PR_ERR_ENGINE, "injected engine failure (powerrank_service_inject_fault)");
+			return PR_ERR_ENGINE;
+		case FAULT_OUT_OF_MEMORY:
+			fail(out, PR_ERR_NOMEM,
+				 "injected out of device memory (powerrank_service_inject_fault)");
+			return PR_ERR_NOMEM;
+		case FAULT_CRASH:
+			raise(SIGKILL);
+			break;
+		case FAULT_NONE:
+			break;
+	}
+
+	request_base = map_segment(req->request_handle, &request_size, &request_sysv, message,
+							   sizeof(message));
+	if (request_base == NULL)
+	{
+		fail(out, PR_ERR_INVALID, message);	/* the backend may have left: not a device failure */
+		return PR_ERR_INVALID;
+	}
+	if (!request_segment_valid(req, request_base, request_size))
+	{
+		unmap_segment(request_base, request_size, request_sysv);
+		fail(out, PR_ERR_INVALID, "malformed request segment");
+		return PR_ERR_INVALID;
+	}
+
+	drop_vanished();
+	r = graph_for_request(req, request_base, request_size, &one_off, out);
+	if (r == NULL)
+	{
+		unmap_segment(request_base, request_size, request_sysv);
+		return out->status;
+	}
+	resident = r->prepared && r->prepared_algorithm == req->algorithm && r->prepared_k == req->k;
+	r->last_used = ++use_clock;
+
+	status = run_driver(slot, r, request_base, &err, &stats);
+	if (status == PR_ERR_NOMEM && r != &one_off)
+	{
+		/* device memory taken by other resident graphs: free them and try once more */
+		evict_to_fit(r, true);
+		memset(&err, 0, sizeof(err));
+		status = run_driver(slot, r, request_base, &err, &stats);
+	}
+
+	if (status == PR_OK)
+	{
+		PrGpuReport report;
+		PrError		report_err;
+
+		out->iterations = stats.iterations;
+		out->residual = stats.residual;
+		out->converged = stats.converged;
+		out->seconds = stats.seconds;
+		out->resident = resident;
+		if (config->kind == SERVICE_ENGINE_GPU &&
+			gpu.engine_report(r->engine, &report, &report_err) == PR_OK)
+			strlcpy(out->engine, report.engine, sizeof(out->engine));
+		else
+			strlcpy(out->engine, "cpu-test via service", sizeof(out->engine));
+		pg_atomic_fetch_add_u64(resident ? &service->reuses : &service->uploads, 1);
+		r->prepared = true;
+		r->prepared_algorithm = req->algorithm;
+		r->prepared_k = req->k;
+		r->bytes = resident_bytes(r, req->k, req->algorithm == SERVICE_HITS ? 3 : 2);
+	}
+	else
+	{
+		fail(out, status, err.message[0] ? err.message : pr_status_name(status));
+		r->prepared = false;
+	}
+
+	if (r == &one_off)
+	{
+		one_off.base = NULL;	/* the graph lives in the request segment */
+		resident_free(&one_off);
+	}
+	else if (status != PR_OK && status != PR_ERR_INTERRUPTED)
+		resident_free(r);
+	unmap_segment(request_base, request_size, request_sysv);
+	evict_to_fit(NULL, false);
+	return status;
+}
+
+/* Index of a QUEUED slot taken (QUEUED -> RUNNING) by this process, or -1; round robin. */
+static int
+take_request(int *next)
+{
+	int			n = service->n_slots;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		int			index = (*next + i) % n;
+		uint32		expected = SLOT_QUEUED;
+
+		if (pg_atomic_read_u32(&service->slots[index].state) != SLOT_QUEUED)
+			continue;
+		if (pg_atomic_compare_exchange_u32(&service->slots[index].state, &expected,
+										   SLOT_RUNNING))
+		{
+			*next = (index + 1) % n;
+			return index;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Main loop of the engine process (after fork() in the worker): starts the engine, then serves
+ * queued requests one at a time, sleeping on the doorbell futex in between.  Never returns.
+ */
+void
+service_engine_main(const ServiceEngineConfig *engine_config)
+{
+	int			next = 0;
+
+	config = engine_config;
+	reset_process_state();
+	start_engine();
+
+	for (;;)
+	{
+		uint32		seen = pg_atomic_read_u32(&service->doorbell);
+		int			index = take_request(&next);
+		ServiceSlot *slot;
+		ServiceFault fault;
+		PrStatus	status;
+
+		if (getppid() != parent_pid)
+			engine_exit(1);
+		if (index < 0)
+		{
+			service_futex_wait(&service->doorbell, seen, 1000);
+			continue;
+		}
+		slot = &service->slots[index];
+		pg_read_barrier();
+		fault = (ServiceFault) pg_atomic_exchange_u32(&service->fault, FAULT_NONE);
+		status = serve(slot, fault);
+		/* about to restart (below): no new request may be queued to this process */
+		if (status == PR_ERR_ENGINE)
+			pg_atomic_write_u32(&service->engine_ready, 0);
+
+		/* publish: outcome first, then the state, then wake the backend */
+		pg_atomic_fetch_add_u64(status == PR_OK ? &service->served : &service->failures, 1);
+		pg_atomic_write_u32(&slot->state, status == PR_OK ? SLOT_DONE : SLOT_FAILED);
+		pg_memory_barrier();
+		if (slot->latch != NULL)
+			SetLatch(slot->latch);
+
+		/* a device error may leave the context unusable: start over in a fresh process */
+		if (status == PR_ERR_ENGINE)
+			engine_exit(ENGINE_EXIT_RESET);
+	}
+}
