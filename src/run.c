@@ -265,6 +265,23 @@ record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *sta
 }
 
 /*
+ * Records the statistics of a run over a graph without nodes (there is nothing to iterate: zero
+ * rows come back, converged); returns false when the graph has nodes.
+ */
+static bool
+finish_empty_run(RankRun *run, const RankOptions *options)
+{
+	PrRunStats	stats = {0};
+
+	if (run->graph.n_nodes != 0)
+		return false;
+	stats.converged = true;
+	stats.engine = "cpu";
+	record_and_check(run, options, &stats);
+	return true;
+}
+
+/*
  * Runs PageRank / personalized PageRank / RWR over the loaded graph into scores (n x k): on the
  * GPU service when the device choice says so and it answers, in this backend otherwise.
  */
@@ -278,13 +295,8 @@ rank_run_pagerank(RankRun *run, double alpha, const PrRestart *restart,
 	PrStatus	status;
 
 	iteration_options(options, &iter);
-	if (run->graph.n_nodes == 0)
-	{
-		stats.converged = true;
-		stats.engine = "cpu";
-		record_and_check(run, options, &stats);
+	if (finish_empty_run(run, options))
 		return;
-	}
 	if (service_wanted(run) &&
 		service_rank(run, SERVICE_PAGERANK, alpha, restart, options, scores, NULL, &stats))
 	{
@@ -312,13 +324,8 @@ rank_run_hits(RankRun *run, const RankOptions *options, double *hubs, double *au
 	PrStatus	status;
 
 	iteration_options(options, &iter);
-	if (run->graph.n_nodes == 0)
-	{
-		stats.converged = true;
-		stats.engine = "cpu";
-		record_and_check(run, options, &stats);
+	if (finish_empty_run(run, options))
 		return;
-	}
 	if (service_wanted(run) &&
 		service_rank(run, SERVICE_HITS, 0.0, NULL, options, hubs, authorities, &stats))
 	{
