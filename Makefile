@@ -6,7 +6,7 @@
 #                        (pg_cron and powerrank preloaded), then the isolation tests (two
 #                        sessions, specs/) in another one (run as a non-root user: initdb
 #                        refuses root)
-#   make check-core      C unit tests of the pure-C core (test/core, test/plan)
+#   make check-core      C unit tests of the pure-C core (test/core, test/plan, test/partition)
 #   make cuda            the GPU engine library (cuda/), where nvcc and cuda/Makefile exist;
 #                        `make install` then also installs it as $libdir/powerrank_gpu.so, the
 #                        library the GPU service loads (powerrank.gpu_library)
@@ -61,7 +61,7 @@ reference: $(REFERENCE_OUT)/done
 installcheck: reference
 
 check-core:
-	@for d in test/core test/plan; do \
+	@for d in test/core test/plan test/partition; do \
 		if [ -f $$d/Makefile ]; then $(MAKE) -C $$d || exit 1; \
 		else echo "check-core: $$d has no Makefile, skipped"; fi; \
 	done
@@ -85,6 +85,9 @@ uninstall-gpu:
 cuda:
 	@if [ -f cuda/Makefile ]; then $(MAKE) -C cuda; \
 	else echo "cuda: cuda/Makefile absent, skipped"; fi
+	@if [ -f cuda/Makefile.multi ] && [ -f $${NCCL_HOME:-/usr/local/cuda}/include/nccl.h ]; then \
+		$(MAKE) -C cuda -f Makefile.multi; \
+	else echo "cuda: no nccl.h, the multi-GPU library is skipped"; fi
 
 # The tests installcheck runs, one "pg_regress:NAME" / "isolation:NAME" per line (test/run_all.sh
 # counts each).

@@ -1,0 +1,91 @@
+#!/bin/bash
+# bench/multi/device_run.sh — the one script for one device call on nvidia-h200-x2 (issue 5):
+#   build the multi-GPU library and the bench, run the planner unit tests, then
+#   check   R-MAT 18 on 1 and 2 GPUs against a double-precision CPU PageRank (csr + cusparse)
+#   stream  R-MAT 24 streamed with a device budget of 0.4 x the matrix (the graph is 2.5x the
+#           budget), pinned whole; then again with 256 MiB of pinned memory (staged blocks)
+#   big     R-MAT 26 (1.07 G edges) on 1 and 2 GPUs, csr and cusparse local kernels: ms per
+#           product, per product + all-gather, per PageRank iteration, parallel efficiency
+# Each phase gets what is left of the budget (timeout); logs are line-buffered into $OUT, so a run
+# cut off from outside still brings back what it printed.  The summary comes last.
+#
+#   usage: bench/multi/device_run.sh [phase ...]   (default: build tests check stream big)
+#   env:   OUT (default ./bench-out), BUDGET (seconds, default 560), BIG_SCALE (default 26),
+#          GPUS (default 1,2; on nvidia-h200-x4: 1,2,4)
+#
+# NCCL: on the lent machines nccl.h and libnccl.so.2 come with the Python package nvidia-nccl-cu13:
+#   python3 -c "import nvidia.nccl; print(nvidia.nccl.__path__)"
+# prints the folder (it holds include/ and lib/); here (no GPU) they are in /usr/local/cuda.
+# NVLink multicast stays off: NCCL_NVLS_ENABLE=0 (pr_multi.cu also sets it before NCCL starts).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-$PWD/bench-out}
+BUDGET=${BUDGET:-560}
+BIG_SCALE=${BIG_SCALE:-26}
+GPUS=${GPUS:-1,2}
+mkdir -p "$OUT"
+START=$(date +%s)
+phases=("$@")
+[ ${#phases[@]} -eq 0 ] && phases=(build tests check stream big)
+has() { local p; for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
+left() { echo $(( BUDGET - ($(date +%s) - START) )); }
+SUMMARY=$OUT/summary.txt
+: > "$SUMMARY"
+note() { echo "$*" | tee -a "$SUMMARY"; }
+phase() {  # name limit_s log command...
+  local name=$1 limit=$2 log=$3; shift 3
+  local t0=$(date +%s) rc
+  if [ "$limit" -lt 10 ]; then note "$name: skipped (budget spent)"; return 0; fi
+  timeout --kill-after=5 "$limit" stdbuf -oL -eL "$@" > "$log" 2>&1
+  rc=$?
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    note "$name: CUT OFF after $(( $(date +%s) - t0 )) s (limit $limit s); partial log $log"
+  else
+    note "$name: exit $rc in $(( $(date +%s) - t0 )) s"
+  fi
+  return 0
+}
+
+# where NCCL is: the pip package first, then the CUDA toolkit
+NCCL_HOME=${NCCL_HOME:-}
+if [ -z "$NCCL_HOME" ]; then
+  for py in python3 /usr/bin/python3; do
+    d=$($py -c "import nvidia.nccl as m; print(list(m.__path__)[0])" 2>/dev/null) && [ -f "$d/include/nccl.h" ] && { NCCL_HOME=$d; break; }
+  done
+fi
+[ -z "$NCCL_HOME" ] && [ -f /usr/local/cuda/include/nccl.h ] && NCCL_HOME=/usr/local/cuda
+export NCCL_HOME NCCL_NVLS_ENABLE=0
+export LD_LIBRARY_PATH=$NCCL_HOME/lib:$NCCL_HOME/lib64:${LD_LIBRARY_PATH:-}
+BENCH=bench/multi/build/multi_bench
+
+if has build; then
+  {
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+    nvidia-smi topo -m 2>/dev/null | head -5
+    echo "cpus: $(nproc); NCCL_HOME=$NCCL_HOME"; ls "$NCCL_HOME/include/nccl.h" "$NCCL_HOME"/lib*/libnccl* 2>&1
+    make -C cuda -f Makefile.multi -j16 NCCL_HOME="$NCCL_HOME" 2>&1 | tail -3
+    make -C bench/multi NCCL_HOME="$NCCL_HOME" 2>&1 | tail -2
+  } > "$OUT/build.log" 2>&1
+  note "build: $(grep -cE ' error|Error [0-9]' "$OUT/build.log") error line(s); $(head -1 "$OUT/build.log"); NCCL_HOME=$NCCL_HOME"
+  [ -x "$BENCH" ] || { note "build failed"; tail -40 "$OUT/build.log"; exit 1; }
+fi
+if has tests; then
+  phase tests 60 "$OUT/test_partition.log" make -C test/partition
+  note "partition unit tests: $(tail -1 "$OUT/test_partition.log")"
+fi
+# reserves: what the later phases need at least (stream ~60 s, big ~300 s)
+has check  && phase check  $(( $(left) - 360 )) "$OUT/check.log"  "$BENCH" --rmat 18 --gpus "$GPUS" --check-cpu --iters 30 --reps 20
+has stream && phase stream $(( ($(left) - 300) / 2 )) "$OUT/stream.log" "$BENCH" --stream --rmat 24 --budget-frac 0.4 --reps 5
+has stream && phase stream_staged $(( $(left) - 300 )) "$OUT/stream_staged.log" "$BENCH" --stream --rmat 24 --budget-frac 0.4 --pinned-mb 256 --reps 5
+has big    && phase big    $(( $(left) - 5 )) "$OUT/big.log" "$BENCH" --rmat "$BIG_SCALE" --gpus "$GPUS" --kernels csr,cusparse --reps 20 --iters 20
+
+{
+  echo
+  echo "===== summary ($(( $(date +%s) - START )) s of $BUDGET) ====="
+  cat "$SUMMARY"
+  for f in "$OUT"/check.log "$OUT"/stream.log "$OUT"/stream_staged.log "$OUT"/big.log; do
+    [ -f "$f" ] || continue
+    echo; echo "--- $(basename "$f" .log)"
+    grep -E '^(\||# )' "$f" || tail -8 "$f"
+  done
+} | tee "$OUT/summary_table.txt"

@@ -1,0 +1,659 @@
+/*
+ * pr_multi.cu — PageRank over several local GPUs: row partition (pr_partition), local CSR
+ * products, the vector exchanged with ncclAllGather (see pr_multi.h).
+ */
+#include "pr_multi.h"
+#include "pr_multi_kernels.cuh"
+
+#include <cuda_runtime.h>
+#include <cusparse.h>
+#include <nccl.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <thread>
+#include <vector>
+
+/* Records a failed CUDA call in err and returns from the enclosing function. */
+#define PRM_CUDA(call) do { \
+	cudaError_t cuda_status_ = (call); \
+	if (cuda_status_ != cudaSuccess) \
+		return pr_error_set(err, cuda_status_ == cudaErrorMemoryAllocation ? PR_ERR_NOMEM : PR_ERR_ENGINE, \
+							"multi-GPU: %s failed: %s (%s:%d)", #call, \
+							cudaGetErrorString(cuda_status_), __FILE__, __LINE__); \
+} while (0)
+
+/* Same for NCCL calls. */
+#define PRM_NCCL(call) do { \
+	ncclResult_t nccl_status_ = (call); \
+	if (nccl_status_ != ncclSuccess) \
+		return pr_error_set(err, PR_ERR_ENGINE, "multi-GPU: %s failed: %s (%s:%d)", #call, \
+							ncclGetErrorString(nccl_status_), __FILE__, __LINE__); \
+} while (0)
+
+/* Same for cuSPARSE calls. */
+#define PRM_CUSPARSE(call) do { \
+	cusparseStatus_t sp_status_ = (call); \
+	if (sp_status_ != CUSPARSE_STATUS_SUCCESS) \
+		return pr_error_set(err, sp_status_ == CUSPARSE_STATUS_ALLOC_FAILED ? PR_ERR_NOMEM : PR_ERR_ENGINE, \
+							"multi-GPU: %s failed: %s (%s:%d)", #call, \
+							cusparseGetErrorString(sp_status_), __FILE__, __LINE__); \
+} while (0)
+
+/* Checks the launch just made. */
+#define PRM_LAUNCHED() PRM_CUDA(cudaGetLastError())
+
+/* One GPU's share: its rows' CSR, the whole vector twice (current, next) and the reductions. */
+typedef struct MultiGpu
+{
+	int			dev;
+	cudaStream_t stream;
+	ncclComm_t	comm;
+	cusparseHandle_t sp;
+	int64_t		slot_begin;
+	int64_t		rows;
+	int64_t		nnz;
+	int64_t		n_long;			/* rows [0, n_long) are chunked */
+	int64_t		warp_end;		/* rows [n_long, warp_end) a warp each, the rest 4 lanes */
+	int64_t		long_or_warp_end;	/* planning: end of the rows of 32 entries or more */
+	int64_t		n_chunks;
+	int64_t    *d_ptr;
+	int32_t    *d_col;
+	float	   *d_val;
+	int64_t    *d_chunk_begin;
+	int64_t    *d_chunk_end;
+	int64_t    *d_first_chunk;
+	float	   *d_partial;
+	float	   *d_x[2];			/* the whole vector (n_slots), current and next */
+	uint8_t    *d_dangling;		/* [rows] own rows that are dangling */
+	double	   *d_part;			/* [2 PRM_REDUCE_BLOCKS] */
+	double	   *d_red[2];		/* [2] (residual, dangling mass) of x[0] / x[1] */
+	int32_t    *d_ptr32;		/* cuSPARSE */
+	cusparseSpMatDescr_t sp_mat;
+	cusparseDnVecDescr_t sp_x[2];
+	cusparseDnVecDescr_t sp_y[2];
+	void	   *sp_buffer;
+	size_t		bytes;
+} MultiGpu;
+
+struct PrMulti
+{
+	PrMultiOptions opt;
+	int			n_gpus;
+	MultiGpu	gpu[PR_MULTI_MAX_GPUS];
+	bool		comms;
+	bool		prepared;
+	PrPartition part;
+	PrMultiReport report;
+};
+
+/* Fills the defaults. */
+void
+pr_multi_options_init(PrMultiOptions *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->n_gpus = 0;
+	opts->method = PR_PARTITION_GREEDY;
+	opts->kernel = PR_MULTI_KERNEL_CSR;
+	opts->check_every = 1;
+}
+
+/* Visible CUDA devices. */
+int
+pr_multi_device_count(void)
+{
+	int			n = 0;
+
+	if (cudaGetDeviceCount(&n) != cudaSuccess)
+		return 0;
+	return n;
+}
+
+/* Grid of the row kernels for rows x lanes threads. */
+static unsigned
+grid_for(int64_t threads)
+{
+	return (unsigned) ((threads + PRM_THREADS - 1) / PRM_THREADS);
+}
+
+/* Blocks of the reduction kernels over n rows. */
+static int
+reduce_blocks(int64_t n)
+{
+	int64_t		b = (n + PRM_THREADS - 1) / PRM_THREADS;
+
+	return (int) (b < 1 ? 1 : (b > PRM_REDUCE_BLOCKS ? PRM_REDUCE_BLOCKS : b));
+}
+
+/* Creates the communicators (NVLink multicast off) and a stream per GPU. */
+static PrStatus
+multi_init(PrMulti *m, PrError *err)
+{
+	int			devs[PR_MULTI_MAX_GPUS];
+	ncclComm_t	comms[PR_MULTI_MAX_GPUS];
+	int			visible = 0;
+	int			version = 0;
+
+	PRM_CUDA(cudaGetDeviceCount(&visible));
+	m->n_gpus = m->opt.n_gpus > 0 ? m->opt.n_gpus : visible;
+	if (m->n_gpus < 1 || m->n_gpus > visible || m->n_gpus > PR_MULTI_MAX_GPUS)
+		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: %d GPUs asked, %d visible (at most %d)",
+							m->n_gpus, visible, PR_MULTI_MAX_GPUS);
+	for (int g = 0; g < m->n_gpus; g++)
+	{
+		MultiGpu   *G = &m->gpu[g];
+
+		G->dev = devs[g] = g;
+		PRM_CUDA(cudaSetDevice(g));
+		PRM_CUDA(cudaStreamCreateWithFlags(&G->stream, cudaStreamNonBlocking));
+		PRM_CUSPARSE(cusparseCreate(&G->sp));
+		PRM_CUSPARSE(cusparseSetStream(G->sp, G->stream));
+	}
+	/* never NVLink SHARP / multicast: the lent machines require it off */
+	if (setenv("NCCL_NVLS_ENABLE", "0", 1) != 0)
+		return pr_error_set(err, PR_ERR_ENGINE, "multi-GPU: setenv NCCL_NVLS_ENABLE failed");
+	PRM_NCCL(ncclCommInitAll(comms, m->n_gpus, devs));
+	m->comms = true;
+	for (int g = 0; g < m->n_gpus; g++)
+		m->gpu[g].comm = comms[g];
+	PRM_NCCL(ncclGetVersion(&version));
+	snprintf(m->report.nccl_version, sizeof(m->report.nccl_version), "%d", version);
+	{
+		cudaDeviceProp prop;
+
+		PRM_CUDA(cudaGetDeviceProperties(&prop, 0));
+		snprintf(m->report.device, sizeof(m->report.device), "%.95s", prop.name);
+	}
+	m->report.n_gpus = m->n_gpus;
+	return PR_OK;
+}
+
+/* Creates a PrMulti over the local GPUs. */
+PrMulti *
+pr_multi_create(const PrMultiOptions *opts, PrError *err)
+{
+	PrMulti    *m = (PrMulti *) calloc(1, sizeof(PrMulti));
+
+	if (m == NULL)
+	{
+		pr_error_set(err, PR_ERR_NOMEM, "multi-GPU: out of memory");
+		return NULL;
+	}
+	m->opt = *opts;
+	if (m->opt.check_every < 1)
+		m->opt.check_every = 1;
+	if (multi_init(m, err) != PR_OK)
+	{
+		pr_multi_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* Allocates device memory counted in the GPU's bytes. */
+template <typename T>
+static cudaError_t
+dev_alloc(MultiGpu *G, T **p, size_t count)
+{
+	cudaError_t s = cudaMalloc((void **) p, (count > 0 ? count : 1) * sizeof(T));
+
+	if (s == cudaSuccess)
+		G->bytes += (count > 0 ? count : 1) * sizeof(T);
+	return s;
+}
+
+/* Uploads one part's CSR and sets up its kernels' row classes (rows by descending length). */
+static PrStatus
+upload_part(PrMulti *m, int g, const PrPartCsr *lc, const std::vector<uint8_t> &dangling,
+			PrError *err)
+{
+	MultiGpu   *G = &m->gpu[g];
+	std::vector<int64_t> cb,
+				ce,
+				first(1, 0);
+
+	PRM_CUDA(cudaSetDevice(G->dev));
+	G->slot_begin = lc->slot_begin;
+	G->rows = lc->n_rows;
+	G->nnz = lc->nnz;
+	G->n_long = 0;
+	G->warp_end = 0;
+	for (int64_t i = 1; i < lc->n_rows; i++)
+		if (lc->ptr[i + 1] - lc->ptr[i] > lc->ptr[i] - lc->ptr[i - 1])
+		{
+			/* not by descending length (the ranges method): a warp per row, correct for any row */
+			G->warp_end = lc->n_rows;
+			break;
+		}
+	for (int64_t i = 0; i < lc->n_rows && G->warp_end == 0; i++)
+	{
+		int64_t		len = lc->ptr[i + 1] - lc->ptr[i];
+
+		if (len > PRM_CHUNK)
+		{
+			G->n_long = i + 1;
+			for (int64_t e = lc->ptr[i]; e < lc->ptr[i + 1]; e += PRM_CHUNK)
+			{
+				cb.push_back(e);
+				ce.push_back(e + PRM_CHUNK < lc->ptr[i + 1] ? e + PRM_CHUNK : lc->ptr[i + 1]);
+			}
+			first.push_back((int64_t) cb.size());
+		}
+		if (len >= 32)
+			G->long_or_warp_end = i + 1;
+	}
+	if (G->warp_end == 0)
+		G->warp_end = G->long_or_warp_end;
+	if (G->warp_end < G->n_long)
+		G->warp_end = G->n_long;
+	G->n_chunks = (int64_t) cb.size();
+
+	PRM_CUDA(dev_alloc(G, &G->d_ptr, (size_t) lc->n_rows + 1));
+	PRM_CUDA(dev_alloc(G, &G->d_col, (size_t) lc->nnz));
+	PRM_CUDA(dev_alloc(G, &G->d_val, (size_t) lc->nnz));
+	PRM_CUDA(dev_alloc(G, &G->d_chunk_begin, cb.size()));
+	PRM_CUDA(dev_alloc(G, &G->d_chunk_end, ce.size()));
+	PRM_CUDA(dev_alloc(G, &G->d_first_chunk, first.size()));
+	PRM_CUDA(dev_alloc(G, &G->d_partial, cb.size()));
+	PRM_CUDA(dev_alloc(G, &G->d_x[0], (size_t) m->part.n_slots));
+	PRM_CUDA(dev_alloc(G, &G->d_x[1], (size_t) m->part.n_slots));
+	PRM_CUDA(dev_alloc(G, &G->d_dangling, (size_t) lc->n_rows));
+	PRM_CUDA(dev_alloc(G, &G->d_part, 2 * (size_t) PRM_REDUCE_BLOCKS));
+	PRM_CUDA(dev_alloc(G, &G->d_red[0], 2));
+	PRM_CUDA(dev_alloc(G, &G->d_red[1], 2));
+	PRM_CUDA(cudaMemcpy(G->d_ptr, lc->ptr, ((size_t) lc->n_rows + 1) * sizeof(int64_t), cudaMemcpyHostToDevice));
+	PRM_CUDA(cudaMemcpy(G->d_col, lc->col, (size_t) lc->nnz * sizeof(int32_t), cudaMemcpyHostToDevice));
+	if (lc->val != NULL)
+		PRM_CUDA(cudaMemcpy(G->d_val, lc->val, (size_t) lc->nnz * sizeof(float), cudaMemcpyHostToDevice));
+	else
+		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: part %d has no values", g);
+	if (!cb.empty())
+	{
+		PRM_CUDA(cudaMemcpy(G->d_chunk_begin, cb.data(), cb.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
+		PRM_CUDA(cudaMemcpy(G->d_chunk_end, ce.data(), ce.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
+	}
+	PRM_CUDA(cudaMemcpy(G->d_first_chunk, first.data(), first.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
+	if (lc->n_rows > 0)
+		PRM_CUDA(cudaMemcpy(G->d_dangling, dangling.data(), (size_t) lc->n_rows, cudaMemcpyHostToDevice));
+	PRM_CUDA(cudaMemset(G->d_x[0], 0, (size_t) m->part.n_slots * sizeof(float)));
+	PRM_CUDA(cudaMemset(G->d_x[1], 0, (size_t) m->part.n_slots * sizeof(float)));
+	PRM_CUDA(cudaMemset(G->d_red[0], 0, 2 * sizeof(double)));
+	PRM_CUDA(cudaMemset(G->d_red[1], 0, 2 * sizeof(double)));
+
+	if (m->opt.kernel == PR_MULTI_KERNEL_CUSPARSE)
+	{
+		std::vector<int32_t> p32((size_t) lc->n_rows + 1);
+		float		one = 1.0f,
+					zero = 0.0f;
+		size_t		buffer = 0;
+
+		if (lc->nnz >= INT32_MAX || m->part.n_slots >= INT32_MAX)
+			return pr_error_set(err, PR_ERR_TOO_LARGE, "multi-GPU: cuSPARSE part %d has %lld entries (32-bit indices)",
+								g, (long long) lc->nnz);
+		for (int64_t i = 0; i <= lc->n_rows; i++)
+			p32[(size_t) i] = (int32_t) lc->ptr[i];
+		PRM_CUDA(dev_alloc(G, &G->d_ptr32, p32.size()));
+		PRM_CUDA(cudaMemcpy(G->d_ptr32, p32.data(), p32.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
+		PRM_CUSPARSE(cusparseCreateCsr(&G->sp_mat, lc->n_rows, m->part.n_slots, lc->nnz, G->d_ptr32, G->d_col,
+									   G->d_val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+									   CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+		for (int k = 0; k < 2; k++)
+		{
+			PRM_CUSPARSE(cusparseCreateDnVec(&G->sp_x[k], m->part.n_slots, G->d_x[k], CUDA_R_32F));
+			PRM_CUSPARSE(cusparseCreateDnVec(&G->sp_y[k], lc->n_rows > 0 ? lc->n_rows : 1,
+											 G->d_x[k] + G->slot_begin, CUDA_R_32F));
+		}
+		PRM_CUSPARSE(cusparseSpMV_bufferSize(G->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, G->sp_mat,
+											 G->sp_x[0], &zero, G->sp_y[1], CUDA_R_32F,
+											 CUSPARSE_SPMV_ALG_DEFAULT, &buffer));
+		PRM_CUDA(dev_alloc(G, (unsigned char **) &G->sp_buffer, buffer));
+	}
+	return PR_OK;
+}
+
+/* Partitions the matrix, builds each part's CSR (one host thread per part) and uploads them. */
+PrStatus
+pr_multi_prepare(PrMulti *m, int64_t n, const int64_t *ptr, const int32_t *col, const double *val,
+				 const double *out_strength, PrError *err)
+{
+	PrPartitionOptions popt;
+	std::vector<double> inv_out((size_t) n + 1);
+	std::vector<PrPartCsr> lcs((size_t) m->n_gpus);
+	std::vector<PrError> errs((size_t) m->n_gpus);
+	std::vector<PrStatus> sts((size_t) m->n_gpus, PR_OK);
+	std::vector<std::thread> threads;
+	double		t0 = pr_clock_seconds();
+	PrStatus	st = PR_OK;
+
+	if (m->prepared)
+		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: already prepared");
+	pr_partition_options_init(&popt);
+	popt.n_parts = m->n_gpus;
+	popt.method = m->opt.method;
+	if ((st = pr_partition_build(n, ptr, &popt, &pr_malloc_allocator, &m->part, err)) != PR_OK)
+		return st;
+	for (int64_t v = 0; v < n; v++)
+		inv_out[(size_t) v] = out_strength[v] > 0 ? 1.0 / out_strength[v] : 0.0;
+	for (int g = 0; g < m->n_gpus; g++)
+		threads.emplace_back([&, g]() {
+			sts[(size_t) g] = pr_partition_local_csr(&m->part, g, ptr, col, val, inv_out.data(),
+													 &pr_malloc_allocator, &lcs[(size_t) g], &errs[(size_t) g]);
+		});
+	for (auto &t : threads)
+		t.join();
+	for (int g = 0; g < m->n_gpus; g++)
+		if (sts[(size_t) g] != PR_OK)
+		{
+			*err = errs[(size_t) g];
+			st = sts[(size_t) g];
+		}
+	m->report.partition_seconds = pr_clock_seconds() - t0;
+	t0 = pr_clock_seconds();
+	for (int g = 0; g < m->n_gpus && st == PR_OK; g++)
+	{
+		std::vector<uint8_t> dang((size_t) lcs[(size_t) g].n_rows + 1);
+
+		for (int64_t i = 0; i < lcs[(size_t) g].n_rows; i++)
+			dang[(size_t) i] = out_strength[m->part.slot_to_node[lcs[(size_t) g].slot_begin + i]] > 0 ? 0 : 1;
+		st = upload_part(m, g, &lcs[(size_t) g], dang, err);
+	}
+	for (int g = 0; g < m->n_gpus; g++)
+		if (sts[(size_t) g] == PR_OK)
+			pr_part_csr_free(&lcs[(size_t) g], &pr_malloc_allocator);
+	if (st != PR_OK)
+		return st;
+	m->report.upload_seconds = pr_clock_seconds() - t0;
+	m->report.kernel = m->opt.kernel == PR_MULTI_KERNEL_CUSPARSE ? "cusparse" : "csr";
+	m->report.method = pr_partition_method_name(m->opt.method);
+	m->report.n_nodes = n;
+	m->report.n_edges = ptr[n];
+	m->report.stride = m->part.stride;
+	m->report.edge_imbalance = pr_partition_edge_imbalance(&m->part);
+	m->report.row_imbalance = pr_partition_row_imbalance(&m->part);
+	for (int g = 0; g < m->n_gpus; g++)
+	{
+		m->report.rows[g] = m->part.rows[g];
+		m->report.edges[g] = m->part.edges[g];
+		m->report.device_bytes[g] = m->gpu[g].bytes;
+	}
+	m->prepared = true;
+	return PR_OK;
+}
+
+/* The report. */
+PrStatus
+pr_multi_report(PrMulti *m, PrMultiReport *out, PrError *err)
+{
+	if (!m->prepared)
+		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: not prepared");
+	*out = m->report;
+	return PR_OK;
+}
+
+/* Enqueues GPU g's local product: own rows of x[dst] from the whole x[src]. */
+static PrStatus
+enqueue_product(PrMulti *m, int g, int src, int dst, PrError *err)
+{
+	MultiGpu   *G = &m->gpu[g];
+	float	   *y = G->d_x[dst] + G->slot_begin;
+	const float *x = G->d_x[src];
+
+	PRM_CUDA(cudaSetDevice(G->dev));
+	if (G->rows == 0)
+		return PR_OK;
+	if (m->opt.kernel == PR_MULTI_KERNEL_CUSPARSE)
+	{
+		float		one = 1.0f,
+					zero = 0.0f;
+
+		PRM_CUSPARSE(cusparseSpMV(G->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, G->sp_mat, G->sp_x[src],
+								  &zero, G->sp_y[dst], CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, G->sp_buffer));
+		return PR_OK;
+	}
+	if (G->n_chunks > 0)
+	{
+		k_csr_chunks<<<(unsigned) G->n_chunks, PRM_THREADS, 0, G->stream>>>(G->n_chunks, G->d_chunk_begin,
+																		   G->d_chunk_end, G->d_col, G->d_val,
+																		   x, G->d_partial);
+		PRM_LAUNCHED();
+		k_long_rows<<<grid_for(G->n_long), PRM_THREADS, 0, G->stream>>>(G->n_long, G->d_first_chunk,
+																		G->d_partial, y);
+		PRM_LAUNCHED();
+	}
+	if (G->warp_end > G->n_long)
+	{
+		int64_t		rows = G->warp_end - G->n_long;
+
+		k_csr_rows<32><<<grid_for(rows * 32), PRM_THREADS, 0, G->stream>>>(rows, G->d_ptr + G->n_long, 0,
+																		  G->d_col, G->d_val, x, y + G->n_long);
+		PRM_LAUNCHED();
+	}
+	if (G->rows > G->warp_end)
+	{
+		int64_t		rows = G->rows - G->warp_end;
+
+		k_csr_rows<4><<<grid_for(rows * 4), PRM_THREADS, 0, G->stream>>>(rows, G->d_ptr + G->warp_end, 0,
+																		G->d_col, G->d_val, x, y + G->warp_end);
+		PRM_LAUNCHED();
+	}
+	return PR_OK;
+}
+
+/* One grouped NCCL exchange: optionally the reductions red[dst], then the all-gather of x[dst]. */
+static PrStatus
+exchange(PrMulti *m, int dst, bool reductions, PrError *err)
+{
+	PRM_NCCL(ncclGroupStart());
+	for (int g = 0; g < m->n_gpus; g++)
+	{
+		MultiGpu   *G = &m->gpu[g];
+
+		if (reductions)
+			PRM_NCCL(ncclAllReduce(G->d_red[dst], G->d_red[dst], 2, ncclDouble, ncclSum, G->comm, G->stream));
+		/* in place: rank g's block already sits at x + g * stride */
+		PRM_NCCL(ncclAllGather(G->d_x[dst] + G->slot_begin, G->d_x[dst], (size_t) m->part.stride, ncclFloat,
+							   G->comm, G->stream));
+	}
+	PRM_NCCL(ncclGroupEnd());
+	return PR_OK;
+}
+
+/* Waits for every GPU's stream. */
+static PrStatus
+sync_all(PrMulti *m, PrError *err)
+{
+	for (int g = 0; g < m->n_gpus; g++)
+	{
+		PRM_CUDA(cudaSetDevice(m->gpu[g].dev));
+		PRM_CUDA(cudaStreamSynchronize(m->gpu[g].stream));
+	}
+	return PR_OK;
+}
+
+/* Sets x[k] on every GPU to 1/n in the real slots, 0 in the padding. */
+static PrStatus
+set_uniform(PrMulti *m, int k, PrError *err)
+{
+	std::vector<float> h((size_t) m->part.n_slots);
+
+	for (int64_t s = 0; s < m->part.n_slots; s++)
+		h[(size_t) s] = m->part.slot_to_node[s] >= 0 ? (float) (1.0 / (double) m->part.n) : 0.0f;
+	for (int g = 0; g < m->n_gpus; g++)
+	{
+		PRM_CUDA(cudaSetDevice(m->gpu[g].dev));
+		PRM_CUDA(cudaMemcpy(m->gpu[g].d_x[k], h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice));
+	}
+	return PR_OK;
+}
+
+/* PageRank over the GPUs. */
+PrStatus
+pr_multi_pagerank(PrMulti *m, double alpha, double tolerance, int max_iterations, double *scores,
+				  PrMultiRun *run, PrError *err)
+{
+	int			cur = 0;
+	double		t0 = 0;
+	PrStatus	st;
+
+	memset(run, 0, sizeof(*run));
+	if (!m->prepared)
+		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: not prepared");
+	if ((st = set_uniform(m, 0, err)) != PR_OK)
+		return st;
+	/* the dangling mass of the start vector into red[0] on every GPU */
+	for (int g = 0; g < m->n_gpus; g++)
+	{
+		MultiGpu   *G = &m->gpu[g];
+		int			nb = reduce_blocks(G->rows);
+
+		PRM_CUDA(cudaSetDevice(G->dev));
+		k_dangling_mass<<<nb, PRM_THREADS, 0, G->stream>>>(G->rows, G->d_x[0] + G->slot_begin, G->d_dangling, G->d_part);
+		PRM_LAUNCHED();
+		k_finish_pairs<<<1, PRM_THREADS, 0, G->stream>>>(nb, G->d_part, G->d_red[0]);
+		PRM_LAUNCHED();
+	}
+	PRM_NCCL(ncclGroupStart());
+	for (int g = 0; g < m->n_gpus; g++)
+		PRM_NCCL(ncclAllReduce(m->gpu[g].d_red[0], m->gpu[g].d_red[0], 2, ncclDouble, ncclSum,
+							   m->gpu[g].comm, m->gpu[g].stream));
+	PRM_NCCL(ncclGroupEnd());
+	if ((st = sync_all(m, err)) != PR_OK)
+		return st;
+
+	t0 = pr_clock_seconds();
+	for (int it = 1; it <= max_iterations; it++)
+	{
+		int			nxt = 1 - cur;
+
+		for (int g = 0; g < m->n_gpus; g++)
+		{
+			MultiGpu   *G = &m->gpu[g];
+			int			nb = reduce_blocks(G->rows);
+
+			if ((st = enqueue_product(m, g, cur, nxt, err)) != PR_OK)
+				return st;
+			k_pr_update<<<nb, PRM_THREADS, 0, G->stream>>>(G->rows, G->d_x[nxt] + G->slot_begin,
+														   G->d_x[cur] + G->slot_begin, G->d_dangling, alpha,
+														   1.0 / (double) m->part.n, G->d_red[cur], G->d_part);
+			PRM_LAUNCHED();
+			k_finish_pairs<<<1, PRM_THREADS, 0, G->stream>>>(nb, G->d_part, G->d_red[nxt]);
+			PRM_LAUNCHED();
+		}
+		if ((st = exchange(m, nxt, true, err)) != PR_OK)
+			return st;
+		cur = nxt;
+		run->iterations = it;
+		if (it % m->opt.check_every == 0 || it == max_iterations)
+		{
+			double		red[2];
+
+			PRM_CUDA(cudaSetDevice(m->gpu[0].dev));
+			PRM_CUDA(cudaStreamSynchronize(m->gpu[0].stream));
+			PRM_CUDA(cudaMemcpy(red, m->gpu[0].d_red[cur], sizeof(red), cudaMemcpyDeviceToHost));
+			run->residual = red[0];
+			if (red[0] < tolerance)
+			{
+				run->converged = true;
+				break;
+			}
+		}
+	}
+	if ((st = sync_all(m, err)) != PR_OK)
+		return st;
+	run->seconds = pr_clock_seconds() - t0;
+	{
+		std::vector<float> h((size_t) m->part.n_slots);
+
+		PRM_CUDA(cudaSetDevice(m->gpu[0].dev));
+		PRM_CUDA(cudaMemcpy(h.data(), m->gpu[0].d_x[cur], h.size() * sizeof(float), cudaMemcpyDeviceToHost));
+		for (int64_t v = 0; v < m->part.n; v++)
+			scores[v] = (double) h[(size_t) m->part.node_to_slot[v]];
+	}
+	return PR_OK;
+}
+
+/* Times the local product alone and product + all-gather. */
+PrStatus
+pr_multi_time(PrMulti *m, int reps, double *product_ms, double *iteration_ms, PrError *err)
+{
+	PrStatus	st;
+	double		t0 = 0;
+
+	if (!m->prepared)
+		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: not prepared");
+	if (reps < 1)
+		reps = 1;
+	if ((st = set_uniform(m, 0, err)) != PR_OK || (st = set_uniform(m, 1, err)) != PR_OK)
+		return st;
+	for (int pass = 0; pass < 2; pass++)
+	{
+		bool		with_exchange = (pass == 1);
+
+		for (int r = -3; r < reps; r++)	/* 3 warm-up rounds */
+		{
+			if (r == 0)
+			{
+				if ((st = sync_all(m, err)) != PR_OK)
+					return st;
+				t0 = pr_clock_seconds();
+			}
+			/* x[0] stays the input: products write x[1]'s own rows, the gather fills x[1] */
+			for (int g = 0; g < m->n_gpus; g++)
+				if ((st = enqueue_product(m, g, 0, 1, err)) != PR_OK)
+					return st;
+			if (with_exchange && (st = exchange(m, 1, false, err)) != PR_OK)
+				return st;
+		}
+		if ((st = sync_all(m, err)) != PR_OK)
+			return st;
+		*(with_exchange ? iteration_ms : product_ms) = (pr_clock_seconds() - t0) * 1e3 / reps;
+	}
+	return PR_OK;
+}
+
+/* Frees everything. */
+void
+pr_multi_free(PrMulti *m)
+{
+	if (m == NULL)
+		return;
+	for (int g = 0; g < m->n_gpus && g < PR_MULTI_MAX_GPUS; g++)
+	{
+		MultiGpu   *G = &m->gpu[g];
+
+		if (cudaSetDevice(G->dev) != cudaSuccess)
+			continue;
+		if (G->sp_mat)
+			cusparseDestroySpMat(G->sp_mat);
+		for (int k = 0; k < 2; k++)
+		{
+			if (G->sp_x[k])
+				cusparseDestroyDnVec(G->sp_x[k]);
+			if (G->sp_y[k])
+				cusparseDestroyDnVec(G->sp_y[k]);
+			cudaFree(G->d_x[k]);
+			cudaFree(G->d_red[k]);
+		}
+		cudaFree(G->sp_buffer);
+		cudaFree(G->d_ptr32);
+		cudaFree(G->d_ptr);
+		cudaFree(G->d_col);
+		cudaFree(G->d_val);
+		cudaFree(G->d_chunk_begin);
+		cudaFree(G->d_chunk_end);
+		cudaFree(G->d_first_chunk);
+		cudaFree(G->d_partial);
+		cudaFree(G->d_dangling);
+		cudaFree(G->d_part);
+		if (m->comms && G->comm)
+			ncclCommDestroy(G->comm);
+		if (G->sp)
+			cusparseDestroy(G->sp);
+		if (G->stream)
+			cudaStreamDestroy(G->stream);
+	}
+	pr_partition_free(&m->part, &pr_malloc_allocator);
+	free(m);
+}

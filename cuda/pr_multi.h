@@ -1,0 +1,165 @@
+/*
+ * pr_multi.h — beyond one GPU (plain C header; CUDA + NCCL implementation in pr_multi.cu and
+ * pr_streamed.cu, built into libpowerrank_multi.so by cuda/Makefile.multi).
+ *
+ * 1. Several GPUs, one process: the rows of the pull matrix are partitioned across the local GPUs
+ *    (src/core/pr_partition.h: about equal edges and rows, each GPU's rows a contiguous slot
+ *    range), each GPU multiplies its rows by the whole vector, and the new vector is exchanged
+ *    with one in-place ncclAllGather per iteration (communicators from ncclCommInitAll; NVLink
+ *    multicast off: NCCL_NVLS_ENABLE=0 is set before NCCL starts).  One host thread drives every
+ *    GPU through its own stream; the NCCL calls of all GPUs are grouped.
+ *    The local product is this file's CSR kernel (rows by descending length: chunked long rows,
+ *    a warp per medium row, 4 lanes per short row; every sum in a fixed order) or cusparseSpMV.
+ *    The single-GPU engine (pr_gpu.h) offers only whole-graph products behind PrEngine, so its
+ *    tiled kernels cannot take one part's rows yet; reusing them is the next step.
+ * 2. A matrix larger than the GPU: a streamed product following a pr_stream.h block plan: blocks
+ *    of rows copied host -> device into two buffers on two streams (copy of block b+1 overlaps the
+ *    product of block b), from pinned memory within the plan's pinned budget.
+ *
+ * Vectors are float on the device, reductions in double, results deterministic (fixed order).
+ */
+#ifndef PR_MULTI_H
+#define PR_MULTI_H
+
+#include "pr_common.h"
+#include "pr_partition.h"
+#include "pr_stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most GPUs one PrMulti drives. */
+#define PR_MULTI_MAX_GPUS 16
+
+/* The local product kernel. */
+typedef enum PrMultiKernel
+{
+	PR_MULTI_KERNEL_CSR = 0,	/* this library's CSR kernel */
+	PR_MULTI_KERNEL_CUSPARSE	/* cusparseSpMV on each part (32-bit indices: < 2^31 entries a part) */
+} PrMultiKernel;
+
+/* Settings; pr_multi_options_init fills the defaults. */
+typedef struct PrMultiOptions
+{
+	int			n_gpus;			/* GPUs 0 .. n_gpus-1; 0 = every visible GPU */
+	PrPartitionMethod method;	/* default greedy */
+	PrMultiKernel kernel;
+	int			check_every;	/* read the residual every this many iterations (default 1) */
+} PrMultiOptions;
+
+/* Fills the defaults (all GPUs, greedy, CSR kernel, check every iteration). */
+void		pr_multi_options_init(PrMultiOptions *opts);
+
+/* What prepare() built. */
+typedef struct PrMultiReport
+{
+	int			n_gpus;
+	char		device[96];		/* name of GPU 0 */
+	char		nccl_version[32];
+	const char *kernel;			/* "csr" or "cusparse" */
+	const char *method;			/* partition method */
+	int64_t		n_nodes;
+	int64_t		n_edges;
+	int64_t		stride;			/* all-gather count per GPU */
+	double		edge_imbalance;	/* max edges / mean */
+	double		row_imbalance;	/* max rows / mean */
+	int64_t		rows[PR_MULTI_MAX_GPUS];
+	int64_t		edges[PR_MULTI_MAX_GPUS];
+	size_t		device_bytes[PR_MULTI_MAX_GPUS];
+	double		partition_seconds;	/* host: partition + local CSRs */
+	double		upload_seconds;
+} PrMultiReport;
+
+typedef struct PrMulti PrMulti;
+
+/* Creates the NCCL communicators over the GPUs; NULL with err set on failure. */
+PrMulti    *pr_multi_create(const PrMultiOptions *opts, PrError *err);
+
+/*
+ * Partitions and uploads the pull matrix: an n-node in-edge CSR (ptr, col = sources, val =
+ * weights or NULL) and out_strength[n] (sum of out-weights; 0 = dangling).  The entries of P are
+ * val / out_strength[source].
+ */
+PrStatus	pr_multi_prepare(PrMulti *m, int64_t n, const int64_t *ptr, const int32_t *col,
+							 const double *val, const double *out_strength, PrError *err);
+
+/* The report of a prepared PrMulti. */
+PrStatus	pr_multi_report(PrMulti *m, PrMultiReport *out, PrError *err);
+
+/* What one PageRank run did. */
+typedef struct PrMultiRun
+{
+	int			iterations;
+	double		residual;		/* L1 of the last iteration */
+	bool		converged;
+	double		seconds;		/* wall time of the iterations */
+} PrMultiRun;
+
+/*
+ * PageRank (uniform restart, NetworkX's dangling rule): x starts at 1/n, stops when the L1 change
+ * < tolerance or after max_iterations.  scores[n] in the caller's node ids.
+ */
+PrStatus	pr_multi_pagerank(PrMulti *m, double alpha, double tolerance, int max_iterations,
+							  double *scores, PrMultiRun *run, PrError *err);
+
+/*
+ * Times reps products y = P x with the all-gather (x = 1/n): *product_ms = mean of one local
+ * product alone (slowest GPU), *iteration_ms = mean of product + all-gather across all GPUs.
+ */
+PrStatus	pr_multi_time(PrMulti *m, int reps, double *product_ms, double *iteration_ms,
+						  PrError *err);
+
+/* Frees the device memory and the communicators. */
+void		pr_multi_free(PrMulti *m);
+
+/* Visible CUDA devices (0 when none). */
+int			pr_multi_device_count(void);
+
+/* ---- streamed single-GPU product ---- */
+
+typedef struct PrStreamed PrStreamed;
+
+/* What a streamed product did. */
+typedef struct PrStreamedReport
+{
+	const char *mode;			/* pr_stream_mode_name of the mode used (pinned may fall back) */
+	int64_t		n_blocks;
+	size_t		buffer_bytes;
+	size_t		matrix_bytes;	/* bytes copied per product */
+	size_t		pinned_bytes;	/* pinned host memory held */
+	double		predicted_ms;
+} PrStreamedReport;
+
+/*
+ * Sets up the streamed product of an n-row CSR (val may be NULL when plan->has_val is false) on
+ * one device following plan.  When pinned memory cannot be had, falls back to smaller staged
+ * blocks' pageable copies (never fails for lack of pinned memory).  The CSR must outlive it.
+ */
+PrStreamed *pr_streamed_create(int device, int64_t n, const int64_t *ptr, const int32_t *col,
+							   const float *val, const PrStreamPlan *plan, PrError *err);
+
+/* Copies n floats into the device x / reads the device y (n floats). */
+PrStatus	pr_streamed_set_x(PrStreamed *s, const float *x, PrError *err);
+PrStatus	pr_streamed_get_y(PrStreamed *s, float *y, PrError *err);
+
+/* y = A x, streaming every block; returns when done, *ms = its wall time (may be NULL). */
+PrStatus	pr_streamed_product(PrStreamed *s, double *ms, PrError *err);
+
+/* y = A x with the whole matrix resident on the device (the in-memory reference; same kernel). */
+PrStatus	pr_streamed_product_resident(PrStreamed *s, double *ms, PrError *err);
+
+/* ms of one plain pinned cudaMemcpy host -> device of bytes (the link's reference). */
+PrStatus	pr_streamed_plain_copy_ms(int device, size_t bytes, double *ms, PrError *err);
+
+/* The report. */
+void		pr_streamed_report(PrStreamed *s, PrStreamedReport *out);
+
+/* Frees everything. */
+void		pr_streamed_free(PrStreamed *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* PR_MULTI_H */
