@@ -99,3 +99,21 @@ pr_clock_seconds(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }
+
+/* First row r in [lo, n] with ptr[r] + r >= target; see pr_common.h. */
+int64_t
+pr_csr_row_at_weight(const int64_t *ptr, int64_t lo, int64_t n, int64_t target)
+{
+	int64_t		hi = n;
+
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (ptr[mid] + mid < target)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}

@@ -308,19 +308,8 @@ split_rows(const int64_t *ptr, int64_t n, int n_threads, int64_t *part)
 	for (int t = 1; t < n_threads; t++)
 	{
 		int64_t		target = (int64_t) ((double) total * t / n_threads);
-		int64_t		lo = part[t - 1],
-					hi = n;
 
-		while (lo < hi)
-		{
-			int64_t		mid = lo + (hi - lo) / 2;
-
-			if (ptr[mid] + mid < target)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		part[t] = lo;
+		part[t] = pr_csr_row_at_weight(ptr, part[t - 1], n, target);
 	}
 	part[n_threads] = n;
 }

@@ -123,25 +123,6 @@ plan_even_range(int64_t n, int part, int n_parts, int64_t *begin, int64_t *end)
 	*end = n * (part + 1) / n_parts;
 }
 
-/* First row r with ptr[r] + r >= target (rows balanced by entries plus rows). */
-static int64_t
-plan_row_at_weight(const int64_t *ptr, int64_t n, int64_t target)
-{
-	int64_t		lo = 0,
-				hi = n;
-
-	while (lo < hi)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (ptr[mid] + mid < target)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Row range [*begin, *end) of part p when rows are split by their entries (plus one per row). */
 static void
 plan_weighted_range(const int64_t *ptr, int64_t n, int part, int n_parts, int64_t *begin,
@@ -149,8 +130,8 @@ plan_weighted_range(const int64_t *ptr, int64_t n, int part, int n_parts, int64_
 {
 	int64_t		total = ptr[n] + n;
 
-	*begin = part == 0 ? 0 : plan_row_at_weight(ptr, n, total * part / n_parts);
-	*end = part == n_parts - 1 ? n : plan_row_at_weight(ptr, n, total * (part + 1) / n_parts);
+	*begin = part == 0 ? 0 : pr_csr_row_at_weight(ptr, 0, n, total * part / n_parts);
+	*end = part == n_parts - 1 ? n : pr_csr_row_at_weight(ptr, 0, n, total * (part + 1) / n_parts);
 }
 
 /* Orders nodes by descending key with a counting sort (ties keep ascending ids). */
