@@ -13,136 +13,11 @@
  */
 #include "pr_partition.h"
 #include "pr_stream.h"
+#include "test_graphs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int	n_passed = 0;
-static int	n_failed = 0;
-
-/* Records one check. */
-static void
-check(bool ok, const char *what, const char *graph)
-{
-	if (ok)
-		n_passed++;
-	else
-	{
-		n_failed++;
-		printf("FAIL: %s on %s\n", what, graph);
-	}
-}
-
-/* A deterministic 64-bit generator (splitmix64). */
-static uint64_t
-next_random(uint64_t *state)
-{
-	uint64_t	z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* A test graph as an in-edge CSR (rows = dst) with optional integer weights. */
-typedef struct TestGraph
-{
-	int64_t		n;
-	int64_t		m;
-	int64_t    *ptr;
-	int32_t    *col;
-	double	   *val;
-	char		name[96];
-} TestGraph;
-
-/* Builds the CSR of m edges (src, dst). */
-static void
-graph_from_edges(TestGraph *g, int64_t n, int64_t m, const int32_t *src, const int32_t *dst,
-				 bool weighted, uint64_t *rng)
-{
-	int64_t    *cur = calloc((size_t) n + 1, sizeof(int64_t));
-
-	g->n = n;
-	g->m = m;
-	g->ptr = calloc((size_t) n + 1, sizeof(int64_t));
-	g->col = malloc((size_t) (m + 1) * sizeof(int32_t));
-	g->val = weighted ? malloc((size_t) (m + 1) * sizeof(double)) : NULL;
-	for (int64_t e = 0; e < m; e++)
-		g->ptr[dst[e] + 1]++;
-	for (int64_t r = 0; r < n; r++)
-		g->ptr[r + 1] += g->ptr[r];
-	memcpy(cur, g->ptr, (size_t) n * sizeof(int64_t));
-	for (int64_t e = 0; e < m; e++)
-	{
-		int64_t		p = cur[dst[e]]++;
-
-		g->col[p] = src[e];
-		if (weighted)
-			g->val[p] = (double) (1 + next_random(rng) % 4);
-	}
-	free(cur);
-}
-
-/* Uniform random graph of n nodes and m edges. */
-static void
-make_uniform(TestGraph *g, int64_t n, int64_t m, bool weighted, uint64_t seed)
-{
-	uint64_t	rng = seed;
-	int32_t    *src = malloc((size_t) (m + 1) * sizeof(int32_t));
-	int32_t    *dst = malloc((size_t) (m + 1) * sizeof(int32_t));
-
-	for (int64_t e = 0; e < m; e++)
-	{
-		src[e] = (int32_t) (next_random(&rng) % (uint64_t) n);
-		dst[e] = (int32_t) (next_random(&rng) % (uint64_t) n);
-	}
-	graph_from_edges(g, n, m, src, dst, weighted, &rng);
-	snprintf(g->name, sizeof(g->name), "uniform n=%lld m=%lld%s", (long long) n, (long long) m,
-			 weighted ? " weighted" : "");
-	free(src);
-	free(dst);
-}
-
-/* R-MAT graph (Graph500 a=.57 b=.19 c=.19), 2^scale nodes, factor * 2^scale edges, natural ids. */
-static void
-make_rmat(TestGraph *g, int scale, int factor, bool weighted, uint64_t seed)
-{
-	uint64_t	rng = seed;
-	int64_t		n = (int64_t) 1 << scale;
-	int64_t		m = (int64_t) factor * n;
-	int32_t    *src = malloc((size_t) (m + 1) * sizeof(int32_t));
-	int32_t    *dst = malloc((size_t) (m + 1) * sizeof(int32_t));
-
-	for (int64_t e = 0; e < m; e++)
-	{
-		uint32_t	u = 0,
-					v = 0;
-
-		for (int level = 0; level < scale; level++)
-		{
-			double		p = (double) (next_random(&rng) >> 11) * (1.0 / 9007199254740992.0);
-			int			bu = 0,
-						bv = 0;
-
-			if (p >= 0.57 && p < 0.76)
-				bv = 1;
-			else if (p >= 0.76 && p < 0.95)
-				bu = 1;
-			else if (p >= 0.95)
-				bu = bv = 1;
-			u = (u << 1) | (uint32_t) bu;
-			v = (v << 1) | (uint32_t) bv;
-		}
-		src[e] = (int32_t) u;
-		dst[e] = (int32_t) v;
-	}
-	graph_from_edges(g, n, m, src, dst, weighted, &rng);
-	snprintf(g->name, sizeof(g->name), "rmat scale=%d factor=%d%s", scale, factor,
-			 weighted ? " weighted" : "");
-	free(src);
-	free(dst);
-}
 
 /* A star: every node points at node 0 (one row holds all edges), plus a few random edges. */
 static void
@@ -167,29 +42,6 @@ make_star(TestGraph *g, int64_t n, uint64_t seed)
 	snprintf(g->name, sizeof(g->name), "star n=%lld", (long long) n);
 	free(src);
 	free(dst);
-}
-
-/* Frees a test graph. */
-static void
-graph_free(TestGraph *g)
-{
-	free(g->ptr);
-	free(g->col);
-	free(g->val);
-}
-
-/* Plain CSR SpMV: y[r] = sum val * scale[col] * x[col] (double; exact on these integers). */
-static void
-plain_spmv(const TestGraph *g, const double *scale, const double *x, double *y)
-{
-	for (int64_t r = 0; r < g->n; r++)
-	{
-		double		s = 0;
-
-		for (int64_t e = g->ptr[r]; e < g->ptr[r + 1]; e++)
-			s += (g->val ? g->val[e] : 1.0) * (scale ? scale[g->col[e]] : 1.0) * x[g->col[e]];
-		y[r] = s;
-	}
 }
 
 /* Out-degree of each node (the column lengths of the pull matrix). */
@@ -344,7 +196,7 @@ check_partition(const TestGraph *g, int G, PrPartitionMethod method, bool use_pl
 			x[v] = (double) (next_random(&rng) % 17);
 			scale[v] = 1.0 / (double) (1 << (v % 3));
 		}
-		plain_spmv(g, scale, x, y_ref);
+		csr_spmv(g, scale, x, y_ref);
 		for (int64_t s = 0; s < part.n_slots; s++)
 			x_slots[s] = part.slot_to_node[s] >= 0 ? x[part.slot_to_node[s]] : 0.0;
 		for (int p = 0; p < G; p++)
@@ -499,7 +351,7 @@ check_stream_plan(const TestGraph *g, const PrStreamParams *prm, const char *lab
 			x[v] = (double) (next_random(&rng) % 13);
 		if (!prm->has_val)
 			plain.val = NULL;	/* the plan carries no values: the pattern's product */
-		plain_spmv(&plain, NULL, x, y_ref);
+		csr_spmv(&plain, NULL, x, y_ref);
 		for (int64_t b = 0; b < plan.n_blocks; b++)
 		{
 			int64_t		r0 = plan.row_begin[b],
@@ -819,10 +671,11 @@ main(void)
 				make_uniform(&g, 50 + t * 37, 300 + t * 411, t % 2 == 1, seed + (uint64_t) t);
 				break;
 			case 1:
-				make_rmat(&g, 10 + t % 3, 8, t % 2 == 0, seed + (uint64_t) t);
+				make_rmat(&g, 10 + t % 3, (int64_t) 8 << (10 + t % 3), t % 2 == 0, false,
+						  seed + (uint64_t) t);
 				break;
 			case 2:
-				make_rmat(&g, 12, 16, true, seed + (uint64_t) t);
+				make_rmat(&g, 12, (int64_t) 16 << 12, true, false, seed + (uint64_t) t);
 				break;
 			case 3:
 				make_star(&g, 300 + 50 * t, seed + (uint64_t) t);
@@ -834,7 +687,7 @@ main(void)
 				make_uniform(&g, 3000, 100, true, seed + (uint64_t) t);	/* mostly empty rows */
 				break;
 			default:
-				make_rmat(&g, 9, 32, false, seed + (uint64_t) t);
+				make_rmat(&g, 9, (int64_t) 32 << 9, false, false, seed + (uint64_t) t);
 				break;
 		}
 		for (int G = 1; G <= 8; G++)
@@ -851,10 +704,10 @@ main(void)
 	{
 		TestGraph	g;
 
-		make_rmat(&g, 18, 16, false, 77);
+		make_rmat(&g, 18, (int64_t) 16 << 18, false, false, 77);
 		report_imbalance(&g);
 		graph_free(&g);
-		make_rmat(&g, 20, 16, false, 78);
+		make_rmat(&g, 20, (int64_t) 16 << 20, false, false, 78);
 		report_imbalance(&g);
 		graph_free(&g);
 	}

@@ -5,6 +5,7 @@
  * Prints one line per failure and, last, exactly "N passed, N failed"; exits nonzero on failure.
  */
 #include "pr_plan.h"
+#include "test_graphs.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -17,176 +18,6 @@
 #ifndef PLAN_MODEL_TABLE
 #define PLAN_MODEL_TABLE "../../cuda/model_h100.tsv"
 #endif
-
-static int	n_passed = 0;
-static int	n_failed = 0;
-
-/* Records one check. */
-static void
-check(bool ok, const char *what, const char *graph)
-{
-	if (ok)
-		n_passed++;
-	else
-	{
-		n_failed++;
-		printf("FAIL: %s on %s\n", what, graph);
-	}
-}
-
-/* A deterministic 64-bit generator (splitmix64). */
-static uint64_t
-next_random(uint64_t *state)
-{
-	uint64_t	z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* A test graph as an in-edge CSR with optional integer weights. */
-typedef struct TestGraph
-{
-	int64_t		n;
-	int64_t    *ptr;
-	int32_t    *col;
-	double	   *val;
-	char		name[96];
-} TestGraph;
-
-/* Builds the CSR (rows = dst) of m edges given as (src, dst) pairs. */
-static void
-graph_from_edges(TestGraph *g, int64_t n, int64_t m, const int32_t *src, const int32_t *dst,
-				 bool weighted, uint64_t *rng)
-{
-	int64_t    *cur = calloc((size_t) n + 1, sizeof(int64_t));
-
-	g->n = n;
-	g->ptr = calloc((size_t) n + 1, sizeof(int64_t));
-	g->col = malloc((size_t) (m + 1) * sizeof(int32_t));
-	g->val = weighted ? malloc((size_t) (m + 1) * sizeof(double)) : NULL;
-	for (int64_t e = 0; e < m; e++)
-		g->ptr[dst[e] + 1]++;
-	for (int64_t r = 0; r < n; r++)
-		g->ptr[r + 1] += g->ptr[r];
-	memcpy(cur, g->ptr, (size_t) n * sizeof(int64_t));
-	for (int64_t e = 0; e < m; e++)
-	{
-		int64_t		p = cur[dst[e]]++;
-
-		g->col[p] = src[e];
-		if (weighted)
-			g->val[p] = (double) (1 + next_random(rng) % 4);
-	}
-	free(cur);
-}
-
-/* Uniform random graph (duplicates kept: parallel entries). */
-static void
-make_uniform(TestGraph *g, int64_t n, int64_t m, bool weighted, uint64_t seed)
-{
-	uint64_t	rng = seed;
-	int32_t    *src = malloc((size_t) (m + 1) * sizeof(int32_t));
-	int32_t    *dst = malloc((size_t) (m + 1) * sizeof(int32_t));
-
-	for (int64_t e = 0; e < m; e++)
-	{
-		src[e] = (int32_t) (next_random(&rng) % (uint64_t) n);
-		dst[e] = (int32_t) (next_random(&rng) % (uint64_t) n);
-	}
-	graph_from_edges(g, n, m, src, dst, weighted, &rng);
-	snprintf(g->name, sizeof(g->name), "uniform n=%lld m=%lld%s seed=%llu", (long long) n,
-			 (long long) m, weighted ? " weighted" : "", (unsigned long long) seed);
-	free(src);
-	free(dst);
-}
-
-/* R-MAT graph (a=.57, b=.19, c=.19) with a random id permutation: heavy skew. */
-static void
-make_rmat(TestGraph *g, int scale, int64_t m, bool weighted, uint64_t seed)
-{
-	uint64_t	rng = seed;
-	int64_t		n = (int64_t) 1 << scale;
-	int32_t    *perm = malloc((size_t) n * sizeof(int32_t));
-	int32_t    *src = malloc((size_t) (m + 1) * sizeof(int32_t));
-	int32_t    *dst = malloc((size_t) (m + 1) * sizeof(int32_t));
-
-	for (int64_t i = 0; i < n; i++)
-		perm[i] = (int32_t) i;
-	for (int64_t i = n - 1; i > 0; i--)
-	{
-		int64_t		j = (int64_t) (next_random(&rng) % (uint64_t) (i + 1));
-		int32_t		t = perm[i];
-
-		perm[i] = perm[j];
-		perm[j] = t;
-	}
-	for (int64_t e = 0; e < m; e++)
-	{
-		int64_t		u = 0,
-					v = 0;
-
-		for (int level = 0; level < scale; level++)
-		{
-			double		p = (double) (next_random(&rng) >> 11) / 9007199254740992.0;
-			int			bu = 0,
-						bv = 0;
-
-			if (p < 0.57)
-				;
-			else if (p < 0.76)
-				bv = 1;
-			else if (p < 0.95)
-				bu = 1;
-			else
-				bu = bv = 1;
-			u = (u << 1) | bu;
-			v = (v << 1) | bv;
-		}
-		src[e] = perm[u];
-		dst[e] = perm[v];
-	}
-	graph_from_edges(g, n, m, src, dst, weighted, &rng);
-	snprintf(g->name, sizeof(g->name), "rmat scale=%d m=%lld%s seed=%llu", scale, (long long) m,
-			 weighted ? " weighted" : "", (unsigned long long) seed);
-	free(perm);
-	free(src);
-	free(dst);
-}
-
-/* Frees a test graph. */
-static void
-graph_free(TestGraph *g)
-{
-	free(g->ptr);
-	free(g->col);
-	free(g->val);
-}
-
-/* Plain CSR SpMV: y[r] = sum val * x[col]. */
-static void
-csr_spmv(const TestGraph *g, const double *x, double *y)
-{
-	for (int64_t r = 0; r < g->n; r++)
-	{
-		double		s = 0;
-
-		for (int64_t e = g->ptr[r]; e < g->ptr[r + 1]; e++)
-			s += (g->val ? g->val[e] : 1.0) * x[g->col[e]];
-		y[r] = s;
-	}
-}
-
-/* Exact comparison of two vectors (the sums are of small integers). */
-static bool
-same_vectors(const double *a, const double *b, int64_t n)
-{
-	for (int64_t i = 0; i < n; i++)
-		if (a[i] != b[i])
-			return false;
-	return true;
-}
 
 /* Global column of entry p of a tile (n for padding), from idx or the 16-bit local ids. */
 static int64_t
@@ -594,7 +425,7 @@ test_graph(const TestGraph *g, uint64_t seed)
 	int64_t    *outdeg = calloc((size_t) n, sizeof(int64_t));
 	int32_t    *new_to_old = malloc((size_t) n * sizeof(int32_t));
 	int32_t    *old_to_new = malloc((size_t) n * sizeof(int32_t));
-	double	   *x = malloc((size_t) n * sizeof(double));
+	double	   *x = calloc((size_t) n, sizeof(double));
 	double	   *y_ref = malloc((size_t) n * sizeof(double));
 	double	   *z = malloc((size_t) (n + 1) * sizeof(double));
 	double	   *y = malloc((size_t) n * sizeof(double));
@@ -608,7 +439,7 @@ test_graph(const TestGraph *g, uint64_t seed)
 		outdeg[g->col[e]]++;
 	for (int64_t i = 0; i < n; i++)
 		x[i] = (double) (next_random(&rng) % 9) - 3.0;
-	csr_spmv(g, x, y_ref);
+	csr_spmv(g, NULL, x, y_ref);
 
 	/* degree order: a permutation, keys non-increasing, ties by id */
 	check(pr_plan_degree_order(n, outdeg, new_to_old, old_to_new, &pr_malloc_allocator, &err) == PR_OK,
@@ -843,7 +674,7 @@ test_thread_counts(void)
 {
 	TestGraph	graphs[2];
 
-	make_rmat(&graphs[0], 16, (int64_t) 16 << 16, true, 4242);
+	make_rmat(&graphs[0], 16, (int64_t) 16 << 16, true, true, 4242);
 	make_uniform(&graphs[1], 300000, 1200000, false, 4343);
 	for (int gi = 0; gi < 2; gi++)
 	{
@@ -873,7 +704,7 @@ test_thread_counts(void)
 		pr_plan_degree_order(n, outdeg, new_to_old, old_to_new, &pr_malloc_allocator, &err);
 		for (int64_t i = 0; i < n; i++)
 			x[i] = (double) (next_random(&rng) % 9) - 3.0;
-		csr_spmv(g, x, y_ref);
+		csr_spmv(g, NULL, x, y_ref);
 		for (int64_t i = 0; i < n; i++)
 			z[old_to_new[i]] = x[i];
 		z[n] = 0;
@@ -1113,7 +944,7 @@ test_choose(const char *table_path)
 		free(table);
 		return;
 	}
-	make_rmat(&g, 13, (int64_t) 16 << 13, false, 777);
+	make_rmat(&g, 13, (int64_t) 16 << 13, false, true, 777);
 	outdeg = calloc((size_t) g.n, sizeof(int64_t));
 	n2o = malloc((size_t) g.n * sizeof(int32_t));
 	o2n = malloc((size_t) g.n * sizeof(int32_t));
@@ -1239,7 +1070,7 @@ main(void)
 	{
 		TestGraph	g;
 
-		make_rmat(&g, 6 + i, (int64_t) 16 << (6 + i), i % 3 == 2, seed + 1000 + (uint64_t) i);
+		make_rmat(&g, 6 + i, (int64_t) 16 << (6 + i), i % 3 == 2, true, seed + 1000 + (uint64_t) i);
 		test_graph(&g, seed + 200 + (uint64_t) i);
 		graph_free(&g);
 	}
