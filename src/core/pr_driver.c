@@ -179,6 +179,24 @@ stats_begin(PrRunStats *stats, const PrEngine *e)
 	stats->engine = (e != NULL && e->ops != NULL) ? e->ops->name : "none";
 }
 
+/*
+ * What every run checks first: an engine, a usable graph and sane iteration options; also
+ * starts the run's statistics.
+ */
+static PrStatus
+begin_run(const PrEngine *engine, const PrGraph *g, const PrIterOptions *options,
+		  PrRunStats *stats, PrError *err)
+{
+	PrStatus	status;
+
+	stats_begin(stats, engine);
+	if (engine == NULL || engine->ops == NULL)
+		return pr_error_set(err, PR_ERR_INVALID, "no engine given");
+	if ((status = validate_graph(g, err)) != PR_OK)
+		return status;
+	return validate_iter_options(options, err);
+}
+
 /* PageRank / personalized PageRank / RWR over k columns; see pr_driver.h. */
 PrStatus
 pr_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *restart,
@@ -198,13 +216,9 @@ pr_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *r
 
 	if (stats == NULL)
 		stats = &local_stats;
-	stats_begin(stats, engine);
-	if (engine == NULL || engine->ops == NULL)
-		return pr_error_set(err, PR_ERR_INVALID, "no engine given");
-	ops = engine->ops;
-	if ((status = validate_graph(g, err)) != PR_OK ||
-		(status = validate_iter_options(options, err)) != PR_OK)
+	if ((status = begin_run(engine, g, options, stats, err)) != PR_OK)
 		return status;
+	ops = engine->ops;
 	if (!(alpha >= 0.0 && alpha <= 1.0))
 		return pr_error_set(err, PR_ERR_INVALID, "damping must be in [0, 1], not %g", alpha);
 	if (restart == NULL)
@@ -302,13 +316,9 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 
 	if (stats == NULL)
 		stats = &local_stats;
-	stats_begin(stats, engine);
-	if (engine == NULL || engine->ops == NULL)
-		return pr_error_set(err, PR_ERR_INVALID, "no engine given");
-	ops = engine->ops;
-	if ((status = validate_graph(g, err)) != PR_OK ||
-		(status = validate_iter_options(options, err)) != PR_OK)
+	if ((status = begin_run(engine, g, options, stats, err)) != PR_OK)
 		return status;
+	ops = engine->ops;
 	if (ops->prepare == NULL || ops->fill == NULL || ops->product == NULL ||
 		ops->normalize == NULL || ops->residual == NULL || ops->download == NULL)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED,
