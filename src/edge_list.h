@@ -29,7 +29,7 @@ void		edge_list_check_weight(double weight, int64 src, int64 dst, const char *re
 static inline void
 edge_list_append(EdgeList *list, int64 src, int64 dst, double weight)
 {
-	if (list->count == list->capacity)
+	if (unlikely(list->count == list->capacity))
 		edge_list_reserve(list, list->count + 1);
 	list->src[list->count] = src;
 	list->dst[list->count] = dst;

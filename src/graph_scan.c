@@ -1,7 +1,8 @@
 /*
  * graph_scan.c — the table form's reader: resolves the relation and its columns, checks SELECT
- * privilege before reading anything, then fetches the rows through an SPI cursor (so row-level
- * security and the caller's rights apply) into an EdgeList.  Rows with a NULL endpoint (or a NULL
+ * privilege before reading anything, then fetches the rows into an EdgeList: with a direct table
+ * scan (graph_heapscan.c) where that reads exactly what a SELECT would, otherwise through an SPI
+ * cursor (so row-level security, views and foreign tables work as in any query).  Rows with a NULL endpoint (or a NULL
  * weight, when a weight column is used) are skipped and counted; invalid weights are errors.
  */
 #include "powerrank.h"
@@ -18,6 +19,7 @@
 #include "utils/lsyscache.h"
 #include "utils/varlena.h"
 
+#include "graph_heapscan.h"
 #include "graph_scan.h"
 
 /* Rows fetched from the cursor per round trip. */
@@ -240,13 +242,49 @@ graph_scan_resolve(const EdgeTableSpec *spec, EdgeScanTarget *target)
 		check_weight_type(&columns[2], target->relname);
 }
 
-/* Reads the edge rows of a resolved target into edges (arrays in cxt). */
+/*
+ * True when the direct table scan (graph_heapscan.c) reads target, false for the SPI cursor:
+ * powerrank.table_reader 'spi' always says SPI; otherwise the direct scan where it reads exactly
+ * what the SELECT would, and for 'direct' (tests) an ERROR where it may not.
+ */
+static bool
+use_direct_scan(const EdgeScanTarget *target)
+{
+	const char *refusal;
+
+	if (powerrank_table_reader == TABLE_READER_SPI)
+		return false;
+	refusal = graph_heapscan_refusal(target);
+	if (refusal == NULL)
+		return true;
+	if (powerrank_table_reader == TABLE_READER_DIRECT)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("table \"%s\" cannot be read with a direct table scan: %s",
+						target->relname, refusal),
+				 errhint("Set powerrank.table_reader to 'auto' to read it through SPI.")));
+	return false;
+}
+
+/*
+ * Reads the edge rows of a resolved target into edges (arrays in cxt): with a direct table scan
+ * when it reads what the SELECT would, through the SPI cursor otherwise.
+ */
 void
 graph_scan_fetch(const EdgeScanTarget *target, MemoryContext cxt, EdgeList *edges)
 {
+	double		started = pr_clock_seconds();
+	bool		direct = use_direct_scan(target);
+
 	edge_list_init(edges, cxt, target->n_columns == 3);
-	fetch_rows(build_scan_query(target->relid, target->columns, target->n_columns), edges,
-			   target->relname);
+	if (direct)
+		graph_heapscan_fetch(target, edges);
+	else
+		fetch_rows(build_scan_query(target->relid, target->columns, target->n_columns), edges,
+				   target->relname);
+	elog(DEBUG1, "powerrank: read %zu edge rows of \"%s\" in %.1f ms (%s)", edges->count,
+		 target->relname, (pr_clock_seconds() - started) * 1000.0,
+		 direct ? "direct table scan" : "SPI");
 	graph_scan_report_skipped(edges->skipped, edges->weighted);
 }
 

@@ -1,6 +1,6 @@
 /*
- * graph_scan.h — reads the edge rows of a table (or view) named by the caller, through SPI, with
- * the caller's privileges and row-level security.
+ * graph_scan.h — reads the edge rows of a table (or view) named by the caller, with the caller's
+ * privileges and row-level security (a direct table scan where none applies, SPI otherwise).
  */
 #ifndef GRAPH_SCAN_H
 #define GRAPH_SCAN_H

@@ -9,6 +9,7 @@
 #include "utils/guc.h"
 
 #include "graph_cache.h"
+#include "graph_heapscan.h"
 #include "pr_gpu.h"
 #include "service.h"
 
@@ -121,6 +122,7 @@ powerrank_guc_init(void)
 							NULL, NULL, NULL);
 
 	service_guc_init();
+	graph_heapscan_guc_init();
 	MarkGUCPrefixReserved("powerrank");
 }
 
