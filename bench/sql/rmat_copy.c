@@ -1,0 +1,301 @@
+/*
+ * rmat_copy.c — writes an R-MAT edge list (Graph500 a = .57, b = .19, c = .19, d = .05) as P files in
+ * PostgreSQL's binary COPY format (two int8 columns src, dst), for P parallel COPYs into one table.
+ *
+ *   rmat_copy SCALE EDGE_FACTOR SEED PARTS OUT_PREFIX     -> OUT_PREFIX.0.bin ... OUT_PREFIX.(P-1).bin
+ *
+ * Vertices are relabelled by a random permutation (random ids), duplicate (src, dst) pairs are removed
+ * (self-loops stay), and each file's rows are shuffled.  One thread per part: pass 1 generates a slice
+ * of the edges and buckets them by a hash of the (src, dst) key, pass 2 sorts and deduplicates one
+ * bucket (duplicates always share a bucket), shuffles it and writes it.  Prints the rows written.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct
+{
+	int			id;
+	int			parts;
+	int			scale;
+	uint64_t	seed;
+	uint64_t	e0,
+				e1;				/* pass 1: edge slice */
+	uint64_t   *keys;			/* pass 1: this slice's keys, grouped by bucket at the end */
+	uint64_t   *count;			/* pass 1: keys per bucket in this slice */
+	const char *prefix;
+	uint64_t	written;		/* pass 2: rows written */
+	int			failed;
+} Job;
+
+static uint32_t *perm;			/* vertex relabelling */
+static Job *jobs;
+
+/* splitmix64: the next value of a 64-bit state. */
+static inline uint64_t
+mix64(uint64_t *state)
+{
+	uint64_t	z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+/* Bucket of a (src << 32 | dst) key. */
+static inline int
+bucket_of(uint64_t key, int parts)
+{
+	uint64_t	s = key;
+
+	return (int) (mix64(&s) % (uint64_t) parts);
+}
+
+/* Pass 1: generates edges e0..e1-1 (edge e depends only on seed and e) and groups them by bucket. */
+static void *
+generate_slice(void *arg)
+{
+	Job		   *j = arg;
+	uint64_t	m = j->e1 - j->e0;
+	uint64_t   *raw = malloc(m * sizeof(uint64_t));
+	uint64_t   *pos = calloc(j->parts, sizeof(uint64_t));
+
+	j->keys = malloc(m * sizeof(uint64_t));
+	j->count = calloc(j->parts, sizeof(uint64_t));
+	if (!raw || !pos || !j->keys || !j->count)
+	{
+		j->failed = 1;
+		return NULL;
+	}
+	for (uint64_t e = j->e0; e < j->e1; e++)
+	{
+		uint64_t	s = j->seed * UINT64_C(0x2545F4914F6CDD1D) + e * UINT64_C(0x9E3779B97F4A7C15);
+		uint64_t	u = 0,
+					v = 0;
+
+		for (int level = 0; level < j->scale; level++)
+		{
+			double		r = (double) (mix64(&s) >> 11) * (1.0 / 9007199254740992.0);
+
+			u <<= 1;
+			v <<= 1;
+			if (r < 0.57)
+				;
+			else if (r < 0.76)
+				v |= 1;
+			else if (r < 0.95)
+				u |= 1;
+			else
+			{
+				u |= 1;
+				v |= 1;
+			}
+		}
+		raw[e - j->e0] = ((uint64_t) perm[u] << 32) | perm[v];
+		j->count[bucket_of(raw[e - j->e0], j->parts)]++;
+	}
+	for (int b = 1; b < j->parts; b++)
+		pos[b] = pos[b - 1] + j->count[b - 1];
+	for (uint64_t i = 0; i < m; i++)
+		j->keys[pos[bucket_of(raw[i], j->parts)]++] = raw[i];
+	free(raw);
+	free(pos);
+	return NULL;
+}
+
+/* Sorts keys ascending (LSD radix, 16-bit digits) using tmp; returns the array holding the result. */
+static uint64_t *
+radix_sort(uint64_t *keys, uint64_t *tmp, uint64_t n)
+{
+	uint64_t   *count = malloc(65536 * sizeof(uint64_t));
+	uint64_t   *from = keys,
+			   *to = tmp;
+
+	for (int shift = 0; shift < 64; shift += 16)
+	{
+		uint64_t	sum = 0;
+
+		memset(count, 0, 65536 * sizeof(uint64_t));
+		for (uint64_t i = 0; i < n; i++)
+			count[(from[i] >> shift) & 0xffff]++;
+		if (n == 0 || count[(from[0] >> shift) & 0xffff] == n)
+			continue;
+		for (int b = 0; b < 65536; b++)
+		{
+			uint64_t	c = count[b];
+
+			count[b] = sum;
+			sum += c;
+		}
+		for (uint64_t i = 0; i < n; i++)
+			to[count[(from[i] >> shift) & 0xffff]++] = from[i];
+		uint64_t   *t = from;
+
+		from = to;
+		to = t;
+	}
+	free(count);
+	return from;
+}
+
+/* Writes a big-endian integer of `bytes` bytes. */
+static inline void
+put_be(unsigned char **p, uint64_t v, int bytes)
+{
+	for (int i = bytes - 1; i >= 0; i--)
+		*(*p)++ = (unsigned char) (v >> (8 * i));
+}
+
+/* Pass 2: gathers bucket j->id from every slice, sorts, deduplicates, shuffles and writes it. */
+static void *
+write_bucket(void *arg)
+{
+	Job		   *j = arg;
+	uint64_t	n = 0,
+				unique = 0,
+				state = j->seed ^ (UINT64_C(0x5DEECE66D) + (uint64_t) j->id);
+	uint64_t   *keys,
+			   *tmp,
+			   *sorted;
+	char		path[4096];
+	FILE	   *f;
+	unsigned char *buf,
+			   *p;
+	static const unsigned char header[19] = {'P', 'G', 'C', 'O', 'P', 'Y', '\n', 0xff, '\r', '\n', 0};
+
+	for (int s = 0; s < j->parts; s++)
+		n += jobs[s].count[j->id];
+	keys = malloc((n + 1) * sizeof(uint64_t));
+	tmp = malloc((n + 1) * sizeof(uint64_t));
+	buf = malloc(26 * 65536 + 64);
+	if (!keys || !tmp || !buf)
+	{
+		j->failed = 1;
+		return NULL;
+	}
+	n = 0;
+	for (int s = 0; s < j->parts; s++)
+	{
+		uint64_t	off = 0;
+
+		for (int b = 0; b < j->id; b++)
+			off += jobs[s].count[b];
+		memcpy(keys + n, jobs[s].keys + off, jobs[s].count[j->id] * sizeof(uint64_t));
+		n += jobs[s].count[j->id];
+	}
+	sorted = radix_sort(keys, tmp, n);
+	for (uint64_t i = 0; i < n; i++)
+		if (i == 0 || sorted[i] != sorted[i - 1])
+			sorted[unique++] = sorted[i];
+	for (uint64_t i = unique; i > 1; i--)
+	{
+		uint64_t	k = mix64(&state) % i,
+					t = sorted[i - 1];
+
+		sorted[i - 1] = sorted[k];
+		sorted[k] = t;
+	}
+	snprintf(path, sizeof(path), "%s.%d.bin", j->prefix, j->id);
+	f = fopen(path, "wb");
+	if (!f)
+	{
+		perror(path);
+		j->failed = 1;
+		return NULL;
+	}
+	fwrite(header, 1, 19, f);	/* signature, flags 0, header extension length 0 */
+	p = buf;
+	for (uint64_t i = 0; i < unique; i++)
+	{
+		put_be(&p, 2, 2);
+		put_be(&p, 8, 4);
+		put_be(&p, sorted[i] >> 32, 8);
+		put_be(&p, 8, 4);
+		put_be(&p, sorted[i] & 0xffffffffu, 8);
+		if (p - buf >= 26 * 65536)
+		{
+			fwrite(buf, 1, p - buf, f);
+			p = buf;
+		}
+	}
+	put_be(&p, 0xffff, 2);		/* trailer: field count -1 */
+	fwrite(buf, 1, p - buf, f);
+	if (fclose(f) != 0)
+		j->failed = 1;
+	j->written = unique;
+	free(keys);
+	free(tmp);
+	free(buf);
+	return NULL;
+}
+
+/* Entry point: see the comment at the top. */
+int
+main(int argc, char **argv)
+{
+	int			scale,
+				parts;
+	uint64_t	n,
+				m,
+				seed,
+				state,
+				total = 0;
+	pthread_t  *th;
+
+	if (argc != 6)
+	{
+		fprintf(stderr, "usage: %s SCALE EDGE_FACTOR SEED PARTS OUT_PREFIX\n", argv[0]);
+		return 2;
+	}
+	scale = atoi(argv[1]);
+	m = (uint64_t) atoll(argv[2]) << scale;
+	seed = strtoull(argv[3], NULL, 10);
+	parts = atoi(argv[4]);
+	if (scale < 1 || scale > 31 || parts < 1 || parts > 256 || m == 0)
+	{
+		fprintf(stderr, "bad arguments\n");
+		return 2;
+	}
+	n = UINT64_C(1) << scale;
+	perm = malloc(n * sizeof(uint32_t));
+	jobs = calloc(parts, sizeof(Job));
+	th = calloc(parts, sizeof(pthread_t));
+	if (!perm || !jobs || !th)
+		return 1;
+	state = seed ^ UINT64_C(0x5DEECE66D);
+	for (uint64_t i = 0; i < n; i++)
+		perm[i] = (uint32_t) i;
+	for (uint64_t i = n - 1; i > 0; i--)
+	{
+		uint64_t	k = mix64(&state) % (i + 1);
+		uint32_t	t = perm[i];
+
+		perm[i] = perm[k];
+		perm[k] = t;
+	}
+	for (int i = 0; i < parts; i++)
+	{
+		jobs[i] = (Job) {.id = i, .parts = parts, .scale = scale, .seed = seed, .prefix = argv[5],
+			.e0 = m * i / parts, .e1 = m * (i + 1) / parts};
+		pthread_create(&th[i], NULL, generate_slice, &jobs[i]);
+	}
+	for (int i = 0; i < parts; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < parts; i++)
+		if (jobs[i].failed)
+			return 1;
+	for (int i = 0; i < parts; i++)
+		pthread_create(&th[i], NULL, write_bucket, &jobs[i]);
+	for (int i = 0; i < parts; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < parts; i++)
+	{
+		if (jobs[i].failed)
+			return 1;
+		total += jobs[i].written;
+	}
+	printf("%llu\n", (unsigned long long) total);
+	return 0;
+}
