@@ -3,14 +3,29 @@
  * out-CSR, out-strengths and the dangling list.
  *
  * Ids: when the external ids span a range not much larger than the edge list, a direct table over
- * that range maps them (one linear pass); otherwise the endpoints are radix-sorted, deduplicated,
- * and looked up by a bucketed binary search.  Edges: a counting sort by source (input order kept),
- * then a counting sort of that by destination visiting sources in ascending order, so every in-row
- * lists its sources ascending; the out-CSR is made the same way from the in-CSR.
+ * that range maps them (one linear pass).  Otherwise the 2m endpoints are LSD-radix-sorted as
+ * (key, position) pairs (11-bit digits of id - min, digits on which all keys agree skipped); one
+ * pass over the sorted pairs then gives the distinct ids and writes every endpoint's rank back by
+ * position (no per-endpoint search).  Edges: a counting sort by source (input order kept), then a
+ * counting sort of that by destination visiting sources in ascending order, so every in-row lists
+ * its sources ascending; the out-CSR is made the same way from the in-CSR.
+ *
+ * Threads (PrBuildOptions.n_threads): the radix passes, the endpoint lookups and the counting sorts
+ * split their input into T contiguous chunks with per-chunk histograms, and chunk t's elements are
+ * placed after chunk t-1's, so every array is the same for any thread count.  Only the calling
+ * thread allocates.  A counting sort uses min(T, m / n) chunks (its counters take chunks * n * 8
+ * bytes).  The weighted out-strength without out-edges is summed on one thread (addition order).
+ *
+ * Peak memory beyond the input and the result (m rows, m' stored edges, n nodes, T threads):
+ * sparse ids: 48 bytes per row while sorting (two 8-byte key and two 4-byte position buffers of
+ * 2m entries), then 8 bytes per row for the endpoint ranks; dense ids: 4 bytes per id in the range
+ * (at most 32 per row) plus those 8; CSR: 8 per row + 4 (+8 weighted) per stored edge of scratch,
+ * plus chunk counters.
  */
 #include "pr_graph.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -278,16 +293,402 @@ id_map_build_sorted(const int64_t *src, const int64_t *dst, size_t m, uint64_t r
 	return PR_OK;
 }
 
-/* Builds the id map of the edge list's endpoints, choosing the dense or the sorted form. */
+/* Most worker threads a build uses. */
+#define MAX_BUILD_THREADS 64
+
+/* A task run by every chunk index t in [0, n_chunks). */
+typedef void (*ChunkFn) (void *ctx, int t);
+
+/* Argument of one worker thread. */
+typedef struct ChunkArg
+{
+	ChunkFn		fn;
+	void	   *ctx;
+	int			t;
+} ChunkArg;
+
+/* Thread entry: runs one chunk. */
+static void *
+chunk_thread_main(void *p)
+{
+	ChunkArg   *a = (ChunkArg *) p;
+
+	a->fn(a->ctx, a->t);
+	return NULL;
+}
+
+/*
+ * Runs fn(ctx, t) for every t in [0, n_chunks): chunk 0 on the caller, the others on new threads;
+ * a chunk whose thread cannot be started runs on the caller afterwards (same results either way).
+ */
+static void
+run_chunks(ChunkFn fn, void *ctx, int n_chunks)
+{
+	pthread_t	threads[MAX_BUILD_THREADS];
+	ChunkArg	args[MAX_BUILD_THREADS];
+	bool		started[MAX_BUILD_THREADS];
+
+	for (int t = 1; t < n_chunks; t++)
+	{
+		args[t].fn = fn;
+		args[t].ctx = ctx;
+		args[t].t = t;
+		started[t] = pthread_create(&threads[t], NULL, chunk_thread_main, &args[t]) == 0;
+	}
+	fn(ctx, 0);
+	for (int t = 1; t < n_chunks; t++)
+	{
+		if (started[t])
+			pthread_join(threads[t], NULL);
+		else
+			fn(ctx, t);
+	}
+}
+
+/* Start of chunk t of count elements split into n_chunks. */
+static inline size_t
+chunk_start(size_t count, int t, int n_chunks)
+{
+	size_t		q = count / (size_t) n_chunks,
+				r = count % (size_t) n_chunks;
+
+	return q * (size_t) t + r * (size_t) t / (size_t) n_chunks;
+}
+
+/* Chunks for count elements: at most n_threads, each at least 64k elements. */
+static int
+chunks_for(size_t count, int n_threads)
+{
+	size_t		most = count / 65536 + 1;
+
+	if (n_threads < 1)
+		n_threads = 1;
+	if (n_threads > MAX_BUILD_THREADS)
+		n_threads = MAX_BUILD_THREADS;
+	return (size_t) n_threads < most ? n_threads : (int) most;
+}
+
+/* Radix digit width of the endpoint sort, and the most digits a 64-bit key has. */
+#define DIGIT_BITS 11
+#define DIGIT_VALUES (1 << DIGIT_BITS)
+#define MAX_DIGITS ((64 + DIGIT_BITS - 1) / DIGIT_BITS)
+
+/* Shared state of the (key, position) radix sort of the 2m endpoints and of the ranking after it. */
+typedef struct EndpointSort
+{
+	const int64_t *src;
+	const int64_t *dst;
+	size_t		m;
+	size_t		count;			/* 2m: endpoint i < m is src[i], else dst[i - m] */
+	uint64_t	base;			/* key = id_key(id) - base, base = id_key(min id) */
+	int			n_chunks;
+	uint64_t   *keys[2];		/* [count] ping-pong key buffers */
+	uint32_t   *pos[2];			/* [count] endpoint positions travelling with the keys */
+	size_t	   *hist;			/* [n_chunks][MAX_DIGITS][DIGIT_VALUES] */
+	int			n_digits;		/* digits of the key range */
+	/* the current pass */
+	int			digit;
+	int			from;			/* buffer read (-1: the input arrays) */
+	/* ranking */
+	int64_t    *chunk_starts;	/* [n_chunks] distinct keys before each chunk */
+	int32_t    *ranks;			/* [count] rank of every endpoint, by position */
+} EndpointSort;
+
+/* Key of endpoint i of the input. */
+static inline uint64_t
+endpoint_key(const EndpointSort *s, size_t i)
+{
+	int64_t		id = i < s->m ? s->src[i] : s->dst[i - s->m];
+
+	return id_key(id) - s->base;
+}
+
+/* Histogram of chunk t for digit d. */
+static inline size_t *
+chunk_hist(const EndpointSort *s, int t, int d)
+{
+	return s->hist + ((size_t) t * MAX_DIGITS + (size_t) d) * DIGIT_VALUES;
+}
+
+/* Counts every digit of chunk t of the input keys. */
+static void
+endpoint_hist_all(void *ctx, int t)
+{
+	EndpointSort *s = (EndpointSort *) ctx;
+	size_t		lo = chunk_start(s->count, t, s->n_chunks),
+				hi = chunk_start(s->count, t + 1, s->n_chunks);
+	size_t	   *h = chunk_hist(s, t, 0);
+
+	memset(h, 0, sizeof(size_t) * MAX_DIGITS * DIGIT_VALUES);
+	for (size_t i = lo; i < hi; i++)
+	{
+		uint64_t	k = endpoint_key(s, i);
+
+		for (int d = 0; d < s->n_digits; d++)
+			h[(size_t) d * DIGIT_VALUES + ((k >> (DIGIT_BITS * d)) & (DIGIT_VALUES - 1))]++;
+	}
+}
+
+/* Counts the current digit of chunk t of the current buffer (into the digit's histogram slot). */
+static void
+endpoint_hist_pass(void *ctx, int t)
+{
+	EndpointSort *s = (EndpointSort *) ctx;
+	size_t		lo = chunk_start(s->count, t, s->n_chunks),
+				hi = chunk_start(s->count, t + 1, s->n_chunks);
+	size_t	   *h = chunk_hist(s, t, s->digit);
+	const uint64_t *keys = s->keys[s->from];
+	int			shift = DIGIT_BITS * s->digit;
+
+	memset(h, 0, sizeof(size_t) * DIGIT_VALUES);
+	for (size_t i = lo; i < hi; i++)
+		h[(keys[i] >> shift) & (DIGIT_VALUES - 1)]++;
+}
+
+/* Scatters chunk t by the current digit, stably, through its offsets in the histogram slot. */
+static void
+endpoint_scatter(void *ctx, int t)
+{
+	EndpointSort *s = (EndpointSort *) ctx;
+	size_t		lo = chunk_start(s->count, t, s->n_chunks),
+				hi = chunk_start(s->count, t + 1, s->n_chunks);
+	size_t	   *off = chunk_hist(s, t, s->digit);
+	int			shift = DIGIT_BITS * s->digit;
+	int			to = s->from < 0 ? 0 : 1 - s->from;
+	uint64_t   *out_keys = s->keys[to];
+	uint32_t   *out_pos = s->pos[to];
+
+	if (s->from < 0)
+	{
+		for (size_t i = lo; i < hi; i++)
+		{
+			uint64_t	k = endpoint_key(s, i);
+			size_t		p = off[(k >> shift) & (DIGIT_VALUES - 1)]++;
+
+			out_keys[p] = k;
+			out_pos[p] = (uint32_t) i;
+		}
+	}
+	else
+	{
+		const uint64_t *in_keys = s->keys[s->from];
+		const uint32_t *in_pos = s->pos[s->from];
+
+		for (size_t i = lo; i < hi; i++)
+		{
+			uint64_t	k = in_keys[i];
+			size_t		p = off[(k >> shift) & (DIGIT_VALUES - 1)]++;
+
+			out_keys[p] = k;
+			out_pos[p] = in_pos[i];
+		}
+	}
+}
+
+/* Counts the distinct keys that start in chunk t of the sorted buffer. */
+static void
+endpoint_count_distinct(void *ctx, int t)
+{
+	EndpointSort *s = (EndpointSort *) ctx;
+	size_t		lo = chunk_start(s->count, t, s->n_chunks),
+				hi = chunk_start(s->count, t + 1, s->n_chunks);
+	const uint64_t *keys = s->keys[s->from];
+	int64_t		c = 0;
+
+	for (size_t i = lo; i < hi; i++)
+		c += (i == 0 || keys[i] != keys[i - 1]);
+	s->chunk_starts[t] = c;
+}
+
+/* Writes the distinct keys of chunk t into the spare key buffer and every endpoint's rank. */
+static void
+endpoint_rank(void *ctx, int t)
+{
+	EndpointSort *s = (EndpointSort *) ctx;
+	size_t		lo = chunk_start(s->count, t, s->n_chunks),
+				hi = chunk_start(s->count, t + 1, s->n_chunks);
+	const uint64_t *keys = s->keys[s->from];
+	const uint32_t *pos = s->pos[s->from];
+	uint64_t   *distinct = s->keys[1 - s->from];
+	int32_t    *ranks = s->ranks;
+	int64_t		r = s->chunk_starts[t] - 1;
+
+	for (size_t i = lo; i < hi; i++)
+	{
+		if (i == 0 || keys[i] != keys[i - 1])
+			distinct[++r] = keys[i];
+		ranks[pos[i]] = (int32_t) (uint32_t) r;
+	}
+}
+
+/*
+ * Sorts the endpoints (ids in [lo_id, hi_id]) and gives every one its rank: *ranks_out gets
+ * [2m] ranks (src ranks then dst ranks), map->node_ids the distinct ids.  2m < 2^32.
+ */
 static PrStatus
-id_map_build(const int64_t *src, const int64_t *dst, size_t m, const PrAllocator *alloc,
-			 IdMap *map, PrError *err)
+id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo_id, int64_t hi_id,
+					int n_threads, const PrAllocator *alloc, IdMap *map, int32_t **ranks_out,
+					PrError *err)
+{
+	EndpointSort s;
+	uint64_t	range = id_key(hi_id) - id_key(lo_id);
+	int64_t		n = 0;
+	int			bits = 0;
+
+	memset(&s, 0, sizeof(s));
+	s.src = src;
+	s.dst = dst;
+	s.m = m;
+	s.count = 2 * m;
+	s.base = id_key(lo_id);
+	s.n_chunks = chunks_for(s.count, n_threads);
+	while (bits < 64 && (range >> bits) != 0)
+		bits++;
+	s.n_digits = bits == 0 ? 1 : (bits + DIGIT_BITS - 1) / DIGIT_BITS;
+	s.keys[0] = ALLOC_ARRAY(alloc, uint64_t, s.count);
+	s.keys[1] = ALLOC_ARRAY(alloc, uint64_t, s.count);
+	s.pos[0] = ALLOC_ARRAY(alloc, uint32_t, s.count);
+	s.pos[1] = ALLOC_ARRAY(alloc, uint32_t, s.count);
+	s.hist = ALLOC_ARRAY(alloc, size_t, (size_t) s.n_chunks * MAX_DIGITS * DIGIT_VALUES);
+	s.chunk_starts = ALLOC_ARRAY(alloc, int64_t, s.n_chunks);
+	if (s.keys[0] == NULL || s.keys[1] == NULL || s.pos[0] == NULL || s.pos[1] == NULL ||
+		s.hist == NULL || s.chunk_starts == NULL)
+		goto nomem;
+
+	/* histograms of every digit per chunk; a digit on which all keys agree needs no pass */
+	run_chunks(endpoint_hist_all, &s, s.n_chunks);
+	s.from = -1;
+	for (int d = 0; d < s.n_digits; d++)
+	{
+		size_t		total[DIGIT_VALUES];
+		size_t		sum = 0;
+		bool		trivial = false;
+
+		memset(total, 0, sizeof(total));
+		for (int t = 0; t < s.n_chunks; t++)
+		{
+			const size_t *h = chunk_hist(&s, t, d);
+
+			for (int b = 0; b < DIGIT_VALUES; b++)
+				total[b] += h[b];
+		}
+		for (int b = 0; b < DIGIT_VALUES; b++)
+			if (total[b] == s.count)
+				trivial = true;
+		/* a pass always runs at the end if none did: it moves the input into the buffers */
+		if (trivial && !(s.from < 0 && d == s.n_digits - 1))
+			continue;
+		if (s.from >= 0 && s.n_chunks > 1)
+		{
+			/* chunk histograms of this digit over the current order */
+			s.digit = d;
+			run_chunks(endpoint_hist_pass, &s, s.n_chunks);
+		}
+		/* offsets: by digit value, then by chunk */
+		for (int b = 0; b < DIGIT_VALUES; b++)
+			for (int t = 0; t < s.n_chunks; t++)
+			{
+				size_t	   *h = chunk_hist(&s, t, d);
+				size_t		c = h[b];
+
+				h[b] = sum;
+				sum += c;
+			}
+		s.digit = d;
+		run_chunks(endpoint_scatter, &s, s.n_chunks);
+		s.from = s.from < 0 ? 0 : 1 - s.from;
+	}
+
+	/* distinct keys and ranks; the ranks go into the spare position buffer */
+	s.ranks = (int32_t *) s.pos[1 - s.from];
+	run_chunks(endpoint_count_distinct, &s, s.n_chunks);
+	for (int t = 0; t < s.n_chunks; t++)
+	{
+		int64_t		c = s.chunk_starts[t];
+
+		s.chunk_starts[t] = n;
+		n += c;
+	}
+	if (n > PR_MAX_NODES)
+	{
+		pr_free(alloc, s.keys[0]);
+		pr_free(alloc, s.keys[1]);
+		pr_free(alloc, s.pos[0]);
+		pr_free(alloc, s.pos[1]);
+		pr_free(alloc, s.hist);
+		pr_free(alloc, s.chunk_starts);
+		return pr_error_set(err, PR_ERR_TOO_LARGE,
+							"graph has %lld nodes; at most %lld are supported",
+							(long long) n, (long long) PR_MAX_NODES);
+	}
+	run_chunks(endpoint_rank, &s, s.n_chunks);
+	map->node_ids = ALLOC_ARRAY(alloc, int64_t, n);
+	if (map->node_ids == NULL)
+		goto nomem;
+	{
+		const uint64_t *distinct = s.keys[1 - s.from];
+
+		for (int64_t i = 0; i < n; i++)
+			map->node_ids[i] = (int64_t) ((distinct[i] + s.base) ^ UINT64_C(0x8000000000000000));
+	}
+	map->n = n;
+	*ranks_out = s.ranks;
+	pr_free(alloc, s.keys[0]);
+	pr_free(alloc, s.keys[1]);
+	pr_free(alloc, s.pos[s.from]);
+	pr_free(alloc, s.hist);
+	pr_free(alloc, s.chunk_starts);
+	return PR_OK;
+
+nomem:
+	pr_free(alloc, s.keys[0]);
+	pr_free(alloc, s.keys[1]);
+	pr_free(alloc, s.pos[0]);
+	pr_free(alloc, s.pos[1]);
+	pr_free(alloc, s.hist);
+	pr_free(alloc, s.chunk_starts);
+	return pr_error_set(err, PR_ERR_NOMEM, "out of memory sorting the node ids");
+}
+
+/* Looks up chunk t of the endpoints through a dense or bucketed id map. */
+typedef struct LookupJob
+{
+	const IdMap *map;
+	const int64_t *src;
+	const int64_t *dst;
+	size_t		m;
+	int			n_chunks;
+	int32_t    *ranks;
+} LookupJob;
+
+/* Fills ranks[i] for the endpoints of chunk t. */
+static void
+endpoint_lookup(void *ctx, int t)
+{
+	LookupJob  *j = (LookupJob *) ctx;
+	size_t		lo = chunk_start(2 * j->m, t, j->n_chunks),
+				hi = chunk_start(2 * j->m, t + 1, j->n_chunks);
+
+	for (size_t i = lo; i < hi; i++)
+		j->ranks[i] = id_map_lookup(j->map, i < j->m ? j->src[i] : j->dst[i - j->m]);
+}
+
+/*
+ * Builds the id map of the edge list's endpoints and every endpoint's rank: *ranks_out gets
+ * [2m] ranks (src ranks, then dst ranks); NULL when m is 0.
+ */
+static PrStatus
+id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
+			 const PrAllocator *alloc, IdMap *map, int32_t **ranks_out, PrError *err)
 {
 	int64_t		lo = INT64_MAX,
 				hi = INT64_MIN;
 	uint64_t	range;
+	PrStatus	status;
+	LookupJob	job;
 
 	memset(map, 0, sizeof(*map));
+	*ranks_out = NULL;
 	if (m == 0)
 		return PR_OK;
 	for (size_t i = 0; i < m; i++)
@@ -295,20 +696,39 @@ id_map_build(const int64_t *src, const int64_t *dst, size_t m, const PrAllocator
 		int64_t		a = src[i],
 					b = dst[i];
 
-		if (a < lo)
-			lo = a;
-		if (a > hi)
-			hi = a;
-		if (b < lo)
-			lo = b;
-		if (b > hi)
-			hi = b;
+		lo = a < lo ? a : lo;
+		hi = a > hi ? a : hi;
+		lo = b < lo ? b : lo;
+		hi = b > hi ? b : hi;
 	}
 	map->min_id = lo;
 	range = (uint64_t) hi - (uint64_t) lo;	/* range - 1, cannot overflow */
 	if (range < (uint64_t) 4 * 2 * m + 4096)
-		return id_map_build_dense(src, dst, m, range + 1, alloc, map, err);
-	return id_map_build_sorted(src, dst, m, range + 1 == 0 ? UINT64_MAX : range + 1, alloc, map, err);
+		status = id_map_build_dense(src, dst, m, range + 1, alloc, map, err);
+	else if (2 * m <= UINT32_MAX)
+		return id_map_build_ranked(src, dst, m, lo, hi, n_threads, alloc, map, ranks_out, err);
+	else
+		status = id_map_build_sorted(src, dst, m, range + 1 == 0 ? UINT64_MAX : range + 1,
+									 alloc, map, err);
+	if (status != PR_OK)
+		return status;
+	job.ranks = ALLOC_ARRAY(alloc, int32_t, 2 * m);
+	if (job.ranks == NULL)
+	{
+		id_map_free_lookup(map, alloc);
+		pr_free(alloc, map->node_ids);
+		map->node_ids = NULL;
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory building the node id map");
+	}
+	job.map = map;
+	job.src = src;
+	job.dst = dst;
+	job.m = m;
+	job.n_chunks = chunks_for(2 * m, n_threads);
+	run_chunks(endpoint_lookup, &job, job.n_chunks);
+	id_map_free_lookup(map, alloc);
+	*ranks_out = job.ranks;
+	return PR_OK;
 }
 
 /* Frees every array of a graph built by pr_graph_build and leaves it empty. */
@@ -327,73 +747,292 @@ pr_graph_free(PrGraph *g, const PrAllocator *alloc)
 	memset(g, 0, sizeof(*g));
 }
 
-/* Turns counts[0..n) into row pointers ptr[0..n]; ptr may alias counts shifted by one. */
-static void
-counts_to_pointers(int64_t *ptr, int64_t n)
+/*
+ * A counting sort of edges into CSR rows, by chunks: chunk t counts its items into its own row of
+ * counts, the counts become offsets (row by row, chunk by chunk: stable), then chunk t scatters.
+ * Two inputs: the edge rows (ranks of src/dst, a row adding its reverse when undirected; output
+ * grouped by source, input order kept), or a CSR to transpose (output rows visit the input rows in
+ * ascending order, so every output row lists them ascending).
+ */
+typedef struct CountSort
 {
-	int64_t		sum = 0;
+	int			n_chunks;
+	int64_t		n;				/* output rows */
+	int64_t    *counts;			/* [n_chunks][n] */
+	size_t		n_items;		/* edge rows, or input edges of the transpose */
+	/* edge-row input */
+	const int32_t *ms;
+	const int32_t *md;
+	const double *weight;
+	bool		undirected;
+	/* CSR input */
+	const int64_t *in_ptr;
+	const int32_t *in_idx;
+	const double *in_w;
+	/* output */
+	int32_t    *out_idx;
+	double	   *out_w;
+} CountSort;
 
-	for (int64_t i = 0; i < n; i++)
+/* Counts chunk t of the edge rows by source. */
+static void
+rows_count(void *ctx, int t)
+{
+	CountSort  *c = (CountSort *) ctx;
+	size_t		lo = chunk_start(c->n_items, t, c->n_chunks),
+				hi = chunk_start(c->n_items, t + 1, c->n_chunks);
+	int64_t    *cnt = c->counts + (size_t) t * (size_t) c->n;
+
+	memset(cnt, 0, (size_t) c->n * sizeof(int64_t));
+	if (c->undirected)
 	{
-		int64_t		c = ptr[i];
+		for (size_t i = lo; i < hi; i++)
+		{
+			int32_t		s = c->ms[i],
+						d = c->md[i];
 
-		ptr[i] = sum;
-		sum += c;
+			cnt[s]++;
+			if (s != d)
+				cnt[d]++;
+		}
 	}
-	ptr[n] = sum;
+	else
+	{
+		for (size_t i = lo; i < hi; i++)
+			cnt[c->ms[i]]++;
+	}
 }
 
-/*
- * Fills out_ptr/out_dst/out_weight (already allocated) from the in-CSR: visiting destinations in
- * ascending order leaves every out-row sorted by destination.  cursor has room for n entries.
- */
+/* Scatters chunk t of the edge rows into the by-source arrays. */
 static void
-transpose_in_to_out(PrGraph *g, int64_t *cursor)
+rows_scatter(void *ctx, int t)
 {
-	int64_t		n = g->n_nodes;
+	CountSort  *c = (CountSort *) ctx;
+	size_t		lo = chunk_start(c->n_items, t, c->n_chunks),
+				hi = chunk_start(c->n_items, t + 1, c->n_chunks);
+	int64_t    *cur = c->counts + (size_t) t * (size_t) c->n;
+	const double *w = c->weight;
 
-	memset(g->out_ptr, 0, (size_t) (n + 1) * sizeof(int64_t));
-	for (int64_t e = 0; e < g->n_edges; e++)
-		g->out_ptr[g->in_src[e]]++;
-	counts_to_pointers(g->out_ptr, n);
-	memcpy(cursor, g->out_ptr, (size_t) n * sizeof(int64_t));
-	for (int64_t v = 0; v < n; v++)
+	if (!c->undirected && w == NULL)
 	{
-		for (int64_t e = g->in_ptr[v]; e < g->in_ptr[v + 1]; e++)
-		{
-			int64_t		pos = cursor[g->in_src[e]]++;
+		for (size_t i = lo; i < hi; i++)
+			c->out_idx[cur[c->ms[i]]++] = c->md[i];
+		return;
+	}
+	for (size_t i = lo; i < hi; i++)
+	{
+		int32_t		s = c->ms[i],
+					d = c->md[i];
+		int64_t		pos = cur[s]++;
 
-			g->out_dst[pos] = (int32_t) v;
-			if (g->out_weight != NULL)
-				g->out_weight[pos] = g->in_weight[e];
+		c->out_idx[pos] = d;
+		if (w != NULL)
+			c->out_w[pos] = w[i];
+		if (c->undirected && s != d)
+		{
+			pos = cur[d]++;
+			c->out_idx[pos] = s;
+			if (w != NULL)
+				c->out_w[pos] = w[i];
 		}
 	}
 }
 
+/* Counts chunk t of the input CSR's edges by their column. */
+static void
+transpose_count(void *ctx, int t)
+{
+	CountSort  *c = (CountSort *) ctx;
+	size_t		lo = chunk_start(c->n_items, t, c->n_chunks),
+				hi = chunk_start(c->n_items, t + 1, c->n_chunks);
+	int64_t    *cnt = c->counts + (size_t) t * (size_t) c->n;
+
+	memset(cnt, 0, (size_t) c->n * sizeof(int64_t));
+	for (size_t e = lo; e < hi; e++)
+		cnt[c->in_idx[e]]++;
+}
+
+/* Scatters chunk t of the input CSR's edges into the transposed arrays. */
+static void
+transpose_scatter(void *ctx, int t)
+{
+	CountSort  *c = (CountSort *) ctx;
+	size_t		lo = chunk_start(c->n_items, t, c->n_chunks),
+				hi = chunk_start(c->n_items, t + 1, c->n_chunks);
+	int64_t    *cur = c->counts + (size_t) t * (size_t) c->n;
+	int64_t		row_lo = 0,
+				row_hi = c->n;	/* the input has n rows too */
+	int64_t		u;
+
+	if (lo >= hi)
+		return;
+	/* the last row whose start is <= lo */
+	while (row_lo < row_hi)
+	{
+		int64_t		mid = row_lo + (row_hi - row_lo + 1) / 2;
+
+		if (c->in_ptr[mid] <= (int64_t) lo)
+			row_lo = mid;
+		else
+			row_hi = mid - 1;
+	}
+	u = row_lo;
+	for (size_t e = lo; e < hi;)
+	{
+		size_t		row_end;
+
+		while (c->in_ptr[u + 1] <= (int64_t) e)
+			u++;
+		row_end = (size_t) c->in_ptr[u + 1] < hi ? (size_t) c->in_ptr[u + 1] : hi;
+		if (c->in_w != NULL)
+		{
+			for (; e < row_end; e++)
+			{
+				int64_t		pos = cur[c->in_idx[e]]++;
+
+				c->out_idx[pos] = (int32_t) u;
+				c->out_w[pos] = c->in_w[e];
+			}
+		}
+		else
+		{
+			for (; e < row_end; e++)
+				c->out_idx[cur[c->in_idx[e]]++] = (int32_t) u;
+		}
+	}
+}
+
+/* Chunks of a counting sort of n_items into n rows: at most n_items / n (counters stay small). */
+static int
+count_sort_chunks(size_t n_items, int64_t n, int n_threads)
+{
+	int			chunks = chunks_for(n_items, n_threads);
+
+	while (chunks > 1 && (size_t) chunks * (size_t) n > n_items)
+		chunks--;
+	return chunks;
+}
+
+/* Turns the chunk counts into offsets (by row, then by chunk) and fills ptr[0..n]. */
+static void
+counts_to_offsets(CountSort *c, int64_t *ptr)
+{
+	int64_t		sum = 0;
+
+	if (c->n_chunks == 1)
+	{
+		for (int64_t v = 0; v < c->n; v++)
+		{
+			int64_t		k = c->counts[v];
+
+			c->counts[v] = sum;
+			ptr[v] = sum;
+			sum += k;
+		}
+	}
+	else
+	{
+		for (int64_t v = 0; v < c->n; v++)
+		{
+			ptr[v] = sum;
+			for (int t = 0; t < c->n_chunks; t++)
+			{
+				int64_t    *slot = c->counts + (size_t) t * (size_t) c->n + v;
+				int64_t		k = *slot;
+
+				*slot = sum;
+				sum += k;
+			}
+		}
+	}
+	ptr[c->n] = sum;
+}
+
 /*
- * Computes out_strength from the in-CSR (for every source, its edges are added in ascending
- * destination order, as the out-CSR lists them) and the dangling list.
+ * Transposes a CSR of n rows and m edges (in_ptr, in_idx, in_w) into (out_ptr, out_idx, out_w),
+ * already allocated; in_w and out_w may be NULL.
  */
 static PrStatus
-compute_strength_and_dangling(PrGraph *g, const PrAllocator *alloc, PrError *err)
+transpose_csr(int64_t n, int64_t m, const int64_t *in_ptr, const int32_t *in_idx,
+			  const double *in_w, int64_t *out_ptr, int32_t *out_idx, double *out_w,
+			  int n_threads, const PrAllocator *alloc)
+{
+	CountSort	c;
+
+	memset(&c, 0, sizeof(c));
+	c.n = n;
+	c.n_items = (size_t) m;
+	c.n_chunks = count_sort_chunks((size_t) m, n, n_threads);
+	c.counts = ALLOC_ARRAY(alloc, int64_t, (size_t) c.n_chunks * (size_t) n);
+	if (c.counts == NULL)
+		return PR_ERR_NOMEM;
+	c.in_ptr = in_ptr;
+	c.in_idx = in_idx;
+	c.in_w = in_w;
+	c.out_idx = out_idx;
+	c.out_w = out_w;
+	run_chunks(transpose_count, &c, c.n_chunks);
+	counts_to_offsets(&c, out_ptr);
+	run_chunks(transpose_scatter, &c, c.n_chunks);
+	pr_free(alloc, c.counts);
+	return PR_OK;
+}
+
+/* Row sums of the out-CSR's weights for the nodes of chunk t (each in row order from 0). */
+typedef struct StrengthJob
+{
+	PrGraph    *g;
+	int			n_chunks;
+} StrengthJob;
+
+/* Sums the out-weights of chunk t's nodes. */
+static void
+strength_rows(void *ctx, int t)
+{
+	StrengthJob *j = (StrengthJob *) ctx;
+	PrGraph    *g = j->g;
+	size_t		lo = chunk_start((size_t) g->n_nodes, t, j->n_chunks),
+				hi = chunk_start((size_t) g->n_nodes, t + 1, j->n_chunks);
+
+	for (size_t u = lo; u < hi; u++)
+	{
+		double		s = 0.0;
+
+		for (int64_t e = g->out_ptr[u]; e < g->out_ptr[u + 1]; e++)
+			s += g->out_weight[e];
+		g->out_strength[u] = s;
+	}
+}
+
+/*
+ * Computes out_strength (already allocated) of a weighted graph: every source adds its weights in
+ * ascending destination order, parallel edges in input order (the out-CSR's row order; without
+ * out-edges the in-CSR is walked in that same order).
+ */
+static void
+compute_weighted_strength(PrGraph *g, int n_threads)
+{
+	int64_t		n = g->n_nodes;
+
+	if (g->has_out_edges)
+	{
+		StrengthJob j = {g, chunks_for((size_t) n, n_threads)};
+
+		run_chunks(strength_rows, &j, j.n_chunks);
+		return;
+	}
+	memset(g->out_strength, 0, (size_t) n * sizeof(double));
+	for (int64_t e = 0; e < g->n_edges; e++)
+		g->out_strength[g->in_src[e]] += g->in_weight[e];
+}
+
+/* Lists the nodes whose out_strength is 0. */
+static PrStatus
+list_dangling(PrGraph *g, const PrAllocator *alloc, PrError *err)
 {
 	int64_t		n = g->n_nodes;
 	int64_t		n_dangling = 0;
 
-	g->out_strength = ALLOC_ARRAY(alloc, double, n);
-	if (g->out_strength == NULL)
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory computing out-strengths");
-	memset(g->out_strength, 0, (size_t) n * sizeof(double));
-	if (g->in_weight != NULL)
-	{
-		for (int64_t e = 0; e < g->n_edges; e++)
-			g->out_strength[g->in_src[e]] += g->in_weight[e];
-	}
-	else
-	{
-		for (int64_t e = 0; e < g->n_edges; e++)
-			g->out_strength[g->in_src[e]] += 1.0;
-	}
 	for (int64_t u = 0; u < n; u++)
 		if (g->out_strength[u] == 0.0)
 			n_dangling++;
@@ -416,26 +1055,28 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	PrBuildOptions defaults = {false, false, 1};
 	IdMap		map;
 	PrStatus	status;
-	int32_t    *ms = NULL,
-			   *md = NULL;
-	int64_t    *tmp_ptr = NULL,
-			   *cursor = NULL;
+	int32_t    *ranks = NULL;
+	int64_t    *tmp_ptr = NULL;
 	int32_t    *tmp_dst = NULL;
 	double	   *tmp_w = NULL;
 	int64_t		n,
 				m_stored = 0;
 	bool		weighted = (weight != NULL);
+	int			n_threads;
+	CountSort	rows;
 
 	memset(g, 0, sizeof(*g));
 	memset(&map, 0, sizeof(map));
+	memset(&rows, 0, sizeof(rows));
 	if (options == NULL)
 		options = &defaults;
+	n_threads = options->n_threads < 1 ? 1 : options->n_threads;
 	if (m > 0 && (src == NULL || dst == NULL))
 		return pr_error_set(err, PR_ERR_INVALID, "edge list has no source or destination array");
 	if (weighted && (status = validate_weights(weight, m, err)) != PR_OK)
 		return status;
 
-	status = id_map_build(src, dst, m, alloc, &map, err);
+	status = id_map_build(src, dst, m, n_threads, alloc, &map, &ranks, err);
 	if (status != PR_OK)
 		return status;
 	n = map.n;
@@ -443,57 +1084,41 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	g->weighted = weighted;
 	g->node_ids = map.node_ids;
 
-	/* map every endpoint to its internal id once */
-	ms = ALLOC_ARRAY(alloc, int32_t, m);
-	md = ALLOC_ARRAY(alloc, int32_t, m);
+	/* counting sort of the rows by source, input order kept within a source */
 	tmp_ptr = ALLOC_ARRAY(alloc, int64_t, n + 1);
-	cursor = ALLOC_ARRAY(alloc, int64_t, n + 1);
-	if (ms == NULL || md == NULL || tmp_ptr == NULL || cursor == NULL)
+	rows.n = n;
+	rows.n_items = m;
+	rows.n_chunks = count_sort_chunks(m, n, n_threads);
+	rows.counts = ALLOC_ARRAY(alloc, int64_t, (size_t) rows.n_chunks * (size_t) n);
+	if (tmp_ptr == NULL || rows.counts == NULL)
 		goto nomem;
-	memset(tmp_ptr, 0, (size_t) (n + 1) * sizeof(int64_t));
-	for (size_t i = 0; i < m; i++)
-	{
-		int32_t		s = id_map_lookup(&map, src[i]);
-		int32_t		d = id_map_lookup(&map, dst[i]);
-
-		ms[i] = s;
-		md[i] = d;
-		tmp_ptr[s]++;
-		if (options->undirected && s != d)
-			tmp_ptr[d]++;
-	}
-	id_map_free_lookup(&map, alloc);
-	counts_to_pointers(tmp_ptr, n);
+	rows.ms = ranks;
+	rows.md = ranks != NULL ? ranks + m : NULL;
+	rows.weight = weight;
+	rows.undirected = options->undirected;
+	run_chunks(rows_count, &rows, rows.n_chunks);
+	counts_to_offsets(&rows, tmp_ptr);
 	m_stored = tmp_ptr[n];
 	g->n_edges = m_stored;
-
-	/* counting sort by source, input order kept within a source */
 	tmp_dst = ALLOC_ARRAY(alloc, int32_t, m_stored);
 	if (weighted)
 		tmp_w = ALLOC_ARRAY(alloc, double, m_stored);
-	if (tmp_dst == NULL || (weighted && tmp_w == NULL))
+	g->out_strength = ALLOC_ARRAY(alloc, double, n);
+	if (tmp_dst == NULL || (weighted && tmp_w == NULL) || g->out_strength == NULL)
 		goto nomem;
-	memcpy(cursor, tmp_ptr, (size_t) n * sizeof(int64_t));
-	for (size_t i = 0; i < m; i++)
+	rows.out_idx = tmp_dst;
+	rows.out_w = tmp_w;
+	run_chunks(rows_scatter, &rows, rows.n_chunks);
+	pr_free(alloc, rows.counts);
+	pr_free(alloc, ranks);
+	rows.counts = NULL;
+	ranks = NULL;
+	if (!weighted)
 	{
-		int32_t		s = ms[i],
-					d = md[i];
-		int64_t		pos = cursor[s]++;
-
-		tmp_dst[pos] = d;
-		if (weighted)
-			tmp_w[pos] = weight[i];
-		if (options->undirected && s != d)
-		{
-			pos = cursor[d]++;
-			tmp_dst[pos] = s;
-			if (weighted)
-				tmp_w[pos] = weight[i];
-		}
+		/* out-degrees: exact whatever the order */
+		for (int64_t u = 0; u < n; u++)
+			g->out_strength[u] = (double) (tmp_ptr[u + 1] - tmp_ptr[u]);
 	}
-	pr_free(alloc, ms);
-	pr_free(alloc, md);
-	ms = md = NULL;
 
 	/* counting sort by destination, visiting sources in ascending order */
 	g->in_ptr = ALLOC_ARRAY(alloc, int64_t, n + 1);
@@ -502,22 +1127,9 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 		g->in_weight = ALLOC_ARRAY(alloc, double, m_stored);
 	if (g->in_ptr == NULL || g->in_src == NULL || (weighted && g->in_weight == NULL))
 		goto nomem;
-	memset(g->in_ptr, 0, (size_t) (n + 1) * sizeof(int64_t));
-	for (int64_t e = 0; e < m_stored; e++)
-		g->in_ptr[tmp_dst[e]]++;
-	counts_to_pointers(g->in_ptr, n);
-	memcpy(cursor, g->in_ptr, (size_t) n * sizeof(int64_t));
-	for (int64_t u = 0; u < n; u++)
-	{
-		for (int64_t e = tmp_ptr[u]; e < tmp_ptr[u + 1]; e++)
-		{
-			int64_t		pos = cursor[tmp_dst[e]]++;
-
-			g->in_src[pos] = (int32_t) u;
-			if (weighted)
-				g->in_weight[pos] = tmp_w[e];
-		}
-	}
+	if (transpose_csr(n, m_stored, tmp_ptr, tmp_dst, tmp_w, g->in_ptr, g->in_src, g->in_weight,
+					  n_threads, alloc) != PR_OK)
+		goto nomem;
 
 	if (options->out_edges)
 	{
@@ -529,17 +1141,20 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 		tmp_dst = NULL;
 		tmp_w = NULL;
 		g->has_out_edges = true;
-		transpose_in_to_out(g, cursor);
+		if (transpose_csr(n, m_stored, g->in_ptr, g->in_src, g->in_weight, g->out_ptr,
+						  g->out_dst, g->out_weight, n_threads, alloc) != PR_OK)
+			goto nomem;
 	}
 	pr_free(alloc, tmp_ptr);
 	pr_free(alloc, tmp_dst);
 	pr_free(alloc, tmp_w);
-	pr_free(alloc, cursor);
-	tmp_ptr = cursor = NULL;
+	tmp_ptr = NULL;
 	tmp_dst = NULL;
 	tmp_w = NULL;
 
-	status = compute_strength_and_dangling(g, alloc, err);
+	if (weighted)
+		compute_weighted_strength(g, n_threads);
+	status = list_dangling(g, alloc, err);
 	if (status != PR_OK)
 	{
 		pr_graph_free(g, alloc);
@@ -548,11 +1163,9 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	return PR_OK;
 
 nomem:
-	id_map_free_lookup(&map, alloc);
-	pr_free(alloc, ms);
-	pr_free(alloc, md);
+	pr_free(alloc, ranks);
+	pr_free(alloc, rows.counts);
 	pr_free(alloc, tmp_ptr);
-	pr_free(alloc, cursor);
 	pr_free(alloc, tmp_dst);
 	pr_free(alloc, tmp_w);
 	pr_graph_free(g, alloc);
@@ -563,28 +1176,23 @@ nomem:
 PrStatus
 pr_graph_add_out_edges(PrGraph *g, const PrAllocator *alloc, PrError *err)
 {
-	int64_t    *cursor;
-
 	if (g->has_out_edges)
 		return PR_OK;
 	g->out_ptr = ALLOC_ARRAY(alloc, int64_t, g->n_nodes + 1);
 	g->out_dst = ALLOC_ARRAY(alloc, int32_t, g->n_edges);
 	g->out_weight = g->weighted ? ALLOC_ARRAY(alloc, double, g->n_edges) : NULL;
-	cursor = ALLOC_ARRAY(alloc, int64_t, g->n_nodes + 1);
 	if (g->out_ptr == NULL || g->out_dst == NULL || (g->weighted && g->out_weight == NULL) ||
-		cursor == NULL)
+		transpose_csr(g->n_nodes, g->n_edges, g->in_ptr, g->in_src, g->in_weight, g->out_ptr,
+					  g->out_dst, g->out_weight, 1, alloc) != PR_OK)
 	{
 		pr_free(alloc, g->out_ptr);
 		pr_free(alloc, g->out_dst);
 		pr_free(alloc, g->out_weight);
-		pr_free(alloc, cursor);
 		g->out_ptr = NULL;
 		g->out_dst = NULL;
 		g->out_weight = NULL;
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory building the out-edge arrays");
 	}
-	transpose_in_to_out(g, cursor);
-	pr_free(alloc, cursor);
 	g->has_out_edges = true;
 	return PR_OK;
 }

@@ -324,3 +324,233 @@ test_build_allocation_failures(void)
 	}
 	CHECK(ok_once);
 }
+
+/* One stored edge of the reference build: endpoints' ranks, weight and the row it came from. */
+typedef struct RefEdge
+{
+	int32_t		s;
+	int32_t		d;
+	double		w;
+	size_t		row;
+} RefEdge;
+
+/* Orders by destination, then source, then input row (the in-CSR order). */
+static int
+ref_cmp_in(const void *a, const void *b)
+{
+	const RefEdge *x = a,
+			   *y = b;
+
+	if (x->d != y->d)
+		return x->d < y->d ? -1 : 1;
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	return x->row < y->row ? -1 : (x->row > y->row);
+}
+
+/* Orders by source, then destination, then input row (the out-CSR order). */
+static int
+ref_cmp_out(const void *a, const void *b)
+{
+	const RefEdge *x = a,
+			   *y = b;
+
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	if (x->d != y->d)
+		return x->d < y->d ? -1 : 1;
+	return x->row < y->row ? -1 : (x->row > y->row);
+}
+
+/* Orders int64 ids ascending. */
+static int
+ref_cmp_i64(const void *a, const void *b)
+{
+	int64_t		x = *(const int64_t *) a,
+				y = *(const int64_t *) b;
+
+	return x < y ? -1 : (x > y);
+}
+
+/* Rank of id in the sorted distinct ids (present). */
+static int32_t
+ref_rank(const int64_t *ids, int64_t n, int64_t id)
+{
+	const int64_t *p = bsearch(&id, ids, (size_t) n, sizeof(int64_t), ref_cmp_i64);
+
+	return (int32_t) (p - ids);
+}
+
+/*
+ * The straightforward build (qsort ids, bsearch ranks, qsort edges by (dst, src, row) and
+ * (src, dst, row), strengths summed along out-rows) compared array by array, exactly, with g.
+ */
+static bool
+same_as_reference_build(const int64_t *src, const int64_t *dst, const double *weight, size_t m,
+						bool undirected, const PrGraph *g)
+{
+	int64_t    *ids = malloc((2 * m + 1) * sizeof(int64_t));
+	RefEdge    *edges = malloc((2 * m + 1) * sizeof(RefEdge));
+	int64_t    *ptr;
+	double	   *strength;
+	int64_t		n = 0;
+	size_t		ms = 0;
+	bool		ok = true;
+
+	for (size_t i = 0; i < m; i++)
+	{
+		ids[2 * i] = src[i];
+		ids[2 * i + 1] = dst[i];
+	}
+	qsort(ids, 2 * m, sizeof(int64_t), ref_cmp_i64);
+	for (size_t i = 0; i < 2 * m; i++)
+		if (i == 0 || ids[i] != ids[i - 1])
+			ids[n++] = ids[i];
+	for (size_t i = 0; i < m; i++)
+	{
+		int32_t		s = ref_rank(ids, n, src[i]),
+					d = ref_rank(ids, n, dst[i]);
+		double		w = weight != NULL ? weight[i] : 1.0;
+
+		edges[ms++] = (RefEdge) {s, d, w, i};
+		if (undirected && s != d)
+			edges[ms++] = (RefEdge) {d, s, w, i};
+	}
+	ptr = calloc((size_t) n + 1, sizeof(int64_t));
+	strength = calloc((size_t) n + 1, sizeof(double));
+	ok = ok && g->n_nodes == n && g->n_edges == (int64_t) ms && g->weighted == (weight != NULL);
+	ok = ok && same_i64(g->node_ids, ids, (size_t) n);
+	/* in-CSR */
+	qsort(edges, ms, sizeof(RefEdge), ref_cmp_in);
+	for (size_t e = 0; e < ms; e++)
+		ptr[edges[e].d + 1]++;
+	for (int64_t v = 0; v < n; v++)
+		ptr[v + 1] += ptr[v];
+	ok = ok && same_i64(g->in_ptr, ptr, (size_t) n + 1);
+	for (size_t e = 0; ok && e < ms; e++)
+		ok = g->in_src[e] == edges[e].s && (weight == NULL || g->in_weight[e] == edges[e].w);
+	ok = ok && (weight != NULL) == (g->in_weight != NULL);
+	/* out-CSR and strengths (summed in out-row order) */
+	qsort(edges, ms, sizeof(RefEdge), ref_cmp_out);
+	memset(ptr, 0, ((size_t) n + 1) * sizeof(int64_t));
+	for (size_t e = 0; e < ms; e++)
+	{
+		ptr[edges[e].s + 1]++;
+		strength[edges[e].s] += edges[e].w;
+	}
+	for (int64_t v = 0; v < n; v++)
+		ptr[v + 1] += ptr[v];
+	if (ok && g->has_out_edges)
+	{
+		ok = same_i64(g->out_ptr, ptr, (size_t) n + 1) && (weight != NULL) == (g->out_weight != NULL);
+		for (size_t e = 0; ok && e < ms; e++)
+			ok = g->out_dst[e] == edges[e].d && (weight == NULL || g->out_weight[e] == edges[e].w);
+	}
+	if (ok)
+	{
+		int64_t		k = 0;
+
+		for (int64_t u = 0; ok && u < n; u++)
+		{
+			ok = memcmp(&g->out_strength[u], &strength[u], sizeof(double)) == 0;
+			if (strength[u] == 0.0)
+				ok = ok && k < g->n_dangling && g->dangling[k++] == u;
+		}
+		ok = ok && k == g->n_dangling;
+	}
+	free(ids);
+	free(edges);
+	free(ptr);
+	free(strength);
+	return ok;
+}
+
+/* Next value of a splitmix64 generator. */
+static uint64_t
+test_mix(uint64_t *state)
+{
+	uint64_t	z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+/*
+ * The build equals the qsort reference, array by array, for every thread count: random graphs
+ * with duplicates, self-loops, weights (with zeros), undirected or not, out-edges or not, and ids
+ * that are dense, negative, spread over 2^40, at both ends of the int64 range, or all equal; the
+ * large cases make several chunks per sort.
+ */
+void
+test_build_vs_qsort_reference(void)
+{
+	const size_t sizes[] = {1, 7, 1000, 20000, 140000};
+	const int	threads[] = {1, 2, 3, 8};
+	uint64_t	state = 2024;
+
+	for (int kind = 0; kind < 6; kind++)
+		for (int si = 0; si < 5; si++)
+		{
+			size_t		m = sizes[si];
+			int64_t    *src = malloc(m * sizeof(int64_t));
+			int64_t    *dst = malloc(m * sizeof(int64_t));
+			double	   *w = malloc(m * sizeof(double));
+			uint64_t	n_ids = m / 4 + 2;
+
+			for (size_t i = 0; i < 2 * m; i++)
+			{
+				uint64_t	r = test_mix(&state) % n_ids;
+				int64_t		id;
+
+				if (kind == 0)		/* dense, from 0 */
+					id = (int64_t) r;
+				else if (kind == 1) /* dense, negative */
+					id = -(int64_t) r - 5;
+				else if (kind == 2) /* spread over 2^40: high digits agree */
+					id = (int64_t) (r * ((UINT64_C(1) << 40) / n_ids)) - (INT64_C(1) << 39);
+				else if (kind == 3) /* both ends of the int64 range */
+					id = (r & 1) ? INT64_MAX - (int64_t) (r / 2) : INT64_MIN + (int64_t) (r / 2);
+				else if (kind == 4) /* hashed over the whole range */
+					id = (int64_t) (r * UINT64_C(0xD6E8FEB86659FD93));
+				else			/* one id: all self-loops */
+					id = INT64_MIN;
+				if (i < m)
+					src[i] = id;
+				else
+					dst[i - m] = id;
+			}
+			for (size_t i = 0; i < m; i++)
+			{
+				if (test_mix(&state) % 10 == 0)
+					dst[i] = src[i];	/* self-loop */
+				if (i > 0 && test_mix(&state) % 10 == 0)
+				{
+					src[i] = src[i - 1];	/* parallel edge */
+					dst[i] = dst[i - 1];
+				}
+				w[i] = (test_mix(&state) % 8 == 0) ? 0.0 : (double) (test_mix(&state) % 1000) / 7.0;
+			}
+			for (int variant = 0; variant < 4; variant++)
+				for (int ti = 0; ti < 4; ti++)
+				{
+					PrBuildOptions opt = {(variant & 1) != 0, (variant & 2) != 0, threads[ti]};
+					const double *wv = (variant == 1 || variant == 2) ? w : NULL;
+					PrGraph		g;
+					PrError		err;
+					bool		built;
+
+					if (si == 4 && ti == 0 && variant == 3)
+						wv = w; /* large and weighted too */
+					built = pr_graph_build(src, dst, wv, m, &opt, &pr_malloc_allocator, &g, &err) == PR_OK;
+					CHECKF(built && same_as_reference_build(src, dst, wv, m, opt.undirected, &g),
+						   "ids kind %d, m %zu, undirected %d, out-edges %d, weighted %d, threads %d",
+						   kind, m, (int) opt.undirected, (int) opt.out_edges, wv != NULL, threads[ti]);
+					if (built)
+						pr_graph_free(&g, &pr_malloc_allocator);
+				}
+			free(src);
+			free(dst);
+			free(w);
+		}
+}
