@@ -15,9 +15,15 @@ CREATE FUNCTION rankgraph_in(cstring) RETURNS rankgraph
 CREATE FUNCTION rankgraph_out(rankgraph) RETURNS cstring
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+CREATE FUNCTION rankgraph_recv(internal) RETURNS rankgraph
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION rankgraph_send(rankgraph) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE TYPE rankgraph (
 	INPUT = rankgraph_in,
 	OUTPUT = rankgraph_out,
+	RECEIVE = rankgraph_recv,
+	SEND = rankgraph_send,
 	INTERNALLENGTH = VARIABLE,
 	ALIGNMENT = double,
 	STORAGE = extended

@@ -4,10 +4,13 @@
  */
 #include "rankgraph.h"
 
+#include "libpq/pqformat.h"
 #include "utils/memutils.h"
 
 PG_FUNCTION_INFO_V1(rankgraph_in);
 PG_FUNCTION_INFO_V1(rankgraph_out);
+PG_FUNCTION_INFO_V1(rankgraph_recv);
+PG_FUNCTION_INFO_V1(rankgraph_send);
 
 /* Serialises graph into a new rankgraph value (palloc'd in the current context). */
 Datum
@@ -58,7 +61,8 @@ rankgraph_view(Datum value, PrGraph *view, int64 *skipped_rows)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid rankgraph value"),
-				 errdetail("%s", err.message[0] != '\0' ? err.message : "bad header")));
+				 errdetail("%s", err.message[0] != '\0' ? err.message : "bad header"),
+				 errhint("Build rankgraph values with the powerrank_graph(src, dst [, weight]) aggregate.")));
 	if (skipped_rows != NULL)
 		*skipped_rows = data->skipped_rows;
 }
@@ -84,4 +88,43 @@ rankgraph_out(PG_FUNCTION_ARGS)
 	PG_RETURN_CSTRING(psprintf("rankgraph(nodes=" INT64_FORMAT ", edges=" INT64_FORMAT ", weighted=%s)",
 							   (int64) view.n_nodes, (int64) view.n_edges,
 							   view.weighted ? "t" : "f"));
+}
+
+/*
+ * Binary send: the value's bytes after the varlena header (magic, skipped rows, flat graph), in the
+ * host's byte order — binary COPY between hosts of the same byte order (x86-64, ARM64).
+ */
+Datum
+rankgraph_send(PG_FUNCTION_ARGS)
+{
+	struct varlena *raw = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	StringInfoData buf;
+
+	pq_begintypsend(&buf);
+	pq_sendbytes(&buf, VARDATA(raw), VARSIZE(raw) - VARHDRSZ);
+	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+}
+
+/*
+ * Binary receive: rebuilds the value from rankgraph_send's bytes and validates it completely
+ * (pr_graph_view_flat checks every offset, size and index), so corrupt input is an ERROR.
+ */
+Datum
+rankgraph_recv(PG_FUNCTION_ARGS)
+{
+	StringInfo	buf = (StringInfo) PG_GETARG_POINTER(0);
+	int			nbytes = buf->len - buf->cursor;
+	RankGraphData *value;
+	PrGraph		view;
+
+	if (nbytes < (int) (sizeof(RankGraphData) - VARHDRSZ))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid rankgraph value: %d bytes is too short", nbytes),
+				 errhint("Build rankgraph values with the powerrank_graph(src, dst [, weight]) aggregate.")));
+	value = palloc(VARHDRSZ + nbytes);
+	SET_VARSIZE(value, VARHDRSZ + nbytes);
+	pq_copymsgbytes(buf, VARDATA(value), nbytes);
+	rankgraph_view(PointerGetDatum(value), &view, NULL);
+	PG_RETURN_POINTER(value);
 }
