@@ -171,6 +171,35 @@ stop_threshold(const PrIterOptions *o, int64_t n)
 	return o->norm == PR_NORM_L1_SCALED ? o->tolerance * (double) n : o->tolerance;
 }
 
+/* Polls should_stop before an iteration: PR_ERR_INTERRUPTED when the caller asks to stop. */
+static PrStatus
+poll_stop(const PrIterOptions *o, const PrRunStats *stats, PrError *err)
+{
+	if (o->should_stop != NULL && o->should_stop(o->stop_arg))
+		return pr_error_set(err, PR_ERR_INTERRUPTED, "ranking interrupted after %d iterations",
+							stats->iterations);
+	return PR_OK;
+}
+
+/*
+ * After iteration it: when a check is due (every check_every iterations and after the last one),
+ * reads the k residuals into stats (residual, converged) and reports progress.
+ */
+static PrStatus
+check_convergence(PrEngine *e, int k, const PrIterOptions *o, int it, int check_every,
+				  double threshold, PrResidual *buf, PrRunStats *stats, PrError *err)
+{
+	PrStatus	status;
+
+	if (it % check_every != 0 && it != o->max_iterations)
+		return PR_OK;
+	status = read_residual(e, k, o->norm, threshold, buf, &stats->residual, &stats->converged,
+						   err);
+	if (status == PR_OK && o->progress != NULL)
+		o->progress(o->progress_arg, it, stats->residual);
+	return status;
+}
+
 /* Sets the statistics every run reports, whatever its outcome. */
 static void
 stats_begin(PrRunStats *stats, const PrEngine *e)
@@ -261,12 +290,8 @@ pr_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *r
 		status = ops->fill(engine, x, 1.0 / (double) g->n_nodes, err);
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
 	{
-		if (options->should_stop != NULL && options->should_stop(options->stop_arg))
-		{
-			status = pr_error_set(err, PR_ERR_INTERRUPTED,
-								  "ranking interrupted after %d iterations", stats->iterations);
+		if ((status = poll_stop(options, stats, err)) != PR_OK)
 			break;
-		}
 		status = ops->product(engine, PR_PRODUCT_PULL_NORMALIZED, x, y, err);
 		if (status == PR_OK)
 			status = ops->pagerank_update(engine, y, x, alpha, restart, err);
@@ -279,17 +304,10 @@ pr_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *r
 			x = y;
 			y = swap;
 		}
-		if (it % check_every == 0 || it == options->max_iterations)
-		{
-			status = read_residual(engine, k, options->norm, threshold, residuals,
-								   &stats->residual, &stats->converged, err);
-			if (status != PR_OK)
-				break;
-			if (options->progress != NULL)
-				options->progress(options->progress_arg, it, stats->residual);
-			if (stats->converged)
-				break;
-		}
+		status = check_convergence(engine, k, options, it, check_every, threshold, residuals,
+								   stats, err);
+		if (status != PR_OK || stats->converged)
+			break;
 	}
 	if (status == PR_OK)
 		status = ops->download(engine, x, scores, err);
@@ -339,12 +357,8 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 		status = ops->fill(engine, h, 1.0 / (double) g->n_nodes, err);
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
 	{
-		if (options->should_stop != NULL && options->should_stop(options->stop_arg))
-		{
-			status = pr_error_set(err, PR_ERR_INTERRUPTED,
-								  "ranking interrupted after %d iterations", stats->iterations);
+		if ((status = poll_stop(options, stats, err)) != PR_OK)
 			break;
-		}
 		/* a = Aᵀ h, normalised; h' = A a, normalised, residual |h' - h| */
 		status = ops->product(engine, PR_PRODUCT_PULL, h, HITS_SLOT_AUTH, err);
 		if (status == PR_OK)
@@ -362,17 +376,10 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 			h = h_next;
 			h_next = swap;
 		}
-		if (it % check_every == 0 || it == options->max_iterations)
-		{
-			status = read_residual(engine, 1, options->norm, threshold, &residual,
-								   &stats->residual, &stats->converged, err);
-			if (status != PR_OK)
-				break;
-			if (options->progress != NULL)
-				options->progress(options->progress_arg, it, stats->residual);
-			if (stats->converged)
-				break;
-		}
+		status = check_convergence(engine, 1, options, it, check_every, threshold, &residual,
+								   stats, err);
+		if (status != PR_OK || stats->converged)
+			break;
 	}
 	if (status == PR_OK)
 		status = ops->download(engine, h, hubs, err);
