@@ -805,7 +805,12 @@ main(int argc, char **argv)
 			e->ops->release(e);
 			continue;
 		}
-		pr_gpu_engine_report(e, &rep, &err);
+		if (pr_gpu_engine_report(e, &rep, &err) != PR_OK)
+		{
+			printf("# %s: report: %s\n", c.name, err.message);
+			e->ops->release(e);
+			continue;
+		}
 		device = rep.device;
 		row.name = c.name;
 		row.format = rep.format;

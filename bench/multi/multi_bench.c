@@ -305,6 +305,59 @@ run_multi(const Graph *g, const int *gpus, int n_gpus, const char *kernels, PrPa
 	return failures;
 }
 
+/* Plans the streamed product for prm and sets it up with x; NULL (after a message) on failure. */
+static PrStreamed *
+plan_streamed(const Graph *g, const float *val, const float *x, const PrStreamParams *prm,
+			  PrStreamPlan *plan)
+{
+	PrStreamed *s;
+	PrError		err;
+
+	if (pr_stream_plan(g->n, g->ptr, prm, &pr_malloc_allocator, plan, &err) != PR_OK)
+	{
+		printf("# plan FAILED: %s\n", err.message);
+		return NULL;
+	}
+	s = pr_streamed_create(0, g->n, g->ptr, g->col, val, plan, &err);
+	if (s == NULL || pr_streamed_set_x(s, x, &err) != PR_OK)
+	{
+		printf("# streamed setup FAILED: %s\n", err.message);
+		return NULL;
+	}
+	return s;
+}
+
+/*
+ * Runs product reps + 1 times (the first is warm-up) and copies its result into y; returns the
+ * best time in ms, or -1 (after a message) on failure.
+ */
+static double
+best_product_ms(PrStreamed *s, PrStatus (*product) (PrStreamed *, double *, PrError *),
+				const char *what, int reps, float *y)
+{
+	double		best = 1e30;
+	PrError		err;
+
+	for (int r = 0; r < reps + 1; r++)
+	{
+		double		ms;
+
+		if (product(s, &ms, &err) != PR_OK)
+		{
+			printf("# %s product FAILED: %s\n", what, err.message);
+			return -1;
+		}
+		if (r > 0 && ms < best)
+			best = ms;
+	}
+	if (pr_streamed_get_y(s, y, &err) != PR_OK)
+	{
+		printf("# %s result copy FAILED: %s\n", what, err.message);
+		return -1;
+	}
+	return best;
+}
+
 /* The streamed mode. */
 static int
 run_stream(const Graph *g, double budget_frac, double budget_mb, double pinned_mb, int reps)
@@ -320,8 +373,8 @@ run_stream(const Graph *g, double budget_frac, double budget_mb, double pinned_m
 	float	   *y_str = malloc((size_t) g->n * sizeof(float));
 	size_t		whole;
 	double		copy_ms,
-				res_ms = 1e30,
-				str_ms = 1e30,
+				res_ms,
+				str_ms,
 				plain_ms;
 	int64_t		diff = 0;
 
@@ -341,59 +394,19 @@ run_stream(const Graph *g, double budget_frac, double budget_mb, double pinned_m
 	prm.device_budget = budget_mb > 0 ? (size_t) (budget_mb * 1048576.0) : (size_t) ((double) whole * budget_frac);
 	prm.pinned_budget = pinned_mb >= 0 ? (size_t) (pinned_mb * 1048576.0) : whole + ((size_t) 1 << 20);
 	/* the compute rate: measured below on the resident product; a first plan with the default */
-	if (pr_stream_plan(g->n, g->ptr, &prm, &pr_malloc_allocator, &plan, &err) != PR_OK)
-	{
-		printf("# plan FAILED: %s\n", err.message);
+	if ((s = plan_streamed(g, val, x, &prm, &plan)) == NULL)
 		return 1;
-	}
-	s = pr_streamed_create(0, g->n, g->ptr, g->col, val, &plan, &err);
-	if (s == NULL || pr_streamed_set_x(s, x, &err) != PR_OK)
-	{
-		printf("# streamed setup FAILED: %s\n", err.message);
+	if ((res_ms = best_product_ms(s, pr_streamed_product_resident, "resident", reps, y_res)) < 0)
 		return 1;
-	}
-	for (int r = 0; r < reps + 1; r++)
-	{
-		double		ms;
-
-		if (pr_streamed_product_resident(s, &ms, &err) != PR_OK)
-		{
-			printf("# resident product FAILED: %s\n", err.message);
-			return 1;
-		}
-		if (r > 0 && ms < res_ms)
-			res_ms = ms;
-	}
-	pr_streamed_get_y(s, y_res, &err);
 	/* re-plan with the measured compute rate, then stream */
 	prm.edge_s = res_ms * 1e-3 / (double) g->m;
 	prm.row_s = 0;
 	pr_streamed_free(s);
 	pr_stream_plan_free(&plan, &pr_malloc_allocator);
-	if (pr_stream_plan(g->n, g->ptr, &prm, &pr_malloc_allocator, &plan, &err) != PR_OK)
-	{
-		printf("# plan FAILED: %s\n", err.message);
+	if ((s = plan_streamed(g, val, x, &prm, &plan)) == NULL)
 		return 1;
-	}
-	s = pr_streamed_create(0, g->n, g->ptr, g->col, val, &plan, &err);
-	if (s == NULL || pr_streamed_set_x(s, x, &err) != PR_OK)
-	{
-		printf("# streamed setup FAILED: %s\n", err.message);
+	if ((str_ms = best_product_ms(s, pr_streamed_product, "streamed", reps, y_str)) < 0)
 		return 1;
-	}
-	for (int r = 0; r < reps + 1; r++)
-	{
-		double		ms;
-
-		if (pr_streamed_product(s, &ms, &err) != PR_OK)
-		{
-			printf("# streamed product FAILED: %s\n", err.message);
-			return 1;
-		}
-		if (r > 0 && ms < str_ms)
-			str_ms = ms;
-	}
-	pr_streamed_get_y(s, y_str, &err);
 	pr_streamed_report(s, &rep);
 	for (int64_t v = 0; v < g->n; v++)
 		if (memcmp(&y_res[v], &y_str[v], sizeof(float)) != 0)
