@@ -143,7 +143,8 @@ phase_setup() {
   if [ "$DRY_RUN" = 1 ]; then
     as_pg pg_ctl -D "$PGDATA" -l "$PGLOG" -w -o "$opts $(echo $settings)" start > /dev/null
   else
-    bash .carry/device/pg-up.sh .carry/pg15.tar.gz $(echo $settings)
+    # pg-up.sh connects without -d: it must not inherit PGDATABASE=bench (not created yet)
+    PGDATABASE=postgres bash .carry/device/pg-up.sh .carry/pg15.tar.gz $(echo $settings)
     chown pg "$WORK"
   fi
   as_pg createdb bench
