@@ -143,6 +143,11 @@ phase_setup() {
   if [ "$DRY_RUN" = 1 ]; then
     as_pg pg_ctl -D "$PGDATA" -l "$PGLOG" -w -o "$opts $(echo $settings)" start > /dev/null
   else
+    # a warm machine may still run the server of an earlier call: stop it, start from a fresh cluster
+    if [ -f /tmp/pgdata/postmaster.pid ]; then
+      runuser -u pg -- env LD_LIBRARY_PATH=/opt/pg15/lib /opt/pg15/bin/pg_ctl -D /tmp/pgdata stop -m immediate || true
+    fi
+    rm -rf /tmp/pgdata
     # pg-up.sh connects without -d: it must not inherit PGDATABASE=bench (not created yet)
     PGDATABASE=postgres bash .carry/device/pg-up.sh .carry/pg15.tar.gz $(echo $settings)
     chown pg "$WORK"
