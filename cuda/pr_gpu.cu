@@ -10,6 +10,7 @@
 #include "pr_gpu.h"
 #include "pr_plan.h"
 #include "pr_gpu_kernels.cuh"
+#include "pr_gpu_topk.h"
 
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -68,6 +69,11 @@ struct GpuMatrix
 	const int32_t *merge_row;
 	const int64_t *merge_ptr;
 	const int32_t *merge_slot;
+	/* the blocked remainder (tiled): scatter then gather through buf */
+	bool		blocked;
+	DevBlocked	blk;
+	void	   *blk_buf;		/* [nnz] values of the scatter pass */
+	size_t		blk_smem;		/* shared-memory bytes of the gather kernel */
 	/* cuSPARSE */
 	cusparseSpMatDescr_t sp_mat;
 	void	   *sp_buffer;
@@ -107,6 +113,8 @@ struct GpuEngine
 	int			resid_index;
 	void	   *restart_dense;
 	uint64_t	restart_key;
+	int32_t    *old_to_new_host;	/* [n] private position of each internal id (restart scatter) */
+	PrGpuTopkWorkspace *topk_ws;	/* scratch of the device top-k, kept between calls */
 	GpuMatrix	pull;			/* PULL_NORMALIZED (and PULL when it has raw values) */
 	GpuMatrix	pull_raw;		/* PULL for cuSPARSE mode (raw weights, binned) */
 	GpuMatrix	push;
@@ -136,6 +144,7 @@ pr_gpu_options_init(PrGpuOptions *opts)
 	opts->smem_width = 0;
 	opts->l2_persist = false;	/* measured: slower on R-MAT 24 (bench/gpu/NOTES.md) */
 	opts->compact_partials = -1;
+	opts->blocked_cap = -1;
 	opts->plan_threads = 0;
 }
 
@@ -198,6 +207,59 @@ static size_t
 composite_bytes(const PrComposite *c)
 {
 	return c->device_bytes;
+}
+
+/* Uploads the blocked remainder of a composite layout and sizes its gather kernel. */
+static PrStatus
+upload_blocked(GpuEngine *e, const PrBlockedTail *b, GpuMatrix *mat, PrError *err)
+{
+	DevBlocked *d = &mat->blk;
+	void	   *p;
+	PrStatus	st;
+	int			optin = 0;
+
+	memset(d, 0, sizeof(*d));
+	if (b->nnz == 0)
+		return PR_OK;			/* every remainder row was long: nothing to scatter or gather */
+	mat->blocked = true;
+	d->col_begin = b->col_begin;
+	d->n_cols = b->n_cols;
+	d->n_blocks = b->n_blocks;
+	mat->blk_smem = (size_t) (b->max_block_entries > 0 ? b->max_block_entries : 1) * e->elem;
+	PR_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, e->opt.device));
+	if (mat->blk_smem > (size_t) optin)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED,
+							"GPU engine: blocks of %lld entries need %zu bytes of shared memory; the device allows %d",
+							(long long) b->max_block_entries, mat->blk_smem, optin);
+	if (e->fp64)
+		PR_CUDA(cudaFuncSetAttribute(k_blocked_gather<double>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) mat->blk_smem));
+	else
+		PR_CUDA(cudaFuncSetAttribute(k_blocked_gather<float>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) mat->blk_smem));
+	if ((st = dev_upload(e, &p, b->scol_ptr, (size_t) (b->n_cols + 1) * 4, err)) != PR_OK)
+		return st;
+	d->scol_ptr = (const int32_t *) p;
+	if ((st = dev_upload(e, &p, b->spos, (size_t) b->nnz * 4, err)) != PR_OK)
+		return st;
+	d->spos = (const int32_t *) p;
+	if (b->sval != NULL)
+	{
+		if ((st = dev_upload(e, &p, b->sval, (size_t) b->nnz * 4, err)) != PR_OK)
+			return st;
+		d->sval = (const float *) p;
+	}
+	if ((st = dev_upload(e, &p, b->row_begin, (size_t) (b->n_blocks + 1) * 4, err)) != PR_OK)
+		return st;
+	d->row_begin = (const int32_t *) p;
+	if ((st = dev_upload(e, &p, b->buf_begin, (size_t) (b->n_blocks + 1) * 4, err)) != PR_OK)
+		return st;
+	d->buf_begin = (const int32_t *) p;
+	if ((st = dev_upload(e, &p, b->gptr, (size_t) (e->n + 1) * 4, err)) != PR_OK)
+		return st;
+	d->gptr = (const int32_t *) p;
+	if ((st = dev_upload(e, &p, b->gidx, (size_t) b->nnz * 2, err)) != PR_OK)
+		return st;
+	d->gidx = (const uint16_t *) p;
+	return dev_alloc(e, &mat->blk_buf, (size_t) (b->nnz > 0 ? b->nnz : 1) * e->elem, err);
 }
 
 /* Uploads a composite layout. */
@@ -282,6 +344,8 @@ upload_composite(GpuEngine *e, const PrComposite *c, GpuMatrix *mat, PrError *er
 			return st;
 		mat->merge_slot = (const int32_t *) p;
 	}
+	if (c->blocked != NULL && (st = upload_blocked(e, c->blocked, mat, err)) != PR_OK)
+		return st;
 	return dev_alloc(e, &mat->partial, (size_t) (max_partial + 1) * e->elem, err);
 }
 
@@ -506,6 +570,21 @@ run_matrix(GpuEngine *e, GpuMatrix *mat, const void *zv, void *yv, PrError *err)
 													   mat->merge_slot, (const T *) mat->part, y);
 			PR_LAUNCHED();
 		}
+		if (mat->blocked && mat->blk.n_blocks > 0)
+		{
+			unsigned int sb = (unsigned int) ((mat->blk.n_cols + PR_THREADS - 1) / PR_THREADS);
+
+			if (sb > 0)
+			{
+				if (mat->blk.sval != NULL)
+					k_blocked_scatter<T, true><<<sb, PR_THREADS, 0, e->stream>>>(mat->blk, z, (T *) mat->blk_buf);
+				else
+					k_blocked_scatter<T, false><<<sb, PR_THREADS, 0, e->stream>>>(mat->blk, z, (T *) mat->blk_buf);
+				PR_LAUNCHED();
+			}
+			k_blocked_gather<T><<<(unsigned int) mat->blk.n_blocks, PR_GATHER_THREADS, mat->blk_smem, e->stream>>>(mat->blk, (const T *) mat->blk_buf, y);
+			PR_LAUNCHED();
+		}
 		return PR_OK;
 	}
 	if (mat->kind == MATRIX_BINNED)
@@ -577,6 +656,12 @@ engine_free_device(GpuEngine *e)
 	for (void *p : e->allocs)
 		cudaFree(p);
 	e->allocs.clear();
+	e->restart_dense = NULL;	/* was one of allocs */
+	e->restart_key = 0;
+	pr_gpu_topk_free(e->topk_ws);
+	e->topk_ws = NULL;
+	free(e->old_to_new_host);
+	e->old_to_new_host = NULL;
 	e->slots.clear();
 	e->dangling_valid.clear();
 	memset(&e->pull, 0, sizeof(e->pull));
@@ -800,6 +885,8 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 			choice.thresholds[0] = e->opt.vec_threshold;
 		}
 		choice.compact_mode = e->opt.compact_partials;
+		choice.blocked_mode = e->opt.blocked_cap < 0 ? -1 : e->opt.blocked_cap > 0 ? 1 : 0;
+		choice.composite.blocked_cap = e->opt.blocked_cap > 0 ? e->opt.blocked_cap : 0;
 		choice.allow_binned = kernel == PR_GPU_KERNEL_AUTO;
 		choice.binned_chunk = e->opt.chunk > 0 ? e->opt.chunk : 4096;
 		st = pr_plan_choose(&h.pull, e->have_model ? &e->model : NULL, &choice, &predicted, cand,
@@ -834,9 +921,11 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 		+ (size_t) n * k * 8	/* staging */
 		+ (size_t) (n + 1) * (4 + e->elem)	/* new_to_old, inv_out */
 		+ (size_t) n * k * e->elem	/* restart (personalized) */
+		+ (size_t) n * (e->fp64 ? 24 : 16)	/* device top-k scratch (pr_gpu_topk), made on first use */
 		+ (size_t) PR_RED_BLOCKS * k * 3 * 8 + (size_t) (n_slots + 2) * k * 3 * 8;
 	if (kernel == PR_GPU_KERNEL_TILED)
-		need += h.comp.device_bytes + (size_t) h.comp.n_part * (e->elem - sizeof(float));
+		need += h.comp.device_bytes + (size_t) h.comp.n_part * (e->elem - sizeof(float)) +
+			(h.comp.blocked ? (size_t) h.comp.blocked->nnz * (e->elem - sizeof(float)) : 0);
 	if (kernel == PR_GPU_KERNEL_BINNED || (kernel == PR_GPU_KERNEL_CUSPARSE && (needs & PR_NEED_PULL)))
 		need += h.bin_pull.device_bytes;
 	if (kernel == PR_GPU_KERNEL_CUSPARSE)
@@ -876,6 +965,12 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 			st = dev_alloc(e, (void **) &e->stage, (size_t) n * k * 8, err);
 		if (st == PR_OK)
 			st = dev_upload(e, (void **) &e->new_to_old, h.new_to_old, (size_t) n * 4, err);
+		if (st == PR_OK)
+		{
+			/* kept for the restart scatter: the plan's copy is freed at the end of prepare */
+			e->old_to_new_host = h.old_to_new;
+			h.old_to_new = NULL;
+		}
 		if (st == PR_OK)
 		{
 			if (e->fp64)
@@ -979,14 +1074,15 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 			r->smem_width = h.comp.options.smem_width;
 			r->padding = h.comp.padding;
 			snprintf(r->format, sizeof(r->format),
-					 "tile-composite: %d smem tile(s) of %lld cols (16-bit ids) + %d L2 tile(s), CSR-vector rows >= %d, ELL padding %.1f%%%s%s",
+					 "tile-composite: %d smem tile(s) of %lld cols (16-bit ids) + %d L2 tile(s), CSR-vector rows >= %d, ELL padding %.1f%%%s%s%s",
 					 h.comp.options.n_smem_tiles < h.comp.n_tiles ? h.comp.options.n_smem_tiles : h.comp.n_tiles,
 					 (long long) h.comp.options.smem_width,
 					 h.comp.n_tiles - (h.comp.options.n_smem_tiles < h.comp.n_tiles ? h.comp.options.n_smem_tiles : h.comp.n_tiles),
 					 h.comp.options.vec_threshold,
 					 g->n_edges > 0 ? 100.0 * h.comp.padding / g->n_edges : 0.0,
 					 e->opt.relabel ? ", degree-ordered ids" : "",
-					 e->pull.compact ? ", compact partials + merge" : "");
+					 e->pull.compact ? ", compact partials + merge" : "",
+					 e->pull.blocked ? ", blocked remainder" : "");
 		}
 		else if (kernel == PR_GPU_KERNEL_BINNED)
 			snprintf(r->format, sizeof(r->format), "%s CSR, %lld long rows chunked%s",
@@ -1022,6 +1118,24 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	e->prep_in_src = g->in_src;
 	e->prep_edges = g->n_edges;
 	return PR_OK;
+}
+
+/* Checks a slot number. */
+static PrStatus check_slot(GpuEngine *e, int slot, PrError *err);
+
+/* The top_k best entries of a slot's column, ranked on the device (pr_gpu_topk). */
+static PrStatus
+gpu_top_k(PrEngine *base, int slot, int col, int64_t top_k, int32_t *index, double *value, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+	PrStatus	st = check_slot(e, slot, err);
+
+	if (st != PR_OK)
+		return st;
+	if (col < 0 || col >= e->k)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: no column %d", col);
+	return pr_gpu_topk(&e->topk_ws, e->slots[slot], e->fp64, e->n, e->k, col, e->new_to_old, top_k,
+					   (void *) e->stream, index, value, err);
 }
 
 /* Checks a slot number. */
@@ -1175,33 +1289,109 @@ restart_fingerprint(const PrRestart *r)
 	return h | 1;
 }
 
-/* Builds the dense n x k restart matrix (private order) on the device. */
+/* Order of restart entries for the sparse upload: by dense position, then by entry number. */
+struct RestartEntry
+{
+	int64_t		pos;
+	int64_t		seq;
+	double		weight;
+};
+
+/* qsort comparison of RestartEntry: position, then entry number (the host's summation order). */
+static int
+restart_entry_cmp(const void *a, const void *b)
+{
+	const RestartEntry *x = (const RestartEntry *) a,
+			   *y = (const RestartEntry *) b;
+
+	if (x->pos != y->pos)
+		return x->pos < y->pos ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * Builds the dense n x k restart matrix (private order) on the device: cleared on the device, then
+ * the few restart entries (summed per node and column on the host, in entry order) scattered into
+ * it — no n-sized host array or transfer.  Many entries (a large personalization) go through the
+ * staging buffer as a dense host matrix instead.
+ */
 template <typename T>
 static PrStatus
 upload_restart(GpuEngine *e, const PrRestart *r, PrError *err)
 {
 	int64_t		total = e->n * e->k;
-	double	   *host = (double *) calloc((size_t) total + 1, 8);
+	int64_t		m = r->ptr[r->k];
 	PrStatus	st = PR_OK;
+	cudaError_t c;
 
-	if (host == NULL)
-		return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
-	for (int j = 0; j < r->k; j++)
-		for (int64_t p = r->ptr[j]; p < r->ptr[j + 1]; p++)
-		{
-			if (r->node[p] < 0 || r->node[p] >= e->n)
-			{
-				free(host);
-				return pr_error_set(err, PR_ERR_INVALID, "GPU engine: restart node %d out of range", r->node[p]);
-			}
-			host[(int64_t) r->node[p] * e->k + j] += r->weight[p];
-		}
-	if (e->restart_dense == NULL)
-		st = dev_alloc(e, &e->restart_dense, (size_t) total * e->elem, err);
-	if (st == PR_OK)
+	for (int64_t p = 0; p < m; p++)
+		if (r->node[p] < 0 || r->node[p] >= e->n)
+			return pr_error_set(err, PR_ERR_INVALID, "GPU engine: restart node %d out of range", r->node[p]);
+	if (e->restart_dense == NULL &&
+		(st = dev_alloc(e, &e->restart_dense, (size_t) total * e->elem, err)) != PR_OK)
+		return st;
+	if (m <= 4096 && 2 * m <= total && e->old_to_new_host != NULL)
 	{
-		cudaError_t c = cudaMemcpyAsync(e->stage, host, (size_t) total * 8, cudaMemcpyHostToDevice, e->stream);
+		RestartEntry *ent = (RestartEntry *) malloc((size_t) (m + 1) * sizeof(RestartEntry));
+		int64_t    *pos = (int64_t *) malloc((size_t) (m + 1) * 8);
+		double	   *w = (double *) malloc((size_t) (m + 1) * 8);
+		int64_t		u = 0;
 
+		if (ent == NULL || pos == NULL || w == NULL)
+		{
+			free(ent);
+			free(pos);
+			free(w);
+			return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
+		}
+		for (int j = 0; j < r->k; j++)
+			for (int64_t p = r->ptr[j]; p < r->ptr[j + 1]; p++)
+			{
+				ent[p].pos = (int64_t) e->old_to_new_host[r->node[p]] * e->k + j;
+				ent[p].seq = p;
+				ent[p].weight = r->weight[p];
+			}
+		qsort(ent, (size_t) m, sizeof(RestartEntry), restart_entry_cmp);
+		for (int64_t p = 0; p < m; p++)
+		{
+			if (u > 0 && pos[u - 1] == ent[p].pos)
+				w[u - 1] += ent[p].weight;
+			else
+			{
+				pos[u] = ent[p].pos;
+				w[u] = 0.0 + ent[p].weight;	/* as the dense host sum: 0 + w1 + w2 ... */
+				u++;
+			}
+		}
+		c = cudaMemsetAsync(e->restart_dense, 0, (size_t) total * e->elem, e->stream);
+		if (c == cudaSuccess && u > 0)
+			c = cudaMemcpyAsync(e->stage, pos, (size_t) u * 8, cudaMemcpyHostToDevice, e->stream);
+		if (c == cudaSuccess && u > 0)
+			c = cudaMemcpyAsync(e->stage + u, w, (size_t) u * 8, cudaMemcpyHostToDevice, e->stream);
+		if (c == cudaSuccess && u > 0)
+		{
+			k_restart_scatter<T><<<grid_for(u), PR_THREADS, 0, e->stream>>>(u, (const int64_t *) e->stage,
+																		  e->stage + u, (T *) e->restart_dense);
+			c = cudaGetLastError();
+		}
+		if (c == cudaSuccess)
+			c = cudaStreamSynchronize(e->stream);	/* the host arrays are freed next */
+		free(ent);
+		free(pos);
+		free(w);
+		if (c != cudaSuccess)
+			return pr_error_set(err, PR_ERR_ENGINE, "GPU engine: restart upload failed: %s", cudaGetErrorString(c));
+		return PR_OK;
+	}
+	{
+		double	   *host = (double *) calloc((size_t) total + 1, 8);
+
+		if (host == NULL)
+			return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
+		for (int j = 0; j < r->k; j++)
+			for (int64_t p = r->ptr[j]; p < r->ptr[j + 1]; p++)
+				host[(int64_t) r->node[p] * e->k + j] += r->weight[p];
+		c = cudaMemcpyAsync(e->stage, host, (size_t) total * 8, cudaMemcpyHostToDevice, e->stream);
 		if (c == cudaSuccess)
 		{
 			k_permute_in<T><<<grid_for(total), PR_THREADS, 0, e->stream>>>(e->n, e->k, e->new_to_old, e->stage, (T *) e->restart_dense);
@@ -1211,8 +1401,8 @@ upload_restart(GpuEngine *e, const PrRestart *r, PrError *err)
 			c = cudaStreamSynchronize(e->stream);
 		if (c != cudaSuccess)
 			st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: restart upload failed: %s", cudaGetErrorString(c));
+		free(host);
 	}
-	free(host);
 	return st;
 }
 
@@ -1424,6 +1614,7 @@ pr_gpu_engine_create(const PrGpuOptions *opts, PrError *err)
 	e->ops.normalize = gpu_normalize;
 	e->ops.residual = gpu_residual;
 	e->ops.release = gpu_release;
+	e->ops.top_k = gpu_top_k;
 	e->base.ops = &e->ops;
 	return &e->base;
 }

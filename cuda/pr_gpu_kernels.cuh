@@ -317,6 +317,130 @@ k_merge(int64_t n_rows, const int32_t *__restrict__ merge_row, const int64_t *__
 	}
 }
 
+/* The blocked remainder (PrBlockedTail in pr_plan.h), as device pointers. */
+struct DevBlocked
+{
+	int64_t		col_begin;
+	int64_t		n_cols;
+	int64_t		n_blocks;
+	const int32_t *scol_ptr;
+	const int32_t *spos;
+	const float *sval;
+	const int32_t *row_begin;
+	const int32_t *buf_begin;
+	const int32_t *gptr;
+	const uint16_t *gidx;
+};
+
+#define PR_GATHER_THREADS 1024	/* threads per block of the blocked gather kernel */
+
+/*
+ * Scatter pass of the blocked remainder: remainder column j (a thread; a whole warp for columns of
+ * more than 32 entries) writes weight * z[col_begin + j] to buf at each of its entries' positions.
+ * z is read in order; each block's writes are appended in column order.
+ */
+template <typename T, bool VAL>
+__global__ void __launch_bounds__(PR_THREADS)
+k_blocked_scatter(DevBlocked b, const T *__restrict__ z, T *__restrict__ buf)
+{
+	int64_t		j = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x;
+	int			lane = threadIdx.x & 31;
+	int32_t		beg = 0,
+				end = 0;
+	bool		mine = j < b.n_cols;
+	bool		long_col;
+	unsigned	todo;
+
+	if (mine)
+	{
+		beg = b.scol_ptr[j];
+		end = b.scol_ptr[j + 1];
+	}
+	long_col = mine && end - beg > 32;
+	if (mine && !long_col && end > beg)
+	{
+		T			v = z[b.col_begin + j];
+
+		for (int32_t q = beg; q < end; q++)
+			buf[ld_stream(b.spos + q)] = VAL ? (T) __ldg(b.sval + q) * v : v;
+	}
+	todo = __ballot_sync(0xffffffffu, long_col);
+	while (todo != 0)
+	{
+		int			src = __ffs(todo) - 1;
+		int32_t		lb = __shfl_sync(0xffffffffu, beg, src),
+					le = __shfl_sync(0xffffffffu, end, src);
+		int64_t		col = b.col_begin + (j - lane) + src;
+		T			v = z[col];
+
+		todo &= todo - 1;
+		for (int32_t q = lb + lane; q < le; q += 32)
+			buf[ld_stream(b.spos + q)] = VAL ? (T) __ldg(b.sval + q) * v : v;
+	}
+}
+
+/*
+ * Gather pass of the blocked remainder: thread block blk loads its block's buffer values into
+ * shared memory; each row of the block with entries adds the sum of its entries (ascending column
+ * order; a thread per row, a warp with a fixed butterfly for rows of more than 32 entries) to y.
+ */
+template <typename T>
+__global__ void __launch_bounds__(PR_GATHER_THREADS)
+k_blocked_gather(DevBlocked b, const T *__restrict__ buf, T *__restrict__ y)
+{
+	extern __shared__ __align__(16) unsigned char smem_raw[];
+	T		   *sb = (T *) smem_raw;
+	int64_t		blk = blockIdx.x;
+	int			lane = threadIdx.x & 31;
+	int			warp = threadIdx.x >> 5;
+	int32_t		bb = b.buf_begin[blk],
+				be = b.buf_begin[blk + 1];
+	int32_t		r0 = b.row_begin[blk],
+				r1 = b.row_begin[blk + 1];
+
+	for (int32_t i = threadIdx.x; i < be - bb; i += PR_GATHER_THREADS)
+		sb[i] = ld_stream(buf + bb + i);
+	__syncthreads();
+	for (int32_t base = r0 + warp * 32; base < r1; base += PR_GATHER_THREADS)
+	{
+		int32_t		r = base + lane;
+		int32_t		gb = 0,
+					ge = 0;
+		bool		long_row;
+		unsigned	todo;
+
+		if (r < r1)
+		{
+			gb = b.gptr[r];
+			ge = b.gptr[r + 1];
+		}
+		long_row = ge - gb > 32;
+		if (!long_row && ge > gb)
+		{
+			T			s = 0;
+
+			for (int32_t q = gb; q < ge; q++)
+				s += sb[ld_stream(b.gidx + q)];
+			y[r] += s;
+		}
+		todo = __ballot_sync(0xffffffffu, long_row);
+		while (todo != 0)
+		{
+			int			src = __ffs(todo) - 1;
+			int32_t		lb = __shfl_sync(0xffffffffu, gb, src),
+						le = __shfl_sync(0xffffffffu, ge, src);
+			T			s = 0;
+
+			todo &= todo - 1;
+			for (int32_t q = lb + lane; q < le; q += 32)
+				s += sb[ld_stream(b.gidx + q)];
+			s = warp_sum(s);
+			if (lane == 0)
+				y[base + src] += s;
+		}
+	}
+}
+
 /* Rows of one bin, L lanes per row; all 32 lanes of each warp reach the shuffles. */
 template <typename T, bool VAL, int L>
 __device__ __forceinline__ void
@@ -687,6 +811,18 @@ k_permute_in(int64_t n, int k, const int32_t *__restrict__ new_to_old,
 
 		x[q] = (T) stage[(int64_t) new_to_old[i] * k + (q - i * k)];
 	}
+}
+
+/* Writes the restart entries (dense positions, summed weights) into the cleared dense matrix. */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_restart_scatter(int64_t m, const int64_t *__restrict__ pos, const double *__restrict__ w,
+				  T *__restrict__ dense)
+{
+	int64_t		i = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x;
+
+	if (i < m)
+		dense[pos[i]] = (T) w[i];
 }
 
 /* Host-order doubles from a private-order slot: stage[new_to_old[i]][j] = x[i][j]. */

@@ -289,5 +289,91 @@ SELECT service_ready();
 SELECT count(*) FROM pagerank('svc_enron_dir', device => 'gpu');
 SELECT engine FROM powerrank_last_run();
 
+-- top_k is ranked where the scores are computed: the service sends back the best rows of each
+-- column (small results travel in the request slot, large ones in a segment), the CPU engine ranks
+-- its own vector.  Each must give exactly the first k rows of the full ranking (ORDER BY score
+-- DESC, node), ties to the smaller node id.  The graph is full of exact ties: 40 disjoint
+-- 3-cycles (every cycle node has the same score) beside email-Enron read as directed.
+CREATE TABLE svc_tie_edges(src bigint, dst bigint);
+INSERT INTO svc_tie_edges SELECT 3 * c + i, 3 * c + i % 3 + 1 FROM generate_series(0, 39) c, generate_series(1, 3) i;
+INSERT INTO svc_tie_edges SELECT src + 1000, dst + 1000 FROM svc_enron_dir;
+-- order_check(name, got, want, k): got's rows in output order equal the first k rows of want's
+-- full ranking; records the result in checks
+CREATE FUNCTION order_check(name text, got_sql text, want_sql text, k int) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  same boolean;
+  eng text;
+BEGIN
+  EXECUTE format('CREATE TEMP TABLE g AS SELECT row_number() OVER () AS r, * FROM (%s) s', got_sql);
+  SELECT engine INTO eng FROM powerrank_last_run();
+  EXECUTE format('CREATE TEMP TABLE w AS SELECT * FROM (SELECT row_number() OVER (ORDER BY score DESC, node) AS r, * FROM (%s) s) t WHERE r <= %s',
+                 want_sql, k);
+  SELECT (SELECT count(*) FROM g) = (SELECT count(*) FROM w)
+     AND NOT EXISTS (SELECT * FROM g EXCEPT SELECT * FROM w) INTO same;
+  INSERT INTO checks VALUES (name, same, eng, NULL);
+  DROP TABLE g, w;
+END $$;
+-- the many-source form, per source: got's rows of each source in output order equal the first k
+-- rows of that source's full ranking
+CREATE FUNCTION order_check_many(name text, got_sql text, want_sql text, k int) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  same boolean;
+  eng text;
+BEGIN
+  EXECUTE format('CREATE TEMP TABLE g AS SELECT row_number() OVER () AS o, * FROM (%s) s', got_sql);
+  SELECT engine INTO eng FROM powerrank_last_run();
+  EXECUTE format('CREATE TEMP TABLE w AS SELECT * FROM (SELECT row_number() OVER (PARTITION BY source ORDER BY score DESC, node) AS r, * FROM (%s) s) t WHERE r <= %s',
+                 want_sql, k);
+  SELECT (SELECT count(*) FROM g) = (SELECT count(*) FROM w)
+     AND NOT EXISTS (SELECT row_number() OVER (PARTITION BY source ORDER BY o), source, node, score FROM g
+                     EXCEPT SELECT r, source, node, score FROM w) INTO same;
+  INSERT INTO checks VALUES (name, same, eng, NULL);
+  DROP TABLE g, w;
+END $$;
+-- the 120 cycle nodes tie exactly
+SELECT count(*) AS cycle_nodes, count(DISTINCT score) AS distinct_scores
+FROM pagerank('svc_tie_edges', device => 'cpu') WHERE node <= 120;
+-- a top_k that cuts the tied group in the middle
+SELECT min(r) + 59 AS tie_cut FROM (SELECT row_number() OVER (ORDER BY score DESC, node) AS r, node
+                                    FROM pagerank('svc_tie_edges', device => 'cpu')) t WHERE node <= 120 \gset
+SELECT order_check('top pagerank tie cut', format($$SELECT * FROM pagerank('svc_tie_edges', top_k => %s, device => 'gpu')$$, :tie_cut),
+                   $$SELECT * FROM pagerank('svc_tie_edges', device => 'cpu')$$, :tie_cut);
+SELECT order_check('top pagerank tie cut cpu', format($$SELECT * FROM pagerank('svc_tie_edges', top_k => %s, device => 'cpu')$$, :tie_cut),
+                   $$SELECT * FROM pagerank('svc_tie_edges', device => 'cpu')$$, :tie_cut);
+SELECT order_check('top pagerank 1', $$SELECT * FROM pagerank('svc_tie_edges', top_k => 1, device => 'gpu')$$,
+                   $$SELECT * FROM pagerank('svc_tie_edges', device => 'cpu')$$, 1);
+SELECT order_check('top pagerank 150', $$SELECT * FROM pagerank('svc_tie_edges', top_k => 150, device => 'gpu')$$,
+                   $$SELECT * FROM pagerank('svc_tie_edges', device => 'cpu')$$, 150);
+SELECT order_check('top pagerank all', $$SELECT * FROM pagerank('svc_tie_edges', top_k => 100000, device => 'gpu')$$,
+                   $$SELECT * FROM pagerank('svc_tie_edges', device => 'cpu')$$, 100000);
+SELECT order_check('top pagerank cpu', $$SELECT * FROM pagerank('svc_tie_edges', top_k => 150, device => 'cpu')$$,
+                   $$SELECT * FROM pagerank('svc_tie_edges', device => 'cpu')$$, 150);
+SELECT order_check('top rwr', $$SELECT * FROM rwr('svc_tie_edges', 4, top_k => 30, device => 'gpu')$$,
+                   $$SELECT * FROM rwr('svc_tie_edges', 4, device => 'cpu')$$, 30);
+SELECT order_check_many('top rwr many', $$SELECT * FROM rwr('svc_tie_edges', ARRAY[1, 5, 1001, 1100], top_k => 25, device => 'gpu')$$,
+                        $$SELECT * FROM rwr('svc_tie_edges', ARRAY[1, 5, 1001, 1100], device => 'cpu')$$, 25);
+SELECT order_check_many('top rwr many cpu', $$SELECT * FROM rwr('svc_tie_edges', ARRAY[1, 5, 1001, 1100], top_k => 25, device => 'cpu')$$,
+                        $$SELECT * FROM rwr('svc_tie_edges', ARRAY[1, 5, 1001, 1100], device => 'cpu')$$, 25);
+-- cached: the first call builds the graph, caches it and leaves it resident on the service under
+-- its cache entry (one upload); later calls reuse it, small requests need no segment
+SELECT powerrank_cache_enable('svc_tie_edges');
+CREATE TEMP TABLE before_top AS SELECT uploads, reuses FROM powerrank_service;
+SELECT order_check('top cold', $$SELECT * FROM pagerank('svc_tie_edges', top_k => 150, device => 'gpu')$$,
+                   $$SELECT * FROM pagerank('svc_tie_edges', device => 'cpu')$$, 150);
+SELECT order_check('top cached', $$SELECT * FROM pagerank('svc_tie_edges', top_k => 150, device => 'gpu')$$,
+                   $$SELECT * FROM pagerank('svc_tie_edges', device => 'cpu')$$, 150);
+SELECT order_check('top cached tie cut', format($$SELECT * FROM pagerank('svc_tie_edges', top_k => %s, device => 'gpu')$$, :tie_cut),
+                   $$SELECT * FROM pagerank('svc_tie_edges', device => 'cpu')$$, :tie_cut);
+SELECT order_check('top cached rwr', $$SELECT * FROM rwr('svc_tie_edges', 1001, top_k => 10, device => 'gpu')$$,
+                   $$SELECT * FROM rwr('svc_tie_edges', 1001, device => 'cpu')$$, 10);
+SELECT order_check_many('top cached rwr many large', $$SELECT * FROM rwr('svc_tie_edges', ARRAY[1, 5, 1001, 1100], top_k => 3000, device => 'gpu')$$,
+                        $$SELECT * FROM rwr('svc_tie_edges', ARRAY[1, 5, 1001, 1100], device => 'cpu')$$, 3000);
+SELECT s.uploads - b.uploads AS uploads, s.reuses - b.reuses AS reuses
+FROM powerrank_service s, before_top b;
+SELECT name, identical, engine FROM checks WHERE name LIKE 'top%' ORDER BY name;
+SELECT request_segments FROM powerrank_service;
+
 SELECT powerrank_cache_drop(NULL) >= 1 AS dropped;
 RESET powerrank.gpu_min_edges;

@@ -45,6 +45,17 @@ pagerank_and_emit(FunctionCallInfo fcinfo, RankRun *run, double damping,
 										"personalization");
 	else
 		restart = restart_uniform(run);
+	if (options->top_k > 0)
+	{
+		/* only the best rows: ranked where the scores were computed */
+		int64		rows = rank_run_top_rows(run, options->top_k);
+		int32	   *index = MemoryContextAllocHuge(run->cxt, rows * sizeof(int32));
+		double	   *value = MemoryContextAllocHuge(run->cxt, rows * sizeof(double));
+
+		rank_run_pagerank_top(run, damping, restart, options, index, value);
+		result_emit_top(fcinfo, run, index, value, rows, false, 0);
+		return;
+	}
 	scores = MemoryContextAllocHuge(run->cxt, run->graph.n_nodes * sizeof(double));
 	rank_run_pagerank(run, damping, restart, options, scores);
 	result_emit_scores(fcinfo, run, scores, 1, 0, options->top_k, false, 0);

@@ -53,6 +53,19 @@ rwr_and_emit(FunctionCallInfo fcinfo, RankRun *run, const int64 *sources, int co
 				 errmsg("too many sources for a graph of " INT64_FORMAT " nodes",
 						(int64) run->graph.n_nodes),
 				 errhint("Split the sources into several calls.")));
+	if (options->top_k > 0)
+	{
+		/* only the best rows of each column: ranked where the scores were computed */
+		int64		rows = rank_run_top_rows(run, options->top_k);
+		int32	   *index = MemoryContextAllocHuge(run->cxt, rows * count * sizeof(int32));
+		double	   *value = MemoryContextAllocHuge(run->cxt, rows * count * sizeof(double));
+
+		rank_run_pagerank_top(run, 1.0 - restart_probability, restart, options, index, value);
+		for (j = 0; j < count; j++)
+			result_emit_top(fcinfo, run, index + j * rows, value + j * rows, rows, many,
+							sources[j]);
+		return;
+	}
 	scores = MemoryContextAllocHuge(run->cxt, run->graph.n_nodes * count * sizeof(double));
 	rank_run_pagerank(run, 1.0 - restart_probability, restart, options, scores);
 	for (j = 0; j < count; j++)

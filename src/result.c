@@ -1,6 +1,7 @@
 /*
  * result.c — returns scores as the rows of a materialized set-returning function: every node in
- * node-id order, or (with top_k) the top_k best by score, ties to the smaller node id.
+ * node-id order, or (with top_k) the top_k best by score, ties to the smaller node id — ranked
+ * here (HITS) or already by the engine (PageRank / RWR: result_emit_top).
  */
 #include "powerrank.h"
 
@@ -56,6 +57,33 @@ result_emit_scores(FunctionCallInfo fcinfo, RankRun *run, const double *scores, 
 
 		values[first] = Int64GetDatum(run->graph.node_ids[node]);
 		values[first + 1] = Float8GetDatum(scores[node * stride + column]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
+/*
+ * Emits the rows of one column's top_k result: count (node, score) rows — or (source, node,
+ * score) when with_source — from internal ids and scores already ranked best first.
+ */
+void
+result_emit_top(FunctionCallInfo fcinfo, RankRun *run, const int32 *index, const double *value,
+				int64 count, bool with_source, int64 source)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		values[3];
+	bool		nulls[3] = {0};
+	int			first = with_source ? 1 : 0;
+	int64		i;
+
+	values[0] = Int64GetDatum(source);
+	for (i = 0; i < count; i++)
+	{
+		if (index[i] < 0 || index[i] >= run->graph.n_nodes)
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("the engine ranked node %d, which is not in the graph", (int) index[i])));
+		values[first] = Int64GetDatum(run->graph.node_ids[index[i]]);
+		values[first + 1] = Float8GetDatum(value[i]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }

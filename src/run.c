@@ -144,8 +144,32 @@ rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed, bool
 			pfree(edges.weight);
 	}
 	if (cacheable)
+	{
 		publish_to_cache(&key, run);
+		run->published = true;
+		run->cache_key = key;
+	}
 	run->build_seconds = pr_clock_seconds() - run->started;
+}
+
+/*
+ * Before a service run of a graph this run built and offered to the cache: takes a reference to
+ * the cache entry, so that the request names the cached segment rather than carrying a copy of
+ * the graph, and the engine keeps the graph resident under the entry for the next calls (instead
+ * of preparing a one-off copy now and the cached one again on the next call).  The run goes on
+ * with the graph it built; nothing changes when the entry is not there (not cached, no room).
+ */
+static void
+adopt_cache_entry(RankRun *run)
+{
+	PrGraph		view;
+	int64		skipped_rows;
+
+	if (!run->published || run->cache_segment != NULL)
+		return;
+	run->published = false;
+	(void) graph_cache_acquire(&run->cache_key, &run->cache_segment, &view, &skipped_rows,
+							   &run->cache_entry_id);
 }
 
 /* Maps a rankgraph value (no copy when it is aligned) and adds out-edges when needed. */
@@ -297,16 +321,65 @@ rank_run_pagerank(RankRun *run, double alpha, const PrRestart *restart,
 	iteration_options(options, &iter);
 	if (finish_empty_run(run, options))
 		return;
-	if (service_wanted(run) &&
-		service_rank(run, SERVICE_PAGERANK, alpha, restart, options, scores, NULL, &stats))
+	if (service_wanted(run))
 	{
-		record_and_check(run, options, &stats);
-		return;
+		adopt_cache_entry(run);
+		if (service_rank(run, SERVICE_PAGERANK, alpha, restart, options, 0, scores, NULL, NULL,
+						 &stats))
+		{
+			record_and_check(run, options, &stats);
+			return;
+		}
 	}
 	progress_begin(run->algorithm, false, run->graph.n_nodes, run->graph.n_edges,
 				   restart->uniform ? 1 : restart->k);
 	create_engine(run);
 	status = pr_pagerank(run->engine, &run->graph, alpha, restart, &iter, scores, &stats, &err);
+	finish_driver(run, status, &err);
+	record_and_check(run, options, &stats);
+}
+
+/* Rows per column that a top_k (> 0) run returns: min(top_k, n). */
+int64
+rank_run_top_rows(const RankRun *run, int64 top_k)
+{
+	return top_k < run->graph.n_nodes ? top_k : run->graph.n_nodes;
+}
+
+/*
+ * Runs PageRank / personalized PageRank / RWR like rank_run_pagerank, keeping only the
+ * t = rank_run_top_rows(options->top_k) best nodes of each column: internal ids into index and
+ * scores into value (column j at j * t), best first, ties to the smaller node id.  The engine
+ * ranks them where it computed them: the service sends back t rows per column, not n.
+ */
+void
+rank_run_pagerank_top(RankRun *run, double alpha, const PrRestart *restart,
+					  const RankOptions *options, int32 *index, double *value)
+{
+	PrIterOptions iter;
+	PrRunStats	stats = {0};
+	PrError		err = {0};
+	PrStatus	status;
+
+	Assert(options->top_k > 0);
+	iteration_options(options, &iter);
+	if (finish_empty_run(run, options))
+		return;
+	if (service_wanted(run))
+	{
+		adopt_cache_entry(run);
+		if (service_rank(run, SERVICE_PAGERANK, alpha, restart, options, options->top_k, value,
+						 NULL, index, &stats))
+		{
+			record_and_check(run, options, &stats);
+			return;
+		}
+	}
+	progress_begin(run->algorithm, false, run->graph.n_nodes, run->graph.n_edges,
+				   restart->uniform ? 1 : restart->k);
+	create_engine(run);
+	status = pr_pagerank_top(run->engine, &run->graph, alpha, restart, &iter, options->top_k,
+							 index, value, &stats, &err);
 	finish_driver(run, status, &err);
 	record_and_check(run, options, &stats);
 }
@@ -326,11 +399,15 @@ rank_run_hits(RankRun *run, const RankOptions *options, double *hubs, double *au
 	iteration_options(options, &iter);
 	if (finish_empty_run(run, options))
 		return;
-	if (service_wanted(run) &&
-		service_rank(run, SERVICE_HITS, 0.0, NULL, options, hubs, authorities, &stats))
+	if (service_wanted(run))
 	{
-		record_and_check(run, options, &stats);
-		return;
+		adopt_cache_entry(run);
+		if (service_rank(run, SERVICE_HITS, 0.0, NULL, options, 0, hubs, authorities, NULL,
+						 &stats))
+		{
+			record_and_check(run, options, &stats);
+			return;
+		}
 	}
 	if (run->needs_out_edges && !run->graph.has_out_edges)
 	{

@@ -7,6 +7,7 @@
 
 #include "powerrank.h"
 
+#include "graph_cache.h"
 #include "graph_scan.h"
 #include "service.h"
 
@@ -41,6 +42,8 @@ typedef struct RankRun
 	PrGraph		graph;			/* arrays in cxt, or in cache_segment on a cache hit */
 	int64		skipped_rows;
 	bool		cache_hit;		/* the graph came from the shared-memory cache */
+	bool		published;		/* this run built the graph and offered it to the cache */
+	GraphCacheKey cache_key;	/* the key it was offered under (when published) */
 	struct dsm_segment *cache_segment;	/* mapping of the cached graph, or NULL */
 	uint64		cache_entry_id; /* the cache entry's id (the GPU service's residency key) */
 	bool		needs_out_edges;	/* HITS on a cached graph: out-edges added only on the CPU */
@@ -57,6 +60,9 @@ void		rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed
 void		rank_run_load_rankgraph(RankRun *run, Datum graph, bool out_edges);
 void		rank_run_pagerank(RankRun *run, double alpha, const PrRestart *restart,
 							  const RankOptions *options, double *scores);
+int64		rank_run_top_rows(const RankRun *run, int64 top_k);
+void		rank_run_pagerank_top(RankRun *run, double alpha, const PrRestart *restart,
+								  const RankOptions *options, int32 *index, double *value);
 void		rank_run_hits(RankRun *run, const RankOptions *options, double *hubs,
 						  double *authorities);
 void		rank_run_end(RankRun *run);
@@ -109,14 +115,16 @@ void		run_stats_record(const RankRunStats *stats);
 
 bool		service_wanted(RankRun *run);
 bool		service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha,
-						 const PrRestart *restart, const RankOptions *options, double *out1,
-						 double *out2, PrRunStats *stats);
+						 const PrRestart *restart, const RankOptions *options, int64 top_k,
+						 double *out1, double *out2, int32 *top_index, PrRunStats *stats);
 
 /* ---- result.c: rows out of a materialized SRF ---- */
 
 void		result_emit_scores(FunctionCallInfo fcinfo, RankRun *run, const double *scores,
 							   int stride, int column, int64 top_k, bool with_source,
 							   int64 source);
+void		result_emit_top(FunctionCallInfo fcinfo, RankRun *run, const int32 *index,
+							const double *value, int64 count, bool with_source, int64 source);
 void		result_emit_hits(FunctionCallInfo fcinfo, RankRun *run, const double *hubs,
 							 const double *authorities, int64 top_k);
 

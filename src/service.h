@@ -33,6 +33,7 @@
 #define SERVICE_TEXT_LEN 128
 #define SERVICE_MAX_RESIDENT 16	/* graphs resident in the engine process at most */
 #define SERVICE_MESSAGE_LEN PR_ERROR_MESSAGE_LEN
+#define SERVICE_INLINE_BYTES 4096	/* a request this small lives in the slot, not in a segment */
 
 /* State of the service as a whole (ServiceShared.state). */
 typedef enum ServiceState
@@ -79,8 +80,11 @@ typedef enum ServiceFault
 } ServiceFault;
 
 /*
- * Layout of the per-request segment the backend creates (offsets from its start; 0 = absent):
- * the restart distribution, room for the results, and the flat graph when it is not cached.
+ * Layout of a request's data (offsets from its start; 0 = absent): the restart distribution, room
+ * for the results, and the flat graph when it is not cached.  It lives in a per-request segment
+ * the backend creates, or, when it fits in SERVICE_INLINE_BYTES and the graph is cached, in the
+ * slot itself (ServiceRequest.inline_data).  With top_k (PageRank), the results are the t =
+ * min(top_k, n) best nodes of each column: internal ids and scores, column j at j * t.
  */
 typedef struct ServiceRequestHeader
 {
@@ -90,7 +94,9 @@ typedef struct ServiceRequestHeader
 	uint64		off_restart_ptr;	/* int64[k+1] */
 	uint64		off_restart_node;	/* int32[entries] */
 	uint64		off_restart_weight; /* double[entries] */
-	uint64		off_result;		/* double[n*k] (PageRank) or double[2n] (HITS: hubs, authorities) */
+	uint64		off_result;		/* double[n*k] (PageRank), double[t*k] (PageRank with top_k) or
+								 * double[2n] (HITS: hubs, authorities) */
+	uint64		off_result_index;	/* int32[t*k]: the ids of the top_k scores (0 without top_k) */
 	uint64		off_graph;		/* flat graph, or 0 when the graph is a cached segment */
 	uint64		graph_size;
 } ServiceRequestHeader;
@@ -107,6 +113,7 @@ typedef struct ServiceRequest
 	int			norm;			/* PrNorm */
 	int			max_iterations;
 	int			k;				/* columns */
+	int64		top_k;			/* PageRank: only the top_k best of each column come back (0: all) */
 	bool		restart_uniform;
 	int64		restart_entries;
 	int64		n_nodes;
@@ -114,9 +121,37 @@ typedef struct ServiceRequest
 	bool		graph_cached;	/* graph in a cache segment (else inline in the request segment) */
 	dsm_handle	graph_handle;	/* the cache entry's segment */
 	uint64		graph_entry_id; /* the cache entry's id: the key of the resident engine */
-	dsm_handle	request_handle; /* the per-request segment */
+	bool		inline_data;	/* the request's data is in the slot (inline), not in a segment */
+	dsm_handle	request_handle; /* the per-request segment (when not inline) */
 	uint64		request_size;
 } ServiceRequest;
+
+/* Rows of results per column: min(top_k, n) for PageRank with top_k, else n. */
+static inline int64
+service_result_rows(const ServiceRequest *req)
+{
+	if (req->algorithm == SERVICE_PAGERANK && req->top_k > 0 && req->top_k < req->n_nodes)
+		return req->top_k;
+	return req->n_nodes;
+}
+
+/* Doubles of a request's result area: 2n for HITS (hubs, authorities), rows x k for PageRank. */
+static inline uint64
+service_result_values(const ServiceRequest *req)
+{
+	if (req->algorithm == SERVICE_HITS)
+		return 2 * (uint64) req->n_nodes;
+	return (uint64) service_result_rows(req) * (uint64) req->k;
+}
+
+/* Ids of a request's result area: rows x k for PageRank with top_k, else none. */
+static inline uint64
+service_result_ids(const ServiceRequest *req)
+{
+	if (req->algorithm == SERVICE_PAGERANK && req->top_k > 0)
+		return service_result_values(req);
+	return 0;
+}
 
 /* What the engine process answers. */
 typedef struct ServiceOutcome
@@ -171,6 +206,8 @@ typedef struct ServiceSlot
 	ServiceRequest request;
 	ServiceOutcome outcome;
 	ProgressEntry progress;
+	/* a small request's data (ServiceRequestHeader first), when request.inline_data */
+	double		inline_data[SERVICE_INLINE_BYTES / sizeof(double)];
 } ServiceSlot;
 
 /*

@@ -1,9 +1,9 @@
 /*
  * service_client.c — the backend side of the GPU service: which device a run uses
- * (device => 'auto' | 'cpu' | 'gpu'), the request (a per-request segment with the restart
- * distribution, room for the results and, for a graph that is not cached, the graph itself),
- * waiting on the latch, cancel, and what a failure becomes (NOTICE + CPU run for 'auto', ERROR
- * for 'gpu').
+ * (device => 'auto' | 'cpu' | 'gpu'), the request (the restart distribution, room for the
+ * results and, for a graph that is not cached, the graph itself: in the backend's slot when small,
+ * else in a per-request segment), waiting on the latch, cancel, and what a failure becomes
+ * (NOTICE + CPU run for 'auto', ERROR for 'gpu').
  *
  * A backend never waits for the engine process while holding anything the engine needs: the
  * engine maps the segments itself, so a backend that leaves on ERROR or cancel only withdraws its
@@ -118,61 +118,112 @@ align8(uint64 value)
 }
 
 /*
- * Creates the request segment: header, restart arrays, the result area and, for a graph that is
- * not in the cache, the flat graph.  NULL when no segment can be had.
+ * Lays out a request's data (see ServiceRequestHeader): the header, the restart arrays, the result
+ * area (every score, or the top_k ids and scores) and, for a graph that is not in the cache, the
+ * flat graph.
  */
-static dsm_segment *
-create_request_segment(RankRun *run, ServiceAlgorithm algorithm, const PrRestart *restart,
-					   ServiceRequest *req)
+static void
+request_layout(RankRun *run, const ServiceRequest *req, ServiceRequestHeader *h)
 {
-	ServiceRequestHeader h;
 	uint64		offset = align8(sizeof(ServiceRequestHeader));
-	uint64		result_values;
-	dsm_segment *segment;
-	char	   *base;
 
-	memset(&h, 0, sizeof(h));
-	h.magic = SERVICE_REQUEST_MAGIC;
+	memset(h, 0, sizeof(*h));
+	h->magic = SERVICE_REQUEST_MAGIC;
 	if (!req->restart_uniform)
 	{
-		h.off_restart_ptr = offset;
+		h->off_restart_ptr = offset;
 		offset = align8(offset + (uint64) (req->k + 1) * sizeof(int64));
-		h.off_restart_node = offset;
+		h->off_restart_node = offset;
 		offset = align8(offset + (uint64) req->restart_entries * sizeof(int32));
-		h.off_restart_weight = offset;
+		h->off_restart_weight = offset;
 		offset = align8(offset + (uint64) req->restart_entries * sizeof(double));
 	}
-	result_values = algorithm == SERVICE_HITS ? 2 * (uint64) req->n_nodes
-		: (uint64) req->n_nodes * (uint64) req->k;
-	h.off_result = offset;
-	offset = align8(offset + result_values * sizeof(double));
+	h->off_result = offset;
+	offset = align8(offset + service_result_values(req) * sizeof(double));
+	if (service_result_ids(req) > 0)
+	{
+		h->off_result_index = offset;
+		offset = align8(offset + service_result_ids(req) * sizeof(int32));
+	}
 	if (!req->graph_cached)
 	{
-		h.off_graph = offset;
-		h.graph_size = pr_graph_flat_size(&run->graph);
-		offset = align8(offset + h.graph_size);
+		h->off_graph = offset;
+		h->graph_size = pr_graph_flat_size(&run->graph);
+		offset = align8(offset + h->graph_size);
 	}
-	h.total_size = offset;
+	h->total_size = offset;
+}
 
-	segment = dsm_create(offset, DSM_CREATE_NULL_IF_MAXSEGMENTS);
-	if (segment == NULL)
-		return NULL;
-	pg_atomic_fetch_add_u32(&service->request_segments, 1);
-	on_dsm_detach(segment, request_segment_gone, (Datum) 0);
-	base = dsm_segment_address(segment);
-	memcpy(base, &h, sizeof(h));
+/* Writes a request's data at base: the header, the restart arrays, the graph when not cached. */
+static void
+request_write(char *base, const ServiceRequestHeader *h, RankRun *run, const ServiceRequest *req,
+			  const PrRestart *restart)
+{
+	memcpy(base, h, sizeof(*h));
 	if (!req->restart_uniform)
 	{
-		memcpy(base + h.off_restart_ptr, restart->ptr, (req->k + 1) * sizeof(int64));
-		memcpy(base + h.off_restart_node, restart->node, req->restart_entries * sizeof(int32));
-		memcpy(base + h.off_restart_weight, restart->weight,
+		memcpy(base + h->off_restart_ptr, restart->ptr, (req->k + 1) * sizeof(int64));
+		memcpy(base + h->off_restart_node, restart->node, req->restart_entries * sizeof(int32));
+		memcpy(base + h->off_restart_weight, restart->weight,
 			   req->restart_entries * sizeof(double));
 	}
 	if (!req->graph_cached)
-		pr_graph_write_flat(&run->graph, base + h.off_graph);
-	req->request_handle = dsm_segment_handle(segment);
-	req->request_size = offset;
-	return segment;
+		pr_graph_write_flat(&run->graph, base + h->off_graph);
+}
+
+/*
+ * Places a request's data: in the slot when it is small and the graph is cached (no segment to
+ * create and map: the interactive case, top_k on a cached graph), otherwise in a new request
+ * segment.  Returns the data's address, with *segment the segment or NULL when inline; NULL when
+ * no segment can be had.
+ */
+static char *
+place_request(RankRun *run, ServiceSlot *slot, const PrRestart *restart, ServiceRequest *req,
+			  dsm_segment **segment)
+{
+	ServiceRequestHeader h;
+	char	   *base;
+
+	request_layout(run, req, &h);
+	*segment = NULL;
+	req->request_size = h.total_size;
+	req->inline_data = req->graph_cached && h.total_size <= sizeof(slot->inline_data);
+	if (req->inline_data)
+		base = (char *) slot->inline_data;
+	else
+	{
+		*segment = dsm_create(h.total_size, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+		if (*segment == NULL)
+			return NULL;
+		pg_atomic_fetch_add_u32(&service->request_segments, 1);
+		on_dsm_detach(*segment, request_segment_gone, (Datum) 0);
+		base = dsm_segment_address(*segment);
+		req->request_handle = dsm_segment_handle(*segment);
+	}
+	request_write(base, &h, run, req, restart);
+	return base;
+}
+
+/*
+ * Copies the results out of a finished request's data: PageRank scores (n x k), the top_k ids
+ * and scores of each column, or HITS hubs and authorities.
+ */
+static void
+copy_results(const char *base, const ServiceRequest *req, double *out1, double *out2,
+			 int32 *top_index)
+{
+	const ServiceRequestHeader *h = (const ServiceRequestHeader *) base;
+	const double *result = (const double *) (base + h->off_result);
+
+	if (req->algorithm == SERVICE_HITS)
+	{
+		memcpy(out1, result, req->n_nodes * sizeof(double));
+		memcpy(out2, result + req->n_nodes, req->n_nodes * sizeof(double));
+		return;
+	}
+	memcpy(out1, result, service_result_values(req) * sizeof(double));
+	if (service_result_ids(req) > 0)
+		memcpy(top_index, base + h->off_result_index, service_result_ids(req) * sizeof(int32));
 }
 
 /*
@@ -271,20 +322,22 @@ report_service_failure(const ServiceOutcome *out)
 }
 
 /*
- * Runs an algorithm on the service: PageRank (restart, n*k scores) or HITS (hubs, authorities).
- * True with the results and stats filled; false when the service failed and the caller should run
- * on the CPU ('auto': after a NOTICE, with run->fallback set).  ERROR for 'gpu' failures and for
- * cancels.
+ * Runs an algorithm on the service: PageRank (restart; with top_k > 0 the t = min(top_k, n) best
+ * nodes of each column, ids into top_index and scores into out1, column j at j * t; else n*k
+ * scores into out1) or HITS (hubs into out1, authorities into out2).  True with the results and
+ * stats filled; false when the service failed and the caller should run on the CPU ('auto': after
+ * a NOTICE, with run->fallback set).  ERROR for 'gpu' failures and for cancels.
  */
 bool
 service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha, const PrRestart *restart,
-			 const RankOptions *options, double *out1, double *out2, PrRunStats *stats)
+			 const RankOptions *options, int64 top_k, double *out1, double *out2,
+			 int32 *top_index, PrRunStats *stats)
 {
 	ServiceSlot *slot = service_my_slot();
 	ServiceRequest req;
 	ServiceOutcome outcome;
 	dsm_segment *segment;
-	const double *result;
+	char	   *base;
 	bool		ok;
 
 	wait_for_idle_slot(slot);
@@ -297,6 +350,7 @@ service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha, const PrRes
 	req.norm = (int) options->norm;
 	req.max_iterations = options->max_iterations;
 	req.k = algorithm == SERVICE_HITS ? 1 : restart->k;
+	req.top_k = algorithm == SERVICE_HITS ? 0 : top_k;
 	req.restart_uniform = algorithm == SERVICE_HITS || restart->uniform;
 	req.restart_entries = req.restart_uniform ? 0 : restart->ptr[restart->k];
 	req.n_nodes = run->graph.n_nodes;
@@ -308,8 +362,8 @@ service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha, const PrRes
 		req.graph_entry_id = run->cache_entry_id;
 	}
 
-	segment = create_request_segment(run, algorithm, restart, &req);
-	if (segment == NULL)
+	base = place_request(run, slot, restart, &req, &segment);
+	if (base == NULL)
 	{
 		strlcpy(outcome.message, "no dynamic shared memory segment left for the request",
 				sizeof(outcome.message));
@@ -336,21 +390,12 @@ service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha, const PrRes
 			strlcpy(outcome.message, "the service answered another request",
 					sizeof(outcome.message));
 		}
+		if (ok)
+			copy_results(base, &req, out1, out2, top_index);
 		pg_atomic_write_u32(&slot->state, SLOT_IDLE);
 		progress_end();
-		if (ok)
-		{
-			result = (const double *) ((char *) dsm_segment_address(segment) +
-									   ((ServiceRequestHeader *) dsm_segment_address(segment))->off_result);
-			if (algorithm == SERVICE_HITS)
-			{
-				memcpy(out1, result, req.n_nodes * sizeof(double));
-				memcpy(out2, result + req.n_nodes, req.n_nodes * sizeof(double));
-			}
-			else
-				memcpy(out1, result, req.n_nodes * req.k * sizeof(double));
-		}
-		dsm_detach(segment);
+		if (segment != NULL)
+			dsm_detach(segment);
 	}
 
 	if (ok)

@@ -297,6 +297,14 @@ unmap_segment(void *base, size_t size, bool sysv)
 		munmap(base, size);
 }
 
+/* Unmaps a request's data when it came in a segment (inline data stays in the slot). */
+static void
+release_request_data(const ServiceRequest *req, char *base, size_t size, bool sysv)
+{
+	if (!req->inline_data)
+		unmap_segment(base, size, sysv);
+}
+
 /* Frees everything a resident entry holds and empties it. */
 static void
 resident_free(Resident *r)
@@ -578,22 +586,29 @@ run_driver(ServiceSlot *slot, Resident *r, char *request_base, PrError *err,
 		restart.node = (const int32_t *) (request_base + h->off_restart_node);
 		restart.weight = (const double *) (request_base + h->off_restart_weight);
 	}
+	if (req->top_k > 0)
+		return pr_pagerank_top(r->engine, &r->graph, req->alpha, &restart, &iter, req->top_k,
+							   (int32_t *) (request_base + h->off_result_index), result, stats,
+							   err);
 	return pr_pagerank(r->engine, &r->graph, req->alpha, &restart, &iter, result, stats, err);
 }
 
-/* Checks that the request segment is what the request says (sizes, offsets in range). */
+/* Checks that the request's data is what the request says (sizes, offsets in range). */
 static bool
 request_segment_valid(const ServiceRequest *req, const char *base, size_t size)
 {
 	const ServiceRequestHeader *h = (const ServiceRequestHeader *) base;
-	uint64		result_values;
+	uint64		result_ids = service_result_ids(req);
 
 	if (size < sizeof(ServiceRequestHeader) || h->magic != SERVICE_REQUEST_MAGIC ||
-		h->total_size > size)
+		h->total_size > size || req->top_k < 0 || (req->inline_data && !req->graph_cached))
 		return false;
-	result_values = req->algorithm == SERVICE_HITS ? 2 * (uint64) req->n_nodes
-		: (uint64) req->n_nodes * (uint64) req->k;
-	if (h->off_result == 0 || h->off_result + result_values * sizeof(double) > h->total_size)
+	if (h->off_result == 0 ||
+		h->off_result + service_result_values(req) * sizeof(double) > h->total_size)
+		return false;
+	if (result_ids > 0 &&
+		(h->off_result_index == 0 ||
+		 h->off_result_index + result_ids * sizeof(int32) > h->total_size))
 		return false;
 	if (!req->restart_uniform &&
 		(h->off_restart_ptr + (uint64) (req->k + 1) * sizeof(int64) > h->total_size ||
@@ -644,16 +659,26 @@ serve(ServiceSlot *slot, ServiceFault fault)
 			break;
 	}
 
-	request_base = map_segment(req->request_handle, &request_size, &request_sysv, message,
-							   sizeof(message));
-	if (request_base == NULL)
+	if (req->inline_data)
 	{
-		fail(out, PR_ERR_INVALID, message);	/* the backend may have left: not a device failure */
-		return PR_ERR_INVALID;
+		/* a small request: its data is in the slot, nothing to map */
+		request_base = (char *) slot->inline_data;
+		request_size = sizeof(slot->inline_data);
+		request_sysv = false;
+	}
+	else
+	{
+		request_base = map_segment(req->request_handle, &request_size, &request_sysv, message,
+								   sizeof(message));
+		if (request_base == NULL)
+		{
+			fail(out, PR_ERR_INVALID, message);	/* the backend may have left: not a device failure */
+			return PR_ERR_INVALID;
+		}
 	}
 	if (!request_segment_valid(req, request_base, request_size))
 	{
-		unmap_segment(request_base, request_size, request_sysv);
+		release_request_data(req, request_base, request_size, request_sysv);
 		fail(out, PR_ERR_INVALID, "malformed request segment");
 		return PR_ERR_INVALID;
 	}
@@ -662,7 +687,7 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	r = graph_for_request(req, request_base, request_size, &one_off, out);
 	if (r == NULL)
 	{
-		unmap_segment(request_base, request_size, request_sysv);
+		release_request_data(req, request_base, request_size, request_sysv);
 		return out->status;
 	}
 	resident = r->prepared && r->prepared_algorithm == req->algorithm && r->prepared_k == req->k;
@@ -711,7 +736,7 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	}
 	else if (status != PR_OK && status != PR_ERR_INTERRUPTED)
 		resident_free(r);
-	unmap_segment(request_base, request_size, request_sysv);
+	release_request_data(req, request_base, request_size, request_sysv);
 	evict_to_fit(NULL, false);
 	return status;
 }

@@ -3,8 +3,8 @@
 # device call (default budget 540 s; the call's limit is 600 s):
 #   build cuda/ and the bench with nvcc, run the planner unit tests, measure the model's fixed costs
 #   (launch, row writes, the compact-partials merge: a few seconds), then the checked benchmarks in
-#   order of value: Erdős–Rényi 24 (never measured), R-MAT 24 (every layout incl. compact
-#   partials), R-MAT 22, R-MAT 20, soc-slashdot0902.  Each phase gets what is left of the budget
+#   order of value: R-MAT 24 (incl. the blocked remainder and compact partials), Erdős–Rényi 24
+#   (never measured), R-MAT 22, R-MAT 20, soc-slashdot0902.  Each phase gets what is left of the budget
 #   (timeout), so a slow phase cannot eat the summary.  Every log is line-buffered into $OUT, so a
 #   run cut off from outside still brings back what it printed.  The summary table comes last.
 #
@@ -22,7 +22,7 @@ DRY_RUN=${DRY_RUN:-0}
 mkdir -p "$OUT"
 START=$(date +%s)
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build tests fixed er24 rmat24 rmat22 rmat20 slashdot)
+[ ${#phases[@]} -eq 0 ] && phases=(build tests fixed rmat24 er24 rmat22 rmat20 slashdot)
 has() { local p; for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 left() { echo $(( BUDGET - ($(date +%s) - START) )); }
 SUMMARY=$OUT/summary.txt
@@ -75,6 +75,13 @@ if has fixed && [ "$DRY_RUN" != 1 ]; then
     note "model: merge cost and gather latency measured: $(grep -E '^[lrwWmp] ' "$OUT/model_fixed.tsv" | tr '\n' ' ')"
   fi
 fi
+# the blocked remainder's per-entry cost 'S': until a run has measured it, an estimate from its bytes
+# (14 B per entry at ~2.4 TB/s) so that auto weighs blocked candidates in this run (S_EST=none: off)
+if ! grep -q '^S ' "$model" && [ "${S_EST:-0.006}" != none ]; then
+  { cat "$model"; echo "S 1 1 ${S_EST:-0.006}"; } > "$OUT/model_with_S.tsv"
+  model=$OUT/model_with_S.tsv
+  note "model: blocked-entry cost S = ${S_EST:-0.006} ns (estimate, not measured)"
+fi
 if has calibrate && [ "$DRY_RUN" != 1 ]; then
   phase calibrate $(( $(left) - 60 )) "$OUT/calibrate.log" "$BENCH" --calibrate "$OUT/model_full.tsv" --windows 4096,32768,262144,4194304,16777216
   [ -s "$OUT/model_full.tsv" ] && model=$OUT/model_full.tsv
@@ -102,13 +109,14 @@ run_bench() {
 }
 data=test/data/soc-slashdot0902.tsv.gz
 [ -f "$data" ] || data=../shared/data/soc-slashdot0902.tsv.gz
-# reserves: what the later phases need at least (rmat24 ~190 s, rmat22 ~65 s, rmat20 ~25 s, slashdot ~17 s);
+# reserves: what the later phases need at least (er24 ~150 s, rmat22 ~65 s, rmat20 ~25 s, slashdot ~17 s);
 # the HITS/RWR checks run on rmat20 and slashdot only (they take half a minute at scale 22)
-has er24 && run_bench er24 300 --er 24 --reps 20 --only "${ER24_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s4,auto}"
-has rmat24 && run_bench rmat24 110 --rmat 24 --reps 20 --only "${RMAT24_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s4,tiled-s8,tiled-s4-compact,tiled-s8-compact,tiled-s16-compact,auto}"
-has rmat22 && run_bench rmat22 45 --rmat 22 --skip-extra --only "${RMAT22_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s2,tiled-s4,tiled-s2-compact,tiled-s4-compact,tiled-s8-compact,auto}"
-has rmat20 && run_bench rmat20 20 --rmat 20 --only "${RMAT20_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s1,tiled-s2-compact,auto}"
-has slashdot && run_bench slashdot 3 --file "$data" --only "${SLASHDOT_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s1,auto,auto-fp64}"
+B="tiled-L2-blocked,tiled-s2-blocked,tiled-s4-blocked"
+has rmat24 && run_bench rmat24 200 --rmat 24 --reps 20 --only "${RMAT24_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-s4,tiled-s4-compact,tiled-s8-compact,$B,tiled-s8-blocked,tiled-s4-blocked-12k,tiled-s4-blocked-48k,auto}"
+has er24 && run_bench er24 60 --er 24 --reps 20 --skip-extra --only "${ER24_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-L2-blocked,tiled-s4-blocked,auto}"
+has rmat22 && run_bench rmat22 35 --rmat 22 --skip-extra --only "${RMAT22_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s2,$B,tiled-s4-blocked-fp64,auto}"
+has rmat20 && run_bench rmat20 15 --rmat 20 --only "${RMAT20_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s1,tiled-L2-blocked,tiled-s1-blocked,auto}"
+has slashdot && run_bench slashdot 3 --file "$data" --only "${SLASHDOT_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s1,tiled-L2-blocked,tiled-s1-blocked,auto,auto-fp64}"
 
 # the summary: every phase's exit, then each graph's table (or its last lines when cut off)
 {

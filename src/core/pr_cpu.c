@@ -13,12 +13,17 @@
  * PULL_NORMALIZED first scales x by 1/out_strength into the scratch vector z (0 for dangling
  * nodes; the dangling sums of x are taken in the same pass and kept for pagerank_update), then
  * gathers y[v] = sum of z over v's in-edges.
+ *
+ * A prepare of the graph the engine already holds (same object and arrays, same products) keeps
+ * the threads and everything derived from the graph (1 / out_strength, the row-sorted copy, the
+ * work split) and only remakes the vectors when k or the slot count changed: the GPU service's
+ * test engine serves many requests on one resident graph.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
 
-#include "pr_engine.h"
+#include "pr_driver.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -70,6 +75,7 @@ struct CpuEngine
 	/* prepared state */
 	bool		prepared;
 	const PrGraph *g;
+	PrGraph		g_seen;			/* *g as prepare saw it: a later prepare of the same keeps the layout */
 	int64_t		n;
 	int			k;
 	int			n_slots;
@@ -696,11 +702,10 @@ collect_residual(CpuEngine *e)
 
 /* ---------------------------------------------------------------- operations */
 
-/* Frees everything prepare() made and stops the threads; the engine can be prepared again. */
+/* Frees the vectors of k columns (slots, z, per-chunk partials, per-column scalars). */
 static void
-cpu_unprepare(CpuEngine *e)
+cpu_free_vectors(CpuEngine *e)
 {
-	cpu_pool_stop(e);
 	if (e->slot != NULL)
 	{
 		for (int i = 0; i < e->n_slots; i++)
@@ -708,6 +713,62 @@ cpu_unprepare(CpuEngine *e)
 		pr_free(&e->alloc, e->slot);
 	}
 	pr_free(&e->alloc, e->z);
+	pr_free(&e->alloc, e->part_sum);
+	pr_free(&e->alloc, e->part_max);
+	pr_free(&e->alloc, e->part_dangling);
+	pr_free(&e->alloc, e->coef);
+	pr_free(&e->alloc, e->res);
+	e->slot = NULL;
+	e->n_slots = 0;
+	e->z = NULL;
+	e->part_sum = e->part_max = e->part_dangling = e->coef = NULL;
+	e->res = NULL;
+	e->have_residual = false;
+	e->dangling_slot = -1;
+	e->z_slot = -1;
+}
+
+/*
+ * Allocates the vectors of k columns and n_slots slots (e->n, e->n_chunks and e->needs set);
+ * false when memory runs out (what was allocated stays for cpu_free_vectors).
+ */
+static bool
+cpu_alloc_vectors(CpuEngine *e, int k, int n_slots)
+{
+	size_t		nk = (size_t) e->n * (size_t) k;
+
+	e->k = k;
+	e->slot = ENGINE_ALLOC(e, double *, n_slots);
+	if (e->slot == NULL)
+		return false;
+	memset(e->slot, 0, sizeof(double *) * (size_t) n_slots);
+	e->n_slots = n_slots;
+	for (int i = 0; i < n_slots; i++)
+		if ((e->slot[i] = ENGINE_ALLOC(e, double, nk)) == NULL)
+			return false;
+	e->part_sum = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
+	e->part_max = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
+	e->part_dangling = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
+	e->coef = ENGINE_ALLOC(e, double, k);
+	e->res = ENGINE_ALLOC(e, PrResidual, k);
+	if (e->part_sum == NULL || e->part_max == NULL || e->part_dangling == NULL ||
+		e->coef == NULL || e->res == NULL)
+		return false;
+	if (e->needs & PR_NEED_PULL_NORMALIZED)
+	{
+		e->z = ENGINE_ALLOC(e, double, nk);
+		if (e->z == NULL)
+			return false;
+	}
+	return true;
+}
+
+/* Frees everything prepare() made and stops the threads; the engine can be prepared again. */
+static void
+cpu_unprepare(CpuEngine *e)
+{
+	cpu_pool_stop(e);
+	cpu_free_vectors(e);
 	pr_free(&e->alloc, e->inv_out);
 	pr_free(&e->alloc, e->row_order);
 	pr_free(&e->alloc, e->sorted_ptr);
@@ -720,32 +781,37 @@ cpu_unprepare(CpuEngine *e)
 	e->sorted_weight = NULL;
 	e->sorted_part = NULL;
 	pr_free(&e->alloc, e->dangling_chunk);
-	pr_free(&e->alloc, e->part_sum);
-	pr_free(&e->alloc, e->part_max);
-	pr_free(&e->alloc, e->part_dangling);
-	pr_free(&e->alloc, e->coef);
-	pr_free(&e->alloc, e->res);
 	pr_free(&e->alloc, e->restart_chunk);
 	pr_free(&e->alloc, e->restart_node);
 	pr_free(&e->alloc, e->restart_col);
 	pr_free(&e->alloc, e->restart_weight);
 	pr_free(&e->alloc, e->in_part);
 	pr_free(&e->alloc, e->out_part);
-	e->slot = NULL;
-	e->z = e->inv_out = NULL;
+	e->inv_out = NULL;
 	e->dangling_chunk = NULL;
-	e->part_sum = e->part_max = e->part_dangling = e->coef = NULL;
-	e->res = NULL;
 	e->restart_chunk = NULL;
 	e->restart_node = e->restart_col = NULL;
 	e->restart_weight = NULL;
 	e->restart_cap = 0;
 	e->in_part = e->out_part = NULL;
 	e->prepared = false;
-	e->have_residual = false;
-	e->dangling_slot = -1;
-	e->z_slot = -1;
 	e->g = NULL;
+	memset(&e->g_seen, 0, sizeof(e->g_seen));
+}
+
+/* True when g is the graph the engine is prepared on, unchanged, and needs the same products. */
+static bool
+same_layout(const CpuEngine *e, const PrGraph *g, unsigned needs)
+{
+	const PrGraph *s = &e->g_seen;
+
+	return e->prepared && e->g == g && e->needs == needs &&
+		g->n_nodes == s->n_nodes && g->n_edges == s->n_edges && g->weighted == s->weighted &&
+		g->has_out_edges == s->has_out_edges && g->in_ptr == s->in_ptr &&
+		g->in_src == s->in_src && g->in_weight == s->in_weight && g->out_ptr == s->out_ptr &&
+		g->out_dst == s->out_dst && g->out_weight == s->out_weight &&
+		g->out_strength == s->out_strength && g->n_dangling == s->n_dangling &&
+		g->dangling == s->dangling;
 }
 
 /* Number of threads to use for a graph: the request (or the online cores), capped by the work. */
@@ -838,54 +904,59 @@ cpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 {
 	CpuEngine  *e = (CpuEngine *) base;
 	int64_t		n;
-	size_t		nk;
 	PrStatus	status;
 
-	cpu_unprepare(e);
 	if (g == NULL || k <= 0 || n_slots <= 0 || g->n_nodes < 0)
+	{
+		cpu_unprepare(e);
 		return pr_error_set(err, PR_ERR_INVALID, "bad arguments to the CPU engine's prepare");
+	}
+	n = g->n_nodes;
+	if ((uint64_t) n > SIZE_MAX / sizeof(double) / (size_t) k)
+	{
+		cpu_unprepare(e);
+		return pr_error_set(err, PR_ERR_TOO_LARGE, "vectors of %lld x %d values are too large",
+							(long long) n, k);
+	}
+	if (same_layout(e, g, needs))
+	{
+		/* the graph the engine holds: keep its layout and threads, remake only the vectors */
+		if (k == e->k && n_slots == e->n_slots)
+		{
+			e->have_residual = false;
+			e->dangling_slot = -1;
+			e->z_slot = -1;
+			return PR_OK;
+		}
+		cpu_free_vectors(e);
+		if (cpu_alloc_vectors(e, k, n_slots))
+			return PR_OK;
+		goto nomem;
+	}
+	cpu_unprepare(e);
 	if ((needs & PR_NEED_PUSH) && !g->has_out_edges && g->n_edges > 0)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED,
 							"the graph has no out-edge arrays, which this algorithm needs (build it with out_edges)");
-	n = g->n_nodes;
-	if ((uint64_t) n > SIZE_MAX / (size_t) k)
-		return pr_error_set(err, PR_ERR_TOO_LARGE, "vectors of %lld x %d values are too large",
-							(long long) n, k);
-	nk = (size_t) n * (size_t) k;
 	e->g = g;
 	e->n = n;
-	e->k = k;
 	e->needs = needs;
 	e->n_chunks = (n + PR_CPU_CHUNK - 1) / PR_CPU_CHUNK;
 	e->n_threads = choose_threads(e->requested_threads, g);
 
-	e->slot = ENGINE_ALLOC(e, double *, n_slots);
-	if (e->slot == NULL)
+	if (!cpu_alloc_vectors(e, k, n_slots))
 		goto nomem;
-	memset(e->slot, 0, sizeof(double *) * (size_t) n_slots);
-	e->n_slots = n_slots;
-	for (int i = 0; i < n_slots; i++)
-		if ((e->slot[i] = ENGINE_ALLOC(e, double, nk)) == NULL)
-			goto nomem;
-	e->part_sum = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
-	e->part_max = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
-	e->part_dangling = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
-	e->coef = ENGINE_ALLOC(e, double, k);
-	e->res = ENGINE_ALLOC(e, PrResidual, k);
 	e->dangling_chunk = ENGINE_ALLOC(e, int64_t, e->n_chunks + 1);
 	e->restart_chunk = ENGINE_ALLOC(e, int64_t, e->n_chunks + 1);
 	e->n_blocks = choose_blocks(e->n_threads, g);
 	e->in_part = ENGINE_ALLOC(e, int64_t, e->n_blocks + 1);
 	e->out_part = ENGINE_ALLOC(e, int64_t, e->n_blocks + 1);
-	if (e->part_sum == NULL || e->part_max == NULL || e->part_dangling == NULL ||
-		e->coef == NULL || e->res == NULL || e->dangling_chunk == NULL ||
-		e->restart_chunk == NULL || e->in_part == NULL || e->out_part == NULL)
+	if (e->dangling_chunk == NULL || e->restart_chunk == NULL || e->in_part == NULL ||
+		e->out_part == NULL)
 		goto nomem;
 	if (needs & PR_NEED_PULL_NORMALIZED)
 	{
-		e->z = ENGINE_ALLOC(e, double, nk);
 		e->inv_out = ENGINE_ALLOC(e, double, n);
-		if (e->z == NULL || e->inv_out == NULL)
+		if (e->inv_out == NULL)
 			goto nomem;
 		for (int64_t v = 0; v < n; v++)
 			e->inv_out[v] = g->out_strength[v] > 0.0 ? 1.0 / g->out_strength[v] : 0.0;
@@ -924,6 +995,7 @@ cpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	else
 		for (int64_t b = 0; b <= e->n_blocks; b++)
 			e->out_part[b] = 0;
+	e->g_seen = *g;
 	e->prepared = true;
 	return PR_OK;
 
@@ -1184,6 +1256,25 @@ cpu_residual(PrEngine *base, PrResidual *out, PrError *err)
 	return PR_OK;
 }
 
+/* The top_k best entries of column col of a slot, best first (pr_top_k's order). */
+static PrStatus
+cpu_top_k(PrEngine *base, int slot, int col, int64_t top_k, int32_t *index, double *value,
+		  PrError *err)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+	PrStatus	status = check_slot(e, slot, err);
+	int64_t		count;
+
+	if (status != PR_OK)
+		return status;
+	if (col < 0 || col >= e->k || top_k <= 0 || index == NULL || value == NULL)
+		return pr_error_set(err, PR_ERR_INVALID, "bad arguments to the CPU engine's top_k");
+	count = pr_top_k(e->slot[slot], e->n, e->k, col, top_k, index, &e->alloc);
+	for (int64_t i = 0; i < count; i++)
+		value[i] = e->slot[slot][(size_t) index[i] * (size_t) e->k + (size_t) col];
+	return PR_OK;
+}
+
 /* Stops the threads and frees everything, the engine included. */
 static void
 cpu_release(PrEngine *base)
@@ -1214,6 +1305,7 @@ static const PrEngineOps cpu_engine_ops = {
 	.pagerank_update = cpu_pagerank_update,
 	.normalize = cpu_normalize,
 	.residual = cpu_residual,
+	.top_k = cpu_top_k,
 	.release = cpu_release,
 };
 

@@ -226,25 +226,17 @@ begin_run(const PrEngine *engine, const PrGraph *g, const PrIterOptions *options
 	return validate_iter_options(options, err);
 }
 
-/* PageRank / personalized PageRank / RWR over k columns; see pr_driver.h. */
-PrStatus
-pr_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *restart,
-			const PrIterOptions *options, double *scores, PrRunStats *stats, PrError *err)
+/*
+ * What every PageRank run checks first (engine, graph, options, damping, restart, the operations
+ * the iterations need) and its number of columns, through k.
+ */
+static PrStatus
+begin_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *restart,
+			   const PrIterOptions *options, PrRunStats *stats, int *k, PrError *err)
 {
-	double		t0 = pr_clock_seconds();
-	PrRunStats	local_stats;
 	const PrEngineOps *ops;
 	PrStatus	status;
-	PrResidual *residuals = NULL;
-	PrResidual	stack_residuals[64];
-	int			k;
-	int			check_every;
-	int			x = PR_SLOT_X,
-				y = PR_SLOT_Y;
-	double		threshold;
 
-	if (stats == NULL)
-		stats = &local_stats;
 	if ((status = begin_run(engine, g, options, stats, err)) != PR_OK)
 		return status;
 	ops = engine->ops;
@@ -257,33 +249,44 @@ pr_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *r
 		if (restart->k > 1)
 			return pr_error_set(err, PR_ERR_INVALID,
 								"a uniform restart has one column, not %d", restart->k);
-		k = 1;
+		*k = 1;
 	}
 	else
 	{
 		if ((status = validate_restart(restart, g->n_nodes, err)) != PR_OK)
 			return status;
-		k = restart->k;
+		*k = restart->k;
 	}
 	if (ops->prepare == NULL || ops->fill == NULL || ops->product == NULL ||
-		ops->pagerank_update == NULL || ops->residual == NULL || ops->download == NULL)
+		ops->pagerank_update == NULL || ops->residual == NULL)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED,
 							"engine %s lacks an operation PageRank needs", ops->name);
-	if (g->n_nodes == 0)
-	{
-		stats->converged = true;
-		stats->seconds = pr_clock_seconds() - t0;
-		return PR_OK;
-	}
-	if (scores == NULL)
-		return pr_error_set(err, PR_ERR_INVALID, "no score array given");
+	return PR_OK;
+}
+
+/*
+ * The power iterations of PageRank over k columns, from the uniform start until every column
+ * converged, max_iterations or a stop; *result_slot receives the slot of the last iterate (the
+ * engine stays prepared, the caller reads it).  The graph has nodes.
+ */
+static PrStatus
+iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *restart,
+				 const PrIterOptions *options, int k, PrRunStats *stats, int *result_slot,
+				 PrError *err)
+{
+	const PrEngineOps *ops = engine->ops;
+	PrStatus	status;
+	PrResidual *residuals;
+	PrResidual	stack_residuals[64];
+	int			check_every = options->check_every >= 1 ? options->check_every : 1;
+	int			x = PR_SLOT_X,
+				y = PR_SLOT_Y;
+	double		threshold = stop_threshold(options, g->n_nodes);
 
 	residuals = k <= 64 ? stack_residuals
 		: (PrResidual *) pr_alloc_array(&pr_malloc_allocator, (size_t) k, sizeof(PrResidual));
 	if (residuals == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %d residuals", k);
-	check_every = options->check_every >= 1 ? options->check_every : 1;
-	threshold = stop_threshold(options, g->n_nodes);
 
 	status = ops->prepare(engine, g, k, PR_N_SLOTS_PAGERANK, PR_NEED_PULL_NORMALIZED, err);
 	if (status == PR_OK)
@@ -309,10 +312,124 @@ pr_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *r
 		if (status != PR_OK || stats->converged)
 			break;
 	}
-	if (status == PR_OK)
-		status = ops->download(engine, x, scores, err);
 	if (residuals != stack_residuals)
 		pr_free(&pr_malloc_allocator, residuals);
+	*result_slot = x;
+	return status;
+}
+
+/* PageRank / personalized PageRank / RWR over k columns; see pr_driver.h. */
+PrStatus
+pr_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *restart,
+			const PrIterOptions *options, double *scores, PrRunStats *stats, PrError *err)
+{
+	double		t0 = pr_clock_seconds();
+	PrRunStats	local_stats;
+	PrStatus	status;
+	int			k;
+	int			x;
+
+	if (stats == NULL)
+		stats = &local_stats;
+	if ((status = begin_pagerank(engine, g, alpha, restart, options, stats, &k, err)) != PR_OK)
+		return status;
+	if (engine->ops->download == NULL)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED,
+							"engine %s lacks an operation PageRank needs", engine->ops->name);
+	if (g->n_nodes == 0)
+	{
+		stats->converged = true;
+		stats->seconds = pr_clock_seconds() - t0;
+		return PR_OK;
+	}
+	if (scores == NULL)
+		return pr_error_set(err, PR_ERR_INVALID, "no score array given");
+	status = iterate_pagerank(engine, g, alpha, restart, options, k, stats, &x, err);
+	if (status == PR_OK)
+		status = engine->ops->download(engine, x, scores, err);
+	stats->seconds = pr_clock_seconds() - t0;
+	return status;
+}
+
+/*
+ * The top_k best entries of each of the k columns of a slot into index / value (column j at
+ * j * min(top_k, n)): by the engine's top_k operation, or by downloading the slot and ranking it
+ * here with pr_top_k.
+ */
+static PrStatus
+engine_top_k(PrEngine *engine, int slot, int64_t n, int k, int64_t top_k, int32_t *index,
+			 double *value, PrError *err)
+{
+	const PrEngineOps *ops = engine->ops;
+	int64_t		count = top_k < n ? top_k : n;
+	double	   *all;
+	PrStatus	status;
+
+	if (ops->top_k != NULL)
+	{
+		for (int j = 0; j < k; j++)
+		{
+			status = ops->top_k(engine, slot, j, top_k, index + (size_t) j * (size_t) count,
+								value + (size_t) j * (size_t) count, err);
+			if (status != PR_OK)
+				return status;
+		}
+		return PR_OK;
+	}
+	if ((uint64_t) n > SIZE_MAX / sizeof(double) / (size_t) k)
+		return pr_error_set(err, PR_ERR_TOO_LARGE, "%lld x %d scores do not fit in memory",
+							(long long) n, k);
+	all = (double *) pr_alloc_array(&pr_malloc_allocator, (size_t) n * (size_t) k, sizeof(double));
+	if (all == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %lld x %d scores",
+							(long long) n, k);
+	status = ops->download(engine, slot, all, err);
+	for (int j = 0; status == PR_OK && j < k; j++)
+	{
+		int32_t    *col_index = index + (size_t) j * (size_t) count;
+		double	   *col_value = value + (size_t) j * (size_t) count;
+
+		pr_top_k(all, n, k, j, count, col_index, &pr_malloc_allocator);
+		for (int64_t i = 0; i < count; i++)
+			col_value[i] = all[(size_t) col_index[i] * (size_t) k + (size_t) j];
+	}
+	pr_free(&pr_malloc_allocator, all);
+	return status;
+}
+
+/* PageRank / RWR returning only the top_k best nodes of each column; see pr_driver.h. */
+PrStatus
+pr_pagerank_top(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *restart,
+				const PrIterOptions *options, int64_t top_k, int32_t *index, double *value,
+				PrRunStats *stats, PrError *err)
+{
+	double		t0 = pr_clock_seconds();
+	PrRunStats	local_stats;
+	PrStatus	status;
+	int			k;
+	int			x;
+
+	if (stats == NULL)
+		stats = &local_stats;
+	if ((status = begin_pagerank(engine, g, alpha, restart, options, stats, &k, err)) != PR_OK)
+		return status;
+	if (engine->ops->top_k == NULL && engine->ops->download == NULL)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED,
+							"engine %s can neither rank nor download a vector", engine->ops->name);
+	if (top_k <= 0)
+		return pr_error_set(err, PR_ERR_INVALID, "top_k must be positive, not %lld",
+							(long long) top_k);
+	if (g->n_nodes == 0)
+	{
+		stats->converged = true;
+		stats->seconds = pr_clock_seconds() - t0;
+		return PR_OK;
+	}
+	if (index == NULL || value == NULL)
+		return pr_error_set(err, PR_ERR_INVALID, "no top-k arrays given");
+	status = iterate_pagerank(engine, g, alpha, restart, options, k, stats, &x, err);
+	if (status == PR_OK)
+		status = engine_top_k(engine, x, g->n_nodes, k, top_k, index, value, err);
 	stats->seconds = pr_clock_seconds() - t0;
 	return status;
 }

@@ -71,6 +71,17 @@ PrStatus	pr_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrR
 						const PrIterOptions *options, double *scores, PrRunStats *stats,
 						PrError *err);
 
+/*
+ * PageRank / RWR like pr_pagerank, but only the top_k (>= 1) best nodes of each column come back:
+ * with t = min(top_k, n), column j's internal node ids go to index[j*t .. j*t+t-1] and their
+ * scores to value[j*t ..], best first in pr_top_k's order (ties to the smaller id).  The engine
+ * ranks the columns itself when it offers the top_k operation (a GPU engine then copies t values
+ * per column instead of n); otherwise the driver downloads the vector and ranks it.
+ */
+PrStatus	pr_pagerank_top(PrEngine *engine, const PrGraph *g, double alpha,
+							const PrRestart *restart, const PrIterOptions *options, int64_t top_k,
+							int32_t *index, double *value, PrRunStats *stats, PrError *err);
+
 /* HITS; hubs and authorities receive n values each, each summing to 1 (all 0 if no edges). */
 PrStatus	pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options,
 					double *hubs, double *authorities, PrRunStats *stats, PrError *err);

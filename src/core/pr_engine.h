@@ -65,7 +65,10 @@ typedef struct PrEngineOps
 
 	/*
 	 * Takes the graph (the engine may copy or upload it; g stays valid until release), the number
-	 * of columns k, the number of vector slots and the products needed (PR_NEED_* bits).
+	 * of columns k, the number of vector slots and the products needed (PR_NEED_* bits).  An
+	 * engine may keep what it derived from the graph when prepare sees the same PrGraph object
+	 * again (same address and arrays): a caller that rewrites a graph's arrays in place between
+	 * two prepares must release the engine first.
 	 */
 	PrStatus	(*prepare) (PrEngine *e, const PrGraph *g, int k, int n_slots, unsigned needs,
 							PrError *err);
@@ -98,6 +101,15 @@ typedef struct PrEngineOps
 
 	/* Reads the residuals stored by the last pagerank_update / normalize into out[k]. */
 	PrStatus	(*residual) (PrEngine *e, PrResidual *out, PrError *err);
+
+	/*
+	 * Optional (NULL: the driver downloads the slot and ranks it on the host).  The top_k best
+	 * entries of column col of a slot, best first: writes min(top_k, n) internal node ids to index
+	 * and their values to value.  Order of pr_top_k: larger value first, ties to the smaller id,
+	 * NaN after every number.  top_k >= 1.
+	 */
+	PrStatus	(*top_k) (PrEngine *e, int slot, int col, int64_t top_k, int32_t *index,
+						  double *value, PrError *err);
 
 	/* Frees everything the engine holds (the PrEngine itself too). */
 	void		(*release) (PrEngine *e);

@@ -1,13 +1,13 @@
 /*
  * pr_plan.c — the format planners of the GPU engine (degree order, relabelling, composite tiles,
- * row bins); the performance model lives in pr_plan_model.c.  Pure C11 + POSIX threads: see
- * pr_plan.h.
+ * row bins); the blocked remainder of the composite layout is built in pr_plan_blocked.c, the
+ * performance model lives in pr_plan_model.c.  Pure C11 + POSIX threads: see pr_plan.h.
  *
  * Threads split rows (or edges) into fixed parts; every output position follows from counts
  * summed in part order, so the result is the same bits for any number of threads.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "pr_plan.h"
+#include "pr_plan_internal.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -49,19 +49,16 @@ pr_plan_threads(void)
 	return (int) n;
 }
 
-/* A task run on parts 0 .. n_parts-1 of some work, one part per thread. */
-typedef void (*PlanTask) (void *arg, int part, int n_parts);
-
-/* One thread's share of plan_run. */
+/* One thread's share of pr_plan_run. */
 typedef struct PlanThread
 {
-	PlanTask	fn;
+	PrPlanTask	fn;
 	void	   *arg;
 	int			part;
 	int			n_parts;
 } PlanThread;
 
-/* Thread body of plan_run. */
+/* Thread body of pr_plan_run. */
 static void *
 plan_thread_main(void *p)
 {
@@ -72,8 +69,8 @@ plan_thread_main(void *p)
 }
 
 /* Runs fn on n_parts parts in parallel (a part whose thread cannot start runs in the caller). */
-static void
-plan_run(PlanTask fn, void *arg, int n_parts)
+void
+pr_plan_run(PrPlanTask fn, void *arg, int n_parts)
 {
 	pthread_t	th[PLAN_MAX_THREADS];
 	PlanThread	args[PLAN_MAX_THREADS];
@@ -103,8 +100,8 @@ plan_run(PlanTask fn, void *arg, int n_parts)
 }
 
 /* Threads for work of the given size (small work runs in the caller). */
-static int
-plan_parts(int64_t work)
+int
+pr_plan_parts(int64_t work)
 {
 	int			t = pr_plan_threads();
 
@@ -116,8 +113,8 @@ plan_parts(int64_t work)
 }
 
 /* Item range [*begin, *end) of part p of n items split evenly. */
-static void
-plan_even_range(int64_t n, int part, int n_parts, int64_t *begin, int64_t *end)
+void
+pr_plan_even_range(int64_t n, int part, int n_parts, int64_t *begin, int64_t *end)
 {
 	*begin = n * part / n_parts;
 	*end = n * (part + 1) / n_parts;
@@ -204,7 +201,7 @@ relabel_inverse_part(void *arg, int part, int n_parts)
 	int64_t		b,
 				e;
 
-	plan_even_range(w->n, part, n_parts, &b, &e);
+	pr_plan_even_range(w->n, part, n_parts, &b, &e);
 	for (int64_t r = b; r < e; r++)
 		w->new_to_old[w->old_to_new[r]] = (int32_t) r;
 }
@@ -360,7 +357,7 @@ pr_plan_relabel(int64_t n, const int64_t *ptr, const int32_t *col, const double 
 	w.old_to_new = old_to_new;
 	w.out = out;
 	if (old_to_new != NULL)
-		plan_run(relabel_inverse_part, &w, plan_parts(n));
+		pr_plan_run(relabel_inverse_part, &w, pr_plan_parts(n));
 	/* row pointers in the new order */
 	out->ptr[0] = 0;
 	for (int64_t i = 0; i < n; i++)
@@ -369,7 +366,7 @@ pr_plan_relabel(int64_t n, const int64_t *ptr, const int32_t *col, const double 
 
 		out->ptr[i + 1] = out->ptr[i] + (ptr[r + 1] - ptr[r]);
 	}
-	plan_run(relabel_rows_part, &w, plan_parts(nnz + n));
+	pr_plan_run(relabel_rows_part, &w, pr_plan_parts(nnz + n));
 	pr_free(alloc, w.new_to_old);
 	if (w.failed)
 	{
@@ -449,6 +446,7 @@ pr_plan_composite_free(PrComposite *c, const PrAllocator *alloc)
 	pr_free(alloc, c->merge_row);
 	pr_free(alloc, c->merge_ptr);
 	pr_free(alloc, c->merge_slot);
+	pr_plan_blocked_free(c->blocked, alloc);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -504,7 +502,7 @@ degree_part(void *arg, int part, int n_parts)
 	int64_t		b,
 				e;
 
-	plan_even_range(w->csr->nnz, part, n_parts, &b, &e);
+	pr_plan_even_range(w->csr->nnz, part, n_parts, &b, &e);
 	for (int64_t p = b; p < e; p++)
 	{
 		int32_t		c = w->csr->col[p];
@@ -523,7 +521,7 @@ PrStatus
 pr_plan_column_degrees(const PrPlanCsr *csr, int64_t *col_degree, PrError *err)
 {
 	DegreeWork	w;
-	int			parts = plan_parts(csr->nnz);
+	int			parts = pr_plan_parts(csr->nnz);
 
 	w.csr = csr;
 	w.deg = col_degree;
@@ -532,7 +530,7 @@ pr_plan_column_degrees(const PrPlanCsr *csr, int64_t *col_degree, PrError *err)
 	if (w.local == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "composite plan: out of memory");
 	memset(col_degree, 0, (size_t) csr->n * sizeof(int64_t));
-	plan_run(degree_part, &w, parts);
+	pr_plan_run(degree_part, &w, parts);
 	for (int p = 0; p < parts; p++)
 		for (int64_t c = 0; c < w.hot; c++)
 			col_degree[c] += w.local[(size_t) p * (size_t) w.hot + (size_t) c];
@@ -545,6 +543,7 @@ typedef struct SegmentTotals
 {
 	int64_t		nnz[PR_PLAN_MAX_TILES];
 	int64_t		rank_hist[PR_PLAN_MAX_TILES][2][PR_RANK_BUCKETS];
+	int64_t		blocked_long;	/* rows too long for the blocked remainder */
 } SegmentTotals;
 
 /* Shared state of a composite plan's parallel steps. */
@@ -558,6 +557,7 @@ typedef struct CompositeWork
 	int64_t		vthr;
 	int64_t		chunk;
 	int32_t    *lens;			/* [n_tiles][n] segment length of each row in each tile */
+	int32_t    *blen;			/* [n] remainder entries leaving the last tile (blocked), or NULL */
 	int64_t    *cursor;			/* [n] first entry of each row's segment in the current tile */
 	int32_t    *order;			/* [n] rows of the current tile by length (desc), then id */
 	SegmentTotals *totals;		/* [parts] */
@@ -599,7 +599,9 @@ plan_lower_bound(const int32_t *col, int64_t lo, int64_t hi, int64_t value)
 /*
  * Segment pass: every row's length in every tile, with the per-tile rank histograms.  Columns are
  * ascending within a row, so segment ends and rank-bucket boundaries are found by search: the
- * work per row grows with the buckets it spans, not with its length.
+ * work per row grows with the buckets it spans, not with its length.  With the blocked
+ * remainder, a row's last-tile segment of at most blocked_cap entries goes to blen instead (the
+ * last tile then holds only the long rows' segments).
  */
 static void
 segment_part(void *arg, int part, int n_parts)
@@ -618,12 +620,24 @@ segment_part(void *arg, int part, int n_parts)
 		int64_t		p = csr->ptr[r];
 		int64_t		end = csr->ptr[r + 1];
 
+		if (w->blen != NULL)
+			w->blen[r] = 0;
 		for (int t = 0; t < w->n_tiles; t++)
 		{
 			int64_t		col_begin = w->bounds[t];
 			int64_t		q = plan_lower_bound(col, p, end, w->bounds[t + 1]);
 			int64_t    *hist = tot->rank_hist[t][(q - p >= w->vthr) ? 0 : 1];
 
+			if (w->blen != NULL && t == w->n_tiles - 1)
+			{
+				if (q - p <= w->o->blocked_cap)
+				{
+					w->blen[r] = (int32_t) (q - p);
+					w->lens[(size_t) t * (size_t) w->n + (size_t) r] = 0;
+					break;
+				}
+				tot->blocked_long++;
+			}
 			w->lens[(size_t) t * (size_t) w->n + (size_t) r] = (int32_t) (q - p);
 			tot->nnz[t] += q - p;
 			for (int64_t k = p; k < q;)
@@ -657,7 +671,7 @@ sort_count_part(void *arg, int part, int n_parts)
 				e;
 
 	memset(count, 0, (PLAN_SORT_BUCKETS + 1) * sizeof(int64_t));
-	plan_even_range(w->n, part, n_parts, &b, &e);
+	pr_plan_even_range(w->n, part, n_parts, &b, &e);
 	for (int64_t r = b; r < e; r++)
 		count[len[r] < PLAN_SORT_BUCKETS ? len[r] : PLAN_SORT_BUCKETS]++;
 }
@@ -673,7 +687,7 @@ sort_scatter_part(void *arg, int part, int n_parts)
 	int64_t		b,
 				e;
 
-	plan_even_range(w->n, part, n_parts, &b, &e);
+	pr_plan_even_range(w->n, part, n_parts, &b, &e);
 	for (int64_t r = b; r < e; r++)
 	{
 		int32_t		l = len[r];
@@ -711,7 +725,7 @@ composite_sort_rows(CompositeWork *w)
 				pos;
 	int			parts = w->parts;
 
-	plan_run(sort_count_part, w, parts);
+	pr_plan_run(sort_count_part, w, parts);
 	for (int p = 0; p < parts; p++)
 	{
 		w->big_start[p] = n_big;
@@ -730,7 +744,7 @@ composite_sort_rows(CompositeWork *w)
 			*c = pos;
 			pos += k;
 		}
-	plan_run(sort_scatter_part, w, parts);
+	pr_plan_run(sort_scatter_part, w, parts);
 	qsort(w->big, (size_t) n_big, sizeof(int64_t), big_row_cmp);
 	for (int64_t i = 0; i < n_big; i++)
 		w->order[i] = (int32_t) (w->big[i] & 0xffffffff);
@@ -750,7 +764,7 @@ fill_vec_part(void *arg, int part, int n_parts)
 	int64_t		b,
 				e;
 
-	plan_even_range(t->n_vec, part, n_parts, &b, &e);
+	pr_plan_even_range(t->n_vec, part, n_parts, &b, &e);
 	for (int64_t k = b; k < e; k++)
 	{
 		int64_t		pos = t->vec_ptr[k];
@@ -779,7 +793,7 @@ fill_ell_part(void *arg, int part, int n_parts)
 	int64_t		b,
 				e;
 
-	plan_even_range(t->n_ell, part, n_parts, &b, &e);
+	pr_plan_even_range(t->n_ell, part, n_parts, &b, &e);
 	for (int64_t g = b; g < e; g++)
 	{
 		int64_t		first = w->n_vec_rows + g * PR_PLAN_WARP;
@@ -818,7 +832,7 @@ advance_part(void *arg, int part, int n_parts)
 	int64_t		b,
 				e;
 
-	plan_even_range(w->n, part, n_parts, &b, &e);
+	pr_plan_even_range(w->n, part, n_parts, &b, &e);
 	for (int64_t r = b; r < e; r++)
 		w->cursor[r] += len[r];
 }
@@ -930,12 +944,12 @@ composite_plan_tile(CompositeWork *w, const PrAllocator *alloc)
 			t->val = pr_alloc_array(alloc, (size_t) (t->n_idx + 1), sizeof(float));
 		if ((t->idx == NULL && t->idx16 == NULL) || (w->csr->val != NULL && t->val == NULL))
 			return false;
-		plan_run(fill_vec_part, w, plan_parts(vec_entries + n_vec));
+		pr_plan_run(fill_vec_part, w, pr_plan_parts(vec_entries + n_vec));
 	}
-	plan_run(fill_ell_part, w, plan_parts(fill ? ell_entries + n_ell_rows : n_ell_rows));
+	pr_plan_run(fill_ell_part, w, pr_plan_parts(fill ? ell_entries + n_ell_rows : n_ell_rows));
 	free(w->wl_src);
 	w->wl_src = NULL;
-	plan_run(advance_part, w, w->parts);
+	pr_plan_run(advance_part, w, w->parts);
 	return true;
 }
 
@@ -950,7 +964,7 @@ merge_fill_part(void *arg, int part, int n_parts)
 	int64_t		b,
 				e;
 
-	plan_even_range(total, part, n_parts, &b, &e);
+	pr_plan_even_range(total, part, n_parts, &b, &e);
 	for (int64_t k = b; k < e; k++)
 	{
 		int32_t		r;
@@ -1042,7 +1056,7 @@ composite_plan_merge(CompositeWork *w, const PrAllocator *alloc, PrError *err)
 		PrCompositeTile *tile = &out->tiles[t];
 
 		w->t = tile;
-		plan_run(merge_fill_part, w, plan_parts(tile->n_vec + tile->longs.n_long + PR_PLAN_WARP * tile->n_ell));
+		pr_plan_run(merge_fill_part, w, pr_plan_parts(tile->n_vec + tile->longs.n_long + PR_PLAN_WARP * tile->n_ell));
 	}
 	free(w->merge_pos);
 	w->merge_pos = NULL;
@@ -1055,6 +1069,7 @@ composite_finish(CompositeWork *w, PrComposite *out, const PrAllocator *alloc, P
 				 PrError *err)
 {
 	free(w->lens);
+	free(w->blen);
 	free(w->cursor);
 	free(w->order);
 	free(w->totals);
@@ -1094,6 +1109,10 @@ pr_plan_composite_with_degrees(const PrPlanCsr *csr, const int64_t *col_degree,
 	if (options->n_smem_tiles > 0 && (options->smem_width < 1 || options->smem_width >= 65535))
 		return pr_error_set(err, PR_ERR_INVALID,
 							"composite plan: shared-memory tiles need 1 <= smem_width < 65535");
+	if (options->blocked_cap < 0 || options->blocked_cap > PR_BLOCKED_MAX_CAP || options->blocked_max_rows < 0)
+		return pr_error_set(err, PR_ERR_INVALID,
+							"composite plan: blocked_cap must be 0 (off) or 1 .. %d, blocked_max_rows >= 0",
+							PR_BLOCKED_MAX_CAP);
 	for (int64_t r = 0; r < n; r++)
 		if (csr->ptr[r + 1] - csr->ptr[r] > (int64_t) INT32_MAX)
 			return pr_error_set(err, PR_ERR_TOO_LARGE, "composite plan: row %lld has over 2^31 entries",
@@ -1107,19 +1126,22 @@ pr_plan_composite_with_degrees(const PrPlanCsr *csr, const int64_t *col_degree,
 	w.vthr = options->vec_threshold;
 	w.chunk = options->chunk;
 	w.out = out;
-	w.parts = plan_parts(csr->nnz + n);
+	w.parts = pr_plan_parts(csr->nnz + n);
 	out->tiles = pr_alloc_array(alloc, (size_t) out->n_tiles, sizeof(PrCompositeTile));
 	w.lens = malloc(((size_t) out->n_tiles * (size_t) n + 1) * sizeof(int32_t));
 	w.cursor = malloc((size_t) (n + 1) * sizeof(int64_t));
 	w.order = malloc((size_t) (n + 1) * sizeof(int32_t));
+	if (options->blocked_cap > 0)
+		w.blen = malloc((size_t) (n + 1) * sizeof(int32_t));
 	w.totals = malloc((size_t) w.parts * sizeof(SegmentTotals));
 	w.counts = malloc((size_t) w.parts * (PLAN_SORT_BUCKETS + 1) * sizeof(int64_t));
 	w.big_start = malloc((size_t) w.parts * sizeof(int64_t));
 	if (out->tiles == NULL || w.lens == NULL || w.cursor == NULL || w.order == NULL ||
-		w.totals == NULL || w.counts == NULL || w.big_start == NULL)
+		w.totals == NULL || w.counts == NULL || w.big_start == NULL ||
+		(options->blocked_cap > 0 && w.blen == NULL))
 		return composite_finish(&w, out, alloc, PR_ERR_NOMEM, err);
 	memset(out->tiles, 0, (size_t) out->n_tiles * sizeof(PrCompositeTile));
-	plan_run(segment_part, &w, w.parts);
+	pr_plan_run(segment_part, &w, w.parts);
 	memcpy(w.cursor, csr->ptr, (size_t) n * sizeof(int64_t));
 
 	for (int t = 0; t < out->n_tiles; t++)
@@ -1168,6 +1190,17 @@ pr_plan_composite_with_degrees(const PrPlanCsr *csr, const int64_t *col_degree,
 			out->device_bytes += (size_t) out->n_part * sizeof(float)
 				+ (size_t) out->n_merge_rows * (sizeof(int32_t) + sizeof(int64_t))
 				+ (out->merge_ptr ? (size_t) out->merge_ptr[out->n_merge_rows] * sizeof(int32_t) : 0);
+	}
+	if (st == PR_OK && options->blocked_cap > 0)
+	{
+		int64_t		n_long = 0;
+
+		for (int p = 0; p < w.parts; p++)
+			n_long += w.totals[p].blocked_long;
+		st = pr_plan_blocked_build(csr, bounds[out->n_tiles - 1], w.blen, n_long, options, alloc,
+								   &out->blocked, err);
+		if (st == PR_OK)
+			out->device_bytes += pr_plan_blocked_device_bytes(out->blocked, csr->val != NULL);
 	}
 	return composite_finish(&w, out, alloc, st, err);
 }

@@ -34,6 +34,8 @@
 	X(test_driver_control) \
 	X(test_driver_bad_arguments) \
 	X(test_empty_graph_runs) \
+	X(test_pagerank_top_matches_full) \
+	X(test_cpu_prepare_again) \
 	X(test_igraph_slashdot) \
 	X(test_igraph_enron_undirected)
 

@@ -1,0 +1,313 @@
+/*
+ * test_engine_top.c — pr_pagerank_top (the top_k best nodes of each column, ranked by the engine's
+ * top_k operation or, without it, by the driver) against the full ranking of pr_pagerank sorted by
+ * qsort, ties included; and the CPU engine prepared again on the graph it holds (k changes,
+ * another graph) giving the same bits as a fresh engine.
+ */
+#include "test_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Scores the qsort comparator below ranks, and the column / stride it reads. */
+static const double *rank_values;
+static int	rank_stride;
+static int	rank_col;
+
+/* Larger score first, then the smaller index. */
+static int
+compare_score(const void *a, const void *b)
+{
+	int32_t		i = *(const int32_t *) a,
+				j = *(const int32_t *) b;
+	double		vi = rank_values[(size_t) i * rank_stride + rank_col];
+	double		vj = rank_values[(size_t) j * rank_stride + rank_col];
+
+	if (vi != vj)
+		return vi > vj ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+/* Node order of column col of an n x stride score array, by a full qsort. */
+static int32_t *
+sorted_order(const double *scores, int64_t n, int stride, int col)
+{
+	int32_t    *order = malloc(sizeof(int32_t) * (size_t) n);
+
+	for (int64_t i = 0; i < n; i++)
+		order[i] = (int32_t) i;
+	rank_values = scores;
+	rank_stride = stride;
+	rank_col = col;
+	qsort(order, (size_t) n, sizeof(int32_t), compare_score);
+	return order;
+}
+
+/*
+ * A graph with exact ties: three disjoint 3-cycles over ids 1..9 (every cycle node gets the same
+ * score bit for bit) next to a random weighted part over ids 100..2099.
+ */
+static void
+tied_graph(PrGraph *g)
+{
+	EdgeList	r;
+	size_t		m;
+	int64_t    *src,
+			   *dst;
+	double	   *w;
+	PrError		err;
+	PrBuildOptions opt = {false, false, 1};
+
+	edges_random(&r, 9000, 2000, 100, 1, true, 97);
+	m = r.m + 9;
+	src = malloc(sizeof(int64_t) * m);
+	dst = malloc(sizeof(int64_t) * m);
+	w = malloc(sizeof(double) * m);
+	for (int c = 0; c < 3; c++)
+		for (int i = 0; i < 3; i++)
+		{
+			src[c * 3 + i] = 1 + c * 3 + i;
+			dst[c * 3 + i] = 1 + c * 3 + (i + 1) % 3;
+			w[c * 3 + i] = 1.0;
+		}
+	memcpy(src + 9, r.src, sizeof(int64_t) * r.m);
+	memcpy(dst + 9, r.dst, sizeof(int64_t) * r.m);
+	memcpy(w + 9, r.weight, sizeof(double) * r.m);
+	if (pr_graph_build(src, dst, w, m, &opt, &pr_malloc_allocator, g, &err) != PR_OK)
+	{
+		fprintf(stderr, "build failed: %s\n", err.message);
+		exit(2);
+	}
+	free(src);
+	free(dst);
+	free(w);
+	edges_free(&r);
+}
+
+/*
+ * Runs pr_pagerank_top for several top_k and checks each column against the qsort order of the
+ * full scores (ids and score bits), and the iterations against the full run's.
+ */
+static void
+check_top_against_full(PrEngine *engine, const PrGraph *g, const PrRestart *r, int k,
+					   const double *full, int full_iterations, const char *what)
+{
+	const int64_t n = g->n_nodes;
+	const int64_t top_ks[] = {1, 4, 10, 12, 500, n - 1, n, n + 3};
+	PrIterOptions o = test_iter_options(1e-13, 1000);
+	int32_t   **expected = malloc(sizeof(int32_t *) * (size_t) k);
+
+	for (int j = 0; j < k; j++)
+		expected[j] = sorted_order(full, n, k, j);
+	for (size_t t = 0; t < sizeof(top_ks) / sizeof(top_ks[0]); t++)
+	{
+		int64_t		count = top_ks[t] < n ? top_ks[t] : n;
+		int32_t    *index = malloc(sizeof(int32_t) * (size_t) (count * k));
+		double	   *value = malloc(sizeof(double) * (size_t) (count * k));
+		PrRunStats	st;
+		PrError		err;
+		bool		same_ids = true,
+					same_values = true;
+
+		memset(index, 0xff, sizeof(int32_t) * (size_t) (count * k));
+		CHECKF(pr_pagerank_top(engine, g, 0.85, r, &o, top_ks[t], index, value, &st, &err) == PR_OK,
+			   "%s top %lld: %s", what, (long long) top_ks[t], err.message);
+		CHECKF(st.iterations == full_iterations && st.converged, "%s: %d iterations, full run %d",
+			   what, st.iterations, full_iterations);
+		for (int j = 0; j < k; j++)
+			for (int64_t i = 0; i < count; i++)
+			{
+				int32_t		got = index[j * count + i];
+
+				if (got != expected[j][i])
+					same_ids = false;
+				else if (memcmp(&value[j * count + i], &full[(size_t) got * k + j], sizeof(double)) != 0)
+					same_values = false;
+			}
+		CHECKF(same_ids, "%s top %lld: ids differ from the full ranking", what, (long long) top_ks[t]);
+		CHECKF(same_values, "%s top %lld: scores differ from the full run", what,
+			   (long long) top_ks[t]);
+		free(index);
+		free(value);
+	}
+	for (int j = 0; j < k; j++)
+		free(expected[j]);
+	free(expected);
+}
+
+/*
+ * The top_k path equals the full ranking's first rows, ties to the smaller id, for PageRank and
+ * 3-source RWR, with the engine's top_k operation and with the driver's fallback (an engine
+ * without it).
+ */
+void
+test_pagerank_top_matches_full(void)
+{
+	PrGraph		g;
+	PrError		err;
+	PrRunStats	st;
+	PrIterOptions o = test_iter_options(1e-13, 1000);
+	PrRestart	uniform = {true, 1, NULL, NULL, NULL};
+	const int64_t ptr[] = {0, 1, 2, 3};
+	int32_t		sources[3];
+	const double ones[] = {1.0, 1.0, 1.0};
+	PrRestart	rwr = {false, 3, ptr, sources, ones};
+	double	   *pr_full,
+			   *rwr_full;
+	int			pr_iterations,
+				rwr_iterations;
+
+	tied_graph(&g);
+	/* node 5 (internal 4) in a cycle: its RWR column is tied on the cycle; two random nodes */
+	sources[0] = 4;
+	sources[1] = (int32_t) (g.n_nodes / 2);
+	sources[2] = (int32_t) (g.n_nodes - 1);
+	pr_full = malloc(sizeof(double) * (size_t) g.n_nodes);
+	rwr_full = malloc(sizeof(double) * (size_t) g.n_nodes * 3);
+	for (int variant = 0; variant < 2; variant++)
+	{
+		PrEngine   *engine = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+		PrEngineOps without_top;
+		const char *what = variant == 0 ? "engine top_k" : "driver fallback";
+
+		CHECK(engine != NULL && engine->ops->top_k != NULL);
+		if (variant == 1)
+		{
+			without_top = *engine->ops;
+			without_top.top_k = NULL;
+			engine->ops = &without_top;
+		}
+		CHECK(pr_pagerank(engine, &g, 0.85, &uniform, &o, pr_full, &st, &err) == PR_OK);
+		pr_iterations = st.iterations;
+		/* the nine cycle nodes (internal 0..8) tie exactly */
+		for (int i = 1; i < 9; i++)
+			CHECK(memcmp(&pr_full[i], &pr_full[0], sizeof(double)) == 0);
+		check_top_against_full(engine, &g, &uniform, 1, pr_full, pr_iterations, what);
+		CHECK(pr_pagerank(engine, &g, 0.85, &rwr, &o, rwr_full, &st, &err) == PR_OK);
+		rwr_iterations = st.iterations;
+		/* from node 5, the other two cycles are out of reach: what is left of the start, tied */
+		for (int i = 1; i < 9; i++)
+			if (i < 3 || i > 5)
+				CHECK(memcmp(&rwr_full[i * 3], &rwr_full[0], sizeof(double)) == 0);
+		CHECK(rwr_full[4 * 3] > rwr_full[0]);
+		check_top_against_full(engine, &g, &rwr, 3, rwr_full, rwr_iterations, what);
+		engine->ops->release(engine);
+	}
+	/* with every node asked for, the tied cycle nodes come in id order */
+	{
+		PrEngine   *engine = pr_cpu_engine_create(1, &pr_malloc_allocator, &err);
+		int32_t    *index = malloc(sizeof(int32_t) * (size_t) g.n_nodes);
+		double	   *value = malloc(sizeof(double) * (size_t) g.n_nodes);
+		int64_t		first = -1;
+
+		CHECK(pr_pagerank_top(engine, &g, 0.85, &uniform, &o, g.n_nodes, index, value, &st,
+							  &err) == PR_OK);
+		for (int64_t i = 0; i < g.n_nodes && first < 0; i++)
+			if (index[i] < 9)
+				first = i;
+		CHECK(first >= 0 && first + 9 <= g.n_nodes);
+		for (int i = 0; first >= 0 && i < 9; i++)
+			CHECKF(index[first + i] == i, "position %lld holds %d", (long long) (first + i),
+				   (int) index[first + i]);
+		engine->ops->release(engine);
+		free(index);
+		free(value);
+	}
+	/* bad arguments */
+	{
+		PrEngine   *engine = pr_cpu_engine_create(1, &pr_malloc_allocator, &err);
+		int32_t		index[1];
+		double		value[1];
+
+		CHECK(pr_pagerank_top(engine, &g, 0.85, &uniform, &o, 0, index, value, &st, &err) ==
+			  PR_ERR_INVALID);
+		CHECK(pr_pagerank_top(engine, &g, 0.85, &uniform, &o, 1, NULL, value, &st, &err) ==
+			  PR_ERR_INVALID);
+		engine->ops->release(engine);
+	}
+	free(pr_full);
+	free(rwr_full);
+	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
+/*
+ * One CPU engine prepared again and again: on the graph it holds with another k and back, then
+ * for HITS (other products), then on another graph — every result the same bits as a fresh
+ * engine's.
+ */
+void
+test_cpu_prepare_again(void)
+{
+	EdgeList	e1,
+				e2;
+	PrGraph		g1,
+				g2;
+	PrError		err;
+	PrRunStats	st;
+	PrBuildOptions opt = {false, true, 1};
+	PrIterOptions o = test_iter_options(1e-12, 1000);
+	PrRestart	uniform = {true, 1, NULL, NULL, NULL};
+	const int64_t ptr[] = {0, 1, 2, 3, 4};
+	const int32_t sources[] = {0, 7, 100, 3000};
+	const double ones[] = {1.0, 1.0, 1.0, 1.0};
+	PrRestart	rwr = {false, 4, ptr, sources, ones};
+	PrEngine   *reused = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+	double	   *a,
+			   *b,
+			   *h1,
+			   *h2;
+	size_t		n1,
+				n2;
+
+	edges_random(&e1, 60000, 9000, 0, 1, true, 5);
+	edges_random(&e2, 50000, 9000, 0, 1, false, 6);
+	CHECK(pr_graph_build(e1.src, e1.dst, e1.weight, e1.m, &opt, &pr_malloc_allocator, &g1, &err) == PR_OK);
+	CHECK(pr_graph_build(e2.src, e2.dst, NULL, e2.m, &opt, &pr_malloc_allocator, &g2, &err) == PR_OK);
+	n1 = (size_t) g1.n_nodes;
+	n2 = (size_t) g2.n_nodes;
+	a = malloc(sizeof(double) * n1 * 4);
+	b = malloc(sizeof(double) * n1 * 4);
+	h1 = malloc(sizeof(double) * n1);
+	h2 = malloc(sizeof(double) * n1);
+	for (int round = 0; round < 2; round++)
+	{
+		PrEngine   *fresh = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+
+		CHECK(pr_pagerank(reused, &g1, 0.85, &uniform, &o, a, &st, &err) == PR_OK);
+		CHECK(pr_pagerank(fresh, &g1, 0.85, &uniform, &o, b, &st, &err) == PR_OK);
+		CHECKF(memcmp(a, b, sizeof(double) * n1) == 0, "round %d pagerank differs", round);
+		CHECK(pr_pagerank(reused, &g1, 0.85, &rwr, &o, a, &st, &err) == PR_OK);
+		fresh->ops->release(fresh);
+		fresh = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+		CHECK(pr_pagerank(fresh, &g1, 0.85, &rwr, &o, b, &st, &err) == PR_OK);
+		CHECKF(memcmp(a, b, sizeof(double) * n1 * 4) == 0, "round %d rwr differs", round);
+		fresh->ops->release(fresh);
+	}
+	/* other products (HITS), then PageRank again, then another graph */
+	{
+		PrEngine   *fresh = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+
+		CHECK(pr_hits(reused, &g1, &o, a, h1, &st, &err) == PR_OK);
+		CHECK(pr_hits(fresh, &g1, &o, b, h2, &st, &err) == PR_OK);
+		CHECK(memcmp(a, b, sizeof(double) * n1) == 0 && memcmp(h1, h2, sizeof(double) * n1) == 0);
+		CHECK(pr_pagerank(reused, &g1, 0.85, &uniform, &o, a, &st, &err) == PR_OK);
+		CHECK(pr_pagerank(fresh, &g1, 0.85, &uniform, &o, b, &st, &err) == PR_OK);
+		CHECK(memcmp(a, b, sizeof(double) * n1) == 0);
+		fresh->ops->release(fresh);
+		fresh = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+		CHECK(n2 <= n1);
+		CHECK(pr_pagerank(reused, &g2, 0.85, &uniform, &o, a, &st, &err) == PR_OK);
+		CHECK(pr_pagerank(fresh, &g2, 0.85, &uniform, &o, b, &st, &err) == PR_OK);
+		CHECK(memcmp(a, b, sizeof(double) * n2) == 0);
+		fresh->ops->release(fresh);
+	}
+	reused->ops->release(reused);
+	free(a);
+	free(b);
+	free(h1);
+	free(h2);
+	pr_graph_free(&g1, &pr_malloc_allocator);
+	pr_graph_free(&g2, &pr_malloc_allocator);
+	edges_free(&e1);
+	edges_free(&e2);
+}
