@@ -75,12 +75,12 @@ if has fixed && [ "$DRY_RUN" != 1 ]; then
     note "model: merge cost and gather latency measured: $(grep -E '^[lrwWmp] ' "$OUT/model_fixed.tsv" | tr '\n' ' ')"
   fi
 fi
-# the blocked remainder's per-entry cost 'S': until a run has measured it, an estimate from its bytes
-# (14 B per entry at ~2.4 TB/s) so that auto weighs blocked candidates in this run (S_EST=none: off)
-if ! grep -q '^S ' "$model" && [ "${S_EST:-0.006}" != none ]; then
-  { cat "$model"; echo "S 1 1 ${S_EST:-0.006}"; } > "$OUT/model_with_S.tsv"
+# S_EST=NS: give auto a blocked-remainder cost 'S' (ns per entry) for this run (the shipped table has none:
+# the blocked remainder measured slower everywhere, bench/gpu/NOTES.md run 5)
+if ! grep -q '^S ' "$model" && [ -n "${S_EST:-}" ]; then
+  { cat "$model"; echo "S 1 1 $S_EST"; } > "$OUT/model_with_S.tsv"
   model=$OUT/model_with_S.tsv
-  note "model: blocked-entry cost S = ${S_EST:-0.006} ns (estimate, not measured)"
+  note "model: blocked-entry cost S = $S_EST ns (given, not measured)"
 fi
 if has calibrate && [ "$DRY_RUN" != 1 ]; then
   phase calibrate $(( $(left) - 60 )) "$OUT/calibrate.log" "$BENCH" --calibrate "$OUT/model_full.tsv" --windows 4096,32768,262144,4194304,16777216
@@ -109,14 +109,14 @@ run_bench() {
 }
 data=test/data/soc-slashdot0902.tsv.gz
 [ -f "$data" ] || data=../shared/data/soc-slashdot0902.tsv.gz
-# reserves: what the later phases need at least (er24 ~150 s, rmat22 ~65 s, rmat20 ~25 s, slashdot ~17 s);
+# reserves: what the later phases need at least (er24 ~100 s, rmat22 ~35 s, rmat20 ~15 s, slashdot ~3 s);
 # the HITS/RWR checks run on rmat20 and slashdot only (they take half a minute at scale 22)
-B="tiled-L2-blocked,tiled-s2-blocked,tiled-s4-blocked"
-has rmat24 && run_bench rmat24 200 --rmat 24 --reps 20 --only "${RMAT24_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-s4,tiled-s4-compact,tiled-s8-compact,$B,tiled-s8-blocked,tiled-s4-blocked-12k,tiled-s4-blocked-48k,auto}"
+C="tiled-s4-compact,tiled-s8-compact,tiled-s12-compact,tiled-s16-compact"
+has rmat24 && run_bench rmat24 110 --rmat 24 --reps 20 --only "${RMAT24_ONLY:-cusparse-natural,cusparse-sorted,tiled-s4,tiled-s8,$C,tiled-s8-compact-v16,tiled-s8-compact-v64,tiled-s8-blocked,auto}"
 has er24 && run_bench er24 60 --er 24 --reps 20 --skip-extra --only "${ER24_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-L2-blocked,tiled-s4-blocked,auto}"
-has rmat22 && run_bench rmat22 35 --rmat 22 --skip-extra --only "${RMAT22_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s2,$B,tiled-s4-blocked-fp64,auto}"
-has rmat20 && run_bench rmat20 15 --rmat 20 --only "${RMAT20_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s1,tiled-L2-blocked,tiled-s1-blocked,auto}"
-has slashdot && run_bench slashdot 3 --file "$data" --only "${SLASHDOT_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s1,tiled-L2-blocked,tiled-s1-blocked,auto,auto-fp64}"
+has rmat22 && run_bench rmat22 35 --rmat 22 --skip-extra --only "${RMAT22_ONLY:-cusparse-natural,cusparse-sorted,tiled-L2,tiled-s2,tiled-s2-compact,tiled-s4-compact,auto}"
+has rmat20 && run_bench rmat20 15 --rmat 20 --only "${RMAT20_ONLY:-cusparse-natural,cusparse-sorted,tiled-L2,tiled-s1,tiled-s2-compact,auto}"
+has slashdot && run_bench slashdot 3 --file "$data" --only "${SLASHDOT_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s1,auto,auto-fp64}"
 
 # the summary: every phase's exit, then each graph's table (or its last lines when cut off)
 {
