@@ -9,7 +9,10 @@
 #   make check-core      C unit tests of the pure-C core (test/core, test/plan, test/partition)
 #   make cuda            the GPU engine library (cuda/), where nvcc and cuda/Makefile exist;
 #                        `make install` then also installs it as $libdir/powerrank_gpu.so, the
-#                        library the GPU service loads (powerrank.gpu_library)
+#                        library the GPU service loads (powerrank.gpu_library), and, when
+#                        nccl.h was found, cuda/build/libpowerrank_multi.so as
+#                        $libdir/powerrank_multi.so (powerrank.gpu_multi_library: PageRank on
+#                        every GPU)
 #   make reference       only the NetworkX reference data (test/reference/out)
 
 EXTENSION = powerrank
@@ -45,7 +48,7 @@ include $(PGXS)
 
 # PGXS tracks no header dependencies here: every object depends on every header of the tree
 # (coarse, but a changed struct never leaves a stale object behind).
-$(OBJS): $(wildcard src/*.h src/core/*.h cuda/pr_gpu.h)
+$(OBJS): $(wildcard src/*.h src/core/*.h cuda/pr_gpu.h cuda/pr_multi.h)
 
 # The versioned install script is a copy of the hand-edited one.
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
@@ -66,8 +69,10 @@ check-core:
 		else echo "check-core: $$d has no Makefile, skipped"; fi; \
 	done
 
-# The GPU engine library, when it was built (make cuda), goes beside powerrank.so.
+# The GPU engine library and the multi-GPU library, when they were built (make cuda), go beside
+# powerrank.so.
 GPU_LIBRARY = cuda/build/libpowerrank_gpu.so
+MULTI_LIBRARY = cuda/build/libpowerrank_multi.so
 
 install: install-gpu
 
@@ -76,11 +81,15 @@ install-gpu:
 		echo "installing $(GPU_LIBRARY) as $(DESTDIR)$(pkglibdir)/powerrank_gpu.so"; \
 		$(INSTALL_SHLIB) $(GPU_LIBRARY) '$(DESTDIR)$(pkglibdir)/powerrank_gpu.so'; \
 	else echo "install-gpu: $(GPU_LIBRARY) not built (make cuda), skipped"; fi
+	@if [ -f $(MULTI_LIBRARY) ]; then \
+		echo "installing $(MULTI_LIBRARY) as $(DESTDIR)$(pkglibdir)/powerrank_multi.so"; \
+		$(INSTALL_SHLIB) $(MULTI_LIBRARY) '$(DESTDIR)$(pkglibdir)/powerrank_multi.so'; \
+	else echo "install-gpu: $(MULTI_LIBRARY) not built (make cuda with nccl.h), skipped"; fi
 
 uninstall: uninstall-gpu
 
 uninstall-gpu:
-	rm -f '$(DESTDIR)$(pkglibdir)/powerrank_gpu.so'
+	rm -f '$(DESTDIR)$(pkglibdir)/powerrank_gpu.so' '$(DESTDIR)$(pkglibdir)/powerrank_multi.so'
 
 cuda:
 	@if [ -f cuda/Makefile ]; then $(MAKE) -C cuda; \

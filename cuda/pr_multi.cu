@@ -45,7 +45,11 @@
 /* Checks the launch just made. */
 #define PRM_LAUNCHED() PRM_CUDA(cudaGetLastError())
 
-/* One GPU's share: its rows' CSR, the whole vector twice (current, next) and the reductions. */
+/*
+ * One GPU's share: its rows' CSR, the whole vector twice (current, next) and the reductions.
+ * Vectors, values and partials are float or double (PrMulti.precision): untyped here, typed by
+ * the template functions that use them.
+ */
 typedef struct MultiGpu
 {
 	int			dev;
@@ -61,12 +65,14 @@ typedef struct MultiGpu
 	int64_t		n_chunks;
 	int64_t    *d_ptr;
 	int32_t    *d_col;
-	float	   *d_val;
+	void	   *d_val;			/* [nnz] T (fp32), NULL (fp64: all 1) */
 	int64_t    *d_chunk_begin;
 	int64_t    *d_chunk_end;
 	int64_t    *d_first_chunk;
-	float	   *d_partial;
-	float	   *d_x[2];			/* the whole vector (n_slots), current and next */
+	void	   *d_partial;		/* [n_chunks] T */
+	void	   *d_x[2];			/* [n_slots] T: the whole vector, current and next */
+	void	   *d_z;			/* fp64: [n_slots] T, x / out_strength (the product's input) */
+	double	   *d_inv;			/* fp64: [n_slots] 1 / out_strength of each slot (0: dangling, padding) */
 	uint8_t    *d_dangling;		/* [rows] own rows that are dangling */
 	double	   *d_part;			/* [2 PRM_REDUCE_BLOCKS] */
 	double	   *d_red[2];		/* [2] (residual, dangling mass) of x[0] / x[1] */
@@ -87,6 +93,36 @@ struct PrMulti
 	bool		prepared;
 	PrPartition part;
 	PrMultiReport report;
+	bool		fp64;
+	size_t		value_size;		/* sizeof(T): 4 or 8 */
+};
+
+/* The start of GPU G's vector k, offset by count values (bytes of the precision in use). */
+static void *
+vec_at(const PrMulti *m, const MultiGpu *G, int k, int64_t count)
+{
+	return (char *) G->d_x[k] + (size_t) count * m->value_size;
+}
+
+/*
+ * Restores the caller's current CUDA device when a public entry point returns: this library moves
+ * between GPUs, and a caller that also drives a single-GPU engine (the GPU service) expects its
+ * device to stay current.
+ */
+struct DeviceGuard
+{
+	int			dev = -1;
+
+	DeviceGuard()
+	{
+		if (cudaGetDevice(&dev) != cudaSuccess)
+			dev = -1;
+	}
+	~DeviceGuard()
+	{
+		if (dev >= 0)
+			cudaSetDevice(dev);
+	}
 };
 
 /* Fills the defaults. */
@@ -98,6 +134,7 @@ pr_multi_options_init(PrMultiOptions *opts)
 	opts->method = PR_PARTITION_GREEDY;
 	opts->kernel = PR_MULTI_KERNEL_CSR;
 	opts->check_every = 1;
+	opts->precision = PR_MULTI_FP32;
 }
 
 /* Visible CUDA devices. */
@@ -174,6 +211,7 @@ multi_init(PrMulti *m, PrError *err)
 PrMulti *
 pr_multi_create(const PrMultiOptions *opts, PrError *err)
 {
+	DeviceGuard guard;
 	PrMulti    *m = (PrMulti *) calloc(1, sizeof(PrMulti));
 
 	if (m == NULL)
@@ -184,6 +222,8 @@ pr_multi_create(const PrMultiOptions *opts, PrError *err)
 	m->opt = *opts;
 	if (m->opt.check_every < 1)
 		m->opt.check_every = 1;
+	m->fp64 = m->opt.precision == PR_MULTI_FP64;
+	m->value_size = m->fp64 ? sizeof(double) : sizeof(float);
 	if (multi_init(m, err) != PR_OK)
 	{
 		pr_multi_free(m);
@@ -204,11 +244,24 @@ dev_alloc(MultiGpu *G, T **p, size_t count)
 	return s;
 }
 
+/* Allocates bytes of device memory counted in the GPU's bytes (untyped buffers). */
+static cudaError_t
+dev_alloc_bytes(MultiGpu *G, void **p, size_t bytes)
+{
+	cudaError_t s = cudaMalloc(p, bytes > 0 ? bytes : 1);
+
+	if (s == cudaSuccess)
+		G->bytes += bytes > 0 ? bytes : 1;
+	return s;
+}
+
 /* Uploads one part's CSR and sets up its kernels' row classes (rows by descending length). */
 static PrStatus
 upload_part(PrMulti *m, int g, const PrPartCsr *lc, const std::vector<uint8_t> &dangling,
-			PrError *err)
+			const std::vector<double> &inv_slot, PrError *err)
 {
+	size_t		vs = m->value_size;
+
 	MultiGpu   *G = &m->gpu[g];
 	std::vector<int64_t> cb,
 				ce,
@@ -250,25 +303,33 @@ upload_part(PrMulti *m, int g, const PrPartCsr *lc, const std::vector<uint8_t> &
 		G->warp_end = G->n_long;
 	G->n_chunks = (int64_t) cb.size();
 
+	if (lc->val == NULL && !m->fp64)
+		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: part %d has no values", g);
 	PRM_CUDA(dev_alloc(G, &G->d_ptr, (size_t) lc->n_rows + 1));
 	PRM_CUDA(dev_alloc(G, &G->d_col, (size_t) lc->nnz));
-	PRM_CUDA(dev_alloc(G, &G->d_val, (size_t) lc->nnz));
+	if (!m->fp64)
+		PRM_CUDA(dev_alloc_bytes(G, &G->d_val, (size_t) lc->nnz * vs));
 	PRM_CUDA(dev_alloc(G, &G->d_chunk_begin, cb.size()));
 	PRM_CUDA(dev_alloc(G, &G->d_chunk_end, ce.size()));
 	PRM_CUDA(dev_alloc(G, &G->d_first_chunk, first.size()));
-	PRM_CUDA(dev_alloc(G, &G->d_partial, cb.size()));
-	PRM_CUDA(dev_alloc(G, &G->d_x[0], (size_t) m->part.n_slots));
-	PRM_CUDA(dev_alloc(G, &G->d_x[1], (size_t) m->part.n_slots));
+	PRM_CUDA(dev_alloc_bytes(G, &G->d_partial, cb.size() * vs));
+	PRM_CUDA(dev_alloc_bytes(G, &G->d_x[0], (size_t) m->part.n_slots * vs));
+	PRM_CUDA(dev_alloc_bytes(G, &G->d_x[1], (size_t) m->part.n_slots * vs));
+	if (m->fp64)
+	{
+		PRM_CUDA(dev_alloc_bytes(G, &G->d_z, (size_t) m->part.n_slots * vs));
+		PRM_CUDA(dev_alloc(G, &G->d_inv, (size_t) m->part.n_slots));
+		PRM_CUDA(cudaMemcpy(G->d_inv, inv_slot.data(), (size_t) m->part.n_slots * sizeof(double),
+							cudaMemcpyHostToDevice));
+	}
 	PRM_CUDA(dev_alloc(G, &G->d_dangling, (size_t) lc->n_rows));
 	PRM_CUDA(dev_alloc(G, &G->d_part, 2 * (size_t) PRM_REDUCE_BLOCKS));
 	PRM_CUDA(dev_alloc(G, &G->d_red[0], 2));
 	PRM_CUDA(dev_alloc(G, &G->d_red[1], 2));
 	PRM_CUDA(cudaMemcpy(G->d_ptr, lc->ptr, ((size_t) lc->n_rows + 1) * sizeof(int64_t), cudaMemcpyHostToDevice));
 	PRM_CUDA(cudaMemcpy(G->d_col, lc->col, (size_t) lc->nnz * sizeof(int32_t), cudaMemcpyHostToDevice));
-	if (lc->val != NULL)
+	if (!m->fp64)
 		PRM_CUDA(cudaMemcpy(G->d_val, lc->val, (size_t) lc->nnz * sizeof(float), cudaMemcpyHostToDevice));
-	else
-		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: part %d has no values", g);
 	if (!cb.empty())
 	{
 		PRM_CUDA(cudaMemcpy(G->d_chunk_begin, cb.data(), cb.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
@@ -277,8 +338,8 @@ upload_part(PrMulti *m, int g, const PrPartCsr *lc, const std::vector<uint8_t> &
 	PRM_CUDA(cudaMemcpy(G->d_first_chunk, first.data(), first.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
 	if (lc->n_rows > 0)
 		PRM_CUDA(cudaMemcpy(G->d_dangling, dangling.data(), (size_t) lc->n_rows, cudaMemcpyHostToDevice));
-	PRM_CUDA(cudaMemset(G->d_x[0], 0, (size_t) m->part.n_slots * sizeof(float)));
-	PRM_CUDA(cudaMemset(G->d_x[1], 0, (size_t) m->part.n_slots * sizeof(float)));
+	PRM_CUDA(cudaMemset(G->d_x[0], 0, (size_t) m->part.n_slots * vs));
+	PRM_CUDA(cudaMemset(G->d_x[1], 0, (size_t) m->part.n_slots * vs));
 	PRM_CUDA(cudaMemset(G->d_red[0], 0, 2 * sizeof(double)));
 	PRM_CUDA(cudaMemset(G->d_red[1], 0, 2 * sizeof(double)));
 
@@ -303,7 +364,7 @@ upload_part(PrMulti *m, int g, const PrPartCsr *lc, const std::vector<uint8_t> &
 		{
 			PRM_CUSPARSE(cusparseCreateDnVec(&G->sp_x[k], m->part.n_slots, G->d_x[k], CUDA_R_32F));
 			PRM_CUSPARSE(cusparseCreateDnVec(&G->sp_y[k], lc->n_rows > 0 ? lc->n_rows : 1,
-											 G->d_x[k] + G->slot_begin, CUDA_R_32F));
+											 vec_at(m, G, k, G->slot_begin), CUDA_R_32F));
 		}
 		PRM_CUSPARSE(cusparseSpMV_bufferSize(G->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, G->sp_mat,
 											 G->sp_x[0], &zero, G->sp_y[1], CUDA_R_32F,
@@ -326,9 +387,15 @@ pr_multi_prepare(PrMulti *m, int64_t n, const int64_t *ptr, const int32_t *col, 
 	std::vector<std::thread> threads;
 	double		t0 = pr_clock_seconds();
 	PrStatus	st = PR_OK;
+	std::vector<double> inv_slot;
+	DeviceGuard guard;
 
 	if (m->prepared)
 		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: already prepared");
+	if (m->fp64 && val != NULL)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED, "multi-GPU: fp64 runs unweighted graphs only");
+	if (m->fp64 && m->opt.kernel == PR_MULTI_KERNEL_CUSPARSE)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED, "multi-GPU: fp64 runs the CSR kernel only");
 	pr_partition_options_init(&popt);
 	popt.n_parts = m->n_gpus;
 	popt.method = m->opt.method;
@@ -338,8 +405,10 @@ pr_multi_prepare(PrMulti *m, int64_t n, const int64_t *ptr, const int32_t *col, 
 		inv_out[(size_t) v] = out_strength[v] > 0 ? 1.0 / out_strength[v] : 0.0;
 	for (int g = 0; g < m->n_gpus; g++)
 		threads.emplace_back([&, g]() {
-			sts[(size_t) g] = pr_partition_local_csr(&m->part, g, ptr, col, val, inv_out.data(),
-													 &pr_malloc_allocator, &lcs[(size_t) g], &errs[(size_t) g]);
+			/* fp64: structure only (the scale by 1 / out_strength is applied to x) */
+			sts[(size_t) g] = pr_partition_local_csr(&m->part, g, ptr, col, val,
+													 m->fp64 ? NULL : inv_out.data(), &pr_malloc_allocator,
+													 &lcs[(size_t) g], &errs[(size_t) g]);
 		});
 	for (auto &t : threads)
 		t.join();
@@ -349,6 +418,13 @@ pr_multi_prepare(PrMulti *m, int64_t n, const int64_t *ptr, const int32_t *col, 
 			*err = errs[(size_t) g];
 			st = sts[(size_t) g];
 		}
+	if (m->fp64 && st == PR_OK)
+	{
+		inv_slot.assign((size_t) m->part.n_slots, 0.0);
+		for (int64_t s = 0; s < m->part.n_slots; s++)
+			if (m->part.slot_to_node[s] >= 0)
+				inv_slot[(size_t) s] = inv_out[(size_t) m->part.slot_to_node[s]];
+	}
 	m->report.partition_seconds = pr_clock_seconds() - t0;
 	t0 = pr_clock_seconds();
 	for (int g = 0; g < m->n_gpus && st == PR_OK; g++)
@@ -357,7 +433,7 @@ pr_multi_prepare(PrMulti *m, int64_t n, const int64_t *ptr, const int32_t *col, 
 
 		for (int64_t i = 0; i < lcs[(size_t) g].n_rows; i++)
 			dang[(size_t) i] = out_strength[m->part.slot_to_node[lcs[(size_t) g].slot_begin + i]] > 0 ? 0 : 1;
-		st = upload_part(m, g, &lcs[(size_t) g], dang, err);
+		st = upload_part(m, g, &lcs[(size_t) g], dang, inv_slot, err);
 	}
 	for (int g = 0; g < m->n_gpus; g++)
 		if (sts[(size_t) g] == PR_OK)
@@ -366,6 +442,7 @@ pr_multi_prepare(PrMulti *m, int64_t n, const int64_t *ptr, const int32_t *col, 
 		return st;
 	m->report.upload_seconds = pr_clock_seconds() - t0;
 	m->report.kernel = m->opt.kernel == PR_MULTI_KERNEL_CUSPARSE ? "cusparse" : "csr";
+	m->report.precision = m->fp64 ? "fp64" : "fp32";
 	m->report.method = pr_partition_method_name(m->opt.method);
 	m->report.n_nodes = n;
 	m->report.n_edges = ptr[n];
@@ -392,13 +469,25 @@ pr_multi_report(PrMulti *m, PrMultiReport *out, PrError *err)
 	return PR_OK;
 }
 
-/* Enqueues GPU g's local product: own rows of x[dst] from the whole x[src]. */
+/* z[s] = x[s] * inv[s] over all slots (fp64: the product's input, P's values taken from z). */
+template <typename T>
+static __global__ void __launch_bounds__(PRM_THREADS)
+k_scale(int64_t n, const T *__restrict__ x, const double *__restrict__ inv, T *__restrict__ z)
+{
+	for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < n;
+		 i += (int64_t) gridDim.x * blockDim.x)
+		z[i] = (T) ((double) x[i] * inv[i]);
+}
+
+/* Enqueues GPU g's local product in precision T: own rows of x[dst] from the whole x[src]. */
+template <typename T>
 static PrStatus
-enqueue_product(PrMulti *m, int g, int src, int dst, PrError *err)
+enqueue_product_t(PrMulti *m, int g, int src, int dst, PrError *err)
 {
 	MultiGpu   *G = &m->gpu[g];
-	float	   *y = G->d_x[dst] + G->slot_begin;
-	const float *x = G->d_x[src];
+	T		   *y = (T *) vec_at(m, G, dst, G->slot_begin);
+	const T    *x = (const T *) G->d_x[src];
+	const T    *val = (const T *) G->d_val;
 
 	PRM_CUDA(cudaSetDevice(G->dev));
 	if (G->rows == 0)
@@ -412,39 +501,57 @@ enqueue_product(PrMulti *m, int g, int src, int dst, PrError *err)
 								  &zero, G->sp_y[dst], CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, G->sp_buffer));
 		return PR_OK;
 	}
+	if (m->fp64)
+	{
+		/* the matrix has no values: scale the whole x by 1 / out_strength first */
+		k_scale<T><<<reduce_blocks(m->part.n_slots), PRM_THREADS, 0, G->stream>>>(m->part.n_slots, x, G->d_inv,
+																				  (T *) G->d_z);
+		PRM_LAUNCHED();
+		x = (const T *) G->d_z;
+	}
 	if (G->n_chunks > 0)
 	{
-		k_csr_chunks<<<(unsigned) G->n_chunks, PRM_THREADS, 0, G->stream>>>(G->n_chunks, G->d_chunk_begin,
-																		   G->d_chunk_end, G->d_col, G->d_val,
-																		   x, G->d_partial);
+		k_csr_chunks<T><<<(unsigned) G->n_chunks, PRM_THREADS, 0, G->stream>>>(G->n_chunks, G->d_chunk_begin,
+																			  G->d_chunk_end, G->d_col, val,
+																			  x, (T *) G->d_partial);
 		PRM_LAUNCHED();
-		k_long_rows<<<grid_for(G->n_long), PRM_THREADS, 0, G->stream>>>(G->n_long, G->d_first_chunk,
-																		G->d_partial, y);
+		k_long_rows<T><<<grid_for(G->n_long), PRM_THREADS, 0, G->stream>>>(G->n_long, G->d_first_chunk,
+																		   (const T *) G->d_partial, y);
 		PRM_LAUNCHED();
 	}
 	if (G->warp_end > G->n_long)
 	{
 		int64_t		rows = G->warp_end - G->n_long;
 
-		k_csr_rows<32><<<grid_for(rows * 32), PRM_THREADS, 0, G->stream>>>(rows, G->d_ptr + G->n_long, 0,
-																		  G->d_col, G->d_val, x, y + G->n_long);
+		k_csr_rows<32, T><<<grid_for(rows * 32), PRM_THREADS, 0, G->stream>>>(rows, G->d_ptr + G->n_long, 0,
+																			 G->d_col, val, x, y + G->n_long);
 		PRM_LAUNCHED();
 	}
 	if (G->rows > G->warp_end)
 	{
 		int64_t		rows = G->rows - G->warp_end;
 
-		k_csr_rows<4><<<grid_for(rows * 4), PRM_THREADS, 0, G->stream>>>(rows, G->d_ptr + G->warp_end, 0,
-																		G->d_col, G->d_val, x, y + G->warp_end);
+		k_csr_rows<4, T><<<grid_for(rows * 4), PRM_THREADS, 0, G->stream>>>(rows, G->d_ptr + G->warp_end, 0,
+																		   G->d_col, val, x, y + G->warp_end);
 		PRM_LAUNCHED();
 	}
 	return PR_OK;
+}
+
+/* Enqueues GPU g's local product in the precision in use. */
+static PrStatus
+enqueue_product(PrMulti *m, int g, int src, int dst, PrError *err)
+{
+	return m->fp64 ? enqueue_product_t<double>(m, g, src, dst, err)
+		: enqueue_product_t<float>(m, g, src, dst, err);
 }
 
 /* One grouped NCCL exchange: optionally the reductions red[dst], then the all-gather of x[dst]. */
 static PrStatus
 exchange(PrMulti *m, int dst, bool reductions, PrError *err)
 {
+	ncclDataType_t type = m->fp64 ? ncclDouble : ncclFloat;
+
 	PRM_NCCL(ncclGroupStart());
 	for (int g = 0; g < m->n_gpus; g++)
 	{
@@ -453,7 +560,7 @@ exchange(PrMulti *m, int dst, bool reductions, PrError *err)
 		if (reductions)
 			PRM_NCCL(ncclAllReduce(G->d_red[dst], G->d_red[dst], 2, ncclDouble, ncclSum, G->comm, G->stream));
 		/* in place: rank g's block already sits at x + g * stride */
-		PRM_NCCL(ncclAllGather(G->d_x[dst] + G->slot_begin, G->d_x[dst], (size_t) m->part.stride, ncclFloat,
+		PRM_NCCL(ncclAllGather(vec_at(m, G, dst, G->slot_begin), G->d_x[dst], (size_t) m->part.stride, type,
 							   G->comm, G->stream));
 	}
 	PRM_NCCL(ncclGroupEnd());
@@ -472,35 +579,55 @@ sync_all(PrMulti *m, PrError *err)
 	return PR_OK;
 }
 
-/* Sets x[k] on every GPU to 1/n in the real slots, 0 in the padding. */
+/* Sets x[k] on every GPU to 1/n in the real slots, 0 in the padding (precision T). */
+template <typename T>
 static PrStatus
-set_uniform(PrMulti *m, int k, PrError *err)
+set_uniform_t(PrMulti *m, int k, PrError *err)
 {
-	std::vector<float> h((size_t) m->part.n_slots);
+	std::vector<T> h((size_t) m->part.n_slots);
 
 	for (int64_t s = 0; s < m->part.n_slots; s++)
-		h[(size_t) s] = m->part.slot_to_node[s] >= 0 ? (float) (1.0 / (double) m->part.n) : 0.0f;
+		h[(size_t) s] = m->part.slot_to_node[s] >= 0 ? (T) (1.0 / (double) m->part.n) : (T) 0;
 	for (int g = 0; g < m->n_gpus; g++)
 	{
 		PRM_CUDA(cudaSetDevice(m->gpu[g].dev));
-		PRM_CUDA(cudaMemcpy(m->gpu[g].d_x[k], h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice));
+		PRM_CUDA(cudaMemcpy(m->gpu[g].d_x[k], h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
 	}
 	return PR_OK;
 }
 
-/* PageRank over the GPUs. */
-PrStatus
-pr_multi_pagerank(PrMulti *m, double alpha, double tolerance, int max_iterations, double *scores,
-				  PrMultiRun *run, PrError *err)
+/* Sets x[k] to the uniform start in the precision in use. */
+static PrStatus
+set_uniform(PrMulti *m, int k, PrError *err)
+{
+	return m->fp64 ? set_uniform_t<double>(m, k, err) : set_uniform_t<float>(m, k, err);
+}
+
+/* The stop hook: PR_ERR_INTERRUPTED (streams drained) when the caller asks to stop. */
+static PrStatus
+poll_stop(PrMulti *m, const PrMultiRun *run, PrError *err)
+{
+	PrStatus	st;
+
+	if (m->opt.should_stop == NULL || !m->opt.should_stop(m->opt.stop_arg))
+		return PR_OK;
+	if ((st = sync_all(m, err)) != PR_OK)
+		return st;
+	return pr_error_set(err, PR_ERR_INTERRUPTED, "ranking interrupted after %d iterations",
+						run->iterations);
+}
+
+/* PageRank over the GPUs in precision T (see pr_multi_pagerank). */
+template <typename T>
+static PrStatus
+pagerank_t(PrMulti *m, double alpha, double tolerance, int max_iterations, double *scores,
+		   PrMultiRun *run, PrError *err)
 {
 	int			cur = 0;
 	double		t0 = 0;
 	PrStatus	st;
 
-	memset(run, 0, sizeof(*run));
-	if (!m->prepared)
-		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: not prepared");
-	if ((st = set_uniform(m, 0, err)) != PR_OK)
+	if ((st = set_uniform_t<T>(m, 0, err)) != PR_OK)
 		return st;
 	/* the dangling mass of the start vector into red[0] on every GPU */
 	for (int g = 0; g < m->n_gpus; g++)
@@ -509,7 +636,8 @@ pr_multi_pagerank(PrMulti *m, double alpha, double tolerance, int max_iterations
 		int			nb = reduce_blocks(G->rows);
 
 		PRM_CUDA(cudaSetDevice(G->dev));
-		k_dangling_mass<<<nb, PRM_THREADS, 0, G->stream>>>(G->rows, G->d_x[0] + G->slot_begin, G->d_dangling, G->d_part);
+		k_dangling_mass<T><<<nb, PRM_THREADS, 0, G->stream>>>(G->rows, (const T *) vec_at(m, G, 0, G->slot_begin),
+															  G->d_dangling, G->d_part);
 		PRM_LAUNCHED();
 		k_finish_pairs<<<1, PRM_THREADS, 0, G->stream>>>(nb, G->d_part, G->d_red[0]);
 		PRM_LAUNCHED();
@@ -527,16 +655,19 @@ pr_multi_pagerank(PrMulti *m, double alpha, double tolerance, int max_iterations
 	{
 		int			nxt = 1 - cur;
 
+		if ((st = poll_stop(m, run, err)) != PR_OK)
+			return st;
 		for (int g = 0; g < m->n_gpus; g++)
 		{
 			MultiGpu   *G = &m->gpu[g];
 			int			nb = reduce_blocks(G->rows);
 
-			if ((st = enqueue_product(m, g, cur, nxt, err)) != PR_OK)
+			if ((st = enqueue_product_t<T>(m, g, cur, nxt, err)) != PR_OK)
 				return st;
-			k_pr_update<<<nb, PRM_THREADS, 0, G->stream>>>(G->rows, G->d_x[nxt] + G->slot_begin,
-														   G->d_x[cur] + G->slot_begin, G->d_dangling, alpha,
-														   1.0 / (double) m->part.n, G->d_red[cur], G->d_part);
+			k_pr_update<T><<<nb, PRM_THREADS, 0, G->stream>>>(G->rows, (T *) vec_at(m, G, nxt, G->slot_begin),
+															  (const T *) vec_at(m, G, cur, G->slot_begin),
+															  G->d_dangling, alpha, 1.0 / (double) m->part.n,
+															  G->d_red[cur], G->d_part);
 			PRM_LAUNCHED();
 			k_finish_pairs<<<1, PRM_THREADS, 0, G->stream>>>(nb, G->d_part, G->d_red[nxt]);
 			PRM_LAUNCHED();
@@ -553,6 +684,8 @@ pr_multi_pagerank(PrMulti *m, double alpha, double tolerance, int max_iterations
 			PRM_CUDA(cudaStreamSynchronize(m->gpu[0].stream));
 			PRM_CUDA(cudaMemcpy(red, m->gpu[0].d_red[cur], sizeof(red), cudaMemcpyDeviceToHost));
 			run->residual = red[0];
+			if (m->opt.progress != NULL)
+				m->opt.progress(m->opt.progress_arg, it, red[0]);
 			if (red[0] < tolerance)
 			{
 				run->converged = true;
@@ -564,14 +697,28 @@ pr_multi_pagerank(PrMulti *m, double alpha, double tolerance, int max_iterations
 		return st;
 	run->seconds = pr_clock_seconds() - t0;
 	{
-		std::vector<float> h((size_t) m->part.n_slots);
+		std::vector<T> h((size_t) m->part.n_slots);
 
 		PRM_CUDA(cudaSetDevice(m->gpu[0].dev));
-		PRM_CUDA(cudaMemcpy(h.data(), m->gpu[0].d_x[cur], h.size() * sizeof(float), cudaMemcpyDeviceToHost));
+		PRM_CUDA(cudaMemcpy(h.data(), m->gpu[0].d_x[cur], h.size() * sizeof(T), cudaMemcpyDeviceToHost));
 		for (int64_t v = 0; v < m->part.n; v++)
 			scores[v] = (double) h[(size_t) m->part.node_to_slot[v]];
 	}
 	return PR_OK;
+}
+
+/* PageRank over the GPUs. */
+PrStatus
+pr_multi_pagerank(PrMulti *m, double alpha, double tolerance, int max_iterations, double *scores,
+				  PrMultiRun *run, PrError *err)
+{
+	DeviceGuard guard;
+
+	memset(run, 0, sizeof(*run));
+	if (!m->prepared)
+		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: not prepared");
+	return m->fp64 ? pagerank_t<double>(m, alpha, tolerance, max_iterations, scores, run, err)
+		: pagerank_t<float>(m, alpha, tolerance, max_iterations, scores, run, err);
 }
 
 /* Times the local product alone and product + all-gather. */
@@ -580,6 +727,7 @@ pr_multi_time(PrMulti *m, int reps, double *product_ms, double *iteration_ms, Pr
 {
 	PrStatus	st;
 	double		t0 = 0;
+	DeviceGuard guard;
 
 	if (!m->prepared)
 		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: not prepared");
@@ -617,6 +765,8 @@ pr_multi_time(PrMulti *m, int reps, double *product_ms, double *iteration_ms, Pr
 void
 pr_multi_free(PrMulti *m)
 {
+	DeviceGuard guard;
+
 	if (m == NULL)
 		return;
 	for (int g = 0; g < m->n_gpus && g < PR_MULTI_MAX_GPUS; g++)
@@ -636,6 +786,8 @@ pr_multi_free(PrMulti *m)
 			cudaFree(G->d_x[k]);
 			cudaFree(G->d_red[k]);
 		}
+		cudaFree(G->d_z);
+		cudaFree(G->d_inv);
 		cudaFree(G->sp_buffer);
 		cudaFree(G->d_ptr32);
 		cudaFree(G->d_ptr);

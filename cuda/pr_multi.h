@@ -16,7 +16,10 @@
  *    of rows copied host -> device into two buffers on two streams (copy of block b+1 overlaps the
  *    product of block b), from pinned memory within the plan's pinned budget.
  *
- * Vectors are float on the device, reductions in double, results deterministic (fixed order).
+ * Vectors are float (PR_MULTI_FP32, default) or double (PR_MULTI_FP64) on the device, reductions
+ * in double, results deterministic (fixed order).  fp64 runs an unweighted graph only: every
+ * GPU scales the gathered vector by 1 / out_strength (z = x / d) and sums z over each row, so the
+ * matrix carries no values at all (prepare refuses weights in fp64).
  */
 #ifndef PR_MULTI_H
 #define PR_MULTI_H
@@ -39,6 +42,13 @@ typedef enum PrMultiKernel
 	PR_MULTI_KERNEL_CUSPARSE	/* cusparseSpMV on each part (32-bit indices: < 2^31 entries a part) */
 } PrMultiKernel;
 
+/* Arithmetic of the device vectors. */
+typedef enum PrMultiPrecision
+{
+	PR_MULTI_FP32 = 0,			/* float vectors and values, double reductions */
+	PR_MULTI_FP64				/* double vectors, no values (unweighted graphs, CSR kernel) */
+} PrMultiPrecision;
+
 /* Settings; pr_multi_options_init fills the defaults. */
 typedef struct PrMultiOptions
 {
@@ -46,9 +56,21 @@ typedef struct PrMultiOptions
 	PrPartitionMethod method;	/* default greedy */
 	PrMultiKernel kernel;
 	int			check_every;	/* read the residual every this many iterations (default 1) */
+	PrMultiPrecision precision; /* default fp32 */
+
+	/*
+	 * Polled before every iteration of pr_multi_pagerank (may be NULL): true stops the run with
+	 * PR_ERR_INTERRUPTED.  The caller's cancel / statement_timeout.
+	 */
+	bool		(*should_stop) (void *arg);
+	void	   *stop_arg;
+
+	/* Called after each residual read (may be NULL): iteration number and L1 residual. */
+	void		(*progress) (void *arg, int iteration, double residual);
+	void	   *progress_arg;
 } PrMultiOptions;
 
-/* Fills the defaults (all GPUs, greedy, CSR kernel, check every iteration). */
+/* Fills the defaults (all GPUs, greedy, CSR kernel, fp32, check every iteration, no hooks). */
 void		pr_multi_options_init(PrMultiOptions *opts);
 
 /* What prepare() built. */
@@ -58,6 +80,7 @@ typedef struct PrMultiReport
 	char		device[96];		/* name of GPU 0 */
 	char		nccl_version[32];
 	const char *kernel;			/* "csr" or "cusparse" */
+	const char *precision;		/* "fp32" or "fp64" */
 	const char *method;			/* partition method */
 	int64_t		n_nodes;
 	int64_t		n_edges;
@@ -79,7 +102,7 @@ PrMulti    *pr_multi_create(const PrMultiOptions *opts, PrError *err);
 /*
  * Partitions and uploads the pull matrix: an n-node in-edge CSR (ptr, col = sources, val =
  * weights or NULL) and out_strength[n] (sum of out-weights; 0 = dangling).  The entries of P are
- * val / out_strength[source].
+ * val / out_strength[source].  fp64: val must be NULL (PR_ERR_UNSUPPORTED otherwise).
  */
 PrStatus	pr_multi_prepare(PrMulti *m, int64_t n, const int64_t *ptr, const int32_t *col,
 							 const double *val, const double *out_strength, PrError *err);
@@ -98,7 +121,9 @@ typedef struct PrMultiRun
 
 /*
  * PageRank (uniform restart, NetworkX's dangling rule): x starts at 1/n, stops when the L1 change
- * < tolerance or after max_iterations.  scores[n] in the caller's node ids.
+ * < tolerance or after max_iterations (not converging is not an error: run->converged says).
+ * options' should_stop is polled before each iteration (PR_ERR_INTERRUPTED), progress called
+ * after each residual read.  scores[n] in the caller's node ids.
  */
 PrStatus	pr_multi_pagerank(PrMulti *m, double alpha, double tolerance, int max_iterations,
 							  double *scores, PrMultiRun *run, PrError *err);

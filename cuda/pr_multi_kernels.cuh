@@ -2,7 +2,8 @@
  * pr_multi_kernels.cuh — the kernels of the multi-GPU and streamed products (pr_multi.cu,
  * pr_streamed.cu): a CSR product over rows sorted by descending length, and the PageRank update
  * with its fixed-order reductions.  Every sum is taken in a fixed order (same bits run to run).
- * The kernels are static: each .cu that includes this file gets its own copy.
+ * The kernels are static: each .cu that includes this file gets its own copy.  T is the type of
+ * the vectors and matrix values: float (fp32) or double (fp64); reductions are double either way.
  */
 #ifndef PR_MULTI_KERNELS_CUH
 #define PR_MULTI_KERNELS_CUH
@@ -15,9 +16,9 @@
 #define PRM_REDUCE_BLOCKS 1024	/* blocks of the first pass of a reduction */
 
 /* Sum of v over the L lanes of a group (L divides 32), result in the group's first lane. */
-template <int L>
-__device__ __forceinline__ float
-group_sum(float v)
+template <int L, typename T>
+__device__ __forceinline__ T
+group_sum(T v)
 {
 #pragma unroll
 	for (int off = L / 2; off > 0; off /= 2)
@@ -29,50 +30,51 @@ group_sum(float v)
  * y[i] = sum over entries of row i of val * x[col], i < n_rows, L lanes per row; entries of row i
  * are ptr[i] - base .. ptr[i+1] - base.  val == NULL: all 1.
  */
-template <int L>
+template <int L, typename T = float>
 __global__ void __launch_bounds__(PRM_THREADS)
 k_csr_rows(int64_t n_rows, const int64_t *__restrict__ ptr, int64_t base,
-		   const int32_t *__restrict__ col, const float *__restrict__ val,
-		   const float *__restrict__ x, float *__restrict__ y)
+		   const int32_t *__restrict__ col, const T *__restrict__ val,
+		   const T *__restrict__ x, T *__restrict__ y)
 {
 	int64_t		t = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 	int64_t		row = t / L;
 	int			lane = (int) (t % L);
-	float		s = 0.0f;
+	T			s = 0;
 
 	if (row < n_rows)
 	{
 		int64_t		e1 = ptr[row + 1] - base;
 
 		for (int64_t e = ptr[row] - base + lane; e < e1; e += L)
-			s += (val ? val[e] : 1.0f) * __ldg(x + col[e]);
+			s += (val ? val[e] : (T) 1) * __ldg(x + col[e]);
 	}
-	s = group_sum<L>(s);		/* every lane takes part: no early exit before the shuffles */
+	s = group_sum<L, T>(s);		/* every lane takes part: no early exit before the shuffles */
 	if (row < n_rows && lane == 0)
 		y[row] = s;
 }
 
 /* Chunk c of a long row: entries chunk_begin[c] .. chunk_end[c]-1, summed by one block. */
+template <typename T>
 static __global__ void __launch_bounds__(PRM_THREADS)
 k_csr_chunks(int64_t n_chunks, const int64_t *__restrict__ chunk_begin,
 			 const int64_t *__restrict__ chunk_end, const int32_t *__restrict__ col,
-			 const float *__restrict__ val, const float *__restrict__ x, float *__restrict__ partial)
+			 const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ partial)
 {
-	__shared__ float warp_part[PRM_THREADS / 32];
+	__shared__ T warp_part[PRM_THREADS / 32];
 	int64_t		c = blockIdx.x;
-	float		s = 0.0f;
+	T			s = 0;
 
 	if (c >= n_chunks)
 		return;					/* the whole block leaves together */
 	for (int64_t e = chunk_begin[c] + threadIdx.x; e < chunk_end[c]; e += PRM_THREADS)
-		s += (val ? val[e] : 1.0f) * __ldg(x + col[e]);
-	s = group_sum<32>(s);
+		s += (val ? val[e] : (T) 1) * __ldg(x + col[e]);
+	s = group_sum<32, T>(s);
 	if ((threadIdx.x & 31) == 0)
 		warp_part[threadIdx.x / 32] = s;
 	__syncthreads();
 	if (threadIdx.x == 0)
 	{
-		float		t = 0.0f;
+		T			t = 0;
 
 		for (int w = 0; w < PRM_THREADS / 32; w++)
 			t += warp_part[w];
@@ -81,15 +83,16 @@ k_csr_chunks(int64_t n_chunks, const int64_t *__restrict__ chunk_begin,
 }
 
 /* y[i] = sum of its chunks' partials in chunk order, for long rows i < n_long. */
+template <typename T>
 static __global__ void __launch_bounds__(PRM_THREADS)
 k_long_rows(int64_t n_long, const int64_t *__restrict__ first_chunk,
-			const float *__restrict__ partial, float *__restrict__ y)
+			const T *__restrict__ partial, T *__restrict__ y)
 {
 	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
 	if (i < n_long)
 	{
-		float		s = 0.0f;
+		T			s = 0;
 
 		for (int64_t c = first_chunk[i]; c < first_chunk[i + 1]; c++)
 			s += partial[c];
@@ -117,8 +120,9 @@ block_sum_double(double v, double *sh)
  * red_in[1] (the whole dangling mass of x); writes per-block partials of |y - x| and of the new
  * dangling mass (rows with dangling[i]) into part[2 * block + {0, 1}].
  */
+template <typename T>
 static __global__ void __launch_bounds__(PRM_THREADS)
-k_pr_update(int64_t n_rows, float *__restrict__ y, const float *__restrict__ x,
+k_pr_update(int64_t n_rows, T *__restrict__ y, const T *__restrict__ x,
 			const uint8_t *__restrict__ dangling, double alpha, double inv_n,
 			const double *__restrict__ red_in, double *__restrict__ part)
 {
@@ -130,7 +134,7 @@ k_pr_update(int64_t n_rows, float *__restrict__ y, const float *__restrict__ x,
 	for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < n_rows;
 		 i += (int64_t) gridDim.x * blockDim.x)
 	{
-		float		v = (float) (alpha * (double) y[i] + add);
+		T			v = (T) (alpha * (double) y[i] + add);
 
 		y[i] = v;
 		res += fabs((double) v - (double) x[i]);
@@ -148,8 +152,9 @@ k_pr_update(int64_t n_rows, float *__restrict__ y, const float *__restrict__ x,
 }
 
 /* Per-block partials of the dangling mass of x (own rows): part[2 b] = 0, part[2 b + 1] = mass. */
+template <typename T>
 static __global__ void __launch_bounds__(PRM_THREADS)
-k_dangling_mass(int64_t n_rows, const float *__restrict__ x, const uint8_t *__restrict__ dangling,
+k_dangling_mass(int64_t n_rows, const T *__restrict__ x, const uint8_t *__restrict__ dangling,
 				double *__restrict__ part)
 {
 	__shared__ double sh[PRM_THREADS];

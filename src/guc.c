@@ -17,6 +17,8 @@ int			powerrank_cpu_threads = 0;
 int			powerrank_cache_size_mb = 1024;
 int			powerrank_service_engine = SERVICE_ENGINE_GPU;
 char	   *powerrank_gpu_library = NULL;
+char	   *powerrank_gpu_multi_library = NULL;
+int			powerrank_gpu_devices = 0;
 int			powerrank_gpu_device = 0;
 int			powerrank_gpu_precision = PR_GPU_FP64;
 int			powerrank_gpu_kernel = PR_GPU_KERNEL_AUTO;
@@ -63,6 +65,18 @@ service_guc_init(void)
 							   &powerrank_gpu_library,
 							   "$libdir/powerrank_gpu.so",
 							   PGC_SIGHUP, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
+	DefineCustomStringVariable("powerrank.gpu_multi_library",
+							   "Path of the multi-GPU library the service loads to run PageRank on several GPUs ($libdir = the package library directory).",
+							   "When it is missing or NCCL does not start, the service uses one GPU.",
+							   &powerrank_gpu_multi_library,
+							   "$libdir/powerrank_multi.so",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
+	DefineCustomIntVariable("powerrank.gpu_devices",
+							"GPUs the GPU service runs plain PageRank on: 0 = every visible GPU, 1 = one GPU only, N = the first N.",
+							"Other algorithms always run on powerrank.gpu_device alone.",
+							&powerrank_gpu_devices,
+							0, 0, 16,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("powerrank.gpu_device",
 							"CUDA device ordinal of the GPU service.",
 							NULL,

@@ -261,6 +261,8 @@ typedef struct ServiceEngineConfig
 {
 	ServiceEngineKind kind;
 	char		gpu_library[MAXPGPATH];
+	char		multi_library[MAXPGPATH];	/* libpowerrank_multi.so (several GPUs) */
+	int			gpu_devices;	/* GPUs PageRank may use: 0 = every visible one, N = the first N */
 	int			gpu_device;
 	int			gpu_precision;	/* PrGpuPrecision */
 	int			gpu_kernel;		/* PrGpuKernel */
@@ -273,6 +275,8 @@ typedef struct ServiceEngineConfig
 
 extern int	powerrank_service_engine;
 extern char *powerrank_gpu_library;
+extern char *powerrank_gpu_multi_library;
+extern int	powerrank_gpu_devices;
 extern int	powerrank_gpu_device;
 extern int	powerrank_gpu_precision;
 extern int	powerrank_gpu_kernel;

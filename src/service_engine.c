@@ -14,6 +14,11 @@
  *
  * Graphs of the cache stay resident between requests: a prepared engine per (cache entry id,
  * with out-edges), least recently used first out when powerrank.gpu_memory is exceeded.
+ *
+ * Several GPUs: when the GPU engine runs, more than one GPU may be used (powerrank.gpu_devices)
+ * and the multi-GPU library (powerrank.gpu_multi_library, pr_multi.h) starts, plain PageRank
+ * (uniform restart, one column, norm l1, a cached graph) runs on every GPU through a PrMulti kept
+ * beside the resident graph's engine; everything else runs on the single-GPU engine.
  */
 #include "service.h"
 
@@ -32,6 +37,7 @@
 #include "utils/ps_status.h"
 
 #include "pr_gpu.h"
+#include "pr_multi.h"
 
 /* Resident graphs at most (besides the memory limit). */
 #define MAX_RESIDENT SERVICE_MAX_RESIDENT
@@ -52,6 +58,9 @@ typedef struct Resident
 	bool		prepared;
 	ServiceAlgorithm prepared_algorithm;
 	int			prepared_k;
+	PrMulti    *multi;			/* the graph prepared on every GPU (plain PageRank), or NULL */
+	size_t		multi_bytes;	/* its device bytes, all GPUs */
+	bool		multi_failed;	/* the multi-GPU run failed on this graph: one GPU from now on */
 	size_t		bytes;
 	uint64		last_used;
 } Resident;
@@ -65,8 +74,25 @@ typedef struct GpuLibrary
 	int			(*device_count) (void);
 } GpuLibrary;
 
+/* The multi-GPU library's entry points (dlsym). */
+typedef struct MultiLibrary
+{
+	void		(*options_init) (PrMultiOptions *opts);
+	PrMulti    *(*create) (const PrMultiOptions *opts, PrError *err);
+	PrStatus	(*prepare) (PrMulti *m, int64_t n, const int64_t *ptr, const int32_t *col,
+							const double *val, const double *out_strength, PrError *err);
+	PrStatus	(*pagerank) (PrMulti *m, double alpha, double tolerance, int max_iterations,
+							 double *scores, PrMultiRun *run, PrError *err);
+	PrStatus	(*report) (PrMulti *m, PrMultiReport *out, PrError *err);
+	void		(*free) (PrMulti *m);
+	int			(*device_count) (void);
+} MultiLibrary;
+
 static const ServiceEngineConfig *config;
 static GpuLibrary gpu;
+static MultiLibrary multi;
+static int	multi_gpus = 0;		/* GPUs plain PageRank runs on (0: the multi library is off) */
+static ServiceSlot *current_slot = NULL;	/* the request being served (the multi hooks' target) */
 static Resident residents[MAX_RESIDENT];
 static uint64 use_clock = 0;
 static pid_t parent_pid;
@@ -109,6 +135,14 @@ reset_process_state(void)
 		engine_exit(1);
 }
 
+/* One line to the server log (this process's stderr, inherited from the postmaster). */
+static void
+engine_log(const char *message)
+{
+	fprintf(stderr, "powerrank gpu service engine process: %s\n", message);
+	fflush(stderr);
+}
+
 /* Loads libpowerrank_gpu.so and finds its entry points (false with message on failure). */
 static bool
 load_gpu_library(char *message, size_t message_size)
@@ -135,6 +169,115 @@ load_gpu_library(char *message, size_t message_size)
 		return false;
 	}
 	return true;
+}
+
+/* Loads libpowerrank_multi.so and finds its entry points (false with message on failure). */
+static bool
+load_multi_library(char *message, size_t message_size)
+{
+	void	   *handle = dlopen(config->multi_library, RTLD_NOW | RTLD_LOCAL);
+
+	if (handle == NULL)
+	{
+		snprintf(message, message_size, "cannot load the multi-GPU library \"%s\": %s",
+				 config->multi_library, dlerror());
+		return false;
+	}
+	multi.options_init = (void (*) (PrMultiOptions *)) dlsym(handle, "pr_multi_options_init");
+	multi.create = (PrMulti * (*) (const PrMultiOptions *, PrError *))
+		dlsym(handle, "pr_multi_create");
+	multi.prepare = (PrStatus (*) (PrMulti *, int64_t, const int64_t *, const int32_t *,
+								   const double *, const double *, PrError *))
+		dlsym(handle, "pr_multi_prepare");
+	multi.pagerank = (PrStatus (*) (PrMulti *, double, double, int, double *, PrMultiRun *,
+									PrError *)) dlsym(handle, "pr_multi_pagerank");
+	multi.report = (PrStatus (*) (PrMulti *, PrMultiReport *, PrError *))
+		dlsym(handle, "pr_multi_report");
+	multi.free = (void (*) (PrMulti *)) dlsym(handle, "pr_multi_free");
+	multi.device_count = (int (*) (void)) dlsym(handle, "pr_multi_device_count");
+	if (multi.options_init == NULL || multi.create == NULL || multi.prepare == NULL ||
+		multi.pagerank == NULL || multi.report == NULL || multi.free == NULL ||
+		multi.device_count == NULL)
+	{
+		snprintf(message, message_size,
+				 "the multi-GPU library \"%s\" lacks pr_multi_* entry points",
+				 config->multi_library);
+		dlclose(handle);
+		return false;
+	}
+	return true;
+}
+
+/* should_stop of a multi-GPU run: the current request was cancelled (see request_cancelled). */
+static bool multi_cancelled(void *arg);
+
+/* progress of a multi-GPU run: the current request's progress entry. */
+static void
+multi_progress(void *arg, int iteration, double residual)
+{
+	progress_report(*(ServiceSlot **) arg, iteration, residual);
+}
+
+/* The options of every PrMulti this process creates. */
+static void
+multi_options(PrMultiOptions *opts)
+{
+	multi.options_init(opts);
+	opts->n_gpus = multi_gpus;
+	opts->precision = config->gpu_precision == PR_GPU_FP64 ? PR_MULTI_FP64 : PR_MULTI_FP32;
+	opts->should_stop = multi_cancelled;
+	opts->stop_arg = &current_slot;
+	opts->progress = multi_progress;
+	opts->progress_arg = &current_slot;
+}
+
+/*
+ * Decides whether plain PageRank runs on several GPUs: the GPUs to use (visible ones, capped by
+ * powerrank.gpu_devices), the multi library loaded and its communicators created once (then
+ * freed: each resident graph gets its own PrMulti).  Any failure is logged once and leaves one
+ * GPU in use; it never stops the service.
+ */
+static void
+start_multi(const char *device)
+{
+	char		message[SERVICE_MESSAGE_LEN];
+	PrMultiOptions opts;
+	PrError		err = {0};
+	PrMulti    *probe;
+	int			n = gpu.device_count();
+
+	multi_gpus = 0;
+	if (config->gpu_devices > 0 && config->gpu_devices < n)
+		n = config->gpu_devices;
+	if (n > PR_MULTI_MAX_GPUS)
+		n = PR_MULTI_MAX_GPUS;
+	if (n < 2)
+		return;
+	if (!load_multi_library(message, sizeof(message)))
+	{
+		char		line[SERVICE_MESSAGE_LEN + 64];
+
+		snprintf(line, sizeof(line), "%s; PageRank runs on one GPU", message);
+		engine_log(line);
+		return;
+	}
+	multi_gpus = n;
+	multi_options(&opts);
+	probe = multi.create(&opts, &err);
+	if (probe == NULL)
+	{
+		char		line[SERVICE_MESSAGE_LEN + 64];
+
+		multi_gpus = 0;
+		snprintf(line, sizeof(line), "the multi-GPU library does not start on %d GPUs: %s; PageRank runs on one GPU",
+				 n, err.message);
+		engine_log(line);
+		return;
+	}
+	multi.free(probe);
+	snprintf(service->device_name, sizeof(service->device_name),
+			 "%d x %s (devices 0-%d; other algorithms: device %d)", n, device, n - 1,
+			 config->gpu_device);
 }
 
 /* Creates one engine of the configured kind (NULL with err set on failure). */
@@ -205,6 +348,7 @@ start_engine(void)
 				 report.device, config->gpu_device);
 		probe->ops->release(probe);
 		pr_graph_free(&tiny, &pr_malloc_allocator);
+		start_multi(report.device);
 	}
 	service->has_device = true;
 	service->engine_error[0] = '\0';
@@ -311,6 +455,8 @@ resident_free(Resident *r)
 {
 	if (r->engine != NULL)
 		r->engine->ops->release(r->engine);
+	if (r->multi != NULL)
+		multi.free(r->multi);
 	if (r->own_out)
 	{
 		pr_free(&pr_malloc_allocator, r->graph.out_ptr);
@@ -444,7 +590,10 @@ drop_vanished(void)
 	publish_residency();
 }
 
-/* Bytes a prepared entry holds: the GPU engine's report, or host memory for the CPU engine. */
+/*
+ * Bytes a prepared entry holds: the GPU engine's report plus the multi-GPU copy's device bytes,
+ * or host memory for the CPU engine.
+ */
 static size_t
 resident_bytes(Resident *r, int k, int n_slots)
 {
@@ -452,9 +601,13 @@ resident_bytes(Resident *r, int k, int n_slots)
 	PrError		err = {0};
 	size_t		bytes;
 
-	if (config->kind == SERVICE_ENGINE_GPU &&
-		gpu.engine_report(r->engine, &report, &err) == PR_OK)
-		return report.total_bytes;
+	if (config->kind == SERVICE_ENGINE_GPU)
+	{
+		bytes = r->multi_bytes;
+		if (r->engine != NULL && gpu.engine_report(r->engine, &report, &err) == PR_OK)
+			bytes += report.total_bytes;
+		return bytes;
+	}
 	bytes = r->size + (size_t) r->graph.n_nodes * (size_t) k * (size_t) n_slots * sizeof(double);
 	if (r->own_out)
 		bytes += (size_t) r->graph.n_edges * (sizeof(int32_t) + (r->graph.weighted ? 8 : 0)) +
@@ -477,6 +630,15 @@ request_cancelled(void *arg)
 	ServiceSlot *slot = (ServiceSlot *) arg;
 
 	return pg_atomic_read_u32(&slot->cancel) != 0 || getppid() != parent_pid;
+}
+
+/* should_stop of a multi-GPU run: arg points to current_slot. */
+static bool
+multi_cancelled(void *arg)
+{
+	ServiceSlot *slot = *(ServiceSlot **) arg;
+
+	return slot != NULL && request_cancelled(slot);
 }
 
 /*
@@ -593,6 +755,97 @@ run_driver(ServiceSlot *slot, Resident *r, char *request_base, PrError *err,
 	return pr_pagerank(r->engine, &r->graph, req->alpha, &restart, &iter, result, stats, err);
 }
 
+/*
+ * Whether a request runs on every GPU: plain PageRank (uniform restart, one column, norm l1) on
+ * a cached graph, the multi library on, and a graph the multi library computes exactly as the
+ * driver does (fp64 vectors only for unweighted graphs; see pr_multi.h).  Start 1/n, dangling
+ * mass spread uniformly, stop on sum |x' - x| < tolerance checked every iteration, at most
+ * max_iterations: pr_multi_pagerank is pr_pagerank with a uniform restart.
+ */
+static bool
+multi_eligible(const ServiceRequest *req, const Resident *r, const Resident *one_off)
+{
+	return multi_gpus > 1 && r != one_off && !r->multi_failed &&
+		req->algorithm == SERVICE_PAGERANK && req->restart_uniform && req->k == 1 &&
+		req->norm == PR_NORM_L1 && req->alpha >= 0.0 && req->alpha <= 1.0 &&
+		req->tolerance > 0.0 && req->max_iterations > 0 && r->graph.n_nodes >= multi_gpus &&
+		(config->gpu_precision != PR_GPU_FP64 || !r->graph.weighted);
+}
+
+/*
+ * Runs plain PageRank on every GPU: prepares the resident graph's PrMulti on first use, runs it,
+ * and writes the request's result area as the driver does (all n scores, or the top_k best
+ * ranked by pr_top_k: larger first, ties to the smaller id).  Fills stats.
+ */
+static PrStatus
+run_multi(ServiceSlot *slot, Resident *r, char *request_base, PrError *err, PrRunStats *stats)
+{
+	const ServiceRequest *req = &slot->request;
+	const ServiceRequestHeader *h = (const ServiceRequestHeader *) request_base;
+	double	   *result = (double *) (request_base + h->off_result);
+	double	   *scores = result;
+	int64_t		n = r->graph.n_nodes;
+	double		t0 = pr_clock_seconds();
+	PrMultiRun	run;
+	PrStatus	status;
+
+	memset(stats, 0, sizeof(*stats));
+	if (r->multi == NULL)
+	{
+		PrMultiOptions opts;
+		PrMultiReport report;
+
+		slot->progress.phase = PHASE_PREPARING;
+		multi_options(&opts);
+		if ((r->multi = multi.create(&opts, err)) == NULL)
+			return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
+		status = multi.prepare(r->multi, n, r->graph.in_ptr, r->graph.in_src, r->graph.in_weight,
+							   r->graph.out_strength, err);
+		if (status == PR_OK)
+			status = multi.report(r->multi, &report, err);
+		if (status != PR_OK)
+		{
+			multi.free(r->multi);
+			r->multi = NULL;
+			return status;
+		}
+		r->multi_bytes = 0;
+		for (int g = 0; g < report.n_gpus; g++)
+			r->multi_bytes += report.device_bytes[g];
+	}
+	if (req->top_k > 0 &&
+		(scores = (double *) pr_alloc_array(&pr_malloc_allocator, (size_t) n,
+											sizeof(double))) == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %lld scores", (long long) n);
+	status = multi.pagerank(r->multi, req->alpha, req->tolerance, req->max_iterations, scores,
+							&run, err);
+	if (status == PR_OK && req->top_k > 0)
+	{
+		int32_t    *index = (int32_t *) (request_base + h->off_result_index);
+		int64_t		count = pr_top_k(scores, n, 1, 0, req->top_k, index, &pr_malloc_allocator);
+
+		for (int64_t i = 0; i < count; i++)
+			result[i] = scores[index[i]];
+	}
+	if (scores != result)
+		pr_free(&pr_malloc_allocator, scores);
+	stats->iterations = run.iterations;
+	stats->residual = run.residual;
+	stats->converged = run.converged;
+	stats->seconds = pr_clock_seconds() - t0;
+	return status;
+}
+
+/* Frees a resident graph's multi-GPU copy (its device memory on every GPU). */
+static void
+multi_release(Resident *r)
+{
+	if (r->multi != NULL)
+		multi.free(r->multi);
+	r->multi = NULL;
+	r->multi_bytes = 0;
+}
+
 /* Checks that the request's data is what the request says (sizes, offsets in range). */
 static bool
 request_segment_valid(const ServiceRequest *req, const char *base, size_t size)
@@ -636,8 +889,9 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	Resident   *r;
 	PrRunStats	stats;
 	PrError		err = {0};
-	PrStatus	status;
+	PrStatus	status = PR_OK;
 	bool		resident;
+	bool		use_multi;
 
 	memset(out, 0, sizeof(ServiceOutcome));
 	out->request_id = req->request_id;
@@ -690,17 +944,54 @@ serve(ServiceSlot *slot, ServiceFault fault)
 		release_request_data(req, request_base, request_size, request_sysv);
 		return out->status;
 	}
-	resident = r->prepared && r->prepared_algorithm == req->algorithm && r->prepared_k == req->k;
 	r->last_used = ++use_clock;
+	current_slot = slot;
 
-	status = run_driver(slot, r, request_base, &err, &stats);
-	if (status == PR_ERR_NOMEM && r != &one_off)
+	use_multi = multi_eligible(req, r, &one_off);
+	resident = use_multi ? r->multi != NULL :
+		(r->prepared && r->prepared_algorithm == req->algorithm && r->prepared_k == req->k);
+	if (use_multi)
 	{
-		/* device memory taken by other resident graphs: free them and try once more */
-		evict_to_fit(r, true);
-		memset(&err, 0, sizeof(err));
-		status = run_driver(slot, r, request_base, &err, &stats);
+		status = run_multi(slot, r, request_base, &err, &stats);
+		if (status == PR_ERR_NOMEM)
+		{
+			/* device memory taken by other resident graphs: free them and try once more */
+			multi_release(r);
+			evict_to_fit(r, true);
+			memset(&err, 0, sizeof(err));
+			status = run_multi(slot, r, request_base, &err, &stats);
+		}
+		if (status != PR_OK && status != PR_ERR_INTERRUPTED)
+		{
+			/* never fail a request for the multi-GPU path: this graph runs on one GPU now */
+			char		line[SERVICE_MESSAGE_LEN + 128];
+
+			snprintf(line, sizeof(line),
+					 "multi-GPU PageRank failed on cached graph %llu (%s); it runs on one GPU from now on",
+					 (unsigned long long) r->entry_id,
+					 err.message[0] ? err.message : pr_status_name(status));
+			engine_log(line);
+			multi_release(r);
+			r->multi_failed = true;
+			use_multi = false;
+			resident = r->prepared && r->prepared_algorithm == req->algorithm &&
+				r->prepared_k == req->k;
+			memset(&err, 0, sizeof(err));
+		}
 	}
+	if (!use_multi)
+	{
+		status = run_driver(slot, r, request_base, &err, &stats);
+		if (status == PR_ERR_NOMEM && r != &one_off)
+		{
+			/* device memory taken by other resident graphs: free them and try once more */
+			multi_release(r);
+			evict_to_fit(r, true);
+			memset(&err, 0, sizeof(err));
+			status = run_driver(slot, r, request_base, &err, &stats);
+		}
+	}
+	current_slot = NULL;
 
 	if (status == PR_OK)
 	{
@@ -712,21 +1003,27 @@ serve(ServiceSlot *slot, ServiceFault fault)
 		out->converged = stats.converged;
 		out->seconds = stats.seconds;
 		out->resident = resident;
-		if (config->kind == SERVICE_ENGINE_GPU &&
-			gpu.engine_report(r->engine, &report, &report_err) == PR_OK)
+		if (use_multi)
+			snprintf(out->engine, sizeof(out->engine), "gpu-multi(%d)", multi_gpus);
+		else if (config->kind == SERVICE_ENGINE_GPU &&
+				 gpu.engine_report(r->engine, &report, &report_err) == PR_OK)
 			strlcpy(out->engine, report.engine, sizeof(out->engine));
 		else
 			strlcpy(out->engine, "cpu-test via service", sizeof(out->engine));
 		pg_atomic_fetch_add_u64(resident ? &service->reuses : &service->uploads, 1);
-		r->prepared = true;
-		r->prepared_algorithm = req->algorithm;
-		r->prepared_k = req->k;
+		if (!use_multi)
+		{
+			r->prepared = true;
+			r->prepared_algorithm = req->algorithm;
+			r->prepared_k = req->k;
+		}
 		r->bytes = resident_bytes(r, req->k, req->algorithm == SERVICE_HITS ? 3 : 2);
 	}
 	else
 	{
 		fail(out, status, err.message[0] ? err.message : pr_status_name(status));
-		r->prepared = false;
+		if (!use_multi)
+			r->prepared = false;
 	}
 
 	if (r == &one_off)

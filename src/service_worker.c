@@ -65,15 +65,17 @@ handle_sigchld(SIGNAL_ARGS)
 }
 
 /*
- * The GPU library's path from powerrank.gpu_library: "$libdir" is the package library directory;
- * a bare name is looked up there; ".so" is added when the name lacks it and the file is absent.
+ * A library's path from its setting (powerrank.gpu_library, powerrank.gpu_multi_library):
+ * "$libdir" is the package library directory; a bare name is looked up there; ".so" is added
+ * when the name lacks it and the file is absent.
  */
 static void
-resolve_gpu_library(char *out, size_t size)
+resolve_library(const char *setting, char *out, size_t size)
 {
-	const char *setting = powerrank_gpu_library != NULL ? powerrank_gpu_library : "";
 	struct stat st;
 
+	if (setting == NULL)
+		setting = "";
 	if (strncmp(setting, "$libdir", 7) == 0)
 		snprintf(out, size, "%s%s", pkglib_path, setting + 7);
 	else if (strchr(setting, '/') == NULL)
@@ -90,7 +92,10 @@ read_config(ServiceEngineConfig *config)
 {
 	memset(config, 0, sizeof(ServiceEngineConfig));
 	config->kind = (ServiceEngineKind) powerrank_service_engine;
-	resolve_gpu_library(config->gpu_library, sizeof(config->gpu_library));
+	resolve_library(powerrank_gpu_library, config->gpu_library, sizeof(config->gpu_library));
+	resolve_library(powerrank_gpu_multi_library, config->multi_library,
+					sizeof(config->multi_library));
+	config->gpu_devices = powerrank_gpu_devices;
 	config->gpu_device = powerrank_gpu_device;
 	config->gpu_precision = powerrank_gpu_precision;
 	config->gpu_kernel = powerrank_gpu_kernel;

@@ -137,7 +137,7 @@ phase_setup() {
   shm_gb=$(df -BG --output=size /dev/shm 2>/dev/null | tail -1 | tr -dc 0-9)
   if [ "$DRY_RUN" != 1 ] && [ "${shm_gb:-0}" -lt 48 ]; then dsm="-c dynamic_shared_memory_type=mmap"; echo "/dev/shm ${shm_gb}G: mmap DSM"; fi
   settings="-c shared_preload_libraries=powerrank -c shared_buffers=$SHBUF -c powerrank.cache_size=$CACHE
-    -c powerrank.service_engine=$ENGINE -c powerrank.gpu_precision=fp64 -c max_parallel_workers_per_gather=8
+    -c powerrank.service_engine=$ENGINE -c max_parallel_workers_per_gather=8
     -c max_wal_size=64GB -c checkpoint_timeout=1h -c fsync=off -c synchronous_commit=off -c full_page_writes=off
     -c maintenance_work_mem=2GB -c work_mem=256MB -c max_connections=60 $dsm ${EXTRA_SETTINGS:-}"
   if [ "$DRY_RUN" = 1 ]; then
@@ -153,6 +153,9 @@ phase_setup() {
     chown pg "$WORK"
   fi
   as_pg createdb bench
+  # the precision is set with ALTER SYSTEM, not on the command line: a command-line setting would
+  # override the later ALTER SYSTEM of phase cold (fp32), as it did in the first runs
+  sql -c "ALTER SYSTEM SET powerrank.gpu_precision = 'fp64'" -c "SELECT pg_reload_conf()" >/dev/null
   sql -c "CREATE EXTENSION powerrank" -f bench/sql/helpers.sql
   for _ in $(seq 600); do [ "$(sql -c 'SELECT state FROM powerrank_service')" = ready ] && break; sleep 0.1; done
   sql -c "SELECT 'service: ' || concat_ws(' | ', state, engine, device, last_error) FROM powerrank_service"

@@ -400,13 +400,14 @@ typedef struct PrPlanChoice
 } PrPlanChoice;
 
 /*
- * A candidate later in the list (more shared-memory tiles, a lower threshold, compact partials,
+ * A candidate later in the list (more shared-memory tiles, another threshold, compact partials,
  * binned) replaces the best so far only when predicted this much faster: the model's error on
  * the measured layouts is a few percent, and near-ties go to the layout with fewer launches.
  */
-#define PR_PLAN_CHOICE_MARGIN 0.03
+#define PR_PLAN_CHOICE_MARGIN 0.02
 
-/* Default candidates: 0,1,2,4,8,16 shared-memory tiles, threshold 32, binned allowed. */
+/* Default candidates: 0,1,2,4,8,16 shared-memory tiles x CSR-vector thresholds 32, 128 (x compact partials
+ * when the model has a merge cost); binned allowed. */
 void		pr_plan_choice_init(PrPlanChoice *choice, int64_t n);
 
 /*

@@ -727,10 +727,11 @@ pr_plan_choice_init(PrPlanChoice *choice, int64_t n)
 	choice->composite.smem_width = 49152;
 	choice->n_smem_counts = 6;
 	memcpy(choice->smem_counts, counts, sizeof(counts));
-	/* threshold 8 was predicted 13-35% slower than 32 on every graph measured (bench/gpu/NOTES.md):
-	 * one threshold halves the planning of auto's candidates */
-	choice->n_thresholds = 1;
+	/* CSR-vector thresholds: 32, and 128 (measured 9-11% faster at R-MAT 24 and 22 with shared-memory
+	 * tiles, slower on small graphs: bench/gpu/NOTES.md run 6); 8 was 13-35% slower everywhere */
+	choice->n_thresholds = 2;
 	choice->thresholds[0] = 32;
+	choice->thresholds[1] = 128;
 	choice->compact_mode = -1;
 	choice->blocked_mode = -1;
 	choice->composite.blocked_cap = 0;	/* blocked candidates: PR_BLOCKED_DEFAULT_CAP */
