@@ -23,7 +23,7 @@ int			powerrank_gpu_device = 0;
 int			powerrank_gpu_precision = PR_GPU_FP64;
 int			powerrank_gpu_kernel = PR_GPU_KERNEL_AUTO;
 int			powerrank_gpu_memory_mb = 0;
-int			powerrank_gpu_min_edges = 2000000;
+int			powerrank_gpu_min_edges = 400000;
 
 static const struct config_enum_entry service_engine_options[] = {
 	{"gpu", SERVICE_ENGINE_GPU, false},
@@ -105,7 +105,7 @@ service_guc_init(void)
 							"Edges a graph needs for device => 'auto' to run it on the GPU service.",
 							NULL,
 							&powerrank_gpu_min_edges,
-							2000000, 0, INT_MAX,
+							400000, 0, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
