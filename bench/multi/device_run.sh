@@ -47,15 +47,7 @@ phase() {  # name limit_s log command...
 }
 
 # where NCCL is: the pip package first, then the CUDA toolkit
-NCCL_HOME=${NCCL_HOME:-}
-if [ -z "$NCCL_HOME" ]; then
-  for py in python3 /usr/bin/python3; do
-    d=$($py -c "import nvidia.nccl as m; print(list(m.__path__)[0])" 2>/dev/null) && [ -f "$d/include/nccl.h" ] && { NCCL_HOME=$d; break; }
-  done
-fi
-[ -z "$NCCL_HOME" ] && [ -f /usr/local/cuda/include/nccl.h ] && NCCL_HOME=/usr/local/cuda
-export NCCL_HOME NCCL_NVLS_ENABLE=0
-export LD_LIBRARY_PATH=$NCCL_HOME/lib:$NCCL_HOME/lib64:${LD_LIBRARY_PATH:-}
+. bench/multi/nccl_env.sh
 BENCH=bench/multi/build/multi_bench
 
 if has build; then

@@ -61,14 +61,7 @@ else
   export PATH=/opt/pg15/bin:/usr/local/cuda/bin:$PATH
   export LD_LIBRARY_PATH=/opt/pg15/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
   # NCCL: the pip package nvidia-nccl-cu13 on the lent machines, else the CUDA toolkit
-  NCCL_HOME=${NCCL_HOME:-}
-  if [ -z "$NCCL_HOME" ]; then
-    for py in python3 /usr/bin/python3; do
-      d=$($py -c "import nvidia.nccl as m; print(list(m.__path__)[0])" 2>/dev/null) && [ -f "$d/include/nccl.h" ] && { NCCL_HOME=$d; break; }
-    done
-  fi
-  [ -z "$NCCL_HOME" ] && [ -f /usr/local/cuda/include/nccl.h ] && NCCL_HOME=/usr/local/cuda
-  export NCCL_HOME NCCL_NVLS_ENABLE=0
+  . bench/multi/nccl_env.sh
 fi
 PGCONF=$PGBIN/pg_config
 export PGHOST=$SOCK PGPORT=$PORT PGUSER=postgres PGDATABASE=bench

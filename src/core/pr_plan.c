@@ -207,8 +207,8 @@ relabel_inverse_part(void *arg, int part, int n_parts)
 }
 
 /* Stable LSD radix sort of keys by their upper 32 bits (8-bit digits); result back in keys. */
-static void
-relabel_radix_sort(uint64_t *keys, uint64_t *tmp, int64_t len)
+void
+pr_plan_radix_sort_upper(uint64_t *keys, uint64_t *tmp, int64_t len)
 {
 	uint64_t   *from = keys,
 			   *to = tmp;
@@ -302,7 +302,7 @@ relabel_rows_part(void *arg, int part, int n_parts)
 			}
 		}
 		else
-			relabel_radix_sort(keys, tmp, len);
+			pr_plan_radix_sort_upper(keys, tmp, len);
 		for (int64_t k = 0; k < len; k++)
 		{
 			out->col[dst + k] = (int32_t) (keys[k] >> 32);

@@ -352,43 +352,6 @@ column_range(const PrBlockedTail *bt, int part, int n_parts, int64_t *begin, int
 	*end = part == n_parts - 1 ? bt->n_cols : column_at_entry(bt->scol_ptr, bt->n_cols, bt->nnz * (part + 1) / n_parts);
 }
 
-/* Stable LSD radix sort of keys by their upper 32 bits (8-bit digits); the result back in keys. */
-static void
-radix_sort_upper(uint64_t *keys, uint64_t *tmp, int64_t len)
-{
-	uint64_t   *from = keys,
-			   *to = tmp;
-	int64_t		count[256];
-
-	for (int shift = 32; shift < 64; shift += 8)
-	{
-		int64_t		sum = 0;
-
-		memset(count, 0, sizeof(count));
-		for (int64_t i = 0; i < len; i++)
-			count[(from[i] >> shift) & 0xff]++;
-		if (count[(from[0] >> shift) & 0xff] == len)
-			continue;
-		for (int d = 0; d < 256; d++)
-		{
-			int64_t		c = count[d];
-
-			count[d] = sum;
-			sum += c;
-		}
-		for (int64_t i = 0; i < len; i++)
-			to[count[(from[i] >> shift) & 0xff]++] = from[i];
-		{
-			uint64_t   *t = from;
-
-			from = to;
-			to = t;
-		}
-	}
-	if (from != keys)
-		memcpy(keys, from, (size_t) len * sizeof(uint64_t));
-}
-
 /* Sorts one column's scatter slots by gather index (weights carried along). */
 static void
 sort_column(int32_t *spos, float *sval, int64_t len, uint64_t *keys, uint64_t *tmp)
@@ -422,7 +385,7 @@ sort_column(int32_t *spos, float *sval, int64_t len, uint64_t *keys, uint64_t *t
 			memcpy(&bits, &sval[i], sizeof(bits));
 		keys[i] = ((uint64_t) (uint32_t) spos[i] << 32) | bits;
 	}
-	radix_sort_upper(keys, tmp, len);
+	pr_plan_radix_sort_upper(keys, tmp, len);
 	for (int64_t i = 0; i < len; i++)
 	{
 		uint32_t	bits = (uint32_t) (keys[i] & 0xffffffffu);
