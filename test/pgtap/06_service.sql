@@ -10,7 +10,7 @@ INSERT INTO tap_service_edges SELECT g % 50, (g * 7) % 53 FROM generate_series(1
 SELECT is((SELECT preloaded FROM powerrank_service), false, 'powerrank_service: not preloaded');
 SELECT is((SELECT state FROM powerrank_service), 'not preloaded', 'powerrank_service: state');
 SELECT is((SELECT count(*) FROM powerrank_progress), 0::bigint, 'powerrank_progress is empty');
-SELECT is(current_setting('powerrank.gpu_min_edges'), '2000000', 'powerrank.gpu_min_edges default');
+SELECT is(current_setting('powerrank.gpu_min_edges'), '400000', 'powerrank.gpu_min_edges default');
 SELECT is(current_setting('powerrank.service_engine'), 'gpu', 'powerrank.service_engine default');
 
 SELECT throws_ok($$SELECT * FROM pagerank('tap_service_edges', device => 'gpu')$$, '55000',
