@@ -406,7 +406,7 @@ typedef struct PrPlanChoice
  */
 #define PR_PLAN_CHOICE_MARGIN 0.02
 
-/* Default candidates: 0,1,2,4,8,16 shared-memory tiles x CSR-vector thresholds 32, 128 (x compact partials
+/* Default candidates: 0,1,2,4,8 shared-memory tiles x CSR-vector thresholds 32, 128 (x compact partials
  * when the model has a merge cost); binned allowed. */
 void		pr_plan_choice_init(PrPlanChoice *choice, int64_t n);
 

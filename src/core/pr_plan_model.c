@@ -718,14 +718,16 @@ pr_model_predict_binned(const PrModel *model, const PrBinned *b, const PrPlanCsr
 void
 pr_plan_choice_init(PrPlanChoice *choice, int64_t n)
 {
-	static const int counts[6] = {0, 1, 2, 4, 8, 16};
+	/* no 16: measured slower than 8 (and 12) at R-MAT 24 in every run, with and without compact
+	 * partials, while the model rates it best (bench/gpu/NOTES.md); planning it cost 4 candidates */
+	static const int counts[5] = {0, 1, 2, 4, 8};
 
 	memset(choice, 0, sizeof(*choice));
 	choice->composite.tile_width = n;
 	choice->composite.vec_threshold = 32;
 	choice->composite.chunk = 4096;
 	choice->composite.smem_width = 49152;
-	choice->n_smem_counts = 6;
+	choice->n_smem_counts = 5;
 	memcpy(choice->smem_counts, counts, sizeof(counts));
 	/* CSR-vector thresholds: 32, and 128 (measured 9-11% faster at R-MAT 24 and 22 with shared-memory
 	 * tiles, slower on small graphs: bench/gpu/NOTES.md run 6); 8 was 13-35% slower everywhere */
