@@ -244,13 +244,16 @@ COMMENT ON FUNCTION rwr(rankgraph, bigint[], float8, float8, int, int, text, boo
 -- iterate_ms the engine's run; cache_hit says whether the graph came from the graph cache;
 -- engine which engine ran ('cpu', 'gpu-tiled', 'cpu-test via service', ...) and fallback why
 -- the GPU service was not used although it could have been (NULL: it was, or it was not asked).
+-- read_ms is the part of build_ms spent reading the rows (0 on a cache hit), prepare_ms the part of
+-- iterate_ms the engine spent preparing the graph (on the GPU: planning the layout and uploading
+-- it; about 0 when the graph was resident).
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION powerrank_last_run()
 RETURNS TABLE(algorithm text, engine text, nodes bigint, edges bigint, skipped_rows bigint,
 			  iterations int, residual float8, norm text, converged boolean,
 			  build_ms float8, iterate_ms float8, total_ms float8, cache_hit boolean,
-			  fallback text)
+			  fallback text, read_ms float8, prepare_ms float8)
 	AS 'MODULE_PATHNAME', 'powerrank_last_run'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
 

@@ -14,6 +14,11 @@ SELECT algorithm, engine, nodes, edges, skipped_rows, iterations, residual, norm
        build_ms >= 0 AS build_timed, iterate_ms >= 0 AS iterate_timed,
        total_ms >= build_ms AND total_ms >= iterate_ms AS total_covers
 FROM powerrank_last_run();
+-- read_ms: the part of build_ms spent reading the rows; prepare_ms: the part of iterate_ms the
+-- engine spent preparing the graph.
+SELECT read_ms > 0 AS read_timed, read_ms <= build_ms AS read_within_build,
+       prepare_ms > 0 AS prepare_timed, prepare_ms <= iterate_ms AS prepare_within_iterate
+FROM powerrank_last_run();
 
 -- A run that needs several iterations; residual below the tolerance in the chosen norm.
 SELECT count(*) FROM pagerank('s_edges', tolerance => 1e-9, norm => 'linf');

@@ -127,7 +127,12 @@ rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed, bool
 		return;
 	}
 
-	graph_scan_fetch(&target, run->cxt, &edges);
+	{
+		double		t_read = pr_clock_seconds();
+
+		graph_scan_fetch(&target, run->cxt, &edges);
+		run->read_seconds = pr_clock_seconds() - t_read;
+	}
 	run->skipped_rows = edges.skipped;
 
 	options.undirected = !directed;
@@ -263,6 +268,8 @@ record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *sta
 	record.converged = stats->converged;
 	record.build_ms = run->build_seconds * 1000.0;
 	record.iterate_ms = stats->seconds * 1000.0;
+	record.read_ms = run->read_seconds * 1000.0;
+	record.prepare_ms = stats->prepare_seconds * 1000.0;
 	record.total_ms = (now - run->started) * 1000.0;
 	record.cache_hit = run->cache_hit;
 	strlcpy(record.fallback, run->fallback, sizeof(record.fallback));

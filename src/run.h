@@ -39,6 +39,7 @@ typedef struct RankRun
 	MemoryContextCallback cleanup;
 	double		started;
 	double		build_seconds;
+	double		read_seconds;	/* of build_seconds: reading the rows */
 	PrGraph		graph;			/* arrays in cxt, or in cache_segment on a cache hit */
 	int64		skipped_rows;
 	bool		cache_hit;		/* the graph came from the shared-memory cache */
@@ -107,6 +108,8 @@ typedef struct RankRunStats
 	double		total_ms;
 	bool		cache_hit;
 	char		fallback[SERVICE_MESSAGE_LEN];	/* why the GPU service was not used ('' = none) */
+	double		read_ms;		/* of build_ms: reading the rows (0 on a cache hit) */
+	double		prepare_ms;		/* of iterate_ms: the engine preparing the graph */
 } RankRunStats;
 
 void		run_stats_record(const RankRunStats *stats);

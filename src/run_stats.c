@@ -28,8 +28,8 @@ Datum
 powerrank_last_run(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		values[14];
-	bool		nulls[14] = {0};
+	Datum		values[16];
+	bool		nulls[16] = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!last_run_valid)
@@ -52,6 +52,8 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 		values[13] = CStringGetTextDatum(last_run.fallback);
 	else
 		nulls[13] = true;
+	values[14] = Float8GetDatum(last_run.read_ms);
+	values[15] = Float8GetDatum(last_run.prepare_ms);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

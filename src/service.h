@@ -163,6 +163,7 @@ typedef struct ServiceOutcome
 	double		residual;
 	bool		converged;
 	double		seconds;		/* in the driver, upload included */
+	double		prepare_seconds;	/* of which preparing the graph on the device */
 	bool		resident;		/* the graph was already on the device */
 	char		engine[32];
 } ServiceOutcome;

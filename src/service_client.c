@@ -405,6 +405,7 @@ service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha, const PrRes
 		stats->residual = outcome.residual;
 		stats->converged = outcome.converged;
 		stats->seconds = outcome.seconds;
+		stats->prepare_seconds = outcome.prepare_seconds;
 		stats->engine = run->engine_name;
 		run->resident = outcome.resident;
 		return true;

@@ -812,6 +812,7 @@ run_multi(ServiceSlot *slot, Resident *r, char *request_base, PrError *err, PrRu
 		r->multi_bytes = 0;
 		for (int g = 0; g < report.n_gpus; g++)
 			r->multi_bytes += report.device_bytes[g];
+		stats->prepare_seconds = pr_clock_seconds() - t0;
 	}
 	if (req->top_k > 0 &&
 		(scores = (double *) pr_alloc_array(&pr_malloc_allocator, (size_t) n,
@@ -1002,6 +1003,7 @@ serve(ServiceSlot *slot, ServiceFault fault)
 		out->residual = stats.residual;
 		out->converged = stats.converged;
 		out->seconds = stats.seconds;
+		out->prepare_seconds = stats.prepare_seconds;
 		out->resident = resident;
 		if (use_multi)
 			snprintf(out->engine, sizeof(out->engine), "gpu-multi(%d)", multi_gpus);

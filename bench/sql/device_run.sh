@@ -99,12 +99,12 @@ export DRY_RUN OUT WORK PGBIN PGOS PGDATA PGLOG SOCK PORT SCALE PARTS MIX_SECS M
 export -f as_pg sql median pct calc goal
 
 # timed SQL calls in ONE session: prints "ms engine iterations build_ms iterate_ms total_ms cache_hit fallback"
-# for each repetition of QUERY (after PRE, untimed)
+# then "read_ms prepare_ms", for each repetition of QUERY (after PRE, untimed)
 timed_calls() {  # reps query [pre]
   local reps=$1 q=${2%;} pre=${3:-} f=$WORK/timed.$$.sql   # no ';': "\g" alone runs the query (once)
   { echo "$pre"; for _ in $(seq "$reps"); do
       echo '\timing on'; echo "$q \\g /dev/null"; echo '\timing off'
-      echo "SELECT concat_ws(' ', 'STATS', replace(engine, ' ', '_'), iterations, round(build_ms::numeric, 1), round(iterate_ms::numeric, 1), round(total_ms::numeric, 1), cache_hit, coalesce(fallback, '-')) FROM (SELECT 1) one LEFT JOIN powerrank_last_run() ON true;"
+      echo "SELECT concat_ws(' ', 'STATS', replace(engine, ' ', '_'), iterations, round(build_ms::numeric, 1), round(iterate_ms::numeric, 1), round(total_ms::numeric, 1), cache_hit, coalesce(fallback, '-'), round(read_ms::numeric, 1), round(prepare_ms::numeric, 1)) FROM (SELECT 1) one LEFT JOIN powerrank_last_run() ON true;"
     done; } > "$f"; chmod 644 "$f"
   sql -f "$f" | awk '/^Time:/ {t=$2} /^STATS/ {$1=""; print t $0}'
 }
@@ -232,9 +232,9 @@ phase_cold() {
   c=$(echo "$cnt" | median); w=$(echo "$warm" | awk '{print $1}' | median); wi=$(echo "$warm" | awk '{print $5}' | median)
   it=$(echo "$warm" | awk 'NR==1 {print $3}')
   echo "$w $wi $it" > "$WORK/warm.txt"
-  read -r cms ceng cit cb ci ct chit cfb <<< "$cold"
+  read -r cms ceng cit cb ci ct chit cfb cread cprep <<< "$cold"
   echo "RESULT parallel count(*) median of 3: $c ms"
-  echo "RESULT cold pagerank(top_k 100): $cms ms (engine $ceng, $cit iterations, build $cb ms, iterate $ci ms, cache_hit $chit, fallback $cfb) — goal <= 2 x count(*) = $(calc "2 * $c") ms: $(goal "$cms <= 2 * $c")"
+  echo "RESULT cold pagerank(top_k 100): $cms ms (engine $ceng, $cit iterations, build $cb ms of which read $cread ms, iterate $ci ms of which GPU prepare $cprep ms, cache_hit $chit, fallback $cfb) — goal <= 2 x count(*) = $(calc "2 * $c") ms: $(goal "$cms <= 2 * $c")"
   echo "RESULT warm pagerank median of 5: $w ms (iterate_ms $wi, $it iterations; engine $(echo "$warm" | awk 'NR==1 {print $2}'), cache_hit $(echo "$warm" | awk '{print $7}' | sort -u | tr '\n' ' ')) — goal <= 1.3 x engine + 50 ms = $(calc "1.3 * $wi + 50") ms (engine = service iterate_ms; standalone pr_bench below): $(goal "$w <= 1.3 * $wi + 50")"
 }
 

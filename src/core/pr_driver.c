@@ -208,6 +208,18 @@ stats_begin(PrRunStats *stats, const PrEngine *e)
 	stats->engine = (e != NULL && e->ops != NULL) ? e->ops->name : "none";
 }
 
+/* The engine's prepare, timed into stats->prepare_seconds. */
+static PrStatus
+timed_prepare(PrEngine *engine, const PrGraph *g, int k, int n_slots, unsigned needs,
+			  PrRunStats *stats, PrError *err)
+{
+	double		t0 = pr_clock_seconds();
+	PrStatus	status = engine->ops->prepare(engine, g, k, n_slots, needs, err);
+
+	stats->prepare_seconds = pr_clock_seconds() - t0;
+	return status;
+}
+
 /*
  * What every run checks first: an engine, a usable graph and sane iteration options; also
  * starts the run's statistics.
@@ -288,7 +300,7 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 	if (residuals == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %d residuals", k);
 
-	status = ops->prepare(engine, g, k, PR_N_SLOTS_PAGERANK, PR_NEED_PULL_NORMALIZED, err);
+	status = timed_prepare(engine, g, k, PR_N_SLOTS_PAGERANK, PR_NEED_PULL_NORMALIZED, stats, err);
 	if (status == PR_OK)
 		status = ops->fill(engine, x, 1.0 / (double) g->n_nodes, err);
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
@@ -469,7 +481,7 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 	check_every = options->check_every >= 1 ? options->check_every : 1;
 	threshold = stop_threshold(options, g->n_nodes);
 
-	status = ops->prepare(engine, g, 1, HITS_N_SLOTS, PR_NEED_PULL | PR_NEED_PUSH, err);
+	status = timed_prepare(engine, g, 1, HITS_N_SLOTS, PR_NEED_PULL | PR_NEED_PUSH, stats, err);
 	if (status == PR_OK)
 		status = ops->fill(engine, h, 1.0 / (double) g->n_nodes, err);
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)

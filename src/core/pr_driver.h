@@ -60,6 +60,8 @@ typedef struct PrRunStats
 	double		residual;		/* last residual read, in the chosen norm (max over columns) */
 	bool		converged;
 	double		seconds;		/* wall time in the driver, prepare included */
+	double		prepare_seconds;	/* of which the engine's prepare (layout, upload; ~0 when the
+									 * engine kept the graph from an earlier run) */
 	const char *engine;			/* engine name */
 } PrRunStats;
 
