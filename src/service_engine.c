@@ -449,14 +449,23 @@ release_request_data(const ServiceRequest *req, char *base, size_t size, bool sy
 		unmap_segment(base, size, sysv);
 }
 
+/* Frees a resident graph's multi-GPU copy (its device memory on every GPU). */
+static void
+multi_release(Resident *r)
+{
+	if (r->multi != NULL)
+		multi.free(r->multi);
+	r->multi = NULL;
+	r->multi_bytes = 0;
+}
+
 /* Frees everything a resident entry holds and empties it. */
 static void
 resident_free(Resident *r)
 {
 	if (r->engine != NULL)
 		r->engine->ops->release(r->engine);
-	if (r->multi != NULL)
-		multi.free(r->multi);
+	multi_release(r);
 	if (r->own_out)
 	{
 		pr_free(&pr_malloc_allocator, r->graph.out_ptr);
@@ -805,8 +814,7 @@ run_multi(ServiceSlot *slot, Resident *r, char *request_base, PrError *err, PrRu
 			status = multi.report(r->multi, &report, err);
 		if (status != PR_OK)
 		{
-			multi.free(r->multi);
-			r->multi = NULL;
+			multi_release(r);
 			return status;
 		}
 		r->multi_bytes = 0;
@@ -822,11 +830,9 @@ run_multi(ServiceSlot *slot, Resident *r, char *request_base, PrError *err, PrRu
 							&run, err);
 	if (status == PR_OK && req->top_k > 0)
 	{
-		int32_t    *index = (int32_t *) (request_base + h->off_result_index);
-		int64_t		count = pr_top_k(scores, n, 1, 0, req->top_k, index, &pr_malloc_allocator);
-
-		for (int64_t i = 0; i < count; i++)
-			result[i] = scores[index[i]];
+		pr_top_k_values(scores, n, 1, 0, req->top_k,
+						(int32_t *) (request_base + h->off_result_index), result,
+						&pr_malloc_allocator);
 	}
 	if (scores != result)
 		pr_free(&pr_malloc_allocator, scores);
@@ -835,16 +841,6 @@ run_multi(ServiceSlot *slot, Resident *r, char *request_base, PrError *err, PrRu
 	stats->converged = run.converged;
 	stats->seconds = pr_clock_seconds() - t0;
 	return status;
-}
-
-/* Frees a resident graph's multi-GPU copy (its device memory on every GPU). */
-static void
-multi_release(Resident *r)
-{
-	if (r->multi != NULL)
-		multi.free(r->multi);
-	r->multi = NULL;
-	r->multi_bytes = 0;
 }
 
 /* Checks that the request's data is what the request says (sizes, offsets in range). */

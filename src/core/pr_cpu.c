@@ -1263,15 +1263,12 @@ cpu_top_k(PrEngine *base, int slot, int col, int64_t top_k, int32_t *index, doub
 {
 	CpuEngine  *e = (CpuEngine *) base;
 	PrStatus	status = check_slot(e, slot, err);
-	int64_t		count;
 
 	if (status != PR_OK)
 		return status;
 	if (col < 0 || col >= e->k || top_k <= 0 || index == NULL || value == NULL)
 		return pr_error_set(err, PR_ERR_INVALID, "bad arguments to the CPU engine's top_k");
-	count = pr_top_k(e->slot[slot], e->n, e->k, col, top_k, index, &e->alloc);
-	for (int64_t i = 0; i < count; i++)
-		value[i] = e->slot[slot][(size_t) index[i] * (size_t) e->k + (size_t) col];
+	pr_top_k_values(e->slot[slot], e->n, e->k, col, top_k, index, value, &e->alloc);
 	return PR_OK;
 }
 

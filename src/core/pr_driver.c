@@ -398,12 +398,8 @@ engine_top_k(PrEngine *engine, int slot, int64_t n, int k, int64_t top_k, int32_
 	status = ops->download(engine, slot, all, err);
 	for (int j = 0; status == PR_OK && j < k; j++)
 	{
-		int32_t    *col_index = index + (size_t) j * (size_t) count;
-		double	   *col_value = value + (size_t) j * (size_t) count;
-
-		pr_top_k(all, n, k, j, count, col_index, &pr_malloc_allocator);
-		for (int64_t i = 0; i < count; i++)
-			col_value[i] = all[(size_t) col_index[i] * (size_t) k + (size_t) j];
+		pr_top_k_values(all, n, k, j, count, index + (size_t) j * (size_t) count,
+						value + (size_t) j * (size_t) count, &pr_malloc_allocator);
 	}
 	pr_free(&pr_malloc_allocator, all);
 	return status;

@@ -95,6 +95,10 @@ PrStatus	pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *option
 int64_t		pr_top_k(const double *values, int64_t n, int stride, int col, int64_t k,
 					 int32_t *out, const PrAllocator *alloc);
 
+/* pr_top_k, and the ranked entries' values (value[i] = the value of out[i]) into value. */
+int64_t		pr_top_k_values(const double *values, int64_t n, int stride, int col, int64_t k,
+							int32_t *out, double *value, const PrAllocator *alloc);
+
 #ifdef __cplusplus
 }
 #endif

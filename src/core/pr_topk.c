@@ -85,3 +85,15 @@ pr_top_k(const double *values, int64_t n, int stride, int col, int64_t k, int32_
 	}
 	return size;
 }
+
+/* The min(k, n) best entries of column col, best first: their indices to out, their values to value. */
+int64_t
+pr_top_k_values(const double *values, int64_t n, int stride, int col, int64_t k, int32_t *out,
+				double *value, const PrAllocator *alloc)
+{
+	int64_t		count = pr_top_k(values, n, stride, col, k, out, alloc);
+
+	for (int64_t i = 0; i < count; i++)
+		value[i] = values[(size_t) out[i] * (size_t) stride + (size_t) col];
+	return count;
+}
