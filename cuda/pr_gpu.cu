@@ -10,6 +10,8 @@
 #include "pr_gpu.h"
 #include "pr_plan.h"
 #include "pr_gpu_kernels.cuh"
+#include "pr_gpu_tiled.cuh"
+#include "pr_gpu_spmm.cuh"
 #include "pr_gpu_topk.h"
 
 #include <cuda_runtime.h>
@@ -50,30 +52,16 @@ enum MatrixKind
 	MATRIX_CUSPARSE
 };
 
-/* One sparse matrix on the device in one format. */
-struct GpuMatrix
+/*
+ * One sparse matrix on the device in one format: the tile-composite fields (pr_gpu_tiled.cuh:
+ * tiles, partials, compact partials, blocked remainder; has_val, bytes and partial serve every
+ * format, tiles[0] the binned format's long rows too), then the binned CSR and cuSPARSE.
+ */
+struct GpuMatrix : TiledMatrix
 {
 	MatrixKind	kind;
-	bool		has_val;
-	int			n_tiles;
-	DevTile		tiles[PR_PLAN_MAX_TILES];
 	DevBinned	binned;
 	int64_t		binned_blocks;
-	void	   *partial;		/* chunk partial sums */
-	size_t		bytes;			/* device bytes of the format */
-	/* compact partials (tiled): later tiles' slots, and the merge lists */
-	bool		compact;
-	void	   *part;			/* [n_part] */
-	int64_t		part_base[PR_PLAN_MAX_TILES];
-	int64_t		n_merge_rows;
-	const int32_t *merge_row;
-	const int64_t *merge_ptr;
-	const int32_t *merge_slot;
-	/* the blocked remainder (tiled): scatter then gather through buf */
-	bool		blocked;
-	DevBlocked	blk;
-	void	   *blk_buf;		/* [nnz] values of the scatter pass */
-	size_t		blk_smem;		/* shared-memory bytes of the gather kernel */
 	/* cuSPARSE */
 	cusparseSpMatDescr_t sp_mat;
 	void	   *sp_buffer;
@@ -202,151 +190,26 @@ grid_for(int64_t count)
 	return (unsigned int) b;
 }
 
-/* Device bytes of a composite layout's arrays (as uploaded). */
-static size_t
-composite_bytes(const PrComposite *c)
+/* Device memory for a composite layout's arrays: tracked for release like every other. */
+static PrStatus
+tiled_alloc(void *arg, void **out, size_t bytes, PrError *err)
 {
-	return c->device_bytes;
+	return dev_alloc((GpuEngine *) arg, out, bytes, err);
 }
 
-/* Uploads the blocked remainder of a composite layout and sizes its gather kernel. */
-static PrStatus
-upload_blocked(GpuEngine *e, const PrBlockedTail *b, GpuMatrix *mat, PrError *err)
+/* The engine's device, stream and allocator for the composite product (pr_gpu_tiled.h). */
+static TiledDevice
+tiled_device(GpuEngine *e)
 {
-	DevBlocked *d = &mat->blk;
-	void	   *p;
-	PrStatus	st;
-	int			optin = 0;
+	TiledDevice d;
 
-	memset(d, 0, sizeof(*d));
-	if (b->nnz == 0)
-		return PR_OK;			/* every remainder row was long: nothing to scatter or gather */
-	mat->blocked = true;
-	d->col_begin = b->col_begin;
-	d->n_cols = b->n_cols;
-	d->n_blocks = b->n_blocks;
-	mat->blk_smem = (size_t) (b->max_block_entries > 0 ? b->max_block_entries : 1) * e->elem;
-	PR_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, e->opt.device));
-	if (mat->blk_smem > (size_t) optin)
-		return pr_error_set(err, PR_ERR_UNSUPPORTED,
-							"GPU engine: blocks of %lld entries need %zu bytes of shared memory; the device allows %d",
-							(long long) b->max_block_entries, mat->blk_smem, optin);
-	if (e->fp64)
-		PR_CUDA(cudaFuncSetAttribute(k_blocked_gather<double>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) mat->blk_smem));
-	else
-		PR_CUDA(cudaFuncSetAttribute(k_blocked_gather<float>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) mat->blk_smem));
-	if ((st = dev_upload(e, &p, b->scol_ptr, (size_t) (b->n_cols + 1) * 4, err)) != PR_OK)
-		return st;
-	d->scol_ptr = (const int32_t *) p;
-	if ((st = dev_upload(e, &p, b->spos, (size_t) b->nnz * 4, err)) != PR_OK)
-		return st;
-	d->spos = (const int32_t *) p;
-	if (b->sval != NULL)
-	{
-		if ((st = dev_upload(e, &p, b->sval, (size_t) b->nnz * 4, err)) != PR_OK)
-			return st;
-		d->sval = (const float *) p;
-	}
-	if ((st = dev_upload(e, &p, b->row_begin, (size_t) (b->n_blocks + 1) * 4, err)) != PR_OK)
-		return st;
-	d->row_begin = (const int32_t *) p;
-	if ((st = dev_upload(e, &p, b->buf_begin, (size_t) (b->n_blocks + 1) * 4, err)) != PR_OK)
-		return st;
-	d->buf_begin = (const int32_t *) p;
-	if ((st = dev_upload(e, &p, b->gptr, (size_t) (e->n + 1) * 4, err)) != PR_OK)
-		return st;
-	d->gptr = (const int32_t *) p;
-	if ((st = dev_upload(e, &p, b->gidx, (size_t) b->nnz * 2, err)) != PR_OK)
-		return st;
-	d->gidx = (const uint16_t *) p;
-	return dev_alloc(e, &mat->blk_buf, (size_t) (b->nnz > 0 ? b->nnz : 1) * e->elem, err);
-}
-
-/* Uploads a composite layout. */
-static PrStatus
-upload_composite(GpuEngine *e, const PrComposite *c, GpuMatrix *mat, PrError *err)
-{
-	int64_t		max_partial = 0;
-	PrStatus	st;
-
-	mat->kind = MATRIX_TILED;
-	mat->n_tiles = c->n_tiles;
-	mat->bytes = composite_bytes(c);
-	for (int t = 0; t < c->n_tiles; t++)
-	{
-		const PrCompositeTile *tile = &c->tiles[t];
-		DevTile    *d = &mat->tiles[t];
-		void	   *p;
-
-		memset(d, 0, sizeof(*d));
-		d->n_vec = tile->n_vec;
-		d->n_ell = tile->n_ell;
-		d->n_long = tile->longs.n_long;
-		mat->has_val = tile->val != NULL;
-		if ((st = dev_upload(e, &p, tile->vec_row, (size_t) tile->n_vec * 4, err)) != PR_OK)
-			return st;
-		d->vec_row = (const int32_t *) p;
-		if ((st = dev_upload(e, &p, tile->vec_ptr, (size_t) (tile->n_vec + 1) * 8, err)) != PR_OK)
-			return st;
-		d->vec_ptr = (const int64_t *) p;
-		if ((st = dev_upload(e, &p, tile->ell_off, (size_t) (tile->n_ell + 1) * 8, err)) != PR_OK)
-			return st;
-		d->ell_off = (const int64_t *) p;
-		if ((st = dev_upload(e, &p, tile->ell_row, (size_t) tile->n_ell * 32 * 4, err)) != PR_OK)
-			return st;
-		d->ell_row = (const int32_t *) p;
-		d->col_begin = tile->col_begin;
-		d->width = (int32_t) (tile->col_end - tile->col_begin);
-		d->local16 = tile->local16 ? 1 : 0;
-		if (tile->local16)
-		{
-			if ((st = dev_upload(e, &p, tile->idx16, (size_t) tile->n_idx * 2, err)) != PR_OK)
-				return st;
-			d->idx16 = (const uint16_t *) p;
-		}
-		else
-		{
-			if ((st = dev_upload(e, &p, tile->idx, (size_t) tile->n_idx * 4, err)) != PR_OK)
-				return st;
-			d->idx = (const int32_t *) p;
-		}
-		if (tile->val != NULL)
-		{
-			if ((st = dev_upload(e, &p, tile->val, (size_t) tile->n_idx * 4, err)) != PR_OK)
-				return st;
-			d->val = (const float *) p;
-		}
-		if ((st = dev_upload(e, &p, tile->longs.long_row, (size_t) tile->longs.n_long * 4, err)) != PR_OK)
-			return st;
-		d->long_row = (const int32_t *) p;
-		if ((st = dev_upload(e, &p, tile->longs.chunk_begin, (size_t) (tile->longs.n_long + 1) * 8, err)) != PR_OK)
-			return st;
-		d->chunk_begin = (const int64_t *) p;
-		if (tile->longs.n_long > 0 && tile->n_vec > max_partial)
-			max_partial = tile->n_vec;
-		mat->part_base[t] = tile->part_base;
-	}
-	mat->compact = c->options.compact && c->n_tiles > 1 && c->merge_ptr != NULL;
-	if (mat->compact)
-	{
-		void	   *p;
-
-		if ((st = dev_alloc(e, &mat->part, (size_t) (c->n_part + 1) * e->elem, err)) != PR_OK)
-			return st;
-		mat->n_merge_rows = c->n_merge_rows;
-		if ((st = dev_upload(e, &p, c->merge_row, (size_t) c->n_merge_rows * 4, err)) != PR_OK)
-			return st;
-		mat->merge_row = (const int32_t *) p;
-		if ((st = dev_upload(e, &p, c->merge_ptr, (size_t) (c->n_merge_rows + 1) * 8, err)) != PR_OK)
-			return st;
-		mat->merge_ptr = (const int64_t *) p;
-		if ((st = dev_upload(e, &p, c->merge_slot, (size_t) c->merge_ptr[c->n_merge_rows] * 4, err)) != PR_OK)
-			return st;
-		mat->merge_slot = (const int32_t *) p;
-	}
-	if (c->blocked != NULL && (st = upload_blocked(e, c->blocked, mat, err)) != PR_OK)
-		return st;
-	return dev_alloc(e, &mat->partial, (size_t) (max_partial + 1) * e->elem, err);
+	d.device = e->opt.device;
+	d.fp64 = e->fp64;
+	d.stream = e->stream;
+	d.smem_grid = e->smem_grid;
+	d.alloc = tiled_alloc;
+	d.alloc_arg = e;
+	return d;
 }
 
 /* Uploads a CSR and its row bins. */
@@ -405,7 +268,8 @@ upload_binned(GpuEngine *e, const PrPlanCsr *csr, const PrBinned *b, GpuMatrix *
 	d->n_chunks = b->n_chunks;
 	d->chunk = b->chunk;
 	mat->binned_blocks = blocks;
-	return dev_alloc(e, &mat->partial, (size_t) (b->n_chunks + 1) * e->elem, err);
+	/* chunk partial sums: one per column of each chunk (SpMM: partial[c * k + j]) */
+	return dev_alloc(e, &mat->partial, (size_t) (b->n_chunks + 1) * e->k * e->elem, err);
 }
 
 /* Uploads a CSR with the values of P (w / out_strength of the column) for cusparseSpMV. */
@@ -479,57 +343,6 @@ upload_cusparse(GpuEngine *e, const PrPlanCsr *csr, const double *inv_out_host, 
 	return dev_alloc(e, &mat->sp_buffer, buffer, err);
 }
 
-/* Launches one tile's kernels in one of the write modes (template dispatch). */
-template <typename T, int MODE>
-static PrStatus
-run_tile_mode(GpuEngine *e, GpuMatrix *mat, int t, const T *z, T *y, PrError *err)
-{
-	const DevTile *d = &mat->tiles[t];
-	int64_t		warps = d->n_vec + d->n_ell;
-	unsigned int blocks = (unsigned int) ((warps * 32 + PR_THREADS - 1) / PR_THREADS);
-	T		   *partial = (T *) mat->partial;
-	T		   *part = MODE == PR_MODE_PART ? (T *) mat->part + mat->part_base[t] : (T *) NULL;
-
-	if (blocks > 0 && d->local16)
-	{
-		size_t		smem = (size_t) (d->width + 1) * sizeof(T);
-
-		if (mat->has_val)
-			k_tile_smem<T, true, MODE><<<e->smem_grid, PR_SMEM_THREADS, smem, e->stream>>>(*d, z, y, partial, part);
-		else
-			k_tile_smem<T, false, MODE><<<e->smem_grid, PR_SMEM_THREADS, smem, e->stream>>>(*d, z, y, partial, part);
-		PR_LAUNCHED();
-	}
-	else if (blocks > 0)
-	{
-		if (mat->has_val)
-			k_tile<T, true, MODE><<<blocks, PR_THREADS, 0, e->stream>>>(*d, z, y, partial, part);
-		else
-			k_tile<T, false, MODE><<<blocks, PR_THREADS, 0, e->stream>>>(*d, z, y, partial, part);
-		PR_LAUNCHED();
-	}
-	if (d->n_long > 0)
-	{
-		unsigned int lb = (unsigned int) ((d->n_long + PR_THREADS - 1) / PR_THREADS);
-
-		k_long_rows<T, MODE><<<lb, PR_THREADS, 0, e->stream>>>(d->n_long, d->long_row, d->chunk_begin, partial, y, part);
-		PR_LAUNCHED();
-	}
-	return PR_OK;
-}
-
-/* Launches one tile: stores (tile 0), adds into y, or writes compact partials. */
-template <typename T>
-static PrStatus
-run_tile(GpuEngine *e, GpuMatrix *mat, int t, int mode, const T *z, T *y, PrError *err)
-{
-	if (mode == PR_MODE_STORE)
-		return run_tile_mode<T, PR_MODE_STORE>(e, mat, t, z, y, err);
-	if (mode == PR_MODE_ADD)
-		return run_tile_mode<T, PR_MODE_ADD>(e, mat, t, z, y, err);
-	return run_tile_mode<T, PR_MODE_PART>(e, mat, t, z, y, err);
-}
-
 /* Runs y = M z on the device (k = 1 formats, or SpMM over the binned CSR when k > 1). */
 template <typename T>
 static PrStatus
@@ -540,52 +353,18 @@ run_matrix(GpuEngine *e, GpuMatrix *mat, const void *zv, void *yv, PrError *err)
 
 	if (e->k > 1)
 	{
-		const DevBinned *b = &mat->binned;
-		unsigned int blocks = (unsigned int) ((e->n * 32 + PR_THREADS - 1) / PR_THREADS);
-
-		if (blocks == 0)
+		/* SpMM over the binned CSR (pr_gpu_spmm.cuh); long rows' chunk partials merged in order */
+		if (e->n == 0)
 			return PR_OK;
-		if (mat->has_val)
-			k_spmm<T, true><<<blocks, PR_THREADS, 0, e->stream>>>(e->n, e->k, b->ptr, b->col, b->val, z, y);
-		else
-			k_spmm<T, false><<<blocks, PR_THREADS, 0, e->stream>>>(e->n, e->k, b->ptr, b->col, b->val, z, y);
-		PR_LAUNCHED();
+		PR_CUDA(spmm_binned_run<T>(mat->binned, mat->has_val, mat->tiles[0].n_long, mat->tiles[0].long_row,
+								   mat->tiles[0].chunk_begin, e->k, z, y, (T *) mat->partial, e->stream));
 		return PR_OK;
 	}
 	if (mat->kind == MATRIX_TILED)
 	{
-		for (int t = 0; t < mat->n_tiles; t++)
-		{
-			int			mode = t == 0 ? PR_MODE_STORE : mat->compact ? PR_MODE_PART : PR_MODE_ADD;
-			PrStatus	st = run_tile<T>(e, mat, t, mode, z, y, err);
+		TiledDevice d = tiled_device(e);
 
-			if (st != PR_OK)
-				return st;
-		}
-		if (mat->compact && mat->n_merge_rows > 0)
-		{
-			unsigned int mb = (unsigned int) ((mat->n_merge_rows + PR_THREADS - 1) / PR_THREADS);
-
-			k_merge<T><<<mb, PR_THREADS, 0, e->stream>>>(mat->n_merge_rows, mat->merge_row, mat->merge_ptr,
-													   mat->merge_slot, (const T *) mat->part, y);
-			PR_LAUNCHED();
-		}
-		if (mat->blocked && mat->blk.n_blocks > 0)
-		{
-			unsigned int sb = (unsigned int) ((mat->blk.n_cols + PR_THREADS - 1) / PR_THREADS);
-
-			if (sb > 0)
-			{
-				if (mat->blk.sval != NULL)
-					k_blocked_scatter<T, true><<<sb, PR_THREADS, 0, e->stream>>>(mat->blk, z, (T *) mat->blk_buf);
-				else
-					k_blocked_scatter<T, false><<<sb, PR_THREADS, 0, e->stream>>>(mat->blk, z, (T *) mat->blk_buf);
-				PR_LAUNCHED();
-			}
-			k_blocked_gather<T><<<(unsigned int) mat->blk.n_blocks, PR_GATHER_THREADS, mat->blk_smem, e->stream>>>(mat->blk, (const T *) mat->blk_buf, y);
-			PR_LAUNCHED();
-		}
-		return PR_OK;
+		return pr_tiled_run<T>(&d, mat, z, y, err);
 	}
 	if (mat->kind == MATRIX_BINNED)
 	{
@@ -699,26 +478,6 @@ host_plans_free(HostPlans *h)
 	free(h->old_to_new);
 	free(h->key);
 	free(h->inv_out);
-}
-
-/* Lets every shared-memory tile kernel of type T use smem bytes of dynamic shared memory. */
-template <typename T>
-static cudaError_t
-smem_kernel_limits(int smem)
-{
-	cudaError_t c = cudaSuccess;
-
-#define PR_SMEM_LIMIT(VAL, MODE) \
-	if (c == cudaSuccess) \
-		c = cudaFuncSetAttribute(k_tile_smem<T, VAL, MODE>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)
-	PR_SMEM_LIMIT(false, PR_MODE_STORE);
-	PR_SMEM_LIMIT(false, PR_MODE_ADD);
-	PR_SMEM_LIMIT(false, PR_MODE_PART);
-	PR_SMEM_LIMIT(true, PR_MODE_STORE);
-	PR_SMEM_LIMIT(true, PR_MODE_ADD);
-	PR_SMEM_LIMIT(true, PR_MODE_PART);
-#undef PR_SMEM_LIMIT
-	return c;
 }
 
 /* Scalar type dispatch helpers. */
@@ -840,31 +599,24 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 
 	/* shared-memory tiles: width, opt-in limit, grid */
 	{
-		int			dev = e->opt.device,
-					sms = 0;
-		size_t		smem;
+		PrStatus	sst;
 
 		e->smem_width = e->opt.smem_width > 0 ? e->opt.smem_width : (e->fp64 ? 24576 : 49152);
 		if (e->smem_width >= 65535)
 			e->smem_width = 65534;
-		smem = (size_t) (e->smem_width + 1) * e->elem;
-		PR_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-		PR_CUDA(smem_kernel_limits<float>((int) smem));
-		PR_CUDA(smem_kernel_limits<double>((int) smem));
+		if ((sst = pr_tiled_smem_setup(e->opt.device, e->fp64, e->smem_width, &e->smem_grid, err)) != PR_OK)
 		{
-			int			per_sm = 0;
-
-			if (e->fp64)
-				PR_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_tile_smem<double, false, PR_MODE_ADD>, PR_SMEM_THREADS, smem));
-			else
-				PR_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_tile_smem<float, false, PR_MODE_ADD>, PR_SMEM_THREADS, smem));
-			e->smem_grid = (unsigned int) (sms * (per_sm > 0 ? per_sm : 1));
+			host_plans_free(&h);
+			return sst;
 		}
 	}
 
 	/* the pull format */
 	if (k > 1 && kernel != PR_GPU_KERNEL_BINNED)
 		kernel = PR_GPU_KERNEL_BINNED;	/* SpMM runs over the CSR */
+	/* rows longer than this are cut into chunks; SpMM's warps cover fewer entries at a time */
+	int			bin_chunk = e->opt.chunk > 0 ? e->opt.chunk : k > 1 ? PR_SPMM_CHUNK : 4096;
+
 	if (kernel == PR_GPU_KERNEL_AUTO || kernel == PR_GPU_KERNEL_TILED)
 	{
 		PrPlanChoice choice;
@@ -902,12 +654,12 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	if (st == PR_OK && (kernel == PR_GPU_KERNEL_BINNED ||
 						(kernel == PR_GPU_KERNEL_CUSPARSE && (needs & PR_NEED_PULL))))
 	{
-		st = pr_plan_binned(&h.pull, e->opt.chunk > 0 ? e->opt.chunk : 4096, a, &h.bin_pull, err);
+		st = pr_plan_binned(&h.pull, bin_chunk, a, &h.bin_pull, err);
 		if (st == PR_OK && kernel == PR_GPU_KERNEL_BINNED && e->have_model && predicted < 0)
 			predicted = pr_model_predict_binned(&e->model, &h.bin_pull, &h.pull) * 1e3;
 	}
 	if (st == PR_OK && (needs & PR_NEED_PUSH))
-		st = pr_plan_binned(&h.push, e->opt.chunk > 0 ? e->opt.chunk : 4096, a, &h.bin_push, err);
+		st = pr_plan_binned(&h.push, bin_chunk, a, &h.bin_push, err);
 	if (st != PR_OK)
 	{
 		host_plans_free(&h);
@@ -998,7 +750,12 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 			if (cudaMemset(e->counter, 0, 64) != cudaSuccess || cudaMemset(e->stats, 0, (size_t) (n_slots + 2) * k * 3 * 8) != cudaSuccess)
 				st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: cudaMemset failed");
 		if (st == PR_OK && kernel == PR_GPU_KERNEL_TILED)
-			st = upload_composite(e, &h.comp, &e->pull, err);
+		{
+			TiledDevice d = tiled_device(e);
+
+			e->pull.kind = MATRIX_TILED;
+			st = pr_tiled_upload(&d, &h.comp, &e->pull, err);
+		}
 		if (st == PR_OK && kernel == PR_GPU_KERNEL_BINNED)
 			st = upload_binned(e, &h.pull, &h.bin_pull, &e->pull, err);
 		if (st == PR_OK && kernel == PR_GPU_KERNEL_CUSPARSE)

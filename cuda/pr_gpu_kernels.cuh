@@ -1,6 +1,7 @@
 /*
  * pr_gpu_kernels.cuh — the device code of the GPU engine: sparse products (tile-composite,
- * row-binned, SpMM over CSR) and the fused vector updates with deterministic reductions.
+ * row-binned; the SpMM for k > 1 is in pr_gpu_spmm.cuh) and the fused vector updates with
+ * deterministic reductions.
  * Included once, by pr_gpu.cu.
  *
  * Every product computes y[r] = sum over the row's entries of val * z[col] where z is the
@@ -516,44 +517,6 @@ k_binned(DevBinned b, const T *__restrict__ z, T *__restrict__ y, T *__restrict_
 		binned_rows<T, VAL, 2>(b, 1, blk - b.block_begin[1], z, y);
 	else
 		binned_rows<T, VAL, 1>(b, 0, blk, z, y);
-}
-
-/*
- * SpMM over a CSR for k columns (row-major n x k vectors): a warp per row; for each group of up
- * to 32 columns, kp lanes (a power of two) cover the columns and 32/kp lanes the entries.
- */
-template <typename T, bool VAL>
-__global__ void __launch_bounds__(PR_THREADS)
-k_spmm(int64_t n, int k, const int64_t *__restrict__ ptr, const int32_t *__restrict__ col,
-	   const float *__restrict__ val, const T *__restrict__ z, T *__restrict__ y)
-{
-	int64_t		row = ((int64_t) blockIdx.x * PR_THREADS + threadIdx.x) >> 5;
-	int			lane = threadIdx.x & 31;
-
-	if (row >= n)
-		return;
-	for (int jb = 0; jb < k; jb += 32)
-	{
-		int			kc = min(32, k - jb);
-		int			kp = 1;
-
-		while (kp < kc)
-			kp <<= 1;
-		{
-			int			j = lane % kp;
-			int			eo = lane / kp;
-			int			step = 32 / kp;
-			T			acc = 0;
-
-			if (j < kc)
-				for (int64_t e = ptr[row] + eo; e < ptr[row + 1]; e += step)
-					acc += (T) entry_weight<VAL>(val, e) * z[(int64_t) __ldg(col + e) * k + jb + j];
-			for (int off = kp; off < 32; off <<= 1)
-				acc += __shfl_xor_sync(0xffffffffu, acc, off);
-			if (eo == 0 && j < kc)
-				y[row * k + jb + j] = acc;
-		}
-	}
 }
 
 /* ------------------------------------------------------------------------------------------ */

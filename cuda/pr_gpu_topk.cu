@@ -1,18 +1,27 @@
 /*
  * pr_gpu_topk.cu — the top_k best entries of one column of a device vector (see pr_gpu_topk.h).
  *
- * Three steps on the caller's stream: a scatter kernel writes, for every internal id, the
+ * Steps on the caller's stream: a scatter kernel writes, for every internal id, the
  * order-preserving unsigned key of its score and its private position; cub::DeviceRadixSort sorts
  * the (key, position) pairs descending — stable, and the input is in id order, so equal scores
  * stay ordered by id; a gather kernel turns the first top_k positions into (id, value) pairs, which
- * are copied to the host.  The sort covers all n keys whatever top_k is: about n x 8 bytes read and
- * written per radix pass (4 passes in fp32), a few hundred microseconds for 9 M nodes on an H100,
- * against ~70 MB of device-to-host copy for the whole vector in double.
+ * are copied to the host.
+ *
+ * Candidates first (n >= TOPK_FILTER_MIN): a histogram of the keys' top TOPK_DIGIT_BITS bits tells
+ * the digit d of the top_k-th best key (the largest d with at least top_k keys whose digit is >= d);
+ * every key ranking at or above it has a digit >= d, ties included.  When those candidates are few
+ * (at most n / TOPK_FILTER_SHARE), cub::DeviceSelect::If keeps their ids in id order (stable) and
+ * only they are sorted: one pass over the keys and a copy of the 8 kB histogram replace a radix
+ * sort of all n pairs (4 passes of n x 8 bytes read and written in fp32).  Scores of PageRank and
+ * RWR sum to 1, so few of them are large: the interactive top 10 of a batch of RWR columns sorts a
+ * few hundred candidates per column.  Many ties at the cut (more candidates) take the full sort.
  */
 #include "pr_gpu_topk.h"
 
 #include <cuda_runtime.h>
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
 
 #include <limits.h>
 #include <stdlib.h>
@@ -23,6 +32,16 @@
 
 /* Most blocks of a grid-stride kernel. */
 #define TOPK_MAX_BLOCKS 4096
+
+/* Bits of the key digit the candidate histogram counts (2048 bins). */
+#define TOPK_DIGIT_BITS 11
+#define TOPK_BINS (1 << TOPK_DIGIT_BITS)
+
+/* Columns shorter than this are sorted whole. */
+#define TOPK_FILTER_MIN 4096
+
+/* Candidates are sorted alone when at most n / TOPK_FILTER_SHARE of them. */
+#define TOPK_FILTER_SHARE 4
 
 /* Records a failed CUDA call in err and returns its status from the enclosing function. */
 #define TOPK_CUDA(call) do { \
@@ -47,6 +66,8 @@ struct PrGpuTopkWorkspace
 	TopkBuffer	pos[2];			/* private positions, double-buffered */
 	TopkBuffer	temp;			/* CUB's temporary storage */
 	TopkBuffer	out;			/* top_k ids, then top_k values (8-byte aligned) */
+	TopkBuffer	hist;			/* digit histogram (TOPK_BINS counters), then the selected count */
+	unsigned int *host_hist;	/* its host copy (malloc) */
 };
 
 /* Key of a float that orders like the host ranking: NaN lowest, -0 = +0, then by value. */
@@ -111,6 +132,56 @@ k_topk_gather(int64_t count, int k_cols, int col, const T *__restrict__ x,
 	}
 }
 
+/* Counts the keys' top digits (key >> shift) into hist[TOPK_BINS] (zeroed before). */
+template <typename K>
+__global__ void
+k_topk_histogram(int64_t n, const K *__restrict__ keys, int shift, unsigned int *__restrict__ hist)
+{
+	__shared__ unsigned int local[TOPK_BINS];
+
+	for (int b = threadIdx.x; b < TOPK_BINS; b += blockDim.x)
+		local[b] = 0;
+	__syncthreads();
+	for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < n;
+		 i += (int64_t) gridDim.x * blockDim.x)
+		atomicAdd(&local[(unsigned int) (keys[i] >> shift)], 1u);
+	__syncthreads();
+	for (int b = threadIdx.x; b < TOPK_BINS; b += blockDim.x)
+		if (local[b] != 0)
+			atomicAdd(&hist[b], local[b]);
+}
+
+/* Selects the ids whose key's top digit is at least digit. */
+template <typename K>
+struct TopkDigitAtLeast
+{
+	const K    *keys;
+	int			shift;
+	unsigned int digit;
+
+	__device__ __forceinline__ bool operator() (const int32_t &id) const
+	{
+		return (unsigned int) (keys[id] >> shift) >= digit;
+	}
+};
+
+/* The keys and positions of the selected ids, in their (id) order. */
+template <typename K>
+__global__ void
+k_topk_candidates(int64_t count, const int32_t *__restrict__ ids, const K *__restrict__ keys,
+				  const int32_t *__restrict__ pos, K *__restrict__ cand_keys,
+				  int32_t *__restrict__ cand_pos)
+{
+	for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < count;
+		 i += (int64_t) gridDim.x * blockDim.x)
+	{
+		int32_t		id = ids[i];
+
+		cand_keys[i] = keys[id];
+		cand_pos[i] = pos[id];
+	}
+}
+
 /* Blocks of a grid-stride launch over items. */
 static unsigned int
 topk_grid(int64_t items)
@@ -172,10 +243,48 @@ topk_release_all(PrGpuTopkWorkspace *ws, PrError *err)
 	topk_release(&ws->pos[1], err, &failed);
 	topk_release(&ws->temp, err, &failed);
 	topk_release(&ws->out, err, &failed);
+	topk_release(&ws->hist, err, &failed);
+	free(ws->host_hist);
+	ws->host_hist = NULL;
 	return !failed;
 }
 
-/* The three steps for vectors of T, with sort keys K (see the file comment). */
+/*
+ * The candidates of the top count keys (see the file comment): the digit histogram, copied to the
+ * host.  Sets *digit and *candidates (keys whose digit is >= *digit); the histogram shows every key.
+ */
+template <typename K>
+static PrStatus
+topk_count_candidates(PrGpuTopkWorkspace *ws, const K *keys, int64_t n, int64_t count,
+					  cudaStream_t stream, unsigned int *digit, int64_t *candidates, PrError *err)
+{
+	const int	shift = (int) (sizeof(K) * 8) - TOPK_DIGIT_BITS;
+	unsigned int *hist = (unsigned int *) ws->hist.ptr;
+	int64_t		sum = 0;
+
+	if (ws->host_hist == NULL &&
+		(ws->host_hist = (unsigned int *) malloc(sizeof(unsigned int) * TOPK_BINS)) == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "GPU top-k: out of host memory");
+	TOPK_CUDA(cudaMemsetAsync(hist, 0, sizeof(unsigned int) * TOPK_BINS, stream));
+	k_topk_histogram<K><<<topk_grid(n), TOPK_THREADS, 0, stream>>>(n, keys, shift, hist);
+	TOPK_CUDA(cudaGetLastError());
+	TOPK_CUDA(cudaMemcpyAsync(ws->host_hist, hist, sizeof(unsigned int) * TOPK_BINS,
+							  cudaMemcpyDeviceToHost, stream));
+	TOPK_CUDA(cudaStreamSynchronize(stream));
+	for (int b = TOPK_BINS - 1; b >= 0; b--)
+	{
+		sum += ws->host_hist[b];
+		if (sum >= count || b == 0)
+		{
+			*digit = (unsigned int) b;
+			break;
+		}
+	}
+	*candidates = sum;
+	return PR_OK;
+}
+
+/* The steps for vectors of T, with sort keys K (see the file comment). */
 template <typename T, typename K>
 static PrStatus
 topk_typed(PrGpuTopkWorkspace *ws, const T *x, int64_t n, int k_cols, int col,
@@ -183,31 +292,66 @@ topk_typed(PrGpuTopkWorkspace *ws, const T *x, int64_t n, int k_cols, int col,
 		   double *host_value, PrError *err)
 {
 	size_t		temp_bytes = 0;
+	size_t		select_bytes = 0;
 	size_t		index_bytes = ((size_t) count * sizeof(int32_t) + 7) & ~(size_t) 7;
-	int			num_items = (int) n;
+	int64_t		sorted = n;		/* pairs sorted: all n, or the candidates */
 	PrStatus	st;
 
 	if ((st = topk_reserve(&ws->keys[0], (size_t) n * sizeof(K), err)) != PR_OK ||
 		(st = topk_reserve(&ws->keys[1], (size_t) n * sizeof(K), err)) != PR_OK ||
 		(st = topk_reserve(&ws->pos[0], (size_t) n * sizeof(int32_t), err)) != PR_OK ||
 		(st = topk_reserve(&ws->pos[1], (size_t) n * sizeof(int32_t), err)) != PR_OK ||
-		(st = topk_reserve(&ws->out, index_bytes + (size_t) count * sizeof(double), err)) != PR_OK)
+		(st = topk_reserve(&ws->out, index_bytes + (size_t) count * sizeof(double), err)) != PR_OK ||
+		(st = topk_reserve(&ws->hist, sizeof(unsigned int) * TOPK_BINS + sizeof(int64_t), err)) != PR_OK)
 		return st;
 	{
-		cub::DoubleBuffer<K> keys((K *) ws->keys[0].ptr, (K *) ws->keys[1].ptr);
-		cub::DoubleBuffer<int32_t> pos((int32_t *) ws->pos[0].ptr, (int32_t *) ws->pos[1].ptr);
+		K		   *all_keys = (K *) ws->keys[0].ptr;
+		int32_t    *all_pos = (int32_t *) ws->pos[0].ptr;
+		cub::DoubleBuffer<K> keys(all_keys, (K *) ws->keys[1].ptr);
+		cub::DoubleBuffer<int32_t> pos(all_pos, (int32_t *) ws->pos[1].ptr);
 		int32_t    *out_index = (int32_t *) ws->out.ptr;
 		double	   *out_value = (double *) ((char *) ws->out.ptr + index_bytes);
 
-		TOPK_CUDA(cub::DeviceRadixSort::SortPairsDescending(NULL, temp_bytes, keys, pos, num_items,
+		k_topk_scatter<T, K><<<topk_grid(n), TOPK_THREADS, 0, stream>>>(n, k_cols, col, x, new_to_old,
+																		all_keys, all_pos);
+		TOPK_CUDA(cudaGetLastError());
+		if (n >= TOPK_FILTER_MIN)
+		{
+			unsigned int digit = 0;
+			int64_t		candidates = n;
+
+			if ((st = topk_count_candidates<K>(ws, all_keys, n, count, stream, &digit,
+											   &candidates, err)) != PR_OK)
+				return st;
+			if (candidates <= n / TOPK_FILTER_SHARE)
+			{
+				/* ids of the candidates in pos[1][0..c), their keys and positions in keys[1] and
+				 * pos[1][c..2c): then the sort's alternate buffers are keys[0] and pos[0] */
+				TopkDigitAtLeast<K> pred = {all_keys, (int) (sizeof(K) * 8) - TOPK_DIGIT_BITS, digit};
+				int32_t    *ids = (int32_t *) ws->pos[1].ptr;
+				int64_t    *d_selected = (int64_t *) ((char *) ws->hist.ptr + sizeof(unsigned int) * TOPK_BINS);
+				thrust::counting_iterator<int32_t> every_id(0);
+
+				TOPK_CUDA(cub::DeviceSelect::If(NULL, select_bytes, every_id, ids, d_selected, n, pred,
+												stream));
+				if ((st = topk_reserve(&ws->temp, select_bytes, err)) != PR_OK)
+					return st;
+				TOPK_CUDA(cub::DeviceSelect::If(ws->temp.ptr, select_bytes, every_id, ids, d_selected,
+												n, pred, stream));
+				k_topk_candidates<K><<<topk_grid(candidates), TOPK_THREADS, 0, stream>>>(
+					candidates, ids, all_keys, all_pos, (K *) ws->keys[1].ptr, ids + candidates);
+				TOPK_CUDA(cudaGetLastError());
+				keys = cub::DoubleBuffer<K>((K *) ws->keys[1].ptr, all_keys);
+				pos = cub::DoubleBuffer<int32_t>(ids + candidates, all_pos);
+				sorted = candidates;
+			}
+		}
+		TOPK_CUDA(cub::DeviceRadixSort::SortPairsDescending(NULL, temp_bytes, keys, pos, (int) sorted,
 															0, (int) (sizeof(K) * 8), stream));
 		if ((st = topk_reserve(&ws->temp, temp_bytes, err)) != PR_OK)
 			return st;
-		k_topk_scatter<T, K><<<topk_grid(n), TOPK_THREADS, 0, stream>>>(n, k_cols, col, x, new_to_old,
-																		keys.Current(), pos.Current());
-		TOPK_CUDA(cudaGetLastError());
 		TOPK_CUDA(cub::DeviceRadixSort::SortPairsDescending(ws->temp.ptr, temp_bytes, keys, pos,
-															num_items, 0, (int) (sizeof(K) * 8),
+															(int) sorted, 0, (int) (sizeof(K) * 8),
 															stream));
 		k_topk_gather<T><<<topk_grid(count), TOPK_THREADS, 0, stream>>>(count, k_cols, col, x, new_to_old,
 																		pos.Current(), out_index, out_value);
@@ -282,7 +426,7 @@ pr_gpu_topk_workspace_bytes(const PrGpuTopkWorkspace *ws)
 	if (ws == NULL)
 		return 0;
 	return ws->keys[0].bytes + ws->keys[1].bytes + ws->pos[0].bytes + ws->pos[1].bytes +
-		ws->temp.bytes + ws->out.bytes;
+		ws->temp.bytes + ws->out.bytes + ws->hist.bytes;
 }
 
 /* See pr_gpu_topk.h. */

@@ -8,10 +8,19 @@
  *    with one in-place ncclAllGather per iteration (communicators from ncclCommInitAll; NVLink
  *    multicast off: NCCL_NVLS_ENABLE=0 is set before NCCL starts).  One host thread drives every
  *    GPU through its own stream; the NCCL calls of all GPUs are grouped.
- *    The local product is this file's CSR kernel (rows by descending length: chunked long rows,
- *    a warp per medium row, 4 lanes per short row; every sum in a fixed order) or cusparseSpMV.
- *    The single-GPU engine (pr_gpu.h) offers only whole-graph products behind PrEngine, so its
- *    tiled kernels cannot take one part's rows yet; reusing them is the next step.
+ *    The local product is one of three kernels:
+ *    - csr: this file's CSR kernel (rows by descending length: chunked long rows, a warp per
+ *      medium row, 4 lanes per short row; every sum in a fixed order);
+ *    - cusparse: cusparseSpMV on the part's CSR;
+ *    - tiled: the single-GPU engine's tile-composite kernels (pr_gpu_tiled.h, the same upload and
+ *      launch code as pr_gpu.cu).  Each part is a rectangular matrix: its rows, and only the
+ *      columns (slots) it reads, relabelled by descending count inside the part
+ *      (pr_plan_relabel_columns), planned by pr_plan_composite (a fixed layout: 8 shared-memory
+ *      tiles, CSR-vector rows >= 128, compact partials — the best measured on R-MAT 24 — or
+ *      pr_plan_choose with a model when one is given).  Each product first gathers the part's
+ *      columns from the all-gathered vector in slot order, z[j] = x[col_map[j]] / out_strength
+ *      (one coalesced pass over the columns the part reads, with the PageRank scaling folded in,
+ *      so the matrix carries no values on an unweighted graph), then runs the tiles over z.
  * 2. A matrix larger than the GPU: a streamed product following a pr_stream.h block plan: blocks
  *    of rows copied host -> device into two buffers on two streams (copy of block b+1 overlaps the
  *    product of block b), from pinned memory within the plan's pinned budget.
@@ -26,6 +35,7 @@
 
 #include "pr_common.h"
 #include "pr_partition.h"
+#include "pr_plan.h"
 #include "pr_stream.h"
 
 #ifdef __cplusplus
@@ -39,7 +49,8 @@ extern "C" {
 typedef enum PrMultiKernel
 {
 	PR_MULTI_KERNEL_CSR = 0,	/* this library's CSR kernel */
-	PR_MULTI_KERNEL_CUSPARSE	/* cusparseSpMV on each part (32-bit indices: < 2^31 entries a part) */
+	PR_MULTI_KERNEL_CUSPARSE,	/* cusparseSpMV on each part (32-bit indices: < 2^31 entries a part) */
+	PR_MULTI_KERNEL_TILED		/* the single-GPU engine's tile-composite kernels on each part */
 } PrMultiKernel;
 
 /* Arithmetic of the device vectors. */
@@ -68,9 +79,20 @@ typedef struct PrMultiOptions
 	/* Called after each residual read (may be NULL): iteration number and L1 residual. */
 	void		(*progress) (void *arg, int iteration, double residual);
 	void	   *progress_arg;
+
+	/*
+	 * The tiled kernel's layout of each part.  tiled_model NULL: this fixed layout; otherwise
+	 * pr_plan_choose with the model over its default candidates (planned shapes of every
+	 * candidate: slower to prepare).  Shared-memory tiles are 49152 columns wide (24576 in fp64).
+	 */
+	int			tiled_smem_tiles;	/* default 8 */
+	int			tiled_vec_threshold;	/* default 128 */
+	bool		tiled_compact;	/* compact partials + merge (default true) */
+	const PrModel *tiled_model; /* default NULL */
 } PrMultiOptions;
 
-/* Fills the defaults (all GPUs, greedy, CSR kernel, fp32, check every iteration, no hooks). */
+/* Fills the defaults (all GPUs, greedy, CSR kernel, fp32, check every iteration, no hooks; the
+ * tiled layout s8, v128, compact, no model). */
 void		pr_multi_options_init(PrMultiOptions *opts);
 
 /* What prepare() built. */
@@ -79,7 +101,7 @@ typedef struct PrMultiReport
 	int			n_gpus;
 	char		device[96];		/* name of GPU 0 */
 	char		nccl_version[32];
-	const char *kernel;			/* "csr" or "cusparse" */
+	const char *kernel;			/* "csr", "cusparse" or "tiled" */
 	const char *precision;		/* "fp32" or "fp64" */
 	const char *method;			/* partition method */
 	int64_t		n_nodes;
@@ -90,8 +112,12 @@ typedef struct PrMultiReport
 	int64_t		rows[PR_MULTI_MAX_GPUS];
 	int64_t		edges[PR_MULTI_MAX_GPUS];
 	size_t		device_bytes[PR_MULTI_MAX_GPUS];
-	double		partition_seconds;	/* host: partition + local CSRs */
+	double		partition_seconds;	/* host: partition + local CSRs (+ the tiled plans) */
 	double		upload_seconds;
+	/* tiled kernel */
+	int64_t		cols[PR_MULTI_MAX_GPUS];	/* columns each part reads (the gathered entries) */
+	char		layout[192];	/* GPU 0's layout */
+	double		gather_ms;		/* pr_multi_time: the column gathers alone (slowest GPU), else 0 */
 } PrMultiReport;
 
 typedef struct PrMulti PrMulti;
@@ -131,6 +157,7 @@ PrStatus	pr_multi_pagerank(PrMulti *m, double alpha, double tolerance, int max_i
 /*
  * Times reps products y = P x with the all-gather (x = 1/n): *product_ms = mean of one local
  * product alone (slowest GPU), *iteration_ms = mean of product + all-gather across all GPUs.
+ * The tiled kernel's products include its column gather; the gather alone goes to the report.
  */
 PrStatus	pr_multi_time(PrMulti *m, int reps, double *product_ms, double *iteration_ms,
 						  PrError *err);

@@ -191,4 +191,15 @@ k_finish_pairs(int n_blocks, const double *__restrict__ part, double *__restrict
 	}
 }
 
+/* The tiled kernel's input: z[j] = x[map[j]] * scale[j] for the n columns a part reads. */
+template <typename T>
+static __global__ void __launch_bounds__(PRM_THREADS)
+k_gather_columns(int64_t n, const int32_t *__restrict__ map, const T *__restrict__ scale,
+				 const T *__restrict__ x, T *__restrict__ z)
+{
+	for (int64_t j = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; j < n;
+		 j += (int64_t) gridDim.x * blockDim.x)
+		z[j] = x[map[j]] * scale[j];
+}
+
 #endif							/* PR_MULTI_KERNELS_CUH */

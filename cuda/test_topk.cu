@@ -3,7 +3,9 @@
  * std::stable_sort by (value descending, id ascending, NaN last, -0 = +0) and the core's pr_top_k
  * (the CPU engine's order).  Random data full of ties (a few distinct values), NaN, +-0, +-inf,
  * a random private order (new_to_old), several columns, float and double, top_k from 1 to beyond
- * n, one workspace kept across sizes (grown) and calls without one.  Then the time of one call on
+ * n, one workspace kept across sizes (grown) and calls without one; scores spread over decades (few
+ * ties), where columns of 4096 and more take the candidate filter of pr_gpu_topk.cu, as the tied
+ * data does for a small top_k (its top digit holds a few percent of the keys).  Then the time of one call on
  * an R-MAT 24-sized vector (8.87 M nodes).  Needs a GPU:
  *
  *   make -C cuda check-topk        (builds build/test_topk and runs it)
@@ -70,6 +72,13 @@ tied_value(uint64_t *state, bool specials)
 	return (double) (next_random(state) % 13) / 16.0 + (r % 3 == 0 ? 1e-3 : 0.0);
 }
 
+/* A value like a PageRank / RWR score: spread over a few decades, few ties. */
+static double
+spread_value(uint64_t *state)
+{
+	return (double) (next_random(state) % 1000003 + 1) * 1e-9 * (double) (1 + next_random(state) % 1000);
+}
+
 /* True when a ranks before b: larger first, NaN last, -0 = +0, then the smaller id. */
 static bool
 host_ranks_before(double va, double vb, int32_t a, int32_t b)
@@ -104,7 +113,7 @@ same_value(double a, double b)
 template <typename T>
 static void
 run_case(const char *name, int64_t n, int k_cols, int col, int64_t top_k, bool specials,
-		 PrGpuTopkWorkspace **ws, cudaStream_t stream, uint64_t seed)
+		 PrGpuTopkWorkspace **ws, cudaStream_t stream, uint64_t seed, bool spread = false)
 {
 	uint64_t	state = seed;
 	std::vector<double> by_id((size_t) n);	/* the column's value of each internal id, as T */
@@ -124,7 +133,7 @@ run_case(const char *name, int64_t n, int k_cols, int col, int64_t top_k, bool s
 
 	for (int64_t i = 0; i < n; i++)
 	{
-		by_id[i] = (double) (T) tied_value(&state, specials);
+		by_id[i] = (double) (T) (spread ? spread_value(&state) : tied_value(&state, specials));
 		new_to_old[i] = (int32_t) i;
 	}
 	for (int64_t i = n - 1; i > 0; i--)
@@ -288,6 +297,9 @@ main(void)
 			/* NaN, +-0, +-inf, 3 columns: middle and last */
 			run_case<float>("specials", n, 3, 1, top_ks[t], true, &ws, stream, seed + 7);
 			run_case<double>("specials", n, 3, 2, top_ks[t], true, &ws, stream, seed + 7);
+			/* scores spread over decades (the candidate filter's usual case), 8 columns */
+			run_case<float>("spread", n, 8, 5, top_ks[t], false, &ws, stream, seed + 21, true);
+			run_case<double>("spread", n, 8, 0, top_ks[t], false, &ws, stream, seed + 21, true);
 			/* scratch allocated and freed per call */
 			if (t % 2 == 0)
 				run_case<float>("per-call workspace", n, 2, 1, top_ks[t], true, NULL, stream,

@@ -246,14 +246,16 @@ COMMENT ON FUNCTION rwr(rankgraph, bigint[], float8, float8, int, int, text, boo
 -- the GPU service was not used although it could have been (NULL: it was, or it was not asked).
 -- read_ms is the part of build_ms spent reading the rows (0 on a cache hit), prepare_ms the part of
 -- iterate_ms the engine spent preparing the graph (on the GPU: planning the layout and uploading
--- it; about 0 when the graph was resident).
+-- it; about 0 when the graph was resident).  batch_size is the number of requests the GPU service
+-- answered with the same run (RWR requests on one cached graph are batched: see
+-- powerrank.service_batch_size); 1 when the run served this call alone.
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION powerrank_last_run()
 RETURNS TABLE(algorithm text, engine text, nodes bigint, edges bigint, skipped_rows bigint,
 			  iterations int, residual float8, norm text, converged boolean,
 			  build_ms float8, iterate_ms float8, total_ms float8, cache_hit boolean,
-			  fallback text, read_ms float8, prepare_ms float8)
+			  fallback text, read_ms float8, prepare_ms float8, batch_size int)
 	AS 'MODULE_PATHNAME', 'powerrank_last_run'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
 
@@ -352,7 +354,8 @@ CREATE FUNCTION powerrank_service_status(
 	OUT preloaded boolean, OUT state text, OUT worker_pid int, OUT engine_pid int,
 	OUT engine text, OUT device text, OUT requests bigint, OUT failures bigint,
 	OUT restarts bigint, OUT resident_graphs int, OUT device_bytes bigint, OUT uploads bigint,
-	OUT reuses bigint, OUT evictions bigint, OUT request_segments int, OUT last_error text)
+	OUT reuses bigint, OUT evictions bigint, OUT request_segments int, OUT last_error text,
+	OUT batches bigint, OUT batched_requests bigint)
 RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'powerrank_service_status'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
@@ -360,7 +363,7 @@ RETURNS SETOF record
 CREATE VIEW powerrank_service AS SELECT * FROM powerrank_service_status();
 
 COMMENT ON VIEW powerrank_service IS
-	'The powerrank GPU service: state, processes, engine, device, requests, failures, restarts, resident graphs';
+	'The powerrank GPU service: state, processes, engine, device, requests, failures, restarts, resident graphs, RWR batches';
 
 CREATE FUNCTION powerrank_progress_entries(
 	OUT pid int, OUT algorithm text, OUT device text, OUT phase text, OUT iteration int,
@@ -380,6 +383,6 @@ CREATE FUNCTION powerrank_service_inject_fault(fault text) RETURNS void
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION powerrank_service_inject_fault(text) IS
-	'Tests only (superuser): the GPU service fails its next request: error, oom, crash or none';
+	'Tests only (superuser): the GPU service fails its next request (error, oom, crash), makes the next RWR request wait for a batch (gather), or none';
 
 REVOKE ALL ON FUNCTION powerrank_service_inject_fault(text) FROM PUBLIC;

@@ -28,9 +28,7 @@
 #include "utils/snapmgr.h"
 
 #include "graph_heapscan.h"
-
-/* Rows between two interrupt checks (and resets of the per-row conversion context). */
-#define HEAPSCAN_CHECK_EVERY 4096
+#include "graph_parallel_read.h"
 
 int			powerrank_table_reader = TABLE_READER_AUTO;
 
@@ -41,22 +39,14 @@ static const struct config_enum_entry table_reader_options[] = {
 	{NULL, 0, false}
 };
 
-/* How a weight column's value becomes a double (the cast to double precision, done in C). */
-typedef enum WeightKind
-{
-	WEIGHT_INT2,
-	WEIGHT_INT4,
-	WEIGHT_INT8,
-	WEIGHT_FLOAT4,
-	WEIGHT_FLOAT8,
-	WEIGHT_NUMERIC,
-	WEIGHT_UNSUPPORTED
-} WeightKind;
-
-/* Defines powerrank.table_reader (superuser-only: it exists to compare the readers in tests). */
+/*
+ * Defines powerrank.table_reader (superuser-only: it exists to compare the readers in tests) and
+ * the parallel reader's setting (here, so that both exist before guc.c reserves the prefix).
+ */
 void
 graph_heapscan_guc_init(void)
 {
+	graph_parallel_read_guc_init();
 	DefineCustomEnumVariable("powerrank.table_reader",
 							 "Reader of the table form: auto (a direct table scan where it reads what a SELECT would, SPI elsewhere), spi, or direct (an ERROR where it may not be used).",
 							 NULL,
@@ -126,45 +116,9 @@ graph_heapscan_refusal(const EdgeScanTarget *target)
 	return reason;
 }
 
-/* An endpoint value of column type type as bigint (the int2/int4 -> int8 casts). */
-static inline int64
-endpoint_value(Datum value, Oid type)
-{
-	if (type == INT8OID)
-		return DatumGetInt64(value);
-	if (type == INT4OID)
-		return (int64) DatumGetInt32(value);
-	return (int64) DatumGetInt16(value);
-}
-
-/* A weight value as double precision, with the same functions as the casts to float8. */
-static inline double
-weight_value(Datum value, WeightKind kind)
-{
-	switch (kind)
-	{
-		case WEIGHT_INT2:
-			return (double) DatumGetInt16(value);
-		case WEIGHT_INT4:
-			return (double) DatumGetInt32(value);
-		case WEIGHT_INT8:
-			return (double) DatumGetInt64(value);
-		case WEIGHT_FLOAT4:
-			return (double) DatumGetFloat4(value);
-		case WEIGHT_FLOAT8:
-			return DatumGetFloat8(value);
-		case WEIGHT_NUMERIC:
-			return DatumGetFloat8(DirectFunctionCall1(numeric_float8, value));
-		case WEIGHT_UNSUPPORTED:
-			break;
-	}
-	elog(ERROR, "unsupported weight conversion %d", (int) kind);
-	return 0.0;
-}
-
 /* Room for the rows the catalog expects (a hint: the list still grows by doubling past it). */
-static void
-reserve_expected_rows(Relation rel, EdgeList *edges)
+void
+graph_heapscan_reserve(Relation rel, EdgeList *edges)
 {
 	double		expected = rel->rd_rel->reltuples;
 
@@ -172,80 +126,80 @@ reserve_expected_rows(Relation rel, EdgeList *edges)
 		edge_list_reserve(edges, (Size) (expected * 1.05) + 1024);
 }
 
+/* Fills reader with target's column numbers and conversions. */
+void
+graph_heapscan_reader_init(EdgeRowReader *reader, const EdgeScanTarget *target)
+{
+	bool		weighted = target->n_columns == 3;
+
+	reader->src_attnum = target->columns[0].attnum;
+	reader->dst_attnum = target->columns[1].attnum;
+	reader->weight_attnum = weighted ? target->columns[2].attnum : InvalidAttrNumber;
+	reader->max_attnum = Max(Max(reader->src_attnum, reader->dst_attnum), reader->weight_attnum);
+	reader->src_type = target->columns[0].type;
+	reader->dst_type = target->columns[1].type;
+	reader->weight_kind = weighted ? weight_kind(target->columns[2].type) : WEIGHT_FLOAT8;
+	reader->relname = target->relname;
+}
+
 /*
- * Reads the edge columns of every row of target visible to the statement's snapshot into edges
- * (initialised by the caller): rows with a NULL endpoint (or NULL weight) are skipped and counted,
- * invalid weights are errors, exactly as in the SPI reader.  A cancel is noticed every few
- * thousand rows; on an ERROR the scan's buffer pins and relation reference go with the resource
- * owner.
+ * Appends every row that scan (begun on rel) returns to edges: rows with a NULL endpoint (or NULL
+ * weight) are skipped and counted, invalid weights are errors.  A cancel is noticed every few
+ * thousand rows.  The caller ends the scan.
  */
 void
-graph_heapscan_fetch(const EdgeScanTarget *target, EdgeList *edges)
+graph_heapscan_read(const EdgeRowReader *reader, Relation rel, TableScanDesc scan,
+					EdgeList *edges)
 {
-	AttrNumber	src_attnum = target->columns[0].attnum;
-	AttrNumber	dst_attnum = target->columns[1].attnum;
-	AttrNumber	weight_attnum = edges->weighted ? target->columns[2].attnum : InvalidAttrNumber;
-	Oid			src_type = target->columns[0].type;
-	Oid			dst_type = target->columns[1].type;
-	WeightKind	kind = edges->weighted ? weight_kind(target->columns[2].type) : WEIGHT_FLOAT8;
-	AttrNumber	max_attnum = Max(Max(src_attnum, dst_attnum), weight_attnum);
 	MemoryContext row_cxt;
 	MemoryContext old_cxt;
-	Relation	rel;
-	TableScanDesc scan;
 	TupleTableSlot *slot;
 	uint32		until_check = HEAPSCAN_CHECK_EVERY;
+	int64		src;
+	int64		dst;
+	double		weight;
 
-	rel = table_open(target->relid, AccessShareLock);
-	reserve_expected_rows(rel, edges);
 	row_cxt = AllocSetContextCreate(CurrentMemoryContext, "powerrank row conversion",
 									ALLOCSET_SMALL_SIZES);
 	slot = table_slot_create(rel, NULL);
-	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
 	old_cxt = MemoryContextSwitchTo(row_cxt);
 
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
-		Datum	   *values;
-		bool	   *isnull;
-		double		weight = 1.0;
-		bool		weight_null = false;
-
 		if (unlikely(--until_check == 0))
 		{
 			until_check = HEAPSCAN_CHECK_EVERY;
 			CHECK_FOR_INTERRUPTS();
 			MemoryContextReset(row_cxt);
 		}
-		slot_getsomeattrs(slot, max_attnum);
-		values = slot->tts_values;
-		isnull = slot->tts_isnull;
-
-		/* the SELECT's casts run before its rows are looked at: a failing cast wins */
-		if (weight_attnum != InvalidAttrNumber)
-		{
-			weight_null = isnull[weight_attnum - 1];
-			if (!weight_null)
-				weight = weight_value(values[weight_attnum - 1], kind);
-		}
-		if (isnull[src_attnum - 1] || isnull[dst_attnum - 1] || weight_null)
-		{
-			edges->skipped++;
-			continue;
-		}
-		{
-			int64		src = endpoint_value(values[src_attnum - 1], src_type);
-			int64		dst = endpoint_value(values[dst_attnum - 1], dst_type);
-
-			if (weight_attnum != InvalidAttrNumber)
-				edge_list_check_weight(weight, src, dst, target->relname);
+		if (graph_heapscan_convert_row(reader, slot, &src, &dst, &weight))
 			edge_list_append(edges, src, dst, weight);
-		}
+		else
+			edges->skipped++;
 	}
 
 	MemoryContextSwitchTo(old_cxt);
-	table_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
 	MemoryContextDelete(row_cxt);
+}
+
+/*
+ * Reads the edge columns of every row of target visible to the statement's snapshot into edges
+ * (initialised by the caller) with one serial scan, exactly as the SPI reader would.  On an ERROR
+ * the scan's buffer pins and relation reference go with the resource owner.
+ */
+void
+graph_heapscan_fetch(const EdgeScanTarget *target, EdgeList *edges)
+{
+	EdgeRowReader reader;
+	Relation	rel;
+	TableScanDesc scan;
+
+	graph_heapscan_reader_init(&reader, target);
+	rel = table_open(target->relid, AccessShareLock);
+	graph_heapscan_reserve(rel, edges);
+	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	graph_heapscan_read(&reader, rel, scan, edges);
+	table_endscan(scan);
 	table_close(rel, AccessShareLock);
 }

@@ -1,7 +1,8 @@
 /*
  * graph_scan.c — the table form's reader: resolves the relation and its columns, checks SELECT
  * privilege before reading anything, then fetches the rows into an EdgeList: with a direct table
- * scan (graph_heapscan.c) where that reads exactly what a SELECT would, otherwise through an SPI
+ * scan (graph_heapscan.c; in parallel workers for large tables, graph_parallel_read.c) where that
+ * reads exactly what a SELECT would, otherwise through an SPI
  * cursor (so row-level security, views and foreign tables work as in any query).  Rows with a NULL endpoint (or a NULL
  * weight, when a weight column is used) are skipped and counted; invalid weights are errors.
  */
@@ -20,6 +21,7 @@
 #include "utils/varlena.h"
 
 #include "graph_heapscan.h"
+#include "graph_parallel_read.h"
 #include "graph_scan.h"
 
 /* Rows fetched from the cursor per round trip. */
@@ -275,16 +277,29 @@ graph_scan_fetch(const EdgeScanTarget *target, MemoryContext cxt, EdgeList *edge
 {
 	double		started = pr_clock_seconds();
 	bool		direct = use_direct_scan(target);
+	bool		parallel = false;
+	ParallelReadInfo parallel_info = {0};
 
 	edge_list_init(edges, cxt, target->n_columns == 3);
 	if (direct)
-		graph_heapscan_fetch(target, edges);
+	{
+		parallel = graph_parallel_read_fetch(target, edges, &parallel_info);
+		if (!parallel)
+			graph_heapscan_fetch(target, edges);
+	}
 	else
 		fetch_rows(build_scan_query(target->relid, target->columns, target->n_columns), edges,
 				   target->relname);
-	elog(DEBUG1, "powerrank: read %zu edge rows of \"%s\" in %.1f ms (%s)", edges->count,
-		 target->relname, (pr_clock_seconds() - started) * 1000.0,
-		 direct ? "direct table scan" : "SPI");
+	if (parallel)
+		elog(DEBUG1, "powerrank: read %zu edge rows of \"%s\" in %.1f ms (parallel table scan, %d of %d workers launched; scan %.1f ms, gather %.1f ms)",
+			 edges->count, target->relname, (pr_clock_seconds() - started) * 1000.0,
+			 parallel_info.launched, parallel_info.planned,
+			 parallel_info.scan_seconds * 1000.0, parallel_info.gather_seconds * 1000.0);
+	else
+		elog(DEBUG1, "powerrank: read %zu edge rows of \"%s\" in %.1f ms (%s)", edges->count,
+			 target->relname, (pr_clock_seconds() - started) * 1000.0,
+			 direct ? (parallel_info.planned > 0 ? "direct table scan, no parallel worker launched" :
+					   "direct table scan") : "SPI");
 	graph_scan_report_skipped(edges->skipped, edges->weighted);
 }
 

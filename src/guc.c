@@ -22,6 +22,9 @@ int			powerrank_gpu_devices = 0;
 int			powerrank_gpu_device = 0;
 int			powerrank_gpu_precision = PR_GPU_FP64;
 int			powerrank_gpu_kernel = PR_GPU_KERNEL_AUTO;
+int			powerrank_service_batch_size = 8;
+double		powerrank_service_batch_wait_ms = 1.0;
+int			powerrank_gpu_quick_layout_edges = 8000000;
 int			powerrank_gpu_memory_mb = 0;
 int			powerrank_gpu_min_edges = 400000;
 
@@ -101,6 +104,24 @@ service_guc_init(void)
 							&powerrank_gpu_memory_mb,
 							0, 0, INT_MAX / 2,
 							PGC_SIGHUP, GUC_UNIT_MB, NULL, NULL, NULL);
+	DefineCustomIntVariable("powerrank.service_batch_size",
+							"RWR requests on one cached graph that the GPU service may answer with one multi-column run (1 = one at a time).",
+							"Every run of a batch has this many columns; idle columns repeat a request's.",
+							&powerrank_service_batch_size,
+							8, 1, SERVICE_MAX_BATCH,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("powerrank.service_batch_wait",
+							 "How long the GPU service waits for more RWR requests to join a batch, in milliseconds.",
+							 "It waits only while the previous batch had company (a lone caller never waits), and never longer than this.",
+							 &powerrank_service_batch_wait_ms,
+							 1.0, 0.0, 1000.0,
+							 PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("powerrank.gpu_quick_layout_edges",
+							"Cached graphs with at least this many edges are first prepared on the GPU with a quick layout while the tuned layout is planned in the background (-1 = always plan first).",
+							"The first call then does not wait for the layout planning; later calls use the tuned layout once it is ready.",
+							&powerrank_gpu_quick_layout_edges,
+							8000000, -1, INT_MAX,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("powerrank.gpu_min_edges",
 							"Edges a graph needs for device => 'auto' to run it on the GPU service.",
 							NULL,

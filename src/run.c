@@ -273,6 +273,7 @@ record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *sta
 	record.total_ms = (now - run->started) * 1000.0;
 	record.cache_hit = run->cache_hit;
 	strlcpy(record.fallback, run->fallback, sizeof(record.fallback));
+	record.batch_size = Max(run->batch_size, 1);
 	run_stats_record(&record);
 
 	if (stats->converged)

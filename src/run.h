@@ -50,6 +50,7 @@ typedef struct RankRun
 	bool		needs_out_edges;	/* HITS on a cached graph: out-edges added only on the CPU */
 	RankDevice	device;
 	bool		resident;		/* the service found the graph already on its device */
+	int			batch_size;		/* requests the service answered with the same run (0: no service) */
 	char		engine_name[32];	/* engine that ran, when it was the service */
 	char		fallback[SERVICE_MESSAGE_LEN];	/* why the service was not used (empty: it was, or
 												 * it was not asked) */
@@ -108,6 +109,7 @@ typedef struct RankRunStats
 	double		total_ms;
 	bool		cache_hit;
 	char		fallback[SERVICE_MESSAGE_LEN];	/* why the GPU service was not used ('' = none) */
+	int			batch_size;		/* requests answered by the same engine run (1: alone) */
 	double		read_ms;		/* of build_ms: reading the rows (0 on a cache hit) */
 	double		prepare_ms;		/* of iterate_ms: the engine preparing the graph */
 } RankRunStats;

@@ -28,8 +28,8 @@ Datum
 powerrank_last_run(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		values[16];
-	bool		nulls[16] = {0};
+	Datum		values[17];
+	bool		nulls[17] = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!last_run_valid)
@@ -54,6 +54,7 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 		nulls[13] = true;
 	values[14] = Float8GetDatum(last_run.read_ms);
 	values[15] = Float8GetDatum(last_run.prepare_ms);
+	values[16] = Int32GetDatum(last_run.batch_size);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

@@ -34,6 +34,7 @@
 #define SERVICE_MAX_RESIDENT 16	/* graphs resident in the engine process at most */
 #define SERVICE_MESSAGE_LEN PR_ERROR_MESSAGE_LEN
 #define SERVICE_INLINE_BYTES 4096	/* a request this small lives in the slot, not in a segment */
+#define SERVICE_MAX_BATCH 64		/* most RWR requests one engine run serves together */
 
 /* State of the service as a whole (ServiceShared.state). */
 typedef enum ServiceState
@@ -76,7 +77,9 @@ typedef enum ServiceFault
 	FAULT_NONE = 0,
 	FAULT_ENGINE_ERROR,			/* the engine fails the request (and the process restarts) */
 	FAULT_OUT_OF_MEMORY,		/* the engine reports out of (device) memory */
-	FAULT_CRASH					/* the engine process dies abruptly (SIGKILL to itself) */
+	FAULT_CRASH,				/* the engine process dies abruptly (SIGKILL to itself) */
+	FAULT_GATHER				/* the next batchable request waits (up to 10 s) for companions
+								 * until none arrives for 200 ms: tests make a batch this way */
 } ServiceFault;
 
 /*
@@ -165,6 +168,7 @@ typedef struct ServiceOutcome
 	double		seconds;		/* in the driver, upload included */
 	double		prepare_seconds;	/* of which preparing the graph on the device */
 	bool		resident;		/* the graph was already on the device */
+	int			batch_size;		/* requests served by the same engine run (1: alone) */
 	char		engine[32];
 } ServiceOutcome;
 
@@ -239,6 +243,8 @@ typedef struct ServiceShared
 	pg_atomic_uint64 uploads;	/* graphs prepared on the device */
 	pg_atomic_uint64 reuses;	/* requests served by an already-resident graph */
 	pg_atomic_uint64 evictions; /* resident graphs evicted (LRU / memory pressure) */
+	pg_atomic_uint64 batches;	/* engine runs that answered several RWR requests together */
+	pg_atomic_uint64 batched_requests;	/* the requests they answered */
 	pg_atomic_uint32 resident;	/* resident graphs now */
 	pg_atomic_uint64 device_bytes;	/* their device (or host, for cpu-test) bytes */
 	pg_atomic_uint64 resident_ids[SERVICE_MAX_RESIDENT];	/* their cache entry ids (0: none) */
@@ -269,6 +275,9 @@ typedef struct ServiceEngineConfig
 	int			gpu_kernel;		/* PrGpuKernel */
 	int64		memory_limit;	/* bytes of resident graphs (0: no limit but the device's) */
 	int			cpu_threads;	/* cpu-test engine threads */
+	int			batch_size;		/* RWR requests one engine run may serve together (1: no batching) */
+	int			batch_wait_us;	/* how long a batch waits for companions (see service_engine.c) */
+	int			quick_layout_edges; /* graphs this large get the quick layout first (-1: never) */
 	int			dsm_type;		/* dynamic_shared_memory_type */
 } ServiceEngineConfig;
 
@@ -283,6 +292,9 @@ extern int	powerrank_gpu_precision;
 extern int	powerrank_gpu_kernel;
 extern int	powerrank_gpu_memory_mb;
 extern int	powerrank_gpu_min_edges;
+extern int	powerrank_service_batch_size;
+extern double powerrank_service_batch_wait_ms;
+extern int	powerrank_gpu_quick_layout_edges;
 
 /* ---- service_shmem.c ---- */
 
@@ -308,6 +320,13 @@ void		service_futex_wait(pg_atomic_uint32 *word, uint32 seen, int timeout_ms);
 
 void		service_worker_register(void);
 PGDLLEXPORT void powerrank_service_main(Datum arg);
+
+/* ---- service_batch.c (engine process) ---- */
+
+bool		batch_eligible(const ServiceRequest *req);
+int			batch_gather(int lead, int *members, int max, int wait_us, bool gather);
+bool		batch_restart(int n_members, int width, const PrRestart *member, PrRestart *out);
+void		batch_restart_free(PrRestart *restart);
 
 /* ---- service_engine.c ---- */
 

@@ -408,6 +408,7 @@ service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha, const PrRes
 		stats->prepare_seconds = outcome.prepare_seconds;
 		stats->engine = run->engine_name;
 		run->resident = outcome.resident;
+		run->batch_size = Max(outcome.batch_size, 1);
 		return true;
 	}
 	if (run->device == RANK_DEVICE_GPU)

@@ -25,6 +25,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -58,6 +59,14 @@ typedef struct Resident
 	bool		prepared;
 	ServiceAlgorithm prepared_algorithm;
 	int			prepared_k;
+	bool		quick;			/* engine has the quick layout; the tuned one is planned beside */
+	bool		tuner_started;	/* the tuner thread runs (or ended and is not joined yet) */
+	pthread_t	tuner;
+	pg_atomic_uint32 tuner_done;	/* set by the tuner thread when tuned / tuned_err are written */
+	PrEngine   *tuned;			/* the tuner's engine, prepared for PageRank (NULL: it failed) */
+	PrError		tuned_err;
+	PrEngine   *batch_engine;	/* RWR batches: an engine prepared for config->batch_size columns */
+	bool		batch_prepared;
 	PrMulti    *multi;			/* the graph prepared on every GPU (plain PageRank), or NULL */
 	size_t		multi_bytes;	/* its device bytes, all GPUs */
 	bool		multi_failed;	/* the multi-GPU run failed on this graph: one GPU from now on */
@@ -96,6 +105,8 @@ static ServiceSlot *current_slot = NULL;	/* the request being served (the multi 
 static Resident residents[MAX_RESIDENT];
 static uint64 use_clock = 0;
 static pid_t parent_pid;
+
+static size_t resident_bytes(Resident *r, int k, int n_slots);
 
 /* Ends the engine process at once, without PostgreSQL's exit hooks. */
 static void
@@ -280,9 +291,12 @@ start_multi(const char *device)
 			 config->gpu_device);
 }
 
-/* Creates one engine of the configured kind (NULL with err set on failure). */
+/*
+ * Creates one engine of the configured kind (NULL with err set on failure); quick asks the GPU
+ * engine for the quick layout (row-binned, natural ids) instead of the configured kernel.
+ */
 static PrEngine *
-create_engine(PrError *err)
+create_engine_layout(bool quick, PrError *err)
 {
 	PrGpuOptions opts;
 
@@ -291,9 +305,18 @@ create_engine(PrError *err)
 	gpu.options_init(&opts);
 	opts.device = config->gpu_device;
 	opts.precision = (PrGpuPrecision) config->gpu_precision;
-	opts.kernel = (PrGpuKernel) config->gpu_kernel;
+	opts.kernel = quick ? PR_GPU_KERNEL_BINNED : (PrGpuKernel) config->gpu_kernel;
+	if (quick)
+		opts.relabel = false;
 	opts.memory_budget = (size_t) config->memory_limit;
 	return gpu.engine_create(&opts, err);
+}
+
+/* Creates one engine of the configured kind and kernel (NULL with err set on failure). */
+static PrEngine *
+create_engine(PrError *err)
+{
+	return create_engine_layout(false, err);
 }
 
 /*
@@ -459,12 +482,97 @@ multi_release(Resident *r)
 	r->multi_bytes = 0;
 }
 
+/* The tuner thread: plans and uploads the tuned layout of a resident graph for PageRank. */
+static void *
+tuner_main(void *arg)
+{
+	Resident   *r = (Resident *) arg;
+	PrError		err = {0};
+	PrEngine   *e = create_engine_layout(false, &err);
+
+	if (e != NULL && pr_pagerank_prepare(e, &r->graph, 1, &err) != PR_OK)
+	{
+		e->ops->release(e);
+		e = NULL;
+	}
+	r->tuned = e;
+	r->tuned_err = err;
+	pg_write_barrier();
+	pg_atomic_write_u32(&r->tuner_done, 1);
+	return NULL;
+}
+
+/* Starts planning the tuned layout of a resident graph whose engine has the quick one. */
+static void
+tuner_start(Resident *r)
+{
+	if (!r->quick || r->tuner_started)
+		return;
+	pg_atomic_init_u32(&r->tuner_done, 0);
+	r->tuned = NULL;
+	if (pthread_create(&r->tuner, NULL, tuner_main, r) != 0)
+	{
+		engine_log("could not start the thread that plans a graph's tuned GPU layout; the quick layout stays");
+		r->quick = false;
+		return;
+	}
+	r->tuner_started = true;
+}
+
+/*
+ * Joins a resident graph's tuner thread (waiting for it when wait, else only when it is done) and
+ * adopts its engine when the graph is still prepared for one-column PageRank: the quick engine is
+ * released.  Otherwise the tuned engine is dropped and the quick layout stays.
+ */
+static void
+tuner_finish(Resident *r, bool wait)
+{
+	char		line[SERVICE_MESSAGE_LEN + 128];
+
+	if (!r->tuner_started || (!wait && pg_atomic_read_u32(&r->tuner_done) == 0))
+		return;
+	(void) pthread_join(r->tuner, NULL);
+	pg_read_barrier();
+	r->tuner_started = false;
+	r->quick = false;
+	if (r->tuned == NULL)
+	{
+		snprintf(line, sizeof(line), "the tuned GPU layout of cached graph %llu failed (%s); the quick layout stays",
+				 (unsigned long long) r->entry_id, r->tuned_err.message);
+		engine_log(line);
+		return;
+	}
+	if (!wait && r->engine != NULL && r->prepared && r->prepared_algorithm == SERVICE_PAGERANK &&
+		r->prepared_k == 1)
+	{
+		r->engine->ops->release(r->engine);
+		r->engine = r->tuned;
+		r->tuned = NULL;
+		r->bytes = resident_bytes(r, 1, 2);
+		return;
+	}
+	r->tuned->ops->release(r->tuned);
+	r->tuned = NULL;
+}
+
+/* Adopts the tuned layouts that are ready. */
+static void
+tuners_poll(void)
+{
+	for (int i = 0; i < MAX_RESIDENT; i++)
+		if (residents[i].used)
+			tuner_finish(&residents[i], false);
+}
+
 /* Frees everything a resident entry holds and empties it. */
 static void
 resident_free(Resident *r)
 {
+	tuner_finish(r, true);
 	if (r->engine != NULL)
 		r->engine->ops->release(r->engine);
+	if (r->batch_engine != NULL)
+		r->batch_engine->ops->release(r->batch_engine);
 	multi_release(r);
 	if (r->own_out)
 	{
@@ -600,8 +708,9 @@ drop_vanished(void)
 }
 
 /*
- * Bytes a prepared entry holds: the GPU engine's report plus the multi-GPU copy's device bytes,
- * or host memory for the CPU engine.
+ * Bytes a prepared entry holds: the GPU engines' reports plus the multi-GPU copy's device bytes,
+ * or host memory for the CPU engine (its vectors: k columns, n_slots slots; the batch engine's
+ * two slots of config->batch_size columns).
  */
 static size_t
 resident_bytes(Resident *r, int k, int n_slots)
@@ -615,9 +724,13 @@ resident_bytes(Resident *r, int k, int n_slots)
 		bytes = r->multi_bytes;
 		if (r->engine != NULL && gpu.engine_report(r->engine, &report, &err) == PR_OK)
 			bytes += report.total_bytes;
+		if (r->batch_engine != NULL && gpu.engine_report(r->batch_engine, &report, &err) == PR_OK)
+			bytes += report.total_bytes;
 		return bytes;
 	}
 	bytes = r->size + (size_t) r->graph.n_nodes * (size_t) k * (size_t) n_slots * sizeof(double);
+	if (r->batch_engine != NULL)
+		bytes += (size_t) r->graph.n_nodes * (size_t) config->batch_size * 2 * sizeof(double);
 	if (r->own_out)
 		bytes += (size_t) r->graph.n_edges * (sizeof(int32_t) + (r->graph.weighted ? 8 : 0)) +
 			(size_t) (r->graph.n_nodes + 1) * sizeof(int64_t);
@@ -742,8 +855,23 @@ run_driver(ServiceSlot *slot, Resident *r, char *request_base, PrError *err,
 	iter.progress = progress_report;
 	iter.progress_arg = slot;
 
-	if (r->engine == NULL && (r->engine = create_engine(err)) == NULL)
-		return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
+	if (r->engine == NULL)
+	{
+		/*
+		 * A large cached graph's first PageRank (powerrank.gpu_quick_layout_edges): the quick
+		 * layout (row-binned CSR in natural ids: no model, no relabelling) now, and the tuned
+		 * layout (the configured kernel, the model's choice) planned beside in a thread, which
+		 * replaces it when ready: planning R-MAT 24 takes seconds that the first call should not
+		 * wait for.  The cpu-test engine takes the same path (its two engines are alike), so
+		 * that CI exercises the thread and the swap.
+		 */
+		r->quick = config->quick_layout_edges >= 0 &&
+			(config->kind == SERVICE_ENGINE_CPU_TEST || config->gpu_kernel == PR_GPU_KERNEL_AUTO) &&
+			r->entry_id != 0 && req->algorithm == SERVICE_PAGERANK && req->k == 1 &&
+			r->graph.n_edges >= config->quick_layout_edges;
+		if ((r->engine = create_engine_layout(r->quick, err)) == NULL)
+			return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
+	}
 	slot->progress.phase = PHASE_PREPARING;
 	if (req->algorithm == SERVICE_HITS)
 		return pr_hits(r->engine, &r->graph, &iter, result, result + req->n_nodes, stats, err);
@@ -906,6 +1034,7 @@ serve(ServiceSlot *slot, ServiceFault fault)
 		case FAULT_CRASH:
 			raise(SIGKILL);
 			break;
+		case FAULT_GATHER:		/* handled by the main loop (batches) */
 		case FAULT_NONE:
 			break;
 	}
@@ -942,6 +1071,7 @@ serve(ServiceSlot *slot, ServiceFault fault)
 		return out->status;
 	}
 	r->last_used = ++use_clock;
+	tuner_finish(r, false);
 	current_slot = slot;
 
 	use_multi = multi_eligible(req, r, &one_off);
@@ -1001,6 +1131,7 @@ serve(ServiceSlot *slot, ServiceFault fault)
 		out->seconds = stats.seconds;
 		out->prepare_seconds = stats.prepare_seconds;
 		out->resident = resident;
+		out->batch_size = 1;
 		if (use_multi)
 			snprintf(out->engine, sizeof(out->engine), "gpu-multi(%d)", multi_gpus);
 		else if (config->kind == SERVICE_ENGINE_GPU &&
@@ -1014,6 +1145,8 @@ serve(ServiceSlot *slot, ServiceFault fault)
 			r->prepared = true;
 			r->prepared_algorithm = req->algorithm;
 			r->prepared_k = req->k;
+			if (r != &one_off)
+				tuner_start(r);
 		}
 		r->bytes = resident_bytes(r, req->k, req->algorithm == SERVICE_HITS ? 3 : 2);
 	}
@@ -1032,6 +1165,293 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	else if (status != PR_OK && status != PR_ERR_INTERRUPTED)
 		resident_free(r);
 	release_request_data(req, request_base, request_size, request_sysv);
+	evict_to_fit(NULL, false);
+	return status;
+}
+
+/* Publishes a request's answer: outcome first, then the state, then wakes the backend. */
+static void
+publish(ServiceSlot *slot, PrStatus status)
+{
+	pg_atomic_fetch_add_u64(status == PR_OK ? &service->served : &service->failures, 1);
+	pg_atomic_write_u32(&slot->state, status == PR_OK ? SLOT_DONE : SLOT_FAILED);
+	pg_memory_barrier();
+	if (slot->latch != NULL)
+		SetLatch(slot->latch);
+}
+
+/* The requests of the batch being served (the driver hooks' argument). */
+typedef struct BatchRun
+{
+	int			n;
+	ServiceSlot *slot[SERVICE_MAX_BATCH];
+	char	   *base[SERVICE_MAX_BATCH];	/* each request's data */
+	size_t		size[SERVICE_MAX_BATCH];
+	bool		sysv[SERVICE_MAX_BATCH];
+} BatchRun;
+
+/* should_stop of a batch: every member asked to cancel, or the worker is gone. */
+static bool
+batch_cancelled(void *arg)
+{
+	BatchRun   *b = (BatchRun *) arg;
+
+	if (getppid() != parent_pid)
+		return true;
+	for (int j = 0; j < b->n; j++)
+		if (pg_atomic_read_u32(&b->slot[j]->cancel) == 0)
+			return false;
+	return true;
+}
+
+/* progress of a batch: every member's progress entry. */
+static void
+batch_progress(void *arg, int iteration, double residual)
+{
+	BatchRun   *b = (BatchRun *) arg;
+
+	for (int j = 0; j < b->n; j++)
+		progress_report(b->slot[j], iteration, residual);
+}
+
+/*
+ * Maps (or finds inline) each member's request data and checks it; a member whose data is bad
+ * is answered FAILED at once and leaves the batch.
+ */
+static void
+batch_map_members(BatchRun *b)
+{
+	int			kept = 0;
+
+	for (int j = 0; j < b->n; j++)
+	{
+		ServiceSlot *slot = b->slot[j];
+		const ServiceRequest *req = &slot->request;
+		char		message[SERVICE_MESSAGE_LEN];
+		char	   *base;
+		size_t		size;
+		bool		sysv = false;
+
+		memset(&slot->outcome, 0, sizeof(ServiceOutcome));
+		slot->outcome.request_id = req->request_id;
+		if (req->inline_data)
+		{
+			base = (char *) slot->inline_data;
+			size = sizeof(slot->inline_data);
+		}
+		else if ((base = map_segment(req->request_handle, &size, &sysv, message,
+									 sizeof(message))) == NULL)
+		{
+			fail(&slot->outcome, PR_ERR_INVALID, message);
+			publish(slot, PR_ERR_INVALID);
+			continue;
+		}
+		if (!request_segment_valid(req, base, size) || req->restart_entries <= 0)
+		{
+			release_request_data(req, base, size, sysv);
+			fail(&slot->outcome, PR_ERR_INVALID, "malformed request segment");
+			publish(slot, PR_ERR_INVALID);
+			continue;
+		}
+		b->slot[kept] = slot;
+		b->base[kept] = base;
+		b->size[kept] = size;
+		b->sysv[kept] = sysv;
+		kept++;
+	}
+	b->n = kept;
+}
+
+/*
+ * Runs a batch's columns on the resident graph's batch engine: the top t of every column (top_k
+ * requests) or all scores, copied into each member's result area.  Fills stats.
+ */
+static PrStatus
+batch_run(BatchRun *b, Resident *r, const PrRestart *restart, PrError *err, PrRunStats *stats)
+{
+	const ServiceRequest *lead = &b->slot[0]->request;
+	int			width = restart->k;
+	int64		n = r->graph.n_nodes;
+	PrIterOptions iter;
+	PrStatus	status;
+
+	memset(&iter, 0, sizeof(iter));
+	iter.tolerance = lead->tolerance;
+	iter.norm = (PrNorm) lead->norm;
+	iter.max_iterations = lead->max_iterations;
+	iter.check_every = 1;
+	iter.should_stop = batch_cancelled;
+	iter.stop_arg = b;
+	iter.progress = batch_progress;
+	iter.progress_arg = b;
+	if (r->batch_engine == NULL && (r->batch_engine = create_engine(err)) == NULL)
+		return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
+
+	if (lead->top_k > 0)
+	{
+		int64		t = 0;
+		int32_t    *index;
+		double	   *value;
+
+		for (int j = 0; j < b->n; j++)
+			t = Max(t, Min(b->slot[j]->request.top_k, n));
+		index = malloc(sizeof(int32_t) * width * t);
+		value = malloc(sizeof(double) * width * t);
+		if (index == NULL || value == NULL)
+			status = pr_error_set(err, PR_ERR_NOMEM, "out of memory for a batch's top %lld",
+								  (long long) t);
+		else
+			status = pr_pagerank_top(r->batch_engine, &r->graph, lead->alpha, restart, &iter, t,
+									 index, value, stats, err);
+		for (int j = 0; status == PR_OK && j < b->n; j++)
+		{
+			const ServiceRequestHeader *h = (const ServiceRequestHeader *) b->base[j];
+			int64		rows = service_result_rows(&b->slot[j]->request);
+
+			memcpy(b->base[j] + h->off_result_index, index + j * t, sizeof(int32_t) * rows);
+			memcpy(b->base[j] + h->off_result, value + j * t, sizeof(double) * rows);
+		}
+		free(index);
+		free(value);
+		return status;
+	}
+	else
+	{
+		double	   *scores = malloc(sizeof(double) * width * n);
+
+		if (scores == NULL)
+			return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a batch's %lld x %d scores",
+								(long long) n, width);
+		status = pr_pagerank(r->batch_engine, &r->graph, lead->alpha, restart, &iter, scores,
+							 stats, err);
+		for (int j = 0; status == PR_OK && j < b->n; j++)
+		{
+			const ServiceRequestHeader *h = (const ServiceRequestHeader *) b->base[j];
+			double	   *result = (double *) (b->base[j] + h->off_result);
+
+			for (int64 v = 0; v < n; v++)
+				result[v] = scores[v * width + j];
+		}
+		free(scores);
+		return status;
+	}
+}
+
+/*
+ * Serves a batch of RWR requests (slot indexes members[0..n), all RUNNING, compatible: see
+ * service_batch.c) with one run of config->batch_size columns, and answers every member.
+ * Returns the status of the run; PR_ERR_ENGINE means the device context may be broken (the
+ * caller then exits).
+ */
+static PrStatus
+serve_batch(const int *members, int n)
+{
+	BatchRun	b;
+	PrRestart	column[SERVICE_MAX_BATCH];
+	PrRestart	restart;
+	PrRunStats	stats;
+	PrError		err = {0};
+	PrStatus	status;
+	Resident   *r;
+	bool		resident;
+	char		engine_name[32];
+
+	memset(&b, 0, sizeof(b));
+	b.n = n;
+	for (int j = 0; j < n; j++)
+		b.slot[j] = &service->slots[members[j]];
+	batch_map_members(&b);
+	if (b.n == 0)
+		return PR_ERR_INVALID;
+
+	drop_vanished();
+	r = graph_for_request(&b.slot[0]->request, b.base[0], b.size[0], NULL, &b.slot[0]->outcome);
+	if (r == NULL)
+	{
+		status = (PrStatus) b.slot[0]->outcome.status;
+		for (int j = 0; j < b.n; j++)
+		{
+			if (j > 0)
+				b.slot[j]->outcome = b.slot[0]->outcome;
+			b.slot[j]->outcome.request_id = b.slot[j]->request.request_id;
+			release_request_data(&b.slot[j]->request, b.base[j], b.size[j], b.sysv[j]);
+			publish(b.slot[j], status);
+		}
+		return status;
+	}
+	r->last_used = ++use_clock;
+
+	for (int j = 0; j < b.n; j++)
+	{
+		const ServiceRequestHeader *h = (const ServiceRequestHeader *) b.base[j];
+
+		memset(&column[j], 0, sizeof(PrRestart));
+		column[j].k = 1;
+		column[j].ptr = (const int64_t *) (b.base[j] + h->off_restart_ptr);
+		column[j].node = (const int32_t *) (b.base[j] + h->off_restart_node);
+		column[j].weight = (const double *) (b.base[j] + h->off_restart_weight);
+		b.slot[j]->progress.phase = PHASE_PREPARING;
+	}
+	memset(&stats, 0, sizeof(stats));
+	resident = r->batch_prepared;
+	if (!batch_restart(b.n, Max(config->batch_size, b.n), column, &restart))
+		status = pr_error_set(&err, PR_ERR_NOMEM, "out of memory for a batch's restart");
+	else
+	{
+		status = batch_run(&b, r, &restart, &err, &stats);
+		if (status == PR_ERR_NOMEM)
+		{
+			/* device memory taken by other resident graphs: free them and try once more */
+			multi_release(r);
+			evict_to_fit(r, true);
+			memset(&err, 0, sizeof(err));
+			status = batch_run(&b, r, &restart, &err, &stats);
+		}
+		batch_restart_free(&restart);
+	}
+
+	r->batch_prepared = status == PR_OK || (status == PR_ERR_INTERRUPTED && r->batch_prepared);
+	if (status == PR_OK)
+	{
+		pg_atomic_fetch_add_u64(&service->batches, 1);
+		pg_atomic_fetch_add_u64(&service->batched_requests, b.n);
+	}
+	engine_name[0] = '\0';
+	if (status == PR_OK)
+	{
+		PrGpuReport report;
+		PrError		report_err;
+
+		if (config->kind == SERVICE_ENGINE_GPU &&
+			gpu.engine_report(r->batch_engine, &report, &report_err) == PR_OK)
+			strlcpy(engine_name, report.engine, sizeof(engine_name));
+		else
+			strlcpy(engine_name, "cpu-test via service", sizeof(engine_name));
+		r->bytes = resident_bytes(r, r->prepared ? r->prepared_k : 1, 2);
+	}
+	for (int j = 0; j < b.n; j++)
+	{
+		ServiceOutcome *out = &b.slot[j]->outcome;
+
+		if (status == PR_OK)
+		{
+			out->iterations = stats.iterations;
+			out->residual = stats.residual;
+			out->converged = stats.converged;
+			out->seconds = stats.seconds;
+			out->prepare_seconds = stats.prepare_seconds;
+			out->resident = resident;
+			out->batch_size = b.n;
+			strlcpy(out->engine, engine_name, sizeof(out->engine));
+			pg_atomic_fetch_add_u64(resident ? &service->reuses : &service->uploads, 1);
+		}
+		else
+			fail(out, status, err.message[0] ? err.message : pr_status_name(status));
+		release_request_data(&b.slot[j]->request, b.base[j], b.size[j], b.sysv[j]);
+		publish(b.slot[j], status);
+	}
+	if (status != PR_OK && status != PR_ERR_INTERRUPTED)
+		resident_free(r);
 	evict_to_fit(NULL, false);
 	return status;
 }
@@ -1068,6 +1488,7 @@ void
 service_engine_main(const ServiceEngineConfig *engine_config)
 {
 	int			next = 0;
+	bool		had_company = false;	/* the last request that could batch had company */
 
 	config = engine_config;
 	reset_process_state();
@@ -1080,9 +1501,13 @@ service_engine_main(const ServiceEngineConfig *engine_config)
 		ServiceSlot *slot;
 		ServiceFault fault;
 		PrStatus	status;
+		int			members[SERVICE_MAX_BATCH];
+		int			n_members;
+		bool		eligible;
 
 		if (getppid() != parent_pid)
 			engine_exit(1);
+		tuners_poll();
 		if (index < 0)
 		{
 			service_futex_wait(&service->doorbell, seen, 1000);
@@ -1091,17 +1516,34 @@ service_engine_main(const ServiceEngineConfig *engine_config)
 		slot = &service->slots[index];
 		pg_read_barrier();
 		fault = (ServiceFault) pg_atomic_exchange_u32(&service->fault, FAULT_NONE);
-		status = serve(slot, fault);
+		eligible = config->batch_size > 1 && batch_eligible(&slot->request);
+		if (fault == FAULT_GATHER && !eligible)
+		{
+			/* the test fault waits for a request that may batch */
+			pg_atomic_write_u32(&service->fault, FAULT_GATHER);
+			fault = FAULT_NONE;
+		}
+		n_members = 1;
+		if (eligible && (fault == FAULT_NONE || fault == FAULT_GATHER))
+			n_members = batch_gather(index, members, config->batch_size,
+									 had_company ? config->batch_wait_us : 0,
+									 fault == FAULT_GATHER);
+		if (n_members > 1)
+		{
+			had_company = true;
+			status = serve_batch(members, n_members);
+		}
+		else
+		{
+			if (eligible)
+				had_company = false;
+			status = serve(slot, fault == FAULT_GATHER ? FAULT_NONE : fault);
+		}
 		/* about to restart (below): no new request may be queued to this process */
 		if (status == PR_ERR_ENGINE)
 			pg_atomic_write_u32(&service->engine_ready, 0);
-
-		/* publish: outcome first, then the state, then wake the backend */
-		pg_atomic_fetch_add_u64(status == PR_OK ? &service->served : &service->failures, 1);
-		pg_atomic_write_u32(&slot->state, status == PR_OK ? SLOT_DONE : SLOT_FAILED);
-		pg_memory_barrier();
-		if (slot->latch != NULL)
-			SetLatch(slot->latch);
+		if (n_members == 1)
+			publish(slot, status);
 
 		/* a device error may leave the context unusable: start over in a fresh process */
 		if (status == PR_ERR_ENGINE)

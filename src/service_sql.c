@@ -16,7 +16,7 @@ PG_FUNCTION_INFO_V1(powerrank_service_status);
 PG_FUNCTION_INFO_V1(powerrank_progress_entries);
 PG_FUNCTION_INFO_V1(powerrank_service_inject_fault);
 
-#define SERVICE_STATUS_COLUMNS 16
+#define SERVICE_STATUS_COLUMNS 18
 
 /*
  * powerrank_service_status(): one row describing the GPU service (preloaded false and the rest
@@ -84,6 +84,8 @@ powerrank_service_status(PG_FUNCTION_ARGS)
 		values[15] = CStringGetTextDatum(last_error);
 	else
 		nulls[15] = true;
+	values[16] = Int64GetDatum((int64) pg_atomic_read_u64(&service->batches));
+	values[17] = Int64GetDatum((int64) pg_atomic_read_u64(&service->batched_requests));
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }
@@ -150,7 +152,9 @@ powerrank_progress_entries(PG_FUNCTION_ARGS)
 /*
  * powerrank_service_inject_fault(fault text): makes the engine process fail its next request:
  * 'error' (an engine error; the process then restarts), 'oom' (out of device memory), 'crash'
- * (the process kills itself with SIGKILL), 'none' (clears a pending fault).  Superuser only.
+ * (the process kills itself with SIGKILL), 'gather' (not a failure: the next RWR request that
+ * may be batched waits for companions until none arrives for 200 ms, so that a test makes a batch
+ * of known size), 'none' (clears a pending fault).  Superuser only.
  */
 Datum
 powerrank_service_inject_fault(PG_FUNCTION_ARGS)
@@ -175,11 +179,13 @@ powerrank_service_inject_fault(PG_FUNCTION_ARGS)
 		value = FAULT_OUT_OF_MEMORY;
 	else if (strcmp(fault, "crash") == 0)
 		value = FAULT_CRASH;
+	else if (strcmp(fault, "gather") == 0)
+		value = FAULT_GATHER;
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown fault \"%s\"", fault),
-				 errhint("Use 'error', 'oom', 'crash' or 'none'.")));
+				 errhint("Use 'error', 'oom', 'crash', 'gather' or 'none'.")));
 	pg_atomic_write_u32(&service->fault, value);
 	PG_RETURN_VOID();
 }

@@ -101,6 +101,9 @@ read_config(ServiceEngineConfig *config)
 	config->gpu_kernel = powerrank_gpu_kernel;
 	config->memory_limit = (int64) powerrank_gpu_memory_mb * 1024 * 1024;
 	config->cpu_threads = powerrank_thread_count();
+	config->batch_size = powerrank_service_batch_size;
+	config->batch_wait_us = (int) (powerrank_service_batch_wait_ms * 1000.0);
+	config->quick_layout_edges = powerrank_gpu_quick_layout_edges;
 	config->dsm_type = dynamic_shared_memory_type;
 }
 

@@ -9,7 +9,10 @@
 #   run cut off from outside still brings back what it printed.  The summary table comes last.
 #
 #   usage: bench/gpu/device_run.sh [phase ...]     (no phase: all of the default list below)
-#   phases: build tests fixed calibrate er24 rmat24 rmat22 rmat20 slashdot
+#   phases: build tests fixed calibrate er24 rmat24 rmat22 rmat20 slashdot spmm
+#           (spmm, not in the default list: make -C cuda check-spmm, then pr_bench --k 8,16 on
+#           R-MAT 24 and R-MAT 22: the k-column product vs cusparseSpMM and k SpMVs;
+#           SPMM24_KS / SPMM22_KS: other column counts, SPMM_VARIANTS=1: chunk / L2 variants on 24)
 #   env:    OUT (log folder, default ./bench-out), BUDGET (seconds, default 540),
 #           RMAT24_ONLY / ER24_ONLY / RMAT22_ONLY / RMAT20_ONLY / SLASHDOT_ONLY (kernel lists),
 #           DRY_RUN=1: no GPU — builds and runs only the host parts (unit tests; plan_bench on
@@ -117,6 +120,14 @@ has er24 && run_bench er24 60 --er 24 --reps 20 --skip-extra --only "${ER24_ONLY
 has rmat22 && run_bench rmat22 35 --rmat 22 --skip-extra --only "${RMAT22_ONLY:-cusparse-natural,cusparse-sorted,tiled-L2,tiled-s2,tiled-s2-compact,tiled-s4-compact,auto}"
 has rmat20 && run_bench rmat20 15 --rmat 20 --only "${RMAT20_ONLY:-cusparse-natural,cusparse-sorted,tiled-L2,tiled-s1,tiled-s2-compact,auto}"
 has slashdot && run_bench slashdot 3 --file "$data" --only "${SLASHDOT_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s1,auto,auto-fp64}"
+# the k-column product (SpMM, cuda/pr_gpu_spmm.cuh): device correctness test, then the benchmark
+if has spmm && [ "$DRY_RUN" != 1 ]; then
+  phase check-spmm 120 "$OUT/check_spmm.log" make -C cuda check-spmm
+  note "check-spmm: $(grep -E '^[0-9]+ passed' "$OUT/check_spmm.log" | tail -1)"
+  grep -E '^FAIL' "$OUT/check_spmm.log" | head -20 | tee -a "$SUMMARY" > /dev/null
+  run_bench spmm24 60 --rmat 24 --reps 20 --k "${SPMM24_KS:-8,16}" ${SPMM_VARIANTS:+--spmm-variants}
+  run_bench spmm22 3 --rmat 22 --reps 20 --k "${SPMM22_KS:-8,16}"
+fi
 
 # the summary: every phase's exit, then each graph's table (or its last lines when cut off)
 {
@@ -127,7 +138,10 @@ has slashdot && run_bench slashdot 3 --file "$data" --only "${SLASHDOT_ONLY:-cus
     [ -f "$f" ] || continue
     echo
     echo "--- $(basename "$f" .log)"
-    if grep -qE '^\| (kernel|cusparse|binned|tiled|auto)' "$f"; then
+    if grep -qE '^### SpMM' "$f"; then
+      grep -E '^(### SpMM|\| [0-9k])' "$f"
+      grep -E '^# (k=|SpMV)' "$f" | cut -c1-260
+    elif grep -qE '^\| (kernel|cusparse|binned|tiled|auto)' "$f"; then
       grep -E '^### ' "$f"
       grep -E '^\| (kernel|cusparse|binned|tiled|auto)' "$f" | cut -d'|' -f2-4,6-8,10-12,15
       grep -E '^# (auto|tiled|binned)[^ ]* .*plan ' "$f" | sed -E 's/^# ([^ ]+) .*plan ([0-9.]+ s).*run.*\| (.*)$/  plan \2 \1 \3/' | cut -c1-220

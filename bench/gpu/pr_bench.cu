@@ -3,6 +3,8 @@
  *
  *   pr_bench --rmat SCALE | --er SCALE | --file EDGES.tsv[.gz]  [options]
  *   pr_bench --calibrate MODEL.tsv        (measures the performance-model table of this GPU)
+ *   pr_bench --rmat SCALE --k 8,16        (the k-column product, SpMM, vs cusparseSpMM and k SpMVs;
+ *                                          --spmm-variants: also other chunk sizes and z kept in L2)
  *   pr_bench --calibrate-fixed FIXED.tsv  (only the fixed costs: launch l, row r, added row w,
  *                                          merged compact partial m; a few seconds)
  *
@@ -20,6 +22,7 @@
 
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
+#include <cusparse.h>
 
 #include <algorithm>
 #include <math.h>
@@ -31,6 +34,9 @@
 
 #define CK(call) do { cudaError_t s_ = (call); if (s_ != cudaSuccess) { \
 	fprintf(stderr, "CUDA error %s at %s:%d: %s\n", #call, __FILE__, __LINE__, cudaGetErrorString(s_)); exit(2); } } while (0)
+
+#define SP(call) do { cusparseStatus_t s_ = (call); if (s_ != CUSPARSE_STATUS_SUCCESS) { \
+	fprintf(stderr, "cuSPARSE error %s at %s:%d: %s\n", #call, __FILE__, __LINE__, cusparseGetErrorString(s_)); exit(2); } } while (0)
 
 /* splitmix64 step, usable on host and device. */
 __host__ __device__ static inline uint64_t
@@ -569,6 +575,354 @@ check_hits_rwr(PrGraph *g, const std::string &model_text)
 	return ok;
 }
 
+/* cuSPARSE SpMM timing: median ms of the best algorithm on one CSR (P's values), y = P x, row-major
+ * n x k; out holds the product of the last algorithm run (for the check); name gets "alg=ms ...". */
+static double
+cusparse_spmm_ms(const PrPlanCsr &csr, const std::vector<float> &val, int k, const float *d_x, float *d_y,
+				 int reps, std::string &names)
+{
+	const cusparseSpMMAlg_t algs[3] = {CUSPARSE_SPMM_ALG_DEFAULT, CUSPARSE_SPMM_CSR_ALG2, CUSPARSE_SPMM_CSR_ALG3};
+	const char *alg_names[3] = {"default", "csr-alg2", "csr-alg3"};
+	int64_t		n = csr.n;
+	std::vector<int32_t> ptr32((size_t) n + 1);
+	int32_t    *d_ptr;
+	int32_t    *d_col;
+	float	   *d_val;
+	cusparseHandle_t h;
+	cusparseSpMatDescr_t A;
+	cusparseDnMatDescr_t B,
+				C;
+	cudaStream_t s;
+	float		one = 1.0f,
+				zero = 0.0f;
+	double		best = -1;
+
+	for (int64_t r = 0; r <= n; r++)
+		ptr32[r] = (int32_t) csr.ptr[r];
+	CK(cudaStreamCreate(&s));
+	CK(cudaMalloc(&d_ptr, (n + 1) * 4));
+	CK(cudaMalloc(&d_col, csr.nnz * 4));
+	CK(cudaMalloc(&d_val, csr.nnz * 4));
+	CK(cudaMemcpy(d_ptr, ptr32.data(), (n + 1) * 4, cudaMemcpyHostToDevice));
+	CK(cudaMemcpy(d_col, csr.col, csr.nnz * 4, cudaMemcpyHostToDevice));
+	CK(cudaMemcpy(d_val, val.data(), csr.nnz * 4, cudaMemcpyHostToDevice));
+	SP(cusparseCreate(&h));
+	SP(cusparseSetStream(h, s));
+	SP(cusparseCreateCsr(&A, n, n, csr.nnz, d_ptr, d_col, d_val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+						 CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+	SP(cusparseCreateDnMat(&B, n, k, k, (void *) d_x, CUDA_R_32F, CUSPARSE_ORDER_ROW));
+	SP(cusparseCreateDnMat(&C, n, k, k, d_y, CUDA_R_32F, CUSPARSE_ORDER_ROW));
+	for (int a = 0; a < 3; a++)
+	{
+		size_t		bytes = 0;
+		void	   *buf = NULL;
+		cusparseStatus_t st;
+		cudaEvent_t e0,
+					e1;
+		std::vector<float> t;
+
+		st = cusparseSpMM_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, B,
+									 &zero, C, CUDA_R_32F, algs[a], &bytes);
+		if (st == CUSPARSE_STATUS_SUCCESS)
+		{
+			CK(cudaMalloc(&buf, bytes > 0 ? bytes : 1));
+			if (algs[a] == CUSPARSE_SPMM_CSR_ALG3)
+				st = cusparseSpMM_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+											 A, B, &zero, C, CUDA_R_32F, algs[a], buf);
+		}
+		if (st != CUSPARSE_STATUS_SUCCESS)
+		{
+			names += std::string(alg_names[a]) + "=unsupported(" + cusparseGetErrorString(st) + ") ";
+			if (buf)
+				cudaFree(buf);
+			continue;
+		}
+		CK(cudaEventCreate(&e0));
+		CK(cudaEventCreate(&e1));
+		for (int i = 0; i < 5 + reps && st == CUSPARSE_STATUS_SUCCESS; i++)
+		{
+			float		ms;
+
+			CK(cudaEventRecord(e0, s));
+			st = cusparseSpMM(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, B, &zero,
+							  C, CUDA_R_32F, algs[a], buf);
+			CK(cudaEventRecord(e1, s));
+			CK(cudaEventSynchronize(e1));
+			CK(cudaEventElapsedTime(&ms, e0, e1));
+			if (i >= 5)
+				t.push_back(ms);
+		}
+		cudaEventDestroy(e0);
+		cudaEventDestroy(e1);
+		cudaFree(buf);
+		if (st != CUSPARSE_STATUS_SUCCESS)
+		{
+			names += std::string(alg_names[a]) + "=failed(" + cusparseGetErrorString(st) + ") ";
+			continue;
+		}
+		names += std::string(alg_names[a]) + "=" + std::to_string(median(t)).substr(0, 6) + " ";
+		if (best < 0 || median(t) < best)
+			best = median(t);
+	}
+	cusparseDestroyDnMat(B);
+	cusparseDestroyDnMat(C);
+	cusparseDestroySpMat(A);
+	cusparseDestroy(h);
+	cudaFree(d_ptr);
+	cudaFree(d_col);
+	cudaFree(d_val);
+	CK(cudaStreamDestroy(s));
+	return best;
+}
+
+/* Largest column-wise relative L1 difference of two n x k row-major blocks (got[perm[i]] vs ref[i]
+ * when perm is given: got in another node order). */
+static double
+max_column_rel_l1(const double *got, const double *ref, int64_t n, int k, const int32_t *perm)
+{
+	double		worst = 0;
+
+	for (int j = 0; j < k; j++)
+	{
+		double		d = 0,
+					r = 0;
+
+		for (int64_t i = 0; i < n; i++)
+		{
+			double		gv = perm ? got[(size_t) perm[i] * k + j] : got[(size_t) i * k + j];
+
+			d += fabs(gv - ref[(size_t) i * k + j]);
+			r += fabs(ref[(size_t) i * k + j]);
+		}
+		d = r > 0 ? d / r : d;
+		if (!(d <= worst))
+			worst = d;			/* NaN sticks */
+	}
+	return worst;
+}
+
+/*
+ * --k K1,K2..: the k-column product (PULL_NORMALIZED, fp32) of the engine (SpMM over the binned
+ * CSR) vs cusparseSpMM on the same matrix (natural and degree-sorted order, best algorithm) vs K x
+ * the engine's best single SpMV (auto); our columns checked against the CPU engine's product
+ * (relative L1 per column < 1e-5) and bit-identical twice.  Returns false on a failed check.
+ */
+static bool
+bench_spmm(const PrGraph *g, const std::vector<int> &ks, int reps, int threads, const std::string &model_text,
+		   const char *label, double bw, bool spmm_variants)
+{
+	int64_t		n = g->n_nodes;
+	PrError		err;
+	bool		ok = true;
+	double		spmv_ms;
+	std::string device;
+	std::vector<std::string> lines;
+
+	/* the best single SpMV (the engine's auto choice) */
+	{
+		PrGpuOptions o;
+		PrEngine   *e;
+		PrGpuReport rep;
+		std::vector<double> x((size_t) n, 1.0 / (double) n);
+
+		pr_gpu_options_init(&o);
+		o.plan_threads = threads;
+		o.model_text = model_text.empty() ? NULL : model_text.c_str();
+		e = pr_gpu_engine_create(&o, &err);
+		if (e == NULL)
+			die_on(PR_ERR_ENGINE, err, "gpu engine");
+		die_on(e->ops->prepare(e, g, 1, 2, PR_NEED_PULL_NORMALIZED, &err), err, "prepare k=1");
+		die_on(e->ops->upload(e, 0, x.data(), &err), err, "upload");
+		spmv_ms = time_ms(e, reps, [&]() { PrError er; die_on(e->ops->product(e, PR_PRODUCT_PULL_NORMALIZED, 0, 1, &er), er, "product"); });
+		die_on(pr_gpu_engine_report(e, &rep, &err), err, "report");
+		device = rep.device;
+		printf("# SpMV (k = 1, auto: %s): %.4f ms | %s\n", rep.engine, spmv_ms, rep.format);
+		e->ops->release(e);
+	}
+	for (int k : ks)
+	{
+		size_t		total = (size_t) n * k;
+		std::vector<double> x(total), ref(total), got(total), again(total);
+		uint64_t	seed = 77 + (uint64_t) k;
+		double		ours_ms, nat_ms, sorted_ms, err_ours, err_nat = -1, err_sorted = -1;
+		bool		same;
+		std::string nat_names, sorted_names, format;
+
+		for (size_t i = 0; i < total; i++)
+		{
+			seed = mix64(seed);
+			x[i] = (double) (seed >> 11) / 9007199254740992.0;
+		}
+		/* the CPU engine's product: the reference */
+		{
+			PrEngine   *cpu = pr_cpu_engine_create(threads, &pr_malloc_allocator, &err);
+			double		t0 = pr_clock_seconds();
+
+			if (cpu == NULL)
+				die_on(PR_ERR_ENGINE, err, "cpu engine");
+			die_on(cpu->ops->prepare(cpu, g, k, 2, PR_NEED_PULL_NORMALIZED, &err), err, "cpu prepare");
+			die_on(cpu->ops->upload(cpu, 0, x.data(), &err), err, "cpu upload");
+			die_on(cpu->ops->product(cpu, PR_PRODUCT_PULL_NORMALIZED, 0, 1, &err), err, "cpu product");
+			die_on(cpu->ops->download(cpu, 1, ref.data(), &err), err, "cpu download");
+			printf("# k=%d: CPU engine product %.2f s\n", k, pr_clock_seconds() - t0);
+			cpu->ops->release(cpu);
+		}
+		/* ours */
+		{
+			PrGpuOptions o;
+			PrEngine   *e;
+			PrGpuReport rep;
+
+			pr_gpu_options_init(&o);
+			o.plan_threads = threads;
+			o.model_text = model_text.empty() ? NULL : model_text.c_str();
+			e = pr_gpu_engine_create(&o, &err);
+			if (e == NULL)
+				die_on(PR_ERR_ENGINE, err, "gpu engine");
+			die_on(e->ops->prepare(e, g, k, 2, PR_NEED_PULL_NORMALIZED, &err), err, "prepare");
+			die_on(pr_gpu_engine_report(e, &rep, &err), err, "report");
+			format = std::string(rep.engine) + ": " + rep.format;
+			die_on(e->ops->upload(e, 0, x.data(), &err), err, "upload");
+			die_on(e->ops->fill(e, 1, NAN, &err), err, "fill");
+			die_on(e->ops->product(e, PR_PRODUCT_PULL_NORMALIZED, 0, 1, &err), err, "product");
+			die_on(e->ops->download(e, 1, got.data(), &err), err, "download");
+			die_on(e->ops->fill(e, 1, NAN, &err), err, "fill");
+			die_on(e->ops->product(e, PR_PRODUCT_PULL_NORMALIZED, 0, 1, &err), err, "product");
+			die_on(e->ops->download(e, 1, again.data(), &err), err, "download");
+			same = memcmp(got.data(), again.data(), total * 8) == 0;
+			err_ours = max_column_rel_l1(got.data(), ref.data(), n, k, NULL);
+			ours_ms = time_ms(e, reps, [&]() { PrError er; die_on(e->ops->product(e, PR_PRODUCT_PULL_NORMALIZED, 0, 1, &er), er, "product"); });
+			printf("# k=%d ours: %.4f ms, max column rel L1 vs CPU %.2e, %s | %s\n", k, ours_ms, err_ours,
+				   same ? "bit-identical twice" : "NOT bit-identical twice", format.c_str());
+			e->ops->release(e);
+		}
+		/* variants of ours (not in the table): other chunk sizes of long rows, z kept in L2 */
+		if (spmm_variants)
+		{
+			const struct
+			{
+				const char *name;
+				int			chunk;
+				bool		l2;
+			}			variants[] = {{"chunk-256", 256, false}, {"chunk-4096", 4096, false}, {"l2-persist", 0, true}};
+
+			for (const auto &v : variants)
+			{
+				PrGpuOptions o;
+				PrEngine   *e;
+				std::vector<double> vy(total);
+				double		ms,
+							rel;
+
+				pr_gpu_options_init(&o);
+				o.plan_threads = threads;
+				o.chunk = v.chunk;
+				o.l2_persist = v.l2;
+				e = pr_gpu_engine_create(&o, &err);
+				if (e == NULL)
+					die_on(PR_ERR_ENGINE, err, "gpu engine");
+				die_on(e->ops->prepare(e, g, k, 2, PR_NEED_PULL_NORMALIZED, &err), err, "prepare");
+				die_on(e->ops->upload(e, 0, x.data(), &err), err, "upload");
+				die_on(e->ops->product(e, PR_PRODUCT_PULL_NORMALIZED, 0, 1, &err), err, "product");
+				die_on(e->ops->download(e, 1, vy.data(), &err), err, "download");
+				rel = max_column_rel_l1(vy.data(), ref.data(), n, k, NULL);
+				ms = time_ms(e, reps, [&]() { PrError er; die_on(e->ops->product(e, PR_PRODUCT_PULL_NORMALIZED, 0, 1, &er), er, "product"); });
+				printf("# k=%d ours %s: %.4f ms (%.2fx the default), rel L1 vs CPU %.2e%s\n", k, v.name, ms,
+					   ours_ms / ms, rel, rel < 1e-5 ? "" : " FAILED");
+				if (!(rel < 1e-5))
+					ok = false;
+				e->ops->release(e);
+			}
+		}
+		/* cuSPARSE SpMM on P (values w / out_strength of the source), natural and degree-sorted */
+		{
+			PrPlanCsr	nat;
+			PrPlanCsr	sorted;
+			std::vector<float> nval((size_t) g->n_edges);
+			std::vector<double> dval((size_t) g->n_edges);
+			std::vector<int64_t> key((size_t) n + 1, 0);
+			std::vector<int32_t> new_to_old((size_t) n + 1), old_to_new((size_t) n + 1);
+			std::vector<float> xf(total), yf(total);
+			std::vector<double> yd(total);
+			float	   *d_x,
+					   *d_y;
+
+			for (int64_t r = 0; r < n; r++)
+				for (int64_t p = g->in_ptr[r]; p < g->in_ptr[r + 1]; p++)
+				{
+					int32_t		c = g->in_src[p];
+
+					dval[p] = (g->in_weight ? g->in_weight[p] : 1.0) / g->out_strength[c];
+					nval[p] = (float) dval[p];
+					key[c]++;
+				}
+			memset(&nat, 0, sizeof(nat));
+			nat.n = n;
+			nat.nnz = g->n_edges;
+			nat.ptr = g->in_ptr;
+			nat.col = g->in_src;
+			CK(cudaMalloc(&d_x, total * 4));
+			CK(cudaMalloc(&d_y, total * 4));
+			for (size_t i = 0; i < total; i++)
+				xf[i] = (float) x[i];
+			CK(cudaMemcpy(d_x, xf.data(), total * 4, cudaMemcpyHostToDevice));
+			nat_ms = cusparse_spmm_ms(nat, nval, k, d_x, d_y, reps, nat_names);
+			CK(cudaMemcpy(yf.data(), d_y, total * 4, cudaMemcpyDeviceToHost));
+			for (size_t i = 0; i < total; i++)
+				yd[i] = yf[i];
+			if (nat_ms > 0)
+				err_nat = max_column_rel_l1(yd.data(), ref.data(), n, k, NULL);
+			printf("# k=%d cuSPARSE natural: %s| rel L1 vs CPU %.2e\n", k, nat_names.c_str(), err_nat);
+			/* degree-sorted: the engine's order (rows and columns relabelled by out-degree) */
+			die_on(pr_plan_degree_order(n, key.data(), new_to_old.data(), old_to_new.data(), &pr_malloc_allocator, &err),
+				   err, "degree order");
+			die_on(pr_plan_relabel(n, g->in_ptr, g->in_src, dval.data(), old_to_new.data(), &pr_malloc_allocator, &sorted,
+								   &err), err, "relabel");
+			{
+				std::vector<float> sval(sorted.val, sorted.val + sorted.nnz);
+
+				for (int64_t i = 0; i < n; i++)
+					for (int j = 0; j < k; j++)
+						xf[(size_t) i * k + j] = (float) x[(size_t) new_to_old[i] * k + j];
+				CK(cudaMemcpy(d_x, xf.data(), total * 4, cudaMemcpyHostToDevice));
+				sorted_ms = cusparse_spmm_ms(sorted, sval, k, d_x, d_y, reps, sorted_names);
+			}
+			CK(cudaMemcpy(yf.data(), d_y, total * 4, cudaMemcpyDeviceToHost));
+			for (size_t i = 0; i < total; i++)
+				yd[i] = yf[i];
+			if (sorted_ms > 0)
+				err_sorted = max_column_rel_l1(yd.data(), ref.data(), n, k, old_to_new.data());
+			printf("# k=%d cuSPARSE degree-sorted: %s| rel L1 vs CPU %.2e\n", k, sorted_names.c_str(), err_sorted);
+			pr_plan_csr_free(&sorted, &pr_malloc_allocator);
+			cudaFree(d_x);
+			cudaFree(d_y);
+		}
+		{
+			bool		pass = same && err_ours < 1e-5;
+			double		cus = nat_ms > 0 && (sorted_ms <= 0 || nat_ms < sorted_ms) ? nat_ms : sorted_ms;
+			/* bytes: 4 per entry (column id), z and y once: 2 * 4k per node */
+			double		gbs = (4.0 * g->n_edges + 8.0 * k * n) / (ours_ms * 1e-3) / 1e9;
+			char		line[512];
+
+			snprintf(line, sizeof(line), "| %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.2fx | %.2fx | %.2f | %.0f | %.1e | %s |",
+					 k, ours_ms, nat_ms, sorted_ms, spmv_ms, k * spmv_ms, cus > 0 ? cus / ours_ms : 0.0,
+					 k * spmv_ms / ours_ms, ours_ms / spmv_ms, gbs, err_ours, pass ? "yes" : "NO");
+			lines.push_back(line);
+			if (!pass)
+				ok = false;
+		}
+	}
+	printf("\n### SpMM %s: %lld nodes, %lld edges, fp32 — %s\n\n", label ? label : "graph", (long long) n,
+		   (long long) g->n_edges, device.c_str());
+	printf("copy bandwidth %.0f GB/s; medians of %d after warm-up (CUDA events); cuSPARSE: best of its SpMM algorithms\n\n",
+		   bw / 1e9, reps);
+	printf("| k | ours ms | cuSPARSE natural ms | cuSPARSE sorted ms | SpMV ms (auto) | k x SpMV ms | vs best cuSPARSE | vs k x SpMV | ours / SpMV | GB/s (4B/e + 8k B/n) | rel L1 vs CPU | ok |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	for (const std::string &l : lines)
+		printf("%s\n", l.c_str());
+	return ok;
+}
+
 /* Whether name is one of the comma-separated names of list. */
 static bool
 in_list(const char *list, const char *name)
@@ -617,6 +971,8 @@ main(int argc, char **argv)
 	int			reps = 30;
 	int			threads = 16;
 	bool		skip_extra = false;	/* no HITS / RWR checks */
+	std::vector<int> spmm_ks;	/* --k: the k-column product benchmark instead of the kernel table */
+	bool		spmm_variants = false;	/* --spmm-variants: also other chunk sizes, z kept in L2 */
 	std::vector<int64_t> src,
 				dst;
 	PrGraph		g;
@@ -646,6 +1002,14 @@ main(int argc, char **argv)
 			only = argv[++i];
 		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
 			reps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--k") && i + 1 < argc)
+		{
+			for (char *tok = strtok(argv[++i], ","); tok; tok = strtok(NULL, ","))
+				if (atoi(tok) >= 1)
+					spmm_ks.push_back(atoi(tok));
+		}
+		else if (!strcmp(argv[i], "--spmm-variants"))
+			spmm_variants = true;
 		else if (!strcmp(argv[i], "--skip-extra"))
 			skip_extra = true;
 		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
@@ -674,7 +1038,7 @@ main(int argc, char **argv)
 		}
 		else
 		{
-			fprintf(stderr, "usage: %s --rmat S | --er S | --file F [--model M] [--label L] [--reps N] [--only A,B] [--threads T] [--skip-extra]\n"
+			fprintf(stderr, "usage: %s --rmat S | --er S | --file F [--model M] [--label L] [--reps N] [--only A,B] [--threads T] [--skip-extra] [--k K1,K2.. [--spmm-variants]]\n"
 					"       %s --calibrate OUT.tsv [--windows W1,W2..] | --calibrate-fixed OUT.tsv\n", argv[0], argv[0]);
 			return 2;
 		}
@@ -713,6 +1077,13 @@ main(int argc, char **argv)
 	double		floor_ms = (4.0 * g.n_edges + 12.0 * g.n_nodes) / bw * 1e3;
 
 	printf("# copy bandwidth %.0f GB/s, floor %.4f ms\n", bw / 1e9, floor_ms);
+	if (!spmm_ks.empty())
+	{
+		bool		ok = bench_spmm(&g, spmm_ks, reps, threads, model_text, label, bw, spmm_variants);
+
+		pr_graph_free(&g, &pr_malloc_allocator);
+		return ok ? 0 : 1;
+	}
 
 	/* the CPU reference */
 	PrRestart	restart;

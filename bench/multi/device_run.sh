@@ -1,17 +1,20 @@
 #!/bin/bash
-# bench/multi/device_run.sh — the one script for one device call on nvidia-h200-x2 (issue 5):
-#   build the multi-GPU library and the bench, run the planner unit tests, then
-#   check   R-MAT 18 on 1 and 2 GPUs against a double-precision CPU PageRank (csr + cusparse)
+# bench/multi/device_run.sh — the one script for one device call on nvidia-h200-x2 / -x4 (issue 5):
+#   build the multi-GPU library and the bench, run the partition and planner unit tests, then
+#   check   R-MAT 18 on the GPU counts against a double-precision CPU PageRank (csr, cusparse, tiled)
 #   stream  R-MAT 24 streamed with a device budget of 0.4 x the matrix (the graph is 2.5x the
 #           budget), pinned whole; then again with 256 MiB of pinned memory (staged blocks)
-#   big     R-MAT 26 (1.07 G edges) on 1 and 2 GPUs, csr and cusparse local kernels: ms per
-#           product, per product + all-gather, per PageRank iteration, parallel efficiency
+#   big     R-MAT 26 (1.07 G edges) on the GPU counts, local kernels BIG_KERNELS (default tiled, csr,
+#           cusparse: tiled first, so a run cut short still has it): ms per product, per product +
+#           all-gather, per PageRank iteration, parallel efficiency, L1 to the 1-GPU scores
 # Each phase gets what is left of the budget (timeout); logs are line-buffered into $OUT, so a run
 # cut off from outside still brings back what it printed.  The summary comes last.
 #
 #   usage: bench/multi/device_run.sh [phase ...]   (default: build tests check stream big)
 #   env:   OUT (default ./bench-out), BUDGET (seconds, default 560), BIG_SCALE (default 26),
-#          GPUS (default 1,2; on nvidia-h200-x4: 1,2,4)
+#          GPUS (default 1,2; on nvidia-h200-x4: 1,2,4), BIG_KERNELS (default tiled,csr,cusparse),
+#          DRY_RUN=1: build here and print each phase's command and time limit instead of running it
+#          (the check that the command is right before spending device time)
 #
 # NCCL: on the lent machines nccl.h and libnccl.so.2 come with the Python package nvidia-nccl-cu13:
 #   python3 -c "import nvidia.nccl; print(nvidia.nccl.__path__)"
@@ -23,6 +26,8 @@ OUT=${OUT:-$PWD/bench-out}
 BUDGET=${BUDGET:-560}
 BIG_SCALE=${BIG_SCALE:-26}
 GPUS=${GPUS:-1,2}
+BIG_KERNELS=${BIG_KERNELS:-tiled,csr,cusparse}
+DRY_RUN=${DRY_RUN:-0}
 mkdir -p "$OUT"
 START=$(date +%s)
 phases=("$@")
@@ -36,6 +41,7 @@ phase() {  # name limit_s log command...
   local name=$1 limit=$2 log=$3; shift 3
   local t0=$(date +%s) rc
   if [ "$limit" -lt 10 ]; then note "$name: skipped (budget spent)"; return 0; fi
+  if [ "$DRY_RUN" = 1 ]; then note "$name: dry run, limit $limit s: $*"; return 0; fi
   timeout --kill-after=5 "$limit" stdbuf -oL -eL "$@" > "$log" 2>&1
   rc=$?
   if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
@@ -60,16 +66,20 @@ if has build; then
   } > "$OUT/build.log" 2>&1
   note "build: $(grep -cE ' error|Error [0-9]' "$OUT/build.log") error line(s); $(head -1 "$OUT/build.log"); NCCL_HOME=$NCCL_HOME"
   [ -x "$BENCH" ] || { note "build failed"; tail -40 "$OUT/build.log"; exit 1; }
+  [ "$DRY_RUN" = 1 ] && "$BENCH" --bad-flag 2>&1 | head -1   # the bench runs (prints its usage)
 fi
 if has tests; then
   phase tests 60 "$OUT/test_partition.log" make -C test/partition
-  note "partition unit tests: $(tail -1 "$OUT/test_partition.log")"
+  note "partition unit tests: $(grep -E "passed" "$OUT/test_partition.log" 2>/dev/null | tail -1)"
+  phase tests_plan 90 "$OUT/test_plan.log" make -C test/plan
+  note "planner unit tests (rectangular parts included): $(grep -E "passed" "$OUT/test_plan.log" 2>/dev/null | tail -1)"
 fi
 # reserves: what the later phases need at least (stream ~60 s, big ~300 s)
-has check  && phase check  $(( $(left) - 360 )) "$OUT/check.log"  "$BENCH" --rmat 18 --gpus "$GPUS" --check-cpu --iters 30 --reps 20
+check_limit=$(( $(left) - 360 )); [ "$check_limit" -gt 90 ] && check_limit=90
+has check  && phase check  $check_limit "$OUT/check.log"  "$BENCH" --rmat 18 --gpus "$GPUS" --kernels tiled,csr,cusparse --check-cpu --iters 30 --reps 20
 has stream && phase stream $(( ($(left) - 300) / 2 )) "$OUT/stream.log" "$BENCH" --stream --rmat 24 --budget-frac 0.4 --reps 5
 has stream && phase stream_staged $(( $(left) - 300 )) "$OUT/stream_staged.log" "$BENCH" --stream --rmat 24 --budget-frac 0.4 --pinned-mb 256 --reps 5
-has big    && phase big    $(( $(left) - 5 )) "$OUT/big.log" "$BENCH" --rmat "$BIG_SCALE" --gpus "$GPUS" --kernels csr,cusparse --reps 20 --iters 20
+has big    && phase big    $(( $(left) - 5 )) "$OUT/big.log" "$BENCH" --rmat "$BIG_SCALE" --gpus "$GPUS" --kernels "$BIG_KERNELS" --reps 20 --iters 20
 
 {
   echo

@@ -2,12 +2,14 @@
  * multi_bench.c — benchmark of the multi-GPU PageRank (NCCL all-gather) and of the streamed
  * single-GPU product (cuda/pr_multi.h), on a CPU-generated R-MAT graph.
  *
- *   multi_bench --rmat S [--gpus 1,2,4] [--kernels csr,cusparse] [--method greedy] [--reps N]
- *               [--iters K] [--check-cpu]
+ *   multi_bench --rmat S [--gpus 1,2,4] [--kernels csr,cusparse,tiled] [--method greedy] [--reps N]
+ *               [--iters K] [--check-cpu] [--tiled-model FILE]
  *       per GPU count and kernel: partition imbalance, ms of the local product alone and of
  *       product + all-gather, PageRank ms per iteration (K fixed iterations), parallel efficiency
  *       t1 / (G tG) against the 1-GPU run of the same kernel, and the L1 distance of the scores to
- *       the 1-GPU CSR run (and to a double-precision CPU PageRank with --check-cpu).
+ *       the 1-GPU CSR run (and to a double-precision CPU PageRank with --check-cpu).  tiled = the
+ *       single-GPU engine's tile-composite kernels on each part (a fixed layout, or the choice of
+ *       the model in FILE with --tiled-model); its column gather is timed alone too ("# tiled" notes).
  *   multi_bench --stream --rmat S [--budget-frac F | --budget-mb M] [--pinned-mb P] [--reps N]
  *       block plan for a device budget of F x the matrix bytes (default 0.4: the graph is 2.5x
  *       the budget), streamed product vs the resident product of the same kernel (the results
@@ -204,7 +206,7 @@ parse_list(const char *text, int *out, int max)
 /* The multi-GPU mode. */
 static int
 run_multi(const Graph *g, const int *gpus, int n_gpus, const char *kernels, PrPartitionMethod method,
-		  int reps, int iters, bool check_cpu)
+		  int reps, int iters, bool check_cpu, const PrModel *tiled_model)
 {
 	int			visible = pr_multi_device_count();
 	double	   *ref = NULL,
@@ -212,6 +214,7 @@ run_multi(const Graph *g, const int *gpus, int n_gpus, const char *kernels, PrPa
 			   *scores = malloc((size_t) g->n * sizeof(double));
 	int			failures = 0,
 				runs = 0;
+	const char *ref_kernel = NULL;
 
 	printf("# visible GPUs: %d; PageRank: %d fixed iterations, alpha 0.85\n", visible, iters);
 	if (check_cpu)
@@ -222,16 +225,27 @@ run_multi(const Graph *g, const int *gpus, int n_gpus, const char *kernels, PrPa
 		cpu_pagerank(g, 0.85, iters, cpu);
 		printf("# CPU reference (fp64, one thread): %.1f s\n", pr_clock_seconds() - t0);
 	}
-	printf("| gpus | kernel | method | edge imb | row imb | product ms | product+allgather ms | pagerank ms/it | efficiency | L1 vs 1-GPU csr | L1 vs CPU | GiB/GPU | partition s |\n");
-	printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
-	for (int kk = 0; kk < 2; kk++)
+	printf("# L1 columns: vs the same kernel's 1-GPU scores, vs the first 1-GPU run's (the first kernel of the list)\n");
+	printf("| gpus | kernel | method | edge imb | row imb | product ms | product+allgather ms | pagerank ms/it | efficiency | L1 vs 1-GPU same kernel | L1 vs 1-GPU first kernel | L1 vs CPU | GiB/GPU | partition s |\n");
+	printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+	for (const char *kp = kernels; *kp;)
 	{
-		PrMultiKernel kernel = kk == 0 ? PR_MULTI_KERNEL_CSR : PR_MULTI_KERNEL_CUSPARSE;
-		const char *kname = kk == 0 ? "csr" : "cusparse";
+		/* the kernels in the order of the list */
+		size_t		klen = strcspn(kp, ",");
+		PrMultiKernel kernel = !strncmp(kp, "csr", klen) && klen == 3 ? PR_MULTI_KERNEL_CSR :
+			!strncmp(kp, "cusparse", klen) && klen == 8 ? PR_MULTI_KERNEL_CUSPARSE : PR_MULTI_KERNEL_TILED;
+		const char *kname = kernel == PR_MULTI_KERNEL_CSR ? "csr" : kernel == PR_MULTI_KERNEL_CUSPARSE ? "cusparse" : "tiled";
 		double		t1 = -1;
+		double	   *ref1 = NULL;	/* this kernel's 1-GPU scores */
+		bool		known = klen == strlen(kname) && !strncmp(kp, kname, klen);
 
-		if (!strstr(kernels, kname))
+		kp += klen + (kp[klen] == ',');
+		if (!known)
+		{
+			printf("# unknown kernel in %s (csr, cusparse, tiled)\n", kernels);
+			failures++;
 			continue;
+		}
 		for (int i = 0; i < n_gpus; i++)
 		{
 			PrMultiOptions opt;
@@ -242,6 +256,7 @@ run_multi(const Graph *g, const int *gpus, int n_gpus, const char *kernels, PrPa
 			double		prod_ms = 0,
 						it_ms = 0,
 						d_ref = -1,
+						d_own = -1,
 						d_cpu = -1;
 			size_t		max_bytes = 0;
 
@@ -255,10 +270,12 @@ run_multi(const Graph *g, const int *gpus, int n_gpus, const char *kernels, PrPa
 			opt.kernel = kernel;
 			opt.method = method;
 			opt.check_every = iters + 1;	/* fixed iterations: no residual reads in between */
+			opt.tiled_model = tiled_model;
 			m = pr_multi_create(&opt, &err);
 			if (m == NULL || pr_multi_prepare(m, g->n, g->ptr, g->col, NULL, g->out_strength, &err) != PR_OK ||
 				pr_multi_report(m, &rep, &err) != PR_OK ||
 				pr_multi_time(m, reps, &prod_ms, &it_ms, &err) != PR_OK ||
+				pr_multi_report(m, &rep, &err) != PR_OK ||	/* again: the gather time */
 				pr_multi_pagerank(m, 0.85, 0.0, iters, scores, &run, &err) != PR_OK)
 			{
 				printf("# %d GPUs %s: FAILED: %s\n", gpus[i], kname, err.message);
@@ -273,27 +290,48 @@ run_multi(const Graph *g, const int *gpus, int n_gpus, const char *kernels, PrPa
 					max_bytes = rep.device_bytes[k];
 			if (gpus[i] == 1)
 				t1 = it_ms;
-			if (ref == NULL && kernel == PR_MULTI_KERNEL_CSR)
+			if (ref == NULL && gpus[i] == 1)
 			{
 				ref = malloc((size_t) g->n * sizeof(double));
 				memcpy(ref, scores, (size_t) g->n * sizeof(double));
+				ref_kernel = kname;
+			}
+			if (ref1 == NULL && gpus[i] == 1)
+			{
+				ref1 = malloc((size_t) g->n * sizeof(double));
+				memcpy(ref1, scores, (size_t) g->n * sizeof(double));
 			}
 			if (ref)
 				d_ref = l1(scores, ref, g->n);
+			if (ref1)
+				d_own = l1(scores, ref1, g->n);
 			if (cpu)
 				d_cpu = l1(scores, cpu, g->n);
-			if ((d_ref > 1e-5) || (d_cpu > 1e-5))
+			if ((d_ref > 1e-5) || (d_own > 1e-5) || (d_cpu > 1e-5))
 				failures++;
-			printf("| %d | %s | %s | %.4f | %.4f | %.3f | %.3f | %.3f | %s%.1f%% | %.2e | %.2e | %.2f | %.1f |\n",
+			printf("| %d | %s | %s | %.4f | %.4f | %.3f | %.3f | %.3f | %s%.1f%% | %.2e | %.2e | %.2e | %.2f | %.1f |\n",
 				   rep.n_gpus, kname, rep.method, rep.edge_imbalance, rep.row_imbalance, prod_ms, it_ms,
 				   run.seconds * 1e3 / run.iterations, t1 > 0 ? "" : "n/a ",
-				   t1 > 0 ? 100.0 * t1 / (rep.n_gpus * it_ms) : 0.0, d_ref, d_cpu,
+				   t1 > 0 ? 100.0 * t1 / (rep.n_gpus * it_ms) : 0.0, d_own, d_ref, d_cpu,
 				   (double) max_bytes / (1 << 30), rep.partition_seconds);
+			if (kernel == PR_MULTI_KERNEL_TILED)
+			{
+				int64_t		cols = 0;
+
+				for (int k = 0; k < rep.n_gpus; k++)
+					cols = rep.cols[k] > cols ? rep.cols[k] : cols;
+				printf("# tiled %d GPU(s): column gather %.3f ms per product (%.1f%% of the product), at most %lld of %lld slots read by a GPU; GPU 0: %s; plan + partition %.1f s\n",
+					   rep.n_gpus, rep.gather_ms, prod_ms > 0 ? 100.0 * rep.gather_ms / prod_ms : 0.0,
+					   (long long) cols, (long long) (rep.stride * rep.n_gpus), rep.layout, rep.partition_seconds);
+			}
 			fflush(stdout);
 			runs++;
 			pr_multi_free(m);
 		}
+		free(ref1);
 	}
+	if (ref_kernel != NULL)
+		printf("# the first 1-GPU run (column \"first kernel\"): %s\n", ref_kernel);
 	free(ref);
 	free(cpu);
 	free(scores);
@@ -445,6 +483,8 @@ main(int argc, char **argv)
 				n_gpus = 3,
 				gpus[16] = {1, 2, 4};
 	const char *kernels = "csr,cusparse";
+	const char *model_path = NULL;
+	PrModel		model;
 	PrPartitionMethod method = PR_PARTITION_GREEDY;
 	bool		stream = false,
 				check_cpu = false;
@@ -463,8 +503,10 @@ main(int argc, char **argv)
 			scale = atoi(argv[++i]);
 		else if (!strcmp(a, "--gpus") && v)
 			n_gpus = parse_list(argv[++i], gpus, 16);
-		else if (!strcmp(a, "--kernels") && v)
+		else if ((!strcmp(a, "--kernels") || !strcmp(a, "--kernel")) && v)
 			kernels = argv[++i];
+		else if (!strcmp(a, "--tiled-model") && v)
+			model_path = argv[++i];
 		else if (!strcmp(a, "--method") && v)
 		{
 			if (!pr_partition_method_parse(argv[++i], &method))
@@ -489,16 +531,32 @@ main(int argc, char **argv)
 			pinned_mb = atof(argv[++i]);
 		else
 		{
-			fprintf(stderr, "usage: %s --rmat S [--gpus 1,2,4] [--kernels csr,cusparse] [--method greedy|snake|ranges] "
-					"[--reps N] [--iters K] [--check-cpu] | --stream --rmat S [--budget-frac F|--budget-mb M] "
+			fprintf(stderr, "usage: %s --rmat S [--gpus 1,2,4] [--kernels csr,cusparse,tiled] [--method greedy|snake|ranges] "
+					"[--reps N] [--iters K] [--check-cpu] [--tiled-model FILE] | --stream --rmat S [--budget-frac F|--budget-mb M] "
 					"[--pinned-mb P] [--reps N]\n", argv[0]);
 			return 2;
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (model_path != NULL)
+	{
+		FILE	   *f = fopen(model_path, "r");
+		static char text[1 << 16];
+		size_t		len = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+		PrError		err;
+
+		if (f)
+			fclose(f);
+		text[len] = '\0';
+		if (f == NULL || pr_model_parse(text, &model, &err) != PR_OK)
+		{
+			fprintf(stderr, "cannot read the model %s\n", model_path);
+			return 2;
+		}
+	}
 	make_rmat(scale, &g);
 	failures = stream ? run_stream(&g, budget_frac, budget_mb, pinned_mb, reps)
-		: run_multi(&g, gpus, n_gpus, kernels, method, reps, iters, check_cpu);
+		: run_multi(&g, gpus, n_gpus, kernels, method, reps, iters, check_cpu, model_path ? &model : NULL);
 	printf("# %s\n", failures == 0 ? "all checks passed" : "CHECKS FAILED");
 	free(g.ptr);
 	free(g.col);

@@ -9,12 +9,13 @@
 #           suite  make installcheck (temp instance, powerrank + pg_cron preloaded) + sql/service_gpu.sql
 #           load   R-MAT $SCALE into table edges (parallel binary COPY into an UNLOGGED table), VACUUM ANALYZE
 #           cold   parallel count(*) x3, cold pagerank(top_k 100), warm x5 (powerrank_last_run per call)
-#           rwr    pgbench: 8 clients, random-source rwr(top_k 10) on the cached graph, p50/p99 from --log
+#           rwr    pgbench: 8 clients, random-source rwr(top_k 10) on the cached graph, p50/p99 from --log,
+#                  for each powerrank.service_batch_size in RWR_BATCHES ("8 1": batched, then one at a time)
 #           auto   device 'cpu' vs 'gpu' (warm) on R-MAT graphs of ~0.5/2/8/32 M edges: gpu_min_edges
 #           standalone  bench/gpu pr_bench --rmat $SCALE --only auto: the engine's ms per iteration
 #           mixed  $MIX_SECS s: 8 ranking clients + 2 writers + 1 checker (REPEATABLE READ, GPU vs CPU)
 #   env: OUT (default ./bench-sql-out), BUDGET (s, 560), PRECISION (fp32), SCALE (24), MIX_SECS (300),
-#        MIX_SCALE (22), RWR_SECS (60), AUTO_SCALES ("15 17 19 21"), DRY_RUN=1 (below)
+#        MIX_SCALE (22), RWR_SECS (30), RWR_BATCHES ("8 1"), AUTO_SCALES ("15 17 19 21"), DRY_RUN=1 (below)
 #
 # DRY_RUN=1: this machine, no GPU — a throwaway cluster of /usr/lib/postgresql/15 in a temp dir as the
 # OS user postgres, powerrank.service_engine = 'cpu-test', R-MAT 17, short durations; exercises every
@@ -46,7 +47,7 @@ else
   WORK=/tmp/prbench; mkdir -p "$WORK"; chmod 755 "$WORK"
   PGDATA=/tmp/pgdata; PGLOG=/tmp/pg.log; SOCK=/tmp; PORT=5432
   SCALE=${SCALE:-24}; PARTS=${PARTS:-16}; MIX_SECS=${MIX_SECS:-300}; MIX_SCALE=${MIX_SCALE:-22}
-  RWR_SECS=${RWR_SECS:-60}; AUTO_SCALES=${AUTO_SCALES:-"15 17 19 21"}; SAMPLE_SECS=${SAMPLE_SECS:-30}
+  RWR_SECS=${RWR_SECS:-30}; AUTO_SCALES=${AUTO_SCALES:-"15 17 19 21"}; SAMPLE_SECS=${SAMPLE_SECS:-30}
   ENGINE=gpu; PY=python3; SHBUF=32GB; CACHE=16GB
   export PATH=/opt/pg15/bin:/usr/local/cuda/bin:$PATH
   export LD_LIBRARY_PATH=/opt/pg15/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -94,7 +95,8 @@ phase() {  # name limit_s
   grep '^RESULT ' "$OUT/$name.log" | sed 's/^RESULT /  /' | tee -a "$SUMMARY"
 }
 export EXTRA_SETTINGS=${EXTRA_SETTINGS:-}
-export DRY_RUN OUT WORK PGBIN PGOS PGDATA PGLOG SOCK PORT SCALE PARTS MIX_SECS MIX_SCALE RWR_SECS AUTO_SCALES \
+RWR_BATCHES=${RWR_BATCHES:-"8 1"}   # phase rwr: service_batch_size values measured, in order
+export DRY_RUN RWR_BATCHES OUT WORK PGBIN PGOS PGDATA PGLOG SOCK PORT SCALE PARTS MIX_SECS MIX_SCALE RWR_SECS AUTO_SCALES \
   SAMPLE_SECS ENGINE PY SHBUF CACHE PRECISION BOUND DEV_CHECK PGCONF ROOT
 export -f as_pg sql median pct calc goal
 
@@ -225,6 +227,15 @@ phase_cold() {
   echo "evicted before the cold call: $(sql -c "SELECT powerrank_cache_drop(NULL)")"
   cold=$(timed_calls 1 "SELECT * FROM pagerank('edges', top_k => 100);")
   echo "cold: $cold"
+  # the cold call ran on the quick layout while the tuned one is planned in the engine process's
+  # thread (powerrank.gpu_quick_layout_edges): call every 2 s until the tuned kernel answers
+  t_tuned=0
+  for i in $(seq 30); do
+    eng=$(timed_calls 1 "SELECT * FROM pagerank('edges', top_k => 100);" | awk '{print $2}')
+    echo "after $((i * 2 - 2)) s: engine $eng"
+    case "$eng" in gpu-binned*) sleep 2 ;; *) t_tuned=$((i * 2 - 2)); break ;; esac
+  done
+  echo "RESULT tuned layout adopted within $t_tuned s after the cold call (engine $eng)"
   warm=$(timed_calls 5 "SELECT * FROM pagerank('edges', top_k => 100);")
   echo "warm:"; echo "$warm"
   sql -c "SELECT 'cache: ' || concat_ws(' ', nodes, edges, pg_size_pretty(bytes), hits, gpu) FROM powerrank_cache"
@@ -242,11 +253,25 @@ phase_rwr() {
   set -e
   n=$(sql -c "SELECT count(*) FROM bench_sources WHERE tbl = 'edges'")
   sed "s/@TABLE@/edges/g" bench/sql/pgbench/rwr.sql > "$WORK/rwr.sql"; chmod 644 "$WORK/rwr.sql"
-  timed_calls 2 "SELECT * FROM rwr('edges', source => (SELECT node FROM bench_sources WHERE tbl = 'edges' AND i = 1), top_k => 10);"
-  rm -rf "$WORK/pgb_rwr"; mkdir -p "$WORK/pgb_rwr"; chown "$PGOS" "$WORK/pgb_rwr"
-  (cd "$WORK/pgb_rwr" && as_pg pgbench -n -c 8 -j 8 -T "$RWR_SECS" -D nsrc="$n" -f "$WORK/rwr.sql" --log --log-prefix=rwr bench)
-  cat "$WORK"/pgb_rwr/rwr* | awk '{print $3 / 1000}' > "$WORK/rwr_lat.txt"
-  echo "RESULT rwr 8 clients ${RWR_SECS} s: $(wc -l < "$WORK/rwr_lat.txt") calls, p50 $(pct 50 < "$WORK/rwr_lat.txt") ms, p99 $(pct 99 < "$WORK/rwr_lat.txt") ms, max $(pct 100 < "$WORK/rwr_lat.txt") ms — goal p50 <= 20 ms: $(goal "$(pct 50 < "$WORK/rwr_lat.txt") <= 20")"
+  one="SELECT * FROM rwr('edges', source => (SELECT node FROM bench_sources WHERE tbl = 'edges' AND i = 1), top_k => 10);"
+  # each batch size: the engine restarts on the reload (graph prepared again by the warm-up calls),
+  # a 5 s pgbench warm-up prepares the batch engine, then the measured pgbench run
+  for b in $RWR_BATCHES; do
+    sql -c "ALTER SYSTEM SET powerrank.service_batch_size = $b" -c "SELECT pg_reload_conf()" >/dev/null
+    sleep 1; for _ in $(seq 300); do [ "$(sql -c 'SELECT state FROM powerrank_service')" = ready ] && break; sleep 0.1; done
+    echo "batch_size $b: one call alone (ms engine iterations build iterate total hit fallback read prepare):"
+    timed_calls 3 "$one"
+    rm -rf "$WORK/pgb_rwr"; mkdir -p "$WORK/pgb_rwr"; chown "$PGOS" "$WORK/pgb_rwr"
+    (cd "$WORK/pgb_rwr" && as_pg pgbench -n -c 8 -j 8 -T 5 -D nsrc="$n" -f "$WORK/rwr.sql" bench > /dev/null)
+    c0=$(sql -c "SELECT batches || ' ' || batched_requests FROM powerrank_service")
+    (cd "$WORK/pgb_rwr" && as_pg pgbench -n -c 8 -j 8 -T "$RWR_SECS" -D nsrc="$n" -f "$WORK/rwr.sql" --log --log-prefix=rwr bench)
+    c1=$(sql -c "SELECT batches || ' ' || batched_requests FROM powerrank_service")
+    cat "$WORK"/pgb_rwr/rwr* | awk '{print $3 / 1000}' > "$WORK/rwr_lat_$b.txt"
+    read -r b0 r0 <<< "$c0"; read -r b1 r1 <<< "$c1"
+    lat=$WORK/rwr_lat_$b.txt
+    echo "RESULT rwr 8 clients ${RWR_SECS} s, service_batch_size $b: $(wc -l < "$lat") calls, p50 $(pct 50 < "$lat") ms, p99 $(pct 99 < "$lat") ms, max $(pct 100 < "$lat") ms; $((b1 - b0)) batches answered $((r1 - r0)) requests (mean $(calc "($r1 - $r0) / ($b1 - $b0 + 1e-9)")) — goal p50 <= 20 ms: $(goal "$(pct 50 < "$lat") <= 20")"
+  done
+  sql -c "ALTER SYSTEM RESET powerrank.service_batch_size" -c "SELECT pg_reload_conf()" >/dev/null
 }
 
 phase_auto() {

@@ -220,6 +220,15 @@ timed_prepare(PrEngine *engine, const PrGraph *g, int k, int n_slots, unsigned n
 	return status;
 }
 
+/* See pr_driver.h. */
+PrStatus
+pr_pagerank_prepare(PrEngine *engine, const PrGraph *g, int k, PrError *err)
+{
+	if (engine == NULL || engine->ops == NULL || g == NULL || k < 1)
+		return pr_error_set(err, PR_ERR_INVALID, "pr_pagerank_prepare: bad arguments");
+	return engine->ops->prepare(engine, g, k, PR_N_SLOTS_PAGERANK, PR_NEED_PULL_NORMALIZED, err);
+}
+
 /*
  * What every run checks first: an engine, a usable graph and sane iteration options; also
  * starts the run's statistics.

@@ -84,6 +84,12 @@ PrStatus	pr_pagerank_top(PrEngine *engine, const PrGraph *g, double alpha,
 							const PrRestart *restart, const PrIterOptions *options, int64_t top_k,
 							int32_t *index, double *value, PrRunStats *stats, PrError *err);
 
+/*
+ * Prepares engine on g exactly as pr_pagerank / pr_pagerank_top with k columns do, ahead of a run:
+ * a later run on the same engine and graph then finds the graph prepared (see PrEngineOps.prepare).
+ */
+PrStatus	pr_pagerank_prepare(PrEngine *engine, const PrGraph *g, int k, PrError *err);
+
 /* HITS; hubs and authorities receive n values each, each summing to 1 (all 0 if no edges). */
 PrStatus	pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options,
 					double *hubs, double *authorities, PrRunStats *stats, PrError *err);

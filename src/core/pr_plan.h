@@ -25,6 +25,12 @@
  *
  * Every product these layouts feed is y[r] = sum over the row's entries of val * z[col]; padding
  * entries point at column n, where z holds 0.
+ *
+ * Rectangular matrices: a CSR may have a column count of its own (PrPlanCsr.n_cols), as one GPU's
+ * rows of a larger matrix do (the multi-GPU engine's parts: rows = the part's rows, columns = the
+ * distinct columns it reads).  Then "n" above means the column count wherever it names a column
+ * (tile bounds, the padding column, the blocked remainder's columns) and the row count wherever
+ * it names a row.  Square matrices (n_cols 0) plan exactly as before.
  */
 #ifndef PR_PLAN_H
 #define PR_PLAN_H
@@ -61,12 +67,20 @@ int			pr_plan_threads(void);
 /* A CSR matrix owned by the planner (relabelled ids); val may be NULL (all entries 1). */
 typedef struct PrPlanCsr
 {
-	int64_t		n;				/* rows = columns = nodes */
+	int64_t		n;				/* rows (= columns = nodes when n_cols is 0) */
 	int64_t		nnz;
 	int64_t    *ptr;			/* [n+1] */
 	int32_t    *col;			/* [nnz] ascending within a row */
 	float	   *val;			/* [nnz] or NULL */
+	int64_t		n_cols;			/* columns of a rectangular matrix; 0: square (n columns) */
 } PrPlanCsr;
+
+/* The column count of a CSR: n_cols when set, else n (square). */
+static inline int64_t
+pr_plan_csr_cols(const PrPlanCsr *csr)
+{
+	return csr->n_cols > 0 ? csr->n_cols : csr->n;
+}
 
 /*
  * Orders nodes by descending key (ties: ascending id).  new_to_old[i] is the old id of new node i,
@@ -83,6 +97,19 @@ PrStatus	pr_plan_degree_order(int64_t n, const int64_t *key, int32_t *new_to_old
 PrStatus	pr_plan_relabel(int64_t n, const int64_t *ptr, const int32_t *col, const double *val,
 							const int32_t *old_to_new, const PrAllocator *alloc, PrPlanCsr *out,
 							PrError *err);
+
+/*
+ * Relabels the columns of an n-row CSR over n_cols columns (ptr, col, optional float val) for the
+ * composite layout, the rows keeping their ids: the columns with entries get ids 0 .. used-1 by
+ * descending entry count (ties: ascending id), the others are dropped.  out is rectangular
+ * (out->n_cols = used, or 1 when no row has entries), each row's entries sorted by new column.
+ * *col_map[j] = old id of new column j and *col_degree[j] = its entries (j < out->n_cols; both
+ * allocated with alloc, free them with pr_free).  A part of a larger matrix read through
+ * z[j] = x[col_map[j]] gives the same product as the original CSR over x.
+ */
+PrStatus	pr_plan_relabel_columns(int64_t n, int64_t n_cols, const int64_t *ptr, const int32_t *col,
+									const float *val, const PrAllocator *alloc, PrPlanCsr *out,
+									int32_t **col_map, int64_t **col_degree, PrError *err);
 
 /* The transpose of a CSR (columns ascending within each row), values carried along. */
 PrStatus	pr_plan_transpose(const PrPlanCsr *csr, const PrAllocator *alloc, PrPlanCsr *out,
@@ -191,17 +218,18 @@ typedef struct PrCompositeOptions
 typedef struct PrBlockedTail
 {
 	int64_t		col_begin;		/* first remainder column */
-	int64_t		n_cols;			/* n - col_begin */
+	int64_t		n_cols;			/* columns - col_begin */
 	int64_t		nnz;			/* entries taken by the two passes (< 2^31) */
 	int32_t    *scol_ptr;		/* [n_cols+1] scatter entries of each remainder column */
 	int32_t    *spos;			/* [nnz] buffer position of each scatter entry */
 	float	   *sval;			/* [nnz] weights in scatter order, or NULL (all 1) */
 	int64_t		n_blocks;
-	int32_t    *row_begin;		/* [n_blocks+1] row_begin[0] = 0, row_begin[n_blocks] = n */
+	int32_t    *row_begin;		/* [n_blocks+1] row_begin[0] = 0, row_begin[n_blocks] = rows */
 	int32_t    *buf_begin;		/* [n_blocks+1] buf_begin[0] = 0, buf_begin[n_blocks] = nnz */
-	int32_t    *gptr;			/* [n+1] gather entries of each row (none for long rows) */
+	int32_t    *gptr;			/* [rows+1] gather entries of each row (none for long rows) */
 	uint16_t   *gidx;			/* [nnz] position of each gather entry inside its block */
 	int64_t		max_block_entries;	/* largest buf_begin[b+1] - buf_begin[b] */
+	int64_t		matrix_rows;	/* rows of the matrix (gptr has matrix_rows + 1 entries) */
 	int64_t		n_rows;			/* rows with gather entries */
 	int64_t		n_long_rows;	/* rows left in the last tile because they are too long */
 } PrBlockedTail;
@@ -209,7 +237,8 @@ typedef struct PrBlockedTail
 /* The composite tiled layout of a relabelled CSR. */
 typedef struct PrComposite
 {
-	int64_t		n;
+	int64_t		n;				/* rows */
+	int64_t		n_cols;			/* columns (= n when square); padding entries point at n_cols */
 	int			n_tiles;
 	PrCompositeTile *tiles;
 	PrCompositeOptions options;
@@ -230,17 +259,19 @@ typedef struct PrComposite
 	PrBlockedTail *blocked;		/* the blocked remainder, or NULL */
 } PrComposite;
 
-/* Builds the composite layout of csr (col_degree[c] = entries of column c, non-increasing). */
+/* Builds the composite layout of csr (col_degree[c] = entries of column c, non-increasing; the
+ * layout is correct for any column order, fast when the columns come by descending degree). */
 PrStatus	pr_plan_composite(const PrPlanCsr *csr, const PrCompositeOptions *options,
 							  const PrAllocator *alloc, PrComposite *out, PrError *err);
 
-/* Same, with the column degrees of csr given (length n; saves a pass when planning many). */
+/* Same, with the column degrees of csr given (length pr_plan_csr_cols; saves a pass when planning
+ * many). */
 PrStatus	pr_plan_composite_with_degrees(const PrPlanCsr *csr, const int64_t *col_degree,
 										   const PrCompositeOptions *options,
 										   const PrAllocator *alloc, PrComposite *out,
 										   PrError *err);
 
-/* Entries of each column of csr (col_degree has csr->n entries). */
+/* Entries of each column of csr (col_degree has pr_plan_csr_cols(csr) entries). */
 PrStatus	pr_plan_column_degrees(const PrPlanCsr *csr, int64_t *col_degree, PrError *err);
 
 /* Frees a PrComposite. */

@@ -84,7 +84,7 @@ pr_plan_blocked_device_bytes(const PrBlockedTail *b, bool weighted)
 		+ nnz * sizeof(int32_t)
 		+ (weighted ? nnz * sizeof(float) : 0)
 		+ 2 * ((size_t) b->n_blocks + 1) * sizeof(int32_t)
-		+ ((size_t) b->col_begin + (size_t) b->n_cols + 1) * sizeof(int32_t)
+		+ ((size_t) b->matrix_rows + 1) * sizeof(int32_t)
 		+ nnz * sizeof(uint16_t)
 		+ nnz * sizeof(float);
 }
@@ -602,7 +602,8 @@ pr_plan_blocked_build(const PrPlanCsr *csr, int64_t col_begin, const int32_t *bl
 	memset(bt, 0, sizeof(*bt));
 	w.b = bt;
 	bt->col_begin = col_begin;
-	bt->n_cols = n - col_begin;
+	bt->n_cols = pr_plan_csr_cols(csr) - col_begin;
+	bt->matrix_rows = n;
 	bt->n_long_rows = n_long_rows;
 
 	/* gather counts: entries, rows, and each part's first gather index */

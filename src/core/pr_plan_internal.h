@@ -25,7 +25,7 @@ void		pr_plan_radix_sort_upper(uint64_t *keys, uint64_t *tmp, int64_t len);
 
 /*
  * Builds the blocked remainder (see PrBlockedTail in pr_plan.h) of a composite layout whose
- * remainder columns are [col_begin, csr->n): blen[r] is the number of remainder entries of row r
+ * remainder columns are [col_begin, pr_plan_csr_cols(csr)): blen[r] is the number of remainder entries of row r
  * that leave the last tile (0 for long rows and rows without remainder entries); they are the
  * last blen[r] entries of row r of csr.  n_long_rows rows stayed in the last tile.  With
  * o->shapes_only only the counts are filled (arrays NULL).  *out is NULL on failure.

@@ -1,0 +1,417 @@
+/*
+ * pr_gpu_spmm.cuh — the GPU engine's product for k > 1 columns (SpMM) over the row-binned CSR
+ * (DevBinned).  Included once, by pr_gpu.cu, after pr_gpu_kernels.cuh.
+ *
+ * Vectors are n x k row-major, so the k values of one gathered row of z are adjacent: for fp32
+ * and k = 8 they are one 32-byte sector, the cost of a single value.  Columns are taken in blocks
+ * of up to 32; a block of kc columns is padded to KP (a power of two) and each entry of the matrix
+ * is read by KL = KP / V "column lanes", each loading V adjacent values with one vector load
+ * (V = 4 floats / 2 doubles when k allows the alignment, else smaller).  A row of bin b (its k = 1
+ * lane count L_b = 2^b) gets min(L_b, 32 / KL) entry lanes times KL column lanes; the entry lanes'
+ * sums are added with a fixed butterfly.  Rows longer than the chunk are cut into chunks, one warp
+ * each, whose per-column partial sums (partial[c * k + j]) a second kernel adds in chunk order.
+ * No float atomics anywhere: every result is bit-identical run to run.
+ *
+ * The unweighted matrices carry no values (VAL = false), as for k = 1: the normalized product
+ * gathers the pre-scaled z = x / out_strength.
+ */
+#ifndef PR_GPU_SPMM_CUH
+#define PR_GPU_SPMM_CUH
+
+#include "pr_gpu_kernels.cuh"
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#define PR_SPMM_MAX_BLOCK 32	/* columns of one column block (one pass over the matrix) */
+#define PR_SPMM_CHUNK 1024		/* default chunk of long rows when k > 1 (k = 1: 4096) */
+
+/* Blocks of the SpMM launch per bin: block_begin[b] = first block of bin b (bins 0..5), [6] =
+ * first block of the chunk warps, [7] = total.  Depends on the column lanes, so made per launch. */
+struct SpmmGrid
+{
+	int64_t		block_begin[8];
+};
+
+/* V adjacent values of T as one aligned vector load (V = 1, 2, 4 for float; 1, 2 for double), and
+ * one vector store marked evict-first (st.global.cs): y is not read again by this product, so its
+ * lines should not push the gathered z out of L2. */
+template <typename T, int V>
+struct SpmmVec;
+
+/* float, one value. */
+template <>
+struct SpmmVec<float, 1>
+{
+	static __device__ __forceinline__ void load(const float *p, float *out)
+	{
+		out[0] = __ldg(p);
+	}
+	static __device__ __forceinline__ void store(float *p, const float *v)
+	{
+		__stcs(p, v[0]);
+	}
+};
+
+/* float, two values (8-byte aligned). */
+template <>
+struct SpmmVec<float, 2>
+{
+	static __device__ __forceinline__ void load(const float *p, float *out)
+	{
+		float2		v = __ldg((const float2 *) p);
+
+		out[0] = v.x;
+		out[1] = v.y;
+	}
+	static __device__ __forceinline__ void store(float *p, const float *v)
+	{
+		__stcs((float2 *) p, make_float2(v[0], v[1]));
+	}
+};
+
+/* float, four values (16-byte aligned). */
+template <>
+struct SpmmVec<float, 4>
+{
+	static __device__ __forceinline__ void load(const float *p, float *out)
+	{
+		float4		v = __ldg((const float4 *) p);
+
+		out[0] = v.x;
+		out[1] = v.y;
+		out[2] = v.z;
+		out[3] = v.w;
+	}
+	static __device__ __forceinline__ void store(float *p, const float *v)
+	{
+		__stcs((float4 *) p, make_float4(v[0], v[1], v[2], v[3]));
+	}
+};
+
+/* double, one value. */
+template <>
+struct SpmmVec<double, 1>
+{
+	static __device__ __forceinline__ void load(const double *p, double *out)
+	{
+		out[0] = __ldg(p);
+	}
+	static __device__ __forceinline__ void store(double *p, const double *v)
+	{
+		__stcs(p, v[0]);
+	}
+};
+
+/* double, two values (16-byte aligned). */
+template <>
+struct SpmmVec<double, 2>
+{
+	static __device__ __forceinline__ void load(const double *p, double *out)
+	{
+		double2		v = __ldg((const double2 *) p);
+
+		out[0] = v.x;
+		out[1] = v.y;
+	}
+	static __device__ __forceinline__ void store(double *p, const double *v)
+	{
+		__stcs((double2 *) p, make_double2(v[0], v[1]));
+	}
+};
+
+/* Adds w * z[c][off .. off+V) into acc. */
+template <typename T, int V>
+__device__ __forceinline__ void
+spmm_axpy(T *acc, T w, const T *__restrict__ z, int32_t c, int k, int off)
+{
+	T			v[V];
+
+	SpmmVec<T, V>::load(z + (int64_t) c * k + off, v);
+#pragma unroll
+	for (int q = 0; q < V; q++)
+		acc[q] += w * v[q];
+}
+
+/*
+ * One lane's share of entries [b, e) of a row: entries b + eo, b + eo + L, ...; four entries in
+ * flight per lane.  active = false (a padded column lane) loads nothing and leaves acc at 0.
+ */
+template <typename T, bool VAL, int V, int L>
+__device__ __forceinline__ void
+spmm_lane_range(const DevBinned &bm, const T *__restrict__ z, int k, int off, int64_t b, int64_t e,
+				int eo, bool active, T *acc)
+{
+	int64_t		p = b + eo;
+
+	if (!active)
+		return;
+	for (; p + 3 * L < e; p += 4 * L)
+	{
+		int32_t		c0 = ld_stream(bm.col + p),
+					c1 = ld_stream(bm.col + p + L),
+					c2 = ld_stream(bm.col + p + 2 * L),
+					c3 = ld_stream(bm.col + p + 3 * L);
+
+		spmm_axpy<T, V>(acc, (T) entry_weight<VAL>(bm.val, p), z, c0, k, off);
+		spmm_axpy<T, V>(acc, (T) entry_weight<VAL>(bm.val, p + L), z, c1, k, off);
+		spmm_axpy<T, V>(acc, (T) entry_weight<VAL>(bm.val, p + 2 * L), z, c2, k, off);
+		spmm_axpy<T, V>(acc, (T) entry_weight<VAL>(bm.val, p + 3 * L), z, c3, k, off);
+	}
+	for (; p < e; p += L)
+		spmm_axpy<T, V>(acc, (T) entry_weight<VAL>(bm.val, p), z, ld_stream(bm.col + p), k, off);
+}
+
+/* Adds acc over the L entry lanes of a group (lanes KL apart), fixed butterfly order. */
+template <typename T, int V, int KL, int L>
+__device__ __forceinline__ void
+spmm_group_sum(T *acc)
+{
+#pragma unroll
+	for (int off = KL; off < KL * L; off <<= 1)
+#pragma unroll
+		for (int q = 0; q < V; q++)
+			acc[q] += __shfl_xor_sync(0xffffffffu, acc[q], off);
+}
+
+/*
+ * Rows of bin `bin`: groups of G = L * KL lanes per row (lane = eo * KL + cl); column lane cl
+ * covers columns jb + cl * V .. + V of the block; lanes with eo = 0 write the row's values.
+ * All 32 lanes of each warp reach the shuffles.
+ */
+template <typename T, bool VAL, int KP, int V, int L>
+__device__ __forceinline__ void
+spmm_bin_rows(const DevBinned &bm, int bin, int64_t block_in_bin, int k, int jb, int kc,
+			  const T *__restrict__ z, T *__restrict__ y)
+{
+	constexpr int KL = KP / V;
+	constexpr int G = L * KL;
+	int			group = threadIdx.x / G;
+	int			sub = threadIdx.x % G;
+	int			cl = sub % KL;
+	int			eo = sub / KL;
+	int			off = jb + cl * V;
+	bool		active = cl * V < kc;
+	int64_t		i = bm.bin_begin[bin] + block_in_bin * (PR_THREADS / G) + group;
+	int32_t		row = -1;
+	T			acc[V];
+
+#pragma unroll
+	for (int q = 0; q < V; q++)
+		acc[q] = 0;
+	if (i < bm.bin_begin[bin + 1])
+	{
+		row = bm.rows[i];
+		spmm_lane_range<T, VAL, V, L>(bm, z, k, off, bm.ptr[row], bm.ptr[row + 1], eo, active, acc);
+	}
+	spmm_group_sum<T, V, KL, L>(acc);
+	if (row >= 0 && eo == 0 && active)
+		SpmmVec<T, V>::store(y + (int64_t) row * k + off, acc);
+}
+
+/* Entry lanes of bin b's rows for KL column lanes: the k = 1 count 2^b, at most 32 / KL. */
+template <int KL>
+__host__ __device__ constexpr int
+spmm_entry_lanes(int bin)
+{
+	return (1 << bin) < 32 / KL ? (1 << bin) : 32 / KL;
+}
+
+/*
+ * The SpMM over the binned layout for one column block [jb, jb + kc) of a k-column product:
+ * blocks [block_begin[b], block_begin[b+1]) take bin b's rows, the rest one chunk of a long row
+ * per warp, whose per-column sums go to partial[c * k + jb + j].
+ */
+template <typename T, bool VAL, int KP, int V>
+__global__ void __launch_bounds__(PR_THREADS)
+k_spmm_binned(DevBinned bm, SpmmGrid grid, int k, int jb, int kc, const T *__restrict__ z,
+			  T *__restrict__ y, T *__restrict__ partial)
+{
+	constexpr int KL = KP / V;
+	int64_t		blk = blockIdx.x;
+
+	if (blk >= grid.block_begin[6])
+	{
+		constexpr int L = 32 / KL;
+		int			lane = threadIdx.x & 31;
+		int			cl = lane % KL;
+		int			eo = lane / KL;
+		int			off = jb + cl * V;
+		bool		active = cl * V < kc;
+		int64_t		c = (blk - grid.block_begin[6]) * (PR_THREADS / 32) + (threadIdx.x >> 5);
+		T			acc[V];
+
+#pragma unroll
+		for (int q = 0; q < V; q++)
+			acc[q] = 0;
+		if (c < bm.n_chunks)
+		{
+			int32_t		row = bm.chunk_row[c];
+			int64_t		beg = bm.chunk_begin_edge[c];
+			int64_t		end = min(beg + bm.chunk, bm.ptr[row + 1]);
+
+			spmm_lane_range<T, VAL, V, L>(bm, z, k, off, beg, end, eo, active, acc);
+		}
+		spmm_group_sum<T, V, KL, L>(acc);
+		if (c < bm.n_chunks && eo == 0 && active)
+			SpmmVec<T, V>::store(partial + c * k + off, acc);
+		return;
+	}
+	if (blk >= grid.block_begin[5])
+		spmm_bin_rows<T, VAL, KP, V, spmm_entry_lanes<KL>(5)>(bm, 5, blk - grid.block_begin[5], k, jb, kc, z, y);
+	else if (blk >= grid.block_begin[4])
+		spmm_bin_rows<T, VAL, KP, V, spmm_entry_lanes<KL>(4)>(bm, 4, blk - grid.block_begin[4], k, jb, kc, z, y);
+	else if (blk >= grid.block_begin[3])
+		spmm_bin_rows<T, VAL, KP, V, spmm_entry_lanes<KL>(3)>(bm, 3, blk - grid.block_begin[3], k, jb, kc, z, y);
+	else if (blk >= grid.block_begin[2])
+		spmm_bin_rows<T, VAL, KP, V, spmm_entry_lanes<KL>(2)>(bm, 2, blk - grid.block_begin[2], k, jb, kc, z, y);
+	else if (blk >= grid.block_begin[1])
+		spmm_bin_rows<T, VAL, KP, V, spmm_entry_lanes<KL>(1)>(bm, 1, blk - grid.block_begin[1], k, jb, kc, z, y);
+	else
+		spmm_bin_rows<T, VAL, KP, V, spmm_entry_lanes<KL>(0)>(bm, 0, blk, k, jb, kc, z, y);
+}
+
+/* Adds the chunk partials of each long row per column, in chunk order: thread (i, j) for long row
+ * i and column jb + j of the block. */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_spmm_long_rows(int64_t n_long, int k, int jb, int kc, const int32_t *__restrict__ long_row,
+				 const int64_t *__restrict__ chunk_begin, const T *__restrict__ partial,
+				 T *__restrict__ y)
+{
+	int64_t		t = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x;
+	int64_t		i = t / kc;
+	int			j = jb + (int) (t - i * kc);
+
+	if (i < n_long)
+	{
+		T			s = 0;
+
+		for (int64_t c = chunk_begin[i]; c < chunk_begin[i + 1]; c++)
+			s += partial[c * k + j];
+		y[(int64_t) long_row[i] * k + j] = s;
+	}
+}
+
+/* Smallest power of two >= x (x in 1..32). */
+static inline int
+spmm_pow2(int x)
+{
+	int			p = 1;
+
+	while (p < x)
+		p <<= 1;
+	return p;
+}
+
+/* The launch grid of one column block: bin b's rows take rows * G_b / PR_THREADS blocks. */
+static inline SpmmGrid
+spmm_grid(const DevBinned &bm, int kl)
+{
+	SpmmGrid	g;
+	int64_t		blocks = 0;
+
+	for (int bin = 0; bin < 6; bin++)
+	{
+		int			lanes = (1 << bin) < 32 / kl ? (1 << bin) : 32 / kl;
+		int64_t		rows = bm.bin_begin[bin + 1] - bm.bin_begin[bin];
+
+		g.block_begin[bin] = blocks;
+		blocks += (rows * lanes * kl + PR_THREADS - 1) / PR_THREADS;
+	}
+	g.block_begin[6] = blocks;
+	blocks += (bm.n_chunks + PR_THREADS / 32 - 1) / (PR_THREADS / 32);
+	g.block_begin[7] = blocks;
+	return g;
+}
+
+/* Launches k_spmm_binned for a padded width KP, picking the vector width V at run time. */
+template <typename T, bool VAL, int KP>
+static void
+spmm_launch_kp(const DevBinned &bm, int v, int k, int jb, int kc, const T *z, T *y, T *partial,
+			   cudaStream_t stream)
+{
+	SpmmGrid	g = spmm_grid(bm, KP / v);
+	unsigned int blocks = (unsigned int) g.block_begin[7];
+
+	if (blocks == 0)
+		return;
+	if (v >= 4 && KP >= 4 && sizeof(T) == 4)
+		k_spmm_binned<T, VAL, KP, (KP >= 4 && sizeof(T) == 4) ? 4 : 1><<<blocks, PR_THREADS, 0, stream>>>(bm, g, k, jb, kc, z, y, partial);
+	else if (v >= 2 && KP >= 2)
+		k_spmm_binned<T, VAL, KP, KP >= 2 ? 2 : 1><<<blocks, PR_THREADS, 0, stream>>>(bm, g, k, jb, kc, z, y, partial);
+	else
+		k_spmm_binned<T, VAL, KP, 1><<<blocks, PR_THREADS, 0, stream>>>(bm, g, k, jb, kc, z, y, partial);
+}
+
+/* Launches k_spmm_binned for a padded width kp (1, 2, 4, ..., 32). */
+template <typename T, bool VAL>
+static void
+spmm_launch_block(const DevBinned &bm, int kp, int v, int k, int jb, int kc, const T *z, T *y,
+				  T *partial, cudaStream_t stream)
+{
+	switch (kp)
+	{
+		case 1:
+			spmm_launch_kp<T, VAL, 1>(bm, v, k, jb, kc, z, y, partial, stream);
+			break;
+		case 2:
+			spmm_launch_kp<T, VAL, 2>(bm, v, k, jb, kc, z, y, partial, stream);
+			break;
+		case 4:
+			spmm_launch_kp<T, VAL, 4>(bm, v, k, jb, kc, z, y, partial, stream);
+			break;
+		case 8:
+			spmm_launch_kp<T, VAL, 8>(bm, v, k, jb, kc, z, y, partial, stream);
+			break;
+		case 16:
+			spmm_launch_kp<T, VAL, 16>(bm, v, k, jb, kc, z, y, partial, stream);
+			break;
+		default:
+			spmm_launch_kp<T, VAL, 32>(bm, v, k, jb, kc, z, y, partial, stream);
+			break;
+	}
+}
+
+/*
+ * y = M z for k columns over the binned layout bm (long rows: n_long rows whose chunks are
+ * chunk_begin[i] .. chunk_begin[i+1]-1; partial holds n_chunks * k values).  k in 2, 4, 8, 16, 32
+ * is one column block at full vector width; other k are padded to a power of two, and k > 32 runs
+ * in blocks of 32 columns (one pass over the matrix each).  Returns the first launch error.
+ */
+template <typename T>
+static cudaError_t
+spmm_binned_run(const DevBinned &bm, bool has_val, int64_t n_long, const int32_t *long_row,
+				const int64_t *chunk_begin, int k, const T *z, T *y, T *partial, cudaStream_t stream)
+{
+	/* the widest vector whose loads stay aligned: k (the row stride) must be a multiple of it */
+	int			vmax = (int) (16 / sizeof(T));
+
+	while (vmax > 1 && k % vmax != 0)
+		vmax >>= 1;
+	for (int jb = 0; jb < k; jb += PR_SPMM_MAX_BLOCK)
+	{
+		int			kc = k - jb < PR_SPMM_MAX_BLOCK ? k - jb : PR_SPMM_MAX_BLOCK;
+		int			kp = spmm_pow2(kc);
+		int			v = vmax < kp ? vmax : kp;
+		cudaError_t st;
+
+		if (has_val)
+			spmm_launch_block<T, true>(bm, kp, v, k, jb, kc, z, y, partial, stream);
+		else
+			spmm_launch_block<T, false>(bm, kp, v, k, jb, kc, z, y, partial, stream);
+		if ((st = cudaGetLastError()) != cudaSuccess)
+			return st;
+		if (n_long > 0)
+		{
+			unsigned int lb = (unsigned int) ((n_long * kc + PR_THREADS - 1) / PR_THREADS);
+
+			k_spmm_long_rows<T><<<lb, PR_THREADS, 0, stream>>>(n_long, k, jb, kc, long_row, chunk_begin, partial, y);
+			if ((st = cudaGetLastError()) != cudaSuccess)
+				return st;
+		}
+	}
+	return cudaSuccess;
+}
+
+#endif							/* PR_GPU_SPMM_CUH */

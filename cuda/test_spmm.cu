@@ -1,0 +1,314 @@
+/*
+ * test_spmm.cu — the GPU engine's products with k columns (the SpMM of pr_gpu_spmm.cuh for k > 1,
+ * the k = 1 formats for k = 1) through the public engine (pr_gpu.h: prepare, upload, product,
+ * download), against a plain host CSR product in double.  Graphs: a small R-MAT (power-law rows of
+ * every bin), the same with weights, and a hub graph whose rows are longer than the chunk sizes
+ * (k = 1: 4096, k > 1: 1024) with parallel edges and dangling nodes, unweighted and weighted.
+ * For k in 1, 2, 3, 8, 16, 32, 33, fp32 and fp64, each of the three products: the output slot is
+ * poisoned with NaN first (every entry must be written), the result must be within the rounding
+ * bound of the reference (n_entries * eps * sum |terms|), and a second product must give the same
+ * bits.  Needs a GPU:
+ *
+ *   make -C cuda check-spmm        (builds build/test_spmm and runs it)
+ *
+ * Prints a line per case (PASS / FAIL) and "N passed, N failed" last; exits non-zero on a failure.
+ */
+#include "pr_gpu.h"
+#include "pr_graph.h"
+
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+static int	passed = 0;
+static int	failed = 0;
+
+/* splitmix64. */
+static uint64_t
+next_random(uint64_t *state)
+{
+	uint64_t	z = (*state += 0x9E3779B97F4A7C15ull);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* Uniform double in [-1, 1). */
+static double
+signed_unit(uint64_t *state)
+{
+	return (double) (next_random(state) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+/* An edge list and, optionally, weights (multiples of 1/4: exact in float, as the engine keeps them). */
+struct EdgeList
+{
+	const char *name;
+	std::vector<int64_t> src,
+				dst;
+	std::vector<double> weight;
+};
+
+/* R-MAT (a = .57, b = c = .19), 2^scale ids, 16 edges per id, parallel edges kept. */
+static EdgeList
+rmat_edges(const char *name, int scale, bool weighted, uint64_t seed)
+{
+	EdgeList	el;
+	int64_t		m = (int64_t) 16 << scale;
+
+	el.name = name;
+	for (int64_t i = 0; i < m; i++)
+	{
+		int64_t		u = 0,
+					v = 0;
+
+		for (int level = 0; level < scale; level++)
+		{
+			double		p = (double) (next_random(&seed) >> 11) / 9007199254740992.0;
+			int			bu = p >= 0.76,
+						bv = (p >= 0.57 && p < 0.76) || p >= 0.95;
+
+			u = (u << 1) | bu;
+			v = (v << 1) | bv;
+		}
+		el.src.push_back(u);
+		el.dst.push_back(v);
+		if (weighted)
+			el.weight.push_back(0.25 * (double) (1 + next_random(&seed) % 8));
+	}
+	return el;
+}
+
+/*
+ * Hub rows longer than either chunk size: node 0 gets 9000 in-edges (every node's twice: parallel
+ * edges), node 1 about 5000, node 2 1500 (chunked only when k > 1), node 3 1030 (just over 1024);
+ * the other nodes get i % 150 in-edges (every short-row bin), and nodes 4000.. have no out-edges.
+ */
+static EdgeList
+hub_edges(const char *name, bool weighted, uint64_t seed)
+{
+	const int64_t n = 4500;
+	const int64_t senders = 4000;
+	EdgeList	el;
+	auto		add = [&](int64_t u, int64_t v) {
+		el.src.push_back(u);
+		el.dst.push_back(v);
+		if (weighted)
+			el.weight.push_back(0.25 * (double) (1 + next_random(&seed) % 8));
+	};
+
+	el.name = name;
+	for (int rep = 0; rep < 2; rep++)
+		for (int64_t u = 0; u < senders; u++)
+			add(u, 0);
+	for (int64_t u = 0; u < senders; u++)
+		if (next_random(&seed) % 4 != 0)
+			add(u, 1);
+	for (int64_t i = 0; i < 1500; i++)
+		add((int64_t) (next_random(&seed) % senders), 2);
+	for (int64_t i = 0; i < 1030; i++)
+		add((int64_t) (next_random(&seed) % senders), 3);
+	for (int64_t v = 4; v < n; v++)
+		for (int64_t i = 0; i < v % 150; i++)
+			add((int64_t) (next_random(&seed) % senders), v);
+	add(n - 1, n - 1);			/* every id an endpoint; node n-1 a self-loop */
+	return el;
+}
+
+/*
+ * Host reference in double: y = product(x) for k columns, and the sum of |terms| of each output
+ * (for the rounding bound) and the number of terms.
+ */
+static void
+reference_product(const PrGraph *g, PrProduct product, int k, const std::vector<double> &x,
+				  std::vector<double> &y, std::vector<double> &mag, std::vector<int64_t> &terms)
+{
+	int64_t		n = g->n_nodes;
+	bool		push = product == PR_PRODUCT_PUSH;
+	const int64_t *ptr = push ? g->out_ptr : g->in_ptr;
+	const int32_t *adj = push ? g->out_dst : g->in_src;
+	const double *w = push ? g->out_weight : g->in_weight;
+
+	y.assign((size_t) (n * k), 0.0);
+	mag.assign((size_t) (n * k), 0.0);
+	terms.assign((size_t) n, 0);
+	for (int64_t r = 0; r < n; r++)
+	{
+		terms[r] = ptr[r + 1] - ptr[r];
+		for (int64_t p = ptr[r]; p < ptr[r + 1]; p++)
+		{
+			int64_t		c = adj[p];
+			double		scale = w ? w[p] : 1.0;
+
+			if (product == PR_PRODUCT_PULL_NORMALIZED)
+				scale *= g->out_strength[c] > 0 ? 1.0 / g->out_strength[c] : 0.0;
+			for (int j = 0; j < k; j++)
+			{
+				double		t = scale * x[(size_t) (c * k + j)];
+
+				y[(size_t) (r * k + j)] += t;
+				mag[(size_t) (r * k + j)] += fabs(t);
+			}
+		}
+	}
+}
+
+/* Records one case's outcome. */
+static void
+report(bool ok, const char *graph, const char *prec, int k, const char *what, const char *detail)
+{
+	printf("%s %s %s k=%d %s%s%s\n", ok ? "PASS" : "FAIL", graph, prec, k, what, detail[0] ? ": " : "", detail);
+	if (ok)
+		passed++;
+	else
+		failed++;
+}
+
+/* Runs the three products of one graph, precision and k through the engine. */
+static void
+run_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k, uint64_t seed)
+{
+	const char *prec = precision == PR_GPU_FP64 ? "fp64" : "fp32";
+	const PrProduct products[3] = {PR_PRODUCT_PULL_NORMALIZED, PR_PRODUCT_PULL, PR_PRODUCT_PUSH};
+	const char *names[3] = {"pull-normalized", "pull", "push"};
+	double		eps = precision == PR_GPU_FP64 ? 1.2e-16 : 6.0e-8;
+	int64_t		n = g->n_nodes;
+	size_t		total = (size_t) (n * k);
+	std::vector<double> x(total), got(total), again(total), ref, mag;
+	std::vector<int64_t> terms;
+	PrGpuOptions o;
+	PrGpuReport rep;
+	PrError		err;
+	PrEngine   *e;
+	PrStatus	st;
+	char		detail[256];
+
+	for (size_t i = 0; i < total; i++)
+		x[i] = signed_unit(&seed);
+	pr_gpu_options_init(&o);
+	o.precision = precision;
+	e = pr_gpu_engine_create(&o, &err);
+	if (e == NULL)
+	{
+		report(false, el.name, prec, k, "engine", err.message);
+		return;
+	}
+	st = e->ops->prepare(e, g, k, 3, PR_NEED_PULL_NORMALIZED | PR_NEED_PULL | PR_NEED_PUSH, &err);
+	if (st == PR_OK)
+		st = e->ops->upload(e, 0, x.data(), &err);
+	if (st == PR_OK)
+		st = pr_gpu_engine_report(e, &rep, &err);
+	if (st != PR_OK)
+	{
+		report(false, el.name, prec, k, "prepare/upload", err.message);
+		e->ops->release(e);
+		return;
+	}
+	snprintf(detail, sizeof(detail), "engine %s, expected %s", rep.engine, k > 1 ? "gpu-spmm" : "any k = 1 engine");
+	report(k == 1 || strcmp(rep.engine, "gpu-spmm") == 0, el.name, prec, k, "engine", k > 1 ? detail : "");
+	for (int pi = 0; pi < 3; pi++)
+	{
+		double		worst = 0.0;
+		int64_t		bad = 0,
+					first_bad = -1;
+		bool		same;
+
+		reference_product(g, products[pi], k, x, ref, mag, terms);
+		/* poison, product, download; twice (the second into the other slot) */
+		st = e->ops->fill(e, 1, NAN, &err);
+		if (st == PR_OK)
+			st = e->ops->product(e, products[pi], 0, 1, &err);
+		if (st == PR_OK)
+			st = e->ops->download(e, 1, got.data(), &err);
+		if (st == PR_OK)
+			st = e->ops->fill(e, 2, NAN, &err);
+		if (st == PR_OK)
+			st = e->ops->product(e, products[pi], 0, 2, &err);
+		if (st == PR_OK)
+			st = e->ops->download(e, 2, again.data(), &err);
+		if (st != PR_OK)
+		{
+			report(false, el.name, prec, k, names[pi], err.message);
+			continue;
+		}
+		for (size_t i = 0; i < total; i++)
+		{
+			double		bound = eps * (double) (terms[i / k] + 4) * mag[i] + 1e-300;
+			double		d = fabs(got[i] - ref[i]);
+
+			if (!(d <= bound))	/* NaN (an entry never written) fails too */
+			{
+				if (first_bad < 0)
+					first_bad = (int64_t) i;
+				bad++;
+			}
+			else if (mag[i] > 0)
+				worst = fmax(worst, d / mag[i]);
+		}
+		same = memcmp(got.data(), again.data(), total * sizeof(double)) == 0;
+		if (bad > 0)
+			snprintf(detail, sizeof(detail), "%lld entries off (first: node %lld col %d got %.17g want %.17g, %lld terms)",
+					 (long long) bad, (long long) (first_bad / k), (int) (first_bad % k), got[first_bad],
+					 ref[first_bad], (long long) terms[first_bad / k]);
+		else
+			snprintf(detail, sizeof(detail), "max |err| / sum|terms| %.2e%s", worst,
+					 same ? ", bit-identical twice" : ", NOT bit-identical twice");
+		report(bad == 0 && same, el.name, prec, k, names[pi], detail);
+	}
+	e->ops->release(e);
+}
+
+/* Builds each graph and runs every k and precision. */
+int
+main(void)
+{
+	const int	ks[] = {1, 2, 3, 8, 16, 32, 33};
+	int			count = 0;
+	std::vector<EdgeList> lists;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
+	{
+		printf("no CUDA device\n0 passed, 1 failed\n");
+		return 1;
+	}
+	lists.push_back(rmat_edges("rmat11", 11, false, 11));
+	lists.push_back(rmat_edges("rmat11-weighted", 11, true, 12));
+	lists.push_back(hub_edges("hubs", false, 13));
+	lists.push_back(hub_edges("hubs-weighted", true, 14));
+	for (size_t li = 0; li < lists.size(); li++)
+	{
+		const EdgeList &el = lists[li];
+		PrBuildOptions bo;
+		PrGraph		g;
+		PrError		err;
+		int64_t		longest = 0;
+
+		memset(&bo, 0, sizeof(bo));
+		bo.out_edges = true;
+		bo.n_threads = 2;
+		if (pr_graph_build(el.src.data(), el.dst.data(), el.weight.empty() ? NULL : el.weight.data(),
+						   el.src.size(), &bo, &pr_malloc_allocator, &g, &err) != PR_OK)
+		{
+			report(false, el.name, "-", 0, "build", err.message);
+			continue;
+		}
+		for (int64_t r = 0; r < g.n_nodes; r++)
+			longest = g.in_ptr[r + 1] - g.in_ptr[r] > longest ? g.in_ptr[r + 1] - g.in_ptr[r] : longest;
+		printf("# %s: %lld nodes, %lld edges, %lld dangling, longest in-row %lld\n", el.name,
+			   (long long) g.n_nodes, (long long) g.n_edges, (long long) g.n_dangling, (long long) longest);
+		for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++)
+		{
+			run_case(el, &g, PR_GPU_FP32, ks[ki], 100 * li + ki);
+			run_case(el, &g, PR_GPU_FP64, ks[ki], 100 * li + ki + 50);
+		}
+		pr_graph_free(&g, &pr_malloc_allocator);
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed == 0 ? 0 : 1;
+}
