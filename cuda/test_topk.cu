@@ -24,6 +24,8 @@
 #include <string.h>
 #include <vector>
 
+#include "test_random.h"
+
 static int	passed = 0;
 static int	failed = 0;
 
@@ -36,17 +38,6 @@ static int	failed = 0;
 		exit(2); \
 	} \
 } while (0)
-
-/* splitmix64. */
-static uint64_t
-next_random(uint64_t *state)
-{
-	uint64_t	z = (*state += 0x9E3779B97F4A7C15ull);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
 
 /* A value with many ties: one of a few scores, sometimes NaN, -0, +0 or an infinity. */
 static double

@@ -834,6 +834,25 @@ graph_for_request(const ServiceRequest *req, char *request_base, size_t request_
 	return r;
 }
 
+/*
+ * The driver's iteration settings of a request: its tolerance, norm and limit, the residual read
+ * every iteration, should_stop and progress called with arg.
+ */
+static void
+iteration_options(const ServiceRequest *req, bool (*should_stop) (void *),
+				  void (*progress) (void *, int, double), void *arg, PrIterOptions *iter)
+{
+	memset(iter, 0, sizeof(*iter));
+	iter->tolerance = req->tolerance;
+	iter->norm = (PrNorm) req->norm;
+	iter->max_iterations = req->max_iterations;
+	iter->check_every = 1;
+	iter->should_stop = should_stop;
+	iter->stop_arg = arg;
+	iter->progress = progress;
+	iter->progress_arg = arg;
+}
+
 /* Runs the driver for a request on a resident entry; fills the outcome. */
 static PrStatus
 run_driver(ServiceSlot *slot, Resident *r, char *request_base, PrError *err,
@@ -845,15 +864,7 @@ run_driver(ServiceSlot *slot, Resident *r, char *request_base, PrError *err,
 	PrIterOptions iter;
 	PrRestart	restart;
 
-	memset(&iter, 0, sizeof(iter));
-	iter.tolerance = req->tolerance;
-	iter.norm = (PrNorm) req->norm;
-	iter.max_iterations = req->max_iterations;
-	iter.check_every = 1;
-	iter.should_stop = request_cancelled;
-	iter.stop_arg = slot;
-	iter.progress = progress_report;
-	iter.progress_arg = slot;
+	iteration_options(req, request_cancelled, progress_report, slot, &iter);
 
 	if (r->engine == NULL)
 	{
@@ -1275,15 +1286,7 @@ batch_run(BatchRun *b, Resident *r, const PrRestart *restart, PrError *err, PrRu
 	PrIterOptions iter;
 	PrStatus	status;
 
-	memset(&iter, 0, sizeof(iter));
-	iter.tolerance = lead->tolerance;
-	iter.norm = (PrNorm) lead->norm;
-	iter.max_iterations = lead->max_iterations;
-	iter.check_every = 1;
-	iter.should_stop = batch_cancelled;
-	iter.stop_arg = b;
-	iter.progress = batch_progress;
-	iter.progress_arg = b;
+	iteration_options(lead, batch_cancelled, batch_progress, b, &iter);
 	if (r->batch_engine == NULL && (r->batch_engine = create_engine(err)) == NULL)
 		return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
 

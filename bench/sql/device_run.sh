@@ -7,6 +7,7 @@
 #     checks            = setup suite mixed                       (call 2: suite + 5-minute mixed load)
 #   phases: setup  build + install (+ GPU library), start the server with the service, wait until ready
 #           suite  make installcheck (temp instance, powerrank + pg_cron preloaded) + sql/service_gpu.sql
+#           gpucheck  sql/service_gpu.sql alone (GPU service vs CPU engine, faults)
 #           load   R-MAT $SCALE into table edges (parallel binary COPY into an UNLOGGED table), VACUUM ANALYZE
 #           cold   parallel count(*) x3, cold pagerank(top_k 100), warm x5 (powerrank_last_run per call)
 #           rwr    pgbench: 8 clients, random-source rwr(top_k 10) on the cached graph, p50/p99 from --log,
@@ -183,6 +184,22 @@ phase_suite() {
   (cd "$WORK/tree" && as_pg make -s PG_CONFIG=$PGCONF PYTHON=$PY installcheck "${extra[@]}"); rc=$?
   cp "$WORK/tree/regression.diffs" "$OUT/regression.diffs" 2>/dev/null
   echo "RESULT installcheck: exit $rc ($(grep -E 'tests (passed|failed)|All [0-9]+ tests passed|of [0-9]+ tests failed' "$OUT/suite.log" | tr '\n' ';'))"
+  phase_gpucheck
+}
+
+# sql/service_gpu.sql alone (GPU service vs CPU engine, faults) on the running server
+phase_gpucheck() {
+  set -e
+  if [ ! -d "$WORK/tree" ]; then
+    mkdir -p "$WORK/tree"
+    tar -C "$ROOT" --exclude=./.carry --exclude=./.git --exclude=./bench-sql-out -cf - . | tar -C "$WORK/tree" -xf -
+    chown -R "$PGOS" "$WORK/tree"
+  fi
+  if [ "$DRY_RUN" != 1 ]; then   # the device top-k (candidate filter + radix sort) against host rankings
+    make -s -C cuda check-topk > "$OUT/check_topk.txt" 2>&1 || true
+    grep -E '^(FAIL|time:)' "$OUT/check_topk.txt" | head -20
+    echo "RESULT check-topk: $(tail -1 "$OUT/check_topk.txt")"
+  fi
   echo "== sql/service_gpu.sql on the running server (engine $ENGINE, fp64)"
   as_pg createdb svcgpu
   if [ "$DRY_RUN" = 1 ]; then prefix=cpu-test; else prefix=gpu; fi
@@ -356,15 +373,16 @@ phase_mixed() {
   echo "RESULT mixed memory (first -> last sample): $(awk '!/^#/ {if (!f) f=$0; l=$0} END {split(f,a," "); split(l,b," "); printf "total RSS %s -> %s MB, max proc RSS %s -> %s MB, engine RSS %s -> %s MB, GPU used %s -> %s MB, device_bytes %s -> %s, request segments %s -> %s, cache bytes %s -> %s", a[2],b[2],a[3],b[3],a[4],b[4],a[5],b[5],a[6],b[6],a[7],b[7],a[8],b[8]}' "$OUT/mix_mem.txt")"
 }
 
-export -f phase_setup phase_suite phase_load phase_cold phase_rwr phase_auto phase_standalone phase_mixed
+export -f phase_setup phase_suite phase_gpucheck phase_load phase_cold phase_rwr phase_auto phase_standalone phase_mixed
 
 # per-phase limits (each also capped by what is left of BUDGET)
 has setup && phase setup 240
 if ! has setup || [ "$(grep -c '^RESULT service ready' "$OUT/setup.log" 2>/dev/null)" = 1 ]; then
   has suite && phase suite 200
+  has gpucheck && phase gpucheck 120
   has load && phase load 150
-  has cold && phase cold 120
-  has rwr && phase rwr $(( RWR_SECS + 40 ))
+  has cold && phase cold 150
+  has rwr && phase rwr $(( (RWR_SECS + 45) * $(echo $RWR_BATCHES | wc -w) ))
   has auto && phase auto 120
   has standalone && phase standalone 200
   has mixed && phase mixed $(( MIX_SECS + 120 ))
