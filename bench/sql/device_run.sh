@@ -242,7 +242,8 @@ phase_cold() {
   cnt=$(timed_calls 3 "SELECT count(*) FROM edges" "SET max_parallel_workers_per_gather = 8;" | awk '{print $1}')
   echo "count(*) ms: $(echo $cnt)"
   echo "evicted before the cold call: $(sql -c "SELECT powerrank_cache_drop(NULL)")"
-  cold=$(timed_calls 1 "SELECT * FROM pagerank('edges', top_k => 100);")
+  # client_min_messages = debug1: the read and build steps' times come to the log (stderr)
+  cold=$(timed_calls 1 "SELECT * FROM pagerank('edges', top_k => 100);" "SET client_min_messages = debug1;")
   echo "cold: $cold"
   # the cold call ran on the quick layout while the tuned one is planned in the engine process's
   # thread (powerrank.gpu_quick_layout_edges): call every 2 s until the tuned kernel answers
