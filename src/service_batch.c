@@ -27,22 +27,10 @@
  */
 #include "service.h"
 
-#include <time.h>
-
-/* A quiet period that ends the wait of the 'gather' test fault. */
-#define GATHER_QUIET_US 200000
-/* Longest wait of the 'gather' test fault. */
-#define GATHER_LIMIT_US 10000000
-
-/* Monotonic clock in microseconds. */
-static int64
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
+/* A quiet period that ends the wait of the 'gather' test fault, in seconds. */
+#define GATHER_QUIET 0.2
+/* Longest wait of the 'gather' test fault, in seconds. */
+#define GATHER_LIMIT 10.0
 
 /* Whether a request may be answered as one column of a batch. */
 bool
@@ -112,8 +100,8 @@ take_companions(int lead, int *members, int *n, int max)
 int
 batch_gather(int lead, int *members, int max, int wait_us, bool gather)
 {
-	int64		start = now_us();
-	int64		last_arrival = start;
+	double		start = pr_clock_seconds();
+	double		last_arrival = start;
 	int			n = 1;
 
 	members[0] = lead;
@@ -123,22 +111,22 @@ batch_gather(int lead, int *members, int max, int wait_us, bool gather)
 	{
 		uint32		seen = pg_atomic_read_u32(&service->doorbell);
 		int			before = n;
-		int64		now;
-		int64		left;
+		double		now;
+		double		left;		/* seconds */
 
 		take_companions(lead, members, &n, max);
-		now = now_us();
+		now = pr_clock_seconds();
 		if (n > before)
 			last_arrival = now;
 		if (n >= max)
 			break;
 		if (gather)
-			left = Min(last_arrival + GATHER_QUIET_US, start + GATHER_LIMIT_US) - now;
+			left = Min(last_arrival + GATHER_QUIET, start + GATHER_LIMIT) - now;
 		else
-			left = start + wait_us - now;
+			left = start + wait_us * 1e-6 - now;
 		if (left <= 0)
 			break;
-		service_futex_wait(&service->doorbell, seen, (int) Max(1, Min(left / 1000, 1000)));
+		service_futex_wait(&service->doorbell, seen, (int) Max(1, Min(left * 1000.0, 1000)));
 	}
 	return n;
 }

@@ -32,25 +32,8 @@ mkdir -p "$OUT"
 START=$(date +%s)
 phases=("$@")
 [ ${#phases[@]} -eq 0 ] && phases=(build tests check stream big)
-has() { local p; for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
-left() { echo $(( BUDGET - ($(date +%s) - START) )); }
-SUMMARY=$OUT/summary.txt
-: > "$SUMMARY"
-note() { echo "$*" | tee -a "$SUMMARY"; }
-phase() {  # name limit_s log command...
-  local name=$1 limit=$2 log=$3; shift 3
-  local t0=$(date +%s) rc
-  if [ "$limit" -lt 10 ]; then note "$name: skipped (budget spent)"; return 0; fi
-  if [ "$DRY_RUN" = 1 ]; then note "$name: dry run, limit $limit s: $*"; return 0; fi
-  timeout --kill-after=5 "$limit" stdbuf -oL -eL "$@" > "$log" 2>&1
-  rc=$?
-  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-    note "$name: CUT OFF after $(( $(date +%s) - t0 )) s (limit $limit s); partial log $log"
-  else
-    note "$name: exit $rc in $(( $(date +%s) - t0 )) s"
-  fi
-  return 0
-}
+PHASE_PRINT_ONLY=$DRY_RUN
+. bench/phases.sh   # has, left, note, phase
 
 # where NCCL is: the pip package first, then the CUDA toolkit
 . bench/multi/nccl_env.sh

@@ -113,6 +113,20 @@ timed_calls() {  # reps query [pre]
 }
 export -f timed_calls
 
+# waits until the service is ready, polling every 0.1 s at most $1 times (default 300)
+wait_ready() { for _ in $(seq "${1:-300}"); do [ "$(sql -c 'SELECT state FROM powerrank_service')" = ready ] && return 0; sleep 0.1; done; return 0; }
+# ALTER SYSTEM SET $1 = $2 (an SQL literal), reload, and wait for the engine process the reload restarts
+reload_setting() { sql -c "ALTER SYSTEM SET $1 = $2" -c "SELECT pg_reload_conf()" >/dev/null; sleep 1; wait_ready; }
+export -f wait_ready reload_setting
+
+# a copy of the working tree in $WORK/tree, owned by the PostgreSQL OS user (the suite runs there)
+copy_tree() {
+  mkdir -p "$WORK/tree"
+  tar -C "$ROOT" --exclude=./.carry --exclude=./.git --exclude=./bench-sql-out -cf - . | tar -C "$WORK/tree" -xf -
+  chown -R "$PGOS" "$WORK/tree"
+}
+export -f copy_tree
+
 # ---------------------------------------------------------------------------------------------------
 phase_setup() {
   set -e
@@ -160,7 +174,7 @@ phase_setup() {
   # override the later ALTER SYSTEM of phase cold (fp32), as it did in the first runs
   sql -c "ALTER SYSTEM SET powerrank.gpu_precision = 'fp64'" -c "SELECT pg_reload_conf()" >/dev/null
   sql -c "CREATE EXTENSION powerrank" -f bench/sql/helpers.sql
-  for _ in $(seq 600); do [ "$(sql -c 'SELECT state FROM powerrank_service')" = ready ] && break; sleep 0.1; done
+  wait_ready 600
   sql -c "SELECT 'service: ' || concat_ws(' | ', state, engine, device, last_error) FROM powerrank_service"
   echo "RESULT service $(sql -c "SELECT concat_ws(' | ', state, engine, device, last_error) FROM powerrank_service")"
   sql -c "SELECT 'postmaster started ' || pg_postmaster_start_time()"
@@ -169,9 +183,7 @@ phase_setup() {
 phase_suite() {
   set -e
   echo "== make installcheck (temp instance: test/regress.conf, powerrank + pg_cron preloaded, cpu-test service)"
-  rm -rf "$WORK/tree"; mkdir -p "$WORK/tree"
-  tar -C "$ROOT" --exclude=./.carry --exclude=./.git --exclude=./bench-sql-out -cf - . | tar -C "$WORK/tree" -xf -
-  chown -R "$PGOS" "$WORK/tree"
+  rm -rf "$WORK/tree"; copy_tree
   extra=()
   if [ ! -f "$($PGCONF --pkglibdir)/pg_cron.so" ]; then   # no pg_cron: the suite without sql/cron.sql
     grep -v pg_cron "$WORK/tree/test/regress.conf" | sed '/^cron\./d' > "$WORK/tree/test/regress_nocron.conf"
@@ -190,11 +202,7 @@ phase_suite() {
 # sql/service_gpu.sql alone (GPU service vs CPU engine, faults) on the running server
 phase_gpucheck() {
   set -e
-  if [ ! -d "$WORK/tree" ]; then
-    mkdir -p "$WORK/tree"
-    tar -C "$ROOT" --exclude=./.carry --exclude=./.git --exclude=./bench-sql-out -cf - . | tar -C "$WORK/tree" -xf -
-    chown -R "$PGOS" "$WORK/tree"
-  fi
+  [ -d "$WORK/tree" ] || copy_tree
   if [ "$DRY_RUN" != 1 ]; then   # the device top-k (candidate filter + radix sort) against host rankings
     make -s -C cuda check-topk > "$OUT/check_topk.txt" 2>&1 || true
     grep -E '^(FAIL|time:)' "$OUT/check_topk.txt" | head -20
@@ -236,8 +244,7 @@ phase_load() {
 
 phase_cold() {
   set -e
-  sql -c "ALTER SYSTEM SET powerrank.gpu_precision = '$PRECISION'" -c "SELECT pg_reload_conf()" >/dev/null
-  sleep 1; for _ in $(seq 300); do [ "$(sql -c 'SELECT state FROM powerrank_service')" = ready ] && break; sleep 0.1; done
+  reload_setting powerrank.gpu_precision "'$PRECISION'"
   sql -c "EXPLAIN SELECT count(*) FROM edges" | grep -i workers
   cnt=$(timed_calls 3 "SELECT count(*) FROM edges" "SET max_parallel_workers_per_gather = 8;" | awk '{print $1}')
   echo "count(*) ms: $(echo $cnt)"
@@ -275,8 +282,7 @@ phase_rwr() {
   # each batch size: the engine restarts on the reload (graph prepared again by the warm-up calls),
   # a 5 s pgbench warm-up prepares the batch engine, then the measured pgbench run
   for b in $RWR_BATCHES; do
-    sql -c "ALTER SYSTEM SET powerrank.service_batch_size = $b" -c "SELECT pg_reload_conf()" >/dev/null
-    sleep 1; for _ in $(seq 300); do [ "$(sql -c 'SELECT state FROM powerrank_service')" = ready ] && break; sleep 0.1; done
+    reload_setting powerrank.service_batch_size "$b"
     echo "batch_size $b: one call alone (ms engine iterations build iterate total hit fallback read prepare):"
     timed_calls 3 "$one"
     rm -rf "$WORK/pgb_rwr"; mkdir -p "$WORK/pgb_rwr"; chown "$PGOS" "$WORK/pgb_rwr"
@@ -337,8 +343,7 @@ export -f mem_sample
 
 phase_mixed() {
   set -e
-  sql -c "ALTER SYSTEM SET powerrank.gpu_precision = '$PRECISION'" -c "SELECT pg_reload_conf()" >/dev/null
-  sleep 1; for _ in $(seq 300); do [ "$(sql -c 'SELECT state FROM powerrank_service')" = ready ] && break; sleep 0.1; done
+  reload_setting powerrank.gpu_precision "'$PRECISION'"
   load_rmat "$MIX_SCALE" edges_mix 8
   n=$(sql -c "SELECT bench_fill_sources('edges_mix', 2)")
   for f in rwr pagerank writer check; do

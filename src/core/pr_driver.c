@@ -19,6 +19,9 @@ enum
 	PR_N_SLOTS_PAGERANK = 2
 };
 
+/* The products PageRank asks the engine to lay out (a run's prepare and pr_pagerank_prepare). */
+#define PR_NEEDS_PAGERANK PR_NEED_PULL_NORMALIZED
+
 /* Slots of HITS. */
 enum
 {
@@ -226,7 +229,7 @@ pr_pagerank_prepare(PrEngine *engine, const PrGraph *g, int k, PrError *err)
 {
 	if (engine == NULL || engine->ops == NULL || g == NULL || k < 1)
 		return pr_error_set(err, PR_ERR_INVALID, "pr_pagerank_prepare: bad arguments");
-	return engine->ops->prepare(engine, g, k, PR_N_SLOTS_PAGERANK, PR_NEED_PULL_NORMALIZED, err);
+	return engine->ops->prepare(engine, g, k, PR_N_SLOTS_PAGERANK, PR_NEEDS_PAGERANK, err);
 }
 
 /*
@@ -309,7 +312,7 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 	if (residuals == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %d residuals", k);
 
-	status = timed_prepare(engine, g, k, PR_N_SLOTS_PAGERANK, PR_NEED_PULL_NORMALIZED, stats, err);
+	status = timed_prepare(engine, g, k, PR_N_SLOTS_PAGERANK, PR_NEEDS_PAGERANK, stats, err);
 	if (status == PR_OK)
 		status = ops->fill(engine, x, 1.0 / (double) g->n_nodes, err);
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
