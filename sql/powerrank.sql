@@ -355,7 +355,8 @@ CREATE FUNCTION powerrank_service_status(
 	OUT engine text, OUT device text, OUT requests bigint, OUT failures bigint,
 	OUT restarts bigint, OUT resident_graphs int, OUT device_bytes bigint, OUT uploads bigint,
 	OUT reuses bigint, OUT evictions bigint, OUT request_segments int, OUT last_error text,
-	OUT batches bigint, OUT batched_requests bigint)
+	OUT batches bigint, OUT batched_requests bigint, OUT batch_iterations bigint,
+	OUT batch_ms double precision)
 RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'powerrank_service_status'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;

@@ -245,6 +245,9 @@ typedef struct ServiceShared
 	pg_atomic_uint64 evictions; /* resident graphs evicted (LRU / memory pressure) */
 	pg_atomic_uint64 batches;	/* engine runs that answered several RWR requests together */
 	pg_atomic_uint64 batched_requests;	/* the requests they answered */
+	pg_atomic_uint64 batch_iterations;	/* iterations of those runs, summed */
+	pg_atomic_uint64 batch_microseconds;	/* their engine time (request mapped to answers
+											 * published), summed */
 	pg_atomic_uint32 resident;	/* resident graphs now */
 	pg_atomic_uint64 device_bytes;	/* their device (or host, for cpu-test) bytes */
 	pg_atomic_uint64 resident_ids[SERVICE_MAX_RESIDENT];	/* their cache entry ids (0: none) */

@@ -1021,6 +1021,7 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	char	   *request_base;
 	size_t		request_size;
 	bool		request_sysv;
+	double		map_seconds;
 	Resident	one_off;
 	Resident   *r;
 	PrRunStats	stats;
@@ -1075,7 +1076,9 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	}
 
 	drop_vanished();
+	map_seconds = pr_clock_seconds();
 	r = graph_for_request(req, request_base, request_size, &one_off, out);
+	map_seconds = pr_clock_seconds() - map_seconds;
 	if (r == NULL)
 	{
 		release_request_data(req, request_base, request_size, request_sysv);
@@ -1147,7 +1150,21 @@ serve(ServiceSlot *slot, ServiceFault fault)
 			snprintf(out->engine, sizeof(out->engine), "gpu-multi(%d)", multi_gpus);
 		else if (config->kind == SERVICE_ENGINE_GPU &&
 				 gpu.engine_report(r->engine, &report, &report_err) == PR_OK)
+		{
 			strlcpy(out->engine, report.engine, sizeof(out->engine));
+			if (!resident)
+			{
+				/* a graph put on the device: where the time went, for the server log */
+				char		line[256];
+
+				snprintf(line, sizeof(line),
+						 "graph of %lld nodes, %lld edges on the device (%s): graph mapped in %.1f ms, prepared in %.1f ms (plan %.1f ms, upload %.1f ms)",
+						 (long long) r->graph.n_nodes, (long long) r->graph.n_edges, report.engine,
+						 map_seconds * 1000.0, stats.prepare_seconds * 1000.0,
+						 report.plan_seconds * 1000.0, report.upload_seconds * 1000.0);
+				engine_log(line);
+			}
+		}
 		else
 			strlcpy(out->engine, "cpu-test via service", sizeof(out->engine));
 		pg_atomic_fetch_add_u64(resident ? &service->reuses : &service->uploads, 1);
@@ -1359,6 +1376,8 @@ serve_batch(const int *members, int n)
 	bool		resident;
 	char		engine_name[32];
 
+	double		started = pr_clock_seconds();
+
 	memset(&b, 0, sizeof(b));
 	b.n = n;
 	for (int j = 0; j < n; j++)
@@ -1418,6 +1437,7 @@ serve_batch(const int *members, int n)
 	{
 		pg_atomic_fetch_add_u64(&service->batches, 1);
 		pg_atomic_fetch_add_u64(&service->batched_requests, b.n);
+		pg_atomic_fetch_add_u64(&service->batch_iterations, (uint64) Max(stats.iterations, 0));
 	}
 	engine_name[0] = '\0';
 	if (status == PR_OK)
@@ -1453,6 +1473,9 @@ serve_batch(const int *members, int n)
 		release_request_data(&b.slot[j]->request, b.base[j], b.size[j], b.sysv[j]);
 		publish(b.slot[j], status);
 	}
+	if (status == PR_OK)
+		pg_atomic_fetch_add_u64(&service->batch_microseconds,
+								(uint64) ((pr_clock_seconds() - started) * 1e6));
 	if (status != PR_OK && status != PR_ERR_INTERRUPTED)
 		resident_free(r);
 	evict_to_fit(NULL, false);

@@ -171,23 +171,154 @@ id_map_lookup(const IdMap *map, int64_t id)
 	return (int32_t) lo;
 }
 
+/* Most worker threads a build uses. */
+#define MAX_BUILD_THREADS 64
+
+/* A task run by every chunk index t in [0, n_chunks). */
+typedef void (*ChunkFn) (void *ctx, int t);
+
+/* Argument of one worker thread. */
+typedef struct ChunkArg
+{
+	ChunkFn		fn;
+	void	   *ctx;
+	int			t;
+} ChunkArg;
+
+/* Thread entry: runs one chunk. */
+static void *
+chunk_thread_main(void *p)
+{
+	ChunkArg   *a = (ChunkArg *) p;
+
+	a->fn(a->ctx, a->t);
+	return NULL;
+}
+
+/*
+ * Runs fn(ctx, t) for every t in [0, n_chunks): chunk 0 on the caller, the others on new threads;
+ * a chunk whose thread cannot be started runs on the caller afterwards (same results either way).
+ */
+static void
+run_chunks(ChunkFn fn, void *ctx, int n_chunks)
+{
+	pthread_t	threads[MAX_BUILD_THREADS];
+	ChunkArg	args[MAX_BUILD_THREADS];
+	bool		started[MAX_BUILD_THREADS];
+
+	for (int t = 1; t < n_chunks; t++)
+	{
+		args[t].fn = fn;
+		args[t].ctx = ctx;
+		args[t].t = t;
+		started[t] = pthread_create(&threads[t], NULL, chunk_thread_main, &args[t]) == 0;
+	}
+	fn(ctx, 0);
+	for (int t = 1; t < n_chunks; t++)
+	{
+		if (started[t])
+			pthread_join(threads[t], NULL);
+		else
+			fn(ctx, t);
+	}
+}
+
+/* Start of chunk t of count elements split into n_chunks. */
+static inline size_t
+chunk_start(size_t count, int t, int n_chunks)
+{
+	size_t		q = count / (size_t) n_chunks,
+				r = count % (size_t) n_chunks;
+
+	return q * (size_t) t + r * (size_t) t / (size_t) n_chunks;
+}
+
+/* Chunks for count elements: at most n_threads, each at least 64k elements. */
+static int
+chunks_for(size_t count, int n_threads)
+{
+	size_t		most = count / 65536 + 1;
+
+	if (n_threads < 1)
+		n_threads = 1;
+	if (n_threads > MAX_BUILD_THREADS)
+		n_threads = MAX_BUILD_THREADS;
+	return (size_t) n_threads < most ? n_threads : (int) most;
+}
+
+/* The endpoints of an edge list split into chunks: their id range, or their marks in a table. */
+typedef struct EndpointJob
+{
+	const int64_t *src;
+	const int64_t *dst;
+	size_t		m;
+	int			n_chunks;
+	int64_t		lo[MAX_BUILD_THREADS];	/* per chunk: smallest and largest id */
+	int64_t		hi[MAX_BUILD_THREADS];
+	int64_t		min_id;			/* marking: table[id - min_id] = 1 for every endpoint */
+	int32_t    *table;
+} EndpointJob;
+
+/* Smallest and largest id among the endpoints of chunk t (rows split into chunks). */
+static void
+endpoint_range(void *ctx, int t)
+{
+	EndpointJob *j = (EndpointJob *) ctx;
+	size_t		b = chunk_start(j->m, t, j->n_chunks),
+				e = chunk_start(j->m, t + 1, j->n_chunks);
+	int64_t		lo = INT64_MAX,
+				hi = INT64_MIN;
+
+	for (size_t i = b; i < e; i++)
+	{
+		int64_t		a = j->src[i],
+					c = j->dst[i];
+
+		lo = a < lo ? a : lo;
+		hi = a > hi ? a : hi;
+		lo = c < lo ? c : lo;
+		hi = c > hi ? c : hi;
+	}
+	j->lo[t] = lo;
+	j->hi[t] = hi;
+}
+
+/* Marks the endpoints of chunk t's rows in the direct table (relaxed stores of the same value:
+ * chunks may mark one id at once). */
+static void
+endpoint_mark(void *ctx, int t)
+{
+	EndpointJob *j = (EndpointJob *) ctx;
+	size_t		b = chunk_start(j->m, t, j->n_chunks),
+				e = chunk_start(j->m, t + 1, j->n_chunks);
+
+	for (size_t i = b; i < e; i++)
+	{
+		__atomic_store_n(&j->table[(uint64_t) j->src[i] - (uint64_t) j->min_id], 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&j->table[(uint64_t) j->dst[i] - (uint64_t) j->min_id], 1, __ATOMIC_RELAXED);
+	}
+}
+
 /* Builds the id map through a direct table over [min_id, min_id + range). */
 static PrStatus
-id_map_build_dense(const int64_t *src, const int64_t *dst, size_t m, uint64_t range,
+id_map_build_dense(const int64_t *src, const int64_t *dst, size_t m, uint64_t range, int n_threads,
 				   const PrAllocator *alloc, IdMap *map, PrError *err)
 {
 	int32_t    *table;
 	int64_t		n = 0;
+	EndpointJob job;
 
 	table = ALLOC_ARRAY(alloc, int32_t, range);
 	if (table == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory building the node id map");
 	memset(table, 0, range * sizeof(int32_t));
-	for (size_t i = 0; i < m; i++)
-	{
-		table[(uint64_t) src[i] - (uint64_t) map->min_id] = 1;
-		table[(uint64_t) dst[i] - (uint64_t) map->min_id] = 1;
-	}
+	job.src = src;
+	job.dst = dst;
+	job.m = m;
+	job.n_chunks = chunks_for(m, n_threads);
+	job.min_id = map->min_id;
+	job.table = table;
+	run_chunks(endpoint_mark, &job, job.n_chunks);
 	for (uint64_t i = 0; i < range; i++)
 		n += table[i];
 	if (n > PR_MAX_NODES)
@@ -293,80 +424,6 @@ id_map_build_sorted(const int64_t *src, const int64_t *dst, size_t m, uint64_t r
 	return PR_OK;
 }
 
-/* Most worker threads a build uses. */
-#define MAX_BUILD_THREADS 64
-
-/* A task run by every chunk index t in [0, n_chunks). */
-typedef void (*ChunkFn) (void *ctx, int t);
-
-/* Argument of one worker thread. */
-typedef struct ChunkArg
-{
-	ChunkFn		fn;
-	void	   *ctx;
-	int			t;
-} ChunkArg;
-
-/* Thread entry: runs one chunk. */
-static void *
-chunk_thread_main(void *p)
-{
-	ChunkArg   *a = (ChunkArg *) p;
-
-	a->fn(a->ctx, a->t);
-	return NULL;
-}
-
-/*
- * Runs fn(ctx, t) for every t in [0, n_chunks): chunk 0 on the caller, the others on new threads;
- * a chunk whose thread cannot be started runs on the caller afterwards (same results either way).
- */
-static void
-run_chunks(ChunkFn fn, void *ctx, int n_chunks)
-{
-	pthread_t	threads[MAX_BUILD_THREADS];
-	ChunkArg	args[MAX_BUILD_THREADS];
-	bool		started[MAX_BUILD_THREADS];
-
-	for (int t = 1; t < n_chunks; t++)
-	{
-		args[t].fn = fn;
-		args[t].ctx = ctx;
-		args[t].t = t;
-		started[t] = pthread_create(&threads[t], NULL, chunk_thread_main, &args[t]) == 0;
-	}
-	fn(ctx, 0);
-	for (int t = 1; t < n_chunks; t++)
-	{
-		if (started[t])
-			pthread_join(threads[t], NULL);
-		else
-			fn(ctx, t);
-	}
-}
-
-/* Start of chunk t of count elements split into n_chunks. */
-static inline size_t
-chunk_start(size_t count, int t, int n_chunks)
-{
-	size_t		q = count / (size_t) n_chunks,
-				r = count % (size_t) n_chunks;
-
-	return q * (size_t) t + r * (size_t) t / (size_t) n_chunks;
-}
-
-/* Chunks for count elements: at most n_threads, each at least 64k elements. */
-static int
-chunks_for(size_t count, int n_threads)
-{
-	size_t		most = count / 65536 + 1;
-
-	if (n_threads < 1)
-		n_threads = 1;
-	if (n_threads > MAX_BUILD_THREADS)
-		n_threads = MAX_BUILD_THREADS;
-	return (size_t) n_threads < most ? n_threads : (int) most;
-}
 
 /* Radix digit width of the endpoint sort, and the most digits a 64-bit key has. */
 #define DIGIT_BITS 11
@@ -686,25 +743,26 @@ id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
 	uint64_t	range;
 	PrStatus	status;
 	LookupJob	job;
+	EndpointJob ends;
 
 	memset(map, 0, sizeof(*map));
 	*ranks_out = NULL;
 	if (m == 0)
 		return PR_OK;
-	for (size_t i = 0; i < m; i++)
+	ends.src = src;
+	ends.dst = dst;
+	ends.m = m;
+	ends.n_chunks = chunks_for(m, n_threads);
+	run_chunks(endpoint_range, &ends, ends.n_chunks);
+	for (int t = 0; t < ends.n_chunks; t++)
 	{
-		int64_t		a = src[i],
-					b = dst[i];
-
-		lo = a < lo ? a : lo;
-		hi = a > hi ? a : hi;
-		lo = b < lo ? b : lo;
-		hi = b > hi ? b : hi;
+		lo = ends.lo[t] < lo ? ends.lo[t] : lo;
+		hi = ends.hi[t] > hi ? ends.hi[t] : hi;
 	}
 	map->min_id = lo;
 	range = (uint64_t) hi - (uint64_t) lo;	/* range - 1, cannot overflow */
 	if (range < (uint64_t) 4 * 2 * m + 4096)
-		status = id_map_build_dense(src, dst, m, range + 1, alloc, map, err);
+		status = id_map_build_dense(src, dst, m, range + 1, n_threads, alloc, map, err);
 	else if (2 * m <= UINT32_MAX)
 		return id_map_build_ranked(src, dst, m, lo, hi, n_threads, alloc, map, ranks_out, err);
 	else
@@ -913,51 +971,94 @@ count_sort_chunks(size_t n_items, int64_t n, int n_threads)
 	return chunks;
 }
 
-/* Turns the chunk counts into offsets (by row, then by chunk) and fills ptr[0..n]. */
-static void
-counts_to_offsets(CountSort *c, int64_t *ptr)
+/* A counting sort's rows split into ranges for the offsets: the rows' totals, then the offsets. */
+typedef struct OffsetJob
 {
-	int64_t		sum = 0;
+	CountSort  *sort;
+	int64_t    *ptr;
+	int			n_ranges;
+} OffsetJob;
 
-	if (c->n_chunks == 1)
+/* ptr[v + 1] = the count of row v over all chunks, for the rows of range t. */
+static void
+offsets_totals(void *ctx, int t)
+{
+	OffsetJob  *j = (OffsetJob *) ctx;
+	CountSort  *c = j->sort;
+	int64_t		b = (int64_t) chunk_start((size_t) c->n, t, j->n_ranges),
+				e = (int64_t) chunk_start((size_t) c->n, t + 1, j->n_ranges);
+
+	for (int64_t v = b; v < e; v++)
 	{
-		for (int64_t v = 0; v < c->n; v++)
-		{
-			int64_t		k = c->counts[v];
+		int64_t		total = 0;
 
-			c->counts[v] = sum;
-			ptr[v] = sum;
-			sum += k;
+		for (int k = 0; k < c->n_chunks; k++)
+			total += c->counts[(size_t) k * (size_t) c->n + v];
+		j->ptr[v + 1] = total;
+	}
+}
+
+/* Replaces each count of range t's rows by its offset: row v's entries from chunk 0, then 1, ... */
+static void
+offsets_place(void *ctx, int t)
+{
+	OffsetJob  *j = (OffsetJob *) ctx;
+	CountSort  *c = j->sort;
+	int64_t		b = (int64_t) chunk_start((size_t) c->n, t, j->n_ranges),
+				e = (int64_t) chunk_start((size_t) c->n, t + 1, j->n_ranges);
+
+	for (int64_t v = b; v < e; v++)
+	{
+		int64_t		sum = j->ptr[v];
+
+		for (int k = 0; k < c->n_chunks; k++)
+		{
+			int64_t    *slot = c->counts + (size_t) k * (size_t) c->n + v;
+			int64_t		count = *slot;
+
+			*slot = sum;
+			sum += count;
 		}
 	}
-	else
-	{
-		for (int64_t v = 0; v < c->n; v++)
-		{
-			ptr[v] = sum;
-			for (int t = 0; t < c->n_chunks; t++)
-			{
-				int64_t    *slot = c->counts + (size_t) t * (size_t) c->n + v;
-				int64_t		k = *slot;
+}
 
-				*slot = sum;
-				sum += k;
-			}
-		}
-	}
-	ptr[c->n] = sum;
+/*
+ * Turns the chunk counts into offsets (by row, then by chunk) and fills ptr[0..n]: the rows'
+ * totals and the offsets on n_threads ranges of rows, the prefix sum of the totals between them.
+ */
+static void
+counts_to_offsets(CountSort *c, int64_t *ptr, int n_threads)
+{
+	OffsetJob	job = {c, ptr, chunks_for((size_t) c->n, n_threads)};
+
+	run_chunks(offsets_totals, &job, job.n_ranges);
+	ptr[0] = 0;
+	for (int64_t v = 0; v < c->n; v++)
+		ptr[v + 1] += ptr[v];
+	run_chunks(offsets_place, &job, job.n_ranges);
+}
+
+/* Adds the seconds since *mark to *field and moves the mark to now. */
+static void
+step_done(double *field, double *mark)
+{
+	double		now = pr_clock_seconds();
+
+	*field += now - *mark;
+	*mark = now;
 }
 
 /*
  * Transposes a CSR of n rows and m edges (in_ptr, in_idx, in_w) into (out_ptr, out_idx, out_w),
- * already allocated; in_w and out_w may be NULL.
+ * already allocated; in_w and out_w may be NULL.  Adds the steps' seconds to times.
  */
 static PrStatus
 transpose_csr(int64_t n, int64_t m, const int64_t *in_ptr, const int32_t *in_idx,
 			  const double *in_w, int64_t *out_ptr, int32_t *out_idx, double *out_w,
-			  int n_threads, const PrAllocator *alloc)
+			  int n_threads, const PrAllocator *alloc, PrBuildTimes *times)
 {
 	CountSort	c;
+	double		mark = pr_clock_seconds();
 
 	memset(&c, 0, sizeof(c));
 	c.n = n;
@@ -971,10 +1072,15 @@ transpose_csr(int64_t n, int64_t m, const int64_t *in_ptr, const int32_t *in_idx
 	c.in_w = in_w;
 	c.out_idx = out_idx;
 	c.out_w = out_w;
+	step_done(&times->other, &mark);
 	run_chunks(transpose_count, &c, c.n_chunks);
-	counts_to_offsets(&c, out_ptr);
+	step_done(&times->count, &mark);
+	counts_to_offsets(&c, out_ptr, n_threads);
+	step_done(&times->offsets, &mark);
 	run_chunks(transpose_scatter, &c, c.n_chunks);
+	step_done(&times->scatter, &mark);
 	pr_free(alloc, c.counts);
+	step_done(&times->other, &mark);
 	return PR_OK;
 }
 
@@ -1052,7 +1158,10 @@ PrStatus
 pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, size_t m,
 			   const PrBuildOptions *options, const PrAllocator *alloc, PrGraph *g, PrError *err)
 {
-	PrBuildOptions defaults = {false, false, 1};
+	PrBuildOptions defaults = {false, false, 1, NULL};
+	PrBuildTimes local_times = {0};
+	PrBuildTimes *times;
+	double		mark = pr_clock_seconds();
 	IdMap		map;
 	PrStatus	status;
 	int32_t    *ranks = NULL;
@@ -1070,6 +1179,8 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	memset(&rows, 0, sizeof(rows));
 	if (options == NULL)
 		options = &defaults;
+	times = options->times != NULL ? options->times : &local_times;
+	memset(times, 0, sizeof(*times));
 	n_threads = options->n_threads < 1 ? 1 : options->n_threads;
 	if (m > 0 && (src == NULL || dst == NULL))
 		return pr_error_set(err, PR_ERR_INVALID, "edge list has no source or destination array");
@@ -1077,6 +1188,7 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 		return status;
 
 	status = id_map_build(src, dst, m, n_threads, alloc, &map, &ranks, err);
+	step_done(&times->ids, &mark);
 	if (status != PR_OK)
 		return status;
 	n = map.n;
@@ -1096,8 +1208,11 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	rows.md = ranks != NULL ? ranks + m : NULL;
 	rows.weight = weight;
 	rows.undirected = options->undirected;
+	step_done(&times->other, &mark);
 	run_chunks(rows_count, &rows, rows.n_chunks);
-	counts_to_offsets(&rows, tmp_ptr);
+	step_done(&times->count, &mark);
+	counts_to_offsets(&rows, tmp_ptr, n_threads);
+	step_done(&times->offsets, &mark);
 	m_stored = tmp_ptr[n];
 	g->n_edges = m_stored;
 	tmp_dst = ALLOC_ARRAY(alloc, int32_t, m_stored);
@@ -1108,7 +1223,9 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 		goto nomem;
 	rows.out_idx = tmp_dst;
 	rows.out_w = tmp_w;
+	step_done(&times->other, &mark);
 	run_chunks(rows_scatter, &rows, rows.n_chunks);
+	step_done(&times->scatter, &mark);
 	pr_free(alloc, rows.counts);
 	pr_free(alloc, ranks);
 	rows.counts = NULL;
@@ -1127,9 +1244,11 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 		g->in_weight = ALLOC_ARRAY(alloc, double, m_stored);
 	if (g->in_ptr == NULL || g->in_src == NULL || (weighted && g->in_weight == NULL))
 		goto nomem;
+	step_done(&times->other, &mark);
 	if (transpose_csr(n, m_stored, tmp_ptr, tmp_dst, tmp_w, g->in_ptr, g->in_src, g->in_weight,
-					  n_threads, alloc) != PR_OK)
+					  n_threads, alloc, times) != PR_OK)
 		goto nomem;
+	mark = pr_clock_seconds();
 
 	if (options->out_edges)
 	{
@@ -1142,8 +1261,9 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 		tmp_w = NULL;
 		g->has_out_edges = true;
 		if (transpose_csr(n, m_stored, g->in_ptr, g->in_src, g->in_weight, g->out_ptr,
-						  g->out_dst, g->out_weight, n_threads, alloc) != PR_OK)
+						  g->out_dst, g->out_weight, n_threads, alloc, times) != PR_OK)
 			goto nomem;
+		mark = pr_clock_seconds();
 	}
 	pr_free(alloc, tmp_ptr);
 	pr_free(alloc, tmp_dst);
@@ -1155,6 +1275,7 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	if (weighted)
 		compute_weighted_strength(g, n_threads);
 	status = list_dangling(g, alloc, err);
+	step_done(&times->other, &mark);
 	if (status != PR_OK)
 	{
 		pr_graph_free(g, alloc);
@@ -1176,6 +1297,8 @@ nomem:
 PrStatus
 pr_graph_add_out_edges(PrGraph *g, const PrAllocator *alloc, PrError *err)
 {
+	PrBuildTimes times = {0};
+
 	if (g->has_out_edges)
 		return PR_OK;
 	g->out_ptr = ALLOC_ARRAY(alloc, int64_t, g->n_nodes + 1);
@@ -1183,7 +1306,7 @@ pr_graph_add_out_edges(PrGraph *g, const PrAllocator *alloc, PrError *err)
 	g->out_weight = g->weighted ? ALLOC_ARRAY(alloc, double, g->n_edges) : NULL;
 	if (g->out_ptr == NULL || g->out_dst == NULL || (g->weighted && g->out_weight == NULL) ||
 		transpose_csr(g->n_nodes, g->n_edges, g->in_ptr, g->in_src, g->in_weight, g->out_ptr,
-					  g->out_dst, g->out_weight, 1, alloc) != PR_OK)
+					  g->out_dst, g->out_weight, 1, alloc, &times) != PR_OK)
 	{
 		pr_free(alloc, g->out_ptr);
 		pr_free(alloc, g->out_dst);

@@ -46,12 +46,23 @@ typedef struct PrGraph
 	int32_t    *dangling;		/* [n_dangling] those nodes, ascending */
 } PrGraph;
 
+/* Seconds a build spent in each step (summed over the counting sorts), for diagnostics. */
+typedef struct PrBuildTimes
+{
+	double		ids;			/* id map and endpoint ranks */
+	double		count;			/* counting sorts: per-chunk histograms */
+	double		offsets;		/* counting sorts: the serial prefix sums */
+	double		scatter;		/* counting sorts: placing the entries */
+	double		other;			/* allocation, out-strengths, dangling list */
+} PrBuildTimes;
+
 /* How to build. */
 typedef struct PrBuildOptions
 {
 	bool		undirected;		/* add dst->src for every src->dst row */
 	bool		out_edges;		/* also build out_ptr/out_dst/out_weight */
 	int			n_threads;		/* worker threads for sorting (<= 0: 1) */
+	PrBuildTimes *times;		/* when not NULL: filled with the steps' seconds */
 } PrBuildOptions;
 
 /*

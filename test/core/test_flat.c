@@ -14,7 +14,7 @@ static void
 build_random(PrGraph *g, bool weighted, bool out_edges, uint64_t seed)
 {
 	EdgeList	e;
-	PrBuildOptions opt = {false, out_edges, 1};
+	PrBuildOptions opt = {false, out_edges, 1, NULL};
 	PrError		err;
 
 	edges_random(&e, 500, 120, 1, 3, weighted, seed);

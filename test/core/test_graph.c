@@ -41,7 +41,7 @@ same_f64(const double *a, const double *b, size_t n)
 void
 test_build_hand_unweighted(void)
 {
-	PrBuildOptions opt = {false, true, 1};
+	PrBuildOptions opt = {false, true, 1, NULL};
 	PrGraph		g;
 	PrError		err;
 	const int64_t ids[] = {10, 20, 30, 40, 50};
@@ -70,7 +70,7 @@ test_build_hand_unweighted(void)
 void
 test_build_hand_weighted(void)
 {
-	PrBuildOptions opt = {false, false, 1};
+	PrBuildOptions opt = {false, false, 1, NULL};
 	PrGraph		g;
 	PrError		err;
 	const double in_w[] = {4, 1, 2, 3, 5, 0.5, 0.25, 6};
@@ -109,7 +109,7 @@ test_build_undirected(void)
 {
 	const int64_t s[] = {1, 2, 3, 3};
 	const int64_t d[] = {2, 3, 3, 1};
-	PrBuildOptions opt = {true, true, 1};
+	PrBuildOptions opt = {true, true, 1, NULL};
 	PrGraph		g;
 	PrError		err;
 	const int64_t in_ptr[] = {0, 2, 4, 7};
@@ -158,7 +158,7 @@ test_build_random_vs_reference(void)
 	for (int s = 0; s < 2; s++)
 	{
 		EdgeList	e;
-		PrBuildOptions opt = {false, true, 1};
+		PrBuildOptions opt = {false, true, 1, NULL};
 		PrGraph		g;
 		PrError		err;
 		int64_t    *ids;
@@ -251,7 +251,7 @@ test_build_empty(void)
 {
 	PrGraph		g;
 	PrError		err;
-	PrBuildOptions opt = {false, true, 1};
+	PrBuildOptions opt = {false, true, 1, NULL};
 
 	CHECK(pr_graph_build(NULL, NULL, NULL, 0, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
 	CHECK(g.n_nodes == 0 && g.n_edges == 0 && g.n_dangling == 0);
@@ -299,7 +299,7 @@ failing_free(void *ctx, void *ptr)
 void
 test_build_allocation_failures(void)
 {
-	PrBuildOptions opt = {false, true, 1};
+	PrBuildOptions opt = {false, true, 1, NULL};
 	bool		ok_once = false;
 
 	for (int budget = 0; budget < 40 && !ok_once; budget++)
@@ -480,23 +480,30 @@ test_mix(uint64_t *state)
  * The build equals the qsort reference, array by array, for every thread count: random graphs
  * with duplicates, self-loops, weights (with zeros), undirected or not, out-edges or not, and ids
  * that are dense, negative, spread over 2^40, at both ends of the int64 range, or all equal; the
- * large cases make several chunks per sort.
+ * large cases make several chunks per sort, the largest (150k nodes) several row ranges for the
+ * offsets too.
  */
 void
 test_build_vs_qsort_reference(void)
 {
-	const size_t sizes[] = {1, 7, 1000, 20000, 140000};
+	const size_t sizes[] = {1, 7, 1000, 20000, 140000, 600000};
 	const int	threads[] = {1, 2, 3, 8};
 	uint64_t	state = 2024;
 
 	for (int kind = 0; kind < 6; kind++)
-		for (int si = 0; si < 5; si++)
+		for (int si = 0; si < 6; si++)
 		{
 			size_t		m = sizes[si];
-			int64_t    *src = malloc(m * sizeof(int64_t));
-			int64_t    *dst = malloc(m * sizeof(int64_t));
-			double	   *w = malloc(m * sizeof(double));
 			uint64_t	n_ids = m / 4 + 2;
+			int64_t    *src,
+					   *dst;
+			double	   *w;
+
+			if (si == 5 && kind != 0 && kind != 4)
+				continue;		/* the largest size: dense and hashed ids only (time) */
+			src = malloc(m * sizeof(int64_t));
+			dst = malloc(m * sizeof(int64_t));
+			w = malloc(m * sizeof(double));
 
 			for (size_t i = 0; i < 2 * m; i++)
 			{
@@ -534,7 +541,9 @@ test_build_vs_qsort_reference(void)
 			for (int variant = 0; variant < 4; variant++)
 				for (int ti = 0; ti < 4; ti++)
 				{
-					PrBuildOptions opt = {(variant & 1) != 0, (variant & 2) != 0, threads[ti]};
+					if (si == 5 && (ti == 1 || ti == 2))
+						continue;	/* largest size: 1 and 8 threads */
+					PrBuildOptions opt = {(variant & 1) != 0, (variant & 2) != 0, threads[ti], NULL};
 					const double *wv = (variant == 1 || variant == 2) ? w : NULL;
 					PrGraph		g;
 					PrError		err;
