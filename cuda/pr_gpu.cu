@@ -461,6 +461,7 @@ struct HostPlans
 	int32_t    *old_to_new;
 	int64_t    *key;
 	double	   *inv_out;
+	bool		pull_borrowed;	/* pull is a view of the graph's own in-CSR (not freed) */
 };
 
 /* Frees the host layouts. */
@@ -469,6 +470,8 @@ host_plans_free(HostPlans *h)
 {
 	const PrAllocator *a = &pr_malloc_allocator;
 
+	if (h->pull_borrowed)
+		memset(&h->pull, 0, sizeof(h->pull));
 	pr_plan_csr_free(&h->pull, a);
 	pr_plan_csr_free(&h->push, a);
 	pr_plan_composite_free(&h->comp, a);
@@ -573,7 +576,20 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	else
 		for (int64_t i = 0; i < n; i++)
 			h.new_to_old[i] = h.old_to_new[i] = (int32_t) i;
-	if (st == PR_OK)
+	if (st == PR_OK && !e->opt.relabel && g->in_weight == NULL)
+	{
+		/*
+		 * natural ids, no values: the graph's in-rows already list their sources ascending, which
+		 * is what the identity relabel would produce, so the plans read the graph's own arrays
+		 * (read only) instead of a sorted copy (the quick layout of a large cached graph)
+		 */
+		h.pull.n = n;
+		h.pull.nnz = g->n_edges;
+		h.pull.ptr = (int64_t *) g->in_ptr;
+		h.pull.col = (int32_t *) g->in_src;
+		h.pull_borrowed = true;
+	}
+	else if (st == PR_OK)
 		st = pr_plan_relabel(n, g->in_ptr, g->in_src, g->in_weight, h.old_to_new, a, &h.pull, err);
 	if (st == PR_OK && (needs & PR_NEED_PUSH))
 		st = pr_plan_transpose(&h.pull, a, &h.push, err);

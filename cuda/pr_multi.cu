@@ -1,7 +1,7 @@
 /*
  * pr_multi.cu — PageRank over several local GPUs: row partition (pr_partition), local products
  * (CSR kernel, cuSPARSE, or the single-GPU engine's tiled kernels through pr_gpu_tiled.h), the
- * vector exchanged with ncclAllGather (see pr_multi.h).
+ * vector exchanged with ncclAllGather, piece by piece behind the next piece's product (see pr_multi.h).
  */
 #include "pr_multi.h"
 #include "pr_multi_kernels.cuh"
@@ -49,66 +49,89 @@
 #define PRM_LAUNCHED() PRM_CUDA(cudaGetLastError())
 
 /*
- * One GPU's share: its rows' CSR, the whole vector twice (current, next) and the reductions.
- * Vectors, values and partials are float or double (PrMulti.precision): untyped here, typed by
- * the template functions that use them.
+ * One piece of a GPU's rows (pieces = 1: all of them): part piece * n_gpus + gpu of the partition.
+ * Its rows are rows row_begin .. row_begin + rows - 1 of the GPU's CSR (pieces in order), entries
+ * e_begin .. e_begin + nnz - 1 of the GPU's d_col / d_val; its results go to the slots
+ * slot_begin .. slot_begin + rows - 1 of the vector, the block its all-gather sends.
+ */
+typedef struct MultiPiece
+{
+	int64_t		row_begin;
+	int64_t		rows;
+	int64_t		slot_begin;
+	int64_t		e_begin;
+	int64_t		nnz;
+	/* CSR kernel: rows [0, n_long) chunked, [n_long, warp_end) a warp each, the rest 4 lanes */
+	int64_t		n_long;
+	int64_t		warp_end;
+	int64_t		n_chunks;
+	int64_t    *d_chunk_begin;	/* entry ranges (GPU entry ids) of the long rows' chunks */
+	int64_t    *d_chunk_end;
+	int64_t    *d_first_chunk;
+	void	   *d_partial;		/* [n_chunks] T */
+	/* cuSPARSE: the piece as its own matrix (rows x n_slots, 0-based 32-bit offsets) */
+	int32_t    *d_ptr32;
+	cusparseSpMatDescr_t sp_mat;
+	cusparseDnVecDescr_t sp_y[2];	/* the piece's slots of x[0] / x[1] */
+	void	   *sp_buffer;
+	/* tiled kernel: the piece's composite over the GPU's shared column space */
+	TiledMatrix *tiled;
+	/* recorded on the compute stream when the piece's rows of x[nxt] are final (the last piece:
+	 * also red[nxt]); the comm stream waits on it before the piece's all-gather */
+	cudaEvent_t done;
+} MultiPiece;
+
+/*
+ * One GPU's share: its rows' CSR (all pieces), the whole vector twice (current, next) and the
+ * reductions.  Vectors, values and partials are float or double (PrMulti.precision): untyped
+ * here, typed by the template functions that use them.
  */
 typedef struct MultiGpu
 {
 	int			dev;
-	cudaStream_t stream;
-	ncclComm_t	comm;
+	cudaStream_t stream;		/* compute: column gather / scale, products, updates, reductions */
+	cudaStream_t comm;			/* exchange: all-gathers and all-reduce; higher priority (pieces >
+								 * 1), the compute stream itself when pieces = 1 */
+	bool		own_comm;		/* comm is a stream of its own */
+	cudaEvent_t gathered;		/* recorded on comm after an iteration's last all-gather and the
+								 * all-reduce: the whole x[nxt] and red[nxt] are there */
+	ncclComm_t	nccl;
 	cusparseHandle_t sp;
-	int64_t		slot_begin;
-	int64_t		rows;
+	int64_t		rows;			/* all pieces */
 	int64_t		nnz;
-	int64_t		n_long;			/* rows [0, n_long) are chunked */
-	int64_t		warp_end;		/* rows [n_long, warp_end) a warp each, the rest 4 lanes */
-	int64_t		long_or_warp_end;	/* planning: end of the rows of 32 entries or more */
-	int64_t		n_chunks;
-	int64_t    *d_ptr;
+	int64_t    *d_ptr;			/* [rows+1] GPU entry ids */
 	int32_t    *d_col;
-	void	   *d_val;			/* [nnz] T (fp32), NULL (fp64: all 1) */
-	int64_t    *d_chunk_begin;
-	int64_t    *d_chunk_end;
-	int64_t    *d_first_chunk;
-	void	   *d_partial;		/* [n_chunks] T */
+	void	   *d_val;			/* [nnz] T (fp32), NULL (fp64 / tiled: all 1, scaled on x) */
 	void	   *d_x[2];			/* [n_slots] T: the whole vector, current and next */
-	void	   *d_z;			/* fp64: [n_slots] T, x / out_strength (the product's input) */
-	double	   *d_inv;			/* fp64: [n_slots] 1 / out_strength of each slot (0: dangling, padding) */
-	uint8_t    *d_dangling;		/* [rows] own rows that are dangling */
-	double	   *d_part;			/* [2 PRM_REDUCE_BLOCKS] */
+	void	   *d_z;			/* fp64 CSR: [n_slots] T, x / out_strength (the product's input) */
+	double	   *d_inv;			/* fp64 CSR: [n_slots] 1 / out_strength of each slot (0: dangling, padding) */
+	uint8_t    *d_dangling;		/* [rows] own rows that are dangling (pieces in order) */
+	double	   *d_part;			/* [2 pieces PRM_REDUCE_BLOCKS]: piece h's block partials at 2 h nb */
+	int			nb;				/* blocks of every piece's update (the largest piece's count) */
 	double	   *d_red[2];		/* [2] (residual, dangling mass) of x[0] / x[1] */
-	int32_t    *d_ptr32;		/* cuSPARSE */
-	cusparseSpMatDescr_t sp_mat;
 	cusparseDnVecDescr_t sp_x[2];
-	cusparseDnVecDescr_t sp_y[2];
-	void	   *sp_buffer;
-	/* tiled kernel: the layout, its column map and scale, the gathered input z (+ a zero entry) */
-	TiledMatrix *tiled;
-	TiledDevice td;
+	/* tiled kernel: the GPU's column space (shared by its pieces), map, scale and gathered z */
 	int64_t		n_lcols;
 	int32_t    *d_col_map;		/* [n_lcols] slot of each local column */
 	void	   *d_lscale;		/* [n_lcols] T: 1 / out_strength of each local column */
 	void	   *d_zl;			/* [n_lcols + 1] T */
-	void	  **tiled_allocs;	/* the layout's device arrays */
+	TiledDevice td;
+	/* compact exchange: own slots some GPU reads, packed and all-gathered into xg */
+	int32_t    *d_pack;			/* [xg_count] own slot offset of each sent value (-1: padding) */
+	void	   *d_send;			/* [xg_count] T */
+	void	   *d_xg;			/* [n_gpus xg_count + 1] T: every GPU's packed values, then a 0 */
+	void	  **tiled_allocs;	/* the layouts' device arrays */
 	int			n_tiled_allocs;
 	int			cap_tiled_allocs;
+	MultiPiece	piece[PR_MULTI_MAX_PIECES];
 	size_t		bytes;
 } MultiGpu;
-
-/* One part's tiled layout, planned on the host (pr_multi_prepare). */
-typedef struct TiledPart
-{
-	PrComposite comp;
-	int32_t    *col_map;		/* [comp.n_cols] slot of each local column */
-	char		layout[192];
-} TiledPart;
 
 struct PrMulti
 {
 	PrMultiOptions opt;
 	int			n_gpus;
+	int			pieces;
 	MultiGpu	gpu[PR_MULTI_MAX_GPUS];
 	bool		comms;
 	bool		prepared;
@@ -116,6 +139,8 @@ struct PrMulti
 	PrMultiReport report;
 	bool		fp64;
 	size_t		value_size;		/* sizeof(T): 4 or 8 */
+	bool		compact;		/* compact exchange in use (tiled, one piece) */
+	int64_t		xg_count;		/* compact: values each GPU sends (the largest packed count) */
 };
 
 /* The start of GPU G's vector k, offset by count values (bytes of the precision in use). */
@@ -156,6 +181,8 @@ pr_multi_options_init(PrMultiOptions *opts)
 	opts->kernel = PR_MULTI_KERNEL_CSR;
 	opts->check_every = 1;
 	opts->precision = PR_MULTI_FP32;
+	opts->pieces = 1;
+	opts->compact_exchange = true;
 	opts->tiled_smem_tiles = 8;
 	opts->tiled_vec_threshold = 128;
 	opts->tiled_compact = true;
@@ -189,7 +216,22 @@ reduce_blocks(int64_t n)
 	return (int) (b < 1 ? 1 : (b > PRM_REDUCE_BLOCKS ? PRM_REDUCE_BLOCKS : b));
 }
 
-/* Creates the communicators (NVLink multicast off) and a stream per GPU. */
+/* Checks the piece count against the GPU count. */
+static PrStatus
+check_pieces(int n_gpus, int pieces, PrError *err)
+{
+	if (pieces < 1 || pieces > PR_MULTI_MAX_PIECES || n_gpus * pieces > PR_PARTITION_MAX_PARTS)
+		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: %d pieces per GPU on %d GPUs (1..%d, GPUs x pieces <= %d)",
+							pieces, n_gpus, PR_MULTI_MAX_PIECES, PR_PARTITION_MAX_PARTS);
+	return PR_OK;
+}
+
+/*
+ * Creates the communicators (NVLink multicast off), the compute stream of each GPU, and with
+ * pieces > 1 its exchange stream (the device's highest priority, so a piece's all-gather starts
+ * as soon as its rows are done even while the next piece's kernels fill the GPU) and the events
+ * that order the two streams.
+ */
 static PrStatus
 multi_init(PrMulti *m, PrError *err)
 {
@@ -197,12 +239,15 @@ multi_init(PrMulti *m, PrError *err)
 	ncclComm_t	comms[PR_MULTI_MAX_GPUS];
 	int			visible = 0;
 	int			version = 0;
+	PrStatus	st;
 
 	PRM_CUDA(cudaGetDeviceCount(&visible));
 	m->n_gpus = m->opt.n_gpus > 0 ? m->opt.n_gpus : visible;
 	if (m->n_gpus < 1 || m->n_gpus > visible || m->n_gpus > PR_MULTI_MAX_GPUS)
 		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: %d GPUs asked, %d visible (at most %d)",
 							m->n_gpus, visible, PR_MULTI_MAX_GPUS);
+	if ((st = check_pieces(m->n_gpus, m->pieces, err)) != PR_OK)
+		return st;
 	for (int g = 0; g < m->n_gpus; g++)
 	{
 		MultiGpu   *G = &m->gpu[g];
@@ -210,16 +255,36 @@ multi_init(PrMulti *m, PrError *err)
 		G->dev = devs[g] = g;
 		PRM_CUDA(cudaSetDevice(g));
 		PRM_CUDA(cudaStreamCreateWithFlags(&G->stream, cudaStreamNonBlocking));
+		if (m->pieces > 1)
+		{
+			int			least = 0,
+						greatest = 0;
+
+			PRM_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+			PRM_CUDA(cudaStreamCreateWithPriority(&G->comm, cudaStreamNonBlocking, greatest));
+			G->own_comm = true;
+		}
+		else
+			G->comm = G->stream;
+		PRM_CUDA(cudaEventCreateWithFlags(&G->gathered, cudaEventDisableTiming));
+		for (int h = 0; h < m->pieces; h++)
+			PRM_CUDA(cudaEventCreateWithFlags(&G->piece[h].done, cudaEventDisableTiming));
 		PRM_CUSPARSE(cusparseCreate(&G->sp));
 		PRM_CUSPARSE(cusparseSetStream(G->sp, G->stream));
 	}
 	/* never NVLink SHARP / multicast: the lent machines require it off */
 	if (setenv("NCCL_NVLS_ENABLE", "0", 1) != 0)
 		return pr_error_set(err, PR_ERR_ENGINE, "multi-GPU: setenv NCCL_NVLS_ENABLE failed");
+	/*
+	 * at least 32 channels for the all-gather unless the environment says otherwise: on 2 H200s
+	 * the R-MAT 26 exchange took 0.387 ms instead of 0.440 (bench/RESULTS.md, issue 5)
+	 */
+	if (setenv("NCCL_MIN_NCHANNELS", "32", 0) != 0)
+		return pr_error_set(err, PR_ERR_ENGINE, "multi-GPU: setenv NCCL_MIN_NCHANNELS failed");
 	PRM_NCCL(ncclCommInitAll(comms, m->n_gpus, devs));
 	m->comms = true;
 	for (int g = 0; g < m->n_gpus; g++)
-		m->gpu[g].comm = comms[g];
+		m->gpu[g].nccl = comms[g];
 	PRM_NCCL(ncclGetVersion(&version));
 	snprintf(m->report.nccl_version, sizeof(m->report.nccl_version), "%d", version);
 	{
@@ -247,6 +312,7 @@ pr_multi_create(const PrMultiOptions *opts, PrError *err)
 	m->opt = *opts;
 	if (m->opt.check_every < 1)
 		m->opt.check_every = 1;
+	m->pieces = m->opt.pieces >= 1 ? m->opt.pieces : 1;	/* options not from pr_multi_options_init: unpipelined */
 	m->fp64 = m->opt.precision == PR_MULTI_FP64;
 	m->value_size = m->fp64 ? sizeof(double) : sizeof(float);
 	if (multi_init(m, err) != PR_OK)
@@ -280,31 +346,301 @@ dev_alloc_bytes(MultiGpu *G, void **p, size_t bytes)
 	return s;
 }
 
-/* Allocates GPU g's vectors (whole x twice), its dangling flags and reductions; any kernel. */
-static PrStatus
-upload_vectors(PrMulti *m, int g, const PrPartCsr *lc, const std::vector<uint8_t> &dangling, PrError *err)
-{
-	size_t		vs = m->value_size;
-	MultiGpu   *G = &m->gpu[g];
+/* ---- host preparation (no device calls) ---- */
 
-	PRM_CUDA(cudaSetDevice(G->dev));
-	G->slot_begin = lc->slot_begin;
-	G->rows = lc->n_rows;
-	G->nnz = lc->nnz;
-	PRM_CUDA(dev_alloc_bytes(G, &G->d_x[0], (size_t) m->part.n_slots * vs));
-	PRM_CUDA(dev_alloc_bytes(G, &G->d_x[1], (size_t) m->part.n_slots * vs));
-	PRM_CUDA(dev_alloc(G, &G->d_dangling, (size_t) lc->n_rows));
-	PRM_CUDA(dev_alloc(G, &G->d_part, 2 * (size_t) PRM_REDUCE_BLOCKS));
-	PRM_CUDA(dev_alloc(G, &G->d_red[0], 2));
-	PRM_CUDA(dev_alloc(G, &G->d_red[1], 2));
-	if (lc->n_rows > 0)
-		PRM_CUDA(cudaMemcpy(G->d_dangling, dangling.data(), (size_t) lc->n_rows, cudaMemcpyHostToDevice));
-	PRM_CUDA(cudaMemset(G->d_x[0], 0, (size_t) m->part.n_slots * vs));
-	PRM_CUDA(cudaMemset(G->d_x[1], 0, (size_t) m->part.n_slots * vs));
-	PRM_CUDA(cudaMemset(G->d_red[0], 0, 2 * sizeof(double)));
-	PRM_CUDA(cudaMemset(G->d_red[1], 0, 2 * sizeof(double)));
+/* One GPU's host side: its pieces' rows as one CSR, their dangling flags, the tiled plans. */
+typedef struct HostGpu
+{
+	int			parts[PR_MULTI_MAX_PIECES];	/* part of piece h: h * n_gpus + g */
+	int64_t		row_begin[PR_MULTI_MAX_PIECES + 1];	/* piece h = rows row_begin[h] .. row_begin[h+1]-1 */
+	PrPartCsr	csr;			/* every piece's rows, pieces in order */
+	bool		have_csr;
+	std::vector<uint8_t> dangling;	/* [csr.n_rows] */
+	/* tiled */
+	int32_t    *col_map;		/* [n_lcols] slot of each local column (the GPU's shared column space) */
+	int64_t		n_lcols;
+	PrComposite comp[PR_MULTI_MAX_PIECES];
+	bool		planned[PR_MULTI_MAX_PIECES];
+	char		layout[192];
+} HostGpu;
+
+/* The whole host preparation of one configuration. */
+typedef struct HostPrep
+{
+	PrPartition part;
+	std::vector<HostGpu> gpu;
+	std::vector<double> inv_out;	/* [n] 1 / out_strength (0: dangling) */
+	std::vector<double> inv_slot;	/* [n_slots] the same per slot (0: padding) */
+	double		partition_s;
+	double		csr_s;
+	double		plan_s;
+} HostPrep;
+
+/* Frees a HostPrep's CSRs, plans and maps (not the partition: the caller may keep it). */
+static void
+host_free(HostPrep *hp)
+{
+	for (HostGpu &H : hp->gpu)
+	{
+		if (H.have_csr)
+			pr_part_csr_free(&H.csr, &pr_malloc_allocator);
+		H.have_csr = false;
+		for (int h = 0; h < PR_MULTI_MAX_PIECES; h++)
+			if (H.planned[h])
+			{
+				pr_plan_composite_free(&H.comp[h], &pr_malloc_allocator);
+				H.planned[h] = false;
+			}
+		pr_free(&pr_malloc_allocator, H.col_map);
+		H.col_map = NULL;
+	}
+}
+
+/* Runs fn(begin, end) over [0, n) in even ranges on the online CPUs (results independent of the split). */
+template <typename F>
+static void
+parallel_ranges(int64_t n, F fn)
+{
+	int			threads = pr_partition_threads();
+	std::vector<std::thread> th;
+
+	if (n < 1000000)
+		threads = 1;
+	for (int t = 1; t < threads; t++)
+		th.emplace_back([&, t]() { fn(n * t / threads, n * (t + 1) / threads); });
+	fn(0, n / threads);
+	for (auto &x : th)
+		x.join();
+}
+
+/* Shared-memory tile width of the tiled kernel (as the single-GPU engine). */
+static int64_t
+tiled_smem_width(bool fp64)
+{
+	return fp64 ? 24576 : 49152;
+}
+
+/*
+ * Plans GPU H's tiled layouts on the host: the columns of all its pieces relabelled together by
+ * descending count (one column space, so one column gather per iteration serves every piece),
+ * then each piece's rows planned as its own rectangular composite over that space (fixed
+ * options, or the model's choice), with the GPU's column degrees.
+ */
+static PrStatus
+plan_tiled_gpu(const PrMultiOptions *opt, bool fp64, int pieces, HostGpu *H, PrError *err)
+{
+	PrPlanCsr	rect;
+	int64_t    *deg = NULL;
+	PrStatus	st = PR_OK;
+	const PrPartCsr *lc = &H->csr;
+
+	if (lc->n_rows == 0 || lc->nnz == 0)
+		return PR_OK;			/* nothing to multiply: n_lcols 0, no plan (the products are skipped) */
+	st = pr_plan_relabel_columns(lc->n_rows, lc->n_cols, lc->ptr, lc->col, lc->val, &pr_malloc_allocator, &rect,
+								 &H->col_map, &deg, err);
+	if (st != PR_OK)
+		return st;
+	H->n_lcols = rect.n_cols;
+	for (int h = 0; h < pieces && st == PR_OK; h++)
+	{
+		int64_t		rb = H->row_begin[h],
+					rows = H->row_begin[h + 1] - rb;
+		std::vector<int64_t> pptr((size_t) rows + 1);
+		PrPlanCsr	view;
+		PrCompositeOptions o;
+		double		predicted = -1;
+
+		if (rows == 0 || rect.ptr[rb + rows] == rect.ptr[rb])
+			continue;			/* no entries: no plan, the product writes zeros (enqueue_piece_product_t) */
+		for (int64_t i = 0; i <= rows; i++)
+			pptr[(size_t) i] = rect.ptr[rb + i] - rect.ptr[rb];
+		memset(&view, 0, sizeof(view));
+		view.n = rows;
+		view.n_cols = rect.n_cols;
+		view.nnz = pptr[(size_t) rows];
+		view.ptr = pptr.data();
+		view.col = rect.col + rect.ptr[rb];
+		view.val = rect.val ? rect.val + rect.ptr[rb] : NULL;
+		memset(&o, 0, sizeof(o));
+		o.tile_width = rect.n_cols;
+		o.chunk = 4096;
+		o.smem_width = tiled_smem_width(fp64);
+		o.n_smem_tiles = opt->tiled_smem_tiles;
+		o.vec_threshold = opt->tiled_vec_threshold > 0 ? opt->tiled_vec_threshold : 32;
+		o.compact = opt->tiled_compact;
+		if (opt->tiled_model != NULL)
+		{
+			PrPlanChoice choice;
+			char		log[512];
+			int			n_cand = 0;
+
+			pr_plan_choice_init(&choice, rect.n_cols);
+			choice.composite.tile_width = rect.n_cols;
+			choice.composite.chunk = 4096;
+			choice.composite.smem_width = tiled_smem_width(fp64);
+			choice.allow_binned = false;
+			choice.blocked_mode = 0;
+			st = pr_plan_choose(&view, opt->tiled_model, &choice, &predicted, log, sizeof(log), &n_cand,
+								&pr_malloc_allocator, err);
+			if (st == PR_OK)
+				o = choice.composite;
+		}
+		if (st == PR_OK)
+			st = pr_plan_composite_with_degrees(&view, deg, &o, &pr_malloc_allocator, &H->comp[h], err);
+		if (st == PR_OK)
+			H->planned[h] = true;
+		if (st == PR_OK && h == 0)
+		{
+			int			smem = o.n_smem_tiles < H->comp[h].n_tiles ? o.n_smem_tiles : H->comp[h].n_tiles;
+
+			snprintf(H->layout, sizeof(H->layout),
+					 "%d smem tile(s) of %lld cols + %d L2 tile(s), CSR-vector rows >= %d%s%s; %lld of %lld columns read%s%s",
+					 smem, (long long) o.smem_width, H->comp[h].n_tiles - smem, o.vec_threshold,
+					 o.compact ? ", compact partials" : "", H->comp[h].blocked ? ", blocked" : "",
+					 (long long) rect.n_cols, (long long) lc->n_cols, opt->tiled_model ? ", model's choice" : ", fixed",
+					 pieces > 1 ? " (piece 0)" : "");
+		}
+	}
+	pr_free(&pr_malloc_allocator, deg);
+	pr_plan_csr_free(&rect, &pr_malloc_allocator);
+	return st;
+}
+
+/*
+ * The host work of a configuration: the partition into n_gpus x pieces parts, 1 / out_strength
+ * per node and per slot, every GPU's CSR (its pieces in order; values 1 / out_strength folded in
+ * only for the fp32 CSR and cuSPARSE kernels), its dangling flags and (tiled) its plans.  Each
+ * step uses every CPU (pr_partition_threads, pr_plan_threads) one GPU after another.
+ */
+static PrStatus
+host_prepare(const PrMultiOptions *opt, int n_gpus, int pieces, bool fp64, int64_t n, const int64_t *ptr,
+			 const int32_t *col, const double *val, const double *out_strength, HostPrep *hp, PrError *err)
+{
+	PrPartitionOptions popt;
+	bool		tiled = opt->kernel == PR_MULTI_KERNEL_TILED;
+	double		t0 = pr_clock_seconds();
+	PrStatus	st;
+
+	if ((st = check_pieces(n_gpus, pieces, err)) != PR_OK)
+		return st;
+	pr_partition_options_init(&popt);
+	popt.n_parts = n_gpus * pieces;
+	popt.method = opt->method;
+	if ((st = pr_partition_build(n, ptr, &popt, &pr_malloc_allocator, &hp->part, err)) != PR_OK)
+		return st;
+	hp->inv_out.assign((size_t) n + 1, 0.0);
+	hp->inv_slot.assign((size_t) hp->part.n_slots + 1, 0.0);
+	parallel_ranges(n, [&](int64_t b, int64_t e) {
+		for (int64_t v = b; v < e; v++)
+			hp->inv_out[(size_t) v] = out_strength[v] > 0 ? 1.0 / out_strength[v] : 0.0;
+	});
+	parallel_ranges(hp->part.n_slots, [&](int64_t b, int64_t e) {
+		for (int64_t s = b; s < e; s++)
+			if (hp->part.slot_to_node[s] >= 0)
+				hp->inv_slot[(size_t) s] = hp->inv_out[(size_t) hp->part.slot_to_node[s]];
+	});
+	hp->partition_s = pr_clock_seconds() - t0;
+
+	t0 = pr_clock_seconds();
+	hp->gpu.resize((size_t) n_gpus);
+	for (int g = 0; g < n_gpus && st == PR_OK; g++)
+	{
+		HostGpu    &H = hp->gpu[(size_t) g];
+
+		for (int h = 0; h < pieces; h++)
+			H.parts[h] = pr_partition_virtual_part(n_gpus, g, h);
+		/* fp64 and tiled: structure and raw weights (the scale by 1 / out_strength is applied to x) */
+		st = pr_partition_parts_csr(&hp->part, H.parts, pieces, ptr, col, val,
+									fp64 || tiled ? NULL : hp->inv_out.data(), &pr_malloc_allocator, &H.csr,
+									H.row_begin, err);
+		if (st != PR_OK)
+			break;
+		H.have_csr = true;
+		H.dangling.assign((size_t) H.csr.n_rows + 1, 0);
+		for (int h = 0; h < pieces; h++)
+		{
+			int64_t		slot0 = pr_partition_slot_begin(&hp->part, H.parts[h]),
+						rb = H.row_begin[h];
+
+			parallel_ranges(H.row_begin[h + 1] - rb, [&](int64_t b, int64_t e) {
+				for (int64_t i = b; i < e; i++)
+					H.dangling[(size_t) (rb + i)] = out_strength[hp->part.slot_to_node[slot0 + i]] > 0 ? 0 : 1;
+			});
+		}
+	}
+	hp->csr_s = pr_clock_seconds() - t0;
+	t0 = pr_clock_seconds();
+	if (tiled)
+	{
+		pr_plan_set_threads(0);
+		for (int g = 0; g < n_gpus && st == PR_OK; g++)
+			st = plan_tiled_gpu(opt, fp64, pieces, &hp->gpu[(size_t) g], err);
+	}
+	hp->plan_s = pr_clock_seconds() - t0;
+	if (st != PR_OK)
+	{
+		host_free(hp);
+		pr_partition_free(&hp->part, &pr_malloc_allocator);
+	}
+	return st;
+}
+
+/* Imbalance of the GPUs (sums over their pieces): max / mean of edges and of rows. */
+static void
+gpu_imbalance(const PrPartition *part, int n_gpus, int pieces, double *edges_imb, double *rows_imb)
+{
+	int64_t		emax = 0,
+				rmax = 0;
+
+	for (int g = 0; g < n_gpus; g++)
+	{
+		int64_t		e = 0,
+					r = 0;
+
+		for (int h = 0; h < pieces; h++)
+		{
+			e += part->edges[pr_partition_virtual_part(n_gpus, g, h)];
+			r += part->rows[pr_partition_virtual_part(n_gpus, g, h)];
+		}
+		emax = e > emax ? e : emax;
+		rmax = r > rmax ? r : rmax;
+	}
+	*edges_imb = part->nnz > 0 ? (double) emax * n_gpus / (double) part->nnz : 1.0;
+	*rows_imb = part->n > 0 ? (double) rmax * n_gpus / (double) part->n : 1.0;
+}
+
+/* Host preparation alone, timed. */
+PrStatus
+pr_multi_host_prepare(const PrMultiOptions *opts, int64_t n, const int64_t *ptr, const int32_t *col,
+					  const double *val, const double *out_strength, PrMultiHostTimes *out, PrError *err)
+{
+	HostPrep	hp{};
+	double		t0 = pr_clock_seconds();
+	PrStatus	st;
+	int			pieces = opts->pieces;
+
+	memset(out, 0, sizeof(*out));
+	if (opts->n_gpus < 1 || opts->n_gpus > PR_MULTI_MAX_GPUS)
+		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU host preparation: n_gpus must be 1..%d", PR_MULTI_MAX_GPUS);
+	st = host_prepare(opts, opts->n_gpus, pieces, opts->precision == PR_MULTI_FP64, n, ptr, col, val, out_strength,
+					  &hp, err);
+	if (st != PR_OK)
+		return st;
+	out->partition_seconds = hp.partition_s;
+	out->csr_seconds = hp.csr_s;
+	out->plan_seconds = hp.plan_s;
+	gpu_imbalance(&hp.part, opts->n_gpus, pieces, &out->edge_imbalance, &out->row_imbalance);
+	out->piece_edge_imbalance = pr_partition_edge_imbalance(&hp.part);
+	out->piece_row_imbalance = pr_partition_row_imbalance(&hp.part);
+	for (int g = 0; g < opts->n_gpus; g++)
+		out->cols[g] = hp.gpu[(size_t) g].n_lcols;
+	host_free(&hp);
+	pr_partition_free(&hp.part, &pr_malloc_allocator);
+	out->total_seconds = pr_clock_seconds() - t0;
 	return PR_OK;
 }
+
+/* ---- upload ---- */
 
 /* Device memory for a tiled layout's arrays, counted in the GPU's bytes and freed with it. */
 static PrStatus
@@ -327,155 +663,266 @@ tiled_alloc(void *arg, void **out, size_t bytes, PrError *err)
 	return PR_OK;
 }
 
-/* Shared-memory tile width of the tiled kernel (as the single-GPU engine). */
-static int64_t
-tiled_smem_width(const PrMulti *m)
+/*
+ * Allocates GPU g's vectors (whole x twice), its dangling flags and reductions, and sets its
+ * pieces' places (rows, entries, slots); any kernel.
+ */
+static PrStatus
+upload_vectors(PrMulti *m, int g, const HostGpu *H, PrError *err)
 {
-	return m->fp64 ? 24576 : 49152;
+	size_t		vs = m->value_size;
+	MultiGpu   *G = &m->gpu[g];
+	int64_t		most = 0;
+
+	PRM_CUDA(cudaSetDevice(G->dev));
+	G->rows = H->csr.n_rows;
+	G->nnz = H->csr.nnz;
+	for (int h = 0; h < m->pieces; h++)
+	{
+		MultiPiece *P = &G->piece[h];
+
+		P->row_begin = H->row_begin[h];
+		P->rows = H->row_begin[h + 1] - H->row_begin[h];
+		P->slot_begin = pr_partition_slot_begin(&m->part, H->parts[h]);
+		P->e_begin = H->csr.ptr[P->row_begin];
+		P->nnz = H->csr.ptr[P->row_begin + P->rows] - P->e_begin;
+		most = P->rows > most ? P->rows : most;
+	}
+	G->nb = reduce_blocks(most);
+	PRM_CUDA(dev_alloc_bytes(G, &G->d_x[0], (size_t) m->part.n_slots * vs));
+	PRM_CUDA(dev_alloc_bytes(G, &G->d_x[1], (size_t) m->part.n_slots * vs));
+	PRM_CUDA(dev_alloc(G, &G->d_dangling, (size_t) G->rows));
+	PRM_CUDA(dev_alloc(G, &G->d_part, 2 * (size_t) m->pieces * (size_t) G->nb));
+	PRM_CUDA(dev_alloc(G, &G->d_red[0], 2));
+	PRM_CUDA(dev_alloc(G, &G->d_red[1], 2));
+	if (G->rows > 0)
+		PRM_CUDA(cudaMemcpy(G->d_dangling, H->dangling.data(), (size_t) G->rows, cudaMemcpyHostToDevice));
+	PRM_CUDA(cudaMemset(G->d_x[0], 0, (size_t) m->part.n_slots * vs));
+	PRM_CUDA(cudaMemset(G->d_x[1], 0, (size_t) m->part.n_slots * vs));
+	PRM_CUDA(cudaMemset(G->d_red[0], 0, 2 * sizeof(double)));
+	PRM_CUDA(cudaMemset(G->d_red[1], 0, 2 * sizeof(double)));
+	return PR_OK;
 }
 
 /*
- * Plans part g's tiled layout on the host: the part's columns relabelled by count, then the
- * composite layout (fixed options, or the model's choice).  Runs in the part's host thread.
+ * The compact exchange's host plan (tiled, one piece): GPU g sends only its slots that some GPU
+ * can read — nodes with out-edges (1 / out_strength > 0); a column of any row is such a node, or
+ * one whose weights sum to 0, which is scaled by 0 — packed in slot order into xg_count values
+ * (the largest GPU's count; the others padded).  After the all-gather, xg holds GPU g's packed
+ * values at g xg_count, and slot_to_xg maps every slot there (the others to the trailing 0).
  */
-static PrStatus
-plan_tiled_part(const PrMulti *m, const PrPartCsr *lc, TiledPart *tp, PrError *err)
+static void
+plan_compact(PrMulti *m, const HostPrep *hp, std::vector<std::vector<int32_t>> &pack,
+			 std::vector<int32_t> &slot_to_xg)
 {
-	PrPlanCsr	rect;
-	int64_t    *deg = NULL;
-	PrCompositeOptions o;
-	PrStatus	st;
-	double		predicted = -1;
+	int64_t		stride = m->part.stride;
+	int64_t		most = 1;
 
-	memset(tp, 0, sizeof(*tp));
-	st = pr_plan_relabel_columns(lc->n_rows, lc->n_cols, lc->ptr, lc->col, lc->val, &pr_malloc_allocator, &rect,
-								 &tp->col_map, &deg, err);
-	if (st != PR_OK)
-		return st;
-	memset(&o, 0, sizeof(o));
-	o.tile_width = rect.n_cols;
-	o.chunk = 4096;
-	o.smem_width = tiled_smem_width(m);
-	o.n_smem_tiles = m->opt.tiled_smem_tiles;
-	o.vec_threshold = m->opt.tiled_vec_threshold > 0 ? m->opt.tiled_vec_threshold : 32;
-	o.compact = m->opt.tiled_compact;
-	if (m->opt.tiled_model != NULL)
+	pack.assign((size_t) m->n_gpus, std::vector<int32_t>());
+	for (int g = 0; g < m->n_gpus; g++)
 	{
-		PrPlanChoice choice;
-		char		log[512];
-		int			n_cand = 0;
+		int64_t		begin = pr_partition_slot_begin(&m->part, pr_partition_virtual_part(m->n_gpus, g, 0));
 
-		pr_plan_choice_init(&choice, rect.n_cols);
-		choice.composite.tile_width = rect.n_cols;
-		choice.composite.chunk = 4096;
-		choice.composite.smem_width = tiled_smem_width(m);
-		choice.allow_binned = false;
-		choice.blocked_mode = 0;
-		st = pr_plan_choose(&rect, m->opt.tiled_model, &choice, &predicted, log, sizeof(log), &n_cand,
-							&pr_malloc_allocator, err);
-		if (st == PR_OK)
-			o = choice.composite;
+		for (int64_t o = 0; o < stride; o++)
+			if (hp->inv_slot[(size_t) (begin + o)] > 0)
+				pack[(size_t) g].push_back((int32_t) o);
+		most = (int64_t) pack[(size_t) g].size() > most ? (int64_t) pack[(size_t) g].size() : most;
 	}
-	if (st == PR_OK)
-		st = pr_plan_composite_with_degrees(&rect, deg, &o, &pr_malloc_allocator, &tp->comp, err);
-	if (st == PR_OK)
-		snprintf(tp->layout, sizeof(tp->layout),
-				 "%d smem tile(s) of %lld cols + %d L2 tile(s), CSR-vector rows >= %d%s%s; %lld of %lld columns read%s",
-				 o.n_smem_tiles < tp->comp.n_tiles ? o.n_smem_tiles : tp->comp.n_tiles, (long long) o.smem_width,
-				 tp->comp.n_tiles - (o.n_smem_tiles < tp->comp.n_tiles ? o.n_smem_tiles : tp->comp.n_tiles),
-				 o.vec_threshold, o.compact ? ", compact partials" : "", tp->comp.blocked ? ", blocked" : "",
-				 (long long) rect.n_cols, (long long) lc->n_cols, m->opt.tiled_model ? ", model's choice" : ", fixed");
-	pr_free(&pr_malloc_allocator, deg);
-	pr_plan_csr_free(&rect, &pr_malloc_allocator);
-	return st;
+	m->xg_count = most;
+	slot_to_xg.assign((size_t) m->part.n_slots + 1, (int32_t) (m->n_gpus * most));
+	for (int g = 0; g < m->n_gpus; g++)
+	{
+		int64_t		begin = pr_partition_slot_begin(&m->part, pr_partition_virtual_part(m->n_gpus, g, 0));
+
+		for (size_t i = 0; i < pack[(size_t) g].size(); i++)
+			slot_to_xg[(size_t) (begin + pack[(size_t) g][i])] = (int32_t) (g * most + (int64_t) i);
+		pack[(size_t) g].resize((size_t) most, -1);
+	}
 }
 
-/* Uploads part g's tiled layout, its column map and scale (1 / out_strength of each column). */
-template <typename T>
+/* Uploads GPU g's compact exchange: its pack list, the send buffer and xg (zeroed). */
 static PrStatus
-upload_tiled_t(PrMulti *m, int g, const TiledPart *tp, const std::vector<double> &inv_slot, PrError *err)
+upload_compact(PrMulti *m, int g, const std::vector<int32_t> &pack, PrError *err)
 {
 	MultiGpu   *G = &m->gpu[g];
-	int64_t		nc = tp->comp.n_cols;
+	size_t		vs = m->value_size;
+	size_t		xg_values = (size_t) (m->n_gpus * m->xg_count + 1);
+
+	PRM_CUDA(cudaSetDevice(G->dev));
+	PRM_CUDA(dev_alloc(G, &G->d_pack, (size_t) m->xg_count));
+	PRM_CUDA(dev_alloc_bytes(G, &G->d_send, (size_t) m->xg_count * vs));
+	PRM_CUDA(dev_alloc_bytes(G, &G->d_xg, xg_values * vs));
+	PRM_CUDA(cudaMemcpy(G->d_pack, pack.data(), (size_t) m->xg_count * sizeof(int32_t), cudaMemcpyHostToDevice));
+	PRM_CUDA(cudaMemset(G->d_send, 0, (size_t) m->xg_count * vs));
+	PRM_CUDA(cudaMemset(G->d_xg, 0, xg_values * vs));
+	return PR_OK;
+}
+
+/*
+ * Uploads GPU g's tiled layouts: the column map and scale (1 / out_strength of each column) of
+ * its shared column space, the gathered z, and each piece's composite.  slot_to_xg (compact
+ * exchange; empty otherwise): the column map points into xg instead of the slots.
+ */
+template <typename T>
+static PrStatus
+upload_tiled_t(PrMulti *m, int g, const HostGpu *H, const std::vector<double> &inv_slot,
+			   const std::vector<int32_t> &slot_to_xg, PrError *err)
+{
+	MultiGpu   *G = &m->gpu[g];
+	int64_t		nc = H->n_lcols;
 	std::vector<T> scale((size_t) nc + 1);
 	PrStatus	st;
 
 	PRM_CUDA(cudaSetDevice(G->dev));
 	G->n_lcols = nc;
 	for (int64_t j = 0; j < nc; j++)
-		scale[(size_t) j] = (T) inv_slot[(size_t) tp->col_map[j]];
+		scale[(size_t) j] = (T) inv_slot[(size_t) H->col_map[j]];
+	if (!slot_to_xg.empty())
+		for (int64_t j = 0; j < nc; j++)
+			H->col_map[j] = slot_to_xg[(size_t) H->col_map[j]];
 	PRM_CUDA(dev_alloc(G, &G->d_col_map, (size_t) nc));
 	PRM_CUDA(dev_alloc_bytes(G, &G->d_lscale, (size_t) nc * sizeof(T)));
 	PRM_CUDA(dev_alloc_bytes(G, &G->d_zl, (size_t) (nc + 1) * sizeof(T)));
-	PRM_CUDA(cudaMemcpy(G->d_col_map, tp->col_map, (size_t) nc * sizeof(int32_t), cudaMemcpyHostToDevice));
-	PRM_CUDA(cudaMemcpy(G->d_lscale, scale.data(), (size_t) nc * sizeof(T), cudaMemcpyHostToDevice));
+	if (nc > 0)
+	{
+		PRM_CUDA(cudaMemcpy(G->d_col_map, H->col_map, (size_t) nc * sizeof(int32_t), cudaMemcpyHostToDevice));
+		PRM_CUDA(cudaMemcpy(G->d_lscale, scale.data(), (size_t) nc * sizeof(T), cudaMemcpyHostToDevice));
+	}
 	PRM_CUDA(cudaMemset(G->d_zl, 0, (size_t) (nc + 1) * sizeof(T)));	/* z[nc] = 0: the padding column */
 	G->td.device = G->dev;
 	G->td.fp64 = m->fp64;
 	G->td.stream = G->stream;
 	G->td.alloc = tiled_alloc;
 	G->td.alloc_arg = G;
-	if ((st = pr_tiled_smem_setup(G->dev, m->fp64, tiled_smem_width(m), &G->td.smem_grid, err)) != PR_OK)
+	if ((st = pr_tiled_smem_setup(G->dev, m->fp64, tiled_smem_width(m->fp64), &G->td.smem_grid, err)) != PR_OK)
 		return st;
-	if ((G->tiled = pr_tiled_new()) == NULL)
-		return pr_error_set(err, PR_ERR_NOMEM, "multi-GPU: out of host memory");
-	return pr_tiled_upload(&G->td, &tp->comp, G->tiled, err);
+	if (m->opt.reserve_sms > 0 && m->pieces > 1 && m->n_gpus > 1)
+	{
+		/* the persistent tile kernels take every SM: leave reserve_sms for the exchange's kernels */
+		int			sms = 0;
+		unsigned int per_sm;
+
+		PRM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, G->dev));
+		per_sm = sms > 0 ? G->td.smem_grid / (unsigned int) sms : 1;
+		if (per_sm < 1)
+			per_sm = 1;
+		G->td.smem_grid = (unsigned int) (sms > m->opt.reserve_sms ? sms - m->opt.reserve_sms : 1) * per_sm;
+	}
+	for (int h = 0; h < m->pieces; h++)
+	{
+		if (!H->planned[h])
+			continue;			/* a piece without entries: no plan (its rows are set to 0) */
+		if ((G->piece[h].tiled = pr_tiled_new()) == NULL)
+			return pr_error_set(err, PR_ERR_NOMEM, "multi-GPU: out of host memory");
+		if ((st = pr_tiled_upload(&G->td, &H->comp[h], G->piece[h].tiled, err)) != PR_OK)
+			return st;
+	}
+	return PR_OK;
 }
 
-/* Uploads one part's CSR and sets up its kernels' row classes (rows by descending length). */
+/*
+ * Sets up piece P's CSR kernel row classes from the GPU's CSR (a piece's rows come by
+ * descending length; otherwise — the ranges method — a warp per row, correct for any row) and
+ * uploads its long rows' chunks (GPU entry ids).
+ */
 static PrStatus
-upload_part(PrMulti *m, int g, const PrPartCsr *lc, const std::vector<double> &inv_slot, PrError *err)
+upload_piece_classes(PrMulti *m, MultiGpu *G, MultiPiece *P, const int64_t *ptr, PrError *err)
 {
-	size_t		vs = m->value_size;
-
-	MultiGpu   *G = &m->gpu[g];
+	const int64_t *lp = ptr + P->row_begin;
+	int64_t		long_or_warp_end = 0;
 	std::vector<int64_t> cb,
 				ce,
 				first(1, 0);
 
-	PRM_CUDA(cudaSetDevice(G->dev));
-	G->n_long = 0;
-	G->warp_end = 0;
-	for (int64_t i = 1; i < lc->n_rows; i++)
-		if (lc->ptr[i + 1] - lc->ptr[i] > lc->ptr[i] - lc->ptr[i - 1])
+	P->n_long = 0;
+	P->warp_end = 0;
+	for (int64_t i = 1; i < P->rows; i++)
+		if (lp[i + 1] - lp[i] > lp[i] - lp[i - 1])
 		{
-			/* not by descending length (the ranges method): a warp per row, correct for any row */
-			G->warp_end = lc->n_rows;
+			P->warp_end = P->rows;
 			break;
 		}
-	for (int64_t i = 0; i < lc->n_rows && G->warp_end == 0; i++)
+	for (int64_t i = 0; i < P->rows && P->warp_end == 0; i++)
 	{
-		int64_t		len = lc->ptr[i + 1] - lc->ptr[i];
+		int64_t		len = lp[i + 1] - lp[i];
 
 		if (len > PRM_CHUNK)
 		{
-			G->n_long = i + 1;
-			for (int64_t e = lc->ptr[i]; e < lc->ptr[i + 1]; e += PRM_CHUNK)
+			P->n_long = i + 1;
+			for (int64_t e = lp[i]; e < lp[i + 1]; e += PRM_CHUNK)
 			{
 				cb.push_back(e);
-				ce.push_back(e + PRM_CHUNK < lc->ptr[i + 1] ? e + PRM_CHUNK : lc->ptr[i + 1]);
+				ce.push_back(e + PRM_CHUNK < lp[i + 1] ? e + PRM_CHUNK : lp[i + 1]);
 			}
 			first.push_back((int64_t) cb.size());
 		}
 		if (len >= 32)
-			G->long_or_warp_end = i + 1;
+			long_or_warp_end = i + 1;
 	}
-	if (G->warp_end == 0)
-		G->warp_end = G->long_or_warp_end;
-	if (G->warp_end < G->n_long)
-		G->warp_end = G->n_long;
-	G->n_chunks = (int64_t) cb.size();
+	if (P->warp_end == 0)
+		P->warp_end = long_or_warp_end;
+	if (P->warp_end < P->n_long)
+		P->warp_end = P->n_long;
+	P->n_chunks = (int64_t) cb.size();
+	PRM_CUDA(dev_alloc(G, &P->d_chunk_begin, cb.size()));
+	PRM_CUDA(dev_alloc(G, &P->d_chunk_end, ce.size()));
+	PRM_CUDA(dev_alloc(G, &P->d_first_chunk, first.size()));
+	PRM_CUDA(dev_alloc_bytes(G, &P->d_partial, cb.size() * m->value_size));
+	if (!cb.empty())
+	{
+		PRM_CUDA(cudaMemcpy(P->d_chunk_begin, cb.data(), cb.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
+		PRM_CUDA(cudaMemcpy(P->d_chunk_end, ce.data(), ce.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
+	}
+	PRM_CUDA(cudaMemcpy(P->d_first_chunk, first.data(), first.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
+	return PR_OK;
+}
 
+/* Sets up piece P for cuSPARSE: its own matrix (0-based 32-bit offsets) and output vectors. */
+static PrStatus
+upload_piece_cusparse(PrMulti *m, MultiGpu *G, MultiPiece *P, const int64_t *ptr, PrError *err)
+{
+	std::vector<int32_t> p32((size_t) P->rows + 1);
+	float		one = 1.0f,
+				zero = 0.0f;
+	size_t		buffer = 0;
+
+	if (P->rows == 0)
+		return PR_OK;			/* no rows: no matrix, no product */
+	if (P->nnz >= INT32_MAX || m->part.n_slots >= INT32_MAX)
+		return pr_error_set(err, PR_ERR_TOO_LARGE, "multi-GPU: a cuSPARSE piece has %lld entries (32-bit indices)",
+							(long long) P->nnz);
+	for (int64_t i = 0; i <= P->rows; i++)
+		p32[(size_t) i] = (int32_t) (ptr[P->row_begin + i] - P->e_begin);
+	PRM_CUDA(dev_alloc(G, &P->d_ptr32, p32.size()));
+	PRM_CUDA(cudaMemcpy(P->d_ptr32, p32.data(), p32.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
+	PRM_CUSPARSE(cusparseCreateCsr(&P->sp_mat, P->rows, m->part.n_slots, P->nnz, P->d_ptr32, G->d_col + P->e_begin,
+								   (float *) G->d_val + P->e_begin, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+								   CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+	for (int k = 0; k < 2; k++)
+		PRM_CUSPARSE(cusparseCreateDnVec(&P->sp_y[k], P->rows > 0 ? P->rows : 1, vec_at(m, G, k, P->slot_begin),
+										 CUDA_R_32F));
+	PRM_CUSPARSE(cusparseSpMV_bufferSize(G->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, P->sp_mat, G->sp_x[0],
+										 &zero, P->sp_y[1], CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, &buffer));
+	PRM_CUDA(dev_alloc(G, (unsigned char **) &P->sp_buffer, buffer));
+	return PR_OK;
+}
+
+/* Uploads GPU g's CSR (every piece) and sets up each piece for the CSR kernel or cuSPARSE. */
+static PrStatus
+upload_csr(PrMulti *m, int g, const HostGpu *H, const std::vector<double> &inv_slot, PrError *err)
+{
+	size_t		vs = m->value_size;
+	MultiGpu   *G = &m->gpu[g];
+	const PrPartCsr *lc = &H->csr;
+	PrStatus	st;
+
+	PRM_CUDA(cudaSetDevice(G->dev));
 	if (lc->val == NULL && !m->fp64)
-		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: part %d has no values", g);
+		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: GPU %d's rows have no values", g);
 	PRM_CUDA(dev_alloc(G, &G->d_ptr, (size_t) lc->n_rows + 1));
 	PRM_CUDA(dev_alloc(G, &G->d_col, (size_t) lc->nnz));
 	if (!m->fp64)
 		PRM_CUDA(dev_alloc_bytes(G, &G->d_val, (size_t) lc->nnz * vs));
-	PRM_CUDA(dev_alloc(G, &G->d_chunk_begin, cb.size()));
-	PRM_CUDA(dev_alloc(G, &G->d_chunk_end, ce.size()));
-	PRM_CUDA(dev_alloc(G, &G->d_first_chunk, first.size()));
-	PRM_CUDA(dev_alloc_bytes(G, &G->d_partial, cb.size() * vs));
 	if (m->fp64)
 	{
 		PRM_CUDA(dev_alloc_bytes(G, &G->d_z, (size_t) m->part.n_slots * vs));
@@ -487,60 +934,28 @@ upload_part(PrMulti *m, int g, const PrPartCsr *lc, const std::vector<double> &i
 	PRM_CUDA(cudaMemcpy(G->d_col, lc->col, (size_t) lc->nnz * sizeof(int32_t), cudaMemcpyHostToDevice));
 	if (!m->fp64)
 		PRM_CUDA(cudaMemcpy(G->d_val, lc->val, (size_t) lc->nnz * sizeof(float), cudaMemcpyHostToDevice));
-	if (!cb.empty())
-	{
-		PRM_CUDA(cudaMemcpy(G->d_chunk_begin, cb.data(), cb.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
-		PRM_CUDA(cudaMemcpy(G->d_chunk_end, ce.data(), ce.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
-	}
-	PRM_CUDA(cudaMemcpy(G->d_first_chunk, first.data(), first.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
-
 	if (m->opt.kernel == PR_MULTI_KERNEL_CUSPARSE)
-	{
-		std::vector<int32_t> p32((size_t) lc->n_rows + 1);
-		float		one = 1.0f,
-					zero = 0.0f;
-		size_t		buffer = 0;
-
-		if (lc->nnz >= INT32_MAX || m->part.n_slots >= INT32_MAX)
-			return pr_error_set(err, PR_ERR_TOO_LARGE, "multi-GPU: cuSPARSE part %d has %lld entries (32-bit indices)",
-								g, (long long) lc->nnz);
-		for (int64_t i = 0; i <= lc->n_rows; i++)
-			p32[(size_t) i] = (int32_t) lc->ptr[i];
-		PRM_CUDA(dev_alloc(G, &G->d_ptr32, p32.size()));
-		PRM_CUDA(cudaMemcpy(G->d_ptr32, p32.data(), p32.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
-		PRM_CUSPARSE(cusparseCreateCsr(&G->sp_mat, lc->n_rows, m->part.n_slots, lc->nnz, G->d_ptr32, G->d_col,
-									   G->d_val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-									   CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
 		for (int k = 0; k < 2; k++)
-		{
 			PRM_CUSPARSE(cusparseCreateDnVec(&G->sp_x[k], m->part.n_slots, G->d_x[k], CUDA_R_32F));
-			PRM_CUSPARSE(cusparseCreateDnVec(&G->sp_y[k], lc->n_rows > 0 ? lc->n_rows : 1,
-											 vec_at(m, G, k, G->slot_begin), CUDA_R_32F));
-		}
-		PRM_CUSPARSE(cusparseSpMV_bufferSize(G->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, G->sp_mat,
-											 G->sp_x[0], &zero, G->sp_y[1], CUDA_R_32F,
-											 CUSPARSE_SPMV_ALG_DEFAULT, &buffer));
-		PRM_CUDA(dev_alloc(G, (unsigned char **) &G->sp_buffer, buffer));
+	for (int h = 0; h < m->pieces; h++)
+	{
+		st = m->opt.kernel == PR_MULTI_KERNEL_CUSPARSE ? upload_piece_cusparse(m, G, &G->piece[h], lc->ptr, err)
+			: upload_piece_classes(m, G, &G->piece[h], lc->ptr, err);
+		if (st != PR_OK)
+			return st;
 	}
 	return PR_OK;
 }
 
-/* Partitions the matrix, builds each part's CSR (one host thread per part) and uploads them. */
+/* Partitions the matrix, builds each GPU's CSR and plans (host, every CPU), uploads them. */
 PrStatus
 pr_multi_prepare(PrMulti *m, int64_t n, const int64_t *ptr, const int32_t *col, const double *val,
 				 const double *out_strength, PrError *err)
 {
-	PrPartitionOptions popt;
-	std::vector<double> inv_out((size_t) n + 1);
-	std::vector<PrPartCsr> lcs((size_t) m->n_gpus);
-	std::vector<TiledPart> tps((size_t) m->n_gpus);
+	HostPrep	hp{};
 	bool		tiled = m->opt.kernel == PR_MULTI_KERNEL_TILED;
-	std::vector<PrError> errs((size_t) m->n_gpus);
-	std::vector<PrStatus> sts((size_t) m->n_gpus, PR_OK);
-	std::vector<std::thread> threads;
 	double		t0 = pr_clock_seconds();
 	PrStatus	st = PR_OK;
-	std::vector<double> inv_slot;
 	DeviceGuard guard;
 
 	if (m->prepared)
@@ -549,88 +964,58 @@ pr_multi_prepare(PrMulti *m, int64_t n, const int64_t *ptr, const int32_t *col, 
 		return pr_error_set(err, PR_ERR_UNSUPPORTED, "multi-GPU: fp64 runs unweighted graphs only");
 	if (m->fp64 && m->opt.kernel == PR_MULTI_KERNEL_CUSPARSE)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED, "multi-GPU: fp64 runs the CSR or tiled kernel only");
-	pr_partition_options_init(&popt);
-	popt.n_parts = m->n_gpus;
-	popt.method = m->opt.method;
-	if ((st = pr_partition_build(n, ptr, &popt, &pr_malloc_allocator, &m->part, err)) != PR_OK)
+	if ((st = host_prepare(&m->opt, m->n_gpus, m->pieces, m->fp64, n, ptr, col, val, out_strength, &hp, err)) != PR_OK)
 		return st;
-	for (int64_t v = 0; v < n; v++)
-		inv_out[(size_t) v] = out_strength[v] > 0 ? 1.0 / out_strength[v] : 0.0;
-	if (tiled)
-	{
-		/* the parts plan at once: share the CPUs among them */
-		long		cpus = sysconf(_SC_NPROCESSORS_ONLN);
-
-		pr_plan_set_threads((int) (cpus / m->n_gpus > 1 ? cpus / m->n_gpus : 1));
-	}
-	for (int g = 0; g < m->n_gpus; g++)
-		threads.emplace_back([&, g]() {
-			/* fp64 and tiled: structure and raw weights (the scale by 1 / out_strength is applied to x) */
-			sts[(size_t) g] = pr_partition_local_csr(&m->part, g, ptr, col, val,
-													 m->fp64 || tiled ? NULL : inv_out.data(), &pr_malloc_allocator,
-													 &lcs[(size_t) g], &errs[(size_t) g]);
-			if (tiled && sts[(size_t) g] == PR_OK)
-				sts[(size_t) g] = plan_tiled_part(m, &lcs[(size_t) g], &tps[(size_t) g], &errs[(size_t) g]);
-		});
-	for (auto &t : threads)
-		t.join();
-	if (tiled)
-		pr_plan_set_threads(0);
-	for (int g = 0; g < m->n_gpus; g++)
-		if (sts[(size_t) g] != PR_OK)
-		{
-			*err = errs[(size_t) g];
-			st = sts[(size_t) g];
-		}
-	if ((m->fp64 || tiled) && st == PR_OK)
-	{
-		inv_slot.assign((size_t) m->part.n_slots, 0.0);
-		for (int64_t s = 0; s < m->part.n_slots; s++)
-			if (m->part.slot_to_node[s] >= 0)
-				inv_slot[(size_t) s] = inv_out[(size_t) m->part.slot_to_node[s]];
-	}
+	m->part = hp.part;			/* the PrMulti owns the partition from here (pr_multi_free frees it) */
 	m->report.partition_seconds = pr_clock_seconds() - t0;
+	m->report.host_partition_seconds = hp.partition_s;
+	m->report.host_csr_seconds = hp.csr_s;
+	m->report.host_plan_seconds = hp.plan_s;
 	t0 = pr_clock_seconds();
+	m->compact = tiled && m->pieces == 1 && m->n_gpus > 1 && m->opt.compact_exchange;	/* one GPU: no exchange */
+	m->xg_count = m->part.stride;
+	std::vector<std::vector<int32_t>> pack;
+	std::vector<int32_t> slot_to_xg;
+
+	if (m->compact)
+		plan_compact(m, &hp, pack, slot_to_xg);
 	for (int g = 0; g < m->n_gpus && st == PR_OK; g++)
 	{
-		std::vector<uint8_t> dang((size_t) lcs[(size_t) g].n_rows + 1);
+		const HostGpu *H = &hp.gpu[(size_t) g];
 
-		for (int64_t i = 0; i < lcs[(size_t) g].n_rows; i++)
-			dang[(size_t) i] = out_strength[m->part.slot_to_node[lcs[(size_t) g].slot_begin + i]] > 0 ? 0 : 1;
-		st = upload_vectors(m, g, &lcs[(size_t) g], dang, err);
+		st = upload_vectors(m, g, H, err);
+		if (st == PR_OK && m->compact)
+			st = upload_compact(m, g, pack[(size_t) g], err);
 		if (st == PR_OK && tiled)
 		{
-			st = m->fp64 ? upload_tiled_t<double>(m, g, &tps[(size_t) g], inv_slot, err)
-				: upload_tiled_t<float>(m, g, &tps[(size_t) g], inv_slot, err);
-			m->report.cols[g] = tps[(size_t) g].comp.n_cols;
+			st = m->fp64 ? upload_tiled_t<double>(m, g, H, hp.inv_slot, slot_to_xg, err)
+				: upload_tiled_t<float>(m, g, H, hp.inv_slot, slot_to_xg, err);
+			m->report.cols[g] = H->n_lcols;
 		}
 		else if (st == PR_OK)
-			st = upload_part(m, g, &lcs[(size_t) g], inv_slot, err);
+			st = upload_csr(m, g, H, hp.inv_slot, err);
 	}
 	if (tiled && st == PR_OK)
-		memcpy(m->report.layout, tps[0].layout, sizeof(m->report.layout));
-	for (int g = 0; g < m->n_gpus; g++)
-		if (sts[(size_t) g] == PR_OK)
-		{
-			pr_part_csr_free(&lcs[(size_t) g], &pr_malloc_allocator);
-			pr_plan_composite_free(&tps[(size_t) g].comp, &pr_malloc_allocator);
-			pr_free(&pr_malloc_allocator, tps[(size_t) g].col_map);
-		}
+		memcpy(m->report.layout, hp.gpu[0].layout, sizeof(m->report.layout));
+	host_free(&hp);
 	if (st != PR_OK)
 		return st;
 	m->report.upload_seconds = pr_clock_seconds() - t0;
 	m->report.kernel = m->opt.kernel == PR_MULTI_KERNEL_CUSPARSE ? "cusparse" : tiled ? "tiled" : "csr";
 	m->report.precision = m->fp64 ? "fp64" : "fp32";
 	m->report.method = pr_partition_method_name(m->opt.method);
+	m->report.pieces = m->pieces;
 	m->report.n_nodes = n;
 	m->report.n_edges = ptr[n];
 	m->report.stride = m->part.stride;
-	m->report.edge_imbalance = pr_partition_edge_imbalance(&m->part);
-	m->report.row_imbalance = pr_partition_row_imbalance(&m->part);
+	m->report.exchange_count = m->xg_count;
+	gpu_imbalance(&m->part, m->n_gpus, m->pieces, &m->report.edge_imbalance, &m->report.row_imbalance);
+	m->report.piece_edge_imbalance = pr_partition_edge_imbalance(&m->part);
+	m->report.piece_row_imbalance = pr_partition_row_imbalance(&m->part);
 	for (int g = 0; g < m->n_gpus; g++)
 	{
-		m->report.rows[g] = m->part.rows[g];
-		m->report.edges[g] = m->part.edges[g];
+		m->report.rows[g] = m->gpu[g].rows;
+		m->report.edges[g] = m->gpu[g].nnz;
 		m->report.device_bytes[g] = m->gpu[g].bytes;
 	}
 	m->prepared = true;
@@ -647,6 +1032,8 @@ pr_multi_report(PrMulti *m, PrMultiReport *out, PrError *err)
 	return PR_OK;
 }
 
+/* ---- one iteration ---- */
+
 /* z[s] = x[s] * inv[s] over all slots (fp64: the product's input, P's values taken from z). */
 template <typename T>
 static __global__ void __launch_bounds__(PRM_THREADS)
@@ -657,104 +1044,246 @@ k_scale(int64_t n, const T *__restrict__ x, const double *__restrict__ inv, T *_
 		z[i] = (T) ((double) x[i] * inv[i]);
 }
 
-/* Enqueues GPU g's local product in precision T: own rows of x[dst] from the whole x[src]. */
+/*
+ * Enqueues GPU G's product input from the whole x[src] on its compute stream, once per
+ * iteration for every piece: tiled, the gather of its column space z = x[col_map] / out_strength;
+ * fp64 CSR, z = x / out_strength over all slots.  Returns the input the pieces' products read.
+ */
 template <typename T>
 static PrStatus
-enqueue_product_t(PrMulti *m, int g, int src, int dst, PrError *err)
+enqueue_input_t(PrMulti *m, MultiGpu *G, int src, const T **input, PrError *err)
 {
-	MultiGpu   *G = &m->gpu[g];
-	T		   *y = (T *) vec_at(m, G, dst, G->slot_begin);
 	const T    *x = (const T *) G->d_x[src];
+
+	*input = x;
+	if (m->opt.kernel == PR_MULTI_KERNEL_TILED)
+	{
+		if (m->compact)
+			x = (const T *) G->d_xg;	/* x[src]'s read slots, as the last exchange left them */
+		if (G->n_lcols > 0)
+		{
+			k_gather_columns<T><<<grid_for(G->n_lcols), PRM_THREADS, 0, G->stream>>>(G->n_lcols, G->d_col_map,
+																				 (const T *) G->d_lscale, x,
+																				 (T *) G->d_zl);
+			PRM_LAUNCHED();
+		}
+		*input = (const T *) G->d_zl;
+	}
+	else if (m->fp64)
+	{
+		/* the matrix has no values: scale the whole x by 1 / out_strength first */
+		k_scale<T><<<reduce_blocks(m->part.n_slots), PRM_THREADS, 0, G->stream>>>(m->part.n_slots, x, G->d_inv,
+																				  (T *) G->d_z);
+		PRM_LAUNCHED();
+		*input = (const T *) G->d_z;
+	}
+	return PR_OK;
+}
+
+/* Enqueues piece P's product on GPU G's compute stream: its rows of x[dst] from input (x[src] or z). */
+template <typename T>
+static PrStatus
+enqueue_piece_product_t(PrMulti *m, MultiGpu *G, MultiPiece *P, int src, int dst, const T *input, PrError *err)
+{
+	T		   *y = (T *) vec_at(m, G, dst, P->slot_begin);
 	const T    *val = (const T *) G->d_val;
 
-	PRM_CUDA(cudaSetDevice(G->dev));
-	if (G->rows == 0)
+	if (P->rows == 0)
 		return PR_OK;
 	if (m->opt.kernel == PR_MULTI_KERNEL_TILED)
 	{
-		/* the part's columns from the gathered x, scaled by 1 / out_strength, then the tiles */
-		k_gather_columns<T><<<grid_for(G->n_lcols), PRM_THREADS, 0, G->stream>>>(G->n_lcols, G->d_col_map,
-																			 (const T *) G->d_lscale, x,
-																			 (T *) G->d_zl);
-		PRM_LAUNCHED();
-		return pr_tiled_run<T>(&G->td, G->tiled, (const T *) G->d_zl, y, err);
+		if (P->tiled != NULL)
+			return pr_tiled_run<T>(&G->td, P->tiled, input, y, err);
+		/* a piece without entries (no plan): its rows are 0 */
+		PRM_CUDA(cudaMemsetAsync(y, 0, (size_t) P->rows * sizeof(T), G->stream));
+		return PR_OK;
 	}
 	if (m->opt.kernel == PR_MULTI_KERNEL_CUSPARSE)
 	{
 		float		one = 1.0f,
 					zero = 0.0f;
 
-		PRM_CUSPARSE(cusparseSpMV(G->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, G->sp_mat, G->sp_x[src],
-								  &zero, G->sp_y[dst], CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, G->sp_buffer));
+		PRM_CUSPARSE(cusparseSpMV(G->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, P->sp_mat, G->sp_x[src],
+								  &zero, P->sp_y[dst], CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, P->sp_buffer));
 		return PR_OK;
 	}
-	if (m->fp64)
+	if (P->n_chunks > 0)
 	{
-		/* the matrix has no values: scale the whole x by 1 / out_strength first */
-		k_scale<T><<<reduce_blocks(m->part.n_slots), PRM_THREADS, 0, G->stream>>>(m->part.n_slots, x, G->d_inv,
-																				  (T *) G->d_z);
+		k_csr_chunks<T><<<(unsigned) P->n_chunks, PRM_THREADS, 0, G->stream>>>(P->n_chunks, P->d_chunk_begin,
+																			  P->d_chunk_end, G->d_col, val,
+																			  input, (T *) P->d_partial);
 		PRM_LAUNCHED();
-		x = (const T *) G->d_z;
-	}
-	if (G->n_chunks > 0)
-	{
-		k_csr_chunks<T><<<(unsigned) G->n_chunks, PRM_THREADS, 0, G->stream>>>(G->n_chunks, G->d_chunk_begin,
-																			  G->d_chunk_end, G->d_col, val,
-																			  x, (T *) G->d_partial);
-		PRM_LAUNCHED();
-		k_long_rows<T><<<grid_for(G->n_long), PRM_THREADS, 0, G->stream>>>(G->n_long, G->d_first_chunk,
-																		   (const T *) G->d_partial, y);
+		k_long_rows<T><<<grid_for(P->n_long), PRM_THREADS, 0, G->stream>>>(P->n_long, P->d_first_chunk,
+																		   (const T *) P->d_partial, y);
 		PRM_LAUNCHED();
 	}
-	if (G->warp_end > G->n_long)
+	if (P->warp_end > P->n_long)
 	{
-		int64_t		rows = G->warp_end - G->n_long;
+		int64_t		rows = P->warp_end - P->n_long;
 
-		k_csr_rows<32, T><<<grid_for(rows * 32), PRM_THREADS, 0, G->stream>>>(rows, G->d_ptr + G->n_long, 0,
-																			 G->d_col, val, x, y + G->n_long);
+		k_csr_rows<32, T><<<grid_for(rows * 32), PRM_THREADS, 0, G->stream>>>(rows, G->d_ptr + P->row_begin + P->n_long,
+																			 0, G->d_col, val, input, y + P->n_long);
 		PRM_LAUNCHED();
 	}
-	if (G->rows > G->warp_end)
+	if (P->rows > P->warp_end)
 	{
-		int64_t		rows = G->rows - G->warp_end;
+		int64_t		rows = P->rows - P->warp_end;
 
-		k_csr_rows<4, T><<<grid_for(rows * 4), PRM_THREADS, 0, G->stream>>>(rows, G->d_ptr + G->warp_end, 0,
-																		   G->d_col, val, x, y + G->warp_end);
+		k_csr_rows<4, T><<<grid_for(rows * 4), PRM_THREADS, 0, G->stream>>>(rows, G->d_ptr + P->row_begin + P->warp_end,
+																		   0, G->d_col, val, input, y + P->warp_end);
 		PRM_LAUNCHED();
 	}
 	return PR_OK;
 }
 
-/* Enqueues GPU g's local product in the precision in use. */
+/*
+ * Enqueues GPU g's compute of one iteration on its compute stream, x[cur] -> x[nxt]:
+ *   (update) wait for the event `gathered`: the previous iteration's all-gathers (the whole
+ *            x[cur]) and all-reduce (red[cur]: the dangling mass the update needs) are done;
+ *   the product input (column gather / scale) from x[cur];
+ *   for each piece h: its product into its slots of x[nxt]; (update) its PageRank update and
+ *            per-block partials at d_part + 2 h nb; after the last piece the fixed-order sum of
+ *            every piece's partials into red[nxt]; then record piece h's event `done`.
+ * update false: the products alone (no wait, no update, no events): pr_multi_time's product.
+ */
+template <typename T>
 static PrStatus
-enqueue_product(PrMulti *m, int g, int src, int dst, PrError *err)
+enqueue_compute_t(PrMulti *m, int g, int cur, int nxt, bool update, double alpha, PrError *err)
 {
-	return m->fp64 ? enqueue_product_t<double>(m, g, src, dst, err)
-		: enqueue_product_t<float>(m, g, src, dst, err);
+	MultiGpu   *G = &m->gpu[g];
+	const T    *input = NULL;
+	PrStatus	st;
+
+	PRM_CUDA(cudaSetDevice(G->dev));
+	if (update)
+		PRM_CUDA(cudaStreamWaitEvent(G->stream, G->gathered, 0));
+	if ((st = enqueue_input_t<T>(m, G, cur, &input, err)) != PR_OK)
+		return st;
+	for (int h = 0; h < m->pieces; h++)
+	{
+		MultiPiece *P = &G->piece[h];
+
+		if ((st = enqueue_piece_product_t<T>(m, G, P, cur, nxt, input, err)) != PR_OK)
+			return st;
+		if (!update)
+			continue;
+		k_pr_update<T><<<G->nb, PRM_THREADS, 0, G->stream>>>(P->rows, (T *) vec_at(m, G, nxt, P->slot_begin),
+															 (const T *) vec_at(m, G, cur, P->slot_begin),
+															 G->d_dangling + P->row_begin, alpha,
+															 1.0 / (double) m->part.n, G->d_red[cur],
+															 G->d_part + 2 * (size_t) h * (size_t) G->nb);
+		PRM_LAUNCHED();
+		if (h == m->pieces - 1)
+		{
+			k_finish_pairs<<<1, PRM_THREADS, 0, G->stream>>>(m->pieces * G->nb, G->d_part, G->d_red[nxt]);
+			PRM_LAUNCHED();
+		}
+		PRM_CUDA(cudaEventRecord(P->done, G->stream));
+	}
+	return PR_OK;
 }
 
-/* One grouped NCCL exchange: optionally the reductions red[dst], then the all-gather of x[dst]. */
+/* Enqueues GPU g's compute in the precision in use. */
 static PrStatus
-exchange(PrMulti *m, int dst, bool reductions, PrError *err)
+enqueue_compute(PrMulti *m, int g, int cur, int nxt, bool update, double alpha, PrError *err)
+{
+	return m->fp64 ? enqueue_compute_t<double>(m, g, cur, nxt, update, alpha, err)
+		: enqueue_compute_t<float>(m, g, cur, nxt, update, alpha, err);
+}
+
+/*
+ * The compact exchange of x[dst] (one piece, so on each GPU's compute stream, after its
+ * iteration's compute): every GPU packs its read slots of x[dst] into send (k_pack), then one
+ * grouped ncclAllGather of send into xg (GPU g's values at g xg_count), with the all-reduce of
+ * red[dst] when reductions; then `gathered` is recorded.  The next product reads xg.
+ */
+static PrStatus
+enqueue_compact_exchange(PrMulti *m, int dst, bool reductions, PrError *err)
 {
 	ncclDataType_t type = m->fp64 ? ncclDouble : ncclFloat;
 
+	for (int g = 0; g < m->n_gpus; g++)
+	{
+		MultiGpu   *G = &m->gpu[g];
+		const void *own = vec_at(m, G, dst, G->piece[0].slot_begin);
+
+		PRM_CUDA(cudaSetDevice(G->dev));
+		PRM_CUDA(cudaStreamWaitEvent(G->comm, G->piece[0].done, 0));	/* x[dst]'s own rows final */
+		if (m->fp64)
+			k_pack<double><<<grid_for(m->xg_count), PRM_THREADS, 0, G->comm>>>(m->xg_count, G->d_pack, (const double *) own, (double *) G->d_send);
+		else
+			k_pack<float><<<grid_for(m->xg_count), PRM_THREADS, 0, G->comm>>>(m->xg_count, G->d_pack, (const float *) own, (float *) G->d_send);
+		PRM_LAUNCHED();
+	}
 	PRM_NCCL(ncclGroupStart());
 	for (int g = 0; g < m->n_gpus; g++)
 	{
 		MultiGpu   *G = &m->gpu[g];
 
 		if (reductions)
-			PRM_NCCL(ncclAllReduce(G->d_red[dst], G->d_red[dst], 2, ncclDouble, ncclSum, G->comm, G->stream));
-		/* in place: rank g's block already sits at x + g * stride */
-		PRM_NCCL(ncclAllGather(vec_at(m, G, dst, G->slot_begin), G->d_x[dst], (size_t) m->part.stride, type,
-							   G->comm, G->stream));
+			PRM_NCCL(ncclAllReduce(G->d_red[dst], G->d_red[dst], 2, ncclDouble, ncclSum, G->nccl, G->comm));
+		PRM_NCCL(ncclAllGather(G->d_send, G->d_xg, (size_t) m->xg_count, type, G->nccl, G->comm));
 	}
 	PRM_NCCL(ncclGroupEnd());
+	for (int g = 0; g < m->n_gpus; g++)
+	{
+		PRM_CUDA(cudaSetDevice(m->gpu[g].dev));
+		PRM_CUDA(cudaEventRecord(m->gpu[g].gathered, m->gpu[g].comm));
+	}
 	return PR_OK;
 }
 
-/* Waits for every GPU's stream. */
+/*
+ * Enqueues one iteration's exchange of x[dst] on every GPU's comm stream (called after every
+ * GPU's enqueue_compute, so the events waited on are this iteration's):
+ *   for each piece h: every GPU's comm stream waits for its piece h event `done`, then one
+ *            grouped in-place ncclAllGather of piece h's block (GPU g sends its slots at
+ *            (h G + g) stride, every GPU receives the block at h G stride); the last piece's
+ *            group also all-reduces red[dst] (its event was recorded after the final partial sum);
+ *   then every GPU records `gathered` on its comm stream (the next compute waits for it).
+ * The compute stream never waits for a gather of its own iteration: piece h+1's product runs
+ * while piece h is exchanged.  Comm streams only write x[dst] blocks of other GPUs' pieces
+ * (disjoint from the rows the compute stream is writing) and red[dst].
+ */
+static PrStatus
+enqueue_exchange(PrMulti *m, int dst, PrError *err)
+{
+	ncclDataType_t type = m->fp64 ? ncclDouble : ncclFloat;
+	int			G_n = m->n_gpus;
+
+	if (m->compact)
+		return enqueue_compact_exchange(m, dst, true, err);
+	for (int h = 0; h < m->pieces; h++)
+	{
+		for (int g = 0; g < G_n; g++)
+		{
+			MultiGpu   *G = &m->gpu[g];
+
+			PRM_CUDA(cudaSetDevice(G->dev));
+			PRM_CUDA(cudaStreamWaitEvent(G->comm, G->piece[h].done, 0));
+		}
+		PRM_NCCL(ncclGroupStart());
+		for (int g = 0; g < G_n; g++)
+		{
+			MultiGpu   *G = &m->gpu[g];
+
+			if (h == m->pieces - 1)
+				PRM_NCCL(ncclAllReduce(G->d_red[dst], G->d_red[dst], 2, ncclDouble, ncclSum, G->nccl, G->comm));
+			PRM_NCCL(ncclAllGather(vec_at(m, G, dst, G->piece[h].slot_begin),
+								   vec_at(m, G, dst, (int64_t) h * G_n * m->part.stride),
+								   (size_t) m->part.stride, type, G->nccl, G->comm));
+		}
+		PRM_NCCL(ncclGroupEnd());
+	}
+	for (int g = 0; g < G_n; g++)
+	{
+		PRM_CUDA(cudaSetDevice(m->gpu[g].dev));
+		PRM_CUDA(cudaEventRecord(m->gpu[g].gathered, m->gpu[g].comm));
+	}
+	return PR_OK;
+}
+
+/* Waits for every GPU's streams. */
 static PrStatus
 sync_all(PrMulti *m, PrError *err)
 {
@@ -762,6 +1291,7 @@ sync_all(PrMulti *m, PrError *err)
 	{
 		PRM_CUDA(cudaSetDevice(m->gpu[g].dev));
 		PRM_CUDA(cudaStreamSynchronize(m->gpu[g].stream));
+		PRM_CUDA(cudaStreamSynchronize(m->gpu[g].comm));
 	}
 	return PR_OK;
 }
@@ -783,11 +1313,57 @@ set_uniform_t(PrMulti *m, int k, PrError *err)
 	return PR_OK;
 }
 
-/* Sets x[k] to the uniform start in the precision in use. */
+/*
+ * The start of a run: x[0] = 1/n on every GPU, red[0] = (0, the dangling mass of x[0]): each
+ * piece's partials on the compute stream, their sum after the last piece (recorded as the last
+ * piece's `done`), all-reduced on the comm stream, then `gathered` recorded — the first
+ * iteration's compute waits for it.  Returns with every stream idle.
+ */
+template <typename T>
 static PrStatus
-set_uniform(PrMulti *m, int k, PrError *err)
+start_t(PrMulti *m, PrError *err)
 {
-	return m->fp64 ? set_uniform_t<double>(m, k, err) : set_uniform_t<float>(m, k, err);
+	PrStatus	st;
+
+	if ((st = sync_all(m, err)) != PR_OK || (st = set_uniform_t<T>(m, 0, err)) != PR_OK)
+		return st;
+	for (int g = 0; g < m->n_gpus; g++)
+	{
+		MultiGpu   *G = &m->gpu[g];
+
+		PRM_CUDA(cudaSetDevice(G->dev));
+		for (int h = 0; h < m->pieces; h++)
+		{
+			MultiPiece *P = &G->piece[h];
+
+			k_dangling_mass<T><<<G->nb, PRM_THREADS, 0, G->stream>>>(P->rows, (const T *) vec_at(m, G, 0, P->slot_begin),
+																	 G->d_dangling + P->row_begin,
+																	 G->d_part + 2 * (size_t) h * (size_t) G->nb);
+			PRM_LAUNCHED();
+		}
+		k_finish_pairs<<<1, PRM_THREADS, 0, G->stream>>>(m->pieces * G->nb, G->d_part, G->d_red[0]);
+		PRM_LAUNCHED();
+		PRM_CUDA(cudaEventRecord(G->piece[m->pieces - 1].done, G->stream));
+		PRM_CUDA(cudaStreamWaitEvent(G->comm, G->piece[m->pieces - 1].done, 0));
+	}
+	if (m->compact)
+	{
+		/* red[0] all-reduced and x[0]'s read slots into xg: the first product's input */
+		if ((st = enqueue_compact_exchange(m, 0, true, err)) != PR_OK)
+			return st;
+		return sync_all(m, err);
+	}
+	PRM_NCCL(ncclGroupStart());
+	for (int g = 0; g < m->n_gpus; g++)
+		PRM_NCCL(ncclAllReduce(m->gpu[g].d_red[0], m->gpu[g].d_red[0], 2, ncclDouble, ncclSum,
+							   m->gpu[g].nccl, m->gpu[g].comm));
+	PRM_NCCL(ncclGroupEnd());
+	for (int g = 0; g < m->n_gpus; g++)
+	{
+		PRM_CUDA(cudaSetDevice(m->gpu[g].dev));
+		PRM_CUDA(cudaEventRecord(m->gpu[g].gathered, m->gpu[g].comm));
+	}
+	return sync_all(m, err);
 }
 
 /* The stop hook: PR_ERR_INTERRUPTED (streams drained) when the caller asks to stop. */
@@ -814,29 +1390,8 @@ pagerank_t(PrMulti *m, double alpha, double tolerance, int max_iterations, doubl
 	double		t0 = 0;
 	PrStatus	st;
 
-	if ((st = set_uniform_t<T>(m, 0, err)) != PR_OK)
+	if ((st = start_t<T>(m, err)) != PR_OK)
 		return st;
-	/* the dangling mass of the start vector into red[0] on every GPU */
-	for (int g = 0; g < m->n_gpus; g++)
-	{
-		MultiGpu   *G = &m->gpu[g];
-		int			nb = reduce_blocks(G->rows);
-
-		PRM_CUDA(cudaSetDevice(G->dev));
-		k_dangling_mass<T><<<nb, PRM_THREADS, 0, G->stream>>>(G->rows, (const T *) vec_at(m, G, 0, G->slot_begin),
-															  G->d_dangling, G->d_part);
-		PRM_LAUNCHED();
-		k_finish_pairs<<<1, PRM_THREADS, 0, G->stream>>>(nb, G->d_part, G->d_red[0]);
-		PRM_LAUNCHED();
-	}
-	PRM_NCCL(ncclGroupStart());
-	for (int g = 0; g < m->n_gpus; g++)
-		PRM_NCCL(ncclAllReduce(m->gpu[g].d_red[0], m->gpu[g].d_red[0], 2, ncclDouble, ncclSum,
-							   m->gpu[g].comm, m->gpu[g].stream));
-	PRM_NCCL(ncclGroupEnd());
-	if ((st = sync_all(m, err)) != PR_OK)
-		return st;
-
 	t0 = pr_clock_seconds();
 	for (int it = 1; it <= max_iterations; it++)
 	{
@@ -845,21 +1400,9 @@ pagerank_t(PrMulti *m, double alpha, double tolerance, int max_iterations, doubl
 		if ((st = poll_stop(m, run, err)) != PR_OK)
 			return st;
 		for (int g = 0; g < m->n_gpus; g++)
-		{
-			MultiGpu   *G = &m->gpu[g];
-			int			nb = reduce_blocks(G->rows);
-
-			if ((st = enqueue_product_t<T>(m, g, cur, nxt, err)) != PR_OK)
+			if ((st = enqueue_compute_t<T>(m, g, cur, nxt, true, alpha, err)) != PR_OK)
 				return st;
-			k_pr_update<T><<<nb, PRM_THREADS, 0, G->stream>>>(G->rows, (T *) vec_at(m, G, nxt, G->slot_begin),
-															  (const T *) vec_at(m, G, cur, G->slot_begin),
-															  G->d_dangling, alpha, 1.0 / (double) m->part.n,
-															  G->d_red[cur], G->d_part);
-			PRM_LAUNCHED();
-			k_finish_pairs<<<1, PRM_THREADS, 0, G->stream>>>(nb, G->d_part, G->d_red[nxt]);
-			PRM_LAUNCHED();
-		}
-		if ((st = exchange(m, nxt, true, err)) != PR_OK)
+		if ((st = enqueue_exchange(m, nxt, err)) != PR_OK)
 			return st;
 		cur = nxt;
 		run->iterations = it;
@@ -867,8 +1410,9 @@ pagerank_t(PrMulti *m, double alpha, double tolerance, int max_iterations, doubl
 		{
 			double		red[2];
 
+			/* red[cur] is final once GPU 0's comm stream has run the all-reduce */
 			PRM_CUDA(cudaSetDevice(m->gpu[0].dev));
-			PRM_CUDA(cudaStreamSynchronize(m->gpu[0].stream));
+			PRM_CUDA(cudaStreamSynchronize(m->gpu[0].comm));
 			PRM_CUDA(cudaMemcpy(red, m->gpu[0].d_red[cur], sizeof(red), cudaMemcpyDeviceToHost));
 			run->residual = red[0];
 			if (m->opt.progress != NULL)
@@ -886,8 +1430,23 @@ pagerank_t(PrMulti *m, double alpha, double tolerance, int max_iterations, doubl
 	{
 		std::vector<T> h((size_t) m->part.n_slots);
 
-		PRM_CUDA(cudaSetDevice(m->gpu[0].dev));
-		PRM_CUDA(cudaMemcpy(h.data(), m->gpu[0].d_x[cur], h.size() * sizeof(T), cudaMemcpyDeviceToHost));
+		if (m->compact)
+		{
+			/* every GPU holds only its own slots of x in full: each block from its GPU */
+			for (int g = 0; g < m->n_gpus; g++)
+			{
+				MultiGpu   *G = &m->gpu[g];
+
+				PRM_CUDA(cudaSetDevice(G->dev));
+				PRM_CUDA(cudaMemcpy(h.data() + G->piece[0].slot_begin, vec_at(m, G, cur, G->piece[0].slot_begin),
+									(size_t) m->part.stride * sizeof(T), cudaMemcpyDeviceToHost));
+			}
+		}
+		else
+		{
+			PRM_CUDA(cudaSetDevice(m->gpu[0].dev));
+			PRM_CUDA(cudaMemcpy(h.data(), m->gpu[0].d_x[cur], h.size() * sizeof(T), cudaMemcpyDeviceToHost));
+		}
 		for (int64_t v = 0; v < m->part.n; v++)
 			scores[v] = (double) h[(size_t) m->part.node_to_slot[v]];
 	}
@@ -908,71 +1467,113 @@ pr_multi_pagerank(PrMulti *m, double alpha, double tolerance, int max_iterations
 		: pagerank_t<float>(m, alpha, tolerance, max_iterations, scores, run, err);
 }
 
-/* Times the local product alone and product + all-gather. */
+/* What one timed round of pr_multi_time enqueues. */
+typedef enum TimedRound
+{
+	ROUND_PRODUCT,				/* every GPU's products alone */
+	ROUND_ITERATION,			/* a PageRank iteration: compute + pipelined exchange */
+	ROUND_EXCHANGE,				/* the exchange alone */
+	ROUND_GATHER				/* tiled: the column gathers alone */
+} TimedRound;
+
+/* Enqueues one timed round; *cur alternates with the iterations. */
+static PrStatus
+enqueue_round(PrMulti *m, TimedRound what, int *cur, PrError *err)
+{
+	PrStatus	st;
+	int			nxt = 1 - *cur;
+
+	switch (what)
+	{
+		case ROUND_PRODUCT:
+			/* x[0] stays the input: products write x[1]'s rows */
+			for (int g = 0; g < m->n_gpus; g++)
+				if ((st = enqueue_compute(m, g, 0, 1, false, 0.85, err)) != PR_OK)
+					return st;
+			return PR_OK;
+		case ROUND_ITERATION:
+			for (int g = 0; g < m->n_gpus; g++)
+				if ((st = enqueue_compute(m, g, *cur, nxt, true, 0.85, err)) != PR_OK)
+					return st;
+			if ((st = enqueue_exchange(m, nxt, err)) != PR_OK)
+				return st;
+			*cur = nxt;
+			return PR_OK;
+		case ROUND_EXCHANGE:
+			/* the events waited on are complete: the comm streams run back to back */
+			return enqueue_exchange(m, 1, err);
+		case ROUND_GATHER:
+			for (int g = 0; g < m->n_gpus; g++)
+			{
+				MultiGpu   *G = &m->gpu[g];
+
+				PRM_CUDA(cudaSetDevice(G->dev));
+				if (G->n_lcols == 0)
+					continue;
+				if (m->fp64)
+					k_gather_columns<double><<<grid_for(G->n_lcols), PRM_THREADS, 0, G->stream>>>(G->n_lcols, G->d_col_map, (const double *) G->d_lscale, (const double *) (m->compact ? G->d_xg : G->d_x[0]), (double *) G->d_zl);
+				else
+					k_gather_columns<float><<<grid_for(G->n_lcols), PRM_THREADS, 0, G->stream>>>(G->n_lcols, G->d_col_map, (const float *) G->d_lscale, (const float *) (m->compact ? G->d_xg : G->d_x[0]), (float *) G->d_zl);
+				PRM_LAUNCHED();
+			}
+			return PR_OK;
+	}
+	return PR_OK;
+}
+
+/* Mean ms of reps rounds of one kind after 3 warm-up rounds (wall clock, streams drained). */
+static PrStatus
+time_rounds(PrMulti *m, TimedRound what, int reps, double *ms, PrError *err)
+{
+	PrStatus	st;
+	double		t0 = 0;
+	int			cur = 0;
+
+	if (what == ROUND_ITERATION)
+	{
+		if ((st = m->fp64 ? start_t<double>(m, err) : start_t<float>(m, err)) != PR_OK)
+			return st;
+	}
+	for (int r = -3; r < reps; r++)
+	{
+		if (r == 0)
+		{
+			if ((st = sync_all(m, err)) != PR_OK)
+				return st;
+			t0 = pr_clock_seconds();
+		}
+		if ((st = enqueue_round(m, what, &cur, err)) != PR_OK)
+			return st;
+	}
+	if ((st = sync_all(m, err)) != PR_OK)
+		return st;
+	*ms = (pr_clock_seconds() - t0) * 1e3 / reps;
+	return PR_OK;
+}
+
+/* Times the local product alone, a whole pipelined iteration, the exchange and the gathers alone. */
 PrStatus
 pr_multi_time(PrMulti *m, int reps, double *product_ms, double *iteration_ms, PrError *err)
 {
 	PrStatus	st;
-	double		t0 = 0;
 	DeviceGuard guard;
 
 	if (!m->prepared)
 		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: not prepared");
 	if (reps < 1)
 		reps = 1;
-	if ((st = set_uniform(m, 0, err)) != PR_OK || (st = set_uniform(m, 1, err)) != PR_OK)
+	if ((st = m->fp64 ? set_uniform_t<double>(m, 1, err) : set_uniform_t<float>(m, 1, err)) != PR_OK)
 		return st;
-	for (int pass = 0; pass < 2; pass++)
-	{
-		bool		with_exchange = (pass == 1);
-
-		for (int r = -3; r < reps; r++)	/* 3 warm-up rounds */
-		{
-			if (r == 0)
-			{
-				if ((st = sync_all(m, err)) != PR_OK)
-					return st;
-				t0 = pr_clock_seconds();
-			}
-			/* x[0] stays the input: products write x[1]'s own rows, the gather fills x[1] */
-			for (int g = 0; g < m->n_gpus; g++)
-				if ((st = enqueue_product(m, g, 0, 1, err)) != PR_OK)
-					return st;
-			if (with_exchange && (st = exchange(m, 1, false, err)) != PR_OK)
-				return st;
-		}
-		if ((st = sync_all(m, err)) != PR_OK)
-			return st;
-		*(with_exchange ? iteration_ms : product_ms) = (pr_clock_seconds() - t0) * 1e3 / reps;
-	}
+	/* the iterations first: they start from x[0] = 1/n, which the products then read */
+	if ((st = time_rounds(m, ROUND_ITERATION, reps, iteration_ms, err)) != PR_OK ||
+		(st = (m->fp64 ? set_uniform_t<double>(m, 0, err) : set_uniform_t<float>(m, 0, err))) != PR_OK ||
+		(st = time_rounds(m, ROUND_PRODUCT, reps, product_ms, err)) != PR_OK ||
+		(st = time_rounds(m, ROUND_EXCHANGE, reps, &m->report.exchange_ms, err)) != PR_OK)
+		return st;
 	m->report.gather_ms = 0;
-	if (m->opt.kernel == PR_MULTI_KERNEL_TILED)
-	{
-		/* the column gathers alone: the tiled kernel's per-product overhead */
-		for (int r = -3; r < reps; r++)
-		{
-			if (r == 0)
-			{
-				if ((st = sync_all(m, err)) != PR_OK)
-					return st;
-				t0 = pr_clock_seconds();
-			}
-			for (int g = 0; g < m->n_gpus; g++)
-			{
-				MultiGpu   *G = &m->gpu[g];
-
-				PRM_CUDA(cudaSetDevice(G->dev));
-				if (m->fp64)
-					k_gather_columns<double><<<grid_for(G->n_lcols), PRM_THREADS, 0, G->stream>>>(G->n_lcols, G->d_col_map, (const double *) G->d_lscale, (const double *) G->d_x[0], (double *) G->d_zl);
-				else
-					k_gather_columns<float><<<grid_for(G->n_lcols), PRM_THREADS, 0, G->stream>>>(G->n_lcols, G->d_col_map, (const float *) G->d_lscale, (const float *) G->d_x[0], (float *) G->d_zl);
-				PRM_LAUNCHED();
-			}
-		}
-		if ((st = sync_all(m, err)) != PR_OK)
-			return st;
-		m->report.gather_ms = (pr_clock_seconds() - t0) * 1e3 / reps;
-	}
+	if (m->opt.kernel == PR_MULTI_KERNEL_TILED &&
+		(st = time_rounds(m, ROUND_GATHER, reps, &m->report.gather_ms, err)) != PR_OK)
+		return st;
 	return PR_OK;
 }
 
@@ -990,28 +1591,37 @@ pr_multi_free(PrMulti *m)
 
 		if (cudaSetDevice(G->dev) != cudaSuccess)
 			continue;
-		if (G->sp_mat)
-			cusparseDestroySpMat(G->sp_mat);
+		for (int h = 0; h < PR_MULTI_MAX_PIECES; h++)
+		{
+			MultiPiece *P = &G->piece[h];
+
+			if (P->sp_mat)
+				cusparseDestroySpMat(P->sp_mat);
+			for (int k = 0; k < 2; k++)
+				if (P->sp_y[k])
+					cusparseDestroyDnVec(P->sp_y[k]);
+			cudaFree(P->d_ptr32);
+			cudaFree(P->sp_buffer);
+			cudaFree(P->d_chunk_begin);
+			cudaFree(P->d_chunk_end);
+			cudaFree(P->d_first_chunk);
+			cudaFree(P->d_partial);
+			pr_tiled_delete(P->tiled);
+			if (P->done)
+				cudaEventDestroy(P->done);
+		}
 		for (int k = 0; k < 2; k++)
 		{
 			if (G->sp_x[k])
 				cusparseDestroyDnVec(G->sp_x[k]);
-			if (G->sp_y[k])
-				cusparseDestroyDnVec(G->sp_y[k]);
 			cudaFree(G->d_x[k]);
 			cudaFree(G->d_red[k]);
 		}
 		cudaFree(G->d_z);
 		cudaFree(G->d_inv);
-		cudaFree(G->sp_buffer);
-		cudaFree(G->d_ptr32);
 		cudaFree(G->d_ptr);
 		cudaFree(G->d_col);
 		cudaFree(G->d_val);
-		cudaFree(G->d_chunk_begin);
-		cudaFree(G->d_chunk_end);
-		cudaFree(G->d_first_chunk);
-		cudaFree(G->d_partial);
 		cudaFree(G->d_dangling);
 		cudaFree(G->d_part);
 		cudaFree(G->d_col_map);
@@ -1020,11 +1630,14 @@ pr_multi_free(PrMulti *m)
 		for (int i = 0; i < G->n_tiled_allocs; i++)
 			cudaFree(G->tiled_allocs[i]);
 		free(G->tiled_allocs);
-		pr_tiled_delete(G->tiled);
-		if (m->comms && G->comm)
-			ncclCommDestroy(G->comm);
+		if (m->comms && G->nccl)
+			ncclCommDestroy(G->nccl);
 		if (G->sp)
 			cusparseDestroy(G->sp);
+		if (G->gathered)
+			cudaEventDestroy(G->gathered);
+		if (G->own_comm && G->comm)
+			cudaStreamDestroy(G->comm);
 		if (G->stream)
 			cudaStreamDestroy(G->stream);
 	}

@@ -3,21 +3,35 @@
  * pr_streamed.cu, built into libpowerrank_multi.so by cuda/Makefile.multi).
  *
  * 1. Several GPUs, one process: the rows of the pull matrix are partitioned across the local GPUs
- *    (src/core/pr_partition.h: about equal edges and rows, each GPU's rows a contiguous slot
- *    range), each GPU multiplies its rows by the whole vector, and the new vector is exchanged
+ *    (src/core/pr_partition.h: about equal edges and rows per GPU and per piece, each piece's rows
+ *    a contiguous slot range), each GPU multiplies its rows by the whole vector, and the new vector is exchanged
  *    with one in-place ncclAllGather per iteration (communicators from ncclCommInitAll; NVLink
  *    multicast off: NCCL_NVLS_ENABLE=0 is set before NCCL starts).  One host thread drives every
  *    GPU through its own stream; the NCCL calls of all GPUs are grouped.
+ *    Compact exchange (PrMultiOptions.compact_exchange, tiled kernel, one piece, several GPUs):
+ *    a node without out-edges is no row's column, so each GPU packs only its slots with
+ *    out-edges and all-gathers those into a separate vector (xg) that the column map points into;
+ *    scores are read back from each GPU's own block (bench/RESULTS.md: 2.5x fewer values at R-MAT 26,
+ *    efficiency at 2 GPUs 82.6% -> 85.1%).  NCCL_MIN_NCHANNELS defaults to 32 (unless set).
+ *    Pipelining (PrMultiOptions.pieces = S, default 1): each GPU's rows are S pieces — the
+ *    partition has G x S parts, piece h of GPU g being part h*G + g (pr_partition_virtual_part),
+ *    so piece h of every GPU is one contiguous block of slots and its exchange one in-place
+ *    ncclAllGather.  Per iteration each GPU computes piece 0, 1, ... (product + PageRank update +
+ *    partial reductions) on its compute stream; as soon as piece h is done, piece h's all-gather
+ *    runs on a second, higher-priority stream while the compute stream goes on with piece h+1.
+ *    The residual and dangling mass (two doubles) are all-reduced once, after the last piece; the
+ *    next iteration's compute waits for every gather.  S = 1 is the unpipelined engine (the
+ *    exchange on the compute stream after the whole product).
  *    The local product is one of three kernels:
  *    - csr: this file's CSR kernel (rows by descending length: chunked long rows, a warp per
  *      medium row, 4 lanes per short row; every sum in a fixed order);
- *    - cusparse: cusparseSpMV on the part's CSR;
+ *    - cusparse: cusparseSpMV on each piece's CSR (one matrix descriptor per piece);
  *    - tiled: the single-GPU engine's tile-composite kernels (pr_gpu_tiled.h, the same upload and
- *      launch code as pr_gpu.cu).  Each part is a rectangular matrix: its rows, and only the
- *      columns (slots) it reads, relabelled by descending count inside the part
- *      (pr_plan_relabel_columns), planned by pr_plan_composite (a fixed layout: 8 shared-memory
+ *      launch code as pr_gpu.cu).  Each piece is a rectangular matrix: its rows, and only the
+ *      columns (slots) its GPU reads, relabelled by descending count over the GPU's pieces (one
+ *      column space per GPU: pr_plan_relabel_columns), each piece planned by pr_plan_composite (a fixed layout: 8 shared-memory
  *      tiles, CSR-vector rows >= 128, compact partials — the best measured on R-MAT 24 — or
- *      pr_plan_choose with a model when one is given).  Each product first gathers the part's
+ *      pr_plan_choose with a model when one is given).  Each iteration first gathers the GPU's
  *      columns from the all-gathered vector in slot order, z[j] = x[col_map[j]] / out_strength
  *      (one coalesced pass over the columns the part reads, with the PageRank scaling folded in,
  *      so the matrix carries no values on an unweighted graph), then runs the tiles over z.
@@ -45,6 +59,9 @@ extern "C" {
 /* Most GPUs one PrMulti drives. */
 #define PR_MULTI_MAX_GPUS 16
 
+/* Most row pieces per GPU (n_gpus x pieces must also stay <= PR_PARTITION_MAX_PARTS). */
+#define PR_MULTI_MAX_PIECES 8
+
 /* The local product kernel. */
 typedef enum PrMultiKernel
 {
@@ -68,6 +85,15 @@ typedef struct PrMultiOptions
 	PrMultiKernel kernel;
 	int			check_every;	/* read the residual every this many iterations (default 1) */
 	PrMultiPrecision precision; /* default fp32 */
+	int			pieces;			/* row pieces per GPU whose all-gathers overlap the next piece's
+								 * product (default 1: measured, the gathers did not overlap and the
+								 * pieces cost product time; 1 .. PR_MULTI_MAX_PIECES) */
+	bool		compact_exchange;	/* tiled, one piece: all-gather only the slots some GPU reads
+									 * (nodes with out-edges), packed, instead of every slot
+									 * (default true) */
+	int			reserve_sms;	/* tiled, several GPUs and pieces: SMs the persistent shared-memory
+								 * tile kernels leave free, so a piece's all-gather (NCCL kernels)
+								 * can run beside the next piece's product (default 0) */
 
 	/*
 	 * Polled before every iteration of pr_multi_pagerank (may be NULL): true stops the run with
@@ -91,8 +117,8 @@ typedef struct PrMultiOptions
 	const PrModel *tiled_model; /* default NULL */
 } PrMultiOptions;
 
-/* Fills the defaults (all GPUs, greedy, CSR kernel, fp32, check every iteration, no hooks; the
- * tiled layout s8, v128, compact, no model). */
+/* Fills the defaults (all GPUs, greedy, CSR kernel, fp32, 1 piece, compact exchange, check every iteration, no
+ * hooks; the tiled layout s8, v128, compact, no model). */
 void		pr_multi_options_init(PrMultiOptions *opts);
 
 /* What prepare() built. */
@@ -106,18 +132,28 @@ typedef struct PrMultiReport
 	const char *method;			/* partition method */
 	int64_t		n_nodes;
 	int64_t		n_edges;
-	int64_t		stride;			/* all-gather count per GPU */
-	double		edge_imbalance;	/* max edges / mean */
-	double		row_imbalance;	/* max rows / mean */
-	int64_t		rows[PR_MULTI_MAX_GPUS];
+	int			pieces;			/* row pieces per GPU */
+	int64_t		stride;			/* slots per GPU and piece (the all-gather count unless compact) */
+	int64_t		exchange_count; /* values each GPU sends per iteration: stride, or the packed
+								 * count of the compact exchange */
+	double		edge_imbalance;	/* max edges of a GPU / mean */
+	double		row_imbalance;	/* max rows of a GPU / mean */
+	double		piece_edge_imbalance;	/* the same over the n_gpus x pieces parts */
+	double		piece_row_imbalance;
+	int64_t		rows[PR_MULTI_MAX_GPUS];	/* of each GPU (all its pieces) */
 	int64_t		edges[PR_MULTI_MAX_GPUS];
 	size_t		device_bytes[PR_MULTI_MAX_GPUS];
 	double		partition_seconds;	/* host: partition + local CSRs (+ the tiled plans) */
+	double		host_partition_seconds;	/* of which the partition (+ 1 / out_strength) */
+	double		host_csr_seconds;	/* the local CSRs (+ dangling flags) */
+	double		host_plan_seconds;	/* tiled: the column relabel and the plans */
 	double		upload_seconds;
 	/* tiled kernel */
 	int64_t		cols[PR_MULTI_MAX_GPUS];	/* columns each part reads (the gathered entries) */
 	char		layout[192];	/* GPU 0's layout */
 	double		gather_ms;		/* pr_multi_time: the column gathers alone (slowest GPU), else 0 */
+	double		exchange_ms;	/* pr_multi_time: the exchange alone (every piece's all-gather and
+								 * the reductions' all-reduce, no compute) */
 } PrMultiReport;
 
 typedef struct PrMulti PrMulti;
@@ -155,15 +191,41 @@ PrStatus	pr_multi_pagerank(PrMulti *m, double alpha, double tolerance, int max_i
 							  double *scores, PrMultiRun *run, PrError *err);
 
 /*
- * Times reps products y = P x with the all-gather (x = 1/n): *product_ms = mean of one local
- * product alone (slowest GPU), *iteration_ms = mean of product + all-gather across all GPUs.
- * The tiled kernel's products include its column gather; the gather alone goes to the report.
+ * Times reps of (x = 1/n to start): *product_ms = mean of the local product alone (every piece,
+ * no update, no exchange; the slowest GPU), *iteration_ms = mean of one PageRank iteration as
+ * pr_multi_pagerank runs it (product + update + reductions of every piece, the pipelined
+ * all-gathers and the all-reduce), without residual reads.  iteration - product is the exposed
+ * exchange.  The tiled kernel's products include its column gather; the gather alone and the
+ * exchange alone go to the report (gather_ms, exchange_ms).
  */
 PrStatus	pr_multi_time(PrMulti *m, int reps, double *product_ms, double *iteration_ms,
 						  PrError *err);
 
 /* Frees the device memory and the communicators. */
 void		pr_multi_free(PrMulti *m);
+
+/* Host preparation alone, timed (no GPU needed). */
+typedef struct PrMultiHostTimes
+{
+	double		partition_seconds;	/* the partition into n_gpus x pieces parts + 1 / out_strength */
+	double		csr_seconds;	/* every GPU's local CSR + dangling flags */
+	double		plan_seconds;	/* tiled: column relabel + plans of every piece */
+	double		total_seconds;
+	double		edge_imbalance; /* per GPU */
+	double		row_imbalance;
+	double		piece_edge_imbalance;	/* per part (GPU x piece) */
+	double		piece_row_imbalance;
+	int64_t		cols[PR_MULTI_MAX_GPUS];	/* tiled: columns each GPU reads */
+} PrMultiHostTimes;
+
+/*
+ * Runs pr_multi_prepare's host work for opts (n_gpus must be > 0: no device is asked) on the CSR
+ * as pr_multi_prepare takes it, times its steps and frees it: the profile of a configuration's
+ * host preparation without a GPU.
+ */
+PrStatus	pr_multi_host_prepare(const PrMultiOptions *opts, int64_t n, const int64_t *ptr,
+								  const int32_t *col, const double *val, const double *out_strength,
+								  PrMultiHostTimes *out, PrError *err);
 
 /* Visible CUDA devices (0 when none). */
 int			pr_multi_device_count(void);

@@ -202,4 +202,14 @@ k_gather_columns(int64_t n, const int32_t *__restrict__ map, const T *__restrict
 		z[j] = x[map[j]] * scale[j];
 }
 
+/* The compact exchange's send buffer: send[i] = own[pack[i]] (pack[i] < 0: padding, 0). */
+template <typename T>
+__global__ void __launch_bounds__(PRM_THREADS)
+k_pack(int64_t n, const int32_t *__restrict__ pack, const T *__restrict__ own, T *__restrict__ send)
+{
+	for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < n;
+		 i += (int64_t) gridDim.x * blockDim.x)
+		send[i] = pack[i] >= 0 ? own[pack[i]] : (T) 0;
+}
+
 #endif							/* PR_MULTI_KERNELS_CUH */

@@ -1,18 +1,25 @@
 #!/bin/bash
 # bench/multi/device_run.sh — the one script for one device call on nvidia-h200-x2 / -x4 (issue 5):
 #   build the multi-GPU library and the bench, run the partition and planner unit tests, then
-#   check   R-MAT 18 on the GPU counts against a double-precision CPU PageRank (csr, cusparse, tiled)
+#   check   R-MAT 18 on the GPU counts and piece counts PIECES against a double-precision CPU
+#           PageRank (csr, cusparse, tiled: every kernel x pieces x GPU count)
 #   stream  R-MAT 24 streamed with a device budget of 0.4 x the matrix (the graph is 2.5x the
 #           budget), pinned whole; then again with 256 MiB of pinned memory (staged blocks)
-#   big     R-MAT 26 (1.07 G edges) on the GPU counts, local kernels BIG_KERNELS (default tiled, csr,
-#           cusparse: tiled first, so a run cut short still has it): ms per product, per product +
-#           all-gather, per PageRank iteration, parallel efficiency, L1 to the 1-GPU scores
+#           (not in the default phases: measured already; ask for it by name)
+#   big     R-MAT 26 (1.07 G edges) on the GPU counts and piece counts, local kernels BIG_KERNELS
+#           (default tiled at every GPU count, then cuSPARSE at 4 GPUs: "cusparse@4"): ms per
+#           product, per pipelined PageRank iteration, the exposed exchange (iteration - product),
+#           the exchange alone, parallel efficiency, L1 to the 1-GPU scores, host preparation steps
 # Each phase gets what is left of the budget (timeout); logs are line-buffered into $OUT, so a run
 # cut off from outside still brings back what it printed.  The summary comes last.
 #
-#   usage: bench/multi/device_run.sh [phase ...]   (default: build tests check stream big)
-#   env:   OUT (default ./bench-out), BUDGET (seconds, default 560), BIG_SCALE (default 26),
-#          GPUS (default 1,2; on nvidia-h200-x4: 1,2,4), BIG_KERNELS (default tiled,csr,cusparse),
+#   usage: bench/multi/device_run.sh [phase ...]   (default: build tests check big)
+#   env:   OUT (default ./bench-out), BUDGET (seconds, default 540), BIG_SCALE (default 26),
+#          GPUS (default: 1,2,4 with 4 or more GPUs, else 1,2), PIECES (row pieces per GPU, default
+#          "1 2": S = 1 unpipelined, S = 2 all-gather of one piece behind the next one's product),
+#          BIG_KERNELS (default tiled,cusparse@4; "kernel@G" = that kernel at G GPUs only),
+#          COMPACT (default 1; "1,0" also runs tiled with the full all-gather),
+#          RESERVE_SMS (default 0; a list: SMs the tiled tile kernels leave free for the all-gathers),
 #          DRY_RUN=1: build here and print each phase's command and time limit instead of running it
 #          (the check that the command is right before spending device time)
 #
@@ -23,15 +30,22 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/bench-out}
-BUDGET=${BUDGET:-560}
+BUDGET=${BUDGET:-540}
 BIG_SCALE=${BIG_SCALE:-26}
-GPUS=${GPUS:-1,2}
-BIG_KERNELS=${BIG_KERNELS:-tiled,csr,cusparse}
+if [ -z "${GPUS:-}" ]; then
+  n_gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  if [ "$n_gpus" -ge 4 ]; then GPUS=1,2,4; else GPUS=1,2; fi
+fi
+PIECES=${PIECES:-1 2}
+PIECES_LIST=$(echo "$PIECES" | tr ' ' ',' | sed 's/,,*/,/g; s/^,//; s/,$//')
+BIG_KERNELS=${BIG_KERNELS:-tiled,cusparse@4}
+COMPACT=${COMPACT:-1}           # big: compact exchange (tiled, one piece) on/off list, e.g. "1,0"
+RESERVE_SMS=${RESERVE_SMS:-0}   # big: SMs the tiled kernels leave to the exchange, e.g. "0,16,32" (tiled, G > 1, S > 1)
 DRY_RUN=${DRY_RUN:-0}
 mkdir -p "$OUT"
 START=$(date +%s)
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build tests check stream big)
+[ ${#phases[@]} -eq 0 ] && phases=(build tests check big)
 PHASE_PRINT_ONLY=$DRY_RUN
 . bench/phases.sh   # has, left, note, phase
 
@@ -49,7 +63,15 @@ if has build; then
   } > "$OUT/build.log" 2>&1
   note "build: $(grep -cE ' error|Error [0-9]' "$OUT/build.log") error line(s); $(head -1 "$OUT/build.log"); NCCL_HOME=$NCCL_HOME"
   [ -x "$BENCH" ] || { note "build failed"; tail -40 "$OUT/build.log"; exit 1; }
-  [ "$DRY_RUN" = 1 ] && "$BENCH" --bad-flag 2>&1 | head -1   # the bench runs (prints its usage)
+  if [ "$DRY_RUN" = 1 ]; then
+    "$BENCH" --bad-flag 2>&1 | head -1   # the bench runs (prints its usage)
+    # the options of the phases below parse (an unknown kernel or piece count stops here, not on the device)
+    for k in tiled,csr,cusparse "$BIG_KERNELS"; do
+      "$BENCH" --rmat 10 --prep-only --gpus "$GPUS" --kernels "$k" --pieces "$PIECES_LIST" > "$OUT/dry_prep.log" 2>&1 \
+        && note "dry run: --kernels $k --pieces $PIECES_LIST --gpus $GPUS parse; host preparation at R-MAT 10: $(grep -c '^| [0-9]' "$OUT/dry_prep.log") configuration(s) ok" \
+        || { note "dry run: --kernels $k --pieces $PIECES_LIST FAILED:"; tail -3 "$OUT/dry_prep.log"; }
+    done
+  fi
 fi
 if has tests; then
   phase tests 60 "$OUT/test_partition.log" make -C test/partition
@@ -57,18 +79,21 @@ if has tests; then
   phase tests_plan 90 "$OUT/test_plan.log" make -C test/plan
   note "planner unit tests (rectangular parts included): $(grep -E "passed" "$OUT/test_plan.log" 2>/dev/null | tail -1)"
 fi
-# reserves: what the later phases need at least (stream ~60 s, big ~300 s)
-check_limit=$(( $(left) - 360 )); [ "$check_limit" -gt 90 ] && check_limit=90
-has check  && phase check  $check_limit "$OUT/check.log"  "$BENCH" --rmat 18 --gpus "$GPUS" --kernels tiled,csr,cusparse --check-cpu --iters 30 --reps 20
+# reserves: what the later phases need at least (big ~300 s; stream ~60 s when asked for)
+reserve=300; has stream && reserve=360
+check_limit=$(( $(left) - reserve )); [ "$check_limit" -gt 120 ] && check_limit=120
+has check  && phase check  $check_limit "$OUT/check.log"  "$BENCH" --rmat 18 --gpus "$GPUS" --kernels tiled,csr,cusparse --pieces "$PIECES_LIST" --check-cpu --iters 30 --reps 20
 has stream && phase stream $(( ($(left) - 300) / 2 )) "$OUT/stream.log" "$BENCH" --stream --rmat 24 --budget-frac 0.4 --reps 5
 has stream && phase stream_staged $(( $(left) - 300 )) "$OUT/stream_staged.log" "$BENCH" --stream --rmat 24 --budget-frac 0.4 --pinned-mb 256 --reps 5
-has big    && phase big    $(( $(left) - 5 )) "$OUT/big.log" "$BENCH" --rmat "$BIG_SCALE" --gpus "$GPUS" --kernels "$BIG_KERNELS" --reps 20 --iters 20
+has big    && phase big    $(( $(left) - 5 )) "$OUT/big.log" "$BENCH" --rmat "$BIG_SCALE" --gpus "$GPUS" --kernels "$BIG_KERNELS" --pieces "$PIECES_LIST" --reserve-sms "$RESERVE_SMS" --compact "$COMPACT" --reps 20 --iters 20
+# a host-only profile of the preparation (no GPU), when asked for by name
+has prep   && phase prep   $(( $(left) - 5 )) "$OUT/prep.log" "$BENCH" --rmat "$BIG_SCALE" --prep-only --gpus "$GPUS" --kernels "$BIG_KERNELS" --pieces "$PIECES_LIST"
 
 {
   echo
   echo "===== summary ($(( $(date +%s) - START )) s of $BUDGET) ====="
   cat "$SUMMARY"
-  for f in "$OUT"/check.log "$OUT"/stream.log "$OUT"/stream_staged.log "$OUT"/big.log; do
+  for f in "$OUT"/check.log "$OUT"/stream.log "$OUT"/stream_staged.log "$OUT"/big.log "$OUT"/prep.log; do
     [ -f "$f" ] || continue
     echo; echo "--- $(basename "$f" .log)"
     grep -E '^(\||# )' "$f" || tail -8 "$f"

@@ -214,6 +214,15 @@ phase_gpucheck() {
   (cd "$WORK/tree" && PGDATABASE=svcgpu as_pg env PWD="$WORK/tree" psql -X -At -v engine_prefix=$prefix -f sql/service_gpu.sql) > "$OUT/service_gpu.txt" 2>&1
   grep -E '^(PASS|FAIL)' "$OUT/service_gpu.txt" | head -40
   echo "RESULT service_gpu.sql: $(grep -c '^PASS' "$OUT/service_gpu.txt") PASS, $(grep -c '^FAIL' "$OUT/service_gpu.txt") FAIL; last: $(tail -1 "$OUT/service_gpu.txt")"
+  # again with every graph's first PageRank on the quick layout (natural ids, the graph's own
+  # in-CSR read in place) while the tuned layout is planned in the engine's thread
+  reload_setting powerrank.gpu_quick_layout_edges 0
+  as_pg dropdb svcgpu; as_pg createdb svcgpu
+  (cd "$WORK/tree" && PGDATABASE=svcgpu as_pg env PWD="$WORK/tree" psql -X -At -v engine_prefix=$prefix -f sql/service_gpu.sql) > "$OUT/service_gpu_quick.txt" 2>&1
+  grep -E '^FAIL' "$OUT/service_gpu_quick.txt" | head -20
+  echo "RESULT service_gpu.sql, quick layout first (gpu_quick_layout_edges = 0): $(grep -c '^PASS' "$OUT/service_gpu_quick.txt") PASS, $(grep -c '^FAIL' "$OUT/service_gpu_quick.txt") FAIL; quick-layout lines in the log: $(grep -c 'gpu-binned' "$PGLOG")"
+  sql -c "ALTER SYSTEM RESET powerrank.gpu_quick_layout_edges" -c "SELECT pg_reload_conf()" >/dev/null; sleep 1; wait_ready
+  as_pg dropdb svcgpu
 }
 
 # loads an R-MAT table: scale, table, parts

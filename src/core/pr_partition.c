@@ -20,10 +20,13 @@
  * Inside a part the rows are placed by descending place_key (default: row length), so the part's
  * slots keep the degree order the single-GPU kernels like (hot entries of x together).
  */
+#define _POSIX_C_SOURCE 200809L
 #include "pr_partition.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Name of a method. */
 const char *
@@ -408,85 +411,318 @@ cmp_colval(const void *a, const void *b)
 	return (x->val > y->val) - (x->val < y->val);
 }
 
+/* Threads setting of the CSR builders (<= 0: the online CPUs). */
+static int partition_thread_setting = 0;
+
+/* Sets the threads the CSR builders use. */
+void
+pr_partition_set_threads(int n_threads)
+{
+	partition_thread_setting = n_threads;
+}
+
+/* The threads the CSR builders use. */
+int
+pr_partition_threads(void)
+{
+	long		n = partition_thread_setting;
+
+	if (n <= 0)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		n = 1;
+	if (n > PR_PARTITION_MAX_THREADS)
+		n = PR_PARTITION_MAX_THREADS;
+	return (int) n;
+}
+
+/* One thread's share of a parallel pass: thread t of n_threads. */
+typedef void (*PartitionTask) (void *arg, int t, int n_threads);
+
+/* Arguments of a pass's thread. */
+typedef struct PartitionThread
+{
+	PartitionTask fn;
+	void	   *arg;
+	int			t;
+	int			n_threads;
+} PartitionThread;
+
+/* Thread body of run_threads. */
+static void *
+partition_thread_main(void *p)
+{
+	PartitionThread *a = p;
+
+	a->fn(a->arg, a->t, a->n_threads);
+	return NULL;
+}
+
+/*
+ * Runs fn for t = 0 .. n_threads-1 in parallel: thread 0 in the caller, a share whose thread
+ * cannot start also in the caller after the others (results never depend on which thread ran it).
+ */
+static void
+run_threads(PartitionTask fn, void *arg, int n_threads)
+{
+	pthread_t	th[PR_PARTITION_MAX_THREADS];
+	PartitionThread args[PR_PARTITION_MAX_THREADS];
+	bool		started[PR_PARTITION_MAX_THREADS];
+
+	for (int t = 1; t < n_threads; t++)
+	{
+		args[t] = (PartitionThread) {fn, arg, t, n_threads};
+		started[t] = pthread_create(&th[t], NULL, partition_thread_main, &args[t]) == 0;
+	}
+	fn(arg, 0, n_threads);
+	for (int t = 1; t < n_threads; t++)
+	{
+		if (started[t])
+			pthread_join(th[t], NULL);
+		else
+			fn(arg, t, n_threads);
+	}
+}
+
+/* The shared state of one multi-part CSR build (pr_partition_parts_csr). */
+typedef struct PartsCsrWork
+{
+	const PrPartition *part;
+	const int  *parts;
+	int			count;
+	const int64_t *row_begin;	/* [count+1] first local row of each listed part */
+	const int64_t *ptr;
+	const int32_t *col;
+	const double *val;
+	const double *col_scale;
+	PrPartCsr  *out;
+	int64_t		thread_sum[PR_PARTITION_MAX_THREADS];	/* entries of each thread's rows (pass 1) */
+	bool		failed;			/* a thread could not get scratch memory (pass 2) */
+} PartsCsrWork;
+
+/* The original node of local row i of the multi-part CSR (k: a hint, the listed part holding it). */
+static inline int32_t
+parts_row_node(const PartsCsrWork *w, int64_t i, int *k)
+{
+	while (i >= w->row_begin[*k + 1])
+		(*k)++;
+	return w->part->slot_to_node[pr_partition_slot_begin(w->part, w->parts[*k]) + (i - w->row_begin[*k])];
+}
+
+/* The part index holding local row i (binary search over row_begin). */
+static int
+parts_find(const PartsCsrWork *w, int64_t i)
+{
+	int			lo = 0,
+				hi = w->count - 1;
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi + 1) / 2;
+
+		if (w->row_begin[mid] <= i)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* Pass 1: ptr[i+1] = length of local row i for thread t's even share of rows; sums them. */
+static void
+parts_lengths_task(void *arg, int t, int n_threads)
+{
+	PartsCsrWork *w = arg;
+	int64_t		n = w->out->n_rows,
+				b = n * t / n_threads,
+				e = n * (t + 1) / n_threads,
+				sum = 0;
+	int			k = b < n ? parts_find(w, b) : 0;
+
+	for (int64_t i = b; i < e; i++)
+	{
+		int32_t		r = parts_row_node(w, i, &k);
+		int64_t		len = w->ptr[r + 1] - w->ptr[r];
+
+		w->out->ptr[i + 1] = len;
+		sum += len;
+	}
+	w->thread_sum[t] = sum;
+}
+
+/* Pass 1b: turns thread t's lengths into offsets, starting from the earlier threads' entries. */
+static void
+parts_prefix_task(void *arg, int t, int n_threads)
+{
+	PartsCsrWork *w = arg;
+	int64_t		n = w->out->n_rows,
+				b = n * t / n_threads,
+				e = n * (t + 1) / n_threads,
+				at = 0;
+
+	for (int u = 0; u < t; u++)
+		at += w->thread_sum[u];
+	for (int64_t i = b; i < e; i++)
+	{
+		at += w->out->ptr[i + 1];
+		w->out->ptr[i + 1] = at;
+	}
+}
+
+/* First local row whose entries start at or after entry target (ptr ascending). */
+static int64_t
+row_at_entry(const int64_t *ptr, int64_t n, int64_t target)
+{
+	int64_t		lo = 0,
+				hi = n;
+
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (ptr[mid] < target)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Pass 2: fills thread t's rows (an even share of the entries): columns to slots, values, each
+ * row sorted by (slot, value).  Every row is written by one thread from the input alone, so the
+ * result does not depend on the thread count.
+ */
+static void
+parts_fill_task(void *arg, int t, int n_threads)
+{
+	PartsCsrWork *w = arg;
+	PrPartCsr  *out = w->out;
+	int64_t		n = out->n_rows,
+				b = t == 0 ? 0 : row_at_entry(out->ptr, n, out->nnz * t / n_threads),
+				e = t == n_threads - 1 ? n : row_at_entry(out->ptr, n, out->nnz * (t + 1) / n_threads);
+	bool		with_val = out->val != NULL;
+	ColVal	   *tmp = NULL;
+	int64_t		tmp_len = 0;
+	int			k = b < n ? parts_find(w, b) : 0;
+
+	for (int64_t i = b; i < e; i++)
+	{
+		int32_t		r = parts_row_node(w, i, &k);
+		int64_t		q = out->ptr[i];
+		int64_t		len = w->ptr[r + 1] - w->ptr[r];
+
+		for (int64_t e2 = w->ptr[r]; e2 < w->ptr[r + 1]; e2++, q++)
+		{
+			int32_t		c = w->col[e2];
+
+			out->col[q] = w->part->node_to_slot[c];
+			if (with_val)
+				out->val[q] = (float) ((w->val ? w->val[e2] : 1.0) * (w->col_scale ? w->col_scale[c] : 1.0));
+		}
+		if (len <= 64)
+		{
+			sort_row(out->col + out->ptr[i], with_val ? out->val + out->ptr[i] : NULL, len);
+			continue;
+		}
+		if (len > tmp_len)
+		{
+			free(tmp);
+			tmp = malloc((size_t) len * sizeof(ColVal));
+			tmp_len = len;
+			if (tmp == NULL)
+			{
+				w->failed = true;
+				return;
+			}
+		}
+		for (int64_t j = 0; j < len; j++)
+		{
+			tmp[j].col = out->col[out->ptr[i] + j];
+			tmp[j].val = with_val ? out->val[out->ptr[i] + j] : 0.0f;
+		}
+		qsort(tmp, (size_t) len, sizeof(ColVal), cmp_colval);
+		for (int64_t j = 0; j < len; j++)
+		{
+			out->col[out->ptr[i] + j] = tmp[j].col;
+			if (with_val)
+				out->val[out->ptr[i] + j] = tmp[j].val;
+		}
+	}
+	free(tmp);
+}
+
+/* Builds one CSR of the rows of several parts, in list order, over slot columns. */
+PrStatus
+pr_partition_parts_csr(const PrPartition *part, const int *parts, int count, const int64_t *ptr,
+					   const int32_t *col, const double *val, const double *col_scale,
+					   const PrAllocator *alloc, PrPartCsr *out, int64_t *row_begin, PrError *err)
+{
+	bool		with_val = (val != NULL || col_scale != NULL);
+	PartsCsrWork *w;
+	int			threads = pr_partition_threads();
+
+	memset(out, 0, sizeof(*out));
+	if (count < 1 || count > PR_PARTITION_MAX_PARTS)
+		return pr_error_set(err, PR_ERR_INVALID, "%d parts listed (1..%d)", count, PR_PARTITION_MAX_PARTS);
+	row_begin[0] = 0;
+	for (int k = 0; k < count; k++)
+	{
+		if (parts[k] < 0 || parts[k] >= part->n_parts)
+			return pr_error_set(err, PR_ERR_INVALID, "part %d of %d", parts[k], part->n_parts);
+		for (int j = 0; j < k; j++)
+			if (parts[j] == parts[k])
+				return pr_error_set(err, PR_ERR_INVALID, "part %d listed twice", parts[k]);
+		row_begin[k + 1] = row_begin[k] + part->rows[parts[k]];
+		out->nnz += part->edges[parts[k]];
+	}
+	out->n_rows = row_begin[count];
+	out->n_cols = part->n_slots;
+	out->slot_begin = pr_partition_slot_begin(part, parts[0]);
+	out->ptr = pr_alloc_array(alloc, (size_t) out->n_rows + 1, sizeof(int64_t));
+	out->col = pr_alloc_array(alloc, (size_t) out->nnz + 1, sizeof(int32_t));
+	out->val = with_val ? pr_alloc_array(alloc, (size_t) out->nnz + 1, sizeof(float)) : NULL;
+	w = calloc(1, sizeof(PartsCsrWork));
+	if (w == NULL || out->ptr == NULL || out->col == NULL || (with_val && out->val == NULL))
+	{
+		free(w);
+		pr_part_csr_free(out, alloc);
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %d part(s) (%lld entries)", count,
+							(long long) out->nnz);
+	}
+	*w = (PartsCsrWork) {part, parts, count, row_begin, ptr, col, val, col_scale, out, {0}, false};
+	/* small parts in the caller: thread start-up would cost more than the work */
+	if (out->nnz + out->n_rows < 100000)
+		threads = 1;
+	out->ptr[0] = 0;
+	run_threads(parts_lengths_task, w, threads);
+	run_threads(parts_prefix_task, w, threads);
+	if (out->ptr[out->n_rows] != out->nnz)
+	{
+		free(w);
+		pr_part_csr_free(out, alloc);
+		return pr_error_set(err, PR_ERR_INVALID, "parts' rows hold a different edge count");
+	}
+	run_threads(parts_fill_task, w, threads);
+	if (w->failed)
+	{
+		free(w);
+		pr_part_csr_free(out, alloc);
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory sorting a long row");
+	}
+	free(w);
+	return PR_OK;
+}
+
 /* Builds part p's CSR over slot columns. */
 PrStatus
 pr_partition_local_csr(const PrPartition *part, int p, const int64_t *ptr, const int32_t *col,
 					   const double *val, const double *col_scale, const PrAllocator *alloc,
 					   PrPartCsr *out, PrError *err)
 {
-	int64_t		begin;
-	bool		with_val = (val != NULL || col_scale != NULL);
-	ColVal	   *tmp = NULL;
-	int64_t		tmp_len = 0;
+	int64_t		row_begin[2];
 
-	memset(out, 0, sizeof(*out));
-	if (p < 0 || p >= part->n_parts)
-		return pr_error_set(err, PR_ERR_INVALID, "part %d of %d", p, part->n_parts);
-	begin = pr_partition_slot_begin(part, p);
-	out->n_rows = part->rows[p];
-	out->n_cols = part->n_slots;
-	out->slot_begin = begin;
-	out->nnz = part->edges[p];
-	out->ptr = pr_alloc_array(alloc, (size_t) out->n_rows + 1, sizeof(int64_t));
-	out->col = pr_alloc_array(alloc, (size_t) out->nnz + 1, sizeof(int32_t));
-	out->val = with_val ? pr_alloc_array(alloc, (size_t) out->nnz + 1, sizeof(float)) : NULL;
-	if (out->ptr == NULL || out->col == NULL || (with_val && out->val == NULL))
-	{
-		pr_part_csr_free(out, alloc);
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for part %d (%lld entries)", p,
-							(long long) out->nnz);
-	}
-	out->ptr[0] = 0;
-	for (int64_t i = 0; i < out->n_rows; i++)
-	{
-		int32_t		r = part->slot_to_node[begin + i];
-		int64_t		q = out->ptr[i];
-		int64_t		len = ptr[r + 1] - ptr[r];
-
-		for (int64_t e = ptr[r]; e < ptr[r + 1]; e++, q++)
-		{
-			out->col[q] = part->node_to_slot[col[e]];
-			if (with_val)
-				out->val[q] = (float) ((val ? val[e] : 1.0) * (col_scale ? col_scale[col[e]] : 1.0));
-		}
-		out->ptr[i + 1] = q;
-		if (len <= 64)
-			sort_row(out->col + out->ptr[i], out->val ? out->val + out->ptr[i] : NULL, len);
-		else
-		{
-			if (len > tmp_len)
-			{
-				pr_free(alloc, tmp);
-				tmp = pr_alloc_array(alloc, (size_t) len, sizeof(ColVal));
-				tmp_len = len;
-				if (tmp == NULL)
-				{
-					pr_part_csr_free(out, alloc);
-					return pr_error_set(err, PR_ERR_NOMEM, "out of memory sorting a row of %lld",
-										(long long) len);
-				}
-			}
-			for (int64_t j = 0; j < len; j++)
-			{
-				tmp[j].col = out->col[out->ptr[i] + j];
-				tmp[j].val = out->val ? out->val[out->ptr[i] + j] : 0.0f;
-			}
-			qsort(tmp, (size_t) len, sizeof(ColVal), cmp_colval);
-			for (int64_t j = 0; j < len; j++)
-			{
-				out->col[out->ptr[i] + j] = tmp[j].col;
-				if (out->val)
-					out->val[out->ptr[i] + j] = tmp[j].val;
-			}
-		}
-	}
-	pr_free(alloc, tmp);
-	if (out->ptr[out->n_rows] != out->nnz)
-	{
-		pr_part_csr_free(out, alloc);
-		return pr_error_set(err, PR_ERR_INVALID, "part %d: rows hold a different edge count", p);
-	}
-	return PR_OK;
+	return pr_partition_parts_csr(part, &p, 1, ptr, col, val, col_scale, alloc, out, row_begin, err);
 }
 
 /* Frees a PrPartCsr. */
