@@ -553,8 +553,9 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 		return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
 	}
 	pr_plan_set_threads(e->opt.plan_threads);
+	if (e->opt.relabel)
 	{
-		/* out-degrees = column counts of the in-edge CSR (parallel) */
+		/* out-degrees = column counts of the in-edge CSR (parallel), for the degree order only */
 		PrPlanCsr	in_view;
 
 		memset(&in_view, 0, sizeof(in_view));

@@ -454,7 +454,7 @@ graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skippe
 	segment = dsm_create(size, DSM_CREATE_NULL_IF_MAXSEGMENTS);
 	if (segment == NULL)
 		return;
-	pr_graph_write_flat(&stripped, dsm_segment_address(segment));
+	pr_graph_write_flat_threads(&stripped, dsm_segment_address(segment), powerrank_thread_count());
 	now = GetCurrentTimestamp();
 
 	LWLockAcquire(cache->lock, LW_EXCLUSIVE);

@@ -1,5 +1,6 @@
 /*
- * pr_common.c — error reporting, status names, allocation helpers and the clock of the pure-C core.
+ * pr_common.c — error reporting, status names, allocation helpers, the clock and the thread runner of
+ * the pure-C core.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -7,10 +8,13 @@
 
 #include "pr_common.h"
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Records status and a formatted message in err (when err is given); returns status. */
 PrStatus
@@ -116,4 +120,69 @@ pr_csr_row_at_weight(const int64_t *ptr, int64_t lo, int64_t n, int64_t target)
 			hi = mid;
 	}
 	return lo;
+}
+
+/* One part's thread of pr_parallel_run. */
+typedef struct ParallelPart
+{
+	PrParallelTask task;
+	void	   *arg;
+	int			part;
+	int			n_parts;
+} ParallelPart;
+
+/* Thread entry of pr_parallel_run: runs one part. */
+static void *
+parallel_part_main(void *p)
+{
+	ParallelPart *a = (ParallelPart *) p;
+
+	a->task(a->arg, a->part, a->n_parts);
+	return NULL;
+}
+
+/* Runs a task's parts on threads; see pr_common.h. */
+void
+pr_parallel_run(PrParallelTask task, void *arg, int n_parts)
+{
+	pthread_t	threads[PR_MAX_THREADS];
+	ParallelPart parts[PR_MAX_THREADS];
+	bool		started[PR_MAX_THREADS];
+
+	if (n_parts > PR_MAX_THREADS)
+		n_parts = PR_MAX_THREADS;
+	if (n_parts <= 1)
+	{
+		task(arg, 0, 1);
+		return;
+	}
+	for (int p = 1; p < n_parts; p++)
+	{
+		parts[p].task = task;
+		parts[p].arg = arg;
+		parts[p].part = p;
+		parts[p].n_parts = n_parts;
+		started[p] = pthread_create(&threads[p], NULL, parallel_part_main, &parts[p]) == 0;
+	}
+	task(arg, 0, n_parts);
+	for (int p = 1; p < n_parts; p++)
+	{
+		if (started[p])
+			pthread_join(threads[p], NULL);
+		else
+			task(arg, p, n_parts);
+	}
+}
+
+/* Threads for a setting; see pr_common.h. */
+int
+pr_thread_count(int setting, int most)
+{
+	long		n = setting;
+
+	if (n <= 0)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n > most)
+		n = most;
+	return n < 1 ? 1 : (int) n;
 }

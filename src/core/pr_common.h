@@ -74,6 +74,22 @@ int64_t		pr_csr_row_at_weight(const int64_t *ptr, int64_t lo, int64_t n, int64_t
 /* Monotonic wall clock in seconds, for run statistics. */
 double		pr_clock_seconds(void);
 
+/* Most parts pr_parallel_run runs at once (callers cap their part counts to it). */
+#define PR_MAX_THREADS 64
+
+/* Part `part` of n_parts of a parallel task. */
+typedef void (*PrParallelTask) (void *arg, int part, int n_parts);
+
+/*
+ * Runs task for part = 0 .. n_parts-1 (at most PR_MAX_THREADS), each on its own thread and part
+ * 0 on the caller's; a part whose thread cannot start runs on the caller afterwards, so results
+ * must never depend on which thread ran a part.
+ */
+void		pr_parallel_run(PrParallelTask task, void *arg, int n_parts);
+
+/* Threads for a setting: setting > 0 as given, otherwise the online CPUs; capped to 1 .. most. */
+int			pr_thread_count(int setting, int most);
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,7 +25,6 @@
 #include "pr_graph.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -172,27 +171,26 @@ id_map_lookup(const IdMap *map, int64_t id)
 }
 
 /* Most worker threads a build uses. */
-#define MAX_BUILD_THREADS 64
+#define MAX_BUILD_THREADS PR_MAX_THREADS
 
 /* A task run by every chunk index t in [0, n_chunks). */
 typedef void (*ChunkFn) (void *ctx, int t);
 
-/* Argument of one worker thread. */
-typedef struct ChunkArg
+/* A chunk function and its context, run through pr_parallel_run. */
+typedef struct ChunkRun
 {
 	ChunkFn		fn;
 	void	   *ctx;
-	int			t;
-} ChunkArg;
+} ChunkRun;
 
-/* Thread entry: runs one chunk. */
-static void *
-chunk_thread_main(void *p)
+/* pr_parallel_run's task: chunk `part` of the run. */
+static void
+chunk_part(void *arg, int part, int n_parts)
 {
-	ChunkArg   *a = (ChunkArg *) p;
+	ChunkRun   *run = (ChunkRun *) arg;
 
-	a->fn(a->ctx, a->t);
-	return NULL;
+	(void) n_parts;
+	run->fn(run->ctx, part);
 }
 
 /*
@@ -202,25 +200,9 @@ chunk_thread_main(void *p)
 static void
 run_chunks(ChunkFn fn, void *ctx, int n_chunks)
 {
-	pthread_t	threads[MAX_BUILD_THREADS];
-	ChunkArg	args[MAX_BUILD_THREADS];
-	bool		started[MAX_BUILD_THREADS];
+	ChunkRun	run = {fn, ctx};
 
-	for (int t = 1; t < n_chunks; t++)
-	{
-		args[t].fn = fn;
-		args[t].ctx = ctx;
-		args[t].t = t;
-		started[t] = pthread_create(&threads[t], NULL, chunk_thread_main, &args[t]) == 0;
-	}
-	fn(ctx, 0);
-	for (int t = 1; t < n_chunks; t++)
-	{
-		if (started[t])
-			pthread_join(threads[t], NULL);
-		else
-			fn(ctx, t);
-	}
+	pr_parallel_run(chunk_part, &run, n_chunks);
 }
 
 /* Start of chunk t of count elements split into n_chunks. */

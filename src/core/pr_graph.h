@@ -94,6 +94,9 @@ size_t		pr_graph_flat_size(const PrGraph *g);
 /* Writes g into buf (pr_graph_flat_size(g) bytes, 8-byte aligned). */
 void		pr_graph_write_flat(const PrGraph *g, void *buf);
 
+/* The same, large arrays copied by up to n_threads threads (the same bytes for any count). */
+void		pr_graph_write_flat_threads(const PrGraph *g, void *buf, int n_threads);
+
 /*
  * Points view's arrays into a flat buffer (no copy) after checking its header, sizes and offsets
  * against size; PR_ERR_INVALID for a corrupt buffer.  buf must be 8-byte aligned.

@@ -71,9 +71,56 @@ pr_graph_flat_size(const PrGraph *g)
 	return size;
 }
 
+/* Arrays at least this large are copied by several threads. */
+#define FLAT_PARALLEL_COPY_BYTES ((size_t) 64 << 20)
+#define FLAT_MAX_COPY_THREADS 16
+
+/* A copy split into parts for pr_parallel_run. */
+typedef struct ParallelCopy
+{
+	char	   *dst;
+	const char *src;
+	size_t		bytes;
+} ParallelCopy;
+
+/* pr_parallel_run's task: copies part `part` of n_parts (even byte ranges). */
+static void
+copy_part(void *arg, int part, int n_parts)
+{
+	ParallelCopy *c = (ParallelCopy *) arg;
+	size_t		b = c->bytes / (size_t) n_parts * (size_t) part,
+				e = part == n_parts - 1 ? c->bytes : c->bytes / (size_t) n_parts * (size_t) (part + 1);
+
+	memcpy(c->dst + b, c->src + b, e - b);
+}
+
+/*
+ * memcpy of bytes by up to n_threads threads: a large array into a fresh shared-memory segment
+ * is bound by page faults and one core's copy bandwidth.
+ */
+static void
+copy_parallel(char *dst, const char *src, size_t bytes, int n_threads)
+{
+	ParallelCopy c = {dst, src, bytes};
+
+	if (n_threads > FLAT_MAX_COPY_THREADS)
+		n_threads = FLAT_MAX_COPY_THREADS;
+	if (n_threads <= 1 || bytes < FLAT_PARALLEL_COPY_BYTES)
+		memcpy(dst, src, bytes);
+	else
+		pr_parallel_run(copy_part, &c, n_threads);
+}
+
 /* Writes g into buf, which has pr_graph_flat_size(g) bytes and is 8-byte aligned. */
 void
 pr_graph_write_flat(const PrGraph *g, void *buf)
+{
+	pr_graph_write_flat_threads(g, buf, 1);
+}
+
+/* Writes g into buf as pr_graph_write_flat does, large arrays copied by up to n_threads threads. */
+void
+pr_graph_write_flat_threads(const PrGraph *g, void *buf, int n_threads)
 {
 	const void *ptrs[PR_FLAT_N_ARRAYS];
 	size_t		counts[PR_FLAT_N_ARRAYS],
@@ -97,7 +144,7 @@ pr_graph_write_flat(const PrGraph *g, void *buf)
 		if (counts[i] == 0)
 			continue;
 		header.offset[i] = pos;
-		memcpy(base + pos, ptrs[i], bytes);
+		copy_parallel(base + pos, (const char *) ptrs[i], bytes, n_threads);
 		if (align8(bytes) > bytes)
 			memset(base + pos + bytes, 0, align8(bytes) - bytes);
 		pos += align8(bytes);

@@ -23,10 +23,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "pr_partition.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Name of a method. */
 const char *
@@ -425,63 +423,7 @@ pr_partition_set_threads(int n_threads)
 int
 pr_partition_threads(void)
 {
-	long		n = partition_thread_setting;
-
-	if (n <= 0)
-		n = sysconf(_SC_NPROCESSORS_ONLN);
-	if (n < 1)
-		n = 1;
-	if (n > PR_PARTITION_MAX_THREADS)
-		n = PR_PARTITION_MAX_THREADS;
-	return (int) n;
-}
-
-/* One thread's share of a parallel pass: thread t of n_threads. */
-typedef void (*PartitionTask) (void *arg, int t, int n_threads);
-
-/* Arguments of a pass's thread. */
-typedef struct PartitionThread
-{
-	PartitionTask fn;
-	void	   *arg;
-	int			t;
-	int			n_threads;
-} PartitionThread;
-
-/* Thread body of run_threads. */
-static void *
-partition_thread_main(void *p)
-{
-	PartitionThread *a = p;
-
-	a->fn(a->arg, a->t, a->n_threads);
-	return NULL;
-}
-
-/*
- * Runs fn for t = 0 .. n_threads-1 in parallel: thread 0 in the caller, a share whose thread
- * cannot start also in the caller after the others (results never depend on which thread ran it).
- */
-static void
-run_threads(PartitionTask fn, void *arg, int n_threads)
-{
-	pthread_t	th[PR_PARTITION_MAX_THREADS];
-	PartitionThread args[PR_PARTITION_MAX_THREADS];
-	bool		started[PR_PARTITION_MAX_THREADS];
-
-	for (int t = 1; t < n_threads; t++)
-	{
-		args[t] = (PartitionThread) {fn, arg, t, n_threads};
-		started[t] = pthread_create(&th[t], NULL, partition_thread_main, &args[t]) == 0;
-	}
-	fn(arg, 0, n_threads);
-	for (int t = 1; t < n_threads; t++)
-	{
-		if (started[t])
-			pthread_join(th[t], NULL);
-		else
-			fn(arg, t, n_threads);
-	}
+	return pr_thread_count(partition_thread_setting, PR_PARTITION_MAX_THREADS);
 }
 
 /* The shared state of one multi-part CSR build (pr_partition_parts_csr). */
@@ -695,15 +637,15 @@ pr_partition_parts_csr(const PrPartition *part, const int *parts, int count, con
 	if (out->nnz + out->n_rows < 100000)
 		threads = 1;
 	out->ptr[0] = 0;
-	run_threads(parts_lengths_task, w, threads);
-	run_threads(parts_prefix_task, w, threads);
+	pr_parallel_run(parts_lengths_task, w, threads);
+	pr_parallel_run(parts_prefix_task, w, threads);
 	if (out->ptr[out->n_rows] != out->nnz)
 	{
 		free(w);
 		pr_part_csr_free(out, alloc);
 		return pr_error_set(err, PR_ERR_INVALID, "parts' rows hold a different edge count");
 	}
-	run_threads(parts_fill_task, w, threads);
+	pr_parallel_run(parts_fill_task, w, threads);
 	if (w->failed)
 	{
 		free(w);

@@ -9,10 +9,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "pr_plan_internal.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 const int	pr_bin_lanes[PR_BIN_COUNT] = {1, 2, 4, 8, 16, 32, 32};
 
@@ -38,65 +36,7 @@ pr_plan_set_threads(int n_threads)
 int
 pr_plan_threads(void)
 {
-	long		n = plan_thread_setting;
-
-	if (n <= 0)
-		n = sysconf(_SC_NPROCESSORS_ONLN);
-	if (n < 1)
-		n = 1;
-	if (n > PLAN_MAX_THREADS)
-		n = PLAN_MAX_THREADS;
-	return (int) n;
-}
-
-/* One thread's share of pr_plan_run. */
-typedef struct PlanThread
-{
-	PrPlanTask	fn;
-	void	   *arg;
-	int			part;
-	int			n_parts;
-} PlanThread;
-
-/* Thread body of pr_plan_run. */
-static void *
-plan_thread_main(void *p)
-{
-	PlanThread *t = p;
-
-	t->fn(t->arg, t->part, t->n_parts);
-	return NULL;
-}
-
-/* Runs fn on n_parts parts in parallel (a part whose thread cannot start runs in the caller). */
-void
-pr_plan_run(PrPlanTask fn, void *arg, int n_parts)
-{
-	pthread_t	th[PLAN_MAX_THREADS];
-	PlanThread	args[PLAN_MAX_THREADS];
-	bool		started[PLAN_MAX_THREADS];
-
-	if (n_parts <= 1)
-	{
-		fn(arg, 0, 1);
-		return;
-	}
-	for (int p = 1; p < n_parts; p++)
-	{
-		args[p].fn = fn;
-		args[p].arg = arg;
-		args[p].part = p;
-		args[p].n_parts = n_parts;
-		started[p] = pthread_create(&th[p], NULL, plan_thread_main, &args[p]) == 0;
-	}
-	fn(arg, 0, n_parts);
-	for (int p = 1; p < n_parts; p++)
-	{
-		if (started[p])
-			pthread_join(th[p], NULL);
-		else
-			fn(arg, p, n_parts);
-	}
+	return pr_thread_count(plan_thread_setting, PLAN_MAX_THREADS);
 }
 
 /* Threads for work of the given size (small work runs in the caller). */
@@ -360,7 +300,7 @@ pr_plan_relabel(int64_t n, const int64_t *ptr, const int32_t *col, const double 
 	w.old_to_new = old_to_new;
 	w.out = out;
 	if (old_to_new != NULL)
-		pr_plan_run(relabel_inverse_part, &w, pr_plan_parts(n));
+		pr_parallel_run(relabel_inverse_part, &w, pr_plan_parts(n));
 	/* row pointers in the new order */
 	out->ptr[0] = 0;
 	for (int64_t i = 0; i < n; i++)
@@ -369,7 +309,7 @@ pr_plan_relabel(int64_t n, const int64_t *ptr, const int32_t *col, const double 
 
 		out->ptr[i + 1] = out->ptr[i] + (ptr[r + 1] - ptr[r]);
 	}
-	pr_plan_run(relabel_rows_part, &w, pr_plan_parts(nnz + n));
+	pr_parallel_run(relabel_rows_part, &w, pr_plan_parts(nnz + n));
 	pr_free(alloc, w.new_to_old);
 	if (w.failed)
 	{
@@ -463,7 +403,7 @@ pr_plan_relabel_columns(int64_t n, int64_t n_cols, const int64_t *ptr, const int
 		out->n_cols = used > 0 ? used : 1;
 		out->nnz = nnz;
 		memcpy(out->ptr, ptr, ((size_t) n + 1) * sizeof(int64_t));
-		pr_plan_run(relabel_rows_part, &w, pr_plan_parts(nnz + n));
+		pr_parallel_run(relabel_rows_part, &w, pr_plan_parts(nnz + n));
 		if (w.failed)
 			st = pr_error_set(err, PR_ERR_NOMEM, "column relabel: out of memory for a row's sort");
 	}
@@ -636,7 +576,7 @@ pr_plan_column_degrees(const PrPlanCsr *csr, int64_t *col_degree, PrError *err)
 	if (w.local == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "composite plan: out of memory");
 	memset(col_degree, 0, (size_t) pr_plan_csr_cols(csr) * sizeof(int64_t));
-	pr_plan_run(degree_part, &w, parts);
+	pr_parallel_run(degree_part, &w, parts);
 	for (int p = 0; p < parts; p++)
 		for (int64_t c = 0; c < w.hot; c++)
 			col_degree[c] += w.local[(size_t) p * (size_t) w.hot + (size_t) c];
@@ -832,7 +772,7 @@ composite_sort_rows(CompositeWork *w)
 				pos;
 	int			parts = w->parts;
 
-	pr_plan_run(sort_count_part, w, parts);
+	pr_parallel_run(sort_count_part, w, parts);
 	for (int p = 0; p < parts; p++)
 	{
 		w->big_start[p] = n_big;
@@ -851,7 +791,7 @@ composite_sort_rows(CompositeWork *w)
 			*c = pos;
 			pos += k;
 		}
-	pr_plan_run(sort_scatter_part, w, parts);
+	pr_parallel_run(sort_scatter_part, w, parts);
 	qsort(w->big, (size_t) n_big, sizeof(int64_t), big_row_cmp);
 	for (int64_t i = 0; i < n_big; i++)
 		w->order[i] = (int32_t) (w->big[i] & 0xffffffff);
@@ -1051,12 +991,12 @@ composite_plan_tile(CompositeWork *w, const PrAllocator *alloc)
 			t->val = pr_alloc_array(alloc, (size_t) (t->n_idx + 1), sizeof(float));
 		if ((t->idx == NULL && t->idx16 == NULL) || (w->csr->val != NULL && t->val == NULL))
 			return false;
-		pr_plan_run(fill_vec_part, w, pr_plan_parts(vec_entries + n_vec));
+		pr_parallel_run(fill_vec_part, w, pr_plan_parts(vec_entries + n_vec));
 	}
-	pr_plan_run(fill_ell_part, w, pr_plan_parts(fill ? ell_entries + n_ell_rows : n_ell_rows));
+	pr_parallel_run(fill_ell_part, w, pr_plan_parts(fill ? ell_entries + n_ell_rows : n_ell_rows));
 	free(w->wl_src);
 	w->wl_src = NULL;
-	pr_plan_run(advance_part, w, w->parts);
+	pr_parallel_run(advance_part, w, w->parts);
 	return true;
 }
 
@@ -1163,7 +1103,7 @@ composite_plan_merge(CompositeWork *w, const PrAllocator *alloc, PrError *err)
 		PrCompositeTile *tile = &out->tiles[t];
 
 		w->t = tile;
-		pr_plan_run(merge_fill_part, w, pr_plan_parts(tile->n_vec + tile->longs.n_long + PR_PLAN_WARP * tile->n_ell));
+		pr_parallel_run(merge_fill_part, w, pr_plan_parts(tile->n_vec + tile->longs.n_long + PR_PLAN_WARP * tile->n_ell));
 	}
 	free(w->merge_pos);
 	w->merge_pos = NULL;
@@ -1254,7 +1194,7 @@ pr_plan_composite_with_degrees(const PrPlanCsr *csr, const int64_t *col_degree,
 		(options->blocked_cap > 0 && w.blen == NULL))
 		return composite_finish(&w, out, alloc, PR_ERR_NOMEM, err);
 	memset(out->tiles, 0, (size_t) out->n_tiles * sizeof(PrCompositeTile));
-	pr_plan_run(segment_part, &w, w.parts);
+	pr_parallel_run(segment_part, &w, w.parts);
 	memcpy(w.cursor, csr->ptr, (size_t) n * sizeof(int64_t));
 
 	for (int t = 0; t < out->n_tiles; t++)

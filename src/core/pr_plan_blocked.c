@@ -532,7 +532,7 @@ blocked_positions(BlockedWork *w, PrError *err)
 			w->table[k] = (int32_t) blk;
 		}
 	}
-	pr_plan_run(count_blocks_part, w, parts);
+	pr_parallel_run(count_blocks_part, w, parts);
 	for (int64_t b = 0; b < bt->n_blocks; b++)
 	{
 		int32_t		pos = bt->buf_begin[b];
@@ -546,7 +546,7 @@ blocked_positions(BlockedWork *w, PrError *err)
 			pos += k;
 		}
 	}
-	pr_plan_run(assign_positions_part, w, parts);
+	pr_parallel_run(assign_positions_part, w, parts);
 	return PR_OK;
 }
 
@@ -607,7 +607,7 @@ pr_plan_blocked_build(const PrPlanCsr *csr, int64_t col_begin, const int32_t *bl
 	bt->n_long_rows = n_long_rows;
 
 	/* gather counts: entries, rows, and each part's first gather index */
-	pr_plan_run(count_rows_part, &w, parts);
+	pr_parallel_run(count_rows_part, &w, parts);
 	for (int p = 0; p < parts; p++)
 	{
 		int64_t		k = w.part_nnz[p];
@@ -658,21 +658,21 @@ pr_plan_blocked_build(const PrPlanCsr *csr, int64_t col_begin, const int32_t *bl
 	}
 
 	/* gather row pointers and the blocks */
-	pr_plan_run(fill_gptr_part, &w, parts);
+	pr_parallel_run(fill_gptr_part, &w, parts);
 	bt->gptr[n] = (int32_t) nnz;
 	blocked_cut(blen, n, o->blocked_cap, max_rows, bt->row_begin, bt->buf_begin, &bt->max_block_entries);
 
 	/* scatter columns: counts, slots, then each column in gather order */
 	memset(bt->scol_ptr, 0, ((size_t) bt->n_cols + 1) * sizeof(int32_t));
-	pr_plan_run(count_columns_part, &w, w.place_parts);
-	pr_plan_run(sum_hot_part, &w, pr_plan_parts(w.hot * w.place_parts));
+	pr_parallel_run(count_columns_part, &w, w.place_parts);
+	pr_parallel_run(sum_hot_part, &w, pr_plan_parts(w.hot * w.place_parts));
 	for (int64_t j = 0; j < bt->n_cols; j++)
 		bt->scol_ptr[j + 1] += bt->scol_ptr[j];
-	pr_plan_run(start_hot_part, &w, pr_plan_parts(w.hot * w.place_parts));
+	pr_parallel_run(start_hot_part, &w, pr_plan_parts(w.hot * w.place_parts));
 	memcpy(w.cursor, bt->scol_ptr + w.hot, (size_t) (bt->n_cols - w.hot) * sizeof(int32_t));
-	pr_plan_run(place_part, &w, w.place_parts);
+	pr_parallel_run(place_part, &w, w.place_parts);
 	if (w.place_parts > 1 && w.hot < bt->n_cols)
-		pr_plan_run(sort_columns_part, &w, pr_plan_parts(nnz + bt->n_cols));
+		pr_parallel_run(sort_columns_part, &w, pr_plan_parts(nnz + bt->n_cols));
 	if (w.failed)
 	{
 		blocked_finish(&w, out, alloc, PR_ERR_NOMEM);

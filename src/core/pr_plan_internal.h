@@ -8,11 +8,7 @@
 
 #include "pr_plan.h"
 
-/* A task run on parts 0 .. n_parts-1 of some work, one part per thread. */
-typedef void (*PrPlanTask) (void *arg, int part, int n_parts);
-
-/* Runs fn on n_parts parts in parallel (a part whose thread cannot start runs in the caller). */
-void		pr_plan_run(PrPlanTask fn, void *arg, int n_parts);
+/* Parallel parts run through pr_parallel_run (pr_common.h). */
 
 /* Threads for work of the given size (small work runs in the caller). */
 int			pr_plan_parts(int64_t work);
