@@ -771,6 +771,7 @@ upload_tiled_t(PrMulti *m, int g, const HostGpu *H, const std::vector<double> &i
 	MultiGpu   *G = &m->gpu[g];
 	int64_t		nc = H->n_lcols;
 	std::vector<T> scale((size_t) nc + 1);
+	std::vector<int32_t> col_map(H->col_map, H->col_map + nc);	/* into x, or into xg */
 	PrStatus	st;
 
 	PRM_CUDA(cudaSetDevice(G->dev));
@@ -779,13 +780,13 @@ upload_tiled_t(PrMulti *m, int g, const HostGpu *H, const std::vector<double> &i
 		scale[(size_t) j] = (T) inv_slot[(size_t) H->col_map[j]];
 	if (!slot_to_xg.empty())
 		for (int64_t j = 0; j < nc; j++)
-			H->col_map[j] = slot_to_xg[(size_t) H->col_map[j]];
+			col_map[(size_t) j] = slot_to_xg[(size_t) H->col_map[j]];
 	PRM_CUDA(dev_alloc(G, &G->d_col_map, (size_t) nc));
 	PRM_CUDA(dev_alloc_bytes(G, &G->d_lscale, (size_t) nc * sizeof(T)));
 	PRM_CUDA(dev_alloc_bytes(G, &G->d_zl, (size_t) (nc + 1) * sizeof(T)));
 	if (nc > 0)
 	{
-		PRM_CUDA(cudaMemcpy(G->d_col_map, H->col_map, (size_t) nc * sizeof(int32_t), cudaMemcpyHostToDevice));
+		PRM_CUDA(cudaMemcpy(G->d_col_map, col_map.data(), (size_t) nc * sizeof(int32_t), cudaMemcpyHostToDevice));
 		PRM_CUDA(cudaMemcpy(G->d_lscale, scale.data(), (size_t) nc * sizeof(T), cudaMemcpyHostToDevice));
 	}
 	PRM_CUDA(cudaMemset(G->d_zl, 0, (size_t) (nc + 1) * sizeof(T)));	/* z[nc] = 0: the padding column */

@@ -154,18 +154,25 @@ engine_log(const char *message)
 	fflush(stderr);
 }
 
+/* Opens a shared library (what: its name in the message), or NULL with message set. */
+static void *
+open_library(const char *path, const char *what, char *message, size_t message_size)
+{
+	void	   *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+	if (handle == NULL)
+		snprintf(message, message_size, "cannot load the %s \"%s\": %s", what, path, dlerror());
+	return handle;
+}
+
 /* Loads libpowerrank_gpu.so and finds its entry points (false with message on failure). */
 static bool
 load_gpu_library(char *message, size_t message_size)
 {
-	void	   *handle = dlopen(config->gpu_library, RTLD_NOW | RTLD_LOCAL);
+	void	   *handle = open_library(config->gpu_library, "GPU library", message, message_size);
 
 	if (handle == NULL)
-	{
-		snprintf(message, message_size, "cannot load the GPU library \"%s\": %s",
-				 config->gpu_library, dlerror());
 		return false;
-	}
 	gpu.options_init = (void (*) (PrGpuOptions *)) dlsym(handle, "pr_gpu_options_init");
 	gpu.engine_create = (PrEngine * (*) (const PrGpuOptions *, PrError *))
 		dlsym(handle, "pr_gpu_engine_create");
@@ -177,6 +184,7 @@ load_gpu_library(char *message, size_t message_size)
 	{
 		snprintf(message, message_size, "the GPU library \"%s\" lacks pr_gpu_* entry points",
 				 config->gpu_library);
+		dlclose(handle);
 		return false;
 	}
 	return true;
@@ -186,14 +194,11 @@ load_gpu_library(char *message, size_t message_size)
 static bool
 load_multi_library(char *message, size_t message_size)
 {
-	void	   *handle = dlopen(config->multi_library, RTLD_NOW | RTLD_LOCAL);
+	void	   *handle = open_library(config->multi_library, "multi-GPU library", message,
+										  message_size);
 
 	if (handle == NULL)
-	{
-		snprintf(message, message_size, "cannot load the multi-GPU library \"%s\": %s",
-				 config->multi_library, dlerror());
 		return false;
-	}
 	multi.options_init = (void (*) (PrMultiOptions *)) dlsym(handle, "pr_multi_options_init");
 	multi.create = (PrMulti * (*) (const PrMultiOptions *, PrError *))
 		dlsym(handle, "pr_multi_create");
