@@ -672,7 +672,9 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 						(kernel == PR_GPU_KERNEL_CUSPARSE && (needs & PR_NEED_PULL))))
 	{
 		st = pr_plan_binned(&h.pull, bin_chunk, a, &h.bin_pull, err);
-		if (st == PR_OK && kernel == PR_GPU_KERNEL_BINNED && e->have_model && predicted < 0)
+		/* the model's figure reads every entry (~1 s at 263 M edges): not for the quick layout
+		 * (natural ids), whose point is to be ready soon */
+		if (st == PR_OK && kernel == PR_GPU_KERNEL_BINNED && e->have_model && predicted < 0 && e->opt.relabel)
 			predicted = pr_model_predict_binned(&e->model, &h.bin_pull, &h.pull) * 1e3;
 	}
 	if (st == PR_OK && (needs & PR_NEED_PUSH))
@@ -910,6 +912,19 @@ gpu_top_k(PrEngine *base, int slot, int col, int64_t top_k, int32_t *index, doub
 		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: no column %d", col);
 	return pr_gpu_topk(&e->topk_ws, e->slots[slot], e->fp64, e->n, e->k, col, e->new_to_old, top_k,
 					   (void *) e->stream, index, value, err);
+}
+
+/* The top_k best entries of every column of a slot, ranked together (pr_gpu_topk_columns). */
+static PrStatus
+gpu_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, double *value, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+	PrStatus	st = check_slot(e, slot, err);
+
+	if (st != PR_OK)
+		return st;
+	return pr_gpu_topk_columns(&e->topk_ws, e->slots[slot], e->fp64, e->n, e->k, e->new_to_old, top_k,
+							   (void *) e->stream, index, value, err);
 }
 
 /* Checks a slot number. */
@@ -1389,6 +1404,7 @@ pr_gpu_engine_create(const PrGpuOptions *opts, PrError *err)
 	e->ops.residual = gpu_residual;
 	e->ops.release = gpu_release;
 	e->ops.top_k = gpu_top_k;
+	e->ops.top_k_columns = gpu_top_k_columns;
 	e->base.ops = &e->ops;
 	return &e->base;
 }

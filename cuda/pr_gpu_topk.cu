@@ -26,6 +26,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <vector>
 
 /* Threads per block of the two kernels. */
 #define TOPK_THREADS 256
@@ -417,6 +418,259 @@ pr_gpu_topk(PrGpuTopkWorkspace **ws, const void *d_x, bool fp64, int64_t n, int 
 			st = PR_ERR_ENGINE;
 	}
 	return st;
+}
+
+/* Bits of the per-column digit histograms of pr_gpu_topk_columns (1024 bins per column). */
+#define TOPK_COLS_BITS 10
+#define TOPK_COLS_BINS (1 << TOPK_COLS_BITS)
+
+/* Columns one histogram launch counts (their bins fit in 32 kB of shared memory). */
+#define TOPK_COLS_GROUP 8
+
+/* Candidates of one column kept for the host sort; a column with more takes pr_gpu_topk's path
+ * (measured: with ~65 k candidates per column the host sort made 8 columns slower than 8 calls). */
+#define TOPK_COLS_MAX_CANDIDATES 8192
+
+/*
+ * Digit histograms of columns [c0, c0 + g) of x (n rows of k_cols): hist[j * TOPK_COLS_BINS + d]
+ * counts the keys of column j whose top digit is d (hist zeroed before).
+ */
+template <typename T, typename K>
+__global__ void
+k_topk_col_histograms(int64_t n, int k_cols, int c0, int g, const T *__restrict__ x,
+					  unsigned int *__restrict__ hist)
+{
+	__shared__ unsigned int local[TOPK_COLS_GROUP * TOPK_COLS_BINS];
+	const int	shift = (int) (sizeof(K) * 8) - TOPK_COLS_BITS;
+
+	for (int b = threadIdx.x; b < g * TOPK_COLS_BINS; b += blockDim.x)
+		local[b] = 0;
+	__syncthreads();
+	for (int64_t q = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; q < n * g;
+		 q += (int64_t) gridDim.x * blockDim.x)
+	{
+		int64_t		p = q / g;
+		int			j = (int) (q - p * g);
+		K			key = topk_order_key(x[p * k_cols + c0 + j]);
+
+		atomicAdd(&local[j * TOPK_COLS_BINS + (unsigned int) (key >> shift)], 1u);
+	}
+	__syncthreads();
+	for (int b = threadIdx.x; b < g * TOPK_COLS_BINS; b += blockDim.x)
+		if (local[b] != 0)
+			atomicAdd(&hist[(size_t) c0 * TOPK_COLS_BINS + b], local[b]);
+}
+
+/*
+ * Appends every entry of x whose key's top digit is at least digit[j] (columns with digit[j] =
+ * UINT_MAX take none) to its column's candidates: key, internal id, value.  The order of the
+ * appends varies run to run; the host sorts each column's candidates by (key, id), so the result
+ * does not.
+ */
+template <typename T, typename K>
+__global__ void
+k_topk_col_candidates(int64_t n, int k_cols, const T *__restrict__ x,
+					  const int32_t *__restrict__ new_to_old, const unsigned int *__restrict__ digit,
+					  int64_t cap, unsigned int *__restrict__ fill, K *__restrict__ cand_key,
+					  int32_t *__restrict__ cand_id, T *__restrict__ cand_val)
+{
+	const int	shift = (int) (sizeof(K) * 8) - TOPK_COLS_BITS;
+
+	for (int64_t q = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; q < n * k_cols;
+		 q += (int64_t) gridDim.x * blockDim.x)
+	{
+		int64_t		p = q / k_cols;
+		int			j = (int) (q - p * k_cols);
+		T			v = x[q];
+		K			key = topk_order_key(v);
+
+		if (digit[j] != UINT_MAX && (unsigned int) (key >> shift) >= digit[j])
+		{
+			unsigned int slot = atomicAdd(&fill[j], 1u);
+
+			if (slot < cap)
+			{
+				cand_key[(size_t) j * cap + slot] = key;
+				cand_id[(size_t) j * cap + slot] = new_to_old[p];
+				cand_val[(size_t) j * cap + slot] = v;
+			}
+		}
+	}
+}
+
+/* One host candidate: its key, internal id and value. */
+template <typename K>
+struct TopkHostCandidate
+{
+	K			key;
+	int32_t		id;
+	double		value;
+};
+
+/* Host order of candidates: larger key first, then the smaller id (pr_top_k's order). */
+template <typename K>
+static int
+topk_candidate_cmp(const void *a, const void *b)
+{
+	const TopkHostCandidate<K> *x = (const TopkHostCandidate<K> *) a,
+			   *y = (const TopkHostCandidate<K> *) b;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The steps of pr_gpu_topk_columns for vectors of T, keys K. */
+template <typename T, typename K>
+static PrStatus
+topk_columns_typed(PrGpuTopkWorkspace *ws, const T *x, int64_t n, int k_cols,
+				   const int32_t *new_to_old, int64_t count, cudaStream_t stream,
+				   int32_t *host_index, double *host_value, PrError *err)
+{
+	size_t		hist_bytes = (size_t) k_cols * TOPK_COLS_BINS * sizeof(unsigned int);
+	std::vector<unsigned int> hist((size_t) k_cols * TOPK_COLS_BINS);
+	std::vector<unsigned int> digit((size_t) k_cols, UINT_MAX);
+	std::vector<int64_t> candidates((size_t) k_cols, 0);
+	int64_t		cap = 0;
+	PrStatus	st;
+
+	/* the histograms (and, behind them, the per-column digits and fill counters) */
+	if ((st = topk_reserve(&ws->hist, hist_bytes + (size_t) k_cols * 2 * sizeof(unsigned int), err)) != PR_OK)
+		return st;
+	{
+		unsigned int *d_hist = (unsigned int *) ws->hist.ptr;
+
+		TOPK_CUDA(cudaMemsetAsync(d_hist, 0, hist_bytes, stream));
+		for (int c0 = 0; c0 < k_cols; c0 += TOPK_COLS_GROUP)
+		{
+			int			g = k_cols - c0 < TOPK_COLS_GROUP ? k_cols - c0 : TOPK_COLS_GROUP;
+
+			k_topk_col_histograms<T, K><<<topk_grid(n * g), TOPK_THREADS, 0, stream>>>(n, k_cols, c0, g, x, d_hist);
+			TOPK_CUDA(cudaGetLastError());
+		}
+		TOPK_CUDA(cudaMemcpyAsync(hist.data(), d_hist, hist_bytes, cudaMemcpyDeviceToHost, stream));
+		TOPK_CUDA(cudaStreamSynchronize(stream));
+	}
+	/* each column's cut digit: the largest with at least count keys at or above it */
+	for (int j = 0; j < k_cols; j++)
+	{
+		int64_t		sum = 0;
+
+		for (int b = TOPK_COLS_BINS - 1; b >= 0; b--)
+		{
+			sum += hist[(size_t) j * TOPK_COLS_BINS + b];
+			if (sum >= count || b == 0)
+			{
+				digit[j] = (unsigned int) b;
+				break;
+			}
+		}
+		candidates[j] = sum;
+		if (sum > TOPK_COLS_MAX_CANDIDATES)
+			digit[j] = UINT_MAX;	/* too many ties or near-ties at the cut: pr_gpu_topk's path */
+		else if (sum > cap)
+			cap = sum;
+	}
+	if (cap > 0)
+	{
+		size_t		per = (size_t) k_cols * (size_t) cap;
+		unsigned int *d_digit = (unsigned int *) ((char *) ws->hist.ptr + hist_bytes);
+		unsigned int *d_fill = d_digit + k_cols;
+		std::vector<K> keys(per);
+		std::vector<int32_t> ids(per);
+		std::vector<T> vals(per);
+		std::vector<TopkHostCandidate<K> > sorted((size_t) cap);
+
+		if ((st = topk_reserve(&ws->keys[0], per * sizeof(K), err)) != PR_OK ||
+			(st = topk_reserve(&ws->pos[0], per * sizeof(int32_t), err)) != PR_OK ||
+			(st = topk_reserve(&ws->keys[1], per * sizeof(T), err)) != PR_OK)
+			return st;
+		TOPK_CUDA(cudaMemcpyAsync(d_digit, digit.data(), (size_t) k_cols * sizeof(unsigned int),
+								  cudaMemcpyHostToDevice, stream));
+		TOPK_CUDA(cudaMemsetAsync(d_fill, 0, (size_t) k_cols * sizeof(unsigned int), stream));
+		k_topk_col_candidates<T, K><<<topk_grid(n * k_cols), TOPK_THREADS, 0, stream>>>(
+			n, k_cols, x, new_to_old, d_digit, cap, d_fill, (K *) ws->keys[0].ptr,
+			(int32_t *) ws->pos[0].ptr, (T *) ws->keys[1].ptr);
+		TOPK_CUDA(cudaGetLastError());
+		TOPK_CUDA(cudaMemcpyAsync(keys.data(), ws->keys[0].ptr, per * sizeof(K), cudaMemcpyDeviceToHost, stream));
+		TOPK_CUDA(cudaMemcpyAsync(ids.data(), ws->pos[0].ptr, per * sizeof(int32_t), cudaMemcpyDeviceToHost, stream));
+		TOPK_CUDA(cudaMemcpyAsync(vals.data(), ws->keys[1].ptr, per * sizeof(T), cudaMemcpyDeviceToHost, stream));
+		TOPK_CUDA(cudaStreamSynchronize(stream));
+		for (int j = 0; j < k_cols; j++)
+		{
+			int64_t		c = candidates[j];
+
+			if (digit[j] == UINT_MAX)
+				continue;
+			for (int64_t i = 0; i < c; i++)
+			{
+				size_t		at = (size_t) j * cap + i;
+
+				sorted[i].key = keys[at];
+				sorted[i].id = ids[at];
+				sorted[i].value = (double) vals[at];
+			}
+			qsort(sorted.data(), (size_t) c, sizeof(TopkHostCandidate<K>), topk_candidate_cmp<K>);
+			for (int64_t i = 0; i < count; i++)
+			{
+				host_index[(size_t) j * count + i] = sorted[i].id;
+				host_value[(size_t) j * count + i] = sorted[i].value;
+			}
+		}
+	}
+	/* columns whose cut had too many candidates: one at a time, sorting on the device */
+	for (int j = 0; j < k_cols; j++)
+		if (digit[j] == UINT_MAX &&
+			(st = topk_typed<T, K>(ws, x, n, k_cols, j, new_to_old, count, stream,
+								   host_index + (size_t) j * count, host_value + (size_t) j * count,
+								   err)) != PR_OK)
+			return st;
+	return PR_OK;
+}
+
+/* See pr_gpu_topk.h. */
+PrStatus
+pr_gpu_topk_columns(PrGpuTopkWorkspace **ws, const void *d_x, bool fp64, int64_t n, int k_cols,
+					const int32_t *d_new_to_old, int64_t top_k, void *stream, int32_t *host_index,
+					double *host_value, PrError *err)
+{
+	int64_t		count;
+
+	if (ws == NULL || n < 0 || n > INT_MAX || k_cols < 1 || top_k < 1 ||
+		(n > 0 && (d_x == NULL || d_new_to_old == NULL || host_index == NULL || host_value == NULL)))
+		return pr_error_set(err, PR_ERR_INVALID,
+							"GPU top-k: bad arguments (n %lld, %d columns, top_k %lld)",
+							(long long) n, k_cols, (long long) top_k);
+	if (n == 0)
+		return PR_OK;
+	count = top_k < n ? top_k : n;
+	if (*ws == NULL)
+	{
+		*ws = (PrGpuTopkWorkspace *) calloc(1, sizeof(PrGpuTopkWorkspace));
+		if (*ws == NULL)
+			return pr_error_set(err, PR_ERR_NOMEM, "GPU top-k: out of host memory");
+	}
+	if (n < TOPK_FILTER_MIN)
+	{
+		/* short columns: sorted whole, one at a time */
+		for (int j = 0; j < k_cols; j++)
+		{
+			PrStatus	st = pr_gpu_topk(ws, d_x, fp64, n, k_cols, j, d_new_to_old, top_k, stream,
+										 host_index + (size_t) j * count,
+										 host_value + (size_t) j * count, err);
+
+			if (st != PR_OK)
+				return st;
+		}
+		return PR_OK;
+	}
+	if (fp64)
+		return topk_columns_typed<double, uint64_t>(*ws, (const double *) d_x, n, k_cols, d_new_to_old,
+													count, (cudaStream_t) stream, host_index,
+													host_value, err);
+	return topk_columns_typed<float, uint32_t>(*ws, (const float *) d_x, n, k_cols, d_new_to_old,
+											   count, (cudaStream_t) stream, host_index, host_value,
+											   err);
 }
 
 /* See pr_gpu_topk.h. */

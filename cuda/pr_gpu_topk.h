@@ -43,6 +43,20 @@ PrStatus	pr_gpu_topk(PrGpuTopkWorkspace **ws, const void *d_x, bool fp64, int64_
 						int k_cols, int col, const int32_t *d_new_to_old, int64_t top_k,
 						void *stream, int32_t *host_index, double *host_value, PrError *err);
 
+/*
+ * The same for every column of d_x at once (a batch of RWR sources): writes min(top_k, n) ids and
+ * values per column to host_index / host_value, column after column.  One pass over the vector
+ * counts each column's digit histogram, a second appends each column's candidates (the entries
+ * at or above its cut digit), which the host sorts — a few hundred per column for scores that sum
+ * to 1, instead of k passes with a device sort each.  A column with very many candidates (ties
+ * at the cut) falls back to pr_gpu_topk.  Same results and order as pr_gpu_topk per column.
+ * ws must not be NULL.
+ */
+PrStatus	pr_gpu_topk_columns(PrGpuTopkWorkspace **ws, const void *d_x, bool fp64, int64_t n,
+								int k_cols, const int32_t *d_new_to_old, int64_t top_k,
+								void *stream, int32_t *host_index, double *host_value,
+								PrError *err);
+
 /* Device bytes a workspace holds now (0 for NULL). */
 size_t		pr_gpu_topk_workspace_bytes(const PrGpuTopkWorkspace *ws);
 

@@ -188,6 +188,81 @@ run_case(const char *name, int64_t n, int k_cols, int col, int64_t top_k, bool s
 	CHECK_CUDA(cudaFree(d_new_to_old));
 }
 
+/*
+ * Every column at once (pr_gpu_topk_columns): k_cols columns of n values whose kinds cycle
+ * through spread (the candidate path), plain ties and, with specials, NaN / +-0 / +-inf (many ties
+ * at the cut: the per-column fallback); each column's ids and values against pr_top_k.
+ */
+template <typename T>
+static void
+run_columns_case(const char *name, int64_t n, int k_cols, int64_t top_k, bool specials,
+				 PrGpuTopkWorkspace **ws, cudaStream_t stream, uint64_t seed)
+{
+	uint64_t	state = seed;
+	int64_t		count = top_k < n ? top_k : n;
+	std::vector<int32_t> new_to_old((size_t) n);
+	std::vector<T> x((size_t) (n + 1) * k_cols);
+	std::vector<double> by_id((size_t) n);
+	std::vector<int32_t> want((size_t) (count > 0 ? count : 1));
+	std::vector<int32_t> got_index((size_t) (count > 0 ? count : 1) * k_cols);
+	std::vector<double> got_value((size_t) (count > 0 ? count : 1) * k_cols);
+	T		   *d_x = NULL;
+	int32_t    *d_new_to_old = NULL;
+	PrError		err;
+	bool		ok = true;
+	const char *why = "";
+	int			bad_col = -1;
+
+	for (int64_t i = 0; i < n; i++)
+		new_to_old[i] = (int32_t) i;
+	for (int64_t i = n - 1; i > 0; i--)
+		std::swap(new_to_old[i], new_to_old[next_random(&state) % (uint64_t) (i + 1)]);
+	for (int64_t p = 0; p <= n; p++)
+		for (int j = 0; j < k_cols; j++)
+			x[(size_t) (p * k_cols + j)] = (T) (j % 3 == 0 ? spread_value(&state)
+												: tied_value(&state, specials && j % 3 == 2));
+	CHECK_CUDA(cudaMalloc(&d_x, x.size() * sizeof(T)));
+	CHECK_CUDA(cudaMalloc(&d_new_to_old, (size_t) (n > 0 ? n : 1) * sizeof(int32_t)));
+	CHECK_CUDA(cudaMemcpy(d_x, x.data(), x.size() * sizeof(T), cudaMemcpyHostToDevice));
+	if (n > 0)
+		CHECK_CUDA(cudaMemcpy(d_new_to_old, new_to_old.data(), (size_t) n * sizeof(int32_t),
+							  cudaMemcpyHostToDevice));
+	memset(&err, 0, sizeof(err));
+	if (pr_gpu_topk_columns(ws, d_x, sizeof(T) == 8, n, k_cols, d_new_to_old, top_k, (void *) stream,
+							got_index.data(), got_value.data(), &err) != PR_OK)
+	{
+		ok = false;
+		why = err.message;
+	}
+	for (int j = 0; ok && j < k_cols && n > 0; j++)
+	{
+		for (int64_t p = 0; p < n; p++)
+			by_id[new_to_old[p]] = (double) x[(size_t) (p * k_cols + j)];
+		pr_top_k(by_id.data(), n, 1, 0, count, want.data(), &pr_malloc_allocator);
+		for (int64_t i = 0; ok && i < count; i++)
+		{
+			if (got_index[(size_t) j * count + i] != want[i])
+				why = "ids differ from pr_top_k";
+			else if (!same_value(got_value[(size_t) j * count + i], by_id[want[i]]))
+				why = "values differ";
+			else
+				continue;
+			ok = false;
+			bad_col = j;
+		}
+	}
+	if (ok)
+		passed++;
+	else
+	{
+		failed++;
+		printf("FAIL %s (%s, n %lld, %d columns, top_k %lld, column %d): %s\n", name,
+			   sizeof(T) == 8 ? "fp64" : "fp32", (long long) n, k_cols, (long long) top_k, bad_col, why);
+	}
+	CHECK_CUDA(cudaFree(d_x));
+	CHECK_CUDA(cudaFree(d_new_to_old));
+}
+
 /* Bad arguments are refused without touching the device. */
 static void
 run_bad_arguments(cudaStream_t stream)
@@ -201,6 +276,7 @@ run_bad_arguments(cudaStream_t stream)
 	ok &= pr_gpu_topk(NULL, value, false, 10, 2, 2, (const int32_t *) index, 1, (void *) stream, index, value, &err) == PR_ERR_INVALID;
 	ok &= pr_gpu_topk(NULL, value, false, 10, 1, 0, (const int32_t *) index, 0, (void *) stream, index, value, &err) == PR_ERR_INVALID;
 	ok &= pr_gpu_topk(NULL, NULL, false, 0, 1, 0, NULL, 5, (void *) stream, index, value, &err) == PR_OK;
+	ok &= pr_gpu_topk_columns(NULL, value, false, 10, 1, (const int32_t *) index, 1, (void *) stream, index, value, &err) == PR_ERR_INVALID;
 	if (ok)
 		passed++;
 	else
@@ -258,6 +334,59 @@ time_call(int64_t n, int64_t top_k, cudaStream_t stream)
 }
 
 /* Runs every case. */
+/* Milliseconds (best of 5) of the top 10 of 8 columns of n spread floats: pr_gpu_topk column by
+ * column against pr_gpu_topk_columns, workspace kept. */
+static void
+time_columns_call(int64_t n, int k_cols, int64_t top_k, cudaStream_t stream)
+{
+	std::vector<float> x((size_t) (n + 1) * k_cols);
+	std::vector<int32_t> perm((size_t) n);
+	std::vector<int32_t> index((size_t) top_k * k_cols);
+	std::vector<double> value((size_t) top_k * k_cols);
+	uint64_t	state = 77;
+	float	   *d_x;
+	int32_t    *d_perm;
+	PrGpuTopkWorkspace *ws = NULL;
+	PrError		err;
+	double		best[2] = {1e30, 1e30};
+
+	for (size_t i = 0; i < x.size(); i++)
+		x[i] = (float) spread_value(&state);
+	for (int64_t i = 0; i < n; i++)
+		perm[i] = (int32_t) i;
+	CHECK_CUDA(cudaMalloc(&d_x, x.size() * sizeof(float)));
+	CHECK_CUDA(cudaMalloc(&d_perm, (size_t) n * sizeof(int32_t)));
+	CHECK_CUDA(cudaMemcpy(d_x, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
+	CHECK_CUDA(cudaMemcpy(d_perm, perm.data(), (size_t) n * sizeof(int32_t), cudaMemcpyHostToDevice));
+	for (int rep = 0; rep < 6; rep++)
+		for (int way = 0; way < 2; way++)
+		{
+			double		t0 = pr_clock_seconds();
+			PrStatus	st = PR_OK;
+
+			if (way == 0)
+				for (int j = 0; j < k_cols && st == PR_OK; j++)
+					st = pr_gpu_topk(&ws, d_x, false, n, k_cols, j, d_perm, top_k, (void *) stream,
+									 index.data() + j * top_k, value.data() + j * top_k, &err);
+			else
+				st = pr_gpu_topk_columns(&ws, d_x, false, n, k_cols, d_perm, top_k, (void *) stream,
+										 index.data(), value.data(), &err);
+			if (st != PR_OK)
+			{
+				printf("FAIL timing call: %s\n", err.message);
+				failed++;
+				break;
+			}
+			if (rep > 0)
+				best[way] = fmin(best[way], (pr_clock_seconds() - t0) * 1e3);
+		}
+	printf("# top %lld of %d columns of %lld floats: column by column %.3f ms, all columns at once %.3f ms\n",
+		   (long long) top_k, k_cols, (long long) n, best[0], best[1]);
+	pr_gpu_topk_free(ws);
+	CHECK_CUDA(cudaFree(d_x));
+	CHECK_CUDA(cudaFree(d_perm));
+}
+
 int
 main(void)
 {
@@ -291,6 +420,14 @@ main(void)
 			/* scores spread over decades (the candidate filter's usual case), 8 columns */
 			run_case<float>("spread", n, 8, 5, top_ks[t], false, &ws, stream, seed + 21, true);
 			run_case<double>("spread", n, 8, 0, top_ks[t], false, &ws, stream, seed + 21, true);
+			/* every column at once: 1, 5, 8 and 11 columns (two histogram groups) */
+			run_columns_case<float>("columns", n, 8, top_ks[t], true, &ws, stream, seed + 31);
+			run_columns_case<double>("columns", n, 5, top_ks[t], true, &ws, stream, seed + 37);
+			if (t % 2 == 1)
+			{
+				run_columns_case<float>("columns", n, 11, top_ks[t], false, &ws, stream, seed + 41);
+				run_columns_case<double>("columns", n, 1, top_ks[t], true, &ws, stream, seed + 43);
+			}
 			/* scratch allocated and freed per call */
 			if (t % 2 == 0)
 				run_case<float>("per-call workspace", n, 2, 1, top_ks[t], true, NULL, stream,
@@ -302,6 +439,7 @@ main(void)
 	pr_gpu_topk_free(ws);
 	time_call(8870942, 100, stream);
 	time_call(8870942, 10, stream);
+	time_columns_call(8870942, 8, 10, stream);
 	CHECK_CUDA(cudaStreamDestroy(stream));
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed == 0 ? 0 : 1;

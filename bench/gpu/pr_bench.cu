@@ -3,7 +3,9 @@
  *
  *   pr_bench --rmat SCALE | --er SCALE | --file EDGES.tsv[.gz]  [options]
  *   pr_bench --calibrate MODEL.tsv        (measures the performance-model table of this GPU)
- *   pr_bench --rmat SCALE --k 8,16        (the k-column product, SpMM, vs cusparseSpMM and k SpMVs;
+ *   pr_bench --rmat SCALE --k 8,16        (the k-column product, SpMM, vs cusparseSpMM and k SpMVs,
+ *                                          one RWR iteration (product + update) and one RWR batch
+ *                                          as the service runs it (iterations + top 10 of each column);
  *                                          --spmm-variants: also other chunk sizes and z kept in L2)
  *   pr_bench --calibrate-fixed FIXED.tsv  (only the fixed costs: launch l, row r, added row w,
  *                                          merged compact partial m; a few seconds)
@@ -702,6 +704,102 @@ max_column_rel_l1(const double *got, const double *ref, int64_t n, int k, const 
 }
 
 /*
+ * One RWR iteration of k sources on a prepared k-column engine: the product and the PageRank
+ * update with a restart of one node per column (damping 0.85), as the service's batches run it;
+ * CUDA-event median over reps.
+ */
+static double
+rwr_iteration_ms(PrEngine *e, const PrGraph *g, int k, int reps)
+{
+	std::vector<int64_t> ptr((size_t) k + 1);
+	std::vector<int32_t> node((size_t) k);
+	std::vector<double> weight((size_t) k, 1.0);
+	PrRestart	r;
+	PrError		err;
+	int			x = 0,
+				y = 1;
+
+	for (int j = 0; j <= k; j++)
+		ptr[j] = j;
+	for (int j = 0; j < k; j++)
+		node[j] = (int32_t) ((int64_t) (j + 1) * 104729 % g->n_nodes);
+	r.uniform = false;
+	r.k = k;
+	r.ptr = ptr.data();
+	r.node = node.data();
+	r.weight = weight.data();
+	die_on(e->ops->fill(e, 0, 1.0 / (double) g->n_nodes, &err), err, "fill");
+	return time_ms(e, reps, [&]() {
+		PrError		er;
+
+		die_on(e->ops->product(e, PR_PRODUCT_PULL_NORMALIZED, x, y, &er), er, "product");
+		die_on(e->ops->pagerank_update(e, y, x, 0.85, &r, &er), er, "update");
+		std::swap(x, y);
+	});
+}
+
+/*
+ * One RWR batch as the service runs it: k sources (existing nodes spread over the ids), restart
+ * 0.15, tolerance 1e-6 (L1), the residual read every iteration, then the top 10 of each column
+ * (pr_pagerank_top) on a prepared engine.  Prints the median wall time of 5 batches after a
+ * warm-up, the iterations, and the share of the top-k step (timed on its own).
+ */
+static void
+rwr_batch_report(PrEngine *e, const PrGraph *g, int k, const char *name)
+{
+	std::vector<int64_t> ptr((size_t) k + 1);
+	std::vector<int32_t> node((size_t) k);
+	std::vector<double> weight((size_t) k, 1.0);
+	std::vector<int32_t> index((size_t) k * 10);
+	std::vector<double> value((size_t) k * 10);
+	std::vector<double> wall, topk;
+	PrRestart	r;
+	PrIterOptions it;
+	PrRunStats	stats;
+	PrError		err;
+
+	for (int j = 0; j <= k; j++)
+		ptr[j] = j;
+	r.uniform = false;
+	r.k = k;
+	r.ptr = ptr.data();
+	r.node = node.data();
+	r.weight = weight.data();
+	memset(&it, 0, sizeof(it));
+	it.tolerance = 1e-6;
+	it.norm = PR_NORM_L1;
+	it.max_iterations = 100;
+	it.check_every = 1;
+	for (int rep = 0; rep < 6; rep++)
+	{
+		double		t0;
+
+		/* new sources each batch (as the service's batches have), nodes with out-edges */
+		for (int j = 0; j < k; j++)
+		{
+			int64_t		v = ((int64_t) (rep * k + j + 1) * 2654435761LL) % g->n_nodes;
+
+			while (g->out_strength[v] == 0)
+				v = (v + 1) % g->n_nodes;
+			node[j] = (int32_t) v;
+		}
+		t0 = pr_clock_seconds();
+		die_on(pr_pagerank_top(e, g, 0.85, &r, &it, 10, index.data(), value.data(), &stats, &err), err, "rwr batch");
+		if (rep > 0)
+			wall.push_back((pr_clock_seconds() - t0) * 1e3);
+		t0 = pr_clock_seconds();
+		for (int j = 0; j < k; j++)
+			die_on(e->ops->top_k(e, 0, j, 10, index.data(), value.data(), &err), err, "top-k");
+		if (rep > 0)
+			topk.push_back((pr_clock_seconds() - t0) * 1e3);
+	}
+	std::sort(wall.begin(), wall.end());
+	std::sort(topk.begin(), topk.end());
+	printf("# k=%d %s: RWR batch (tolerance 1e-6, top 10 each) %.2f ms median of %zu (min %.2f), %d iterations, top-k of %d columns %.2f ms\n",
+		   k, name, wall[wall.size() / 2], wall.size(), wall[0], stats.iterations, k, topk[topk.size() / 2]);
+}
+
+/*
  * --k K1,K2..: the k-column product (PULL_NORMALIZED, fp32) of the engine (SpMM over the binned
  * CSR) vs cusparseSpMM on the same matrix (natural and degree-sorted order, best algorithm) vs K x
  * the engine's best single SpMV (auto); our columns checked against the CPU engine's product
@@ -792,8 +890,9 @@ bench_spmm(const PrGraph *g, const std::vector<int> &ks, int reps, int threads, 
 			same = memcmp(got.data(), again.data(), total * 8) == 0;
 			err_ours = max_column_rel_l1(got.data(), ref.data(), n, k, NULL);
 			ours_ms = time_ms(e, reps, [&]() { PrError er; die_on(e->ops->product(e, PR_PRODUCT_PULL_NORMALIZED, 0, 1, &er), er, "product"); });
-			printf("# k=%d ours: %.4f ms, max column rel L1 vs CPU %.2e, %s | %s\n", k, ours_ms, err_ours,
-				   same ? "bit-identical twice" : "NOT bit-identical twice", format.c_str());
+			printf("# k=%d ours: %.4f ms, max column rel L1 vs CPU %.2e, %s, RWR iteration %.4f ms | %s\n", k, ours_ms, err_ours,
+				   same ? "bit-identical twice" : "NOT bit-identical twice", rwr_iteration_ms(e, g, k, reps), format.c_str());
+			rwr_batch_report(e, g, k, "ours");
 			e->ops->release(e);
 		}
 		/* variants of ours (not in the table): other chunk sizes of long rows, z kept in L2 */
@@ -827,8 +926,14 @@ bench_spmm(const PrGraph *g, const std::vector<int> &ks, int reps, int threads, 
 				die_on(e->ops->download(e, 1, vy.data(), &err), err, "download");
 				rel = max_column_rel_l1(vy.data(), ref.data(), n, k, NULL);
 				ms = time_ms(e, reps, [&]() { PrError er; die_on(e->ops->product(e, PR_PRODUCT_PULL_NORMALIZED, 0, 1, &er), er, "product"); });
-				printf("# k=%d ours %s: %.4f ms (%.2fx the default), rel L1 vs CPU %.2e%s\n", k, v.name, ms,
-					   ours_ms / ms, rel, rel < 1e-5 ? "" : " FAILED");
+				{
+					PrGpuReport vr;
+
+					die_on(pr_gpu_engine_report(e, &vr, &err), err, "report");
+					printf("# k=%d ours %s: %.4f ms (%.2fx the default), rel L1 vs CPU %.2e%s, RWR iteration %.4f ms | %s\n",
+						   k, v.name, ms, ours_ms / ms, rel, rel < 1e-5 ? "" : " FAILED",
+						   rwr_iteration_ms(e, g, k, reps), vr.format);
+				}
 				if (!(rel < 1e-5))
 					ok = false;
 				e->ops->release(e);

@@ -389,6 +389,8 @@ engine_top_k(PrEngine *engine, int slot, int64_t n, int k, int64_t top_k, int32_
 	double	   *all;
 	PrStatus	status;
 
+	if (ops->top_k_columns != NULL && k > 1)
+		return ops->top_k_columns(engine, slot, top_k, index, value, err);
 	if (ops->top_k != NULL)
 	{
 		for (int j = 0; j < k; j++)

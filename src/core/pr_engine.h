@@ -111,6 +111,13 @@ typedef struct PrEngineOps
 	PrStatus	(*top_k) (PrEngine *e, int slot, int col, int64_t top_k, int32_t *index,
 						  double *value, PrError *err);
 
+	/*
+	 * Optional (NULL: top_k column by column).  The same for every column of a slot at once:
+	 * min(top_k, n) ids and values per column into index / value, column after column.
+	 */
+	PrStatus	(*top_k_columns) (PrEngine *e, int slot, int64_t top_k, int32_t *index,
+								  double *value, PrError *err);
+
 	/* Frees everything the engine holds (the PrEngine itself too). */
 	void		(*release) (PrEngine *e);
 } PrEngineOps;
