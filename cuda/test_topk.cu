@@ -97,6 +97,20 @@ same_value(double a, double b)
 	return memcmp(&a, &b, sizeof(double)) == 0;
 }
 
+/* Copies a case's vector and private order to the device (the caller frees both). */
+template <typename T>
+static void
+upload_case(const std::vector<T> &x, const std::vector<int32_t> &new_to_old, int64_t n, T **d_x,
+			int32_t **d_new_to_old)
+{
+	CHECK_CUDA(cudaMalloc(d_x, x.size() * sizeof(T)));
+	CHECK_CUDA(cudaMalloc(d_new_to_old, (size_t) (n > 0 ? n : 1) * sizeof(int32_t)));
+	CHECK_CUDA(cudaMemcpy(*d_x, x.data(), x.size() * sizeof(T), cudaMemcpyHostToDevice));
+	if (n > 0)
+		CHECK_CUDA(cudaMemcpy(*d_new_to_old, new_to_old.data(), (size_t) n * sizeof(int32_t),
+							  cudaMemcpyHostToDevice));
+}
+
 /*
  * One case: n values (type T) in column col of k_cols, private order a random permutation;
  * checks pr_gpu_topk's ids and values against both host rankings.
@@ -144,12 +158,7 @@ run_case(const char *name, int64_t n, int k_cols, int col, int64_t top_k, bool s
 	if (n > 0)
 		pr_top_k(by_id.data(), n, 1, 0, count, heap_order.data(), &pr_malloc_allocator);
 
-	CHECK_CUDA(cudaMalloc(&d_x, x.size() * sizeof(T)));
-	CHECK_CUDA(cudaMalloc(&d_new_to_old, (size_t) (n > 0 ? n : 1) * sizeof(int32_t)));
-	CHECK_CUDA(cudaMemcpy(d_x, x.data(), x.size() * sizeof(T), cudaMemcpyHostToDevice));
-	if (n > 0)
-		CHECK_CUDA(cudaMemcpy(d_new_to_old, new_to_old.data(), (size_t) n * sizeof(int32_t),
-							  cudaMemcpyHostToDevice));
+	upload_case(x, new_to_old, n, &d_x, &d_new_to_old);
 	memset(&err, 0, sizeof(err));
 	st = pr_gpu_topk(ws, d_x, sizeof(T) == 8, n, k_cols, col, d_new_to_old, top_k, (void *) stream,
 					 got_index.data(), got_value.data(), &err);
@@ -221,12 +230,7 @@ run_columns_case(const char *name, int64_t n, int k_cols, int64_t top_k, bool sp
 		for (int j = 0; j < k_cols; j++)
 			x[(size_t) (p * k_cols + j)] = (T) (j % 3 == 0 ? spread_value(&state)
 												: tied_value(&state, specials && j % 3 == 2));
-	CHECK_CUDA(cudaMalloc(&d_x, x.size() * sizeof(T)));
-	CHECK_CUDA(cudaMalloc(&d_new_to_old, (size_t) (n > 0 ? n : 1) * sizeof(int32_t)));
-	CHECK_CUDA(cudaMemcpy(d_x, x.data(), x.size() * sizeof(T), cudaMemcpyHostToDevice));
-	if (n > 0)
-		CHECK_CUDA(cudaMemcpy(d_new_to_old, new_to_old.data(), (size_t) n * sizeof(int32_t),
-							  cudaMemcpyHostToDevice));
+	upload_case(x, new_to_old, n, &d_x, &d_new_to_old);
 	memset(&err, 0, sizeof(err));
 	if (pr_gpu_topk_columns(ws, d_x, sizeof(T) == 8, n, k_cols, d_new_to_old, top_k, (void *) stream,
 							got_index.data(), got_value.data(), &err) != PR_OK)
