@@ -48,7 +48,7 @@ include $(PGXS)
 
 # PGXS tracks no header dependencies here: every object depends on every header of the tree
 # (coarse, but a changed struct never leaves a stale object behind).
-$(OBJS): $(wildcard src/*.h src/core/*.h cuda/pr_gpu.h cuda/pr_multi.h)
+$(OBJS): $(wildcard src/*.h src/core/*.h cuda/pr_gpu.h cuda/pr_gpu_build.h cuda/pr_multi.h)
 
 # The versioned install script is a copy of the hand-edited one.
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql

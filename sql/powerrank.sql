@@ -356,7 +356,7 @@ CREATE FUNCTION powerrank_service_status(
 	OUT restarts bigint, OUT resident_graphs int, OUT device_bytes bigint, OUT uploads bigint,
 	OUT reuses bigint, OUT evictions bigint, OUT request_segments int, OUT last_error text,
 	OUT batches bigint, OUT batched_requests bigint, OUT batch_iterations bigint,
-	OUT batch_ms double precision)
+	OUT batch_ms double precision, OUT builds bigint)
 RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'powerrank_service_status'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
@@ -364,7 +364,7 @@ RETURNS SETOF record
 CREATE VIEW powerrank_service AS SELECT * FROM powerrank_service_status();
 
 COMMENT ON VIEW powerrank_service IS
-	'The powerrank GPU service: state, processes, engine, device, requests, failures, restarts, resident graphs, RWR batches';
+	'The powerrank GPU service: state, processes, engine, device, requests, failures, restarts, resident graphs, RWR batches, graphs built';
 
 CREATE FUNCTION powerrank_progress_entries(
 	OUT pid int, OUT algorithm text, OUT device text, OUT phase text, OUT iteration int,

@@ -375,5 +375,79 @@ FROM powerrank_service s, before_top b;
 SELECT name, identical, engine FROM checks WHERE name LIKE 'top%' ORDER BY name;
 SELECT request_segments FROM powerrank_service;
 
+-- The service's build (powerrank.gpu_build_rows): a table the cache tracks, not cached yet, is read
+-- into a shared segment, the engine builds the graph there (written over the rows) and the segment
+-- becomes the cache entry; the ranking then runs on the graph the engine still has mapped.  With
+-- cpu-test the engine builds with the backend's own code, so every score must be the same bits as
+-- a run on an untracked copy built in the backend.
+SELECT powerrank_cache_drop(NULL) >= 1 AS dropped;
+CREATE TABLE svc_build AS SELECT src, dst FROM svc_enron_dir;
+CREATE TABLE svc_build_copy AS SELECT src, dst FROM svc_enron_dir;
+SELECT powerrank_cache_enable('svc_build');
+SET powerrank.gpu_build_rows = 0;
+CREATE TEMP TABLE before_build AS SELECT builds, uploads, reuses, failures FROM powerrank_service;
+SELECT check_same('build pagerank', $$SELECT * FROM pagerank('svc_build', device => 'gpu')$$,
+                  $$SELECT * FROM pagerank('svc_build_copy', device => 'cpu')$$);
+SELECT source, nodes, edges, gpu IS NOT NULL AS resident FROM powerrank_cache;
+SELECT check_same('build pagerank cached', $$SELECT * FROM pagerank('svc_build', device => 'gpu')$$,
+                  $$SELECT * FROM pagerank('svc_build_copy', device => 'cpu')$$);
+SELECT check_same('build rwr cached', $$SELECT * FROM rwr('svc_build', 1, top_k => 20, device => 'gpu')$$,
+                  $$SELECT * FROM rwr('svc_build_copy', 1, top_k => 20, device => 'cpu')$$);
+-- undirected (both directions, a self-loop once) and HITS (out-edges added where it runs)
+SELECT check_same('build undirected', $$SELECT * FROM pagerank('svc_build', directed => false, device => 'gpu')$$,
+                  $$SELECT * FROM pagerank('svc_build_copy', directed => false, device => 'cpu')$$);
+SELECT check_same('build hits', $$SELECT * FROM hits('svc_build', directed => false, device => 'gpu')$$,
+                  $$SELECT * FROM hits('svc_build_copy', directed => false, device => 'cpu')$$);
+-- three builds (directed, undirected, and none for the cached HITS graph); uploads happen on the
+-- graph the engine built, no request segment is left
+SELECT s.builds - b.builds AS builds, s.failures - b.failures AS failures, s.request_segments
+FROM powerrank_service s, before_build b;
+SELECT count(*) AS entries, sum(edges) AS edges FROM powerrank_cache;
+-- never stale: a committed insert makes the next call build the new edges on the service
+INSERT INTO svc_build VALUES (1, 36000), (36000, 36000), (7, 7);
+INSERT INTO svc_build_copy VALUES (1, 36000), (36000, 36000), (7, 7);
+SELECT check_same('build after insert', $$SELECT * FROM pagerank('svc_build', device => 'gpu')$$,
+                  $$SELECT * FROM pagerank('svc_build_copy', device => 'cpu')$$);
+SELECT edges FROM powerrank_last_run();
+-- not built on the service: a weighted graph, device => 'cpu', the setting at -1
+SELECT powerrank_cache_enable('svc_enron');
+TRUNCATE before_build;
+INSERT INTO before_build SELECT builds, uploads, reuses, failures FROM powerrank_service;
+SELECT check_same('build weighted', $$SELECT * FROM pagerank('svc_enron', weight_column => 'w', device => 'gpu')$$,
+                  $$SELECT * FROM pagerank('svc_enron', weight_column => 'w', device => 'cpu')$$);
+SELECT powerrank_cache_drop(NULL) >= 1 AS dropped;
+SELECT count(*) FROM pagerank('svc_build', device => 'cpu');
+SELECT powerrank_cache_drop(NULL) >= 1 AS dropped;
+SET powerrank.gpu_build_rows = -1;
+SELECT check_same('build off', $$SELECT * FROM pagerank('svc_build', device => 'gpu')$$,
+                  $$SELECT * FROM pagerank('svc_build_copy', device => 'cpu')$$);
+SET powerrank.gpu_build_rows = 0;
+SELECT s.builds - b.builds AS builds FROM powerrank_service s, before_build b;
+-- faults during the build: out of memory (the rows are intact: the backend builds from them),
+-- an engine error (the engine restarts), a crash (the rows may be gone: read again); each call
+-- still returns the right scores ('auto' with gpu_min_edges 0: the service when it is up again,
+-- else the CPU), and nothing is built on the service
+TRUNCATE before_build;
+INSERT INTO before_build SELECT builds, uploads, reuses, failures FROM powerrank_service;
+SELECT powerrank_cache_drop(NULL) >= 1 AS dropped;
+SELECT powerrank_service_inject_fault('oom');
+SELECT check_same('build fault oom', $$SELECT * FROM pagerank('svc_build', top_k => 50)$$,
+                  $$SELECT * FROM pagerank('svc_build_copy', top_k => 50, device => 'cpu')$$);
+SELECT service_ready();
+SELECT powerrank_cache_drop(NULL) >= 1 AS dropped;
+SELECT powerrank_service_inject_fault('error');
+SELECT check_same('build fault error', $$SELECT * FROM pagerank('svc_build', top_k => 50)$$,
+                  $$SELECT * FROM pagerank('svc_build_copy', top_k => 50, device => 'cpu')$$);
+SELECT service_ready();
+SELECT powerrank_cache_drop(NULL) >= 1 AS dropped;
+SELECT powerrank_service_inject_fault('crash');
+SELECT check_same('build fault crash', $$SELECT * FROM pagerank('svc_build', top_k => 50)$$,
+                  $$SELECT * FROM pagerank('svc_build_copy', top_k => 50, device => 'cpu')$$);
+SELECT service_ready();
+SELECT s.builds - b.builds AS builds, s.failures - b.failures AS failures, s.request_segments
+FROM powerrank_service s, before_build b;
+SELECT name, identical FROM checks WHERE name LIKE 'build%' ORDER BY name;
+RESET powerrank.gpu_build_rows;
+
 SELECT powerrank_cache_drop(NULL) >= 1 AS dropped;
 RESET powerrank.gpu_min_edges;

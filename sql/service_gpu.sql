@@ -108,6 +108,35 @@ INSERT INTO result SELECT state = 'ready' AND request_segments = 0, 'recovered, 
 FROM powerrank_service;
 SELECT pg_temp.check('pagerank after faults', $q$pagerank('gpu_slashdot', tolerance => 1e-12, device => $DEV)$q$);
 
+-- The service's build (powerrank.gpu_build_rows = 0: every tracked table): the graph built on the
+-- GPU and cached, against a build in the backend of an untracked copy — same nodes and edges,
+-- scores within the bound; ids spread over int64 (the sorted id map) and a self-loop included.
+DROP TABLE IF EXISTS gpu_build, gpu_build_copy;
+CREATE TABLE gpu_build AS SELECT src, dst FROM gpu_slashdot;
+INSERT INTO gpu_build VALUES (-5, 9223372036854775807), (77, 77), (9223372036854775807, 1);
+CREATE TABLE gpu_build_copy AS SELECT * FROM gpu_build;
+SELECT powerrank_cache_enable('gpu_build');
+SET powerrank.gpu_build_rows = 0;
+CREATE FUNCTION pg_temp.check_build(name text, directed boolean) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE b0 bigint; b1 bigint; d float8; n_g bigint; n_c bigint; e_g bigint; e_c bigint; eng text;
+BEGIN
+  SELECT builds INTO b0 FROM powerrank_service;
+  CREATE TEMP TABLE g AS SELECT * FROM pagerank('gpu_build', directed => directed, tolerance => 1e-12, device => 'gpu');
+  SELECT edges, engine INTO e_g, eng FROM powerrank_last_run();
+  SELECT builds INTO b1 FROM powerrank_service;
+  CREATE TEMP TABLE c AS SELECT * FROM pagerank('gpu_build_copy', directed => directed, tolerance => 1e-12, device => 'cpu');
+  SELECT edges INTO e_c FROM powerrank_last_run();
+  SELECT count(*), sum(abs(g.score - c.score)) INTO n_g, d FROM g JOIN c USING (node);
+  SELECT count(*) INTO n_c FROM c;
+  INSERT INTO result VALUES (b1 = b0 + 1 AND n_g = n_c AND e_g = e_c AND d <= current_setting('gpu.bound')::float8,
+                             name, format('built %s, nodes %s / %s, edges %s / %s, L1 %s, engine %s',
+                                          b1 - b0, n_g, n_c, e_g, e_c, d, eng));
+  DROP TABLE g, c;
+END $$;
+SELECT pg_temp.check_build('gpu build directed', true);
+SELECT pg_temp.check_build('gpu build undirected', false);
+RESET powerrank.gpu_build_rows;
+
 SELECT CASE WHEN ok THEN 'PASS' ELSE 'FAIL' END AS result, name, detail FROM result;
 SELECT count(*) FILTER (WHERE ok) AS passed, count(*) FILTER (WHERE NOT ok) AS failed FROM result;
 DROP TABLE gpu_slashdot, gpu_enron;

@@ -19,6 +19,20 @@ edge_list_init(EdgeList *list, MemoryContext cxt, bool weighted)
 	list->weighted = weighted;
 }
 
+/*
+ * Starts an empty unweighted list whose rows go into src and dst (capacity rows each, owned by
+ * the caller); a list that outgrows them moves into cxt and is no longer external.
+ */
+void
+edge_list_init_external(EdgeList *list, MemoryContext cxt, int64 *src, int64 *dst, Size capacity)
+{
+	edge_list_init(list, cxt, false);
+	list->src = src;
+	list->dst = dst;
+	list->capacity = capacity;
+	list->external = true;
+}
+
 /* Grows one array to capacity elements of elem_size bytes (allocating it when absent). */
 static void *
 grow_array(MemoryContext cxt, void *array, Size capacity, Size elem_size)
@@ -48,8 +62,23 @@ edge_list_reserve(EdgeList *list, Size count)
 	while (capacity < count)
 		capacity = (capacity > limit / 2) ? limit : capacity * 2;
 
-	list->src = grow_array(list->cxt, list->src, capacity, sizeof(int64));
-	list->dst = grow_array(list->cxt, list->dst, capacity, sizeof(int64));
+	if (list->external)
+	{
+		/* the caller's arrays are full: the rows move into cxt */
+		int64	   *src = MemoryContextAllocHuge(list->cxt, capacity * sizeof(int64));
+		int64	   *dst = MemoryContextAllocHuge(list->cxt, capacity * sizeof(int64));
+
+		memcpy(src, list->src, list->count * sizeof(int64));
+		memcpy(dst, list->dst, list->count * sizeof(int64));
+		list->src = src;
+		list->dst = dst;
+		list->external = false;
+	}
+	else
+	{
+		list->src = grow_array(list->cxt, list->src, capacity, sizeof(int64));
+		list->dst = grow_array(list->cxt, list->dst, capacity, sizeof(int64));
+	}
 	if (list->weighted)
 		list->weight = grow_array(list->cxt, list->weight, capacity, sizeof(double));
 	list->capacity = capacity;

@@ -18,9 +18,13 @@ typedef struct EdgeList
 	Size		count;
 	Size		capacity;
 	int64		skipped;		/* rows skipped for a NULL src, dst or weight */
+	bool		external;		/* src and dst belong to someone else (a shared segment): fixed
+								 * capacity; growing past it moves the rows into cxt */
 } EdgeList;
 
 void		edge_list_init(EdgeList *list, MemoryContext cxt, bool weighted);
+void		edge_list_init_external(EdgeList *list, MemoryContext cxt, int64 *src, int64 *dst,
+									Size capacity);
 void		edge_list_reserve(EdgeList *list, Size count);
 void		edge_list_append_all(EdgeList *to, const EdgeList *from);
 void		edge_list_check_weight(double weight, int64 src, int64 dst, const char *relation);

@@ -421,24 +421,64 @@ retire_older_generations(const GraphCacheKey *key, dsm_handle *evicted, int *n_e
 }
 
 /*
+ * Registers segment (bytes of a flat graph of nodes and edges, not pinned yet) under key and pins
+ * it; false, leaving it unpinned, when another backend published the same key (or a later
+ * generation of the table) meanwhile or readers hold all the room.  Entries of the table at
+ * earlier generations are evicted: they are stale for every snapshot that sees the new one.
+ */
+static bool
+register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, int64 nodes,
+				 int64 edges, int64 skipped_rows, int64 limit)
+{
+	dsm_handle	evicted[GRAPH_CACHE_SLOTS];
+	int			n_evicted = 0;
+	TimestampTz now = GetCurrentTimestamp();
+	int			slot = -1;
+
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	if (find_ready(key) < 0 && !newer_generation_cached(key))
+	{
+		retire_older_generations(key, evicted, &n_evicted);
+		slot = make_room(bytes, limit, evicted, &n_evicted);
+	}
+	if (slot >= 0)
+	{
+		GraphCacheEntry *entry = &cache->entries[slot];
+
+		dsm_pin_segment(segment);
+		memset(entry, 0, sizeof(GraphCacheEntry));
+		entry->key = *key;
+		entry->state = ENTRY_READY;
+		entry->id = cache->next_id++;
+		entry->handle = dsm_segment_handle(segment);
+		entry->nodes = nodes;
+		entry->edges = edges;
+		entry->skipped_rows = skipped_rows;
+		entry->bytes = bytes;
+		entry->built_at = now;
+		entry->last_used = now;
+		cache->segments++;
+		cache->bytes += bytes;
+	}
+	LWLockRelease(cache->lock);
+
+	unpin_segments(evicted, n_evicted);
+	return slot >= 0;
+}
+
+/*
  * Adds a graph built by this backend to the cache under key (out-edges left out: the PageRank
  * family reads in-edges only, HITS adds the out-edges per call).  Does nothing when the cache is
- * off, the graph does not fit in powerrank.cache_size, no segment can be had, another backend
- * published the same key (or a later generation of the table) meanwhile, or readers hold all the
- * room.  Entries of the table at earlier generations are evicted: they are stale for every
- * snapshot that sees the new one.
+ * off, the graph does not fit in powerrank.cache_size, no segment can be had, or
+ * register_segment refuses it.
  */
 void
 graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skipped_rows)
 {
 	PrGraph		stripped = *graph;
 	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
-	dsm_handle	evicted[GRAPH_CACHE_SLOTS];
-	int			n_evicted = 0;
-	TimestampTz now;
 	dsm_segment *segment;
 	Size		size;
-	int			slot;
 
 	if (cache == NULL || limit <= 0)
 		return;
@@ -455,38 +495,27 @@ graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skippe
 	if (segment == NULL)
 		return;
 	pr_graph_write_flat_threads(&stripped, dsm_segment_address(segment), powerrank_thread_count());
-	now = GetCurrentTimestamp();
-
-	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
-	slot = -1;
-	if (find_ready(key) < 0 && !newer_generation_cached(key))
-	{
-		retire_older_generations(key, evicted, &n_evicted);
-		slot = make_room((int64) size, limit, evicted, &n_evicted);
-	}
-	if (slot >= 0)
-	{
-		GraphCacheEntry *entry = &cache->entries[slot];
-
-		dsm_pin_segment(segment);
-		memset(entry, 0, sizeof(GraphCacheEntry));
-		entry->key = *key;
-		entry->state = ENTRY_READY;
-		entry->id = cache->next_id++;
-		entry->handle = dsm_segment_handle(segment);
-		entry->nodes = graph->n_nodes;
-		entry->edges = graph->n_edges;
-		entry->skipped_rows = skipped_rows;
-		entry->bytes = (int64) size;
-		entry->built_at = now;
-		entry->last_used = now;
-		cache->segments++;
-		cache->bytes += (int64) size;
-	}
-	LWLockRelease(cache->lock);
-
-	unpin_segments(evicted, n_evicted);
+	(void) register_segment(key, segment, (int64) size, graph->n_nodes, graph->n_edges,
+							skipped_rows, limit);
 	dsm_detach(segment);
+}
+
+/*
+ * Adds a segment that already holds a flat graph (in-edges only) of flat_bytes at its start — the
+ * GPU service's build, written over the rows it was built from — to the cache under key, as
+ * graph_cache_publish does.  The cache counts flat_bytes (the engine gave the rest of the segment
+ * back).  True when the cache took it (pinned); the caller's mapping stays either way.
+ */
+bool
+graph_cache_publish_segment(const GraphCacheKey *key, dsm_segment *segment, Size flat_bytes,
+							const PrGraph *graph, int64 skipped_rows)
+{
+	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
+
+	if (cache == NULL || limit <= 0 || (int64) flat_bytes > limit)
+		return false;
+	return register_segment(key, segment, (int64) flat_bytes, graph->n_nodes, graph->n_edges,
+							skipped_rows, limit);
 }
 
 /*

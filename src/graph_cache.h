@@ -75,6 +75,8 @@ bool		graph_cache_acquire(const GraphCacheKey *key, dsm_segment **segment, PrGra
 								int64 *skipped_rows, uint64 *entry_id);
 void		graph_cache_release(dsm_segment **segment);
 void		graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skipped_rows);
+bool		graph_cache_publish_segment(const GraphCacheKey *key, dsm_segment *segment,
+										Size flat_bytes, const PrGraph *graph, int64 skipped_rows);
 int			graph_cache_drop(Oid database, Oid relid);
 int			graph_cache_snapshot(Oid database, GraphCacheEntryInfo **entries);
 void		graph_cache_status(GraphCacheStatus *status);

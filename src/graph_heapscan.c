@@ -9,6 +9,7 @@
  */
 #include "powerrank.h"
 
+#include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -18,6 +19,8 @@
 #include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/bufpage.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
 #include "utils/guc.h"
@@ -116,14 +119,50 @@ graph_heapscan_refusal(const EdgeScanTarget *target)
 	return reason;
 }
 
-/* Room for the rows the catalog expects (a hint: the list still grows by doubling past it). */
+/*
+ * Room for the rows the catalog expects (a hint: the list still grows by doubling past it).  Not
+ * for a list in the caller's segment, sized by graph_heapscan_max_rows: the hint (reltuples, an
+ * estimate) may exceed that bound and would move the rows out of the segment for nothing.
+ */
 void
 graph_heapscan_reserve(Relation rel, EdgeList *edges)
 {
 	double		expected = rel->rd_rel->reltuples;
 
+	if (edges->external)
+		return;
+
 	if (expected > 0 && expected < (double) (MaxAllocHugeSize / sizeof(int64)) / 2)
 		edge_list_reserve(edges, (Size) (expected * 1.05) + 1024);
+}
+
+/*
+ * The most rows a direct scan of target can return: the table's blocks times the most tuples a
+ * page holds when each carries only the edge columns at their fixed widths (wider rows, other
+ * columns and dead tuples only lower the real count).  0 when a column has no fixed width.
+ */
+Size
+graph_heapscan_max_rows(const EdgeScanTarget *target)
+{
+	Relation	rel = relation_open(target->relid, NoLock); /* locked by graph_scan_resolve */
+	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+	Size		data = 0;
+	Size		per_page;
+
+	relation_close(rel, NoLock);
+	for (int i = 0; i < target->n_columns; i++)
+	{
+		int16		len = get_typlen(target->columns[i].type);
+
+		if (len <= 0)
+			return 0;
+		data += (Size) len;
+	}
+	per_page = (BLCKSZ - SizeOfPageHeaderData) /
+		(MAXALIGN(SizeofHeapTupleHeader + data) + sizeof(ItemIdData));
+	if (per_page > MaxHeapTuplesPerPage)
+		per_page = MaxHeapTuplesPerPage;
+	return (Size) nblocks * per_page;
 }
 
 /* Fills reader with target's column numbers and conversions. */

@@ -56,6 +56,7 @@ extern int	powerrank_table_reader;
 void		graph_heapscan_guc_init(void);
 const char *graph_heapscan_refusal(const EdgeScanTarget *target);
 void		graph_heapscan_reserve(Relation rel, EdgeList *edges);
+Size		graph_heapscan_max_rows(const EdgeScanTarget *target);
 void		graph_heapscan_reader_init(EdgeRowReader *reader, const EdgeScanTarget *target);
 void		graph_heapscan_read(const EdgeRowReader *reader, Relation rel, TableScanDesc scan,
 								EdgeList *edges);

@@ -275,12 +275,29 @@ use_direct_scan(const EdgeScanTarget *target)
 void
 graph_scan_fetch(const EdgeScanTarget *target, MemoryContext cxt, EdgeList *edges)
 {
+	edge_list_init(edges, cxt, target->n_columns == 3);
+	graph_scan_fetch_into(target, edges);
+}
+
+/*
+ * The most rows reading target can return, when a direct table scan reads it (from the table's
+ * size: see graph_heapscan_max_rows); 0 when it is read through SPI (no bound known).
+ */
+Size
+graph_scan_max_rows(const EdgeScanTarget *target)
+{
+	return use_direct_scan(target) ? graph_heapscan_max_rows(target) : 0;
+}
+
+/* graph_scan_fetch into a list the caller started (edge_list_init or edge_list_init_external). */
+void
+graph_scan_fetch_into(const EdgeScanTarget *target, EdgeList *edges)
+{
 	double		started = pr_clock_seconds();
 	bool		direct = use_direct_scan(target);
 	bool		parallel = false;
 	ParallelReadInfo parallel_info = {0};
 
-	edge_list_init(edges, cxt, target->n_columns == 3);
 	if (direct)
 	{
 		parallel = graph_parallel_read_fetch(target, edges, &parallel_info);

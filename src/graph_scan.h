@@ -38,6 +38,8 @@ typedef struct EdgeScanTarget
 
 void		graph_scan_resolve(const EdgeTableSpec *spec, EdgeScanTarget *target);
 void		graph_scan_fetch(const EdgeScanTarget *target, MemoryContext cxt, EdgeList *edges);
+void		graph_scan_fetch_into(const EdgeScanTarget *target, EdgeList *edges);
+Size		graph_scan_max_rows(const EdgeScanTarget *target);
 void		graph_scan_table(const EdgeTableSpec *spec, MemoryContext cxt, EdgeList *edges);
 void		graph_scan_report_skipped(int64 skipped, bool weighted);
 

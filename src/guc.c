@@ -27,6 +27,7 @@ double		powerrank_service_batch_wait_ms = 1.0;
 int			powerrank_gpu_quick_layout_edges = 8000000;
 int			powerrank_gpu_memory_mb = 0;
 int			powerrank_gpu_min_edges = 400000;
+int			powerrank_gpu_build_rows = 4000000;
 
 static const struct config_enum_entry service_engine_options[] = {
 	{"gpu", SERVICE_ENGINE_GPU, false},
@@ -127,6 +128,12 @@ service_guc_init(void)
 							NULL,
 							&powerrank_gpu_min_edges,
 							400000, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("powerrank.gpu_build_rows",
+							"Uncached tables that may hold at least this many edge rows (judged from their size) are read into shared memory and built into a graph by the GPU service (-1 = always build in the backend).",
+							"Only for calls the service runs, tables the cache tracks and unweighted graphs; any failure builds in the backend instead.",
+							&powerrank_gpu_build_rows,
+							4000000, -1, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 }
 

@@ -58,22 +58,23 @@ rank_run_begin(const char *algorithm)
 }
 
 /*
- * Offers the built graph to the cache inside a subtransaction: caching is an optimisation, so a
- * failure there (say, no room left for dynamic shared memory) rolls the subtransaction back,
- * which destroys the unpinned segment, and the ranking goes on with a NOTICE.  A cancel is not
- * swallowed.
+ * Runs fn(arg) inside a subtransaction and returns true; on an ERROR other than a cancel, rolls
+ * the subtransaction back (which destroys any segment it created), puts the error's message into
+ * message and returns false.  For optional steps (caching, the service's build) whose failure
+ * (say, no room left for dynamic shared memory) must not fail the ranking.
  */
-static void
-publish_to_cache(const GraphCacheKey *key, RankRun *run)
+static bool
+try_in_subtransaction(void (*fn) (void *), void *arg, char *message, size_t size)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool ok = true;
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		graph_cache_publish(key, &run->graph, run->skipped_rows);
+		fn(arg);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
@@ -90,12 +91,147 @@ publish_to_cache(const GraphCacheKey *key, RankRun *run)
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
-		ereport(NOTICE,
-				(errmsg("graph not cached: %s", error->message),
-				 errdetail("The ranking goes on with the graph this call built.")));
+		strlcpy(message, error->message, size);
 		FreeErrorData(error);
+		ok = false;
 	}
 	PG_END_TRY();
+	return ok;
+}
+
+/* What publish_step publishes. */
+typedef struct PublishStep
+{
+	const GraphCacheKey *key;
+	RankRun    *run;
+} PublishStep;
+
+/* try_in_subtransaction's step: offers the run's graph to the cache. */
+static void
+publish_step(void *arg)
+{
+	PublishStep *step = (PublishStep *) arg;
+
+	graph_cache_publish(step->key, &step->run->graph, step->run->skipped_rows);
+}
+
+/*
+ * Offers the built graph to the cache inside a subtransaction: caching is an optimisation, so a
+ * failure there rolls back and the ranking goes on with a NOTICE.  A cancel is not swallowed.
+ */
+static void
+publish_to_cache(const GraphCacheKey *key, RankRun *run)
+{
+	PublishStep step = {key, run};
+	char		message[256];
+
+	if (!try_in_subtransaction(publish_step, &step, message, sizeof(message)))
+		ereport(NOTICE,
+				(errmsg("graph not cached: %s", message),
+				 errdetail("The ranking goes on with the graph this call built.")));
+}
+
+/* A shared segment for the rows the service builds from (see create_rows_segment). */
+typedef struct RowsSegmentStep
+{
+	Size		bytes;
+	dsm_segment *segment;
+} RowsSegmentStep;
+
+/*
+ * try_in_subtransaction's step: creates the rows segment (NULL when no slot is left), its mapping
+ * kept past the subtransaction's commit (which would detach it) until create_rows_segment hands
+ * it to the statement's resource owner.
+ */
+static void
+rows_segment_step(void *arg)
+{
+	RowsSegmentStep *step = (RowsSegmentStep *) arg;
+
+	step->segment = dsm_create(step->bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	if (step->segment != NULL)
+		dsm_pin_mapping(step->segment);
+}
+
+/*
+ * A segment for capacity rows (src, then dst) that the service's build will turn into the cached
+ * graph, or NULL (with a DEBUG1 line) when none can be had: the rows are then read into local
+ * memory as usual.
+ */
+static dsm_segment *
+create_rows_segment(Size capacity)
+{
+	RowsSegmentStep step = {mul_size(capacity, 2 * sizeof(int64)), NULL};
+	char		message[256];
+
+	if (!try_in_subtransaction(rows_segment_step, &step, message, sizeof(message)))
+		elog(DEBUG1, "powerrank: no shared segment of %zu bytes for the rows (%s)", step.bytes,
+			 message);
+	else if (step.segment != NULL)
+		dsm_unpin_mapping(step.segment);	/* detached by an ERROR from here on */
+	return step.segment;
+}
+
+/*
+ * Has the GPU service build the graph from the rows read into segment, then publishes the
+ * segment — now holding the flat graph — as the cache entry and maps the graph from the cache as
+ * a hit does; when the cache does not take it, the run keeps the segment (run->rows_segment).
+ * True when the run has its graph; false when this backend must build it, with *rows_lost unless
+ * the service says the rows in the segment are as they were read.
+ */
+static bool
+build_on_service(RankRun *run, const GraphCacheKey *key, dsm_segment *segment,
+				 const EdgeList *edges, Size capacity, bool directed, bool out_edges,
+				 bool *rows_lost)
+{
+	ServiceOutcome outcome;
+	PrGraph		view;
+	PrError		err = {0};
+	double		started = pr_clock_seconds();
+
+	*rows_lost = false;
+	if (!service_build(segment, edges->count, capacity, !directed, &outcome))
+	{
+		*rows_lost = !outcome.rows_intact;
+		elog(DEBUG1, "powerrank: the GPU service did not build the graph (%s: %s); building it in this backend",
+			 pr_status_name((PrStatus) outcome.status), outcome.message);
+		return false;
+	}
+	/* checked as every reader of a flat graph from elsewhere checks it */
+	if (pr_graph_view_flat_threads(dsm_segment_address(segment), outcome.built_bytes,
+								   powerrank_thread_count(), &view, &err) != PR_OK)
+	{
+		*rows_lost = true;
+		elog(WARNING, "powerrank: the GPU service built a graph that fails its checks (%s); building it in this backend",
+			 err.message);
+		return false;
+	}
+	elog(DEBUG1, "powerrank: graph of %zu rows built by the GPU service in %.1f ms (engine %.1f ms: upload %.1f, ids %.1f, sort %.1f, download %.1f)",
+		 edges->count, (pr_clock_seconds() - started) * 1000.0, outcome.seconds * 1000.0,
+		 outcome.build_times[0] * 1000.0, outcome.build_times[1] * 1000.0,
+		 outcome.build_times[2] * 1000.0, outcome.build_times[3] * 1000.0);
+	if (graph_cache_publish_segment(key, segment, outcome.built_bytes, &view, run->skipped_rows))
+	{
+		/* the cache holds the segment now: map it again as a reader (a hit) */
+		dsm_detach(segment);
+		run->published = true;
+		run->cache_key = *key;
+		if (graph_cache_acquire(key, &run->cache_segment, &run->graph, &run->skipped_rows,
+								&run->cache_entry_id))
+		{
+			run->needs_out_edges = out_edges;
+			return true;
+		}
+		/* evicted in between (the cache is full of busier graphs): build it here */
+		*rows_lost = true;
+		return false;
+	}
+	/* not cached (no room, or another backend was faster): this run's own graph */
+	run->rows_segment = segment;
+	run->graph = view;
+	if (out_edges && pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
+		powerrank_report_core_error("graph build", &err);
+	return true;
 }
 
 /*
@@ -113,6 +249,8 @@ rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed, bool
 	PrBuildOptions options = {0};
 	PrBuildTimes build_times;
 	PrError		err = {0};
+	dsm_segment *rows_segment = NULL;
+	Size		capacity;
 	double		t_read,
 				t_build,
 				t_free,
@@ -133,9 +271,40 @@ rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed, bool
 	}
 
 	t_read = pr_clock_seconds();
-	graph_scan_fetch(&target, run->cxt, &edges);
+	capacity = service_build_rows(run, cacheable, &target);
+	if (capacity > 0 && (rows_segment = create_rows_segment(capacity)) != NULL)
+	{
+		int64	   *rows = (int64 *) dsm_segment_address(rows_segment);
+
+		edge_list_init_external(&edges, run->cxt, rows, rows + capacity, capacity);
+		graph_scan_fetch_into(&target, &edges);
+	}
+	else
+		graph_scan_fetch(&target, run->cxt, &edges);
 	run->read_seconds = pr_clock_seconds() - t_read;
 	run->skipped_rows = edges.skipped;
+
+	if (rows_segment != NULL)
+	{
+		bool		rows_lost = false;
+
+		if (edges.external &&
+			build_on_service(run, &key, rows_segment, &edges, capacity, directed, out_edges,
+							 &rows_lost))
+		{
+			run->build_seconds = pr_clock_seconds() - run->started;
+			return;
+		}
+		if (rows_lost)
+		{
+			/* the rows are gone (overwritten, or the segment went to the cache): read again */
+			if (!run->published)
+				dsm_detach(rows_segment);
+			run->published = false;
+			rows_segment = NULL;
+			graph_scan_fetch(&target, run->cxt, &edges);
+		}
+	}
 
 	options.undirected = !directed;
 	options.out_edges = out_edges;
@@ -146,7 +315,9 @@ rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed, bool
 					   &options, run->alloc, &run->graph, &err) != PR_OK)
 		powerrank_report_core_error("graph build", &err);
 	t_free = pr_clock_seconds();
-	if (edges.src != NULL)
+	if (rows_segment != NULL)
+		dsm_detach(rows_segment);	/* the rows were read into it (or moved out of it) */
+	else if (edges.src != NULL)
 	{
 		pfree(edges.src);
 		pfree(edges.dst);
@@ -445,12 +616,16 @@ rank_run_hits(RankRun *run, const RankOptions *options, double *hubs, double *au
 }
 
 /*
- * Ends the run: detaches a cached graph (an ERROR detaches it through the resource owner) and
+ * Ends the run: detaches a cached graph or the run's own build segment (an ERROR detaches them
+ * through the resource owner) and
  * frees the run's context (which releases an engine still held).
  */
 void
 rank_run_end(RankRun *run)
 {
 	graph_cache_release(&run->cache_segment);
+	if (run->rows_segment != NULL)
+		dsm_detach(run->rows_segment);
+	run->rows_segment = NULL;
 	MemoryContextDelete(run->cxt);
 }

@@ -47,6 +47,8 @@ typedef struct RankRun
 	GraphCacheKey cache_key;	/* the key it was offered under (when published) */
 	struct dsm_segment *cache_segment;	/* mapping of the cached graph, or NULL */
 	uint64		cache_entry_id; /* the cache entry's id (the GPU service's residency key) */
+	struct dsm_segment *rows_segment;	/* the service built the graph in it but the cache did
+										 * not take it: run->graph lives there */
 	bool		needs_out_edges;	/* HITS on a cached graph: out-edges added only on the CPU */
 	RankDevice	device;
 	bool		resident;		/* the service found the graph already on its device */
@@ -119,6 +121,9 @@ void		run_stats_record(const RankRunStats *stats);
 /* ---- service_client.c: runs on the GPU service ---- */
 
 bool		service_wanted(RankRun *run);
+Size		service_build_rows(RankRun *run, bool cacheable, const EdgeScanTarget *target);
+bool		service_build(struct dsm_segment *segment, Size rows, Size capacity, bool undirected,
+						  ServiceOutcome *outcome);
 bool		service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha,
 						 const PrRestart *restart, const RankOptions *options, int64 top_k,
 						 double *out1, double *out2, int32 *top_index, PrRunStats *stats);

@@ -68,7 +68,9 @@ typedef enum ServiceSlotState
 typedef enum ServiceAlgorithm
 {
 	SERVICE_PAGERANK = 0,		/* PageRank / personalized PageRank / RWR (k columns) */
-	SERVICE_HITS
+	SERVICE_HITS,
+	SERVICE_BUILD				/* build a graph from rows in a segment, in place (see
+								 * service_build) */
 } ServiceAlgorithm;
 
 /* Faults the engine process injects into the next request (powerrank_service_inject_fault). */
@@ -127,6 +129,11 @@ typedef struct ServiceRequest
 	bool		inline_data;	/* the request's data is in the slot (inline), not in a segment */
 	dsm_handle	request_handle; /* the per-request segment (when not inline) */
 	uint64		request_size;
+	/* SERVICE_BUILD: rows src[build_rows] at the start of graph_handle's segment, dst[] at
+	 * build_capacity rows from it; the flat graph is written over them */
+	uint64		build_rows;
+	uint64		build_capacity;
+	bool		build_undirected;
 } ServiceRequest;
 
 /* Rows of results per column: min(top_k, n) for PageRank with top_k, else n. */
@@ -170,6 +177,12 @@ typedef struct ServiceOutcome
 	bool		resident;		/* the graph was already on the device */
 	int			batch_size;		/* requests served by the same engine run (1: alone) */
 	char		engine[32];
+	/* SERVICE_BUILD */
+	int64		built_nodes;
+	int64		built_edges;
+	uint64		built_bytes;	/* of the flat graph at the segment's start */
+	bool		rows_intact;	/* a failed build left the rows as they were (false when unsure) */
+	double		build_times[4]; /* seconds: upload, id map, sort, download */
 } ServiceOutcome;
 
 /*
@@ -248,6 +261,7 @@ typedef struct ServiceShared
 	pg_atomic_uint64 batch_iterations;	/* iterations of those runs, summed */
 	pg_atomic_uint64 batch_microseconds;	/* their engine time (request mapped to answers
 											 * published), summed */
+	pg_atomic_uint64 builds;	/* graphs built from rows (SERVICE_BUILD) */
 	pg_atomic_uint32 resident;	/* resident graphs now */
 	pg_atomic_uint64 device_bytes;	/* their device (or host, for cpu-test) bytes */
 	pg_atomic_uint64 resident_ids[SERVICE_MAX_RESIDENT];	/* their cache entry ids (0: none) */
@@ -298,6 +312,7 @@ extern int	powerrank_gpu_min_edges;
 extern int	powerrank_service_batch_size;
 extern double powerrank_service_batch_wait_ms;
 extern int	powerrank_gpu_quick_layout_edges;
+extern int	powerrank_gpu_build_rows;
 
 /* ---- service_shmem.c ---- */
 

@@ -307,6 +307,90 @@ wait_for_answer(ServiceSlot *slot)
 	pg_read_barrier();
 }
 
+/*
+ * Queues req in this backend's slot, rings the doorbell and waits for the answer (an ERROR or a
+ * cancel withdraws it).  Copies the outcome; true when the request was answered DONE.  The slot
+ * is left settled: the caller reads what it needs, then sets it IDLE.
+ */
+static bool
+submit_and_wait(ServiceSlot *slot, const ServiceRequest *req, ServiceOutcome *outcome)
+{
+	bool		ok;
+
+	slot->backend_pid = MyProcPid;
+	slot->latch = MyLatch;
+	slot->request = *req;
+	pg_atomic_write_u32(&slot->cancel, 0);
+	(void) pg_atomic_exchange_u32(&slot->state, SLOT_QUEUED);
+	pg_atomic_fetch_add_u32(&service->doorbell, 1);
+	service_futex_wake(&service->doorbell);
+
+	wait_for_answer(slot);
+	*outcome = slot->outcome;
+	ok = pg_atomic_read_u32(&slot->state) == SLOT_DONE && outcome->request_id == req->request_id;
+	if (!ok && outcome->request_id != req->request_id)
+	{
+		outcome->status = PR_ERR_ENGINE;
+		strlcpy(outcome->message, "the service answered another request",
+				sizeof(outcome->message));
+	}
+	return ok;
+}
+
+/*
+ * How many rows to make room for when this run's table, not cached yet, should be read into
+ * shared memory and built by the service (powerrank.gpu_build_rows), else 0: the run goes to the
+ * service, which is ready with a device; the graph will be cached; it is unweighted; and a direct
+ * scan reads the table, whose size bounds its rows by at least that many.
+ */
+Size
+service_build_rows(RankRun *run, bool cacheable, const EdgeScanTarget *target)
+{
+	ServiceView view;
+	Size		max_rows;
+
+	if (powerrank_gpu_build_rows < 0 || !cacheable || target->n_columns != 2 ||
+		run->device == RANK_DEVICE_CPU || service == NULL || service_my_slot() == NULL)
+		return 0;
+	read_service(&view);
+	if (view.state != SERVICE_READY || !view.has_device)
+		return 0;
+	max_rows = graph_scan_max_rows(target);
+	if (max_rows == 0 || max_rows < (Size) powerrank_gpu_build_rows ||
+		(run->device == RANK_DEVICE_AUTO && max_rows < (Size) powerrank_gpu_min_edges))
+		return 0;
+	return max_rows;
+}
+
+/*
+ * Asks the service to build the graph of the rows in segment — src at its start, dst at
+ * capacity rows from it — and write its flat form over them.  True with outcome filled (counts,
+ * flat size, times) when it did; false with outcome saying why (outcome->rows_intact: the rows
+ * are still there).  Raises only a cancel.
+ */
+bool
+service_build(dsm_segment *segment, Size rows, Size capacity, bool undirected,
+			  ServiceOutcome *outcome)
+{
+	ServiceSlot *slot = service_my_slot();
+	ServiceRequest req;
+	bool		ok;
+
+	wait_for_idle_slot(slot);
+	memset(&req, 0, sizeof(req));
+	req.request_id = slot->request.request_id + 1;
+	req.algorithm = SERVICE_BUILD;
+	req.n_edges = (int64) rows;
+	req.graph_handle = dsm_segment_handle(segment);
+	req.inline_data = true;		/* no data of its own */
+	req.build_rows = rows;
+	req.build_capacity = capacity;
+	req.build_undirected = undirected;
+	ok = submit_and_wait(slot, &req, outcome);
+	pg_atomic_write_u32(&slot->state, SLOT_IDLE);
+	return ok;
+}
+
 /* ERROR (device => 'gpu') for a request the service failed. */
 static void
 report_service_failure(const ServiceOutcome *out)
@@ -373,23 +457,7 @@ service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha, const PrRes
 	else
 	{
 		progress_begin(run->algorithm, true, req.n_nodes, req.n_edges, req.k);
-		slot->backend_pid = MyProcPid;
-		slot->latch = MyLatch;
-		slot->request = req;
-		pg_atomic_write_u32(&slot->cancel, 0);
-		(void) pg_atomic_exchange_u32(&slot->state, SLOT_QUEUED);
-		pg_atomic_fetch_add_u32(&service->doorbell, 1);
-		service_futex_wake(&service->doorbell);
-
-		wait_for_answer(slot);
-		outcome = slot->outcome;
-		ok = pg_atomic_read_u32(&slot->state) == SLOT_DONE && outcome.request_id == req.request_id;
-		if (!ok && outcome.request_id != req.request_id)
-		{
-			outcome.status = PR_ERR_ENGINE;
-			strlcpy(outcome.message, "the service answered another request",
-					sizeof(outcome.message));
-		}
+		ok = submit_and_wait(slot, &req, &outcome);
 		if (ok)
 			copy_results(base, &req, out1, out2, top_index);
 		pg_atomic_write_u32(&slot->state, SLOT_IDLE);

@@ -38,6 +38,7 @@
 #include "utils/ps_status.h"
 
 #include "pr_gpu.h"
+#include "pr_gpu_build.h"
 #include "pr_multi.h"
 
 /* Resident graphs at most (besides the memory limit). */
@@ -81,6 +82,9 @@ typedef struct GpuLibrary
 	PrEngine   *(*engine_create) (const PrGpuOptions *opts, PrError *err);
 	PrStatus	(*engine_report) (PrEngine *engine, PrGpuReport *out, PrError *err);
 	int			(*device_count) (void);
+	PrStatus	(*build_flat) (int device, const int64_t *src, const int64_t *dst, size_t m,
+							   bool undirected, void *out, size_t capacity, int n_threads,
+							   PrGpuBuildReport *report, PrError *err);	/* NULL: no GPU builds */
 } GpuLibrary;
 
 /* The multi-GPU library's entry points (dlsym). */
@@ -103,6 +107,21 @@ static MultiLibrary multi;
 static int	multi_gpus = 0;		/* GPUs plain PageRank runs on (0: the multi library is off) */
 static ServiceSlot *current_slot = NULL;	/* the request being served (the multi hooks' target) */
 static Resident residents[MAX_RESIDENT];
+
+/*
+ * The segment of the last graph build (SERVICE_BUILD), kept mapped for the request that follows
+ * it — the same backend's ranking on the graph it just published — so that the graph is not
+ * mapped and checked again.  Dropped when any other request comes first.
+ */
+typedef struct PendingBuild
+{
+	dsm_handle	handle;
+	void	   *base;			/* NULL: none */
+	size_t		size;
+	bool		sysv;
+} PendingBuild;
+
+static PendingBuild pending;
 static uint64 use_clock = 0;
 static pid_t parent_pid;
 
@@ -179,6 +198,9 @@ load_gpu_library(char *message, size_t message_size)
 	gpu.engine_report = (PrStatus (*) (PrEngine *, PrGpuReport *, PrError *))
 		dlsym(handle, "pr_gpu_engine_report");
 	gpu.device_count = (int (*) (void)) dlsym(handle, "pr_gpu_device_count");
+	gpu.build_flat = (PrStatus (*) (int, const int64_t *, const int64_t *, size_t, bool, void *,
+									size_t, int, PrGpuBuildReport *, PrError *))
+		dlsym(handle, "pr_gpu_build_flat");	/* optional */
 	if (gpu.options_init == NULL || gpu.engine_create == NULL || gpu.engine_report == NULL ||
 		gpu.device_count == NULL)
 	{
@@ -787,7 +809,17 @@ graph_for_request(const ServiceRequest *req, char *request_base, size_t request_
 		if (r != NULL)
 			return r;
 		r = resident_slot();
-		r->base = map_segment(req->graph_handle, &r->size, &r->sysv, message, sizeof(message));
+		if (pending.base != NULL && pending.handle == req->graph_handle)
+		{
+			/* the graph this process just built: already mapped */
+			r->base = pending.base;
+			r->size = pending.size;
+			r->sysv = pending.sysv;
+			pending.base = NULL;
+		}
+		else
+			r->base = map_segment(req->graph_handle, &r->size, &r->sysv, message,
+								  sizeof(message));
 		if (r->base == NULL)
 		{
 			fail(out, PR_ERR_INVALID, message);
@@ -797,7 +829,8 @@ graph_for_request(const ServiceRequest *req, char *request_base, size_t request_
 		r->entry_id = req->graph_entry_id;
 		r->handle = req->graph_handle;
 		r->with_out = with_out;
-		if (pr_graph_view_flat(r->base, r->size, &r->graph, &err) != PR_OK)
+		if (pr_graph_view_flat_threads(r->base, r->size, pr_thread_count(config->cpu_threads, 16),
+									   &r->graph, &err) != PR_OK)
 		{
 			resident_free(r);
 			fail(out, PR_ERR_INVALID, err.message);
@@ -1012,6 +1045,177 @@ request_segment_valid(const ServiceRequest *req, const char *base, size_t size)
 	return true;
 }
 
+/* Carries out an injected fault (powerrank_service_inject_fault): its status, or PR_OK. */
+static PrStatus
+inject_fault(ServiceOutcome *out, ServiceFault fault)
+{
+	switch (fault)
+	{
+		case FAULT_ENGINE_ERROR:
+			fail(out, PR_ERR_ENGINE, "injected engine failure (powerrank_service_inject_fault)");
+			return PR_ERR_ENGINE;
+		case FAULT_OUT_OF_MEMORY:
+			fail(out, PR_ERR_NOMEM,
+				 "injected out of device memory (powerrank_service_inject_fault)");
+			return PR_ERR_NOMEM;
+		case FAULT_CRASH:
+			raise(SIGKILL);
+			break;
+		case FAULT_GATHER:		/* handled by the main loop (batches) */
+		case FAULT_NONE:
+			break;
+	}
+	return PR_OK;
+}
+
+/* Unmaps the last build's segment when no request took it. */
+static void
+pending_drop(void)
+{
+	if (pending.base != NULL)
+		unmap_segment(pending.base, pending.size, pending.sysv);
+	pending.base = NULL;
+}
+
+/*
+ * The cpu-test engine's build: pr_graph_build of the rows, written in flat form over them at base
+ * (capacity bytes).  Sets flat_bytes, counts and whether the rows were overwritten.
+ */
+static PrStatus
+cpu_build_flat(const int64_t *src, const int64_t *dst, size_t rows, bool undirected, void *base,
+			   size_t capacity, ServiceOutcome *out, PrError *err)
+{
+	PrBuildOptions options;
+	PrGraph		g;
+	PrStatus	status;
+
+	memset(&options, 0, sizeof(options));
+	options.undirected = undirected;
+	options.n_threads = pr_thread_count(config->cpu_threads, 64);
+	if ((status = pr_graph_build(src, dst, NULL, rows, &options, &pr_malloc_allocator, &g,
+								 err)) != PR_OK)
+		return status;
+	out->built_nodes = g.n_nodes;
+	out->built_edges = g.n_edges;
+	out->built_bytes = pr_graph_flat_size(&g);
+	if (out->built_bytes > capacity)
+		status = pr_error_set(err, PR_ERR_TOO_LARGE,
+							  "the built graph needs %llu bytes, the segment has %zu",
+							  (unsigned long long) out->built_bytes, capacity);
+	else
+	{
+		out->rows_intact = false;
+		pr_graph_write_flat_threads(&g, base, options.n_threads);
+	}
+	pr_graph_free(&g, &pr_malloc_allocator);
+	return status;
+}
+
+/*
+ * Builds a graph from the rows in a backend's segment (SERVICE_BUILD): on the GPU with the
+ * library's pr_gpu_build_flat, with pr_graph_build for the cpu-test engine.  The flat graph is
+ * written over the rows at the segment's start, the rest of the segment is given back to the
+ * system (MADV_REMOVE: the cache counts only the graph), and the mapping is kept for the request
+ * that follows (pending).  PR_ERR_ENGINE (a CUDA failure) restarts the process as for rankings.
+ */
+static PrStatus
+serve_build(ServiceSlot *slot, ServiceFault fault)
+{
+	const ServiceRequest *req = &slot->request;
+	ServiceOutcome *out = &slot->outcome;
+	char		message[SERVICE_MESSAGE_LEN];
+	char	   *base;
+	size_t		size;
+	bool		sysv;
+	const int64_t *src,
+			   *dst;
+	PrError		err = {0};
+	PrStatus	status;
+	double		started = pr_clock_seconds();
+
+	memset(out, 0, sizeof(ServiceOutcome));
+	out->request_id = req->request_id;
+	out->rows_intact = true;
+	if ((status = inject_fault(out, fault)) != PR_OK)
+		return status;
+	pending_drop();
+	base = map_segment(req->graph_handle, &size, &sysv, message, sizeof(message));
+	if (base == NULL)
+	{
+		fail(out, PR_ERR_INVALID, message);
+		return PR_ERR_INVALID;
+	}
+	if (req->build_rows > req->build_capacity ||
+		req->build_capacity > size / (2 * sizeof(int64_t)))
+	{
+		unmap_segment(base, size, sysv);
+		fail(out, PR_ERR_INVALID, "malformed build request");
+		return PR_ERR_INVALID;
+	}
+	src = (const int64_t *) base;
+	dst = (const int64_t *) base + req->build_capacity;
+	slot->progress.phase = PHASE_PREPARING;
+	if (config->kind != SERVICE_ENGINE_GPU)
+	{
+		status = cpu_build_flat(src, dst, req->build_rows, req->build_undirected, base, size, out,
+								&err);
+		strlcpy(out->engine, "cpu-test via service", sizeof(out->engine));
+	}
+	else if (gpu.build_flat == NULL)
+		status = pr_error_set(&err, PR_ERR_UNSUPPORTED,
+							  "the GPU library \"%s\" cannot build graphs (no pr_gpu_build_flat)",
+							  config->gpu_library);
+	else
+	{
+		PrGpuBuildReport report;
+
+		status = gpu.build_flat(config->gpu_device, src, dst, req->build_rows,
+								req->build_undirected, base, size,
+								pr_thread_count(config->cpu_threads, 16), &report, &err);
+		out->built_nodes = report.n_nodes;
+		out->built_edges = report.n_edges;
+		out->built_bytes = report.flat_size;
+		out->rows_intact = !report.wrote_output;
+		out->build_times[0] = report.upload_seconds;
+		out->build_times[1] = report.ids_seconds;
+		out->build_times[2] = report.sort_seconds;
+		out->build_times[3] = report.download_seconds;
+		strlcpy(out->engine, "gpu-build", sizeof(out->engine));
+	}
+	if (status != PR_OK)
+	{
+		unmap_segment(base, size, sysv);
+		fail(out, status, err.message[0] ? err.message : pr_status_name(status));
+		return status;
+	}
+	{
+		size_t		page = (size_t) sysconf(_SC_PAGESIZE);
+		size_t		keep = (out->built_bytes + page - 1) / page * page;
+		char		line[256];
+
+		if (keep < size && madvise(base + keep, size - keep, MADV_REMOVE) != 0)
+		{
+			snprintf(line, sizeof(line), "could not give back %zu bytes of a build segment: %m",
+					 size - keep);
+			engine_log(line);
+		}
+		out->seconds = pr_clock_seconds() - started;
+		snprintf(line, sizeof(line),
+				 "graph of %lld nodes, %lld edges built from %llu rows in %.1f ms (upload %.1f, ids %.1f, sort %.1f, download %.1f)",
+				 (long long) out->built_nodes, (long long) out->built_edges,
+				 (unsigned long long) req->build_rows, out->seconds * 1000.0,
+				 out->build_times[0] * 1000.0, out->build_times[1] * 1000.0,
+				 out->build_times[2] * 1000.0, out->build_times[3] * 1000.0);
+		engine_log(line);
+	}
+	pg_atomic_fetch_add_u64(&service->builds, 1);
+	pending.handle = req->graph_handle;
+	pending.base = base;
+	pending.size = size;
+	pending.sysv = sysv;
+	return PR_OK;
+}
+
 /*
  * Serves one request: maps the request segment, finds (or maps and prepares) the graph, runs the
  * driver into the request segment, fills the outcome.  Returns the status; PR_ERR_ENGINE from a
@@ -1035,26 +1239,14 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	bool		resident;
 	bool		use_multi;
 
+	if (req->algorithm == SERVICE_BUILD)
+		return serve_build(slot, fault);
 	memset(out, 0, sizeof(ServiceOutcome));
 	out->request_id = req->request_id;
 	memset(&stats, 0, sizeof(stats));
 
-	switch (fault)
-	{
-		case FAULT_ENGINE_ERROR:
-			fail(out, PR_ERR_ENGINE, "injected engine failure (powerrank_service_inject_fault)");
-			return PR_ERR_ENGINE;
-		case FAULT_OUT_OF_MEMORY:
-			fail(out, PR_ERR_NOMEM,
-				 "injected out of device memory (powerrank_service_inject_fault)");
-			return PR_ERR_NOMEM;
-		case FAULT_CRASH:
-			raise(SIGKILL);
-			break;
-		case FAULT_GATHER:		/* handled by the main loop (batches) */
-		case FAULT_NONE:
-			break;
-	}
+	if ((status = inject_fault(out, fault)) != PR_OK)
+		return status;
 
 	if (req->inline_data)
 	{
@@ -1570,6 +1762,8 @@ service_engine_main(const ServiceEngineConfig *engine_config)
 				had_company = false;
 			status = serve(slot, fault == FAULT_GATHER ? FAULT_NONE : fault);
 		}
+		if (n_members > 1 || slot->request.algorithm != SERVICE_BUILD)
+			pending_drop();
 		/* about to restart (below): no new request may be queued to this process */
 		if (status == PR_ERR_ENGINE)
 			pg_atomic_write_u32(&service->engine_ready, 0);

@@ -69,6 +69,7 @@ service_shmem_startup(void)
 		pg_atomic_init_u64(&service->batched_requests, 0);
 		pg_atomic_init_u64(&service->batch_iterations, 0);
 		pg_atomic_init_u64(&service->batch_microseconds, 0);
+		pg_atomic_init_u64(&service->builds, 0);
 		pg_atomic_init_u32(&service->resident, 0);
 		pg_atomic_init_u64(&service->device_bytes, 0);
 		for (i = 0; i < SERVICE_MAX_RESIDENT; i++)

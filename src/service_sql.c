@@ -16,7 +16,7 @@ PG_FUNCTION_INFO_V1(powerrank_service_status);
 PG_FUNCTION_INFO_V1(powerrank_progress_entries);
 PG_FUNCTION_INFO_V1(powerrank_service_inject_fault);
 
-#define SERVICE_STATUS_COLUMNS 20
+#define SERVICE_STATUS_COLUMNS 21
 
 /*
  * powerrank_service_status(): one row describing the GPU service (preloaded false and the rest
@@ -88,6 +88,7 @@ powerrank_service_status(PG_FUNCTION_ARGS)
 	values[17] = Int64GetDatum((int64) pg_atomic_read_u64(&service->batched_requests));
 	values[18] = Int64GetDatum((int64) pg_atomic_read_u64(&service->batch_iterations));
 	values[19] = Float8GetDatum((double) pg_atomic_read_u64(&service->batch_microseconds) / 1000.0);
+	values[20] = Int64GetDatum((int64) pg_atomic_read_u64(&service->builds));
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

@@ -125,6 +125,7 @@ sweep_requests(const char *reason)
 			continue;
 		slot->outcome.request_id = slot->request.request_id;
 		slot->outcome.status = PR_ERR_ENGINE;
+		slot->outcome.rows_intact = false;	/* a build may have been writing over its rows */
 		strlcpy(slot->outcome.message, reason, sizeof(slot->outcome.message));
 		if (pg_atomic_compare_exchange_u32(&slot->state, &state, SLOT_FAILED))
 		{

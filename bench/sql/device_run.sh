@@ -207,6 +207,9 @@ phase_gpucheck() {
     make -s -C cuda check-topk > "$OUT/check_topk.txt" 2>&1 || true
     grep -E '^(FAIL|time:)' "$OUT/check_topk.txt" | head -20
     echo "RESULT check-topk: $(tail -1 "$OUT/check_topk.txt")"
+    # the GPU graph build against the CPU build, byte for byte, and timed at R-MAT 22
+    make -s -C cuda check-build > "$OUT/check_build.txt" 2>&1 || true
+    echo "RESULT check-build: $(tail -1 "$OUT/check_build.txt")"
   fi
   echo "== sql/service_gpu.sql on the running server (engine $ENGINE, fp64)"
   as_pg createdb svcgpu
@@ -263,6 +266,8 @@ phase_cold() {
   echo "cold: $cold"
   grep -h "powerrank:" "$WORK/cold_debug.txt" | sed 's/^/RESULT cold steps (backend): /'
   grep -h "on the device (" "$PGLOG" | tail -1 | sed 's/^.*engine process: /RESULT cold steps (engine): /'
+  grep -h "built from" "$PGLOG" | tail -1 | sed 's/^.*engine process: /RESULT cold build (engine): /'
+  df -h /dev/shm | tail -1 | sed 's/^/shm: /'
   # the cold call ran on the quick layout while the tuned one is planned in the engine process's
   # thread (powerrank.gpu_quick_layout_edges): call every 2 s until the tuned kernel answers
   t_tuned=0
@@ -396,7 +401,7 @@ export -f phase_setup phase_suite phase_gpucheck phase_load phase_cold phase_rwr
 has setup && phase setup 240
 if ! has setup || [ "$(grep -c '^RESULT service ready' "$OUT/setup.log" 2>/dev/null)" = 1 ]; then
   has suite && phase suite 200
-  has gpucheck && phase gpucheck 120
+  has gpucheck && phase gpucheck 180
   has load && phase load 150
   has cold && phase cold 150
   has rwr && phase rwr $(( (RWR_SECS + 45) * $(echo $RWR_BATCHES | wc -w) ))

@@ -103,6 +103,18 @@ void		pr_graph_write_flat_threads(const PrGraph *g, void *buf, int n_threads);
  */
 PrStatus	pr_graph_view_flat(const void *buf, size_t size, PrGraph *view, PrError *err);
 
+/* The same, the edge arrays' range checks run by up to n_threads threads. */
+PrStatus	pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph *view,
+									   PrError *err);
+
+/*
+ * Lays out a flat graph of g's shape (n_nodes, n_edges, n_dangling, weighted, has_out_edges; its
+ * array pointers are ignored) in buf, which has pr_graph_flat_size(g) bytes: writes the header
+ * and points g's arrays at their places, for a producer that fills them in place.  Returns the
+ * size.
+ */
+size_t		pr_graph_flat_place(PrGraph *g, void *buf);
+
 #ifdef __cplusplus
 }
 #endif

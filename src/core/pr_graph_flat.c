@@ -55,6 +55,47 @@ flat_arrays(const PrGraph *g, const void *ptrs[PR_FLAT_N_ARRAYS], size_t counts[
 	elem[PR_FLAT_DANGLING] = sizeof(int32_t);
 }
 
+/*
+ * Offsets of g's present arrays in its flat form (0 for an absent one), from the shape alone
+ * (counts and flags); returns the total size.
+ */
+static size_t
+flat_layout(const PrGraph *g, const void *ptrs[PR_FLAT_N_ARRAYS], size_t counts[PR_FLAT_N_ARRAYS],
+			size_t elem[PR_FLAT_N_ARRAYS], uint64_t offsets[PR_FLAT_N_ARRAYS])
+{
+	size_t		pos = align8(sizeof(PrFlatHeader));
+
+	flat_arrays(g, ptrs, counts, elem);
+	for (int i = 0; i < PR_FLAT_N_ARRAYS; i++)
+	{
+		offsets[i] = counts[i] > 0 ? pos : 0;
+		if (counts[i] > 0)
+			pos += align8(counts[i] * elem[i]);
+	}
+	return pos;
+}
+
+/* Writes the header of a flat graph laid out at offsets (and zeroes its padding). */
+static void
+flat_write_header(const PrGraph *g, const uint64_t offsets[PR_FLAT_N_ARRAYS], size_t total,
+				  char *base)
+{
+	PrFlatHeader header;
+
+	memset(&header, 0, sizeof(header));
+	header.magic = PR_FLAT_MAGIC;
+	header.version = PR_FLAT_VERSION;
+	header.total_size = total;
+	header.n_nodes = g->n_nodes;
+	header.n_edges = g->n_edges;
+	header.n_dangling = g->n_dangling;
+	header.flags = (g->weighted ? PR_FLAT_WEIGHTED : 0) | (g->has_out_edges ? PR_FLAT_OUT_EDGES : 0);
+	memcpy(header.offset, offsets, sizeof(header.offset));
+	memcpy(base, &header, sizeof(header));
+	if (align8(sizeof(header)) > sizeof(header))
+		memset(base + sizeof(header), 0, align8(sizeof(header)) - sizeof(header));
+}
+
 /* Bytes pr_graph_write_flat needs for g. */
 size_t
 pr_graph_flat_size(const PrGraph *g)
@@ -62,13 +103,46 @@ pr_graph_flat_size(const PrGraph *g)
 	const void *ptrs[PR_FLAT_N_ARRAYS];
 	size_t		counts[PR_FLAT_N_ARRAYS],
 				elem[PR_FLAT_N_ARRAYS];
-	size_t		size = align8(sizeof(PrFlatHeader));
+	uint64_t	offsets[PR_FLAT_N_ARRAYS];
 
-	flat_arrays(g, ptrs, counts, elem);
+	return flat_layout(g, ptrs, counts, elem, offsets);
+}
+
+/*
+ * Lays out a flat graph of g's shape in buf without copying anything: writes the header, zeroes
+ * each array's padding and points g's arrays at their places, for a producer that fills them
+ * there (the GPU build).  Returns the size.
+ */
+size_t
+pr_graph_flat_place(PrGraph *g, void *buf)
+{
+	const void *ptrs[PR_FLAT_N_ARRAYS];
+	size_t		counts[PR_FLAT_N_ARRAYS],
+				elem[PR_FLAT_N_ARRAYS];
+	uint64_t	offsets[PR_FLAT_N_ARRAYS];
+	void	   *arrays[PR_FLAT_N_ARRAYS];
+	char	   *base = (char *) buf;
+	size_t		total = flat_layout(g, ptrs, counts, elem, offsets);
+
 	for (int i = 0; i < PR_FLAT_N_ARRAYS; i++)
-		if (counts[i] > 0)
-			size += align8(counts[i] * elem[i]);
-	return size;
+	{
+		size_t		bytes = counts[i] * elem[i];
+
+		arrays[i] = offsets[i] != 0 ? base + offsets[i] : NULL;
+		if (offsets[i] != 0 && align8(bytes) > bytes)
+			memset(base + offsets[i] + bytes, 0, align8(bytes) - bytes);
+	}
+	g->node_ids = arrays[PR_FLAT_NODE_IDS];
+	g->in_ptr = arrays[PR_FLAT_IN_PTR];
+	g->in_src = arrays[PR_FLAT_IN_SRC];
+	g->in_weight = arrays[PR_FLAT_IN_WEIGHT];
+	g->out_ptr = arrays[PR_FLAT_OUT_PTR];
+	g->out_dst = arrays[PR_FLAT_OUT_DST];
+	g->out_weight = arrays[PR_FLAT_OUT_WEIGHT];
+	g->out_strength = arrays[PR_FLAT_OUT_STRENGTH];
+	g->dangling = arrays[PR_FLAT_DANGLING];
+	flat_write_header(g, offsets, total, base);
+	return total;
 }
 
 /* Arrays at least this large are copied by several threads. */
@@ -125,34 +199,21 @@ pr_graph_write_flat_threads(const PrGraph *g, void *buf, int n_threads)
 	const void *ptrs[PR_FLAT_N_ARRAYS];
 	size_t		counts[PR_FLAT_N_ARRAYS],
 				elem[PR_FLAT_N_ARRAYS];
-	PrFlatHeader header;
+	uint64_t	offsets[PR_FLAT_N_ARRAYS];
 	char	   *base = (char *) buf;
-	size_t		pos = align8(sizeof(PrFlatHeader));
+	size_t		total = flat_layout(g, ptrs, counts, elem, offsets);
 
-	memset(&header, 0, sizeof(header));
-	flat_arrays(g, ptrs, counts, elem);
-	header.magic = PR_FLAT_MAGIC;
-	header.version = PR_FLAT_VERSION;
-	header.n_nodes = g->n_nodes;
-	header.n_edges = g->n_edges;
-	header.n_dangling = g->n_dangling;
-	header.flags = (g->weighted ? PR_FLAT_WEIGHTED : 0) | (g->has_out_edges ? PR_FLAT_OUT_EDGES : 0);
 	for (int i = 0; i < PR_FLAT_N_ARRAYS; i++)
 	{
 		size_t		bytes = counts[i] * elem[i];
 
-		if (counts[i] == 0)
+		if (offsets[i] == 0)
 			continue;
-		header.offset[i] = pos;
-		copy_parallel(base + pos, (const char *) ptrs[i], bytes, n_threads);
+		copy_parallel(base + offsets[i], (const char *) ptrs[i], bytes, n_threads);
 		if (align8(bytes) > bytes)
-			memset(base + pos + bytes, 0, align8(bytes) - bytes);
-		pos += align8(bytes);
+			memset(base + offsets[i] + bytes, 0, align8(bytes) - bytes);
 	}
-	header.total_size = pos;
-	memcpy(base, &header, sizeof(header));
-	if (align8(sizeof(header)) > sizeof(header))
-		memset(base + sizeof(header), 0, align8(sizeof(header)) - sizeof(header));
+	flat_write_header(g, offsets, total, base);
 }
 
 /* Checks that row pointers start at 0, never decrease and end at m. */
@@ -177,6 +238,51 @@ ids_in_range(const int32_t *ids, int64_t count, int64_t n)
 	return true;
 }
 
+/* Most threads, and the fewest ids per thread, of the threaded range check. */
+#define FLAT_MAX_CHECK_THREADS 16
+#define FLAT_PARALLEL_CHECK_IDS ((int64_t) 16 << 20)
+
+/* A range check split into parts for pr_parallel_run. */
+typedef struct RangeCheck
+{
+	const int32_t *ids;
+	int64_t		count;
+	int64_t		n;
+	bool		bad[FLAT_MAX_CHECK_THREADS];
+} RangeCheck;
+
+/* pr_parallel_run's task: checks part `part` of n_parts. */
+static void
+check_part(void *arg, int part, int n_parts)
+{
+	RangeCheck *c = (RangeCheck *) arg;
+	int64_t		b = c->count / n_parts * part,
+				e = part == n_parts - 1 ? c->count : c->count / n_parts * (part + 1);
+
+	c->bad[part] = !ids_in_range(c->ids + b, e - b, c->n);
+}
+
+/* ids_in_range by up to n_threads threads. */
+static bool
+ids_in_range_threads(const int32_t *ids, int64_t count, int64_t n, int n_threads)
+{
+	RangeCheck	c;
+
+	if (n_threads > FLAT_MAX_CHECK_THREADS)
+		n_threads = FLAT_MAX_CHECK_THREADS;
+	if (n_threads <= 1 || count < FLAT_PARALLEL_CHECK_IDS)
+		return ids_in_range(ids, count, n);
+	memset(&c, 0, sizeof(c));
+	c.ids = ids;
+	c.count = count;
+	c.n = n;
+	pr_parallel_run(check_part, &c, n_threads);
+	for (int t = 0; t < n_threads; t++)
+		if (c.bad[t])
+			return false;
+	return true;
+}
+
 /* Checks that every value is finite and >= 0. */
 static bool
 weights_valid(const double *w, int64_t count)
@@ -190,6 +296,14 @@ weights_valid(const double *w, int64_t count)
 /* Points view into a flat buffer after validating it completely; see pr_graph.h. */
 PrStatus
 pr_graph_view_flat(const void *buf, size_t size, PrGraph *view, PrError *err)
+{
+	return pr_graph_view_flat_threads(buf, size, 1, view, err);
+}
+
+/* pr_graph_view_flat with the edge arrays' range checks run by up to n_threads threads. */
+PrStatus
+pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph *view,
+						   PrError *err)
 {
 	PrFlatHeader header;
 	PrGraph		g;
@@ -263,7 +377,7 @@ pr_graph_view_flat(const void *buf, size_t size, PrGraph *view, PrError *err)
 			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has unsorted node ids");
 	if (!row_pointers_valid(g.in_ptr, n, m))
 		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has bad in-edge row pointers");
-	if (!ids_in_range(g.in_src, m, n))
+	if (!ids_in_range_threads(g.in_src, m, n, n_threads))
 		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an in-edge source out of range");
 	if (g.weighted && !weights_valid(g.in_weight, m))
 		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an invalid weight");
@@ -271,7 +385,7 @@ pr_graph_view_flat(const void *buf, size_t size, PrGraph *view, PrError *err)
 	{
 		if (!row_pointers_valid(g.out_ptr, n, m))
 			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has bad out-edge row pointers");
-		if (!ids_in_range(g.out_dst, m, n))
+		if (!ids_in_range_threads(g.out_dst, m, n, n_threads))
 			return pr_error_set(err, PR_ERR_INVALID,
 								"graph buffer has an out-edge destination out of range");
 		if (g.weighted && !weights_valid(g.out_weight, m))
