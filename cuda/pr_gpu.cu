@@ -8,6 +8,7 @@
  * PageRank update (fused) or by a scale kernel, so the matrix carries no values when unweighted.
  */
 #include "pr_gpu.h"
+#include "pr_gpu_build.h"
 #include "pr_plan.h"
 #include "pr_gpu_kernels.cuh"
 #include "pr_gpu_tiled.cuh"
@@ -164,7 +165,13 @@ dev_alloc(GpuEngine *e, void **out, size_t bytes, PrError *err)
 	return PR_OK;
 }
 
-/* Allocates device memory and copies host data into it. */
+/* Arrays at least this large go to the device through the staged, threaded copy. */
+#define PR_STAGED_UPLOAD_BYTES ((size_t) 64 << 20)
+
+/*
+ * Allocates device memory and copies host data into it: large arrays by several host threads
+ * through pinned buffers (pr_gpu_copy_to_device), the graph's host arrays being pageable.
+ */
 static PrStatus
 dev_upload(GpuEngine *e, void **out, const void *host, size_t bytes, PrError *err)
 {
@@ -172,6 +179,8 @@ dev_upload(GpuEngine *e, void **out, const void *host, size_t bytes, PrError *er
 
 	if (st != PR_OK)
 		return st;
+	if (bytes >= PR_STAGED_UPLOAD_BYTES)
+		return pr_gpu_copy_to_device(e->opt.device, *out, host, bytes, pr_thread_count(0, 16), err);
 	if (bytes > 0)
 		PR_CUDA(cudaMemcpy(*out, host, bytes, cudaMemcpyHostToDevice));
 	return PR_OK;
@@ -493,6 +502,32 @@ launch_fill(GpuEngine *e, void *x, int64_t total, double v, PrError *err)
 	return PR_OK;
 }
 
+/* The host arrays of gpu_prepare filled by one thread's share of n (see host_arrays_part). */
+typedef struct HostArraysJob
+{
+	int64_t		n;
+	const double *out_strength;
+	double	   *inv_out;		/* 1 / out-strength (0 for dangling nodes) */
+	int32_t    *new_to_old;		/* identity ids (natural order), or NULL */
+	int32_t    *old_to_new;
+} HostArraysJob;
+
+/* pr_parallel_run's task: part `part` of n_parts of the host arrays. */
+static void
+host_arrays_part(void *arg, int part, int n_parts)
+{
+	HostArraysJob *job = (HostArraysJob *) arg;
+	int64_t		b = job->n / n_parts * part,
+				end = part == n_parts - 1 ? job->n : job->n / n_parts * (part + 1);
+
+	for (int64_t i = b; i < end; i++)
+	{
+		job->inv_out[i] = job->out_strength[i] > 0 ? 1.0 / job->out_strength[i] : 0.0;
+		if (job->new_to_old != NULL)
+			job->new_to_old[i] = job->old_to_new[i] = (int32_t) i;
+	}
+}
+
 /* Prepare: relabel, plan, check memory, upload. */
 static PrStatus
 gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err)
@@ -501,7 +536,9 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	HostPlans	h;
 	const PrAllocator *a = &pr_malloc_allocator;
 	double		t0 = pr_clock_seconds(),
-				t1;
+				t1,
+				t_setup = 0,
+				t_host = 0;
 	int64_t		n = g->n_nodes;
 	PrStatus	st = PR_OK;
 	PrGpuKernel kernel = e->opt.kernel;
@@ -570,13 +607,15 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 			return st;
 		}
 	}
-	for (int64_t i = 0; i < n; i++)
-		h.inv_out[i] = g->out_strength[i] > 0 ? 1.0 / g->out_strength[i] : 0.0;
+	{
+		HostArraysJob job = {n, g->out_strength, h.inv_out, e->opt.relabel ? NULL : h.new_to_old,
+							 e->opt.relabel ? NULL : h.old_to_new};
+
+		/* fresh arrays of n entries: their page faults are the cost, taken by several threads */
+		pr_parallel_run(host_arrays_part, &job, pr_thread_count(0, 16));
+	}
 	if (e->opt.relabel)
 		st = pr_plan_degree_order(n, h.key, h.new_to_old, h.old_to_new, a, err);
-	else
-		for (int64_t i = 0; i < n; i++)
-			h.new_to_old[i] = h.old_to_new[i] = (int32_t) i;
 	if (st == PR_OK && !e->opt.relabel && g->in_weight == NULL)
 	{
 		/*
@@ -599,7 +638,8 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 		host_plans_free(&h);
 		return st;
 	}
-	/* inv_out in the private order */
+	/* inv_out in the private order (natural ids: it is already) */
+	if (e->opt.relabel)
 	{
 		double	   *tmp = (double *) malloc((size_t) (n + 1) * 8);
 
@@ -615,6 +655,7 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	}
 
 	/* shared-memory tiles: width, opt-in limit, grid */
+	t_setup = pr_clock_seconds();
 	{
 		PrStatus	sst;
 
@@ -628,6 +669,8 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 		}
 	}
 
+	t_setup = pr_clock_seconds() - t_setup;
+	t_host = pr_clock_seconds() - t0 - t_setup;
 	/* the pull format */
 	if (k > 1 && kernel != PR_GPU_KERNEL_BINNED)
 		kernel = PR_GPU_KERNEL_BINNED;	/* SpMM runs over the CSR */
@@ -876,6 +919,8 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 					 r->l2_persist_bytes / 1e6);
 		}
 		r->plan_seconds = t1 - t0;
+		r->host_seconds = t_host;
+		r->smem_setup_seconds = t_setup;
 		r->upload_seconds = pr_clock_seconds() - t1;
 		for (void *p : e->allocs)
 			(void) p;

@@ -78,7 +78,9 @@ typedef struct PrGpuReport
 	double		bytes_per_edge; /* matrix_bytes / n_edges */
 	size_t		l2_persist_bytes;	/* L2 set aside for the gathered vector (0: none) */
 	double		predicted_ms;	/* model's time of one product (< 0 if no model entry) */
-	double		plan_seconds;	/* host planning time */
+	double		plan_seconds;	/* host planning time, of which: */
+	double		host_seconds;	/*   host arrays before the plan (ids, 1 / out-strengths) */
+	double		smem_setup_seconds; /*   the shared-memory tiles' device attributes */
 	double		upload_seconds; /* device allocation + copy time */
 	int			n_candidates;	/* auto: candidates the model compared */
 	char		candidates[512];	/* auto: "name=ms ..." */

@@ -288,6 +288,16 @@ staged_copy(int device, bool to_device, const CopySpan *spans, int n_spans, int 
 	return PR_OK;
 }
 
+/* Copies bytes of host memory to the device by up to n_threads host threads; see pr_gpu_build.h. */
+PrStatus
+pr_gpu_copy_to_device(int device, void *dst, const void *src, size_t bytes, int n_threads,
+					  PrError *err)
+{
+	CopySpan	span = {(char *) src, (char *) dst, bytes};
+
+	return staged_copy(device, true, &span, 1, n_threads, err);
+}
+
 /* ---- kernels ---- */
 
 /* Marks every endpoint's place in the direct id table. */

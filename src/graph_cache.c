@@ -189,45 +189,16 @@ reader_detached(dsm_segment *segment, Datum arg)
 }
 
 /*
- * Points graph's arrays into a mapped segment written by graph_cache_publish.  The cache wrote it
- * itself, so only the header is checked (O(1)), not every array as pr_graph_view_flat does for
- * untrusted rankgraph values.
+ * Points graph's arrays into a mapped segment written by graph_cache_publish (or by the GPU
+ * service's build).  The cache's own writers made it, so only the header is checked (O(1)), not
+ * every array as pr_graph_view_flat does for untrusted rankgraph values.
  */
 static bool
 map_segment(const char *base, Size size, PrGraph *graph)
 {
-	PrFlatHeader header;
-	void	   *arrays[PR_FLAT_N_ARRAYS];
-	int			i;
+	PrError		err = {0};
 
-	if (size < sizeof(PrFlatHeader))
-		return false;
-	memcpy(&header, base, sizeof(header));
-	if (header.magic != PR_FLAT_MAGIC || header.version != PR_FLAT_VERSION ||
-		header.total_size > size)
-		return false;
-	for (i = 0; i < PR_FLAT_N_ARRAYS; i++)
-	{
-		if (header.offset[i] >= header.total_size)
-			return false;
-		arrays[i] = header.offset[i] != 0 ? (void *) (base + header.offset[i]) : NULL;
-	}
-	memset(graph, 0, sizeof(PrGraph));
-	graph->n_nodes = header.n_nodes;
-	graph->n_edges = header.n_edges;
-	graph->n_dangling = header.n_dangling;
-	graph->weighted = (header.flags & PR_FLAT_WEIGHTED) != 0;
-	graph->has_out_edges = (header.flags & PR_FLAT_OUT_EDGES) != 0;
-	graph->node_ids = arrays[PR_FLAT_NODE_IDS];
-	graph->in_ptr = arrays[PR_FLAT_IN_PTR];
-	graph->in_src = arrays[PR_FLAT_IN_SRC];
-	graph->in_weight = arrays[PR_FLAT_IN_WEIGHT];
-	graph->out_ptr = arrays[PR_FLAT_OUT_PTR];
-	graph->out_dst = arrays[PR_FLAT_OUT_DST];
-	graph->out_weight = arrays[PR_FLAT_OUT_WEIGHT];
-	graph->out_strength = arrays[PR_FLAT_OUT_STRENGTH];
-	graph->dangling = arrays[PR_FLAT_DANGLING];
-	return true;
+	return pr_graph_view_flat_header(base, size, graph, &err) == PR_OK;
 }
 
 /*

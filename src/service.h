@@ -125,9 +125,14 @@ typedef struct ServiceRequest
 	int64		n_edges;
 	bool		graph_cached;	/* graph in a cache segment (else inline in the request segment) */
 	dsm_handle	graph_handle;	/* the cache entry's segment */
+	uint64		graph_address;	/* its address and mapped size in the backend, for a segment in
+								 * the main shared memory (odd handle), which the engine process
+								 * sees at the same address */
+	uint64		graph_mapped_size;
 	uint64		graph_entry_id; /* the cache entry's id: the key of the resident engine */
 	bool		inline_data;	/* the request's data is in the slot (inline), not in a segment */
 	dsm_handle	request_handle; /* the per-request segment (when not inline) */
+	uint64		request_address;	/* its address, for a segment in the main shared memory */
 	uint64		request_size;
 	/* SERVICE_BUILD: rows src[build_rows] at the start of graph_handle's segment, dst[] at
 	 * build_capacity rows from it; the flat graph is written over them */

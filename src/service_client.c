@@ -199,6 +199,7 @@ place_request(RankRun *run, ServiceSlot *slot, const PrRestart *restart, Service
 		on_dsm_detach(*segment, request_segment_gone, (Datum) 0);
 		base = dsm_segment_address(*segment);
 		req->request_handle = dsm_segment_handle(*segment);
+		req->request_address = (uint64) (uintptr_t) base;	/* for the main shared memory */
 	}
 	request_write(base, &h, run, req, restart);
 	return base;
@@ -382,6 +383,8 @@ service_build(dsm_segment *segment, Size rows, Size capacity, bool undirected,
 	req.algorithm = SERVICE_BUILD;
 	req.n_edges = (int64) rows;
 	req.graph_handle = dsm_segment_handle(segment);
+	req.graph_address = (uint64) (uintptr_t) dsm_segment_address(segment);
+	req.graph_mapped_size = dsm_segment_map_length(segment);
 	req.inline_data = true;		/* no data of its own */
 	req.build_rows = rows;
 	req.build_capacity = capacity;
@@ -443,6 +446,8 @@ service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha, const PrRes
 	if (req.graph_cached)
 	{
 		req.graph_handle = dsm_segment_handle(run->cache_segment);
+		req.graph_address = (uint64) (uintptr_t) dsm_segment_address(run->cache_segment);
+		req.graph_mapped_size = dsm_segment_map_length(run->cache_segment);
 		req.graph_entry_id = run->cache_entry_id;
 	}
 

@@ -44,6 +44,14 @@
 /* Resident graphs at most (besides the memory limit). */
 #define MAX_RESIDENT SERVICE_MAX_RESIDENT
 
+/* How map_segment made a segment visible (and so how to let it go). */
+typedef enum SegmentMapping
+{
+	MAPPED_FILE = 0,			/* mmap of the POSIX or mmap-file segment */
+	MAPPED_SYSV,				/* shmat */
+	MAPPED_MAIN					/* in the main shared memory, inherited: nothing to undo */
+} SegmentMapping;
+
 /* A graph the engine process has mapped, and the engine prepared on it. */
 typedef struct Resident
 {
@@ -53,7 +61,7 @@ typedef struct Resident
 	bool		with_out;		/* out-edges added (HITS) */
 	void	   *base;			/* the mapping */
 	size_t		size;
-	bool		sysv;			/* mapped with shmat (unmap with shmdt) */
+	SegmentMapping mapping;	/* how it was mapped (how to unmap it) */
 	PrGraph		graph;			/* view into the mapping (+ malloc'd out-edges) */
 	bool		own_out;
 	PrEngine   *engine;
@@ -118,7 +126,8 @@ typedef struct PendingBuild
 	dsm_handle	handle;
 	void	   *base;			/* NULL: none */
 	size_t		size;
-	bool		sysv;
+	SegmentMapping mapping;
+	size_t		keep;			/* bytes of the graph; the rest goes back after the answer */
 } PendingBuild;
 
 static PendingBuild pending;
@@ -406,24 +415,34 @@ start_engine(void)
 }
 
 /*
- * Maps a dynamic shared memory segment by its handle the way PostgreSQL names it, read-write.
- * NULL with message on failure.
+ * Maps a dynamic shared memory segment by its handle the way PostgreSQL names it, read-write.  A
+ * segment carved from the main shared memory (min_dynamic_shared_memory; odd handles) is not
+ * mapped: this process inherited the main shared memory at the address every backend uses, so
+ * the backend's address and mapped size (address, address_size) are used as they are.  NULL with
+ * message on failure.
  */
 static void *
-map_segment(dsm_handle handle, size_t *size, bool *sysv, char *message, size_t message_size)
+map_segment(dsm_handle handle, uint64 address, uint64 address_size, size_t *size,
+			SegmentMapping *mapping, char *message, size_t message_size)
 {
 	char		name[64];
 	struct stat st;
 	void	   *base;
 	int			fd;
 
-	*sysv = false;
+	*mapping = MAPPED_FILE;
 	if (handle & 1)
 	{
-		snprintf(message, message_size,
-				 "segment %u lives in the main shared memory (min_dynamic_shared_memory > 0), which the engine process cannot map",
-				 handle);
-		return NULL;
+		if (address == 0 || address_size == 0)
+		{
+			snprintf(message, message_size,
+					 "segment %u lives in the main shared memory but the request gives no address",
+					 handle);
+			return NULL;
+		}
+		*size = (size_t) address_size;
+		*mapping = MAPPED_MAIN;
+		return (void *) (uintptr_t) address;
 	}
 	if (config->dsm_type == DSM_IMPL_SYSV)
 	{
@@ -437,7 +456,7 @@ map_segment(dsm_handle handle, size_t *size, bool *sysv, char *message, size_t m
 			return NULL;
 		}
 		*size = ds.shm_segsz;
-		*sysv = true;
+		*mapping = MAPPED_SYSV;
 		return base;
 	}
 	if (config->dsm_type == DSM_IMPL_POSIX)
@@ -479,13 +498,13 @@ map_segment(dsm_handle handle, size_t *size, bool *sysv, char *message, size_t m
 	return base;
 }
 
-/* Unmaps a segment mapped by map_segment. */
+/* Unmaps a segment mapped by map_segment (the main shared memory stays). */
 static void
-unmap_segment(void *base, size_t size, bool sysv)
+unmap_segment(void *base, size_t size, SegmentMapping mapping)
 {
-	if (base == NULL)
+	if (base == NULL || mapping == MAPPED_MAIN)
 		return;
-	if (sysv)
+	if (mapping == MAPPED_SYSV)
 		shmdt(base);
 	else
 		munmap(base, size);
@@ -493,10 +512,10 @@ unmap_segment(void *base, size_t size, bool sysv)
 
 /* Unmaps a request's data when it came in a segment (inline data stays in the slot). */
 static void
-release_request_data(const ServiceRequest *req, char *base, size_t size, bool sysv)
+release_request_data(const ServiceRequest *req, char *base, size_t size, SegmentMapping mapping)
 {
 	if (!req->inline_data)
-		unmap_segment(base, size, sysv);
+		unmap_segment(base, size, mapping);
 }
 
 /* Frees a resident graph's multi-GPU copy (its device memory on every GPU). */
@@ -607,7 +626,7 @@ resident_free(Resident *r)
 		pr_free(&pr_malloc_allocator, r->graph.out_dst);
 		pr_free(&pr_malloc_allocator, r->graph.out_weight);
 	}
-	unmap_segment(r->base, r->size, r->sysv);
+	unmap_segment(r->base, r->size, r->mapping);
 	memset(r, 0, sizeof(Resident));
 }
 
@@ -722,8 +741,8 @@ drop_vanished(void)
 		Resident   *r = &residents[i];
 		int			fd;
 
-		if (!r->used)
-			continue;
+		if (!r->used || r->mapping == MAPPED_MAIN)
+			continue;			/* no name to look for: LRU lets it go */
 		snprintf(name, sizeof(name), "/PostgreSQL.%u", r->handle);
 		fd = shm_open(name, O_RDONLY, 0);
 		if (fd >= 0)
@@ -799,6 +818,7 @@ graph_for_request(const ServiceRequest *req, char *request_base, size_t request_
 				  Resident *one_off, ServiceOutcome *out)
 {
 	bool		with_out = req->algorithm == SERVICE_HITS;
+	bool		trusted;
 	char		message[SERVICE_MESSAGE_LEN];
 	Resident   *r;
 	PrError		err = {0};
@@ -809,17 +829,18 @@ graph_for_request(const ServiceRequest *req, char *request_base, size_t request_
 		if (r != NULL)
 			return r;
 		r = resident_slot();
-		if (pending.base != NULL && pending.handle == req->graph_handle)
+		trusted = pending.base != NULL && pending.handle == req->graph_handle;
+		if (trusted)
 		{
-			/* the graph this process just built: already mapped */
+			/* the graph this process just built: already mapped, and checked when written */
 			r->base = pending.base;
 			r->size = pending.size;
-			r->sysv = pending.sysv;
+			r->mapping = pending.mapping;
 			pending.base = NULL;
 		}
 		else
-			r->base = map_segment(req->graph_handle, &r->size, &r->sysv, message,
-								  sizeof(message));
+			r->base = map_segment(req->graph_handle, req->graph_address, req->graph_mapped_size,
+								  &r->size, &r->mapping, message, sizeof(message));
 		if (r->base == NULL)
 		{
 			fail(out, PR_ERR_INVALID, message);
@@ -829,8 +850,9 @@ graph_for_request(const ServiceRequest *req, char *request_base, size_t request_
 		r->entry_id = req->graph_entry_id;
 		r->handle = req->graph_handle;
 		r->with_out = with_out;
-		if (pr_graph_view_flat_threads(r->base, r->size, pr_thread_count(config->cpu_threads, 16),
-									   &r->graph, &err) != PR_OK)
+		if ((trusted ? pr_graph_view_flat_header(r->base, r->size, &r->graph, &err)
+			 : pr_graph_view_flat_threads(r->base, r->size, pr_thread_count(config->cpu_threads, 16),
+										  &r->graph, &err)) != PR_OK)
 		{
 			resident_free(r);
 			fail(out, PR_ERR_INVALID, err.message);
@@ -1068,12 +1090,34 @@ inject_fault(ServiceOutcome *out, ServiceFault fault)
 	return PR_OK;
 }
 
+/*
+ * Gives the rest of the last build's segment, past its graph, back to the system (MADV_REMOVE):
+ * after the answer is published, so that the caller does not wait for it.
+ */
+static void
+pending_trim(void)
+{
+	double		t0 = pr_clock_seconds();
+	char		line[160];
+
+	if (pending.base == NULL || pending.keep >= pending.size || pending.mapping == MAPPED_MAIN)
+		return;					/* the main shared memory stays as it was preallocated */
+	if (madvise((char *) pending.base + pending.keep, pending.size - pending.keep, MADV_REMOVE) != 0)
+		snprintf(line, sizeof(line), "could not give back %zu bytes of a build segment: %m",
+				 pending.size - pending.keep);
+	else
+		snprintf(line, sizeof(line), "gave back %zu MB of a build segment in %.1f ms",
+				 (pending.size - pending.keep) >> 20, (pr_clock_seconds() - t0) * 1000.0);
+	engine_log(line);
+	pending.keep = pending.size;
+}
+
 /* Unmaps the last build's segment when no request took it. */
 static void
 pending_drop(void)
 {
 	if (pending.base != NULL)
-		unmap_segment(pending.base, pending.size, pending.sysv);
+		unmap_segment(pending.base, pending.size, pending.mapping);
 	pending.base = NULL;
 }
 
@@ -1126,12 +1170,13 @@ serve_build(ServiceSlot *slot, ServiceFault fault)
 	char		message[SERVICE_MESSAGE_LEN];
 	char	   *base;
 	size_t		size;
-	bool		sysv;
+	SegmentMapping mapping;
 	const int64_t *src,
 			   *dst;
 	PrError		err = {0};
 	PrStatus	status;
-	double		started = pr_clock_seconds();
+	double		started = pr_clock_seconds(),
+				mapped;
 
 	memset(out, 0, sizeof(ServiceOutcome));
 	out->request_id = req->request_id;
@@ -1139,16 +1184,18 @@ serve_build(ServiceSlot *slot, ServiceFault fault)
 	if ((status = inject_fault(out, fault)) != PR_OK)
 		return status;
 	pending_drop();
-	base = map_segment(req->graph_handle, &size, &sysv, message, sizeof(message));
+	base = map_segment(req->graph_handle, req->graph_address, req->graph_mapped_size, &size,
+					   &mapping, message, sizeof(message));
 	if (base == NULL)
 	{
 		fail(out, PR_ERR_INVALID, message);
 		return PR_ERR_INVALID;
 	}
+	mapped = pr_clock_seconds();
 	if (req->build_rows > req->build_capacity ||
 		req->build_capacity > size / (2 * sizeof(int64_t)))
 	{
-		unmap_segment(base, size, sysv);
+		unmap_segment(base, size, mapping);
 		fail(out, PR_ERR_INVALID, "malformed build request");
 		return PR_ERR_INVALID;
 	}
@@ -1184,35 +1231,30 @@ serve_build(ServiceSlot *slot, ServiceFault fault)
 	}
 	if (status != PR_OK)
 	{
-		unmap_segment(base, size, sysv);
+		unmap_segment(base, size, mapping);
 		fail(out, status, err.message[0] ? err.message : pr_status_name(status));
 		return status;
 	}
 	{
 		size_t		page = (size_t) sysconf(_SC_PAGESIZE);
-		size_t		keep = (out->built_bytes + page - 1) / page * page;
-		char		line[256];
+		char		line[320];
 
-		if (keep < size && madvise(base + keep, size - keep, MADV_REMOVE) != 0)
-		{
-			snprintf(line, sizeof(line), "could not give back %zu bytes of a build segment: %m",
-					 size - keep);
-			engine_log(line);
-		}
 		out->seconds = pr_clock_seconds() - started;
 		snprintf(line, sizeof(line),
-				 "graph of %lld nodes, %lld edges built from %llu rows in %.1f ms (upload %.1f, ids %.1f, sort %.1f, download %.1f)",
+				 "graph of %lld nodes, %lld edges built from %llu rows in %.1f ms (map %.1f, build %.1f: upload %.1f, ids %.1f, sort %.1f, download %.1f)",
 				 (long long) out->built_nodes, (long long) out->built_edges,
 				 (unsigned long long) req->build_rows, out->seconds * 1000.0,
+				 (mapped - started) * 1000.0, (pr_clock_seconds() - mapped) * 1000.0,
 				 out->build_times[0] * 1000.0, out->build_times[1] * 1000.0,
 				 out->build_times[2] * 1000.0, out->build_times[3] * 1000.0);
 		engine_log(line);
+		pending.keep = (out->built_bytes + page - 1) / page * page;
 	}
 	pg_atomic_fetch_add_u64(&service->builds, 1);
 	pending.handle = req->graph_handle;
 	pending.base = base;
 	pending.size = size;
-	pending.sysv = sysv;
+	pending.mapping = mapping;
 	return PR_OK;
 }
 
@@ -1229,7 +1271,7 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	char		message[SERVICE_MESSAGE_LEN];
 	char	   *request_base;
 	size_t		request_size;
-	bool		request_sysv;
+	SegmentMapping request_mapping;
 	double		map_seconds;
 	Resident	one_off;
 	Resident   *r;
@@ -1253,11 +1295,12 @@ serve(ServiceSlot *slot, ServiceFault fault)
 		/* a small request: its data is in the slot, nothing to map */
 		request_base = (char *) slot->inline_data;
 		request_size = sizeof(slot->inline_data);
-		request_sysv = false;
+		request_mapping = MAPPED_FILE;
 	}
 	else
 	{
-		request_base = map_segment(req->request_handle, &request_size, &request_sysv, message,
+		request_base = map_segment(req->request_handle, req->request_address, req->request_size,
+								   &request_size, &request_mapping, message,
 								   sizeof(message));
 		if (request_base == NULL)
 		{
@@ -1267,7 +1310,7 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	}
 	if (!request_segment_valid(req, request_base, request_size))
 	{
-		release_request_data(req, request_base, request_size, request_sysv);
+		release_request_data(req, request_base, request_size, request_mapping);
 		fail(out, PR_ERR_INVALID, "malformed request segment");
 		return PR_ERR_INVALID;
 	}
@@ -1278,7 +1321,7 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	map_seconds = pr_clock_seconds() - map_seconds;
 	if (r == NULL)
 	{
-		release_request_data(req, request_base, request_size, request_sysv);
+		release_request_data(req, request_base, request_size, request_mapping);
 		return out->status;
 	}
 	r->last_used = ++use_clock;
@@ -1352,13 +1395,14 @@ serve(ServiceSlot *slot, ServiceFault fault)
 			if (!resident)
 			{
 				/* a graph put on the device: where the time went, for the server log */
-				char		line[256];
+				char		line[320];
 
 				snprintf(line, sizeof(line),
-						 "graph of %lld nodes, %lld edges on the device (%s): graph mapped in %.1f ms, prepared in %.1f ms (plan %.1f ms, upload %.1f ms)",
+						 "graph of %lld nodes, %lld edges on the device (%s): graph mapped in %.1f ms, prepared in %.1f ms (plan %.1f ms: host arrays %.1f, tile setup %.1f; upload %.1f ms)",
 						 (long long) r->graph.n_nodes, (long long) r->graph.n_edges, report.engine,
 						 map_seconds * 1000.0, stats.prepare_seconds * 1000.0,
-						 report.plan_seconds * 1000.0, report.upload_seconds * 1000.0);
+						 report.plan_seconds * 1000.0, report.host_seconds * 1000.0,
+						 report.smem_setup_seconds * 1000.0, report.upload_seconds * 1000.0);
 				engine_log(line);
 			}
 		}
@@ -1389,7 +1433,7 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	}
 	else if (status != PR_OK && status != PR_ERR_INTERRUPTED)
 		resident_free(r);
-	release_request_data(req, request_base, request_size, request_sysv);
+	release_request_data(req, request_base, request_size, request_mapping);
 	evict_to_fit(NULL, false);
 	return status;
 }
@@ -1412,7 +1456,7 @@ typedef struct BatchRun
 	ServiceSlot *slot[SERVICE_MAX_BATCH];
 	char	   *base[SERVICE_MAX_BATCH];	/* each request's data */
 	size_t		size[SERVICE_MAX_BATCH];
-	bool		sysv[SERVICE_MAX_BATCH];
+	SegmentMapping mapping[SERVICE_MAX_BATCH];
 } BatchRun;
 
 /* should_stop of a batch: every member asked to cancel, or the worker is gone. */
@@ -1455,7 +1499,7 @@ batch_map_members(BatchRun *b)
 		char		message[SERVICE_MESSAGE_LEN];
 		char	   *base;
 		size_t		size;
-		bool		sysv = false;
+		SegmentMapping mapping = MAPPED_FILE;
 
 		memset(&slot->outcome, 0, sizeof(ServiceOutcome));
 		slot->outcome.request_id = req->request_id;
@@ -1464,7 +1508,8 @@ batch_map_members(BatchRun *b)
 			base = (char *) slot->inline_data;
 			size = sizeof(slot->inline_data);
 		}
-		else if ((base = map_segment(req->request_handle, &size, &sysv, message,
+		else if ((base = map_segment(req->request_handle, req->request_address, req->request_size, &size,
+									   &mapping, message,
 									 sizeof(message))) == NULL)
 		{
 			fail(&slot->outcome, PR_ERR_INVALID, message);
@@ -1473,7 +1518,7 @@ batch_map_members(BatchRun *b)
 		}
 		if (!request_segment_valid(req, base, size) || req->restart_entries <= 0)
 		{
-			release_request_data(req, base, size, sysv);
+			release_request_data(req, base, size, mapping);
 			fail(&slot->outcome, PR_ERR_INVALID, "malformed request segment");
 			publish(slot, PR_ERR_INVALID);
 			continue;
@@ -1481,7 +1526,7 @@ batch_map_members(BatchRun *b)
 		b->slot[kept] = slot;
 		b->base[kept] = base;
 		b->size[kept] = size;
-		b->sysv[kept] = sysv;
+		b->mapping[kept] = mapping;
 		kept++;
 	}
 	b->n = kept;
@@ -1593,7 +1638,7 @@ serve_batch(const int *members, int n)
 			if (j > 0)
 				b.slot[j]->outcome = b.slot[0]->outcome;
 			b.slot[j]->outcome.request_id = b.slot[j]->request.request_id;
-			release_request_data(&b.slot[j]->request, b.base[j], b.size[j], b.sysv[j]);
+			release_request_data(&b.slot[j]->request, b.base[j], b.size[j], b.mapping[j]);
 			publish(b.slot[j], status);
 		}
 		return status;
@@ -1667,7 +1712,7 @@ serve_batch(const int *members, int n)
 		}
 		else
 			fail(out, status, err.message[0] ? err.message : pr_status_name(status));
-		release_request_data(&b.slot[j]->request, b.base[j], b.size[j], b.sysv[j]);
+		release_request_data(&b.slot[j]->request, b.base[j], b.size[j], b.mapping[j]);
 		publish(b.slot[j], status);
 	}
 	if (status == PR_OK)
@@ -1769,6 +1814,7 @@ service_engine_main(const ServiceEngineConfig *engine_config)
 			pg_atomic_write_u32(&service->engine_ready, 0);
 		if (n_members == 1)
 			publish(slot, status);
+		pending_trim();
 
 		/* a device error may leave the context unusable: start over in a fresh process */
 		if (status == PR_ERR_ENGINE)

@@ -103,6 +103,9 @@ void		pr_graph_write_flat_threads(const PrGraph *g, void *buf, int n_threads);
  */
 PrStatus	pr_graph_view_flat(const void *buf, size_t size, PrGraph *view, PrError *err);
 
+/* Only the header, counts and offsets checked (O(1)): for a buffer this program wrote itself. */
+PrStatus	pr_graph_view_flat_header(const void *buf, size_t size, PrGraph *view, PrError *err);
+
 /* The same, the edge arrays' range checks run by up to n_threads threads. */
 PrStatus	pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph *view,
 									   PrError *err);

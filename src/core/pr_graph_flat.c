@@ -300,10 +300,12 @@ pr_graph_view_flat(const void *buf, size_t size, PrGraph *view, PrError *err)
 	return pr_graph_view_flat_threads(buf, size, 1, view, err);
 }
 
-/* pr_graph_view_flat with the edge arrays' range checks run by up to n_threads threads. */
+/*
+ * Points view into a flat buffer after checking only its header, counts and offsets (O(1)), for a
+ * buffer this program wrote itself (the cache's segments, the engine's own build); see pr_graph.h.
+ */
 PrStatus
-pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph *view,
-						   PrError *err)
+pr_graph_view_flat_header(const void *buf, size_t size, PrGraph *view, PrError *err)
 {
 	PrFlatHeader header;
 	PrGraph		g;
@@ -370,6 +372,26 @@ pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph 
 	g.out_weight = arrays[PR_FLAT_OUT_WEIGHT];
 	g.out_strength = arrays[PR_FLAT_OUT_STRENGTH];
 	g.dangling = arrays[PR_FLAT_DANGLING];
+
+	*view = g;
+	return PR_OK;
+}
+
+/* pr_graph_view_flat with the edge arrays' range checks run by up to n_threads threads. */
+PrStatus
+pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph *view,
+						   PrError *err)
+{
+	PrGraph		g;
+	int64_t		n,
+				m;
+	PrStatus	status;
+
+	memset(view, 0, sizeof(*view));
+	if ((status = pr_graph_view_flat_header(buf, size, &g, err)) != PR_OK)
+		return status;
+	n = g.n_nodes;
+	m = g.n_edges;
 
 	/* contents */
 	for (int64_t i = 1; i < n; i++)
