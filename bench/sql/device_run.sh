@@ -349,11 +349,11 @@ phase_standalone() {
   echo "RESULT standalone pr_bench auto: $ms ms/iteration x $it iterations = $sa ms; warm call $w ms — goal <= 1.3 x $sa + 50 = $(calc "1.3 * $sa + 50") ms: $(goal "$w <= 1.3 * $sa + 50")"
 }
 
-mem_sample() {  # one line: time total_rss_MB max_rss_MB engine_rss_MB gpu_used_MB device_bytes request_segments cache_bytes
+mem_sample() {  # one line: time total_rss_MB max_rss_MB engine_rss_MB gpu_used_MB device_bytes request_segments cache_bytes shm_used_MB builds
   local eng gpu
   eng=$(sql -c "SELECT engine_pid FROM powerrank_service")
   if [ "$DRY_RUN" = 1 ]; then gpu=-; else gpu=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1); fi
-  echo "$(date +%s) $(ps -u "$PGOS" -o rss= | awk '{s+=$1} END {print int(s/1024)}') $(ps -u "$PGOS" -o rss= | sort -n | tail -1 | awk '{print int($1/1024)}') $(ps -o rss= -p "${eng:-1}" 2>/dev/null | awk '{print int($1/1024)}') $gpu $(sql -c "SELECT concat_ws(' ', device_bytes, request_segments, (SELECT coalesce(sum(bytes), 0) FROM powerrank_cache)) FROM powerrank_service")"
+  echo "$(date +%s) $(ps -u "$PGOS" -o rss= | awk '{s+=$1} END {print int(s/1024)}') $(ps -u "$PGOS" -o rss= | sort -n | tail -1 | awk '{print int($1/1024)}') $(ps -o rss= -p "${eng:-1}" 2>/dev/null | awk '{print int($1/1024)}') $gpu $(sql -c "SELECT concat_ws(' ', device_bytes, request_segments, (SELECT coalesce(sum(bytes), 0) FROM powerrank_cache)) FROM powerrank_service") $(df -BM --output=used /dev/shm | tail -1 | tr -dc 0-9) $(sql -c "SELECT builds FROM powerrank_service")"
 }
 export -f mem_sample
 
@@ -373,7 +373,7 @@ phase_mixed() {
   rm -rf "$WORK/pgb_mix"; mkdir -p "$WORK/pgb_mix"; chown "$PGOS" "$WORK/pgb_mix"
   cd "$WORK/pgb_mix"
   : > "$OUT/mix_mem.txt"
-  echo "# time total_rss_MB max_rss_MB engine_rss_MB gpu_used_MB device_bytes request_segments cache_bytes" >> "$OUT/mix_mem.txt"
+  echo "# time total_rss_MB max_rss_MB engine_rss_MB gpu_used_MB device_bytes request_segments cache_bytes shm_used_MB builds" >> "$OUT/mix_mem.txt"
   mem_sample >> "$OUT/mix_mem.txt"
   as_pg pgbench -n -c 8 -j 8 -T "$MIX_SECS" -D nsrc="$n" -f "$WORK/mix_rwr.sql@3" -f "$WORK/mix_pagerank.sql@1" --log --log-prefix=rank bench > rank.out 2>&1 & p1=$!
   as_pg pgbench -n -c 2 -j 2 -T "$MIX_SECS" -R 4 -D nsrc="$n" -f "$WORK/mix_writer.sql" --log --log-prefix=write bench > write.out 2>&1 & p2=$!
@@ -392,7 +392,7 @@ phase_mixed() {
   echo "RESULT mixed ranking calls $(wc -l < "$WORK/mix_lat.txt"), p50 $(pct 50 < "$WORK/mix_lat.txt") ms, p99 $(pct 99 < "$WORK/mix_lat.txt") ms; writer transactions $(cat write.[0-9]* 2>/dev/null | grep -vc '^[a-z]' || true); final edges $(sql -c "SELECT count(*) FROM edges_mix")"
   echo "RESULT mixed checks (RR snapshot, $DEV_CHECK vs cpu, bound $BOUND): $(sql -c "SELECT count(*) || ' sampled, ' || count(*) FILTER (WHERE NOT ok) || ' wrong; engines ' || string_agg(DISTINCT engine, ',') || '; max diff ' || coalesce(max(max_diff)::text, '-') FROM bench_checks")"
   echo "RESULT mixed crashes: postmaster start time unchanged $same_pm; service restarts/failures before $before after $after; crash lines in server log $crashes"
-  echo "RESULT mixed memory (first -> last sample): $(awk '!/^#/ {if (!f) f=$0; l=$0} END {split(f,a," "); split(l,b," "); printf "total RSS %s -> %s MB, max proc RSS %s -> %s MB, engine RSS %s -> %s MB, GPU used %s -> %s MB, device_bytes %s -> %s, request segments %s -> %s, cache bytes %s -> %s", a[2],b[2],a[3],b[3],a[4],b[4],a[5],b[5],a[6],b[6],a[7],b[7],a[8],b[8]}' "$OUT/mix_mem.txt")"
+  echo "RESULT mixed memory (first -> last sample): $(awk '!/^#/ {if (!f) f=$0; l=$0} END {split(f,a," "); split(l,b," "); printf "total RSS %s -> %s MB, max proc RSS %s -> %s MB, engine RSS %s -> %s MB, GPU used %s -> %s MB, device_bytes %s -> %s, request segments %s -> %s, cache bytes %s -> %s, /dev/shm used %s -> %s MB, service builds %s -> %s", a[2],b[2],a[3],b[3],a[4],b[4],a[5],b[5],a[6],b[6],a[7],b[7],a[8],b[8],a[9],b[9],a[10],b[10]}' "$OUT/mix_mem.txt")"
 }
 
 export -f phase_setup phase_suite phase_gpucheck phase_load phase_cold phase_rwr phase_auto phase_standalone phase_mixed
