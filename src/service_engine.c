@@ -1158,9 +1158,10 @@ cpu_build_flat(const int64_t *src, const int64_t *dst, size_t rows, bool undirec
 /*
  * Builds a graph from the rows in a backend's segment (SERVICE_BUILD): on the GPU with the
  * library's pr_gpu_build_flat, with pr_graph_build for the cpu-test engine.  The flat graph is
- * written over the rows at the segment's start, the rest of the segment is given back to the
- * system (MADV_REMOVE: the cache counts only the graph), and the mapping is kept for the request
- * that follows (pending).  PR_ERR_ENGINE (a CUDA failure) restarts the process as for rankings.
+ * written over the rows at the segment's start and the mapping is kept for the request that
+ * follows (pending); the rest of the segment is given back once the answer is out (pending_trim:
+ * the cache counts only the graph).  PR_ERR_ENGINE (a CUDA failure) restarts the process as for
+ * rankings.
  */
 static PrStatus
 serve_build(ServiceSlot *slot, ServiceFault fault)
