@@ -517,9 +517,10 @@ static void
 host_arrays_part(void *arg, int part, int n_parts)
 {
 	HostArraysJob *job = (HostArraysJob *) arg;
-	int64_t		b = job->n / n_parts * part,
-				end = part == n_parts - 1 ? job->n : job->n / n_parts * (part + 1);
+	int64_t		b,
+				end;
 
+	pr_even_range(job->n, part, n_parts, &b, &end);
 	for (int64_t i = b; i < end; i++)
 	{
 		job->inv_out[i] = job->out_strength[i] > 0 ? 1.0 / job->out_strength[i] : 0.0;

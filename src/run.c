@@ -165,11 +165,11 @@ static void
 prefault_part(void *arg, int part, int n_parts)
 {
 	Prefault   *p = (Prefault *) arg;
-	Size		pages = p->bytes / 4096;
-	Size		b = pages / n_parts * part,
-				e = part == n_parts - 1 ? pages : pages / n_parts * (part + 1);
+	int64_t		b,
+				e;
 
-	for (Size i = b; i < e; i++)
+	pr_even_range((int64_t) (p->bytes / 4096), part, n_parts, &b, &e);
+	for (int64_t i = b; i < e; i++)
 		((volatile char *) p->base)[i * 4096] = 0;
 }
 

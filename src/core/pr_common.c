@@ -122,6 +122,14 @@ pr_csr_row_at_weight(const int64_t *ptr, int64_t lo, int64_t n, int64_t target)
 	return lo;
 }
 
+/* Item range [*begin, *end) of part p of n items split evenly; see pr_common.h. */
+void
+pr_even_range(int64_t n, int part, int n_parts, int64_t *begin, int64_t *end)
+{
+	*begin = n * part / n_parts;
+	*end = n * (part + 1) / n_parts;
+}
+
 /* One part's thread of pr_parallel_run. */
 typedef struct ParallelPart
 {

@@ -87,6 +87,9 @@ typedef void (*PrParallelTask) (void *arg, int part, int n_parts);
  */
 void		pr_parallel_run(PrParallelTask task, void *arg, int n_parts);
 
+/* Item range [*begin, *end) of part `part` of n_parts when n items are split evenly. */
+void		pr_even_range(int64_t n, int part, int n_parts, int64_t *begin, int64_t *end);
+
 /* Threads for a setting: setting > 0 as given, otherwise the online CPUs; capped to 1 .. most. */
 int			pr_thread_count(int setting, int most);
 

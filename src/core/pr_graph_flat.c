@@ -162,10 +162,11 @@ static void
 copy_part(void *arg, int part, int n_parts)
 {
 	ParallelCopy *c = (ParallelCopy *) arg;
-	size_t		b = c->bytes / (size_t) n_parts * (size_t) part,
-				e = part == n_parts - 1 ? c->bytes : c->bytes / (size_t) n_parts * (size_t) (part + 1);
+	int64_t		b,
+				e;
 
-	memcpy(c->dst + b, c->src + b, e - b);
+	pr_even_range((int64_t) c->bytes, part, n_parts, &b, &e);
+	memcpy(c->dst + b, c->src + b, (size_t) (e - b));
 }
 
 /*
@@ -256,9 +257,10 @@ static void
 check_part(void *arg, int part, int n_parts)
 {
 	RangeCheck *c = (RangeCheck *) arg;
-	int64_t		b = c->count / n_parts * part,
-				e = part == n_parts - 1 ? c->count : c->count / n_parts * (part + 1);
+	int64_t		b,
+				e;
 
+	pr_even_range(c->count, part, n_parts, &b, &e);
 	c->bad[part] = !ids_in_range(c->ids + b, e - b, c->n);
 }
 

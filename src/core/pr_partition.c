@@ -476,10 +476,13 @@ parts_lengths_task(void *arg, int t, int n_threads)
 {
 	PartsCsrWork *w = arg;
 	int64_t		n = w->out->n_rows,
-				b = n * t / n_threads,
-				e = n * (t + 1) / n_threads,
+				b,
+				e,
 				sum = 0;
-	int			k = b < n ? parts_find(w, b) : 0;
+	int			k;
+
+	pr_even_range(n, t, n_threads, &b, &e);
+	k = b < n ? parts_find(w, b) : 0;
 
 	for (int64_t i = b; i < e; i++)
 	{
@@ -497,11 +500,11 @@ static void
 parts_prefix_task(void *arg, int t, int n_threads)
 {
 	PartsCsrWork *w = arg;
-	int64_t		n = w->out->n_rows,
-				b = n * t / n_threads,
-				e = n * (t + 1) / n_threads,
+	int64_t		b,
+				e,
 				at = 0;
 
+	pr_even_range(w->out->n_rows, t, n_threads, &b, &e);
 	for (int u = 0; u < t; u++)
 		at += w->thread_sum[u];
 	for (int64_t i = b; i < e; i++)

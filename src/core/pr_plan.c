@@ -52,13 +52,6 @@ pr_plan_parts(int64_t work)
 	return t < 1 ? 1 : t;
 }
 
-/* Item range [*begin, *end) of part p of n items split evenly. */
-void
-pr_plan_even_range(int64_t n, int part, int n_parts, int64_t *begin, int64_t *end)
-{
-	*begin = n * part / n_parts;
-	*end = n * (part + 1) / n_parts;
-}
 
 /* Row range [*begin, *end) of part p when rows are split by their entries (plus one per row). */
 static void
@@ -142,7 +135,7 @@ relabel_inverse_part(void *arg, int part, int n_parts)
 	int64_t		b,
 				e;
 
-	pr_plan_even_range(w->n, part, n_parts, &b, &e);
+	pr_even_range(w->n, part, n_parts, &b, &e);
 	for (int64_t r = b; r < e; r++)
 		w->new_to_old[w->old_to_new[r]] = (int32_t) r;
 }
@@ -548,7 +541,7 @@ degree_part(void *arg, int part, int n_parts)
 	int64_t		b,
 				e;
 
-	pr_plan_even_range(w->csr->nnz, part, n_parts, &b, &e);
+	pr_even_range(w->csr->nnz, part, n_parts, &b, &e);
 	for (int64_t p = b; p < e; p++)
 	{
 		int32_t		c = w->csr->col[p];
@@ -718,7 +711,7 @@ sort_count_part(void *arg, int part, int n_parts)
 				e;
 
 	memset(count, 0, (PLAN_SORT_BUCKETS + 1) * sizeof(int64_t));
-	pr_plan_even_range(w->n, part, n_parts, &b, &e);
+	pr_even_range(w->n, part, n_parts, &b, &e);
 	for (int64_t r = b; r < e; r++)
 		count[len[r] < PLAN_SORT_BUCKETS ? len[r] : PLAN_SORT_BUCKETS]++;
 }
@@ -734,7 +727,7 @@ sort_scatter_part(void *arg, int part, int n_parts)
 	int64_t		b,
 				e;
 
-	pr_plan_even_range(w->n, part, n_parts, &b, &e);
+	pr_even_range(w->n, part, n_parts, &b, &e);
 	for (int64_t r = b; r < e; r++)
 	{
 		int32_t		l = len[r];
@@ -811,7 +804,7 @@ fill_vec_part(void *arg, int part, int n_parts)
 	int64_t		b,
 				e;
 
-	pr_plan_even_range(t->n_vec, part, n_parts, &b, &e);
+	pr_even_range(t->n_vec, part, n_parts, &b, &e);
 	for (int64_t k = b; k < e; k++)
 	{
 		int64_t		pos = t->vec_ptr[k];
@@ -840,7 +833,7 @@ fill_ell_part(void *arg, int part, int n_parts)
 	int64_t		b,
 				e;
 
-	pr_plan_even_range(t->n_ell, part, n_parts, &b, &e);
+	pr_even_range(t->n_ell, part, n_parts, &b, &e);
 	for (int64_t g = b; g < e; g++)
 	{
 		int64_t		first = w->n_vec_rows + g * PR_PLAN_WARP;
@@ -879,7 +872,7 @@ advance_part(void *arg, int part, int n_parts)
 	int64_t		b,
 				e;
 
-	pr_plan_even_range(w->n, part, n_parts, &b, &e);
+	pr_even_range(w->n, part, n_parts, &b, &e);
 	for (int64_t r = b; r < e; r++)
 		w->cursor[r] += len[r];
 }
@@ -1011,7 +1004,7 @@ merge_fill_part(void *arg, int part, int n_parts)
 	int64_t		b,
 				e;
 
-	pr_plan_even_range(total, part, n_parts, &b, &e);
+	pr_even_range(total, part, n_parts, &b, &e);
 	for (int64_t k = b; k < e; k++)
 	{
 		int32_t		r;

@@ -99,7 +99,7 @@ count_rows_part(void *arg, int part, int n_parts)
 				nnz = 0,
 				rows = 0;
 
-	pr_plan_even_range(w->n, part, n_parts, &b, &e);
+	pr_even_range(w->n, part, n_parts, &b, &e);
 	for (int64_t r = b; r < e; r++)
 	{
 		nnz += w->blen[r];
@@ -119,7 +119,7 @@ fill_gptr_part(void *arg, int part, int n_parts)
 				e,
 				pos = w->part_nnz[part];
 
-	pr_plan_even_range(w->n, part, n_parts, &b, &e);
+	pr_even_range(w->n, part, n_parts, &b, &e);
 	for (int64_t r = b; r < e; r++)
 	{
 		gptr[r] = (int32_t) pos;
@@ -250,7 +250,7 @@ sum_hot_part(void *arg, int part, int n_parts)
 	int64_t		b,
 				e;
 
-	pr_plan_even_range(w->hot, part, n_parts, &b, &e);
+	pr_even_range(w->hot, part, n_parts, &b, &e);
 	for (int64_t j = b; j < e; j++)
 	{
 		int32_t		total = 0;
@@ -269,7 +269,7 @@ start_hot_part(void *arg, int part, int n_parts)
 	int64_t		b,
 				e;
 
-	pr_plan_even_range(w->hot, part, n_parts, &b, &e);
+	pr_even_range(w->hot, part, n_parts, &b, &e);
 	for (int64_t j = b; j < e; j++)
 	{
 		int32_t		pos = w->b->scol_ptr[j];
@@ -472,7 +472,7 @@ count_blocks_part(void *arg, int part, int n_parts)
 				e;
 
 	memset(counter, 0, (size_t) bt->n_blocks * sizeof(int32_t));
-	pr_plan_even_range(bt->nnz, part, n_parts, &b, &e);
+	pr_even_range(bt->nnz, part, n_parts, &b, &e);
 	for (int64_t q = b; q < e; q++)
 		counter[block_of(w, bt->spos[q])]++;
 }
@@ -490,7 +490,7 @@ assign_positions_part(void *arg, int part, int n_parts)
 	int64_t		b,
 				e;
 
-	pr_plan_even_range(bt->nnz, part, n_parts, &b, &e);
+	pr_even_range(bt->nnz, part, n_parts, &b, &e);
 	for (int64_t q = b; q < e; q++)
 	{
 		int32_t		g = bt->spos[q];

@@ -13,9 +13,6 @@
 /* Threads for work of the given size (small work runs in the caller). */
 int			pr_plan_parts(int64_t work);
 
-/* Item range [*begin, *end) of part p of n items split evenly. */
-void		pr_plan_even_range(int64_t n, int part, int n_parts, int64_t *begin, int64_t *end);
-
 /* Stable LSD radix sort of 64-bit keys by their upper 32 bits; the result back in keys (tmp: len). */
 void		pr_plan_radix_sort_upper(uint64_t *keys, uint64_t *tmp, int64_t len);
 
