@@ -104,9 +104,9 @@ pr_clock_seconds(void)
 	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }
 
-/* First row r in [lo, n] with ptr[r] + r >= target; see pr_common.h. */
+/* First row r in [lo, n] with ptr[r] + per_row * r >= target; see pr_common.h. */
 int64_t
-pr_csr_row_at_weight(const int64_t *ptr, int64_t lo, int64_t n, int64_t target)
+pr_csr_row_at(const int64_t *ptr, int64_t lo, int64_t n, int64_t target, int64_t per_row)
 {
 	int64_t		hi = n;
 
@@ -114,7 +114,7 @@ pr_csr_row_at_weight(const int64_t *ptr, int64_t lo, int64_t n, int64_t target)
 	{
 		int64_t		mid = lo + (hi - lo) / 2;
 
-		if (ptr[mid] + mid < target)
+		if (ptr[mid] + per_row * mid < target)
 			lo = mid + 1;
 		else
 			hi = mid;

@@ -66,10 +66,11 @@ void	   *pr_alloc_array(const PrAllocator *a, size_t count, size_t elem_size);
 void		pr_free(const PrAllocator *a, void *ptr);
 
 /*
- * First row r in [lo, n] with ptr[r] + r >= target, for CSR row pointers ptr[0..n]: where to cut
- * the rows so that parts get about equal edges plus rows (binary search).
+ * First row r in [lo, n] with ptr[r] + per_row * r >= target, for CSR row pointers ptr[0..n]:
+ * where to cut the rows so that parts get about equal entries (per_row 0) or entries plus rows
+ * (per_row 1).  Binary search.
  */
-int64_t		pr_csr_row_at_weight(const int64_t *ptr, int64_t lo, int64_t n, int64_t target);
+int64_t		pr_csr_row_at(const int64_t *ptr, int64_t lo, int64_t n, int64_t target, int64_t per_row);
 
 /* Monotonic wall clock in seconds, for run statistics. */
 double		pr_clock_seconds(void);

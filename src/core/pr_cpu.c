@@ -315,7 +315,7 @@ split_rows(const int64_t *ptr, int64_t n, int n_threads, int64_t *part)
 	{
 		int64_t		target = (int64_t) ((double) total * t / n_threads);
 
-		part[t] = pr_csr_row_at_weight(ptr, part[t - 1], n, target);
+		part[t] = pr_csr_row_at(ptr, part[t - 1], n, target, 1);
 	}
 	part[n_threads] = n;
 }

@@ -514,25 +514,6 @@ parts_prefix_task(void *arg, int t, int n_threads)
 	}
 }
 
-/* First local row whose entries start at or after entry target (ptr ascending). */
-static int64_t
-row_at_entry(const int64_t *ptr, int64_t n, int64_t target)
-{
-	int64_t		lo = 0,
-				hi = n;
-
-	while (lo < hi)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (ptr[mid] < target)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /*
  * Pass 2: fills thread t's rows (an even share of the entries): columns to slots, values, each
  * row sorted by (slot, value).  Every row is written by one thread from the input alone, so the
@@ -544,8 +525,8 @@ parts_fill_task(void *arg, int t, int n_threads)
 	PartsCsrWork *w = arg;
 	PrPartCsr  *out = w->out;
 	int64_t		n = out->n_rows,
-				b = t == 0 ? 0 : row_at_entry(out->ptr, n, out->nnz * t / n_threads),
-				e = t == n_threads - 1 ? n : row_at_entry(out->ptr, n, out->nnz * (t + 1) / n_threads);
+				b = t == 0 ? 0 : pr_csr_row_at(out->ptr, 0, n, out->nnz * t / n_threads, 0),
+				e = t == n_threads - 1 ? n : pr_csr_row_at(out->ptr, 0, n, out->nnz * (t + 1) / n_threads, 0);
 	bool		with_val = out->val != NULL;
 	ColVal	   *tmp = NULL;
 	int64_t		tmp_len = 0;

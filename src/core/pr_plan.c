@@ -60,8 +60,8 @@ plan_weighted_range(const int64_t *ptr, int64_t n, int part, int n_parts, int64_
 {
 	int64_t		total = ptr[n] + n;
 
-	*begin = part == 0 ? 0 : pr_csr_row_at_weight(ptr, 0, n, total * part / n_parts);
-	*end = part == n_parts - 1 ? n : pr_csr_row_at_weight(ptr, 0, n, total * (part + 1) / n_parts);
+	*begin = part == 0 ? 0 : pr_csr_row_at(ptr, 0, n, total * part / n_parts, 1);
+	*end = part == n_parts - 1 ? n : pr_csr_row_at(ptr, 0, n, total * (part + 1) / n_parts, 1);
 }
 
 /* Orders nodes by descending key with a counting sort (ties keep ascending ids). */
