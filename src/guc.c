@@ -4,7 +4,6 @@
 #include "powerrank.h"
 
 #include <limits.h>
-#include <unistd.h>
 
 #include "utils/guc.h"
 
@@ -172,14 +171,5 @@ powerrank_guc_init(void)
 int
 powerrank_thread_count(void)
 {
-	long		cores;
-
-	if (powerrank_cpu_threads > 0)
-		return powerrank_cpu_threads;
-	cores = sysconf(_SC_NPROCESSORS_ONLN);
-	if (cores < 1)
-		return 1;
-	if (cores > 1024)
-		return 1024;
-	return (int) cores;
+	return pr_thread_count(powerrank_cpu_threads, 1024);	/* 1024: the setting's maximum */
 }
