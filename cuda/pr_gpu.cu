@@ -103,6 +103,8 @@ struct GpuEngine
 	void	   *restart_dense;
 	uint64_t	restart_key;
 	int32_t    *old_to_new_host;	/* [n] private position of each internal id (restart scatter) */
+	void	   *far_field;		/* [n] the far-field vector kept for the warm start, or NULL */
+	double	   *coef_dev;		/* [4 * k] coefficients of a combination (warm start), or NULL */
 	PrGpuTopkWorkspace *topk_ws;	/* scratch of the device top-k, kept between calls */
 	GpuMatrix	pull;			/* PULL_NORMALIZED (and PULL when it has raw values) */
 	GpuMatrix	pull_raw;		/* PULL for cuSPARSE mode (raw weights, binned) */
@@ -444,7 +446,9 @@ engine_free_device(GpuEngine *e)
 	for (void *p : e->allocs)
 		cudaFree(p);
 	e->allocs.clear();
-	e->restart_dense = NULL;	/* was one of allocs */
+	e->restart_dense = NULL;	/* was one of allocs, as these two */
+	e->far_field = NULL;
+	e->coef_dev = NULL;
 	e->restart_key = 0;
 	pr_gpu_topk_free(e->topk_ws);
 	e->topk_ws = NULL;
@@ -456,6 +460,34 @@ engine_free_device(GpuEngine *e)
 	memset(&e->pull_raw, 0, sizeof(e->pull_raw));
 	memset(&e->push, 0, sizeof(e->push));
 	e->prepared = false;
+}
+
+/*
+ * Adds slots to a prepared engine up to n_slots (cleared), with statistics room for them (the old
+ * statistics array stays among the allocations until the engine is freed).
+ */
+static PrStatus
+grow_slots(GpuEngine *e, int n_slots, PrError *err)
+{
+	size_t		bytes = (size_t) (e->n + 1) * e->k * e->elem;
+	size_t		stats_bytes = (size_t) (n_slots + 2) * e->k * 3 * 8;
+	void	   *p;
+	PrStatus	st;
+
+	while ((int) e->slots.size() < n_slots)
+	{
+		if ((st = dev_alloc(e, &p, bytes, err)) != PR_OK)
+			return st;
+		e->slots.push_back(p);
+		e->dangling_valid.push_back(false);
+		PR_CUDA(cudaMemsetAsync(p, 0, bytes, e->stream));
+	}
+	if ((st = dev_alloc(e, &p, stats_bytes, err)) != PR_OK)
+		return st;
+	PR_CUDA(cudaMemsetAsync(p, 0, stats_bytes, e->stream));
+	e->stats = (double *) p;
+	e->n_slots = n_slots;
+	return PR_OK;
 }
 
 /* Host-side layouts built during prepare (freed at its end). */
@@ -553,14 +585,15 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 
 	memset(&h, 0, sizeof(h));
 	if (e->prepared && e->prep_graph == g && e->prep_in_ptr == g->in_ptr && e->prep_in_src == g->in_src &&
-		e->prep_edges == g->n_edges && e->n == n && e->k == k && e->n_slots == n_slots && e->needs == needs)
+		e->prep_edges == g->n_edges && e->n == n && e->k == k && e->needs == needs)
 	{
-		/* same graph object and shape: keep the device layout, forget the vector state */
-		for (int s = 0; s < n_slots; s++)
+		/* same graph object and shape: keep the device layout, forget the vector state; a run
+		 * asking for more slots gets the missing ones (fewer: it uses the first ones) */
+		for (int s = 0; s < e->n_slots; s++)
 			e->dangling_valid[s] = false;
 		e->z_owner = -1;
 		e->resid_index = -1;
-		return PR_OK;
+		return n_slots > e->n_slots ? grow_slots(e, n_slots, err) : PR_OK;
 	}
 	if (e->prepared)
 		engine_free_device(e);
@@ -1241,6 +1274,27 @@ upload_restart(GpuEngine *e, const PrRestart *r, PrError *err)
 	return st;
 }
 
+/* The dense restart matrix of a restart that is not uniform, uploaded unless it is the last one. */
+template <typename T>
+static PrStatus
+ensure_restart(GpuEngine *e, const PrRestart *restart, PrError *err)
+{
+	uint64_t	key;
+
+	if (restart->k != e->k)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: restart has %d columns, engine %d", restart->k, e->k);
+	key = restart_fingerprint(restart);
+	if (key != e->restart_key)
+	{
+		PrStatus	st = upload_restart<T>(e, restart, err);
+
+		if (st != PR_OK)
+			return st;
+		e->restart_key = key;
+	}
+	return PR_OK;
+}
+
 /* Launches a reduction kernel's statistics into stats[index]. */
 static double *
 stats_at(GpuEngine *e, int index)
@@ -1258,19 +1312,10 @@ update_typed(GpuEngine *e, int y_slot, int x_slot, double alpha, const PrRestart
 
 	if (!restart->uniform)
 	{
-		uint64_t	key;
+		PrStatus	st = ensure_restart<T>(e, restart, err);
 
-		if (restart->k != e->k)
-			return pr_error_set(err, PR_ERR_INVALID, "GPU engine: restart has %d columns, engine %d", restart->k, e->k);
-		key = restart_fingerprint(restart);
-		if (key != e->restart_key)
-		{
-			PrStatus	st = upload_restart<T>(e, restart, err);
-
-			if (st != PR_OK)
-				return st;
-			e->restart_key = key;
-		}
+		if (st != PR_OK)
+			return st;
 		r = (const T *) e->restart_dense;
 	}
 	else if (e->k != 1)
@@ -1366,6 +1411,131 @@ gpu_residual(PrEngine *base, PrResidual *out, PrError *err)
 	return PR_OK;
 }
 
+/* Fills a slot with the dense restart distributions (warm start). */
+static PrStatus
+gpu_restart_fill(PrEngine *base, int slot, const PrRestart *restart, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+	PrStatus	st = check_slot(e, slot, err);
+
+	if (st != PR_OK)
+		return st;
+	if (restart == NULL || restart->uniform)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: restart_fill needs a restart that is not uniform");
+	if (e->n == 0)
+		return PR_OK;
+	st = e->fp64 ? ensure_restart<double>(e, restart, err) : ensure_restart<float>(e, restart, err);
+	if (st != PR_OK)
+		return st;
+	slot_written(e, slot);
+	PR_CUDA(cudaMemcpyAsync(e->slots[slot], e->restart_dense, (size_t) e->n * e->k * e->elem,
+							cudaMemcpyDeviceToDevice, e->stream));
+	return PR_OK;
+}
+
+/* Per column: the sum of a slot and its sum over dangling nodes (warm start). */
+static PrStatus
+gpu_column_sums(PrEngine *base, int slot, double *sums, double *dangling, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+	PrStatus	st = check_slot(e, slot, err);
+	double	   *dev = stats_at(e, e->n_slots);
+	std::vector<double> host((size_t) e->k * 3);
+
+	if (st != PR_OK)
+		return st;
+	if (e->fp64)
+		k_column_sums<double><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(e->n, e->k, (const double *) e->slots[slot], (const double *) e->inv_out,
+																		e->partials, e->counter, dev);
+	else
+		k_column_sums<float><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(e->n, e->k, (const float *) e->slots[slot], (const float *) e->inv_out,
+																	   e->partials, e->counter, dev);
+	PR_LAUNCHED();
+	PR_CUDA(cudaMemcpyAsync(host.data(), dev, (size_t) e->k * 3 * 8, cudaMemcpyDeviceToHost, e->stream));
+	PR_CUDA(cudaStreamSynchronize(e->stream));
+	for (int j = 0; j < e->k; j++)
+	{
+		sums[j] = host[(size_t) j * 3 + 0];
+		dangling[j] = host[(size_t) j * 3 + 2];
+	}
+	return PR_OK;
+}
+
+/* out = sum of coef[t * k + j] * slot_t per column (warm start). */
+static PrStatus
+gpu_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const double *coef, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+	PrStatus	st = check_slot(e, out_slot, err);
+	const void *in[4] = {NULL, NULL, NULL, NULL};
+	int64_t		total = e->n * e->k;
+
+	if (st != PR_OK)
+		return st;
+	if (n_terms < 1 || n_terms > 4)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: combine takes 1 to 4 slots, not %d", n_terms);
+	for (int t = 0; t < n_terms; t++)
+	{
+		if ((st = check_slot(e, slots[t], err)) != PR_OK)
+			return st;
+		in[t] = e->slots[slots[t]];
+	}
+	if (total == 0)
+		return PR_OK;
+	if (e->coef_dev == NULL && (st = dev_alloc(e, (void **) &e->coef_dev, (size_t) 4 * e->k * 8, err)) != PR_OK)
+		return st;
+	/* pageable source: the copy is done before cudaMemcpyAsync returns */
+	PR_CUDA(cudaMemcpyAsync(e->coef_dev, coef, (size_t) n_terms * e->k * 8, cudaMemcpyHostToDevice, e->stream));
+	slot_written(e, out_slot);
+	if (e->fp64)
+		k_combine<double><<<grid_for(total), PR_THREADS, 0, e->stream>>>(total, e->k, n_terms, (const double *) in[0], (const double *) in[1],
+																	   (const double *) in[2], (const double *) in[3], e->coef_dev,
+																	   (double *) e->slots[out_slot]);
+	else
+		k_combine<float><<<grid_for(total), PR_THREADS, 0, e->stream>>>(total, e->k, n_terms, (const float *) in[0], (const float *) in[1],
+																	  (const float *) in[2], (const float *) in[3], e->coef_dev,
+																	  (float *) e->slots[out_slot]);
+	PR_LAUNCHED();
+	PR_CUDA(cudaStreamSynchronize(e->stream));	/* coef is the caller's memory */
+	return PR_OK;
+}
+
+/* Keeps column 0 of a slot as the far-field vector, or fills a slot with the kept one. */
+static PrStatus
+gpu_far_field(PrEngine *base, int slot, bool keep, bool *found, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+	PrStatus	st = check_slot(e, slot, err);
+
+	if (st != PR_OK)
+		return st;
+	if (keep)
+	{
+		if (e->far_field == NULL && (st = dev_alloc(e, &e->far_field, (size_t) (e->n + 1) * e->elem, err)) != PR_OK)
+			return st;
+		if (e->n > 0)
+		{
+			if (e->fp64)
+				k_take_column0<double><<<grid_for(e->n), PR_THREADS, 0, e->stream>>>(e->n, e->k, (const double *) e->slots[slot], (double *) e->far_field);
+			else
+				k_take_column0<float><<<grid_for(e->n), PR_THREADS, 0, e->stream>>>(e->n, e->k, (const float *) e->slots[slot], (float *) e->far_field);
+			PR_LAUNCHED();
+		}
+		*found = true;
+		return PR_OK;
+	}
+	*found = e->far_field != NULL;
+	if (!*found || e->n == 0)
+		return PR_OK;
+	slot_written(e, slot);
+	if (e->fp64)
+		k_broadcast_columns<double><<<grid_for(e->n * e->k), PR_THREADS, 0, e->stream>>>(e->n, e->k, (const double *) e->far_field, (double *) e->slots[slot]);
+	else
+		k_broadcast_columns<float><<<grid_for(e->n * e->k), PR_THREADS, 0, e->stream>>>(e->n, e->k, (const float *) e->far_field, (float *) e->slots[slot]);
+	PR_LAUNCHED();
+	return PR_OK;
+}
+
 /* Frees the engine. */
 static void
 gpu_release(PrEngine *base)
@@ -1451,6 +1621,10 @@ pr_gpu_engine_create(const PrGpuOptions *opts, PrError *err)
 	e->ops.release = gpu_release;
 	e->ops.top_k = gpu_top_k;
 	e->ops.top_k_columns = gpu_top_k_columns;
+	e->ops.restart_fill = gpu_restart_fill;
+	e->ops.column_sums = gpu_column_sums;
+	e->ops.combine = gpu_combine;
+	e->ops.far_field = gpu_far_field;
 	e->base.ops = &e->ops;
 	return &e->base;
 }

@@ -749,6 +749,53 @@ k_scale(int64_t n, int k, const T *__restrict__ x, const T *__restrict__ inv_out
 		z[q] = inv_out ? x[q] * inv_out[q / k] : x[q];
 }
 
+/*
+ * out = sum over t < n_terms of coef[t * k + j] * in_t, per column j of n x k slots, in double
+ * (the warm start's combinations; out may be one of the inputs: element by element).
+ */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_combine(int64_t total, int k, int n_terms, const T *in0, const T *in1, const T *in2,
+		  const T *in3, const double *__restrict__ coef, T *out)
+{
+	for (int64_t q = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; q < total;
+		 q += (int64_t) gridDim.x * PR_THREADS)
+	{
+		int			j = (int) (q % k);
+		double		v = coef[j] * (double) in0[q];
+
+		if (n_terms > 1)
+			v += coef[k + j] * (double) in1[q];
+		if (n_terms > 2)
+			v += coef[2 * k + j] * (double) in2[q];
+		if (n_terms > 3)
+			v += coef[3 * k + j] * (double) in3[q];
+		out[q] = (T) v;
+	}
+}
+
+/* v[i] = x[i][0]: column 0 of an n x k slot (keeping the far-field vector). */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_take_column0(int64_t n, int k, const T *__restrict__ x, T *__restrict__ v)
+{
+	for (int64_t i = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; i < n;
+		 i += (int64_t) gridDim.x * PR_THREADS)
+		v[i] = x[i * k];
+}
+
+/* x[i][j] = v[i] for every column j (filling a slot with the far-field vector). */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_broadcast_columns(int64_t n, int k, const T *__restrict__ v, T *__restrict__ x)
+{
+	int64_t		total = n * k;
+
+	for (int64_t q = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; q < total;
+		 q += (int64_t) gridDim.x * PR_THREADS)
+		x[q] = v[q / k];
+}
+
 /* Sets n x k entries to v. */
 template <typename T>
 __global__ void __launch_bounds__(PR_THREADS)

@@ -13,6 +13,7 @@
  *
  * Prints a line per case (PASS / FAIL) and "N passed, N failed" last; exits non-zero on a failure.
  */
+#include "pr_driver.h"
 #include "pr_gpu.h"
 #include "pr_graph.h"
 
@@ -254,6 +255,93 @@ run_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k, 
 	e->ops->release(e);
 }
 
+/*
+ * RWR from k sources with the warm start (PrIterOptions.warm_start) on the GPU engine: twice on
+ * one engine (the second run finds the far-field vector kept), against the CPU engine's answer to
+ * 1e-13.  Tolerance 1e-6 (L1): a change below it bounds the error by 1e-6 * 0.85 / 0.15; fp32
+ * sums add a little.  Also: the warm start took effect, fewer iterations than the GPU engine's
+ * cold start (1/N), the same bits twice.
+ */
+static void
+run_warm_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k)
+{
+	const char *prec = precision == PR_GPU_FP64 ? "fp64" : "fp32";
+	int64_t		n = g->n_nodes;
+	size_t		total = (size_t) (n * k);
+	std::vector<int32_t> sources((size_t) k);
+	std::vector<double> ones((size_t) k, 1.0), exact(total), warm(total), again(total), cold(total);
+	std::vector<int64_t> ptr((size_t) k + 1);
+	PrRestart	r;
+	PrIterOptions tight, o;
+	PrRunStats	st_exact, st_warm, st_again, st_cold;
+	PrGpuOptions go;
+	PrError		err;
+	PrEngine   *cpu = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+	PrEngine   *e;
+	bool		ok;
+	double		worst = 0.0,
+				bound = 1e-6 * 0.85 / 0.15 + (precision == PR_GPU_FP64 ? 0.0 : 2e-6);
+	char		detail[256];
+
+	for (int j = 0; j < k; j++)
+	{
+		int64_t		v = ((int64_t) (j + 1) * 2654435761LL) % n;
+
+		while (g->out_strength[v] == 0.0)
+			v = (v + 1) % n;
+		sources[(size_t) j] = (int32_t) v;
+		ptr[(size_t) j] = j;
+	}
+	ptr[(size_t) k] = k;
+	if (k > 1 && g->n_dangling > 0)
+		sources[(size_t) k - 1] = g->dangling[0];
+	r.uniform = false;
+	r.k = k;
+	r.ptr = ptr.data();
+	r.node = sources.data();
+	r.weight = ones.data();
+	memset(&tight, 0, sizeof(tight));
+	tight.tolerance = 1e-13;
+	tight.norm = PR_NORM_L1;
+	tight.max_iterations = 3000;
+	tight.check_every = 1;
+	o = tight;
+	o.tolerance = 1e-6;
+	pr_gpu_options_init(&go);
+	go.precision = precision;
+	e = pr_gpu_engine_create(&go, &err);
+	ok = cpu != NULL && e != NULL &&
+		pr_pagerank(cpu, g, 0.85, &r, &tight, exact.data(), &st_exact, &err) == PR_OK &&
+		pr_pagerank(e, g, 0.85, &r, &o, cold.data(), &st_cold, &err) == PR_OK;
+	o.warm_start = true;
+	ok = ok && pr_pagerank(e, g, 0.85, &r, &o, warm.data(), &st_warm, &err) == PR_OK &&
+		pr_pagerank(e, g, 0.85, &r, &o, again.data(), &st_again, &err) == PR_OK;
+	if (!ok)
+		report(false, el.name, prec, k, "warm-start RWR", err.message);
+	else
+	{
+		for (int j = 0; j < k; j++)
+		{
+			double		d = 0.0;
+
+			for (int64_t v = 0; v < n; v++)
+				d += fabs(warm[(size_t) v * k + j] - exact[(size_t) v * k + j]);
+			worst = fmax(worst, d);
+		}
+		snprintf(detail, sizeof(detail), "L1 to the CPU engine's exact answer %.2e (bound %.1e), %d iterations (cold start %d)%s%s",
+				 worst, bound, st_warm.iterations, st_cold.iterations,
+				 st_warm.warm_started && st_again.warm_started ? "" : ", NOT warm-started",
+				 memcmp(warm.data(), again.data(), total * 8) == 0 ? ", bit-identical twice" : ", NOT bit-identical twice");
+		report(worst <= bound && st_warm.converged && st_warm.warm_started && st_again.warm_started &&
+			   st_warm.iterations < st_cold.iterations && memcmp(warm.data(), again.data(), total * 8) == 0,
+			   el.name, prec, k, "warm-start RWR", detail);
+	}
+	if (cpu != NULL)
+		cpu->ops->release(cpu);
+	if (e != NULL)
+		e->ops->release(e);
+}
+
 /* Builds each graph and runs every k and precision. */
 int
 main(void)
@@ -298,6 +386,12 @@ main(void)
 			run_case(el, &g, PR_GPU_FP32, ks[ki], 100 * li + ki);
 			run_case(el, &g, PR_GPU_FP64, ks[ki], 100 * li + ki + 50);
 		}
+		if (el.weight.empty())
+			for (int wk : {1, 8})
+			{
+				run_warm_case(el, &g, PR_GPU_FP32, wk);
+				run_warm_case(el, &g, PR_GPU_FP64, wk);
+			}
 		pr_graph_free(&g, &pr_malloc_allocator);
 	}
 	printf("%d passed, %d failed\n", passed, failed);

@@ -117,6 +117,7 @@ typedef struct ServiceRequest
 	double		tolerance;
 	int			norm;			/* PrNorm */
 	int			max_iterations;
+	bool		warm_start;		/* PrIterOptions.warm_start (powerrank.warm_start) */
 	int			k;				/* columns */
 	int64		top_k;			/* PageRank: only the top_k best of each column come back (0: all) */
 	bool		restart_uniform;
@@ -318,6 +319,7 @@ extern int	powerrank_service_batch_size;
 extern double powerrank_service_batch_wait_ms;
 extern int	powerrank_gpu_quick_layout_edges;
 extern int	powerrank_gpu_build_rows;
+extern bool powerrank_warm_start;
 
 /* ---- service_shmem.c ---- */
 

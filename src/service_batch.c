@@ -47,7 +47,8 @@ batch_compatible(const ServiceRequest *a, const ServiceRequest *b)
 	return a->graph_entry_id == b->graph_entry_id && a->graph_handle == b->graph_handle &&
 		a->n_nodes == b->n_nodes && a->n_edges == b->n_edges && a->alpha == b->alpha &&
 		a->tolerance == b->tolerance && a->norm == b->norm &&
-		a->max_iterations == b->max_iterations && (a->top_k > 0) == (b->top_k > 0);
+		a->max_iterations == b->max_iterations && a->warm_start == b->warm_start &&
+		(a->top_k > 0) == (b->top_k > 0);
 }
 
 /*

@@ -440,6 +440,7 @@ service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha, const PrRes
 	req.top_k = algorithm == SERVICE_HITS ? 0 : top_k;
 	req.restart_uniform = algorithm == SERVICE_HITS || restart->uniform;
 	req.restart_entries = req.restart_uniform ? 0 : restart->ptr[restart->k];
+	req.warm_start = powerrank_warm_start && !req.restart_uniform;
 	req.n_nodes = run->graph.n_nodes;
 	req.n_edges = run->graph.n_edges;
 	req.graph_cached = run->cache_segment != NULL;

@@ -906,6 +906,7 @@ iteration_options(const ServiceRequest *req, bool (*should_stop) (void *),
 	iter->tolerance = req->tolerance;
 	iter->norm = (PrNorm) req->norm;
 	iter->max_iterations = req->max_iterations;
+	iter->warm_start = req->warm_start;
 	iter->check_every = 1;
 	iter->should_stop = should_stop;
 	iter->stop_arg = arg;

@@ -104,6 +104,7 @@ struct CpuEngine
 	double	   *coef;			/* [k] per-column scalars of the current operation */
 	PrResidual *res;			/* [k] residuals of the last update / normalize */
 	bool		have_residual;
+	double	   *far_field;		/* [n] the far-field vector kept for the warm start, or NULL */
 
 	/* restart entries bucketed by node chunk, rebuilt by each pagerank_update */
 	int64_t    *restart_chunk;	/* [n_chunks+1] */
@@ -787,6 +788,8 @@ cpu_unprepare(CpuEngine *e)
 	pr_free(&e->alloc, e->restart_weight);
 	pr_free(&e->alloc, e->in_part);
 	pr_free(&e->alloc, e->out_part);
+	pr_free(&e->alloc, e->far_field);
+	e->far_field = NULL;
 	e->inv_out = NULL;
 	e->dangling_chunk = NULL;
 	e->restart_chunk = NULL;
@@ -920,8 +923,9 @@ cpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	}
 	if (same_layout(e, g, needs))
 	{
-		/* the graph the engine holds: keep its layout and threads, remake only the vectors */
-		if (k == e->k && n_slots == e->n_slots)
+		/* the graph the engine holds: keep its layout and threads, remake only the vectors
+		 * (kept when they are enough: a run with fewer slots uses the first ones) */
+		if (k == e->k && n_slots <= e->n_slots)
 		{
 			e->have_residual = false;
 			e->dangling_slot = -1;
@@ -1272,6 +1276,121 @@ cpu_top_k(PrEngine *base, int slot, int col, int64_t top_k, int32_t *index, doub
 	return PR_OK;
 }
 
+/* Fills a slot with the dense restart distributions (warm start). */
+static PrStatus
+cpu_restart_fill(PrEngine *base, int slot, const PrRestart *restart, PrError *err)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+	PrStatus	status = check_slot(e, slot, err);
+	double	   *x;
+
+	if (status != PR_OK)
+		return status;
+	if (restart == NULL || restart->uniform || restart->k != e->k)
+		return pr_error_set(err, PR_ERR_INVALID, "restart_fill needs %d restart columns", e->k);
+	x = e->slot[slot];
+	memset(x, 0, sizeof(double) * (size_t) e->n * (size_t) e->k);
+	for (int j = 0; j < restart->k; j++)
+		for (int64_t p = restart->ptr[j]; p < restart->ptr[j + 1]; p++)
+		{
+			if (restart->node[p] < 0 || restart->node[p] >= e->n)
+				return pr_error_set(err, PR_ERR_INVALID, "restart node %d is not in the graph",
+									(int) restart->node[p]);
+			x[(size_t) restart->node[p] * (size_t) e->k + (size_t) j] += restart->weight[p];
+		}
+	slot_written(e, slot);
+	return PR_OK;
+}
+
+/* Sums of each column of a slot, over all nodes and over the dangling ones (warm start). */
+static PrStatus
+cpu_column_sums(PrEngine *base, int slot, double *sums, double *dangling, PrError *err)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+	PrStatus	status = check_slot(e, slot, err);
+	const double *x;
+	int			k = e->k;
+
+	if (status != PR_OK)
+		return status;
+	x = e->slot[slot];
+	for (int j = 0; j < k; j++)
+		sums[j] = dangling[j] = 0.0;
+	for (int64_t v = 0; v < e->n; v++)
+		for (int j = 0; j < k; j++)
+			sums[j] += x[(size_t) v * (size_t) k + (size_t) j];
+	for (int64_t d = 0; d < e->g->n_dangling; d++)
+		for (int j = 0; j < k; j++)
+			dangling[j] += x[(size_t) e->g->dangling[d] * (size_t) k + (size_t) j];
+	return PR_OK;
+}
+
+/* out = sum of coef[t * k + j] * slot_t per column (warm start). */
+static PrStatus
+cpu_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const double *coef,
+			PrError *err)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+	PrStatus	status = check_slot(e, out_slot, err);
+	const double *in[4];
+	double	   *out;
+	int			k = e->k;
+
+	if (status != PR_OK)
+		return status;
+	if (n_terms < 1 || n_terms > 4)
+		return pr_error_set(err, PR_ERR_INVALID, "combine takes 1 to 4 slots, not %d", n_terms);
+	for (int t = 0; t < n_terms; t++)
+	{
+		if ((status = check_slot(e, slots[t], err)) != PR_OK)
+			return status;
+		in[t] = e->slot[slots[t]];
+	}
+	out = e->slot[out_slot];
+	for (size_t q = 0; q < (size_t) e->n * (size_t) k; q++)
+	{
+		int			j = (int) (q % (size_t) k);
+		double		v = coef[j] * in[0][q];
+
+		for (int t = 1; t < n_terms; t++)
+			v += coef[t * k + j] * in[t][q];
+		out[q] = v;
+	}
+	slot_written(e, out_slot);
+	return PR_OK;
+}
+
+/* Keeps column 0 of a slot as the far-field vector, or fills a slot with the kept one. */
+static PrStatus
+cpu_far_field(PrEngine *base, int slot, bool keep, bool *found, PrError *err)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+	PrStatus	status = check_slot(e, slot, err);
+	double	   *x;
+	int			k = e->k;
+
+	if (status != PR_OK)
+		return status;
+	x = e->slot[slot];
+	if (keep)
+	{
+		if (e->far_field == NULL && (e->far_field = ENGINE_ALLOC(e, double, e->n)) == NULL)
+			return pr_error_set(err, PR_ERR_NOMEM, "out of memory for the far-field vector");
+		for (int64_t v = 0; v < e->n; v++)
+			e->far_field[v] = x[(size_t) v * (size_t) k];
+		*found = true;
+		return PR_OK;
+	}
+	*found = e->far_field != NULL;
+	if (!*found)
+		return PR_OK;
+	for (int64_t v = 0; v < e->n; v++)
+		for (int j = 0; j < k; j++)
+			x[(size_t) v * (size_t) k + (size_t) j] = e->far_field[v];
+	slot_written(e, slot);
+	return PR_OK;
+}
+
 /* Stops the threads and frees everything, the engine included. */
 static void
 cpu_release(PrEngine *base)
@@ -1303,6 +1422,10 @@ static const PrEngineOps cpu_engine_ops = {
 	.normalize = cpu_normalize,
 	.residual = cpu_residual,
 	.top_k = cpu_top_k,
+	.restart_fill = cpu_restart_fill,
+	.column_sums = cpu_column_sums,
+	.combine = cpu_combine,
+	.far_field = cpu_far_field,
 	.release = cpu_release,
 };
 

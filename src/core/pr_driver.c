@@ -11,13 +11,19 @@
 #include <math.h>
 #include <string.h>
 
-/* Slots of PageRank. */
+/* Slots of PageRank; the warm start uses two more. */
 enum
 {
 	PR_SLOT_X = 0,				/* current iterate */
 	PR_SLOT_Y = 1,				/* next iterate */
-	PR_N_SLOTS_PAGERANK = 2
+	PR_N_SLOTS_PAGERANK = 2,
+	PR_SLOT_TEMP = 2,			/* warm start: the restart distributions, far-field steps */
+	PR_SLOT_FAR = 3,			/* warm start: the far-field vector */
+	PR_N_SLOTS_WARM = 4
 };
+
+/* Power iterations that make the far-field vector (its error shrinks ~5x per iteration on R-MAT). */
+#define PR_FAR_FIELD_ITERATIONS 6
 
 /* The products PageRank asks the engine to lay out (a run's prepare and pr_pagerank_prepare). */
 #define PR_NEEDS_PAGERANK PR_NEED_PULL_NORMALIZED
@@ -288,10 +294,137 @@ begin_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart
 	return PR_OK;
 }
 
+/* True when a run may start from the warm start: asked for, a restart that is not uniform, and
+ * an engine with the operations it needs. */
+static bool
+warm_start_possible(const PrEngine *engine, const PrRestart *restart, const PrIterOptions *o)
+{
+	const PrEngineOps *ops = engine->ops;
+
+	return o->warm_start && !restart->uniform && ops->restart_fill != NULL &&
+		ops->column_sums != NULL && ops->combine != NULL && ops->far_field != NULL &&
+		ops->normalize != NULL;
+}
+
 /*
- * The power iterations of PageRank over k columns, from the uniform start until every column
- * converged, max_iterations or a stop; *result_slot receives the slot of the last iterate (the
- * engine stays prepared, the caller reads it).  The graph has nodes.
+ * The far-field vector phi in slot PR_SLOT_FAR (every column the same): the one the engine kept,
+ * or PR_FAR_FIELD_ITERATIONS power iterations of the normalized pull product P (dangling columns
+ * empty) from 1/N, each normalized to sum 1 — the dominant eigenvector of P, where the mass of a
+ * walk settles after a few steps — which the engine then keeps.
+ */
+static PrStatus
+far_field_vector(PrEngine *e, const PrGraph *g, PrError *err)
+{
+	const PrEngineOps *ops = e->ops;
+	bool		found = false;
+	PrStatus	status = ops->far_field(e, PR_SLOT_FAR, false, &found, err);
+
+	if (status != PR_OK || found)
+		return status;
+	status = ops->fill(e, PR_SLOT_FAR, 1.0 / (double) g->n_nodes, err);
+	for (int i = 0; status == PR_OK && i < PR_FAR_FIELD_ITERATIONS; i++)
+	{
+		int			from = i % 2 == 0 ? PR_SLOT_FAR : PR_SLOT_TEMP;
+		int			to = i % 2 == 0 ? PR_SLOT_TEMP : PR_SLOT_FAR;
+
+		status = ops->product(e, PR_PRODUCT_PULL_NORMALIZED, from, to, err);
+		if (status == PR_OK)
+			status = ops->normalize(e, to, -1, err);
+	}
+	if (status == PR_OK)
+		status = ops->far_field(e, PR_SLOT_FAR, true, &found, err);
+	return status;
+}
+
+/*
+ * The warm start: a start vector of mass 1 close to the answer, so that the power iterations
+ * begin where their error shrinks fastest.
+ *
+ * With P the normalized pull product without the dangling columns and M = alpha P, the answer is
+ * x = c * (r + M r + M² r + ...), where c = 1 - alpha + alpha * (dangling mass of x) (the walk
+ * restarts at r, also from dead ends).  The first terms are local to the restart nodes; the later
+ * ones approach multiples of phi (far_field_vector).  So x0 = gamma * L + beta * phi with
+ * L = r + M r + M² r (two products), beta * |phi| = 1 - gamma * |L| (mass 1) and gamma from the
+ * dangling masses: gamma = (1 - alpha + alpha * dphi) / (1 - alpha * dL + alpha * |L| * dphi),
+ * dphi = phi's dangling share, dL = L's dangling mass.  Any x0 of mass 1 converges to the same
+ * answer (the error has mass 0 and shrinks at the speed of P's second eigenvalue, not alpha);
+ * this one saves ~4 of 12 iterations of RWR on R-MAT graphs.  *used = false (the caller then
+ * starts from 1/N) when the graph gives no usable phi or coefficients.  Leaves x0 in PR_SLOT_X.
+ */
+static PrStatus
+warm_start(PrEngine *e, const PrGraph *g, double alpha, const PrRestart *restart, int k,
+		   bool *used, PrError *err)
+{
+	const PrEngineOps *ops = e->ops;
+	double	   *buf;
+	double	   *far_sum,
+			   *far_dangling,
+			   *local_sum,
+			   *local_dangling,
+			   *coef;
+	PrStatus	status;
+	const int	local_slots[3] = {PR_SLOT_TEMP, PR_SLOT_Y, PR_SLOT_X};
+	const int	start_slots[2] = {PR_SLOT_X, PR_SLOT_FAR};
+	bool		usable = true;
+
+	*used = false;
+	buf = (double *) pr_alloc_array(&pr_malloc_allocator, (size_t) k, 7 * sizeof(double));
+	if (buf == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for the warm start of %d columns", k);
+	far_sum = buf;
+	far_dangling = buf + k;
+	local_sum = buf + 2 * k;
+	local_dangling = buf + 3 * k;
+	coef = buf + 4 * k;			/* 3 * k */
+
+	status = far_field_vector(e, g, err);
+	if (status == PR_OK)
+		status = ops->column_sums(e, PR_SLOT_FAR, far_sum, far_dangling, err);
+	for (int j = 0; status == PR_OK && j < k; j++)
+		if (!(far_sum[j] > 0.0) || !isfinite(far_sum[j]))
+			usable = false;
+	/* L = r + M r + M² r in PR_SLOT_X (r in TEMP, P r in Y, P² r in X) */
+	if (status == PR_OK && usable)
+		status = ops->restart_fill(e, PR_SLOT_TEMP, restart, err);
+	if (status == PR_OK && usable)
+		status = ops->product(e, PR_PRODUCT_PULL_NORMALIZED, PR_SLOT_TEMP, PR_SLOT_Y, err);
+	if (status == PR_OK && usable)
+		status = ops->product(e, PR_PRODUCT_PULL_NORMALIZED, PR_SLOT_Y, PR_SLOT_X, err);
+	if (status == PR_OK && usable)
+	{
+		for (int j = 0; j < k; j++)
+		{
+			coef[j] = 1.0;
+			coef[k + j] = alpha;
+			coef[2 * k + j] = alpha * alpha;
+		}
+		status = ops->combine(e, PR_SLOT_X, 3, local_slots, coef, err);
+	}
+	if (status == PR_OK && usable)
+		status = ops->column_sums(e, PR_SLOT_X, local_sum, local_dangling, err);
+	for (int j = 0; status == PR_OK && usable && j < k; j++)
+	{
+		double		dphi = far_dangling[j] / far_sum[j];
+		double		gamma = (1.0 - alpha + alpha * dphi) /
+			(1.0 - alpha * local_dangling[j] + alpha * local_sum[j] * dphi);
+		double		beta = (1.0 - gamma * local_sum[j]) / far_sum[j];
+
+		if (!(gamma > 0.0) || !isfinite(gamma) || !(beta >= 0.0) || !isfinite(beta))
+			usable = false;
+		coef[j] = gamma;
+		coef[k + j] = beta;
+	}
+	if (status == PR_OK && usable)
+		status = ops->combine(e, PR_SLOT_X, 2, start_slots, coef, err);
+	pr_free(&pr_malloc_allocator, buf);
+	*used = status == PR_OK && usable;
+	return status;
+}
+
+/*
+ * The power iterations of PageRank over k columns, from the uniform start (or the warm start)
+ * until every column converged, max_iterations or a stop; *result_slot receives the slot of the
+ * last iterate (the engine stays prepared, the caller reads it).  The graph has nodes.
  */
 static PrStatus
 iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *restart,
@@ -306,14 +439,23 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 	int			x = PR_SLOT_X,
 				y = PR_SLOT_Y;
 	double		threshold = stop_threshold(options, g->n_nodes);
+	bool		warm = warm_start_possible(engine, restart, options);
 
 	residuals = k <= 64 ? stack_residuals
 		: (PrResidual *) pr_alloc_array(&pr_malloc_allocator, (size_t) k, sizeof(PrResidual));
 	if (residuals == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %d residuals", k);
 
-	status = timed_prepare(engine, g, k, PR_N_SLOTS_PAGERANK, PR_NEEDS_PAGERANK, stats, err);
-	if (status == PR_OK)
+	status = timed_prepare(engine, g, k, warm ? PR_N_SLOTS_WARM : PR_N_SLOTS_PAGERANK,
+						   PR_NEEDS_PAGERANK, stats, err);
+	if (status == PR_OK && warm)
+	{
+		double		t0 = pr_clock_seconds();
+
+		status = warm_start(engine, g, alpha, restart, k, &stats->warm_started, err);
+		stats->warm_seconds = pr_clock_seconds() - t0;
+	}
+	if (status == PR_OK && !stats->warm_started)
 		status = ops->fill(engine, x, 1.0 / (double) g->n_nodes, err);
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
 	{

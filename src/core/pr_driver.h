@@ -2,7 +2,8 @@
  * pr_driver.h — PageRank, personalized PageRank / RWR and HITS, written once over PrEngine.
  *
  * Semantics (the README's contract):
- *  - PageRank, "Google" form as NetworkX: x starts at the restart distribution's uniform 1/N,
+ *  - PageRank, "Google" form as NetworkX: x starts at the uniform 1/N (or, on request, at the
+ *    warm start of a restart that is not uniform: see PrIterOptions.warm_start),
  *    x' = alpha * (P x + d * r) + (1 - alpha) * r, with P the column-stochastic pull operator,
  *    d the dangling mass and r the restart distribution (uniform, or the personalization).
  *    Scores sum to 1.
@@ -48,6 +49,15 @@ typedef struct PrIterOptions
 	bool		(*should_stop) (void *arg);
 	void	   *stop_arg;
 
+	/*
+	 * PageRank with a restart that is not uniform (personalized PageRank, RWR): start from the
+	 * warm start (pr_driver.c, "The warm start") instead of 1/N when the engine offers the
+	 * operations it needs; otherwise ignored.  Same stopping rule, so the answer meets the same
+	 * tolerance; it needs fewer iterations when the engine keeps the far-field vector between
+	 * runs (the GPU service's resident engines).
+	 */
+	bool		warm_start;
+
 	/* Called after each residual read (may be NULL): iteration number and residual. */
 	void		(*progress) (void *arg, int iteration, double residual);
 	void	   *progress_arg;
@@ -63,6 +73,8 @@ typedef struct PrRunStats
 	double		prepare_seconds;	/* of which the engine's prepare (layout, upload; ~0 when the
 									 * engine kept the graph from an earlier run) */
 	const char *engine;			/* engine name */
+	bool		warm_started;	/* the run started from the warm start (PrIterOptions.warm_start) */
+	double		warm_seconds;	/* of which the warm start (the far-field vector included) */
 } PrRunStats;
 
 /*

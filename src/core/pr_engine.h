@@ -118,6 +118,33 @@ typedef struct PrEngineOps
 	PrStatus	(*top_k_columns) (PrEngine *e, int slot, int64_t top_k, int32_t *index,
 								  double *value, PrError *err);
 
+	/*
+	 * Optional, for the warm start of personalized PageRank / RWR (pr_driver.c uses it only when
+	 * all four are offered):
+	 *
+	 * restart_fill: slot[v][j] = r_j[v], the dense restart distributions (restart not uniform,
+	 * restart->k == k).
+	 */
+	PrStatus	(*restart_fill) (PrEngine *e, int slot, const PrRestart *restart, PrError *err);
+
+	/* column_sums: per column j, sums[j] = sum over nodes, dangling[j] = sum over dangling nodes. */
+	PrStatus	(*column_sums) (PrEngine *e, int slot, double *sums, double *dangling,
+								PrError *err);
+
+	/*
+	 * combine: out[v][j] = sum over t < n_terms of coef[t * k + j] * slot_t[v][j], for
+	 * 1 <= n_terms <= 4 slots (out may be one of them: the operation is element by element).
+	 */
+	PrStatus	(*combine) (PrEngine *e, int out_slot, int n_terms, const int *slots,
+							const double *coef, PrError *err);
+
+	/*
+	 * far_field: keep = true keeps column 0 of slot as the graph's far-field vector (kept until
+	 * the engine is prepared on another graph); keep = false fills every column of slot with the
+	 * kept vector and sets *found, or sets *found = false when none is kept.
+	 */
+	PrStatus	(*far_field) (PrEngine *e, int slot, bool keep, bool *found, PrError *err);
+
 	/* Frees everything the engine holds (the PrEngine itself too). */
 	void		(*release) (PrEngine *e);
 } PrEngineOps;

@@ -29,6 +29,8 @@
 	X(test_personalized_vs_dense) \
 	X(test_rwr_multi_column) \
 	X(test_rwr_multi_column_large) \
+	X(test_rwr_warm_start) \
+	X(test_rwr_warm_start_no_edges) \
 	X(test_hits_vs_dense) \
 	X(test_hits_needs_out_edges) \
 	X(test_determinism) \
