@@ -105,6 +105,7 @@ struct GpuEngine
 	int32_t    *old_to_new_host;	/* [n] private position of each internal id (restart scatter) */
 	void	   *far_field;		/* [n] the far-field vector kept for the warm start, or NULL */
 	double	   *coef_dev;		/* [4 * k] coefficients of a combination (warm start), or NULL */
+	uint32_t   *local_flags;	/* [2 * (n + 1)] flagged nodes of the restart's steps, or NULL */
 	PrGpuTopkWorkspace *topk_ws;	/* scratch of the device top-k, kept between calls */
 	GpuMatrix	pull;			/* PULL_NORMALIZED (and PULL when it has raw values) */
 	GpuMatrix	pull_raw;		/* PULL for cuSPARSE mode (raw weights, binned) */
@@ -449,6 +450,7 @@ engine_free_device(GpuEngine *e)
 	e->restart_dense = NULL;	/* was one of allocs, as these two */
 	e->far_field = NULL;
 	e->coef_dev = NULL;
+	e->local_flags = NULL;
 	e->restart_key = 0;
 	pr_gpu_topk_free(e->topk_ws);
 	e->topk_ws = NULL;
@@ -1461,6 +1463,100 @@ gpu_column_sums(PrEngine *base, int slot, double *sums, double *dangling, PrErro
 	return PR_OK;
 }
 
+/* Copies n_terms * k combination coefficients to the device (coef_dev, made on first use). */
+static PrStatus
+upload_coef(GpuEngine *e, const double *coef, int n_terms, PrError *err)
+{
+	PrStatus	st;
+
+	if (e->coef_dev == NULL && (st = dev_alloc(e, (void **) &e->coef_dev, (size_t) 4 * e->k * 8, err)) != PR_OK)
+		return st;
+	/* pageable source: the copy is done before cudaMemcpyAsync returns */
+	PR_CUDA(cudaMemcpyAsync(e->coef_dev, coef, (size_t) n_terms * e->k * 8, cudaMemcpyHostToDevice, e->stream));
+	return PR_OK;
+}
+
+/*
+ * The warm start's local part r + alpha P r + alpha² P² r (see pr_engine.h) in two passes over
+ * the binned CSR that multiply only the entries leaving flagged nodes (k_local_step): the restart
+ * nodes, then their out-neighbours — cheaper than two products, which gather every entry.
+ */
+template <typename T>
+static PrStatus
+restart_local_typed(GpuEngine *e, int out_slot, int temp_slot, double alpha, const PrRestart *restart,
+					PrError *err)
+{
+	const DevBinned *bm = &e->pull.binned;
+	int64_t		n = e->n;
+	int64_t		warps = n < ((int64_t) 65536 * (PR_THREADS / 32)) ? n : (int64_t) 65536 * (PR_THREADS / 32);
+	unsigned int grid = (unsigned int) ((warps + PR_THREADS / 32 - 1) / (PR_THREADS / 32));
+	const T    *r;
+	T		   *h1 = (T *) e->slots[temp_slot],
+			   *out = (T *) e->slots[out_slot];
+	uint32_t   *flags0,
+			   *flags1;
+	std::vector<double> coef((size_t) 3 * e->k);
+	PrStatus	st = ensure_restart<T>(e, restart, err);
+
+	if (st != PR_OK)
+		return st;
+	if (e->local_flags == NULL && (st = dev_alloc(e, (void **) &e->local_flags, (size_t) 2 * (n + 1) * 4, err)) != PR_OK)
+		return st;
+	r = (const T *) e->restart_dense;
+	flags0 = e->local_flags;
+	flags1 = e->local_flags + n + 1;
+	slot_written(e, temp_slot);
+	slot_written(e, out_slot);
+	k_restart_flags<T><<<grid_for(n), PR_THREADS, 0, e->stream>>>(n, e->k, r, flags0);
+	PR_LAUNCHED();
+	/* h1 = P r (flags1: the restart nodes' out-neighbours), out = P h1 */
+	if (e->pull.has_val)
+	{
+		k_local_step<T, true><<<grid, PR_THREADS, 0, e->stream>>>(n, e->k, bm->ptr, bm->col, bm->val, flags0, (const T *) e->inv_out, r, h1, flags1);
+		PR_LAUNCHED();
+		k_local_step<T, true><<<grid, PR_THREADS, 0, e->stream>>>(n, e->k, bm->ptr, bm->col, bm->val, flags1, (const T *) e->inv_out, h1, out, NULL);
+	}
+	else
+	{
+		k_local_step<T, false><<<grid, PR_THREADS, 0, e->stream>>>(n, e->k, bm->ptr, bm->col, bm->val, flags0, (const T *) e->inv_out, r, h1, flags1);
+		PR_LAUNCHED();
+		k_local_step<T, false><<<grid, PR_THREADS, 0, e->stream>>>(n, e->k, bm->ptr, bm->col, bm->val, flags1, (const T *) e->inv_out, h1, out, NULL);
+	}
+	PR_LAUNCHED();
+	for (int j = 0; j < e->k; j++)
+	{
+		coef[(size_t) j] = 1.0;
+		coef[(size_t) e->k + j] = alpha;
+		coef[(size_t) 2 * e->k + j] = alpha * alpha;
+	}
+	if ((st = upload_coef(e, coef.data(), 3, err)) != PR_OK)
+		return st;
+	k_combine<T><<<grid_for(n * e->k), PR_THREADS, 0, e->stream>>>(n * e->k, e->k, 3, r, h1, out, (const T *) NULL, e->coef_dev, out);
+	PR_LAUNCHED();
+	PR_CUDA(cudaStreamSynchronize(e->stream));	/* coef is freed on return */
+	return PR_OK;
+}
+
+/* The restart_local operation: the binned CSR (every k > 1 engine), k <= 32, else unsupported. */
+static PrStatus
+gpu_restart_local(PrEngine *base, int out_slot, int temp_slot, double alpha, const PrRestart *restart,
+				  PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+	PrStatus	st;
+
+	if ((st = check_slot(e, out_slot, err)) != PR_OK || (st = check_slot(e, temp_slot, err)) != PR_OK)
+		return st;
+	if (out_slot == temp_slot || restart == NULL || restart->uniform)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: restart_local needs two slots and a restart that is not uniform");
+	if (e->k > 32 || e->pull.kind != MATRIX_BINNED || e->pull.binned.ptr == NULL)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED, "GPU engine: restart_local needs the binned layout and at most 32 columns");
+	if (e->n == 0)
+		return PR_OK;
+	return e->fp64 ? restart_local_typed<double>(e, out_slot, temp_slot, alpha, restart, err)
+		: restart_local_typed<float>(e, out_slot, temp_slot, alpha, restart, err);
+}
+
 /* out = sum of coef[t * k + j] * slot_t per column (warm start). */
 static PrStatus
 gpu_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const double *coef, PrError *err)
@@ -1482,10 +1578,8 @@ gpu_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const d
 	}
 	if (total == 0)
 		return PR_OK;
-	if (e->coef_dev == NULL && (st = dev_alloc(e, (void **) &e->coef_dev, (size_t) 4 * e->k * 8, err)) != PR_OK)
+	if ((st = upload_coef(e, coef, n_terms, err)) != PR_OK)
 		return st;
-	/* pageable source: the copy is done before cudaMemcpyAsync returns */
-	PR_CUDA(cudaMemcpyAsync(e->coef_dev, coef, (size_t) n_terms * e->k * 8, cudaMemcpyHostToDevice, e->stream));
 	slot_written(e, out_slot);
 	if (e->fp64)
 		k_combine<double><<<grid_for(total), PR_THREADS, 0, e->stream>>>(total, e->k, n_terms, (const double *) in[0], (const double *) in[1],
@@ -1625,6 +1719,7 @@ pr_gpu_engine_create(const PrGpuOptions *opts, PrError *err)
 	e->ops.column_sums = gpu_column_sums;
 	e->ops.combine = gpu_combine;
 	e->ops.far_field = gpu_far_field;
+	e->ops.restart_local = gpu_restart_local;
 	e->base.ops = &e->ops;
 	return &e->base;
 }

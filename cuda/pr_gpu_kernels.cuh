@@ -774,6 +774,85 @@ k_combine(int64_t total, int k, int n_terms, const T *in0, const T *in1, const T
 	}
 }
 
+/* flags[u] = the columns j (bit j) whose restart distribution has node u: r[u][j] != 0 (k <= 32). */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_restart_flags(int64_t n, int k, const T *__restrict__ r, uint32_t *__restrict__ flags)
+{
+	for (int64_t u = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; u < n;
+		 u += (int64_t) gridDim.x * PR_THREADS)
+	{
+		uint32_t	m = 0;
+
+		for (int j = 0; j < k; j++)
+			if (r[u * k + j] != (T) 0)
+				m |= 1u << j;
+		flags[u] = m;
+	}
+}
+
+/*
+ * One step of the restart's neighbourhood (the warm start), a warp per row v of a CSR of the pull
+ * matrix: h[v][j] = sum over entries u -> v whose source u has flag bit j of w(u,v) *
+ * inv_out[u] * x[u][j] — the normalized pull product of x, whose nonzeros are only at flagged
+ * nodes — and flags_out[v] = OR of the sources' flags (the next step's flagged nodes).  Only the
+ * few flagged entries are multiplied: lane j sums column j over them in entry order (the same
+ * bits every run).  k <= 32.
+ */
+template <typename T, bool VAL>
+__global__ void __launch_bounds__(PR_THREADS)
+k_local_step(int64_t n, int k, const int64_t *__restrict__ ptr, const int32_t *__restrict__ col,
+			 const float *__restrict__ val, const uint32_t *__restrict__ flags_in,
+			 const T *__restrict__ inv_out, const T *__restrict__ x, T *__restrict__ h,
+			 uint32_t *__restrict__ flags_out)
+{
+	int			lane = threadIdx.x & 31;
+	int64_t		warps = (int64_t) gridDim.x * (PR_THREADS / 32);
+
+	for (int64_t v = (int64_t) blockIdx.x * (PR_THREADS / 32) + threadIdx.x / 32; v < n; v += warps)
+	{
+		int64_t		b = ptr[v],
+					e = ptr[v + 1];
+		double		acc = 0.0;
+		uint32_t	any = 0;
+
+		for (int64_t base = b; base < e; base += 32)
+		{
+			int64_t		p = base + lane;
+			uint32_t	f = 0;
+			int32_t		u = 0;
+			double		w = 0.0;
+			unsigned int flagged;
+
+			if (p < e)
+			{
+				u = ld_stream(col + p);
+				f = flags_in[u];
+				if (f != 0)
+					w = (VAL ? (double) val[p] : 1.0) * (double) inv_out[u];
+			}
+			any |= f;
+			flagged = __ballot_sync(0xffffffffu, f != 0);
+			while (flagged != 0)
+			{
+				int			l = __ffs(flagged) - 1;
+				uint32_t	fl = __shfl_sync(0xffffffffu, f, l);
+				int32_t		ul = __shfl_sync(0xffffffffu, u, l);
+				double		wl = __shfl_sync(0xffffffffu, w, l);
+
+				flagged &= flagged - 1;
+				if (lane < k && ((fl >> lane) & 1u))
+					acc += wl * (double) x[(int64_t) ul * k + lane];
+			}
+		}
+		any = __reduce_or_sync(0xffffffffu, any);
+		if (lane < k)
+			h[v * k + lane] = (T) acc;
+		if (lane == 0 && flags_out != NULL)
+			flags_out[v] = any;
+	}
+}
+
 /* v[i] = x[i][0]: column 0 of an n x k slot (keeping the far-field vector). */
 template <typename T>
 __global__ void __launch_bounds__(PR_THREADS)

@@ -366,6 +366,7 @@ warm_start(PrEngine *e, const PrGraph *g, double alpha, const PrRestart *restart
 	const int	local_slots[3] = {PR_SLOT_TEMP, PR_SLOT_Y, PR_SLOT_X};
 	const int	start_slots[2] = {PR_SLOT_X, PR_SLOT_FAR};
 	bool		usable = true;
+	bool		local_done = false;
 
 	*used = false;
 	buf = (double *) pr_alloc_array(&pr_malloc_allocator, (size_t) k, 7 * sizeof(double));
@@ -383,14 +384,27 @@ warm_start(PrEngine *e, const PrGraph *g, double alpha, const PrRestart *restart
 	for (int j = 0; status == PR_OK && j < k; j++)
 		if (!(far_sum[j] > 0.0) || !isfinite(far_sum[j]))
 			usable = false;
-	/* L = r + M r + M² r in PR_SLOT_X (r in TEMP, P r in Y, P² r in X) */
-	if (status == PR_OK && usable)
+	/* L = r + M r + M² r in PR_SLOT_X: by the engine's restart_local, or with r in TEMP, P r in
+	 * Y, P² r in X */
+	if (status == PR_OK && usable && ops->restart_local != NULL)
+	{
+		status = ops->restart_local(e, PR_SLOT_X, PR_SLOT_Y, alpha, restart, err);
+		if (status == PR_OK)
+			local_done = true;
+		else if (status == PR_ERR_UNSUPPORTED)
+		{
+			status = PR_OK;
+			err->status = PR_OK;
+			err->message[0] = '\0';
+		}
+	}
+	if (status == PR_OK && usable && !local_done)
 		status = ops->restart_fill(e, PR_SLOT_TEMP, restart, err);
-	if (status == PR_OK && usable)
+	if (status == PR_OK && usable && !local_done)
 		status = ops->product(e, PR_PRODUCT_PULL_NORMALIZED, PR_SLOT_TEMP, PR_SLOT_Y, err);
-	if (status == PR_OK && usable)
+	if (status == PR_OK && usable && !local_done)
 		status = ops->product(e, PR_PRODUCT_PULL_NORMALIZED, PR_SLOT_Y, PR_SLOT_X, err);
-	if (status == PR_OK && usable)
+	if (status == PR_OK && usable && !local_done)
 	{
 		for (int j = 0; j < k; j++)
 		{

@@ -145,6 +145,15 @@ typedef struct PrEngineOps
 	 */
 	PrStatus	(*far_field) (PrEngine *e, int slot, bool keep, bool *found, PrError *err);
 
+	/*
+	 * Optional, a faster warm start (else restart_fill and two products): out_slot = r + alpha P r
+	 * + alpha² P² r per column (r the restart distributions, P the normalized pull product), with
+	 * temp_slot as scratch.  PR_ERR_UNSUPPORTED when the engine cannot for this graph or restart
+	 * (the driver then takes the general way).
+	 */
+	PrStatus	(*restart_local) (PrEngine *e, int out_slot, int temp_slot, double alpha,
+								  const PrRestart *restart, PrError *err);
+
 	/* Frees everything the engine holds (the PrEngine itself too). */
 	void		(*release) (PrEngine *e);
 } PrEngineOps;
