@@ -292,6 +292,7 @@ phase_cold() {
 
 phase_rwr() {
   set -e
+  reload_setting powerrank.gpu_precision "'$PRECISION'"
   n=$(sql -c "SELECT count(*) FROM bench_sources WHERE tbl = 'edges'")
   sed "s/@TABLE@/edges/g" bench/sql/pgbench/rwr.sql > "$WORK/rwr.sql"; chmod 644 "$WORK/rwr.sql"
   one="SELECT * FROM rwr('edges', source => (SELECT node FROM bench_sources WHERE tbl = 'edges' AND i = 1), top_k => 10);"
