@@ -1477,6 +1477,36 @@ upload_coef(GpuEngine *e, const double *coef, int n_terms, PrError *err)
 }
 
 /*
+ * One step of the restart's neighbourhood (k_local_step over the binned rows and the long rows'
+ * chunks, then the chunks added): h = P x over the sources flagged in flags_in, flags_out = their
+ * out-neighbours (flags_out is also scratch: cleared here).  Every row of h is written.
+ */
+template <typename T>
+static cudaError_t
+local_step(GpuEngine *e, const uint32_t *flags_in, const T *x, T *h, uint32_t *flags_out)
+{
+	const DevBinned &bm = e->pull.binned;
+	const DevTile &longs = e->pull.tiles[0];
+	int64_t		n_rows = bm.bin_begin[6] - bm.bin_begin[0];
+	int64_t		items = n_rows + bm.n_chunks;
+	int64_t		blocks = (items + PR_THREADS / 32 - 1) / (PR_THREADS / 32);
+	unsigned int grid = (unsigned int) (blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
+	cudaError_t c;
+
+	if ((c = cudaMemsetAsync(h, 0, (size_t) e->n * e->k * sizeof(T), e->stream)) != cudaSuccess ||
+		(c = cudaMemsetAsync(flags_out, 0, (size_t) e->n * 4, e->stream)) != cudaSuccess)
+		return c;
+	if (e->pull.has_val)
+		k_local_step<T, true><<<grid, PR_THREADS, 0, e->stream>>>(bm, n_rows, e->k, flags_in, (const T *) e->inv_out, x, h, flags_out, (T *) e->pull.partial);
+	else
+		k_local_step<T, false><<<grid, PR_THREADS, 0, e->stream>>>(bm, n_rows, e->k, flags_in, (const T *) e->inv_out, x, h, flags_out, (T *) e->pull.partial);
+	if ((c = cudaGetLastError()) != cudaSuccess || longs.n_long == 0)
+		return c;
+	k_local_long_rows<T><<<(unsigned int) ((longs.n_long * e->k + PR_THREADS - 1) / PR_THREADS), PR_THREADS, 0, e->stream>>>(longs.n_long, e->k, longs.long_row, longs.chunk_begin, (const T *) e->pull.partial, h);
+	return cudaGetLastError();
+}
+
+/*
  * The warm start's local part r + alpha P r + alpha² P² r (see pr_engine.h) in two passes over
  * the binned CSR that multiply only the entries leaving flagged nodes (k_local_step): the restart
  * nodes, then their out-neighbours — cheaper than two products, which gather every entry.
@@ -1486,10 +1516,7 @@ static PrStatus
 restart_local_typed(GpuEngine *e, int out_slot, int temp_slot, double alpha, const PrRestart *restart,
 					PrError *err)
 {
-	const DevBinned *bm = &e->pull.binned;
 	int64_t		n = e->n;
-	int64_t		warps = n < ((int64_t) 65536 * (PR_THREADS / 32)) ? n : (int64_t) 65536 * (PR_THREADS / 32);
-	unsigned int grid = (unsigned int) ((warps + PR_THREADS / 32 - 1) / (PR_THREADS / 32));
 	const T    *r;
 	T		   *h1 = (T *) e->slots[temp_slot],
 			   *out = (T *) e->slots[out_slot];
@@ -1510,19 +1537,8 @@ restart_local_typed(GpuEngine *e, int out_slot, int temp_slot, double alpha, con
 	k_restart_flags<T><<<grid_for(n), PR_THREADS, 0, e->stream>>>(n, e->k, r, flags0);
 	PR_LAUNCHED();
 	/* h1 = P r (flags1: the restart nodes' out-neighbours), out = P h1 */
-	if (e->pull.has_val)
-	{
-		k_local_step<T, true><<<grid, PR_THREADS, 0, e->stream>>>(n, e->k, bm->ptr, bm->col, bm->val, flags0, (const T *) e->inv_out, r, h1, flags1);
-		PR_LAUNCHED();
-		k_local_step<T, true><<<grid, PR_THREADS, 0, e->stream>>>(n, e->k, bm->ptr, bm->col, bm->val, flags1, (const T *) e->inv_out, h1, out, NULL);
-	}
-	else
-	{
-		k_local_step<T, false><<<grid, PR_THREADS, 0, e->stream>>>(n, e->k, bm->ptr, bm->col, bm->val, flags0, (const T *) e->inv_out, r, h1, flags1);
-		PR_LAUNCHED();
-		k_local_step<T, false><<<grid, PR_THREADS, 0, e->stream>>>(n, e->k, bm->ptr, bm->col, bm->val, flags1, (const T *) e->inv_out, h1, out, NULL);
-	}
-	PR_LAUNCHED();
+	PR_CUDA(local_step<T>(e, flags0, r, h1, flags1));
+	PR_CUDA(local_step<T>(e, flags1, h1, out, flags0));
 	for (int j = 0; j < e->k; j++)
 	{
 		coef[(size_t) j] = 1.0;

@@ -792,64 +792,121 @@ k_restart_flags(int64_t n, int k, const T *__restrict__ r, uint32_t *__restrict_
 }
 
 /*
- * One step of the restart's neighbourhood (the warm start), a warp per row v of a CSR of the pull
- * matrix: h[v][j] = sum over entries u -> v whose source u has flag bit j of w(u,v) *
- * inv_out[u] * x[u][j] — the normalized pull product of x, whose nonzeros are only at flagged
- * nodes — and flags_out[v] = OR of the sources' flags (the next step's flagged nodes).  Only the
- * few flagged entries are multiplied: lane j sums column j over them in entry order (the same
- * bits every run).  k <= 32.
+ * One warp's share of a step of the restart's neighbourhood (the warm start): over entries
+ * [b, e) of a row of the pull CSR, lane j < k sums w(u,v) * inv_out[u] * x[u][j] over the
+ * entries whose source u has flag bit j — x is nonzero only at flagged nodes, so only those few
+ * entries are multiplied, in entry order (the same bits every run) — and the OR of the sources'
+ * flags comes back in *any (every lane).
+ */
+template <typename T, bool VAL>
+__device__ __forceinline__ double
+local_entries(int64_t b, int64_t e, int k, const int32_t *__restrict__ col,
+			  const float *__restrict__ val, const uint32_t *__restrict__ flags_in,
+			  const T *__restrict__ inv_out, const T *__restrict__ x, uint32_t *any)
+{
+	int			lane = threadIdx.x & 31;
+	double		acc = 0.0;
+	uint32_t	seen = 0;
+
+	for (int64_t base = b; base < e; base += 32)
+	{
+		int64_t		p = base + lane;
+		uint32_t	f = 0;
+		int32_t		u = 0;
+		double		w = 0.0;
+		unsigned int flagged;
+
+		if (p < e)
+		{
+			u = ld_stream(col + p);
+			f = flags_in[u];
+			if (f != 0)
+				w = (VAL ? (double) val[p] : 1.0) * (double) inv_out[u];
+		}
+		seen |= f;
+		flagged = __ballot_sync(0xffffffffu, f != 0);
+		while (flagged != 0)
+		{
+			int			l = __ffs(flagged) - 1;
+			uint32_t	fl = __shfl_sync(0xffffffffu, f, l);
+			int32_t		ul = __shfl_sync(0xffffffffu, u, l);
+			double		wl = __shfl_sync(0xffffffffu, w, l);
+
+			flagged &= flagged - 1;
+			if (lane < k && ((fl >> lane) & 1u))
+				acc += wl * (double) x[(int64_t) ul * k + lane];
+		}
+	}
+	*any = __reduce_or_sync(0xffffffffu, seen);
+	return acc;
+}
+
+/*
+ * A step of the restart's neighbourhood over the binned CSR: h = P x restricted to flagged
+ * sources (see local_entries), flags_out[v] = OR of the flags of v's sources.  Warps
+ * [0, n_rows) take the binned rows (one each, at most one chunk long); the rest take one chunk
+ * of a long row each, whose sums go to partial[c * k + j] (added in chunk order by
+ * k_local_long_rows) and whose flags are OR-ed into flags_out (cleared before).  k <= 32.
  */
 template <typename T, bool VAL>
 __global__ void __launch_bounds__(PR_THREADS)
-k_local_step(int64_t n, int k, const int64_t *__restrict__ ptr, const int32_t *__restrict__ col,
-			 const float *__restrict__ val, const uint32_t *__restrict__ flags_in,
+k_local_step(DevBinned bm, int64_t n_rows, int k, const uint32_t *__restrict__ flags_in,
 			 const T *__restrict__ inv_out, const T *__restrict__ x, T *__restrict__ h,
-			 uint32_t *__restrict__ flags_out)
+			 uint32_t *__restrict__ flags_out, T *__restrict__ partial)
 {
 	int			lane = threadIdx.x & 31;
+	int64_t		items = n_rows + bm.n_chunks;
 	int64_t		warps = (int64_t) gridDim.x * (PR_THREADS / 32);
 
-	for (int64_t v = (int64_t) blockIdx.x * (PR_THREADS / 32) + threadIdx.x / 32; v < n; v += warps)
+	for (int64_t w = (int64_t) blockIdx.x * (PR_THREADS / 32) + threadIdx.x / 32; w < items; w += warps)
 	{
-		int64_t		b = ptr[v],
-					e = ptr[v + 1];
-		double		acc = 0.0;
-		uint32_t	any = 0;
+		uint32_t	any;
 
-		for (int64_t base = b; base < e; base += 32)
+		if (w < n_rows)
 		{
-			int64_t		p = base + lane;
-			uint32_t	f = 0;
-			int32_t		u = 0;
-			double		w = 0.0;
-			unsigned int flagged;
+			int32_t		v = bm.rows[bm.bin_begin[0] + w];
+			double		acc = local_entries<T, VAL>(bm.ptr[v], bm.ptr[v + 1], k, bm.col, bm.val,
+												   flags_in, inv_out, x, &any);
 
-			if (p < e)
-			{
-				u = ld_stream(col + p);
-				f = flags_in[u];
-				if (f != 0)
-					w = (VAL ? (double) val[p] : 1.0) * (double) inv_out[u];
-			}
-			any |= f;
-			flagged = __ballot_sync(0xffffffffu, f != 0);
-			while (flagged != 0)
-			{
-				int			l = __ffs(flagged) - 1;
-				uint32_t	fl = __shfl_sync(0xffffffffu, f, l);
-				int32_t		ul = __shfl_sync(0xffffffffu, u, l);
-				double		wl = __shfl_sync(0xffffffffu, w, l);
-
-				flagged &= flagged - 1;
-				if (lane < k && ((fl >> lane) & 1u))
-					acc += wl * (double) x[(int64_t) ul * k + lane];
-			}
+			if (lane < k)
+				h[(int64_t) v * k + lane] = (T) acc;
+			if (lane == 0)
+				flags_out[v] = any;
 		}
-		any = __reduce_or_sync(0xffffffffu, any);
-		if (lane < k)
-			h[v * k + lane] = (T) acc;
-		if (lane == 0 && flags_out != NULL)
-			flags_out[v] = any;
+		else
+		{
+			int64_t		c = w - n_rows;
+			int32_t		v = bm.chunk_row[c];
+			int64_t		b = bm.chunk_begin_edge[c];
+			int64_t		e = min(b + bm.chunk, bm.ptr[v + 1]);
+			double		acc = local_entries<T, VAL>(b, e, k, bm.col, bm.val, flags_in, inv_out, x, &any);
+
+			if (lane < k)
+				partial[c * k + lane] = (T) acc;
+			if (lane == 0 && any != 0)
+				atomicOr(&flags_out[v], any);
+		}
+	}
+}
+
+/* h of the long rows: their chunks' sums added in chunk order, thread (i, j) for long row i. */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_local_long_rows(int64_t n_long, int k, const int32_t *__restrict__ long_row,
+				  const int64_t *__restrict__ chunk_begin, const T *__restrict__ partial,
+				  T *__restrict__ h)
+{
+	int64_t		t = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x;
+	int64_t		i = t / k;
+	int			j = (int) (t - i * k);
+
+	if (i < n_long)
+	{
+		double		s = 0.0;
+
+		for (int64_t c = chunk_begin[i]; c < chunk_begin[i + 1]; c++)
+			s += (double) partial[c * k + j];
+		h[(int64_t) long_row[i] * k + j] = (T) s;
 	}
 }
 
