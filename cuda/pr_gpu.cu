@@ -151,7 +151,10 @@ pr_gpu_device_count(void)
 	return count;
 }
 
-/* Allocates device memory tracked for release. */
+/*
+ * Allocates device memory tracked for release and counted in report.total_bytes (which prepare
+ * then sets to its whole plan; later allocations — more slots, the warm start's arrays — add up).
+ */
 static PrStatus
 dev_alloc(GpuEngine *e, void **out, size_t bytes, PrError *err)
 {
@@ -165,6 +168,7 @@ dev_alloc(GpuEngine *e, void **out, size_t bytes, PrError *err)
 							bytes, cudaGetErrorString(st));
 	}
 	e->allocs.push_back(*out);
+	e->report.total_bytes += bytes;
 	return PR_OK;
 }
 
