@@ -1308,20 +1308,20 @@ cpu_column_sums(PrEngine *base, int slot, double *sums, double *dangling, PrErro
 {
 	CpuEngine  *e = (CpuEngine *) base;
 	PrStatus	status = check_slot(e, slot, err);
-	const double *x;
-	int			k = e->k;
+	UpdateArgs	args;
 
 	if (status != PR_OK)
 		return status;
-	x = e->slot[slot];
-	for (int j = 0; j < k; j++)
-		sums[j] = dangling[j] = 0.0;
-	for (int64_t v = 0; v < e->n; v++)
-		for (int j = 0; j < k; j++)
-			sums[j] += x[(size_t) v * (size_t) k + (size_t) j];
-	for (int64_t d = 0; d < e->g->n_dangling; d++)
-		for (int j = 0; j < k; j++)
-			dangling[j] += x[(size_t) e->g->dangling[d] * (size_t) k + (size_t) j];
+	memset(&args, 0, sizeof(args));
+	args.y = e->slot[slot];
+	cpu_run(e, task_column_sums, &args);
+	sum_partials(e, e->part_sum, sums);
+	if (e->dangling_slot != slot)
+	{
+		cpu_run(e, task_dangling_sums, e->slot[slot]);
+		e->dangling_slot = slot;
+	}
+	sum_partials(e, e->part_dangling, dangling);
 	return PR_OK;
 }
 

@@ -337,6 +337,43 @@ far_field_vector(PrEngine *e, const PrGraph *g, PrError *err)
 }
 
 /*
+ * The warm start's local part L = r + M r + M² r (M = alpha P) into PR_SLOT_X: by the engine's
+ * restart_local when it offers one for this graph and restart, else with r in PR_SLOT_TEMP, P r
+ * in PR_SLOT_Y and P² r in PR_SLOT_X, added up.  coef is scratch for 3 * k values.
+ */
+static PrStatus
+warm_start_local(PrEngine *e, double alpha, const PrRestart *restart, int k, double *coef,
+				 PrError *err)
+{
+	const PrEngineOps *ops = e->ops;
+	const int	local_slots[3] = {PR_SLOT_TEMP, PR_SLOT_Y, PR_SLOT_X};
+	PrStatus	status;
+
+	if (ops->restart_local != NULL)
+	{
+		status = ops->restart_local(e, PR_SLOT_X, PR_SLOT_Y, alpha, restart, err);
+		if (status != PR_ERR_UNSUPPORTED)
+			return status;
+		err->status = PR_OK;
+		err->message[0] = '\0';
+	}
+	status = ops->restart_fill(e, PR_SLOT_TEMP, restart, err);
+	if (status == PR_OK)
+		status = ops->product(e, PR_PRODUCT_PULL_NORMALIZED, PR_SLOT_TEMP, PR_SLOT_Y, err);
+	if (status == PR_OK)
+		status = ops->product(e, PR_PRODUCT_PULL_NORMALIZED, PR_SLOT_Y, PR_SLOT_X, err);
+	if (status != PR_OK)
+		return status;
+	for (int j = 0; j < k; j++)
+	{
+		coef[j] = 1.0;
+		coef[k + j] = alpha;
+		coef[2 * k + j] = alpha * alpha;
+	}
+	return ops->combine(e, PR_SLOT_X, 3, local_slots, coef, err);
+}
+
+/*
  * The warm start: a start vector of mass 1 close to the answer, so that the power iterations
  * begin where their error shrinks fastest.
  *
@@ -345,7 +382,8 @@ far_field_vector(PrEngine *e, const PrGraph *g, PrError *err)
  * restarts at r, also from dead ends).  The first terms are local to the restart nodes; the later
  * ones approach multiples of phi (far_field_vector).  So x0 = gamma * L + beta * phi with
  * L = r + M r + M² r (two products), beta * |phi| = 1 - gamma * |L| (mass 1) and gamma from the
- * dangling masses: gamma = (1 - alpha + alpha * dphi) / (1 - alpha * dL + alpha * |L| * dphi),
+ * dangling masses (L: warm_start_local): gamma = (1 - alpha + alpha * dphi) /
+ * (1 - alpha * dL + alpha * |L| * dphi),
  * dphi = phi's dangling share, dL = L's dangling mass.  Any x0 of mass 1 converges to the same
  * answer (the error has mass 0 and shrinks at the speed of P's second eigenvalue, not alpha);
  * this one saves ~4 of 12 iterations of RWR on R-MAT graphs.  *used = false (the caller then
@@ -363,10 +401,8 @@ warm_start(PrEngine *e, const PrGraph *g, double alpha, const PrRestart *restart
 			   *local_dangling,
 			   *coef;
 	PrStatus	status;
-	const int	local_slots[3] = {PR_SLOT_TEMP, PR_SLOT_Y, PR_SLOT_X};
 	const int	start_slots[2] = {PR_SLOT_X, PR_SLOT_FAR};
 	bool		usable = true;
-	bool		local_done = false;
 
 	*used = false;
 	buf = (double *) pr_alloc_array(&pr_malloc_allocator, (size_t) k, 7 * sizeof(double));
@@ -384,36 +420,8 @@ warm_start(PrEngine *e, const PrGraph *g, double alpha, const PrRestart *restart
 	for (int j = 0; status == PR_OK && j < k; j++)
 		if (!(far_sum[j] > 0.0) || !isfinite(far_sum[j]))
 			usable = false;
-	/* L = r + M r + M² r in PR_SLOT_X: by the engine's restart_local, or with r in TEMP, P r in
-	 * Y, P² r in X */
-	if (status == PR_OK && usable && ops->restart_local != NULL)
-	{
-		status = ops->restart_local(e, PR_SLOT_X, PR_SLOT_Y, alpha, restart, err);
-		if (status == PR_OK)
-			local_done = true;
-		else if (status == PR_ERR_UNSUPPORTED)
-		{
-			status = PR_OK;
-			err->status = PR_OK;
-			err->message[0] = '\0';
-		}
-	}
-	if (status == PR_OK && usable && !local_done)
-		status = ops->restart_fill(e, PR_SLOT_TEMP, restart, err);
-	if (status == PR_OK && usable && !local_done)
-		status = ops->product(e, PR_PRODUCT_PULL_NORMALIZED, PR_SLOT_TEMP, PR_SLOT_Y, err);
-	if (status == PR_OK && usable && !local_done)
-		status = ops->product(e, PR_PRODUCT_PULL_NORMALIZED, PR_SLOT_Y, PR_SLOT_X, err);
-	if (status == PR_OK && usable && !local_done)
-	{
-		for (int j = 0; j < k; j++)
-		{
-			coef[j] = 1.0;
-			coef[k + j] = alpha;
-			coef[2 * k + j] = alpha * alpha;
-		}
-		status = ops->combine(e, PR_SLOT_X, 3, local_slots, coef, err);
-	}
+	if (status == PR_OK && usable)
+		status = warm_start_local(e, alpha, restart, k, coef, err);
 	if (status == PR_OK && usable)
 		status = ops->column_sums(e, PR_SLOT_X, local_sum, local_dangling, err);
 	for (int j = 0; status == PR_OK && usable && j < k; j++)
