@@ -16,7 +16,8 @@
 #           standalone  bench/gpu pr_bench --rmat $SCALE --only auto: the engine's ms per iteration
 #           mixed  $MIX_SECS s: 8 ranking clients + 2 writers + 1 checker (REPEATABLE READ, GPU vs CPU)
 #   env: OUT (default ./bench-sql-out), BUDGET (s, 560), PRECISION (fp32), SCALE (24), MIX_SECS (300),
-#        MIX_SCALE (22), RWR_SECS (30), RWR_BATCHES ("8 1"), RWR_WARM (powerrank.warm_start values: "on"), AUTO_SCALES ("15 17 19 21"), DRY_RUN=1 (below)
+#        MIX_SCALE (22), RWR_SECS (30), RWR_BATCHES ("8 1"), RWR_WARM (powerrank.warm_start values: "on"),
+#        RWR_NORMS (rwr's stopping norms measured, "l1" = the default; e.g. "l1 linf"), AUTO_SCALES ("15 17 19 21"), DRY_RUN=1 (below)
 #
 # DRY_RUN=1: this machine, no GPU — a throwaway cluster of /usr/lib/postgresql/15 in a temp dir as the
 # OS user postgres, powerrank.service_engine = 'cpu-test', R-MAT 17, short durations; exercises every
@@ -294,8 +295,11 @@ phase_rwr() {
   set -e
   reload_setting powerrank.gpu_precision "'$PRECISION'"
   n=$(sql -c "SELECT count(*) FROM bench_sources WHERE tbl = 'edges'")
-  sed "s/@TABLE@/edges/g" bench/sql/pgbench/rwr.sql > "$WORK/rwr.sql"; chmod 644 "$WORK/rwr.sql"
-  one="SELECT * FROM rwr('edges', source => (SELECT node FROM bench_sources WHERE tbl = 'edges' AND i = 1), top_k => 10);"
+  for nm in ${RWR_NORMS:-l1}; do
+  # the stopping norm as rwr's named argument (l1 is the default: the script's call unchanged)
+  arg=""; [ "$nm" = l1 ] || arg=", norm => '$nm'"
+  sed -e "s/@TABLE@/edges/g" -e "s/top_k => 10)/top_k => 10$arg)/" bench/sql/pgbench/rwr.sql > "$WORK/rwr.sql"; chmod 644 "$WORK/rwr.sql"
+  one="SELECT * FROM rwr('edges', source => (SELECT node FROM bench_sources WHERE tbl = 'edges' AND i = 1), top_k => 10$arg);"
   # each batch size: the engine restarts on the reload (graph prepared again by the warm-up calls),
   # a 5 s pgbench warm-up prepares the batch engine, then the measured pgbench run
   for w in ${RWR_WARM:-on}; do
@@ -312,7 +316,8 @@ phase_rwr() {
     cat "$WORK"/pgb_rwr/rwr* | awk '{print $3 / 1000}' > "$WORK/rwr_lat_$b.txt"
     read -r b0 r0 i0 m0 <<< "$c0"; read -r b1 r1 i1 m1 <<< "$c1"
     lat=$WORK/rwr_lat_$b.txt
-    echo "RESULT rwr 8 clients ${RWR_SECS} s, service_batch_size $b, warm_start $w: $(wc -l < "$lat") calls, p50 $(pct 50 < "$lat") ms, p99 $(pct 99 < "$lat") ms, max $(pct 100 < "$lat") ms; $((b1 - b0)) batches answered $((r1 - r0)) requests (mean $(calc "($r1 - $r0) / ($b1 - $b0 + 1e-9)")); a batch's engine time $(calc "($m1 - $m0) / ($b1 - $b0 + 1e-9)") ms for $(calc "($i1 - $i0) / ($b1 - $b0 + 1e-9)") iterations (mean) — goal p50 <= 20 ms: $(goal "$(pct 50 < "$lat") <= 20")"
+    echo "RESULT rwr 8 clients ${RWR_SECS} s, service_batch_size $b, warm_start $w, norm $nm: $(wc -l < "$lat") calls, p50 $(pct 50 < "$lat") ms, p99 $(pct 99 < "$lat") ms, max $(pct 100 < "$lat") ms; $((b1 - b0)) batches answered $((r1 - r0)) requests (mean $(calc "($r1 - $r0) / ($b1 - $b0 + 1e-9)")); a batch's engine time $(calc "($m1 - $m0) / ($b1 - $b0 + 1e-9)") ms for $(calc "($i1 - $i0) / ($b1 - $b0 + 1e-9)") iterations (mean) — goal p50 <= 20 ms: $(goal "$(pct 50 < "$lat") <= 20")"
+  done
   done
   done
   sql -c "ALTER SYSTEM RESET powerrank.service_batch_size" -c "ALTER SYSTEM RESET powerrank.warm_start" -c "SELECT pg_reload_conf()" >/dev/null
@@ -408,7 +413,7 @@ if ! has setup || [ "$(grep -c '^RESULT service ready' "$OUT/setup.log" 2>/dev/n
   has gpucheck && phase gpucheck 180
   has load && phase load 150
   has cold && phase cold 150
-  has rwr && phase rwr $(( (RWR_SECS + 45) * $(echo $RWR_BATCHES | wc -w) ))
+  has rwr && phase rwr $(( (RWR_SECS + 45) * $(echo $RWR_BATCHES | wc -w) * $(echo ${RWR_WARM:-on} | wc -w) * $(echo ${RWR_NORMS:-l1} | wc -w) ))
   has auto && phase auto 120
   has standalone && phase standalone 200
   has mixed && phase mixed $(( MIX_SECS + 120 ))
