@@ -14,6 +14,7 @@
 #include "pr_gpu_tiled.cuh"
 #include "pr_gpu_spmm.cuh"
 #include "pr_gpu_topk.h"
+#include "pr_gpu_push_local.h"
 
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -107,6 +108,8 @@ struct GpuEngine
 	double	   *coef_dev;		/* [4 * k] coefficients of a combination (warm start), or NULL */
 	uint32_t   *local_flags;	/* [2 * (n + 1)] flagged nodes of the restart's steps, or NULL */
 	PrGpuTopkWorkspace *topk_ws;	/* scratch of the device top-k, kept between calls */
+	PrGpuPushLocal *push_local; /* out-edge lists for the warm start's local part, or NULL */
+	bool		push_local_off; /* making them failed for this graph: the two passes instead */
 	GpuMatrix	pull;			/* PULL_NORMALIZED (and PULL when it has raw values) */
 	GpuMatrix	pull_raw;		/* PULL for cuSPARSE mode (raw weights, binned) */
 	GpuMatrix	push;
@@ -138,6 +141,7 @@ pr_gpu_options_init(PrGpuOptions *opts)
 	opts->compact_partials = -1;
 	opts->blocked_cap = -1;
 	opts->plan_threads = 0;
+	opts->push_local = true;
 }
 
 /* Number of CUDA devices. */
@@ -458,6 +462,9 @@ engine_free_device(GpuEngine *e)
 	e->restart_key = 0;
 	pr_gpu_topk_free(e->topk_ws);
 	e->topk_ws = NULL;
+	pr_gpu_push_local_free(e->push_local);
+	e->push_local = NULL;
+	e->push_local_off = false;
 	free(e->old_to_new_host);
 	e->old_to_new_host = NULL;
 	e->slots.clear();
@@ -1511,9 +1518,49 @@ local_step(GpuEngine *e, const uint32_t *flags_in, const T *x, T *h, uint32_t *f
 }
 
 /*
- * The warm start's local part r + alpha P r + alpha² P² r (see pr_engine.h) in two passes over
- * the binned CSR that multiply only the entries leaving flagged nodes (k_local_step): the restart
- * nodes, then their out-neighbours — cheaper than two products, which gather every entry.
+ * The warm start's local part r + alpha P r + alpha² P² r by pushing along out-edge lists (made
+ * on the first call for the prepared graph, pr_gpu_push_local.h): into out (PR_PUSH_ALL), or only
+ * first = alpha P r with flags = its rows' columns (PR_PUSH_FIRST) when the second step is too
+ * large, or nothing (PR_PUSH_NONE: option off, lists impossible here, or too large a restart).
+ */
+template <typename T>
+static PrStatus
+restart_push_local(GpuEngine *e, T *out, T *first, uint32_t *flags, double alpha, const PrRestart *restart,
+				   PrGpuPushResult *result, PrError *err)
+{
+	const DevBinned &bm = e->pull.binned;
+	PrStatus	st;
+
+	*result = PR_PUSH_NONE;
+	if (!e->opt.push_local || e->push_local_off)
+		return PR_OK;
+	if (e->push_local == NULL)
+	{
+		st = pr_gpu_push_local_create(bm.ptr, bm.col, e->pull.has_val ? bm.val : NULL, e->n, e->m,
+									  e->opt.push_local_cap, e->stream, &e->push_local, err);
+		if (st == PR_ERR_NOMEM || st == PR_ERR_UNSUPPORTED)
+		{
+			e->push_local_off = true;	/* the two passes need no more memory */
+			return PR_OK;
+		}
+		if (st != PR_OK)
+			return st;
+		e->report.push_local_bytes = pr_gpu_push_local_bytes(e->push_local);
+		e->report.total_bytes += e->report.push_local_bytes;
+	}
+	st = pr_gpu_push_local_run(e->push_local, e->restart_dense, e->inv_out, e->fp64, e->k, alpha,
+							   restart->ptr[restart->k], out, first, flags, e->stream, result, err);
+	e->report.push_local_all += *result == PR_PUSH_ALL;
+	e->report.push_local_first += *result == PR_PUSH_FIRST;
+	return st;
+}
+
+/*
+ * The warm start's local part r + alpha P r + alpha² P² r (see pr_engine.h): pushed along the
+ * out-edge lists (restart_push_local), else in passes over the binned CSR that multiply only the
+ * entries leaving flagged nodes (k_local_step) — the restart nodes, then their out-neighbours;
+ * cheaper than two products, which gather every entry — or the first step pushed and the second
+ * by such a pass.
  */
 template <typename T>
 static PrStatus
@@ -1527,6 +1574,7 @@ restart_local_typed(GpuEngine *e, int out_slot, int temp_slot, double alpha, con
 	uint32_t   *flags0,
 			   *flags1;
 	std::vector<double> coef((size_t) 3 * e->k);
+	PrGpuPushResult pushed = PR_PUSH_NONE;
 	PrStatus	st = ensure_restart<T>(e, restart, err);
 
 	if (st != PR_OK)
@@ -1538,16 +1586,23 @@ restart_local_typed(GpuEngine *e, int out_slot, int temp_slot, double alpha, con
 	flags1 = e->local_flags + n + 1;
 	slot_written(e, temp_slot);
 	slot_written(e, out_slot);
-	k_restart_flags<T><<<grid_for(n), PR_THREADS, 0, e->stream>>>(n, e->k, r, flags0);
-	PR_LAUNCHED();
-	/* h1 = P r (flags1: the restart nodes' out-neighbours), out = P h1 */
-	PR_CUDA(local_step<T>(e, flags0, r, h1, flags1));
+	if ((st = restart_push_local<T>(e, out, h1, flags1, alpha, restart, &pushed, err)) != PR_OK ||
+		pushed == PR_PUSH_ALL)
+		return st;
+	if (pushed == PR_PUSH_NONE)
+	{
+		/* h1 = P r (flags1: the restart nodes' out-neighbours) */
+		k_restart_flags<T><<<grid_for(n), PR_THREADS, 0, e->stream>>>(n, e->k, r, flags0);
+		PR_LAUNCHED();
+		PR_CUDA(local_step<T>(e, flags0, r, h1, flags1));
+	}
+	/* out = P h1 (h1 = alpha P r when the first step was pushed) */
 	PR_CUDA(local_step<T>(e, flags1, h1, out, flags0));
 	for (int j = 0; j < e->k; j++)
 	{
 		coef[(size_t) j] = 1.0;
-		coef[(size_t) e->k + j] = alpha;
-		coef[(size_t) 2 * e->k + j] = alpha * alpha;
+		coef[(size_t) e->k + j] = pushed == PR_PUSH_FIRST ? 1.0 : alpha;
+		coef[(size_t) 2 * e->k + j] = pushed == PR_PUSH_FIRST ? alpha : alpha * alpha;
 	}
 	if ((st = upload_coef(e, coef.data(), 3, err)) != PR_OK)
 		return st;

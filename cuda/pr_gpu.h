@@ -57,6 +57,9 @@ typedef struct PrGpuOptions
 								 * off (0), or the model decides (-1, default; only when its table
 								 * has a blocked-entry cost 'S') */
 	int			plan_threads;	/* host planning threads (0: the online CPUs) */
+	bool		push_local;		/* the warm start's local part along out-edge lists made on first
+								 * use (default true; false: two passes over the pull CSR) */
+	int64_t		push_local_cap; /* entries of a push step's list (0: the default; for tests) */
 } PrGpuOptions;
 
 /* What prepare() chose and what it costs, for reports and the benchmark. */
@@ -75,6 +78,10 @@ typedef struct PrGpuReport
 	int64_t		padding;		/* padded ELL slots */
 	size_t		matrix_bytes;	/* device bytes of the sparse format(s) */
 	size_t		total_bytes;	/* device bytes the engine holds */
+	size_t		push_local_bytes;	/* of which the warm start's out-edge lists and push scratch
+									 * (0 until a warm start pushed) */
+	int64_t		push_local_all; /* warm starts whose local part was pushed whole */
+	int64_t		push_local_first;	/* ... whose first step was pushed, the second made by a pass */
 	double		bytes_per_edge; /* matrix_bytes / n_edges */
 	size_t		l2_persist_bytes;	/* L2 set aside for the gathered vector (0: none) */
 	double		predicted_ms;	/* model's time of one product (< 0 if no model entry) */

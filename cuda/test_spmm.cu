@@ -261,10 +261,20 @@ run_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k, 
  * 1e-13.  Tolerance 1e-6 (L1): a change below it bounds the error by 1e-6 * 0.85 / 0.15; fp32
  * sums add a little.  Also: the warm start took effect, the same bits twice, and on unweighted
  * graphs fewer iterations than the GPU engine's cold start (1/N).  k = 8 takes the engine's
- * restart_local (binned CSR), k = 1 the driver's general way when the layout is not binned.
+ * restart_local (binned CSR) in the way asked (checked in the engine's report): both steps pushed
+ * along out-edge lists, the first pushed and the second by a pass over the pull CSR (a push list
+ * too small for the second step), or two passes; k = 1 the driver's general way when the layout
+ * is not binned.
  */
+enum WarmLocal
+{
+	LOCAL_PUSH,
+	LOCAL_PUSH_FIRST,
+	LOCAL_TWO_PASSES
+};
+
 static void
-run_warm_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k)
+run_warm_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k, WarmLocal local)
 {
 	const char *prec = precision == PR_GPU_FP64 ? "fp64" : "fp32";
 	int64_t		n = g->n_nodes;
@@ -276,8 +286,14 @@ run_warm_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, in
 	PrIterOptions tight, o;
 	PrRunStats	st_exact, st_warm, st_again, st_cold;
 	PrGpuOptions go;
+	PrGpuReport rep;
 	PrError		err;
 	PrEngine   *cpu = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+	const char *what = k == 1 ? "warm-start RWR" :
+		(local == LOCAL_PUSH ? "warm-start RWR, push" :
+		 (local == LOCAL_PUSH_FIRST ? "warm-start RWR, first step pushed" : "warm-start RWR, two passes"));
+	int64_t		first_step = 0;
+	bool		way_ok;
 	PrEngine   *e;
 	bool		ok;
 	double		worst = 0.0,
@@ -310,15 +326,22 @@ run_warm_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, in
 	o.tolerance = 1e-6;
 	pr_gpu_options_init(&go);
 	go.precision = precision;
+	go.push_local = local != LOCAL_TWO_PASSES;
+	/* first step only: room for the sources' out-edges, not for their out-neighbours' */
+	for (int j = 0; j < k; j++)
+		first_step += g->out_ptr[sources[(size_t) j] + 1] - g->out_ptr[sources[(size_t) j]];
+	if (local == LOCAL_PUSH_FIRST)
+		go.push_local_cap = first_step;
 	e = pr_gpu_engine_create(&go, &err);
 	ok = cpu != NULL && e != NULL &&
 		pr_pagerank(cpu, g, 0.85, &r, &tight, exact.data(), &st_exact, &err) == PR_OK &&
 		pr_pagerank(e, g, 0.85, &r, &o, cold.data(), &st_cold, &err) == PR_OK;
 	o.warm_start = true;
 	ok = ok && pr_pagerank(e, g, 0.85, &r, &o, warm.data(), &st_warm, &err) == PR_OK &&
-		pr_pagerank(e, g, 0.85, &r, &o, again.data(), &st_again, &err) == PR_OK;
+		pr_pagerank(e, g, 0.85, &r, &o, again.data(), &st_again, &err) == PR_OK &&
+		pr_gpu_engine_report(e, &rep, &err) == PR_OK;
 	if (!ok)
-		report(false, el.name, prec, k, "warm-start RWR", err.message);
+		report(false, el.name, prec, k, what, err.message);
 	else
 	{
 		for (int j = 0; j < k; j++)
@@ -329,14 +352,23 @@ run_warm_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, in
 				d += fabs(warm[(size_t) v * k + j] - exact[(size_t) v * k + j]);
 			worst = fmax(worst, d);
 		}
-		snprintf(detail, sizeof(detail), "L1 to the CPU engine's exact answer %.2e (bound %.1e), %d iterations (cold start %d)%s%s",
+		if (k == 1)
+			way_ok = rep.push_local_bytes == 0;
+		else if (local == LOCAL_PUSH)
+			way_ok = rep.push_local_all == 2 && rep.push_local_first == 0;
+		else if (local == LOCAL_PUSH_FIRST)
+			way_ok = rep.push_local_first == 2 && rep.push_local_all == 0;
+		else
+			way_ok = rep.push_local_bytes == 0;
+		snprintf(detail, sizeof(detail), "L1 to the CPU engine's exact answer %.2e (bound %.1e), %d iterations (cold start %d)%s%s; pushed whole %lld, first step %lld",
 				 worst, bound, st_warm.iterations, st_cold.iterations,
 				 st_warm.warm_started && st_again.warm_started ? "" : ", NOT warm-started",
-				 memcmp(warm.data(), again.data(), total * 8) == 0 ? ", bit-identical twice" : ", NOT bit-identical twice");
+				 memcmp(warm.data(), again.data(), total * 8) == 0 ? ", bit-identical twice" : ", NOT bit-identical twice",
+				 (long long) rep.push_local_all, (long long) rep.push_local_first);
 		report(worst <= bound && st_warm.converged && st_warm.warm_started && st_again.warm_started &&
 			   (st_warm.iterations < st_cold.iterations || !el.weight.empty()) &&
-			   memcmp(warm.data(), again.data(), total * 8) == 0,
-			   el.name, prec, k, "warm-start RWR", detail);
+			   memcmp(warm.data(), again.data(), total * 8) == 0 && way_ok,
+			   el.name, prec, k, what, detail);
 	}
 	if (cpu != NULL)
 		cpu->ops->release(cpu);
@@ -389,9 +421,12 @@ main(void)
 			run_case(el, &g, PR_GPU_FP64, ks[ki], 100 * li + ki + 50);
 		}
 		for (int wk : {1, 8})
+			for (WarmLocal local : {LOCAL_PUSH, LOCAL_PUSH_FIRST, LOCAL_TWO_PASSES})
 			{
-				run_warm_case(el, &g, PR_GPU_FP32, wk);
-				run_warm_case(el, &g, PR_GPU_FP64, wk);
+				if (wk == 1 && local != LOCAL_PUSH)
+					continue;	/* k = 1: no restart_local either way */
+				run_warm_case(el, &g, PR_GPU_FP32, wk, local);
+				run_warm_case(el, &g, PR_GPU_FP64, wk, local);
 			}
 		pr_graph_free(&g, &pr_malloc_allocator);
 	}

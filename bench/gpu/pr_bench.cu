@@ -801,9 +801,13 @@ rwr_batch_line(PrEngine *e, const PrGraph *g, int k, const char *name, bool warm
 	std::sort(topk.begin(), topk.end());
 	std::sort(warm_ms.begin(), warm_ms.end());
 	std::sort(iters.begin(), iters.end());
-	printf("# k=%d %s: RWR batch (tolerance 1e-6, top 10 each, %s start) %.2f ms median of %zu (min %.2f), iterations %d..%d, warm start %.2f ms, %d one-column top-k calls %.2f ms\n",
+	PrGpuReport rep;
+
+	die_on(pr_gpu_engine_report(e, &rep, &err), err, "report");
+	printf("# k=%d %s: RWR batch (tolerance 1e-6, top 10 each, %s start) %.2f ms median of %zu (min %.2f), iterations %d..%d, warm start %.2f ms (local part pushed whole %lld times, first step only %lld), %d one-column top-k calls %.2f ms\n",
 		   k, name, warm ? "warm" : "1/N", wall[wall.size() / 2], wall.size(), wall[0], iters.front(), iters.back(),
-		   warm_ms[warm_ms.size() / 2], k, topk[topk.size() / 2]);
+		   warm_ms[warm_ms.size() / 2], (long long) rep.push_local_all, (long long) rep.push_local_first, k,
+		   topk[topk.size() / 2]);
 }
 
 /* The RWR batch line from 1/N, then from the warm start. */
@@ -908,6 +912,14 @@ bench_spmm(const PrGraph *g, const std::vector<int> &ks, int reps, int threads, 
 			printf("# k=%d ours: %.4f ms, max column rel L1 vs CPU %.2e, %s, RWR iteration %.4f ms | %s\n", k, ours_ms, err_ours,
 				   same ? "bit-identical twice" : "NOT bit-identical twice", rwr_iteration_ms(e, g, k, reps), format.c_str());
 			rwr_batch_report(e, g, k, "ours");
+			e->ops->release(e);
+			/* the warm start's local part in two passes over the pull CSR instead of pushed */
+			o.push_local = false;
+			e = pr_gpu_engine_create(&o, &err);
+			if (e == NULL)
+				die_on(PR_ERR_ENGINE, err, "gpu engine");
+			die_on(e->ops->prepare(e, g, k, 2, PR_NEED_PULL_NORMALIZED, &err), err, "prepare");
+			rwr_batch_line(e, g, k, "ours, local part in two passes", true);
 			e->ops->release(e);
 		}
 		/* variants of ours (not in the table): other chunk sizes of long rows, z kept in L2 */
