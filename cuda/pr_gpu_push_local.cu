@@ -10,6 +10,8 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda/std/functional>
+#include <thrust/binary_search.h>
+#include <thrust/execution_policy.h>
 #include <thrust/iterator/counting_iterator.h>
 
 #include <stdlib.h>
@@ -71,19 +73,7 @@ push_grid(int64_t count)
 __device__ __forceinline__ int64_t
 last_at_most(const int64_t *a, int64_t len, int64_t t)
 {
-	int64_t		lo = 0,
-				hi = len;
-
-	while (hi - lo > 1)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (a[mid] <= t)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	return thrust::upper_bound(thrust::seq, a, a + len, t) - a - 1;
 }
 
 /* a[i] = i. */
@@ -99,21 +89,7 @@ __global__ void
 k_push_out_ptr(int64_t n, int64_t m, const int32_t *sorted_src, int64_t *out_ptr)
 {
 	for (int64_t u = (int64_t) blockIdx.x * PUSH_THREADS + threadIdx.x; u <= n; u += (int64_t) gridDim.x * PUSH_THREADS)
-	{
-		int64_t		lo = 0,
-					hi = m;
-
-		while (lo < hi)
-		{
-			int64_t		mid = lo + (hi - lo) / 2;
-
-			if (sorted_src[mid] < u)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		out_ptr[u] = lo;
-	}
+		out_ptr[u] = thrust::lower_bound(thrust::seq, sorted_src, sorted_src + m, (int32_t) u) - sorted_src;
 }
 
 /* out-list entry i: the row of pull entry perm[i] (a search in ptr) and its weight. */
