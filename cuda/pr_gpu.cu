@@ -9,6 +9,7 @@
  */
 #include "pr_gpu.h"
 #include "pr_gpu_build.h"
+#include "pr_gpu_launch.h"
 #include "pr_plan.h"
 #include "pr_gpu_kernels.cuh"
 #include "pr_gpu_tiled.cuh"
@@ -201,13 +202,7 @@ dev_upload(GpuEngine *e, void **out, const void *host, size_t bytes, PrError *er
 static unsigned int
 grid_for(int64_t count)
 {
-	int64_t		b = (count + PR_THREADS - 1) / PR_THREADS;
-
-	if (b < 1)
-		b = 1;
-	if (b > 132 * 16)
-		b = 132 * 16;
-	return (unsigned int) b;
+	return pr_grid_blocks(count, PR_THREADS, 132 * 16);
 }
 
 /* Device memory for a composite layout's arrays: tracked for release like every other. */

@@ -20,6 +20,7 @@
  * Device memory peaks near 56 bytes per row (sorted ids) or 40 (direct table).
  */
 #include "pr_gpu_build.h"
+#include "pr_gpu_launch.h"
 
 #include <cuda_runtime.h>
 #include <cub/device/device_radix_sort.cuh>
@@ -76,11 +77,7 @@ typedef struct Build
 static unsigned int
 grid_for(int64_t count)
 {
-	int64_t		blocks = (count + BUILD_BLOCK - 1) / BUILD_BLOCK;
-
-	if (blocks < 1)
-		blocks = 1;
-	return (unsigned int) (blocks < BUILD_MAX_BLOCKS ? blocks : BUILD_MAX_BLOCKS);
+	return pr_grid_blocks(count, BUILD_BLOCK, BUILD_MAX_BLOCKS);
 }
 
 /* cudaMalloc of count elements of T into *ptr (at least one element). */
@@ -543,17 +540,6 @@ ids_by_sort(Build *b, size_t m, int64_t *n, PrError *err)
 	return PR_OK;
 }
 
-/* Bits needed to hold every internal id below n (at least 1). */
-static int
-id_bits(int64_t n)
-{
-	int			bits = 1;
-
-	while (bits < 62 && ((int64_t) 1 << bits) < n)
-		bits++;
-	return bits;
-}
-
 /*
  * The stored edges' keys sorted (b->keys[0] on return), row pointers, sources, out-strengths and
  * the dangling list; sets *stored and *n_dangling.
@@ -562,7 +548,7 @@ static PrStatus
 sort_edges(Build *b, size_t m, int64_t n, bool undirected, int64_t *stored, int64_t *n_dangling,
 		   PrError *err)
 {
-	int			bits = id_bits(n);
+	int			bits = pr_bits_below((uint64_t) n);
 	int64_t		reversed = 0;
 	size_t		bytes = 0,
 				more = 0;

@@ -3,6 +3,7 @@
  * pr_gpu_push_local.h).
  */
 #include "pr_gpu_push_local.h"
+#include "pr_gpu_launch.h"
 
 #include <cuda_runtime.h>
 #include <cub/device/device_radix_sort.cuh>
@@ -49,24 +50,11 @@ struct PrGpuPushLocal
 	size_t		bytes;
 };
 
-/* Bits that hold every value below limit (limit >= 1). */
-static int
-bits_below(uint64_t limit)
-{
-	int			b = 1;
-
-	while (b < 64 && (1ull << b) < limit)
-		b++;
-	return b;
-}
-
 /* Blocks for a grid-stride loop over count items. */
 static unsigned int
 push_grid(int64_t count)
 {
-	int64_t		b = (count + PUSH_THREADS - 1) / PUSH_THREADS;
-
-	return (unsigned int) (b < 1 ? 1 : (b > 4096 ? 4096 : b));
+	return pr_grid_blocks(count, PUSH_THREADS, 4096);
 }
 
 /* Largest i in [0, len) with a[i] <= t (a non-decreasing, a[0] <= t < a[len]). */
@@ -280,12 +268,12 @@ pr_gpu_push_local_create(const int64_t *d_ptr, const int32_t *d_col, const float
 		PUSH_CUDA(push_malloc((void **) &sorted_src, (size_t) m * 4, &scratch));
 		PUSH_CUDA(push_malloc((void **) &perm, (size_t) m * 4, &scratch));
 		PUSH_CUDA(cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, d_col, sorted_src, iota, perm, m, 0,
-												  bits_below((uint64_t) n), s));
+												  pr_bits_below((uint64_t) n), s));
 		PUSH_CUDA(push_malloc(&sort_temp, sort_bytes, &scratch));
 		k_push_iota<<<push_grid(m), PUSH_THREADS, 0, s>>>(m, iota);
 		PUSH_CUDA(cudaGetLastError());
 		PUSH_CUDA(cub::DeviceRadixSort::SortPairs(sort_temp, sort_bytes, d_col, sorted_src, iota, perm, m, 0,
-												  bits_below((uint64_t) n), s));
+												  pr_bits_below((uint64_t) n), s));
 		k_push_out_entries<<<push_grid(m), PUSH_THREADS, 0, s>>>(m, n, perm, d_ptr, d_val, pl->out_dst, pl->out_w);
 		PUSH_CUDA(cudaGetLastError());
 	}
@@ -364,7 +352,7 @@ push_step(PrGpuPushLocal *pl, int64_t n_in, int k, const T *inv_out, double alph
 	PUSH_CUDA(cudaGetLastError());
 	tb = pl->temp_bytes;
 	PUSH_CUDA(cub::DeviceRadixSort::SortPairs(pl->temp, tb, pl->pos[1], pl->pos[2], pl->val[1], pl->val[2], total, 0,
-											  bits_below((uint64_t) pl->n * (uint64_t) k), s));
+											  pr_bits_below((uint64_t) pl->n * (uint64_t) k), s));
 	tb = pl->temp_bytes;
 	PUSH_CUDA(cub::DeviceReduce::ReduceByKey(pl->temp, tb, pl->pos[2], pl->pos[out_list], pl->val[2], pl->val[out_list],
 											 pl->count + out_list, ::cuda::std::plus<double>(), total, s));

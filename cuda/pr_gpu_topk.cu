@@ -17,6 +17,7 @@
  * few hundred candidates per column.  Many ties at the cut (more candidates) take the full sort.
  */
 #include "pr_gpu_topk.h"
+#include "pr_gpu_launch.h"
 
 #include <cuda_runtime.h>
 #include <cub/device/device_radix_sort.cuh>
@@ -187,11 +188,7 @@ k_topk_candidates(int64_t count, const int32_t *__restrict__ ids, const K *__res
 static unsigned int
 topk_grid(int64_t items)
 {
-	int64_t		blocks = (items + TOPK_THREADS - 1) / TOPK_THREADS;
-
-	if (blocks < 1)
-		blocks = 1;
-	return (unsigned int) (blocks < TOPK_MAX_BLOCKS ? blocks : TOPK_MAX_BLOCKS);
+	return pr_grid_blocks(items, TOPK_THREADS, TOPK_MAX_BLOCKS);
 }
 
 /* Makes buf at least bytes long (its old content is dropped when it grows). */
