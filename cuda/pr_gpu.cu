@@ -471,8 +471,9 @@ engine_free_device(GpuEngine *e)
 }
 
 /*
- * Adds slots to a prepared engine up to n_slots (cleared), with statistics room for them (the old
- * statistics array stays among the allocations until the engine is freed).
+ * Adds slots to the engine up to n_slots (cleared), with statistics room for them: prepare's
+ * slots, and more on a re-prepare that asks for more (the old statistics array then stays among
+ * the allocations until the engine is freed).
  */
 static PrStatus
 grow_slots(GpuEngine *e, int n_slots, PrError *err)
@@ -801,19 +802,8 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 
 	/* allocate and upload */
 	{
-		void	   *p;
-
-		for (int s = 0; s < n_slots && st == PR_OK; s++)
-		{
-			st = dev_alloc(e, &p, (size_t) (n + 1) * k * e->elem, err);
-			if (st == PR_OK)
-			{
-				e->slots.push_back(p);
-				e->dangling_valid.push_back(false);
-				if (cudaMemsetAsync(p, 0, (size_t) (n + 1) * k * e->elem, e->stream) != cudaSuccess)
-					st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: cudaMemsetAsync failed");
-			}
-		}
+		/* the vector slots (cleared) and their statistics */
+		st = grow_slots(e, n_slots, err);
 		if (st == PR_OK && (st = dev_alloc(e, &e->z, (size_t) (n + 1) * k * e->elem, err)) == PR_OK)
 			if (cudaMemsetAsync(e->z, 0, (size_t) (n + 1) * k * e->elem, e->stream) != cudaSuccess)
 				st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: cudaMemsetAsync failed");
@@ -848,10 +838,8 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 		}
 		if (st == PR_OK)
 			st = dev_alloc(e, (void **) &e->partials, (size_t) PR_RED_BLOCKS * k * 3 * 8, err);
-		if (st == PR_OK)
-			st = dev_alloc(e, (void **) &e->stats, (size_t) (n_slots + 2) * k * 3 * 8, err);
 		if (st == PR_OK && (st = dev_alloc(e, (void **) &e->counter, 64, err)) == PR_OK)
-			if (cudaMemset(e->counter, 0, 64) != cudaSuccess || cudaMemset(e->stats, 0, (size_t) (n_slots + 2) * k * 3 * 8) != cudaSuccess)
+			if (cudaMemset(e->counter, 0, 64) != cudaSuccess)
 				st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: cudaMemset failed");
 		if (st == PR_OK && kernel == PR_GPU_KERNEL_TILED)
 		{
