@@ -27,6 +27,8 @@
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
+#include <thrust/binary_search.h>
+#include <thrust/execution_policy.h>
 #include <thrust/iterator/counting_iterator.h>
 
 #include <pthread.h>
@@ -340,19 +342,7 @@ k_table_ranks(const int64_t *src, const int64_t *dst, int64_t m, int64_t lo, con
 __device__ __forceinline__ int32_t
 find_id(const int64_t *node_ids, int64_t n, int64_t id)
 {
-	int64_t		lo = 0,
-				hi = n - 1;
-
-	while (lo < hi)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (node_ids[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (int32_t) lo;
+	return (int32_t) (thrust::lower_bound(thrust::seq, node_ids, node_ids + n, id) - node_ids);
 }
 
 /* Internal ids of the rows' endpoints by binary search in the sorted node ids. */
