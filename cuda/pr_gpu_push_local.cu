@@ -36,7 +36,6 @@
 struct PrGpuPushLocal
 {
 	int64_t		n;
-	int64_t		m;
 	int64_t	   *out_ptr;		/* [n + 1] */
 	int32_t    *out_dst;		/* [m] rows of each source's entries, ascending */
 	float	   *out_w;			/* [m] their weights, or NULL */
@@ -188,16 +187,16 @@ push_free_arrays(PrGpuPushLocal *pl)
 	cudaGetLastError();
 }
 
-/* cudaMalloc that adds to *bytes. */
+/* cudaMalloc that adds to *bytes (NULL: a temporary buffer, not counted). */
 static cudaError_t
 push_malloc(void **p, size_t size, size_t *bytes)
 {
 	cudaError_t c = cudaMalloc(p, size == 0 ? 16 : size);
 
-	if (c == cudaSuccess)
-		*bytes += size;
-	else
+	if (c != cudaSuccess)
 		*p = NULL;
+	else if (bytes != NULL)
+		*bytes += size;
 	return c;
 }
 
@@ -239,8 +238,7 @@ pr_gpu_push_local_create(const int64_t *d_ptr, const int32_t *d_col, const float
 			   *sorted_src = NULL,
 			   *perm = NULL;
 	void	   *sort_temp = NULL;
-	size_t		sort_bytes = 0,
-				scratch = 0;
+	size_t		sort_bytes = 0;
 	PrStatus	st = PR_OK;
 
 	*out = NULL;
@@ -251,7 +249,6 @@ pr_gpu_push_local_create(const int64_t *d_ptr, const int32_t *d_col, const float
 	if (pl == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "GPU push: out of host memory");
 	pl->n = n;
-	pl->m = m;
 	/* one step's list: 1/64 of the entries, at least 64 K, at most 4 M (~56 bytes each) */
 	pl->cap = m / 64 < ((int64_t) 1 << 16) ? ((int64_t) 1 << 16) : (m / 64 > ((int64_t) 1 << 22) ? ((int64_t) 1 << 22) : m / 64);
 	if (cap > 0)
@@ -264,12 +261,12 @@ pr_gpu_push_local_create(const int64_t *d_ptr, const int32_t *d_col, const float
 		PUSH_CUDA(push_malloc((void **) &pl->out_w, (size_t) m * 4, &pl->bytes));
 	if (m > 0)
 	{
-		PUSH_CUDA(push_malloc((void **) &iota, (size_t) m * 4, &scratch));
-		PUSH_CUDA(push_malloc((void **) &sorted_src, (size_t) m * 4, &scratch));
-		PUSH_CUDA(push_malloc((void **) &perm, (size_t) m * 4, &scratch));
+		PUSH_CUDA(push_malloc((void **) &iota, (size_t) m * 4, NULL));
+		PUSH_CUDA(push_malloc((void **) &sorted_src, (size_t) m * 4, NULL));
+		PUSH_CUDA(push_malloc((void **) &perm, (size_t) m * 4, NULL));
 		PUSH_CUDA(cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, d_col, sorted_src, iota, perm, m, 0,
 												  pr_bits_below((uint64_t) n), s));
-		PUSH_CUDA(push_malloc(&sort_temp, sort_bytes, &scratch));
+		PUSH_CUDA(push_malloc(&sort_temp, sort_bytes, NULL));
 		k_push_iota<<<push_grid(m), PUSH_THREADS, 0, s>>>(m, iota);
 		PUSH_CUDA(cudaGetLastError());
 		PUSH_CUDA(cub::DeviceRadixSort::SortPairs(sort_temp, sort_bytes, d_col, sorted_src, iota, perm, m, 0,
