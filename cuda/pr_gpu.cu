@@ -17,6 +17,7 @@
 #include "pr_gpu_topk.h"
 #include "pr_gpu_push_local.h"
 
+#include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
@@ -103,11 +104,18 @@ struct GpuEngine
 	double	   *stats;			/* [n_slots + 2][k][3] */
 	int			resid_index;
 	void	   *restart_dense;
+	int64_t    *restart_pos;	/* [PR_SPARSE_RESTART] sorted non-zero positions of restart_dense, or NULL */
+	double	   *restart_w;		/* [PR_SPARSE_RESTART] their weights */
+	int64_t		restart_n;		/* non-zeros listed there, or -1: use restart_dense */
 	uint64_t	restart_key;
 	int32_t    *old_to_new_host;	/* [n] private position of each internal id (restart scatter) */
 	void	   *far_field;		/* [n] the far-field vector kept for the warm start, or NULL */
 	double	   *coef_dev;		/* [4 * k] coefficients of a combination (warm start), or NULL */
-	uint32_t   *local_flags;	/* [2 * (n + 1)] flagged nodes of the restart's steps, or NULL */
+	uint32_t   *local_flags;	/* [2 * (n + 1)] flagged nodes of the restart's steps, then the bits of one, or NULL */
+	int32_t    *local_marked;	/* rows a local step reaches (local_step) */
+	int		   *local_count;	/* how many */
+	void	   *local_temp;		/* CUB's select space */
+	size_t		local_temp_bytes;
 	PrGpuTopkWorkspace *topk_ws;	/* scratch of the device top-k, kept between calls */
 	PrGpuPushLocal *push_local; /* out-edge lists for the warm start's local part, or NULL */
 	bool		push_local_off; /* making them failed for this graph: the two passes instead */
@@ -179,6 +187,23 @@ dev_alloc(GpuEngine *e, void **out, size_t bytes, PrError *err)
 
 /* Arrays at least this large go to the device through the staged, threaded copy. */
 #define PR_STAGED_UPLOAD_BYTES ((size_t) 64 << 20)
+
+/* Most non-zeros of a restart kept as a list (beyond it, the dense matrix is read). */
+#define PR_SPARSE_RESTART 4096
+
+/* Words of a local step's flag bits kept in shared memory (96 KB, two blocks a multiprocessor:
+ * 786,432 nodes, the most-read ones). */
+#define LOCAL_SHARED_WORDS 24576
+
+/* Values per thread of the vectorized update: 16 bytes. */
+#define UPDATE_V(T) ((int) (16 / sizeof(T)))
+
+/* Whether x (> 0) is a power of two. */
+static inline bool
+pr_is_pow2(int64_t x)
+{
+	return x > 0 && (x & (x - 1)) == 0;
+}
 
 /*
  * Allocates device memory and copies host data into it: large arrays by several host threads
@@ -450,10 +475,16 @@ engine_free_device(GpuEngine *e)
 	for (void *p : e->allocs)
 		cudaFree(p);
 	e->allocs.clear();
-	e->restart_dense = NULL;	/* was one of allocs, as these two */
+	e->restart_dense = NULL;	/* was one of allocs, as these */
+	e->restart_pos = NULL;
+	e->restart_w = NULL;
+	e->restart_n = -1;
 	e->far_field = NULL;
 	e->coef_dev = NULL;
 	e->local_flags = NULL;
+	e->local_marked = NULL;
+	e->local_count = NULL;
+	e->local_temp = NULL;
 	e->restart_key = 0;
 	pr_gpu_topk_free(e->topk_ws);
 	e->topk_ws = NULL;
@@ -1194,7 +1225,12 @@ upload_restart(GpuEngine *e, const PrRestart *r, PrError *err)
 	if (e->restart_dense == NULL &&
 		(st = dev_alloc(e, &e->restart_dense, (size_t) total * e->elem, err)) != PR_OK)
 		return st;
-	if (m <= 4096 && 2 * m <= total && e->old_to_new_host != NULL)
+	if (e->restart_pos == NULL &&
+		((st = dev_alloc(e, (void **) &e->restart_pos, (size_t) PR_SPARSE_RESTART * 8, err)) != PR_OK ||
+		 (st = dev_alloc(e, (void **) &e->restart_w, (size_t) PR_SPARSE_RESTART * 8, err)) != PR_OK))
+		return st;
+	e->restart_n = -1;
+	if (m <= PR_SPARSE_RESTART && 2 * m <= total && e->old_to_new_host != NULL)
 	{
 		RestartEntry *ent = (RestartEntry *) malloc((size_t) (m + 1) * sizeof(RestartEntry));
 		int64_t    *pos = (int64_t *) malloc((size_t) (m + 1) * 8);
@@ -1238,6 +1274,13 @@ upload_restart(GpuEngine *e, const PrRestart *r, PrError *err)
 																		  e->stage + u, (T *) e->restart_dense);
 			c = cudaGetLastError();
 		}
+		/* the same non-zeros kept as a list, for the updates (no n x k read per iteration) */
+		if (c == cudaSuccess && e->restart_pos != NULL && u > 0)
+			c = cudaMemcpyAsync(e->restart_pos, e->stage, (size_t) u * 8, cudaMemcpyDeviceToDevice, e->stream);
+		if (c == cudaSuccess && e->restart_pos != NULL && u > 0)
+			c = cudaMemcpyAsync(e->restart_w, e->stage + u, (size_t) u * 8, cudaMemcpyDeviceToDevice, e->stream);
+		if (c == cudaSuccess && e->restart_pos != NULL)
+			e->restart_n = u;
 		if (c == cudaSuccess)
 			c = cudaStreamSynchronize(e->stream);	/* the host arrays are freed next */
 		free(ent);
@@ -1324,10 +1367,23 @@ update_typed(GpuEngine *e, int y_slot, int x_slot, double alpha, const PrRestart
 		e->dangling_valid[x_slot] = true;
 	}
 	slot_written(e, y_slot);
-	k_pagerank_update<T><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(n, e->k, (T *) e->slots[y_slot], (const T *) e->slots[x_slot],
-																	(const T *) e->inv_out, r, alpha, stats_at(e, x_slot) + 2, 3,
-																	e->pull.kind == MATRIX_CUSPARSE ? (T *) NULL : (T *) e->z,
-																	e->partials, e->counter, stats_at(e, y_slot));
+	if (e->k % UPDATE_V(T) == 0 && pr_is_pow2(e->k / UPDATE_V(T)))
+	{
+		/* 16-byte accesses; a restart with few non-zeros from its list, not the dense matrix */
+		bool		sparse = r != NULL && e->restart_n >= 0;
+
+		k_pagerank_update_vec<T, UPDATE_V(T)><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(n, e->k, (T *) e->slots[y_slot], (const T *) e->slots[x_slot],
+																						(const T *) e->inv_out, sparse ? (const T *) NULL : r,
+																						e->restart_pos, e->restart_w, sparse ? e->restart_n : -1,
+																						alpha, stats_at(e, x_slot) + 2, 3,
+																						e->pull.kind == MATRIX_CUSPARSE ? (T *) NULL : (T *) e->z,
+																						e->partials, e->counter, stats_at(e, y_slot));
+	}
+	else
+		k_pagerank_update<T><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(n, e->k, (T *) e->slots[y_slot], (const T *) e->slots[x_slot],
+																		(const T *) e->inv_out, r, alpha, stats_at(e, x_slot) + 2, 3,
+																		e->pull.kind == MATRIX_CUSPARSE ? (T *) NULL : (T *) e->z,
+																		e->partials, e->counter, stats_at(e, y_slot));
 	PR_LAUNCHED();
 	e->dangling_valid[y_slot] = true;
 	if (e->pull.kind != MATRIX_CUSPARSE)
@@ -1470,10 +1526,66 @@ upload_coef(GpuEngine *e, const double *coef, int n_terms, PrError *err)
 	return PR_OK;
 }
 
+/* CUB's select predicate: a row the first pass marked. */
+struct MarkedRow
+{
+	const uint32_t *flags;
+
+	__device__ __forceinline__ bool operator()(int32_t v) const
+	{
+		return flags[v] != 0;
+	}
+};
+
+/* Blocks of kernel (threads and smem bytes each) that fit on the device at once. */
+template <typename K>
+static cudaError_t
+resident_blocks(GpuEngine *e, K kernel, int threads, size_t smem, int64_t *blocks)
+{
+	int			sms = 0,
+				per_sm = 0;
+	cudaError_t c;
+
+	if ((c = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, e->opt.device)) != cudaSuccess ||
+		(smem > 48 * 1024 &&
+		 (c = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem)) != cudaSuccess) ||
+		(c = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem)) != cudaSuccess)
+		return c;
+	*blocks = (int64_t) sms * (per_sm > 0 ? per_sm : 1);
+	return cudaSuccess;
+}
+
 /*
- * One step of the restart's neighbourhood (k_local_step over the binned rows and the long rows'
- * chunks, then the chunks added): h = P x over the sources flagged in flags_in, flags_out = their
- * out-neighbours (flags_out is also scratch: cleared here).  Every row of h is written.
+ * The scratch of the local steps, made once per prepared graph: two flag arrays and the bits of
+ * one (local_flags), the marked rows, their count and CUB's select space.
+ */
+static PrStatus
+local_alloc(GpuEngine *e, PrError *err)
+{
+	const DevBinned &bm = e->pull.binned;
+	int			n_rows = (int) (bm.bin_begin[6] - bm.bin_begin[0]);
+	PrStatus	st;
+
+	if (e->local_flags != NULL)
+		return PR_OK;
+	PR_CUDA(cub::DeviceSelect::If(NULL, e->local_temp_bytes, bm.rows + bm.bin_begin[0], e->local_marked,
+								  e->local_count, n_rows, MarkedRow{NULL}, e->stream));
+	if ((st = dev_alloc(e, (void **) &e->local_marked, (size_t) (n_rows + 1) * 4, err)) != PR_OK ||
+		(st = dev_alloc(e, (void **) &e->local_count, 8, err)) != PR_OK ||
+		(st = dev_alloc(e, &e->local_temp, e->local_temp_bytes + 1, err)) != PR_OK)
+		return st;
+	return dev_alloc(e, (void **) &e->local_flags, (size_t) (2 * (e->n + 1) + (e->n + 31) / 32) * 4, err);
+}
+
+/*
+ * One step of the restart's neighbourhood: h = P x over the sources flagged in flags_in,
+ * flags_out = their out-neighbours (flags_out is also scratch: cleared here).  Every row of h is
+ * written.  Three passes over the binned CSR: k_flag_bits makes the flags' bits; k_local_mark
+ * reads every column id against the bits (the product's lanes, the bits' low words in shared
+ * memory) and writes flags_out; the marked binned rows are listed (CUB select, in bin order) and
+ * k_local_step multiplies their entries that leave flagged nodes, and the long rows' chunks, whose
+ * sums k_local_long_rows adds.  The step reads the column ids once, and the rest only where the
+ * step reaches: a warp per row over all rows left most warps waiting on a few short rows.
  */
 template <typename T>
 static cudaError_t
@@ -1481,20 +1593,41 @@ local_step(GpuEngine *e, const uint32_t *flags_in, const T *x, T *h, uint32_t *f
 {
 	const DevBinned &bm = e->pull.binned;
 	const DevTile &longs = e->pull.tiles[0];
-	int64_t		n_rows = bm.bin_begin[6] - bm.bin_begin[0];
-	int64_t		items = n_rows + bm.n_chunks;
-	int64_t		blocks = (items + PR_THREADS / 32 - 1) / (PR_THREADS / 32);
-	unsigned int grid = (unsigned int) (blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
+	int			n_rows = (int) (bm.bin_begin[6] - bm.bin_begin[0]);
+	int64_t		words = (e->n + 31) / 32;
+	int64_t		shared_words = words < LOCAL_SHARED_WORDS ? words : LOCAL_SHARED_WORDS;
+	size_t		smem = (size_t) shared_words * 4;
+	uint32_t   *bits = e->local_flags + 2 * (e->n + 1);
+	int64_t		mark_blocks = 0,
+				step_blocks = 0;
 	cudaError_t c;
 
 	if ((c = cudaMemsetAsync(h, 0, (size_t) e->n * e->k * sizeof(T), e->stream)) != cudaSuccess ||
 		(c = cudaMemsetAsync(flags_out, 0, (size_t) e->n * 4, e->stream)) != cudaSuccess)
 		return c;
+	k_flag_bits<<<pr_grid_blocks(words * 32, PR_THREADS, 4096), PR_THREADS, 0, e->stream>>>(e->n, flags_in, bits);
+	if ((c = cudaGetLastError()) != cudaSuccess ||
+		(c = resident_blocks(e, k_local_mark, PR_MARK_THREADS, smem, &mark_blocks)) != cudaSuccess)
+		return c;
+	if (bm.block_begin[7] > 0)
+	{
+		int64_t		need = (bm.block_begin[7] + PR_MARK_THREADS / PR_THREADS - 1) / (PR_MARK_THREADS / PR_THREADS);
+
+		k_local_mark<<<(unsigned int) (need < mark_blocks ? need : mark_blocks), PR_MARK_THREADS, smem, e->stream>>>(bm, bits, shared_words, flags_in, flags_out);
+		if ((c = cudaGetLastError()) != cudaSuccess)
+			return c;
+	}
+	if ((c = cub::DeviceSelect::If(e->local_temp, e->local_temp_bytes, bm.rows + bm.bin_begin[0], e->local_marked,
+								   e->local_count, n_rows, MarkedRow{flags_out}, e->stream)) != cudaSuccess)
+		return c;
 	if (e->pull.has_val)
-		k_local_step<T, true><<<grid, PR_THREADS, 0, e->stream>>>(bm, n_rows, e->k, flags_in, (const T *) e->inv_out, x, h, flags_out, (T *) e->pull.partial);
-	else
-		k_local_step<T, false><<<grid, PR_THREADS, 0, e->stream>>>(bm, n_rows, e->k, flags_in, (const T *) e->inv_out, x, h, flags_out, (T *) e->pull.partial);
-	if ((c = cudaGetLastError()) != cudaSuccess || longs.n_long == 0)
+	{
+		if ((c = resident_blocks(e, k_local_step<T, true>, PR_THREADS, 0, &step_blocks)) == cudaSuccess)
+			k_local_step<T, true><<<(unsigned int) step_blocks, PR_THREADS, 0, e->stream>>>(bm, e->local_marked, e->local_count, e->k, bits, flags_in, flags_out, (const T *) e->inv_out, x, h, (T *) e->pull.partial);
+	}
+	else if ((c = resident_blocks(e, k_local_step<T, false>, PR_THREADS, 0, &step_blocks)) == cudaSuccess)
+		k_local_step<T, false><<<(unsigned int) step_blocks, PR_THREADS, 0, e->stream>>>(bm, e->local_marked, e->local_count, e->k, bits, flags_in, flags_out, (const T *) e->inv_out, x, h, (T *) e->pull.partial);
+	if (c != cudaSuccess || (c = cudaGetLastError()) != cudaSuccess || longs.n_long == 0)
 		return c;
 	k_local_long_rows<T><<<(unsigned int) ((longs.n_long * e->k + PR_THREADS - 1) / PR_THREADS), PR_THREADS, 0, e->stream>>>(longs.n_long, e->k, longs.long_row, longs.chunk_begin, (const T *) e->pull.partial, h);
 	return cudaGetLastError();
@@ -1543,7 +1676,7 @@ restart_push_local(GpuEngine *e, T *out, T *first, uint32_t *flags, double alpha
  * out-edge lists (restart_push_local), else in passes over the binned CSR that multiply only the
  * entries leaving flagged nodes (k_local_step) — the restart nodes, then their out-neighbours;
  * cheaper than two products, which gather every entry — or the first step pushed and the second
- * by such a pass.
+ * by such a pass, or by one product when it reaches at least local_product_entries entries.
  */
 template <typename T>
 static PrStatus
@@ -1562,7 +1695,7 @@ restart_local_typed(GpuEngine *e, int out_slot, int temp_slot, double alpha, con
 
 	if (st != PR_OK)
 		return st;
-	if (e->local_flags == NULL && (st = dev_alloc(e, (void **) &e->local_flags, (size_t) 2 * (n + 1) * 4, err)) != PR_OK)
+	if ((st = local_alloc(e, err)) != PR_OK)
 		return st;
 	r = (const T *) e->restart_dense;
 	flags0 = e->local_flags;
@@ -1579,8 +1712,19 @@ restart_local_typed(GpuEngine *e, int out_slot, int temp_slot, double alpha, con
 		PR_LAUNCHED();
 		PR_CUDA(local_step<T>(e, flags0, r, h1, flags1));
 	}
-	/* out = P h1 (h1 = alpha P r when the first step was pushed) */
-	PR_CUDA(local_step<T>(e, flags1, h1, out, flags0));
+	/* out = P h1 (h1 = alpha P r when the first step was pushed): one product when the second step
+	 * reaches a large part of the graph (then a pass, which also reads every column id, would cost
+	 * more), else a pass */
+	if (pushed == PR_PUSH_FIRST &&
+		pr_gpu_push_local_second_entries(e->push_local) >=
+		(e->opt.local_product_entries > 0 ? e->opt.local_product_entries : e->m / 16))
+	{
+		if ((st = product_typed<T>(e, PR_PRODUCT_PULL_NORMALIZED, temp_slot, out_slot, err)) != PR_OK)
+			return st;
+		e->report.push_local_product++;
+	}
+	else
+		PR_CUDA(local_step<T>(e, flags1, h1, out, flags0));
 	for (int j = 0; j < e->k; j++)
 	{
 		coef[(size_t) j] = 1.0;

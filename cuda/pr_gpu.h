@@ -60,6 +60,9 @@ typedef struct PrGpuOptions
 	bool		push_local;		/* the warm start's local part along out-edge lists made on first
 								 * use (default true; false: two passes over the pull CSR) */
 	int64_t		push_local_cap; /* entries of a push step's list (0: the default; for tests) */
+	int64_t		local_product_entries;	/* a second step that does not fit its push list and would
+										 * list at least this many entries is one product over the
+										 * whole matrix instead of a pass (0: m / 16; for tests) */
 } PrGpuOptions;
 
 /* What prepare() chose and what it costs, for reports and the benchmark. */
@@ -81,7 +84,9 @@ typedef struct PrGpuReport
 	size_t		push_local_bytes;	/* of which the warm start's out-edge lists and push scratch
 									 * (0 until a warm start pushed) */
 	int64_t		push_local_all; /* warm starts whose local part was pushed whole */
-	int64_t		push_local_first;	/* ... whose first step was pushed, the second made by a pass */
+	int64_t		push_local_first;	/* ... whose first step was pushed, the second made by a pass
+									 * or a product */
+	int64_t		push_local_product; /* ... of which the second step was one product */
 	double		bytes_per_edge; /* matrix_bytes / n_edges */
 	size_t		l2_persist_bytes;	/* L2 set aside for the gathered vector (0: none) */
 	double		predicted_ms;	/* model's time of one product (< 0 if no model entry) */

@@ -39,6 +39,7 @@ struct DevTile
 };
 
 #define PR_SMEM_THREADS 1024	/* threads per block of the shared-memory tile kernel */
+#define PR_MARK_THREADS 1024	/* threads per block of k_local_mark */
 
 /* The row-binned layout over a CSR, as device pointers. */
 struct DevBinned
@@ -665,6 +666,168 @@ k_pagerank_update(int64_t n, int k, T *__restrict__ y, const T *__restrict__ x,
 	finish_partials(partials, 3, is_max, k, counter, result);
 }
 
+/* Block-level fixed-order sums of V values per thread (thread t holds elements t*V .. t*V+V-1 of
+ * a block's run of n x k values, so value q of thread t is column (t*V + q) % k; k a power of
+ * two, k <= PR_THREADS): a fixed tree over stride k, column j's result to out[j * 3] by thread j. */
+template <int V>
+__device__ __forceinline__ void
+block_column_reduce_vec(double *sh, const double *v, int k, double *out, bool is_max)
+{
+#pragma unroll
+	for (int q = 0; q < V; q++)
+		sh[threadIdx.x * V + q] = v[q];
+	__syncthreads();
+	for (int s = PR_THREADS * V / 2; s >= k; s >>= 1)
+	{
+		for (int t = threadIdx.x; t < s; t += PR_THREADS)
+			sh[t] = is_max ? fmax(sh[t], sh[t + s]) : sh[t] + sh[t + s];
+		__syncthreads();
+	}
+	if ((int) threadIdx.x < k)
+		out[threadIdx.x * 3] = sh[threadIdx.x];
+	__syncthreads();
+}
+
+/* V adjacent values of an n x k vector (16-byte aligned) as one load / one store. */
+__device__ __forceinline__ void
+vec_load(const float *p, float *v)
+{
+	float4		a = *(const float4 *) p;
+
+	v[0] = a.x;
+	v[1] = a.y;
+	v[2] = a.z;
+	v[3] = a.w;
+}
+
+/* V = 2 doubles. */
+__device__ __forceinline__ void
+vec_load(const double *p, double *v)
+{
+	double2		a = *(const double2 *) p;
+
+	v[0] = a.x;
+	v[1] = a.y;
+}
+
+/* Stores 4 floats. */
+__device__ __forceinline__ void
+vec_store(float *p, const float *v)
+{
+	*(float4 *) p = make_float4(v[0], v[1], v[2], v[3]);
+}
+
+/* Stores 2 doubles. */
+__device__ __forceinline__ void
+vec_store(double *p, const double *v)
+{
+	*(double2 *) p = make_double2(v[0], v[1]);
+}
+
+/*
+ * k_pagerank_update with 16-byte loads and stores (V = 4 floats or 2 doubles per thread; k a
+ * multiple of V with k / V a power of two), the same values as the scalar kernel.  The restart
+ * is dense (restart != NULL), uniform 1/n (restart == NULL, rs_n < 0), or sparse: the rs_n
+ * sorted positions rs_pos with weights rs_w (rs_n >= 0) — the dense matrix's non-zeros, so an RWR
+ * update reads no n x k restart matrix.
+ */
+template <typename T, int V>
+__global__ void __launch_bounds__(PR_THREADS)
+k_pagerank_update_vec(int64_t n, int k, T *__restrict__ y, const T *__restrict__ x,
+					  const T *__restrict__ inv_out, const T *__restrict__ restart,
+					  const int64_t *__restrict__ rs_pos, const double *__restrict__ rs_w, int64_t rs_n,
+					  double alpha, const double *__restrict__ dangling_in, int dangling_stride,
+					  T *__restrict__ z, double *partials, unsigned int *counter, double *result)
+{
+	__shared__ double sh[PR_THREADS * V];
+	const bool	is_max[3] = {false, true, false};
+	int			gpr = k / V;	/* threads per row */
+	int			rows_per_step = PR_THREADS / gpr;
+	int			j0 = ((int) threadIdx.x % gpr) * V;
+	int64_t		i = (int64_t) blockIdx.x * rows_per_step + (int) threadIdx.x / gpr;
+	int64_t		step = (int64_t) gridDim.x * rows_per_step;
+	double		teleport[V],
+				l1[V],
+				linf[V],
+				dsum[V];
+	T			uniform[V];
+	int64_t		cur = 0;
+
+#pragma unroll
+	for (int q = 0; q < V; q++)
+	{
+		teleport[q] = alpha * dangling_in[(j0 + q) * dangling_stride] + (1.0 - alpha);
+		uniform[q] = (T) (teleport[q] / (double) n);
+		l1[q] = linf[q] = dsum[q] = 0;
+	}
+	if (rs_n > 0)
+	{
+		/* first sparse entry at or after this thread's first element */
+		int64_t		lo = 0,
+					hi = rs_n,
+					q0 = i * k + j0;
+
+		while (lo < hi)
+		{
+			int64_t		mid = (lo + hi) / 2;
+
+			if (rs_pos[mid] < q0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		cur = lo;
+	}
+	for (; i < n; i += step)
+	{
+		int64_t		q0 = i * k + j0;
+		T			yv[V],
+					xv[V],
+					rv[V],
+					zv[V];
+		T			io = inv_out[i];
+
+		vec_load(y + q0, yv);
+		vec_load(x + q0, xv);
+		if (restart)
+			vec_load(restart + q0, rv);
+		else
+		{
+#pragma unroll
+			for (int q = 0; q < V; q++)
+				rv[q] = 0;
+			if (rs_n >= 0)
+			{
+				while (cur < rs_n && rs_pos[cur] < q0)
+					cur++;
+				for (int64_t c = cur; c < rs_n && rs_pos[c] < q0 + V; c++)
+					rv[rs_pos[c] - q0] = (T) rs_w[c];
+			}
+		}
+#pragma unroll
+		for (int q = 0; q < V; q++)
+		{
+			T			r = (restart || rs_n >= 0) ? (T) (teleport[q] * (double) rv[q]) : uniform[q];
+			T			v = (T) alpha * yv[q] + r;
+			double		d = fabs((double) v - (double) xv[q]);
+
+			yv[q] = v;
+			zv[q] = v * io;
+			l1[q] += d;
+			linf[q] = fmax(linf[q], d);
+			if (io == (T) 0)
+				dsum[q] += (double) v;
+		}
+		vec_store(y + q0, yv);
+		if (z)
+			vec_store(z + q0, zv);
+	}
+	block_column_reduce_vec<V>(sh, l1, k, &partials[(size_t) blockIdx.x * k * 3 + 0], false);
+	block_column_reduce_vec<V>(sh, linf, k, &partials[(size_t) blockIdx.x * k * 3 + 1], true);
+	block_column_reduce_vec<V>(sh, dsum, k, &partials[(size_t) blockIdx.x * k * 3 + 2], false);
+	finish_partials(partials, 3, is_max, k, counter, result);
+}
+
 /* Column sums (and the dangling mass) of a slot: result[j*3 + {0,1,2}] = sum, unused, dangling. */
 template <typename T>
 __global__ void __launch_bounds__(PR_THREADS)
@@ -792,6 +955,42 @@ k_restart_flags(int64_t n, int k, const T *__restrict__ r, uint32_t *__restrict_
 }
 
 /*
+ * Which nodes have a non-zero flag, one bit each (word u / 32, bit u % 32): the first
+ * shared_words words in shared memory (the low ids: the degree order puts the most-read columns
+ * there), the rest read from global memory.  A step tests the bit before it reads a node's flags,
+ * so most of its entries touch no memory beyond the column ids.
+ */
+struct LocalBits
+{
+	const uint32_t *shared;
+	const uint32_t *global;
+	int64_t		shared_nodes;	/* nodes covered by shared: 32 * shared_words */
+
+	__device__ __forceinline__ bool test(int32_t u) const
+	{
+		uint32_t	w = u < shared_nodes ? shared[u >> 5] : __ldg(global + (u >> 5));
+
+		return (w >> (u & 31)) & 1u;
+	}
+};
+
+/* bits[w] = the nodes 32w .. 32w+31 whose flag is not zero (n flags; one thread per node). */
+static __global__ void __launch_bounds__(PR_THREADS)
+k_flag_bits(int64_t n, const uint32_t *__restrict__ flags, uint32_t *__restrict__ bits)
+{
+	int64_t		words = (n + 31) / 32;
+
+	for (int64_t u = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; u < words * 32;
+		 u += (int64_t) gridDim.x * PR_THREADS)
+	{
+		unsigned int b = __ballot_sync(0xffffffffu, u < n && flags[u] != 0);
+
+		if ((threadIdx.x & 31) == 0)
+			bits[u >> 5] = b;
+	}
+}
+
+/*
  * One warp's share of a step of the restart's neighbourhood (the warm start): over entries
  * [b, e) of a row of the pull CSR, lane j < k sums w(u,v) * inv_out[u] * x[u][j] over the
  * entries whose source u has flag bit j — x is nonzero only at flagged nodes, so only those few
@@ -801,7 +1000,7 @@ k_restart_flags(int64_t n, int k, const T *__restrict__ r, uint32_t *__restrict_
 template <typename T, bool VAL>
 __device__ __forceinline__ double
 local_entries(int64_t b, int64_t e, int k, const int32_t *__restrict__ col,
-			  const float *__restrict__ val, const uint32_t *__restrict__ flags_in,
+			  const float *__restrict__ val, const LocalBits &bits, const uint32_t *__restrict__ flags_in,
 			  const T *__restrict__ inv_out, const T *__restrict__ x, uint32_t *any)
 {
 	int			lane = threadIdx.x & 31;
@@ -819,7 +1018,8 @@ local_entries(int64_t b, int64_t e, int k, const int32_t *__restrict__ col,
 		if (p < e)
 		{
 			u = ld_stream(col + p);
-			f = flags_in[u];
+			if (bits.test(u))
+				f = flags_in[u];
 			if (f != 0)
 				w = (VAL ? (double) val[p] : 1.0) * (double) inv_out[u];
 		}
@@ -842,21 +1042,144 @@ local_entries(int64_t b, int64_t e, int k, const int32_t *__restrict__ col,
 }
 
 /*
- * A step of the restart's neighbourhood over the binned CSR: h = P x restricted to flagged
- * sources (see local_entries), flags_out[v] = OR of the flags of v's sources.  Warps
- * [0, n_rows) take the binned rows (one each, at most one chunk long); the rest take one chunk
- * of a long row each, whose sums go to partial[c * k + j] (added in chunk order by
- * k_local_long_rows) and whose flags are OR-ed into flags_out (cleared before).  k <= 32.
+ * One lane's share of the marking of a row (or chunk): entries b + eo, b + eo + L, ... of [b, e),
+ * four column ids in flight; returns the OR of the flags of the flagged sources among them.
+ */
+template <int L>
+__device__ __forceinline__ uint32_t
+mark_lane_range(const int32_t *__restrict__ col, int64_t b, int64_t e, int eo, const LocalBits &bits,
+				const uint32_t *__restrict__ flags_in)
+{
+	uint32_t	f = 0;
+	int64_t		p = b + eo;
+
+	for (; p + 3 * L < e; p += 4 * L)
+	{
+		int32_t		u0 = ld_stream(col + p),
+					u1 = ld_stream(col + p + L),
+					u2 = ld_stream(col + p + 2 * L),
+					u3 = ld_stream(col + p + 3 * L);
+
+		if (bits.test(u0))
+			f |= flags_in[u0];
+		if (bits.test(u1))
+			f |= flags_in[u1];
+		if (bits.test(u2))
+			f |= flags_in[u2];
+		if (bits.test(u3))
+			f |= flags_in[u3];
+	}
+	for (; p < e; p += L)
+	{
+		int32_t		u = ld_stream(col + p);
+
+		if (bits.test(u))
+			f |= flags_in[u];
+	}
+	return f;
+}
+
+/* The marking of bin `bin`'s rows, L lanes a row, for one virtual block's share (block_in_bin;
+ * t = the thread's place in the virtual block of PR_THREADS). */
+template <int L>
+__device__ __forceinline__ void
+mark_bin_rows(const DevBinned &bm, int bin, int64_t block_in_bin, int t, const LocalBits &bits,
+			  const uint32_t *__restrict__ flags_in, uint32_t *__restrict__ flags_out)
+{
+	int			eo = t % L;
+	int64_t		i = bm.bin_begin[bin] + block_in_bin * (PR_THREADS / L) + t / L;
+	int32_t		row = -1;
+	uint32_t	f = 0;
+
+	if (i < bm.bin_begin[bin + 1])
+	{
+		row = bm.rows[i];
+		f = mark_lane_range<L>(bm.col, bm.ptr[row], bm.ptr[row + 1], eo, bits, flags_in);
+	}
+#pragma unroll
+	for (int off = 1; off < L; off <<= 1)
+		f |= __shfl_xor_sync(0xffffffffu, f, off);
+	if (row >= 0 && eo == 0)
+		flags_out[row] = f;
+}
+
+/*
+ * The first pass of a step of the restart's neighbourhood: flags_out[v] = the OR of the flags of
+ * v's flagged sources (the nodes the step reaches), over the binned CSR with the product's lanes
+ * (2^b a row in bin b, a warp per chunk of a long row: OR-ed in with atomicOr, flags_out cleared
+ * before), four entries in flight a lane.  Memory: the column ids, the flag bits (the first
+ * shared_words words in shared memory), and the flags of flagged sources only.  The blocks
+ * [0, bm.block_begin[7]) of the k = 1 product's launch grid ("virtual blocks" of PR_THREADS) are
+ * visited by a grid that fits on the device at once, each real block of PR_MARK_THREADS taking
+ * PR_MARK_THREADS / PR_THREADS of them at a time: large blocks, so that each copy of the shared
+ * words serves many warps.
+ */
+static __global__ void __launch_bounds__(PR_MARK_THREADS, 2)
+k_local_mark(DevBinned bm, const uint32_t *__restrict__ bits_in, int64_t shared_words,
+			 const uint32_t *__restrict__ flags_in, uint32_t *__restrict__ flags_out)
+{
+	extern __shared__ uint32_t shared_bits[];
+	LocalBits	bits = {shared_bits, bits_in, shared_words * 32};
+	constexpr int per_block = PR_MARK_THREADS / PR_THREADS;
+	int			t = threadIdx.x % PR_THREADS;
+
+	for (int64_t w = threadIdx.x; w < shared_words; w += PR_MARK_THREADS)
+		shared_bits[w] = bits_in[w];
+	__syncthreads();
+	for (int64_t blk = (int64_t) blockIdx.x * per_block + threadIdx.x / PR_THREADS; blk < bm.block_begin[7];
+		 blk += (int64_t) gridDim.x * per_block)
+	{
+		if (blk >= bm.block_begin[6])
+		{
+			int64_t		c = (blk - bm.block_begin[6]) * (PR_THREADS / 32) + (t >> 5);
+			uint32_t	f = 0;
+			int32_t		row = -1;
+
+			if (c < bm.n_chunks)
+			{
+				int64_t		b = bm.chunk_begin_edge[c];
+
+				row = bm.chunk_row[c];
+				f = mark_lane_range<32>(bm.col, b, min(b + bm.chunk, bm.ptr[row + 1]), threadIdx.x & 31, bits, flags_in);
+			}
+			f = __reduce_or_sync(0xffffffffu, f);
+			if (row >= 0 && (threadIdx.x & 31) == 0 && f != 0)
+				atomicOr(&flags_out[row], f);
+		}
+		else if (blk >= bm.block_begin[5])
+			mark_bin_rows<32>(bm, 5, blk - bm.block_begin[5], t, bits, flags_in, flags_out);
+		else if (blk >= bm.block_begin[4])
+			mark_bin_rows<16>(bm, 4, blk - bm.block_begin[4], t, bits, flags_in, flags_out);
+		else if (blk >= bm.block_begin[3])
+			mark_bin_rows<8>(bm, 3, blk - bm.block_begin[3], t, bits, flags_in, flags_out);
+		else if (blk >= bm.block_begin[2])
+			mark_bin_rows<4>(bm, 2, blk - bm.block_begin[2], t, bits, flags_in, flags_out);
+		else if (blk >= bm.block_begin[1])
+			mark_bin_rows<2>(bm, 1, blk - bm.block_begin[1], t, bits, flags_in, flags_out);
+		else
+			mark_bin_rows<1>(bm, 0, blk, t, bits, flags_in, flags_out);
+	}
+}
+
+/*
+ * The second pass of a step of the restart's neighbourhood: h = P x restricted to flagged sources
+ * (see local_entries) on the rows the first pass marked — warps [0, *n_marked) take the listed
+ * binned rows (one each), the rest one chunk of a long row each (chunks of unmarked rows give 0),
+ * whose sums go to partial[c * k + j] (added in chunk order by k_local_long_rows).  The other rows
+ * of h are left as they are (cleared before).  k <= 32.  Any grid: warps stride over the items.
  */
 template <typename T, bool VAL>
 __global__ void __launch_bounds__(PR_THREADS)
-k_local_step(DevBinned bm, int64_t n_rows, int k, const uint32_t *__restrict__ flags_in,
-			 const T *__restrict__ inv_out, const T *__restrict__ x, T *__restrict__ h,
-			 uint32_t *__restrict__ flags_out, T *__restrict__ partial)
+k_local_step(DevBinned bm, const int32_t *__restrict__ marked, const int *__restrict__ n_marked, int k,
+			 const uint32_t *__restrict__ bits_in, const uint32_t *__restrict__ flags_in,
+			 const uint32_t *__restrict__ flags_out, const T *__restrict__ inv_out,
+			 const T *__restrict__ x, T *__restrict__ h, T *__restrict__ partial)
 {
 	int			lane = threadIdx.x & 31;
+	int64_t		n_rows = *n_marked;
 	int64_t		items = n_rows + bm.n_chunks;
 	int64_t		warps = (int64_t) gridDim.x * (PR_THREADS / 32);
+	LocalBits	bits = {NULL, bits_in, 0};
 
 	for (int64_t w = (int64_t) blockIdx.x * (PR_THREADS / 32) + threadIdx.x / 32; w < items; w += warps)
 	{
@@ -864,14 +1187,12 @@ k_local_step(DevBinned bm, int64_t n_rows, int k, const uint32_t *__restrict__ f
 
 		if (w < n_rows)
 		{
-			int32_t		v = bm.rows[bm.bin_begin[0] + w];
+			int32_t		v = marked[w];
 			double		acc = local_entries<T, VAL>(bm.ptr[v], bm.ptr[v + 1], k, bm.col, bm.val,
-												   flags_in, inv_out, x, &any);
+												   bits, flags_in, inv_out, x, &any);
 
 			if (lane < k)
 				h[(int64_t) v * k + lane] = (T) acc;
-			if (lane == 0)
-				flags_out[v] = any;
 		}
 		else
 		{
@@ -879,12 +1200,11 @@ k_local_step(DevBinned bm, int64_t n_rows, int k, const uint32_t *__restrict__ f
 			int32_t		v = bm.chunk_row[c];
 			int64_t		b = bm.chunk_begin_edge[c];
 			int64_t		e = min(b + bm.chunk, bm.ptr[v + 1]);
-			double		acc = local_entries<T, VAL>(b, e, k, bm.col, bm.val, flags_in, inv_out, x, &any);
+			double		acc = flags_out[v] == 0 ? 0.0 :
+				local_entries<T, VAL>(b, e, k, bm.col, bm.val, bits, flags_in, inv_out, x, &any);
 
 			if (lane < k)
 				partial[c * k + lane] = (T) acc;
-			if (lane == 0 && any != 0)
-				atomicOr(&flags_out[v], any);
 		}
 	}
 }

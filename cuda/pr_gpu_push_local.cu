@@ -40,6 +40,7 @@ struct PrGpuPushLocal
 	int32_t    *out_dst;		/* [m] rows of each source's entries, ascending */
 	float	   *out_w;			/* [m] their weights, or NULL */
 	int64_t		cap;			/* entries of one step's list */
+	int64_t		second_entries; /* the last run's second step when it did not fit, else 0 */
 	int64_t    *pos[3];			/* [cap] positions node * k + column */
 	double	   *val[3];			/* [cap] */
 	int64_t    *off;			/* [cap + 1] exclusive scan of the listed nodes' out-degrees */
@@ -337,6 +338,7 @@ push_step(PrGpuPushLocal *pl, int64_t n_in, int k, const T *inv_out, double alph
 	if (total > pl->cap)
 	{
 		*fits = false;
+		*n_out = total;			/* what it would have listed */
 		return PR_OK;
 	}
 	if (total == 0)
@@ -376,6 +378,7 @@ push_local_typed(PrGpuPushLocal *pl, const T *r, const T *inv_out, int k, double
 	bool		fits = true;
 
 	*result = PR_PUSH_NONE;
+	pl->second_entries = 0;
 	if (restart_entries > pl->cap || k < 1 || k > PUSH_MAX_K)
 		return PR_OK;
 	/* the list of r's nonzeros, by position */
@@ -392,6 +395,7 @@ push_local_typed(PrGpuPushLocal *pl, const T *r, const T *inv_out, int k, double
 		return st;
 	if (!fits)
 	{
+		pl->second_entries = n_second;
 		PUSH_CUDA(cudaMemsetAsync(first, 0, (size_t) n_pos * sizeof(T), s));
 		PUSH_CUDA(cudaMemsetAsync(flags, 0, (size_t) pl->n * 4, s));
 		k_push_first<T><<<push_grid(n_list), PUSH_THREADS, 0, s>>>(pl->count, k, pl->pos[0], pl->val[0], first, flags);
@@ -428,6 +432,13 @@ pr_gpu_push_local_run(PrGpuPushLocal *pl, const void *d_r, const void *d_inv_out
 	return push_local_typed<float>(pl, (const float *) d_r, (const float *) d_inv_out, k, alpha,
 								   restart_entries, (float *) d_out, (float *) d_first, d_flags,
 								   (cudaStream_t) stream, result, err);
+}
+
+/* See pr_gpu_push_local.h. */
+int64_t
+pr_gpu_push_local_second_entries(const PrGpuPushLocal *pl)
+{
+	return pl == NULL ? 0 : pl->second_entries;
 }
 
 /* See pr_gpu_push_local.h. */

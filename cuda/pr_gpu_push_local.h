@@ -61,6 +61,10 @@ PrStatus	pr_gpu_push_local_run(PrGpuPushLocal *pl, const void *d_r, const void *
 								  void *d_first, uint32_t *d_flags, void *stream,
 								  PrGpuPushResult *result, PrError *err);
 
+/* Entries the second step of the last run would have listed when it did not fit (PR_PUSH_FIRST),
+ * else 0: how much of the graph a pass or product has to reach instead. */
+int64_t		pr_gpu_push_local_second_entries(const PrGpuPushLocal *pl);
+
 /* Device bytes it holds (0 for NULL). */
 size_t		pr_gpu_push_local_bytes(const PrGpuPushLocal *pl);
 

@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,13 +264,14 @@ run_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k, 
  * graphs fewer iterations than the GPU engine's cold start (1/N).  k = 8 takes the engine's
  * restart_local (binned CSR) in the way asked (checked in the engine's report): both steps pushed
  * along out-edge lists, the first pushed and the second by a pass over the pull CSR (a push list
- * too small for the second step), or two passes; k = 1 the driver's general way when the layout
- * is not binned.
+ * too small for the second step) or by one product (the same, with local_product_entries 1), or two
+ * passes; k = 1 the driver's general way when the layout is not binned.
  */
 enum WarmLocal
 {
 	LOCAL_PUSH,
 	LOCAL_PUSH_FIRST,
+	LOCAL_PUSH_FIRST_PRODUCT,
 	LOCAL_TWO_PASSES
 };
 
@@ -291,7 +293,9 @@ run_warm_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, in
 	PrEngine   *cpu = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
 	const char *what = k == 1 ? "warm-start RWR" :
 		(local == LOCAL_PUSH ? "warm-start RWR, push" :
-		 (local == LOCAL_PUSH_FIRST ? "warm-start RWR, first step pushed" : "warm-start RWR, two passes"));
+		 (local == LOCAL_PUSH_FIRST ? "warm-start RWR, first step pushed, second by a pass" :
+		  (local == LOCAL_PUSH_FIRST_PRODUCT ? "warm-start RWR, first step pushed, second by a product" :
+		   "warm-start RWR, two passes")));
 	int64_t		first_step = 0;
 	bool		way_ok;
 	PrEngine   *e;
@@ -330,8 +334,9 @@ run_warm_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, in
 	/* first step only: room for the sources' out-edges, not for their out-neighbours' */
 	for (int j = 0; j < k; j++)
 		first_step += g->out_ptr[sources[(size_t) j] + 1] - g->out_ptr[sources[(size_t) j]];
-	if (local == LOCAL_PUSH_FIRST)
+	if (local == LOCAL_PUSH_FIRST || local == LOCAL_PUSH_FIRST_PRODUCT)
 		go.push_local_cap = first_step;
+	go.local_product_entries = local == LOCAL_PUSH_FIRST_PRODUCT ? 1 : INT64_MAX;
 	e = pr_gpu_engine_create(&go, &err);
 	ok = cpu != NULL && e != NULL &&
 		pr_pagerank(cpu, g, 0.85, &r, &tight, exact.data(), &st_exact, &err) == PR_OK &&
@@ -357,7 +362,9 @@ run_warm_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, in
 		else if (local == LOCAL_PUSH)
 			way_ok = rep.push_local_all == 2 && rep.push_local_first == 0;
 		else if (local == LOCAL_PUSH_FIRST)
-			way_ok = rep.push_local_first == 2 && rep.push_local_all == 0;
+			way_ok = rep.push_local_first == 2 && rep.push_local_all == 0 && rep.push_local_product == 0;
+		else if (local == LOCAL_PUSH_FIRST_PRODUCT)
+			way_ok = rep.push_local_first == 2 && rep.push_local_all == 0 && rep.push_local_product == 2;
 		else
 			way_ok = rep.push_local_bytes == 0;
 		snprintf(detail, sizeof(detail), "L1 to the CPU engine's exact answer %.2e (bound %.1e), %d iterations (cold start %d)%s%s; pushed whole %lld, first step %lld",
@@ -368,6 +375,121 @@ run_warm_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, in
 		report(worst <= bound && st_warm.converged && st_warm.warm_started && st_again.warm_started &&
 			   (st_warm.iterations < st_cold.iterations || !el.weight.empty()) &&
 			   memcmp(warm.data(), again.data(), total * 8) == 0 && way_ok,
+			   el.name, prec, k, what, detail);
+	}
+	if (cpu != NULL)
+		cpu->ops->release(cpu);
+	if (e != NULL)
+		e->ops->release(e);
+}
+
+/*
+ * One PageRank update (pagerank_update, then residual) on the GPU engine against the CPU engine on
+ * the same inputs: x and y positive and random, a restart of `per_col` nodes per column (weights
+ * 1 / per_col, one node twice when per_col > 1 so equal positions add up).  One or a few nodes a
+ * column take the restart's list of non-zeros, half the nodes or more its dense matrix; k = 8, 16,
+ * 32 (and 2 in fp64) the vectorized kernel, the others the scalar one.  Every value within fp32 /
+ * fp64 rounding of the CPU's, the residuals too, and the same bits twice.
+ */
+static void
+run_update_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k, int64_t per_col,
+				uint64_t seed)
+{
+	const char *prec = precision == PR_GPU_FP64 ? "fp64" : "fp32";
+	double		eps = precision == PR_GPU_FP64 ? 1.2e-16 : 6.0e-8;
+	int64_t		n = g->n_nodes;
+	size_t		total = (size_t) (n * k);
+	std::vector<double> x(total), y(total), ref(total), got(total), again(total);
+	std::vector<int64_t> ptr((size_t) k + 1);
+	std::vector<int32_t> node;
+	std::vector<double> weight;
+	std::vector<PrResidual> res_cpu((size_t) k), res_gpu((size_t) k);
+	PrRestart	r;
+	PrGpuOptions o;
+	PrError		err;
+	PrEngine   *cpu = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+	PrEngine   *e;
+	PrStatus	st = PR_OK;
+	int64_t		bad = 0,
+				first_bad = -1;
+	double		worst_res = 0.0;
+	char		what[64],
+				detail[256];
+
+	snprintf(what, sizeof(what), "update, restart of %lld node(s) a column", (long long) per_col);
+	for (size_t i = 0; i < total; i++)
+	{
+		x[i] = 0.5 * (signed_unit(&seed) + 1.0) / (double) n;
+		y[i] = 0.5 * (signed_unit(&seed) + 1.0) / (double) n;
+	}
+	for (int j = 0; j < k; j++)
+	{
+		ptr[(size_t) j] = (int64_t) node.size();
+		for (int64_t c = 0; c < per_col; c++)
+		{
+			int64_t		v = (int64_t) (next_random(&seed) % (uint64_t) n);
+
+			if (c == 1)
+				v = node.back();	/* a node twice: its weights add up */
+			node.push_back((int32_t) v);
+			weight.push_back(1.0 / (double) per_col);
+		}
+	}
+	ptr[(size_t) k] = (int64_t) node.size();
+	r.uniform = false;
+	r.k = k;
+	r.ptr = ptr.data();
+	r.node = node.data();
+	r.weight = weight.data();
+	pr_gpu_options_init(&o);
+	o.precision = precision;
+	e = pr_gpu_engine_create(&o, &err);
+	if (cpu == NULL || e == NULL)
+		st = PR_ERR_ENGINE;
+	for (int pass = 0; pass < 3 && st == PR_OK; pass++)
+	{
+		PrEngine   *en = pass == 0 ? cpu : e;
+		std::vector<double> *out = pass == 0 ? &ref : (pass == 1 ? &got : &again);
+
+		st = en->ops->prepare(en, g, k, 2, PR_NEED_PULL_NORMALIZED, &err);
+		if (st == PR_OK)
+			st = en->ops->upload(en, 0, x.data(), &err);
+		if (st == PR_OK)
+			st = en->ops->upload(en, 1, y.data(), &err);
+		if (st == PR_OK)
+			st = en->ops->pagerank_update(en, 1, 0, 0.85, &r, &err);
+		if (st == PR_OK)
+			st = en->ops->download(en, 1, out->data(), &err);
+		if (st == PR_OK)
+			st = en->ops->residual(en, pass == 0 ? res_cpu.data() : res_gpu.data(), &err);
+	}
+	if (st != PR_OK)
+		report(false, el.name, prec, k, what, err.message);
+	else
+	{
+		for (size_t i = 0; i < total; i++)
+		{
+			double		d = fabs(got[i] - ref[i]);
+
+			if (!(d <= 8 * eps * fabs(ref[i]) + 1e-300))
+			{
+				if (first_bad < 0)
+					first_bad = (int64_t) i;
+				bad++;
+			}
+		}
+		for (int j = 0; j < k; j++)
+		{
+			worst_res = fmax(worst_res, fabs(res_gpu[(size_t) j].l1 - res_cpu[(size_t) j].l1) / res_cpu[(size_t) j].l1);
+			worst_res = fmax(worst_res, fabs(res_gpu[(size_t) j].linf - res_cpu[(size_t) j].linf) / res_cpu[(size_t) j].linf);
+		}
+		if (bad > 0)
+			snprintf(detail, sizeof(detail), "%lld values off (first: node %lld col %d got %.17g want %.17g)",
+					 (long long) bad, (long long) (first_bad / k), (int) (first_bad % k), got[first_bad], ref[first_bad]);
+		else
+			snprintf(detail, sizeof(detail), "residuals within %.2e of the CPU's%s", worst_res,
+					 memcmp(got.data(), again.data(), total * 8) == 0 ? ", bit-identical twice" : ", NOT bit-identical twice");
+		report(bad == 0 && worst_res <= 1e4 * eps && memcmp(got.data(), again.data(), total * 8) == 0,
 			   el.name, prec, k, what, detail);
 	}
 	if (cpu != NULL)
@@ -420,8 +542,14 @@ main(void)
 			run_case(el, &g, PR_GPU_FP32, ks[ki], 100 * li + ki);
 			run_case(el, &g, PR_GPU_FP64, ks[ki], 100 * li + ki + 50);
 		}
+		for (int uk : {2, 3, 8, 16, 32})
+			for (int64_t per_col : {(int64_t) 1, (int64_t) 3, g.n_nodes / 2 + 1})
+			{
+				run_update_case(el, &g, PR_GPU_FP32, uk, per_col, 1000 * li + uk);
+				run_update_case(el, &g, PR_GPU_FP64, uk, per_col, 1000 * li + uk + 500);
+			}
 		for (int wk : {1, 8})
-			for (WarmLocal local : {LOCAL_PUSH, LOCAL_PUSH_FIRST, LOCAL_TWO_PASSES})
+			for (WarmLocal local : {LOCAL_PUSH, LOCAL_PUSH_FIRST, LOCAL_PUSH_FIRST_PRODUCT, LOCAL_TWO_PASSES})
 			{
 				if (wk == 1 && local != LOCAL_PUSH)
 					continue;	/* k = 1: no restart_local either way */
