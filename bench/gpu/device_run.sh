@@ -9,10 +9,12 @@
 #   run cut off from outside still brings back what it printed.  The summary table comes last.
 #
 #   usage: bench/gpu/device_run.sh [phase ...]     (no phase: all of the default list below)
-#   phases: build tests fixed calibrate er24 rmat24 rmat22 rmat20 slashdot spmm
+#   phases: build tests fixed calibrate er24 rmat24 rmat22 rmat20 slashdot spmm profile
 #           (spmm, not in the default list: make -C cuda check-spmm, then pr_bench --k 8,16 on
 #           R-MAT 24 and R-MAT 22: the k-column product vs cusparseSpMM and k SpMVs;
 #           SPMM24_KS / SPMM22_KS: other column counts, SPMM_VARIANTS=1: chunk / L2 variants on 24)
+#           (profile, not in the default list: Nsight Compute counters of the RWR kernels in a pr_bench
+#           run; PROFILE_KERNELS, PROFILE_SCALE (24), PROFILE_COUNT (2 launches each))
 #   env:    OUT (log folder, default ./bench-out), BUDGET (seconds, default 540),
 #           RMAT24_ONLY / ER24_ONLY / RMAT22_ONLY / RMAT20_ONLY / SLASHDOT_ONLY (kernel lists),
 #           DRY_RUN=1: no GPU — builds and runs only the host parts (unit tests; plan_bench on
@@ -112,6 +114,21 @@ if has spmm && [ "$DRY_RUN" != 1 ]; then
 fi
 
 # the summary: every phase's exit, then each graph's table (or its last lines when cut off)
+# hardware counters (Nsight Compute) of the RWR kernels: the k-column product, the update, the local
+# step (the warm start's pass over the pull CSR), each profiled PROFILE_COUNT times in a pr_bench run
+# at PROFILE_SCALE (pr_bench stops once they are profiled)
+if has profile && [ "$DRY_RUN" != 1 ]; then
+  NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors.sum,lts__t_sector_hit_rate.pct,lts__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__t_sector_hit_rate.pct,l1tex__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active
+  for kern in ${PROFILE_KERNELS:-k_spmm_binned k_pagerank_update_vec k_local_step}; do
+    phase "profile-$kern" $(( $(left) - 5 )) "$OUT/profile_$kern.log" "$NCU" --clock-control none --kill on \
+      -k "regex:^$kern" --launch-count "${PROFILE_COUNT:-2}" --metrics "$metrics" --csv \
+      "$BENCH" --label profile --rmat "${PROFILE_SCALE:-24}" --reps 3 --k 8
+    note "profile $kern: $(grep -c '^"' "$OUT/profile_$kern.log") csv lines"
+    grep '^"' "$OUT/profile_$kern.log" | awk -F'","' '{print substr($5,1,40) " | " $(NF-2) " | " $(NF-1) " | " $NF}' | tr -d '"' | tee -a "$SUMMARY" > /dev/null
+  done
+fi
+
 {
   echo
   echo "===== summary ($(( $(date +%s) - START )) s of $BUDGET) ====="

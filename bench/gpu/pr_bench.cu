@@ -6,7 +6,8 @@
  *   pr_bench --rmat SCALE --k 8,16        (the k-column product, SpMM, vs cusparseSpMM and k SpMVs,
  *                                          one RWR iteration (product + update) and one RWR batch
  *                                          as the service runs it (iterations + top 10 of each column);
- *                                          --spmm-variants: also other chunk sizes and z kept in L2)
+ *                                          --spmm-variants: also other chunk sizes and z kept in L2;
+ *                                          --push-caps N1,N2: RWR batches with push lists of N entries)
  *   pr_bench --calibrate-fixed FIXED.tsv  (only the fixed costs: launch l, row r, added row w,
  *                                          merged compact partial m; a few seconds)
  *
@@ -755,10 +756,12 @@ rwr_iteration_ms(PrEngine *e, const PrGraph *g, int k, int reps)
  * (pr_pagerank_top) on a prepared engine, started from 1/N or from the warm start.  Prints the
  * median wall time of 5 batches after a warm-up, the iterations, the warm start's share, and k
  * one-column top-k calls timed on their own (the batch itself ranks its columns together when the
- * engine has top_k_columns).
+ * engine has top_k_columns).  by_edges: sources drawn as the sources of random edges (a node as
+ * often as it has out-edges: how the SQL benchmark samples them, bench_fill_sources), else spread
+ * over the ids.
  */
 static void
-rwr_batch_line(PrEngine *e, const PrGraph *g, int k, const char *name, bool warm)
+rwr_batch_line(PrEngine *e, const PrGraph *g, int k, const char *name, bool warm, bool by_edges)
 {
 	SourceRestart src(k);
 	std::vector<int32_t> index((size_t) k * 10);
@@ -768,7 +771,9 @@ rwr_batch_line(PrEngine *e, const PrGraph *g, int k, const char *name, bool warm
 	PrIterOptions it = l1_options(1e-6, 100);
 	PrRunStats	stats;
 	PrError		err;
+	PrGpuReport before;
 
+	die_on(pr_gpu_engine_report(e, &before, &err), err, "report");
 	it.warm_start = warm;
 	for (int rep = 0; rep < 6; rep++)
 	{
@@ -779,6 +784,8 @@ rwr_batch_line(PrEngine *e, const PrGraph *g, int k, const char *name, bool warm
 		{
 			int64_t		v = ((int64_t) (rep * k + j + 1) * 2654435761LL) % g->n_nodes;
 
+			if (by_edges)
+				v = g->in_src[((int64_t) (rep * k + j + 1) * 2654435761LL) % g->n_edges];
 			while (g->out_strength[v] == 0)
 				v = (v + 1) % g->n_nodes;
 			src.node[j] = (int32_t) v;
@@ -804,18 +811,21 @@ rwr_batch_line(PrEngine *e, const PrGraph *g, int k, const char *name, bool warm
 	PrGpuReport rep;
 
 	die_on(pr_gpu_engine_report(e, &rep, &err), err, "report");
-	printf("# k=%d %s: RWR batch (tolerance 1e-6, top 10 each, %s start) %.2f ms median of %zu (min %.2f), iterations %d..%d, warm start %.2f ms (local part pushed whole %lld times, first step only %lld), %d one-column top-k calls %.2f ms\n",
-		   k, name, warm ? "warm" : "1/N", wall[wall.size() / 2], wall.size(), wall[0], iters.front(), iters.back(),
-		   warm_ms[warm_ms.size() / 2], (long long) rep.push_local_all, (long long) rep.push_local_first, k,
-		   topk[topk.size() / 2]);
+	printf("# k=%d %s: RWR batch (tolerance 1e-6, top 10 each, %s start, sources %s) %.2f ms median of %zu (min %.2f), iterations %d..%d, warm start %.2f ms (local part pushed whole %lld times, first step only %lld, of which the second by a product %lld), %d one-column top-k calls %.2f ms\n",
+		   k, name, warm ? "warm" : "1/N", by_edges ? "of random edges" : "spread over the ids",
+		   wall[wall.size() / 2], wall.size(), wall[0], iters.front(), iters.back(), warm_ms[warm_ms.size() / 2],
+		   (long long) (rep.push_local_all - before.push_local_all),
+		   (long long) (rep.push_local_first - before.push_local_first),
+		   (long long) (rep.push_local_product - before.push_local_product), k, topk[topk.size() / 2]);
 }
 
-/* The RWR batch line from 1/N, then from the warm start. */
+/* The RWR batch line from 1/N, then from the warm start, then warm with sources of random edges. */
 static void
 rwr_batch_report(PrEngine *e, const PrGraph *g, int k, const char *name)
 {
-	rwr_batch_line(e, g, k, name, false);
-	rwr_batch_line(e, g, k, name, true);
+	rwr_batch_line(e, g, k, name, false, false);
+	rwr_batch_line(e, g, k, name, true, false);
+	rwr_batch_line(e, g, k, name, true, true);
 }
 
 /*
@@ -826,7 +836,7 @@ rwr_batch_report(PrEngine *e, const PrGraph *g, int k, const char *name)
  */
 static bool
 bench_spmm(const PrGraph *g, const std::vector<int> &ks, int reps, int threads, const std::string &model_text,
-		   const char *label, double bw, bool spmm_variants)
+		   const char *label, double bw, bool spmm_variants, const std::vector<int64_t> &push_caps)
 {
 	int64_t		n = g->n_nodes;
 	PrError		err;
@@ -919,8 +929,25 @@ bench_spmm(const PrGraph *g, const std::vector<int> &ks, int reps, int threads, 
 			if (e == NULL)
 				die_on(PR_ERR_ENGINE, err, "gpu engine");
 			die_on(e->ops->prepare(e, g, k, 2, PR_NEED_PULL_NORMALIZED, &err), err, "prepare");
-			rwr_batch_line(e, g, k, "ours, local part in two passes", true);
+			rwr_batch_line(e, g, k, "ours, local part in two passes", true, false);
+			rwr_batch_line(e, g, k, "ours, local part in two passes", true, true);
 			e->ops->release(e);
+			/* other sizes of the push lists (--push-caps): sources of random edges overflow the default */
+			o.push_local = true;
+			for (int64_t cap : push_caps)
+			{
+				char		name[96];
+
+				o.push_local_cap = cap;
+				e = pr_gpu_engine_create(&o, &err);
+				if (e == NULL)
+					die_on(PR_ERR_ENGINE, err, "gpu engine");
+				die_on(e->ops->prepare(e, g, k, 2, PR_NEED_PULL_NORMALIZED, &err), err, "prepare");
+				snprintf(name, sizeof(name), "ours, push lists of %lld entries", (long long) cap);
+				rwr_batch_line(e, g, k, name, true, true);
+				e->ops->release(e);
+			}
+			o.push_local_cap = 0;
 		}
 		/* variants of ours (not in the table): other chunk sizes of long rows, z kept in L2 */
 		if (spmm_variants)
@@ -1105,6 +1132,7 @@ main(int argc, char **argv)
 	bool		skip_extra = false;	/* no HITS / RWR checks */
 	std::vector<int> spmm_ks;	/* --k: the k-column product benchmark instead of the kernel table */
 	bool		spmm_variants = false;	/* --spmm-variants: also other chunk sizes, z kept in L2 */
+	std::vector<int64_t> push_caps;	/* --push-caps: RWR batches with push lists of these sizes */
 	std::vector<int64_t> src,
 				dst;
 	PrGraph		g;
@@ -1142,6 +1170,12 @@ main(int argc, char **argv)
 		}
 		else if (!strcmp(argv[i], "--spmm-variants"))
 			spmm_variants = true;
+		else if (!strcmp(argv[i], "--push-caps") && i + 1 < argc)
+		{
+			for (char *tok = strtok(argv[++i], ","); tok; tok = strtok(NULL, ","))
+				if (atoll(tok) >= 1)
+					push_caps.push_back(atoll(tok));
+		}
 		else if (!strcmp(argv[i], "--skip-extra"))
 			skip_extra = true;
 		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
@@ -1211,7 +1245,7 @@ main(int argc, char **argv)
 	printf("# copy bandwidth %.0f GB/s, floor %.4f ms\n", bw / 1e9, floor_ms);
 	if (!spmm_ks.empty())
 	{
-		bool		ok = bench_spmm(&g, spmm_ks, reps, threads, model_text, label, bw, spmm_variants);
+		bool		ok = bench_spmm(&g, spmm_ks, reps, threads, model_text, label, bw, spmm_variants, push_caps);
 
 		pr_graph_free(&g, &pr_malloc_allocator);
 		return ok ? 0 : 1;
