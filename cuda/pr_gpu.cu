@@ -116,6 +116,8 @@ struct GpuEngine
 	int		   *local_count;	/* how many */
 	void	   *local_temp;		/* CUB's select space */
 	size_t		local_temp_bytes;
+	int64_t		local_mark_blocks;	/* resident blocks of k_local_mark (with its shared memory) */
+	int64_t		local_step_blocks;	/* ... of k_local_step */
 	PrGpuTopkWorkspace *topk_ws;	/* scratch of the device top-k, kept between calls */
 	PrGpuPushLocal *push_local; /* out-edge lists for the warm start's local part, or NULL */
 	bool		push_local_off; /* making them failed for this graph: the two passes instead */
@@ -1275,11 +1277,11 @@ upload_restart(GpuEngine *e, const PrRestart *r, PrError *err)
 			c = cudaGetLastError();
 		}
 		/* the same non-zeros kept as a list, for the updates (no n x k read per iteration) */
-		if (c == cudaSuccess && e->restart_pos != NULL && u > 0)
+		if (c == cudaSuccess && u > 0)
 			c = cudaMemcpyAsync(e->restart_pos, e->stage, (size_t) u * 8, cudaMemcpyDeviceToDevice, e->stream);
-		if (c == cudaSuccess && e->restart_pos != NULL && u > 0)
+		if (c == cudaSuccess && u > 0)
 			c = cudaMemcpyAsync(e->restart_w, e->stage + u, (size_t) u * 8, cudaMemcpyDeviceToDevice, e->stream);
-		if (c == cudaSuccess && e->restart_pos != NULL)
+		if (c == cudaSuccess)
 			e->restart_n = u;
 		if (c == cudaSuccess)
 			c = cudaStreamSynchronize(e->stream);	/* the host arrays are freed next */
@@ -1555,10 +1557,21 @@ resident_blocks(GpuEngine *e, K kernel, int threads, size_t smem, int64_t *block
 	return cudaSuccess;
 }
 
+/* Words of the flag bits a local step keeps in shared memory. */
+static int64_t
+local_shared_words(const GpuEngine *e)
+{
+	int64_t		words = (e->n + 31) / 32;
+
+	return words < LOCAL_SHARED_WORDS ? words : LOCAL_SHARED_WORDS;
+}
+
 /*
  * The scratch of the local steps, made once per prepared graph: two flag arrays and the bits of
- * one (local_flags), the marked rows, their count and CUB's select space.
+ * one (local_flags), the marked rows, their count and CUB's select space; and the grids of the
+ * two kernels (blocks that fit on the device at once).
  */
+template <typename T>
 static PrStatus
 local_alloc(GpuEngine *e, PrError *err)
 {
@@ -1568,6 +1581,9 @@ local_alloc(GpuEngine *e, PrError *err)
 
 	if (e->local_flags != NULL)
 		return PR_OK;
+	PR_CUDA(resident_blocks(e, k_local_mark, PR_MARK_THREADS, (size_t) local_shared_words(e) * 4, &e->local_mark_blocks));
+	PR_CUDA(resident_blocks(e, e->pull.has_val ? k_local_step<T, true> : k_local_step<T, false>, PR_THREADS, 0,
+							&e->local_step_blocks));
 	PR_CUDA(cub::DeviceSelect::If(NULL, e->local_temp_bytes, bm.rows + bm.bin_begin[0], e->local_marked,
 								  e->local_count, n_rows, MarkedRow{NULL}, e->stream));
 	if ((st = dev_alloc(e, (void **) &e->local_marked, (size_t) (n_rows + 1) * 4, err)) != PR_OK ||
@@ -1595,25 +1611,22 @@ local_step(GpuEngine *e, const uint32_t *flags_in, const T *x, T *h, uint32_t *f
 	const DevTile &longs = e->pull.tiles[0];
 	int			n_rows = (int) (bm.bin_begin[6] - bm.bin_begin[0]);
 	int64_t		words = (e->n + 31) / 32;
-	int64_t		shared_words = words < LOCAL_SHARED_WORDS ? words : LOCAL_SHARED_WORDS;
-	size_t		smem = (size_t) shared_words * 4;
+	int64_t		shared_words = local_shared_words(e);
 	uint32_t   *bits = e->local_flags + 2 * (e->n + 1);
-	int64_t		mark_blocks = 0,
-				step_blocks = 0;
+	unsigned int step_grid = (unsigned int) e->local_step_blocks;
 	cudaError_t c;
 
 	if ((c = cudaMemsetAsync(h, 0, (size_t) e->n * e->k * sizeof(T), e->stream)) != cudaSuccess ||
 		(c = cudaMemsetAsync(flags_out, 0, (size_t) e->n * 4, e->stream)) != cudaSuccess)
 		return c;
 	k_flag_bits<<<pr_grid_blocks(words * 32, PR_THREADS, 4096), PR_THREADS, 0, e->stream>>>(e->n, flags_in, bits);
-	if ((c = cudaGetLastError()) != cudaSuccess ||
-		(c = resident_blocks(e, k_local_mark, PR_MARK_THREADS, smem, &mark_blocks)) != cudaSuccess)
+	if ((c = cudaGetLastError()) != cudaSuccess)
 		return c;
 	if (bm.block_begin[7] > 0)
 	{
-		int64_t		need = (bm.block_begin[7] + PR_MARK_THREADS / PR_THREADS - 1) / (PR_MARK_THREADS / PR_THREADS);
-
-		k_local_mark<<<(unsigned int) (need < mark_blocks ? need : mark_blocks), PR_MARK_THREADS, smem, e->stream>>>(bm, bits, shared_words, flags_in, flags_out);
+		/* the k = 1 grid's blocks, PR_MARK_THREADS / PR_THREADS to a real block */
+		k_local_mark<<<pr_grid_blocks(bm.block_begin[7], PR_MARK_THREADS / PR_THREADS, e->local_mark_blocks),
+			PR_MARK_THREADS, (size_t) shared_words * 4, e->stream>>>(bm, bits, shared_words, flags_in, flags_out);
 		if ((c = cudaGetLastError()) != cudaSuccess)
 			return c;
 	}
@@ -1621,13 +1634,10 @@ local_step(GpuEngine *e, const uint32_t *flags_in, const T *x, T *h, uint32_t *f
 								   e->local_count, n_rows, MarkedRow{flags_out}, e->stream)) != cudaSuccess)
 		return c;
 	if (e->pull.has_val)
-	{
-		if ((c = resident_blocks(e, k_local_step<T, true>, PR_THREADS, 0, &step_blocks)) == cudaSuccess)
-			k_local_step<T, true><<<(unsigned int) step_blocks, PR_THREADS, 0, e->stream>>>(bm, e->local_marked, e->local_count, e->k, bits, flags_in, flags_out, (const T *) e->inv_out, x, h, (T *) e->pull.partial);
-	}
-	else if ((c = resident_blocks(e, k_local_step<T, false>, PR_THREADS, 0, &step_blocks)) == cudaSuccess)
-		k_local_step<T, false><<<(unsigned int) step_blocks, PR_THREADS, 0, e->stream>>>(bm, e->local_marked, e->local_count, e->k, bits, flags_in, flags_out, (const T *) e->inv_out, x, h, (T *) e->pull.partial);
-	if (c != cudaSuccess || (c = cudaGetLastError()) != cudaSuccess || longs.n_long == 0)
+		k_local_step<T, true><<<step_grid, PR_THREADS, 0, e->stream>>>(bm, e->local_marked, e->local_count, e->k, bits, flags_in, flags_out, (const T *) e->inv_out, x, h, (T *) e->pull.partial);
+	else
+		k_local_step<T, false><<<step_grid, PR_THREADS, 0, e->stream>>>(bm, e->local_marked, e->local_count, e->k, bits, flags_in, flags_out, (const T *) e->inv_out, x, h, (T *) e->pull.partial);
+	if ((c = cudaGetLastError()) != cudaSuccess || longs.n_long == 0)
 		return c;
 	k_local_long_rows<T><<<(unsigned int) ((longs.n_long * e->k + PR_THREADS - 1) / PR_THREADS), PR_THREADS, 0, e->stream>>>(longs.n_long, e->k, longs.long_row, longs.chunk_begin, (const T *) e->pull.partial, h);
 	return cudaGetLastError();
@@ -1695,7 +1705,7 @@ restart_local_typed(GpuEngine *e, int out_slot, int temp_slot, double alpha, con
 
 	if (st != PR_OK)
 		return st;
-	if ((st = local_alloc(e, err)) != PR_OK)
+	if ((st = local_alloc<T>(e, err)) != PR_OK)
 		return st;
 	r = (const T *) e->restart_dense;
 	flags0 = e->local_flags;

@@ -13,6 +13,8 @@
 
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <thrust/binary_search.h>
+#include <thrust/execution_policy.h>
 
 #define PR_THREADS 256			/* threads per block of every kernel */
 #define PR_RED_BLOCKS 528		/* blocks of the reduction kernels (fixed: fixed summation order) */
@@ -615,6 +617,23 @@ finish_partials(const double *partials, int n_vals, const bool *is_max, int k,
 		*counter = 0;
 }
 
+/* One element of the PageRank update (both update kernels): the new value alpha*y + r, returned;
+ * *z = new * inv_out; |new - x| into *l1 and *linf, the new value into *dsum on a dangling node. */
+template <typename T>
+__device__ __forceinline__ T
+update_element(T y, T x, T io, T r, double alpha, T *z, double *l1, double *linf, double *dsum)
+{
+	T			v = (T) alpha * y + r;
+	double		d = fabs((double) v - (double) x);
+
+	*z = v * io;
+	*l1 += d;
+	*linf = fmax(*linf, d);
+	if (io == (T) 0)
+		*dsum += (double) v;
+	return v;
+}
+
 /*
  * The PageRank update, per element: y = alpha*y + (alpha*d_j + 1 - alpha) * r; residual |y - x|;
  * z = y * inv_out (the next product's input); dangling mass of y for the next update.
@@ -647,17 +666,11 @@ k_pagerank_update(int64_t n, int k, T *__restrict__ y, const T *__restrict__ x,
 		{
 			int64_t		q = i * k + j;
 			T			r = restart ? (T) (teleport * (double) restart[q]) : uniform;
-			T			v = (T) alpha * y[q] + r;
-			T			io = inv_out[i];
-			double		d = fabs((double) v - (double) x[q]);
+			T			zq;
 
-			y[q] = v;
+			y[q] = update_element<T>(y[q], x[q], inv_out[i], r, alpha, &zq, &l1, &linf, &dsum);
 			if (z)
-				z[q] = v * io;
-			l1 += d;
-			linf = fmax(linf, d);
-			if (io == (T) 0)
-				dsum += (double) v;
+				z[q] = zq;
 		}
 	}
 	block_column_reduce(sh, l1, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 0], false);
@@ -760,24 +773,8 @@ k_pagerank_update_vec(int64_t n, int k, T *__restrict__ y, const T *__restrict__
 		uniform[q] = (T) (teleport[q] / (double) n);
 		l1[q] = linf[q] = dsum[q] = 0;
 	}
-	if (rs_n > 0)
-	{
-		/* first sparse entry at or after this thread's first element */
-		int64_t		lo = 0,
-					hi = rs_n,
-					q0 = i * k + j0;
-
-		while (lo < hi)
-		{
-			int64_t		mid = (lo + hi) / 2;
-
-			if (rs_pos[mid] < q0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		cur = lo;
-	}
+	if (rs_n > 0)				/* first sparse entry at or after this thread's first element */
+		cur = thrust::lower_bound(thrust::seq, rs_pos, rs_pos + rs_n, i * k + j0) - rs_pos;
 	for (; i < n; i += step)
 	{
 		int64_t		q0 = i * k + j0;
@@ -808,15 +805,8 @@ k_pagerank_update_vec(int64_t n, int k, T *__restrict__ y, const T *__restrict__
 		for (int q = 0; q < V; q++)
 		{
 			T			r = (restart || rs_n >= 0) ? (T) (teleport[q] * (double) rv[q]) : uniform[q];
-			T			v = (T) alpha * yv[q] + r;
-			double		d = fabs((double) v - (double) xv[q]);
 
-			yv[q] = v;
-			zv[q] = v * io;
-			l1[q] += d;
-			linf[q] = fmax(linf[q], d);
-			if (io == (T) 0)
-				dsum[q] += (double) v;
+			yv[q] = update_element<T>(yv[q], xv[q], io, r, alpha, &zv[q], &l1[q], &linf[q], &dsum[q]);
 		}
 		vec_store(y + q0, yv);
 		if (z)
@@ -994,18 +984,17 @@ k_flag_bits(int64_t n, const uint32_t *__restrict__ flags, uint32_t *__restrict_
  * One warp's share of a step of the restart's neighbourhood (the warm start): over entries
  * [b, e) of a row of the pull CSR, lane j < k sums w(u,v) * inv_out[u] * x[u][j] over the
  * entries whose source u has flag bit j — x is nonzero only at flagged nodes, so only those few
- * entries are multiplied, in entry order (the same bits every run) — and the OR of the sources'
- * flags comes back in *any (every lane).
+ * entries are multiplied, in entry order (the same bits every run).  Sources are tested against
+ * the flag bits before their flags are read.
  */
 template <typename T, bool VAL>
 __device__ __forceinline__ double
 local_entries(int64_t b, int64_t e, int k, const int32_t *__restrict__ col,
 			  const float *__restrict__ val, const LocalBits &bits, const uint32_t *__restrict__ flags_in,
-			  const T *__restrict__ inv_out, const T *__restrict__ x, uint32_t *any)
+			  const T *__restrict__ inv_out, const T *__restrict__ x)
 {
 	int			lane = threadIdx.x & 31;
 	double		acc = 0.0;
-	uint32_t	seen = 0;
 
 	for (int64_t base = b; base < e; base += 32)
 	{
@@ -1023,7 +1012,6 @@ local_entries(int64_t b, int64_t e, int k, const int32_t *__restrict__ col,
 			if (f != 0)
 				w = (VAL ? (double) val[p] : 1.0) * (double) inv_out[u];
 		}
-		seen |= f;
 		flagged = __ballot_sync(0xffffffffu, f != 0);
 		while (flagged != 0)
 		{
@@ -1037,7 +1025,6 @@ local_entries(int64_t b, int64_t e, int k, const int32_t *__restrict__ col,
 				acc += wl * (double) x[(int64_t) ul * k + lane];
 		}
 	}
-	*any = __reduce_or_sync(0xffffffffu, seen);
 	return acc;
 }
 
@@ -1183,13 +1170,11 @@ k_local_step(DevBinned bm, const int32_t *__restrict__ marked, const int *__rest
 
 	for (int64_t w = (int64_t) blockIdx.x * (PR_THREADS / 32) + threadIdx.x / 32; w < items; w += warps)
 	{
-		uint32_t	any;
-
 		if (w < n_rows)
 		{
 			int32_t		v = marked[w];
 			double		acc = local_entries<T, VAL>(bm.ptr[v], bm.ptr[v + 1], k, bm.col, bm.val,
-												   bits, flags_in, inv_out, x, &any);
+												   bits, flags_in, inv_out, x);
 
 			if (lane < k)
 				h[(int64_t) v * k + lane] = (T) acc;
@@ -1201,7 +1186,7 @@ k_local_step(DevBinned bm, const int32_t *__restrict__ marked, const int *__rest
 			int64_t		b = bm.chunk_begin_edge[c];
 			int64_t		e = min(b + bm.chunk, bm.ptr[v + 1]);
 			double		acc = flags_out[v] == 0 ? 0.0 :
-				local_entries<T, VAL>(b, e, k, bm.col, bm.val, bits, flags_in, inv_out, x, &any);
+				local_entries<T, VAL>(b, e, k, bm.col, bm.val, bits, flags_in, inv_out, x);
 
 			if (lane < k)
 				partial[c * k + lane] = (T) acc;
