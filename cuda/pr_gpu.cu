@@ -20,6 +20,7 @@
 #include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
 #include <cusparse.h>
+#include "pr_gpu_status.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,22 +29,10 @@
 #include <vector>
 
 /* Records a failed CUDA call in err and returns its status from the enclosing function. */
-#define PR_CUDA(call) do { \
-	cudaError_t cuda_status_ = (call); \
-	if (cuda_status_ != cudaSuccess) \
-		return pr_error_set(err, cuda_status_ == cudaErrorMemoryAllocation ? PR_ERR_NOMEM : PR_ERR_ENGINE, \
-							"GPU engine: %s failed: %s (%s:%d)", #call, \
-							cudaGetErrorString(cuda_status_), __FILE__, __LINE__); \
-} while (0)
+#define PR_CUDA(call) PR_CUDA_OR_RETURN("GPU engine", call)
 
 /* Same for cuSPARSE calls. */
-#define PR_CUSPARSE(call) do { \
-	cusparseStatus_t sp_status_ = (call); \
-	if (sp_status_ != CUSPARSE_STATUS_SUCCESS) \
-		return pr_error_set(err, sp_status_ == CUSPARSE_STATUS_ALLOC_FAILED ? PR_ERR_NOMEM : PR_ERR_ENGINE, \
-							"GPU engine: %s failed: %s (%s:%d)", #call, \
-							cusparseGetErrorString(sp_status_), __FILE__, __LINE__); \
-} while (0)
+#define PR_CUSPARSE(call) PR_CUSPARSE_OR_RETURN("GPU engine", call)
 
 /* Checks the launch just made. */
 #define PR_LAUNCHED() PR_CUDA(cudaGetLastError())

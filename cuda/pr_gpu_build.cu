@@ -21,6 +21,7 @@
  */
 #include "pr_gpu_build.h"
 #include "pr_gpu_launch.h"
+#include "pr_gpu_status.h"
 
 #include <cuda_runtime.h>
 #include <cub/device/device_radix_sort.cuh>
@@ -44,13 +45,7 @@
 #define BUILD_MAX_COPY_THREADS 16
 
 /* Records a failed CUDA call in err and returns its status from the enclosing function. */
-#define BUILD_CUDA(call) do { \
-	cudaError_t build_status_ = (call); \
-	if (build_status_ != cudaSuccess) \
-		return pr_error_set(err, build_status_ == cudaErrorMemoryAllocation ? PR_ERR_NOMEM : PR_ERR_ENGINE, \
-							"GPU graph build: %s failed: %s (%s:%d)", #call, \
-							cudaGetErrorString(build_status_), __FILE__, __LINE__); \
-} while (0)
+#define BUILD_CUDA(call) PR_CUDA_OR_RETURN("GPU graph build", call)
 
 /* The device buffers of one build (NULL: not allocated). */
 typedef struct Build
@@ -281,9 +276,7 @@ staged_copy(int device, bool to_device, const CopySpan *spans, int n_spans, int 
 	pthread_mutex_unlock(&stages_lock);
 	for (int t = 0; t < n_threads; t++)
 		if (job.status[t] != cudaSuccess)
-			return pr_error_set(err, job.status[t] == cudaErrorMemoryAllocation ? PR_ERR_NOMEM : PR_ERR_ENGINE,
-								"GPU graph build: %s failed: %s", job.failed_call[t],
-								cudaGetErrorString(job.status[t]));
+			return pr_cuda_failed(err, job.status[t], "GPU graph build", job.failed_call[t], __FILE__, __LINE__);
 	return PR_OK;
 }
 

@@ -4,6 +4,7 @@
  */
 #include "pr_gpu_push_local.h"
 #include "pr_gpu_launch.h"
+#include "pr_gpu_status.h"
 
 #include <cuda_runtime.h>
 #include <cub/device/device_radix_sort.cuh>
@@ -27,8 +28,7 @@
 	if (push_status_ != cudaSuccess) \
 	{ \
 		cudaGetLastError(); \
-		st = pr_error_set(err, push_status_ == cudaErrorMemoryAllocation ? PR_ERR_NOMEM : PR_ERR_ENGINE, \
-						  "GPU push: %s failed: %s", #call, cudaGetErrorString(push_status_)); \
+		st = pr_cuda_failed(err, push_status_, "GPU push", #call, __FILE__, __LINE__); \
 		goto done; \
 	} \
 } while (0)

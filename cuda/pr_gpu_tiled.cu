@@ -3,18 +3,13 @@
  * planned layout, and the launches of one product (tiles, merge, blocked remainder).
  */
 #include "pr_gpu_tiled.cuh"
+#include "pr_gpu_status.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* Records a failed CUDA call in err and returns its status from the enclosing function. */
-#define PRT_CUDA(call) do { \
-	cudaError_t cuda_status_ = (call); \
-	if (cuda_status_ != cudaSuccess) \
-		return pr_error_set(err, cuda_status_ == cudaErrorMemoryAllocation ? PR_ERR_NOMEM : PR_ERR_ENGINE, \
-							"GPU engine: %s failed: %s (%s:%d)", #call, \
-							cudaGetErrorString(cuda_status_), __FILE__, __LINE__); \
-} while (0)
+#define PRT_CUDA(call) PR_CUDA_OR_RETURN("GPU engine", call)
 
 /* Checks the launch just made. */
 #define PRT_LAUNCHED() PRT_CUDA(cudaGetLastError())

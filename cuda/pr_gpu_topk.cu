@@ -18,6 +18,7 @@
  */
 #include "pr_gpu_topk.h"
 #include "pr_gpu_launch.h"
+#include "pr_gpu_status.h"
 
 #include <cuda_runtime.h>
 #include <cub/device/device_radix_sort.cuh>
@@ -46,13 +47,7 @@
 #define TOPK_FILTER_SHARE 4
 
 /* Records a failed CUDA call in err and returns its status from the enclosing function. */
-#define TOPK_CUDA(call) do { \
-	cudaError_t topk_status_ = (call); \
-	if (topk_status_ != cudaSuccess) \
-		return pr_error_set(err, topk_status_ == cudaErrorMemoryAllocation ? PR_ERR_NOMEM : PR_ERR_ENGINE, \
-							"GPU top-k: %s failed: %s (%s:%d)", #call, \
-							cudaGetErrorString(topk_status_), __FILE__, __LINE__); \
-} while (0)
+#define TOPK_CUDA(call) PR_CUDA_OR_RETURN("GPU top-k", call)
 
 /* One device buffer and its size in bytes. */
 typedef struct TopkBuffer

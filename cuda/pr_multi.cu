@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 #include <cusparse.h>
 #include <nccl.h>
+#include "pr_gpu_status.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -20,13 +21,7 @@
 #include <vector>
 
 /* Records a failed CUDA call in err and returns from the enclosing function. */
-#define PRM_CUDA(call) do { \
-	cudaError_t cuda_status_ = (call); \
-	if (cuda_status_ != cudaSuccess) \
-		return pr_error_set(err, cuda_status_ == cudaErrorMemoryAllocation ? PR_ERR_NOMEM : PR_ERR_ENGINE, \
-							"multi-GPU: %s failed: %s (%s:%d)", #call, \
-							cudaGetErrorString(cuda_status_), __FILE__, __LINE__); \
-} while (0)
+#define PRM_CUDA(call) PR_CUDA_OR_RETURN("multi-GPU", call)
 
 /* Same for NCCL calls. */
 #define PRM_NCCL(call) do { \
@@ -37,13 +32,7 @@
 } while (0)
 
 /* Same for cuSPARSE calls. */
-#define PRM_CUSPARSE(call) do { \
-	cusparseStatus_t sp_status_ = (call); \
-	if (sp_status_ != CUSPARSE_STATUS_SUCCESS) \
-		return pr_error_set(err, sp_status_ == CUSPARSE_STATUS_ALLOC_FAILED ? PR_ERR_NOMEM : PR_ERR_ENGINE, \
-							"multi-GPU: %s failed: %s (%s:%d)", #call, \
-							cusparseGetErrorString(sp_status_), __FILE__, __LINE__); \
-} while (0)
+#define PRM_CUSPARSE(call) PR_CUSPARSE_OR_RETURN("multi-GPU", call)
 
 /* Checks the launch just made. */
 #define PRM_LAUNCHED() PRM_CUDA(cudaGetLastError())

@@ -5,6 +5,7 @@
  */
 #include "pr_multi.h"
 #include "pr_multi_kernels.cuh"
+#include "pr_gpu_status.h"
 
 #include <cuda_runtime.h>
 
@@ -12,13 +13,7 @@
 #include <string.h>
 
 /* Records a failed CUDA call in err and returns from the enclosing function. */
-#define PRS_CUDA(call) do { \
-	cudaError_t cuda_status_ = (call); \
-	if (cuda_status_ != cudaSuccess) \
-		return pr_error_set(err, cuda_status_ == cudaErrorMemoryAllocation ? PR_ERR_NOMEM : PR_ERR_ENGINE, \
-							"streamed product: %s failed: %s (%s:%d)", #call, \
-							cudaGetErrorString(cuda_status_), __FILE__, __LINE__); \
-} while (0)
+#define PRS_CUDA(call) PR_CUDA_OR_RETURN("streamed product", call)
 
 struct PrStreamed
 {
