@@ -4,10 +4,12 @@
 #
 #   bench/sql/device_run.sh [figures | checks | all | PHASE ...]
 #     figures (default) = setup load cold rwr auto standalone     (call 1: the numbers)
-#     checks            = setup suite mixed                       (call 2: suite + 5-minute mixed load)
+#     checks            = setup suite gpucheck                    (call 2: the suite preloaded + GPU checks)
+#     setup mixed                                                 (call 3: the 5-minute mixed load)
 #   phases: setup  build + install (+ GPU library), start the server with the service, wait until ready
-#           suite  make installcheck (temp instance, powerrank + pg_cron preloaded) + sql/service_gpu.sql
-#           gpucheck  sql/service_gpu.sql alone (GPU service vs CPU engine, faults)
+#           suite  make installcheck (temp instance, powerrank + pg_cron preloaded)
+#           gpucheck  make -C cuda check-topk check-build, sql/service_gpu.sql twice (GPU service vs CPU
+#                  engine, faults; then with the quick layout first)
 #           load   R-MAT $SCALE into table edges (parallel binary COPY into an UNLOGGED table), VACUUM ANALYZE
 #           cold   parallel count(*) x3, cold pagerank(top_k 100), warm x5 (powerrank_last_run per call)
 #           rwr    pgbench: 8 clients, random-source rwr(top_k 10) on the cached graph, p50/p99 from --log,
@@ -69,8 +71,8 @@ phases=("$@")
 [ ${#phases[@]} -eq 0 ] && { [ "$DRY_RUN" = 1 ] && phases=(all) || phases=(figures); }
 case "${phases[0]}" in
   figures) phases=(setup load cold rwr auto standalone) ;;
-  checks) phases=(setup suite mixed) ;;
-  all) phases=(setup suite load cold rwr auto standalone mixed) ;;
+  checks) phases=(setup suite gpucheck) ;;
+  all) phases=(setup suite gpucheck load cold rwr auto standalone mixed) ;;
 esac
 has() { local p; for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
@@ -197,10 +199,10 @@ phase_suite() {
   (cd "$WORK/tree" && as_pg make -s PG_CONFIG=$PGCONF PYTHON=$PY installcheck "${extra[@]}"); rc=$?
   cp "$WORK/tree/regression.diffs" "$OUT/regression.diffs" 2>/dev/null
   echo "RESULT installcheck: exit $rc ($(grep -E 'tests (passed|failed)|All [0-9]+ tests passed|of [0-9]+ tests failed' "$OUT/suite.log" | tr '\n' ';'))"
-  phase_gpucheck
 }
 
-# sql/service_gpu.sql alone (GPU service vs CPU engine, faults) on the running server
+# the device top-k and graph build checks, then sql/service_gpu.sql (GPU service vs CPU engine, faults) on the
+# running server, twice
 phase_gpucheck() {
   set -e
   [ -d "$WORK/tree" ] || copy_tree
