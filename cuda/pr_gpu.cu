@@ -10,6 +10,7 @@
 #include "pr_gpu.h"
 #include "pr_gpu_build.h"
 #include "pr_gpu_launch.h"
+#include "pr_gpu_status.h"
 #include "pr_plan.h"
 #include "pr_gpu_kernels.cuh"
 #include "pr_gpu_tiled.cuh"
@@ -20,7 +21,6 @@
 #include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
 #include <cusparse.h>
-#include "pr_gpu_status.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -10,6 +10,7 @@
 #include "pr_common.h"
 
 #include <cuda_runtime.h>
+#include <cusparse.h>
 
 /* Records a failed CUDA call (its text, file and line) in err and returns the status to report. */
 static inline PrStatus
@@ -27,7 +28,6 @@ pr_cuda_failed(PrError *err, cudaError_t status, const char *module, const char 
 		return pr_cuda_failed(err, pr_cuda_status_, module, #call, __FILE__, __LINE__); \
 } while (0)
 
-#ifdef CUSPARSE_VERSION
 /* Records a failed cuSPARSE call in err and returns the status to report. */
 static inline PrStatus
 pr_cusparse_failed(PrError *err, cusparseStatus_t status, const char *module, const char *call,
@@ -43,6 +43,5 @@ pr_cusparse_failed(PrError *err, cusparseStatus_t status, const char *module, co
 	if (pr_sparse_status_ != CUSPARSE_STATUS_SUCCESS) \
 		return pr_cusparse_failed(err, pr_sparse_status_, module, #call, __FILE__, __LINE__); \
 } while (0)
-#endif
 
 #endif							/* PR_GPU_STATUS_H */

@@ -6,11 +6,11 @@
 #include "pr_multi.h"
 #include "pr_multi_kernels.cuh"
 #include "pr_gpu_tiled.h"
+#include "pr_gpu_status.h"
 
 #include <cuda_runtime.h>
 #include <cusparse.h>
 #include <nccl.h>
-#include "pr_gpu_status.h"
 
 #include <math.h>
 #include <stdio.h>
