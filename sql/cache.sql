@@ -44,8 +44,8 @@ SELECT * FROM cache_check('ce');
 SELECT * FROM cache_check('ce');
 SELECT * FROM cache_check('ce');
 SELECT source, columns, directed, nodes, edges, bytes > 0 AS has_bytes, hits, in_use, gpu,
-       generation = (SELECT generation FROM powerrank_source_generation
-                     WHERE relid = 'ce'::regclass) AS current_generation
+       base = (SELECT max(change) FROM powerrank_change_log
+               WHERE relid = 'ce'::regclass AND rebase) AS current_base, changes
 FROM powerrank_cache;
 
 -- The cached graph serves every algorithm on the same columns: rwr and hits are hits too
@@ -75,7 +75,7 @@ INSERT INTO ce VALUES (1000, 1);
 SELECT * FROM cache_check('ce');
 ROLLBACK;
 SELECT * FROM cache_check('ce');
--- A committed change gives a new generation: rebuilt, and the entries of the old one go.
+-- A committed change adds a row to the change log: rebuilt, and the entries of the old content go.
 INSERT INTO ce VALUES (1000, 1);
 SELECT * FROM cache_check('ce');
 SELECT * FROM cache_check('ce');
@@ -87,8 +87,8 @@ DELETE FROM ce WHERE src = 1000;
 RESET session_replication_role;
 SELECT * FROM cache_check('ce');
 
--- A disabled trigger: not cached while disabled; re-enabling it (ALTER TABLE) moves the
--- generation on, so changes made meanwhile are never served from an older entry.
+-- A disabled trigger: not cached while disabled; re-enabling it (ALTER TABLE) adds a rebase row,
+-- so changes made meanwhile are never served from an older entry.
 ALTER TABLE ce DISABLE TRIGGER powerrank_track;
 INSERT INTO ce VALUES (2000, 1);
 SELECT * FROM cache_check('ce');
@@ -184,10 +184,11 @@ SELECT cache_hit FROM powerrank_last_run();
 SELECT source, nodes, edges FROM powerrank_cache;
 SELECT entries, retired, segments, bytes > 0 AS has_bytes FROM powerrank_cache_status();
 
--- DROP TABLE evicts the table's graphs and forgets its generation.
+-- DROP TABLE evicts the table's graphs; the next compaction forgets its change log rows.
 DROP TABLE big;
 SELECT count(*) FROM powerrank_cache;
-SELECT count(*) FROM powerrank_source_generation WHERE relid NOT IN (SELECT oid FROM pg_class);
+SELECT powerrank_cache_compact() >= 0 AS compacted;
+SELECT count(*) FROM powerrank_change_log WHERE relid NOT IN (SELECT oid FROM pg_class);
 
 -- Partitions and inheritance: a statement on a parent changes the rows of its children without
 -- firing their statement triggers, and a scan of a parent reads its children: never tracked.

@@ -266,25 +266,24 @@ COMMENT ON FUNCTION powerrank_last_run() IS
 -- The graph cache (needs shared_preload_libraries = 'powerrank'): graphs of tracked tables stay
 -- in shared memory, one dynamic shared memory segment each, until the table changes.
 -- A table is tracked once its owner calls powerrank_cache_enable('table'): a statement-level
--- trigger then gives it a new generation (a sequence value) in every modifying transaction, and
--- a cached graph is served only for the generation the caller's snapshot sees.
+-- trigger then adds one row (the table, the modifying transaction) to the append-only change log
+-- in every modifying transaction, and a cached graph is served only for the set of log rows the
+-- caller's snapshot sees.  Writers only insert rows of their own: they never wait on each other.
 -- ---------------------------------------------------------------------------------------------
 
-CREATE SEQUENCE powerrank_generation_seq;
-
-CREATE TABLE powerrank_source_generation (
-	relid oid PRIMARY KEY,
-	generation bigint NOT NULL
+CREATE TABLE powerrank_change_log (
+	relid oid NOT NULL,
+	change xid8 NOT NULL,
+	rebase boolean NOT NULL DEFAULT false,
+	PRIMARY KEY (relid, change)
 );
 
-COMMENT ON TABLE powerrank_source_generation IS
-	'Content generation of each table tracked for the powerrank graph cache (maintained by triggers)';
+COMMENT ON TABLE powerrank_change_log IS
+	'Transactions that changed each table tracked for the powerrank graph cache (maintained by triggers, compacted in the background)';
 
--- Everyone reads the generations (through their own snapshot); only the extension's owner
--- writes them, through the trigger functions below.
-REVOKE ALL ON powerrank_source_generation FROM PUBLIC;
-GRANT SELECT ON powerrank_source_generation TO PUBLIC;
-REVOKE ALL ON SEQUENCE powerrank_generation_seq FROM PUBLIC;
+-- Only the extension's owner reads or writes the log, through the functions below: the rows say
+-- when tables changed, which a role that may not read a table must not learn.
+REVOKE ALL ON powerrank_change_log FROM PUBLIC;
 
 CREATE FUNCTION powerrank_track_changes() RETURNS trigger
 	AS 'MODULE_PATHNAME', 'powerrank_track_changes' LANGUAGE C;
@@ -295,8 +294,8 @@ CREATE FUNCTION powerrank_ddl_command_end() RETURNS event_trigger
 CREATE FUNCTION powerrank_sql_drop() RETURNS event_trigger
 	AS 'MODULE_PATHNAME', 'powerrank_sql_drop' LANGUAGE C;
 
--- ALTER TABLE on a tracked table gives it a new generation; DROP forgets it. ALWAYS: also under
--- session_replication_role = replica.
+-- ALTER TABLE on a tracked table starts a new base in the log; DROP evicts the table's graphs.
+-- ALWAYS: also under session_replication_role = replica.
 CREATE EVENT TRIGGER powerrank_ddl ON ddl_command_end WHEN TAG IN ('ALTER TABLE')
 	EXECUTE FUNCTION powerrank_ddl_command_end();
 ALTER EVENT TRIGGER powerrank_ddl ENABLE ALWAYS;
@@ -315,7 +314,7 @@ COMMENT ON FUNCTION powerrank_cache_enable(text) IS
 CREATE FUNCTION powerrank_cache_entries(
 	OUT source regclass, OUT columns text, OUT directed boolean, OUT nodes bigint, OUT edges bigint,
 	OUT bytes bigint, OUT built_at timestamptz, OUT last_used timestamptz, OUT hits bigint,
-	OUT generation bigint, OUT in_use int, OUT gpu text)
+	OUT base xid8, OUT changes bigint, OUT in_use int, OUT gpu text)
 RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'powerrank_cache_entries'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
@@ -334,6 +333,15 @@ COMMENT ON FUNCTION powerrank_cache_drop(text) IS
 
 -- Evicting costs every user a rebuild: the DBA grants it.
 REVOKE ALL ON FUNCTION powerrank_cache_drop(text) FROM PUBLIC;
+
+CREATE FUNCTION powerrank_cache_compact() RETURNS bigint
+	AS 'MODULE_PATHNAME', 'powerrank_cache_compact'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION powerrank_cache_compact() IS
+	'Compacts the change log of the graph cache now (a background worker does it as the log grows); returns the rows removed';
+
+REVOKE ALL ON FUNCTION powerrank_cache_compact() FROM PUBLIC;
 
 CREATE FUNCTION powerrank_cache_status(
 	OUT enabled boolean, OUT slots int, OUT entries int, OUT retired int, OUT segments int,

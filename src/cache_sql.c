@@ -12,6 +12,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/varlena.h"
+#include "utils/xid8.h"
 
 PG_FUNCTION_INFO_V1(powerrank_cache_entries);
 PG_FUNCTION_INFO_V1(powerrank_cache_drop);
@@ -75,8 +76,10 @@ powerrank_cache_entries(PG_FUNCTION_ARGS)
 	count = graph_cache_snapshot(MyDatabaseId, &entries);
 	for (i = 0; i < count; i++)
 	{
-		Datum		values[12];
-		bool		nulls[12] = {0};
+		Datum		values[13];
+		bool		nulls[13] = {0};
+		uint64		base = 0;
+		int			j;
 
 		values[0] = ObjectIdGetDatum(entries[i].key.relid);
 		values[1] = CStringGetTextDatum(column_list(&entries[i].key));
@@ -87,13 +90,17 @@ powerrank_cache_entries(PG_FUNCTION_ARGS)
 		values[6] = TimestampTzGetDatum(entries[i].built_at);
 		values[7] = TimestampTzGetDatum(entries[i].last_used);
 		values[8] = Int64GetDatum(entries[i].hits);
-		values[9] = Int64GetDatum(entries[i].key.generation);
-		values[10] = Int32GetDatum(entries[i].refcount);
+		/* base: the newest rebase row the entry's snapshot saw; changes: the rows on top */
+		for (j = 0; j < GRAPH_CACHE_MAX_REBASES; j++)
+			base = Max(base, entries[i].key.rebases[j]);
+		values[9] = FullTransactionIdGetDatum(FullTransactionIdFromU64(base));
+		values[10] = Int64GetDatum(entries[i].key.changes);
+		values[11] = Int32GetDatum(entries[i].refcount);
 		/* gpu: the GPU service's device when the graph is resident there */
 		if (service_graph_resident(entries[i].id))
-			values[11] = CStringGetTextDatum(service->device_name);
+			values[12] = CStringGetTextDatum(service->device_name);
 		else
-			nulls[11] = true;
+			nulls[12] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

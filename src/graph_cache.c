@@ -347,9 +347,22 @@ make_room(int64 size, int64 limit, dsm_handle *evicted, int *n_evicted)
 	return free_slot;
 }
 
-/* True when the cache holds the same table at a later generation.  Caller holds the lock. */
+/* True when two keys name the same content of one table: same storage and log rows seen. */
 static bool
-newer_generation_cached(const GraphCacheKey *key)
+same_content(const GraphCacheKey *a, const GraphCacheKey *b)
+{
+	return a->database == b->database && a->relid == b->relid &&
+		a->relfilenode == b->relfilenode &&
+		memcmp(a->rebases, b->rebases, sizeof(a->rebases)) == 0 &&
+		a->changes == b->changes;
+}
+
+/*
+ * True when the cache holds the same table as a later snapshot saw it: same storage and rebase
+ * rows, more changes.  Caller holds the lock.
+ */
+static bool
+later_content_cached(const GraphCacheKey *key)
 {
 	int			i;
 
@@ -358,19 +371,24 @@ newer_generation_cached(const GraphCacheKey *key)
 		GraphCacheEntry *entry = &cache->entries[i];
 
 		if (entry->state == ENTRY_READY && entry->key.database == key->database &&
-			entry->key.relid == key->relid && entry->key.generation > key->generation)
+			entry->key.relid == key->relid && entry->key.relfilenode == key->relfilenode &&
+			memcmp(entry->key.rebases, key->rebases, sizeof(key->rebases)) == 0 &&
+			entry->key.changes > key->changes)
 			return true;
 	}
 	return false;
 }
 
 /*
- * Evicts the entries of the same table at earlier generations (only snapshots older than the new
- * entry's could still use them): idle ones now (handles to evicted), the others when their
- * readers leave.  Caller holds the lock exclusively.
+ * Evicts the entries of the same table that a snapshot which sees the new key's content no longer
+ * asks for: another relfilenode (the table was rewritten under a lock that this publisher's lock
+ * excludes, so the old storage is gone), other rebase rows (a reader is only served when its
+ * snapshot sees the newest rebase rows), or fewer changes (only older snapshots could use them).
+ * Entries of the same content under other columns stay.  Idle entries go now (handles to
+ * evicted), the others when their readers leave.  Caller holds the lock exclusively.
  */
 static void
-retire_older_generations(const GraphCacheKey *key, dsm_handle *evicted, int *n_evicted)
+retire_stale_entries(const GraphCacheKey *key, dsm_handle *evicted, int *n_evicted)
 {
 	int			i;
 
@@ -379,7 +397,7 @@ retire_older_generations(const GraphCacheKey *key, dsm_handle *evicted, int *n_e
 		GraphCacheEntry *entry = &cache->entries[i];
 
 		if (entry->state != ENTRY_READY || entry->key.database != key->database ||
-			entry->key.relid != key->relid || entry->key.generation >= key->generation)
+			entry->key.relid != key->relid || same_content(&entry->key, key))
 			continue;
 		if (entry->refcount == 0)
 		{
@@ -393,9 +411,9 @@ retire_older_generations(const GraphCacheKey *key, dsm_handle *evicted, int *n_e
 
 /*
  * Registers segment (bytes of a flat graph of nodes and edges, not pinned yet) under key and pins
- * it; false, leaving it unpinned, when another backend published the same key (or a later
- * generation of the table) meanwhile or readers hold all the room.  Entries of the table at
- * earlier generations are evicted: they are stale for every snapshot that sees the new one.
+ * it; false, leaving it unpinned, when another backend published the same key (or the table as a
+ * later snapshot saw it) meanwhile or readers hold all the room.  Stale entries of the table are
+ * evicted (retire_stale_entries).
  */
 static bool
 register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, int64 nodes,
@@ -407,9 +425,9 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 	int			slot = -1;
 
 	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
-	if (find_ready(key) < 0 && !newer_generation_cached(key))
+	if (find_ready(key) < 0 && !later_content_cached(key))
 	{
-		retire_older_generations(key, evicted, &n_evicted);
+		retire_stale_entries(key, evicted, &n_evicted);
 		slot = make_room(bytes, limit, evicted, &n_evicted);
 	}
 	if (slot >= 0)

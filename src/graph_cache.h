@@ -5,7 +5,9 @@
  *
  * graph_cache.c        the registry in the main shared memory, its lock, the segments, LRU eviction
  * cache_tracking.c     which tables may be cached (change-tracking trigger, no RLS...) and the key
- *                      of the table's current content, read through the caller's snapshot
+ *                      of the table's current content, read from the change log through the
+ *                      caller's snapshot
+ * cache_compact.c      compaction of the change log (a background worker, or on request)
  * cache_sql.c          the SQL interface: powerrank_cache view, powerrank_cache_drop, status
  *
  * Only with shared_preload_libraries = 'powerrank'; otherwise every call builds its graph itself.
@@ -23,9 +25,13 @@
 /* Slots of the registry (graphs cached at once, all databases together). */
 #define GRAPH_CACHE_SLOTS 128
 
+/* Rebase rows of the change log a key can name; a snapshot that sees more is served uncached. */
+#define GRAPH_CACHE_MAX_REBASES 8
+
 /*
  * What identifies one cached graph: the table's storage and edge columns, the direction, and the
- * generation of its content.  Compared with memcmp, so always zeroed before filling.
+ * rows of the table's change log that the caller's snapshot sees (see cache_tracking.c).
+ * Compared with memcmp, so always zeroed before filling.
  */
 typedef struct GraphCacheKey
 {
@@ -35,7 +41,9 @@ typedef struct GraphCacheKey
 	AttrNumber	attnums[3];		/* src, dst, weight (0: unweighted) */
 	Oid			types[3];		/* their types (0 for the absent weight) */
 	bool		directed;
-	int64		generation;		/* powerrank_source_generation.generation as the caller sees it */
+	uint64		rebases[GRAPH_CACHE_MAX_REBASES];	/* the rebase rows' transactions (full
+													 * ids), ascending; 0 pads */
+	int64		changes;		/* the other rows: one per tracked writing transaction */
 } GraphCacheKey;
 
 /* One registry entry as the SQL view shows it (a copy taken under the lock). */
@@ -83,7 +91,17 @@ void		graph_cache_status(GraphCacheStatus *status);
 
 /* ---- cache_tracking.c ---- */
 
+void		cache_tracking_init(void);
 bool		graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *key);
+Oid			cache_extension_schema(void);
+Oid			cache_log_owner(Oid schema);
+char	   *cache_log_name(Oid schema);
+
+/* ---- cache_compact.c ---- */
+
+void		cache_compaction_note_writes(int writes);
+void		cache_compaction_request(void);
+int64		cache_compact_log(int64 min_rows, bool wait);
 
 /* ---- cache_sql.c ---- */
 

@@ -15,8 +15,8 @@ void		_PG_init(void);
 
 /*
  * Runs once when the library is loaded: defines the powerrank.* settings and, when loaded by
- * shared_preload_libraries, reserves the graph cache's and the GPU service's shared memory and
- * registers the GPU service's background worker.
+ * shared_preload_libraries, reserves the graph cache's and the GPU service's shared memory,
+ * installs the cache's object access hook and registers the GPU service's background worker.
  */
 void
 _PG_init(void)
@@ -25,6 +25,7 @@ _PG_init(void)
 	if (process_shared_preload_libraries_in_progress)
 	{
 		graph_cache_shmem_init();
+		cache_tracking_init();
 		service_shmem_init();
 		service_worker_register();
 	}

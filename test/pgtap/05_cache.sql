@@ -1,9 +1,10 @@
 -- pgTAP: without shared_preload_libraries = 'powerrank' (this cluster does not preload it) the
 -- graph cache is off and everything still works: tracking can be installed (ready for a restart
--- with preload), every call builds its graph (cache_hit false) and equals a fresh build, the
--- powerrank_cache view is empty.
+-- with preload; a NOTICE says so), a writing transaction adds one row of its own to the change
+-- log (no lock shared with other writers), every call builds its graph (cache_hit false) and
+-- equals a fresh build, the powerrank_cache view is empty.
 BEGIN;
-SELECT plan(11);
+SELECT plan(13);
 
 CREATE TABLE tap_cache_edges(src bigint, dst bigint);
 INSERT INTO tap_cache_edges SELECT g % 40, (g * 7) % 41 FROM generate_series(1, 300) g;
@@ -12,8 +13,18 @@ SELECT is((SELECT enabled FROM powerrank_cache_status()), false, 'cache status: 
 SELECT is(powerrank_cache_enable('tap_cache_edges'), true, 'tracking installs without preload');
 SELECT is((SELECT tgenabled::text FROM pg_trigger WHERE tgrelid = 'tap_cache_edges'::regclass),
           'A', 'the tracking trigger is enabled ALWAYS');
-SELECT is((SELECT count(*) FROM powerrank_source_generation
-           WHERE relid = 'tap_cache_edges'::regclass), 1::bigint, 'the table has a generation');
+SELECT is((SELECT count(*) FROM powerrank_change_log
+           WHERE relid = 'tap_cache_edges'::regclass AND rebase), 1::bigint,
+          'the table has a rebase row in the change log');
+SAVEPOINT writes;
+INSERT INTO tap_cache_edges VALUES (1, 2);
+DELETE FROM tap_cache_edges WHERE src = 1 AND dst = 2;
+SELECT is((SELECT count(*) FROM powerrank_change_log WHERE relid = 'tap_cache_edges'::regclass),
+          1::bigint, 'writes of the transaction that enabled tracking add no row of their own');
+ROLLBACK TO SAVEPOINT writes;
+SELECT is((SELECT count(*) FROM powerrank_change_log WHERE relid = 'tap_cache_edges'::regclass
+             AND change = pg_current_xact_id()), 1::bigint,
+          'one row of this transaction, its rebase row');
 
 SELECT is((SELECT count(*) FROM pagerank('tap_cache_edges')), 41::bigint, 'first call works');
 SELECT is((SELECT cache_hit FROM powerrank_last_run()), false, 'first call: no cache hit');

@@ -1,0 +1,129 @@
+-- The change log behind the graph cache (the temporary instance preloads powerrank): a cached
+-- graph can never be served for content other than the one it was built from — not after DROP
+-- EXTENSION and CREATE EXTENSION, not after a compaction — and dead entries do not linger.
+-- Concurrent writers are in specs/cache_writers.spec.
+
+-- cache_check(t): ranks t by name (cache or not), then compares bit for bit with a fresh build
+-- through the powerrank_graph aggregate, which never uses the cache.
+CREATE FUNCTION cache_check(tbl text, OUT hit boolean, OUT nodes bigint, OUT edges bigint,
+                            OUT same boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+  n1 bigint[]; s1 float8[]; n2 bigint[]; s2 float8[];
+BEGIN
+  SELECT array_agg(p.node ORDER BY p.node), array_agg(p.score ORDER BY p.node)
+    INTO n1, s1 FROM pagerank(tbl) p;
+  SELECT l.cache_hit, l.nodes, l.edges INTO hit, nodes, edges FROM powerrank_last_run() l;
+  EXECUTE format('SELECT array_agg(p.node ORDER BY p.node), array_agg(p.score ORDER BY p.node)
+                  FROM pagerank((SELECT powerrank_graph(src, dst) FROM %s)) p', tbl)
+    INTO n2, s2;
+  same := n1 IS NOT DISTINCT FROM n2 AND s1 IS NOT DISTINCT FROM s2;
+END $$;
+
+-- DROP EXTENSION and CREATE EXTENSION: the graph cached before is never served again (a new
+-- log's rows are other transactions'), and dropping the extension evicts this database's graphs.
+CREATE TABLE st(src int8, dst int8);
+SELECT powerrank_cache_enable('st');
+INSERT INTO st VALUES (1,2),(2,3),(3,1);
+SELECT count(*) FROM pagerank('st');
+SELECT count(*) FROM pagerank('st');
+SELECT cache_hit FROM powerrank_last_run();
+SELECT count(*) AS cached FROM powerrank_cache WHERE source = 'st'::regclass;
+DROP FUNCTION cache_check(text);
+DROP EXTENSION powerrank CASCADE;
+SELECT tgname FROM pg_trigger WHERE tgrelid = 'st'::regclass;
+INSERT INTO st VALUES (3,4),(4,5),(5,6);
+CREATE EXTENSION powerrank;
+SELECT entries, retired FROM powerrank_cache_status();
+SELECT powerrank_cache_enable('st');
+INSERT INTO st VALUES (6,7);
+SELECT count(*) FROM pagerank('st');
+SELECT nodes, edges, cache_hit FROM powerrank_last_run();
+SELECT count(*) FROM pagerank('st');
+SELECT nodes, edges, cache_hit FROM powerrank_last_run();
+
+CREATE FUNCTION cache_check(tbl text, OUT hit boolean, OUT nodes bigint, OUT edges bigint,
+                            OUT same boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+  n1 bigint[]; s1 float8[]; n2 bigint[]; s2 float8[];
+BEGIN
+  SELECT array_agg(p.node ORDER BY p.node), array_agg(p.score ORDER BY p.node)
+    INTO n1, s1 FROM pagerank(tbl) p;
+  SELECT l.cache_hit, l.nodes, l.edges INTO hit, nodes, edges FROM powerrank_last_run() l;
+  EXECUTE format('SELECT array_agg(p.node ORDER BY p.node), array_agg(p.score ORDER BY p.node)
+                  FROM pagerank((SELECT powerrank_graph(src, dst) FROM %s)) p', tbl)
+    INTO n2, s2;
+  same := n1 IS NOT DISTINCT FROM n2 AND s1 IS NOT DISTINCT FROM s2;
+END $$;
+
+-- VACUUM FULL and CLUSTER give the table new storage: the entry of the old storage goes as soon
+-- as the new graph is cached, so one entry stays per table and columns.
+CREATE TABLE vf(src bigint, dst bigint);
+INSERT INTO vf SELECT g % 50, (g * 7) % 53 FROM generate_series(1, 400) g;
+SELECT powerrank_cache_enable('vf');
+SELECT * FROM cache_check('vf');
+SELECT * FROM cache_check('vf');
+VACUUM FULL vf;
+SELECT * FROM cache_check('vf');
+VACUUM FULL vf;
+SELECT * FROM cache_check('vf');
+SELECT * FROM cache_check('vf');
+SELECT count(*) AS entries FROM powerrank_cache WHERE source = 'vf'::regclass;
+SELECT entries, retired FROM powerrank_cache_status();
+
+-- One row per writing transaction, whatever its statements; rebase rows for powerrank_cache_enable
+-- and ALTER TABLE; a rolled-back subtransaction's row goes with it and the next statement logs
+-- the change again.
+SELECT count(*) FILTER (WHERE rebase) AS rebases, count(*) FILTER (WHERE NOT rebase) AS changes
+FROM powerrank_change_log WHERE relid = 'vf'::regclass;
+BEGIN;
+INSERT INTO vf VALUES (1, 2);
+UPDATE vf SET dst = dst WHERE src = 1;
+DELETE FROM vf WHERE src = 1 AND dst = 2;
+SAVEPOINT s;
+INSERT INTO vf VALUES (1, 2);
+ROLLBACK TO SAVEPOINT s;
+SELECT count(*) AS rows_of_this_transaction FROM powerrank_change_log
+WHERE relid = 'vf'::regclass AND change = pg_current_xact_id();
+COMMIT;
+BEGIN;
+SAVEPOINT s;
+INSERT INTO vf VALUES (1, 2);
+ROLLBACK TO SAVEPOINT s;
+DELETE FROM vf WHERE src = 1 AND dst = 2;
+SELECT count(*) AS rows_of_this_transaction FROM powerrank_change_log
+WHERE relid = 'vf'::regclass AND change = pg_current_xact_id();
+COMMIT;
+ALTER TABLE vf ALTER COLUMN dst SET STATISTICS 100;
+SELECT count(*) FILTER (WHERE rebase) AS rebases, count(*) FILTER (WHERE NOT rebase) AS changes
+FROM powerrank_change_log WHERE relid = 'vf'::regclass;
+SELECT * FROM cache_check('vf');
+SELECT * FROM cache_check('vf');
+
+-- Compaction replaces the table's rows by one rebase row: the graph is rebuilt once (the key
+-- moved on), then served again, always equal to a fresh build.
+INSERT INTO vf SELECT g, g + 1 FROM generate_series(1, 5) g;
+INSERT INTO vf SELECT g, g + 2 FROM generate_series(1, 5) g;
+SELECT * FROM cache_check('vf');
+SELECT * FROM cache_check('vf');
+SELECT powerrank_cache_compact() > 0 AS removed_rows;
+SELECT count(*) FILTER (WHERE rebase) AS rebases, count(*) FILTER (WHERE NOT rebase) AS changes
+FROM powerrank_change_log WHERE relid = 'vf'::regclass;
+SELECT * FROM cache_check('vf');
+SELECT * FROM cache_check('vf');
+SELECT count(*) AS entries FROM powerrank_cache WHERE source = 'vf'::regclass;
+INSERT INTO vf VALUES (500, 1);
+SELECT * FROM cache_check('vf');
+SELECT * FROM cache_check('vf');
+-- The change log says when tables changed: only the extension's owner reads it.
+CREATE ROLE regress_log_reader;
+SET ROLE regress_log_reader;
+SELECT count(*) FROM powerrank_change_log;
+SELECT powerrank_cache_compact();
+RESET ROLE;
+DROP ROLE regress_log_reader;
+
+SELECT powerrank_cache_drop();
+DROP TABLE st, vf;
+DROP FUNCTION cache_check(text);
