@@ -1,0 +1,85 @@
+#!/bin/bash
+# bench/sql/tracking_load.sh — writers on a table tracked for the graph cache against the same
+# table untracked (no GPU needed; any machine with Debian's PostgreSQL 15).
+#
+#   sudo bench/sql/tracking_load.sh [SECONDS] [CLIENTS]        (defaults 60 and 8)
+#
+# Starts a throwaway cluster (powerrank preloaded, built and installed from this tree beforehand:
+# make && sudo make install), loads two identical edge tables of 200,000 rows with an index on
+# src, tracks one of them (powerrank_cache_enable), and runs pgbench with CLIENTS clients of
+# pgbench/tracking_writer.sql for SECONDS against each table in turn, under REPEATABLE READ.
+# During the tracked run one more client ranks the tracked table again and again
+# (pgbench/tracking_check.sql: the cached ranking against a fresh build in the same snapshot).
+# Prints the TPS of both runs and their ratio, the failed transactions (serialization failures),
+# the checks and how many found a stale ranking, and the change log's rows at the end.
+set -u
+SECONDS_RUN=${1:-60}
+CLIENTS=${2:-8}
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+HERE=$(cd "$(dirname "$0")" && pwd)
+WORK=$(mktemp -d /tmp/tracking-load.XXXXXX)
+PORT=$((55000 + $$ % 900))
+chown postgres "$WORK"
+cp "$HERE"/pgbench/tracking_*.sql "$WORK"/
+as_pg() { su postgres -s /bin/bash -c "$1"; }
+stop() { as_pg "$PG_BIN/pg_ctl -D $WORK/data -m fast stop" >/dev/null 2>&1; rm -rf "$WORK"; }
+trap stop EXIT
+as_pg "$PG_BIN/initdb -D $WORK/data -A trust --no-sync >/dev/null" || exit 1
+cat >> "$WORK/data/postgresql.conf" <<CONF
+shared_preload_libraries = 'powerrank'
+listen_addresses = ''
+unix_socket_directories = '$WORK'
+port = $PORT
+max_connections = 40
+default_transaction_isolation = 'repeatable read'
+powerrank.service_engine = 'off'
+CONF
+as_pg "$PG_BIN/pg_ctl -D $WORK/data -l $WORK/server.log -w start >/dev/null" || { cat "$WORK/server.log"; exit 1; }
+PSQL="$PG_BIN/psql -X -q -h $WORK -p $PORT -d postgres -v ON_ERROR_STOP=1"
+as_pg "$PSQL" <<'SQL' || exit 1
+CREATE EXTENSION powerrank;
+CREATE TABLE edges_tracked(src bigint, dst bigint);
+CREATE TABLE edges_plain(src bigint, dst bigint);
+INSERT INTO edges_tracked SELECT (g % 8 + 1) * 1000000 + g % 20000 + 1, g % 20000 + 1
+FROM generate_series(1, 200000) g;
+INSERT INTO edges_plain SELECT * FROM edges_tracked;
+CREATE INDEX ON edges_tracked(src);
+CREATE INDEX ON edges_plain(src);
+SELECT powerrank_cache_enable('edges_tracked');
+CREATE TABLE checks(stale boolean);
+CREATE FUNCTION tracking_check() RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE n1 bigint[]; s1 float8[]; n2 bigint[]; s2 float8[]; same boolean;
+BEGIN
+  SELECT array_agg(node ORDER BY node), array_agg(score ORDER BY node) INTO n1, s1
+  FROM pagerank('edges_tracked', top_k => NULL);
+  SELECT array_agg(node ORDER BY node), array_agg(score ORDER BY node) INTO n2, s2
+  FROM pagerank((SELECT powerrank_graph(src, dst) FROM edges_tracked));
+  same := n1 IS NOT DISTINCT FROM n2 AND s1 IS NOT DISTINCT FROM s2;
+  INSERT INTO checks VALUES (NOT same);
+  RETURN same;
+END $$;
+VACUUM ANALYZE;
+SQL
+PGBENCH="$PG_BIN/pgbench -h $WORK -p $PORT -n -M simple --max-tries=1 --failures-detailed"
+run() {  # table label
+  as_pg "$PGBENCH -c $CLIENTS -j 2 -T $SECONDS_RUN -D tbl=$1 -f $WORK/tracking_writer.sql postgres" > "$WORK/$2.log" 2>&1
+  local tps failed
+  tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$WORK/$2.log")
+  failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$WORK/$2.log")
+  echo "$2: tps $tps, failed transactions ${failed:-?}" >&2
+  echo "$tps ${failed:-?}"
+}
+read -r plain_tps plain_failed < <(run edges_plain untracked)
+as_pg "$PGBENCH -c 1 -T $SECONDS_RUN -f $WORK/tracking_check.sql postgres" > "$WORK/check.log" 2>&1 &
+checker=$!
+read -r tracked_tps tracked_failed < <(run edges_tracked tracked)
+wait $checker
+as_pg "$PSQL -At" <<'SQL' > "$WORK/summary.txt"
+SELECT 'checks ' || count(*) || ', stale ' || count(*) FILTER (WHERE stale) FROM checks;
+SELECT 'change log rows ' || count(*) FROM powerrank_change_log;
+SQL
+echo "== $CLIENTS writers, $SECONDS_RUN s each, REPEATABLE READ, $(nproc) cores, $(date -u +%F)"
+echo "untracked: $plain_tps tps, $plain_failed failed"
+echo "tracked:   $tracked_tps tps, $tracked_failed failed"
+awk -v a="$tracked_tps" -v b="$plain_tps" 'BEGIN { printf "tracked / untracked: %.2f\n", a / b }'
+cat "$WORK/summary.txt"
