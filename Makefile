@@ -23,11 +23,11 @@ OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c src/core/*.c))
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 
-REGRESS = api basic bad_input security aggregate stats cancel scan rwr_multi networkx cron cache cache_tracking service rankgraph_binary parallel_read
+REGRESS = api basic bad_input security aggregate stats cancel scan rwr_multi networkx cron cache cache_tracking service rankgraph_binary parallel_read monitoring_roles
 REGRESS_OPTS = --inputdir=. --temp-instance=./tmp_check --temp-config=test/regress.conf --load-extension=powerrank
 
 # Isolation tests of the graph cache and the GPU service (specs/*.spec, expected/*.out).
-ISOLATION = cache_dml cache_ddl cache_visibility cache_writers service_progress service_concurrent service_batch
+ISOLATION = cache_dml cache_ddl cache_visibility cache_writers service_progress service_concurrent service_batch monitoring_progress
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso \
 	--temp-config=test/isolation.conf --load-extension=powerrank
 

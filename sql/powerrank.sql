@@ -322,7 +322,11 @@ RETURNS SETOF record
 CREATE VIEW powerrank_cache AS SELECT * FROM powerrank_cache_entries();
 
 COMMENT ON VIEW powerrank_cache IS
-	'Graphs held by the powerrank graph cache for tables of this database';
+	'Graphs held by the powerrank graph cache for tables of this database that the caller may read';
+
+-- A view is readable only by its owner until granted; every role may read this one: the function
+-- behind it lists only the tables the caller may SELECT (all of them for pg_read_all_stats).
+GRANT SELECT ON powerrank_cache TO PUBLIC;
 
 CREATE FUNCTION powerrank_cache_drop(edges text DEFAULT NULL) RETURNS int
 	AS 'MODULE_PATHNAME', 'powerrank_cache_drop'
@@ -374,6 +378,9 @@ CREATE VIEW powerrank_service AS SELECT * FROM powerrank_service_status();
 COMMENT ON VIEW powerrank_service IS
 	'The powerrank GPU service: state, processes, engine, device, requests, failures, restarts, resident graphs, RWR batches, graphs built';
 
+-- Every role may read it; last_error only members of pg_read_all_stats (NULL for the others).
+GRANT SELECT ON powerrank_service TO PUBLIC;
+
 CREATE FUNCTION powerrank_progress_entries(
 	OUT pid int, OUT algorithm text, OUT device text, OUT phase text, OUT iteration int,
 	OUT residual float8, OUT elapsed interval, OUT nodes bigint, OUT edges bigint,
@@ -386,6 +393,10 @@ CREATE VIEW powerrank_progress AS SELECT * FROM powerrank_progress_entries();
 
 COMMENT ON VIEW powerrank_progress IS
 	'pagerank/hits/rwr runs in progress (needs shared_preload_libraries = ''powerrank''): iteration, residual, elapsed';
+
+-- Every role may read it; like pg_stat_activity, the details of runs of roles the caller has no
+-- privileges of are NULL unless it is a member of pg_read_all_stats.
+GRANT SELECT ON powerrank_progress TO PUBLIC;
 
 CREATE FUNCTION powerrank_service_inject_fault(fault text) RETURNS void
 	AS 'MODULE_PATHNAME', 'powerrank_service_inject_fault'

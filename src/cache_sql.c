@@ -6,9 +6,11 @@
 #include "service.h"
 
 #include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/varlena.h"
@@ -56,14 +58,42 @@ column_list(const GraphCacheKey *key)
 }
 
 /*
+ * Whether the current user may see a cache entry: it may SELECT the table, or every edge column of
+ * the entry (the privileges a ranking needs to be served that graph).  A table dropped since the
+ * snapshot was taken is not shown.
+ */
+static bool
+may_read_entry(const GraphCacheKey *key)
+{
+	Oid			user = GetUserId();
+	bool		is_missing = false;
+	int			i;
+
+	if (pg_class_aclcheck_ext(key->relid, user, ACL_SELECT, &is_missing) == ACLCHECK_OK)
+		return true;
+	if (is_missing)
+		return false;
+	for (i = 0; i < 3 && key->attnums[i] != 0; i++)
+	{
+		if (pg_attribute_aclcheck_ext(key->relid, key->attnums[i], user, ACL_SELECT,
+									  &is_missing) != ACLCHECK_OK)
+			return false;
+	}
+	return i > 0;
+}
+
+/*
  * powerrank_cache_entries(): one row per graph cached for the current database (the rows of the
- * powerrank_cache view).
+ * powerrank_cache view).  Members of pg_read_all_stats (and superusers) see every entry; other
+ * roles only the entries of tables they may read (may_read_entry), so that the names and sizes of
+ * other tables stay hidden, whether the function is called through the view or directly.
  */
 Datum
 powerrank_cache_entries(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	GraphCacheEntryInfo *entries;
+	bool		read_all;
 	int			count;
 	int			i;
 
@@ -73,6 +103,7 @@ powerrank_cache_entries(PG_FUNCTION_ARGS)
 		graph_cache_notice_not_preloaded();
 		return (Datum) 0;
 	}
+	read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 	count = graph_cache_snapshot(MyDatabaseId, &entries);
 	for (i = 0; i < count; i++)
 	{
@@ -80,6 +111,9 @@ powerrank_cache_entries(PG_FUNCTION_ARGS)
 		bool		nulls[13] = {0};
 		uint64		base = 0;
 		int			j;
+
+		if (!read_all && !may_read_entry(&entries[i].key))
+			continue;
 
 		values[0] = ObjectIdGetDatum(entries[i].key.relid);
 		values[1] = CStringGetTextDatum(column_list(&entries[i].key));

@@ -20,7 +20,10 @@ PG_FUNCTION_INFO_V1(powerrank_service_inject_fault);
 
 /*
  * powerrank_service_status(): one row describing the GPU service (preloaded false and the rest
- * NULL without shared_preload_libraries).
+ * NULL without shared_preload_libraries).  State, processes, engine, device and counters are shown
+ * to every role; last_error, whose text may name tables, files or libraries, only to members of
+ * pg_read_all_stats (and superusers), as pg_stat_activity shows other roles' queries: NULL for the
+ * others.
  */
 Datum
 powerrank_service_status(PG_FUNCTION_ARGS)
@@ -80,7 +83,7 @@ powerrank_service_status(PG_FUNCTION_ARGS)
 	values[12] = Int64GetDatum((int64) pg_atomic_read_u64(&service->reuses));
 	values[13] = Int64GetDatum((int64) pg_atomic_read_u64(&service->evictions));
 	values[14] = Int32GetDatum((int32) pg_atomic_read_u32(&service->request_segments));
-	if (last_error[0] != '\0')
+	if (last_error[0] != '\0' && has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS))
 		values[15] = CStringGetTextDatum(last_error);
 	else
 		nulls[15] = true;
@@ -95,8 +98,9 @@ powerrank_service_status(PG_FUNCTION_ARGS)
 
 /*
  * powerrank_progress_entries(): one row per ranking run in progress (the rows of the
- * powerrank_progress view).  Like pg_stat_progress_*, the details of other roles' runs are shown
- * only to members of pg_read_all_stats; others see the pid and algorithm.
+ * powerrank_progress view).  Like pg_stat_activity and pg_stat_progress_*, every role sees every
+ * run's pid and algorithm, and the rest of runs of roles whose privileges it has (its own); the
+ * rest of other roles' runs is NULL unless it is a member of pg_read_all_stats.
  */
 Datum
 powerrank_progress_entries(PG_FUNCTION_ARGS)
