@@ -29,8 +29,8 @@
 #include "storage/ipc.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
-#include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
+#include "utils/lsyscache.h"
 
 PG_FUNCTION_INFO_V1(powerrank_cache_compact);
 PGDLLEXPORT void powerrank_compactor_main(Datum arg);
@@ -118,6 +118,8 @@ cache_compact_log(int64 min_rows, bool wait)
 	else if (!ConditionalLockRelationOid(log_relid, ShareUpdateExclusiveLock))
 		return 0;
 	log = cache_log_name(schema);
+	/* a snapshot taken after the lock: it sees the compaction before this one */
+	PushActiveSnapshot(GetTransactionSnapshot());
 
 	GetUserIdAndSecContext(&saved_user, &saved_context);
 	SetUserIdAndSecContext(cache_log_owner(schema), saved_context | SECURITY_LOCAL_USERID_CHANGE |
@@ -151,6 +153,7 @@ cache_compact_log(int64 min_rows, bool wait)
 	}
 	SPI_finish();
 	SetUserIdAndSecContext(saved_user, saved_context);
+	PopActiveSnapshot();
 	return removed;
 }
 
@@ -167,10 +170,8 @@ powerrank_compactor_main(Datum arg)
 	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
 	pgstat_report_activity(STATE_RUNNING, "compacting the powerrank change log");
 	removed = cache_compact_log(COMPACT_MIN_ROWS, false);
-	PopActiveSnapshot();
 	CommitTransactionCommand();
 	pgstat_report_activity(STATE_IDLE, NULL);
 	elog(DEBUG1, "powerrank: change log compacted, %lld rows removed", (long long) removed);

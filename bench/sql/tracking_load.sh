@@ -8,10 +8,11 @@
 # make && sudo make install), loads two identical edge tables of 200,000 rows with an index on
 # src, tracks one of them (powerrank_cache_enable), and runs pgbench with CLIENTS clients of
 # pgbench/tracking_writer.sql for SECONDS against each table in turn, under REPEATABLE READ.
-# During the tracked run one more client ranks the tracked table again and again
-# (pgbench/tracking_check.sql: the cached ranking against a fresh build in the same snapshot).
-# Prints the TPS of both runs and their ratio, the failed transactions (serialization failures),
-# the checks and how many found a stale ranking, and the change log's rows at the end.
+# A third run repeats the tracked one while one more client ranks the tracked table again and
+# again (pgbench/tracking_check.sql: the cached ranking against a fresh build in the same
+# snapshot).  Prints the TPS of the runs and the ratio of the first two, the failed transactions
+# (serialization failures), the checks and how many found a stale ranking, and the change log's
+# rows at the end.
 set -u
 SECONDS_RUN=${1:-60}
 CLIENTS=${2:-8}
@@ -70,9 +71,10 @@ run() {  # table label
   echo "$tps ${failed:-?}"
 }
 read -r plain_tps plain_failed < <(run edges_plain untracked)
+read -r tracked_tps tracked_failed < <(run edges_tracked tracked)
 as_pg "$PGBENCH -c 1 -T $SECONDS_RUN -f $WORK/tracking_check.sql postgres" > "$WORK/check.log" 2>&1 &
 checker=$!
-read -r tracked_tps tracked_failed < <(run edges_tracked tracked)
+read -r checked_tps checked_failed < <(run edges_tracked tracked_checked)
 wait $checker
 as_pg "$PSQL -At" <<'SQL' > "$WORK/summary.txt"
 SELECT 'checks ' || count(*) || ', stale ' || count(*) FILTER (WHERE stale) FROM checks;
@@ -81,5 +83,6 @@ SQL
 echo "== $CLIENTS writers, $SECONDS_RUN s each, REPEATABLE READ, $(nproc) cores, $(date -u +%F)"
 echo "untracked: $plain_tps tps, $plain_failed failed"
 echo "tracked:   $tracked_tps tps, $tracked_failed failed"
+echo "tracked while a client checks rankings: $checked_tps tps, $checked_failed failed"
 awk -v a="$tracked_tps" -v b="$plain_tps" 'BEGIN { printf "tracked / untracked: %.2f\n", a / b }'
 cat "$WORK/summary.txt"
