@@ -116,6 +116,29 @@ SELECT count(*) AS entries FROM powerrank_cache WHERE source = 'vf'::regclass;
 INSERT INTO vf VALUES (500, 1);
 SELECT * FROM cache_check('vf');
 SELECT * FROM cache_check('vf');
+-- The background compaction: a backend that logged 1,000 changes starts a worker that compacts
+-- the tables with 64 rows or more; the rankings stay fresh across it.
+CREATE TABLE bg(src bigint, dst bigint);
+SELECT powerrank_cache_enable('bg');
+DO $$
+BEGIN
+  FOR i IN 1..1000 LOOP
+    INSERT INTO bg VALUES (i % 97, (i * 7) % 101);
+    COMMIT;
+  END LOOP;
+END $$;
+DO $$
+BEGIN
+  FOR i IN 1..300 LOOP
+    EXIT WHEN (SELECT count(*) FROM powerrank_change_log WHERE relid = 'bg'::regclass) < 64;
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+END $$;
+SELECT count(*) < 64 AS compacted, count(*) FILTER (WHERE rebase) AS rebases
+FROM powerrank_change_log WHERE relid = 'bg'::regclass;
+SELECT * FROM cache_check('bg');
+SELECT * FROM cache_check('bg');
+
 -- The change log says when tables changed: only the extension's owner reads it.
 CREATE ROLE regress_log_reader;
 SET ROLE regress_log_reader;
@@ -125,5 +148,5 @@ RESET ROLE;
 DROP ROLE regress_log_reader;
 
 SELECT powerrank_cache_drop();
-DROP TABLE st, vf;
+DROP TABLE st, vf, bg;
 DROP FUNCTION cache_check(text);
