@@ -13,8 +13,7 @@
  * logged COMPACT_REQUEST_WRITES changes since it last asked, by a reader that saw many rows of
  * one table (or too many rebase rows for a key), or by DROP TABLE of a tracked table.  It
  * compacts the tables with at least COMPACT_MIN_ROWS rows or GRAPH_CACHE_MAX_REBASES rebase rows
- * (each compaction moves the table's key on, so readers rebuild once) and gives up at once when
- * another compaction holds the lock.  powerrank_cache_compact() compacts
+ * (each compaction moves the table's key on, so readers rebuild once).  powerrank_cache_compact() compacts
  * every table now, in the caller's transaction.
  */
 #include "graph_cache.h"
@@ -92,11 +91,11 @@ cache_compaction_request(void)
 /*
  * Compacts the change log of this database (see the file comment): the tables with more than one
  * row and at least min_rows rows or GRAPH_CACHE_MAX_REBASES rebase rows (too many for a key), and
- * the rows of dropped tables.  Waits for a compaction in
- * progress when wait, else returns 0 at once.  Returns the rows removed.  Runs as the log's owner.
+ * the rows of dropped tables, after any compaction in progress (the lock's queue also makes an
+ * autovacuum of the log give way).  Returns the rows removed.  Runs as the log's owner.
  */
 int64
-cache_compact_log(int64 min_rows, bool wait)
+cache_compact_log(int64 min_rows)
 {
 	Oid			schema = cache_extension_schema();
 	Oid			log_relid;
@@ -113,10 +112,7 @@ cache_compact_log(int64 min_rows, bool wait)
 	log_relid = get_relname_relid("powerrank_change_log", schema);
 	if (!OidIsValid(log_relid))
 		return 0;
-	if (wait)
-		LockRelationOid(log_relid, ShareUpdateExclusiveLock);
-	else if (!ConditionalLockRelationOid(log_relid, ShareUpdateExclusiveLock))
-		return 0;
+	LockRelationOid(log_relid, ShareUpdateExclusiveLock);
 	log = cache_log_name(schema);
 	/* a snapshot taken after the lock: it sees the compaction before this one */
 	PushActiveSnapshot(GetTransactionSnapshot());
@@ -171,7 +167,7 @@ powerrank_compactor_main(Datum arg)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	pgstat_report_activity(STATE_RUNNING, "compacting the powerrank change log");
-	removed = cache_compact_log(COMPACT_MIN_ROWS, false);
+	removed = cache_compact_log(COMPACT_MIN_ROWS);
 	CommitTransactionCommand();
 	pgstat_report_activity(STATE_IDLE, NULL);
 	elog(DEBUG1, "powerrank: change log compacted, %lld rows removed", (long long) removed);
@@ -180,10 +176,10 @@ powerrank_compactor_main(Datum arg)
 
 /*
  * powerrank_cache_compact(): compacts the change log of every tracked table of this database now,
- * in the caller's transaction (waiting for a compaction in progress); returns the rows removed.
+ * in the caller's transaction; returns the rows removed.
  */
 Datum
 powerrank_cache_compact(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_INT64(cache_compact_log(1, true));
+	PG_RETURN_INT64(cache_compact_log(1));
 }

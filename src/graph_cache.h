@@ -101,7 +101,7 @@ char	   *cache_log_name(Oid schema);
 
 void		cache_compaction_note_writes(int writes);
 void		cache_compaction_request(void);
-int64		cache_compact_log(int64 min_rows, bool wait);
+int64		cache_compact_log(int64 min_rows);
 
 /* ---- cache_sql.c ---- */
 
