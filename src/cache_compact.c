@@ -13,8 +13,8 @@
  * logged COMPACT_REQUEST_WRITES changes since it last asked, by a reader that saw many rows of
  * one table (or too many rebase rows for a key), or by DROP TABLE of a tracked table.  It
  * compacts the tables with at least COMPACT_MIN_ROWS rows or GRAPH_CACHE_MAX_REBASES rebase rows
- * (each compaction moves the table's key on, so readers rebuild once).  powerrank_cache_compact() compacts
- * every table now, in the caller's transaction.
+ * (each compaction moves the table's key on, so readers rebuild once).
+ * powerrank_cache_compact() compacts every table now, in the caller's transaction.
  */
 #include "graph_cache.h"
 
