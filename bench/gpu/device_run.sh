@@ -3,8 +3,8 @@
 # device call (default budget 540 s; the call's limit is 600 s):
 #   build cuda/ and the bench with nvcc, run the planner unit tests, measure the model's fixed costs
 #   (launch, row writes, the compact-partials merge: a few seconds), then the checked benchmarks in
-#   order of value: R-MAT 24 (incl. the blocked remainder and compact partials), Erdős–Rényi 24
-#   (never measured), R-MAT 22, R-MAT 20, soc-slashdot0902.  Each phase gets what is left of the budget
+#   order of value: R-MAT 24 (incl. the blocked remainder and compact partials), Erdős–Rényi 24,
+#   R-MAT 22, R-MAT 20, soc-slashdot0902.  Each phase gets what is left of the budget
 #   (timeout), so a slow phase cannot eat the summary.  Every log is line-buffered into $OUT, so a
 #   run cut off from outside still brings back what it printed.  The summary table comes last.
 #
@@ -63,7 +63,7 @@ if has fixed && [ "$DRY_RUN" != 1 ]; then
   fi
 fi
 # S_EST=NS: give auto a blocked-remainder cost 'S' (ns per entry) for this run (the shipped table has none:
-# the blocked remainder measured slower everywhere, bench/gpu/NOTES.md run 5)
+# the blocked remainder measured 4-50x slower, doc/RESULTS.md)
 if ! grep -q '^S ' "$model" && [ -n "${S_EST:-}" ]; then
   { cat "$model"; echo "S 1 1 $S_EST"; } > "$OUT/model_with_S.tsv"
   model=$OUT/model_with_S.tsv
