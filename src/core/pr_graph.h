@@ -110,8 +110,13 @@ void		pr_graph_write_flat(const PrGraph *g, void *buf);
 void		pr_graph_write_flat_threads(const PrGraph *g, void *buf, int n_threads);
 
 /*
- * Points view's arrays into a flat buffer (no copy) after checking its header, sizes and offsets
- * against size; PR_ERR_INVALID for a corrupt buffer.  buf must be 8-byte aligned.
+ * Points view's arrays into a flat buffer (no copy) after checking every invariant pr_graph_build
+ * guarantees: header, the exact layout pr_graph_write_flat gives for the counts, ids strictly
+ * ascending, row pointers, ids in range, in-edge rows sorted, weights finite and >= 0, every node
+ * with an edge, out_strength equal to each node's out-weight sum, every out- and in-weight sum
+ * below 2^PR_STRENGTH_LIMIT_EXP, out-edges equal to the in-edges grouped by source, the dangling
+ * list; PR_ERR_INVALID for a corrupt buffer (PR_ERR_NOMEM when its O(n) scratch cannot be
+ * allocated).  buf must be 8-byte aligned.
  */
 PrStatus	pr_graph_view_flat(const void *buf, size_t size, PrGraph *view, PrError *err);
 
