@@ -23,7 +23,7 @@ OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c src/core/*.c))
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 
-REGRESS = api basic bad_input security aggregate stats cancel scan rwr_multi networkx cron cache cache_tracking service rankgraph_binary parallel_read monitoring_roles
+REGRESS = api basic bad_input security aggregate stats cancel scan rwr_multi networkx cron cache cache_tracking service rankgraph_binary rankgraph_dump parallel_read huge_weights monitoring_roles
 REGRESS_OPTS = --inputdir=. --temp-instance=./tmp_check --temp-config=test/regress.conf --load-extension=powerrank
 
 # Isolation tests of the graph cache and the GPU service (specs/*.spec, expected/*.out).
@@ -62,6 +62,9 @@ $(REFERENCE_OUT)/done: test/reference/networkx_reference.py
 reference: $(REFERENCE_OUT)/done
 
 installcheck: reference
+
+# The rankgraph_dump test runs this server's pg_dump, pg_restore and psql.
+installcheck: export POWERRANK_BINDIR = $(bindir)
 
 check-core:
 	@for d in test/core test/plan test/partition; do \

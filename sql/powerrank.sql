@@ -32,6 +32,11 @@ CREATE TYPE rankgraph (
 COMMENT ON TYPE rankgraph IS
 	'A graph built by powerrank_graph(src, dst [, weight]), ready for pagerank/hits/rwr';
 
+CREATE FUNCTION rankgraph_summary(rankgraph) RETURNS text
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION rankgraph_summary(rankgraph) IS
+	'One line describing a rankgraph: rankgraph(nodes=N, edges=M, weighted=t|f)';
+
 -- ---------------------------------------------------------------------------------------------
 -- powerrank_graph(src, dst [, weight]): aggregate building a rankgraph from any query.
 -- NULL src/dst/weight rows are skipped and counted. Parallel safe.

@@ -24,6 +24,7 @@
  */
 #include "pr_graph.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,10 +44,16 @@ describe_weight(double w, char *buf, size_t len)
 		snprintf(buf, len, "%g", w);
 }
 
-/* Checks that every weight is finite and >= 0; reports the first offending row. */
+/*
+ * Checks that every weight is finite and >= 0; reports the first offending row.  Returns the
+ * largest weight and the smallest positive one (0 when none is positive) through max and min_pos.
+ */
 static PrStatus
-validate_weights(const double *weight, size_t m, PrError *err)
+validate_weights(const double *weight, size_t m, double *max, double *min_pos, PrError *err)
 {
+	double		largest = 0.0,
+				smallest = 0.0;
+
 	for (size_t i = 0; i < m; i++)
 	{
 		double		w = weight[i];
@@ -60,7 +67,13 @@ validate_weights(const double *weight, size_t m, PrError *err)
 								"invalid weight %s in edge row %zu: weights must be finite and >= 0",
 								text, i);
 		}
+		if (w > largest)
+			largest = w;
+		if (w > 0.0 && (smallest == 0.0 || w < smallest))
+			smallest = w;
 	}
+	*max = largest;
+	*min_pos = smallest;
 	return PR_OK;
 }
 
@@ -1114,6 +1127,69 @@ compute_weighted_strength(PrGraph *g, int n_threads)
 		g->out_strength[g->in_src[e]] += g->in_weight[e];
 }
 
+/*
+ * Largest out-weight or in-weight sum of a weighted graph (its out-CSR not built yet), each weight
+ * taken times 2^-64 so that no sum can overflow; sums[n] is scratch.
+ */
+static double
+largest_scaled_sum(const PrGraph *g, double *sums)
+{
+	int64_t		n = g->n_nodes;
+	double		largest = 0.0;
+
+	memset(sums, 0, (size_t) n * sizeof(double));
+	for (int64_t v = 0; v < n; v++)
+	{
+		double		in_sum = 0.0;
+
+		for (int64_t e = g->in_ptr[v]; e < g->in_ptr[v + 1]; e++)
+		{
+			double		w = ldexp(g->in_weight[e], -64);
+
+			in_sum += w;
+			sums[g->in_src[e]] += w;
+		}
+		if (in_sum > largest)
+			largest = in_sum;
+	}
+	for (int64_t u = 0; u < n; u++)
+		if (sums[u] > largest)
+			largest = sums[u];
+	return largest;
+}
+
+/*
+ * Scales every weight of a weighted graph (in-CSR built, out-CSR not yet) by one power of two when
+ * some node's out-weight or in-weight sum would reach 2^(PR_STRENGTH_LIMIT_EXP - 1), so that every
+ * such sum stays below that (see pr_graph.h).  Scaling by a power of two is exact and changes no
+ * ranking; max is the largest weight, min_pos the smallest positive one.  PR_ERR_INVALID when a
+ * positive weight would fall below the normal range (the weights span too wide a range).
+ */
+static PrStatus
+scale_weights(PrGraph *g, double max, double min_pos, PrError *err)
+{
+	double		largest;
+	int			exponent;
+	int			shift;
+
+	if (g->n_edges == 0 ||
+		max * (double) g->n_edges < ldexp(1.0, PR_STRENGTH_LIMIT_EXP - 1))
+		return PR_OK;			/* no sum of at most n_edges weights can get there */
+	largest = largest_scaled_sum(g, g->out_strength);
+	(void) frexp(largest, &exponent);	/* the true largest sum is below 2^(exponent + 64) */
+	shift = exponent + 64 - (PR_STRENGTH_LIMIT_EXP - 1);
+	if (shift <= 0)
+		return PR_OK;
+	if (ldexp(min_pos, -shift) < DBL_MIN)
+		return pr_error_set(err, PR_ERR_INVALID,
+							"edge weights span too wide a range to rank in double precision: "
+							"the largest is %g, the smallest positive one %g",
+							max, min_pos);
+	for (int64_t e = 0; e < g->n_edges; e++)
+		g->in_weight[e] = ldexp(g->in_weight[e], -shift);
+	return PR_OK;
+}
+
 /* Lists the nodes whose out_strength is 0. */
 static PrStatus
 list_dangling(PrGraph *g, const PrAllocator *alloc, PrError *err)
@@ -1153,6 +1229,8 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	int64_t		n,
 				m_stored = 0;
 	bool		weighted = (weight != NULL);
+	double		max_weight = 0.0,
+				min_weight = 0.0;
 	int			n_threads;
 	CountSort	rows;
 
@@ -1166,7 +1244,7 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	n_threads = options->n_threads < 1 ? 1 : options->n_threads;
 	if (m > 0 && (src == NULL || dst == NULL))
 		return pr_error_set(err, PR_ERR_INVALID, "edge list has no source or destination array");
-	if (weighted && (status = validate_weights(weight, m, err)) != PR_OK)
+	if (weighted && (status = validate_weights(weight, m, &max_weight, &min_weight, err)) != PR_OK)
 		return status;
 
 	status = id_map_build(src, dst, m, n_threads, alloc, &map, &ranks, err);
@@ -1231,6 +1309,14 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 					  n_threads, alloc, times) != PR_OK)
 		goto nomem;
 	mark = pr_clock_seconds();
+	if (weighted && (status = scale_weights(g, max_weight, min_weight, err)) != PR_OK)
+	{
+		pr_free(alloc, tmp_ptr);
+		pr_free(alloc, tmp_dst);
+		pr_free(alloc, tmp_w);
+		pr_graph_free(g, alloc);
+		return status;
+	}
 
 	if (options->out_edges)
 	{

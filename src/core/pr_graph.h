@@ -23,6 +23,14 @@ extern "C" {
 /* Largest node count the 32-bit internal ids allow. */
 #define PR_MAX_NODES ((int64_t) INT32_MAX)
 
+/*
+ * Every node's out-weight sum and in-weight sum in a stored graph is below 2^PR_STRENGTH_LIMIT_EXP
+ * (about 1.1e307): the build scales all weights by one power of two when the given ones would sum
+ * past 2^(PR_STRENGTH_LIMIT_EXP - 1), so no sum, product or normalisation of PageRank, RWR or HITS
+ * overflows.  One common factor changes no ranking.
+ */
+#define PR_STRENGTH_LIMIT_EXP 1020
+
 /* A graph over dense internal ids; arrays belong to whoever built (or mapped) it. */
 typedef struct PrGraph
 {
@@ -35,13 +43,15 @@ typedef struct PrGraph
 
 	int64_t    *in_ptr;			/* [n+1] row pointers of in-edges */
 	int32_t    *in_src;			/* [m] source of each in-edge, ascending within a row */
-	double	   *in_weight;		/* [m] weight of each in-edge, or NULL (all 1) */
+	double	   *in_weight;		/* [m] weight of each in-edge (>= 0, finite; see
+								 * PR_STRENGTH_LIMIT_EXP), or NULL (all 1) */
 
 	int64_t    *out_ptr;		/* [n+1] row pointers of out-edges, or NULL */
 	int32_t    *out_dst;		/* [m] destination of each out-edge, ascending within a row */
 	double	   *out_weight;		/* [m] or NULL */
 
-	double	   *out_strength;	/* [n] sum of out-edge weights (out-degree when unweighted) */
+	double	   *out_strength;	/* [n] sum of out-edge weights (out-degree when unweighted),
+								 * added in out-row order */
 	int64_t		n_dangling;		/* nodes whose out_strength is 0 */
 	int32_t    *dangling;		/* [n_dangling] those nodes, ascending */
 } PrGraph;
@@ -67,8 +77,10 @@ typedef struct PrBuildOptions
 
 /*
  * Builds g from m rows (src[i], dst[i], weight[i]); weight may be NULL.  Weights must be finite
- * and >= 0 (PR_ERR_INVALID otherwise, with the offending row in the message).  On failure g is
- * left empty and nothing stays allocated.
+ * and >= 0 (PR_ERR_INVALID otherwise, with the offending row in the message).  Weights whose sums
+ * would reach 2^(PR_STRENGTH_LIMIT_EXP - 1) are all scaled by one power of two; PR_ERR_INVALID when
+ * that would push a positive weight below the normal range.  On failure g is left empty and
+ * nothing stays allocated.
  */
 PrStatus	pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, size_t m,
 						   const PrBuildOptions *options, const PrAllocator *alloc,
@@ -98,8 +110,13 @@ void		pr_graph_write_flat(const PrGraph *g, void *buf);
 void		pr_graph_write_flat_threads(const PrGraph *g, void *buf, int n_threads);
 
 /*
- * Points view's arrays into a flat buffer (no copy) after checking its header, sizes and offsets
- * against size; PR_ERR_INVALID for a corrupt buffer.  buf must be 8-byte aligned.
+ * Points view's arrays into a flat buffer (no copy) after checking every invariant pr_graph_build
+ * guarantees: header, the exact layout pr_graph_write_flat gives for the counts, ids strictly
+ * ascending, row pointers, ids in range, in-edge rows sorted, weights finite and >= 0, every node
+ * with an edge, out_strength equal to each node's out-weight sum, every out- and in-weight sum
+ * below 2^PR_STRENGTH_LIMIT_EXP, out-edges equal to the in-edges grouped by source, the dangling
+ * list; PR_ERR_INVALID for a corrupt buffer (PR_ERR_NOMEM when its O(n) scratch cannot be
+ * allocated).  buf must be 8-byte aligned.
  */
 PrStatus	pr_graph_view_flat(const void *buf, size_t size, PrGraph *view, PrError *err);
 

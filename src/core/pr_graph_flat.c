@@ -2,9 +2,10 @@
  * pr_graph_flat.c — the graph as one contiguous, position-independent buffer.
  *
  * Layout: a PrFlatHeader, then each present array at an 8-byte-aligned offset from the start of
- * the buffer (offset 0 = absent).  pr_graph_view_flat checks everything a reader relies on
- * (header, sizes and offsets within the buffer, row pointers, ids in range, weights) so that a
- * corrupt or truncated buffer is rejected with PR_ERR_INVALID and never crashes a reader.
+ * the buffer (offset 0 = absent).  pr_graph_view_flat checks every invariant the build guarantees
+ * (header and layout, row pointers, ids, weights, the derived out-strengths and dangling list; see
+ * pr_graph.h) so that a corrupt, truncated or forged buffer is rejected with PR_ERR_INVALID and
+ * never crashes a reader or gives a wrong ranking.
  */
 #include "pr_graph_flat.h"
 
@@ -379,14 +380,99 @@ pr_graph_view_flat_header(const void *buf, size_t size, PrGraph *view, PrError *
 	return PR_OK;
 }
 
+/* Checks that the sources of every in-edge row are ascending (parallel edges side by side). */
+static bool
+in_rows_sorted(const PrGraph *g)
+{
+	for (int64_t v = 0; v < g->n_nodes; v++)
+		for (int64_t e = g->in_ptr[v] + 1; e < g->in_ptr[v + 1]; e++)
+			if (g->in_src[e] < g->in_src[e - 1])
+				return false;
+	return true;
+}
+
+/* Checks that every in-weight sum is below 2^PR_STRENGTH_LIMIT_EXP (see pr_graph.h). */
+static bool
+in_sums_valid(const PrGraph *g)
+{
+	double		limit = ldexp(1.0, PR_STRENGTH_LIMIT_EXP);
+
+	for (int64_t v = 0; v < g->n_nodes; v++)
+	{
+		double		sum = 0.0;
+
+		for (int64_t e = g->in_ptr[v]; e < g->in_ptr[v + 1]; e++)
+			sum += g->in_weight[e];
+		if (!(sum < limit))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Checks what the build derives from the in-edges, with scratch arrays sums[n] and out_count[n]:
+ * each out_strength is exactly the sum of the node's out-weights added in out-row order (its
+ * out-degree when unweighted) and below 2^PR_STRENGTH_LIMIT_EXP, every node has an edge, and the
+ * out-edge arrays, when present, are the in-edges grouped by source in the same order with the
+ * same weights.
+ */
+static PrStatus
+derived_arrays_valid(const PrGraph *g, double *sums, int64_t *out_count, PrError *err)
+{
+	int64_t		n = g->n_nodes;
+	double		limit = ldexp(1.0, PR_STRENGTH_LIMIT_EXP);
+
+	memset(sums, 0, (size_t) n * sizeof(double));
+	memset(out_count, 0, (size_t) n * sizeof(int64_t));
+	for (int64_t v = 0; v < n; v++)
+		for (int64_t e = g->in_ptr[v]; e < g->in_ptr[v + 1]; e++)
+		{
+			int32_t		u = g->in_src[e];
+			double		w = g->weighted ? g->in_weight[e] : 1.0;
+
+			if (g->has_out_edges)
+			{
+				int64_t		pos = g->out_ptr[u] + out_count[u];
+
+				if (pos >= g->out_ptr[u + 1] || g->out_dst[pos] != v ||
+					(g->weighted && g->out_weight[pos] != w))
+					return pr_error_set(err, PR_ERR_INVALID,
+										"graph buffer's out-edges do not match its in-edges");
+			}
+			out_count[u]++;
+			sums[u] += w;
+		}
+	for (int64_t u = 0; u < n; u++)
+	{
+		if (g->out_strength[u] != sums[u])
+			return pr_error_set(err, PR_ERR_INVALID,
+								"graph buffer's out-strength of node %lld is not the sum of its "
+								"out-weights", (long long) g->node_ids[u]);
+		if (!(sums[u] < limit))
+			return pr_error_set(err, PR_ERR_INVALID,
+								"graph buffer has an out-weight sum out of range");
+		if (out_count[u] == 0 && g->in_ptr[u + 1] == g->in_ptr[u])
+			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has node %lld without edges",
+								(long long) g->node_ids[u]);
+	}
+	return PR_OK;
+}
+
 /* pr_graph_view_flat with the edge arrays' range checks run by up to n_threads threads. */
 PrStatus
 pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph *view,
 						   PrError *err)
 {
 	PrGraph		g;
+	PrFlatHeader header;
+	const void *ptrs[PR_FLAT_N_ARRAYS];
+	size_t		counts[PR_FLAT_N_ARRAYS],
+				elem[PR_FLAT_N_ARRAYS];
+	uint64_t	offsets[PR_FLAT_N_ARRAYS];
 	int64_t		n,
 				m;
+	double	   *sums;
+	int64_t    *out_count;
 	PrStatus	status;
 
 	memset(view, 0, sizeof(*view));
@@ -394,6 +480,12 @@ pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph 
 		return status;
 	n = g.n_nodes;
 	m = g.n_edges;
+
+	/* the layout pr_graph_write_flat gives this shape, exactly */
+	memcpy(&header, buf, sizeof(header));
+	if (header.reserved != 0 || header.total_size != flat_layout(&g, ptrs, counts, elem, offsets) ||
+		memcmp(header.offset, offsets, sizeof(offsets)) != 0)
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer's layout is not the one written for its counts");
 
 	/* contents */
 	for (int64_t i = 1; i < n; i++)
@@ -403,8 +495,13 @@ pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph 
 		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has bad in-edge row pointers");
 	if (!ids_in_range_threads(g.in_src, m, n, n_threads))
 		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an in-edge source out of range");
+	if (!in_rows_sorted(&g))
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has unsorted in-edge rows");
 	if (g.weighted && !weights_valid(g.in_weight, m))
-		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an invalid weight");
+		return pr_error_set(err, PR_ERR_INVALID,
+							"graph buffer has an invalid weight (negative, NaN or infinite)");
+	if (g.weighted && !in_sums_valid(&g))
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an in-weight sum out of range");
 	if (g.has_out_edges)
 	{
 		if (!row_pointers_valid(g.out_ptr, n, m))
@@ -412,11 +509,20 @@ pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph 
 		if (!ids_in_range_threads(g.out_dst, m, n, n_threads))
 			return pr_error_set(err, PR_ERR_INVALID,
 								"graph buffer has an out-edge destination out of range");
-		if (g.weighted && !weights_valid(g.out_weight, m))
-			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an invalid weight");
 	}
 	if (!weights_valid(g.out_strength, n))
 		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an invalid out-strength");
+	sums = pr_alloc_array(&pr_malloc_allocator, (size_t) n, sizeof(double));
+	out_count = pr_alloc_array(&pr_malloc_allocator, (size_t) n, sizeof(int64_t));
+	if (n > 0 && (sums == NULL || out_count == NULL))
+		status = pr_error_set(err, PR_ERR_NOMEM, "out of memory checking a graph of %lld nodes",
+							  (long long) n);
+	else
+		status = derived_arrays_valid(&g, sums, out_count, err);
+	pr_free(&pr_malloc_allocator, sums);
+	pr_free(&pr_malloc_allocator, out_count);
+	if (status != PR_OK)
+		return status;
 	{
 		int64_t		zero = 0;
 

@@ -245,6 +245,61 @@ test_build_weight_validation(void)
 	check_bad_weight(-1.5, "-1.5");
 }
 
+/*
+ * Weights whose sums overflow are all scaled by one power of two (2^-6 here: node 1's out-weight
+ * sum 1 + 2e308 must fall below 2^1019); weights whose sums fit are kept as given; weights too far
+ * apart for the scale are refused.
+ */
+void
+test_build_huge_weights_scaled(void)
+{
+	const int64_t s[] = {1, 2, 3, 1, 1};
+	const int64_t d[] = {2, 3, 1, 3, 4};
+	const double w[] = {1, 2, 1, 1e308, 1e308};
+	PrBuildOptions opt = {false, true, 1, NULL};
+	PrGraph		g,
+				view;
+	PrError		err;
+	size_t		size;
+	void	   *buf;
+
+	CHECK(pr_graph_build(s, d, w, 5, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
+	/* in-edges by destination: 1<-3 (1), 2<-1 (1), 3<-1 (1e308), 3<-2 (2), 4<-1 (1e308) */
+	{
+		const double in_w[] = {ldexp(1, -6), ldexp(1, -6), ldexp(1e308, -6), ldexp(2, -6),
+		ldexp(1e308, -6)};
+		const double out_w[] = {ldexp(1, -6), ldexp(1e308, -6), ldexp(1e308, -6), ldexp(2, -6),
+		ldexp(1, -6)};
+
+		CHECK(same_f64(g.in_weight, in_w, 5));
+		CHECK(same_f64(g.out_weight, out_w, 5));
+	}
+	CHECK(g.out_strength[0] == (ldexp(1, -6) + ldexp(1e308, -6)) + ldexp(1e308, -6));
+	CHECK(isfinite(g.out_strength[0]) && g.out_strength[0] < ldexp(1, PR_STRENGTH_LIMIT_EXP - 1));
+	CHECK(g.n_dangling == 1 && g.dangling[0] == 3);
+	buf = aligned_alloc(8, (pr_graph_flat_size(&g) + 7) & ~(size_t) 7);
+	size = pr_graph_flat_size(&g);
+	pr_graph_write_flat(&g, buf);
+	CHECK(pr_graph_view_flat(buf, size, &view, &err) == PR_OK);
+	free(buf);
+	pr_graph_free(&g, &pr_malloc_allocator);
+
+	{
+		const double fits[] = {1, 2, 1, 1e300, 1e300};
+
+		CHECK(pr_graph_build(s, d, fits, 5, NULL, &pr_malloc_allocator, &g, &err) == PR_OK);
+		CHECK(g.in_weight[2] == 1e300 && g.out_strength[0] == 1 + 2e300);
+		pr_graph_free(&g, &pr_malloc_allocator);
+	}
+	{
+		const double wide[] = {1, 2, 1e-307, 1e308, 1e308};
+
+		CHECK(pr_graph_build(s, d, wide, 5, NULL, &pr_malloc_allocator, &g, &err) == PR_ERR_INVALID);
+		CHECK(strstr(err.message, "too wide a range") != NULL);
+		CHECK(g.n_nodes == 0 && g.in_ptr == NULL);
+	}
+}
+
 /* No rows: an empty graph with a valid row-pointer array. */
 void
 test_build_empty(void)

@@ -15,6 +15,7 @@
 	X(test_build_random_vs_reference) \
 	X(test_build_vs_qsort_reference) \
 	X(test_build_weight_validation) \
+	X(test_build_huge_weights_scaled) \
 	X(test_build_empty) \
 	X(test_build_allocation_failures) \
 	X(test_flat_round_trip) \

@@ -75,7 +75,7 @@ SELECT results_eq(
   $$VALUES ('pagerank'::text, 'cpu'::text, 5::bigint, 4::bigint, 0::bigint, true)$$,
   'powerrank_last_run describes the last run');
 SELECT results_eq(
-  $$SELECT powerrank_graph(src, dst)::text FROM multi$$,
+  $$SELECT rankgraph_summary(powerrank_graph(src, dst)) FROM multi$$,
   $$VALUES ('rankgraph(nodes=3, edges=5, weighted=f)'::text)$$,
   'rankgraph output');
 
