@@ -21,12 +21,14 @@ powerrank_report_core_error(const char *what, const PrError *err)
 		case PR_ERR_INVALID:
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid input to powerrank %s: %s", what, detail)));
+					 errmsg("invalid input to powerrank %s: %s", what, detail),
+					 errhint("Correct the edge rows or the value the message names, then run the call again.")));
 			break;
 		case PR_ERR_INTERRUPTED:
 			ereport(ERROR,
 					(errcode(ERRCODE_QUERY_CANCELED),
-					 errmsg("powerrank %s was interrupted", what)));
+					 errmsg("powerrank %s was interrupted", what),
+					 errhint("The call was cancelled; run it again when it may finish.")));
 			break;
 		case PR_ERR_TOO_LARGE:
 			ereport(ERROR,
@@ -39,7 +41,8 @@ powerrank_report_core_error(const char *what, const PrError *err)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("powerrank %s is not supported by this engine", what),
-					 errdetail("%s", detail)));
+					 errdetail("%s", detail),
+					 errhint("Run it with device => 'cpu'.")));
 			break;
 		case PR_ERR_ENGINE:
 		case PR_OK:
@@ -47,5 +50,6 @@ powerrank_report_core_error(const char *what, const PrError *err)
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INTERNAL_ERROR),
-			 errmsg("powerrank %s failed: %s", what, detail)));
+			 errmsg("powerrank %s failed: %s", what, detail),
+			 errhint("Run it with device => 'cpu'; if it fails there too, report the message.")));
 }
