@@ -12,7 +12,10 @@
  *  - HITS: a = Aᵀ h, h = A a, each normalised to sum 1 every iteration (NetworkX's normalisation).
  *  - Stopping: after an iteration, residual = |x' - x| in the chosen norm; converged when
  *    residual < tolerance (PR_NORM_L1_SCALED: residual < n * tolerance, as NetworkX does).
- *    With k columns, every column must meet it.
+ *    With k columns, every column must meet it.  A run whose residual stops decreasing before
+ *    that (the largest L1 residual repeats exactly, or 50 checks bring no new minimum: the
+ *    tolerance is below what rounding lets the iterates reach) ends at once, not converged, with
+ *    stats->stagnated set.
  */
 #ifndef PR_DRIVER_H
 #define PR_DRIVER_H
@@ -69,6 +72,9 @@ typedef struct PrRunStats
 	int			iterations;		/* iterations performed */
 	double		residual;		/* last residual read, in the chosen norm (max over columns) */
 	bool		converged;
+	bool		stagnated;		/* not converged, stopped early: the residual stopped decreasing
+								 * (repeated exactly, or no new minimum in 50 checks), so more
+								 * iterations would not reach the tolerance */
 	double		seconds;		/* wall time in the driver, prepare included */
 	double		prepare_seconds;	/* of which the engine's prepare (layout, upload; ~0 when the
 									 * engine kept the graph from an earlier run) */
