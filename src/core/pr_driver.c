@@ -38,15 +38,19 @@ enum
 };
 
 /*
- * Residual checks in a row without a new smallest residual after which a run is stagnant.  The
- * L1 residual of PageRank shrinks by the damping factor every iteration in exact arithmetic; once
- * rounding dominates it wanders at a floor and new minima come ever more rarely.
+ * Residual checks in a row without a new smallest residual after which a run is stagnant.  With
+ * damping < 1 the L1 residual of PageRank shrinks by at least the damping factor every iteration
+ * in exact arithmetic (the update is a contraction); once rounding dominates it wanders at a
+ * floor and new minima come ever more rarely.  With damping 1 (RWR restart 0) it only never
+ * grows: it may stay level for as long as mass travels round a cycle, so no test applies.
  */
 #define PR_STAGNANT_CHECKS 50
 
 /* What the stagnation test remembers of the residuals read so far. */
 typedef struct StagnationWatch
 {
+	bool		enabled;		/* the test applies to this run */
+	bool		repeat_ends;	/* an exact repeat ends the run (a contraction cannot repeat) */
 	double		best;			/* smallest residual so far (+inf before the first) */
 	double		last;			/* residual of the last check (NaN before the first) */
 	int			since_best;		/* checks since best was set */
@@ -192,10 +196,15 @@ read_residual(PrEngine *e, int k, PrNorm norm, double threshold, PrResidual *buf
 	return PR_OK;
 }
 
-/* A watch before the first residual. */
+/*
+ * A watch before the first residual: enabled for runs whose residual must keep decreasing until
+ * rounding stops it; repeat_ends where an exact repeat can only come from rounding.
+ */
 static void
-stagnation_begin(StagnationWatch *watch)
+stagnation_begin(StagnationWatch *watch, bool enabled, bool repeat_ends)
 {
+	watch->enabled = enabled;
+	watch->repeat_ends = repeat_ends;
 	watch->best = INFINITY;
 	watch->last = NAN;
 	watch->since_best = 0;
@@ -203,14 +212,17 @@ stagnation_begin(StagnationWatch *watch)
 
 /*
  * Feeds the largest L1 residual of a check to the watch; true when the run is stagnant: the
- * residual repeats that of the previous check exactly (the iterates cycle: rounding makes two
- * states map to each other) or PR_STAGNANT_CHECKS checks in a row found no new smallest one.
+ * residual repeats that of the previous check exactly where that can only be rounding (the
+ * iterates cycle between two states), or PR_STAGNANT_CHECKS checks in a row found no new
+ * smallest one.
  */
 static bool
 stagnation_seen(StagnationWatch *watch, double l1)
 {
-	bool		repeated = l1 == watch->last;
+	bool		repeated = watch->repeat_ends && l1 == watch->last;
 
+	if (!watch->enabled)
+		return false;
 	watch->last = l1;
 	if (l1 < watch->best)
 	{
@@ -534,7 +546,7 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 	}
 	if (status == PR_OK && !stats->warm_started)
 		status = ops->fill(engine, x, 1.0 / (double) g->n_nodes, err);
-	stagnation_begin(&watch);
+	stagnation_begin(&watch, alpha < 1.0, true);
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
 	{
 		if ((status = poll_stop(options, stats, err)) != PR_OK)
@@ -676,6 +688,16 @@ pr_pagerank_top(PrEngine *engine, const PrGraph *g, double alpha, const PrRestar
 	return status;
 }
 
+/* True when some edge of g has a positive weight (an unweighted edge weighs 1). */
+static bool
+has_positive_weight(const PrGraph *g)
+{
+	for (int64_t v = 0; v < g->n_nodes; v++)
+		if (g->out_strength[v] > 0.0)
+			return true;
+	return false;
+}
+
 /* HITS by power iteration, hubs and authorities each normalised to sum 1; see pr_driver.h. */
 PrStatus
 pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double *hubs,
@@ -709,13 +731,23 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 	}
 	if (hubs == NULL || authorities == NULL)
 		return pr_error_set(err, PR_ERR_INVALID, "no hub or authority array given");
+	if (!has_positive_weight(g))
+	{
+		/* A = 0: every node is as good a hub and authority as any other */
+		for (int64_t v = 0; v < g->n_nodes; v++)
+			hubs[v] = authorities[v] = 1.0 / (double) g->n_nodes;
+		stats->converged = true;
+		stats->seconds = pr_clock_seconds() - t0;
+		return PR_OK;
+	}
 	check_every = options->check_every >= 1 ? options->check_every : 1;
 	threshold = stop_threshold(options, g->n_nodes);
 
 	status = timed_prepare(engine, g, 1, HITS_N_SLOTS, PR_NEED_PULL | PR_NEED_PUSH, stats, err);
 	if (status == PR_OK)
 		status = ops->fill(engine, h, 1.0 / (double) g->n_nodes, err);
-	stagnation_begin(&watch);
+	/* HITS is no contraction: only the test of no new minimum */
+	stagnation_begin(&watch, true, false);
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
 	{
 		if ((status = poll_stop(options, stats, err)) != PR_OK)

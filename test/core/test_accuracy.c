@@ -218,9 +218,10 @@ static const PrEngineOps script_ops = {
 	.download = script_download,
 };
 
-/* Runs PageRank (or HITS) on a 2-node graph with the script; returns the statistics. */
+/* Runs PageRank with damping alpha (or HITS) on a 2-node graph with the script; returns the
+ * statistics. */
 static PrRunStats
-run_script(const double *script, int length, bool hits)
+run_script(const double *script, int length, bool hits, double alpha)
 {
 	const int64_t s[] = {1, 2};
 	const int64_t d[] = {2, 1};
@@ -238,15 +239,16 @@ run_script(const double *script, int length, bool hits)
 	if (hits)
 		CHECK(pr_hits(&engine.base, &g, &o, x, y, &st, &err) == PR_OK);
 	else
-		CHECK(pr_pagerank(&engine.base, &g, 0.85, &r, &o, x, &st, &err) == PR_OK);
+		CHECK(pr_pagerank(&engine.base, &g, alpha, &r, &o, x, &st, &err) == PR_OK);
 	pr_graph_free(&g, &pr_malloc_allocator);
 	return st;
 }
 
 /*
- * The driver's stagnation test: a residual that repeats exactly (a 2-cycle of the iterates) ends
- * the run at the repeat; one that wanders above its minimum ends it after 50 checks without a new
- * minimum; one that keeps decreasing, however slowly, runs to convergence or max_iterations.
+ * The driver's stagnation test: a PageRank residual that repeats exactly (a 2-cycle of the
+ * iterates) ends the run at the repeat; HITS (no contraction) only after 50 checks without a new
+ * minimum, as a residual that wanders above its minimum; one that keeps decreasing, however
+ * slowly, runs to convergence or max_iterations; damping 1 (restart 0) is never stagnant.
  */
 void
 test_driver_stagnation(void)
@@ -258,32 +260,35 @@ test_driver_stagnation(void)
 	for (int i = 0; i < 10; i++)
 		script[i] = pow(10.0, -(i + 1));
 	script[10] = 3.6e-11;
-	st = run_script(script, 11, false);
+	st = run_script(script, 11, false, 0.85);
 	CHECKF(!st.converged && st.stagnated && st.iterations == 12 && st.residual == 3.6e-11,
 		   "converged %d stagnated %d iterations %d residual %g", st.converged, st.stagnated,
 		   st.iterations, st.residual);
-	st = run_script(script, 11, true);
-	CHECK(!st.converged && st.stagnated && st.iterations == 12);
+	st = run_script(script, 11, true, 0.0);
+	CHECKF(!st.converged && st.stagnated && st.iterations == 11 + 50,
+		   "converged %d stagnated %d iterations %d", st.converged, st.stagnated, st.iterations);
+	st = run_script(script, 11, false, 1.0);
+	CHECK(!st.converged && !st.stagnated && st.iterations == 1000);
 
 	/* down to 1e-11, then alternating 2e-11 / 3e-11 (no exact repeat): 50 checks after the minimum */
 	for (int i = 0; i < 11; i++)
 		script[i] = pow(10.0, -(i + 1));
 	for (int i = 11; i < 1000; i++)
 		script[i] = i % 2 == 0 ? 2e-11 : 3e-11;
-	st = run_script(script, 1000, false);
+	st = run_script(script, 1000, false, 0.85);
 	CHECKF(!st.converged && st.stagnated && st.iterations == 11 + 50,
 		   "converged %d stagnated %d iterations %d", st.converged, st.stagnated, st.iterations);
 
 	/* slowly but steadily decreasing: never stagnant, runs to max_iterations */
 	for (int i = 0; i < 1000; i++)
 		script[i] = 1e-3 * pow(0.999, i);
-	st = run_script(script, 1000, false);
+	st = run_script(script, 1000, false, 0.85);
 	CHECK(!st.converged && !st.stagnated && st.iterations == 1000);
 
 	/* reaching the tolerance after a plateau shorter than 50 checks: converged */
 	for (int i = 0; i < 40; i++)
 		script[i] = i % 2 == 0 ? 1e-6 : 2e-6;
 	script[40] = 1e-13;
-	st = run_script(script, 41, false);
+	st = run_script(script, 41, false, 0.85);
 	CHECK(st.converged && !st.stagnated && st.iterations == 41);
 }
