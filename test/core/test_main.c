@@ -33,6 +33,7 @@
 	X(test_rwr_warm_start_no_edges) \
 	X(test_hits_vs_dense) \
 	X(test_hits_needs_out_edges) \
+	X(test_hits_zero_weights) \
 	X(test_determinism) \
 	X(test_driver_control) \
 	X(test_driver_bad_arguments) \
