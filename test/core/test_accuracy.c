@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Leaves of the star tests: the smallest count whose plain sums stalled above 1e-12. */
+/* Leaves of the star tests: about the smallest count where plain sums stall above 1e-12. */
 #define STAR_LEAVES 100000
 
 /* The star leaves 1..n -> hub 0: the hub is the only dangling node. */
@@ -52,8 +52,8 @@ star_pagerank(const PrGraph *g, int n_threads, const PrRestart *r, double tolera
 
 /*
  * Leaves -> hub, M leaves, N = M + 1, d = 0.85: every leaf gets (1 - d + d h) / N and the hub
- * h = d M l + (1 - d + d h) / N, so h = (1 + M d) / (1 + M + M d).  Plain sums of the hub's
- * in-row wandered by ~3e-12 for ever (the residual never got below 1e-12, the hub was 4e-13
+ * h = d M l + (1 - d + d h) / N, so h = (1 + M d) / (1 + M + M d).  A plain sum of the hub's
+ * in-row wanders by ~3e-12 for ever (the residual never gets below 1e-12, the hub is 4e-13
  * off).  Tolerance 1e-12 and 1e-14 converge (1e-14: within its bound tol * d / (1 - d) of h);
  * 1e-15 is below the rounding floor: the run stops early as stagnant, h within 1e-15.
  */
