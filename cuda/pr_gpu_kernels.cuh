@@ -88,6 +88,22 @@ warp_sum(T v)
 	return v;
 }
 
+/*
+ * Adds v to the compensated sum s + carry (Neumaier's variant of Kahan summation): the rounding
+ * error of each addition collects in carry, so the chunk sums of a row of a million edges add up
+ * to within about one rounding, not thousands (the iterates would wander by that much and a
+ * tight tolerance never be met).
+ */
+template <typename T>
+__device__ __forceinline__ void
+compensated_add(T &s, T &carry, T v)
+{
+	T			t = s + v;
+
+	carry += fabs(s) >= fabs(v) ? (s - t) + v : (v - t) + s;
+	s = t;
+}
+
 /* How a tile writes its row sums: the first tile stores into y, later tiles add into y or
  * (compact partials) store into their slots of part[]; a merge pass adds those (k_merge). */
 #define PR_MODE_STORE 0
@@ -279,8 +295,8 @@ k_tile_smem(DevTile t, const T *__restrict__ z, T *__restrict__ y, T *__restrict
 	}
 }
 
-/* Adds the chunk partial sums of each long row, in chunk order (PR_MODE_PART: into the slot of
- * the row's first chunk). */
+/* Adds the chunk partial sums of each long row, in chunk order, compensated (PR_MODE_PART: into
+ * the slot of the row's first chunk). */
 template <typename T, int MODE>
 __global__ void __launch_bounds__(PR_THREADS)
 k_long_rows(int64_t n_long, const int32_t *__restrict__ long_row,
@@ -291,11 +307,12 @@ k_long_rows(int64_t n_long, const int32_t *__restrict__ long_row,
 
 	if (i < n_long)
 	{
-		T			s = 0;
+		T			s = 0,
+					carry = 0;
 
 		for (int64_t c = chunk_begin[i]; c < chunk_begin[i + 1]; c++)
-			s += partial[c];
-		put_row<T, MODE>(y, part, long_row[i], chunk_begin[i], s);
+			compensated_add<T>(s, carry, partial[c]);
+		put_row<T, MODE>(y, part, long_row[i], chunk_begin[i], s + carry);
 	}
 }
 
@@ -1194,7 +1211,8 @@ k_local_step(DevBinned bm, const int32_t *__restrict__ marked, const int *__rest
 	}
 }
 
-/* h of the long rows: their chunks' sums added in chunk order, thread (i, j) for long row i. */
+/* h of the long rows: their chunks' sums added in chunk order, compensated, thread (i, j) for
+ * long row i. */
 template <typename T>
 __global__ void __launch_bounds__(PR_THREADS)
 k_local_long_rows(int64_t n_long, int k, const int32_t *__restrict__ long_row,
@@ -1207,11 +1225,12 @@ k_local_long_rows(int64_t n_long, int k, const int32_t *__restrict__ long_row,
 
 	if (i < n_long)
 	{
-		double		s = 0.0;
+		double		s = 0.0,
+					carry = 0.0;
 
 		for (int64_t c = chunk_begin[i]; c < chunk_begin[i + 1]; c++)
-			s += (double) partial[c * k + j];
-		h[(int64_t) long_row[i] * k + j] = (T) s;
+			compensated_add<double>(s, carry, (double) partial[c * k + j]);
+		h[(int64_t) long_row[i] * k + j] = (T) (s + carry);
 	}
 }
 

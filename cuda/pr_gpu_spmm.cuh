@@ -271,8 +271,8 @@ k_spmm_binned(DevBinned bm, SpmmGrid grid, int k, int jb, int kc, const T *__res
 		spmm_bin_rows<T, VAL, KP, V, spmm_entry_lanes<KL>(0)>(bm, 0, blk, k, jb, kc, z, y);
 }
 
-/* Adds the chunk partials of each long row per column, in chunk order: thread (i, j) for long row
- * i and column jb + j of the block. */
+/* Adds the chunk partials of each long row per column, in chunk order, compensated: thread
+ * (i, j) for long row i and column jb + j of the block. */
 template <typename T>
 __global__ void __launch_bounds__(PR_THREADS)
 k_spmm_long_rows(int64_t n_long, int k, int jb, int kc, const int32_t *__restrict__ long_row,
@@ -285,11 +285,12 @@ k_spmm_long_rows(int64_t n_long, int k, int jb, int kc, const int32_t *__restric
 
 	if (i < n_long)
 	{
-		T			s = 0;
+		T			s = 0,
+					carry = 0;
 
 		for (int64_t c = chunk_begin[i]; c < chunk_begin[i + 1]; c++)
-			s += partial[c * k + j];
-		y[(int64_t) long_row[i] * k + j] = s;
+			compensated_add<T>(s, carry, partial[c * k + j]);
+		y[(int64_t) long_row[i] * k + j] = s + carry;
 	}
 }
 

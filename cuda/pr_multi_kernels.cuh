@@ -82,7 +82,11 @@ k_csr_chunks(int64_t n_chunks, const int64_t *__restrict__ chunk_begin,
 	}
 }
 
-/* y[i] = sum of its chunks' partials in chunk order, for long rows i < n_long. */
+/*
+ * y[i] = sum of its chunks' partials in chunk order, for long rows i < n_long, compensated
+ * (Neumaier): the rounding error of each addition collects in carry, so a row of many chunks is
+ * within about one rounding of its exact sum.
+ */
 template <typename T>
 static __global__ void __launch_bounds__(PRM_THREADS)
 k_long_rows(int64_t n_long, const int64_t *__restrict__ first_chunk,
@@ -92,11 +96,18 @@ k_long_rows(int64_t n_long, const int64_t *__restrict__ first_chunk,
 
 	if (i < n_long)
 	{
-		T			s = 0;
+		T			s = 0,
+					carry = 0;
 
 		for (int64_t c = first_chunk[i]; c < first_chunk[i + 1]; c++)
-			s += partial[c];
-		y[i] = s;
+		{
+			T			v = partial[c];
+			T			t = s + v;
+
+			carry += fabs(s) >= fabs(v) ? (s - t) + v : (v - t) + s;
+			s = t;
+		}
+		y[i] = s + carry;
 	}
 }
 

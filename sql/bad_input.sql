@@ -100,10 +100,11 @@ SELECT * FROM pagerank('e', personalization => ARRAY[3, 77]);
 SELECT * FROM rwr('e', ARRAY[]::bigint[]);
 SELECT * FROM rwr('e', ARRAY[1, NULL]);
 SELECT * FROM pagerank('e', personalization => '{}');
--- repeated sources are computed once
+-- a source given twice is an error (sql/arguments.sql has the other node-list rules)
 SELECT source, count(*) FROM rwr('e', ARRAY[2, 1, 2]) GROUP BY source ORDER BY source;
 
--- An empty table: zero rows, no error, for every function.
+-- An empty table: zero rows, no error, for every function without source nodes; a source is
+-- missing from an empty graph as from any other (an ERROR).
 CREATE TABLE e_empty(src bigint, dst bigint, w float8);
 SELECT count(*) FROM pagerank('e_empty');
 SELECT count(*) FROM pagerank('e_empty', weight_column => 'w', top_k => 3);

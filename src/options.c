@@ -84,10 +84,47 @@ option_restart(FunctionCallInfo fcinfo, int argno)
 	return value;
 }
 
-/* Reads and validates tolerance, max_iterations, top_k, norm and require_convergence. */
+/*
+ * Smallest tolerance refused as meaningless.  The L1 residual between two score vectors that
+ * each sum to 1 is at most 2 and their largest change at most 1, so with any norm ('l1_scaled'
+ * per node) a tolerance near 1 passes after an iteration or two: such a value is a damping
+ * factor, a restart probability or a top_k given in the tolerance's position.
+ */
+#define TOLERANCE_LIMIT 0.01
+
+/*
+ * ERROR for a tolerance of TOLERANCE_LIMIT or more: a value in the wrong position, most likely.
+ * positional names the function's leading arguments, for the hint.
+ */
+static void
+reject_large_tolerance(double tolerance, const char *positional)
+{
+	if (tolerance == floor(tolerance) && tolerance <= PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tolerance %s is too large to mean convergence",
+						float8out_internal(tolerance)),
+				 errdetail("A tolerance must be below %g: a residual between two score vectors is at most 2.",
+						   TOLERANCE_LIMIT),
+				 errhint("The leading arguments are %s; to get the best %d rows, pass top_k => %d.",
+						 positional, (int) tolerance, (int) tolerance)));
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("tolerance %s is too large to mean convergence", float8out_internal(tolerance)),
+			 errdetail("A tolerance must be below %g: a residual between two score vectors is at most 2.",
+					   TOLERANCE_LIMIT),
+			 errhint("The leading arguments are %s; pass the others by name, e.g. tolerance => 1e-6.",
+					 positional)));
+}
+
+/*
+ * Reads and validates tolerance, max_iterations, top_k, norm and require_convergence; positional
+ * names the function's leading arguments (for the hint of a tolerance given in the wrong place).
+ */
 void
 rank_options_read(FunctionCallInfo fcinfo, int tolerance_arg, int max_iterations_arg,
-				  int top_k_arg, int norm_arg, int require_convergence_arg, RankOptions *options)
+				  int top_k_arg, int norm_arg, int require_convergence_arg,
+				  const char *positional, RankOptions *options)
 {
 	char	   *norm;
 
@@ -99,6 +136,8 @@ rank_options_read(FunctionCallInfo fcinfo, int tolerance_arg, int max_iterations
 				 errmsg("tolerance must be a finite number greater than 0, got %s",
 						float8out_internal(options->tolerance)),
 				 errhint("Use a small positive number such as 1e-6 (1e-12 for near machine precision).")));
+	if (options->tolerance >= TOLERANCE_LIMIT)
+		reject_large_tolerance(options->tolerance, positional);
 
 	require_not_null(fcinfo, max_iterations_arg, "max_iterations");
 	options->max_iterations = PG_GETARG_INT32(max_iterations_arg);
@@ -153,8 +192,9 @@ compare_node_positions(const void *a, const void *b)
 }
 
 /*
- * A bigint[] argument listing nodes (personalization, sources): not NULL inside, not empty;
- * repeated ids are kept once, in first-seen order.
+ * A bigint[] argument listing nodes (personalization, sources): one-dimensional, not empty, no
+ * NULL and no node twice (a repeated source would be a second identical group of rows, a repeated
+ * personalization node an unclear weight); the nodes in the order given.
  */
 int64 *
 option_node_list(FunctionCallInfo fcinfo, int argno, const char *name, int *count)
@@ -164,39 +204,48 @@ option_node_list(FunctionCallInfo fcinfo, int argno, const char *name, int *coun
 	bool	   *nulls;
 	int			n_elems;
 	NodePosition *sorted;
-	bool	   *repeated;
 	int64	   *nodes;
-	int			n = 0;
 	int			i;
 
 	require_not_null(fcinfo, argno, name);
 	array = PG_GETARG_ARRAYTYPE_P(argno);
+	if (ARR_NDIM(array) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a one-dimensional array, got %d dimensions", name,
+						ARR_NDIM(array)),
+				 errhint("List the nodes in one dimension, e.g. ARRAY[1, 2, 3]; for separate groups, make one call per group.")));
 	deconstruct_array(array, INT8OID, sizeof(int64), true, TYPALIGN_DOUBLE,
 					  &elems, &nulls, &n_elems);
 	if (n_elems == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must list at least one node", name)));
+				 errmsg("%s must list at least one node", name),
+				 errhint("Pass at least one node id, e.g. ARRAY[1].")));
 	sorted = palloc(n_elems * sizeof(NodePosition));
+	nodes = palloc(n_elems * sizeof(int64));
 	for (i = 0; i < n_elems; i++)
 	{
 		if (nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s must not contain NULL", name)));
-		sorted[i].node = DatumGetInt64(elems[i]);
+					 errmsg("%s must not contain NULL", name),
+					 errhint("Remove the NULL entries, e.g. with array_remove(%s, NULL).", name)));
+		nodes[i] = DatumGetInt64(elems[i]);
+		sorted[i].node = nodes[i];
 		sorted[i].position = i;
 	}
 	qsort(sorted, n_elems, sizeof(NodePosition), compare_node_positions);
-	repeated = palloc0(n_elems * sizeof(bool));
 	for (i = 1; i < n_elems; i++)
 		if (sorted[i].node == sorted[i - 1].node)
-			repeated[sorted[i].position] = true;
-	nodes = palloc(n_elems * sizeof(int64));
-	for (i = 0; i < n_elems; i++)
-		if (!repeated[i])
-			nodes[n++] = DatumGetInt64(elems[i]);
-	*count = n;
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s lists node " INT64_FORMAT " more than once (positions %d and %d)",
+							name, sorted[i].node, sorted[i - 1].position + 1,
+							sorted[i].position + 1),
+					 errhint("Pass each node once, e.g. ARRAY(SELECT DISTINCT unnest(%s)).", name)));
+	pfree(sorted);
+	*count = n_elems;
 	return nodes;
 }
 

@@ -53,7 +53,8 @@ powerrank_hits_table(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	rank_options_read(fcinfo, HT_TOLERANCE, HT_MAX_ITERATIONS, HT_TOP_K, HT_NORM,
-					  HT_REQUIRE_CONVERGENCE, &options);
+					  HT_REQUIRE_CONVERGENCE, "hits(edges, tolerance, max_iterations, top_k, ...)",
+					  &options);
 	edge_table_spec_read(fcinfo, HT_EDGES, HT_SRC_COLUMN, HT_DST_COLUMN, HT_WEIGHT_COLUMN, &spec);
 	directed = option_bool(fcinfo, HT_DIRECTED, "directed");
 	device = option_device(fcinfo, HT_DEVICE);
@@ -78,7 +79,8 @@ powerrank_hits_graph(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(HG_GRAPH))
 		return (Datum) 0;
 	rank_options_read(fcinfo, HG_TOLERANCE, HG_MAX_ITERATIONS, HG_TOP_K, HG_NORM,
-					  HG_REQUIRE_CONVERGENCE, &options);
+					  HG_REQUIRE_CONVERGENCE, "hits(graph, tolerance, max_iterations, top_k, ...)",
+					  &options);
 	device = option_device(fcinfo, HG_DEVICE);
 
 	run = rank_run_begin("hits");

@@ -35,16 +35,17 @@ pagerank_and_emit(FunctionCallInfo fcinfo, RankRun *run, double damping,
 	PrRestart  *restart;
 	double	   *scores;
 
-	if (run->graph.n_nodes == 0)
-	{
-		rank_run_pagerank(run, damping, NULL, options, NULL);
-		return;
-	}
+	/* personalization nodes must be in the graph, also when it is empty (then an ERROR) */
 	if (personalization != NULL)
 		restart = restart_single_column(run, personalization, n_personalization,
 										"personalization");
 	else
 		restart = restart_uniform(run);
+	if (run->graph.n_nodes == 0)
+	{
+		rank_run_pagerank(run, damping, NULL, options, NULL);
+		return;
+	}
 	if (options->top_k > 0)
 	{
 		/* only the best rows: ranked where the scores were computed */
@@ -78,7 +79,8 @@ powerrank_pagerank_table(PG_FUNCTION_ARGS)
 	damping = option_damping(fcinfo, PT_DAMPING);
 	device = option_device(fcinfo, PT_DEVICE);
 	rank_options_read(fcinfo, PT_TOLERANCE, PT_MAX_ITERATIONS, PT_TOP_K, PT_NORM,
-					  PT_REQUIRE_CONVERGENCE, &options);
+					  PT_REQUIRE_CONVERGENCE,
+					  "pagerank(edges, damping, tolerance, max_iterations, top_k, ...)", &options);
 	edge_table_spec_read(fcinfo, PT_EDGES, PT_SRC_COLUMN, PT_DST_COLUMN, PT_WEIGHT_COLUMN, &spec);
 	directed = option_bool(fcinfo, PT_DIRECTED, "directed");
 	if (!PG_ARGISNULL(PT_PERSONALIZATION))
@@ -110,7 +112,8 @@ powerrank_pagerank_graph(PG_FUNCTION_ARGS)
 	damping = option_damping(fcinfo, PG_ARG_DAMPING);
 	device = option_device(fcinfo, PG_ARG_DEVICE);
 	rank_options_read(fcinfo, PG_ARG_TOLERANCE, PG_ARG_MAX_ITERATIONS, PG_ARG_TOP_K, PG_ARG_NORM,
-					  PG_ARG_REQUIRE_CONVERGENCE, &options);
+					  PG_ARG_REQUIRE_CONVERGENCE,
+					  "pagerank(graph, damping, tolerance, max_iterations, top_k, ...)", &options);
 	if (!PG_ARGISNULL(PG_ARG_PERSONALIZATION))
 		personalization = option_node_list(fcinfo, PG_ARG_PERSONALIZATION, "personalization",
 										   &n_personalization);

@@ -41,11 +41,7 @@ rwr_and_emit(FunctionCallInfo fcinfo, RankRun *run, const int64 *sources, int co
 	double	   *scores;
 	int			j;
 
-	if (run->graph.n_nodes == 0)
-	{
-		rank_run_pagerank(run, 1.0 - restart_probability, NULL, options, NULL);
-		return;
-	}
+	/* every source must be in the graph: an empty graph is an ERROR here */
 	restart = restart_per_node(run, sources, count);
 	if ((Size) run->graph.n_nodes > MaxAllocHugeSize / sizeof(double) / count)
 		ereport(ERROR,
@@ -95,7 +91,10 @@ rwr_table(FunctionCallInfo fcinfo, bool many)
 	}
 	restart = option_restart(fcinfo, RT_RESTART);
 	rank_options_read(fcinfo, RT_TOLERANCE, RT_MAX_ITERATIONS, RT_TOP_K, RT_NORM,
-					  RT_REQUIRE_CONVERGENCE, &options);
+					  RT_REQUIRE_CONVERGENCE,
+					  many ? "rwr(edges, sources, restart, tolerance, max_iterations, top_k, ...)"
+					  : "rwr(edges, source, restart, tolerance, max_iterations, top_k, ...)",
+					  &options);
 	edge_table_spec_read(fcinfo, RT_EDGES, RT_SRC_COLUMN, RT_DST_COLUMN, RT_WEIGHT_COLUMN, &spec);
 	directed = option_bool(fcinfo, RT_DIRECTED, "directed");
 	device = option_device(fcinfo, RT_DEVICE);
@@ -131,7 +130,10 @@ rwr_graph(FunctionCallInfo fcinfo, bool many)
 	}
 	restart = option_restart(fcinfo, RG_RESTART);
 	rank_options_read(fcinfo, RG_TOLERANCE, RG_MAX_ITERATIONS, RG_TOP_K, RG_NORM,
-					  RG_REQUIRE_CONVERGENCE, &options);
+					  RG_REQUIRE_CONVERGENCE,
+					  many ? "rwr(graph, sources, restart, tolerance, max_iterations, top_k, ...)"
+					  : "rwr(graph, source, restart, tolerance, max_iterations, top_k, ...)",
+					  &options);
 	device = option_device(fcinfo, RG_DEVICE);
 
 	run = rank_run_begin("rwr");

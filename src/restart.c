@@ -6,12 +6,21 @@
 
 #include "run.h"
 
-/* Internal id of node_id, or an ERROR saying that the what node is not in the graph. */
+/*
+ * Internal id of node_id, or an ERROR saying that the what node is not in the graph (also when
+ * the graph has no nodes at all: a source or personalization node must exist either way).
+ */
 static int32
 internal_node(RankRun *run, int64 node_id, const char *what)
 {
-	int64		internal = pr_graph_find(&run->graph, node_id);
+	int64		internal = run->graph.n_nodes > 0 ? pr_graph_find(&run->graph, node_id) : -1;
 
+	if (internal < 0 && run->graph.n_nodes == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s node " INT64_FORMAT " is not in the graph: the graph is empty",
+						what, node_id),
+				 errhint("A node is in the graph when it is the src or dst of at least one edge row; the rows read (or visible to you) have none, or only NULL endpoints.")));
 	if (internal < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -493,6 +493,22 @@ record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *sta
 
 	if (stats->converged)
 		return;
+	if (stats->stagnated)
+	{
+		/* a tolerance the iterates cannot reach: said as such, not as too few iterations */
+		ereport(options->require_convergence ? ERROR : WARNING,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg_plural("%s stopped after %d iteration: the residual no longer decreases",
+							   "%s stopped after %d iterations: the residual no longer decreases",
+							   stats->iterations, run->algorithm, stats->iterations),
+				 errdetail("The residual (%s norm) stays at about %.3g, above the tolerance %.3g: the tolerance is below what double precision can reach on this graph.%s",
+						   pr_norm_name(options->norm), stats->residual, options->tolerance,
+						   options->require_convergence ? "" :
+						   " The scores returned are those of the last iteration."),
+				 errhint("Use a larger tolerance (above %.1g), or norm => 'linf' or 'l1_scaled'.",
+						 stats->residual)));
+		return;
+	}
 	if (options->require_convergence)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),

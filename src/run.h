@@ -82,7 +82,7 @@ PrRestart  *restart_per_node(RankRun *run, const int64 *node_ids, int count);
 
 void		rank_options_read(FunctionCallInfo fcinfo, int tolerance_arg, int max_iterations_arg,
 							  int top_k_arg, int norm_arg, int require_convergence_arg,
-							  RankOptions *options);
+							  const char *positional, RankOptions *options);
 double		option_damping(FunctionCallInfo fcinfo, int argno);
 double		option_restart(FunctionCallInfo fcinfo, int argno);
 bool		option_bool(FunctionCallInfo fcinfo, int argno, const char *name);

@@ -178,6 +178,7 @@ typedef struct ServiceOutcome
 	int			iterations;
 	double		residual;
 	bool		converged;
+	bool		stagnated;		/* stopped early: the residual stopped decreasing */
 	double		seconds;		/* in the driver, upload included */
 	double		prepare_seconds;	/* of which preparing the graph on the device */
 	bool		resident;		/* the graph was already on the device */

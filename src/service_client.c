@@ -478,6 +478,7 @@ service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha, const PrRes
 		stats->iterations = outcome.iterations;
 		stats->residual = outcome.residual;
 		stats->converged = outcome.converged;
+		stats->stagnated = outcome.stagnated;
 		stats->seconds = outcome.seconds;
 		stats->prepare_seconds = outcome.prepare_seconds;
 		stats->engine = run->engine_name;

@@ -1384,6 +1384,7 @@ serve(ServiceSlot *slot, ServiceFault fault)
 		out->iterations = stats.iterations;
 		out->residual = stats.residual;
 		out->converged = stats.converged;
+		out->stagnated = stats.stagnated;
 		out->seconds = stats.seconds;
 		out->prepare_seconds = stats.prepare_seconds;
 		out->resident = resident;
@@ -1705,6 +1706,7 @@ serve_batch(const int *members, int n)
 			out->iterations = stats.iterations;
 			out->residual = stats.residual;
 			out->converged = stats.converged;
+			out->stagnated = stats.stagnated;
 			out->seconds = stats.seconds;
 			out->prepare_seconds = stats.prepare_seconds;
 			out->resident = resident;

@@ -10,6 +10,15 @@
  * nodes.  Every output entry is computed by one thread in a fixed order, and every reduction sums
  * per-chunk partials in chunk order, so results are bit-identical whatever the thread count.
  *
+ * Accuracy: every long sum is compensated (compensated_add), so its error stays about one
+ * rounding however many terms it has.  A plain sum of a million nearly equal terms (the in-edges
+ * of a hub, the dangling mass of a million leaves) is off by up to ~1e-11, and a change of one
+ * unit in the last place of the terms can move it by as much: the iterates then wander by that
+ * much forever and a tolerance of 1e-12 is never met.  A product row sums its edges plainly in
+ * blocks of PR_CPU_SUM_BLOCK (rows that short are exactly the plain sum) and the block sums
+ * compensated; chunk reductions (dangling mass, residuals, column sums) compensate every term and
+ * add the chunk partials compensated too.
+ *
  * PULL_NORMALIZED first scales x by 1/out_strength into the scratch vector z (0 for dangling
  * nodes; the dangling sums of x are taken in the same pass and kept for pagerank_update), then
  * gathers y[v] = sum of z over v's in-edges.
@@ -34,6 +43,9 @@
 
 /* Nodes per reduction chunk (fixed, so the summation order never depends on the threads). */
 #define PR_CPU_CHUNK 4096
+
+/* Edges of a product row summed plainly before their sum joins the row's compensated sum. */
+#define PR_CPU_SUM_BLOCK 32
 
 /* Most threads the engine starts. */
 #define PR_CPU_MAX_THREADS 256
@@ -102,6 +114,8 @@ struct CpuEngine
 	int			dangling_slot;	/* slot whose dangling sums part_dangling holds, or -1 */
 	int			z_slot;			/* slot whose scaled copy z holds, or -1 */
 	double	   *coef;			/* [k] per-column scalars of the current operation */
+	double	   *scratch;		/* [n_threads * 2k] per-thread carries and block sums of the
+								 * compensated sums (thread 0's also for the chunk totals) */
 	PrResidual *res;			/* [k] residuals of the last update / normalize */
 	bool		have_residual;
 	double	   *far_field;		/* [n] the far-field vector kept for the warm start, or NULL */
@@ -139,6 +153,30 @@ struct CpuEngine
 
 /* Allocates an array through the engine's allocator. */
 #define ENGINE_ALLOC(e, type, count) ((type *) pr_alloc_array(&(e)->alloc, (size_t) (count), sizeof(type)))
+
+/*
+ * Adds value to the compensated sum *sum + *carry (Neumaier's variant of Kahan summation): the
+ * rounding error of each addition is exact in double and collects in *carry, so *sum + *carry
+ * is within about one rounding of the exact sum whatever the number of terms.
+ */
+static inline void
+compensated_add(double *sum, double *carry, double value)
+{
+	double		total = *sum + value;
+
+	if (fabs(*sum) >= fabs(value))
+		*carry += (*sum - total) + value;
+	else
+		*carry += (value - total) + *sum;
+	*sum = total;
+}
+
+/* This thread's 2k doubles of scratch: carries [0, k), block sums [k, 2k). */
+static inline double *
+thread_scratch(const CpuEngine *e, int tid)
+{
+	return e->scratch + (size_t) tid * 2 * (size_t) e->k;
+}
 
 /* ---------------------------------------------------------------- thread pool */
 
@@ -331,43 +369,69 @@ typedef struct ProductArgs
 	int			x_slot;
 } ProductArgs;
 
-/* z = x / out_strength (0 for dangling nodes) and the dangling sums of x, for chunk c. */
+/*
+ * The dangling sums of x over chunk c's dangling nodes into part_dangling, compensated (one
+ * column: plain blocks of PR_CPU_SUM_BLOCK, their sums compensated); carry is scratch for k values.
+ */
 static inline void
-chunk_scale_by_strength(CpuEngine *e, int64_t c, const double *x)
+chunk_dangling_sums(CpuEngine *e, int64_t c, const double *x, double *carry)
 {
 	const int	k = e->k;
 	const int32_t *dangling = e->g->dangling;
+	double	   *part = e->part_dangling + c * k;
 
+	if (k == 1)
 	{
-		int64_t		v0 = c * PR_CPU_CHUNK;
-		int64_t		v1 = v0 + PR_CPU_CHUNK < e->n ? v0 + PR_CPU_CHUNK : e->n;
-		double	   *part = e->part_dangling + c * k;
+		double		s = 0.0,
+					s_carry = 0.0;
+		int64_t		d = e->dangling_chunk[c],
+					end = e->dangling_chunk[c + 1];
 
-		if (k == 1)
+		while (d < end)
 		{
-			double		s = 0.0;
+			int64_t		block_end = end - d > PR_CPU_SUM_BLOCK ? d + PR_CPU_SUM_BLOCK : end;
+			double		block = 0.0;
 
-			for (int64_t v = v0; v < v1; v++)
-				e->z[v] = x[v] * e->inv_out[v];
-			for (int64_t d = e->dangling_chunk[c]; d < e->dangling_chunk[c + 1]; d++)
-				s += x[dangling[d]];
-			part[0] = s;
+			for (; d < block_end; d++)
+				block += x[dangling[d]];
+			compensated_add(&s, &s_carry, block);
 		}
-		else
+		part[0] = s + s_carry;
+		return;
+	}
+	for (int j = 0; j < k; j++)
+		part[j] = carry[j] = 0.0;
+	for (int64_t d = e->dangling_chunk[c]; d < e->dangling_chunk[c + 1]; d++)
+		for (int j = 0; j < k; j++)
+			compensated_add(&part[j], &carry[j], x[(int64_t) dangling[d] * k + j]);
+	for (int j = 0; j < k; j++)
+		part[j] += carry[j];
+}
+
+/* z = x / out_strength (0 for dangling nodes) and the dangling sums of x, for chunk c. */
+static inline void
+chunk_scale_by_strength(CpuEngine *e, int tid, int64_t c, const double *x)
+{
+	const int	k = e->k;
+	int64_t		v0 = c * PR_CPU_CHUNK;
+	int64_t		v1 = v0 + PR_CPU_CHUNK < e->n ? v0 + PR_CPU_CHUNK : e->n;
+
+	if (k == 1)
+	{
+		for (int64_t v = v0; v < v1; v++)
+			e->z[v] = x[v] * e->inv_out[v];
+	}
+	else
+	{
+		for (int64_t v = v0; v < v1; v++)
 		{
-			for (int64_t v = v0; v < v1; v++)
-			{
-				double		f = e->inv_out[v];
-				for (int j = 0; j < k; j++)
-					e->z[v * k + j] = x[v * k + j] * f;
-			}
+			double		f = e->inv_out[v];
+
 			for (int j = 0; j < k; j++)
-				part[j] = 0.0;
-			for (int64_t d = e->dangling_chunk[c]; d < e->dangling_chunk[c + 1]; d++)
-				for (int j = 0; j < k; j++)
-					part[j] += x[(int64_t) dangling[d] * k + j];
+				e->z[v * k + j] = x[v * k + j] * f;
 		}
 	}
+	chunk_dangling_sums(e, c, x, thread_scratch(e, tid));
 }
 
 /* z = x / out_strength and the dangling sums of x, this thread's chunks. */
@@ -376,66 +440,111 @@ task_scale_by_strength(CpuEngine *e, int tid, const void *varg)
 {
 	const ProductArgs *a = (const ProductArgs *) varg;
 
-	(void) tid;
 	for (int64_t c; (c = claim(e)) < e->n_chunks;)
-		chunk_scale_by_strength(e, c, a->x);
+		chunk_scale_by_strength(e, tid, c, a->x);
+}
+
+/* Plain sum of w * x[col] over entries [b, end) of a row (w NULL: weight 1), two accumulators. */
+static inline double
+row_block_sum(const int32_t *col, const double *w, const double *x, int64_t b, int64_t end)
+{
+	double		s0 = 0.0,
+				s1 = 0.0;
+
+	if (w == NULL)
+	{
+		for (; b + 1 < end; b += 2)
+		{
+			s0 += x[col[b]];
+			s1 += x[col[b + 1]];
+		}
+		if (b < end)
+			s0 += x[col[b]];
+	}
+	else
+	{
+		for (; b + 1 < end; b += 2)
+		{
+			s0 += w[b] * x[col[b]];
+			s1 += w[b + 1] * x[col[b + 1]];
+		}
+		if (b < end)
+			s0 += w[b] * x[col[b]];
+	}
+	return s0 + s1;
+}
+
+/* The k column sums of w * x[col] over entries [b, end) of a row into out[k], plainly. */
+static inline void
+row_block_sums(const int32_t *col, const double *w, const double *x, int64_t b, int64_t end,
+			   int k, double *out)
+{
+	for (int j = 0; j < k; j++)
+		out[j] = 0.0;
+	for (; b < end; b++)
+	{
+		const double *xu = x + (int64_t) col[b] * k;
+		double		we = w != NULL ? w[b] : 1.0;
+
+		for (int j = 0; j < k; j++)
+			out[j] += we * xu[j];
+	}
 }
 
 /*
  * y[node of row p] = sum over row p of w * x[col], for rows [p0, p1); the node of row p is
- * row_order[p] in a row-permuted CSR, p itself when row_order is NULL.  k = 1 uses two
- * accumulators; the per-row summation order is fixed, so results do not depend on threads.
+ * row_order[p] in a row-permuted CSR, p itself when row_order is NULL.  A row is summed plainly
+ * in blocks of PR_CPU_SUM_BLOCK edges, the block sums compensated (a row of one block is its plain
+ * sum); scratch holds 2k doubles.  The per-row summation order is fixed, so results do not
+ * depend on threads.
  */
 static void
 csr_gather(const int64_t *ptr, const int32_t *col, const double *w, const double *x,
-		   double *y, const int32_t *row_order, int64_t p0, int64_t p1, int k)
+		   double *y, const int32_t *row_order, int64_t p0, int64_t p1, int k, double *scratch)
 {
-	if (k == 1)
-	{
-		for (int64_t p = p0; p < p1; p++)
-		{
-			double		s0 = 0.0,
-						s1 = 0.0;
-			int64_t		e = ptr[p],
-						end = ptr[p + 1];
-
-			if (w == NULL)
-			{
-				for (; e + 1 < end; e += 2)
-				{
-					s0 += x[col[e]];
-					s1 += x[col[e + 1]];
-				}
-				if (e < end)
-					s0 += x[col[e]];
-			}
-			else
-			{
-				for (; e + 1 < end; e += 2)
-				{
-					s0 += w[e] * x[col[e]];
-					s1 += w[e + 1] * x[col[e + 1]];
-				}
-				if (e < end)
-					s0 += w[e] * x[col[e]];
-			}
-			y[row_order != NULL ? row_order[p] : p] = s0 + s1;
-		}
-		return;
-	}
 	for (int64_t p = p0; p < p1; p++)
 	{
+		int64_t		b = ptr[p],
+					end = ptr[p + 1];
 		double	   *yv = y + (row_order != NULL ? (int64_t) row_order[p] : p) * k;
 
-		for (int j = 0; j < k; j++)
-			yv[j] = 0.0;
-		for (int64_t e = ptr[p]; e < ptr[p + 1]; e++)
+		if (k == 1)
 		{
-			const double *xu = x + (int64_t) col[e] * k;
-			double		we = w != NULL ? w[e] : 1.0;
+			double		s = 0.0,
+						carry = 0.0;
+
+			if (end - b <= PR_CPU_SUM_BLOCK)
+			{
+				yv[0] = row_block_sum(col, w, x, b, end);
+				continue;
+			}
+			for (; b < end; b += PR_CPU_SUM_BLOCK)
+				compensated_add(&s, &carry,
+								row_block_sum(col, w, x, b,
+											  end - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : end));
+			yv[0] = s + carry;
+			continue;
+		}
+		if (end - b <= PR_CPU_SUM_BLOCK)
+		{
+			row_block_sums(col, w, x, b, end, k, yv);
+			continue;
+		}
+		{
+			double	   *carry = scratch;
+			double	   *block = scratch + k;
 
 			for (int j = 0; j < k; j++)
-				yv[j] += we * xu[j];
+				yv[j] = carry[j] = 0.0;
+			for (; b < end; b += PR_CPU_SUM_BLOCK)
+			{
+				row_block_sums(col, w, x, b,
+							   end - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : end, k, block);
+				for (int j = 0; j < k; j++)
+					compensated_add(&yv[j], &carry[j], block[j]);
+			}
+			for (int j = 0; j < k; j++)
+				yv[j] += carry[j];
 		}
 	}
 }
@@ -447,17 +556,17 @@ task_pull_normalized(CpuEngine *e, int tid, const void *varg)
 	const ProductArgs *a = (const ProductArgs *) varg;
 	const PrGraph *g = e->g;
 
-	(void) tid;
 	if (e->row_order != NULL)
 	{
 		for (int64_t b; (b = claim(e)) < e->n_blocks;)
 			csr_gather(e->sorted_ptr, e->sorted_src, e->sorted_weight, e->z, a->y,
-					   e->row_order, e->sorted_part[b], e->sorted_part[b + 1], e->k);
+					   e->row_order, e->sorted_part[b], e->sorted_part[b + 1], e->k,
+					   thread_scratch(e, tid));
 		return;
 	}
 	for (int64_t b; (b = claim(e)) < e->n_blocks;)
 		csr_gather(g->in_ptr, g->in_src, g->in_weight, e->z, a->y, NULL,
-				   e->in_part[b], e->in_part[b + 1], e->k);
+				   e->in_part[b], e->in_part[b + 1], e->k, thread_scratch(e, tid));
 }
 
 /* Copies the in-rows into sorted_ptr / sorted_src / sorted_weight order, by row blocks. */
@@ -488,10 +597,9 @@ task_pull(CpuEngine *e, int tid, const void *varg)
 	const ProductArgs *a = (const ProductArgs *) varg;
 	const PrGraph *g = e->g;
 
-	(void) tid;
 	for (int64_t b; (b = claim(e)) < e->n_blocks;)
 		csr_gather(g->in_ptr, g->in_src, g->in_weight, a->x, a->y, NULL,
-				   e->in_part[b], e->in_part[b + 1], e->k);
+				   e->in_part[b], e->in_part[b + 1], e->k, thread_scratch(e, tid));
 }
 
 /* y = A x over out-edges, this thread's rows. */
@@ -501,10 +609,9 @@ task_push(CpuEngine *e, int tid, const void *varg)
 	const ProductArgs *a = (const ProductArgs *) varg;
 	const PrGraph *g = e->g;
 
-	(void) tid;
 	for (int64_t b; (b = claim(e)) < e->n_blocks;)
 		csr_gather(g->out_ptr, g->out_dst, g->out_weight, a->x, a->y, NULL,
-				   e->out_part[b], e->out_part[b + 1], e->k);
+				   e->out_part[b], e->out_part[b + 1], e->k, thread_scratch(e, tid));
 }
 
 /* Per-chunk dangling sums of x (when the product did not already take them). */
@@ -512,20 +619,9 @@ static void
 task_dangling_sums(CpuEngine *e, int tid, const void *varg)
 {
 	const double *x = (const double *) varg;
-	const int	k = e->k;
-	const int32_t *dangling = e->g->dangling;
 
-	(void) tid;
 	for (int64_t c; (c = claim(e)) < e->n_chunks;)
-	{
-		double	   *part = e->part_dangling + c * k;
-
-		for (int j = 0; j < k; j++)
-			part[j] = 0.0;
-		for (int64_t d = e->dangling_chunk[c]; d < e->dangling_chunk[c + 1]; d++)
-			for (int j = 0; j < k; j++)
-				part[j] += x[(int64_t) dangling[d] * k + j];
-	}
+		chunk_dangling_sums(e, c, x, thread_scratch(e, tid));
 }
 
 /* Arguments of the update and normalize tasks. */
@@ -537,9 +633,14 @@ typedef struct UpdateArgs
 	bool		uniform;
 } UpdateArgs;
 
-/* Per-chunk |y - x| partials (l1 sums and maxima) of node rows [v0, v1). */
+/*
+ * Per-chunk |y - x| partials (l1 sums and maxima) of node rows [v0, v1): one column in plain
+ * blocks of PR_CPU_SUM_BLOCK whose sums are compensated, k columns compensated term by term;
+ * carry is scratch for k values.
+ */
 static inline void
-chunk_residual(CpuEngine *e, int64_t c, int64_t v0, int64_t v1, const double *y, const double *x)
+chunk_residual(CpuEngine *e, int64_t c, int64_t v0, int64_t v1, const double *y, const double *x,
+			   double *carry)
 {
 	const int	k = e->k;
 	double	   *ps = e->part_sum + c * k;
@@ -548,29 +649,39 @@ chunk_residual(CpuEngine *e, int64_t c, int64_t v0, int64_t v1, const double *y,
 	if (k == 1)
 	{
 		double		s = 0.0,
+					s_carry = 0.0,
 					mx = 0.0;
 
-		for (int64_t v = v0; v < v1; v++)
+		for (int64_t b = v0; b < v1; b += PR_CPU_SUM_BLOCK)
 		{
-			double		d = fabs(y[v] - x[v]);
+			int64_t		block_end = v1 - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : v1;
+			double		block = 0.0;
 
-			s += d;
-			mx = d > mx ? d : mx;
+			for (int64_t v = b; v < block_end; v++)
+			{
+				double		d = fabs(y[v] - x[v]);
+
+				block += d;
+				mx = d > mx ? d : mx;
+			}
+			compensated_add(&s, &s_carry, block);
 		}
-		ps[0] = s;
+		ps[0] = s + s_carry;
 		pm[0] = mx;
 		return;
 	}
 	for (int j = 0; j < k; j++)
-		ps[j] = pm[j] = 0.0;
+		ps[j] = pm[j] = carry[j] = 0.0;
 	for (int64_t v = v0; v < v1; v++)
 		for (int j = 0; j < k; j++)
 		{
 			double		d = fabs(y[v * k + j] - x[v * k + j]);
 
-			ps[j] += d;
+			compensated_add(&ps[j], &carry[j], d);
 			pm[j] = d > pm[j] ? d : pm[j];
 		}
+	for (int j = 0; j < k; j++)
+		ps[j] += carry[j];
 }
 
 /*
@@ -585,7 +696,6 @@ task_pagerank_update(CpuEngine *e, int tid, const void *varg)
 	const double alpha = a->alpha;
 	double	   *y = a->y;
 
-	(void) tid;
 	for (int64_t c; (c = claim(e)) < e->n_chunks;)
 	{
 		int64_t		v0 = c * PR_CPU_CHUNK;
@@ -618,32 +728,51 @@ task_pagerank_update(CpuEngine *e, int tid, const void *varg)
 				y[(int64_t) e->restart_node[r] * k + j] += e->coef[j] * e->restart_weight[r];
 			}
 		}
-		chunk_residual(e, c, v0, v1, y, a->x);
+		chunk_residual(e, c, v0, v1, y, a->x, thread_scratch(e, tid));
 		/* prepare the next product while the chunk is in cache */
 		if (e->z != NULL)
-			chunk_scale_by_strength(e, c, y);
+			chunk_scale_by_strength(e, tid, c, y);
 	}
 }
 
-/* Per-chunk column sums of y. */
+/* Per-chunk column sums of y, compensated (one column: plain blocks, their sums compensated). */
 static void
 task_column_sums(CpuEngine *e, int tid, const void *varg)
 {
 	const UpdateArgs *a = (const UpdateArgs *) varg;
 	const int	k = e->k;
+	double	   *carry = thread_scratch(e, tid);
 
-	(void) tid;
 	for (int64_t c; (c = claim(e)) < e->n_chunks;)
 	{
 		int64_t		v0 = c * PR_CPU_CHUNK;
 		int64_t		v1 = v0 + PR_CPU_CHUNK < e->n ? v0 + PR_CPU_CHUNK : e->n;
 		double	   *ps = e->part_sum + c * k;
 
+		if (k == 1)
+		{
+			double		s = 0.0,
+						s_carry = 0.0;
+
+			for (int64_t b = v0; b < v1; b += PR_CPU_SUM_BLOCK)
+			{
+				int64_t		block_end = v1 - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : v1;
+				double		block = 0.0;
+
+				for (int64_t v = b; v < block_end; v++)
+					block += a->y[v];
+				compensated_add(&s, &s_carry, block);
+			}
+			ps[0] = s + s_carry;
+			continue;
+		}
 		for (int j = 0; j < k; j++)
-			ps[j] = 0.0;
+			ps[j] = carry[j] = 0.0;
 		for (int64_t v = v0; v < v1; v++)
 			for (int j = 0; j < k; j++)
-				ps[j] += a->y[v * k + j];
+				compensated_add(&ps[j], &carry[j], a->y[v * k + j]);
+		for (int j = 0; j < k; j++)
+			ps[j] += carry[j];
 	}
 }
 
@@ -654,7 +783,6 @@ task_divide_columns(CpuEngine *e, int tid, const void *varg)
 	const UpdateArgs *a = (const UpdateArgs *) varg;
 	const int	k = e->k;
 
-	(void) tid;
 	for (int64_t c; (c = claim(e)) < e->n_chunks;)
 	{
 		int64_t		v0 = c * PR_CPU_CHUNK;
@@ -665,19 +793,26 @@ task_divide_columns(CpuEngine *e, int tid, const void *varg)
 				if (e->coef[j] != 0.0)
 					a->y[v * k + j] /= e->coef[j];
 		if (a->x != NULL)
-			chunk_residual(e, c, v0, v1, a->y, a->x);
+			chunk_residual(e, c, v0, v1, a->y, a->x, thread_scratch(e, tid));
 	}
 }
 
-/* Sums the per-chunk partials of part into out[k], in chunk order. */
+/*
+ * Sums the per-chunk partials of part into out[k], in chunk order, compensated (thread 0's
+ * scratch holds the carries: no task runs meanwhile).
+ */
 static void
 sum_partials(const CpuEngine *e, const double *part, double *out)
 {
+	double	   *carry = thread_scratch(e, 0);
+
 	for (int j = 0; j < e->k; j++)
-		out[j] = 0.0;
+		out[j] = carry[j] = 0.0;
 	for (int64_t c = 0; c < e->n_chunks; c++)
 		for (int j = 0; j < e->k; j++)
-			out[j] += part[c * e->k + j];
+			compensated_add(&out[j], &carry[j], part[c * e->k + j]);
+	for (int j = 0; j < e->k; j++)
+		out[j] += carry[j];
 }
 
 /* Collects the residual partials into res[k]. */
@@ -685,19 +820,18 @@ static void
 collect_residual(CpuEngine *e)
 {
 	const int	k = e->k;
+	double	   *l1 = thread_scratch(e, 0) + k;
 
+	sum_partials(e, e->part_sum, l1);
 	for (int j = 0; j < k; j++)
 	{
-		e->res[j].l1 = 0.0;
+		e->res[j].l1 = l1[j];
 		e->res[j].linf = 0.0;
 	}
 	for (int64_t c = 0; c < e->n_chunks; c++)
 		for (int j = 0; j < k; j++)
-		{
-			e->res[j].l1 += e->part_sum[c * k + j];
 			if (e->part_max[c * k + j] > e->res[j].linf)
 				e->res[j].linf = e->part_max[c * k + j];
-		}
 	e->have_residual = true;
 }
 
@@ -718,11 +852,12 @@ cpu_free_vectors(CpuEngine *e)
 	pr_free(&e->alloc, e->part_max);
 	pr_free(&e->alloc, e->part_dangling);
 	pr_free(&e->alloc, e->coef);
+	pr_free(&e->alloc, e->scratch);
 	pr_free(&e->alloc, e->res);
 	e->slot = NULL;
 	e->n_slots = 0;
 	e->z = NULL;
-	e->part_sum = e->part_max = e->part_dangling = e->coef = NULL;
+	e->part_sum = e->part_max = e->part_dangling = e->coef = e->scratch = NULL;
 	e->res = NULL;
 	e->have_residual = false;
 	e->dangling_slot = -1;
@@ -751,9 +886,10 @@ cpu_alloc_vectors(CpuEngine *e, int k, int n_slots)
 	e->part_max = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
 	e->part_dangling = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
 	e->coef = ENGINE_ALLOC(e, double, k);
+	e->scratch = ENGINE_ALLOC(e, double, (size_t) e->n_threads * 2 * (size_t) k);
 	e->res = ENGINE_ALLOC(e, PrResidual, k);
 	if (e->part_sum == NULL || e->part_max == NULL || e->part_dangling == NULL ||
-		e->coef == NULL || e->res == NULL)
+		e->coef == NULL || e->scratch == NULL || e->res == NULL)
 		return false;
 	if (e->needs & PR_NEED_PULL_NORMALIZED)
 	{

@@ -37,6 +37,25 @@ enum
 	HITS_N_SLOTS = 3
 };
 
+/*
+ * Residual checks in a row without a new smallest residual after which a run is stagnant.  With
+ * damping < 1 the L1 residual of PageRank shrinks by at least the damping factor every iteration
+ * in exact arithmetic (the update is a contraction); once rounding dominates it wanders at a
+ * floor and new minima come ever more rarely.  With damping 1 (RWR restart 0) it only never
+ * grows: it may stay level for as long as mass travels round a cycle, so no test applies.
+ */
+#define PR_STAGNANT_CHECKS 50
+
+/* What the stagnation test remembers of the residuals read so far. */
+typedef struct StagnationWatch
+{
+	bool		enabled;		/* the test applies to this run */
+	bool		repeat_ends;	/* an exact repeat ends the run (a contraction cannot repeat) */
+	double		best;			/* smallest residual so far (+inf before the first) */
+	double		last;			/* residual of the last check (NaN before the first) */
+	int			since_best;		/* checks since best was set */
+} StagnationWatch;
+
 /* Largest residual allowed when restart weights are checked to sum to 1. */
 #define PR_RESTART_SUM_SLACK 1e-9
 
@@ -151,10 +170,11 @@ residual_in_norm(const PrResidual *r, PrNorm norm)
  */
 static PrStatus
 read_residual(PrEngine *e, int k, PrNorm norm, double threshold, PrResidual *buf,
-			  double *worst, bool *converged, PrError *err)
+			  double *worst, double *worst_l1, bool *converged, PrError *err)
 {
 	PrStatus	status = e->ops->residual(e, buf, err);
-	double		w = 0.0;
+	double		w = 0.0,
+				w_l1 = 0.0;
 	bool		all = true;
 
 	if (status != PR_OK)
@@ -167,10 +187,51 @@ read_residual(PrEngine *e, int k, PrNorm norm, double threshold, PrResidual *buf
 			all = false;
 		if (r > w || r != r)
 			w = r;
+		if (buf[j].l1 > w_l1 || buf[j].l1 != buf[j].l1)
+			w_l1 = buf[j].l1;
 	}
 	*worst = w;
+	*worst_l1 = w_l1;
 	*converged = all;
 	return PR_OK;
+}
+
+/*
+ * A watch before the first residual: enabled for runs whose residual must keep decreasing until
+ * rounding stops it; repeat_ends where an exact repeat can only come from rounding.
+ */
+static void
+stagnation_begin(StagnationWatch *watch, bool enabled, bool repeat_ends)
+{
+	watch->enabled = enabled;
+	watch->repeat_ends = repeat_ends;
+	watch->best = INFINITY;
+	watch->last = NAN;
+	watch->since_best = 0;
+}
+
+/*
+ * Feeds the largest L1 residual of a check to the watch; true when the run is stagnant: the
+ * residual repeats that of the previous check exactly where that can only be rounding (the
+ * iterates cycle between two states), or PR_STAGNANT_CHECKS checks in a row found no new
+ * smallest one.
+ */
+static bool
+stagnation_seen(StagnationWatch *watch, double l1)
+{
+	bool		repeated = watch->repeat_ends && l1 == watch->last;
+
+	if (!watch->enabled)
+		return false;
+	watch->last = l1;
+	if (l1 < watch->best)
+	{
+		watch->best = l1;
+		watch->since_best = 0;
+		return false;
+	}
+	watch->since_best++;
+	return repeated || watch->since_best >= PR_STAGNANT_CHECKS;
 }
 
 /* Threshold the residual is compared with. */
@@ -192,20 +253,25 @@ poll_stop(const PrIterOptions *o, const PrRunStats *stats, PrError *err)
 
 /*
  * After iteration it: when a check is due (every check_every iterations and after the last one),
- * reads the k residuals into stats (residual, converged) and reports progress.
+ * reads the k residuals into stats (residual, converged), reports progress and, when the run has
+ * not converged, feeds the watch (stats->stagnated: the run should stop).
  */
 static PrStatus
 check_convergence(PrEngine *e, int k, const PrIterOptions *o, int it, int check_every,
-				  double threshold, PrResidual *buf, PrRunStats *stats, PrError *err)
+				  double threshold, PrResidual *buf, StagnationWatch *watch, PrRunStats *stats,
+				  PrError *err)
 {
 	PrStatus	status;
+	double		worst_l1;
 
 	if (it % check_every != 0 && it != o->max_iterations)
 		return PR_OK;
-	status = read_residual(e, k, o->norm, threshold, buf, &stats->residual, &stats->converged,
-						   err);
+	status = read_residual(e, k, o->norm, threshold, buf, &stats->residual, &worst_l1,
+						   &stats->converged, err);
 	if (status == PR_OK && o->progress != NULL)
 		o->progress(o->progress_arg, it, stats->residual);
+	if (status == PR_OK && !stats->converged && it < o->max_iterations)
+		stats->stagnated = stagnation_seen(watch, worst_l1);
 	return status;
 }
 
@@ -462,6 +528,7 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 				y = PR_SLOT_Y;
 	double		threshold = stop_threshold(options, g->n_nodes);
 	bool		warm = warm_start_possible(engine, restart, options);
+	StagnationWatch watch;
 
 	residuals = k <= 64 ? stack_residuals
 		: (PrResidual *) pr_alloc_array(&pr_malloc_allocator, (size_t) k, sizeof(PrResidual));
@@ -479,6 +546,7 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 	}
 	if (status == PR_OK && !stats->warm_started)
 		status = ops->fill(engine, x, 1.0 / (double) g->n_nodes, err);
+	stagnation_begin(&watch, alpha < 1.0, true);
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
 	{
 		if ((status = poll_stop(options, stats, err)) != PR_OK)
@@ -496,8 +564,8 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 			y = swap;
 		}
 		status = check_convergence(engine, k, options, it, check_every, threshold, residuals,
-								   stats, err);
-		if (status != PR_OK || stats->converged)
+								   &watch, stats, err);
+		if (status != PR_OK || stats->converged || stats->stagnated)
 			break;
 	}
 	if (residuals != stack_residuals)
@@ -620,6 +688,16 @@ pr_pagerank_top(PrEngine *engine, const PrGraph *g, double alpha, const PrRestar
 	return status;
 }
 
+/* True when some edge of g has a positive weight (an unweighted edge weighs 1). */
+static bool
+has_positive_weight(const PrGraph *g)
+{
+	for (int64_t v = 0; v < g->n_nodes; v++)
+		if (g->out_strength[v] > 0.0)
+			return true;
+	return false;
+}
+
 /* HITS by power iteration, hubs and authorities each normalised to sum 1; see pr_driver.h. */
 PrStatus
 pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double *hubs,
@@ -630,6 +708,7 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 	const PrEngineOps *ops;
 	PrStatus	status;
 	PrResidual	residual;
+	StagnationWatch watch;
 	int			check_every;
 	int			h = HITS_SLOT_HUB,
 				h_next = HITS_SLOT_HUB_NEXT;
@@ -652,12 +731,23 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 	}
 	if (hubs == NULL || authorities == NULL)
 		return pr_error_set(err, PR_ERR_INVALID, "no hub or authority array given");
+	if (!has_positive_weight(g))
+	{
+		/* A = 0: every node is as good a hub and authority as any other */
+		for (int64_t v = 0; v < g->n_nodes; v++)
+			hubs[v] = authorities[v] = 1.0 / (double) g->n_nodes;
+		stats->converged = true;
+		stats->seconds = pr_clock_seconds() - t0;
+		return PR_OK;
+	}
 	check_every = options->check_every >= 1 ? options->check_every : 1;
 	threshold = stop_threshold(options, g->n_nodes);
 
 	status = timed_prepare(engine, g, 1, HITS_N_SLOTS, PR_NEED_PULL | PR_NEED_PUSH, stats, err);
 	if (status == PR_OK)
 		status = ops->fill(engine, h, 1.0 / (double) g->n_nodes, err);
+	/* HITS is no contraction: only the test of no new minimum */
+	stagnation_begin(&watch, true, false);
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
 	{
 		if ((status = poll_stop(options, stats, err)) != PR_OK)
@@ -680,8 +770,8 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 			h_next = swap;
 		}
 		status = check_convergence(engine, 1, options, it, check_every, threshold, &residual,
-								   stats, err);
-		if (status != PR_OK || stats->converged)
+								   &watch, stats, err);
+		if (status != PR_OK || stats->converged || stats->stagnated)
 			break;
 	}
 	if (status == PR_OK)

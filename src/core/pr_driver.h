@@ -12,7 +12,12 @@
  *  - HITS: a = Aᵀ h, h = A a, each normalised to sum 1 every iteration (NetworkX's normalisation).
  *  - Stopping: after an iteration, residual = |x' - x| in the chosen norm; converged when
  *    residual < tolerance (PR_NORM_L1_SCALED: residual < n * tolerance, as NetworkX does).
- *    With k columns, every column must meet it.
+ *    With k columns, every column must meet it.  A run whose residual stops decreasing before
+ *    that (50 checks bring no new minimum of the largest L1 residual, or, for PageRank with
+ *    alpha < 1, whose residual must shrink every iteration, it repeats exactly: the tolerance is
+ *    below what rounding lets the iterates reach) ends at once, not converged, with
+ *    stats->stagnated set.  PageRank with alpha = 1 (RWR restart 0) is not watched: its residual
+ *    may stay level for long and still fall later.
  */
 #ifndef PR_DRIVER_H
 #define PR_DRIVER_H
@@ -69,6 +74,9 @@ typedef struct PrRunStats
 	int			iterations;		/* iterations performed */
 	double		residual;		/* last residual read, in the chosen norm (max over columns) */
 	bool		converged;
+	bool		stagnated;		/* not converged, stopped early: the residual stopped decreasing
+								 * (see "Stopping" above), so more iterations would not reach
+								 * the tolerance */
 	double		seconds;		/* wall time in the driver, prepare included */
 	double		prepare_seconds;	/* of which the engine's prepare (layout, upload; ~0 when the
 									 * engine kept the graph from an earlier run) */
@@ -102,7 +110,10 @@ PrStatus	pr_pagerank_top(PrEngine *engine, const PrGraph *g, double alpha,
  */
 PrStatus	pr_pagerank_prepare(PrEngine *engine, const PrGraph *g, int k, PrError *err);
 
-/* HITS; hubs and authorities receive n values each, each summing to 1 (all 0 if no edges). */
+/*
+ * HITS; hubs and authorities receive n values each, each summing to 1.  When no edge has a
+ * positive weight (A = 0: every node alike), both are uniform 1/n after 0 iterations.
+ */
 PrStatus	pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options,
 					double *hubs, double *authorities, PrRunStats *stats, PrError *err);
 

@@ -34,12 +34,16 @@
 	X(test_rwr_warm_start_no_edges) \
 	X(test_hits_vs_dense) \
 	X(test_hits_needs_out_edges) \
+	X(test_hits_zero_weights) \
 	X(test_determinism) \
 	X(test_driver_control) \
 	X(test_driver_bad_arguments) \
 	X(test_empty_graph_runs) \
 	X(test_pagerank_top_matches_full) \
 	X(test_cpu_prepare_again) \
+	X(test_star_tight_tolerance) \
+	X(test_star_tight_tolerance_columns) \
+	X(test_driver_stagnation) \
 	X(test_igraph_slashdot) \
 	X(test_igraph_enron_undirected)
 

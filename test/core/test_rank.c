@@ -373,6 +373,45 @@ test_hits_needs_out_edges(void)
 	pr_graph_free(&g, &pr_malloc_allocator);
 }
 
+/*
+ * HITS where no edge has a positive weight (A = 0): both vectors uniform 1/n, each summing to 1,
+ * converged after 0 iterations (the power iteration would give all zeros).  One positive edge
+ * among zero ones gives the ordinary answer.
+ */
+void
+test_hits_zero_weights(void)
+{
+	const int64_t s[] = {1, 2, 3};
+	const int64_t d[] = {2, 3, 1};
+	double		w[] = {0.0, 0.0, 0.0};
+	PrBuildOptions opt = {false, true, 1, NULL};
+	PrGraph		g;
+	PrError		err;
+	PrEngine   *engine = pr_cpu_engine_create(1, &pr_malloc_allocator, &err);
+	PrIterOptions o = test_iter_options(1e-10, 100);
+	double		h[3],
+				a[3];
+	PrRunStats	st;
+
+	CHECK(pr_graph_build(s, d, w, 3, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
+	CHECK(pr_hits(engine, &g, &o, h, a, &st, &err) == PR_OK);
+	CHECK(st.converged && st.iterations == 0);
+	for (int i = 0; i < 3; i++)
+		CHECKF(h[i] == 1.0 / 3.0 && a[i] == 1.0 / 3.0, "node %d: hub %g authority %g", i, h[i],
+			   a[i]);
+	pr_graph_free(&g, &pr_malloc_allocator);
+
+	/* 1 -> 2 weighs 2, the others 0: hub 1, authority 2 */
+	w[0] = 2.0;
+	CHECK(pr_graph_build(s, d, w, 3, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
+	CHECK(pr_hits(engine, &g, &o, h, a, &st, &err) == PR_OK);
+	CHECK(st.converged && st.iterations >= 1);
+	CHECK(h[0] == 1.0 && h[1] == 0.0 && h[2] == 0.0);
+	CHECK(a[0] == 0.0 && a[1] == 1.0 && a[2] == 0.0);
+	engine->ops->release(engine);
+	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
 /* Same input, same bits: twice with 2 threads, and with 1, 3 and 8 threads. */
 void
 test_determinism(void)

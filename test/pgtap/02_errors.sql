@@ -66,9 +66,10 @@ SELECT throws_ok($$SELECT * FROM pagerank('e; DROP TABLE e')$$, '42602',
                  'invalid name syntax', 'unquoted injection attempt');
 SELECT has_table('e', 'the table survived');
 
--- Empty input: no error, no rows.
+-- Empty input: no error, no rows; but a source must be in the graph, empty or not.
 SELECT is_empty($$SELECT * FROM pagerank('e_empty')$$, 'empty table: no rows');
-SELECT is_empty($$SELECT * FROM rwr('e_empty', ARRAY[1, 2])$$, 'empty table, many sources: no rows');
+SELECT throws_ok($$SELECT * FROM rwr('e_empty', ARRAY[1, 2])$$, '22023',
+                 'source node 1 is not in the graph: the graph is empty', 'empty table, many sources');
 SET LOCAL client_min_messages = error;
 SELECT lives_ok($$SELECT * FROM pagerank('e_slow', max_iterations => 2)$$,
                 'without require_convergence, non-convergence only warns');

@@ -1,0 +1,294 @@
+/*
+ * test_accuracy.c — sums over many terms and the tolerances they allow: a star whose hub gathers
+ * a hundred thousand leaves must converge at 1e-12 to its closed-form scores (the hub's row sum,
+ * the dangling mass and the residual are compensated sums), the same bits on any thread count;
+ * and the driver ends a run whose residual stops decreasing (an engine replaying scripted
+ * residuals) instead of iterating to max_iterations.
+ */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Leaves of the star tests: about the smallest count where plain sums stall above 1e-12. */
+#define STAR_LEAVES 100000
+
+/* The star leaves 1..n -> hub 0: the hub is the only dangling node. */
+static void
+star_to_hub(PrGraph *g, int64_t leaves)
+{
+	int64_t    *src = malloc(sizeof(int64_t) * (size_t) leaves);
+	int64_t    *dst = malloc(sizeof(int64_t) * (size_t) leaves);
+	PrError		err;
+
+	for (int64_t i = 0; i < leaves; i++)
+	{
+		src[i] = i + 1;
+		dst[i] = 0;
+	}
+	CHECK(pr_graph_build(src, dst, NULL, (size_t) leaves, NULL, &pr_malloc_allocator, g,
+						 &err) == PR_OK);
+	free(src);
+	free(dst);
+}
+
+/* PageRank of the star at a tolerance with n_threads; returns the status. */
+static PrStatus
+star_pagerank(const PrGraph *g, int n_threads, const PrRestart *r, double tolerance, double *x,
+			  PrRunStats *st)
+{
+	PrIterOptions o = test_iter_options(tolerance, 1000);
+	PrError		err;
+	PrEngine   *e = pr_cpu_engine_create(n_threads, &pr_malloc_allocator, &err);
+	PrStatus	status;
+
+	if (e == NULL)
+		return err.status;
+	status = pr_pagerank(e, g, 0.85, r, &o, x, st, &err);
+	e->ops->release(e);
+	return status;
+}
+
+/*
+ * Leaves -> hub, M leaves, N = M + 1, d = 0.85: every leaf gets (1 - d + d h) / N and the hub
+ * h = d M l + (1 - d + d h) / N, so h = (1 + M d) / (1 + M + M d).  A plain sum of the hub's
+ * in-row wanders by ~3e-12 for ever (the residual never gets below 1e-12, the hub is 4e-13
+ * off).  Tolerance 1e-12 and 1e-14 converge (1e-14: within its bound tol * d / (1 - d) of h);
+ * 1e-15 is below the rounding floor: the run stops early as stagnant, h within 1e-15.
+ */
+void
+test_star_tight_tolerance(void)
+{
+	PrGraph		g;
+	PrRestart	r = {true, 1, NULL, NULL, NULL};
+	double	   *x = malloc(sizeof(double) * (STAR_LEAVES + 1));
+	double	   *x1 = malloc(sizeof(double) * (STAR_LEAVES + 1));
+	const double m = STAR_LEAVES,
+				d = 0.85;
+	const double hub = (1.0 + m * d) / (1.0 + m + m * d);
+	PrRunStats	st;
+
+	star_to_hub(&g, STAR_LEAVES);
+	CHECK(star_pagerank(&g, 1, &r, 1e-14, x, &st) == PR_OK);
+	CHECKF(st.converged && !st.stagnated && st.residual < 1e-14,
+		   "converged %d after %d iterations, residual %g", st.converged, st.iterations,
+		   st.residual);
+	CHECKF(fabs(x[0] - hub) < 5e-14, "hub %.17g, expected %.17g", x[0], hub);
+	CHECKF(fabs(x[1] - (1.0 - hub) / m) < 1e-18, "leaf %.17g, expected %.17g", x[1],
+		   (1.0 - hub) / m);
+	CHECK(star_pagerank(&g, 1, &r, 1e-15, x, &st) == PR_OK);
+	CHECKF(!st.converged && st.stagnated && st.iterations < 400,
+		   "converged %d stagnated %d after %d iterations", st.converged, st.stagnated,
+		   st.iterations);
+	CHECKF(fabs(x[0] - hub) < 1e-15, "hub %.17g, expected %.17g", x[0], hub);
+	CHECK(star_pagerank(&g, 1, &r, 1e-12, x1, &st) == PR_OK);
+	CHECKF(st.converged && !st.stagnated && st.residual < 1e-12 && st.iterations < 300,
+		   "converged %d after %d iterations, residual %g", st.converged, st.iterations,
+		   st.residual);
+	for (int threads = 2; threads <= 3; threads++)
+	{
+		CHECK(star_pagerank(&g, threads, &r, 1e-12, x, &st) == PR_OK);
+		CHECKF(memcmp(x, x1, sizeof(double) * (STAR_LEAVES + 1)) == 0,
+			   "%d threads: other bits", threads);
+	}
+	free(x);
+	free(x1);
+	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
+/*
+ * The same star with two columns restarting at a leaf each (the k-column sums): both converge at
+ * 1e-12, each column sums to 1, the same bits on 1 and 3 threads.
+ */
+void
+test_star_tight_tolerance_columns(void)
+{
+	PrGraph		g;
+	const int64_t ptr[] = {0, 1, 2};
+	const int32_t node[] = {1, 2};
+	const double weight[] = {1.0, 1.0};
+	PrRestart	r = {false, 2, ptr, node, weight};
+	size_t		n = STAR_LEAVES + 1;
+	double	   *x = malloc(sizeof(double) * n * 2);
+	double	   *x1 = malloc(sizeof(double) * n * 2);
+	PrRunStats	st;
+
+	star_to_hub(&g, STAR_LEAVES);
+	CHECK(star_pagerank(&g, 1, &r, 1e-12, x1, &st) == PR_OK);
+	CHECKF(st.converged && st.residual < 1e-12, "converged %d after %d iterations, residual %g",
+		   st.converged, st.iterations, st.residual);
+	for (int j = 0; j < 2; j++)
+	{
+		long double sum = 0.0L;
+
+		for (size_t v = 0; v < n; v++)
+			sum += x1[v * 2 + (size_t) j];
+		CHECKF(fabsl(sum - 1.0L) < 1e-14L, "column %d sums to %.17Lg", j, sum);
+	}
+	CHECK(star_pagerank(&g, 3, &r, 1e-12, x, &st) == PR_OK);
+	CHECK(memcmp(x, x1, sizeof(double) * n * 2) == 0);
+	free(x);
+	free(x1);
+	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
+/* An engine that does nothing but replay a script of residuals (one per update). */
+typedef struct ScriptEngine
+{
+	PrEngine	base;
+	const double *script;
+	int			length;
+	int			next;
+	double		last;
+} ScriptEngine;
+
+/* prepare, fill, product, update, normalize: nothing to do. */
+static PrStatus
+script_prepare(PrEngine *e, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err)
+{
+	(void) e, (void) g, (void) k, (void) n_slots, (void) needs, (void) err;
+	return PR_OK;
+}
+
+static PrStatus
+script_fill(PrEngine *e, int slot, double value, PrError *err)
+{
+	(void) e, (void) slot, (void) value, (void) err;
+	return PR_OK;
+}
+
+static PrStatus
+script_product(PrEngine *e, PrProduct product, int x_slot, int y_slot, PrError *err)
+{
+	(void) e, (void) product, (void) x_slot, (void) y_slot, (void) err;
+	return PR_OK;
+}
+
+/* The next residual of the script (the last one again when it runs out). */
+static void
+script_step(ScriptEngine *s)
+{
+	s->last = s->script[s->next < s->length ? s->next : s->length - 1];
+	s->next++;
+}
+
+static PrStatus
+script_update(PrEngine *e, int y_slot, int x_slot, double alpha, const PrRestart *restart,
+			  PrError *err)
+{
+	(void) y_slot, (void) x_slot, (void) alpha, (void) restart, (void) err;
+	script_step((ScriptEngine *) e);
+	return PR_OK;
+}
+
+static PrStatus
+script_normalize(PrEngine *e, int slot, int old_slot, PrError *err)
+{
+	(void) slot, (void) err;
+	if (old_slot >= 0)
+		script_step((ScriptEngine *) e);
+	return PR_OK;
+}
+
+static PrStatus
+script_residual(PrEngine *e, PrResidual *out, PrError *err)
+{
+	(void) err;
+	out->l1 = out->linf = ((ScriptEngine *) e)->last;
+	return PR_OK;
+}
+
+static PrStatus
+script_download(PrEngine *e, int slot, double *host, PrError *err)
+{
+	(void) e, (void) slot, (void) err;
+	host[0] = host[1] = 0.5;
+	return PR_OK;
+}
+
+static const PrEngineOps script_ops = {
+	.name = "script",
+	.prepare = script_prepare,
+	.fill = script_fill,
+	.product = script_product,
+	.pagerank_update = script_update,
+	.normalize = script_normalize,
+	.residual = script_residual,
+	.download = script_download,
+};
+
+/* Runs PageRank with damping alpha (or HITS) on a 2-node graph with the script; returns the
+ * statistics. */
+static PrRunStats
+run_script(const double *script, int length, bool hits, double alpha)
+{
+	const int64_t s[] = {1, 2};
+	const int64_t d[] = {2, 1};
+	ScriptEngine engine = {{&script_ops}, script, length, 0, 0.0};
+	PrRestart	r = {true, 1, NULL, NULL, NULL};
+	PrIterOptions o = test_iter_options(1e-12, 1000);
+	PrBuildOptions opt = {false, true, 1, NULL};
+	PrGraph		g;
+	PrError		err;
+	PrRunStats	st;
+	double		x[2],
+				y[2];
+
+	CHECK(pr_graph_build(s, d, NULL, 2, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
+	if (hits)
+		CHECK(pr_hits(&engine.base, &g, &o, x, y, &st, &err) == PR_OK);
+	else
+		CHECK(pr_pagerank(&engine.base, &g, alpha, &r, &o, x, &st, &err) == PR_OK);
+	pr_graph_free(&g, &pr_malloc_allocator);
+	return st;
+}
+
+/*
+ * The driver's stagnation test: a PageRank residual that repeats exactly (a 2-cycle of the
+ * iterates) ends the run at the repeat; HITS (no contraction) only after 50 checks without a new
+ * minimum, as a residual that wanders above its minimum; one that keeps decreasing, however
+ * slowly, runs to convergence or max_iterations; damping 1 (restart 0) is never stagnant.
+ */
+void
+test_driver_stagnation(void)
+{
+	double		script[1000];
+	PrRunStats	st;
+
+	/* 1e-1, 1e-2, ... 1e-10, then 3.6e-11 for ever: stops at the first repeat (iteration 12) */
+	for (int i = 0; i < 10; i++)
+		script[i] = pow(10.0, -(i + 1));
+	script[10] = 3.6e-11;
+	st = run_script(script, 11, false, 0.85);
+	CHECKF(!st.converged && st.stagnated && st.iterations == 12 && st.residual == 3.6e-11,
+		   "converged %d stagnated %d iterations %d residual %g", st.converged, st.stagnated,
+		   st.iterations, st.residual);
+	st = run_script(script, 11, true, 0.0);
+	CHECKF(!st.converged && st.stagnated && st.iterations == 11 + 50,
+		   "converged %d stagnated %d iterations %d", st.converged, st.stagnated, st.iterations);
+	st = run_script(script, 11, false, 1.0);
+	CHECK(!st.converged && !st.stagnated && st.iterations == 1000);
+
+	/* down to 1e-11, then alternating 2e-11 / 3e-11 (no exact repeat): 50 checks after the minimum */
+	for (int i = 0; i < 11; i++)
+		script[i] = pow(10.0, -(i + 1));
+	for (int i = 11; i < 1000; i++)
+		script[i] = i % 2 == 0 ? 2e-11 : 3e-11;
+	st = run_script(script, 1000, false, 0.85);
+	CHECKF(!st.converged && st.stagnated && st.iterations == 11 + 50,
+		   "converged %d stagnated %d iterations %d", st.converged, st.stagnated, st.iterations);
+
+	/* slowly but steadily decreasing: never stagnant, runs to max_iterations */
+	for (int i = 0; i < 1000; i++)
+		script[i] = 1e-3 * pow(0.999, i);
+	st = run_script(script, 1000, false, 0.85);
+	CHECK(!st.converged && !st.stagnated && st.iterations == 1000);
+
+	/* reaching the tolerance after a plateau shorter than 50 checks: converged */
+	for (int i = 0; i < 40; i++)
+		script[i] = i % 2 == 0 ? 1e-6 : 2e-6;
+	script[40] = 1e-13;
+	st = run_script(script, 41, false, 0.85);
+	CHECK(st.converged && !st.stagnated && st.iterations == 41);
+}
