@@ -27,7 +27,7 @@ REGRESS = api basic bad_input security aggregate stats cancel scan rwr_multi net
 REGRESS_OPTS = --inputdir=. --temp-instance=./tmp_check --temp-config=test/regress.conf --load-extension=powerrank
 
 # Isolation tests of the graph cache and the GPU service (specs/*.spec, expected/*.out).
-ISOLATION = cache_dml cache_ddl cache_visibility service_progress service_concurrent service_batch
+ISOLATION = cache_dml cache_ddl cache_visibility service_progress service_concurrent service_batch read_rewrite
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso \
 	--temp-config=test/isolation.conf --load-extension=powerrank
 
