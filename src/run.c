@@ -340,6 +340,7 @@ load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool
 	options.out_edges = out_edges;
 	options.n_threads = powerrank_thread_count();
 	options.times = &build_times;
+	options.should_stop = powerrank_cancel_requested;
 	t_build = pr_clock_seconds();
 	if (pr_graph_build(edges.src, edges.dst, edges.weighted ? edges.weight : NULL, edges.count,
 					   &options, run->alloc, &run->graph, &err) != PR_OK)
@@ -419,13 +420,6 @@ rank_run_load_rankgraph(RankRun *run, Datum graph, bool out_edges)
 	run->build_seconds = pr_clock_seconds() - run->started;
 }
 
-/* The driver's should_stop: true once a query cancel or backend termination is pending. */
-static bool
-cancel_requested(void *arg)
-{
-	return InterruptPending && (QueryCancelPending || ProcDiePending);
-}
-
 /* Creates the CPU engine for the run (powerrank.cpu_threads threads). */
 static void
 create_engine(RankRun *run)
@@ -450,7 +444,7 @@ iteration_options(const RankOptions *options, PrIterOptions *iter)
 	iter->norm = options->norm;
 	iter->max_iterations = options->max_iterations;
 	iter->check_every = 1;
-	iter->should_stop = cancel_requested;
+	iter->should_stop = powerrank_cancel_requested;
 	iter->progress = progress_report;
 	iter->progress_arg = NULL;
 }

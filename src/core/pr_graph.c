@@ -228,6 +228,23 @@ chunks_for(size_t count, int n_threads)
 	return (size_t) n_threads < most ? n_threads : (int) most;
 }
 
+/*
+ * True when the caller asked the build to stop: options->should_stop, polled on the calling thread
+ * between steps (never from the chunk threads).
+ */
+static bool
+stop_requested(const PrBuildOptions *options)
+{
+	return options->should_stop != NULL && options->should_stop(options->stop_arg);
+}
+
+/* Fails a build step with PR_ERR_INTERRUPTED. */
+static PrStatus
+build_interrupted(PrError *err)
+{
+	return pr_error_set(err, PR_ERR_INTERRUPTED, "graph build interrupted");
+}
+
 /* The endpoints of an edge list split into chunks: their id range, or their marks in a table. */
 typedef struct EndpointJob
 {
@@ -284,7 +301,8 @@ endpoint_mark(void *ctx, int t)
 /* Builds the id map through a direct table over [min_id, min_id + range). */
 static PrStatus
 id_map_build_dense(const int64_t *src, const int64_t *dst, size_t m, uint64_t range, int n_threads,
-				   const PrAllocator *alloc, IdMap *map, PrError *err)
+				   const PrBuildOptions *options, const PrAllocator *alloc, IdMap *map,
+				   PrError *err)
 {
 	int32_t    *table;
 	int64_t		n = 0;
@@ -301,6 +319,11 @@ id_map_build_dense(const int64_t *src, const int64_t *dst, size_t m, uint64_t ra
 	job.min_id = map->min_id;
 	job.table = table;
 	run_chunks(endpoint_mark, &job, job.n_chunks);
+	if (stop_requested(options))
+	{
+		pr_free(alloc, table);
+		return build_interrupted(err);
+	}
 	for (uint64_t i = 0; i < range; i++)
 		n += table[i];
 	if (n > PR_MAX_NODES)
@@ -566,8 +589,8 @@ endpoint_rank(void *ctx, int t)
  */
 static PrStatus
 id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo_id, int64_t hi_id,
-					int n_threads, const PrAllocator *alloc, IdMap *map, int32_t **ranks_out,
-					PrError *err)
+					int n_threads, const PrBuildOptions *options, const PrAllocator *alloc,
+					IdMap *map, int32_t **ranks_out, PrError *err)
 {
 	EndpointSort s;
 	uint64_t	range = id_key(hi_id) - id_key(lo_id);
@@ -603,6 +626,8 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 		size_t		sum = 0;
 		bool		trivial = false;
 
+		if (stop_requested(options))
+			goto interrupted;
 		memset(total, 0, sizeof(total));
 		for (int t = 0; t < s.n_chunks; t++)
 		{
@@ -622,6 +647,8 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 			/* chunk histograms of this digit over the current order */
 			s.digit = d;
 			run_chunks(endpoint_hist_pass, &s, s.n_chunks);
+			if (stop_requested(options))
+				goto interrupted;
 		}
 		/* offsets: by digit value, then by chunk */
 		for (int b = 0; b < DIGIT_VALUES; b++)
@@ -638,6 +665,8 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 		s.from = s.from < 0 ? 0 : 1 - s.from;
 	}
 
+	if (stop_requested(options))
+		goto interrupted;
 	/* distinct keys and ranks; the ranks go into the spare position buffer */
 	s.ranks = (int32_t *) s.pos[1 - s.from];
 	run_chunks(endpoint_count_distinct, &s, s.n_chunks);
@@ -661,6 +690,8 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 							(long long) n, (long long) PR_MAX_NODES);
 	}
 	run_chunks(endpoint_rank, &s, s.n_chunks);
+	if (stop_requested(options))
+		goto interrupted;
 	map->node_ids = ALLOC_ARRAY(alloc, int64_t, n);
 	if (map->node_ids == NULL)
 		goto nomem;
@@ -687,6 +718,15 @@ nomem:
 	pr_free(alloc, s.hist);
 	pr_free(alloc, s.chunk_starts);
 	return pr_error_set(err, PR_ERR_NOMEM, "out of memory sorting the node ids");
+
+interrupted:
+	pr_free(alloc, s.keys[0]);
+	pr_free(alloc, s.keys[1]);
+	pr_free(alloc, s.pos[0]);
+	pr_free(alloc, s.pos[1]);
+	pr_free(alloc, s.hist);
+	pr_free(alloc, s.chunk_starts);
+	return build_interrupted(err);
 }
 
 /* Looks up chunk t of the endpoints through a dense or bucketed id map. */
@@ -718,7 +758,8 @@ endpoint_lookup(void *ctx, int t)
  */
 static PrStatus
 id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
-			 const PrAllocator *alloc, IdMap *map, int32_t **ranks_out, PrError *err)
+			 const PrBuildOptions *options, const PrAllocator *alloc, IdMap *map,
+			 int32_t **ranks_out, PrError *err)
 {
 	int64_t		lo = INT64_MAX,
 				hi = INT64_MIN;
@@ -736,6 +777,8 @@ id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
 	ends.m = m;
 	ends.n_chunks = chunks_for(m, n_threads);
 	run_chunks(endpoint_range, &ends, ends.n_chunks);
+	if (stop_requested(options))
+		return build_interrupted(err);
 	for (int t = 0; t < ends.n_chunks; t++)
 	{
 		lo = ends.lo[t] < lo ? ends.lo[t] : lo;
@@ -744,9 +787,10 @@ id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
 	map->min_id = lo;
 	range = (uint64_t) hi - (uint64_t) lo;	/* range - 1, cannot overflow */
 	if (range < (uint64_t) 4 * 2 * m + 4096)
-		status = id_map_build_dense(src, dst, m, range + 1, n_threads, alloc, map, err);
+		status = id_map_build_dense(src, dst, m, range + 1, n_threads, options, alloc, map, err);
 	else if (2 * m <= UINT32_MAX)
-		return id_map_build_ranked(src, dst, m, lo, hi, n_threads, alloc, map, ranks_out, err);
+		return id_map_build_ranked(src, dst, m, lo, hi, n_threads, options, alloc, map, ranks_out,
+								   err);
 	else
 		status = id_map_build_sorted(src, dst, m, range + 1 == 0 ? UINT64_MAX : range + 1,
 									 alloc, map, err);
@@ -767,6 +811,13 @@ id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
 	job.n_chunks = chunks_for(2 * m, n_threads);
 	run_chunks(endpoint_lookup, &job, job.n_chunks);
 	id_map_free_lookup(map, alloc);
+	if (stop_requested(options))
+	{
+		pr_free(alloc, job.ranks);
+		pr_free(alloc, map->node_ids);
+		map->node_ids = NULL;
+		return build_interrupted(err);
+	}
 	*ranks_out = job.ranks;
 	return PR_OK;
 }
@@ -1033,11 +1084,13 @@ step_done(double *field, double *mark)
 /*
  * Transposes a CSR of n rows and m edges (in_ptr, in_idx, in_w) into (out_ptr, out_idx, out_w),
  * already allocated; in_w and out_w may be NULL.  Adds the steps' seconds to times.
+ * PR_ERR_NOMEM, or PR_ERR_INTERRUPTED when options (may be NULL) asks to stop between steps.
  */
 static PrStatus
 transpose_csr(int64_t n, int64_t m, const int64_t *in_ptr, const int32_t *in_idx,
 			  const double *in_w, int64_t *out_ptr, int32_t *out_idx, double *out_w,
-			  int n_threads, const PrAllocator *alloc, PrBuildTimes *times)
+			  int n_threads, const PrBuildOptions *options, const PrAllocator *alloc,
+			  PrBuildTimes *times)
 {
 	CountSort	c;
 	double		mark = pr_clock_seconds();
@@ -1057,8 +1110,18 @@ transpose_csr(int64_t n, int64_t m, const int64_t *in_ptr, const int32_t *in_idx
 	step_done(&times->other, &mark);
 	run_chunks(transpose_count, &c, c.n_chunks);
 	step_done(&times->count, &mark);
+	if (options != NULL && stop_requested(options))
+	{
+		pr_free(alloc, c.counts);
+		return PR_ERR_INTERRUPTED;
+	}
 	counts_to_offsets(&c, out_ptr, n_threads);
 	step_done(&times->offsets, &mark);
+	if (options != NULL && stop_requested(options))
+	{
+		pr_free(alloc, c.counts);
+		return PR_ERR_INTERRUPTED;
+	}
 	run_chunks(transpose_scatter, &c, c.n_chunks);
 	step_done(&times->scatter, &mark);
 	pr_free(alloc, c.counts);
@@ -1140,7 +1203,7 @@ PrStatus
 pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, size_t m,
 			   const PrBuildOptions *options, const PrAllocator *alloc, PrGraph *g, PrError *err)
 {
-	PrBuildOptions defaults = {false, false, 1, NULL};
+	PrBuildOptions defaults = {false, false, 1, NULL, NULL, NULL};
 	PrBuildTimes local_times = {0};
 	PrBuildTimes *times;
 	double		mark = pr_clock_seconds();
@@ -1168,8 +1231,10 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 		return pr_error_set(err, PR_ERR_INVALID, "edge list has no source or destination array");
 	if (weighted && (status = validate_weights(weight, m, err)) != PR_OK)
 		return status;
+	if (stop_requested(options))
+		return build_interrupted(err);
 
-	status = id_map_build(src, dst, m, n_threads, alloc, &map, &ranks, err);
+	status = id_map_build(src, dst, m, n_threads, options, alloc, &map, &ranks, err);
 	step_done(&times->ids, &mark);
 	if (status != PR_OK)
 		return status;
@@ -1191,8 +1256,12 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	rows.weight = weight;
 	rows.undirected = options->undirected;
 	step_done(&times->other, &mark);
+	if (stop_requested(options))
+		goto interrupted;
 	run_chunks(rows_count, &rows, rows.n_chunks);
 	step_done(&times->count, &mark);
+	if (stop_requested(options))
+		goto interrupted;
 	counts_to_offsets(&rows, tmp_ptr, n_threads);
 	step_done(&times->offsets, &mark);
 	m_stored = tmp_ptr[n];
@@ -1206,6 +1275,8 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	rows.out_idx = tmp_dst;
 	rows.out_w = tmp_w;
 	step_done(&times->other, &mark);
+	if (stop_requested(options))
+		goto interrupted;
 	run_chunks(rows_scatter, &rows, rows.n_chunks);
 	step_done(&times->scatter, &mark);
 	pr_free(alloc, rows.counts);
@@ -1227,8 +1298,13 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	if (g->in_ptr == NULL || g->in_src == NULL || (weighted && g->in_weight == NULL))
 		goto nomem;
 	step_done(&times->other, &mark);
-	if (transpose_csr(n, m_stored, tmp_ptr, tmp_dst, tmp_w, g->in_ptr, g->in_src, g->in_weight,
-					  n_threads, alloc, times) != PR_OK)
+	if (stop_requested(options))
+		goto interrupted;
+	status = transpose_csr(n, m_stored, tmp_ptr, tmp_dst, tmp_w, g->in_ptr, g->in_src,
+						   g->in_weight, n_threads, options, alloc, times);
+	if (status == PR_ERR_INTERRUPTED)
+		goto interrupted;
+	if (status != PR_OK)
 		goto nomem;
 	mark = pr_clock_seconds();
 
@@ -1242,8 +1318,13 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 		tmp_dst = NULL;
 		tmp_w = NULL;
 		g->has_out_edges = true;
-		if (transpose_csr(n, m_stored, g->in_ptr, g->in_src, g->in_weight, g->out_ptr,
-						  g->out_dst, g->out_weight, n_threads, alloc, times) != PR_OK)
+		if (stop_requested(options))
+			goto interrupted;
+		status = transpose_csr(n, m_stored, g->in_ptr, g->in_src, g->in_weight, g->out_ptr,
+							   g->out_dst, g->out_weight, n_threads, options, alloc, times);
+		if (status == PR_ERR_INTERRUPTED)
+			goto interrupted;
+		if (status != PR_OK)
 			goto nomem;
 		mark = pr_clock_seconds();
 	}
@@ -1254,6 +1335,8 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	tmp_dst = NULL;
 	tmp_w = NULL;
 
+	if (stop_requested(options))
+		goto interrupted;
 	if (weighted)
 		compute_weighted_strength(g, n_threads);
 	status = list_dangling(g, alloc, err);
@@ -1273,6 +1356,15 @@ nomem:
 	pr_free(alloc, tmp_w);
 	pr_graph_free(g, alloc);
 	return pr_error_set(err, PR_ERR_NOMEM, "out of memory building a graph of %zu edge rows", m);
+
+interrupted:
+	pr_free(alloc, ranks);
+	pr_free(alloc, rows.counts);
+	pr_free(alloc, tmp_ptr);
+	pr_free(alloc, tmp_dst);
+	pr_free(alloc, tmp_w);
+	pr_graph_free(g, alloc);
+	return build_interrupted(err);
 }
 
 /* Builds the out-edge arrays of a graph that lacks them (a no-op when present). */
@@ -1288,7 +1380,7 @@ pr_graph_add_out_edges(PrGraph *g, const PrAllocator *alloc, PrError *err)
 	g->out_weight = g->weighted ? ALLOC_ARRAY(alloc, double, g->n_edges) : NULL;
 	if (g->out_ptr == NULL || g->out_dst == NULL || (g->weighted && g->out_weight == NULL) ||
 		transpose_csr(g->n_nodes, g->n_edges, g->in_ptr, g->in_src, g->in_weight, g->out_ptr,
-					  g->out_dst, g->out_weight, 1, alloc, &times) != PR_OK)
+					  g->out_dst, g->out_weight, 1, NULL, alloc, &times) != PR_OK)
 	{
 		pr_free(alloc, g->out_ptr);
 		pr_free(alloc, g->out_dst);

@@ -63,12 +63,19 @@ typedef struct PrBuildOptions
 	bool		out_edges;		/* also build out_ptr/out_dst/out_weight */
 	int			n_threads;		/* worker threads for sorting (<= 0: 1) */
 	PrBuildTimes *times;		/* when not NULL: filled with the steps' seconds */
+	/*
+	 * Polled by the calling thread between the build's steps (as PrIterOptions.should_stop between
+	 * iterations); returning true stops the build with PR_ERR_INTERRUPTED.  NULL: never stops.
+	 */
+	bool		(*should_stop) (void *arg);
+	void	   *stop_arg;
 } PrBuildOptions;
 
 /*
  * Builds g from m rows (src[i], dst[i], weight[i]); weight may be NULL.  Weights must be finite
- * and >= 0 (PR_ERR_INVALID otherwise, with the offending row in the message).  On failure g is
- * left empty and nothing stays allocated.
+ * and >= 0 (PR_ERR_INVALID otherwise, with the offending row in the message).  PR_ERR_INTERRUPTED
+ * when options->should_stop asked to stop.  On failure g is left empty and nothing stays
+ * allocated.
  */
 PrStatus	pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, size_t m,
 						   const PrBuildOptions *options, const PrAllocator *alloc,

@@ -41,7 +41,7 @@ same_f64(const double *a, const double *b, size_t n)
 void
 test_build_hand_unweighted(void)
 {
-	PrBuildOptions opt = {false, true, 1, NULL};
+	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 	PrGraph		g;
 	PrError		err;
 	const int64_t ids[] = {10, 20, 30, 40, 50};
@@ -70,7 +70,7 @@ test_build_hand_unweighted(void)
 void
 test_build_hand_weighted(void)
 {
-	PrBuildOptions opt = {false, false, 1, NULL};
+	PrBuildOptions opt = {false, false, 1, NULL, NULL, NULL};
 	PrGraph		g;
 	PrError		err;
 	const double in_w[] = {4, 1, 2, 3, 5, 0.5, 0.25, 6};
@@ -109,7 +109,7 @@ test_build_undirected(void)
 {
 	const int64_t s[] = {1, 2, 3, 3};
 	const int64_t d[] = {2, 3, 3, 1};
-	PrBuildOptions opt = {true, true, 1, NULL};
+	PrBuildOptions opt = {true, true, 1, NULL, NULL, NULL};
 	PrGraph		g;
 	PrError		err;
 	const int64_t in_ptr[] = {0, 2, 4, 7};
@@ -158,7 +158,7 @@ test_build_random_vs_reference(void)
 	for (int s = 0; s < 2; s++)
 	{
 		EdgeList	e;
-		PrBuildOptions opt = {false, true, 1, NULL};
+		PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 		PrGraph		g;
 		PrError		err;
 		int64_t    *ids;
@@ -251,7 +251,7 @@ test_build_empty(void)
 {
 	PrGraph		g;
 	PrError		err;
-	PrBuildOptions opt = {false, true, 1, NULL};
+	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 
 	CHECK(pr_graph_build(NULL, NULL, NULL, 0, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
 	CHECK(g.n_nodes == 0 && g.n_edges == 0 && g.n_dangling == 0);
@@ -299,7 +299,7 @@ failing_free(void *ctx, void *ptr)
 void
 test_build_allocation_failures(void)
 {
-	PrBuildOptions opt = {false, true, 1, NULL};
+	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 	bool		ok_once = false;
 
 	for (int budget = 0; budget < 40 && !ok_once; budget++)
@@ -543,7 +543,7 @@ test_build_vs_qsort_reference(void)
 				{
 					if (si == 5 && (ti == 1 || ti == 2))
 						continue;	/* largest size: 1 and 8 threads */
-					PrBuildOptions opt = {(variant & 1) != 0, (variant & 2) != 0, threads[ti], NULL};
+					PrBuildOptions opt = {(variant & 1) != 0, (variant & 2) != 0, threads[ti], NULL, NULL, NULL};
 					const double *wv = (variant == 1 || variant == 2) ? w : NULL;
 					PrGraph		g;
 					PrError		err;
