@@ -13,7 +13,9 @@
  * Threads (PrBuildOptions.n_threads): the radix passes, the endpoint lookups and the counting sorts
  * split their input into T contiguous chunks with per-chunk histograms, and chunk t's elements are
  * placed after chunk t-1's, so every array is the same for any thread count.  Only the calling
- * thread allocates.  A counting sort uses min(T, m / n) chunks (its counters take chunks * n * 8
+ * thread allocates.  A step over many elements runs in waves (each chunk takes the next part of
+ * its range in each wave, in order: the same results); between waves and between steps the calling
+ * thread polls PrBuildOptions.should_stop, so a cancel stops the build within about one wave.  A counting sort uses min(T, m / n) chunks (its counters take chunks * n * 8
  * bytes).  The weighted out-strength without out-edges is summed on one thread (addition order).
  *
  * Peak memory beyond the input and the result (m rows, m' stored edges, n nodes, T threads):
@@ -235,7 +237,55 @@ chunks_for(size_t count, int n_threads)
 static bool
 stop_requested(const PrBuildOptions *options)
 {
-	return options->should_stop != NULL && options->should_stop(options->stop_arg);
+	return options != NULL && options->should_stop != NULL &&
+		options->should_stop(options->stop_arg);
+}
+
+/*
+ * Elements a chunk handles in one wave: a step over many elements runs as several waves, every
+ * chunk taking the next part of its range in each, so that the calling thread can poll
+ * should_stop between waves (about every 10 ms of work) and not only between steps.  Each chunk
+ * still visits its range in order, so the results do not depend on the waves.
+ */
+#define WAVE_ELEMENTS ((size_t) 1 << 20)
+
+/* The current wave of a step run by run_waves. */
+typedef struct Waves
+{
+	int			wave;
+	int			n_waves;
+} Waves;
+
+/* Part [*lo, *hi) of chunk t (of n_chunks over count elements) that the current wave covers. */
+static inline void
+wave_range(size_t count, int t, int n_chunks, const Waves *waves, size_t *lo, size_t *hi)
+{
+	size_t		b = chunk_start(count, t, n_chunks),
+				e = chunk_start(count, t + 1, n_chunks);
+
+	*lo = b + chunk_start(e - b, waves->wave, waves->n_waves);
+	*hi = b + chunk_start(e - b, waves->wave + 1, waves->n_waves);
+}
+
+/*
+ * Runs fn over n_chunks chunks of count elements in waves (see WAVE_ELEMENTS), polling
+ * options->should_stop (options may be NULL) between them: false when it asked to stop.
+ */
+static bool
+run_waves(ChunkFn fn, void *ctx, Waves *waves, int n_chunks, size_t count,
+		  const PrBuildOptions *options)
+{
+	size_t		per_chunk = count / (size_t) n_chunks + 1;
+
+	waves->n_waves = (int) ((per_chunk + WAVE_ELEMENTS - 1) / WAVE_ELEMENTS);
+	for (int w = 0; w < waves->n_waves; w++)
+	{
+		if (w > 0 && stop_requested(options))
+			return false;
+		waves->wave = w;
+		run_chunks(fn, ctx, n_chunks);
+	}
+	return true;
 }
 
 /* Fails a build step with PR_ERR_INTERRUPTED. */
@@ -256,18 +306,20 @@ typedef struct EndpointJob
 	int64_t		hi[MAX_BUILD_THREADS];
 	int64_t		min_id;			/* marking: table[id - min_id] = 1 for every endpoint */
 	int32_t    *table;
+	Waves		waves;
 } EndpointJob;
 
-/* Smallest and largest id among the endpoints of chunk t (rows split into chunks). */
+/* Smallest and largest id among the endpoints of chunk t (rows split into chunks), so far. */
 static void
 endpoint_range(void *ctx, int t)
 {
 	EndpointJob *j = (EndpointJob *) ctx;
-	size_t		b = chunk_start(j->m, t, j->n_chunks),
-				e = chunk_start(j->m, t + 1, j->n_chunks);
-	int64_t		lo = INT64_MAX,
-				hi = INT64_MIN;
+	size_t		b,
+				e;
+	int64_t		lo = j->waves.wave == 0 ? INT64_MAX : j->lo[t],
+				hi = j->waves.wave == 0 ? INT64_MIN : j->hi[t];
 
+	wave_range(j->m, t, j->n_chunks, &j->waves, &b, &e);
 	for (size_t i = b; i < e; i++)
 	{
 		int64_t		a = j->src[i],
@@ -288,9 +340,10 @@ static void
 endpoint_mark(void *ctx, int t)
 {
 	EndpointJob *j = (EndpointJob *) ctx;
-	size_t		b = chunk_start(j->m, t, j->n_chunks),
-				e = chunk_start(j->m, t + 1, j->n_chunks);
+	size_t		b,
+				e;
 
+	wave_range(j->m, t, j->n_chunks, &j->waves, &b, &e);
 	for (size_t i = b; i < e; i++)
 	{
 		__atomic_store_n(&j->table[(uint64_t) j->src[i] - (uint64_t) j->min_id], 1, __ATOMIC_RELAXED);
@@ -318,8 +371,8 @@ id_map_build_dense(const int64_t *src, const int64_t *dst, size_t m, uint64_t ra
 	job.n_chunks = chunks_for(m, n_threads);
 	job.min_id = map->min_id;
 	job.table = table;
-	run_chunks(endpoint_mark, &job, job.n_chunks);
-	if (stop_requested(options))
+	if (!run_waves(endpoint_mark, &job, &job.waves, job.n_chunks, m, options) ||
+		stop_requested(options))
 	{
 		pr_free(alloc, table);
 		return build_interrupted(err);
@@ -452,8 +505,10 @@ typedef struct EndpointSort
 	int			digit;
 	int			from;			/* buffer read (-1: the input arrays) */
 	/* ranking */
-	int64_t    *chunk_starts;	/* [n_chunks] distinct keys before each chunk */
+	int64_t    *chunk_starts;	/* [n_chunks] distinct keys before each chunk (while ranking:
+								 * before the chunk's next wave) */
 	int32_t    *ranks;			/* [count] rank of every endpoint, by position */
+	Waves		waves;
 } EndpointSort;
 
 /* Key of endpoint i of the input. */
@@ -477,11 +532,13 @@ static void
 endpoint_hist_all(void *ctx, int t)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo = chunk_start(s->count, t, s->n_chunks),
-				hi = chunk_start(s->count, t + 1, s->n_chunks);
+	size_t		lo,
+				hi;
 	size_t	   *h = chunk_hist(s, t, 0);
 
-	memset(h, 0, sizeof(size_t) * MAX_DIGITS * DIGIT_VALUES);
+	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
+	if (s->waves.wave == 0)
+		memset(h, 0, sizeof(size_t) * MAX_DIGITS * DIGIT_VALUES);
 	for (size_t i = lo; i < hi; i++)
 	{
 		uint64_t	k = endpoint_key(s, i);
@@ -496,13 +553,15 @@ static void
 endpoint_hist_pass(void *ctx, int t)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo = chunk_start(s->count, t, s->n_chunks),
-				hi = chunk_start(s->count, t + 1, s->n_chunks);
+	size_t		lo,
+				hi;
 	size_t	   *h = chunk_hist(s, t, s->digit);
 	const uint64_t *keys = s->keys[s->from];
 	int			shift = DIGIT_BITS * s->digit;
 
-	memset(h, 0, sizeof(size_t) * DIGIT_VALUES);
+	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
+	if (s->waves.wave == 0)
+		memset(h, 0, sizeof(size_t) * DIGIT_VALUES);
 	for (size_t i = lo; i < hi; i++)
 		h[(keys[i] >> shift) & (DIGIT_VALUES - 1)]++;
 }
@@ -512,14 +571,15 @@ static void
 endpoint_scatter(void *ctx, int t)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo = chunk_start(s->count, t, s->n_chunks),
-				hi = chunk_start(s->count, t + 1, s->n_chunks);
+	size_t		lo,
+				hi;
 	size_t	   *off = chunk_hist(s, t, s->digit);
 	int			shift = DIGIT_BITS * s->digit;
 	int			to = s->from < 0 ? 0 : 1 - s->from;
 	uint64_t   *out_keys = s->keys[to];
 	uint32_t   *out_pos = s->pos[to];
 
+	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
 	if (s->from < 0)
 	{
 		for (size_t i = lo; i < hi; i++)
@@ -552,35 +612,41 @@ static void
 endpoint_count_distinct(void *ctx, int t)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo = chunk_start(s->count, t, s->n_chunks),
-				hi = chunk_start(s->count, t + 1, s->n_chunks);
+	size_t		lo,
+				hi;
 	const uint64_t *keys = s->keys[s->from];
-	int64_t		c = 0;
+	int64_t		c = s->waves.wave == 0 ? 0 : s->chunk_starts[t];
 
+	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
 	for (size_t i = lo; i < hi; i++)
 		c += (i == 0 || keys[i] != keys[i - 1]);
 	s->chunk_starts[t] = c;
 }
 
-/* Writes the distinct keys of chunk t into the spare key buffer and every endpoint's rank. */
+/*
+ * Writes the distinct keys of chunk t into the spare key buffer and every endpoint's rank; leaves
+ * in chunk_starts[t] the distinct keys before the chunk's next wave.
+ */
 static void
 endpoint_rank(void *ctx, int t)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo = chunk_start(s->count, t, s->n_chunks),
-				hi = chunk_start(s->count, t + 1, s->n_chunks);
+	size_t		lo,
+				hi;
 	const uint64_t *keys = s->keys[s->from];
 	const uint32_t *pos = s->pos[s->from];
 	uint64_t   *distinct = s->keys[1 - s->from];
 	int32_t    *ranks = s->ranks;
 	int64_t		r = s->chunk_starts[t] - 1;
 
+	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
 	for (size_t i = lo; i < hi; i++)
 	{
 		if (i == 0 || keys[i] != keys[i - 1])
 			distinct[++r] = keys[i];
 		ranks[pos[i]] = (int32_t) (uint32_t) r;
 	}
+	s->chunk_starts[t] = r + 1;
 }
 
 /*
@@ -618,7 +684,8 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 		goto nomem;
 
 	/* histograms of every digit per chunk; a digit on which all keys agree needs no pass */
-	run_chunks(endpoint_hist_all, &s, s.n_chunks);
+	if (!run_waves(endpoint_hist_all, &s, &s.waves, s.n_chunks, s.count, options))
+		goto interrupted;
 	s.from = -1;
 	for (int d = 0; d < s.n_digits; d++)
 	{
@@ -646,8 +713,8 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 		{
 			/* chunk histograms of this digit over the current order */
 			s.digit = d;
-			run_chunks(endpoint_hist_pass, &s, s.n_chunks);
-			if (stop_requested(options))
+			if (!run_waves(endpoint_hist_pass, &s, &s.waves, s.n_chunks, s.count, options) ||
+				stop_requested(options))
 				goto interrupted;
 		}
 		/* offsets: by digit value, then by chunk */
@@ -661,7 +728,8 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 				sum += c;
 			}
 		s.digit = d;
-		run_chunks(endpoint_scatter, &s, s.n_chunks);
+		if (!run_waves(endpoint_scatter, &s, &s.waves, s.n_chunks, s.count, options))
+			goto interrupted;
 		s.from = s.from < 0 ? 0 : 1 - s.from;
 	}
 
@@ -669,7 +737,8 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 		goto interrupted;
 	/* distinct keys and ranks; the ranks go into the spare position buffer */
 	s.ranks = (int32_t *) s.pos[1 - s.from];
-	run_chunks(endpoint_count_distinct, &s, s.n_chunks);
+	if (!run_waves(endpoint_count_distinct, &s, &s.waves, s.n_chunks, s.count, options))
+		goto interrupted;
 	for (int t = 0; t < s.n_chunks; t++)
 	{
 		int64_t		c = s.chunk_starts[t];
@@ -689,8 +758,8 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 							"graph has %lld nodes; at most %lld are supported",
 							(long long) n, (long long) PR_MAX_NODES);
 	}
-	run_chunks(endpoint_rank, &s, s.n_chunks);
-	if (stop_requested(options))
+	if (!run_waves(endpoint_rank, &s, &s.waves, s.n_chunks, s.count, options) ||
+		stop_requested(options))
 		goto interrupted;
 	map->node_ids = ALLOC_ARRAY(alloc, int64_t, n);
 	if (map->node_ids == NULL)
@@ -738,6 +807,7 @@ typedef struct LookupJob
 	size_t		m;
 	int			n_chunks;
 	int32_t    *ranks;
+	Waves		waves;
 } LookupJob;
 
 /* Fills ranks[i] for the endpoints of chunk t. */
@@ -745,9 +815,10 @@ static void
 endpoint_lookup(void *ctx, int t)
 {
 	LookupJob  *j = (LookupJob *) ctx;
-	size_t		lo = chunk_start(2 * j->m, t, j->n_chunks),
-				hi = chunk_start(2 * j->m, t + 1, j->n_chunks);
+	size_t		lo,
+				hi;
 
+	wave_range(2 * j->m, t, j->n_chunks, &j->waves, &lo, &hi);
 	for (size_t i = lo; i < hi; i++)
 		j->ranks[i] = id_map_lookup(j->map, i < j->m ? j->src[i] : j->dst[i - j->m]);
 }
@@ -767,6 +838,7 @@ id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
 	PrStatus	status;
 	LookupJob	job;
 	EndpointJob ends;
+	bool		stopped;
 
 	memset(map, 0, sizeof(*map));
 	*ranks_out = NULL;
@@ -776,8 +848,8 @@ id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
 	ends.dst = dst;
 	ends.m = m;
 	ends.n_chunks = chunks_for(m, n_threads);
-	run_chunks(endpoint_range, &ends, ends.n_chunks);
-	if (stop_requested(options))
+	if (!run_waves(endpoint_range, &ends, &ends.waves, ends.n_chunks, m, options) ||
+		stop_requested(options))
 		return build_interrupted(err);
 	for (int t = 0; t < ends.n_chunks; t++)
 	{
@@ -809,9 +881,10 @@ id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
 	job.dst = dst;
 	job.m = m;
 	job.n_chunks = chunks_for(2 * m, n_threads);
-	run_chunks(endpoint_lookup, &job, job.n_chunks);
+	stopped = !run_waves(endpoint_lookup, &job, &job.waves, job.n_chunks, 2 * m, options) ||
+		stop_requested(options);
 	id_map_free_lookup(map, alloc);
-	if (stop_requested(options))
+	if (stopped)
 	{
 		pr_free(alloc, job.ranks);
 		pr_free(alloc, map->node_ids);
@@ -863,6 +936,7 @@ typedef struct CountSort
 	/* output */
 	int32_t    *out_idx;
 	double	   *out_w;
+	Waves		waves;
 } CountSort;
 
 /* Counts chunk t of the edge rows by source. */
@@ -870,11 +944,13 @@ static void
 rows_count(void *ctx, int t)
 {
 	CountSort  *c = (CountSort *) ctx;
-	size_t		lo = chunk_start(c->n_items, t, c->n_chunks),
-				hi = chunk_start(c->n_items, t + 1, c->n_chunks);
+	size_t		lo,
+				hi;
 	int64_t    *cnt = c->counts + (size_t) t * (size_t) c->n;
 
-	memset(cnt, 0, (size_t) c->n * sizeof(int64_t));
+	wave_range(c->n_items, t, c->n_chunks, &c->waves, &lo, &hi);
+	if (c->waves.wave == 0)
+		memset(cnt, 0, (size_t) c->n * sizeof(int64_t));
 	if (c->undirected)
 	{
 		for (size_t i = lo; i < hi; i++)
@@ -899,11 +975,12 @@ static void
 rows_scatter(void *ctx, int t)
 {
 	CountSort  *c = (CountSort *) ctx;
-	size_t		lo = chunk_start(c->n_items, t, c->n_chunks),
-				hi = chunk_start(c->n_items, t + 1, c->n_chunks);
+	size_t		lo,
+				hi;
 	int64_t    *cur = c->counts + (size_t) t * (size_t) c->n;
 	const double *w = c->weight;
 
+	wave_range(c->n_items, t, c->n_chunks, &c->waves, &lo, &hi);
 	if (!c->undirected && w == NULL)
 	{
 		for (size_t i = lo; i < hi; i++)
@@ -934,11 +1011,13 @@ static void
 transpose_count(void *ctx, int t)
 {
 	CountSort  *c = (CountSort *) ctx;
-	size_t		lo = chunk_start(c->n_items, t, c->n_chunks),
-				hi = chunk_start(c->n_items, t + 1, c->n_chunks);
+	size_t		lo,
+				hi;
 	int64_t    *cnt = c->counts + (size_t) t * (size_t) c->n;
 
-	memset(cnt, 0, (size_t) c->n * sizeof(int64_t));
+	wave_range(c->n_items, t, c->n_chunks, &c->waves, &lo, &hi);
+	if (c->waves.wave == 0)
+		memset(cnt, 0, (size_t) c->n * sizeof(int64_t));
 	for (size_t e = lo; e < hi; e++)
 		cnt[c->in_idx[e]]++;
 }
@@ -948,13 +1027,14 @@ static void
 transpose_scatter(void *ctx, int t)
 {
 	CountSort  *c = (CountSort *) ctx;
-	size_t		lo = chunk_start(c->n_items, t, c->n_chunks),
-				hi = chunk_start(c->n_items, t + 1, c->n_chunks);
+	size_t		lo,
+				hi;
 	int64_t    *cur = c->counts + (size_t) t * (size_t) c->n;
 	int64_t		row_lo = 0,
 				row_hi = c->n;	/* the input has n rows too */
 	int64_t		u;
 
+	wave_range(c->n_items, t, c->n_chunks, &c->waves, &lo, &hi);
 	if (lo >= hi)
 		return;
 	/* the last row whose start is <= lo */
@@ -1010,6 +1090,7 @@ typedef struct OffsetJob
 	CountSort  *sort;
 	int64_t    *ptr;
 	int			n_ranges;
+	Waves		waves;
 } OffsetJob;
 
 /* ptr[v + 1] = the count of row v over all chunks, for the rows of range t. */
@@ -1018,10 +1099,11 @@ offsets_totals(void *ctx, int t)
 {
 	OffsetJob  *j = (OffsetJob *) ctx;
 	CountSort  *c = j->sort;
-	int64_t		b = (int64_t) chunk_start((size_t) c->n, t, j->n_ranges),
-				e = (int64_t) chunk_start((size_t) c->n, t + 1, j->n_ranges);
+	size_t		b,
+				e;
 
-	for (int64_t v = b; v < e; v++)
+	wave_range((size_t) c->n, t, j->n_ranges, &j->waves, &b, &e);
+	for (int64_t v = (int64_t) b; v < (int64_t) e; v++)
 	{
 		int64_t		total = 0;
 
@@ -1037,10 +1119,11 @@ offsets_place(void *ctx, int t)
 {
 	OffsetJob  *j = (OffsetJob *) ctx;
 	CountSort  *c = j->sort;
-	int64_t		b = (int64_t) chunk_start((size_t) c->n, t, j->n_ranges),
-				e = (int64_t) chunk_start((size_t) c->n, t + 1, j->n_ranges);
+	size_t		b,
+				e;
 
-	for (int64_t v = b; v < e; v++)
+	wave_range((size_t) c->n, t, j->n_ranges, &j->waves, &b, &e);
+	for (int64_t v = (int64_t) b; v < (int64_t) e; v++)
 	{
 		int64_t		sum = j->ptr[v];
 
@@ -1058,17 +1141,21 @@ offsets_place(void *ctx, int t)
 /*
  * Turns the chunk counts into offsets (by row, then by chunk) and fills ptr[0..n]: the rows'
  * totals and the offsets on n_threads ranges of rows, the prefix sum of the totals between them.
+ * False when options (may be NULL) asked to stop.
  */
-static void
-counts_to_offsets(CountSort *c, int64_t *ptr, int n_threads)
+static bool
+counts_to_offsets(CountSort *c, int64_t *ptr, int n_threads, const PrBuildOptions *options)
 {
-	OffsetJob	job = {c, ptr, chunks_for((size_t) c->n, n_threads)};
+	OffsetJob	job = {c, ptr, chunks_for((size_t) c->n, n_threads), {0, 1}};
 
-	run_chunks(offsets_totals, &job, job.n_ranges);
+	if (!run_waves(offsets_totals, &job, &job.waves, job.n_ranges, (size_t) c->n, options) ||
+		stop_requested(options))
+		return false;
 	ptr[0] = 0;
 	for (int64_t v = 0; v < c->n; v++)
 		ptr[v + 1] += ptr[v];
-	run_chunks(offsets_place, &job, job.n_ranges);
+	return !stop_requested(options) &&
+		run_waves(offsets_place, &job, &job.waves, job.n_ranges, (size_t) c->n, options);
 }
 
 /* Adds the seconds since *mark to *field and moves the mark to now. */
@@ -1108,21 +1195,25 @@ transpose_csr(int64_t n, int64_t m, const int64_t *in_ptr, const int32_t *in_idx
 	c.out_idx = out_idx;
 	c.out_w = out_w;
 	step_done(&times->other, &mark);
-	run_chunks(transpose_count, &c, c.n_chunks);
+	if (!run_waves(transpose_count, &c, &c.waves, c.n_chunks, c.n_items, options) ||
+		stop_requested(options))
+	{
+		pr_free(alloc, c.counts);
+		return PR_ERR_INTERRUPTED;
+	}
 	step_done(&times->count, &mark);
-	if (options != NULL && stop_requested(options))
+	if (!counts_to_offsets(&c, out_ptr, n_threads, options))
 	{
 		pr_free(alloc, c.counts);
 		return PR_ERR_INTERRUPTED;
 	}
-	counts_to_offsets(&c, out_ptr, n_threads);
 	step_done(&times->offsets, &mark);
-	if (options != NULL && stop_requested(options))
+	if (stop_requested(options) ||
+		!run_waves(transpose_scatter, &c, &c.waves, c.n_chunks, c.n_items, options))
 	{
 		pr_free(alloc, c.counts);
 		return PR_ERR_INTERRUPTED;
 	}
-	run_chunks(transpose_scatter, &c, c.n_chunks);
 	step_done(&times->scatter, &mark);
 	pr_free(alloc, c.counts);
 	step_done(&times->other, &mark);
@@ -1258,11 +1349,12 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	step_done(&times->other, &mark);
 	if (stop_requested(options))
 		goto interrupted;
-	run_chunks(rows_count, &rows, rows.n_chunks);
-	step_done(&times->count, &mark);
-	if (stop_requested(options))
+	if (!run_waves(rows_count, &rows, &rows.waves, rows.n_chunks, m, options) ||
+		stop_requested(options))
 		goto interrupted;
-	counts_to_offsets(&rows, tmp_ptr, n_threads);
+	step_done(&times->count, &mark);
+	if (!counts_to_offsets(&rows, tmp_ptr, n_threads, options))
+		goto interrupted;
 	step_done(&times->offsets, &mark);
 	m_stored = tmp_ptr[n];
 	g->n_edges = m_stored;
@@ -1275,9 +1367,9 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	rows.out_idx = tmp_dst;
 	rows.out_w = tmp_w;
 	step_done(&times->other, &mark);
-	if (stop_requested(options))
+	if (stop_requested(options) ||
+		!run_waves(rows_scatter, &rows, &rows.waves, rows.n_chunks, m, options))
 		goto interrupted;
-	run_chunks(rows_scatter, &rows, rows.n_chunks);
 	step_done(&times->scatter, &mark);
 	pr_free(alloc, rows.counts);
 	pr_free(alloc, ranks);
