@@ -45,3 +45,35 @@ SELECT count(*) FROM pagerank('ring_edges', damping => 0.999999, tolerance => 1e
 ROLLBACK TO SAVEPOINT before_run;
 SELECT count(*) FROM pagerank('ring_edges', top_k => 1);
 COMMIT;
+
+-- Cancel while the graph is read and built: the read polls for a cancel every few thousand rows,
+-- the build between its steps.  3M rows of sparse ids (spread over 62 bits: the build sorts them
+-- in six radix passes), ranked undirected.  A first run measures read + build (build_ms) on this
+-- machine as it is now (after a VACUUM: no first-read hint-bit writes); then statement_timeout is
+-- set to 1/8 of it (the cancel comes during the read) and to 1/2 of it (during the build): the
+-- ERROR must come well before the whole read and build would have ended (a build that ignored the
+-- cancel would run to its end first, then the engine's preparation).
+CREATE TABLE sparse_edges(src bigint, dst bigint);
+INSERT INTO sparse_edges
+  SELECT g::bigint * 1537228672809, (g::bigint * 7919) % 3000017 * 1537228672809
+  FROM generate_series(1, 3000000) g;
+VACUUM sparse_edges;
+SELECT count(*) FROM pagerank('sparse_edges', directed => false, top_k => 1);
+CREATE TEMP TABLE load_time AS SELECT build_ms AS ms FROM powerrank_last_run();
+SELECT ms > 200 AS long_enough FROM load_time;
+UPDATE started SET at = clock_timestamp();
+SELECT set_config('statement_timeout', round(ms / 8) || 'ms', false) IS NOT NULL AS timeout_set
+  FROM load_time;
+SELECT count(*) FROM pagerank('sparse_edges', directed => false, top_k => 1);
+RESET statement_timeout;
+SELECT clock_timestamp() - at < make_interval(secs => least(ms * 0.6, 2000) / 1000.0) AS prompt
+  FROM started, load_time;
+UPDATE started SET at = clock_timestamp();
+SELECT set_config('statement_timeout', round(ms / 2) || 'ms', false) IS NOT NULL AS timeout_set
+  FROM load_time;
+SELECT count(*) FROM pagerank('sparse_edges', directed => false, top_k => 1);
+RESET statement_timeout;
+SELECT clock_timestamp() - at < make_interval(secs => least(ms * 0.9, 2000) / 1000.0) AS prompt
+  FROM started, load_time;
+-- the backend goes on
+SELECT count(*) FROM pagerank('sparse_edges', directed => false, top_k => 3);

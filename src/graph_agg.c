@@ -195,6 +195,7 @@ powerrank_graph_final(PG_FUNCTION_ARGS)
 	options.undirected = false;
 	options.out_edges = false;
 	options.n_threads = powerrank_thread_count();
+	options.should_stop = powerrank_cancel_requested;
 	status = pr_graph_build(state->src, state->dst, state->weighted ? state->weight : NULL,
 							state->count, &options, powerrank_context_allocator(build_cxt),
 							&graph, &err);

@@ -1,7 +1,7 @@
 /*
  * graph_heapscan.c — reads the edge columns of a whole table with a direct sequential scan through
- * the table access method (table_beginscan under the statement's snapshot), converting the columns
- * in C exactly as the SPI reader's casts to bigint and double precision do.  It runs after the
+ * the table access method (table_beginscan under the read's active snapshot, see graph_scan.c),
+ * converting the columns in C exactly as the SPI reader's casts to bigint and double precision do.  It runs after the
  * same resolution and privilege checks as the SPI reader (graph_scan_resolve), and only where it
  * reads the same rows a SELECT would: a plain table or materialized view, without row-level
  * security for the caller, without inheritance children, and with no executor permission hook
@@ -223,9 +223,10 @@ graph_heapscan_read(const EdgeRowReader *reader, Relation rel, TableScanDesc sca
 }
 
 /*
- * Reads the edge columns of every row of target visible to the statement's snapshot into edges
- * (initialised by the caller) with one serial scan, exactly as the SPI reader would.  On an ERROR
- * the scan's buffer pins and relation reference go with the resource owner.
+ * Reads the edge columns of every row of target visible to the active snapshot (the read's, see
+ * graph_scan.c) into edges (initialised by the caller) with one serial scan, exactly as the SPI
+ * reader would.  On an ERROR the scan's buffer pins and relation reference go with the resource
+ * owner.
  */
 void
 graph_heapscan_fetch(const EdgeScanTarget *target, EdgeList *edges)

@@ -3,8 +3,8 @@
  * workers (issue 4: the cold call's read of a 263 M-row table).
  *
  * The leader enters parallel mode and creates a ParallelContext whose entry point is
- * powerrank_parallel_read_main; parallel.c hands the workers the leader's snapshots, transaction
- * state, settings and lock group.  The dynamic shared memory segment holds a ParallelTableScanDesc
+ * powerrank_parallel_read_main; parallel.c hands the workers the leader's snapshots (the scan's is
+ * the active one, the read's: see graph_scan.c), transaction state, settings and lock group.  The dynamic shared memory segment holds a ParallelTableScanDesc
  * (each participant gets disjoint blocks from it) and one shm_mq per worker.  Every participant
  * converts its rows with graph_heapscan_convert_row (the same casts, NULL skipping and weight
  * checks as the serial reader) into batches that hold whole heap blocks and say which blocks they

@@ -5,10 +5,26 @@
  * reads exactly what a SELECT would, otherwise through an SPI
  * cursor (so row-level security, views and foreign tables work as in any query).  Rows with a NULL endpoint (or a NULL
  * weight, when a weight column is used) are skipped and counted; invalid weights are errors.
+ *
+ * Snapshot: like the executor, which takes a statement's snapshot after its locks are granted, the
+ * read does not use the statement's snapshot (taken before the relation's lock, which may have
+ * waited for a table rewrite to commit: the new storage's rows would all be invisible to it).  In
+ * READ COMMITTED graph_scan_resolve takes a fresh snapshot once the relation is locked and pushes
+ * it as the active snapshot; the heap scan, the parallel read (its workers get the leader's active
+ * snapshot), the SPI cursor of a plain table and the graph cache's generation probe all read through
+ * it, so they see one state of the table.  graph_scan_end pops it.  The SPI reader of a view, a
+ * partitioned or foreign table or a table whose policies apply lets SPI take its snapshot after the
+ * query's plan has locked every relation it reads (the cache never serves those).  In REPEATABLE
+ * READ and SERIALIZABLE the transaction's snapshot is the read's; a table whose storage was replaced
+ * by a transaction that snapshot does not see cannot be read consistently: a serialization failure.
  */
 #include "powerrank.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
@@ -17,7 +33,12 @@
 #include "parser/parse_coerce.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/varlena.h"
 
 #include "graph_heapscan.h"
@@ -172,9 +193,13 @@ append_batch(SPITupleTable *table, uint64 n_rows, EdgeList *edges, const char *r
 	}
 }
 
-/* Runs the query through a read-only SPI cursor, batch by batch, into edges. */
+/*
+ * Runs the query through an SPI cursor, batch by batch, into edges: with own_snapshot, SPI takes
+ * the cursor's snapshot after the plan has locked every relation the query reads (as a SELECT
+ * does); otherwise the cursor reads through the active snapshot (graph_scan_resolve's).
+ */
 static void
-fetch_rows(const char *sql, EdgeList *edges, const char *relname)
+fetch_rows(const char *sql, EdgeList *edges, const char *relname, bool own_snapshot)
 {
 	SPIPlanPtr	plan;
 	Portal		portal;
@@ -184,7 +209,7 @@ fetch_rows(const char *sql, EdgeList *edges, const char *relname)
 	plan = SPI_prepare(sql, 0, NULL);
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql, SPI_result_code_string(SPI_result));
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, !own_snapshot);
 	for (;;)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -210,9 +235,77 @@ graph_scan_report_skipped(int64 skipped, bool weighted)
 }
 
 /*
+ * In REPEATABLE READ and SERIALIZABLE: a serialization failure when the storage of the locked
+ * relation relid was replaced (ALTER TABLE rewrite, TRUNCATE, VACUUM FULL, CLUSTER) by another
+ * transaction that snapshot does not see: its pg_class row as snapshot sees it names another
+ * relfilenode than the relation now has, and the new storage's rows are invisible to snapshot.
+ */
+static void
+check_not_rewritten(Oid relid, const char *relname, Snapshot snapshot)
+{
+	Relation	rel = relation_open(relid, NoLock);	/* locked by resolve_relation */
+	Oid			relfilenode = rel->rd_node.relNode;
+	bool		has_storage = RELKIND_HAS_STORAGE(rel->rd_rel->relkind) && !RelationIsMapped(rel);
+	Relation	pg_class;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	bool		rewritten = false;
+
+	relation_close(rel, NoLock);
+	if (!has_storage)
+		return;
+	pg_class = table_open(RelationRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_class_oid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
+	scan = systable_beginscan(pg_class, ClassOidIndexId, true, snapshot, 1, &key);
+	tuple = systable_getnext(scan);
+	/* no row: the table was created after the snapshot, whose rows it cannot see either */
+	if (HeapTupleIsValid(tuple))
+		rewritten = ((Form_pg_class) GETSTRUCT(tuple))->relfilenode != relfilenode;
+	systable_endscan(scan);
+	table_close(pg_class, AccessShareLock);
+	if (rewritten)
+	{
+		/* this transaction's own rewrite is not a conflict */
+		HeapTuple	current = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+
+		if (HeapTupleIsValid(current))
+		{
+			if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(current->t_data)))
+				rewritten = false;
+			ReleaseSysCache(current);
+		}
+	}
+	if (rewritten)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access: table \"%s\" was rewritten by a concurrent transaction",
+						relname),
+				 errhint("Retry the transaction.")));
+}
+
+/*
+ * Takes the snapshot the read uses, once the relation is locked: in READ COMMITTED a fresh one,
+ * pushed as the active snapshot (graph_scan_end pops it); otherwise the transaction's, after
+ * checking that the relation was not rewritten behind it.
+ */
+static void
+take_read_snapshot(EdgeScanTarget *target)
+{
+	if (IsolationUsesXactSnapshot())
+	{
+		check_not_rewritten(target->relid, target->relname, GetActiveSnapshot());
+		return;
+	}
+	PushActiveSnapshot(GetTransactionSnapshot());
+	target->snapshot_pushed = true;
+}
+
+/*
  * Resolves spec's relation and columns into target and checks, in order: the relation exists
  * (it stays locked AccessShare until the end of the transaction) and is readable as a table, its
- * columns exist, the caller may SELECT them, their types fit.  Nothing is read yet.
+ * columns exist, the caller may SELECT them, their types fit; then takes the read's snapshot (see
+ * the file comment).  Nothing is read yet.  Every normal path must end with graph_scan_end.
  */
 void
 graph_scan_resolve(const EdgeTableSpec *spec, EdgeScanTarget *target)
@@ -242,6 +335,35 @@ graph_scan_resolve(const EdgeTableSpec *spec, EdgeScanTarget *target)
 	check_endpoint_type(&columns[1], target->relname);
 	if (target->n_columns == 3)
 		check_weight_type(&columns[2], target->relname);
+
+	take_read_snapshot(target);
+}
+
+/*
+ * Ends the read of target: pops the snapshot graph_scan_resolve pushed.  (An ERROR leaves it to
+ * the transaction's abort, which drops every pushed snapshot.)
+ */
+void
+graph_scan_end(EdgeScanTarget *target)
+{
+	if (target->snapshot_pushed)
+		PopActiveSnapshot();
+	target->snapshot_pushed = false;
+}
+
+/*
+ * True when the SPI reader of target lets SPI take its own snapshot after planning: a view, a
+ * partitioned or foreign table, or a table whose policies apply to the caller, whose query may
+ * lock relations other than target's (locked before the read's snapshot was taken).
+ */
+static bool
+spi_takes_own_snapshot(const EdgeScanTarget *target)
+{
+	char		relkind = get_rel_relkind(target->relid);
+
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW)
+		return true;
+	return check_enable_rls(target->relid, InvalidOid, true) == RLS_ENABLED;
 }
 
 /*
@@ -306,7 +428,7 @@ graph_scan_fetch_into(const EdgeScanTarget *target, EdgeList *edges)
 	}
 	else
 		fetch_rows(build_scan_query(target->relid, target->columns, target->n_columns), edges,
-				   target->relname);
+				   target->relname, spi_takes_own_snapshot(target));
 	if (parallel)
 		elog(DEBUG1, "powerrank: read %zu edge rows of \"%s\" in %.1f ms (parallel table scan, %d of %d workers launched; scan %.1f ms, gather %.1f ms)",
 			 edges->count, target->relname, (pr_clock_seconds() - started) * 1000.0,
@@ -328,4 +450,5 @@ graph_scan_table(const EdgeTableSpec *spec, MemoryContext cxt, EdgeList *edges)
 
 	graph_scan_resolve(spec, &target);
 	graph_scan_fetch(&target, cxt, edges);
+	graph_scan_end(&target);
 }

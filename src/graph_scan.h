@@ -27,16 +27,22 @@ typedef struct ScanColumn
 	Oid			type;			/* base type of the column */
 } ScanColumn;
 
-/* A relation and its edge columns, resolved, locked and checked (privileges, types). */
+/*
+ * A relation and its edge columns, resolved, locked and checked (privileges, types), and the
+ * snapshot that reads it: in READ COMMITTED a fresh one taken after the lock was granted, pushed
+ * as the active snapshot until graph_scan_end.
+ */
 typedef struct EdgeScanTarget
 {
 	Oid			relid;
 	const char *relname;
 	int			n_columns;		/* 2 (src, dst) or 3 (with weight) */
 	ScanColumn	columns[3];		/* src, dst, weight */
+	bool		snapshot_pushed;	/* graph_scan_resolve pushed the read's snapshot */
 } EdgeScanTarget;
 
 void		graph_scan_resolve(const EdgeTableSpec *spec, EdgeScanTarget *target);
+void		graph_scan_end(EdgeScanTarget *target);
 void		graph_scan_fetch(const EdgeScanTarget *target, MemoryContext cxt, EdgeList *edges);
 void		graph_scan_fetch_into(const EdgeScanTarget *target, EdgeList *edges);
 Size		graph_scan_max_rows(const EdgeScanTarget *target);

@@ -24,8 +24,9 @@ int			powerrank_thread_count(void);
 
 PrAllocator *powerrank_context_allocator(MemoryContext cxt);
 
-/* ---- status.c: core status codes as PostgreSQL errors ---- */
+/* ---- status.c: core status codes as PostgreSQL errors, the cancel check ---- */
 
 void		powerrank_report_core_error(const char *what, const PrError *err) pg_attribute_noreturn();
+bool		powerrank_cancel_requested(void *arg);
 
 #endif							/* POWERRANK_H */

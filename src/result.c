@@ -1,13 +1,18 @@
 /*
  * result.c — returns scores as the rows of a materialized set-returning function: every node in
  * node-id order, or (with top_k) the top_k best by score, ties to the smaller node id — ranked
- * here (HITS) or already by the engine (PageRank / RWR: result_emit_top).
+ * here (HITS) or already by the engine (PageRank / RWR: result_emit_top).  A cancel is noticed
+ * every RESULT_CHECK_MASK + 1 rows (millions of rows spill the tuplestore to disk).
  */
 #include "powerrank.h"
 
 #include "funcapi.h"
+#include "miscadmin.h"
 
 #include "run.h"
+
+/* A cancel is checked for at every row number whose low bits (this mask) are zero: every 65536 rows. */
+#define RESULT_CHECK_MASK 65535
 
 /* Internal ids of the rows to return, in output order; *count receives how many. */
 static int32 *
@@ -55,6 +60,9 @@ result_emit_scores(FunctionCallInfo fcinfo, RankRun *run, const double *scores, 
 	{
 		int64		node = order != NULL ? order[i] : i;
 
+		if ((i & RESULT_CHECK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+
 		values[first] = Int64GetDatum(run->graph.node_ids[node]);
 		values[first + 1] = Float8GetDatum(scores[node * stride + column]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -78,6 +86,8 @@ result_emit_top(FunctionCallInfo fcinfo, RankRun *run, const int32 *index, const
 	values[0] = Int64GetDatum(source);
 	for (i = 0; i < count; i++)
 	{
+		if ((i & RESULT_CHECK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (index[i] < 0 || index[i] >= run->graph.n_nodes)
 			ereport(ERROR,
 					(errcode(ERRCODE_INTERNAL_ERROR),
@@ -106,6 +116,9 @@ result_emit_hits(FunctionCallInfo fcinfo, RankRun *run, const double *hubs,
 	for (i = 0; i < count; i++)
 	{
 		int64		node = order != NULL ? order[i] : i;
+
+		if ((i & RESULT_CHECK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
 
 		values[0] = Int64GetDatum(run->graph.node_ids[node]);
 		values[1] = Float8GetDatum(hubs[node]);

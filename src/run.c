@@ -267,14 +267,13 @@ build_on_service(RankRun *run, const GraphCacheKey *key, dsm_segment *segment,
 }
 
 /*
- * Gets the table's graph (both directions when not directed): after the privilege checks, from
- * the shared-memory cache when the table is tracked and its current content is cached; otherwise
- * reads the rows and builds it, and offers the result to the cache.
+ * Gets the graph of the resolved target (both directions when not directed): from the
+ * shared-memory cache when the table is tracked and the content the read's snapshot sees is
+ * cached; otherwise reads the rows and builds it, and offers the result to the cache.
  */
-void
-rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed, bool out_edges)
+static void
+load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool out_edges)
 {
-	EdgeScanTarget target;
 	GraphCacheKey key;
 	bool		cacheable;
 	EdgeList	edges;
@@ -288,14 +287,13 @@ rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed, bool
 				t_free,
 				t_publish;
 
-	graph_scan_resolve(spec, &target);
-	cacheable = graph_cache_probe(&target, directed, &key);
+	cacheable = graph_cache_probe(target, directed, &key);
 	if (cacheable &&
 		graph_cache_acquire(&key, &run->cache_segment, &run->graph, &run->skipped_rows,
 							&run->cache_entry_id))
 	{
 		run->cache_hit = true;
-		graph_scan_report_skipped(run->skipped_rows, target.n_columns == 3);
+		graph_scan_report_skipped(run->skipped_rows, target->n_columns == 3);
 		/* the cache holds in-edges only: HITS adds the out-edges where it runs */
 		run->needs_out_edges = out_edges;
 		run->build_seconds = pr_clock_seconds() - run->started;
@@ -303,16 +301,16 @@ rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed, bool
 	}
 
 	t_read = pr_clock_seconds();
-	capacity = service_build_rows(run, cacheable, &target);
+	capacity = service_build_rows(run, cacheable, target);
 	if (capacity > 0 && (rows_segment = create_rows_segment(capacity)) != NULL)
 	{
 		int64	   *rows = (int64 *) dsm_segment_address(rows_segment);
 
 		edge_list_init_external(&edges, run->cxt, rows, rows + capacity, capacity);
-		graph_scan_fetch_into(&target, &edges);
+		graph_scan_fetch_into(target, &edges);
 	}
 	else
-		graph_scan_fetch(&target, run->cxt, &edges);
+		graph_scan_fetch(target, run->cxt, &edges);
 	run->read_seconds = pr_clock_seconds() - t_read;
 	run->skipped_rows = edges.skipped;
 
@@ -334,7 +332,7 @@ rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed, bool
 				dsm_detach(rows_segment);
 			run->published = false;
 			rows_segment = NULL;
-			graph_scan_fetch(&target, run->cxt, &edges);
+			graph_scan_fetch(target, run->cxt, &edges);
 		}
 	}
 
@@ -342,6 +340,7 @@ rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed, bool
 	options.out_edges = out_edges;
 	options.n_threads = powerrank_thread_count();
 	options.times = &build_times;
+	options.should_stop = powerrank_cancel_requested;
 	t_build = pr_clock_seconds();
 	if (pr_graph_build(edges.src, edges.dst, edges.weighted ? edges.weight : NULL, edges.count,
 					   &options, run->alloc, &run->graph, &err) != PR_OK)
@@ -370,6 +369,21 @@ rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed, bool
 		 build_times.ids * 1000.0, build_times.count * 1000.0, build_times.offsets * 1000.0,
 		 build_times.scatter * 1000.0, build_times.other * 1000.0,
 		 (t_publish - t_free) * 1000.0, (pr_clock_seconds() - t_publish) * 1000.0);
+}
+
+/*
+ * Gets the table's graph (both directions when not directed): resolves and locks the relation,
+ * checks privileges, then loads the graph through the snapshot taken after the lock (see
+ * graph_scan.c).
+ */
+void
+rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed, bool out_edges)
+{
+	EdgeScanTarget target;
+
+	graph_scan_resolve(spec, &target);
+	load_table_graph(run, &target, directed, out_edges);
+	graph_scan_end(&target);
 }
 
 /*
@@ -406,13 +420,6 @@ rank_run_load_rankgraph(RankRun *run, Datum graph, bool out_edges)
 	run->build_seconds = pr_clock_seconds() - run->started;
 }
 
-/* The driver's should_stop: true once a query cancel or backend termination is pending. */
-static bool
-cancel_requested(void *arg)
-{
-	return InterruptPending && (QueryCancelPending || ProcDiePending);
-}
-
 /* Creates the CPU engine for the run (powerrank.cpu_threads threads). */
 static void
 create_engine(RankRun *run)
@@ -437,7 +444,7 @@ iteration_options(const RankOptions *options, PrIterOptions *iter)
 	iter->norm = options->norm;
 	iter->max_iterations = options->max_iterations;
 	iter->check_every = 1;
-	iter->should_stop = cancel_requested;
+	iter->should_stop = powerrank_cancel_requested;
 	iter->progress = progress_report;
 	iter->progress_arg = NULL;
 }

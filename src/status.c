@@ -1,7 +1,20 @@
 /*
- * status.c — turns a failed core call (PrStatus + PrError) into a PostgreSQL ERROR.
+ * status.c — turns a failed core call (PrStatus + PrError) into a PostgreSQL ERROR, and tells the
+ * core when the statement is being cancelled.
  */
 #include "powerrank.h"
+
+#include "miscadmin.h"
+
+/*
+ * The core's should_stop (the driver's between iterations, the graph build's between steps): true
+ * once a query cancel or backend termination is pending.  Only reads the interrupt flags.
+ */
+bool
+powerrank_cancel_requested(void *arg)
+{
+	return InterruptPending && (QueryCancelPending || ProcDiePending);
+}
 
 /* Raises the ERROR matching err->status; what names the step that failed ("graph build", ...). */
 void
@@ -25,6 +38,8 @@ powerrank_report_core_error(const char *what, const PrError *err)
 					 errhint("Correct the edge rows or the value the message names, then run the call again.")));
 			break;
 		case PR_ERR_INTERRUPTED:
+			/* the pending cancel's own ERROR (statement timeout, user request...) */
+			CHECK_FOR_INTERRUPTS();
 			ereport(ERROR,
 					(errcode(ERRCODE_QUERY_CANCELED),
 					 errmsg("powerrank %s was interrupted", what),

@@ -150,7 +150,7 @@ main(int argc, char **argv)
 	size_t		m;
 	PrGraph		g;
 	PrError		err;
-	PrBuildOptions bopt = {false, false, 1, NULL};
+	PrBuildOptions bopt = {false, false, 1, NULL, NULL, NULL};
 	double		t0,
 				t_build,
 				t_fixed = INFINITY,

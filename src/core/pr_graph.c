@@ -13,7 +13,9 @@
  * Threads (PrBuildOptions.n_threads): the radix passes, the endpoint lookups and the counting sorts
  * split their input into T contiguous chunks with per-chunk histograms, and chunk t's elements are
  * placed after chunk t-1's, so every array is the same for any thread count.  Only the calling
- * thread allocates.  A counting sort uses min(T, m / n) chunks (its counters take chunks * n * 8
+ * thread allocates.  A step over many elements runs in waves (each chunk takes the next part of
+ * its range in each wave, in order: the same results); between waves and between steps the calling
+ * thread polls PrBuildOptions.should_stop, so a cancel stops the build within about one wave.  A counting sort uses min(T, m / n) chunks (its counters take chunks * n * 8
  * bytes).  The weighted out-strength without out-edges is summed on one thread (addition order).
  *
  * Peak memory beyond the input and the result (m rows, m' stored edges, n nodes, T threads):
@@ -241,6 +243,71 @@ chunks_for(size_t count, int n_threads)
 	return (size_t) n_threads < most ? n_threads : (int) most;
 }
 
+/*
+ * True when the caller asked the build to stop: options->should_stop, polled on the calling thread
+ * between steps (never from the chunk threads).
+ */
+static bool
+stop_requested(const PrBuildOptions *options)
+{
+	return options != NULL && options->should_stop != NULL &&
+		options->should_stop(options->stop_arg);
+}
+
+/*
+ * Elements a chunk handles in one wave: a step over many elements runs as several waves, every
+ * chunk taking the next part of its range in each, so that the calling thread can poll
+ * should_stop between waves (about every 10 ms of work) and not only between steps.  Each chunk
+ * still visits its range in order, so the results do not depend on the waves.
+ */
+#define WAVE_ELEMENTS ((size_t) 1 << 20)
+
+/* The current wave of a step run by run_waves. */
+typedef struct Waves
+{
+	int			wave;
+	int			n_waves;
+} Waves;
+
+/* Part [*lo, *hi) of chunk t (of n_chunks over count elements) that the current wave covers. */
+static inline void
+wave_range(size_t count, int t, int n_chunks, const Waves *waves, size_t *lo, size_t *hi)
+{
+	size_t		b = chunk_start(count, t, n_chunks),
+				e = chunk_start(count, t + 1, n_chunks);
+
+	*lo = b + chunk_start(e - b, waves->wave, waves->n_waves);
+	*hi = b + chunk_start(e - b, waves->wave + 1, waves->n_waves);
+}
+
+/*
+ * Runs fn over n_chunks chunks of count elements in waves (see WAVE_ELEMENTS), polling
+ * options->should_stop (options may be NULL) between them: false when it asked to stop.
+ */
+static bool
+run_waves(ChunkFn fn, void *ctx, Waves *waves, int n_chunks, size_t count,
+		  const PrBuildOptions *options)
+{
+	size_t		per_chunk = count / (size_t) n_chunks + 1;
+
+	waves->n_waves = (int) ((per_chunk + WAVE_ELEMENTS - 1) / WAVE_ELEMENTS);
+	for (int w = 0; w < waves->n_waves; w++)
+	{
+		if (w > 0 && stop_requested(options))
+			return false;
+		waves->wave = w;
+		run_chunks(fn, ctx, n_chunks);
+	}
+	return true;
+}
+
+/* Fails a build step with PR_ERR_INTERRUPTED. */
+static PrStatus
+build_interrupted(PrError *err)
+{
+	return pr_error_set(err, PR_ERR_INTERRUPTED, "graph build interrupted");
+}
+
 /* The endpoints of an edge list split into chunks: their id range, or their marks in a table. */
 typedef struct EndpointJob
 {
@@ -252,18 +319,20 @@ typedef struct EndpointJob
 	int64_t		hi[MAX_BUILD_THREADS];
 	int64_t		min_id;			/* marking: table[id - min_id] = 1 for every endpoint */
 	int32_t    *table;
+	Waves		waves;
 } EndpointJob;
 
-/* Smallest and largest id among the endpoints of chunk t (rows split into chunks). */
+/* Smallest and largest id among the endpoints of chunk t (rows split into chunks), so far. */
 static void
 endpoint_range(void *ctx, int t)
 {
 	EndpointJob *j = (EndpointJob *) ctx;
-	size_t		b = chunk_start(j->m, t, j->n_chunks),
-				e = chunk_start(j->m, t + 1, j->n_chunks);
-	int64_t		lo = INT64_MAX,
-				hi = INT64_MIN;
+	size_t		b,
+				e;
+	int64_t		lo = j->waves.wave == 0 ? INT64_MAX : j->lo[t],
+				hi = j->waves.wave == 0 ? INT64_MIN : j->hi[t];
 
+	wave_range(j->m, t, j->n_chunks, &j->waves, &b, &e);
 	for (size_t i = b; i < e; i++)
 	{
 		int64_t		a = j->src[i],
@@ -284,9 +353,10 @@ static void
 endpoint_mark(void *ctx, int t)
 {
 	EndpointJob *j = (EndpointJob *) ctx;
-	size_t		b = chunk_start(j->m, t, j->n_chunks),
-				e = chunk_start(j->m, t + 1, j->n_chunks);
+	size_t		b,
+				e;
 
+	wave_range(j->m, t, j->n_chunks, &j->waves, &b, &e);
 	for (size_t i = b; i < e; i++)
 	{
 		__atomic_store_n(&j->table[(uint64_t) j->src[i] - (uint64_t) j->min_id], 1, __ATOMIC_RELAXED);
@@ -297,7 +367,8 @@ endpoint_mark(void *ctx, int t)
 /* Builds the id map through a direct table over [min_id, min_id + range). */
 static PrStatus
 id_map_build_dense(const int64_t *src, const int64_t *dst, size_t m, uint64_t range, int n_threads,
-				   const PrAllocator *alloc, IdMap *map, PrError *err)
+				   const PrBuildOptions *options, const PrAllocator *alloc, IdMap *map,
+				   PrError *err)
 {
 	int32_t    *table;
 	int64_t		n = 0;
@@ -313,7 +384,12 @@ id_map_build_dense(const int64_t *src, const int64_t *dst, size_t m, uint64_t ra
 	job.n_chunks = chunks_for(m, n_threads);
 	job.min_id = map->min_id;
 	job.table = table;
-	run_chunks(endpoint_mark, &job, job.n_chunks);
+	if (!run_waves(endpoint_mark, &job, &job.waves, job.n_chunks, m, options) ||
+		stop_requested(options))
+	{
+		pr_free(alloc, table);
+		return build_interrupted(err);
+	}
 	for (uint64_t i = 0; i < range; i++)
 		n += table[i];
 	if (n > PR_MAX_NODES)
@@ -442,8 +518,10 @@ typedef struct EndpointSort
 	int			digit;
 	int			from;			/* buffer read (-1: the input arrays) */
 	/* ranking */
-	int64_t    *chunk_starts;	/* [n_chunks] distinct keys before each chunk */
+	int64_t    *chunk_starts;	/* [n_chunks] distinct keys before each chunk (while ranking:
+								 * before the chunk's next wave) */
 	int32_t    *ranks;			/* [count] rank of every endpoint, by position */
+	Waves		waves;
 } EndpointSort;
 
 /* Key of endpoint i of the input. */
@@ -467,11 +545,13 @@ static void
 endpoint_hist_all(void *ctx, int t)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo = chunk_start(s->count, t, s->n_chunks),
-				hi = chunk_start(s->count, t + 1, s->n_chunks);
+	size_t		lo,
+				hi;
 	size_t	   *h = chunk_hist(s, t, 0);
 
-	memset(h, 0, sizeof(size_t) * MAX_DIGITS * DIGIT_VALUES);
+	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
+	if (s->waves.wave == 0)
+		memset(h, 0, sizeof(size_t) * MAX_DIGITS * DIGIT_VALUES);
 	for (size_t i = lo; i < hi; i++)
 	{
 		uint64_t	k = endpoint_key(s, i);
@@ -486,13 +566,15 @@ static void
 endpoint_hist_pass(void *ctx, int t)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo = chunk_start(s->count, t, s->n_chunks),
-				hi = chunk_start(s->count, t + 1, s->n_chunks);
+	size_t		lo,
+				hi;
 	size_t	   *h = chunk_hist(s, t, s->digit);
 	const uint64_t *keys = s->keys[s->from];
 	int			shift = DIGIT_BITS * s->digit;
 
-	memset(h, 0, sizeof(size_t) * DIGIT_VALUES);
+	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
+	if (s->waves.wave == 0)
+		memset(h, 0, sizeof(size_t) * DIGIT_VALUES);
 	for (size_t i = lo; i < hi; i++)
 		h[(keys[i] >> shift) & (DIGIT_VALUES - 1)]++;
 }
@@ -502,14 +584,15 @@ static void
 endpoint_scatter(void *ctx, int t)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo = chunk_start(s->count, t, s->n_chunks),
-				hi = chunk_start(s->count, t + 1, s->n_chunks);
+	size_t		lo,
+				hi;
 	size_t	   *off = chunk_hist(s, t, s->digit);
 	int			shift = DIGIT_BITS * s->digit;
 	int			to = s->from < 0 ? 0 : 1 - s->from;
 	uint64_t   *out_keys = s->keys[to];
 	uint32_t   *out_pos = s->pos[to];
 
+	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
 	if (s->from < 0)
 	{
 		for (size_t i = lo; i < hi; i++)
@@ -542,35 +625,41 @@ static void
 endpoint_count_distinct(void *ctx, int t)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo = chunk_start(s->count, t, s->n_chunks),
-				hi = chunk_start(s->count, t + 1, s->n_chunks);
+	size_t		lo,
+				hi;
 	const uint64_t *keys = s->keys[s->from];
-	int64_t		c = 0;
+	int64_t		c = s->waves.wave == 0 ? 0 : s->chunk_starts[t];
 
+	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
 	for (size_t i = lo; i < hi; i++)
 		c += (i == 0 || keys[i] != keys[i - 1]);
 	s->chunk_starts[t] = c;
 }
 
-/* Writes the distinct keys of chunk t into the spare key buffer and every endpoint's rank. */
+/*
+ * Writes the distinct keys of chunk t into the spare key buffer and every endpoint's rank; leaves
+ * in chunk_starts[t] the distinct keys before the chunk's next wave.
+ */
 static void
 endpoint_rank(void *ctx, int t)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo = chunk_start(s->count, t, s->n_chunks),
-				hi = chunk_start(s->count, t + 1, s->n_chunks);
+	size_t		lo,
+				hi;
 	const uint64_t *keys = s->keys[s->from];
 	const uint32_t *pos = s->pos[s->from];
 	uint64_t   *distinct = s->keys[1 - s->from];
 	int32_t    *ranks = s->ranks;
 	int64_t		r = s->chunk_starts[t] - 1;
 
+	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
 	for (size_t i = lo; i < hi; i++)
 	{
 		if (i == 0 || keys[i] != keys[i - 1])
 			distinct[++r] = keys[i];
 		ranks[pos[i]] = (int32_t) (uint32_t) r;
 	}
+	s->chunk_starts[t] = r + 1;
 }
 
 /*
@@ -579,8 +668,8 @@ endpoint_rank(void *ctx, int t)
  */
 static PrStatus
 id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo_id, int64_t hi_id,
-					int n_threads, const PrAllocator *alloc, IdMap *map, int32_t **ranks_out,
-					PrError *err)
+					int n_threads, const PrBuildOptions *options, const PrAllocator *alloc,
+					IdMap *map, int32_t **ranks_out, PrError *err)
 {
 	EndpointSort s;
 	uint64_t	range = id_key(hi_id) - id_key(lo_id);
@@ -608,7 +697,8 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 		goto nomem;
 
 	/* histograms of every digit per chunk; a digit on which all keys agree needs no pass */
-	run_chunks(endpoint_hist_all, &s, s.n_chunks);
+	if (!run_waves(endpoint_hist_all, &s, &s.waves, s.n_chunks, s.count, options))
+		goto interrupted;
 	s.from = -1;
 	for (int d = 0; d < s.n_digits; d++)
 	{
@@ -616,6 +706,8 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 		size_t		sum = 0;
 		bool		trivial = false;
 
+		if (stop_requested(options))
+			goto interrupted;
 		memset(total, 0, sizeof(total));
 		for (int t = 0; t < s.n_chunks; t++)
 		{
@@ -634,7 +726,9 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 		{
 			/* chunk histograms of this digit over the current order */
 			s.digit = d;
-			run_chunks(endpoint_hist_pass, &s, s.n_chunks);
+			if (!run_waves(endpoint_hist_pass, &s, &s.waves, s.n_chunks, s.count, options) ||
+				stop_requested(options))
+				goto interrupted;
 		}
 		/* offsets: by digit value, then by chunk */
 		for (int b = 0; b < DIGIT_VALUES; b++)
@@ -647,13 +741,17 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 				sum += c;
 			}
 		s.digit = d;
-		run_chunks(endpoint_scatter, &s, s.n_chunks);
+		if (!run_waves(endpoint_scatter, &s, &s.waves, s.n_chunks, s.count, options))
+			goto interrupted;
 		s.from = s.from < 0 ? 0 : 1 - s.from;
 	}
 
+	if (stop_requested(options))
+		goto interrupted;
 	/* distinct keys and ranks; the ranks go into the spare position buffer */
 	s.ranks = (int32_t *) s.pos[1 - s.from];
-	run_chunks(endpoint_count_distinct, &s, s.n_chunks);
+	if (!run_waves(endpoint_count_distinct, &s, &s.waves, s.n_chunks, s.count, options))
+		goto interrupted;
 	for (int t = 0; t < s.n_chunks; t++)
 	{
 		int64_t		c = s.chunk_starts[t];
@@ -673,7 +771,9 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 							"graph has %lld nodes; at most %lld are supported",
 							(long long) n, (long long) PR_MAX_NODES);
 	}
-	run_chunks(endpoint_rank, &s, s.n_chunks);
+	if (!run_waves(endpoint_rank, &s, &s.waves, s.n_chunks, s.count, options) ||
+		stop_requested(options))
+		goto interrupted;
 	map->node_ids = ALLOC_ARRAY(alloc, int64_t, n);
 	if (map->node_ids == NULL)
 		goto nomem;
@@ -700,6 +800,15 @@ nomem:
 	pr_free(alloc, s.hist);
 	pr_free(alloc, s.chunk_starts);
 	return pr_error_set(err, PR_ERR_NOMEM, "out of memory sorting the node ids");
+
+interrupted:
+	pr_free(alloc, s.keys[0]);
+	pr_free(alloc, s.keys[1]);
+	pr_free(alloc, s.pos[0]);
+	pr_free(alloc, s.pos[1]);
+	pr_free(alloc, s.hist);
+	pr_free(alloc, s.chunk_starts);
+	return build_interrupted(err);
 }
 
 /* Looks up chunk t of the endpoints through a dense or bucketed id map. */
@@ -711,6 +820,7 @@ typedef struct LookupJob
 	size_t		m;
 	int			n_chunks;
 	int32_t    *ranks;
+	Waves		waves;
 } LookupJob;
 
 /* Fills ranks[i] for the endpoints of chunk t. */
@@ -718,9 +828,10 @@ static void
 endpoint_lookup(void *ctx, int t)
 {
 	LookupJob  *j = (LookupJob *) ctx;
-	size_t		lo = chunk_start(2 * j->m, t, j->n_chunks),
-				hi = chunk_start(2 * j->m, t + 1, j->n_chunks);
+	size_t		lo,
+				hi;
 
+	wave_range(2 * j->m, t, j->n_chunks, &j->waves, &lo, &hi);
 	for (size_t i = lo; i < hi; i++)
 		j->ranks[i] = id_map_lookup(j->map, i < j->m ? j->src[i] : j->dst[i - j->m]);
 }
@@ -731,7 +842,8 @@ endpoint_lookup(void *ctx, int t)
  */
 static PrStatus
 id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
-			 const PrAllocator *alloc, IdMap *map, int32_t **ranks_out, PrError *err)
+			 const PrBuildOptions *options, const PrAllocator *alloc, IdMap *map,
+			 int32_t **ranks_out, PrError *err)
 {
 	int64_t		lo = INT64_MAX,
 				hi = INT64_MIN;
@@ -739,6 +851,7 @@ id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
 	PrStatus	status;
 	LookupJob	job;
 	EndpointJob ends;
+	bool		stopped;
 
 	memset(map, 0, sizeof(*map));
 	*ranks_out = NULL;
@@ -748,7 +861,9 @@ id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
 	ends.dst = dst;
 	ends.m = m;
 	ends.n_chunks = chunks_for(m, n_threads);
-	run_chunks(endpoint_range, &ends, ends.n_chunks);
+	if (!run_waves(endpoint_range, &ends, &ends.waves, ends.n_chunks, m, options) ||
+		stop_requested(options))
+		return build_interrupted(err);
 	for (int t = 0; t < ends.n_chunks; t++)
 	{
 		lo = ends.lo[t] < lo ? ends.lo[t] : lo;
@@ -757,9 +872,10 @@ id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
 	map->min_id = lo;
 	range = (uint64_t) hi - (uint64_t) lo;	/* range - 1, cannot overflow */
 	if (range < (uint64_t) 4 * 2 * m + 4096)
-		status = id_map_build_dense(src, dst, m, range + 1, n_threads, alloc, map, err);
+		status = id_map_build_dense(src, dst, m, range + 1, n_threads, options, alloc, map, err);
 	else if (2 * m <= UINT32_MAX)
-		return id_map_build_ranked(src, dst, m, lo, hi, n_threads, alloc, map, ranks_out, err);
+		return id_map_build_ranked(src, dst, m, lo, hi, n_threads, options, alloc, map, ranks_out,
+								   err);
 	else
 		status = id_map_build_sorted(src, dst, m, range + 1 == 0 ? UINT64_MAX : range + 1,
 									 alloc, map, err);
@@ -778,8 +894,16 @@ id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
 	job.dst = dst;
 	job.m = m;
 	job.n_chunks = chunks_for(2 * m, n_threads);
-	run_chunks(endpoint_lookup, &job, job.n_chunks);
+	stopped = !run_waves(endpoint_lookup, &job, &job.waves, job.n_chunks, 2 * m, options) ||
+		stop_requested(options);
 	id_map_free_lookup(map, alloc);
+	if (stopped)
+	{
+		pr_free(alloc, job.ranks);
+		pr_free(alloc, map->node_ids);
+		map->node_ids = NULL;
+		return build_interrupted(err);
+	}
 	*ranks_out = job.ranks;
 	return PR_OK;
 }
@@ -825,6 +949,7 @@ typedef struct CountSort
 	/* output */
 	int32_t    *out_idx;
 	double	   *out_w;
+	Waves		waves;
 } CountSort;
 
 /* Counts chunk t of the edge rows by source. */
@@ -832,11 +957,13 @@ static void
 rows_count(void *ctx, int t)
 {
 	CountSort  *c = (CountSort *) ctx;
-	size_t		lo = chunk_start(c->n_items, t, c->n_chunks),
-				hi = chunk_start(c->n_items, t + 1, c->n_chunks);
+	size_t		lo,
+				hi;
 	int64_t    *cnt = c->counts + (size_t) t * (size_t) c->n;
 
-	memset(cnt, 0, (size_t) c->n * sizeof(int64_t));
+	wave_range(c->n_items, t, c->n_chunks, &c->waves, &lo, &hi);
+	if (c->waves.wave == 0)
+		memset(cnt, 0, (size_t) c->n * sizeof(int64_t));
 	if (c->undirected)
 	{
 		for (size_t i = lo; i < hi; i++)
@@ -861,11 +988,12 @@ static void
 rows_scatter(void *ctx, int t)
 {
 	CountSort  *c = (CountSort *) ctx;
-	size_t		lo = chunk_start(c->n_items, t, c->n_chunks),
-				hi = chunk_start(c->n_items, t + 1, c->n_chunks);
+	size_t		lo,
+				hi;
 	int64_t    *cur = c->counts + (size_t) t * (size_t) c->n;
 	const double *w = c->weight;
 
+	wave_range(c->n_items, t, c->n_chunks, &c->waves, &lo, &hi);
 	if (!c->undirected && w == NULL)
 	{
 		for (size_t i = lo; i < hi; i++)
@@ -896,11 +1024,13 @@ static void
 transpose_count(void *ctx, int t)
 {
 	CountSort  *c = (CountSort *) ctx;
-	size_t		lo = chunk_start(c->n_items, t, c->n_chunks),
-				hi = chunk_start(c->n_items, t + 1, c->n_chunks);
+	size_t		lo,
+				hi;
 	int64_t    *cnt = c->counts + (size_t) t * (size_t) c->n;
 
-	memset(cnt, 0, (size_t) c->n * sizeof(int64_t));
+	wave_range(c->n_items, t, c->n_chunks, &c->waves, &lo, &hi);
+	if (c->waves.wave == 0)
+		memset(cnt, 0, (size_t) c->n * sizeof(int64_t));
 	for (size_t e = lo; e < hi; e++)
 		cnt[c->in_idx[e]]++;
 }
@@ -910,13 +1040,14 @@ static void
 transpose_scatter(void *ctx, int t)
 {
 	CountSort  *c = (CountSort *) ctx;
-	size_t		lo = chunk_start(c->n_items, t, c->n_chunks),
-				hi = chunk_start(c->n_items, t + 1, c->n_chunks);
+	size_t		lo,
+				hi;
 	int64_t    *cur = c->counts + (size_t) t * (size_t) c->n;
 	int64_t		row_lo = 0,
 				row_hi = c->n;	/* the input has n rows too */
 	int64_t		u;
 
+	wave_range(c->n_items, t, c->n_chunks, &c->waves, &lo, &hi);
 	if (lo >= hi)
 		return;
 	/* the last row whose start is <= lo */
@@ -972,6 +1103,7 @@ typedef struct OffsetJob
 	CountSort  *sort;
 	int64_t    *ptr;
 	int			n_ranges;
+	Waves		waves;
 } OffsetJob;
 
 /* ptr[v + 1] = the count of row v over all chunks, for the rows of range t. */
@@ -980,10 +1112,11 @@ offsets_totals(void *ctx, int t)
 {
 	OffsetJob  *j = (OffsetJob *) ctx;
 	CountSort  *c = j->sort;
-	int64_t		b = (int64_t) chunk_start((size_t) c->n, t, j->n_ranges),
-				e = (int64_t) chunk_start((size_t) c->n, t + 1, j->n_ranges);
+	size_t		b,
+				e;
 
-	for (int64_t v = b; v < e; v++)
+	wave_range((size_t) c->n, t, j->n_ranges, &j->waves, &b, &e);
+	for (int64_t v = (int64_t) b; v < (int64_t) e; v++)
 	{
 		int64_t		total = 0;
 
@@ -999,10 +1132,11 @@ offsets_place(void *ctx, int t)
 {
 	OffsetJob  *j = (OffsetJob *) ctx;
 	CountSort  *c = j->sort;
-	int64_t		b = (int64_t) chunk_start((size_t) c->n, t, j->n_ranges),
-				e = (int64_t) chunk_start((size_t) c->n, t + 1, j->n_ranges);
+	size_t		b,
+				e;
 
-	for (int64_t v = b; v < e; v++)
+	wave_range((size_t) c->n, t, j->n_ranges, &j->waves, &b, &e);
+	for (int64_t v = (int64_t) b; v < (int64_t) e; v++)
 	{
 		int64_t		sum = j->ptr[v];
 
@@ -1020,17 +1154,21 @@ offsets_place(void *ctx, int t)
 /*
  * Turns the chunk counts into offsets (by row, then by chunk) and fills ptr[0..n]: the rows'
  * totals and the offsets on n_threads ranges of rows, the prefix sum of the totals between them.
+ * False when options (may be NULL) asked to stop.
  */
-static void
-counts_to_offsets(CountSort *c, int64_t *ptr, int n_threads)
+static bool
+counts_to_offsets(CountSort *c, int64_t *ptr, int n_threads, const PrBuildOptions *options)
 {
-	OffsetJob	job = {c, ptr, chunks_for((size_t) c->n, n_threads)};
+	OffsetJob	job = {c, ptr, chunks_for((size_t) c->n, n_threads), {0, 1}};
 
-	run_chunks(offsets_totals, &job, job.n_ranges);
+	if (!run_waves(offsets_totals, &job, &job.waves, job.n_ranges, (size_t) c->n, options) ||
+		stop_requested(options))
+		return false;
 	ptr[0] = 0;
 	for (int64_t v = 0; v < c->n; v++)
 		ptr[v + 1] += ptr[v];
-	run_chunks(offsets_place, &job, job.n_ranges);
+	return !stop_requested(options) &&
+		run_waves(offsets_place, &job, &job.waves, job.n_ranges, (size_t) c->n, options);
 }
 
 /* Adds the seconds since *mark to *field and moves the mark to now. */
@@ -1046,11 +1184,13 @@ step_done(double *field, double *mark)
 /*
  * Transposes a CSR of n rows and m edges (in_ptr, in_idx, in_w) into (out_ptr, out_idx, out_w),
  * already allocated; in_w and out_w may be NULL.  Adds the steps' seconds to times.
+ * PR_ERR_NOMEM, or PR_ERR_INTERRUPTED when options (may be NULL) asks to stop between steps.
  */
 static PrStatus
 transpose_csr(int64_t n, int64_t m, const int64_t *in_ptr, const int32_t *in_idx,
 			  const double *in_w, int64_t *out_ptr, int32_t *out_idx, double *out_w,
-			  int n_threads, const PrAllocator *alloc, PrBuildTimes *times)
+			  int n_threads, const PrBuildOptions *options, const PrAllocator *alloc,
+			  PrBuildTimes *times)
 {
 	CountSort	c;
 	double		mark = pr_clock_seconds();
@@ -1068,11 +1208,25 @@ transpose_csr(int64_t n, int64_t m, const int64_t *in_ptr, const int32_t *in_idx
 	c.out_idx = out_idx;
 	c.out_w = out_w;
 	step_done(&times->other, &mark);
-	run_chunks(transpose_count, &c, c.n_chunks);
+	if (!run_waves(transpose_count, &c, &c.waves, c.n_chunks, c.n_items, options) ||
+		stop_requested(options))
+	{
+		pr_free(alloc, c.counts);
+		return PR_ERR_INTERRUPTED;
+	}
 	step_done(&times->count, &mark);
-	counts_to_offsets(&c, out_ptr, n_threads);
+	if (!counts_to_offsets(&c, out_ptr, n_threads, options))
+	{
+		pr_free(alloc, c.counts);
+		return PR_ERR_INTERRUPTED;
+	}
 	step_done(&times->offsets, &mark);
-	run_chunks(transpose_scatter, &c, c.n_chunks);
+	if (stop_requested(options) ||
+		!run_waves(transpose_scatter, &c, &c.waves, c.n_chunks, c.n_items, options))
+	{
+		pr_free(alloc, c.counts);
+		return PR_ERR_INTERRUPTED;
+	}
 	step_done(&times->scatter, &mark);
 	pr_free(alloc, c.counts);
 	step_done(&times->other, &mark);
@@ -1216,7 +1370,7 @@ PrStatus
 pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, size_t m,
 			   const PrBuildOptions *options, const PrAllocator *alloc, PrGraph *g, PrError *err)
 {
-	PrBuildOptions defaults = {false, false, 1, NULL};
+	PrBuildOptions defaults = {false, false, 1, NULL, NULL, NULL};
 	PrBuildTimes local_times = {0};
 	PrBuildTimes *times;
 	double		mark = pr_clock_seconds();
@@ -1246,8 +1400,10 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 		return pr_error_set(err, PR_ERR_INVALID, "edge list has no source or destination array");
 	if (weighted && (status = validate_weights(weight, m, &max_weight, &min_weight, err)) != PR_OK)
 		return status;
+	if (stop_requested(options))
+		return build_interrupted(err);
 
-	status = id_map_build(src, dst, m, n_threads, alloc, &map, &ranks, err);
+	status = id_map_build(src, dst, m, n_threads, options, alloc, &map, &ranks, err);
 	step_done(&times->ids, &mark);
 	if (status != PR_OK)
 		return status;
@@ -1269,9 +1425,14 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	rows.weight = weight;
 	rows.undirected = options->undirected;
 	step_done(&times->other, &mark);
-	run_chunks(rows_count, &rows, rows.n_chunks);
+	if (stop_requested(options))
+		goto interrupted;
+	if (!run_waves(rows_count, &rows, &rows.waves, rows.n_chunks, m, options) ||
+		stop_requested(options))
+		goto interrupted;
 	step_done(&times->count, &mark);
-	counts_to_offsets(&rows, tmp_ptr, n_threads);
+	if (!counts_to_offsets(&rows, tmp_ptr, n_threads, options))
+		goto interrupted;
 	step_done(&times->offsets, &mark);
 	m_stored = tmp_ptr[n];
 	g->n_edges = m_stored;
@@ -1284,7 +1445,9 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	rows.out_idx = tmp_dst;
 	rows.out_w = tmp_w;
 	step_done(&times->other, &mark);
-	run_chunks(rows_scatter, &rows, rows.n_chunks);
+	if (stop_requested(options) ||
+		!run_waves(rows_scatter, &rows, &rows.waves, rows.n_chunks, m, options))
+		goto interrupted;
 	step_done(&times->scatter, &mark);
 	pr_free(alloc, rows.counts);
 	pr_free(alloc, ranks);
@@ -1305,8 +1468,13 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	if (g->in_ptr == NULL || g->in_src == NULL || (weighted && g->in_weight == NULL))
 		goto nomem;
 	step_done(&times->other, &mark);
-	if (transpose_csr(n, m_stored, tmp_ptr, tmp_dst, tmp_w, g->in_ptr, g->in_src, g->in_weight,
-					  n_threads, alloc, times) != PR_OK)
+	if (stop_requested(options))
+		goto interrupted;
+	status = transpose_csr(n, m_stored, tmp_ptr, tmp_dst, tmp_w, g->in_ptr, g->in_src,
+						   g->in_weight, n_threads, options, alloc, times);
+	if (status == PR_ERR_INTERRUPTED)
+		goto interrupted;
+	if (status != PR_OK)
 		goto nomem;
 	mark = pr_clock_seconds();
 	if (weighted && (status = scale_weights(g, max_weight, min_weight, err)) != PR_OK)
@@ -1328,8 +1496,13 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 		tmp_dst = NULL;
 		tmp_w = NULL;
 		g->has_out_edges = true;
-		if (transpose_csr(n, m_stored, g->in_ptr, g->in_src, g->in_weight, g->out_ptr,
-						  g->out_dst, g->out_weight, n_threads, alloc, times) != PR_OK)
+		if (stop_requested(options))
+			goto interrupted;
+		status = transpose_csr(n, m_stored, g->in_ptr, g->in_src, g->in_weight, g->out_ptr,
+							   g->out_dst, g->out_weight, n_threads, options, alloc, times);
+		if (status == PR_ERR_INTERRUPTED)
+			goto interrupted;
+		if (status != PR_OK)
 			goto nomem;
 		mark = pr_clock_seconds();
 	}
@@ -1340,6 +1513,8 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	tmp_dst = NULL;
 	tmp_w = NULL;
 
+	if (stop_requested(options))
+		goto interrupted;
 	if (weighted)
 		compute_weighted_strength(g, n_threads);
 	status = list_dangling(g, alloc, err);
@@ -1359,6 +1534,15 @@ nomem:
 	pr_free(alloc, tmp_w);
 	pr_graph_free(g, alloc);
 	return pr_error_set(err, PR_ERR_NOMEM, "out of memory building a graph of %zu edge rows", m);
+
+interrupted:
+	pr_free(alloc, ranks);
+	pr_free(alloc, rows.counts);
+	pr_free(alloc, tmp_ptr);
+	pr_free(alloc, tmp_dst);
+	pr_free(alloc, tmp_w);
+	pr_graph_free(g, alloc);
+	return build_interrupted(err);
 }
 
 /* Builds the out-edge arrays of a graph that lacks them (a no-op when present). */
@@ -1374,7 +1558,7 @@ pr_graph_add_out_edges(PrGraph *g, const PrAllocator *alloc, PrError *err)
 	g->out_weight = g->weighted ? ALLOC_ARRAY(alloc, double, g->n_edges) : NULL;
 	if (g->out_ptr == NULL || g->out_dst == NULL || (g->weighted && g->out_weight == NULL) ||
 		transpose_csr(g->n_nodes, g->n_edges, g->in_ptr, g->in_src, g->in_weight, g->out_ptr,
-					  g->out_dst, g->out_weight, 1, alloc, &times) != PR_OK)
+					  g->out_dst, g->out_weight, 1, NULL, alloc, &times) != PR_OK)
 	{
 		pr_free(alloc, g->out_ptr);
 		pr_free(alloc, g->out_dst);

@@ -73,14 +73,20 @@ typedef struct PrBuildOptions
 	bool		out_edges;		/* also build out_ptr/out_dst/out_weight */
 	int			n_threads;		/* worker threads for sorting (<= 0: 1) */
 	PrBuildTimes *times;		/* when not NULL: filled with the steps' seconds */
+	/*
+	 * Polled by the calling thread between the build's steps (as PrIterOptions.should_stop between
+	 * iterations); returning true stops the build with PR_ERR_INTERRUPTED.  NULL: never stops.
+	 */
+	bool		(*should_stop) (void *arg);
+	void	   *stop_arg;
 } PrBuildOptions;
 
 /*
  * Builds g from m rows (src[i], dst[i], weight[i]); weight may be NULL.  Weights must be finite
  * and >= 0 (PR_ERR_INVALID otherwise, with the offending row in the message).  Weights whose sums
  * would reach 2^(PR_STRENGTH_LIMIT_EXP - 1) are all scaled by one power of two; PR_ERR_INVALID when
- * that would push a positive weight below the normal range.  On failure g is left empty and
- * nothing stays allocated.
+ * that would push a positive weight below the normal range.  PR_ERR_INTERRUPTED when
+ * options->should_stop asked to stop.  On failure g is left empty and nothing stays allocated.
  */
 PrStatus	pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, size_t m,
 						   const PrBuildOptions *options, const PrAllocator *alloc,

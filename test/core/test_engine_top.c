@@ -56,7 +56,7 @@ tied_graph(PrGraph *g)
 			   *dst;
 	double	   *w;
 	PrError		err;
-	PrBuildOptions opt = {false, false, 1, NULL};
+	PrBuildOptions opt = {false, false, 1, NULL, NULL, NULL};
 
 	edges_random(&r, 9000, 2000, 100, 1, true, 97);
 	m = r.m + 9;
@@ -244,7 +244,7 @@ test_cpu_prepare_again(void)
 				g2;
 	PrError		err;
 	PrRunStats	st;
-	PrBuildOptions opt = {false, true, 1, NULL};
+	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 	PrIterOptions o = test_iter_options(1e-12, 1000);
 	PrRestart	uniform = {true, 1, NULL, NULL, NULL};
 	const int64_t ptr[] = {0, 1, 2, 3, 4};

@@ -14,7 +14,7 @@ static void
 build_random(PrGraph *g, bool weighted, bool out_edges, uint64_t seed)
 {
 	EdgeList	e;
-	PrBuildOptions opt = {false, out_edges, 1, NULL};
+	PrBuildOptions opt = {false, out_edges, 1, NULL, NULL, NULL};
 	PrError		err;
 
 	edges_random(&e, 500, 120, 1, 3, weighted, seed);
@@ -70,7 +70,7 @@ void
 test_flat_parallel_write(void)
 {
 	EdgeList	e;
-	PrBuildOptions opt = {false, false, 2, NULL};
+	PrBuildOptions opt = {false, false, 2, NULL, NULL, NULL};
 	PrGraph		g,
 				view;
 	PrError		err;

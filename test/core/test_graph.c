@@ -41,7 +41,7 @@ same_f64(const double *a, const double *b, size_t n)
 void
 test_build_hand_unweighted(void)
 {
-	PrBuildOptions opt = {false, true, 1, NULL};
+	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 	PrGraph		g;
 	PrError		err;
 	const int64_t ids[] = {10, 20, 30, 40, 50};
@@ -70,7 +70,7 @@ test_build_hand_unweighted(void)
 void
 test_build_hand_weighted(void)
 {
-	PrBuildOptions opt = {false, false, 1, NULL};
+	PrBuildOptions opt = {false, false, 1, NULL, NULL, NULL};
 	PrGraph		g;
 	PrError		err;
 	const double in_w[] = {4, 1, 2, 3, 5, 0.5, 0.25, 6};
@@ -109,7 +109,7 @@ test_build_undirected(void)
 {
 	const int64_t s[] = {1, 2, 3, 3};
 	const int64_t d[] = {2, 3, 3, 1};
-	PrBuildOptions opt = {true, true, 1, NULL};
+	PrBuildOptions opt = {true, true, 1, NULL, NULL, NULL};
 	PrGraph		g;
 	PrError		err;
 	const int64_t in_ptr[] = {0, 2, 4, 7};
@@ -158,7 +158,7 @@ test_build_random_vs_reference(void)
 	for (int s = 0; s < 2; s++)
 	{
 		EdgeList	e;
-		PrBuildOptions opt = {false, true, 1, NULL};
+		PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 		PrGraph		g;
 		PrError		err;
 		int64_t    *ids;
@@ -306,7 +306,7 @@ test_build_empty(void)
 {
 	PrGraph		g;
 	PrError		err;
-	PrBuildOptions opt = {false, true, 1, NULL};
+	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 
 	CHECK(pr_graph_build(NULL, NULL, NULL, 0, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
 	CHECK(g.n_nodes == 0 && g.n_edges == 0 && g.n_dangling == 0);
@@ -354,7 +354,7 @@ failing_free(void *ctx, void *ptr)
 void
 test_build_allocation_failures(void)
 {
-	PrBuildOptions opt = {false, true, 1, NULL};
+	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 	bool		ok_once = false;
 
 	for (int budget = 0; budget < 40 && !ok_once; budget++)
@@ -598,7 +598,7 @@ test_build_vs_qsort_reference(void)
 				{
 					if (si == 5 && (ti == 1 || ti == 2))
 						continue;	/* largest size: 1 and 8 threads */
-					PrBuildOptions opt = {(variant & 1) != 0, (variant & 2) != 0, threads[ti], NULL};
+					PrBuildOptions opt = {(variant & 1) != 0, (variant & 2) != 0, threads[ti], NULL, NULL, NULL};
 					const double *wv = (variant == 1 || variant == 2) ? w : NULL;
 					PrGraph		g;
 					PrError		err;
@@ -617,4 +617,133 @@ test_build_vs_qsort_reference(void)
 			free(dst);
 			free(w);
 		}
+}
+
+/* A should_stop that counts its polls and asks to stop at poll number stop_at (0: never). */
+typedef struct StopAfter
+{
+	int			polls;
+	int			stop_at;
+} StopAfter;
+
+/* should_stop of the build tests. */
+static bool
+stop_after(void *arg)
+{
+	StopAfter  *s = (StopAfter *) arg;
+
+	s->polls++;
+	return s->stop_at > 0 && s->polls >= s->stop_at;
+}
+
+/*
+ * Edges with ids from 0..n_ids-1 (dense) or hashed over the int64 range (sparse), from a fixed
+ * seed; the caller frees the arrays.
+ */
+static void
+make_test_edges(size_t m, bool sparse, int64_t **src, int64_t **dst, double **weight)
+{
+	uint64_t	state = 77;
+	uint64_t	n_ids = m / 3 + 2;
+
+	*src = malloc(m * sizeof(int64_t));
+	*dst = malloc(m * sizeof(int64_t));
+	*weight = malloc(m * sizeof(double));
+	for (size_t i = 0; i < m; i++)
+	{
+		uint64_t	a = test_mix(&state) % n_ids,
+					b = test_mix(&state) % n_ids;
+
+		(*src)[i] = sparse ? (int64_t) (a * UINT64_C(0xD6E8FEB86659FD93)) : (int64_t) a;
+		(*dst)[i] = sparse ? (int64_t) (b * UINT64_C(0xD6E8FEB86659FD93)) : (int64_t) b;
+		(*weight)[i] = (double) (test_mix(&state) % 100) / 3.0;
+	}
+}
+
+/*
+ * should_stop is polled between the build's steps and waves: asked to stop at any poll, the build
+ * returns PR_ERR_INTERRUPTED with an empty graph and nothing left allocated; never asked, it
+ * builds the graph.  Dense and sparse ids, weighted, undirected, with out-edges; the large case
+ * (one thread: several waves per step) stops at a few polls among its waves.
+ */
+void
+test_build_stops_when_asked(void)
+{
+	const size_t sizes[] = {2000, 1200000};
+
+	for (int si = 0; si < 2; si++)
+		for (int sparse = 0; sparse < 2; sparse++)
+		{
+			size_t		m = sizes[si];
+			int64_t    *src,
+					   *dst;
+			double	   *w;
+			StopAfter	count = {0, 0};
+			PrBuildOptions opt = {true, true, si == 0 ? 2 : 1, NULL, stop_after, &count};
+			PrGraph		g;
+			PrError		err;
+			int			total;
+
+			make_test_edges(m, sparse != 0, &src, &dst, &w);
+			CHECK(pr_graph_build(src, dst, w, m, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
+			pr_graph_free(&g, &pr_malloc_allocator);
+			total = count.polls;
+			CHECKF(total >= (si == 0 ? 8 : 20), "m %zu sparse %d: %d polls", m, sparse, total);
+			for (int k = 1; k <= total; k += (si == 0 ? 1 : total / 3))
+			{
+				StopAfter	stop = {0, k};
+				FailingAlloc f = {1 << 30, 0};
+				PrAllocator a = {failing_alloc, failing_free, &f};
+				PrStatus	st;
+
+				opt.stop_arg = &stop;
+				st = pr_graph_build(src, dst, w, m, &opt, &a, &g, &err);
+				CHECKF(st == PR_ERR_INTERRUPTED && stop.polls == k,
+					   "m %zu sparse %d stop at %d: status %d after %d polls", m, sparse, k,
+					   (int) st, stop.polls);
+				CHECK(g.n_nodes == 0 && g.in_ptr == NULL);
+				CHECKF(f.live == 0, "m %zu sparse %d stop at %d leaves %d blocks", m, sparse, k,
+					   f.live);
+			}
+			free(src);
+			free(dst);
+			free(w);
+		}
+}
+
+/*
+ * Large builds, whose steps run in several waves per chunk, equal the qsort reference for 1 and 2
+ * threads (the waves split each chunk differently): dense ids directed with out-edges, hashed
+ * ids undirected and weighted.
+ */
+void
+test_build_waves_vs_qsort_reference(void)
+{
+	size_t		m = 1100000;
+
+	for (int sparse = 0; sparse < 2; sparse++)
+	{
+		int64_t    *src,
+				   *dst;
+		double	   *w;
+
+		make_test_edges(m, sparse != 0, &src, &dst, &w);
+		for (int threads = 1; threads <= 2; threads++)
+		{
+			PrBuildOptions opt = {sparse != 0, sparse == 0, threads, NULL, NULL, NULL};
+			const double *wv = sparse != 0 ? w : NULL;
+			PrGraph		g;
+			PrError		err;
+			bool		built;
+
+			built = pr_graph_build(src, dst, wv, m, &opt, &pr_malloc_allocator, &g, &err) == PR_OK;
+			CHECKF(built && same_as_reference_build(src, dst, wv, m, opt.undirected, &g),
+				   "sparse %d, threads %d", sparse, threads);
+			if (built)
+				pr_graph_free(&g, &pr_malloc_allocator);
+		}
+		free(src);
+		free(dst);
+		free(w);
+	}
 }

@@ -14,6 +14,8 @@
 	X(test_build_sparse_ids) \
 	X(test_build_random_vs_reference) \
 	X(test_build_vs_qsort_reference) \
+	X(test_build_waves_vs_qsort_reference) \
+	X(test_build_stops_when_asked) \
 	X(test_build_weight_validation) \
 	X(test_build_huge_weights_scaled) \
 	X(test_build_empty) \

@@ -24,7 +24,7 @@ typedef struct Fixture
 static void
 fixture_make(Fixture *f, EdgeList edges, bool undirected)
 {
-	PrBuildOptions opt = {undirected, true, 1, NULL};
+	PrBuildOptions opt = {undirected, true, 1, NULL, NULL, NULL};
 	PrError		err;
 
 	f->edges = edges;
@@ -419,7 +419,7 @@ test_determinism(void)
 	EdgeList	e;
 	PrGraph		g;
 	PrError		err;
-	PrBuildOptions opt = {false, true, 1, NULL};
+	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 	PrRestart	r = {true, 1, NULL, NULL, NULL};
 	PrIterOptions o = test_iter_options(1e-12, 500);
 	const int	threads[] = {2, 2, 1, 3, 8};
@@ -651,7 +651,7 @@ test_empty_graph_runs(void)
 	PrIterOptions o = test_iter_options(1e-10, 100);
 	PrRunStats	st;
 	PrEngine   *e = pr_cpu_engine_create(0, &pr_malloc_allocator, &err);
-	PrBuildOptions opt = {false, true, 1, NULL};
+	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 
 	CHECK(pr_graph_build(NULL, NULL, NULL, 0, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
 	CHECK(pr_pagerank(e, &g, 0.85, &r, &o, NULL, &st, &err) == PR_OK);
