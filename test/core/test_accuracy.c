@@ -228,7 +228,7 @@ run_script(const double *script, int length, bool hits, double alpha)
 	ScriptEngine engine = {{&script_ops}, script, length, 0, 0.0};
 	PrRestart	r = {true, 1, NULL, NULL, NULL};
 	PrIterOptions o = test_iter_options(1e-12, 1000);
-	PrBuildOptions opt = {false, true, 1, NULL};
+	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 	PrGraph		g;
 	PrError		err;
 	PrRunStats	st;

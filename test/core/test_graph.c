@@ -256,7 +256,7 @@ test_build_huge_weights_scaled(void)
 	const int64_t s[] = {1, 2, 3, 1, 1};
 	const int64_t d[] = {2, 3, 1, 3, 4};
 	const double w[] = {1, 2, 1, 1e308, 1e308};
-	PrBuildOptions opt = {false, true, 1, NULL};
+	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 	PrGraph		g,
 				view;
 	PrError		err;

@@ -384,7 +384,7 @@ test_hits_zero_weights(void)
 	const int64_t s[] = {1, 2, 3};
 	const int64_t d[] = {2, 3, 1};
 	double		w[] = {0.0, 0.0, 0.0};
-	PrBuildOptions opt = {false, true, 1, NULL};
+	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 	PrGraph		g;
 	PrError		err;
 	PrEngine   *engine = pr_cpu_engine_create(1, &pr_malloc_allocator, &err);
