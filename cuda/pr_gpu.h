@@ -53,9 +53,6 @@ typedef struct PrGpuOptions
 	int			compact_partials;	/* tiled: later tiles write compact partials that a merge pass
 									 * adds (1), add into y in place (0), or the model picks (-1,
 									 * default; only when its table has a merge cost 'm') */
-	int			blocked_cap;	/* tiled: blocked remainder with blocks of this many entries (> 0),
-								 * off (0), or the model decides (-1, default; only when its table
-								 * has a blocked-entry cost 'S') */
 	int			plan_threads;	/* host planning threads (0: the online CPUs) */
 	bool		push_local;		/* the warm start's local part along out-edge lists made on first
 								 * use (default true; false: two passes over the pull CSR) */

@@ -468,7 +468,6 @@ plan_tiled_gpu(const PrMultiOptions *opt, bool fp64, int pieces, HostGpu *H, PrE
 			choice.composite.chunk = 4096;
 			choice.composite.smem_width = tiled_smem_width(fp64);
 			choice.allow_binned = false;
-			choice.blocked_mode = 0;
 			st = pr_plan_choose(&view, opt->tiled_model, &choice, &predicted, log, sizeof(log), &n_cand,
 								&pr_malloc_allocator, err);
 			if (st == PR_OK)
@@ -483,9 +482,9 @@ plan_tiled_gpu(const PrMultiOptions *opt, bool fp64, int pieces, HostGpu *H, PrE
 			int			smem = o.n_smem_tiles < H->comp[h].n_tiles ? o.n_smem_tiles : H->comp[h].n_tiles;
 
 			snprintf(H->layout, sizeof(H->layout),
-					 "%d smem tile(s) of %lld cols + %d L2 tile(s), CSR-vector rows >= %d%s%s; %lld of %lld columns read%s%s",
+					 "%d smem tile(s) of %lld cols + %d L2 tile(s), CSR-vector rows >= %d%s; %lld of %lld columns read%s%s",
 					 smem, (long long) o.smem_width, H->comp[h].n_tiles - smem, o.vec_threshold,
-					 o.compact ? ", compact partials" : "", H->comp[h].blocked ? ", blocked" : "",
+					 o.compact ? ", compact partials" : "",
 					 (long long) rect.n_cols, (long long) lc->n_cols, opt->tiled_model ? ", model's choice" : ", fixed",
 					 pieces > 1 ? " (piece 0)" : "");
 		}
