@@ -134,7 +134,6 @@ pr_gpu_options_init(PrGpuOptions *opts)
 	opts->kernel = PR_GPU_KERNEL_AUTO;
 	opts->relabel = true;
 	opts->chunk = 4096;
-	opts->paper_stop = false;
 	opts->n_smem_tiles = -1;
 	opts->smem_width = 0;
 	opts->l2_persist = false;	/* measured: slower on R-MAT 24 (bench/gpu/NOTES.md) */
@@ -748,7 +747,6 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 		pr_plan_choice_init(&choice, n);
 		choice.composite.tile_width = e->opt.tile_width > 0 ? e->opt.tile_width : n;
 		choice.composite.chunk = e->opt.chunk > 0 ? e->opt.chunk : 4096;
-		choice.composite.paper_stop = e->opt.paper_stop;
 		choice.composite.smem_width = e->smem_width;
 		if (e->opt.n_smem_tiles >= 0)
 		{

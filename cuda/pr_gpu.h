@@ -45,7 +45,6 @@ typedef struct PrGpuOptions
 	int64_t		tile_width;		/* tiled: columns per tile; 0 = the model chooses */
 	int			vec_threshold;	/* tiled: rows this long become CSR-vector workloads; 0 = model */
 	int			chunk;			/* longest warp workload before a row is cut (0 = 4096) */
-	bool		paper_stop;		/* tiled: stop tiling when a tile's first column has one entry */
 	int			n_smem_tiles;	/* tiled: leading shared-memory tiles (16-bit ids); -1 = model */
 	int64_t		smem_width;		/* tiled: columns per shared-memory tile; 0 = 48K (fp32) / 24K (fp64) */
 	bool		l2_persist;		/* keep the gathered vector in L2 (access-policy window); default false */

@@ -487,10 +487,10 @@ pr_plan_composite_free(PrComposite *c, const PrAllocator *alloc)
 	memset(c, 0, sizeof(*c));
 }
 
-/* Column tile boundaries: width-wide tiles, and by the paper's rule the rest as one sparse tile. */
+/* Column tile boundaries: the shared-memory tiles, then width-wide tiles; the last tile takes the
+ * rest when max_tiles is reached. */
 static int
-composite_tile_bounds(int64_t n, const int64_t *col_degree, const PrCompositeOptions *o,
-					  int64_t *bounds, int max_tiles)
+composite_tile_bounds(int64_t n, const PrCompositeOptions *o, int64_t *bounds, int max_tiles)
 {
 	int64_t		w = o->tile_width < 1 ? n : o->tile_width;
 	int			count = 0;
@@ -504,8 +504,6 @@ composite_tile_bounds(int64_t n, const int64_t *col_degree, const PrCompositeOpt
 	}
 	while (c < n && count < max_tiles - 1)
 	{
-		if (o->paper_stop && count > 0 && col_degree[c] <= 1)
-			break;
 		c = (n - c > w) ? c + w : n;
 		bounds[++count] = c;
 	}
@@ -1139,7 +1137,7 @@ pr_plan_composite_with_degrees(const PrPlanCsr *csr, const int64_t *col_degree,
 	if (n_cols > PR_PLAN_MAX_NODES_CHECK)
 		return pr_error_set(err, PR_ERR_TOO_LARGE, "composite plan: %lld columns exceed the 32-bit ids",
 							(long long) n_cols);
-	out->n_tiles = composite_tile_bounds(n_cols, col_degree, options, bounds, PR_PLAN_MAX_TILES);
+	out->n_tiles = composite_tile_bounds(n_cols, options, bounds, PR_PLAN_MAX_TILES);
 	w.csr = csr;
 	w.o = options;
 	w.n = n;

@@ -12,8 +12,8 @@
  *     warp-sized workloads: rows at least vec_threshold long become CSR-vector workloads (a warp per
  *     row, long rows cut into chunks whose partial sums are added in a fixed order); shorter rows
  *     are packed 32 at a time into ELL workloads stored column-major and padded to the longest row
- *     of the group.  Tiling stops by the paper's rule (a tile whose first column has one entry
- *     starts the sparse remainder, which is the last tile).
+ *     of the group.  Tiles are tile_width columns wide (after the shared-memory tiles); the last
+ *     tile takes every column left when the tile count reaches PR_PLAN_MAX_TILES.
  *  4. Row binning: rows grouped by length into bins served by 1, 2, 4, ..., 32 lanes per row, long
  *     rows as chunked warp workloads — the row-binned CSR kernel over the relabelled CSR.
  *  5. The performance model: a table of measured costs of workload shapes (offline, per GPU) and a
@@ -178,7 +178,6 @@ typedef struct PrCompositeOptions
 	int64_t		tile_width;		/* columns per dense tile; >= n: one tile */
 	int			vec_threshold;	/* rows this long or longer become CSR-vector workloads (>= 1) */
 	int			chunk;			/* longest CSR-vector workload (>= 32) */
-	bool		paper_stop;		/* stop tiling at the first tile whose first column has one entry */
 	bool		shapes_only;	/* plan workload shapes only (idx/val left NULL): for the model */
 	int			n_smem_tiles;	/* leading tiles whose x slice goes to shared memory (local16) */
 	int64_t		smem_width;		/* columns of each of those tiles (< 65535) */
@@ -357,7 +356,7 @@ double		pr_model_predict_stats(const PrModel *model, const PrLayoutStats *s);
  */
 typedef struct PrPlanChoice
 {
-	PrCompositeOptions composite;	/* in: base options (tile_width, chunk, paper_stop, smem_width);
+	PrCompositeOptions composite;	/* in: base options (tile_width, chunk, smem_width);
 									 * out: the chosen composite options */
 	int			n_smem_counts;
 	int			smem_counts[8];	/* candidate shared-memory tile counts */

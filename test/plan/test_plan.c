@@ -522,7 +522,7 @@ test_graph(const TestGraph *g, uint64_t seed)
 			for (size_t ti = 0; ti < sizeof(thresholds) / sizeof(thresholds[0]); ti++)
 				for (int compact = 0; compact < 2; compact++)
 				{
-					PrCompositeOptions o = {widths[si + 2], thresholds[ti], 64, false, false,
+					PrCompositeOptions o = {widths[si + 2], thresholds[ti], 64, false,
 											smem_tiles[si], 5 + (int64_t) si * 7, compact == 1};
 					PrComposite c;
 					char		what[160];
@@ -549,16 +549,15 @@ test_graph(const TestGraph *g, uint64_t seed)
 		for (size_t wi = 0; wi < sizeof(widths) / sizeof(widths[0]); wi++)
 			for (size_t ti = 0; ti < sizeof(thresholds) / sizeof(thresholds[0]); ti++)
 				for (size_t ci = 0; ci < sizeof(chunks) / sizeof(chunks[0]); ci++)
-					for (int stop = 0; stop < 4; stop++)
+					for (int compact = 0; compact < 2; compact++)
 					{
-						PrCompositeOptions o = {widths[wi], thresholds[ti], chunks[ci], (stop & 1) == 1, false, 0, 0,
-												stop >= 2};
+						PrCompositeOptions o = {widths[wi], thresholds[ti], chunks[ci], false, 0, 0, compact == 1};
 						PrComposite c;
 						PrStatus	st = pr_plan_composite(&csr, &o, &pr_malloc_allocator, &c, &err);
 						char		what[160];
 
-						snprintf(what, sizeof(what), "composite width=%lld vec>=%d chunk=%d stop=%d compact=%d",
-								 (long long) o.tile_width, o.vec_threshold, o.chunk, stop & 1, stop >= 2);
+						snprintf(what, sizeof(what), "composite width=%lld vec>=%d chunk=%d compact=%d",
+								 (long long) o.tile_width, o.vec_threshold, o.chunk, compact);
 						if (st != PR_OK)
 						{
 							check(false, what, g->name);
@@ -667,7 +666,7 @@ same_composite(const PrComposite *a, const PrComposite *b)
 
 /*
  * The planners on graphs large enough to split over threads: the relabelled CSR, the column
- * degrees, composite layouts (one tile, shared-memory tiles with compact partials, paper tiling)
+ * degrees, composite layouts (one tile, shared-memory tiles with compact partials, narrow tiles)
  * and the binned layout are the same bits with 1, 2, 3 and 8 threads; the 8-thread layouts'
  * emulated products equal plain CSR.
  */
@@ -686,9 +685,9 @@ test_thread_counts(void)
 		int32_t    *new_to_old = malloc((size_t) n * sizeof(int32_t));
 		int32_t    *old_to_new = malloc((size_t) n * sizeof(int32_t));
 		const PrCompositeOptions opts[3] = {
-			{n, 32, 4096, false, false, 0, 0, false},
-			{n, 8, 256, false, false, 3, 4000, true},
-			{20000, 32, 4096, true, false, 2, 1000, false},
+			{n, 32, 4096, false, 0, 0, false},
+			{n, 8, 256, false, 3, 4000, true},
+			{20000, 32, 4096, false, 2, 1000, false},
 		};
 		PrPlanCsr	base;
 		PrComposite base_c[3];
@@ -1042,7 +1041,7 @@ test_stats_round_trip(const char *table_path)
 	PrPlanCsr	csr;
 	PrError		err;
 	PrModel		model;
-	PrCompositeOptions o = {0, 32, 4096, false, false, 2, 1024, true};
+	PrCompositeOptions o = {0, 32, 4096, false, 2, 1024, true};
 	PrComposite c;
 	PrLayoutStats ls,
 				back;
@@ -1221,7 +1220,7 @@ test_rectangular(const TestGraph *g, int n_parts, const PrModel *model, uint64_t
 				for (size_t si = 0; si < sizeof(smem) / sizeof(smem[0]); si++)
 					for (int compact = 0; compact < 2; compact++)
 					{
-						PrCompositeOptions o = {si == 0 ? 7 : rect.n_cols, thresholds[ti], 64, false, false,
+						PrCompositeOptions o = {si == 0 ? 7 : rect.n_cols, thresholds[ti], 64, false,
 												smem[si], 3 + (int64_t) si * 5, compact == 1};
 						PrComposite c,
 									d;
@@ -1289,7 +1288,7 @@ next:
 			ident[i] = (int32_t) i;
 		if (pr_plan_relabel(n, g->ptr, g->col, g->val, ident, &pr_malloc_allocator, &sq, &err) == PR_OK)
 		{
-			PrCompositeOptions o = {n, 4, 64, false, false, 2, 9, true};
+			PrCompositeOptions o = {n, 4, 64, false, 2, 9, true};
 			PrComposite a,
 						b;
 			bool		same;
