@@ -212,12 +212,10 @@ multi_init(PrMulti *m, PrError *err)
 		PRM_CUSPARSE(cusparseCreate(&G->sp));
 		PRM_CUSPARSE(cusparseSetStream(G->sp, G->stream));
 	}
-	/* never NVLink SHARP / multicast: the lent machines require it off */
-	if (setenv("NCCL_NVLS_ENABLE", "0", 1) != 0)
-		return pr_error_set(err, PR_ERR_ENGINE, "multi-GPU: setenv NCCL_NVLS_ENABLE failed");
 	/*
-	 * at least 32 channels for the all-gather unless the environment says otherwise: on 2 H200s
-	 * the R-MAT 26 exchange took 0.387 ms instead of 0.440 (bench/RESULTS.md, issue 5)
+	 * A tuning default, never an override: at least 32 channels for the all-gather unless the
+	 * environment sets NCCL_MIN_NCHANNELS (on 2 H200s the R-MAT 26 exchange took 0.387 ms instead
+	 * of 0.440, bench/RESULTS.md).  Every other NCCL setting is the environment's.
 	 */
 	if (setenv("NCCL_MIN_NCHANNELS", "32", 0) != 0)
 		return pr_error_set(err, PR_ERR_ENGINE, "multi-GPU: setenv NCCL_MIN_NCHANNELS failed");
