@@ -130,7 +130,7 @@ pr_gpu_options_init(PrGpuOptions *opts)
 {
 	memset(opts, 0, sizeof(*opts));
 	opts->device = 0;
-	opts->precision = PR_GPU_FP32;
+	opts->precision = PR_GPU_FP64;	/* as powerrank.gpu_precision's default */
 	opts->kernel = PR_GPU_KERNEL_AUTO;
 	opts->relabel = true;
 	opts->chunk = 4096;

@@ -30,8 +30,8 @@ typedef enum PrGpuKernel
 /* Arithmetic of the vectors. */
 typedef enum PrGpuPrecision
 {
-	PR_GPU_FP32 = 0,			/* float vectors, double reductions (default) */
-	PR_GPU_FP64					/* double vectors */
+	PR_GPU_FP32 = 0,			/* float vectors, double reductions */
+	PR_GPU_FP64					/* double vectors (default) */
 } PrGpuPrecision;
 
 /* Engine settings; pr_gpu_options_init fills the defaults. */
@@ -94,7 +94,7 @@ typedef struct PrGpuReport
 	char		candidates[512];	/* auto: "name=ms ..." */
 } PrGpuReport;
 
-/* Fills opts with the defaults (device 0, fp32, auto, relabel, no budget). */
+/* Fills opts with the defaults (device 0, fp64, auto, relabel, no budget). */
 void		pr_gpu_options_init(PrGpuOptions *opts);
 
 /* Creates a GPU engine; NULL with err set when no usable device or CUDA fails. */

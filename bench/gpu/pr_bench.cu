@@ -380,6 +380,7 @@ calibrate(const char *out_path, const std::vector<int64_t> &windows, bool fixed_
 		g.in_src = col.data();
 		g.out_strength = strength.data();
 		pr_gpu_options_init(&o);
+		o.precision = PR_GPU_FP32;
 		o.relabel = false;
 		o.kernel = kind == 'b' ? PR_GPU_KERNEL_BINNED : PR_GPU_KERNEL_TILED;
 		o.tile_width = tile_width > 0 ? tile_width : n;
@@ -845,6 +846,7 @@ bench_spmm(const PrGraph *g, const std::vector<int> &ks, int reps, int threads, 
 		std::vector<double> x((size_t) n, 1.0 / (double) n);
 
 		pr_gpu_options_init(&o);
+		o.precision = PR_GPU_FP32;
 		o.plan_threads = threads;
 		o.model_text = model_text.empty() ? NULL : model_text.c_str();
 		e = pr_gpu_engine_create(&o, &err);
@@ -893,6 +895,7 @@ bench_spmm(const PrGraph *g, const std::vector<int> &ks, int reps, int threads, 
 			PrGpuReport rep;
 
 			pr_gpu_options_init(&o);
+			o.precision = PR_GPU_FP32;
 			o.plan_threads = threads;
 			o.model_text = model_text.empty() ? NULL : model_text.c_str();
 			e = pr_gpu_engine_create(&o, &err);
@@ -960,6 +963,7 @@ bench_spmm(const PrGraph *g, const std::vector<int> &ks, int reps, int threads, 
 							rel;
 
 				pr_gpu_options_init(&o);
+				o.precision = PR_GPU_FP32;
 				o.plan_threads = threads;
 				o.chunk = v.chunk;
 				o.l2_persist = v.l2;
