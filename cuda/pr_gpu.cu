@@ -47,7 +47,7 @@ enum MatrixKind
 
 /*
  * One sparse matrix on the device in one format: the tile-composite fields (pr_gpu_tiled.cuh:
- * tiles, partials, compact partials, blocked remainder; has_val, bytes and partial serve every
+ * tiles, partials, compact partials; has_val, bytes and partial serve every
  * format, tiles[0] the binned format's long rows too), then the binned CSR and cuSPARSE.
  */
 struct GpuMatrix : TiledMatrix
@@ -130,16 +130,14 @@ pr_gpu_options_init(PrGpuOptions *opts)
 {
 	memset(opts, 0, sizeof(*opts));
 	opts->device = 0;
-	opts->precision = PR_GPU_FP32;
+	opts->precision = PR_GPU_FP64;	/* as powerrank.gpu_precision's default */
 	opts->kernel = PR_GPU_KERNEL_AUTO;
 	opts->relabel = true;
 	opts->chunk = 4096;
-	opts->paper_stop = false;
 	opts->n_smem_tiles = -1;
 	opts->smem_width = 0;
 	opts->l2_persist = false;	/* measured: slower on R-MAT 24 (bench/gpu/NOTES.md) */
 	opts->compact_partials = -1;
-	opts->blocked_cap = -1;
 	opts->plan_threads = 0;
 	opts->push_local = true;
 }
@@ -749,7 +747,6 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 		pr_plan_choice_init(&choice, n);
 		choice.composite.tile_width = e->opt.tile_width > 0 ? e->opt.tile_width : n;
 		choice.composite.chunk = e->opt.chunk > 0 ? e->opt.chunk : 4096;
-		choice.composite.paper_stop = e->opt.paper_stop;
 		choice.composite.smem_width = e->smem_width;
 		if (e->opt.n_smem_tiles >= 0)
 		{
@@ -762,8 +759,6 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 			choice.thresholds[0] = e->opt.vec_threshold;
 		}
 		choice.compact_mode = e->opt.compact_partials;
-		choice.blocked_mode = e->opt.blocked_cap < 0 ? -1 : e->opt.blocked_cap > 0 ? 1 : 0;
-		choice.composite.blocked_cap = e->opt.blocked_cap > 0 ? e->opt.blocked_cap : 0;
 		choice.allow_binned = kernel == PR_GPU_KERNEL_AUTO;
 		choice.binned_chunk = e->opt.chunk > 0 ? e->opt.chunk : 4096;
 		st = pr_plan_choose(&h.pull, e->have_model ? &e->model : NULL, &choice, &predicted, cand,
@@ -803,8 +798,7 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 		+ (size_t) n * (e->fp64 ? 24 : 16)	/* device top-k scratch (pr_gpu_topk), made on first use */
 		+ (size_t) PR_RED_BLOCKS * k * 3 * 8 + (size_t) (n_slots + 2) * k * 3 * 8;
 	if (kernel == PR_GPU_KERNEL_TILED)
-		need += h.comp.device_bytes + (size_t) h.comp.n_part * (e->elem - sizeof(float)) +
-			(h.comp.blocked ? (size_t) h.comp.blocked->nnz * (e->elem - sizeof(float)) : 0);
+		need += h.comp.device_bytes + (size_t) h.comp.n_part * (e->elem - sizeof(float));
 	if (kernel == PR_GPU_KERNEL_BINNED || (kernel == PR_GPU_KERNEL_CUSPARSE && (needs & PR_NEED_PULL)))
 		need += h.bin_pull.device_bytes;
 	if (kernel == PR_GPU_KERNEL_CUSPARSE)
@@ -945,15 +939,14 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 			r->smem_width = h.comp.options.smem_width;
 			r->padding = h.comp.padding;
 			snprintf(r->format, sizeof(r->format),
-					 "tile-composite: %d smem tile(s) of %lld cols (16-bit ids) + %d L2 tile(s), CSR-vector rows >= %d, ELL padding %.1f%%%s%s%s",
+					 "tile-composite: %d smem tile(s) of %lld cols (16-bit ids) + %d L2 tile(s), CSR-vector rows >= %d, ELL padding %.1f%%%s%s",
 					 h.comp.options.n_smem_tiles < h.comp.n_tiles ? h.comp.options.n_smem_tiles : h.comp.n_tiles,
 					 (long long) h.comp.options.smem_width,
 					 h.comp.n_tiles - (h.comp.options.n_smem_tiles < h.comp.n_tiles ? h.comp.options.n_smem_tiles : h.comp.n_tiles),
 					 h.comp.options.vec_threshold,
 					 g->n_edges > 0 ? 100.0 * h.comp.padding / g->n_edges : 0.0,
 					 e->opt.relabel ? ", degree-ordered ids" : "",
-					 e->pull.compact ? ", compact partials + merge" : "",
-					 e->pull.blocked ? ", blocked remainder" : "");
+					 e->pull.compact ? ", compact partials + merge" : "");
 		}
 		else if (kernel == PR_GPU_KERNEL_BINNED)
 			snprintf(r->format, sizeof(r->format), "%s CSR, %lld long rows chunked%s",

@@ -30,8 +30,8 @@ typedef enum PrGpuKernel
 /* Arithmetic of the vectors. */
 typedef enum PrGpuPrecision
 {
-	PR_GPU_FP32 = 0,			/* float vectors, double reductions (default) */
-	PR_GPU_FP64					/* double vectors */
+	PR_GPU_FP32 = 0,			/* float vectors, double reductions */
+	PR_GPU_FP64					/* double vectors (default) */
 } PrGpuPrecision;
 
 /* Engine settings; pr_gpu_options_init fills the defaults. */
@@ -45,7 +45,6 @@ typedef struct PrGpuOptions
 	int64_t		tile_width;		/* tiled: columns per tile; 0 = the model chooses */
 	int			vec_threshold;	/* tiled: rows this long become CSR-vector workloads; 0 = model */
 	int			chunk;			/* longest warp workload before a row is cut (0 = 4096) */
-	bool		paper_stop;		/* tiled: stop tiling when a tile's first column has one entry */
 	int			n_smem_tiles;	/* tiled: leading shared-memory tiles (16-bit ids); -1 = model */
 	int64_t		smem_width;		/* tiled: columns per shared-memory tile; 0 = 48K (fp32) / 24K (fp64) */
 	bool		l2_persist;		/* keep the gathered vector in L2 (access-policy window); default false */
@@ -53,9 +52,6 @@ typedef struct PrGpuOptions
 	int			compact_partials;	/* tiled: later tiles write compact partials that a merge pass
 									 * adds (1), add into y in place (0), or the model picks (-1,
 									 * default; only when its table has a merge cost 'm') */
-	int			blocked_cap;	/* tiled: blocked remainder with blocks of this many entries (> 0),
-								 * off (0), or the model decides (-1, default; only when its table
-								 * has a blocked-entry cost 'S') */
 	int			plan_threads;	/* host planning threads (0: the online CPUs) */
 	bool		push_local;		/* the warm start's local part along out-edge lists made on first
 								 * use (default true; false: two passes over the pull CSR) */
@@ -98,7 +94,7 @@ typedef struct PrGpuReport
 	char		candidates[512];	/* auto: "name=ms ..." */
 } PrGpuReport;
 
-/* Fills opts with the defaults (device 0, fp32, auto, relabel, no budget). */
+/* Fills opts with the defaults (device 0, fp64, auto, relabel, no budget). */
 void		pr_gpu_options_init(PrGpuOptions *opts);
 
 /* Creates a GPU engine; NULL with err set when no usable device or CUDA fails. */

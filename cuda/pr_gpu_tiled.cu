@@ -1,6 +1,6 @@
 /*
  * pr_gpu_tiled.cu — the tile-composite product on one device (see pr_gpu_tiled.h): upload of a
- * planned layout, and the launches of one product (tiles, merge, blocked remainder).
+ * planned layout, and the launches of one product (tiles, then the merge).
  */
 #include "pr_gpu_tiled.cuh"
 #include "pr_gpu_status.h"
@@ -87,60 +87,6 @@ pr_tiled_smem_setup(int device, bool fp64, int64_t smem_width, unsigned int *sme
 	return PR_OK;
 }
 
-/* Uploads the blocked remainder of a composite layout and sizes its gather kernel. */
-static PrStatus
-upload_blocked(const TiledDevice *dv, const PrBlockedTail *b, TiledMatrix *mat, PrError *err)
-{
-	DevBlocked *d = &mat->blk;
-	size_t		elem = dv->fp64 ? sizeof(double) : sizeof(float);
-	void	   *p;
-	PrStatus	st;
-	int			optin = 0;
-
-	memset(d, 0, sizeof(*d));
-	if (b->nnz == 0)
-		return PR_OK;			/* every remainder row was long: nothing to scatter or gather */
-	mat->blocked = true;
-	d->col_begin = b->col_begin;
-	d->n_cols = b->n_cols;
-	d->n_blocks = b->n_blocks;
-	mat->blk_smem = (size_t) (b->max_block_entries > 0 ? b->max_block_entries : 1) * elem;
-	PRT_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dv->device));
-	if (mat->blk_smem > (size_t) optin)
-		return pr_error_set(err, PR_ERR_UNSUPPORTED,
-							"GPU engine: blocks of %lld entries need %zu bytes of shared memory; the device allows %d",
-							(long long) b->max_block_entries, mat->blk_smem, optin);
-	if (dv->fp64)
-		PRT_CUDA(cudaFuncSetAttribute(k_blocked_gather<double>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) mat->blk_smem));
-	else
-		PRT_CUDA(cudaFuncSetAttribute(k_blocked_gather<float>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) mat->blk_smem));
-	if ((st = tiled_upload_array(dv, &p, b->scol_ptr, (size_t) (b->n_cols + 1) * 4, err)) != PR_OK)
-		return st;
-	d->scol_ptr = (const int32_t *) p;
-	if ((st = tiled_upload_array(dv, &p, b->spos, (size_t) b->nnz * 4, err)) != PR_OK)
-		return st;
-	d->spos = (const int32_t *) p;
-	if (b->sval != NULL)
-	{
-		if ((st = tiled_upload_array(dv, &p, b->sval, (size_t) b->nnz * 4, err)) != PR_OK)
-			return st;
-		d->sval = (const float *) p;
-	}
-	if ((st = tiled_upload_array(dv, &p, b->row_begin, (size_t) (b->n_blocks + 1) * 4, err)) != PR_OK)
-		return st;
-	d->row_begin = (const int32_t *) p;
-	if ((st = tiled_upload_array(dv, &p, b->buf_begin, (size_t) (b->n_blocks + 1) * 4, err)) != PR_OK)
-		return st;
-	d->buf_begin = (const int32_t *) p;
-	if ((st = tiled_upload_array(dv, &p, b->gptr, (size_t) (b->matrix_rows + 1) * 4, err)) != PR_OK)
-		return st;
-	d->gptr = (const int32_t *) p;
-	if ((st = tiled_upload_array(dv, &p, b->gidx, (size_t) b->nnz * 2, err)) != PR_OK)
-		return st;
-	d->gidx = (const uint16_t *) p;
-	return dv->alloc(dv->alloc_arg, &mat->blk_buf, (size_t) (b->nnz > 0 ? b->nnz : 1) * elem, err);
-}
-
 /* Uploads a composite layout. */
 PrStatus
 pr_tiled_upload(const TiledDevice *dv, const PrComposite *c, TiledMatrix *mat, PrError *err)
@@ -223,8 +169,6 @@ pr_tiled_upload(const TiledDevice *dv, const PrComposite *c, TiledMatrix *mat, P
 			return st;
 		mat->merge_slot = (const int32_t *) p;
 	}
-	if (c->blocked != NULL && (st = upload_blocked(dv, c->blocked, mat, err)) != PR_OK)
-		return st;
 	return dv->alloc(dv->alloc_arg, &mat->partial, (size_t) (max_partial + 1) * elem, err);
 }
 
@@ -279,7 +223,7 @@ run_tile(const TiledDevice *dv, const TiledMatrix *mat, int t, int mode, const T
 	return run_tile_mode<T, PR_MODE_PART>(dv, mat, t, z, y, err);
 }
 
-/* y = M z: every tile in order, the merge of compact partials, then the blocked remainder. */
+/* y = M z: every tile in order, then the merge of compact partials. */
 template <typename T>
 PrStatus
 pr_tiled_run(const TiledDevice *dv, const TiledMatrix *mat, const T *z, T *y, PrError *err)
@@ -298,21 +242,6 @@ pr_tiled_run(const TiledDevice *dv, const TiledMatrix *mat, const T *z, T *y, Pr
 
 		k_merge<T><<<mb, PR_THREADS, 0, dv->stream>>>(mat->n_merge_rows, mat->merge_row, mat->merge_ptr,
 													 mat->merge_slot, (const T *) mat->part, y);
-		PRT_LAUNCHED();
-	}
-	if (mat->blocked && mat->blk.n_blocks > 0)
-	{
-		unsigned int sb = (unsigned int) ((mat->blk.n_cols + PR_THREADS - 1) / PR_THREADS);
-
-		if (sb > 0)
-		{
-			if (mat->blk.sval != NULL)
-				k_blocked_scatter<T, true><<<sb, PR_THREADS, 0, dv->stream>>>(mat->blk, z, (T *) mat->blk_buf);
-			else
-				k_blocked_scatter<T, false><<<sb, PR_THREADS, 0, dv->stream>>>(mat->blk, z, (T *) mat->blk_buf);
-			PRT_LAUNCHED();
-		}
-		k_blocked_gather<T><<<(unsigned int) mat->blk.n_blocks, PR_GATHER_THREADS, mat->blk_smem, dv->stream>>>(mat->blk, (const T *) mat->blk_buf, y);
 		PRT_LAUNCHED();
 	}
 	return PR_OK;

@@ -8,7 +8,7 @@
 #include "pr_gpu_tiled.h"
 #include "pr_gpu_kernels.cuh"
 
-/* A composite layout on the device: its tiles, compact partials and blocked remainder. */
+/* A composite layout on the device: its tiles and compact partials. */
 struct TiledMatrix
 {
 	bool		has_val;
@@ -24,11 +24,6 @@ struct TiledMatrix
 	const int32_t *merge_row;
 	const int64_t *merge_ptr;
 	const int32_t *merge_slot;
-	/* the blocked remainder: scatter then gather through buf */
-	bool		blocked;
-	DevBlocked	blk;
-	void	   *blk_buf;		/* [nnz] values of the scatter pass */
-	size_t		blk_smem;		/* shared-memory bytes of the gather kernel */
 };
 
 #endif							/* PR_GPU_TILED_CUH */

@@ -6,7 +6,7 @@
  * A PrComposite planned on the host (src/core/pr_plan.h: square, or one GPU's rectangular part)
  * is uploaded once (pr_tiled_upload) and run per product (pr_tiled_run): its tiles in order —
  * tile 0 stores every row, later tiles add into y or write compact partials — then the merge of
- * the compact partials and the blocked remainder's scatter + gather.  y[r] = sum of val * z[col]
+ * the compact partials.  y[r] = sum of val * z[col]
  * over row r; z has the matrix's column count + 1 entries, the last one 0 (the padding column).
  * The definition of TiledMatrix is in pr_gpu_tiled.cuh (it embeds the kernels' argument structs).
  */

@@ -1,7 +1,7 @@
 /*
  * pr_multi.cu — PageRank over several local GPUs: row partition (pr_partition), local products
  * (CSR kernel, cuSPARSE, or the single-GPU engine's tiled kernels through pr_gpu_tiled.h), the
- * vector exchanged with ncclAllGather, piece by piece behind the next piece's product (see pr_multi.h).
+ * vector exchanged with ncclAllGather after each product (see pr_multi.h).
  */
 #include "pr_multi.h"
 #include "pr_multi_kernels.cuh"
@@ -38,18 +38,12 @@
 #define PRM_LAUNCHED() PRM_CUDA(cudaGetLastError())
 
 /*
- * One piece of a GPU's rows (pieces = 1: all of them): part piece * n_gpus + gpu of the partition.
- * Its rows are rows row_begin .. row_begin + rows - 1 of the GPU's CSR (pieces in order), entries
- * e_begin .. e_begin + nnz - 1 of the GPU's d_col / d_val; its results go to the slots
+ * The local product of a GPU's rows (part gpu of the partition): its results go to the slots
  * slot_begin .. slot_begin + rows - 1 of the vector, the block its all-gather sends.
  */
-typedef struct MultiPiece
+typedef struct MultiRows
 {
-	int64_t		row_begin;
-	int64_t		rows;
 	int64_t		slot_begin;
-	int64_t		e_begin;
-	int64_t		nnz;
 	/* CSR kernel: rows [0, n_long) chunked, [n_long, warp_end) a warp each, the rest 4 lanes */
 	int64_t		n_long;
 	int64_t		warp_end;
@@ -58,35 +52,26 @@ typedef struct MultiPiece
 	int64_t    *d_chunk_end;
 	int64_t    *d_first_chunk;
 	void	   *d_partial;		/* [n_chunks] T */
-	/* cuSPARSE: the piece as its own matrix (rows x n_slots, 0-based 32-bit offsets) */
+	/* cuSPARSE: the rows as a matrix (rows x n_slots, 0-based 32-bit offsets) */
 	int32_t    *d_ptr32;
 	cusparseSpMatDescr_t sp_mat;
-	cusparseDnVecDescr_t sp_y[2];	/* the piece's slots of x[0] / x[1] */
+	cusparseDnVecDescr_t sp_y[2];	/* the rows' slots of x[0] / x[1] */
 	void	   *sp_buffer;
-	/* tiled kernel: the piece's composite over the GPU's shared column space */
+	/* tiled kernel: the composite over the GPU's column space */
 	TiledMatrix *tiled;
-	/* recorded on the compute stream when the piece's rows of x[nxt] are final (the last piece:
-	 * also red[nxt]); the comm stream waits on it before the piece's all-gather */
-	cudaEvent_t done;
-} MultiPiece;
+} MultiRows;
 
 /*
- * One GPU's share: its rows' CSR (all pieces), the whole vector twice (current, next) and the
- * reductions.  Vectors, values and partials are float or double (PrMulti.precision): untyped
+ * One GPU's share: its rows' CSR, the whole vector twice (current, next) and the reductions.  Vectors, values and partials are float or double (PrMulti.precision): untyped
  * here, typed by the template functions that use them.
  */
 typedef struct MultiGpu
 {
 	int			dev;
-	cudaStream_t stream;		/* compute: column gather / scale, products, updates, reductions */
-	cudaStream_t comm;			/* exchange: all-gathers and all-reduce; higher priority (pieces >
-								 * 1), the compute stream itself when pieces = 1 */
-	bool		own_comm;		/* comm is a stream of its own */
-	cudaEvent_t gathered;		/* recorded on comm after an iteration's last all-gather and the
-								 * all-reduce: the whole x[nxt] and red[nxt] are there */
+	cudaStream_t stream;		/* column gather / scale, products, updates, reductions, exchange */
 	ncclComm_t	nccl;
 	cusparseHandle_t sp;
-	int64_t		rows;			/* all pieces */
+	int64_t		rows;
 	int64_t		nnz;
 	int64_t    *d_ptr;			/* [rows+1] GPU entry ids */
 	int32_t    *d_col;
@@ -94,12 +79,12 @@ typedef struct MultiGpu
 	void	   *d_x[2];			/* [n_slots] T: the whole vector, current and next */
 	void	   *d_z;			/* fp64 CSR: [n_slots] T, x / out_strength (the product's input) */
 	double	   *d_inv;			/* fp64 CSR: [n_slots] 1 / out_strength of each slot (0: dangling, padding) */
-	uint8_t    *d_dangling;		/* [rows] own rows that are dangling (pieces in order) */
-	double	   *d_part;			/* [2 pieces PRM_REDUCE_BLOCKS]: piece h's block partials at 2 h nb */
-	int			nb;				/* blocks of every piece's update (the largest piece's count) */
+	uint8_t    *d_dangling;		/* [rows] own rows that are dangling */
+	double	   *d_part;			/* [2 nb]: the update's block partials */
+	int			nb;				/* blocks of the update */
 	double	   *d_red[2];		/* [2] (residual, dangling mass) of x[0] / x[1] */
 	cusparseDnVecDescr_t sp_x[2];
-	/* tiled kernel: the GPU's column space (shared by its pieces), map, scale and gathered z */
+	/* tiled kernel: the GPU's column space, map, scale and gathered z */
 	int64_t		n_lcols;
 	int32_t    *d_col_map;		/* [n_lcols] slot of each local column */
 	void	   *d_lscale;		/* [n_lcols] T: 1 / out_strength of each local column */
@@ -112,7 +97,7 @@ typedef struct MultiGpu
 	void	  **tiled_allocs;	/* the layouts' device arrays */
 	int			n_tiled_allocs;
 	int			cap_tiled_allocs;
-	MultiPiece	piece[PR_MULTI_MAX_PIECES];
+	MultiRows	own;			/* the local product of the GPU's rows */
 	size_t		bytes;
 } MultiGpu;
 
@@ -120,7 +105,6 @@ struct PrMulti
 {
 	PrMultiOptions opt;
 	int			n_gpus;
-	int			pieces;
 	MultiGpu	gpu[PR_MULTI_MAX_GPUS];
 	bool		comms;
 	bool		prepared;
@@ -128,7 +112,7 @@ struct PrMulti
 	PrMultiReport report;
 	bool		fp64;
 	size_t		value_size;		/* sizeof(T): 4 or 8 */
-	bool		compact;		/* compact exchange in use (tiled, one piece) */
+	bool		compact;		/* compact exchange in use (tiled, several GPUs) */
 	int64_t		xg_count;		/* compact: values each GPU sends (the largest packed count) */
 };
 
@@ -170,7 +154,6 @@ pr_multi_options_init(PrMultiOptions *opts)
 	opts->kernel = PR_MULTI_KERNEL_CSR;
 	opts->check_every = 1;
 	opts->precision = PR_MULTI_FP32;
-	opts->pieces = 1;
 	opts->compact_exchange = true;
 	opts->tiled_smem_tiles = 8;
 	opts->tiled_vec_threshold = 128;
@@ -205,22 +188,7 @@ reduce_blocks(int64_t n)
 	return (int) (b < 1 ? 1 : (b > PRM_REDUCE_BLOCKS ? PRM_REDUCE_BLOCKS : b));
 }
 
-/* Checks the piece count against the GPU count. */
-static PrStatus
-check_pieces(int n_gpus, int pieces, PrError *err)
-{
-	if (pieces < 1 || pieces > PR_MULTI_MAX_PIECES || n_gpus * pieces > PR_PARTITION_MAX_PARTS)
-		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: %d pieces per GPU on %d GPUs (1..%d, GPUs x pieces <= %d)",
-							pieces, n_gpus, PR_MULTI_MAX_PIECES, PR_PARTITION_MAX_PARTS);
-	return PR_OK;
-}
-
-/*
- * Creates the communicators (NVLink multicast off), the compute stream of each GPU, and with
- * pieces > 1 its exchange stream (the device's highest priority, so a piece's all-gather starts
- * as soon as its rows are done even while the next piece's kernels fill the GPU) and the events
- * that order the two streams.
- */
+/* Creates the stream of each GPU and the communicators. */
 static PrStatus
 multi_init(PrMulti *m, PrError *err)
 {
@@ -228,15 +196,12 @@ multi_init(PrMulti *m, PrError *err)
 	ncclComm_t	comms[PR_MULTI_MAX_GPUS];
 	int			visible = 0;
 	int			version = 0;
-	PrStatus	st;
 
 	PRM_CUDA(cudaGetDeviceCount(&visible));
 	m->n_gpus = m->opt.n_gpus > 0 ? m->opt.n_gpus : visible;
 	if (m->n_gpus < 1 || m->n_gpus > visible || m->n_gpus > PR_MULTI_MAX_GPUS)
 		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: %d GPUs asked, %d visible (at most %d)",
 							m->n_gpus, visible, PR_MULTI_MAX_GPUS);
-	if ((st = check_pieces(m->n_gpus, m->pieces, err)) != PR_OK)
-		return st;
 	for (int g = 0; g < m->n_gpus; g++)
 	{
 		MultiGpu   *G = &m->gpu[g];
@@ -244,29 +209,13 @@ multi_init(PrMulti *m, PrError *err)
 		G->dev = devs[g] = g;
 		PRM_CUDA(cudaSetDevice(g));
 		PRM_CUDA(cudaStreamCreateWithFlags(&G->stream, cudaStreamNonBlocking));
-		if (m->pieces > 1)
-		{
-			int			least = 0,
-						greatest = 0;
-
-			PRM_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-			PRM_CUDA(cudaStreamCreateWithPriority(&G->comm, cudaStreamNonBlocking, greatest));
-			G->own_comm = true;
-		}
-		else
-			G->comm = G->stream;
-		PRM_CUDA(cudaEventCreateWithFlags(&G->gathered, cudaEventDisableTiming));
-		for (int h = 0; h < m->pieces; h++)
-			PRM_CUDA(cudaEventCreateWithFlags(&G->piece[h].done, cudaEventDisableTiming));
 		PRM_CUSPARSE(cusparseCreate(&G->sp));
 		PRM_CUSPARSE(cusparseSetStream(G->sp, G->stream));
 	}
-	/* never NVLink SHARP / multicast: the lent machines require it off */
-	if (setenv("NCCL_NVLS_ENABLE", "0", 1) != 0)
-		return pr_error_set(err, PR_ERR_ENGINE, "multi-GPU: setenv NCCL_NVLS_ENABLE failed");
 	/*
-	 * at least 32 channels for the all-gather unless the environment says otherwise: on 2 H200s
-	 * the R-MAT 26 exchange took 0.387 ms instead of 0.440 (bench/RESULTS.md, issue 5)
+	 * A tuning default, never an override: at least 32 channels for the all-gather unless the
+	 * environment sets NCCL_MIN_NCHANNELS (on 2 H200s the R-MAT 26 exchange took 0.387 ms instead
+	 * of 0.440, bench/RESULTS.md).  Every other NCCL setting is the environment's.
 	 */
 	if (setenv("NCCL_MIN_NCHANNELS", "32", 0) != 0)
 		return pr_error_set(err, PR_ERR_ENGINE, "multi-GPU: setenv NCCL_MIN_NCHANNELS failed");
@@ -301,7 +250,6 @@ pr_multi_create(const PrMultiOptions *opts, PrError *err)
 	m->opt = *opts;
 	if (m->opt.check_every < 1)
 		m->opt.check_every = 1;
-	m->pieces = m->opt.pieces >= 1 ? m->opt.pieces : 1;	/* options not from pr_multi_options_init: unpipelined */
 	m->fp64 = m->opt.precision == PR_MULTI_FP64;
 	m->value_size = m->fp64 ? sizeof(double) : sizeof(float);
 	if (multi_init(m, err) != PR_OK)
@@ -337,19 +285,17 @@ dev_alloc_bytes(MultiGpu *G, void **p, size_t bytes)
 
 /* ---- host preparation (no device calls) ---- */
 
-/* One GPU's host side: its pieces' rows as one CSR, their dangling flags, the tiled plans. */
+/* One GPU's host side: its rows' CSR (part g of the partition), dangling flags, the tiled plan. */
 typedef struct HostGpu
 {
-	int			parts[PR_MULTI_MAX_PIECES];	/* part of piece h: h * n_gpus + g */
-	int64_t		row_begin[PR_MULTI_MAX_PIECES + 1];	/* piece h = rows row_begin[h] .. row_begin[h+1]-1 */
-	PrPartCsr	csr;			/* every piece's rows, pieces in order */
+	PrPartCsr	csr;
 	bool		have_csr;
 	std::vector<uint8_t> dangling;	/* [csr.n_rows] */
 	/* tiled */
-	int32_t    *col_map;		/* [n_lcols] slot of each local column (the GPU's shared column space) */
+	int32_t    *col_map;		/* [n_lcols] slot of each local column (the GPU's column space) */
 	int64_t		n_lcols;
-	PrComposite comp[PR_MULTI_MAX_PIECES];
-	bool		planned[PR_MULTI_MAX_PIECES];
+	PrComposite comp;
+	bool		planned;
 	char		layout[192];
 } HostGpu;
 
@@ -374,12 +320,11 @@ host_free(HostPrep *hp)
 		if (H.have_csr)
 			pr_part_csr_free(&H.csr, &pr_malloc_allocator);
 		H.have_csr = false;
-		for (int h = 0; h < PR_MULTI_MAX_PIECES; h++)
-			if (H.planned[h])
-			{
-				pr_plan_composite_free(&H.comp[h], &pr_malloc_allocator);
-				H.planned[h] = false;
-			}
+		if (H.planned)
+		{
+			pr_plan_composite_free(&H.comp, &pr_malloc_allocator);
+			H.planned = false;
+		}
 		pr_free(&pr_malloc_allocator, H.col_map);
 		H.col_map = NULL;
 	}
@@ -410,85 +355,63 @@ tiled_smem_width(bool fp64)
 }
 
 /*
- * Plans GPU H's tiled layouts on the host: the columns of all its pieces relabelled together by
- * descending count (one column space, so one column gather per iteration serves every piece),
- * then each piece's rows planned as its own rectangular composite over that space (fixed
- * options, or the model's choice), with the GPU's column degrees.
+ * Plans GPU H's tiled layout on the host: the columns its rows read relabelled by descending
+ * count (its own column space, so one column gather per iteration), then its rows planned as a
+ * rectangular composite over that space (fixed options, or the model's choice), with the
+ * column degrees of the relabel.
  */
 static PrStatus
-plan_tiled_gpu(const PrMultiOptions *opt, bool fp64, int pieces, HostGpu *H, PrError *err)
+plan_tiled_gpu(const PrMultiOptions *opt, bool fp64, HostGpu *H, PrError *err)
 {
 	PrPlanCsr	rect;
 	int64_t    *deg = NULL;
 	PrStatus	st = PR_OK;
 	const PrPartCsr *lc = &H->csr;
+	PrCompositeOptions o;
+	double		predicted = -1;
 
 	if (lc->n_rows == 0 || lc->nnz == 0)
-		return PR_OK;			/* nothing to multiply: n_lcols 0, no plan (the products are skipped) */
+		return PR_OK;			/* nothing to multiply: n_lcols 0, no plan (the product writes zeros) */
 	st = pr_plan_relabel_columns(lc->n_rows, lc->n_cols, lc->ptr, lc->col, lc->val, &pr_malloc_allocator, &rect,
 								 &H->col_map, &deg, err);
 	if (st != PR_OK)
 		return st;
 	H->n_lcols = rect.n_cols;
-	for (int h = 0; h < pieces && st == PR_OK; h++)
+	memset(&o, 0, sizeof(o));
+	o.tile_width = rect.n_cols;
+	o.chunk = 4096;
+	o.smem_width = tiled_smem_width(fp64);
+	o.n_smem_tiles = opt->tiled_smem_tiles;
+	o.vec_threshold = opt->tiled_vec_threshold > 0 ? opt->tiled_vec_threshold : 32;
+	o.compact = opt->tiled_compact;
+	if (opt->tiled_model != NULL)
 	{
-		int64_t		rb = H->row_begin[h],
-					rows = H->row_begin[h + 1] - rb;
-		std::vector<int64_t> pptr((size_t) rows + 1);
-		PrPlanCsr	view;
-		PrCompositeOptions o;
-		double		predicted = -1;
+		PrPlanChoice choice;
+		char		log[512];
+		int			n_cand = 0;
 
-		if (rows == 0 || rect.ptr[rb + rows] == rect.ptr[rb])
-			continue;			/* no entries: no plan, the product writes zeros (enqueue_piece_product_t) */
-		for (int64_t i = 0; i <= rows; i++)
-			pptr[(size_t) i] = rect.ptr[rb + i] - rect.ptr[rb];
-		memset(&view, 0, sizeof(view));
-		view.n = rows;
-		view.n_cols = rect.n_cols;
-		view.nnz = pptr[(size_t) rows];
-		view.ptr = pptr.data();
-		view.col = rect.col + rect.ptr[rb];
-		view.val = rect.val ? rect.val + rect.ptr[rb] : NULL;
-		memset(&o, 0, sizeof(o));
-		o.tile_width = rect.n_cols;
-		o.chunk = 4096;
-		o.smem_width = tiled_smem_width(fp64);
-		o.n_smem_tiles = opt->tiled_smem_tiles;
-		o.vec_threshold = opt->tiled_vec_threshold > 0 ? opt->tiled_vec_threshold : 32;
-		o.compact = opt->tiled_compact;
-		if (opt->tiled_model != NULL)
-		{
-			PrPlanChoice choice;
-			char		log[512];
-			int			n_cand = 0;
-
-			pr_plan_choice_init(&choice, rect.n_cols);
-			choice.composite.tile_width = rect.n_cols;
-			choice.composite.chunk = 4096;
-			choice.composite.smem_width = tiled_smem_width(fp64);
-			choice.allow_binned = false;
-			choice.blocked_mode = 0;
-			st = pr_plan_choose(&view, opt->tiled_model, &choice, &predicted, log, sizeof(log), &n_cand,
-								&pr_malloc_allocator, err);
-			if (st == PR_OK)
-				o = choice.composite;
-		}
+		pr_plan_choice_init(&choice, rect.n_cols);
+		choice.composite.tile_width = rect.n_cols;
+		choice.composite.chunk = 4096;
+		choice.composite.smem_width = tiled_smem_width(fp64);
+		choice.allow_binned = false;
+		st = pr_plan_choose(&rect, opt->tiled_model, &choice, &predicted, log, sizeof(log), &n_cand,
+							&pr_malloc_allocator, err);
 		if (st == PR_OK)
-			st = pr_plan_composite_with_degrees(&view, deg, &o, &pr_malloc_allocator, &H->comp[h], err);
-		if (st == PR_OK)
-			H->planned[h] = true;
-		if (st == PR_OK && h == 0)
-		{
-			int			smem = o.n_smem_tiles < H->comp[h].n_tiles ? o.n_smem_tiles : H->comp[h].n_tiles;
+			o = choice.composite;
+	}
+	if (st == PR_OK)
+		st = pr_plan_composite_with_degrees(&rect, deg, &o, &pr_malloc_allocator, &H->comp, err);
+	if (st == PR_OK)
+	{
+		int			smem = o.n_smem_tiles < H->comp.n_tiles ? o.n_smem_tiles : H->comp.n_tiles;
 
-			snprintf(H->layout, sizeof(H->layout),
-					 "%d smem tile(s) of %lld cols + %d L2 tile(s), CSR-vector rows >= %d%s%s; %lld of %lld columns read%s%s",
-					 smem, (long long) o.smem_width, H->comp[h].n_tiles - smem, o.vec_threshold,
-					 o.compact ? ", compact partials" : "", H->comp[h].blocked ? ", blocked" : "",
-					 (long long) rect.n_cols, (long long) lc->n_cols, opt->tiled_model ? ", model's choice" : ", fixed",
-					 pieces > 1 ? " (piece 0)" : "");
-		}
+		H->planned = true;
+		snprintf(H->layout, sizeof(H->layout),
+				 "%d smem tile(s) of %lld cols + %d L2 tile(s), CSR-vector rows >= %d%s; %lld of %lld columns read%s",
+				 smem, (long long) o.smem_width, H->comp.n_tiles - smem, o.vec_threshold,
+				 o.compact ? ", compact partials" : "",
+				 (long long) rect.n_cols, (long long) lc->n_cols, opt->tiled_model ? ", model's choice" : ", fixed");
 	}
 	pr_free(&pr_malloc_allocator, deg);
 	pr_plan_csr_free(&rect, &pr_malloc_allocator);
@@ -496,13 +419,13 @@ plan_tiled_gpu(const PrMultiOptions *opt, bool fp64, int pieces, HostGpu *H, PrE
 }
 
 /*
- * The host work of a configuration: the partition into n_gpus x pieces parts, 1 / out_strength
- * per node and per slot, every GPU's CSR (its pieces in order; values 1 / out_strength folded in
- * only for the fp32 CSR and cuSPARSE kernels), its dangling flags and (tiled) its plans.  Each
- * step uses every CPU (pr_partition_threads, pr_plan_threads) one GPU after another.
+ * The host work of a configuration: the partition into n_gpus parts, 1 / out_strength per node
+ * and per slot, every GPU's CSR (values 1 / out_strength folded in only for the fp32 CSR and
+ * cuSPARSE kernels), its dangling flags and (tiled) its plan.  Each step uses every CPU
+ * (pr_partition_threads, pr_plan_threads) one GPU after another.
  */
 static PrStatus
-host_prepare(const PrMultiOptions *opt, int n_gpus, int pieces, bool fp64, int64_t n, const int64_t *ptr,
+host_prepare(const PrMultiOptions *opt, int n_gpus, bool fp64, int64_t n, const int64_t *ptr,
 			 const int32_t *col, const double *val, const double *out_strength, HostPrep *hp, PrError *err)
 {
 	PrPartitionOptions popt;
@@ -510,10 +433,8 @@ host_prepare(const PrMultiOptions *opt, int n_gpus, int pieces, bool fp64, int64
 	double		t0 = pr_clock_seconds();
 	PrStatus	st;
 
-	if ((st = check_pieces(n_gpus, pieces, err)) != PR_OK)
-		return st;
 	pr_partition_options_init(&popt);
-	popt.n_parts = n_gpus * pieces;
+	popt.n_parts = n_gpus;
 	popt.method = opt->method;
 	if ((st = pr_partition_build(n, ptr, &popt, &pr_malloc_allocator, &hp->part, err)) != PR_OK)
 		return st;
@@ -535,27 +456,19 @@ host_prepare(const PrMultiOptions *opt, int n_gpus, int pieces, bool fp64, int64
 	for (int g = 0; g < n_gpus && st == PR_OK; g++)
 	{
 		HostGpu    &H = hp->gpu[(size_t) g];
+		int64_t		slot0 = pr_partition_slot_begin(&hp->part, g);
 
-		for (int h = 0; h < pieces; h++)
-			H.parts[h] = pr_partition_virtual_part(n_gpus, g, h);
 		/* fp64 and tiled: structure and raw weights (the scale by 1 / out_strength is applied to x) */
-		st = pr_partition_parts_csr(&hp->part, H.parts, pieces, ptr, col, val,
-									fp64 || tiled ? NULL : hp->inv_out.data(), &pr_malloc_allocator, &H.csr,
-									H.row_begin, err);
+		st = pr_partition_local_csr(&hp->part, g, ptr, col, val, fp64 || tiled ? NULL : hp->inv_out.data(),
+									&pr_malloc_allocator, &H.csr, err);
 		if (st != PR_OK)
 			break;
 		H.have_csr = true;
 		H.dangling.assign((size_t) H.csr.n_rows + 1, 0);
-		for (int h = 0; h < pieces; h++)
-		{
-			int64_t		slot0 = pr_partition_slot_begin(&hp->part, H.parts[h]),
-						rb = H.row_begin[h];
-
-			parallel_ranges(H.row_begin[h + 1] - rb, [&](int64_t b, int64_t e) {
-				for (int64_t i = b; i < e; i++)
-					H.dangling[(size_t) (rb + i)] = out_strength[hp->part.slot_to_node[slot0 + i]] > 0 ? 0 : 1;
-			});
-		}
+		parallel_ranges(H.csr.n_rows, [&](int64_t b, int64_t e) {
+			for (int64_t i = b; i < e; i++)
+				H.dangling[(size_t) i] = out_strength[hp->part.slot_to_node[slot0 + i]] > 0 ? 0 : 1;
+		});
 	}
 	hp->csr_s = pr_clock_seconds() - t0;
 	t0 = pr_clock_seconds();
@@ -563,7 +476,7 @@ host_prepare(const PrMultiOptions *opt, int n_gpus, int pieces, bool fp64, int64
 	{
 		pr_plan_set_threads(0);
 		for (int g = 0; g < n_gpus && st == PR_OK; g++)
-			st = plan_tiled_gpu(opt, fp64, pieces, &hp->gpu[(size_t) g], err);
+			st = plan_tiled_gpu(opt, fp64, &hp->gpu[(size_t) g], err);
 	}
 	hp->plan_s = pr_clock_seconds() - t0;
 	if (st != PR_OK)
@@ -574,30 +487,6 @@ host_prepare(const PrMultiOptions *opt, int n_gpus, int pieces, bool fp64, int64
 	return st;
 }
 
-/* Imbalance of the GPUs (sums over their pieces): max / mean of edges and of rows. */
-static void
-gpu_imbalance(const PrPartition *part, int n_gpus, int pieces, double *edges_imb, double *rows_imb)
-{
-	int64_t		emax = 0,
-				rmax = 0;
-
-	for (int g = 0; g < n_gpus; g++)
-	{
-		int64_t		e = 0,
-					r = 0;
-
-		for (int h = 0; h < pieces; h++)
-		{
-			e += part->edges[pr_partition_virtual_part(n_gpus, g, h)];
-			r += part->rows[pr_partition_virtual_part(n_gpus, g, h)];
-		}
-		emax = e > emax ? e : emax;
-		rmax = r > rmax ? r : rmax;
-	}
-	*edges_imb = part->nnz > 0 ? (double) emax * n_gpus / (double) part->nnz : 1.0;
-	*rows_imb = part->n > 0 ? (double) rmax * n_gpus / (double) part->n : 1.0;
-}
-
 /* Host preparation alone, timed. */
 PrStatus
 pr_multi_host_prepare(const PrMultiOptions *opts, int64_t n, const int64_t *ptr, const int32_t *col,
@@ -606,21 +495,19 @@ pr_multi_host_prepare(const PrMultiOptions *opts, int64_t n, const int64_t *ptr,
 	HostPrep	hp{};
 	double		t0 = pr_clock_seconds();
 	PrStatus	st;
-	int			pieces = opts->pieces;
 
 	memset(out, 0, sizeof(*out));
 	if (opts->n_gpus < 1 || opts->n_gpus > PR_MULTI_MAX_GPUS)
 		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU host preparation: n_gpus must be 1..%d", PR_MULTI_MAX_GPUS);
-	st = host_prepare(opts, opts->n_gpus, pieces, opts->precision == PR_MULTI_FP64, n, ptr, col, val, out_strength,
+	st = host_prepare(opts, opts->n_gpus, opts->precision == PR_MULTI_FP64, n, ptr, col, val, out_strength,
 					  &hp, err);
 	if (st != PR_OK)
 		return st;
 	out->partition_seconds = hp.partition_s;
 	out->csr_seconds = hp.csr_s;
 	out->plan_seconds = hp.plan_s;
-	gpu_imbalance(&hp.part, opts->n_gpus, pieces, &out->edge_imbalance, &out->row_imbalance);
-	out->piece_edge_imbalance = pr_partition_edge_imbalance(&hp.part);
-	out->piece_row_imbalance = pr_partition_row_imbalance(&hp.part);
+	out->edge_imbalance = pr_partition_edge_imbalance(&hp.part);
+	out->row_imbalance = pr_partition_row_imbalance(&hp.part);
 	for (int g = 0; g < opts->n_gpus; g++)
 		out->cols[g] = hp.gpu[(size_t) g].n_lcols;
 	host_free(&hp);
@@ -654,34 +541,23 @@ tiled_alloc(void *arg, void **out, size_t bytes, PrError *err)
 
 /*
  * Allocates GPU g's vectors (whole x twice), its dangling flags and reductions, and sets its
- * pieces' places (rows, entries, slots); any kernel.
+ * rows' place (rows, entries, slots); any kernel.
  */
 static PrStatus
 upload_vectors(PrMulti *m, int g, const HostGpu *H, PrError *err)
 {
 	size_t		vs = m->value_size;
 	MultiGpu   *G = &m->gpu[g];
-	int64_t		most = 0;
 
 	PRM_CUDA(cudaSetDevice(G->dev));
 	G->rows = H->csr.n_rows;
 	G->nnz = H->csr.nnz;
-	for (int h = 0; h < m->pieces; h++)
-	{
-		MultiPiece *P = &G->piece[h];
-
-		P->row_begin = H->row_begin[h];
-		P->rows = H->row_begin[h + 1] - H->row_begin[h];
-		P->slot_begin = pr_partition_slot_begin(&m->part, H->parts[h]);
-		P->e_begin = H->csr.ptr[P->row_begin];
-		P->nnz = H->csr.ptr[P->row_begin + P->rows] - P->e_begin;
-		most = P->rows > most ? P->rows : most;
-	}
-	G->nb = reduce_blocks(most);
+	G->own.slot_begin = pr_partition_slot_begin(&m->part, g);
+	G->nb = reduce_blocks(G->rows);
 	PRM_CUDA(dev_alloc_bytes(G, &G->d_x[0], (size_t) m->part.n_slots * vs));
 	PRM_CUDA(dev_alloc_bytes(G, &G->d_x[1], (size_t) m->part.n_slots * vs));
 	PRM_CUDA(dev_alloc(G, &G->d_dangling, (size_t) G->rows));
-	PRM_CUDA(dev_alloc(G, &G->d_part, 2 * (size_t) m->pieces * (size_t) G->nb));
+	PRM_CUDA(dev_alloc(G, &G->d_part, 2 * (size_t) G->nb));
 	PRM_CUDA(dev_alloc(G, &G->d_red[0], 2));
 	PRM_CUDA(dev_alloc(G, &G->d_red[1], 2));
 	if (G->rows > 0)
@@ -694,7 +570,7 @@ upload_vectors(PrMulti *m, int g, const HostGpu *H, PrError *err)
 }
 
 /*
- * The compact exchange's host plan (tiled, one piece): GPU g sends only its slots that some GPU
+ * The compact exchange's host plan (tiled): GPU g sends only its slots that some GPU
  * can read — nodes with out-edges (1 / out_strength > 0); a column of any row is such a node, or
  * one whose weights sum to 0, which is scaled by 0 — packed in slot order into xg_count values
  * (the largest GPU's count; the others padded).  After the all-gather, xg holds GPU g's packed
@@ -710,7 +586,7 @@ plan_compact(PrMulti *m, const HostPrep *hp, std::vector<std::vector<int32_t>> &
 	pack.assign((size_t) m->n_gpus, std::vector<int32_t>());
 	for (int g = 0; g < m->n_gpus; g++)
 	{
-		int64_t		begin = pr_partition_slot_begin(&m->part, pr_partition_virtual_part(m->n_gpus, g, 0));
+		int64_t		begin = pr_partition_slot_begin(&m->part, g);
 
 		for (int64_t o = 0; o < stride; o++)
 			if (hp->inv_slot[(size_t) (begin + o)] > 0)
@@ -721,7 +597,7 @@ plan_compact(PrMulti *m, const HostPrep *hp, std::vector<std::vector<int32_t>> &
 	slot_to_xg.assign((size_t) m->part.n_slots + 1, (int32_t) (m->n_gpus * most));
 	for (int g = 0; g < m->n_gpus; g++)
 	{
-		int64_t		begin = pr_partition_slot_begin(&m->part, pr_partition_virtual_part(m->n_gpus, g, 0));
+		int64_t		begin = pr_partition_slot_begin(&m->part, g);
 
 		for (size_t i = 0; i < pack[(size_t) g].size(); i++)
 			slot_to_xg[(size_t) (begin + pack[(size_t) g][i])] = (int32_t) (g * most + (int64_t) i);
@@ -748,8 +624,8 @@ upload_compact(PrMulti *m, int g, const std::vector<int32_t> &pack, PrError *err
 }
 
 /*
- * Uploads GPU g's tiled layouts: the column map and scale (1 / out_strength of each column) of
- * its shared column space, the gathered z, and each piece's composite.  slot_to_xg (compact
+ * Uploads GPU g's tiled layout: the column map and scale (1 / out_strength of each column) of
+ * its column space, the gathered z, and its composite.  slot_to_xg (compact
  * exchange; empty otherwise): the column map points into xg instead of the slots.
  */
 template <typename T>
@@ -786,39 +662,22 @@ upload_tiled_t(PrMulti *m, int g, const HostGpu *H, const std::vector<double> &i
 	G->td.alloc_arg = G;
 	if ((st = pr_tiled_smem_setup(G->dev, m->fp64, tiled_smem_width(m->fp64), &G->td.smem_grid, err)) != PR_OK)
 		return st;
-	if (m->opt.reserve_sms > 0 && m->pieces > 1 && m->n_gpus > 1)
-	{
-		/* the persistent tile kernels take every SM: leave reserve_sms for the exchange's kernels */
-		int			sms = 0;
-		unsigned int per_sm;
-
-		PRM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, G->dev));
-		per_sm = sms > 0 ? G->td.smem_grid / (unsigned int) sms : 1;
-		if (per_sm < 1)
-			per_sm = 1;
-		G->td.smem_grid = (unsigned int) (sms > m->opt.reserve_sms ? sms - m->opt.reserve_sms : 1) * per_sm;
-	}
-	for (int h = 0; h < m->pieces; h++)
-	{
-		if (!H->planned[h])
-			continue;			/* a piece without entries: no plan (its rows are set to 0) */
-		if ((G->piece[h].tiled = pr_tiled_new()) == NULL)
-			return pr_error_set(err, PR_ERR_NOMEM, "multi-GPU: out of host memory");
-		if ((st = pr_tiled_upload(&G->td, &H->comp[h], G->piece[h].tiled, err)) != PR_OK)
-			return st;
-	}
-	return PR_OK;
+	if (!H->planned)
+		return PR_OK;			/* rows without entries: no plan (the rows are set to 0) */
+	if ((G->own.tiled = pr_tiled_new()) == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "multi-GPU: out of host memory");
+	return pr_tiled_upload(&G->td, &H->comp, G->own.tiled, err);
 }
 
 /*
- * Sets up piece P's CSR kernel row classes from the GPU's CSR (a piece's rows come by
- * descending length; otherwise — the ranges method — a warp per row, correct for any row) and
- * uploads its long rows' chunks (GPU entry ids).
+ * Sets up GPU G's CSR kernel row classes from its CSR (the rows come by descending length;
+ * otherwise — the ranges method — a warp per row, correct for any row) and uploads its long rows'
+ * chunks (entry ids).
  */
 static PrStatus
-upload_piece_classes(PrMulti *m, MultiGpu *G, MultiPiece *P, const int64_t *ptr, PrError *err)
+upload_row_classes(PrMulti *m, MultiGpu *G, const int64_t *lp, PrError *err)
 {
-	const int64_t *lp = ptr + P->row_begin;
+	MultiRows  *P = &G->own;
 	int64_t		long_or_warp_end = 0;
 	std::vector<int64_t> cb,
 				ce,
@@ -826,13 +685,13 @@ upload_piece_classes(PrMulti *m, MultiGpu *G, MultiPiece *P, const int64_t *ptr,
 
 	P->n_long = 0;
 	P->warp_end = 0;
-	for (int64_t i = 1; i < P->rows; i++)
+	for (int64_t i = 1; i < G->rows; i++)
 		if (lp[i + 1] - lp[i] > lp[i] - lp[i - 1])
 		{
-			P->warp_end = P->rows;
+			P->warp_end = G->rows;
 			break;
 		}
-	for (int64_t i = 0; i < P->rows && P->warp_end == 0; i++)
+	for (int64_t i = 0; i < G->rows && P->warp_end == 0; i++)
 	{
 		int64_t		len = lp[i + 1] - lp[i];
 
@@ -867,29 +726,30 @@ upload_piece_classes(PrMulti *m, MultiGpu *G, MultiPiece *P, const int64_t *ptr,
 	return PR_OK;
 }
 
-/* Sets up piece P for cuSPARSE: its own matrix (0-based 32-bit offsets) and output vectors. */
+/* Sets up GPU G's rows for cuSPARSE: a matrix (0-based 32-bit offsets) and output vectors. */
 static PrStatus
-upload_piece_cusparse(PrMulti *m, MultiGpu *G, MultiPiece *P, const int64_t *ptr, PrError *err)
+upload_rows_cusparse(PrMulti *m, MultiGpu *G, const int64_t *ptr, PrError *err)
 {
-	std::vector<int32_t> p32((size_t) P->rows + 1);
+	MultiRows  *P = &G->own;
+	std::vector<int32_t> p32((size_t) G->rows + 1);
 	float		one = 1.0f,
 				zero = 0.0f;
 	size_t		buffer = 0;
 
-	if (P->rows == 0)
+	if (G->rows == 0)
 		return PR_OK;			/* no rows: no matrix, no product */
-	if (P->nnz >= INT32_MAX || m->part.n_slots >= INT32_MAX)
-		return pr_error_set(err, PR_ERR_TOO_LARGE, "multi-GPU: a cuSPARSE piece has %lld entries (32-bit indices)",
-							(long long) P->nnz);
-	for (int64_t i = 0; i <= P->rows; i++)
-		p32[(size_t) i] = (int32_t) (ptr[P->row_begin + i] - P->e_begin);
+	if (G->nnz >= INT32_MAX || m->part.n_slots >= INT32_MAX)
+		return pr_error_set(err, PR_ERR_TOO_LARGE, "multi-GPU: a cuSPARSE part has %lld entries (32-bit indices)",
+							(long long) G->nnz);
+	for (int64_t i = 0; i <= G->rows; i++)
+		p32[(size_t) i] = (int32_t) ptr[i];
 	PRM_CUDA(dev_alloc(G, &P->d_ptr32, p32.size()));
 	PRM_CUDA(cudaMemcpy(P->d_ptr32, p32.data(), p32.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
-	PRM_CUSPARSE(cusparseCreateCsr(&P->sp_mat, P->rows, m->part.n_slots, P->nnz, P->d_ptr32, G->d_col + P->e_begin,
-								   (float *) G->d_val + P->e_begin, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+	PRM_CUSPARSE(cusparseCreateCsr(&P->sp_mat, G->rows, m->part.n_slots, G->nnz, P->d_ptr32, G->d_col,
+								   (float *) G->d_val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
 								   CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
 	for (int k = 0; k < 2; k++)
-		PRM_CUSPARSE(cusparseCreateDnVec(&P->sp_y[k], P->rows > 0 ? P->rows : 1, vec_at(m, G, k, P->slot_begin),
+		PRM_CUSPARSE(cusparseCreateDnVec(&P->sp_y[k], G->rows > 0 ? G->rows : 1, vec_at(m, G, k, P->slot_begin),
 										 CUDA_R_32F));
 	PRM_CUSPARSE(cusparseSpMV_bufferSize(G->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, P->sp_mat, G->sp_x[0],
 										 &zero, P->sp_y[1], CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, &buffer));
@@ -897,14 +757,13 @@ upload_piece_cusparse(PrMulti *m, MultiGpu *G, MultiPiece *P, const int64_t *ptr
 	return PR_OK;
 }
 
-/* Uploads GPU g's CSR (every piece) and sets up each piece for the CSR kernel or cuSPARSE. */
+/* Uploads GPU g's CSR and sets it up for the CSR kernel or cuSPARSE. */
 static PrStatus
 upload_csr(PrMulti *m, int g, const HostGpu *H, const std::vector<double> &inv_slot, PrError *err)
 {
 	size_t		vs = m->value_size;
 	MultiGpu   *G = &m->gpu[g];
 	const PrPartCsr *lc = &H->csr;
-	PrStatus	st;
 
 	PRM_CUDA(cudaSetDevice(G->dev));
 	if (lc->val == NULL && !m->fp64)
@@ -927,14 +786,8 @@ upload_csr(PrMulti *m, int g, const HostGpu *H, const std::vector<double> &inv_s
 	if (m->opt.kernel == PR_MULTI_KERNEL_CUSPARSE)
 		for (int k = 0; k < 2; k++)
 			PRM_CUSPARSE(cusparseCreateDnVec(&G->sp_x[k], m->part.n_slots, G->d_x[k], CUDA_R_32F));
-	for (int h = 0; h < m->pieces; h++)
-	{
-		st = m->opt.kernel == PR_MULTI_KERNEL_CUSPARSE ? upload_piece_cusparse(m, G, &G->piece[h], lc->ptr, err)
-			: upload_piece_classes(m, G, &G->piece[h], lc->ptr, err);
-		if (st != PR_OK)
-			return st;
-	}
-	return PR_OK;
+	return m->opt.kernel == PR_MULTI_KERNEL_CUSPARSE ? upload_rows_cusparse(m, G, lc->ptr, err)
+		: upload_row_classes(m, G, lc->ptr, err);
 }
 
 /* Partitions the matrix, builds each GPU's CSR and plans (host, every CPU), uploads them. */
@@ -954,7 +807,7 @@ pr_multi_prepare(PrMulti *m, int64_t n, const int64_t *ptr, const int32_t *col, 
 		return pr_error_set(err, PR_ERR_UNSUPPORTED, "multi-GPU: fp64 runs unweighted graphs only");
 	if (m->fp64 && m->opt.kernel == PR_MULTI_KERNEL_CUSPARSE)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED, "multi-GPU: fp64 runs the CSR or tiled kernel only");
-	if ((st = host_prepare(&m->opt, m->n_gpus, m->pieces, m->fp64, n, ptr, col, val, out_strength, &hp, err)) != PR_OK)
+	if ((st = host_prepare(&m->opt, m->n_gpus, m->fp64, n, ptr, col, val, out_strength, &hp, err)) != PR_OK)
 		return st;
 	m->part = hp.part;			/* the PrMulti owns the partition from here (pr_multi_free frees it) */
 	m->report.partition_seconds = pr_clock_seconds() - t0;
@@ -962,7 +815,7 @@ pr_multi_prepare(PrMulti *m, int64_t n, const int64_t *ptr, const int32_t *col, 
 	m->report.host_csr_seconds = hp.csr_s;
 	m->report.host_plan_seconds = hp.plan_s;
 	t0 = pr_clock_seconds();
-	m->compact = tiled && m->pieces == 1 && m->n_gpus > 1 && m->opt.compact_exchange;	/* one GPU: no exchange */
+	m->compact = tiled && m->n_gpus > 1 && m->opt.compact_exchange;	/* one GPU: no exchange */
 	m->xg_count = m->part.stride;
 	std::vector<std::vector<int32_t>> pack;
 	std::vector<int32_t> slot_to_xg;
@@ -994,14 +847,12 @@ pr_multi_prepare(PrMulti *m, int64_t n, const int64_t *ptr, const int32_t *col, 
 	m->report.kernel = m->opt.kernel == PR_MULTI_KERNEL_CUSPARSE ? "cusparse" : tiled ? "tiled" : "csr";
 	m->report.precision = m->fp64 ? "fp64" : "fp32";
 	m->report.method = pr_partition_method_name(m->opt.method);
-	m->report.pieces = m->pieces;
 	m->report.n_nodes = n;
 	m->report.n_edges = ptr[n];
 	m->report.stride = m->part.stride;
 	m->report.exchange_count = m->xg_count;
-	gpu_imbalance(&m->part, m->n_gpus, m->pieces, &m->report.edge_imbalance, &m->report.row_imbalance);
-	m->report.piece_edge_imbalance = pr_partition_edge_imbalance(&m->part);
-	m->report.piece_row_imbalance = pr_partition_row_imbalance(&m->part);
+	m->report.edge_imbalance = pr_partition_edge_imbalance(&m->part);
+	m->report.row_imbalance = pr_partition_row_imbalance(&m->part);
 	for (int g = 0; g < m->n_gpus; g++)
 	{
 		m->report.rows[g] = m->gpu[g].rows;
@@ -1035,9 +886,9 @@ k_scale(int64_t n, const T *__restrict__ x, const double *__restrict__ inv, T *_
 }
 
 /*
- * Enqueues GPU G's product input from the whole x[src] on its compute stream, once per
- * iteration for every piece: tiled, the gather of its column space z = x[col_map] / out_strength;
- * fp64 CSR, z = x / out_strength over all slots.  Returns the input the pieces' products read.
+ * Enqueues GPU G's product input from the whole x[src] on its stream, once per iteration:
+ * tiled, the gather of its column space z = x[col_map] / out_strength; fp64 CSR,
+ * z = x / out_strength over all slots.  Returns the input the product reads.
  */
 template <typename T>
 static PrStatus
@@ -1070,22 +921,23 @@ enqueue_input_t(PrMulti *m, MultiGpu *G, int src, const T **input, PrError *err)
 	return PR_OK;
 }
 
-/* Enqueues piece P's product on GPU G's compute stream: its rows of x[dst] from input (x[src] or z). */
+/* Enqueues GPU G's product on its stream: its rows of x[dst] from input (x[src] or z). */
 template <typename T>
 static PrStatus
-enqueue_piece_product_t(PrMulti *m, MultiGpu *G, MultiPiece *P, int src, int dst, const T *input, PrError *err)
+enqueue_product_t(PrMulti *m, MultiGpu *G, int src, int dst, const T *input, PrError *err)
 {
+	const MultiRows *P = &G->own;
 	T		   *y = (T *) vec_at(m, G, dst, P->slot_begin);
 	const T    *val = (const T *) G->d_val;
 
-	if (P->rows == 0)
+	if (G->rows == 0)
 		return PR_OK;
 	if (m->opt.kernel == PR_MULTI_KERNEL_TILED)
 	{
 		if (P->tiled != NULL)
 			return pr_tiled_run<T>(&G->td, P->tiled, input, y, err);
-		/* a piece without entries (no plan): its rows are 0 */
-		PRM_CUDA(cudaMemsetAsync(y, 0, (size_t) P->rows * sizeof(T), G->stream));
+		/* rows without entries (no plan): they are 0 */
+		PRM_CUDA(cudaMemsetAsync(y, 0, (size_t) G->rows * sizeof(T), G->stream));
 		return PR_OK;
 	}
 	if (m->opt.kernel == PR_MULTI_KERNEL_CUSPARSE)
@@ -1111,15 +963,15 @@ enqueue_piece_product_t(PrMulti *m, MultiGpu *G, MultiPiece *P, int src, int dst
 	{
 		int64_t		rows = P->warp_end - P->n_long;
 
-		k_csr_rows<32, T><<<grid_for(rows * 32), PRM_THREADS, 0, G->stream>>>(rows, G->d_ptr + P->row_begin + P->n_long,
+		k_csr_rows<32, T><<<grid_for(rows * 32), PRM_THREADS, 0, G->stream>>>(rows, G->d_ptr + P->n_long,
 																			 0, G->d_col, val, input, y + P->n_long);
 		PRM_LAUNCHED();
 	}
-	if (P->rows > P->warp_end)
+	if (G->rows > P->warp_end)
 	{
-		int64_t		rows = P->rows - P->warp_end;
+		int64_t		rows = G->rows - P->warp_end;
 
-		k_csr_rows<4, T><<<grid_for(rows * 4), PRM_THREADS, 0, G->stream>>>(rows, G->d_ptr + P->row_begin + P->warp_end,
+		k_csr_rows<4, T><<<grid_for(rows * 4), PRM_THREADS, 0, G->stream>>>(rows, G->d_ptr + P->warp_end,
 																		   0, G->d_col, val, input, y + P->warp_end);
 		PRM_LAUNCHED();
 	}
@@ -1127,49 +979,37 @@ enqueue_piece_product_t(PrMulti *m, MultiGpu *G, MultiPiece *P, int src, int dst
 }
 
 /*
- * Enqueues GPU g's compute of one iteration on its compute stream, x[cur] -> x[nxt]:
- *   (update) wait for the event `gathered`: the previous iteration's all-gathers (the whole
- *            x[cur]) and all-reduce (red[cur]: the dangling mass the update needs) are done;
+ * Enqueues GPU g's compute of one iteration on its stream, x[cur] -> x[nxt] (the stream holds
+ * the previous iteration's exchange: the whole x[cur] and red[cur], the dangling mass the update
+ * needs, are there before these kernels run):
  *   the product input (column gather / scale) from x[cur];
- *   for each piece h: its product into its slots of x[nxt]; (update) its PageRank update and
- *            per-block partials at d_part + 2 h nb; after the last piece the fixed-order sum of
- *            every piece's partials into red[nxt]; then record piece h's event `done`.
- * update false: the products alone (no wait, no update, no events): pr_multi_time's product.
+ *   the product into its slots of x[nxt]; (update) the PageRank update with per-block partials
+ *   in d_part, then their fixed-order sum into red[nxt].
+ * update false: the product alone: pr_multi_time's product.
  */
 template <typename T>
 static PrStatus
 enqueue_compute_t(PrMulti *m, int g, int cur, int nxt, bool update, double alpha, PrError *err)
 {
 	MultiGpu   *G = &m->gpu[g];
+	const MultiRows *P = &G->own;
 	const T    *input = NULL;
 	PrStatus	st;
 
 	PRM_CUDA(cudaSetDevice(G->dev));
-	if (update)
-		PRM_CUDA(cudaStreamWaitEvent(G->stream, G->gathered, 0));
 	if ((st = enqueue_input_t<T>(m, G, cur, &input, err)) != PR_OK)
 		return st;
-	for (int h = 0; h < m->pieces; h++)
-	{
-		MultiPiece *P = &G->piece[h];
-
-		if ((st = enqueue_piece_product_t<T>(m, G, P, cur, nxt, input, err)) != PR_OK)
-			return st;
-		if (!update)
-			continue;
-		k_pr_update<T><<<G->nb, PRM_THREADS, 0, G->stream>>>(P->rows, (T *) vec_at(m, G, nxt, P->slot_begin),
-															 (const T *) vec_at(m, G, cur, P->slot_begin),
-															 G->d_dangling + P->row_begin, alpha,
-															 1.0 / (double) m->part.n, G->d_red[cur],
-															 G->d_part + 2 * (size_t) h * (size_t) G->nb);
-		PRM_LAUNCHED();
-		if (h == m->pieces - 1)
-		{
-			k_finish_pairs<<<1, PRM_THREADS, 0, G->stream>>>(m->pieces * G->nb, G->d_part, G->d_red[nxt]);
-			PRM_LAUNCHED();
-		}
-		PRM_CUDA(cudaEventRecord(P->done, G->stream));
-	}
+	if ((st = enqueue_product_t<T>(m, G, cur, nxt, input, err)) != PR_OK)
+		return st;
+	if (!update)
+		return PR_OK;
+	k_pr_update<T><<<G->nb, PRM_THREADS, 0, G->stream>>>(G->rows, (T *) vec_at(m, G, nxt, P->slot_begin),
+														 (const T *) vec_at(m, G, cur, P->slot_begin),
+														 G->d_dangling, alpha, 1.0 / (double) m->part.n,
+														 G->d_red[cur], G->d_part);
+	PRM_LAUNCHED();
+	k_finish_pairs<<<1, PRM_THREADS, 0, G->stream>>>(G->nb, G->d_part, G->d_red[nxt]);
+	PRM_LAUNCHED();
 	return PR_OK;
 }
 
@@ -1182,10 +1022,10 @@ enqueue_compute(PrMulti *m, int g, int cur, int nxt, bool update, double alpha, 
 }
 
 /*
- * The compact exchange of x[dst] (one piece, so on each GPU's compute stream, after its
- * iteration's compute): every GPU packs its read slots of x[dst] into send (k_pack), then one
- * grouped ncclAllGather of send into xg (GPU g's values at g xg_count), with the all-reduce of
- * red[dst] when reductions; then `gathered` is recorded.  The next product reads xg.
+ * The compact exchange of x[dst] (on each GPU's stream, after its iteration's compute): every
+ * GPU packs its read slots of x[dst] into send (k_pack), then one grouped ncclAllGather of send
+ * into xg (GPU g's values at g xg_count), with the all-reduce of red[dst] when reductions.  The
+ * next product reads xg.
  */
 static PrStatus
 enqueue_compact_exchange(PrMulti *m, int dst, bool reductions, PrError *err)
@@ -1195,14 +1035,13 @@ enqueue_compact_exchange(PrMulti *m, int dst, bool reductions, PrError *err)
 	for (int g = 0; g < m->n_gpus; g++)
 	{
 		MultiGpu   *G = &m->gpu[g];
-		const void *own = vec_at(m, G, dst, G->piece[0].slot_begin);
+		const void *own = vec_at(m, G, dst, G->own.slot_begin);
 
 		PRM_CUDA(cudaSetDevice(G->dev));
-		PRM_CUDA(cudaStreamWaitEvent(G->comm, G->piece[0].done, 0));	/* x[dst]'s own rows final */
 		if (m->fp64)
-			k_pack<double><<<grid_for(m->xg_count), PRM_THREADS, 0, G->comm>>>(m->xg_count, G->d_pack, (const double *) own, (double *) G->d_send);
+			k_pack<double><<<grid_for(m->xg_count), PRM_THREADS, 0, G->stream>>>(m->xg_count, G->d_pack, (const double *) own, (double *) G->d_send);
 		else
-			k_pack<float><<<grid_for(m->xg_count), PRM_THREADS, 0, G->comm>>>(m->xg_count, G->d_pack, (const float *) own, (float *) G->d_send);
+			k_pack<float><<<grid_for(m->xg_count), PRM_THREADS, 0, G->stream>>>(m->xg_count, G->d_pack, (const float *) own, (float *) G->d_send);
 		PRM_LAUNCHED();
 	}
 	PRM_NCCL(ncclGroupStart());
@@ -1211,69 +1050,39 @@ enqueue_compact_exchange(PrMulti *m, int dst, bool reductions, PrError *err)
 		MultiGpu   *G = &m->gpu[g];
 
 		if (reductions)
-			PRM_NCCL(ncclAllReduce(G->d_red[dst], G->d_red[dst], 2, ncclDouble, ncclSum, G->nccl, G->comm));
-		PRM_NCCL(ncclAllGather(G->d_send, G->d_xg, (size_t) m->xg_count, type, G->nccl, G->comm));
+			PRM_NCCL(ncclAllReduce(G->d_red[dst], G->d_red[dst], 2, ncclDouble, ncclSum, G->nccl, G->stream));
+		PRM_NCCL(ncclAllGather(G->d_send, G->d_xg, (size_t) m->xg_count, type, G->nccl, G->stream));
 	}
 	PRM_NCCL(ncclGroupEnd());
-	for (int g = 0; g < m->n_gpus; g++)
-	{
-		PRM_CUDA(cudaSetDevice(m->gpu[g].dev));
-		PRM_CUDA(cudaEventRecord(m->gpu[g].gathered, m->gpu[g].comm));
-	}
 	return PR_OK;
 }
 
 /*
- * Enqueues one iteration's exchange of x[dst] on every GPU's comm stream (called after every
- * GPU's enqueue_compute, so the events waited on are this iteration's):
- *   for each piece h: every GPU's comm stream waits for its piece h event `done`, then one
- *            grouped in-place ncclAllGather of piece h's block (GPU g sends its slots at
- *            (h G + g) stride, every GPU receives the block at h G stride); the last piece's
- *            group also all-reduces red[dst] (its event was recorded after the final partial sum);
- *   then every GPU records `gathered` on its comm stream (the next compute waits for it).
- * The compute stream never waits for a gather of its own iteration: piece h+1's product runs
- * while piece h is exchanged.  Comm streams only write x[dst] blocks of other GPUs' pieces
- * (disjoint from the rows the compute stream is writing) and red[dst].
+ * Enqueues one iteration's exchange of x[dst] on every GPU's stream (after every GPU's
+ * enqueue_compute): one grouped in-place ncclAllGather (GPU g sends its slots at g stride) and
+ * the all-reduce of red[dst].
  */
 static PrStatus
 enqueue_exchange(PrMulti *m, int dst, PrError *err)
 {
 	ncclDataType_t type = m->fp64 ? ncclDouble : ncclFloat;
-	int			G_n = m->n_gpus;
 
 	if (m->compact)
 		return enqueue_compact_exchange(m, dst, true, err);
-	for (int h = 0; h < m->pieces; h++)
+	PRM_NCCL(ncclGroupStart());
+	for (int g = 0; g < m->n_gpus; g++)
 	{
-		for (int g = 0; g < G_n; g++)
-		{
-			MultiGpu   *G = &m->gpu[g];
+		MultiGpu   *G = &m->gpu[g];
 
-			PRM_CUDA(cudaSetDevice(G->dev));
-			PRM_CUDA(cudaStreamWaitEvent(G->comm, G->piece[h].done, 0));
-		}
-		PRM_NCCL(ncclGroupStart());
-		for (int g = 0; g < G_n; g++)
-		{
-			MultiGpu   *G = &m->gpu[g];
-
-			if (h == m->pieces - 1)
-				PRM_NCCL(ncclAllReduce(G->d_red[dst], G->d_red[dst], 2, ncclDouble, ncclSum, G->nccl, G->comm));
-			PRM_NCCL(ncclAllGather(vec_at(m, G, dst, G->piece[h].slot_begin),
-								   vec_at(m, G, dst, (int64_t) h * G_n * m->part.stride),
-								   (size_t) m->part.stride, type, G->nccl, G->comm));
-		}
-		PRM_NCCL(ncclGroupEnd());
+		PRM_NCCL(ncclAllReduce(G->d_red[dst], G->d_red[dst], 2, ncclDouble, ncclSum, G->nccl, G->stream));
+		PRM_NCCL(ncclAllGather(vec_at(m, G, dst, G->own.slot_begin), G->d_x[dst], (size_t) m->part.stride, type,
+							   G->nccl, G->stream));
 	}
-	for (int g = 0; g < G_n; g++)
-	{
-		PRM_CUDA(cudaSetDevice(m->gpu[g].dev));
-		PRM_CUDA(cudaEventRecord(m->gpu[g].gathered, m->gpu[g].comm));
-	}
+	PRM_NCCL(ncclGroupEnd());
 	return PR_OK;
 }
 
-/* Waits for every GPU's streams. */
+/* Waits for every GPU's stream. */
 static PrStatus
 sync_all(PrMulti *m, PrError *err)
 {
@@ -1281,7 +1090,6 @@ sync_all(PrMulti *m, PrError *err)
 	{
 		PRM_CUDA(cudaSetDevice(m->gpu[g].dev));
 		PRM_CUDA(cudaStreamSynchronize(m->gpu[g].stream));
-		PRM_CUDA(cudaStreamSynchronize(m->gpu[g].comm));
 	}
 	return PR_OK;
 }
@@ -1304,10 +1112,8 @@ set_uniform_t(PrMulti *m, int k, PrError *err)
 }
 
 /*
- * The start of a run: x[0] = 1/n on every GPU, red[0] = (0, the dangling mass of x[0]): each
- * piece's partials on the compute stream, their sum after the last piece (recorded as the last
- * piece's `done`), all-reduced on the comm stream, then `gathered` recorded — the first
- * iteration's compute waits for it.  Returns with every stream idle.
+ * The start of a run: x[0] = 1/n on every GPU, red[0] = (0, the dangling mass of x[0]): the
+ * partials and their sum on each GPU's stream, then all-reduced.  Returns with every stream idle.
  */
 template <typename T>
 static PrStatus
@@ -1322,19 +1128,11 @@ start_t(PrMulti *m, PrError *err)
 		MultiGpu   *G = &m->gpu[g];
 
 		PRM_CUDA(cudaSetDevice(G->dev));
-		for (int h = 0; h < m->pieces; h++)
-		{
-			MultiPiece *P = &G->piece[h];
-
-			k_dangling_mass<T><<<G->nb, PRM_THREADS, 0, G->stream>>>(P->rows, (const T *) vec_at(m, G, 0, P->slot_begin),
-																	 G->d_dangling + P->row_begin,
-																	 G->d_part + 2 * (size_t) h * (size_t) G->nb);
-			PRM_LAUNCHED();
-		}
-		k_finish_pairs<<<1, PRM_THREADS, 0, G->stream>>>(m->pieces * G->nb, G->d_part, G->d_red[0]);
+		k_dangling_mass<T><<<G->nb, PRM_THREADS, 0, G->stream>>>(G->rows, (const T *) vec_at(m, G, 0, G->own.slot_begin),
+																 G->d_dangling, G->d_part);
 		PRM_LAUNCHED();
-		PRM_CUDA(cudaEventRecord(G->piece[m->pieces - 1].done, G->stream));
-		PRM_CUDA(cudaStreamWaitEvent(G->comm, G->piece[m->pieces - 1].done, 0));
+		k_finish_pairs<<<1, PRM_THREADS, 0, G->stream>>>(G->nb, G->d_part, G->d_red[0]);
+		PRM_LAUNCHED();
 	}
 	if (m->compact)
 	{
@@ -1346,13 +1144,8 @@ start_t(PrMulti *m, PrError *err)
 	PRM_NCCL(ncclGroupStart());
 	for (int g = 0; g < m->n_gpus; g++)
 		PRM_NCCL(ncclAllReduce(m->gpu[g].d_red[0], m->gpu[g].d_red[0], 2, ncclDouble, ncclSum,
-							   m->gpu[g].nccl, m->gpu[g].comm));
+							   m->gpu[g].nccl, m->gpu[g].stream));
 	PRM_NCCL(ncclGroupEnd());
-	for (int g = 0; g < m->n_gpus; g++)
-	{
-		PRM_CUDA(cudaSetDevice(m->gpu[g].dev));
-		PRM_CUDA(cudaEventRecord(m->gpu[g].gathered, m->gpu[g].comm));
-	}
 	return sync_all(m, err);
 }
 
@@ -1400,9 +1193,9 @@ pagerank_t(PrMulti *m, double alpha, double tolerance, int max_iterations, doubl
 		{
 			double		red[2];
 
-			/* red[cur] is final once GPU 0's comm stream has run the all-reduce */
+			/* red[cur] is final once GPU 0's stream has run the all-reduce */
 			PRM_CUDA(cudaSetDevice(m->gpu[0].dev));
-			PRM_CUDA(cudaStreamSynchronize(m->gpu[0].comm));
+			PRM_CUDA(cudaStreamSynchronize(m->gpu[0].stream));
 			PRM_CUDA(cudaMemcpy(red, m->gpu[0].d_red[cur], sizeof(red), cudaMemcpyDeviceToHost));
 			run->residual = red[0];
 			if (m->opt.progress != NULL)
@@ -1428,7 +1221,7 @@ pagerank_t(PrMulti *m, double alpha, double tolerance, int max_iterations, doubl
 				MultiGpu   *G = &m->gpu[g];
 
 				PRM_CUDA(cudaSetDevice(G->dev));
-				PRM_CUDA(cudaMemcpy(h.data() + G->piece[0].slot_begin, vec_at(m, G, cur, G->piece[0].slot_begin),
+				PRM_CUDA(cudaMemcpy(h.data() + G->own.slot_begin, vec_at(m, G, cur, G->own.slot_begin),
 									(size_t) m->part.stride * sizeof(T), cudaMemcpyDeviceToHost));
 			}
 		}
@@ -1461,7 +1254,7 @@ pr_multi_pagerank(PrMulti *m, double alpha, double tolerance, int max_iterations
 typedef enum TimedRound
 {
 	ROUND_PRODUCT,				/* every GPU's products alone */
-	ROUND_ITERATION,			/* a PageRank iteration: compute + pipelined exchange */
+	ROUND_ITERATION,			/* a PageRank iteration: compute + exchange */
 	ROUND_EXCHANGE,				/* the exchange alone */
 	ROUND_GATHER				/* tiled: the column gathers alone */
 } TimedRound;
@@ -1490,7 +1283,6 @@ enqueue_round(PrMulti *m, TimedRound what, int *cur, PrError *err)
 			*cur = nxt;
 			return PR_OK;
 		case ROUND_EXCHANGE:
-			/* the events waited on are complete: the comm streams run back to back */
 			return enqueue_exchange(m, 1, err);
 		case ROUND_GATHER:
 			for (int g = 0; g < m->n_gpus; g++)
@@ -1541,7 +1333,7 @@ time_rounds(PrMulti *m, TimedRound what, int reps, double *ms, PrError *err)
 	return PR_OK;
 }
 
-/* Times the local product alone, a whole pipelined iteration, the exchange and the gathers alone. */
+/* Times the local product alone, a whole iteration, the exchange and the gathers alone. */
 PrStatus
 pr_multi_time(PrMulti *m, int reps, double *product_ms, double *iteration_ms, PrError *err)
 {
@@ -1578,28 +1370,22 @@ pr_multi_free(PrMulti *m)
 	for (int g = 0; g < m->n_gpus && g < PR_MULTI_MAX_GPUS; g++)
 	{
 		MultiGpu   *G = &m->gpu[g];
+		MultiRows  *P = &G->own;
 
 		if (cudaSetDevice(G->dev) != cudaSuccess)
 			continue;
-		for (int h = 0; h < PR_MULTI_MAX_PIECES; h++)
-		{
-			MultiPiece *P = &G->piece[h];
-
-			if (P->sp_mat)
-				cusparseDestroySpMat(P->sp_mat);
-			for (int k = 0; k < 2; k++)
-				if (P->sp_y[k])
-					cusparseDestroyDnVec(P->sp_y[k]);
-			cudaFree(P->d_ptr32);
-			cudaFree(P->sp_buffer);
-			cudaFree(P->d_chunk_begin);
-			cudaFree(P->d_chunk_end);
-			cudaFree(P->d_first_chunk);
-			cudaFree(P->d_partial);
-			pr_tiled_delete(P->tiled);
-			if (P->done)
-				cudaEventDestroy(P->done);
-		}
+		if (P->sp_mat)
+			cusparseDestroySpMat(P->sp_mat);
+		for (int k = 0; k < 2; k++)
+			if (P->sp_y[k])
+				cusparseDestroyDnVec(P->sp_y[k]);
+		cudaFree(P->d_ptr32);
+		cudaFree(P->sp_buffer);
+		cudaFree(P->d_chunk_begin);
+		cudaFree(P->d_chunk_end);
+		cudaFree(P->d_first_chunk);
+		cudaFree(P->d_partial);
+		pr_tiled_delete(P->tiled);
 		for (int k = 0; k < 2; k++)
 		{
 			if (G->sp_x[k])
@@ -1624,10 +1410,6 @@ pr_multi_free(PrMulti *m)
 			ncclCommDestroy(G->nccl);
 		if (G->sp)
 			cusparseDestroy(G->sp);
-		if (G->gathered)
-			cudaEventDestroy(G->gathered);
-		if (G->own_comm && G->comm)
-			cudaStreamDestroy(G->comm);
 		if (G->stream)
 			cudaStreamDestroy(G->stream);
 	}

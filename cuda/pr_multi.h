@@ -3,33 +3,26 @@
  * pr_streamed.cu, built into libpowerrank_multi.so by cuda/Makefile.multi).
  *
  * 1. Several GPUs, one process: the rows of the pull matrix are partitioned across the local GPUs
- *    (src/core/pr_partition.h: about equal edges and rows per GPU and per piece, each piece's rows
- *    a contiguous slot range), each GPU multiplies its rows by the whole vector, and the new vector is exchanged
- *    with one in-place ncclAllGather per iteration (communicators from ncclCommInitAll; NVLink
- *    multicast off: NCCL_NVLS_ENABLE=0 is set before NCCL starts).  One host thread drives every
- *    GPU through its own stream; the NCCL calls of all GPUs are grouped.
- *    Compact exchange (PrMultiOptions.compact_exchange, tiled kernel, one piece, several GPUs):
+ *    (src/core/pr_partition.h: about equal edges and rows per GPU, each GPU's rows a contiguous
+ *    slot range), each GPU multiplies its rows by the whole vector, and the new vector is exchanged
+ *    with one in-place ncclAllGather per iteration (communicators from ncclCommInitAll).  One host
+ *    thread drives every GPU through its own stream; the NCCL calls of all GPUs are grouped.
+ *    Compact exchange (PrMultiOptions.compact_exchange, tiled kernel, several GPUs):
  *    a node without out-edges is no row's column, so each GPU packs only its slots with
  *    out-edges and all-gathers those into a separate vector (xg) that the column map points into;
  *    scores are read back from each GPU's own block (bench/RESULTS.md: 2.5x fewer values at R-MAT 26,
  *    efficiency at 2 GPUs 82.6% -> 85.1%).  NCCL_MIN_NCHANNELS defaults to 32 (unless set).
- *    Pipelining (PrMultiOptions.pieces = S, default 1): each GPU's rows are S pieces — the
- *    partition has G x S parts, piece h of GPU g being part h*G + g (pr_partition_virtual_part),
- *    so piece h of every GPU is one contiguous block of slots and its exchange one in-place
- *    ncclAllGather.  Per iteration each GPU computes piece 0, 1, ... (product + PageRank update +
- *    partial reductions) on its compute stream; as soon as piece h is done, piece h's all-gather
- *    runs on a second, higher-priority stream while the compute stream goes on with piece h+1.
- *    The residual and dangling mass (two doubles) are all-reduced once, after the last piece; the
- *    next iteration's compute waits for every gather.  S = 1 is the unpipelined engine (the
- *    exchange on the compute stream after the whole product).
+ *    Per iteration each GPU computes its product, the PageRank update and the partial reductions
+ *    on its stream; then the new vector is all-gathered and the residual and dangling mass (two
+ *    doubles) all-reduced on the same stream.
  *    The local product is one of three kernels:
  *    - csr: this file's CSR kernel (rows by descending length: chunked long rows, a warp per
  *      medium row, 4 lanes per short row; every sum in a fixed order);
- *    - cusparse: cusparseSpMV on each piece's CSR (one matrix descriptor per piece);
+ *    - cusparse: cusparseSpMV on each GPU's CSR;
  *    - tiled: the single-GPU engine's tile-composite kernels (pr_gpu_tiled.h, the same upload and
- *      launch code as pr_gpu.cu).  Each piece is a rectangular matrix: its rows, and only the
- *      columns (slots) its GPU reads, relabelled by descending count over the GPU's pieces (one
- *      column space per GPU: pr_plan_relabel_columns), each piece planned by pr_plan_composite (a fixed layout: 8 shared-memory
+ *      launch code as pr_gpu.cu).  Each GPU's part is a rectangular matrix: its rows, and only the
+ *      columns (slots) it reads, relabelled by descending count (pr_plan_relabel_columns),
+ *      planned by pr_plan_composite (a fixed layout: 8 shared-memory
  *      tiles, CSR-vector rows >= 128, compact partials — the best measured on R-MAT 24 — or
  *      pr_plan_choose with a model when one is given).  Each iteration first gathers the GPU's
  *      columns from the all-gathered vector in slot order, z[j] = x[col_map[j]] / out_strength
@@ -59,9 +52,6 @@ extern "C" {
 /* Most GPUs one PrMulti drives. */
 #define PR_MULTI_MAX_GPUS 16
 
-/* Most row pieces per GPU (n_gpus x pieces must also stay <= PR_PARTITION_MAX_PARTS). */
-#define PR_MULTI_MAX_PIECES 8
-
 /* The local product kernel. */
 typedef enum PrMultiKernel
 {
@@ -85,15 +75,8 @@ typedef struct PrMultiOptions
 	PrMultiKernel kernel;
 	int			check_every;	/* read the residual every this many iterations (default 1) */
 	PrMultiPrecision precision; /* default fp32 */
-	int			pieces;			/* row pieces per GPU whose all-gathers overlap the next piece's
-								 * product (default 1: measured, the gathers did not overlap and the
-								 * pieces cost product time; 1 .. PR_MULTI_MAX_PIECES) */
-	bool		compact_exchange;	/* tiled, one piece: all-gather only the slots some GPU reads
-									 * (nodes with out-edges), packed, instead of every slot
-									 * (default true) */
-	int			reserve_sms;	/* tiled, several GPUs and pieces: SMs the persistent shared-memory
-								 * tile kernels leave free, so a piece's all-gather (NCCL kernels)
-								 * can run beside the next piece's product (default 0) */
+	bool		compact_exchange;	/* tiled: all-gather only the slots some GPU reads (nodes with
+									 * out-edges), packed, instead of every slot (default true) */
 
 	/*
 	 * Polled before every iteration of pr_multi_pagerank (may be NULL): true stops the run with
@@ -117,7 +100,7 @@ typedef struct PrMultiOptions
 	const PrModel *tiled_model; /* default NULL */
 } PrMultiOptions;
 
-/* Fills the defaults (all GPUs, greedy, CSR kernel, fp32, 1 piece, compact exchange, check every iteration, no
+/* Fills the defaults (all GPUs, greedy, CSR kernel, fp32, compact exchange, check every iteration, no
  * hooks; the tiled layout s8, v128, compact, no model). */
 void		pr_multi_options_init(PrMultiOptions *opts);
 
@@ -132,15 +115,12 @@ typedef struct PrMultiReport
 	const char *method;			/* partition method */
 	int64_t		n_nodes;
 	int64_t		n_edges;
-	int			pieces;			/* row pieces per GPU */
-	int64_t		stride;			/* slots per GPU and piece (the all-gather count unless compact) */
+	int64_t		stride;			/* slots per GPU (the all-gather count unless compact) */
 	int64_t		exchange_count; /* values each GPU sends per iteration: stride, or the packed
 								 * count of the compact exchange */
 	double		edge_imbalance;	/* max edges of a GPU / mean */
 	double		row_imbalance;	/* max rows of a GPU / mean */
-	double		piece_edge_imbalance;	/* the same over the n_gpus x pieces parts */
-	double		piece_row_imbalance;
-	int64_t		rows[PR_MULTI_MAX_GPUS];	/* of each GPU (all its pieces) */
+	int64_t		rows[PR_MULTI_MAX_GPUS];	/* of each GPU */
 	int64_t		edges[PR_MULTI_MAX_GPUS];
 	size_t		device_bytes[PR_MULTI_MAX_GPUS];
 	double		partition_seconds;	/* host: partition + local CSRs (+ the tiled plans) */
@@ -152,8 +132,8 @@ typedef struct PrMultiReport
 	int64_t		cols[PR_MULTI_MAX_GPUS];	/* columns each part reads (the gathered entries) */
 	char		layout[192];	/* GPU 0's layout */
 	double		gather_ms;		/* pr_multi_time: the column gathers alone (slowest GPU), else 0 */
-	double		exchange_ms;	/* pr_multi_time: the exchange alone (every piece's all-gather and
-								 * the reductions' all-reduce, no compute) */
+	double		exchange_ms;	/* pr_multi_time: the exchange alone (the all-gather and the
+								 * reductions' all-reduce, no compute) */
 } PrMultiReport;
 
 typedef struct PrMulti PrMulti;
@@ -191,10 +171,10 @@ PrStatus	pr_multi_pagerank(PrMulti *m, double alpha, double tolerance, int max_i
 							  double *scores, PrMultiRun *run, PrError *err);
 
 /*
- * Times reps of (x = 1/n to start): *product_ms = mean of the local product alone (every piece,
- * no update, no exchange; the slowest GPU), *iteration_ms = mean of one PageRank iteration as
- * pr_multi_pagerank runs it (product + update + reductions of every piece, the pipelined
- * all-gathers and the all-reduce), without residual reads.  iteration - product is the exposed
+ * Times reps of (x = 1/n to start): *product_ms = mean of the local product alone (no update, no
+ * exchange; the slowest GPU), *iteration_ms = mean of one PageRank iteration as
+ * pr_multi_pagerank runs it (product + update + reductions, the all-gather and the all-reduce),
+ * without residual reads.  iteration - product is the exposed
  * exchange.  The tiled kernel's products include its column gather; the gather alone and the
  * exchange alone go to the report (gather_ms, exchange_ms).
  */
@@ -207,14 +187,12 @@ void		pr_multi_free(PrMulti *m);
 /* Host preparation alone, timed (no GPU needed). */
 typedef struct PrMultiHostTimes
 {
-	double		partition_seconds;	/* the partition into n_gpus x pieces parts + 1 / out_strength */
+	double		partition_seconds;	/* the partition into n_gpus parts + 1 / out_strength */
 	double		csr_seconds;	/* every GPU's local CSR + dangling flags */
-	double		plan_seconds;	/* tiled: column relabel + plans of every piece */
+	double		plan_seconds;	/* tiled: column relabel + every GPU's plan */
 	double		total_seconds;
-	double		edge_imbalance; /* per GPU */
-	double		row_imbalance;
-	double		piece_edge_imbalance;	/* per part (GPU x piece) */
-	double		piece_row_imbalance;
+	double		edge_imbalance; /* max edges of a GPU / mean */
+	double		row_imbalance;	/* max rows of a GPU / mean */
 	int64_t		cols[PR_MULTI_MAX_GPUS];	/* tiled: columns each GPU reads */
 } PrMultiHostTimes;
 

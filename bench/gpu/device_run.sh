@@ -3,8 +3,8 @@
 # device call (default budget 540 s; the call's limit is 600 s):
 #   build cuda/ and the bench with nvcc, run the planner unit tests, measure the model's fixed costs
 #   (launch, row writes, the compact-partials merge: a few seconds), then the checked benchmarks in
-#   order of value: R-MAT 24 (incl. the blocked remainder and compact partials), Erdős–Rényi 24,
-#   R-MAT 22, R-MAT 20, soc-slashdot0902.  Each phase gets what is left of the budget
+#   order of value: R-MAT 24 (incl. compact partials), Erdős–Rényi 24, R-MAT 22, R-MAT 20,
+#   soc-slashdot0902.  Each phase gets what is left of the budget
 #   (timeout), so a slow phase cannot eat the summary.  Every log is line-buffered into $OUT, so a
 #   run cut off from outside still brings back what it printed.  The summary table comes last.
 #
@@ -62,13 +62,6 @@ if has fixed && [ "$DRY_RUN" != 1 ]; then
     note "model: merge cost and gather latency measured: $(grep -E '^[lrwWmp] ' "$OUT/model_fixed.tsv" | tr '\n' ' ')"
   fi
 fi
-# S_EST=NS: give auto a blocked-remainder cost 'S' (ns per entry) for this run (the shipped table has none:
-# the blocked remainder measured 4-50x slower, doc/RESULTS.md)
-if ! grep -q '^S ' "$model" && [ -n "${S_EST:-}" ]; then
-  { cat "$model"; echo "S 1 1 $S_EST"; } > "$OUT/model_with_S.tsv"
-  model=$OUT/model_with_S.tsv
-  note "model: blocked-entry cost S = $S_EST ns (given, not measured)"
-fi
 if has calibrate && [ "$DRY_RUN" != 1 ]; then
   phase calibrate $(( $(left) - 60 )) "$OUT/calibrate.log" "$BENCH" --calibrate "$OUT/model_full.tsv" --windows 4096,32768,262144,4194304,16777216
   [ -s "$OUT/model_full.tsv" ] && model=$OUT/model_full.tsv
@@ -99,8 +92,8 @@ data=test/data/soc-slashdot0902.tsv.gz
 # reserves: what the later phases need at least (er24 ~100 s, rmat22 ~35 s, rmat20 ~15 s, slashdot ~3 s);
 # the HITS/RWR checks run on rmat20 and slashdot only (they take half a minute at scale 22)
 C="tiled-s4-compact,tiled-s8-compact,tiled-s12-compact,tiled-s16-compact"
-has rmat24 && run_bench rmat24 110 --rmat 24 --reps 20 --only "${RMAT24_ONLY:-cusparse-natural,cusparse-sorted,tiled-s4,tiled-s8,$C,tiled-s8-compact-v16,tiled-s8-compact-v64,tiled-s8-blocked,auto}"
-has er24 && run_bench er24 60 --er 24 --reps 20 --skip-extra --only "${ER24_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-L2-blocked,tiled-s4-blocked,auto}"
+has rmat24 && run_bench rmat24 110 --rmat 24 --reps 20 --only "${RMAT24_ONLY:-cusparse-natural,cusparse-sorted,tiled-s4,tiled-s8,$C,tiled-s8-compact-v16,tiled-s8-compact-v64,auto}"
+has er24 && run_bench er24 60 --er 24 --reps 20 --skip-extra --only "${ER24_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,auto}"
 has rmat22 && run_bench rmat22 35 --rmat 22 --skip-extra --only "${RMAT22_ONLY:-cusparse-natural,cusparse-sorted,tiled-L2,tiled-s2,tiled-s2-compact,tiled-s4-compact,auto}"
 has rmat20 && run_bench rmat20 15 --rmat 20 --only "${RMAT20_ONLY:-cusparse-natural,cusparse-sorted,tiled-L2,tiled-s1,tiled-s2-compact,auto}"
 has slashdot && run_bench slashdot 3 --file "$data" --only "${SLASHDOT_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s1,auto,auto-fp64}"

@@ -2,16 +2,13 @@
  * plan_bench.c — the GPU engine's host planning, timed on the CPU (no GPU needed).
  *
  *   plan_bench --rmat S | --er S | --file EDGES.tsv[.gz]  [--threads T] [--layouts a,b,..]
- *              [--auto] [--blocked CAP] [--stats OUT.txt] [--hash]
+ *              [--auto] [--stats OUT.txt] [--hash]
  *
  * Builds the same graph the GPU benchmark builds: --rmat / --er replay pr_bench.cu's generator on
  * the host (same splitmix64 streams, the same random id permutation and the same sorted,
  * deduplicated edge list), then pr_graph_build.  Then the steps of the GPU engine's prepare():
  * out-degree keys, degree order, relabelled pull CSR, the model's choice among composite layouts
- * (--auto), and each named layout (binned, tiled-L2, tiled-sK, tiled-sK-compact, tiled-sK-blocked),
- * each timed.  --blocked CAP gives every tiled layout the blocked remainder with blocks of at most
- * CAP entries (a name with "blocked" alone: PR_BLOCKED_DEFAULT_CAP), and makes --auto choose among
- * blocked candidates only (blocked_mode 1); the blocked counts are printed.
+ * (--auto), and each named layout (binned, tiled-L2, tiled-sK, tiled-sK-compact), each timed.
  * --hash prints a 64-bit hash of every planned array (to compare builds and thread counts);
  * --stats writes each layout's model statistics (pr_layout_stats_write) for test/plan.
  */
@@ -250,23 +247,7 @@ hash_bytes(uint64_t h, const void *p, size_t bytes)
 	return h;
 }
 
-/* Hash of the blocked remainder's arrays, chained onto h. */
-static uint64_t
-hash_blocked(uint64_t h, const PrBlockedTail *b, int64_t n)
-{
-	h = hash_bytes(h, &b->col_begin, 8);
-	h = hash_bytes(h, &b->nnz, 8);
-	h = hash_bytes(h, &b->n_blocks, 8);
-	h = hash_bytes(h, b->scol_ptr, b->scol_ptr ? (size_t) (b->n_cols + 1) * 4 : 0);
-	h = hash_bytes(h, b->spos, b->spos ? (size_t) b->nnz * 4 : 0);
-	h = hash_bytes(h, b->sval, b->sval ? (size_t) b->nnz * 4 : 0);
-	h = hash_bytes(h, b->row_begin, b->row_begin ? (size_t) (b->n_blocks + 1) * 4 : 0);
-	h = hash_bytes(h, b->buf_begin, b->buf_begin ? (size_t) (b->n_blocks + 1) * 4 : 0);
-	h = hash_bytes(h, b->gptr, b->gptr ? (size_t) (n + 1) * 4 : 0);
-	return hash_bytes(h, b->gidx, b->gidx ? (size_t) b->nnz * 2 : 0);
-}
-
-/* Hash of every array of a composite layout (the blocked remainder's too, when it has one). */
+/* Hash of every array of a composite layout. */
 static uint64_t
 hash_composite(const PrComposite *c)
 {
@@ -291,8 +272,6 @@ hash_composite(const PrComposite *c)
 		h = hash_bytes(h, x->idx16, x->idx16 ? (size_t) x->n_idx * 2 : 0);
 		h = hash_bytes(h, x->val, x->val ? (size_t) x->n_idx * 4 : 0);
 	}
-	if (c->blocked != NULL)
-		h = hash_blocked(h, c->blocked, c->n);
 	return h;
 }
 
@@ -362,7 +341,6 @@ main(int argc, char **argv)
 				threads = 2,
 				do_hash = 0,
 				do_auto = 0;
-	long long	blocked_cap = 0;
 	const char *file = NULL,
 			   *layouts = "binned,tiled-L2,tiled-s1,tiled-s2,tiled-s4,tiled-s8",
 			   *stats_path = NULL,
@@ -410,12 +388,10 @@ main(int argc, char **argv)
 			do_hash = 1;
 		else if (!strcmp(argv[i], "--auto"))
 			do_auto = 1;
-		else if (!strcmp(argv[i], "--blocked") && i + 1 < argc)
-			blocked_cap = atoll(argv[++i]);
 		else
 		{
 			fprintf(stderr, "usage: %s --rmat S | --er S | --file F [--threads T] [--layouts a,b] "
-					"[--auto] [--blocked CAP] [--model M.tsv] [--stats OUT] [--label L] [--hash]\n", argv[0]);
+					"[--auto] [--model M.tsv] [--stats OUT] [--label L] [--hash]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -501,18 +477,12 @@ main(int argc, char **argv)
 		int			n_cand = 0;
 
 		pr_plan_choice_init(&choice, csr.n);
-		if (blocked_cap > 0)
-		{
-			choice.blocked_mode = 1;
-			choice.composite.blocked_cap = blocked_cap;
-		}
 		t0 = pr_clock_seconds();
 		need_ok(pr_plan_choose(&csr, have_model ? &model : NULL, &choice, &ms, log, sizeof(log),
 							   &n_cand, &pr_malloc_allocator, &err), &err, "choose");
-		printf("plan step %-22s %8.3f s  -> %s s=%d v=%d compact=%d blocked=%lld (%.4f ms): %s\n", "auto choice",
+		printf("plan step %-22s %8.3f s  -> %s s=%d v=%d compact=%d (%.4f ms): %s\n", "auto choice",
 			   pr_clock_seconds() - t0, choice.binned ? "binned" : "tiled", choice.composite.n_smem_tiles,
-			   choice.composite.vec_threshold, (int) choice.composite.compact,
-			   (long long) choice.composite.blocked_cap, ms, log);
+			   choice.composite.vec_threshold, (int) choice.composite.compact, ms, log);
 	}
 #else
 	(void) do_auto;
@@ -522,7 +492,6 @@ main(int argc, char **argv)
 	/* each named layout */
 	{
 		char	   *list = strdup(layouts);
-		char		stats_name[256];
 
 		for (char *name = strtok(list, ","); name; name = strtok(NULL, ","))
 		{
@@ -568,21 +537,9 @@ main(int argc, char **argv)
 #endif
 				if (strstr(name, "shapes"))
 					o.shapes_only = true;
-				if (blocked_cap > 0)
-					o.blocked_cap = blocked_cap;
-				else if (strstr(name, "blocked"))
-					o.blocked_cap = PR_BLOCKED_DEFAULT_CAP;
 				need_ok(pr_plan_composite(&csr, &o, &pr_malloc_allocator, &c, &err), &err, name);
 				printf("plan step %-22s %8.3f s  (%d tiles, padding %lld)", name, pr_clock_seconds() - t0,
 					   c.n_tiles, (long long) c.padding);
-				if (c.blocked != NULL)
-					printf("  blocked cap %lld: %lld entries (%.1f%%), %lld blocks (largest %lld), %lld rows, "
-						   "%lld long rows, last tile %lld entries",
-						   (long long) o.blocked_cap, (long long) c.blocked->nnz,
-						   100.0 * (double) c.blocked->nnz / (double) (csr.nnz > 0 ? csr.nnz : 1),
-						   (long long) c.blocked->n_blocks, (long long) c.blocked->max_block_entries,
-						   (long long) c.blocked->n_rows, (long long) c.blocked->n_long_rows,
-						   (long long) c.tiles[c.n_tiles - 1].nnz);
 				if (have_model)
 					predicted = pr_model_predict_composite(&model, &c) * 1e3;
 #ifdef PR_PLAN_HAVE_THREADS
@@ -591,10 +548,7 @@ main(int argc, char **argv)
 					PrLayoutStats ls;
 
 					need_ok(pr_layout_stats_composite(&c, &ls, &pr_malloc_allocator, &err), &err, "stats");
-					/* a layout made blocked by --blocked is stored under NAME-blocked */
-					snprintf(stats_name, sizeof(stats_name), "%s%s", name,
-							 c.blocked != NULL && !strstr(name, "blocked") ? "-blocked" : "");
-					pr_layout_stats_write(stats, label ? label : "graph", stats_name, &ls);
+					pr_layout_stats_write(stats, label ? label : "graph", name, &ls);
 					pr_layout_stats_free(&ls, &pr_malloc_allocator);
 				}
 #endif

@@ -291,7 +291,6 @@ struct Config
 	int			n_smem_tiles;	/* -1: model */
 	bool		l2_persist;
 	int			compact;		/* compact partials: 1 on, 0 off, -1 model */
-	int			blocked;		/* blocked remainder: block entries (> 0), 0 off, -1 model */
 };
 
 /* One row of the results table. */
@@ -381,6 +380,7 @@ calibrate(const char *out_path, const std::vector<int64_t> &windows, bool fixed_
 		g.in_src = col.data();
 		g.out_strength = strength.data();
 		pr_gpu_options_init(&o);
+		o.precision = PR_GPU_FP32;
 		o.relabel = false;
 		o.kernel = kind == 'b' ? PR_GPU_KERNEL_BINNED : PR_GPU_KERNEL_TILED;
 		o.tile_width = tile_width > 0 ? tile_width : n;
@@ -548,9 +548,9 @@ check_hits_rwr(PrGraph *g, const std::string &model_text)
 		die_on(pr_pagerank(cpu, &gg, 0.85, &rs, &it, r_ref.data(), &st, &err), err, "cpu rwr");
 		cpu->ops->release(cpu);
 	}
-	for (int variant = 0; variant < 3; variant++)
+	for (int variant = 0; variant < 2; variant++)
 	{
-		/* fp32 and fp64 with the model's layout, then fp32 on the blocked remainder */
+		/* fp32 and fp64 with the model's layout */
 		int			prec = variant == 1;
 		PrGpuOptions o;
 		PrEngine   *e;
@@ -559,12 +559,6 @@ check_hits_rwr(PrGraph *g, const std::string &model_text)
 
 		pr_gpu_options_init(&o);
 		o.precision = prec ? PR_GPU_FP64 : PR_GPU_FP32;
-		if (variant == 2)
-		{
-			o.kernel = PR_GPU_KERNEL_TILED;
-			o.n_smem_tiles = 2;
-			o.blocked_cap = PR_BLOCKED_DEFAULT_CAP;
-		}
 		o.model_text = model_text.empty() ? NULL : model_text.c_str();
 		git.tolerance = prec ? 1e-11 : 1e-7;
 		git.max_iterations = 300;
@@ -577,8 +571,7 @@ check_hits_rwr(PrGraph *g, const std::string &model_text)
 			lh += fabs(h[i] - h_ref[i]);
 			la += fabs(a[i] - a_ref[i]);
 		}
-		printf("# HITS %s%s (%s, %d it): L1 hubs %.2e authorities %.2e\n", prec ? "fp64" : "fp32",
-			   variant == 2 ? " blocked" : "", st.engine,
+		printf("# HITS %s (%s, %d it): L1 hubs %.2e authorities %.2e\n", prec ? "fp64" : "fp32", st.engine,
 			   st.iterations, lh, la);
 		die_on(pr_pagerank(e, &gg, 0.85, &rs, &git, r.data(), &st, &err), err, "gpu rwr");
 		for (int j = 0; j < k; j++)
@@ -853,6 +846,7 @@ bench_spmm(const PrGraph *g, const std::vector<int> &ks, int reps, int threads, 
 		std::vector<double> x((size_t) n, 1.0 / (double) n);
 
 		pr_gpu_options_init(&o);
+		o.precision = PR_GPU_FP32;
 		o.plan_threads = threads;
 		o.model_text = model_text.empty() ? NULL : model_text.c_str();
 		e = pr_gpu_engine_create(&o, &err);
@@ -901,6 +895,7 @@ bench_spmm(const PrGraph *g, const std::vector<int> &ks, int reps, int threads, 
 			PrGpuReport rep;
 
 			pr_gpu_options_init(&o);
+			o.precision = PR_GPU_FP32;
 			o.plan_threads = threads;
 			o.model_text = model_text.empty() ? NULL : model_text.c_str();
 			e = pr_gpu_engine_create(&o, &err);
@@ -968,6 +963,7 @@ bench_spmm(const PrGraph *g, const std::vector<int> &ks, int reps, int threads, 
 							rel;
 
 				pr_gpu_options_init(&o);
+				o.precision = PR_GPU_FP32;
 				o.plan_threads = threads;
 				o.chunk = v.chunk;
 				o.l2_persist = v.l2;
@@ -1290,43 +1286,35 @@ main(int argc, char **argv)
 
 	/* every kernel */
 	const Config configs[] = {
-		{"cusparse-natural", PR_GPU_KERNEL_CUSPARSE, false, 0, 0, PR_GPU_FP32, -1, false, 0, 0},
-		{"cusparse-sorted", PR_GPU_KERNEL_CUSPARSE, true, 0, 0, PR_GPU_FP32, -1, false, 0, 0},
-		{"binned", PR_GPU_KERNEL_BINNED, true, 0, 0, PR_GPU_FP32, -1, false, 0, 0},
-		{"binned-natural", PR_GPU_KERNEL_BINNED, false, 0, 0, PR_GPU_FP32, -1, false, 0, 0},
-		{"tiled-L2", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 0, false, 0, 0},
-		{"tiled-L2-w4M", PR_GPU_KERNEL_TILED, true, (int64_t) 1 << 22, 32, PR_GPU_FP32, 0, false, 0, 0},
-		{"tiled-s1", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 1, false, 0, 0},
-		{"tiled-s2", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 2, false, 0, 0},
-		{"tiled-s4", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, false, 0, 0},
-		{"tiled-s4-l2persist", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, true, 0, 0},
-		{"tiled-s8", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 8, false, 0, 0},
-		{"tiled-s16", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 16, false, 0, 0},
-		{"tiled-s2-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 2, false, 1, 0},
-		{"tiled-s4-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, false, 1, 0},
-		{"tiled-s8-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 8, false, 1, 0},
-		{"tiled-s16-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 16, false, 1, 0},
-		{"tiled-s12-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 12, false, 1, 0},
-		{"tiled-s8-compact-v16", PR_GPU_KERNEL_TILED, true, 0, 16, PR_GPU_FP32, 8, false, 1, 0},
-		{"tiled-s8-compact-v64", PR_GPU_KERNEL_TILED, true, 0, 64, PR_GPU_FP32, 8, false, 1, 0},
-		{"tiled-s8-compact-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 8, false, 1, 0},
-		{"tiled-s8-compact-v256", PR_GPU_KERNEL_TILED, true, 0, 256, PR_GPU_FP32, 8, false, 1, 0},
-		{"tiled-s8-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 8, false, 0, 0},
-		{"tiled-s4-compact-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 4, false, 1, 0},
-		{"tiled-s12-compact-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 12, false, 1, 0},
-		{"tiled-s16-compact-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 16, false, 1, 0},
-		{"tiled-L2-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 0, false, 0, 0},
-		{"tiled-s2-compact-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 2, false, 1, 0},
-		{"tiled-L2-blocked", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 0, false, 0, 24576},
-		{"tiled-s1-blocked", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 1, false, 0, 24576},
-		{"tiled-s2-blocked", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 2, false, 0, 24576},
-		{"tiled-s4-blocked", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, false, 0, 24576},
-		{"tiled-s8-blocked", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 8, false, 0, 24576},
-		{"tiled-s4-blocked-12k", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, false, 0, 12288},
-		{"tiled-s4-blocked-48k", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, false, 0, 49152},
-		{"tiled-s4-blocked-fp64", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP64, 4, false, 0, 24576},
-		{"auto", PR_GPU_KERNEL_AUTO, true, 0, 0, PR_GPU_FP32, -1, false, -1, -1},
-		{"auto-fp64", PR_GPU_KERNEL_AUTO, true, 0, 0, PR_GPU_FP64, -1, false, -1, -1},
+		{"cusparse-natural", PR_GPU_KERNEL_CUSPARSE, false, 0, 0, PR_GPU_FP32, -1, false, 0},
+		{"cusparse-sorted", PR_GPU_KERNEL_CUSPARSE, true, 0, 0, PR_GPU_FP32, -1, false, 0},
+		{"binned", PR_GPU_KERNEL_BINNED, true, 0, 0, PR_GPU_FP32, -1, false, 0},
+		{"binned-natural", PR_GPU_KERNEL_BINNED, false, 0, 0, PR_GPU_FP32, -1, false, 0},
+		{"tiled-L2", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 0, false, 0},
+		{"tiled-L2-w4M", PR_GPU_KERNEL_TILED, true, (int64_t) 1 << 22, 32, PR_GPU_FP32, 0, false, 0},
+		{"tiled-s1", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 1, false, 0},
+		{"tiled-s2", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 2, false, 0},
+		{"tiled-s4", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, false, 0},
+		{"tiled-s4-l2persist", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, true, 0},
+		{"tiled-s8", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 8, false, 0},
+		{"tiled-s16", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 16, false, 0},
+		{"tiled-s2-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 2, false, 1},
+		{"tiled-s4-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, false, 1},
+		{"tiled-s8-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 8, false, 1},
+		{"tiled-s16-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 16, false, 1},
+		{"tiled-s12-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 12, false, 1},
+		{"tiled-s8-compact-v16", PR_GPU_KERNEL_TILED, true, 0, 16, PR_GPU_FP32, 8, false, 1},
+		{"tiled-s8-compact-v64", PR_GPU_KERNEL_TILED, true, 0, 64, PR_GPU_FP32, 8, false, 1},
+		{"tiled-s8-compact-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 8, false, 1},
+		{"tiled-s8-compact-v256", PR_GPU_KERNEL_TILED, true, 0, 256, PR_GPU_FP32, 8, false, 1},
+		{"tiled-s8-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 8, false, 0},
+		{"tiled-s4-compact-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 4, false, 1},
+		{"tiled-s12-compact-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 12, false, 1},
+		{"tiled-s16-compact-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 16, false, 1},
+		{"tiled-L2-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 0, false, 0},
+		{"tiled-s2-compact-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 2, false, 1},
+		{"auto", PR_GPU_KERNEL_AUTO, true, 0, 0, PR_GPU_FP32, -1, false, -1},
+		{"auto-fp64", PR_GPU_KERNEL_AUTO, true, 0, 0, PR_GPU_FP64, -1, false, -1},
 	};
 	std::vector<Row> rows;
 	std::string device;
@@ -1355,7 +1343,6 @@ main(int argc, char **argv)
 		o.n_smem_tiles = c.n_smem_tiles;
 		o.l2_persist = c.l2_persist;
 		o.compact_partials = c.compact;
-		o.blocked_cap = c.blocked;
 		o.plan_threads = threads;
 		o.model_text = model_text.empty() ? NULL : model_text.c_str();
 		e = pr_gpu_engine_create(&o, &err);

@@ -1,32 +1,30 @@
 #!/bin/bash
 # bench/multi/device_run.sh — the one script for one device call on nvidia-h200-x2 / -x4 (issue 5):
 #   build the multi-GPU library and the bench, run the partition and planner unit tests, then
-#   check   R-MAT 18 on the GPU counts and piece counts PIECES against a double-precision CPU
-#           PageRank (csr, cusparse, tiled: every kernel x pieces x GPU count)
+#   check   R-MAT 18 on the GPU counts against a double-precision CPU PageRank (csr, cusparse,
+#           tiled: every kernel x GPU count)
 #   stream  R-MAT 24 streamed with a device budget of 0.4 x the matrix (the graph is 2.5x the
 #           budget), pinned whole; then again with 256 MiB of pinned memory (staged blocks)
 #           (not in the default phases: measured already; ask for it by name)
-#   big     R-MAT 26 (1.07 G edges) on the GPU counts and piece counts, local kernels BIG_KERNELS
+#   big     R-MAT 26 (1.07 G edges) on the GPU counts, local kernels BIG_KERNELS
 #           (default tiled at every GPU count, then cuSPARSE at 4 GPUs: "cusparse@4"): ms per
-#           product, per pipelined PageRank iteration, the exposed exchange (iteration - product),
+#           product, per PageRank iteration, the exposed exchange (iteration - product),
 #           the exchange alone, parallel efficiency, L1 to the 1-GPU scores, host preparation steps
 # Each phase gets what is left of the budget (timeout); logs are line-buffered into $OUT, so a run
 # cut off from outside still brings back what it printed.  The summary comes last.
 #
 #   usage: bench/multi/device_run.sh [phase ...]   (default: build tests check big)
 #   env:   OUT (default ./bench-out), BUDGET (seconds, default 540), BIG_SCALE (default 26),
-#          GPUS (default: 1,2,4 with 4 or more GPUs, else 1,2), PIECES (row pieces per GPU, default
-#          "1 2": S = 1 unpipelined, S = 2 all-gather of one piece behind the next one's product),
+#          GPUS (default: 1,2,4 with 4 or more GPUs, else 1,2),
 #          BIG_KERNELS (default tiled,cusparse@4; "kernel@G" = that kernel at G GPUs only),
 #          COMPACT (default 1; "1,0" also runs tiled with the full all-gather),
-#          RESERVE_SMS (default 0; a list: SMs the tiled tile kernels leave free for the all-gathers),
 #          DRY_RUN=1: build here and print each phase's command and time limit instead of running it
 #          (the check that the command is right before spending device time)
 #
 # NCCL: on the lent machines nccl.h and libnccl.so.2 come with the Python package nvidia-nccl-cu13:
 #   python3 -c "import nvidia.nccl; print(nvidia.nccl.__path__)"
 # prints the folder (it holds include/ and lib/); here (no GPU) they are in /usr/local/cuda.
-# NVLink multicast stays off: NCCL_NVLS_ENABLE=0 (pr_multi.cu also sets it before NCCL starts).
+# NVLink multicast stays off on the lent machines: NCCL_NVLS_ENABLE=0 (exported by nccl_env.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/bench-out}
@@ -36,11 +34,8 @@ if [ -z "${GPUS:-}" ]; then
   n_gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   if [ "$n_gpus" -ge 4 ]; then GPUS=1,2,4; else GPUS=1,2; fi
 fi
-PIECES=${PIECES:-1 2}
-PIECES_LIST=$(echo "$PIECES" | tr ' ' ',' | sed 's/,,*/,/g; s/^,//; s/,$//')
 BIG_KERNELS=${BIG_KERNELS:-tiled,cusparse@4}
-COMPACT=${COMPACT:-1}           # big: compact exchange (tiled, one piece) on/off list, e.g. "1,0"
-RESERVE_SMS=${RESERVE_SMS:-0}   # big: SMs the tiled kernels leave to the exchange, e.g. "0,16,32" (tiled, G > 1, S > 1)
+COMPACT=${COMPACT:-1}           # big: compact exchange (tiled) on/off list, e.g. "1,0"
 DRY_RUN=${DRY_RUN:-0}
 mkdir -p "$OUT"
 START=$(date +%s)
@@ -65,11 +60,11 @@ if has build; then
   [ -x "$BENCH" ] || { note "build failed"; tail -40 "$OUT/build.log"; exit 1; }
   if [ "$DRY_RUN" = 1 ]; then
     "$BENCH" --bad-flag 2>&1 | head -1   # the bench runs (prints its usage)
-    # the options of the phases below parse (an unknown kernel or piece count stops here, not on the device)
+    # the options of the phases below parse (an unknown kernel stops here, not on the device)
     for k in tiled,csr,cusparse "$BIG_KERNELS"; do
-      "$BENCH" --rmat 10 --prep-only --gpus "$GPUS" --kernels "$k" --pieces "$PIECES_LIST" > "$OUT/dry_prep.log" 2>&1 \
-        && note "dry run: --kernels $k --pieces $PIECES_LIST --gpus $GPUS parse; host preparation at R-MAT 10: $(grep -c '^| [0-9]' "$OUT/dry_prep.log") configuration(s) ok" \
-        || { note "dry run: --kernels $k --pieces $PIECES_LIST FAILED:"; tail -3 "$OUT/dry_prep.log"; }
+      "$BENCH" --rmat 10 --prep-only --gpus "$GPUS" --kernels "$k" > "$OUT/dry_prep.log" 2>&1 \
+        && note "dry run: --kernels $k --gpus $GPUS parse; host preparation at R-MAT 10: $(grep -c '^| [0-9]' "$OUT/dry_prep.log") configuration(s) ok" \
+        || { note "dry run: --kernels $k FAILED:"; tail -3 "$OUT/dry_prep.log"; }
     done
   fi
 fi
@@ -82,12 +77,12 @@ fi
 # reserves: what the later phases need at least (big ~300 s; stream ~60 s when asked for)
 reserve=300; has stream && reserve=360
 check_limit=$(( $(left) - reserve )); [ "$check_limit" -gt 120 ] && check_limit=120
-has check  && phase check  $check_limit "$OUT/check.log"  "$BENCH" --rmat 18 --gpus "$GPUS" --kernels tiled,csr,cusparse --pieces "$PIECES_LIST" --check-cpu --iters 30 --reps 20
+has check  && phase check  $check_limit "$OUT/check.log"  "$BENCH" --rmat 18 --gpus "$GPUS" --kernels tiled,csr,cusparse --check-cpu --iters 30 --reps 20
 has stream && phase stream $(( ($(left) - 300) / 2 )) "$OUT/stream.log" "$BENCH" --stream --rmat 24 --budget-frac 0.4 --reps 5
 has stream && phase stream_staged $(( $(left) - 300 )) "$OUT/stream_staged.log" "$BENCH" --stream --rmat 24 --budget-frac 0.4 --pinned-mb 256 --reps 5
-has big    && phase big    $(( $(left) - 5 )) "$OUT/big.log" "$BENCH" --rmat "$BIG_SCALE" --gpus "$GPUS" --kernels "$BIG_KERNELS" --pieces "$PIECES_LIST" --reserve-sms "$RESERVE_SMS" --compact "$COMPACT" --reps 20 --iters 20
+has big    && phase big    $(( $(left) - 5 )) "$OUT/big.log" "$BENCH" --rmat "$BIG_SCALE" --gpus "$GPUS" --kernels "$BIG_KERNELS" --compact "$COMPACT" --reps 20 --iters 20
 # a host-only profile of the preparation (no GPU), when asked for by name
-has prep   && phase prep   $(( $(left) - 5 )) "$OUT/prep.log" "$BENCH" --rmat "$BIG_SCALE" --prep-only --gpus "$GPUS" --kernels "$BIG_KERNELS" --pieces "$PIECES_LIST"
+has prep   && phase prep   $(( $(left) - 5 )) "$OUT/prep.log" "$BENCH" --rmat "$BIG_SCALE" --prep-only --gpus "$GPUS" --kernels "$BIG_KERNELS"
 
 {
   echo

@@ -2,19 +2,18 @@
  * multi_bench.c — benchmark of the multi-GPU PageRank (NCCL all-gather) and of the streamed
  * single-GPU product (cuda/pr_multi.h), on a CPU-generated R-MAT graph.
  *
- *   multi_bench --rmat S [--gpus 1,2,4] [--kernels csr,cusparse,tiled[@G]] [--pieces 1,2]
+ *   multi_bench --rmat S [--gpus 1,2,4] [--kernels csr,cusparse,tiled[@G]] [--compact 1,0]
  *               [--method greedy] [--reps N] [--iters K] [--check-cpu] [--tiled-model FILE]
- *       per kernel, piece count (PrMultiOptions.pieces: each GPU's rows in S pieces, piece h's
- *       all-gather overlapping piece h+1's product) and GPU count: partition imbalance per GPU and
- *       per piece, ms of the local product alone, of a whole pipelined PageRank iteration (product
- *       + update + all-gathers + all-reduce, as pagerank runs it), the exposed exchange (iteration -
+ *       per kernel and GPU count: partition imbalance per GPU, ms of the local product alone, of a
+ *       whole PageRank iteration (product + update + all-gather + all-reduce, as pagerank runs
+ *       it), the exposed exchange (iteration -
  *       product), the exchange alone, PageRank ms per iteration (K fixed iterations), parallel
  *       efficiency t1 / (G tG) against the kernel's first 1-GPU run, the L1 distance of the scores
  *       to the 1-GPU runs (and to a double-precision CPU PageRank with --check-cpu), the host
  *       preparation's steps.  "kernel@G" runs that kernel at G GPUs only.  tiled = the single-GPU
- *       engine's tile-composite kernels on each piece (a fixed layout, or the choice of the model
- *       in FILE with --tiled-model); its column gather is timed alone too ("# tiled" notes).
- *   multi_bench --prep-only --rmat S [--gpus ..] [--kernels ..] [--pieces ..]
+ *       engine's tile-composite kernels on each GPU's rows (a fixed layout, or the choice of the
+ *       model in FILE with --tiled-model); its column gather is timed alone too ("# tiled" notes).
+ *   multi_bench --prep-only --rmat S [--gpus ..] [--kernels ..]
  *       the host preparation of each configuration alone, step by step (no GPU needed).
  *   multi_bench --stream --rmat S [--budget-frac F | --budget-mb M] [--pinned-mb P] [--reps N]
  *       block plan for a device budget of F x the matrix bytes (default 0.4: the graph is 2.5x
@@ -368,55 +367,51 @@ parse_kernels(const char *text, KernelSpec *specs, int max)
 }
 
 /*
- * --prep-only: the host preparation of every configuration (kernel x pieces x GPU count) timed
- * step by step, no GPU needed (pr_multi_host_prepare).
+ * --prep-only: the host preparation of every configuration (kernel x GPU count) timed step by
+ * step, no GPU needed (pr_multi_host_prepare).
  */
 static int
 run_prep_only(const Graph *g, const int *gpus, int n_gpus, const KernelSpec *specs, int n_specs,
-			  const int *pieces, int n_pieces, PrPartitionMethod method)
+			  PrPartitionMethod method)
 {
 	int			failures = 0;
 
 	printf("# host preparation only (no GPU): %ld CPUs\n", sysconf(_SC_NPROCESSORS_ONLN));
-	printf("| gpus | pieces | kernel | partition s | local CSRs s | relabel + plans s | total s | GPU edge / row imb | piece edge / row imb | columns read (GPU 0) |\n");
-	printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+	printf("| gpus | kernel | partition s | local CSRs s | relabel + plans s | total s | GPU edge / row imb | columns read (GPU 0) |\n");
+	printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
 	for (int k = 0; k < n_specs; k++)
-		for (int s = 0; s < n_pieces; s++)
-			for (int i = 0; i < n_gpus; i++)
-			{
-				PrMultiOptions opt;
-				PrMultiHostTimes t;
-				PrError		err;
+		for (int i = 0; i < n_gpus; i++)
+		{
+			PrMultiOptions opt;
+			PrMultiHostTimes t;
+			PrError		err;
 
-				if (specs[k].only_gpus > 0 && gpus[i] != specs[k].only_gpus)
-					continue;
-				pr_multi_options_init(&opt);
-				opt.n_gpus = gpus[i];
-				opt.kernel = specs[k].kernel;
-				opt.method = method;
-				opt.pieces = pieces[s];
-				if (pr_multi_host_prepare(&opt, g->n, g->ptr, g->col, NULL, g->out_strength, &t, &err) != PR_OK)
-				{
-					printf("# %d GPUs %s pieces %d: FAILED: %s\n", gpus[i], specs[k].name, pieces[s], err.message);
-					failures++;
-					continue;
-				}
-				printf("| %d | %d | %s | %.2f | %.2f | %.2f | %.2f | %.4f / %.4f | %.4f / %.4f | %lld |\n", gpus[i], pieces[s],
-					   specs[k].name, t.partition_seconds, t.csr_seconds, t.plan_seconds, t.total_seconds,
-					   t.edge_imbalance, t.row_imbalance, t.piece_edge_imbalance, t.piece_row_imbalance,
-					   (long long) t.cols[0]);
+			if (specs[k].only_gpus > 0 && gpus[i] != specs[k].only_gpus)
+				continue;
+			pr_multi_options_init(&opt);
+			opt.n_gpus = gpus[i];
+			opt.kernel = specs[k].kernel;
+			opt.method = method;
+			if (pr_multi_host_prepare(&opt, g->n, g->ptr, g->col, NULL, g->out_strength, &t, &err) != PR_OK)
+			{
+				printf("# %d GPUs %s: FAILED: %s\n", gpus[i], specs[k].name, err.message);
+				failures++;
+				continue;
 			}
+			printf("| %d | %s | %.2f | %.2f | %.2f | %.2f | %.4f / %.4f | %lld |\n", gpus[i],
+				   specs[k].name, t.partition_seconds, t.csr_seconds, t.plan_seconds, t.total_seconds,
+				   t.edge_imbalance, t.row_imbalance, (long long) t.cols[0]);
+		}
 	return failures;
 }
 
 /*
- * The multi-GPU mode: for each kernel, each piece count, each GPU count.  Efficiency is against
- * the kernel's first 1-GPU run (its first piece count: 1 with --pieces 1,2).
+ * The multi-GPU mode: for each kernel, each compact-exchange setting, each GPU count.
+ * Efficiency is against the kernel's first 1-GPU run.
  */
 static int
 run_multi(const Graph *g, const int *gpus, int n_gpus, const KernelSpec *specs, int n_specs,
-		  const int *pieces, int n_pieces, const int *reserves, int n_reserves, const int *compacts,
-		  int n_compacts, PrPartitionMethod method,
+		  const int *compacts, int n_compacts, PrPartitionMethod method,
 		  int reps, int iters, bool check_cpu, const PrModel *tiled_model)
 {
 	int			visible = pr_multi_device_count();
@@ -436,13 +431,13 @@ run_multi(const Graph *g, const int *gpus, int n_gpus, const KernelSpec *specs, 
 		cpu_pagerank(g, 0.85, iters, cpu);
 		printf("# CPU reference (fp64, one thread): %.1f s\n", pr_clock_seconds() - t0);
 	}
-	printf("# columns: product = every piece's local product alone (no update, no exchange); iteration = a timed PageRank\n"
-		   "# iteration as pagerank runs it (product + update + pipelined all-gathers + all-reduce); exposed = iteration - product;\n"
-		   "# exchange = the all-gathers + all-reduce alone; efficiency = the kernel's first 1-GPU iteration (its first piece count)\n"
+	printf("# columns: product = the local product alone (no update, no exchange); iteration = a timed PageRank\n"
+		   "# iteration as pagerank runs it (product + update + all-gather + all-reduce); exposed = iteration - product;\n"
+		   "# exchange = the all-gather + all-reduce alone; efficiency = the kernel's first 1-GPU iteration\n"
 		   "# / (G x iteration); L1 vs the same kernel's first 1-GPU scores, vs the first 1-GPU run's, vs the CPU; host s = partition +\n"
 		   "# local CSRs + relabel/plans\n");
-	printf("| gpus | pieces | kernel | method | GPU edge / row imb | piece edge / row imb | product ms | iteration ms | exposed ms | exchange ms | pagerank ms/it | efficiency | L1 vs 1-GPU same kernel | L1 vs 1-GPU first kernel | L1 vs CPU | GiB/GPU | host s (partition / CSRs / plans) | upload s |\n");
-	printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+	printf("| gpus | kernel | method | GPU edge / row imb | product ms | iteration ms | exposed ms | exchange ms | pagerank ms/it | efficiency | L1 vs 1-GPU same kernel | L1 vs 1-GPU first kernel | L1 vs CPU | GiB/GPU | host s (partition / CSRs / plans) | upload s |\n");
+	printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
 	for (int k = 0; k < n_specs; k++)
 	{
 		const char *kname = specs[k].name;
@@ -450,10 +445,8 @@ run_multi(const Graph *g, const int *gpus, int n_gpus, const KernelSpec *specs, 
 		double		t1 = -1;
 		double	   *ref1 = NULL;	/* this kernel's 1-GPU scores */
 
-		for (int s = 0; s < n_pieces; s++)
-			for (int rs = 0; rs < n_reserves; rs++)
-				for (int cx = 0; cx < n_compacts; cx++)
-				for (int i = 0; i < n_gpus; i++)
+		for (int cx = 0; cx < n_compacts; cx++)
+			for (int i = 0; i < n_gpus; i++)
 			{
 				PrMultiOptions opt;
 				PrMulti    *m;
@@ -469,10 +462,8 @@ run_multi(const Graph *g, const int *gpus, int n_gpus, const KernelSpec *specs, 
 
 				if (specs[k].only_gpus > 0 && gpus[i] != specs[k].only_gpus)
 					continue;
-				if (rs > 0 && (gpus[i] == 1 || pieces[s] == 1 || kernel != PR_MULTI_KERNEL_TILED))
-					continue;	/* the reserve applies to tiled on several GPUs and pieces only */
-				if (cx > 0 && (pieces[s] != 1 || kernel != PR_MULTI_KERNEL_TILED))
-					continue;	/* the compact exchange applies to tiled with one piece only */
+				if (cx > 0 && kernel != PR_MULTI_KERNEL_TILED)
+					continue;	/* the compact exchange applies to tiled only */
 				if (gpus[i] > visible)
 				{
 					printf("# %d GPUs: skipped (%d visible)\n", gpus[i], visible);
@@ -482,11 +473,7 @@ run_multi(const Graph *g, const int *gpus, int n_gpus, const KernelSpec *specs, 
 				opt.n_gpus = gpus[i];
 				opt.kernel = kernel;
 				opt.method = method;
-				opt.pieces = pieces[s];
-				opt.reserve_sms = reserves[rs];
 				opt.compact_exchange = compacts[cx] != 0;
-				if (reserves[rs] > 0)
-					printf("# next row: tiled kernels leave %d SMs per GPU to the exchange (reserve_sms)\n", reserves[rs]);
 				opt.check_every = iters + 1;	/* fixed iterations: no residual reads in between */
 				opt.tiled_model = tiled_model;
 				m = pr_multi_create(&opt, &err);
@@ -495,7 +482,7 @@ run_multi(const Graph *g, const int *gpus, int n_gpus, const KernelSpec *specs, 
 					pr_multi_report(m, &rep, &err) != PR_OK ||	/* after the timing: gather and exchange ms */
 					pr_multi_pagerank(m, 0.85, 0.0, iters, scores, &run, &err) != PR_OK)
 				{
-					printf("# %d GPUs %s pieces %d: FAILED: %s\n", gpus[i], kname, pieces[s], err.message);
+					printf("# %d GPUs %s: FAILED: %s\n", gpus[i], kname, err.message);
 					failures++;
 					pr_multi_free(m);
 					continue;
@@ -526,9 +513,8 @@ run_multi(const Graph *g, const int *gpus, int n_gpus, const KernelSpec *specs, 
 					d_cpu = l1(scores, cpu, g->n);
 				if (l1_bad(d_ref) || l1_bad(d_own) || l1_bad(d_cpu))
 					failures++;
-				printf("| %d | %d | %s | %s | %.4f / %.4f | %.4f / %.4f | %.3f | %.3f | %.3f | %.3f | %.3f | %s%.1f%% | %.2e | %.2e | %.2e | %.2f | %.1f (%.1f / %.1f / %.1f) | %.1f |\n",
-					   rep.n_gpus, rep.pieces, kname, rep.method, rep.edge_imbalance, rep.row_imbalance,
-					   rep.piece_edge_imbalance, rep.piece_row_imbalance, prod_ms, it_ms, it_ms - prod_ms, rep.exchange_ms,
+				printf("| %d | %s | %s | %.4f / %.4f | %.3f | %.3f | %.3f | %.3f | %.3f | %s%.1f%% | %.2e | %.2e | %.2e | %.2f | %.1f (%.1f / %.1f / %.1f) | %.1f |\n",
+					   rep.n_gpus, kname, rep.method, rep.edge_imbalance, rep.row_imbalance, prod_ms, it_ms, it_ms - prod_ms, rep.exchange_ms,
 					   run.seconds * 1e3 / run.iterations, t1 > 0 ? "" : "n/a ",
 					   t1 > 0 ? 100.0 * t1 / (rep.n_gpus * it_ms) : 0.0, d_own, d_ref, d_cpu,
 					   (double) max_bytes / (1 << 30), rep.partition_seconds, rep.host_partition_seconds,
@@ -543,9 +529,9 @@ run_multi(const Graph *g, const int *gpus, int n_gpus, const KernelSpec *specs, 
 
 					for (int q = 0; q < rep.n_gpus; q++)
 						cols = rep.cols[q] > cols ? rep.cols[q] : cols;
-					printf("# tiled %d GPU(s), %d piece(s): column gather %.3f ms per iteration (%.1f%% of the product), at most %lld of %lld slots read by a GPU; GPU 0: %s\n",
-						   rep.n_gpus, rep.pieces, rep.gather_ms, prod_ms > 0 ? 100.0 * rep.gather_ms / prod_ms : 0.0,
-						   (long long) cols, (long long) (rep.stride * rep.n_gpus * rep.pieces), rep.layout);
+					printf("# tiled %d GPU(s): column gather %.3f ms per iteration (%.1f%% of the product), at most %lld of %lld slots read by a GPU; GPU 0: %s\n",
+						   rep.n_gpus, rep.gather_ms, prod_ms > 0 ? 100.0 * rep.gather_ms / prod_ms : 0.0,
+						   (long long) cols, (long long) (rep.stride * rep.n_gpus), rep.layout);
 				}
 				fflush(stdout);
 				runs++;
@@ -706,11 +692,7 @@ main(int argc, char **argv)
 				n_gpus = 3,
 				gpus[16] = {1, 2, 4};
 	const char *kernels = "csr,cusparse";
-	int			pieces[16] = {2},
-				n_pieces = 1,
-				reserves[16] = {0},
-				n_reserves = 1,
-				compacts[16] = {1},
+	int			compacts[16] = {1},
 				n_compacts = 1;
 	bool		prep_only = false;
 	const char *model_path = NULL;
@@ -737,12 +719,8 @@ main(int argc, char **argv)
 			n_gpus = parse_list(argv[++i], gpus, 16);
 		else if ((!strcmp(a, "--kernels") || !strcmp(a, "--kernel")) && v)
 			kernels = argv[++i];
-		else if (!strcmp(a, "--pieces") && v)
-			n_pieces = parse_list(argv[++i], pieces, 16);
 		else if (!strcmp(a, "--compact") && v)
 			n_compacts = parse_list(argv[++i], compacts, 16);
-		else if (!strcmp(a, "--reserve-sms") && v)
-			n_reserves = parse_list(argv[++i], reserves, 16);
 		else if (!strcmp(a, "--prep-only"))
 			prep_only = true;
 		else if (!strcmp(a, "--tiled-model") && v)
@@ -772,7 +750,7 @@ main(int argc, char **argv)
 		else
 		{
 			fprintf(stderr, "usage: %s --rmat S [--gpus 1,2,4] [--kernels csr,cusparse,tiled] [--method greedy|snake|ranges] "
-					"[--pieces 1,2] [--reserve-sms 0,16] [--compact 1,0] [--reps N] [--iters K] [--check-cpu] [--tiled-model FILE] [--prep-only] | --stream --rmat S [--budget-frac F|--budget-mb M] "
+					"[--compact 1,0] [--reps N] [--iters K] [--check-cpu] [--tiled-model FILE] [--prep-only] | --stream --rmat S [--budget-frac F|--budget-mb M] "
 					"[--pinned-mb P] [--reps N]\n", argv[0]);
 			return 2;
 		}
@@ -800,19 +778,13 @@ main(int argc, char **argv)
 		fprintf(stderr, "unknown kernel in %s (csr, cusparse, tiled, each optionally @GPUS)\n", kernels);
 		return 2;
 	}
-	for (int i = 0; i < n_pieces; i++)
-		if (pieces[i] < 1 || pieces[i] > PR_MULTI_MAX_PIECES)
-		{
-			fprintf(stderr, "pieces must be 1..%d\n", PR_MULTI_MAX_PIECES);
-			return 2;
-		}
 	make_rmat(scale, &g);
 	if (stream)
 		failures = run_stream(&g, budget_frac, budget_mb, pinned_mb, reps);
 	else if (prep_only)
-		failures = run_prep_only(&g, gpus, n_gpus, specs, n_specs, pieces, n_pieces, method);
+		failures = run_prep_only(&g, gpus, n_gpus, specs, n_specs, method);
 	else
-		failures = run_multi(&g, gpus, n_gpus, specs, n_specs, pieces, n_pieces, reserves, n_reserves, compacts, n_compacts, method, reps, iters, check_cpu,
+		failures = run_multi(&g, gpus, n_gpus, specs, n_specs, compacts, n_compacts, method, reps, iters, check_cpu,
 							 model_path ? &model : NULL);
 	printf("# %s\n", failures == 0 ? "all checks passed" : "CHECKS FAILED");
 	free(g.ptr);

@@ -1,6 +1,7 @@
 # bench/multi/nccl_env.sh — sourced by the device scripts: finds NCCL and exports NCCL_HOME (the pip package
 # nvidia-nccl-cu13 on the lent machines first, then the CUDA toolkit), turns NVLink multicast off
-# (NCCL_NVLS_ENABLE=0, as the device tool requires) and puts NCCL's library folder on LD_LIBRARY_PATH.
+# (NCCL_NVLS_ENABLE=0: the lent machines require it, and the library leaves it to the environment) and
+# puts NCCL's library folder on LD_LIBRARY_PATH.
 NCCL_HOME=${NCCL_HOME:-}
 if [ -z "$NCCL_HOME" ]; then
   for py in python3 /usr/bin/python3; do

@@ -62,6 +62,8 @@ else
   export LD_LIBRARY_PATH=/opt/pg15/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
   # NCCL: the pip package nvidia-nccl-cu13 on the lent machines, else the CUDA toolkit
   . bench/multi/nccl_env.sh
+  # NVLink multicast off: the lent machines require it; the server (and its GPU service) inherits it
+  export NCCL_NVLS_ENABLE=0
 fi
 PGCONF=$PGBIN/pg_config
 export PGHOST=$SOCK PGPORT=$PORT PGUSER=postgres PGDATABASE=bench

@@ -426,13 +426,11 @@ pr_partition_threads(void)
 	return pr_thread_count(partition_thread_setting, PR_PARTITION_MAX_THREADS);
 }
 
-/* The shared state of one multi-part CSR build (pr_partition_parts_csr). */
-typedef struct PartsCsrWork
+/* The shared state of one part's CSR build (pr_partition_local_csr). */
+typedef struct PartCsrWork
 {
 	const PrPartition *part;
-	const int  *parts;
-	int			count;
-	const int64_t *row_begin;	/* [count+1] first local row of each listed part */
+	int64_t		slot_begin;		/* the part's first slot: local row i is slot slot_begin + i */
 	const int64_t *ptr;
 	const int32_t *col;
 	const double *val;
@@ -440,53 +438,29 @@ typedef struct PartsCsrWork
 	PrPartCsr  *out;
 	int64_t		thread_sum[PR_PARTITION_MAX_THREADS];	/* entries of each thread's rows (pass 1) */
 	bool		failed;			/* a thread could not get scratch memory (pass 2) */
-} PartsCsrWork;
+} PartCsrWork;
 
-/* The original node of local row i of the multi-part CSR (k: a hint, the listed part holding it). */
+/* The original node of local row i of the part's CSR. */
 static inline int32_t
-parts_row_node(const PartsCsrWork *w, int64_t i, int *k)
+part_row_node(const PartCsrWork *w, int64_t i)
 {
-	while (i >= w->row_begin[*k + 1])
-		(*k)++;
-	return w->part->slot_to_node[pr_partition_slot_begin(w->part, w->parts[*k]) + (i - w->row_begin[*k])];
-}
-
-/* The part index holding local row i (binary search over row_begin). */
-static int
-parts_find(const PartsCsrWork *w, int64_t i)
-{
-	int			lo = 0,
-				hi = w->count - 1;
-
-	while (lo < hi)
-	{
-		int			mid = (lo + hi + 1) / 2;
-
-		if (w->row_begin[mid] <= i)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return lo;
+	return w->part->slot_to_node[w->slot_begin + i];
 }
 
 /* Pass 1: ptr[i+1] = length of local row i for thread t's even share of rows; sums them. */
 static void
-parts_lengths_task(void *arg, int t, int n_threads)
+part_lengths_task(void *arg, int t, int n_threads)
 {
-	PartsCsrWork *w = arg;
+	PartCsrWork *w = arg;
 	int64_t		n = w->out->n_rows,
 				b,
 				e,
 				sum = 0;
-	int			k;
 
 	pr_even_range(n, t, n_threads, &b, &e);
-	k = b < n ? parts_find(w, b) : 0;
-
 	for (int64_t i = b; i < e; i++)
 	{
-		int32_t		r = parts_row_node(w, i, &k);
+		int32_t		r = part_row_node(w, i);
 		int64_t		len = w->ptr[r + 1] - w->ptr[r];
 
 		w->out->ptr[i + 1] = len;
@@ -497,9 +471,9 @@ parts_lengths_task(void *arg, int t, int n_threads)
 
 /* Pass 1b: turns thread t's lengths into offsets, starting from the earlier threads' entries. */
 static void
-parts_prefix_task(void *arg, int t, int n_threads)
+part_prefix_task(void *arg, int t, int n_threads)
 {
-	PartsCsrWork *w = arg;
+	PartCsrWork *w = arg;
 	int64_t		b,
 				e,
 				at = 0;
@@ -520,9 +494,9 @@ parts_prefix_task(void *arg, int t, int n_threads)
  * result does not depend on the thread count.
  */
 static void
-parts_fill_task(void *arg, int t, int n_threads)
+part_fill_task(void *arg, int t, int n_threads)
 {
-	PartsCsrWork *w = arg;
+	PartCsrWork *w = arg;
 	PrPartCsr  *out = w->out;
 	int64_t		n = out->n_rows,
 				b = t == 0 ? 0 : pr_csr_row_at(out->ptr, 0, n, out->nnz * t / n_threads, 0),
@@ -530,11 +504,10 @@ parts_fill_task(void *arg, int t, int n_threads)
 	bool		with_val = out->val != NULL;
 	ColVal	   *tmp = NULL;
 	int64_t		tmp_len = 0;
-	int			k = b < n ? parts_find(w, b) : 0;
 
 	for (int64_t i = b; i < e; i++)
 	{
-		int32_t		r = parts_row_node(w, i, &k);
+		int32_t		r = part_row_node(w, i);
 		int64_t		q = out->ptr[i];
 		int64_t		len = w->ptr[r + 1] - w->ptr[r];
 
@@ -578,58 +551,48 @@ parts_fill_task(void *arg, int t, int n_threads)
 	free(tmp);
 }
 
-/* Builds one CSR of the rows of several parts, in list order, over slot columns. */
+/* Builds part p's CSR over slot columns. */
 PrStatus
-pr_partition_parts_csr(const PrPartition *part, const int *parts, int count, const int64_t *ptr,
-					   const int32_t *col, const double *val, const double *col_scale,
-					   const PrAllocator *alloc, PrPartCsr *out, int64_t *row_begin, PrError *err)
+pr_partition_local_csr(const PrPartition *part, int p, const int64_t *ptr, const int32_t *col,
+					   const double *val, const double *col_scale, const PrAllocator *alloc,
+					   PrPartCsr *out, PrError *err)
 {
 	bool		with_val = (val != NULL || col_scale != NULL);
-	PartsCsrWork *w;
+	PartCsrWork *w;
 	int			threads = pr_partition_threads();
 
 	memset(out, 0, sizeof(*out));
-	if (count < 1 || count > PR_PARTITION_MAX_PARTS)
-		return pr_error_set(err, PR_ERR_INVALID, "%d parts listed (1..%d)", count, PR_PARTITION_MAX_PARTS);
-	row_begin[0] = 0;
-	for (int k = 0; k < count; k++)
-	{
-		if (parts[k] < 0 || parts[k] >= part->n_parts)
-			return pr_error_set(err, PR_ERR_INVALID, "part %d of %d", parts[k], part->n_parts);
-		for (int j = 0; j < k; j++)
-			if (parts[j] == parts[k])
-				return pr_error_set(err, PR_ERR_INVALID, "part %d listed twice", parts[k]);
-		row_begin[k + 1] = row_begin[k] + part->rows[parts[k]];
-		out->nnz += part->edges[parts[k]];
-	}
-	out->n_rows = row_begin[count];
+	if (p < 0 || p >= part->n_parts)
+		return pr_error_set(err, PR_ERR_INVALID, "part %d of %d", p, part->n_parts);
+	out->n_rows = part->rows[p];
+	out->nnz = part->edges[p];
 	out->n_cols = part->n_slots;
-	out->slot_begin = pr_partition_slot_begin(part, parts[0]);
+	out->slot_begin = pr_partition_slot_begin(part, p);
 	out->ptr = pr_alloc_array(alloc, (size_t) out->n_rows + 1, sizeof(int64_t));
 	out->col = pr_alloc_array(alloc, (size_t) out->nnz + 1, sizeof(int32_t));
 	out->val = with_val ? pr_alloc_array(alloc, (size_t) out->nnz + 1, sizeof(float)) : NULL;
-	w = calloc(1, sizeof(PartsCsrWork));
+	w = calloc(1, sizeof(PartCsrWork));
 	if (w == NULL || out->ptr == NULL || out->col == NULL || (with_val && out->val == NULL))
 	{
 		free(w);
 		pr_part_csr_free(out, alloc);
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %d part(s) (%lld entries)", count,
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for part %d (%lld entries)", p,
 							(long long) out->nnz);
 	}
-	*w = (PartsCsrWork) {part, parts, count, row_begin, ptr, col, val, col_scale, out, {0}, false};
+	*w = (PartCsrWork) {part, out->slot_begin, ptr, col, val, col_scale, out, {0}, false};
 	/* small parts in the caller: thread start-up would cost more than the work */
 	if (out->nnz + out->n_rows < 100000)
 		threads = 1;
 	out->ptr[0] = 0;
-	pr_parallel_run(parts_lengths_task, w, threads);
-	pr_parallel_run(parts_prefix_task, w, threads);
+	pr_parallel_run(part_lengths_task, w, threads);
+	pr_parallel_run(part_prefix_task, w, threads);
 	if (out->ptr[out->n_rows] != out->nnz)
 	{
 		free(w);
 		pr_part_csr_free(out, alloc);
-		return pr_error_set(err, PR_ERR_INVALID, "parts' rows hold a different edge count");
+		return pr_error_set(err, PR_ERR_INVALID, "part %d's rows hold a different edge count", p);
 	}
-	pr_parallel_run(parts_fill_task, w, threads);
+	pr_parallel_run(part_fill_task, w, threads);
 	if (w->failed)
 	{
 		free(w);
@@ -638,17 +601,6 @@ pr_partition_parts_csr(const PrPartition *part, const int *parts, int count, con
 	}
 	free(w);
 	return PR_OK;
-}
-
-/* Builds part p's CSR over slot columns. */
-PrStatus
-pr_partition_local_csr(const PrPartition *part, int p, const int64_t *ptr, const int32_t *col,
-					   const double *val, const double *col_scale, const PrAllocator *alloc,
-					   PrPartCsr *out, PrError *err)
-{
-	int64_t		row_begin[2];
-
-	return pr_partition_parts_csr(part, &p, 1, ptr, col, val, col_scale, alloc, out, row_begin, err);
 }
 
 /* Frees a PrPartCsr. */

@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-/* Most parts (GPUs, or GPUs x pieces) a partition may have. */
+/* Most parts (GPUs) a partition may have. */
 #define PR_PARTITION_MAX_PARTS 64
 
 /* Most threads the CSR builders use. */
@@ -100,18 +100,6 @@ int64_t		pr_partition_slot_begin(const PrPartition *part, int p);
 double		pr_partition_edge_imbalance(const PrPartition *part);
 double		pr_partition_row_imbalance(const PrPartition *part);
 
-/*
- * Pipelined multi-GPU products partition into n_gpus x pieces "virtual" parts: virtual part
- * piece * n_gpus + gpu belongs to GPU gpu, so the parts of one piece (one per GPU) are consecutive
- * and piece h's all-gather is one in-place all-gather of the block of slots
- * [h * n_gpus * stride, (h + 1) * n_gpus * stride).  pieces = 1 is the plain partition.
- */
-static inline int
-pr_partition_virtual_part(int n_gpus, int gpu, int piece)
-{
-	return piece * n_gpus + gpu;
-}
-
 /* Sets the threads the CSR builders use (<= 0: the online CPUs, at most PR_PARTITION_MAX_THREADS). */
 void		pr_partition_set_threads(int n_threads);
 
@@ -123,7 +111,7 @@ typedef struct PrPartCsr
 {
 	int64_t		n_rows;			/* rows of the part (local row i = slot slot_begin + i) */
 	int64_t		n_cols;			/* the partition's n_slots */
-	int64_t		slot_begin;		/* several parts (pr_partition_parts_csr): the first part's */
+	int64_t		slot_begin;		/* the part's first slot */
 	int64_t		nnz;
 	int64_t    *ptr;			/* [n_rows+1] */
 	int32_t    *col;			/* [nnz] slot ids, ascending within a row */
@@ -134,22 +122,11 @@ typedef struct PrPartCsr
  * Builds part p's CSR from the whole matrix (ptr, col, optional val).  Entry values are
  * val[e] * col_scale[col[e]] where either may be NULL (meaning 1); val is NULL in the result when
  * both are.  Pass col_scale = 1 / out_strength (0 for dangling) for PageRank's P.
+ * Multi-threaded (pr_partition_threads); the result does not depend on the thread count.
  */
 PrStatus	pr_partition_local_csr(const PrPartition *part, int p, const int64_t *ptr,
 								   const int32_t *col, const double *val, const double *col_scale,
 								   const PrAllocator *alloc, PrPartCsr *out, PrError *err);
-
-/*
- * Builds one CSR of the rows of parts[0..count-1] (distinct), in that order: the rows of
- * parts[k] are local rows row_begin[k] .. row_begin[k+1]-1 (row_begin has count+1 entries, filled
- * here), local row row_begin[k] + i being slot pr_partition_slot_begin(part, parts[k]) + i.
- * Values as pr_partition_local_csr.  Multi-threaded (pr_partition_threads); the result does not
- * depend on the thread count.
- */
-PrStatus	pr_partition_parts_csr(const PrPartition *part, const int *parts, int count,
-								   const int64_t *ptr, const int32_t *col, const double *val,
-								   const double *col_scale, const PrAllocator *alloc,
-								   PrPartCsr *out, int64_t *row_begin, PrError *err);
 
 /* Frees a PrPartCsr. */
 void		pr_part_csr_free(PrPartCsr *csr, const PrAllocator *alloc);

@@ -1,13 +1,12 @@
 /*
  * pr_plan.c — the format planners of the GPU engine (degree order, relabelling, composite tiles,
- * row bins); the blocked remainder of the composite layout is built in pr_plan_blocked.c, the
- * performance model lives in pr_plan_model.c.  Pure C11 + POSIX threads: see pr_plan.h.
+ * row bins); the performance model lives in pr_plan_model.c.  Pure C11 + POSIX threads: see pr_plan.h.
  *
  * Threads split rows (or edges) into fixed parts; every output position follows from counts
  * summed in part order, so the result is the same bits for any number of threads.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "pr_plan_internal.h"
+#include "pr_plan.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +39,7 @@ pr_plan_threads(void)
 }
 
 /* Threads for work of the given size (small work runs in the caller). */
-int
+static int
 pr_plan_parts(int64_t work)
 {
 	int			t = pr_plan_threads();
@@ -141,7 +140,7 @@ relabel_inverse_part(void *arg, int part, int n_parts)
 }
 
 /* Stable LSD radix sort of keys by their upper 32 bits (8-bit digits); result back in keys. */
-void
+static void
 pr_plan_radix_sort_upper(uint64_t *keys, uint64_t *tmp, int64_t len)
 {
 	uint64_t   *from = keys,
@@ -485,14 +484,13 @@ pr_plan_composite_free(PrComposite *c, const PrAllocator *alloc)
 	pr_free(alloc, c->merge_row);
 	pr_free(alloc, c->merge_ptr);
 	pr_free(alloc, c->merge_slot);
-	pr_plan_blocked_free(c->blocked, alloc);
 	memset(c, 0, sizeof(*c));
 }
 
-/* Column tile boundaries: width-wide tiles, and by the paper's rule the rest as one sparse tile. */
+/* Column tile boundaries: the shared-memory tiles, then width-wide tiles; the last tile takes the
+ * rest when max_tiles is reached. */
 static int
-composite_tile_bounds(int64_t n, const int64_t *col_degree, const PrCompositeOptions *o,
-					  int64_t *bounds, int max_tiles)
+composite_tile_bounds(int64_t n, const PrCompositeOptions *o, int64_t *bounds, int max_tiles)
 {
 	int64_t		w = o->tile_width < 1 ? n : o->tile_width;
 	int			count = 0;
@@ -506,8 +504,6 @@ composite_tile_bounds(int64_t n, const int64_t *col_degree, const PrCompositeOpt
 	}
 	while (c < n && count < max_tiles - 1)
 	{
-		if (o->paper_stop && count > 0 && col_degree[c] <= 1)
-			break;
 		c = (n - c > w) ? c + w : n;
 		bounds[++count] = c;
 	}
@@ -582,7 +578,6 @@ typedef struct SegmentTotals
 {
 	int64_t		nnz[PR_PLAN_MAX_TILES];
 	int64_t		rank_hist[PR_PLAN_MAX_TILES][2][PR_RANK_BUCKETS];
-	int64_t		blocked_long;	/* rows too long for the blocked remainder */
 } SegmentTotals;
 
 /* Shared state of a composite plan's parallel steps. */
@@ -597,7 +592,6 @@ typedef struct CompositeWork
 	int64_t		vthr;
 	int64_t		chunk;
 	int32_t    *lens;			/* [n_tiles][n] segment length of each row in each tile */
-	int32_t    *blen;			/* [n] remainder entries leaving the last tile (blocked), or NULL */
 	int64_t    *cursor;			/* [n] first entry of each row's segment in the current tile */
 	int32_t    *order;			/* [n] rows of the current tile by length (desc), then id */
 	SegmentTotals *totals;		/* [parts] */
@@ -639,9 +633,7 @@ plan_lower_bound(const int32_t *col, int64_t lo, int64_t hi, int64_t value)
 /*
  * Segment pass: every row's length in every tile, with the per-tile rank histograms.  Columns are
  * ascending within a row, so segment ends and rank-bucket boundaries are found by search: the
- * work per row grows with the buckets it spans, not with its length.  With the blocked
- * remainder, a row's last-tile segment of at most blocked_cap entries goes to blen instead (the
- * last tile then holds only the long rows' segments).
+ * work per row grows with the buckets it spans, not with its length.
  */
 static void
 segment_part(void *arg, int part, int n_parts)
@@ -660,24 +652,12 @@ segment_part(void *arg, int part, int n_parts)
 		int64_t		p = csr->ptr[r];
 		int64_t		end = csr->ptr[r + 1];
 
-		if (w->blen != NULL)
-			w->blen[r] = 0;
 		for (int t = 0; t < w->n_tiles; t++)
 		{
 			int64_t		col_begin = w->bounds[t];
 			int64_t		q = plan_lower_bound(col, p, end, w->bounds[t + 1]);
 			int64_t    *hist = tot->rank_hist[t][(q - p >= w->vthr) ? 0 : 1];
 
-			if (w->blen != NULL && t == w->n_tiles - 1)
-			{
-				if (q - p <= w->o->blocked_cap)
-				{
-					w->blen[r] = (int32_t) (q - p);
-					w->lens[(size_t) t * (size_t) w->n + (size_t) r] = 0;
-					break;
-				}
-				tot->blocked_long++;
-			}
 			w->lens[(size_t) t * (size_t) w->n + (size_t) r] = (int32_t) (q - p);
 			tot->nnz[t] += q - p;
 			for (int64_t k = p; k < q;)
@@ -1109,7 +1089,6 @@ composite_finish(CompositeWork *w, PrComposite *out, const PrAllocator *alloc, P
 				 PrError *err)
 {
 	free(w->lens);
-	free(w->blen);
 	free(w->cursor);
 	free(w->order);
 	free(w->totals);
@@ -1151,10 +1130,6 @@ pr_plan_composite_with_degrees(const PrPlanCsr *csr, const int64_t *col_degree,
 	if (options->n_smem_tiles > 0 && (options->smem_width < 1 || options->smem_width >= 65535))
 		return pr_error_set(err, PR_ERR_INVALID,
 							"composite plan: shared-memory tiles need 1 <= smem_width < 65535");
-	if (options->blocked_cap < 0 || options->blocked_cap > PR_BLOCKED_MAX_CAP || options->blocked_max_rows < 0)
-		return pr_error_set(err, PR_ERR_INVALID,
-							"composite plan: blocked_cap must be 0 (off) or 1 .. %d, blocked_max_rows >= 0",
-							PR_BLOCKED_MAX_CAP);
 	for (int64_t r = 0; r < n; r++)
 		if (csr->ptr[r + 1] - csr->ptr[r] > (int64_t) INT32_MAX)
 			return pr_error_set(err, PR_ERR_TOO_LARGE, "composite plan: row %lld has over 2^31 entries",
@@ -1162,7 +1137,7 @@ pr_plan_composite_with_degrees(const PrPlanCsr *csr, const int64_t *col_degree,
 	if (n_cols > PR_PLAN_MAX_NODES_CHECK)
 		return pr_error_set(err, PR_ERR_TOO_LARGE, "composite plan: %lld columns exceed the 32-bit ids",
 							(long long) n_cols);
-	out->n_tiles = composite_tile_bounds(n_cols, col_degree, options, bounds, PR_PLAN_MAX_TILES);
+	out->n_tiles = composite_tile_bounds(n_cols, options, bounds, PR_PLAN_MAX_TILES);
 	w.csr = csr;
 	w.o = options;
 	w.n = n;
@@ -1177,14 +1152,11 @@ pr_plan_composite_with_degrees(const PrPlanCsr *csr, const int64_t *col_degree,
 	w.lens = malloc(((size_t) out->n_tiles * (size_t) n + 1) * sizeof(int32_t));
 	w.cursor = malloc((size_t) (n + 1) * sizeof(int64_t));
 	w.order = malloc((size_t) (n + 1) * sizeof(int32_t));
-	if (options->blocked_cap > 0)
-		w.blen = malloc((size_t) (n + 1) * sizeof(int32_t));
 	w.totals = malloc((size_t) w.parts * sizeof(SegmentTotals));
 	w.counts = malloc((size_t) w.parts * (PLAN_SORT_BUCKETS + 1) * sizeof(int64_t));
 	w.big_start = malloc((size_t) w.parts * sizeof(int64_t));
 	if (out->tiles == NULL || w.lens == NULL || w.cursor == NULL || w.order == NULL ||
-		w.totals == NULL || w.counts == NULL || w.big_start == NULL ||
-		(options->blocked_cap > 0 && w.blen == NULL))
+		w.totals == NULL || w.counts == NULL || w.big_start == NULL)
 		return composite_finish(&w, out, alloc, PR_ERR_NOMEM, err);
 	memset(out->tiles, 0, (size_t) out->n_tiles * sizeof(PrCompositeTile));
 	pr_parallel_run(segment_part, &w, w.parts);
@@ -1236,17 +1208,6 @@ pr_plan_composite_with_degrees(const PrPlanCsr *csr, const int64_t *col_degree,
 			out->device_bytes += (size_t) out->n_part * sizeof(float)
 				+ (size_t) out->n_merge_rows * (sizeof(int32_t) + sizeof(int64_t))
 				+ (out->merge_ptr ? (size_t) out->merge_ptr[out->n_merge_rows] * sizeof(int32_t) : 0);
-	}
-	if (st == PR_OK && options->blocked_cap > 0)
-	{
-		int64_t		n_long = 0;
-
-		for (int p = 0; p < w.parts; p++)
-			n_long += w.totals[p].blocked_long;
-		st = pr_plan_blocked_build(csr, bounds[out->n_tiles - 1], w.blen, n_long, options, alloc,
-								   &out->blocked, err);
-		if (st == PR_OK)
-			out->device_bytes += pr_plan_blocked_device_bytes(out->blocked, csr->val != NULL);
 	}
 	return composite_finish(&w, out, alloc, st, err);
 }

@@ -12,8 +12,8 @@
  *     warp-sized workloads: rows at least vec_threshold long become CSR-vector workloads (a warp per
  *     row, long rows cut into chunks whose partial sums are added in a fixed order); shorter rows
  *     are packed 32 at a time into ELL workloads stored column-major and padded to the longest row
- *     of the group.  Tiling stops by the paper's rule (a tile whose first column has one entry
- *     starts the sparse remainder, which is the last tile).
+ *     of the group.  Tiles are tile_width columns wide (after the shared-memory tiles); the last
+ *     tile takes every column left when the tile count reaches PR_PLAN_MAX_TILES.
  *  4. Row binning: rows grouped by length into bins served by 1, 2, 4, ..., 32 lanes per row, long
  *     rows as chunked warp workloads — the row-binned CSR kernel over the relabelled CSR.
  *  5. The performance model: a table of measured costs of workload shapes (offline, per GPU) and a
@@ -29,8 +29,7 @@
  * Rectangular matrices: a CSR may have a column count of its own (PrPlanCsr.n_cols), as one GPU's
  * rows of a larger matrix do (the multi-GPU engine's parts: rows = the part's rows, columns = the
  * distinct columns it reads).  Then "n" above means the column count wherever it names a column
- * (tile bounds, the padding column, the blocked remainder's columns) and the row count wherever
- * it names a row.  Square matrices (n_cols 0) plan exactly as before.
+ * (tile bounds, the padding column) and the row count wherever it names a row.  Square matrices (n_cols 0) plan exactly as before.
  */
 #ifndef PR_PLAN_H
 #define PR_PLAN_H
@@ -179,60 +178,11 @@ typedef struct PrCompositeOptions
 	int64_t		tile_width;		/* columns per dense tile; >= n: one tile */
 	int			vec_threshold;	/* rows this long or longer become CSR-vector workloads (>= 1) */
 	int			chunk;			/* longest CSR-vector workload (>= 32) */
-	bool		paper_stop;		/* stop tiling at the first tile whose first column has one entry */
 	bool		shapes_only;	/* plan workload shapes only (idx/val left NULL): for the model */
 	int			n_smem_tiles;	/* leading tiles whose x slice goes to shared memory (local16) */
 	int64_t		smem_width;		/* columns of each of those tiles (< 65535) */
 	bool		compact;		/* later tiles write compact partials, a merge pass adds them */
-	int64_t		blocked_cap;	/* > 0: blocked remainder (PrBlockedTail) with blocks of at most
-								 * this many entries (<= PR_BLOCKED_MAX_CAP); 0: off */
-	int64_t		blocked_max_rows;	/* most rows of one block (0: PR_BLOCKED_DEFAULT_ROWS) */
 } PrCompositeOptions;
-
-/* Largest block of the blocked remainder (16-bit positions inside a block). */
-#define PR_BLOCKED_MAX_CAP 65536
-/* Default block size (entries; 96 KB of fp32 shared memory, 192 KB in fp64) and rows per block. */
-#define PR_BLOCKED_DEFAULT_CAP 24576
-#define PR_BLOCKED_DEFAULT_ROWS 16384
-
-/*
- * The blocked remainder (options.blocked_cap > 0), after propagation blocking: the entries of the
- * remainder columns [col_begin, n) (the last tile's columns) of every row with at most blocked_cap
- * such entries leave the last tile and are computed in two passes through a buffer, so that no
- * entry gathers z at random:
- *
- *  scatter: column c = col_begin + j writes (weight of entry q) * z[c] to buf[spos[q]] for
- *           q = scol_ptr[j] .. scol_ptr[j+1]-1 (z is read in order; a thread per column, a warp
- *           for columns of more than 32 entries).  Buffer positions are grouped by block and,
- *           inside a block, ordered by column (then row), so each block's writes are appended.
- *  gather:  block b covers rows row_begin[b] .. row_begin[b+1]-1 and the buffer positions
- *           buf_begin[b] .. buf_begin[b+1]-1 (at most blocked_cap of them, at most
- *           blocked_max_rows rows); a thread block loads them into shared memory and each row r
- *           with entries adds to y[r] the sum of sbuf[gidx[q]] for q = gptr[r] .. gptr[r+1]-1,
- *           its entries in ascending column order.
- *
- * Rows with more than blocked_cap remainder entries (long rows) keep them in the last tile.  The
- * gather runs after every tile (and after the merge of compact partials) and adds into y: the
- * order of additions is fixed, so results are the same bits run to run.
- */
-typedef struct PrBlockedTail
-{
-	int64_t		col_begin;		/* first remainder column */
-	int64_t		n_cols;			/* columns - col_begin */
-	int64_t		nnz;			/* entries taken by the two passes (< 2^31) */
-	int32_t    *scol_ptr;		/* [n_cols+1] scatter entries of each remainder column */
-	int32_t    *spos;			/* [nnz] buffer position of each scatter entry */
-	float	   *sval;			/* [nnz] weights in scatter order, or NULL (all 1) */
-	int64_t		n_blocks;
-	int32_t    *row_begin;		/* [n_blocks+1] row_begin[0] = 0, row_begin[n_blocks] = rows */
-	int32_t    *buf_begin;		/* [n_blocks+1] buf_begin[0] = 0, buf_begin[n_blocks] = nnz */
-	int32_t    *gptr;			/* [rows+1] gather entries of each row (none for long rows) */
-	uint16_t   *gidx;			/* [nnz] position of each gather entry inside its block */
-	int64_t		max_block_entries;	/* largest buf_begin[b+1] - buf_begin[b] */
-	int64_t		matrix_rows;	/* rows of the matrix (gptr has matrix_rows + 1 entries) */
-	int64_t		n_rows;			/* rows with gather entries */
-	int64_t		n_long_rows;	/* rows left in the last tile because they are too long */
-} PrBlockedTail;
 
 /* The composite tiled layout of a relabelled CSR. */
 typedef struct PrComposite
@@ -255,8 +205,6 @@ typedef struct PrComposite
 	int32_t    *merge_row;		/* [n_merge_rows] */
 	int64_t    *merge_ptr;		/* [n_merge_rows+1] */
 	int32_t    *merge_slot;		/* [merge_ptr[n_merge_rows]] positions in part[] */
-
-	PrBlockedTail *blocked;		/* the blocked remainder, or NULL */
 } PrComposite;
 
 /* Builds the composite layout of csr (col_degree[c] = entries of column c, non-increasing; the
@@ -310,8 +258,7 @@ void		pr_plan_binned_free(PrBinned *b, const PrAllocator *alloc);
  * over; ns = nanoseconds per workload.  Kind 'r' = cost of writing one row (ns), 'l' = one kernel
  * launch (ns), 'w' = a row added into y by a later tile, 'm' = a compact partial merged (measured
  * with 'W', a scattered added row measured the same way), 'p' = ns per round of dependent gathers
- * (a launch lasts at least its longest workload's rounds), 'c' = columns of z the L2 holds,
- * 'S' = one entry of the blocked remainder (scatter and gather passes together).
+ * (a launch lasts at least its longest workload's rounds), 'c' = columns of z the L2 holds.
  */
 typedef struct PrModelEntry
 {
@@ -372,11 +319,6 @@ typedef struct PrLayoutStats
 	int			n_tiles;
 	PrTileStats *tiles;
 	int64_t		n_merge_slots;	/* compact partials added by the merge pass (0: none) */
-	/* the blocked remainder (all 0: none): entries, scatter columns, gather rows, blocks */
-	int64_t		blocked_entries;
-	int64_t		blocked_cols;
-	int64_t		blocked_rows;
-	int64_t		blocked_blocks;
 } PrLayoutStats;
 
 /* Statistics of a composite layout / of a binned layout over its CSR. */
@@ -414,7 +356,7 @@ double		pr_model_predict_stats(const PrModel *model, const PrLayoutStats *s);
  */
 typedef struct PrPlanChoice
 {
-	PrCompositeOptions composite;	/* in: base options (tile_width, chunk, paper_stop, smem_width);
+	PrCompositeOptions composite;	/* in: base options (tile_width, chunk, smem_width);
 									 * out: the chosen composite options */
 	int			n_smem_counts;
 	int			smem_counts[8];	/* candidate shared-memory tile counts */
@@ -422,9 +364,6 @@ typedef struct PrPlanChoice
 	int			thresholds[4];	/* candidate CSR-vector thresholds */
 	int			compact_mode;	/* 0: never, 1: always, -1: candidates both ways when the model
 								 * has a merge cost */
-	int			blocked_mode;	/* 0: never, 1: always, -1: candidates both ways when the model has
-								 * a blocked-entry cost 'S' (blocked_cap from composite.blocked_cap,
-								 * PR_BLOCKED_DEFAULT_CAP when 0) */
 	bool		allow_binned;	/* compare with the row-binned layout */
 	int			binned_chunk;
 	bool		binned;			/* out: the binned layout won */

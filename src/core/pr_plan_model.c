@@ -135,8 +135,8 @@ rank_bucket_of(int64_t offset)
 	return offset <= 0 ? 0 : 64 - __builtin_clzll((unsigned long long) offset);
 }
 
-/* A fixed cost ('l' launch, 'r' row, 'w' row added, 'm' merged partial, 'S' blocked entry) from
- * the table, or a default. */
+/* A fixed cost ('l' launch, 'r' row, 'w' row added, 'm' merged partial) from the table, or a
+ * default. */
 static double
 model_fixed(const PrModel *m, char kind, double fallback)
 {
@@ -315,13 +315,6 @@ pr_model_predict_stats(const PrModel *model, const PrLayoutStats *s)
 		const PrTileStats *tile = &s->tiles[t];
 		char		kinds[2];
 
-		/*
-		 * a later tile without workloads launches nothing: counted so only where the blocked
-		 * remainder emptied the last tile (layouts without one keep their calibrated predictions)
-		 */
-		if (s->blocked_entries > 0 && !tile->first && tile->n_rows == 0 && tile->n_long == 0 &&
-			tile->n_shapes[0] == 0 && tile->n_shapes[1] == 0)
-			continue;
 		if (tile->kind == PR_STATS_SMEM && model_has(model, 'E') && model_has(model, 'V'))
 		{
 			kinds[0] = 'V';
@@ -367,9 +360,6 @@ pr_model_predict_stats(const PrModel *model, const PrLayoutStats *s)
 	}
 	if (s->n_merge_slots > 0)
 		ns += launch;
-	/* the blocked remainder: its scatter and gather launches and a cost per entry ('S 1 1 ns') */
-	if (s->blocked_entries > 0)
-		ns += 2.0 * launch + model_fixed(model, 'S', 0.0) * (double) s->blocked_entries;
 	return ns * 1e-9;
 }
 
@@ -436,13 +426,6 @@ pr_layout_stats_composite(const PrComposite *c, PrLayoutStats *out, const PrAllo
 		return pr_error_set(err, PR_ERR_NOMEM, "layout statistics: out of memory");
 	memset(out->tiles, 0, ((size_t) c->n_tiles + 1) * sizeof(PrTileStats));
 	out->n_tiles = c->n_tiles;
-	if (c->blocked != NULL)
-	{
-		out->blocked_entries = c->blocked->nnz;
-		out->blocked_cols = c->blocked->n_cols;
-		out->blocked_rows = c->blocked->n_rows;
-		out->blocked_blocks = c->blocked->n_blocks;
-	}
 	for (int t = 0; t < c->n_tiles; t++)
 	{
 		const PrCompositeTile *ct = &c->tiles[t];
@@ -532,12 +515,7 @@ pr_layout_stats_binned(const PrBinned *b, const PrPlanCsr *csr, PrLayoutStats *o
 void
 pr_layout_stats_write(FILE *f, const char *graph, const char *name, const PrLayoutStats *s)
 {
-	fprintf(f, "layout %s %s tiles %d merge %lld", graph, name, s->n_tiles, (long long) s->n_merge_slots);
-	/* the blocked remainder's counts only when there is one: older files have none */
-	if (s->blocked_entries != 0 || s->blocked_cols != 0 || s->blocked_rows != 0 || s->blocked_blocks != 0)
-		fprintf(f, " blocked %lld %lld %lld %lld", (long long) s->blocked_entries,
-				(long long) s->blocked_cols, (long long) s->blocked_rows, (long long) s->blocked_blocks);
-	fprintf(f, "\n");
+	fprintf(f, "layout %s %s tiles %d merge %lld\n", graph, name, s->n_tiles, (long long) s->n_merge_slots);
 	for (int t = 0; t < s->n_tiles; t++)
 	{
 		const PrTileStats *ts = &s->tiles[t];
@@ -587,8 +565,7 @@ pr_layout_stats_read(const char *text, const char *graph, const char *name, PrLa
 				nm[128];
 	int			n_tiles = -1,
 				used = 0;
-	long long	merge = 0,
-				blocked[4] = {0, 0, 0, 0};
+	long long	merge = 0;
 	const char *extra;
 
 	memset(out, 0, sizeof(*out));
@@ -598,14 +575,12 @@ pr_layout_stats_read(const char *text, const char *graph, const char *name, PrLa
 			break;
 	if (p == NULL || n_tiles < 1 || n_tiles > PR_PLAN_MAX_TILES + 1)
 		return pr_error_set(err, PR_ERR_INVALID, "layout statistics: no layout %s %s", graph, name);
-	/* optional blocked remainder counts after the merge count (older files have none) */
+	/* nothing may follow the merge count */
 	extra = line + used;
 	while (*extra == ' ' || *extra == '\t' || *extra == '\r')
 		extra++;
-	if (*extra != '\0' &&
-		(sscanf(extra, "blocked %lld %lld %lld %lld", &blocked[0], &blocked[1], &blocked[2], &blocked[3]) != 4 ||
-		 blocked[0] < 0 || blocked[1] < 0 || blocked[2] < 0 || blocked[3] < 0))
-		return pr_error_set(err, PR_ERR_INVALID, "layout statistics: malformed blocked counts in %s %s",
+	if (*extra != '\0')
+		return pr_error_set(err, PR_ERR_INVALID, "layout statistics: unexpected text after the merge count in %s %s",
 							graph, name);
 	out->tiles = pr_alloc_array(alloc, (size_t) n_tiles, sizeof(PrTileStats));
 	if (out->tiles == NULL)
@@ -613,10 +588,6 @@ pr_layout_stats_read(const char *text, const char *graph, const char *name, PrLa
 	memset(out->tiles, 0, (size_t) n_tiles * sizeof(PrTileStats));
 	out->n_tiles = n_tiles;
 	out->n_merge_slots = merge;
-	out->blocked_entries = blocked[0];
-	out->blocked_cols = blocked[1];
-	out->blocked_rows = blocked[2];
-	out->blocked_blocks = blocked[3];
 	for (int t = 0; t < n_tiles; t++)
 	{
 		PrTileStats *ts = &out->tiles[t];
@@ -735,8 +706,6 @@ pr_plan_choice_init(PrPlanChoice *choice, int64_t n)
 	choice->thresholds[0] = 32;
 	choice->thresholds[1] = 128;
 	choice->compact_mode = -1;
-	choice->blocked_mode = -1;
-	choice->composite.blocked_cap = 0;	/* blocked candidates: PR_BLOCKED_DEFAULT_CAP */
 	choice->allow_binned = true;
 	choice->binned_chunk = 4096;
 }
@@ -749,11 +718,8 @@ pr_plan_choose(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice,
 	PrCompositeOptions base = choice->composite;
 	int64_t    *col_degree = NULL;
 	size_t		used = log_len > 0 ? strlen(log) : 0;
-	int			n_compact = 1,
-				n_blocked = 1;
-	bool		compact_values[2] = {false, true},
-				blocked_values[2] = {false, true};
-	int64_t		cap = base.blocked_cap > 0 ? base.blocked_cap : PR_BLOCKED_DEFAULT_CAP;
+	int			n_compact = 1;
+	bool		compact_values[2] = {false, true};
 	PrStatus	st = PR_OK;
 
 	*best_ms = -1;
@@ -762,14 +728,10 @@ pr_plan_choose(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice,
 		compact_values[0] = true;
 	else if (choice->compact_mode < 0 && model != NULL && model_has(model, 'm'))
 		n_compact = 2;
-	if (choice->blocked_mode == 1)
-		blocked_values[0] = true;
-	else if (choice->blocked_mode < 0 && model != NULL && model_has(model, 'S'))
-		n_blocked = 2;
 	if (choice->n_smem_counts < 1 || choice->n_thresholds < 1)
 		return pr_error_set(err, PR_ERR_INVALID, "layout choice: no candidates");
 	/* one candidate, or nothing to compare with: take the first */
-	if ((choice->n_smem_counts == 1 && choice->n_thresholds == 1 && n_compact == 1 && n_blocked == 1 &&
+	if ((choice->n_smem_counts == 1 && choice->n_thresholds == 1 && n_compact == 1 &&
 		 !choice->allow_binned) || model == NULL)
 	{
 		PrComposite c;
@@ -778,7 +740,6 @@ pr_plan_choose(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice,
 		choice->composite.n_smem_tiles = choice->smem_counts[0];
 		choice->composite.vec_threshold = choice->thresholds[0];
 		choice->composite.compact = compact_values[0];
-		choice->composite.blocked_cap = blocked_values[0] ? cap : 0;
 		choice->composite.shapes_only = false;
 		if (model != NULL)
 		{
@@ -805,7 +766,7 @@ pr_plan_choose(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice,
 		if (si > 0 && (int64_t) choice->smem_counts[si - 1] * base.smem_width >= pr_plan_csr_cols(csr))
 			break;				/* more shared-memory tiles than columns */
 		for (int ti = 0; ti < choice->n_thresholds; ti++)
-			for (int ci = 0; ci < n_compact * n_blocked; ci++)
+			for (int ci = 0; ci < n_compact; ci++)
 			{
 				PrCompositeOptions o = base;
 				PrComposite c;
@@ -813,14 +774,11 @@ pr_plan_choose(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice,
 
 				o.n_smem_tiles = choice->smem_counts[si];
 				o.vec_threshold = choice->thresholds[ti];
-				o.compact = compact_values[ci / n_blocked];
-				o.blocked_cap = blocked_values[ci % n_blocked] ? cap : 0;
+				o.compact = compact_values[ci];
 				o.shapes_only = true;
 				if (n_compact == 2 && o.compact && o.n_smem_tiles == 0 && (o.tile_width <= 0 || o.tile_width >= pr_plan_csr_cols(csr)))
 					continue;	/* one tile: nothing to merge */
 				st = pr_plan_composite_with_degrees(csr, col_degree, &o, alloc, &c, err);
-				if (st == PR_ERR_TOO_LARGE && o.blocked_cap > 0)
-					continue;	/* a remainder beyond the blocked layout's 32-bit positions */
 				if (st != PR_OK)
 				{
 					free(col_degree);
@@ -829,9 +787,8 @@ pr_plan_choose(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice,
 				ms = pr_model_predict_composite(model, &c) * 1e3;
 				pr_plan_composite_free(&c, alloc);
 				if (used + 56 < log_len)
-					used += (size_t) snprintf(log + used, log_len - used, "tiled(s=%d,v=%d%s)%s=%.3f ",
-											  o.n_smem_tiles, o.vec_threshold, o.compact ? ",c" : "",
-											  o.blocked_cap > 0 ? "-blocked" : "", ms);
+					used += (size_t) snprintf(log + used, log_len - used, "tiled(s=%d,v=%d%s)=%.3f ",
+											  o.n_smem_tiles, o.vec_threshold, o.compact ? ",c" : "", ms);
 				(*n_candidates)++;
 				if (*best_ms < 0 || ms < *best_ms * (1.0 - PR_PLAN_CHOICE_MARGIN))
 				{

@@ -635,183 +635,64 @@ same_csr(const PrPartCsr *a, const PrPartCsr *b)
 }
 
 /*
- * The pipelined layout: G GPUs x S pieces as G*S virtual parts (piece h of GPU g = part h*G+g).
- * Checks each GPU's CSR of its pieces (pr_partition_parts_csr) against the single-part CSRs laid
- * end to end, the same bytes for 1, 3 and 8 threads, the balance per piece and per GPU, and an
- * emulated pipelined iteration: per piece, every GPU's piece rows from the whole x, then that
- * piece's all-gather (GPU g's block at (h*G+g)*stride) — equal to plain CSR SpMV.
+ * Each part's CSR (pr_partition_local_csr) of a G-part partition is the same bytes when built
+ * with 1, 3 and 8 threads (long rows sorted in threads, weighted and unweighted).
  */
 static void
-check_pieces(const TestGraph *g, int G, int S, uint64_t seed)
+check_csr_threads(const TestGraph *g, int G)
 {
 	PrPartitionOptions opt;
 	PrPartition part;
 	PrError		err;
 	char		what[160];
-	uint64_t	rng = seed;
-	double	   *x = malloc((size_t) (g->n + 1) * sizeof(double));
 	double	   *scale = malloc((size_t) (g->n + 1) * sizeof(double));
-	double	   *y_ref = malloc((size_t) (g->n + 1) * sizeof(double));
-	double	   *x_slots,
-			   *y_slots;
-	bool		concat_ok = true,
-				threads_ok = true,
-				equal = true;
-	int64_t		gpu_rows_min = INT64_MAX,
-				gpu_rows_max = 0,
-				gpu_edges_min = INT64_MAX,
-				gpu_edges_max = 0,
-				piece_rows_spread = 0,
-				piece_edges_spread = 0;
+	bool		threads_ok = true;
 
 	pr_partition_options_init(&opt);
-	opt.n_parts = G * S;
-	snprintf(what, sizeof(what), "pieces G=%d S=%d: build", G, S);
+	opt.n_parts = G;
+	snprintf(what, sizeof(what), "CSR threads G=%d: build", G);
 	if (pr_partition_build(g->n, g->ptr, &opt, &pr_malloc_allocator, &part, &err) != PR_OK)
 	{
 		check(false, what, g->name);
 		printf("  %s\n", err.message);
-		free(x);
 		free(scale);
-		free(y_ref);
 		return;
 	}
 	for (int64_t v = 0; v < g->n; v++)
-	{
-		x[v] = (double) (next_random(&rng) % 13);
 		scale[v] = 1.0 / (double) (1 << (v % 3));
-	}
-	csr_spmv(g, scale, x, y_ref);
-	x_slots = calloc((size_t) part.n_slots + 1, sizeof(double));
-	y_slots = calloc((size_t) part.n_slots + 1, sizeof(double));
-	for (int64_t s = 0; s < part.n_slots; s++)
-		x_slots[s] = part.slot_to_node[s] >= 0 ? x[part.slot_to_node[s]] : 0.0;
-	for (int h = 0; h < S; h++)
+	for (int p = 0; p < G; p++)
 	{
-		int64_t		rmin = INT64_MAX,
-					rmax = 0,
-					emin = INT64_MAX,
-					emax = 0;
+		PrPartCsr	one;
 
-		for (int gpu = 0; gpu < G; gpu++)
-		{
-			int			p = pr_partition_virtual_part(G, gpu, h);
-
-			rmin = part.rows[p] < rmin ? part.rows[p] : rmin;
-			rmax = part.rows[p] > rmax ? part.rows[p] : rmax;
-			emin = part.edges[p] < emin ? part.edges[p] : emin;
-			emax = part.edges[p] > emax ? part.edges[p] : emax;
-		}
-		piece_rows_spread = rmax - rmin > piece_rows_spread ? rmax - rmin : piece_rows_spread;
-		piece_edges_spread = emax - emin > piece_edges_spread ? emax - emin : piece_edges_spread;
-	}
-	for (int gpu = 0; gpu < G; gpu++)
-	{
-		int			parts[PR_PARTITION_MAX_PARTS];
-		int64_t		row_begin[PR_PARTITION_MAX_PARTS + 1];
-		PrPartCsr	whole;
-		int64_t		rows = 0,
-					edges = 0;
-
-		for (int h = 0; h < S; h++)
-		{
-			parts[h] = pr_partition_virtual_part(G, gpu, h);
-			rows += part.rows[parts[h]];
-			edges += part.edges[parts[h]];
-		}
-		gpu_rows_min = rows < gpu_rows_min ? rows : gpu_rows_min;
-		gpu_rows_max = rows > gpu_rows_max ? rows : gpu_rows_max;
-		gpu_edges_min = edges < gpu_edges_min ? edges : gpu_edges_min;
-		gpu_edges_max = edges > gpu_edges_max ? edges : gpu_edges_max;
 		pr_partition_set_threads(1);
-		if (pr_partition_parts_csr(&part, parts, S, g->ptr, g->col, g->val, scale, &pr_malloc_allocator,
-								   &whole, row_begin, &err) != PR_OK)
+		if (pr_partition_local_csr(&part, p, g->ptr, g->col, g->val, scale, &pr_malloc_allocator, &one,
+								   &err) != PR_OK)
 		{
-			concat_ok = false;
+			threads_ok = false;
 			printf("  %s\n", err.message);
 			continue;
 		}
-		/* the same bytes with more threads */
 		for (int t = 3; t <= 8; t += 5)
 		{
 			PrPartCsr	again;
-			int64_t		rb2[PR_PARTITION_MAX_PARTS + 1];
 
 			pr_partition_set_threads(t);
-			if (pr_partition_parts_csr(&part, parts, S, g->ptr, g->col, g->val, scale, &pr_malloc_allocator,
-									   &again, rb2, &err) != PR_OK)
+			if (pr_partition_local_csr(&part, p, g->ptr, g->col, g->val, scale, &pr_malloc_allocator,
+									   &again, &err) != PR_OK)
 				threads_ok = false;
 			else
 			{
-				threads_ok = threads_ok && same_csr(&whole, &again) &&
-					memcmp(rb2, row_begin, (size_t) (S + 1) * sizeof(int64_t)) == 0;
+				threads_ok = threads_ok && same_csr(&one, &again) && again.slot_begin == one.slot_begin;
 				pr_part_csr_free(&again, &pr_malloc_allocator);
 			}
 		}
 		pr_partition_set_threads(0);
-		/* piece h = rows row_begin[h] .. row_begin[h+1]-1: part parts[h]'s own CSR */
-		for (int h = 0; h < S; h++)
-		{
-			PrPartCsr	one;
-			int64_t		rb = row_begin[h],
-						e0 = whole.ptr[rb];
-
-			if (row_begin[h + 1] - rb != part.rows[parts[h]] ||
-				pr_partition_local_csr(&part, parts[h], g->ptr, g->col, g->val, scale, &pr_malloc_allocator,
-									   &one, &err) != PR_OK)
-			{
-				concat_ok = false;
-				continue;
-			}
-			for (int64_t i = 0; i <= one.n_rows; i++)
-				if (whole.ptr[rb + i] - e0 != one.ptr[i])
-					concat_ok = false;
-			if (concat_ok && (memcmp(whole.col + e0, one.col, (size_t) one.nnz * sizeof(int32_t)) != 0 ||
-							  memcmp(whole.val + e0, one.val, (size_t) one.nnz * sizeof(float)) != 0))
-				concat_ok = false;
-			pr_part_csr_free(&one, &pr_malloc_allocator);
-		}
-		/* emulated pipelined iteration: piece h's rows land in its block of y */
-		for (int h = 0; h < S; h++)
-		{
-			int64_t		block = pr_partition_slot_begin(&part, parts[h]);
-
-			if (block != (int64_t) (h * G + gpu) * part.stride)
-				equal = false;
-			for (int64_t i = row_begin[h]; i < row_begin[h + 1]; i++)
-			{
-				double		sum = 0;
-
-				for (int64_t e = whole.ptr[i]; e < whole.ptr[i + 1]; e++)
-					sum += (double) whole.val[e] * x_slots[whole.col[e]];
-				y_slots[block + (i - row_begin[h])] = sum;
-			}
-		}
-		pr_part_csr_free(&whole, &pr_malloc_allocator);
+		pr_part_csr_free(&one, &pr_malloc_allocator);
 	}
-	for (int64_t v = 0; v < g->n; v++)
-		if (y_slots[part.node_to_slot[v]] != y_ref[v])
-			equal = false;
-	snprintf(what, sizeof(what), "pieces G=%d S=%d: a GPU's CSR = its pieces' CSRs end to end", G, S);
-	check(concat_ok, what, g->name);
-	snprintf(what, sizeof(what), "pieces G=%d S=%d: same bytes for 1, 3, 8 threads", G, S);
+	snprintf(what, sizeof(what), "CSR threads G=%d: same bytes for 1, 3, 8 threads", G);
 	check(threads_ok, what, g->name);
-	snprintf(what, sizeof(what), "pieces G=%d S=%d: each piece's rows differ by <= 1, edges by <= longest row", G, S);
-	check(piece_rows_spread <= 1 && piece_edges_spread <= part.max_row_len, what, g->name);
-	snprintf(what, sizeof(what), "pieces G=%d S=%d: GPUs' rows differ by <= S, edges by <= S x longest row", G, S);
-	check(gpu_rows_max - gpu_rows_min <= S && gpu_edges_max - gpu_edges_min <= S * part.max_row_len, what, g->name);
-	snprintf(what, sizeof(what), "pieces G=%d S=%d: emulated pipelined iteration == plain CSR", G, S);
-	check(equal, what, g->name);
-	if (g->m >= 1000000)
-		printf("  pieces %-22s G=%d S=%d: GPU edges max/mean %.6f rows max/mean %.6f; piece (virtual part) edges %.6f rows %.6f\n",
-			   g->name, G, S, (double) gpu_edges_max * G / (double) g->m, (double) gpu_rows_max * G / (double) g->n,
-			   pr_partition_edge_imbalance(&part), pr_partition_row_imbalance(&part));
 	pr_partition_free(&part, &pr_malloc_allocator);
-	free(x);
 	free(scale);
-	free(y_ref);
-	free(x_slots);
-	free(y_slots);
 }
 
 /* Bad input is refused with a message. */
@@ -888,8 +769,7 @@ main(void)
 		check_partition(&g, 4, PR_PARTITION_GREEDY, true, seed + 7);
 		check_partition(&g, 3, PR_PARTITION_SNAKE, true, seed + 8);
 		for (int G = 1; G <= 4; G++)
-			for (int S = 1; S <= 3; S++)
-				check_pieces(&g, G, S, seed + (uint64_t) (t * 7 + G * 3 + S));
+			check_csr_threads(&g, G);
 		if (g.m > 0)
 			check_stream(&g);
 		if (g.m >= 10000)
@@ -901,18 +781,18 @@ main(void)
 
 		make_rmat(&g, 15, (int64_t) 16 << 15, true, false, 76);	/* threaded CSR builds (weighted) */
 		for (int G = 1; G <= 4; G *= 2)
-			check_pieces(&g, G, 2, 99);
+			check_csr_threads(&g, G);
 		graph_free(&g);
 		make_star(&g, 200000, 75);	/* a row of 200000: the long-row sort in threads */
-		check_pieces(&g, 2, 2, 98);
+		check_csr_threads(&g, 2);
 		graph_free(&g);
 		make_rmat(&g, 18, (int64_t) 16 << 18, false, false, 77);
 		report_imbalance(&g);
 		graph_free(&g);
 		make_rmat(&g, 20, (int64_t) 16 << 20, false, false, 78);
 		report_imbalance(&g);
-		check_pieces(&g, 2, 2, 97);
-		check_pieces(&g, 4, 2, 96);
+		check_csr_threads(&g, 2);
+		check_csr_threads(&g, 4);
 		graph_free(&g);
 	}
 	printf("%d passed, %d failed\n", n_passed, n_failed);

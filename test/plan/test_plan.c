@@ -5,7 +5,6 @@
  * Prints one line per failure and, last, exactly "N passed, N failed"; exits nonzero on failure.
  */
 #include "pr_plan.h"
-#include "pr_plan_internal.h"
 #include "test_graphs.h"
 
 #include <math.h>
@@ -204,108 +203,6 @@ emulate_composite(const PrComposite *c, const double *z, double *y)
 	return ok;
 }
 
-/* Block of each row of a blocked remainder (-1 where the blocks leave a row out). */
-static int64_t *
-blocked_row_blocks(const PrBlockedTail *b, int64_t n)
-{
-	int64_t    *blk = malloc((size_t) (n + 1) * sizeof(int64_t));
-
-	for (int64_t r = 0; r < n; r++)
-		blk[r] = -1;
-	for (int64_t k = 0; k < b->n_blocks; k++)
-		for (int64_t r = b->row_begin[k]; r < b->row_begin[k + 1] && r >= 0 && r < n; r++)
-			blk[r] = k;
-	return blk;
-}
-
-/*
- * Emulates the blocked remainder's two kernels, run after the tiles and the merge: the scatter
- * pass writes each entry's product to its buffer position (every position exactly once), then
- * each block's rows add to y the sum of their gathered buffer entries (positions inside the
- * block).  True without a blocked remainder; false when an index is out of range.
- */
-static bool
-emulate_blocked(const PrComposite *c, const double *z, double *y)
-{
-	const PrBlockedTail *b = c->blocked;
-	double	   *buf;
-	int		   *hit;
-	bool		ok = true;
-
-	if (b == NULL)
-		return true;
-	buf = malloc((size_t) (b->nnz + 1) * sizeof(double));
-	hit = calloc((size_t) b->nnz + 1, sizeof(int));
-	if (b->scol_ptr[0] != 0 || b->scol_ptr[b->n_cols] != b->nnz || b->col_begin + b->n_cols != c->n_cols ||
-		b->matrix_rows != c->n)
-		ok = false;
-	for (int64_t j = 0; j < b->n_cols && ok; j++)
-		for (int64_t q = b->scol_ptr[j]; q < b->scol_ptr[j + 1] && ok; q++)
-		{
-			int64_t		pos = b->spos[q];
-
-			if (q < 0 || q >= b->nnz || pos < 0 || pos >= b->nnz)
-				ok = false;
-			else
-			{
-				buf[pos] = (b->sval ? b->sval[q] : 1.0f) * z[b->col_begin + j];
-				hit[pos]++;
-			}
-		}
-	for (int64_t pos = 0; pos < b->nnz && ok; pos++)
-		if (hit[pos] != 1)
-			ok = false;
-	for (int64_t k = 0; k < b->n_blocks && ok; k++)
-	{
-		int64_t		base = b->buf_begin[k],
-					size = b->buf_begin[k + 1] - base;
-
-		for (int64_t r = b->row_begin[k]; r < b->row_begin[k + 1] && ok; r++)
-		{
-			double		s = 0;
-
-			for (int64_t g = b->gptr[r]; g < b->gptr[r + 1]; g++)
-			{
-				if (b->gidx[g] >= size)
-					ok = false;
-				else
-					s += buf[base + b->gidx[g]];
-			}
-			if (b->gptr[r + 1] > b->gptr[r])
-				y[r] += s;
-		}
-	}
-	free(buf);
-	free(hit);
-	return ok;
-}
-
-/* The blocked remainder in fp32 (scatter, then per block the rows' sums added into y). */
-static void
-emulate_blocked_float(const PrComposite *c, const float *z, float *y)
-{
-	const PrBlockedTail *b = c->blocked;
-	float	   *buf;
-
-	if (b == NULL)
-		return;
-	buf = malloc((size_t) (b->nnz + 1) * sizeof(float));
-	for (int64_t j = 0; j < b->n_cols; j++)
-		for (int64_t q = b->scol_ptr[j]; q < b->scol_ptr[j + 1]; q++)
-			buf[b->spos[q]] = (b->sval ? b->sval[q] : 1.0f) * z[b->col_begin + j];
-	for (int64_t k = 0; k < b->n_blocks; k++)
-		for (int64_t r = b->row_begin[k]; r < b->row_begin[k + 1]; r++)
-		{
-			float		s = 0;
-
-			for (int64_t g = b->gptr[r]; g < b->gptr[r + 1]; g++)
-				s += buf[b->buf_begin[k] + b->gidx[g]];
-			if (b->gptr[r + 1] > b->gptr[r])
-				y[r] += s;
-		}
-	free(buf);
-}
-
 /*
  * The add-in-place emulation with float sums in tile order — what the GPU computes in fp32 —
  * for comparing the compact layout's bits with the add-in-place layout's.
@@ -350,7 +247,6 @@ emulate_composite_float(const PrComposite *c, const float *z, float *y)
 			}
 		free(partial);
 	}
-	emulate_blocked_float(c, z, y);
 }
 
 /* Same in fp32 for the compact layout: later tiles' sums via part[] and the merge lists. */
@@ -418,7 +314,6 @@ emulate_compact_float(const PrComposite *c, const float *z, float *y)
 		y[c->merge_row[i]] = s;
 	}
 	free(part);
-	emulate_blocked_float(c, z, y);
 }
 
 /* Emulates the binned kernel: each bin's rows whole, long rows as chunk partials added in order. */
@@ -524,373 +419,6 @@ check_compact_bits(const PrPlanCsr *csr, const PrCompositeOptions *o, const PrCo
 	free(y2);
 }
 
-/* One matrix entry (row, column, weight) for comparing layouts as multisets of entries. */
-typedef struct Triple
-{
-	int32_t		row;
-	int32_t		col;
-	float		val;
-} Triple;
-
-/* Order of triples: row, column, weight. */
-static int
-triple_cmp(const void *a, const void *b)
-{
-	const Triple *x = a,
-			   *y = b;
-
-	if (x->row != y->row)
-		return x->row < y->row ? -1 : 1;
-	if (x->col != y->col)
-		return x->col < y->col ? -1 : 1;
-	return x->val < y->val ? -1 : (x->val > y->val);
-}
-
-/*
- * The entries the tiles of c hold (padding left out), appended to out[*count]; last_tile_row[r]
- * counts row r's entries in the last tile.  False when a workload's row is out of range.
- */
-static bool
-tile_triples(const PrComposite *c, Triple *out, int64_t *count, int64_t *last_tile_row)
-{
-	int64_t		n = c->n;
-	int64_t		pad = c->n_cols;
-	bool		ok = true;
-
-	for (int t = 0; t < c->n_tiles; t++)
-	{
-		const PrCompositeTile *tile = &c->tiles[t];
-		int32_t    *wl_row = malloc((size_t) (tile->n_vec + 1) * sizeof(int32_t));
-
-		for (int64_t w = 0; w < tile->n_vec; w++)
-			wl_row[w] = tile->vec_row[w];
-		for (int64_t l = 0; l < tile->longs.n_long; l++)
-			for (int64_t w = tile->longs.chunk_begin[l]; w < tile->longs.chunk_begin[l + 1]; w++)
-				wl_row[w] = tile->longs.long_row[l];
-		for (int64_t w = 0; w < tile->n_vec; w++)
-			for (int64_t p = tile->vec_ptr[w]; p < tile->vec_ptr[w + 1]; p++)
-			{
-				int64_t		col = tile_column(tile, p, pad, &ok);
-
-				if (wl_row[w] < 0 || wl_row[w] >= n || col >= pad)
-				{
-					ok = false;
-					continue;
-				}
-				out[*count].row = wl_row[w];
-				out[*count].col = (int32_t) col;
-				out[*count].val = tile->val ? tile->val[p] : 1.0f;
-				(*count)++;
-				if (t == c->n_tiles - 1)
-					last_tile_row[wl_row[w]]++;
-			}
-		for (int64_t g = 0; g < tile->n_ell; g++)
-			for (int lane = 0; lane < PR_PLAN_WARP; lane++)
-			{
-				int32_t		r = tile->ell_row[g * PR_PLAN_WARP + lane];
-
-				for (int64_t p = tile->ell_off[g] + lane; p < tile->ell_off[g + 1]; p += PR_PLAN_WARP)
-				{
-					int64_t		col = tile_column(tile, p, pad, &ok);
-
-					if (col == pad)
-						continue;	/* padding */
-					if (r < 0 || r >= n)
-					{
-						ok = false;
-						continue;
-					}
-					out[*count].row = r;
-					out[*count].col = (int32_t) col;
-					out[*count].val = tile->val ? tile->val[p] : 1.0f;
-					(*count)++;
-					if (t == c->n_tiles - 1)
-						last_tile_row[r]++;
-				}
-			}
-		free(wl_row);
-	}
-	return ok;
-}
-
-/* Remainder column (offset from col_begin) of scatter entry q: scol_ptr[j] <= q < scol_ptr[j+1]. */
-static int64_t
-scatter_column(const PrBlockedTail *b, int64_t q)
-{
-	int64_t		lo = 0,
-				hi = b->n_cols - 1;
-
-	while (lo < hi)
-	{
-		int64_t		mid = lo + (hi - lo + 1) / 2;
-
-		if (b->scol_ptr[mid] <= q)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return lo;
-}
-
-/*
- * The structure of a blocked remainder (options cap, max_rows): every CSR entry exactly once
- * across the tiles and the blocked part; spos a permutation of the buffer positions; scatter
- * entries by column, rows ascending; inside a block positions in (column, row) order; blocks
- * cover the rows with at most cap entries and max_rows rows each; gidx inside its block; each
- * row's gather entries in ascending column order; rows with more than cap remainder entries keep
- * them in the last tile and gather nothing, the others gather them all and leave the last tile.
- */
-static void
-check_blocked_structure(const PrPlanCsr *csr, const PrComposite *c, const char *what,
-						const char *graph)
-{
-	const PrBlockedTail *b = c->blocked;
-	int64_t		n = csr->n;
-	int64_t		cap = c->options.blocked_cap;
-	int64_t		max_rows = c->options.blocked_max_rows > 0 ? c->options.blocked_max_rows : PR_BLOCKED_DEFAULT_ROWS;
-	Triple	   *mine,
-			   *ref;
-	int64_t		count = 0,
-				longs = 0,
-				rows = 0,
-				max_entries = 0;
-	int64_t    *last_tile_row = calloc((size_t) n + 1, sizeof(int64_t));
-	int64_t    *q_of_pos,
-			   *row_of_pos,
-			   *row_block;
-	bool		ok,
-				perm = true,
-				order = true,
-				blocks = true,
-				gather = true,
-				longs_ok = true;
-	char		name[400];
-
-	snprintf(name, sizeof(name), "%s: blocked remainder present", what);
-	check(b != NULL && b->col_begin == c->tiles[c->n_tiles - 1].col_begin && b->n_cols == pr_plan_csr_cols(csr) - b->col_begin &&
-		  b->spos != NULL && b->gidx != NULL && (b->sval != NULL) == (csr->val != NULL), name, graph);
-	if (b == NULL || b->spos == NULL)
-	{
-		free(last_tile_row);
-		return;
-	}
-	mine = malloc((size_t) (csr->nnz + 1) * sizeof(Triple));
-	ref = malloc((size_t) (csr->nnz + 1) * sizeof(Triple));
-	q_of_pos = malloc((size_t) (b->nnz + 1) * sizeof(int64_t));
-	row_of_pos = malloc((size_t) (b->nnz + 1) * sizeof(int64_t));
-	for (int64_t pos = 0; pos < b->nnz; pos++)
-		q_of_pos[pos] = row_of_pos[pos] = -1;
-
-	/* blocks: cover the rows in order, at most cap entries and max_rows rows each */
-	blocks = b->n_blocks >= 1 && b->row_begin[0] == 0 && b->row_begin[b->n_blocks] == n &&
-		b->buf_begin[0] == 0 && b->buf_begin[b->n_blocks] == b->nnz && b->gptr[0] == 0 && b->gptr[n] == b->nnz;
-	for (int64_t k = 0; k < b->n_blocks && blocks; k++)
-	{
-		int64_t		size = b->buf_begin[k + 1] - b->buf_begin[k];
-
-		if (b->row_begin[k + 1] <= b->row_begin[k] || b->row_begin[k + 1] - b->row_begin[k] > max_rows ||
-			size < 0 || size > cap || size != b->gptr[b->row_begin[k + 1]] - b->gptr[b->row_begin[k]])
-			blocks = false;
-		if (size > max_entries)
-			max_entries = size;
-	}
-	blocks = blocks && max_entries == b->max_block_entries;
-	snprintf(name, sizeof(name), "%s: blocks cover the rows within cap and max rows", what);
-	check(blocks, name, graph);
-	if (!blocks)
-		goto done;
-	row_block = blocked_row_blocks(b, n);
-
-	/* spos: a permutation of the buffer positions */
-	for (int64_t q = 0; q < b->nnz; q++)
-	{
-		if (b->spos[q] < 0 || b->spos[q] >= b->nnz || q_of_pos[b->spos[q]] >= 0)
-			perm = false;
-		else
-			q_of_pos[b->spos[q]] = q;
-	}
-	snprintf(name, sizeof(name), "%s: spos is a permutation", what);
-	check(perm, name, graph);
-
-	/* gather entries: inside their block, one per position, columns ascending within a row */
-	for (int64_t r = 0; r < n && perm; r++)
-	{
-		int64_t		prev_col = -1;
-
-		if (b->gptr[r + 1] < b->gptr[r])
-			gather = false;
-		rows += b->gptr[r + 1] > b->gptr[r];
-		for (int64_t g = b->gptr[r]; g < b->gptr[r + 1] && gather; g++)
-		{
-			int64_t		k = row_block[r];
-			int64_t		pos = b->buf_begin[k] + b->gidx[g];
-			int64_t		q,
-						j;
-
-			if (b->gidx[g] >= b->buf_begin[k + 1] - b->buf_begin[k] || row_of_pos[pos] >= 0)
-			{
-				gather = false;
-				break;
-			}
-			row_of_pos[pos] = r;
-			q = q_of_pos[pos];
-			j = scatter_column(b, q);
-			if (b->col_begin + j < prev_col)
-				gather = false;
-			prev_col = b->col_begin + j;
-			mine[count].row = (int32_t) r;
-			mine[count].col = (int32_t) (b->col_begin + j);
-			mine[count].val = b->sval ? b->sval[q] : 1.0f;
-			count++;
-		}
-	}
-	gather = gather && perm && rows == b->n_rows;
-	snprintf(name, sizeof(name), "%s: gather entries inside their block, columns ascending", what);
-	check(gather, name, graph);
-
-	/* orders: scatter rows ascending within a column, positions in (column, row) order in a block */
-	for (int64_t j = 0; j < b->n_cols && gather; j++)
-		for (int64_t q = b->scol_ptr[j] + 1; q < b->scol_ptr[j + 1]; q++)
-			if (row_of_pos[b->spos[q - 1]] > row_of_pos[b->spos[q]])
-				order = false;
-	for (int64_t k = 0; k < b->n_blocks && gather; k++)
-		for (int64_t pos = b->buf_begin[k] + 1; pos < b->buf_begin[k + 1]; pos++)
-		{
-			int64_t		j0 = scatter_column(b, q_of_pos[pos - 1]),
-						j1 = scatter_column(b, q_of_pos[pos]);
-
-			if (j0 > j1 || (j0 == j1 && row_of_pos[pos - 1] > row_of_pos[pos]))
-				order = false;
-		}
-	snprintf(name, sizeof(name), "%s: scatter by column then row, block positions in (column, row) order", what);
-	check(gather && order, name, graph);
-
-	/* every CSR entry exactly once across the tiles and the blocked part */
-	ok = tile_triples(c, mine, &count, last_tile_row) && count == csr->nnz;
-	for (int64_t r = 0; r < n; r++)
-		for (int64_t p = csr->ptr[r]; p < csr->ptr[r + 1]; p++)
-		{
-			ref[p].row = (int32_t) r;
-			ref[p].col = csr->col[p];
-			ref[p].val = csr->val ? csr->val[p] : 1.0f;
-		}
-	if (ok)
-	{
-		qsort(mine, (size_t) count, sizeof(Triple), triple_cmp);
-		qsort(ref, (size_t) csr->nnz, sizeof(Triple), triple_cmp);
-		ok = memcmp(mine, ref, (size_t) csr->nnz * sizeof(Triple)) == 0;
-	}
-	snprintf(name, sizeof(name), "%s: every entry once across tiles and blocked part", what);
-	check(ok && gather, name, graph);
-
-	/* long rows keep their remainder entries in the last tile, the others move them all */
-	for (int64_t r = 0; r < n; r++)
-	{
-		int64_t		rem = 0;
-
-		for (int64_t p = csr->ptr[r]; p < csr->ptr[r + 1]; p++)
-			rem += csr->col[p] >= b->col_begin;
-		if (rem > cap)
-		{
-			longs++;
-			if (b->gptr[r + 1] != b->gptr[r] || last_tile_row[r] != rem)
-				longs_ok = false;
-		}
-		else if (b->gptr[r + 1] - b->gptr[r] != rem || last_tile_row[r] != 0)
-			longs_ok = false;
-	}
-	snprintf(name, sizeof(name), "%s: long rows stay in the last tile, the others leave it", what);
-	check(longs_ok && longs == b->n_long_rows, name, graph);
-	free(row_block);
-done:
-	free(mine);
-	free(ref);
-	free(q_of_pos);
-	free(row_of_pos);
-	free(last_tile_row);
-}
-
-static bool same_composite(const PrComposite *a, const PrComposite *b);
-
-/*
- * The blocked remainder on one graph (relabelled csr, z = x in new ids, y_ref = the CSR product
- * in old ids): caps 7 .. 24576 over one tile, paper tiles and 1 or 4 shared-memory tiles, with
- * and without compact partials, default and 5 rows per block.  The emulated product (tiles,
- * merge, scatter, gather) equals plain CSR; the structure is checked; the shapes-only plan has
- * the same counts; compact and add-in-place give the same fp32 bits.
- */
-static void
-test_blocked_graph(const PrPlanCsr *csr, const int32_t *old_to_new, const double *z,
-				   const double *y_ref, uint64_t seed, const char *graph)
-{
-	const int64_t caps[] = {7, 64, 1024, PR_BLOCKED_DEFAULT_CAP};
-	const int	smem[] = {0, 0, 1, 4};
-	const int64_t smem_width[] = {0, 0, 12, 19};
-	int64_t		n = csr->n;
-	double	   *y = malloc((size_t) (n + 1) * sizeof(double));
-	double	   *y_back = malloc((size_t) (n + 1) * sizeof(double));
-	PrError		err;
-
-	for (size_t ci = 0; ci < sizeof(caps) / sizeof(caps[0]); ci++)
-		for (size_t li = 0; li < sizeof(smem) / sizeof(smem[0]); li++)
-			for (int variant = 0; variant < 4; variant++)
-			{
-				bool		compact = (variant & 1) == 1;
-				int64_t		max_rows = (variant & 2) ? 5 : 0;
-				PrCompositeOptions o = {li == 1 ? 17 : n, ci % 2 == 0 ? 32 : 4, 64, li == 1, false,
-										smem[li], smem_width[li], compact, caps[ci], max_rows};
-				PrComposite c;
-				char		what[200];
-				bool		ok;
-
-				snprintf(what, sizeof(what), "blocked cap=%lld rows=%lld smem=%d width=%lld compact=%d",
-						 (long long) caps[ci], (long long) max_rows, smem[li], (long long) o.tile_width,
-						 (int) compact);
-				if (pr_plan_composite(csr, &o, &pr_malloc_allocator, &c, &err) != PR_OK)
-				{
-					check(false, what, graph);
-					continue;
-				}
-				ok = emulate_composite(&c, z, y) && emulate_blocked(&c, z, y);
-				for (int64_t i = 0; i < n; i++)
-					y_back[i] = y[old_to_new[i]];
-				check(ok && same_vectors(y_back, y_ref, n), what, graph);
-				check_blocked_structure(csr, &c, what, graph);
-				if (compact)
-					check_compact_bits(csr, &o, &c, seed, what, graph);
-				/* the shapes-only plan: the same workloads and blocked counts, no arrays */
-				{
-					PrComposite s;
-					bool		same;
-
-					o.shapes_only = true;
-					same = pr_plan_composite(csr, &o, &pr_malloc_allocator, &s, &err) == PR_OK;
-					if (same)
-					{
-						const PrBlockedTail *a = c.blocked,
-								   *b = s.blocked;
-
-						same = s.n_tiles == c.n_tiles && a != NULL && b != NULL && b->spos == NULL &&
-							b->gidx == NULL && b->scol_ptr == NULL && b->gptr == NULL && b->row_begin == NULL &&
-							a->nnz == b->nnz && a->n_blocks == b->n_blocks && a->n_rows == b->n_rows &&
-							a->n_long_rows == b->n_long_rows && a->max_block_entries == b->max_block_entries &&
-							a->col_begin == b->col_begin && a->n_cols == b->n_cols &&
-							(compact || s.device_bytes == c.device_bytes);	/* merge lists: full plans only */
-						for (int t = 0; same && t < c.n_tiles; t++)
-							same = s.tiles[t].n_vec == c.tiles[t].n_vec && s.tiles[t].n_ell == c.tiles[t].n_ell &&
-								s.tiles[t].n_idx == c.tiles[t].n_idx && s.tiles[t].nnz == c.tiles[t].nnz &&
-								s.tiles[t].n_rows == c.tiles[t].n_rows;
-						pr_plan_composite_free(&s, &pr_malloc_allocator);
-					}
-					snprintf(what + strlen(what), sizeof(what) - strlen(what), ": shapes-only counts");
-					check(same, what, graph);
-				}
-				pr_plan_composite_free(&c, &pr_malloc_allocator);
-			}
-	free(y);
-	free(y_back);
-}
-
 /* Runs every planner on one graph and checks each layout's emulated product against CSR. */
 static void
 test_graph(const TestGraph *g, uint64_t seed)
@@ -994,8 +522,8 @@ test_graph(const TestGraph *g, uint64_t seed)
 			for (size_t ti = 0; ti < sizeof(thresholds) / sizeof(thresholds[0]); ti++)
 				for (int compact = 0; compact < 2; compact++)
 				{
-					PrCompositeOptions o = {widths[si + 2], thresholds[ti], 64, false, false,
-											smem_tiles[si], 5 + (int64_t) si * 7, compact == 1, 0, 0};
+					PrCompositeOptions o = {widths[si + 2], thresholds[ti], 64, false,
+											smem_tiles[si], 5 + (int64_t) si * 7, compact == 1};
 					PrComposite c;
 					char		what[160];
 					bool		all16 = true;
@@ -1021,16 +549,15 @@ test_graph(const TestGraph *g, uint64_t seed)
 		for (size_t wi = 0; wi < sizeof(widths) / sizeof(widths[0]); wi++)
 			for (size_t ti = 0; ti < sizeof(thresholds) / sizeof(thresholds[0]); ti++)
 				for (size_t ci = 0; ci < sizeof(chunks) / sizeof(chunks[0]); ci++)
-					for (int stop = 0; stop < 4; stop++)
+					for (int compact = 0; compact < 2; compact++)
 					{
-						PrCompositeOptions o = {widths[wi], thresholds[ti], chunks[ci], (stop & 1) == 1, false, 0, 0,
-												stop >= 2, 0, 0};
+						PrCompositeOptions o = {widths[wi], thresholds[ti], chunks[ci], false, 0, 0, compact == 1};
 						PrComposite c;
 						PrStatus	st = pr_plan_composite(&csr, &o, &pr_malloc_allocator, &c, &err);
 						char		what[160];
 
-						snprintf(what, sizeof(what), "composite width=%lld vec>=%d chunk=%d stop=%d compact=%d",
-								 (long long) o.tile_width, o.vec_threshold, o.chunk, stop & 1, stop >= 2);
+						snprintf(what, sizeof(what), "composite width=%lld vec>=%d chunk=%d compact=%d",
+								 (long long) o.tile_width, o.vec_threshold, o.chunk, compact);
 						if (st != PR_OK)
 						{
 							check(false, what, g->name);
@@ -1067,8 +594,6 @@ test_graph(const TestGraph *g, uint64_t seed)
 						pr_plan_composite_free(&c, &pr_malloc_allocator);
 					}
 	}
-
-	test_blocked_graph(&csr, old_to_new, z, y_ref, seed, g->name);
 
 	/* binned layouts */
 	{
@@ -1115,28 +640,6 @@ same_composite(const PrComposite *a, const PrComposite *b)
 		 memcmp(a->merge_ptr, b->merge_ptr, (size_t) (a->n_merge_rows + 1) * 8) != 0 ||
 		 memcmp(a->merge_slot, b->merge_slot, (size_t) a->merge_ptr[a->n_merge_rows] * 4) != 0))
 		return false;
-	if ((a->blocked == NULL) != (b->blocked == NULL))
-		return false;
-	if (a->blocked != NULL)
-	{
-		const PrBlockedTail *x = a->blocked,
-				   *y = b->blocked;
-
-		if (x->col_begin != y->col_begin || x->n_cols != y->n_cols || x->nnz != y->nnz ||
-			x->n_blocks != y->n_blocks || x->max_block_entries != y->max_block_entries ||
-			x->n_rows != y->n_rows || x->n_long_rows != y->n_long_rows ||
-			(x->spos != NULL) != (y->spos != NULL) || (x->sval != NULL) != (y->sval != NULL))
-			return false;
-		if (x->spos != NULL &&
-			(memcmp(x->scol_ptr, y->scol_ptr, (size_t) (x->n_cols + 1) * 4) != 0 ||
-			 memcmp(x->spos, y->spos, (size_t) x->nnz * 4) != 0 ||
-			 (x->sval != NULL && memcmp(x->sval, y->sval, (size_t) x->nnz * 4) != 0) ||
-			 memcmp(x->row_begin, y->row_begin, (size_t) (x->n_blocks + 1) * 4) != 0 ||
-			 memcmp(x->buf_begin, y->buf_begin, (size_t) (x->n_blocks + 1) * 4) != 0 ||
-			 memcmp(x->gptr, y->gptr, (size_t) (a->n + 1) * 4) != 0 ||
-			 memcmp(x->gidx, y->gidx, (size_t) x->nnz * 2) != 0))
-			return false;
-	}
 	for (int t = 0; t < a->n_tiles; t++)
 	{
 		const PrCompositeTile *x = &a->tiles[t],
@@ -1163,7 +666,7 @@ same_composite(const PrComposite *a, const PrComposite *b)
 
 /*
  * The planners on graphs large enough to split over threads: the relabelled CSR, the column
- * degrees, composite layouts (one tile, shared-memory tiles with compact partials, paper tiling)
+ * degrees, composite layouts (one tile, shared-memory tiles with compact partials, narrow tiles)
  * and the binned layout are the same bits with 1, 2, 3 and 8 threads; the 8-thread layouts'
  * emulated products equal plain CSR.
  */
@@ -1181,16 +684,13 @@ test_thread_counts(void)
 		int64_t    *outdeg = calloc((size_t) n, sizeof(int64_t));
 		int32_t    *new_to_old = malloc((size_t) n * sizeof(int32_t));
 		int32_t    *old_to_new = malloc((size_t) n * sizeof(int32_t));
-		const PrCompositeOptions opts[6] = {
-			{n, 32, 4096, false, false, 0, 0, false, 0, 0},
-			{n, 8, 256, false, false, 3, 4000, true, 0, 0},
-			{20000, 32, 4096, true, false, 2, 1000, false, 0, 0},
-			{n, 32, 4096, false, false, 0, 0, false, 64, 0},
-			{n, 8, 256, false, false, 3, 4000, true, PR_BLOCKED_DEFAULT_CAP, 0},
-			{20000, 32, 4096, true, false, 2, 1000, false, 7, 100},
+		const PrCompositeOptions opts[3] = {
+			{n, 32, 4096, false, 0, 0, false},
+			{n, 8, 256, false, 3, 4000, true},
+			{20000, 32, 4096, false, 2, 1000, false},
 		};
 		PrPlanCsr	base;
-		PrComposite base_c[6];
+		PrComposite base_c[3];
 		PrBinned	base_b;
 		int64_t    *base_deg = malloc((size_t) n * sizeof(int64_t));
 		PrError		err;
@@ -1214,7 +714,7 @@ test_thread_counts(void)
 			  pr_plan_column_degrees(&base, base_deg, &err) == PR_OK &&
 			  pr_plan_binned(&base, 100, &pr_malloc_allocator, &base_b, &err) == PR_OK,
 			  "plans with 1 thread", g->name);
-		for (int k = 0; k < 6; k++)
+		for (int k = 0; k < 3; k++)
 			check(pr_plan_composite(&base, &opts[k], &pr_malloc_allocator, &base_c[k], &err) == PR_OK,
 				  "composite with 1 thread", g->name);
 		for (int threads = 2; threads <= 8; threads = threads == 3 ? 8 : threads + 1)
@@ -1242,7 +742,7 @@ test_thread_counts(void)
 			snprintf(what, sizeof(what), "binned identical with %d threads", threads);
 			check(same, what, g->name);
 			pr_plan_binned_free(&b, &pr_malloc_allocator);
-			for (int k = 0; k < 6; k++)
+			for (int k = 0; k < 3; k++)
 			{
 				PrComposite c;
 
@@ -1252,7 +752,7 @@ test_thread_counts(void)
 				check(same, what, g->name);
 				if (threads == 8)
 				{
-					bool		ok = emulate_composite(&c, z, y) && emulate_blocked(&c, z, y);
+					bool		ok = emulate_composite(&c, z, y);
 
 					for (int64_t i = 0; i < n; i++)
 						x[i] = y[old_to_new[i]];
@@ -1261,24 +761,11 @@ test_thread_counts(void)
 				}
 				pr_plan_composite_free(&c, &pr_malloc_allocator);
 			}
-			/* the blocked layouts again with few hot columns: atomic cursors, then column sorts */
-			pr_plan_blocked_set_hot_columns(threads == 8 ? 1 : 100);
-			for (int k = 3; k < 6; k++)
-			{
-				PrComposite c;
-
-				same = pr_plan_composite(&csr, &opts[k], &pr_malloc_allocator, &c, &err) == PR_OK &&
-					same_composite(&c, &base_c[k]);
-				snprintf(what, sizeof(what), "composite %d identical with %d threads, few hot columns", k, threads);
-				check(same, what, g->name);
-				pr_plan_composite_free(&c, &pr_malloc_allocator);
-			}
-			pr_plan_blocked_set_hot_columns(0);
 			pr_plan_csr_free(&csr, &pr_malloc_allocator);
 			free(deg);
 		}
 		pr_plan_set_threads(0);
-		for (int k = 0; k < 6; k++)
+		for (int k = 0; k < 3; k++)
 			pr_plan_composite_free(&base_c[k], &pr_malloc_allocator);
 		pr_plan_binned_free(&base_b, &pr_malloc_allocator);
 		pr_plan_csr_free(&base, &pr_malloc_allocator);
@@ -1539,132 +1026,36 @@ test_choose(const char *table_path)
 }
 
 /*
- * Option errors of the blocked remainder: a negative cap, a cap above PR_BLOCKED_MAX_CAP and
- * negative rows per block are refused; cap 0 is off (the same layout as without the fields);
- * the largest cap plans.
+ * Layout statistics through their text form: a composite layout's statistics (two shared-memory
+ * tiles, compact partials) written and read back give the same prediction and counts; a layout
+ * line with text after the merge count is refused.
  */
 static void
-test_blocked_errors(void)
-{
-	TestGraph	g;
-	PrPlanCsr	csr;
-	PrError		err;
-	PrComposite c,
-				d;
-	PrCompositeOptions o = {0, 32, 4096, false, false, 1, 100, true, 0, 0};
-
-	make_rmat(&g, 9, (int64_t) 16 << 9, true, true, 31337);
-	pr_plan_relabel(g.n, g.ptr, g.col, g.val, NULL, &pr_malloc_allocator, &csr, &err);
-	o.tile_width = csr.n;
-	o.blocked_cap = PR_BLOCKED_MAX_CAP + 1;
-	check(pr_plan_composite(&csr, &o, &pr_malloc_allocator, &c, &err) == PR_ERR_INVALID && c.blocked == NULL &&
-		  c.tiles == NULL, "blocked cap above the maximum refused", g.name);
-	o.blocked_cap = -1;
-	check(pr_plan_composite(&csr, &o, &pr_malloc_allocator, &c, &err) == PR_ERR_INVALID,
-		  "negative blocked cap refused", g.name);
-	o.blocked_cap = 64;
-	o.blocked_max_rows = -1;
-	check(pr_plan_composite(&csr, &o, &pr_malloc_allocator, &c, &err) == PR_ERR_INVALID,
-		  "negative blocked rows refused", g.name);
-	o.blocked_max_rows = 0;
-	o.blocked_cap = 0;
-	{
-		PrCompositeOptions plain = {csr.n, 32, 4096, false, false, 1, 100, true, 0, 0};
-
-		check(pr_plan_composite(&csr, &o, &pr_malloc_allocator, &c, &err) == PR_OK &&
-			  pr_plan_composite(&csr, &plain, &pr_malloc_allocator, &d, &err) == PR_OK &&
-			  c.blocked == NULL && same_composite(&c, &d), "blocked cap 0 is off", g.name);
-		pr_plan_composite_free(&c, &pr_malloc_allocator);
-		pr_plan_composite_free(&d, &pr_malloc_allocator);
-	}
-	o.blocked_cap = PR_BLOCKED_MAX_CAP;
-	if (pr_plan_composite(&csr, &o, &pr_malloc_allocator, &c, &err) == PR_OK)
-	{
-		check(c.blocked != NULL && c.blocked->n_long_rows == 0 && c.blocked->n_blocks == 1 &&
-			  c.tiles[c.n_tiles - 1].n_vec == 0 && c.tiles[c.n_tiles - 1].n_ell == 0 &&
-			  c.tiles[c.n_tiles - 1].nnz == 0, "largest blocked cap: one block, the last tile empty", g.name);
-		check_blocked_structure(&csr, &c, "blocked cap 65536", g.name);
-		pr_plan_composite_free(&c, &pr_malloc_allocator);
-	}
-	else
-		check(false, "largest blocked cap plans", g.name);
-	pr_plan_csr_free(&csr, &pr_malloc_allocator);
-	graph_free(&g);
-}
-
-/* Copy of a model table without its launch cost line(s), with extra lines appended. */
-static char *
-table_with(const char *table, bool drop_launch, const char *extra)
-{
-	char	   *out = malloc(strlen(table) + strlen(extra) + 2);
-	const char *p = table;
-	size_t		len = 0;
-
-	while (*p != '\0')
-	{
-		const char *end = strchr(p, '\n');
-		size_t		n = end ? (size_t) (end - p) + 1 : strlen(p);
-
-		if (!(drop_launch && p[0] == 'l' && p[1] == ' '))
-		{
-			memcpy(out + len, p, n);
-			len += n;
-		}
-		p += n;
-	}
-	if (len > 0 && out[len - 1] != '\n')
-		out[len++] = '\n';
-	strcpy(out + len, extra);
-	return out;
-}
-
-/*
- * The model and the blocked remainder: layout statistics carry the blocked counts (and read back
- * through the text form; files without them read as none); the prediction adds two launches and
- * 'S' per entry; pr_plan_choose considers "-blocked" candidates only when the table has 'S'
- * (blocked_mode -1) or when asked (1), picks among them by the same rule as the others, and
- * returns blocked_cap only when a blocked candidate won.
- */
-static void
-test_blocked_model(const char *table_path)
+test_stats_round_trip(const char *table_path)
 {
 	char	   *table = read_file(table_path);
-	char	   *stats_text = read_file(PLAN_STATS_FILE);
 	TestGraph	g;
 	int64_t    *outdeg;
 	int32_t    *n2o,
 			   *o2n;
 	PrPlanCsr	csr;
 	PrError		err;
-	PrModel		plain,
-				with_s,
-				cheap;
+	PrModel		model;
+	PrCompositeOptions o = {0, 32, 4096, false, 2, 1024, true};
+	PrComposite c;
+	PrLayoutStats ls,
+				back;
+	FILE	   *f = tmpfile();
+	char	   *text = NULL;
+	bool		ok;
 
-	if (table == NULL)
+	if (table == NULL || pr_model_parse(table, &model, &err) != PR_OK || f == NULL)
 	{
-		check(false, "blocked model: table", table_path);
-		free(stats_text);
+		check(false, "statistics round trip: table", table_path);
+		free(table);
+		if (f != NULL)
+			fclose(f);
 		return;
-	}
-	{
-		char	   *t1 = table_with(table, false, "S 1 1 0.25\n");
-		char	   *t2 = table_with(table, true, "l 1 1 10\nS 1 1 0\n");
-
-		check(pr_model_parse(table, &plain, &err) == PR_OK && pr_model_parse(t1, &with_s, &err) == PR_OK &&
-			  pr_model_parse(t2, &cheap, &err) == PR_OK && pr_model_cost(&plain, 'S', 1, 1) < 0,
-			  "blocked model: tables parse, the H100 table has no 'S'", table_path);
-		free(t1);
-		free(t2);
-	}
-	/* old statistics files have no blocked counts */
-	if (stats_text != NULL)
-	{
-		PrLayoutStats ls;
-
-		check(pr_layout_stats_read(stats_text, "rmat24", "tiled-s4", &ls, &pr_malloc_allocator, &err) == PR_OK &&
-			  ls.blocked_entries == 0 && ls.blocked_cols == 0 && ls.blocked_rows == 0 && ls.blocked_blocks == 0,
-			  "blocked model: statistics without blocked counts read as none", "layout_stats.txt");
-		pr_layout_stats_free(&ls, &pr_malloc_allocator);
 	}
 	make_rmat(&g, 13, (int64_t) 16 << 13, false, true, 777);
 	outdeg = calloc((size_t) g.n, sizeof(int64_t));
@@ -1674,181 +1065,61 @@ test_blocked_model(const char *table_path)
 		outdeg[g.col[e]]++;
 	pr_plan_degree_order(g.n, outdeg, n2o, o2n, &pr_malloc_allocator, &err);
 	pr_plan_relabel(g.n, g.ptr, g.col, NULL, o2n, &pr_malloc_allocator, &csr, &err);
-
-	/* statistics: counts, text round trip, the prediction's blocked terms */
+	o.tile_width = csr.n;
+	ok = pr_plan_composite(&csr, &o, &pr_malloc_allocator, &c, &err) == PR_OK &&
+		pr_layout_stats_composite(&c, &ls, &pr_malloc_allocator, &err) == PR_OK;
+	check(ok && ls.n_tiles == 3 && ls.n_merge_slots > 0, "statistics: three tiles, compact partials", g.name);
+	if (ok)
 	{
-		PrCompositeOptions o = {csr.n, 32, 4096, false, false, 2, 1024, false, 256, 0};
-		PrComposite c;
-		PrLayoutStats ls,
-					back,
-					none;
-		FILE	   *f = tmpfile();
-		char	   *text = NULL;
-		bool		ok = pr_plan_composite(&csr, &o, &pr_malloc_allocator, &c, &err) == PR_OK &&
-			pr_layout_stats_composite(&c, &ls, &pr_malloc_allocator, &err) == PR_OK;
+		long		len;
 
-		check(ok && ls.blocked_entries == c.blocked->nnz && ls.blocked_entries > 0 &&
-			  ls.blocked_cols == c.blocked->n_cols && ls.blocked_rows == c.blocked->n_rows &&
-			  ls.blocked_blocks == c.blocked->n_blocks, "blocked statistics: counts of the layout", g.name);
-		if (ok && f != NULL)
-		{
-			long		len;
-
-			pr_layout_stats_write(f, "g", "blocked", &ls);
-			pr_layout_stats_write(f, "g", "tiled-s2-blocked", &ls);
-			ls.blocked_entries = ls.blocked_cols = ls.blocked_rows = ls.blocked_blocks = 0;
-			pr_layout_stats_write(f, "g", "plain", &ls);
-			ls.blocked_entries = c.blocked->nnz;
-			ls.blocked_cols = c.blocked->n_cols;
-			ls.blocked_rows = c.blocked->n_rows;
-			ls.blocked_blocks = c.blocked->n_blocks;
-			len = ftell(f);
-			rewind(f);
-			text = calloc((size_t) len + 1, 1);
-			if (fread(text, 1, (size_t) len, f) != (size_t) len)
-				text[0] = '\0';
-		}
-		if (f != NULL)
-			fclose(f);
-		if (ok && text != NULL &&
-			pr_layout_stats_read(text, "g", "blocked", &back, &pr_malloc_allocator, &err) == PR_OK)
-		{
-			PrLayoutStats other;
-			bool		same_other = pr_layout_stats_read(text, "g", "tiled-s2-blocked", &other,
-														  &pr_malloc_allocator, &err) == PR_OK &&
-				other.blocked_entries == ls.blocked_entries && other.blocked_blocks == ls.blocked_blocks;
-
-			if (same_other)
-				pr_layout_stats_free(&other, &pr_malloc_allocator);
-			check(same_other && back.blocked_entries == ls.blocked_entries && back.blocked_cols == ls.blocked_cols &&
-				  back.blocked_rows == ls.blocked_rows && back.blocked_blocks == ls.blocked_blocks &&
-				  pr_model_predict_stats(&with_s, &back) == pr_model_predict_stats(&with_s, &ls),
-				  "blocked statistics: text round trip", g.name);
-			pr_layout_stats_free(&back, &pr_malloc_allocator);
-		}
-		else
-			check(false, "blocked statistics: text round trip", g.name);
-		if (ok && text != NULL &&
-			pr_layout_stats_read(text, "g", "plain", &none, &pr_malloc_allocator, &err) == PR_OK)
-		{
-			check(none.blocked_entries == 0 && strstr(strstr(text, "layout g plain"), "\n") != NULL &&
-				  strncmp(strstr(text, "layout g plain"), "layout g plain tiles", 20) == 0 &&
-				  strstr(text, " blocked ") != NULL &&
-				  strstr(strstr(text, "layout g plain"), " blocked ") == NULL,
-				  "blocked statistics: none written without a blocked remainder", g.name);
-			pr_layout_stats_free(&none, &pr_malloc_allocator);
-		}
-		else
-			check(false, "blocked statistics: none written without a blocked remainder", g.name);
-		if (ok)
-		{
-			double		launch = pr_model_cost(&with_s, 'l', 1, 1);
-			double		p_s = pr_model_predict_stats(&with_s, &ls);
-			double		p_plain = pr_model_predict_stats(&plain, &ls);
-			double		p_off;
-
-			ls.blocked_entries = 0;
-			p_off = pr_model_predict_stats(&with_s, &ls);
-			check(fabs((p_s - p_plain) - 0.25e-9 * (double) c.blocked->nnz) < 1e-15 &&
-				  fabs((p_plain - p_off) - 2e-9 * launch) < 1e-15,
-				  "blocked prediction: two launches and 'S' per entry", g.name);
-		}
-		free(text);
-		if (ok)
-			pr_layout_stats_free(&ls, &pr_malloc_allocator);
-		pr_plan_composite_free(&c, &pr_malloc_allocator);
+		pr_layout_stats_write(f, "g", "tiled-s2-compact", &ls);
+		fprintf(f, "layout g trailing tiles 1 merge 0 extra\ntile 0 1 0 1 0 1\nshapes0 0\nranks0");
+		for (int b = 0; b < PR_RANK_BUCKETS; b++)
+			fprintf(f, " 0");
+		fprintf(f, "\nshapes1 0\nranks1");
+		for (int b = 0; b < PR_RANK_BUCKETS; b++)
+			fprintf(f, " 0");
+		fprintf(f, "\nend\n");
+		len = ftell(f);
+		rewind(f);
+		text = calloc((size_t) len + 1, 1);
+		if (fread(text, 1, (size_t) len, f) != (size_t) len)
+			text[0] = '\0';
 	}
-
-	/* the choice: candidates, the winner by the margin rule, blocked_cap */
-	for (int variant = 0; variant < 5; variant++)
+	fclose(f);
+	if (ok && text != NULL &&
+		pr_layout_stats_read(text, "g", "tiled-s2-compact", &back, &pr_malloc_allocator, &err) == PR_OK)
 	{
-		/* 0: H100 table, mode -1; 1: with 'S', mode -1; 2: cheap launches and 'S', mode -1;
-		 * 3: H100 table, mode 1, cap 1000; 4: cheap, mode 0 */
-		const PrModel *m = variant == 1 ? &with_s : (variant == 2 || variant == 4) ? &cheap : &plain;
-		int			mode = variant == 3 ? 1 : variant == 4 ? 0 : -1;
-		bool		blocked_candidates = variant == 1 || variant == 2 || variant == 3;
-		PrPlanChoice ch;
-		double		ms = -1,
-					best = -1;
-		char		log[4096] = "";
-		char		what[160];
-		int			n_cand = 0,
-					expect_cand = 0;
-		PrCompositeOptions expect;
-		bool		ok;
-
-		pr_plan_choice_init(&ch, csr.n);
-		check(ch.blocked_mode == -1 && ch.composite.blocked_cap == 0, "choice init: blocked both ways, default cap",
-			  g.name);
-		ch.composite.smem_width = 1024;
-		ch.compact_mode = 0;
-		ch.allow_binned = false;
-		ch.blocked_mode = mode;
-		if (variant == 3)
-			ch.composite.blocked_cap = 1000;
-		memset(&expect, 0, sizeof(expect));
-		ok = pr_plan_choose(&csr, m, &ch, &ms, log, sizeof(log), &n_cand, &pr_malloc_allocator, &err) == PR_OK;
-		/* the same candidates in the same order, by the same rule */
-		for (int si = 0; ok && si < ch.n_smem_counts; si++)
-		{
-			if (si > 0 && (int64_t) ch.smem_counts[si - 1] * 1024 >= csr.n)
-				break;
-			for (int ti = 0; ti < ch.n_thresholds; ti++)
-				for (int bi = 0; bi < 2; bi++)
-				{
-					PrCompositeOptions o = ch.composite;
-					PrComposite c;
-					double		p;
-
-					if ((mode == 1 && bi == 0) || (mode == 0 && bi == 1) || (mode == -1 && bi == 1 && !blocked_candidates))
-						continue;
-					o.n_smem_tiles = ch.smem_counts[si];
-					o.vec_threshold = ch.thresholds[ti];
-					o.compact = false;
-					o.blocked_cap = bi == 1 ? (variant == 3 ? 1000 : PR_BLOCKED_DEFAULT_CAP) : 0;
-					if (pr_plan_composite(&csr, &o, &pr_malloc_allocator, &c, &err) != PR_OK)
-					{
-						ok = false;
-						continue;
-					}
-					p = pr_model_predict_composite(m, &c) * 1e3;
-					pr_plan_composite_free(&c, &pr_malloc_allocator);
-					expect_cand++;
-					if (best < 0 || p < best * (1.0 - PR_PLAN_CHOICE_MARGIN))
-					{
-						best = p;
-						expect = o;
-					}
-				}
-		}
-		snprintf(what, sizeof(what), "choice variant %d: %d candidates, \"-blocked\" %s", variant, n_cand,
-				 blocked_candidates ? "present" : "absent");
-		check(ok && n_cand == expect_cand && n_cand >= 4 &&
-			  (strstr(log, "-blocked") != NULL) == blocked_candidates &&
-			  (mode != 1 || strstr(log, ")=") == NULL), what, g.name);
-		snprintf(what, sizeof(what), "choice variant %d: the winner by the margin rule (blocked_cap %lld)",
-				 variant, (long long) ch.composite.blocked_cap);
-		check(ok && fabs(ms - best) <= 1e-12 * best && ch.composite.n_smem_tiles == expect.n_smem_tiles &&
-			  ch.composite.vec_threshold == expect.vec_threshold &&
-			  ch.composite.blocked_cap == expect.blocked_cap && !ch.composite.shapes_only &&
-			  (variant != 2 || ch.composite.blocked_cap == PR_BLOCKED_DEFAULT_CAP) &&
-			  (variant != 3 || ch.composite.blocked_cap == 1000) &&
-			  (blocked_candidates || ch.composite.blocked_cap == 0), what, g.name);
+		check(back.n_tiles == ls.n_tiles && back.n_merge_slots == ls.n_merge_slots &&
+			  pr_model_predict_stats(&model, &back) == pr_model_predict_stats(&model, &ls) &&
+			  pr_model_predict_stats(&model, &ls) > 0,
+			  "statistics: text round trip gives the same prediction", g.name);
+		pr_layout_stats_free(&back, &pr_malloc_allocator);
 	}
+	else
+		check(false, "statistics: text round trip gives the same prediction", g.name);
+	check(text != NULL &&
+		  pr_layout_stats_read(text, "g", "trailing", &back, &pr_malloc_allocator, &err) == PR_ERR_INVALID &&
+		  strstr(err.message, "unexpected text after the merge count") != NULL,
+		  "statistics: text after the merge count refused", g.name);
+	free(text);
+	if (ok)
+		pr_layout_stats_free(&ls, &pr_malloc_allocator);
+	pr_plan_composite_free(&c, &pr_malloc_allocator);
 	pr_plan_csr_free(&csr, &pr_malloc_allocator);
 	free(outdeg);
 	free(n2o);
 	free(o2n);
 	graph_free(&g);
 	free(table);
-	free(stats_text);
 }
 
 /*
  * Rectangular parts (the multi-GPU engine's local products): part p of n_parts takes the rows r
  * with r % n_parts == p of g; pr_plan_relabel_columns keeps the columns the part reads, by
  * descending count.  Checks: the map and degrees, then every composite layout of the part (shared-
- * memory tiles, thresholds, compact partials, the blocked remainder, the model's choice) read
+ * memory tiles, thresholds, compact partials, the model's choice) read
  * through z[j] = x[col_map[j]] must give the part's plain CSR product over x exactly.  A square
  * CSR with n_cols = n set must plan the same arrays as with n_cols = 0.
  */
@@ -1949,8 +1220,8 @@ test_rectangular(const TestGraph *g, int n_parts, const PrModel *model, uint64_t
 				for (size_t si = 0; si < sizeof(smem) / sizeof(smem[0]); si++)
 					for (int compact = 0; compact < 2; compact++)
 					{
-						PrCompositeOptions o = {si == 0 ? 7 : rect.n_cols, thresholds[ti], 64, false, false,
-												smem[si], 3 + (int64_t) si * 5, compact == 1, 0, 0};
+						PrCompositeOptions o = {si == 0 ? 7 : rect.n_cols, thresholds[ti], 64, false,
+												smem[si], 3 + (int64_t) si * 5, compact == 1};
 						PrComposite c,
 									d;
 						char		what[160];
@@ -1974,7 +1245,6 @@ test_rectangular(const TestGraph *g, int n_parts, const PrModel *model, uint64_t
 						pr_plan_composite_free(&c, &pr_malloc_allocator);
 					}
 		}
-		test_blocked_graph(&rect, ident, z, y_ref, seed, name);
 		if (model != NULL)
 		{
 			PrPlanChoice choice;
@@ -1991,7 +1261,7 @@ test_rectangular(const TestGraph *g, int n_parts, const PrModel *model, uint64_t
 				pr_plan_composite(&rect, &choice.composite, &pr_malloc_allocator, &c, &err) == PR_OK;
 			if (ok)
 			{
-				ok = emulate_composite(&c, z, y) && emulate_blocked(&c, z, y) && same_vectors(y, y_ref, rows);
+				ok = emulate_composite(&c, z, y) && same_vectors(y, y_ref, rows);
 				pr_plan_composite_free(&c, &pr_malloc_allocator);
 			}
 			check(ok, "rectangular: the model's choice plans and computes the part's product", name);
@@ -2018,7 +1288,7 @@ next:
 			ident[i] = (int32_t) i;
 		if (pr_plan_relabel(n, g->ptr, g->col, g->val, ident, &pr_malloc_allocator, &sq, &err) == PR_OK)
 		{
-			PrCompositeOptions o = {n, 4, 64, false, false, 2, 9, true, 16, 0};
+			PrCompositeOptions o = {n, 4, 64, false, 2, 9, true};
 			PrComposite a,
 						b;
 			bool		same;
@@ -2026,8 +1296,7 @@ next:
 			same = pr_plan_composite(&sq, &o, &pr_malloc_allocator, &a, &err) == PR_OK;
 			sq.n_cols = n;
 			same = same && pr_plan_composite(&sq, &o, &pr_malloc_allocator, &b, &err) == PR_OK;
-			check(same && same_composite(&a, &b) && a.n_cols == n && a.device_bytes == b.device_bytes &&
-				  (a.blocked == NULL) == (b.blocked == NULL),
+			check(same && same_composite(&a, &b) && a.n_cols == n && a.device_bytes == b.device_bytes,
 				  "square: n_cols = n plans the same layout as n_cols = 0", g->name);
 			if (same)
 			{
@@ -2057,8 +1326,7 @@ main(void)
 		return n_failed == 0 ? 0 : 1;
 	}
 	test_thread_counts();
-	test_blocked_errors();
-	test_blocked_model(getenv("PLAN_MODEL_TABLE") ? getenv("PLAN_MODEL_TABLE") : PLAN_MODEL_TABLE);
+	test_stats_round_trip(getenv("PLAN_MODEL_TABLE") ? getenv("PLAN_MODEL_TABLE") : PLAN_MODEL_TABLE);
 	test_choose(getenv("PLAN_MODEL_TABLE") ? getenv("PLAN_MODEL_TABLE") : PLAN_MODEL_TABLE);
 	{
 		/* the same with a merge cost in the table: compact candidates join */
