@@ -136,7 +136,7 @@ pr_gpu_options_init(PrGpuOptions *opts)
 	opts->chunk = 4096;
 	opts->n_smem_tiles = -1;
 	opts->smem_width = 0;
-	opts->l2_persist = false;	/* measured: slower on R-MAT 24 (bench/gpu/NOTES.md) */
+	opts->l2_persist = false;	/* measured: slower on R-MAT 24 (doc/RESULTS.md) */
 	opts->compact_partials = -1;
 	opts->plan_threads = 0;
 	opts->push_local = true;

@@ -5,7 +5,7 @@
  *
  * The GPU engine keeps the pull CSR (in-edges).  Its first way to the local part read every entry
  * twice, multiplying those that leave flagged nodes: ~3.4 ms a pass at R-MAT 24.  From a batch of
- * sources, two hops touch well under 1% of the entries (bench/RESULTS.md, session 9), so this
+ * sources, two hops touch well under 1% of the entries (doc/RESULTS.md), so this
  * module keeps the out-edge lists too — made once per prepared graph from the pull CSR by a
  * stable radix sort — and pushes: a step takes a sparse list of (node * k + column, value) sorted
  * by position, writes one contribution per out-edge of each listed node at the place an exclusive

@@ -215,7 +215,7 @@ multi_init(PrMulti *m, PrError *err)
 	/*
 	 * A tuning default, never an override: at least 32 channels for the all-gather unless the
 	 * environment sets NCCL_MIN_NCHANNELS (on 2 H200s the R-MAT 26 exchange took 0.387 ms instead
-	 * of 0.440, bench/RESULTS.md).  Every other NCCL setting is the environment's.
+	 * of 0.440, doc/RESULTS.md).  Every other NCCL setting is the environment's.
 	 */
 	if (setenv("NCCL_MIN_NCHANNELS", "32", 0) != 0)
 		return pr_error_set(err, PR_ERR_ENGINE, "multi-GPU: setenv NCCL_MIN_NCHANNELS failed");

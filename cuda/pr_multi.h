@@ -10,7 +10,7 @@
  *    Compact exchange (PrMultiOptions.compact_exchange, tiled kernel, several GPUs):
  *    a node without out-edges is no row's column, so each GPU packs only its slots with
  *    out-edges and all-gathers those into a separate vector (xg) that the column map points into;
- *    scores are read back from each GPU's own block (bench/RESULTS.md: 2.5x fewer values at R-MAT 26,
+ *    scores are read back from each GPU's own block (doc/RESULTS.md: 2.5x fewer values at R-MAT 26,
  *    efficiency at 2 GPUs 82.6% -> 85.1%).  NCCL_MIN_NCHANNELS defaults to 32 (unless set).
  *    Per iteration each GPU computes its product, the PageRank update and the partial reductions
  *    on its stream; then the new vector is all-gathered and the residual and dangling mass (two

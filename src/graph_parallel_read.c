@@ -1,6 +1,6 @@
 /*
  * graph_parallel_read.c — the direct table scan of graph_heapscan.c run by PostgreSQL parallel
- * workers (issue 4: the cold call's read of a 263 M-row table).
+ * workers (the cold call's read of a large table).
  *
  * The leader enters parallel mode and creates a ParallelContext whose entry point is
  * powerrank_parallel_read_main; parallel.c hands the workers the leader's snapshots (the scan's is

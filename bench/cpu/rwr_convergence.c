@@ -1,6 +1,6 @@
 /*
  * rwr_convergence.c — how many iterations an RWR batch needs before its top-k is right, against
- * the iterations the stopping rules take (issue 4's interactive RWR question, bench/RESULTS.md).
+ * the iterations the stopping rules take (the interactive RWR question, doc/RESULTS.md).
  *
  *   rwr_convergence --rmat SCALE [--batches B] [--top K] [--max-iterations J] [--threads T]
  *

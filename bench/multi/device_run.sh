@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/multi/device_run.sh — the one script for one device call on nvidia-h200-x2 / -x4 (issue 5):
+# bench/multi/device_run.sh — the one script for one device call on nvidia-h200-x2 / -x4:
 #   build the multi-GPU library and the bench, run the partition and planner unit tests, then
 #   check   R-MAT 18 on the GPU counts against a double-precision CPU PageRank (csr, cusparse,
 #           tiled: every kernel x GPU count)

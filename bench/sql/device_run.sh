@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/sql/device_run.sh — issue 4's measurements of the GPU service inside PostgreSQL, on the lent GPU
+# bench/sql/device_run.sh — the measurements of the GPU service inside PostgreSQL, on the lent GPU
 # machine (runs as root there, from the project root, with .carry carried), in at most ~560 s a call.
 #
 #   bench/sql/device_run.sh [figures | checks | all | PHASE ...]

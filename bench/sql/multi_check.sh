@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/sql/multi_check.sh — issue 5's "the GPU service uses every visible GPU" checked inside
+# bench/sql/multi_check.sh — "the GPU service uses every visible GPU" checked inside
 # PostgreSQL, in ONE device call on nvidia-h200-x2 (runs as root there, from the project root, with
 # .carry carried), in well under 300 s.
 #

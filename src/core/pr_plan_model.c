@@ -690,7 +690,7 @@ void
 pr_plan_choice_init(PrPlanChoice *choice, int64_t n)
 {
 	/* no 16: measured slower than 8 (and 12) at R-MAT 24 in every run, with and without compact
-	 * partials, while the model rates it best (bench/gpu/NOTES.md); planning it cost 4 candidates */
+	 * partials, while the model rates it best (doc/RESULTS.md); planning it cost 4 candidates */
 	static const int counts[5] = {0, 1, 2, 4, 8};
 
 	memset(choice, 0, sizeof(*choice));
@@ -701,7 +701,7 @@ pr_plan_choice_init(PrPlanChoice *choice, int64_t n)
 	choice->n_smem_counts = 5;
 	memcpy(choice->smem_counts, counts, sizeof(counts));
 	/* CSR-vector thresholds: 32, and 128 (measured 9-11% faster at R-MAT 24 and 22 with shared-memory
-	 * tiles, slower on small graphs: bench/gpu/NOTES.md run 6); 8 was 13-35% slower everywhere */
+	 * tiles, slower on small graphs: doc/RESULTS.md); 8 was 13-35% slower everywhere */
 	choice->n_thresholds = 2;
 	choice->thresholds[0] = 32;
 	choice->thresholds[1] = 128;

@@ -828,7 +828,7 @@ read_file(const char *path)
 	return s;
 }
 
-/* One measured layout: ms per SpMV on the lent H100 (bench/RESULTS.md, bench/gpu/NOTES.md), and
+/* One measured layout: ms per SpMV on the lent H100 (doc/RESULTS.md), and
  * the error the model is allowed on it. */
 typedef struct Measured
 {
@@ -842,7 +842,7 @@ typedef struct Measured
  * The model against the H100 measurements: the layout statistics of the measured graphs
  * (layout_stats.txt, written by bench/gpu/plan_bench from the same graphs the GPU bench built)
  * through the model table cuda/model_h100.tsv.  Each prediction within 10% of the measurement
- * (three known misses, bench/gpu/NOTES.md: the row-binned layout at scales 22 and 24, up to 18%
+ * (three known misses, doc/RESULTS.md: the row-binned layout at scales 22 and 24, up to 18%
  * high, and the one-tile layout at scale 20, 15% high), and per graph the model's fastest layout
  * measured within 2% of the fastest measured (R-MAT 24: tiled-s4 and tiled-s8 are 1.2% apart).
  */
