@@ -675,6 +675,7 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 	uint64_t	range = id_key(hi_id) - id_key(lo_id);
 	int64_t		n = 0;
 	int			bits = 0;
+	PrStatus	failure;
 
 	memset(&s, 0, sizeof(s));
 	s.src = src;
@@ -793,22 +794,18 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 	return PR_OK;
 
 nomem:
-	pr_free(alloc, s.keys[0]);
-	pr_free(alloc, s.keys[1]);
-	pr_free(alloc, s.pos[0]);
-	pr_free(alloc, s.pos[1]);
-	pr_free(alloc, s.hist);
-	pr_free(alloc, s.chunk_starts);
-	return pr_error_set(err, PR_ERR_NOMEM, "out of memory sorting the node ids");
-
+	failure = pr_error_set(err, PR_ERR_NOMEM, "out of memory sorting the node ids");
+	goto fail;
 interrupted:
+	failure = build_interrupted(err);
+fail:
 	pr_free(alloc, s.keys[0]);
 	pr_free(alloc, s.keys[1]);
 	pr_free(alloc, s.pos[0]);
 	pr_free(alloc, s.pos[1]);
 	pr_free(alloc, s.hist);
 	pr_free(alloc, s.chunk_starts);
-	return build_interrupted(err);
+	return failure;
 }
 
 /* Looks up chunk t of the endpoints through a dense or bucketed id map. */
@@ -1527,22 +1524,18 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	return PR_OK;
 
 nomem:
-	pr_free(alloc, ranks);
-	pr_free(alloc, rows.counts);
-	pr_free(alloc, tmp_ptr);
-	pr_free(alloc, tmp_dst);
-	pr_free(alloc, tmp_w);
-	pr_graph_free(g, alloc);
-	return pr_error_set(err, PR_ERR_NOMEM, "out of memory building a graph of %zu edge rows", m);
-
+	status = pr_error_set(err, PR_ERR_NOMEM, "out of memory building a graph of %zu edge rows", m);
+	goto fail;
 interrupted:
+	status = build_interrupted(err);
+fail:
 	pr_free(alloc, ranks);
 	pr_free(alloc, rows.counts);
 	pr_free(alloc, tmp_ptr);
 	pr_free(alloc, tmp_dst);
 	pr_free(alloc, tmp_w);
 	pr_graph_free(g, alloc);
-	return build_interrupted(err);
+	return status;
 }
 
 /* Builds the out-edge arrays of a graph that lacks them (a no-op when present). */
