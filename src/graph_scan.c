@@ -11,7 +11,7 @@
  * waited for a table rewrite to commit: the new storage's rows would all be invisible to it).  In
  * READ COMMITTED graph_scan_resolve takes a fresh snapshot once the relation is locked and pushes
  * it as the active snapshot; the heap scan, the parallel read (its workers get the leader's active
- * snapshot), the SPI cursor of a plain table and the graph cache's generation probe all read through
+ * snapshot), the SPI cursor of a plain table and the graph cache's change-log probe all read through
  * it, so they see one state of the table.  graph_scan_end pops it.  The SPI reader of a view, a
  * partitioned or foreign table or a table whose policies apply lets SPI take its snapshot after the
  * query's plan has locked every relation it reads (the cache never serves those).  In REPEATABLE
