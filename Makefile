@@ -19,7 +19,11 @@ EXTENSION = powerrank
 EXTVERSION = 0.1
 
 MODULE_big = powerrank
-OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c src/core/*.c))
+# The backend links the glue and the parts of the core it calls; the GPU layouts' planners, the
+# multi-GPU partitioner and the streamed plan (src/core/pr_plan*.c, pr_partition.c, pr_stream.c)
+# belong to the GPU libraries (cuda/Makefile, cuda/Makefile.multi).
+CORE_GPU_ONLY = src/core/pr_plan.c src/core/pr_plan_model.c src/core/pr_partition.c src/core/pr_stream.c
+OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c) $(filter-out $(CORE_GPU_ONLY),$(wildcard src/core/*.c)))
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 

@@ -42,14 +42,10 @@ static const struct config_enum_entry table_reader_options[] = {
 	{NULL, 0, false}
 };
 
-/*
- * Defines powerrank.table_reader (superuser-only: it exists to compare the readers in tests) and
- * the parallel reader's setting (here, so that both exist before guc.c reserves the prefix).
- */
+/* Defines powerrank.table_reader (superuser-only: it exists to compare the readers in tests). */
 void
 graph_heapscan_guc_init(void)
 {
-	graph_parallel_read_guc_init();
 	DefineCustomEnumVariable("powerrank.table_reader",
 							 "Reader of the table form: auto (a direct table scan where it reads what a SELECT would, SPI elsewhere), spi, or direct (an ERROR where it may not be used).",
 							 NULL,

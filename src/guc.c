@@ -8,7 +8,6 @@
 #include "utils/guc.h"
 
 #include "graph_cache.h"
-#include "graph_heapscan.h"
 #include "pr_gpu.h"
 #include "service.h"
 
@@ -143,7 +142,7 @@ service_guc_init(void)
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
-/* Defines the settings and reserves the "powerrank." prefix. */
+/* Defines the CPU engine's, the cache's and the GPU service's settings. */
 void
 powerrank_guc_init(void)
 {
@@ -170,8 +169,6 @@ powerrank_guc_init(void)
 							NULL, NULL, NULL);
 
 	service_guc_init();
-	graph_heapscan_guc_init();
-	MarkGUCPrefixReserved("powerrank");
 }
 
 /* The thread count the setting asks for, with 0 resolved to the number of online cores. */

@@ -5,8 +5,11 @@
 #include "powerrank.h"
 
 #include "miscadmin.h"
+#include "utils/guc.h"
 
 #include "graph_cache.h"
+#include "graph_heapscan.h"
+#include "graph_parallel_read.h"
 #include "service.h"
 
 PG_MODULE_MAGIC;
@@ -14,14 +17,18 @@ PG_MODULE_MAGIC;
 void		_PG_init(void);
 
 /*
- * Runs once when the library is loaded: defines the powerrank.* settings and, when loaded by
- * shared_preload_libraries, reserves the graph cache's and the GPU service's shared memory,
- * installs the cache's object access hook and registers the GPU service's background worker.
+ * Runs once when the library is loaded: defines each module's powerrank.* settings, reserves the
+ * prefix and, when loaded by shared_preload_libraries, reserves the graph cache's and the GPU
+ * service's shared memory, installs the cache's object access hook and registers the GPU
+ * service's background worker.
  */
 void
 _PG_init(void)
 {
 	powerrank_guc_init();
+	graph_heapscan_guc_init();
+	graph_parallel_read_guc_init();
+	MarkGUCPrefixReserved("powerrank");
 	if (process_shared_preload_libraries_in_progress)
 	{
 		graph_cache_shmem_init();
