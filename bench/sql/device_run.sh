@@ -8,7 +8,7 @@
 #     setup mixed                                                 (call 3: the 5-minute mixed load)
 #   phases: setup  build + install (+ GPU library), start the server with the service, wait until ready
 #           suite  make installcheck (temp instance, powerrank + pg_cron preloaded)
-#           gpucheck  make -C cuda check-topk check-build, sql/service_gpu.sql twice (GPU service vs CPU
+#           gpucheck  make -C cuda check-topk check-build, test/gpu/service_gpu.sql twice (GPU service vs CPU
 #                  engine, faults; then with the quick layout first)
 #           load   R-MAT $SCALE into table edges (parallel binary COPY into an UNLOGGED table), VACUUM ANALYZE
 #           cold   parallel count(*) x3, cold pagerank(top_k 100), warm x5 (powerrank_last_run per call)
@@ -57,7 +57,7 @@ else
   export LD_LIBRARY_PATH=/opt/pg15/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 fi
 # fp32: the issue's standalone figures (bench/gpu) are fp32 and the default tolerance (1e-6, L1) is in
-# fp32's range (>= ~1e-7); sql/service_gpu.sql's 1e-12 checks run under fp64 first (phase suite).
+# fp32's range (>= ~1e-7); test/gpu/service_gpu.sql's 1e-12 checks run under fp64 first (phase suite).
 PRECISION=${PRECISION:-fp32}
 BOUND=${BOUND:-2e-5}   # per-node |score(service) - score(cpu)| of the mixed-load checks (2 runs to L1 1e-6)
 DEV_CHECK=gpu
@@ -201,7 +201,7 @@ phase_suite() {
   echo "RESULT installcheck: exit $rc ($(grep -E 'tests (passed|failed)|All [0-9]+ tests passed|of [0-9]+ tests failed' "$OUT/suite.log" | tr '\n' ';'))"
 }
 
-# the device top-k and graph build checks, then sql/service_gpu.sql (GPU service vs CPU engine, faults) on the
+# the device top-k and graph build checks, then test/gpu/service_gpu.sql (GPU service vs CPU engine, faults) on the
 # running server, twice
 phase_gpucheck() {
   set -e
@@ -214,17 +214,17 @@ phase_gpucheck() {
     make -s -C cuda check-build > "$OUT/check_build.txt" 2>&1 || true
     echo "RESULT check-build: $(tail -1 "$OUT/check_build.txt")"
   fi
-  echo "== sql/service_gpu.sql on the running server (engine $ENGINE, fp64)"
+  echo "== test/gpu/service_gpu.sql on the running server (engine $ENGINE, fp64)"
   as_pg createdb svcgpu
   if [ "$DRY_RUN" = 1 ]; then prefix=cpu-test; else prefix=gpu; fi
-  (cd "$WORK/tree" && PGDATABASE=svcgpu as_pg env PWD="$WORK/tree" psql -X -At -v engine_prefix=$prefix -f sql/service_gpu.sql) > "$OUT/service_gpu.txt" 2>&1
+  (cd "$WORK/tree" && PGDATABASE=svcgpu as_pg env PWD="$WORK/tree" psql -X -At -v engine_prefix=$prefix -f test/gpu/service_gpu.sql) > "$OUT/service_gpu.txt" 2>&1
   grep -E '^(PASS|FAIL)' "$OUT/service_gpu.txt" | head -40
   echo "RESULT service_gpu.sql: $(grep -c '^PASS' "$OUT/service_gpu.txt") PASS, $(grep -c '^FAIL' "$OUT/service_gpu.txt") FAIL; last: $(tail -1 "$OUT/service_gpu.txt")"
   # again with every graph's first PageRank on the quick layout (natural ids, the graph's own
   # in-CSR read in place) while the tuned layout is planned in the engine's thread
   reload_setting powerrank.gpu_quick_layout_edges 0
   as_pg dropdb svcgpu; as_pg createdb svcgpu
-  (cd "$WORK/tree" && PGDATABASE=svcgpu as_pg env PWD="$WORK/tree" psql -X -At -v engine_prefix=$prefix -f sql/service_gpu.sql) > "$OUT/service_gpu_quick.txt" 2>&1
+  (cd "$WORK/tree" && PGDATABASE=svcgpu as_pg env PWD="$WORK/tree" psql -X -At -v engine_prefix=$prefix -f test/gpu/service_gpu.sql) > "$OUT/service_gpu_quick.txt" 2>&1
   grep -E '^FAIL' "$OUT/service_gpu_quick.txt" | head -20
   echo "RESULT service_gpu.sql, quick layout first (gpu_quick_layout_edges = 0): $(grep -c '^PASS' "$OUT/service_gpu_quick.txt") PASS, $(grep -c '^FAIL' "$OUT/service_gpu_quick.txt") FAIL; quick-layout lines in the log: $(grep -c 'gpu-binned' "$PGLOG")"
   sql -c "ALTER SYSTEM RESET powerrank.gpu_quick_layout_edges" -c "SELECT pg_reload_conf()" >/dev/null; sleep 1; wait_ready

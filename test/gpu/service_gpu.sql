@@ -1,7 +1,7 @@
 -- The GPU service on a real GPU (device machine; not part of `make installcheck`, which runs the
 -- service with the cpu-test engine).  Needs a server with shared_preload_libraries = 'powerrank',
 -- powerrank.service_engine = 'gpu' (the default) and $libdir/powerrank_gpu.so installed
--- (make cuda && make install).  Run:  psql -X -f sql/service_gpu.sql
+-- (make cuda && make install).  Run:  psql -X -f test/gpu/service_gpu.sql
 -- Every check prints one row "PASS|FAIL <name> <detail>"; the last line counts them.
 -- Run from the project root.  Variables: data_dir (default $PWD/test/data), engine_prefix (default 'gpu', e.g. 'cpu-test' to try
 -- the script without a GPU), bound (L1 bound against the CPU engine, default 1e-9 for fp64).
