@@ -100,8 +100,7 @@ cache_compact_log(int64 min_rows)
 	Oid			schema = cache_extension_schema();
 	Oid			log_relid;
 	char	   *log;
-	Oid			saved_user;
-	int			saved_context;
+	CacheSavedUser saved;
 	int64		removed = 0;
 	Oid			types[2] = {INT8OID, INT8OID};
 	Datum		values[2] = {Int64GetDatum(min_rows), Int64GetDatum(GRAPH_CACHE_MAX_REBASES)};
@@ -117,9 +116,7 @@ cache_compact_log(int64 min_rows)
 	/* a snapshot taken after the lock: it sees the compaction before this one */
 	PushActiveSnapshot(GetTransactionSnapshot());
 
-	GetUserIdAndSecContext(&saved_user, &saved_context);
-	SetUserIdAndSecContext(cache_log_owner(schema), saved_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
+	cache_become_log_owner(schema, &saved);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	ret = SPI_execute(psprintf("DELETE FROM %s l WHERE NOT EXISTS "
@@ -148,7 +145,7 @@ cache_compact_log(int64 min_rows)
 											   &isnull));
 	}
 	SPI_finish();
-	SetUserIdAndSecContext(saved_user, saved_context);
+	cache_restore_user(&saved);
 	PopActiveSnapshot();
 	return removed;
 }

@@ -206,7 +206,7 @@ trigger_name_taken(Relation rel)
 }
 
 /* Owner of the change log (the role that created the extension). */
-Oid
+static Oid
 cache_log_owner(Oid schema)
 {
 	Oid			table = get_relname_relid(CHANGE_LOG_TABLE, schema);
@@ -224,6 +224,25 @@ cache_log_owner(Oid schema)
 	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
 	ReleaseSysCache(tuple);
 	return owner;
+}
+
+/*
+ * Makes the change log's owner the current user, in a restricted security context (the role that
+ * modifies, reads or compacts needs no right on the log); cache_restore_user undoes it.
+ */
+void
+cache_become_log_owner(Oid schema, CacheSavedUser *saved)
+{
+	GetUserIdAndSecContext(&saved->user, &saved->context);
+	SetUserIdAndSecContext(cache_log_owner(schema), saved->context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+}
+
+/* Gives back the user and security context cache_become_log_owner saved. */
+void
+cache_restore_user(const CacheSavedUser *saved)
+{
+	SetUserIdAndSecContext(saved->user, saved->context);
 }
 
 /* Makes (once per schema) the saved plans that insert into and read the change log. */
@@ -269,22 +288,16 @@ prepare_plans(Oid schema)
 	plans_schema = schema;
 }
 
-/*
- * Runs a saved plan on the change log as its owner (the modifying or reading role needs no right
- * on it), in a restricted security context, inside an open SPI connection.
- */
+/* Runs a saved plan on the change log as its owner, inside an open SPI connection. */
 static int
 execute_as_log_owner(Oid schema, SPIPlanPtr plan, Datum *values, bool read_only)
 {
-	Oid			saved_user;
-	int			saved_context;
+	CacheSavedUser saved;
 	int			ret;
 
-	GetUserIdAndSecContext(&saved_user, &saved_context);
-	SetUserIdAndSecContext(cache_log_owner(schema), saved_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
+	cache_become_log_owner(schema, &saved);
 	ret = SPI_execute_plan(plan, values, NULL, read_only, 0);
-	SetUserIdAndSecContext(saved_user, saved_context);
+	cache_restore_user(&saved);
 	return ret;
 }
 
@@ -513,8 +526,7 @@ powerrank_ddl_command_end(PG_FUNCTION_ARGS)
 {
 	Oid			schema;
 	char	   *log;
-	Oid			saved_user;
-	int			saved_context;
+	CacheSavedUser saved;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "powerrank_ddl_command_end() must be called as an event trigger");
@@ -522,9 +534,7 @@ powerrank_ddl_command_end(PG_FUNCTION_ARGS)
 	if (!OidIsValid(schema) || !OidIsValid(get_relname_relid(CHANGE_LOG_TABLE, schema)))
 		PG_RETURN_VOID();
 	log = cache_log_name(schema);
-	GetUserIdAndSecContext(&saved_user, &saved_context);
-	SetUserIdAndSecContext(cache_log_owner(schema), saved_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
+	cache_become_log_owner(schema, &saved);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute(psprintf("INSERT INTO %s AS l (relid, change, rebase) "
@@ -536,7 +546,7 @@ powerrank_ddl_command_end(PG_FUNCTION_ARGS)
 							 log, log), false, 0) < 0)
 		elog(ERROR, "could not write to %s", CHANGE_LOG_TABLE);
 	SPI_finish();
-	SetUserIdAndSecContext(saved_user, saved_context);
+	cache_restore_user(&saved);
 	PG_RETURN_VOID();
 }
 

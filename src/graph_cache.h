@@ -91,10 +91,18 @@ void		graph_cache_status(GraphCacheStatus *status);
 
 /* ---- cache_tracking.c ---- */
 
+/* The user and security context saved while the change log's owner acts. */
+typedef struct CacheSavedUser
+{
+	Oid			user;
+	int			context;
+} CacheSavedUser;
+
 void		cache_tracking_init(void);
 bool		graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *key);
 Oid			cache_extension_schema(void);
-Oid			cache_log_owner(Oid schema);
+void		cache_become_log_owner(Oid schema, CacheSavedUser *saved);
+void		cache_restore_user(const CacheSavedUser *saved);
 char	   *cache_log_name(Oid schema);
 
 /* ---- cache_compact.c ---- */
