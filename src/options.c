@@ -99,22 +99,17 @@ option_restart(FunctionCallInfo fcinfo, int argno)
 static void
 reject_large_tolerance(double tolerance, const char *positional)
 {
-	if (tolerance == floor(tolerance) && tolerance <= PG_INT32_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("tolerance %s is too large to mean convergence",
-						float8out_internal(tolerance)),
-				 errdetail("A tolerance must be below %g: a residual between two score vectors is at most 2.",
-						   TOLERANCE_LIMIT),
-				 errhint("The leading arguments are %s; to get the best %d rows, pass top_k => %d.",
-						 positional, (int) tolerance, (int) tolerance)));
+	/* an integer was most likely meant as top_k */
+	char	   *instead = tolerance == floor(tolerance) && tolerance <= PG_INT32_MAX ?
+		psprintf("to get the best %d rows, pass top_k => %d", (int) tolerance, (int) tolerance) :
+		"pass the others by name, e.g. tolerance => 1e-6";
+
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("tolerance %s is too large to mean convergence", float8out_internal(tolerance)),
 			 errdetail("A tolerance must be below %g: a residual between two score vectors is at most 2.",
 					   TOLERANCE_LIMIT),
-			 errhint("The leading arguments are %s; pass the others by name, e.g. tolerance => 1e-6.",
-					 positional)));
+			 errhint("The leading arguments are %s; %s.", positional, instead)));
 }
 
 /*
