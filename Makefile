@@ -6,7 +6,8 @@
 #                        (pg_cron and powerrank preloaded), then the isolation tests (two
 #                        sessions, specs/) in another one (run as a non-root user: initdb
 #                        refuses root)
-#   make check-core      C unit tests of the pure-C core (test/core, test/plan, test/partition)
+#   make check-core      C unit tests of the pure-C core (test/core) and of the GPU planners
+#                        (test/plan, test/partition); no GPU needed
 #   make cuda            the GPU engine library (cuda/), where nvcc and cuda/Makefile exist;
 #                        `make install` then also installs it as $libdir/powerrank_gpu.so, the
 #                        library the GPU service loads (powerrank.gpu_library), and, when
@@ -19,11 +20,9 @@ EXTENSION = powerrank
 EXTVERSION = 0.1
 
 MODULE_big = powerrank
-# The backend links the glue and the parts of the core it calls; the GPU layouts' planners, the
-# multi-GPU partitioner and the streamed plan (src/core/pr_plan*.c, pr_partition.c, pr_stream.c)
-# belong to the GPU libraries (cuda/Makefile, cuda/Makefile.multi).
-CORE_GPU_ONLY = src/core/pr_plan.c src/core/pr_plan_model.c src/core/pr_partition.c src/core/pr_stream.c
-OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c) $(filter-out $(CORE_GPU_ONLY),$(wildcard src/core/*.c)))
+# The backend links the PostgreSQL glue (src/ and its folders) and the pure-C core (core/); the GPU
+# side (cuda/: planners, kernels, engines) is built into the libraries the GPU service loads.
+OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c src/*/*.c core/*.c))
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 
@@ -37,7 +36,9 @@ ISOLATION_OPTS = --temp-instance=./tmp_check_iso \
 
 EXTRA_CLEAN = test/reference/out tmp_check tmp_check_iso output_iso results regression.diffs regression.out
 
-PG_CPPFLAGS += -I$(srcdir)/src -I$(srcdir)/src/core -I$(srcdir)/cuda
+# The glue sees the core and the GPU libraries' C interface (cuda/include; the multi-GPU options
+# name the planners' types, cuda/plan).
+PG_CPPFLAGS += -I$(srcdir)/src -I$(srcdir)/core -I$(srcdir)/cuda/include -I$(srcdir)/cuda/plan
 # -Wextra trips -Wunused-parameter in PostgreSQL's own headers (ilist.h, bufpage.h).
 PG_CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter
 SHLIB_LINK += -lpthread -lm -ldl
@@ -52,7 +53,7 @@ include $(PGXS)
 
 # PGXS tracks no header dependencies here: every object depends on every header of the tree
 # (coarse, but a changed struct never leaves a stale object behind).
-$(OBJS): $(wildcard src/*.h src/core/*.h cuda/pr_gpu.h cuda/pr_gpu_build.h cuda/pr_multi.h)
+$(OBJS): $(wildcard src/*.h src/*/*.h core/*.h cuda/include/*.h cuda/plan/*.h)
 
 # The versioned install script is a copy of the hand-edited one.
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql

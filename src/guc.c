@@ -7,9 +7,9 @@
 
 #include "utils/guc.h"
 
-#include "graph_cache.h"
+#include "cache/graph_cache.h"
 #include "pr_gpu.h"
-#include "service.h"
+#include "service/service.h"
 
 int			powerrank_cpu_threads = 0;
 int			powerrank_cache_size_mb = 1024;

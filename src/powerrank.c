@@ -7,10 +7,10 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
-#include "graph_cache.h"
-#include "graph_heapscan.h"
-#include "graph_parallel_read.h"
-#include "service.h"
+#include "cache/graph_cache.h"
+#include "graph/graph_heapscan.h"
+#include "graph/graph_parallel_read.h"
+#include "service/service.h"
 
 PG_MODULE_MAGIC;
 

@@ -2,7 +2,7 @@
  * powerrank.h — declarations shared by the PostgreSQL glue of powerrank (the .c files of src/).
  *
  * The glue reads edges (a table through SPI, or the powerrank_graph aggregate), builds the graph
- * with the pure-C core (src/core/), runs an algorithm on an engine and returns the scores as rows.
+ * with the pure-C core (core/), runs an algorithm on an engine and returns the scores as rows.
  */
 #ifndef POWERRANK_H
 #define POWERRANK_H

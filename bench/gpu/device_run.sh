@@ -32,7 +32,7 @@ phases=("$@")
 
 BENCH=bench/gpu/build/pr_bench
 PLAN=bench/gpu/build/plan_bench
-model=cuda/model_h100.tsv
+model=cuda/plan/model_h100.tsv
 
 if has build; then
   {
@@ -57,7 +57,7 @@ if has fixed && [ "$DRY_RUN" != 1 ]; then
   # re-measure the fixed costs (incl. the merge cost m, which lets auto weigh compact partials)
   phase fixed 60 "$OUT/calibrate_fixed.log" "$BENCH" --calibrate-fixed "$OUT/model_fixed.tsv"
   if grep -q '^m ' "$OUT/model_fixed.tsv" 2>/dev/null; then
-    { grep -v '^[Wmp] ' cuda/model_h100.tsv; grep -E '^[Wmp] ' "$OUT/model_fixed.tsv"; } > "$OUT/model_h100.tsv"
+    { grep -v '^[Wmp] ' cuda/plan/model_h100.tsv; grep -E '^[Wmp] ' "$OUT/model_fixed.tsv"; } > "$OUT/model_h100.tsv"
     model=$OUT/model_h100.tsv
     note "model: merge cost and gather latency measured: $(grep -E '^[lrwWmp] ' "$OUT/model_fixed.tsv" | tr '\n' ' ')"
   fi
@@ -97,7 +97,7 @@ has er24 && run_bench er24 60 --er 24 --reps 20 --skip-extra --only "${ER24_ONLY
 has rmat22 && run_bench rmat22 35 --rmat 22 --skip-extra --only "${RMAT22_ONLY:-cusparse-natural,cusparse-sorted,tiled-L2,tiled-s2,tiled-s2-compact,tiled-s4-compact,auto}"
 has rmat20 && run_bench rmat20 15 --rmat 20 --only "${RMAT20_ONLY:-cusparse-natural,cusparse-sorted,tiled-L2,tiled-s1,tiled-s2-compact,auto}"
 has slashdot && run_bench slashdot 3 --file "$data" --only "${SLASHDOT_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s1,auto,auto-fp64}"
-# the k-column product (SpMM, cuda/pr_gpu_spmm.cuh): device correctness test, then the benchmark
+# the k-column product (SpMM, cuda/kernels/pr_gpu_spmm.cuh): device correctness test, then the benchmark
 if has spmm && [ "$DRY_RUN" != 1 ]; then
   phase check-spmm 120 "$OUT/check_spmm.log" make -C cuda check-spmm
   note "check-spmm: $(grep -E '^[0-9]+ passed' "$OUT/check_spmm.log" | tail -1)"

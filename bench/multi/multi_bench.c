@@ -1,6 +1,6 @@
 /*
  * multi_bench.c — benchmark of the multi-GPU PageRank (NCCL all-gather) and of the streamed
- * single-GPU product (cuda/pr_multi.h), on a CPU-generated R-MAT graph.
+ * single-GPU product (cuda/include/pr_multi.h), on a CPU-generated R-MAT graph.
  *
  *   multi_bench --rmat S [--gpus 1,2,4] [--kernels csr,cusparse,tiled[@G]] [--compact 1,0]
  *               [--method greedy] [--reps N] [--iters K] [--check-cpu] [--tiled-model FILE]

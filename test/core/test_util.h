@@ -3,7 +3,7 @@
  *
  * A test case is a void function; CHECK records a failed assertion (with file and line) and the
  * case fails if any of its checks failed.  The references here (dense matrices, a direct linear
- * solve, a separate id map) share no code with src/core/.
+ * solve, a separate id map) share no code with core/.
  */
 #ifndef TEST_UTIL_H
 #define TEST_UTIL_H

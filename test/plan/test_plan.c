@@ -16,7 +16,7 @@
 #define PLAN_STATS_FILE "layout_stats.txt"
 #endif
 #ifndef PLAN_MODEL_TABLE
-#define PLAN_MODEL_TABLE "../../cuda/model_h100.tsv"
+#define PLAN_MODEL_TABLE "../../cuda/plan/model_h100.tsv"
 #endif
 
 /* Global column of entry p of a tile (n = the padding column), from idx or the 16-bit local ids. */
@@ -841,7 +841,7 @@ typedef struct Measured
 /*
  * The model against the H100 measurements: the layout statistics of the measured graphs
  * (layout_stats.txt, written by bench/gpu/plan_bench from the same graphs the GPU bench built)
- * through the model table cuda/model_h100.tsv.  Each prediction within 10% of the measurement
+ * through the model table cuda/plan/model_h100.tsv.  Each prediction within 10% of the measurement
  * (three known misses, doc/RESULTS.md: the row-binned layout at scales 22 and 24, up to 18%
  * high, and the one-tile layout at scale 20, 15% high), and per graph the model's fastest layout
  * measured within 2% of the fastest measured (R-MAT 24: tiled-s4 and tiled-s8 are 1.2% apart).

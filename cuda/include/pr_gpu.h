@@ -1,0 +1,163 @@
+/*
+ * pr_gpu.h — the GPU engine of powerrank (plain C header; the implementation is CUDA, built into
+ * libpowerrank_gpu.so by cuda/Makefile).
+ *
+ * pr_gpu_engine_create returns a PrEngine (see core/pr_engine.h) whose operations run on one
+ * CUDA device.  prepare() relabels the nodes by out-degree (in the engine's private layout; every
+ * vector crossing the interface is in the graph's internal ids), plans the chosen sparse format on
+ * the host (cuda/plan/pr_plan.h), checks the device memory it needs, and uploads it.  Per-column
+ * scalars (dangling mass, residuals) stay on the device: residual() is the only operation that
+ * waits for the device.  Results are deterministic: every sum is taken in a fixed order.
+ */
+#ifndef PR_GPU_H
+#define PR_GPU_H
+
+#include "pr_engine.h"
+#include "pr_graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Sparse-product kernels the engine can use. */
+typedef enum PrGpuKernel
+{
+	PR_GPU_KERNEL_AUTO = 0,		/* the performance model picks (tiled or binned, tile width, ...) */
+	PR_GPU_KERNEL_TILED,		/* tile-composite: column tiles of warp-sized CSR-vector / ELL workloads */
+	PR_GPU_KERNEL_BINNED,		/* row-binned CSR (1..32 lanes per row, chunked long rows) */
+	PR_GPU_KERNEL_CUSPARSE		/* cusparseSpMV on CSR with the values of P (the baseline) */
+} PrGpuKernel;
+
+/* Arithmetic of the vectors. */
+typedef enum PrGpuPrecision
+{
+	PR_GPU_FP32 = 0,			/* float vectors, double reductions */
+	PR_GPU_FP64					/* double vectors (default) */
+} PrGpuPrecision;
+
+/* Engine settings; pr_gpu_options_init fills the defaults. */
+typedef struct PrGpuOptions
+{
+	int			device;			/* CUDA device ordinal */
+	PrGpuPrecision precision;
+	PrGpuKernel kernel;
+	size_t		memory_budget;	/* most device bytes the engine may take; 0 = what is free */
+	bool		relabel;		/* relabel nodes by out-degree (default true) */
+	int64_t		tile_width;		/* tiled: columns per tile; 0 = the model chooses */
+	int			vec_threshold;	/* tiled: rows this long become CSR-vector workloads; 0 = model */
+	int			chunk;			/* longest warp workload before a row is cut (0 = 4096) */
+	int			n_smem_tiles;	/* tiled: leading shared-memory tiles (16-bit ids); -1 = model */
+	int64_t		smem_width;		/* tiled: columns per shared-memory tile; 0 = 48K (fp32) / 24K (fp64) */
+	bool		l2_persist;		/* keep the gathered vector in L2 (access-policy window); default false */
+	const char *model_text;		/* performance-model table (pr_model_parse form); NULL = built in */
+	int			compact_partials;	/* tiled: later tiles write compact partials that a merge pass
+									 * adds (1), add into y in place (0), or the model picks (-1,
+									 * default; only when its table has a merge cost 'm') */
+	int			plan_threads;	/* host planning threads (0: the online CPUs) */
+	bool		push_local;		/* the warm start's local part along out-edge lists made on first
+								 * use (default true; false: two passes over the pull CSR) */
+	int64_t		push_local_cap; /* entries of a push step's list (0: the default; for tests) */
+	int64_t		local_product_entries;	/* a second step that does not fit its push list and would
+										 * list at least this many entries is one product over the
+										 * whole matrix instead of a pass (0: m / 16; for tests) */
+} PrGpuOptions;
+
+/* What prepare() chose and what it costs, for reports and the benchmark. */
+typedef struct PrGpuReport
+{
+	char		engine[32];		/* "gpu-tiled", "gpu-binned", "gpu-cusparse" */
+	char		format[224];	/* human-readable layout summary */
+	char		device[96];		/* device name */
+	int			n_tiles;
+	int64_t		tile_width;
+	int			vec_threshold;
+	int			n_smem_tiles;
+	int64_t		smem_width;
+	int64_t		n_nodes;
+	int64_t		n_edges;
+	int64_t		padding;		/* padded ELL slots */
+	size_t		matrix_bytes;	/* device bytes of the sparse format(s) */
+	size_t		total_bytes;	/* device bytes the engine holds */
+	size_t		push_local_bytes;	/* of which the warm start's out-edge lists and push scratch
+									 * (0 until a warm start pushed) */
+	int64_t		push_local_all; /* warm starts whose local part was pushed whole */
+	int64_t		push_local_first;	/* ... whose first step was pushed, the second made by a pass
+									 * or a product */
+	int64_t		push_local_product; /* ... of which the second step was one product */
+	double		bytes_per_edge; /* matrix_bytes / n_edges */
+	size_t		l2_persist_bytes;	/* L2 set aside for the gathered vector (0: none) */
+	double		predicted_ms;	/* model's time of one product (< 0 if no model entry) */
+	double		plan_seconds;	/* host planning time, of which: */
+	double		host_seconds;	/*   host arrays before the plan (ids, 1 / out-strengths) */
+	double		smem_setup_seconds; /*   the shared-memory tiles' device attributes */
+	double		upload_seconds; /* device allocation + copy time */
+	int			n_candidates;	/* auto: candidates the model compared */
+	char		candidates[512];	/* auto: "name=ms ..." */
+} PrGpuReport;
+
+/* Fills opts with the defaults (device 0, fp64, auto, relabel, no budget). */
+void		pr_gpu_options_init(PrGpuOptions *opts);
+
+/* Creates a GPU engine; NULL with err set when no usable device or CUDA fails. */
+PrEngine   *pr_gpu_engine_create(const PrGpuOptions *opts, PrError *err);
+
+/* Copies the report of a prepared GPU engine (PR_ERR_INVALID before prepare). */
+PrStatus	pr_gpu_engine_report(PrEngine *engine, PrGpuReport *out, PrError *err);
+
+/* The CUDA stream the engine runs on (a cudaStream_t), for timing with events. */
+void	   *pr_gpu_engine_stream(PrEngine *engine);
+
+/* Number of CUDA devices (0 when none or no driver). */
+int			pr_gpu_device_count(void);
+
+/* The built-in performance-model table (measured on an H100 by bench/gpu calibration). */
+extern const char pr_gpu_model_h100[];
+
+
+/* ---- the cold call's graph build: a graph's flat form (pr_graph_flat.h) built on the GPU from its edge
+ * rows, in the engine process.  The result is byte for byte what pr_graph_build + pr_graph_write_flat
+ * give for the same rows (in-edges only, unweighted; undirected adds both directions, a self-loop
+ * once), so the CPU engine and every cached reader see the same graph whichever built it. ---- */
+
+/* What a build did and where its time went. */
+typedef struct PrGpuBuildReport
+{
+	int64_t		n_nodes;
+	int64_t		n_edges;		/* stored edges (rows, doubled by an undirected build) */
+	int64_t		n_dangling;
+	size_t		flat_size;		/* bytes of the flat form (also set when it did not fit) */
+	bool		dense_ids;		/* ids mapped through a direct table (else sorted and searched) */
+	bool		wrote_output;	/* out was written (the rows there are gone, also on failure) */
+	double		upload_seconds; /* rows to the device (host threads through pinned buffers) */
+	double		ids_seconds;	/* id map and endpoint ranks */
+	double		sort_seconds;	/* edges sorted by (destination, source), row pointers, degrees */
+	double		download_seconds;	/* the flat form back to the host */
+	double		total_seconds;
+} PrGpuBuildReport;
+
+/*
+ * Builds the graph of m rows (src[i], dst[i]) on CUDA device `device` and writes its flat form
+ * at out (capacity bytes, 8-byte aligned).  The rows are read (uploaded) before anything is
+ * written, so out may overlap them.  n_threads host threads copy to and from the device.
+ * Errors: PR_ERR_TOO_LARGE when the flat form needs more than capacity (report->flat_size says
+ * how much; out is untouched) or the graph has more than PR_MAX_NODES nodes; PR_ERR_NOMEM when
+ * device or pinned memory is short; PR_ERR_ENGINE for any other CUDA failure.
+ */
+PrStatus	pr_gpu_build_flat(int device, const int64_t *src, const int64_t *dst, size_t m,
+							  bool undirected, void *out, size_t capacity, int n_threads,
+							  PrGpuBuildReport *report, PrError *err);
+
+/*
+ * Copies bytes of host memory (pageable, e.g. a shared-memory segment) to device memory by up to
+ * n_threads host threads, each through its own pinned buffers and stream (kept for the life of
+ * the process); returns when the copy is complete.  Several times faster than one cudaMemcpy from
+ * pageable memory for large arrays.
+ */
+PrStatus	pr_gpu_copy_to_device(int device, void *dst, const void *src, size_t bytes,
+								  int n_threads, PrError *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* PR_GPU_H */

@@ -1,0 +1,182 @@
+/*
+ * cache_compact.c — compaction of the graph cache's change log.
+ *
+ * Every transaction that modifies a tracked table adds a row to powerrank_change_log, and a
+ * reader of the cache reads the table's rows; compaction keeps them few.  It replaces all the
+ * rows of a table that the compacting transaction sees by one rebase row of its own (the
+ * arguments in cache_tracking.c's file comment hold across it: its rebase row tells the snapshots
+ * that see it from those that do not), and deletes the rows of dropped tables.  Compactions take
+ * a SHARE UPDATE EXCLUSIVE lock on the log, so they run one at a time; writers and readers of the
+ * log do not conflict with it.
+ *
+ * A dynamic background worker compacts the log of one database when asked: by a backend that has
+ * logged COMPACT_REQUEST_WRITES changes since it last asked, by a reader that saw many rows of
+ * one table (or too many rebase rows for a key), or by DROP TABLE of a tracked table.  It
+ * compacts the tables with at least COMPACT_MIN_ROWS rows or GRAPH_CACHE_MAX_REBASES rebase rows
+ * (each compaction moves the table's key on, so readers rebuild once).
+ * powerrank_cache_compact() compacts every table now, in the caller's transaction.
+ */
+#include "cache/graph_cache.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/ipc.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "utils/snapmgr.h"
+#include "utils/lsyscache.h"
+
+PG_FUNCTION_INFO_V1(powerrank_cache_compact);
+PGDLLEXPORT void powerrank_compactor_main(Datum arg);
+
+/* Changes a backend logs before it asks for a compaction. */
+#define COMPACT_REQUEST_WRITES 1000
+
+/* Seconds between two requests of one backend. */
+#define COMPACT_REQUEST_INTERVAL_S 1.0
+
+/* Rows a table's log needs before the worker compacts it. */
+#define COMPACT_MIN_ROWS 64
+
+static int	writes_since_request = 0;
+static TimestampTz last_request = 0;
+
+/*
+ * Counts changes this backend logged; asks for a compaction once there are
+ * COMPACT_REQUEST_WRITES of them.
+ */
+void
+cache_compaction_note_writes(int writes)
+{
+	writes_since_request += writes;
+	if (writes_since_request >= COMPACT_REQUEST_WRITES)
+		cache_compaction_request();
+}
+
+/*
+ * Starts a background worker that compacts this database's change log (at most once per
+ * COMPACT_REQUEST_INTERVAL_S per backend; nothing on a standby).  A failure to start one (no free
+ * worker slot) is only logged: the next request tries again.
+ */
+void
+cache_compaction_request(void)
+{
+	BackgroundWorker worker;
+	BackgroundWorkerHandle *handle;
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (RecoveryInProgress() ||
+		!TimestampDifferenceExceeds(last_request, now, (int) (COMPACT_REQUEST_INTERVAL_S * 1000)))
+		return;
+	last_request = now;
+	writes_since_request = 0;
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	strlcpy(worker.bgw_library_name, "powerrank", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "powerrank_compactor_main", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, "powerrank change log compaction", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, "powerrank compaction", BGW_MAXLEN);
+	worker.bgw_main_arg = ObjectIdGetDatum(MyDatabaseId);
+	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+		elog(DEBUG1, "powerrank: no background worker slot for the change log compaction");
+}
+
+/*
+ * Compacts the change log of this database (see the file comment): the tables with more than one
+ * row and at least min_rows rows or GRAPH_CACHE_MAX_REBASES rebase rows (too many for a key), and
+ * the rows of dropped tables, after any compaction in progress (the lock's queue also makes an
+ * autovacuum of the log give way).  Returns the rows removed.  Runs as the log's owner.
+ */
+int64
+cache_compact_log(int64 min_rows)
+{
+	Oid			schema = cache_extension_schema();
+	Oid			log_relid;
+	char	   *log;
+	CacheSavedUser saved;
+	int64		removed = 0;
+	Oid			types[2] = {INT8OID, INT8OID};
+	Datum		values[2] = {Int64GetDatum(min_rows), Int64GetDatum(GRAPH_CACHE_MAX_REBASES)};
+	int			ret;
+
+	if (!OidIsValid(schema))
+		return 0;
+	log_relid = get_relname_relid("powerrank_change_log", schema);
+	if (!OidIsValid(log_relid))
+		return 0;
+	LockRelationOid(log_relid, ShareUpdateExclusiveLock);
+	log = cache_log_name(schema);
+	/* a snapshot taken after the lock: it sees the compaction before this one */
+	PushActiveSnapshot(GetTransactionSnapshot());
+
+	cache_become_log_owner(schema, &saved);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	ret = SPI_execute(psprintf("DELETE FROM %s l WHERE NOT EXISTS "
+							   "(SELECT FROM pg_catalog.pg_class c WHERE c.oid = l.relid)", log),
+					  false, 0);
+	if (ret != SPI_OK_DELETE)
+		elog(ERROR, "could not compact the change log: %s", SPI_result_code_string(ret));
+	removed += (int64) SPI_processed;
+	/* the caller's own rows stay (they become its rebase row): this is a rebase of its own */
+	ret = SPI_execute_with_args(psprintf("WITH gone AS (DELETE FROM %s WHERE relid IN "
+										 "(SELECT relid FROM %s GROUP BY relid HAVING count(*) > 1 AND "
+										 "(count(*) >= $1 OR count(*) FILTER (WHERE rebase) >= $2)) "
+										 "AND change <> pg_catalog.pg_current_xact_id() RETURNING relid), "
+										 "added AS (INSERT INTO %s AS l (relid, change, rebase) "
+										 "SELECT DISTINCT relid, pg_catalog.pg_current_xact_id(), true FROM gone "
+										 "ON CONFLICT (relid, change) DO UPDATE SET rebase = true RETURNING l.relid) "
+										 "SELECT (SELECT count(*) FROM gone) - (SELECT count(*) FROM added)",
+										 log, log, log),
+								2, types, values, NULL, false, 0);
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not compact the change log: %s", SPI_result_code_string(ret));
+	{
+		bool		isnull;
+
+		removed += DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+											   &isnull));
+	}
+	SPI_finish();
+	cache_restore_user(&saved);
+	PopActiveSnapshot();
+	return removed;
+}
+
+/*
+ * Entry point of the compaction worker: connects to the database named by arg, compacts its log
+ * in one transaction and exits.
+ */
+void
+powerrank_compactor_main(Datum arg)
+{
+	int64		removed;
+
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	pgstat_report_activity(STATE_RUNNING, "compacting the powerrank change log");
+	removed = cache_compact_log(COMPACT_MIN_ROWS);
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+	elog(DEBUG1, "powerrank: change log compacted, %lld rows removed", (long long) removed);
+	proc_exit(0);
+}
+
+/*
+ * powerrank_cache_compact(): compacts the change log of every tracked table of this database now,
+ * in the caller's transaction; returns the rows removed.
+ */
+Datum
+powerrank_cache_compact(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(cache_compact_log(1));
+}

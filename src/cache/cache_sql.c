@@ -1,0 +1,192 @@
+/*
+ * cache_sql.c — the SQL face of the graph cache: the rows of the powerrank_cache view,
+ * powerrank_cache_drop() and powerrank_cache_status().
+ */
+#include "cache/graph_cache.h"
+#include "service/service.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/varlena.h"
+#include "utils/xid8.h"
+
+PG_FUNCTION_INFO_V1(powerrank_cache_entries);
+PG_FUNCTION_INFO_V1(powerrank_cache_drop);
+PG_FUNCTION_INFO_V1(powerrank_cache_status);
+
+static bool notice_given = false;
+
+/* Once per session: a NOTICE saying that the cache needs shared_preload_libraries. */
+void
+graph_cache_notice_not_preloaded(void)
+{
+	if (notice_given)
+		return;
+	notice_given = true;
+	ereport(NOTICE,
+			(errmsg("the powerrank graph cache is off: powerrank is not in shared_preload_libraries"),
+			 errdetail("Every call builds its graph afresh; rankings are unaffected."),
+			 errhint("Add powerrank to shared_preload_libraries in postgresql.conf and restart the server to cache graphs (and to use the GPU service).")));
+}
+
+/* "src, dst" or "src, dst, weight": the edge columns of a key, by their current names. */
+static char *
+column_list(const GraphCacheKey *key)
+{
+	StringInfoData out;
+	int			i;
+
+	initStringInfo(&out);
+	for (i = 0; i < 3 && key->attnums[i] != 0; i++)
+	{
+		char	   *name = get_attname(key->relid, key->attnums[i], true);
+
+		if (i > 0)
+			appendStringInfoString(&out, ", ");
+		if (name != NULL)
+			appendStringInfoString(&out, quote_identifier(name));
+		else
+			appendStringInfo(&out, "#%d", key->attnums[i]);
+	}
+	return out.data;
+}
+
+/*
+ * Whether the current user may see a cache entry: it may SELECT the table, or every edge column of
+ * the entry (the privileges a ranking needs to be served that graph).  A table dropped since the
+ * snapshot was taken is not shown.
+ */
+static bool
+may_read_entry(const GraphCacheKey *key)
+{
+	Oid			user = GetUserId();
+	bool		is_missing = false;
+	int			i;
+
+	if (pg_class_aclcheck_ext(key->relid, user, ACL_SELECT, &is_missing) == ACLCHECK_OK)
+		return true;
+	if (is_missing)
+		return false;
+	for (i = 0; i < 3 && key->attnums[i] != 0; i++)
+	{
+		if (pg_attribute_aclcheck_ext(key->relid, key->attnums[i], user, ACL_SELECT,
+									  &is_missing) != ACLCHECK_OK)
+			return false;
+	}
+	return i > 0;
+}
+
+/*
+ * powerrank_cache_entries(): one row per graph cached for the current database (the rows of the
+ * powerrank_cache view).  Members of pg_read_all_stats (and superusers) see every entry; other
+ * roles only the entries of tables they may read (may_read_entry), so that the names and sizes of
+ * other tables stay hidden, whether the function is called through the view or directly.
+ */
+Datum
+powerrank_cache_entries(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	GraphCacheEntryInfo *entries;
+	bool		read_all;
+	int			count;
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!graph_cache_available())
+	{
+		graph_cache_notice_not_preloaded();
+		return (Datum) 0;
+	}
+	read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+	count = graph_cache_snapshot(MyDatabaseId, &entries);
+	for (i = 0; i < count; i++)
+	{
+		Datum		values[13];
+		bool		nulls[13] = {0};
+		uint64		base = 0;
+		int			j;
+
+		if (!read_all && !may_read_entry(&entries[i].key))
+			continue;
+
+		values[0] = ObjectIdGetDatum(entries[i].key.relid);
+		values[1] = CStringGetTextDatum(column_list(&entries[i].key));
+		values[2] = BoolGetDatum(entries[i].key.directed);
+		values[3] = Int64GetDatum(entries[i].nodes);
+		values[4] = Int64GetDatum(entries[i].edges);
+		values[5] = Int64GetDatum(entries[i].bytes);
+		values[6] = TimestampTzGetDatum(entries[i].built_at);
+		values[7] = TimestampTzGetDatum(entries[i].last_used);
+		values[8] = Int64GetDatum(entries[i].hits);
+		/* base: the newest rebase row the entry's snapshot saw; changes: the rows on top */
+		for (j = 0; j < GRAPH_CACHE_MAX_REBASES; j++)
+			base = Max(base, entries[i].key.rebases[j]);
+		values[9] = FullTransactionIdGetDatum(FullTransactionIdFromU64(base));
+		values[10] = Int64GetDatum(entries[i].key.changes);
+		values[11] = Int32GetDatum(entries[i].refcount);
+		/* gpu: the GPU service's device when the graph is resident there */
+		if (service_graph_resident(entries[i].id))
+			values[12] = CStringGetTextDatum(service->device_name);
+		else
+			nulls[12] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * powerrank_cache_drop(edges text DEFAULT NULL): evicts the cached graphs of one table, or of
+ * every table of the current database; returns how many.  Graphs in use go when their readers
+ * finish.
+ */
+Datum
+powerrank_cache_drop(PG_FUNCTION_ARGS)
+{
+	Oid			relid = InvalidOid;
+
+	if (!graph_cache_available())
+	{
+		graph_cache_notice_not_preloaded();
+		PG_RETURN_INT32(0);
+	}
+	if (!PG_ARGISNULL(0))
+	{
+		RangeVar   *range_var = makeRangeVarFromNameList(textToQualifiedNameList(PG_GETARG_TEXT_PP(0)));
+
+		relid = RangeVarGetRelid(range_var, NoLock, false);
+	}
+	PG_RETURN_INT32(graph_cache_drop(MyDatabaseId, relid));
+}
+
+/*
+ * powerrank_cache_status(): counters of the whole cache (all databases): slots, entries, entries
+ * evicted but still in use, segments pinned, their bytes, and this session's size limit.
+ */
+Datum
+powerrank_cache_status(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	GraphCacheStatus status;
+	Datum		values[7];
+	bool		nulls[7] = {0};
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "powerrank_cache_status must return a record");
+	if (!graph_cache_available())
+		graph_cache_notice_not_preloaded();
+	graph_cache_status(&status);
+	values[0] = BoolGetDatum(graph_cache_available());
+	values[1] = Int32GetDatum(status.slots);
+	values[2] = Int32GetDatum(status.entries);
+	values[3] = Int32GetDatum(status.retired);
+	values[4] = Int32GetDatum(status.segments);
+	values[5] = Int64GetDatum(status.bytes);
+	values[6] = Int64GetDatum((int64) powerrank_cache_size_mb * 1024 * 1024);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}

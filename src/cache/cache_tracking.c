@@ -1,0 +1,689 @@
+/*
+ * cache_tracking.c — which tables the graph cache may serve, and the key of a table's content as
+ * the caller's snapshot sees it.
+ *
+ * A table is tracked once its owner ran powerrank_cache_enable(table): that installs the
+ * statement-level trigger powerrank_track (AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE, enabled
+ * ALWAYS so that session_replication_role = replica does not skip it) and adds a rebase row for
+ * the table to the change log powerrank_change_log(relid, change, rebase).  Every transaction
+ * that modifies the table then inserts one row (relid, its own full transaction id) — an insert
+ * of a key no other transaction can write, so writers never wait on each other and never fail to
+ * serialize.  Every ALTER TABLE of a tracked table (the event trigger powerrank_ddl) and every
+ * compaction (cache_compact.c: deletes a table's rows and inserts one rebase row in their place)
+ * adds a rebase row; nothing else deletes rows of a table that exists.
+ *
+ * Why the rows a snapshot sees name its content: a snapshot sees exactly the transactions that
+ * committed before it was taken, a prefix of the commit order.  Take two snapshots that see the
+ * same rebase rows and the same number of other rows.  A transaction that commits between them
+ * and adds or deletes rebase rows would leave a rebase row that one of them sees and the other
+ * not; so between them only writers commit, each adding exactly one row nobody deletes — and the
+ * counts say there are none.  Writes that no row records (made while the trigger was missing,
+ * disabled or not ALWAYS) all committed before the ALTER TABLE or powerrank_cache_enable that made
+ * it fire again, whose lock waits for them; a reader is served only when its snapshot sees every
+ * rebase row the newest snapshot sees, so it sees those writes, as does every snapshot it shares a
+ * key with.  Change ids are full transaction ids, never reused in the life of the cluster: a key
+ * can never match a graph cached before DROP EXTENSION and CREATE EXTENSION, whose rows were
+ * written by other transactions.  The caller's own uncommitted changes are recognised (a row of
+ * its own transaction) and bypass the cache.
+ *
+ * The key adds what DDL can change without a data modification: the relfilenode (TRUNCATE,
+ * VACUUM FULL, CLUSTER, ALTER TABLE rewrites), the columns' attnums and types (ALTER ... TYPE,
+ * DROP and re-ADD), the relation oid (DROP and re-CREATE).  powerrank_drop evicts the graphs of
+ * dropped tables (their log rows go at the next compaction), and DROP EXTENSION or DROP DATABASE
+ * evicts every graph of the database (object access hook).
+ *
+ * A call is served from (and stored into) the cache only when all of these hold: the library is
+ * preloaded and powerrank.cache_size > 0; the relation is a plain, non-temporary table outside
+ * partitioning and inheritance; its powerrank_track trigger is present, unconditional and enabled
+ * ALWAYS; row-level security does not apply to the caller; the snapshot sees a rebase row of the
+ * table, the same rebase rows as the newest snapshot, at most GRAPH_CACHE_MAX_REBASES of them, and
+ * no row of the caller's own transaction.  Anything else builds per call, as without the cache.
+ */
+#include "cache/graph_cache.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_trigger.h"
+#include "catalog/pg_type.h"
+#include "commands/event_trigger.h"
+#include "commands/extension.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_func.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/varlena.h"
+#include "utils/xid8.h"
+
+PG_FUNCTION_INFO_V1(powerrank_track_changes);
+PG_FUNCTION_INFO_V1(powerrank_ddl_command_end);
+PG_FUNCTION_INFO_V1(powerrank_sql_drop);
+PG_FUNCTION_INFO_V1(powerrank_cache_enable);
+
+#define TRACK_TRIGGER_NAME "powerrank_track"
+#define TRACK_FUNCTION_NAME "powerrank_track_changes"
+#define CHANGE_LOG_TABLE "powerrank_change_log"
+
+/* The events the tracking trigger must fire on: AFTER, FOR EACH STATEMENT, all four. */
+#define TRACK_TRIGGER_TYPE \
+	(TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE | TRIGGER_TYPE_TRUNCATE)
+
+/* Log rows of one table that a reader sees past which it asks for a compaction. */
+#define COMPACT_AT_READ_ROWS 4096
+
+/* Tables whose change this transaction has logged (the trigger's shortcut; 0 relid: empty). */
+#define LOGGED_SLOTS 16
+typedef struct LoggedChange
+{
+	Oid			relid;
+	SubTransactionId subxact;	/* the subtransaction that inserted the row */
+} LoggedChange;
+
+static LoggedChange logged[LOGGED_SLOTS];
+static int	n_logged = 0;
+static bool logged_callbacks_registered = false;
+
+/* The saved plans of the trigger's insert and the probe's read, and the schema they name. */
+static SPIPlanPtr insert_plan = NULL;
+static SPIPlanPtr read_plan = NULL;
+static Oid	plans_schema = InvalidOid;
+
+static object_access_hook_type prev_object_access_hook = NULL;
+
+/* The schema powerrank is installed in (in this database), or InvalidOid when it is not. */
+Oid
+cache_extension_schema(void)
+{
+	Relation	catalog;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tuple;
+	Oid			schema = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum("powerrank"));
+	catalog = table_open(ExtensionRelationId, AccessShareLock);
+	scan = systable_beginscan(catalog, ExtensionNameIndexId, true, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		schema = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
+	systable_endscan(scan);
+	table_close(catalog, AccessShareLock);
+	return schema;
+}
+
+/* schema.name, quoted, for SQL text. */
+static char *
+qualified_name(Oid schema, const char *name)
+{
+	return quote_qualified_identifier(get_namespace_name(schema), name);
+}
+
+/* The change log's qualified, quoted name. */
+char *
+cache_log_name(Oid schema)
+{
+	return qualified_name(schema, CHANGE_LOG_TABLE);
+}
+
+/* Oid of powerrank_track_changes() in the extension's schema (InvalidOid if absent). */
+static Oid
+tracking_function(Oid schema)
+{
+	List	   *name = list_make2(makeString(get_namespace_name(schema)),
+								  makeString(TRACK_FUNCTION_NAME));
+
+	return LookupFuncName(name, 0, NULL, true);
+}
+
+/*
+ * True when statement triggers on rel see every change of what a scan of rel reads: a plain,
+ * non-temporary table that is neither a partition nor an inheritance parent or child (statements
+ * on a parent change the rows of its children and partitions without firing their statement
+ * triggers, and a scan of a parent reads its children).
+ */
+static bool
+trackable(Relation rel)
+{
+	return rel->rd_rel->relkind == RELKIND_RELATION &&
+		rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP &&
+		!rel->rd_rel->relispartition &&
+		!rel->rd_rel->relhassubclass &&
+		!has_superclass(RelationGetRelid(rel));
+}
+
+/* True when rel has the tracking trigger: our function, all four events, unconditional, ALWAYS. */
+static bool
+has_tracking_trigger(Relation rel, Oid function)
+{
+	TriggerDesc *triggers = rel->trigdesc;
+	int			i;
+
+	if (triggers == NULL || !OidIsValid(function))
+		return false;
+	for (i = 0; i < triggers->numtriggers; i++)
+	{
+		Trigger    *trigger = &triggers->triggers[i];
+
+		if (trigger->tgfoid == function && trigger->tgtype == TRACK_TRIGGER_TYPE &&
+			trigger->tgenabled == TRIGGER_FIRES_ALWAYS && trigger->tgnattr == 0 &&
+			trigger->tgqual == NULL)
+			return true;
+	}
+	return false;
+}
+
+/* True when rel has a trigger named powerrank_track (whatever it does). */
+static bool
+trigger_name_taken(Relation rel)
+{
+	TriggerDesc *triggers = rel->trigdesc;
+	int			i;
+
+	for (i = 0; triggers != NULL && i < triggers->numtriggers; i++)
+		if (strcmp(triggers->triggers[i].tgname, TRACK_TRIGGER_NAME) == 0)
+			return true;
+	return false;
+}
+
+/* Owner of the change log (the role that created the extension). */
+static Oid
+cache_log_owner(Oid schema)
+{
+	Oid			table = get_relname_relid(CHANGE_LOG_TABLE, schema);
+	HeapTuple	tuple;
+	Oid			owner;
+
+	if (!OidIsValid(table))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table %s is missing", CHANGE_LOG_TABLE),
+				 errhint("Reinstall the extension: DROP EXTENSION powerrank CASCADE; CREATE EXTENSION powerrank;")));
+	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(table));
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for relation %u", table);
+	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	ReleaseSysCache(tuple);
+	return owner;
+}
+
+/*
+ * Makes the change log's owner the current user, in a restricted security context (the role that
+ * modifies, reads or compacts needs no right on the log); cache_restore_user undoes it.
+ */
+void
+cache_become_log_owner(Oid schema, CacheSavedUser *saved)
+{
+	GetUserIdAndSecContext(&saved->user, &saved->context);
+	SetUserIdAndSecContext(cache_log_owner(schema), saved->context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+}
+
+/* Gives back the user and security context cache_become_log_owner saved. */
+void
+cache_restore_user(const CacheSavedUser *saved)
+{
+	SetUserIdAndSecContext(saved->user, saved->context);
+}
+
+/* Makes (once per schema) the saved plans that insert into and read the change log. */
+static void
+prepare_plans(Oid schema)
+{
+	Oid			insert_types[2] = {OIDOID, BOOLOID};
+	Oid			read_types[1] = {OIDOID};
+	char	   *log = cache_log_name(schema);
+	SPIPlanPtr	plan;
+
+	if (insert_plan != NULL && plans_schema == schema)
+		return;
+	if (insert_plan != NULL)
+	{
+		SPI_freeplan(insert_plan);
+		SPI_freeplan(read_plan);
+		insert_plan = read_plan = NULL;
+	}
+	/* a row of the caller's transaction: no other transaction can hold its key */
+	plan = SPI_prepare(psprintf("INSERT INTO %s AS l (relid, change, rebase) "
+								"VALUES ($1, pg_catalog.pg_current_xact_id(), $2) "
+								"ON CONFLICT (relid, change) DO UPDATE SET rebase = true "
+								"WHERE EXCLUDED.rebase AND NOT l.rebase", log),
+					   2, insert_types);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the change log insert: %s", SPI_result_code_string(SPI_result));
+	insert_plan = SPI_saveplan(plan);
+	/*
+	 * the other rows, whether one is the caller's transaction's, and the first rebase rows
+	 * (one more than a key holds, to tell when there are too many)
+	 */
+	plan = SPI_prepare(psprintf("SELECT count(*) FILTER (WHERE NOT rebase), "
+								"coalesce(bool_or(change = pg_catalog.pg_current_xact_id_if_assigned()), false), "
+								"(array_agg(change ORDER BY change) FILTER (WHERE rebase))[1:%d], "
+								"count(*) "
+								"FROM %s WHERE relid = $1",
+								GRAPH_CACHE_MAX_REBASES + 1, log),
+					   1, read_types);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the change log read: %s", SPI_result_code_string(SPI_result));
+	read_plan = SPI_saveplan(plan);
+	plans_schema = schema;
+}
+
+/* Runs a saved plan on the change log as its owner, inside an open SPI connection. */
+static int
+execute_as_log_owner(Oid schema, SPIPlanPtr plan, Datum *values, bool read_only)
+{
+	CacheSavedUser saved;
+	int			ret;
+
+	cache_become_log_owner(schema, &saved);
+	ret = SPI_execute_plan(plan, values, NULL, read_only, 0);
+	cache_restore_user(&saved);
+	return ret;
+}
+
+/* What a snapshot sees of one table's change log. */
+typedef struct LogView
+{
+	int64		changes;		/* rows that are not rebase rows */
+	int64		rows;			/* all rows */
+	bool		own_change;		/* a row of the caller's transaction */
+	int			n_rebases;		/* rebase rows seen, up to GRAPH_CACHE_MAX_REBASES + 1 */
+	uint64		rebases[GRAPH_CACHE_MAX_REBASES + 1];	/* ascending */
+} LogView;
+
+/* Reads relid's change log through the active snapshot. */
+static void
+read_log(Oid schema, Oid relid, LogView *view)
+{
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	bool		isnull;
+	HeapTuple	row;
+	TupleDesc	desc;
+	Datum		rebases;
+
+	memset(view, 0, sizeof(LogView));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	prepare_plans(schema);
+	if (execute_as_log_owner(schema, read_plan, values, true) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read the change log of relation %u", relid);
+	row = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	view->changes = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+	view->own_change = DatumGetBool(SPI_getbinval(row, desc, 2, &isnull));
+	rebases = SPI_getbinval(row, desc, 3, &isnull);
+	if (!isnull)
+	{
+		Datum	   *elements;
+		bool	   *nulls;
+		int			count;
+		int			i;
+
+		deconstruct_array(DatumGetArrayTypeP(rebases), XID8OID, sizeof(FullTransactionId),
+						  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elements, &nulls, &count);
+		for (i = 0; i < count && i <= GRAPH_CACHE_MAX_REBASES; i++)
+			view->rebases[i] = U64FromFullTransactionId(DatumGetFullTransactionId(elements[i]));
+		view->n_rebases = Min(count, GRAPH_CACHE_MAX_REBASES + 1);
+	}
+	view->rows = DatumGetInt64(SPI_getbinval(row, desc, 4, &isnull));
+	SPI_finish();
+}
+
+/*
+ * Fills key's content part from relid's change log as the active snapshot sees it; false when
+ * that cannot name the content (see the file comment): no rebase row seen, too many, other ones
+ * than the newest snapshot sees, or a row of the caller's own transaction.
+ */
+static bool
+read_content_key(Oid schema, Oid relid, GraphCacheKey *key)
+{
+	LogView		seen;
+	LogView		newest;
+
+	read_log(schema, relid, &seen);
+	if (seen.rows >= COMPACT_AT_READ_ROWS || seen.n_rebases >= GRAPH_CACHE_MAX_REBASES)
+		cache_compaction_request();
+	if (seen.own_change || seen.n_rebases == 0 || seen.n_rebases > GRAPH_CACHE_MAX_REBASES)
+		return false;
+	PushActiveSnapshot(GetLatestSnapshot());
+	read_log(schema, relid, &newest);
+	PopActiveSnapshot();
+	if (newest.n_rebases != seen.n_rebases ||
+		memcmp(newest.rebases, seen.rebases, sizeof(uint64) * seen.n_rebases) != 0)
+		return false;
+	memcpy(key->rebases, seen.rebases, sizeof(uint64) * seen.n_rebases);
+	key->changes = seen.changes;
+	return true;
+}
+
+/*
+ * Decides whether this call may use the cache (see the file comment) and, if so, fills key with
+ * the identity of the content the caller's snapshot sees.  Call after the privilege checks.
+ */
+bool
+graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *key)
+{
+	Relation	rel;
+	Oid			schema;
+	Oid			relfilenode;
+	bool		suitable;
+	int			i;
+
+	if (!graph_cache_available() || powerrank_cache_size_mb <= 0)
+		return false;
+	schema = cache_extension_schema();
+	if (!OidIsValid(schema))
+		return false;
+
+	rel = relation_open(target->relid, NoLock);	/* locked by graph_scan_resolve */
+	suitable = trackable(rel) && has_tracking_trigger(rel, tracking_function(schema));
+	relfilenode = rel->rd_node.relNode;
+	relation_close(rel, NoLock);
+	if (!suitable)
+		return false;
+	if (check_enable_rls(target->relid, InvalidOid, true) == RLS_ENABLED)
+		return false;
+
+	memset(key, 0, sizeof(GraphCacheKey));
+	if (!read_content_key(schema, target->relid, key))
+		return false;
+	key->database = MyDatabaseId;
+	key->relid = target->relid;
+	key->relfilenode = relfilenode;
+	for (i = 0; i < target->n_columns; i++)
+	{
+		key->attnums[i] = target->columns[i].attnum;
+		key->types[i] = target->columns[i].type;
+	}
+	key->directed = directed;
+	return true;
+}
+
+/* Forgets the tables logged by this transaction (at its end). */
+static void
+logged_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_PREPARE)
+		n_logged = 0;
+}
+
+/* Forgets the tables logged by an aborted subtransaction (and its children: later ids). */
+static void
+logged_subxact_callback(SubXactEvent event, SubTransactionId subxact, SubTransactionId parent,
+						void *arg)
+{
+	int			kept = 0;
+	int			i;
+
+	if (event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	for (i = 0; i < n_logged; i++)
+		if (logged[i].subxact < subxact)
+			logged[kept++] = logged[i];
+	n_logged = kept;
+}
+
+/* True when this transaction already logged a change of relid (and no abort took it back). */
+static bool
+change_logged(Oid relid)
+{
+	int			i;
+
+	for (i = 0; i < n_logged; i++)
+		if (logged[i].relid == relid)
+			return true;
+	return false;
+}
+
+/* Remembers that this (sub)transaction logged a change of relid. */
+static void
+remember_logged(Oid relid)
+{
+	if (!logged_callbacks_registered)
+	{
+		RegisterXactCallback(logged_xact_callback, NULL);
+		RegisterSubXactCallback(logged_subxact_callback, NULL);
+		logged_callbacks_registered = true;
+	}
+	if (n_logged < LOGGED_SLOTS)
+	{
+		logged[n_logged].relid = relid;
+		logged[n_logged].subxact = GetCurrentSubTransactionId();
+		n_logged++;
+	}
+}
+
+/* Adds this transaction's row for relid to the change log (a rebase row when rebase). */
+static void
+log_change(Oid schema, Oid relid, bool rebase)
+{
+	Datum		values[2] = {ObjectIdGetDatum(relid), BoolGetDatum(rebase)};
+	int			ret;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	prepare_plans(schema);
+	ret = execute_as_log_owner(schema, insert_plan, values, false);
+	if (ret != SPI_OK_INSERT)
+		elog(ERROR, "could not write to %s: %s", CHANGE_LOG_TABLE, SPI_result_code_string(ret));
+	SPI_finish();
+}
+
+/*
+ * powerrank_track_changes(): the AFTER ... FOR EACH STATEMENT trigger of a tracked table; logs
+ * the modifying transaction's change of the table (once per transaction).
+ */
+Datum
+powerrank_track_changes(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigger_data = (TriggerData *) fcinfo->context;
+	Oid			relid;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
+		!TRIGGER_FIRED_AFTER(trigger_data->tg_event) ||
+		!TRIGGER_FIRED_FOR_STATEMENT(trigger_data->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("powerrank_track_changes() must be an AFTER ... FOR EACH STATEMENT trigger"),
+				 errhint("Install it with SELECT powerrank_cache_enable('table');")));
+	relid = RelationGetRelid(trigger_data->tg_relation);
+	if (change_logged(relid))
+		return PointerGetDatum(NULL);
+	log_change(get_func_namespace(fcinfo->flinfo->fn_oid), relid, false);
+	remember_logged(relid);
+	cache_compaction_note_writes(1);
+	return PointerGetDatum(NULL);
+}
+
+/*
+ * powerrank_ddl_command_end(): event trigger on ALTER TABLE; adds a rebase row for every tracked
+ * table the command altered (column types, triggers enabled or disabled, ...).
+ */
+Datum
+powerrank_ddl_command_end(PG_FUNCTION_ARGS)
+{
+	Oid			schema;
+	char	   *log;
+	CacheSavedUser saved;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		elog(ERROR, "powerrank_ddl_command_end() must be called as an event trigger");
+	schema = cache_extension_schema();
+	if (!OidIsValid(schema) || !OidIsValid(get_relname_relid(CHANGE_LOG_TABLE, schema)))
+		PG_RETURN_VOID();
+	log = cache_log_name(schema);
+	cache_become_log_owner(schema, &saved);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(psprintf("INSERT INTO %s AS l (relid, change, rebase) "
+							 "SELECT DISTINCT c.objid, pg_catalog.pg_current_xact_id(), true "
+							 "FROM pg_catalog.pg_event_trigger_ddl_commands() c "
+							 "WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass "
+							 "AND c.objid IN (SELECT relid FROM %s) "
+							 "ON CONFLICT (relid, change) DO UPDATE SET rebase = true",
+							 log, log), false, 0) < 0)
+		elog(ERROR, "could not write to %s", CHANGE_LOG_TABLE);
+	SPI_finish();
+	cache_restore_user(&saved);
+	PG_RETURN_VOID();
+}
+
+/*
+ * powerrank_sql_drop(): event trigger on sql_drop; evicts the cached graphs of dropped tables
+ * (were the DROP rolled back, the next call just rebuilds).  Their log rows are left to the next
+ * compaction, which is asked for: deleting them here could collide with a compaction running
+ * meanwhile.
+ */
+Datum
+powerrank_sql_drop(PG_FUNCTION_ARGS)
+{
+	bool		dropped_table = false;
+	uint64		i;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		elog(ERROR, "powerrank_sql_drop() must be called as an event trigger");
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute("SELECT objid FROM pg_catalog.pg_event_trigger_dropped_objects() "
+					"WHERE classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND objsubid = 0",
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not list the dropped objects");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		relid = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull && graph_cache_drop(MyDatabaseId, DatumGetObjectId(relid)) > 0)
+			dropped_table = true;
+	}
+	SPI_finish();
+	if (dropped_table)
+		cache_compaction_request();
+	PG_RETURN_VOID();
+}
+
+/*
+ * Object access hook: when this database's powerrank extension or a whole database is dropped,
+ * evicts the graphs cached for that database (nothing could find them again: their keys name log
+ * rows of transactions that no later log holds).
+ */
+static void
+cache_object_access(ObjectAccessType access, Oid class_id, Oid object_id, int sub_id, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, class_id, object_id, sub_id, arg);
+	if (access != OAT_DROP || !graph_cache_available())
+		return;
+	if (class_id == ExtensionRelationId)
+	{
+		char	   *name = get_extension_name(object_id);
+
+		if (name != NULL && strcmp(name, "powerrank") == 0)
+			graph_cache_drop(MyDatabaseId, InvalidOid);
+	}
+	else if (class_id == DatabaseRelationId)
+		graph_cache_drop(object_id, InvalidOid);
+}
+
+/* Installs the object access hook; called from _PG_init while preloading. */
+void
+cache_tracking_init(void)
+{
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = cache_object_access;
+}
+
+/*
+ * powerrank_cache_enable(edges text): makes a table cacheable.  Needs the table's owner.
+ * Installs the tracking trigger (unless present) and adds a rebase row for the table, in the
+ * caller's transaction; returns true when the trigger was installed now.
+ */
+Datum
+powerrank_cache_enable(PG_FUNCTION_ARGS)
+{
+	RangeVar   *range_var;
+	Oid			relid;
+	Oid			schema = get_func_namespace(fcinfo->flinfo->fn_oid);
+	Relation	rel;
+	bool		tracked;
+	bool		name_taken;
+	bool		suitable;
+	char	   *qualified;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("edges must not be NULL"),
+				 errhint("Pass the name of the edge table.")));
+	range_var = makeRangeVarFromNameList(textToQualifiedNameList(PG_GETARG_TEXT_PP(0)));
+	/* the lock CREATE TRIGGER takes: no write can slip in between the check and the install */
+	relid = RangeVarGetRelid(range_var, ShareRowExclusiveLock, false);
+	rel = relation_open(relid, NoLock);
+	suitable = trackable(rel);
+	tracked = has_tracking_trigger(rel, tracking_function(schema));
+	name_taken = trigger_name_taken(rel);
+	qualified = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+										   RelationGetRelationName(rel));
+	relation_close(rel, NoLock);
+
+	if (!suitable)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot cache the graph of \"%s\"", get_rel_name(relid)),
+				 errdetail("Only plain, non-temporary tables outside partitioning and inheritance can be tracked; views, materialized views, foreign, partitioned and temporary tables, partitions and inheritance parents and children are ranked without the cache."),
+				 errhint("Rank it as it is: every call then reads it afresh.")));
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+
+	if (!tracked)
+	{
+		char	   *statements[3];
+		int			i;
+
+		/* a disabled or altered powerrank_track is replaced */
+		statements[0] = name_taken ?
+			psprintf("DROP TRIGGER %s ON %s", TRACK_TRIGGER_NAME, qualified) : "SELECT";
+		statements[1] = psprintf("CREATE TRIGGER %s AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s "
+								 "FOR EACH STATEMENT EXECUTE FUNCTION %s()",
+								 TRACK_TRIGGER_NAME, qualified,
+								 qualified_name(schema, TRACK_FUNCTION_NAME));
+		statements[2] = psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s", qualified,
+								 TRACK_TRIGGER_NAME);
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		for (i = 0; i < 3; i++)
+			if (SPI_execute(statements[i], false, 0) < 0)
+				elog(ERROR, "could not install change tracking: %s", statements[i]);
+		SPI_finish();
+	}
+	log_change(schema, relid, true);
+	if (!graph_cache_available())
+		ereport(NOTICE,
+				(errmsg("change tracking is installed on %s, but the powerrank graph cache is off: powerrank is not in shared_preload_libraries", qualified),
+				 errdetail("Until the cache is on, every call builds its graph afresh, and each transaction that modifies the table still adds one row to the change log (compacted in the background)."),
+				 errhint("Add powerrank to shared_preload_libraries in postgresql.conf and restart the server to cache graphs, or remove the tracking with DROP TRIGGER %s ON %s.",
+						 TRACK_TRIGGER_NAME, qualified)));
+	PG_RETURN_BOOL(!tracked);
+}

@@ -1,0 +1,260 @@
+/*
+ * options.c — reads the SQL arguments of the ranking functions and validates them before any
+ * table is read; every bad value is an ERROR with the argument's name and a hint.
+ */
+#include "powerrank.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+
+#include "functions/run.h"
+
+/* Whether the named argument has a default (the graph and the RWR source(s) have none). */
+static bool
+argument_has_default(const char *name)
+{
+	return strcmp(name, "edges") != 0 && strcmp(name, "source") != 0 &&
+		strcmp(name, "sources") != 0;
+}
+
+/* ERROR for a NULL argument that must have a value. */
+static void
+require_not_null(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", name),
+				 argument_has_default(name) ?
+				 errhint("Leave the argument out to use its default.") : 0));
+}
+
+/* A boolean argument that must not be NULL. */
+bool
+option_bool(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	require_not_null(fcinfo, argno, name);
+	return PG_GETARG_BOOL(argno);
+}
+
+/* A bigint argument that must not be NULL. */
+int64
+option_int64(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	require_not_null(fcinfo, argno, name);
+	return PG_GETARG_INT64(argno);
+}
+
+/* The damping factor: must be in [0, 1). */
+double
+option_damping(FunctionCallInfo fcinfo, int argno)
+{
+	double		value;
+
+	require_not_null(fcinfo, argno, "damping");
+	value = PG_GETARG_FLOAT8(argno);
+	if (!(value >= 0.0 && value < 1.0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("damping must be in [0, 1), got %s", float8out_internal(value)),
+				 errhint("The damping factor is the probability of following an edge; 0.85 is usual.")));
+	return value;
+}
+
+/*
+ * The RWR restart probability: must be in [0, 1), like the damping factor.  Restart 0 is allowed:
+ * the walk then returns to its source only from dead ends (dangling nodes), and may not converge.
+ */
+double
+option_restart(FunctionCallInfo fcinfo, int argno)
+{
+	double		value;
+
+	require_not_null(fcinfo, argno, "restart");
+	value = PG_GETARG_FLOAT8(argno);
+	if (!(value >= 0.0 && value < 1.0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("restart must be in [0, 1), got %s", float8out_internal(value)),
+				 errhint("The restart probability is 1 - damping; 0.15 is usual.")));
+	return value;
+}
+
+/*
+ * Smallest tolerance refused as meaningless.  The L1 residual between two score vectors that
+ * each sum to 1 is at most 2 and their largest change at most 1, so with any norm ('l1_scaled'
+ * per node) a tolerance near 1 passes after an iteration or two: such a value is a damping
+ * factor, a restart probability or a top_k given in the tolerance's position.
+ */
+#define TOLERANCE_LIMIT 0.01
+
+/*
+ * ERROR for a tolerance of TOLERANCE_LIMIT or more: a value in the wrong position, most likely.
+ * positional names the function's leading arguments, for the hint.
+ */
+static void
+reject_large_tolerance(double tolerance, const char *positional)
+{
+	/* an integer was most likely meant as top_k */
+	char	   *instead = tolerance == floor(tolerance) && tolerance <= PG_INT32_MAX ?
+		psprintf("to get the best %d rows, pass top_k => %d", (int) tolerance, (int) tolerance) :
+		"pass the others by name, e.g. tolerance => 1e-6";
+
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("tolerance %s is too large to mean convergence", float8out_internal(tolerance)),
+			 errdetail("A tolerance must be below %g: a residual between two score vectors is at most 2.",
+					   TOLERANCE_LIMIT),
+			 errhint("The leading arguments are %s; %s.", positional, instead)));
+}
+
+/*
+ * Reads and validates tolerance, max_iterations, top_k, norm and require_convergence; positional
+ * names the function's leading arguments (for the hint of a tolerance given in the wrong place).
+ */
+void
+rank_options_read(FunctionCallInfo fcinfo, int tolerance_arg, int max_iterations_arg,
+				  int top_k_arg, int norm_arg, int require_convergence_arg,
+				  const char *positional, RankOptions *options)
+{
+	char	   *norm;
+
+	require_not_null(fcinfo, tolerance_arg, "tolerance");
+	options->tolerance = PG_GETARG_FLOAT8(tolerance_arg);
+	if (!(options->tolerance > 0.0) || isinf(options->tolerance))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tolerance must be a finite number greater than 0, got %s",
+						float8out_internal(options->tolerance)),
+				 errhint("Use a small positive number such as 1e-6 (1e-12 for near machine precision).")));
+	if (options->tolerance >= TOLERANCE_LIMIT)
+		reject_large_tolerance(options->tolerance, positional);
+
+	require_not_null(fcinfo, max_iterations_arg, "max_iterations");
+	options->max_iterations = PG_GETARG_INT32(max_iterations_arg);
+	if (options->max_iterations <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_iterations must be greater than 0, got %d", options->max_iterations),
+				 errhint("The default is 1000.")));
+
+	options->top_k = 0;
+	if (!PG_ARGISNULL(top_k_arg))
+	{
+		int32		top_k = PG_GETARG_INT32(top_k_arg);
+
+		if (top_k <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("top_k must be greater than 0, got %d", top_k),
+					 errhint("Leave top_k out (NULL) to get every node.")));
+		options->top_k = top_k;
+	}
+
+	require_not_null(fcinfo, norm_arg, "norm");
+	norm = text_to_cstring(PG_GETARG_TEXT_PP(norm_arg));
+	if (!pr_norm_parse(norm, &options->norm))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown norm \"%s\"", norm),
+				 errhint("Use 'l1' (sum of changes), 'l1_scaled' (sum < nodes * tolerance, as NetworkX) or 'linf' (largest change).")));
+
+	options->require_convergence = option_bool(fcinfo, require_convergence_arg,
+											   "require_convergence");
+}
+
+/* A node id and its position in the argument, for finding repeated ids. */
+typedef struct NodePosition
+{
+	int64		node;
+	int			position;
+} NodePosition;
+
+/* qsort comparator: by node id, then by position. */
+static int
+compare_node_positions(const void *a, const void *b)
+{
+	const NodePosition *x = (const NodePosition *) a;
+	const NodePosition *y = (const NodePosition *) b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return (x->position > y->position) - (x->position < y->position);
+}
+
+/*
+ * A bigint[] argument listing nodes (personalization, sources): one-dimensional, not empty, no
+ * NULL and no node twice (a repeated source would be a second identical group of rows, a repeated
+ * personalization node an unclear weight); the nodes in the order given.
+ */
+int64 *
+option_node_list(FunctionCallInfo fcinfo, int argno, const char *name, int *count)
+{
+	ArrayType  *array;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n_elems;
+	NodePosition *sorted;
+	int64	   *nodes;
+	int			i;
+
+	require_not_null(fcinfo, argno, name);
+	array = PG_GETARG_ARRAYTYPE_P(argno);
+	if (ARR_NDIM(array) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a one-dimensional array, got %d dimensions", name,
+						ARR_NDIM(array)),
+				 errhint("List the nodes in one dimension, e.g. ARRAY[1, 2, 3]; for separate groups, make one call per group.")));
+	deconstruct_array(array, INT8OID, sizeof(int64), true, TYPALIGN_DOUBLE,
+					  &elems, &nulls, &n_elems);
+	if (n_elems == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must list at least one node", name),
+				 errhint("Pass at least one node id, e.g. ARRAY[1].")));
+	sorted = palloc(n_elems * sizeof(NodePosition));
+	nodes = palloc(n_elems * sizeof(int64));
+	for (i = 0; i < n_elems; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not contain NULL", name),
+					 errhint("Remove the NULL entries, e.g. with array_remove(%s, NULL).", name)));
+		nodes[i] = DatumGetInt64(elems[i]);
+		sorted[i].node = nodes[i];
+		sorted[i].position = i;
+	}
+	qsort(sorted, n_elems, sizeof(NodePosition), compare_node_positions);
+	for (i = 1; i < n_elems; i++)
+		if (sorted[i].node == sorted[i - 1].node)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s lists node " INT64_FORMAT " more than once (positions %d and %d)",
+							name, sorted[i].node, sorted[i - 1].position + 1,
+							sorted[i].position + 1),
+					 errhint("Pass each node once, e.g. ARRAY(SELECT DISTINCT unnest(%s)).", name)));
+	pfree(sorted);
+	*count = n_elems;
+	return nodes;
+}
+
+/* Reads the table name and the column names of the table form. */
+void
+edge_table_spec_read(FunctionCallInfo fcinfo, int relation_arg, int src_arg, int dst_arg,
+					 int weight_arg, EdgeTableSpec *spec)
+{
+	require_not_null(fcinfo, relation_arg, "edges");
+	require_not_null(fcinfo, src_arg, "src_column");
+	require_not_null(fcinfo, dst_arg, "dst_column");
+	spec->relation = PG_GETARG_TEXT_PP(relation_arg);
+	spec->src_column = pstrdup(NameStr(*PG_GETARG_NAME(src_arg)));
+	spec->dst_column = pstrdup(NameStr(*PG_GETARG_NAME(dst_arg)));
+	spec->weight_column = PG_ARGISNULL(weight_arg) ? NULL :
+		pstrdup(NameStr(*PG_GETARG_NAME(weight_arg)));
+}

@@ -1,0 +1,127 @@
+/*
+ * rank_pagerank.c — pagerank(edges text, ...) and pagerank(graph rankgraph, ...): PageRank and
+ * personalized PageRank as (node, score) rows.
+ */
+#include "powerrank.h"
+
+#include "funcapi.h"
+
+#include "functions/run.h"
+
+PG_FUNCTION_INFO_V1(powerrank_pagerank_table);
+PG_FUNCTION_INFO_V1(powerrank_pagerank_graph);
+
+/* Argument positions of pagerank(edges text, ...). */
+enum
+{
+	PT_EDGES, PT_DAMPING, PT_TOLERANCE, PT_MAX_ITERATIONS, PT_TOP_K, PT_SRC_COLUMN,
+	PT_DST_COLUMN, PT_WEIGHT_COLUMN, PT_NORM, PT_DIRECTED, PT_PERSONALIZATION,
+	PT_REQUIRE_CONVERGENCE, PT_DEVICE
+};
+
+/* Argument positions of pagerank(graph rankgraph, ...). */
+enum
+{
+	PG_ARG_GRAPH, PG_ARG_DAMPING, PG_ARG_TOLERANCE, PG_ARG_MAX_ITERATIONS, PG_ARG_TOP_K,
+	PG_ARG_NORM, PG_ARG_PERSONALIZATION, PG_ARG_REQUIRE_CONVERGENCE, PG_ARG_DEVICE
+};
+
+/* Runs PageRank on the run's graph and emits the rows. */
+static void
+pagerank_and_emit(FunctionCallInfo fcinfo, RankRun *run, double damping,
+				  const RankOptions *options, const int64 *personalization,
+				  int n_personalization)
+{
+	PrRestart  *restart;
+	double	   *scores;
+
+	/* personalization nodes must be in the graph, also when it is empty (then an ERROR) */
+	if (personalization != NULL)
+		restart = restart_single_column(run, personalization, n_personalization,
+										"personalization");
+	else
+		restart = restart_uniform(run);
+	if (run->graph.n_nodes == 0)
+	{
+		rank_run_pagerank(run, damping, NULL, options, NULL);
+		return;
+	}
+	if (options->top_k > 0)
+	{
+		/* only the best rows: ranked where the scores were computed */
+		int64		rows = rank_run_top_rows(run, options->top_k);
+		int32	   *index = MemoryContextAllocHuge(run->cxt, rows * sizeof(int32));
+		double	   *value = MemoryContextAllocHuge(run->cxt, rows * sizeof(double));
+
+		rank_run_pagerank_top(run, damping, restart, options, index, value);
+		result_emit_top(fcinfo, run, index, value, rows, false, 0);
+		return;
+	}
+	scores = MemoryContextAllocHuge(run->cxt, run->graph.n_nodes * sizeof(double));
+	rank_run_pagerank(run, damping, restart, options, scores);
+	result_emit_scores(fcinfo, run, scores, 1, 0, options->top_k, false, 0);
+}
+
+/* pagerank(edges text, ...): reads the edge table and ranks its nodes. */
+Datum
+powerrank_pagerank_table(PG_FUNCTION_ARGS)
+{
+	RankOptions options;
+	EdgeTableSpec spec;
+	double		damping;
+	bool		directed;
+	int64	   *personalization = NULL;
+	int			n_personalization = 0;
+	RankDevice	device;
+	RankRun    *run;
+
+	InitMaterializedSRF(fcinfo, 0);
+	damping = option_damping(fcinfo, PT_DAMPING);
+	device = option_device(fcinfo, PT_DEVICE);
+	rank_options_read(fcinfo, PT_TOLERANCE, PT_MAX_ITERATIONS, PT_TOP_K, PT_NORM,
+					  PT_REQUIRE_CONVERGENCE,
+					  "pagerank(edges, damping, tolerance, max_iterations, top_k, ...)", &options);
+	edge_table_spec_read(fcinfo, PT_EDGES, PT_SRC_COLUMN, PT_DST_COLUMN, PT_WEIGHT_COLUMN, &spec);
+	directed = option_bool(fcinfo, PT_DIRECTED, "directed");
+	if (!PG_ARGISNULL(PT_PERSONALIZATION))
+		personalization = option_node_list(fcinfo, PT_PERSONALIZATION, "personalization",
+										   &n_personalization);
+
+	run = rank_run_begin("pagerank");
+	run->device = device;
+	rank_run_load_table(run, &spec, directed, false);
+	pagerank_and_emit(fcinfo, run, damping, &options, personalization, n_personalization);
+	rank_run_end(run);
+	return (Datum) 0;
+}
+
+/* pagerank(graph rankgraph, ...): ranks the nodes of a graph built by powerrank_graph. */
+Datum
+powerrank_pagerank_graph(PG_FUNCTION_ARGS)
+{
+	RankOptions options;
+	double		damping;
+	int64	   *personalization = NULL;
+	int			n_personalization = 0;
+	RankDevice	device;
+	RankRun    *run;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(PG_ARG_GRAPH))
+		return (Datum) 0;
+	damping = option_damping(fcinfo, PG_ARG_DAMPING);
+	device = option_device(fcinfo, PG_ARG_DEVICE);
+	rank_options_read(fcinfo, PG_ARG_TOLERANCE, PG_ARG_MAX_ITERATIONS, PG_ARG_TOP_K, PG_ARG_NORM,
+					  PG_ARG_REQUIRE_CONVERGENCE,
+					  "pagerank(graph, damping, tolerance, max_iterations, top_k, ...)", &options);
+	if (!PG_ARGISNULL(PG_ARG_PERSONALIZATION))
+		personalization = option_node_list(fcinfo, PG_ARG_PERSONALIZATION, "personalization",
+										   &n_personalization);
+
+	run = rank_run_begin("pagerank");
+	run->device = device;
+	rank_run_load_rankgraph(run, PG_GETARG_DATUM(PG_ARG_GRAPH), false);
+	pagerank_and_emit(fcinfo, run, damping, &options, personalization, n_personalization);
+	rank_run_end(run);
+	return (Datum) 0;
+}

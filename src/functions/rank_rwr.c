@@ -1,0 +1,173 @@
+/*
+ * rank_rwr.c — random walk with restart: rwr(edges text | graph rankgraph, source bigint, ...) as
+ * (node, score) rows, and rwr(..., sources bigint[], ...) as (source, node, score) rows, where all
+ * sources are the k columns of one PageRank run (one pass over the matrix per iteration).
+ */
+#include "powerrank.h"
+
+#include "funcapi.h"
+#include "utils/memutils.h"
+
+#include "functions/run.h"
+
+PG_FUNCTION_INFO_V1(powerrank_rwr_table);
+PG_FUNCTION_INFO_V1(powerrank_rwr_table_many);
+PG_FUNCTION_INFO_V1(powerrank_rwr_graph);
+PG_FUNCTION_INFO_V1(powerrank_rwr_graph_many);
+
+/* Argument positions of rwr(edges text, source(s), ...). */
+enum
+{
+	RT_EDGES, RT_SOURCE, RT_RESTART, RT_TOLERANCE, RT_MAX_ITERATIONS, RT_TOP_K, RT_SRC_COLUMN,
+	RT_DST_COLUMN, RT_WEIGHT_COLUMN, RT_NORM, RT_DIRECTED, RT_REQUIRE_CONVERGENCE, RT_DEVICE
+};
+
+/* Argument positions of rwr(graph rankgraph, source(s), ...). */
+enum
+{
+	RG_GRAPH, RG_SOURCE, RG_RESTART, RG_TOLERANCE, RG_MAX_ITERATIONS, RG_TOP_K, RG_NORM,
+	RG_REQUIRE_CONVERGENCE, RG_DEVICE
+};
+
+/*
+ * Runs RWR from sources[0..count) (one column each) on the run's graph and emits the rows:
+ * (node, score) for the single-source form, (source, node, score) for the many-source form.
+ */
+static void
+rwr_and_emit(FunctionCallInfo fcinfo, RankRun *run, const int64 *sources, int count,
+			 double restart_probability, const RankOptions *options, bool many)
+{
+	PrRestart  *restart;
+	double	   *scores;
+	int			j;
+
+	/* every source must be in the graph: an empty graph is an ERROR here */
+	restart = restart_per_node(run, sources, count);
+	if ((Size) run->graph.n_nodes > MaxAllocHugeSize / sizeof(double) / count)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many sources for a graph of " INT64_FORMAT " nodes",
+						(int64) run->graph.n_nodes),
+				 errhint("Split the sources into several calls.")));
+	if (options->top_k > 0)
+	{
+		/* only the best rows of each column: ranked where the scores were computed */
+		int64		rows = rank_run_top_rows(run, options->top_k);
+		int32	   *index = MemoryContextAllocHuge(run->cxt, rows * count * sizeof(int32));
+		double	   *value = MemoryContextAllocHuge(run->cxt, rows * count * sizeof(double));
+
+		rank_run_pagerank_top(run, 1.0 - restart_probability, restart, options, index, value);
+		for (j = 0; j < count; j++)
+			result_emit_top(fcinfo, run, index + j * rows, value + j * rows, rows, many,
+							sources[j]);
+		return;
+	}
+	scores = MemoryContextAllocHuge(run->cxt, run->graph.n_nodes * count * sizeof(double));
+	rank_run_pagerank(run, 1.0 - restart_probability, restart, options, scores);
+	for (j = 0; j < count; j++)
+		result_emit_scores(fcinfo, run, scores, count, j, options->top_k, many, sources[j]);
+}
+
+/* Shared body of the table forms. */
+static Datum
+rwr_table(FunctionCallInfo fcinfo, bool many)
+{
+	RankOptions options;
+	EdgeTableSpec spec;
+	double		restart;
+	bool		directed;
+	int64	   *sources;
+	int			count = 1;
+	RankDevice	device;
+	RankRun    *run;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (many)
+		sources = option_node_list(fcinfo, RT_SOURCE, "sources", &count);
+	else
+	{
+		sources = palloc(sizeof(int64));
+		sources[0] = option_int64(fcinfo, RT_SOURCE, "source");
+	}
+	restart = option_restart(fcinfo, RT_RESTART);
+	rank_options_read(fcinfo, RT_TOLERANCE, RT_MAX_ITERATIONS, RT_TOP_K, RT_NORM,
+					  RT_REQUIRE_CONVERGENCE,
+					  many ? "rwr(edges, sources, restart, tolerance, max_iterations, top_k, ...)"
+					  : "rwr(edges, source, restart, tolerance, max_iterations, top_k, ...)",
+					  &options);
+	edge_table_spec_read(fcinfo, RT_EDGES, RT_SRC_COLUMN, RT_DST_COLUMN, RT_WEIGHT_COLUMN, &spec);
+	directed = option_bool(fcinfo, RT_DIRECTED, "directed");
+	device = option_device(fcinfo, RT_DEVICE);
+
+	run = rank_run_begin("rwr");
+	run->device = device;
+	rank_run_load_table(run, &spec, directed, false);
+	rwr_and_emit(fcinfo, run, sources, count, restart, &options, many);
+	rank_run_end(run);
+	return (Datum) 0;
+}
+
+/* Shared body of the rankgraph forms. */
+static Datum
+rwr_graph(FunctionCallInfo fcinfo, bool many)
+{
+	RankOptions options;
+	double		restart;
+	int64	   *sources;
+	int			count = 1;
+	RankDevice	device;
+	RankRun    *run;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(RG_GRAPH))
+		return (Datum) 0;
+	if (many)
+		sources = option_node_list(fcinfo, RG_SOURCE, "sources", &count);
+	else
+	{
+		sources = palloc(sizeof(int64));
+		sources[0] = option_int64(fcinfo, RG_SOURCE, "source");
+	}
+	restart = option_restart(fcinfo, RG_RESTART);
+	rank_options_read(fcinfo, RG_TOLERANCE, RG_MAX_ITERATIONS, RG_TOP_K, RG_NORM,
+					  RG_REQUIRE_CONVERGENCE,
+					  many ? "rwr(graph, sources, restart, tolerance, max_iterations, top_k, ...)"
+					  : "rwr(graph, source, restart, tolerance, max_iterations, top_k, ...)",
+					  &options);
+	device = option_device(fcinfo, RG_DEVICE);
+
+	run = rank_run_begin("rwr");
+	run->device = device;
+	rank_run_load_rankgraph(run, PG_GETARG_DATUM(RG_GRAPH), false);
+	rwr_and_emit(fcinfo, run, sources, count, restart, &options, many);
+	rank_run_end(run);
+	return (Datum) 0;
+}
+
+/* rwr(edges text, source bigint, ...). */
+Datum
+powerrank_rwr_table(PG_FUNCTION_ARGS)
+{
+	return rwr_table(fcinfo, false);
+}
+
+/* rwr(edges text, sources bigint[], ...). */
+Datum
+powerrank_rwr_table_many(PG_FUNCTION_ARGS)
+{
+	return rwr_table(fcinfo, true);
+}
+
+/* rwr(graph rankgraph, source bigint, ...). */
+Datum
+powerrank_rwr_graph(PG_FUNCTION_ARGS)
+{
+	return rwr_graph(fcinfo, false);
+}
+
+/* rwr(graph rankgraph, sources bigint[], ...). */
+Datum
+powerrank_rwr_graph_many(PG_FUNCTION_ARGS)
+{
+	return rwr_graph(fcinfo, true);
+}

@@ -1,0 +1,91 @@
+/*
+ * restart.c — restart (teleport) distributions for PageRank, personalized PageRank and RWR, with
+ * the node ids the caller gave mapped to internal ids (an unknown node is an ERROR).
+ */
+#include "powerrank.h"
+
+#include "functions/run.h"
+
+/*
+ * Internal id of node_id, or an ERROR saying that the what node is not in the graph (also when
+ * the graph has no nodes at all: a source or personalization node must exist either way).
+ */
+static int32
+internal_node(RankRun *run, int64 node_id, const char *what)
+{
+	int64		internal = run->graph.n_nodes > 0 ? pr_graph_find(&run->graph, node_id) : -1;
+
+	if (internal < 0 && run->graph.n_nodes == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s node " INT64_FORMAT " is not in the graph: the graph is empty",
+						what, node_id),
+				 errhint("A node is in the graph when it is the src or dst of at least one edge row; the rows read (or visible to you) have none, or only NULL endpoints.")));
+	if (internal < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s node " INT64_FORMAT " is not in the graph", what, node_id),
+				 errhint("A node is in the graph when it is the src or dst of at least one edge row.")));
+	return (int32) internal;
+}
+
+/* The uniform restart distribution (plain PageRank). */
+PrRestart *
+restart_uniform(RankRun *run)
+{
+	PrRestart  *restart = MemoryContextAllocZero(run->cxt, sizeof(PrRestart));
+
+	restart->uniform = true;
+	restart->k = 1;
+	return restart;
+}
+
+/* One column restarting uniformly over the given (distinct) nodes: personalization. */
+PrRestart *
+restart_single_column(RankRun *run, const int64 *node_ids, int count, const char *what)
+{
+	PrRestart  *restart = MemoryContextAllocZero(run->cxt, sizeof(PrRestart));
+	int64	   *ptr = MemoryContextAlloc(run->cxt, 2 * sizeof(int64));
+	int32	   *node = MemoryContextAlloc(run->cxt, count * sizeof(int32));
+	double	   *weight = MemoryContextAlloc(run->cxt, count * sizeof(double));
+	int			i;
+
+	for (i = 0; i < count; i++)
+	{
+		node[i] = internal_node(run, node_ids[i], what);
+		weight[i] = 1.0 / count;
+	}
+	ptr[0] = 0;
+	ptr[1] = count;
+	restart->uniform = false;
+	restart->k = 1;
+	restart->ptr = ptr;
+	restart->node = node;
+	restart->weight = weight;
+	return restart;
+}
+
+/* One column per source, each restarting at its source only: many-source RWR. */
+PrRestart *
+restart_per_node(RankRun *run, const int64 *node_ids, int count)
+{
+	PrRestart  *restart = MemoryContextAllocZero(run->cxt, sizeof(PrRestart));
+	int64	   *ptr = MemoryContextAlloc(run->cxt, (count + 1) * sizeof(int64));
+	int32	   *node = MemoryContextAlloc(run->cxt, count * sizeof(int32));
+	double	   *weight = MemoryContextAlloc(run->cxt, count * sizeof(double));
+	int			i;
+
+	for (i = 0; i < count; i++)
+	{
+		node[i] = internal_node(run, node_ids[i], "source");
+		weight[i] = 1.0;
+		ptr[i] = i;
+	}
+	ptr[count] = count;
+	restart->uniform = false;
+	restart->k = count;
+	restart->ptr = ptr;
+	restart->node = node;
+	restart->weight = weight;
+	return restart;
+}

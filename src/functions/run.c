@@ -1,0 +1,686 @@
+/*
+ * run.c — one ranking run: loads the graph (table or rankgraph), sends it to the GPU service or
+ * creates the CPU engine and runs the driver here, records the statistics and reports
+ * non-convergence.
+ *
+ * The engine (and its threads) exists only while the driver runs.  It is released right after the
+ * driver returns, before any ERROR can be raised, and also by a reset callback of the run's memory
+ * context, so no worker thread outlives an aborted statement.  The driver polls should_stop between
+ * iterations; a cancel (statement_timeout, pg_cancel_backend) makes it return PR_ERR_INTERRUPTED,
+ * the engine is released, and CHECK_FOR_INTERRUPTS() raises the usual cancel ERROR.
+ */
+#include "powerrank.h"
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+#include "cache/graph_cache.h"
+#include "graph/rankgraph.h"
+#include "functions/run.h"
+
+/*
+ * Releases the engine when the run's context goes away (normal end or ERROR), and clears the
+ * run's progress entry.
+ */
+static void
+release_engine_callback(void *arg)
+{
+	RankRun    *run = (RankRun *) arg;
+
+	progress_end();
+	if (run->engine != NULL)
+	{
+		PrEngine   *engine = run->engine;
+
+		run->engine = NULL;
+		engine->ops->release(engine);
+	}
+}
+
+/* Starts a run: a memory context (child of the current one) with the allocator and cleanup. */
+RankRun *
+rank_run_begin(const char *algorithm)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "powerrank run",
+											  ALLOCSET_DEFAULT_SIZES);
+	RankRun    *run = MemoryContextAllocZero(cxt, sizeof(RankRun));
+
+	run->algorithm = algorithm;
+	run->cxt = cxt;
+	run->alloc = powerrank_context_allocator(cxt);
+	run->started = pr_clock_seconds();
+	run->cleanup.func = release_engine_callback;
+	run->cleanup.arg = run;
+	MemoryContextRegisterResetCallback(cxt, &run->cleanup);
+	return run;
+}
+
+/*
+ * Runs fn(arg) inside a subtransaction and returns true; on an ERROR other than a cancel, rolls
+ * the subtransaction back (which destroys any segment it created), puts the error's message into
+ * message and returns false.  For optional steps (caching, the service's build) whose failure
+ * (say, no room left for dynamic shared memory) must not fail the ranking.
+ */
+static bool
+try_in_subtransaction(void (*fn) (void *), void *arg, char *message, size_t size)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool ok = true;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		fn(arg);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *error;
+
+		MemoryContextSwitchTo(cxt);
+		error = CopyErrorData();
+		if (error->sqlerrcode == ERRCODE_QUERY_CANCELED)
+			PG_RE_THROW();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		strlcpy(message, error->message, size);
+		FreeErrorData(error);
+		ok = false;
+	}
+	PG_END_TRY();
+	return ok;
+}
+
+/* What publish_step publishes. */
+typedef struct PublishStep
+{
+	const GraphCacheKey *key;
+	RankRun    *run;
+} PublishStep;
+
+/* try_in_subtransaction's step: offers the run's graph to the cache. */
+static void
+publish_step(void *arg)
+{
+	PublishStep *step = (PublishStep *) arg;
+
+	graph_cache_publish(step->key, &step->run->graph, step->run->skipped_rows);
+}
+
+/*
+ * Offers the built graph to the cache inside a subtransaction: caching is an optimisation, so a
+ * failure there rolls back and the ranking goes on with a NOTICE.  A cancel is not swallowed.
+ */
+static void
+publish_to_cache(const GraphCacheKey *key, RankRun *run)
+{
+	PublishStep step = {key, run};
+	char		message[256];
+
+	if (!try_in_subtransaction(publish_step, &step, message, sizeof(message)))
+		ereport(NOTICE,
+				(errmsg("graph not cached: %s", message),
+				 errdetail("The ranking goes on with the graph this call built.")));
+}
+
+/* A shared segment for the rows the service builds from (see create_rows_segment). */
+typedef struct RowsSegmentStep
+{
+	Size		bytes;
+	dsm_segment *segment;
+} RowsSegmentStep;
+
+/*
+ * try_in_subtransaction's step: creates the rows segment (NULL when no slot is left), its mapping
+ * kept past the subtransaction's commit (which would detach it) until create_rows_segment hands
+ * it to the statement's resource owner.
+ */
+static void
+rows_segment_step(void *arg)
+{
+	RowsSegmentStep *step = (RowsSegmentStep *) arg;
+
+	step->segment = dsm_create(step->bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	if (step->segment != NULL)
+		dsm_pin_mapping(step->segment);
+}
+
+/* A range of fresh memory whose pages prefault_part touches. */
+typedef struct Prefault
+{
+	char	   *base;
+	Size		bytes;
+} Prefault;
+
+/* pr_parallel_run's task: writes a zero into every page of part `part` of n_parts. */
+static void
+prefault_part(void *arg, int part, int n_parts)
+{
+	Prefault   *p = (Prefault *) arg;
+	int64_t		b,
+				e;
+
+	pr_even_range((int64_t) (p->bytes / 4096), part, n_parts, &b, &e);
+	for (int64_t i = b; i < e; i++)
+		((volatile char *) p->base)[i * 4096] = 0;
+}
+
+/*
+ * A segment for capacity rows (src, then dst) that the service's build will turn into the cached
+ * graph, or NULL (with a DEBUG1 line) when none can be had: the rows are then read into local
+ * memory as usual.  Its pages are touched by several threads first (the memory is zero: writing
+ * a zero changes nothing), so that the read, whose one process appends every row, takes no page
+ * fault.
+ */
+static dsm_segment *
+create_rows_segment(Size capacity)
+{
+	RowsSegmentStep step = {mul_size(capacity, 2 * sizeof(int64)), NULL};
+	char		message[256];
+	double		started = pr_clock_seconds();
+
+	if (!try_in_subtransaction(rows_segment_step, &step, message, sizeof(message)))
+		elog(DEBUG1, "powerrank: no shared segment of %zu bytes for the rows (%s)", step.bytes,
+			 message);
+	else if (step.segment != NULL)
+	{
+		Prefault	prefault = {dsm_segment_address(step.segment), step.bytes};
+		double		created = pr_clock_seconds();
+
+		dsm_unpin_mapping(step.segment);	/* detached by an ERROR from here on */
+		pr_parallel_run(prefault_part, &prefault, powerrank_thread_count());
+		elog(DEBUG1, "powerrank: shared segment of %zu bytes for the rows: created in %.1f ms (handle %u), pages touched in %.1f ms",
+			 step.bytes, (created - started) * 1000.0, dsm_segment_handle(step.segment),
+			 (pr_clock_seconds() - created) * 1000.0);
+	}
+	return step.segment;
+}
+
+/*
+ * Has the GPU service build the graph from the rows read into segment, then publishes the
+ * segment — now holding the flat graph — as the cache entry and maps the graph from the cache as
+ * a hit does; when the cache does not take it, the run keeps the segment (run->rows_segment).
+ * True when the run has its graph; false when this backend must build it, with *rows_lost unless
+ * the service says the rows in the segment are as they were read.
+ */
+static bool
+build_on_service(RankRun *run, const GraphCacheKey *key, dsm_segment *segment,
+				 const EdgeList *edges, Size capacity, bool directed, bool out_edges,
+				 bool *rows_lost)
+{
+	ServiceOutcome outcome;
+	PrGraph		view;
+	PrError		err = {0};
+	double		started = pr_clock_seconds();
+
+	*rows_lost = false;
+	if (!service_build(segment, edges->count, capacity, !directed, &outcome))
+	{
+		*rows_lost = !outcome.rows_intact;
+		elog(DEBUG1, "powerrank: the GPU service did not build the graph (%s: %s); building it in this backend",
+			 pr_status_name((PrStatus) outcome.status), outcome.message);
+		return false;
+	}
+	/* checked as every reader of a flat graph from elsewhere checks it */
+	if (pr_graph_view_flat_threads(dsm_segment_address(segment), outcome.built_bytes,
+								   powerrank_thread_count(), &view, &err) != PR_OK)
+	{
+		*rows_lost = true;
+		elog(WARNING, "powerrank: the GPU service built a graph that fails its checks (%s); building it in this backend",
+			 err.message);
+		return false;
+	}
+	elog(DEBUG1, "powerrank: graph of %zu rows built by the GPU service in %.1f ms (engine %.1f ms: upload %.1f, ids %.1f, sort %.1f, download %.1f)",
+		 edges->count, (pr_clock_seconds() - started) * 1000.0, outcome.seconds * 1000.0,
+		 outcome.build_times[0] * 1000.0, outcome.build_times[1] * 1000.0,
+		 outcome.build_times[2] * 1000.0, outcome.build_times[3] * 1000.0);
+	if (graph_cache_publish_segment(key, segment, outcome.built_bytes, &view, run->skipped_rows))
+	{
+		/* the cache holds the segment now: map it again as a reader (a hit) */
+		dsm_detach(segment);
+		run->published = true;
+		run->cache_key = *key;
+		if (graph_cache_acquire(key, &run->cache_segment, &run->graph, &run->skipped_rows,
+								&run->cache_entry_id))
+		{
+			run->needs_out_edges = out_edges;
+			return true;
+		}
+		/* evicted in between (the cache is full of busier graphs): build it here */
+		*rows_lost = true;
+		return false;
+	}
+	/* not cached (no room, or another backend was faster): this run's own graph */
+	run->rows_segment = segment;
+	run->graph = view;
+	if (out_edges && pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
+		powerrank_report_core_error("graph build", &err);
+	return true;
+}
+
+/*
+ * Gets the graph of the resolved target (both directions when not directed): from the
+ * shared-memory cache when the table is tracked and the content the read's snapshot sees is
+ * cached; otherwise reads the rows and builds it, and offers the result to the cache.
+ */
+static void
+load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool out_edges)
+{
+	GraphCacheKey key;
+	bool		cacheable;
+	EdgeList	edges;
+	PrBuildOptions options = {0};
+	PrBuildTimes build_times;
+	PrError		err = {0};
+	dsm_segment *rows_segment = NULL;
+	Size		capacity;
+	double		t_read,
+				t_build,
+				t_free,
+				t_publish;
+
+	cacheable = graph_cache_probe(target, directed, &key);
+	if (cacheable &&
+		graph_cache_acquire(&key, &run->cache_segment, &run->graph, &run->skipped_rows,
+							&run->cache_entry_id))
+	{
+		run->cache_hit = true;
+		graph_scan_report_skipped(run->skipped_rows, target->n_columns == 3);
+		/* the cache holds in-edges only: HITS adds the out-edges where it runs */
+		run->needs_out_edges = out_edges;
+		run->build_seconds = pr_clock_seconds() - run->started;
+		return;
+	}
+
+	t_read = pr_clock_seconds();
+	capacity = service_build_rows(run, cacheable, target);
+	if (capacity > 0 && (rows_segment = create_rows_segment(capacity)) != NULL)
+	{
+		int64	   *rows = (int64 *) dsm_segment_address(rows_segment);
+
+		edge_list_init_external(&edges, run->cxt, rows, rows + capacity, capacity);
+		graph_scan_fetch_into(target, &edges);
+	}
+	else
+		graph_scan_fetch(target, run->cxt, &edges);
+	run->read_seconds = pr_clock_seconds() - t_read;
+	run->skipped_rows = edges.skipped;
+
+	if (rows_segment != NULL)
+	{
+		bool		rows_lost = false;
+
+		if (edges.external &&
+			build_on_service(run, &key, rows_segment, &edges, capacity, directed, out_edges,
+							 &rows_lost))
+		{
+			run->build_seconds = pr_clock_seconds() - run->started;
+			return;
+		}
+		if (rows_lost)
+		{
+			/* the rows are gone (overwritten, or the segment went to the cache): read again */
+			if (!run->published)
+				dsm_detach(rows_segment);
+			run->published = false;
+			rows_segment = NULL;
+			graph_scan_fetch(target, run->cxt, &edges);
+		}
+	}
+
+	options.undirected = !directed;
+	options.out_edges = out_edges;
+	options.n_threads = powerrank_thread_count();
+	options.times = &build_times;
+	options.should_stop = powerrank_cancel_requested;
+	t_build = pr_clock_seconds();
+	if (pr_graph_build(edges.src, edges.dst, edges.weighted ? edges.weight : NULL, edges.count,
+					   &options, run->alloc, &run->graph, &err) != PR_OK)
+		powerrank_report_core_error("graph build", &err);
+	t_free = pr_clock_seconds();
+	if (rows_segment != NULL)
+		dsm_detach(rows_segment);	/* the rows were read into it (or moved out of it) */
+	else if (edges.src != NULL)
+	{
+		pfree(edges.src);
+		pfree(edges.dst);
+		if (edges.weight != NULL)
+			pfree(edges.weight);
+	}
+	t_publish = pr_clock_seconds();
+	if (cacheable)
+	{
+		publish_to_cache(&key, run);
+		run->published = true;
+		run->cache_key = key;
+	}
+	run->build_seconds = pr_clock_seconds() - run->started;
+	/* where a cold call's time goes, for whoever looks (client_min_messages = debug1) */
+	elog(DEBUG1, "powerrank: graph of %zu rows: %.1f ms before the read, read %.1f ms, build %.1f ms (%d threads: ids %.1f, sort counts %.1f, offsets %.1f, scatter %.1f, other %.1f), free rows %.1f ms, cache publish %.1f ms",
+		 edges.count, (t_read - run->started) * 1000.0, run->read_seconds * 1000.0, (t_free - t_build) * 1000.0, options.n_threads,
+		 build_times.ids * 1000.0, build_times.count * 1000.0, build_times.offsets * 1000.0,
+		 build_times.scatter * 1000.0, build_times.other * 1000.0,
+		 (t_publish - t_free) * 1000.0, (pr_clock_seconds() - t_publish) * 1000.0);
+}
+
+/*
+ * Gets the table's graph (both directions when not directed): resolves and locks the relation,
+ * checks privileges, then loads the graph through the snapshot taken after the lock (see
+ * graph_scan.c).
+ */
+void
+rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed, bool out_edges)
+{
+	EdgeScanTarget target;
+
+	graph_scan_resolve(spec, &target);
+	load_table_graph(run, &target, directed, out_edges);
+	graph_scan_end(&target);
+}
+
+/*
+ * Before a service run of a graph this run built and offered to the cache: takes a reference to
+ * the cache entry, so that the request names the cached segment rather than carrying a copy of
+ * the graph, and the engine keeps the graph resident under the entry for the next calls (instead
+ * of preparing a one-off copy now and the cached one again on the next call).  The run goes on
+ * with the graph it built; nothing changes when the entry is not there (not cached, no room).
+ */
+static void
+adopt_cache_entry(RankRun *run)
+{
+	PrGraph		view;
+	int64		skipped_rows;
+
+	if (!run->published || run->cache_segment != NULL)
+		return;
+	run->published = false;
+	(void) graph_cache_acquire(&run->cache_key, &run->cache_segment, &view, &skipped_rows,
+							   &run->cache_entry_id);
+}
+
+/* Maps a rankgraph value (no copy when it is aligned) and adds out-edges when needed. */
+void
+rank_run_load_rankgraph(RankRun *run, Datum graph, bool out_edges)
+{
+	MemoryContext old_cxt = MemoryContextSwitchTo(run->cxt);
+	PrError		err = {0};
+
+	rankgraph_view(graph, &run->graph, &run->skipped_rows);
+	MemoryContextSwitchTo(old_cxt);
+	if (out_edges && pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
+		powerrank_report_core_error("graph build", &err);
+	run->build_seconds = pr_clock_seconds() - run->started;
+}
+
+/* Creates the CPU engine for the run (powerrank.cpu_threads threads). */
+static void
+create_engine(RankRun *run)
+{
+	PrError		err = {0};
+
+	run->engine = pr_cpu_engine_create(powerrank_cpu_threads, run->alloc, &err);
+	if (run->engine == NULL)
+	{
+		if (err.status == PR_OK)
+			err.status = PR_ERR_NOMEM;
+		powerrank_report_core_error("engine start", &err);
+	}
+}
+
+/* Driver options from the validated SQL options. */
+static void
+iteration_options(const RankOptions *options, PrIterOptions *iter)
+{
+	memset(iter, 0, sizeof(PrIterOptions));
+	iter->tolerance = options->tolerance;
+	iter->norm = options->norm;
+	iter->max_iterations = options->max_iterations;
+	iter->check_every = 1;
+	iter->should_stop = powerrank_cancel_requested;
+	iter->progress = progress_report;
+	iter->progress_arg = NULL;
+}
+
+/*
+ * Releases the engine, then turns the driver's status into an ERROR: the pending cancel for
+ * PR_ERR_INTERRUPTED, the mapped core error otherwise.  Returns only for PR_OK.
+ */
+static void
+finish_driver(RankRun *run, PrStatus status, const PrError *err)
+{
+	release_engine_callback(run);
+	if (status == PR_ERR_INTERRUPTED)
+	{
+		CHECK_FOR_INTERRUPTS();
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("canceling powerrank %s", run->algorithm)));
+	}
+	if (status != PR_OK)
+		powerrank_report_core_error(run->algorithm, err);
+}
+
+/*
+ * Records the statistics of the finished run, then warns (or, with require_convergence, raises
+ * an ERROR) when it did not converge.
+ */
+static void
+record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *stats)
+{
+	RankRunStats record;
+	double		now = pr_clock_seconds();
+
+	memset(&record, 0, sizeof(record));
+	strlcpy(record.algorithm, run->algorithm, sizeof(record.algorithm));
+	strlcpy(record.engine, stats->engine != NULL ? stats->engine : "cpu", sizeof(record.engine));
+	record.nodes = run->graph.n_nodes;
+	record.edges = run->graph.n_edges;
+	record.skipped_rows = run->skipped_rows;
+	record.iterations = stats->iterations;
+	record.residual = stats->residual;
+	record.norm = options->norm;
+	record.converged = stats->converged;
+	record.build_ms = run->build_seconds * 1000.0;
+	record.iterate_ms = stats->seconds * 1000.0;
+	record.read_ms = run->read_seconds * 1000.0;
+	record.prepare_ms = stats->prepare_seconds * 1000.0;
+	record.total_ms = (now - run->started) * 1000.0;
+	record.cache_hit = run->cache_hit;
+	strlcpy(record.fallback, run->fallback, sizeof(record.fallback));
+	record.batch_size = Max(run->batch_size, 1);
+	run_stats_record(&record);
+
+	if (stats->converged)
+		return;
+	if (stats->stagnated)
+	{
+		/* a tolerance the iterates cannot reach: said as such, not as too few iterations */
+		ereport(options->require_convergence ? ERROR : WARNING,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg_plural("%s stopped after %d iteration: the residual no longer decreases",
+							   "%s stopped after %d iterations: the residual no longer decreases",
+							   stats->iterations, run->algorithm, stats->iterations),
+				 errdetail("The residual (%s norm) stays at about %.3g, above the tolerance %.3g: the tolerance is below what double precision can reach on this graph.%s",
+						   pr_norm_name(options->norm), stats->residual, options->tolerance,
+						   options->require_convergence ? "" :
+						   " The scores returned are those of the last iteration."),
+				 errhint("Use a larger tolerance (above %.1g), or norm => 'linf' or 'l1_scaled'.",
+						 stats->residual)));
+		return;
+	}
+	if (options->require_convergence)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg_plural("%s did not converge in %d iteration",
+							   "%s did not converge in %d iterations",
+							   stats->iterations, run->algorithm, stats->iterations),
+				 errdetail("The last residual (%s norm) was %.3g; the tolerance is %.3g.",
+						   pr_norm_name(options->norm), stats->residual, options->tolerance),
+				 errhint("Raise max_iterations or tolerance, or pass require_convergence => false to get the last iterate with a warning.")));
+	ereport(WARNING,
+			(errmsg_plural("%s did not converge in %d iteration",
+						   "%s did not converge in %d iterations",
+						   stats->iterations, run->algorithm, stats->iterations),
+			 errdetail("The last residual (%s norm) was %.3g; the tolerance is %.3g. The scores returned are those of the last iteration.",
+					   pr_norm_name(options->norm), stats->residual, options->tolerance),
+			 errhint("Raise max_iterations or tolerance.")));
+}
+
+/*
+ * Records the statistics of a run over a graph without nodes (there is nothing to iterate: zero
+ * rows come back, converged); returns false when the graph has nodes.
+ */
+static bool
+finish_empty_run(RankRun *run, const RankOptions *options)
+{
+	PrRunStats	stats = {0};
+
+	if (run->graph.n_nodes != 0)
+		return false;
+	stats.converged = true;
+	stats.engine = "cpu";
+	record_and_check(run, options, &stats);
+	return true;
+}
+
+/*
+ * Runs PageRank / personalized PageRank / RWR over the loaded graph into scores (n x k): on the
+ * GPU service when the device choice says so and it answers, in this backend otherwise.
+ */
+void
+rank_run_pagerank(RankRun *run, double alpha, const PrRestart *restart,
+				  const RankOptions *options, double *scores)
+{
+	PrIterOptions iter;
+	PrRunStats	stats = {0};
+	PrError		err = {0};
+	PrStatus	status;
+
+	iteration_options(options, &iter);
+	if (finish_empty_run(run, options))
+		return;
+	if (service_wanted(run))
+	{
+		adopt_cache_entry(run);
+		if (service_rank(run, SERVICE_PAGERANK, alpha, restart, options, 0, scores, NULL, NULL,
+						 &stats))
+		{
+			record_and_check(run, options, &stats);
+			return;
+		}
+	}
+	progress_begin(run->algorithm, false, run->graph.n_nodes, run->graph.n_edges,
+				   restart->uniform ? 1 : restart->k);
+	create_engine(run);
+	status = pr_pagerank(run->engine, &run->graph, alpha, restart, &iter, scores, &stats, &err);
+	finish_driver(run, status, &err);
+	record_and_check(run, options, &stats);
+}
+
+/* Rows per column that a top_k (> 0) run returns: min(top_k, n). */
+int64
+rank_run_top_rows(const RankRun *run, int64 top_k)
+{
+	return top_k < run->graph.n_nodes ? top_k : run->graph.n_nodes;
+}
+
+/*
+ * Runs PageRank / personalized PageRank / RWR like rank_run_pagerank, keeping only the
+ * t = rank_run_top_rows(options->top_k) best nodes of each column: internal ids into index and
+ * scores into value (column j at j * t), best first, ties to the smaller node id.  The engine
+ * ranks them where it computed them: the service sends back t rows per column, not n.
+ */
+void
+rank_run_pagerank_top(RankRun *run, double alpha, const PrRestart *restart,
+					  const RankOptions *options, int32 *index, double *value)
+{
+	PrIterOptions iter;
+	PrRunStats	stats = {0};
+	PrError		err = {0};
+	PrStatus	status;
+
+	Assert(options->top_k > 0);
+	iteration_options(options, &iter);
+	if (finish_empty_run(run, options))
+		return;
+	if (service_wanted(run))
+	{
+		adopt_cache_entry(run);
+		if (service_rank(run, SERVICE_PAGERANK, alpha, restart, options, options->top_k, value,
+						 NULL, index, &stats))
+		{
+			record_and_check(run, options, &stats);
+			return;
+		}
+	}
+	progress_begin(run->algorithm, false, run->graph.n_nodes, run->graph.n_edges,
+				   restart->uniform ? 1 : restart->k);
+	create_engine(run);
+	status = pr_pagerank_top(run->engine, &run->graph, alpha, restart, &iter, options->top_k,
+							 index, value, &stats, &err);
+	finish_driver(run, status, &err);
+	record_and_check(run, options, &stats);
+}
+
+/*
+ * Runs HITS over the loaded graph into hubs and authorities: on the GPU service (which adds the
+ * out-edges of a cached graph itself) or in this backend (adding them here).
+ */
+void
+rank_run_hits(RankRun *run, const RankOptions *options, double *hubs, double *authorities)
+{
+	PrIterOptions iter;
+	PrRunStats	stats = {0};
+	PrError		err = {0};
+	PrStatus	status;
+
+	iteration_options(options, &iter);
+	if (finish_empty_run(run, options))
+		return;
+	if (service_wanted(run))
+	{
+		adopt_cache_entry(run);
+		if (service_rank(run, SERVICE_HITS, 0.0, NULL, options, 0, hubs, authorities, NULL,
+						 &stats))
+		{
+			record_and_check(run, options, &stats);
+			return;
+		}
+	}
+	if (run->needs_out_edges && !run->graph.has_out_edges)
+	{
+		double		started = pr_clock_seconds();
+
+		if (pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
+			powerrank_report_core_error("graph build", &err);
+		run->build_seconds += pr_clock_seconds() - started;
+	}
+	progress_begin(run->algorithm, false, run->graph.n_nodes, run->graph.n_edges, 1);
+	create_engine(run);
+	status = pr_hits(run->engine, &run->graph, &iter, hubs, authorities, &stats, &err);
+	finish_driver(run, status, &err);
+	record_and_check(run, options, &stats);
+}
+
+/*
+ * Ends the run: detaches a cached graph or the run's own build segment (an ERROR detaches them
+ * through the resource owner) and
+ * frees the run's context (which releases an engine still held).
+ */
+void
+rank_run_end(RankRun *run)
+{
+	graph_cache_release(&run->cache_segment);
+	if (run->rows_segment != NULL)
+		dsm_detach(run->rows_segment);
+	run->rows_segment = NULL;
+	MemoryContextDelete(run->cxt);
+}

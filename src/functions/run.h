@@ -1,0 +1,141 @@
+/*
+ * run.h — one ranking run: its memory context, the graph, the engine, and the statistics it leaves
+ * behind for powerrank_last_run().
+ */
+#ifndef RUN_H
+#define RUN_H
+
+#include "powerrank.h"
+
+#include "cache/graph_cache.h"
+#include "graph/graph_scan.h"
+#include "service/service.h"
+
+/* Where a run may compute: the device argument. */
+typedef enum RankDevice
+{
+	RANK_DEVICE_AUTO = 0,		/* the GPU service for large graphs when it has a device, else CPU */
+	RANK_DEVICE_CPU,			/* in this backend */
+	RANK_DEVICE_GPU				/* the GPU service, or an ERROR */
+} RankDevice;
+
+/* Iteration options common to every algorithm, validated. */
+typedef struct RankOptions
+{
+	double		tolerance;
+	PrNorm		norm;
+	int			max_iterations;
+	int64		top_k;			/* 0: every node */
+	bool		require_convergence;
+} RankOptions;
+
+/* A run in progress; lives in its own memory context (freed by rank_run_end or on ERROR). */
+typedef struct RankRun
+{
+	const char *algorithm;		/* "pagerank", "hits", "rwr" */
+	MemoryContext cxt;
+	PrAllocator *alloc;
+	PrEngine   *engine;			/* non-NULL only while the driver runs */
+	MemoryContextCallback cleanup;
+	double		started;
+	double		build_seconds;
+	double		read_seconds;	/* of build_seconds: reading the rows */
+	PrGraph		graph;			/* arrays in cxt, or in cache_segment on a cache hit */
+	int64		skipped_rows;
+	bool		cache_hit;		/* the graph came from the shared-memory cache */
+	bool		published;		/* this run built the graph and offered it to the cache */
+	GraphCacheKey cache_key;	/* the key it was offered under (when published) */
+	struct dsm_segment *cache_segment;	/* mapping of the cached graph, or NULL */
+	uint64		cache_entry_id; /* the cache entry's id (the GPU service's residency key) */
+	struct dsm_segment *rows_segment;	/* the service built the graph in it but the cache did
+										 * not take it: run->graph lives there */
+	bool		needs_out_edges;	/* HITS on a cached graph: out-edges added only on the CPU */
+	RankDevice	device;
+	bool		resident;		/* the service found the graph already on its device */
+	int			batch_size;		/* requests the service answered with the same run (0: no service) */
+	char		engine_name[32];	/* engine that ran, when it was the service */
+	char		fallback[SERVICE_MESSAGE_LEN];	/* why the service was not used (empty: it was, or
+												 * it was not asked) */
+} RankRun;
+
+RankRun    *rank_run_begin(const char *algorithm);
+void		rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed,
+								bool out_edges);
+void		rank_run_load_rankgraph(RankRun *run, Datum graph, bool out_edges);
+void		rank_run_pagerank(RankRun *run, double alpha, const PrRestart *restart,
+							  const RankOptions *options, double *scores);
+int64		rank_run_top_rows(const RankRun *run, int64 top_k);
+void		rank_run_pagerank_top(RankRun *run, double alpha, const PrRestart *restart,
+								  const RankOptions *options, int32 *index, double *value);
+void		rank_run_hits(RankRun *run, const RankOptions *options, double *hubs,
+						  double *authorities);
+void		rank_run_end(RankRun *run);
+
+/* ---- restart.c: restart distributions ---- */
+
+PrRestart  *restart_uniform(RankRun *run);
+PrRestart  *restart_single_column(RankRun *run, const int64 *node_ids, int count,
+								  const char *what);
+PrRestart  *restart_per_node(RankRun *run, const int64 *node_ids, int count);
+
+/* ---- options.c: argument reading and validation ---- */
+
+void		rank_options_read(FunctionCallInfo fcinfo, int tolerance_arg, int max_iterations_arg,
+							  int top_k_arg, int norm_arg, int require_convergence_arg,
+							  const char *positional, RankOptions *options);
+double		option_damping(FunctionCallInfo fcinfo, int argno);
+double		option_restart(FunctionCallInfo fcinfo, int argno);
+bool		option_bool(FunctionCallInfo fcinfo, int argno, const char *name);
+int64		option_int64(FunctionCallInfo fcinfo, int argno, const char *name);
+int64	   *option_node_list(FunctionCallInfo fcinfo, int argno, const char *name, int *count);
+RankDevice	option_device(FunctionCallInfo fcinfo, int argno);
+void		edge_table_spec_read(FunctionCallInfo fcinfo, int relation_arg, int src_arg,
+								 int dst_arg, int weight_arg, EdgeTableSpec *spec);
+
+/* ---- run_stats.c: statistics of this backend's last run ---- */
+
+/* What powerrank_last_run() shows. */
+typedef struct RankRunStats
+{
+	char		algorithm[16];
+	char		engine[32];
+	int64		nodes;
+	int64		edges;
+	int64		skipped_rows;
+	int			iterations;
+	double		residual;
+	PrNorm		norm;
+	bool		converged;
+	double		build_ms;
+	double		iterate_ms;
+	double		total_ms;
+	bool		cache_hit;
+	char		fallback[SERVICE_MESSAGE_LEN];	/* why the GPU service was not used ('' = none) */
+	int			batch_size;		/* requests answered by the same engine run (1: alone) */
+	double		read_ms;		/* of build_ms: reading the rows (0 on a cache hit) */
+	double		prepare_ms;		/* of iterate_ms: the engine preparing the graph */
+} RankRunStats;
+
+void		run_stats_record(const RankRunStats *stats);
+
+/* ---- service_client.c: runs on the GPU service ---- */
+
+bool		service_wanted(RankRun *run);
+Size		service_build_rows(RankRun *run, bool cacheable, const EdgeScanTarget *target);
+bool		service_build(struct dsm_segment *segment, Size rows, Size capacity, bool undirected,
+						  ServiceOutcome *outcome);
+bool		service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha,
+						 const PrRestart *restart, const RankOptions *options, int64 top_k,
+						 double *out1, double *out2, int32 *top_index, PrRunStats *stats);
+
+/* ---- result.c: rows out of a materialized SRF ---- */
+
+void		result_emit_scores(FunctionCallInfo fcinfo, RankRun *run, const double *scores,
+							   int stride, int column, int64 top_k, bool with_source,
+							   int64 source);
+void		result_emit_top(FunctionCallInfo fcinfo, RankRun *run, const int32 *index,
+							const double *value, int64 count, bool with_source, int64 source);
+void		result_emit_hits(FunctionCallInfo fcinfo, RankRun *run, const double *hubs,
+							 const double *authorities, int64 top_k);
+
+#endif							/* RUN_H */

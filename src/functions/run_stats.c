@@ -1,0 +1,60 @@
+/*
+ * run_stats.c — statistics of this backend's last ranking run, shown by powerrank_last_run().
+ */
+#include "powerrank.h"
+
+#include "funcapi.h"
+#include "utils/builtins.h"
+
+#include "functions/run.h"
+
+PG_FUNCTION_INFO_V1(powerrank_last_run);
+
+static RankRunStats last_run;
+static bool last_run_valid = false;
+
+/* Remembers the statistics of a finished run (replacing the previous ones). */
+void
+run_stats_record(const RankRunStats *stats)
+{
+	last_run = *stats;
+	last_run_valid = true;
+}
+
+/*
+ * powerrank_last_run(): one row describing this backend's last run, or no row before the first.
+ */
+Datum
+powerrank_last_run(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		values[17];
+	bool		nulls[17] = {0};
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!last_run_valid)
+		return (Datum) 0;
+
+	values[0] = CStringGetTextDatum(last_run.algorithm);
+	values[1] = CStringGetTextDatum(last_run.engine);
+	values[2] = Int64GetDatum(last_run.nodes);
+	values[3] = Int64GetDatum(last_run.edges);
+	values[4] = Int64GetDatum(last_run.skipped_rows);
+	values[5] = Int32GetDatum(last_run.iterations);
+	values[6] = Float8GetDatum(last_run.residual);
+	values[7] = CStringGetTextDatum(pr_norm_name(last_run.norm));
+	values[8] = BoolGetDatum(last_run.converged);
+	values[9] = Float8GetDatum(last_run.build_ms);
+	values[10] = Float8GetDatum(last_run.iterate_ms);
+	values[11] = Float8GetDatum(last_run.total_ms);
+	values[12] = BoolGetDatum(last_run.cache_hit);
+	if (last_run.fallback[0] != '\0')
+		values[13] = CStringGetTextDatum(last_run.fallback);
+	else
+		nulls[13] = true;
+	values[14] = Float8GetDatum(last_run.read_ms);
+	values[15] = Float8GetDatum(last_run.prepare_ms);
+	values[16] = Int32GetDatum(last_run.batch_size);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
+}

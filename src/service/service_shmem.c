@@ -1,0 +1,287 @@
+/*
+ * service_shmem.c — the GPU service's channel in the main shared memory: one request slot per
+ * backend (indexed by BackendId), the service's status, and the progress entries that
+ * powerrank_progress shows (also used by runs on the CPU in the backend).
+ *
+ * The engine process shares this memory (it is forked from the worker, which inherited it from
+ * the postmaster) but takes no lock on it: slot states move by compare-and-swap, the fields a
+ * state change publishes are written before it (atomics are full barriers), and wake-ups go
+ * through SetLatch (backends) and a futex on the doorbell word (engine process).
+ */
+#include "service/service.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "storage/backendid.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+
+ServiceShared *service = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* Bytes of the channel: the header and one slot per possible backend. */
+static Size
+service_shmem_size(void)
+{
+	return add_size(offsetof(ServiceShared, slots),
+					mul_size(sizeof(ServiceSlot), MaxBackends));
+}
+
+/* Asks the postmaster for the channel's shared memory. */
+static void
+service_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(service_shmem_size()));
+}
+
+/* Attaches to (or, in the postmaster, creates and clears) the channel. */
+static void
+service_shmem_startup(void)
+{
+	bool		found;
+	int			i;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	service = ShmemInitStruct("powerrank gpu service", service_shmem_size(), &found);
+	if (!found)
+	{
+		memset(service, 0, service_shmem_size());
+		SpinLockInit(&service->mutex);
+		service->state = SERVICE_DOWN;
+		pg_atomic_init_u32(&service->engine_ready, 0);
+		pg_atomic_init_u64(&service->served, 0);
+		pg_atomic_init_u64(&service->failures, 0);
+		pg_atomic_init_u64(&service->uploads, 0);
+		pg_atomic_init_u64(&service->reuses, 0);
+		pg_atomic_init_u64(&service->evictions, 0);
+		pg_atomic_init_u64(&service->batches, 0);
+		pg_atomic_init_u64(&service->batched_requests, 0);
+		pg_atomic_init_u64(&service->batch_iterations, 0);
+		pg_atomic_init_u64(&service->batch_microseconds, 0);
+		pg_atomic_init_u64(&service->builds, 0);
+		pg_atomic_init_u32(&service->resident, 0);
+		pg_atomic_init_u64(&service->device_bytes, 0);
+		for (i = 0; i < SERVICE_MAX_RESIDENT; i++)
+			pg_atomic_init_u64(&service->resident_ids[i], 0);
+		pg_atomic_init_u32(&service->doorbell, 0);
+		pg_atomic_init_u32(&service->fault, FAULT_NONE);
+		pg_atomic_init_u64(&service->swept, 0);
+		pg_atomic_init_u32(&service->request_segments, 0);
+		service->n_slots = MaxBackends;
+		for (i = 0; i < MaxBackends; i++)
+		{
+			pg_atomic_init_u32(&service->slots[i].state, SLOT_IDLE);
+			pg_atomic_init_u32(&service->slots[i].cancel, 0);
+		}
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* Installs the shared memory hooks; called from _PG_init while preloading. */
+void
+service_shmem_init(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = service_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = service_shmem_startup;
+}
+
+/* True when the channel exists (the library was preloaded). */
+bool
+service_available(void)
+{
+	return service != NULL;
+}
+
+/* This backend's slot, or NULL without preload (or in a process without a BackendId). */
+ServiceSlot *
+service_my_slot(void)
+{
+	if (service == NULL || MyBackendId == InvalidBackendId || MyBackendId > service->n_slots)
+		return NULL;
+	return &service->slots[MyBackendId - 1];
+}
+
+/* Name of a service state, as powerrank_service shows it. */
+const char *
+service_state_name(ServiceState state)
+{
+	switch (state)
+	{
+		case SERVICE_DOWN:
+			return "down";
+		case SERVICE_STARTING:
+			return "starting";
+		case SERVICE_READY:
+			return "ready";
+		case SERVICE_UNAVAILABLE:
+			return "unavailable";
+		case SERVICE_RESTARTING:
+			return "restarting";
+	}
+	return "unknown";
+}
+
+/*
+ * The service's state as backends should see it (and its last error into last_error when not
+ * NULL): READY only while the engine process says it is ready — an engine process about to
+ * restart clears that before it answers its last request.
+ */
+ServiceState
+service_read_state(char *last_error, size_t size)
+{
+	ServiceState state;
+
+	SpinLockAcquire(&service->mutex);
+	state = service->state;
+	if (last_error != NULL)
+		strlcpy(last_error, service->last_error, size);
+	SpinLockRelease(&service->mutex);
+	if (state == SERVICE_READY && pg_atomic_read_u32(&service->engine_ready) == 0)
+		state = SERVICE_RESTARTING;
+	return state;
+}
+
+/* Sets the service state (and, when error is not NULL, the last error); worker only. */
+void
+service_set_state(ServiceState state, const char *error)
+{
+	SpinLockAcquire(&service->mutex);
+	service->state = state;
+	service->state_since = GetCurrentTimestamp();
+	if (error != NULL)
+		strlcpy(service->last_error, error, sizeof(service->last_error));
+	SpinLockRelease(&service->mutex);
+}
+
+/* Starts this backend's progress entry for a run (nothing without preload). */
+void
+progress_begin(const char *algorithm, bool on_service, int64 nodes, int64 edges, int columns)
+{
+	ServiceSlot *slot = service_my_slot();
+	ProgressEntry *p;
+
+	if (slot == NULL)
+		return;
+	p = &slot->progress;
+	p->pid = 0;
+	pg_write_barrier();
+	strlcpy(p->algorithm, algorithm, sizeof(p->algorithm));
+	p->on_service = on_service;
+	p->phase = on_service ? PHASE_QUEUED : PHASE_ITERATING;
+	p->iteration = 0;
+	p->residual = 0.0;
+	p->started = GetCurrentTimestamp();
+	p->nodes = nodes;
+	p->edges = edges;
+	p->columns = columns;
+	p->userid = GetUserId();
+	pg_write_barrier();
+	p->pid = MyProcPid;
+}
+
+/* Sets the phase of this backend's run. */
+void
+progress_set_phase(ProgressPhase phase)
+{
+	ServiceSlot *slot = service_my_slot();
+
+	if (slot != NULL)
+		slot->progress.phase = phase;
+}
+
+/* Clears this backend's progress entry (end of a run, or its ERROR). */
+void
+progress_end(void)
+{
+	ServiceSlot *slot = service_my_slot();
+
+	if (slot != NULL)
+		slot->progress.pid = 0;
+}
+
+/*
+ * The driver's progress callback for runs in this backend (arg unused) and, with a slot as arg,
+ * in the engine process: stores the iteration and residual.
+ */
+void
+progress_report(void *arg, int iteration, double residual)
+{
+	ProgressEntry *p;
+
+	if (arg != NULL)
+		p = &((ServiceSlot *) arg)->progress;
+	else
+	{
+		ServiceSlot *slot = service_my_slot();
+
+		if (slot == NULL)
+			return;
+		p = &slot->progress;
+	}
+	p->phase = PHASE_ITERATING;
+	p->residual = residual;
+	p->iteration = iteration;
+}
+
+/* Name of a progress phase. */
+const char *
+progress_phase_name(int phase)
+{
+	switch (phase)
+	{
+		case PHASE_LOADING:
+			return "loading graph";
+		case PHASE_QUEUED:
+			return "queued";
+		case PHASE_PREPARING:
+			return "preparing";
+		case PHASE_ITERATING:
+			return "iterating";
+	}
+	return "unknown";
+}
+
+/* True when the engine process holds the cache entry's graph resident (on its device). */
+bool
+service_graph_resident(uint64 entry_id)
+{
+	int			i;
+
+	if (service == NULL || entry_id == 0 || pg_atomic_read_u32(&service->engine_ready) == 0)
+		return false;
+	for (i = 0; i < SERVICE_MAX_RESIDENT; i++)
+		if (pg_atomic_read_u64(&service->resident_ids[i]) == entry_id)
+			return true;
+	return false;
+}
+
+/* Wakes every process waiting on a futex word in shared memory. */
+void
+service_futex_wake(pg_atomic_uint32 *word)
+{
+	syscall(SYS_futex, (uint32 *) &word->value, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* Sleeps while *word still equals seen, at most timeout_ms (spurious wake-ups are fine). */
+void
+service_futex_wait(pg_atomic_uint32 *word, uint32 seen, int timeout_ms)
+{
+	struct timespec timeout;
+
+	timeout.tv_sec = timeout_ms / 1000;
+	timeout.tv_nsec = (long) (timeout_ms % 1000) * 1000000L;
+	syscall(SYS_futex, (uint32 *) &word->value, FUTEX_WAIT, seen, &timeout, NULL, 0);
+}
