@@ -49,20 +49,28 @@ option_int64(FunctionCallInfo fcinfo, int argno, const char *name)
 	return PG_GETARG_INT64(argno);
 }
 
-/* The damping factor: must be in [0, 1). */
-double
-option_damping(FunctionCallInfo fcinfo, int argno)
+/* A probability argument (name: its name in the messages) that must be in [0, 1). */
+static double
+option_probability(FunctionCallInfo fcinfo, int argno, const char *name, const char *hint)
 {
 	double		value;
 
-	require_not_null(fcinfo, argno, "damping");
+	require_not_null(fcinfo, argno, name);
 	value = PG_GETARG_FLOAT8(argno);
 	if (!(value >= 0.0 && value < 1.0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("damping must be in [0, 1), got %s", float8out_internal(value)),
-				 errhint("The damping factor is the probability of following an edge; 0.85 is usual.")));
+				 errmsg("%s must be in [0, 1), got %s", name, float8out_internal(value)),
+				 errhint("%s", hint)));
 	return value;
+}
+
+/* The damping factor: must be in [0, 1). */
+double
+option_damping(FunctionCallInfo fcinfo, int argno)
+{
+	return option_probability(fcinfo, argno, "damping",
+							  "The damping factor is the probability of following an edge; 0.85 is usual.");
 }
 
 /*
@@ -72,16 +80,8 @@ option_damping(FunctionCallInfo fcinfo, int argno)
 double
 option_restart(FunctionCallInfo fcinfo, int argno)
 {
-	double		value;
-
-	require_not_null(fcinfo, argno, "restart");
-	value = PG_GETARG_FLOAT8(argno);
-	if (!(value >= 0.0 && value < 1.0))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("restart must be in [0, 1), got %s", float8out_internal(value)),
-				 errhint("The restart probability is 1 - damping; 0.15 is usual.")));
-	return value;
+	return option_probability(fcinfo, argno, "restart",
+							  "The restart probability is 1 - damping; 0.15 is usual.");
 }
 
 /*

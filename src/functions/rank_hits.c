@@ -59,8 +59,7 @@ powerrank_hits_table(PG_FUNCTION_ARGS)
 	directed = option_bool(fcinfo, HT_DIRECTED, "directed");
 	device = option_device(fcinfo, HT_DEVICE);
 
-	run = rank_run_begin("hits");
-	run->device = device;
+	run = rank_run_begin("hits", device);
 	rank_run_load_table(run, &spec, directed, true);
 	hits_and_emit(fcinfo, run, &options);
 	rank_run_end(run);
@@ -83,8 +82,7 @@ powerrank_hits_graph(PG_FUNCTION_ARGS)
 					  &options);
 	device = option_device(fcinfo, HG_DEVICE);
 
-	run = rank_run_begin("hits");
-	run->device = device;
+	run = rank_run_begin("hits", device);
 	rank_run_load_rankgraph(run, PG_GETARG_DATUM(HG_GRAPH), true);
 	hits_and_emit(fcinfo, run, &options);
 	rank_run_end(run);

@@ -62,6 +62,40 @@ pagerank_and_emit(FunctionCallInfo fcinfo, RankRun *run, double damping,
 	result_emit_scores(fcinfo, run, scores, 1, 0, options->top_k, false, 0);
 }
 
+/*
+ * Reads the leading arguments both forms share, in the order they have always been checked: the
+ * damping factor, the device (at device_arg) and the run options (norm and require_convergence
+ * at the form's positions; first names the form's first argument in the messages).
+ */
+static void
+pagerank_read_arguments(FunctionCallInfo fcinfo, const char *first, int device_arg, int norm_arg,
+						int require_convergence_arg, double *damping, RankDevice *device,
+						RankOptions *options)
+{
+	/* the leading positions are the same in both forms */
+	StaticAssertStmt((int) PT_DAMPING == (int) PG_ARG_DAMPING &&
+					 (int) PT_TOLERANCE == (int) PG_ARG_TOLERANCE &&
+					 (int) PT_MAX_ITERATIONS == (int) PG_ARG_MAX_ITERATIONS &&
+					 (int) PT_TOP_K == (int) PG_ARG_TOP_K,
+					 "pagerank forms disagree on their leading arguments");
+	*damping = option_damping(fcinfo, PT_DAMPING);
+	*device = option_device(fcinfo, device_arg);
+	rank_options_read(fcinfo, PT_TOLERANCE, PT_MAX_ITERATIONS, PT_TOP_K, norm_arg,
+					  require_convergence_arg,
+					  psprintf("pagerank(%s, damping, tolerance, max_iterations, top_k, ...)", first),
+					  options);
+}
+
+/* The personalization argument: its nodes (count of them), or NULL when it is NULL. */
+static int64 *
+pagerank_personalization(FunctionCallInfo fcinfo, int argno, int *count)
+{
+	*count = 0;
+	if (PG_ARGISNULL(argno))
+		return NULL;
+	return option_node_list(fcinfo, argno, "personalization", count);
+}
+
 /* pagerank(edges text, ...): reads the edge table and ranks its nodes. */
 Datum
 powerrank_pagerank_table(PG_FUNCTION_ARGS)
@@ -70,25 +104,19 @@ powerrank_pagerank_table(PG_FUNCTION_ARGS)
 	EdgeTableSpec spec;
 	double		damping;
 	bool		directed;
-	int64	   *personalization = NULL;
-	int			n_personalization = 0;
+	int64	   *personalization;
+	int			n_personalization;
 	RankDevice	device;
 	RankRun    *run;
 
 	InitMaterializedSRF(fcinfo, 0);
-	damping = option_damping(fcinfo, PT_DAMPING);
-	device = option_device(fcinfo, PT_DEVICE);
-	rank_options_read(fcinfo, PT_TOLERANCE, PT_MAX_ITERATIONS, PT_TOP_K, PT_NORM,
-					  PT_REQUIRE_CONVERGENCE,
-					  "pagerank(edges, damping, tolerance, max_iterations, top_k, ...)", &options);
+	pagerank_read_arguments(fcinfo, "edges", PT_DEVICE, PT_NORM, PT_REQUIRE_CONVERGENCE, &damping,
+							&device, &options);
 	edge_table_spec_read(fcinfo, PT_EDGES, PT_SRC_COLUMN, PT_DST_COLUMN, PT_WEIGHT_COLUMN, &spec);
 	directed = option_bool(fcinfo, PT_DIRECTED, "directed");
-	if (!PG_ARGISNULL(PT_PERSONALIZATION))
-		personalization = option_node_list(fcinfo, PT_PERSONALIZATION, "personalization",
-										   &n_personalization);
+	personalization = pagerank_personalization(fcinfo, PT_PERSONALIZATION, &n_personalization);
 
-	run = rank_run_begin("pagerank");
-	run->device = device;
+	run = rank_run_begin("pagerank", device);
 	rank_run_load_table(run, &spec, directed, false);
 	pagerank_and_emit(fcinfo, run, damping, &options, personalization, n_personalization);
 	rank_run_end(run);
@@ -101,25 +129,19 @@ powerrank_pagerank_graph(PG_FUNCTION_ARGS)
 {
 	RankOptions options;
 	double		damping;
-	int64	   *personalization = NULL;
-	int			n_personalization = 0;
+	int64	   *personalization;
+	int			n_personalization;
 	RankDevice	device;
 	RankRun    *run;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(PG_ARG_GRAPH))
 		return (Datum) 0;
-	damping = option_damping(fcinfo, PG_ARG_DAMPING);
-	device = option_device(fcinfo, PG_ARG_DEVICE);
-	rank_options_read(fcinfo, PG_ARG_TOLERANCE, PG_ARG_MAX_ITERATIONS, PG_ARG_TOP_K, PG_ARG_NORM,
-					  PG_ARG_REQUIRE_CONVERGENCE,
-					  "pagerank(graph, damping, tolerance, max_iterations, top_k, ...)", &options);
-	if (!PG_ARGISNULL(PG_ARG_PERSONALIZATION))
-		personalization = option_node_list(fcinfo, PG_ARG_PERSONALIZATION, "personalization",
-										   &n_personalization);
+	pagerank_read_arguments(fcinfo, "graph", PG_ARG_DEVICE, PG_ARG_NORM,
+							PG_ARG_REQUIRE_CONVERGENCE, &damping, &device, &options);
+	personalization = pagerank_personalization(fcinfo, PG_ARG_PERSONALIZATION, &n_personalization);
 
-	run = rank_run_begin("pagerank");
-	run->device = device;
+	run = rank_run_begin("pagerank", device);
 	rank_run_load_rankgraph(run, PG_GETARG_DATUM(PG_ARG_GRAPH), false);
 	pagerank_and_emit(fcinfo, run, damping, &options, personalization, n_personalization);
 	rank_run_end(run);

@@ -68,6 +68,40 @@ rwr_and_emit(FunctionCallInfo fcinfo, RankRun *run, const int64 *sources, int co
 		result_emit_scores(fcinfo, run, scores, count, j, options->top_k, many, sources[j]);
 }
 
+/*
+ * Reads the arguments both forms share, in the order of their positions: the source(s) (count of
+ * them), the restart probability and the run options (norm and require_convergence at the form's
+ * positions; first names the form's first argument in the messages).  Returns the sources.
+ */
+static int64 *
+rwr_read_arguments(FunctionCallInfo fcinfo, bool many, const char *first, int norm_arg,
+				   int require_convergence_arg, int *count, double *restart, RankOptions *options)
+{
+	int64	   *sources;
+
+	/* the leading positions are the same in both forms */
+	StaticAssertStmt((int) RT_SOURCE == (int) RG_SOURCE && (int) RT_RESTART == (int) RG_RESTART &&
+					 (int) RT_TOLERANCE == (int) RG_TOLERANCE &&
+					 (int) RT_MAX_ITERATIONS == (int) RG_MAX_ITERATIONS &&
+					 (int) RT_TOP_K == (int) RG_TOP_K,
+					 "rwr forms disagree on their leading arguments");
+	*count = 1;
+	if (many)
+		sources = option_node_list(fcinfo, RT_SOURCE, "sources", count);
+	else
+	{
+		sources = palloc(sizeof(int64));
+		sources[0] = option_int64(fcinfo, RT_SOURCE, "source");
+	}
+	*restart = option_restart(fcinfo, RT_RESTART);
+	rank_options_read(fcinfo, RT_TOLERANCE, RT_MAX_ITERATIONS, RT_TOP_K, norm_arg,
+					  require_convergence_arg,
+					  psprintf("rwr(%s, %s, restart, tolerance, max_iterations, top_k, ...)", first,
+							   many ? "sources" : "source"),
+					  options);
+	return sources;
+}
+
 /* Shared body of the table forms. */
 static Datum
 rwr_table(FunctionCallInfo fcinfo, bool many)
@@ -77,30 +111,18 @@ rwr_table(FunctionCallInfo fcinfo, bool many)
 	double		restart;
 	bool		directed;
 	int64	   *sources;
-	int			count = 1;
+	int			count;
 	RankDevice	device;
 	RankRun    *run;
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (many)
-		sources = option_node_list(fcinfo, RT_SOURCE, "sources", &count);
-	else
-	{
-		sources = palloc(sizeof(int64));
-		sources[0] = option_int64(fcinfo, RT_SOURCE, "source");
-	}
-	restart = option_restart(fcinfo, RT_RESTART);
-	rank_options_read(fcinfo, RT_TOLERANCE, RT_MAX_ITERATIONS, RT_TOP_K, RT_NORM,
-					  RT_REQUIRE_CONVERGENCE,
-					  many ? "rwr(edges, sources, restart, tolerance, max_iterations, top_k, ...)"
-					  : "rwr(edges, source, restart, tolerance, max_iterations, top_k, ...)",
-					  &options);
+	sources = rwr_read_arguments(fcinfo, many, "edges", RT_NORM, RT_REQUIRE_CONVERGENCE, &count,
+								 &restart, &options);
 	edge_table_spec_read(fcinfo, RT_EDGES, RT_SRC_COLUMN, RT_DST_COLUMN, RT_WEIGHT_COLUMN, &spec);
 	directed = option_bool(fcinfo, RT_DIRECTED, "directed");
 	device = option_device(fcinfo, RT_DEVICE);
 
-	run = rank_run_begin("rwr");
-	run->device = device;
+	run = rank_run_begin("rwr", device);
 	rank_run_load_table(run, &spec, directed, false);
 	rwr_and_emit(fcinfo, run, sources, count, restart, &options, many);
 	rank_run_end(run);
@@ -114,30 +136,18 @@ rwr_graph(FunctionCallInfo fcinfo, bool many)
 	RankOptions options;
 	double		restart;
 	int64	   *sources;
-	int			count = 1;
+	int			count;
 	RankDevice	device;
 	RankRun    *run;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(RG_GRAPH))
 		return (Datum) 0;
-	if (many)
-		sources = option_node_list(fcinfo, RG_SOURCE, "sources", &count);
-	else
-	{
-		sources = palloc(sizeof(int64));
-		sources[0] = option_int64(fcinfo, RG_SOURCE, "source");
-	}
-	restart = option_restart(fcinfo, RG_RESTART);
-	rank_options_read(fcinfo, RG_TOLERANCE, RG_MAX_ITERATIONS, RG_TOP_K, RG_NORM,
-					  RG_REQUIRE_CONVERGENCE,
-					  many ? "rwr(graph, sources, restart, tolerance, max_iterations, top_k, ...)"
-					  : "rwr(graph, source, restart, tolerance, max_iterations, top_k, ...)",
-					  &options);
+	sources = rwr_read_arguments(fcinfo, many, "graph", RG_NORM, RG_REQUIRE_CONVERGENCE, &count,
+								 &restart, &options);
 	device = option_device(fcinfo, RG_DEVICE);
 
-	run = rank_run_begin("rwr");
-	run->device = device;
+	run = rank_run_begin("rwr", device);
 	rank_run_load_rankgraph(run, PG_GETARG_DATUM(RG_GRAPH), false);
 	rwr_and_emit(fcinfo, run, sources, count, restart, &options, many);
 	rank_run_end(run);

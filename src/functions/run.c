@@ -39,15 +39,19 @@ release_engine_callback(void *arg)
 	}
 }
 
-/* Starts a run: a memory context (child of the current one) with the allocator and cleanup. */
+/*
+ * Starts a run of algorithm on device: a memory context (child of the current one) with the
+ * allocator and cleanup.
+ */
 RankRun *
-rank_run_begin(const char *algorithm)
+rank_run_begin(const char *algorithm, RankDevice device)
 {
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "powerrank run",
 											  ALLOCSET_DEFAULT_SIZES);
 	RankRun    *run = MemoryContextAllocZero(cxt, sizeof(RankRun));
 
 	run->algorithm = algorithm;
+	run->device = device;
 	run->cxt = cxt;
 	run->alloc = powerrank_context_allocator(cxt);
 	run->started = pr_clock_seconds();
@@ -552,12 +556,37 @@ finish_empty_run(RankRun *run, const RankOptions *options)
 }
 
 /*
- * Runs PageRank / personalized PageRank / RWR over the loaded graph into scores (n x k): on the
- * GPU service when the device choice says so and it answers, in this backend otherwise.
+ * Ends the run without this backend's engine when it can: the graph is empty, or the device
+ * choice sends it to the GPU service and the service answers (algorithm and its arguments as
+ * service_rank takes them).  Returns whether the run is over; false leaves it to the CPU engine.
  */
-void
-rank_run_pagerank(RankRun *run, double alpha, const PrRestart *restart,
-				  const RankOptions *options, double *scores)
+static bool
+finish_without_cpu_engine(RankRun *run, ServiceAlgorithm algorithm, double alpha,
+						  const PrRestart *restart, const RankOptions *options, int64 top_k,
+						  double *out1, double *out2, int32 *index)
+{
+	PrRunStats	stats = {0};
+
+	if (finish_empty_run(run, options))
+		return true;
+	if (!service_wanted(run))
+		return false;
+	adopt_cache_entry(run);
+	if (!service_rank(run, algorithm, alpha, restart, options, top_k, out1, out2, index, &stats))
+		return false;
+	record_and_check(run, options, &stats);
+	return true;
+}
+
+/*
+ * Runs PageRank / personalized PageRank / RWR over the loaded graph: on the GPU service when the
+ * device choice says so and it answers, in this backend otherwise.  With top_k 0 all the scores
+ * go into values (n x k); with top_k > 0 the best t = min(top_k, n) of each column go into index
+ * (internal ids) and values (column j at j * t).
+ */
+static void
+run_pagerank(RankRun *run, double alpha, const PrRestart *restart, const RankOptions *options,
+			 int64 top_k, int32 *index, double *values)
 {
 	PrIterOptions iter;
 	PrRunStats	stats = {0};
@@ -565,24 +594,31 @@ rank_run_pagerank(RankRun *run, double alpha, const PrRestart *restart,
 	PrStatus	status;
 
 	iteration_options(options, &iter);
-	if (finish_empty_run(run, options))
+	if (finish_without_cpu_engine(run, SERVICE_PAGERANK, alpha, restart, options, top_k, values,
+								  NULL, index))
 		return;
-	if (service_wanted(run))
-	{
-		adopt_cache_entry(run);
-		if (service_rank(run, SERVICE_PAGERANK, alpha, restart, options, 0, scores, NULL, NULL,
-						 &stats))
-		{
-			record_and_check(run, options, &stats);
-			return;
-		}
-	}
 	progress_begin(run->algorithm, false, run->graph.n_nodes, run->graph.n_edges,
 				   restart->uniform ? 1 : restart->k);
 	create_engine(run);
-	status = pr_pagerank(run->engine, &run->graph, alpha, restart, &iter, scores, &stats, &err);
+	if (top_k > 0)
+		status = pr_pagerank_top(run->engine, &run->graph, alpha, restart, &iter, top_k, index,
+								 values, &stats, &err);
+	else
+		status = pr_pagerank(run->engine, &run->graph, alpha, restart, &iter, values, &stats,
+							 &err);
 	finish_driver(run, status, &err);
 	record_and_check(run, options, &stats);
+}
+
+/*
+ * Runs PageRank / personalized PageRank / RWR over the loaded graph into scores (n x k): on the
+ * GPU service when the device choice says so and it answers, in this backend otherwise.
+ */
+void
+rank_run_pagerank(RankRun *run, double alpha, const PrRestart *restart,
+				  const RankOptions *options, double *scores)
+{
+	run_pagerank(run, alpha, restart, options, 0, NULL, scores);
 }
 
 /* Rows per column that a top_k (> 0) run returns: min(top_k, n). */
@@ -602,32 +638,8 @@ void
 rank_run_pagerank_top(RankRun *run, double alpha, const PrRestart *restart,
 					  const RankOptions *options, int32 *index, double *value)
 {
-	PrIterOptions iter;
-	PrRunStats	stats = {0};
-	PrError		err = {0};
-	PrStatus	status;
-
 	Assert(options->top_k > 0);
-	iteration_options(options, &iter);
-	if (finish_empty_run(run, options))
-		return;
-	if (service_wanted(run))
-	{
-		adopt_cache_entry(run);
-		if (service_rank(run, SERVICE_PAGERANK, alpha, restart, options, options->top_k, value,
-						 NULL, index, &stats))
-		{
-			record_and_check(run, options, &stats);
-			return;
-		}
-	}
-	progress_begin(run->algorithm, false, run->graph.n_nodes, run->graph.n_edges,
-				   restart->uniform ? 1 : restart->k);
-	create_engine(run);
-	status = pr_pagerank_top(run->engine, &run->graph, alpha, restart, &iter, options->top_k,
-							 index, value, &stats, &err);
-	finish_driver(run, status, &err);
-	record_and_check(run, options, &stats);
+	run_pagerank(run, alpha, restart, options, options->top_k, index, value);
 }
 
 /*
@@ -643,18 +655,9 @@ rank_run_hits(RankRun *run, const RankOptions *options, double *hubs, double *au
 	PrStatus	status;
 
 	iteration_options(options, &iter);
-	if (finish_empty_run(run, options))
+	if (finish_without_cpu_engine(run, SERVICE_HITS, 0.0, NULL, options, 0, hubs, authorities,
+								  NULL))
 		return;
-	if (service_wanted(run))
-	{
-		adopt_cache_entry(run);
-		if (service_rank(run, SERVICE_HITS, 0.0, NULL, options, 0, hubs, authorities, NULL,
-						 &stats))
-		{
-			record_and_check(run, options, &stats);
-			return;
-		}
-	}
 	if (run->needs_out_edges && !run->graph.has_out_edges)
 	{
 		double		started = pr_clock_seconds();

@@ -58,7 +58,7 @@ typedef struct RankRun
 												 * it was not asked) */
 } RankRun;
 
-RankRun    *rank_run_begin(const char *algorithm);
+RankRun    *rank_run_begin(const char *algorithm, RankDevice device);
 void		rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed,
 								bool out_edges);
 void		rank_run_load_rankgraph(RankRun *run, Datum graph, bool out_edges);

@@ -15,7 +15,7 @@
  *
  * service_shmem.c    the channel in the main shared memory: slots, status, progress entries
  * service_worker.c   the background worker (registration, supervision)
- * service_engine.c   the engine process
+ * service_engine.c   the engine process (its other files: see service_engine.h)
  * service_client.c   the backend side: device choice, requests, waiting, cancel, fallback
  * service_sql.c      powerrank_service, powerrank_progress, fault injection
  */
@@ -300,7 +300,7 @@ typedef struct ServiceEngineConfig
 	int64		memory_limit;	/* bytes of resident graphs (0: no limit but the device's) */
 	int			cpu_threads;	/* cpu-test engine threads */
 	int			batch_size;		/* RWR requests one engine run may serve together (1: no batching) */
-	int			batch_wait_us;	/* how long a batch waits for companions (see service_engine.c) */
+	int			batch_wait_us;	/* how long a batch waits for companions (see service_batch.c) */
 	int			quick_layout_edges; /* graphs this large get the quick layout first (-1: never) */
 	int			dsm_type;		/* dynamic_shared_memory_type */
 } ServiceEngineConfig;
@@ -346,13 +346,6 @@ void		service_futex_wait(pg_atomic_uint32 *word, uint32 seen, int timeout_ms);
 
 void		service_worker_register(void);
 PGDLLEXPORT void powerrank_service_main(Datum arg);
-
-/* ---- service_batch.c (engine process) ---- */
-
-bool		batch_eligible(const ServiceRequest *req);
-int			batch_gather(int lead, int *members, int max, int wait_us, bool gather);
-bool		batch_restart(int n_members, int width, const PrRestart *member, PrRestart *out);
-void		batch_restart_free(PrRestart *restart);
 
 /* ---- service_engine.c ---- */
 

@@ -23,9 +23,9 @@
  * answered in a batch may run more iterations than alone: its answer is at least as accurate and
  * agrees with the lone answer within the tolerance.
  *
- * Runs in the engine process: no palloc, no elog (see service_engine.c).
+ * Runs in the engine process: no palloc, no elog (see service_engine.h).
  */
-#include "service/service.h"
+#include "service/service_engine.h"
 
 /* A quiet period that ends the wait of the 'gather' test fault, in seconds. */
 #define GATHER_QUIET 0.2
@@ -190,4 +190,273 @@ batch_restart_free(PrRestart *restart)
 	free((void *) restart->node);
 	free((void *) restart->weight);
 	memset(restart, 0, sizeof(*restart));
+}
+
+/* The requests of the batch being served (the driver hooks' argument). */
+typedef struct BatchRun
+{
+	int			n;
+	ServiceSlot *slot[SERVICE_MAX_BATCH];
+	char	   *base[SERVICE_MAX_BATCH];	/* each request's data */
+	size_t		size[SERVICE_MAX_BATCH];
+	SegmentMapping mapping[SERVICE_MAX_BATCH];
+} BatchRun;
+
+/* should_stop of a batch: every member asked to cancel, or the worker is gone. */
+static bool
+batch_cancelled(void *arg)
+{
+	BatchRun   *b = (BatchRun *) arg;
+
+	if (engine_orphaned())
+		return true;
+	for (int j = 0; j < b->n; j++)
+		if (pg_atomic_read_u32(&b->slot[j]->cancel) == 0)
+			return false;
+	return true;
+}
+
+/* progress of a batch: every member's progress entry. */
+static void
+batch_progress(void *arg, int iteration, double residual)
+{
+	BatchRun   *b = (BatchRun *) arg;
+
+	for (int j = 0; j < b->n; j++)
+		progress_report(b->slot[j], iteration, residual);
+}
+
+/*
+ * Maps (or finds inline) each member's request data and checks it; a member whose data is bad
+ * is answered FAILED at once and leaves the batch.
+ */
+static void
+batch_map_members(BatchRun *b)
+{
+	int			kept = 0;
+
+	for (int j = 0; j < b->n; j++)
+	{
+		ServiceSlot *slot = b->slot[j];
+		const ServiceRequest *req = &slot->request;
+		char		message[SERVICE_MESSAGE_LEN];
+		char	   *base;
+		size_t		size;
+		SegmentMapping mapping = MAPPED_FILE;
+
+		engine_outcome_begin(slot);
+		if (req->inline_data)
+		{
+			base = (char *) slot->inline_data;
+			size = sizeof(slot->inline_data);
+		}
+		else if ((base = segment_map(req->request_handle, req->request_address,
+									 req->request_size, &size, &mapping, message,
+									 sizeof(message))) == NULL)
+		{
+			engine_fail(&slot->outcome, PR_ERR_INVALID, message);
+			engine_publish(slot, PR_ERR_INVALID);
+			continue;
+		}
+		if (!engine_request_valid(req, base, size) || req->restart_entries <= 0)
+		{
+			segment_release_request(req, base, size, mapping);
+			engine_fail(&slot->outcome, PR_ERR_INVALID, "malformed request segment");
+			engine_publish(slot, PR_ERR_INVALID);
+			continue;
+		}
+		b->slot[kept] = slot;
+		b->base[kept] = base;
+		b->size[kept] = size;
+		b->mapping[kept] = mapping;
+		kept++;
+	}
+	b->n = kept;
+}
+
+/*
+ * Runs a batch's columns on the resident graph's batch engine: the top t of every column (top_k
+ * requests) or all scores, copied into each member's result area.  Fills stats.
+ */
+static PrStatus
+batch_run(BatchRun *b, Resident *r, const PrRestart *restart, PrError *err, PrRunStats *stats)
+{
+	const ServiceRequest *lead = &b->slot[0]->request;
+	int			width = restart->k;
+	int64		n = r->graph.n_nodes;
+	PrIterOptions iter;
+	PrStatus	status;
+
+	engine_iteration_options(lead, batch_cancelled, batch_progress, b, &iter);
+	if (r->batch_engine == NULL && (r->batch_engine = engine_create_layout(false, err)) == NULL)
+		return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
+
+	if (lead->top_k > 0)
+	{
+		int64		t = 0;
+		int32_t    *index;
+		double	   *value;
+
+		for (int j = 0; j < b->n; j++)
+			t = Max(t, Min(b->slot[j]->request.top_k, n));
+		index = malloc(sizeof(int32_t) * width * t);
+		value = malloc(sizeof(double) * width * t);
+		if (index == NULL || value == NULL)
+			status = pr_error_set(err, PR_ERR_NOMEM, "out of memory for a batch's top %lld",
+								  (long long) t);
+		else
+			status = pr_pagerank_top(r->batch_engine, &r->graph, lead->alpha, restart, &iter, t,
+									 index, value, stats, err);
+		for (int j = 0; status == PR_OK && j < b->n; j++)
+		{
+			const ServiceRequestHeader *h = (const ServiceRequestHeader *) b->base[j];
+			int64		rows = service_result_rows(&b->slot[j]->request);
+
+			memcpy(b->base[j] + h->off_result_index, index + j * t, sizeof(int32_t) * rows);
+			memcpy(b->base[j] + h->off_result, value + j * t, sizeof(double) * rows);
+		}
+		free(index);
+		free(value);
+		return status;
+	}
+	else
+	{
+		double	   *scores = malloc(sizeof(double) * width * n);
+
+		if (scores == NULL)
+			return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a batch's %lld x %d scores",
+								(long long) n, width);
+		status = pr_pagerank(r->batch_engine, &r->graph, lead->alpha, restart, &iter, scores,
+							 stats, err);
+		for (int j = 0; status == PR_OK && j < b->n; j++)
+		{
+			const ServiceRequestHeader *h = (const ServiceRequestHeader *) b->base[j];
+			double	   *result = (double *) (b->base[j] + h->off_result);
+
+			for (int64 v = 0; v < n; v++)
+				result[v] = scores[v * width + j];
+		}
+		free(scores);
+		return status;
+	}
+}
+
+/*
+ * Serves a batch of RWR requests (slot indexes members[0..n), all RUNNING, compatible: see
+ * batch_gather) with one run of engine_config->batch_size columns, and answers every member.
+ * Returns the status of the run; PR_ERR_ENGINE means the device context may be broken (the
+ * caller then exits).
+ */
+PrStatus
+batch_serve(const int *members, int n)
+{
+	BatchRun	b;
+	PrRestart	column[SERVICE_MAX_BATCH];
+	PrRestart	restart;
+	PrRunStats	stats;
+	PrError		err = {0};
+	PrStatus	status;
+	Resident   *r;
+	bool		resident;
+	char		engine_name[32];
+
+	double		started = pr_clock_seconds();
+
+	memset(&b, 0, sizeof(b));
+	b.n = n;
+	for (int j = 0; j < n; j++)
+		b.slot[j] = &service->slots[members[j]];
+	batch_map_members(&b);
+	if (b.n == 0)
+		return PR_ERR_INVALID;
+
+	resident_drop_vanished();
+	r = resident_for_request(&b.slot[0]->request, b.base[0], b.size[0], NULL,
+							 &b.slot[0]->outcome);
+	if (r == NULL)
+	{
+		status = (PrStatus) b.slot[0]->outcome.status;
+		for (int j = 0; j < b.n; j++)
+		{
+			if (j > 0)
+				b.slot[j]->outcome = b.slot[0]->outcome;
+			b.slot[j]->outcome.request_id = b.slot[j]->request.request_id;
+			segment_release_request(&b.slot[j]->request, b.base[j], b.size[j], b.mapping[j]);
+			engine_publish(b.slot[j], status);
+		}
+		return status;
+	}
+	resident_touch(r);
+
+	for (int j = 0; j < b.n; j++)
+	{
+		const ServiceRequestHeader *h = (const ServiceRequestHeader *) b.base[j];
+
+		memset(&column[j], 0, sizeof(PrRestart));
+		column[j].k = 1;
+		column[j].ptr = (const int64_t *) (b.base[j] + h->off_restart_ptr);
+		column[j].node = (const int32_t *) (b.base[j] + h->off_restart_node);
+		column[j].weight = (const double *) (b.base[j] + h->off_restart_weight);
+		b.slot[j]->progress.phase = PHASE_PREPARING;
+	}
+	memset(&stats, 0, sizeof(stats));
+	resident = r->batch_prepared;
+	if (!batch_restart(b.n, Max(engine_config->batch_size, b.n), column, &restart))
+		status = pr_error_set(&err, PR_ERR_NOMEM, "out of memory for a batch's restart");
+	else
+	{
+		status = batch_run(&b, r, &restart, &err, &stats);
+		if (status == PR_ERR_NOMEM)
+		{
+			/* device memory taken by other resident graphs: free them and try once more */
+			resident_multi_release(r);
+			resident_evict_to_fit(r, true);
+			memset(&err, 0, sizeof(err));
+			status = batch_run(&b, r, &restart, &err, &stats);
+		}
+		batch_restart_free(&restart);
+	}
+
+	r->batch_prepared = status == PR_OK || (status == PR_ERR_INTERRUPTED && r->batch_prepared);
+	if (status == PR_OK)
+	{
+		pg_atomic_fetch_add_u64(&service->batches, 1);
+		pg_atomic_fetch_add_u64(&service->batched_requests, b.n);
+		pg_atomic_fetch_add_u64(&service->batch_iterations, (uint64) Max(stats.iterations, 0));
+	}
+	engine_name[0] = '\0';
+	if (status == PR_OK)
+	{
+		PrGpuReport report;
+		PrError		report_err;
+
+		if (engine_config->kind == SERVICE_ENGINE_GPU &&
+			engine_gpu.engine_report(r->batch_engine, &report, &report_err) == PR_OK)
+			strlcpy(engine_name, report.engine, sizeof(engine_name));
+		else
+			strlcpy(engine_name, "cpu-test via service", sizeof(engine_name));
+		r->bytes = resident_bytes(r, r->prepared ? r->prepared_k : 1, 2);
+	}
+	for (int j = 0; j < b.n; j++)
+	{
+		ServiceOutcome *out = &b.slot[j]->outcome;
+
+		if (status == PR_OK)
+		{
+			engine_outcome_done(out, &stats, resident, b.n);
+			strlcpy(out->engine, engine_name, sizeof(out->engine));
+			pg_atomic_fetch_add_u64(resident ? &service->reuses : &service->uploads, 1);
+		}
+		else
+			engine_fail(out, status, err.message[0] ? err.message : pr_status_name(status));
+		segment_release_request(&b.slot[j]->request, b.base[j], b.size[j], b.mapping[j]);
+		engine_publish(b.slot[j], status);
+	}
+	if (status == PR_OK)
+		pg_atomic_fetch_add_u64(&service->batch_microseconds,
+								(uint64) ((pr_clock_seconds() - started) * 1e6));
+	if (status != PR_OK && status != PR_ERR_INTERRUPTED)
+		resident_free(r);
+	resident_evict_to_fit(NULL, false);
+	return status;
 }

@@ -1,0 +1,167 @@
+/*
+ * service_engine.h — what the files of the GPU service's engine process share (private to them).
+ *
+ * Rules of this process (it is not a PostgreSQL backend and the postmaster does not know it):
+ *  - no palloc, no elog, no PostgreSQL lock: memory comes from malloc, errors go into the slot's
+ *    outcome, and the only shared state it touches is the channel (atomics, barriers, futex,
+ *    SetLatch, which takes no lock) and the segments it maps itself;
+ *  - segments (the cache's graph, the backend's request segment) are mapped by name with
+ *    shm_open / shmat / open + mmap, not through dsm_attach: the mapping is private to this
+ *    process, so a backend that leaves (ERROR, cancel) never pulls memory from under the engine,
+ *    and the engine dying never leaves a PostgreSQL reference count behind;
+ *  - it dies with the worker (PR_SET_PDEATHSIG), and exits with _exit (no PostgreSQL exit hooks).
+ *
+ * service_engine.c    the process and its main loop; serving one request (driver or every GPU)
+ * service_library.c   loading the GPU libraries (dlopen), starting the engine, creating engines
+ * service_resident.c  the resident graphs: LRU under powerrank.gpu_memory, the tuned-layout
+ *                     thread, the multi-GPU copy
+ * service_segment.c   mapping segments by name
+ * service_build.c     building graphs from rows (SERVICE_BUILD), the build segment kept for the
+ *                     request that follows
+ * service_batch.c     RWR batches: gathering compatible requests and serving them in one run
+ */
+#ifndef SERVICE_ENGINE_H
+#define SERVICE_ENGINE_H
+
+#include "service/service.h"
+
+#include <pthread.h>
+
+#include "pr_gpu.h"
+#include "pr_multi.h"
+
+/* How segment_map made a segment visible (and so how to let it go). */
+typedef enum SegmentMapping
+{
+	MAPPED_FILE = 0,			/* mmap of the POSIX or mmap-file segment */
+	MAPPED_SYSV,				/* shmat */
+	MAPPED_MAIN					/* in the main shared memory, inherited: nothing to undo */
+} SegmentMapping;
+
+/* A graph the engine process has mapped, and the engine prepared on it. */
+typedef struct Resident
+{
+	bool		used;
+	uint64		entry_id;		/* cache entry id (0: a one-off graph, never kept) */
+	dsm_handle	handle;			/* its segment */
+	bool		with_out;		/* out-edges added (HITS) */
+	void	   *base;			/* the mapping */
+	size_t		size;
+	SegmentMapping mapping;	/* how it was mapped (how to unmap it) */
+	PrGraph		graph;			/* view into the mapping (+ malloc'd out-edges) */
+	bool		own_out;
+	PrEngine   *engine;
+	bool		prepared;
+	ServiceAlgorithm prepared_algorithm;
+	int			prepared_k;
+	bool		quick;			/* engine has the quick layout; the tuned one is planned beside */
+	bool		tuner_started;	/* the tuner thread runs (or ended and is not joined yet) */
+	pthread_t	tuner;
+	pg_atomic_uint32 tuner_done;	/* set by the tuner thread when tuned / tuned_err are written */
+	PrEngine   *tuned;			/* the tuner's engine, prepared for PageRank (NULL: it failed) */
+	PrError		tuned_err;
+	PrEngine   *batch_engine;	/* RWR batches: an engine prepared for config->batch_size columns */
+	bool		batch_prepared;
+	PrMulti    *multi;			/* the graph prepared on every GPU (plain PageRank), or NULL */
+	size_t		multi_bytes;	/* its device bytes, all GPUs */
+	bool		multi_failed;	/* the multi-GPU run failed on this graph: one GPU from now on */
+	size_t		bytes;
+	uint64		last_used;
+} Resident;
+
+/* The GPU library's entry points (dlsym). */
+typedef struct GpuLibrary
+{
+	void		(*options_init) (PrGpuOptions *opts);
+	PrEngine   *(*engine_create) (const PrGpuOptions *opts, PrError *err);
+	PrStatus	(*engine_report) (PrEngine *engine, PrGpuReport *out, PrError *err);
+	int			(*device_count) (void);
+	PrStatus	(*build_flat) (int device, const int64_t *src, const int64_t *dst, size_t m,
+							   bool undirected, void *out, size_t capacity, int n_threads,
+							   PrGpuBuildReport *report, PrError *err);	/* NULL: no GPU builds */
+} GpuLibrary;
+
+/* The multi-GPU library's entry points (dlsym). */
+typedef struct MultiLibrary
+{
+	void		(*options_init) (PrMultiOptions *opts);
+	PrMulti    *(*create) (const PrMultiOptions *opts, PrError *err);
+	PrStatus	(*prepare) (PrMulti *m, int64_t n, const int64_t *ptr, const int32_t *col,
+							const double *val, const double *out_strength, PrError *err);
+	PrStatus	(*pagerank) (PrMulti *m, double alpha, double tolerance, int max_iterations,
+							 double *scores, PrMultiRun *run, PrError *err);
+	PrStatus	(*report) (PrMulti *m, PrMultiReport *out, PrError *err);
+	void		(*free) (PrMulti *m);
+	int			(*device_count) (void);
+} MultiLibrary;
+
+/* ---- service_engine.c ---- */
+
+extern const ServiceEngineConfig *engine_config;
+extern ServiceSlot *engine_current_slot;
+
+void		engine_exit(int code) pg_attribute_noreturn();
+void		engine_exit_unavailable(const char *message) pg_attribute_noreturn();
+bool		engine_orphaned(void);
+void		engine_log(const char *message);
+void		engine_fail(ServiceOutcome *out, PrStatus status, const char *message);
+bool		engine_request_cancelled(void *arg);
+void		engine_iteration_options(const ServiceRequest *req, bool (*should_stop) (void *),
+									 void (*progress) (void *, int, double), void *arg,
+									 PrIterOptions *iter);
+bool		engine_request_valid(const ServiceRequest *req, const char *base, size_t size);
+PrStatus	engine_inject_fault(ServiceOutcome *out, ServiceFault fault);
+void		engine_outcome_begin(ServiceSlot *slot);
+void		engine_outcome_done(ServiceOutcome *out, const PrRunStats *stats, bool resident,
+								int batch_size);
+void		engine_publish(ServiceSlot *slot, PrStatus status);
+
+/* ---- service_library.c ---- */
+
+extern GpuLibrary engine_gpu;
+extern MultiLibrary engine_multi;
+extern int	engine_multi_gpus;
+
+void		engine_start(void);
+PrEngine   *engine_create_layout(bool quick, PrError *err);
+void		engine_multi_options(PrMultiOptions *opts);
+
+/* ---- service_segment.c ---- */
+
+void	   *segment_map(dsm_handle handle, uint64 address, uint64 address_size, size_t *size,
+						SegmentMapping *mapping, char *message, size_t message_size);
+void		segment_unmap(void *base, size_t size, SegmentMapping mapping);
+void		segment_release_request(const ServiceRequest *req, char *base, size_t size,
+									SegmentMapping mapping);
+
+/* ---- service_resident.c ---- */
+
+Resident   *resident_for_request(const ServiceRequest *req, char *request_base,
+								 size_t request_size, Resident *one_off, ServiceOutcome *out);
+void		resident_touch(Resident *r);
+void		resident_free(Resident *r);
+size_t		resident_bytes(Resident *r, int k, int n_slots);
+void		resident_multi_release(Resident *r);
+void		resident_tuner_start(Resident *r);
+void		resident_tuner_finish(Resident *r, bool wait);
+void		resident_tuners_poll(void);
+void		resident_evict_to_fit(const Resident *keep, bool everything);
+void		resident_drop_vanished(void);
+
+/* ---- service_build.c ---- */
+
+PrStatus	build_serve(ServiceSlot *slot, ServiceFault fault);
+bool		build_pending_take(dsm_handle handle, void **base, size_t *size,
+							   SegmentMapping *mapping);
+void		build_pending_trim(void);
+void		build_pending_drop(void);
+
+/* ---- service_batch.c ---- */
+
+bool		batch_eligible(const ServiceRequest *req);
+int			batch_gather(int lead, int *members, int max, int wait_us, bool gather);
+bool		batch_restart(int n_members, int width, const PrRestart *member, PrRestart *out);
+void		batch_restart_free(PrRestart *restart);
+PrStatus	batch_serve(const int *members, int n);
+
+#endif							/* SERVICE_ENGINE_H */

@@ -1,0 +1,250 @@
+/*
+ * service_library.c — the GPU libraries of the engine process: libpowerrank_gpu.so
+ * (powerrank.gpu_library) and, on several GPUs, libpowerrank_multi.so
+ * (powerrank.gpu_multi_library), loaded with dlopen in this process only; the engine started (a
+ * device found, its context created); the engines it creates for resident graphs.
+ *
+ * Runs in the engine process: no palloc, no elog (see service_engine.h).
+ */
+#include "service/service_engine.h"
+
+#include <dlfcn.h>
+
+GpuLibrary	engine_gpu;
+MultiLibrary engine_multi;
+int			engine_multi_gpus = 0;	/* GPUs plain PageRank runs on (0: the multi library is off) */
+
+/* Opens a shared library (what: its name in the message), or NULL with message set. */
+static void *
+open_library(const char *path, const char *what, char *message, size_t message_size)
+{
+	void	   *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+	if (handle == NULL)
+		snprintf(message, message_size, "cannot load the %s \"%s\": %s", what, path, dlerror());
+	return handle;
+}
+
+/* Loads libpowerrank_gpu.so and finds its entry points (false with message on failure). */
+static bool
+load_gpu_library(char *message, size_t message_size)
+{
+	void	   *handle = open_library(engine_config->gpu_library, "GPU library", message,
+										  message_size);
+
+	if (handle == NULL)
+		return false;
+	engine_gpu.options_init = (void (*) (PrGpuOptions *)) dlsym(handle, "pr_gpu_options_init");
+	engine_gpu.engine_create = (PrEngine * (*) (const PrGpuOptions *, PrError *))
+		dlsym(handle, "pr_gpu_engine_create");
+	engine_gpu.engine_report = (PrStatus (*) (PrEngine *, PrGpuReport *, PrError *))
+		dlsym(handle, "pr_gpu_engine_report");
+	engine_gpu.device_count = (int (*) (void)) dlsym(handle, "pr_gpu_device_count");
+	engine_gpu.build_flat = (PrStatus (*) (int, const int64_t *, const int64_t *, size_t, bool,
+										   void *, size_t, int, PrGpuBuildReport *, PrError *))
+		dlsym(handle, "pr_gpu_build_flat");	/* optional */
+	if (engine_gpu.options_init == NULL || engine_gpu.engine_create == NULL ||
+		engine_gpu.engine_report == NULL || engine_gpu.device_count == NULL)
+	{
+		snprintf(message, message_size, "the GPU library \"%s\" lacks pr_gpu_* entry points",
+				 engine_config->gpu_library);
+		dlclose(handle);
+		return false;
+	}
+	return true;
+}
+
+/* Loads libpowerrank_multi.so and finds its entry points (false with message on failure). */
+static bool
+load_multi_library(char *message, size_t message_size)
+{
+	void	   *handle = open_library(engine_config->multi_library, "multi-GPU library",
+										  message, message_size);
+
+	if (handle == NULL)
+		return false;
+	engine_multi.options_init = (void (*) (PrMultiOptions *))
+		dlsym(handle, "pr_multi_options_init");
+	engine_multi.create = (PrMulti * (*) (const PrMultiOptions *, PrError *))
+		dlsym(handle, "pr_multi_create");
+	engine_multi.prepare = (PrStatus (*) (PrMulti *, int64_t, const int64_t *, const int32_t *,
+										  const double *, const double *, PrError *))
+		dlsym(handle, "pr_multi_prepare");
+	engine_multi.pagerank = (PrStatus (*) (PrMulti *, double, double, int, double *,
+										   PrMultiRun *, PrError *))
+		dlsym(handle, "pr_multi_pagerank");
+	engine_multi.report = (PrStatus (*) (PrMulti *, PrMultiReport *, PrError *))
+		dlsym(handle, "pr_multi_report");
+	engine_multi.free = (void (*) (PrMulti *)) dlsym(handle, "pr_multi_free");
+	engine_multi.device_count = (int (*) (void)) dlsym(handle, "pr_multi_device_count");
+	if (engine_multi.options_init == NULL || engine_multi.create == NULL ||
+		engine_multi.prepare == NULL || engine_multi.pagerank == NULL ||
+		engine_multi.report == NULL || engine_multi.free == NULL ||
+		engine_multi.device_count == NULL)
+	{
+		snprintf(message, message_size,
+				 "the multi-GPU library \"%s\" lacks pr_multi_* entry points",
+				 engine_config->multi_library);
+		dlclose(handle);
+		return false;
+	}
+	return true;
+}
+
+/* should_stop of a multi-GPU run: arg points to engine_current_slot. */
+static bool
+multi_cancelled(void *arg)
+{
+	ServiceSlot *slot = *(ServiceSlot **) arg;
+
+	return slot != NULL && engine_request_cancelled(slot);
+}
+
+/* progress of a multi-GPU run: the current request's progress entry. */
+static void
+multi_progress(void *arg, int iteration, double residual)
+{
+	progress_report(*(ServiceSlot **) arg, iteration, residual);
+}
+
+/* The options of every PrMulti this process creates. */
+void
+engine_multi_options(PrMultiOptions *opts)
+{
+	engine_multi.options_init(opts);
+	opts->n_gpus = engine_multi_gpus;
+	opts->precision = engine_config->gpu_precision == PR_GPU_FP64 ? PR_MULTI_FP64 : PR_MULTI_FP32;
+	opts->should_stop = multi_cancelled;
+	opts->stop_arg = &engine_current_slot;
+	opts->progress = multi_progress;
+	opts->progress_arg = &engine_current_slot;
+}
+
+/*
+ * Decides whether plain PageRank runs on several GPUs: the GPUs to use (visible ones, capped by
+ * powerrank.gpu_devices), the multi library loaded and its communicators created once (then
+ * freed: each resident graph gets its own PrMulti).  Any failure is logged once and leaves one
+ * GPU in use; it never stops the service.
+ */
+static void
+start_multi(const char *device)
+{
+	char		message[SERVICE_MESSAGE_LEN];
+	PrMultiOptions opts;
+	PrError		err = {0};
+	PrMulti    *probe;
+	int			n = engine_gpu.device_count();
+
+	engine_multi_gpus = 0;
+	if (engine_config->gpu_devices > 0 && engine_config->gpu_devices < n)
+		n = engine_config->gpu_devices;
+	if (n > PR_MULTI_MAX_GPUS)
+		n = PR_MULTI_MAX_GPUS;
+	if (n < 2)
+		return;
+	if (!load_multi_library(message, sizeof(message)))
+	{
+		char		line[SERVICE_MESSAGE_LEN + 64];
+
+		snprintf(line, sizeof(line), "%s; PageRank runs on one GPU", message);
+		engine_log(line);
+		return;
+	}
+	engine_multi_gpus = n;
+	engine_multi_options(&opts);
+	probe = engine_multi.create(&opts, &err);
+	if (probe == NULL)
+	{
+		char		line[SERVICE_MESSAGE_LEN + 64];
+
+		engine_multi_gpus = 0;
+		snprintf(line, sizeof(line), "the multi-GPU library does not start on %d GPUs: %s; PageRank runs on one GPU",
+				 n, err.message);
+		engine_log(line);
+		return;
+	}
+	engine_multi.free(probe);
+	snprintf(service->device_name, sizeof(service->device_name),
+			 "%d x %s (devices 0-%d; other algorithms: device %d)", n, device, n - 1,
+			 engine_config->gpu_device);
+}
+
+/*
+ * Creates one engine of the configured kind (NULL with err set on failure); quick asks the GPU
+ * engine for the quick layout (row-binned, natural ids) instead of the configured kernel.
+ */
+PrEngine *
+engine_create_layout(bool quick, PrError *err)
+{
+	PrGpuOptions opts;
+
+	if (engine_config->kind == SERVICE_ENGINE_CPU_TEST)
+		return pr_cpu_engine_create(engine_config->cpu_threads, &pr_malloc_allocator, err);
+	engine_gpu.options_init(&opts);
+	opts.device = engine_config->gpu_device;
+	opts.precision = (PrGpuPrecision) engine_config->gpu_precision;
+	opts.kernel = quick ? PR_GPU_KERNEL_BINNED : (PrGpuKernel) engine_config->gpu_kernel;
+	if (quick)
+		opts.relabel = false;
+	opts.memory_budget = (size_t) engine_config->memory_limit;
+	return engine_gpu.engine_create(&opts, err);
+}
+
+/*
+ * Starts the engine: loads the GPU library, checks for a device and prepares a two-node graph
+ * (creates the device context now rather than on the first request, and names the device).
+ * Publishes the engine and device names; exits UNAVAILABLE when no engine can run.
+ */
+void
+engine_start(void)
+{
+	char		message[SERVICE_MESSAGE_LEN];
+	PrError		err = {0};
+
+	if (engine_config->kind == SERVICE_ENGINE_CPU_TEST)
+	{
+		strlcpy(service->engine_name, "cpu-test", sizeof(service->engine_name));
+		snprintf(service->device_name, sizeof(service->device_name),
+				 "CPU engine in the service process (%d threads; test engine)",
+				 engine_config->cpu_threads);
+	}
+	else
+	{
+		static const int64_t src[] = {1, 2};
+		static const int64_t dst[] = {2, 1};
+		PrBuildOptions build = {0};
+		PrGraph		tiny;
+		PrGpuReport report;
+		PrEngine   *probe;
+
+		if (!load_gpu_library(message, sizeof(message)))
+			engine_exit_unavailable(message);
+		if (engine_gpu.device_count() <= engine_config->gpu_device)
+		{
+			snprintf(message, sizeof(message), "no CUDA device %d (%d found)",
+					 engine_config->gpu_device, engine_gpu.device_count());
+			engine_exit_unavailable(message);
+		}
+		probe = engine_create_layout(false, &err);
+		if (probe == NULL)
+			engine_exit_unavailable(err.message);
+		memset(&tiny, 0, sizeof(tiny));
+		build.n_threads = 1;
+		if (pr_graph_build(src, dst, NULL, 2, &build, &pr_malloc_allocator, &tiny, &err) != PR_OK ||
+			probe->ops->prepare(probe, &tiny, 1, 2, PR_NEED_PULL_NORMALIZED, &err) != PR_OK ||
+			engine_gpu.engine_report(probe, &report, &err) != PR_OK)
+		{
+			snprintf(message, sizeof(message), "the GPU engine does not start: %s", err.message);
+			engine_exit_unavailable(message);
+		}
+		strlcpy(service->engine_name, "gpu", sizeof(service->engine_name));
+		snprintf(service->device_name, sizeof(service->device_name), "%s (device %d)",
+				 report.device, engine_config->gpu_device);
+		probe->ops->release(probe);
+		pr_graph_free(&tiny, &pr_malloc_allocator);
+		start_multi(report.device);
+	}
+	service->has_device = true;
+	service->engine_error[0] = '\0';
+	pg_atomic_write_u32(&service->engine_ready, 1);
+}

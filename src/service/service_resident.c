@@ -1,0 +1,379 @@
+/*
+ * service_resident.c — the graphs resident in the engine process.  Graphs of the cache stay
+ * mapped and prepared between requests: a prepared engine per (cache entry id, with out-edges),
+ * least recently used first out when powerrank.gpu_memory is exceeded, or when their cache
+ * segment is gone.  A large graph's first PageRank gets the quick layout and a thread plans the
+ * tuned one beside it (the tuner); on several GPUs a graph also keeps its multi-GPU copy
+ * (PrMulti).  The status view's resident counters are published from here.
+ *
+ * Runs in the engine process: no palloc, no elog (see service_engine.h).
+ */
+#include "service/service_engine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "storage/dsm_impl.h"
+
+/* Resident graphs at most (besides the memory limit). */
+#define MAX_RESIDENT SERVICE_MAX_RESIDENT
+
+static Resident residents[MAX_RESIDENT];
+static uint64 use_clock = 0;
+
+/* Frees a resident graph's multi-GPU copy (its device memory on every GPU). */
+void
+resident_multi_release(Resident *r)
+{
+	if (r->multi != NULL)
+		engine_multi.free(r->multi);
+	r->multi = NULL;
+	r->multi_bytes = 0;
+}
+
+/* The tuner thread: plans and uploads the tuned layout of a resident graph for PageRank. */
+static void *
+tuner_main(void *arg)
+{
+	Resident   *r = (Resident *) arg;
+	PrError		err = {0};
+	PrEngine   *e = engine_create_layout(false, &err);
+
+	if (e != NULL && pr_pagerank_prepare(e, &r->graph, 1, &err) != PR_OK)
+	{
+		e->ops->release(e);
+		e = NULL;
+	}
+	r->tuned = e;
+	r->tuned_err = err;
+	pg_write_barrier();
+	pg_atomic_write_u32(&r->tuner_done, 1);
+	return NULL;
+}
+
+/* Starts planning the tuned layout of a resident graph whose engine has the quick one. */
+void
+resident_tuner_start(Resident *r)
+{
+	if (!r->quick || r->tuner_started)
+		return;
+	pg_atomic_init_u32(&r->tuner_done, 0);
+	r->tuned = NULL;
+	if (pthread_create(&r->tuner, NULL, tuner_main, r) != 0)
+	{
+		engine_log("could not start the thread that plans a graph's tuned GPU layout; the quick layout stays");
+		r->quick = false;
+		return;
+	}
+	r->tuner_started = true;
+}
+
+/*
+ * Joins a resident graph's tuner thread (waiting for it when wait, else only when it is done) and
+ * adopts its engine when the graph is still prepared for one-column PageRank: the quick engine is
+ * released.  Otherwise the tuned engine is dropped and the quick layout stays.
+ */
+void
+resident_tuner_finish(Resident *r, bool wait)
+{
+	char		line[SERVICE_MESSAGE_LEN + 128];
+
+	if (!r->tuner_started || (!wait && pg_atomic_read_u32(&r->tuner_done) == 0))
+		return;
+	(void) pthread_join(r->tuner, NULL);
+	pg_read_barrier();
+	r->tuner_started = false;
+	r->quick = false;
+	if (r->tuned == NULL)
+	{
+		snprintf(line, sizeof(line), "the tuned GPU layout of cached graph %llu failed (%s); the quick layout stays",
+				 (unsigned long long) r->entry_id, r->tuned_err.message);
+		engine_log(line);
+		return;
+	}
+	if (!wait && r->engine != NULL && r->prepared && r->prepared_algorithm == SERVICE_PAGERANK &&
+		r->prepared_k == 1)
+	{
+		r->engine->ops->release(r->engine);
+		r->engine = r->tuned;
+		r->tuned = NULL;
+		r->bytes = resident_bytes(r, 1, 2);
+		return;
+	}
+	r->tuned->ops->release(r->tuned);
+	r->tuned = NULL;
+}
+
+/* Adopts the tuned layouts that are ready. */
+void
+resident_tuners_poll(void)
+{
+	for (int i = 0; i < MAX_RESIDENT; i++)
+		if (residents[i].used)
+			resident_tuner_finish(&residents[i], false);
+}
+
+/* Frees everything a resident entry holds and empties it. */
+void
+resident_free(Resident *r)
+{
+	resident_tuner_finish(r, true);
+	if (r->engine != NULL)
+		r->engine->ops->release(r->engine);
+	if (r->batch_engine != NULL)
+		r->batch_engine->ops->release(r->batch_engine);
+	resident_multi_release(r);
+	if (r->own_out)
+	{
+		pr_free(&pr_malloc_allocator, r->graph.out_ptr);
+		pr_free(&pr_malloc_allocator, r->graph.out_dst);
+		pr_free(&pr_malloc_allocator, r->graph.out_weight);
+	}
+	segment_unmap(r->base, r->size, r->mapping);
+	memset(r, 0, sizeof(Resident));
+}
+
+/* Recomputes the resident counters the status view shows. */
+static void
+publish_residency(void)
+{
+	uint64		bytes = 0;
+	uint32		count = 0;
+	int			i;
+
+	for (i = 0; i < MAX_RESIDENT; i++)
+	{
+		pg_atomic_write_u64(&service->resident_ids[i],
+							residents[i].used ? residents[i].entry_id : 0);
+		if (residents[i].used)
+		{
+			count++;
+			bytes += residents[i].bytes;
+		}
+	}
+	pg_atomic_write_u32(&service->resident, count);
+	pg_atomic_write_u64(&service->device_bytes, bytes);
+}
+
+/* Evicts one resident entry (counted). */
+static void
+evict(Resident *r)
+{
+	resident_free(r);
+	pg_atomic_fetch_add_u64(&service->evictions, 1);
+}
+
+/*
+ * Evicts least recently used entries other than keep until the resident bytes fit under the
+ * memory limit (0: no limit) — or, with everything true, all of them but keep.
+ */
+void
+resident_evict_to_fit(const Resident *keep, bool everything)
+{
+	for (;;)
+	{
+		uint64		total = 0;
+		Resident   *lru = NULL;
+		int			i;
+
+		for (i = 0; i < MAX_RESIDENT; i++)
+		{
+			Resident   *r = &residents[i];
+
+			if (!r->used)
+				continue;
+			total += r->bytes;
+			if (r != keep && (lru == NULL || r->last_used < lru->last_used))
+				lru = r;
+		}
+		if (lru == NULL)
+			break;
+		if (!everything && (engine_config->memory_limit <= 0 ||
+							total <= (uint64) engine_config->memory_limit))
+			break;
+		evict(lru);
+	}
+	publish_residency();
+}
+
+/* Marks a resident entry as the most recently used. */
+void
+resident_touch(Resident *r)
+{
+	r->last_used = ++use_clock;
+}
+
+/* The resident entry of a cache entry, or NULL. */
+static Resident *
+resident_find(uint64 entry_id, bool with_out)
+{
+	int			i;
+
+	for (i = 0; i < MAX_RESIDENT; i++)
+		if (residents[i].used && residents[i].entry_id == entry_id &&
+			residents[i].with_out == with_out)
+			return &residents[i];
+	return NULL;
+}
+
+/* A free resident entry, evicting the least recently used one when all are taken. */
+static Resident *
+resident_slot(void)
+{
+	Resident   *lru = NULL;
+	int			i;
+
+	for (i = 0; i < MAX_RESIDENT; i++)
+	{
+		if (!residents[i].used)
+			return &residents[i];
+		if (lru == NULL || residents[i].last_used < lru->last_used)
+			lru = &residents[i];
+	}
+	evict(lru);
+	return lru;
+}
+
+/*
+ * Drops resident graphs whose cache segment is gone (evicted from the cache, table changed):
+ * no request can name them again.  Only for POSIX segments, whose names can be probed; others
+ * leave by LRU.
+ */
+void
+resident_drop_vanished(void)
+{
+	char		name[64];
+	int			i;
+
+	if (engine_config->dsm_type != DSM_IMPL_POSIX)
+		return;
+	for (i = 0; i < MAX_RESIDENT; i++)
+	{
+		Resident   *r = &residents[i];
+		int			fd;
+
+		if (!r->used || r->mapping == MAPPED_MAIN)
+			continue;			/* no name to look for: LRU lets it go */
+		snprintf(name, sizeof(name), "/PostgreSQL.%u", r->handle);
+		fd = shm_open(name, O_RDONLY, 0);
+		if (fd >= 0)
+			close(fd);
+		else if (errno == ENOENT)
+			evict(r);
+	}
+	publish_residency();
+}
+
+/*
+ * Bytes a prepared entry holds: the GPU engines' reports plus the multi-GPU copy's device bytes,
+ * or host memory for the CPU engine (its vectors: k columns, n_slots slots; the batch engine's
+ * two slots of engine_config->batch_size columns).
+ */
+size_t
+resident_bytes(Resident *r, int k, int n_slots)
+{
+	PrGpuReport report;
+	PrError		err = {0};
+	size_t		bytes;
+
+	if (engine_config->kind == SERVICE_ENGINE_GPU)
+	{
+		bytes = r->multi_bytes;
+		if (r->engine != NULL && engine_gpu.engine_report(r->engine, &report, &err) == PR_OK)
+			bytes += report.total_bytes;
+		if (r->batch_engine != NULL &&
+			engine_gpu.engine_report(r->batch_engine, &report, &err) == PR_OK)
+			bytes += report.total_bytes;
+		return bytes;
+	}
+	bytes = r->size + (size_t) r->graph.n_nodes * (size_t) k * (size_t) n_slots * sizeof(double);
+	if (r->batch_engine != NULL)
+		bytes += (size_t) r->graph.n_nodes * (size_t) engine_config->batch_size * 2 *
+			sizeof(double);
+	if (r->own_out)
+		bytes += (size_t) r->graph.n_edges * (sizeof(int32_t) + (r->graph.weighted ? 8 : 0)) +
+			(size_t) (r->graph.n_nodes + 1) * sizeof(int64_t);
+	return bytes;
+}
+
+/*
+ * Finds or makes the resident entry serving a request's graph: the cache segment (kept between
+ * requests) or the graph inside the request segment (a one-off entry, freed after the run).
+ */
+Resident *
+resident_for_request(const ServiceRequest *req, char *request_base, size_t request_size,
+					 Resident *one_off, ServiceOutcome *out)
+{
+	bool		with_out = req->algorithm == SERVICE_HITS;
+	bool		trusted;
+	char		message[SERVICE_MESSAGE_LEN];
+	Resident   *r;
+	PrError		err = {0};
+
+	if (req->graph_cached)
+	{
+		r = resident_find(req->graph_entry_id, with_out);
+		if (r != NULL)
+			return r;
+		r = resident_slot();
+		/* the graph this process just built: already mapped, and checked when written */
+		trusted = build_pending_take(req->graph_handle, &r->base, &r->size, &r->mapping);
+		if (!trusted)
+			r->base = segment_map(req->graph_handle, req->graph_address, req->graph_mapped_size,
+								  &r->size, &r->mapping, message, sizeof(message));
+		if (r->base == NULL)
+		{
+			engine_fail(out, PR_ERR_INVALID, message);
+			return NULL;
+		}
+		r->used = true;
+		r->entry_id = req->graph_entry_id;
+		r->handle = req->graph_handle;
+		r->with_out = with_out;
+		if ((trusted ? pr_graph_view_flat_header(r->base, r->size, &r->graph, &err)
+			 : pr_graph_view_flat_threads(r->base, r->size,
+										  pr_thread_count(engine_config->cpu_threads, 16),
+										  &r->graph, &err)) != PR_OK)
+		{
+			resident_free(r);
+			engine_fail(out, PR_ERR_INVALID, err.message);
+			return NULL;
+		}
+	}
+	else
+	{
+		const ServiceRequestHeader *h = (const ServiceRequestHeader *) request_base;
+
+		r = one_off;
+		memset(r, 0, sizeof(Resident));
+		r->used = true;
+		if (h->off_graph == 0 || h->off_graph + h->graph_size > request_size ||
+			pr_graph_view_flat(request_base + h->off_graph, h->graph_size, &r->graph, &err) != PR_OK)
+		{
+			engine_fail(out, PR_ERR_INVALID,
+						err.message[0] ? err.message : "request graph is missing");
+			return NULL;
+		}
+	}
+	if (r->graph.n_nodes != req->n_nodes || r->graph.n_edges != req->n_edges)
+	{
+		engine_fail(out, PR_ERR_INVALID, "the mapped graph does not match the request");
+		if (r != one_off)
+			resident_free(r);
+		return NULL;
+	}
+	if (with_out && !r->graph.has_out_edges)
+	{
+		if (pr_graph_add_out_edges(&r->graph, &pr_malloc_allocator, &err) != PR_OK)
+		{
+			engine_fail(out, err.status, err.message);
+			if (r != one_off)
+				resident_free(r);
+			return NULL;
+		}
+		r->own_out = true;
+	}
+	return r;
+}
