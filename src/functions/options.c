@@ -13,12 +13,15 @@
 
 #include "functions/run.h"
 
-/* Whether the named argument has a default (the graph and the RWR source(s) have none). */
-static bool
-argument_has_default(const char *name)
+/* The hint for a NULL argument: the graph and the RWR source(s) have no default to fall back on. */
+static const char *
+null_argument_hint(const char *name)
 {
-	return strcmp(name, "edges") != 0 && strcmp(name, "source") != 0 &&
-		strcmp(name, "sources") != 0;
+	if (strcmp(name, "edges") == 0)
+		return "Pass the name of the edge table.";
+	if (strcmp(name, "source") == 0 || strcmp(name, "sources") == 0)
+		return "Pass the id of a node to restart from (sources: an array of node ids).";
+	return "Leave the argument out to use its default.";
 }
 
 /* ERROR for a NULL argument that must have a value. */
@@ -29,8 +32,7 @@ require_not_null(FunctionCallInfo fcinfo, int argno, const char *name)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("%s must not be NULL", name),
-				 argument_has_default(name) ?
-				 errhint("Leave the argument out to use its default.") : 0));
+				 errhint("%s", null_argument_hint(name))));
 }
 
 /* A boolean argument that must not be NULL. */
