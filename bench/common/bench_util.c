@@ -29,22 +29,56 @@ option_value(int argc, char **argv, int *i, const char *name)
 	return argv[*i];
 }
 
+/* Parses an int at text, the number ending where *end says; false when there is none or it overflows. */
+static bool
+parse_int(const char *text, char **end, int *value)
+{
+	long		v;
+
+	errno = 0;
+	v = strtol(text, end, 10);
+	if (*end == text || errno != 0 || v < -2147483647L - 1 || v > 2147483647L)
+		return false;
+	*value = (int) v;
+	return true;
+}
+
 /* An int option; see bench_util.h. */
 bool
 bench_option_int(int argc, char **argv, int *i, const char *name, int *value)
 {
 	const char *text = option_value(argc, argv, i, name);
 	char	   *end;
-	long		v;
 
 	if (text == NULL)
 		return false;
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (end == text || *end != '\0' || errno != 0 || v < -2147483647L - 1 || v > 2147483647L)
+	if (!parse_int(text, &end, value) || *end != '\0')
 		bad_value(argv[0], name, text, "an integer");
-	*value = (int) v;
 	return true;
+}
+
+/* A list of ints; see bench_util.h. */
+bool
+bench_option_int_list(int argc, char **argv, int *i, const char *name, int *values, int max, int *count)
+{
+	const char *text = option_value(argc, argv, i, name);
+	const char *p = text;
+	char	   *end;
+	char		kind[80];
+
+	if (text == NULL)
+		return false;
+	snprintf(kind, sizeof(kind), "a comma-separated list of at most %d integers", max);
+	*count = 0;
+	for (;;)
+	{
+		if (*count == max || !parse_int(p, &end, &values[*count]) || (*end != ',' && *end != '\0'))
+			bad_value(argv[0], name, text, kind);
+		*count += 1;
+		if (*end == '\0')
+			return true;
+		p = end + 1;
+	}
 }
 
 /* An unsigned 64-bit option; see bench_util.h. */

@@ -30,6 +30,10 @@ bool		bench_option_uint64(int argc, char **argv, int *i, const char *name, uint6
 bool		bench_option_double(int argc, char **argv, int *i, const char *name, double *value);
 bool		bench_option_string(int argc, char **argv, int *i, const char *name, const char **value);
 
+/* A comma-separated list of integers ("1,2,4"): at most max of them into values, their count into *count. */
+bool		bench_option_int_list(int argc, char **argv, int *i, const char *name, int *values, int max,
+								  int *count);
+
 /* Whether argv[i] is the flag name (an option without a value). */
 bool		bench_flag(char **argv, int i, const char *name);
 

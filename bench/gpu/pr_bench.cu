@@ -1062,6 +1062,8 @@ main(int argc, char **argv)
 	std::vector<int> spmm_ks;	/* --k: the k-column product benchmark instead of the kernel table */
 	bool		spmm_variants = false;	/* --spmm-variants: also other chunk sizes, z kept in L2 */
 	std::vector<int64_t> push_caps;	/* --push-caps: RWR batches with push lists of these sizes */
+	int			list[64],		/* a list option's values */
+				n_list;
 	std::vector<int64_t> src,
 				dst;
 	PrGraph		g;
@@ -1084,19 +1086,19 @@ main(int argc, char **argv)
 			continue;
 		if (bench_option_int(argc, argv, &i, "--er", &scale))
 			er = true;
-		else if (!strcmp(argv[i], "--k") && i + 1 < argc)
+		else if (bench_option_int_list(argc, argv, &i, "--k", list, 64, &n_list))
 		{
-			for (char *tok = strtok(argv[++i], ","); tok; tok = strtok(NULL, ","))
-				if (atoi(tok) >= 1)
-					spmm_ks.push_back(atoi(tok));
+			for (int j = 0; j < n_list; j++)
+				if (list[j] >= 1)
+					spmm_ks.push_back(list[j]);
 		}
 		else if (bench_flag(argv, i, "--spmm-variants"))
 			spmm_variants = true;
-		else if (!strcmp(argv[i], "--push-caps") && i + 1 < argc)
+		else if (bench_option_int_list(argc, argv, &i, "--push-caps", list, 64, &n_list))
 		{
-			for (char *tok = strtok(argv[++i], ","); tok; tok = strtok(NULL, ","))
-				if (atoll(tok) >= 1)
-					push_caps.push_back(atoll(tok));
+			for (int j = 0; j < n_list; j++)
+				if (list[j] >= 1)
+					push_caps.push_back(list[j]);
 		}
 		else if (bench_flag(argv, i, "--skip-extra"))
 			skip_extra = true;

@@ -302,24 +302,6 @@ l1_bad(double d)
 	return d != -1 && !(d <= 1e-5);
 }
 
-/* Parses "1,2,4" into out[]; returns the count. */
-static int
-parse_list(const char *text, int *out, int max)
-{
-	int			k = 0;
-	const char *p = text;
-
-	while (*p && k < max)
-	{
-		out[k++] = atoi(p);
-		p = strchr(p, ',');
-		if (!p)
-			break;
-		p++;
-	}
-	return k;
-}
-
 /* One entry of --kernels: a kernel, optionally restricted to one GPU count ("cusparse@4"). */
 typedef struct KernelSpec
 {
@@ -711,13 +693,11 @@ main(int argc, char **argv)
 			bench_option_string(argc, argv, &i, "--tiled-model", &model_path) ||
 			bench_option_double(argc, argv, &i, "--budget-frac", &budget_frac) ||
 			bench_option_double(argc, argv, &i, "--budget-mb", &budget_mb) ||
-			bench_option_double(argc, argv, &i, "--pinned-mb", &pinned_mb))
+			bench_option_double(argc, argv, &i, "--pinned-mb", &pinned_mb) ||
+			bench_option_int_list(argc, argv, &i, "--gpus", gpus, 16, &n_gpus) ||
+			bench_option_int_list(argc, argv, &i, "--compact", compacts, 16, &n_compacts))
 			continue;
-		if (!strcmp(a, "--gpus") && v)
-			n_gpus = parse_list(argv[++i], gpus, 16);
-		else if (!strcmp(a, "--compact") && v)
-			n_compacts = parse_list(argv[++i], compacts, 16);
-		else if (bench_flag(argv, i, "--prep-only"))
+		if (bench_flag(argv, i, "--prep-only"))
 			prep_only = true;
 		else if (!strcmp(a, "--method") && v)
 		{
