@@ -20,6 +20,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "bench_util.h"
 #include "pr_driver.h"
 #include "rmat.h"
 
@@ -30,41 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
-
-/* Reads "src<TAB>dst" lines, gzip or plain. */
-static size_t
-read_edges(const char *path, int64_t **src, int64_t **dst)
-{
-	gzFile		f = gzopen(path, "rb");
-	char		line[256];
-	size_t		m = 0,
-				cap = 1 << 20;
-
-	if (f == NULL)
-		return 0;
-	gzbuffer(f, 1 << 20);
-	*src = malloc(cap * sizeof(int64_t));
-	*dst = malloc(cap * sizeof(int64_t));
-	while (gzgets(f, line, sizeof(line)) != NULL)
-	{
-		char	   *end;
-
-		if (line[0] == '#' || line[0] == '\n')
-			continue;
-		if (m == cap)
-		{
-			cap *= 2;
-			*src = realloc(*src, cap * sizeof(int64_t));
-			*dst = realloc(*dst, cap * sizeof(int64_t));
-		}
-		(*src)[m] = strtoll(line, &end, 10);
-		(*dst)[m] = strtoll(end, NULL, 10);
-		m++;
-	}
-	gzclose(f);
-	return m;
-}
 
 /* Runs our PageRank once on a fresh engine; returns wall seconds. */
 static double
@@ -73,16 +39,11 @@ run_ours(const PrGraph *g, int threads, double tol, int max_it, int check_every,
 {
 	PrError		err;
 	PrRestart	r = {true, 1, NULL, NULL, NULL};
-	PrIterOptions o;
+	PrIterOptions o = bench_iter_options(tol, PR_NORM_L1, max_it, check_every);
 	PrEngine   *e;
 	double		t0 = pr_clock_seconds(),
 				t;
 
-	memset(&o, 0, sizeof(o));
-	o.tolerance = tol;
-	o.norm = PR_NORM_L1;
-	o.max_iterations = max_it;
-	o.check_every = check_every;
 	e = pr_cpu_engine_create(threads, &pr_malloc_allocator, &err);
 	if (e == NULL || pr_pagerank(e, g, 0.85, &r, &o, x, st, &err) != PR_OK)
 	{
@@ -120,17 +81,6 @@ run_igraph(const igraph_t *graph, igraph_pagerank_algo_t algo, double *x, int64_
 	return t;
 }
 
-/* Sum of |a - b|. */
-static double
-l1(const double *a, const double *b, int64_t n)
-{
-	double		s = 0.0;
-
-	for (int64_t i = 0; i < n; i++)
-		s += fabs(a[i] - b[i]);
-	return s;
-}
-
 /* Parses arguments, runs everything, prints the report. */
 int
 main(int argc, char **argv)
@@ -166,31 +116,25 @@ main(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++)
 	{
-		if (strcmp(argv[i], "--rmat") == 0 && i + 1 < argc)
-			scale = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
-			file = argv[++i];
-		else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
-			seed = strtoull(argv[++i], NULL, 10);
-		else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
-			threads = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc)
-			iterations = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--tol") == 0 && i + 1 < argc)
-			tol = atof(argv[++i]);
-		else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
-			repeat = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--arpack") == 0)
+		if (bench_option_int(argc, argv, &i, "--rmat", &scale) ||
+			bench_option_string(argc, argv, &i, "--file", &file) ||
+			bench_option_uint64(argc, argv, &i, "--seed", &seed) ||
+			bench_option_int(argc, argv, &i, "--threads", &threads) ||
+			bench_option_int(argc, argv, &i, "--iterations", &iterations) ||
+			bench_option_double(argc, argv, &i, "--tol", &tol) ||
+			bench_option_int(argc, argv, &i, "--repeat", &repeat))
+			continue;
+		if (bench_flag(argv, i, "--arpack"))
 			arpack = 1;
-		else if (strcmp(argv[i], "--no-arpack") == 0)
+		else if (bench_flag(argv, i, "--no-arpack"))
 			arpack = 0;
-		else if (strcmp(argv[i], "--build-only") == 0)
+		else if (bench_flag(argv, i, "--build-only"))
 			build_only = true;
-		else if (strcmp(argv[i], "--out-edges") == 0)
+		else if (bench_flag(argv, i, "--out-edges"))
 			bopt.out_edges = true;
-		else if (strcmp(argv[i], "--undirected") == 0)
+		else if (bench_flag(argv, i, "--undirected"))
 			bopt.undirected = true;
-		else if (strcmp(argv[i], "--sparse-ids") == 0)
+		else if (bench_flag(argv, i, "--sparse-ids"))
 			sparse_ids = true;
 		else
 		{
@@ -218,7 +162,7 @@ main(int argc, char **argv)
 	t0 = pr_clock_seconds();
 	if (file != NULL)
 	{
-		m = read_edges(file, &src, &dst);
+		m = bench_read_edges(file, &src, &dst);
 		snprintf(label, sizeof(label), "%s", strrchr(file, '/') ? strrchr(file, '/') + 1 : file);
 	}
 	else
@@ -311,10 +255,10 @@ main(int argc, char **argv)
 	printf("| %s | %lld | %lld | %.3f | %.3f | %.1f (%d) | %.1f | %.2f | %.2e |",
 		   label, (long long) g.n_nodes, (long long) g.n_edges, t_build,
 		   1000.0 * t_fixed / iterations, 1000.0 * t_conv, st_conv.iterations,
-		   1000.0 * t_prpack, t_prpack / t_conv, l1(ours, prpack, g.n_nodes));
+		   1000.0 * t_prpack, t_prpack / t_conv, bench_l1(ours, prpack, g.n_nodes));
 	if (arpack)
 		printf(" %.1f | %.2f | %.2e |\n", 1000.0 * t_arpack, t_arpack / t_conv,
-			   l1(ours, arpack_x, g.n_nodes));
+			   bench_l1(ours, arpack_x, g.n_nodes));
 	else
 		printf(" not run | - | - |\n");
 	free(ours);

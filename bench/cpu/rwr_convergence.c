@@ -18,6 +18,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "bench_util.h"
 #include "pr_driver.h"
 #include "pr_engine.h"
 #include "rmat.h"
@@ -62,13 +63,8 @@ record_change(void *arg, int iteration, double residual)
 static PrIterOptions
 iteration_options(double tolerance, PrNorm norm, int max_iterations, bool warm)
 {
-	PrIterOptions o;
+	PrIterOptions o = bench_iter_options(tolerance, norm, max_iterations, 1);
 
-	memset(&o, 0, sizeof(o));
-	o.tolerance = tolerance;
-	o.norm = norm;
-	o.max_iterations = max_iterations;
-	o.check_every = 1;
 	o.warm_start = warm;
 	return o;
 }
@@ -256,19 +252,13 @@ main(int argc, char **argv)
 			   *exact;
 	int32_t    *exact_top;
 
-	for (int i = 1; i + 1 < argc; i += 2)
+	for (int i = 1; i < argc; i++)
 	{
-		if (strcmp(argv[i], "--rmat") == 0)
-			scale = atoi(argv[i + 1]);
-		else if (strcmp(argv[i], "--batches") == 0)
-			batches = atoi(argv[i + 1]);
-		else if (strcmp(argv[i], "--top") == 0)
-			k = atoi(argv[i + 1]);
-		else if (strcmp(argv[i], "--max-iterations") == 0)
-			max_steps = atoi(argv[i + 1]);
-		else if (strcmp(argv[i], "--threads") == 0)
-			threads = atoi(argv[i + 1]);
-		else
+		if (!bench_option_int(argc, argv, &i, "--rmat", &scale) &&
+			!bench_option_int(argc, argv, &i, "--batches", &batches) &&
+			!bench_option_int(argc, argv, &i, "--top", &k) &&
+			!bench_option_int(argc, argv, &i, "--max-iterations", &max_steps) &&
+			!bench_option_int(argc, argv, &i, "--threads", &threads))
 		{
 			fprintf(stderr, "unknown option %s\n", argv[i]);
 			return 2;

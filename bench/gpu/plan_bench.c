@@ -13,6 +13,7 @@
  * --stats writes each layout's model statistics (pr_layout_stats_write) for test/plan.
  */
 #define _GNU_SOURCE
+#include "bench_util.h"
 #include "pr_graph.h"
 #include "pr_plan.h"
 
@@ -192,48 +193,6 @@ generate_graph(int scale, int uniform, uint64_t seed, int threads, int64_t **src
 	return count;
 }
 
-/* Reads a tab-separated edge list (gzip when the name ends in .gz). */
-static size_t
-read_edges(const char *path, int64_t **src, int64_t **dst)
-{
-	char		cmd[1024];
-	size_t		len = strlen(path),
-				cap = 1 << 20,
-				m = 0;
-	int			gz = len > 3 && strcmp(path + len - 3, ".gz") == 0;
-	FILE	   *f;
-	char		line[512];
-
-	snprintf(cmd, sizeof(cmd), "gzip -dc '%s'", path);
-	f = gz ? popen(cmd, "r") : fopen(path, "r");
-	if (f == NULL)
-		return 0;
-	*src = malloc(cap * 8);
-	*dst = malloc(cap * 8);
-	while (fgets(line, sizeof(line), f))
-	{
-		long long	a,
-					b;
-
-		if (line[0] == '#' || sscanf(line, "%lld %lld", &a, &b) != 2)
-			continue;
-		if (m == cap)
-		{
-			cap *= 2;
-			*src = realloc(*src, cap * 8);
-			*dst = realloc(*dst, cap * 8);
-		}
-		(*src)[m] = a;
-		(*dst)[m] = b;
-		m++;
-	}
-	if (gz)
-		pclose(f);
-	else
-		fclose(f);
-	return m;
-}
-
 /* FNV-1a over bytes, chained. */
 static uint64_t
 hash_bytes(uint64_t h, const void *p, size_t bytes)
@@ -311,27 +270,6 @@ need_ok(PrStatus st, const PrError *err, const char *what)
 	}
 }
 
-/* Reads a whole file into a malloc()ed string (NULL when missing). */
-static char *
-slurp(const char *path)
-{
-	FILE	   *f = fopen(path, "r");
-	char	   *s;
-	long		len;
-
-	if (f == NULL)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	s = malloc((size_t) len + 1);
-	if (fread(s, 1, (size_t) len, f) != (size_t) len)
-		len = 0;
-	s[len] = '\0';
-	fclose(f);
-	return s;
-}
-
 /* Entry point: see the comment at the top. */
 int
 main(int argc, char **argv)
@@ -365,30 +303,19 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (int i = 1; i < argc; i++)
 	{
-		if (!strcmp(argv[i], "--rmat") && i + 1 < argc)
-			scale = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--er") && i + 1 < argc)
-		{
-			scale = atoi(argv[++i]);
+		if (bench_option_int(argc, argv, &i, "--er", &scale))
 			er = 1;
-		}
-		else if (!strcmp(argv[i], "--file") && i + 1 < argc)
-			file = argv[++i];
-		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
-			threads = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--layouts") && i + 1 < argc)
-			layouts = argv[++i];
-		else if (!strcmp(argv[i], "--stats") && i + 1 < argc)
-			stats_path = argv[++i];
-		else if (!strcmp(argv[i], "--model") && i + 1 < argc)
-			model_path = argv[++i];
-		else if (!strcmp(argv[i], "--label") && i + 1 < argc)
-			label = argv[++i];
-		else if (!strcmp(argv[i], "--hash"))
+		else if (bench_flag(argv, i, "--hash"))
 			do_hash = 1;
-		else if (!strcmp(argv[i], "--auto"))
+		else if (bench_flag(argv, i, "--auto"))
 			do_auto = 1;
-		else
+		else if (!bench_option_int(argc, argv, &i, "--rmat", &scale) &&
+				 !bench_option_string(argc, argv, &i, "--file", &file) &&
+				 !bench_option_int(argc, argv, &i, "--threads", &threads) &&
+				 !bench_option_string(argc, argv, &i, "--layouts", &layouts) &&
+				 !bench_option_string(argc, argv, &i, "--stats", &stats_path) &&
+				 !bench_option_string(argc, argv, &i, "--model", &model_path) &&
+				 !bench_option_string(argc, argv, &i, "--label", &label))
 		{
 			fprintf(stderr, "usage: %s --rmat S | --er S | --file F [--threads T] [--layouts a,b] "
 					"[--auto] [--model M.tsv] [--stats OUT] [--label L] [--hash]\n", argv[0]);
@@ -400,14 +327,14 @@ main(int argc, char **argv)
 #endif
 	if (model_path)
 	{
-		char	   *text = slurp(model_path);
+		char	   *text = bench_read_file(model_path);
 
 		have_model = text != NULL && pr_model_parse(text, &model, &err) == PR_OK;
 		free(text);
 	}
 	t0 = pr_clock_seconds();
 	if (file)
-		m = read_edges(file, &src, &dst);
+		m = bench_read_edges(file, &src, &dst);
 	else if (scale > 0)
 		m = generate_graph(scale, er, 20261121ULL + (uint64_t) scale, threads, &src, &dst);
 	else

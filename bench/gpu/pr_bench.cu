@@ -19,6 +19,7 @@
  * iteration (product + fused update).  Floor = (4 B per edge + 12 B per node) / copy bandwidth
  * measured in the same run (device-to-device cudaMemcpy, bytes read + written).
  */
+#include "bench_util.h"
 #include "pr_gpu.h"
 #include "pr_driver.h"
 #include "pr_plan.h"
@@ -167,43 +168,6 @@ generate_graph(int scale, bool uniform, uint64_t seed, std::vector<int64_t> &src
 	cudaFree(d_count);
 }
 
-/* Reads a tab-separated edge list (gzip when the name ends in .gz). */
-static bool
-read_edges(const char *path, std::vector<int64_t> &src, std::vector<int64_t> &dst)
-{
-	std::string cmd = std::string("gzip -dc '") + path + "'";
-	size_t		len = strlen(path);
-	bool		gz = len > 3 && strcmp(path + len - 3, ".gz") == 0;
-	FILE	   *f = gz ? popen(cmd.c_str(), "r") : fopen(path, "r");
-	char		line[512];
-
-	if (f == NULL)
-		return false;
-	while (fgets(line, sizeof(line), f))
-	{
-		long long	a,
-					b;
-
-		if (line[0] == '#' || sscanf(line, "%lld %lld", &a, &b) != 2)
-			continue;
-		src.push_back(a);
-		dst.push_back(b);
-	}
-	if (gz)
-		pclose(f);
-	else
-		fclose(f);
-	return !src.empty();
-}
-
-/* Median of a vector. */
-static double
-median(std::vector<float> v)
-{
-	std::sort(v.begin(), v.end());
-	return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
 /* Dies with the engine's message. */
 static void
 die_on(PrStatus st, const PrError &err, const char *what)
@@ -224,7 +188,7 @@ copy_bandwidth(void)
 			   *b;
 	cudaEvent_t e0,
 				e1;
-	std::vector<float> t;
+	std::vector<double> t;
 
 	CK(cudaMalloc(&a, bytes));
 	CK(cudaMalloc(&b, bytes));
@@ -245,7 +209,7 @@ copy_bandwidth(void)
 	}
 	cudaFree(a);
 	cudaFree(b);
-	return 2.0 * bytes / (median(t) * 1e-3);
+	return 2.0 * bytes / (bench_median(t.data(), t.size()) * 1e-3);
 }
 
 /* Times ops on the engine's stream: median ms of reps runs of fn after warm-up. */
@@ -256,7 +220,7 @@ time_ms(PrEngine *e, int reps, F fn)
 	cudaStream_t s = (cudaStream_t) pr_gpu_engine_stream(e);
 	cudaEvent_t e0,
 				e1;
-	std::vector<float> t;
+	std::vector<double> t;
 
 	CK(cudaEventCreate(&e0));
 	CK(cudaEventCreate(&e1));
@@ -276,7 +240,7 @@ time_ms(PrEngine *e, int reps, F fn)
 	}
 	cudaEventDestroy(e0);
 	cudaEventDestroy(e1);
-	return median(t);
+	return bench_median(t.data(), t.size());
 }
 
 /* One kernel configuration of the benchmark. */
@@ -505,19 +469,6 @@ struct SourceRestart
 	}
 };
 
-/* Iteration options: L1 tolerance, at most max_iterations, the residual read every iteration. */
-static PrIterOptions
-l1_options(double tolerance, int max_iterations)
-{
-	PrIterOptions it;
-
-	memset(&it, 0, sizeof(it));
-	it.tolerance = tolerance;
-	it.norm = PR_NORM_L1;
-	it.max_iterations = max_iterations;
-	it.check_every = 1;
-	return it;
-}
 /*
  * HITS and many-source RWR (SpMM, k = 8) on the GPU engine, fp32 and fp64, against the CPU engine:
  * prints the L1 distance per vector; returns false when one is over 1e-5 (fp32) / 1e-9 (fp64).
@@ -531,7 +482,7 @@ check_hits_rwr(PrGraph *g, const std::string &model_text)
 	std::vector<double> r_ref((size_t) n * k), r((size_t) n * k);
 	SourceRestart src(k);
 	PrRestart  &rs = src.r;
-	PrIterOptions it = l1_options(1e-11, 1000);
+	PrIterOptions it = bench_iter_options(1e-11, PR_NORM_L1, 1000, 1);
 	PrRunStats	st;
 	PrError		err;
 	bool		ok = true;
@@ -635,7 +586,7 @@ cusparse_spmm_ms(const PrPlanCsr &csr, const std::vector<float> &val, int k, con
 		cusparseStatus_t st;
 		cudaEvent_t e0,
 					e1;
-		std::vector<float> t;
+		std::vector<double> t;
 
 		st = cusparseSpMM_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, B,
 									 &zero, C, CUDA_R_32F, algs[a], &bytes);
@@ -676,9 +627,9 @@ cusparse_spmm_ms(const PrPlanCsr &csr, const std::vector<float> &val, int k, con
 			names += std::string(alg_names[a]) + "=failed(" + cusparseGetErrorString(st) + ") ";
 			continue;
 		}
-		names += std::string(alg_names[a]) + "=" + std::to_string(median(t)).substr(0, 6) + " ";
-		if (best < 0 || median(t) < best)
-			best = median(t);
+		names += std::string(alg_names[a]) + "=" + std::to_string(bench_median(t.data(), t.size())).substr(0, 6) + " ";
+		if (best < 0 || bench_median(t.data(), t.size()) < best)
+			best = bench_median(t.data(), t.size());
 	}
 	cusparseDestroyDnMat(B);
 	cusparseDestroyDnMat(C);
@@ -761,7 +712,7 @@ rwr_batch_line(PrEngine *e, const PrGraph *g, int k, const char *name, bool warm
 	std::vector<double> value((size_t) k * 10);
 	std::vector<double> wall, topk, warm_ms;
 	std::vector<int> iters;
-	PrIterOptions it = l1_options(1e-6, 100);
+	PrIterOptions it = bench_iter_options(1e-6, PR_NORM_L1, 100, 1);
 	PrRunStats	stats;
 	PrError		err;
 	PrGpuReport before;
@@ -797,19 +748,18 @@ rwr_batch_line(PrEngine *e, const PrGraph *g, int k, const char *name, bool warm
 		if (rep > 0)
 			topk.push_back((pr_clock_seconds() - t0) * 1e3);
 	}
-	std::sort(wall.begin(), wall.end());
-	std::sort(topk.begin(), topk.end());
-	std::sort(warm_ms.begin(), warm_ms.end());
 	std::sort(iters.begin(), iters.end());
 	PrGpuReport rep;
 
 	die_on(pr_gpu_engine_report(e, &rep, &err), err, "report");
 	printf("# k=%d %s: RWR batch (tolerance 1e-6, top 10 each, %s start, sources %s) %.2f ms median of %zu (min %.2f), iterations %d..%d, warm start %.2f ms (local part pushed whole %lld times, first step only %lld, of which the second by a product %lld), %d one-column top-k calls %.2f ms\n",
 		   k, name, warm ? "warm" : "1/N", by_edges ? "of random edges" : "spread over the ids",
-		   wall[wall.size() / 2], wall.size(), wall[0], iters.front(), iters.back(), warm_ms[warm_ms.size() / 2],
+		   bench_median(wall.data(), wall.size()), wall.size(), bench_min(wall.data(), wall.size()), iters.front(),
+		   iters.back(), bench_median(warm_ms.data(), warm_ms.size()),
 		   (long long) (rep.push_local_all - before.push_local_all),
 		   (long long) (rep.push_local_first - before.push_local_first),
-		   (long long) (rep.push_local_product - before.push_local_product), k, topk[topk.size() / 2]);
+		   (long long) (rep.push_local_product - before.push_local_product), k,
+		   bench_median(topk.data(), topk.size()));
 }
 
 /* The RWR batch line from 1/N, then from the warm start, then warm with sources of random edges. */
@@ -1096,23 +1046,6 @@ in_list(const char *list, const char *name)
 	return false;
 }
 
-/* Reads a whole file into a string (empty when missing). */
-static std::string
-slurp(const char *path)
-{
-	std::string s;
-	FILE	   *f = path ? fopen(path, "r") : NULL;
-	char		buf[4096];
-	size_t		got;
-
-	if (f == NULL)
-		return s;
-	while ((got = fread(buf, 1, sizeof(buf), f)) > 0)
-		s.append(buf, got);
-	fclose(f);
-	return s;
-}
-
 /* Entry point: see the comment at the top. */
 int
 main(int argc, char **argv)
@@ -1129,6 +1062,8 @@ main(int argc, char **argv)
 	std::vector<int> spmm_ks;	/* --k: the k-column product benchmark instead of the kernel table */
 	bool		spmm_variants = false;	/* --spmm-variants: also other chunk sizes, z kept in L2 */
 	std::vector<int64_t> push_caps;	/* --push-caps: RWR batches with push lists of these sizes */
+	int			list[64],		/* a list option's values */
+				n_list;
 	std::vector<int64_t> src,
 				dst;
 	PrGraph		g;
@@ -1141,41 +1076,32 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* logs survive a command killed at its time limit */
 	for (int i = 1; i < argc; i++)
 	{
-		if (!strcmp(argv[i], "--rmat") && i + 1 < argc)
-			scale = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--er") && i + 1 < argc)
-		{
-			scale = atoi(argv[++i]);
+		if (bench_option_int(argc, argv, &i, "--rmat", &scale) ||
+			bench_option_string(argc, argv, &i, "--file", &file) ||
+			bench_option_string(argc, argv, &i, "--label", &label) ||
+			bench_option_string(argc, argv, &i, "--model", &model_path) ||
+			bench_option_string(argc, argv, &i, "--only", &only) ||
+			bench_option_int(argc, argv, &i, "--reps", &reps) ||
+			bench_option_int(argc, argv, &i, "--threads", &threads))
+			continue;
+		if (bench_option_int(argc, argv, &i, "--er", &scale))
 			er = true;
-		}
-		else if (!strcmp(argv[i], "--file") && i + 1 < argc)
-			file = argv[++i];
-		else if (!strcmp(argv[i], "--label") && i + 1 < argc)
-			label = argv[++i];
-		else if (!strcmp(argv[i], "--model") && i + 1 < argc)
-			model_path = argv[++i];
-		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
-			only = argv[++i];
-		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
-			reps = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--k") && i + 1 < argc)
+		else if (bench_option_int_list(argc, argv, &i, "--k", list, 64, &n_list))
 		{
-			for (char *tok = strtok(argv[++i], ","); tok; tok = strtok(NULL, ","))
-				if (atoi(tok) >= 1)
-					spmm_ks.push_back(atoi(tok));
+			for (int j = 0; j < n_list; j++)
+				if (list[j] >= 1)
+					spmm_ks.push_back(list[j]);
 		}
-		else if (!strcmp(argv[i], "--spmm-variants"))
+		else if (bench_flag(argv, i, "--spmm-variants"))
 			spmm_variants = true;
-		else if (!strcmp(argv[i], "--push-caps") && i + 1 < argc)
+		else if (bench_option_int_list(argc, argv, &i, "--push-caps", list, 64, &n_list))
 		{
-			for (char *tok = strtok(argv[++i], ","); tok; tok = strtok(NULL, ","))
-				if (atoll(tok) >= 1)
-					push_caps.push_back(atoll(tok));
+			for (int j = 0; j < n_list; j++)
+				if (list[j] >= 1)
+					push_caps.push_back(list[j]);
 		}
-		else if (!strcmp(argv[i], "--skip-extra"))
+		else if (bench_flag(argv, i, "--skip-extra"))
 			skip_extra = true;
-		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
-			threads = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--calibrate") && i + 1 < argc)
 		{
 			const char *path = argv[++i];
@@ -1206,17 +1132,31 @@ main(int argc, char **argv)
 		}
 	}
 	if (model_path)
-		model_text = slurp(model_path);
+	{
+		char	   *text = bench_read_file(model_path);
+
+		if (text != NULL)
+			model_text = text;
+		free(text);
+	}
 
 	/* the graph */
 	t0 = pr_clock_seconds();
 	if (file)
 	{
-		if (!read_edges(file, src, dst))
+		int64_t    *file_src,
+				   *file_dst;
+		size_t		m = bench_read_edges(file, &file_src, &file_dst);
+
+		if (m == 0)
 		{
 			fprintf(stderr, "cannot read %s\n", file);
 			return 1;
 		}
+		src.assign(file_src, file_src + m);
+		dst.assign(file_dst, file_dst + m);
+		free(file_src);
+		free(file_dst);
 	}
 	else if (scale > 0)
 		generate_graph(scale, er, 20261121ULL + (uint64_t) scale, src, dst);
@@ -1257,11 +1197,7 @@ main(int argc, char **argv)
 	memset(&restart, 0, sizeof(restart));
 	restart.uniform = true;
 	restart.k = 1;
-	memset(&it, 0, sizeof(it));
-	it.tolerance = 1e-10;
-	it.norm = PR_NORM_L1;
-	it.max_iterations = 1000;
-	it.check_every = 1;
+	it = bench_iter_options(1e-10, PR_NORM_L1, 1000, 1);
 	{
 		PrEngine   *cpu = pr_cpu_engine_create(threads, &pr_malloc_allocator, &err);
 
@@ -1370,9 +1306,7 @@ main(int argc, char **argv)
 		row.format = rep.format;
 		row.iterations = stats.iterations;
 		row.converged = stats.converged;
-		row.l1 = 0;
-		for (int64_t i = 0; i < g.n_nodes; i++)
-			row.l1 += fabs(got[i] - ref[i]);
+		row.l1 = bench_l1(got.data(), ref.data(), g.n_nodes);
 		row.top_mismatch = top_mismatches(ref.data(), got.data(), g.n_nodes, std::min<int64_t>(100, g.n_nodes));
 		row.ok = row.l1 <= 1e-5 && row.top_mismatch == 0;
 		row.predicted_ms = rep.predicted_ms;

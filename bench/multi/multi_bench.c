@@ -25,6 +25,7 @@
  * edges kept (they add, the project's semantics), so m = 16 * 2^S exactly.
  * Output: markdown tables ("| ..." lines) and "# ..." notes.  Exit 1 when a check fails.
  */
+#include "bench_util.h"
 #include "pr_multi.h"
 
 #include <math.h>
@@ -294,40 +295,11 @@ cpu_pagerank(const Graph *g, double alpha, int iters, double *x)
 	free(y);
 }
 
-/* L1 distance. */
-static double
-l1(const double *a, const double *b, int64_t n)
-{
-	double		s = 0;
-
-	for (int64_t i = 0; i < n; i++)
-		s += fabs(a[i] - b[i]);
-	return s;
-}
-
 /* Whether an L1 distance (-1: not measured) fails the check: over 1e-5, or not a number. */
 static bool
 l1_bad(double d)
 {
 	return d != -1 && !(d <= 1e-5);
-}
-
-/* Parses "1,2,4" into out[]; returns the count. */
-static int
-parse_list(const char *text, int *out, int max)
-{
-	int			k = 0;
-	const char *p = text;
-
-	while (*p && k < max)
-	{
-		out[k++] = atoi(p);
-		p = strchr(p, ',');
-		if (!p)
-			break;
-		p++;
-	}
-	return k;
 }
 
 /* One entry of --kernels: a kernel, optionally restricted to one GPU count ("cusparse@4"). */
@@ -506,11 +478,11 @@ run_multi(const Graph *g, const int *gpus, int n_gpus, const KernelSpec *specs, 
 					memcpy(ref1, scores, (size_t) g->n * sizeof(double));
 				}
 				if (ref)
-					d_ref = l1(scores, ref, g->n);
+					d_ref = bench_l1(scores, ref, g->n);
 				if (ref1)
-					d_own = l1(scores, ref1, g->n);
+					d_own = bench_l1(scores, ref1, g->n);
 				if (cpu)
-					d_cpu = l1(scores, cpu, g->n);
+					d_cpu = bench_l1(scores, cpu, g->n);
 				if (l1_bad(d_ref) || l1_bad(d_own) || l1_bad(d_cpu))
 					failures++;
 				printf("| %d | %s | %s | %.4f / %.4f | %.3f | %.3f | %.3f | %.3f | %.3f | %s%.1f%% | %.2e | %.2e | %.2e | %.2f | %.1f (%.1f / %.1f / %.1f) | %.1f |\n",
@@ -713,18 +685,20 @@ main(int argc, char **argv)
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
-		if (!strcmp(a, "--rmat") && v)
-			scale = atoi(argv[++i]);
-		else if (!strcmp(a, "--gpus") && v)
-			n_gpus = parse_list(argv[++i], gpus, 16);
-		else if ((!strcmp(a, "--kernels") || !strcmp(a, "--kernel")) && v)
-			kernels = argv[++i];
-		else if (!strcmp(a, "--compact") && v)
-			n_compacts = parse_list(argv[++i], compacts, 16);
-		else if (!strcmp(a, "--prep-only"))
+		if (bench_option_int(argc, argv, &i, "--rmat", &scale) ||
+			bench_option_int(argc, argv, &i, "--reps", &reps) ||
+			bench_option_int(argc, argv, &i, "--iters", &iters) ||
+			bench_option_string(argc, argv, &i, "--kernels", &kernels) ||
+			bench_option_string(argc, argv, &i, "--kernel", &kernels) ||
+			bench_option_string(argc, argv, &i, "--tiled-model", &model_path) ||
+			bench_option_double(argc, argv, &i, "--budget-frac", &budget_frac) ||
+			bench_option_double(argc, argv, &i, "--budget-mb", &budget_mb) ||
+			bench_option_double(argc, argv, &i, "--pinned-mb", &pinned_mb) ||
+			bench_option_int_list(argc, argv, &i, "--gpus", gpus, 16, &n_gpus) ||
+			bench_option_int_list(argc, argv, &i, "--compact", compacts, 16, &n_compacts))
+			continue;
+		if (bench_flag(argv, i, "--prep-only"))
 			prep_only = true;
-		else if (!strcmp(a, "--tiled-model") && v)
-			model_path = argv[++i];
 		else if (!strcmp(a, "--method") && v)
 		{
 			if (!pr_partition_method_parse(argv[++i], &method))
@@ -733,20 +707,10 @@ main(int argc, char **argv)
 				return 2;
 			}
 		}
-		else if (!strcmp(a, "--reps") && v)
-			reps = atoi(argv[++i]);
-		else if (!strcmp(a, "--iters") && v)
-			iters = atoi(argv[++i]);
-		else if (!strcmp(a, "--check-cpu"))
+		else if (bench_flag(argv, i, "--check-cpu"))
 			check_cpu = true;
-		else if (!strcmp(a, "--stream"))
+		else if (bench_flag(argv, i, "--stream"))
 			stream = true;
-		else if (!strcmp(a, "--budget-frac") && v)
-			budget_frac = atof(argv[++i]);
-		else if (!strcmp(a, "--budget-mb") && v)
-			budget_mb = atof(argv[++i]);
-		else if (!strcmp(a, "--pinned-mb") && v)
-			pinned_mb = atof(argv[++i]);
 		else
 		{
 			fprintf(stderr, "usage: %s --rmat S [--gpus 1,2,4] [--kernels csr,cusparse,tiled] [--method greedy|snake|ranges] "
@@ -758,15 +722,12 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (model_path != NULL)
 	{
-		FILE	   *f = fopen(model_path, "r");
-		static char text[1 << 16];
-		size_t		len = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+		char	   *text = bench_read_file(model_path);
 		PrError		err;
+		bool		parsed = text != NULL && pr_model_parse(text, &model, &err) == PR_OK;
 
-		if (f)
-			fclose(f);
-		text[len] = '\0';
-		if (f == NULL || pr_model_parse(text, &model, &err) != PR_OK)
+		free(text);
+		if (!parsed)
 		{
 			fprintf(stderr, "cannot read the model %s\n", model_path);
 			return 2;

@@ -2,25 +2,17 @@
  * test_graphs.c — test graphs and checks shared by the planner unit tests; see test_graphs.h.
  */
 #include "test_graphs.h"
+#include "test_harness.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int			n_passed = 0;
-int			n_failed = 0;
-
 /* Records one check; see test_graphs.h. */
 void
 check(bool ok, const char *what, const char *graph)
 {
-	if (ok)
-		n_passed++;
-	else
-	{
-		n_failed++;
-		printf("FAIL: %s on %s\n", what, graph);
-	}
+	test_check(ok, "%s on %s", what, graph);
 }
 
 /* A deterministic 64-bit generator (splitmix64). */

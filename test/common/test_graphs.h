@@ -1,6 +1,6 @@
 /*
- * test_graphs.h — what the planner unit tests (test/plan, test/partition) share: the check
- * counters, a deterministic generator, random and R-MAT test graphs as in-edge CSR, and the
+ * test_graphs.h — what the planner unit tests (test/plan, test/partition) share: their check
+ * (on the harness of test_harness.h), a deterministic generator, random and R-MAT test graphs as in-edge CSR, and the
  * plain CSR SpMV every emulated layout is compared with.  Pure C, no GPU.
  */
 #ifndef TEST_GRAPHS_H
@@ -9,11 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Checks that passed and failed so far; main() prints "N passed, N failed" from them. */
-extern int	n_passed;
-extern int	n_failed;
-
-/* Records one check; prints "FAIL: what on graph" when ok is false. */
+/* Records one check (test_check); prints "FAIL: what on graph" when ok is false. */
 void		check(bool ok, const char *what, const char *graph);
 
 /* A deterministic 64-bit generator (splitmix64). */

@@ -67,30 +67,8 @@ static const TestCase cases[] = {TEST_CASES(ENTRY)};
 int
 main(int argc, char **argv)
 {
-	int			passed = 0,
-				failed = 0;
-
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-	{
-		double		t0;
-
-		if (argc > 1 && strstr(cases[i].name, argv[1]) == NULL)
-			continue;
-		test_failed_checks = 0;
-		t0 = pr_clock_seconds();
-		cases[i].fn();
-		if (test_failed_checks == 0)
-		{
-			passed++;
-			printf("ok   %s (%.2f s)\n", cases[i].name, pr_clock_seconds() - t0);
-		}
-		else
-		{
-			failed++;
-			printf("FAIL %s (%d checks failed)\n", cases[i].name, test_failed_checks);
-		}
-		fflush(stdout);
-	}
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed == 0 ? 0 : 1;
+		if (argc == 1 || strstr(cases[i].name, argv[1]) != NULL)
+			test_run_case(cases[i].name, cases[i].fn);
+	return test_summary();
 }

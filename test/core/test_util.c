@@ -11,8 +11,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-int			test_failed_checks = 0;
-
 /* splitmix64 step. */
 uint64_t
 test_rand(uint64_t *state)

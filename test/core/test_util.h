@@ -1,9 +1,9 @@
 /*
- * test_util.h — a minimal test harness and independent reference computations for the core tests.
+ * test_util.h — independent reference computations and data helpers for the core tests.
  *
- * A test case is a void function; CHECK records a failed assertion (with file and line) and the
- * case fails if any of its checks failed.  The references here (dense matrices, a direct linear
- * solve, a separate id map) share no code with core/.
+ * The cases use the CHECK / CHECKF macros of the shared harness (test/common/test_harness.h).
+ * The references here (dense matrices, a direct linear solve, a separate id map) share no code
+ * with core/.
  */
 #ifndef TEST_UTIL_H
 #define TEST_UTIL_H
@@ -14,31 +14,7 @@
 #include <stdio.h>
 
 #include "pr_driver.h"
-
-/* Failed checks of the running case. */
-extern int	test_failed_checks;
-
-/* Records a failed check unless cond holds. */
-#define CHECK(cond) \
-	do { \
-		if (!(cond)) \
-		{ \
-			fprintf(stderr, "  %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			test_failed_checks++; \
-		} \
-	} while (0)
-
-/* Like CHECK, with a printf-style explanation. */
-#define CHECKF(cond, ...) \
-	do { \
-		if (!(cond)) \
-		{ \
-			fprintf(stderr, "  %s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__); \
-			fprintf(stderr, "\n"); \
-			test_failed_checks++; \
-		} \
-	} while (0)
+#include "test_harness.h"
 
 /* An edge list read from a file or made up by a test. */
 typedef struct EdgeList

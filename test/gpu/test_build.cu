@@ -11,6 +11,7 @@
  */
 #include "pr_gpu.h"
 #include "pr_graph_flat.h"
+#include "test_harness.h"
 #include "test_random.h"
 
 #include <cuda_runtime.h>
@@ -19,22 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <vector>
-
-static int	passed = 0;
-static int	failed = 0;
-
-/* Counts one check. */
-static void
-expect(bool ok, const char *what, const char *name)
-{
-	if (ok)
-		passed++;
-	else
-	{
-		failed++;
-		printf("FAILED %s: %s\n", name, what);
-	}
-}
 
 /* The CPU build's flat bytes (in-edges only). */
 static std::vector<char>
@@ -78,11 +63,12 @@ run_case(const char *name, const std::vector<int64_t> &src, const std::vector<in
 	if (st != PR_OK)
 	{
 		printf("  %s: %s\n", label, err.message);
-		expect(false, "build failed", label);
+		test_record(false, "FAILED %s: build failed", label);
 		return;
 	}
-	expect(report.flat_size == expected.size(), "flat size differs", label);
-	expect(memcmp(out.data(), expected.data(), expected.size()) == 0, "flat bytes differ", label);
+	test_record(report.flat_size == expected.size(), "FAILED %s: flat size differs", label);
+	test_record(memcmp(out.data(), expected.data(), expected.size()) == 0, "FAILED %s: flat bytes differ",
+				label);
 
 	/* too small: TOO_LARGE, the needed size reported, nothing written */
 	{
@@ -95,8 +81,8 @@ run_case(const char *name, const std::vector<int64_t> &src, const std::vector<in
 
 		for (uint64_t v : small)
 			untouched = untouched && v == 0x77;
-		expect(st == PR_ERR_TOO_LARGE && r2.flat_size == expected.size() && untouched,
-			   "a too small buffer is not refused cleanly", label);
+		test_record(st == PR_ERR_TOO_LARGE && r2.flat_size == expected.size() && untouched,
+					"FAILED %s: a too small buffer is not refused cleanly", label);
 	}
 }
 
@@ -116,8 +102,8 @@ run_in_place_case(const std::vector<int64_t> &src, const std::vector<int64_t> &d
 	PrStatus	st = pr_gpu_build_flat(0, buf.data(), buf.data() + m, m, false, buf.data(),
 									   words * 8, 4, &report, &err);
 
-	expect(st == PR_OK && memcmp(buf.data(), expected.data(), expected.size()) == 0,
-		   "the flat form written over its own rows differs", "in place");
+	test_record(st == PR_OK && memcmp(buf.data(), expected.data(), expected.size()) == 0,
+				"FAILED in place: the flat form written over its own rows differs");
 }
 
 /* Random rows: skewed (R-MAT a = .57, b = c = .19) or uniform over 2^scale ids, then mapped. */
@@ -174,8 +160,7 @@ time_rmat(int scale)
 		if (pr_gpu_build_flat(0, buf.data(), buf.data() + m, m, false, buf.data(), 2 * m * 8, 16,
 							  &report, &err) != PR_OK)
 		{
-			printf("timed build failed: %s\n", err.message);
-			failed++;
+			test_record(false, "timed build failed: %s", err.message);
 			return;
 		}
 		printf("R-MAT %d, %zu rows, %lld nodes: GPU build %.3f s (upload %.3f, ids %.3f%s, sort %.3f, download %.3f)\n",
@@ -196,7 +181,7 @@ time_rmat(int scale)
 		printf("R-MAT %d: CPU build %.3f s + flat copy %.3f s (16 threads); GPU flat %s\n", scale,
 			   t1 - t0, pr_clock_seconds() - t1,
 			   memcmp(flat.data(), buf.data(), flat.size()) == 0 ? "identical" : "DIFFERS");
-		expect(memcmp(flat.data(), buf.data(), flat.size()) == 0, "timed build differs", "R-MAT timed");
+		test_record(memcmp(flat.data(), buf.data(), flat.size()) == 0, "FAILED R-MAT timed: timed build differs");
 		pr_graph_free(&g, &pr_malloc_allocator);
 	}
 }
@@ -240,6 +225,5 @@ main(int argc, char **argv)
 	run_in_place_case(src, dst);
 	if (argc > 2 && strcmp(argv[1], "--time") == 0)
 		time_rmat(atoi(argv[2]));
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed == 0 ? 0 : 1;
+	return test_summary();
 }

@@ -26,10 +26,8 @@
 #include <string.h>
 #include <vector>
 
+#include "test_harness.h"
 #include "test_random.h"
-
-static int	passed = 0;
-static int	failed = 0;
 
 /* Uniform double in [-1, 1). */
 static double
@@ -156,10 +154,7 @@ static void
 report(bool ok, const char *graph, const char *prec, int k, const char *what, const char *detail)
 {
 	printf("%s %s %s k=%d %s%s%s\n", ok ? "PASS" : "FAIL", graph, prec, k, what, detail[0] ? ": " : "", detail);
-	if (ok)
-		passed++;
-	else
-		failed++;
+	test_count(ok);
 }
 
 /* Runs the three products of one graph, precision and k through the engine. */
@@ -509,8 +504,8 @@ main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
 	{
-		printf("no CUDA device\n0 passed, 1 failed\n");
-		return 1;
+		test_record(false, "no CUDA device");
+		return test_summary();
 	}
 	lists.push_back(rmat_edges("rmat11", 11, false, 11));
 	lists.push_back(rmat_edges("rmat11-weighted", 11, true, 12));
@@ -558,6 +553,5 @@ main(void)
 			}
 		pr_graph_free(&g, &pr_malloc_allocator);
 	}
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed == 0 ? 0 : 1;
+	return test_summary();
 }

@@ -24,10 +24,8 @@
 #include <string.h>
 #include <vector>
 
+#include "test_harness.h"
 #include "test_random.h"
-
-static int	passed = 0;
-static int	failed = 0;
 
 /* Exits on a failed CUDA call of the test itself. */
 #define CHECK_CUDA(call) do { \
@@ -185,14 +183,8 @@ run_case(const char *name, int64_t n, int k_cols, int col, int64_t top_k, bool s
 			why = "values differ";
 		}
 	}
-	if (ok)
-		passed++;
-	else
-	{
-		failed++;
-		printf("FAIL %s (%s, n %lld, column %d of %d, top_k %lld): %s\n", name,
-			   sizeof(T) == 8 ? "fp64" : "fp32", (long long) n, col, k_cols, (long long) top_k, why);
-	}
+	test_record(ok, "FAIL %s (%s, n %lld, column %d of %d, top_k %lld): %s", name,
+				sizeof(T) == 8 ? "fp64" : "fp32", (long long) n, col, k_cols, (long long) top_k, why);
 	CHECK_CUDA(cudaFree(d_x));
 	CHECK_CUDA(cudaFree(d_new_to_old));
 }
@@ -255,14 +247,8 @@ run_columns_case(const char *name, int64_t n, int k_cols, int64_t top_k, bool sp
 			bad_col = j;
 		}
 	}
-	if (ok)
-		passed++;
-	else
-	{
-		failed++;
-		printf("FAIL %s (%s, n %lld, %d columns, top_k %lld, column %d): %s\n", name,
-			   sizeof(T) == 8 ? "fp64" : "fp32", (long long) n, k_cols, (long long) top_k, bad_col, why);
-	}
+	test_record(ok, "FAIL %s (%s, n %lld, %d columns, top_k %lld, column %d): %s", name,
+				sizeof(T) == 8 ? "fp64" : "fp32", (long long) n, k_cols, (long long) top_k, bad_col, why);
 	CHECK_CUDA(cudaFree(d_x));
 	CHECK_CUDA(cudaFree(d_new_to_old));
 }
@@ -281,13 +267,7 @@ run_bad_arguments(cudaStream_t stream)
 	ok &= pr_gpu_topk(NULL, value, false, 10, 1, 0, (const int32_t *) index, 0, (void *) stream, index, value, &err) == PR_ERR_INVALID;
 	ok &= pr_gpu_topk(NULL, NULL, false, 0, 1, 0, NULL, 5, (void *) stream, index, value, &err) == PR_OK;
 	ok &= pr_gpu_topk_columns(NULL, value, false, 10, 1, (const int32_t *) index, 1, (void *) stream, index, value, &err) == PR_ERR_INVALID;
-	if (ok)
-		passed++;
-	else
-	{
-		failed++;
-		printf("FAIL bad arguments\n");
-	}
+	test_record(ok, "FAIL bad arguments");
 }
 
 /* Milliseconds of one call (best of 5) on n random floats, workspace kept. */
@@ -323,8 +303,7 @@ time_call(int64_t n, int64_t top_k, cudaStream_t stream)
 		if (pr_gpu_topk(&ws, d_x, false, n, 1, 0, d_perm, top_k, (void *) stream, index.data(),
 						value.data(), &err) != PR_OK)
 		{
-			failed++;
-			printf("FAIL timing call: %s\n", err.message);
+			test_record(false, "FAIL timing call: %s", err.message);
 			break;
 		}
 		if (rep > 0 && pr_clock_seconds() - t0 < best)
@@ -377,8 +356,7 @@ time_columns_call(int64_t n, int k_cols, int64_t top_k, cudaStream_t stream)
 										 index.data(), value.data(), &err);
 			if (st != PR_OK)
 			{
-				printf("FAIL timing call: %s\n", err.message);
-				failed++;
+				test_record(false, "FAIL timing call: %s", err.message);
 				break;
 			}
 			if (rep > 0)
@@ -401,8 +379,8 @@ main(void)
 
 	if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
 	{
-		printf("no CUDA device\n0 passed, 1 failed\n");
-		return 1;
+		test_record(false, "no CUDA device");
+		return test_summary();
 	}
 	CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 	run_bad_arguments(stream);
@@ -445,6 +423,5 @@ main(void)
 	time_call(8870942, 10, stream);
 	time_columns_call(8870942, 8, 10, stream);
 	CHECK_CUDA(cudaStreamDestroy(stream));
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed == 0 ? 0 : 1;
+	return test_summary();
 }

@@ -14,6 +14,7 @@
 #include "pr_partition.h"
 #include "pr_stream.h"
 #include "test_graphs.h"
+#include "test_harness.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -795,6 +796,5 @@ main(void)
 		check_csr_threads(&g, 4);
 		graph_free(&g);
 	}
-	printf("%d passed, %d failed\n", n_passed, n_failed);
-	return n_failed == 0 ? 0 : 1;
+	return test_summary();
 }

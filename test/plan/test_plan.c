@@ -6,6 +6,7 @@
  */
 #include "pr_plan.h"
 #include "test_graphs.h"
+#include "test_harness.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -1321,10 +1322,7 @@ main(void)
 	test_model();
 	test_model_measured(getenv("PLAN_MODEL_TABLE") ? getenv("PLAN_MODEL_TABLE") : PLAN_MODEL_TABLE);
 	if (getenv("PLAN_MODEL_ONLY") != NULL)
-	{
-		printf("%d passed, %d failed\n", n_passed, n_failed);
-		return n_failed == 0 ? 0 : 1;
-	}
+		return test_summary();
 	test_thread_counts();
 	test_stats_round_trip(getenv("PLAN_MODEL_TABLE") ? getenv("PLAN_MODEL_TABLE") : PLAN_MODEL_TABLE);
 	test_choose(getenv("PLAN_MODEL_TABLE") ? getenv("PLAN_MODEL_TABLE") : PLAN_MODEL_TABLE);
@@ -1396,6 +1394,5 @@ main(void)
 		test_graph(&g, 8);
 		graph_free(&g);
 	}
-	printf("%d passed, %d failed\n", n_passed, n_failed);
-	return n_failed == 0 ? 0 : 1;
+	return test_summary();
 }
