@@ -11,9 +11,13 @@
 #include "pr_gpu_launch.h"
 #include "pr_gpu_status.h"
 #include "pr_plan.h"
-#include "pr_gpu_kernels.cuh"
 #include "pr_gpu_tiled.cuh"
-#include "pr_gpu_spmm.cuh"
+#include "pr_gpu_spmm.h"
+#include "pr_gpu_binned_kernels.cuh"
+#include "pr_gpu_partials.cuh"
+#include "pr_gpu_update_kernels.cuh"
+#include "pr_gpu_vector_kernels.cuh"
+#include "pr_gpu_local_kernels.cuh"
 #include "pr_gpu_topk.h"
 #include "pr_gpu_push_local.h"
 
@@ -381,10 +385,10 @@ run_matrix(GpuEngine *e, GpuMatrix *mat, const void *zv, void *yv, PrError *err)
 
 	if (e->k > 1)
 	{
-		/* SpMM over the binned CSR (pr_gpu_spmm.cuh); long rows' chunk partials merged in order */
+		/* SpMM over the binned CSR (pr_gpu_spmm.h); long rows' chunk partials merged in order */
 		if (e->n == 0)
 			return PR_OK;
-		PR_CUDA(spmm_binned_run<T>(mat->binned, mat->has_val, mat->tiles[0].n_long, mat->tiles[0].long_row,
+		PR_CUDA(pr_spmm_binned_run<T>(mat->binned, mat->has_val, mat->tiles[0].n_long, mat->tiles[0].long_row,
 								   mat->tiles[0].chunk_begin, e->k, z, y, (T *) mat->partial, e->stream));
 		return PR_OK;
 	}
