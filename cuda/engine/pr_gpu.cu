@@ -232,6 +232,20 @@ check_slot(GpuEngine *e, int slot, PrError *err)
 	return PR_OK;
 }
 
+/* Checks the input and output slots of an operation (input first) and that they differ; what
+ * names the operation in the error. */
+static PrStatus
+check_in_out_slots(GpuEngine *e, int in_slot, int out_slot, const char *what, PrError *err)
+{
+	PrStatus	st = check_slot(e, in_slot, err);
+
+	if (st == PR_OK)
+		st = check_slot(e, out_slot, err);
+	if (st == PR_OK && in_slot == out_slot)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: %s in place (slot %d)", what, in_slot);
+	return st;
+}
+
 /* Forgets what is cached about a slot that is being overwritten. */
 static void
 slot_written(GpuEngine *e, int slot)
@@ -340,12 +354,10 @@ static PrStatus
 gpu_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError *err)
 {
 	GpuEngine  *e = (GpuEngine *) base;
-	PrStatus	st;
+	PrStatus	st = check_in_out_slots(e, x_slot, y_slot, "product", err);
 
-	if ((st = check_slot(e, x_slot, err)) != PR_OK || (st = check_slot(e, y_slot, err)) != PR_OK)
+	if (st != PR_OK)
 		return st;
-	if (x_slot == y_slot)
-		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: product in place (slot %d)", x_slot);
 	if (e->n == 0)
 		return PR_OK;
 	return e->fp64 ? product_typed<double>(e, product, x_slot, y_slot, err)
@@ -586,12 +598,10 @@ gpu_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha, const 
 					PrError *err)
 {
 	GpuEngine  *e = (GpuEngine *) base;
-	PrStatus	st;
+	PrStatus	st = check_in_out_slots(e, x_slot, y_slot, "update", err);
 
-	if ((st = check_slot(e, x_slot, err)) != PR_OK || (st = check_slot(e, y_slot, err)) != PR_OK)
+	if (st != PR_OK)
 		return st;
-	if (x_slot == y_slot)
-		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: update in place (slot %d)", x_slot);
 	return e->fp64 ? update_typed<double>(e, y_slot, x_slot, alpha, restart, err)
 		: update_typed<float>(e, y_slot, x_slot, alpha, restart, err);
 }

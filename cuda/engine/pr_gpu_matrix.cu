@@ -24,6 +24,19 @@ matrix_upload(GpuEngine *e, GpuMatrix *mat, void **out, const void *host, size_t
 	return gpu_dev_upload_in(e, &mat->allocs, out, host, bytes, err);
 }
 
+/* Device array of count values of T owned by mat, filled from host, its address in *field. */
+template <typename T>
+static PrStatus
+matrix_upload_array(GpuEngine *e, GpuMatrix *mat, const T **field, const T *host, int64_t count, PrError *err)
+{
+	void	   *p;
+	PrStatus	st = matrix_upload(e, mat, &p, host, (size_t) count * sizeof(T), err);
+
+	if (st == PR_OK)
+		*field = (const T *) p;
+	return st;
+}
+
 /* The matrix a composite layout's arrays are allocated for (the allocator's argument). */
 struct MatrixOwner
 {
@@ -72,7 +85,6 @@ PrStatus
 gpu_matrix_upload_binned(GpuEngine *e, const PrPlanCsr *csr, const PrBinned *b, GpuMatrix *mat, PrError *err)
 {
 	DevBinned  *d = &mat->binned;
-	void	   *p;
 	PrStatus	st;
 	int64_t		blocks = 0;
 
@@ -80,34 +92,16 @@ gpu_matrix_upload_binned(GpuEngine *e, const PrPlanCsr *csr, const PrBinned *b, 
 	mat->kind = MATRIX_BINNED;
 	mat->has_val = csr->val != NULL;
 	mat->bytes = b->device_bytes;
-	if ((st = matrix_upload(e, mat, &p, csr->ptr, (size_t) (csr->n + 1) * 8, err)) != PR_OK)
-		return st;
-	d->ptr = (const int64_t *) p;
-	if ((st = matrix_upload(e, mat, &p, csr->col, (size_t) csr->nnz * 4, err)) != PR_OK)
-		return st;
-	d->col = (const int32_t *) p;
-	if (csr->val != NULL)
-	{
-		if ((st = matrix_upload(e, mat, &p, csr->val, (size_t) csr->nnz * 4, err)) != PR_OK)
-			return st;
-		d->val = (const float *) p;
-	}
-	if ((st = matrix_upload(e, mat, &p, b->rows, (size_t) b->bin_begin[PR_BIN_COUNT - 1] * 4, err)) != PR_OK)
-		return st;
-	d->rows = (const int32_t *) p;
-	if ((st = matrix_upload(e, mat, &p, b->chunk_begin_edge, (size_t) (b->n_chunks + 1) * 8, err)) != PR_OK)
-		return st;
-	d->chunk_begin_edge = (const int64_t *) p;
-	if ((st = matrix_upload(e, mat, &p, b->chunk_row, (size_t) b->n_chunks * 4, err)) != PR_OK)
-		return st;
-	d->chunk_row = (const int32_t *) p;
 	mat->tiles[0].n_long = b->longs.n_long;
-	if ((st = matrix_upload(e, mat, &p, b->longs.long_row, (size_t) b->longs.n_long * 4, err)) != PR_OK)
+	if ((st = matrix_upload_array(e, mat, &d->ptr, csr->ptr, csr->n + 1, err)) != PR_OK ||
+		(st = matrix_upload_array(e, mat, &d->col, csr->col, csr->nnz, err)) != PR_OK ||
+		(csr->val != NULL && (st = matrix_upload_array(e, mat, &d->val, csr->val, csr->nnz, err)) != PR_OK) ||
+		(st = matrix_upload_array(e, mat, &d->rows, b->rows, b->bin_begin[PR_BIN_COUNT - 1], err)) != PR_OK ||
+		(st = matrix_upload_array(e, mat, &d->chunk_begin_edge, b->chunk_begin_edge, b->n_chunks + 1, err)) != PR_OK ||
+		(st = matrix_upload_array(e, mat, &d->chunk_row, b->chunk_row, b->n_chunks, err)) != PR_OK ||
+		(st = matrix_upload_array(e, mat, &mat->tiles[0].long_row, b->longs.long_row, b->longs.n_long, err)) != PR_OK ||
+		(st = matrix_upload_array(e, mat, &mat->tiles[0].chunk_begin, b->longs.chunk_begin, b->longs.n_long + 1, err)) != PR_OK)
 		return st;
-	mat->tiles[0].long_row = (const int32_t *) p;
-	if ((st = matrix_upload(e, mat, &p, b->longs.chunk_begin, (size_t) (b->longs.n_long + 1) * 8, err)) != PR_OK)
-		return st;
-	mat->tiles[0].chunk_begin = (const int64_t *) p;
 	for (int bin = 0; bin <= PR_BIN_COUNT; bin++)
 		d->bin_begin[bin] = b->bin_begin[bin];
 	for (int bin = 0; bin < PR_BIN_COUNT - 1; bin++)

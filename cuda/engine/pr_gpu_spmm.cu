@@ -59,33 +59,22 @@ spmm_launch_kp(const DevBinned &bm, int v, int k, int jb, int kc, const T *z, T 
 		k_spmm_binned<T, VAL, KP, 1><<<blocks, PR_THREADS, 0, stream>>>(bm, g, k, jb, kc, z, y, partial);
 }
 
-/* Launches k_spmm_binned for a padded width kp (1, 2, 4, ..., 32). */
-template <typename T, bool VAL>
+/* Launches k_spmm_binned for a padded width kp (1, 2, 4, ..., 32; anything else: 32), trying KP
+ * and then the next power of two. */
+template <typename T, bool VAL, int KP = 1>
 static void
 spmm_launch_block(const DevBinned &bm, int kp, int v, int k, int jb, int kc, const T *z, T *y,
 				  T *partial, cudaStream_t stream)
 {
-	switch (kp)
+	if constexpr (KP < 32)
 	{
-		case 1:
-			spmm_launch_kp<T, VAL, 1>(bm, v, k, jb, kc, z, y, partial, stream);
-			break;
-		case 2:
-			spmm_launch_kp<T, VAL, 2>(bm, v, k, jb, kc, z, y, partial, stream);
-			break;
-		case 4:
-			spmm_launch_kp<T, VAL, 4>(bm, v, k, jb, kc, z, y, partial, stream);
-			break;
-		case 8:
-			spmm_launch_kp<T, VAL, 8>(bm, v, k, jb, kc, z, y, partial, stream);
-			break;
-		case 16:
-			spmm_launch_kp<T, VAL, 16>(bm, v, k, jb, kc, z, y, partial, stream);
-			break;
-		default:
-			spmm_launch_kp<T, VAL, 32>(bm, v, k, jb, kc, z, y, partial, stream);
-			break;
+		if (kp != KP)
+		{
+			spmm_launch_block<T, VAL, KP * 2>(bm, kp, v, k, jb, kc, z, y, partial, stream);
+			return;
+		}
 	}
+	spmm_launch_kp<T, VAL, KP>(bm, v, k, jb, kc, z, y, partial, stream);
 }
 
 /*

@@ -31,90 +31,61 @@ struct SpmmGrid
 	int64_t		block_begin[8];
 };
 
+/* The CUDA type of V adjacent values of T: T itself (V = 1), float2, float4, double2. */
+template <typename T, int V>
+struct SpmmVecType
+{
+	typedef T	type;
+};
+template <>
+struct SpmmVecType<float, 2>
+{
+	typedef float2 type;
+};
+template <>
+struct SpmmVecType<float, 4>
+{
+	typedef float4 type;
+};
+template <>
+struct SpmmVecType<double, 2>
+{
+	typedef double2 type;
+};
+
 /* V adjacent values of T as one aligned vector load (V = 1, 2, 4 for float; 1, 2 for double), and
  * one vector store marked evict-first (st.global.cs): y is not read again by this product, so its
  * lines should not push the gathered z out of L2. */
 template <typename T, int V>
-struct SpmmVec;
-
-/* float, one value. */
-template <>
-struct SpmmVec<float, 1>
+struct SpmmVec
 {
-	static __device__ __forceinline__ void load(const float *p, float *out)
-	{
-		out[0] = __ldg(p);
-	}
-	static __device__ __forceinline__ void store(float *p, const float *v)
-	{
-		__stcs(p, v[0]);
-	}
-};
+	typedef typename SpmmVecType<T, V>::type W;
+	static_assert(sizeof(W) == V * sizeof(T), "no vector type of V values of T");
 
-/* float, two values (8-byte aligned). */
-template <>
-struct SpmmVec<float, 2>
-{
-	static __device__ __forceinline__ void load(const float *p, float *out)
+	/* the vector and its values */
+	union		Lanes
 	{
-		float2		v = __ldg((const float2 *) p);
+		W			w;
+		T			v[V];
+	};
 
-		out[0] = v.x;
-		out[1] = v.y;
-	}
-	static __device__ __forceinline__ void store(float *p, const float *v)
+	static __device__ __forceinline__ void load(const T *p, T *out)
 	{
-		__stcs((float2 *) p, make_float2(v[0], v[1]));
-	}
-};
+		Lanes		a;
 
-/* float, four values (16-byte aligned). */
-template <>
-struct SpmmVec<float, 4>
-{
-	static __device__ __forceinline__ void load(const float *p, float *out)
+		a.w = __ldg((const W *) p);
+#pragma unroll
+		for (int q = 0; q < V; q++)
+			out[q] = a.v[q];
+	}
+	static __device__ __forceinline__ void store(T *p, const T *v)
 	{
-		float4		v = __ldg((const float4 *) p);
+		Lanes		a;
 
-		out[0] = v.x;
-		out[1] = v.y;
-		out[2] = v.z;
-		out[3] = v.w;
-	}
-	static __device__ __forceinline__ void store(float *p, const float *v)
-	{
-		__stcs((float4 *) p, make_float4(v[0], v[1], v[2], v[3]));
-	}
-};
-
-/* double, one value. */
-template <>
-struct SpmmVec<double, 1>
-{
-	static __device__ __forceinline__ void load(const double *p, double *out)
-	{
-		out[0] = __ldg(p);
-	}
-	static __device__ __forceinline__ void store(double *p, const double *v)
-	{
-		__stcs(p, v[0]);
-	}
-};
-
-/* double, two values (16-byte aligned). */
-template <>
-struct SpmmVec<double, 2>
-{
-	static __device__ __forceinline__ void load(const double *p, double *out)
-	{
-		double2		v = __ldg((const double2 *) p);
-
-		out[0] = v.x;
-		out[1] = v.y;
-	}
-	static __device__ __forceinline__ void store(double *p, const double *v)
-	{
-		__stcs((double2 *) p, make_double2(v[0], v[1]));
+#pragma unroll
+		for (int q = 0; q < V; q++)
+			a.v[q] = v[q];
+		__stcs((W *) p, a.w);
 	}
 };
 
