@@ -28,6 +28,7 @@
 /* Checks the launch just made. */
 #define PR_LAUNCHED() PR_CUDA(cudaGetLastError())
 
+/* The format of a GpuMatrix (MATRIX_NONE: not uploaded). */
 enum MatrixKind
 {
 	MATRIX_NONE = 0,
