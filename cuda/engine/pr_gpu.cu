@@ -1,5 +1,7 @@
 /*
- * pr_gpu.cu — the GPU engine: PrEngineOps on one CUDA device (see pr_gpu.h).
+ * pr_gpu.cu — the GPU engine: PrEngineOps on one CUDA device (see pr_gpu.h): creation and release,
+ * the operations on vector slots (fill, copies, products, updates, reductions, the warm start);
+ * prepare is in pr_gpu_prepare.cu, the sparse matrices' upload and product in pr_gpu_matrix.cu.
  *
  * Layout: nodes relabelled by out-degree (pr_plan_degree_order), so the hot entries of x sit
  * together; the pull matrix in the planned format (tile-composite, row-binned, or cuSPARSE CSR);
@@ -7,15 +9,11 @@
  * entries read.  The normalized product reads z = x / out_strength, written by the previous
  * PageRank update (fused) or by a scale kernel, so the matrix carries no values when unweighted.
  */
-#include "pr_gpu.h"
+#include "pr_gpu_engine.h"
 #include "pr_gpu_launch.h"
-#include "pr_gpu_status.h"
-#include "pr_plan.h"
-#include "pr_gpu_kernels.cuh"
-#include "pr_gpu_tiled.cuh"
-#include "pr_gpu_spmm.cuh"
-#include "pr_gpu_topk.h"
-#include "pr_gpu_push_local.h"
+#include "pr_gpu_update_kernels.cuh"
+#include "pr_gpu_vector_kernels.cuh"
+#include "pr_gpu_local_kernels.cuh"
 
 #include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
@@ -26,102 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <vector>
-
-/* Records a failed CUDA call in err and returns its status from the enclosing function. */
-#define PR_CUDA(call) PR_CUDA_OR_RETURN("GPU engine", call)
-
-/* Same for cuSPARSE calls. */
-#define PR_CUSPARSE(call) PR_CUSPARSE_OR_RETURN("GPU engine", call)
-
-/* Checks the launch just made. */
-#define PR_LAUNCHED() PR_CUDA(cudaGetLastError())
-
-enum MatrixKind
-{
-	MATRIX_NONE = 0,
-	MATRIX_TILED,
-	MATRIX_BINNED,
-	MATRIX_CUSPARSE
-};
-
-/*
- * One sparse matrix on the device in one format: the tile-composite fields (pr_gpu_tiled.cuh:
- * tiles, partials, compact partials; has_val, bytes and partial serve every
- * format, tiles[0] the binned format's long rows too), then the binned CSR and cuSPARSE.
- */
-struct GpuMatrix : TiledMatrix
-{
-	MatrixKind	kind;
-	DevBinned	binned;
-	int64_t		binned_blocks;
-	/* cuSPARSE */
-	cusparseSpMatDescr_t sp_mat;
-	void	   *sp_buffer;
-	bool		sp_created;
-};
-
-/* The engine. */
-struct GpuEngine
-{
-	PrEngine	base;
-	PrEngineOps ops;
-	PrGpuOptions opt;
-	PrModel		model;
-	bool		have_model;
-	cudaStream_t stream;
-	cusparseHandle_t sp;
-	bool		sp_ready;
-	bool		prepared;
-	bool		fp64;
-	size_t		elem;
-	int64_t		n;
-	int64_t		m;
-	int			k;
-	int			n_slots;
-	unsigned	needs;
-	std::vector<void *> allocs;
-	int32_t    *new_to_old;
-	void	   *inv_out;
-	std::vector<void *> slots;
-	std::vector<bool> dangling_valid;
-	void	   *z;
-	int			z_owner;
-	double	   *stage;
-	double	   *partials;
-	unsigned int *counter;
-	double	   *stats;			/* [n_slots + 2][k][3] */
-	int			resid_index;
-	void	   *restart_dense;
-	int64_t    *restart_pos;	/* [PR_SPARSE_RESTART] sorted non-zero positions of restart_dense, or NULL */
-	double	   *restart_w;		/* [PR_SPARSE_RESTART] their weights */
-	int64_t		restart_n;		/* non-zeros listed there, or -1: use restart_dense */
-	uint64_t	restart_key;
-	int32_t    *old_to_new_host;	/* [n] private position of each internal id (restart scatter) */
-	void	   *far_field;		/* [n] the far-field vector kept for the warm start, or NULL */
-	double	   *coef_dev;		/* [4 * k] coefficients of a combination (warm start), or NULL */
-	uint32_t   *local_flags;	/* [2 * (n + 1)] flagged nodes of the restart's steps, then the bits of one, or NULL */
-	int32_t    *local_marked;	/* rows a local step reaches (local_step) */
-	int		   *local_count;	/* how many */
-	void	   *local_temp;		/* CUB's select space */
-	size_t		local_temp_bytes;
-	int64_t		local_mark_blocks;	/* resident blocks of k_local_mark (with its shared memory) */
-	int64_t		local_step_blocks;	/* ... of k_local_step */
-	PrGpuTopkWorkspace *topk_ws;	/* scratch of the device top-k, kept between calls */
-	PrGpuPushLocal *push_local; /* out-edge lists for the warm start's local part, or NULL */
-	bool		push_local_off; /* making them failed for this graph: the two passes instead */
-	GpuMatrix	pull;			/* PULL_NORMALIZED (and PULL when it has raw values) */
-	GpuMatrix	pull_raw;		/* PULL for cuSPARSE mode (raw weights, binned) */
-	GpuMatrix	push;
-	PrGpuReport report;
-	/* what the device layout was built from, to reuse it when prepare sees the same graph */
-	const PrGraph *prep_graph;
-	const int64_t *prep_in_ptr;
-	const int32_t *prep_in_src;
-	int64_t		prep_edges;
-	unsigned int smem_grid;		/* blocks of the shared-memory tile kernel */
-	bool		l2_window;		/* an L2 access-policy window is set on the stream */
-	int64_t		smem_width;
-};
 
 /* Default settings. */
 void
@@ -153,11 +55,12 @@ pr_gpu_device_count(void)
 }
 
 /*
- * Allocates device memory tracked for release and counted in report.total_bytes (which prepare
- * then sets to its whole plan; later allocations — more slots, the warm start's arrays — add up).
+ * Allocates device memory tracked in list for release (the engine's or a matrix's) and counted in
+ * report.total_bytes (which prepare then sets to its whole plan; later allocations — more slots,
+ * the warm start's arrays — add up).
  */
-static PrStatus
-dev_alloc(GpuEngine *e, void **out, size_t bytes, PrError *err)
+PrStatus
+gpu_dev_alloc_in(GpuEngine *e, std::vector<void *> *list, void **out, size_t bytes, PrError *err)
 {
 	cudaError_t st = cudaMalloc(out, bytes == 0 ? 16 : bytes);
 
@@ -168,7 +71,7 @@ dev_alloc(GpuEngine *e, void **out, size_t bytes, PrError *err)
 		return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: cannot allocate %zu bytes of device memory: %s",
 							bytes, cudaGetErrorString(st));
 	}
-	e->allocs.push_back(*out);
+	list->push_back(*out);
 	e->report.total_bytes += bytes;
 	return PR_OK;
 }
@@ -197,10 +100,11 @@ pr_is_pow2(int64_t x)
  * Allocates device memory and copies host data into it: large arrays by several host threads
  * through pinned buffers (pr_gpu_copy_to_device), the graph's host arrays being pageable.
  */
-static PrStatus
-dev_upload(GpuEngine *e, void **out, const void *host, size_t bytes, PrError *err)
+PrStatus
+gpu_dev_upload_in(GpuEngine *e, std::vector<void *> *list, void **out, const void *host, size_t bytes,
+				  PrError *err)
 {
-	PrStatus	st = dev_alloc(e, out, bytes, err);
+	PrStatus	st = gpu_dev_alloc_in(e, list, out, bytes, err);
 
 	if (st != PR_OK)
 		return st;
@@ -211,6 +115,20 @@ dev_upload(GpuEngine *e, void **out, const void *host, size_t bytes, PrError *er
 	return PR_OK;
 }
 
+/* Device memory owned by the engine (freed with it). */
+PrStatus
+gpu_dev_alloc(GpuEngine *e, void **out, size_t bytes, PrError *err)
+{
+	return gpu_dev_alloc_in(e, &e->allocs, out, bytes, err);
+}
+
+/* Device memory owned by the engine, filled from the host. */
+PrStatus
+gpu_dev_upload(GpuEngine *e, void **out, const void *host, size_t bytes, PrError *err)
+{
+	return gpu_dev_upload_in(e, &e->allocs, out, host, bytes, err);
+}
+
 /* Grid size for a grid-stride loop over count items. */
 static unsigned int
 grid_for(int64_t count)
@@ -218,237 +136,13 @@ grid_for(int64_t count)
 	return pr_grid_blocks(count, PR_THREADS, 132 * 16);
 }
 
-/* Device memory for a composite layout's arrays: tracked for release like every other. */
-static PrStatus
-tiled_alloc(void *arg, void **out, size_t bytes, PrError *err)
-{
-	return dev_alloc((GpuEngine *) arg, out, bytes, err);
-}
-
-/* The engine's device, stream and allocator for the composite product (pr_gpu_tiled.h). */
-static TiledDevice
-tiled_device(GpuEngine *e)
-{
-	TiledDevice d;
-
-	d.device = e->opt.device;
-	d.fp64 = e->fp64;
-	d.stream = e->stream;
-	d.smem_grid = e->smem_grid;
-	d.alloc = tiled_alloc;
-	d.alloc_arg = e;
-	return d;
-}
-
-/* Uploads a CSR and its row bins. */
-static PrStatus
-upload_binned(GpuEngine *e, const PrPlanCsr *csr, const PrBinned *b, GpuMatrix *mat, PrError *err)
-{
-	DevBinned  *d = &mat->binned;
-	void	   *p;
-	PrStatus	st;
-	int64_t		blocks = 0;
-
-	memset(d, 0, sizeof(*d));
-	mat->kind = MATRIX_BINNED;
-	mat->has_val = csr->val != NULL;
-	mat->bytes = b->device_bytes;
-	if ((st = dev_upload(e, &p, csr->ptr, (size_t) (csr->n + 1) * 8, err)) != PR_OK)
-		return st;
-	d->ptr = (const int64_t *) p;
-	if ((st = dev_upload(e, &p, csr->col, (size_t) csr->nnz * 4, err)) != PR_OK)
-		return st;
-	d->col = (const int32_t *) p;
-	if (csr->val != NULL)
-	{
-		if ((st = dev_upload(e, &p, csr->val, (size_t) csr->nnz * 4, err)) != PR_OK)
-			return st;
-		d->val = (const float *) p;
-	}
-	if ((st = dev_upload(e, &p, b->rows, (size_t) b->bin_begin[PR_BIN_COUNT - 1] * 4, err)) != PR_OK)
-		return st;
-	d->rows = (const int32_t *) p;
-	if ((st = dev_upload(e, &p, b->chunk_begin_edge, (size_t) (b->n_chunks + 1) * 8, err)) != PR_OK)
-		return st;
-	d->chunk_begin_edge = (const int64_t *) p;
-	if ((st = dev_upload(e, &p, b->chunk_row, (size_t) b->n_chunks * 4, err)) != PR_OK)
-		return st;
-	d->chunk_row = (const int32_t *) p;
-	mat->tiles[0].n_long = b->longs.n_long;
-	if ((st = dev_upload(e, &p, b->longs.long_row, (size_t) b->longs.n_long * 4, err)) != PR_OK)
-		return st;
-	mat->tiles[0].long_row = (const int32_t *) p;
-	if ((st = dev_upload(e, &p, b->longs.chunk_begin, (size_t) (b->longs.n_long + 1) * 8, err)) != PR_OK)
-		return st;
-	mat->tiles[0].chunk_begin = (const int64_t *) p;
-	for (int bin = 0; bin <= PR_BIN_COUNT; bin++)
-		d->bin_begin[bin] = b->bin_begin[bin];
-	for (int bin = 0; bin < PR_BIN_COUNT - 1; bin++)
-	{
-		int64_t		rows = b->bin_begin[bin + 1] - b->bin_begin[bin];
-
-		d->block_begin[bin] = blocks;
-		blocks += (rows * pr_bin_lanes[bin] + PR_THREADS - 1) / PR_THREADS;
-	}
-	d->block_begin[PR_BIN_COUNT - 1] = blocks;
-	blocks += (b->n_chunks + PR_THREADS / 32 - 1) / (PR_THREADS / 32);
-	d->block_begin[PR_BIN_COUNT] = blocks;
-	d->n_chunks = b->n_chunks;
-	d->chunk = b->chunk;
-	mat->binned_blocks = blocks;
-	/* chunk partial sums: one per column of each chunk (SpMM: partial[c * k + j]) */
-	return dev_alloc(e, &mat->partial, (size_t) (b->n_chunks + 1) * e->k * e->elem, err);
-}
-
-/* Uploads a CSR with the values of P (w / out_strength of the column) for cusparseSpMV. */
-static PrStatus
-upload_cusparse(GpuEngine *e, const PrPlanCsr *csr, const double *inv_out_host, GpuMatrix *mat,
-				PrError *err)
-{
-	void	   *d_ptr,
-			   *d_col,
-			   *d_val;
-	size_t		vbytes = (size_t) csr->nnz * e->elem;
-	void	   *hval = malloc(vbytes > 0 ? vbytes : 1);
-	size_t		buffer = 0;
-	PrStatus	st;
-	cudaDataType vt = e->fp64 ? CUDA_R_64F : CUDA_R_32F;
-	cusparseDnVecDescr_t vx,
-				vy;
-	double		one = 1.0,
-				zero = 0.0;
-	float		onef = 1.0f,
-				zerof = 0.0f;
-
-	if (hval == NULL)
-		return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
-	for (int64_t r = 0; r < csr->n; r++)
-		for (int64_t p = csr->ptr[r]; p < csr->ptr[r + 1]; p++)
-		{
-			double		w = (csr->val ? csr->val[p] : 1.0) * inv_out_host[csr->col[p]];
-
-			if (e->fp64)
-				((double *) hval)[p] = w;
-			else
-				((float *) hval)[p] = (float) w;
-		}
-	if (csr->nnz > (int64_t) INT32_MAX - 1)
-	{
-		free(hval);
-		return pr_error_set(err, PR_ERR_TOO_LARGE, "GPU engine: the cuSPARSE baseline takes at most 2^31-1 edges");
-	}
-	mat->kind = MATRIX_CUSPARSE;
-	mat->bytes = (size_t) (csr->n + 1) * 4 + (size_t) csr->nnz * 4 + vbytes;
-	{
-		/* cuSPARSE wants row offsets and column ids of the same width: 32-bit both */
-		std::vector<int32_t> ptr32((size_t) csr->n + 1);
-
-		for (int64_t r = 0; r <= csr->n; r++)
-			ptr32[r] = (int32_t) csr->ptr[r];
-		st = dev_upload(e, &d_ptr, ptr32.data(), (size_t) (csr->n + 1) * 4, err);
-	}
-	if (st != PR_OK ||
-		(st = dev_upload(e, &d_col, csr->col, (size_t) csr->nnz * 4, err)) != PR_OK ||
-		(st = dev_upload(e, &d_val, hval, vbytes, err)) != PR_OK)
-	{
-		free(hval);
-		return st;
-	}
-	free(hval);
-	PR_CUSPARSE(cusparseCreateCsr(&mat->sp_mat, csr->n, csr->n, csr->nnz, d_ptr, d_col, d_val,
-								  CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, vt));
-	mat->sp_created = true;
-	PR_CUSPARSE(cusparseCreateDnVec(&vx, csr->n, e->slots[0], vt));
-	PR_CUSPARSE(cusparseCreateDnVec(&vy, csr->n, e->slots[e->n_slots > 1 ? 1 : 0], vt));
-	PR_CUSPARSE(cusparseSpMV_bufferSize(e->sp, CUSPARSE_OPERATION_NON_TRANSPOSE,
-										e->fp64 ? (const void *) &one : (const void *) &onef,
-										mat->sp_mat, vx,
-										e->fp64 ? (const void *) &zero : (const void *) &zerof,
-										vy, vt, CUSPARSE_SPMV_ALG_DEFAULT, &buffer));
-	cusparseDestroyDnVec(vx);
-	cusparseDestroyDnVec(vy);
-	mat->bytes += buffer;
-	return dev_alloc(e, &mat->sp_buffer, buffer, err);
-}
-
-/* Runs y = M z on the device (k = 1 formats, or SpMM over the binned CSR when k > 1). */
-template <typename T>
-static PrStatus
-run_matrix(GpuEngine *e, GpuMatrix *mat, const void *zv, void *yv, PrError *err)
-{
-	const T    *z = (const T *) zv;
-	T		   *y = (T *) yv;
-
-	if (e->k > 1)
-	{
-		/* SpMM over the binned CSR (pr_gpu_spmm.cuh); long rows' chunk partials merged in order */
-		if (e->n == 0)
-			return PR_OK;
-		PR_CUDA(spmm_binned_run<T>(mat->binned, mat->has_val, mat->tiles[0].n_long, mat->tiles[0].long_row,
-								   mat->tiles[0].chunk_begin, e->k, z, y, (T *) mat->partial, e->stream));
-		return PR_OK;
-	}
-	if (mat->kind == MATRIX_TILED)
-	{
-		TiledDevice d = tiled_device(e);
-
-		return pr_tiled_run<T>(&d, mat, z, y, err);
-	}
-	if (mat->kind == MATRIX_BINNED)
-	{
-		const DevTile *d = &mat->tiles[0];
-		T		   *partial = (T *) mat->partial;
-
-		if (mat->binned_blocks > 0)
-		{
-			if (mat->has_val)
-				k_binned<T, true><<<(unsigned int) mat->binned_blocks, PR_THREADS, 0, e->stream>>>(mat->binned, z, y, partial);
-			else
-				k_binned<T, false><<<(unsigned int) mat->binned_blocks, PR_THREADS, 0, e->stream>>>(mat->binned, z, y, partial);
-			PR_LAUNCHED();
-		}
-		if (d->n_long > 0)
-		{
-			unsigned int lb = (unsigned int) ((d->n_long + PR_THREADS - 1) / PR_THREADS);
-
-			k_long_rows<T, PR_MODE_STORE><<<lb, PR_THREADS, 0, e->stream>>>(d->n_long, d->long_row, d->chunk_begin, partial, y, (T *) NULL);
-			PR_LAUNCHED();
-		}
-		return PR_OK;
-	}
-	if (mat->kind == MATRIX_CUSPARSE)
-	{
-		cudaDataType vt = e->fp64 ? CUDA_R_64F : CUDA_R_32F;
-		cusparseDnVecDescr_t vx,
-					vy;
-		T			one = 1,
-					zero = 0;
-		cusparseStatus_t s;
-
-		PR_CUSPARSE(cusparseCreateDnVec(&vx, e->n, (void *) zv, vt));
-		PR_CUSPARSE(cusparseCreateDnVec(&vy, e->n, yv, vt));
-		s = cusparseSpMV(e->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat->sp_mat, vx, &zero, vy, vt,
-						 CUSPARSE_SPMV_ALG_DEFAULT, mat->sp_buffer);
-		cusparseDestroyDnVec(vx);
-		cusparseDestroyDnVec(vy);
-		PR_CUSPARSE(s);
-		return PR_OK;
-	}
-	return pr_error_set(err, PR_ERR_UNSUPPORTED, "GPU engine: product not prepared");
-}
-
 /* Frees everything the engine allocated on the device (keeps the engine). */
-static void
-engine_free_device(GpuEngine *e)
+void
+gpu_engine_free_device(GpuEngine *e)
 {
-	GpuMatrix  *mats[3] = {&e->pull, &e->pull_raw, &e->push};
-
-	for (int i = 0; i < 3; i++)
-		if (mats[i]->sp_created)
-		{
-			cusparseDestroySpMat(mats[i]->sp_mat);
-			mats[i]->sp_created = false;
-		}
+	gpu_matrix_free(&e->pull);
+	gpu_matrix_free(&e->pull_raw);
+	gpu_matrix_free(&e->push);
 	if (e->l2_window)
 	{
 		cudaStreamAttrValue a;
@@ -483,73 +177,7 @@ engine_free_device(GpuEngine *e)
 	e->old_to_new_host = NULL;
 	e->slots.clear();
 	e->dangling_valid.clear();
-	memset(&e->pull, 0, sizeof(e->pull));
-	memset(&e->pull_raw, 0, sizeof(e->pull_raw));
-	memset(&e->push, 0, sizeof(e->push));
 	e->prepared = false;
-}
-
-/*
- * Adds slots to the engine up to n_slots (cleared), with statistics room for them: prepare's
- * slots, and more on a re-prepare that asks for more (the old statistics array then stays among
- * the allocations until the engine is freed).
- */
-static PrStatus
-grow_slots(GpuEngine *e, int n_slots, PrError *err)
-{
-	size_t		bytes = (size_t) (e->n + 1) * e->k * e->elem;
-	size_t		stats_bytes = (size_t) (n_slots + 2) * e->k * 3 * 8;
-	void	   *p;
-	PrStatus	st;
-
-	while ((int) e->slots.size() < n_slots)
-	{
-		if ((st = dev_alloc(e, &p, bytes, err)) != PR_OK)
-			return st;
-		e->slots.push_back(p);
-		e->dangling_valid.push_back(false);
-		PR_CUDA(cudaMemsetAsync(p, 0, bytes, e->stream));
-	}
-	if ((st = dev_alloc(e, &p, stats_bytes, err)) != PR_OK)
-		return st;
-	PR_CUDA(cudaMemsetAsync(p, 0, stats_bytes, e->stream));
-	e->stats = (double *) p;
-	e->n_slots = n_slots;
-	return PR_OK;
-}
-
-/* Host-side layouts built during prepare (freed at its end). */
-struct HostPlans
-{
-	PrPlanCsr	pull;
-	PrPlanCsr	push;
-	PrComposite comp;
-	PrBinned	bin_pull;
-	PrBinned	bin_push;
-	int32_t    *new_to_old;
-	int32_t    *old_to_new;
-	int64_t    *key;
-	double	   *inv_out;
-	bool		pull_borrowed;	/* pull is a view of the graph's own in-CSR (not freed) */
-};
-
-/* Frees the host layouts. */
-static void
-host_plans_free(HostPlans *h)
-{
-	const PrAllocator *a = &pr_malloc_allocator;
-
-	if (h->pull_borrowed)
-		memset(&h->pull, 0, sizeof(h->pull));
-	pr_plan_csr_free(&h->pull, a);
-	pr_plan_csr_free(&h->push, a);
-	pr_plan_composite_free(&h->comp, a);
-	pr_plan_binned_free(&h->bin_pull, a);
-	pr_plan_binned_free(&h->bin_push, a);
-	free(h->new_to_old);
-	free(h->old_to_new);
-	free(h->key);
-	free(h->inv_out);
 }
 
 /* Scalar type dispatch helpers. */
@@ -559,429 +187,6 @@ launch_fill(GpuEngine *e, void *x, int64_t total, double v, PrError *err)
 {
 	k_fill<T><<<grid_for(total), PR_THREADS, 0, e->stream>>>(total, (T *) x, (T) v);
 	PR_LAUNCHED();
-	return PR_OK;
-}
-
-/* The host arrays of gpu_prepare filled by one thread's share of n (see host_arrays_part). */
-typedef struct HostArraysJob
-{
-	int64_t		n;
-	const double *out_strength;
-	double	   *inv_out;		/* 1 / out-strength (0 for dangling nodes) */
-	int32_t    *new_to_old;		/* identity ids (natural order), or NULL */
-	int32_t    *old_to_new;
-} HostArraysJob;
-
-/* pr_parallel_run's task: part `part` of n_parts of the host arrays. */
-static void
-host_arrays_part(void *arg, int part, int n_parts)
-{
-	HostArraysJob *job = (HostArraysJob *) arg;
-	int64_t		b,
-				end;
-
-	pr_even_range(job->n, part, n_parts, &b, &end);
-	for (int64_t i = b; i < end; i++)
-	{
-		job->inv_out[i] = job->out_strength[i] > 0 ? 1.0 / job->out_strength[i] : 0.0;
-		if (job->new_to_old != NULL)
-			job->new_to_old[i] = job->old_to_new[i] = (int32_t) i;
-	}
-}
-
-/* Prepare: relabel, plan, check memory, upload. */
-static PrStatus
-gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err)
-{
-	GpuEngine  *e = (GpuEngine *) base;
-	HostPlans	h;
-	const PrAllocator *a = &pr_malloc_allocator;
-	double		t0 = pr_clock_seconds(),
-				t1,
-				t_setup = 0,
-				t_host = 0;
-	int64_t		n = g->n_nodes;
-	PrStatus	st = PR_OK;
-	PrGpuKernel kernel = e->opt.kernel;
-	size_t		free_b = 0,
-				total_b = 0,
-				need;
-	char		cand[512] = "";
-	int			n_cand = 0;
-	double		predicted = -1;
-	PrCompositeOptions copt;
-
-	memset(&h, 0, sizeof(h));
-	if (e->prepared && e->prep_graph == g && e->prep_in_ptr == g->in_ptr && e->prep_in_src == g->in_src &&
-		e->prep_edges == g->n_edges && e->n == n && e->k == k && e->needs == needs)
-	{
-		/* same graph object and shape: keep the device layout, forget the vector state; a run
-		 * asking for more slots gets the missing ones (fewer: it uses the first ones) */
-		for (int s = 0; s < e->n_slots; s++)
-			e->dangling_valid[s] = false;
-		e->z_owner = -1;
-		e->resid_index = -1;
-		return n_slots > e->n_slots ? grow_slots(e, n_slots, err) : PR_OK;
-	}
-	if (e->prepared)
-		engine_free_device(e);
-	memset(&e->report, 0, sizeof(e->report));
-	if (k < 1 || k > PR_MAX_K)
-		return pr_error_set(err, PR_ERR_UNSUPPORTED, "GPU engine: %d columns (the GPU engine takes 1 to %d)", k, PR_MAX_K);
-	if (n_slots < 1)
-		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: needs at least one vector slot");
-	if (n > PR_PLAN_MAX_NODES_CHECK)
-		return pr_error_set(err, PR_ERR_TOO_LARGE, "GPU engine: %lld nodes exceed the 32-bit ids", (long long) n);
-	e->n = n;
-	e->m = g->n_edges;
-	e->k = k;
-	e->n_slots = n_slots;
-	e->needs = needs;
-	e->z_owner = -1;
-	e->resid_index = -1;
-	e->restart_key = 0;
-
-	/* degree order and 1/out_strength */
-	h.new_to_old = (int32_t *) malloc((size_t) (n + 1) * 4);
-	h.old_to_new = (int32_t *) malloc((size_t) (n + 1) * 4);
-	h.key = (int64_t *) calloc((size_t) (n + 1), 8);
-	h.inv_out = (double *) malloc((size_t) (n + 1) * 8);
-	if (!h.new_to_old || !h.old_to_new || !h.key || !h.inv_out)
-	{
-		host_plans_free(&h);
-		return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
-	}
-	pr_plan_set_threads(e->opt.plan_threads);
-	if (e->opt.relabel)
-	{
-		/* out-degrees = column counts of the in-edge CSR (parallel), for the degree order only */
-		PrPlanCsr	in_view;
-
-		memset(&in_view, 0, sizeof(in_view));
-		in_view.n = n;
-		in_view.nnz = g->n_edges;
-		in_view.ptr = g->in_ptr;
-		in_view.col = g->in_src;
-		st = pr_plan_column_degrees(&in_view, h.key, err);
-		if (st != PR_OK)
-		{
-			host_plans_free(&h);
-			return st;
-		}
-	}
-	{
-		HostArraysJob job = {n, g->out_strength, h.inv_out, e->opt.relabel ? NULL : h.new_to_old,
-							 e->opt.relabel ? NULL : h.old_to_new};
-
-		/* fresh arrays of n entries: their page faults are the cost, taken by several threads */
-		pr_parallel_run(host_arrays_part, &job, pr_thread_count(0, 16));
-	}
-	if (e->opt.relabel)
-		st = pr_plan_degree_order(n, h.key, h.new_to_old, h.old_to_new, a, err);
-	if (st == PR_OK && !e->opt.relabel && g->in_weight == NULL)
-	{
-		/*
-		 * natural ids, no values: the graph's in-rows already list their sources ascending, which
-		 * is what the identity relabel would produce, so the plans read the graph's own arrays
-		 * (read only) instead of a sorted copy (the quick layout of a large cached graph)
-		 */
-		h.pull.n = n;
-		h.pull.nnz = g->n_edges;
-		h.pull.ptr = (int64_t *) g->in_ptr;
-		h.pull.col = (int32_t *) g->in_src;
-		h.pull_borrowed = true;
-	}
-	else if (st == PR_OK)
-		st = pr_plan_relabel(n, g->in_ptr, g->in_src, g->in_weight, h.old_to_new, a, &h.pull, err);
-	if (st == PR_OK && (needs & PR_NEED_PUSH))
-		st = pr_plan_transpose(&h.pull, a, &h.push, err);
-	if (st != PR_OK)
-	{
-		host_plans_free(&h);
-		return st;
-	}
-	/* inv_out in the private order (natural ids: it is already) */
-	if (e->opt.relabel)
-	{
-		double	   *tmp = (double *) malloc((size_t) (n + 1) * 8);
-
-		if (tmp == NULL)
-		{
-			host_plans_free(&h);
-			return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
-		}
-		for (int64_t i = 0; i < n; i++)
-			tmp[i] = h.inv_out[h.new_to_old[i]];
-		free(h.inv_out);
-		h.inv_out = tmp;
-	}
-
-	/* shared-memory tiles: width, opt-in limit, grid */
-	t_setup = pr_clock_seconds();
-	{
-		PrStatus	sst;
-
-		e->smem_width = e->opt.smem_width > 0 ? e->opt.smem_width : (e->fp64 ? 24576 : 49152);
-		if (e->smem_width >= 65535)
-			e->smem_width = 65534;
-		if ((sst = pr_tiled_smem_setup(e->opt.device, e->fp64, e->smem_width, &e->smem_grid, err)) != PR_OK)
-		{
-			host_plans_free(&h);
-			return sst;
-		}
-	}
-
-	t_setup = pr_clock_seconds() - t_setup;
-	t_host = pr_clock_seconds() - t0 - t_setup;
-	/* the pull format */
-	if (k > 1 && kernel != PR_GPU_KERNEL_BINNED)
-		kernel = PR_GPU_KERNEL_BINNED;	/* SpMM runs over the CSR */
-	/* rows longer than this are cut into chunks; SpMM's warps cover fewer entries at a time */
-	int			bin_chunk = e->opt.chunk > 0 ? e->opt.chunk : k > 1 ? PR_SPMM_CHUNK : 4096;
-
-	if (kernel == PR_GPU_KERNEL_AUTO || kernel == PR_GPU_KERNEL_TILED)
-	{
-		PrPlanChoice choice;
-
-		pr_plan_choice_init(&choice, n);
-		choice.composite.tile_width = e->opt.tile_width > 0 ? e->opt.tile_width : n;
-		choice.composite.chunk = e->opt.chunk > 0 ? e->opt.chunk : 4096;
-		choice.composite.smem_width = e->smem_width;
-		if (e->opt.n_smem_tiles >= 0)
-		{
-			choice.n_smem_counts = 1;
-			choice.smem_counts[0] = e->opt.n_smem_tiles;
-		}
-		if (e->opt.vec_threshold > 0)
-		{
-			choice.n_thresholds = 1;
-			choice.thresholds[0] = e->opt.vec_threshold;
-		}
-		choice.compact_mode = e->opt.compact_partials;
-		choice.allow_binned = kernel == PR_GPU_KERNEL_AUTO;
-		choice.binned_chunk = e->opt.chunk > 0 ? e->opt.chunk : 4096;
-		st = pr_plan_choose(&h.pull, e->have_model ? &e->model : NULL, &choice, &predicted, cand,
-							sizeof(cand), &n_cand, a, err);
-		if (st == PR_OK)
-		{
-			kernel = choice.binned ? PR_GPU_KERNEL_BINNED : PR_GPU_KERNEL_TILED;
-			copt = choice.composite;
-		}
-		if (st == PR_OK && kernel == PR_GPU_KERNEL_TILED)
-			st = pr_plan_composite(&h.pull, &copt, a, &h.comp, err);
-	}
-	if (st == PR_OK && (kernel == PR_GPU_KERNEL_BINNED ||
-						(kernel == PR_GPU_KERNEL_CUSPARSE && (needs & PR_NEED_PULL))))
-	{
-		st = pr_plan_binned(&h.pull, bin_chunk, a, &h.bin_pull, err);
-		/* the model's figure reads every entry (~1 s at 263 M edges): not for the quick layout
-		 * (natural ids), whose point is to be ready soon */
-		if (st == PR_OK && kernel == PR_GPU_KERNEL_BINNED && e->have_model && predicted < 0 && e->opt.relabel)
-			predicted = pr_model_predict_binned(&e->model, &h.bin_pull, &h.pull) * 1e3;
-	}
-	if (st == PR_OK && (needs & PR_NEED_PUSH))
-		st = pr_plan_binned(&h.push, bin_chunk, a, &h.bin_push, err);
-	if (st != PR_OK)
-	{
-		host_plans_free(&h);
-		return st;
-	}
-	t1 = pr_clock_seconds();
-
-	/* memory check against the plan */
-	need = (size_t) n_slots * (size_t) (n + 1) * k * e->elem	/* slots */
-		+ (size_t) (n + 1) * k * e->elem	/* z */
-		+ (size_t) n * k * 8	/* staging */
-		+ (size_t) (n + 1) * (4 + e->elem)	/* new_to_old, inv_out */
-		+ (size_t) n * k * e->elem	/* restart (personalized) */
-		+ (size_t) n * (e->fp64 ? 24 : 16)	/* device top-k scratch (pr_gpu_topk), made on first use */
-		+ (size_t) PR_RED_BLOCKS * k * 3 * 8 + (size_t) (n_slots + 2) * k * 3 * 8;
-	if (kernel == PR_GPU_KERNEL_TILED)
-		need += h.comp.device_bytes + (size_t) h.comp.n_part * (e->elem - sizeof(float));
-	if (kernel == PR_GPU_KERNEL_BINNED || (kernel == PR_GPU_KERNEL_CUSPARSE && (needs & PR_NEED_PULL)))
-		need += h.bin_pull.device_bytes;
-	if (kernel == PR_GPU_KERNEL_CUSPARSE)
-		need += (size_t) (n + 1) * 8 + (size_t) g->n_edges * (4 + e->elem) + ((size_t) 64 << 20);
-	if (needs & PR_NEED_PUSH)
-		need += h.bin_push.device_bytes;
-	PR_CUDA(cudaMemGetInfo(&free_b, &total_b));
-	if (need + ((size_t) 256 << 20) > free_b ||
-		(e->opt.memory_budget > 0 && need > e->opt.memory_budget))
-	{
-		host_plans_free(&h);
-		return pr_error_set(err, PR_ERR_NOMEM,
-							"GPU engine: the graph needs %.1f MiB of device memory; %.1f MiB are free%s",
-							need / 1048576.0, free_b / 1048576.0,
-							e->opt.memory_budget > 0 ? " (or over the memory budget)" : "");
-	}
-
-	/* allocate and upload */
-	{
-		/* the vector slots (cleared) and their statistics */
-		st = grow_slots(e, n_slots, err);
-		if (st == PR_OK && (st = dev_alloc(e, &e->z, (size_t) (n + 1) * k * e->elem, err)) == PR_OK)
-			if (cudaMemsetAsync(e->z, 0, (size_t) (n + 1) * k * e->elem, e->stream) != cudaSuccess)
-				st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: cudaMemsetAsync failed");
-		if (st == PR_OK)
-			st = dev_alloc(e, (void **) &e->stage, (size_t) n * k * 8, err);
-		if (st == PR_OK)
-			st = dev_upload(e, (void **) &e->new_to_old, h.new_to_old, (size_t) n * 4, err);
-		if (st == PR_OK)
-		{
-			/* kept for the restart scatter: the plan's copy is freed at the end of prepare */
-			e->old_to_new_host = h.old_to_new;
-			h.old_to_new = NULL;
-		}
-		if (st == PR_OK)
-		{
-			if (e->fp64)
-				st = dev_upload(e, &e->inv_out, h.inv_out, (size_t) n * 8, err);
-			else
-			{
-				float	   *f = (float *) malloc((size_t) (n + 1) * 4);
-
-				if (f == NULL)
-					st = pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
-				else
-				{
-					for (int64_t i = 0; i < n; i++)
-						f[i] = (float) h.inv_out[i];
-					st = dev_upload(e, &e->inv_out, f, (size_t) n * 4, err);
-					free(f);
-				}
-			}
-		}
-		if (st == PR_OK)
-			st = dev_alloc(e, (void **) &e->partials, (size_t) PR_RED_BLOCKS * k * 3 * 8, err);
-		if (st == PR_OK && (st = dev_alloc(e, (void **) &e->counter, 64, err)) == PR_OK)
-			if (cudaMemset(e->counter, 0, 64) != cudaSuccess)
-				st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: cudaMemset failed");
-		if (st == PR_OK && kernel == PR_GPU_KERNEL_TILED)
-		{
-			TiledDevice d = tiled_device(e);
-
-			e->pull.kind = MATRIX_TILED;
-			st = pr_tiled_upload(&d, &h.comp, &e->pull, err);
-		}
-		if (st == PR_OK && kernel == PR_GPU_KERNEL_BINNED)
-			st = upload_binned(e, &h.pull, &h.bin_pull, &e->pull, err);
-		if (st == PR_OK && kernel == PR_GPU_KERNEL_CUSPARSE)
-		{
-			st = upload_cusparse(e, &h.pull, h.inv_out, &e->pull, err);
-			if (st == PR_OK && (needs & PR_NEED_PULL))
-				st = upload_binned(e, &h.pull, &h.bin_pull, &e->pull_raw, err);
-		}
-		if (st == PR_OK && (needs & PR_NEED_PUSH))
-			st = upload_binned(e, &h.push, &h.bin_push, &e->push, err);
-		if (st == PR_OK && cudaStreamSynchronize(e->stream) != cudaSuccess)
-			st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: upload failed: %s", cudaGetErrorString(cudaGetLastError()));
-		/* keep the gathered vector z in L2: an access-policy window over its (hottest) front */
-		if (st == PR_OK && e->opt.l2_persist && kernel != PR_GPU_KERNEL_CUSPARSE)
-		{
-			int			max_window = 0,
-						persist_max = 0;
-
-			if (cudaDeviceGetAttribute(&max_window, cudaDevAttrMaxAccessPolicyWindowSize, e->opt.device) == cudaSuccess &&
-				cudaDeviceGetAttribute(&persist_max, cudaDevAttrMaxPersistingL2CacheSize, e->opt.device) == cudaSuccess &&
-				max_window > 0 && persist_max > 0)
-			{
-				size_t		bytes = (size_t) (n + 1) * k * e->elem;
-				size_t		window = bytes < (size_t) max_window ? bytes : (size_t) max_window;
-				size_t		carve = window < (size_t) persist_max ? window : (size_t) persist_max;
-				cudaStreamAttrValue a;
-
-				memset(&a, 0, sizeof(a));
-				a.accessPolicyWindow.base_ptr = e->z;
-				a.accessPolicyWindow.num_bytes = window;
-				a.accessPolicyWindow.hitRatio = (float) ((double) carve / (double) window);
-				a.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
-				a.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
-				if (cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, carve) == cudaSuccess &&
-					cudaStreamSetAttribute(e->stream, cudaStreamAttributeAccessPolicyWindow, &a) == cudaSuccess)
-				{
-					e->l2_window = true;
-					e->report.l2_persist_bytes = carve;
-				}
-			}
-			cudaGetLastError();	/* an unsupported window is not an error: run without it */
-		}
-	}
-
-	/* report */
-	{
-		PrGpuReport *r = &e->report;
-		cudaDeviceProp prop;
-
-		snprintf(r->engine, sizeof(r->engine), "%s",
-				 kernel == PR_GPU_KERNEL_TILED ? "gpu-tiled" : kernel == PR_GPU_KERNEL_BINNED ?
-				 (k > 1 ? "gpu-spmm" : "gpu-binned") : "gpu-cusparse");
-		if (cudaGetDeviceProperties(&prop, e->opt.device) == cudaSuccess)
-		{
-			size_t		len = strnlen(prop.name, sizeof(r->device) - 1);
-
-			memcpy(r->device, prop.name, len);
-			r->device[len] = '\0';
-		}
-		r->n_nodes = n;
-		r->n_edges = g->n_edges;
-		r->predicted_ms = predicted;
-		r->n_candidates = n_cand;
-		memcpy(r->candidates, cand, sizeof(r->candidates));
-		r->candidates[sizeof(r->candidates) - 1] = '\0';
-		r->matrix_bytes = e->pull.bytes;
-		if (kernel == PR_GPU_KERNEL_TILED)
-		{
-			r->n_tiles = h.comp.n_tiles;
-			r->tile_width = h.comp.options.tile_width;
-			r->vec_threshold = h.comp.options.vec_threshold;
-			r->n_smem_tiles = h.comp.options.n_smem_tiles;
-			r->smem_width = h.comp.options.smem_width;
-			r->padding = h.comp.padding;
-			snprintf(r->format, sizeof(r->format),
-					 "tile-composite: %d smem tile(s) of %lld cols (16-bit ids) + %d L2 tile(s), CSR-vector rows >= %d, ELL padding %.1f%%%s%s",
-					 h.comp.options.n_smem_tiles < h.comp.n_tiles ? h.comp.options.n_smem_tiles : h.comp.n_tiles,
-					 (long long) h.comp.options.smem_width,
-					 h.comp.n_tiles - (h.comp.options.n_smem_tiles < h.comp.n_tiles ? h.comp.options.n_smem_tiles : h.comp.n_tiles),
-					 h.comp.options.vec_threshold,
-					 g->n_edges > 0 ? 100.0 * h.comp.padding / g->n_edges : 0.0,
-					 e->opt.relabel ? ", degree-ordered ids" : "",
-					 e->pull.compact ? ", compact partials + merge" : "");
-		}
-		else if (kernel == PR_GPU_KERNEL_BINNED)
-			snprintf(r->format, sizeof(r->format), "%s CSR, %lld long rows chunked%s",
-					 k > 1 ? "SpMM over" : "row-binned", (long long) h.bin_pull.longs.n_long,
-					 e->opt.relabel ? ", degree-ordered ids" : "");
-		else
-			snprintf(r->format, sizeof(r->format), "cusparseSpMV CSR with values%s",
-					 e->opt.relabel ? ", degree-ordered ids" : ", natural ids");
-		r->bytes_per_edge = g->n_edges > 0 ? (double) r->matrix_bytes / (double) g->n_edges : 0.0;
-		if (r->l2_persist_bytes > 0)
-		{
-			size_t		used = strlen(r->format);
-
-			snprintf(r->format + used, sizeof(r->format) - used, ", L2-persist %.0f MB",
-					 r->l2_persist_bytes / 1e6);
-		}
-		r->plan_seconds = t1 - t0;
-		r->host_seconds = t_host;
-		r->smem_setup_seconds = t_setup;
-		r->upload_seconds = pr_clock_seconds() - t1;
-		for (void *p : e->allocs)
-			(void) p;
-		r->total_bytes = need;
-	}
-	host_plans_free(&h);
-	if (st != PR_OK)
-	{
-		engine_free_device(e);
-		return st;
-	}
-	e->prepared = true;
-	e->ops.name = e->report.engine;
-	e->prep_graph = g;
-	e->prep_in_ptr = g->in_ptr;
-	e->prep_in_src = g->in_src;
-	e->prep_edges = g->n_edges;
 	return PR_OK;
 }
 
@@ -1025,6 +230,20 @@ check_slot(GpuEngine *e, int slot, PrError *err)
 	if (slot < 0 || slot >= e->n_slots)
 		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: no vector slot %d", slot);
 	return PR_OK;
+}
+
+/* Checks the input and output slots of an operation (input first) and that they differ; what
+ * names the operation in the error. */
+static PrStatus
+check_in_out_slots(GpuEngine *e, int in_slot, int out_slot, const char *what, PrError *err)
+{
+	PrStatus	st = check_slot(e, in_slot, err);
+
+	if (st == PR_OK)
+		st = check_slot(e, out_slot, err);
+	if (st == PR_OK && in_slot == out_slot)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: %s in place (slot %d)", what, in_slot);
+	return st;
 }
 
 /* Forgets what is cached about a slot that is being overwritten. */
@@ -1127,7 +346,7 @@ product_typed(GpuEngine *e, PrProduct product, int x_slot, int y_slot, PrError *
 	if (mat->kind == MATRIX_NONE)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED, "GPU engine: product %d was not asked for in prepare", (int) product);
 	slot_written(e, y_slot);
-	return run_matrix<T>(e, mat, in, e->slots[y_slot], err);
+	return gpu_matrix_run<T>(e, mat, in, e->slots[y_slot], err);
 }
 
 /* The product operation. */
@@ -1135,12 +354,10 @@ static PrStatus
 gpu_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError *err)
 {
 	GpuEngine  *e = (GpuEngine *) base;
-	PrStatus	st;
+	PrStatus	st = check_in_out_slots(e, x_slot, y_slot, "product", err);
 
-	if ((st = check_slot(e, x_slot, err)) != PR_OK || (st = check_slot(e, y_slot, err)) != PR_OK)
+	if (st != PR_OK)
 		return st;
-	if (x_slot == y_slot)
-		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: product in place (slot %d)", x_slot);
 	if (e->n == 0)
 		return PR_OK;
 	return e->fp64 ? product_typed<double>(e, product, x_slot, y_slot, err)
@@ -1206,11 +423,11 @@ upload_restart(GpuEngine *e, const PrRestart *r, PrError *err)
 		if (r->node[p] < 0 || r->node[p] >= e->n)
 			return pr_error_set(err, PR_ERR_INVALID, "GPU engine: restart node %d out of range", r->node[p]);
 	if (e->restart_dense == NULL &&
-		(st = dev_alloc(e, &e->restart_dense, (size_t) total * e->elem, err)) != PR_OK)
+		(st = gpu_dev_alloc(e, &e->restart_dense, (size_t) total * e->elem, err)) != PR_OK)
 		return st;
 	if (e->restart_pos == NULL &&
-		((st = dev_alloc(e, (void **) &e->restart_pos, (size_t) PR_SPARSE_RESTART * 8, err)) != PR_OK ||
-		 (st = dev_alloc(e, (void **) &e->restart_w, (size_t) PR_SPARSE_RESTART * 8, err)) != PR_OK))
+		((st = gpu_dev_alloc(e, (void **) &e->restart_pos, (size_t) PR_SPARSE_RESTART * 8, err)) != PR_OK ||
+		 (st = gpu_dev_alloc(e, (void **) &e->restart_w, (size_t) PR_SPARSE_RESTART * 8, err)) != PR_OK))
 		return st;
 	e->restart_n = -1;
 	if (m <= PR_SPARSE_RESTART && 2 * m <= total && e->old_to_new_host != NULL)
@@ -1381,12 +598,10 @@ gpu_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha, const 
 					PrError *err)
 {
 	GpuEngine  *e = (GpuEngine *) base;
-	PrStatus	st;
+	PrStatus	st = check_in_out_slots(e, x_slot, y_slot, "update", err);
 
-	if ((st = check_slot(e, x_slot, err)) != PR_OK || (st = check_slot(e, y_slot, err)) != PR_OK)
+	if (st != PR_OK)
 		return st;
-	if (x_slot == y_slot)
-		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: update in place (slot %d)", x_slot);
 	return e->fp64 ? update_typed<double>(e, y_slot, x_slot, alpha, restart, err)
 		: update_typed<float>(e, y_slot, x_slot, alpha, restart, err);
 }
@@ -1502,7 +717,7 @@ upload_coef(GpuEngine *e, const double *coef, int n_terms, PrError *err)
 {
 	PrStatus	st;
 
-	if (e->coef_dev == NULL && (st = dev_alloc(e, (void **) &e->coef_dev, (size_t) 4 * e->k * 8, err)) != PR_OK)
+	if (e->coef_dev == NULL && (st = gpu_dev_alloc(e, (void **) &e->coef_dev, (size_t) 4 * e->k * 8, err)) != PR_OK)
 		return st;
 	/* pageable source: the copy is done before cudaMemcpyAsync returns */
 	PR_CUDA(cudaMemcpyAsync(e->coef_dev, coef, (size_t) n_terms * e->k * 8, cudaMemcpyHostToDevice, e->stream));
@@ -1567,11 +782,11 @@ local_alloc(GpuEngine *e, PrError *err)
 							&e->local_step_blocks));
 	PR_CUDA(cub::DeviceSelect::If(NULL, e->local_temp_bytes, bm.rows + bm.bin_begin[0], e->local_marked,
 								  e->local_count, n_rows, MarkedRow{NULL}, e->stream));
-	if ((st = dev_alloc(e, (void **) &e->local_marked, (size_t) (n_rows + 1) * 4, err)) != PR_OK ||
-		(st = dev_alloc(e, (void **) &e->local_count, 8, err)) != PR_OK ||
-		(st = dev_alloc(e, &e->local_temp, e->local_temp_bytes + 1, err)) != PR_OK)
+	if ((st = gpu_dev_alloc(e, (void **) &e->local_marked, (size_t) (n_rows + 1) * 4, err)) != PR_OK ||
+		(st = gpu_dev_alloc(e, (void **) &e->local_count, 8, err)) != PR_OK ||
+		(st = gpu_dev_alloc(e, &e->local_temp, e->local_temp_bytes + 1, err)) != PR_OK)
 		return st;
-	return dev_alloc(e, (void **) &e->local_flags, (size_t) (2 * (e->n + 1) + (e->n + 31) / 32) * 4, err);
+	return gpu_dev_alloc(e, (void **) &e->local_flags, (size_t) (2 * (e->n + 1) + (e->n + 31) / 32) * 4, err);
 }
 
 /*
@@ -1798,7 +1013,7 @@ gpu_far_field(PrEngine *base, int slot, bool keep, bool *found, PrError *err)
 		return st;
 	if (keep)
 	{
-		if (e->far_field == NULL && (st = dev_alloc(e, &e->far_field, (size_t) (e->n + 1) * e->elem, err)) != PR_OK)
+		if (e->far_field == NULL && (st = gpu_dev_alloc(e, &e->far_field, (size_t) (e->n + 1) * e->elem, err)) != PR_OK)
 			return st;
 		if (e->n > 0)
 		{
@@ -1832,7 +1047,7 @@ gpu_release(PrEngine *base)
 	if (e == NULL)
 		return;
 	cudaStreamSynchronize(e->stream);
-	engine_free_device(e);
+	gpu_engine_free_device(e);
 	if (e->sp_ready)
 		cusparseDestroy(e->sp);
 	cudaStreamDestroy(e->stream);

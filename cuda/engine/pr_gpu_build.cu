@@ -22,6 +22,7 @@
 #include "pr_gpu.h"
 #include "pr_gpu_launch.h"
 #include "pr_gpu_status.h"
+#include "pr_gpu_buffer.h"
 
 #include <cuda_runtime.h>
 #include <cub/device/device_radix_sort.cuh>
@@ -104,19 +105,7 @@ device_free(T **ptr, cudaError_t *first)
 static PrStatus
 temp_reserve(Build *b, size_t bytes, PrError *err)
 {
-	if (b->temp != NULL && b->temp_bytes >= bytes)
-		return PR_OK;
-	if (b->temp != NULL)
-	{
-		void	   *old = b->temp;
-
-		b->temp = NULL;
-		b->temp_bytes = 0;
-		BUILD_CUDA(cudaFree(old));
-	}
-	BUILD_CUDA(cudaMalloc(&b->temp, bytes > 0 ? bytes : 16));
-	b->temp_bytes = bytes;
-	return PR_OK;
+	return pr_gpu_buffer_reserve(&b->temp, &b->temp_bytes, bytes, "GPU graph build", err);
 }
 
 /* ---- staged copies between host memory and the device ---- */

@@ -35,16 +35,21 @@ pr_tiled_bytes(const TiledMatrix *mat)
 	return mat->bytes;
 }
 
-/* Allocates device memory through the device's allocator and copies host data into it. */
+/* Device array of count values of T through the device's allocator, filled from host (a
+ * synchronous copy), its address in *field. */
+template <typename T>
 static PrStatus
-tiled_upload_array(const TiledDevice *d, void **out, const void *host, size_t bytes, PrError *err)
+tiled_upload_array(const TiledDevice *d, const T **field, const T *host, int64_t count, PrError *err)
 {
-	PrStatus	st = d->alloc(d->alloc_arg, out, bytes, err);
+	size_t		bytes = (size_t) count * sizeof(T);
+	void	   *p;
+	PrStatus	st = d->alloc(d->alloc_arg, &p, bytes, err);
 
 	if (st != PR_OK)
 		return st;
 	if (bytes > 0)
-		PRT_CUDA(cudaMemcpy(*out, host, bytes, cudaMemcpyHostToDevice));
+		PRT_CUDA(cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice));
+	*field = (const T *) p;
 	return PR_OK;
 }
 
@@ -101,52 +106,42 @@ pr_tiled_upload(const TiledDevice *dv, const PrComposite *c, TiledMatrix *mat, P
 	{
 		const PrCompositeTile *tile = &c->tiles[t];
 		DevTile    *d = &mat->tiles[t];
-		void	   *p;
 
 		memset(d, 0, sizeof(*d));
 		d->n_vec = tile->n_vec;
 		d->n_ell = tile->n_ell;
 		d->n_long = tile->longs.n_long;
 		mat->has_val = tile->val != NULL;
-		if ((st = tiled_upload_array(dv, &p, tile->vec_row, (size_t) tile->n_vec * 4, err)) != PR_OK)
+		if ((st = tiled_upload_array(dv, &d->vec_row, tile->vec_row, tile->n_vec, err)) != PR_OK)
 			return st;
-		d->vec_row = (const int32_t *) p;
-		if ((st = tiled_upload_array(dv, &p, tile->vec_ptr, (size_t) (tile->n_vec + 1) * 8, err)) != PR_OK)
+		if ((st = tiled_upload_array(dv, &d->vec_ptr, tile->vec_ptr, tile->n_vec + 1, err)) != PR_OK)
 			return st;
-		d->vec_ptr = (const int64_t *) p;
-		if ((st = tiled_upload_array(dv, &p, tile->ell_off, (size_t) (tile->n_ell + 1) * 8, err)) != PR_OK)
+		if ((st = tiled_upload_array(dv, &d->ell_off, tile->ell_off, tile->n_ell + 1, err)) != PR_OK)
 			return st;
-		d->ell_off = (const int64_t *) p;
-		if ((st = tiled_upload_array(dv, &p, tile->ell_row, (size_t) tile->n_ell * 32 * 4, err)) != PR_OK)
+		if ((st = tiled_upload_array(dv, &d->ell_row, tile->ell_row, tile->n_ell * 32, err)) != PR_OK)
 			return st;
-		d->ell_row = (const int32_t *) p;
 		d->col_begin = tile->col_begin;
 		d->width = (int32_t) (tile->col_end - tile->col_begin);
 		d->local16 = tile->local16 ? 1 : 0;
 		if (tile->local16)
 		{
-			if ((st = tiled_upload_array(dv, &p, tile->idx16, (size_t) tile->n_idx * 2, err)) != PR_OK)
+			if ((st = tiled_upload_array(dv, &d->idx16, tile->idx16, tile->n_idx, err)) != PR_OK)
 				return st;
-			d->idx16 = (const uint16_t *) p;
 		}
 		else
 		{
-			if ((st = tiled_upload_array(dv, &p, tile->idx, (size_t) tile->n_idx * 4, err)) != PR_OK)
+			if ((st = tiled_upload_array(dv, &d->idx, tile->idx, tile->n_idx, err)) != PR_OK)
 				return st;
-			d->idx = (const int32_t *) p;
 		}
 		if (tile->val != NULL)
 		{
-			if ((st = tiled_upload_array(dv, &p, tile->val, (size_t) tile->n_idx * 4, err)) != PR_OK)
+			if ((st = tiled_upload_array(dv, &d->val, tile->val, tile->n_idx, err)) != PR_OK)
 				return st;
-			d->val = (const float *) p;
 		}
-		if ((st = tiled_upload_array(dv, &p, tile->longs.long_row, (size_t) tile->longs.n_long * 4, err)) != PR_OK)
+		if ((st = tiled_upload_array(dv, &d->long_row, tile->longs.long_row, tile->longs.n_long, err)) != PR_OK)
 			return st;
-		d->long_row = (const int32_t *) p;
-		if ((st = tiled_upload_array(dv, &p, tile->longs.chunk_begin, (size_t) (tile->longs.n_long + 1) * 8, err)) != PR_OK)
+		if ((st = tiled_upload_array(dv, &d->chunk_begin, tile->longs.chunk_begin, tile->longs.n_long + 1, err)) != PR_OK)
 			return st;
-		d->chunk_begin = (const int64_t *) p;
 		if (tile->longs.n_long > 0 && tile->n_vec > max_partial)
 			max_partial = tile->n_vec;
 		mat->part_base[t] = tile->part_base;
@@ -154,20 +149,15 @@ pr_tiled_upload(const TiledDevice *dv, const PrComposite *c, TiledMatrix *mat, P
 	mat->compact = c->options.compact && c->n_tiles > 1 && c->merge_ptr != NULL;
 	if (mat->compact)
 	{
-		void	   *p;
-
 		if ((st = dv->alloc(dv->alloc_arg, &mat->part, (size_t) (c->n_part + 1) * elem, err)) != PR_OK)
 			return st;
 		mat->n_merge_rows = c->n_merge_rows;
-		if ((st = tiled_upload_array(dv, &p, c->merge_row, (size_t) c->n_merge_rows * 4, err)) != PR_OK)
+		if ((st = tiled_upload_array(dv, &mat->merge_row, c->merge_row, c->n_merge_rows, err)) != PR_OK)
 			return st;
-		mat->merge_row = (const int32_t *) p;
-		if ((st = tiled_upload_array(dv, &p, c->merge_ptr, (size_t) (c->n_merge_rows + 1) * 8, err)) != PR_OK)
+		if ((st = tiled_upload_array(dv, &mat->merge_ptr, c->merge_ptr, c->n_merge_rows + 1, err)) != PR_OK)
 			return st;
-		mat->merge_ptr = (const int64_t *) p;
-		if ((st = tiled_upload_array(dv, &p, c->merge_slot, (size_t) c->merge_ptr[c->n_merge_rows] * 4, err)) != PR_OK)
+		if ((st = tiled_upload_array(dv, &mat->merge_slot, c->merge_slot, c->merge_ptr[c->n_merge_rows], err)) != PR_OK)
 			return st;
-		mat->merge_slot = (const int32_t *) p;
 	}
 	return dv->alloc(dv->alloc_arg, &mat->partial, (size_t) (max_partial + 1) * elem, err);
 }

@@ -19,6 +19,7 @@
 #include "pr_gpu_topk.h"
 #include "pr_gpu_launch.h"
 #include "pr_gpu_status.h"
+#include "pr_gpu_buffer.h"
 
 #include <cuda_runtime.h>
 #include <cub/device/device_radix_sort.cuh>
@@ -190,19 +191,7 @@ topk_grid(int64_t items)
 static PrStatus
 topk_reserve(TopkBuffer *buf, size_t bytes, PrError *err)
 {
-	if (buf->bytes >= bytes && buf->ptr != NULL)
-		return PR_OK;
-	if (buf->ptr != NULL)
-	{
-		void	   *old = buf->ptr;
-
-		buf->ptr = NULL;
-		buf->bytes = 0;
-		TOPK_CUDA(cudaFree(old));
-	}
-	TOPK_CUDA(cudaMalloc(&buf->ptr, bytes > 0 ? bytes : 16));
-	buf->bytes = bytes;
-	return PR_OK;
+	return pr_gpu_buffer_reserve(&buf->ptr, &buf->bytes, bytes, "GPU top-k", err);
 }
 
 /* Frees one buffer; the first failure goes to err (when err has no error yet). */

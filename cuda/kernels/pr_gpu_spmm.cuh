@@ -1,6 +1,6 @@
 /*
  * pr_gpu_spmm.cuh — the GPU engine's product for k > 1 columns (SpMM) over the row-binned CSR
- * (DevBinned).  Included once, by pr_gpu.cu, after pr_gpu_kernels.cuh.
+ * (DevBinned): the kernels; their launches are in cuda/engine/pr_gpu_spmm.cu.
  *
  * Vectors are n x k row-major, so the k values of one gathered row of z are adjacent: for fp32
  * and k = 8 they are one 32-byte sector, the cost of a single value.  Columns are taken in blocks
@@ -18,13 +18,11 @@
 #ifndef PR_GPU_SPMM_CUH
 #define PR_GPU_SPMM_CUH
 
-#include "pr_gpu_kernels.cuh"
+#include "pr_gpu_primitives.cuh"
+#include "pr_gpu_binned_kernels.cuh"
 
 #include <cuda_runtime.h>
 #include <stdint.h>
-
-#define PR_SPMM_MAX_BLOCK 32	/* columns of one column block (one pass over the matrix) */
-#define PR_SPMM_CHUNK 1024		/* default chunk of long rows when k > 1 (k = 1: 4096) */
 
 /* Blocks of the SpMM launch per bin: block_begin[b] = first block of bin b (bins 0..5), [6] =
  * first block of the chunk warps, [7] = total.  Depends on the column lanes, so made per launch. */
@@ -33,90 +31,61 @@ struct SpmmGrid
 	int64_t		block_begin[8];
 };
 
+/* The CUDA type of V adjacent values of T: T itself (V = 1), float2, float4, double2. */
+template <typename T, int V>
+struct SpmmVecType
+{
+	typedef T	type;
+};
+template <>
+struct SpmmVecType<float, 2>
+{
+	typedef float2 type;
+};
+template <>
+struct SpmmVecType<float, 4>
+{
+	typedef float4 type;
+};
+template <>
+struct SpmmVecType<double, 2>
+{
+	typedef double2 type;
+};
+
 /* V adjacent values of T as one aligned vector load (V = 1, 2, 4 for float; 1, 2 for double), and
  * one vector store marked evict-first (st.global.cs): y is not read again by this product, so its
  * lines should not push the gathered z out of L2. */
 template <typename T, int V>
-struct SpmmVec;
-
-/* float, one value. */
-template <>
-struct SpmmVec<float, 1>
+struct SpmmVec
 {
-	static __device__ __forceinline__ void load(const float *p, float *out)
-	{
-		out[0] = __ldg(p);
-	}
-	static __device__ __forceinline__ void store(float *p, const float *v)
-	{
-		__stcs(p, v[0]);
-	}
-};
+	typedef typename SpmmVecType<T, V>::type W;
+	static_assert(sizeof(W) == V * sizeof(T), "no vector type of V values of T");
 
-/* float, two values (8-byte aligned). */
-template <>
-struct SpmmVec<float, 2>
-{
-	static __device__ __forceinline__ void load(const float *p, float *out)
+	/* the vector and its values */
+	union		Lanes
 	{
-		float2		v = __ldg((const float2 *) p);
+		W			w;
+		T			v[V];
+	};
 
-		out[0] = v.x;
-		out[1] = v.y;
-	}
-	static __device__ __forceinline__ void store(float *p, const float *v)
+	static __device__ __forceinline__ void load(const T *p, T *out)
 	{
-		__stcs((float2 *) p, make_float2(v[0], v[1]));
-	}
-};
+		Lanes		a;
 
-/* float, four values (16-byte aligned). */
-template <>
-struct SpmmVec<float, 4>
-{
-	static __device__ __forceinline__ void load(const float *p, float *out)
+		a.w = __ldg((const W *) p);
+#pragma unroll
+		for (int q = 0; q < V; q++)
+			out[q] = a.v[q];
+	}
+	static __device__ __forceinline__ void store(T *p, const T *v)
 	{
-		float4		v = __ldg((const float4 *) p);
+		Lanes		a;
 
-		out[0] = v.x;
-		out[1] = v.y;
-		out[2] = v.z;
-		out[3] = v.w;
-	}
-	static __device__ __forceinline__ void store(float *p, const float *v)
-	{
-		__stcs((float4 *) p, make_float4(v[0], v[1], v[2], v[3]));
-	}
-};
-
-/* double, one value. */
-template <>
-struct SpmmVec<double, 1>
-{
-	static __device__ __forceinline__ void load(const double *p, double *out)
-	{
-		out[0] = __ldg(p);
-	}
-	static __device__ __forceinline__ void store(double *p, const double *v)
-	{
-		__stcs(p, v[0]);
-	}
-};
-
-/* double, two values (16-byte aligned). */
-template <>
-struct SpmmVec<double, 2>
-{
-	static __device__ __forceinline__ void load(const double *p, double *out)
-	{
-		double2		v = __ldg((const double2 *) p);
-
-		out[0] = v.x;
-		out[1] = v.y;
-	}
-	static __device__ __forceinline__ void store(double *p, const double *v)
-	{
-		__stcs((double2 *) p, make_double2(v[0], v[1]));
+#pragma unroll
+		for (int q = 0; q < V; q++)
+			a.v[q] = v[q];
+		__stcs((W *) p, a.w);
 	}
 };
 
@@ -292,127 +261,6 @@ k_spmm_long_rows(int64_t n_long, int k, int jb, int kc, const int32_t *__restric
 			compensated_add<T>(s, carry, partial[c * k + j]);
 		y[(int64_t) long_row[i] * k + j] = s + carry;
 	}
-}
-
-/* Smallest power of two >= x (x in 1..32). */
-static inline int
-spmm_pow2(int x)
-{
-	int			p = 1;
-
-	while (p < x)
-		p <<= 1;
-	return p;
-}
-
-/* The launch grid of one column block: bin b's rows take rows * G_b / PR_THREADS blocks. */
-static inline SpmmGrid
-spmm_grid(const DevBinned &bm, int kl)
-{
-	SpmmGrid	g;
-	int64_t		blocks = 0;
-
-	for (int bin = 0; bin < 6; bin++)
-	{
-		int			lanes = (1 << bin) < 32 / kl ? (1 << bin) : 32 / kl;
-		int64_t		rows = bm.bin_begin[bin + 1] - bm.bin_begin[bin];
-
-		g.block_begin[bin] = blocks;
-		blocks += (rows * lanes * kl + PR_THREADS - 1) / PR_THREADS;
-	}
-	g.block_begin[6] = blocks;
-	blocks += (bm.n_chunks + PR_THREADS / 32 - 1) / (PR_THREADS / 32);
-	g.block_begin[7] = blocks;
-	return g;
-}
-
-/* Launches k_spmm_binned for a padded width KP, picking the vector width V at run time. */
-template <typename T, bool VAL, int KP>
-static void
-spmm_launch_kp(const DevBinned &bm, int v, int k, int jb, int kc, const T *z, T *y, T *partial,
-			   cudaStream_t stream)
-{
-	SpmmGrid	g = spmm_grid(bm, KP / v);
-	unsigned int blocks = (unsigned int) g.block_begin[7];
-
-	if (blocks == 0)
-		return;
-	if (v >= 4 && KP >= 4 && sizeof(T) == 4)
-		k_spmm_binned<T, VAL, KP, (KP >= 4 && sizeof(T) == 4) ? 4 : 1><<<blocks, PR_THREADS, 0, stream>>>(bm, g, k, jb, kc, z, y, partial);
-	else if (v >= 2 && KP >= 2)
-		k_spmm_binned<T, VAL, KP, KP >= 2 ? 2 : 1><<<blocks, PR_THREADS, 0, stream>>>(bm, g, k, jb, kc, z, y, partial);
-	else
-		k_spmm_binned<T, VAL, KP, 1><<<blocks, PR_THREADS, 0, stream>>>(bm, g, k, jb, kc, z, y, partial);
-}
-
-/* Launches k_spmm_binned for a padded width kp (1, 2, 4, ..., 32). */
-template <typename T, bool VAL>
-static void
-spmm_launch_block(const DevBinned &bm, int kp, int v, int k, int jb, int kc, const T *z, T *y,
-				  T *partial, cudaStream_t stream)
-{
-	switch (kp)
-	{
-		case 1:
-			spmm_launch_kp<T, VAL, 1>(bm, v, k, jb, kc, z, y, partial, stream);
-			break;
-		case 2:
-			spmm_launch_kp<T, VAL, 2>(bm, v, k, jb, kc, z, y, partial, stream);
-			break;
-		case 4:
-			spmm_launch_kp<T, VAL, 4>(bm, v, k, jb, kc, z, y, partial, stream);
-			break;
-		case 8:
-			spmm_launch_kp<T, VAL, 8>(bm, v, k, jb, kc, z, y, partial, stream);
-			break;
-		case 16:
-			spmm_launch_kp<T, VAL, 16>(bm, v, k, jb, kc, z, y, partial, stream);
-			break;
-		default:
-			spmm_launch_kp<T, VAL, 32>(bm, v, k, jb, kc, z, y, partial, stream);
-			break;
-	}
-}
-
-/*
- * y = M z for k columns over the binned layout bm (long rows: n_long rows whose chunks are
- * chunk_begin[i] .. chunk_begin[i+1]-1; partial holds n_chunks * k values).  k in 2, 4, 8, 16, 32
- * is one column block at full vector width; other k are padded to a power of two, and k > 32 runs
- * in blocks of 32 columns (one pass over the matrix each).  Returns the first launch error.
- */
-template <typename T>
-static cudaError_t
-spmm_binned_run(const DevBinned &bm, bool has_val, int64_t n_long, const int32_t *long_row,
-				const int64_t *chunk_begin, int k, const T *z, T *y, T *partial, cudaStream_t stream)
-{
-	/* the widest vector whose loads stay aligned: k (the row stride) must be a multiple of it */
-	int			vmax = (int) (16 / sizeof(T));
-
-	while (vmax > 1 && k % vmax != 0)
-		vmax >>= 1;
-	for (int jb = 0; jb < k; jb += PR_SPMM_MAX_BLOCK)
-	{
-		int			kc = k - jb < PR_SPMM_MAX_BLOCK ? k - jb : PR_SPMM_MAX_BLOCK;
-		int			kp = spmm_pow2(kc);
-		int			v = vmax < kp ? vmax : kp;
-		cudaError_t st;
-
-		if (has_val)
-			spmm_launch_block<T, true>(bm, kp, v, k, jb, kc, z, y, partial, stream);
-		else
-			spmm_launch_block<T, false>(bm, kp, v, k, jb, kc, z, y, partial, stream);
-		if ((st = cudaGetLastError()) != cudaSuccess)
-			return st;
-		if (n_long > 0)
-		{
-			unsigned int lb = (unsigned int) ((n_long * kc + PR_THREADS - 1) / PR_THREADS);
-
-			k_spmm_long_rows<T><<<lb, PR_THREADS, 0, stream>>>(n_long, k, jb, kc, long_row, chunk_begin, partial, y);
-			if ((st = cudaGetLastError()) != cudaSuccess)
-				return st;
-		}
-	}
-	return cudaSuccess;
 }
 
 #endif							/* PR_GPU_SPMM_CUH */

@@ -6,7 +6,7 @@
 #define PR_GPU_TILED_CUH
 
 #include "pr_gpu_tiled.h"
-#include "pr_gpu_kernels.cuh"
+#include "pr_gpu_tile_kernels.cuh"
 
 /* A composite layout on the device: its tiles and compact partials. */
 struct TiledMatrix

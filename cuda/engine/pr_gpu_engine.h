@@ -1,0 +1,153 @@
+/*
+ * pr_gpu_engine.h — the single-GPU engine's private state (GpuEngine, its sparse matrices
+ * GpuMatrix) and the functions its files share: pr_gpu.cu (the operations), pr_gpu_prepare.cu
+ * (prepare), pr_gpu_matrix.cu (one matrix's upload, product and release).  C++ (CUDA) only.
+ */
+#ifndef PR_GPU_ENGINE_H
+#define PR_GPU_ENGINE_H
+
+#include "pr_gpu.h"
+#include "pr_gpu_status.h"
+#include "pr_plan.h"
+#include "pr_gpu_tiled.cuh"
+#include "pr_gpu_binned_kernels.cuh"
+#include "pr_gpu_topk.h"
+#include "pr_gpu_push_local.h"
+
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <vector>
+
+/* Records a failed CUDA call in err and returns its status from the enclosing function. */
+#define PR_CUDA(call) PR_CUDA_OR_RETURN("GPU engine", call)
+
+/* Same for cuSPARSE calls. */
+#define PR_CUSPARSE(call) PR_CUSPARSE_OR_RETURN("GPU engine", call)
+
+/* Checks the launch just made. */
+#define PR_LAUNCHED() PR_CUDA(cudaGetLastError())
+
+/* The format of a GpuMatrix (MATRIX_NONE: not uploaded). */
+enum MatrixKind
+{
+	MATRIX_NONE = 0,
+	MATRIX_TILED,
+	MATRIX_BINNED,
+	MATRIX_CUSPARSE
+};
+
+/*
+ * One sparse matrix on the device in one format: the tile-composite fields (pr_gpu_tiled.cuh:
+ * tiles, partials, compact partials; has_val, bytes and partial serve every
+ * format, tiles[0] the binned format's long rows too), then the binned CSR and cuSPARSE.
+ */
+struct GpuMatrix : TiledMatrix
+{
+	MatrixKind	kind;
+	DevBinned	binned;
+	int64_t		binned_blocks;
+	/* cuSPARSE */
+	cusparseSpMatDescr_t sp_mat;
+	void	   *sp_buffer;
+	bool		sp_created;
+	std::vector<void *> allocs;	/* its device arrays, freed with it (gpu_matrix_free) */
+};
+
+/* The engine. */
+struct GpuEngine
+{
+	PrEngine	base;
+	PrEngineOps ops;
+	PrGpuOptions opt;
+	PrModel		model;
+	bool		have_model;
+	cudaStream_t stream;
+	cusparseHandle_t sp;
+	bool		sp_ready;
+	bool		prepared;
+	bool		fp64;
+	size_t		elem;
+	int64_t		n;
+	int64_t		m;
+	int			k;
+	int			n_slots;
+	unsigned	needs;
+	std::vector<void *> allocs;
+	int32_t    *new_to_old;
+	void	   *inv_out;
+	std::vector<void *> slots;
+	std::vector<bool> dangling_valid;
+	void	   *z;
+	int			z_owner;
+	double	   *stage;
+	double	   *partials;
+	unsigned int *counter;
+	double	   *stats;			/* [n_slots + 2][k][3] */
+	int			resid_index;
+	void	   *restart_dense;
+	int64_t    *restart_pos;	/* [PR_SPARSE_RESTART] sorted non-zero positions of restart_dense, or NULL */
+	double	   *restart_w;		/* [PR_SPARSE_RESTART] their weights */
+	int64_t		restart_n;		/* non-zeros listed there, or -1: use restart_dense */
+	uint64_t	restart_key;
+	int32_t    *old_to_new_host;	/* [n] private position of each internal id (restart scatter) */
+	void	   *far_field;		/* [n] the far-field vector kept for the warm start, or NULL */
+	double	   *coef_dev;		/* [4 * k] coefficients of a combination (warm start), or NULL */
+	uint32_t   *local_flags;	/* [2 * (n + 1)] flagged nodes of the restart's steps, then the bits of one, or NULL */
+	int32_t    *local_marked;	/* rows a local step reaches (local_step) */
+	int		   *local_count;	/* how many */
+	void	   *local_temp;		/* CUB's select space */
+	size_t		local_temp_bytes;
+	int64_t		local_mark_blocks;	/* resident blocks of k_local_mark (with its shared memory) */
+	int64_t		local_step_blocks;	/* ... of k_local_step */
+	PrGpuTopkWorkspace *topk_ws;	/* scratch of the device top-k, kept between calls */
+	PrGpuPushLocal *push_local; /* out-edge lists for the warm start's local part, or NULL */
+	bool		push_local_off; /* making them failed for this graph: the two passes instead */
+	GpuMatrix	pull;			/* PULL_NORMALIZED (and PULL when it has raw values) */
+	GpuMatrix	pull_raw;		/* PULL for cuSPARSE mode (raw weights, binned) */
+	GpuMatrix	push;
+	PrGpuReport report;
+	/* what the device layout was built from, to reuse it when prepare sees the same graph */
+	const PrGraph *prep_graph;
+	const int64_t *prep_in_ptr;
+	const int32_t *prep_in_src;
+	int64_t		prep_edges;
+	unsigned int smem_grid;		/* blocks of the shared-memory tile kernel */
+	bool		l2_window;		/* an L2 access-policy window is set on the stream */
+	int64_t		smem_width;
+};
+
+/* Device memory tracked in list (the engine's allocs or a matrix's) and counted in the report. */
+PrStatus	gpu_dev_alloc_in(GpuEngine *e, std::vector<void *> *list, void **out, size_t bytes, PrError *err);
+
+/* The same, then a copy of host data into it (large arrays by several host threads). */
+PrStatus	gpu_dev_upload_in(GpuEngine *e, std::vector<void *> *list, void **out, const void *host,
+							  size_t bytes, PrError *err);
+
+/* Device memory owned by the engine (freed with it), empty or filled from the host. */
+PrStatus	gpu_dev_alloc(GpuEngine *e, void **out, size_t bytes, PrError *err);
+PrStatus	gpu_dev_upload(GpuEngine *e, void **out, const void *host, size_t bytes, PrError *err);
+
+/* Frees everything the engine allocated on the device (keeps the engine). */
+void		gpu_engine_free_device(GpuEngine *e);
+
+/* The prepare operation (pr_gpu_prepare.cu). */
+PrStatus	gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err);
+
+/* Uploads a composite layout, a binned CSR with its row bins, or a CSR with the values of P for
+ * cuSPARSE (inv_out_host: 1 / out-strength in the private order) into mat (pr_gpu_matrix.cu). */
+PrStatus	gpu_matrix_upload_tiled(GpuEngine *e, const PrComposite *c, GpuMatrix *mat, PrError *err);
+PrStatus	gpu_matrix_upload_binned(GpuEngine *e, const PrPlanCsr *csr, const PrBinned *b, GpuMatrix *mat,
+									 PrError *err);
+PrStatus	gpu_matrix_upload_cusparse(GpuEngine *e, const PrPlanCsr *csr, const double *inv_out_host,
+									   GpuMatrix *mat, PrError *err);
+
+/* Enqueues y = M z (T = float or double, as e->fp64 says): the matrix's format for k = 1, the
+ * SpMM over its binned CSR for k > 1. */
+template <typename T>
+PrStatus	gpu_matrix_run(GpuEngine *e, GpuMatrix *mat, const void *z, void *y, PrError *err);
+
+/* Frees a matrix's device arrays and cuSPARSE descriptor and clears it (MATRIX_NONE). */
+void		gpu_matrix_free(GpuMatrix *mat);
+
+#endif							/* PR_GPU_ENGINE_H */

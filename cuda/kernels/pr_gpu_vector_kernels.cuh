@@ -1,0 +1,127 @@
+/*
+ * pr_gpu_vector_kernels.cuh — element-wise kernels over n x k slots: scale, combine, fill, the
+ * far-field column, the restart scatter and the permutations between host and private order.
+ */
+#ifndef PR_GPU_VECTOR_KERNELS_CUH
+#define PR_GPU_VECTOR_KERNELS_CUH
+
+#include "pr_gpu_primitives.cuh"
+
+#define PR_MAX_K 256			/* most columns the vector kernels handle */
+
+/* z = x * inv_out (scale) or z = x (scale == nullptr), n x k. */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_scale(int64_t n, int k, const T *__restrict__ x, const T *__restrict__ inv_out, T *__restrict__ z)
+{
+	int64_t		total = n * k;
+
+	for (int64_t q = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; q < total;
+		 q += (int64_t) gridDim.x * PR_THREADS)
+		z[q] = inv_out ? x[q] * inv_out[q / k] : x[q];
+}
+
+/*
+ * out = sum over t < n_terms of coef[t * k + j] * in_t, per column j of n x k slots, in double
+ * (the warm start's combinations; out may be one of the inputs: element by element).
+ */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_combine(int64_t total, int k, int n_terms, const T *in0, const T *in1, const T *in2,
+		  const T *in3, const double *__restrict__ coef, T *out)
+{
+	for (int64_t q = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; q < total;
+		 q += (int64_t) gridDim.x * PR_THREADS)
+	{
+		int			j = (int) (q % k);
+		double		v = coef[j] * (double) in0[q];
+
+		if (n_terms > 1)
+			v += coef[k + j] * (double) in1[q];
+		if (n_terms > 2)
+			v += coef[2 * k + j] * (double) in2[q];
+		if (n_terms > 3)
+			v += coef[3 * k + j] * (double) in3[q];
+		out[q] = (T) v;
+	}
+}
+
+/* v[i] = x[i][0]: column 0 of an n x k slot (keeping the far-field vector). */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_take_column0(int64_t n, int k, const T *__restrict__ x, T *__restrict__ v)
+{
+	for (int64_t i = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; i < n;
+		 i += (int64_t) gridDim.x * PR_THREADS)
+		v[i] = x[i * k];
+}
+
+/* x[i][j] = v[i] for every column j (filling a slot with the far-field vector). */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_broadcast_columns(int64_t n, int k, const T *__restrict__ v, T *__restrict__ x)
+{
+	int64_t		total = n * k;
+
+	for (int64_t q = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; q < total;
+		 q += (int64_t) gridDim.x * PR_THREADS)
+		x[q] = v[q / k];
+}
+
+/* Sets n x k entries to v. */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_fill(int64_t total, T *__restrict__ x, T v)
+{
+	for (int64_t q = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; q < total;
+		 q += (int64_t) gridDim.x * PR_THREADS)
+		x[q] = v;
+}
+
+/* Private-order slot from host-order doubles: x[i][j] = stage[new_to_old[i]][j]. */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_permute_in(int64_t n, int k, const int32_t *__restrict__ new_to_old,
+			 const double *__restrict__ stage, T *__restrict__ x)
+{
+	int64_t		total = n * k;
+
+	for (int64_t q = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; q < total;
+		 q += (int64_t) gridDim.x * PR_THREADS)
+	{
+		int64_t		i = q / k;
+
+		x[q] = (T) stage[(int64_t) new_to_old[i] * k + (q - i * k)];
+	}
+}
+
+/* Writes the restart entries (dense positions, summed weights) into the cleared dense matrix. */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_restart_scatter(int64_t m, const int64_t *__restrict__ pos, const double *__restrict__ w,
+				  T *__restrict__ dense)
+{
+	int64_t		i = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x;
+
+	if (i < m)
+		dense[pos[i]] = (T) w[i];
+}
+
+/* Host-order doubles from a private-order slot: stage[new_to_old[i]][j] = x[i][j]. */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_permute_out(int64_t n, int k, const int32_t *__restrict__ new_to_old, const T *__restrict__ x,
+			  double *__restrict__ stage)
+{
+	int64_t		total = n * k;
+
+	for (int64_t q = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; q < total;
+		 q += (int64_t) gridDim.x * PR_THREADS)
+	{
+		int64_t		i = q / k;
+
+		stage[(int64_t) new_to_old[i] * k + (q - i * k)] = (double) x[q];
+	}
+}
+
+#endif							/* PR_GPU_VECTOR_KERNELS_CUH */
