@@ -22,7 +22,7 @@
 
 #include "bench_util.h"
 #include "pr_driver.h"
-#include "rmat.h"
+#include "graph_gen.h"
 
 #include <float.h>
 #include <igraph.h>
@@ -167,7 +167,10 @@ main(int argc, char **argv)
 	}
 	else
 	{
-		m = rmat_generate(scale, 16, seed, &src, &dst);
+		GenSpec		spec = gen_rmat(scale, (int64_t) 16 << scale, seed, true);
+
+		m = gen_unique_edges(&spec, threads, &src, &dst);
+		gen_shuffle(src, dst, m, seed);
 		snprintf(label, sizeof(label), "R-MAT scale %d (seed %llu)", scale, (unsigned long long) seed);
 	}
 	if (m == 0)

@@ -21,7 +21,7 @@
 #include "bench_util.h"
 #include "pr_driver.h"
 #include "pr_engine.h"
-#include "rmat.h"
+#include "graph_gen.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -243,6 +243,7 @@ main(int argc, char **argv)
 	int64_t    *src,
 			   *dst;
 	size_t		m;
+	GenSpec		spec;
 	PrGraph		g;
 	PrError		err;
 	PrBuildOptions bopt;
@@ -270,7 +271,9 @@ main(int argc, char **argv)
 				"[--max-iterations 1..%d] [--threads T]\n", MAX_STEPS);
 		return 2;
 	}
-	m = rmat_generate(scale, 16, 1, &src, &dst);
+	spec = gen_rmat(scale, (int64_t) 16 << scale, 1, true);
+	m = gen_unique_edges(&spec, threads, &src, &dst);
+	gen_shuffle(src, dst, m, 1);
 	memset(&bopt, 0, sizeof(bopt));
 	bopt.n_threads = threads;
 	bopt.out_edges = true;		/* for the push counts */

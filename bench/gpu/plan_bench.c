@@ -1,12 +1,12 @@
 /*
  * plan_bench.c — the GPU engine's host planning, timed on the CPU (no GPU needed).
  *
- *   plan_bench --rmat S | --er S | --file EDGES.tsv[.gz]  [--threads T] [--layouts a,b,..]
- *              [--auto] [--stats OUT.txt] [--hash]
+ *   plan_bench --graph NAME | --rmat S | --er S | --file EDGES.tsv[.gz]  [--order natural|bfs]
+ *              [--threads T] [--layouts a,b,..] [--auto] [--stats OUT.txt] [--hash]
  *
- * Builds the same graph the GPU benchmark builds: --rmat / --er replay pr_bench.cu's generator on
- * the host (same splitmix64 streams, the same random id permutation and the same sorted,
- * deduplicated edge list), then pr_graph_build.  Then the steps of the GPU engine's prepare():
+ * Builds the same graph the GPU benchmark builds (the graph names and --order of pr_bench.cu,
+ * test/common/graph_gen.h: the same edges, sorted by (src, dst) and deduplicated, here on the
+ * host), then pr_graph_build.  Then the steps of the GPU engine's prepare():
  * out-degree keys, degree order, relabelled pull CSR, the model's choice among composite layouts
  * (--auto), and each named layout (binned, tiled-L2, tiled-sK, tiled-sK-compact), each timed.
  * --hash prints a 64-bit hash of every planned array (to compare builds and thread counts);
@@ -16,182 +16,11 @@
 #include "bench_util.h"
 #include "pr_graph.h"
 #include "pr_plan.h"
+#include "graph_gen.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* splitmix64 of one value, as pr_bench.cu's mix64 (stateless). */
-static inline uint64_t
-mix64(uint64_t z)
-{
-	z += 0x9e3779b97f4a7c15ULL;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Stable LSD radix sort of 64-bit keys (16-bit digits) carrying 32-bit payloads (or none). */
-static void
-radix_sort64(uint64_t *key, uint32_t *pay, size_t n)
-{
-	uint64_t   *k2 = malloc(n * sizeof(uint64_t));
-	uint32_t   *p2 = pay ? malloc(n * sizeof(uint32_t)) : NULL;
-	size_t	   *count = malloc(65536 * sizeof(size_t));
-	uint64_t   *ka = key,
-			   *kb = k2;
-	uint32_t   *pa = pay,
-			   *pb = p2;
-
-	for (int pass = 0; pass < 4; pass++)
-	{
-		int			sh = 16 * pass;
-		size_t		sum = 0;
-
-		memset(count, 0, 65536 * sizeof(size_t));
-		for (size_t i = 0; i < n; i++)
-			count[(ka[i] >> sh) & 0xffff]++;
-		for (size_t b = 0; b < 65536; b++)
-		{
-			size_t		c = count[b];
-
-			count[b] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < n; i++)
-		{
-			size_t		pos = count[(ka[i] >> sh) & 0xffff]++;
-
-			kb[pos] = ka[i];
-			if (pay)
-				pb[pos] = pa[i];
-		}
-		{
-			uint64_t   *t = ka;
-
-			ka = kb;
-			kb = t;
-		}
-		{
-			uint32_t   *t = pa;
-
-			pa = pb;
-			pb = t;
-		}
-	}
-	/* four passes: the result is back in key / pay */
-	free(k2);
-	free(p2);
-	free(count);
-}
-
-/* Arguments of one generator thread. */
-typedef struct GenArgs
-{
-	int64_t		begin,
-				end;
-	int			scale;
-	uint64_t	seed;
-	int			uniform;
-	const uint32_t *perm;
-	uint64_t   *keys;
-} GenArgs;
-
-/* Edges [begin, end) of pr_bench.cu's k_edges. */
-static void *
-gen_edges(void *p)
-{
-	GenArgs    *a = p;
-
-	for (int64_t i = a->begin; i < a->end; i++)
-	{
-		uint64_t	s = mix64(a->seed + (uint64_t) i * 0x9e3779b97f4a7c15ULL);
-		uint64_t	u = 0,
-					v = 0;
-
-		if (a->uniform)
-		{
-			s = mix64(s);
-			u = s & (((uint64_t) 1 << a->scale) - 1);
-			s = mix64(s);
-			v = s & (((uint64_t) 1 << a->scale) - 1);
-		}
-		else
-			for (int level = 0; level < a->scale; level++)
-			{
-				double		pr;
-				int			bu = 0,
-							bv = 0;
-
-				s = mix64(s);
-				pr = (double) (s >> 11) * (1.0 / 9007199254740992.0);
-				if (pr < 0.57)
-					;
-				else if (pr < 0.76)
-					bv = 1;
-				else if (pr < 0.95)
-					bu = 1;
-				else
-					bu = bv = 1;
-				u = (u << 1) | (uint64_t) bu;
-				v = (v << 1) | (uint64_t) bv;
-			}
-		a->keys[i] = ((uint64_t) a->perm[u] << 32) | a->perm[v];
-	}
-	return NULL;
-}
-
-/* The graph of pr_bench.cu's generate_graph (R-MAT or uniform), as host edge arrays. */
-static size_t
-generate_graph(int scale, int uniform, uint64_t seed, int threads, int64_t **src, int64_t **dst)
-{
-	int64_t		n = (int64_t) 1 << scale;
-	int64_t		m = 16 * n;
-	uint64_t   *pk = malloc((size_t) n * 8);
-	uint32_t   *ids = malloc((size_t) n * 4);
-	uint64_t   *keys = malloc((size_t) m * 8);
-	pthread_t	th[64];
-	GenArgs		ga[64];
-	size_t		count = 0;
-
-	for (int64_t i = 0; i < n; i++)
-	{
-		pk[i] = mix64(seed ^ (uint64_t) i * 0x632be59bd9b4e019ULL);
-		ids[i] = (uint32_t) i;
-	}
-	radix_sort64(pk, ids, (size_t) n);	/* ids = the permutation, as the stable CUB sort */
-	free(pk);
-	if (threads > 64)
-		threads = 64;
-	for (int t = 0; t < threads; t++)
-	{
-		ga[t].begin = m * t / threads;
-		ga[t].end = m * (t + 1) / threads;
-		ga[t].scale = scale;
-		ga[t].seed = seed * 31 + 7;
-		ga[t].uniform = uniform;
-		ga[t].perm = ids;
-		ga[t].keys = keys;
-		pthread_create(&th[t], NULL, gen_edges, &ga[t]);
-	}
-	for (int t = 0; t < threads; t++)
-		pthread_join(th[t], NULL);
-	free(ids);
-	radix_sort64(keys, NULL, (size_t) m);
-	for (int64_t i = 0; i < m; i++)
-		if (i == 0 || keys[i] != keys[i - 1])
-			keys[count++] = keys[i];
-	*src = malloc(count * 8);
-	*dst = malloc(count * 8);
-	for (size_t i = 0; i < count; i++)
-	{
-		(*src)[i] = (int64_t) (keys[i] >> 32);
-		(*dst)[i] = (int64_t) (keys[i] & 0xffffffffu);
-	}
-	free(keys);
-	return count;
-}
 
 /* FNV-1a over bytes, chained. */
 static uint64_t
@@ -274,9 +103,7 @@ need_ok(PrStatus st, const PrError *err, const char *what)
 int
 main(int argc, char **argv)
 {
-	int			scale = 0,
-				er = 0,
-				threads = 2,
+	int			threads = 2,
 				do_hash = 0,
 				do_auto = 0;
 	const char *file = NULL,
@@ -287,6 +114,8 @@ main(int argc, char **argv)
 	int64_t    *src = NULL,
 			   *dst = NULL;
 	size_t		m;
+	GenOptions	gopt = {"", false};
+	GenSpec		spec;
 	PrGraph		g;
 	PrBuildOptions bo;
 	PrError		err;
@@ -303,21 +132,21 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (int i = 1; i < argc; i++)
 	{
-		if (bench_option_int(argc, argv, &i, "--er", &scale))
-			er = 1;
+		if (gen_take_option(argc, argv, i, &gopt) > 0)
+			i++;
 		else if (bench_flag(argv, i, "--hash"))
 			do_hash = 1;
 		else if (bench_flag(argv, i, "--auto"))
 			do_auto = 1;
-		else if (!bench_option_int(argc, argv, &i, "--rmat", &scale) &&
-				 !bench_option_string(argc, argv, &i, "--file", &file) &&
+		else if (!bench_option_string(argc, argv, &i, "--file", &file) &&
 				 !bench_option_int(argc, argv, &i, "--threads", &threads) &&
 				 !bench_option_string(argc, argv, &i, "--layouts", &layouts) &&
 				 !bench_option_string(argc, argv, &i, "--stats", &stats_path) &&
 				 !bench_option_string(argc, argv, &i, "--model", &model_path) &&
 				 !bench_option_string(argc, argv, &i, "--label", &label))
 		{
-			fprintf(stderr, "usage: %s --rmat S | --er S | --file F [--threads T] [--layouts a,b] "
+			fprintf(stderr, "usage: %s --graph rmat:S|er:S[:EF]|local:S[:EF[:P[:W]]] | --rmat S | --er S "
+					"| --file F [--order natural|bfs] [--threads T] [--layouts a,b] "
 					"[--auto] [--model M.tsv] [--stats OUT] [--label L] [--hash]\n", argv[0]);
 			return 2;
 		}
@@ -335,14 +164,22 @@ main(int argc, char **argv)
 	t0 = pr_clock_seconds();
 	if (file)
 		m = bench_read_edges(file, &src, &dst);
-	else if (scale > 0)
-		m = generate_graph(scale, er, 20261121ULL + (uint64_t) scale, threads, &src, &dst);
+	else if (gen_parse(gopt.graph, 20261121ULL, &spec))
+		m = gen_unique_edges(&spec, threads, &src, &dst);
 	else
+	{
+		fprintf(stderr, "no graph given or unknown graph %s\n", gopt.graph);
 		return 2;
+	}
 	if (m == 0)
 	{
 		fprintf(stderr, "no edges\n");
 		return 1;
+	}
+	if (gopt.bfs_order && !gen_bfs_relabel(src, dst, m))
+	{
+		fprintf(stderr, "--order bfs needs ids >= 0 and memory for them\n");
+		return 2;
 	}
 	printf("# generated/read %zu edges in %.1f s\n", m, pr_clock_seconds() - t0);
 	memset(&bo, 0, sizeof(bo));
@@ -392,8 +229,8 @@ main(int argc, char **argv)
 			fprintf(stderr, "cannot write %s\n", stats_path);
 			return 1;
 		}
-		fprintf(stats, "# layout statistics written by bench/gpu/plan_bench %s%s%d\n",
-				label ? label : "", file ? file : (er ? " --er " : " --rmat "), scale);
+		fprintf(stats, "# layout statistics written by bench/gpu/plan_bench %s %s%s\n",
+				label ? label : "", file ? file : gopt.graph, gopt.bfs_order ? " --order bfs" : "");
 	}
 #ifdef PR_PLAN_HAVE_THREADS
 	if (do_auto)

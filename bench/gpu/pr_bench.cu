@@ -1,7 +1,8 @@
 /*
  * pr_bench.cu — the GPU engine benchmark: one graph, every kernel, checked against the CPU engine.
  *
- *   pr_bench --rmat SCALE | --er SCALE | --file EDGES.tsv[.gz]  [options]
+ *   pr_bench --graph NAME | --rmat SCALE | --er SCALE | --file EDGES.tsv[.gz]  [--order natural|bfs]
+ *            [options]
  *   pr_bench --calibrate MODEL.tsv        (measures the performance-model table of this GPU)
  *   pr_bench --rmat SCALE --k 8,16        (the k-column product, SpMM, vs cusparseSpMM and k SpMVs,
  *                                          one RWR iteration (product + update) and one RWR batch
@@ -11,9 +12,16 @@
  *   pr_bench --calibrate-fixed FIXED.tsv  (only the fixed costs: launch l, row r, added row w,
  *                                          merged compact partial m; a few seconds)
  *
- * R-MAT (Graph500 a=.57 b=.19 c=.19, edge factor 16) and Erdos-Renyi graphs are generated on the
- * GPU (random id permutation, deduplicated with a CUB sort + unique), then built with
- * pr_graph_build.  The reference is the fp64 CPU engine through the same driver (pr_pagerank).
+ * Generated graphs (test/common/graph_gen.h, on every CPU; deduplicated on the GPU with a CUB sort +
+ * unique, so the edges come sorted by (src, dst)), --graph NAME:
+ *   rmat:SCALE[:EF]                      R-MAT, Graph500 a=.57 b=.19 c=.19, random ids (--rmat SCALE)
+ *   er:SCALE[:EF]                        Erdos-Renyi (uniform ends) (--er SCALE)
+ *   local:SCALE[:EF[:P_LOCAL[:WINDOW]]]  power-law sources; a destination within WINDOW ids of its
+ *                                        source with probability P_LOCAL, else a popular node
+ * 2^SCALE nodes, EF * 2^SCALE edges before deduplication (EF default 16; P_LOCAL 0.9, WINDOW 64;
+ * e.g. local:22:16:0.99:16 strong locality, local:22:16:0.5:4096 weak), seed 20261121 + SCALE.
+ * --order bfs renumbers the nodes in breadth-first order from node 0 (crawl order); natural (the
+ * default) keeps the generated ids.  Then the graph is built with pr_graph_build.  The reference is the fp64 CPU engine through the same driver (pr_pagerank).
  * Each kernel: PageRank to convergence through pr_pagerank (checked: L1 to the reference and the
  * top-100 order), then CUDA-event timings after warm-up (medians): one SpMV, one PageRank
  * iteration (product + fused update).  Floor = (4 B per edge + 12 B per node) / copy bandwidth
@@ -23,6 +31,7 @@
 #include "pr_gpu.h"
 #include "pr_driver.h"
 #include "pr_plan.h"
+#include "graph_gen.h"
 
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
@@ -52,116 +61,48 @@ mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-/* Random keys for the id permutation. */
-__global__ void
-k_perm_keys(int64_t n, uint64_t seed, uint64_t *keys, uint32_t *ids)
-{
-	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-	{
-		keys[i] = mix64(seed ^ (uint64_t) i * 0x632be59bd9b4e019ULL);
-		ids[i] = (uint32_t) i;
-	}
-}
-
-/* Edge i of an R-MAT (or uniform) graph as the key src << 32 | dst in permuted ids. */
-__global__ void
-k_edges(int64_t m, int scale, uint64_t seed, bool uniform, const uint32_t *perm, uint64_t *keys)
-{
-	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i >= m)
-		return;
-	uint64_t	s = mix64(seed + (uint64_t) i * 0x9e3779b97f4a7c15ULL);
-	uint64_t	u = 0,
-				v = 0;
-
-	if (uniform)
-	{
-		s = mix64(s);
-		u = s & (((uint64_t) 1 << scale) - 1);
-		s = mix64(s);
-		v = s & (((uint64_t) 1 << scale) - 1);
-	}
-	else
-		for (int level = 0; level < scale; level++)
-		{
-			s = mix64(s);
-			double		p = (double) (s >> 11) * (1.0 / 9007199254740992.0);
-			int			bu = 0,
-						bv = 0;
-
-			if (p < 0.57)
-				;
-			else if (p < 0.76)
-				bv = 1;
-			else if (p < 0.95)
-				bu = 1;
-			else
-				bu = bv = 1;
-			u = (u << 1) | bu;
-			v = (v << 1) | bv;
-		}
-	keys[i] = ((uint64_t) perm[u] << 32) | perm[v];
-}
-
-/* Generates a deduplicated R-MAT / uniform edge list on the GPU; returns host src/dst arrays. */
+/*
+ * The graph of a spec (graph_gen.h, on every CPU), deduplicated on the GPU (CUB sort + unique of
+ * src << 32 | dst): host src/dst arrays sorted by (src, dst).
+ */
 static void
-generate_graph(int scale, bool uniform, uint64_t seed, std::vector<int64_t> &src, std::vector<int64_t> &dst)
+generate_graph(const GenSpec *spec, std::vector<int64_t> &src, std::vector<int64_t> &dst)
 {
-	int64_t		n = (int64_t) 1 << scale;
-	int64_t		m = 16 * n;
-	uint64_t   *d_pk,
-			   *d_pk2,
-			   *d_keys,
+	int64_t		m = spec->m;
+	uint64_t   *d_keys,
 			   *d_keys2;
-	uint32_t   *d_ids,
-			   *d_ids2;
 	int		   *d_count = NULL;
 	void	   *tmp = NULL;
 	size_t		tmp_bytes = 0,
 				need;
 	int			count = 0;
+	std::vector<uint64_t> host((size_t) m);
 
-	CK(cudaMalloc(&d_pk, n * 8));
-	CK(cudaMalloc(&d_pk2, n * 8));
-	CK(cudaMalloc(&d_ids, n * 4));
-	CK(cudaMalloc(&d_ids2, n * 4));
-	k_perm_keys<<<(unsigned) ((n + 255) / 256), 256>>>(n, seed, d_pk, d_ids);
-	CK(cudaGetLastError());
-	cub::DeviceRadixSort::SortPairs(NULL, need, d_pk, d_pk2, d_ids, d_ids2, (int) n);
-	tmp_bytes = need;
+	src.resize((size_t) m);
+	dst.resize((size_t) m);
+	gen_edges(spec, src.data(), dst.data(), 0);
+	for (int64_t i = 0; i < m; i++)
+		host[i] = ((uint64_t) src[i] << 32) | (uint64_t) dst[i];
 	CK(cudaMalloc(&d_keys, m * 8));
 	CK(cudaMalloc(&d_keys2, m * 8));
 	cub::DeviceRadixSort::SortKeys(NULL, need, d_keys, d_keys2, (int) m);
-	tmp_bytes = std::max(tmp_bytes, need);
+	tmp_bytes = need;
 	cub::DeviceSelect::Unique(NULL, need, d_keys2, d_keys, d_count, (int) m);
 	tmp_bytes = std::max(tmp_bytes, need);
 	CK(cudaMalloc(&tmp, tmp_bytes));
 	CK(cudaMalloc(&d_count, sizeof(int)));
-	CK(cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, d_pk, d_pk2, d_ids, d_ids2, (int) n));
-	k_edges<<<(unsigned) ((m + 255) / 256), 256>>>(m, scale, seed * 31 + 7, uniform, d_ids2, d_keys);
-	CK(cudaGetLastError());
+	CK(cudaMemcpy(d_keys, host.data(), (size_t) m * 8, cudaMemcpyHostToDevice));
 	CK(cub::DeviceRadixSort::SortKeys(tmp, tmp_bytes, d_keys, d_keys2, (int) m));
 	CK(cub::DeviceSelect::Unique(tmp, tmp_bytes, d_keys2, d_keys, d_count, (int) m));
 	CK(cudaMemcpy(&count, d_count, sizeof(int), cudaMemcpyDeviceToHost));
+	CK(cudaMemcpy(host.data(), d_keys, (size_t) count * 8, cudaMemcpyDeviceToHost));
+	src.resize((size_t) count);
+	dst.resize((size_t) count);
+	for (int64_t i = 0; i < count; i++)
 	{
-		std::vector<uint64_t> host((size_t) count);
-
-		CK(cudaMemcpy(host.data(), d_keys, (size_t) count * 8, cudaMemcpyDeviceToHost));
-		src.resize((size_t) count);
-		dst.resize((size_t) count);
-		for (int64_t i = 0; i < count; i++)
-		{
-			src[i] = (int64_t) (host[i] >> 32);
-			dst[i] = (int64_t) (host[i] & 0xffffffffu);
-		}
+		src[i] = (int64_t) (host[i] >> 32);
+		dst[i] = (int64_t) (host[i] & 0xffffffffu);
 	}
-	cudaFree(d_pk);
-	cudaFree(d_pk2);
-	cudaFree(d_ids);
-	cudaFree(d_ids2);
 	cudaFree(d_keys);
 	cudaFree(d_keys2);
 	cudaFree(tmp);
@@ -1050,8 +991,7 @@ in_list(const char *list, const char *name)
 int
 main(int argc, char **argv)
 {
-	int			scale = 0;
-	bool		er = false;
+	GenOptions	gopt = {"", false};	/* --graph / --rmat / --er / --order (graph_gen.h) */
 	const char *file = NULL;
 	const char *label = NULL;
 	const char *model_path = NULL;
@@ -1076,17 +1016,19 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* logs survive a command killed at its time limit */
 	for (int i = 1; i < argc; i++)
 	{
-		if (bench_option_int(argc, argv, &i, "--rmat", &scale) ||
-			bench_option_string(argc, argv, &i, "--file", &file) ||
+		if (gen_take_option(argc, argv, i, &gopt) > 0)
+		{
+			i++;
+			continue;
+		}
+		if (bench_option_string(argc, argv, &i, "--file", &file) ||
 			bench_option_string(argc, argv, &i, "--label", &label) ||
 			bench_option_string(argc, argv, &i, "--model", &model_path) ||
 			bench_option_string(argc, argv, &i, "--only", &only) ||
 			bench_option_int(argc, argv, &i, "--reps", &reps) ||
 			bench_option_int(argc, argv, &i, "--threads", &threads))
 			continue;
-		if (bench_option_int(argc, argv, &i, "--er", &scale))
-			er = true;
-		else if (bench_option_int_list(argc, argv, &i, "--k", list, 64, &n_list))
+		if (bench_option_int_list(argc, argv, &i, "--k", list, 64, &n_list))
 		{
 			for (int j = 0; j < n_list; j++)
 				if (list[j] >= 1)
@@ -1126,7 +1068,7 @@ main(int argc, char **argv)
 		}
 		else
 		{
-			fprintf(stderr, "usage: %s --rmat S | --er S | --file F [--model M] [--label L] [--reps N] [--only A,B] [--threads T] [--skip-extra] [--k K1,K2.. [--spmm-variants]]\n"
+			fprintf(stderr, "usage: %s --graph rmat:S|er:S[:EF]|local:S[:EF[:P[:W]]] | --rmat S | --er S | --file F [--order natural|bfs] [--model M] [--label L] [--reps N] [--only A,B] [--threads T] [--skip-extra] [--k K1,K2.. [--spmm-variants]]\n"
 					"       %s --calibrate OUT.tsv [--windows W1,W2..] | --calibrate-fixed OUT.tsv\n", argv[0], argv[0]);
 			return 2;
 		}
@@ -1158,12 +1100,34 @@ main(int argc, char **argv)
 		free(file_src);
 		free(file_dst);
 	}
-	else if (scale > 0)
-		generate_graph(scale, er, 20261121ULL + (uint64_t) scale, src, dst);
+	else if (gopt.graph[0] != '\0')
+	{
+		GenSpec		spec;
+		char		described[160];
+
+		if (!gen_parse(gopt.graph, 20261121ULL, &spec))
+		{
+			fprintf(stderr, "unknown graph %s (rmat:S[:EF], er:S[:EF], local:S[:EF[:P_LOCAL[:WINDOW]]])\n",
+					gopt.graph);
+			return 2;
+		}
+		gen_describe(&spec, described, sizeof(described));
+		printf("# graph %s: %s\n", gopt.graph, described);
+		generate_graph(&spec, src, dst);
+	}
 	else
 	{
 		fprintf(stderr, "no graph given\n");
 		return 2;
+	}
+	if (gopt.bfs_order)
+	{
+		if (!gen_bfs_relabel(src.data(), dst.data(), src.size()))
+		{
+			fprintf(stderr, "--order bfs needs ids >= 0 and memory for them\n");
+			return 2;
+		}
+		printf("# ids in breadth-first order from node 0\n");
 	}
 	printf("# generated/read %zu edges in %.1f s\n", src.size(), pr_clock_seconds() - t0);
 	memset(&bo, 0, sizeof(bo));

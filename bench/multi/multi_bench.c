@@ -21,12 +21,13 @@
  *       must be the same bits), achieved host->device bandwidth vs one plain pinned cudaMemcpy of
  *       the same bytes.
  *
- * R-MAT: Graph500 a=.57 b=.19 c=.19, 16 edges per node, ids scrambled by a bijection; parallel
- * edges kept (they add, the project's semantics), so m = 16 * 2^S exactly.
+ * R-MAT: gen_rmat of test/common/graph_gen.h (Graph500 a=.57 b=.19 c=.19, random ids), 16 edges
+ * per node, generated on every CPU; parallel edges kept (they add, the project's semantics), so m = 16 * 2^S exactly.
  * Output: markdown tables ("| ..." lines) and "# ..." notes.  Exit 1 when a check fails.
  */
 #include "bench_util.h"
 #include "pr_multi.h"
+#include "graph_gen.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -34,60 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* splitmix64 finaliser. */
-static uint64_t
-mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-typedef struct GenArgs
-{
-	int			scale;
-	int64_t		begin,
-				end;
-	int32_t    *src,
-			   *dst;
-} GenArgs;
-
-/* Edges [begin, end) of the R-MAT graph, ids scrambled by v -> (v * odd + c) mod 2^scale. */
-static void *
-gen_edges(void *p)
-{
-	GenArgs    *a = p;
-	uint64_t	mask = ((uint64_t) 1 << a->scale) - 1;
-
-	for (int64_t i = a->begin; i < a->end; i++)
-	{
-		uint64_t	s = mix64(0x5eed + (uint64_t) i * 0x9e3779b97f4a7c15ULL);
-		uint64_t	u = 0,
-					v = 0;
-
-		for (int level = 0; level < a->scale; level++)
-		{
-			double		pr;
-			int			bu = 0,
-						bv = 0;
-
-			s = mix64(s);
-			pr = (double) (s >> 11) * (1.0 / 9007199254740992.0);
-			if (pr >= 0.57 && pr < 0.76)
-				bv = 1;
-			else if (pr >= 0.76 && pr < 0.95)
-				bu = 1;
-			else if (pr >= 0.95)
-				bu = bv = 1;
-			u = (u << 1) | (uint64_t) bu;
-			v = (v << 1) | (uint64_t) bv;
-		}
-		a->src[i] = (int32_t) ((u * 0x9e3779b1ULL + 12345) & mask);
-		a->dst[i] = (int32_t) ((v * 0x9e3779b1ULL + 12345) & mask);
-	}
-	return NULL;
-}
 
 /* The graph: in-edge CSR (rows = destinations) and out-degrees. */
 typedef struct Graph
@@ -206,8 +153,7 @@ static void
 make_rmat(int scale, Graph *g)
 {
 	int			T = (int) sysconf(_SC_NPROCESSORS_ONLN);
-	pthread_t	th[256];
-	GenArgs		args[256];
+	GenSpec		spec;
 	int32_t    *src,
 			   *dst;
 	int64_t    *outdeg;
@@ -232,13 +178,8 @@ make_rmat(int scale, Graph *g)
 		fprintf(stderr, "out of memory for R-MAT %d\n", scale);
 		exit(2);
 	}
-	for (int t = 0; t < T; t++)
-	{
-		args[t] = (GenArgs) {scale, g->m * t / T, g->m * (t + 1) / T, src, dst};
-		pthread_create(&th[t], NULL, gen_edges, &args[t]);
-	}
-	for (int t = 0; t < T; t++)
-		pthread_join(th[t], NULL);
+	spec = gen_rmat(scale, g->m, 0x5eed, true);
+	gen_edges32(&spec, src, dst, T);
 	t_gen = pr_clock_seconds() - t0;
 	b = (CsrBuild) {src, dst, g, g->ptr, outdeg, 0, T};
 	csr_run_pass(&b, 0);		/* ptr[r + 1] = in-degree of r, outdeg */

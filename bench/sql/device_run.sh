@@ -234,7 +234,7 @@ phase_gpucheck() {
 # loads an R-MAT table: scale, table, parts
 load_rmat() {
   local scale=$1 t=$2 parts=$3 rows t0
-  gcc -O2 -std=gnu11 -pthread -o "$WORK/rmat_copy" bench/sql/rmat_copy.c
+  gcc -O2 -std=gnu11 -pthread -Itest/common -o "$WORK/rmat_copy" bench/sql/rmat_copy.c test/common/graph_gen.c
   t0=$(date +%s.%N)
   rows=$("$WORK/rmat_copy" "$scale" 16 "$((20261121 + scale))" "$parts" "$WORK/$t") || return 1
   chmod 644 "$WORK/$t".*.bin

@@ -130,7 +130,7 @@ else case "$device" in "2 x "*) pass "service device is '$device'" ;; *) failed 
 
 # ---- 2. load -----------------------------------------------------------------------------------------
 t0=$(date +%s)
-gcc -O2 -std=gnu11 -pthread -o "$WORK/rmat_copy" bench/sql/rmat_copy.c || { failed "rmat_copy build"; finish; }
+gcc -O2 -std=gnu11 -pthread -Itest/common -o "$WORK/rmat_copy" bench/sql/rmat_copy.c test/common/graph_gen.c || { failed "rmat_copy build"; finish; }
 rows=$("$WORK/rmat_copy" "$SCALE" 16 "$((20261121 + SCALE))" "$PARTS" "$WORK/edges") || { failed "R-MAT generation"; finish; }
 chmod 644 "$WORK"/edges.*.bin
 sql -c "CREATE UNLOGGED TABLE edges(src bigint, dst bigint)"

@@ -4,11 +4,15 @@
  *
  *   rmat_copy SCALE EDGE_FACTOR SEED PARTS OUT_PREFIX     -> OUT_PREFIX.0.bin ... OUT_PREFIX.(P-1).bin
  *
- * Vertices are relabelled by a random permutation (random ids), duplicate (src, dst) pairs are removed
- * (self-loops stay), and each file's rows are shuffled.  One thread per part: pass 1 generates a slice
- * of the edges and buckets them by a hash of the (src, dst) key, pass 2 sorts and deduplicates one
- * bucket (duplicates always share a bucket), shuffles it and writes it.  Prints the rows written.
+ * The graph is gen_rmat of test/common/graph_gen.h (random ids); duplicate (src, dst) pairs are
+ * removed (self-loops stay), and each file's rows are shuffled.  One thread per part: pass 1
+ * generates a slice of the edges and buckets them by a hash of the (src, dst) key, pass 2 sorts and
+ * deduplicates one bucket (duplicates always share a bucket), shuffles it and writes it.  Prints the
+ * rows written.  Build: gcc -O2 -std=gnu11 -pthread -Itest/common -o rmat_copy bench/sql/rmat_copy.c
+ * test/common/graph_gen.c
  */
+#include "graph_gen.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,7 +23,7 @@ typedef struct
 {
 	int			id;
 	int			parts;
-	int			scale;
+	GenSpec		spec;
 	uint64_t	seed;
 	uint64_t	e0,
 				e1;				/* pass 1: edge slice */
@@ -30,19 +34,7 @@ typedef struct
 	int			failed;
 } Job;
 
-static uint32_t *perm;			/* vertex relabelling */
 static Job *jobs;
-
-/* splitmix64: the next value of a 64-bit state. */
-static inline uint64_t
-mix64(uint64_t *state)
-{
-	uint64_t	z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
 
 /* Bucket of a (src << 32 | dst) key. */
 static inline int
@@ -50,7 +42,7 @@ bucket_of(uint64_t key, int parts)
 {
 	uint64_t	s = key;
 
-	return (int) (mix64(&s) % (uint64_t) parts);
+	return (int) (gen_random(&s) % (uint64_t) parts);
 }
 
 /* Pass 1: generates edges e0..e1-1 (edge e depends only on seed and e) and groups them by bucket. */
@@ -61,6 +53,8 @@ generate_slice(void *arg)
 	uint64_t	m = j->e1 - j->e0;
 	uint64_t   *raw = malloc(m * sizeof(uint64_t));
 	uint64_t   *pos = calloc(j->parts, sizeof(uint64_t));
+	int64_t		src[4096],
+				dst[4096];
 
 	j->keys = malloc(m * sizeof(uint64_t));
 	j->count = calloc(j->parts, sizeof(uint64_t));
@@ -69,32 +63,16 @@ generate_slice(void *arg)
 		j->failed = 1;
 		return NULL;
 	}
-	for (uint64_t e = j->e0; e < j->e1; e++)
+	for (uint64_t e0 = j->e0; e0 < j->e1; e0 += 4096)
 	{
-		uint64_t	s = j->seed * UINT64_C(0x2545F4914F6CDD1D) + e * UINT64_C(0x9E3779B97F4A7C15);
-		uint64_t	u = 0,
-					v = 0;
+		uint64_t	e1 = e0 + 4096 < j->e1 ? e0 + 4096 : j->e1;
 
-		for (int level = 0; level < j->scale; level++)
+		gen_edges_range(&j->spec, (int64_t) e0, (int64_t) e1, src, dst);
+		for (uint64_t e = e0; e < e1; e++)
 		{
-			double		r = (double) (mix64(&s) >> 11) * (1.0 / 9007199254740992.0);
-
-			u <<= 1;
-			v <<= 1;
-			if (r < 0.57)
-				;
-			else if (r < 0.76)
-				v |= 1;
-			else if (r < 0.95)
-				u |= 1;
-			else
-			{
-				u |= 1;
-				v |= 1;
-			}
+			raw[e - j->e0] = ((uint64_t) src[e - e0] << 32) | (uint64_t) dst[e - e0];
+			j->count[bucket_of(raw[e - j->e0], j->parts)]++;
 		}
-		raw[e - j->e0] = ((uint64_t) perm[u] << 32) | perm[v];
-		j->count[bucket_of(raw[e - j->e0], j->parts)]++;
 	}
 	for (int b = 1; b < j->parts; b++)
 		pos[b] = pos[b - 1] + j->count[b - 1];
@@ -103,41 +81,6 @@ generate_slice(void *arg)
 	free(raw);
 	free(pos);
 	return NULL;
-}
-
-/* Sorts keys ascending (LSD radix, 16-bit digits) using tmp; returns the array holding the result. */
-static uint64_t *
-radix_sort(uint64_t *keys, uint64_t *tmp, uint64_t n)
-{
-	uint64_t   *count = malloc(65536 * sizeof(uint64_t));
-	uint64_t   *from = keys,
-			   *to = tmp;
-
-	for (int shift = 0; shift < 64; shift += 16)
-	{
-		uint64_t	sum = 0;
-
-		memset(count, 0, 65536 * sizeof(uint64_t));
-		for (uint64_t i = 0; i < n; i++)
-			count[(from[i] >> shift) & 0xffff]++;
-		if (n == 0 || count[(from[0] >> shift) & 0xffff] == n)
-			continue;
-		for (int b = 0; b < 65536; b++)
-		{
-			uint64_t	c = count[b];
-
-			count[b] = sum;
-			sum += c;
-		}
-		for (uint64_t i = 0; i < n; i++)
-			to[count[(from[i] >> shift) & 0xffff]++] = from[i];
-		uint64_t   *t = from;
-
-		from = to;
-		to = t;
-	}
-	free(count);
-	return from;
 }
 
 /* Writes a big-endian integer of `bytes` bytes. */
@@ -185,13 +128,13 @@ write_bucket(void *arg)
 		memcpy(keys + n, jobs[s].keys + off, jobs[s].count[j->id] * sizeof(uint64_t));
 		n += jobs[s].count[j->id];
 	}
-	sorted = radix_sort(keys, tmp, n);
+	sorted = gen_sort_keys(keys, tmp, n);
 	for (uint64_t i = 0; i < n; i++)
 		if (i == 0 || sorted[i] != sorted[i - 1])
 			sorted[unique++] = sorted[i];
 	for (uint64_t i = unique; i > 1; i--)
 	{
-		uint64_t	k = mix64(&state) % i,
+		uint64_t	k = gen_random(&state) % i,
 					t = sorted[i - 1];
 
 		sorted[i - 1] = sorted[k];
@@ -237,10 +180,8 @@ main(int argc, char **argv)
 {
 	int			scale,
 				parts;
-	uint64_t	n,
-				m,
+	uint64_t	m,
 				seed,
-				state,
 				total = 0;
 	pthread_t  *th;
 
@@ -258,26 +199,14 @@ main(int argc, char **argv)
 		fprintf(stderr, "bad arguments\n");
 		return 2;
 	}
-	n = UINT64_C(1) << scale;
-	perm = malloc(n * sizeof(uint32_t));
 	jobs = calloc(parts, sizeof(Job));
 	th = calloc(parts, sizeof(pthread_t));
-	if (!perm || !jobs || !th)
+	if (!jobs || !th)
 		return 1;
-	state = seed ^ UINT64_C(0x5DEECE66D);
-	for (uint64_t i = 0; i < n; i++)
-		perm[i] = (uint32_t) i;
-	for (uint64_t i = n - 1; i > 0; i--)
-	{
-		uint64_t	k = mix64(&state) % (i + 1);
-		uint32_t	t = perm[i];
-
-		perm[i] = perm[k];
-		perm[k] = t;
-	}
 	for (int i = 0; i < parts; i++)
 	{
-		jobs[i] = (Job) {.id = i, .parts = parts, .scale = scale, .seed = seed, .prefix = argv[5],
+		jobs[i] = (Job) {.id = i, .parts = parts, .spec = gen_rmat(scale, (int64_t) m, seed, true),
+			.seed = seed, .prefix = argv[5],
 			.e0 = m * i / parts, .e1 = m * (i + 1) / parts};
 		pthread_create(&th[i], NULL, generate_slice, &jobs[i]);
 	}

@@ -11,8 +11,8 @@
  */
 #include "pr_gpu.h"
 #include "pr_graph_flat.h"
+#include "graph_gen.h"
 #include "test_harness.h"
-#include "test_random.h"
 
 #include <cuda_runtime.h>
 
@@ -111,31 +111,16 @@ static void
 random_rows(int scale, size_t m, bool skewed, uint64_t spread, int64_t offset, uint64_t seed,
 			std::vector<int64_t> *src, std::vector<int64_t> *dst)
 {
-	uint64_t	state = seed;
+	GenSpec		spec = skewed ? gen_rmat(scale, (int64_t) m, seed, false)
+		: gen_uniform((int64_t) 1 << scale, (int64_t) m, seed);
 
 	src->resize(m);
 	dst->resize(m);
+	gen_edges(&spec, src->data(), dst->data(), 0);
 	for (size_t i = 0; i < m; i++)
 	{
-		uint64_t	u = 0,
-					v = 0;
-
-		if (skewed)
-			for (int bit = 0; bit < scale; bit++)
-			{
-				double		r = (double) (next_random(&state) >> 11) / 9007199254740992.0;
-				int			q = r < 0.57 ? 0 : r < 0.76 ? 1 : r < 0.95 ? 2 : 3;
-
-				u = (u << 1) | (uint64_t) (q >> 1);
-				v = (v << 1) | (uint64_t) (q & 1);
-			}
-		else
-		{
-			u = next_random(&state) >> (64 - scale);
-			v = next_random(&state) >> (64 - scale);
-		}
-		(*src)[i] = (int64_t) (u * spread) + offset;
-		(*dst)[i] = (int64_t) (v * spread) + offset;
+		(*src)[i] = (int64_t) ((uint64_t) (*src)[i] * spread) + offset;
+		(*dst)[i] = (int64_t) ((uint64_t) (*dst)[i] * spread) + offset;
 	}
 }
 

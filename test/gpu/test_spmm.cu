@@ -26,14 +26,14 @@
 #include <string.h>
 #include <vector>
 
+#include "graph_gen.h"
 #include "test_harness.h"
-#include "test_random.h"
 
 /* Uniform double in [-1, 1). */
 static double
 signed_unit(uint64_t *state)
 {
-	return (double) (next_random(state) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+	return (double) (gen_random(state) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
 }
 
 /* An edge list and, optionally, weights (multiples of 1/4: exact in float, as the engine keeps them). */
@@ -45,33 +45,19 @@ struct EdgeList
 	std::vector<double> weight;
 };
 
-/* R-MAT (a = .57, b = c = .19), 2^scale ids, 16 edges per id, parallel edges kept. */
+/* R-MAT (graph_gen.h: a = .57, b = c = .19), 2^scale ids, 16 edges per id, parallel edges kept. */
 static EdgeList
 rmat_edges(const char *name, int scale, bool weighted, uint64_t seed)
 {
 	EdgeList	el;
-	int64_t		m = (int64_t) 16 << scale;
+	GenSpec		spec = gen_rmat(scale, (int64_t) 16 << scale, seed, false);
 
 	el.name = name;
-	for (int64_t i = 0; i < m; i++)
-	{
-		int64_t		u = 0,
-					v = 0;
-
-		for (int level = 0; level < scale; level++)
-		{
-			double		p = (double) (next_random(&seed) >> 11) / 9007199254740992.0;
-			int			bu = p >= 0.76,
-						bv = (p >= 0.57 && p < 0.76) || p >= 0.95;
-
-			u = (u << 1) | bu;
-			v = (v << 1) | bv;
-		}
-		el.src.push_back(u);
-		el.dst.push_back(v);
-		if (weighted)
-			el.weight.push_back(0.25 * (double) (1 + next_random(&seed) % 8));
-	}
+	el.src.resize((size_t) spec.m);
+	el.dst.resize((size_t) spec.m);
+	gen_edges(&spec, el.src.data(), el.dst.data(), 1);
+	for (int64_t i = 0; weighted && i < spec.m; i++)
+		el.weight.push_back(0.25 * (double) (1 + gen_random(&seed) % 8));
 	return el;
 }
 
@@ -90,7 +76,7 @@ hub_edges(const char *name, bool weighted, uint64_t seed)
 		el.src.push_back(u);
 		el.dst.push_back(v);
 		if (weighted)
-			el.weight.push_back(0.25 * (double) (1 + next_random(&seed) % 8));
+			el.weight.push_back(0.25 * (double) (1 + gen_random(&seed) % 8));
 	};
 
 	el.name = name;
@@ -98,15 +84,15 @@ hub_edges(const char *name, bool weighted, uint64_t seed)
 		for (int64_t u = 0; u < senders; u++)
 			add(u, 0);
 	for (int64_t u = 0; u < senders; u++)
-		if (next_random(&seed) % 4 != 0)
+		if (gen_random(&seed) % 4 != 0)
 			add(u, 1);
 	for (int64_t i = 0; i < 1500; i++)
-		add((int64_t) (next_random(&seed) % senders), 2);
+		add((int64_t) (gen_random(&seed) % senders), 2);
 	for (int64_t i = 0; i < 1030; i++)
-		add((int64_t) (next_random(&seed) % senders), 3);
+		add((int64_t) (gen_random(&seed) % senders), 3);
 	for (int64_t v = 4; v < n; v++)
 		for (int64_t i = 0; i < v % 150; i++)
-			add((int64_t) (next_random(&seed) % senders), v);
+			add((int64_t) (gen_random(&seed) % senders), v);
 	add(n - 1, n - 1);			/* every id an endpoint; node n-1 a self-loop */
 	return el;
 }
@@ -422,7 +408,7 @@ run_update_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, 
 		ptr[(size_t) j] = (int64_t) node.size();
 		for (int64_t c = 0; c < per_col; c++)
 		{
-			int64_t		v = (int64_t) (next_random(&seed) % (uint64_t) n);
+			int64_t		v = (int64_t) (gen_random(&seed) % (uint64_t) n);
 
 			if (c == 1)
 				v = node.back();	/* a node twice: its weights add up */

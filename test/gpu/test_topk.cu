@@ -24,8 +24,8 @@
 #include <string.h>
 #include <vector>
 
+#include "graph_gen.h"
 #include "test_harness.h"
-#include "test_random.h"
 
 /* Exits on a failed CUDA call of the test itself. */
 #define CHECK_CUDA(call) do { \
@@ -41,7 +41,7 @@
 static double
 tied_value(uint64_t *state, bool specials)
 {
-	uint64_t	r = next_random(state) % 1000;
+	uint64_t	r = gen_random(state) % 1000;
 
 	if (specials)
 	{
@@ -58,14 +58,14 @@ tied_value(uint64_t *state, bool specials)
 		if (r < 60)
 			return -(double) (r % 7) / 8.0;
 	}
-	return (double) (next_random(state) % 13) / 16.0 + (r % 3 == 0 ? 1e-3 : 0.0);
+	return (double) (gen_random(state) % 13) / 16.0 + (r % 3 == 0 ? 1e-3 : 0.0);
 }
 
 /* A value like a PageRank / RWR score: spread over a few decades, few ties. */
 static double
 spread_value(uint64_t *state)
 {
-	return (double) (next_random(state) % 1000003 + 1) * 1e-9 * (double) (1 + next_random(state) % 1000);
+	return (double) (gen_random(state) % 1000003 + 1) * 1e-9 * (double) (1 + gen_random(state) % 1000);
 }
 
 /* True when a ranks before b: larger first, NaN last, -0 = +0, then the smaller id. */
@@ -140,7 +140,7 @@ run_case(const char *name, int64_t n, int k_cols, int col, int64_t top_k, bool s
 		new_to_old[i] = (int32_t) i;
 	}
 	for (int64_t i = n - 1; i > 0; i--)
-		std::swap(new_to_old[i], new_to_old[next_random(&state) % (uint64_t) (i + 1)]);
+		std::swap(new_to_old[i], new_to_old[gen_random(&state) % (uint64_t) (i + 1)]);
 	for (int64_t p = 0; p <= n; p++)
 		for (int j = 0; j < k_cols; j++)
 			x[(size_t) (p * k_cols + j)] = (T) (p < n && j == col ? by_id[new_to_old[p]]
@@ -217,7 +217,7 @@ run_columns_case(const char *name, int64_t n, int k_cols, int64_t top_k, bool sp
 	for (int64_t i = 0; i < n; i++)
 		new_to_old[i] = (int32_t) i;
 	for (int64_t i = n - 1; i > 0; i--)
-		std::swap(new_to_old[i], new_to_old[next_random(&state) % (uint64_t) (i + 1)]);
+		std::swap(new_to_old[i], new_to_old[gen_random(&state) % (uint64_t) (i + 1)]);
 	for (int64_t p = 0; p <= n; p++)
 		for (int j = 0; j < k_cols; j++)
 			x[(size_t) (p * k_cols + j)] = (T) (j % 3 == 0 ? spread_value(&state)
@@ -287,11 +287,11 @@ time_call(int64_t n, int64_t top_k, cudaStream_t stream)
 
 	for (int64_t i = 0; i < n; i++)
 	{
-		x[i] = (float) (next_random(&state) % 1000000) * 1e-7f;
+		x[i] = (float) (gen_random(&state) % 1000000) * 1e-7f;
 		perm[i] = (int32_t) i;
 	}
 	for (int64_t i = n - 1; i > 0; i--)
-		std::swap(perm[i], perm[next_random(&state) % (uint64_t) (i + 1)]);
+		std::swap(perm[i], perm[gen_random(&state) % (uint64_t) (i + 1)]);
 	CHECK_CUDA(cudaMalloc(&d_x, x.size() * sizeof(float)));
 	CHECK_CUDA(cudaMalloc(&d_perm, perm.size() * sizeof(int32_t)));
 	CHECK_CUDA(cudaMemcpy(d_x, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));

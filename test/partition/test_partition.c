@@ -34,10 +34,10 @@ make_star(TestGraph *g, int64_t n, uint64_t seed)
 		src[e] = (int32_t) e;
 		dst[e] = 0;
 	}
-	for (int64_t e = n; e < m; e++)
 	{
-		src[e] = (int32_t) (next_random(&rng) % (uint64_t) n);
-		dst[e] = (int32_t) (next_random(&rng) % (uint64_t) n);
+		GenSpec		rest = gen_uniform(n, m - n, seed);	/* the other edges: uniform */
+
+		gen_edges32(&rest, src + n, dst + n, 1);
 	}
 	graph_from_edges(g, n, m, src, dst, false, &rng);
 	snprintf(g->name, sizeof(g->name), "star n=%lld", (long long) n);
@@ -194,7 +194,7 @@ check_partition(const TestGraph *g, int G, PrPartitionMethod method, bool use_pl
 
 		for (int64_t v = 0; v < g->n; v++)
 		{
-			x[v] = (double) (next_random(&rng) % 17);
+			x[v] = (double) (gen_random(&rng) % 17);
 			scale[v] = 1.0 / (double) (1 << (v % 3));
 		}
 		csr_spmv(g, scale, x, y_ref);
@@ -349,7 +349,7 @@ check_stream_plan(const TestGraph *g, const PrStreamParams *prm, const char *lab
 		buf[0] = malloc(plan.buffer_bytes + 1);
 		buf[1] = malloc(plan.buffer_bytes + 1);
 		for (int64_t v = 0; v < g->n; v++)
-			x[v] = (double) (next_random(&rng) % 13);
+			x[v] = (double) (gen_random(&rng) % 13);
 		if (!prm->has_val)
 			plain.val = NULL;	/* the plan carries no values: the pattern's product */
 		csr_spmv(&plain, NULL, x, y_ref);

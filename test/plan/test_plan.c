@@ -396,7 +396,7 @@ check_compact_bits(const PrPlanCsr *csr, const PrCompositeOptions *o, const PrCo
 
 	a.compact = false;
 	for (int64_t i = 0; i < cols; i++)
-		z[i] = (float) ((double) (next_random(&rng) >> 11) / 9007199254740992.0) * 3.0f - 1.0f;
+		z[i] = (float) gen_unit(&rng) * 3.0f - 1.0f;
 	z[cols] = 0.0f;
 	ok = pr_plan_composite(csr, &a, &pr_malloc_allocator, &add, &err) == PR_OK;
 	if (ok)
@@ -441,7 +441,7 @@ test_graph(const TestGraph *g, uint64_t seed)
 	for (int64_t e = 0; e < g->ptr[n]; e++)
 		outdeg[g->col[e]]++;
 	for (int64_t i = 0; i < n; i++)
-		x[i] = (double) (next_random(&rng) % 9) - 3.0;
+		x[i] = (double) (gen_random(&rng) % 9) - 3.0;
 	csr_spmv(g, NULL, x, y_ref);
 
 	/* degree order: a permutation, keys non-increasing, ties by id */
@@ -705,7 +705,7 @@ test_thread_counts(void)
 			outdeg[g->col[e]]++;
 		pr_plan_degree_order(n, outdeg, new_to_old, old_to_new, &pr_malloc_allocator, &err);
 		for (int64_t i = 0; i < n; i++)
-			x[i] = (double) (next_random(&rng) % 9) - 3.0;
+			x[i] = (double) (gen_random(&rng) % 9) - 3.0;
 		csr_spmv(g, NULL, x, y_ref);
 		for (int64_t i = 0; i < n; i++)
 			z[old_to_new[i]] = x[i];
@@ -1133,7 +1133,7 @@ test_rectangular(const TestGraph *g, int n_parts, const PrModel *model, uint64_t
 	PrError		err;
 
 	for (int64_t i = 0; i < n; i++)
-		x[i] = (double) (next_random(&rng) % 9) - 3.0;
+		x[i] = (double) (gen_random(&rng) % 9) - 3.0;
 	for (int p = 0; p < n_parts; p++)
 	{
 		int64_t		rows = n > p ? (n - p + n_parts - 1) / n_parts : 0;
@@ -1348,7 +1348,7 @@ main(void)
 	{
 		TestGraph	g;
 
-		make_uniform(&g, 1 + (int64_t) (next_random(&seed) % 700), (int64_t) (next_random(&seed) % 6000),
+		make_uniform(&g, 1 + (int64_t) (gen_random(&seed) % 700), (int64_t) (gen_random(&seed) % 6000),
 					 i % 2 == 1, seed + (uint64_t) i);
 		test_graph(&g, seed + 100 + (uint64_t) i);
 		graph_free(&g);
@@ -1380,7 +1380,7 @@ main(void)
 		{
 			TestGraph	g;
 
-			make_uniform(&g, 1 + (int64_t) (next_random(&seed) % 500), (int64_t) (next_random(&seed) % 4000),
+			make_uniform(&g, 1 + (int64_t) (gen_random(&seed) % 500), (int64_t) (gen_random(&seed) % 4000),
 						 i == 1, seed + 5000 + (uint64_t) i);
 			test_rectangular(&g, 2 + i, have_model ? &model : NULL, seed + 500 + (uint64_t) i);
 			graph_free(&g);

@@ -1,0 +1,160 @@
+/*
+ * graph_gen.h — the one graph generator of the tests and benchmarks: a splitmix64 random stream,
+ * R-MAT, uniform (Erdős–Rényi) and power-law graphs whose ids carry locality, as edge lists; the
+ * tools around them (deduplication, edge shuffle, breadth-first relabelling, reading an edge file,
+ * a "kind:scale:.." graph name).  Pure C11 (pthreads); includable from C++ / CUDA.
+ *
+ * Every edge is a function of the seed and its index alone, so a graph is the same whatever the
+ * number of threads that generate it, and any range of it can be generated on its own.
+ */
+#ifndef GRAPH_GEN_H
+#define GRAPH_GEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+/* splitmix64: the next value of the sequence that *state walks. */
+static inline uint64_t
+gen_random(uint64_t *state)
+{
+	uint64_t	z = (*state += 0x9E3779B97F4A7C15ull);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* Uniform double in [0, 1) from the stream. */
+static inline double
+gen_unit(uint64_t *state)
+{
+	return (double) (gen_random(state) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* The kinds of generated graph. */
+typedef enum GenKind
+{
+	GEN_RMAT,					/* R-MAT, Graph500 a = .57, b = .19, c = .19, d = .05 */
+	GEN_UNIFORM,				/* both ends uniform over [0, n) (Erdős–Rényi with m edges) */
+	GEN_LOCAL					/* power-law sources, destinations near the source or popular */
+} GenKind;
+
+/*
+ * A generated graph: n nodes (ids 0..n-1), m edges (parallel edges and self-loops possible).
+ * permute: ids relabelled by a random permutation (R-MAT, uniform), or, for GEN_LOCAL, the
+ * popular destinations scattered over the ids instead of being the low ids.
+ * GEN_LOCAL: the source of an edge is drawn with a power-law skew (node of rank r has weight about
+ * r^(1/skew - 1)), the ranks scattered over the ids; with probability p_local the destination is
+ * source +- d (wrapped into [0, n)), d in 1..window drawn with the same skew (short distances
+ * most likely), otherwise a popular node (the same power law over the ids).
+ */
+typedef struct GenSpec
+{
+	GenKind		kind;
+	int64_t		n;
+	int64_t		m;
+	int			scale;			/* GEN_RMAT: n = 2^scale */
+	uint64_t	seed;
+	bool		permute;
+	double		p_local;		/* GEN_LOCAL */
+	int64_t		window;			/* GEN_LOCAL: largest distance of a local edge */
+	int			skew;			/* GEN_LOCAL: power-law exponent (1: uniform; default 2) */
+} GenSpec;
+
+/* R-MAT over 2^scale nodes, m edges (scale 1..62). */
+GenSpec		gen_rmat(int scale, int64_t m, uint64_t seed, bool permute);
+
+/* Uniform graph: n nodes, m edges, both ends uniform. */
+GenSpec		gen_uniform(int64_t n, int64_t m, uint64_t seed);
+
+/* Power-law graph with locality: see GenSpec; skew 2, popular nodes scattered (permute). */
+GenSpec		gen_local(int64_t n, int64_t m, double p_local, int64_t window, uint64_t seed);
+
+/*
+ * Parses a graph name: "rmat:SCALE[:EF]", "er:SCALE[:EF]" or "local:SCALE[:EF[:P_LOCAL[:WINDOW]]]"
+ * (n = 2^SCALE, m = EF * n, EF default 16, P_LOCAL default 0.9, WINDOW default 64).  R-MAT and
+ * local get permute = true; the seed is seed + SCALE (each size its own stream).  False (spec
+ * untouched) on a malformed name.
+ */
+bool		gen_parse(const char *name, uint64_t seed, GenSpec *spec);
+
+/* The graph options of a benchmark's command line. */
+typedef struct GenOptions
+{
+	char		graph[64];		/* a gen_parse name; "" when none was given */
+	bool		bfs_order;		/* --order bfs */
+} GenOptions;
+
+/*
+ * Takes the option at argv[i] into opts when it is a graph option: --graph NAME, --rmat SCALE
+ * (rmat:SCALE), --er SCALE (er:SCALE) or --order natural|bfs.  Returns the number of arguments
+ * it took (2), or 0 when argv[i] is no graph option (opts untouched).
+ */
+int			gen_take_option(int argc, char **argv, int i, GenOptions *opts);
+
+/* Writes a short description of the graph ("local n=.. m=.. p_local=.. window=.."). */
+void		gen_describe(const GenSpec *spec, char *buf, size_t size);
+
+/* Edge i of the graph. */
+void		gen_edge(const GenSpec *spec, int64_t i, int64_t *src, int64_t *dst);
+
+/* Edges begin..end-1 into src[0..end-begin), dst[0..end-begin) (one thread). */
+void		gen_edges_range(const GenSpec *spec, int64_t begin, int64_t end, int64_t *src,
+							int64_t *dst);
+
+/* All m edges, on `threads` threads (<= 0: every CPU); the result does not depend on threads. */
+void		gen_edges(const GenSpec *spec, int64_t *src, int64_t *dst, int threads);
+
+/* The same with 32-bit ids (n <= 2^31). */
+void		gen_edges32(const GenSpec *spec, int32_t *src, int32_t *dst, int threads);
+
+/*
+ * Sorts n keys ascending (LSD radix, 16-bit digits; digits every key shares are skipped) with tmp
+ * of the same size; returns the array that holds the result (keys or tmp).
+ */
+uint64_t   *gen_sort_keys(uint64_t *keys, uint64_t *tmp, size_t n);
+
+/*
+ * Sorts the edges by (src, dst) and removes duplicate pairs (self-loops stay), in place; ids must
+ * be in [0, 2^32).  Returns the number of edges left (0 when out of memory, edges untouched).
+ */
+size_t		gen_dedupe(int64_t *src, int64_t *dst, size_t m);
+
+/*
+ * The graph's edges without duplicates, sorted by (src, dst) (gen_edges on `threads` threads, then
+ * gen_dedupe; n <= 2^32).  Returns the edge count; *src / *dst malloc()ed (0 and NULL when out of
+ * memory).
+ */
+size_t		gen_unique_edges(const GenSpec *spec, int threads, int64_t **src, int64_t **dst);
+
+/* Shuffles the order of the edges (Fisher-Yates with the stream of seed). */
+void		gen_shuffle(int64_t *src, int64_t *dst, size_t m, uint64_t seed);
+
+/*
+ * Breadth-first ("crawl") order: new_id[v] = position of v in a breadth-first walk along the
+ * out-edges from node 0, restarted from the lowest unvisited id until every node of [0, n) is
+ * numbered.  False when out of memory.
+ */
+bool		gen_bfs_order(int64_t n, const int64_t *src, const int64_t *dst, size_t m,
+						  int64_t *new_id);
+
+/* Renames every endpoint v of the edges to new_id[v]. */
+void		gen_relabel(int64_t *src, int64_t *dst, size_t m, const int64_t *new_id);
+
+/*
+ * Renumbers the edges' nodes in breadth-first order (gen_bfs_order over [0, max id + 1), then
+ * gen_relabel).  False, edges untouched, when an id is negative or memory runs out.
+ */
+bool		gen_bfs_relabel(int64_t *src, int64_t *dst, size_t m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GRAPH_GEN_H */
