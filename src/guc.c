@@ -46,6 +46,7 @@ static const struct config_enum_entry gpu_kernel_options[] = {
 	{"tiled", PR_GPU_KERNEL_TILED, false},
 	{"binned", PR_GPU_KERNEL_BINNED, false},
 	{"cusparse", PR_GPU_KERNEL_CUSPARSE, false},
+	{"aligned_coo", PR_GPU_KERNEL_ALIGNED_COO, false},
 	{NULL, 0, false}
 };
 
@@ -93,7 +94,7 @@ service_guc_init(void)
 							 PR_GPU_FP64, gpu_precision_options,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("powerrank.gpu_kernel",
-							 "Sparse-product kernel of the GPU engine: auto (the performance model picks), tiled, binned or cusparse.",
+							 "Sparse-product kernel of the GPU engine: auto (the fastest of a short list of layouts, timed on the device), tiled, binned, cusparse or aligned_coo.",
 							 NULL,
 							 &powerrank_gpu_kernel,
 							 PR_GPU_KERNEL_AUTO, gpu_kernel_options,

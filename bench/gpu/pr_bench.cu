@@ -189,13 +189,14 @@ struct Config
 {
 	const char *name;
 	PrGpuKernel kernel;
-	bool		relabel;
+	PrGpuOrder	order;
 	int64_t		tile_width;
 	int			vec_threshold;
 	PrGpuPrecision precision;
 	int			n_smem_tiles;	/* -1: model */
 	bool		l2_persist;
 	int			compact;		/* compact partials: 1 on, 0 off, -1 model */
+	int			measure_reps;	/* auto: timed products per candidate (0: the model alone) */
 };
 
 /* One row of the results table. */
@@ -286,7 +287,7 @@ calibrate(const char *out_path, const std::vector<int64_t> &windows, bool fixed_
 		g.out_strength = strength.data();
 		pr_gpu_options_init(&o);
 		o.precision = PR_GPU_FP32;
-		o.relabel = false;
+		o.order = PR_GPU_ORDER_NATURAL;
 		o.kernel = kind == 'b' ? PR_GPU_KERNEL_BINNED : PR_GPU_KERNEL_TILED;
 		o.tile_width = tile_width > 0 ? tile_width : n;
 		o.vec_threshold = (kind == 'v' || kind == 'V') ? 1 : 1 << 30;
@@ -1186,35 +1187,41 @@ main(int argc, char **argv)
 
 	/* every kernel */
 	const Config configs[] = {
-		{"cusparse-natural", PR_GPU_KERNEL_CUSPARSE, false, 0, 0, PR_GPU_FP32, -1, false, 0},
-		{"cusparse-sorted", PR_GPU_KERNEL_CUSPARSE, true, 0, 0, PR_GPU_FP32, -1, false, 0},
-		{"binned", PR_GPU_KERNEL_BINNED, true, 0, 0, PR_GPU_FP32, -1, false, 0},
-		{"binned-natural", PR_GPU_KERNEL_BINNED, false, 0, 0, PR_GPU_FP32, -1, false, 0},
-		{"tiled-L2", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 0, false, 0},
-		{"tiled-L2-w4M", PR_GPU_KERNEL_TILED, true, (int64_t) 1 << 22, 32, PR_GPU_FP32, 0, false, 0},
-		{"tiled-s1", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 1, false, 0},
-		{"tiled-s2", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 2, false, 0},
-		{"tiled-s4", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, false, 0},
-		{"tiled-s4-l2persist", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, true, 0},
-		{"tiled-s8", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 8, false, 0},
-		{"tiled-s16", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 16, false, 0},
-		{"tiled-s2-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 2, false, 1},
-		{"tiled-s4-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 4, false, 1},
-		{"tiled-s8-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 8, false, 1},
-		{"tiled-s16-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 16, false, 1},
-		{"tiled-s12-compact", PR_GPU_KERNEL_TILED, true, 0, 32, PR_GPU_FP32, 12, false, 1},
-		{"tiled-s8-compact-v16", PR_GPU_KERNEL_TILED, true, 0, 16, PR_GPU_FP32, 8, false, 1},
-		{"tiled-s8-compact-v64", PR_GPU_KERNEL_TILED, true, 0, 64, PR_GPU_FP32, 8, false, 1},
-		{"tiled-s8-compact-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 8, false, 1},
-		{"tiled-s8-compact-v256", PR_GPU_KERNEL_TILED, true, 0, 256, PR_GPU_FP32, 8, false, 1},
-		{"tiled-s8-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 8, false, 0},
-		{"tiled-s4-compact-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 4, false, 1},
-		{"tiled-s12-compact-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 12, false, 1},
-		{"tiled-s16-compact-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 16, false, 1},
-		{"tiled-L2-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 0, false, 0},
-		{"tiled-s2-compact-v128", PR_GPU_KERNEL_TILED, true, 0, 128, PR_GPU_FP32, 2, false, 1},
-		{"auto", PR_GPU_KERNEL_AUTO, true, 0, 0, PR_GPU_FP32, -1, false, -1},
-		{"auto-fp64", PR_GPU_KERNEL_AUTO, true, 0, 0, PR_GPU_FP64, -1, false, -1},
+		{"cusparse-natural", PR_GPU_KERNEL_CUSPARSE, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
+		{"cusparse-sorted", PR_GPU_KERNEL_CUSPARSE, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
+		{"binned", PR_GPU_KERNEL_BINNED, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
+		{"binned-natural", PR_GPU_KERNEL_BINNED, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
+		{"acoo-natural", PR_GPU_KERNEL_ALIGNED_COO, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
+		{"acoo-sorted", PR_GPU_KERNEL_ALIGNED_COO, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
+		{"acoo-hubs", PR_GPU_KERNEL_ALIGNED_COO, PR_GPU_ORDER_HUBS, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
+		{"tiled-hubs", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_HUBS, 0, 0, PR_GPU_FP32, -1, false, -1, 5},
+		{"tiled-natural", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, false, -1, 5},
+		{"tiled-L2", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 0, false, 0, 5},
+		{"tiled-L2-w4M", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, (int64_t) 1 << 22, 32, PR_GPU_FP32, 0, false, 0, 5},
+		{"tiled-s1", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 1, false, 0, 5},
+		{"tiled-s2", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 2, false, 0, 5},
+		{"tiled-s4", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 4, false, 0, 5},
+		{"tiled-s4-l2persist", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 4, true, 0, 5},
+		{"tiled-s8", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 8, false, 0, 5},
+		{"tiled-s16", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 16, false, 0, 5},
+		{"tiled-s2-compact", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 2, false, 1, 5},
+		{"tiled-s4-compact", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 4, false, 1, 5},
+		{"tiled-s8-compact", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 8, false, 1, 5},
+		{"tiled-s16-compact", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 16, false, 1, 5},
+		{"tiled-s12-compact", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 12, false, 1, 5},
+		{"tiled-s8-compact-v16", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 16, PR_GPU_FP32, 8, false, 1, 5},
+		{"tiled-s8-compact-v64", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 64, PR_GPU_FP32, 8, false, 1, 5},
+		{"tiled-s8-compact-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 8, false, 1, 5},
+		{"tiled-s8-compact-v256", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 256, PR_GPU_FP32, 8, false, 1, 5},
+		{"tiled-s8-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 8, false, 0, 5},
+		{"tiled-s4-compact-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 4, false, 1, 5},
+		{"tiled-s12-compact-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 12, false, 1, 5},
+		{"tiled-s16-compact-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 16, false, 1, 5},
+		{"tiled-L2-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 0, false, 0, 5},
+		{"tiled-s2-compact-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 2, false, 1, 5},
+		{"auto-model", PR_GPU_KERNEL_AUTO, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, false, -1, 0},
+		{"auto", PR_GPU_KERNEL_AUTO, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, false, -1, 5},
+		{"auto-fp64", PR_GPU_KERNEL_AUTO, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP64, -1, false, -1, 5},
 	};
 	std::vector<Row> rows;
 	std::string device;
@@ -1236,7 +1243,8 @@ main(int argc, char **argv)
 			continue;			/* as many shared-memory tiles as columns allow: a smaller count covers it */
 		pr_gpu_options_init(&o);
 		o.kernel = c.kernel;
-		o.relabel = c.relabel;
+		o.order = c.order;
+		o.measure_reps = c.measure_reps;
 		o.tile_width = c.tile_width;
 		o.vec_threshold = c.vec_threshold;
 		o.precision = c.precision;
@@ -1278,6 +1286,13 @@ main(int argc, char **argv)
 		printf("# %-17s %s | plan %.2f s upload %.2f s | run %d it (%.2f s) | %s\n", c.name, rep.format,
 			   rep.plan_seconds, rep.upload_seconds, stats.iterations, pr_clock_seconds() - t0,
 			   rep.n_candidates ? rep.candidates : "");
+		if (rep.measured_ms >= 0)
+		{
+			printf("# %s measured choice: %s %.3f ms (model %.3f), runner-up %s %.3f ms (model %.3f); timed (measured/model ms): %s\n",
+				   c.name, rep.layout, rep.measured_ms, rep.predicted_ms, rep.runner_up[0] ? rep.runner_up : "none",
+				   rep.runner_up_ms, rep.runner_up_predicted_ms, rep.measured);
+			row.format = std::string(rep.layout) + ": " + row.format;
+		}
 
 		/* determinism: a second run gives the same bits */
 		{

@@ -3,8 +3,8 @@
  * the operations on vector slots (fill, copies, products, updates, reductions, the warm start);
  * prepare is in pr_gpu_prepare.cu, the sparse matrices' upload and product in pr_gpu_matrix.cu.
  *
- * Layout: nodes relabelled by out-degree (pr_plan_degree_order), so the hot entries of x sit
- * together; the pull matrix in the planned format (tile-composite, row-binned, or cuSPARSE CSR);
+ * Layout: nodes in the private order (by out-degree, natural, or hubs first: pr_gpu_prepare.cu);
+ * the pull matrix in the planned format (tile-composite, row-binned, ALIGNED_COO or cuSPARSE CSR);
  * vector slots of (n+1) x k values in the private order whose last row is a zero row that padding
  * entries read.  The normalized product reads z = x / out_strength, written by the previous
  * PageRank update (fused) or by a scale kernel, so the matrix carries no values when unweighted.
@@ -33,7 +33,8 @@ pr_gpu_options_init(PrGpuOptions *opts)
 	opts->device = 0;
 	opts->precision = PR_GPU_FP64;	/* as powerrank.gpu_precision's default */
 	opts->kernel = PR_GPU_KERNEL_AUTO;
-	opts->relabel = true;
+	opts->order = PR_GPU_ORDER_DEGREE;
+	opts->measure_reps = 5;
 	opts->chunk = 4096;
 	opts->n_smem_tiles = -1;
 	opts->smem_width = 0;

@@ -11,6 +11,7 @@
 #include "pr_plan.h"
 #include "pr_gpu_tiled.cuh"
 #include "pr_gpu_binned_kernels.cuh"
+#include "pr_gpu_aligned_coo.cuh"
 #include "pr_gpu_topk.h"
 #include "pr_gpu_push_local.h"
 
@@ -34,19 +35,25 @@ enum MatrixKind
 	MATRIX_NONE = 0,
 	MATRIX_TILED,
 	MATRIX_BINNED,
-	MATRIX_CUSPARSE
+	MATRIX_CUSPARSE,
+	MATRIX_ALIGNED_COO
 };
 
 /*
  * One sparse matrix on the device in one format: the tile-composite fields (pr_gpu_tiled.cuh:
  * tiles, partials, compact partials; has_val, bytes and partial serve every
- * format, tiles[0] the binned format's long rows too), then the binned CSR and cuSPARSE.
+ * format, tiles[0] the binned format's long rows too), then the binned CSR, ALIGNED_COO and cuSPARSE.
  */
 struct GpuMatrix : TiledMatrix
 {
 	MatrixKind	kind;
 	DevBinned	binned;
 	int64_t		binned_blocks;
+	/* ALIGNED_COO: the layout, its segments' partial sums (head, tail), whether y needs clearing */
+	DevAlignedCoo acoo;
+	void	   *acoo_head;
+	void	   *acoo_tail;
+	bool		acoo_clear;
 	/* cuSPARSE */
 	cusparseSpMatDescr_t sp_mat;
 	void	   *sp_buffer;
@@ -141,6 +148,9 @@ PrStatus	gpu_matrix_upload_binned(GpuEngine *e, const PrPlanCsr *csr, const PrBi
 									 PrError *err);
 PrStatus	gpu_matrix_upload_cusparse(GpuEngine *e, const PrPlanCsr *csr, const double *inv_out_host,
 									   GpuMatrix *mat, PrError *err);
+
+/* Uploads an ALIGNED_COO layout (cuda/plan/pr_plan_aligned_coo.h) into mat. */
+PrStatus	gpu_matrix_upload_aligned_coo(GpuEngine *e, const PrAlignedCoo *a, GpuMatrix *mat, PrError *err);
 
 /* Enqueues y = M z (T = float or double, as e->fp64 says): the matrix's format for k = 1, the
  * SpMM over its binned CSR for k > 1. */

@@ -1,6 +1,7 @@
 /*
  * pr_gpu_matrix.cu — one sparse matrix of the single-GPU engine on the device, in its format
- * (tile-composite, row-binned CSR, cuSPARSE CSR): its upload, its product y = M z, its release.
+ * (tile-composite, row-binned CSR, ALIGNED_COO, cuSPARSE CSR): its upload, its product y = M z, its
+ * release.
  * Each matrix owns its device arrays, so one layout can be uploaded, run and freed on its own.
  */
 #include "pr_gpu_engine.h"
@@ -121,6 +122,36 @@ gpu_matrix_upload_binned(GpuEngine *e, const PrPlanCsr *csr, const PrBinned *b, 
 	return matrix_alloc(e, mat, &mat->partial, (size_t) (b->n_chunks + 1) * e->k * e->elem, err);
 }
 
+/* Uploads an ALIGNED_COO layout and makes room for its segments' partial sums. */
+PrStatus
+gpu_matrix_upload_aligned_coo(GpuEngine *e, const PrAlignedCoo *a, GpuMatrix *mat, PrError *err)
+{
+	DevAlignedCoo *d = &mat->acoo;
+	int64_t		words = a->n_seg * a->seg_len;
+	PrStatus	st;
+
+	memset(d, 0, sizeof(*d));
+	mat->kind = MATRIX_ALIGNED_COO;
+	mat->has_val = a->val != NULL;
+	mat->bytes = a->device_bytes + (size_t) a->n_seg * 2 * (e->elem - sizeof(float));
+	mat->acoo_clear = a->n_rows < a->n;
+	d->n_seg = a->n_seg;
+	d->seg_len = a->seg_len;
+	d->n_rows = a->n_rows;
+	d->n_split = a->n_split;
+	if ((st = matrix_upload_array(e, mat, &d->idx, a->idx, words, err)) != PR_OK ||
+		(a->val != NULL && (st = matrix_upload_array(e, mat, &d->val, a->val, words, err)) != PR_OK) ||
+		(st = matrix_upload_array(e, mat, &d->rows, a->rows, a->n_rows, err)) != PR_OK ||
+		(st = matrix_upload_array(e, mat, &d->seg_row, a->seg_row, a->n_seg, err)) != PR_OK ||
+		(st = matrix_upload_array(e, mat, &d->seg_flags, a->seg_flags, a->n_seg, err)) != PR_OK ||
+		(st = matrix_upload_array(e, mat, &d->split_row, a->split_row, a->n_split, err)) != PR_OK ||
+		(st = matrix_upload_array(e, mat, &d->split_first, a->split_first, a->n_split, err)) != PR_OK ||
+		(st = matrix_upload_array(e, mat, &d->split_last, a->split_last, a->n_split, err)) != PR_OK ||
+		(st = matrix_alloc(e, mat, &mat->acoo_head, (size_t) a->n_seg * e->elem, err)) != PR_OK)
+		return st;
+	return matrix_alloc(e, mat, &mat->acoo_tail, (size_t) a->n_seg * e->elem, err);
+}
+
 /* Uploads a CSR with the values of P (w / out_strength of the column) for cusparseSpMV. */
 PrStatus
 gpu_matrix_upload_cusparse(GpuEngine *e, const PrPlanCsr *csr, const double *inv_out_host, GpuMatrix *mat,
@@ -233,6 +264,28 @@ gpu_matrix_run(GpuEngine *e, GpuMatrix *mat, const void *zv, void *yv, PrError *
 			unsigned int lb = (unsigned int) ((d->n_long + PR_THREADS - 1) / PR_THREADS);
 
 			k_long_rows<T, PR_MODE_STORE><<<lb, PR_THREADS, 0, e->stream>>>(d->n_long, d->long_row, d->chunk_begin, partial, y, (T *) NULL);
+			PR_LAUNCHED();
+		}
+		return PR_OK;
+	}
+	if (mat->kind == MATRIX_ALIGNED_COO)
+	{
+		const DevAlignedCoo *a = &mat->acoo;
+		T		   *head = (T *) mat->acoo_head,
+				   *tail = (T *) mat->acoo_tail;
+		unsigned int blocks = (unsigned int) ((a->n_seg + PR_THREADS - 1) / PR_THREADS);
+
+		if (mat->acoo_clear)
+			PR_CUDA(cudaMemsetAsync(y, 0, (size_t) e->n * sizeof(T), e->stream));
+		if (mat->has_val)
+			k_aligned_coo<T, true><<<blocks, PR_THREADS, 0, e->stream>>>(*a, z, y, head, tail);
+		else
+			k_aligned_coo<T, false><<<blocks, PR_THREADS, 0, e->stream>>>(*a, z, y, head, tail);
+		PR_LAUNCHED();
+		if (a->n_split > 0)
+		{
+			k_aligned_coo_split_rows<T><<<(unsigned int) ((a->n_split + PR_THREADS - 1) / PR_THREADS), PR_THREADS, 0,
+				e->stream>>>(*a, y, head, tail);
 			PR_LAUNCHED();
 		}
 		return PR_OK;

@@ -3,26 +3,36 @@
  * the choice and host plan of the pull matrix's layout, the device memory check, the upload of
  * the vectors and the layouts, and the report.
  *
- * The pull layout is one PullLayout: chosen (choose_pull_layout), planned on the host
- * (plan_pull_layout), uploaded into its own matrix (upload_pull_layout), so that a layout can
- * also be run (gpu_matrix_run) and freed (gpu_matrix_free, free_pull_plan) on its own.
+ * A layout of the pull matrix is one PullLayout: an order and a format, planned on the host
+ * (plan_pull_layout), uploaded into its own matrix (upload_pull_layout), run (gpu_matrix_run) and
+ * freed (gpu_matrix_free) on its own.  An explicit kernel prepares one layout.  The kernel `auto`
+ * (one column, measure_reps > 0) makes the measured choice: every candidate of a short list —
+ * natural order (binned, ALIGNED_COO, cuSPARSE), degree order (the model's best composite or
+ * binned layout and its runner-up, cuSPARSE), hubs first (the model's best, ALIGNED_COO) — is
+ * uploaded and timed over measure_reps products (CUDA events, the fastest rep), and the fastest is
+ * kept; the others are freed before the next is uploaded.
  */
 #include "pr_gpu_engine.h"
 #include "pr_gpu_spmm.h"
 #include "pr_gpu_reduce.cuh"
 #include "pr_gpu_vector_kernels.cuh"
+#include "pr_gpu_launch.h"
+#include "pr_plan_aligned_coo.h"
+#include "pr_plan_order.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Host-side layouts built during prepare (freed at its end). */
+/* Host-side arrays of one private order and the plans of its layouts (freed at prepare's end). */
 struct HostPlans
 {
+	PrGpuOrder	order;
 	PrPlanCsr	pull;
 	PrPlanCsr	push;
 	PrComposite comp;
 	PrBinned	bin_pull;
+	PrAlignedCoo acoo;
 	PrBinned	bin_push;
 	int32_t    *new_to_old;
 	int32_t    *old_to_new;
@@ -31,18 +41,46 @@ struct HostPlans
 	bool		pull_borrowed;	/* pull is a view of the graph's own in-CSR (not freed) */
 };
 
-/* One layout of the pull matrix: its format and what it is planned with. */
+/* Columns of the hubs-first order's front: as many as this many shared-memory tiles hold. */
+#define PR_GPU_HUB_TILES 8
+
+/* One layout of the pull matrix: its order, its format and what it is planned with. */
 struct PullLayout
 {
-	PrGpuKernel kernel;			/* PR_GPU_KERNEL_TILED, _BINNED or _CUSPARSE */
+	PrGpuOrder	order;
+	PrGpuKernel kernel;			/* PR_GPU_KERNEL_TILED, _BINNED, _CUSPARSE or _ALIGNED_COO */
 	PrCompositeOptions copt;	/* tile-composite: the planner's options */
 	int			bin_chunk;		/* binned CSR: rows longer than this are cut into chunks */
 	double		predicted;		/* the model's time of one product in ms, or -1 */
+	double		measured;		/* its timed product in ms, or -1 */
+	char		name[48];		/* "order/format", for the report */
 	char		cand[512];		/* the planner's candidates, for the report */
 	int			n_cand;
 };
 
-/* Frees the host plan of the pull layout (the composite or the binned CSR). */
+/* The name of an order. */
+static const char *
+order_name(PrGpuOrder order)
+{
+	return order == PR_GPU_ORDER_NATURAL ? "natural" : order == PR_GPU_ORDER_HUBS ? "hubs" : "degree";
+}
+
+/* Names a layout "order/format" (the composite with its shared-memory tiles and threshold). */
+static void
+name_layout(PullLayout *lay)
+{
+	const char *o = order_name(lay->order);
+
+	if (lay->kernel == PR_GPU_KERNEL_TILED)
+		snprintf(lay->name, sizeof(lay->name), "%s/tiled-s%d-v%d%s", o, lay->copt.n_smem_tiles,
+				 lay->copt.vec_threshold, lay->copt.compact ? "-compact" : "");
+	else
+		snprintf(lay->name, sizeof(lay->name), "%s/%s", o,
+				 lay->kernel == PR_GPU_KERNEL_BINNED ? "binned" :
+				 lay->kernel == PR_GPU_KERNEL_CUSPARSE ? "cusparse" : "aligned_coo");
+}
+
+/* Frees the host plan of the pull layout (the composite, the binned CSR or ALIGNED_COO). */
 static void
 free_pull_plan(HostPlans *h)
 {
@@ -50,6 +88,7 @@ free_pull_plan(HostPlans *h)
 
 	pr_plan_composite_free(&h->comp, a);
 	pr_plan_binned_free(&h->bin_pull, a);
+	pr_plan_aligned_coo_free(&h->acoo, a);
 }
 
 /* Frees the host layouts. */
@@ -68,6 +107,7 @@ host_plans_free(HostPlans *h)
 	free(h->old_to_new);
 	free(h->key);
 	free(h->inv_out);
+	memset(h, 0, sizeof(*h));
 }
 
 /*
@@ -171,17 +211,21 @@ host_arrays_part(void *arg, int part, int n_parts)
 }
 
 /*
- * The private order on the host: nodes relabelled by out-degree (or natural ids), 1/out_strength
- * in that order, the pull CSR (the graph's own arrays where they already are in that order) and
- * the push CSR when asked for.
+ * The private order on the host: nodes by out-degree, in natural ids, or hubs first (the shared-
+ * memory tiles' columns of the largest out-degrees, the rest in natural ids); 1/out_strength in
+ * that order, the pull CSR (the graph's own arrays where they already are in that order) and the
+ * push CSR when asked for.
  */
 static PrStatus
-plan_private_order(GpuEngine *e, const PrGraph *g, unsigned needs, HostPlans *h, PrError *err)
+plan_private_order(GpuEngine *e, const PrGraph *g, PrGpuOrder order, unsigned needs, HostPlans *h,
+				   PrError *err)
 {
 	const PrAllocator *a = &pr_malloc_allocator;
 	int64_t		n = g->n_nodes;
+	bool		natural = order == PR_GPU_ORDER_NATURAL;
 	PrStatus	st = PR_OK;
 
+	h->order = order;
 	h->new_to_old = (int32_t *) malloc((size_t) (n + 1) * 4);
 	h->old_to_new = (int32_t *) malloc((size_t) (n + 1) * 4);
 	h->key = (int64_t *) calloc((size_t) (n + 1), 8);
@@ -189,9 +233,9 @@ plan_private_order(GpuEngine *e, const PrGraph *g, unsigned needs, HostPlans *h,
 	if (!h->new_to_old || !h->old_to_new || !h->key || !h->inv_out)
 		return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
 	pr_plan_set_threads(e->opt.plan_threads);
-	if (e->opt.relabel)
+	if (!natural)
 	{
-		/* out-degrees = column counts of the in-edge CSR (parallel), for the degree order only */
+		/* out-degrees = column counts of the in-edge CSR (parallel), for the order only */
 		PrPlanCsr	in_view;
 
 		memset(&in_view, 0, sizeof(in_view));
@@ -200,19 +244,25 @@ plan_private_order(GpuEngine *e, const PrGraph *g, unsigned needs, HostPlans *h,
 		in_view.ptr = g->in_ptr;
 		in_view.col = g->in_src;
 		st = pr_plan_column_degrees(&in_view, h->key, err);
+		if (st == PR_OK && order == PR_GPU_ORDER_HUBS)
+		{
+			int64_t		hubs = 0;
+
+			st = pr_plan_hubs_first_keys(n, h->key, (int64_t) PR_GPU_HUB_TILES * e->smem_width, &hubs, err);
+		}
 		if (st != PR_OK)
 			return st;
 	}
 	{
-		HostArraysJob job = {n, g->out_strength, h->inv_out, e->opt.relabel ? NULL : h->new_to_old,
-							 e->opt.relabel ? NULL : h->old_to_new};
+		HostArraysJob job = {n, g->out_strength, h->inv_out, natural ? h->new_to_old : NULL,
+							 natural ? h->old_to_new : NULL};
 
 		/* fresh arrays of n entries: their page faults are the cost, taken by several threads */
 		pr_parallel_run(host_arrays_part, &job, pr_thread_count(0, 16));
 	}
-	if (e->opt.relabel)
+	if (!natural)
 		st = pr_plan_degree_order(n, h->key, h->new_to_old, h->old_to_new, a, err);
-	if (st == PR_OK && !e->opt.relabel && g->in_weight == NULL)
+	if (st == PR_OK && natural && g->in_weight == NULL)
 	{
 		/*
 		 * natural ids, no values: the graph's in-rows already list their sources ascending, which
@@ -232,7 +282,7 @@ plan_private_order(GpuEngine *e, const PrGraph *g, unsigned needs, HostPlans *h,
 	if (st != PR_OK)
 		return st;
 	/* inv_out in the private order (natural ids: it is already) */
-	if (e->opt.relabel)
+	if (!natural)
 	{
 		double	   *tmp = (double *) malloc((size_t) (n + 1) * 8);
 
@@ -256,72 +306,138 @@ setup_smem_tiles(GpuEngine *e, PrError *err)
 	return pr_tiled_smem_setup(e->opt.device, e->fp64, e->smem_width, &e->smem_grid, err);
 }
 
+/* A layout of the given order and format with no plan yet. */
+static void
+layout_init(GpuEngine *e, int k, PrGpuOrder order, PrGpuKernel kernel, PullLayout *lay)
+{
+	memset(lay, 0, sizeof(*lay));
+	lay->order = order;
+	lay->kernel = kernel;
+	lay->predicted = -1;
+	lay->measured = -1;
+	/* rows longer than this are cut into chunks; SpMM's warps cover fewer entries at a time */
+	lay->bin_chunk = e->opt.chunk > 0 ? e->opt.chunk : k > 1 ? PR_SPMM_CHUNK : 4096;
+}
+
 /*
- * The pull matrix's layout: the binned CSR for k > 1 (the SpMM runs over it), the one the options
- * name, or (auto, tiled) the planner's choice among its candidates with the performance model.
+ * The model's choice among the composite layouts (and the binned CSR when allow_binned) over the
+ * order's pull CSR: *lay the choice; *runner_up the composite predicted next (kernel AUTO when
+ * there is none); *best_composite, when the binned CSR won, the composite predicted fastest.
+ */
+static PrStatus
+model_choice(GpuEngine *e, const HostPlans *h, bool allow_binned, PullLayout *lay, PullLayout *runner_up,
+			 PullLayout *best_composite, PrError *err)
+{
+	PrPlanChoice choice;
+	PrStatus	st;
+
+	pr_plan_choice_init(&choice, e->n);
+	choice.composite.tile_width = e->opt.tile_width > 0 ? e->opt.tile_width : e->n;
+	choice.composite.chunk = e->opt.chunk > 0 ? e->opt.chunk : 4096;
+	choice.composite.smem_width = e->smem_width;
+	if (e->opt.n_smem_tiles >= 0)
+	{
+		choice.n_smem_counts = 1;
+		choice.smem_counts[0] = e->opt.n_smem_tiles;
+	}
+	if (e->opt.vec_threshold > 0)
+	{
+		choice.n_thresholds = 1;
+		choice.thresholds[0] = e->opt.vec_threshold;
+	}
+	choice.compact_mode = e->opt.compact_partials;
+	choice.allow_binned = allow_binned;
+	choice.binned_chunk = e->opt.chunk > 0 ? e->opt.chunk : 4096;
+	st = pr_plan_choose(&h->pull, e->have_model ? &e->model : NULL, &choice, &lay->predicted, lay->cand,
+						sizeof(lay->cand), &lay->n_cand, &pr_malloc_allocator, err);
+	if (st != PR_OK)
+		return st;
+	lay->kernel = choice.binned ? PR_GPU_KERNEL_BINNED : PR_GPU_KERNEL_TILED;
+	lay->copt = choice.composite;
+	if (runner_up != NULL)
+	{
+		*runner_up = *lay;
+		runner_up->kernel = PR_GPU_KERNEL_AUTO;
+		runner_up->cand[0] = '\0';
+		if (choice.have_runner_up)
+		{
+			runner_up->kernel = PR_GPU_KERNEL_TILED;
+			runner_up->copt = choice.runner_up;
+			runner_up->predicted = choice.runner_up_ms;
+		}
+	}
+	if (best_composite != NULL)
+	{
+		*best_composite = *lay;
+		best_composite->kernel = choice.binned ? PR_GPU_KERNEL_TILED : PR_GPU_KERNEL_AUTO;
+		best_composite->cand[0] = '\0';
+		best_composite->predicted = -1;
+	}
+	return PR_OK;
+}
+
+/*
+ * The pull matrix's layout for one explicit choice: the binned CSR for k > 1 (the SpMM runs over
+ * it), the format the options name in their order, or (auto without timing, tiled) the model's
+ * choice in degree order.
  */
 static PrStatus
 choose_pull_layout(GpuEngine *e, const HostPlans *h, int k, PullLayout *lay, PrError *err)
 {
 	PrStatus	st = PR_OK;
 
-	memset(lay, 0, sizeof(*lay));
-	lay->kernel = e->opt.kernel;
-	lay->predicted = -1;
+	layout_init(e, k, h->order, e->opt.kernel, lay);
 	if (k > 1 && lay->kernel != PR_GPU_KERNEL_BINNED)
 		lay->kernel = PR_GPU_KERNEL_BINNED; /* SpMM runs over the CSR */
-	/* rows longer than this are cut into chunks; SpMM's warps cover fewer entries at a time */
-	lay->bin_chunk = e->opt.chunk > 0 ? e->opt.chunk : k > 1 ? PR_SPMM_CHUNK : 4096;
 	if (lay->kernel == PR_GPU_KERNEL_AUTO || lay->kernel == PR_GPU_KERNEL_TILED)
-	{
-		PrPlanChoice choice;
-
-		pr_plan_choice_init(&choice, e->n);
-		choice.composite.tile_width = e->opt.tile_width > 0 ? e->opt.tile_width : e->n;
-		choice.composite.chunk = e->opt.chunk > 0 ? e->opt.chunk : 4096;
-		choice.composite.smem_width = e->smem_width;
-		if (e->opt.n_smem_tiles >= 0)
-		{
-			choice.n_smem_counts = 1;
-			choice.smem_counts[0] = e->opt.n_smem_tiles;
-		}
-		if (e->opt.vec_threshold > 0)
-		{
-			choice.n_thresholds = 1;
-			choice.thresholds[0] = e->opt.vec_threshold;
-		}
-		choice.compact_mode = e->opt.compact_partials;
-		choice.allow_binned = lay->kernel == PR_GPU_KERNEL_AUTO;
-		choice.binned_chunk = e->opt.chunk > 0 ? e->opt.chunk : 4096;
-		st = pr_plan_choose(&h->pull, e->have_model ? &e->model : NULL, &choice, &lay->predicted, lay->cand,
-							sizeof(lay->cand), &lay->n_cand, &pr_malloc_allocator, err);
-		if (st == PR_OK)
-		{
-			lay->kernel = choice.binned ? PR_GPU_KERNEL_BINNED : PR_GPU_KERNEL_TILED;
-			lay->copt = choice.composite;
-		}
-	}
+		st = model_choice(e, h, lay->kernel == PR_GPU_KERNEL_AUTO, lay, NULL, NULL, err);
+	name_layout(lay);
 	return st;
 }
 
+/* Segments for ALIGNED_COO: the threads the device keeps resident. */
+static int64_t
+resident_threads(GpuEngine *e)
+{
+	int			sms = 0,
+				per_sm = 0;
+
+	if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, e->opt.device) != cudaSuccess ||
+		cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, e->opt.device) != cudaSuccess)
+	{
+		cudaGetLastError();
+		return 0;
+	}
+	return (int64_t) sms * per_sm;
+}
+
 /*
- * The host plan of a pull layout: the composite (tiled), or the binned CSR (binned, and the raw
- * product of the cuSPARSE mode), with the model's time of a binned product where it is cheap.
+ * The host plan of a pull layout: the composite (tiled), the binned CSR (binned, and the raw
+ * product of the cuSPARSE mode), or ALIGNED_COO, with the model's time of a binned product where
+ * it is cheap.
  */
 static PrStatus
-plan_pull_layout(GpuEngine *e, HostPlans *h, PullLayout *lay, unsigned needs, PrError *err)
+plan_pull_layout(GpuEngine *e, HostPlans *h, PullLayout *lay, unsigned needs, bool predict_binned, PrError *err)
 {
 	PrStatus	st = PR_OK;
 
+	free_pull_plan(h);
 	if (lay->kernel == PR_GPU_KERNEL_TILED)
 		st = pr_plan_composite(&h->pull, &lay->copt, &pr_malloc_allocator, &h->comp, err);
+	if (lay->kernel == PR_GPU_KERNEL_ALIGNED_COO)
+	{
+		PrAlignedCooOptions o;
+
+		pr_plan_aligned_coo_options_init(&o, resident_threads(e));
+		st = pr_plan_aligned_coo(&h->pull, &o, &pr_malloc_allocator, &h->acoo, err);
+	}
 	if (st == PR_OK && (lay->kernel == PR_GPU_KERNEL_BINNED ||
 						(lay->kernel == PR_GPU_KERNEL_CUSPARSE && (needs & PR_NEED_PULL))))
 	{
 		st = pr_plan_binned(&h->pull, lay->bin_chunk, &pr_malloc_allocator, &h->bin_pull, err);
 		/* the model's figure reads every entry (~1 s at 263 M edges): not for the quick layout
 		 * (natural ids), whose point is to be ready soon */
-		if (st == PR_OK && lay->kernel == PR_GPU_KERNEL_BINNED && e->have_model && lay->predicted < 0 && e->opt.relabel)
+		if (st == PR_OK && predict_binned && lay->kernel == PR_GPU_KERNEL_BINNED && e->have_model && lay->predicted < 0)
 			lay->predicted = pr_model_predict_binned(&e->model, &h->bin_pull, &h->pull) * 1e3;
 	}
 	return st;
@@ -343,42 +459,44 @@ vector_bytes(const GpuEngine *e, int64_t n, int k, int n_slots)
 
 /* Device bytes of a planned pull layout (with the raw binned CSR of the cuSPARSE mode). */
 static size_t
-pull_layout_bytes(const GpuEngine *e, const HostPlans *h, const PullLayout *lay, unsigned needs,
-				  int64_t n_edges)
+pull_layout_bytes(const GpuEngine *e, const HostPlans *h, const PullLayout *lay, int64_t n_edges)
 {
 	size_t		bytes = 0;
 
 	if (lay->kernel == PR_GPU_KERNEL_TILED)
 		bytes += h->comp.device_bytes + (size_t) h->comp.n_part * (e->elem - sizeof(float));
-	if (lay->kernel == PR_GPU_KERNEL_BINNED || (lay->kernel == PR_GPU_KERNEL_CUSPARSE && (needs & PR_NEED_PULL)))
-		bytes += h->bin_pull.device_bytes;
+	if (lay->kernel == PR_GPU_KERNEL_ALIGNED_COO)
+		bytes += h->acoo.device_bytes + (size_t) h->acoo.n_seg * 2 * (e->elem - sizeof(float));
+	if (lay->kernel == PR_GPU_KERNEL_BINNED || lay->kernel == PR_GPU_KERNEL_CUSPARSE)
+		bytes += h->bin_pull.device_bytes;	/* 0 when not planned */
 	if (lay->kernel == PR_GPU_KERNEL_CUSPARSE)
 		bytes += (size_t) (e->n + 1) * 8 + (size_t) n_edges * (4 + e->elem) + ((size_t) 64 << 20);
 	return bytes;
 }
 
-/* Fails with a message when need bytes do not fit the device's free memory (less 256 MiB) or the
- * memory budget. */
+/* Fails with a message when `more` bytes beyond what the engine holds do not fit the device's free
+ * memory (less 256 MiB) or the memory budget. */
 static PrStatus
-check_device_memory(GpuEngine *e, size_t need, PrError *err)
+check_device_memory(GpuEngine *e, size_t more, PrError *err)
 {
 	size_t		free_b = 0,
-				total_b = 0;
+				total_b = 0,
+				need = e->report.total_bytes + more;
 
 	PR_CUDA(cudaMemGetInfo(&free_b, &total_b));
-	if (need + ((size_t) 256 << 20) > free_b ||
+	if (more + ((size_t) 256 << 20) > free_b ||
 		(e->opt.memory_budget > 0 && need > e->opt.memory_budget))
 		return pr_error_set(err, PR_ERR_NOMEM,
 							"GPU engine: the graph needs %.1f MiB of device memory; %.1f MiB are free%s",
-							need / 1048576.0, free_b / 1048576.0,
+							need / 1048576.0, (free_b + e->report.total_bytes) / 1048576.0,
 							e->opt.memory_budget > 0 ? " (or over the memory budget)" : "");
 	return PR_OK;
 }
 
 /* The vectors on the device: slots (cleared) and their statistics, z (cleared), staging, the
- * order, 1/out_strength in the vectors' precision, the reductions' partials and counter. */
+ * reductions' partials and counter. */
 static PrStatus
-upload_vectors(GpuEngine *e, HostPlans *h, int n_slots, PrError *err)
+alloc_vectors(GpuEngine *e, int n_slots, PrError *err)
 {
 	int64_t		n = e->n;
 	int			k = e->k;
@@ -390,33 +508,6 @@ upload_vectors(GpuEngine *e, HostPlans *h, int n_slots, PrError *err)
 	if (st == PR_OK)
 		st = gpu_dev_alloc(e, (void **) &e->stage, (size_t) n * k * 8, err);
 	if (st == PR_OK)
-		st = gpu_dev_upload(e, (void **) &e->new_to_old, h->new_to_old, (size_t) n * 4, err);
-	if (st == PR_OK)
-	{
-		/* kept for the restart scatter: the plan's copy is freed at the end of prepare */
-		e->old_to_new_host = h->old_to_new;
-		h->old_to_new = NULL;
-	}
-	if (st == PR_OK)
-	{
-		if (e->fp64)
-			st = gpu_dev_upload(e, &e->inv_out, h->inv_out, (size_t) n * 8, err);
-		else
-		{
-			float	   *f = (float *) malloc((size_t) (n + 1) * 4);
-
-			if (f == NULL)
-				st = pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
-			else
-			{
-				for (int64_t i = 0; i < n; i++)
-					f[i] = (float) h->inv_out[i];
-				st = gpu_dev_upload(e, &e->inv_out, f, (size_t) n * 4, err);
-				free(f);
-			}
-		}
-	}
-	if (st == PR_OK)
 		st = gpu_dev_alloc(e, (void **) &e->partials, (size_t) PR_RED_BLOCKS * k * 3 * 8, err);
 	if (st == PR_OK && (st = gpu_dev_alloc(e, (void **) &e->counter, 64, err)) == PR_OK)
 		if (cudaMemset(e->counter, 0, 64) != cudaSuccess)
@@ -424,22 +515,70 @@ upload_vectors(GpuEngine *e, HostPlans *h, int n_slots, PrError *err)
 	return st;
 }
 
-/* Uploads a planned pull layout into e->pull (and the cuSPARSE mode's raw binned CSR into
- * e->pull_raw); gpu_matrix_free frees each on its own. */
+/* 1/out_strength of an order on the device, in the vectors' precision (allocated once, rewritten
+ * for another order). */
 static PrStatus
-upload_pull_layout(GpuEngine *e, const HostPlans *h, const PullLayout *lay, unsigned needs, PrError *err)
+upload_inv_out(GpuEngine *e, const HostPlans *h, PrError *err)
+{
+	int64_t		n = e->n;
+	PrStatus	st = PR_OK;
+
+	if (e->inv_out == NULL && (st = gpu_dev_alloc(e, &e->inv_out, (size_t) (n + 1) * e->elem, err)) != PR_OK)
+		return st;
+	if (e->fp64)
+		PR_CUDA(cudaMemcpy(e->inv_out, h->inv_out, (size_t) n * 8, cudaMemcpyHostToDevice));
+	else
+	{
+		float	   *f = (float *) malloc((size_t) (n + 1) * 4);
+
+		if (f == NULL)
+			return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
+		for (int64_t i = 0; i < n; i++)
+			f[i] = (float) h->inv_out[i];
+		if (cudaMemcpy(e->inv_out, f, (size_t) n * 4, cudaMemcpyHostToDevice) != cudaSuccess)
+			st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: cudaMemcpy failed: %s", cudaGetErrorString(cudaGetLastError()));
+		free(f);
+	}
+	return st;
+}
+
+/* The chosen order on the device: its node ids and 1/out_strength; the host's old_to_new is kept
+ * for the restart scatter (taken from h). */
+static PrStatus
+upload_order(GpuEngine *e, HostPlans *h, PrError *err)
+{
+	PrStatus	st = upload_inv_out(e, h, err);
+
+	if (st == PR_OK)
+		st = gpu_dev_upload(e, (void **) &e->new_to_old, h->new_to_old, (size_t) e->n * 4, err);
+	if (st == PR_OK)
+	{
+		free(e->old_to_new_host);
+		e->old_to_new_host = h->old_to_new;
+		h->old_to_new = NULL;
+	}
+	return st;
+}
+
+/* Uploads a planned pull layout into pull (and the cuSPARSE mode's raw binned CSR into pull_raw);
+ * gpu_matrix_free frees each on its own. */
+static PrStatus
+upload_pull_layout(GpuEngine *e, const HostPlans *h, const PullLayout *lay, GpuMatrix *pull,
+				   GpuMatrix *pull_raw, PrError *err)
 {
 	PrStatus	st = PR_OK;
 
 	if (lay->kernel == PR_GPU_KERNEL_TILED)
-		st = gpu_matrix_upload_tiled(e, &h->comp, &e->pull, err);
-	if (st == PR_OK && lay->kernel == PR_GPU_KERNEL_BINNED)
-		st = gpu_matrix_upload_binned(e, &h->pull, &h->bin_pull, &e->pull, err);
-	if (st == PR_OK && lay->kernel == PR_GPU_KERNEL_CUSPARSE)
+		st = gpu_matrix_upload_tiled(e, &h->comp, pull, err);
+	if (lay->kernel == PR_GPU_KERNEL_BINNED)
+		st = gpu_matrix_upload_binned(e, &h->pull, &h->bin_pull, pull, err);
+	if (lay->kernel == PR_GPU_KERNEL_ALIGNED_COO)
+		st = gpu_matrix_upload_aligned_coo(e, &h->acoo, pull, err);
+	if (lay->kernel == PR_GPU_KERNEL_CUSPARSE)
 	{
-		st = gpu_matrix_upload_cusparse(e, &h->pull, h->inv_out, &e->pull, err);
-		if (st == PR_OK && (needs & PR_NEED_PULL))
-			st = gpu_matrix_upload_binned(e, &h->pull, &h->bin_pull, &e->pull_raw, err);
+		st = gpu_matrix_upload_cusparse(e, &h->pull, h->inv_out, pull, err);
+		if (st == PR_OK && h->bin_pull.rows != NULL)
+			st = gpu_matrix_upload_binned(e, &h->pull, &h->bin_pull, pull_raw, err);
 	}
 	return st;
 }
@@ -477,6 +616,66 @@ set_l2_window(GpuEngine *e)
 	cudaGetLastError();
 }
 
+/*
+ * Times one-column products over a pull matrix as an iteration runs them (z = x / out_strength,
+ * then y = M z; cuSPARSE reads x): one warm-up product, then reps timed with CUDA events on the
+ * engine's stream; *ms = the fastest (the least disturbed by other work on the device).
+ */
+template <typename T>
+static PrStatus
+time_pull_layout_typed(GpuEngine *e, GpuMatrix *mat, int reps, double *ms, PrError *err)
+{
+	cudaEvent_t start = NULL,
+				stop = NULL;
+	const T    *x = (const T *) e->slots[0];
+	T		   *y = (T *) e->stage;
+	PrStatus	st = PR_OK;
+	float		best = -1;
+
+	if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess)
+		st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: cudaEventCreate failed");
+	for (int r = -1; st == PR_OK && r < reps; r++)
+	{
+		const void *in = x;
+		float		elapsed = 0;
+
+		if (cudaEventRecord(start, e->stream) != cudaSuccess)
+		{
+			st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: cudaEventRecord failed");
+			break;
+		}
+		if (mat->kind != MATRIX_CUSPARSE)
+		{
+			k_scale<T><<<pr_grid_blocks(e->n, PR_THREADS, 132 * 16), PR_THREADS, 0, e->stream>>>(
+				e->n, 1, x, (const T *) e->inv_out, (T *) e->z);
+			in = e->z;
+		}
+		if ((st = gpu_matrix_run<T>(e, mat, in, y, err)) != PR_OK)
+			break;
+		if (cudaEventRecord(stop, e->stream) != cudaSuccess || cudaEventSynchronize(stop) != cudaSuccess ||
+			cudaEventElapsedTime(&elapsed, start, stop) != cudaSuccess)
+			st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: timing a layout failed: %s",
+							  cudaGetErrorString(cudaGetLastError()));
+		else if (r >= 0 && (best < 0 || elapsed < best))
+			best = elapsed;
+	}
+	if (start != NULL)
+		cudaEventDestroy(start);
+	if (stop != NULL)
+		cudaEventDestroy(stop);
+	e->z_owner = -1;
+	*ms = best;
+	return st;
+}
+
+/* time_pull_layout_typed in the engine's precision. */
+static PrStatus
+time_pull_layout(GpuEngine *e, GpuMatrix *mat, int reps, double *ms, PrError *err)
+{
+	return e->fp64 ? time_pull_layout_typed<double>(e, mat, reps, ms, err)
+		: time_pull_layout_typed<float>(e, mat, reps, ms, err);
+}
+
 /* How long prepare's parts took (seconds). */
 struct PrepareTimes
 {
@@ -486,33 +685,25 @@ struct PrepareTimes
 	double		smem_setup;		/* the shared-memory tiles' setup */
 };
 
-/* The report of a prepared engine: engine, device, format, the planner's figures, times, bytes. */
+/* The report's description of the pull layout: engine, format, the planner's figures. */
 static void
-write_report(GpuEngine *e, const PrGraph *g, const HostPlans *h, const PullLayout *lay,
-			 const PrepareTimes *times, size_t need)
+report_layout(GpuEngine *e, const PrGraph *g, const HostPlans *h, const PullLayout *lay)
 {
 	PrGpuReport *r = &e->report;
 	PrGpuKernel kernel = lay->kernel;
-	int			k = e->k;
-	cudaDeviceProp prop;
+	const char *order = lay->order == PR_GPU_ORDER_DEGREE ? ", degree-ordered ids" :
+		lay->order == PR_GPU_ORDER_HUBS ? ", hubs first then natural ids" : ", natural ids";
 
 	snprintf(r->engine, sizeof(r->engine), "%s",
 			 kernel == PR_GPU_KERNEL_TILED ? "gpu-tiled" : kernel == PR_GPU_KERNEL_BINNED ?
-			 (k > 1 ? "gpu-spmm" : "gpu-binned") : "gpu-cusparse");
-	if (cudaGetDeviceProperties(&prop, e->opt.device) == cudaSuccess)
-	{
-		size_t		len = strnlen(prop.name, sizeof(r->device) - 1);
-
-		memcpy(r->device, prop.name, len);
-		r->device[len] = '\0';
-	}
-	r->n_nodes = e->n;
-	r->n_edges = g->n_edges;
+			 (e->k > 1 ? "gpu-spmm" : "gpu-binned") : kernel == PR_GPU_KERNEL_ALIGNED_COO ? "gpu-aligned-coo" :
+			 "gpu-cusparse");
 	r->predicted_ms = lay->predicted;
 	r->n_candidates = lay->n_cand;
 	memcpy(r->candidates, lay->cand, sizeof(r->candidates));
 	r->candidates[sizeof(r->candidates) - 1] = '\0';
-	r->matrix_bytes = e->pull.bytes;
+	r->n_tiles = 0;
+	r->padding = 0;
 	if (kernel == PR_GPU_KERNEL_TILED)
 	{
 		const PrComposite *c = &h->comp;
@@ -527,17 +718,36 @@ write_report(GpuEngine *e, const PrGraph *g, const HostPlans *h, const PullLayou
 		snprintf(r->format, sizeof(r->format),
 				 "tile-composite: %d smem tile(s) of %lld cols (16-bit ids) + %d L2 tile(s), CSR-vector rows >= %d, ELL padding %.1f%%%s%s",
 				 n_smem, (long long) c->options.smem_width, c->n_tiles - n_smem, c->options.vec_threshold,
-				 g->n_edges > 0 ? 100.0 * c->padding / g->n_edges : 0.0,
-				 e->opt.relabel ? ", degree-ordered ids" : "",
-				 e->pull.compact ? ", compact partials + merge" : "");
+				 g->n_edges > 0 ? 100.0 * c->padding / g->n_edges : 0.0, order,
+				 c->options.compact ? ", compact partials + merge" : "");
 	}
 	else if (kernel == PR_GPU_KERNEL_BINNED)
 		snprintf(r->format, sizeof(r->format), "%s CSR, %lld long rows chunked%s",
-				 k > 1 ? "SpMM over" : "row-binned", (long long) h->bin_pull.longs.n_long,
-				 e->opt.relabel ? ", degree-ordered ids" : "");
+				 e->k > 1 ? "SpMM over" : "row-binned", (long long) h->bin_pull.longs.n_long, order);
+	else if (kernel == PR_GPU_KERNEL_ALIGNED_COO)
+		snprintf(r->format, sizeof(r->format), "ALIGNED_COO: %lld segments of %lld entries, %lld rows across segments%s",
+				 (long long) h->acoo.n_seg, (long long) h->acoo.seg_len, (long long) h->acoo.n_split, order);
 	else
-		snprintf(r->format, sizeof(r->format), "cusparseSpMV CSR with values%s",
-				 e->opt.relabel ? ", degree-ordered ids" : ", natural ids");
+		snprintf(r->format, sizeof(r->format), "cusparseSpMV CSR with values%s", order);
+}
+
+/* The rest of the report: device, sizes, times, bytes. */
+static void
+write_report(GpuEngine *e, const PrGraph *g, const PrepareTimes *times, size_t need)
+{
+	PrGpuReport *r = &e->report;
+	cudaDeviceProp prop;
+
+	if (cudaGetDeviceProperties(&prop, e->opt.device) == cudaSuccess)
+	{
+		size_t		len = strnlen(prop.name, sizeof(r->device) - 1);
+
+		memcpy(r->device, prop.name, len);
+		r->device[len] = '\0';
+	}
+	r->n_nodes = e->n;
+	r->n_edges = g->n_edges;
+	r->matrix_bytes = e->pull.bytes;
 	r->bytes_per_edge = g->n_edges > 0 ? (double) r->matrix_bytes / (double) g->n_edges : 0.0;
 	if (r->l2_persist_bytes > 0)
 	{
@@ -565,56 +775,255 @@ finish_prepare(GpuEngine *e, const PrGraph *g)
 	e->prep_edges = g->n_edges;
 }
 
-/* The host part of prepare: the private order, the shared-memory tiles' setup, the pull layout's
- * choice and plan, the push CSR's bins. */
+/* The push CSR of the chosen order and its row bins, on the device (HITS). */
 static PrStatus
-plan_on_host(GpuEngine *e, const PrGraph *g, int k, unsigned needs, HostPlans *h, PullLayout *lay,
-			 PrepareTimes *times, PrError *err)
+upload_push(GpuEngine *e, HostPlans *h, int bin_chunk, size_t *bytes, PrError *err)
 {
-	PrStatus	st = plan_private_order(e, g, needs, h, err);
+	PrStatus	st = PR_OK;
 
+	if (h->push.ptr == NULL)
+		st = pr_plan_transpose(&h->pull, &pr_malloc_allocator, &h->push, err);
+	if (st == PR_OK)
+		st = pr_plan_binned(&h->push, bin_chunk, &pr_malloc_allocator, &h->bin_push, err);
+	if (st == PR_OK)
+	{
+		*bytes = h->bin_push.device_bytes;
+		st = check_device_memory(e, *bytes, err);
+	}
+	if (st == PR_OK)
+		st = gpu_matrix_upload_binned(e, &h->push, &h->bin_push, &e->push, err);
+	return st;
+}
+
+/* ---- one layout: an explicit kernel, k > 1, or auto without timing ---- */
+
+/* Plans the one layout on the host, checks device memory, uploads vectors, order and layout. */
+static PrStatus
+prepare_single(GpuEngine *e, const PrGraph *g, int k, int n_slots, unsigned needs, HostPlans *h,
+			   PrepareTimes *times, size_t *need, PrError *err)
+{
+	PrGpuOrder order = e->opt.kernel == PR_GPU_KERNEL_AUTO ? PR_GPU_ORDER_DEGREE : e->opt.order;
+	PullLayout	lay;
+	size_t		push_bytes = 0;
+	PrStatus	st = plan_private_order(e, g, order, 0, h, err);
+
+	times->host = pr_clock_seconds() - times->start - times->smem_setup;
+	if (st == PR_OK)
+		st = choose_pull_layout(e, h, k, &lay, err);
+	if (st == PR_OK)
+		st = plan_pull_layout(e, h, &lay, needs, order != PR_GPU_ORDER_NATURAL, err);
+	times->planned = pr_clock_seconds();
 	if (st != PR_OK)
 		return st;
-	times->smem_setup = pr_clock_seconds();
-	if ((st = setup_smem_tiles(e, err)) != PR_OK)
+	*need = vector_bytes(e, g->n_nodes, k, n_slots) + pull_layout_bytes(e, h, &lay, g->n_edges);
+	if ((st = check_device_memory(e, *need, err)) != PR_OK ||
+		(st = alloc_vectors(e, n_slots, err)) != PR_OK ||
+		(st = upload_order(e, h, err)) != PR_OK ||
+		(st = upload_pull_layout(e, h, &lay, &e->pull, &e->pull_raw, err)) != PR_OK)
 		return st;
-	times->smem_setup = pr_clock_seconds() - times->smem_setup;
-	times->host = pr_clock_seconds() - times->start - times->smem_setup;
-	st = choose_pull_layout(e, h, k, lay, err);
-	if (st == PR_OK)
-		st = plan_pull_layout(e, h, lay, needs, err);
-	if (st == PR_OK && (needs & PR_NEED_PUSH))
-		st = pr_plan_binned(&h->push, lay->bin_chunk, &pr_malloc_allocator, &h->bin_push, err);
-	times->planned = pr_clock_seconds();
-	return st;
-}
-
-/* The device part of prepare: the vectors, the pull layout, the push CSR, then the L2 window. */
-static PrStatus
-upload_all(GpuEngine *e, HostPlans *h, const PullLayout *lay, int n_slots, unsigned needs, PrError *err)
-{
-	PrStatus	st = upload_vectors(e, h, n_slots, err);
-
-	if (st == PR_OK)
-		st = upload_pull_layout(e, h, lay, needs, err);
-	if (st == PR_OK && (needs & PR_NEED_PUSH))
-		st = gpu_matrix_upload_binned(e, &h->push, &h->bin_push, &e->push, err);
-	if (st == PR_OK && cudaStreamSynchronize(e->stream) != cudaSuccess)
-		st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: upload failed: %s", cudaGetErrorString(cudaGetLastError()));
-	if (st == PR_OK && e->opt.l2_persist && lay->kernel != PR_GPU_KERNEL_CUSPARSE)
+	report_layout(e, g, h, &lay);
+	if ((needs & PR_NEED_PUSH) && (st = upload_push(e, h, lay.bin_chunk, &push_bytes, err)) != PR_OK)
+		return st;
+	*need += push_bytes;
+	if (e->opt.l2_persist && lay.kernel != PR_GPU_KERNEL_CUSPARSE)
 		set_l2_window(e);
+	return PR_OK;
+}
+
+/* ---- the measured choice (auto, one column) ---- */
+
+/* The candidates of one order, in the order they are timed. */
+static int
+order_candidates(GpuEngine *e, const HostPlans *h, unsigned needs, PullLayout *out, PrError *err,
+				 PrStatus *st)
+{
+	int			n = 0;
+	bool		cusparse_ok = !(needs & PR_NEED_PULL);	/* else it needs a second, raw CSR */
+	PullLayout	best,
+				runner_up,
+				best_composite;
+
+	*st = PR_OK;
+	if (h->order == PR_GPU_ORDER_NATURAL)
+	{
+		layout_init(e, 1, h->order, PR_GPU_KERNEL_BINNED, &out[n++]);
+		layout_init(e, 1, h->order, PR_GPU_KERNEL_ALIGNED_COO, &out[n++]);
+		if (cusparse_ok)
+			layout_init(e, 1, h->order, PR_GPU_KERNEL_CUSPARSE, &out[n++]);
+		return n;
+	}
+	layout_init(e, 1, h->order, PR_GPU_KERNEL_AUTO, &best);
+	*st = model_choice(e, h, h->order == PR_GPU_ORDER_DEGREE, &best, &runner_up, &best_composite, err);
+	if (*st != PR_OK)
+		return 0;
+	out[n++] = best;
+	if (best_composite.kernel != PR_GPU_KERNEL_AUTO)
+		out[n++] = best_composite;
+	if (runner_up.kernel != PR_GPU_KERNEL_AUTO)
+		out[n++] = runner_up;
+	if (h->order == PR_GPU_ORDER_DEGREE && cusparse_ok)
+		layout_init(e, 1, h->order, PR_GPU_KERNEL_CUSPARSE, &out[n++]);
+	if (h->order == PR_GPU_ORDER_HUBS)
+		layout_init(e, 1, h->order, PR_GPU_KERNEL_ALIGNED_COO, &out[n++]);
+	return n;
+}
+
+/* Appends "name=measured/predicted " to the report's list of timed candidates. */
+static void
+note_measured(GpuEngine *e, const PullLayout *lay, const char *why)
+{
+	char	   *list = e->report.measured;
+	size_t		used = strlen(list);
+
+	if (why != NULL)
+		snprintf(list + used, sizeof(e->report.measured) - used, "%s=%s ", lay->name, why);
+	else
+		snprintf(list + used, sizeof(e->report.measured) - used, "%s=%.3f/%.3f ", lay->name,
+				 lay->measured, lay->predicted);
+}
+
+/*
+ * Times every candidate of every order and keeps the fastest in e->pull (e->pull_raw), its order's
+ * host arrays in hp[*best_index].  A candidate that cannot be planned or does not fit is skipped
+ * (noted in the report); prepare fails only when none could be timed.
+ */
+static PrStatus
+measure_candidates(GpuEngine *e, const PrGraph *g, unsigned needs, HostPlans hp[3], int *best_index,
+				   PrError *err)
+{
+	const PrGpuOrder orders[3] = {PR_GPU_ORDER_NATURAL, PR_GPU_ORDER_DEGREE, PR_GPU_ORDER_HUBS};
+	PullLayout	best,
+				second;
+	bool		inv_uploaded = false;
+	PrError		skip_err;
+	PrStatus	st = PR_OK;
+
+	memset(&skip_err, 0, sizeof(skip_err));
+	layout_init(e, 1, PR_GPU_ORDER_DEGREE, PR_GPU_KERNEL_AUTO, &best);
+	layout_init(e, 1, PR_GPU_ORDER_DEGREE, PR_GPU_KERNEL_AUTO, &second);
+	*best_index = -1;
+	for (int oi = 0; oi < 3 && st == PR_OK; oi++)
+	{
+		PullLayout	cands[8];
+		int			n_cands;
+
+		if ((st = plan_private_order(e, g, orders[oi], 0, &hp[oi], err)) != PR_OK)
+			break;
+		if (!inv_uploaded && (st = upload_inv_out(e, &hp[oi], err)) != PR_OK)
+			break;				/* any order's values: the timing does not depend on them */
+		inv_uploaded = true;
+		n_cands = order_candidates(e, &hp[oi], needs, cands, err, &st);
+		for (int c = 0; c < n_cands && st == PR_OK; c++)
+		{
+			PullLayout *lay = &cands[c];
+			GpuMatrix	pull = GpuMatrix(),
+						pull_raw = GpuMatrix();
+			PrStatus	cst;
+
+			name_layout(lay);
+			cst = plan_pull_layout(e, &hp[oi], lay, needs, false, &skip_err);
+			if (cst == PR_OK)
+				cst = check_device_memory(e, pull_layout_bytes(e, &hp[oi], lay, g->n_edges), &skip_err);
+			if (cst == PR_OK)
+			{
+				cst = upload_pull_layout(e, &hp[oi], lay, &pull, &pull_raw, &skip_err);
+				if (cst == PR_OK)
+					cst = time_pull_layout(e, &pull, e->opt.measure_reps, &lay->measured, &skip_err);
+			}
+			if (cst == PR_ERR_ENGINE)
+			{
+				/* the device failed, not the candidate: give up */
+				gpu_matrix_free(&pull);
+				gpu_matrix_free(&pull_raw);
+				*err = skip_err;
+				st = cst;
+				break;
+			}
+			if (cst != PR_OK)
+			{
+				note_measured(e, lay, cst == PR_ERR_NOMEM ? "no-memory" : "skipped");
+				gpu_matrix_free(&pull);
+				gpu_matrix_free(&pull_raw);
+				free_pull_plan(&hp[oi]);
+				continue;
+			}
+			note_measured(e, lay, NULL);
+			if (best.measured < 0 || lay->measured < best.measured)
+			{
+				second = best;
+				best = *lay;
+				std::swap(e->pull, pull);
+				std::swap(e->pull_raw, pull_raw);
+				report_layout(e, g, &hp[oi], lay);
+				if (*best_index >= 0 && *best_index != oi)
+					host_plans_free(&hp[*best_index]);
+				*best_index = oi;
+			}
+			else if (second.measured < 0 || lay->measured < second.measured)
+				second = *lay;
+			gpu_matrix_free(&pull);
+			gpu_matrix_free(&pull_raw);
+			free_pull_plan(&hp[oi]);
+		}
+		if (*best_index != oi)
+			host_plans_free(&hp[oi]);
+	}
+	if (st == PR_OK && *best_index < 0)
+		return pr_error_set(err, skip_err.status != PR_OK ? skip_err.status : PR_ERR_NOMEM,
+							"GPU engine: no candidate layout could be prepared (%s)", skip_err.message);
+	if (st != PR_OK)
+		return st;
+	snprintf(e->report.layout, sizeof(e->report.layout), "%s", best.name);
+	e->report.measured_ms = best.measured;
+	snprintf(e->report.runner_up, sizeof(e->report.runner_up), "%s", second.measured >= 0 ? second.name : "");
+	e->report.runner_up_ms = second.measured;
+	e->report.runner_up_predicted_ms = second.predicted;
+	return PR_OK;
+}
+
+/* The measured choice, then the chosen order and the push CSR on the device. */
+static PrStatus
+prepare_measured(GpuEngine *e, const PrGraph *g, int n_slots, unsigned needs, PrepareTimes *times,
+				 size_t *need, PrError *err)
+{
+	HostPlans	hp[3];
+	int			best_index = -1;
+	size_t		push_bytes = 0;
+	PrStatus	st;
+
+	memset(hp, 0, sizeof(hp));
+	*need = vector_bytes(e, g->n_nodes, 1, n_slots);
+	times->host = 0;
+	if ((st = check_device_memory(e, *need, err)) == PR_OK &&
+		(st = alloc_vectors(e, n_slots, err)) == PR_OK)
+		st = measure_candidates(e, g, needs, hp, &best_index, err);
+	times->planned = pr_clock_seconds();
+	if (st == PR_OK)
+	{
+		HostPlans  *h = &hp[best_index];
+
+		*need += e->pull.bytes + e->pull_raw.bytes;
+		st = upload_order(e, h, err);
+		if (st == PR_OK && (needs & PR_NEED_PUSH))
+			st = upload_push(e, h, e->opt.chunk > 0 ? e->opt.chunk : 4096, &push_bytes, err);
+		*need += push_bytes;
+		if (st == PR_OK && e->opt.l2_persist && e->pull.kind != MATRIX_CUSPARSE)
+			set_l2_window(e);
+	}
+	for (int i = 0; i < 3; i++)
+		host_plans_free(&hp[i]);
 	return st;
 }
 
-/* Prepare: relabel and plan on the host, check device memory, upload, report. */
+/* Prepare: order and plan on the host, check device memory, upload (timing candidates for auto),
+ * report. */
 PrStatus
 gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err)
 {
 	GpuEngine  *e = (GpuEngine *) base;
 	HostPlans	h;
-	PullLayout	lay;
 	PrepareTimes times;
-	size_t		need;
+	size_t		need = 0;
 	PrStatus	st;
 
 	if (same_prepared_graph(e, g, k, needs))
@@ -623,23 +1032,21 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	times.start = pr_clock_seconds();
 	if ((st = start_prepare(e, g, k, n_slots, needs, err)) != PR_OK)
 		return st;
+	times.smem_setup = pr_clock_seconds();
+	st = setup_smem_tiles(e, err);
+	times.smem_setup = pr_clock_seconds() - times.smem_setup;
 	memset(&h, 0, sizeof(h));
-	st = plan_on_host(e, g, k, needs, &h, &lay, &times, err);
 	if (st == PR_OK)
 	{
-		need = vector_bytes(e, g->n_nodes, k, n_slots) + pull_layout_bytes(e, &h, &lay, needs, g->n_edges);
-		if (needs & PR_NEED_PUSH)
-			need += h.bin_push.device_bytes;
-		st = check_device_memory(e, need, err);
+		if (e->opt.kernel == PR_GPU_KERNEL_AUTO && k == 1 && e->opt.measure_reps > 0)
+			st = prepare_measured(e, g, n_slots, needs, &times, &need, err);
+		else
+			st = prepare_single(e, g, k, n_slots, needs, &h, &times, &need, err);
 	}
-	if (st != PR_OK)
-	{
-		host_plans_free(&h);
-		return st;
-	}
-	st = upload_all(e, &h, &lay, n_slots, needs, err);
+	if (st == PR_OK && cudaStreamSynchronize(e->stream) != cudaSuccess)
+		st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: upload failed: %s", cudaGetErrorString(cudaGetLastError()));
 	if (st == PR_OK)
-		write_report(e, g, &h, &lay, &times, need);
+		write_report(e, g, &times, need);
 	host_plans_free(&h);
 	if (st != PR_OK)
 	{

@@ -3,9 +3,11 @@
  * libpowerrank_gpu.so by cuda/Makefile).
  *
  * pr_gpu_engine_create returns a PrEngine (see core/pr_engine.h) whose operations run on one
- * CUDA device.  prepare() relabels the nodes by out-degree (in the engine's private layout; every
- * vector crossing the interface is in the graph's internal ids), plans the chosen sparse format on
- * the host (cuda/plan/pr_plan.h), checks the device memory it needs, and uploads it.  Per-column
+ * CUDA device.  prepare() puts the nodes in the engine's private order (by out-degree, the graph's
+ * own order, or hubs first; every vector crossing the interface is in the graph's internal ids),
+ * plans the sparse format on the host (cuda/plan/), checks the device memory it needs, and uploads
+ * it.  With the kernel `auto` it times a short list of candidate layouts on the device and keeps
+ * the fastest (doc/DESIGN.md, "The measured choice").  Per-column
  * scalars (dangling mass, residuals) stay on the device: residual() is the only operation that
  * waits for the device.  Results are deterministic: every sum is taken in a fixed order.
  */
@@ -22,11 +24,21 @@ extern "C" {
 /* Sparse-product kernels the engine can use. */
 typedef enum PrGpuKernel
 {
-	PR_GPU_KERNEL_AUTO = 0,		/* the performance model picks (tiled or binned, tile width, ...) */
+	PR_GPU_KERNEL_AUTO = 0,		/* the fastest of the candidates, timed on the device (order and
+								 * format; the model ranks the composite layouts) */
 	PR_GPU_KERNEL_TILED,		/* tile-composite: column tiles of warp-sized CSR-vector / ELL workloads */
 	PR_GPU_KERNEL_BINNED,		/* row-binned CSR (1..32 lanes per row, chunked long rows) */
-	PR_GPU_KERNEL_CUSPARSE		/* cusparseSpMV on CSR with the values of P (the baseline) */
+	PR_GPU_KERNEL_CUSPARSE,		/* cusparseSpMV on CSR with the values of P (the baseline) */
+	PR_GPU_KERNEL_ALIGNED_COO	/* ALIGNED_COO: equal segments of entries in row order, a thread each */
 } PrGpuKernel;
+
+/* The engine's private order of the nodes (rows and columns of the pull matrix). */
+typedef enum PrGpuOrder
+{
+	PR_GPU_ORDER_DEGREE = 0,	/* by descending out-degree (default) */
+	PR_GPU_ORDER_NATURAL,		/* the graph's own ids */
+	PR_GPU_ORDER_HUBS			/* the largest out-degrees first, the rest in the graph's own order */
+} PrGpuOrder;
 
 /* Arithmetic of the vectors. */
 typedef enum PrGpuPrecision
@@ -42,7 +54,9 @@ typedef struct PrGpuOptions
 	PrGpuPrecision precision;
 	PrGpuKernel kernel;
 	size_t		memory_budget;	/* most device bytes the engine may take; 0 = what is free */
-	bool		relabel;		/* relabel nodes by out-degree (default true) */
+	PrGpuOrder	order;			/* the private order of an explicit kernel (auto tries several) */
+	int			measure_reps;	/* auto: timed products of each candidate (default 5; 0: no timing,
+								 * the model's choice in degree order) */
 	int64_t		tile_width;		/* tiled: columns per tile; 0 = the model chooses */
 	int			vec_threshold;	/* tiled: rows this long become CSR-vector workloads; 0 = model */
 	int			chunk;			/* longest warp workload before a row is cut (0 = 4096) */
@@ -92,10 +106,17 @@ typedef struct PrGpuReport
 	double		smem_setup_seconds; /*   the shared-memory tiles' device attributes */
 	double		upload_seconds; /* device allocation + copy time */
 	int			n_candidates;	/* auto: candidates the model compared */
-	char		candidates[512];	/* auto: "name=ms ..." */
+	char		candidates[512];	/* auto: the model's "name=ms ..." */
+	char		layout[48];		/* auto: the chosen candidate ("order/format") */
+	double		measured_ms;	/* auto: its measured time of one product (< 0: not timed) */
+	char		runner_up[48];	/* auto: the second fastest candidate ("" when there was one) */
+	double		runner_up_ms;	/* auto: its measured time */
+	double		runner_up_predicted_ms; /* auto: the model's time for it (< 0: no model figure) */
+	char		measured[768];	/* auto: every timed candidate, "name=measured/predicted ms ..." */
 } PrGpuReport;
 
-/* Fills opts with the defaults (device 0, fp64, auto, relabel, no budget). */
+/* Fills opts with the defaults (device 0, fp64, auto with 5 timed products a candidate, degree
+ * order for an explicit kernel, no budget). */
 void		pr_gpu_options_init(PrGpuOptions *opts);
 
 /* Creates a GPU engine; NULL with err set when no usable device or CUDA fails. */

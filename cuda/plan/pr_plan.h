@@ -367,6 +367,9 @@ typedef struct PrPlanChoice
 	bool		allow_binned;	/* compare with the row-binned layout */
 	int			binned_chunk;
 	bool		binned;			/* out: the binned layout won */
+	bool		have_runner_up; /* out: a second composite candidate was predicted */
+	PrCompositeOptions runner_up;	/* out: the composite predicted fastest after the chosen one */
+	double		runner_up_ms;	/* out: its predicted ms */
 } PrPlanChoice;
 
 /*
@@ -382,7 +385,8 @@ void		pr_plan_choice_init(PrPlanChoice *choice, int64_t n);
 
 /*
  * Plans the candidates' workload shapes and keeps the fastest by the model, within
- * PR_PLAN_CHOICE_MARGIN (the only candidate when there is one, or no model).  *best_ms = predicted ms of the choice (-1: no model); log gets
+ * PR_PLAN_CHOICE_MARGIN (the only candidate when there is one, or no model), and the composite
+ * predicted fastest among the others (the runner-up, for a measured choice).  *best_ms = predicted ms of the choice (-1: no model); log gets
  * "name=ms " per candidate.
  */
 PrStatus	pr_plan_choose(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice,

@@ -724,6 +724,8 @@ pr_plan_choose(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice,
 
 	*best_ms = -1;
 	choice->binned = false;
+	choice->have_runner_up = false;
+	choice->runner_up_ms = -1;
 	if (choice->compact_mode == 1)
 		compact_values[0] = true;
 	else if (choice->compact_mode < 0 && model != NULL && model_has(model, 'm'))
@@ -790,11 +792,23 @@ pr_plan_choose(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice,
 					used += (size_t) snprintf(log + used, log_len - used, "tiled(s=%d,v=%d%s)=%.3f ",
 											  o.n_smem_tiles, o.vec_threshold, o.compact ? ",c" : "", ms);
 				(*n_candidates)++;
+				o.shapes_only = false;
 				if (*best_ms < 0 || ms < *best_ms * (1.0 - PR_PLAN_CHOICE_MARGIN))
 				{
+					if (*best_ms >= 0)
+					{
+						choice->have_runner_up = true;
+						choice->runner_up = choice->composite;
+						choice->runner_up_ms = *best_ms;
+					}
 					*best_ms = ms;
 					choice->composite = o;
-					choice->composite.shapes_only = false;
+				}
+				else if (!choice->have_runner_up || ms < choice->runner_up_ms)
+				{
+					choice->have_runner_up = true;
+					choice->runner_up = o;
+					choice->runner_up_ms = ms;
 				}
 			}
 	}

@@ -452,14 +452,20 @@ serve(ServiceSlot *slot, ServiceFault fault)
 			if (!resident)
 			{
 				/* a graph put on the device: where the time went, for the server log */
-				char		line[320];
+				char		line[640];
+				size_t		used;
 
-				snprintf(line, sizeof(line),
-						 "graph of %lld nodes, %lld edges on the device (%s): graph mapped in %.1f ms, prepared in %.1f ms (plan %.1f ms: host arrays %.1f, tile setup %.1f; upload %.1f ms)",
-						 (long long) r->graph.n_nodes, (long long) r->graph.n_edges, report.engine,
-						 map_seconds * 1000.0, stats.prepare_seconds * 1000.0,
-						 report.plan_seconds * 1000.0, report.host_seconds * 1000.0,
-						 report.smem_setup_seconds * 1000.0, report.upload_seconds * 1000.0);
+				used = (size_t) snprintf(line, sizeof(line),
+										 "graph of %lld nodes, %lld edges on the device (%s): graph mapped in %.1f ms, prepared in %.1f ms (plan %.1f ms: host arrays %.1f, tile setup %.1f; upload %.1f ms)",
+										 (long long) r->graph.n_nodes, (long long) r->graph.n_edges, report.engine,
+										 map_seconds * 1000.0, stats.prepare_seconds * 1000.0,
+										 report.plan_seconds * 1000.0, report.host_seconds * 1000.0,
+										 report.smem_setup_seconds * 1000.0, report.upload_seconds * 1000.0);
+				if (report.measured_ms >= 0 && used < sizeof(line))
+					snprintf(line + used, sizeof(line) - used,
+							 "; measured layout choice %s %.3f ms (predicted %.3f), runner-up %s %.3f ms",
+							 report.layout, report.measured_ms, report.predicted_ms,
+							 report.runner_up[0] ? report.runner_up : "none", report.runner_up_ms);
 				engine_log(line);
 			}
 		}

@@ -71,6 +71,32 @@ resident_tuner_start(Resident *r)
 }
 
 /*
+ * Whether the tuned engine's measured choice beat the quick layout (row-binned CSR in natural ids,
+ * one of the candidates it timed), and says so in the server log: chosen layout, its measured and
+ * predicted time, the runner-up.  A tuned engine that chose the quick layout itself is not adopted.
+ */
+static bool
+resident_tuned_is_faster(Resident *r)
+{
+	PrGpuReport report;
+	PrError		err = {0};
+	char		line[SERVICE_MESSAGE_LEN + 128];
+	bool		faster;
+
+	if (engine_config->kind != SERVICE_ENGINE_GPU ||
+		engine_gpu.engine_report(r->tuned, &report, &err) != PR_OK || report.measured_ms < 0)
+		return true;
+	faster = strcmp(report.layout, "natural/binned") != 0;
+	snprintf(line, sizeof(line),
+			 "cached graph %llu: measured layout choice %s %.3f ms (predicted %.3f), runner-up %s %.3f ms (predicted %.3f); %s",
+			 (unsigned long long) r->entry_id, report.layout, report.measured_ms, report.predicted_ms,
+			 report.runner_up[0] ? report.runner_up : "none", report.runner_up_ms, report.runner_up_predicted_ms,
+			 faster ? "replaces the quick layout" : "the quick layout stays");
+	engine_log(line);
+	return faster;
+}
+
+/*
  * Joins a resident graph's tuner thread (waiting for it when wait, else only when it is done) and
  * adopts its engine when the graph is still prepared for one-column PageRank: the quick engine is
  * released.  Otherwise the tuned engine is dropped and the quick layout stays.
@@ -91,6 +117,14 @@ resident_tuner_finish(Resident *r, bool wait)
 		snprintf(line, sizeof(line), "the tuned GPU layout of cached graph %llu failed (%s); the quick layout stays",
 				 (unsigned long long) r->entry_id, r->tuned_err.message);
 		engine_log(line);
+		return;
+	}
+	if (!wait && r->engine != NULL && r->prepared && r->prepared_algorithm == SERVICE_PAGERANK &&
+		r->prepared_k == 1 && !resident_tuned_is_faster(r))
+	{
+		/* the measured choice kept the quick layout's own order and format: nothing to swap */
+		r->tuned->ops->release(r->tuned);
+		r->tuned = NULL;
 		return;
 	}
 	if (!wait && r->engine != NULL && r->prepared && r->prepared_algorithm == SERVICE_PAGERANK &&

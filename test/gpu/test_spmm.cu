@@ -4,7 +4,9 @@
  * download), against a plain host CSR product in double.  Graphs: a small R-MAT (power-law rows of
  * every bin), the same with weights, and a hub graph whose rows are longer than the chunk sizes
  * (k = 1: 4096, k > 1: 1024) with parallel edges and dangling nodes, unweighted and weighted.
- * For k in 1, 2, 3, 8, 16, 32, 33, fp32 and fp64, each of the three products: the output slot is
+ * For k in 1, 2, 3, 8, 16, 32, 33, fp32 and fp64 (k = 1: the measured choice of auto, and each
+ * explicit layout — ALIGNED_COO in the three orders, the composite hubs first and natural, binned
+ * and cuSPARSE natural), each of the three products: the output slot is
  * poisoned with NaN first (every entry must be written), the result must be within the rounding
  * bound of the reference (n_entries * eps * sum |terms|), and a second product must give the same
  * bits.  Needs a GPU:
@@ -143,11 +145,33 @@ report(bool ok, const char *graph, const char *prec, int k, const char *what, co
 	test_count(ok);
 }
 
-/* Runs the three products of one graph, precision and k through the engine. */
+/* One k = 1 layout run besides the default (auto: the measured choice). */
+struct Layout
+{
+	const char *name;
+	PrGpuKernel kernel;
+	PrGpuOrder	order;
+};
+
+/* The layouts every k = 1 case also runs explicitly: each format in each order it is offered in. */
+static const Layout layouts[] = {
+	{"aligned_coo/natural", PR_GPU_KERNEL_ALIGNED_COO, PR_GPU_ORDER_NATURAL},
+	{"aligned_coo/degree", PR_GPU_KERNEL_ALIGNED_COO, PR_GPU_ORDER_DEGREE},
+	{"aligned_coo/hubs", PR_GPU_KERNEL_ALIGNED_COO, PR_GPU_ORDER_HUBS},
+	{"tiled/hubs", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_HUBS},
+	{"tiled/natural", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_NATURAL},
+	{"binned/natural", PR_GPU_KERNEL_BINNED, PR_GPU_ORDER_NATURAL},
+	{"cusparse/natural", PR_GPU_KERNEL_CUSPARSE, PR_GPU_ORDER_NATURAL},
+};
+
+/* Runs the three products of one graph, precision and k through the engine (kernel auto, or the
+ * given layout). */
 static void
-run_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k, uint64_t seed)
+run_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k, uint64_t seed,
+		 const Layout *layout = NULL)
 {
 	const char *prec = precision == PR_GPU_FP64 ? "fp64" : "fp32";
+	char		graph_name[128];
 	const PrProduct products[3] = {PR_PRODUCT_PULL_NORMALIZED, PR_PRODUCT_PULL, PR_PRODUCT_PUSH};
 	const char *names[3] = {"pull-normalized", "pull", "push"};
 	double		eps = precision == PR_GPU_FP64 ? 1.2e-16 : 6.0e-8;
@@ -166,10 +190,16 @@ run_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k, 
 		x[i] = signed_unit(&seed);
 	pr_gpu_options_init(&o);
 	o.precision = precision;
+	snprintf(graph_name, sizeof(graph_name), "%s%s%s", el.name, layout ? " " : "", layout ? layout->name : "");
+	if (layout != NULL)
+	{
+		o.kernel = layout->kernel;
+		o.order = layout->order;
+	}
 	e = pr_gpu_engine_create(&o, &err);
 	if (e == NULL)
 	{
-		report(false, el.name, prec, k, "engine", err.message);
+		report(false, graph_name, prec, k, "engine", err.message);
 		return;
 	}
 	st = e->ops->prepare(e, g, k, 3, PR_NEED_PULL_NORMALIZED | PR_NEED_PULL | PR_NEED_PUSH, &err);
@@ -179,12 +209,12 @@ run_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k, 
 		st = pr_gpu_engine_report(e, &rep, &err);
 	if (st != PR_OK)
 	{
-		report(false, el.name, prec, k, "prepare/upload", err.message);
+		report(false, graph_name, prec, k, "prepare/upload", err.message);
 		e->ops->release(e);
 		return;
 	}
 	snprintf(detail, sizeof(detail), "engine %s, expected %s", rep.engine, k > 1 ? "gpu-spmm" : "any k = 1 engine");
-	report(k == 1 || strcmp(rep.engine, "gpu-spmm") == 0, el.name, prec, k, "engine", k > 1 ? detail : "");
+	report(k == 1 || strcmp(rep.engine, "gpu-spmm") == 0, graph_name, prec, k, "engine", k > 1 ? detail : "");
 	for (int pi = 0; pi < 3; pi++)
 	{
 		double		worst = 0.0;
@@ -207,7 +237,7 @@ run_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k, 
 			st = e->ops->download(e, 2, again.data(), &err);
 		if (st != PR_OK)
 		{
-			report(false, el.name, prec, k, names[pi], err.message);
+			report(false, graph_name, prec, k, names[pi], err.message);
 			continue;
 		}
 		for (size_t i = 0; i < total; i++)
@@ -232,7 +262,7 @@ run_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k, 
 		else
 			snprintf(detail, sizeof(detail), "max |err| / sum|terms| %.2e%s", worst,
 					 same ? ", bit-identical twice" : ", NOT bit-identical twice");
-		report(bad == 0 && same, el.name, prec, k, names[pi], detail);
+		report(bad == 0 && same, graph_name, prec, k, names[pi], detail);
 	}
 	e->ops->release(e);
 }
@@ -522,6 +552,11 @@ main(void)
 		{
 			run_case(el, &g, PR_GPU_FP32, ks[ki], 100 * li + ki);
 			run_case(el, &g, PR_GPU_FP64, ks[ki], 100 * li + ki + 50);
+		}
+		for (const Layout &lay : layouts)
+		{
+			run_case(el, &g, PR_GPU_FP32, 1, 100 * li + 7, &lay);
+			run_case(el, &g, PR_GPU_FP64, 1, 100 * li + 57, &lay);
 		}
 		for (int uk : {2, 3, 8, 16, 32})
 			for (int64_t per_col : {(int64_t) 1, (int64_t) 3, g.n_nodes / 2 + 1})

@@ -6,6 +6,7 @@
  */
 #include "pr_plan.h"
 #include "test_graphs.h"
+#include "test_locality.h"
 #include "test_harness.h"
 
 #include <math.h>
@@ -1351,6 +1352,7 @@ main(void)
 		make_uniform(&g, 1 + (int64_t) (gen_random(&seed) % 700), (int64_t) (gen_random(&seed) % 6000),
 					 i % 2 == 1, seed + (uint64_t) i);
 		test_graph(&g, seed + 100 + (uint64_t) i);
+		test_aligned_coo(&g, seed + 150 + (uint64_t) i);
 		graph_free(&g);
 	}
 	for (int i = 0; i < 6; i++)
@@ -1359,6 +1361,7 @@ main(void)
 
 		make_rmat(&g, 6 + i, (int64_t) 16 << (6 + i), i % 3 == 2, true, seed + 1000 + (uint64_t) i);
 		test_graph(&g, seed + 200 + (uint64_t) i);
+		test_aligned_coo(&g, seed + 250 + (uint64_t) i);
 		graph_free(&g);
 	}
 	{
@@ -1392,6 +1395,8 @@ main(void)
 
 		make_uniform(&g, 1, 0, false, 7);	/* one node, no edge */
 		test_graph(&g, 8);
+		test_aligned_coo(&g, 9);
+		test_hubs_first_keys();
 		graph_free(&g);
 	}
 	return test_summary();

@@ -1,0 +1,178 @@
+/*
+ * test_locality.c — the planners that keep the graph's own order: the ALIGNED_COO layout
+ * (cuda/plan/pr_plan_aligned_coo.c) against the plain CSR product — its invariants, and its product
+ * run on the host exactly as the two GPU kernels (cuda/kernels/pr_gpu_aligned_coo.cuh) run it, for
+ * several segment lengths (one entry per segment, rows cut everywhere; rows inside segments; one
+ * segment) — and the hubs-first order's keys (cuda/plan/pr_plan_order.c).
+ */
+#include "test_locality.h"
+
+#include "pr_plan_aligned_coo.h"
+#include "pr_plan_order.h"
+#include "graph_gen.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The product of the two kernels, on the host: segments in any order, then the split rows. */
+static void
+emulate_product(const PrAlignedCoo *a, const double *z, double *y)
+{
+	double	   *head = calloc((size_t) a->n_seg, sizeof(double));
+	double	   *tail = calloc((size_t) a->n_seg, sizeof(double));
+
+	for (int64_t r = 0; r < a->n; r++)
+		y[r] = 0.0;
+	for (int64_t t = a->n_seg - 1; t >= 0; t--)
+	{
+		int64_t		r = a->seg_row[t];
+		bool		continued;
+		int32_t		row;
+		double		sum = 0;
+
+		if (r >= a->n_rows)
+			continue;
+		continued = (a->seg_flags[t] & PR_ACOO_HEAD_SPLIT) != 0;
+		row = a->rows[r];
+		for (int64_t j = 0; j < a->seg_len; j++)
+		{
+			uint32_t	w = a->idx[j * a->n_seg + t];
+			double		v = (a->val ? a->val[j * a->n_seg + t] : 1.0) * z[w & PR_ACOO_COL_MASK];
+
+			if ((w & PR_ACOO_ROW_START) && j > 0)
+			{
+				if (continued)
+					head[t] = sum;
+				else
+					y[row] = sum;
+				continued = false;
+				row = a->rows[++r];
+				sum = 0;
+			}
+			sum += v;
+		}
+		if (continued)
+			head[t] = sum;
+		else if (a->seg_flags[t] & PR_ACOO_TAIL_SPLIT)
+			tail[t] = sum;
+		else
+			y[row] = sum;
+	}
+	for (int64_t i = 0; i < a->n_split; i++)
+	{
+		double		sum = tail[a->split_first[i]];
+
+		for (int32_t s = a->split_first[i] + 1; s <= a->split_last[i]; s++)
+			sum += head[s];
+		y[a->split_row[i]] = sum;
+	}
+	free(head);
+	free(tail);
+}
+
+/* The layout's invariants: every entry once in row order, flags and split lists consistent. */
+static bool
+layout_consistent(const PrAlignedCoo *a, const PrPlanCsr *csr)
+{
+	int64_t		p = 0;
+
+	if (a->n_seg % 32 != 0 || a->n_seg * a->seg_len < csr->nnz)
+		return false;
+	for (int64_t t = 0; t < a->n_seg; t++)
+		for (int64_t j = 0; j < a->seg_len; j++, p++)
+		{
+			uint32_t	w = a->idx[j * a->n_seg + t];
+
+			if (p >= csr->nnz)
+			{
+				if (w != (uint32_t) a->n_cols)
+					return false;
+				continue;
+			}
+			if ((int32_t) (w & PR_ACOO_COL_MASK) != csr->col[p])
+				return false;
+		}
+	for (int64_t i = 0; i < a->n_split; i++)
+		if (a->split_first[i] >= a->split_last[i] ||
+			csr->ptr[a->split_row[i]] / a->seg_len != a->split_first[i])
+			return false;
+	return true;
+}
+
+/* Checks the layout of g's CSR at several segment lengths against csr_spmv. */
+void
+test_aligned_coo(const TestGraph *g, uint64_t seed)
+{
+	const PrAllocator *alloc = &pr_malloc_allocator;
+	int64_t		n = g->n;
+	double	   *x = malloc((size_t) (n + 1) * sizeof(double));
+	double	   *y_ref = malloc((size_t) (n + 1) * sizeof(double));
+	double	   *y = malloc((size_t) (n + 1) * sizeof(double));
+	float	   *val = NULL;
+	PrPlanCsr	csr;
+	uint64_t	rng = seed;
+	int64_t		targets[4] = {g->m > 0 ? g->m : 1, 97, 32, 1};
+
+	for (int64_t i = 0; i < n; i++)
+		x[i] = (double) (gen_random(&rng) % 9) - 3.0;
+	x[n] = 0.0;
+	csr_spmv(g, NULL, x, y_ref);
+	if (g->val != NULL)
+	{
+		val = malloc((size_t) (g->m + 1) * sizeof(float));
+		for (int64_t p = 0; p < g->m; p++)
+			val[p] = (float) g->val[p];
+	}
+	memset(&csr, 0, sizeof(csr));
+	csr.n = n;
+	csr.nnz = g->m;
+	csr.ptr = g->ptr;
+	csr.col = g->col;
+	csr.val = val;
+	for (int i = 0; i < 4; i++)
+	{
+		PrAlignedCooOptions opt;
+		PrAlignedCoo a;
+		PrError		err;
+		char		what[96];
+
+		pr_plan_aligned_coo_options_init(&opt, targets[i]);
+		opt.min_seg_len = 1;
+		opt.mean_rows = i < 3 ? 0 : 2;
+		snprintf(what, sizeof(what), "aligned_coo target %lld segments", (long long) targets[i]);
+		if (pr_plan_aligned_coo(&csr, &opt, alloc, &a, &err) != PR_OK)
+		{
+			check(false, what, g->name);
+			continue;
+		}
+		check(layout_consistent(&a, &csr), what, g->name);
+		emulate_product(&a, x, y);
+		check(same_vectors(y, y_ref, n), what, g->name);
+		pr_plan_aligned_coo_free(&a, alloc);
+	}
+	free(val);
+	free(x);
+	free(y_ref);
+	free(y);
+}
+
+/* The hubs-first keys of hand degrees: the largest kept (ties at the threshold join), the rest 0. */
+void
+test_hubs_first_keys(void)
+{
+	int64_t		key[10] = {5, 0, 9, 1, 9, 2, 3, 7, 1, 2};
+	const int64_t want[10] = {0, 0, 9, 0, 9, 0, 0, 7, 0, 0};
+	int64_t		one[3] = {1, 1, 1};
+	int64_t		kept = -1;
+	PrError		err;
+	bool		same = true;
+
+	check(pr_plan_hubs_first_keys(10, key, 3, &kept, &err) == PR_OK, "hubs first: runs", "hand degrees");
+	for (int i = 0; i < 10; i++)
+		same = same && key[i] == want[i];
+	/* 9, 9 and 7 reach three hubs at degree 7: they keep their keys, 5 and below become 0 */
+	check(same && kept == 3, "hubs first: the three largest degrees kept", "hand degrees");
+	check(pr_plan_hubs_first_keys(3, one, 2, &kept, &err) == PR_OK && kept == 0 &&
+		  one[0] == 0 && one[1] == 0 && one[2] == 0, "hubs first: degree 1 is never a hub", "all degree 1");
+}

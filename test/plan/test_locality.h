@@ -1,0 +1,15 @@
+/*
+ * test_locality.h — the checks of the planners that keep the graph's own order, run by test_plan.
+ */
+#ifndef TEST_LOCALITY_H
+#define TEST_LOCALITY_H
+
+#include "test_graphs.h"
+
+/* Checks the layout of g and its emulated product at several segment lengths. */
+void		test_aligned_coo(const TestGraph *g, uint64_t seed);
+
+/* Checks the hubs-first order's keys on hand degrees. */
+void		test_hubs_first_keys(void);
+
+#endif							/* TEST_LOCALITY_H */
