@@ -922,18 +922,16 @@ pr_graph_free(PrGraph *g, const PrAllocator *alloc)
 }
 
 /*
- * A counting sort of edges into CSR rows, by chunks: chunk t counts its items into its own row of
- * counts, the counts become offsets (row by row, chunk by chunk: stable), then chunk t scatters.
- * Two inputs: the edge rows (ranks of src/dst, a row adding its reverse when undirected; output
- * grouped by source, input order kept), or a CSR to transpose (output rows visit the input rows in
- * ascending order, so every output row lists them ascending).
+ * A counting sort of edges into CSR rows (pr_count_sort over chunks of the items).  Two inputs:
+ * the edge rows (ranks of src/dst, a row adding its reverse when undirected; output grouped by
+ * source, input order kept), or a CSR to transpose (output rows visit the input rows in ascending
+ * order, so every output row lists them ascending).
  */
 typedef struct CountSort
 {
-	int			n_chunks;
-	int64_t		n;				/* output rows */
-	int64_t    *counts;			/* [n_chunks][n] */
+	PrCountSort sort;			/* n_keys: the output rows */
 	size_t		n_items;		/* edge rows, or input edges of the transpose */
+	const int32_t *keys;		/* [n_items] each item's output row: ms, or in_idx */
 	/* edge-row input */
 	const int32_t *ms;
 	const int32_t *md;
@@ -949,20 +947,21 @@ typedef struct CountSort
 	Waves		waves;
 } CountSort;
 
-/* Counts chunk t of the edge rows by source. */
+/* Counts chunk t of the items by their output row (an undirected edge row also by its target). */
 static void
-rows_count(void *ctx, int t)
+sort_count(void *ctx, int t)
 {
 	CountSort  *c = (CountSort *) ctx;
 	size_t		lo,
 				hi;
-	int64_t    *cnt = c->counts + (size_t) t * (size_t) c->n;
 
-	wave_range(c->n_items, t, c->n_chunks, &c->waves, &lo, &hi);
+	wave_range(c->n_items, t, c->sort.n_chunks, &c->waves, &lo, &hi);
 	if (c->waves.wave == 0)
-		memset(cnt, 0, (size_t) c->n * sizeof(int64_t));
+		pr_count_sort_clear(&c->sort, t);
 	if (c->undirected)
 	{
+		int64_t    *cnt = pr_count_sort_row(&c->sort, t);
+
 		for (size_t i = lo; i < hi; i++)
 		{
 			int32_t		s = c->ms[i],
@@ -974,10 +973,7 @@ rows_count(void *ctx, int t)
 		}
 	}
 	else
-	{
-		for (size_t i = lo; i < hi; i++)
-			cnt[c->ms[i]]++;
-	}
+		pr_count_sort_add(&c->sort, t, c->keys, lo, hi);
 }
 
 /* Scatters chunk t of the edge rows into the by-source arrays. */
@@ -987,10 +983,10 @@ rows_scatter(void *ctx, int t)
 	CountSort  *c = (CountSort *) ctx;
 	size_t		lo,
 				hi;
-	int64_t    *cur = c->counts + (size_t) t * (size_t) c->n;
+	int64_t    *cur = pr_count_sort_row(&c->sort, t);
 	const double *w = c->weight;
 
-	wave_range(c->n_items, t, c->n_chunks, &c->waves, &lo, &hi);
+	wave_range(c->n_items, t, c->sort.n_chunks, &c->waves, &lo, &hi);
 	if (!c->undirected && w == NULL)
 	{
 		for (size_t i = lo; i < hi; i++)
@@ -1016,22 +1012,6 @@ rows_scatter(void *ctx, int t)
 	}
 }
 
-/* Counts chunk t of the input CSR's edges by their column. */
-static void
-transpose_count(void *ctx, int t)
-{
-	CountSort  *c = (CountSort *) ctx;
-	size_t		lo,
-				hi;
-	int64_t    *cnt = c->counts + (size_t) t * (size_t) c->n;
-
-	wave_range(c->n_items, t, c->n_chunks, &c->waves, &lo, &hi);
-	if (c->waves.wave == 0)
-		memset(cnt, 0, (size_t) c->n * sizeof(int64_t));
-	for (size_t e = lo; e < hi; e++)
-		cnt[c->in_idx[e]]++;
-}
-
 /* Scatters chunk t of the input CSR's edges into the transposed arrays. */
 static void
 transpose_scatter(void *ctx, int t)
@@ -1039,12 +1019,12 @@ transpose_scatter(void *ctx, int t)
 	CountSort  *c = (CountSort *) ctx;
 	size_t		lo,
 				hi;
-	int64_t    *cur = c->counts + (size_t) t * (size_t) c->n;
+	int64_t    *cur = pr_count_sort_row(&c->sort, t);
 	int64_t		row_lo = 0,
-				row_hi = c->n;	/* the input has n rows too */
+				row_hi = c->sort.n_keys;	/* the input has n rows too */
 	int64_t		u;
 
-	wave_range(c->n_items, t, c->n_chunks, &c->waves, &lo, &hi);
+	wave_range(c->n_items, t, c->sort.n_chunks, &c->waves, &lo, &hi);
 	if (lo >= hi)
 		return;
 	/* the last row whose start is <= lo */
@@ -1083,89 +1063,27 @@ transpose_scatter(void *ctx, int t)
 	}
 }
 
-/* Chunks of a counting sort of n_items into n rows: at most n_items / n (counters stay small). */
-static int
-count_sort_chunks(size_t n_items, int64_t n, int n_threads)
+/*
+ * Starts a counting sort of n_items into n rows: at most n_threads chunks of at least 64k items,
+ * fewer where pr_count_sort_init says.  False when out of memory.
+ */
+static bool
+count_sort_start(CountSort *c, size_t n_items, int64_t n, int n_threads, const PrAllocator *alloc)
 {
-	int			chunks = chunks_for(n_items, n_threads);
-
-	while (chunks > 1 && (size_t) chunks * (size_t) n > n_items)
-		chunks--;
-	return chunks;
-}
-
-/* A counting sort's rows split into ranges for the offsets: the rows' totals, then the offsets. */
-typedef struct OffsetJob
-{
-	CountSort  *sort;
-	int64_t    *ptr;
-	int			n_ranges;
-	Waves		waves;
-} OffsetJob;
-
-/* ptr[v + 1] = the count of row v over all chunks, for the rows of range t. */
-static void
-offsets_totals(void *ctx, int t)
-{
-	OffsetJob  *j = (OffsetJob *) ctx;
-	CountSort  *c = j->sort;
-	size_t		b,
-				e;
-
-	wave_range((size_t) c->n, t, j->n_ranges, &j->waves, &b, &e);
-	for (int64_t v = (int64_t) b; v < (int64_t) e; v++)
-	{
-		int64_t		total = 0;
-
-		for (int k = 0; k < c->n_chunks; k++)
-			total += c->counts[(size_t) k * (size_t) c->n + v];
-		j->ptr[v + 1] = total;
-	}
-}
-
-/* Replaces each count of range t's rows by its offset: row v's entries from chunk 0, then 1, ... */
-static void
-offsets_place(void *ctx, int t)
-{
-	OffsetJob  *j = (OffsetJob *) ctx;
-	CountSort  *c = j->sort;
-	size_t		b,
-				e;
-
-	wave_range((size_t) c->n, t, j->n_ranges, &j->waves, &b, &e);
-	for (int64_t v = (int64_t) b; v < (int64_t) e; v++)
-	{
-		int64_t		sum = j->ptr[v];
-
-		for (int k = 0; k < c->n_chunks; k++)
-		{
-			int64_t    *slot = c->counts + (size_t) k * (size_t) c->n + v;
-			int64_t		count = *slot;
-
-			*slot = sum;
-			sum += count;
-		}
-	}
+	c->n_items = n_items;
+	return pr_count_sort_init(&c->sort, n_items, n, chunks_for(n_items, n_threads), alloc);
 }
 
 /*
- * Turns the chunk counts into offsets (by row, then by chunk) and fills ptr[0..n]: the rows'
- * totals and the offsets on n_threads ranges of rows, the prefix sum of the totals between them.
- * False when options (may be NULL) asked to stop.
+ * Turns the chunk counts into offsets (by row, then by chunk) and fills ptr[0..n] with the rows'
+ * starts.  False when options (may be NULL) asked to stop.
  */
 static bool
 counts_to_offsets(CountSort *c, int64_t *ptr, int n_threads, const PrBuildOptions *options)
 {
-	OffsetJob	job = {c, ptr, chunks_for((size_t) c->n, n_threads), {0, 1}};
-
-	if (!run_waves(offsets_totals, &job, &job.waves, job.n_ranges, (size_t) c->n, options) ||
-		stop_requested(options))
-		return false;
-	ptr[0] = 0;
-	for (int64_t v = 0; v < c->n; v++)
-		ptr[v + 1] += ptr[v];
-	return !stop_requested(options) &&
-		run_waves(offsets_place, &job, &job.waves, job.n_ranges, (size_t) c->n, options);
+	return pr_count_sort_offsets(&c->sort, false, ptr, n_threads,
+								 options != NULL ? options->should_stop : NULL,
+								 options != NULL ? options->stop_arg : NULL);
 }
 
 /* Adds the seconds since *mark to *field and moves the mark to now. */
@@ -1191,43 +1109,34 @@ transpose_csr(int64_t n, int64_t m, const int64_t *in_ptr, const int32_t *in_idx
 {
 	CountSort	c;
 	double		mark = pr_clock_seconds();
+	PrStatus	status = PR_ERR_INTERRUPTED;
 
 	memset(&c, 0, sizeof(c));
-	c.n = n;
-	c.n_items = (size_t) m;
-	c.n_chunks = count_sort_chunks((size_t) m, n, n_threads);
-	c.counts = ALLOC_ARRAY(alloc, int64_t, (size_t) c.n_chunks * (size_t) n);
-	if (c.counts == NULL)
+	if (!count_sort_start(&c, (size_t) m, n, n_threads, alloc))
 		return PR_ERR_NOMEM;
+	c.keys = in_idx;
 	c.in_ptr = in_ptr;
 	c.in_idx = in_idx;
 	c.in_w = in_w;
 	c.out_idx = out_idx;
 	c.out_w = out_w;
 	step_done(&times->other, &mark);
-	if (!run_waves(transpose_count, &c, &c.waves, c.n_chunks, c.n_items, options) ||
+	if (!run_waves(sort_count, &c, &c.waves, c.sort.n_chunks, c.n_items, options) ||
 		stop_requested(options))
-	{
-		pr_free(alloc, c.counts);
-		return PR_ERR_INTERRUPTED;
-	}
+		goto done;
 	step_done(&times->count, &mark);
 	if (!counts_to_offsets(&c, out_ptr, n_threads, options))
-	{
-		pr_free(alloc, c.counts);
-		return PR_ERR_INTERRUPTED;
-	}
+		goto done;
 	step_done(&times->offsets, &mark);
 	if (stop_requested(options) ||
-		!run_waves(transpose_scatter, &c, &c.waves, c.n_chunks, c.n_items, options))
-	{
-		pr_free(alloc, c.counts);
-		return PR_ERR_INTERRUPTED;
-	}
+		!run_waves(transpose_scatter, &c, &c.waves, c.sort.n_chunks, c.n_items, options))
+		goto done;
 	step_done(&times->scatter, &mark);
-	pr_free(alloc, c.counts);
+	status = PR_OK;
+done:
+	pr_count_sort_free(&c.sort, alloc);
 	step_done(&times->other, &mark);
-	return PR_OK;
+	return status;
 }
 
 /* Row sums of the out-CSR's weights for the nodes of chunk t (each in row order from 0). */
@@ -1411,12 +1320,9 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 
 	/* counting sort of the rows by source, input order kept within a source */
 	tmp_ptr = ALLOC_ARRAY(alloc, int64_t, n + 1);
-	rows.n = n;
-	rows.n_items = m;
-	rows.n_chunks = count_sort_chunks(m, n, n_threads);
-	rows.counts = ALLOC_ARRAY(alloc, int64_t, (size_t) rows.n_chunks * (size_t) n);
-	if (tmp_ptr == NULL || rows.counts == NULL)
+	if (tmp_ptr == NULL || !count_sort_start(&rows, m, n, n_threads, alloc))
 		goto nomem;
+	rows.keys = ranks;
 	rows.ms = ranks;
 	rows.md = ranks != NULL ? ranks + m : NULL;
 	rows.weight = weight;
@@ -1424,7 +1330,7 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	step_done(&times->other, &mark);
 	if (stop_requested(options))
 		goto interrupted;
-	if (!run_waves(rows_count, &rows, &rows.waves, rows.n_chunks, m, options) ||
+	if (!run_waves(sort_count, &rows, &rows.waves, rows.sort.n_chunks, m, options) ||
 		stop_requested(options))
 		goto interrupted;
 	step_done(&times->count, &mark);
@@ -1443,12 +1349,11 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	rows.out_w = tmp_w;
 	step_done(&times->other, &mark);
 	if (stop_requested(options) ||
-		!run_waves(rows_scatter, &rows, &rows.waves, rows.n_chunks, m, options))
+		!run_waves(rows_scatter, &rows, &rows.waves, rows.sort.n_chunks, m, options))
 		goto interrupted;
 	step_done(&times->scatter, &mark);
-	pr_free(alloc, rows.counts);
+	pr_count_sort_free(&rows.sort, alloc);
 	pr_free(alloc, ranks);
-	rows.counts = NULL;
 	ranks = NULL;
 	if (!weighted)
 	{
@@ -1530,7 +1435,7 @@ interrupted:
 	status = build_interrupted(err);
 fail:
 	pr_free(alloc, ranks);
-	pr_free(alloc, rows.counts);
+	pr_count_sort_free(&rows.sort, alloc);
 	pr_free(alloc, tmp_ptr);
 	pr_free(alloc, tmp_dst);
 	pr_free(alloc, tmp_w);
