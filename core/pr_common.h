@@ -99,9 +99,9 @@ int			pr_thread_count(int setting, int most);
  * items: chunk t counts its items' keys into its own row of counts, pr_count_sort_offsets turns
  * the counts into offsets (key by key, and chunk by chunk within a key), then chunk t moves each
  * of its items to row[key]++.  An item of chunk t lands after chunk t-1's items of the same key,
- * so the result is the same for any number of chunks.  The callers write the counting and
- * scattering loops over their own items (no call per item); chunk t's items are the range
- * pr_even_range gives for it.
+ * so the result is the same for any number of chunks when the chunks are consecutive ranges of
+ * the items.  The callers write the counting and scattering loops over their own items (no call
+ * per item).
  */
 typedef struct PrCountSort
 {

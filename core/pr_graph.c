@@ -188,38 +188,6 @@ id_map_lookup(const IdMap *map, int64_t id)
 /* Most worker threads a build uses. */
 #define MAX_BUILD_THREADS PR_MAX_THREADS
 
-/* A task run by every chunk index t in [0, n_chunks). */
-typedef void (*ChunkFn) (void *ctx, int t);
-
-/* A chunk function and its context, run through pr_parallel_run. */
-typedef struct ChunkRun
-{
-	ChunkFn		fn;
-	void	   *ctx;
-} ChunkRun;
-
-/* pr_parallel_run's task: chunk `part` of the run. */
-static void
-chunk_part(void *arg, int part, int n_parts)
-{
-	ChunkRun   *run = (ChunkRun *) arg;
-
-	(void) n_parts;
-	run->fn(run->ctx, part);
-}
-
-/*
- * Runs fn(ctx, t) for every t in [0, n_chunks): chunk 0 on the caller, the others on new threads;
- * a chunk whose thread cannot be started runs on the caller afterwards (same results either way).
- */
-static void
-run_chunks(ChunkFn fn, void *ctx, int n_chunks)
-{
-	ChunkRun	run = {fn, ctx};
-
-	pr_parallel_run(chunk_part, &run, n_chunks);
-}
-
 /* Start of chunk t of count elements split into n_chunks. */
 static inline size_t
 chunk_start(size_t count, int t, int n_chunks)
@@ -262,41 +230,60 @@ stop_requested(const PrBuildOptions *options)
  */
 #define WAVE_ELEMENTS ((size_t) 1 << 20)
 
-/* The current wave of a step run by run_waves. */
-typedef struct Waves
+/* The part of chunk t that one wave of a step covers: elements [lo, hi). */
+typedef struct ChunkPart
 {
+	int			t;
+	size_t		lo;
+	size_t		hi;
+	bool		first_wave;		/* the chunk's first part: per-chunk state starts here */
+} ChunkPart;
+
+/* A step's task: one chunk's part of one wave. */
+typedef void (*ChunkFn) (void *ctx, ChunkPart part);
+
+/* A step run by run_waves: its task, the elements and the current wave. */
+typedef struct ChunkRun
+{
+	ChunkFn		fn;
+	void	   *ctx;
+	size_t		count;
 	int			wave;
 	int			n_waves;
-} Waves;
+} ChunkRun;
 
-/* Part [*lo, *hi) of chunk t (of n_chunks over count elements) that the current wave covers. */
-static inline void
-wave_range(size_t count, int t, int n_chunks, const Waves *waves, size_t *lo, size_t *hi)
+/* pr_parallel_run's task: chunk `t`'s part of the current wave. */
+static void
+chunk_part(void *arg, int t, int n_chunks)
 {
-	size_t		b = chunk_start(count, t, n_chunks),
-				e = chunk_start(count, t + 1, n_chunks);
+	ChunkRun   *run = (ChunkRun *) arg;
+	size_t		b = chunk_start(run->count, t, n_chunks),
+				e = chunk_start(run->count, t + 1, n_chunks);
+	ChunkPart	part;
 
-	*lo = b + chunk_start(e - b, waves->wave, waves->n_waves);
-	*hi = b + chunk_start(e - b, waves->wave + 1, waves->n_waves);
+	part.t = t;
+	part.lo = b + chunk_start(e - b, run->wave, run->n_waves);
+	part.hi = b + chunk_start(e - b, run->wave + 1, run->n_waves);
+	part.first_wave = run->wave == 0;
+	run->fn(run->ctx, part);
 }
 
 /*
- * Runs fn over n_chunks chunks of count elements in waves (see WAVE_ELEMENTS), polling
- * options->should_stop (options may be NULL) between them: false when it asked to stop.
+ * Runs fn over n_chunks chunks of count elements in waves (see WAVE_ELEMENTS), chunk 0 on the
+ * caller and the others on threads (pr_parallel_run), polling options->should_stop (options may
+ * be NULL) between waves: false when it asked to stop.
  */
 static bool
-run_waves(ChunkFn fn, void *ctx, Waves *waves, int n_chunks, size_t count,
-		  const PrBuildOptions *options)
+run_waves(ChunkFn fn, void *ctx, int n_chunks, size_t count, const PrBuildOptions *options)
 {
 	size_t		per_chunk = count / (size_t) n_chunks + 1;
+	ChunkRun	run = {fn, ctx, count, 0, (int) ((per_chunk + WAVE_ELEMENTS - 1) / WAVE_ELEMENTS)};
 
-	waves->n_waves = (int) ((per_chunk + WAVE_ELEMENTS - 1) / WAVE_ELEMENTS);
-	for (int w = 0; w < waves->n_waves; w++)
+	for (run.wave = 0; run.wave < run.n_waves; run.wave++)
 	{
-		if (w > 0 && stop_requested(options))
+		if (run.wave > 0 && stop_requested(options))
 			return false;
-		waves->wave = w;
-		run_chunks(fn, ctx, n_chunks);
+		pr_parallel_run(chunk_part, &run, n_chunks);
 	}
 	return true;
 }
@@ -319,21 +306,17 @@ typedef struct EndpointJob
 	int64_t		hi[MAX_BUILD_THREADS];
 	int64_t		min_id;			/* marking: table[id - min_id] = 1 for every endpoint */
 	int32_t    *table;
-	Waves		waves;
 } EndpointJob;
 
 /* Smallest and largest id among the endpoints of chunk t (rows split into chunks), so far. */
 static void
-endpoint_range(void *ctx, int t)
+endpoint_range(void *ctx, ChunkPart part)
 {
 	EndpointJob *j = (EndpointJob *) ctx;
-	size_t		b,
-				e;
-	int64_t		lo = j->waves.wave == 0 ? INT64_MAX : j->lo[t],
-				hi = j->waves.wave == 0 ? INT64_MIN : j->hi[t];
+	int64_t		lo = part.first_wave ? INT64_MAX : j->lo[part.t],
+				hi = part.first_wave ? INT64_MIN : j->hi[part.t];
 
-	wave_range(j->m, t, j->n_chunks, &j->waves, &b, &e);
-	for (size_t i = b; i < e; i++)
+	for (size_t i = part.lo; i < part.hi; i++)
 	{
 		int64_t		a = j->src[i],
 					c = j->dst[i];
@@ -343,21 +326,18 @@ endpoint_range(void *ctx, int t)
 		lo = c < lo ? c : lo;
 		hi = c > hi ? c : hi;
 	}
-	j->lo[t] = lo;
-	j->hi[t] = hi;
+	j->lo[part.t] = lo;
+	j->hi[part.t] = hi;
 }
 
 /* Marks the endpoints of chunk t's rows in the direct table (relaxed stores of the same value:
  * chunks may mark one id at once). */
 static void
-endpoint_mark(void *ctx, int t)
+endpoint_mark(void *ctx, ChunkPart part)
 {
 	EndpointJob *j = (EndpointJob *) ctx;
-	size_t		b,
-				e;
 
-	wave_range(j->m, t, j->n_chunks, &j->waves, &b, &e);
-	for (size_t i = b; i < e; i++)
+	for (size_t i = part.lo; i < part.hi; i++)
 	{
 		__atomic_store_n(&j->table[(uint64_t) j->src[i] - (uint64_t) j->min_id], 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&j->table[(uint64_t) j->dst[i] - (uint64_t) j->min_id], 1, __ATOMIC_RELAXED);
@@ -384,7 +364,7 @@ id_map_build_dense(const int64_t *src, const int64_t *dst, size_t m, uint64_t ra
 	job.n_chunks = chunks_for(m, n_threads);
 	job.min_id = map->min_id;
 	job.table = table;
-	if (!run_waves(endpoint_mark, &job, &job.waves, job.n_chunks, m, options) ||
+	if (!run_waves(endpoint_mark, &job, job.n_chunks, m, options) ||
 		stop_requested(options))
 	{
 		pr_free(alloc, table);
@@ -521,7 +501,6 @@ typedef struct EndpointSort
 	int64_t    *chunk_starts;	/* [n_chunks] distinct keys before each chunk (while ranking:
 								 * before the chunk's next wave) */
 	int32_t    *ranks;			/* [count] rank of every endpoint, by position */
-	Waves		waves;
 } EndpointSort;
 
 /* Key of endpoint i of the input. */
@@ -542,17 +521,14 @@ chunk_hist(const EndpointSort *s, int t, int d)
 
 /* Counts every digit of chunk t of the input keys. */
 static void
-endpoint_hist_all(void *ctx, int t)
+endpoint_hist_all(void *ctx, ChunkPart part)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo,
-				hi;
-	size_t	   *h = chunk_hist(s, t, 0);
+	size_t	   *h = chunk_hist(s, part.t, 0);
 
-	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
-	if (s->waves.wave == 0)
+	if (part.first_wave)
 		memset(h, 0, sizeof(size_t) * MAX_DIGITS * DIGIT_VALUES);
-	for (size_t i = lo; i < hi; i++)
+	for (size_t i = part.lo; i < part.hi; i++)
 	{
 		uint64_t	k = endpoint_key(s, i);
 
@@ -563,39 +539,33 @@ endpoint_hist_all(void *ctx, int t)
 
 /* Counts the current digit of chunk t of the current buffer (into the digit's histogram slot). */
 static void
-endpoint_hist_pass(void *ctx, int t)
+endpoint_hist_pass(void *ctx, ChunkPart part)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo,
-				hi;
-	size_t	   *h = chunk_hist(s, t, s->digit);
+	size_t	   *h = chunk_hist(s, part.t, s->digit);
 	const uint64_t *keys = s->keys[s->from];
 	int			shift = DIGIT_BITS * s->digit;
 
-	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
-	if (s->waves.wave == 0)
+	if (part.first_wave)
 		memset(h, 0, sizeof(size_t) * DIGIT_VALUES);
-	for (size_t i = lo; i < hi; i++)
+	for (size_t i = part.lo; i < part.hi; i++)
 		h[(keys[i] >> shift) & (DIGIT_VALUES - 1)]++;
 }
 
 /* Scatters chunk t by the current digit, stably, through its offsets in the histogram slot. */
 static void
-endpoint_scatter(void *ctx, int t)
+endpoint_scatter(void *ctx, ChunkPart part)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo,
-				hi;
-	size_t	   *off = chunk_hist(s, t, s->digit);
+	size_t	   *off = chunk_hist(s, part.t, s->digit);
 	int			shift = DIGIT_BITS * s->digit;
 	int			to = s->from < 0 ? 0 : 1 - s->from;
 	uint64_t   *out_keys = s->keys[to];
 	uint32_t   *out_pos = s->pos[to];
 
-	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
 	if (s->from < 0)
 	{
-		for (size_t i = lo; i < hi; i++)
+		for (size_t i = part.lo; i < part.hi; i++)
 		{
 			uint64_t	k = endpoint_key(s, i);
 			size_t		p = off[(k >> shift) & (DIGIT_VALUES - 1)]++;
@@ -609,7 +579,7 @@ endpoint_scatter(void *ctx, int t)
 		const uint64_t *in_keys = s->keys[s->from];
 		const uint32_t *in_pos = s->pos[s->from];
 
-		for (size_t i = lo; i < hi; i++)
+		for (size_t i = part.lo; i < part.hi; i++)
 		{
 			uint64_t	k = in_keys[i];
 			size_t		p = off[(k >> shift) & (DIGIT_VALUES - 1)]++;
@@ -622,18 +592,15 @@ endpoint_scatter(void *ctx, int t)
 
 /* Counts the distinct keys that start in chunk t of the sorted buffer. */
 static void
-endpoint_count_distinct(void *ctx, int t)
+endpoint_count_distinct(void *ctx, ChunkPart part)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo,
-				hi;
 	const uint64_t *keys = s->keys[s->from];
-	int64_t		c = s->waves.wave == 0 ? 0 : s->chunk_starts[t];
+	int64_t		c = part.first_wave ? 0 : s->chunk_starts[part.t];
 
-	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
-	for (size_t i = lo; i < hi; i++)
+	for (size_t i = part.lo; i < part.hi; i++)
 		c += (i == 0 || keys[i] != keys[i - 1]);
-	s->chunk_starts[t] = c;
+	s->chunk_starts[part.t] = c;
 }
 
 /*
@@ -641,25 +608,22 @@ endpoint_count_distinct(void *ctx, int t)
  * in chunk_starts[t] the distinct keys before the chunk's next wave.
  */
 static void
-endpoint_rank(void *ctx, int t)
+endpoint_rank(void *ctx, ChunkPart part)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo,
-				hi;
 	const uint64_t *keys = s->keys[s->from];
 	const uint32_t *pos = s->pos[s->from];
 	uint64_t   *distinct = s->keys[1 - s->from];
 	int32_t    *ranks = s->ranks;
-	int64_t		r = s->chunk_starts[t] - 1;
+	int64_t		r = s->chunk_starts[part.t] - 1;
 
-	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
-	for (size_t i = lo; i < hi; i++)
+	for (size_t i = part.lo; i < part.hi; i++)
 	{
 		if (i == 0 || keys[i] != keys[i - 1])
 			distinct[++r] = keys[i];
 		ranks[pos[i]] = (int32_t) (uint32_t) r;
 	}
-	s->chunk_starts[t] = r + 1;
+	s->chunk_starts[part.t] = r + 1;
 }
 
 /*
@@ -698,7 +662,7 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 		goto nomem;
 
 	/* histograms of every digit per chunk; a digit on which all keys agree needs no pass */
-	if (!run_waves(endpoint_hist_all, &s, &s.waves, s.n_chunks, s.count, options))
+	if (!run_waves(endpoint_hist_all, &s, s.n_chunks, s.count, options))
 		goto interrupted;
 	s.from = -1;
 	for (int d = 0; d < s.n_digits; d++)
@@ -727,7 +691,7 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 		{
 			/* chunk histograms of this digit over the current order */
 			s.digit = d;
-			if (!run_waves(endpoint_hist_pass, &s, &s.waves, s.n_chunks, s.count, options) ||
+			if (!run_waves(endpoint_hist_pass, &s, s.n_chunks, s.count, options) ||
 				stop_requested(options))
 				goto interrupted;
 		}
@@ -742,7 +706,7 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 				sum += c;
 			}
 		s.digit = d;
-		if (!run_waves(endpoint_scatter, &s, &s.waves, s.n_chunks, s.count, options))
+		if (!run_waves(endpoint_scatter, &s, s.n_chunks, s.count, options))
 			goto interrupted;
 		s.from = s.from < 0 ? 0 : 1 - s.from;
 	}
@@ -751,7 +715,7 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 		goto interrupted;
 	/* distinct keys and ranks; the ranks go into the spare position buffer */
 	s.ranks = (int32_t *) s.pos[1 - s.from];
-	if (!run_waves(endpoint_count_distinct, &s, &s.waves, s.n_chunks, s.count, options))
+	if (!run_waves(endpoint_count_distinct, &s, s.n_chunks, s.count, options))
 		goto interrupted;
 	for (int t = 0; t < s.n_chunks; t++)
 	{
@@ -772,7 +736,7 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 							"graph has %lld nodes; at most %lld are supported",
 							(long long) n, (long long) PR_MAX_NODES);
 	}
-	if (!run_waves(endpoint_rank, &s, &s.waves, s.n_chunks, s.count, options) ||
+	if (!run_waves(endpoint_rank, &s, s.n_chunks, s.count, options) ||
 		stop_requested(options))
 		goto interrupted;
 	map->node_ids = ALLOC_ARRAY(alloc, int64_t, n);
@@ -817,19 +781,15 @@ typedef struct LookupJob
 	size_t		m;
 	int			n_chunks;
 	int32_t    *ranks;
-	Waves		waves;
 } LookupJob;
 
 /* Fills ranks[i] for the endpoints of chunk t. */
 static void
-endpoint_lookup(void *ctx, int t)
+endpoint_lookup(void *ctx, ChunkPart part)
 {
 	LookupJob  *j = (LookupJob *) ctx;
-	size_t		lo,
-				hi;
 
-	wave_range(2 * j->m, t, j->n_chunks, &j->waves, &lo, &hi);
-	for (size_t i = lo; i < hi; i++)
+	for (size_t i = part.lo; i < part.hi; i++)
 		j->ranks[i] = id_map_lookup(j->map, i < j->m ? j->src[i] : j->dst[i - j->m]);
 }
 
@@ -858,7 +818,7 @@ id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
 	ends.dst = dst;
 	ends.m = m;
 	ends.n_chunks = chunks_for(m, n_threads);
-	if (!run_waves(endpoint_range, &ends, &ends.waves, ends.n_chunks, m, options) ||
+	if (!run_waves(endpoint_range, &ends, ends.n_chunks, m, options) ||
 		stop_requested(options))
 		return build_interrupted(err);
 	for (int t = 0; t < ends.n_chunks; t++)
@@ -891,7 +851,7 @@ id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
 	job.dst = dst;
 	job.m = m;
 	job.n_chunks = chunks_for(2 * m, n_threads);
-	stopped = !run_waves(endpoint_lookup, &job, &job.waves, job.n_chunks, 2 * m, options) ||
+	stopped = !run_waves(endpoint_lookup, &job, job.n_chunks, 2 * m, options) ||
 		stop_requested(options);
 	id_map_free_lookup(map, alloc);
 	if (stopped)
@@ -944,25 +904,21 @@ typedef struct CountSort
 	/* output */
 	int32_t    *out_idx;
 	double	   *out_w;
-	Waves		waves;
 } CountSort;
 
 /* Counts chunk t of the items by their output row (an undirected edge row also by its target). */
 static void
-sort_count(void *ctx, int t)
+sort_count(void *ctx, ChunkPart part)
 {
 	CountSort  *c = (CountSort *) ctx;
-	size_t		lo,
-				hi;
 
-	wave_range(c->n_items, t, c->sort.n_chunks, &c->waves, &lo, &hi);
-	if (c->waves.wave == 0)
-		pr_count_sort_clear(&c->sort, t);
+	if (part.first_wave)
+		pr_count_sort_clear(&c->sort, part.t);
 	if (c->undirected)
 	{
-		int64_t    *cnt = pr_count_sort_row(&c->sort, t);
+		int64_t    *cnt = pr_count_sort_row(&c->sort, part.t);
 
-		for (size_t i = lo; i < hi; i++)
+		for (size_t i = part.lo; i < part.hi; i++)
 		{
 			int32_t		s = c->ms[i],
 						d = c->md[i];
@@ -973,27 +929,24 @@ sort_count(void *ctx, int t)
 		}
 	}
 	else
-		pr_count_sort_add(&c->sort, t, c->keys, lo, hi);
+		pr_count_sort_add(&c->sort, part.t, c->keys, part.lo, part.hi);
 }
 
 /* Scatters chunk t of the edge rows into the by-source arrays. */
 static void
-rows_scatter(void *ctx, int t)
+rows_scatter(void *ctx, ChunkPart part)
 {
 	CountSort  *c = (CountSort *) ctx;
-	size_t		lo,
-				hi;
-	int64_t    *cur = pr_count_sort_row(&c->sort, t);
+	int64_t    *cur = pr_count_sort_row(&c->sort, part.t);
 	const double *w = c->weight;
 
-	wave_range(c->n_items, t, c->sort.n_chunks, &c->waves, &lo, &hi);
 	if (!c->undirected && w == NULL)
 	{
-		for (size_t i = lo; i < hi; i++)
+		for (size_t i = part.lo; i < part.hi; i++)
 			c->out_idx[cur[c->ms[i]]++] = c->md[i];
 		return;
 	}
-	for (size_t i = lo; i < hi; i++)
+	for (size_t i = part.lo; i < part.hi; i++)
 	{
 		int32_t		s = c->ms[i],
 					d = c->md[i];
@@ -1014,37 +967,34 @@ rows_scatter(void *ctx, int t)
 
 /* Scatters chunk t of the input CSR's edges into the transposed arrays. */
 static void
-transpose_scatter(void *ctx, int t)
+transpose_scatter(void *ctx, ChunkPart part)
 {
 	CountSort  *c = (CountSort *) ctx;
-	size_t		lo,
-				hi;
-	int64_t    *cur = pr_count_sort_row(&c->sort, t);
+	int64_t    *cur = pr_count_sort_row(&c->sort, part.t);
 	int64_t		row_lo = 0,
 				row_hi = c->sort.n_keys;	/* the input has n rows too */
 	int64_t		u;
 
-	wave_range(c->n_items, t, c->sort.n_chunks, &c->waves, &lo, &hi);
-	if (lo >= hi)
+	if (part.lo >= part.hi)
 		return;
-	/* the last row whose start is <= lo */
+	/* the last row whose start is <= part.lo */
 	while (row_lo < row_hi)
 	{
 		int64_t		mid = row_lo + (row_hi - row_lo + 1) / 2;
 
-		if (c->in_ptr[mid] <= (int64_t) lo)
+		if (c->in_ptr[mid] <= (int64_t) part.lo)
 			row_lo = mid;
 		else
 			row_hi = mid - 1;
 	}
 	u = row_lo;
-	for (size_t e = lo; e < hi;)
+	for (size_t e = part.lo; e < part.hi;)
 	{
 		size_t		row_end;
 
 		while (c->in_ptr[u + 1] <= (int64_t) e)
 			u++;
-		row_end = (size_t) c->in_ptr[u + 1] < hi ? (size_t) c->in_ptr[u + 1] : hi;
+		row_end = (size_t) c->in_ptr[u + 1] < part.hi ? (size_t) c->in_ptr[u + 1] : part.hi;
 		if (c->in_w != NULL)
 		{
 			for (; e < row_end; e++)
@@ -1121,7 +1071,7 @@ transpose_csr(int64_t n, int64_t m, const int64_t *in_ptr, const int32_t *in_idx
 	c.out_idx = out_idx;
 	c.out_w = out_w;
 	step_done(&times->other, &mark);
-	if (!run_waves(sort_count, &c, &c.waves, c.sort.n_chunks, c.n_items, options) ||
+	if (!run_waves(sort_count, &c, c.sort.n_chunks, c.n_items, options) ||
 		stop_requested(options))
 		goto done;
 	step_done(&times->count, &mark);
@@ -1129,7 +1079,7 @@ transpose_csr(int64_t n, int64_t m, const int64_t *in_ptr, const int32_t *in_idx
 		goto done;
 	step_done(&times->offsets, &mark);
 	if (stop_requested(options) ||
-		!run_waves(transpose_scatter, &c, &c.waves, c.sort.n_chunks, c.n_items, options))
+		!run_waves(transpose_scatter, &c, c.sort.n_chunks, c.n_items, options))
 		goto done;
 	step_done(&times->scatter, &mark);
 	status = PR_OK;
@@ -1139,23 +1089,13 @@ done:
 	return status;
 }
 
-/* Row sums of the out-CSR's weights for the nodes of chunk t (each in row order from 0). */
-typedef struct StrengthJob
-{
-	PrGraph    *g;
-	int			n_chunks;
-} StrengthJob;
-
-/* Sums the out-weights of chunk t's nodes. */
+/* Sums the out-weights of a chunk's part of the nodes of the graph ctx (each in row order from 0). */
 static void
-strength_rows(void *ctx, int t)
+strength_rows(void *ctx, ChunkPart part)
 {
-	StrengthJob *j = (StrengthJob *) ctx;
-	PrGraph    *g = j->g;
-	size_t		lo = chunk_start((size_t) g->n_nodes, t, j->n_chunks),
-				hi = chunk_start((size_t) g->n_nodes, t + 1, j->n_chunks);
+	PrGraph    *g = (PrGraph *) ctx;
 
-	for (size_t u = lo; u < hi; u++)
+	for (size_t u = part.lo; u < part.hi; u++)
 	{
 		double		s = 0.0;
 
@@ -1177,9 +1117,7 @@ compute_weighted_strength(PrGraph *g, int n_threads)
 
 	if (g->has_out_edges)
 	{
-		StrengthJob j = {g, chunks_for((size_t) n, n_threads)};
-
-		run_chunks(strength_rows, &j, j.n_chunks);
+		run_waves(strength_rows, g, chunks_for((size_t) n, n_threads), (size_t) n, NULL);
 		return;
 	}
 	memset(g->out_strength, 0, (size_t) n * sizeof(double));
@@ -1330,7 +1268,7 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	step_done(&times->other, &mark);
 	if (stop_requested(options))
 		goto interrupted;
-	if (!run_waves(sort_count, &rows, &rows.waves, rows.sort.n_chunks, m, options) ||
+	if (!run_waves(sort_count, &rows, rows.sort.n_chunks, m, options) ||
 		stop_requested(options))
 		goto interrupted;
 	step_done(&times->count, &mark);
@@ -1349,7 +1287,7 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	rows.out_w = tmp_w;
 	step_done(&times->other, &mark);
 	if (stop_requested(options) ||
-		!run_waves(rows_scatter, &rows, &rows.waves, rows.sort.n_chunks, m, options))
+		!run_waves(rows_scatter, &rows, rows.sort.n_chunks, m, options))
 		goto interrupted;
 	step_done(&times->scatter, &mark);
 	pr_count_sort_free(&rows.sort, alloc);
