@@ -549,6 +549,18 @@ csr_gather(const int64_t *ptr, const int32_t *col, const double *w, const double
 	}
 }
 
+/*
+ * y = the gather of x over a CSR's rows (ptr, col, w; order as for csr_gather), the blocks of rows
+ * (part[b] .. part[b + 1]) this thread claims.
+ */
+static inline void
+gather_blocks(CpuEngine *e, int tid, const int64_t *ptr, const int32_t *col, const double *w,
+			  const int32_t *order, const int64_t *part, const double *x, double *y)
+{
+	for (int64_t b; (b = claim(e)) < e->n_blocks;)
+		csr_gather(ptr, col, w, x, y, order, part[b], part[b + 1], e->k, thread_scratch(e, tid));
+}
+
 /* y = gather of z (the scaled x) over in-edges, this thread's rows. */
 static void
 task_pull_normalized(CpuEngine *e, int tid, const void *varg)
@@ -557,16 +569,10 @@ task_pull_normalized(CpuEngine *e, int tid, const void *varg)
 	const PrGraph *g = e->g;
 
 	if (e->row_order != NULL)
-	{
-		for (int64_t b; (b = claim(e)) < e->n_blocks;)
-			csr_gather(e->sorted_ptr, e->sorted_src, e->sorted_weight, e->z, a->y,
-					   e->row_order, e->sorted_part[b], e->sorted_part[b + 1], e->k,
-					   thread_scratch(e, tid));
-		return;
-	}
-	for (int64_t b; (b = claim(e)) < e->n_blocks;)
-		csr_gather(g->in_ptr, g->in_src, g->in_weight, e->z, a->y, NULL,
-				   e->in_part[b], e->in_part[b + 1], e->k, thread_scratch(e, tid));
+		gather_blocks(e, tid, e->sorted_ptr, e->sorted_src, e->sorted_weight, e->row_order,
+					  e->sorted_part, e->z, a->y);
+	else
+		gather_blocks(e, tid, g->in_ptr, g->in_src, g->in_weight, NULL, e->in_part, e->z, a->y);
 }
 
 /* Copies the in-rows into sorted_ptr / sorted_src / sorted_weight order, by row blocks. */
@@ -597,9 +603,7 @@ task_pull(CpuEngine *e, int tid, const void *varg)
 	const ProductArgs *a = (const ProductArgs *) varg;
 	const PrGraph *g = e->g;
 
-	for (int64_t b; (b = claim(e)) < e->n_blocks;)
-		csr_gather(g->in_ptr, g->in_src, g->in_weight, a->x, a->y, NULL,
-				   e->in_part[b], e->in_part[b + 1], e->k, thread_scratch(e, tid));
+	gather_blocks(e, tid, g->in_ptr, g->in_src, g->in_weight, NULL, e->in_part, a->x, a->y);
 }
 
 /* y = A x over out-edges, this thread's rows. */
@@ -609,9 +613,7 @@ task_push(CpuEngine *e, int tid, const void *varg)
 	const ProductArgs *a = (const ProductArgs *) varg;
 	const PrGraph *g = e->g;
 
-	for (int64_t b; (b = claim(e)) < e->n_blocks;)
-		csr_gather(g->out_ptr, g->out_dst, g->out_weight, a->x, a->y, NULL,
-				   e->out_part[b], e->out_part[b + 1], e->k, thread_scratch(e, tid));
+	gather_blocks(e, tid, g->out_ptr, g->out_dst, g->out_weight, NULL, e->out_part, a->x, a->y);
 }
 
 /* Per-chunk dangling sums of x (when the product did not already take them). */
