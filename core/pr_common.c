@@ -342,6 +342,54 @@ pr_count_sort_offsets(PrCountSort *sort, bool descending, int64_t *starts, int n
 	return count_sort_waves(&w, n_threads, should_stop, stop_arg);
 }
 
+/* Sorts 64-bit keys by their bytes first_byte .. 7; see pr_common.h. */
+uint64_t *
+pr_radix_sort_u64(uint64_t *keys, uint64_t *tmp, size_t count, int first_byte)
+{
+	size_t		hist[8][256];
+	uint64_t   *from = keys;
+	uint64_t   *to = tmp;
+
+	memset(hist, 0, sizeof(hist));
+	for (size_t i = 0; i < count; i++)
+	{
+		uint64_t	k = keys[i];
+
+		for (int p = first_byte; p < 8; p++)
+			hist[p][(k >> (8 * p)) & 0xff]++;
+	}
+	for (int p = first_byte; p < 8; p++)
+	{
+		size_t		offset = 0;
+		bool		trivial = false;
+
+		for (int b = 0; b < 256; b++)
+		{
+			size_t		c = hist[p][b];
+
+			if (c == count)
+				trivial = true;
+			hist[p][b] = offset;
+			offset += c;
+		}
+		if (trivial)
+			continue;
+		for (size_t i = 0; i < count; i++)
+		{
+			uint64_t	k = from[i];
+
+			to[hist[p][(k >> (8 * p)) & 0xff]++] = k;
+		}
+		{
+			uint64_t   *swap = from;
+
+			from = to;
+			to = swap;
+		}
+	}
+	return from;
+}
+
 /* An item and its key, for the comparison sort of pr_order_by_key_desc. */
 typedef struct KeyedItem
 {

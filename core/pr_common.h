@@ -146,6 +146,13 @@ bool		pr_count_sort_offsets(PrCountSort *sort, bool descending, int64_t *starts,
 								  int n_threads, bool (*should_stop) (void *arg), void *stop_arg);
 
 /*
+ * Sorts keys[0 .. count) ascending by their bytes first_byte .. 7 (0: the whole key) with a stable
+ * LSD radix sort on bytes, skipping a byte that is equal in every key; tmp has room for count
+ * keys.  Returns the buffer that holds the result (keys or tmp).
+ */
+uint64_t   *pr_radix_sort_u64(uint64_t *keys, uint64_t *tmp, size_t count, int first_byte);
+
+/*
  * Writes into order[0 .. n) the items 0 .. n-1 by descending key, ties by ascending item, and,
  * when rank is not NULL, rank[item] = its position in order: a counting sort when the keys are
  * small next to n (degrees), a comparison sort otherwise.  PR_ERR_INVALID for a negative key,

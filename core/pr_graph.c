@@ -86,56 +86,12 @@ id_key(int64_t id)
 	return (uint64_t) id ^ UINT64_C(0x8000000000000000);
 }
 
-/*
- * Sorts keys[0..count) ascending with an LSD radix sort on bytes, skipping bytes that are equal
- * in every key; tmp has room for count keys.  Returns the buffer holding the result.
- */
-static uint64_t *
-radix_sort_keys(uint64_t *keys, uint64_t *tmp, size_t count)
+/* Fails a build whose graph has n nodes, more than PR_MAX_NODES, with PR_ERR_TOO_LARGE. */
+static PrStatus
+too_many_nodes(int64_t n, PrError *err)
 {
-	enum {n_passes = 8};
-	size_t		hist[n_passes][256];
-	uint64_t   *from = keys;
-	uint64_t   *to = tmp;
-
-	memset(hist, 0, sizeof(hist));
-	for (size_t i = 0; i < count; i++)
-	{
-		uint64_t	k = keys[i];
-
-		for (int p = 0; p < n_passes; p++)
-			hist[p][(k >> (8 * p)) & 0xff]++;
-	}
-	for (int p = 0; p < n_passes; p++)
-	{
-		size_t		offset = 0;
-		bool		trivial = false;
-
-		for (int b = 0; b < 256; b++)
-		{
-			size_t		c = hist[p][b];
-
-			if (c == count)
-				trivial = true;
-			hist[p][b] = offset;
-			offset += c;
-		}
-		if (trivial)
-			continue;
-		for (size_t i = 0; i < count; i++)
-		{
-			uint64_t	k = from[i];
-
-			to[hist[p][(k >> (8 * p)) & 0xff]++] = k;
-		}
-		{
-			uint64_t   *swap = from;
-
-			from = to;
-			to = swap;
-		}
-	}
-	return from;
+	return pr_error_set(err, PR_ERR_TOO_LARGE, "graph has %lld nodes; at most %lld are supported",
+						(long long) n, (long long) PR_MAX_NODES);
 }
 
 /* The id map: sorted unique external ids and how to find an id's rank. */
@@ -375,9 +331,7 @@ id_map_build_dense(const int64_t *src, const int64_t *dst, size_t m, uint64_t ra
 	if (n > PR_MAX_NODES)
 	{
 		pr_free(alloc, table);
-		return pr_error_set(err, PR_ERR_TOO_LARGE,
-							"graph has %lld nodes; at most %lld are supported",
-							(long long) n, (long long) PR_MAX_NODES);
+		return too_many_nodes(n, err);
 	}
 	map->node_ids = ALLOC_ARRAY(alloc, int64_t, n);
 	if (map->node_ids == NULL)
@@ -424,7 +378,7 @@ id_map_build_sorted(const int64_t *src, const int64_t *dst, size_t m, uint64_t r
 		keys[2 * i] = id_key(src[i]);
 		keys[2 * i + 1] = id_key(dst[i]);
 	}
-	sorted = radix_sort_keys(keys, tmp, 2 * m);
+	sorted = pr_radix_sort_u64(keys, tmp, 2 * m, 0);
 	for (size_t i = 0; i < 2 * m; i++)
 		if (i == 0 || sorted[i] != sorted[i - 1])
 			sorted[n++] = sorted[i];
@@ -432,9 +386,7 @@ id_map_build_sorted(const int64_t *src, const int64_t *dst, size_t m, uint64_t r
 	{
 		pr_free(alloc, keys);
 		pr_free(alloc, tmp);
-		return pr_error_set(err, PR_ERR_TOO_LARGE,
-							"graph has %lld nodes; at most %lld are supported",
-							(long long) n, (long long) PR_MAX_NODES);
+		return too_many_nodes(n, err);
 	}
 	map->node_ids = ALLOC_ARRAY(alloc, int64_t, n);
 	if (map->node_ids == NULL)
@@ -726,15 +678,8 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 	}
 	if (n > PR_MAX_NODES)
 	{
-		pr_free(alloc, s.keys[0]);
-		pr_free(alloc, s.keys[1]);
-		pr_free(alloc, s.pos[0]);
-		pr_free(alloc, s.pos[1]);
-		pr_free(alloc, s.hist);
-		pr_free(alloc, s.chunk_starts);
-		return pr_error_set(err, PR_ERR_TOO_LARGE,
-							"graph has %lld nodes; at most %lld are supported",
-							(long long) n, (long long) PR_MAX_NODES);
+		failure = too_many_nodes(n, err);
+		goto fail;
 	}
 	if (!run_waves(endpoint_rank, &s, s.n_chunks, s.count, options) ||
 		stop_requested(options))

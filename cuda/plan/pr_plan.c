@@ -111,43 +111,6 @@ relabel_inverse_part(void *arg, int part, int n_parts)
 		w->new_to_old[w->old_to_new[r]] = (int32_t) r;
 }
 
-/* Stable LSD radix sort of keys by their upper 32 bits (8-bit digits); result back in keys. */
-static void
-pr_plan_radix_sort_upper(uint64_t *keys, uint64_t *tmp, int64_t len)
-{
-	uint64_t   *from = keys,
-			   *to = tmp;
-	int64_t		count[256];
-
-	for (int shift = 32; shift < 64; shift += 8)
-	{
-		int64_t		sum = 0;
-
-		memset(count, 0, sizeof(count));
-		for (int64_t i = 0; i < len; i++)
-			count[(from[i] >> shift) & 0xff]++;
-		if (count[(from[0] >> shift) & 0xff] == len)
-			continue;
-		for (int b = 0; b < 256; b++)
-		{
-			int64_t		c = count[b];
-
-			count[b] = sum;
-			sum += c;
-		}
-		for (int64_t i = 0; i < len; i++)
-			to[count[(from[i] >> shift) & 0xff]++] = from[i];
-		{
-			uint64_t   *t = from;
-
-			from = to;
-			to = t;
-		}
-	}
-	if (from != keys)
-		memcpy(keys, from, (size_t) len * sizeof(uint64_t));
-}
-
 /*
  * Relabels the new rows of one part: each row's entries mapped to new columns and sorted by
  * (new column, position in the old row) — a stable sort, the order the two counting sorts of the
@@ -163,6 +126,7 @@ relabel_rows_part(void *arg, int part, int n_parts)
 				max_len = 0;
 	uint64_t   *keys,
 			   *tmp;
+	const uint64_t *sorted;
 
 	plan_weighted_range(out->ptr, w->n, part, n_parts, &b, &e);
 	for (int64_t i = b; i < e; i++)
@@ -191,6 +155,7 @@ relabel_rows_part(void *arg, int part, int n_parts)
 
 			keys[k] = (nc << 32) | (uint64_t) k;
 		}
+		sorted = keys;
 		if (len <= PLAN_SHORT_ROW)
 		{
 			for (int64_t k = 1; k < len; k++)
@@ -207,14 +172,14 @@ relabel_rows_part(void *arg, int part, int n_parts)
 			}
 		}
 		else
-			pr_plan_radix_sort_upper(keys, tmp, len);
+			sorted = pr_radix_sort_u64(keys, tmp, (size_t) len, 4);	/* by column, stable */
 		for (int64_t k = 0; k < len; k++)
 		{
-			out->col[dst + k] = (int32_t) (keys[k] >> 32);
+			out->col[dst + k] = (int32_t) (sorted[k] >> 32);
 			if (w->val != NULL)
-				out->val[dst + k] = (float) w->val[src + (int64_t) (keys[k] & 0xffffffffu)];
+				out->val[dst + k] = (float) w->val[src + (int64_t) (sorted[k] & 0xffffffffu)];
 			else if (w->valf != NULL)
-				out->val[dst + k] = w->valf[src + (int64_t) (keys[k] & 0xffffffffu)];
+				out->val[dst + k] = w->valf[src + (int64_t) (sorted[k] & 0xffffffffu)];
 		}
 	}
 	free(keys);
