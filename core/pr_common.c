@@ -254,7 +254,7 @@ typedef struct CountSortWave
 	bool		place;			/* false: the keys' totals; true: the offsets */
 } CountSortWave;
 
-/* Part `part` of a wave: starts[k] = key k's total, or the offsets of key k's chunks from starts[k]. */
+/* Part `part` of a wave: starts[k] = key k's total, or key k's chunk offsets from starts[k]. */
 static void
 count_sort_wave_part(void *arg, int part, int n_parts)
 {
@@ -266,24 +266,26 @@ count_sort_wave_part(void *arg, int part, int n_parts)
 	pr_even_range(w->last - w->first, part, n_parts, &b, &e);
 	for (int64_t k = w->first + b; k < w->first + e; k++)
 	{
-		int64_t		sum = w->place ? w->starts[k] : 0;
+		int64_t    *slot = s->counts + (size_t) k;
+		int64_t		sum = 0;
 
-		for (int t = 0; t < s->n_chunks; t++)
+		if (w->place)
 		{
-			int64_t    *slot = s->counts + (size_t) t * (size_t) s->n_keys + (size_t) k;
-
-			if (w->place)
+			sum = w->starts[k];
+			for (int t = 0; t < s->n_chunks; t++, slot += s->n_keys)
 			{
 				int64_t		count = *slot;
 
 				*slot = sum;
 				sum += count;
 			}
-			else
-				sum += *slot;
 		}
-		if (!w->place)
+		else
+		{
+			for (int t = 0; t < s->n_chunks; t++, slot += s->n_keys)
+				sum += *slot;
 			w->starts[k] = sum;
+		}
 	}
 }
 
@@ -433,7 +435,8 @@ pr_order_by_key_desc(int64_t n, const int64_t *key, int32_t *order, int32_t *ran
 		if (starts == NULL || !pr_count_sort_init(&sort, (size_t) n, max_key + 1, 1, alloc))
 		{
 			pr_free(alloc, starts);
-			return pr_error_set(err, PR_ERR_NOMEM, "out of memory sorting %lld keys", (long long) n);
+			return pr_error_set(err, PR_ERR_NOMEM, "out of memory sorting %lld keys",
+								(long long) n);
 		}
 		row = pr_count_sort_row(&sort, 0);
 		pr_count_sort_clear(&sort, 0);
@@ -456,7 +459,8 @@ pr_order_by_key_desc(int64_t n, const int64_t *key, int32_t *order, int32_t *ran
 		KeyedItem  *items = pr_alloc_array(alloc, (size_t) n, sizeof(KeyedItem));
 
 		if (items == NULL)
-			return pr_error_set(err, PR_ERR_NOMEM, "out of memory sorting %lld keys", (long long) n);
+			return pr_error_set(err, PR_ERR_NOMEM, "out of memory sorting %lld keys",
+								(long long) n);
 		for (int64_t i = 0; i < n; i++)
 		{
 			items[i].key = key[i];

@@ -1034,7 +1034,7 @@ done:
 	return status;
 }
 
-/* Sums the out-weights of a chunk's part of the nodes of the graph ctx (each in row order from 0). */
+/* Sums the out-weights of a chunk's part of the nodes of the graph ctx (each row from 0). */
 static void
 strength_rows(void *ctx, ChunkPart part)
 {

@@ -532,7 +532,7 @@ typedef struct CompositeWork
 	int32_t    *order;			/* [n] rows of the current tile by length (desc), then id */
 	SegmentTotals *totals;		/* [parts] */
 	int			parts;
-	/* counting sort of the current tile's rows by length, descending; key PLAN_SORT_BUCKETS = too long */
+	/* counting sort of the tile's rows by descending length (key PLAN_SORT_BUCKETS: too long) */
 	int			tile;
 	bool		first;
 	PrCountSort sort;			/* one chunk a part */
