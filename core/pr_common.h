@@ -94,6 +94,73 @@ void		pr_even_range(int64_t n, int part, int n_parts, int64_t *begin, int64_t *e
 /* Threads for a setting: setting > 0 as given, otherwise the online CPUs; capped to 1 .. most. */
 int			pr_thread_count(int setting, int most);
 
+/*
+ * A stable counting sort of items by an integer key in [0, n_keys), on parallel chunks of the
+ * items: chunk t counts its items' keys into its own row of counts, pr_count_sort_offsets turns
+ * the counts into offsets (key by key, and chunk by chunk within a key), then chunk t moves each
+ * of its items to row[key]++.  An item of chunk t lands after chunk t-1's items of the same key,
+ * so the result is the same for any number of chunks when the chunks are consecutive ranges of
+ * the items.  The callers write the counting and scattering loops over their own items (no call
+ * per item).
+ */
+typedef struct PrCountSort
+{
+	int64_t		n_keys;
+	int			n_chunks;
+	int64_t    *counts;			/* [n_chunks][n_keys]: the counts, then the offsets */
+} PrCountSort;
+
+/*
+ * Allocates the counts of a sort of n_items items by n_keys keys on at most max_chunks chunks,
+ * fewer where n_items / n_keys is smaller (the counters stay within the items' size); the rows
+ * are not cleared.  False when out of memory.
+ */
+bool		pr_count_sort_init(PrCountSort *sort, size_t n_items, int64_t n_keys, int max_chunks,
+							   const PrAllocator *alloc);
+
+/* Frees the counts (a sort that failed to start is fine). */
+void		pr_count_sort_free(PrCountSort *sort, const PrAllocator *alloc);
+
+/* Chunk t's row of counts (offsets after pr_count_sort_offsets). */
+static inline int64_t *
+pr_count_sort_row(const PrCountSort *sort, int t)
+{
+	return sort->counts + (size_t) t * (size_t) sort->n_keys;
+}
+
+/* Sets chunk t's counts to zero. */
+void		pr_count_sort_clear(const PrCountSort *sort, int t);
+
+/* Counts keys[lo .. hi) into chunk t's row. */
+void		pr_count_sort_add(const PrCountSort *sort, int t, const int32_t *keys, size_t lo,
+							  size_t hi);
+
+/*
+ * Turns the counts into offsets: the keys in ascending order, or descending when descending is
+ * set, chunk by chunk within a key.  starts[0 .. n_keys] gets the position of each key's first
+ * item and starts[n_keys] the number of items (ascending: the row pointers of a CSR).  The work
+ * runs on n_threads ranges of keys, in waves, and should_stop (may be NULL) is polled on the
+ * calling thread between them: false when it asked to stop.
+ */
+bool		pr_count_sort_offsets(PrCountSort *sort, bool descending, int64_t *starts,
+								  int n_threads, bool (*should_stop) (void *arg), void *stop_arg);
+
+/*
+ * Sorts keys[0 .. count) ascending by their bytes first_byte .. 7 (0: the whole key) with a stable
+ * LSD radix sort on bytes, skipping a byte that is equal in every key; tmp has room for count
+ * keys.  Returns the buffer that holds the result (keys or tmp).
+ */
+uint64_t   *pr_radix_sort_u64(uint64_t *keys, uint64_t *tmp, size_t count, int first_byte);
+
+/*
+ * Writes into order[0 .. n) the items 0 .. n-1 by descending key, ties by ascending item, and,
+ * when rank is not NULL, rank[item] = its position in order: a counting sort when the keys are
+ * small next to n (degrees), a comparison sort otherwise.  PR_ERR_INVALID for a negative key,
+ * PR_ERR_NOMEM; n < 2^31.
+ */
+PrStatus	pr_order_by_key_desc(int64_t n, const int64_t *key, int32_t *order, int32_t *rank,
+								 const PrAllocator *alloc, PrError *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -549,6 +549,18 @@ csr_gather(const int64_t *ptr, const int32_t *col, const double *w, const double
 	}
 }
 
+/*
+ * y = the gather of x over a CSR's rows (ptr, col, w; order as for csr_gather), the blocks of rows
+ * (part[b] .. part[b + 1]) this thread claims.
+ */
+static inline void
+gather_blocks(CpuEngine *e, int tid, const int64_t *ptr, const int32_t *col, const double *w,
+			  const int32_t *order, const int64_t *part, const double *x, double *y)
+{
+	for (int64_t b; (b = claim(e)) < e->n_blocks;)
+		csr_gather(ptr, col, w, x, y, order, part[b], part[b + 1], e->k, thread_scratch(e, tid));
+}
+
 /* y = gather of z (the scaled x) over in-edges, this thread's rows. */
 static void
 task_pull_normalized(CpuEngine *e, int tid, const void *varg)
@@ -557,16 +569,10 @@ task_pull_normalized(CpuEngine *e, int tid, const void *varg)
 	const PrGraph *g = e->g;
 
 	if (e->row_order != NULL)
-	{
-		for (int64_t b; (b = claim(e)) < e->n_blocks;)
-			csr_gather(e->sorted_ptr, e->sorted_src, e->sorted_weight, e->z, a->y,
-					   e->row_order, e->sorted_part[b], e->sorted_part[b + 1], e->k,
-					   thread_scratch(e, tid));
-		return;
-	}
-	for (int64_t b; (b = claim(e)) < e->n_blocks;)
-		csr_gather(g->in_ptr, g->in_src, g->in_weight, e->z, a->y, NULL,
-				   e->in_part[b], e->in_part[b + 1], e->k, thread_scratch(e, tid));
+		gather_blocks(e, tid, e->sorted_ptr, e->sorted_src, e->sorted_weight, e->row_order,
+					  e->sorted_part, e->z, a->y);
+	else
+		gather_blocks(e, tid, g->in_ptr, g->in_src, g->in_weight, NULL, e->in_part, e->z, a->y);
 }
 
 /* Copies the in-rows into sorted_ptr / sorted_src / sorted_weight order, by row blocks. */
@@ -597,9 +603,7 @@ task_pull(CpuEngine *e, int tid, const void *varg)
 	const ProductArgs *a = (const ProductArgs *) varg;
 	const PrGraph *g = e->g;
 
-	for (int64_t b; (b = claim(e)) < e->n_blocks;)
-		csr_gather(g->in_ptr, g->in_src, g->in_weight, a->x, a->y, NULL,
-				   e->in_part[b], e->in_part[b + 1], e->k, thread_scratch(e, tid));
+	gather_blocks(e, tid, g->in_ptr, g->in_src, g->in_weight, NULL, e->in_part, a->x, a->y);
 }
 
 /* y = A x over out-edges, this thread's rows. */
@@ -609,9 +613,7 @@ task_push(CpuEngine *e, int tid, const void *varg)
 	const ProductArgs *a = (const ProductArgs *) varg;
 	const PrGraph *g = e->g;
 
-	for (int64_t b; (b = claim(e)) < e->n_blocks;)
-		csr_gather(g->out_ptr, g->out_dst, g->out_weight, a->x, a->y, NULL,
-				   e->out_part[b], e->out_part[b + 1], e->k, thread_scratch(e, tid));
+	gather_blocks(e, tid, g->out_ptr, g->out_dst, g->out_weight, NULL, e->out_part, a->x, a->y);
 }
 
 /* Per-chunk dangling sums of x (when the product did not already take them). */
@@ -983,33 +985,38 @@ sort_rows_by_length(CpuEngine *e, PrError *err)
 	const PrGraph *g = e->g;
 	int64_t		n = g->n_nodes;
 	int64_t		max_len = 0;
-	int64_t    *start;
+	int64_t    *starts;
+	int64_t    *cursor;
+	PrCountSort sort;
 
+	sort.counts = NULL;
 	for (int64_t v = 0; v < n; v++)
 		if (g->in_ptr[v + 1] - g->in_ptr[v] > max_len)
 			max_len = g->in_ptr[v + 1] - g->in_ptr[v];
-	start = ENGINE_ALLOC(e, int64_t, max_len + 2);
+	starts = ENGINE_ALLOC(e, int64_t, max_len + 2);
 	e->row_order = ENGINE_ALLOC(e, int32_t, n);
 	e->sorted_ptr = ENGINE_ALLOC(e, int64_t, n + 1);
 	e->sorted_src = ENGINE_ALLOC(e, int32_t, g->n_edges);
 	e->sorted_part = ENGINE_ALLOC(e, int64_t, e->n_blocks + 1);
 	if (g->weighted)
 		e->sorted_weight = ENGINE_ALLOC(e, double, g->n_edges);
-	if (start == NULL || e->row_order == NULL || e->sorted_ptr == NULL || e->sorted_src == NULL ||
-		e->sorted_part == NULL || (g->weighted && e->sorted_weight == NULL))
+	if (starts == NULL || e->row_order == NULL || e->sorted_ptr == NULL || e->sorted_src == NULL ||
+		e->sorted_part == NULL || (g->weighted && e->sorted_weight == NULL) ||
+		!pr_count_sort_init(&sort, (size_t) n, max_len + 1, 1, &e->alloc))
 	{
-		pr_free(&e->alloc, start);
+		pr_free(&e->alloc, starts);
+		pr_count_sort_free(&sort, &e->alloc);
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory laying out the graph for the CPU engine");
 	}
-	/* bucket max_len - length, so longer rows come first */
-	memset(start, 0, sizeof(int64_t) * (size_t) (max_len + 2));
+	cursor = pr_count_sort_row(&sort, 0);
+	pr_count_sort_clear(&sort, 0);
 	for (int64_t v = 0; v < n; v++)
-		start[max_len - (g->in_ptr[v + 1] - g->in_ptr[v]) + 1]++;
-	for (int64_t d = 0; d <= max_len; d++)
-		start[d + 1] += start[d];
+		cursor[g->in_ptr[v + 1] - g->in_ptr[v]]++;
+	pr_count_sort_offsets(&sort, true, starts, 1, NULL, NULL);
 	for (int64_t v = 0; v < n; v++)
-		e->row_order[start[max_len - (g->in_ptr[v + 1] - g->in_ptr[v])]++] = (int32_t) v;
-	pr_free(&e->alloc, start);
+		e->row_order[cursor[g->in_ptr[v + 1] - g->in_ptr[v]]++] = (int32_t) v;
+	pr_count_sort_free(&sort, &e->alloc);
+	pr_free(&e->alloc, starts);
 	e->sorted_ptr[0] = 0;
 	for (int64_t p = 0; p < n; p++)
 	{
@@ -1264,6 +1271,8 @@ static PrStatus
 bucket_restart(CpuEngine *e, const PrRestart *r, PrError *err)
 {
 	int64_t		total;
+	PrCountSort sort;
+	int64_t    *cursor;
 
 	if (r->k != e->k || r->ptr == NULL)
 		return pr_error_set(err, PR_ERR_INVALID,
@@ -1283,29 +1292,33 @@ bucket_restart(CpuEngine *e, const PrRestart *r, PrError *err)
 								(long long) total);
 		e->restart_cap = total;
 	}
-	memset(e->restart_chunk, 0, sizeof(int64_t) * (size_t) (e->n_chunks + 1));
+	/* a counting sort of the entries by chunk; restart_chunk gets the chunks' starts */
+	if (!pr_count_sort_init(&sort, (size_t) total, e->n_chunks, 1, &e->alloc))
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %lld restart entries",
+							(long long) total);
+	cursor = pr_count_sort_row(&sort, 0);
+	pr_count_sort_clear(&sort, 0);
 	for (int64_t i = 0; i < total; i++)
 	{
 		if (r->node[i] < 0 || r->node[i] >= e->n)
+		{
+			pr_count_sort_free(&sort, &e->alloc);
 			return pr_error_set(err, PR_ERR_INVALID, "restart node %d is not in the graph",
 								(int) r->node[i]);
-		e->restart_chunk[r->node[i] / PR_CPU_CHUNK + 1]++;
+		}
+		cursor[r->node[i] / PR_CPU_CHUNK]++;
 	}
-	for (int64_t c = 0; c < e->n_chunks; c++)
-		e->restart_chunk[c + 1] += e->restart_chunk[c];
+	pr_count_sort_offsets(&sort, false, e->restart_chunk, 1, NULL, NULL);
 	for (int j = 0; j < r->k; j++)
 		for (int64_t i = r->ptr[j]; i < r->ptr[j + 1]; i++)
 		{
-			int64_t		pos = e->restart_chunk[r->node[i] / PR_CPU_CHUNK]++;
+			int64_t		pos = cursor[r->node[i] / PR_CPU_CHUNK]++;
 
 			e->restart_node[pos] = r->node[i];
 			e->restart_col[pos] = j;
 			e->restart_weight[pos] = r->weight[i];
 		}
-	/* the cursors ran to the next chunk's start: shift back */
-	for (int64_t c = e->n_chunks; c > 0; c--)
-		e->restart_chunk[c] = e->restart_chunk[c - 1];
-	e->restart_chunk[0] = 0;
+	pr_count_sort_free(&sort, &e->alloc);
 	return PR_OK;
 }
 

@@ -574,39 +574,6 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 	return status;
 }
 
-/* PageRank / personalized PageRank / RWR over k columns; see pr_driver.h. */
-PrStatus
-pr_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *restart,
-			const PrIterOptions *options, double *scores, PrRunStats *stats, PrError *err)
-{
-	double		t0 = pr_clock_seconds();
-	PrRunStats	local_stats;
-	PrStatus	status;
-	int			k;
-	int			x;
-
-	if (stats == NULL)
-		stats = &local_stats;
-	if ((status = begin_pagerank(engine, g, alpha, restart, options, stats, &k, err)) != PR_OK)
-		return status;
-	if (engine->ops->download == NULL)
-		return pr_error_set(err, PR_ERR_UNSUPPORTED,
-							"engine %s lacks an operation PageRank needs", engine->ops->name);
-	if (g->n_nodes == 0)
-	{
-		stats->converged = true;
-		stats->seconds = pr_clock_seconds() - t0;
-		return PR_OK;
-	}
-	if (scores == NULL)
-		return pr_error_set(err, PR_ERR_INVALID, "no score array given");
-	status = iterate_pagerank(engine, g, alpha, restart, options, k, stats, &x, err);
-	if (status == PR_OK)
-		status = engine->ops->download(engine, x, scores, err);
-	stats->seconds = pr_clock_seconds() - t0;
-	return status;
-}
-
 /*
  * The top_k best entries of each of the k columns of a slot into index / value (column j at
  * j * min(top_k, n)): by the engine's top_k operation, or by downloading the slot and ranking it
@@ -651,41 +618,74 @@ engine_top_k(PrEngine *engine, int slot, int64_t n, int k, int64_t top_k, int32_
 	return status;
 }
 
-/* PageRank / RWR returning only the top_k best nodes of each column; see pr_driver.h. */
-PrStatus
-pr_pagerank_top(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *restart,
-				const PrIterOptions *options, int64_t top_k, int32_t *index, double *value,
-				PrRunStats *stats, PrError *err)
+/* Ends a run that needs no iteration (no nodes, or no positive weight): converged at once. */
+static PrStatus
+finish_at_once(PrRunStats *stats, double t0)
+{
+	stats->converged = true;
+	stats->seconds = pr_clock_seconds() - t0;
+	return PR_OK;
+}
+
+/*
+ * PageRank / RWR over k columns with its result as every score (top false: scores) or as the
+ * top_k best nodes of each column (top true: index, value): pr_pagerank and pr_pagerank_top.
+ */
+static PrStatus
+run_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *restart,
+			 const PrIterOptions *options, bool top, double *scores, int64_t top_k,
+			 int32_t *index, double *value, PrRunStats *stats, PrError *err)
 {
 	double		t0 = pr_clock_seconds();
 	PrRunStats	local_stats;
 	PrStatus	status;
-	int			k;
+	int			k = 0;
 	int			x;
 
 	if (stats == NULL)
 		stats = &local_stats;
 	if ((status = begin_pagerank(engine, g, alpha, restart, options, stats, &k, err)) != PR_OK)
 		return status;
-	if (engine->ops->top_k == NULL && engine->ops->download == NULL)
+	if (!top && engine->ops->download == NULL)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED,
+							"engine %s lacks an operation PageRank needs", engine->ops->name);
+	if (top && engine->ops->top_k == NULL && engine->ops->download == NULL)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED,
 							"engine %s can neither rank nor download a vector", engine->ops->name);
-	if (top_k <= 0)
+	if (top && top_k <= 0)
 		return pr_error_set(err, PR_ERR_INVALID, "top_k must be positive, not %lld",
 							(long long) top_k);
 	if (g->n_nodes == 0)
-	{
-		stats->converged = true;
-		stats->seconds = pr_clock_seconds() - t0;
-		return PR_OK;
-	}
-	if (index == NULL || value == NULL)
+		return finish_at_once(stats, t0);
+	if (!top && scores == NULL)
+		return pr_error_set(err, PR_ERR_INVALID, "no score array given");
+	if (top && (index == NULL || value == NULL))
 		return pr_error_set(err, PR_ERR_INVALID, "no top-k arrays given");
 	status = iterate_pagerank(engine, g, alpha, restart, options, k, stats, &x, err);
 	if (status == PR_OK)
-		status = engine_top_k(engine, x, g->n_nodes, k, top_k, index, value, err);
+		status = top ? engine_top_k(engine, x, g->n_nodes, k, top_k, index, value, err)
+			: engine->ops->download(engine, x, scores, err);
 	stats->seconds = pr_clock_seconds() - t0;
 	return status;
+}
+
+/* PageRank / personalized PageRank / RWR over k columns; see pr_driver.h. */
+PrStatus
+pr_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *restart,
+			const PrIterOptions *options, double *scores, PrRunStats *stats, PrError *err)
+{
+	return run_pagerank(engine, g, alpha, restart, options, false, scores, 0, NULL, NULL, stats,
+						err);
+}
+
+/* PageRank / RWR returning only the top_k best nodes of each column; see pr_driver.h. */
+PrStatus
+pr_pagerank_top(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *restart,
+				const PrIterOptions *options, int64_t top_k, int32_t *index, double *value,
+				PrRunStats *stats, PrError *err)
+{
+	return run_pagerank(engine, g, alpha, restart, options, true, NULL, top_k, index, value,
+						stats, err);
 }
 
 /* True when some edge of g has a positive weight (an unweighted edge weighs 1). */
@@ -724,11 +724,7 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 		return pr_error_set(err, PR_ERR_UNSUPPORTED,
 							"engine %s lacks an operation HITS needs", ops->name);
 	if (g->n_nodes == 0)
-	{
-		stats->converged = true;
-		stats->seconds = pr_clock_seconds() - t0;
-		return PR_OK;
-	}
+		return finish_at_once(stats, t0);
 	if (hubs == NULL || authorities == NULL)
 		return pr_error_set(err, PR_ERR_INVALID, "no hub or authority array given");
 	if (!has_positive_weight(g))
@@ -736,9 +732,7 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 		/* A = 0: every node is as good a hub and authority as any other */
 		for (int64_t v = 0; v < g->n_nodes; v++)
 			hubs[v] = authorities[v] = 1.0 / (double) g->n_nodes;
-		stats->converged = true;
-		stats->seconds = pr_clock_seconds() - t0;
-		return PR_OK;
+		return finish_at_once(stats, t0);
 	}
 	check_every = options->check_every >= 1 ? options->check_every : 1;
 	threshold = stop_threshold(options, g->n_nodes);

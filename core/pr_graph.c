@@ -86,56 +86,12 @@ id_key(int64_t id)
 	return (uint64_t) id ^ UINT64_C(0x8000000000000000);
 }
 
-/*
- * Sorts keys[0..count) ascending with an LSD radix sort on bytes, skipping bytes that are equal
- * in every key; tmp has room for count keys.  Returns the buffer holding the result.
- */
-static uint64_t *
-radix_sort_keys(uint64_t *keys, uint64_t *tmp, size_t count)
+/* Fails a build whose graph has n nodes, more than PR_MAX_NODES, with PR_ERR_TOO_LARGE. */
+static PrStatus
+too_many_nodes(int64_t n, PrError *err)
 {
-	enum {n_passes = 8};
-	size_t		hist[n_passes][256];
-	uint64_t   *from = keys;
-	uint64_t   *to = tmp;
-
-	memset(hist, 0, sizeof(hist));
-	for (size_t i = 0; i < count; i++)
-	{
-		uint64_t	k = keys[i];
-
-		for (int p = 0; p < n_passes; p++)
-			hist[p][(k >> (8 * p)) & 0xff]++;
-	}
-	for (int p = 0; p < n_passes; p++)
-	{
-		size_t		offset = 0;
-		bool		trivial = false;
-
-		for (int b = 0; b < 256; b++)
-		{
-			size_t		c = hist[p][b];
-
-			if (c == count)
-				trivial = true;
-			hist[p][b] = offset;
-			offset += c;
-		}
-		if (trivial)
-			continue;
-		for (size_t i = 0; i < count; i++)
-		{
-			uint64_t	k = from[i];
-
-			to[hist[p][(k >> (8 * p)) & 0xff]++] = k;
-		}
-		{
-			uint64_t   *swap = from;
-
-			from = to;
-			to = swap;
-		}
-	}
-	return from;
+	return pr_error_set(err, PR_ERR_TOO_LARGE, "graph has %lld nodes; at most %lld are supported",
+						(long long) n, (long long) PR_MAX_NODES);
 }
 
 /* The id map: sorted unique external ids and how to find an id's rank. */
@@ -161,6 +117,22 @@ id_map_free_lookup(IdMap *map, const PrAllocator *alloc)
 	map->bucket = NULL;
 }
 
+/* First position in ids[lo, hi) (ascending) holding a value >= id: a binary search. */
+static inline int64_t
+ids_lower_bound(const int64_t *ids, int64_t lo, int64_t hi, int64_t id)
+{
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Rank of an id known to be present in the map. */
 static inline int32_t
 id_map_lookup(const IdMap *map, int64_t id)
@@ -173,52 +145,11 @@ id_map_lookup(const IdMap *map, int64_t id)
 		return map->table[diff];
 	lo = map->bucket[diff >> map->shift];
 	hi = map->bucket[(diff >> map->shift) + 1];
-	while (lo < hi)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (map->node_ids[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (int32_t) lo;
+	return (int32_t) ids_lower_bound(map->node_ids, lo, hi, id);
 }
 
 /* Most worker threads a build uses. */
 #define MAX_BUILD_THREADS PR_MAX_THREADS
-
-/* A task run by every chunk index t in [0, n_chunks). */
-typedef void (*ChunkFn) (void *ctx, int t);
-
-/* A chunk function and its context, run through pr_parallel_run. */
-typedef struct ChunkRun
-{
-	ChunkFn		fn;
-	void	   *ctx;
-} ChunkRun;
-
-/* pr_parallel_run's task: chunk `part` of the run. */
-static void
-chunk_part(void *arg, int part, int n_parts)
-{
-	ChunkRun   *run = (ChunkRun *) arg;
-
-	(void) n_parts;
-	run->fn(run->ctx, part);
-}
-
-/*
- * Runs fn(ctx, t) for every t in [0, n_chunks): chunk 0 on the caller, the others on new threads;
- * a chunk whose thread cannot be started runs on the caller afterwards (same results either way).
- */
-static void
-run_chunks(ChunkFn fn, void *ctx, int n_chunks)
-{
-	ChunkRun	run = {fn, ctx};
-
-	pr_parallel_run(chunk_part, &run, n_chunks);
-}
 
 /* Start of chunk t of count elements split into n_chunks. */
 static inline size_t
@@ -262,41 +193,60 @@ stop_requested(const PrBuildOptions *options)
  */
 #define WAVE_ELEMENTS ((size_t) 1 << 20)
 
-/* The current wave of a step run by run_waves. */
-typedef struct Waves
+/* The part of chunk t that one wave of a step covers: elements [lo, hi). */
+typedef struct ChunkPart
 {
+	int			t;
+	size_t		lo;
+	size_t		hi;
+	bool		first_wave;		/* the chunk's first part: per-chunk state starts here */
+} ChunkPart;
+
+/* A step's task: one chunk's part of one wave. */
+typedef void (*ChunkFn) (void *ctx, ChunkPart part);
+
+/* A step run by run_waves: its task, the elements and the current wave. */
+typedef struct ChunkRun
+{
+	ChunkFn		fn;
+	void	   *ctx;
+	size_t		count;
 	int			wave;
 	int			n_waves;
-} Waves;
+} ChunkRun;
 
-/* Part [*lo, *hi) of chunk t (of n_chunks over count elements) that the current wave covers. */
-static inline void
-wave_range(size_t count, int t, int n_chunks, const Waves *waves, size_t *lo, size_t *hi)
+/* pr_parallel_run's task: chunk `t`'s part of the current wave. */
+static void
+chunk_part(void *arg, int t, int n_chunks)
 {
-	size_t		b = chunk_start(count, t, n_chunks),
-				e = chunk_start(count, t + 1, n_chunks);
+	ChunkRun   *run = (ChunkRun *) arg;
+	size_t		b = chunk_start(run->count, t, n_chunks),
+				e = chunk_start(run->count, t + 1, n_chunks);
+	ChunkPart	part;
 
-	*lo = b + chunk_start(e - b, waves->wave, waves->n_waves);
-	*hi = b + chunk_start(e - b, waves->wave + 1, waves->n_waves);
+	part.t = t;
+	part.lo = b + chunk_start(e - b, run->wave, run->n_waves);
+	part.hi = b + chunk_start(e - b, run->wave + 1, run->n_waves);
+	part.first_wave = run->wave == 0;
+	run->fn(run->ctx, part);
 }
 
 /*
- * Runs fn over n_chunks chunks of count elements in waves (see WAVE_ELEMENTS), polling
- * options->should_stop (options may be NULL) between them: false when it asked to stop.
+ * Runs fn over n_chunks chunks of count elements in waves (see WAVE_ELEMENTS), chunk 0 on the
+ * caller and the others on threads (pr_parallel_run), polling options->should_stop (options may
+ * be NULL) between waves: false when it asked to stop.
  */
 static bool
-run_waves(ChunkFn fn, void *ctx, Waves *waves, int n_chunks, size_t count,
-		  const PrBuildOptions *options)
+run_waves(ChunkFn fn, void *ctx, int n_chunks, size_t count, const PrBuildOptions *options)
 {
 	size_t		per_chunk = count / (size_t) n_chunks + 1;
+	ChunkRun	run = {fn, ctx, count, 0, (int) ((per_chunk + WAVE_ELEMENTS - 1) / WAVE_ELEMENTS)};
 
-	waves->n_waves = (int) ((per_chunk + WAVE_ELEMENTS - 1) / WAVE_ELEMENTS);
-	for (int w = 0; w < waves->n_waves; w++)
+	for (run.wave = 0; run.wave < run.n_waves; run.wave++)
 	{
-		if (w > 0 && stop_requested(options))
+		if (run.wave > 0 && stop_requested(options))
 			return false;
-		waves->wave = w;
-		run_chunks(fn, ctx, n_chunks);
+		pr_parallel_run(chunk_part, &run, n_chunks);
 	}
 	return true;
 }
@@ -319,21 +269,17 @@ typedef struct EndpointJob
 	int64_t		hi[MAX_BUILD_THREADS];
 	int64_t		min_id;			/* marking: table[id - min_id] = 1 for every endpoint */
 	int32_t    *table;
-	Waves		waves;
 } EndpointJob;
 
 /* Smallest and largest id among the endpoints of chunk t (rows split into chunks), so far. */
 static void
-endpoint_range(void *ctx, int t)
+endpoint_range(void *ctx, ChunkPart part)
 {
 	EndpointJob *j = (EndpointJob *) ctx;
-	size_t		b,
-				e;
-	int64_t		lo = j->waves.wave == 0 ? INT64_MAX : j->lo[t],
-				hi = j->waves.wave == 0 ? INT64_MIN : j->hi[t];
+	int64_t		lo = part.first_wave ? INT64_MAX : j->lo[part.t],
+				hi = part.first_wave ? INT64_MIN : j->hi[part.t];
 
-	wave_range(j->m, t, j->n_chunks, &j->waves, &b, &e);
-	for (size_t i = b; i < e; i++)
+	for (size_t i = part.lo; i < part.hi; i++)
 	{
 		int64_t		a = j->src[i],
 					c = j->dst[i];
@@ -343,21 +289,18 @@ endpoint_range(void *ctx, int t)
 		lo = c < lo ? c : lo;
 		hi = c > hi ? c : hi;
 	}
-	j->lo[t] = lo;
-	j->hi[t] = hi;
+	j->lo[part.t] = lo;
+	j->hi[part.t] = hi;
 }
 
 /* Marks the endpoints of chunk t's rows in the direct table (relaxed stores of the same value:
  * chunks may mark one id at once). */
 static void
-endpoint_mark(void *ctx, int t)
+endpoint_mark(void *ctx, ChunkPart part)
 {
 	EndpointJob *j = (EndpointJob *) ctx;
-	size_t		b,
-				e;
 
-	wave_range(j->m, t, j->n_chunks, &j->waves, &b, &e);
-	for (size_t i = b; i < e; i++)
+	for (size_t i = part.lo; i < part.hi; i++)
 	{
 		__atomic_store_n(&j->table[(uint64_t) j->src[i] - (uint64_t) j->min_id], 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&j->table[(uint64_t) j->dst[i] - (uint64_t) j->min_id], 1, __ATOMIC_RELAXED);
@@ -384,7 +327,7 @@ id_map_build_dense(const int64_t *src, const int64_t *dst, size_t m, uint64_t ra
 	job.n_chunks = chunks_for(m, n_threads);
 	job.min_id = map->min_id;
 	job.table = table;
-	if (!run_waves(endpoint_mark, &job, &job.waves, job.n_chunks, m, options) ||
+	if (!run_waves(endpoint_mark, &job, job.n_chunks, m, options) ||
 		stop_requested(options))
 	{
 		pr_free(alloc, table);
@@ -395,9 +338,7 @@ id_map_build_dense(const int64_t *src, const int64_t *dst, size_t m, uint64_t ra
 	if (n > PR_MAX_NODES)
 	{
 		pr_free(alloc, table);
-		return pr_error_set(err, PR_ERR_TOO_LARGE,
-							"graph has %lld nodes; at most %lld are supported",
-							(long long) n, (long long) PR_MAX_NODES);
+		return too_many_nodes(n, err);
 	}
 	map->node_ids = ALLOC_ARRAY(alloc, int64_t, n);
 	if (map->node_ids == NULL)
@@ -444,7 +385,7 @@ id_map_build_sorted(const int64_t *src, const int64_t *dst, size_t m, uint64_t r
 		keys[2 * i] = id_key(src[i]);
 		keys[2 * i + 1] = id_key(dst[i]);
 	}
-	sorted = radix_sort_keys(keys, tmp, 2 * m);
+	sorted = pr_radix_sort_u64(keys, tmp, 2 * m, 0);
 	for (size_t i = 0; i < 2 * m; i++)
 		if (i == 0 || sorted[i] != sorted[i - 1])
 			sorted[n++] = sorted[i];
@@ -452,9 +393,7 @@ id_map_build_sorted(const int64_t *src, const int64_t *dst, size_t m, uint64_t r
 	{
 		pr_free(alloc, keys);
 		pr_free(alloc, tmp);
-		return pr_error_set(err, PR_ERR_TOO_LARGE,
-							"graph has %lld nodes; at most %lld are supported",
-							(long long) n, (long long) PR_MAX_NODES);
+		return too_many_nodes(n, err);
 	}
 	map->node_ids = ALLOC_ARRAY(alloc, int64_t, n);
 	if (map->node_ids == NULL)
@@ -521,7 +460,6 @@ typedef struct EndpointSort
 	int64_t    *chunk_starts;	/* [n_chunks] distinct keys before each chunk (while ranking:
 								 * before the chunk's next wave) */
 	int32_t    *ranks;			/* [count] rank of every endpoint, by position */
-	Waves		waves;
 } EndpointSort;
 
 /* Key of endpoint i of the input. */
@@ -542,17 +480,14 @@ chunk_hist(const EndpointSort *s, int t, int d)
 
 /* Counts every digit of chunk t of the input keys. */
 static void
-endpoint_hist_all(void *ctx, int t)
+endpoint_hist_all(void *ctx, ChunkPart part)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo,
-				hi;
-	size_t	   *h = chunk_hist(s, t, 0);
+	size_t	   *h = chunk_hist(s, part.t, 0);
 
-	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
-	if (s->waves.wave == 0)
+	if (part.first_wave)
 		memset(h, 0, sizeof(size_t) * MAX_DIGITS * DIGIT_VALUES);
-	for (size_t i = lo; i < hi; i++)
+	for (size_t i = part.lo; i < part.hi; i++)
 	{
 		uint64_t	k = endpoint_key(s, i);
 
@@ -563,39 +498,33 @@ endpoint_hist_all(void *ctx, int t)
 
 /* Counts the current digit of chunk t of the current buffer (into the digit's histogram slot). */
 static void
-endpoint_hist_pass(void *ctx, int t)
+endpoint_hist_pass(void *ctx, ChunkPart part)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo,
-				hi;
-	size_t	   *h = chunk_hist(s, t, s->digit);
+	size_t	   *h = chunk_hist(s, part.t, s->digit);
 	const uint64_t *keys = s->keys[s->from];
 	int			shift = DIGIT_BITS * s->digit;
 
-	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
-	if (s->waves.wave == 0)
+	if (part.first_wave)
 		memset(h, 0, sizeof(size_t) * DIGIT_VALUES);
-	for (size_t i = lo; i < hi; i++)
+	for (size_t i = part.lo; i < part.hi; i++)
 		h[(keys[i] >> shift) & (DIGIT_VALUES - 1)]++;
 }
 
 /* Scatters chunk t by the current digit, stably, through its offsets in the histogram slot. */
 static void
-endpoint_scatter(void *ctx, int t)
+endpoint_scatter(void *ctx, ChunkPart part)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo,
-				hi;
-	size_t	   *off = chunk_hist(s, t, s->digit);
+	size_t	   *off = chunk_hist(s, part.t, s->digit);
 	int			shift = DIGIT_BITS * s->digit;
 	int			to = s->from < 0 ? 0 : 1 - s->from;
 	uint64_t   *out_keys = s->keys[to];
 	uint32_t   *out_pos = s->pos[to];
 
-	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
 	if (s->from < 0)
 	{
-		for (size_t i = lo; i < hi; i++)
+		for (size_t i = part.lo; i < part.hi; i++)
 		{
 			uint64_t	k = endpoint_key(s, i);
 			size_t		p = off[(k >> shift) & (DIGIT_VALUES - 1)]++;
@@ -609,7 +538,7 @@ endpoint_scatter(void *ctx, int t)
 		const uint64_t *in_keys = s->keys[s->from];
 		const uint32_t *in_pos = s->pos[s->from];
 
-		for (size_t i = lo; i < hi; i++)
+		for (size_t i = part.lo; i < part.hi; i++)
 		{
 			uint64_t	k = in_keys[i];
 			size_t		p = off[(k >> shift) & (DIGIT_VALUES - 1)]++;
@@ -622,18 +551,15 @@ endpoint_scatter(void *ctx, int t)
 
 /* Counts the distinct keys that start in chunk t of the sorted buffer. */
 static void
-endpoint_count_distinct(void *ctx, int t)
+endpoint_count_distinct(void *ctx, ChunkPart part)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo,
-				hi;
 	const uint64_t *keys = s->keys[s->from];
-	int64_t		c = s->waves.wave == 0 ? 0 : s->chunk_starts[t];
+	int64_t		c = part.first_wave ? 0 : s->chunk_starts[part.t];
 
-	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
-	for (size_t i = lo; i < hi; i++)
+	for (size_t i = part.lo; i < part.hi; i++)
 		c += (i == 0 || keys[i] != keys[i - 1]);
-	s->chunk_starts[t] = c;
+	s->chunk_starts[part.t] = c;
 }
 
 /*
@@ -641,25 +567,22 @@ endpoint_count_distinct(void *ctx, int t)
  * in chunk_starts[t] the distinct keys before the chunk's next wave.
  */
 static void
-endpoint_rank(void *ctx, int t)
+endpoint_rank(void *ctx, ChunkPart part)
 {
 	EndpointSort *s = (EndpointSort *) ctx;
-	size_t		lo,
-				hi;
 	const uint64_t *keys = s->keys[s->from];
 	const uint32_t *pos = s->pos[s->from];
 	uint64_t   *distinct = s->keys[1 - s->from];
 	int32_t    *ranks = s->ranks;
-	int64_t		r = s->chunk_starts[t] - 1;
+	int64_t		r = s->chunk_starts[part.t] - 1;
 
-	wave_range(s->count, t, s->n_chunks, &s->waves, &lo, &hi);
-	for (size_t i = lo; i < hi; i++)
+	for (size_t i = part.lo; i < part.hi; i++)
 	{
 		if (i == 0 || keys[i] != keys[i - 1])
 			distinct[++r] = keys[i];
 		ranks[pos[i]] = (int32_t) (uint32_t) r;
 	}
-	s->chunk_starts[t] = r + 1;
+	s->chunk_starts[part.t] = r + 1;
 }
 
 /*
@@ -698,7 +621,7 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 		goto nomem;
 
 	/* histograms of every digit per chunk; a digit on which all keys agree needs no pass */
-	if (!run_waves(endpoint_hist_all, &s, &s.waves, s.n_chunks, s.count, options))
+	if (!run_waves(endpoint_hist_all, &s, s.n_chunks, s.count, options))
 		goto interrupted;
 	s.from = -1;
 	for (int d = 0; d < s.n_digits; d++)
@@ -727,7 +650,7 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 		{
 			/* chunk histograms of this digit over the current order */
 			s.digit = d;
-			if (!run_waves(endpoint_hist_pass, &s, &s.waves, s.n_chunks, s.count, options) ||
+			if (!run_waves(endpoint_hist_pass, &s, s.n_chunks, s.count, options) ||
 				stop_requested(options))
 				goto interrupted;
 		}
@@ -742,7 +665,7 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 				sum += c;
 			}
 		s.digit = d;
-		if (!run_waves(endpoint_scatter, &s, &s.waves, s.n_chunks, s.count, options))
+		if (!run_waves(endpoint_scatter, &s, s.n_chunks, s.count, options))
 			goto interrupted;
 		s.from = s.from < 0 ? 0 : 1 - s.from;
 	}
@@ -751,7 +674,7 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 		goto interrupted;
 	/* distinct keys and ranks; the ranks go into the spare position buffer */
 	s.ranks = (int32_t *) s.pos[1 - s.from];
-	if (!run_waves(endpoint_count_distinct, &s, &s.waves, s.n_chunks, s.count, options))
+	if (!run_waves(endpoint_count_distinct, &s, s.n_chunks, s.count, options))
 		goto interrupted;
 	for (int t = 0; t < s.n_chunks; t++)
 	{
@@ -762,17 +685,10 @@ id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo
 	}
 	if (n > PR_MAX_NODES)
 	{
-		pr_free(alloc, s.keys[0]);
-		pr_free(alloc, s.keys[1]);
-		pr_free(alloc, s.pos[0]);
-		pr_free(alloc, s.pos[1]);
-		pr_free(alloc, s.hist);
-		pr_free(alloc, s.chunk_starts);
-		return pr_error_set(err, PR_ERR_TOO_LARGE,
-							"graph has %lld nodes; at most %lld are supported",
-							(long long) n, (long long) PR_MAX_NODES);
+		failure = too_many_nodes(n, err);
+		goto fail;
 	}
-	if (!run_waves(endpoint_rank, &s, &s.waves, s.n_chunks, s.count, options) ||
+	if (!run_waves(endpoint_rank, &s, s.n_chunks, s.count, options) ||
 		stop_requested(options))
 		goto interrupted;
 	map->node_ids = ALLOC_ARRAY(alloc, int64_t, n);
@@ -817,19 +733,15 @@ typedef struct LookupJob
 	size_t		m;
 	int			n_chunks;
 	int32_t    *ranks;
-	Waves		waves;
 } LookupJob;
 
 /* Fills ranks[i] for the endpoints of chunk t. */
 static void
-endpoint_lookup(void *ctx, int t)
+endpoint_lookup(void *ctx, ChunkPart part)
 {
 	LookupJob  *j = (LookupJob *) ctx;
-	size_t		lo,
-				hi;
 
-	wave_range(2 * j->m, t, j->n_chunks, &j->waves, &lo, &hi);
-	for (size_t i = lo; i < hi; i++)
+	for (size_t i = part.lo; i < part.hi; i++)
 		j->ranks[i] = id_map_lookup(j->map, i < j->m ? j->src[i] : j->dst[i - j->m]);
 }
 
@@ -858,7 +770,7 @@ id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
 	ends.dst = dst;
 	ends.m = m;
 	ends.n_chunks = chunks_for(m, n_threads);
-	if (!run_waves(endpoint_range, &ends, &ends.waves, ends.n_chunks, m, options) ||
+	if (!run_waves(endpoint_range, &ends, ends.n_chunks, m, options) ||
 		stop_requested(options))
 		return build_interrupted(err);
 	for (int t = 0; t < ends.n_chunks; t++)
@@ -891,7 +803,7 @@ id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
 	job.dst = dst;
 	job.m = m;
 	job.n_chunks = chunks_for(2 * m, n_threads);
-	stopped = !run_waves(endpoint_lookup, &job, &job.waves, job.n_chunks, 2 * m, options) ||
+	stopped = !run_waves(endpoint_lookup, &job, job.n_chunks, 2 * m, options) ||
 		stop_requested(options);
 	id_map_free_lookup(map, alloc);
 	if (stopped)
@@ -922,18 +834,16 @@ pr_graph_free(PrGraph *g, const PrAllocator *alloc)
 }
 
 /*
- * A counting sort of edges into CSR rows, by chunks: chunk t counts its items into its own row of
- * counts, the counts become offsets (row by row, chunk by chunk: stable), then chunk t scatters.
- * Two inputs: the edge rows (ranks of src/dst, a row adding its reverse when undirected; output
- * grouped by source, input order kept), or a CSR to transpose (output rows visit the input rows in
- * ascending order, so every output row lists them ascending).
+ * A counting sort of edges into CSR rows (pr_count_sort over chunks of the items).  Two inputs:
+ * the edge rows (ranks of src/dst, a row adding its reverse when undirected; output grouped by
+ * source, input order kept), or a CSR to transpose (output rows visit the input rows in ascending
+ * order, so every output row lists them ascending).
  */
 typedef struct CountSort
 {
-	int			n_chunks;
-	int64_t		n;				/* output rows */
-	int64_t    *counts;			/* [n_chunks][n] */
+	PrCountSort sort;			/* n_keys: the output rows */
 	size_t		n_items;		/* edge rows, or input edges of the transpose */
+	const int32_t *keys;		/* [n_items] each item's output row: ms, or in_idx */
 	/* edge-row input */
 	const int32_t *ms;
 	const int32_t *md;
@@ -946,24 +856,21 @@ typedef struct CountSort
 	/* output */
 	int32_t    *out_idx;
 	double	   *out_w;
-	Waves		waves;
 } CountSort;
 
-/* Counts chunk t of the edge rows by source. */
+/* Counts chunk t of the items by their output row (an undirected edge row also by its target). */
 static void
-rows_count(void *ctx, int t)
+sort_count(void *ctx, ChunkPart part)
 {
 	CountSort  *c = (CountSort *) ctx;
-	size_t		lo,
-				hi;
-	int64_t    *cnt = c->counts + (size_t) t * (size_t) c->n;
 
-	wave_range(c->n_items, t, c->n_chunks, &c->waves, &lo, &hi);
-	if (c->waves.wave == 0)
-		memset(cnt, 0, (size_t) c->n * sizeof(int64_t));
+	if (part.first_wave)
+		pr_count_sort_clear(&c->sort, part.t);
 	if (c->undirected)
 	{
-		for (size_t i = lo; i < hi; i++)
+		int64_t    *cnt = pr_count_sort_row(&c->sort, part.t);
+
+		for (size_t i = part.lo; i < part.hi; i++)
 		{
 			int32_t		s = c->ms[i],
 						d = c->md[i];
@@ -974,30 +881,24 @@ rows_count(void *ctx, int t)
 		}
 	}
 	else
-	{
-		for (size_t i = lo; i < hi; i++)
-			cnt[c->ms[i]]++;
-	}
+		pr_count_sort_add(&c->sort, part.t, c->keys, part.lo, part.hi);
 }
 
 /* Scatters chunk t of the edge rows into the by-source arrays. */
 static void
-rows_scatter(void *ctx, int t)
+rows_scatter(void *ctx, ChunkPart part)
 {
 	CountSort  *c = (CountSort *) ctx;
-	size_t		lo,
-				hi;
-	int64_t    *cur = c->counts + (size_t) t * (size_t) c->n;
+	int64_t    *cur = pr_count_sort_row(&c->sort, part.t);
 	const double *w = c->weight;
 
-	wave_range(c->n_items, t, c->n_chunks, &c->waves, &lo, &hi);
 	if (!c->undirected && w == NULL)
 	{
-		for (size_t i = lo; i < hi; i++)
+		for (size_t i = part.lo; i < part.hi; i++)
 			c->out_idx[cur[c->ms[i]]++] = c->md[i];
 		return;
 	}
-	for (size_t i = lo; i < hi; i++)
+	for (size_t i = part.lo; i < part.hi; i++)
 	{
 		int32_t		s = c->ms[i],
 					d = c->md[i];
@@ -1016,55 +917,36 @@ rows_scatter(void *ctx, int t)
 	}
 }
 
-/* Counts chunk t of the input CSR's edges by their column. */
-static void
-transpose_count(void *ctx, int t)
-{
-	CountSort  *c = (CountSort *) ctx;
-	size_t		lo,
-				hi;
-	int64_t    *cnt = c->counts + (size_t) t * (size_t) c->n;
-
-	wave_range(c->n_items, t, c->n_chunks, &c->waves, &lo, &hi);
-	if (c->waves.wave == 0)
-		memset(cnt, 0, (size_t) c->n * sizeof(int64_t));
-	for (size_t e = lo; e < hi; e++)
-		cnt[c->in_idx[e]]++;
-}
-
 /* Scatters chunk t of the input CSR's edges into the transposed arrays. */
 static void
-transpose_scatter(void *ctx, int t)
+transpose_scatter(void *ctx, ChunkPart part)
 {
 	CountSort  *c = (CountSort *) ctx;
-	size_t		lo,
-				hi;
-	int64_t    *cur = c->counts + (size_t) t * (size_t) c->n;
+	int64_t    *cur = pr_count_sort_row(&c->sort, part.t);
 	int64_t		row_lo = 0,
-				row_hi = c->n;	/* the input has n rows too */
+				row_hi = c->sort.n_keys;	/* the input has n rows too */
 	int64_t		u;
 
-	wave_range(c->n_items, t, c->n_chunks, &c->waves, &lo, &hi);
-	if (lo >= hi)
+	if (part.lo >= part.hi)
 		return;
-	/* the last row whose start is <= lo */
+	/* the last row whose start is <= part.lo */
 	while (row_lo < row_hi)
 	{
 		int64_t		mid = row_lo + (row_hi - row_lo + 1) / 2;
 
-		if (c->in_ptr[mid] <= (int64_t) lo)
+		if (c->in_ptr[mid] <= (int64_t) part.lo)
 			row_lo = mid;
 		else
 			row_hi = mid - 1;
 	}
 	u = row_lo;
-	for (size_t e = lo; e < hi;)
+	for (size_t e = part.lo; e < part.hi;)
 	{
 		size_t		row_end;
 
 		while (c->in_ptr[u + 1] <= (int64_t) e)
 			u++;
-		row_end = (size_t) c->in_ptr[u + 1] < hi ? (size_t) c->in_ptr[u + 1] : hi;
+		row_end = (size_t) c->in_ptr[u + 1] < part.hi ? (size_t) c->in_ptr[u + 1] : part.hi;
 		if (c->in_w != NULL)
 		{
 			for (; e < row_end; e++)
@@ -1083,89 +965,27 @@ transpose_scatter(void *ctx, int t)
 	}
 }
 
-/* Chunks of a counting sort of n_items into n rows: at most n_items / n (counters stay small). */
-static int
-count_sort_chunks(size_t n_items, int64_t n, int n_threads)
+/*
+ * Starts a counting sort of n_items into n rows: at most n_threads chunks of at least 64k items,
+ * fewer where pr_count_sort_init says.  False when out of memory.
+ */
+static bool
+count_sort_start(CountSort *c, size_t n_items, int64_t n, int n_threads, const PrAllocator *alloc)
 {
-	int			chunks = chunks_for(n_items, n_threads);
-
-	while (chunks > 1 && (size_t) chunks * (size_t) n > n_items)
-		chunks--;
-	return chunks;
-}
-
-/* A counting sort's rows split into ranges for the offsets: the rows' totals, then the offsets. */
-typedef struct OffsetJob
-{
-	CountSort  *sort;
-	int64_t    *ptr;
-	int			n_ranges;
-	Waves		waves;
-} OffsetJob;
-
-/* ptr[v + 1] = the count of row v over all chunks, for the rows of range t. */
-static void
-offsets_totals(void *ctx, int t)
-{
-	OffsetJob  *j = (OffsetJob *) ctx;
-	CountSort  *c = j->sort;
-	size_t		b,
-				e;
-
-	wave_range((size_t) c->n, t, j->n_ranges, &j->waves, &b, &e);
-	for (int64_t v = (int64_t) b; v < (int64_t) e; v++)
-	{
-		int64_t		total = 0;
-
-		for (int k = 0; k < c->n_chunks; k++)
-			total += c->counts[(size_t) k * (size_t) c->n + v];
-		j->ptr[v + 1] = total;
-	}
-}
-
-/* Replaces each count of range t's rows by its offset: row v's entries from chunk 0, then 1, ... */
-static void
-offsets_place(void *ctx, int t)
-{
-	OffsetJob  *j = (OffsetJob *) ctx;
-	CountSort  *c = j->sort;
-	size_t		b,
-				e;
-
-	wave_range((size_t) c->n, t, j->n_ranges, &j->waves, &b, &e);
-	for (int64_t v = (int64_t) b; v < (int64_t) e; v++)
-	{
-		int64_t		sum = j->ptr[v];
-
-		for (int k = 0; k < c->n_chunks; k++)
-		{
-			int64_t    *slot = c->counts + (size_t) k * (size_t) c->n + v;
-			int64_t		count = *slot;
-
-			*slot = sum;
-			sum += count;
-		}
-	}
+	c->n_items = n_items;
+	return pr_count_sort_init(&c->sort, n_items, n, chunks_for(n_items, n_threads), alloc);
 }
 
 /*
- * Turns the chunk counts into offsets (by row, then by chunk) and fills ptr[0..n]: the rows'
- * totals and the offsets on n_threads ranges of rows, the prefix sum of the totals between them.
- * False when options (may be NULL) asked to stop.
+ * Turns the chunk counts into offsets (by row, then by chunk) and fills ptr[0..n] with the rows'
+ * starts.  False when options (may be NULL) asked to stop.
  */
 static bool
 counts_to_offsets(CountSort *c, int64_t *ptr, int n_threads, const PrBuildOptions *options)
 {
-	OffsetJob	job = {c, ptr, chunks_for((size_t) c->n, n_threads), {0, 1}};
-
-	if (!run_waves(offsets_totals, &job, &job.waves, job.n_ranges, (size_t) c->n, options) ||
-		stop_requested(options))
-		return false;
-	ptr[0] = 0;
-	for (int64_t v = 0; v < c->n; v++)
-		ptr[v + 1] += ptr[v];
-	return !stop_requested(options) &&
-		run_waves(offsets_place, &job, &job.waves, job.n_ranges, (size_t) c->n, options);
+	return pr_count_sort_offsets(&c->sort, false, ptr, n_threads,
+								 options != NULL ? options->should_stop : NULL,
+								 options != NULL ? options->stop_arg : NULL);
 }
 
 /* Adds the seconds since *mark to *field and moves the mark to now. */
@@ -1191,62 +1011,43 @@ transpose_csr(int64_t n, int64_t m, const int64_t *in_ptr, const int32_t *in_idx
 {
 	CountSort	c;
 	double		mark = pr_clock_seconds();
+	PrStatus	status = PR_ERR_INTERRUPTED;
 
 	memset(&c, 0, sizeof(c));
-	c.n = n;
-	c.n_items = (size_t) m;
-	c.n_chunks = count_sort_chunks((size_t) m, n, n_threads);
-	c.counts = ALLOC_ARRAY(alloc, int64_t, (size_t) c.n_chunks * (size_t) n);
-	if (c.counts == NULL)
+	if (!count_sort_start(&c, (size_t) m, n, n_threads, alloc))
 		return PR_ERR_NOMEM;
+	c.keys = in_idx;
 	c.in_ptr = in_ptr;
 	c.in_idx = in_idx;
 	c.in_w = in_w;
 	c.out_idx = out_idx;
 	c.out_w = out_w;
 	step_done(&times->other, &mark);
-	if (!run_waves(transpose_count, &c, &c.waves, c.n_chunks, c.n_items, options) ||
+	if (!run_waves(sort_count, &c, c.sort.n_chunks, c.n_items, options) ||
 		stop_requested(options))
-	{
-		pr_free(alloc, c.counts);
-		return PR_ERR_INTERRUPTED;
-	}
+		goto done;
 	step_done(&times->count, &mark);
 	if (!counts_to_offsets(&c, out_ptr, n_threads, options))
-	{
-		pr_free(alloc, c.counts);
-		return PR_ERR_INTERRUPTED;
-	}
+		goto done;
 	step_done(&times->offsets, &mark);
 	if (stop_requested(options) ||
-		!run_waves(transpose_scatter, &c, &c.waves, c.n_chunks, c.n_items, options))
-	{
-		pr_free(alloc, c.counts);
-		return PR_ERR_INTERRUPTED;
-	}
+		!run_waves(transpose_scatter, &c, c.sort.n_chunks, c.n_items, options))
+		goto done;
 	step_done(&times->scatter, &mark);
-	pr_free(alloc, c.counts);
+	status = PR_OK;
+done:
+	pr_count_sort_free(&c.sort, alloc);
 	step_done(&times->other, &mark);
-	return PR_OK;
+	return status;
 }
 
-/* Row sums of the out-CSR's weights for the nodes of chunk t (each in row order from 0). */
-typedef struct StrengthJob
-{
-	PrGraph    *g;
-	int			n_chunks;
-} StrengthJob;
-
-/* Sums the out-weights of chunk t's nodes. */
+/* Sums the out-weights of a chunk's part of the nodes of the graph ctx (each row from 0). */
 static void
-strength_rows(void *ctx, int t)
+strength_rows(void *ctx, ChunkPart part)
 {
-	StrengthJob *j = (StrengthJob *) ctx;
-	PrGraph    *g = j->g;
-	size_t		lo = chunk_start((size_t) g->n_nodes, t, j->n_chunks),
-				hi = chunk_start((size_t) g->n_nodes, t + 1, j->n_chunks);
+	PrGraph    *g = (PrGraph *) ctx;
 
-	for (size_t u = lo; u < hi; u++)
+	for (size_t u = part.lo; u < part.hi; u++)
 	{
 		double		s = 0.0;
 
@@ -1268,9 +1069,7 @@ compute_weighted_strength(PrGraph *g, int n_threads)
 
 	if (g->has_out_edges)
 	{
-		StrengthJob j = {g, chunks_for((size_t) n, n_threads)};
-
-		run_chunks(strength_rows, &j, j.n_chunks);
+		run_waves(strength_rows, g, chunks_for((size_t) n, n_threads), (size_t) n, NULL);
 		return;
 	}
 	memset(g->out_strength, 0, (size_t) n * sizeof(double));
@@ -1411,12 +1210,9 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 
 	/* counting sort of the rows by source, input order kept within a source */
 	tmp_ptr = ALLOC_ARRAY(alloc, int64_t, n + 1);
-	rows.n = n;
-	rows.n_items = m;
-	rows.n_chunks = count_sort_chunks(m, n, n_threads);
-	rows.counts = ALLOC_ARRAY(alloc, int64_t, (size_t) rows.n_chunks * (size_t) n);
-	if (tmp_ptr == NULL || rows.counts == NULL)
+	if (tmp_ptr == NULL || !count_sort_start(&rows, m, n, n_threads, alloc))
 		goto nomem;
+	rows.keys = ranks;
 	rows.ms = ranks;
 	rows.md = ranks != NULL ? ranks + m : NULL;
 	rows.weight = weight;
@@ -1424,7 +1220,7 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	step_done(&times->other, &mark);
 	if (stop_requested(options))
 		goto interrupted;
-	if (!run_waves(rows_count, &rows, &rows.waves, rows.n_chunks, m, options) ||
+	if (!run_waves(sort_count, &rows, rows.sort.n_chunks, m, options) ||
 		stop_requested(options))
 		goto interrupted;
 	step_done(&times->count, &mark);
@@ -1443,12 +1239,11 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	rows.out_w = tmp_w;
 	step_done(&times->other, &mark);
 	if (stop_requested(options) ||
-		!run_waves(rows_scatter, &rows, &rows.waves, rows.n_chunks, m, options))
+		!run_waves(rows_scatter, &rows, rows.sort.n_chunks, m, options))
 		goto interrupted;
 	step_done(&times->scatter, &mark);
-	pr_free(alloc, rows.counts);
+	pr_count_sort_free(&rows.sort, alloc);
 	pr_free(alloc, ranks);
-	rows.counts = NULL;
 	ranks = NULL;
 	if (!weighted)
 	{
@@ -1530,7 +1325,7 @@ interrupted:
 	status = build_interrupted(err);
 fail:
 	pr_free(alloc, ranks);
-	pr_free(alloc, rows.counts);
+	pr_count_sort_free(&rows.sort, alloc);
 	pr_free(alloc, tmp_ptr);
 	pr_free(alloc, tmp_dst);
 	pr_free(alloc, tmp_w);
@@ -1569,18 +1364,8 @@ pr_graph_add_out_edges(PrGraph *g, const PrAllocator *alloc, PrError *err)
 int64_t
 pr_graph_find(const PrGraph *g, int64_t external_id)
 {
-	int64_t		lo = 0,
-				hi = g->n_nodes;
+	int64_t		lo = ids_lower_bound(g->node_ids, 0, g->n_nodes, external_id);
 
-	while (lo < hi)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (g->node_ids[mid] < external_id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo < g->n_nodes && g->node_ids[lo] == external_id)
 		return lo;
 	return -1;

@@ -68,78 +68,6 @@ pr_partition_options_init(PrPartitionOptions *options)
 	options->place_key = NULL;
 }
 
-/* Sort context of the comparison fallback (keys too large for a counting sort). */
-typedef struct KeyId
-{
-	int64_t		key;
-	int32_t		id;
-} KeyId;
-
-/* Descending key, ties ascending id. */
-static int
-cmp_key_desc(const void *a, const void *b)
-{
-	const KeyId *x = a,
-			   *y = b;
-
-	if (x->key != y->key)
-		return x->key > y->key ? -1 : 1;
-	return (x->id > y->id) - (x->id < y->id);
-}
-
-/*
- * Writes into order[n] the nodes by descending key (ties ascending id): a stable counting sort
- * when the keys are small (the usual case: degrees), qsort otherwise.
- */
-static PrStatus
-order_by_key_desc(int64_t n, const int64_t *key, int32_t *order, const PrAllocator *alloc,
-				  PrError *err)
-{
-	int64_t		max_key = 0;
-
-	for (int64_t i = 0; i < n; i++)
-	{
-		if (key[i] < 0)
-			return pr_error_set(err, PR_ERR_INVALID, "partition key of node %lld is negative",
-								(long long) i);
-		if (key[i] > max_key)
-			max_key = key[i];
-	}
-	if (max_key <= 16 * n + 1024)
-	{
-		int64_t    *count = pr_alloc_array(alloc, (size_t) max_key + 2, sizeof(int64_t));
-
-		if (count == NULL)
-			return pr_error_set(err, PR_ERR_NOMEM, "out of memory sorting %lld keys", (long long) n);
-		memset(count, 0, ((size_t) max_key + 2) * sizeof(int64_t));
-		/* bucket of key k is max_key - k, so descending keys come first */
-		for (int64_t i = 0; i < n; i++)
-			count[max_key - key[i] + 1]++;
-		for (int64_t k = 0; k <= max_key; k++)
-			count[k + 1] += count[k];
-		for (int64_t i = 0; i < n; i++)
-			order[count[max_key - key[i]]++] = (int32_t) i;
-		pr_free(alloc, count);
-	}
-	else
-	{
-		KeyId	   *tmp = pr_alloc_array(alloc, (size_t) n, sizeof(KeyId));
-
-		if (tmp == NULL)
-			return pr_error_set(err, PR_ERR_NOMEM, "out of memory sorting %lld keys", (long long) n);
-		for (int64_t i = 0; i < n; i++)
-		{
-			tmp[i].key = key[i];
-			tmp[i].id = (int32_t) i;
-		}
-		qsort(tmp, (size_t) n, sizeof(KeyId), cmp_key_desc);
-		for (int64_t i = 0; i < n; i++)
-			order[i] = tmp[i].id;
-		pr_free(alloc, tmp);
-	}
-	return PR_OK;
-}
-
 /*
  * Assigns sorted rows (order[]) to parts by the greedy capped rule; owner[node] = part.  Every part
  * ends with floor(n/G) or ceil(n/G) rows: at most ceil rows each, and once the rows left are just
@@ -259,7 +187,7 @@ pr_partition_build(int64_t n, const int64_t *ptr, const PrPartitionOptions *opti
 
 		for (int64_t r = 0; r < n; r++)
 			key[r] = ptr[r + 1] - ptr[r];
-		if ((st = order_by_key_desc(n, key, order, alloc, err)) != PR_OK)
+		if ((st = pr_order_by_key_desc(n, key, order, NULL, alloc, err)) != PR_OK)
 			goto done;
 		if (options->method == PR_PARTITION_SNAKE)
 			assign_snake(n, ptr, order, G, owner, out->rows, out->edges);
@@ -296,7 +224,7 @@ pr_partition_build(int64_t n, const int64_t *ptr, const PrPartitionOptions *opti
 			order[r] = (int32_t) r;
 	else if (options->place_key != NULL)
 	{
-		if ((st = order_by_key_desc(n, options->place_key, order, alloc, err)) != PR_OK)
+		if ((st = pr_order_by_key_desc(n, options->place_key, order, NULL, alloc, err)) != PR_OK)
 			goto done;
 	}
 	/* else: order already holds the rows by descending length */
@@ -339,32 +267,32 @@ pr_partition_slot_begin(const PrPartition *part, int p)
 	return (int64_t) p * part->stride;
 }
 
+/* The largest of the parts' values over their mean (total / n_parts); 1 when total is 0. */
+static double
+largest_over_mean(const int64_t *values, int n_parts, int64_t total)
+{
+	int64_t		mx = 0;
+
+	if (total == 0)
+		return 1.0;
+	for (int p = 0; p < n_parts; p++)
+		if (values[p] > mx)
+			mx = values[p];
+	return (double) mx * n_parts / (double) total;
+}
+
 /* Largest part's edges over the mean. */
 double
 pr_partition_edge_imbalance(const PrPartition *part)
 {
-	int64_t		mx = 0;
-
-	if (part->nnz == 0)
-		return 1.0;
-	for (int p = 0; p < part->n_parts; p++)
-		if (part->edges[p] > mx)
-			mx = part->edges[p];
-	return (double) mx * part->n_parts / (double) part->nnz;
+	return largest_over_mean(part->edges, part->n_parts, part->nnz);
 }
 
 /* Largest part's rows over the mean. */
 double
 pr_partition_row_imbalance(const PrPartition *part)
 {
-	int64_t		mx = 0;
-
-	if (part->n == 0)
-		return 1.0;
-	for (int p = 0; p < part->n_parts; p++)
-		if (part->rows[p] > mx)
-			mx = part->rows[p];
-	return (double) mx * part->n_parts / (double) part->n;
+	return largest_over_mean(part->rows, part->n_parts, part->n);
 }
 
 /* Sorts a row's (col, val) pairs by column: insertion sort (rows are short; deterministic). */

@@ -63,43 +63,15 @@ plan_weighted_range(const int64_t *ptr, int64_t n, int part, int n_parts, int64_
 	*end = part == n_parts - 1 ? n : pr_csr_row_at(ptr, 0, n, total * (part + 1) / n_parts, 1);
 }
 
-/* Orders nodes by descending key with a counting sort (ties keep ascending ids). */
+/* Orders nodes by descending key (ties keep ascending ids); see pr_plan.h. */
 PrStatus
 pr_plan_degree_order(int64_t n, const int64_t *key, int32_t *new_to_old, int32_t *old_to_new,
 					 const PrAllocator *alloc, PrError *err)
 {
-	int64_t		max_key = 0;
-	int64_t    *start;
-
 	if (n < 0 || n > PR_PLAN_MAX_NODES_CHECK)
 		return pr_error_set(err, PR_ERR_TOO_LARGE, "degree order: %lld nodes exceed the 32-bit ids",
 							(long long) n);
-	for (int64_t i = 0; i < n; i++)
-	{
-		if (key[i] < 0)
-			return pr_error_set(err, PR_ERR_INVALID, "degree order: negative key at node %lld",
-								(long long) i);
-		if (key[i] > max_key)
-			max_key = key[i];
-	}
-	start = pr_alloc_array(alloc, (size_t) max_key + 2, sizeof(int64_t));
-	if (start == NULL)
-		return pr_error_set(err, PR_ERR_NOMEM, "degree order: out of memory");
-	memset(start, 0, ((size_t) max_key + 2) * sizeof(int64_t));
-	/* bucket b = max_key - key, so that larger keys come first */
-	for (int64_t i = 0; i < n; i++)
-		start[max_key - key[i] + 1]++;
-	for (int64_t b = 0; b <= max_key; b++)
-		start[b + 1] += start[b];
-	for (int64_t i = 0; i < n; i++)
-	{
-		int64_t		pos = start[max_key - key[i]]++;
-
-		new_to_old[pos] = (int32_t) i;
-		old_to_new[i] = (int32_t) pos;
-	}
-	pr_free(alloc, start);
-	return PR_OK;
+	return pr_order_by_key_desc(n, key, new_to_old, old_to_new, alloc, err);
 }
 
 /* Frees a relabelled CSR. */
@@ -139,43 +111,6 @@ relabel_inverse_part(void *arg, int part, int n_parts)
 		w->new_to_old[w->old_to_new[r]] = (int32_t) r;
 }
 
-/* Stable LSD radix sort of keys by their upper 32 bits (8-bit digits); result back in keys. */
-static void
-pr_plan_radix_sort_upper(uint64_t *keys, uint64_t *tmp, int64_t len)
-{
-	uint64_t   *from = keys,
-			   *to = tmp;
-	int64_t		count[256];
-
-	for (int shift = 32; shift < 64; shift += 8)
-	{
-		int64_t		sum = 0;
-
-		memset(count, 0, sizeof(count));
-		for (int64_t i = 0; i < len; i++)
-			count[(from[i] >> shift) & 0xff]++;
-		if (count[(from[0] >> shift) & 0xff] == len)
-			continue;
-		for (int b = 0; b < 256; b++)
-		{
-			int64_t		c = count[b];
-
-			count[b] = sum;
-			sum += c;
-		}
-		for (int64_t i = 0; i < len; i++)
-			to[count[(from[i] >> shift) & 0xff]++] = from[i];
-		{
-			uint64_t   *t = from;
-
-			from = to;
-			to = t;
-		}
-	}
-	if (from != keys)
-		memcpy(keys, from, (size_t) len * sizeof(uint64_t));
-}
-
 /*
  * Relabels the new rows of one part: each row's entries mapped to new columns and sorted by
  * (new column, position in the old row) — a stable sort, the order the two counting sorts of the
@@ -191,6 +126,7 @@ relabel_rows_part(void *arg, int part, int n_parts)
 				max_len = 0;
 	uint64_t   *keys,
 			   *tmp;
+	const uint64_t *sorted;
 
 	plan_weighted_range(out->ptr, w->n, part, n_parts, &b, &e);
 	for (int64_t i = b; i < e; i++)
@@ -219,6 +155,7 @@ relabel_rows_part(void *arg, int part, int n_parts)
 
 			keys[k] = (nc << 32) | (uint64_t) k;
 		}
+		sorted = keys;
 		if (len <= PLAN_SHORT_ROW)
 		{
 			for (int64_t k = 1; k < len; k++)
@@ -235,14 +172,14 @@ relabel_rows_part(void *arg, int part, int n_parts)
 			}
 		}
 		else
-			pr_plan_radix_sort_upper(keys, tmp, len);
+			sorted = pr_radix_sort_u64(keys, tmp, (size_t) len, 4);	/* by column, stable */
 		for (int64_t k = 0; k < len; k++)
 		{
-			out->col[dst + k] = (int32_t) (keys[k] >> 32);
+			out->col[dst + k] = (int32_t) (sorted[k] >> 32);
 			if (w->val != NULL)
-				out->val[dst + k] = (float) w->val[src + (int64_t) (keys[k] & 0xffffffffu)];
+				out->val[dst + k] = (float) w->val[src + (int64_t) (sorted[k] & 0xffffffffu)];
 			else if (w->valf != NULL)
-				out->val[dst + k] = w->valf[src + (int64_t) (keys[k] & 0xffffffffu)];
+				out->val[dst + k] = w->valf[src + (int64_t) (sorted[k] & 0xffffffffu)];
 		}
 	}
 	free(keys);
@@ -418,6 +355,7 @@ pr_plan_transpose(const PrPlanCsr *csr, const PrAllocator *alloc, PrPlanCsr *out
 {
 	int64_t		n = csr->n;
 	int64_t		nnz = csr->nnz;
+	PrCountSort sort;
 	int64_t    *cursor;
 
 	memset(out, 0, sizeof(*out));
@@ -429,21 +367,19 @@ pr_plan_transpose(const PrPlanCsr *csr, const PrAllocator *alloc, PrPlanCsr *out
 	out->col = pr_alloc_array(alloc, (size_t) (nnz > 0 ? nnz : 1), sizeof(int32_t));
 	if (csr->val != NULL)
 		out->val = pr_alloc_array(alloc, (size_t) (nnz > 0 ? nnz : 1), sizeof(float));
-	cursor = pr_alloc_array(alloc, (size_t) n + 1, sizeof(int64_t));
+	sort.counts = NULL;
 	if (out->ptr == NULL || out->col == NULL || (csr->val != NULL && out->val == NULL) ||
-		cursor == NULL)
+		!pr_count_sort_init(&sort, (size_t) nnz, n, 1, alloc))
 	{
-		pr_free(alloc, cursor);
+		pr_count_sort_free(&sort, alloc);
 		pr_plan_csr_free(out, alloc);
 		return pr_error_set(err, PR_ERR_NOMEM, "transpose: out of memory for %lld entries",
 							(long long) nnz);
 	}
-	memset(out->ptr, 0, ((size_t) n + 1) * sizeof(int64_t));
-	for (int64_t e = 0; e < nnz; e++)
-		out->ptr[csr->col[e] + 1]++;
-	for (int64_t r = 0; r < n; r++)
-		out->ptr[r + 1] += out->ptr[r];
-	memcpy(cursor, out->ptr, (size_t) n * sizeof(int64_t));
+	cursor = pr_count_sort_row(&sort, 0);
+	pr_count_sort_clear(&sort, 0);
+	pr_count_sort_add(&sort, 0, csr->col, 0, (size_t) nnz);
+	pr_count_sort_offsets(&sort, false, out->ptr, 1, NULL, NULL);
 	for (int64_t r = 0; r < n; r++)
 		for (int64_t e = csr->ptr[r]; e < csr->ptr[r + 1]; e++)
 		{
@@ -453,7 +389,7 @@ pr_plan_transpose(const PrPlanCsr *csr, const PrAllocator *alloc, PrPlanCsr *out
 			if (csr->val != NULL)
 				out->val[pos] = csr->val[e];
 		}
-	pr_free(alloc, cursor);
+	pr_count_sort_free(&sort, alloc);
 	return PR_OK;
 }
 
@@ -596,11 +532,11 @@ typedef struct CompositeWork
 	int32_t    *order;			/* [n] rows of the current tile by length (desc), then id */
 	SegmentTotals *totals;		/* [parts] */
 	int			parts;
-	/* counting sort of the current tile */
+	/* counting sort of the tile's rows by descending length (key PLAN_SORT_BUCKETS: too long) */
 	int			tile;
 	bool		first;
-	int64_t    *counts;			/* [parts][PLAN_SORT_BUCKETS + 1]: last = rows too long */
-	int64_t    *big_start;		/* [parts] first position of each part's long rows in big */
+	PrCountSort sort;			/* one chunk a part */
+	int64_t		sort_starts[PLAN_SORT_BUCKETS + 2];
 	int64_t    *big;			/* [rows too long] (len << 32 | row) of the long rows */
 	/* fill of the current tile */
 	PrCompositeTile *t;
@@ -686,24 +622,26 @@ sort_count_part(void *arg, int part, int n_parts)
 {
 	CompositeWork *w = arg;
 	const int32_t *len = w->lens + (size_t) w->tile * (size_t) w->n;
-	int64_t    *count = w->counts + (size_t) part * (PLAN_SORT_BUCKETS + 1);
+	int64_t    *count = pr_count_sort_row(&w->sort, part);
 	int64_t		b,
 				e;
 
-	memset(count, 0, (PLAN_SORT_BUCKETS + 1) * sizeof(int64_t));
+	pr_count_sort_clear(&w->sort, part);
 	pr_even_range(w->n, part, n_parts, &b, &e);
 	for (int64_t r = b; r < e; r++)
 		count[len[r] < PLAN_SORT_BUCKETS ? len[r] : PLAN_SORT_BUCKETS]++;
 }
 
-/* Counting-sort scatter of one part's rows (counts already turned into start positions). */
+/*
+ * Counting-sort scatter of one part's rows (counts already turned into offsets): the long rows
+ * into big, the others into order; rows without entries only in the first tile.
+ */
 static void
 sort_scatter_part(void *arg, int part, int n_parts)
 {
 	CompositeWork *w = arg;
 	const int32_t *len = w->lens + (size_t) w->tile * (size_t) w->n;
-	int64_t    *start = w->counts + (size_t) part * (PLAN_SORT_BUCKETS + 1);
-	int64_t		big = w->big_start[part];
+	int64_t    *start = pr_count_sort_row(&w->sort, part);
 	int64_t		b,
 				e;
 
@@ -713,7 +651,7 @@ sort_scatter_part(void *arg, int part, int n_parts)
 		int32_t		l = len[r];
 
 		if (l >= PLAN_SORT_BUCKETS)
-			w->big[big++] = ((int64_t) l << 32) | r;
+			w->big[start[PLAN_SORT_BUCKETS]++] = ((int64_t) l << 32) | r;
 		else if (l > 0 || w->first)
 			w->order[start[l]++] = (int32_t) r;
 	}
@@ -741,36 +679,22 @@ big_row_cmp(const void *a, const void *b)
 static int64_t
 composite_sort_rows(CompositeWork *w)
 {
-	int64_t		n_big = 0,
-				pos;
-	int			parts = w->parts;
+	int64_t		n_big;
 
-	pr_parallel_run(sort_count_part, w, parts);
-	for (int p = 0; p < parts; p++)
-	{
-		w->big_start[p] = n_big;
-		n_big += w->counts[(size_t) p * (PLAN_SORT_BUCKETS + 1) + PLAN_SORT_BUCKETS];
-	}
+	pr_parallel_run(sort_count_part, w, w->sort.n_chunks);
+	pr_count_sort_offsets(&w->sort, true, w->sort_starts, 1, NULL, NULL);
+	/* descending keys: the long rows first, the rows without entries last */
+	n_big = w->sort_starts[PLAN_SORT_BUCKETS - 1];
 	w->big = malloc((size_t) (n_big + 1) * sizeof(int64_t));
 	if (w->big == NULL)
 		return -1;
-	pos = n_big;
-	for (int64_t l = PLAN_SORT_BUCKETS - 1; l >= (w->first ? 0 : 1); l--)
-		for (int p = 0; p < parts; p++)
-		{
-			int64_t    *c = &w->counts[(size_t) p * (PLAN_SORT_BUCKETS + 1) + (size_t) l];
-			int64_t		k = *c;
-
-			*c = pos;
-			pos += k;
-		}
-	pr_parallel_run(sort_scatter_part, w, parts);
+	pr_parallel_run(sort_scatter_part, w, w->sort.n_chunks);
 	qsort(w->big, (size_t) n_big, sizeof(int64_t), big_row_cmp);
 	for (int64_t i = 0; i < n_big; i++)
 		w->order[i] = (int32_t) (w->big[i] & 0xffffffff);
 	free(w->big);
 	w->big = NULL;
-	return pos;
+	return w->first ? w->sort_starts[PLAN_SORT_BUCKETS + 1] : w->sort_starts[0];
 }
 
 /* Copies the entries of one part of the CSR-vector workloads. */
@@ -1092,8 +1016,7 @@ composite_finish(CompositeWork *w, PrComposite *out, const PrAllocator *alloc, P
 	free(w->cursor);
 	free(w->order);
 	free(w->totals);
-	free(w->counts);
-	free(w->big_start);
+	pr_count_sort_free(&w->sort, &pr_malloc_allocator);
 	free(w->big);
 	free(w->wl_src);
 	free(w->merge_pos);
@@ -1153,10 +1076,10 @@ pr_plan_composite_with_degrees(const PrPlanCsr *csr, const int64_t *col_degree,
 	w.cursor = malloc((size_t) (n + 1) * sizeof(int64_t));
 	w.order = malloc((size_t) (n + 1) * sizeof(int32_t));
 	w.totals = malloc((size_t) w.parts * sizeof(SegmentTotals));
-	w.counts = malloc((size_t) w.parts * (PLAN_SORT_BUCKETS + 1) * sizeof(int64_t));
-	w.big_start = malloc((size_t) w.parts * sizeof(int64_t));
 	if (out->tiles == NULL || w.lens == NULL || w.cursor == NULL || w.order == NULL ||
-		w.totals == NULL || w.counts == NULL || w.big_start == NULL)
+		w.totals == NULL ||
+		!pr_count_sort_init(&w.sort, (size_t) w.n, PLAN_SORT_BUCKETS + 1, w.parts,
+							&pr_malloc_allocator))
 		return composite_finish(&w, out, alloc, PR_ERR_NOMEM, err);
 	memset(out->tiles, 0, (size_t) out->n_tiles * sizeof(PrCompositeTile));
 	pr_parallel_run(segment_part, &w, w.parts);
