@@ -9,7 +9,9 @@
 #   run cut off from outside still brings back what it printed.  The summary table comes last.
 #
 #   usage: bench/gpu/device_run.sh [phase ...]     (no phase: all of the default list below)
-#   phases: build tests fixed calibrate er24 rmat24 rmat22 rmat20 slashdot spmm profile
+#   phases: build tests fixed calibrate er24 rmat24 rmat22 rmat20 slashdot gpucheck zoo spmm profile
+#           (gpucheck, not in the default list: make -C cuda check-spmm check-topk check-build)
+#           (zoo, not in the default list: the graph zoo — see ZOO below; ZOO / ZOO_ONLY override)
 #           (spmm, not in the default list: make -C cuda check-spmm, then pr_bench --k 8,16 on
 #           R-MAT 24 and R-MAT 22: the k-column product vs cusparseSpMM and k SpMVs;
 #           SPMM24_KS / SPMM22_KS: other column counts, SPMM_VARIANTS=1: chunk / L2 variants on 24)
@@ -97,6 +99,29 @@ has er24 && run_bench er24 60 --er 24 --reps 20 --skip-extra --only "${ER24_ONLY
 has rmat22 && run_bench rmat22 35 --rmat 22 --skip-extra --only "${RMAT22_ONLY:-cusparse-natural,cusparse-sorted,tiled-L2,tiled-s2,tiled-s2-compact,tiled-s4-compact,auto}"
 has rmat20 && run_bench rmat20 15 --rmat 20 --only "${RMAT20_ONLY:-cusparse-natural,cusparse-sorted,tiled-L2,tiled-s1,tiled-s2-compact,auto}"
 has slashdot && run_bench slashdot 3 --file "$data" --only "${SLASHDOT_ONLY:-cusparse-natural,cusparse-sorted,binned,tiled-L2,tiled-s1,auto,auto-fp64}"
+# the engine's device tests: the products of every layout against a host CSR, top-k, the GPU build
+if has gpucheck && [ "$DRY_RUN" != 1 ]; then
+  for t in check-spmm check-topk check-build; do
+    phase "$t" 150 "$OUT/$t.log" make -C cuda "$t"
+    note "$t: $(grep -E '^[0-9]+ passed' "$OUT/$t.log" | tail -1)"
+    grep -E '^FAIL' "$OUT/$t.log" | head -20 | tee -a "$SUMMARY" > /dev/null
+  done
+fi
+# the graph zoo: R-MAT (random ids, and in breadth-first order), Erdos-Renyi, power-law graphs whose
+# ids carry locality (three strengths), the SNAP graphs in file order, a symmetrised graph; every
+# row: both cuSPARSE orders, the project's layouts, auto (timed) and auto-model (the model alone).
+# ZOO: space-separated "label=pr_bench arguments" (commas for spaces), ZOO_ONLY: the kernels.
+enron=${data%soc-slashdot0902.tsv.gz}email-enron.tsv.gz
+ZOO_DEFAULT="rmat22=--rmat,22 rmat22-bfs=--rmat,22,--order,bfs er22=--er,22 local22-p50=--graph,local:22:16:0.5:256
+local22-p80=--graph,local:22:16:0.8:64 local22-p95=--graph,local:22:16:0.95:16 slashdot=--file,$data
+enron=--file,$enron slashdot-undirected=--file,$data,--undirected"
+if has zoo; then
+  zoo_only=${ZOO_ONLY:-cusparse-natural,cusparse-sorted,binned,binned-natural,acoo-natural,acoo-hubs,tiled-hubs,tiled-L2,tiled-s4,auto-model,auto}
+  for entry in ${ZOO:-$ZOO_DEFAULT}; do
+    label=${entry%%=*}
+    run_bench "zoo-$label" 5 $(echo "${entry#*=}" | tr ',' ' ') --skip-extra --reps 10 --only "$zoo_only"
+  done
+fi
 # the k-column product (SpMM, cuda/kernels/pr_gpu_spmm.cuh): device correctness test, then the benchmark
 if has spmm && [ "$DRY_RUN" != 1 ]; then
   phase check-spmm 120 "$OUT/check_spmm.log" make -C cuda check-spmm
@@ -133,9 +158,10 @@ fi
     if grep -qE '^### SpMM' "$f"; then
       grep -E '^(### SpMM|\| [0-9k])' "$f"
       grep -E '^# (k=|SpMV)' "$f" | cut -c1-260
-    elif grep -qE '^\| (kernel|cusparse|binned|tiled|auto)' "$f"; then
+    elif grep -qE '^\| (kernel|cusparse|binned|tiled|acoo|auto)' "$f"; then
       grep -E '^### ' "$f"
-      grep -E '^\| (kernel|cusparse|binned|tiled|auto)' "$f" | cut -d'|' -f2-4,6-8,10-12,15
+      grep -E '^\| (kernel|cusparse|binned|tiled|acoo|auto)' "$f" | cut -d'|' -f2-4,6-8,10-12,15
+      grep -E '^# auto measured choice' "$f" | cut -c1-400
       grep -E '^# (auto|tiled|binned)[^ ]* .*plan ' "$f" | sed -E 's/^# ([^ ]+) .*plan ([0-9.]+ s).*run.*\| (.*)$/  plan \2 \1 \3/' | cut -c1-220
     else
       echo "(no table: cut off or failed) last lines:"

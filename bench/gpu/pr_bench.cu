@@ -1001,6 +1001,7 @@ main(int argc, char **argv)
 	int			threads = 16;
 	bool		skip_extra = false;	/* no HITS / RWR checks */
 	std::vector<int> spmm_ks;	/* --k: the k-column product benchmark instead of the kernel table */
+	bool		undirected = false;	/* --undirected: every edge both ways (a symmetrised graph) */
 	bool		spmm_variants = false;	/* --spmm-variants: also other chunk sizes, z kept in L2 */
 	std::vector<int64_t> push_caps;	/* --push-caps: RWR batches with push lists of these sizes */
 	int			list[64],		/* a list option's values */
@@ -1045,6 +1046,8 @@ main(int argc, char **argv)
 		}
 		else if (bench_flag(argv, i, "--skip-extra"))
 			skip_extra = true;
+		else if (bench_flag(argv, i, "--undirected"))
+			undirected = true;
 		else if (!strcmp(argv[i], "--calibrate") && i + 1 < argc)
 		{
 			const char *path = argv[++i];
@@ -1069,7 +1072,7 @@ main(int argc, char **argv)
 		}
 		else
 		{
-			fprintf(stderr, "usage: %s --graph rmat:S|er:S[:EF]|local:S[:EF[:P[:W]]] | --rmat S | --er S | --file F [--order natural|bfs] [--model M] [--label L] [--reps N] [--only A,B] [--threads T] [--skip-extra] [--k K1,K2.. [--spmm-variants]]\n"
+			fprintf(stderr, "usage: %s --graph rmat:S|er:S[:EF]|local:S[:EF[:P[:W]]] | --rmat S | --er S | --file F [--order natural|bfs] [--model M] [--label L] [--reps N] [--only A,B] [--threads T] [--skip-extra] [--undirected] [--k K1,K2.. [--spmm-variants]]\n"
 					"       %s --calibrate OUT.tsv [--windows W1,W2..] | --calibrate-fixed OUT.tsv\n", argv[0], argv[0]);
 			return 2;
 		}
@@ -1133,6 +1136,7 @@ main(int argc, char **argv)
 	printf("# generated/read %zu edges in %.1f s\n", src.size(), pr_clock_seconds() - t0);
 	memset(&bo, 0, sizeof(bo));
 	bo.n_threads = threads;
+	bo.undirected = undirected;
 	t0 = pr_clock_seconds();
 	die_on(pr_graph_build(src.data(), dst.data(), NULL, src.size(), &bo, &pr_malloc_allocator, &g, &err), err, "pr_graph_build");
 	printf("# built graph: %lld nodes, %lld edges, %lld dangling in %.1f s\n", (long long) g.n_nodes,

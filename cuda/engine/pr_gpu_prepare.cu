@@ -166,6 +166,9 @@ start_prepare(GpuEngine *e, const PrGraph *g, int k, int n_slots, unsigned needs
 	if (e->prepared)
 		gpu_engine_free_device(e);
 	memset(&e->report, 0, sizeof(e->report));
+	e->report.measured_ms = -1;
+	e->report.runner_up_ms = -1;
+	e->report.runner_up_predicted_ms = -1;
 	if (k < 1 || k > PR_MAX_K)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED, "GPU engine: %d columns (the GPU engine takes 1 to %d)", k, PR_MAX_K);
 	if (n_slots < 1)
@@ -1038,7 +1041,7 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	memset(&h, 0, sizeof(h));
 	if (st == PR_OK)
 	{
-		if (e->opt.kernel == PR_GPU_KERNEL_AUTO && k == 1 && e->opt.measure_reps > 0)
+		if (e->opt.kernel == PR_GPU_KERNEL_AUTO && k == 1 && e->opt.measure_reps > 0 && g->n_edges > 0)
 			st = prepare_measured(e, g, n_slots, needs, &times, &need, err);
 		else
 			st = prepare_single(e, g, k, n_slots, needs, &h, &times, &need, err);
