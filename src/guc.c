@@ -47,6 +47,7 @@ static const struct config_enum_entry gpu_kernel_options[] = {
 	{"binned", PR_GPU_KERNEL_BINNED, false},
 	{"cusparse", PR_GPU_KERNEL_CUSPARSE, false},
 	{"aligned_coo", PR_GPU_KERNEL_ALIGNED_COO, false},
+	{"row_blocks", PR_GPU_KERNEL_ROW_BLOCKS, false},
 	{NULL, 0, false}
 };
 
@@ -94,7 +95,7 @@ service_guc_init(void)
 							 PR_GPU_FP64, gpu_precision_options,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("powerrank.gpu_kernel",
-							 "Sparse-product kernel of the GPU engine: auto (the fastest of a short list of layouts, timed on the device), tiled, binned, cusparse or aligned_coo.",
+							 "Sparse-product kernel of the GPU engine: auto (the fastest of a short list of layouts, timed on the device), tiled, binned, cusparse, aligned_coo or row_blocks.",
 							 NULL,
 							 &powerrank_gpu_kernel,
 							 PR_GPU_KERNEL_AUTO, gpu_kernel_options,

@@ -1198,6 +1198,9 @@ main(int argc, char **argv)
 		{"acoo-natural", PR_GPU_KERNEL_ALIGNED_COO, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
 		{"acoo-sorted", PR_GPU_KERNEL_ALIGNED_COO, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
 		{"acoo-hubs", PR_GPU_KERNEL_ALIGNED_COO, PR_GPU_ORDER_HUBS, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
+		{"rowblocks-natural", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
+		{"rowblocks-hubs", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_HUBS, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
+		{"rowblocks-sorted", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
 		{"tiled-hubs", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_HUBS, 0, 0, PR_GPU_FP32, -1, false, -1, 5},
 		{"tiled-natural", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, false, -1, 5},
 		{"tiled-L2", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 0, false, 0, 5},
@@ -1249,6 +1252,8 @@ main(int argc, char **argv)
 		o.kernel = c.kernel;
 		o.order = c.order;
 		o.measure_reps = c.measure_reps;
+		/* the two cuSPARSE rows are the library as a user calls it (its default algorithm) */
+		o.cusparse_default_alg = c.kernel == PR_GPU_KERNEL_CUSPARSE;
 		o.tile_width = c.tile_width;
 		o.vec_threshold = c.vec_threshold;
 		o.precision = c.precision;

@@ -12,6 +12,7 @@
 #include "pr_gpu_tiled.cuh"
 #include "pr_gpu_binned_kernels.cuh"
 #include "pr_gpu_aligned_coo.cuh"
+#include "pr_gpu_row_blocks.cuh"
 #include "pr_gpu_topk.h"
 #include "pr_gpu_push_local.h"
 
@@ -36,7 +37,8 @@ enum MatrixKind
 	MATRIX_TILED,
 	MATRIX_BINNED,
 	MATRIX_CUSPARSE,
-	MATRIX_ALIGNED_COO
+	MATRIX_ALIGNED_COO,
+	MATRIX_ROW_BLOCKS
 };
 
 /*
@@ -49,6 +51,8 @@ struct GpuMatrix : TiledMatrix
 	MatrixKind	kind;
 	DevBinned	binned;
 	int64_t		binned_blocks;
+	/* row blocks (the long rows' chunks in tiles[0], their sums in partial) */
+	DevRowBlocks rowb;
 	/* ALIGNED_COO: the layout, its segments' partial sums (head, tail), whether y needs clearing */
 	DevAlignedCoo acoo;
 	void	   *acoo_head;
@@ -148,6 +152,10 @@ PrStatus	gpu_matrix_upload_binned(GpuEngine *e, const PrPlanCsr *csr, const PrBi
 									 PrError *err);
 PrStatus	gpu_matrix_upload_cusparse(GpuEngine *e, const PrPlanCsr *csr, const double *inv_out_host,
 									   GpuMatrix *mat, PrError *err);
+
+/* Uploads a CSR and its row blocks (cuda/plan/pr_plan_row_blocks.h) into mat. */
+PrStatus	gpu_matrix_upload_row_blocks(GpuEngine *e, const PrPlanCsr *csr, const PrRowBlocks *b, GpuMatrix *mat,
+										 PrError *err);
 
 /* Uploads an ALIGNED_COO layout (cuda/plan/pr_plan_aligned_coo.h) into mat. */
 PrStatus	gpu_matrix_upload_aligned_coo(GpuEngine *e, const PrAlignedCoo *a, GpuMatrix *mat, PrError *err);

@@ -122,6 +122,32 @@ gpu_matrix_upload_binned(GpuEngine *e, const PrPlanCsr *csr, const PrBinned *b, 
 	return matrix_alloc(e, mat, &mat->partial, (size_t) (b->n_chunks + 1) * e->k * e->elem, err);
 }
 
+/* Uploads a CSR and its row blocks, and makes room for the long rows' chunk sums. */
+PrStatus
+gpu_matrix_upload_row_blocks(GpuEngine *e, const PrPlanCsr *csr, const PrRowBlocks *b, GpuMatrix *mat,
+							 PrError *err)
+{
+	DevRowBlocks *d = &mat->rowb;
+	PrStatus	st;
+
+	memset(d, 0, sizeof(*d));
+	mat->kind = MATRIX_ROW_BLOCKS;
+	mat->has_val = csr->val != NULL;
+	mat->bytes = b->device_bytes;
+	mat->tiles[0].n_long = b->longs.n_long;
+	d->n_blocks = b->n_blocks;
+	if ((st = matrix_upload_array(e, mat, &d->ptr, csr->ptr, csr->n + 1, err)) != PR_OK ||
+		(st = matrix_upload_array(e, mat, &d->col, csr->col, csr->nnz, err)) != PR_OK ||
+		(csr->val != NULL && (st = matrix_upload_array(e, mat, &d->val, csr->val, csr->nnz, err)) != PR_OK) ||
+		(st = matrix_upload_array(e, mat, &d->first_row, b->first_row, b->n_blocks + 1, err)) != PR_OK ||
+		(st = matrix_upload_array(e, mat, &d->chunk_edge, b->chunk_edge, b->n_blocks, err)) != PR_OK ||
+		(st = matrix_upload_array(e, mat, &d->chunk_slot, b->chunk_slot, b->n_blocks, err)) != PR_OK ||
+		(st = matrix_upload_array(e, mat, &mat->tiles[0].long_row, b->longs.long_row, b->longs.n_long, err)) != PR_OK ||
+		(st = matrix_upload_array(e, mat, &mat->tiles[0].chunk_begin, b->longs.chunk_begin, b->longs.n_long + 1, err)) != PR_OK)
+		return st;
+	return matrix_alloc(e, mat, &mat->partial, (size_t) (b->n_chunks + 1) * e->elem, err);
+}
+
 /* Uploads an ALIGNED_COO layout and makes room for its segments' partial sums. */
 PrStatus
 gpu_matrix_upload_aligned_coo(GpuEngine *e, const PrAlignedCoo *a, GpuMatrix *mat, PrError *err)
@@ -216,7 +242,7 @@ gpu_matrix_upload_cusparse(GpuEngine *e, const PrPlanCsr *csr, const double *inv
 										e->fp64 ? (const void *) &one : (const void *) &onef,
 										mat->sp_mat, vx,
 										e->fp64 ? (const void *) &zero : (const void *) &zerof,
-										vy, vt, CUSPARSE_SPMV_ALG_DEFAULT, &buffer));
+										vy, vt, e->opt.cusparse_default_alg ? CUSPARSE_SPMV_ALG_DEFAULT : CUSPARSE_SPMV_CSR_ALG2, &buffer));
 	cusparseDestroyDnVec(vx);
 	cusparseDestroyDnVec(vy);
 	mat->bytes += buffer;
@@ -268,6 +294,28 @@ gpu_matrix_run(GpuEngine *e, GpuMatrix *mat, const void *zv, void *yv, PrError *
 		}
 		return PR_OK;
 	}
+	if (mat->kind == MATRIX_ROW_BLOCKS)
+	{
+		const DevTile *d = &mat->tiles[0];
+		T		   *partial = (T *) mat->partial;
+
+		if (mat->rowb.n_blocks > 0)
+		{
+			if (mat->has_val)
+				k_row_blocks<T, true><<<(unsigned int) mat->rowb.n_blocks, PR_THREADS, 0, e->stream>>>(mat->rowb, z, y, partial);
+			else
+				k_row_blocks<T, false><<<(unsigned int) mat->rowb.n_blocks, PR_THREADS, 0, e->stream>>>(mat->rowb, z, y, partial);
+			PR_LAUNCHED();
+		}
+		if (d->n_long > 0)
+		{
+			unsigned int lb = (unsigned int) ((d->n_long + PR_THREADS - 1) / PR_THREADS);
+
+			k_long_rows<T, PR_MODE_STORE><<<lb, PR_THREADS, 0, e->stream>>>(d->n_long, d->long_row, d->chunk_begin, partial, y, (T *) NULL);
+			PR_LAUNCHED();
+		}
+		return PR_OK;
+	}
 	if (mat->kind == MATRIX_ALIGNED_COO)
 	{
 		const DevAlignedCoo *a = &mat->acoo;
@@ -302,7 +350,7 @@ gpu_matrix_run(GpuEngine *e, GpuMatrix *mat, const void *zv, void *yv, PrError *
 		PR_CUSPARSE(cusparseCreateDnVec(&vx, e->n, (void *) zv, vt));
 		PR_CUSPARSE(cusparseCreateDnVec(&vy, e->n, yv, vt));
 		s = cusparseSpMV(e->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat->sp_mat, vx, &zero, vy, vt,
-						 CUSPARSE_SPMV_ALG_DEFAULT, mat->sp_buffer);
+						 e->opt.cusparse_default_alg ? CUSPARSE_SPMV_ALG_DEFAULT : CUSPARSE_SPMV_CSR_ALG2, mat->sp_buffer);
 		cusparseDestroyDnVec(vx);
 		cusparseDestroyDnVec(vy);
 		PR_CUSPARSE(s);

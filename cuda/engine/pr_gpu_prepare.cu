@@ -18,6 +18,7 @@
 #include "pr_gpu_vector_kernels.cuh"
 #include "pr_gpu_launch.h"
 #include "pr_plan_aligned_coo.h"
+#include "pr_plan_row_blocks.h"
 #include "pr_plan_order.h"
 
 #include <stdio.h>
@@ -33,6 +34,7 @@ struct HostPlans
 	PrComposite comp;
 	PrBinned	bin_pull;
 	PrAlignedCoo acoo;
+	PrRowBlocks rowb;
 	PrBinned	bin_push;
 	int32_t    *new_to_old;
 	int32_t    *old_to_new;
@@ -77,7 +79,8 @@ name_layout(PullLayout *lay)
 	else
 		snprintf(lay->name, sizeof(lay->name), "%s/%s", o,
 				 lay->kernel == PR_GPU_KERNEL_BINNED ? "binned" :
-				 lay->kernel == PR_GPU_KERNEL_CUSPARSE ? "cusparse" : "aligned_coo");
+				 lay->kernel == PR_GPU_KERNEL_CUSPARSE ? "cusparse" :
+				 lay->kernel == PR_GPU_KERNEL_ROW_BLOCKS ? "row_blocks" : "aligned_coo");
 }
 
 /* Frees the host plan of the pull layout (the composite, the binned CSR or ALIGNED_COO). */
@@ -89,6 +92,7 @@ free_pull_plan(HostPlans *h)
 	pr_plan_composite_free(&h->comp, a);
 	pr_plan_binned_free(&h->bin_pull, a);
 	pr_plan_aligned_coo_free(&h->acoo, a);
+	pr_plan_row_blocks_free(&h->rowb, a);
 }
 
 /* Frees the host layouts. */
@@ -427,6 +431,8 @@ plan_pull_layout(GpuEngine *e, HostPlans *h, PullLayout *lay, unsigned needs, bo
 	free_pull_plan(h);
 	if (lay->kernel == PR_GPU_KERNEL_TILED)
 		st = pr_plan_composite(&h->pull, &lay->copt, &pr_malloc_allocator, &h->comp, err);
+	if (lay->kernel == PR_GPU_KERNEL_ROW_BLOCKS)
+		st = pr_plan_row_blocks(&h->pull, &pr_malloc_allocator, &h->rowb, err);
 	if (lay->kernel == PR_GPU_KERNEL_ALIGNED_COO)
 	{
 		PrAlignedCooOptions o;
@@ -470,6 +476,8 @@ pull_layout_bytes(const GpuEngine *e, const HostPlans *h, const PullLayout *lay,
 		bytes += h->comp.device_bytes + (size_t) h->comp.n_part * (e->elem - sizeof(float));
 	if (lay->kernel == PR_GPU_KERNEL_ALIGNED_COO)
 		bytes += h->acoo.device_bytes + (size_t) h->acoo.n_seg * 2 * (e->elem - sizeof(float));
+	if (lay->kernel == PR_GPU_KERNEL_ROW_BLOCKS)
+		bytes += h->rowb.device_bytes + (size_t) h->rowb.n_chunks * (e->elem - sizeof(float));
 	if (lay->kernel == PR_GPU_KERNEL_BINNED || lay->kernel == PR_GPU_KERNEL_CUSPARSE)
 		bytes += h->bin_pull.device_bytes;	/* 0 when not planned */
 	if (lay->kernel == PR_GPU_KERNEL_CUSPARSE)
@@ -577,6 +585,8 @@ upload_pull_layout(GpuEngine *e, const HostPlans *h, const PullLayout *lay, GpuM
 		st = gpu_matrix_upload_binned(e, &h->pull, &h->bin_pull, pull, err);
 	if (lay->kernel == PR_GPU_KERNEL_ALIGNED_COO)
 		st = gpu_matrix_upload_aligned_coo(e, &h->acoo, pull, err);
+	if (lay->kernel == PR_GPU_KERNEL_ROW_BLOCKS)
+		st = gpu_matrix_upload_row_blocks(e, &h->pull, &h->rowb, pull, err);
 	if (lay->kernel == PR_GPU_KERNEL_CUSPARSE)
 	{
 		st = gpu_matrix_upload_cusparse(e, &h->pull, h->inv_out, pull, err);
@@ -700,7 +710,7 @@ report_layout(GpuEngine *e, const PrGraph *g, const HostPlans *h, const PullLayo
 	snprintf(r->engine, sizeof(r->engine), "%s",
 			 kernel == PR_GPU_KERNEL_TILED ? "gpu-tiled" : kernel == PR_GPU_KERNEL_BINNED ?
 			 (e->k > 1 ? "gpu-spmm" : "gpu-binned") : kernel == PR_GPU_KERNEL_ALIGNED_COO ? "gpu-aligned-coo" :
-			 "gpu-cusparse");
+			 kernel == PR_GPU_KERNEL_ROW_BLOCKS ? "gpu-row-blocks" : "gpu-cusparse");
 	r->predicted_ms = lay->predicted;
 	r->n_candidates = lay->n_cand;
 	memcpy(r->candidates, lay->cand, sizeof(r->candidates));
@@ -727,6 +737,9 @@ report_layout(GpuEngine *e, const PrGraph *g, const HostPlans *h, const PullLayo
 	else if (kernel == PR_GPU_KERNEL_BINNED)
 		snprintf(r->format, sizeof(r->format), "%s CSR, %lld long rows chunked%s",
 				 e->k > 1 ? "SpMM over" : "row-binned", (long long) h->bin_pull.longs.n_long, order);
+	else if (kernel == PR_GPU_KERNEL_ROW_BLOCKS)
+		snprintf(r->format, sizeof(r->format), "row blocks: %lld blocks of up to %d entries, %lld long rows chunked%s",
+				 (long long) h->rowb.n_blocks, PR_ROW_BLOCK_CAP, (long long) h->rowb.longs.n_long, order);
 	else if (kernel == PR_GPU_KERNEL_ALIGNED_COO)
 		snprintf(r->format, sizeof(r->format), "ALIGNED_COO: %lld segments of %lld entries, %lld rows across segments%s",
 				 (long long) h->acoo.n_seg, (long long) h->acoo.seg_len, (long long) h->acoo.n_split, order);
@@ -849,6 +862,7 @@ order_candidates(GpuEngine *e, const HostPlans *h, unsigned needs, PullLayout *o
 	*st = PR_OK;
 	if (h->order == PR_GPU_ORDER_NATURAL)
 	{
+		layout_init(e, 1, h->order, PR_GPU_KERNEL_ROW_BLOCKS, &out[n++]);
 		layout_init(e, 1, h->order, PR_GPU_KERNEL_BINNED, &out[n++]);
 		layout_init(e, 1, h->order, PR_GPU_KERNEL_ALIGNED_COO, &out[n++]);
 		if (cusparse_ok)
@@ -867,7 +881,7 @@ order_candidates(GpuEngine *e, const HostPlans *h, unsigned needs, PullLayout *o
 	if (h->order == PR_GPU_ORDER_DEGREE && cusparse_ok)
 		layout_init(e, 1, h->order, PR_GPU_KERNEL_CUSPARSE, &out[n++]);
 	if (h->order == PR_GPU_ORDER_HUBS)
-		layout_init(e, 1, h->order, PR_GPU_KERNEL_ALIGNED_COO, &out[n++]);
+		layout_init(e, 1, h->order, PR_GPU_KERNEL_ROW_BLOCKS, &out[n++]);
 	return n;
 }
 

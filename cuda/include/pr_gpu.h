@@ -29,7 +29,8 @@ typedef enum PrGpuKernel
 	PR_GPU_KERNEL_TILED,		/* tile-composite: column tiles of warp-sized CSR-vector / ELL workloads */
 	PR_GPU_KERNEL_BINNED,		/* row-binned CSR (1..32 lanes per row, chunked long rows) */
 	PR_GPU_KERNEL_CUSPARSE,		/* cusparseSpMV on CSR with the values of P (the baseline) */
-	PR_GPU_KERNEL_ALIGNED_COO	/* ALIGNED_COO: equal segments of entries in row order, a thread each */
+	PR_GPU_KERNEL_ALIGNED_COO,	/* ALIGNED_COO: equal segments of entries in row order, a thread each */
+	PR_GPU_KERNEL_ROW_BLOCKS	/* row blocks: consecutive rows staged in shared memory, a block each */
 } PrGpuKernel;
 
 /* The engine's private order of the nodes (rows and columns of the pull matrix). */
@@ -57,6 +58,9 @@ typedef struct PrGpuOptions
 	PrGpuOrder	order;			/* the private order of an explicit kernel (auto tries several) */
 	int			measure_reps;	/* auto: timed products of each candidate (default 5; 0: no timing,
 								 * the model's choice in degree order) */
+	bool		cusparse_default_alg;	/* cuSPARSE: the library's default SpMV algorithm (not
+										 * bit-identical run to run: the benchmark's baseline)
+										 * instead of the deterministic CSR_ALG2 (default false) */
 	int64_t		tile_width;		/* tiled: columns per tile; 0 = the model chooses */
 	int			vec_threshold;	/* tiled: rows this long become CSR-vector workloads; 0 = model */
 	int			chunk;			/* longest warp workload before a row is cut (0 = 4096) */

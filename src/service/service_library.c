@@ -184,9 +184,10 @@ engine_create_layout(bool quick, PrError *err)
 	opts.device = engine_config->gpu_device;
 	opts.precision = (PrGpuPrecision) engine_config->gpu_precision;
 	opts.kernel = quick ? PR_GPU_KERNEL_BINNED : (PrGpuKernel) engine_config->gpu_kernel;
-	/* the quick layout, cuSPARSE and ALIGNED_COO keep the graph's own order; tiled and binned
-	 * order the nodes by degree; auto times both kinds */
-	if (quick || opts.kernel == PR_GPU_KERNEL_CUSPARSE || opts.kernel == PR_GPU_KERNEL_ALIGNED_COO)
+	/* the quick layout, cuSPARSE, ALIGNED_COO and row blocks keep the graph's own order; tiled and
+	 * binned order the nodes by degree; auto times both kinds */
+	if (quick || opts.kernel == PR_GPU_KERNEL_CUSPARSE || opts.kernel == PR_GPU_KERNEL_ALIGNED_COO ||
+		opts.kernel == PR_GPU_KERNEL_ROW_BLOCKS)
 		opts.order = PR_GPU_ORDER_NATURAL;
 	opts.memory_budget = (size_t) engine_config->memory_limit;
 	return engine_gpu.engine_create(&opts, err);

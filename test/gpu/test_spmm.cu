@@ -5,8 +5,9 @@
  * every bin), the same with weights, and a hub graph whose rows are longer than the chunk sizes
  * (k = 1: 4096, k > 1: 1024) with parallel edges and dangling nodes, unweighted and weighted.
  * For k in 1, 2, 3, 8, 16, 32, 33, fp32 and fp64 (k = 1: the measured choice of auto, and each
- * explicit layout — ALIGNED_COO in the three orders, the composite hubs first and natural, binned
- * and cuSPARSE natural), each of the three products: the output slot is
+ * explicit layout — ALIGNED_COO in the three orders, the composite hubs first and natural, row
+ * blocks natural and hubs first, binned and cuSPARSE natural), each of the three products: the
+ * output slot is
  * poisoned with NaN first (every entry must be written), the result must be within the rounding
  * bound of the reference (n_entries * eps * sum |terms|), and a second product must give the same
  * bits.  Needs a GPU:
@@ -161,6 +162,8 @@ static const Layout layouts[] = {
 	{"tiled/hubs", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_HUBS},
 	{"tiled/natural", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_NATURAL},
 	{"binned/natural", PR_GPU_KERNEL_BINNED, PR_GPU_ORDER_NATURAL},
+	{"row_blocks/natural", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_NATURAL},
+	{"row_blocks/hubs", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_HUBS},
 	{"cusparse/natural", PR_GPU_KERNEL_CUSPARSE, PR_GPU_ORDER_NATURAL},
 };
 

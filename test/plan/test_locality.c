@@ -3,11 +3,14 @@
  * (cuda/plan/pr_plan_aligned_coo.c) against the plain CSR product — its invariants, and its product
  * run on the host exactly as the two GPU kernels (cuda/kernels/pr_gpu_aligned_coo.cuh) run it, for
  * several segment lengths (one entry per segment, rows cut everywhere; rows inside segments; one
- * segment) — and the hubs-first order's keys (cuda/plan/pr_plan_order.c).
+ * segment); the row-blocks layout (cuda/plan/pr_plan_row_blocks.c) the same way, against the
+ * kernels of cuda/kernels/pr_gpu_row_blocks.cuh; and the hubs-first order's keys
+ * (cuda/plan/pr_plan_order.c).
  */
 #include "test_locality.h"
 
 #include "pr_plan_aligned_coo.h"
+#include "pr_plan_row_blocks.h"
 #include "pr_plan_order.h"
 #include "graph_gen.h"
 
@@ -175,4 +178,88 @@ test_hubs_first_keys(void)
 	check(same && kept == 3, "hubs first: the three largest degrees kept", "hand degrees");
 	check(pr_plan_hubs_first_keys(3, one, 2, &kept, &err) == PR_OK && kept == 0 &&
 		  one[0] == 0 && one[1] == 0 && one[2] == 0, "hubs first: degree 1 is never a hub", "all degree 1");
+}
+
+/* Checks the row-blocks layout of g: rows in order, covered once, blocks within their cap, and the
+ * product of its two kernels run on the host against csr_spmv. */
+void
+test_row_blocks(const TestGraph *g, uint64_t seed)
+{
+	const PrAllocator *alloc = &pr_malloc_allocator;
+	int64_t		n = g->n;
+	double	   *x = malloc((size_t) (n + 1) * sizeof(double));
+	double	   *y_ref = malloc((size_t) (n + 1) * sizeof(double));
+	double	   *y = malloc((size_t) (n + 1) * sizeof(double));
+	PrPlanCsr	csr;
+	PrRowBlocks b;
+	PrError		err;
+	uint64_t	rng = seed;
+	bool		ok = true;
+
+	for (int64_t i = 0; i < n; i++)
+		x[i] = (double) (gen_random(&rng) % 9) - 3.0;
+	x[n] = 0.0;
+	csr_spmv(g, NULL, x, y_ref);
+	memset(&csr, 0, sizeof(csr));
+	csr.n = n;
+	csr.nnz = g->m;
+	csr.ptr = g->ptr;
+	csr.col = g->col;
+	if (pr_plan_row_blocks(&csr, alloc, &b, &err) != PR_OK)
+	{
+		check(false, "row blocks: plan", g->name);
+		free(x);
+		free(y_ref);
+		free(y);
+		return;
+	}
+	{
+		double	   *partial = calloc((size_t) b.n_chunks + 1, sizeof(double));
+
+		for (int64_t r = 0; r < n; r++)
+			y[r] = -1e300;		/* every row must be written */
+		for (int64_t k = 0; k < b.n_blocks; k++)
+		{
+			int64_t		r0 = b.first_row[k],
+						r1 = b.first_row[k + 1];
+
+			if (b.chunk_edge[k] >= 0)
+			{
+				int64_t		end = b.chunk_edge[k] + PR_ROW_BLOCK_CHUNK < g->ptr[r0 + 1] ?
+					b.chunk_edge[k] + PR_ROW_BLOCK_CHUNK : g->ptr[r0 + 1];
+				double		s = 0;
+
+				for (int64_t p = b.chunk_edge[k]; p < end; p++)
+					s += (g->val ? g->val[p] : 1.0) * x[g->col[p]];
+				partial[b.chunk_slot[k]] = s;
+				ok = ok && (r1 == r0 || r1 == r0 + 1);
+				continue;
+			}
+			ok = ok && r1 > r0 && g->ptr[r1] - g->ptr[r0] <= PR_ROW_BLOCK_CAP;
+			for (int64_t r = r0; r < r1; r++)
+			{
+				double		s = 0;
+
+				for (int64_t p = g->ptr[r]; p < g->ptr[r + 1]; p++)
+					s += (g->val ? g->val[p] : 1.0) * x[g->col[p]];
+				y[r] = s;
+			}
+		}
+		for (int64_t i = 0; i < b.longs.n_long; i++)
+		{
+			double		s = 0;
+
+			for (int64_t c = b.longs.chunk_begin[i]; c < b.longs.chunk_begin[i + 1]; c++)
+				s += partial[c];
+			y[b.longs.long_row[i]] = s;
+		}
+		free(partial);
+	}
+	ok = ok && b.first_row[0] == 0 && b.first_row[b.n_blocks] == n;
+	check(ok, "row blocks: rows in order, blocks within the cap", g->name);
+	check(same_vectors(y, y_ref, n), "row blocks: product", g->name);
+	pr_plan_row_blocks_free(&b, alloc);
+	free(x);
+	free(y_ref);
+	free(y);
 }

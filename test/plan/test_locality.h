@@ -9,6 +9,9 @@
 /* Checks the layout of g and its emulated product at several segment lengths. */
 void		test_aligned_coo(const TestGraph *g, uint64_t seed);
 
+/* Checks the row-blocks layout of g and its emulated product. */
+void		test_row_blocks(const TestGraph *g, uint64_t seed);
+
 /* Checks the hubs-first order's keys on hand degrees. */
 void		test_hubs_first_keys(void);
 

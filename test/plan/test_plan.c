@@ -1353,6 +1353,7 @@ main(void)
 					 i % 2 == 1, seed + (uint64_t) i);
 		test_graph(&g, seed + 100 + (uint64_t) i);
 		test_aligned_coo(&g, seed + 150 + (uint64_t) i);
+		test_row_blocks(&g, seed + 170 + (uint64_t) i);
 		graph_free(&g);
 	}
 	for (int i = 0; i < 6; i++)
@@ -1362,6 +1363,7 @@ main(void)
 		make_rmat(&g, 6 + i, (int64_t) 16 << (6 + i), i % 3 == 2, true, seed + 1000 + (uint64_t) i);
 		test_graph(&g, seed + 200 + (uint64_t) i);
 		test_aligned_coo(&g, seed + 250 + (uint64_t) i);
+		test_row_blocks(&g, seed + 270 + (uint64_t) i);
 		graph_free(&g);
 	}
 	{
@@ -1396,6 +1398,26 @@ main(void)
 		make_uniform(&g, 1, 0, false, 7);	/* one node, no edge */
 		test_graph(&g, 8);
 		test_aligned_coo(&g, 9);
+		test_row_blocks(&g, 10);
+		graph_free(&g);
+		{
+			/* a star: one row of 9000 entries (chunks of the row-blocks layout), rows around it */
+			int32_t    *src = malloc(9100 * sizeof(int32_t)),
+					   *dst = malloc(9100 * sizeof(int32_t));
+			uint64_t	rng = 11;
+
+			for (int i = 0; i < 9100; i++)
+			{
+				src[i] = 1 + i % 3000;
+				dst[i] = i < 9000 ? 1500 : (int32_t) (gen_random(&rng) % 3001);
+			}
+			graph_from_edges(&g, 3001, 9100, src, dst, true, &rng);
+			snprintf(g.name, sizeof(g.name), "star of 9000 in-edges");
+			test_row_blocks(&g, 12);
+			test_aligned_coo(&g, 13);
+			free(src);
+			free(dst);
+		}
 		test_hubs_first_keys();
 		graph_free(&g);
 	}
