@@ -161,6 +161,22 @@ uint64_t   *pr_radix_sort_u64(uint64_t *keys, uint64_t *tmp, size_t count, int f
 PrStatus	pr_order_by_key_desc(int64_t n, const int64_t *key, int32_t *order, int32_t *rank,
 								 const PrAllocator *alloc, PrError *err);
 
+/* First position in a[lo, hi) (ascending) holding a value >= v: a binary search. */
+static inline int64_t
+pr_lower_bound(const int64_t *a, int64_t lo, int64_t hi, int64_t v)
+{
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (a[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -117,22 +117,6 @@ id_map_free_lookup(IdMap *map, const PrAllocator *alloc)
 	map->bucket = NULL;
 }
 
-/* First position in ids[lo, hi) (ascending) holding a value >= id: a binary search. */
-static inline int64_t
-ids_lower_bound(const int64_t *ids, int64_t lo, int64_t hi, int64_t id)
-{
-	while (lo < hi)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (ids[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Rank of an id known to be present in the map. */
 static inline int32_t
 id_map_lookup(const IdMap *map, int64_t id)
@@ -145,7 +129,7 @@ id_map_lookup(const IdMap *map, int64_t id)
 		return map->table[diff];
 	lo = map->bucket[diff >> map->shift];
 	hi = map->bucket[(diff >> map->shift) + 1];
-	return (int32_t) ids_lower_bound(map->node_ids, lo, hi, id);
+	return (int32_t) pr_lower_bound(map->node_ids, lo, hi, id);
 }
 
 /* Most worker threads a build uses. */
@@ -1364,7 +1348,7 @@ pr_graph_add_out_edges(PrGraph *g, const PrAllocator *alloc, PrError *err)
 int64_t
 pr_graph_find(const PrGraph *g, int64_t external_id)
 {
-	int64_t		lo = ids_lower_bound(g->node_ids, 0, g->n_nodes, external_id);
+	int64_t		lo = pr_lower_bound(g->node_ids, 0, g->n_nodes, external_id);
 
 	if (lo < g->n_nodes && g->node_ids[lo] == external_id)
 		return lo;

@@ -249,6 +249,24 @@ gpu_matrix_upload_cusparse(GpuEngine *e, const PrPlanCsr *csr, const double *inv
 	return matrix_alloc(e, mat, &mat->sp_buffer, buffer, err);
 }
 
+/* The second kernel of the binned and row-blocks products: each long row's chunk sums, in order. */
+template <typename T>
+static PrStatus
+run_long_rows(GpuEngine *e, GpuMatrix *mat, T *y, PrError *err)
+{
+	const DevTile *d = &mat->tiles[0];
+
+	if (d->n_long > 0)
+	{
+		unsigned int lb = (unsigned int) ((d->n_long + PR_THREADS - 1) / PR_THREADS);
+
+		k_long_rows<T, PR_MODE_STORE><<<lb, PR_THREADS, 0, e->stream>>>(d->n_long, d->long_row, d->chunk_begin,
+																	   (const T *) mat->partial, y, (T *) NULL);
+		PR_LAUNCHED();
+	}
+	return PR_OK;
+}
+
 /* Runs y = M z on the device (k = 1 formats, or SpMM over the binned CSR when k > 1). */
 template <typename T>
 PrStatus
@@ -274,7 +292,6 @@ gpu_matrix_run(GpuEngine *e, GpuMatrix *mat, const void *zv, void *yv, PrError *
 	}
 	if (mat->kind == MATRIX_BINNED)
 	{
-		const DevTile *d = &mat->tiles[0];
 		T		   *partial = (T *) mat->partial;
 
 		if (mat->binned_blocks > 0)
@@ -285,18 +302,10 @@ gpu_matrix_run(GpuEngine *e, GpuMatrix *mat, const void *zv, void *yv, PrError *
 				k_binned<T, false><<<(unsigned int) mat->binned_blocks, PR_THREADS, 0, e->stream>>>(mat->binned, z, y, partial);
 			PR_LAUNCHED();
 		}
-		if (d->n_long > 0)
-		{
-			unsigned int lb = (unsigned int) ((d->n_long + PR_THREADS - 1) / PR_THREADS);
-
-			k_long_rows<T, PR_MODE_STORE><<<lb, PR_THREADS, 0, e->stream>>>(d->n_long, d->long_row, d->chunk_begin, partial, y, (T *) NULL);
-			PR_LAUNCHED();
-		}
-		return PR_OK;
+		return run_long_rows<T>(e, mat, y, err);
 	}
 	if (mat->kind == MATRIX_ROW_BLOCKS)
 	{
-		const DevTile *d = &mat->tiles[0];
 		T		   *partial = (T *) mat->partial;
 
 		if (mat->rowb.n_blocks > 0)
@@ -307,14 +316,7 @@ gpu_matrix_run(GpuEngine *e, GpuMatrix *mat, const void *zv, void *yv, PrError *
 				k_row_blocks<T, false><<<(unsigned int) mat->rowb.n_blocks, PR_THREADS, 0, e->stream>>>(mat->rowb, z, y, partial);
 			PR_LAUNCHED();
 		}
-		if (d->n_long > 0)
-		{
-			unsigned int lb = (unsigned int) ((d->n_long + PR_THREADS - 1) / PR_THREADS);
-
-			k_long_rows<T, PR_MODE_STORE><<<lb, PR_THREADS, 0, e->stream>>>(d->n_long, d->long_row, d->chunk_begin, partial, y, (T *) NULL);
-			PR_LAUNCHED();
-		}
-		return PR_OK;
+		return run_long_rows<T>(e, mat, y, err);
 	}
 	if (mat->kind == MATRIX_ALIGNED_COO)
 	{

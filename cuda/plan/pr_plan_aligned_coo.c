@@ -112,19 +112,7 @@ acoo_select(AcooSelectJob *job, int n_parts)
 static int64_t
 acoo_row_of_entry(const PrPlanCsr *csr, int64_t p)
 {
-	int64_t		lo = 0,
-				hi = csr->n;	/* ptr[lo] <= p < ptr[hi] */
-
-	while (hi - lo > 1)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (csr->ptr[mid] <= p)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	return pr_lower_bound(csr->ptr, 0, csr->n + 1, p + 1) - 1;
 }
 
 /* Position of row r in the ascending list rows[0 .. n_rows). */
