@@ -10,14 +10,16 @@
 #           suite  make installcheck (temp instance, powerrank + pg_cron preloaded)
 #           gpucheck  make -C cuda check-topk check-build, test/gpu/service_gpu.sql twice (GPU service vs CPU
 #                  engine, faults; then with the quick layout first)
-#           load   R-MAT $SCALE into table edges (parallel binary COPY into an UNLOGGED table), VACUUM ANALYZE
+#           load   R-MAT $SCALE (or $GRAPH) into table edges (parallel binary COPY into an UNLOGGED table), VACUUM ANALYZE
 #           cold   parallel count(*) x3, cold pagerank(top_k 100), warm x5 (powerrank_last_run per call)
 #           rwr    pgbench: 8 clients, random-source rwr(top_k 10) on the cached graph, p50/p99 from --log,
 #                  for each powerrank.service_batch_size in RWR_BATCHES ("8 1": batched, then one at a time)
 #           auto   device 'cpu' vs 'gpu' (warm) on R-MAT graphs of ~0.5/2/8/32 M edges: gpu_min_edges
 #           standalone  bench/gpu pr_bench --rmat $SCALE --only auto: the engine's ms per iteration
 #           mixed  $MIX_SECS s: 8 ranking clients + 2 writers + 1 checker (REPEATABLE READ, GPU vs CPU)
-#   env: OUT (default ./bench-sql-out), BUDGET (s, 560), PRECISION (fp32), SCALE (24), MIX_SECS (300),
+#   env: OUT (default ./bench-sql-out), BUDGET (s, 560), PRECISION (fp32), SCALE (24), GRAPH (a graph_gen.h
+#        name loaded instead of R-MAT $SCALE, e.g. local:23:16:0.9:64), COMPARE_KERNEL (cold: the warm call
+#        again with this powerrank.gpu_kernel, e.g. cusparse), MIX_SECS (300),
 #        MIX_SCALE (22), RWR_SECS (30), RWR_BATCHES ("8 1"), RWR_WARM (powerrank.warm_start values: "on"),
 #        RWR_NORMS (rwr's stopping norms measured, "l1" = the default; e.g. "l1 linf"), AUTO_SCALES ("15 17 19 21"), DRY_RUN=1 (below)
 #
@@ -236,7 +238,9 @@ load_rmat() {
   local scale=$1 t=$2 parts=$3 rows t0
   gcc -O2 -std=gnu11 -pthread -Itest/common -o "$WORK/rmat_copy" bench/sql/rmat_copy.c test/common/graph_gen.c
   t0=$(date +%s.%N)
-  rows=$("$WORK/rmat_copy" "$scale" 16 "$((20261121 + scale))" "$parts" "$WORK/$t") || return 1
+  local seed=20261121
+  case $scale in *:*) ;; *) seed=$((20261121 + scale)) ;; esac
+  rows=$("$WORK/rmat_copy" "$scale" 16 "$seed" "$parts" "$WORK/$t") || return 1
   chmod 644 "$WORK/$t".*.bin
   local t1=$(date +%s.%N)
   sql -c "DROP TABLE IF EXISTS $t; CREATE UNLOGGED TABLE $t(src bigint, dst bigint)"
@@ -246,13 +250,13 @@ load_rmat() {
   local t3=$(date +%s.%N)
   rm -f "$WORK/$t".*.bin
   sql -c "SELECT powerrank_cache_enable('$t')" >/dev/null
-  echo "RESULT load $t: R-MAT $scale, $rows edges; generate $(calc "$t1 - $t0") s, $parts parallel COPY $(calc "$t2 - $t1") s ($(calc "$rows / ($t2 - $t1) / 1000000") M rows/s), VACUUM ANALYZE $(calc "$t3 - $t2") s; $(sql -c "SELECT pg_size_pretty(pg_table_size('$t'))")"
+  echo "RESULT load $t: $(case $scale in *:*) echo "$scale" ;; *) echo "R-MAT $scale" ;; esac), $rows edges; generate $(calc "$t1 - $t0") s, $parts parallel COPY $(calc "$t2 - $t1") s ($(calc "$rows / ($t2 - $t1) / 1000000") M rows/s), VACUUM ANALYZE $(calc "$t3 - $t2") s; $(sql -c "SELECT pg_size_pretty(pg_table_size('$t'))")"
 }
 export -f load_rmat
 
 phase_load() {
   set -e
-  load_rmat "$SCALE" edges "$PARTS"
+  load_rmat "${GRAPH:-$SCALE}" edges "$PARTS"
   n=$(sql -c "SELECT bench_fill_sources('edges', 0.2)")
   echo "RESULT rwr sources: $n existing node ids sampled"
 }
@@ -291,6 +295,16 @@ phase_cold() {
   echo "RESULT parallel count(*) median of 3: $c ms"
   echo "RESULT cold pagerank(top_k 100): $cms ms (engine $ceng, $cit iterations, build $cb ms of which read $cread ms, iterate $ci ms of which GPU prepare $cprep ms, cache_hit $chit, fallback $cfb) — goal <= 2 x count(*) = $(calc "2 * $c") ms: $(goal "$cms <= 2 * $c")"
   echo "RESULT warm pagerank median of 5: $w ms (iterate_ms $wi, $it iterations; engine $(echo "$warm" | awk 'NR==1 {print $2}'), cache_hit $(echo "$warm" | awk '{print $7}' | sort -u | tr '\n' ' ')) — goal <= 1.3 x engine + 50 ms = $(calc "1.3 * $wi + 50") ms (engine = service iterate_ms; standalone pr_bench below): $(goal "$w <= 1.3 * $wi + 50")"
+  if [ -n "${COMPARE_KERNEL:-}" ]; then
+    # the same warm call with another kernel (the graph is prepared again after the reload)
+    reload_setting powerrank.gpu_kernel "'$COMPARE_KERNEL'"
+    timed_calls 1 "SELECT * FROM pagerank('edges', top_k => 100);" > /dev/null
+    cmp=$(timed_calls 5 "SELECT * FROM pagerank('edges', top_k => 100);")
+    echo "warm with gpu_kernel = $COMPARE_KERNEL:"; echo "$cmp"
+    cw=$(echo "$cmp" | awk '{print $1}' | median); cwi=$(echo "$cmp" | awk '{print $5}' | median)
+    echo "RESULT warm pagerank, gpu_kernel = $COMPARE_KERNEL: median $cw ms (iterate_ms $cwi; engine $(echo "$cmp" | awk 'NR==1 {print $2}')) against auto $w ms (iterate_ms $wi) — goal auto <= $COMPARE_KERNEL: $(goal "$wi <= $cwi")"
+    sql -c "ALTER SYSTEM RESET powerrank.gpu_kernel" -c "SELECT pg_reload_conf()" > /dev/null
+  fi
 }
 
 phase_rwr() {

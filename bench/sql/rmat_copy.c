@@ -3,6 +3,7 @@
  * PostgreSQL's binary COPY format (two int8 columns src, dst), for P parallel COPYs into one table.
  *
  *   rmat_copy SCALE EDGE_FACTOR SEED PARTS OUT_PREFIX     -> OUT_PREFIX.0.bin ... OUT_PREFIX.(P-1).bin
+ *   rmat_copy GRAPH - SEED PARTS OUT_PREFIX               (GRAPH: a graph_gen.h name, e.g. local:23:16:0.9:64)
  *
  * The graph is gen_rmat of test/common/graph_gen.h (random ids); duplicate (src, dst) pairs are
  * removed (self-loops stay), and each file's rows are shuffled.  One thread per part: pass 1
@@ -178,23 +179,42 @@ write_bucket(void *arg)
 int
 main(int argc, char **argv)
 {
-	int			scale,
+	int			scale = 0,
 				parts;
 	uint64_t	m,
 				seed,
 				total = 0;
 	pthread_t  *th;
+	GenSpec		spec;
 
 	if (argc != 6)
 	{
 		fprintf(stderr, "usage: %s SCALE EDGE_FACTOR SEED PARTS OUT_PREFIX\n", argv[0]);
 		return 2;
 	}
-	scale = atoi(argv[1]);
-	m = (uint64_t) atoll(argv[2]) << scale;
 	seed = strtoull(argv[3], NULL, 10);
 	parts = atoi(argv[4]);
-	if (scale < 1 || scale > 31 || parts < 1 || parts > 256 || m == 0)
+	if (strchr(argv[1], ':') != NULL)
+	{
+		if (!gen_parse(argv[1], seed, &spec))
+		{
+			fprintf(stderr, "unknown graph %s\n", argv[1]);
+			return 2;
+		}
+		m = (uint64_t) spec.m;
+	}
+	else
+	{
+		scale = atoi(argv[1]);
+		m = (uint64_t) atoll(argv[2]) << scale;
+		if (scale < 1 || scale > 31)
+		{
+			fprintf(stderr, "bad arguments\n");
+			return 2;
+		}
+		spec = gen_rmat(scale, (int64_t) m, seed, true);
+	}
+	if (parts < 1 || parts > 256 || m == 0)
 	{
 		fprintf(stderr, "bad arguments\n");
 		return 2;
@@ -205,7 +225,7 @@ main(int argc, char **argv)
 		return 1;
 	for (int i = 0; i < parts; i++)
 	{
-		jobs[i] = (Job) {.id = i, .parts = parts, .spec = gen_rmat(scale, (int64_t) m, seed, true),
+		jobs[i] = (Job) {.id = i, .parts = parts, .spec = spec,
 			.seed = seed, .prefix = argv[5],
 			.e0 = m * i / parts, .e1 = m * (i + 1) / parts};
 		pthread_create(&th[i], NULL, generate_slice, &jobs[i]);
