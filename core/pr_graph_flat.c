@@ -10,6 +10,8 @@
 #include "pr_graph_flat.h"
 
 #include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Rounds up to a multiple of 8. */
@@ -244,6 +246,9 @@ ids_in_range(const int32_t *ids, int64_t count, int64_t n)
 #define FLAT_MAX_CHECK_THREADS 16
 #define FLAT_PARALLEL_CHECK_IDS ((int64_t) 16 << 20)
 
+/* The fewest edges for which the rows' and derived arrays' checks run threaded. */
+#define FLAT_PARALLEL_CHECK_ROWS ((int64_t) 1 << 16)
+
 /* A range check split into parts for pr_parallel_run. */
 typedef struct RangeCheck
 {
@@ -380,15 +385,95 @@ pr_graph_view_flat_header(const void *buf, size_t size, PrGraph *view, PrError *
 	return PR_OK;
 }
 
-/* Checks that the sources of every in-edge row are ascending (parallel edges side by side). */
+/* Checks that the sources of the in-edge rows [v0, v1) are ascending (parallel edges side by side). */
 static bool
-in_rows_sorted(const PrGraph *g)
+in_rows_sorted(const PrGraph *g, int64_t v0, int64_t v1)
 {
-	for (int64_t v = 0; v < g->n_nodes; v++)
+	for (int64_t v = v0; v < v1; v++)
 		for (int64_t e = g->in_ptr[v] + 1; e < g->in_ptr[v + 1]; e++)
 			if (g->in_src[e] < g->in_src[e - 1])
 				return false;
 	return true;
+}
+
+/* A check of the in-edge rows split into parts of nodes for pr_parallel_run: sorted rows, and (when
+ * out_degree is set) each node's out-degree counted from the in-edges. */
+typedef struct RowsCheck
+{
+	const PrGraph *g;
+	_Atomic int64_t *out_degree;
+	bool		bad[FLAT_MAX_CHECK_THREADS];
+} RowsCheck;
+
+/* pr_parallel_run's task: rows of part `part` of n_parts. */
+static void
+rows_check_part(void *arg, int part, int n_parts)
+{
+	RowsCheck  *c = (RowsCheck *) arg;
+	int64_t		v0,
+				v1;
+
+	pr_even_range(c->g->n_nodes, part, n_parts, &v0, &v1);
+	c->bad[part] = !in_rows_sorted(c->g, v0, v1);
+	if (c->out_degree != NULL)
+		for (int64_t e = c->g->in_ptr[v0]; e < c->g->in_ptr[v1]; e++)
+			atomic_fetch_add_explicit(&c->out_degree[c->g->in_src[e]], 1, memory_order_relaxed);
+}
+
+/*
+ * Sorted in-edge rows by up to n_threads threads; for an unweighted graph without out-edge arrays
+ * also its derived arrays: each out_strength is the out-degree counted from the in-edges (integer
+ * counts: the same for any order of adding), every node has an edge.  *derived_checked says whether
+ * they were (else derived_arrays_valid checks them in order).
+ */
+static PrStatus
+rows_valid_threads(const PrGraph *g, int n_threads, bool *derived_checked, PrError *err)
+{
+	RowsCheck	c;
+	int64_t		n = g->n_nodes;
+	bool		derived = !g->weighted && !g->has_out_edges;
+
+	*derived_checked = false;
+	if (n_threads > FLAT_MAX_CHECK_THREADS)
+		n_threads = FLAT_MAX_CHECK_THREADS;
+	if (n_threads <= 1 || g->n_edges < FLAT_PARALLEL_CHECK_ROWS)
+		return in_rows_sorted(g, 0, n) ? PR_OK :
+			pr_error_set(err, PR_ERR_INVALID, "graph buffer has unsorted in-edge rows");
+	memset(&c, 0, sizeof(c));
+	c.g = g;
+	if (derived && (c.out_degree = calloc((size_t) n + 1, sizeof(_Atomic int64_t))) == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory checking a graph of %lld nodes", (long long) n);
+	pr_parallel_run(rows_check_part, &c, n_threads);
+	for (int t = 0; t < n_threads; t++)
+		if (c.bad[t])
+		{
+			free(c.out_degree);
+			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has unsorted in-edge rows");
+		}
+	if (derived)
+	{
+		for (int64_t u = 0; u < n; u++)
+		{
+			int64_t		d = atomic_load_explicit(&c.out_degree[u], memory_order_relaxed);
+
+			if (g->out_strength[u] != (double) d)
+			{
+				free(c.out_degree);
+				return pr_error_set(err, PR_ERR_INVALID,
+									"graph buffer's out-strength of node %lld is not the sum of its "
+									"out-weights", (long long) g->node_ids[u]);
+			}
+			if (d == 0 && g->in_ptr[u + 1] == g->in_ptr[u])
+			{
+				free(c.out_degree);
+				return pr_error_set(err, PR_ERR_INVALID, "graph buffer has node %lld without edges",
+									(long long) g->node_ids[u]);
+			}
+		}
+		free(c.out_degree);
+		*derived_checked = true;
+	}
+	return PR_OK;
 }
 
 /* Checks that every in-weight sum is below 2^PR_STRENGTH_LIMIT_EXP (see pr_graph.h). */
@@ -473,6 +558,7 @@ pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph 
 				m;
 	double	   *sums;
 	int64_t    *out_count;
+	bool		derived_checked = false;
 	PrStatus	status;
 
 	memset(view, 0, sizeof(*view));
@@ -495,8 +581,8 @@ pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph 
 		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has bad in-edge row pointers");
 	if (!ids_in_range_threads(g.in_src, m, n, n_threads))
 		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an in-edge source out of range");
-	if (!in_rows_sorted(&g))
-		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has unsorted in-edge rows");
+	if ((status = rows_valid_threads(&g, n_threads, &derived_checked, err)) != PR_OK)
+		return status;
 	if (g.weighted && !weights_valid(g.in_weight, m))
 		return pr_error_set(err, PR_ERR_INVALID,
 							"graph buffer has an invalid weight (negative, NaN or infinite)");
@@ -512,17 +598,20 @@ pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph 
 	}
 	if (!weights_valid(g.out_strength, n))
 		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an invalid out-strength");
-	sums = pr_alloc_array(&pr_malloc_allocator, (size_t) n, sizeof(double));
-	out_count = pr_alloc_array(&pr_malloc_allocator, (size_t) n, sizeof(int64_t));
-	if (n > 0 && (sums == NULL || out_count == NULL))
-		status = pr_error_set(err, PR_ERR_NOMEM, "out of memory checking a graph of %lld nodes",
-							  (long long) n);
-	else
-		status = derived_arrays_valid(&g, sums, out_count, err);
-	pr_free(&pr_malloc_allocator, sums);
-	pr_free(&pr_malloc_allocator, out_count);
-	if (status != PR_OK)
-		return status;
+	if (!derived_checked)
+	{
+		sums = pr_alloc_array(&pr_malloc_allocator, (size_t) n, sizeof(double));
+		out_count = pr_alloc_array(&pr_malloc_allocator, (size_t) n, sizeof(int64_t));
+		if (n > 0 && (sums == NULL || out_count == NULL))
+			status = pr_error_set(err, PR_ERR_NOMEM, "out of memory checking a graph of %lld nodes",
+								  (long long) n);
+		else
+			status = derived_arrays_valid(&g, sums, out_count, err);
+		pr_free(&pr_malloc_allocator, sums);
+		pr_free(&pr_malloc_allocator, out_count);
+		if (status != PR_OK)
+			return status;
+	}
 	{
 		int64_t		zero = 0;
 

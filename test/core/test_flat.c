@@ -98,6 +98,62 @@ test_flat_parallel_write(void)
 	pr_graph_free(&g, &pr_malloc_allocator);
 }
 
+/*
+ * The threaded checks of an unweighted graph without out-edge arrays (rows sorted, out-strengths
+ * counted from the in-edges): a good graph views back; a forged out-strength, an unsorted row and a
+ * node without edges are rejected as the sequential checks reject them.
+ */
+void
+test_flat_threaded_checks(void)
+{
+	EdgeList	e;
+	PrBuildOptions opt = {false, false, 2, NULL, NULL, NULL};
+	PrGraph		g,
+				view;
+	PrError		err;
+	size_t		size;
+	char	   *buf,
+			   *copy;
+	PrGraph		forged;
+	int64_t		row = -1;
+
+	edges_random(&e, 200000, 40000, 1, 1, false, 17);
+	CHECK(pr_graph_build(e.src, e.dst, NULL, e.m, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
+	edges_free(&e);
+	buf = write_flat(&g, &size);
+	CHECK(pr_graph_view_flat_threads(buf, size, 4, &view, &err) == PR_OK && graphs_equal(&g, &view));
+	copy = malloc(size);
+
+	/* an out-strength one too large */
+	memcpy(copy, buf, size);
+	CHECK(pr_graph_view_flat_header(copy, size, &forged, &err) == PR_OK);
+	((double *) forged.out_strength)[g.n_nodes / 2] += 1.0;
+	memset(&err, 0, sizeof(err));
+	CHECK(pr_graph_view_flat_threads(copy, size, 4, &view, &err) == PR_ERR_INVALID);
+	CHECKF(strstr(err.message, "is not the sum of its out-weights") != NULL, "message \"%s\"", err.message);
+
+	/* a row whose first two sources are swapped */
+	for (int64_t v = g.n_nodes - 1; v >= 0 && row < 0; v--)
+		if (g.in_ptr[v + 1] - g.in_ptr[v] >= 2 && g.in_src[g.in_ptr[v]] != g.in_src[g.in_ptr[v] + 1])
+			row = v;
+	CHECK(row >= 0);
+	memcpy(copy, buf, size);
+	CHECK(pr_graph_view_flat_header(copy, size, &forged, &err) == PR_OK);
+	{
+		int32_t    *src = (int32_t *) forged.in_src;
+		int32_t		t = src[g.in_ptr[row]];
+
+		src[g.in_ptr[row]] = src[g.in_ptr[row] + 1];
+		src[g.in_ptr[row] + 1] = t;
+	}
+	memset(&err, 0, sizeof(err));
+	CHECK(pr_graph_view_flat_threads(copy, size, 4, &view, &err) == PR_ERR_INVALID);
+	CHECKF(strstr(err.message, "unsorted in-edge rows") != NULL, "message \"%s\"", err.message);
+	free(copy);
+	free(buf);
+	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
 /* Write then view gives the same graph, for every combination of weights and out-edges. */
 void
 test_flat_round_trip(void)

@@ -22,6 +22,7 @@
 	X(test_build_allocation_failures) \
 	X(test_flat_round_trip) \
 	X(test_flat_parallel_write) \
+	X(test_flat_threaded_checks) \
 	X(test_flat_corrupt) \
 	X(test_flat_fuzz) \
 	X(test_topk_ties) \
