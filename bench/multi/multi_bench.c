@@ -302,6 +302,7 @@ run_prep_only(const Graph *g, const int *gpus, int n_gpus, const KernelSpec *spe
 			if (specs[k].only_gpus > 0 && gpus[i] != specs[k].only_gpus)
 				continue;
 			pr_multi_options_init(&opt);
+			opt.precision = PR_MULTI_FP32;	/* the benchmark's figures are fp32 */
 			opt.n_gpus = gpus[i];
 			opt.kernel = specs[k].kernel;
 			opt.method = method;
@@ -383,6 +384,7 @@ run_multi(const Graph *g, const int *gpus, int n_gpus, const KernelSpec *specs, 
 					continue;
 				}
 				pr_multi_options_init(&opt);
+				opt.precision = PR_MULTI_FP32;	/* the benchmark's figures are fp32 */
 				opt.n_gpus = gpus[i];
 				opt.kernel = kernel;
 				opt.method = method;

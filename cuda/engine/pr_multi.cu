@@ -153,7 +153,7 @@ pr_multi_options_init(PrMultiOptions *opts)
 	opts->method = PR_PARTITION_GREEDY;
 	opts->kernel = PR_MULTI_KERNEL_CSR;
 	opts->check_every = 1;
-	opts->precision = PR_MULTI_FP32;
+	opts->precision = PR_MULTI_FP64;	/* as powerrank.gpu_precision's default */
 	opts->compact_exchange = true;
 	opts->tiled_smem_tiles = 8;
 	opts->tiled_vec_threshold = 128;

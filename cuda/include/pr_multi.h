@@ -32,7 +32,7 @@
  *    of rows copied host -> device into two buffers on two streams (copy of block b+1 overlaps the
  *    product of block b), from pinned memory within the plan's pinned budget.
  *
- * Vectors are float (PR_MULTI_FP32, default) or double (PR_MULTI_FP64) on the device, reductions
+ * Vectors are float (PR_MULTI_FP32) or double (PR_MULTI_FP64, default) on the device, reductions
  * in double, results deterministic (fixed order).  fp64 runs an unweighted graph only: every
  * GPU scales the gathered vector by 1 / out_strength (z = x / d) and sums z over each row, so the
  * matrix carries no values at all (prepare refuses weights in fp64).
@@ -74,7 +74,7 @@ typedef struct PrMultiOptions
 	PrPartitionMethod method;	/* default greedy */
 	PrMultiKernel kernel;
 	int			check_every;	/* read the residual every this many iterations (default 1) */
-	PrMultiPrecision precision; /* default fp32 */
+	PrMultiPrecision precision; /* default fp64 (as the single-GPU engine and the setting) */
 	bool		compact_exchange;	/* tiled: all-gather only the slots some GPU reads (nodes with
 									 * out-edges), packed, instead of every slot (default true) */
 
@@ -100,7 +100,7 @@ typedef struct PrMultiOptions
 	const PrModel *tiled_model; /* default NULL */
 } PrMultiOptions;
 
-/* Fills the defaults (all GPUs, greedy, CSR kernel, fp32, compact exchange, check every iteration, no
+/* Fills the defaults (all GPUs, greedy, CSR kernel, fp64, compact exchange, check every iteration, no
  * hooks; the tiled layout s8, v128, compact, no model). */
 void		pr_multi_options_init(PrMultiOptions *opts);
 
