@@ -42,6 +42,14 @@ SELECT attname, n_distinct FROM pg_stats WHERE tablename = 'plan_pairs' ORDER BY
 SELECT est($$SELECT * FROM pagerank('plan_pairs', src_column => 'a', dst_column => 'b')$$) AS pairs_ab;
 SELECT est($$SELECT * FROM pagerank('plan_pairs', src_column => 'b', dst_column => 'b')$$) AS pairs_bb;
 
+-- A partitioned table: the statistics of the whole tree (300 unique src, 1 dst value).
+CREATE TABLE plan_parts(src bigint, dst bigint) PARTITION BY RANGE (src);
+CREATE TABLE plan_parts_1 PARTITION OF plan_parts FOR VALUES FROM (0) TO (150);
+CREATE TABLE plan_parts_2 PARTITION OF plan_parts FOR VALUES FROM (150) TO (1000);
+INSERT INTO plan_parts SELECT i, 0 FROM generate_series(1, 300) i;
+ANALYZE plan_parts;
+SELECT est($$SELECT * FROM pagerank('plan_parts')$$) AS partitioned;
+
 -- Nothing to go on: the default 1000, and no error at planning.
 SELECT est($$SELECT * FROM pagerank('no_such_table')$$) AS missing_table;
 SELECT est($$SELECT * FROM pagerank('no_such_schema.plan_edges')$$) AS missing_schema;
@@ -64,7 +72,7 @@ SELECT nodes FROM powerrank_cache WHERE source = 'plan_edges'::regclass;
 SELECT est($$SELECT * FROM pagerank('plan_edges')$$) AS cached;
 
 SELECT powerrank_cache_drop('plan_edges');
-DROP TABLE plan_edges, plan_pairs;
+DROP TABLE plan_edges, plan_pairs, plan_parts;
 REVOKE USAGE ON SCHEMA public FROM planner_rows_reader;
 DROP ROLE planner_rows_reader;
 DROP FUNCTION est(text);

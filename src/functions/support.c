@@ -167,15 +167,18 @@ cached_node_count(Oid relid, AttrNumber src_attnum, AttrNumber dst_attnum)
 	return nodes;
 }
 
-/* The distinct count of one column from pg_statistic, or -1 without statistics. */
+/*
+ * The distinct count of one column from pg_statistic, or -1 without statistics.  inherited: the
+ * statistics of the whole inheritance tree (the only ones of a partitioned table).
+ */
 static double
-column_distinct_count(Oid relid, AttrNumber attnum, double reltuples)
+column_distinct_count(Oid relid, AttrNumber attnum, bool inherited, double reltuples)
 {
 	HeapTuple	stats_tuple;
 	double		distinct;
 
 	stats_tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
-								  Int16GetDatum(attnum), BoolGetDatum(false));
+								  Int16GetDatum(attnum), BoolGetDatum(inherited));
 	if (!HeapTupleIsValid(stats_tuple))
 		return -1;
 	distinct = ((Form_pg_statistic) GETSTRUCT(stats_tuple))->stadistinct;
@@ -190,7 +193,7 @@ column_distinct_count(Oid relid, AttrNumber attnum, double reltuples)
 
 /* The node count estimated from the statistics of the two endpoint columns, or -1. */
 static double
-statistics_node_count(Oid relid, AttrNumber src_attnum, AttrNumber dst_attnum)
+statistics_node_count(Oid relid, AttrNumber src_attnum, AttrNumber dst_attnum, bool inherited)
 {
 	HeapTuple	class_tuple;
 	double		reltuples;
@@ -203,8 +206,8 @@ statistics_node_count(Oid relid, AttrNumber src_attnum, AttrNumber dst_attnum)
 	reltuples = ((Form_pg_class) GETSTRUCT(class_tuple))->reltuples;
 	ReleaseSysCache(class_tuple);
 
-	src_distinct = column_distinct_count(relid, src_attnum, reltuples);
-	dst_distinct = column_distinct_count(relid, dst_attnum, reltuples);
+	src_distinct = column_distinct_count(relid, src_attnum, inherited, reltuples);
+	dst_distinct = column_distinct_count(relid, dst_attnum, inherited, reltuples);
 	return Max(src_distinct, dst_distinct);
 }
 
@@ -221,6 +224,7 @@ table_node_count(const RowsArguments *args)
 	AttrNumber	src_attnum;
 	AttrNumber	dst_attnum;
 	char		relkind;
+	bool		missing = false;
 	double		nodes;
 
 	if (args->edges == NULL)
@@ -240,15 +244,19 @@ table_node_count(const RowsArguments *args)
 	if (src_attnum <= 0 || dst_attnum <= 0)
 		return -1;
 
-	/* Only what the user could read: the table, or both endpoint columns. */
-	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
-		(pg_attribute_aclcheck(relid, src_attnum, GetUserId(), ACL_SELECT) != ACLCHECK_OK ||
-		 pg_attribute_aclcheck(relid, dst_attnum, GetUserId(), ACL_SELECT) != ACLCHECK_OK))
+	/* Only what the user could read: the table, or both endpoint columns (if still there). */
+	if (pg_class_aclcheck_ext(relid, GetUserId(), ACL_SELECT, &missing) != ACLCHECK_OK &&
+		(missing ||
+		 pg_attribute_aclcheck_ext(relid, src_attnum, GetUserId(), ACL_SELECT,
+								   &missing) != ACLCHECK_OK || missing ||
+		 pg_attribute_aclcheck_ext(relid, dst_attnum, GetUserId(), ACL_SELECT,
+								   &missing) != ACLCHECK_OK))
 		return -1;
 
 	nodes = cached_node_count(relid, src_attnum, dst_attnum);
 	if (nodes < 0)
-		nodes = statistics_node_count(relid, src_attnum, dst_attnum);
+		nodes = statistics_node_count(relid, src_attnum, dst_attnum,
+									  relkind == RELKIND_PARTITIONED_TABLE);
 	return nodes;
 }
 
