@@ -85,6 +85,11 @@ COMMENT ON AGGREGATE powerrank_graph(int8, int8) IS
 COMMENT ON AGGREGATE powerrank_graph(int8, int8, float8) IS
 	'Builds a weighted rankgraph from (src, dst, weight) rows of any query';
 
+-- The planner's row estimate of pagerank, hits and rwr: top_k, else the node count of the table
+-- (graph cache or column statistics), times the number of sources for many-source rwr.
+CREATE FUNCTION powerrank_rows_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL SAFE;
+
 -- ---------------------------------------------------------------------------------------------
 -- pagerank: (node, score). All nodes in node order, or the top_k best by score (ties: node asc).
 -- The table form reads the named table (quoted / schema-qualified names allowed) with the
@@ -107,7 +112,8 @@ CREATE FUNCTION pagerank(
 	device text DEFAULT 'auto')
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_pagerank_table'
-	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
+	SUPPORT powerrank_rows_support;
 
 CREATE FUNCTION pagerank(
 	graph rankgraph,
@@ -121,7 +127,8 @@ CREATE FUNCTION pagerank(
 	device text DEFAULT 'auto')
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_pagerank_graph'
-	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
+	SUPPORT powerrank_rows_support;
 
 COMMENT ON FUNCTION pagerank(text, float8, float8, int, int, name, name, name, text, boolean, bigint[], boolean, text) IS
 	'PageRank (or personalized PageRank) of the nodes of an edge table';
@@ -146,7 +153,8 @@ CREATE FUNCTION hits(
 	device text DEFAULT 'auto')
 RETURNS TABLE(node bigint, hub float8, authority float8)
 	AS 'MODULE_PATHNAME', 'powerrank_hits_table'
-	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
+	SUPPORT powerrank_rows_support;
 
 CREATE FUNCTION hits(
 	graph rankgraph,
@@ -158,7 +166,8 @@ CREATE FUNCTION hits(
 	device text DEFAULT 'auto')
 RETURNS TABLE(node bigint, hub float8, authority float8)
 	AS 'MODULE_PATHNAME', 'powerrank_hits_graph'
-	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
+	SUPPORT powerrank_rows_support;
 
 COMMENT ON FUNCTION hits(text, float8, int, int, name, name, name, text, boolean, boolean, text) IS
 	'HITS hub and authority scores of the nodes of an edge table';
@@ -186,7 +195,8 @@ CREATE FUNCTION rwr(
 	device text DEFAULT 'auto')
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_rwr_table'
-	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
+	SUPPORT powerrank_rows_support;
 
 CREATE FUNCTION rwr(
 	edges text,
@@ -204,7 +214,8 @@ CREATE FUNCTION rwr(
 	device text DEFAULT 'auto')
 RETURNS TABLE(source bigint, node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_rwr_table_many'
-	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
+	SUPPORT powerrank_rows_support;
 
 CREATE FUNCTION rwr(
 	graph rankgraph,
@@ -218,7 +229,8 @@ CREATE FUNCTION rwr(
 	device text DEFAULT 'auto')
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_rwr_graph'
-	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
+	SUPPORT powerrank_rows_support;
 
 CREATE FUNCTION rwr(
 	graph rankgraph,
@@ -232,7 +244,8 @@ CREATE FUNCTION rwr(
 	device text DEFAULT 'auto')
 RETURNS TABLE(source bigint, node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_rwr_graph_many'
-	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
+	SUPPORT powerrank_rows_support;
 
 COMMENT ON FUNCTION rwr(text, bigint, float8, float8, int, int, name, name, name, text, boolean, boolean, text) IS
 	'Random walk with restart from one source over an edge table';

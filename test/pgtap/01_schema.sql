@@ -1,6 +1,6 @@
 -- pgTAP: the SQL API's objects and signatures (run by pg_prove; see test/run_all.sh).
 BEGIN;
-SELECT plan(45);
+SELECT plan(46);
 
 -- Types and aggregates.
 SELECT has_type('rankgraph');
@@ -43,6 +43,11 @@ INSERT INTO sigs VALUES
    'TABLE(source bigint, node bigint, score double precision)');
 
 SELECT has_function(name, args) FROM sigs;
+SELECT is((SELECT count(*) FROM sigs
+           WHERE (SELECT prosupport FROM pg_proc
+                  WHERE oid = format('%s(%s)', name, array_to_string(args, ','))::regprocedure)
+                 = 'powerrank_rows_support'::regproc),
+          8::bigint, 'the ranking functions have the planner support function for their row estimate');
 SELECT isnt_definer(name, args) FROM sigs;
 SELECT function_lang_is(name, args, 'c') FROM sigs;
 SELECT is(pg_get_function_result(format('%s(%s)', name, array_to_string(args, ','))::regprocedure),
