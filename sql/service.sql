@@ -311,6 +311,56 @@ SELECT service_ready();
 SELECT count(*) FROM pagerank('svc_enron_dir', device => 'gpu');
 SELECT engine FROM powerrank_last_run();
 
+-- A missing GPU library: the service is unavailable and its error names the file once, whether
+-- the setting ends in .so, lacks it, or starts with $libdir (shown as $libdir below); device =>
+-- 'gpu' says what to do.  Between the cases the cpu-test engine serves again.
+CREATE FUNCTION library_error() RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT service_state_is('unavailable') THEN
+    RETURN 'still ' || (SELECT state FROM powerrank_service);
+  END IF;
+  RETURN replace((SELECT last_error FROM powerrank_service),
+                 (SELECT setting FROM pg_config WHERE name = 'PKGLIBDIR'), '$libdir');
+END $$;
+ALTER SYSTEM SET powerrank.service_engine = 'gpu';
+ALTER SYSTEM SET powerrank.gpu_library = '/nonexistent/powerrank_gpu.so';
+SELECT pg_reload_conf();
+SELECT library_error();
+SELECT count(*) FROM pagerank('svc_enron_dir', device => 'gpu');
+ALTER SYSTEM SET powerrank.service_engine = 'cpu-test';
+SELECT pg_reload_conf();
+SELECT service_ready();
+ALTER SYSTEM SET powerrank.service_engine = 'gpu';
+ALTER SYSTEM SET powerrank.gpu_library = '/nonexistent/powerrank_gpu';
+SELECT pg_reload_conf();
+SELECT library_error();
+ALTER SYSTEM SET powerrank.service_engine = 'cpu-test';
+SELECT pg_reload_conf();
+SELECT service_ready();
+ALTER SYSTEM SET powerrank.service_engine = 'gpu';
+ALTER SYSTEM SET powerrank.gpu_library = '$libdir/powerrank_missing.so';
+SELECT pg_reload_conf();
+SELECT library_error();
+ALTER SYSTEM SET powerrank.service_engine = 'cpu-test';
+SELECT pg_reload_conf();
+SELECT service_ready();
+ALTER SYSTEM SET powerrank.service_engine = 'gpu';
+ALTER SYSTEM SET powerrank.gpu_library = 'powerrank_missing';
+SELECT pg_reload_conf();
+SELECT library_error();
+ALTER SYSTEM SET powerrank.service_engine = 'cpu-test';
+SELECT pg_reload_conf();
+SELECT service_ready();
+-- a file that is there but is no library: dlopen's reason, the file named once
+ALTER SYSTEM SET powerrank.service_engine = 'gpu';
+ALTER SYSTEM SET powerrank.gpu_library = '/dev/null';
+SELECT pg_reload_conf();
+SELECT library_error();
+ALTER SYSTEM RESET powerrank.service_engine;
+ALTER SYSTEM RESET powerrank.gpu_library;
+SELECT pg_reload_conf();
+SELECT service_ready();
+
 -- top_k is ranked where the scores are computed: the service sends back the best rows of each
 -- column (small results travel in the request slot, large ones in a segment), the CPU engine ranks
 -- its own vector.  Each must give exactly the first k rows of the full ranking (ORDER BY score

@@ -97,6 +97,8 @@ service_wanted(RankRun *run)
 				 errmsg("the powerrank GPU service has no device to run on (state: %s)",
 						service_state_name(view.state)),
 				 view.last_error[0] ? errdetail("%s", view.last_error) : 0,
+				 view.state == SERVICE_UNAVAILABLE ?
+				 errhint("Fix what DETAIL names (a missing GPU library: make cuda && make install, or set powerrank.gpu_library to its path) and reload the configuration with SELECT pg_reload_conf(); device => 'auto' runs on the CPU meanwhile.") :
 				 errhint("SELECT * FROM powerrank_service shows the service; device => 'auto' runs on the CPU when the service cannot.")));
 	snprintf(run->fallback, sizeof(run->fallback), "GPU service %s",
 			 service_state_name(view.state));

@@ -9,19 +9,40 @@
 #include "service/service_engine.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 GpuLibrary	engine_gpu;
 MultiLibrary engine_multi;
 int			engine_multi_gpus = 0;	/* GPUs plain PageRank runs on (0: the multi library is off) */
 
-/* Opens a shared library (what: its name in the message), or NULL with message set. */
+/*
+ * Opens a shared library (what: its name in the message), or NULL with message set.  The message
+ * names the file once: a missing file is said to be missing, and dlopen's reason loses the path
+ * it starts with.
+ */
 static void *
 open_library(const char *path, const char *what, char *message, size_t message_size)
 {
-	void	   *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	struct stat st;
+	void	   *handle;
+	const char *reason;
+	size_t		path_len = strlen(path);
 
+	if (stat(path, &st) != 0)
+	{
+		snprintf(message, message_size, "the %s \"%s\" does not exist", what, path);
+		return NULL;
+	}
+	handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (handle == NULL)
-		snprintf(message, message_size, "cannot load the %s \"%s\": %s", what, path, dlerror());
+	{
+		reason = dlerror();
+		if (reason == NULL)
+			reason = "unknown error";
+		if (strncmp(reason, path, path_len) == 0 && strncmp(reason + path_len, ": ", 2) == 0)
+			reason += path_len + 2;
+		snprintf(message, message_size, "cannot load the %s \"%s\": %s", what, path, reason);
+	}
 	return handle;
 }
 

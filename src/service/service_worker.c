@@ -67,12 +67,13 @@ handle_sigchld(SIGNAL_ARGS)
 /*
  * A library's path from its setting (powerrank.gpu_library, powerrank.gpu_multi_library):
  * "$libdir" is the package library directory; a bare name is looked up there; ".so" is added
- * when the name lacks it and the file is absent.
+ * when the name does not end in it and the file is absent, so that the path names the file once.
  */
 static void
 resolve_library(const char *setting, char *out, size_t size)
 {
 	struct stat st;
+	size_t		len;
 
 	if (setting == NULL)
 		setting = "";
@@ -82,7 +83,9 @@ resolve_library(const char *setting, char *out, size_t size)
 		snprintf(out, size, "%s/%s", pkglib_path, setting);
 	else
 		strlcpy(out, setting, size);
-	if (stat(out, &st) != 0 && strlen(out) + 3 < size)
+	len = strlen(out);
+	if (stat(out, &st) != 0 && !(len >= 3 && strcmp(out + len - 3, ".so") == 0) &&
+		len + 3 < size)
 		strlcat(out, ".so", size);
 }
 
