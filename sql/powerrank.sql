@@ -87,6 +87,7 @@ COMMENT ON AGGREGATE powerrank_graph(int8, int8, float8) IS
 
 -- ---------------------------------------------------------------------------------------------
 -- pagerank: (node, score). All nodes in node order, or the top_k best by score (ties: node asc).
+-- personalization_weights (aligned with personalization) weights the restart over those nodes.
 -- The table form reads the named table (quoted / schema-qualified names allowed) with the
 -- caller's privileges and row-level security.
 -- ---------------------------------------------------------------------------------------------
@@ -104,7 +105,8 @@ CREATE FUNCTION pagerank(
 	directed boolean DEFAULT true,
 	personalization bigint[] DEFAULT NULL,
 	require_convergence boolean DEFAULT false,
-	device text DEFAULT 'auto')
+	device text DEFAULT 'auto',
+	personalization_weights float8[] DEFAULT NULL)
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_pagerank_table'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
@@ -118,14 +120,15 @@ CREATE FUNCTION pagerank(
 	norm text DEFAULT 'l1',
 	personalization bigint[] DEFAULT NULL,
 	require_convergence boolean DEFAULT false,
-	device text DEFAULT 'auto')
+	device text DEFAULT 'auto',
+	personalization_weights float8[] DEFAULT NULL)
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_pagerank_graph'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
 
-COMMENT ON FUNCTION pagerank(text, float8, float8, int, int, name, name, name, text, boolean, bigint[], boolean, text) IS
+COMMENT ON FUNCTION pagerank(text, float8, float8, int, int, name, name, name, text, boolean, bigint[], boolean, text, float8[]) IS
 	'PageRank (or personalized PageRank) of the nodes of an edge table';
-COMMENT ON FUNCTION pagerank(rankgraph, float8, float8, int, int, text, bigint[], boolean, text) IS
+COMMENT ON FUNCTION pagerank(rankgraph, float8, float8, int, int, text, bigint[], boolean, text, float8[]) IS
 	'PageRank (or personalized PageRank) of the nodes of a rankgraph';
 
 -- ---------------------------------------------------------------------------------------------

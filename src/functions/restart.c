@@ -40,23 +40,34 @@ restart_uniform(RankRun *run)
 	return restart;
 }
 
-/* One column restarting uniformly over the given (distinct) nodes: personalization. */
+/*
+ * One column restarting over the given (distinct) nodes: personalization.  weights (summing to 1,
+ * aligned with node_ids) weights them, or NULL for uniformly; nodes of weight 0 are left out.
+ */
 PrRestart *
-restart_single_column(RankRun *run, const int64 *node_ids, int count, const char *what)
+restart_single_column(RankRun *run, const int64 *node_ids, const double *weights, int count,
+					  const char *what)
 {
 	PrRestart  *restart = MemoryContextAllocZero(run->cxt, sizeof(PrRestart));
 	int64	   *ptr = MemoryContextAlloc(run->cxt, 2 * sizeof(int64));
 	int32	   *node = MemoryContextAlloc(run->cxt, count * sizeof(int32));
 	double	   *weight = MemoryContextAlloc(run->cxt, count * sizeof(double));
+	int			entries = 0;
 	int			i;
 
 	for (i = 0; i < count; i++)
 	{
-		node[i] = internal_node(run, node_ids[i], what);
-		weight[i] = 1.0 / count;
+		/* every node must be in the graph, also one of weight 0 */
+		int32		internal = internal_node(run, node_ids[i], what);
+
+		if (weights != NULL && weights[i] == 0.0)
+			continue;
+		node[entries] = internal;
+		weight[entries] = weights != NULL ? weights[i] : 1.0 / count;
+		entries++;
 	}
 	ptr[0] = 0;
-	ptr[1] = count;
+	ptr[1] = entries;
 	restart->uniform = false;
 	restart->k = 1;
 	restart->ptr = ptr;
