@@ -145,3 +145,66 @@ SELECT bool_and(abs(r.score - e.score) < 1e-4) AS huge_ok
 FROM pagerank('k4', directed => false, personalization => ARRAY[0, 1, 2, 3],
               personalization_weights => ARRAY[1e308, 1e308, 2.5e307, 2.5e307]) r
 JOIN nx_expected e ON e.test = 'personalization' AND e.node = 3 - r.node;
+
+-- test_dangling_pagerank: alg(self.G, dangling=self.dangling_edges) with
+-- dangling_edges = {1: 2, 2: 3, 3: 0, 4: 0, 5: 0, 6: 0} (node 2's mass goes 2:3 to nodes 1 and 2);
+-- G.dangling_pagerank = dict(zip(sorted(G), [0.10844518, 0.18618601, 0.0710892, 0.2683668,
+--                                            0.15919783, 0.20671497]))
+INSERT INTO nx_expected VALUES ('dangling', 1, 0.10844518), ('dangling', 2, 0.18618601),
+  ('dangling', 3, 0.0710892), ('dangling', 4, 0.2683668), ('dangling', 5, 0.15919783),
+  ('dangling', 6, 0.20671497);
+SELECT r.node, round(r.score::numeric, 4) AS score, e.score AS networkx,
+       abs(r.score - e.score) < 1e-4 AS ok
+FROM pagerank('lm_pagerank', dangling => ARRAY[1, 2, 3, 4, 5, 6],
+              dangling_weights => ARRAY[2, 3, 0, 0, 0, 0]) r
+JOIN nx_expected e ON e.test = 'dangling' AND e.node = r.node ORDER BY r.node;
+SELECT engine FROM powerrank_last_run();
+-- the same through a rankgraph, with only the nodes of positive weight, in another order
+SELECT bool_and(abs(r.score - e.score) < 1e-4) AS all_ok, count(*) AS nodes
+FROM (SELECT powerrank_graph(src, dst) AS g FROM lm_pagerank) s,
+     pagerank(s.g, dangling => ARRAY[2, 1], dangling_weights => ARRAY[0.6, 0.4]) r
+JOIN nx_expected e ON e.test = 'dangling' AND e.node = r.node;
+-- the default (no dangling) still sends the dangling mass uniformly: the Langville-Meyer values
+-- at alpha 0.9 (above) are not the dangling ones
+SELECT bool_and(abs(r.score - e.score) < 1e-4) AS default_unchanged
+FROM pagerank('lm_pagerank', damping => 0.9, tolerance => 1e-8) r
+JOIN nx_expected e ON e.test = 'pagerank' AND e.node = r.node;
+
+-- RWR with a dangling distribution, hand-computed on 1 -> 2 (node 2 dangling), restart c = 0.15:
+-- by default node 2's mass returns to the source 1: x1 = c + (1 - c) x2, x2 = (1 - c) x1, so
+-- x1 = c / (1 - (1 - c)^2) = 0.15 / 0.2775 = 0.540540..., x2 = 0.459459...; with dangling => {2}
+-- it stays on 2: x1 = c = 0.15, x2 = 0.85.
+CREATE TABLE one_edge(src bigint, dst bigint);
+INSERT INTO one_edge VALUES (1, 2);
+SELECT node, round(score::numeric, 6) AS score FROM rwr('one_edge', 1, tolerance => 1e-10) ORDER BY node;
+SELECT node, round(score::numeric, 6) AS score
+FROM rwr('one_edge', 1, tolerance => 1e-10, dangling => ARRAY[2]) ORDER BY node;
+SELECT source, node, round(score::numeric, 6) AS score
+FROM rwr((SELECT powerrank_graph(src, dst) FROM one_edge), ARRAY[1, 2], tolerance => 1e-10,
+         dangling => ARRAY[1, 2], dangling_weights => ARRAY[0, 1]) ORDER BY source, node;
+-- rwr and pagerank with the same restart and dangling distributions agree
+SELECT max(abs(a.score - b.score)) < 1e-9 AS rwr_is_pagerank
+FROM rwr('lm_pagerank', 3, tolerance => 1e-11, dangling => ARRAY[1, 6],
+         dangling_weights => ARRAY[1, 3]) a
+JOIN pagerank('lm_pagerank', tolerance => 1e-11, personalization => ARRAY[3],
+              dangling => ARRAY[1, 6], dangling_weights => ARRAY[1, 3]) b USING (node);
+
+-- The GPU service's engines send the dangling mass where the walk restarts: device => 'gpu' is
+-- an ERROR, device => 'auto' runs on the CPU engine (and says why when the service would have
+-- been used).
+SELECT * FROM pagerank('lm_pagerank', dangling => ARRAY[2], device => 'gpu');
+SELECT * FROM rwr('lm_pagerank', 1, dangling => ARRAY[2], device => 'gpu');
+SET powerrank.gpu_min_edges = 0;
+SELECT bool_and(abs(r.score - e.score) < 1e-4) AS all_ok
+FROM pagerank('lm_pagerank', dangling => ARRAY[1, 2], dangling_weights => ARRAY[2, 3]) r
+JOIN nx_expected e ON e.test = 'dangling' AND e.node = r.node;
+SELECT engine, fallback FROM powerrank_last_run();
+RESET powerrank.gpu_min_edges;
+
+-- Bad dangling arguments.
+SELECT * FROM pagerank('lm_pagerank', dangling_weights => ARRAY[1]);
+SELECT * FROM pagerank('lm_pagerank', dangling => ARRAY[1, 2], dangling_weights => ARRAY[1]);
+SELECT * FROM pagerank('lm_pagerank', dangling => ARRAY[2, 2]);
+SELECT * FROM pagerank('lm_pagerank', dangling => ARRAY[2, 99]);
+SELECT * FROM rwr('lm_pagerank', 1, dangling => '{}');
+SELECT * FROM rwr('lm_pagerank', 1, dangling => ARRAY[1], dangling_weights => ARRAY[-2]);

@@ -87,7 +87,8 @@ COMMENT ON AGGREGATE powerrank_graph(int8, int8, float8) IS
 
 -- ---------------------------------------------------------------------------------------------
 -- pagerank: (node, score). All nodes in node order, or the top_k best by score (ties: node asc).
--- personalization_weights (aligned with personalization) weights the restart over those nodes.
+-- personalization_weights (aligned with personalization) weights the restart over those nodes;
+-- dangling (+ dangling_weights) is where a dangling node's mass goes (default: the restart).
 -- The table form reads the named table (quoted / schema-qualified names allowed) with the
 -- caller's privileges and row-level security.
 -- ---------------------------------------------------------------------------------------------
@@ -106,7 +107,9 @@ CREATE FUNCTION pagerank(
 	personalization bigint[] DEFAULT NULL,
 	require_convergence boolean DEFAULT false,
 	device text DEFAULT 'auto',
-	personalization_weights float8[] DEFAULT NULL)
+	personalization_weights float8[] DEFAULT NULL,
+	dangling bigint[] DEFAULT NULL,
+	dangling_weights float8[] DEFAULT NULL)
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_pagerank_table'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
@@ -121,14 +124,16 @@ CREATE FUNCTION pagerank(
 	personalization bigint[] DEFAULT NULL,
 	require_convergence boolean DEFAULT false,
 	device text DEFAULT 'auto',
-	personalization_weights float8[] DEFAULT NULL)
+	personalization_weights float8[] DEFAULT NULL,
+	dangling bigint[] DEFAULT NULL,
+	dangling_weights float8[] DEFAULT NULL)
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_pagerank_graph'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
 
-COMMENT ON FUNCTION pagerank(text, float8, float8, int, int, name, name, name, text, boolean, bigint[], boolean, text, float8[]) IS
+COMMENT ON FUNCTION pagerank(text, float8, float8, int, int, name, name, name, text, boolean, bigint[], boolean, text, float8[], bigint[], float8[]) IS
 	'PageRank (or personalized PageRank) of the nodes of an edge table';
-COMMENT ON FUNCTION pagerank(rankgraph, float8, float8, int, int, text, bigint[], boolean, text, float8[]) IS
+COMMENT ON FUNCTION pagerank(rankgraph, float8, float8, int, int, text, bigint[], boolean, text, float8[], bigint[], float8[]) IS
 	'PageRank (or personalized PageRank) of the nodes of a rankgraph';
 
 -- ---------------------------------------------------------------------------------------------
@@ -171,6 +176,7 @@ COMMENT ON FUNCTION hits(rankgraph, float8, int, int, text, boolean, text) IS
 -- ---------------------------------------------------------------------------------------------
 -- rwr: random walk with restart = personalized PageRank restarting at the source with
 -- probability restart (damping = 1 - restart). Many sources: one run, one column per source.
+-- dangling (+ dangling_weights): where a dangling node's mass goes (default: back to the source).
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION rwr(
@@ -186,7 +192,9 @@ CREATE FUNCTION rwr(
 	norm text DEFAULT 'l1',
 	directed boolean DEFAULT true,
 	require_convergence boolean DEFAULT false,
-	device text DEFAULT 'auto')
+	device text DEFAULT 'auto',
+	dangling bigint[] DEFAULT NULL,
+	dangling_weights float8[] DEFAULT NULL)
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_rwr_table'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
@@ -204,7 +212,9 @@ CREATE FUNCTION rwr(
 	norm text DEFAULT 'l1',
 	directed boolean DEFAULT true,
 	require_convergence boolean DEFAULT false,
-	device text DEFAULT 'auto')
+	device text DEFAULT 'auto',
+	dangling bigint[] DEFAULT NULL,
+	dangling_weights float8[] DEFAULT NULL)
 RETURNS TABLE(source bigint, node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_rwr_table_many'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
@@ -218,7 +228,9 @@ CREATE FUNCTION rwr(
 	top_k int DEFAULT NULL,
 	norm text DEFAULT 'l1',
 	require_convergence boolean DEFAULT false,
-	device text DEFAULT 'auto')
+	device text DEFAULT 'auto',
+	dangling bigint[] DEFAULT NULL,
+	dangling_weights float8[] DEFAULT NULL)
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_rwr_graph'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
@@ -232,18 +244,20 @@ CREATE FUNCTION rwr(
 	top_k int DEFAULT NULL,
 	norm text DEFAULT 'l1',
 	require_convergence boolean DEFAULT false,
-	device text DEFAULT 'auto')
+	device text DEFAULT 'auto',
+	dangling bigint[] DEFAULT NULL,
+	dangling_weights float8[] DEFAULT NULL)
 RETURNS TABLE(source bigint, node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_rwr_graph_many'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
 
-COMMENT ON FUNCTION rwr(text, bigint, float8, float8, int, int, name, name, name, text, boolean, boolean, text) IS
+COMMENT ON FUNCTION rwr(text, bigint, float8, float8, int, int, name, name, name, text, boolean, boolean, text, bigint[], float8[]) IS
 	'Random walk with restart from one source over an edge table';
-COMMENT ON FUNCTION rwr(text, bigint[], float8, float8, int, int, name, name, name, text, boolean, boolean, text) IS
+COMMENT ON FUNCTION rwr(text, bigint[], float8, float8, int, int, name, name, name, text, boolean, boolean, text, bigint[], float8[]) IS
 	'Random walk with restart from many sources at once over an edge table';
-COMMENT ON FUNCTION rwr(rankgraph, bigint, float8, float8, int, int, text, boolean, text) IS
+COMMENT ON FUNCTION rwr(rankgraph, bigint, float8, float8, int, int, text, boolean, text, bigint[], float8[]) IS
 	'Random walk with restart from one source over a rankgraph';
-COMMENT ON FUNCTION rwr(rankgraph, bigint[], float8, float8, int, int, text, boolean, text) IS
+COMMENT ON FUNCTION rwr(rankgraph, bigint[], float8, float8, int, int, text, boolean, text, bigint[], float8[]) IS
 	'Random walk with restart from many sources at once over a rankgraph';
 
 -- ---------------------------------------------------------------------------------------------

@@ -314,6 +314,37 @@ option_weight_list(FunctionCallInfo fcinfo, int argno, const char *name, const c
 	return weights;
 }
 
+/*
+ * A list of nodes with optional weights (personalization / personalization_weights, dangling /
+ * dangling_weights): the nodes (count of them), or NULL when nodes_arg is NULL; into *weights the
+ * weights normalized to sum 1, or NULL when weights_arg is NULL (then the nodes weigh alike).
+ * Weights without nodes are an ERROR.
+ */
+int64 *
+option_weighted_nodes(FunctionCallInfo fcinfo, int nodes_arg, int weights_arg,
+					  const char *nodes_name, const char *weights_name, int *count,
+					  double **weights)
+{
+	int64	   *nodes;
+
+	*count = 0;
+	*weights = NULL;
+	if (PG_ARGISNULL(nodes_arg))
+	{
+		if (!PG_ARGISNULL(weights_arg))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s needs %s", weights_name, nodes_name),
+					 errhint("Pass the nodes to weight as %s, e.g. %s => ARRAY[1, 2], %s => ARRAY[1, 4].",
+							 nodes_name, nodes_name, weights_name)));
+		return NULL;
+	}
+	nodes = option_node_list(fcinfo, nodes_arg, nodes_name, count);
+	if (!PG_ARGISNULL(weights_arg))
+		*weights = option_weight_list(fcinfo, weights_arg, weights_name, nodes_name, *count);
+	return nodes;
+}
+
 /* Reads the table name and the column names of the table form. */
 void
 edge_table_spec_read(FunctionCallInfo fcinfo, int relation_arg, int src_arg, int dst_arg,
