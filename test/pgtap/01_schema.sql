@@ -19,10 +19,12 @@ SELECT is((SELECT bool_and(p.proparallel = 's') FROM pg_proc p WHERE p.proname =
 CREATE TEMP TABLE sigs(name name, args name[], result text);
 INSERT INTO sigs VALUES
   ('pagerank', ARRAY['text', 'double precision', 'double precision', 'integer', 'integer', 'name',
-                     'name', 'name', 'text', 'boolean', 'bigint[]', 'boolean', 'text'],
+                     'name', 'name', 'text', 'boolean', 'bigint[]', 'boolean', 'text',
+                     'double precision[]', 'bigint[]', 'double precision[]'],
    'TABLE(node bigint, score double precision)'),
   ('pagerank', ARRAY['rankgraph', 'double precision', 'double precision', 'integer', 'integer',
-                     'text', 'bigint[]', 'boolean', 'text'],
+                     'text', 'bigint[]', 'boolean', 'text', 'double precision[]', 'bigint[]',
+                     'double precision[]'],
    'TABLE(node bigint, score double precision)'),
   ('hits', ARRAY['text', 'double precision', 'integer', 'integer', 'name', 'name', 'name', 'text',
                  'boolean', 'boolean', 'text'],
@@ -30,16 +32,18 @@ INSERT INTO sigs VALUES
   ('hits', ARRAY['rankgraph', 'double precision', 'integer', 'integer', 'text', 'boolean', 'text'],
    'TABLE(node bigint, hub double precision, authority double precision)'),
   ('rwr', ARRAY['text', 'bigint', 'double precision', 'double precision', 'integer', 'integer',
-                'name', 'name', 'name', 'text', 'boolean', 'boolean', 'text'],
+                'name', 'name', 'name', 'text', 'boolean', 'boolean', 'text', 'bigint[]',
+                'double precision[]'],
    'TABLE(node bigint, score double precision)'),
   ('rwr', ARRAY['text', 'bigint[]', 'double precision', 'double precision', 'integer', 'integer',
-                'name', 'name', 'name', 'text', 'boolean', 'boolean', 'text'],
+                'name', 'name', 'name', 'text', 'boolean', 'boolean', 'text', 'bigint[]',
+                'double precision[]'],
    'TABLE(source bigint, node bigint, score double precision)'),
   ('rwr', ARRAY['rankgraph', 'bigint', 'double precision', 'double precision', 'integer',
-                'integer', 'text', 'boolean', 'text'],
+                'integer', 'text', 'boolean', 'text', 'bigint[]', 'double precision[]'],
    'TABLE(node bigint, score double precision)'),
   ('rwr', ARRAY['rankgraph', 'bigint[]', 'double precision', 'double precision', 'integer',
-                'integer', 'text', 'boolean', 'text'],
+                'integer', 'text', 'boolean', 'text', 'bigint[]', 'double precision[]'],
    'TABLE(source bigint, node bigint, score double precision)');
 
 SELECT has_function(name, args) FROM sigs;
