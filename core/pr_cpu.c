@@ -114,6 +114,7 @@ struct CpuEngine
 	int			dangling_slot;	/* slot whose dangling sums part_dangling holds, or -1 */
 	int			z_slot;			/* slot whose scaled copy z holds, or -1 */
 	double	   *coef;			/* [k] per-column scalars of the current operation */
+	double	   *dangling_coef;	/* [k] alpha * dangling mass, with a dangling distribution */
 	double	   *scratch;		/* [n_threads * 2k] per-thread carries and block sums of the
 								 * compensated sums (thread 0's also for the chunk totals) */
 	PrResidual *res;			/* [k] residuals of the last update / normalize */
@@ -633,7 +634,27 @@ typedef struct UpdateArgs
 	const double *x;			/* previous iterate / old slot, or NULL */
 	double		alpha;
 	bool		uniform;
+	const PrRestart *restart;	/* pagerank_update: its dangling distribution, if any */
 } UpdateArgs;
+
+/* First position of the ascending ids whose id is >= v. */
+static int64_t
+first_at_least(const int32_t *ids, int64_t count, int64_t v)
+{
+	int64_t		lo = 0,
+				hi = count;
+
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (ids[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
 
 /*
  * Per-chunk |y - x| partials (l1 sums and maxima) of node rows [v0, v1): one column in plain
@@ -729,6 +750,17 @@ task_pagerank_update(CpuEngine *e, int tid, const void *varg)
 
 				y[(int64_t) e->restart_node[r] * k + j] += e->coef[j] * e->restart_weight[r];
 			}
+		}
+		if (a->restart != NULL && a->restart->dangling_count > 0)
+		{
+			/* the dangling mass goes to the dangling distribution's nodes of this chunk */
+			const PrRestart *r = a->restart;
+
+			for (int64_t i = first_at_least(r->dangling_node, r->dangling_count, v0);
+				 i < r->dangling_count && r->dangling_node[i] < v1; i++)
+				for (int j = 0; j < k; j++)
+					y[(int64_t) r->dangling_node[i] * k + j] +=
+						e->dangling_coef[j] * r->dangling_weight[i];
 		}
 		chunk_residual(e, c, v0, v1, y, a->x, thread_scratch(e, tid));
 		/* prepare the next product while the chunk is in cache */
@@ -854,12 +886,13 @@ cpu_free_vectors(CpuEngine *e)
 	pr_free(&e->alloc, e->part_max);
 	pr_free(&e->alloc, e->part_dangling);
 	pr_free(&e->alloc, e->coef);
+	pr_free(&e->alloc, e->dangling_coef);
 	pr_free(&e->alloc, e->scratch);
 	pr_free(&e->alloc, e->res);
 	e->slot = NULL;
 	e->n_slots = 0;
 	e->z = NULL;
-	e->part_sum = e->part_max = e->part_dangling = e->coef = e->scratch = NULL;
+	e->part_sum = e->part_max = e->part_dangling = e->coef = e->dangling_coef = e->scratch = NULL;
 	e->res = NULL;
 	e->have_residual = false;
 	e->dangling_slot = -1;
@@ -888,10 +921,11 @@ cpu_alloc_vectors(CpuEngine *e, int k, int n_slots)
 	e->part_max = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
 	e->part_dangling = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
 	e->coef = ENGINE_ALLOC(e, double, k);
+	e->dangling_coef = ENGINE_ALLOC(e, double, k);
 	e->scratch = ENGINE_ALLOC(e, double, (size_t) e->n_threads * 2 * (size_t) k);
 	e->res = ENGINE_ALLOC(e, PrResidual, k);
 	if (e->part_sum == NULL || e->part_max == NULL || e->part_dangling == NULL ||
-		e->coef == NULL || e->scratch == NULL || e->res == NULL)
+		e->coef == NULL || e->dangling_coef == NULL || e->scratch == NULL || e->res == NULL)
 		return false;
 	if (e->needs & PR_NEED_PULL_NORMALIZED)
 	{
@@ -1350,7 +1384,14 @@ cpu_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha, const 
 	sum_partials(e, e->part_dangling, e->coef);
 	for (int j = 0; j < k; j++)
 	{
-		e->coef[j] = alpha * e->coef[j] + (1.0 - alpha);
+		/* the dangling mass follows the restart, or goes to the dangling distribution */
+		if (restart->dangling_count > 0)
+		{
+			e->dangling_coef[j] = alpha * e->coef[j];
+			e->coef[j] = 1.0 - alpha;
+		}
+		else
+			e->coef[j] = alpha * e->coef[j] + (1.0 - alpha);
 		if (restart->uniform)
 			e->coef[j] /= (double) e->n;
 	}
@@ -1358,6 +1399,7 @@ cpu_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha, const 
 	args.x = e->slot[x_slot];
 	args.alpha = alpha;
 	args.uniform = restart->uniform;
+	args.restart = restart;
 	slot_written(e, y_slot);
 	cpu_run(e, task_pagerank_update, &args);
 	collect_residual(e);
@@ -1562,6 +1604,7 @@ cpu_release(PrEngine *base)
 
 static const PrEngineOps cpu_engine_ops = {
 	.name = "cpu",
+	.custom_dangling = true,
 	.prepare = cpu_prepare,
 	.fill = cpu_fill,
 	.upload = cpu_upload,

@@ -323,6 +323,40 @@ begin_run(const PrEngine *engine, const PrGraph *g, const PrIterOptions *options
 }
 
 /*
+ * Checks a restart's own dangling distribution (when it has one) against the graph and the
+ * engine: ids ascending and in range, weights summing to 1, an engine that takes it.
+ */
+static PrStatus
+validate_dangling(const PrEngine *engine, const PrRestart *r, int64_t n, PrError *err)
+{
+	double		sum = 0.0;
+
+	if (r->dangling_count == 0)
+		return PR_OK;
+	if (r->dangling_count < 0 || r->dangling_node == NULL || r->dangling_weight == NULL)
+		return pr_error_set(err, PR_ERR_INVALID, "dangling distribution arrays are malformed");
+	if (!engine->ops->custom_dangling)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED,
+							"engine %s does not take a dangling distribution", engine->ops->name);
+	for (int64_t i = 0; i < r->dangling_count; i++)
+	{
+		if (r->dangling_node[i] < 0 || r->dangling_node[i] >= n ||
+			(i > 0 && r->dangling_node[i] <= r->dangling_node[i - 1]))
+			return pr_error_set(err, PR_ERR_INVALID,
+								"dangling node %d is not in the graph or out of order",
+								(int) r->dangling_node[i]);
+		if (!(r->dangling_weight[i] >= 0.0) || isinf(r->dangling_weight[i]))
+			return pr_error_set(err, PR_ERR_INVALID,
+								"dangling weight %g must be finite and >= 0",
+								r->dangling_weight[i]);
+		sum += r->dangling_weight[i];
+	}
+	if (fabs(sum - 1.0) > PR_RESTART_SUM_SLACK)
+		return pr_error_set(err, PR_ERR_INVALID, "dangling weights sum to %.17g, not 1", sum);
+	return PR_OK;
+}
+
+/*
  * What every PageRank run checks first (engine, graph, options, damping, restart, the operations
  * the iterations need) and its number of columns, through k.
  */
@@ -357,17 +391,18 @@ begin_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart
 		ops->pagerank_update == NULL || ops->residual == NULL)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED,
 							"engine %s lacks an operation PageRank needs", ops->name);
-	return PR_OK;
+	return validate_dangling(engine, restart, g->n_nodes, err);
 }
 
-/* True when a run may start from the warm start: asked for, a restart that is not uniform, and
- * an engine with the operations it needs. */
+/* True when a run may start from the warm start: asked for, a restart that is not uniform and
+ * sends the dangling mass where it restarts, and an engine with the operations it needs. */
 static bool
 warm_start_possible(const PrEngine *engine, const PrRestart *restart, const PrIterOptions *o)
 {
 	const PrEngineOps *ops = engine->ops;
 
-	return o->warm_start && !restart->uniform && ops->restart_fill != NULL &&
+	return o->warm_start && !restart->uniform && restart->dangling_count == 0 &&
+		ops->restart_fill != NULL &&
 		ops->column_sums != NULL && ops->combine != NULL && ops->far_field != NULL &&
 		ops->normalize != NULL;
 }

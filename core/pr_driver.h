@@ -5,8 +5,9 @@
  *  - PageRank, "Google" form as NetworkX: x starts at the uniform 1/N (or, on request, at the
  *    warm start of a restart that is not uniform: see PrIterOptions.warm_start),
  *    x' = alpha * (P x + d * r) + (1 - alpha) * r, with P the column-stochastic pull operator,
- *    d the dangling mass and r the restart distribution (uniform, or the personalization).
- *    Scores sum to 1.
+ *    d the dangling mass and r the restart distribution (uniform, or the personalization); with
+ *    a dangling distribution q (PrRestart.dangling_count > 0), alpha * d * q replaces
+ *    alpha * d * r.  Scores sum to 1.
  *  - RWR from source s is PageRank with r = e_s and alpha = 1 - restart probability; many sources
  *    are k columns computed in one pass per iteration.
  *  - HITS: a = Aᵀ h, h = A a, each normalised to sum 1 every iteration (NetworkX's normalisation).

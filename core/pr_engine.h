@@ -37,7 +37,11 @@ typedef enum PrProduct
  * Restart (teleport / personalization) distribution, one per column.  Column j's entries are
  * node[ptr[j]] .. node[ptr[j+1]-1] with weights weight[...] summing to 1.  uniform = true means
  * every column restarts uniformly over all n nodes (node/weight/ptr unused, k must be 1).
- * The dangling mass of a column is redistributed by the same distribution (the NetworkX rule).
+ * The dangling mass of a column is redistributed by the same distribution (the NetworkX rule),
+ * unless dangling_count > 0: then every column's dangling mass goes to the one dangling
+ * distribution dangling_node / dangling_weight (NetworkX's dangling=), node ids strictly
+ * ascending, weights >= 0 summing to 1.  Only engines that say so (PrEngineOps.custom_dangling)
+ * take it; the driver refuses it for the others.
  */
 typedef struct PrRestart
 {
@@ -46,6 +50,9 @@ typedef struct PrRestart
 	const int64_t *ptr;			/* [k+1] */
 	const int32_t *node;		/* [ptr[k]] internal node ids */
 	const double *weight;		/* [ptr[k]] */
+	int64_t		dangling_count; /* 0: dangling mass follows the restart distribution */
+	const int32_t *dangling_node;	/* [dangling_count] internal node ids, ascending */
+	const double *dangling_weight;	/* [dangling_count] */
 } PrRestart;
 
 /* Residual of the last update, per column: both norms, the driver picks. */
@@ -62,6 +69,9 @@ typedef struct PrEngineOps
 {
 	/* Short name shown in run statistics ("cpu", "gpu-tiled", ...). */
 	const char *name;
+
+	/* pagerank_update takes a restart's own dangling distribution (PrRestart.dangling_count). */
+	bool		custom_dangling;
 
 	/*
 	 * Takes the graph (the engine may copy or upload it; g stays valid until release), the number
@@ -88,7 +98,9 @@ typedef struct PrEngineOps
 	 * iterate in x_slot:
 	 *   d_j = sum over dangling u of x[u][j]
 	 *   y[v][j] = alpha * y[v][j] + (alpha * d_j + (1 - alpha)) * r_j[v]
-	 * where r_j is the restart distribution; then stores the residual |y - x| per column.
+	 * where r_j is the restart distribution (with a dangling distribution q, see PrRestart:
+	 * alpha * y[v][j] + alpha * d_j * q[v] + (1 - alpha) * r_j[v]); then stores the residual
+	 * |y - x| per column.
 	 */
 	PrStatus	(*pagerank_update) (PrEngine *e, int y_slot, int x_slot, double alpha,
 									const PrRestart *restart, PrError *err);

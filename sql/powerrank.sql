@@ -92,6 +92,8 @@ CREATE FUNCTION powerrank_rows_support(internal) RETURNS internal
 
 -- ---------------------------------------------------------------------------------------------
 -- pagerank: (node, score). All nodes in node order, or the top_k best by score (ties: node asc).
+-- personalization_weights (aligned with personalization) weights the restart over those nodes;
+-- dangling (+ dangling_weights) is where a dangling node's mass goes (default: the restart).
 -- The table form reads the named table (quoted / schema-qualified names allowed) with the
 -- caller's privileges and row-level security.
 -- ---------------------------------------------------------------------------------------------
@@ -109,7 +111,10 @@ CREATE FUNCTION pagerank(
 	directed boolean DEFAULT true,
 	personalization bigint[] DEFAULT NULL,
 	require_convergence boolean DEFAULT false,
-	device text DEFAULT 'auto')
+	device text DEFAULT 'auto',
+	personalization_weights float8[] DEFAULT NULL,
+	dangling bigint[] DEFAULT NULL,
+	dangling_weights float8[] DEFAULT NULL)
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_pagerank_table'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
@@ -124,15 +129,18 @@ CREATE FUNCTION pagerank(
 	norm text DEFAULT 'l1',
 	personalization bigint[] DEFAULT NULL,
 	require_convergence boolean DEFAULT false,
-	device text DEFAULT 'auto')
+	device text DEFAULT 'auto',
+	personalization_weights float8[] DEFAULT NULL,
+	dangling bigint[] DEFAULT NULL,
+	dangling_weights float8[] DEFAULT NULL)
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_pagerank_graph'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
 	SUPPORT powerrank_rows_support;
 
-COMMENT ON FUNCTION pagerank(text, float8, float8, int, int, name, name, name, text, boolean, bigint[], boolean, text) IS
+COMMENT ON FUNCTION pagerank(text, float8, float8, int, int, name, name, name, text, boolean, bigint[], boolean, text, float8[], bigint[], float8[]) IS
 	'PageRank (or personalized PageRank) of the nodes of an edge table';
-COMMENT ON FUNCTION pagerank(rankgraph, float8, float8, int, int, text, bigint[], boolean, text) IS
+COMMENT ON FUNCTION pagerank(rankgraph, float8, float8, int, int, text, bigint[], boolean, text, float8[], bigint[], float8[]) IS
 	'PageRank (or personalized PageRank) of the nodes of a rankgraph';
 
 -- ---------------------------------------------------------------------------------------------
@@ -177,6 +185,7 @@ COMMENT ON FUNCTION hits(rankgraph, float8, int, int, text, boolean, text) IS
 -- ---------------------------------------------------------------------------------------------
 -- rwr: random walk with restart = personalized PageRank restarting at the source with
 -- probability restart (damping = 1 - restart). Many sources: one run, one column per source.
+-- dangling (+ dangling_weights): where a dangling node's mass goes (default: back to the source).
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION rwr(
@@ -192,7 +201,9 @@ CREATE FUNCTION rwr(
 	norm text DEFAULT 'l1',
 	directed boolean DEFAULT true,
 	require_convergence boolean DEFAULT false,
-	device text DEFAULT 'auto')
+	device text DEFAULT 'auto',
+	dangling bigint[] DEFAULT NULL,
+	dangling_weights float8[] DEFAULT NULL)
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_rwr_table'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
@@ -211,7 +222,9 @@ CREATE FUNCTION rwr(
 	norm text DEFAULT 'l1',
 	directed boolean DEFAULT true,
 	require_convergence boolean DEFAULT false,
-	device text DEFAULT 'auto')
+	device text DEFAULT 'auto',
+	dangling bigint[] DEFAULT NULL,
+	dangling_weights float8[] DEFAULT NULL)
 RETURNS TABLE(source bigint, node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_rwr_table_many'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
@@ -226,7 +239,9 @@ CREATE FUNCTION rwr(
 	top_k int DEFAULT NULL,
 	norm text DEFAULT 'l1',
 	require_convergence boolean DEFAULT false,
-	device text DEFAULT 'auto')
+	device text DEFAULT 'auto',
+	dangling bigint[] DEFAULT NULL,
+	dangling_weights float8[] DEFAULT NULL)
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_rwr_graph'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
@@ -241,19 +256,21 @@ CREATE FUNCTION rwr(
 	top_k int DEFAULT NULL,
 	norm text DEFAULT 'l1',
 	require_convergence boolean DEFAULT false,
-	device text DEFAULT 'auto')
+	device text DEFAULT 'auto',
+	dangling bigint[] DEFAULT NULL,
+	dangling_weights float8[] DEFAULT NULL)
 RETURNS TABLE(source bigint, node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_rwr_graph_many'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
 	SUPPORT powerrank_rows_support;
 
-COMMENT ON FUNCTION rwr(text, bigint, float8, float8, int, int, name, name, name, text, boolean, boolean, text) IS
+COMMENT ON FUNCTION rwr(text, bigint, float8, float8, int, int, name, name, name, text, boolean, boolean, text, bigint[], float8[]) IS
 	'Random walk with restart from one source over an edge table';
-COMMENT ON FUNCTION rwr(text, bigint[], float8, float8, int, int, name, name, name, text, boolean, boolean, text) IS
+COMMENT ON FUNCTION rwr(text, bigint[], float8, float8, int, int, name, name, name, text, boolean, boolean, text, bigint[], float8[]) IS
 	'Random walk with restart from many sources at once over an edge table';
-COMMENT ON FUNCTION rwr(rankgraph, bigint, float8, float8, int, int, text, boolean, text) IS
+COMMENT ON FUNCTION rwr(rankgraph, bigint, float8, float8, int, int, text, boolean, text, bigint[], float8[]) IS
 	'Random walk with restart from one source over a rankgraph';
-COMMENT ON FUNCTION rwr(rankgraph, bigint[], float8, float8, int, int, text, boolean, text) IS
+COMMENT ON FUNCTION rwr(rankgraph, bigint[], float8, float8, int, int, text, boolean, text, bigint[], float8[]) IS
 	'Random walk with restart from many sources at once over a rankgraph';
 
 -- ---------------------------------------------------------------------------------------------

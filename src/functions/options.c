@@ -246,6 +246,105 @@ option_node_list(FunctionCallInfo fcinfo, int argno, const char *name, int *coun
 	return nodes;
 }
 
+/*
+ * A float8[] argument weighting the nodes of another argument (nodes_name, count nodes): one
+ * weight per node in the same order, each finite and >= 0, not all 0.  Returns the weights
+ * divided by their sum (they then sum to 1).
+ */
+double *
+option_weight_list(FunctionCallInfo fcinfo, int argno, const char *name, const char *nodes_name,
+				   int count)
+{
+	ArrayType  *array;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n_elems;
+	double	   *weights;
+	double		largest = 0.0;
+	double		sum = 0.0;
+	int			i;
+
+	require_not_null(fcinfo, argno, name);
+	array = PG_GETARG_ARRAYTYPE_P(argno);
+	if (ARR_NDIM(array) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a one-dimensional array, got %d dimensions", name,
+						ARR_NDIM(array)),
+				 errhint("List one weight per node of %s, in the same order, e.g. ARRAY[1, 4].",
+						 nodes_name)));
+	deconstruct_array(array, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+					  &elems, &nulls, &n_elems);
+	if (n_elems != count)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s has %d elements but %s has %d", name, n_elems, nodes_name, count),
+				 errhint("Give one weight per node of %s, in the same order.", nodes_name)));
+	weights = palloc(count * sizeof(double));
+	for (i = 0; i < count; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not contain NULL", name),
+					 errhint("Give every node of %s a weight (0 to leave it out).", nodes_name)));
+		weights[i] = DatumGetFloat8(elems[i]);
+		if (!(weights[i] >= 0.0) || isinf(weights[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s must be finite numbers >= 0, got %s at position %d", name,
+							float8out_internal(weights[i]), i + 1),
+					 errhint("Weights are relative: only their ratios matter, e.g. ARRAY[1, 4].")));
+		if (weights[i] > largest)
+			largest = weights[i];
+	}
+	if (largest == 0.0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not all be 0", name),
+				 errhint("Give at least one node of %s a positive weight.", nodes_name)));
+	/* scaled by the largest first: a sum of huge weights stays finite */
+	for (i = 0; i < count; i++)
+	{
+		weights[i] /= largest;
+		sum += weights[i];
+	}
+	for (i = 0; i < count; i++)
+		weights[i] /= sum;
+	return weights;
+}
+
+/*
+ * A list of nodes with optional weights (personalization / personalization_weights, dangling /
+ * dangling_weights): the nodes (count of them), or NULL when nodes_arg is NULL; into *weights the
+ * weights normalized to sum 1, or NULL when weights_arg is NULL (then the nodes weigh alike).
+ * Weights without nodes are an ERROR.
+ */
+int64 *
+option_weighted_nodes(FunctionCallInfo fcinfo, int nodes_arg, int weights_arg,
+					  const char *nodes_name, const char *weights_name, int *count,
+					  double **weights)
+{
+	int64	   *nodes;
+
+	*count = 0;
+	*weights = NULL;
+	if (PG_ARGISNULL(nodes_arg))
+	{
+		if (!PG_ARGISNULL(weights_arg))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s needs %s", weights_name, nodes_name),
+					 errhint("Pass the nodes to weight as %s, e.g. %s => ARRAY[1, 2], %s => ARRAY[1, 4].",
+							 nodes_name, nodes_name, weights_name)));
+		return NULL;
+	}
+	nodes = option_node_list(fcinfo, nodes_arg, nodes_name, count);
+	if (!PG_ARGISNULL(weights_arg))
+		*weights = option_weight_list(fcinfo, weights_arg, weights_name, nodes_name, *count);
+	return nodes;
+}
+
 /* Reads the table name and the column names of the table form. */
 void
 edge_table_spec_read(FunctionCallInfo fcinfo, int relation_arg, int src_arg, int dst_arg,

@@ -16,31 +16,43 @@ enum
 {
 	PT_EDGES, PT_DAMPING, PT_TOLERANCE, PT_MAX_ITERATIONS, PT_TOP_K, PT_SRC_COLUMN,
 	PT_DST_COLUMN, PT_WEIGHT_COLUMN, PT_NORM, PT_DIRECTED, PT_PERSONALIZATION,
-	PT_REQUIRE_CONVERGENCE, PT_DEVICE
+	PT_REQUIRE_CONVERGENCE, PT_DEVICE, PT_PERSONALIZATION_WEIGHTS, PT_DANGLING,
+	PT_DANGLING_WEIGHTS
 };
 
 /* Argument positions of pagerank(graph rankgraph, ...). */
 enum
 {
 	PG_ARG_GRAPH, PG_ARG_DAMPING, PG_ARG_TOLERANCE, PG_ARG_MAX_ITERATIONS, PG_ARG_TOP_K,
-	PG_ARG_NORM, PG_ARG_PERSONALIZATION, PG_ARG_REQUIRE_CONVERGENCE, PG_ARG_DEVICE
+	PG_ARG_NORM, PG_ARG_PERSONALIZATION, PG_ARG_REQUIRE_CONVERGENCE, PG_ARG_DEVICE,
+	PG_ARG_PERSONALIZATION_WEIGHTS, PG_ARG_DANGLING, PG_ARG_DANGLING_WEIGHTS
 };
+
+/* The nodes of a distribution argument and their weights (NULL: alike), count of them. */
+typedef struct WeightedNodes
+{
+	int64	   *nodes;			/* NULL: the argument is NULL */
+	double	   *weights;
+	int			count;
+} WeightedNodes;
 
 /* Runs PageRank on the run's graph and emits the rows. */
 static void
 pagerank_and_emit(FunctionCallInfo fcinfo, RankRun *run, double damping,
-				  const RankOptions *options, const int64 *personalization,
-				  int n_personalization)
+				  const RankOptions *options, const WeightedNodes *personalization,
+				  const WeightedNodes *dangling)
 {
 	PrRestart  *restart;
 	double	   *scores;
 
 	/* personalization nodes must be in the graph, also when it is empty (then an ERROR) */
-	if (personalization != NULL)
-		restart = restart_single_column(run, personalization, n_personalization,
-										"personalization");
+	if (personalization->nodes != NULL)
+		restart = restart_single_column(run, personalization->nodes, personalization->weights,
+										personalization->count, "personalization");
 	else
 		restart = restart_uniform(run);
+	if (dangling->nodes != NULL)
+		restart_set_dangling(run, restart, dangling->nodes, dangling->weights, dangling->count);
 	if (run->graph.n_nodes == 0)
 	{
 		rank_run_pagerank(run, damping, NULL, options, NULL);
@@ -86,16 +98,6 @@ pagerank_read_arguments(FunctionCallInfo fcinfo, const char *first, int device_a
 					  options);
 }
 
-/* The personalization argument: its nodes (count of them), or NULL when it is NULL. */
-static int64 *
-pagerank_personalization(FunctionCallInfo fcinfo, int argno, int *count)
-{
-	*count = 0;
-	if (PG_ARGISNULL(argno))
-		return NULL;
-	return option_node_list(fcinfo, argno, "personalization", count);
-}
-
 /* pagerank(edges text, ...): reads the edge table and ranks its nodes. */
 Datum
 powerrank_pagerank_table(PG_FUNCTION_ARGS)
@@ -104,8 +106,8 @@ powerrank_pagerank_table(PG_FUNCTION_ARGS)
 	EdgeTableSpec spec;
 	double		damping;
 	bool		directed;
-	int64	   *personalization;
-	int			n_personalization;
+	WeightedNodes personalization;
+	WeightedNodes dangling;
 	RankDevice	device;
 	RankRun    *run;
 
@@ -114,11 +116,18 @@ powerrank_pagerank_table(PG_FUNCTION_ARGS)
 							&device, &options);
 	edge_table_spec_read(fcinfo, PT_EDGES, PT_SRC_COLUMN, PT_DST_COLUMN, PT_WEIGHT_COLUMN, &spec);
 	directed = option_bool(fcinfo, PT_DIRECTED, "directed");
-	personalization = pagerank_personalization(fcinfo, PT_PERSONALIZATION, &n_personalization);
+	personalization.nodes = option_weighted_nodes(fcinfo, PT_PERSONALIZATION,
+												  PT_PERSONALIZATION_WEIGHTS, "personalization",
+												  "personalization_weights",
+												  &personalization.count,
+												  &personalization.weights);
+	dangling.nodes = option_weighted_nodes(fcinfo, PT_DANGLING, PT_DANGLING_WEIGHTS, "dangling",
+										   "dangling_weights", &dangling.count,
+										   &dangling.weights);
 
 	run = rank_run_begin("pagerank", device);
 	rank_run_load_table(run, &spec, directed, false);
-	pagerank_and_emit(fcinfo, run, damping, &options, personalization, n_personalization);
+	pagerank_and_emit(fcinfo, run, damping, &options, &personalization, &dangling);
 	rank_run_end(run);
 	return (Datum) 0;
 }
@@ -129,8 +138,8 @@ powerrank_pagerank_graph(PG_FUNCTION_ARGS)
 {
 	RankOptions options;
 	double		damping;
-	int64	   *personalization;
-	int			n_personalization;
+	WeightedNodes personalization;
+	WeightedNodes dangling;
 	RankDevice	device;
 	RankRun    *run;
 
@@ -139,11 +148,18 @@ powerrank_pagerank_graph(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	pagerank_read_arguments(fcinfo, "graph", PG_ARG_DEVICE, PG_ARG_NORM,
 							PG_ARG_REQUIRE_CONVERGENCE, &damping, &device, &options);
-	personalization = pagerank_personalization(fcinfo, PG_ARG_PERSONALIZATION, &n_personalization);
+	personalization.nodes = option_weighted_nodes(fcinfo, PG_ARG_PERSONALIZATION,
+												  PG_ARG_PERSONALIZATION_WEIGHTS,
+												  "personalization", "personalization_weights",
+												  &personalization.count,
+												  &personalization.weights);
+	dangling.nodes = option_weighted_nodes(fcinfo, PG_ARG_DANGLING, PG_ARG_DANGLING_WEIGHTS,
+										   "dangling", "dangling_weights", &dangling.count,
+										   &dangling.weights);
 
 	run = rank_run_begin("pagerank", device);
 	rank_run_load_rankgraph(run, PG_GETARG_DATUM(PG_ARG_GRAPH), false);
-	pagerank_and_emit(fcinfo, run, damping, &options, personalization, n_personalization);
+	pagerank_and_emit(fcinfo, run, damping, &options, &personalization, &dangling);
 	rank_run_end(run);
 	return (Datum) 0;
 }

@@ -19,15 +19,33 @@ PG_FUNCTION_INFO_V1(powerrank_rwr_graph_many);
 enum
 {
 	RT_EDGES, RT_SOURCE, RT_RESTART, RT_TOLERANCE, RT_MAX_ITERATIONS, RT_TOP_K, RT_SRC_COLUMN,
-	RT_DST_COLUMN, RT_WEIGHT_COLUMN, RT_NORM, RT_DIRECTED, RT_REQUIRE_CONVERGENCE, RT_DEVICE
+	RT_DST_COLUMN, RT_WEIGHT_COLUMN, RT_NORM, RT_DIRECTED, RT_REQUIRE_CONVERGENCE, RT_DEVICE,
+	RT_DANGLING, RT_DANGLING_WEIGHTS
 };
 
 /* Argument positions of rwr(graph rankgraph, source(s), ...). */
 enum
 {
 	RG_GRAPH, RG_SOURCE, RG_RESTART, RG_TOLERANCE, RG_MAX_ITERATIONS, RG_TOP_K, RG_NORM,
-	RG_REQUIRE_CONVERGENCE, RG_DEVICE
+	RG_REQUIRE_CONVERGENCE, RG_DEVICE, RG_DANGLING, RG_DANGLING_WEIGHTS
 };
+
+/* The dangling argument: where a dangling node's mass goes (nodes NULL: back to the source). */
+typedef struct RwrDangling
+{
+	int64	   *nodes;
+	double	   *weights;		/* NULL: alike */
+	int			count;
+} RwrDangling;
+
+/* Reads the dangling and dangling_weights arguments. */
+static void
+rwr_dangling_read(FunctionCallInfo fcinfo, int nodes_arg, int weights_arg, RwrDangling *dangling)
+{
+	dangling->nodes = option_weighted_nodes(fcinfo, nodes_arg, weights_arg, "dangling",
+											"dangling_weights", &dangling->count,
+											&dangling->weights);
+}
 
 /*
  * Runs RWR from sources[0..count) (one column each) on the run's graph and emits the rows:
@@ -35,7 +53,8 @@ enum
  */
 static void
 rwr_and_emit(FunctionCallInfo fcinfo, RankRun *run, const int64 *sources, int count,
-			 double restart_probability, const RankOptions *options, bool many)
+			 double restart_probability, const RankOptions *options, bool many,
+			 const RwrDangling *dangling)
 {
 	PrRestart  *restart;
 	double	   *scores;
@@ -43,6 +62,8 @@ rwr_and_emit(FunctionCallInfo fcinfo, RankRun *run, const int64 *sources, int co
 
 	/* every source must be in the graph: an empty graph is an ERROR here */
 	restart = restart_per_node(run, sources, count);
+	if (dangling->nodes != NULL)
+		restart_set_dangling(run, restart, dangling->nodes, dangling->weights, dangling->count);
 	if ((Size) run->graph.n_nodes > MaxAllocHugeSize / sizeof(double) / count)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -112,6 +133,7 @@ rwr_table(FunctionCallInfo fcinfo, bool many)
 	bool		directed;
 	int64	   *sources;
 	int			count;
+	RwrDangling dangling;
 	RankDevice	device;
 	RankRun    *run;
 
@@ -121,10 +143,11 @@ rwr_table(FunctionCallInfo fcinfo, bool many)
 	edge_table_spec_read(fcinfo, RT_EDGES, RT_SRC_COLUMN, RT_DST_COLUMN, RT_WEIGHT_COLUMN, &spec);
 	directed = option_bool(fcinfo, RT_DIRECTED, "directed");
 	device = option_device(fcinfo, RT_DEVICE);
+	rwr_dangling_read(fcinfo, RT_DANGLING, RT_DANGLING_WEIGHTS, &dangling);
 
 	run = rank_run_begin("rwr", device);
 	rank_run_load_table(run, &spec, directed, false);
-	rwr_and_emit(fcinfo, run, sources, count, restart, &options, many);
+	rwr_and_emit(fcinfo, run, sources, count, restart, &options, many, &dangling);
 	rank_run_end(run);
 	return (Datum) 0;
 }
@@ -137,6 +160,7 @@ rwr_graph(FunctionCallInfo fcinfo, bool many)
 	double		restart;
 	int64	   *sources;
 	int			count;
+	RwrDangling dangling;
 	RankDevice	device;
 	RankRun    *run;
 
@@ -146,10 +170,11 @@ rwr_graph(FunctionCallInfo fcinfo, bool many)
 	sources = rwr_read_arguments(fcinfo, many, "graph", RG_NORM, RG_REQUIRE_CONVERGENCE, &count,
 								 &restart, &options);
 	device = option_device(fcinfo, RG_DEVICE);
+	rwr_dangling_read(fcinfo, RG_DANGLING, RG_DANGLING_WEIGHTS, &dangling);
 
 	run = rank_run_begin("rwr", device);
 	rank_run_load_rankgraph(run, PG_GETARG_DATUM(RG_GRAPH), false);
-	rwr_and_emit(fcinfo, run, sources, count, restart, &options, many);
+	rwr_and_emit(fcinfo, run, sources, count, restart, &options, many, &dangling);
 	rank_run_end(run);
 	return (Datum) 0;
 }

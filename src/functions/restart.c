@@ -40,29 +40,94 @@ restart_uniform(RankRun *run)
 	return restart;
 }
 
-/* One column restarting uniformly over the given (distinct) nodes: personalization. */
+/*
+ * One column restarting over the given (distinct) nodes: personalization.  weights (summing to 1,
+ * aligned with node_ids) weights them, or NULL for uniformly; nodes of weight 0 are left out.
+ */
 PrRestart *
-restart_single_column(RankRun *run, const int64 *node_ids, int count, const char *what)
+restart_single_column(RankRun *run, const int64 *node_ids, const double *weights, int count,
+					  const char *what)
 {
 	PrRestart  *restart = MemoryContextAllocZero(run->cxt, sizeof(PrRestart));
 	int64	   *ptr = MemoryContextAlloc(run->cxt, 2 * sizeof(int64));
 	int32	   *node = MemoryContextAlloc(run->cxt, count * sizeof(int32));
 	double	   *weight = MemoryContextAlloc(run->cxt, count * sizeof(double));
+	int			entries = 0;
 	int			i;
 
 	for (i = 0; i < count; i++)
 	{
-		node[i] = internal_node(run, node_ids[i], what);
-		weight[i] = 1.0 / count;
+		/* every node must be in the graph, also one of weight 0 */
+		int32		internal = internal_node(run, node_ids[i], what);
+
+		if (weights != NULL && weights[i] == 0.0)
+			continue;
+		node[entries] = internal;
+		weight[entries] = weights != NULL ? weights[i] : 1.0 / count;
+		entries++;
 	}
 	ptr[0] = 0;
-	ptr[1] = count;
+	ptr[1] = entries;
 	restart->uniform = false;
 	restart->k = 1;
 	restart->ptr = ptr;
 	restart->node = node;
 	restart->weight = weight;
 	return restart;
+}
+
+/* An internal node id and its weight in a distribution. */
+typedef struct NodeWeight
+{
+	int32		node;
+	double		weight;
+} NodeWeight;
+
+/* qsort comparator: by internal node id. */
+static int
+compare_node_weights(const void *a, const void *b)
+{
+	int32		x = ((const NodeWeight *) a)->node;
+	int32		y = ((const NodeWeight *) b)->node;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Gives restart its own dangling distribution (NetworkX's dangling=): the dangling mass goes to
+ * the given (distinct) nodes, in proportion to weights (summing to 1, aligned with node_ids) or
+ * alike when weights is NULL; nodes of weight 0 are left out but must be in the graph.
+ */
+void
+restart_set_dangling(RankRun *run, PrRestart *restart, const int64 *node_ids,
+					 const double *weights, int count)
+{
+	/* sorted by id: the engines want the ids ascending */
+	NodeWeight *pairs = MemoryContextAlloc(run->cxt, count * sizeof(NodeWeight));
+	int32	   *node = MemoryContextAlloc(run->cxt, count * sizeof(int32));
+	double	   *weight = MemoryContextAlloc(run->cxt, count * sizeof(double));
+	int			entries = 0;
+	int			i;
+
+	for (i = 0; i < count; i++)
+	{
+		int32		internal = internal_node(run, node_ids[i], "dangling");
+
+		if (weights != NULL && weights[i] == 0.0)
+			continue;
+		pairs[entries].node = internal;
+		pairs[entries].weight = weights != NULL ? weights[i] : 1.0 / count;
+		entries++;
+	}
+	qsort(pairs, entries, sizeof(NodeWeight), compare_node_weights);
+	for (i = 0; i < entries; i++)
+	{
+		node[i] = pairs[i].node;
+		weight[i] = pairs[i].weight;
+	}
+	restart->dangling_count = entries;
+	restart->dangling_node = node;
+	restart->dangling_weight = weight;
 }
 
 /* One column per source, each restarting at its source only: many-source RWR. */

@@ -571,6 +571,20 @@ finish_without_cpu_engine(RankRun *run, ServiceAlgorithm algorithm, double alpha
 
 	if (finish_empty_run(run, options))
 		return true;
+	if (restart != NULL && restart->dangling_count > 0 && run->device != RANK_DEVICE_CPU)
+	{
+		/* the service's engines send the dangling mass where the walk restarts */
+		if (run->device == RANK_DEVICE_GPU)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("device => 'gpu' cannot take a dangling distribution"),
+					 errdetail("The GPU service sends the dangling mass where the walk restarts; dangling and dangling_weights need the CPU engine."),
+					 errhint("Use device => 'auto' or 'cpu', or leave dangling out.")));
+		if (service_wanted(run))
+			snprintf(run->fallback, sizeof(run->fallback),
+					 "a dangling distribution needs the CPU engine");
+		return false;
+	}
 	if (!service_wanted(run))
 		return false;
 	adopt_cache_entry(run);

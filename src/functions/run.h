@@ -74,9 +74,11 @@ void		rank_run_end(RankRun *run);
 /* ---- restart.c: restart distributions ---- */
 
 PrRestart  *restart_uniform(RankRun *run);
-PrRestart  *restart_single_column(RankRun *run, const int64 *node_ids, int count,
-								  const char *what);
+PrRestart  *restart_single_column(RankRun *run, const int64 *node_ids, const double *weights,
+								  int count, const char *what);
 PrRestart  *restart_per_node(RankRun *run, const int64 *node_ids, int count);
+void		restart_set_dangling(RankRun *run, PrRestart *restart, const int64 *node_ids,
+								 const double *weights, int count);
 
 /* ---- options.c: argument reading and validation ---- */
 
@@ -88,6 +90,11 @@ double		option_restart(FunctionCallInfo fcinfo, int argno);
 bool		option_bool(FunctionCallInfo fcinfo, int argno, const char *name);
 int64		option_int64(FunctionCallInfo fcinfo, int argno, const char *name);
 int64	   *option_node_list(FunctionCallInfo fcinfo, int argno, const char *name, int *count);
+int64	   *option_weighted_nodes(FunctionCallInfo fcinfo, int nodes_arg, int weights_arg,
+								  const char *nodes_name, const char *weights_name, int *count,
+								  double **weights);
+double	   *option_weight_list(FunctionCallInfo fcinfo, int argno, const char *name,
+							   const char *nodes_name, int count);
 RankDevice	option_device(FunctionCallInfo fcinfo, int argno);
 void		edge_table_spec_read(FunctionCallInfo fcinfo, int relation_arg, int src_arg,
 								 int dst_arg, int weight_arg, EdgeTableSpec *spec);

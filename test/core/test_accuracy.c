@@ -61,7 +61,7 @@ void
 test_star_tight_tolerance(void)
 {
 	PrGraph		g;
-	PrRestart	r = {true, 1, NULL, NULL, NULL};
+	PrRestart	r = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
 	double	   *x = malloc(sizeof(double) * (STAR_LEAVES + 1));
 	double	   *x1 = malloc(sizeof(double) * (STAR_LEAVES + 1));
 	const double m = STAR_LEAVES,
@@ -108,7 +108,7 @@ test_star_tight_tolerance_columns(void)
 	const int64_t ptr[] = {0, 1, 2};
 	const int32_t node[] = {1, 2};
 	const double weight[] = {1.0, 1.0};
-	PrRestart	r = {false, 2, ptr, node, weight};
+	PrRestart	r = {false, 2, ptr, node, weight, 0, NULL, NULL};
 	size_t		n = STAR_LEAVES + 1;
 	double	   *x = malloc(sizeof(double) * n * 2);
 	double	   *x1 = malloc(sizeof(double) * n * 2);
@@ -226,7 +226,7 @@ run_script(const double *script, int length, bool hits, double alpha)
 	const int64_t s[] = {1, 2};
 	const int64_t d[] = {2, 1};
 	ScriptEngine engine = {{&script_ops}, script, length, 0, 0.0};
-	PrRestart	r = {true, 1, NULL, NULL, NULL};
+	PrRestart	r = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
 	PrIterOptions o = test_iter_options(1e-12, 1000);
 	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 	PrGraph		g;

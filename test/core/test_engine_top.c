@@ -147,11 +147,11 @@ test_pagerank_top_matches_full(void)
 	PrError		err;
 	PrRunStats	st;
 	PrIterOptions o = test_iter_options(1e-13, 1000);
-	PrRestart	uniform = {true, 1, NULL, NULL, NULL};
+	PrRestart	uniform = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
 	const int64_t ptr[] = {0, 1, 2, 3};
 	int32_t		sources[3];
 	const double ones[] = {1.0, 1.0, 1.0};
-	PrRestart	rwr = {false, 3, ptr, sources, ones};
+	PrRestart	rwr = {false, 3, ptr, sources, ones, 0, NULL, NULL};
 	double	   *pr_full,
 			   *rwr_full;
 	int			pr_iterations,
@@ -246,11 +246,11 @@ test_cpu_prepare_again(void)
 	PrRunStats	st;
 	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 	PrIterOptions o = test_iter_options(1e-12, 1000);
-	PrRestart	uniform = {true, 1, NULL, NULL, NULL};
+	PrRestart	uniform = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
 	const int64_t ptr[] = {0, 1, 2, 3, 4};
 	const int32_t sources[] = {0, 7, 100, 3000};
 	const double ones[] = {1.0, 1.0, 1.0, 1.0};
-	PrRestart	rwr = {false, 4, ptr, sources, ones};
+	PrRestart	rwr = {false, 4, ptr, sources, ones, 0, NULL, NULL};
 	PrEngine   *reused = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
 	double	   *a,
 			   *b,

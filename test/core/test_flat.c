@@ -368,7 +368,7 @@ test_flat_fuzz(void)
 			len = test_rand(&state) % size;
 		if (pr_graph_view_flat(copy, len, &view, &err) == PR_OK)
 		{
-			PrRestart	r = {true, 1, NULL, NULL, NULL};
+			PrRestart	r = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
 			PrIterOptions o = test_iter_options(1e-8, 50);
 			PrRunStats	st;
 

@@ -53,7 +53,7 @@ check_file(const char *name, bool undirected, double *l1_out)
 	PrGraph		g;
 	PrError		err;
 	PrBuildOptions opt = {undirected, false, 1, NULL, NULL, NULL};
-	PrRestart	r = {true, 1, NULL, NULL, NULL};
+	PrRestart	r = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
 	PrIterOptions o = test_iter_options(1e-13, 1000);
 	PrRunStats	st;
 	PrEngine   *engine;

@@ -75,7 +75,7 @@ same_ids(const Fixture *f)
 static void
 check_pagerank_fixture(Fixture *f, double alpha, const char *what)
 {
-	PrRestart	r = {true, 1, NULL, NULL, NULL};
+	PrRestart	r = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
 	PrIterOptions o = test_iter_options(1e-14, 2000);
 	double	   *ours = malloc(sizeof(double) * (size_t) f->n);
 	double	   *ref = malloc(sizeof(double) * (size_t) f->n);
@@ -161,7 +161,7 @@ test_pagerank_duplicates_are_parallel(void)
 	PrGraph		g1,
 				g2;
 	PrError		err;
-	PrRestart	r = {true, 1, NULL, NULL, NULL};
+	PrRestart	r = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
 	PrIterOptions o = test_iter_options(1e-15, 1000);
 	double		x1[3],
 				x2[3];
@@ -195,7 +195,7 @@ test_personalized_vs_dense(void)
 	const int32_t nodes[] = {3, 17, 250};
 	const double weights[] = {0.5, 0.3, 0.2};
 	const int64_t ptr[] = {0, 3};
-	PrRestart	r = {false, 1, ptr, nodes, weights};
+	PrRestart	r = {false, 1, ptr, nodes, weights, 0, NULL, NULL};
 	PrIterOptions o = test_iter_options(1e-14, 3000);
 	double	   *ours,
 			   *ref,
@@ -218,6 +218,81 @@ test_personalized_vs_dense(void)
 	free(ref);
 	free(rv);
 	fixture_free(&f);
+}
+
+/*
+ * A dangling distribution (NetworkX's dangling=): the Langville-Meyer example of NetworkX's
+ * test_pagerank.py with dangling = {1: 2, 2: 3} gives its G.dangling_pagerank; on a graph of
+ * several chunks, one equal to the restart distribution gives the default answer, with 1 or 4
+ * threads; ids out of order and an engine that does not take one are refused.
+ */
+void
+test_dangling_distribution(void)
+{
+	const int64_t src[] = {1, 1, 3, 3, 3, 4, 4, 5, 5, 6};
+	const int64_t dst[] = {2, 3, 1, 2, 5, 5, 6, 4, 6, 4};
+	const double networkx[] = {0.10844518, 0.18618601, 0.0710892, 0.2683668, 0.15919783,
+	0.20671497};
+	PrGraph		g;
+	PrError		err;
+	PrIterOptions o = test_iter_options(1e-14, 3000);
+	PrRunStats	st;
+	double		x[6];
+	int32_t		dnode[2];
+	const double dweight[] = {0.4, 0.6};
+	PrRestart	r = {true, 1, NULL, NULL, NULL, 2, dnode, dweight};
+
+	CHECK(pr_graph_build(src, dst, NULL, 10, NULL, &pr_malloc_allocator, &g, &err) == PR_OK);
+	dnode[0] = (int32_t) pr_graph_find(&g, 1);
+	dnode[1] = (int32_t) pr_graph_find(&g, 2);
+	CHECK(dnode[0] < dnode[1]);
+	CHECK(run_pagerank(&g, 1, 0.85, &r, &o, x, &st, &err) == PR_OK);
+	for (int64_t id = 1; id <= 6; id++)
+		CHECKF(fabs(x[pr_graph_find(&g, id)] - networkx[id - 1]) < 1e-6, "node %d: %.9f",
+			   (int) id, x[pr_graph_find(&g, id)]);
+	/* out of order */
+	dnode[0] ^= dnode[1];
+	dnode[1] ^= dnode[0];
+	dnode[0] ^= dnode[1];
+	CHECK(run_pagerank(&g, 1, 0.85, &r, &o, x, &st, &err) == PR_ERR_INVALID);
+	pr_graph_free(&g, &pr_malloc_allocator);
+
+	{
+		Fixture		f;
+		EdgeList	e;
+		const int32_t nodes[] = {5, 5000, 12000};
+		const double weights[] = {0.5, 0.3, 0.2};
+		const int64_t ptr[] = {0, 3};
+		PrRestart	plain = {false, 1, ptr, nodes, weights, 0, NULL, NULL};
+		PrRestart	custom = {false, 1, ptr, nodes, weights, 3, nodes, weights};
+		double	   *a,
+				   *b;
+		PrEngine   *engine;
+		PrEngineOps without;
+
+		edges_random(&e, 20000, 16000, 0, 1, false, 5);
+		fixture_make(&f, e, false);
+		CHECK(f.n > 12000 && f.g.n_dangling > 0);
+		a = malloc(sizeof(double) * (size_t) f.n);
+		b = malloc(sizeof(double) * (size_t) f.n);
+		CHECK(run_pagerank(&f.g, 1, 0.85, &plain, &o, a, &st, &err) == PR_OK);
+		for (int threads = 1; threads <= 4; threads += 3)
+		{
+			CHECK(run_pagerank(&f.g, threads, 0.85, &custom, &o, b, &st, &err) == PR_OK);
+			CHECKF(l1_distance(a, b, (size_t) f.n) < 1e-12, "%d threads: L1 %g", threads,
+				   l1_distance(a, b, (size_t) f.n));
+		}
+		engine = pr_cpu_engine_create(1, &pr_malloc_allocator, &err);
+		CHECK(engine != NULL && engine->ops->custom_dangling);
+		without = *engine->ops;
+		without.custom_dangling = false;
+		engine->ops = &without;
+		CHECK(pr_pagerank(engine, &f.g, 0.85, &custom, &o, b, &st, &err) == PR_ERR_UNSUPPORTED);
+		without.release(engine);
+		free(a);
+		free(b);
+		fixture_free(&f);
+	}
 }
 
 /* RWR from k sources in one run equals k single-source runs, and each equals the dense solve. */
@@ -245,6 +320,7 @@ test_rwr_multi_column(void)
 	fixture_make(&f, e, false);
 	for (int j = 0; j <= K; j++)
 		ptr[j] = j;
+	memset(&r, 0, sizeof(r));
 	r.uniform = false;
 	r.k = K;
 	r.ptr = ptr;
@@ -259,7 +335,7 @@ test_rwr_multi_column(void)
 	for (int j = 0; j < K; j++)
 	{
 		const int64_t p1[] = {0, 1};
-		PrRestart	r1 = {false, 1, p1, &sources[j], &ones[j]};
+		PrRestart	r1 = {false, 1, p1, &sources[j], &ones[j], 0, NULL, NULL};
 		PrRunStats	st1;
 		double		d_single = 0.0,
 					d_ref = 0.0;
@@ -420,7 +496,7 @@ test_determinism(void)
 	PrGraph		g;
 	PrError		err;
 	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
-	PrRestart	r = {true, 1, NULL, NULL, NULL};
+	PrRestart	r = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
 	PrIterOptions o = test_iter_options(1e-12, 500);
 	const int	threads[] = {2, 2, 1, 3, 8};
 	double	   *x[5];
@@ -510,7 +586,7 @@ test_driver_control(void)
 	EdgeList	e;
 	PrGraph		g;
 	PrError		err;
-	PrRestart	r = {true, 1, NULL, NULL, NULL};
+	PrRestart	r = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
 	double	   *x;
 	PrRunStats	st;
 
@@ -592,7 +668,7 @@ test_driver_bad_arguments(void)
 	const int64_t d[] = {2, 3, 1};
 	PrGraph		g;
 	PrError		err;
-	PrRestart	r = {true, 1, NULL, NULL, NULL};
+	PrRestart	r = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
 	PrIterOptions o = test_iter_options(1e-10, 100);
 	double		x[3];
 	PrRunStats	st;
@@ -615,7 +691,7 @@ test_driver_bad_arguments(void)
 		const int32_t node[] = {1};
 		const double half[] = {0.5};
 		const double one[] = {1.0};
-		PrRestart	rb = {false, 1, ptr, bad_node, one};
+		PrRestart	rb = {false, 1, ptr, bad_node, one, 0, NULL, NULL};
 
 		CHECK(run_pagerank(&g, 1, 0.85, &rb, &o, x, &st, &err) == PR_ERR_INVALID);
 		CHECK(strstr(err.message, "not in the graph") != NULL);
@@ -647,7 +723,7 @@ test_empty_graph_runs(void)
 {
 	PrGraph		g;
 	PrError		err;
-	PrRestart	r = {true, 1, NULL, NULL, NULL};
+	PrRestart	r = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
 	PrIterOptions o = test_iter_options(1e-10, 100);
 	PrRunStats	st;
 	PrEngine   *e = pr_cpu_engine_create(0, &pr_malloc_allocator, &err);
@@ -672,7 +748,7 @@ test_rwr_multi_column_large(void)
 	const int32_t sources[K] = {5, 9000, 15000};	/* internal ids */
 	const double ones[K] = {1, 1, 1};
 	const int64_t ptr[K + 1] = {0, 1, 2, 3};
-	PrRestart	r = {false, K, ptr, sources, ones};
+	PrRestart	r = {false, K, ptr, sources, ones, 0, NULL, NULL};
 	PrIterOptions o = test_iter_options(1e-13, 3000);
 	PrRunStats	st;
 	double	   *multi,
@@ -688,7 +764,7 @@ test_rwr_multi_column_large(void)
 	for (int j = 0; j < K; j++)
 	{
 		const int64_t p1[] = {0, 1};
-		PrRestart	r1 = {false, 1, p1, &sources[j], &ones[j]};
+		PrRestart	r1 = {false, 1, p1, &sources[j], &ones[j], 0, NULL, NULL};
 		double		d = 0.0;
 
 		CHECK(run_pagerank(&g, 3, 0.85, &r1, &o, single, &st, &err) == PR_OK && st.converged);
@@ -720,8 +796,8 @@ test_rwr_warm_start(void)
 	int32_t		sources[K];
 	const double ones[K] = {1, 1, 1, 1, 1, 1, 1, 1};
 	const int64_t ptr[K + 1] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
-	PrRestart	r = {false, K, ptr, sources, ones};
-	PrRestart	uniform = {true, 1, NULL, NULL, NULL};
+	PrRestart	r = {false, K, ptr, sources, ones, 0, NULL, NULL};
+	PrRestart	uniform = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
 	PrIterOptions cold = test_iter_options(1e-6, 1000);
 	PrIterOptions warm = cold;
 	PrIterOptions exact = test_iter_options(1e-13, 3000);
@@ -820,7 +896,7 @@ test_rwr_warm_start_no_edges(void)
 	const int32_t source = 1;
 	const double one = 1.0;
 	const int64_t ptr[] = {0, 1};
-	PrRestart	r = {false, 1, ptr, &source, &one};
+	PrRestart	r = {false, 1, ptr, &source, &one, 0, NULL, NULL};
 	PrIterOptions o = test_iter_options(1e-12, 1000);
 	PrRunStats	st;
 	PrEngine   *engine = pr_cpu_engine_create(1, &pr_malloc_allocator, &err);

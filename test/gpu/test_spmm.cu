@@ -330,6 +330,7 @@ run_warm_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, in
 	ptr[(size_t) k] = k;
 	if (k > 1 && g->n_dangling > 0)
 		sources[(size_t) k - 1] = g->dangling[0];
+	memset(&r, 0, sizeof(r));
 	r.uniform = false;
 	r.k = k;
 	r.ptr = ptr.data();
@@ -450,6 +451,7 @@ run_update_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, 
 		}
 	}
 	ptr[(size_t) k] = (int64_t) node.size();
+	memset(&r, 0, sizeof(r));
 	r.uniform = false;
 	r.k = k;
 	r.ptr = ptr.data();

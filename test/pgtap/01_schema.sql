@@ -19,10 +19,12 @@ SELECT is((SELECT bool_and(p.proparallel = 's') FROM pg_proc p WHERE p.proname =
 CREATE TEMP TABLE sigs(name name, args name[], result text);
 INSERT INTO sigs VALUES
   ('pagerank', ARRAY['text', 'double precision', 'double precision', 'integer', 'integer', 'name',
-                     'name', 'name', 'text', 'boolean', 'bigint[]', 'boolean', 'text'],
+                     'name', 'name', 'text', 'boolean', 'bigint[]', 'boolean', 'text',
+                     'double precision[]', 'bigint[]', 'double precision[]'],
    'TABLE(node bigint, score double precision)'),
   ('pagerank', ARRAY['rankgraph', 'double precision', 'double precision', 'integer', 'integer',
-                     'text', 'bigint[]', 'boolean', 'text'],
+                     'text', 'bigint[]', 'boolean', 'text', 'double precision[]', 'bigint[]',
+                     'double precision[]'],
    'TABLE(node bigint, score double precision)'),
   ('hits', ARRAY['text', 'double precision', 'integer', 'integer', 'name', 'name', 'name', 'text',
                  'boolean', 'boolean', 'text'],
@@ -30,16 +32,18 @@ INSERT INTO sigs VALUES
   ('hits', ARRAY['rankgraph', 'double precision', 'integer', 'integer', 'text', 'boolean', 'text'],
    'TABLE(node bigint, hub double precision, authority double precision)'),
   ('rwr', ARRAY['text', 'bigint', 'double precision', 'double precision', 'integer', 'integer',
-                'name', 'name', 'name', 'text', 'boolean', 'boolean', 'text'],
+                'name', 'name', 'name', 'text', 'boolean', 'boolean', 'text', 'bigint[]',
+                'double precision[]'],
    'TABLE(node bigint, score double precision)'),
   ('rwr', ARRAY['text', 'bigint[]', 'double precision', 'double precision', 'integer', 'integer',
-                'name', 'name', 'name', 'text', 'boolean', 'boolean', 'text'],
+                'name', 'name', 'name', 'text', 'boolean', 'boolean', 'text', 'bigint[]',
+                'double precision[]'],
    'TABLE(source bigint, node bigint, score double precision)'),
   ('rwr', ARRAY['rankgraph', 'bigint', 'double precision', 'double precision', 'integer',
-                'integer', 'text', 'boolean', 'text'],
+                'integer', 'text', 'boolean', 'text', 'bigint[]', 'double precision[]'],
    'TABLE(node bigint, score double precision)'),
   ('rwr', ARRAY['rankgraph', 'bigint[]', 'double precision', 'double precision', 'integer',
-                'integer', 'text', 'boolean', 'text'],
+                'integer', 'text', 'boolean', 'text', 'bigint[]', 'double precision[]'],
    'TABLE(source bigint, node bigint, score double precision)');
 
 SELECT has_function(name, args) FROM sigs;
@@ -65,13 +69,15 @@ SELECT is(pg_get_function_result('powerrank_last_run()'::regprocedure),
           'powerrank_last_run() columns');
 
 -- Defaults as documented.
-SELECT is(pg_get_function_arguments('pagerank(text,float8,float8,int,int,name,name,name,text,boolean,bigint[],boolean,text)'::regprocedure),
+SELECT is(pg_get_function_arguments('pagerank(text,float8,float8,int,int,name,name,name,text,boolean,bigint[],boolean,text,float8[],bigint[],float8[])'::regprocedure),
           'edges text, damping double precision DEFAULT 0.85, tolerance double precision DEFAULT 0.000001, '
           'max_iterations integer DEFAULT 1000, top_k integer DEFAULT NULL::integer, '
           'src_column name DEFAULT ''src''::name, dst_column name DEFAULT ''dst''::name, '
           'weight_column name DEFAULT NULL::name, norm text DEFAULT ''l1''::text, '
           'directed boolean DEFAULT true, personalization bigint[] DEFAULT NULL::bigint[], '
-          'require_convergence boolean DEFAULT false, device text DEFAULT ''auto''::text',
+          'require_convergence boolean DEFAULT false, device text DEFAULT ''auto''::text, '
+          'personalization_weights double precision[] DEFAULT NULL::double precision[], '
+          'dangling bigint[] DEFAULT NULL::bigint[], dangling_weights double precision[] DEFAULT NULL::double precision[]',
           'pagerank defaults');
 
 -- A new session has no last run; calling a function loads the library and its settings.
