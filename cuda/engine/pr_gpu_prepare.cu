@@ -717,6 +717,10 @@ report_layout(GpuEngine *e, const PrGraph *g, const HostPlans *h, const PullLayo
 	r->candidates[sizeof(r->candidates) - 1] = '\0';
 	r->n_tiles = 0;
 	r->padding = 0;
+	r->tile_width = 0;
+	r->vec_threshold = 0;
+	r->n_smem_tiles = 0;
+	r->smem_width = 0;
 	if (kernel == PR_GPU_KERNEL_TILED)
 	{
 		const PrComposite *c = &h->comp;
