@@ -177,6 +177,22 @@ pr_lower_bound(const int64_t *a, int64_t lo, int64_t hi, int64_t v)
 	return lo;
 }
 
+/* The same over 32-bit ids (node lists). */
+static inline int64_t
+pr_lower_bound_i32(const int32_t *a, int64_t lo, int64_t hi, int64_t v)
+{
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (a[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 #ifdef __cplusplus
 }
 #endif

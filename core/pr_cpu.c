@@ -637,25 +637,6 @@ typedef struct UpdateArgs
 	const PrRestart *restart;	/* pagerank_update: its dangling distribution, if any */
 } UpdateArgs;
 
-/* First position of the ascending ids whose id is >= v. */
-static int64_t
-first_at_least(const int32_t *ids, int64_t count, int64_t v)
-{
-	int64_t		lo = 0,
-				hi = count;
-
-	while (lo < hi)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (ids[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /*
  * Per-chunk |y - x| partials (l1 sums and maxima) of node rows [v0, v1): one column in plain
  * blocks of PR_CPU_SUM_BLOCK whose sums are compensated, k columns compensated term by term;
@@ -756,7 +737,7 @@ task_pagerank_update(CpuEngine *e, int tid, const void *varg)
 			/* the dangling mass goes to the dangling distribution's nodes of this chunk */
 			const PrRestart *r = a->restart;
 
-			for (int64_t i = first_at_least(r->dangling_node, r->dangling_count, v0);
+			for (int64_t i = pr_lower_bound_i32(r->dangling_node, 0, r->dangling_count, v0);
 				 i < r->dangling_count && r->dangling_node[i] < v1; i++)
 				for (int j = 0; j < k; j++)
 					y[(int64_t) r->dangling_node[i] * k + j] +=

@@ -115,25 +115,6 @@ acoo_row_of_entry(const PrPlanCsr *csr, int64_t p)
 	return pr_lower_bound(csr->ptr, 0, csr->n + 1, p + 1) - 1;
 }
 
-/* Position of row r in the ascending list rows[0 .. n_rows). */
-static int64_t
-acoo_row_position(const int32_t *rows, int64_t n_rows, int64_t r)
-{
-	int64_t		lo = 0,
-				hi = n_rows;
-
-	while (lo < hi)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (rows[mid] < r)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Fills the segments of one part: column words, weights, first row and head flag of each. */
 typedef struct AcooFillJob
 {
@@ -171,7 +152,7 @@ acoo_fill_part(void *arg, int part, int n_parts)
 				continue;
 			}
 			row[b] = acoo_row_of_entry(csr, s0);
-			a->seg_row[t] = (int32_t) acoo_row_position(a->rows, a->n_rows, row[b]);
+			a->seg_row[t] = (int32_t) pr_lower_bound_i32(a->rows, 0, a->n_rows, row[b]);
 			a->seg_flags[t] = s0 != csr->ptr[row[b]] ? PR_ACOO_HEAD_SPLIT : 0;
 		}
 		for (int64_t j = 0; j < a->seg_len; j++)
