@@ -391,6 +391,9 @@ begin_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart
 		ops->pagerank_update == NULL || ops->residual == NULL)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED,
 							"engine %s lacks an operation PageRank needs", ops->name);
+	if (options->initial != NULL && ops->upload == NULL)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED,
+							"engine %s cannot take a start vector (no upload)", ops->name);
 	return validate_dangling(engine, restart, g->n_nodes, err);
 }
 
@@ -545,7 +548,8 @@ warm_start(PrEngine *e, const PrGraph *g, double alpha, const PrRestart *restart
 }
 
 /*
- * The power iterations of PageRank over k columns, from the uniform start (or the warm start)
+ * The power iterations of PageRank over k columns, from the uniform start (or the given start
+ * vector, or the warm start)
  * until every column converged, max_iterations or a stop; *result_slot receives the slot of the
  * last iterate (the engine stays prepared, the caller reads it).  The graph has nodes.
  */
@@ -562,7 +566,7 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 	int			x = PR_SLOT_X,
 				y = PR_SLOT_Y;
 	double		threshold = stop_threshold(options, g->n_nodes);
-	bool		warm = warm_start_possible(engine, restart, options);
+	bool		warm = options->initial == NULL && warm_start_possible(engine, restart, options);
 	StagnationWatch watch;
 
 	residuals = k <= 64 ? stack_residuals
@@ -579,7 +583,9 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 		status = warm_start(engine, g, alpha, restart, k, &stats->warm_started, err);
 		stats->warm_seconds = pr_clock_seconds() - t0;
 	}
-	if (status == PR_OK && !stats->warm_started)
+	if (status == PR_OK && options->initial != NULL)
+		status = ops->upload(engine, x, options->initial, err);
+	else if (status == PR_OK && !stats->warm_started)
 		status = ops->fill(engine, x, 1.0 / (double) g->n_nodes, err);
 	stagnation_begin(&watch, alpha < 1.0, true);
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)

@@ -2,8 +2,9 @@
  * pr_driver.h — PageRank, personalized PageRank / RWR and HITS, written once over PrEngine.
  *
  * Semantics (the README's contract):
- *  - PageRank, "Google" form as NetworkX: x starts at the uniform 1/N (or, on request, at the
- *    warm start of a restart that is not uniform: see PrIterOptions.warm_start),
+ *  - PageRank, "Google" form as NetworkX: x starts at the uniform 1/N (or at a given vector:
+ *    PrIterOptions.initial; or, on request, at the warm start of a restart that is not uniform:
+ *    see PrIterOptions.warm_start),
  *    x' = alpha * (P x + d * r) + (1 - alpha) * r, with P the column-stochastic pull operator,
  *    d the dangling mass and r the restart distribution (uniform, or the personalization); with
  *    a dangling distribution q (PrRestart.dangling_count > 0), alpha * d * q replaces
@@ -63,6 +64,13 @@ typedef struct PrIterOptions
 	 * runs (the GPU service's resident engines).
 	 */
 	bool		warm_start;
+
+	/*
+	 * PageRank: the start vector, n*k values row-major in internal ids (each column summing to
+	 * 1), uploaded instead of the uniform 1/N; NULL: the uniform start (or the warm start).  When
+	 * given, warm_start is ignored.
+	 */
+	const double *initial;
 
 	/* Called after each residual read (may be NULL): iteration number and residual. */
 	void		(*progress) (void *arg, int iteration, double residual);

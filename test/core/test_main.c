@@ -32,6 +32,7 @@
 	X(test_pagerank_duplicates_are_parallel) \
 	X(test_personalized_vs_dense) \
 	X(test_dangling_distribution) \
+	X(test_initial_vector) \
 	X(test_rwr_multi_column) \
 	X(test_rwr_multi_column_large) \
 	X(test_rwr_warm_start) \

@@ -295,6 +295,61 @@ test_dangling_distribution(void)
 	}
 }
 
+/*
+ * A start vector (PrIterOptions.initial): starting from the converged scores, the run stops after
+ * one iteration with the same answer; an arbitrary start still reaches it; an engine without
+ * upload refuses one.
+ */
+void
+test_initial_vector(void)
+{
+	Fixture		f;
+	EdgeList	e;
+	PrRestart	uniform = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
+	PrIterOptions o = test_iter_options(1e-13, 3000);
+	PrRunStats	cold,
+				st;
+	PrError		err;
+	double	   *a,
+			   *b,
+			   *start;
+	double		sum = 0.0;
+	PrEngine   *engine;
+	PrEngineOps without;
+
+	edges_random(&e, 3000, 2000, 0, 1, false, 11);
+	fixture_make(&f, e, false);
+	a = malloc(sizeof(double) * (size_t) f.n);
+	b = malloc(sizeof(double) * (size_t) f.n);
+	start = malloc(sizeof(double) * (size_t) f.n);
+	CHECK(run_pagerank(&f.g, 1, 0.85, &uniform, &o, a, &cold, &err) == PR_OK);
+	CHECK(cold.converged && cold.iterations > 20);
+	o.initial = a;
+	CHECK(run_pagerank(&f.g, 1, 0.85, &uniform, &o, b, &st, &err) == PR_OK);
+	CHECKF(st.converged && st.iterations == 1, "%d iterations", st.iterations);
+	CHECK(l1_distance(a, b, (size_t) f.n) < 1e-12);
+	/* all the mass on the first half of the nodes */
+	for (int64_t v = 0; v < f.n; v++)
+		sum += start[v] = v < f.n / 2 ? (double) (v % 7 + 1) : 0.0;
+	for (int64_t v = 0; v < f.n; v++)
+		start[v] /= sum;
+	o.initial = start;
+	CHECK(run_pagerank(&f.g, 1, 0.85, &uniform, &o, b, &st, &err) == PR_OK);
+	CHECK(st.converged && st.iterations > 1);
+	CHECKF(l1_distance(a, b, (size_t) f.n) < 1e-10, "L1 %g", l1_distance(a, b, (size_t) f.n));
+	engine = pr_cpu_engine_create(1, &pr_malloc_allocator, &err);
+	CHECK(engine != NULL);
+	without = *engine->ops;
+	without.upload = NULL;
+	engine->ops = &without;
+	CHECK(pr_pagerank(engine, &f.g, 0.85, &uniform, &o, b, &st, &err) == PR_ERR_UNSUPPORTED);
+	without.release(engine);
+	free(a);
+	free(b);
+	free(start);
+	fixture_free(&f);
+}
+
 /* RWR from k sources in one run equals k single-source runs, and each equals the dense solve. */
 void
 test_rwr_multi_column(void)
