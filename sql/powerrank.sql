@@ -94,6 +94,7 @@ CREATE FUNCTION powerrank_rows_support(internal) RETURNS internal
 -- pagerank: (node, score). All nodes in node order, or the top_k best by score (ties: node asc).
 -- personalization_weights (aligned with personalization) weights the restart over those nodes;
 -- dangling (+ dangling_weights) is where a dangling node's mass goes (default: the restart).
+-- start_nodes + start_scores: the start vector (other nodes start at 1/N; unknown ones ignored).
 -- The table form reads the named table (quoted / schema-qualified names allowed) with the
 -- caller's privileges and row-level security.
 -- ---------------------------------------------------------------------------------------------
@@ -114,7 +115,9 @@ CREATE FUNCTION pagerank(
 	device text DEFAULT 'auto',
 	personalization_weights float8[] DEFAULT NULL,
 	dangling bigint[] DEFAULT NULL,
-	dangling_weights float8[] DEFAULT NULL)
+	dangling_weights float8[] DEFAULT NULL,
+	start_nodes bigint[] DEFAULT NULL,
+	start_scores float8[] DEFAULT NULL)
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_pagerank_table'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
@@ -132,15 +135,17 @@ CREATE FUNCTION pagerank(
 	device text DEFAULT 'auto',
 	personalization_weights float8[] DEFAULT NULL,
 	dangling bigint[] DEFAULT NULL,
-	dangling_weights float8[] DEFAULT NULL)
+	dangling_weights float8[] DEFAULT NULL,
+	start_nodes bigint[] DEFAULT NULL,
+	start_scores float8[] DEFAULT NULL)
 RETURNS TABLE(node bigint, score float8)
 	AS 'MODULE_PATHNAME', 'powerrank_pagerank_graph'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
 	SUPPORT powerrank_rows_support;
 
-COMMENT ON FUNCTION pagerank(text, float8, float8, int, int, name, name, name, text, boolean, bigint[], boolean, text, float8[], bigint[], float8[]) IS
+COMMENT ON FUNCTION pagerank(text, float8, float8, int, int, name, name, name, text, boolean, bigint[], boolean, text, float8[], bigint[], float8[], bigint[], float8[]) IS
 	'PageRank (or personalized PageRank) of the nodes of an edge table';
-COMMENT ON FUNCTION pagerank(rankgraph, float8, float8, int, int, text, bigint[], boolean, text, float8[], bigint[], float8[]) IS
+COMMENT ON FUNCTION pagerank(rankgraph, float8, float8, int, int, text, bigint[], boolean, text, float8[], bigint[], float8[], bigint[], float8[]) IS
 	'PageRank (or personalized PageRank) of the nodes of a rankgraph';
 
 -- ---------------------------------------------------------------------------------------------

@@ -247,21 +247,20 @@ option_node_list(FunctionCallInfo fcinfo, int argno, const char *name, int *coun
 }
 
 /*
- * A float8[] argument weighting the nodes of another argument (nodes_name, count nodes): one
- * weight per node in the same order, each finite and >= 0, not all 0.  Returns the weights
- * divided by their sum (they then sum to 1).
+ * A float8[] argument with one value per node of another argument (nodes_name, count nodes), in
+ * the same order: one-dimensional, no NULL, each finite and >= 0 (an ERROR otherwise; unit names
+ * a value in the hints, null_hint and value_hint are the hints of those two checks).  Returns
+ * the values as given.
  */
-double *
-option_weight_list(FunctionCallInfo fcinfo, int argno, const char *name, const char *nodes_name,
-				   int count)
+static double *
+nonnegative_list(FunctionCallInfo fcinfo, int argno, const char *name, const char *nodes_name,
+				 int count, const char *unit, const char *null_hint, const char *value_hint)
 {
 	ArrayType  *array;
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n_elems;
-	double	   *weights;
-	double		largest = 0.0;
-	double		sum = 0.0;
+	double	   *values;
 	int			i;
 
 	require_not_null(fcinfo, argno, name);
@@ -271,33 +270,55 @@ option_weight_list(FunctionCallInfo fcinfo, int argno, const char *name, const c
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a one-dimensional array, got %d dimensions", name,
 						ARR_NDIM(array)),
-				 errhint("List one weight per node of %s, in the same order, e.g. ARRAY[1, 4].",
-						 nodes_name)));
+				 errhint("List one %s per node of %s, in the same order, e.g. ARRAY[1, 4].",
+						 unit, nodes_name)));
 	deconstruct_array(array, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 					  &elems, &nulls, &n_elems);
 	if (n_elems != count)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s has %d elements but %s has %d", name, n_elems, nodes_name, count),
-				 errhint("Give one weight per node of %s, in the same order.", nodes_name)));
-	weights = palloc(count * sizeof(double));
+				 errhint("Give one %s per node of %s, in the same order.", unit, nodes_name)));
+	values = palloc(count * sizeof(double));
 	for (i = 0; i < count; i++)
 	{
 		if (nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("%s must not contain NULL", name),
-					 errhint("Give every node of %s a weight (0 to leave it out).", nodes_name)));
-		weights[i] = DatumGetFloat8(elems[i]);
-		if (!(weights[i] >= 0.0) || isinf(weights[i]))
+					 errhint("%s", null_hint)));
+		values[i] = DatumGetFloat8(elems[i]);
+		if (!(values[i] >= 0.0) || isinf(values[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s must be finite numbers >= 0, got %s at position %d", name,
-							float8out_internal(weights[i]), i + 1),
-					 errhint("Weights are relative: only their ratios matter, e.g. ARRAY[1, 4].")));
+							float8out_internal(values[i]), i + 1),
+					 errhint("%s", value_hint)));
+	}
+	return values;
+}
+
+/*
+ * A float8[] argument weighting the nodes of another argument (nodes_name, count nodes): one
+ * weight per node in the same order, each finite and >= 0, not all 0.  Returns the weights
+ * divided by their sum (they then sum to 1).
+ */
+double *
+option_weight_list(FunctionCallInfo fcinfo, int argno, const char *name, const char *nodes_name,
+				   int count)
+{
+	double	   *weights = nonnegative_list(fcinfo, argno, name, nodes_name, count,
+										   "weight",
+										   psprintf("Give every node of %s a weight (0 to leave it out).",
+													nodes_name),
+										   "Weights are relative: only their ratios matter, e.g. ARRAY[1, 4].");
+	double		largest = 0.0;
+	double		sum = 0.0;
+	int			i;
+
+	for (i = 0; i < count; i++)
 		if (weights[i] > largest)
 			largest = weights[i];
-	}
 	if (largest == 0.0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -342,6 +363,33 @@ option_weighted_nodes(FunctionCallInfo fcinfo, int nodes_arg, int weights_arg,
 	nodes = option_node_list(fcinfo, nodes_arg, nodes_name, count);
 	if (!PG_ARGISNULL(weights_arg))
 		*weights = option_weight_list(fcinfo, weights_arg, weights_name, nodes_name, *count);
+	return nodes;
+}
+
+/*
+ * The start_nodes and start_scores arguments (pagerank's start vector): the nodes (count of
+ * them), or NULL when start_nodes is NULL, and into *scores their scores as given (finite, >= 0).
+ * Either argument without the other is an ERROR.
+ */
+int64 *
+option_start_nodes(FunctionCallInfo fcinfo, int nodes_arg, int scores_arg, int *count,
+				   double **scores)
+{
+	int64	   *nodes;
+
+	*count = 0;
+	*scores = NULL;
+	if (PG_ARGISNULL(nodes_arg) != PG_ARGISNULL(scores_arg))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("start_nodes and start_scores must be given together"),
+				 errhint("Pass the nodes and one score per node, e.g. start_nodes => ARRAY[1, 2], start_scores => ARRAY[0.3, 0.7].")));
+	if (PG_ARGISNULL(nodes_arg))
+		return NULL;
+	nodes = option_node_list(fcinfo, nodes_arg, "start_nodes", count);
+	*scores = nonnegative_list(fcinfo, scores_arg, "start_scores", "start_nodes", *count,
+							   "score", "Give every node of start_nodes a score (0 to start it at 0).",
+							   "Scores are relative: the start vector is scaled to sum 1, e.g. the scores of an earlier run.");
 	return nodes;
 }
 

@@ -17,7 +17,7 @@ enum
 	PT_EDGES, PT_DAMPING, PT_TOLERANCE, PT_MAX_ITERATIONS, PT_TOP_K, PT_SRC_COLUMN,
 	PT_DST_COLUMN, PT_WEIGHT_COLUMN, PT_NORM, PT_DIRECTED, PT_PERSONALIZATION,
 	PT_REQUIRE_CONVERGENCE, PT_DEVICE, PT_PERSONALIZATION_WEIGHTS, PT_DANGLING,
-	PT_DANGLING_WEIGHTS
+	PT_DANGLING_WEIGHTS, PT_START_NODES, PT_START_SCORES
 };
 
 /* Argument positions of pagerank(graph rankgraph, ...). */
@@ -25,7 +25,8 @@ enum
 {
 	PG_ARG_GRAPH, PG_ARG_DAMPING, PG_ARG_TOLERANCE, PG_ARG_MAX_ITERATIONS, PG_ARG_TOP_K,
 	PG_ARG_NORM, PG_ARG_PERSONALIZATION, PG_ARG_REQUIRE_CONVERGENCE, PG_ARG_DEVICE,
-	PG_ARG_PERSONALIZATION_WEIGHTS, PG_ARG_DANGLING, PG_ARG_DANGLING_WEIGHTS
+	PG_ARG_PERSONALIZATION_WEIGHTS, PG_ARG_DANGLING, PG_ARG_DANGLING_WEIGHTS, PG_ARG_START_NODES,
+	PG_ARG_START_SCORES
 };
 
 /* The nodes of a distribution argument and their weights (NULL: alike), count of them. */
@@ -36,11 +37,14 @@ typedef struct WeightedNodes
 	int			count;
 } WeightedNodes;
 
-/* Runs PageRank on the run's graph and emits the rows. */
+/*
+ * Runs PageRank on the run's graph and emits the rows; start (weights: the scores as given)
+ * is the start vector when its nodes are not NULL.
+ */
 static void
 pagerank_and_emit(FunctionCallInfo fcinfo, RankRun *run, double damping,
 				  const RankOptions *options, const WeightedNodes *personalization,
-				  const WeightedNodes *dangling)
+				  const WeightedNodes *dangling, const WeightedNodes *start)
 {
 	PrRestart  *restart;
 	double	   *scores;
@@ -53,6 +57,8 @@ pagerank_and_emit(FunctionCallInfo fcinfo, RankRun *run, double damping,
 		restart = restart_uniform(run);
 	if (dangling->nodes != NULL)
 		restart_set_dangling(run, restart, dangling->nodes, dangling->weights, dangling->count);
+	if (start->nodes != NULL)
+		rank_run_set_start(run, start->nodes, start->weights, start->count);
 	if (run->graph.n_nodes == 0)
 	{
 		rank_run_pagerank(run, damping, NULL, options, NULL);
@@ -108,6 +114,7 @@ powerrank_pagerank_table(PG_FUNCTION_ARGS)
 	bool		directed;
 	WeightedNodes personalization;
 	WeightedNodes dangling;
+	WeightedNodes start;
 	RankDevice	device;
 	RankRun    *run;
 
@@ -124,10 +131,12 @@ powerrank_pagerank_table(PG_FUNCTION_ARGS)
 	dangling.nodes = option_weighted_nodes(fcinfo, PT_DANGLING, PT_DANGLING_WEIGHTS, "dangling",
 										   "dangling_weights", &dangling.count,
 										   &dangling.weights);
+	start.nodes = option_start_nodes(fcinfo, PT_START_NODES, PT_START_SCORES, &start.count,
+									 &start.weights);
 
 	run = rank_run_begin("pagerank", device);
 	rank_run_load_table(run, &spec, directed, false);
-	pagerank_and_emit(fcinfo, run, damping, &options, &personalization, &dangling);
+	pagerank_and_emit(fcinfo, run, damping, &options, &personalization, &dangling, &start);
 	rank_run_end(run);
 	return (Datum) 0;
 }
@@ -140,6 +149,7 @@ powerrank_pagerank_graph(PG_FUNCTION_ARGS)
 	double		damping;
 	WeightedNodes personalization;
 	WeightedNodes dangling;
+	WeightedNodes start;
 	RankDevice	device;
 	RankRun    *run;
 
@@ -156,10 +166,12 @@ powerrank_pagerank_graph(PG_FUNCTION_ARGS)
 	dangling.nodes = option_weighted_nodes(fcinfo, PG_ARG_DANGLING, PG_ARG_DANGLING_WEIGHTS,
 										   "dangling", "dangling_weights", &dangling.count,
 										   &dangling.weights);
+	start.nodes = option_start_nodes(fcinfo, PG_ARG_START_NODES, PG_ARG_START_SCORES,
+									 &start.count, &start.weights);
 
 	run = rank_run_begin("pagerank", device);
 	rank_run_load_rankgraph(run, PG_GETARG_DATUM(PG_ARG_GRAPH), false);
-	pagerank_and_emit(fcinfo, run, damping, &options, &personalization, &dangling);
+	pagerank_and_emit(fcinfo, run, damping, &options, &personalization, &dangling, &start);
 	rank_run_end(run);
 	return (Datum) 0;
 }

@@ -154,3 +154,49 @@ restart_per_node(RankRun *run, const int64 *node_ids, int count)
 	restart->weight = weight;
 	return restart;
 }
+
+/*
+ * Gives the run a start vector for PageRank (start_nodes / start_scores): each node of the graph
+ * starts at its score, one not listed at the uniform 1/N; listed nodes not in the graph are
+ * ignored.  The vector is scaled to sum 1; an ERROR when it sums to 0.  Nothing on an empty graph.
+ */
+void
+rank_run_set_start(RankRun *run, const int64 *node_ids, const double *scores, int count)
+{
+	int64		n = run->graph.n_nodes;
+	double	   *start;
+	double		largest = 0.0;
+	double		sum = 0.0;
+	int64		v;
+	int			i;
+
+	if (n == 0)
+		return;
+	start = MemoryContextAllocHuge(run->cxt, n * sizeof(double));
+	for (v = 0; v < n; v++)
+		start[v] = 1.0 / (double) n;
+	for (i = 0; i < count; i++)
+	{
+		int64		internal = pr_graph_find(&run->graph, node_ids[i]);
+
+		if (internal >= 0)
+			start[internal] = scores[i];
+	}
+	for (v = 0; v < n; v++)
+		if (start[v] > largest)
+			largest = start[v];
+	if (largest == 0.0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("start_scores are 0 for every node of the graph"),
+				 errhint("Give at least one node of the graph a positive score, or leave a node out of start_nodes to start it at 1/N.")));
+	/* scaled by the largest first: a sum of huge scores stays finite */
+	for (v = 0; v < n; v++)
+	{
+		start[v] /= largest;
+		sum += start[v];
+	}
+	for (v = 0; v < n; v++)
+		start[v] /= sum;
+	run->start = start;
+}

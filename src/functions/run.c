@@ -558,6 +558,18 @@ finish_empty_run(RankRun *run, const RankOptions *options)
 }
 
 /*
+ * Leaves a run that the GPU service cannot take to the CPU engine (returns false), saying why in
+ * the fallback when the device choice would have sent it to the service.
+ */
+static bool
+cpu_engine_needed(RankRun *run, const char *why)
+{
+	if (service_wanted(run))
+		snprintf(run->fallback, sizeof(run->fallback), "%s", why);
+	return false;
+}
+
+/*
  * Ends the run without this backend's engine when it can: the graph is empty, or the device
  * choice sends it to the GPU service and the service answers (algorithm and its arguments as
  * service_rank takes them).  Returns whether the run is over; false leaves it to the CPU engine.
@@ -580,10 +592,18 @@ finish_without_cpu_engine(RankRun *run, ServiceAlgorithm algorithm, double alpha
 					 errmsg("device => 'gpu' cannot take a dangling distribution"),
 					 errdetail("The GPU service sends the dangling mass where the walk restarts; dangling and dangling_weights need the CPU engine."),
 					 errhint("Use device => 'auto' or 'cpu', or leave dangling out.")));
-		if (service_wanted(run))
-			snprintf(run->fallback, sizeof(run->fallback),
-					 "a dangling distribution needs the CPU engine");
-		return false;
+		return cpu_engine_needed(run, "a dangling distribution needs the CPU engine");
+	}
+	if (run->start != NULL && run->device != RANK_DEVICE_CPU)
+	{
+		/* the service's engines start every run from their own vector */
+		if (run->device == RANK_DEVICE_GPU)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("device => 'gpu' cannot take a start vector"),
+					 errdetail("The GPU service starts every run from its own vector; start_nodes and start_scores need the CPU engine."),
+					 errhint("Use device => 'auto' or 'cpu', or leave start_nodes out.")));
+		return cpu_engine_needed(run, "a start vector needs the CPU engine");
 	}
 	if (!service_wanted(run))
 		return false;
@@ -610,6 +630,7 @@ run_pagerank(RankRun *run, double alpha, const PrRestart *restart, const RankOpt
 	PrStatus	status;
 
 	iteration_options(options, &iter);
+	iter.initial = run->start;
 	if (finish_without_cpu_engine(run, SERVICE_PAGERANK, alpha, restart, options, top_k, values,
 								  NULL, index))
 		return;

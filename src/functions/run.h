@@ -56,6 +56,8 @@ typedef struct RankRun
 	char		engine_name[32];	/* engine that ran, when it was the service */
 	char		fallback[SERVICE_MESSAGE_LEN];	/* why the service was not used (empty: it was, or
 												 * it was not asked) */
+	double	   *start;			/* PageRank's start vector (n values summing to 1, internal ids),
+								 * or NULL: the uniform start */
 } RankRun;
 
 RankRun    *rank_run_begin(const char *algorithm, RankDevice device);
@@ -79,6 +81,8 @@ PrRestart  *restart_single_column(RankRun *run, const int64 *node_ids, const dou
 PrRestart  *restart_per_node(RankRun *run, const int64 *node_ids, int count);
 void		restart_set_dangling(RankRun *run, PrRestart *restart, const int64 *node_ids,
 								 const double *weights, int count);
+void		rank_run_set_start(RankRun *run, const int64 *node_ids, const double *scores,
+							   int count);
 
 /* ---- options.c: argument reading and validation ---- */
 
@@ -93,6 +97,8 @@ int64	   *option_node_list(FunctionCallInfo fcinfo, int argno, const char *name,
 int64	   *option_weighted_nodes(FunctionCallInfo fcinfo, int nodes_arg, int weights_arg,
 								  const char *nodes_name, const char *weights_name, int *count,
 								  double **weights);
+int64	   *option_start_nodes(FunctionCallInfo fcinfo, int nodes_arg, int scores_arg,
+							   int *count, double **scores);
 double	   *option_weight_list(FunctionCallInfo fcinfo, int argno, const char *name,
 							   const char *nodes_name, int count);
 RankDevice	option_device(FunctionCallInfo fcinfo, int argno);
