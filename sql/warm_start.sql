@@ -86,3 +86,4 @@ FROM pagerank('cycle', damping => 0.5, max_iterations => 1, device => 'cpu',
 -- an empty graph: nothing to start
 CREATE TABLE nothing(src bigint, dst bigint);
 SELECT count(*) FROM pagerank('nothing', start_nodes => ARRAY[1], start_scores => ARRAY[1]);
+DROP TABLE enron, cold, warm, enron_graph, cycle, nothing;

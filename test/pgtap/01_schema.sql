@@ -20,11 +20,12 @@ CREATE TEMP TABLE sigs(name name, args name[], result text);
 INSERT INTO sigs VALUES
   ('pagerank', ARRAY['text', 'double precision', 'double precision', 'integer', 'integer', 'name',
                      'name', 'name', 'text', 'boolean', 'bigint[]', 'boolean', 'text',
-                     'double precision[]', 'bigint[]', 'double precision[]'],
+                     'double precision[]', 'bigint[]', 'double precision[]', 'bigint[]',
+                     'double precision[]'],
    'TABLE(node bigint, score double precision)'),
   ('pagerank', ARRAY['rankgraph', 'double precision', 'double precision', 'integer', 'integer',
                      'text', 'bigint[]', 'boolean', 'text', 'double precision[]', 'bigint[]',
-                     'double precision[]'],
+                     'double precision[]', 'bigint[]', 'double precision[]'],
    'TABLE(node bigint, score double precision)'),
   ('hits', ARRAY['text', 'double precision', 'integer', 'integer', 'name', 'name', 'name', 'text',
                  'boolean', 'boolean', 'text'],
@@ -69,7 +70,7 @@ SELECT is(pg_get_function_result('powerrank_last_run()'::regprocedure),
           'powerrank_last_run() columns');
 
 -- Defaults as documented.
-SELECT is(pg_get_function_arguments('pagerank(text,float8,float8,int,int,name,name,name,text,boolean,bigint[],boolean,text,float8[],bigint[],float8[])'::regprocedure),
+SELECT is(pg_get_function_arguments('pagerank(text,float8,float8,int,int,name,name,name,text,boolean,bigint[],boolean,text,float8[],bigint[],float8[],bigint[],float8[])'::regprocedure),
           'edges text, damping double precision DEFAULT 0.85, tolerance double precision DEFAULT 0.000001, '
           'max_iterations integer DEFAULT 1000, top_k integer DEFAULT NULL::integer, '
           'src_column name DEFAULT ''src''::name, dst_column name DEFAULT ''dst''::name, '
@@ -77,7 +78,8 @@ SELECT is(pg_get_function_arguments('pagerank(text,float8,float8,int,int,name,na
           'directed boolean DEFAULT true, personalization bigint[] DEFAULT NULL::bigint[], '
           'require_convergence boolean DEFAULT false, device text DEFAULT ''auto''::text, '
           'personalization_weights double precision[] DEFAULT NULL::double precision[], '
-          'dangling bigint[] DEFAULT NULL::bigint[], dangling_weights double precision[] DEFAULT NULL::double precision[]',
+          'dangling bigint[] DEFAULT NULL::bigint[], dangling_weights double precision[] DEFAULT NULL::double precision[], '
+          'start_nodes bigint[] DEFAULT NULL::bigint[], start_scores double precision[] DEFAULT NULL::double precision[]',
           'pagerank defaults');
 
 -- A new session has no last run; calling a function loads the library and its settings.
