@@ -572,7 +572,8 @@ cpu_engine_needed(RankRun *run, const char *why)
 /*
  * Ends the run without this backend's engine when it can: the graph is empty, or the device
  * choice sends it to the GPU service and the service answers (algorithm and its arguments as
- * service_rank takes them).  Returns whether the run is over; false leaves it to the CPU engine.
+ * service_rank takes them).  Returns whether the run is over; false leaves it to the CPU engine,
+ * as always for a dangling distribution or a start vector, which the service does not take.
  */
 static bool
 finish_without_cpu_engine(RankRun *run, ServiceAlgorithm algorithm, double alpha,
