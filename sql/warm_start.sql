@@ -3,18 +3,18 @@
 -- at 1/N, nodes not in the graph are ignored; bad start arguments are ERRORs.
 \getenv abs_srcdir PG_ABS_SRCDIR
 \set data_dir :abs_srcdir '/test/data'
-CREATE TABLE enron(src bigint, dst bigint);
+CREATE TABLE warm_enron(src bigint, dst bigint);
 \set cmd 'zcat ' :data_dir '/email-enron.tsv.gz'
-COPY enron FROM PROGRAM :'cmd';
+COPY warm_enron FROM PROGRAM :'cmd';
 
 -- From scratch.
-CREATE TABLE cold AS SELECT * FROM pagerank('enron', tolerance => 1e-12, device => 'cpu');
+CREATE TABLE cold AS SELECT * FROM pagerank('warm_enron', tolerance => 1e-12, device => 'cpu');
 SELECT iterations AS cold_iterations, converged FROM powerrank_last_run() \gset
 SELECT :cold_iterations > 20 AS many_iterations, :'converged' AS converged;
 
 -- From its own scores: one or two iterations, the same scores.
 CREATE TABLE warm AS
-SELECT * FROM pagerank('enron', tolerance => 1e-12, device => 'cpu',
+SELECT * FROM pagerank('warm_enron', tolerance => 1e-12, device => 'cpu',
                        start_nodes => (SELECT array_agg(node ORDER BY node) FROM cold),
                        start_scores => (SELECT array_agg(score ORDER BY node) FROM cold));
 SELECT iterations <= 3 AS few_iterations, iterations < :cold_iterations AS fewer, converged
@@ -22,9 +22,9 @@ FROM powerrank_last_run();
 SELECT count(*) AS nodes, max(abs(w.score - c.score)) < 1e-9 AS same_scores
 FROM warm w JOIN cold c USING (node);
 -- the same through a rankgraph
-CREATE TABLE enron_graph AS SELECT powerrank_graph(src, dst) AS g FROM enron;
+CREATE TABLE warm_enron_graph AS SELECT powerrank_graph(src, dst) AS g FROM warm_enron;
 SELECT count(*) AS nodes, max(abs(r.score - c.score)) < 1e-9 AS same_scores
-FROM enron_graph, pagerank(g, tolerance => 1e-12, device => 'cpu',
+FROM warm_enron_graph, pagerank(g, tolerance => 1e-12, device => 'cpu',
                            start_nodes => (SELECT array_agg(node ORDER BY node) FROM cold),
                            start_scores => (SELECT array_agg(score ORDER BY node) FROM cold)) r
 JOIN cold c USING (node);
@@ -33,7 +33,7 @@ SELECT iterations <= 3 AS few_iterations FROM powerrank_last_run();
 -- Half the nodes given (ten times their score), the rest missing (they start at 1/N), and nodes
 -- that are not in the graph (ignored): the same answer.
 SELECT count(*) AS nodes, max(abs(r.score - c.score)) < 1e-9 AS same_scores
-FROM pagerank('enron', tolerance => 1e-12, device => 'cpu',
+FROM pagerank('warm_enron', tolerance => 1e-12, device => 'cpu',
               start_nodes => (SELECT array_agg(node ORDER BY node) FROM cold WHERE node % 2 = 0)
                              || ARRAY[-1, 99999999]::bigint[],
               start_scores => (SELECT array_agg(10 * score ORDER BY node) FROM cold
@@ -86,4 +86,4 @@ FROM pagerank('cycle', damping => 0.5, max_iterations => 1, device => 'cpu',
 -- an empty graph: nothing to start
 CREATE TABLE nothing(src bigint, dst bigint);
 SELECT count(*) FROM pagerank('nothing', start_nodes => ARRAY[1], start_scores => ARRAY[1]);
-DROP TABLE enron, cold, warm, enron_graph, cycle, nothing;
+DROP TABLE warm_enron, cold, warm, warm_enron_graph, cycle, nothing;
