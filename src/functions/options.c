@@ -189,20 +189,15 @@ compare_node_positions(const void *a, const void *b)
 }
 
 /*
- * A bigint[] argument listing nodes (personalization, sources): one-dimensional, not empty, no
- * NULL and no node twice (a repeated source would be a second identical group of rows, a repeated
- * personalization node an unclear weight); the nodes in the order given.
+ * The elements of a one-dimensional array argument that must not be NULL (an ERROR naming the
+ * argument otherwise, with hint for a wrong shape).
  */
-int64 *
-option_node_list(FunctionCallInfo fcinfo, int argno, const char *name, int *count)
+static void
+one_dimensional_array(FunctionCallInfo fcinfo, int argno, const char *name, Oid elem_type,
+					  int elem_len, bool elem_byval, const char *hint, Datum **elems, bool **nulls,
+					  int *n_elems)
 {
 	ArrayType  *array;
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n_elems;
-	NodePosition *sorted;
-	int64	   *nodes;
-	int			i;
 
 	require_not_null(fcinfo, argno, name);
 	array = PG_GETARG_ARRAYTYPE_P(argno);
@@ -211,9 +206,28 @@ option_node_list(FunctionCallInfo fcinfo, int argno, const char *name, int *coun
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a one-dimensional array, got %d dimensions", name,
 						ARR_NDIM(array)),
-				 errhint("List the nodes in one dimension, e.g. ARRAY[1, 2, 3]; for separate groups, make one call per group.")));
-	deconstruct_array(array, INT8OID, sizeof(int64), true, TYPALIGN_DOUBLE,
-					  &elems, &nulls, &n_elems);
+				 errhint("%s", hint)));
+	deconstruct_array(array, elem_type, elem_len, elem_byval, TYPALIGN_DOUBLE, elems, nulls, n_elems);
+}
+
+/*
+ * A bigint[] argument listing nodes (personalization, sources): one-dimensional, not empty, no
+ * NULL and no node twice (a repeated source would be a second identical group of rows, a repeated
+ * personalization node an unclear weight); the nodes in the order given.
+ */
+int64 *
+option_node_list(FunctionCallInfo fcinfo, int argno, const char *name, int *count)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n_elems;
+	NodePosition *sorted;
+	int64	   *nodes;
+	int			i;
+
+	one_dimensional_array(fcinfo, argno, name, INT8OID, sizeof(int64), true,
+						  "List the nodes in one dimension, e.g. ARRAY[1, 2, 3]; for separate groups, make one call per group.",
+						  &elems, &nulls, &n_elems);
 	if (n_elems == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -256,24 +270,16 @@ static double *
 nonnegative_list(FunctionCallInfo fcinfo, int argno, const char *name, const char *nodes_name,
 				 int count, const char *unit, const char *null_hint, const char *value_hint)
 {
-	ArrayType  *array;
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n_elems;
 	double	   *values;
 	int			i;
 
-	require_not_null(fcinfo, argno, name);
-	array = PG_GETARG_ARRAYTYPE_P(argno);
-	if (ARR_NDIM(array) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be a one-dimensional array, got %d dimensions", name,
-						ARR_NDIM(array)),
-				 errhint("List one %s per node of %s, in the same order, e.g. ARRAY[1, 4].",
-						 unit, nodes_name)));
-	deconstruct_array(array, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
-					  &elems, &nulls, &n_elems);
+	one_dimensional_array(fcinfo, argno, name, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
+						  psprintf("List one %s per node of %s, in the same order, e.g. ARRAY[1, 4].",
+								   unit, nodes_name),
+						  &elems, &nulls, &n_elems);
 	if (n_elems != count)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
