@@ -17,16 +17,21 @@
 #   make reference       only the NetworkX reference data (test/reference/out)
 
 EXTENSION = powerrank
-EXTVERSION = 0.1
+# The version is written once, as default_version in powerrank.control.
+EXTVERSION = $(shell sed -n "s/^default_version *= *'\\([^']*\\)'.*/\\1/p" $(EXTENSION).control)
 
 MODULE_big = powerrank
 # The backend links the PostgreSQL glue (src/ and its folders) and the pure-C core (core/); the GPU
 # side (cuda/: planners, kernels, engines) is built into the libraries the GPU service loads.
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c src/*/*.c core/*.c))
 
+# sql/powerrank.sql (hand-edited) is installed as the current version's script; the scripts of
+# released versions (sql/powerrank--X.sql, never edited again) and the upgrade scripts between them
+# (sql/powerrank--X--Y.sql) are installed as they are.
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+DATA = $(filter-out $(DATA_built), $(wildcard sql/$(EXTENSION)--*.sql))
 
-REGRESS = api basic bad_input arguments networkx_suite precision security aggregate stats cancel scan rwr_multi networkx cron cache cache_tracking service rankgraph_binary rankgraph_dump parallel_read huge_weights monitoring_roles planner_rows warm_start
+REGRESS = api basic bad_input arguments networkx_suite precision security aggregate stats cancel scan rwr_multi networkx cron cache cache_tracking service rankgraph_binary rankgraph_dump parallel_read huge_weights monitoring_roles planner_rows warm_start upgrade
 REGRESS_OPTS = --inputdir=. --temp-instance=./tmp_check --temp-config=test/regress.conf --load-extension=powerrank
 
 # Isolation tests of the graph cache and the GPU service (specs/*.spec, expected/*.out).
@@ -55,8 +60,8 @@ include $(PGXS)
 # (coarse, but a changed struct never leaves a stale object behind).
 $(OBJS): $(wildcard src/*.h src/*/*.h core/*.h cuda/include/*.h cuda/plan/*.h)
 
-# The versioned install script is a copy of the hand-edited one.
-sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
+# The current version's install script is a copy of the hand-edited one.
+sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 	cp $< $@
 
 # NetworkX results that the networkx regression test compares with.
@@ -68,7 +73,7 @@ reference: $(REFERENCE_OUT)/done
 
 installcheck: reference
 
-# The rankgraph_dump test runs this server's pg_dump, pg_restore and psql.
+# The rankgraph_dump and upgrade tests run this server's pg_dump, pg_restore and psql.
 installcheck: export POWERRANK_BINDIR = $(bindir)
 
 check-core:

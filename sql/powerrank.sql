@@ -1,5 +1,8 @@
 -- powerrank: PageRank, HITS and random walk with restart over edge tables.
--- Hand-edited; the Makefile copies it to powerrank--0.1.sql.
+-- Hand-edited: the install script of the current version (default_version in powerrank.control),
+-- which the Makefile copies to powerrank--<version>.sql.  Every change here is also made by the
+-- upgrade script from the previous version, sql/powerrank--<previous>--<version>.sql: the upgrade
+-- test compares an updated installation with a fresh one.
 
 \echo Use "CREATE EXTENSION powerrank" to load this file. \quit
 
@@ -19,6 +22,14 @@ CREATE FUNCTION rankgraph_recv(internal) RETURNS rankgraph
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION rankgraph_send(rankgraph) RETURNS bytea
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION rankgraph_in(cstring) IS
+	'Input function of rankgraph: reads and validates the text form PRG1:<base64>';
+COMMENT ON FUNCTION rankgraph_out(rankgraph) IS
+	'Output function of rankgraph: the text form PRG1:<base64> that pg_dump and COPY keep';
+COMMENT ON FUNCTION rankgraph_recv(internal) IS
+	'Binary input function of rankgraph: reads and validates the binary form';
+COMMENT ON FUNCTION rankgraph_send(rankgraph) IS
+	'Binary output function of rankgraph';
 CREATE TYPE rankgraph (
 	INPUT = rankgraph_in,
 	OUTPUT = rankgraph_out,
@@ -60,6 +71,19 @@ CREATE FUNCTION powerrank_graph_deserialize(bytea, internal) RETURNS internal
 CREATE FUNCTION powerrank_graph_final(internal) RETURNS rankgraph
 	AS 'MODULE_PATHNAME' LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
 
+COMMENT ON FUNCTION powerrank_graph_sfunc(internal, int8, int8) IS
+	'State function of the powerrank_graph(src, dst) aggregate';
+COMMENT ON FUNCTION powerrank_graph_sfunc(internal, int8, int8, float8) IS
+	'State function of the powerrank_graph(src, dst, weight) aggregate';
+COMMENT ON FUNCTION powerrank_graph_combine(internal, internal) IS
+	'Combine function of the powerrank_graph aggregates (parallel aggregation)';
+COMMENT ON FUNCTION powerrank_graph_serialize(internal) IS
+	'Serial function of the powerrank_graph aggregates (parallel aggregation)';
+COMMENT ON FUNCTION powerrank_graph_deserialize(bytea, internal) IS
+	'Deserial function of the powerrank_graph aggregates (parallel aggregation)';
+COMMENT ON FUNCTION powerrank_graph_final(internal) IS
+	'Final function of the powerrank_graph aggregates: builds the rankgraph';
+
 CREATE AGGREGATE powerrank_graph(src int8, dst int8) (
 	SFUNC = powerrank_graph_sfunc,
 	STYPE = internal,
@@ -89,6 +113,8 @@ COMMENT ON AGGREGATE powerrank_graph(int8, int8, float8) IS
 -- (graph cache or column statistics), times the number of sources for many-source rwr.
 CREATE FUNCTION powerrank_rows_support(internal) RETURNS internal
 	AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION powerrank_rows_support(internal) IS
+	'Planner support function of pagerank, hits and rwr: their row estimate';
 
 -- ---------------------------------------------------------------------------------------------
 -- pagerank: (node, score). All nodes in node order, or the top_k best by score (ties: node asc).
@@ -334,6 +360,13 @@ CREATE FUNCTION powerrank_ddl_command_end() RETURNS event_trigger
 CREATE FUNCTION powerrank_sql_drop() RETURNS event_trigger
 	AS 'MODULE_PATHNAME', 'powerrank_sql_drop' LANGUAGE C;
 
+COMMENT ON FUNCTION powerrank_track_changes() IS
+	'Trigger powerrank_track of the tables tracked for the graph cache (installed by powerrank_cache_enable): logs each modifying transaction';
+COMMENT ON FUNCTION powerrank_ddl_command_end() IS
+	'Event trigger function of powerrank_ddl: ALTER TABLE on a tracked table starts a new base in the change log';
+COMMENT ON FUNCTION powerrank_sql_drop() IS
+	'Event trigger function of powerrank_drop: evicts the cached graphs of dropped tables';
+
 -- ALTER TABLE on a tracked table starts a new base in the log; DROP evicts the table's graphs.
 -- ALWAYS: also under session_replication_role = replica.
 CREATE EVENT TRIGGER powerrank_ddl ON ddl_command_end WHEN TAG IN ('ALTER TABLE')
@@ -343,6 +376,11 @@ ALTER EVENT TRIGGER powerrank_ddl ENABLE ALWAYS;
 CREATE EVENT TRIGGER powerrank_drop ON sql_drop
 	EXECUTE FUNCTION powerrank_sql_drop();
 ALTER EVENT TRIGGER powerrank_drop ENABLE ALWAYS;
+
+COMMENT ON EVENT TRIGGER powerrank_ddl IS
+	'powerrank graph cache: ALTER TABLE on a tracked table starts a new base in the change log';
+COMMENT ON EVENT TRIGGER powerrank_drop IS
+	'powerrank graph cache: evicts the cached graphs of dropped tables';
 
 CREATE FUNCTION powerrank_cache_enable(edges text) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'powerrank_cache_enable'
@@ -358,6 +396,9 @@ CREATE FUNCTION powerrank_cache_entries(
 RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'powerrank_cache_entries'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION powerrank_cache_entries() IS
+	'The rows of the powerrank_cache view: graphs cached for tables of this database that the caller may read';
 
 CREATE VIEW powerrank_cache AS SELECT * FROM powerrank_cache_entries();
 
@@ -413,6 +454,9 @@ RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'powerrank_service_status'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
 
+COMMENT ON FUNCTION powerrank_service_status() IS
+	'The row of the powerrank_service view: state and counters of the GPU service';
+
 CREATE VIEW powerrank_service AS SELECT * FROM powerrank_service_status();
 
 COMMENT ON VIEW powerrank_service IS
@@ -428,6 +472,9 @@ CREATE FUNCTION powerrank_progress_entries(
 RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'powerrank_progress_entries'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION powerrank_progress_entries() IS
+	'The rows of the powerrank_progress view: pagerank/hits/rwr runs in progress';
 
 CREATE VIEW powerrank_progress AS SELECT * FROM powerrank_progress_entries();
 

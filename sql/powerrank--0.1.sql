@@ -1,0 +1,448 @@
+-- powerrank: PageRank, HITS and random walk with restart over edge tables.
+-- Hand-edited; the Makefile copies it to powerrank--0.1.sql.
+
+\echo Use "CREATE EXTENSION powerrank" to load this file. \quit
+
+-- ---------------------------------------------------------------------------------------------
+-- rankgraph: a whole graph (CSR arrays) in one value, built by the powerrank_graph aggregate.
+-- ---------------------------------------------------------------------------------------------
+
+CREATE TYPE rankgraph;
+
+CREATE FUNCTION rankgraph_in(cstring) RETURNS rankgraph
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION rankgraph_out(rankgraph) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION rankgraph_recv(internal) RETURNS rankgraph
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION rankgraph_send(rankgraph) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE TYPE rankgraph (
+	INPUT = rankgraph_in,
+	OUTPUT = rankgraph_out,
+	RECEIVE = rankgraph_recv,
+	SEND = rankgraph_send,
+	INTERNALLENGTH = VARIABLE,
+	ALIGNMENT = double,
+	STORAGE = extended
+);
+
+COMMENT ON TYPE rankgraph IS
+	'A graph built by powerrank_graph(src, dst [, weight]), ready for pagerank/hits/rwr';
+
+CREATE FUNCTION rankgraph_summary(rankgraph) RETURNS text
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION rankgraph_summary(rankgraph) IS
+	'One line describing a rankgraph: rankgraph(nodes=N, edges=M, weighted=t|f)';
+
+-- ---------------------------------------------------------------------------------------------
+-- powerrank_graph(src, dst [, weight]): aggregate building a rankgraph from any query.
+-- NULL src/dst/weight rows are skipped and counted. Parallel safe.
+-- ---------------------------------------------------------------------------------------------
+
+CREATE FUNCTION powerrank_graph_sfunc(internal, int8, int8) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION powerrank_graph_sfunc(internal, int8, int8, float8) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION powerrank_graph_combine(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION powerrank_graph_serialize(internal) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL SAFE;
+
+CREATE FUNCTION powerrank_graph_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL SAFE;
+
+CREATE FUNCTION powerrank_graph_final(internal) RETURNS rankgraph
+	AS 'MODULE_PATHNAME' LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE powerrank_graph(src int8, dst int8) (
+	SFUNC = powerrank_graph_sfunc,
+	STYPE = internal,
+	FINALFUNC = powerrank_graph_final,
+	COMBINEFUNC = powerrank_graph_combine,
+	SERIALFUNC = powerrank_graph_serialize,
+	DESERIALFUNC = powerrank_graph_deserialize,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE powerrank_graph(src int8, dst int8, weight float8) (
+	SFUNC = powerrank_graph_sfunc,
+	STYPE = internal,
+	FINALFUNC = powerrank_graph_final,
+	COMBINEFUNC = powerrank_graph_combine,
+	SERIALFUNC = powerrank_graph_serialize,
+	DESERIALFUNC = powerrank_graph_deserialize,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE powerrank_graph(int8, int8) IS
+	'Builds a rankgraph from (src, dst) rows of any query';
+COMMENT ON AGGREGATE powerrank_graph(int8, int8, float8) IS
+	'Builds a weighted rankgraph from (src, dst, weight) rows of any query';
+
+-- The planner's row estimate of pagerank, hits and rwr: top_k, else the node count of the table
+-- (graph cache or column statistics), times the number of sources for many-source rwr.
+CREATE FUNCTION powerrank_rows_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL SAFE;
+
+-- ---------------------------------------------------------------------------------------------
+-- pagerank: (node, score). All nodes in node order, or the top_k best by score (ties: node asc).
+-- personalization_weights (aligned with personalization) weights the restart over those nodes;
+-- dangling (+ dangling_weights) is where a dangling node's mass goes (default: the restart).
+-- start_nodes + start_scores: the start vector (other nodes start at 1/N; unknown ones ignored).
+-- The table form reads the named table (quoted / schema-qualified names allowed) with the
+-- caller's privileges and row-level security.
+-- ---------------------------------------------------------------------------------------------
+
+CREATE FUNCTION pagerank(
+	edges text,
+	damping float8 DEFAULT 0.85,
+	tolerance float8 DEFAULT 1e-6,
+	max_iterations int DEFAULT 1000,
+	top_k int DEFAULT NULL,
+	src_column name DEFAULT 'src',
+	dst_column name DEFAULT 'dst',
+	weight_column name DEFAULT NULL,
+	norm text DEFAULT 'l1',
+	directed boolean DEFAULT true,
+	personalization bigint[] DEFAULT NULL,
+	require_convergence boolean DEFAULT false,
+	device text DEFAULT 'auto',
+	personalization_weights float8[] DEFAULT NULL,
+	dangling bigint[] DEFAULT NULL,
+	dangling_weights float8[] DEFAULT NULL,
+	start_nodes bigint[] DEFAULT NULL,
+	start_scores float8[] DEFAULT NULL)
+RETURNS TABLE(node bigint, score float8)
+	AS 'MODULE_PATHNAME', 'powerrank_pagerank_table'
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
+	SUPPORT powerrank_rows_support;
+
+CREATE FUNCTION pagerank(
+	graph rankgraph,
+	damping float8 DEFAULT 0.85,
+	tolerance float8 DEFAULT 1e-6,
+	max_iterations int DEFAULT 1000,
+	top_k int DEFAULT NULL,
+	norm text DEFAULT 'l1',
+	personalization bigint[] DEFAULT NULL,
+	require_convergence boolean DEFAULT false,
+	device text DEFAULT 'auto',
+	personalization_weights float8[] DEFAULT NULL,
+	dangling bigint[] DEFAULT NULL,
+	dangling_weights float8[] DEFAULT NULL,
+	start_nodes bigint[] DEFAULT NULL,
+	start_scores float8[] DEFAULT NULL)
+RETURNS TABLE(node bigint, score float8)
+	AS 'MODULE_PATHNAME', 'powerrank_pagerank_graph'
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
+	SUPPORT powerrank_rows_support;
+
+COMMENT ON FUNCTION pagerank(text, float8, float8, int, int, name, name, name, text, boolean, bigint[], boolean, text, float8[], bigint[], float8[], bigint[], float8[]) IS
+	'PageRank (or personalized PageRank) of the nodes of an edge table';
+COMMENT ON FUNCTION pagerank(rankgraph, float8, float8, int, int, text, bigint[], boolean, text, float8[], bigint[], float8[], bigint[], float8[]) IS
+	'PageRank (or personalized PageRank) of the nodes of a rankgraph';
+
+-- ---------------------------------------------------------------------------------------------
+-- hits: (node, hub, authority), each summing to 1. top_k ranks by authority.
+-- ---------------------------------------------------------------------------------------------
+
+CREATE FUNCTION hits(
+	edges text,
+	tolerance float8 DEFAULT 1e-6,
+	max_iterations int DEFAULT 1000,
+	top_k int DEFAULT NULL,
+	src_column name DEFAULT 'src',
+	dst_column name DEFAULT 'dst',
+	weight_column name DEFAULT NULL,
+	norm text DEFAULT 'l1',
+	directed boolean DEFAULT true,
+	require_convergence boolean DEFAULT false,
+	device text DEFAULT 'auto')
+RETURNS TABLE(node bigint, hub float8, authority float8)
+	AS 'MODULE_PATHNAME', 'powerrank_hits_table'
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
+	SUPPORT powerrank_rows_support;
+
+CREATE FUNCTION hits(
+	graph rankgraph,
+	tolerance float8 DEFAULT 1e-6,
+	max_iterations int DEFAULT 1000,
+	top_k int DEFAULT NULL,
+	norm text DEFAULT 'l1',
+	require_convergence boolean DEFAULT false,
+	device text DEFAULT 'auto')
+RETURNS TABLE(node bigint, hub float8, authority float8)
+	AS 'MODULE_PATHNAME', 'powerrank_hits_graph'
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
+	SUPPORT powerrank_rows_support;
+
+COMMENT ON FUNCTION hits(text, float8, int, int, name, name, name, text, boolean, boolean, text) IS
+	'HITS hub and authority scores of the nodes of an edge table';
+COMMENT ON FUNCTION hits(rankgraph, float8, int, int, text, boolean, text) IS
+	'HITS hub and authority scores of the nodes of a rankgraph';
+
+-- ---------------------------------------------------------------------------------------------
+-- rwr: random walk with restart = personalized PageRank restarting at the source with
+-- probability restart (damping = 1 - restart). Many sources: one run, one column per source.
+-- dangling (+ dangling_weights): where a dangling node's mass goes (default: back to the source).
+-- ---------------------------------------------------------------------------------------------
+
+CREATE FUNCTION rwr(
+	edges text,
+	source bigint,
+	restart float8 DEFAULT 0.15,
+	tolerance float8 DEFAULT 1e-6,
+	max_iterations int DEFAULT 1000,
+	top_k int DEFAULT NULL,
+	src_column name DEFAULT 'src',
+	dst_column name DEFAULT 'dst',
+	weight_column name DEFAULT NULL,
+	norm text DEFAULT 'l1',
+	directed boolean DEFAULT true,
+	require_convergence boolean DEFAULT false,
+	device text DEFAULT 'auto',
+	dangling bigint[] DEFAULT NULL,
+	dangling_weights float8[] DEFAULT NULL)
+RETURNS TABLE(node bigint, score float8)
+	AS 'MODULE_PATHNAME', 'powerrank_rwr_table'
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
+	SUPPORT powerrank_rows_support;
+
+CREATE FUNCTION rwr(
+	edges text,
+	sources bigint[],
+	restart float8 DEFAULT 0.15,
+	tolerance float8 DEFAULT 1e-6,
+	max_iterations int DEFAULT 1000,
+	top_k int DEFAULT NULL,
+	src_column name DEFAULT 'src',
+	dst_column name DEFAULT 'dst',
+	weight_column name DEFAULT NULL,
+	norm text DEFAULT 'l1',
+	directed boolean DEFAULT true,
+	require_convergence boolean DEFAULT false,
+	device text DEFAULT 'auto',
+	dangling bigint[] DEFAULT NULL,
+	dangling_weights float8[] DEFAULT NULL)
+RETURNS TABLE(source bigint, node bigint, score float8)
+	AS 'MODULE_PATHNAME', 'powerrank_rwr_table_many'
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
+	SUPPORT powerrank_rows_support;
+
+CREATE FUNCTION rwr(
+	graph rankgraph,
+	source bigint,
+	restart float8 DEFAULT 0.15,
+	tolerance float8 DEFAULT 1e-6,
+	max_iterations int DEFAULT 1000,
+	top_k int DEFAULT NULL,
+	norm text DEFAULT 'l1',
+	require_convergence boolean DEFAULT false,
+	device text DEFAULT 'auto',
+	dangling bigint[] DEFAULT NULL,
+	dangling_weights float8[] DEFAULT NULL)
+RETURNS TABLE(node bigint, score float8)
+	AS 'MODULE_PATHNAME', 'powerrank_rwr_graph'
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
+	SUPPORT powerrank_rows_support;
+
+CREATE FUNCTION rwr(
+	graph rankgraph,
+	sources bigint[],
+	restart float8 DEFAULT 0.15,
+	tolerance float8 DEFAULT 1e-6,
+	max_iterations int DEFAULT 1000,
+	top_k int DEFAULT NULL,
+	norm text DEFAULT 'l1',
+	require_convergence boolean DEFAULT false,
+	device text DEFAULT 'auto',
+	dangling bigint[] DEFAULT NULL,
+	dangling_weights float8[] DEFAULT NULL)
+RETURNS TABLE(source bigint, node bigint, score float8)
+	AS 'MODULE_PATHNAME', 'powerrank_rwr_graph_many'
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
+	SUPPORT powerrank_rows_support;
+
+COMMENT ON FUNCTION rwr(text, bigint, float8, float8, int, int, name, name, name, text, boolean, boolean, text, bigint[], float8[]) IS
+	'Random walk with restart from one source over an edge table';
+COMMENT ON FUNCTION rwr(text, bigint[], float8, float8, int, int, name, name, name, text, boolean, boolean, text, bigint[], float8[]) IS
+	'Random walk with restart from many sources at once over an edge table';
+COMMENT ON FUNCTION rwr(rankgraph, bigint, float8, float8, int, int, text, boolean, text, bigint[], float8[]) IS
+	'Random walk with restart from one source over a rankgraph';
+COMMENT ON FUNCTION rwr(rankgraph, bigint[], float8, float8, int, int, text, boolean, text, bigint[], float8[]) IS
+	'Random walk with restart from many sources at once over a rankgraph';
+
+-- ---------------------------------------------------------------------------------------------
+-- powerrank_last_run(): statistics of this session's last ranking run (no row before the first).
+-- build_ms covers reading the rows and building the graph (or mapping the cached one);
+-- iterate_ms the engine's run; cache_hit says whether the graph came from the graph cache;
+-- engine which engine ran ('cpu', 'gpu-tiled', 'cpu-test via service', ...) and fallback why
+-- the GPU service was not used although it could have been (NULL: it was, or it was not asked).
+-- read_ms is the part of build_ms spent reading the rows (0 on a cache hit), prepare_ms the part of
+-- iterate_ms the engine spent preparing the graph (on the GPU: planning the layout and uploading
+-- it; about 0 when the graph was resident).  batch_size is the number of requests the GPU service
+-- answered with the same run (RWR requests on one cached graph are batched: see
+-- powerrank.service_batch_size); 1 when the run served this call alone.
+-- ---------------------------------------------------------------------------------------------
+
+CREATE FUNCTION powerrank_last_run()
+RETURNS TABLE(algorithm text, engine text, nodes bigint, edges bigint, skipped_rows bigint,
+			  iterations int, residual float8, norm text, converged boolean,
+			  build_ms float8, iterate_ms float8, total_ms float8, cache_hit boolean,
+			  fallback text, read_ms float8, prepare_ms float8, batch_size int)
+	AS 'MODULE_PATHNAME', 'powerrank_last_run'
+	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
+
+COMMENT ON FUNCTION powerrank_last_run() IS
+	'Statistics of this session''s last pagerank/hits/rwr run';
+
+-- ---------------------------------------------------------------------------------------------
+-- The graph cache (needs shared_preload_libraries = 'powerrank'): graphs of tracked tables stay
+-- in shared memory, one dynamic shared memory segment each, until the table changes.
+-- A table is tracked once its owner calls powerrank_cache_enable('table'): a statement-level
+-- trigger then adds one row (the table, the modifying transaction) to the append-only change log
+-- in every modifying transaction, and a cached graph is served only for the set of log rows the
+-- caller's snapshot sees.  Writers only insert rows of their own: they never wait on each other.
+-- ---------------------------------------------------------------------------------------------
+
+CREATE TABLE powerrank_change_log (
+	relid oid NOT NULL,
+	change xid8 NOT NULL,
+	rebase boolean NOT NULL DEFAULT false,
+	PRIMARY KEY (relid, change)
+);
+
+COMMENT ON TABLE powerrank_change_log IS
+	'Transactions that changed each table tracked for the powerrank graph cache (maintained by triggers, compacted in the background)';
+
+-- Only the extension's owner reads or writes the log, through the functions below: the rows say
+-- when tables changed, which a role that may not read a table must not learn.
+REVOKE ALL ON powerrank_change_log FROM PUBLIC;
+
+CREATE FUNCTION powerrank_track_changes() RETURNS trigger
+	AS 'MODULE_PATHNAME', 'powerrank_track_changes' LANGUAGE C;
+
+CREATE FUNCTION powerrank_ddl_command_end() RETURNS event_trigger
+	AS 'MODULE_PATHNAME', 'powerrank_ddl_command_end' LANGUAGE C;
+
+CREATE FUNCTION powerrank_sql_drop() RETURNS event_trigger
+	AS 'MODULE_PATHNAME', 'powerrank_sql_drop' LANGUAGE C;
+
+-- ALTER TABLE on a tracked table starts a new base in the log; DROP evicts the table's graphs.
+-- ALWAYS: also under session_replication_role = replica.
+CREATE EVENT TRIGGER powerrank_ddl ON ddl_command_end WHEN TAG IN ('ALTER TABLE')
+	EXECUTE FUNCTION powerrank_ddl_command_end();
+ALTER EVENT TRIGGER powerrank_ddl ENABLE ALWAYS;
+
+CREATE EVENT TRIGGER powerrank_drop ON sql_drop
+	EXECUTE FUNCTION powerrank_sql_drop();
+ALTER EVENT TRIGGER powerrank_drop ENABLE ALWAYS;
+
+CREATE FUNCTION powerrank_cache_enable(edges text) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'powerrank_cache_enable'
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+
+COMMENT ON FUNCTION powerrank_cache_enable(text) IS
+	'Tracks changes of a table (owner only) so that its graph can be cached; true when newly installed';
+
+CREATE FUNCTION powerrank_cache_entries(
+	OUT source regclass, OUT columns text, OUT directed boolean, OUT nodes bigint, OUT edges bigint,
+	OUT bytes bigint, OUT built_at timestamptz, OUT last_used timestamptz, OUT hits bigint,
+	OUT base xid8, OUT changes bigint, OUT in_use int, OUT gpu text)
+RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'powerrank_cache_entries'
+	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+CREATE VIEW powerrank_cache AS SELECT * FROM powerrank_cache_entries();
+
+COMMENT ON VIEW powerrank_cache IS
+	'Graphs held by the powerrank graph cache for tables of this database that the caller may read';
+
+-- A view is readable only by its owner until granted; every role may read this one: the function
+-- behind it lists only the tables the caller may SELECT (all of them for pg_read_all_stats).
+GRANT SELECT ON powerrank_cache TO PUBLIC;
+
+CREATE FUNCTION powerrank_cache_drop(edges text DEFAULT NULL) RETURNS int
+	AS 'MODULE_PATHNAME', 'powerrank_cache_drop'
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION powerrank_cache_drop(text) IS
+	'Evicts the cached graphs of one table, or of every table of this database (NULL); returns how many';
+
+-- Evicting costs every user a rebuild: the DBA grants it.
+REVOKE ALL ON FUNCTION powerrank_cache_drop(text) FROM PUBLIC;
+
+CREATE FUNCTION powerrank_cache_compact() RETURNS bigint
+	AS 'MODULE_PATHNAME', 'powerrank_cache_compact'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION powerrank_cache_compact() IS
+	'Compacts the change log of the graph cache now (a background worker does it as the log grows); returns the rows removed';
+
+REVOKE ALL ON FUNCTION powerrank_cache_compact() FROM PUBLIC;
+
+CREATE FUNCTION powerrank_cache_status(
+	OUT enabled boolean, OUT slots int, OUT entries int, OUT retired int, OUT segments int,
+	OUT bytes bigint, OUT size_limit bigint)
+RETURNS record
+	AS 'MODULE_PATHNAME', 'powerrank_cache_status'
+	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION powerrank_cache_status() IS
+	'Counters of the graph cache (all databases): entries, evicted entries still in use, pinned segments and bytes';
+
+-- ---------------------------------------------------------------------------------------------
+-- The GPU service (needs shared_preload_libraries = 'powerrank'): a background worker whose
+-- engine process runs pagerank/hits/rwr for device => 'gpu' (and 'auto' on large graphs).
+-- ---------------------------------------------------------------------------------------------
+
+CREATE FUNCTION powerrank_service_status(
+	OUT preloaded boolean, OUT state text, OUT worker_pid int, OUT engine_pid int,
+	OUT engine text, OUT device text, OUT requests bigint, OUT failures bigint,
+	OUT restarts bigint, OUT resident_graphs int, OUT device_bytes bigint, OUT uploads bigint,
+	OUT reuses bigint, OUT evictions bigint, OUT request_segments int, OUT last_error text,
+	OUT batches bigint, OUT batched_requests bigint, OUT batch_iterations bigint,
+	OUT batch_ms double precision, OUT builds bigint)
+RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'powerrank_service_status'
+	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
+
+CREATE VIEW powerrank_service AS SELECT * FROM powerrank_service_status();
+
+COMMENT ON VIEW powerrank_service IS
+	'The powerrank GPU service: state, processes, engine, device, requests, failures, restarts, resident graphs, RWR batches, graphs built';
+
+-- Every role may read it; last_error only members of pg_read_all_stats (NULL for the others).
+GRANT SELECT ON powerrank_service TO PUBLIC;
+
+CREATE FUNCTION powerrank_progress_entries(
+	OUT pid int, OUT algorithm text, OUT device text, OUT phase text, OUT iteration int,
+	OUT residual float8, OUT elapsed interval, OUT nodes bigint, OUT edges bigint,
+	OUT columns int)
+RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'powerrank_progress_entries'
+	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+CREATE VIEW powerrank_progress AS SELECT * FROM powerrank_progress_entries();
+
+COMMENT ON VIEW powerrank_progress IS
+	'pagerank/hits/rwr runs in progress (needs shared_preload_libraries = ''powerrank''): iteration, residual, elapsed';
+
+-- Every role may read it; like pg_stat_activity, the details of runs of roles the caller has no
+-- privileges of are NULL unless it is a member of pg_read_all_stats.
+GRANT SELECT ON powerrank_progress TO PUBLIC;
+
+CREATE FUNCTION powerrank_service_inject_fault(fault text) RETURNS void
+	AS 'MODULE_PATHNAME', 'powerrank_service_inject_fault'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION powerrank_service_inject_fault(text) IS
+	'Tests only (superuser): the GPU service fails its next request (error, oom, crash), makes the next RWR request wait for a batch (gather), or none';
+
+REVOKE ALL ON FUNCTION powerrank_service_inject_fault(text) FROM PUBLIC;

@@ -1,0 +1,101 @@
+-- The upgrade path.  A database that installed the released 0.1 (sql/powerrank--0.1.sql) and ran
+-- ALTER EXTENSION powerrank UPDATE must equal one that ran CREATE EXTENSION powerrank: the
+-- schema-only dumps of both are compared.  pg_dump --binary-upgrade writes out every member of
+-- the extension (functions with their defaults, types, aggregates, tables, views, event triggers,
+-- comments, privileges), where a plain dump has only CREATE EXTENSION.  Normalised: the oids,
+-- relfilenodes and attribute versions pg_upgrade would keep (binary_upgrade_set_next_* lines,
+-- config table oids, toast table oids), relfrozenxid / relminmxid, and pg_dump's random \restrict
+-- key.  Then the data must rank exactly as before the update.
+\getenv abs_builddir PG_ABS_BUILDDIR
+\set home_db :DBNAME
+
+-- The versions this build installs and the update path between them.
+SELECT version, superuser, relocatable FROM pg_available_extension_versions
+WHERE name = 'powerrank' ORDER BY version;
+SELECT default_version FROM pg_available_extensions WHERE name = 'powerrank';
+SELECT source, target, path FROM pg_extension_update_paths('powerrank')
+WHERE path IS NOT NULL ORDER BY source, target;
+
+CREATE DATABASE upg_updated TEMPLATE template0;
+CREATE DATABASE upg_fresh TEMPLATE template0;
+
+-- 0.1 with this library: creating its C functions resolves every symbol they name.
+\c upg_updated
+SET client_min_messages = warning;
+CREATE EXTENSION powerrank VERSION '0.1';
+RESET client_min_messages;
+SELECT extversion FROM pg_extension WHERE extname = 'powerrank';
+\i sql/include/upgrade_objects.sql
+
+-- Scores under 0.1, kept in a temporary table (not dumped).
+CREATE TEMP TABLE scores_01 AS
+  SELECT 'pagerank table' AS what, node, score FROM pagerank('upg_edges', tolerance => 1e-12)
+  UNION ALL
+  SELECT 'pagerank weighted table', node, score
+  FROM pagerank('upg_edges', weight_column => 'w', tolerance => 1e-12)
+  UNION ALL
+  SELECT 'pagerank ' || name, p.node, p.score
+  FROM upg_graphs, pagerank(g, tolerance => 1e-12) p
+  UNION ALL
+  SELECT 'hits ' || name, h.node, h.authority FROM upg_graphs, hits(g, tolerance => 1e-12) h
+  UNION ALL
+  SELECT 'rwr table', node, score FROM rwr('upg_edges', 1, tolerance => 1e-12);
+CREATE TEMP TABLE views_01 AS
+  SELECT 'pagerank_graph' AS what, name, node, score FROM upg_pagerank_graph
+  UNION ALL SELECT 'rwr_graph_many', name || source, node, score FROM upg_rwr_graph_many;
+
+ALTER EXTENSION powerrank UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'powerrank';
+
+-- The same scores after the update, bit for bit (node counts, sums and equality).
+CREATE TEMP TABLE scores_02 AS
+  SELECT 'pagerank table' AS what, node, score FROM pagerank('upg_edges', tolerance => 1e-12)
+  UNION ALL
+  SELECT 'pagerank weighted table', node, score
+  FROM pagerank('upg_edges', weight_column => 'w', tolerance => 1e-12)
+  UNION ALL
+  SELECT 'pagerank ' || name, p.node, p.score
+  FROM upg_graphs, pagerank(g, tolerance => 1e-12) p
+  UNION ALL
+  SELECT 'hits ' || name, h.node, h.authority FROM upg_graphs, hits(g, tolerance => 1e-12) h
+  UNION ALL
+  SELECT 'rwr table', node, score FROM rwr('upg_edges', 1, tolerance => 1e-12);
+SELECT what, count(a.node) AS nodes_01, count(b.node) AS nodes_02,
+       round(sum(a.score)::numeric, 9) AS sum_01,
+       bool_and(a.score = b.score) AS same_scores
+FROM scores_01 a FULL JOIN scores_02 b USING (what, node)
+GROUP BY what ORDER BY what;
+SELECT count(*) AS view_rows,
+       count(*) FILTER (WHERE v.score = w.score) AS same_view_rows
+FROM views_01 v FULL JOIN
+  (SELECT 'pagerank_graph' AS what, name, node, score FROM upg_pagerank_graph
+   UNION ALL SELECT 'rwr_graph_many', name || source, node, score FROM upg_rwr_graph_many) w
+  USING (what, name, node);
+
+-- A fresh installation of the current version with the same user objects.
+\c upg_fresh
+SET client_min_messages = warning;
+CREATE EXTENSION powerrank;
+RESET client_min_messages;
+SELECT extversion FROM pg_extension WHERE extname = 'powerrank';
+\i sql/include/upgrade_objects.sql
+
+-- Both schemas, normalised, must be identical (diff prints any difference).
+\! "$POWERRANK_BINDIR/pg_dump" --schema-only --binary-upgrade -d upg_updated -f "$PG_ABS_BUILDDIR/results/upgrade_updated.sql"; echo "pg_dump updated: exit $?"
+\! "$POWERRANK_BINDIR/pg_dump" --schema-only --binary-upgrade -d upg_fresh -f "$PG_ABS_BUILDDIR/results/upgrade_fresh.sql"; echo "pg_dump fresh: exit $?"
+\! cd "$PG_ABS_BUILDDIR/results" && for f in upgrade_updated upgrade_fresh; do sed -E -e '/^\\(un)?restrict /d' -e '/binary_upgrade_set_next_/d' -e "s/relfrozenxid = '[0-9]+', relminmxid = '[0-9]+'/relfrozenxid = 'X', relminmxid = 'X'/" -e "s/'\{[0-9,]*\}'::pg_catalog\.oid\[\]/'{oids}'::pg_catalog.oid[]/" -e "s/^WHERE oid = '[0-9]+';$/WHERE oid = 'X';/" $f.sql > $f.normalised; done; diff -u upgrade_fresh.normalised upgrade_updated.normalised && echo "schemas identical"
+
+-- 0.2 describes every function and event trigger of the extension (\df+, \dy+).
+\c upg_updated
+SELECT d.classid::regclass AS catalog,
+       count(*) FILTER (WHERE obj_description(d.objid, d.classid::regclass::name) IS NULL)
+         AS undescribed
+FROM pg_depend d
+WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+  AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'powerrank')
+  AND d.classid IN ('pg_proc'::regclass, 'pg_event_trigger'::regclass)
+GROUP BY d.classid ORDER BY 1;
+
+\c :home_db
+DROP DATABASE upg_updated WITH (FORCE);
+DROP DATABASE upg_fresh WITH (FORCE);
