@@ -8,7 +8,9 @@
  * the table to the change log powerrank_change_log(relid, change, rebase).  Every transaction
  * that modifies the table then inserts one row (relid, its own full transaction id) — an insert
  * of a key no other transaction can write, so writers never wait on each other and never fail to
- * serialize.  Every ALTER TABLE of a tracked table (the event trigger powerrank_ddl) and every
+ * serialize.  Every ALTER TABLE of a tracked table (the event trigger powerrank_ddl; a table with
+ * the tracking trigger enabled ALWAYS but no row in the log, as a restored dump leaves it, counts as
+ * tracked: its ENABLE ALWAYS TRIGGER gives it its first rebase row) and every
  * compaction (cache_compact.c: deletes a table's rows and inserts one rebase row in their place)
  * adds a rebase row; nothing else deletes rows of a table that exists.
  *
@@ -519,12 +521,16 @@ powerrank_track_changes(PG_FUNCTION_ARGS)
 
 /*
  * powerrank_ddl_command_end(): event trigger on ALTER TABLE; adds a rebase row for every tracked
- * table the command altered (column types, triggers enabled or disabled, ...).
+ * table the command altered (column types, triggers enabled or disabled, ...): every table of the
+ * log, and every table whose powerrank_track_changes() trigger is enabled ALWAYS (pg_dump writes the
+ * tracking trigger as CREATE TRIGGER then ALTER TABLE ... ENABLE ALWAYS TRIGGER, and leaves the log
+ * out: a restored table is tracked again by its restore).
  */
 Datum
 powerrank_ddl_command_end(PG_FUNCTION_ARGS)
 {
 	Oid			schema;
+	Oid			function;
 	char	   *log;
 	CacheSavedUser saved;
 
@@ -534,6 +540,7 @@ powerrank_ddl_command_end(PG_FUNCTION_ARGS)
 	if (!OidIsValid(schema) || !OidIsValid(get_relname_relid(CHANGE_LOG_TABLE, schema)))
 		PG_RETURN_VOID();
 	log = cache_log_name(schema);
+	function = tracking_function(schema);
 	cache_become_log_owner(schema, &saved);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -541,9 +548,11 @@ powerrank_ddl_command_end(PG_FUNCTION_ARGS)
 							 "SELECT DISTINCT c.objid, pg_catalog.pg_current_xact_id(), true "
 							 "FROM pg_catalog.pg_event_trigger_ddl_commands() c "
 							 "WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass "
-							 "AND c.objid IN (SELECT relid FROM %s) "
+							 "AND (c.objid IN (SELECT relid FROM %s) "
+							 "OR EXISTS (SELECT FROM pg_catalog.pg_trigger t WHERE t.tgrelid = c.objid "
+							 "AND t.tgfoid = %u AND t.tgenabled = 'A')) "
 							 "ON CONFLICT (relid, change) DO UPDATE SET rebase = true",
-							 log, log), false, 0) < 0)
+							 log, log, function), false, 0) < 0)
 		elog(ERROR, "could not write to %s", CHANGE_LOG_TABLE);
 	SPI_finish();
 	cache_restore_user(&saved);
