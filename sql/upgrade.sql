@@ -65,6 +65,7 @@ SELECT what, count(a.node) AS nodes_01, count(b.node) AS nodes_02,
        bool_and(a.score = b.score) AS same_scores
 FROM scores_01 a FULL JOIN scores_02 b USING (what, node)
 GROUP BY what ORDER BY what;
+SELECT last_engine, service_rows, runs FROM upg_monitoring();
 SELECT count(*) AS view_rows,
        count(*) FILTER (WHERE v.score = w.score) AS same_view_rows
 FROM views_01 v FULL JOIN

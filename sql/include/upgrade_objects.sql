@@ -1,7 +1,7 @@
 -- Included by sql/upgrade.sql (\i sql/include/upgrade_objects.sql) in the database updated from
 -- 0.1 and in the freshly installed one: user objects that use every type and function of the
 -- extension (views, BEGIN ATOMIC functions and triggers depend on what they use, so an upgrade
--- script that dropped and re-created one of them fails).
+-- script that dropped and re-created one of them fails, as it would in a user's database).
 CREATE TABLE upg_edges(src bigint, dst bigint, w float8);
 INSERT INTO upg_edges SELECT i, (i * 7) % 30 + 1, (i % 4) + 0.5 FROM generate_series(1, 30) i;
 INSERT INTO upg_edges SELECT i, (i * 11 + 5) % 30 + 1, 1 FROM generate_series(1, 30, 3) i;
@@ -26,12 +26,19 @@ CREATE VIEW upg_built AS
   FROM upg_edges;
 CREATE VIEW upg_summaries AS
   SELECT name, rankgraph_summary(g), rankgraph_send(g) AS binary_form FROM upg_graphs;
-CREATE VIEW upg_last_run AS SELECT * FROM powerrank_last_run();
-CREATE VIEW upg_monitoring AS
-  SELECT (SELECT count(*) FROM powerrank_cache) AS cached_graphs,
-         (SELECT count(*) FROM powerrank_service) AS service_rows,
-         (SELECT count(*) FROM powerrank_progress) AS runs,
-         (powerrank_cache_status()).entries AS cache_entries;
+-- The statistics and monitoring functions and views gain result columns between versions, which
+-- an upgrade script can only do by dropping and re-creating them: a view over one of them would
+-- block that (a user must drop it before such an update).  PL/pgSQL records no dependency.
+CREATE FUNCTION upg_monitoring(OUT last_engine text, OUT cached_graphs bigint, OUT service_rows bigint,
+                               OUT runs bigint, OUT cache_entries int)
+LANGUAGE plpgsql AS $$
+BEGIN
+  SELECT engine INTO last_engine FROM powerrank_last_run();
+  SELECT count(*) INTO cached_graphs FROM powerrank_cache;
+  SELECT count(*) INTO service_rows FROM powerrank_service;
+  SELECT count(*) INTO runs FROM powerrank_progress;
+  SELECT entries INTO cache_entries FROM powerrank_cache_status();
+END $$;
 CREATE FUNCTION upg_evict() RETURNS int BEGIN ATOMIC SELECT powerrank_cache_drop('upg_edges'); END;
 CREATE FUNCTION upg_compact() RETURNS bigint BEGIN ATOMIC SELECT powerrank_cache_compact(); END;
 CREATE FUNCTION upg_no_fault() RETURNS void
