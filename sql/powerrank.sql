@@ -421,10 +421,14 @@ COMMENT ON VIEW powerrank_service IS
 -- Every role may read it; last_error only members of pg_read_all_stats (NULL for the others).
 GRANT SELECT ON powerrank_service TO PUBLIC;
 
+-- powerrank_progress: one row per run in progress, from its first moment: phase 'reading' (rows_read
+-- of rows_estimated, the table's pg_class.reltuples), 'building', then 'queued' / 'preparing' on the
+-- service and 'iterating'.  device, nodes, edges and columns are NULL until the graph is built.
+-- Works without shared_preload_libraries for runs in the backend (see doc/DESIGN.md "Progress").
 CREATE FUNCTION powerrank_progress_entries(
 	OUT pid int, OUT algorithm text, OUT device text, OUT phase text, OUT iteration int,
 	OUT residual float8, OUT elapsed interval, OUT nodes bigint, OUT edges bigint,
-	OUT columns int)
+	OUT columns int, OUT rows_read bigint, OUT rows_estimated bigint)
 RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'powerrank_progress_entries'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
@@ -432,7 +436,7 @@ RETURNS SETOF record
 CREATE VIEW powerrank_progress AS SELECT * FROM powerrank_progress_entries();
 
 COMMENT ON VIEW powerrank_progress IS
-	'pagerank/hits/rwr runs in progress (needs shared_preload_libraries = ''powerrank''): iteration, residual, elapsed';
+	'pagerank/hits/rwr runs in progress: phase (reading, building, queued, preparing, iterating), rows read of the estimate, iteration, residual, elapsed';
 
 -- Every role may read it; like pg_stat_activity, the details of runs of roles the caller has no
 -- privileges of are NULL unless it is a member of pg_read_all_stats.
