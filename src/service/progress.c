@@ -8,8 +8,8 @@
  * serves.  Without preload no extension memory is reserved: the first backend that needs the
  * array (a run, or a reader of the view) creates it with ShmemInitStruct from the spare shared
  * memory every server keeps (the same pool shared hash tables grow into), and the other backends
- * find it there by name.  It takes sizeof(ProgressEntry) bytes per possible backend (about 100
- * bytes, 13 KB for 125 backends).  When that memory is not there, an attempt in a subtransaction
+ * find it there by name.  It takes sizeof(ProgressEntry) bytes per possible backend (88 bytes:
+ * 10.7 kB at max_connections = 100; a default server has about 1.9 MB spare).  When that memory is not there, an attempt in a subtransaction
  * fails quietly: the backend then publishes no progress (a DEBUG1 line says why) and its ranking
  * runs as before.  See doc/DESIGN.md "Progress".
  *
