@@ -333,7 +333,7 @@ CREATE FUNCTION powerrank_estimate(
 	OUT ms_per_iteration float8, OUT predicted_ms float8, OUT cost_from text)
 RETURNS record
 	AS 'MODULE_PATHNAME', 'powerrank_estimate'
-	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL RESTRICTED SECURITY INVOKER;
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
 
 COMMENT ON FUNCTION powerrank_estimate(text, text, float8, float8, float8, int, int, name, name, name, text, boolean, boolean, text, bigint[]) IS
 	'What a pagerank/hits/rwr call on an edge table would take (size, memory, engine, time), without reading the table';

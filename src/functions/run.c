@@ -321,6 +321,7 @@ load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool
 		graph_scan_fetch(target, run->cxt, &edges);
 	run->read_seconds = pr_clock_seconds() - t_read;
 	run->skipped_rows = edges.skipped;
+	progress_set_rows_read((int64) (edges.count + edges.skipped));
 
 	if (rows_segment != NULL)
 	{
@@ -343,6 +344,7 @@ load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool
 			rows_segment = NULL;
 			progress_set_phase(PHASE_READING);
 			graph_scan_fetch(target, run->cxt, &edges);
+			progress_set_rows_read((int64) (edges.count + edges.skipped));
 		}
 	}
 
