@@ -4,6 +4,56 @@
 
 \echo Use "ALTER EXTENSION powerrank UPDATE TO '0.2'" to load this file. \quit
 
+-- powerrank_progress shows runs from their first moment: the reading and building phases, with
+-- rows_read and rows_estimated (a view's columns cannot be added in place: drop and create).
+DROP VIEW powerrank_progress;
+DROP FUNCTION powerrank_progress_entries();
+
+CREATE FUNCTION powerrank_progress_entries(
+	OUT pid int, OUT algorithm text, OUT device text, OUT phase text, OUT iteration int,
+	OUT residual float8, OUT elapsed interval, OUT nodes bigint, OUT edges bigint,
+	OUT columns int, OUT rows_read bigint, OUT rows_estimated bigint)
+RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'powerrank_progress_entries'
+	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+CREATE VIEW powerrank_progress AS SELECT * FROM powerrank_progress_entries();
+
+COMMENT ON VIEW powerrank_progress IS
+	'pagerank/hits/rwr runs in progress: phase (reading, building, queued, preparing, iterating), rows read of the estimate, iteration, residual, elapsed';
+
+-- Every role may read it; like pg_stat_activity, the details of runs of roles the caller has no
+-- privileges of are NULL unless it is a member of pg_read_all_stats.
+GRANT SELECT ON powerrank_progress TO PUBLIC;
+
+-- powerrank_estimate: what a call would take, without reading the table.
+CREATE FUNCTION powerrank_estimate(
+	edges text,
+	algorithm text DEFAULT 'pagerank',
+	damping float8 DEFAULT 0.85,
+	restart float8 DEFAULT 0.15,
+	tolerance float8 DEFAULT 1e-6,
+	max_iterations int DEFAULT 1000,
+	top_k int DEFAULT NULL,
+	src_column name DEFAULT 'src',
+	dst_column name DEFAULT 'dst',
+	weight_column name DEFAULT NULL,
+	norm text DEFAULT 'l1',
+	directed boolean DEFAULT true,
+	require_convergence boolean DEFAULT false,
+	device text DEFAULT 'auto',
+	sources bigint[] DEFAULT NULL,
+	OUT nodes bigint, OUT stored_edges bigint, OUT counts_from text, OUT engine text,
+	OUT reason text, OUT layout text, OUT backend_bytes bigint, OUT shared_bytes bigint,
+	OUT cache_bytes bigint, OUT gpu_bytes bigint, OUT iterations int,
+	OUT ms_per_iteration float8, OUT predicted_ms float8, OUT cost_from text)
+RETURNS record
+	AS 'MODULE_PATHNAME', 'powerrank_estimate'
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+
+COMMENT ON FUNCTION powerrank_estimate(text, text, float8, float8, float8, int, int, name, name, name, text, boolean, boolean, text, bigint[]) IS
+	'What a pagerank/hits/rwr call on an edge table would take (size, memory, engine, time), without reading the table';
+
 -- Every function and event trigger has a description (\df+, \dy+, obj_description).
 COMMENT ON FUNCTION rankgraph_in(cstring) IS
 	'Input function of rankgraph: reads and validates the text form PRG1:<base64>';

@@ -329,6 +329,42 @@ COMMENT ON FUNCTION powerrank_last_run() IS
 	'Statistics of this session''s last pagerank/hits/rwr run';
 
 -- ---------------------------------------------------------------------------------------------
+-- powerrank_estimate(): what a pagerank / hits / rwr call on a table would take, without reading
+-- the table: nodes and stored edges (exact from the graph cache, else from pg_class.reltuples and
+-- the endpoint columns' statistics, NULL when never analyzed), bytes in the backend, in shared
+-- memory (cache_bytes: the cache entry's flat graph) and on the GPU, the engine the call would run
+-- on (the real call's decision) and why, and a predicted time of the iterations.  The arguments
+-- are the ranking functions', by the same names (sources: rwr's many sources, one column each).
+-- ---------------------------------------------------------------------------------------------
+
+CREATE FUNCTION powerrank_estimate(
+	edges text,
+	algorithm text DEFAULT 'pagerank',
+	damping float8 DEFAULT 0.85,
+	restart float8 DEFAULT 0.15,
+	tolerance float8 DEFAULT 1e-6,
+	max_iterations int DEFAULT 1000,
+	top_k int DEFAULT NULL,
+	src_column name DEFAULT 'src',
+	dst_column name DEFAULT 'dst',
+	weight_column name DEFAULT NULL,
+	norm text DEFAULT 'l1',
+	directed boolean DEFAULT true,
+	require_convergence boolean DEFAULT false,
+	device text DEFAULT 'auto',
+	sources bigint[] DEFAULT NULL,
+	OUT nodes bigint, OUT stored_edges bigint, OUT counts_from text, OUT engine text,
+	OUT reason text, OUT layout text, OUT backend_bytes bigint, OUT shared_bytes bigint,
+	OUT cache_bytes bigint, OUT gpu_bytes bigint, OUT iterations int,
+	OUT ms_per_iteration float8, OUT predicted_ms float8, OUT cost_from text)
+RETURNS record
+	AS 'MODULE_PATHNAME', 'powerrank_estimate'
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+
+COMMENT ON FUNCTION powerrank_estimate(text, text, float8, float8, float8, int, int, name, name, name, text, boolean, boolean, text, bigint[]) IS
+	'What a pagerank/hits/rwr call on an edge table would take (size, memory, engine, time), without reading the table';
+
+-- ---------------------------------------------------------------------------------------------
 -- The graph cache (needs shared_preload_libraries = 'powerrank'): graphs of tracked tables stay
 -- in shared memory, one dynamic shared memory segment each, until the table changes.
 -- A table is tracked once its owner calls powerrank_cache_enable('table'): a statement-level
@@ -465,10 +501,14 @@ COMMENT ON VIEW powerrank_service IS
 -- Every role may read it; last_error only members of pg_read_all_stats (NULL for the others).
 GRANT SELECT ON powerrank_service TO PUBLIC;
 
+-- powerrank_progress: one row per run in progress, from its first moment: phase 'reading' (rows_read
+-- of rows_estimated, the table's pg_class.reltuples), 'building', then 'queued' / 'preparing' on the
+-- service and 'iterating'.  device, nodes, edges and columns are NULL until the graph is built.
+-- Works without shared_preload_libraries for runs in the backend (see doc/DESIGN.md "Progress").
 CREATE FUNCTION powerrank_progress_entries(
 	OUT pid int, OUT algorithm text, OUT device text, OUT phase text, OUT iteration int,
 	OUT residual float8, OUT elapsed interval, OUT nodes bigint, OUT edges bigint,
-	OUT columns int)
+	OUT columns int, OUT rows_read bigint, OUT rows_estimated bigint)
 RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'powerrank_progress_entries'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
@@ -479,7 +519,7 @@ COMMENT ON FUNCTION powerrank_progress_entries() IS
 CREATE VIEW powerrank_progress AS SELECT * FROM powerrank_progress_entries();
 
 COMMENT ON VIEW powerrank_progress IS
-	'pagerank/hits/rwr runs in progress (needs shared_preload_libraries = ''powerrank''): iteration, residual, elapsed';
+	'pagerank/hits/rwr runs in progress: phase (reading, building, queued, preparing, iterating), rows read of the estimate, iteration, residual, elapsed';
 
 -- Every role may read it; like pg_stat_activity, the details of runs of roles the caller has no
 -- privileges of are NULL unless it is a member of pg_read_all_stats.

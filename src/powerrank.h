@@ -29,4 +29,10 @@ PrAllocator *powerrank_context_allocator(MemoryContext cxt);
 void		powerrank_report_core_error(const char *what, const PrError *err) pg_attribute_noreturn();
 bool		powerrank_cancel_requested(void *arg);
 
+/* ---- service/progress.c: what powerrank_progress shows of this backend's run ---- */
+
+void		progress_begin_read(const char *algorithm, int64 rows_estimated);
+void		progress_set_rows_read(int64 rows);
+void		progress_begin_build(bool on_service);
+
 #endif							/* POWERRANK_H */

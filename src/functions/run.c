@@ -306,6 +306,8 @@ load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool
 		return;
 	}
 
+	/* powerrank_progress shows the read from its first row, and the build */
+	progress_begin_read(run->algorithm, graph_scan_estimated_rows(target));
 	t_read = pr_clock_seconds();
 	capacity = service_build_rows(run, cacheable, target);
 	if (capacity > 0 && (rows_segment = create_rows_segment(capacity)) != NULL)
@@ -319,11 +321,13 @@ load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool
 		graph_scan_fetch(target, run->cxt, &edges);
 	run->read_seconds = pr_clock_seconds() - t_read;
 	run->skipped_rows = edges.skipped;
+	progress_set_rows_read((int64) (edges.count + edges.skipped));
 
 	if (rows_segment != NULL)
 	{
 		bool		rows_lost = false;
 
+		progress_begin_build(true);
 		if (edges.external &&
 			build_on_service(run, &key, rows_segment, &edges, capacity, directed, out_edges,
 							 &rows_lost))
@@ -338,10 +342,13 @@ load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool
 				dsm_detach(rows_segment);
 			run->published = false;
 			rows_segment = NULL;
+			progress_set_phase(PHASE_READING);
 			graph_scan_fetch(target, run->cxt, &edges);
+			progress_set_rows_read((int64) (edges.count + edges.skipped));
 		}
 	}
 
+	progress_begin_build(false);
 	options.undirected = !directed;
 	options.out_edges = out_edges;
 	options.n_threads = powerrank_thread_count();

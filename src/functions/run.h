@@ -130,9 +130,25 @@ typedef struct RankRunStats
 } RankRunStats;
 
 void		run_stats_record(const RankRunStats *stats);
+bool		run_stats_last(RankRunStats *stats);
 
 /* ---- service_client.c: runs on the GPU service ---- */
 
+/* Where a run goes (service_choose). */
+typedef enum ServiceChoice
+{
+	CHOICE_CPU_ASKED,			/* device => 'cpu' */
+	CHOICE_CPU_NOT_PRELOADED,	/* 'auto' without the service (no shared_preload_libraries) */
+	CHOICE_CPU_SMALL_GRAPH,		/* 'auto', fewer than powerrank.gpu_min_edges edges */
+	CHOICE_CPU_SERVICE_NOT_READY,	/* 'auto', the service not ready or without a device */
+	CHOICE_SERVICE,				/* the GPU service */
+	CHOICE_GPU_NOT_PRELOADED,	/* 'gpu' without the service: an ERROR */
+	CHOICE_GPU_UNAVAILABLE,		/* 'gpu', the service unavailable: an ERROR */
+	CHOICE_GPU_NO_DEVICE		/* 'gpu', the service not ready or without a device: an ERROR */
+} ServiceChoice;
+
+ServiceChoice service_choose(RankDevice device, int64 n_edges, char *reason, size_t size,
+							 char *last_error, size_t error_size);
 bool		service_wanted(RankRun *run);
 Size		service_build_rows(RankRun *run, bool cacheable, const EdgeScanTarget *target);
 bool		service_build(struct dsm_segment *segment, Size rows, Size capacity, bool undirected,

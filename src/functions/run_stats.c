@@ -21,6 +21,15 @@ run_stats_record(const RankRunStats *stats)
 	last_run_valid = true;
 }
 
+/* Copies the statistics of this backend's last run into stats; false before the first run. */
+bool
+run_stats_last(RankRunStats *stats)
+{
+	if (last_run_valid)
+		*stats = last_run;
+	return last_run_valid;
+}
+
 /*
  * powerrank_last_run(): one row describing this backend's last run, or no row before the first.
  */

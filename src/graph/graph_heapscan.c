@@ -180,7 +180,8 @@ graph_heapscan_reader_init(EdgeRowReader *reader, const EdgeScanTarget *target)
 /*
  * Appends every row that scan (begun on rel) returns to edges: rows with a NULL endpoint (or NULL
  * weight) are skipped and counted, invalid weights are errors.  A cancel is noticed every few
- * thousand rows.  The caller ends the scan.
+ * thousand rows, when powerrank_progress also gets the rows read so far.  The caller ends the
+ * scan.
  */
 void
 graph_heapscan_read(const EdgeRowReader *reader, Relation rel, TableScanDesc scan,
@@ -206,6 +207,7 @@ graph_heapscan_read(const EdgeRowReader *reader, Relation rel, TableScanDesc sca
 			until_check = HEAPSCAN_CHECK_EVERY;
 			CHECK_FOR_INTERRUPTS();
 			MemoryContextReset(row_cxt);
+			progress_set_rows_read((int64) (edges->count + edges->skipped));
 		}
 		if (graph_heapscan_convert_row(reader, slot, &src, &dst, &weight))
 			edge_list_append(edges, src, dst, weight);

@@ -402,7 +402,10 @@ powerrank_parallel_read_main(dsm_segment *seg, shm_toc *toc)
 	shm_mq_detach(queue);
 }
 
-/* Appends a batch to the edge list; with weights, records where each of its blocks went. */
+/*
+ * Appends a batch to the edge list (and tells powerrank_progress the rows read so far); with
+ * weights, records where each of its blocks went.
+ */
 static void
 gather_append(RowGather *g, const BlockCount *blocks, uint32 n_blocks, const int64 *src,
 			  const int64 *dst, const double *weight, Size n_rows)
@@ -430,6 +433,7 @@ gather_append(RowGather *g, const BlockCount *blocks, uint32 n_blocks, const int
 		}
 	}
 	edges->count += n_rows;
+	progress_set_rows_read((int64) (edges->count + edges->skipped));
 }
 
 /* Keeps bad if it comes before the invalid weight already seen (block, then line pointer). */

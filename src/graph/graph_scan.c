@@ -218,6 +218,7 @@ fetch_rows(const char *sql, EdgeList *edges, const char *relname, bool own_snaps
 			break;
 		append_batch(SPI_tuptable, SPI_processed, edges, relname);
 		SPI_freetuptable(SPI_tuptable);
+		progress_set_rows_read((int64) (edges->count + edges->skipped));
 	}
 	SPI_cursor_close(portal);
 	SPI_finish();
@@ -409,6 +410,21 @@ Size
 graph_scan_max_rows(const EdgeScanTarget *target)
 {
 	return use_direct_scan(target) ? graph_heapscan_max_rows(target) : 0;
+}
+
+/*
+ * The rows the catalog expects target to hold: pg_class.reltuples, as VACUUM and ANALYZE last
+ * set it (and, for a partitioned table, ANALYZE); -1 when unknown (never vacuumed or analyzed, a
+ * view, a foreign table).  Read from the relation cache: the table itself is not touched.
+ */
+int64
+graph_scan_estimated_rows(const EdgeScanTarget *target)
+{
+	Relation	rel = relation_open(target->relid, NoLock);	/* locked by graph_scan_resolve */
+	float4		reltuples = rel->rd_rel->reltuples;
+
+	relation_close(rel, NoLock);
+	return reltuples >= 0 ? (int64) reltuples : -1;
 }
 
 /* graph_scan_fetch into a list the caller started (edge_list_init or edge_list_init_external). */

@@ -46,6 +46,7 @@ void		graph_scan_end(EdgeScanTarget *target);
 void		graph_scan_fetch(const EdgeScanTarget *target, MemoryContext cxt, EdgeList *edges);
 void		graph_scan_fetch_into(const EdgeScanTarget *target, EdgeList *edges);
 Size		graph_scan_max_rows(const EdgeScanTarget *target);
+int64		graph_scan_estimated_rows(const EdgeScanTarget *target);
 void		graph_scan_table(const EdgeTableSpec *spec, MemoryContext cxt, EdgeList *edges);
 void		graph_scan_report_skipped(int64 skipped, bool weighted);
 

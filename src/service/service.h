@@ -13,7 +13,8 @@
  *                    lock, never calls palloc or elog: only atomics, plain stores with barriers,
  *                    futexes and SetLatch (which is lock-free) on the channel.
  *
- * service_shmem.c    the channel in the main shared memory: slots, status, progress entries
+ * service_shmem.c    the channel in the main shared memory: slots, status
+ * progress.c         the progress entries of powerrank_progress (with or without preload)
  * service_worker.c   the background worker (registration, supervision)
  * service_engine.c   the engine process (its other files: see service_engine.h)
  * service_client.c   the backend side: device choice, requests, waiting, cancel, fallback
@@ -193,9 +194,10 @@ typedef struct ServiceOutcome
 } ServiceOutcome;
 
 /*
- * Progress of one backend's run (pg_stat_progress-style): written by the backend for CPU runs
- * and by the engine process (iteration, residual, phase) for service runs.  Readers tolerate a
- * torn view of a run in progress; active is published last.
+ * Progress of one backend's run (pg_stat_progress-style), in the array of progress.c (one entry
+ * per backend, indexed like the slots): written by the backend (reading the rows, building the
+ * graph, CPU runs) and by the engine process (phase, iteration, residual of service runs).
+ * Readers tolerate a torn view of a run in progress; pid is published last.
  */
 typedef struct ProgressEntry
 {
@@ -204,6 +206,10 @@ typedef struct ProgressEntry
 	volatile int phase;			/* ProgressPhase */
 	volatile int iteration;
 	volatile double residual;
+	volatile int64 rows_read;	/* edge rows read so far (-1: none read: a cached graph or a
+								 * rankgraph) */
+	int64		rows_estimated; /* the table's pg_class.reltuples when the read began (-1:
+								 * unknown: never analyzed, or a view) */
 	TimestampTz started;
 	int64		nodes;
 	int64		edges;
@@ -215,7 +221,8 @@ typedef struct ProgressEntry
 /* Phases shown by powerrank_progress. */
 typedef enum ProgressPhase
 {
-	PHASE_LOADING = 0,			/* reading / mapping the graph */
+	PHASE_READING = 0,			/* reading the edge rows of the table */
+	PHASE_BUILDING,				/* building the graph from them (in the backend or the service) */
 	PHASE_QUEUED,				/* waiting for the service */
 	PHASE_PREPARING,			/* engine prepare (upload to the device) */
 	PHASE_ITERATING
@@ -230,7 +237,6 @@ typedef struct ServiceSlot
 	Latch	   *latch;			/* the backend's latch, set when the slot is DONE / FAILED */
 	ServiceRequest request;
 	ServiceOutcome outcome;
-	ProgressEntry progress;
 	/* a small request's data (ServiceRequestHeader first), when request.inline_data */
 	double		inline_data[SERVICE_INLINE_BYTES / sizeof(double)];
 } ServiceSlot;
@@ -332,15 +338,23 @@ ServiceSlot *service_my_slot(void);
 const char *service_state_name(ServiceState state);
 ServiceState service_read_state(char *last_error, size_t size);
 void		service_set_state(ServiceState state, const char *error);
-void		progress_begin(const char *algorithm, bool on_service, int64 nodes, int64 edges,
-						   int columns);
-void		progress_set_phase(ProgressPhase phase);
-void		progress_end(void);
-void		progress_report(void *arg, int iteration, double residual);
-const char *progress_phase_name(int phase);
 bool		service_graph_resident(uint64 entry_id);
 void		service_futex_wake(pg_atomic_uint32 *word);
 void		service_futex_wait(pg_atomic_uint32 *word, uint32 seen, int timeout_ms);
+
+/* ---- progress.c ---- */
+
+Size		progress_shmem_size(void);
+void		progress_shmem_attach(void);
+int			progress_entry_count(void);
+ProgressEntry *progress_entry(int index);
+void		progress_begin(const char *algorithm, bool on_service, int64 nodes, int64 edges,
+						   int columns);
+void		progress_set_phase(ProgressPhase phase);
+void		progress_set_slot_phase(ServiceSlot *slot, ProgressPhase phase);
+void		progress_end(void);
+void		progress_report(void *arg, int iteration, double residual);
+const char *progress_phase_name(int phase);
 
 /* ---- service_worker.c ---- */
 

@@ -397,7 +397,7 @@ batch_serve(const int *members, int n)
 		column[j].ptr = (const int64_t *) (b.base[j] + h->off_restart_ptr);
 		column[j].node = (const int32_t *) (b.base[j] + h->off_restart_node);
 		column[j].weight = (const double *) (b.base[j] + h->off_restart_weight);
-		b.slot[j]->progress.phase = PHASE_PREPARING;
+		progress_set_slot_phase(b.slot[j], PHASE_PREPARING);
 	}
 	memset(&stats, 0, sizeof(stats));
 	resident = r->batch_prepared;

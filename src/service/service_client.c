@@ -64,44 +64,83 @@ option_device(FunctionCallInfo fcinfo, int argno)
 }
 
 /*
- * Decides whether the run goes to the service.  'cpu': never.  'gpu': always, or an ERROR when
- * the service is not there or has no device.  'auto': when the service is ready with a device and
- * the graph has at least powerrank.gpu_min_edges edges (run->fallback says why not, if the
- * service would otherwise have been used).
+ * Where a run of device over a graph of n_edges stored edges goes, without raising anything: the
+ * decision service_wanted acts on and powerrank_estimate reports.  'cpu': this backend.  'gpu':
+ * the service, or CHOICE_GPU_* when it cannot take the run.  'auto': the service when it is ready
+ * with a device and the graph has at least powerrank.gpu_min_edges edges; reason (size bytes)
+ * says why not when the service would otherwise have been used (run->fallback's text).
+ */
+ServiceChoice
+service_choose(RankDevice device, int64 n_edges, char *reason, size_t size, char *last_error,
+			   size_t error_size)
+{
+	ServiceView view;
+
+	reason[0] = '\0';
+	if (last_error != NULL)
+		last_error[0] = '\0';
+	if (device == RANK_DEVICE_CPU)
+		return CHOICE_CPU_ASKED;
+	if (service == NULL || service_my_slot() == NULL)
+		return device == RANK_DEVICE_GPU ? CHOICE_GPU_NOT_PRELOADED : CHOICE_CPU_NOT_PRELOADED;
+	if (device == RANK_DEVICE_AUTO && n_edges < powerrank_gpu_min_edges)
+		return CHOICE_CPU_SMALL_GRAPH;
+	read_service(&view);
+	if (view.state == SERVICE_READY && view.has_device)
+		return CHOICE_SERVICE;
+	if (device == RANK_DEVICE_GPU)
+	{
+		if (last_error != NULL)
+			strlcpy(last_error, view.last_error, error_size);
+		snprintf(reason, size, "%s", service_state_name(view.state));
+		return view.state == SERVICE_UNAVAILABLE ? CHOICE_GPU_UNAVAILABLE : CHOICE_GPU_NO_DEVICE;
+	}
+	snprintf(reason, size, "GPU service %s", service_state_name(view.state));
+	return CHOICE_CPU_SERVICE_NOT_READY;
+}
+
+/*
+ * Decides whether the run goes to the service (see service_choose): true when it does; false for
+ * the CPU, with run->fallback saying why when the service would otherwise have been used; an
+ * ERROR for device => 'gpu' when the service cannot take it.
  */
 bool
 service_wanted(RankRun *run)
 {
-	ServiceView view;
+	char		reason[SERVICE_MESSAGE_LEN];
+	char		last_error[SERVICE_MESSAGE_LEN];
+	ServiceChoice choice = service_choose(run->device, run->graph.n_edges, reason, sizeof(reason),
+										  last_error, sizeof(last_error));
 
-	if (run->device == RANK_DEVICE_CPU)
-		return false;
-	if (service == NULL || service_my_slot() == NULL)
+	switch (choice)
 	{
-		if (run->device == RANK_DEVICE_GPU)
+		case CHOICE_SERVICE:
+			return true;
+		case CHOICE_GPU_NOT_PRELOADED:
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("device => 'gpu' needs the powerrank GPU service, which is not running"),
 					 errdetail("powerrank is not in shared_preload_libraries."),
 					 errhint("Add powerrank to shared_preload_libraries in postgresql.conf and restart the server (see the README, \"The GPU service\"), or use device => 'auto' or 'cpu'.")));
-		return false;
+			break;
+		case CHOICE_GPU_UNAVAILABLE:
+		case CHOICE_GPU_NO_DEVICE:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the powerrank GPU service has no device to run on (state: %s)", reason),
+					 last_error[0] ? errdetail("%s", last_error) : 0,
+					 choice == CHOICE_GPU_UNAVAILABLE ?
+					 errhint("Fix what DETAIL names (a missing GPU library: make cuda && make install, or set powerrank.gpu_library to its path) and reload the configuration with SELECT pg_reload_conf(); device => 'auto' runs on the CPU meanwhile.") :
+					 errhint("SELECT * FROM powerrank_service shows the service; device => 'auto' runs on the CPU when the service cannot.")));
+			break;
+		case CHOICE_CPU_SERVICE_NOT_READY:
+			strlcpy(run->fallback, reason, sizeof(run->fallback));
+			break;
+		case CHOICE_CPU_ASKED:
+		case CHOICE_CPU_NOT_PRELOADED:
+		case CHOICE_CPU_SMALL_GRAPH:
+			break;
 	}
-	if (run->device == RANK_DEVICE_AUTO && run->graph.n_edges < powerrank_gpu_min_edges)
-		return false;
-	read_service(&view);
-	if (view.state == SERVICE_READY && view.has_device)
-		return true;
-	if (run->device == RANK_DEVICE_GPU)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the powerrank GPU service has no device to run on (state: %s)",
-						service_state_name(view.state)),
-				 view.last_error[0] ? errdetail("%s", view.last_error) : 0,
-				 view.state == SERVICE_UNAVAILABLE ?
-				 errhint("Fix what DETAIL names (a missing GPU library: make cuda && make install, or set powerrank.gpu_library to its path) and reload the configuration with SELECT pg_reload_conf(); device => 'auto' runs on the CPU meanwhile.") :
-				 errhint("SELECT * FROM powerrank_service shows the service; device => 'auto' runs on the CPU when the service cannot.")));
-	snprintf(run->fallback, sizeof(run->fallback), "GPU service %s",
-			 service_state_name(view.state));
 	return false;
 }
 

@@ -221,7 +221,7 @@ run_driver(ServiceSlot *slot, Resident *r, char *request_base, PrError *err,
 		if ((r->engine = engine_create_layout(r->quick, err)) == NULL)
 			return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
 	}
-	slot->progress.phase = PHASE_PREPARING;
+	progress_set_slot_phase(slot, PHASE_PREPARING);
 	if (req->algorithm == SERVICE_HITS)
 		return pr_hits(r->engine, &r->graph, &iter, result, result + req->n_nodes, stats, err);
 
@@ -282,7 +282,7 @@ run_multi(ServiceSlot *slot, Resident *r, char *request_base, PrError *err, PrRu
 		PrMultiOptions opts;
 		PrMultiReport report;
 
-		slot->progress.phase = PHASE_PREPARING;
+		progress_set_slot_phase(slot, PHASE_PREPARING);
 		engine_multi_options(&opts);
 		if ((r->multi = engine_multi.create(&opts, err)) == NULL)
 			return err->status == PR_OK ? PR_ERR_ENGINE : err->status;

@@ -1,7 +1,7 @@
 /*
  * service_shmem.c — the GPU service's channel in the main shared memory: one request slot per
- * backend (indexed by BackendId), the service's status, and the progress entries that
- * powerrank_progress shows (also used by runs on the CPU in the backend).
+ * backend (indexed by BackendId) and the service's status; with preload it also reserves the
+ * progress entries of powerrank_progress (progress.c), so that the engine process inherits them.
  *
  * The engine process shares this memory (it is forked from the worker, which inherited it from
  * the postmaster) but takes no lock on it: slot states move by compare-and-swap, the fields a
@@ -41,6 +41,7 @@ service_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(service_shmem_size()));
+	RequestAddinShmemSpace(MAXALIGN(progress_shmem_size()));
 }
 
 /* Attaches to (or, in the postmaster, creates and clears) the channel. */
@@ -85,6 +86,7 @@ service_shmem_startup(void)
 			pg_atomic_init_u32(&service->slots[i].cancel, 0);
 		}
 	}
+	progress_shmem_attach();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -164,94 +166,6 @@ service_set_state(ServiceState state, const char *error)
 	if (error != NULL)
 		strlcpy(service->last_error, error, sizeof(service->last_error));
 	SpinLockRelease(&service->mutex);
-}
-
-/* Starts this backend's progress entry for a run (nothing without preload). */
-void
-progress_begin(const char *algorithm, bool on_service, int64 nodes, int64 edges, int columns)
-{
-	ServiceSlot *slot = service_my_slot();
-	ProgressEntry *p;
-
-	if (slot == NULL)
-		return;
-	p = &slot->progress;
-	p->pid = 0;
-	pg_write_barrier();
-	strlcpy(p->algorithm, algorithm, sizeof(p->algorithm));
-	p->on_service = on_service;
-	p->phase = on_service ? PHASE_QUEUED : PHASE_ITERATING;
-	p->iteration = 0;
-	p->residual = 0.0;
-	p->started = GetCurrentTimestamp();
-	p->nodes = nodes;
-	p->edges = edges;
-	p->columns = columns;
-	p->userid = GetUserId();
-	pg_write_barrier();
-	p->pid = MyProcPid;
-}
-
-/* Sets the phase of this backend's run. */
-void
-progress_set_phase(ProgressPhase phase)
-{
-	ServiceSlot *slot = service_my_slot();
-
-	if (slot != NULL)
-		slot->progress.phase = phase;
-}
-
-/* Clears this backend's progress entry (end of a run, or its ERROR). */
-void
-progress_end(void)
-{
-	ServiceSlot *slot = service_my_slot();
-
-	if (slot != NULL)
-		slot->progress.pid = 0;
-}
-
-/*
- * The driver's progress callback for runs in this backend (arg unused) and, with a slot as arg,
- * in the engine process: stores the iteration and residual.
- */
-void
-progress_report(void *arg, int iteration, double residual)
-{
-	ProgressEntry *p;
-
-	if (arg != NULL)
-		p = &((ServiceSlot *) arg)->progress;
-	else
-	{
-		ServiceSlot *slot = service_my_slot();
-
-		if (slot == NULL)
-			return;
-		p = &slot->progress;
-	}
-	p->phase = PHASE_ITERATING;
-	p->residual = residual;
-	p->iteration = iteration;
-}
-
-/* Name of a progress phase. */
-const char *
-progress_phase_name(int phase)
-{
-	switch (phase)
-	{
-		case PHASE_LOADING:
-			return "loading graph";
-		case PHASE_QUEUED:
-			return "queued";
-		case PHASE_PREPARING:
-			return "preparing";
-		case PHASE_ITERATING:
-			return "iterating";
-	}
-	return "unknown";
 }
 
 /* True when the engine process holds the cache entry's graph resident (on its device). */

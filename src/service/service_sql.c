@@ -17,6 +17,7 @@ PG_FUNCTION_INFO_V1(powerrank_progress_entries);
 PG_FUNCTION_INFO_V1(powerrank_service_inject_fault);
 
 #define SERVICE_STATUS_COLUMNS 21
+#define PROGRESS_COLUMNS 12
 
 /*
  * powerrank_service_status(): one row describing the GPU service (preloaded false and the rest
@@ -98,9 +99,10 @@ powerrank_service_status(PG_FUNCTION_ARGS)
 
 /*
  * powerrank_progress_entries(): one row per ranking run in progress (the rows of the
- * powerrank_progress view).  Like pg_stat_activity and pg_stat_progress_*, every role sees every
- * run's pid and algorithm, and the rest of runs of roles whose privileges it has (its own); the
- * rest of other roles' runs is NULL unless it is a member of pg_read_all_stats.
+ * powerrank_progress view), with or without preload (see progress.c).  Like pg_stat_activity and
+ * pg_stat_progress_*, every role sees every run's pid and algorithm, and the rest of runs of roles
+ * whose privileges it has (its own); the rest of other roles' runs is NULL unless it is a member
+ * of pg_read_all_stats.
  */
 Datum
 powerrank_progress_entries(PG_FUNCTION_ARGS)
@@ -108,49 +110,58 @@ powerrank_progress_entries(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	bool		read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 	TimestampTz now = GetCurrentTimestamp();
+	int			count;
 	int			i;
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (service == NULL)
-		return (Datum) 0;
-	for (i = 0; i < service->n_slots; i++)
+	count = progress_entry_count();
+	for (i = 0; i < count; i++)
 	{
+		ProgressEntry *shared = progress_entry(i);
 		ProgressEntry entry;
-		Datum		values[10];
-		bool		nulls[10] = {0};
+		Datum		values[PROGRESS_COLUMNS];
+		bool		nulls[PROGRESS_COLUMNS] = {0};
+		bool		loading;
 		int			pid;
 
-		pid = service->slots[i].progress.pid;
+		pid = shared->pid;
 		if (pid == 0)
 			continue;
 		pg_read_barrier();
-		memcpy(&entry, &service->slots[i].progress, sizeof(entry));
+		memcpy(&entry, shared, sizeof(entry));
 		pg_read_barrier();
-		if (service->slots[i].progress.pid != pid)
+		if (shared->pid != pid)
 			continue;			/* ended (or restarted) while copied */
 
 		values[0] = Int32GetDatum(pid);
 		values[1] = CStringGetTextDatum(entry.algorithm);
 		if (!read_all && !has_privs_of_role(GetUserId(), entry.userid))
 		{
-			for (int c = 2; c < 10; c++)
+			for (int c = 2; c < PROGRESS_COLUMNS; c++)
 				nulls[c] = true;
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			continue;
 		}
-		else
-		{
-			values[2] = CStringGetTextDatum(entry.on_service ? "service" : "cpu");
-			values[3] = CStringGetTextDatum(progress_phase_name(entry.phase));
-			values[4] = Int32GetDatum(entry.iteration);
-			values[5] = Float8GetDatum(entry.residual);
-			nulls[5] = entry.iteration == 0;
-			values[6] = IntervalPGetDatum(DatumGetIntervalP(
-												  DirectFunctionCall2(timestamp_mi,
-																	  TimestampTzGetDatum(now),
-																	  TimestampTzGetDatum(entry.started))));
-			values[7] = Int64GetDatum(entry.nodes);
-			values[8] = Int64GetDatum(entry.edges);
-			values[9] = Int32GetDatum(entry.columns);
-		}
+		/* while the rows are read and built, no engine is chosen and the graph is not known */
+		loading = entry.phase == PHASE_READING || entry.phase == PHASE_BUILDING;
+		values[2] = CStringGetTextDatum(entry.on_service ? "service" : "cpu");
+		nulls[2] = loading && !entry.on_service;
+		values[3] = CStringGetTextDatum(progress_phase_name(entry.phase));
+		values[4] = Int32GetDatum(entry.iteration);
+		values[5] = Float8GetDatum(entry.residual);
+		nulls[5] = entry.iteration == 0;
+		values[6] = IntervalPGetDatum(DatumGetIntervalP(
+											  DirectFunctionCall2(timestamp_mi,
+																  TimestampTzGetDatum(now),
+																  TimestampTzGetDatum(entry.started))));
+		values[7] = Int64GetDatum(entry.nodes);
+		values[8] = Int64GetDatum(entry.edges);
+		values[9] = Int32GetDatum(entry.columns);
+		nulls[7] = nulls[8] = nulls[9] = loading;
+		values[10] = Int64GetDatum(entry.rows_read);
+		nulls[10] = entry.rows_read < 0;
+		values[11] = Int64GetDatum(entry.rows_estimated);
+		nulls[11] = entry.rows_estimated < 0;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -1,6 +1,6 @@
 -- pgTAP: the SQL API's objects and signatures (run by pg_prove; see test/run_all.sh).
 BEGIN;
-SELECT plan(46);
+SELECT plan(50);
 
 -- Types and aggregates.
 SELECT has_type('rankgraph');
@@ -68,6 +68,29 @@ SELECT is(pg_get_function_result('powerrank_last_run()'::regprocedure),
           'cache_hit boolean, fallback text, read_ms double precision, prepare_ms double precision, '
           'batch_size integer)',
           'powerrank_last_run() columns');
+
+-- powerrank_estimate: the ranking functions' argument names and defaults, one row.
+SELECT has_function('powerrank_estimate', ARRAY['text', 'text', 'double precision',
+                    'double precision', 'double precision', 'integer', 'integer', 'name', 'name',
+                    'name', 'text', 'boolean', 'boolean', 'text', 'bigint[]']);
+SELECT isnt_definer('powerrank_estimate', ARRAY['text', 'text', 'double precision',
+                    'double precision', 'double precision', 'integer', 'integer', 'name', 'name',
+                    'name', 'text', 'boolean', 'boolean', 'text', 'bigint[]']);
+SELECT is(pg_get_function_arguments('powerrank_estimate(text,text,float8,float8,float8,int,int,name,name,name,text,boolean,boolean,text,bigint[])'::regprocedure),
+          'edges text, algorithm text DEFAULT ''pagerank''::text, damping double precision DEFAULT 0.85, '
+          'restart double precision DEFAULT 0.15, tolerance double precision DEFAULT 0.000001, '
+          'max_iterations integer DEFAULT 1000, top_k integer DEFAULT NULL::integer, '
+          'src_column name DEFAULT ''src''::name, dst_column name DEFAULT ''dst''::name, '
+          'weight_column name DEFAULT NULL::name, norm text DEFAULT ''l1''::text, '
+          'directed boolean DEFAULT true, require_convergence boolean DEFAULT false, '
+          'device text DEFAULT ''auto''::text, sources bigint[] DEFAULT NULL::bigint[], '
+          'OUT nodes bigint, OUT stored_edges bigint, OUT counts_from text, OUT engine text, '
+          'OUT reason text, OUT layout text, OUT backend_bytes bigint, OUT shared_bytes bigint, '
+          'OUT cache_bytes bigint, OUT gpu_bytes bigint, OUT iterations integer, '
+          'OUT ms_per_iteration double precision, OUT predicted_ms double precision, OUT cost_from text',
+          'powerrank_estimate arguments, defaults and columns');
+SELECT is(pg_get_function_result('powerrank_progress_entries()'::regprocedure),
+          'SETOF record', 'powerrank_progress_entries() returns rows');
 
 -- Defaults as documented.
 SELECT is(pg_get_function_arguments('pagerank(text,float8,float8,int,int,name,name,name,text,boolean,bigint[],boolean,text,float8[],bigint[],float8[],bigint[],float8[])'::regprocedure),

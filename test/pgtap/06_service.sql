@@ -2,7 +2,7 @@
 -- is no GPU service: device => 'auto' and 'cpu' run on the CPU, device => 'gpu' is an ERROR whose
 -- hint says how to enable the service, the views say so.
 BEGIN;
-SELECT plan(14);
+SELECT plan(16);
 
 CREATE TABLE tap_service_edges(src bigint, dst bigint);
 INSERT INTO tap_service_edges SELECT g % 50, (g * 7) % 53 FROM generate_series(1, 400) g;
@@ -43,6 +43,14 @@ SELECT throws_ok($$SELECT * FROM pagerank('tap_service_edges', device => 'fpga')
                  'unknown device "fpga"', 'unknown device: ERROR');
 SELECT throws_ok($$SELECT powerrank_service_inject_fault('crash')$$, '55000', NULL,
                  'fault injection needs the service');
+
+-- powerrank_estimate says the same without running: the CPU for 'auto', an ERROR for 'gpu'
+SELECT is((SELECT row(engine, reason)::text FROM powerrank_estimate('tap_service_edges')),
+          '(cpu,"no GPU service: powerrank is not in shared_preload_libraries")',
+          'powerrank_estimate: auto runs on the CPU without preload');
+SELECT is((SELECT row(engine, reason)::text FROM powerrank_estimate('tap_service_edges', device => 'gpu')),
+          '(,"ERROR: device => ''gpu'' needs the powerrank GPU service, which is not running")',
+          'powerrank_estimate: device => gpu would fail without preload');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -1,0 +1,540 @@
+/*
+ * estimate.c — powerrank_estimate(edges, algorithm, ...): what a pagerank / hits / rwr call on a
+ * table would take, without reading the table: the graph's size, the memory in the backend, in
+ * shared memory and on the GPU, the engine the call would run on (the decision code of the real
+ * run, service_choose) and a predicted iteration time.
+ *
+ * Where the counts come from (counts_from):
+ *   'cache'       the table's graph for these columns is in the graph cache for the content the
+ *                 caller's snapshot sees: nodes, stored edges and the cache entry's bytes exact;
+ *   'statistics'  pg_class.reltuples (rows) and pg_statistic (null fractions, n_distinct and the
+ *                 value range of the endpoint columns) as the last ANALYZE left them;
+ *   'unknown'     the table was never vacuumed or analyzed (or is a view): counts and memory NULL.
+ * The formulas are in the README ("Estimating a call") and doc/DESIGN.md ("powerrank_estimate").
+ */
+#include "powerrank.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_statistic.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "functions/run.h"
+#include "pr_gpu.h"
+
+PG_FUNCTION_INFO_V1(powerrank_estimate);
+
+/* Argument positions of powerrank_estimate (the ranking functions' names and defaults). */
+enum
+{
+	E_EDGES, E_ALGORITHM, E_DAMPING, E_RESTART, E_TOLERANCE, E_MAX_ITERATIONS, E_TOP_K,
+	E_SRC_COLUMN, E_DST_COLUMN, E_WEIGHT_COLUMN, E_NORM, E_DIRECTED, E_REQUIRE_CONVERGENCE,
+	E_DEVICE, E_SOURCES
+};
+
+/* Result columns. */
+enum
+{
+	R_NODES, R_STORED_EDGES, R_COUNTS_FROM, R_ENGINE, R_REASON, R_LAYOUT, R_BACKEND_BYTES,
+	R_SHARED_BYTES, R_CACHE_BYTES, R_GPU_BYTES, R_ITERATIONS, R_MS_PER_ITERATION,
+	R_PREDICTED_MS, R_COST_FROM, R_COLUMNS
+};
+
+/*
+ * Default cost of one edge in one iteration, when this session has no comparable last run.  CPU:
+ * 1.0 ns per edge per thread (doc/RESULTS.md "CPU engine vs igraph": 0.63 ns·thread on
+ * soc-Slashdot0902, 1.14 on R-MAT 20, 2-vCPU host).  GPU: 5 ps per edge (about three times the
+ * H100 copy-bandwidth floor of doc/RESULTS.md's graph zoo, 4 B/edge at ~3 TB/s).
+ */
+#define CPU_NS_PER_EDGE_THREAD 1.0
+#define GPU_NS_PER_EDGE 0.005
+
+/* The graph a call would build, as far as it is known. */
+typedef struct GraphSize
+{
+	double		rows;			/* edge rows kept (NULLs skipped), -1 unknown */
+	double		nodes;			/* -1 unknown */
+	double		stored_edges;	/* -1 unknown */
+	bool		cached;			/* exact, from the graph cache */
+	int64		cache_bytes;	/* the cache entry's bytes (when cached) */
+} GraphSize;
+
+/* What pg_statistic says of one column (of the table itself, or of its inheritance tree). */
+typedef struct ColumnStats
+{
+	bool		found;
+	double		null_frac;
+	double		distinct;		/* distinct non-NULL values, -1 unknown */
+	bool		has_range;
+	double		lo;				/* smallest and largest value of the histogram and MCV list */
+	double		hi;
+} ColumnStats;
+
+/* An integer Datum of an endpoint column's type as a double. */
+static double
+endpoint_value(Datum value, Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return (double) DatumGetInt16(value);
+		case INT4OID:
+			return (double) DatumGetInt32(value);
+		default:
+			return (double) DatumGetInt64(value);
+	}
+}
+
+/* Widens stats' range by the values of one statistics slot kind (histogram, MCV), if present. */
+static void
+add_slot_range(HeapTuple tuple, int kind, Oid type, ColumnStats *stats)
+{
+	AttStatsSlot slot;
+
+	if (!get_attstatsslot(&slot, tuple, kind, InvalidOid, ATTSTATSSLOT_VALUES))
+		return;
+	for (int i = 0; i < slot.nvalues; i++)
+	{
+		double		v = endpoint_value(slot.values[i], type);
+
+		if (!stats->has_range || v < stats->lo)
+			stats->lo = v;
+		if (!stats->has_range || v > stats->hi)
+			stats->hi = v;
+		stats->has_range = true;
+	}
+	free_attstatsslot(&slot);
+}
+
+/*
+ * Reads the statistics of column attnum of relid (the table's own, else those of its inheritance
+ * tree, as a partitioned table has); rows is reltuples, for a negative n_distinct (a fraction of
+ * the rows).  endpoint: also the value range (integer columns only).
+ */
+static void
+read_column_stats(Oid relid, AttrNumber attnum, Oid type, double rows, bool endpoint,
+				  ColumnStats *stats)
+{
+	HeapTuple	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
+										Int16GetDatum(attnum), BoolGetDatum(false));
+	Form_pg_statistic form;
+
+	memset(stats, 0, sizeof(ColumnStats));
+	stats->distinct = -1;
+	if (!HeapTupleIsValid(tuple))
+		tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid), Int16GetDatum(attnum),
+								BoolGetDatum(true));
+	if (!HeapTupleIsValid(tuple))
+		return;
+	form = (Form_pg_statistic) GETSTRUCT(tuple);
+	stats->found = true;
+	stats->null_frac = form->stanullfrac;
+	if (form->stadistinct > 0)
+		stats->distinct = form->stadistinct;
+	else if (form->stadistinct < 0)
+		stats->distinct = -form->stadistinct * rows;
+	if (endpoint)
+	{
+		add_slot_range(tuple, STATISTIC_KIND_HISTOGRAM, type, stats);
+		add_slot_range(tuple, STATISTIC_KIND_MCV, type, stats);
+	}
+	ReleaseSysCache(tuple);
+}
+
+/*
+ * Nodes from the statistics of the endpoint columns: the size of the union of the distinct source
+ * values (ds) and destination values (dd).  Treating both as drawn independently and uniformly
+ * from the common value range R (from the histograms and MCV lists):
+ * ds + dd - ds * dd / R, kept within [max(ds, dd), min(ds + dd, R)].  Without a range: max(ds, dd)
+ * (exact when every destination is also a source, or the reverse).
+ */
+static double
+union_of_endpoints(const ColumnStats *src, const ColumnStats *dst)
+{
+	double		ds = src->distinct;
+	double		dd = dst->distinct;
+	double		low = Max(ds, dd);
+	double		high = ds + dd;
+	double		range;
+	double		nodes;
+
+	if (!src->has_range || !dst->has_range)
+		return low;
+	range = Max(src->hi, dst->hi) - Min(src->lo, dst->lo) + 1.0;
+	high = Min(high, range);
+	nodes = ds + dd - ds * dd / range;
+	return Max(low, Min(nodes, high));
+}
+
+/*
+ * The graph's size from the statistics: rows = reltuples less the rows a NULL endpoint (or
+ * weight) skips, assumed independent; stored edges = rows, twice for an undirected graph
+ * (self-loops, stored once, are not told apart); nodes = union_of_endpoints (undirected: the same).
+ */
+static void
+size_from_statistics(const EdgeScanTarget *target, bool directed, GraphSize *size)
+{
+	double		reltuples = (double) graph_scan_estimated_rows(target);
+	ColumnStats src,
+				dst,
+				weight;
+	double		kept;
+
+	if (reltuples < 0)
+		return;
+	read_column_stats(target->relid, target->columns[0].attnum, target->columns[0].type,
+					  reltuples, true, &src);
+	read_column_stats(target->relid, target->columns[1].attnum, target->columns[1].type,
+					  reltuples, true, &dst);
+	kept = (1.0 - src.null_frac) * (1.0 - dst.null_frac);
+	if (target->n_columns == 3)
+	{
+		read_column_stats(target->relid, target->columns[2].attnum, target->columns[2].type,
+						  reltuples, false, &weight);
+		kept *= 1.0 - weight.null_frac;
+	}
+	size->rows = rint(reltuples * kept);
+	size->stored_edges = directed ? size->rows : 2.0 * size->rows;
+	if (src.found && dst.found && src.distinct >= 0 && dst.distinct >= 0)
+		size->nodes = rint(union_of_endpoints(&src, &dst));
+	if (size->rows == 0)
+		size->nodes = 0;
+}
+
+/*
+ * The graph's size from the graph cache when it holds the graph the call would be served (the
+ * same key as the run's probe): true with exact counts and the entry's bytes.
+ */
+static bool
+size_from_cache(const GraphCacheKey *key, GraphSize *size)
+{
+	GraphCacheEntryInfo *entries;
+	int			count = graph_cache_snapshot(MyDatabaseId, &entries);
+
+	for (int i = 0; i < count; i++)
+	{
+		if (memcmp(&entries[i].key, key, sizeof(GraphCacheKey)) != 0)
+			continue;
+		size->nodes = (double) entries[i].nodes;
+		size->stored_edges = (double) entries[i].edges;
+		size->cached = true;
+		size->cache_bytes = entries[i].bytes;
+		return true;
+	}
+	return false;
+}
+
+/* Bytes of the flat graph (pr_graph_flat_size) of n nodes and m stored edges, in-edges only. */
+static double
+flat_graph_bytes(double n, double m, bool weighted)
+{
+	PrGraph		shape;
+
+	memset(&shape, 0, sizeof(shape));
+	shape.n_nodes = (int64) n;
+	shape.n_edges = (int64) m;
+	shape.weighted = weighted;
+	shape.n_dangling = 0;		/* not known before the build: 4 bytes per dangling node more */
+	return (double) pr_graph_flat_size(&shape);
+}
+
+/* The algorithm argument: "pagerank", "hits" or "rwr". */
+static const char *
+read_algorithm(FunctionCallInfo fcinfo)
+{
+	char	   *algorithm;
+
+	if (PG_ARGISNULL(E_ALGORITHM))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("algorithm must not be NULL"),
+				 errhint("Use 'pagerank', 'hits' or 'rwr'.")));
+	algorithm = text_to_cstring(PG_GETARG_TEXT_PP(E_ALGORITHM));
+	if (strcmp(algorithm, "pagerank") == 0 || strcmp(algorithm, "hits") == 0 ||
+		strcmp(algorithm, "rwr") == 0)
+		return algorithm;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown algorithm \"%s\"", algorithm),
+			 errhint("Use 'pagerank', 'hits' or 'rwr'.")));
+	return NULL;				/* keep the compiler quiet */
+}
+
+/*
+ * Iterations PageRank / RWR need at most: the l1 change of an iteration shrinks by the damping
+ * factor alpha each time and is at most 2 at the first, so it is below the tolerance after
+ * ceil(log(tol / 2) / log(alpha)) + 1 iterations ('l1_scaled' compares with n * tol; 'linf',
+ * whose change is at most the l1 change, takes this bound too).  Capped by max_iterations.
+ */
+static int
+pagerank_iterations(double alpha, const RankOptions *options, double nodes)
+{
+	double		tolerance = options->tolerance;
+	double		bound;
+
+	if (options->norm == PR_NORM_L1_SCALED)
+		tolerance *= Max(nodes, 1.0);
+	if (alpha <= 0.0 || tolerance >= 2.0)
+		bound = 1.0;
+	else
+		bound = ceil(log(tolerance / 2.0) / log(alpha)) + 1.0;
+	return (int) Min(Max(bound, 1.0), (double) options->max_iterations);
+}
+
+/*
+ * The engine the call would run on, from service_choose (the real run's decision) for the stored
+ * edges (when unknown: the choice when it does not depend on them, else NULL engine).  Fills
+ * engine (NULL: the call would fail, or unknown) and reason.
+ */
+static void
+choose_engine(RankDevice device, const GraphSize *size, const char **engine, char *reason,
+			  size_t reason_size)
+{
+	char		why[SERVICE_MESSAGE_LEN];
+	ServiceChoice choice;
+
+	*engine = NULL;
+	if (size->nodes == 0)
+	{
+		snprintf(reason, reason_size, "the graph is empty: nothing to iterate");
+		*engine = "cpu";
+		return;
+	}
+	if (size->stored_edges < 0)
+	{
+		choice = service_choose(device, 0, why, sizeof(why), NULL, 0);
+		if (choice != service_choose(device, PG_INT64_MAX, why, sizeof(why), NULL, 0))
+		{
+			snprintf(reason, reason_size,
+					 "depends on the graph's size, which is unknown: ANALYZE the table");
+			return;
+		}
+	}
+	else
+		choice = service_choose(device, (int64) size->stored_edges, why, sizeof(why), NULL, 0);
+
+	switch (choice)
+	{
+		case CHOICE_CPU_ASKED:
+			*engine = "cpu";
+			snprintf(reason, reason_size, "device => 'cpu'");
+			break;
+		case CHOICE_CPU_NOT_PRELOADED:
+			*engine = "cpu";
+			snprintf(reason, reason_size, "no GPU service: powerrank is not in shared_preload_libraries");
+			break;
+		case CHOICE_CPU_SMALL_GRAPH:
+			*engine = "cpu";
+			snprintf(reason, reason_size, "fewer stored edges than powerrank.gpu_min_edges (%d)",
+					 powerrank_gpu_min_edges);
+			break;
+		case CHOICE_CPU_SERVICE_NOT_READY:
+			*engine = "cpu";
+			snprintf(reason, reason_size, "%s", why);
+			break;
+		case CHOICE_SERVICE:
+			/* the service's cpu-test engine names itself so in powerrank_last_run() */
+			*engine = strcmp(service->engine_name, "cpu-test") == 0 ? "cpu-test via service" : "gpu";
+			snprintf(reason, reason_size, "%s",
+					 device == RANK_DEVICE_GPU ? "device => 'gpu'" :
+					 "the GPU service is ready and the graph has at least powerrank.gpu_min_edges stored edges");
+			break;
+		case CHOICE_GPU_NOT_PRELOADED:
+			snprintf(reason, reason_size, "ERROR: device => 'gpu' needs the powerrank GPU service, which is not running");
+			break;
+		case CHOICE_GPU_UNAVAILABLE:
+		case CHOICE_GPU_NO_DEVICE:
+			snprintf(reason, reason_size, "ERROR: the powerrank GPU service has no device to run on (state: %s)",
+					 why);
+			break;
+	}
+}
+
+/*
+ * The cost of one edge in one iteration on engine: this session's last run when it ran the same
+ * algorithm on the same kind of engine over at least 10000 edges (its iterate_ms less prepare_ms
+ * over iterations x edges; *from = "last run"), else the built-in default (*from = "default").
+ */
+static double
+ns_per_edge(const char *algorithm, const char *engine, const char **from)
+{
+	RankRunStats last;
+	bool		gpu = strcmp(engine, "gpu") == 0;
+
+	if (run_stats_last(&last) && strcmp(last.algorithm, algorithm) == 0 &&
+		last.iterations > 0 && last.edges >= 10000 &&
+		(gpu ? strncmp(last.engine, "gpu", 3) == 0 : strcmp(last.engine, engine) == 0))
+	{
+		*from = "last run";
+		return Max(last.iterate_ms - last.prepare_ms, 0.0) * 1e6 /
+			((double) last.iterations * (double) last.edges);
+	}
+	*from = "default";
+	if (gpu)
+		return GPU_NS_PER_EDGE;
+	return CPU_NS_PER_EDGE_THREAD / (double) (strcmp(engine, "cpu") == 0 ?
+											  powerrank_thread_count() :
+											  Max(powerrank_cpu_threads, 1));
+}
+
+/*
+ * powerrank_estimate(edges, algorithm, ...): one row (see estimate.c's file comment and the
+ * README).  Checks what the ranking call checks first (the table, its columns, SELECT privilege,
+ * the arguments), with the same messages; reads the catalog and the graph cache's registry only.
+ */
+Datum
+powerrank_estimate(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[R_COLUMNS];
+	bool		nulls[R_COLUMNS];
+	const char *algorithm = read_algorithm(fcinfo);
+	bool		hits = strcmp(algorithm, "hits") == 0;
+	bool		rwr = strcmp(algorithm, "rwr") == 0;
+	RankOptions options;
+	RankDevice	device;
+	EdgeTableSpec spec;
+	EdgeScanTarget target;
+	GraphCacheKey key;
+	bool		cacheable;
+	bool		directed;
+	bool		weighted;
+	double		alpha = 0.0;
+	int			k = 1;
+	GraphSize	size = {-1, -1, -1, false, 0};
+	const char *engine;
+	char		reason[SERVICE_MESSAGE_LEN + 64];
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "powerrank_estimate must return a row");
+	desc = BlessTupleDesc(desc);
+
+	rank_options_read(fcinfo, E_TOLERANCE, E_MAX_ITERATIONS, E_TOP_K, E_NORM,
+					  E_REQUIRE_CONVERGENCE, "edges, algorithm", &options);
+	if (rwr)
+		alpha = 1.0 - option_restart(fcinfo, E_RESTART);
+	else if (!hits)
+		alpha = option_damping(fcinfo, E_DAMPING);
+	if (!PG_ARGISNULL(E_SOURCES))
+	{
+		if (!rwr)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("sources is an argument of rwr, not of %s", algorithm),
+					 errhint("Pass algorithm => 'rwr' with sources, or leave sources out.")));
+		(void) option_node_list(fcinfo, E_SOURCES, "sources", &k);
+	}
+	device = option_device(fcinfo, E_DEVICE);
+	directed = option_bool(fcinfo, E_DIRECTED, "directed");
+	edge_table_spec_read(fcinfo, E_EDGES, E_SRC_COLUMN, E_DST_COLUMN, E_WEIGHT_COLUMN, &spec);
+
+	/* the run's resolution and checks, then its cache probe; no row of the table is read */
+	graph_scan_resolve(&spec, &target);
+	weighted = target.n_columns == 3;
+	cacheable = graph_cache_probe(&target, directed, &key);
+	if (!cacheable || !size_from_cache(&key, &size))
+		size_from_statistics(&target, directed, &size);
+	graph_scan_end(&target);
+
+	memset(nulls, 0, sizeof(nulls));
+	for (int c = 0; c < R_COLUMNS; c++)
+		values[c] = (Datum) 0;
+	values[R_COUNTS_FROM] = CStringGetTextDatum(size.cached ? "cache" :
+												size.stored_edges >= 0 ? "statistics" : "unknown");
+	values[R_NODES] = Int64GetDatum((int64) size.nodes);
+	nulls[R_NODES] = size.nodes < 0;
+	values[R_STORED_EDGES] = Int64GetDatum((int64) size.stored_edges);
+	nulls[R_STORED_EDGES] = size.stored_edges < 0;
+
+	choose_engine(device, &size, &engine, reason, sizeof(reason));
+	values[R_ENGINE] = engine != NULL ? CStringGetTextDatum(engine) : (Datum) 0;
+	nulls[R_ENGINE] = engine == NULL;
+	values[R_REASON] = CStringGetTextDatum(reason);
+	/* the CPU engines pull over the in-edge CSR; the GPU picks its layout when it prepares */
+	values[R_LAYOUT] = engine != NULL && strcmp(engine, "gpu") != 0 ?
+		CStringGetTextDatum("csr") : (Datum) 0;
+	nulls[R_LAYOUT] = engine == NULL || strcmp(engine, "gpu") == 0;
+
+	if (size.nodes >= 0 && size.stored_edges >= 0 && engine != NULL)
+	{
+		double		n = size.nodes;
+		double		m = size.stored_edges;
+		double		graph = size.cached ? (double) size.cache_bytes : flat_graph_bytes(n, m, weighted);
+		double		out_edges = hits ? 8.0 * (n + 1) + m * (weighted ? 12.0 : 4.0) : 0.0;
+		double		rows = size.cached ? 0.0 : Max(size.rows, 0.0) * (weighted ? 24.0 : 16.0);
+		double		columns = hits ? 2.0 : (double) k;
+		bool		on_service = strcmp(engine, "cpu") != 0;
+		double		results = n * columns * 8.0;
+		double		backend;
+		double		shared = cacheable ? graph : 0.0;
+
+		if (!on_service)
+		{
+			/* rows (freed after the build), the graph unless mapped from the cache, HITS'
+			 * out-edges, two iterates, the normalised copy, the results, 1/out-strength */
+			backend = rows + (size.cached ? 0.0 : graph) + out_edges +
+				4.0 * n * columns * 8.0 + 8.0 * n;
+		}
+		else
+		{
+			/* rows and graph (unless cached) here, and the results copied out of the request */
+			backend = rows + (size.cached ? 0.0 : graph) + results;
+			/* the request segment: the results, and the graph when it is not in the cache */
+			shared += results + (cacheable ? 0.0 : graph);
+		}
+		values[R_BACKEND_BYTES] = Int64GetDatum((int64) backend);
+		values[R_SHARED_BYTES] = Int64GetDatum((int64) shared);
+		values[R_CACHE_BYTES] = Int64GetDatum((int64) graph);
+		nulls[R_CACHE_BYTES] = !cacheable;
+		if (strcmp(engine, "gpu") == 0)
+		{
+			double		elem = powerrank_gpu_precision == PR_GPU_FP64 ? 8.0 : 4.0;
+			double		matrix = 8.0 * (n + 1) + m * (4.0 + elem);
+
+			/* the pull matrix (row-binned CSR form; tiled layouts pad it a little), HITS' push
+			 * matrix, and the vectors: two iterates, z and the restart per column, the 8-byte
+			 * staging, the order and 1/out-strength, the device top-k's scratch */
+			values[R_GPU_BYTES] = Int64GetDatum((int64) (matrix * (hits ? 2.0 : 1.0) +
+														 4.0 * (n + 1) * columns * elem +
+														 8.0 * n * columns +
+														 (n + 1) * (4.0 + elem) +
+														 n * (elem == 8.0 ? 24.0 : 16.0)));
+		}
+		else
+			nulls[R_GPU_BYTES] = true;
+	}
+	else
+		nulls[R_BACKEND_BYTES] = nulls[R_SHARED_BYTES] = nulls[R_CACHE_BYTES] =
+			nulls[R_GPU_BYTES] = true;
+
+	if (engine != NULL && size.stored_edges >= 0)
+	{
+		const char *cost_from;
+		double		per_edge = ns_per_edge(algorithm, engine, &cost_from);
+		/* HITS: two products per iteration; many RWR sources: one pass, k columns gathered */
+		double		ms = per_edge * size.stored_edges * (hits ? 2.0 : (double) k) / 1e6;
+
+		values[R_MS_PER_ITERATION] = Float8GetDatum(ms);
+		values[R_COST_FROM] = CStringGetTextDatum(cost_from);
+		if (!hits && size.nodes >= 0)
+		{
+			int			iterations = pagerank_iterations(alpha, &options, size.nodes);
+
+			values[R_ITERATIONS] = Int32GetDatum(iterations);
+			values[R_PREDICTED_MS] = Float8GetDatum(ms * iterations);
+		}
+		else
+			nulls[R_ITERATIONS] = nulls[R_PREDICTED_MS] = true;
+	}
+	else
+		nulls[R_MS_PER_ITERATION] = nulls[R_COST_FROM] = nulls[R_ITERATIONS] =
+			nulls[R_PREDICTED_MS] = true;
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
