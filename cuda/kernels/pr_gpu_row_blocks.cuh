@@ -1,7 +1,8 @@
 /*
  * pr_gpu_row_blocks.cuh — the product over the row-blocks layout (cuda/plan/pr_plan_row_blocks.h):
  * a block of threads per row block stages the products of its consecutive rows' entries in shared
- * memory (coalesced reads in row order), then sums each row in entry order — a thread per row, or
+ * memory (coalesced reads in row order; each thread loads all its column ids before it gathers, so
+ * its gathers are in flight together), then sums each row in entry order — a thread per row, or
  * a warp per row when the block's rows are long; a block per chunk of a longer row writes the
  * chunk's sum to partial[].  Device code only.
  */
@@ -75,8 +76,30 @@ k_row_blocks(DevRowBlocks rb, const T *__restrict__ z, T *__restrict__ y, T *__r
 	int64_t		e0 = rb.ptr[r0],
 				e1 = rb.ptr[r1];
 
-	for (int64_t p = e0 + threadIdx.x; p < e1; p += PR_THREADS)
-		staged[p - e0] = (T) entry_weight<VAL>(rb.val, p) * __ldg(z + ld_stream(rb.col + p));
+	{
+		/* every thread's entries (at most PR_ROW_BLOCK_CAP / PR_THREADS): all column ids loaded,
+		 * then all gathers issued, so each thread has that many loads in flight */
+		constexpr int per_thread = PR_ROW_BLOCK_CAP / PR_THREADS;
+		static_assert(PR_ROW_BLOCK_CAP % PR_THREADS == 0, "a row block's entries split evenly over the threads");
+		int32_t		c[per_thread];
+		int			n_here = (int) (e1 - e0);
+
+#pragma unroll
+		for (int i = 0; i < per_thread; i++)
+		{
+			int			q = (int) threadIdx.x + i * PR_THREADS;
+
+			c[i] = q < n_here ? ld_stream(rb.col + e0 + q) : -1;
+		}
+#pragma unroll
+		for (int i = 0; i < per_thread; i++)
+		{
+			int			q = (int) threadIdx.x + i * PR_THREADS;
+
+			if (c[i] >= 0)
+				staged[q] = (T) entry_weight<VAL>(rb.val, e0 + q) * __ldg(z + c[i]);
+		}
+	}
 	__syncthreads();
 	if ((e1 - e0) > 32 * (r1 - r0))
 	{
