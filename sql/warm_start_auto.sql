@@ -124,6 +124,19 @@ SELECT k.kept_bytes = 2 * c.nodes * 8 AS start_and_result FROM kept k, powerrank
 SELECT * FROM rank_into('r_damping', damping => 0.9);
 SELECT * FROM rank_into('r_personal', personalization => ARRAY[1, 2, 3]);
 
+-- One-source RWR is personalized PageRank of that node with damping 1 - restart: the same fixed
+-- point, the same key.  After a small change, rwr from node 1 starts from the scores of the
+-- personalized run from node 1 before it.
+SELECT * FROM rank_into('r_node1', personalization => ARRAY[1]);
+INSERT INTO auto_slashdot VALUES (2, 1);
+CREATE TABLE rwr_warm AS SELECT * FROM rwr('auto_slashdot', 1, device => 'cpu');
+SELECT algorithm, warm_start, iterations, converged FROM powerrank_last_run();
+SET powerrank.warm_start_auto = off;
+CREATE TABLE rwr_cold AS SELECT * FROM rwr('auto_slashdot', 1, device => 'cpu');
+SELECT algorithm, warm_start, iterations, converged FROM powerrank_last_run();
+RESET powerrank.warm_start_auto;
+SELECT nodes, l1 < 11.34e-6 AS within_bound FROM distance('rwr_warm', 'rwr_cold');
+
 -- After a large change (20% of the edges deleted) no run starts from the previous scores.
 DELETE FROM auto_slashdot WHERE (src * 7 + dst) % 5 = 0;
 SELECT round(100 - 100.0 * count(*) / :edges) AS percent_deleted FROM auto_slashdot;
@@ -151,7 +164,7 @@ SELECT entries, segments, bytes FROM powerrank_cache_status();
 
 DROP TABLE r_first, r_again, ins_warm4, ins_warm4_again, ins_warm6, ins_cold4, ins_cold6,
   del_top, del_warm4, del_warm6, del_cold4, del_cold6, r_damping, r_personal, r_large,
-  r_large_damping, r_off, r_on, r_rebuilt;
+  r_large_damping, r_off, r_on, r_rebuilt, r_node1, rwr_warm, rwr_cold;
 DROP VIEW kept;
 DROP FUNCTION rank_into(text, float8, float8, bigint, bigint[]);
 DROP FUNCTION distance(text, text);
