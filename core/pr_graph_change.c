@@ -121,7 +121,11 @@ pr_graph_changed_edges(const PrGraph *older, const PrGraph *newer, const int32_t
 	int32_t    *inverse;
 	int64_t		total = 0;
 	int			n_parts = n_threads < 1 ? 1 : (n_threads > CHANGE_PARTS ? CHANGE_PARTS : n_threads);
+	int64_t		size_change = older->n_edges - newer->n_edges;
 
+	/* at least the difference of the edge counts changed */
+	if (size_change > limit || -size_change > limit)
+		return (size_change > 0 ? size_change : -size_change);
 	c = (ChangeCount *) pr_alloc_array(alloc, 1, sizeof(ChangeCount));
 	inverse = (int32_t *) pr_alloc_array(alloc, (size_t) (newer->n_nodes > 0 ? newer->n_nodes : 1),
 										 sizeof(int32_t));
