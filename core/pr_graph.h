@@ -102,6 +102,31 @@ void		pr_graph_free(PrGraph *g, const PrAllocator *alloc);
 int64_t		pr_graph_find(const PrGraph *g, int64_t external_id);
 
 /*
+ * How two graphs of one table differ (pr_graph_change.c): a start vector for the newer graph
+ * carried from scores over the older one.
+ */
+
+/* map[i] = to's internal id of from's node i, or -1 when to lacks that node (one merge). */
+void		pr_graph_node_map(const PrGraph *from, const PrGraph *to, int32_t *map);
+
+/*
+ * Stored edges in one graph and not in the other (multisets of (source, destination, weight) by
+ * external ids), map = pr_graph_node_map(older, newer); once past limit the count stops and the
+ * result is some number > limit.  -1 when its scratch cannot be allocated.  Up to n_threads
+ * threads.
+ */
+int64_t		pr_graph_changed_edges(const PrGraph *older, const PrGraph *newer, const int32_t *map,
+								   int64_t limit, int n_threads, const PrAllocator *alloc);
+
+/*
+ * start (n of to) = from's scores on the nodes both have, 1/n of to on the nodes only to has,
+ * scaled to sum 1; map = pr_graph_node_map(from, to).  False when a score is outside [0, 1] or
+ * the vector sums to 0.
+ */
+bool		pr_graph_carry_scores(const PrGraph *from, const double *scores, const int32_t *map,
+								  const PrGraph *to, double *start);
+
+/*
  * Flat form: the whole graph in one contiguous, position-independent buffer (a header, then every
  * array at an 8-byte-aligned offset).  Used for the rankgraph SQL type and shared memory.
  */

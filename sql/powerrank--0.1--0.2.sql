@@ -4,6 +4,22 @@
 
 \echo Use "ALTER EXTENSION powerrank UPDATE TO '0.2'" to load this file. \quit
 
+-- powerrank_last_run() gains columns (a function's result type cannot change in place: drop and
+-- create; a user view over it must be dropped before the update).
+DROP FUNCTION powerrank_last_run();
+
+CREATE FUNCTION powerrank_last_run()
+RETURNS TABLE(algorithm text, engine text, nodes bigint, edges bigint, skipped_rows bigint,
+			  iterations int, residual float8, norm text, converged boolean,
+			  build_ms float8, iterate_ms float8, total_ms float8, cache_hit boolean,
+			  fallback text, read_ms float8, prepare_ms float8, batch_size int,
+			  warm_start text)
+	AS 'MODULE_PATHNAME', 'powerrank_last_run'
+	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
+
+COMMENT ON FUNCTION powerrank_last_run() IS
+	'Statistics of this session''s last pagerank/hits/rwr run';
+
 -- powerrank_progress shows runs from their first moment: the reading and building phases, with
 -- rows_read and rows_estimated (a view's columns cannot be added in place: drop and create).
 DROP VIEW powerrank_progress;

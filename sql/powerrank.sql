@@ -314,14 +314,18 @@ COMMENT ON FUNCTION rwr(rankgraph, bigint[], float8, float8, int, int, text, boo
 -- iterate_ms the engine spent preparing the graph (on the GPU: planning the layout and uploading
 -- it; about 0 when the graph was resident).  batch_size is the number of requests the GPU service
 -- answered with the same run (RWR requests on one cached graph are batched: see
--- powerrank.service_batch_size); 1 when the run served this call alone.
+-- powerrank.service_batch_size); 1 when the run served this call alone.  warm_start says where the
+-- CPU engine's PageRank / RWR started: 'explicit' (start_nodes / start_scores), 'previous' (the
+-- scores kept with the cached graph: powerrank.warm_start_auto) or 'none' (1/N; on the GPU
+-- service, the service's own start).
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION powerrank_last_run()
 RETURNS TABLE(algorithm text, engine text, nodes bigint, edges bigint, skipped_rows bigint,
 			  iterations int, residual float8, norm text, converged boolean,
 			  build_ms float8, iterate_ms float8, total_ms float8, cache_hit boolean,
-			  fallback text, read_ms float8, prepare_ms float8, batch_size int)
+			  fallback text, read_ms float8, prepare_ms float8, batch_size int,
+			  warm_start text)
 	AS 'MODULE_PATHNAME', 'powerrank_last_run'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
 

@@ -4,8 +4,11 @@
 -- The service runs the same CPU engine and driver as the backend, so its results must be the
 -- same bits as device => 'cpu' (compared value by value below, never with constants).  The
 -- warm start (powerrank.warm_start) changes the service's starting vector of RWR and
--- personalized PageRank: off here, and tested on its own after the comparisons.
+-- personalized PageRank: off here, and tested on its own after the comparisons.  A CPU run on a
+-- cached graph rebuilt after a small change would start from the previous graph's scores
+-- (powerrank.warm_start_auto, sql/warm_start_auto.sql), which the service does not: off too.
 SET powerrank.warm_start = off;
+SET powerrank.warm_start_auto = off;
 \getenv abs_srcdir PG_ABS_SRCDIR
 \getenv data_dir POWERRANK_DATA_DIR
 \if :{?data_dir}

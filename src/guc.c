@@ -27,6 +27,7 @@ int			powerrank_gpu_memory_mb = 0;
 int			powerrank_gpu_min_edges = 400000;
 int			powerrank_gpu_build_rows = 4000000;
 bool		powerrank_warm_start = true;
+bool		powerrank_warm_start_auto = true;
 
 static const struct config_enum_entry service_engine_options[] = {
 	{"gpu", SERVICE_ENGINE_GPU, false},
@@ -169,6 +170,13 @@ powerrank_guc_init(void)
 							PGC_SUSET,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("powerrank.warm_start_auto",
+							 "PageRank and RWR of one column on the CPU engine start from the scores kept with the cached graph: those of the table's previous graph when at most 1% of its edges changed.",
+							 "Same stopping rule, fewer iterations; the scores differ from a run started at 1/N by less than the tolerance allows. off: every run starts at 1/N and keeps no scores.",
+							 &powerrank_warm_start_auto,
+							 true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	service_guc_init();
 }

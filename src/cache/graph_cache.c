@@ -21,6 +21,19 @@
  *   evict     (LRU, powerrank_cache_drop, DROP TABLE) an idle entry is freed and its segment
  *             unpinned at once; an entry in use becomes RETIRED: no new reader finds it, and the
  *             last reader to leave frees it and unpins the segment.
+ *
+ * Kept scores: an entry keeps, for up to GRAPH_CACHE_KEPT parameter sets (GraphCacheScoresKey),
+ * two vectors of its nodes' scores in its internal node order, each in its own pinned segment:
+ *   result    the scores of a converged run on the entry with that key (graph_cache_keep_scores),
+ *             replaced only by a run whose stopping rule bounds its L1 residual tighter.
+ *   start     the previous graph's result laid out over this graph's nodes, made when this entry
+ *             was published (graph_cache_carry_scores) and pinned with it; set only then.
+ * Runs on the entry start from its start vector (graph_cache_start_scores), so every run of one
+ * key on one entry starts from the same vector.  A vector's segment is unpinned with its entry
+ * (eviction, drop, DROP TABLE), counts in powerrank.cache_size (a vector that does not fit is not
+ * kept: vectors never evict graphs) and in the cache's bytes, and at most
+ * GRAPH_CACHE_KEPT_SEGMENTS of them exist at once.  Kept vectors are mapped under the lock (an
+ * entry may be freed, a result replaced, once it is released); a mapping keeps its segment alive.
  */
 #include "cache/graph_cache.h"
 
@@ -39,6 +52,21 @@ typedef enum GraphCacheState
 	ENTRY_RETIRED				/* evicted while in use: freed when its refcount drops to 0 */
 } GraphCacheState;
 
+/* The scores an entry keeps for one parameter set (see "Kept scores" above). */
+typedef struct GraphCacheKept
+{
+	GraphCacheScoresKey key;
+	bool		used;
+	bool		has_start;		/* start: carried from the previous graph */
+	bool		has_result;		/* result: of a converged run on this entry */
+	dsm_handle	start;
+	dsm_handle	result;
+	double		result_bound;	/* the bound on the result's last L1 residual */
+} GraphCacheKept;
+
+/* Segments one entry can hold pinned: its graph, and a start and a result per kept key. */
+#define ENTRY_HANDLES (1 + 2 * GRAPH_CACHE_KEPT)
+
 /* One slot of the registry. */
 typedef struct GraphCacheEntry
 {
@@ -54,6 +82,8 @@ typedef struct GraphCacheEntry
 	TimestampTz last_used;
 	int64		hits;
 	int			refcount;		/* backends attached right now */
+	GraphCacheKept kept[GRAPH_CACHE_KEPT];
+	int64		kept_bytes;		/* the kept vectors' segments */
 } GraphCacheEntry;
 
 /* The registry in the main shared memory. */
@@ -62,7 +92,8 @@ typedef struct GraphCacheShared
 	LWLock	   *lock;
 	uint64		next_id;
 	int			segments;		/* segments pinned by the cache (READY + RETIRED entries) */
-	int64		bytes;			/* their total size */
+	int64		bytes;			/* their total size, and the kept vectors' */
+	int			kept_segments;	/* kept vectors (at most GRAPH_CACHE_KEPT_SEGMENTS) */
 	GraphCacheEntry entries[GRAPH_CACHE_SLOTS];
 } GraphCacheShared;
 
@@ -132,12 +163,33 @@ find_ready(const GraphCacheKey *key)
 	return -1;
 }
 
-/* Empties a slot and forgets its segment's size; the caller unpins the segment. */
+/*
+ * Empties a slot and forgets its segments' sizes; their handles (the graph's and the kept
+ * vectors', at most ENTRY_HANDLES) go to unpin, for the caller to unpin outside the lock.
+ */
 static void
-free_entry(GraphCacheEntry *entry)
+free_entry(GraphCacheEntry *entry, dsm_handle *unpin, int *n_unpin)
 {
+	int			i;
+
+	unpin[(*n_unpin)++] = entry->handle;
+	for (i = 0; i < GRAPH_CACHE_KEPT; i++)
+	{
+		GraphCacheKept *kept = &entry->kept[i];
+
+		if (kept->has_start)
+		{
+			unpin[(*n_unpin)++] = kept->start;
+			cache->kept_segments--;
+		}
+		if (kept->has_result)
+		{
+			unpin[(*n_unpin)++] = kept->result;
+			cache->kept_segments--;
+		}
+	}
 	cache->segments--;
-	cache->bytes -= entry->bytes;
+	cache->bytes -= entry->bytes + entry->kept_bytes;
 	memset(entry, 0, sizeof(GraphCacheEntry));
 	entry->state = ENTRY_FREE;
 }
@@ -160,23 +212,18 @@ static void
 release_reference(int slot, uint64 id)
 {
 	GraphCacheEntry *entry = &cache->entries[slot];
-	dsm_handle	handle = 0;
-	bool		unpin = false;
+	dsm_handle	handles[ENTRY_HANDLES];
+	int			n_handles = 0;
 
 	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
 	if (entry->state != ENTRY_FREE && entry->id == id && entry->refcount > 0)
 	{
 		entry->refcount--;
 		if (entry->state == ENTRY_RETIRED && entry->refcount == 0)
-		{
-			handle = entry->handle;
-			free_entry(entry);
-			unpin = true;
-		}
+			free_entry(entry, handles, &n_handles);
 	}
 	LWLockRelease(cache->lock);
-	if (unpin)
-		dsm_unpin_segment(handle);
+	unpin_segments(handles, n_handles);
 }
 
 /* on_dsm_detach callback of a reader's mapping: releases its reference (normal end or ERROR). */
@@ -320,7 +367,7 @@ make_room(int64 size, int64 limit, dsm_handle *evicted, int *n_evicted)
 			free_slot = i;
 		else if (entry->state == ENTRY_READY && entry->refcount == 0)
 		{
-			idle_bytes += entry->bytes;
+			idle_bytes += entry->bytes + entry->kept_bytes;
 			idle_entries++;
 		}
 	}
@@ -340,8 +387,7 @@ make_room(int64 size, int64 limit, dsm_handle *evicted, int *n_evicted)
 				lru = i;
 		}
 		Assert(lru >= 0);
-		evicted[(*n_evicted)++] = cache->entries[lru].handle;
-		free_entry(&cache->entries[lru]);
+		free_entry(&cache->entries[lru], evicted, n_evicted);
 		free_slot = lru;
 	}
 	return free_slot;
@@ -400,10 +446,7 @@ retire_stale_entries(const GraphCacheKey *key, dsm_handle *evicted, int *n_evict
 			entry->key.relid != key->relid || same_content(&entry->key, key))
 			continue;
 		if (entry->refcount == 0)
-		{
-			evicted[(*n_evicted)++] = entry->handle;
-			free_entry(entry);
-		}
+			free_entry(entry, evicted, n_evicted);
 		else
 			entry->state = ENTRY_RETIRED;
 	}
@@ -411,28 +454,39 @@ retire_stale_entries(const GraphCacheKey *key, dsm_handle *evicted, int *n_evict
 
 /*
  * Registers segment (bytes of a flat graph of nodes and edges, not pinned yet) under key and pins
- * it; false, leaving it unpinned, when another backend published the same key (or the table as a
- * later snapshot saw it) meanwhile or readers hold all the room.  Stale entries of the table are
- * evicted (retire_stale_entries).
+ * it, with the start vectors of carry (may be NULL) when they fit as well; false, leaving it
+ * unpinned, when another backend published the same key (or the table as a later snapshot saw
+ * it) meanwhile or readers hold all the room.  Stale entries of the table are evicted
+ * (retire_stale_entries).
  */
 static bool
 register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, int64 nodes,
-				 int64 edges, int64 skipped_rows, int64 limit)
+				 int64 edges, int64 skipped_rows, int64 limit, const GraphCacheCarry *carry)
 {
-	dsm_handle	evicted[GRAPH_CACHE_SLOTS];
+	dsm_handle	evicted[GRAPH_CACHE_SLOTS * ENTRY_HANDLES];
 	int			n_evicted = 0;
 	TimestampTz now = GetCurrentTimestamp();
 	int			slot = -1;
+	bool		with_carry = false;
 
 	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
 	if (find_ready(key) < 0 && !later_content_cached(key))
 	{
 		retire_stale_entries(key, evicted, &n_evicted);
-		slot = make_room(bytes, limit, evicted, &n_evicted);
+		/* the graph with its start vectors, else the graph alone (make_room evicts nothing then) */
+		if (carry != NULL && carry->count > 0 &&
+			cache->kept_segments + carry->count <= GRAPH_CACHE_KEPT_SEGMENTS)
+		{
+			slot = make_room(bytes + carry->count * carry->bytes, limit, evicted, &n_evicted);
+			with_carry = slot >= 0;
+		}
+		if (slot < 0)
+			slot = make_room(bytes, limit, evicted, &n_evicted);
 	}
 	if (slot >= 0)
 	{
 		GraphCacheEntry *entry = &cache->entries[slot];
+		int			i;
 
 		dsm_pin_segment(segment);
 		memset(entry, 0, sizeof(GraphCacheEntry));
@@ -448,6 +502,19 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 		entry->last_used = now;
 		cache->segments++;
 		cache->bytes += bytes;
+		for (i = 0; with_carry && i < carry->count; i++)
+		{
+			GraphCacheKept *kept = &entry->kept[i];
+
+			dsm_pin_segment(carry->segments[i]);
+			kept->key = carry->keys[i];
+			kept->used = true;
+			kept->has_start = true;
+			kept->start = dsm_segment_handle(carry->segments[i]);
+			entry->kept_bytes += carry->bytes;
+			cache->bytes += carry->bytes;
+			cache->kept_segments++;
+		}
 	}
 	LWLockRelease(cache->lock);
 
@@ -457,12 +524,14 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 
 /*
  * Adds a graph built by this backend to the cache under key (out-edges left out: the PageRank
- * family reads in-edges only, HITS adds the out-edges per call).  Does nothing when the cache is
+ * family reads in-edges only, HITS adds the out-edges per call), with the start vectors of carry
+ * (may be NULL; graph_cache_carry_end detaches them afterwards).  Does nothing when the cache is
  * off, the graph does not fit in powerrank.cache_size, no segment can be had, or
  * register_segment refuses it.
  */
 void
-graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skipped_rows)
+graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skipped_rows,
+					GraphCacheCarry *carry)
 {
 	PrGraph		stripped = *graph;
 	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
@@ -485,7 +554,7 @@ graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skippe
 		return;
 	pr_graph_write_flat_threads(&stripped, dsm_segment_address(segment), powerrank_thread_count());
 	(void) register_segment(key, segment, (int64) size, graph->n_nodes, graph->n_edges,
-							skipped_rows, limit);
+							skipped_rows, limit, carry);
 	dsm_detach(segment);
 }
 
@@ -504,7 +573,404 @@ graph_cache_publish_segment(const GraphCacheKey *key, dsm_segment *segment, Size
 	if (cache == NULL || limit <= 0 || (int64) flat_bytes > limit)
 		return false;
 	return register_segment(key, segment, (int64) flat_bytes, graph->n_nodes, graph->n_edges,
-							skipped_rows, limit);
+							skipped_rows, limit, NULL);
+}
+
+/*
+ * True when entry caches the same table, columns and direction as key but other content: a graph
+ * the table had before (or, for an older snapshot, after) the content key names.
+ */
+static bool
+same_table_other_content(const GraphCacheEntry *entry, const GraphCacheKey *key)
+{
+	return entry->key.database == key->database && entry->key.relid == key->relid &&
+		memcmp(entry->key.attnums, key->attnums, sizeof(key->attnums)) == 0 &&
+		memcmp(entry->key.types, key->types, sizeof(key->types)) == 0 &&
+		entry->key.directed == key->directed && !same_content(&entry->key, key);
+}
+
+/*
+ * Index of the newest READY entry of key's table, columns and direction with other content that
+ * keeps at least one result, or -1.  Caller holds the lock.
+ */
+static int
+find_previous(const GraphCacheKey *key)
+{
+	int			found = -1;
+	int			i,
+				j;
+
+	for (i = 0; i < GRAPH_CACHE_SLOTS; i++)
+	{
+		GraphCacheEntry *entry = &cache->entries[i];
+		bool		has_result = false;
+
+		if (entry->state != ENTRY_READY || !same_table_other_content(entry, key))
+			continue;
+		for (j = 0; j < GRAPH_CACHE_KEPT; j++)
+			has_result |= entry->kept[j].has_result;
+		if (has_result && (found < 0 || entry->id > cache->entries[found].id))
+			found = i;
+	}
+	return found;
+}
+
+/* What graph_cache_carry_scores read from the previous entry under the lock. */
+typedef struct PreviousResults
+{
+	int			slot;
+	uint64		id;
+	dsm_handle	handle;
+	int			count;
+	GraphCacheScoresKey keys[GRAPH_CACHE_KEPT];
+	dsm_segment *results[GRAPH_CACHE_KEPT];	/* mappings of its results */
+} PreviousResults;
+
+/*
+ * Maps the results of the previous entry of key's table (find_previous) and copies their keys
+ * (under the lock: a tighter run may replace a result), then takes a reference on the entry (last:
+ * an ERROR while mapping leaves no reference behind); false when there is none.
+ */
+static bool
+reference_previous(const GraphCacheKey *key, PreviousResults *previous)
+{
+	GraphCacheEntry *entry;
+	int			j;
+
+	memset(previous, 0, sizeof(PreviousResults));
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	previous->slot = find_previous(key);
+	if (previous->slot < 0)
+	{
+		LWLockRelease(cache->lock);
+		return false;
+	}
+	entry = &cache->entries[previous->slot];
+	for (j = 0; j < GRAPH_CACHE_KEPT; j++)
+	{
+		dsm_segment *result;
+
+		if (!entry->kept[j].has_result || (result = dsm_attach(entry->kept[j].result)) == NULL)
+			continue;
+		previous->keys[previous->count] = entry->kept[j].key;
+		previous->results[previous->count] = result;
+		previous->count++;
+	}
+	entry->refcount++;
+	previous->id = entry->id;
+	previous->handle = entry->handle;
+	LWLockRelease(cache->lock);
+	return true;
+}
+
+/*
+ * One kept result of the previous graph (source, mapped) laid out over graph's nodes (map: the
+ * previous graph's nodes in graph) into a new segment, not pinned: added to carry.  Nothing when a
+ * segment cannot be had or the scores are not a distribution.
+ */
+static void
+carry_one(dsm_segment *source, const GraphCacheScoresKey *scores_key, const PrGraph *previous,
+		  const int32 *map, const PrGraph *graph, GraphCacheCarry *carry)
+{
+	dsm_segment *target;
+
+	if (dsm_segment_map_length(source) < (Size) previous->n_nodes * sizeof(double))
+		return;
+	target = dsm_create((Size) graph->n_nodes * sizeof(double), DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	if (target == NULL)
+		return;
+	if (!pr_graph_carry_scores(previous, (const double *) dsm_segment_address(source), map, graph,
+							   (double *) dsm_segment_address(target)))
+	{
+		dsm_detach(target);
+		return;
+	}
+	carry->keys[carry->count] = *scores_key;
+	carry->segments[carry->count] = target;
+	carry->count++;
+}
+
+/*
+ * Makes carry's start vectors from the previous graph old_graph and its mapped results, when at
+ * most GRAPH_CACHE_CARRY_FRACTION of graph's stored edges changed.
+ */
+static void
+carry_from(const PreviousResults *previous, const PrGraph *old_graph, const PrGraph *graph,
+		   Oid relid, GraphCacheCarry *carry)
+{
+	int64		limit = (int64) (GRAPH_CACHE_CARRY_FRACTION * (double) graph->n_edges);
+	int64		changed;
+	int32	   *map;
+	int			i;
+
+	map = palloc_extended((Size) Max(old_graph->n_nodes, 1) * sizeof(int32),
+						  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (map == NULL)
+		return;
+	pr_graph_node_map(old_graph, graph, map);
+	changed = pr_graph_changed_edges(old_graph, graph, map, limit, powerrank_thread_count(),
+									 &pr_malloc_allocator);
+	if (changed >= 0 && changed <= limit)
+	{
+		carry->bytes = (int64) graph->n_nodes * (int64) sizeof(double);
+		for (i = 0; i < previous->count; i++)
+			carry_one(previous->results[i], &previous->keys[i], old_graph, map, graph, carry);
+		elog(DEBUG1, "powerrank: %lld of the %lld edges changed since the cached graph %llu of relation %u: %d kept scores carried",
+			 (long long) changed, (long long) graph->n_edges, (unsigned long long) previous->id,
+			 relid, carry->count);
+	}
+	else
+		elog(DEBUG1, "powerrank: more than %lld of the %lld edges changed since the cached graph %llu of relation %u: no scores carried",
+			 (long long) limit, (long long) graph->n_edges, (unsigned long long) previous->id,
+			 relid);
+	pfree(map);
+}
+
+/*
+ * Before graph (just built by this backend) is published under key: when the cache holds an
+ * earlier graph of the same table, columns and direction that keeps results, and at most
+ * GRAPH_CACHE_CARRY_FRACTION of graph's stored edges changed since (pr_graph_changed_edges), makes
+ * one start vector per kept result: its scores over graph's nodes (a node new to the table at 1/N),
+ * scaled to sum 1.  graph_cache_publish pins them with the entry; graph_cache_carry_end detaches
+ * them.  Nothing is carried when the cache is off or anything is missing.  Call it in the same
+ * subtransaction as the publish: its segments are not pinned.
+ */
+void
+graph_cache_carry_scores(const GraphCacheKey *key, const PrGraph *graph, GraphCacheCarry *carry)
+{
+	PreviousResults previous;
+	dsm_segment *attached;
+	PrGraph		old_graph;
+	int			i;
+
+	memset(carry, 0, sizeof(GraphCacheCarry));
+	if (cache == NULL || graph->n_nodes == 0 || powerrank_cache_size_mb <= 0 ||
+		!reference_previous(key, &previous))
+		return;
+	attached = attach_entry(previous.handle, previous.slot, previous.id);
+	if (attached == NULL)
+		release_reference(previous.slot, previous.id);
+	else
+	{
+		if (map_segment(dsm_segment_address(attached), dsm_segment_map_length(attached),
+						&old_graph))
+			carry_from(&previous, &old_graph, graph, key->relid, carry);
+		dsm_detach(attached);
+	}
+	for (i = 0; i < previous.count; i++)
+		dsm_detach(previous.results[i]);
+}
+
+/* Detaches carry's segments: those the publish pinned stay, the others are destroyed. */
+void
+graph_cache_carry_end(GraphCacheCarry *carry)
+{
+	int			i;
+
+	for (i = 0; i < carry->count; i++)
+		dsm_detach(carry->segments[i]);
+	carry->count = 0;
+}
+
+/*
+ * Index of the kept key of the entry in slot, or -1.  Caller holds the lock.
+ */
+static int
+find_kept(const GraphCacheEntry *entry, const GraphCacheScoresKey *scores_key)
+{
+	int			j;
+
+	for (j = 0; j < GRAPH_CACHE_KEPT; j++)
+		if (entry->kept[j].used &&
+			memcmp(&entry->kept[j].key, scores_key, sizeof(GraphCacheScoresKey)) == 0)
+			return j;
+	return -1;
+}
+
+/* The entry (READY or RETIRED) with id, or NULL.  Caller holds the lock. */
+static GraphCacheEntry *
+find_entry_by_id(uint64 id)
+{
+	int			i;
+
+	for (i = 0; i < GRAPH_CACHE_SLOTS; i++)
+		if (cache->entries[i].state != ENTRY_FREE && cache->entries[i].id == id)
+			return &cache->entries[i];
+	return NULL;
+}
+
+/* The id of the READY entry with key, or 0 when the cache holds none. */
+uint64
+graph_cache_entry_id(const GraphCacheKey *key)
+{
+	uint64		id = 0;
+	int			slot;
+
+	if (cache == NULL)
+		return 0;
+	LWLockAcquire(cache->lock, LW_SHARED);
+	slot = find_ready(key);
+	if (slot >= 0)
+		id = cache->entries[slot].id;
+	LWLockRelease(cache->lock);
+	return id;
+}
+
+/*
+ * Copies the start vector the entry entry_id keeps for scores_key (its nodes' scores, in its
+ * internal order) into start (nodes values); false when it keeps none.  The vector is mapped
+ * under the lock, so the caller needs no reference on the entry.
+ */
+bool
+graph_cache_start_scores(uint64 entry_id, const GraphCacheScoresKey *scores_key, int64 nodes,
+						 double *start)
+{
+	GraphCacheEntry *entry;
+	dsm_segment *attached = NULL;
+	int			j;
+
+	if (cache == NULL)
+		return false;
+	LWLockAcquire(cache->lock, LW_SHARED);
+	entry = find_entry_by_id(entry_id);
+	if (entry != NULL && entry->nodes == nodes && (j = find_kept(entry, scores_key)) >= 0 &&
+		entry->kept[j].has_start)
+		attached = dsm_attach(entry->kept[j].start);
+	LWLockRelease(cache->lock);
+	if (attached == NULL)
+		return false;
+	if (dsm_segment_map_length(attached) < (Size) nodes * sizeof(double))
+	{
+		dsm_detach(attached);
+		return false;
+	}
+	memcpy(start, dsm_segment_address(attached), (Size) nodes * sizeof(double));
+	dsm_detach(attached);
+	return true;
+}
+
+/*
+ * True when the entry (READY) would keep a result for scores_key whose last L1 residual is below
+ * bound: it has none for that key, or one with a looser bound (replaced), or a free kept slot for a
+ * new key; and a new vector does not pass GRAPH_CACHE_KEPT_SEGMENTS.  *kept_slot: where it goes.
+ * Caller holds the lock.
+ */
+static bool
+wants_scores(GraphCacheEntry *entry, const GraphCacheScoresKey *scores_key, double bound,
+			 int *kept_slot)
+{
+	int			j;
+
+	*kept_slot = -1;
+	if (entry == NULL || entry->state != ENTRY_READY)
+		return false;
+	j = find_kept(entry, scores_key);
+	if (j >= 0 && entry->kept[j].has_result)
+	{
+		*kept_slot = j;
+		return bound < entry->kept[j].result_bound;
+	}
+	if (cache->kept_segments >= GRAPH_CACHE_KEPT_SEGMENTS)
+		return false;
+	if (j >= 0)
+	{
+		*kept_slot = j;
+		return true;
+	}
+	for (j = 0; j < GRAPH_CACHE_KEPT; j++)
+		if (!entry->kept[j].used)
+		{
+			*kept_slot = j;
+			return true;
+		}
+	return false;
+}
+
+/*
+ * Whether graph_cache_keep_scores would keep the result of a run of scores_key on entry entry_id
+ * whose last L1 residual is below bound.
+ */
+bool
+graph_cache_wants_scores(uint64 entry_id, const GraphCacheScoresKey *scores_key, double bound)
+{
+	bool		wanted;
+	int			kept_slot;
+
+	if (cache == NULL)
+		return false;
+	LWLockAcquire(cache->lock, LW_SHARED);
+	wanted = wants_scores(find_entry_by_id(entry_id), scores_key, bound, &kept_slot);
+	LWLockRelease(cache->lock);
+	return wanted;
+}
+
+/*
+ * Keeps scores (nodes values, the entry's internal order: a converged run's result, its last L1
+ * residual below bound) as the result of scores_key on the entry entry_id, in a new pinned
+ * segment; returns whether it did.  A result kept before is replaced when bound is tighter, else
+ * stays.  Not kept when the entry is gone, has no slot left, the cache holds
+ * GRAPH_CACHE_KEPT_SEGMENTS vectors, or the vector would pass powerrank.cache_size (kept vectors
+ * never evict graphs).
+ */
+bool
+graph_cache_keep_scores(uint64 entry_id, const GraphCacheScoresKey *scores_key, double bound,
+						int64 nodes, const double *scores)
+{
+	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
+	int64		bytes = nodes * (int64) sizeof(double);
+	dsm_segment *segment;
+	GraphCacheEntry *entry;
+	int			kept_slot;
+	bool		kept = false;
+	dsm_handle	replaced[1];
+	int			n_replaced = 0;
+
+	if (cache == NULL || nodes <= 0 || bytes > limit ||
+		!graph_cache_wants_scores(entry_id, scores_key, bound))
+		return false;
+	/* not pinned yet: an ERROR here lets the resource owner destroy the segment */
+	segment = dsm_create((Size) bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	if (segment == NULL)
+		return false;
+	memcpy(dsm_segment_address(segment), scores, (Size) bytes);
+
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	entry = find_entry_by_id(entry_id);
+	if (wants_scores(entry, scores_key, bound, &kept_slot) && entry->nodes == nodes)
+	{
+		GraphCacheKept *slot = &entry->kept[kept_slot];
+
+		if (slot->has_result)
+		{
+			/* the same size in place of the looser result */
+			replaced[n_replaced++] = slot->result;
+			dsm_pin_segment(segment);
+			slot->result = dsm_segment_handle(segment);
+			slot->result_bound = bound;
+			kept = true;
+		}
+		else if (cache->bytes + bytes <= limit)
+		{
+			dsm_pin_segment(segment);
+			if (!slot->used)
+			{
+				memset(slot, 0, sizeof(GraphCacheKept));
+				slot->key = *scores_key;
+				slot->used = true;
+			}
+			slot->has_result = true;
+			slot->result = dsm_segment_handle(segment);
+			slot->result_bound = bound;
+			entry->kept_bytes += bytes;
+			cache->bytes += bytes;
+			cache->kept_segments++;
+			kept = true;
+		}
+	}
+	LWLockRelease(cache->lock);
+	unpin_segments(replaced, n_replaced);
+	dsm_detach(segment);
+	return kept;
 }
 
 /*
@@ -515,7 +981,7 @@ graph_cache_publish_segment(const GraphCacheKey *key, dsm_segment *segment, Size
 int
 graph_cache_drop(Oid database, Oid relid)
 {
-	dsm_handle	unpinned[GRAPH_CACHE_SLOTS];
+	dsm_handle	unpinned[GRAPH_CACHE_SLOTS * ENTRY_HANDLES];
 	int			n_unpinned = 0;
 	int			dropped = 0;
 	int			i;
@@ -532,10 +998,7 @@ graph_cache_drop(Oid database, Oid relid)
 			continue;
 		dropped++;
 		if (entry->refcount == 0)
-		{
-			unpinned[n_unpinned++] = entry->handle;
-			free_entry(entry);
-		}
+			free_entry(entry, unpinned, &n_unpinned);
 		else
 			entry->state = ENTRY_RETIRED;
 	}

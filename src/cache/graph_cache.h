@@ -46,6 +46,45 @@ typedef struct GraphCacheKey
 	int64		changes;		/* the other rows: one per tracked writing transaction */
 } GraphCacheKey;
 
+/*
+ * Scores kept with a cache entry (see "Kept scores" in graph_cache.c): per entry at most
+ * GRAPH_CACHE_KEPT parameter sets, each with the start carried from the previous graph of the
+ * table and the result of a converged run on this one; at most GRAPH_CACHE_KEPT_SEGMENTS vectors
+ * (one segment each) in the whole cache.
+ */
+#define GRAPH_CACHE_KEPT 4
+#define GRAPH_CACHE_KEPT_SEGMENTS 64
+
+/*
+ * A new graph takes its previous graph's scores as its start when at most this fraction of its
+ * stored edges changed (edges removed plus edges added, pr_graph_changed_edges).
+ */
+#define GRAPH_CACHE_CARRY_FRACTION 0.01
+
+/*
+ * What defines the fixed point of a one-column PageRank / RWR on a cached graph besides the graph
+ * itself (its columns, weights and direction are the entry's key).  Compared with memcmp, so
+ * always zeroed before filling.
+ */
+typedef struct GraphCacheScoresKey
+{
+	double		alpha;			/* the damping factor (RWR: 1 - restart) */
+	uint64		restart;		/* hash of the restart distribution by external ids; 0: uniform */
+	uint64		dangling;		/* hash of the dangling distribution; 0: the restart's */
+} GraphCacheScoresKey;
+
+/*
+ * Start vectors made for a graph about to be published (graph_cache_carry_scores): segments not
+ * pinned yet, so they go away with their mapping unless the publish pins them.
+ */
+typedef struct GraphCacheCarry
+{
+	int			count;
+	GraphCacheScoresKey keys[GRAPH_CACHE_KEPT];
+	dsm_segment *segments[GRAPH_CACHE_KEPT];
+	int64		bytes;			/* of each segment */
+} GraphCacheCarry;
+
 /* One registry entry as the SQL view shows it (a copy taken under the lock). */
 typedef struct GraphCacheEntryInfo
 {
@@ -75,6 +114,9 @@ typedef struct GraphCacheStatus
 /* powerrank.cache_size: megabytes of shared memory the cache may hold; 0 disables it. */
 extern int	powerrank_cache_size_mb;
 
+/* powerrank.warm_start_auto: runs start from the scores kept with the cache entry. */
+extern bool powerrank_warm_start_auto;
+
 /* ---- graph_cache.c ---- */
 
 void		graph_cache_shmem_init(void);
@@ -82,9 +124,20 @@ bool		graph_cache_available(void);
 bool		graph_cache_acquire(const GraphCacheKey *key, dsm_segment **segment, PrGraph *graph,
 								int64 *skipped_rows, uint64 *entry_id);
 void		graph_cache_release(dsm_segment **segment);
-void		graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skipped_rows);
+void		graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skipped_rows,
+								GraphCacheCarry *carry);
 bool		graph_cache_publish_segment(const GraphCacheKey *key, dsm_segment *segment,
 										Size flat_bytes, const PrGraph *graph, int64 skipped_rows);
+void		graph_cache_carry_scores(const GraphCacheKey *key, const PrGraph *graph,
+									 GraphCacheCarry *carry);
+void		graph_cache_carry_end(GraphCacheCarry *carry);
+uint64		graph_cache_entry_id(const GraphCacheKey *key);
+bool		graph_cache_start_scores(uint64 entry_id, const GraphCacheScoresKey *scores_key,
+									 int64 nodes, double *start);
+bool		graph_cache_wants_scores(uint64 entry_id, const GraphCacheScoresKey *scores_key,
+									 double bound);
+bool		graph_cache_keep_scores(uint64 entry_id, const GraphCacheScoresKey *scores_key,
+									double bound, int64 nodes, const double *scores);
 int			graph_cache_drop(Oid database, Oid relid);
 int			graph_cache_snapshot(Oid database, GraphCacheEntryInfo **entries);
 void		graph_cache_status(GraphCacheStatus *status);

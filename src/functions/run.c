@@ -110,13 +110,20 @@ typedef struct PublishStep
 	RankRun    *run;
 } PublishStep;
 
-/* try_in_subtransaction's step: offers the run's graph to the cache. */
+/*
+ * try_in_subtransaction's step: offers the run's graph to the cache, with the start vectors
+ * carried from the table's previous graph (their segments, like the graph's, are unpinned until
+ * the publish pins them, so they go away with the subtransaction on an ERROR).
+ */
 static void
 publish_step(void *arg)
 {
 	PublishStep *step = (PublishStep *) arg;
+	GraphCacheCarry carry;
 
-	graph_cache_publish(step->key, &step->run->graph, step->run->skipped_rows);
+	graph_cache_carry_scores(step->key, &step->run->graph, &carry);
+	graph_cache_publish(step->key, &step->run->graph, step->run->skipped_rows, &carry);
+	graph_cache_carry_end(&carry);
 }
 
 /*
@@ -509,6 +516,7 @@ record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *sta
 	record.cache_hit = run->cache_hit;
 	strlcpy(record.fallback, run->fallback, sizeof(record.fallback));
 	record.batch_size = Max(run->batch_size, 1);
+	record.warm_start = run->warm_start;
 	run_stats_record(&record);
 
 	if (stats->converged)
@@ -622,11 +630,127 @@ finish_without_cpu_engine(RankRun *run, ServiceAlgorithm algorithm, double alpha
 	return true;
 }
 
+/* FNV-1a of len bytes, going on from hash. */
+static uint64
+hash_bytes(uint64 hash, const void *data, size_t len)
+{
+	const unsigned char *bytes = (const unsigned char *) data;
+
+	for (size_t i = 0; i < len; i++)
+	{
+		hash ^= bytes[i];
+		hash *= UINT64CONST(1099511628211);
+	}
+	return hash;
+}
+
+/*
+ * Hash of a distribution over count nodes (internal ids, weights) by their external ids, the same
+ * for the same arguments on any graph of the table; never 0.
+ */
+static uint64
+hash_distribution(const RankRun *run, const int32 *node, const double *weight, int64 count)
+{
+	uint64		hash = UINT64CONST(14695981039346656037);
+
+	for (int64 i = 0; i < count; i++)
+	{
+		int64		id = run->graph.node_ids[node[i]];
+
+		hash = hash_bytes(hash, &id, sizeof(id));
+		hash = hash_bytes(hash, &weight[i], sizeof(double));
+	}
+	return hash == 0 ? 1 : hash;
+}
+
+/*
+ * The cache entry of the run's graph (*entry_id) and the key under which it keeps scores of this
+ * run's fixed point (damping, restart and dangling distributions; the entry stands for the table,
+ * columns, weights and direction).  False when no scores are kept for the run:
+ * powerrank.warm_start_auto is off, the graph is not in the cache, or the run has several columns
+ * (many-source RWR).
+ */
+static bool
+kept_scores_key(RankRun *run, double alpha, const PrRestart *restart, uint64 *entry_id,
+				GraphCacheScoresKey *key)
+{
+	memset(key, 0, sizeof(GraphCacheScoresKey));
+	*entry_id = 0;
+	if (!powerrank_warm_start_auto || restart == NULL || restart->k != 1 ||
+		run->graph.n_nodes == 0)
+		return false;
+	if (run->cache_segment != NULL)
+		*entry_id = run->cache_entry_id;
+	else if (run->published)
+		*entry_id = graph_cache_entry_id(&run->cache_key);
+	if (*entry_id == 0)
+		return false;
+	key->alpha = alpha;
+	if (!restart->uniform)
+		key->restart = hash_distribution(run, restart->node, restart->weight, restart->ptr[1]);
+	if (restart->dangling_count > 0)
+		key->dangling = hash_distribution(run, restart->dangling_node, restart->dangling_weight,
+										  restart->dangling_count);
+	return true;
+}
+
+/* What keep_step keeps. */
+typedef struct KeepStep
+{
+	RankRun    *run;
+	uint64		entry_id;
+	const GraphCacheScoresKey *key;
+	double		bound;
+	const double *scores;
+} KeepStep;
+
+/* try_in_subtransaction's step: keeps a run's scores with its cache entry. */
+static void
+keep_step(void *arg)
+{
+	KeepStep   *step = (KeepStep *) arg;
+
+	(void) graph_cache_keep_scores(step->entry_id, step->key, step->bound,
+								   step->run->graph.n_nodes, step->scores);
+}
+
+/*
+ * The bound the stopping rule puts on a converged run's last L1 residual: the tolerance for 'l1',
+ * n times it for 'l1_scaled' and 'linf' (an L1 norm is at most n times the largest entry).
+ */
+static double
+l1_residual_bound(const RankOptions *options, int64 n)
+{
+	return options->norm == PR_NORM_L1 ? options->tolerance : options->tolerance * (double) n;
+}
+
+/*
+ * Keeps a converged run's scores (n values, internal ids; last L1 residual below bound) with the
+ * cache entry of its graph, inside a subtransaction: keeping is an optimisation, so a failure (no
+ * shared memory left) only leaves a DEBUG1 line.
+ */
+static void
+keep_scores(RankRun *run, uint64 entry_id, const GraphCacheScoresKey *key, double bound,
+			const double *scores)
+{
+	KeepStep	step = {run, entry_id, key, bound, scores};
+	char		message[256];
+
+	if (!try_in_subtransaction(keep_step, &step, message, sizeof(message)))
+		elog(DEBUG1, "powerrank: scores not kept with the cached graph: %s", message);
+}
+
 /*
  * Runs PageRank / personalized PageRank / RWR over the loaded graph: on the GPU service when the
  * device choice says so and it answers, in this backend otherwise.  With top_k 0 all the scores
  * go into values (n x k); with top_k > 0 the best t = min(top_k, n) of each column go into index
  * (internal ids) and values (column j at j * t).
+ *
+ * On the CPU engine a run of one column on a cached graph without a start vector starts from the
+ * start the cache entry keeps for its fixed point (the previous graph's scores, see
+ * graph_cache_carry_scores), and the entry keeps its scores when it converged and the entry has
+ * none yet for that fixed point or only a looser one (then a top_k run computes every score and
+ * ranks them here, as the CPU engine's top_k does).
  */
 static void
 run_pagerank(RankRun *run, double alpha, const PrRestart *restart, const RankOptions *options,
@@ -636,22 +760,53 @@ run_pagerank(RankRun *run, double alpha, const PrRestart *restart, const RankOpt
 	PrRunStats	stats = {0};
 	PrError		err = {0};
 	PrStatus	status;
+	GraphCacheScoresKey key;
+	uint64		entry_id;
+	bool		keyed;
+	bool		keep = false;
+	double	   *all = values;
 
 	iteration_options(options, &iter);
 	iter.initial = run->start;
+	run->warm_start = run->start != NULL ? RANK_START_EXPLICIT : RANK_START_NONE;
+	keyed = kept_scores_key(run, alpha, restart, &entry_id, &key);
 	if (finish_without_cpu_engine(run, SERVICE_PAGERANK, alpha, restart, options, top_k, values,
 								  NULL, index))
 		return;
+	if (keyed)
+	{
+		int64		n = run->graph.n_nodes;
+
+		if (run->start == NULL)
+		{
+			double	   *start = MemoryContextAllocHuge(run->cxt, n * sizeof(double));
+
+			if (graph_cache_start_scores(entry_id, &key, n, start))
+			{
+				iter.initial = start;
+				run->warm_start = RANK_START_PREVIOUS;
+			}
+			else
+				pfree(start);
+		}
+		keep = graph_cache_wants_scores(entry_id, &key,
+										l1_residual_bound(options, n));
+		if (keep && top_k > 0)
+			all = MemoryContextAllocHuge(run->cxt, n * sizeof(double));
+	}
 	progress_begin(run->algorithm, false, run->graph.n_nodes, run->graph.n_edges,
 				   restart->uniform ? 1 : restart->k);
 	create_engine(run);
-	if (top_k > 0)
+	if (top_k > 0 && !keep)
 		status = pr_pagerank_top(run->engine, &run->graph, alpha, restart, &iter, top_k, index,
 								 values, &stats, &err);
 	else
-		status = pr_pagerank(run->engine, &run->graph, alpha, restart, &iter, values, &stats,
-							 &err);
+		status = pr_pagerank(run->engine, &run->graph, alpha, restart, &iter, all, &stats, &err);
 	finish_driver(run, status, &err);
+	if (top_k > 0 && keep)
+		(void) pr_top_k_values(all, run->graph.n_nodes, 1, 0, top_k, index, values, run->alloc);
+	if (keep && stats.converged)
+		keep_scores(run, entry_id, &key, l1_residual_bound(options, run->graph.n_nodes), all);
 	record_and_check(run, options, &stats);
 }
 

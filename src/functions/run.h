@@ -19,6 +19,14 @@ typedef enum RankDevice
 	RANK_DEVICE_GPU				/* the GPU service, or an ERROR */
 } RankDevice;
 
+/* Where a run started (powerrank_last_run().warm_start). */
+typedef enum RankWarmStart
+{
+	RANK_START_NONE = 0,		/* 1/N, or the GPU service's own start */
+	RANK_START_EXPLICIT,		/* start_nodes / start_scores */
+	RANK_START_PREVIOUS			/* the scores kept with the cached graph (powerrank.warm_start_auto) */
+} RankWarmStart;
+
 /* Iteration options common to every algorithm, validated. */
 typedef struct RankOptions
 {
@@ -58,6 +66,7 @@ typedef struct RankRun
 												 * it was not asked) */
 	double	   *start;			/* PageRank's start vector (n values summing to 1, internal ids),
 								 * or NULL: the uniform start */
+	RankWarmStart warm_start;	/* where the CPU engine's run started */
 } RankRun;
 
 RankRun    *rank_run_begin(const char *algorithm, RankDevice device);
@@ -127,6 +136,7 @@ typedef struct RankRunStats
 	int			batch_size;		/* requests answered by the same engine run (1: alone) */
 	double		read_ms;		/* of build_ms: reading the rows (0 on a cache hit) */
 	double		prepare_ms;		/* of iterate_ms: the engine preparing the graph */
+	RankWarmStart warm_start;
 } RankRunStats;
 
 void		run_stats_record(const RankRunStats *stats);

@@ -37,8 +37,9 @@ Datum
 powerrank_last_run(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		values[17];
-	bool		nulls[17] = {0};
+	static const char *const warm_start_names[] = {"none", "explicit", "previous"};
+	Datum		values[18];
+	bool		nulls[18] = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!last_run_valid)
@@ -64,6 +65,7 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 	values[14] = Float8GetDatum(last_run.read_ms);
 	values[15] = Float8GetDatum(last_run.prepare_ms);
 	values[16] = Int32GetDatum(last_run.batch_size);
+	values[17] = CStringGetTextDatum(warm_start_names[last_run.warm_start]);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

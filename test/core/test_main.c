@@ -20,6 +20,8 @@
 	X(test_build_huge_weights_scaled) \
 	X(test_build_empty) \
 	X(test_build_allocation_failures) \
+	X(test_change_hand) \
+	X(test_change_random_vs_reference) \
 	X(test_flat_round_trip) \
 	X(test_flat_parallel_write) \
 	X(test_flat_threaded_checks) \
