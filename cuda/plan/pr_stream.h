@@ -52,7 +52,8 @@ const char *pr_stream_mode_name(PrStreamMode mode);
 /* What the planner knows of the machine. */
 typedef struct PrStreamParams
 {
-	bool		has_val;		/* float values stored (8 B per entry), else 4 B */
+	bool		has_val;		/* values stored (4 B + val_bytes per entry), else 4 B */
+	int			val_bytes;		/* bytes of one value: 4 (float, the default when 0) or 8 (double) */
 	size_t		device_budget;	/* device bytes for the matrix (both streaming buffers together) */
 	size_t		pinned_budget;	/* pinned host bytes allowed */
 	double		h2d_bytes_per_s;	/* host -> device bandwidth (pinned) */
@@ -77,8 +78,11 @@ typedef struct PrStreamLayout
 	size_t		copy_bytes;		/* bytes copied host -> device (the three slices, unaligned) */
 } PrStreamLayout;
 
-/* The layout of rows [r0, r1) of a CSR with row pointers ptr. */
+/* The layout of rows [r0, r1) of a CSR with row pointers ptr (float values when has_val). */
 PrStreamLayout pr_stream_block_layout(const int64_t *ptr, int64_t r0, int64_t r1, bool has_val);
+
+/* The same with values of val_bytes bytes each (0: no values). */
+PrStreamLayout pr_stream_block_layout_values(const int64_t *ptr, int64_t r0, int64_t r1, size_t val_bytes);
 
 /* A block plan. */
 typedef struct PrStreamPlan
@@ -87,6 +91,7 @@ typedef struct PrStreamPlan
 	int64_t		n_rows;
 	int64_t		nnz;
 	bool		has_val;
+	int			val_bytes;		/* bytes of one value (0: none) */
 	int64_t		n_blocks;
 	int64_t		min_blocks;		/* the fewest blocks that fit */
 	int64_t    *row_begin;		/* [n_blocks+1] block b = rows row_begin[b] .. row_begin[b+1]-1 */
