@@ -288,14 +288,18 @@ COMMENT ON FUNCTION rwr(rankgraph, bigint[], float8, float8, int, int, text, boo
 -- iterate_ms the engine spent preparing the graph (on the GPU: planning the layout and uploading
 -- it; about 0 when the graph was resident).  batch_size is the number of requests the GPU service
 -- answered with the same run (RWR requests on one cached graph are batched: see
--- powerrank.service_batch_size); 1 when the run served this call alone.
+-- powerrank.service_batch_size); 1 when the run served this call alone.  residency says where the
+-- GPU service kept the graph's matrices: 'resident' (in device memory) or 'streamed' (in host
+-- memory, copied to the device every iteration: the graph does not fit the device or
+-- powerrank.gpu_memory); NULL when the backend's CPU engine ran.
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION powerrank_last_run()
 RETURNS TABLE(algorithm text, engine text, nodes bigint, edges bigint, skipped_rows bigint,
 			  iterations int, residual float8, norm text, converged boolean,
 			  build_ms float8, iterate_ms float8, total_ms float8, cache_hit boolean,
-			  fallback text, read_ms float8, prepare_ms float8, batch_size int)
+			  fallback text, read_ms float8, prepare_ms float8, batch_size int,
+			  residency text)
 	AS 'MODULE_PATHNAME', 'powerrank_last_run'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
 

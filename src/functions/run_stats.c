@@ -28,8 +28,8 @@ Datum
 powerrank_last_run(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		values[17];
-	bool		nulls[17] = {0};
+	Datum		values[18];
+	bool		nulls[18] = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!last_run_valid)
@@ -55,6 +55,10 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 	values[14] = Float8GetDatum(last_run.read_ms);
 	values[15] = Float8GetDatum(last_run.prepare_ms);
 	values[16] = Int32GetDatum(last_run.batch_size);
+	if (last_run.residency[0] != '\0')
+		values[17] = CStringGetTextDatum(last_run.residency);
+	else
+		nulls[17] = true;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

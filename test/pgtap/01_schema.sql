@@ -66,7 +66,7 @@ SELECT is(pg_get_function_result('powerrank_last_run()'::regprocedure),
           'iterations integer, residual double precision, norm text, converged boolean, '
           'build_ms double precision, iterate_ms double precision, total_ms double precision, '
           'cache_hit boolean, fallback text, read_ms double precision, prepare_ms double precision, '
-          'batch_size integer)',
+          'batch_size integer, residency text)',
           'powerrank_last_run() columns');
 
 -- Defaults as documented.

@@ -1,5 +1,5 @@
 /*
- * test_residency.c — the residency choice (cuda/plan/pr_residency.h) and the block layout with
+ * test_residency.c — the residency choice (core/pr_residency.h) and the block layout with
  * double values (cuda/plan/pr_stream.h) against hand-computed sizes: pure C, no GPU.
  *
  * The graph of most cases: 1000 nodes, 10000 edges, one column, two slots, fp64.
