@@ -2,7 +2,8 @@
  * pr_stream.h — the block plan for a matrix larger than the GPU memory budget: pure C11, no CUDA,
  * no PostgreSQL.
  *
- * The pull matrix (CSR: int64 row pointers, int32 columns, optional float values) is cut into B
+ * The pull matrix (CSR: int64 row pointers, int32 columns, optional values: float, or double with
+ * val_bytes 8 as the single-GPU engine's streamed matrices keep the graph's weights) is cut into B
  * blocks of consecutive rows.  Every iteration the blocks are copied host -> device into two
  * device buffers in turn (double buffering on two CUDA streams) while the previous block is
  * multiplied, so the product runs at the link's speed when transfer-bound.  A block's bytes on
@@ -68,7 +69,7 @@ typedef struct PrStreamParams
 /* Fills defaults: values on, budgets 0, H100-like link (50 GB/s, 10 us), 20 ps/edge, 0.1 ns/row. */
 void		pr_stream_params_init(PrStreamParams *params);
 
-/* Byte offsets of a block's arrays in a buffer (ptr: rows+1 int64; col: int32; val: float). */
+/* Byte offsets of a block's arrays in a buffer (ptr: rows+1 int64; col: int32; val: the values). */
 typedef struct PrStreamLayout
 {
 	size_t		ptr_off;
