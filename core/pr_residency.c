@@ -95,6 +95,7 @@ pr_residency_choose(const PrResidencyInput *in, PrResidencyChoice *out)
 	if (in->budget > 0 && in->budget < limit)
 		limit = in->budget;
 	out->limit = limit;
+	out->free_bytes = in->free_bytes;
 	out->vector_bytes = pr_residency_vector_bytes(in->nodes, in->k, in->slots, in->elem);
 	out->resident_bytes = out->vector_bytes +
 		(size_t) matrices * resident_matrix_bytes(in->nodes, in->edges, in->weighted);

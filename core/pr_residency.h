@@ -56,6 +56,7 @@ typedef struct PrResidencyChoice
 	size_t		resident_bytes; /* vectors + the resident matrices (an estimate of their layouts) */
 	size_t		streamed_bytes; /* vectors + the streamed matrices' least device room */
 	size_t		limit;			/* the bytes the engine may take: the budget, or free less the reserve */
+	size_t		free_bytes;		/* the input's free memory */
 } PrResidencyChoice;
 
 /* The name of a residency: "resident", "streamed", "none". */

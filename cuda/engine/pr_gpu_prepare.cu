@@ -1192,7 +1192,11 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 						  choice.resident_bytes / 1048576.0, choice.streamed_bytes / 1048576.0, choice.limit / 1048576.0,
 						  e->opt.memory_budget > 0 ? " (free memory and the memory budget)" : "");
 	else if (st == PR_OK && choice.residency == PR_RESIDENCY_STREAMED)
+	{
 		st = prepare_streamed(e, g, k, n_slots, needs, &times, &need, err);
+		e->report.resident_need_bytes = choice.resident_bytes;
+		e->report.device_free_bytes = choice.free_bytes;
+	}
 	else if (st == PR_OK)
 	{
 		if (e->opt.kernel == PR_GPU_KERNEL_AUTO && k == 1 && e->opt.measure_reps > 0 && g->n_edges > 0)

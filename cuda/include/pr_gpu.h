@@ -107,6 +107,9 @@ typedef struct PrGpuReport
 	size_t		stream_push_bytes;	/* streamed: bytes one push product copies */
 	size_t		stream_buffer_bytes;	/* streamed: bytes of each of the two device buffers */
 	size_t		stream_host_bytes;	/* streamed: host bytes registered (or pinned for staging) */
+	size_t		resident_need_bytes;	/* residency auto: the device bytes resident would have taken
+										 * (pr_residency's estimate; 0 when not chosen by size) */
+	size_t		device_free_bytes;	/* residency auto: the device's free memory at the choice */
 	char		format[224];	/* human-readable layout summary */
 	char		device[96];		/* device name */
 	int			n_tiles;

@@ -354,6 +354,7 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	PrStatus	status = PR_OK;
 	bool		resident;
 	bool		use_multi;
+	bool		make_room = false;
 
 	if (req->algorithm == SERVICE_BUILD)
 		return build_serve(slot, fault);
@@ -469,6 +470,18 @@ serve(ServiceSlot *slot, ServiceFault fault)
 			/* a streamed graph's tuned layout would stream the same way: no tuner */
 			if (streamed)
 				r->quick = false;
+			/*
+			 * Streamed only because other resident graphs hold the device memory it would take
+			 * resident (within powerrank.gpu_memory): they are evicted, and its next call
+			 * prepares it resident.
+			 */
+			if (streamed && !resident && r != &one_off && report.resident_need_bytes > 0 &&
+				resident_bytes_besides(r) > 0 &&
+				report.resident_need_bytes + PR_DEVICE_RESERVE <=
+				report.device_free_bytes + resident_bytes_besides(r) &&
+				(engine_config->memory_limit <= 0 ||
+				 report.resident_need_bytes <= (uint64) engine_config->memory_limit))
+				make_room = true;
 			if (!resident)
 			{
 				/* a graph put on the device: where the time went, for the server log */
@@ -504,6 +517,19 @@ serve(ServiceSlot *slot, ServiceFault fault)
 			r->prepared_k = req->k;
 			if (r != &one_off)
 				resident_tuner_start(r);
+		}
+		if (make_room)
+		{
+			char		line[SERVICE_MESSAGE_LEN];
+
+			snprintf(line, sizeof(line),
+					 "cached graph %llu ran streamed for lack of free device memory; the other resident graphs are evicted so that its next call runs resident",
+					 (unsigned long long) r->entry_id);
+			engine_log(line);
+			resident_evict_to_fit(r, true);
+			r->engine->ops->release(r->engine);
+			r->engine = NULL;
+			r->prepared = false;
 		}
 		r->bytes = resident_bytes(r, req->k, req->algorithm == SERVICE_HITS ? 3 : 2);
 	}

@@ -149,6 +149,7 @@ void		resident_tuner_start(Resident *r);
 void		resident_tuner_finish(Resident *r, bool wait);
 void		resident_tuners_poll(void);
 void		resident_evict_to_fit(const Resident *keep, bool everything);
+uint64		resident_bytes_besides(const Resident *keep);
 void		resident_drop_vanished(void);
 
 /* ---- service_build.c ---- */
