@@ -13,7 +13,7 @@ RETURNS TABLE(algorithm text, engine text, nodes bigint, edges bigint, skipped_r
 			  iterations int, residual float8, norm text, converged boolean,
 			  build_ms float8, iterate_ms float8, total_ms float8, cache_hit boolean,
 			  fallback text, read_ms float8, prepare_ms float8, batch_size int,
-			  warm_start text)
+			  warm_start text, residency text)
 	AS 'MODULE_PATHNAME', 'powerrank_last_run'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
 

@@ -317,7 +317,10 @@ COMMENT ON FUNCTION rwr(rankgraph, bigint[], float8, float8, int, int, text, boo
 -- powerrank.service_batch_size); 1 when the run served this call alone.  warm_start says where the
 -- CPU engine's PageRank / RWR started: 'explicit' (start_nodes / start_scores), 'previous' (the
 -- scores kept with the cached graph: powerrank.warm_start_auto) or 'none' (1/N; on the GPU
--- service, the service's own start).
+-- service, the service's own start).  residency says where the GPU service kept the graph's
+-- matrices: 'resident' (in device memory) or 'streamed' (in host memory, copied to the device
+-- every iteration: the graph does not fit the device or powerrank.gpu_memory); NULL when the
+-- backend's CPU engine ran.
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION powerrank_last_run()
@@ -325,7 +328,7 @@ RETURNS TABLE(algorithm text, engine text, nodes bigint, edges bigint, skipped_r
 			  iterations int, residual float8, norm text, converged boolean,
 			  build_ms float8, iterate_ms float8, total_ms float8, cache_hit boolean,
 			  fallback text, read_ms float8, prepare_ms float8, batch_size int,
-			  warm_start text)
+			  warm_start text, residency text)
 	AS 'MODULE_PATHNAME', 'powerrank_last_run'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
 

@@ -9,12 +9,15 @@
 #   run cut off from outside still brings back what it printed.  The summary table comes last.
 #
 #   usage: bench/gpu/device_run.sh [phase ...]     (no phase: all of the default list below)
-#   phases: build tests fixed calibrate er24 rmat24 rmat22 rmat20 slashdot gpucheck zoo spmm profile
+#   phases: build tests fixed calibrate er24 rmat24 rmat22 rmat20 slashdot gpucheck zoo spmm streamed profile
 #           (gpucheck, not in the default list: make -C cuda check-spmm check-topk check-build)
 #           (zoo, not in the default list: the graph zoo — see ZOO below; ZOO / ZOO_ONLY override)
 #           (spmm, not in the default list: make -C cuda check-spmm, then pr_bench --k 8,16 on
 #           R-MAT 24 and R-MAT 22: the k-column product vs cusparseSpMM and k SpMVs;
 #           SPMM24_KS / SPMM22_KS: other column counts, SPMM_VARIANTS=1: chunk / L2 variants on 24)
+#           (streamed, not in the default list: pr_bench --streamed on R-MAT 24, then R-MAT 25 when
+#           the host has the memory: PageRank on the streamed engine, registered and staged, ms per
+#           iteration against the pinned host -> device bandwidth measured in the same run)
 #           (profile, not in the default list: Nsight Compute counters of the RWR kernels in a pr_bench
 #           run; PROFILE_KERNELS, PROFILE_SCALE (24), PROFILE_COUNT (2 launches each))
 #   env:    OUT (log folder, default ./bench-out), BUDGET (seconds, default 540),
@@ -79,7 +82,8 @@ run_bench() {
     while [ $# -gt 0 ]; do
       case $1 in
         --only|--reps) shift 2 ;;
-        --skip-extra) shift ;;
+        --skip-extra|--streamed) shift ;;
+        --stream-blocks) shift 2 ;;
         --rmat|--er) args+=("$1" $(( $2 - 8 ))); shift 2 ;;
         *) args+=("$1"); shift ;;
       esac
@@ -130,6 +134,16 @@ if has spmm && [ "$DRY_RUN" != 1 ]; then
   run_bench spmm24 60 --rmat 24 --reps 20 --k "${SPMM24_KS:-8,16}" ${SPMM_VARIANTS:+--spmm-variants}
   run_bench spmm22 3 --rmat 22 --reps 20 --k "${SPMM22_KS:-8,16}"
 fi
+# the streamed engine (cuda/engine/pr_gpu_streamed.cu): the matrix copied from host memory every
+# iteration; R-MAT 25 (~4.3 GB a product, ~40 GB of host memory with the build) when memory allows
+if has streamed; then
+  run_bench streamed24 40 --rmat 24 --reps 10 --streamed ${STREAM_BLOCKS:+--stream-blocks $STREAM_BLOCKS}
+  if [ "$DRY_RUN" != 1 ] && [ "$(awk '/MemAvailable/ {print int($2 / 1048576)}' /proc/meminfo)" -ge 64 ]; then
+    run_bench streamed25 3 --rmat 25 --reps 5 --streamed ${STREAM_BLOCKS:+--stream-blocks $STREAM_BLOCKS}
+  else
+    note "streamed25: skipped (a dry run, or less than 64 GB of host memory available)"
+  fi
+fi
 
 # the summary: every phase's exit, then each graph's table (or its last lines when cut off)
 # hardware counters (Nsight Compute) of the RWR kernels: the k-column product, the update, the local
@@ -158,6 +172,10 @@ fi
     if grep -qE '^### SpMM' "$f"; then
       grep -E '^(### SpMM|\| [0-9k])' "$f"
       grep -E '^# (k=|SpMV)' "$f" | cut -c1-260
+    elif grep -qE '^\| (config|streamed)' "$f"; then
+      grep -E '^(### |# pinned)' "$f"
+      grep -E '^\| (config|streamed)' "$f"
+      grep -E '^# streamed[^ ]*: ' "$f" | cut -c1-300
     elif grep -qE '^\| (kernel|cusparse|binned|tiled|acoo|auto)' "$f"; then
       grep -E '^### ' "$f"
       grep -E '^\| (kernel|cusparse|binned|tiled|acoo|auto)' "$f" | cut -d'|' -f2-4,6-8,10-12,15

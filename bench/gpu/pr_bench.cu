@@ -9,6 +9,9 @@
  *                                          as the service runs it (iterations + top 10 of each column);
  *                                          --spmm-variants: also other chunk sizes and z kept in L2;
  *                                          --push-caps N1,N2: RWR batches with push lists of N entries)
+ *   pr_bench --rmat SCALE --streamed      (PageRank on the streamed engine, registered and staged:
+ *                                          ms per iteration, bytes streamed per iteration, the pinned
+ *                                          host -> device bandwidth and the ratio; --stream-blocks B)
  *   pr_bench --calibrate-fixed FIXED.tsv  (only the fixed costs: launch l, row r, added row w,
  *                                          merged compact partial m; a few seconds)
  *
@@ -989,6 +992,127 @@ in_list(const char *list, const char *name)
 }
 
 /* Entry point: see the comment at the top. */
+/* Pinned host -> device bandwidth (bytes per second): one plain cudaMemcpy of `bytes` from
+ * cudaHostAlloc memory, median of 5 after a warm-up. */
+static double
+pinned_h2d_bandwidth(size_t bytes)
+{
+	void	   *h,
+			   *d;
+	std::vector<double> t;
+
+	CK(cudaHostAlloc(&h, bytes, cudaHostAllocDefault));
+	CK(cudaMalloc(&d, bytes));
+	memset(h, 1, bytes);
+	for (int i = -1; i < 5; i++)
+	{
+		double		t0 = pr_clock_seconds();
+
+		CK(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice));
+		if (i >= 0)
+			t.push_back(pr_clock_seconds() - t0);
+	}
+	CK(cudaFree(d));
+	CK(cudaFreeHost(h));
+	return (double) bytes / bench_median(t.data(), t.size());
+}
+
+/*
+ * --streamed: PageRank on the streamed engine (residency forced), registered and staged, fp32 and
+ * fp64 (forced block count `blocks`, 0: the plan's): checked against the CPU reference (L1, top 100,
+ * the same bits twice), then ms per iteration (product + update), the bytes streamed per
+ * iteration, the pinned host -> device bandwidth measured in the same run, and the ratio of the
+ * iteration's time to the time those bytes take at that bandwidth (1.0: the link's speed).
+ */
+static bool
+bench_streamed(const PrGraph *g, const PrRestart *restart, const PrIterOptions *it, const double *ref,
+			   int reps, int threads, int64_t blocks, const char *label)
+{
+	struct StreamConfig
+	{
+		const char *name;
+		bool		stage;
+		PrGpuPrecision precision;
+	};
+	const StreamConfig configs[] = {
+		{"streamed-registered", false, PR_GPU_FP32},
+		{"streamed-staged", true, PR_GPU_FP32},
+		{"streamed-registered-fp64", false, PR_GPU_FP64},
+	};
+	std::vector<double> got((size_t) g->n_nodes),
+				again((size_t) g->n_nodes);
+	size_t		probe = std::min((size_t) 1 << 30, std::max((size_t) 64 << 20,
+																(size_t) (g->n_nodes + 1) * 8 + (size_t) g->n_edges * 4));
+	double		h2d = pinned_h2d_bandwidth(probe);
+	bool		all_ok = true;
+
+	printf("# pinned host -> device bandwidth %.1f GB/s (one cudaMemcpy of %.0f MB, median of 5)\n", h2d / 1e9, probe / 1e6);
+	printf("\n### %s: %lld nodes, %lld edges — streamed engine\n\n", label ? label : "graph",
+		   (long long) g->n_nodes, (long long) g->n_edges);
+	printf("| config | mode | blocks | MB/iteration | ms/iteration | link ms (bytes / %.1f GB/s) | ratio | %% of link | model ms | iters | L1 vs CPU | top-100 | ok |\n", h2d / 1e9);
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	for (const StreamConfig &c : configs)
+	{
+		PrGpuOptions o;
+		PrGpuReport rep;
+		PrRunStats	stats;
+		PrIterOptions git = *it;
+		PrError		err;
+		PrEngine   *e;
+		double		iter_ms,
+					link_ms,
+					l1;
+		int			mismatch;
+		bool		same,
+					ok;
+
+		pr_gpu_options_init(&o);
+		o.precision = c.precision;
+		o.residency = PR_GPU_RESIDENCY_STREAMED;
+		o.stream_stage = c.stage;
+		o.stream_blocks = blocks;
+		o.plan_threads = threads;
+		e = pr_gpu_engine_create(&o, &err);
+		if (e == NULL)
+			die_on(PR_ERR_ENGINE, err, "gpu engine");
+		git.tolerance = c.precision == PR_GPU_FP64 ? 1e-10 : 1e-7;
+		git.max_iterations = 300;
+		git.check_every = 1;
+		if (pr_pagerank(e, g, 0.85, restart, &git, got.data(), &stats, &err) != PR_OK ||
+			pr_gpu_engine_report(e, &rep, &err) != PR_OK)
+		{
+			printf("# %s: %s\n", c.name, err.message);
+			e->ops->release(e);
+			all_ok = false;
+			continue;
+		}
+		printf("# %s: %s | plan %.2f s upload %.2f s | %d iterations\n", c.name, rep.format, rep.plan_seconds,
+			   rep.upload_seconds, stats.iterations);
+		die_on(pr_pagerank(e, g, 0.85, restart, &git, again.data(), &stats, &err), err, "pagerank again");
+		same = memcmp(got.data(), again.data(), (size_t) g->n_nodes * 8) == 0;
+		l1 = bench_l1(got.data(), ref, g->n_nodes);
+		mismatch = top_mismatches(ref, got.data(), g->n_nodes, std::min<int64_t>(100, g->n_nodes));
+		ok = l1 <= 1e-5 && mismatch == 0 && same && strcmp(rep.engine, "gpu-streamed") == 0;
+		iter_ms = time_ms(e, reps, [&]() {
+			PrError		er;
+
+			die_on(e->ops->product(e, PR_PRODUCT_PULL_NORMALIZED, 0, 1, &er), er, "product");
+			die_on(e->ops->pagerank_update(e, 1, 0, 0.85, restart, &er), er, "update");
+			die_on(e->ops->product(e, PR_PRODUCT_PULL_NORMALIZED, 1, 0, &er), er, "product");
+			die_on(e->ops->pagerank_update(e, 0, 1, 0.85, restart, &er), er, "update");
+		}) / 2.0;
+		link_ms = (double) rep.stream_bytes / h2d * 1e3;
+		printf("| %s | %s | %lld | %.1f | %.3f | %.3f | %.3f | %.1f%% | %.3f | %d%s | %.2e | %s | %s |\n", c.name,
+			   rep.stream_mode, (long long) rep.stream_blocks, rep.stream_bytes / 1e6, iter_ms, link_ms,
+			   iter_ms / link_ms, 100.0 * link_ms / iter_ms, rep.predicted_ms, stats.iterations,
+			   stats.converged ? "" : "(max)", l1, mismatch == 0 ? "same" : (std::to_string(mismatch) + " differ").c_str(),
+			   ok ? "yes" : (same ? "NO" : "NO (not bit-identical)"));
+		all_ok = all_ok && ok;
+		e->ops->release(e);
+	}
+	return all_ok;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1004,6 +1128,8 @@ main(int argc, char **argv)
 	bool		undirected = false;	/* --undirected: every edge both ways (a symmetrised graph) */
 	bool		spmm_variants = false;	/* --spmm-variants: also other chunk sizes, z kept in L2 */
 	std::vector<int64_t> push_caps;	/* --push-caps: RWR batches with push lists of these sizes */
+	bool		streamed = false;	/* --streamed: the streamed engine's table instead of the kernels' */
+	int			stream_blocks = 0;	/* --stream-blocks: its forced block count (0: the plan's) */
 	int			list[64],		/* a list option's values */
 				n_list;
 	std::vector<int64_t> src,
@@ -1028,6 +1154,7 @@ main(int argc, char **argv)
 			bench_option_string(argc, argv, &i, "--model", &model_path) ||
 			bench_option_string(argc, argv, &i, "--only", &only) ||
 			bench_option_int(argc, argv, &i, "--reps", &reps) ||
+			bench_option_int(argc, argv, &i, "--stream-blocks", &stream_blocks) ||
 			bench_option_int(argc, argv, &i, "--threads", &threads))
 			continue;
 		if (bench_option_int_list(argc, argv, &i, "--k", list, 64, &n_list))
@@ -1046,6 +1173,8 @@ main(int argc, char **argv)
 		}
 		else if (bench_flag(argv, i, "--skip-extra"))
 			skip_extra = true;
+		else if (bench_flag(argv, i, "--streamed"))
+			streamed = true;
 		else if (bench_flag(argv, i, "--undirected"))
 			undirected = true;
 		else if (!strcmp(argv[i], "--calibrate") && i + 1 < argc)
@@ -1072,7 +1201,7 @@ main(int argc, char **argv)
 		}
 		else
 		{
-			fprintf(stderr, "usage: %s --graph rmat:S|er:S[:EF]|local:S[:EF[:P[:W]]] | --rmat S | --er S | --file F [--order natural|bfs] [--model M] [--label L] [--reps N] [--only A,B] [--threads T] [--skip-extra] [--undirected] [--k K1,K2.. [--spmm-variants]]\n"
+			fprintf(stderr, "usage: %s --graph rmat:S|er:S[:EF]|local:S[:EF[:P[:W]]] | --rmat S | --er S | --file F [--order natural|bfs] [--model M] [--label L] [--reps N] [--only A,B] [--threads T] [--skip-extra] [--undirected] [--k K1,K2.. [--spmm-variants]] [--streamed [--stream-blocks B]]\n"
 					"       %s --calibrate OUT.tsv [--windows W1,W2..] | --calibrate-fixed OUT.tsv\n", argv[0], argv[0]);
 			return 2;
 		}
@@ -1177,6 +1306,13 @@ main(int argc, char **argv)
 		printf("# CPU fp64 reference: %d iterations, residual %.2e, %.1f s (%.1f ms/iteration)\n", stats.iterations,
 			   stats.residual, pr_clock_seconds() - t0, (pr_clock_seconds() - t0) * 1e3 / stats.iterations);
 		cpu->ops->release(cpu);
+	}
+	if (streamed)
+	{
+		bool		ok = bench_streamed(&g, &restart, &it, ref.data(), reps, threads, stream_blocks, label);
+
+		pr_graph_free(&g, &pr_malloc_allocator);
+		return ok ? 0 : 1;
 	}
 
 	/* HITS and RWR (SpMM) on graphs up to a few million nodes */

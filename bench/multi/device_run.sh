@@ -3,9 +3,6 @@
 #   build the multi-GPU library and the bench, run the partition and planner unit tests, then
 #   check   R-MAT 18 on the GPU counts against a double-precision CPU PageRank (csr, cusparse,
 #           tiled: every kernel x GPU count)
-#   stream  R-MAT 24 streamed with a device budget of 0.4 x the matrix (the graph is 2.5x the
-#           budget), pinned whole; then again with 256 MiB of pinned memory (staged blocks)
-#           (not in the default phases: measured already; ask for it by name)
 #   big     R-MAT 26 (1.07 G edges) on the GPU counts, local kernels BIG_KERNELS
 #           (default tiled at every GPU count, then cuSPARSE at 4 GPUs: "cusparse@4"): ms per
 #           product, per PageRank iteration, the exposed exchange (iteration - product),
@@ -74,12 +71,10 @@ if has tests; then
   phase tests_plan 90 "$OUT/test_plan.log" make -C test/plan
   note "planner unit tests (rectangular parts included): $(grep -E "passed" "$OUT/test_plan.log" 2>/dev/null | tail -1)"
 fi
-# reserves: what the later phases need at least (big ~300 s; stream ~60 s when asked for)
-reserve=300; has stream && reserve=360
+# reserves: what the later phases need at least (big ~300 s)
+reserve=300
 check_limit=$(( $(left) - reserve )); [ "$check_limit" -gt 120 ] && check_limit=120
 has check  && phase check  $check_limit "$OUT/check.log"  "$BENCH" --rmat 18 --gpus "$GPUS" --kernels tiled,csr,cusparse --check-cpu --iters 30 --reps 20
-has stream && phase stream $(( ($(left) - 300) / 2 )) "$OUT/stream.log" "$BENCH" --stream --rmat 24 --budget-frac 0.4 --reps 5
-has stream && phase stream_staged $(( $(left) - 300 )) "$OUT/stream_staged.log" "$BENCH" --stream --rmat 24 --budget-frac 0.4 --pinned-mb 256 --reps 5
 has big    && phase big    $(( $(left) - 5 )) "$OUT/big.log" "$BENCH" --rmat "$BIG_SCALE" --gpus "$GPUS" --kernels "$BIG_KERNELS" --compact "$COMPACT" --reps 20 --iters 20
 # a host-only profile of the preparation (no GPU), when asked for by name
 has prep   && phase prep   $(( $(left) - 5 )) "$OUT/prep.log" "$BENCH" --rmat "$BIG_SCALE" --prep-only --gpus "$GPUS" --kernels "$BIG_KERNELS"
@@ -88,7 +83,7 @@ has prep   && phase prep   $(( $(left) - 5 )) "$OUT/prep.log" "$BENCH" --rmat "$
   echo
   echo "===== summary ($(( $(date +%s) - START )) s of $BUDGET) ====="
   cat "$SUMMARY"
-  for f in "$OUT"/check.log "$OUT"/stream.log "$OUT"/stream_staged.log "$OUT"/big.log "$OUT"/prep.log; do
+  for f in "$OUT"/check.log "$OUT"/big.log "$OUT"/prep.log; do
     [ -f "$f" ] || continue
     echo; echo "--- $(basename "$f" .log)"
     grep -E '^(\||# )' "$f" || tail -8 "$f"

@@ -1,6 +1,7 @@
 /*
- * multi_bench.c — benchmark of the multi-GPU PageRank (NCCL all-gather) and of the streamed
- * single-GPU product (cuda/include/pr_multi.h), on a CPU-generated R-MAT graph.
+ * multi_bench.c — benchmark of the multi-GPU PageRank (NCCL all-gather, cuda/include/pr_multi.h)
+ * on a CPU-generated R-MAT graph.  (The streamed single-GPU engine, for graphs larger than the
+ * device, is measured by bench/gpu/pr_bench --streamed.)
  *
  *   multi_bench --rmat S [--gpus 1,2,4] [--kernels csr,cusparse,tiled[@G]] [--compact 1,0]
  *               [--method greedy] [--reps N] [--iters K] [--check-cpu] [--tiled-model FILE]
@@ -15,11 +16,6 @@
  *       model in FILE with --tiled-model); its column gather is timed alone too ("# tiled" notes).
  *   multi_bench --prep-only --rmat S [--gpus ..] [--kernels ..]
  *       the host preparation of each configuration alone, step by step (no GPU needed).
- *   multi_bench --stream --rmat S [--budget-frac F | --budget-mb M] [--pinned-mb P] [--reps N]
- *       block plan for a device budget of F x the matrix bytes (default 0.4: the graph is 2.5x
- *       the budget), streamed product vs the resident product of the same kernel (the results
- *       must be the same bits), achieved host->device bandwidth vs one plain pinned cudaMemcpy of
- *       the same bytes.
  *
  * R-MAT: gen_rmat of test/common/graph_gen.h (Graph500 a=.57 b=.19 c=.19, random ids), 16 edges
  * per node, generated on every CPU; parallel edges kept (they add, the project's semantics), so m = 16 * 2^S exactly.
@@ -467,136 +463,6 @@ run_multi(const Graph *g, const int *gpus, int n_gpus, const KernelSpec *specs, 
 	return failures;
 }
 
-/* Plans the streamed product for prm and sets it up with x; NULL (after a message) on failure. */
-static PrStreamed *
-plan_streamed(const Graph *g, const float *val, const float *x, const PrStreamParams *prm,
-			  PrStreamPlan *plan)
-{
-	PrStreamed *s;
-	PrError		err;
-
-	if (pr_stream_plan(g->n, g->ptr, prm, &pr_malloc_allocator, plan, &err) != PR_OK)
-	{
-		printf("# plan FAILED: %s\n", err.message);
-		return NULL;
-	}
-	s = pr_streamed_create(0, g->n, g->ptr, g->col, val, plan, &err);
-	if (s == NULL || pr_streamed_set_x(s, x, &err) != PR_OK)
-	{
-		printf("# streamed setup FAILED: %s\n", err.message);
-		return NULL;
-	}
-	return s;
-}
-
-/*
- * Runs product reps + 1 times (the first is warm-up) and copies its result into y; returns the
- * best time in ms, or -1 (after a message) on failure.
- */
-static double
-best_product_ms(PrStreamed *s, PrStatus (*product) (PrStreamed *, double *, PrError *),
-				const char *what, int reps, float *y)
-{
-	double		best = 1e30;
-	PrError		err;
-
-	for (int r = 0; r < reps + 1; r++)
-	{
-		double		ms;
-
-		if (product(s, &ms, &err) != PR_OK)
-		{
-			printf("# %s product FAILED: %s\n", what, err.message);
-			return -1;
-		}
-		if (r > 0 && ms < best)
-			best = ms;
-	}
-	if (pr_streamed_get_y(s, y, &err) != PR_OK)
-	{
-		printf("# %s result copy FAILED: %s\n", what, err.message);
-		return -1;
-	}
-	return best;
-}
-
-/* The streamed mode. */
-static int
-run_stream(const Graph *g, double budget_frac, double budget_mb, double pinned_mb, int reps)
-{
-	PrStreamParams prm;
-	PrStreamPlan plan;
-	PrStreamedReport rep;
-	PrStreamed *s;
-	PrError		err;
-	float	   *val = malloc((size_t) g->m * sizeof(float));
-	float	   *x = malloc((size_t) g->n * sizeof(float));
-	float	   *y_res = malloc((size_t) g->n * sizeof(float));
-	float	   *y_str = malloc((size_t) g->n * sizeof(float));
-	size_t		whole;
-	double		copy_ms,
-				res_ms,
-				str_ms,
-				plain_ms;
-	int64_t		diff = 0;
-
-	for (int64_t e = 0; e < g->m; e++)
-		val[e] = (float) (1.0 / g->out_strength[g->col[e]]);
-	for (int64_t v = 0; v < g->n; v++)
-		x[v] = (float) (1.0 / (double) g->n);
-	pr_stream_params_init(&prm);
-	whole = pr_stream_block_layout(g->ptr, 0, g->n, true).copy_bytes;
-	/* the link: one plain pinned copy of 1 GiB */
-	if (pr_streamed_plain_copy_ms(0, (size_t) 1 << 30, &copy_ms, &err) != PR_OK)
-	{
-		printf("# plain copy FAILED: %s\n", err.message);
-		return 1;
-	}
-	prm.h2d_bytes_per_s = (double) (1 << 30) / (copy_ms * 1e-3);
-	prm.device_budget = budget_mb > 0 ? (size_t) (budget_mb * 1048576.0) : (size_t) ((double) whole * budget_frac);
-	prm.pinned_budget = pinned_mb >= 0 ? (size_t) (pinned_mb * 1048576.0) : whole + ((size_t) 1 << 20);
-	/* the compute rate: measured below on the resident product; a first plan with the default */
-	if ((s = plan_streamed(g, val, x, &prm, &plan)) == NULL)
-		return 1;
-	if ((res_ms = best_product_ms(s, pr_streamed_product_resident, "resident", reps, y_res)) < 0)
-		return 1;
-	/* re-plan with the measured compute rate, then stream */
-	prm.edge_s = res_ms * 1e-3 / (double) g->m;
-	prm.row_s = 0;
-	pr_streamed_free(s);
-	pr_stream_plan_free(&plan, &pr_malloc_allocator);
-	if ((s = plan_streamed(g, val, x, &prm, &plan)) == NULL)
-		return 1;
-	if ((str_ms = best_product_ms(s, pr_streamed_product, "streamed", reps, y_str)) < 0)
-		return 1;
-	pr_streamed_report(s, &rep);
-	for (int64_t v = 0; v < g->n; v++)
-		if (memcmp(&y_res[v], &y_str[v], sizeof(float)) != 0)
-			diff++;
-	if (pr_streamed_plain_copy_ms(0, rep.matrix_bytes, &plain_ms, &err) != PR_OK)
-	{
-		printf("# plain copy of the matrix bytes FAILED: %s\n", err.message);
-		plain_ms = -1;
-	}
-	printf("# link: plain pinned cudaMemcpy 1 GiB %.3f ms = %.1f GB/s; resident product %.3f ms (%.2f ps/edge)\n",
-		   copy_ms, (double) (1 << 30) / copy_ms / 1e6, res_ms, res_ms * 1e9 / (double) g->m);
-	printf("| mode | budget MiB | matrix/budget | blocks | fewest | buffer MiB | pinned MiB | streamed ms | predicted ms | achieved GB/s | plain copy GB/s | ratio | rows differing from resident |\n");
-	printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
-	printf("| %s | %.0f | %.2f | %lld | %lld | %.1f | %.1f | %.3f | %.3f | %.1f | %.1f | %.1f%% | %lld |\n",
-		   rep.mode, (double) prm.device_budget / 1048576.0, (double) whole / (double) prm.device_budget,
-		   (long long) rep.n_blocks, (long long) plan.min_blocks, (double) rep.buffer_bytes / 1048576.0,
-		   (double) rep.pinned_bytes / 1048576.0, str_ms, rep.predicted_ms,
-		   (double) rep.matrix_bytes / str_ms / 1e6, plain_ms > 0 ? (double) rep.matrix_bytes / plain_ms / 1e6 : -1.0,
-		   plain_ms > 0 ? 100.0 * plain_ms / str_ms : -1.0, (long long) diff);
-	pr_streamed_free(s);
-	pr_stream_plan_free(&plan, &pr_malloc_allocator);
-	free(val);
-	free(x);
-	free(y_res);
-	free(y_str);
-	return diff == 0 ? 0 : 1;
-}
-
 /* Parses the options and runs a mode. */
 int
 main(int argc, char **argv)
@@ -613,11 +479,7 @@ main(int argc, char **argv)
 	const char *model_path = NULL;
 	PrModel		model;
 	PrPartitionMethod method = PR_PARTITION_GREEDY;
-	bool		stream = false,
-				check_cpu = false;
-	double		budget_frac = 0.4,
-				budget_mb = 0,
-				pinned_mb = -1;
+	bool		check_cpu = false;
 	Graph		g;
 	int			failures;
 	KernelSpec	specs[16];
@@ -634,9 +496,6 @@ main(int argc, char **argv)
 			bench_option_string(argc, argv, &i, "--kernels", &kernels) ||
 			bench_option_string(argc, argv, &i, "--kernel", &kernels) ||
 			bench_option_string(argc, argv, &i, "--tiled-model", &model_path) ||
-			bench_option_double(argc, argv, &i, "--budget-frac", &budget_frac) ||
-			bench_option_double(argc, argv, &i, "--budget-mb", &budget_mb) ||
-			bench_option_double(argc, argv, &i, "--pinned-mb", &pinned_mb) ||
 			bench_option_int_list(argc, argv, &i, "--gpus", gpus, 16, &n_gpus) ||
 			bench_option_int_list(argc, argv, &i, "--compact", compacts, 16, &n_compacts))
 			continue;
@@ -652,13 +511,10 @@ main(int argc, char **argv)
 		}
 		else if (bench_flag(argv, i, "--check-cpu"))
 			check_cpu = true;
-		else if (bench_flag(argv, i, "--stream"))
-			stream = true;
 		else
 		{
 			fprintf(stderr, "usage: %s --rmat S [--gpus 1,2,4] [--kernels csr,cusparse,tiled] [--method greedy|snake|ranges] "
-					"[--compact 1,0] [--reps N] [--iters K] [--check-cpu] [--tiled-model FILE] [--prep-only] | --stream --rmat S [--budget-frac F|--budget-mb M] "
-					"[--pinned-mb P] [--reps N]\n", argv[0]);
+					"[--compact 1,0] [--reps N] [--iters K] [--check-cpu] [--tiled-model FILE] [--prep-only]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -683,9 +539,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	make_rmat(scale, &g);
-	if (stream)
-		failures = run_stream(&g, budget_frac, budget_mb, pinned_mb, reps);
-	else if (prep_only)
+	if (prep_only)
 		failures = run_prep_only(&g, gpus, n_gpus, specs, n_specs, method);
 	else
 		failures = run_multi(&g, gpus, n_gpus, specs, n_specs, compacts, n_compacts, method, reps, iters, check_cpu,

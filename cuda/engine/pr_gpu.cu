@@ -10,6 +10,7 @@
  * PageRank update (fused) or by a scale kernel, so the matrix carries no values when unweighted.
  */
 #include "pr_gpu_engine.h"
+#include "pr_gpu_streamed.h"
 #include "pr_gpu_launch.h"
 #include "pr_gpu_update_kernels.cuh"
 #include "pr_gpu_vector_kernels.cuh"
@@ -42,6 +43,7 @@ pr_gpu_options_init(PrGpuOptions *opts)
 	opts->compact_partials = -1;
 	opts->plan_threads = 0;
 	opts->push_local = true;
+	opts->residency = PR_GPU_RESIDENCY_AUTO;
 }
 
 /* Number of CUDA devices. */
@@ -141,6 +143,7 @@ grid_for(int64_t count)
 void
 gpu_engine_free_device(GpuEngine *e)
 {
+	gpu_streamed_free(e);
 	gpu_matrix_free(&e->pull);
 	gpu_matrix_free(&e->pull_raw);
 	gpu_matrix_free(&e->push);
@@ -344,6 +347,11 @@ product_typed(GpuEngine *e, PrProduct product, int x_slot, int y_slot, PrError *
 		mat = e->pull.kind == MATRIX_CUSPARSE ? &e->pull_raw : &e->pull;
 	else
 		mat = &e->push;
+	if (e->streamer != NULL)
+	{
+		slot_written(e, y_slot);
+		return gpu_streamed_run<T>(e, product == PR_PRODUCT_PUSH, in, e->slots[y_slot], err);
+	}
 	if (mat->kind == MATRIX_NONE)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED, "GPU engine: product %d was not asked for in prepare", (int) product);
 	slot_written(e, y_slot);

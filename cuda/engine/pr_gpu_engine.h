@@ -65,6 +65,9 @@ struct GpuMatrix : TiledMatrix
 	std::vector<void *> allocs;	/* its device arrays, freed with it (gpu_matrix_free) */
 };
 
+/* The streamed matrices of a graph larger than the device (pr_gpu_streamed.h). */
+struct GpuStreamer;
+
 /* The engine. */
 struct GpuEngine
 {
@@ -117,6 +120,7 @@ struct GpuEngine
 	GpuMatrix	pull;			/* PULL_NORMALIZED (and PULL when it has raw values) */
 	GpuMatrix	pull_raw;		/* PULL for cuSPARSE mode (raw weights, binned) */
 	GpuMatrix	push;
+	GpuStreamer *streamer;		/* streamed matrices (residency streamed), or NULL */
 	PrGpuReport report;
 	/* what the device layout was built from, to reuse it when prepare sees the same graph */
 	const PrGraph *prep_graph;

@@ -20,6 +20,8 @@
 #include "pr_plan_aligned_coo.h"
 #include "pr_plan_row_blocks.h"
 #include "pr_plan_order.h"
+#include "pr_gpu_streamed.h"
+#include "pr_residency.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -457,13 +459,7 @@ plan_pull_layout(GpuEngine *e, HostPlans *h, PullLayout *lay, unsigned needs, bo
 static size_t
 vector_bytes(const GpuEngine *e, int64_t n, int k, int n_slots)
 {
-	return (size_t) n_slots * (size_t) (n + 1) * k * e->elem	/* slots */
-		+ (size_t) (n + 1) * k * e->elem	/* z */
-		+ (size_t) n * k * 8	/* staging */
-		+ (size_t) (n + 1) * (4 + e->elem)	/* new_to_old, inv_out */
-		+ (size_t) n * k * e->elem	/* restart (personalized) */
-		+ (size_t) n * (e->fp64 ? 24 : 16)	/* device top-k scratch (pr_gpu_topk), made on first use */
-		+ (size_t) PR_RED_BLOCKS * k * 3 * 8 + (size_t) (n_slots + 2) * k * 3 * 8;
+	return pr_residency_vector_bytes(n, k, n_slots, e->elem);
 }
 
 /* Device bytes of a planned pull layout (with the raw binned CSR of the cuSPARSE mode). */
@@ -767,7 +763,8 @@ write_report(GpuEngine *e, const PrGraph *g, const PrepareTimes *times, size_t n
 	}
 	r->n_nodes = e->n;
 	r->n_edges = g->n_edges;
-	r->matrix_bytes = e->pull.bytes;
+	r->matrix_bytes = e->streamer != NULL ? e->streamer->device_bytes : e->pull.bytes;
+	snprintf(r->residency, sizeof(r->residency), "%s", e->streamer != NULL ? "streamed" : "resident");
 	r->bytes_per_edge = g->n_edges > 0 ? (double) r->matrix_bytes / (double) g->n_edges : 0.0;
 	if (r->l2_persist_bytes > 0)
 	{
@@ -1035,6 +1032,134 @@ prepare_measured(GpuEngine *e, const PrGraph *g, int n_slots, unsigned needs, Pr
 	return st;
 }
 
+/* ---- the streamed matrices: natural ids, the CSRs left in host memory ---- */
+
+/* The report of the streamed matrices: engine, format, blocks, bytes per product, copy mode. */
+static void
+report_streamed(GpuEngine *e)
+{
+	PrGpuReport *r = &e->report;
+	const GpuStreamer *s = e->streamer;
+	double		mb = s->pull.copy_bytes / 1e6;
+
+	snprintf(r->engine, sizeof(r->engine), "gpu-streamed");
+	snprintf(r->stream_mode, sizeof(r->stream_mode), "%s", gpu_streamed_mode_name(s->mode));
+	r->stream_blocks = s->pull.n_blocks;
+	r->stream_push_blocks = s->has_push ? s->push.n_blocks : 0;
+	r->stream_bytes = s->pull.copy_bytes;
+	r->stream_push_bytes = s->has_push ? s->push.copy_bytes : 0;
+	r->stream_buffer_bytes = s->buffer_bytes;
+	r->stream_host_bytes = s->mode == STREAM_REGISTERED ? s->registered_bytes :
+		s->mode == STREAM_STAGED ? 2 * s->buffer_bytes : 0;
+	r->predicted_ms = s->pull.predicted_ms;
+	if (s->has_push)
+		snprintf(r->format, sizeof(r->format),
+				 "streamed from %s%s host memory: pull %lld blocks (%.1f MB a product), push %lld blocks (%.1f MB), 2 buffers of %.1f MB, %s, natural ids",
+				 gpu_streamed_mode_name(s->mode), s->mode == STREAM_REGISTERED && s->read_only ? " (read-only)" : "",
+				 (long long) s->pull.n_blocks, mb, (long long) s->push.n_blocks, s->push.copy_bytes / 1e6,
+				 s->buffer_bytes / 1e6, s->pull.val != NULL ? "double weights" : "no values");
+	else
+		snprintf(r->format, sizeof(r->format),
+				 "streamed from %s%s host memory: %lld blocks, %.1f MB a product, 2 buffers of %.1f MB, %s, natural ids",
+				 gpu_streamed_mode_name(s->mode), s->mode == STREAM_REGISTERED && s->read_only ? " (read-only)" : "",
+				 (long long) s->pull.n_blocks, mb, s->buffer_bytes / 1e6,
+				 s->pull.val != NULL ? "double weights" : "no values");
+}
+
+/* The device bytes the engine may still take: the budget (when set) and the free memory less
+ * PR_DEVICE_RESERVE, less what it holds. */
+static PrStatus
+device_room(GpuEngine *e, size_t *room, PrError *err)
+{
+	size_t		free_b = 0,
+				total_b = 0,
+				limit;
+
+	PR_CUDA(cudaMemGetInfo(&free_b, &total_b));
+	limit = free_b > PR_DEVICE_RESERVE ? free_b - PR_DEVICE_RESERVE : 0;
+	if (e->opt.memory_budget > 0)
+	{
+		size_t		left = e->opt.memory_budget > e->report.total_bytes ?
+			e->opt.memory_budget - e->report.total_bytes : 0;
+
+		limit = left < limit ? left : limit;
+	}
+	*room = limit;
+	return PR_OK;
+}
+
+/*
+ * Prepares the streamed matrices: the natural order's host arrays (identity ids, 1 / out-strength),
+ * the vectors, then the block plans, buffers and registration (pr_gpu_streamed.cu) in the room left.
+ */
+static PrStatus
+prepare_streamed(GpuEngine *e, const PrGraph *g, int k, int n_slots, unsigned needs, PrepareTimes *times,
+				 size_t *need, PrError *err)
+{
+	HostPlans	h;
+	size_t		room = 0;
+	int64_t		n = g->n_nodes;
+	PrStatus	st = PR_OK;
+
+	memset(&h, 0, sizeof(h));
+	h.order = PR_GPU_ORDER_NATURAL;
+	h.new_to_old = (int32_t *) malloc((size_t) (n + 1) * 4);
+	h.old_to_new = (int32_t *) malloc((size_t) (n + 1) * 4);
+	h.inv_out = (double *) malloc((size_t) (n + 1) * 8);
+	if (!h.new_to_old || !h.old_to_new || !h.inv_out)
+		st = pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
+	else
+	{
+		HostArraysJob job = {n, g->out_strength, h.inv_out, h.new_to_old, h.old_to_new};
+
+		pr_parallel_run(host_arrays_part, &job, pr_thread_count(0, 16));
+	}
+	times->host = pr_clock_seconds() - times->start - times->smem_setup;
+	*need = vector_bytes(e, n, k, n_slots);
+	if (st == PR_OK)
+		st = check_device_memory(e, *need, err);
+	if (st == PR_OK)
+		st = alloc_vectors(e, n_slots, err);
+	if (st == PR_OK)
+		st = upload_order(e, &h, err);
+	if (st == PR_OK)
+		st = device_room(e, &room, err);
+	if (st == PR_OK)
+		st = gpu_streamed_prepare(e, g, needs, room, err);
+	times->planned = pr_clock_seconds();
+	if (st == PR_OK)
+	{
+		*need += e->streamer->device_bytes;
+		report_streamed(e);
+	}
+	host_plans_free(&h);
+	return st;
+}
+
+/* The residency choice of pr_residency.h for this graph and request, from the device's free memory. */
+static PrStatus
+choose_residency(GpuEngine *e, const PrGraph *g, int k, int n_slots, unsigned needs, PrResidencyChoice *choice,
+				 PrError *err)
+{
+	PrResidencyInput in;
+	size_t		free_b = 0,
+				total_b = 0;
+
+	PR_CUDA(cudaMemGetInfo(&free_b, &total_b));
+	memset(&in, 0, sizeof(in));
+	in.nodes = g->n_nodes;
+	in.edges = g->n_edges;
+	in.k = k;
+	in.slots = n_slots;
+	in.elem = e->elem;
+	in.weighted = g->in_weight != NULL;
+	in.push = (needs & PR_NEED_PUSH) != 0;
+	in.budget = e->opt.memory_budget;
+	in.free_bytes = free_b;
+	pr_residency_choose(&in, choice);
+	return PR_OK;
+}
+
 /* Prepare: order and plan on the host, check device memory, upload (timing candidates for auto),
  * report. */
 PrStatus
@@ -1043,6 +1168,7 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	GpuEngine  *e = (GpuEngine *) base;
 	HostPlans	h;
 	PrepareTimes times;
+	PrResidencyChoice choice;
 	size_t		need = 0;
 	PrStatus	st;
 
@@ -1056,12 +1182,35 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	st = setup_smem_tiles(e, err);
 	times.smem_setup = pr_clock_seconds() - times.smem_setup;
 	memset(&h, 0, sizeof(h));
-	if (st == PR_OK)
+	memset(&choice, 0, sizeof(choice));
+	choice.residency = e->opt.residency == PR_GPU_RESIDENCY_STREAMED ? PR_RESIDENCY_STREAMED : PR_RESIDENCY_RESIDENT;
+	if (st == PR_OK && e->opt.residency == PR_GPU_RESIDENCY_AUTO)
+		st = choose_residency(e, g, k, n_slots, needs, &choice, err);
+	if (st == PR_OK && choice.residency == PR_RESIDENCY_NONE)
+		st = pr_error_set(err, PR_ERR_NOMEM,
+						  "GPU engine: the graph needs %.1f MiB of device memory resident and %.1f MiB streamed; %.1f MiB are available%s",
+						  choice.resident_bytes / 1048576.0, choice.streamed_bytes / 1048576.0, choice.limit / 1048576.0,
+						  e->opt.memory_budget > 0 ? " (free memory and the memory budget)" : "");
+	else if (st == PR_OK && choice.residency == PR_RESIDENCY_STREAMED)
+	{
+		st = prepare_streamed(e, g, k, n_slots, needs, &times, &need, err);
+		e->report.resident_need_bytes = choice.resident_bytes;
+		e->report.device_free_bytes = choice.free_bytes;
+	}
+	else if (st == PR_OK)
 	{
 		if (e->opt.kernel == PR_GPU_KERNEL_AUTO && k == 1 && e->opt.measure_reps > 0 && g->n_edges > 0)
 			st = prepare_measured(e, g, n_slots, needs, &times, &need, err);
 		else
 			st = prepare_single(e, g, k, n_slots, needs, &h, &times, &need, err);
+		if (st == PR_ERR_NOMEM && e->opt.residency == PR_GPU_RESIDENCY_AUTO)
+		{
+			/* the estimate was short of the layouts' real size: stream instead */
+			host_plans_free(&h);
+			gpu_engine_free_device(e);
+			if ((st = start_prepare(e, g, k, n_slots, needs, err)) == PR_OK)
+				st = prepare_streamed(e, g, k, n_slots, needs, &times, &need, err);
+		}
 	}
 	if (st == PR_OK && cudaStreamSynchronize(e->stream) != cudaSuccess)
 		st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: upload failed: %s", cudaGetErrorString(cudaGetLastError()));

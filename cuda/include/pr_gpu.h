@@ -48,6 +48,15 @@ typedef enum PrGpuPrecision
 	PR_GPU_FP64					/* double vectors (default) */
 } PrGpuPrecision;
 
+/* Where the sparse matrices live (doc/DESIGN.md, "Resident or streamed"). */
+typedef enum PrGpuResidency
+{
+	PR_GPU_RESIDENCY_AUTO = 0,	/* resident when the layouts fit the device (and the budget), else
+								 * streamed when the vectors and two block buffers do */
+	PR_GPU_RESIDENCY_RESIDENT,	/* resident only (prepare fails when they do not fit) */
+	PR_GPU_RESIDENCY_STREAMED	/* streamed from host memory every product */
+} PrGpuResidency;
+
 /* Engine settings; pr_gpu_options_init fills the defaults. */
 typedef struct PrGpuOptions
 {
@@ -78,12 +87,29 @@ typedef struct PrGpuOptions
 	int64_t		local_product_entries;	/* a second step that does not fit its push list and would
 										 * list at least this many entries is one product over the
 										 * whole matrix instead of a pass (0: m / 16; for tests) */
+	PrGpuResidency residency;	/* resident, streamed, or the choice by size (default auto) */
+	bool		stream_stage;	/* streamed: stage blocks through pinned buffers instead of
+								 * registering the graph's host arrays (default false; for tests) */
+	int64_t		stream_blocks;	/* streamed: blocks per matrix (0: the block plan's model; 1: whole) */
+	size_t		stream_buffer_bytes;	/* streamed: most bytes of each of the two device buffers
+										 * (0: PR_STREAM_BUFFER_MAX, 256 MiB) */
 } PrGpuOptions;
 
 /* What prepare() chose and what it costs, for reports and the benchmark. */
 typedef struct PrGpuReport
 {
-	char		engine[32];		/* "gpu-tiled", "gpu-binned", "gpu-cusparse" */
+	char		engine[32];		/* "gpu-tiled", "gpu-binned", "gpu-cusparse", "gpu-streamed"... */
+	char		residency[16];	/* "resident" or "streamed" */
+	char		stream_mode[16];	/* streamed: "registered", "staged" or "pageable" ("" resident) */
+	int64_t		stream_blocks;	/* streamed: blocks of the pull matrix */
+	int64_t		stream_push_blocks; /* streamed: blocks of the push matrix (0: none) */
+	size_t		stream_bytes;	/* streamed: bytes one pull product copies host -> device */
+	size_t		stream_push_bytes;	/* streamed: bytes one push product copies */
+	size_t		stream_buffer_bytes;	/* streamed: bytes of each of the two device buffers */
+	size_t		stream_host_bytes;	/* streamed: host bytes registered (or pinned for staging) */
+	size_t		resident_need_bytes;	/* residency auto: the device bytes resident would have taken
+										 * (pr_residency's estimate; 0 when not chosen by size) */
+	size_t		device_free_bytes;	/* residency auto: the device's free memory at the choice */
 	char		format[224];	/* human-readable layout summary */
 	char		device[96];		/* device name */
 	int			n_tiles;

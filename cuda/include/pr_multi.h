@@ -1,6 +1,7 @@
 /*
- * pr_multi.h — beyond one GPU (plain C header; CUDA + NCCL implementation in pr_multi.cu and
- * pr_streamed.cu, built into libpowerrank_multi.so by cuda/Makefile.multi).
+ * pr_multi.h — several GPUs (plain C header; CUDA + NCCL implementation in pr_multi.cu, built
+ * into libpowerrank_multi.so by cuda/Makefile.multi).  A graph larger than one GPU's memory runs
+ * on the single-GPU engine's streamed matrices (pr_gpu.h, PrGpuResidency).
  *
  * 1. Several GPUs, one process: the rows of the pull matrix are partitioned across the local GPUs
  *    (cuda/plan/pr_partition.h: about equal edges and rows per GPU, each GPU's rows a contiguous
@@ -28,9 +29,6 @@
  *      columns from the all-gathered vector in slot order, z[j] = x[col_map[j]] / out_strength
  *      (one coalesced pass over the columns the part reads, with the PageRank scaling folded in,
  *      so the matrix carries no values on an unweighted graph), then runs the tiles over z.
- * 2. A matrix larger than the GPU: a streamed product following a pr_stream.h block plan: blocks
- *    of rows copied host -> device into two buffers on two streams (copy of block b+1 overlaps the
- *    product of block b), from pinned memory within the plan's pinned budget.
  *
  * Vectors are float (PR_MULTI_FP32) or double (PR_MULTI_FP64, default) on the device, reductions
  * in double, results deterministic (fixed order).  fp64 runs an unweighted graph only: every
@@ -43,7 +41,6 @@
 #include "pr_common.h"
 #include "pr_partition.h"
 #include "pr_plan.h"
-#include "pr_stream.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -207,48 +204,6 @@ PrStatus	pr_multi_host_prepare(const PrMultiOptions *opts, int64_t n, const int6
 
 /* Visible CUDA devices (0 when none). */
 int			pr_multi_device_count(void);
-
-/* ---- streamed single-GPU product ---- */
-
-typedef struct PrStreamed PrStreamed;
-
-/* What a streamed product did. */
-typedef struct PrStreamedReport
-{
-	const char *mode;			/* pr_stream_mode_name of the mode used (pinned may fall back) */
-	int64_t		n_blocks;
-	size_t		buffer_bytes;
-	size_t		matrix_bytes;	/* bytes copied per product */
-	size_t		pinned_bytes;	/* pinned host memory held */
-	double		predicted_ms;
-} PrStreamedReport;
-
-/*
- * Sets up the streamed product of an n-row CSR (val may be NULL when plan->has_val is false) on
- * one device following plan.  When pinned memory cannot be had, falls back to smaller staged
- * blocks' pageable copies (never fails for lack of pinned memory).  The CSR must outlive it.
- */
-PrStreamed *pr_streamed_create(int device, int64_t n, const int64_t *ptr, const int32_t *col,
-							   const float *val, const PrStreamPlan *plan, PrError *err);
-
-/* Copies n floats into the device x / reads the device y (n floats). */
-PrStatus	pr_streamed_set_x(PrStreamed *s, const float *x, PrError *err);
-PrStatus	pr_streamed_get_y(PrStreamed *s, float *y, PrError *err);
-
-/* y = A x, streaming every block; returns when done, *ms = its wall time (may be NULL). */
-PrStatus	pr_streamed_product(PrStreamed *s, double *ms, PrError *err);
-
-/* y = A x with the whole matrix resident on the device (the in-memory reference; same kernel). */
-PrStatus	pr_streamed_product_resident(PrStreamed *s, double *ms, PrError *err);
-
-/* ms of one plain pinned cudaMemcpy host -> device of bytes (the link's reference). */
-PrStatus	pr_streamed_plain_copy_ms(int device, size_t bytes, double *ms, PrError *err);
-
-/* The report. */
-void		pr_streamed_report(PrStreamed *s, PrStreamedReport *out);
-
-/* Frees everything. */
-void		pr_streamed_free(PrStreamed *s);
 
 #ifdef __cplusplus
 }

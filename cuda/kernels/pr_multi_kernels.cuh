@@ -1,6 +1,6 @@
 /*
- * pr_multi_kernels.cuh — the kernels of the multi-GPU and streamed products (pr_multi.cu,
- * pr_streamed.cu): a CSR product over rows sorted by descending length, and the PageRank update
+ * pr_multi_kernels.cuh — the kernels of the multi-GPU PageRank (pr_multi.cu): a CSR product over
+ * rows sorted by descending length, and the PageRank update
  * with its fixed-order reductions.  Every sum is taken in a fixed order (same bits run to run).
  * The kernels are static: each .cu that includes this file gets its own copy.  T is the type of
  * the vectors and matrix values: float (fp32) or double (fp64); reductions are double either way.

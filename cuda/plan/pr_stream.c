@@ -44,9 +44,9 @@ align_up(size_t x)
 	return (x + PR_STREAM_ALIGN - 1) / PR_STREAM_ALIGN * PR_STREAM_ALIGN;
 }
 
-/* The layout of rows [r0, r1) in a buffer. */
+/* The layout of rows [r0, r1) in a buffer, values of val_bytes each (0: none). */
 PrStreamLayout
-pr_stream_block_layout(const int64_t *ptr, int64_t r0, int64_t r1, bool has_val)
+pr_stream_block_layout_values(const int64_t *ptr, int64_t r0, int64_t r1, size_t val_bytes)
 {
 	PrStreamLayout l;
 	size_t		entries = (size_t) (ptr[r1] - ptr[r0]);
@@ -54,23 +54,39 @@ pr_stream_block_layout(const int64_t *ptr, int64_t r0, int64_t r1, bool has_val)
 	l.ptr_off = 0;
 	l.col_off = align_up((size_t) (r1 - r0 + 1) * sizeof(int64_t));
 	l.val_off = l.col_off + align_up(entries * sizeof(int32_t));
-	l.bytes = has_val ? l.val_off + align_up(entries * sizeof(float)) : l.val_off;
-	if (!has_val)
+	l.bytes = val_bytes > 0 ? l.val_off + align_up(entries * val_bytes) : l.val_off;
+	if (val_bytes == 0)
 		l.val_off = l.col_off;
-	l.copy_bytes = (size_t) (r1 - r0 + 1) * sizeof(int64_t) + entries * (has_val ? 8 : 4);
+	l.copy_bytes = (size_t) (r1 - r0 + 1) * sizeof(int64_t) + entries * (sizeof(int32_t) + val_bytes);
 	return l;
+}
+
+/* The layout of rows [r0, r1) in a buffer (float values when has_val). */
+PrStreamLayout
+pr_stream_block_layout(const int64_t *ptr, int64_t r0, int64_t r1, bool has_val)
+{
+	return pr_stream_block_layout_values(ptr, r0, r1, has_val ? sizeof(float) : 0);
+}
+
+/* Bytes per value of a plan's parameters (0: no values). */
+static size_t
+value_bytes(const PrStreamParams *params)
+{
+	if (!params->has_val)
+		return 0;
+	return params->val_bytes > 0 ? (size_t) params->val_bytes : sizeof(float);
 }
 
 /* Bytes of rows [r0, r1). */
 static size_t
-block_bytes(const int64_t *ptr, int64_t r0, int64_t r1, bool has_val)
+block_bytes(const int64_t *ptr, int64_t r0, int64_t r1, size_t vb)
 {
-	return pr_stream_block_layout(ptr, r0, r1, has_val).bytes;
+	return pr_stream_block_layout_values(ptr, r0, r1, vb).bytes;
 }
 
 /* The last row end r1 in (r0, n] with rows [r0, r1) fitting cap bytes; r0 if not even one row does. */
 static int64_t
-fit_end(const int64_t *ptr, int64_t n, int64_t r0, size_t cap, bool has_val)
+fit_end(const int64_t *ptr, int64_t n, int64_t r0, size_t cap, size_t vb)
 {
 	int64_t		lo = r0,
 				hi = n;			/* invariant: [r0, lo) fits (lo == r0: empty) */
@@ -79,7 +95,7 @@ fit_end(const int64_t *ptr, int64_t n, int64_t r0, size_t cap, bool has_val)
 	{
 		int64_t		mid = lo + (hi - lo + 1) / 2;
 
-		if (block_bytes(ptr, r0, mid, has_val) <= cap)
+		if (block_bytes(ptr, r0, mid, vb) <= cap)
 			lo = mid;
 		else
 			hi = mid - 1;
@@ -89,7 +105,7 @@ fit_end(const int64_t *ptr, int64_t n, int64_t r0, size_t cap, bool has_val)
 
 /* The fewest blocks that fit cap (greedy packing: each block as long as fits); -1 if a row cannot. */
 static int64_t
-count_min_blocks(const int64_t *ptr, int64_t n, size_t cap, bool has_val, int64_t *bad_row)
+count_min_blocks(const int64_t *ptr, int64_t n, size_t cap, size_t vb, int64_t *bad_row)
 {
 	int64_t		r = 0,
 				b = 0;
@@ -98,7 +114,7 @@ count_min_blocks(const int64_t *ptr, int64_t n, size_t cap, bool has_val, int64_
 		return 1;
 	while (r < n)
 	{
-		int64_t		e = fit_end(ptr, n, r, cap, has_val);
+		int64_t		e = fit_end(ptr, n, r, cap, vb);
 
 		if (e == r)
 		{
@@ -117,9 +133,9 @@ count_min_blocks(const int64_t *ptr, int64_t n, size_t cap, bool has_val, int64_
  * to hold at least one row.  False when the cut cannot be made (the last block does not fit).
  */
 static bool
-cut_blocks(const int64_t *ptr, int64_t n, int64_t B, size_t cap, bool has_val, int64_t *row_begin)
+cut_blocks(const int64_t *ptr, int64_t n, int64_t B, size_t cap, size_t vb, int64_t *row_begin)
 {
-	double		entry_bytes = has_val ? 8.0 : 4.0;
+	double		entry_bytes = 4.0 + (double) vb;
 	double		total = (double) ptr[n] * entry_bytes + 8.0 * (double) n;
 
 	row_begin[0] = 0;
@@ -146,7 +162,7 @@ cut_blocks(const int64_t *ptr, int64_t n, int64_t B, size_t cap, bool has_val, i
 		/* leave at least one row for each later block */
 		if (lo > n - (B - k))
 			lo = n - (B - k);
-		fit = fit_end(ptr, n, prev, cap, has_val);
+		fit = fit_end(ptr, n, prev, cap, vb);
 		if (lo > fit)
 			lo = fit;
 		if (lo <= prev)
@@ -154,7 +170,7 @@ cut_blocks(const int64_t *ptr, int64_t n, int64_t B, size_t cap, bool has_val, i
 		row_begin[k] = lo;
 	}
 	row_begin[B] = n;
-	return block_bytes(ptr, row_begin[B - 1], n, has_val) <= cap && (n == 0 || row_begin[B - 1] < n);
+	return block_bytes(ptr, row_begin[B - 1], n, vb) <= cap && (n == 0 || row_begin[B - 1] < n);
 }
 
 /* The model's time of the given blocks. */
@@ -162,6 +178,7 @@ double
 pr_stream_predict(const int64_t *ptr, const int64_t *row_begin, int64_t n_blocks, bool has_val,
 				  bool resident, const PrStreamParams *params, double *transfer_s, double *compute_s)
 {
+	size_t		vb = has_val ? value_bytes(params) : 0;
 	double		sum_t = 0,
 				sum_c = 0,
 				first_t = 0,
@@ -174,7 +191,7 @@ pr_stream_predict(const int64_t *ptr, const int64_t *row_begin, int64_t n_blocks
 		int64_t		r0 = row_begin[b],
 					r1 = row_begin[b + 1];
 		double		t = resident ? 0.0 : params->transfer_latency_s +
-			(double) pr_stream_block_layout(ptr, r0, r1, has_val).copy_bytes / params->h2d_bytes_per_s;
+			(double) pr_stream_block_layout_values(ptr, r0, r1, vb).copy_bytes / params->h2d_bytes_per_s;
 		double		c = params->launch_s + (double) (ptr[r1] - ptr[r0]) * params->edge_s +
 			(double) (r1 - r0) * params->row_s;
 
@@ -202,6 +219,7 @@ pr_stream_plan(int64_t n, const int64_t *ptr, const PrStreamParams *params,
 			   const PrAllocator *alloc, PrStreamPlan *out, PrError *err)
 {
 	bool		has_val = params->has_val;
+	size_t		vb = value_bytes(params);
 	size_t		whole,
 				whole_raw,
 				cap,
@@ -216,12 +234,13 @@ pr_stream_plan(int64_t n, const int64_t *ptr, const PrStreamParams *params,
 	out->n_rows = n;
 	out->nnz = n > 0 ? ptr[n] : 0;
 	out->has_val = has_val;
+	out->val_bytes = (int) vb;
 	if (params->device_budget == 0)
 		return pr_error_set(err, PR_ERR_INVALID, "streaming needs a device memory budget > 0");
 	if (!(params->h2d_bytes_per_s > 0))
 		return pr_error_set(err, PR_ERR_INVALID, "streaming needs a host-to-device bandwidth > 0");
-	whole = block_bytes(ptr, 0, n, has_val);
-	whole_raw = pr_stream_block_layout(ptr, 0, n, has_val).copy_bytes;
+	whole = block_bytes(ptr, 0, n, vb);
+	whole_raw = pr_stream_block_layout_values(ptr, 0, n, vb).copy_bytes;
 
 	/* resident: the whole matrix fits the budget */
 	if (whole <= params->device_budget)
@@ -244,7 +263,7 @@ pr_stream_plan(int64_t n, const int64_t *ptr, const PrStreamParams *params,
 	/* the longest row alone must fit one device buffer */
 	for (int64_t r = 0; r < n; r++)
 	{
-		size_t		b = block_bytes(ptr, r, r + 1, has_val);
+		size_t		b = block_bytes(ptr, r, r + 1, vb);
 
 		if (b > longest)
 		{
@@ -273,7 +292,7 @@ pr_stream_plan(int64_t n, const int64_t *ptr, const PrStreamParams *params,
 	else
 		out->mode = PR_STREAM_PAGEABLE;
 
-	out->min_blocks = count_min_blocks(ptr, n, cap, has_val, &bad_row);
+	out->min_blocks = count_min_blocks(ptr, n, cap, vb, &bad_row);
 	if (out->min_blocks < 0)	/* cannot happen: longest <= cap */
 		return pr_error_set(err, PR_ERR_TOO_LARGE, "row %lld does not fit a block", (long long) bad_row);
 	if (max_blocks < out->min_blocks)
@@ -293,7 +312,7 @@ pr_stream_plan(int64_t n, const int64_t *ptr, const PrStreamParams *params,
 
 		if (params->force_blocks > 0 && params->force_blocks > out->min_blocks)
 			B = params->force_blocks < max_blocks ? params->force_blocks : max_blocks;
-		if (!cut_blocks(ptr, n, B, cap, has_val, trial))
+		if (!cut_blocks(ptr, n, B, cap, vb, trial))
 		{
 			/* an even cut did not fit: the greedy packing always does at min_blocks */
 			if (B != out->min_blocks)
@@ -304,7 +323,7 @@ pr_stream_plan(int64_t n, const int64_t *ptr, const PrStreamParams *params,
 			}
 			trial[0] = 0;
 			for (int64_t b = 0; b < B; b++)
-				trial[b + 1] = fit_end(ptr, n, trial[b], cap, has_val);
+				trial[b + 1] = fit_end(ptr, n, trial[b], cap, vb);
 			trial[B] = n;
 		}
 		out->n_candidates++;
@@ -327,18 +346,18 @@ pr_stream_plan(int64_t n, const int64_t *ptr, const PrStreamParams *params,
 		pr_free(alloc, trial);
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a block plan");
 	}
-	if (!cut_blocks(ptr, n, best_b, cap, has_val, out->row_begin))
+	if (!cut_blocks(ptr, n, best_b, cap, vb, out->row_begin))
 	{
 		out->row_begin[0] = 0;
 		for (int64_t b = 0; b < best_b; b++)
-			out->row_begin[b + 1] = fit_end(ptr, n, out->row_begin[b], cap, has_val);
+			out->row_begin[b + 1] = fit_end(ptr, n, out->row_begin[b], cap, vb);
 		out->row_begin[best_b] = n;
 	}
 	pr_free(alloc, trial);
 
 	for (int64_t b = 0; b < best_b; b++)
 	{
-		PrStreamLayout l = pr_stream_block_layout(ptr, out->row_begin[b], out->row_begin[b + 1], has_val);
+		PrStreamLayout l = pr_stream_block_layout_values(ptr, out->row_begin[b], out->row_begin[b + 1], vb);
 
 		out->matrix_bytes += l.copy_bytes;
 		if (l.bytes > out->buffer_bytes)

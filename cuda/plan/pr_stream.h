@@ -2,7 +2,8 @@
  * pr_stream.h — the block plan for a matrix larger than the GPU memory budget: pure C11, no CUDA,
  * no PostgreSQL.
  *
- * The pull matrix (CSR: int64 row pointers, int32 columns, optional float values) is cut into B
+ * The pull matrix (CSR: int64 row pointers, int32 columns, optional values: float, or double with
+ * val_bytes 8 as the single-GPU engine's streamed matrices keep the graph's weights) is cut into B
  * blocks of consecutive rows.  Every iteration the blocks are copied host -> device into two
  * device buffers in turn (double buffering on two CUDA streams) while the previous block is
  * multiplied, so the product runs at the link's speed when transfer-bound.  A block's bytes on
@@ -52,7 +53,8 @@ const char *pr_stream_mode_name(PrStreamMode mode);
 /* What the planner knows of the machine. */
 typedef struct PrStreamParams
 {
-	bool		has_val;		/* float values stored (8 B per entry), else 4 B */
+	bool		has_val;		/* values stored (4 B + val_bytes per entry), else 4 B */
+	int			val_bytes;		/* bytes of one value: 4 (float, the default when 0) or 8 (double) */
 	size_t		device_budget;	/* device bytes for the matrix (both streaming buffers together) */
 	size_t		pinned_budget;	/* pinned host bytes allowed */
 	double		h2d_bytes_per_s;	/* host -> device bandwidth (pinned) */
@@ -67,7 +69,7 @@ typedef struct PrStreamParams
 /* Fills defaults: values on, budgets 0, H100-like link (50 GB/s, 10 us), 20 ps/edge, 0.1 ns/row. */
 void		pr_stream_params_init(PrStreamParams *params);
 
-/* Byte offsets of a block's arrays in a buffer (ptr: rows+1 int64; col: int32; val: float). */
+/* Byte offsets of a block's arrays in a buffer (ptr: rows+1 int64; col: int32; val: the values). */
 typedef struct PrStreamLayout
 {
 	size_t		ptr_off;
@@ -77,8 +79,11 @@ typedef struct PrStreamLayout
 	size_t		copy_bytes;		/* bytes copied host -> device (the three slices, unaligned) */
 } PrStreamLayout;
 
-/* The layout of rows [r0, r1) of a CSR with row pointers ptr. */
+/* The layout of rows [r0, r1) of a CSR with row pointers ptr (float values when has_val). */
 PrStreamLayout pr_stream_block_layout(const int64_t *ptr, int64_t r0, int64_t r1, bool has_val);
+
+/* The same with values of val_bytes bytes each (0: no values). */
+PrStreamLayout pr_stream_block_layout_values(const int64_t *ptr, int64_t r0, int64_t r1, size_t val_bytes);
 
 /* A block plan. */
 typedef struct PrStreamPlan
@@ -87,6 +92,7 @@ typedef struct PrStreamPlan
 	int64_t		n_rows;
 	int64_t		nnz;
 	bool		has_val;
+	int			val_bytes;		/* bytes of one value (0: none) */
 	int64_t		n_blocks;
 	int64_t		min_blocks;		/* the fewest blocks that fit */
 	int64_t    *row_begin;		/* [n_blocks+1] block b = rows row_begin[b] .. row_begin[b+1]-1 */

@@ -517,6 +517,8 @@ record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *sta
 	strlcpy(record.fallback, run->fallback, sizeof(record.fallback));
 	record.batch_size = Max(run->batch_size, 1);
 	record.warm_start = run->warm_start;
+	if (stats->engine != NULL && stats->engine == run->engine_name)
+		strlcpy(record.residency, run->residency, sizeof(record.residency));
 	run_stats_record(&record);
 
 	if (stats->converged)

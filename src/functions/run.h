@@ -62,6 +62,7 @@ typedef struct RankRun
 	bool		resident;		/* the service found the graph already on its device */
 	int			batch_size;		/* requests the service answered with the same run (0: no service) */
 	char		engine_name[32];	/* engine that ran, when it was the service */
+	char		residency[16];	/* the service's: "resident" or "streamed" ('' on the CPU here) */
 	char		fallback[SERVICE_MESSAGE_LEN];	/* why the service was not used (empty: it was, or
 												 * it was not asked) */
 	double	   *start;			/* PageRank's start vector (n values summing to 1, internal ids),
@@ -137,6 +138,7 @@ typedef struct RankRunStats
 	double		read_ms;		/* of build_ms: reading the rows (0 on a cache hit) */
 	double		prepare_ms;		/* of iterate_ms: the engine preparing the graph */
 	RankWarmStart warm_start;
+	char		residency[16];	/* the service's "resident" or "streamed" ('' = the backend's CPU) */
 } RankRunStats;
 
 void		run_stats_record(const RankRunStats *stats);

@@ -38,8 +38,8 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	static const char *const warm_start_names[] = {"none", "explicit", "previous"};
-	Datum		values[18];
-	bool		nulls[18] = {0};
+	Datum		values[19];
+	bool		nulls[19] = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!last_run_valid)
@@ -66,6 +66,10 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 	values[15] = Float8GetDatum(last_run.prepare_ms);
 	values[16] = Int32GetDatum(last_run.batch_size);
 	values[17] = CStringGetTextDatum(warm_start_names[last_run.warm_start]);
+	if (last_run.residency[0] != '\0')
+		values[18] = CStringGetTextDatum(last_run.residency);
+	else
+		nulls[18] = true;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

@@ -185,6 +185,7 @@ typedef struct ServiceOutcome
 	bool		resident;		/* the graph was already on the device */
 	int			batch_size;		/* requests served by the same engine run (1: alone) */
 	char		engine[32];
+	char		residency[16];	/* where the graph's matrices lived: "resident" / "streamed" */
 	/* SERVICE_BUILD */
 	int64		built_nodes;
 	int64		built_edges;

@@ -200,6 +200,7 @@ typedef struct BatchRun
 	char	   *base[SERVICE_MAX_BATCH];	/* each request's data */
 	size_t		size[SERVICE_MAX_BATCH];
 	SegmentMapping mapping[SERVICE_MAX_BATCH];
+	char		residency[16];	/* where the graph's matrices lived (the outcome's residency) */
 } BatchRun;
 
 /* should_stop of a batch: every member asked to cancel, or the worker is gone. */
@@ -288,6 +289,14 @@ batch_run(BatchRun *b, Resident *r, const PrRestart *restart, PrError *err, PrRu
 	PrStatus	status;
 
 	engine_iteration_options(lead, batch_cancelled, batch_progress, b, &iter);
+	if (engine_config->kind == SERVICE_ENGINE_CPU_TEST)
+	{
+		/* the GPU engine's residency choice for the batch's columns, or its failure */
+		status = engine_test_residency(&r->graph, width, lead->warm_start ? 4 : 2, false, b->residency,
+									   sizeof(b->residency), err);
+		if (status != PR_OK)
+			return status;
+	}
 	if (r->batch_engine == NULL && (r->batch_engine = engine_create_layout(false, err)) == NULL)
 		return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
 
@@ -432,7 +441,10 @@ batch_serve(const int *members, int n)
 
 		if (engine_config->kind == SERVICE_ENGINE_GPU &&
 			engine_gpu.engine_report(r->batch_engine, &report, &report_err) == PR_OK)
+		{
 			strlcpy(engine_name, report.engine, sizeof(engine_name));
+			strlcpy(b.residency, report.residency, sizeof(b.residency));
+		}
 		else
 			strlcpy(engine_name, "cpu-test via service", sizeof(engine_name));
 		r->bytes = resident_bytes(r, r->prepared ? r->prepared_k : 1, 2);
@@ -445,6 +457,7 @@ batch_serve(const int *members, int n)
 		{
 			engine_outcome_done(out, &stats, resident, b.n);
 			strlcpy(out->engine, engine_name, sizeof(out->engine));
+			strlcpy(out->residency, b.residency, sizeof(out->residency));
 			pg_atomic_fetch_add_u64(resident ? &service->reuses : &service->uploads, 1);
 		}
 		else

@@ -516,6 +516,7 @@ service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha, const PrRes
 	if (ok)
 	{
 		strlcpy(run->engine_name, outcome.engine, sizeof(run->engine_name));
+		strlcpy(run->residency, outcome.residency, sizeof(run->residency));
 		stats->iterations = outcome.iterations;
 		stats->residual = outcome.residual;
 		stats->converged = outcome.converged;

@@ -203,6 +203,17 @@ run_driver(ServiceSlot *slot, Resident *r, char *request_base, PrError *err,
 
 	engine_iteration_options(req, engine_request_cancelled, progress_report, slot, &iter);
 
+	if (engine_config->kind == SERVICE_ENGINE_CPU_TEST)
+	{
+		/* the GPU engine's residency choice for this graph and request, or its failure */
+		PrStatus	status = engine_test_residency(&r->graph, req->k,
+												   req->algorithm == SERVICE_HITS ? 3 : req->warm_start ? 4 : 2,
+												   req->algorithm == SERVICE_HITS, slot->outcome.residency,
+												   sizeof(slot->outcome.residency), err);
+
+		if (status != PR_OK)
+			return status;
+	}
 	if (r->engine == NULL)
 	{
 		/*
@@ -343,6 +354,7 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	PrStatus	status = PR_OK;
 	bool		resident;
 	bool		use_multi;
+	bool		make_room = false;
 
 	if (req->algorithm == SERVICE_BUILD)
 		return build_serve(slot, fault);
@@ -444,15 +456,36 @@ serve(ServiceSlot *slot, ServiceFault fault)
 
 		engine_outcome_done(out, &stats, resident, 1);
 		if (use_multi)
+		{
 			snprintf(out->engine, sizeof(out->engine), "gpu-multi(%d)", engine_multi_gpus);
+			strlcpy(out->residency, "resident", sizeof(out->residency));
+		}
 		else if (engine_config->kind == SERVICE_ENGINE_GPU &&
 				 engine_gpu.engine_report(r->engine, &report, &report_err) == PR_OK)
 		{
+			bool		streamed = strcmp(report.residency, "streamed") == 0;
+
 			strlcpy(out->engine, report.engine, sizeof(out->engine));
+			strlcpy(out->residency, report.residency, sizeof(out->residency));
+			/* a streamed graph's tuned layout would stream the same way: no tuner */
+			if (streamed)
+				r->quick = false;
+			/*
+			 * Streamed only because other resident graphs hold the device memory it would take
+			 * resident (within powerrank.gpu_memory): they are evicted, and its next call
+			 * prepares it resident.
+			 */
+			if (streamed && !resident && r != &one_off && report.resident_need_bytes > 0 &&
+				resident_bytes_besides(r) > 0 &&
+				report.resident_need_bytes + PR_DEVICE_RESERVE <=
+				report.device_free_bytes + resident_bytes_besides(r) &&
+				(engine_config->memory_limit <= 0 ||
+				 report.resident_need_bytes <= (uint64) engine_config->memory_limit))
+				make_room = true;
 			if (!resident)
 			{
 				/* a graph put on the device: where the time went, for the server log */
-				char		line[640];
+				char		line[768];
 				size_t		used;
 
 				used = (size_t) snprintf(line, sizeof(line),
@@ -461,6 +494,11 @@ serve(ServiceSlot *slot, ServiceFault fault)
 										 map_seconds * 1000.0, stats.prepare_seconds * 1000.0,
 										 report.plan_seconds * 1000.0, report.host_seconds * 1000.0,
 										 report.smem_setup_seconds * 1000.0, report.upload_seconds * 1000.0);
+				if (streamed && used < sizeof(line))
+					used += (size_t) snprintf(line + used, sizeof(line) - used,
+											  "; larger than the device memory (or powerrank.gpu_memory): streamed from %s host memory every iteration, %lld blocks, %.1f MB a product, %.1f MB of device memory",
+											  report.stream_mode, (long long) report.stream_blocks,
+											  report.stream_bytes / 1e6, report.total_bytes / 1e6);
 				if (report.measured_ms >= 0 && used < sizeof(line))
 					snprintf(line + used, sizeof(line) - used,
 							 "; measured layout choice %s %.3f ms (predicted %.3f), runner-up %s %.3f ms",
@@ -479,6 +517,19 @@ serve(ServiceSlot *slot, ServiceFault fault)
 			r->prepared_k = req->k;
 			if (r != &one_off)
 				resident_tuner_start(r);
+		}
+		if (make_room)
+		{
+			char		line[SERVICE_MESSAGE_LEN];
+
+			snprintf(line, sizeof(line),
+					 "cached graph %llu ran streamed for lack of free device memory; the other resident graphs are evicted so that its next call runs resident",
+					 (unsigned long long) r->entry_id);
+			engine_log(line);
+			resident_evict_to_fit(r, true);
+			r->engine->ops->release(r->engine);
+			r->engine = NULL;
+			r->prepared = false;
 		}
 		r->bytes = resident_bytes(r, req->k, req->algorithm == SERVICE_HITS ? 3 : 2);
 	}

@@ -28,6 +28,7 @@
 #include <pthread.h>
 
 #include "pr_gpu.h"
+#include "pr_residency.h"
 #include "pr_multi.h"
 
 /* How segment_map made a segment visible (and so how to let it go). */
@@ -124,6 +125,8 @@ extern int	engine_multi_gpus;
 
 void		engine_start(void);
 PrEngine   *engine_create_layout(bool quick, PrError *err);
+PrStatus	engine_test_residency(const PrGraph *g, int k, int n_slots, bool push, char *residency,
+								  size_t size, PrError *err);
 void		engine_multi_options(PrMultiOptions *opts);
 
 /* ---- service_segment.c ---- */
@@ -146,6 +149,7 @@ void		resident_tuner_start(Resident *r);
 void		resident_tuner_finish(Resident *r, bool wait);
 void		resident_tuners_poll(void);
 void		resident_evict_to_fit(const Resident *keep, bool everything);
+uint64		resident_bytes_besides(const Resident *keep);
 void		resident_drop_vanished(void);
 
 /* ---- service_build.c ---- */

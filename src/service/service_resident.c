@@ -232,6 +232,19 @@ resident_evict_to_fit(const Resident *keep, bool everything)
 	publish_residency();
 }
 
+/* Device bytes the resident entries other than keep hold. */
+uint64
+resident_bytes_besides(const Resident *keep)
+{
+	uint64		total = 0;
+	int			i;
+
+	for (i = 0; i < MAX_RESIDENT; i++)
+		if (residents[i].used && &residents[i] != keep)
+			total += residents[i].bytes;
+	return total;
+}
+
 /* Marks a resident entry as the most recently used. */
 void
 resident_touch(Resident *r)

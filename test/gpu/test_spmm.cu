@@ -10,7 +10,10 @@
  * output slot is
  * poisoned with NaN first (every entry must be written), the result must be within the rounding
  * bound of the reference (n_entries * eps * sum |terms|), and a second product must give the same
- * bits.  Needs a GPU:
+ * bits.  The streamed matrices (pr_gpu_streamed.h) run the same three products, forced by the
+ * residency option and by a tiny memory budget under auto, registered and staged, in one block
+ * and in several (the hub graph's long rows cut into chunks), and PageRank, personalized
+ * PageRank, RWR (k = 1 and 8) and HITS through them against the CPU engine.  Needs a GPU:
  *
  *   make -C cuda check-spmm        (builds build/test_spmm and runs it)
  *
@@ -19,6 +22,7 @@
 #include "pr_driver.h"
 #include "pr_gpu.h"
 #include "pr_graph.h"
+#include "pr_residency.h"
 
 #include <cuda_runtime.h>
 
@@ -167,11 +171,76 @@ static const Layout layouts[] = {
 	{"cusparse/natural", PR_GPU_KERNEL_CUSPARSE, PR_GPU_ORDER_NATURAL},
 };
 
+/* How a case streams its matrices: forced by the residency option or by a tiny budget under
+ * auto, registered or staged, the block count (0: the plan's). */
+struct Streaming
+{
+	const char *name;
+	bool		by_budget;		/* auto with a budget too small for the resident layouts */
+	bool		stage;
+	int64_t		blocks;
+};
+
+/* The streamed cases every graph runs. */
+static const Streaming streamings[] = {
+	{"streamed/registered/1", false, false, 1},
+	{"streamed/registered/plan", false, false, 0},
+	{"streamed/registered/5", false, false, 5},
+	{"streamed/staged/1", false, true, 1},
+	{"streamed/staged/3", false, true, 3},
+	{"streamed/staged/17", false, true, 17},
+	{"streamed/auto-budget/4", true, false, 4},
+};
+
+/* Sets the options of a streamed case (slots and push as the run prepares them); the budget
+ * under auto lies between pr_residency's streamed and resident sizes, a quarter of the way up. */
+static void
+set_streaming(PrGpuOptions *o, const Streaming *sm, const PrGraph *g, int k, int slots, bool push)
+{
+	PrResidencyInput in;
+	PrResidencyChoice c;
+
+	o->stream_stage = sm->stage;
+	o->stream_blocks = sm->blocks;
+	if (!sm->by_budget)
+	{
+		o->residency = PR_GPU_RESIDENCY_STREAMED;
+		return;
+	}
+	memset(&in, 0, sizeof(in));
+	in.nodes = g->n_nodes;
+	in.edges = g->n_edges;
+	in.k = k;
+	in.slots = slots;
+	in.elem = o->precision == PR_GPU_FP64 ? 8 : 4;
+	in.weighted = g->in_weight != NULL;
+	in.push = push;
+	in.free_bytes = (size_t) 1 << 50;
+	pr_residency_choose(&in, &c);
+	o->residency = PR_GPU_RESIDENCY_AUTO;
+	o->memory_budget = c.streamed_bytes + (c.resident_bytes > c.streamed_bytes ? (c.resident_bytes - c.streamed_bytes) / 4 : 0);
+}
+
+/* Checks a streamed engine's report: engine, residency, copy mode, blocks, bytes per product. */
+static bool
+streamed_report_ok(const PrGpuReport *rep, const Streaming *sm, const PrGraph *g, char *detail, size_t size)
+{
+	const char *mode = sm->stage ? "staged" : "registered";
+	size_t		least = (size_t) (g->n_nodes + 1) * 8 + (size_t) g->n_edges * (g->in_weight ? 12 : 4);
+
+	snprintf(detail, size, "engine %s residency %s mode %s blocks %lld (push %lld), %zu bytes a product (at least %zu); %s",
+			 rep->engine, rep->residency, rep->stream_mode, (long long) rep->stream_blocks,
+			 (long long) rep->stream_push_blocks, rep->stream_bytes, least, rep->format);
+	return strcmp(rep->engine, "gpu-streamed") == 0 && strcmp(rep->residency, "streamed") == 0 &&
+		strcmp(rep->stream_mode, mode) == 0 && rep->stream_bytes >= least &&
+		(sm->blocks <= 0 || sm->blocks == 1 ? rep->stream_blocks >= 1 : rep->stream_blocks > 1);
+}
+
 /* Runs the three products of one graph, precision and k through the engine (kernel auto, or the
- * given layout). */
+ * given layout, or a streamed case). */
 static void
 run_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k, uint64_t seed,
-		 const Layout *layout = NULL)
+		 const Layout *layout = NULL, const Streaming *streaming = NULL)
 {
 	const char *prec = precision == PR_GPU_FP64 ? "fp64" : "fp32";
 	char		graph_name[128];
@@ -193,12 +262,15 @@ run_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k, 
 		x[i] = signed_unit(&seed);
 	pr_gpu_options_init(&o);
 	o.precision = precision;
-	snprintf(graph_name, sizeof(graph_name), "%s%s%s", el.name, layout ? " " : "", layout ? layout->name : "");
+	snprintf(graph_name, sizeof(graph_name), "%s%s%s", el.name, layout || streaming ? " " : "",
+			 layout ? layout->name : streaming ? streaming->name : "");
 	if (layout != NULL)
 	{
 		o.kernel = layout->kernel;
 		o.order = layout->order;
 	}
+	if (streaming != NULL)
+		set_streaming(&o, streaming, g, k, 3, true);
 	e = pr_gpu_engine_create(&o, &err);
 	if (e == NULL)
 	{
@@ -216,8 +288,13 @@ run_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k, 
 		e->ops->release(e);
 		return;
 	}
-	snprintf(detail, sizeof(detail), "engine %s, expected %s", rep.engine, k > 1 ? "gpu-spmm" : "any k = 1 engine");
-	report(k == 1 || strcmp(rep.engine, "gpu-spmm") == 0, graph_name, prec, k, "engine", k > 1 ? detail : "");
+	if (streaming != NULL)
+		report(streamed_report_ok(&rep, streaming, g, detail, sizeof(detail)), graph_name, prec, k, "engine", detail);
+	else
+	{
+		snprintf(detail, sizeof(detail), "engine %s, expected %s", rep.engine, k > 1 ? "gpu-spmm" : "any k = 1 engine");
+		report(k == 1 || strcmp(rep.engine, "gpu-spmm") == 0, graph_name, prec, k, "engine", k > 1 ? detail : "");
+	}
 	for (int pi = 0; pi < 3; pi++)
 	{
 		double		worst = 0.0;
@@ -515,6 +592,136 @@ run_update_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, 
 }
 
 /* Builds each graph and runs every k and precision. */
+/* The L1 distance of column j of two n x k row-major arrays. */
+static double
+column_l1(const std::vector<double> &a, const std::vector<double> &b, int64_t n, int k, int j)
+{
+	double		d = 0.0;
+
+	for (int64_t v = 0; v < n; v++)
+		d += fabs(a[(size_t) (v * k + j)] - b[(size_t) (v * k + j)]);
+	return d;
+}
+
+/*
+ * PageRank, personalized PageRank (three nodes), RWR from k = 1 and k = 8 sources (one of them
+ * dangling) and HITS on a streamed engine against the CPU engine run to 1e-13 (L1): the streamed
+ * engine to 1e-12 in fp64, 1e-6 in fp32 (the L1 change bounds PageRank's error by tol * 0.85 /
+ * 0.15); its answers within 1e-10 (fp64) or 1e-5 (fp32) of the CPU's in L1 per column, HITS within
+ * 1e-8 / 1e-4 (its bound depends on the spectral gap); the streamed report checked too.
+ */
+static void
+run_streamed_algorithms(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, const Streaming *sm)
+{
+	const char *prec = precision == PR_GPU_FP64 ? "fp64" : "fp32";
+	int64_t		n = g->n_nodes;
+	char		name[128],
+				detail[512];
+	PrError		err;
+	PrEngine   *cpu = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+	PrIterOptions exact,
+				o;
+
+	snprintf(name, sizeof(name), "%s %s", el.name, sm->name);
+	memset(&exact, 0, sizeof(exact));
+	exact.tolerance = 1e-13;
+	exact.norm = PR_NORM_L1;
+	exact.max_iterations = 5000;
+	exact.check_every = 1;
+	o = exact;
+	o.tolerance = precision == PR_GPU_FP64 ? 1e-12 : 1e-6;
+	for (int what = 0; what < 5 && cpu != NULL; what++)
+	{
+		const char *names[5] = {"streamed PageRank", "streamed personalized PageRank", "streamed RWR",
+								"streamed RWR", "streamed HITS"};
+		int			k = what == 3 ? 8 : 1;
+		size_t		total = (size_t) (n * k);
+		std::vector<int64_t> ptr((size_t) k + 1);
+		std::vector<int32_t> nodes;
+		std::vector<double> weights,
+					want(total),
+					got(total),
+					want_auth((size_t) n),
+					got_auth((size_t) n);
+		PrRestart	r;
+		PrRunStats	s_cpu,
+					s_gpu;
+		PrGpuOptions go;
+		PrGpuReport rep;
+		PrEngine   *e;
+		bool		ok;
+		double		worst = 0.0,
+					bound = what == 4 ? (precision == PR_GPU_FP64 ? 1e-8 : 1e-4) :
+			(precision == PR_GPU_FP64 ? 1e-10 : 1e-5);
+
+		memset(&r, 0, sizeof(r));
+		r.uniform = what == 0 || what == 4;
+		r.k = k;
+		if (!r.uniform)
+		{
+			for (int j = 0; j < k; j++)
+			{
+				int			count = what == 1 ? 3 : 1;
+
+				ptr[(size_t) j] = (int64_t) nodes.size();
+				for (int c = 0; c < count; c++)
+				{
+					nodes.push_back((int32_t) (((int64_t) (j * 3 + c + 1) * 2654435761LL) % n));
+					weights.push_back(1.0 / count);
+				}
+			}
+			ptr[(size_t) k] = (int64_t) nodes.size();
+			if (k > 1 && g->n_dangling > 0)
+				nodes[nodes.size() - 1] = g->dangling[0];
+			r.ptr = ptr.data();
+			r.node = nodes.data();
+			r.weight = weights.data();
+		}
+		pr_gpu_options_init(&go);
+		go.precision = precision;
+		set_streaming(&go, sm, g, k, what == 4 ? 3 : 2, what == 4);
+		e = pr_gpu_engine_create(&go, &err);
+		if (what == 4)
+		{
+			/* staged in 3 blocks: the graph without out-edges (the engine transposes on the host) */
+			PrGraph		in_only = *g;
+
+			if (sm->stage && sm->blocks == 3)
+			{
+				in_only.has_out_edges = false;
+				in_only.out_ptr = NULL;
+				in_only.out_dst = NULL;
+				in_only.out_weight = NULL;
+			}
+			ok = e != NULL && pr_hits(cpu, g, &exact, want.data(), want_auth.data(), &s_cpu, &err) == PR_OK &&
+				pr_hits(e, &in_only, &o, got.data(), got_auth.data(), &s_gpu, &err) == PR_OK;
+		}
+		else
+			ok = e != NULL && pr_pagerank(cpu, g, 0.85, &r, &exact, want.data(), &s_cpu, &err) == PR_OK &&
+				pr_pagerank(e, g, 0.85, &r, &o, got.data(), &s_gpu, &err) == PR_OK;
+		ok = ok && pr_gpu_engine_report(e, &rep, &err) == PR_OK;
+		if (!ok)
+		{
+			report(false, name, prec, k, names[what], err.message);
+			if (e != NULL)
+				e->ops->release(e);
+			continue;
+		}
+		for (int j = 0; j < k; j++)
+			worst = fmax(worst, column_l1(want, got, n, k, j));
+		if (what == 4)
+			worst = fmax(worst, column_l1(want_auth, got_auth, n, 1, 0));
+		ok = streamed_report_ok(&rep, sm, g, detail, sizeof(detail));
+		snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail), "; L1 to the CPU %.2e (bound %.0e), %d / %d iterations",
+				 worst, bound, s_gpu.iterations, s_cpu.iterations);
+		report(ok && worst <= bound && s_gpu.converged && (what != 4 || rep.stream_push_blocks >= 1),
+			   name, prec, k, names[what], detail);
+		e->ops->release(e);
+	}
+	if (cpu != NULL)
+		cpu->ops->release(cpu);
+}
+
 int
 main(void)
 {
@@ -562,6 +769,16 @@ main(void)
 		{
 			run_case(el, &g, PR_GPU_FP32, 1, 100 * li + 7, &lay);
 			run_case(el, &g, PR_GPU_FP64, 1, 100 * li + 57, &lay);
+		}
+		for (const Streaming &sm : streamings)
+		{
+			for (int sk : {1, 3, 8})
+			{
+				run_case(el, &g, PR_GPU_FP32, sk, 100 * li + 9, NULL, &sm);
+				run_case(el, &g, PR_GPU_FP64, sk, 100 * li + 59, NULL, &sm);
+			}
+			run_streamed_algorithms(el, &g, PR_GPU_FP32, &sm);
+			run_streamed_algorithms(el, &g, PR_GPU_FP64, &sm);
 		}
 		for (int uk : {2, 3, 8, 16, 32})
 			for (int64_t per_col : {(int64_t) 1, (int64_t) 3, g.n_nodes / 2 + 1})

@@ -1,0 +1,112 @@
+/*
+ * pr_residency.c — the choice between resident and streamed matrices (see pr_residency.h).
+ */
+#include "pr_residency.h"
+
+/* Long rows of a streamed block are cut into chunks of this many entries (pr_gpu_streamed.h). */
+#define RESIDENCY_CHUNK 1024
+
+/* The name of a residency. */
+const char *
+pr_residency_name(PrResidency residency)
+{
+	switch (residency)
+	{
+		case PR_RESIDENCY_RESIDENT:
+			return "resident";
+		case PR_RESIDENCY_STREAMED:
+			return "streamed";
+		case PR_RESIDENCY_NONE:
+			break;
+	}
+	return "none";
+}
+
+/* Device bytes of the vectors: slots, z, staging, the order and 1 / out-strength, the restart,
+ * the device top-k's scratch, the reductions' partials and statistics (as the engine allocates). */
+size_t
+pr_residency_vector_bytes(int64_t nodes, int k, int slots, size_t elem)
+{
+	size_t		n = (size_t) (nodes > 0 ? nodes : 0);
+	size_t		kk = (size_t) (k > 0 ? k : 1);
+	size_t		s = (size_t) (slots > 0 ? slots : 1);
+
+	return s * (n + 1) * kk * elem	/* slots */
+		+ (n + 1) * kk * elem	/* z */
+		+ n * kk * 8			/* staging */
+		+ (n + 1) * (4 + elem)	/* new_to_old, inv_out */
+		+ n * kk * elem			/* restart */
+		+ n * (elem == 8 ? 24 : 16)	/* top-k scratch */
+		+ (size_t) 528 * kk * 3 * 8 + (s + 2) * kk * 3 * 8;	/* partials (PR_RED_BLOCKS), statistics */
+}
+
+/* Device bytes of one resident matrix: a CSR (int64 row pointers, int32 columns, float values
+ * when weighted) and its row bins. */
+static size_t
+resident_matrix_bytes(int64_t nodes, int64_t edges, bool weighted)
+{
+	size_t		n = (size_t) (nodes > 0 ? nodes : 0);
+	size_t		m = (size_t) (edges > 0 ? edges : 0);
+
+	return (n + 1) * 8 + n * 4 + m * (weighted ? 8 : 4);
+}
+
+/* Device bytes of a streamed matrix's chunk sums (at most one chunk per RESIDENCY_CHUNK entries
+ * and one per node) and the long rows' lists. */
+size_t
+pr_residency_stream_extra_bytes(int64_t nodes, int64_t edges, int k, size_t elem)
+{
+	size_t		n = (size_t) (nodes > 0 ? nodes : 0);
+	size_t		m = (size_t) (edges > 0 ? edges : 0);
+	size_t		chunks = m / RESIDENCY_CHUNK + 1;
+	size_t		longs = chunks < n + 1 ? chunks : n + 1;
+
+	return (chunks + longs) * (size_t) (k > 0 ? k : 1) * elem	/* chunk sums */
+		+ (chunks + longs) * 24;	/* chunk ranges, long rows and their first chunks */
+}
+
+/* Bytes one streamed product of a matrix copies: int64 row pointers, int32 columns, double
+ * weights when weighted. */
+size_t
+pr_residency_stream_matrix_bytes(int64_t nodes, int64_t edges, bool weighted)
+{
+	size_t		n = (size_t) (nodes > 0 ? nodes : 0);
+	size_t		m = (size_t) (edges > 0 ? edges : 0);
+
+	return (n + 1) * 8 + m * (weighted ? 12 : 4);
+}
+
+/* The least room of each block buffer: PR_STREAM_BUFFER_MIN, or an eighth of a small matrix. */
+size_t
+pr_residency_min_buffer(int64_t nodes, int64_t edges, bool weighted)
+{
+	size_t		eighth = pr_residency_stream_matrix_bytes(nodes, edges, weighted) / 8 + 1;
+
+	return eighth < PR_STREAM_BUFFER_MIN ? eighth : PR_STREAM_BUFFER_MIN;
+}
+
+/* Chooses where the matrices live. */
+PrResidency
+pr_residency_choose(const PrResidencyInput *in, PrResidencyChoice *out)
+{
+	int			matrices = in->push ? 2 : 1;
+	size_t		limit = in->free_bytes > PR_DEVICE_RESERVE ? in->free_bytes - PR_DEVICE_RESERVE : 0;
+
+	if (in->budget > 0 && in->budget < limit)
+		limit = in->budget;
+	out->limit = limit;
+	out->free_bytes = in->free_bytes;
+	out->vector_bytes = pr_residency_vector_bytes(in->nodes, in->k, in->slots, in->elem);
+	out->resident_bytes = out->vector_bytes +
+		(size_t) matrices * resident_matrix_bytes(in->nodes, in->edges, in->weighted);
+	out->streamed_bytes = out->vector_bytes +
+		(size_t) matrices * pr_residency_stream_extra_bytes(in->nodes, in->edges, in->k, in->elem) +
+		2 * pr_residency_min_buffer(in->nodes, in->edges, in->weighted);
+	if (out->resident_bytes <= limit)
+		out->residency = PR_RESIDENCY_RESIDENT;
+	else if (out->streamed_bytes <= limit)
+		out->residency = PR_RESIDENCY_STREAMED;
+	else
+		out->residency = PR_RESIDENCY_NONE;
+	return out->residency;
+}
