@@ -4,6 +4,7 @@
  *   pr_bench --graph NAME | --rmat SCALE | --er SCALE | --file EDGES.tsv[.gz]  [--order natural|bfs]
  *            [options]
  *   pr_bench --calibrate MODEL.tsv        (measures the performance-model table of this GPU)
+ *   pr_bench --h2d-bandwidth MB           (only the pinned host -> device bandwidth, one copy of MB)
  *   pr_bench --rmat SCALE --k 8,16        (the k-column product, SpMM, vs cusparseSpMM and k SpMVs,
  *                                          one RWR iteration (product + update) and one RWR batch
  *                                          as the service runs it (iterations + top 10 of each column);
@@ -1199,10 +1200,19 @@ main(int argc, char **argv)
 			calibrate(argv[++i], none, true);
 			return 0;
 		}
+		else if (!strcmp(argv[i], "--h2d-bandwidth") && i + 1 < argc)
+		{
+			/* only the link: the streamed engine's yardstick for runs outside this program */
+			size_t		mb = (size_t) strtoull(argv[++i], NULL, 10);
+
+			printf("# pinned host -> device bandwidth %.1f GB/s (one cudaMemcpy of %zu MB, median of 5)\n",
+				   pinned_h2d_bandwidth((mb > 0 ? mb : 1024) << 20) / 1e9, mb > 0 ? mb : 1024);
+			return 0;
+		}
 		else
 		{
 			fprintf(stderr, "usage: %s --graph rmat:S|er:S[:EF]|local:S[:EF[:P[:W]]] | --rmat S | --er S | --file F [--order natural|bfs] [--model M] [--label L] [--reps N] [--only A,B] [--threads T] [--skip-extra] [--undirected] [--k K1,K2.. [--spmm-variants]] [--streamed [--stream-blocks B]]\n"
-					"       %s --calibrate OUT.tsv [--windows W1,W2..] | --calibrate-fixed OUT.tsv\n", argv[0], argv[0]);
+					"       %s --calibrate OUT.tsv [--windows W1,W2..] | --calibrate-fixed OUT.tsv | --h2d-bandwidth MB\n", argv[0], argv[0]);
 			return 2;
 		}
 	}

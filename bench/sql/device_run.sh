@@ -17,6 +17,8 @@
 #           auto   device 'cpu' vs 'gpu' (warm) on R-MAT graphs of ~0.5/2/8/32 M edges: gpu_min_edges
 #           standalone  bench/gpu pr_bench --rmat $SCALE --only auto: the engine's ms per iteration
 #           mixed  $MIX_SECS s: 8 ranking clients + 2 writers + 1 checker (REPEATABLE READ, GPU vs CPU)
+#           streamed  R-MAT $STREAM_SCALE (24) with powerrank.gpu_memory = $STREAM_GPU_MB (2048) MB: the streamed
+#                  engine's warm pagerank per iteration vs the pinned link, and vs the CPU engine (16 threads)
 #   env: OUT (default ./bench-sql-out), BUDGET (s, 560), PRECISION (fp32), SCALE (24), GRAPH (a graph_gen.h
 #        name loaded instead of R-MAT $SCALE, e.g. local:23:16:0.9:64), COMPARE_KERNEL (cold: the warm call
 #        again with this powerrank.gpu_kernel, e.g. cusparse), MIX_SECS (300),
@@ -363,6 +365,38 @@ phase_auto() {
   echo "RESULT auto: smallest graph where the service beats the backend (pagerank and rwr): ${cross:-none} edges -> powerrank.gpu_min_edges ~ ${cross:-(above the largest tried)}"
 }
 
+# the streamed engine through SQL: R-MAT $STREAM_SCALE as table edges_stream, powerrank.gpu_memory under the
+# graph's resident size ($STREAM_GPU_MB MB): warm pagerank per iteration against the bytes streamed per
+# iteration (the service's log line) over the pinned host -> device bandwidth measured in the same run
+# (pr_bench --h2d-bandwidth), and against the CPU engine in the backend (device => 'cpu', 16 threads)
+phase_streamed() {
+  if [ "$DRY_RUN" = 1 ]; then echo "RESULT streamed: skipped (dry run, no GPU)"; return 0; fi
+  set -e
+  make -C bench/gpu -j16 build/pr_bench > "$OUT/build_bench.txt" 2>&1 || make -C bench/gpu -j16 >> "$OUT/build_bench.txt" 2>&1
+  bench/gpu/build/pr_bench --h2d-bandwidth 1024 | tee "$WORK/h2d.txt"
+  bw=$(awk '/bandwidth/ {print $6}' "$WORK/h2d.txt")
+  load_rmat "${STREAM_SCALE:-24}" edges_stream "$PARTS"
+  reload_setting powerrank.gpu_precision "'$PRECISION'"
+  reload_setting powerrank.gpu_memory "'${STREAM_GPU_MB:-2048}MB'"
+  q="SELECT * FROM pagerank('edges_stream', top_k => 100);"
+  echo "first call (reads the table, builds the cached graph, prepares the streamed engine): $(timed_calls 1 "$q")"
+  warm=$(timed_calls 5 "$q")
+  echo "warm:"; echo "$warm"
+  res=$(sql -c "SELECT * FROM pagerank('edges_stream', top_k => 1)" -c "SELECT concat_ws(' ', engine, residency) FROM powerrank_last_run()" | tail -1)
+  line=$(grep -h "streamed from" "$PGLOG" | tail -1)
+  echo "service log: ${line#*engine process: }"
+  mb=$(echo "$line" | sed -n 's/.* blocks, \([0-9.]*\) MB a product.*/\1/p')
+  wi=$(echo "$warm" | awk '{print $5}' | median); it=$(echo "$warm" | awk 'NR==1 {print $3}')
+  per=$(calc "$wi / $it"); link=$(calc "$mb / $bw")
+  cpu=$(timed_calls 2 "SELECT * FROM pagerank('edges_stream', top_k => 100, device => 'cpu');" "SET powerrank.cpu_threads = 16;")
+  echo "cpu:"; echo "$cpu"
+  ci=$(echo "$cpu" | awk '{print $5}' | median); cit=$(echo "$cpu" | awk 'NR==1 {print $3}')
+  cper=$(calc "$ci / $cit")
+  echo "RESULT streamed pagerank ($res): $per ms/iteration ($wi ms, $it iterations) for $mb MB a product; link $link ms at $bw GB/s pinned — goal <= 1.25 x link = $(calc "1.25 * $link") ms: $(goal "$per <= 1.25 * $link") ($(calc "100 * $link / $per")% of the link)"
+  echo "RESULT streamed vs CPU engine (16 threads): $cper ms/iteration ($ci ms, $cit iterations), $(calc "$cper / $per")x — goal >= 5x: $(goal "$cper >= 5 * $per")"
+  sql -c "ALTER SYSTEM RESET powerrank.gpu_memory" -c "SELECT pg_reload_conf()" > /dev/null; sleep 1; wait_ready
+}
+
 phase_standalone() {
   if [ "$DRY_RUN" = 1 ]; then echo "RESULT standalone: skipped (dry run, no GPU)"; return 0; fi
   set -e
@@ -420,7 +454,7 @@ phase_mixed() {
   echo "RESULT mixed memory (first -> last sample): $(awk '!/^#/ {if (!f) f=$0; l=$0} END {split(f,a," "); split(l,b," "); printf "total RSS %s -> %s MB, max proc RSS %s -> %s MB, engine RSS %s -> %s MB, GPU used %s -> %s MB, device_bytes %s -> %s, request segments %s -> %s, cache bytes %s -> %s, /dev/shm used %s -> %s MB, service builds %s -> %s", a[2],b[2],a[3],b[3],a[4],b[4],a[5],b[5],a[6],b[6],a[7],b[7],a[8],b[8],a[9],b[9],a[10],b[10]}' "$OUT/mix_mem.txt")"
 }
 
-export -f phase_setup phase_suite phase_gpucheck phase_load phase_cold phase_rwr phase_auto phase_standalone phase_mixed
+export -f phase_setup phase_suite phase_gpucheck phase_load phase_cold phase_rwr phase_auto phase_standalone phase_mixed phase_streamed
 
 # per-phase limits (each also capped by what is left of BUDGET)
 has setup && phase setup 240
@@ -432,6 +466,7 @@ if ! has setup || [ "$(grep -c '^RESULT service ready' "$OUT/setup.log" 2>/dev/n
   has rwr && phase rwr $(( (RWR_SECS + 45) * $(echo $RWR_BATCHES | wc -w) * $(echo ${RWR_WARM:-on} | wc -w) * $(echo ${RWR_NORMS:-l1} | wc -w) ))
   has auto && phase auto 120
   has standalone && phase standalone 200
+  has streamed && phase streamed 300
   has mixed && phase mixed $(( MIX_SECS + 120 ))
 else
   note "setup failed: service not ready — see setup.log"; tail -30 "$OUT/setup.log"
