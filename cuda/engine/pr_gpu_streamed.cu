@@ -209,14 +209,17 @@ plan_blocks(GpuEngine *e, StreamedMatrix *m, const LongRows *lr, size_t budget, 
 	return PR_OK;
 }
 
-/* Rounds a host range out to whole pages. */
+/* The whole pages inside a host array, [*lo, *hi) (empty when it spans none): only those are
+ * registered, so no other data sharing the array's first or last page is pinned with it. */
 static void
-page_range(const void *p, size_t bytes, uintptr_t *lo, uintptr_t *hi)
+interior_pages(const void *p, size_t bytes, uintptr_t *lo, uintptr_t *hi)
 {
 	uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE);
 
-	*lo = (uintptr_t) p / page * page;
-	*hi = ((uintptr_t) p + bytes + page - 1) / page * page;
+	*lo = ((uintptr_t) p + page - 1) / page * page;
+	*hi = ((uintptr_t) p + bytes) / page * page;
+	if (*hi < *lo)
+		*hi = *lo;
 }
 
 /* Unregisters what registration pinned. */
@@ -230,61 +233,57 @@ unregister_all(GpuStreamer *s)
 	cudaGetLastError();
 }
 
+/* Registers the whole pages inside one host array (nothing when it spans none); false when CUDA
+ * refuses them. */
+static bool
+register_array(GpuStreamer *s, const void *p, size_t bytes, unsigned int flags)
+{
+	uintptr_t	lo,
+				hi;
+
+	interior_pages(p, bytes, &lo, &hi);
+	if (hi == lo)
+		return true;
+	if (cudaHostRegister((void *) lo, hi - lo, flags) != cudaSuccess)
+		return false;
+	s->registered.push_back((void *) lo);
+	s->registered_bytes += hi - lo;
+	return true;
+}
+
 /*
- * Registers the host arrays of the matrices (whole pages, overlapping ranges merged) so blocks are
- * copied straight from them; read-only where the device supports it.  False (nothing registered,
- * the error cleared) when CUDA refuses any range.
+ * Registers the host arrays of the matrices (the whole pages inside each; copy_slice copies the
+ * partial first and last pages apart) so blocks are copied straight from them; read-only where the
+ * device supports it.  False (nothing registered, the error cleared) when CUDA refuses any range.
  */
 static bool
 register_host(GpuEngine *e, GpuStreamer *s)
 {
-	std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
 	const StreamedMatrix *ms[2] = {&s->pull, s->has_push ? &s->push : NULL};
 	int			ro = 0;
 	unsigned int flags = cudaHostRegisterDefault;
+	bool		ok = true;
 
-	for (const StreamedMatrix *m : ms)
-	{
-		uintptr_t	lo,
-					hi;
-
-		if (m == NULL)
-			continue;
-		page_range(m->ptr, ((size_t) m->n + 1) * sizeof(int64_t), &lo, &hi);
-		ranges.push_back({lo, hi});
-		if (m->nnz > 0)
-		{
-			page_range(m->col, (size_t) m->nnz * sizeof(int32_t), &lo, &hi);
-			ranges.push_back({lo, hi});
-			if (m->val != NULL)
-			{
-				page_range(m->val, (size_t) m->nnz * sizeof(double), &lo, &hi);
-				ranges.push_back({lo, hi});
-			}
-		}
-	}
-	std::sort(ranges.begin(), ranges.end());
 	if (cudaDeviceGetAttribute(&ro, cudaDevAttrHostRegisterReadOnlySupported, e->opt.device) == cudaSuccess && ro)
 		flags |= cudaHostRegisterReadOnly;
 	cudaGetLastError();
 	s->read_only = (flags & cudaHostRegisterReadOnly) != 0;
-	for (size_t i = 0; i < ranges.size();)
+	for (const StreamedMatrix *m : ms)
 	{
-		uintptr_t	lo = ranges[i].first,
-					hi = ranges[i].second;
-
-		for (i++; i < ranges.size() && ranges[i].first <= hi; i++)
-			hi = std::max(hi, ranges[i].second);
-		if (cudaHostRegister((void *) lo, hi - lo, flags) != cudaSuccess)
-		{
-			cudaGetLastError();
-			unregister_all(s);
-			return false;
-		}
-		s->registered.push_back((void *) lo);
-		s->registered_bytes += hi - lo;
+		if (m == NULL || !ok)
+			continue;
+		ok = register_array(s, m->ptr, ((size_t) m->n + 1) * sizeof(int64_t), flags);
+		if (ok && m->nnz > 0)
+			ok = register_array(s, m->col, (size_t) m->nnz * sizeof(int32_t), flags);
+		if (ok && m->nnz > 0 && m->val != NULL)
+			ok = register_array(s, m->val, (size_t) m->nnz * sizeof(double), flags);
 	}
-	return true;
+	if (!ok)
+	{
+		cudaGetLastError();
+		unregister_all(s);
+	}
+	return ok;
 }
 
 /* Sets up the streamed matrices; see pr_gpu_streamed.h. */
@@ -381,6 +380,33 @@ stage_copy_part(void *arg, int part, int n_parts)
 	}
 }
 
+/*
+ * Enqueues the host -> device copy of bytes [h, h + bytes) of the registered array [base, base + size)
+ * to d: the part in the array's whole pages (registered) as one copy, the parts in its partial first
+ * and last pages (not registered) apart.
+ */
+static PrStatus
+copy_slice(unsigned char *d, const void *base, size_t size, const void *h, size_t bytes, cudaStream_t st,
+		   PrError *err)
+{
+	uintptr_t	lo,
+				hi,
+				a = (uintptr_t) h,
+				b = a + bytes;
+	uintptr_t	cut[4];
+
+	interior_pages(base, size, &lo, &hi);
+	cut[0] = a;
+	cut[1] = std::min(std::max(lo, a), b);
+	cut[2] = std::max(std::min(hi, b), cut[1]);
+	cut[3] = b;
+	for (int i = 0; i < 3; i++)
+		if (cut[i + 1] > cut[i])
+			PR_CUDA(cudaMemcpyAsync(d + (cut[i] - a), (const void *) cut[i], cut[i + 1] - cut[i],
+									cudaMemcpyHostToDevice, st));
+	return PR_OK;
+}
+
 /* Enqueues block b's copy into buffer `buf` on stream st (staged: fills the pinned buffer first). */
 static PrStatus
 copy_block(GpuEngine *e, const StreamedMatrix *m, int64_t b, int buf, const PrStreamLayout *l, PrError *err)
@@ -412,12 +438,16 @@ copy_block(GpuEngine *e, const StreamedMatrix *m, int64_t b, int buf, const PrSt
 		PR_CUDA(cudaEventRecord(s->copied[buf], st));
 		return PR_OK;
 	}
-	PR_CUDA(cudaMemcpyAsync(d + l->ptr_off, m->ptr + r0, ptr_bytes, cudaMemcpyHostToDevice, st));
-	if (col_bytes > 0)
-		PR_CUDA(cudaMemcpyAsync(d + l->col_off, m->col + e0, col_bytes, cudaMemcpyHostToDevice, st));
-	if (val_bytes > 0)
-		PR_CUDA(cudaMemcpyAsync(d + l->val_off, m->val + e0, val_bytes, cudaMemcpyHostToDevice, st));
-	return PR_OK;
+	PrStatus	status = copy_slice(d + l->ptr_off, m->ptr, ((size_t) m->n + 1) * sizeof(int64_t), m->ptr + r0,
+									ptr_bytes, st, err);
+
+	if (status == PR_OK)
+		status = copy_slice(d + l->col_off, m->col, (size_t) m->nnz * sizeof(int32_t), m->col + e0, col_bytes,
+							st, err);
+	if (status == PR_OK && m->val != NULL)
+		status = copy_slice(d + l->val_off, m->val, (size_t) m->nnz * sizeof(double), m->val + e0, val_bytes,
+							st, err);
+	return status;
 }
 
 /* Grid of a kernel over `threads` threads. */
