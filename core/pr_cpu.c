@@ -62,6 +62,17 @@
 /* Columns a reduction over k columns sums at a time, in locals of the thread; widest column group. */
 #define PR_CPU_COLUMN_GROUP 8
 
+/*
+ * x86 with GCC or clang: the products of 4 and 8 columns also come compiled for AVX-512, taken
+ * when the CPU has it.
+ */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define PR_CPU_WIDE 1
+#define PR_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define PR_ALWAYS_INLINE
+#endif
+
 /* Unrolls the loop that follows over a column group's columns, so its sums stay in registers. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define PR_UNROLL _Pragma("GCC unroll 8")
@@ -138,6 +149,7 @@ struct CpuEngine
 	double	   *z;				/* [n*k] x / out_strength, by column group (see "Column groups") */
 	double	   *z_block;		/* what was allocated for z (z is its first 64-byte boundary) */
 	int			n_groups;		/* column groups of the k columns */
+	bool		wide;			/* the CPU runs csr_gather_wide (AVX-512) */
 	int		   *group_first;	/* [n_groups+1] first column of each group, then k */
 	double	   *inv_out;		/* [n] 1 / out_strength, 0 for dangling */
 	/*
@@ -561,7 +573,7 @@ row_block_sum(const int32_t *col, const double *w, const double *x, int64_t b, i
  * than one block.  W is a constant, so the accumulators live in registers.
  */
 #define DEFINE_GATHER_ROW(W) \
-static inline void \
+PR_ALWAYS_INLINE static inline void \
 gather_row_##W(const int32_t *col, const double *w, const double *x, int64_t stride, int64_t b, \
 			   int64_t end, double *out) \
 { \
@@ -637,10 +649,10 @@ DEFINE_GATHER_ROW(8)
  * plainly in blocks of PR_CPU_SUM_BLOCK edges, the block sums compensated (a row of one block is
  * its plain sum).  The per-row summation order is fixed, so results do not depend on threads.
  */
-static void
-csr_gather(const int64_t *ptr, const int32_t *col, const double *w, const double *x,
-		   int64_t stride, int width, double *y, int k, int y_first, const int32_t *row_order,
-		   int64_t p0, int64_t p1)
+PR_ALWAYS_INLINE static inline void
+csr_gather_rows(const int64_t *ptr, const int32_t *col, const double *w, const double *x,
+				int64_t stride, int width, double *y, int k, int y_first,
+				const int32_t *row_order, int64_t p0, int64_t p1)
 {
 	for (int64_t p = p0; p < p1; p++)
 	{
@@ -685,6 +697,32 @@ csr_gather(const int64_t *ptr, const int32_t *col, const double *w, const double
 	}
 }
 
+/* csr_gather_rows, compiled for the baseline instruction set. */
+static void
+csr_gather(const int64_t *ptr, const int32_t *col, const double *w, const double *x,
+		   int64_t stride, int width, double *y, int k, int y_first, const int32_t *row_order,
+		   int64_t p0, int64_t p1)
+{
+	csr_gather_rows(ptr, col, w, x, stride, width, y, k, y_first, row_order, p0, p1);
+}
+
+#ifdef PR_CPU_WIDE
+/*
+ * csr_gather_rows compiled for AVX-512 (a group of 8 columns of a node is one register), used
+ * where the CPU has it (CpuEngine.wide) for unweighted rows: their sums only add, lane by lane in
+ * the same order, so the results are the same bits (a weighted row's product could be fused into
+ * one rounding).
+ */
+__attribute__((target("avx512f")))
+static void
+csr_gather_wide(const int64_t *ptr, const int32_t *col, const double *w, const double *x,
+				int64_t stride, int width, double *y, int k, int y_first,
+				const int32_t *row_order, int64_t p0, int64_t p1)
+{
+	csr_gather_rows(ptr, col, w, x, stride, width, y, k, y_first, row_order, p0, p1);
+}
+#endif
+
 /*
  * y = the gather of x over a CSR's rows (ptr, col, w; order as for csr_gather), the blocks of rows
  * (part[b] .. part[b + 1]) this thread claims, one column group after the other (the block's rows
@@ -703,6 +741,14 @@ gather_blocks(CpuEngine *e, const int64_t *ptr, const int32_t *col, const double
 			int			width = e->group_first[g + 1] - first;
 			const double *xg = grouped ? x + e->n * first : x + first;
 
+#ifdef PR_CPU_WIDE
+			if (e->wide && w == NULL && width >= 4)
+			{
+				csr_gather_wide(ptr, col, w, xg, grouped ? width : e->k, width, y, e->k, first,
+								order, part[b], part[b + 1]);
+				continue;
+			}
+#endif
 			csr_gather(ptr, col, w, xg, grouped ? width : e->k, width, y, e->k, first, order,
 					   part[b], part[b + 1]);
 		}
@@ -1330,6 +1376,10 @@ cpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	e->needs = needs;
 	e->n_chunks = (n + PR_CPU_CHUNK - 1) / PR_CPU_CHUNK;
 	e->n_threads = choose_threads(e->requested_threads, g);
+#ifdef PR_CPU_WIDE
+	__builtin_cpu_init();
+	e->wide = __builtin_cpu_supports("avx512f");
+#endif
 
 	if (!cpu_alloc_vectors(e, k, n_slots))
 		goto nomem;

@@ -869,11 +869,12 @@ run_rwr_columns(const PrGraph *g, int n_threads, const int32_t *sources, int k, 
 /*
  * Every column of a k-column RWR run is the one-column run of its source, bit for bit, after the
  * same iterations: for k = 11 (a batch of 8 columns in node order, then 3 columns of the
- * length-sorted rows as groups of 2 and 1) on a weighted graph with dangling nodes (a dangling
- * source among them), for every score, for the top 5 of each column and from a start vector.
+ * length-sorted rows as groups of 2 and 1) on a weighted or unweighted graph with dangling nodes
+ * (a dangling source among them), for every score, for the top 5 of each column and from a start
+ * vector.
  */
-void
-test_rwr_columns_match_single(void)
+static void
+check_columns_match_single(bool weighted)
 {
 	enum {K = 11, ITERATIONS = 30, TOP = 5};
 	const int32_t sources[K] = {0, 17, 4095, 4096, 9000, 9001, 12345, 17, 18999, 3, 250};
@@ -893,7 +894,7 @@ test_rwr_columns_match_single(void)
 	bool		dangling_source = false;
 	int64_t		differ = 0;
 
-	edges_random(&e, 120000, 20000, 0, 1, true, 67);
+	edges_random(&e, 120000, 20000, 0, 1, weighted, 67);
 	CHECK(pr_graph_build(e.src, e.dst, e.weight, e.m, NULL, &pr_malloc_allocator, &g, &err) == PR_OK);
 	CHECKF(g.n_nodes > 19000 && g.n_dangling > 0, "%lld nodes, %lld dangling", (long long) g.n_nodes, (long long) g.n_dangling);
 	for (int j = 0; j < K; j++)
@@ -967,6 +968,14 @@ test_rwr_columns_match_single(void)
 	free(start1);
 	pr_graph_free(&g, &pr_malloc_allocator);
 	edges_free(&e);
+}
+
+/* check_columns_match_single on a weighted and on an unweighted graph. */
+void
+test_rwr_columns_match_single(void)
+{
+	check_columns_match_single(true);
+	check_columns_match_single(false);
 }
 
 /*
