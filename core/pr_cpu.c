@@ -490,6 +490,21 @@ chunk_dangling_sums(CpuEngine *e, int64_t c, const double *x)
 	}
 }
 
+/* zg[v * width + j] = x[v * k + j] * inv_out[v] for the width columns of a group, rows [v0, v1). */
+PR_ALWAYS_INLINE static inline void
+scale_group(const double *x, int k, const double *inv_out, int width, int64_t v0, int64_t v1,
+			double *zg)
+{
+	for (int64_t v = v0; v < v1; v++)
+	{
+		double		f = inv_out[v];
+		const double *xv = x + v * k;
+
+		PR_UNROLL for (int j = 0; j < width; j++)
+			zg[v * width + j] = xv[j] * f;
+	}
+}
+
 /* z = x / out_strength (0 for dangling nodes) and the dangling sums of x, for chunk c. */
 static inline void
 chunk_scale_by_strength(CpuEngine *e, int64_t c, const double *x)
@@ -511,14 +526,10 @@ chunk_scale_by_strength(CpuEngine *e, int64_t c, const double *x)
 			int			width = e->group_first[g + 1] - first;
 			double	   *zg = e->z + e->n * first;
 
-			for (int64_t v = v0; v < v1; v++)
-			{
-				double		f = e->inv_out[v];
-				const double *xv = x + v * k + first;
-
-				for (int j = 0; j < width; j++)
-					zg[v * width + j] = xv[j] * f;
-			}
+			if (width == PR_CPU_COLUMN_GROUP)
+				scale_group(x + first, k, e->inv_out, PR_CPU_COLUMN_GROUP, v0, v1, zg);
+			else
+				scale_group(x + first, k, e->inv_out, width, v0, v1, zg);
 		}
 	}
 	chunk_dangling_sums(e, c, x);
@@ -834,6 +845,48 @@ typedef struct UpdateArgs
 } UpdateArgs;
 
 /*
+ * The |y - x| partials of width adjacent columns (rows of k values) over node rows [v0, v1)
+ * into ps / pm: plain blocks of PR_CPU_SUM_BLOCK nodes, the block sums compensated.
+ */
+PR_ALWAYS_INLINE static inline void
+residual_group(const double *y, const double *x, int k, int width, int64_t v0, int64_t v1,
+			   double *ps, double *pm)
+{
+	double		s[PR_CPU_COLUMN_GROUP] = {0.0},
+				s_carry[PR_CPU_COLUMN_GROUP] = {0.0},
+				mx[PR_CPU_COLUMN_GROUP] = {0.0},
+				block[PR_CPU_COLUMN_GROUP] = {0.0};
+
+	for (int64_t b = v0; b < v1; b += PR_CPU_SUM_BLOCK)
+	{
+		int64_t		block_end = v1 - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : v1;
+
+		PR_UNROLL for (int j = 0; j < width; j++)
+			block[j] = 0.0;
+		for (int64_t v = b; v < block_end; v++)
+		{
+			const double *yv = y + v * k;
+			const double *xv = x + v * k;
+
+			PR_UNROLL for (int j = 0; j < width; j++)
+			{
+				double		d = fabs(yv[j] - xv[j]);
+
+				block[j] += d;
+				mx[j] = d > mx[j] ? d : mx[j];
+			}
+		}
+		PR_UNROLL for (int j = 0; j < width; j++)
+			compensated_add(&s[j], &s_carry[j], block[j]);
+	}
+	PR_UNROLL for (int j = 0; j < width; j++)
+	{
+		ps[j] = s[j] + s_carry[j];
+		pm[j] = mx[j];
+	}
+}
+
+/*
  * Per-chunk |y - x| partials (l1 sums and maxima) of node rows [v0, v1): every column in plain
  * blocks of PR_CPU_SUM_BLOCK whose sums are compensated (column j's as in a one-column run of
  * column j); k columns in groups of PR_CPU_COLUMN_GROUP, summed in locals.
@@ -872,40 +925,12 @@ chunk_residual(CpuEngine *e, int64_t c, int64_t v0, int64_t v1, const double *y,
 	for (int j0 = 0; j0 < k; j0 += PR_CPU_COLUMN_GROUP)
 	{
 		int			width = k - j0 < PR_CPU_COLUMN_GROUP ? k - j0 : PR_CPU_COLUMN_GROUP;
-		double		s[PR_CPU_COLUMN_GROUP],
-					s_carry[PR_CPU_COLUMN_GROUP],
-					mx[PR_CPU_COLUMN_GROUP],
-					block[PR_CPU_COLUMN_GROUP];
 
-		for (int j = 0; j < width; j++)
-			s[j] = s_carry[j] = mx[j] = 0.0;
-		for (int64_t b = v0; b < v1; b += PR_CPU_SUM_BLOCK)
-		{
-			int64_t		block_end = v1 - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : v1;
-
-			for (int j = 0; j < width; j++)
-				block[j] = 0.0;
-			for (int64_t v = b; v < block_end; v++)
-			{
-				const double *yv = y + v * k + j0;
-				const double *xv = x + v * k + j0;
-
-				for (int j = 0; j < width; j++)
-				{
-					double		d = fabs(yv[j] - xv[j]);
-
-					block[j] += d;
-					mx[j] = d > mx[j] ? d : mx[j];
-				}
-			}
-			for (int j = 0; j < width; j++)
-				compensated_add(&s[j], &s_carry[j], block[j]);
-		}
-		for (int j = 0; j < width; j++)
-		{
-			ps[j0 + j] = s[j] + s_carry[j];
-			pm[j0 + j] = mx[j];
-		}
+		/* a constant width for a whole group: its sums stay in registers */
+		if (width == PR_CPU_COLUMN_GROUP)
+			residual_group(y + j0, x + j0, k, PR_CPU_COLUMN_GROUP, v0, v1, ps + j0, pm + j0);
+		else
+			residual_group(y + j0, x + j0, k, width, v0, v1, ps + j0, pm + j0);
 	}
 }
 
