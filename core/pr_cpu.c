@@ -86,7 +86,7 @@
  * Most columns pr_pagerank runs at once on this engine (PrEngineOps.column_batch): one column
  * group.  Beyond it, one pass over the edges for all columns reads n * k values per iteration,
  * which outgrows the caches: on an ego-Twitter-sized graph (81 K nodes) 16 columns at once took
- * 1.9x the time of two batches of 8 (bench/cpu/rwr_multi).
+ * 1.7-2.2x the time of two batches of 8 (doc/RESULTS.md, "Many-source RWR on the CPU").
  */
 #define PR_CPU_COLUMN_BATCH 8
 
@@ -106,8 +106,8 @@
  * Most columns for which PULL_NORMALIZED takes the length-sorted rows; more go in node order.
  * The sorted rows keep the row loop's branches predictable, which pays while a row's values are
  * small; node order keeps the rows that neighbouring rows read in cache, which pays once each
- * node brings a cache line (bench/cpu/rwr_multi: 8 columns 25% faster in node order on an
- * ego-Twitter-sized graph and on soc-Slashdot0902, 2 columns 15-20% slower).
+ * node brings a cache line (doc/RESULTS.md: 8 columns 25% faster in node order on an
+ * ego-Twitter-sized graph and on soc-Slashdot0902, 2 columns 13-22% slower).
  */
 #define PR_CPU_SORTED_MAX_COLUMNS 4
 
