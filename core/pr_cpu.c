@@ -172,8 +172,7 @@ struct CpuEngine
 	int			z_slot;			/* slot whose scaled copy z holds, or -1 */
 	double	   *coef;			/* [k] per-column scalars of the current operation */
 	double	   *dangling_coef;	/* [k] alpha * dangling mass, with a dangling distribution */
-	double	   *scratch;		/* [n_threads * 2k] per-thread carries and block sums of the
-								 * compensated sums (thread 0's also for the chunk totals) */
+	double	   *scratch;		/* [2k] carries [0, k) and sums [k, 2k) of the chunk totals */
 	PrResidual *res;			/* [k] residuals of the last update / normalize */
 	bool		have_residual;
 	double	   *far_field;		/* [n] the far-field vector kept for the warm start, or NULL */
@@ -227,13 +226,6 @@ compensated_add(double *sum, double *carry, double value)
 	else
 		*carry += (value - total) + *sum;
 	*sum = total;
-}
-
-/* This thread's 2k doubles of scratch: carries [0, k), block sums [k, 2k). */
-static inline double *
-thread_scratch(const CpuEngine *e, int tid)
-{
-	return e->scratch + (size_t) tid * 2 * (size_t) e->k;
 }
 
 /* ---------------------------------------------------------------- thread pool */
@@ -1078,13 +1070,13 @@ task_divide_columns(CpuEngine *e, int tid, const void *varg)
 }
 
 /*
- * Sums the per-chunk partials of part into out[k], in chunk order, compensated (thread 0's
- * scratch holds the carries: no task runs meanwhile).
+ * Sums the per-chunk partials of part into out[k], in chunk order, compensated (scratch holds the
+ * carries).
  */
 static void
 sum_partials(const CpuEngine *e, const double *part, double *out)
 {
-	double	   *carry = thread_scratch(e, 0);
+	double	   *carry = e->scratch;
 
 	for (int j = 0; j < e->k; j++)
 		out[j] = carry[j] = 0.0;
@@ -1100,7 +1092,7 @@ static void
 collect_residual(CpuEngine *e)
 {
 	const int	k = e->k;
-	double	   *l1 = thread_scratch(e, 0) + k;
+	double	   *l1 = e->scratch + k;
 
 	sum_partials(e, e->part_sum, l1);
 	for (int j = 0; j < k; j++)
@@ -1181,7 +1173,7 @@ cpu_alloc_vectors(CpuEngine *e, int k, int n_slots)
 	e->part_dangling = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
 	e->coef = ENGINE_ALLOC(e, double, k);
 	e->dangling_coef = ENGINE_ALLOC(e, double, k);
-	e->scratch = ENGINE_ALLOC(e, double, (size_t) e->n_threads * 2 * (size_t) k);
+	e->scratch = ENGINE_ALLOC(e, double, 2 * (size_t) k);
 	e->res = ENGINE_ALLOC(e, PrResidual, k);
 	if (e->part_sum == NULL || e->part_max == NULL || e->part_dangling == NULL ||
 		e->coef == NULL || e->dangling_coef == NULL || e->scratch == NULL || e->res == NULL)
