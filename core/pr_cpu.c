@@ -518,8 +518,13 @@ chunk_scale_by_strength(CpuEngine *e, int64_t c, const double *x)
 			int			width = e->group_first[g + 1] - first;
 			double	   *zg = e->z + e->n * first;
 
-			if (width == PR_CPU_COLUMN_GROUP)
-				scale_group(x + first, k, e->inv_out, PR_CPU_COLUMN_GROUP, v0, v1, zg);
+			/* the widths of groups as constants: the column loops unroll */
+			if (width == 8)
+				scale_group(x + first, k, e->inv_out, 8, v0, v1, zg);
+			else if (width == 4)
+				scale_group(x + first, k, e->inv_out, 4, v0, v1, zg);
+			else if (width == 2)
+				scale_group(x + first, k, e->inv_out, 2, v0, v1, zg);
 			else
 				scale_group(x + first, k, e->inv_out, width, v0, v1, zg);
 		}
@@ -918,9 +923,13 @@ chunk_residual(CpuEngine *e, int64_t c, int64_t v0, int64_t v1, const double *y,
 	{
 		int			width = k - j0 < PR_CPU_COLUMN_GROUP ? k - j0 : PR_CPU_COLUMN_GROUP;
 
-		/* a constant width for a whole group: its sums stay in registers */
-		if (width == PR_CPU_COLUMN_GROUP)
-			residual_group(y + j0, x + j0, k, PR_CPU_COLUMN_GROUP, v0, v1, ps + j0, pm + j0);
+		/* a constant width for the widths of groups: the sums stay in registers */
+		if (width == 8)
+			residual_group(y + j0, x + j0, k, 8, v0, v1, ps + j0, pm + j0);
+		else if (width == 4)
+			residual_group(y + j0, x + j0, k, 4, v0, v1, ps + j0, pm + j0);
+		else if (width == 2)
+			residual_group(y + j0, x + j0, k, 2, v0, v1, ps + j0, pm + j0);
 		else
 			residual_group(y + j0, x + j0, k, width, v0, v1, ps + j0, pm + j0);
 	}
