@@ -16,12 +16,24 @@
  * unit in the last place of the terms can move it by as much: the iterates then wander by that
  * much forever and a tolerance of 1e-12 is never met.  A product row sums its edges plainly in
  * blocks of PR_CPU_SUM_BLOCK (rows that short are exactly the plain sum) and the block sums
- * compensated; chunk reductions (dangling mass, residuals, column sums) compensate every term and
- * add the chunk partials compensated too.
+ * compensated; chunk reductions (dangling mass, residuals, column sums) do the same over the
+ * chunk's nodes and add the chunk partials compensated too.
  *
  * PULL_NORMALIZED first scales x by 1/out_strength into the scratch vector z (0 for dangling
  * nodes; the dangling sums of x are taken in the same pass and kept for pagerank_update), then
  * gathers y[v] = sum of z over v's in-edges.
+ *
+ * Column groups: with k columns, the products work on groups of 8 adjacent columns (then one of
+ * 4, 2, 1 for the rest), every group's sums in registers.
+ * The scaled copy z is stored group after group (group g's rows of width w, node v's at
+ * v * w), so a group's values of a node are adjacent (one cache line for 8 columns: z starts on a
+ * 64-byte boundary).  A product takes the groups one after the other on each block of rows
+ * (the block's rows of y stay in cache); its rows go in node order for more than
+ * PR_CPU_SORTED_MAX_COLUMNS columns, in the length-sorted copy otherwise.  pr_pagerank runs more
+ * than PR_CPU_COLUMN_BATCH columns in batches (PrEngineOps.column_batch), so a run holds at most
+ * one group of 8.  Column j is summed exactly as a one-column run sums it (same blocks, same
+ * order, same roundings: gather_row_W, chunk_residual, chunk_dangling_sums), so after the same
+ * iterations every column of a k-column run is bit-identical to the one-column run of its source.
  *
  * A prepare of the graph the engine already holds (same object and arrays, same products) keeps
  * the threads and everything derived from the graph (1 / out_strength, the row-sorted copy, the
@@ -47,6 +59,37 @@
 /* Edges of a product row summed plainly before their sum joins the row's compensated sum. */
 #define PR_CPU_SUM_BLOCK 32
 
+/* Columns a reduction over k columns sums at a time, in locals of the thread; widest column group. */
+#define PR_CPU_COLUMN_GROUP 8
+
+/*
+ * x86 with GCC or clang: the products of 4 and 8 columns also come compiled for AVX-512, taken
+ * when the CPU has it.
+ */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define PR_CPU_WIDE 1
+#define PR_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define PR_ALWAYS_INLINE
+#endif
+
+/* Unrolls the loop that follows over a column group's columns, so its sums stay in registers. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define PR_UNROLL _Pragma("GCC unroll 8")
+#elif defined(__clang__)
+#define PR_UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define PR_UNROLL
+#endif
+
+/*
+ * Most columns pr_pagerank runs at once on this engine (PrEngineOps.column_batch): one column
+ * group.  Beyond it, one pass over the edges for all columns reads n * k values per iteration,
+ * which outgrows the caches: on an ego-Twitter-sized graph (81 K nodes) 16 columns at once took
+ * 1.7-2.2x the time of two batches of 8 (doc/RESULTS.md, "Many-source RWR on the CPU").
+ */
+#define PR_CPU_COLUMN_BATCH 8
+
 /* Most threads the engine starts. */
 #define PR_CPU_MAX_THREADS 256
 
@@ -58,6 +101,15 @@
 
 /* Nodes from which PULL_NORMALIZED runs over a copy of the in-CSR with rows sorted by length. */
 #define PR_CPU_SORT_ROWS_MIN 4096
+
+/*
+ * Most columns for which PULL_NORMALIZED takes the length-sorted rows; more go in node order.
+ * The sorted rows keep the row loop's branches predictable, which pays while a row's values are
+ * small; node order keeps the rows that neighbouring rows read in cache, which pays once each
+ * node brings a cache line (doc/RESULTS.md: 8 columns 25% faster in node order on an
+ * ego-Twitter-sized graph and on soc-Slashdot0902, 2 columns 13-22% slower).
+ */
+#define PR_CPU_SORTED_MAX_COLUMNS 4
 
 /* Edges plus rows per row block of a product. */
 #define PR_CPU_BLOCK_WORK 16384
@@ -92,8 +144,13 @@ struct CpuEngine
 	int			k;
 	int			n_slots;
 	unsigned	needs;
-	double	  **slot;			/* [n_slots] vectors of n*k */
-	double	   *z;				/* [n*k] x / out_strength */
+	double	  **slot;			/* [n_slots] vectors of n*k, each on a 64-byte boundary */
+	double	  **slot_block;		/* [n_slots] what was allocated for each slot */
+	double	   *z;				/* [n*k] x / out_strength, by column group (see "Column groups") */
+	double	   *z_block;		/* what was allocated for z (z is its first 64-byte boundary) */
+	int			n_groups;		/* column groups of the k columns */
+	bool		wide;			/* the CPU runs csr_gather_wide (AVX-512) */
+	int		   *group_first;	/* [n_groups+1] first column of each group, then k */
 	double	   *inv_out;		/* [n] 1 / out_strength, 0 for dangling */
 	/*
 	 * The in-CSR of PULL_NORMALIZED with its rows sorted by descending length (a copy): rows of
@@ -115,8 +172,7 @@ struct CpuEngine
 	int			z_slot;			/* slot whose scaled copy z holds, or -1 */
 	double	   *coef;			/* [k] per-column scalars of the current operation */
 	double	   *dangling_coef;	/* [k] alpha * dangling mass, with a dangling distribution */
-	double	   *scratch;		/* [n_threads * 2k] per-thread carries and block sums of the
-								 * compensated sums (thread 0's also for the chunk totals) */
+	double	   *scratch;		/* [2k] carries [0, k) and sums [k, 2k) of the chunk totals */
 	PrResidual *res;			/* [k] residuals of the last update / normalize */
 	bool		have_residual;
 	double	   *far_field;		/* [n] the far-field vector kept for the warm start, or NULL */
@@ -170,13 +226,6 @@ compensated_add(double *sum, double *carry, double value)
 	else
 		*carry += (value - total) + *sum;
 	*sum = total;
-}
-
-/* This thread's 2k doubles of scratch: carries [0, k), block sums [k, 2k). */
-static inline double *
-thread_scratch(const CpuEngine *e, int tid)
-{
-	return e->scratch + (size_t) tid * 2 * (size_t) e->k;
 }
 
 /* ---------------------------------------------------------------- thread pool */
@@ -371,11 +420,12 @@ typedef struct ProductArgs
 } ProductArgs;
 
 /*
- * The dangling sums of x over chunk c's dangling nodes into part_dangling, compensated (one
- * column: plain blocks of PR_CPU_SUM_BLOCK, their sums compensated); carry is scratch for k values.
+ * The dangling sums of x over chunk c's dangling nodes into part_dangling: every column in plain
+ * blocks of PR_CPU_SUM_BLOCK, the block sums compensated (so column j's sum is that of a
+ * one-column run of column j); k columns in groups of PR_CPU_COLUMN_GROUP, summed in locals.
  */
 static inline void
-chunk_dangling_sums(CpuEngine *e, int64_t c, const double *x, double *carry)
+chunk_dangling_sums(CpuEngine *e, int64_t c, const double *x)
 {
 	const int	k = e->k;
 	const int32_t *dangling = e->g->dangling;
@@ -400,18 +450,56 @@ chunk_dangling_sums(CpuEngine *e, int64_t c, const double *x, double *carry)
 		part[0] = s + s_carry;
 		return;
 	}
-	for (int j = 0; j < k; j++)
-		part[j] = carry[j] = 0.0;
-	for (int64_t d = e->dangling_chunk[c]; d < e->dangling_chunk[c + 1]; d++)
-		for (int j = 0; j < k; j++)
-			compensated_add(&part[j], &carry[j], x[(int64_t) dangling[d] * k + j]);
-	for (int j = 0; j < k; j++)
-		part[j] += carry[j];
+	for (int j0 = 0; j0 < k; j0 += PR_CPU_COLUMN_GROUP)
+	{
+		int			width = k - j0 < PR_CPU_COLUMN_GROUP ? k - j0 : PR_CPU_COLUMN_GROUP;
+		double		s[PR_CPU_COLUMN_GROUP],
+					s_carry[PR_CPU_COLUMN_GROUP],
+					block[PR_CPU_COLUMN_GROUP];
+		int64_t		d = e->dangling_chunk[c],
+					end = e->dangling_chunk[c + 1];
+
+		for (int j = 0; j < width; j++)
+			s[j] = s_carry[j] = 0.0;
+		while (d < end)
+		{
+			int64_t		block_end = end - d > PR_CPU_SUM_BLOCK ? d + PR_CPU_SUM_BLOCK : end;
+
+			for (int j = 0; j < width; j++)
+				block[j] = 0.0;
+			for (; d < block_end; d++)
+			{
+				const double *xd = x + (int64_t) dangling[d] * k + j0;
+
+				for (int j = 0; j < width; j++)
+					block[j] += xd[j];
+			}
+			for (int j = 0; j < width; j++)
+				compensated_add(&s[j], &s_carry[j], block[j]);
+		}
+		for (int j = 0; j < width; j++)
+			part[j0 + j] = s[j] + s_carry[j];
+	}
+}
+
+/* zg[v * width + j] = x[v * k + j] * inv_out[v] for the width columns of a group, rows [v0, v1). */
+PR_ALWAYS_INLINE static inline void
+scale_group(const double *x, int k, const double *inv_out, int width, int64_t v0, int64_t v1,
+			double *zg)
+{
+	for (int64_t v = v0; v < v1; v++)
+	{
+		double		f = inv_out[v];
+		const double *xv = x + v * k;
+
+		PR_UNROLL for (int j = 0; j < width; j++)
+			zg[v * width + j] = xv[j] * f;
+	}
 }
 
 /* z = x / out_strength (0 for dangling nodes) and the dangling sums of x, for chunk c. */
 static inline void
-chunk_scale_by_strength(CpuEngine *e, int tid, int64_t c, const double *x)
+chunk_scale_by_strength(CpuEngine *e, int64_t c, const double *x)
 {
 	const int	k = e->k;
 	int64_t		v0 = c * PR_CPU_CHUNK;
@@ -424,15 +512,24 @@ chunk_scale_by_strength(CpuEngine *e, int tid, int64_t c, const double *x)
 	}
 	else
 	{
-		for (int64_t v = v0; v < v1; v++)
+		for (int g = 0; g < e->n_groups; g++)
 		{
-			double		f = e->inv_out[v];
+			int			first = e->group_first[g];
+			int			width = e->group_first[g + 1] - first;
+			double	   *zg = e->z + e->n * first;
 
-			for (int j = 0; j < k; j++)
-				e->z[v * k + j] = x[v * k + j] * f;
+			/* the widths of groups as constants: the column loops unroll */
+			if (width == 8)
+				scale_group(x + first, k, e->inv_out, 8, v0, v1, zg);
+			else if (width == 4)
+				scale_group(x + first, k, e->inv_out, 4, v0, v1, zg);
+			else if (width == 2)
+				scale_group(x + first, k, e->inv_out, 2, v0, v1, zg);
+			else
+				scale_group(x + first, k, e->inv_out, width, v0, v1, zg);
 		}
 	}
-	chunk_dangling_sums(e, c, x, thread_scratch(e, tid));
+	chunk_dangling_sums(e, c, x);
 }
 
 /* z = x / out_strength and the dangling sums of x, this thread's chunks. */
@@ -441,8 +538,9 @@ task_scale_by_strength(CpuEngine *e, int tid, const void *varg)
 {
 	const ProductArgs *a = (const ProductArgs *) varg;
 
+	(void) tid;
 	for (int64_t c; (c = claim(e)) < e->n_chunks;)
-		chunk_scale_by_strength(e, tid, c, a->x);
+		chunk_scale_by_strength(e, c, a->x);
 }
 
 /* Plain sum of w * x[col] over entries [b, end) of a row (w NULL: weight 1), two accumulators. */
@@ -475,41 +573,120 @@ row_block_sum(const int32_t *col, const double *w, const double *x, int64_t b, i
 	return s0 + s1;
 }
 
-/* The k column sums of w * x[col] over entries [b, end) of a row into out[k], plainly. */
-static inline void
-row_block_sums(const int32_t *col, const double *w, const double *x, int64_t b, int64_t end,
-			   int k, double *out)
-{
-	for (int j = 0; j < k; j++)
-		out[j] = 0.0;
-	for (; b < end; b++)
-	{
-		const double *xu = x + (int64_t) col[b] * k;
-		double		we = w != NULL ? w[b] : 1.0;
-
-		for (int j = 0; j < k; j++)
-			out[j] += we * xu[j];
-	}
+/*
+ * Defines gather_row_W: out[j] = sum over entries [b, end) of a row of w * x[col][j] for the W
+ * adjacent columns j < W of x, node u's at x + u * stride (w NULL: weight 1), summed per column
+ * exactly as the one-column path sums a row: plain blocks of PR_CPU_SUM_BLOCK edges (even and odd
+ * edges in two accumulators, as row_block_sum), the block sums compensated when the row has more
+ * than one block.  W is a constant, so the accumulators live in registers.
+ */
+#define DEFINE_GATHER_ROW(W) \
+PR_ALWAYS_INLINE static inline void \
+gather_row_##W(const int32_t *col, const double *w, const double *x, int64_t stride, int64_t b, \
+			   int64_t end, double *out) \
+{ \
+	double		sum[W], carry[W], s0[W], s1[W]; \
+	const bool	one_block = end - b <= PR_CPU_SUM_BLOCK; \
+\
+	PR_UNROLL for (int j = 0; j < W; j++) \
+		sum[j] = carry[j] = 0.0; \
+	while (b < end) \
+	{ \
+		int64_t		block_end = end - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : end; \
+\
+		PR_UNROLL for (int j = 0; j < W; j++) \
+			s0[j] = s1[j] = 0.0; \
+		if (w == NULL) \
+			for (; b + 1 < block_end; b += 2) \
+			{ \
+				const double *x0 = x + col[b] * stride; \
+				const double *x1 = x + col[b + 1] * stride; \
+\
+				PR_UNROLL for (int j = 0; j < W; j++) \
+				{ \
+					s0[j] += x0[j]; \
+					s1[j] += x1[j]; \
+				} \
+			} \
+		else \
+			for (; b + 1 < block_end; b += 2) \
+			{ \
+				const double *x0 = x + col[b] * stride; \
+				const double *x1 = x + col[b + 1] * stride; \
+				double		w0 = w[b], \
+							w1 = w[b + 1]; \
+\
+				PR_UNROLL for (int j = 0; j < W; j++) \
+				{ \
+					s0[j] += w0 * x0[j]; \
+					s1[j] += w1 * x1[j]; \
+				} \
+			} \
+		if (b < block_end) \
+		{ \
+			const double *x0 = x + col[b] * stride; \
+			double		w0 = w != NULL ? w[b] : 1.0; \
+\
+			PR_UNROLL for (int j = 0; j < W; j++) \
+				s0[j] += w0 * x0[j]; \
+			b++; \
+		} \
+		if (one_block) \
+		{ \
+			PR_UNROLL for (int j = 0; j < W; j++) \
+				out[j] = s0[j] + s1[j]; \
+			return; \
+		} \
+		PR_UNROLL for (int j = 0; j < W; j++) \
+			compensated_add(&sum[j], &carry[j], s0[j] + s1[j]); \
+	} \
+	PR_UNROLL for (int j = 0; j < W; j++) \
+		out[j] = sum[j] + carry[j]; \
 }
 
+DEFINE_GATHER_ROW(1)
+DEFINE_GATHER_ROW(2)
+DEFINE_GATHER_ROW(4)
+DEFINE_GATHER_ROW(8)
+
 /*
- * y[node of row p] = sum over row p of w * x[col], for rows [p0, p1); the node of row p is
- * row_order[p] in a row-permuted CSR, p itself when row_order is NULL.  A row is summed plainly
- * in blocks of PR_CPU_SUM_BLOCK edges, the block sums compensated (a row of one block is its plain
- * sum); scratch holds 2k doubles.  The per-row summation order is fixed, so results do not
- * depend on threads.
+ * y[node of row p][j] = sum over row p of w * x[col][j] for rows [p0, p1), one column (k = 1:
+ * stride and width 1) or the width columns of one column group (x: the group's values, node u's
+ * at x + u * stride; y: rows of k values, the group's first column at y_first).  The node of row
+ * p is row_order[p] in a row-permuted CSR, p itself when row_order is NULL.  A row is summed
+ * plainly in blocks of PR_CPU_SUM_BLOCK edges, the block sums compensated (a row of one block is
+ * its plain sum).  The per-row summation order is fixed, so results do not depend on threads.
  */
-static void
-csr_gather(const int64_t *ptr, const int32_t *col, const double *w, const double *x,
-		   double *y, const int32_t *row_order, int64_t p0, int64_t p1, int k, double *scratch)
+PR_ALWAYS_INLINE static inline void
+csr_gather_rows(const int64_t *ptr, const int32_t *col, const double *w, const double *x,
+				int64_t stride, int width, double *y, int k, int y_first,
+				const int32_t *row_order, int64_t p0, int64_t p1)
 {
 	for (int64_t p = p0; p < p1; p++)
 	{
 		int64_t		b = ptr[p],
 					end = ptr[p + 1];
-		double	   *yv = y + (row_order != NULL ? (int64_t) row_order[p] : p) * k;
+		double	   *yv = y + (row_order != NULL ? (int64_t) row_order[p] : p) * k + y_first;
 
-		if (k == 1)
+		switch (width)
+		{
+			case 8:
+				gather_row_8(col, w, x, stride, b, end, yv);
+				continue;
+			case 4:
+				gather_row_4(col, w, x, stride, b, end, yv);
+				continue;
+			case 2:
+				gather_row_2(col, w, x, stride, b, end, yv);
+				continue;
+			default:
+				break;
+		}
+		if (stride != 1)
+		{
+			gather_row_1(col, w, x, stride, b, end, yv);
+			continue;
+		}
 		{
 			double		s = 0.0,
 						carry = 0.0;
@@ -524,42 +701,65 @@ csr_gather(const int64_t *ptr, const int32_t *col, const double *w, const double
 								row_block_sum(col, w, x, b,
 											  end - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : end));
 			yv[0] = s + carry;
-			continue;
-		}
-		if (end - b <= PR_CPU_SUM_BLOCK)
-		{
-			row_block_sums(col, w, x, b, end, k, yv);
-			continue;
-		}
-		{
-			double	   *carry = scratch;
-			double	   *block = scratch + k;
-
-			for (int j = 0; j < k; j++)
-				yv[j] = carry[j] = 0.0;
-			for (; b < end; b += PR_CPU_SUM_BLOCK)
-			{
-				row_block_sums(col, w, x, b,
-							   end - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : end, k, block);
-				for (int j = 0; j < k; j++)
-					compensated_add(&yv[j], &carry[j], block[j]);
-			}
-			for (int j = 0; j < k; j++)
-				yv[j] += carry[j];
 		}
 	}
 }
 
+/* csr_gather_rows, compiled for the baseline instruction set. */
+static void
+csr_gather(const int64_t *ptr, const int32_t *col, const double *w, const double *x,
+		   int64_t stride, int width, double *y, int k, int y_first, const int32_t *row_order,
+		   int64_t p0, int64_t p1)
+{
+	csr_gather_rows(ptr, col, w, x, stride, width, y, k, y_first, row_order, p0, p1);
+}
+
+#ifdef PR_CPU_WIDE
+/*
+ * csr_gather_rows compiled for AVX-512 (a group of 8 columns of a node is one register), used
+ * where the CPU has it (CpuEngine.wide) for unweighted rows: their sums only add, lane by lane in
+ * the same order, so the results are the same bits (a weighted row's product could be fused into
+ * one rounding).
+ */
+__attribute__((target("avx512f")))
+static void
+csr_gather_wide(const int64_t *ptr, const int32_t *col, const double *w, const double *x,
+				int64_t stride, int width, double *y, int k, int y_first,
+				const int32_t *row_order, int64_t p0, int64_t p1)
+{
+	csr_gather_rows(ptr, col, w, x, stride, width, y, k, y_first, row_order, p0, p1);
+}
+#endif
+
 /*
  * y = the gather of x over a CSR's rows (ptr, col, w; order as for csr_gather), the blocks of rows
- * (part[b] .. part[b + 1]) this thread claims.
+ * (part[b] .. part[b + 1]) this thread claims, one column group after the other (the block's rows
+ * of y stay in cache meanwhile).  grouped: x is laid out by column group (z); otherwise x has
+ * rows of k values.
  */
 static inline void
-gather_blocks(CpuEngine *e, int tid, const int64_t *ptr, const int32_t *col, const double *w,
-			  const int32_t *order, const int64_t *part, const double *x, double *y)
+gather_blocks(CpuEngine *e, const int64_t *ptr, const int32_t *col, const double *w,
+			  const int32_t *order, const int64_t *part, const double *x, bool grouped,
+			  double *y)
 {
 	for (int64_t b; (b = claim(e)) < e->n_blocks;)
-		csr_gather(ptr, col, w, x, y, order, part[b], part[b + 1], e->k, thread_scratch(e, tid));
+		for (int g = 0; g < e->n_groups; g++)
+		{
+			int			first = e->group_first[g];
+			int			width = e->group_first[g + 1] - first;
+			const double *xg = grouped ? x + e->n * first : x + first;
+
+#ifdef PR_CPU_WIDE
+			if (e->wide && w == NULL && width >= 4)
+			{
+				csr_gather_wide(ptr, col, w, xg, grouped ? width : e->k, width, y, e->k, first,
+								order, part[b], part[b + 1]);
+				continue;
+			}
+#endif
+			csr_gather(ptr, col, w, xg, grouped ? width : e->k, width, y, e->k, first, order,
+					   part[b], part[b + 1]);
+		}
 }
 
 /* y = gather of z (the scaled x) over in-edges, this thread's rows. */
@@ -569,11 +769,12 @@ task_pull_normalized(CpuEngine *e, int tid, const void *varg)
 	const ProductArgs *a = (const ProductArgs *) varg;
 	const PrGraph *g = e->g;
 
-	if (e->row_order != NULL)
-		gather_blocks(e, tid, e->sorted_ptr, e->sorted_src, e->sorted_weight, e->row_order,
-					  e->sorted_part, e->z, a->y);
+	(void) tid;
+	if (e->row_order != NULL && e->k <= PR_CPU_SORTED_MAX_COLUMNS)
+		gather_blocks(e, e->sorted_ptr, e->sorted_src, e->sorted_weight, e->row_order,
+					  e->sorted_part, e->z, true, a->y);
 	else
-		gather_blocks(e, tid, g->in_ptr, g->in_src, g->in_weight, NULL, e->in_part, e->z, a->y);
+		gather_blocks(e, g->in_ptr, g->in_src, g->in_weight, NULL, e->in_part, e->z, true, a->y);
 }
 
 /* Copies the in-rows into sorted_ptr / sorted_src / sorted_weight order, by row blocks. */
@@ -604,7 +805,8 @@ task_pull(CpuEngine *e, int tid, const void *varg)
 	const ProductArgs *a = (const ProductArgs *) varg;
 	const PrGraph *g = e->g;
 
-	gather_blocks(e, tid, g->in_ptr, g->in_src, g->in_weight, NULL, e->in_part, a->x, a->y);
+	(void) tid;
+	gather_blocks(e, g->in_ptr, g->in_src, g->in_weight, NULL, e->in_part, a->x, false, a->y);
 }
 
 /* y = A x over out-edges, this thread's rows. */
@@ -614,7 +816,8 @@ task_push(CpuEngine *e, int tid, const void *varg)
 	const ProductArgs *a = (const ProductArgs *) varg;
 	const PrGraph *g = e->g;
 
-	gather_blocks(e, tid, g->out_ptr, g->out_dst, g->out_weight, NULL, e->out_part, a->x, a->y);
+	(void) tid;
+	gather_blocks(e, g->out_ptr, g->out_dst, g->out_weight, NULL, e->out_part, a->x, false, a->y);
 }
 
 /* Per-chunk dangling sums of x (when the product did not already take them). */
@@ -623,8 +826,9 @@ task_dangling_sums(CpuEngine *e, int tid, const void *varg)
 {
 	const double *x = (const double *) varg;
 
+	(void) tid;
 	for (int64_t c; (c = claim(e)) < e->n_chunks;)
-		chunk_dangling_sums(e, c, x, thread_scratch(e, tid));
+		chunk_dangling_sums(e, c, x);
 }
 
 /* Arguments of the update and normalize tasks. */
@@ -638,13 +842,54 @@ typedef struct UpdateArgs
 } UpdateArgs;
 
 /*
- * Per-chunk |y - x| partials (l1 sums and maxima) of node rows [v0, v1): one column in plain
- * blocks of PR_CPU_SUM_BLOCK whose sums are compensated, k columns compensated term by term;
- * carry is scratch for k values.
+ * The |y - x| partials of width adjacent columns (rows of k values) over node rows [v0, v1)
+ * into ps / pm: plain blocks of PR_CPU_SUM_BLOCK nodes, the block sums compensated.
+ */
+PR_ALWAYS_INLINE static inline void
+residual_group(const double *y, const double *x, int k, int width, int64_t v0, int64_t v1,
+			   double *ps, double *pm)
+{
+	double		s[PR_CPU_COLUMN_GROUP] = {0.0},
+				s_carry[PR_CPU_COLUMN_GROUP] = {0.0},
+				mx[PR_CPU_COLUMN_GROUP] = {0.0},
+				block[PR_CPU_COLUMN_GROUP] = {0.0};
+
+	for (int64_t b = v0; b < v1; b += PR_CPU_SUM_BLOCK)
+	{
+		int64_t		block_end = v1 - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : v1;
+
+		PR_UNROLL for (int j = 0; j < width; j++)
+			block[j] = 0.0;
+		for (int64_t v = b; v < block_end; v++)
+		{
+			const double *yv = y + v * k;
+			const double *xv = x + v * k;
+
+			PR_UNROLL for (int j = 0; j < width; j++)
+			{
+				double		d = fabs(yv[j] - xv[j]);
+
+				block[j] += d;
+				mx[j] = d > mx[j] ? d : mx[j];
+			}
+		}
+		PR_UNROLL for (int j = 0; j < width; j++)
+			compensated_add(&s[j], &s_carry[j], block[j]);
+	}
+	PR_UNROLL for (int j = 0; j < width; j++)
+	{
+		ps[j] = s[j] + s_carry[j];
+		pm[j] = mx[j];
+	}
+}
+
+/*
+ * Per-chunk |y - x| partials (l1 sums and maxima) of node rows [v0, v1): every column in plain
+ * blocks of PR_CPU_SUM_BLOCK whose sums are compensated (column j's as in a one-column run of
+ * column j); k columns in groups of PR_CPU_COLUMN_GROUP, summed in locals.
  */
 static inline void
-chunk_residual(CpuEngine *e, int64_t c, int64_t v0, int64_t v1, const double *y, const double *x,
-			   double *carry)
+chunk_residual(CpuEngine *e, int64_t c, int64_t v0, int64_t v1, const double *y, const double *x)
 {
 	const int	k = e->k;
 	double	   *ps = e->part_sum + c * k;
@@ -674,18 +919,20 @@ chunk_residual(CpuEngine *e, int64_t c, int64_t v0, int64_t v1, const double *y,
 		pm[0] = mx;
 		return;
 	}
-	for (int j = 0; j < k; j++)
-		ps[j] = pm[j] = carry[j] = 0.0;
-	for (int64_t v = v0; v < v1; v++)
-		for (int j = 0; j < k; j++)
-		{
-			double		d = fabs(y[v * k + j] - x[v * k + j]);
+	for (int j0 = 0; j0 < k; j0 += PR_CPU_COLUMN_GROUP)
+	{
+		int			width = k - j0 < PR_CPU_COLUMN_GROUP ? k - j0 : PR_CPU_COLUMN_GROUP;
 
-			compensated_add(&ps[j], &carry[j], d);
-			pm[j] = d > pm[j] ? d : pm[j];
-		}
-	for (int j = 0; j < k; j++)
-		ps[j] += carry[j];
+		/* a constant width for the widths of groups: the sums stay in registers */
+		if (width == 8)
+			residual_group(y + j0, x + j0, k, 8, v0, v1, ps + j0, pm + j0);
+		else if (width == 4)
+			residual_group(y + j0, x + j0, k, 4, v0, v1, ps + j0, pm + j0);
+		else if (width == 2)
+			residual_group(y + j0, x + j0, k, 2, v0, v1, ps + j0, pm + j0);
+		else
+			residual_group(y + j0, x + j0, k, width, v0, v1, ps + j0, pm + j0);
+	}
 }
 
 /*
@@ -700,6 +947,7 @@ task_pagerank_update(CpuEngine *e, int tid, const void *varg)
 	const double alpha = a->alpha;
 	double	   *y = a->y;
 
+	(void) tid;
 	for (int64_t c; (c = claim(e)) < e->n_chunks;)
 	{
 		int64_t		v0 = c * PR_CPU_CHUNK;
@@ -743,10 +991,10 @@ task_pagerank_update(CpuEngine *e, int tid, const void *varg)
 					y[(int64_t) r->dangling_node[i] * k + j] +=
 						e->dangling_coef[j] * r->dangling_weight[i];
 		}
-		chunk_residual(e, c, v0, v1, y, a->x, thread_scratch(e, tid));
+		chunk_residual(e, c, v0, v1, y, a->x);
 		/* prepare the next product while the chunk is in cache */
 		if (e->z != NULL)
-			chunk_scale_by_strength(e, tid, c, y);
+			chunk_scale_by_strength(e, c, y);
 	}
 }
 
@@ -756,8 +1004,8 @@ task_column_sums(CpuEngine *e, int tid, const void *varg)
 {
 	const UpdateArgs *a = (const UpdateArgs *) varg;
 	const int	k = e->k;
-	double	   *carry = thread_scratch(e, tid);
 
+	(void) tid;
 	for (int64_t c; (c = claim(e)) < e->n_chunks;)
 	{
 		int64_t		v0 = c * PR_CPU_CHUNK;
@@ -781,13 +1029,30 @@ task_column_sums(CpuEngine *e, int tid, const void *varg)
 			ps[0] = s + s_carry;
 			continue;
 		}
-		for (int j = 0; j < k; j++)
-			ps[j] = carry[j] = 0.0;
-		for (int64_t v = v0; v < v1; v++)
-			for (int j = 0; j < k; j++)
-				compensated_add(&ps[j], &carry[j], a->y[v * k + j]);
-		for (int j = 0; j < k; j++)
-			ps[j] += carry[j];
+		for (int j0 = 0; j0 < k; j0 += PR_CPU_COLUMN_GROUP)
+		{
+			int			width = k - j0 < PR_CPU_COLUMN_GROUP ? k - j0 : PR_CPU_COLUMN_GROUP;
+			double		s[PR_CPU_COLUMN_GROUP],
+						s_carry[PR_CPU_COLUMN_GROUP],
+						block[PR_CPU_COLUMN_GROUP];
+
+			for (int j = 0; j < width; j++)
+				s[j] = s_carry[j] = 0.0;
+			for (int64_t b = v0; b < v1; b += PR_CPU_SUM_BLOCK)
+			{
+				int64_t		block_end = v1 - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : v1;
+
+				for (int j = 0; j < width; j++)
+					block[j] = 0.0;
+				for (int64_t v = b; v < block_end; v++)
+					for (int j = 0; j < width; j++)
+						block[j] += a->y[v * k + j0 + j];
+				for (int j = 0; j < width; j++)
+					compensated_add(&s[j], &s_carry[j], block[j]);
+			}
+			for (int j = 0; j < width; j++)
+				ps[j0 + j] = s[j] + s_carry[j];
+		}
 	}
 }
 
@@ -798,6 +1063,7 @@ task_divide_columns(CpuEngine *e, int tid, const void *varg)
 	const UpdateArgs *a = (const UpdateArgs *) varg;
 	const int	k = e->k;
 
+	(void) tid;
 	for (int64_t c; (c = claim(e)) < e->n_chunks;)
 	{
 		int64_t		v0 = c * PR_CPU_CHUNK;
@@ -808,18 +1074,18 @@ task_divide_columns(CpuEngine *e, int tid, const void *varg)
 				if (e->coef[j] != 0.0)
 					a->y[v * k + j] /= e->coef[j];
 		if (a->x != NULL)
-			chunk_residual(e, c, v0, v1, a->y, a->x, thread_scratch(e, tid));
+			chunk_residual(e, c, v0, v1, a->y, a->x);
 	}
 }
 
 /*
- * Sums the per-chunk partials of part into out[k], in chunk order, compensated (thread 0's
- * scratch holds the carries: no task runs meanwhile).
+ * Sums the per-chunk partials of part into out[k], in chunk order, compensated (scratch holds the
+ * carries).
  */
 static void
 sum_partials(const CpuEngine *e, const double *part, double *out)
 {
-	double	   *carry = thread_scratch(e, 0);
+	double	   *carry = e->scratch;
 
 	for (int j = 0; j < e->k; j++)
 		out[j] = carry[j] = 0.0;
@@ -835,7 +1101,7 @@ static void
 collect_residual(CpuEngine *e)
 {
 	const int	k = e->k;
-	double	   *l1 = thread_scratch(e, 0) + k;
+	double	   *l1 = e->scratch + k;
 
 	sum_partials(e, e->part_sum, l1);
 	for (int j = 0; j < k; j++)
@@ -852,17 +1118,24 @@ collect_residual(CpuEngine *e)
 
 /* ---------------------------------------------------------------- operations */
 
+/* The first 64-byte boundary in an allocation of 8 doubles more than needed. */
+static double *
+align_64(double *block)
+{
+	return block + (8 - ((uintptr_t) block / sizeof(double)) % 8) % 8;
+}
+
 /* Frees the vectors of k columns (slots, z, per-chunk partials, per-column scalars). */
 static void
 cpu_free_vectors(CpuEngine *e)
 {
-	if (e->slot != NULL)
-	{
+	if (e->slot_block != NULL)
 		for (int i = 0; i < e->n_slots; i++)
-			pr_free(&e->alloc, e->slot[i]);
-		pr_free(&e->alloc, e->slot);
-	}
-	pr_free(&e->alloc, e->z);
+			pr_free(&e->alloc, e->slot_block[i]);
+	pr_free(&e->alloc, e->slot);
+	pr_free(&e->alloc, e->slot_block);
+	pr_free(&e->alloc, e->z_block);
+	pr_free(&e->alloc, e->group_first);
 	pr_free(&e->alloc, e->part_sum);
 	pr_free(&e->alloc, e->part_max);
 	pr_free(&e->alloc, e->part_dangling);
@@ -870,9 +1143,11 @@ cpu_free_vectors(CpuEngine *e)
 	pr_free(&e->alloc, e->dangling_coef);
 	pr_free(&e->alloc, e->scratch);
 	pr_free(&e->alloc, e->res);
-	e->slot = NULL;
+	e->slot = e->slot_block = NULL;
 	e->n_slots = 0;
-	e->z = NULL;
+	e->z = e->z_block = NULL;
+	e->group_first = NULL;
+	e->n_groups = 0;
 	e->part_sum = e->part_max = e->part_dangling = e->coef = e->dangling_coef = e->scratch = NULL;
 	e->res = NULL;
 	e->have_residual = false;
@@ -891,28 +1166,51 @@ cpu_alloc_vectors(CpuEngine *e, int k, int n_slots)
 
 	e->k = k;
 	e->slot = ENGINE_ALLOC(e, double *, n_slots);
-	if (e->slot == NULL)
+	e->slot_block = ENGINE_ALLOC(e, double *, n_slots);
+	if (e->slot == NULL || e->slot_block == NULL)
 		return false;
-	memset(e->slot, 0, sizeof(double *) * (size_t) n_slots);
+	memset(e->slot_block, 0, sizeof(double *) * (size_t) n_slots);
 	e->n_slots = n_slots;
 	for (int i = 0; i < n_slots; i++)
-		if ((e->slot[i] = ENGINE_ALLOC(e, double, nk)) == NULL)
+	{
+		if ((e->slot_block[i] = ENGINE_ALLOC(e, double, nk + 8)) == NULL)
 			return false;
+		e->slot[i] = align_64(e->slot_block[i]);
+	}
 	e->part_sum = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
 	e->part_max = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
 	e->part_dangling = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
 	e->coef = ENGINE_ALLOC(e, double, k);
 	e->dangling_coef = ENGINE_ALLOC(e, double, k);
-	e->scratch = ENGINE_ALLOC(e, double, (size_t) e->n_threads * 2 * (size_t) k);
+	e->scratch = ENGINE_ALLOC(e, double, 2 * (size_t) k);
 	e->res = ENGINE_ALLOC(e, PrResidual, k);
 	if (e->part_sum == NULL || e->part_max == NULL || e->part_dangling == NULL ||
 		e->coef == NULL || e->dangling_coef == NULL || e->scratch == NULL || e->res == NULL)
 		return false;
+	/* column groups: as many of 8 columns as fit, then one of 4, 2 and 1 for the rest */
+	e->n_groups = k / PR_CPU_COLUMN_GROUP + (k % 8 >= 4) + (k % 4 >= 2) + (k % 2);
+	e->group_first = ENGINE_ALLOC(e, int, e->n_groups + 1);
+	if (e->group_first == NULL)
+		return false;
+	{
+		int			g = 0,
+					first = 0;
+
+		for (int width = PR_CPU_COLUMN_GROUP; width >= 1; width /= 2)
+			while (k - first >= width)
+			{
+				e->group_first[g++] = first;
+				first += width;
+			}
+		e->group_first[g] = k;
+	}
 	if (e->needs & PR_NEED_PULL_NORMALIZED)
 	{
-		e->z = ENGINE_ALLOC(e, double, nk);
-		if (e->z == NULL)
+		/* z on a 64-byte boundary: a group of 8 columns of a node is one cache line */
+		e->z_block = ENGINE_ALLOC(e, double, nk + 8);
+		if (e->z_block == NULL)
 			return false;
+		e->z = align_64(e->z_block);
 	}
 	return true;
 }
@@ -1104,6 +1402,10 @@ cpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	e->needs = needs;
 	e->n_chunks = (n + PR_CPU_CHUNK - 1) / PR_CPU_CHUNK;
 	e->n_threads = choose_threads(e->requested_threads, g);
+#ifdef PR_CPU_WIDE
+	__builtin_cpu_init();
+	e->wide = __builtin_cpu_supports("avx512f");
+#endif
 
 	if (!cpu_alloc_vectors(e, k, n_slots))
 		goto nomem;
@@ -1586,6 +1888,7 @@ cpu_release(PrEngine *base)
 static const PrEngineOps cpu_engine_ops = {
 	.name = "cpu",
 	.custom_dangling = true,
+	.column_batch = PR_CPU_COLUMN_BATCH,
 	.prepare = cpu_prepare,
 	.fill = cpu_fill,
 	.upload = cpu_upload,

@@ -668,9 +668,120 @@ finish_at_once(PrRunStats *stats, double t0)
 	return PR_OK;
 }
 
+/* Folds the statistics of one batch of columns into those of the whole run. */
+static void
+merge_batch_stats(PrRunStats *stats, const PrRunStats *batch, bool first)
+{
+	if (first)
+	{
+		stats->iterations = batch->iterations;
+		stats->residual = batch->residual;
+		stats->converged = batch->converged;
+		stats->stagnated = batch->stagnated;
+		stats->warm_started = batch->warm_started;
+	}
+	else
+	{
+		if (batch->iterations > stats->iterations)
+			stats->iterations = batch->iterations;
+		if (batch->residual > stats->residual || batch->residual != batch->residual)
+			stats->residual = batch->residual;
+		stats->converged = stats->converged && batch->converged;
+		stats->stagnated = stats->stagnated || batch->stagnated;
+		stats->warm_started = stats->warm_started && batch->warm_started;
+	}
+	stats->prepare_seconds += batch->prepare_seconds;
+	stats->warm_seconds += batch->warm_seconds;
+}
+
+/*
+ * The iterations and the result of k columns, batch columns at a time (the engine's
+ * column_batch): each batch is a run of its own over columns j0 .. j0 + kb - 1 (its slice of the
+ * restart and of the start vector), its scores placed in their columns of scores (n x k) or its
+ * top_k lists at j0 * min(top_k, n) of index / value.  A column's result does not depend on the
+ * others; a batch iterates until its own columns converge.
+ */
+static PrStatus
+iterate_in_batches(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *restart,
+				   const PrIterOptions *options, int k, int batch, bool top, double *scores,
+				   int64_t top_k, int32_t *index, double *value, PrRunStats *stats,
+				   PrError *err)
+{
+	int64_t		n = g->n_nodes;
+	int64_t		count = top_k < n ? top_k : n;
+	int64_t    *ptr = (int64_t *) pr_alloc_array(&pr_malloc_allocator, (size_t) batch + 1,
+												 sizeof(int64_t));
+	double	   *part = NULL;
+	double	   *start = NULL;
+	PrStatus	status = PR_OK;
+
+	if (!top || options->initial != NULL)
+	{
+		if ((uint64_t) n > SIZE_MAX / sizeof(double) / (size_t) batch)
+			status = pr_error_set(err, PR_ERR_TOO_LARGE, "%lld x %d scores do not fit in memory",
+								  (long long) n, batch);
+		else
+		{
+			part = (double *) pr_alloc_array(&pr_malloc_allocator, (size_t) n * (size_t) batch,
+											 sizeof(double));
+			if (part == NULL)
+				status = pr_error_set(err, PR_ERR_NOMEM, "out of memory for %lld x %d scores",
+									  (long long) n, batch);
+		}
+	}
+	if (status == PR_OK && options->initial != NULL)
+	{
+		start = (double *) pr_alloc_array(&pr_malloc_allocator, (size_t) n * (size_t) batch,
+										  sizeof(double));
+		if (start == NULL)
+			status = pr_error_set(err, PR_ERR_NOMEM, "out of memory for a start vector of %d columns",
+								  batch);
+	}
+	if (status == PR_OK && ptr == NULL)
+		status = pr_error_set(err, PR_ERR_NOMEM, "out of memory for %d restart columns", batch);
+	for (int j0 = 0; status == PR_OK && j0 < k; j0 += batch)
+	{
+		int			kb = k - j0 < batch ? k - j0 : batch;
+		PrRestart	sub = *restart;
+		PrIterOptions o = *options;
+		PrRunStats	batch_stats;
+		int			x;
+
+		for (int j = 0; j <= kb; j++)
+			ptr[j] = restart->ptr[j0 + j] - restart->ptr[j0];
+		sub.k = kb;
+		sub.ptr = ptr;
+		sub.node = restart->node + restart->ptr[j0];
+		sub.weight = restart->weight + restart->ptr[j0];
+		if (start != NULL)
+		{
+			for (int64_t v = 0; v < n; v++)
+				memcpy(start + v * kb, options->initial + v * k + j0, sizeof(double) * (size_t) kb);
+			o.initial = start;
+		}
+		stats_begin(&batch_stats, engine);
+		status = iterate_pagerank(engine, g, alpha, &sub, &o, kb, &batch_stats, &x, err);
+		merge_batch_stats(stats, &batch_stats, j0 == 0);
+		if (status == PR_OK && top)
+			status = engine_top_k(engine, x, n, kb, top_k, index + (size_t) j0 * (size_t) count,
+								  value + (size_t) j0 * (size_t) count, err);
+		else if (status == PR_OK)
+		{
+			status = engine->ops->download(engine, x, part, err);
+			for (int64_t v = 0; status == PR_OK && v < n; v++)
+				memcpy(scores + v * k + j0, part + v * kb, sizeof(double) * (size_t) kb);
+		}
+	}
+	pr_free(&pr_malloc_allocator, ptr);
+	pr_free(&pr_malloc_allocator, part);
+	pr_free(&pr_malloc_allocator, start);
+	return status;
+}
+
 /*
  * PageRank / RWR over k columns with its result as every score (top false: scores) or as the
  * top_k best nodes of each column (top true: index, value): pr_pagerank and pr_pagerank_top.
+ * More columns than the engine's column_batch go in batches (iterate_in_batches).
  */
 static PrStatus
 run_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *restart,
@@ -702,6 +813,14 @@ run_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *
 		return pr_error_set(err, PR_ERR_INVALID, "no score array given");
 	if (top && (index == NULL || value == NULL))
 		return pr_error_set(err, PR_ERR_INVALID, "no top-k arrays given");
+	if (engine->ops->column_batch > 0 && k > engine->ops->column_batch)
+	{
+		status = iterate_in_batches(engine, g, alpha, restart, options, k,
+									engine->ops->column_batch, top, scores, top_k, index, value,
+									stats, err);
+		stats->seconds = pr_clock_seconds() - t0;
+		return status;
+	}
 	status = iterate_pagerank(engine, g, alpha, restart, options, k, stats, &x, err);
 	if (status == PR_OK)
 		status = top ? engine_top_k(engine, x, g->n_nodes, k, top_k, index, value, err)

@@ -10,7 +10,9 @@
  *    a dangling distribution q (PrRestart.dangling_count > 0), alpha * d * q replaces
  *    alpha * d * r.  Scores sum to 1.
  *  - RWR from source s is PageRank with r = e_s and alpha = 1 - restart probability; many sources
- *    are k columns computed in one pass per iteration.
+ *    are k columns computed in one pass per iteration, or in batches of the engine's column_batch
+ *    columns one after the other (each batch a run of its own: it stops when its columns meet the
+ *    stopping rule).
  *  - HITS: a = Aᵀ h, h = A a, each normalised to sum 1 every iteration (NetworkX's normalisation).
  *  - Stopping: after an iteration, residual = |x' - x| in the chosen norm; converged when
  *    residual < tolerance (PR_NORM_L1_SCALED: residual < n * tolerance, as NetworkX does).
@@ -80,15 +82,16 @@ typedef struct PrIterOptions
 /* What one run did. */
 typedef struct PrRunStats
 {
-	int			iterations;		/* iterations performed */
-	double		residual;		/* last residual read, in the chosen norm (max over columns) */
+	int			iterations;		/* iterations performed (in batches: the most of any batch) */
+	double		residual;		/* last residual read, in the chosen norm (max over columns and
+								 * batches) */
 	bool		converged;
 	bool		stagnated;		/* not converged, stopped early: the residual stopped decreasing
 								 * (see "Stopping" above), so more iterations would not reach
 								 * the tolerance */
 	double		seconds;		/* wall time in the driver, prepare included */
 	double		prepare_seconds;	/* of which the engine's prepare (layout, upload; ~0 when the
-									 * engine kept the graph from an earlier run) */
+									 * engine kept the graph from an earlier run; every batch's) */
 	const char *engine;			/* engine name */
 	bool		warm_started;	/* the run started from the warm start (PrIterOptions.warm_start) */
 	double		warm_seconds;	/* of which the warm start (the far-field vector included) */

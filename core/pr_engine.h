@@ -74,6 +74,13 @@ typedef struct PrEngineOps
 	bool		custom_dangling;
 
 	/*
+	 * Most columns PageRank runs at once on this engine, 0 for no limit: pr_pagerank runs more
+	 * columns as batches of this many, one after the other (an engine whose vectors of all k
+	 * columns outgrow its caches computes smaller batches faster).
+	 */
+	int			column_batch;
+
+	/*
 	 * Takes the graph (the engine may copy or upload it; g stays valid until release), the number
 	 * of columns k, the number of vector slots and the products needed (PR_NEED_* bits).  An
 	 * engine may keep what it derived from the graph when prepare sees the same PrGraph object
