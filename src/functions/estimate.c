@@ -28,7 +28,6 @@
 #include "utils/syscache.h"
 
 #include "functions/run.h"
-#include "pr_gpu.h"
 
 PG_FUNCTION_INFO_V1(powerrank_estimate);
 
@@ -367,7 +366,7 @@ choose_engine(RankDevice device, const GraphSize *size, const char **engine, cha
  * free memory less PR_DEVICE_RESERVE, which only it knows: the choice here is the budget's.
  */
 static PrResidency
-service_residency(const char *algorithm, int k, bool cacheable, const GraphSize *size, bool weighted,
+service_residency(const char *algorithm, int k, const GraphSize *size, bool weighted,
 				  PrResidencyChoice *choice)
 {
 	ServiceRequest req;
@@ -381,7 +380,6 @@ service_residency(const char *algorithm, int k, bool cacheable, const GraphSize 
 						  k, !rwr, rwr ? k : 0, powerrank_warm_start);
 	req.n_nodes = (int64) size->nodes;
 	req.n_edges = (int64) size->stored_edges;
-	req.graph_cached = cacheable;
 	service_read_config(&config);
 	service_residency_input(&req, req.k, req.n_nodes, req.n_edges, weighted, &config, &in);
 	return pr_residency_choose(&in, choice);
@@ -488,7 +486,7 @@ powerrank_estimate(PG_FUNCTION_ARGS)
 	choose_engine(device, &size, &engine, reason, sizeof(reason));
 	if (engine != NULL && strcmp(engine, "cpu") != 0 && size.nodes > 0 && size.stored_edges >= 0)
 	{
-		residency = service_residency(algorithm, hits ? 1 : k, cacheable, &size, weighted, &choice);
+		residency = service_residency(algorithm, hits ? 1 : k, &size, weighted, &choice);
 		if (residency == PR_RESIDENCY_NONE)
 		{
 			/* the service fails with out of memory: 'auto' computes on the CPU, 'gpu' is an ERROR */
