@@ -108,16 +108,115 @@ FROM powerrank_estimate('est_edges');
 -- The GPU service (cpu-test engine) takes every graph once powerrank.gpu_min_edges allows it.
 SELECT est_service_ready();
 SET powerrank.gpu_min_edges = 0;
-SELECT engine, reason, layout, gpu_bytes FROM powerrank_estimate('est_edges');
+SELECT engine, reason, layout, residency, gpu_bytes > 0 AS has_gpu_bytes FROM powerrank_estimate('est_edges');
 SELECT count(*) FROM pagerank('est_edges');
-SELECT e.engine = r.engine AS same_engine, r.engine
+SELECT e.engine = r.engine AS same_engine, r.engine, e.residency = r.residency AS same_residency
 FROM powerrank_estimate('est_edges') e, powerrank_last_run() r;
-SELECT engine, reason FROM powerrank_estimate('est_edges', device => 'cpu');
+SELECT engine, reason, residency, gpu_bytes FROM powerrank_estimate('est_edges', device => 'cpu');
 SELECT count(*) FROM pagerank('est_edges', device => 'cpu');
-SELECT engine FROM powerrank_last_run();
+SELECT engine, residency FROM powerrank_last_run();
 SELECT engine, reason FROM powerrank_estimate('est_edges', device => 'gpu');
 RESET powerrank.gpu_min_edges;
 SELECT engine, reason FROM powerrank_estimate('est_edges', device => 'auto');
+
+-- Resident or streamed: the GPU engine keeps the matrices in device memory when they fit
+-- powerrank.gpu_memory, else streams them from host memory when its vectors and two block
+-- buffers fit, else the service fails with out of memory (core/pr_residency.c).  The service's
+-- cpu-test engine makes the same choice (sql/service_streamed.sql), and the estimate makes it
+-- from the same inputs.  est_big: 4000 nodes, 300000 edges, cached (exact counts), fp64:
+--   PageRank (1 column, 2 slots):  resident 1564812 B = vectors 316804 (two slots 2*4001*8,
+--     z 4001*8, staging 4000*8, order and 1/out-strength 4001*12, restart 4000*8, top-k scratch
+--     4000*24, partials and statistics 528*24 + 4*24) + the CSR 1248008 (4001*8 + 4000*4 +
+--     300000*4); streamed 643560 B = vectors 316804 + chunk sums 18752 ((293 + 293) * (8 + 24))
+--     + two block buffers of 154002 (an eighth of 4001*8 + 300000*4, plus 1)
+--   HITS (the push matrix too, 3 slots):                  resident 2844852 B, streamed 694344 B
+--   RWR from 3 sources with the warm start (4 slots):     resident 2102588 B, streamed 1190712 B
+--   RWR from 3 sources without it (2 slots):              resident 1910396 B, streamed  998520 B
+-- so at 2MB (2097152 B) PageRank and RWR without the warm start are resident, HITS and RWR with
+-- it streamed; at 1MB (1048576 B) PageRank is streamed and RWR from 3 sources with the warm start
+-- does not fit: 'auto' computes on the CPU, 'gpu' is an ERROR.
+-- powerrank.gpu_memory is reloaded (sighup): the service restarts its engine process with it.
+CREATE FUNCTION est_engine_replaced(old_pid int) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..300 LOOP
+    IF (SELECT state = 'ready' AND engine_pid <> old_pid FROM powerrank_service) THEN
+      RETURN true;
+    END IF;
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+  RETURN false;
+END $$;
+-- The estimate of a call (args: powerrank_estimate's), then the call, side by side.
+CREATE TEMP TABLE est_runs(name text, est_engine text, real_engine text, est_residency text,
+                           real_residency text, gpu_bytes bigint, est_reason text, fallback text);
+CREATE FUNCTION est_against_run(name text, args text, call text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  e record;
+  r record;
+BEGIN
+  EXECUTE format('SELECT * FROM powerrank_estimate(%s)', args) INTO e;
+  EXECUTE format('SELECT count(*) FROM %s', call);
+  SELECT * INTO r FROM powerrank_last_run();
+  INSERT INTO est_runs VALUES (name, e.engine, r.engine, e.residency, r.residency, e.gpu_bytes,
+                               e.reason, r.fallback);
+END $$;
+
+SELECT setseed(0.5);
+CREATE TABLE est_big(src bigint, dst bigint);
+INSERT INTO est_big
+  SELECT 1 + floor(random() * 4000), 1 + floor(random() * 4000) FROM generate_series(1, 300000);
+SELECT powerrank_cache_enable('est_big');
+SELECT count(*) FROM pagerank('est_big', device => 'cpu');
+SELECT counts_from, nodes, stored_edges FROM powerrank_estimate('est_big');
+SET powerrank.gpu_min_edges = 0;
+
+SELECT est_service_ready();
+SELECT engine_pid AS old_pid FROM powerrank_service \gset
+ALTER SYSTEM SET powerrank.gpu_memory = '2MB';
+SELECT pg_reload_conf();
+SELECT est_engine_replaced(:old_pid);
+SHOW powerrank.gpu_memory;
+SELECT est_against_run('2MB: pagerank', $$'est_big'$$, $$pagerank('est_big')$$);
+SELECT est_against_run('2MB: hits', $$'est_big', 'hits'$$, $$hits('est_big')$$);
+SELECT est_against_run('2MB: rwr 3 sources', $$'est_big', 'rwr', sources => ARRAY[1, 2, 3]::bigint[]$$,
+                       $$rwr('est_big', ARRAY[1, 2, 3]::bigint[])$$);
+SET powerrank.warm_start = off;
+SELECT est_against_run('2MB: rwr 3 sources, no warm start', $$'est_big', 'rwr', sources => ARRAY[1, 2, 3]::bigint[]$$,
+                       $$rwr('est_big', ARRAY[1, 2, 3]::bigint[])$$);
+RESET powerrank.warm_start;
+
+SELECT est_service_ready();
+SELECT engine_pid AS old_pid FROM powerrank_service \gset
+ALTER SYSTEM SET powerrank.gpu_memory = '1MB';
+SELECT pg_reload_conf();
+SELECT est_engine_replaced(:old_pid);
+SHOW powerrank.gpu_memory;
+SELECT est_against_run('1MB: pagerank', $$'est_big'$$, $$pagerank('est_big')$$);
+SELECT est_against_run('1MB: rwr 3 sources', $$'est_big', 'rwr', sources => ARRAY[1, 2, 3]::bigint[]$$,
+                       $$rwr('est_big', ARRAY[1, 2, 3]::bigint[])$$);
+
+SELECT name, est_engine, est_engine = real_engine AS same_engine, est_residency, real_residency,
+       est_residency IS NOT DISTINCT FROM real_residency AS same_residency, gpu_bytes
+FROM est_runs ORDER BY name;
+-- the fallback: the estimate says why, the real call's fallback is the engine's message
+SELECT est_reason, fallback FROM est_runs WHERE name = '1MB: rwr 3 sources';
+-- device => 'gpu': an ERROR, as the real call
+SELECT engine, reason, residency, gpu_bytes
+FROM powerrank_estimate('est_big', 'rwr', device => 'gpu', sources => ARRAY[1, 2, 3]::bigint[]);
+SELECT count(*) FROM rwr('est_big', ARRAY[1, 2, 3]::bigint[], device => 'gpu');
+-- the CPU engine has no residency
+SELECT engine, residency, gpu_bytes FROM powerrank_estimate('est_big', device => 'cpu');
+
+SELECT est_service_ready();
+SELECT engine_pid AS old_pid FROM powerrank_service \gset
+ALTER SYSTEM RESET powerrank.gpu_memory;
+SELECT pg_reload_conf();
+SELECT est_engine_replaced(:old_pid);
+RESET powerrank.gpu_min_edges;
+DROP TABLE est_big;
+DROP FUNCTION est_against_run(text, text, text);
+DROP FUNCTION est_engine_replaced(int);
 
 -- Errors: the ranking functions' checks and messages.
 SELECT * FROM powerrank_estimate('est_edges', 'katz');

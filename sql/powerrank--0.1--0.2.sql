@@ -60,8 +60,8 @@ CREATE FUNCTION powerrank_estimate(
 	device text DEFAULT 'auto',
 	sources bigint[] DEFAULT NULL,
 	OUT nodes bigint, OUT stored_edges bigint, OUT counts_from text, OUT engine text,
-	OUT reason text, OUT layout text, OUT backend_bytes bigint, OUT shared_bytes bigint,
-	OUT cache_bytes bigint, OUT gpu_bytes bigint, OUT iterations int,
+	OUT reason text, OUT layout text, OUT residency text, OUT backend_bytes bigint,
+	OUT shared_bytes bigint, OUT cache_bytes bigint, OUT gpu_bytes bigint, OUT iterations int,
 	OUT ms_per_iteration float8, OUT predicted_ms float8, OUT cost_from text)
 RETURNS record
 	AS 'MODULE_PATHNAME', 'powerrank_estimate'

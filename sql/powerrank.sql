@@ -340,7 +340,9 @@ COMMENT ON FUNCTION powerrank_last_run() IS
 -- the table: nodes and stored edges (exact from the graph cache, else from pg_class.reltuples and
 -- the endpoint columns' statistics, NULL when never analyzed), bytes in the backend, in shared
 -- memory (cache_bytes: the cache entry's flat graph) and on the GPU, the engine the call would run
--- on (the real call's decision) and why, and a predicted time of the iterations.  The arguments
+-- on (the real call's decision) and why, where the GPU service would keep the graph (residency:
+-- 'resident' or 'streamed', the GPU engine's choice from the same sizes; NULL on the CPU), and a
+-- predicted time of the iterations.  The arguments
 -- are the ranking functions', by the same names (sources: rwr's many sources, one column each).
 -- ---------------------------------------------------------------------------------------------
 
@@ -361,8 +363,8 @@ CREATE FUNCTION powerrank_estimate(
 	device text DEFAULT 'auto',
 	sources bigint[] DEFAULT NULL,
 	OUT nodes bigint, OUT stored_edges bigint, OUT counts_from text, OUT engine text,
-	OUT reason text, OUT layout text, OUT backend_bytes bigint, OUT shared_bytes bigint,
-	OUT cache_bytes bigint, OUT gpu_bytes bigint, OUT iterations int,
+	OUT reason text, OUT layout text, OUT residency text, OUT backend_bytes bigint,
+	OUT shared_bytes bigint, OUT cache_bytes bigint, OUT gpu_bytes bigint, OUT iterations int,
 	OUT ms_per_iteration float8, OUT predicted_ms float8, OUT cost_from text)
 RETURNS record
 	AS 'MODULE_PATHNAME', 'powerrank_estimate'

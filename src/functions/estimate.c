@@ -2,7 +2,9 @@
  * estimate.c — powerrank_estimate(edges, algorithm, ...): what a pagerank / hits / rwr call on a
  * table would take, without reading the table: the graph's size, the memory in the backend, in
  * shared memory and on the GPU, the engine the call would run on (the decision code of the real
- * run, service_choose) and a predicted iteration time.
+ * run, service_choose), where the GPU service would keep the graph (the GPU engine's residency
+ * choice, pr_residency_choose, from the request's inputs: service_residency_input) and a
+ * predicted iteration time.
  *
  * Where the counts come from (counts_from):
  *   'cache'       the table's graph for these columns is in the graph cache for the content the
@@ -26,7 +28,6 @@
 #include "utils/syscache.h"
 
 #include "functions/run.h"
-#include "pr_gpu.h"
 
 PG_FUNCTION_INFO_V1(powerrank_estimate);
 
@@ -41,7 +42,7 @@ enum
 /* Result columns. */
 enum
 {
-	R_NODES, R_STORED_EDGES, R_COUNTS_FROM, R_ENGINE, R_REASON, R_LAYOUT, R_BACKEND_BYTES,
+	R_NODES, R_STORED_EDGES, R_COUNTS_FROM, R_ENGINE, R_REASON, R_LAYOUT, R_RESIDENCY, R_BACKEND_BYTES,
 	R_SHARED_BYTES, R_CACHE_BYTES, R_GPU_BYTES, R_ITERATIONS, R_MS_PER_ITERATION,
 	R_PREDICTED_MS, R_COST_FROM, R_COLUMNS
 };
@@ -357,6 +358,34 @@ choose_engine(RankDevice device, const GraphSize *size, const char **engine, cha
 }
 
 /*
+ * Where the GPU service would keep the graph of the call: the GPU engine's residency choice
+ * (pr_residency_choose) from the inputs the service makes of the request the call would send
+ * (service_request_shape, service_residency_input with the engine process's configuration:
+ * powerrank.gpu_precision, powerrank.gpu_memory).  A lone request: a call that joins a batch of
+ * concurrent RWR calls runs a batch's columns.  The GPU engine also limits itself to the device's
+ * free memory less PR_DEVICE_RESERVE, which only it knows: the choice here is the budget's.
+ */
+static PrResidency
+service_residency(const char *algorithm, int k, const GraphSize *size, bool weighted,
+				  PrResidencyChoice *choice)
+{
+	ServiceRequest req;
+	ServiceEngineConfig config;
+	PrResidencyInput in;
+	bool		rwr = strcmp(algorithm, "rwr") == 0;
+
+	memset(&req, 0, sizeof(req));
+	/* pagerank here has the uniform restart; rwr one source node per column */
+	service_request_shape(&req, strcmp(algorithm, "hits") == 0 ? SERVICE_HITS : SERVICE_PAGERANK,
+						  k, !rwr, rwr ? k : 0, powerrank_warm_start);
+	req.n_nodes = (int64) size->nodes;
+	req.n_edges = (int64) size->stored_edges;
+	service_read_config(&config);
+	service_residency_input(&req, req.k, req.n_nodes, req.n_edges, weighted, &config, &in);
+	return pr_residency_choose(&in, choice);
+}
+
+/*
  * The cost of one edge in one iteration on engine: this session's last run when it ran the same
  * algorithm on the same kind of engine over at least 10000 edges (its iterate_ms less prepare_ms
  * over iterations x edges; *from = "last run"), else the built-in default (*from = "default").
@@ -410,6 +439,8 @@ powerrank_estimate(PG_FUNCTION_ARGS)
 	GraphSize	size = {-1, -1, -1, false, 0};
 	const char *engine;
 	char		reason[SERVICE_MESSAGE_LEN + 64];
+	PrResidency residency = PR_RESIDENCY_NONE;
+	PrResidencyChoice choice;
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "powerrank_estimate must return a row");
@@ -453,6 +484,33 @@ powerrank_estimate(PG_FUNCTION_ARGS)
 	nulls[R_STORED_EDGES] = size.stored_edges < 0;
 
 	choose_engine(device, &size, &engine, reason, sizeof(reason));
+	if (engine != NULL && strcmp(engine, "cpu") != 0 && size.nodes > 0 && size.stored_edges >= 0)
+	{
+		residency = service_residency(algorithm, hits ? 1 : k, &size, weighted, &choice);
+		if (residency == PR_RESIDENCY_NONE)
+		{
+			/* the service fails with out of memory: 'auto' computes on the CPU, 'gpu' is an ERROR */
+			char		needs[SERVICE_MESSAGE_LEN];
+
+			snprintf(needs, sizeof(needs),
+					 "the graph needs %.1f MiB of device memory resident and %.1f MiB streamed; powerrank.gpu_memory allows %.1f MiB",
+					 choice.resident_bytes / 1048576.0, choice.streamed_bytes / 1048576.0,
+					 choice.limit / 1048576.0);
+			if (device == RANK_DEVICE_GPU)
+			{
+				engine = NULL;
+				snprintf(reason, sizeof(reason),
+						 "ERROR: the powerrank GPU service would fail (out of memory): %s", needs);
+			}
+			else
+			{
+				engine = "cpu";
+				snprintf(reason, sizeof(reason),
+						 "the GPU service would fail (out of memory), so the call computes on the CPU: %s",
+						 needs);
+			}
+		}
+	}
 	values[R_ENGINE] = engine != NULL ? CStringGetTextDatum(engine) : (Datum) 0;
 	nulls[R_ENGINE] = engine == NULL;
 	values[R_REASON] = CStringGetTextDatum(reason);
@@ -460,6 +518,9 @@ powerrank_estimate(PG_FUNCTION_ARGS)
 	values[R_LAYOUT] = engine != NULL && strcmp(engine, "gpu") != 0 ?
 		CStringGetTextDatum("csr") : (Datum) 0;
 	nulls[R_LAYOUT] = engine == NULL || strcmp(engine, "gpu") == 0;
+	values[R_RESIDENCY] = residency != PR_RESIDENCY_NONE ?
+		CStringGetTextDatum(pr_residency_name(residency)) : (Datum) 0;
+	nulls[R_RESIDENCY] = residency == PR_RESIDENCY_NONE;
 
 	if (size.nodes >= 0 && size.stored_edges >= 0 && engine != NULL)
 	{
@@ -492,22 +553,10 @@ powerrank_estimate(PG_FUNCTION_ARGS)
 		values[R_SHARED_BYTES] = Int64GetDatum((int64) shared);
 		values[R_CACHE_BYTES] = Int64GetDatum((int64) graph);
 		nulls[R_CACHE_BYTES] = !cacheable;
-		if (strcmp(engine, "gpu") == 0)
-		{
-			double		elem = powerrank_gpu_precision == PR_GPU_FP64 ? 8.0 : 4.0;
-			double		matrix = 8.0 * (n + 1) + m * (4.0 + elem);
-
-			/* the pull matrix (row-binned CSR form; tiled layouts pad it a little), HITS' push
-			 * matrix, and the vectors: two iterates, z and the restart per column, the 8-byte
-			 * staging, the order and 1/out-strength, the device top-k's scratch */
-			values[R_GPU_BYTES] = Int64GetDatum((int64) (matrix * (hits ? 2.0 : 1.0) +
-														 4.0 * (n + 1) * columns * elem +
-														 8.0 * n * columns +
-														 (n + 1) * (4.0 + elem) +
-														 n * (elem == 8.0 ? 24.0 : 16.0)));
-		}
-		else
-			nulls[R_GPU_BYTES] = true;
+		/* the device bytes of the residency, as pr_residency_choose sizes it */
+		values[R_GPU_BYTES] = Int64GetDatum((int64) (residency == PR_RESIDENCY_STREAMED ?
+													 choice.streamed_bytes : choice.resident_bytes));
+		nulls[R_GPU_BYTES] = residency == PR_RESIDENCY_NONE;
 	}
 	else
 		nulls[R_BACKEND_BYTES] = nulls[R_SHARED_BYTES] = nulls[R_CACHE_BYTES] =

@@ -18,6 +18,8 @@
  * service_worker.c   the background worker (registration, supervision)
  * service_engine.c   the engine process (its other files: see service_engine.h)
  * service_client.c   the backend side: device choice, requests, waiting, cancel, fallback
+ * service_residency.c what a request's run is shaped like (columns, slots) and the inputs of the
+ *                    GPU engine's residency choice: shared by backends and the engine process
  * service_sql.c      powerrank_service, powerrank_progress, fault injection
  */
 #ifndef SERVICE_H
@@ -30,6 +32,8 @@
 #include "storage/latch.h"
 #include "storage/s_lock.h"
 #include "utils/timestamp.h"
+
+#include "pr_residency.h"
 
 #define SERVICE_TEXT_LEN 128
 #define SERVICE_MAX_RESIDENT 16	/* graphs resident in the engine process at most */
@@ -360,7 +364,16 @@ const char *progress_phase_name(int phase);
 /* ---- service_worker.c ---- */
 
 void		service_worker_register(void);
+void		service_read_config(ServiceEngineConfig *config);
 PGDLLEXPORT void powerrank_service_main(Datum arg);
+
+/* ---- service_residency.c ---- */
+
+void		service_request_shape(ServiceRequest *req, ServiceAlgorithm algorithm, int k,
+								  bool restart_uniform, int64 restart_entries, bool warm_start);
+void		service_residency_input(const ServiceRequest *req, int columns, int64 nodes,
+									int64 edges, bool weighted, const ServiceEngineConfig *config,
+									PrResidencyInput *in);
 
 /* ---- service_engine.c ---- */
 

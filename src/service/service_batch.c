@@ -292,8 +292,8 @@ batch_run(BatchRun *b, Resident *r, const PrRestart *restart, PrError *err, PrRu
 	if (engine_config->kind == SERVICE_ENGINE_CPU_TEST)
 	{
 		/* the GPU engine's residency choice for the batch's columns, or its failure */
-		status = engine_test_residency(&r->graph, width, lead->warm_start ? 4 : 2, false, b->residency,
-									   sizeof(b->residency), err);
+		status = engine_test_residency(lead, width, &r->graph, b->residency, sizeof(b->residency),
+									   err);
 		if (status != PR_OK)
 			return status;
 	}

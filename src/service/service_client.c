@@ -472,16 +472,16 @@ service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha, const PrRes
 
 	memset(&req, 0, sizeof(req));
 	req.request_id = slot->request.request_id + 1;
-	req.algorithm = algorithm;
+	if (algorithm == SERVICE_HITS)
+		service_request_shape(&req, algorithm, 1, true, 0, powerrank_warm_start);
+	else
+		service_request_shape(&req, algorithm, restart->k, restart->uniform,
+							  restart->uniform ? 0 : restart->ptr[restart->k], powerrank_warm_start);
 	req.alpha = alpha;
 	req.tolerance = options->tolerance;
 	req.norm = (int) options->norm;
 	req.max_iterations = options->max_iterations;
-	req.k = algorithm == SERVICE_HITS ? 1 : restart->k;
 	req.top_k = algorithm == SERVICE_HITS ? 0 : top_k;
-	req.restart_uniform = algorithm == SERVICE_HITS || restart->uniform;
-	req.restart_entries = req.restart_uniform ? 0 : restart->ptr[restart->k];
-	req.warm_start = powerrank_warm_start && !req.restart_uniform;
 	req.n_nodes = run->graph.n_nodes;
 	req.n_edges = run->graph.n_edges;
 	req.graph_cached = run->cache_segment != NULL;

@@ -206,9 +206,7 @@ run_driver(ServiceSlot *slot, Resident *r, char *request_base, PrError *err,
 	if (engine_config->kind == SERVICE_ENGINE_CPU_TEST)
 	{
 		/* the GPU engine's residency choice for this graph and request, or its failure */
-		PrStatus	status = engine_test_residency(&r->graph, req->k,
-												   req->algorithm == SERVICE_HITS ? 3 : req->warm_start ? 4 : 2,
-												   req->algorithm == SERVICE_HITS, slot->outcome.residency,
+		PrStatus	status = engine_test_residency(req, req->k, &r->graph, slot->outcome.residency,
 												   sizeof(slot->outcome.residency), err);
 
 		if (status != PR_OK)

@@ -125,8 +125,8 @@ extern int	engine_multi_gpus;
 
 void		engine_start(void);
 PrEngine   *engine_create_layout(bool quick, PrError *err);
-PrStatus	engine_test_residency(const PrGraph *g, int k, int n_slots, bool push, char *residency,
-								  size_t size, PrError *err);
+PrStatus	engine_test_residency(const ServiceRequest *req, int columns, const PrGraph *g,
+								  char *residency, size_t size, PrError *err);
 void		engine_multi_options(PrMultiOptions *opts);
 
 /* ---- service_segment.c ---- */

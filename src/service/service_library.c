@@ -216,27 +216,19 @@ engine_create_layout(bool quick, PrError *err)
 
 /*
  * The cpu-test engine's residency: the choice the GPU engine's prepare makes (pr_residency.h) for
- * a graph, k columns, n_slots vector slots and the push matrix when asked, with
- * powerrank.gpu_memory as the budget and no other limit (no device).  The name goes to residency;
- * when neither way fits, PR_ERR_NOMEM with the GPU engine's message, as its prepare fails.
+ * a run of `columns` columns answering req on graph g (service_residency_input: the request's
+ * slots and push matrix, powerrank.gpu_memory as the budget and no other limit: no device).  The
+ * name goes to residency; when neither way fits, PR_ERR_NOMEM with the GPU engine's message, as
+ * its prepare fails.
  */
 PrStatus
-engine_test_residency(const PrGraph *g, int k, int n_slots, bool push, char *residency, size_t size,
-					  PrError *err)
+engine_test_residency(const ServiceRequest *req, int columns, const PrGraph *g, char *residency,
+					  size_t size, PrError *err)
 {
 	PrResidencyInput in;
 	PrResidencyChoice choice;
 
-	memset(&in, 0, sizeof(in));
-	in.nodes = g->n_nodes;
-	in.edges = g->n_edges;
-	in.k = k;
-	in.slots = n_slots;
-	in.elem = engine_config->gpu_precision == PR_GPU_FP64 ? sizeof(double) : sizeof(float);
-	in.weighted = g->weighted;
-	in.push = push;
-	in.budget = engine_config->memory_limit > 0 ? (size_t) engine_config->memory_limit : 0;
-	in.free_bytes = SIZE_MAX;
+	service_residency_input(req, columns, g->n_nodes, g->n_edges, g->weighted, engine_config, &in);
 	if (pr_residency_choose(&in, &choice) == PR_RESIDENCY_NONE)
 		return pr_error_set(err, PR_ERR_NOMEM,
 							"cpu-test engine: the graph needs %.1f MiB of device memory resident and %.1f MiB streamed; powerrank.gpu_memory allows %.1f MiB",

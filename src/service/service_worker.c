@@ -89,9 +89,12 @@ resolve_library(const char *setting, char *out, size_t size)
 		strlcat(out, ".so", size);
 }
 
-/* Takes the engine process's configuration from the settings. */
-static void
-read_config(ServiceEngineConfig *config)
+/*
+ * Takes the engine process's configuration from the settings (also powerrank_estimate's view of
+ * what the engine process runs with, once a reload has reached both).
+ */
+void
+service_read_config(ServiceEngineConfig *config)
 {
 	memset(config, 0, sizeof(ServiceEngineConfig));
 	config->kind = (ServiceEngineKind) powerrank_service_engine;
@@ -159,7 +162,7 @@ start_engine_process(void)
 {
 	pid_t		pid;
 
-	read_config(&current_config);
+	service_read_config(&current_config);
 	clear_engine_status();
 	service->engine_error[0] = '\0';
 	if (current_config.kind == SERVICE_ENGINE_OFF)
@@ -300,7 +303,7 @@ config_changed(void)
 {
 	ServiceEngineConfig fresh;
 
-	read_config(&fresh);
+	service_read_config(&fresh);
 	return memcmp(&fresh, &current_config, sizeof(fresh)) != 0;
 }
 

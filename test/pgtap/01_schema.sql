@@ -85,7 +85,7 @@ SELECT is(pg_get_function_arguments('powerrank_estimate(text,text,float8,float8,
           'directed boolean DEFAULT true, require_convergence boolean DEFAULT false, '
           'device text DEFAULT ''auto''::text, sources bigint[] DEFAULT NULL::bigint[], '
           'OUT nodes bigint, OUT stored_edges bigint, OUT counts_from text, OUT engine text, '
-          'OUT reason text, OUT layout text, OUT backend_bytes bigint, OUT shared_bytes bigint, '
+          'OUT reason text, OUT layout text, OUT residency text, OUT backend_bytes bigint, OUT shared_bytes bigint, '
           'OUT cache_bytes bigint, OUT gpu_bytes bigint, OUT iterations integer, '
           'OUT ms_per_iteration double precision, OUT predicted_ms double precision, OUT cost_from text',
           'powerrank_estimate arguments, defaults and columns');
