@@ -6,18 +6,7 @@
 -- twice) and the node count is within 1% (the union of the endpoint sets is estimated);
 -- from the graph cache every count and cache_bytes are exact.
 
--- Waits (at most 15 s) until the GPU service (cpu-test engine) is ready; returns its state.
-CREATE FUNCTION est_service_ready() RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  s text;
-BEGIN
-  FOR i IN 1..300 LOOP
-    SELECT state INTO s FROM powerrank_service;
-    EXIT WHEN s = 'ready';
-    PERFORM pg_sleep(0.05);
-  END LOOP;
-  RETURN s;
-END $$;
+\i sql/include/service_wait.sql
 
 -- 20000 edges over ids 1..4000 (random, seeded) and 100 rows without a destination (skipped).
 SELECT setseed(0.25);
@@ -106,7 +95,7 @@ SELECT backend_bytes = 4 * nodes * 8 + 8 * nodes AS vectors_only
 FROM powerrank_estimate('est_edges');
 
 -- The GPU service (cpu-test engine) takes every graph once powerrank.gpu_min_edges allows it.
-SELECT est_service_ready();
+SELECT service_ready();
 SET powerrank.gpu_min_edges = 0;
 SELECT engine, reason, layout, residency, gpu_bytes > 0 AS has_gpu_bytes FROM powerrank_estimate('est_edges');
 SELECT count(*) FROM pagerank('est_edges');
@@ -119,33 +108,6 @@ SELECT engine, reason FROM powerrank_estimate('est_edges', device => 'gpu');
 RESET powerrank.gpu_min_edges;
 SELECT engine, reason FROM powerrank_estimate('est_edges', device => 'auto');
 
--- Resident or streamed: the GPU engine keeps the matrices in device memory when they fit
--- powerrank.gpu_memory, else streams them from host memory when its vectors and two block
--- buffers fit, else the service fails with out of memory (core/pr_residency.c).  The service's
--- cpu-test engine makes the same choice (sql/service_streamed.sql), and the estimate makes it
--- from the same inputs.  est_big: 4000 nodes, 300000 edges, cached (exact counts), fp64:
---   PageRank (1 column, 2 slots):  resident 1564812 B = vectors 316804 (two slots 2*4001*8,
---     z 4001*8, staging 4000*8, order and 1/out-strength 4001*12, restart 4000*8, top-k scratch
---     4000*24, partials and statistics 528*24 + 4*24) + the CSR 1248008 (4001*8 + 4000*4 +
---     300000*4); streamed 643560 B = vectors 316804 + chunk sums 18752 ((293 + 293) * (8 + 24))
---     + two block buffers of 154002 (an eighth of 4001*8 + 300000*4, plus 1)
---   HITS (the push matrix too, 3 slots):                  resident 2844852 B, streamed 694344 B
---   RWR from 3 sources with the warm start (4 slots):     resident 2102588 B, streamed 1190712 B
---   RWR from 3 sources without it (2 slots):              resident 1910396 B, streamed  998520 B
--- so at 2MB (2097152 B) PageRank and RWR without the warm start are resident, HITS and RWR with
--- it streamed; at 1MB (1048576 B) PageRank is streamed and RWR from 3 sources with the warm start
--- does not fit: 'auto' computes on the CPU, 'gpu' is an ERROR.
--- powerrank.gpu_memory is reloaded (sighup): the service restarts its engine process with it.
-CREATE FUNCTION est_engine_replaced(old_pid int) RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-  FOR i IN 1..300 LOOP
-    IF (SELECT state = 'ready' AND engine_pid <> old_pid FROM powerrank_service) THEN
-      RETURN true;
-    END IF;
-    PERFORM pg_sleep(0.05);
-  END LOOP;
-  RETURN false;
-END $$;
 -- The estimate of a call (args: powerrank_estimate's), then the call, side by side.
 CREATE TEMP TABLE est_runs(name text, est_engine text, real_engine text, est_residency text,
                            real_residency text, gpu_bytes bigint, est_reason text, fallback text);
@@ -171,11 +133,11 @@ SELECT count(*) FROM pagerank('est_big', device => 'cpu');
 SELECT counts_from, nodes, stored_edges FROM powerrank_estimate('est_big');
 SET powerrank.gpu_min_edges = 0;
 
-SELECT est_service_ready();
+SELECT service_ready();
 SELECT engine_pid AS old_pid FROM powerrank_service \gset
 ALTER SYSTEM SET powerrank.gpu_memory = '2MB';
 SELECT pg_reload_conf();
-SELECT est_engine_replaced(:old_pid);
+SELECT service_replaced(:old_pid);
 SHOW powerrank.gpu_memory;
 SELECT est_against_run('2MB: pagerank', $$'est_big'$$, $$pagerank('est_big')$$);
 SELECT est_against_run('2MB: hits', $$'est_big', 'hits'$$, $$hits('est_big')$$);
@@ -186,11 +148,11 @@ SELECT est_against_run('2MB: rwr 3 sources, no warm start', $$'est_big', 'rwr', 
                        $$rwr('est_big', ARRAY[1, 2, 3]::bigint[])$$);
 RESET powerrank.warm_start;
 
-SELECT est_service_ready();
+SELECT service_ready();
 SELECT engine_pid AS old_pid FROM powerrank_service \gset
 ALTER SYSTEM SET powerrank.gpu_memory = '1MB';
 SELECT pg_reload_conf();
-SELECT est_engine_replaced(:old_pid);
+SELECT service_replaced(:old_pid);
 SHOW powerrank.gpu_memory;
 SELECT est_against_run('1MB: pagerank', $$'est_big'$$, $$pagerank('est_big')$$);
 SELECT est_against_run('1MB: rwr 3 sources', $$'est_big', 'rwr', sources => ARRAY[1, 2, 3]::bigint[]$$,
@@ -208,15 +170,14 @@ SELECT count(*) FROM rwr('est_big', ARRAY[1, 2, 3]::bigint[], device => 'gpu');
 -- the CPU engine has no residency
 SELECT engine, residency, gpu_bytes FROM powerrank_estimate('est_big', device => 'cpu');
 
-SELECT est_service_ready();
+SELECT service_ready();
 SELECT engine_pid AS old_pid FROM powerrank_service \gset
 ALTER SYSTEM RESET powerrank.gpu_memory;
 SELECT pg_reload_conf();
-SELECT est_engine_replaced(:old_pid);
+SELECT service_replaced(:old_pid);
 RESET powerrank.gpu_min_edges;
 DROP TABLE est_big;
 DROP FUNCTION est_against_run(text, text, text);
-DROP FUNCTION est_engine_replaced(int);
 
 -- Errors: the ranking functions' checks and messages.
 SELECT * FROM powerrank_estimate('est_edges', 'katz');
@@ -240,4 +201,3 @@ RESET ROLE;
 
 DROP TABLE est_edges;
 DROP ROLE regress_est_reader;
-DROP FUNCTION est_service_ready();

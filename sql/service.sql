@@ -16,18 +16,7 @@ SET powerrank.warm_start_auto = off;
 \set data_dir :abs_srcdir '/test/data'
 \endif
 
--- Waits (at most 15 s) until the service is ready again; returns its state.
-CREATE FUNCTION service_ready() RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  s text;
-BEGIN
-  FOR i IN 1..300 LOOP
-    SELECT state INTO s FROM powerrank_service;
-    EXIT WHEN s = 'ready';
-    PERFORM pg_sleep(0.05);
-  END LOOP;
-  RETURN s;
-END $$;
+\i sql/include/service_wait.sql
 
 -- Kills the engine process with SIGKILL from outside (a shell, as an operator or the OOM killer
 -- would), after delay seconds, in the background; returns its pid.
@@ -41,18 +30,6 @@ BEGIN
                  format('cat >/dev/null; (sleep %s; kill -9 %s) </dev/null >/dev/null 2>&1 &',
                         delay, p));
   RETURN p;
-END $$;
-
--- Waits (at most 15 s) until an engine process other than old_pid is ready.
-CREATE FUNCTION service_replaced(old_pid int) RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-  FOR i IN 1..300 LOOP
-    IF (SELECT state = 'ready' AND engine_pid <> old_pid FROM powerrank_service) THEN
-      RETURN true;
-    END IF;
-    PERFORM pg_sleep(0.05);
-  END LOOP;
-  RETURN false;
 END $$;
 
 SELECT service_ready();

@@ -19,30 +19,7 @@ SET powerrank.warm_start = off;
 \set data_dir :abs_srcdir '/test/data'
 \endif
 
--- Waits (at most 15 s) until an engine process other than old_pid is ready.
-CREATE FUNCTION str_engine_replaced(old_pid int) RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-  FOR i IN 1..300 LOOP
-    IF (SELECT state = 'ready' AND engine_pid <> old_pid FROM powerrank_service) THEN
-      RETURN true;
-    END IF;
-    PERFORM pg_sleep(0.05);
-  END LOOP;
-  RETURN false;
-END $$;
-
--- Waits (at most 15 s) until the service is ready; returns its state.
-CREATE FUNCTION str_ready() RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  s text;
-BEGIN
-  FOR i IN 1..300 LOOP
-    SELECT state INTO s FROM powerrank_service;
-    EXIT WHEN s = 'ready';
-    PERFORM pg_sleep(0.05);
-  END LOOP;
-  RETURN s;
-END $$;
+\i sql/include/service_wait.sql
 
 CREATE TABLE str_enron(src bigint, dst bigint);
 \set cmd 'zcat ' :data_dir '/email-enron.tsv.gz'
@@ -72,7 +49,7 @@ END $$;
 -- No budget (powerrank.gpu_memory = 0, test/regress.conf): everything resident; the backend's CPU
 -- run has no residency.
 SHOW powerrank.gpu_memory;
-SELECT str_ready();
+SELECT service_ready();
 SELECT str_check('0: pagerank', $$SELECT * FROM pagerank('str_enron', tolerance => 1e-12, device => 'gpu')$$,
                                 $$SELECT * FROM pagerank('str_enron', tolerance => 1e-12, device => 'cpu')$$);
 SELECT str_check('0: hits', $$SELECT * FROM hits('str_enron', tolerance => 1e-10, device => 'gpu')$$,
@@ -84,11 +61,11 @@ SELECT nodes, edges, engine, residency, fallback FROM powerrank_last_run();
 -- 4MB: PageRank resident, HITS streamed, RWR from 4 sources out of memory: device => 'auto'
 -- computes on the CPU after a NOTICE (residency NULL, fallback the engine's message), device =>
 -- 'gpu' is an ERROR that says how much memory it needed.
-SELECT str_ready();
+SELECT service_ready();
 SELECT engine_pid AS old_pid FROM powerrank_service \gset
 ALTER SYSTEM SET powerrank.gpu_memory = '4MB';
 SELECT pg_reload_conf();
-SELECT str_engine_replaced(:old_pid);
+SELECT service_replaced(:old_pid);
 SELECT str_check('4MB: pagerank', $$SELECT * FROM pagerank('str_enron', tolerance => 1e-12, device => 'gpu')$$,
                                   $$SELECT * FROM pagerank('str_enron', tolerance => 1e-12, device => 'cpu')$$);
 SELECT str_check('4MB: hits', $$SELECT * FROM hits('str_enron', tolerance => 1e-10, device => 'gpu')$$,
@@ -100,11 +77,11 @@ RESET powerrank.gpu_min_edges;
 SELECT count(*) FROM rwr('str_enron', ARRAY[1, 2, 3, 500], device => 'gpu');
 
 -- 3MB: PageRank and personalized PageRank streamed, HITS out of memory.
-SELECT str_ready();
+SELECT service_ready();
 SELECT engine_pid AS old_pid FROM powerrank_service \gset
 ALTER SYSTEM SET powerrank.gpu_memory = '3MB';
 SELECT pg_reload_conf();
-SELECT str_engine_replaced(:old_pid);
+SELECT service_replaced(:old_pid);
 SELECT str_check('3MB: pagerank', $$SELECT * FROM pagerank('str_enron', tolerance => 1e-12, device => 'gpu')$$,
                                   $$SELECT * FROM pagerank('str_enron', tolerance => 1e-12, device => 'cpu')$$);
 SELECT str_check('3MB: personalized', $$SELECT * FROM pagerank('str_enron', personalization => ARRAY[1, 5, 100], device => 'gpu')$$,
@@ -118,12 +95,10 @@ RESET powerrank.gpu_min_edges;
 
 SELECT name, identical, engine, residency, fallback FROM str_checks ORDER BY name;
 
-SELECT str_ready();
+SELECT service_ready();
 SELECT engine_pid AS old_pid FROM powerrank_service \gset
 ALTER SYSTEM RESET powerrank.gpu_memory;
 SELECT pg_reload_conf();
-SELECT str_engine_replaced(:old_pid);
+SELECT service_replaced(:old_pid);
 DROP TABLE str_enron;
 DROP FUNCTION str_check(text, text, text);
-DROP FUNCTION str_ready();
-DROP FUNCTION str_engine_replaced(int);

@@ -24,10 +24,11 @@ int			powerrank_thread_count(void);
 
 PrAllocator *powerrank_context_allocator(MemoryContext cxt);
 
-/* ---- status.c: core status codes as PostgreSQL errors, the cancel check ---- */
+/* ---- status.c: core status codes as PostgreSQL errors, the cancel check, optional steps ---- */
 
 void		powerrank_report_core_error(const char *what, const PrError *err) pg_attribute_noreturn();
 bool		powerrank_cancel_requested(void *arg);
+bool		powerrank_try_in_subtransaction(void (*fn) (void *), void *arg, char *message, size_t size);
 
 /* ---- service/progress.c: what powerrank_progress shows of this backend's run ---- */
 

@@ -1,10 +1,12 @@
 /*
- * status.c — turns a failed core call (PrStatus + PrError) into a PostgreSQL ERROR, and tells the
- * core when the statement is being cancelled.
+ * status.c — turns a failed core call (PrStatus + PrError) into a PostgreSQL ERROR, tells the core
+ * when the statement is being cancelled, and runs optional steps whose ERROR must not fail the call.
  */
 #include "powerrank.h"
 
+#include "access/xact.h"
 #include "miscadmin.h"
+#include "utils/resowner.h"
 
 /*
  * The core's should_stop (the driver's between iterations, the graph build's between steps): true
@@ -67,4 +69,46 @@ powerrank_report_core_error(const char *what, const PrError *err)
 			(errcode(ERRCODE_INTERNAL_ERROR),
 			 errmsg("powerrank %s failed: %s", what, detail),
 			 errhint("Run it with device => 'cpu'; if it fails there too, report the message.")));
+}
+
+/*
+ * Runs fn(arg) inside a subtransaction and returns true; on an ERROR other than a cancel, rolls
+ * the subtransaction back (which destroys any segment it created), puts the error's message into
+ * message and returns false.  For optional steps (caching, the service's build, the progress
+ * entries) whose failure (say, no room left for shared memory) must not fail the ranking.
+ */
+bool
+powerrank_try_in_subtransaction(void (*fn) (void *), void *arg, char *message, size_t size)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool ok = true;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		fn(arg);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *error;
+
+		MemoryContextSwitchTo(cxt);
+		error = CopyErrorData();
+		if (error->sqlerrcode == ERRCODE_QUERY_CANCELED)
+			PG_RE_THROW();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		strlcpy(message, error->message, size);
+		FreeErrorData(error);
+		ok = false;
+	}
+	PG_END_TRY();
+	return ok;
 }

@@ -11,10 +11,8 @@
  */
 #include "powerrank.h"
 
-#include "access/xact.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
-#include "utils/resowner.h"
 
 #include "cache/graph_cache.h"
 #include "graph/rankgraph.h"
@@ -61,48 +59,6 @@ rank_run_begin(const char *algorithm, RankDevice device)
 	return run;
 }
 
-/*
- * Runs fn(arg) inside a subtransaction and returns true; on an ERROR other than a cancel, rolls
- * the subtransaction back (which destroys any segment it created), puts the error's message into
- * message and returns false.  For optional steps (caching, the service's build) whose failure
- * (say, no room left for dynamic shared memory) must not fail the ranking.
- */
-static bool
-try_in_subtransaction(void (*fn) (void *), void *arg, char *message, size_t size)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	volatile bool ok = true;
-
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		fn(arg);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *error;
-
-		MemoryContextSwitchTo(cxt);
-		error = CopyErrorData();
-		if (error->sqlerrcode == ERRCODE_QUERY_CANCELED)
-			PG_RE_THROW();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		strlcpy(message, error->message, size);
-		FreeErrorData(error);
-		ok = false;
-	}
-	PG_END_TRY();
-	return ok;
-}
-
 /* What publish_step publishes. */
 typedef struct PublishStep
 {
@@ -136,7 +92,7 @@ publish_to_cache(const GraphCacheKey *key, RankRun *run)
 	PublishStep step = {key, run};
 	char		message[256];
 
-	if (!try_in_subtransaction(publish_step, &step, message, sizeof(message)))
+	if (!powerrank_try_in_subtransaction(publish_step, &step, message, sizeof(message)))
 		ereport(NOTICE,
 				(errmsg("graph not cached: %s", message),
 				 errdetail("The ranking goes on with the graph this call built.")));
@@ -198,7 +154,7 @@ create_rows_segment(Size capacity)
 	char		message[256];
 	double		started = pr_clock_seconds();
 
-	if (!try_in_subtransaction(rows_segment_step, &step, message, sizeof(message)))
+	if (!powerrank_try_in_subtransaction(rows_segment_step, &step, message, sizeof(message)))
 		elog(DEBUG1, "powerrank: no shared segment of %zu bytes for the rows (%s)", step.bytes,
 			 message);
 	else if (step.segment != NULL)
@@ -738,7 +694,7 @@ keep_scores(RankRun *run, uint64 entry_id, const GraphCacheScoresKey *key, doubl
 	KeepStep	step = {run, entry_id, key, bound, scores};
 	char		message[256];
 
-	if (!try_in_subtransaction(keep_step, &step, message, sizeof(message)))
+	if (!powerrank_try_in_subtransaction(keep_step, &step, message, sizeof(message)))
 		elog(DEBUG1, "powerrank: scores not kept with the cached graph: %s", message);
 }
 

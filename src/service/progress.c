@@ -24,7 +24,6 @@
 #include "storage/backendid.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
-#include "utils/resowner.h"
 
 /* The array, once this process has it (inherited from the postmaster, or attached here). */
 static ProgressEntry *progress_array = NULL;
@@ -55,6 +54,16 @@ progress_shmem_attach(void)
 	progress_array = array;
 }
 
+/* powerrank_try_in_subtransaction's step: attaches the array (an ERROR releases the lock). */
+static void
+progress_attach_step(void *arg)
+{
+	(void) arg;
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	progress_shmem_attach();
+	LWLockRelease(AddinShmemInitLock);
+}
+
 /*
  * True once this process has the array: attaches it on first use without preload, inside a
  * subtransaction so that a shortage of shared memory (or any ERROR there) only costs the progress
@@ -63,8 +72,7 @@ progress_shmem_attach(void)
 static bool
 progress_attached(void)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
+	char		message[256];
 
 	if (progress_array != NULL)
 		return true;
@@ -72,34 +80,11 @@ progress_attached(void)
 		IsInParallelMode() || !IsTransactionState())
 		return false;
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
+	if (!powerrank_try_in_subtransaction(progress_attach_step, NULL, message, sizeof(message)))
 	{
-		LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-		progress_shmem_attach();
-		LWLockRelease(AddinShmemInitLock);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *error;
-
-		MemoryContextSwitchTo(cxt);
-		error = CopyErrorData();
-		if (error->sqlerrcode == ERRCODE_QUERY_CANCELED)
-			PG_RE_THROW();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();	/* releases AddinShmemInitLock */
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
 		progress_unavailable = true;
-		elog(DEBUG1, "powerrank: no progress entries for powerrank_progress (%s)", error->message);
-		FreeErrorData(error);
+		elog(DEBUG1, "powerrank: no progress entries for powerrank_progress (%s)", message);
 	}
-	PG_END_TRY();
 	return progress_array != NULL;
 }
 
