@@ -20,10 +20,10 @@
  * The one error: a single row whose bytes exceed a device buffer (PR_ERR_TOO_LARGE, with the row
  * and the budget needed in the message).
  *
- * Block count: the model of the streaming seed.  Block b costs transfer T_b = latency + bytes_b /
- * bandwidth and compute C_b = launch + edges_b * edge_s + rows_b * row_s; with double buffering one
- * iteration takes T_first + max(sum of the other T, sum of the other C) + C_last (the issue's
- * max(sum T, sum C) + first transfer + last compute, with the first and last not counted twice).
+ * Block count: block b costs transfer T_b = latency + bytes_b / bandwidth and compute
+ * C_b = launch + edges_b * edge_s + rows_b * row_s; with double buffering one iteration takes
+ * T_first + max(sum of the other T, sum of the other C) + C_last (max(sum T, sum C) plus the first
+ * transfer and the last compute, which nothing overlaps, with those two not counted twice).
  * Fewer blocks pay less fixed cost; more blocks shrink the unhidden first transfer and last
  * compute.  The planner tries B from the fewest that fit up to max_blocks and keeps the fastest.
  */
