@@ -13,12 +13,15 @@
  *                 value range of the endpoint columns) as the last ANALYZE left them;
  *   'unknown'     the table was never vacuumed or analyzed (or is a view): counts and memory NULL.
  * The formulas are in the README ("Estimating a call") and doc/DESIGN.md ("powerrank_estimate").
+ * The graph's size (graph_size_of_table, estimate.h) is also the planner's row estimate of the
+ * ranking functions (support.c).
  */
 #include "powerrank.h"
 
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
@@ -27,6 +30,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
+#include "functions/estimate.h"
 #include "functions/run.h"
 
 PG_FUNCTION_INFO_V1(powerrank_estimate);
@@ -56,16 +60,6 @@ enum
 #define CPU_NS_PER_EDGE_THREAD 1.0
 #define GPU_NS_PER_EDGE 0.005
 
-/* The graph a call would build, as far as it is known. */
-typedef struct GraphSize
-{
-	double		rows;			/* edge rows kept (NULLs skipped), -1 unknown */
-	double		nodes;			/* -1 unknown */
-	double		stored_edges;	/* -1 unknown */
-	bool		cached;			/* exact, from the graph cache */
-	int64		cache_bytes;	/* the cache entry's bytes (when cached) */
-} GraphSize;
-
 /* What pg_statistic says of one column (of the table itself, or of its inheritance tree). */
 typedef struct ColumnStats
 {
@@ -77,7 +71,14 @@ typedef struct ColumnStats
 	double		hi;
 } ColumnStats;
 
-/* An integer Datum of an endpoint column's type as a double. */
+/* True for the integer types an endpoint column may have. */
+static bool
+endpoint_type(Oid type)
+{
+	return type == INT2OID || type == INT4OID || type == INT8OID;
+}
+
+/* An integer Datum of an endpoint column's type (endpoint_type) as a double. */
 static double
 endpoint_value(Datum value, Oid type)
 {
@@ -114,23 +115,21 @@ add_slot_range(HeapTuple tuple, int kind, Oid type, ColumnStats *stats)
 }
 
 /*
- * Reads the statistics of column attnum of relid (the table's own, else those of its inheritance
- * tree, as a partitioned table has); rows is reltuples, for a negative n_distinct (a fraction of
- * the rows).  endpoint: also the value range (integer columns only).
+ * Reads the statistics of column attnum of relid: those of its whole inheritance tree when
+ * inherited (the only ones a partitioned table has), else the table's own; rows is reltuples, for
+ * a negative n_distinct (a fraction of the rows).  endpoint: also the value range (integer
+ * columns only).
  */
 static void
-read_column_stats(Oid relid, AttrNumber attnum, Oid type, double rows, bool endpoint,
-				  ColumnStats *stats)
+read_column_stats(Oid relid, AttrNumber attnum, bool inherited, Oid type, double rows,
+				  bool endpoint, ColumnStats *stats)
 {
 	HeapTuple	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
-										Int16GetDatum(attnum), BoolGetDatum(false));
+										Int16GetDatum(attnum), BoolGetDatum(inherited));
 	Form_pg_statistic form;
 
 	memset(stats, 0, sizeof(ColumnStats));
 	stats->distinct = -1;
-	if (!HeapTupleIsValid(tuple))
-		tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid), Int16GetDatum(attnum),
-								BoolGetDatum(true));
 	if (!HeapTupleIsValid(tuple))
 		return;
 	form = (Form_pg_statistic) GETSTRUCT(tuple);
@@ -140,7 +139,7 @@ read_column_stats(Oid relid, AttrNumber attnum, Oid type, double rows, bool endp
 		stats->distinct = form->stadistinct;
 	else if (form->stadistinct < 0)
 		stats->distinct = -form->stadistinct * rows;
-	if (endpoint)
+	if (endpoint && endpoint_type(type))
 	{
 		add_slot_range(tuple, STATISTIC_KIND_HISTOGRAM, type, stats);
 		add_slot_range(tuple, STATISTIC_KIND_MCV, type, stats);
@@ -174,34 +173,47 @@ union_of_endpoints(const ColumnStats *src, const ColumnStats *dst)
 }
 
 /*
- * The graph's size from the statistics: rows = reltuples less the rows a NULL endpoint (or
- * weight) skips, assumed independent; stored edges = rows, twice for an undirected graph
- * (self-loops, stored once, are not told apart); nodes = union_of_endpoints (undirected: the same).
+ * The graph's size from the catalog (pg_class and pg_statistic through the syscache: no lock, the
+ * table not read): rows = reltuples (as VACUUM and ANALYZE last set it; a partitioned table's
+ * is its tree's, and so are the statistics read) less the rows a NULL endpoint (or weight) skips,
+ * assumed independent; stored edges = rows, twice for an undirected graph (self-loops, stored
+ * once, are not told apart); nodes = union_of_endpoints (undirected: the same).  Leaves size
+ * unknown when the table was never vacuumed or analyzed, and the nodes unknown when an endpoint
+ * column has no statistics.
  */
 static void
-size_from_statistics(const EdgeScanTarget *target, bool directed, GraphSize *size)
+size_from_statistics(const GraphSizeTarget *target, GraphSize *size)
 {
-	double		reltuples = (double) graph_scan_estimated_rows(target);
+	HeapTuple	class_tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(target->relid));
+	double		reltuples;
+	bool		inherited;
 	ColumnStats src,
 				dst,
 				weight;
 	double		kept;
 
+	if (!HeapTupleIsValid(class_tuple))
+		return;
+	reltuples = ((Form_pg_class) GETSTRUCT(class_tuple))->reltuples;
+	inherited = ((Form_pg_class) GETSTRUCT(class_tuple))->relkind == RELKIND_PARTITIONED_TABLE;
+	ReleaseSysCache(class_tuple);
 	if (reltuples < 0)
 		return;
-	read_column_stats(target->relid, target->columns[0].attnum, target->columns[0].type,
+	reltuples = floor(reltuples);
+
+	read_column_stats(target->relid, target->attnums[0], inherited, target->types[0],
 					  reltuples, true, &src);
-	read_column_stats(target->relid, target->columns[1].attnum, target->columns[1].type,
+	read_column_stats(target->relid, target->attnums[1], inherited, target->types[1],
 					  reltuples, true, &dst);
 	kept = (1.0 - src.null_frac) * (1.0 - dst.null_frac);
 	if (target->n_columns == 3)
 	{
-		read_column_stats(target->relid, target->columns[2].attnum, target->columns[2].type,
+		read_column_stats(target->relid, target->attnums[2], inherited, target->types[2],
 						  reltuples, false, &weight);
 		kept *= 1.0 - weight.null_frac;
 	}
 	size->rows = rint(reltuples * kept);
-	size->stored_edges = directed ? size->rows : 2.0 * size->rows;
+	size->stored_edges = target->directed ? size->rows : 2.0 * size->rows;
 	if (src.found && dst.found && src.distinct >= 0 && dst.distinct >= 0)
 		size->nodes = rint(union_of_endpoints(&src, &dst));
 	if (size->rows == 0)
@@ -209,26 +221,61 @@ size_from_statistics(const EdgeScanTarget *target, bool directed, GraphSize *siz
 }
 
 /*
- * The graph's size from the graph cache when it holds the graph the call would be served (the
- * same key as the run's probe): true with exact counts and the entry's bytes.
+ * The graph's size from the graph cache's registry: with target's cache_key, the entry of that key
+ * (the graph the call would be served: exact counts and the entry's bytes); with latest_cached,
+ * the most recently used entry of the table's src and dst columns (its node count only: it may be
+ * of another content, weight column or direction).  True when such an entry was found.
  */
 static bool
-size_from_cache(const GraphCacheKey *key, GraphSize *size)
+size_from_cache(const GraphSizeTarget *target, GraphSize *size)
 {
 	GraphCacheEntryInfo *entries;
-	int			count = graph_cache_snapshot(MyDatabaseId, &entries);
+	int			count;
+	int			best = -1;
 
+	if ((target->cache_key == NULL && !target->latest_cached) || !graph_cache_available())
+		return false;
+	count = graph_cache_snapshot(MyDatabaseId, &entries);
 	for (int i = 0; i < count; i++)
 	{
-		if (memcmp(&entries[i].key, key, sizeof(GraphCacheKey)) != 0)
+		const GraphCacheKey *key = &entries[i].key;
+
+		if (target->cache_key != NULL ?
+			memcmp(key, target->cache_key, sizeof(GraphCacheKey)) != 0 :
+			(key->relid != target->relid || key->attnums[0] != target->attnums[0] ||
+			 key->attnums[1] != target->attnums[1]))
 			continue;
-		size->nodes = (double) entries[i].nodes;
-		size->stored_edges = (double) entries[i].edges;
-		size->cached = true;
-		size->cache_bytes = entries[i].bytes;
-		return true;
+		if (best < 0 || entries[i].last_used > entries[best].last_used)
+			best = i;
 	}
-	return false;
+	if (best >= 0)
+	{
+		size->nodes = (double) entries[best].nodes;
+		size->cached = true;
+		if (target->cache_key != NULL)
+		{
+			size->stored_edges = (double) entries[best].edges;
+			size->cache_bytes = entries[best].bytes;
+		}
+	}
+	pfree(entries);
+	return best >= 0;
+}
+
+/*
+ * The size of target's graph without reading the table or taking a lock: exact from the graph
+ * cache (size_from_cache), else from the statistics (size_from_statistics), else unknown (-1).
+ * Raises no error of its own: the caller has checked that the table and columns exist and that
+ * the user may read them.
+ */
+void
+graph_size_of_table(const GraphSizeTarget *target, GraphSize *size)
+{
+	size->rows = size->nodes = size->stored_edges = -1;
+	size->cached = false;
+	size->cache_bytes = 0;
+	if (!size_from_cache(target, size))
+		size_from_statistics(target, size);
 }
 
 /* Bytes of the flat graph (pr_graph_flat_size) of n nodes and m stored edges, in-edges only. */
@@ -436,7 +483,8 @@ powerrank_estimate(PG_FUNCTION_ARGS)
 	bool		weighted;
 	double		alpha = 0.0;
 	int			k = 1;
-	GraphSize	size = {-1, -1, -1, false, 0};
+	GraphSizeTarget size_target;
+	GraphSize	size;
 	const char *engine;
 	char		reason[SERVICE_MESSAGE_LEN + 64];
 	PrResidency residency = PR_RESIDENCY_NONE;
@@ -469,8 +517,17 @@ powerrank_estimate(PG_FUNCTION_ARGS)
 	graph_scan_resolve(&spec, &target);
 	weighted = target.n_columns == 3;
 	cacheable = graph_cache_probe(&target, directed, &key);
-	if (!cacheable || !size_from_cache(&key, &size))
-		size_from_statistics(&target, directed, &size);
+	memset(&size_target, 0, sizeof(size_target));
+	size_target.relid = target.relid;
+	size_target.n_columns = target.n_columns;
+	for (int c = 0; c < target.n_columns; c++)
+	{
+		size_target.attnums[c] = target.columns[c].attnum;
+		size_target.types[c] = target.columns[c].type;
+	}
+	size_target.directed = directed;
+	size_target.cache_key = cacheable ? &key : NULL;
+	graph_size_of_table(&size_target, &size);
 	graph_scan_end(&target);
 
 	memset(nulls, 0, sizeof(nulls));

@@ -3,11 +3,12 @@
  * and the plans around a call, instead of the fixed ROWS 1000.
  *
  * The estimate is top_k when it is a constant; otherwise the node count of the edge table named
- * by a constant: the cached graph's count when the graph cache holds the table, else the larger
- * of the distinct counts of the src and dst columns in pg_statistic.  Multi-source RWR returns
- * one set of rows per source, so the estimate is multiplied by the length of a constant sources
- * array.  The support function never reads the table and never raises an error: whatever it
- * cannot work out leaves the planner's default.
+ * by a constant, as powerrank_estimate counts it (graph_size_of_table, estimate.c): the cached
+ * graph's count when the graph cache holds the table, else the union of the distinct values of
+ * the src and dst columns from pg_statistic.  Multi-source RWR returns one set of rows per
+ * source, so the estimate is multiplied by the length of a constant sources array.  The support
+ * function never reads the table, takes no lock and never raises an error: whatever it cannot
+ * work out leaves the planner's default.
  */
 #include "powerrank.h"
 
@@ -15,7 +16,6 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
-#include "catalog/pg_statistic.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "funcapi.h"
@@ -29,7 +29,7 @@
 #include "utils/syscache.h"
 #include "utils/varlena.h"
 
-#include "cache/graph_cache.h"
+#include "functions/estimate.h"
 
 PG_FUNCTION_INFO_V1(powerrank_rows_support);
 
@@ -136,84 +136,10 @@ relation_of_name(text *name)
 	return get_relname_relid(relname, namespace_oid);
 }
 
-/* The number of nodes of the relation's cached graph over these columns, or -1. */
-static double
-cached_node_count(Oid relid, AttrNumber src_attnum, AttrNumber dst_attnum)
-{
-	GraphCacheEntryInfo *entries;
-	int			count;
-	int			i;
-	double		nodes = -1;
-	TimestampTz newest = 0;
-
-	if (!graph_cache_available())
-		return -1;
-	count = graph_cache_snapshot(MyDatabaseId, &entries);
-	for (i = 0; i < count; i++)
-	{
-		const GraphCacheKey *key = &entries[i].key;
-
-		if (key->relid != relid || key->attnums[0] != src_attnum ||
-			key->attnums[1] != dst_attnum)
-			continue;
-		/* Entries of older contents may remain: the most recently used one is the best guess. */
-		if (nodes < 0 || entries[i].last_used > newest)
-		{
-			nodes = (double) entries[i].nodes;
-			newest = entries[i].last_used;
-		}
-	}
-	pfree(entries);
-	return nodes;
-}
-
 /*
- * The distinct count of one column from pg_statistic, or -1 without statistics.  inherited: the
- * statistics of the whole inheritance tree (the only ones of a partitioned table).
- */
-static double
-column_distinct_count(Oid relid, AttrNumber attnum, bool inherited, double reltuples)
-{
-	HeapTuple	stats_tuple;
-	double		distinct;
-
-	stats_tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
-								  Int16GetDatum(attnum), BoolGetDatum(inherited));
-	if (!HeapTupleIsValid(stats_tuple))
-		return -1;
-	distinct = ((Form_pg_statistic) GETSTRUCT(stats_tuple))->stadistinct;
-	ReleaseSysCache(stats_tuple);
-
-	if (distinct > 0)
-		return distinct;
-	if (distinct < 0 && reltuples > 0)
-		return -distinct * reltuples;
-	return -1;					/* unknown */
-}
-
-/* The node count estimated from the statistics of the two endpoint columns, or -1. */
-static double
-statistics_node_count(Oid relid, AttrNumber src_attnum, AttrNumber dst_attnum, bool inherited)
-{
-	HeapTuple	class_tuple;
-	double		reltuples;
-	double		src_distinct;
-	double		dst_distinct;
-
-	class_tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	if (!HeapTupleIsValid(class_tuple))
-		return -1;
-	reltuples = ((Form_pg_class) GETSTRUCT(class_tuple))->reltuples;
-	ReleaseSysCache(class_tuple);
-
-	src_distinct = column_distinct_count(relid, src_attnum, inherited, reltuples);
-	dst_distinct = column_distinct_count(relid, dst_attnum, inherited, reltuples);
-	return Max(src_distinct, dst_distinct);
-}
-
-/*
- * The node count of the edge table named by args, from the graph cache or the statistics; -1
- * when the table or its columns are not found, not readable by the user, or have no statistics.
+ * The node count of the edge table named by args (graph_size_of_table: the graph cache, else the
+ * statistics); -1 when the table or its columns are not found, not readable by the user, or have
+ * no statistics.
  */
 static double
 table_node_count(const RowsArguments *args)
@@ -225,7 +151,8 @@ table_node_count(const RowsArguments *args)
 	AttrNumber	dst_attnum;
 	char		relkind;
 	bool		missing = false;
-	double		nodes;
+	GraphSizeTarget target;
+	GraphSize	size;
 
 	if (args->edges == NULL)
 		return -1;
@@ -253,11 +180,22 @@ table_node_count(const RowsArguments *args)
 								   &missing) != ACLCHECK_OK))
 		return -1;
 
-	nodes = cached_node_count(relid, src_attnum, dst_attnum);
-	if (nodes < 0)
-		nodes = statistics_node_count(relid, src_attnum, dst_attnum,
-									  relkind == RELKIND_PARTITIONED_TABLE);
-	return nodes;
+	/* any cached graph of the two columns: its node count does not depend on the direction */
+	memset(&target, 0, sizeof(target));
+	target.relid = relid;
+	target.n_columns = 2;
+	target.attnums[0] = src_attnum;
+	target.attnums[1] = dst_attnum;
+	target.types[0] = get_atttype(relid, src_attnum);
+	target.types[1] = get_atttype(relid, dst_attnum);
+	if (!OidIsValid(target.types[0]) || !OidIsValid(target.types[1]))
+		return -1;
+	target.types[0] = getBaseType(target.types[0]);
+	target.types[1] = getBaseType(target.types[1]);
+	target.directed = true;
+	target.latest_cached = true;
+	graph_size_of_table(&target, &size);
+	return size.nodes;
 }
 
 /* The number of elements of a constant sources array. */
