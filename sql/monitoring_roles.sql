@@ -51,19 +51,10 @@ RESET ROLE;
 
 -- last_error: switching the service off gives it one; the superuser and the member of
 -- pg_read_all_stats read it, the ordinary role gets NULL (the rest of the row is the same).
-CREATE FUNCTION mon_service_state_is(wanted text) RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-  FOR i IN 1..300 LOOP
-    IF (SELECT state FROM powerrank_service) = wanted THEN
-      RETURN true;
-    END IF;
-    PERFORM pg_sleep(0.05);
-  END LOOP;
-  RETURN false;
-END $$;
+\i sql/include/service_wait.sql
 ALTER SYSTEM SET powerrank.service_engine = 'off';
 SELECT pg_reload_conf();
-SELECT mon_service_state_is('unavailable');
+SELECT service_state_is('unavailable');
 SELECT state, last_error FROM powerrank_service;
 SET ROLE regress_mon_stats;
 SELECT state, last_error FROM powerrank_service;
@@ -73,8 +64,7 @@ SELECT state, last_error FROM powerrank_service_status();
 RESET ROLE;
 ALTER SYSTEM RESET powerrank.service_engine;
 SELECT pg_reload_conf();
-SELECT mon_service_state_is('ready');
+SELECT service_state_is('ready');
 
-DROP FUNCTION mon_service_state_is(text);
 DROP TABLE mon_readable, mon_secret, mon_columns;
 DROP ROLE regress_mon_user, regress_mon_stats;

@@ -270,16 +270,6 @@ SELECT entries + retired = segments AS segments_match FROM powerrank_cache_statu
 -- and says why; switched on again, it serves again.
 ALTER SYSTEM SET powerrank.service_engine = 'off';
 SELECT pg_reload_conf();
-CREATE FUNCTION service_state_is(wanted text) RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-  FOR i IN 1..300 LOOP
-    IF (SELECT state FROM powerrank_service) = wanted THEN
-      RETURN true;
-    END IF;
-    PERFORM pg_sleep(0.05);
-  END LOOP;
-  RETURN false;
-END $$;
 SELECT service_state_is('unavailable');
 SELECT state, engine_pid, last_error FROM powerrank_service;
 SELECT count(*) FROM pagerank('svc_enron_dir', device => 'gpu');

@@ -1,5 +1,5 @@
--- Waits on the GPU service, for the tests that start or restart its engine process (service,
--- service_streamed, estimate).
+-- Waits on the GPU service, for the tests that start, restart or stop its engine process (service,
+-- service_streamed, estimate, monitoring_roles).
 
 -- Waits (at most 15 s) until the service is ready; returns its state.
 CREATE OR REPLACE FUNCTION service_ready() RETURNS text LANGUAGE plpgsql AS $$
@@ -19,6 +19,18 @@ CREATE OR REPLACE FUNCTION service_replaced(old_pid int) RETURNS boolean LANGUAG
 BEGIN
   FOR i IN 1..300 LOOP
     IF (SELECT state = 'ready' AND engine_pid <> old_pid FROM powerrank_service) THEN
+      RETURN true;
+    END IF;
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+  RETURN false;
+END $$;
+
+-- Waits (at most 15 s) until the service's state is wanted; false when it is not by then.
+CREATE OR REPLACE FUNCTION service_state_is(wanted text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..300 LOOP
+    IF (SELECT state FROM powerrank_service) = wanted THEN
       RETURN true;
     END IF;
     PERFORM pg_sleep(0.05);
