@@ -1,0 +1,350 @@
+/*
+ * warm_start.c — PageRank after a small change of a graph: from 1/N, from the previous graph's
+ * scores (the automatic warm start), and from those scores pushed first (pr_push_start), on the
+ * CPU engine, as the SQL path runs them (src/functions/run.c).
+ *
+ *   warm_start (--graph NAME | --file edges.tsv[.gz]) [--fraction F] [--tol X[,Y]] [--damping D]
+ *              [--threads T] [--repeat R] [--seed S] [--undirected]
+ *
+ * Changes (each of F of the stored edges, default 0.001): "insert-near" — copies of sampled edges
+ * with the destination moved to a nearby id, one in ten to a node new to the graph (the
+ * warm_start_auto regression test's change); "insert-random" — edges between uniformly drawn
+ * nodes; "insert-popular" — the source of one sampled edge to the destination of another (new
+ * edges lean to popular nodes); "delete-random" — sampled edges removed.  For each change and
+ * tolerance: the previous graph ranked from 1/N to that tolerance, its scores carried to the
+ * changed graph (pr_graph_carry_scores), then the changed graph ranked from 1/N, from the carried
+ * scores, and from them pushed (out-edges made first, as the SQL path does for a cached graph).
+ * Columns: iterations, the push's edge visits in iterations' worth (visits / (m + n)), the time of
+ * each run (best of --repeat; the pushed run's includes the out-edges and the push), the ratios
+ * to the run from 1/N, and the L1 distance of each answer from the one from 1/N.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "bench_util.h"
+#include "graph_gen.h"
+#include "pr_driver.h"
+#include "pr_engine.h"
+#include "pr_push_start.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_TOLS 4
+
+/* Reduction and budget of the push, as the SQL path sets them (src/functions/run.c). */
+#define PUSH_REDUCTION 30.0
+#define PUSH_ITERATIONS 3.0
+
+/* One ranking: iterations, seconds, the push's iterations' worth of visits (0 without one). */
+typedef struct RankResult
+{
+	int			iterations;
+	double		seconds;
+	double		push_work;
+} RankResult;
+
+/* Ranks g from start (NULL: 1/N), pushed first when push; scores into x. */
+static RankResult
+rank(const PrGraph *g, double damping, double tol, int threads, const double *start, bool push,
+	 double *x)
+{
+	PrRestart	restart = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
+	PrIterOptions it = bench_iter_options(tol, PR_NORM_L1, 10000, 1);
+	PrRunStats	stats = {0};
+	PrError		err;
+	RankResult	res = {0, 0.0, 0.0};
+	double	   *begin = NULL;
+	double		t0 = pr_clock_seconds();
+	PrEngine   *e;
+
+	if (start != NULL)
+	{
+		begin = malloc(sizeof(double) * (size_t) g->n_nodes);
+		memcpy(begin, start, sizeof(double) * (size_t) g->n_nodes);
+		if (push)
+		{
+			PrGraph		copy = *g;
+			PrPushOptions po = {PUSH_REDUCTION, tol, PUSH_ITERATIONS * (double) (g->n_edges + g->n_nodes)};
+			PrPushStats ps;
+
+			if (pr_graph_add_out_edges(&copy, &pr_malloc_allocator, &err) != PR_OK ||
+				pr_push_start(&copy, damping, &restart, &po, begin, &ps, &pr_malloc_allocator,
+							  &err) != PR_OK)
+			{
+				fprintf(stderr, "push failed: %s\n", err.message);
+				exit(1);
+			}
+			res.push_work = (double) ps.visits / (double) (g->n_edges + g->n_nodes);
+			if (!g->has_out_edges)
+			{
+				free(copy.out_ptr);
+				free(copy.out_dst);
+				free(copy.out_weight);
+			}
+		}
+		it.initial = begin;
+	}
+	e = pr_cpu_engine_create(threads, &pr_malloc_allocator, &err);
+	if (e == NULL || pr_pagerank(e, g, damping, &restart, &it, x, &stats, &err) != PR_OK)
+	{
+		fprintf(stderr, "pagerank failed: %s\n", err.message);
+		exit(1);
+	}
+	e->ops->release(e);
+	free(begin);
+	res.iterations = stats.iterations;
+	res.seconds = pr_clock_seconds() - t0;
+	return res;
+}
+
+/* The best time of repeat rankings (the iterations and work are the same every time). */
+static RankResult
+rank_best(const PrGraph *g, double damping, double tol, int threads, const double *start,
+		  bool push, int repeat, double *x)
+{
+	RankResult	best = rank(g, damping, tol, threads, start, push, x);
+
+	for (int r = 1; r < repeat; r++)
+	{
+		RankResult	again = rank(g, damping, tol, threads, start, push, x);
+
+		best.seconds = fmin(best.seconds, again.seconds);
+	}
+	return best;
+}
+
+/* Builds a graph of m edges (directed unless undirected). */
+static void
+build(const int64_t *src, const int64_t *dst, size_t m, bool undirected, int threads, PrGraph *g)
+{
+	PrBuildOptions bopt = {undirected, false, threads, NULL, NULL, NULL};
+	PrError		err;
+
+	if (pr_graph_build(src, dst, NULL, m, &bopt, &pr_malloc_allocator, g, &err) != PR_OK)
+	{
+		fprintf(stderr, "build failed: %s\n", err.message);
+		exit(1);
+	}
+}
+
+/*
+ * The changed edge list of kind (see the header) into *out_src / *out_dst (malloc()ed); returns
+ * its length.  max_id: the largest id of the graph; ids: its n_ids node ids.
+ */
+static size_t
+change(const char *kind, const int64_t *src, const int64_t *dst, size_t m, size_t count,
+	   int64_t max_id, const int64_t *ids, int64_t n_ids, uint64_t seed, int64_t **out_src,
+	   int64_t **out_dst)
+{
+	uint64_t	state = seed * 2654435761u + 11;
+	size_t		total = strcmp(kind, "delete-random") == 0 ? m - count : m + count;
+	int64_t    *s = malloc(sizeof(int64_t) * total);
+	int64_t    *d = malloc(sizeof(int64_t) * total);
+
+	if (strcmp(kind, "delete-random") == 0)
+	{
+		unsigned char *gone = calloc(m, 1);
+		size_t		k = 0;
+
+		for (size_t removed = 0; removed < count;)
+		{
+			size_t		e = (size_t) (gen_random(&state) % m);
+
+			if (!gone[e])
+			{
+				gone[e] = 1;
+				removed++;
+			}
+		}
+		for (size_t e = 0; e < m; e++)
+			if (!gone[e])
+			{
+				s[k] = src[e];
+				d[k] = dst[e];
+				k++;
+			}
+		free(gone);
+	}
+	else
+	{
+		memcpy(s, src, sizeof(int64_t) * m);
+		memcpy(d, dst, sizeof(int64_t) * m);
+		for (size_t i = 0; i < count; i++)
+		{
+			size_t		a = (size_t) (gen_random(&state) % m);
+			size_t		b = (size_t) (gen_random(&state) % m);
+
+			if (strcmp(kind, "insert-near") == 0)
+			{
+				s[m + i] = src[a];
+				d[m + i] = (i + 1) % 10 == 0 ? max_id + 1 + dst[a] : dst[a] + 3;
+			}
+			else if (strcmp(kind, "insert-random") == 0)
+			{
+				s[m + i] = ids[gen_random(&state) % (uint64_t) n_ids];
+				d[m + i] = ids[gen_random(&state) % (uint64_t) n_ids];
+			}
+			else
+			{
+				s[m + i] = src[a];
+				d[m + i] = dst[b];
+			}
+		}
+	}
+	*out_src = s;
+	*out_dst = d;
+	return total;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *graph = "local:17:12:0.8:64";
+	const char *file = NULL;
+	const char *kinds[] = {"insert-near", "insert-random", "insert-popular", "delete-random"};
+	double		tols[MAX_TOLS] = {1e-4, 1e-6};
+	int			n_tols = 2;
+	double		fraction = 0.001;
+	double		damping = 0.85;
+	int			threads = 0;
+	int			repeat = 3;
+	uint64_t	seed = 1;
+	bool		undirected = false;
+	int64_t    *src = NULL,
+			   *dst = NULL,
+				max_id = 0;
+	size_t		m;
+	char		label[300];
+
+	for (int i = 1; i < argc; i++)
+	{
+		if (bench_option_string(argc, argv, &i, "--graph", &graph) ||
+			bench_option_string(argc, argv, &i, "--file", &file) ||
+			bench_option_double(argc, argv, &i, "--fraction", &fraction) ||
+			bench_option_double(argc, argv, &i, "--damping", &damping) ||
+			bench_option_int(argc, argv, &i, "--threads", &threads) ||
+			bench_option_int(argc, argv, &i, "--repeat", &repeat) ||
+			bench_option_uint64(argc, argv, &i, "--seed", &seed))
+			continue;
+		if (strcmp(argv[i], "--tol") == 0 && i + 1 < argc)
+		{
+			char	   *p = argv[++i];
+
+			n_tols = 0;
+			while (*p != '\0' && n_tols < MAX_TOLS)
+			{
+				tols[n_tols++] = strtod(p, &p);
+				if (*p == ',')
+					p++;
+			}
+			continue;
+		}
+		if (bench_flag(argv, i, "--undirected"))
+			undirected = true;
+		else
+		{
+			fprintf(stderr, "usage: %s [--graph NAME | --file PATH] [--fraction F] [--tol X[,Y]] "
+					"[--damping D] [--threads T] [--repeat R] [--seed S] [--undirected]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (threads <= 0)
+		threads = (int) sysconf(_SC_NPROCESSORS_ONLN);
+	if (file != NULL)
+	{
+		m = bench_read_edges(file, &src, &dst);
+		snprintf(label, sizeof(label), "%s", strrchr(file, '/') ? strrchr(file, '/') + 1 : file);
+	}
+	else
+	{
+		GenSpec		spec;
+
+		if (!gen_parse(graph, seed, &spec))
+		{
+			fprintf(stderr, "unknown graph name \"%s\"\n", graph);
+			return 2;
+		}
+		m = gen_unique_edges(&spec, threads, &src, &dst);
+		gen_describe(&spec, label, sizeof(label));
+	}
+	if (m == 0)
+	{
+		fprintf(stderr, "no edges\n");
+		return 1;
+	}
+	for (size_t e = 0; e < m; e++)
+		max_id = src[e] > max_id ? src[e] : (dst[e] > max_id ? dst[e] : max_id);
+
+	printf("graph: %s (%s), %zu edges; change: %.2g%% of them; damping %.2f; CPU engine, %d threads, "
+		   "best of %d\n", label, undirected ? "undirected" : "directed", m, 100.0 * fraction,
+		   damping, threads, repeat);
+	printf("| change | tolerance | from 1/N its. | ms | kept its. | ms | ratio its. | pushed: push work | its. "
+		   "| work + its. | ms | ratio (work + its.) | ratio ms | L1 kept / pushed vs 1/N |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	for (size_t ki = 0; ki < sizeof(kinds) / sizeof(kinds[0]); ki++)
+	{
+		size_t		count = (size_t) ((double) m * fraction);
+		int64_t    *s1,
+				   *d1;
+		PrGraph		g0,
+					g1;
+		size_t		m1;
+		int32_t    *map;
+		double	   *x_old,
+				   *start,
+				   *cold,
+				   *warm,
+				   *pushed;
+
+		build(src, dst, m, undirected, threads, &g0);
+		m1 = change(kinds[ki], src, dst, m, count > 0 ? count : 1, max_id, g0.node_ids,
+					g0.n_nodes, seed + ki, &s1, &d1);
+		build(s1, d1, m1, undirected, threads, &g1);
+		map = malloc(sizeof(int32_t) * (size_t) g0.n_nodes);
+		x_old = malloc(sizeof(double) * (size_t) g0.n_nodes);
+		start = malloc(sizeof(double) * (size_t) g1.n_nodes);
+		cold = malloc(sizeof(double) * (size_t) g1.n_nodes);
+		warm = malloc(sizeof(double) * (size_t) g1.n_nodes);
+		pushed = malloc(sizeof(double) * (size_t) g1.n_nodes);
+		pr_graph_node_map(&g0, &g1, map);
+		for (int ti = 0; ti < n_tols; ti++)
+		{
+			RankResult	c,
+						w,
+						p;
+
+			(void) rank(&g0, damping, tols[ti], threads, NULL, false, x_old);
+			if (!pr_graph_carry_scores(&g0, x_old, map, &g1, start))
+			{
+				fprintf(stderr, "scores not carried\n");
+				return 1;
+			}
+			c = rank_best(&g1, damping, tols[ti], threads, NULL, false, repeat, cold);
+			w = rank_best(&g1, damping, tols[ti], threads, start, false, repeat, warm);
+			p = rank_best(&g1, damping, tols[ti], threads, start, true, repeat, pushed);
+			printf("| %s | %.0e | %d | %.1f | %d | %.1f | %.2f | %.2f | %d | %.2f | %.1f | **%.2f** | %.2f | %.1e / %.1e |\n",
+				   kinds[ki], tols[ti], c.iterations, 1000.0 * c.seconds, w.iterations,
+				   1000.0 * w.seconds, (double) w.iterations / c.iterations, p.push_work,
+				   p.iterations, p.push_work + p.iterations, 1000.0 * p.seconds,
+				   (p.push_work + p.iterations) / c.iterations, p.seconds / c.seconds,
+				   bench_l1(warm, cold, g1.n_nodes), bench_l1(pushed, cold, g1.n_nodes));
+			fflush(stdout);
+		}
+		free(map);
+		free(x_old);
+		free(start);
+		free(cold);
+		free(warm);
+		free(pushed);
+		free(s1);
+		free(d1);
+		pr_graph_free(&g0, &pr_malloc_allocator);
+		pr_graph_free(&g1, &pr_malloc_allocator);
+	}
+	free(src);
+	free(dst);
+	return 0;
+}
