@@ -1,7 +1,7 @@
 /*
- * warm_start.c — PageRank after a small change of a graph: from 1/N, from the previous graph's
- * scores (the automatic warm start), and from those scores pushed first (pr_push_start), on the
- * CPU engine, as the SQL path runs them (src/functions/run.c).
+ * warm_start.c — PageRank after a small change of a graph: from 1/N and from the previous graph's
+ * scores (the automatic warm start), on the CPU engine, as the SQL path runs them
+ * (src/functions/run.c).
  *
  *   warm_start (--graph NAME | --file edges.tsv[.gz]) [--fraction F] [--tol X[,Y]] [--damping D]
  *              [--threads T] [--repeat R] [--seed S] [--undirected]
@@ -12,11 +12,9 @@
  * nodes; "insert-popular" — the source of one sampled edge to the destination of another (new
  * edges lean to popular nodes); "delete-random" — sampled edges removed.  For each change and
  * tolerance: the previous graph ranked from 1/N to that tolerance, its scores carried to the
- * changed graph (pr_graph_carry_scores), then the changed graph ranked from 1/N, from the carried
- * scores, and from them pushed (out-edges made first, as the SQL path does for a cached graph).
- * Columns: iterations, the push's edge visits in iterations' worth (visits / (m + n)), the time of
- * each run (best of --repeat; the pushed run's includes the out-edges and the push), the ratios
- * to the run from 1/N, and the L1 distance of each answer from the one from 1/N.
+ * changed graph (pr_graph_carry_scores), then the changed graph ranked from 1/N and from the
+ * carried scores.  Columns: iterations and time of each (best of --repeat), their ratios, and the
+ * L1 distance between the two answers.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -24,7 +22,6 @@
 #include "graph_gen.h"
 #include "pr_driver.h"
 #include "pr_engine.h"
-#include "pr_push_start.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -34,28 +31,22 @@
 
 #define MAX_TOLS 4
 
-/* Reduction and budget of the push, as the SQL path sets them (src/functions/run.c). */
-#define PUSH_REDUCTION 30.0
-#define PUSH_ITERATIONS 3.0
-
-/* One ranking: iterations, seconds, the push's iterations' worth of visits (0 without one). */
+/* One ranking: iterations and seconds. */
 typedef struct RankResult
 {
 	int			iterations;
 	double		seconds;
-	double		push_work;
 } RankResult;
 
-/* Ranks g from start (NULL: 1/N), pushed first when push; scores into x. */
+/* Ranks g from start (NULL: 1/N); scores into x. */
 static RankResult
-rank(const PrGraph *g, double damping, double tol, int threads, const double *start, bool push,
-	 double *x)
+rank(const PrGraph *g, double damping, double tol, int threads, const double *start, double *x)
 {
 	PrRestart	restart = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
 	PrIterOptions it = bench_iter_options(tol, PR_NORM_L1, 10000, 1);
 	PrRunStats	stats = {0};
 	PrError		err;
-	RankResult	res = {0, 0.0, 0.0};
+	RankResult	res = {0, 0.0};
 	double	   *begin = NULL;
 	double		t0 = pr_clock_seconds();
 	PrEngine   *e;
@@ -64,27 +55,6 @@ rank(const PrGraph *g, double damping, double tol, int threads, const double *st
 	{
 		begin = malloc(sizeof(double) * (size_t) g->n_nodes);
 		memcpy(begin, start, sizeof(double) * (size_t) g->n_nodes);
-		if (push)
-		{
-			PrGraph		copy = *g;
-			PrPushOptions po = {PUSH_REDUCTION, tol, PUSH_ITERATIONS * (double) (g->n_edges + g->n_nodes)};
-			PrPushStats ps;
-
-			if (pr_graph_add_out_edges(&copy, &pr_malloc_allocator, &err) != PR_OK ||
-				pr_push_start(&copy, damping, &restart, &po, begin, &ps, &pr_malloc_allocator,
-							  &err) != PR_OK)
-			{
-				fprintf(stderr, "push failed: %s\n", err.message);
-				exit(1);
-			}
-			res.push_work = (double) ps.visits / (double) (g->n_edges + g->n_nodes);
-			if (!g->has_out_edges)
-			{
-				free(copy.out_ptr);
-				free(copy.out_dst);
-				free(copy.out_weight);
-			}
-		}
 		it.initial = begin;
 	}
 	e = pr_cpu_engine_create(threads, &pr_malloc_allocator, &err);
@@ -103,13 +73,13 @@ rank(const PrGraph *g, double damping, double tol, int threads, const double *st
 /* The best time of repeat rankings (the iterations and work are the same every time). */
 static RankResult
 rank_best(const PrGraph *g, double damping, double tol, int threads, const double *start,
-		  bool push, int repeat, double *x)
+		  int repeat, double *x)
 {
-	RankResult	best = rank(g, damping, tol, threads, start, push, x);
+	RankResult	best = rank(g, damping, tol, threads, start, x);
 
 	for (int r = 1; r < repeat; r++)
 	{
-		RankResult	again = rank(g, damping, tol, threads, start, push, x);
+		RankResult	again = rank(g, damping, tol, threads, start, x);
 
 		best.seconds = fmin(best.seconds, again.seconds);
 	}
@@ -281,9 +251,9 @@ main(int argc, char **argv)
 	printf("graph: %s (%s), %zu edges; change: %.2g%% of them; damping %.2f; CPU engine, %d threads, "
 		   "best of %d\n", label, undirected ? "undirected" : "directed", m, 100.0 * fraction,
 		   damping, threads, repeat);
-	printf("| change | tolerance | from 1/N its. | ms | kept its. | ms | ratio its. | pushed: push work | its. "
-		   "| work + its. | ms | ratio (work + its.) | ratio ms | L1 kept / pushed vs 1/N |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	printf("| change | tolerance | from 1/N its. | ms | from the kept scores its. | ms | ratio its. "
+		   "| ratio ms | L1 between the answers |\n");
+	printf("|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t ki = 0; ki < sizeof(kinds) / sizeof(kinds[0]); ki++)
 	{
 		size_t		count = (size_t) ((double) m * fraction);
@@ -296,8 +266,7 @@ main(int argc, char **argv)
 		double	   *x_old,
 				   *start,
 				   *cold,
-				   *warm,
-				   *pushed;
+				   *warm;
 
 		build(src, dst, m, undirected, threads, &g0);
 		m1 = change(kinds[ki], src, dst, m, count > 0 ? count : 1, max_id, g0.node_ids,
@@ -308,29 +277,24 @@ main(int argc, char **argv)
 		start = malloc(sizeof(double) * (size_t) g1.n_nodes);
 		cold = malloc(sizeof(double) * (size_t) g1.n_nodes);
 		warm = malloc(sizeof(double) * (size_t) g1.n_nodes);
-		pushed = malloc(sizeof(double) * (size_t) g1.n_nodes);
 		pr_graph_node_map(&g0, &g1, map);
 		for (int ti = 0; ti < n_tols; ti++)
 		{
 			RankResult	c,
-						w,
-						p;
+						w;
 
-			(void) rank(&g0, damping, tols[ti], threads, NULL, false, x_old);
+			(void) rank(&g0, damping, tols[ti], threads, NULL, x_old);
 			if (!pr_graph_carry_scores(&g0, x_old, map, &g1, start))
 			{
 				fprintf(stderr, "scores not carried\n");
 				return 1;
 			}
-			c = rank_best(&g1, damping, tols[ti], threads, NULL, false, repeat, cold);
-			w = rank_best(&g1, damping, tols[ti], threads, start, false, repeat, warm);
-			p = rank_best(&g1, damping, tols[ti], threads, start, true, repeat, pushed);
-			printf("| %s | %.0e | %d | %.1f | %d | %.1f | %.2f | %.2f | %d | %.2f | %.1f | **%.2f** | %.2f | %.1e / %.1e |\n",
+			c = rank_best(&g1, damping, tols[ti], threads, NULL, repeat, cold);
+			w = rank_best(&g1, damping, tols[ti], threads, start, repeat, warm);
+			printf("| %s | %.0e | %d | %.1f | %d | %.1f | **%.2f** | %.2f | %.1e |\n",
 				   kinds[ki], tols[ti], c.iterations, 1000.0 * c.seconds, w.iterations,
-				   1000.0 * w.seconds, (double) w.iterations / c.iterations, p.push_work,
-				   p.iterations, p.push_work + p.iterations, 1000.0 * p.seconds,
-				   (p.push_work + p.iterations) / c.iterations, p.seconds / c.seconds,
-				   bench_l1(warm, cold, g1.n_nodes), bench_l1(pushed, cold, g1.n_nodes));
+				   1000.0 * w.seconds, (double) w.iterations / c.iterations, w.seconds / c.seconds,
+				   bench_l1(warm, cold, g1.n_nodes));
 			fflush(stdout);
 		}
 		free(map);
@@ -338,7 +302,6 @@ main(int argc, char **argv)
 		free(start);
 		free(cold);
 		free(warm);
-		free(pushed);
 		free(s1);
 		free(d1);
 		pr_graph_free(&g0, &pr_malloc_allocator);
