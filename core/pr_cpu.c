@@ -573,14 +573,89 @@ row_block_sum(const int32_t *col, const double *w, const double *x, int64_t b, i
 	return s0 + s1;
 }
 
+#if defined(__GNUC__) || defined(__clang__)
+/* W adjacent doubles as one value, so a group's sums are vector additions (lane by lane). */
+typedef double PrDouble2 __attribute__((vector_size(2 * sizeof(double))));
+typedef double PrDouble4 __attribute__((vector_size(4 * sizeof(double))));
+typedef double PrDouble8 __attribute__((vector_size(8 * sizeof(double))));
+
 /*
  * Defines gather_row_W: out[j] = sum over entries [b, end) of a row of w * x[col][j] for the W
  * adjacent columns j < W of x, node u's at x + u * stride (w NULL: weight 1), summed per column
  * exactly as the one-column path sums a row: plain blocks of PR_CPU_SUM_BLOCK edges (even and odd
  * edges in two accumulators, as row_block_sum), the block sums compensated when the row has more
- * than one block.  W is a constant, so the accumulators live in registers.
+ * than one block.  The W columns are one vector V: each addition is W lane-wise additions, the
+ * same roundings as W scalar ones, so the same bits.
  */
-#define DEFINE_GATHER_ROW(W) \
+#define DEFINE_GATHER_ROW(W, V) \
+PR_ALWAYS_INLINE static inline void \
+gather_row_##W(const int32_t *col, const double *w, const double *x, int64_t stride, int64_t b, \
+			   int64_t end, double *out) \
+{ \
+	double		sum[W], carry[W]; \
+	const bool	one_block = end - b <= PR_CPU_SUM_BLOCK; \
+\
+	for (int j = 0; j < W; j++) \
+		sum[j] = carry[j] = 0.0; \
+	while (b < end) \
+	{ \
+		int64_t		block_end = end - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : end; \
+		V			s0 = {0}, \
+					s1 = {0}, \
+					x0, \
+					x1, \
+					block; \
+\
+		if (w == NULL) \
+			for (; b + 1 < block_end; b += 2) \
+			{ \
+				memcpy(&x0, x + col[b] * stride, sizeof(V)); \
+				memcpy(&x1, x + col[b + 1] * stride, sizeof(V)); \
+				s0 += x0; \
+				s1 += x1; \
+			} \
+		else \
+			for (; b + 1 < block_end; b += 2) \
+			{ \
+				memcpy(&x0, x + col[b] * stride, sizeof(V)); \
+				memcpy(&x1, x + col[b + 1] * stride, sizeof(V)); \
+				s0 += w[b] * x0; \
+				s1 += w[b + 1] * x1; \
+			} \
+		if (b < block_end) \
+		{ \
+			memcpy(&x0, x + col[b] * stride, sizeof(V)); \
+			s0 += (w != NULL ? w[b] : 1.0) * x0; \
+			b++; \
+		} \
+		block = s0 + s1; \
+		if (one_block) \
+		{ \
+			memcpy(out, &block, sizeof(V)); \
+			return; \
+		} \
+		for (int j = 0; j < W; j++) \
+			compensated_add(&sum[j], &carry[j], block[j]); \
+	} \
+	for (int j = 0; j < W; j++) \
+		out[j] = sum[j] + carry[j]; \
+}
+
+DEFINE_GATHER_ROW(2, PrDouble2)
+DEFINE_GATHER_ROW(4, PrDouble4)
+DEFINE_GATHER_ROW(8, PrDouble8)
+#define PR_CPU_GATHER_VECTORS 1
+#endif
+
+/*
+ * gather_row_1 (and, without vector extensions, gather_row_W): out[j] = sum over entries [b, end)
+ * of a row of w * x[col][j] for the W adjacent columns j < W of x, node u's at x + u * stride
+ * (w NULL: weight 1), summed per column exactly as the one-column path sums a row: plain blocks
+ * of PR_CPU_SUM_BLOCK edges (even and odd edges in two accumulators, as row_block_sum), the block
+ * sums compensated when the row has more than one block.  W is a constant, so the accumulators
+ * live in registers.
+ */
+#define DEFINE_GATHER_ROW_SCALAR(W) \
 PR_ALWAYS_INLINE static inline void \
 gather_row_##W(const int32_t *col, const double *w, const double *x, int64_t stride, int64_t b, \
 			   int64_t end, double *out) \
@@ -644,10 +719,12 @@ gather_row_##W(const int32_t *col, const double *w, const double *x, int64_t str
 		out[j] = sum[j] + carry[j]; \
 }
 
-DEFINE_GATHER_ROW(1)
-DEFINE_GATHER_ROW(2)
-DEFINE_GATHER_ROW(4)
-DEFINE_GATHER_ROW(8)
+DEFINE_GATHER_ROW_SCALAR(1)
+#ifndef PR_CPU_GATHER_VECTORS
+DEFINE_GATHER_ROW_SCALAR(2)
+DEFINE_GATHER_ROW_SCALAR(4)
+DEFINE_GATHER_ROW_SCALAR(8)
+#endif
 
 /*
  * y[node of row p][j] = sum over row p of w * x[col][j] for rows [p0, p1), one column (k = 1:
@@ -670,14 +747,24 @@ csr_gather_rows(const int64_t *ptr, const int32_t *col, const double *w, const d
 
 		switch (width)
 		{
+			/* a group's own layout (stride = width) with the stride as a constant */
 			case 8:
-				gather_row_8(col, w, x, stride, b, end, yv);
+				if (stride == 8)
+					gather_row_8(col, w, x, 8, b, end, yv);
+				else
+					gather_row_8(col, w, x, stride, b, end, yv);
 				continue;
 			case 4:
-				gather_row_4(col, w, x, stride, b, end, yv);
+				if (stride == 4)
+					gather_row_4(col, w, x, 4, b, end, yv);
+				else
+					gather_row_4(col, w, x, stride, b, end, yv);
 				continue;
 			case 2:
-				gather_row_2(col, w, x, stride, b, end, yv);
+				if (stride == 2)
+					gather_row_2(col, w, x, 2, b, end, yv);
+				else
+					gather_row_2(col, w, x, stride, b, end, yv);
 				continue;
 			default:
 				break;

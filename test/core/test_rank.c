@@ -869,7 +869,7 @@ run_rwr_columns(const PrGraph *g, int n_threads, const int32_t *sources, int k, 
 /*
  * Every column of a k-column RWR run is the one-column run of its source, bit for bit, after the
  * same iterations: for k = 11 (a batch of 8 columns in node order, then 3 columns of the
- * length-sorted rows as groups of 2 and 1) on a weighted or unweighted graph with dangling nodes
+ * length-sorted rows as groups of 2 and 1), 3, 4 and 7 on a weighted or unweighted graph with dangling nodes
  * (a dangling source among them), for every score, for the top 5 of each column and from a start
  * vector.
  */
@@ -906,7 +906,8 @@ check_columns_match_single(bool weighted)
 	start = malloc(sizeof(double) * (size_t) g.n_nodes * K);
 	start1 = malloc(sizeof(double) * (size_t) g.n_nodes);
 
-	/* every score: all K columns, then the first 3 (one batch, length-sorted rows) */
+	/* every score: all K columns, then the first 3, 4 and 7 (one batch: length-sorted rows as
+	 * groups of 2 and 1, of 4; rows in node order as groups of 4, 2 and 1) */
 	run_rwr_columns(&g, 2, sources, K, ITERATIONS, NULL, 0, multi, NULL, NULL, &st);
 	CHECK(st.iterations == ITERATIONS && !st.converged);
 	for (int j = 0; j < K; j++)
@@ -916,15 +917,21 @@ check_columns_match_single(bool weighted)
 			differ += multi[v * K + j] != single[v];
 	}
 	CHECKF(differ == 0, "%lld scores of 11 columns differ from single runs", (long long) differ);
-	run_rwr_columns(&g, 2, sources, 3, ITERATIONS, NULL, 0, multi, NULL, NULL, &st);
-	differ = 0;
-	for (int j = 0; j < 3; j++)
+	for (int c = 0; c < 3; c++)
 	{
-		run_rwr_columns(&g, 1, sources + j, 1, ITERATIONS, NULL, 0, single, NULL, NULL, &st1);
-		for (int64_t v = 0; v < g.n_nodes; v++)
-			differ += multi[v * 3 + j] != single[v];
+		const int	cols = (int[]) {3, 4, 7}[c];
+
+		run_rwr_columns(&g, 2, sources, cols, ITERATIONS, NULL, 0, multi, NULL, NULL, &st);
+		differ = 0;
+		for (int j = 0; j < cols; j++)
+		{
+			run_rwr_columns(&g, 1, sources + j, 1, ITERATIONS, NULL, 0, single, NULL, NULL, &st1);
+			for (int64_t v = 0; v < g.n_nodes; v++)
+				differ += multi[v * cols + j] != single[v];
+		}
+		CHECKF(differ == 0, "%lld scores of %d columns differ from single runs", (long long) differ,
+			   cols);
 	}
-	CHECKF(differ == 0, "%lld scores of 3 columns differ from single runs", (long long) differ);
 
 	/* the top 5 of each column */
 	run_rwr_columns(&g, 2, sources, K, ITERATIONS, NULL, TOP, NULL, index, value, &st);
