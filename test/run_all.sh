@@ -10,7 +10,8 @@
 # 2. copies the tree (with its sample graphs, test/data) to a temporary directory owned by the postgres user,
 #    because initdb refuses to run as root;
 # 3. builds the extension with -Wall -Wextra -Werror; runs `make check-core` (C unit tests of the
-#    core and the GPU planners); compiles the CUDA engine when nvcc and cuda/Makefile exist;
+#    core and the GPU planners); compiles the CPU benchmarks and the planner bench (so they cannot
+#    rot); compiles the CUDA engine when nvcc and cuda/Makefile exist;
 # 4. installs the extension; runs pg_regress and the isolation tests (two sessions, specs/) in
 #    temporary instances that preload powerrank (`make installcheck`, which first computes the
 #    NetworkX reference results) and the pgTAP suites with pg_prove against a throwaway cluster
@@ -117,6 +118,10 @@ as_postgres "make clean PG_CONFIG=$PG_CONFIG >/dev/null && make PG_CONFIG=$PG_CO
 echo "== make check-core"
 as_postgres "make check-core PG_CONFIG=$PG_CONFIG" \
 	&& record ok "check-core (C unit tests)" || record fail "check-core (C unit tests)"
+
+echo "== benchmarks (compile: bench/cpu, bench/gpu's planner bench)"
+as_postgres "make -C bench/cpu && make -C bench/gpu plan" \
+	&& record ok "benchmarks (compile)" || record fail "benchmarks (compile)"
 
 NVCC=$(command -v nvcc || true)
 [ -z "$NVCC" ] && [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc

@@ -117,6 +117,35 @@ bench_option_double(int argc, char **argv, int *i, const char *name, double *val
 	return true;
 }
 
+/* A comma-separated list of numbers; see bench_util.h. */
+bool
+bench_option_double_list(int argc, char **argv, int *i, const char *name, double *values, int max,
+						 int *count)
+{
+	const char *text = option_value(argc, argv, i, name);
+	const char *p = text;
+	char	   *end;
+	char		kind[80];
+
+	if (text == NULL)
+		return false;
+	snprintf(kind, sizeof(kind), "a comma-separated list of at most %d numbers", max);
+	*count = 0;
+	for (;;)
+	{
+		errno = 0;
+		if (*count == max)
+			bad_value(argv[0], name, text, kind);
+		values[*count] = strtod(p, &end);
+		if (end == p || errno != 0 || (*end != ',' && *end != '\0'))
+			bad_value(argv[0], name, text, kind);
+		*count += 1;
+		if (*end == '\0')
+			return true;
+		p = end + 1;
+	}
+}
+
 /* A string option; see bench_util.h. */
 bool
 bench_option_string(int argc, char **argv, int *i, const char *name, const char **value)
@@ -191,6 +220,22 @@ bench_iter_options(double tolerance, PrNorm norm, int max_iterations, int check_
 	o.max_iterations = max_iterations;
 	o.check_every = check_every;
 	return o;
+}
+
+/* A benchmark's edges, read or generated; see bench_util.h. */
+size_t
+bench_edges(const char *file, const GenSpec *spec, int threads, int64_t **src, int64_t **dst,
+			char *label, size_t label_size)
+{
+	if (file != NULL)
+	{
+		const char *slash = strrchr(file, '/');
+
+		snprintf(label, label_size, "%s", slash != NULL ? slash + 1 : file);
+		return bench_read_edges(file, src, dst);
+	}
+	gen_describe(spec, label, label_size);
+	return gen_unique_edges(spec, threads, src, dst);
 }
 
 /* Reads an edge list, plain or through gzip -dc. */

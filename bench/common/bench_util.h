@@ -1,8 +1,8 @@
 /*
  * bench_util.h — what the benchmarks (bench/cpu, bench/gpu, bench/multi) share: command-line
  * options with a usage error for a bad value, the minimum and median of repeated timings, the L1
- * distance of two score vectors, iteration options of the driver, and reading an edge list or a
- * whole text file.  Wall-clock times come from the core's pr_clock_seconds (pr_common.h).
+ * distance of two score vectors, iteration options of the driver, and reading an edge list (or
+ * generating one) or a whole text file.  Wall-clock times come from the core's pr_clock_seconds (pr_common.h).
  * Pure C11; usable from CUDA sources (the declarations are extern "C").
  */
 #ifndef BENCH_UTIL_H
@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "graph_gen.h"
 #include "pr_driver.h"
 
 #ifdef __cplusplus
@@ -34,6 +35,10 @@ bool		bench_option_string(int argc, char **argv, int *i, const char *name, const
 bool		bench_option_int_list(int argc, char **argv, int *i, const char *name, int *values, int max,
 								  int *count);
 
+/* A comma-separated list of numbers ("1e-6,1e-12"): at most max of them into values, their count into *count. */
+bool		bench_option_double_list(int argc, char **argv, int *i, const char *name, double *values,
+									 int max, int *count);
+
 /* Whether argv[i] is the flag name (an option without a value). */
 bool		bench_flag(char **argv, int i, const char *name);
 
@@ -55,6 +60,14 @@ PrIterOptions bench_iter_options(double tolerance, PrNorm norm, int max_iteratio
  * malloc()ed arrays; returns the edge count, 0 when unreadable or empty.
  */
 size_t		bench_read_edges(const char *path, int64_t **src, int64_t **dst);
+
+/*
+ * A benchmark's edges: the edge list file (bench_read_edges) when file is not NULL, else the graph
+ * spec generated and deduplicated on threads (gen_unique_edges); what they are into label (the
+ * file's name, or gen_describe).  Returns the edge count, 0 when there are none.
+ */
+size_t		bench_edges(const char *file, const GenSpec *spec, int threads, int64_t **src,
+						int64_t **dst, char *label, size_t label_size);
 
 /* A whole file as a malloc()ed NUL-terminated string, or NULL when it cannot be read. */
 char	   *bench_read_file(const char *path);

@@ -38,7 +38,7 @@ run_ours(const PrGraph *g, int threads, double tol, int max_it, int check_every,
 		 PrRunStats *st)
 {
 	PrError		err;
-	PrRestart	r = {true, 1, NULL, NULL, NULL};
+	PrRestart	r = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
 	PrIterOptions o = bench_iter_options(tol, PR_NORM_L1, max_it, check_every);
 	PrEngine   *e;
 	double		t0 = pr_clock_seconds(),

@@ -157,7 +157,7 @@ run_batch(PrEngine *engine, const PrGraph *g, const int32_t *sources, int k, int
 {
 	const double ones[BATCH] = {1, 1, 1, 1, 1, 1, 1, 1};
 	const int64_t ptr[BATCH + 1] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
-	PrRestart	restart = {false, BATCH, ptr, sources, ones};
+	PrRestart	restart = {false, BATCH, ptr, sources, ones, 0, NULL, NULL};
 	PrIterOptions exact_options = iteration_options(1e-13, PR_NORM_L1, 5000, false);
 	PrRunStats	st;
 	PrError		err;

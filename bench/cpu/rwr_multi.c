@@ -248,6 +248,7 @@ main(int argc, char **argv)
 			   *dst = NULL;
 	size_t		m;
 	PrGraph		g;
+	GenSpec		spec;
 	PrError		err;
 	PrBuildOptions bopt = {false, false, 1, NULL, NULL, NULL};
 	int32_t		sources[MAX_SOURCES];
@@ -263,21 +264,9 @@ main(int argc, char **argv)
 			bench_option_double(argc, argv, &i, "--restart", &restart) ||
 			bench_option_int(argc, argv, &i, "--threads", &threads) ||
 			bench_option_int(argc, argv, &i, "--repeat", &repeat) ||
-			bench_option_uint64(argc, argv, &i, "--seed", &seed))
+			bench_option_uint64(argc, argv, &i, "--seed", &seed) ||
+			bench_option_double_list(argc, argv, &i, "--tol", tols, MAX_TOLS, &n_tols))
 			continue;
-		if (strcmp(argv[i], "--tol") == 0 && i + 1 < argc)
-		{
-			char	   *p = argv[++i];
-
-			n_tols = 0;
-			while (*p != '\0' && n_tols < MAX_TOLS)
-			{
-				tols[n_tols++] = strtod(p, &p);
-				if (*p == ',')
-					p++;
-			}
-			continue;
-		}
 		if (bench_flag(argv, i, "--directed"))
 			directed = true;
 		else if (bench_flag(argv, i, "--phases"))
@@ -299,25 +288,14 @@ main(int argc, char **argv)
 	if (threads <= 0)
 		threads = (int) sysconf(_SC_NPROCESSORS_ONLN);
 
-	if (file != NULL)
+	if (file == NULL && strcmp(graph, "ego") == 0)
+		spec = gen_local(EGO_NODES, EGO_DRAWN_EDGES, 0.9, 64, seed);
+	else if (file == NULL && !gen_parse(graph, seed, &spec))
 	{
-		m = bench_read_edges(file, &src, &dst);
-		snprintf(label, sizeof(label), "%s", strrchr(file, '/') ? strrchr(file, '/') + 1 : file);
+		fprintf(stderr, "unknown graph name \"%s\"\n", graph);
+		return 2;
 	}
-	else
-	{
-		GenSpec		spec;
-
-		if (strcmp(graph, "ego") == 0)
-			spec = gen_local(EGO_NODES, EGO_DRAWN_EDGES, 0.9, 64, seed);
-		else if (!gen_parse(graph, seed, &spec))
-		{
-			fprintf(stderr, "unknown graph name \"%s\"\n", graph);
-			return 2;
-		}
-		m = gen_unique_edges(&spec, threads, &src, &dst);
-		gen_describe(&spec, label, sizeof(label));
-	}
+	m = bench_edges(file, &spec, threads, &src, &dst, label, sizeof(label));
 	if (m == 0)
 	{
 		fprintf(stderr, "no edges\n");
