@@ -57,9 +57,23 @@ bench_option_int(int argc, char **argv, int *i, const char *name, int *value)
 	return true;
 }
 
-/* A list of ints; see bench_util.h. */
-bool
-bench_option_int_list(int argc, char **argv, int *i, const char *name, int *values, int max, int *count)
+/* Parses a double at text like parse_int. */
+static bool
+parse_double(const char *text, char **end, double *value)
+{
+	errno = 0;
+	*value = strtod(text, end);
+	return *end != text && errno == 0;
+}
+
+/*
+ * A comma-separated list after option name: at most max items, each parsed by parse_item into
+ * item i of values (int or double, by the caller's parse_item), their count into *count.
+ */
+static bool
+option_list(int argc, char **argv, int *i, const char *name, const char *what, int max, int *count,
+			bool (*parse_item) (const char *text, char **end, void *values, int index),
+			void *values)
 {
 	const char *text = option_value(argc, argv, i, name);
 	const char *p = text;
@@ -68,17 +82,37 @@ bench_option_int_list(int argc, char **argv, int *i, const char *name, int *valu
 
 	if (text == NULL)
 		return false;
-	snprintf(kind, sizeof(kind), "a comma-separated list of at most %d integers", max);
+	snprintf(kind, sizeof(kind), "a comma-separated list of at most %d %s", max, what);
 	*count = 0;
 	for (;;)
 	{
-		if (*count == max || !parse_int(p, &end, &values[*count]) || (*end != ',' && *end != '\0'))
+		if (*count == max || !parse_item(p, &end, values, *count) || (*end != ',' && *end != '\0'))
 			bad_value(argv[0], name, text, kind);
 		*count += 1;
 		if (*end == '\0')
 			return true;
 		p = end + 1;
 	}
+}
+
+/* option_list's item parsers. */
+static bool
+int_item(const char *text, char **end, void *values, int index)
+{
+	return parse_int(text, end, (int *) values + index);
+}
+
+static bool
+double_item(const char *text, char **end, void *values, int index)
+{
+	return parse_double(text, end, (double *) values + index);
+}
+
+/* A list of ints; see bench_util.h. */
+bool
+bench_option_int_list(int argc, char **argv, int *i, const char *name, int *values, int max, int *count)
+{
+	return option_list(argc, argv, i, name, "integers", max, count, int_item, values);
 }
 
 /* An unsigned 64-bit option; see bench_util.h. */
@@ -122,28 +156,7 @@ bool
 bench_option_double_list(int argc, char **argv, int *i, const char *name, double *values, int max,
 						 int *count)
 {
-	const char *text = option_value(argc, argv, i, name);
-	const char *p = text;
-	char	   *end;
-	char		kind[80];
-
-	if (text == NULL)
-		return false;
-	snprintf(kind, sizeof(kind), "a comma-separated list of at most %d numbers", max);
-	*count = 0;
-	for (;;)
-	{
-		errno = 0;
-		if (*count == max)
-			bad_value(argv[0], name, text, kind);
-		values[*count] = strtod(p, &end);
-		if (end == p || errno != 0 || (*end != ',' && *end != '\0'))
-			bad_value(argv[0], name, text, kind);
-		*count += 1;
-		if (*end == '\0')
-			return true;
-		p = end + 1;
-	}
+	return option_list(argc, argv, i, name, "numbers", max, count, double_item, values);
 }
 
 /* A string option; see bench_util.h. */
