@@ -38,6 +38,7 @@
 	X(test_rwr_multi_column) \
 	X(test_rwr_multi_column_large) \
 	X(test_rwr_columns_match_single) \
+	X(test_cpu_column_update_matches_single) \
 	X(test_rwr_warm_start) \
 	X(test_rwr_warm_start_no_edges) \
 	X(test_hits_vs_dense) \

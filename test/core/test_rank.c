@@ -977,6 +977,109 @@ check_columns_match_single(bool weighted)
 	edges_free(&e);
 }
 
+/*
+ * The update and residual of k columns (groups of 8, 4, 2 and 1: k = 15) are, column by column,
+ * those of a one-column engine given the same y, x and restart, bit for bit: the scores after the
+ * update, each column's L1 and largest |y - x| (a NaN in one column's y among them, which the
+ * largest ignores there as in the one-column engine).
+ */
+void
+test_cpu_column_update_matches_single(void)
+{
+	enum {K = 15};
+	EdgeList	e;
+	PrGraph		g;
+	PrError		err;
+	PrEngine   *multi,
+			   *one;
+	PrResidual	res[K],
+				res1;
+	int64_t		ptr[K + 1],
+				ptr1[2] = {0, 1};
+	int32_t		node[K];
+	double		weight[K],
+				one_weight = 1.0;
+	double	   *x,
+			   *y,
+			   *out,
+			   *x1,
+			   *y1,
+			   *out1;
+	int64_t		differ = 0;
+	uint64_t	state = 91;
+
+	edges_random(&e, 60000, 9000, 0, 1, false, 71);
+	CHECK(pr_graph_build(e.src, e.dst, NULL, e.m, NULL, &pr_malloc_allocator, &g, &err) == PR_OK);
+	x = malloc(sizeof(double) * (size_t) g.n_nodes * K);
+	y = malloc(sizeof(double) * (size_t) g.n_nodes * K);
+	out = malloc(sizeof(double) * (size_t) g.n_nodes * K);
+	x1 = malloc(sizeof(double) * (size_t) g.n_nodes);
+	y1 = malloc(sizeof(double) * (size_t) g.n_nodes);
+	out1 = malloc(sizeof(double) * (size_t) g.n_nodes);
+	for (int64_t i = 0; i < g.n_nodes * K; i++)
+	{
+		state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+		x[i] = (double) (state >> 11) / 9007199254740992.0 / (double) g.n_nodes;
+		state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+		y[i] = (double) (state >> 11) / 9007199254740992.0 / (double) g.n_nodes;
+	}
+	y[5 * K + 3] = NAN;
+	for (int j = 0; j <= K; j++)
+		ptr[j] = j;
+	for (int j = 0; j < K; j++)
+	{
+		node[j] = (int32_t) (j * 37 % g.n_nodes);
+		weight[j] = 1.0;
+	}
+
+	multi = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+	one = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+	CHECK(multi != NULL && one != NULL);
+	CHECK(multi->ops->prepare(multi, &g, K, 2, PR_NEED_PULL_NORMALIZED, &err) == PR_OK);
+	CHECK(one->ops->prepare(one, &g, 1, 2, PR_NEED_PULL_NORMALIZED, &err) == PR_OK);
+	{
+		PrRestart	r = {false, K, ptr, node, weight, 0, NULL, NULL};
+
+		CHECK(multi->ops->upload(multi, 0, y, &err) == PR_OK);
+		CHECK(multi->ops->upload(multi, 1, x, &err) == PR_OK);
+		CHECK(multi->ops->pagerank_update(multi, 0, 1, 0.85, &r, &err) == PR_OK);
+		CHECK(multi->ops->residual(multi, res, &err) == PR_OK);
+		CHECK(multi->ops->download(multi, 0, out, &err) == PR_OK);
+	}
+	for (int j = 0; j < K; j++)
+	{
+		PrRestart	r1 = {false, 1, ptr1, node + j, &one_weight, 0, NULL, NULL};
+
+		for (int64_t v = 0; v < g.n_nodes; v++)
+		{
+			x1[v] = x[v * K + j];
+			y1[v] = y[v * K + j];
+		}
+		CHECK(one->ops->upload(one, 0, y1, &err) == PR_OK);
+		CHECK(one->ops->upload(one, 1, x1, &err) == PR_OK);
+		CHECK(one->ops->pagerank_update(one, 0, 1, 0.85, &r1, &err) == PR_OK);
+		CHECK(one->ops->residual(one, &res1, &err) == PR_OK);
+		CHECK(one->ops->download(one, 0, out1, &err) == PR_OK);
+		for (int64_t v = 0; v < g.n_nodes; v++)
+			differ += memcmp(&out[v * K + j], &out1[v], sizeof(double)) != 0;
+		CHECKF(memcmp(&res[j].l1, &res1.l1, sizeof(double)) == 0 &&
+			   memcmp(&res[j].linf, &res1.linf, sizeof(double)) == 0,
+			   "column %d: residual %.17g / %.17g, one column %.17g / %.17g", j, res[j].l1,
+			   res[j].linf, res1.l1, res1.linf);
+	}
+	CHECKF(differ == 0, "%lld updated scores differ from one-column updates", (long long) differ);
+	multi->ops->release(multi);
+	one->ops->release(one);
+	free(x);
+	free(y);
+	free(out);
+	free(x1);
+	free(y1);
+	free(out1);
+	pr_graph_free(&g, &pr_malloc_allocator);
+	edges_free(&e);
+}
+
 /* check_columns_match_single on a weighted and on an unweighted graph. */
 void
 test_rwr_columns_match_single(void)
