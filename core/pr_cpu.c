@@ -574,22 +574,21 @@ row_block_sum(const int32_t *col, const double *w, const double *x, int64_t b, i
 }
 
 #if defined(__GNUC__) || defined(__clang__)
+#define PR_CPU_VECTORS 1
 /* W adjacent doubles as one value, so a group's sums are vector additions (lane by lane). */
 typedef double PrDouble2 __attribute__((vector_size(2 * sizeof(double))));
 typedef double PrDouble4 __attribute__((vector_size(4 * sizeof(double))));
 typedef double PrDouble8 __attribute__((vector_size(8 * sizeof(double))));
 
 /*
- * Defines gather_row_W: out[j] = sum over entries [b, end) of a row of w * x[col][j] for the W
- * adjacent columns j < W of x, node u's at x + u * stride (w NULL: weight 1), summed per column
- * exactly as the one-column path sums a row: plain blocks of PR_CPU_SUM_BLOCK edges (even and odd
- * edges in two accumulators, as row_block_sum), the block sums compensated when the row has more
- * than one block.  The W columns are one vector V: each addition is W lane-wise additions, the
- * same roundings as W scalar ones, so the same bits.
+ * Defines gather_row_vector_W: gather_row_W (below) with the W columns as one vector V, each
+ * addition W lane-wise additions — the same roundings as W scalar ones, so the same bits.  Used
+ * where V is a register: 2 columns always, 4 and 8 in the AVX-512 compilation (compiled for SSE2
+ * alone, 4 and 8 lanes were slower than the scalar sums).
  */
 #define DEFINE_GATHER_ROW(W, V) \
 PR_ALWAYS_INLINE static inline void \
-gather_row_##W(const int32_t *col, const double *w, const double *x, int64_t stride, int64_t b, \
+gather_row_vector_##W(const int32_t *col, const double *w, const double *x, int64_t stride, int64_t b, \
 			   int64_t end, double *out) \
 { \
 	double		sum[W], carry[W]; \
@@ -644,16 +643,14 @@ gather_row_##W(const int32_t *col, const double *w, const double *x, int64_t str
 DEFINE_GATHER_ROW(2, PrDouble2)
 DEFINE_GATHER_ROW(4, PrDouble4)
 DEFINE_GATHER_ROW(8, PrDouble8)
-#define PR_CPU_GATHER_VECTORS 1
 #endif
 
 /*
- * gather_row_1 (and, without vector extensions, gather_row_W): out[j] = sum over entries [b, end)
- * of a row of w * x[col][j] for the W adjacent columns j < W of x, node u's at x + u * stride
- * (w NULL: weight 1), summed per column exactly as the one-column path sums a row: plain blocks
- * of PR_CPU_SUM_BLOCK edges (even and odd edges in two accumulators, as row_block_sum), the block
- * sums compensated when the row has more than one block.  W is a constant, so the accumulators
- * live in registers.
+ * Defines gather_row_W: out[j] = sum over entries [b, end) of a row of w * x[col][j] for the W
+ * adjacent columns j < W of x, node u's at x + u * stride (w NULL: weight 1), summed per column
+ * exactly as the one-column path sums a row: plain blocks of PR_CPU_SUM_BLOCK edges (even and odd
+ * edges in two accumulators, as row_block_sum), the block sums compensated when the row has more
+ * than one block.  W is a constant, so the accumulators live in registers.
  */
 #define DEFINE_GATHER_ROW_SCALAR(W) \
 PR_ALWAYS_INLINE static inline void \
@@ -720,11 +717,9 @@ gather_row_##W(const int32_t *col, const double *w, const double *x, int64_t str
 }
 
 DEFINE_GATHER_ROW_SCALAR(1)
-#ifndef PR_CPU_GATHER_VECTORS
 DEFINE_GATHER_ROW_SCALAR(2)
 DEFINE_GATHER_ROW_SCALAR(4)
 DEFINE_GATHER_ROW_SCALAR(8)
-#endif
 
 /*
  * y[node of row p][j] = sum over row p of w * x[col][j] for rows [p0, p1), one column (k = 1:
@@ -737,8 +732,9 @@ DEFINE_GATHER_ROW_SCALAR(8)
 PR_ALWAYS_INLINE static inline void
 csr_gather_rows(const int64_t *ptr, const int32_t *col, const double *w, const double *x,
 				int64_t stride, int width, double *y, int k, int y_first,
-				const int32_t *row_order, int64_t p0, int64_t p1)
+				const int32_t *row_order, int64_t p0, int64_t p1, bool wide)
 {
+	(void) wide;				/* used only where vector types exist */
 	for (int64_t p = p0; p < p1; p++)
 	{
 		int64_t		b = ptr[p],
@@ -747,25 +743,38 @@ csr_gather_rows(const int64_t *ptr, const int32_t *col, const double *w, const d
 
 		switch (width)
 		{
-			/* a group's own layout (stride = width) with the stride as a constant */
+			/*
+			 * a group's own layout (stride = width) with the stride as a constant; vector sums
+			 * where a group is a register (GATHER_GROUP: vector or scalar by wide)
+			 */
+#ifdef PR_CPU_VECTORS
+#define GATHER_GROUP(W, S) \
+			(wide ? gather_row_vector_##W(col, w, x, S, b, end, yv) : gather_row_##W(col, w, x, S, b, end, yv))
+#define GATHER_PAIR(S) gather_row_vector_2(col, w, x, S, b, end, yv)
+#else
+#define GATHER_GROUP(W, S) gather_row_##W(col, w, x, S, b, end, yv)
+#define GATHER_PAIR(S) gather_row_2(col, w, x, S, b, end, yv)
+#endif
 			case 8:
 				if (stride == 8)
-					gather_row_8(col, w, x, 8, b, end, yv);
+					GATHER_GROUP(8, 8);
 				else
-					gather_row_8(col, w, x, stride, b, end, yv);
+					GATHER_GROUP(8, stride);
 				continue;
 			case 4:
 				if (stride == 4)
-					gather_row_4(col, w, x, 4, b, end, yv);
+					GATHER_GROUP(4, 4);
 				else
-					gather_row_4(col, w, x, stride, b, end, yv);
+					GATHER_GROUP(4, stride);
 				continue;
 			case 2:
 				if (stride == 2)
-					gather_row_2(col, w, x, 2, b, end, yv);
+					GATHER_PAIR(2);
 				else
-					gather_row_2(col, w, x, stride, b, end, yv);
+					GATHER_PAIR(stride);
 				continue;
+#undef GATHER_GROUP
+#undef GATHER_PAIR
 			default:
 				break;
 		}
@@ -798,7 +807,7 @@ csr_gather(const int64_t *ptr, const int32_t *col, const double *w, const double
 		   int64_t stride, int width, double *y, int k, int y_first, const int32_t *row_order,
 		   int64_t p0, int64_t p1)
 {
-	csr_gather_rows(ptr, col, w, x, stride, width, y, k, y_first, row_order, p0, p1);
+	csr_gather_rows(ptr, col, w, x, stride, width, y, k, y_first, row_order, p0, p1, false);
 }
 
 #ifdef PR_CPU_WIDE
@@ -814,7 +823,7 @@ csr_gather_wide(const int64_t *ptr, const int32_t *col, const double *w, const d
 				int64_t stride, int width, double *y, int k, int y_first,
 				const int32_t *row_order, int64_t p0, int64_t p1)
 {
-	csr_gather_rows(ptr, col, w, x, stride, width, y, k, y_first, row_order, p0, p1);
+	csr_gather_rows(ptr, col, w, x, stride, width, y, k, y_first, row_order, p0, p1, true);
 }
 #endif
 
