@@ -586,7 +586,7 @@ typedef double PrDouble8 __attribute__((vector_size(8 * sizeof(double))));
  * where V is a register: 2 columns always, 4 and 8 in the AVX-512 compilation (compiled for SSE2
  * alone, 4 and 8 lanes were slower than the scalar sums).
  */
-#define DEFINE_GATHER_ROW(W, V) \
+#define DEFINE_GATHER_ROW_VECTOR(W, V) \
 PR_ALWAYS_INLINE static inline void \
 gather_row_vector_##W(const int32_t *col, const double *w, const double *x, int64_t stride, int64_t b, \
 			   int64_t end, double *out) \
@@ -640,9 +640,9 @@ gather_row_vector_##W(const int32_t *col, const double *w, const double *x, int6
 		out[j] = sum[j] + carry[j]; \
 }
 
-DEFINE_GATHER_ROW(2, PrDouble2)
-DEFINE_GATHER_ROW(4, PrDouble4)
-DEFINE_GATHER_ROW(8, PrDouble8)
+DEFINE_GATHER_ROW_VECTOR(2, PrDouble2)
+DEFINE_GATHER_ROW_VECTOR(4, PrDouble4)
+DEFINE_GATHER_ROW_VECTOR(8, PrDouble8)
 #endif
 
 /*
@@ -652,7 +652,7 @@ DEFINE_GATHER_ROW(8, PrDouble8)
  * edges in two accumulators, as row_block_sum), the block sums compensated when the row has more
  * than one block.  W is a constant, so the accumulators live in registers.
  */
-#define DEFINE_GATHER_ROW_SCALAR(W) \
+#define DEFINE_GATHER_ROW(W) \
 PR_ALWAYS_INLINE static inline void \
 gather_row_##W(const int32_t *col, const double *w, const double *x, int64_t stride, int64_t b, \
 			   int64_t end, double *out) \
@@ -716,10 +716,10 @@ gather_row_##W(const int32_t *col, const double *w, const double *x, int64_t str
 		out[j] = sum[j] + carry[j]; \
 }
 
-DEFINE_GATHER_ROW_SCALAR(1)
-DEFINE_GATHER_ROW_SCALAR(2)
-DEFINE_GATHER_ROW_SCALAR(4)
-DEFINE_GATHER_ROW_SCALAR(8)
+DEFINE_GATHER_ROW(1)
+DEFINE_GATHER_ROW(2)
+DEFINE_GATHER_ROW(4)
+DEFINE_GATHER_ROW(8)
 
 /*
  * y[node of row p][j] = sum over row p of w * x[col][j] for rows [p0, p1), one column (k = 1:
