@@ -47,16 +47,10 @@ rank(const PrGraph *g, double damping, double tol, int threads, const double *st
 	PrRunStats	stats = {0};
 	PrError		err;
 	RankResult	res = {0, 0.0};
-	double	   *begin = NULL;
 	double		t0 = pr_clock_seconds();
 	PrEngine   *e;
 
-	if (start != NULL)
-	{
-		begin = malloc(sizeof(double) * (size_t) g->n_nodes);
-		memcpy(begin, start, sizeof(double) * (size_t) g->n_nodes);
-		it.initial = begin;
-	}
+	it.initial = start;
 	e = pr_cpu_engine_create(threads, &pr_malloc_allocator, &err);
 	if (e == NULL || pr_pagerank(e, g, damping, &restart, &it, x, &stats, &err) != PR_OK)
 	{
@@ -64,7 +58,6 @@ rank(const PrGraph *g, double damping, double tol, int threads, const double *st
 		exit(1);
 	}
 	e->ops->release(e);
-	free(begin);
 	res.iterations = stats.iterations;
 	res.seconds = pr_clock_seconds() - t0;
 	return res;

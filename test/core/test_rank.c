@@ -1018,10 +1018,8 @@ test_cpu_column_update_matches_single(void)
 	out1 = malloc(sizeof(double) * (size_t) g.n_nodes);
 	for (int64_t i = 0; i < g.n_nodes * K; i++)
 	{
-		state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-		x[i] = (double) (state >> 11) / 9007199254740992.0 / (double) g.n_nodes;
-		state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-		y[i] = (double) (state >> 11) / 9007199254740992.0 / (double) g.n_nodes;
+		x[i] = (double) (test_rand(&state) >> 11) / 9007199254740992.0 / (double) g.n_nodes;
+		y[i] = (double) (test_rand(&state) >> 11) / 9007199254740992.0 / (double) g.n_nodes;
 	}
 	y[5 * K + 3] = NAN;
 	for (int j = 0; j <= K; j++)
