@@ -114,7 +114,7 @@ main(int argc, char **argv)
 	int64_t    *src = NULL,
 			   *dst = NULL;
 	size_t		m;
-	GenOptions	gopt = {"", false};
+	GenOptions	gopt = {"", GEN_IDS_NATURAL};
 	GenSpec		spec;
 	PrGraph		g;
 	PrBuildOptions bo;
@@ -164,7 +164,7 @@ main(int argc, char **argv)
 	t0 = pr_clock_seconds();
 	if (file)
 		m = bench_read_edges(file, &src, &dst);
-	else if (gen_parse(gopt.graph, 20261121ULL, &spec))
+	else if (gen_parse(gopt.graph, GEN_BENCH_SEED, &spec))
 		m = gen_unique_edges(&spec, threads, &src, &dst);
 	else
 	{
@@ -176,9 +176,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "no edges\n");
 		return 1;
 	}
-	if (gopt.bfs_order && !gen_bfs_relabel(src, dst, m))
+	if (!gen_reorder_ids(gopt.id_order, src, dst, m, GEN_BENCH_SEED))
 	{
-		fprintf(stderr, "--order bfs needs ids >= 0 and memory for them\n");
+		fprintf(stderr, "--order %s needs ids >= 0 and memory for them\n", gen_id_order_name(gopt.id_order));
 		return 2;
 	}
 	printf("# generated/read %zu edges in %.1f s\n", m, pr_clock_seconds() - t0);
@@ -229,8 +229,9 @@ main(int argc, char **argv)
 			fprintf(stderr, "cannot write %s\n", stats_path);
 			return 1;
 		}
-		fprintf(stats, "# layout statistics written by bench/gpu/plan_bench %s %s%s\n",
-				label ? label : "", file ? file : gopt.graph, gopt.bfs_order ? " --order bfs" : "");
+		fprintf(stats, "# layout statistics written by bench/gpu/plan_bench %s %s%s%s\n",
+				label ? label : "", file ? file : gopt.graph, gopt.id_order != GEN_IDS_NATURAL ? " --order " : "",
+				gopt.id_order != GEN_IDS_NATURAL ? gen_id_order_name(gopt.id_order) : "");
 	}
 #ifdef PR_PLAN_HAVE_THREADS
 	if (do_auto)

@@ -1,7 +1,7 @@
 /*
  * pr_bench.cu — the GPU engine benchmark: one graph, every kernel, checked against the CPU engine.
  *
- *   pr_bench --graph NAME | --rmat SCALE | --er SCALE | --file EDGES.tsv[.gz]  [--order natural|bfs]
+ *   pr_bench --graph NAME | --rmat SCALE | --er SCALE | --file EDGES.tsv[.gz]  [--order natural|bfs|shuffled]
  *            [options]
  *   pr_bench --calibrate MODEL.tsv        (measures the performance-model table of this GPU)
  *   pr_bench --h2d-bandwidth MB           (only the pinned host -> device bandwidth, one copy of MB)
@@ -24,8 +24,9 @@
  *                                        source with probability P_LOCAL, else a popular node
  * 2^SCALE nodes, EF * 2^SCALE edges before deduplication (EF default 16; P_LOCAL 0.9, WINDOW 64;
  * e.g. local:22:16:0.99:16 strong locality, local:22:16:0.5:4096 weak), seed 20261121 + SCALE.
- * --order bfs renumbers the nodes in breadth-first order from node 0 (crawl order); natural (the
- * default) keeps the generated ids.  Then the graph is built with pr_graph_build.  The reference is the fp64 CPU engine through the same driver (pr_pagerank).
+ * --order bfs renumbers the nodes in breadth-first order from node 0 (crawl order), shuffled by a
+ * random permutation (hashed ids: whatever locality the ids had is gone); natural (the default)
+ * keeps the generated ids.  Then the graph is built with pr_graph_build.  The reference is the fp64 CPU engine through the same driver (pr_pagerank).
  * Each kernel: PageRank to convergence through pr_pagerank (checked: L1 to the reference and the
  * top-100 order), then CUDA-event timings after warm-up (medians): one SpMV, one PageRank
  * iteration (product + fused update).  Floor = (4 B per edge + 12 B per node) / copy bandwidth
@@ -1117,7 +1118,7 @@ bench_streamed(const PrGraph *g, const PrRestart *restart, const PrIterOptions *
 int
 main(int argc, char **argv)
 {
-	GenOptions	gopt = {"", false};	/* --graph / --rmat / --er / --order (graph_gen.h) */
+	GenOptions	gopt = {"", GEN_IDS_NATURAL};	/* --graph / --rmat / --er / --order (graph_gen.h) */
 	const char *file = NULL;
 	const char *label = NULL;
 	const char *model_path = NULL;
@@ -1211,7 +1212,7 @@ main(int argc, char **argv)
 		}
 		else
 		{
-			fprintf(stderr, "usage: %s --graph rmat:S|er:S[:EF]|local:S[:EF[:P[:W]]] | --rmat S | --er S | --file F [--order natural|bfs] [--model M] [--label L] [--reps N] [--only A,B] [--threads T] [--skip-extra] [--undirected] [--k K1,K2.. [--spmm-variants]] [--streamed [--stream-blocks B]]\n"
+			fprintf(stderr, "usage: %s --graph rmat:S|er:S[:EF]|local:S[:EF[:P[:W]]] | --rmat S | --er S | --file F [--order natural|bfs|shuffled] [--model M] [--label L] [--reps N] [--only A,B] [--threads T] [--skip-extra] [--undirected] [--k K1,K2.. [--spmm-variants]] [--streamed [--stream-blocks B]]\n"
 					"       %s --calibrate OUT.tsv [--windows W1,W2..] | --calibrate-fixed OUT.tsv | --h2d-bandwidth MB\n", argv[0], argv[0]);
 			return 2;
 		}
@@ -1248,7 +1249,7 @@ main(int argc, char **argv)
 		GenSpec		spec;
 		char		described[160];
 
-		if (!gen_parse(gopt.graph, 20261121ULL, &spec))
+		if (!gen_parse(gopt.graph, GEN_BENCH_SEED, &spec))
 		{
 			fprintf(stderr, "unknown graph %s (rmat:S[:EF], er:S[:EF], local:S[:EF[:P_LOCAL[:WINDOW]]])\n",
 					gopt.graph);
@@ -1263,14 +1264,14 @@ main(int argc, char **argv)
 		fprintf(stderr, "no graph given\n");
 		return 2;
 	}
-	if (gopt.bfs_order)
+	if (gopt.id_order != GEN_IDS_NATURAL)
 	{
-		if (!gen_bfs_relabel(src.data(), dst.data(), src.size()))
+		if (!gen_reorder_ids(gopt.id_order, src.data(), dst.data(), src.size(), GEN_BENCH_SEED))
 		{
-			fprintf(stderr, "--order bfs needs ids >= 0 and memory for them\n");
+			fprintf(stderr, "--order %s needs ids >= 0 and memory for them\n", gen_id_order_name(gopt.id_order));
 			return 2;
 		}
-		printf("# ids in breadth-first order from node 0\n");
+		printf("# ids renumbered: --order %s\n", gen_id_order_name(gopt.id_order));
 	}
 	printf("# generated/read %zu edges in %.1f s\n", src.size(), pr_clock_seconds() - t0);
 	memset(&bo, 0, sizeof(bo));
@@ -1346,6 +1347,7 @@ main(int argc, char **argv)
 		{"acoo-hubs", PR_GPU_KERNEL_ALIGNED_COO, PR_GPU_ORDER_HUBS, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
 		{"rowblocks-natural", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
 		{"rowblocks-hubs", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_HUBS, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
+		{"rowblocks-locality", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_LOCALITY, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
 		{"rowblocks-sorted", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
 		{"tiled-hubs", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_HUBS, 0, 0, PR_GPU_FP32, -1, false, -1, 5},
 		{"tiled-natural", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, false, -1, 5},

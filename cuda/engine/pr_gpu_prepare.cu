@@ -8,7 +8,8 @@
  * freed (gpu_matrix_free) on its own.  An explicit kernel prepares one layout.  The kernel `auto`
  * (one column, measure_reps > 0) makes the measured choice: every candidate of a short list —
  * natural order (row blocks, binned, cuSPARSE), degree order (the model's best composite or
- * binned layout and its runner-up, cuSPARSE), hubs first (the model's best composite, row blocks) — is
+ * binned layout and its runner-up, cuSPARSE), hubs first (the model's best composite, row blocks),
+ * locality (row blocks) — is
  * uploaded and timed over measure_reps products (CUDA events, the fastest rep), and the fastest is
  * kept; the others are freed before the next is uploaded.
  */
@@ -45,6 +46,9 @@ struct HostPlans
 	bool		pull_borrowed;	/* pull is a view of the graph's own in-CSR (not freed) */
 };
 
+/* The orders whose candidates the measured choice times. */
+#define N_MEASURED_ORDERS 4
+
 /* Columns of the hubs-first order's front: as many as this many shared-memory tiles hold. */
 #define PR_GPU_HUB_TILES 8
 
@@ -66,7 +70,8 @@ struct PullLayout
 static const char *
 order_name(PrGpuOrder order)
 {
-	return order == PR_GPU_ORDER_NATURAL ? "natural" : order == PR_GPU_ORDER_HUBS ? "hubs" : "degree";
+	return order == PR_GPU_ORDER_NATURAL ? "natural" : order == PR_GPU_ORDER_HUBS ? "hubs" :
+		order == PR_GPU_ORDER_LOCALITY ? "locality" : "degree";
 }
 
 /* Names a layout "order/format" (the composite with its shared-memory tiles and threshold). */
@@ -220,8 +225,9 @@ host_arrays_part(void *arg, int part, int n_parts)
 }
 
 /*
- * The private order on the host: nodes by out-degree, in natural ids, or hubs first (the shared-
- * memory tiles' columns of the largest out-degrees, the rest in natural ids); 1/out_strength in
+ * The private order on the host: nodes by out-degree, in natural ids, hubs first (the shared-
+ * memory tiles' columns of the largest out-degrees, the rest in natural ids) or depth-first
+ * over the in-edges (locality); 1/out_strength in
  * that order, the pull CSR (the graph's own arrays where they already are in that order) and the
  * push CSR when asked for.
  */
@@ -232,6 +238,8 @@ plan_private_order(GpuEngine *e, const PrGraph *g, PrGpuOrder order, unsigned ne
 	const PrAllocator *a = &pr_malloc_allocator;
 	int64_t		n = g->n_nodes;
 	bool		natural = order == PR_GPU_ORDER_NATURAL;
+	bool		by_key = order == PR_GPU_ORDER_DEGREE || order == PR_GPU_ORDER_HUBS;
+	PrPlanCsr	in_view;
 	PrStatus	st = PR_OK;
 
 	h->order = order;
@@ -242,16 +250,14 @@ plan_private_order(GpuEngine *e, const PrGraph *g, PrGpuOrder order, unsigned ne
 	if (!h->new_to_old || !h->old_to_new || !h->key || !h->inv_out)
 		return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
 	pr_plan_set_threads(e->opt.plan_threads);
-	if (!natural)
+	memset(&in_view, 0, sizeof(in_view));
+	in_view.n = n;
+	in_view.nnz = g->n_edges;
+	in_view.ptr = (int64_t *) g->in_ptr;
+	in_view.col = (int32_t *) g->in_src;
+	if (by_key)
 	{
 		/* out-degrees = column counts of the in-edge CSR (parallel), for the order only */
-		PrPlanCsr	in_view;
-
-		memset(&in_view, 0, sizeof(in_view));
-		in_view.n = n;
-		in_view.nnz = g->n_edges;
-		in_view.ptr = g->in_ptr;
-		in_view.col = g->in_src;
 		st = pr_plan_column_degrees(&in_view, h->key, err);
 		if (st == PR_OK && order == PR_GPU_ORDER_HUBS)
 		{
@@ -269,8 +275,10 @@ plan_private_order(GpuEngine *e, const PrGraph *g, PrGpuOrder order, unsigned ne
 		/* fresh arrays of n entries: their page faults are the cost, taken by several threads */
 		pr_parallel_run(host_arrays_part, &job, pr_thread_count(0, 16));
 	}
-	if (!natural)
+	if (by_key)
 		st = pr_plan_degree_order(n, h->key, h->new_to_old, h->old_to_new, a, err);
+	else if (order == PR_GPU_ORDER_LOCALITY)
+		st = pr_plan_locality_order(&in_view, h->new_to_old, h->old_to_new, err);
 	if (st == PR_OK && natural && g->in_weight == NULL)
 	{
 		/*
@@ -701,7 +709,8 @@ report_layout(GpuEngine *e, const PrGraph *g, const HostPlans *h, const PullLayo
 	PrGpuReport *r = &e->report;
 	PrGpuKernel kernel = lay->kernel;
 	const char *order = lay->order == PR_GPU_ORDER_DEGREE ? ", degree-ordered ids" :
-		lay->order == PR_GPU_ORDER_HUBS ? ", hubs first then natural ids" : ", natural ids";
+		lay->order == PR_GPU_ORDER_HUBS ? ", hubs first then natural ids" :
+		lay->order == PR_GPU_ORDER_LOCALITY ? ", depth-first (locality) ids" : ", natural ids";
 
 	snprintf(r->engine, sizeof(r->engine), "%s",
 			 kernel == PR_GPU_KERNEL_TILED ? "gpu-tiled" : kernel == PR_GPU_KERNEL_BINNED ?
@@ -861,6 +870,11 @@ order_candidates(GpuEngine *e, const HostPlans *h, unsigned needs, PullLayout *o
 				best_composite;
 
 	*st = PR_OK;
+	if (h->order == PR_GPU_ORDER_LOCALITY)
+	{
+		layout_init(e, 1, h->order, PR_GPU_KERNEL_ROW_BLOCKS, &out[n++]);
+		return n;
+	}
 	if (h->order == PR_GPU_ORDER_NATURAL)
 	{
 		layout_init(e, 1, h->order, PR_GPU_KERNEL_ROW_BLOCKS, &out[n++]);
@@ -905,10 +919,11 @@ note_measured(GpuEngine *e, const PullLayout *lay, const char *why)
  * (noted in the report); prepare fails only when none could be timed.
  */
 static PrStatus
-measure_candidates(GpuEngine *e, const PrGraph *g, unsigned needs, HostPlans hp[3], int *best_index,
-				   PrError *err)
+measure_candidates(GpuEngine *e, const PrGraph *g, unsigned needs, HostPlans hp[N_MEASURED_ORDERS],
+				   int *best_index, PrError *err)
 {
-	const PrGpuOrder orders[3] = {PR_GPU_ORDER_NATURAL, PR_GPU_ORDER_DEGREE, PR_GPU_ORDER_HUBS};
+	const PrGpuOrder orders[N_MEASURED_ORDERS] = {PR_GPU_ORDER_NATURAL, PR_GPU_ORDER_DEGREE,
+		PR_GPU_ORDER_HUBS, PR_GPU_ORDER_LOCALITY};
 	PullLayout	best,
 				second;
 	bool		inv_uploaded = false;
@@ -919,7 +934,7 @@ measure_candidates(GpuEngine *e, const PrGraph *g, unsigned needs, HostPlans hp[
 	layout_init(e, 1, PR_GPU_ORDER_DEGREE, PR_GPU_KERNEL_AUTO, &best);
 	layout_init(e, 1, PR_GPU_ORDER_DEGREE, PR_GPU_KERNEL_AUTO, &second);
 	*best_index = -1;
-	for (int oi = 0; oi < 3 && st == PR_OK; oi++)
+	for (int oi = 0; oi < N_MEASURED_ORDERS && st == PR_OK; oi++)
 	{
 		PullLayout	cands[8];
 		int			n_cands;
@@ -1003,7 +1018,7 @@ static PrStatus
 prepare_measured(GpuEngine *e, const PrGraph *g, int n_slots, unsigned needs, PrepareTimes *times,
 				 size_t *need, PrError *err)
 {
-	HostPlans	hp[3];
+	HostPlans	hp[N_MEASURED_ORDERS];
 	int			best_index = -1;
 	size_t		push_bytes = 0;
 	PrStatus	st;
@@ -1027,7 +1042,7 @@ prepare_measured(GpuEngine *e, const PrGraph *g, int n_slots, unsigned needs, Pr
 		if (st == PR_OK && e->opt.l2_persist && e->pull.kind != MATRIX_CUSPARSE)
 			set_l2_window(e);
 	}
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < N_MEASURED_ORDERS; i++)
 		host_plans_free(&hp[i]);
 	return st;
 }

@@ -38,7 +38,9 @@ typedef enum PrGpuOrder
 {
 	PR_GPU_ORDER_DEGREE = 0,	/* by descending out-degree (default) */
 	PR_GPU_ORDER_NATURAL,		/* the graph's own ids */
-	PR_GPU_ORDER_HUBS			/* the largest out-degrees first, the rest in the graph's own order */
+	PR_GPU_ORDER_HUBS,			/* the largest out-degrees first, the rest in the graph's own order */
+	PR_GPU_ORDER_LOCALITY		/* depth-first over the in-edges (pr_plan_order.h): neighbours
+								 * numbered together, locality the graph's own ids may lack */
 } PrGpuOrder;
 
 /* Arithmetic of the vectors. */

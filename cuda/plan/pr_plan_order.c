@@ -1,5 +1,5 @@
 /*
- * pr_plan_order.c — the hubs-first node order (see pr_plan_order.h).
+ * pr_plan_order.c — the hubs-first and the locality node orders (see pr_plan_order.h).
  */
 #include "pr_plan_order.h"
 
@@ -35,5 +35,62 @@ pr_plan_hubs_first_keys(int64_t n, int64_t *key, int64_t n_hubs, int64_t *kept, 
 		else
 			key[i] = 0;
 	}
+	return PR_OK;
+}
+
+/* Numbers the nodes depth-first along the in-edges; see pr_plan_order.h. */
+PrStatus
+pr_plan_locality_order(const PrPlanCsr *in, int32_t *new_to_old, int32_t *old_to_new, PrError *err)
+{
+	int64_t		n = in->n,
+				numbered = 0;
+	int64_t    *cursor = (int64_t *) malloc((size_t) (n + 1) * sizeof(int64_t));
+	int32_t    *stack = (int32_t *) malloc((size_t) (n + 1) * sizeof(int32_t));
+
+	if (cursor == NULL || stack == NULL)
+	{
+		free(cursor);
+		free(stack);
+		return pr_error_set(err, PR_ERR_NOMEM, "locality order: out of host memory");
+	}
+	for (int64_t v = 0; v < n; v++)
+		old_to_new[v] = -1;
+	for (int64_t root = 0; root < n; root++)
+	{
+		int64_t		depth = 0;
+
+		if (old_to_new[root] >= 0)
+			continue;
+		old_to_new[root] = (int32_t) numbered;
+		new_to_old[numbered++] = (int32_t) root;
+		stack[depth++] = (int32_t) root;
+		cursor[root] = in->ptr[root];
+		/* stack: the path from the root; cursor[v]: the next in-edge of v to try */
+		while (depth > 0)
+		{
+			int32_t		v = stack[depth - 1];
+			int64_t		e = cursor[v],
+						end = in->ptr[v + 1];
+
+			while (e < end && old_to_new[in->col[e]] >= 0)
+				e++;
+			if (e == end)
+			{
+				depth--;
+				continue;
+			}
+			cursor[v] = e + 1;
+			{
+				int32_t		u = in->col[e];
+
+				old_to_new[u] = (int32_t) numbered;
+				new_to_old[numbered++] = u;
+				stack[depth++] = u;
+				cursor[u] = in->ptr[u];
+			}
+		}
+	}
+	free(cursor);
+	free(stack);
 	return PR_OK;
 }

@@ -227,9 +227,17 @@ gen_take_option(int argc, char **argv, int i, GenOptions *opts)
 		snprintf(opts->graph, sizeof(opts->graph), "%s:%s", argv[i] + 2, argv[i + 1]);
 	else if (strcmp(argv[i], "--graph") == 0)
 		snprintf(opts->graph, sizeof(opts->graph), "%s", argv[i + 1]);
-	else if (strcmp(argv[i], "--order") == 0 &&
-			 (strcmp(argv[i + 1], "bfs") == 0 || strcmp(argv[i + 1], "natural") == 0))
-		opts->bfs_order = strcmp(argv[i + 1], "bfs") == 0;
+	else if (strcmp(argv[i], "--order") == 0)
+	{
+		GenIdOrder	o;
+
+		for (o = GEN_IDS_NATURAL; o <= GEN_IDS_SHUFFLED; o++)
+			if (strcmp(argv[i + 1], gen_id_order_name(o)) == 0)
+				break;
+		if (o > GEN_IDS_SHUFFLED)
+			return 0;
+		opts->id_order = o;
+	}
 	else
 		return 0;
 	return 2;
@@ -586,14 +594,23 @@ gen_relabel(int64_t *src, int64_t *dst, size_t m, const int64_t *new_id)
 	}
 }
 
-/* Breadth-first renumbering of an edge list; see graph_gen.h. */
+/* The --order word of an id order; see graph_gen.h. */
+const char *
+gen_id_order_name(GenIdOrder order)
+{
+	return order == GEN_IDS_BFS ? "bfs" : order == GEN_IDS_SHUFFLED ? "shuffled" : "natural";
+}
+
+/* Renumbering of an edge list; see graph_gen.h. */
 bool
-gen_bfs_relabel(int64_t *src, int64_t *dst, size_t m)
+gen_reorder_ids(GenIdOrder order, int64_t *src, int64_t *dst, size_t m, uint64_t seed)
 {
 	int64_t		n = 0;
 	int64_t    *new_id;
-	bool		ok;
+	bool		ok = true;
 
+	if (order == GEN_IDS_NATURAL)
+		return true;
 	for (size_t e = 0; e < m; e++)
 	{
 		if (src[e] < 0 || dst[e] < 0)
@@ -602,7 +619,25 @@ gen_bfs_relabel(int64_t *src, int64_t *dst, size_t m)
 		n = dst[e] >= n ? dst[e] + 1 : n;
 	}
 	new_id = malloc(((size_t) n + 1) * sizeof(int64_t));
-	ok = new_id != NULL && gen_bfs_order(n, src, dst, m, new_id);
+	if (new_id == NULL)
+		return false;
+	if (order == GEN_IDS_BFS)
+		ok = gen_bfs_order(n, src, dst, m, new_id);
+	else
+	{
+		uint64_t	state = seed;
+
+		for (int64_t v = 0; v < n; v++)
+			new_id[v] = v;
+		for (int64_t i = n; i > 1; i--)
+		{
+			int64_t		j = (int64_t) (gen_random(&state) % (uint64_t) i),
+						t = new_id[i - 1];
+
+			new_id[i - 1] = new_id[j];
+			new_id[j] = t;
+		}
+	}
 	if (ok)
 		gen_relabel(src, dst, m, new_id);
 	free(new_id);

@@ -84,17 +84,28 @@ GenSpec		gen_local(int64_t n, int64_t m, double p_local, int64_t window, uint64_
  */
 bool		gen_parse(const char *name, uint64_t seed, GenSpec *spec);
 
+/* The seed of the benchmarks' graphs and of their shuffled ids. */
+#define GEN_BENCH_SEED 20261121ULL
+
+/* How a benchmark numbers the nodes of its graph (--order). */
+typedef enum GenIdOrder
+{
+	GEN_IDS_NATURAL = 0,		/* the ids as generated or read */
+	GEN_IDS_BFS,				/* breadth-first from node 0 (crawl order) */
+	GEN_IDS_SHUFFLED			/* a random permutation (hashed ids: the locality of the ids gone) */
+} GenIdOrder;
+
 /* The graph options of a benchmark's command line. */
 typedef struct GenOptions
 {
 	char		graph[64];		/* a gen_parse name; "" when none was given */
-	bool		bfs_order;		/* --order bfs */
+	GenIdOrder	id_order;		/* --order natural|bfs|shuffled */
 } GenOptions;
 
 /*
  * Takes the option at argv[i] into opts when it is a graph option: --graph NAME, --rmat SCALE
- * (rmat:SCALE), --er SCALE (er:SCALE) or --order natural|bfs.  Returns the number of arguments
- * it took (2), or 0 when argv[i] is no graph option (opts untouched).
+ * (rmat:SCALE), --er SCALE (er:SCALE) or --order natural|bfs|shuffled.  Returns the number of
+ * arguments it took (2), or 0 when argv[i] is no graph option (opts untouched).
  */
 int			gen_take_option(int argc, char **argv, int i, GenOptions *opts);
 
@@ -148,10 +159,14 @@ bool		gen_bfs_order(int64_t n, const int64_t *src, const int64_t *dst, size_t m,
 void		gen_relabel(int64_t *src, int64_t *dst, size_t m, const int64_t *new_id);
 
 /*
- * Renumbers the edges' nodes in breadth-first order (gen_bfs_order over [0, max id + 1), then
- * gen_relabel).  False, edges untouched, when an id is negative or memory runs out.
+ * Renumbers the edges' nodes over [0, max id + 1) in the given order: natural leaves them,
+ * breadth-first (gen_bfs_order, then gen_relabel), shuffled by a random permutation (the stream
+ * of seed).  False, edges untouched, when an id is negative or memory runs out.
  */
-bool		gen_bfs_relabel(int64_t *src, int64_t *dst, size_t m);
+bool		gen_reorder_ids(GenIdOrder order, int64_t *src, int64_t *dst, size_t m, uint64_t seed);
+
+/* The --order word of an id order ("natural", "bfs", "shuffled"). */
+const char *gen_id_order_name(GenIdOrder order);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,8 @@
  * (k = 1: 4096, k > 1: 1024) with parallel edges and dangling nodes, unweighted and weighted.
  * For k in 1, 2, 3, 8, 16, 32, 33, fp32 and fp64 (k = 1: the measured choice of auto, and each
  * explicit layout — ALIGNED_COO in the three orders, the composite hubs first and natural, row
- * blocks natural and hubs first, binned and cuSPARSE natural), each of the three products: the
+ * blocks natural, hubs first and in the locality order, binned and cuSPARSE natural), each of the
+ * three products: the
  * output slot is
  * poisoned with NaN first (every entry must be written), the result must be within the rounding
  * bound of the reference (n_entries * eps * sum |terms|), and a second product must give the same
@@ -168,6 +169,7 @@ static const Layout layouts[] = {
 	{"binned/natural", PR_GPU_KERNEL_BINNED, PR_GPU_ORDER_NATURAL},
 	{"row_blocks/natural", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_NATURAL},
 	{"row_blocks/hubs", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_HUBS},
+	{"row_blocks/locality", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_LOCALITY},
 	{"cusparse/natural", PR_GPU_KERNEL_CUSPARSE, PR_GPU_ORDER_NATURAL},
 };
 

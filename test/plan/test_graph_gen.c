@@ -244,9 +244,60 @@ test_tools(void)
 	check(cs[0] == 0 && cd[0] == 1 && cs[1] == 0 && cd[1] == 2 && cs[2] == 1 && cd[2] == 3,
 		  "relabel renames both ends", "hand");
 	/* 5->7, 7->0: BFS from 0 (no out-edges) numbers 0; then 1..4 alone, 5, 7, and 6 last */
-	check(gen_bfs_relabel(ds, dd, 2) && ds[0] == 5 && dd[0] == 6 && ds[1] == 6 && dd[1] == 0,
-		  "breadth-first renumbering of an edge list", "hand");
-	check(!gen_bfs_relabel(ns, nd, 1) && ns[0] == -1 && nd[0] == 2, "negative ids refused", "hand");
+	check(gen_reorder_ids(GEN_IDS_BFS, ds, dd, 2, 0) && ds[0] == 5 && dd[0] == 6 && ds[1] == 6 &&
+		  dd[1] == 0, "breadth-first renumbering of an edge list", "hand");
+	check(!gen_reorder_ids(GEN_IDS_BFS, ns, nd, 1, 0) && !gen_reorder_ids(GEN_IDS_SHUFFLED, ns, nd, 1, 0) &&
+		  ns[0] == -1 && nd[0] == 2, "negative ids refused", "hand");
+}
+
+/* Shuffled ids: a permutation of [0, max id + 1) applied to both ends, the same for one seed. */
+static void
+test_shuffled_ids(void)
+{
+	enum
+	{
+		M = 2000
+	};
+	int64_t		s1[M],
+				d1[M],
+				s2[M],
+				d2[M],
+				s3[M],
+				d3[M];
+	int64_t		image[M + 1];
+	bool		mapped = true,
+				same_seed_same = true,
+				moved = false,
+				other_seed_differs = false;
+
+	for (int i = 0; i < M; i++)
+	{
+		/* a path 0 -> 1 -> ... -> M */
+		s1[i] = s2[i] = s3[i] = i;
+		d1[i] = d2[i] = d3[i] = i + 1;
+	}
+	for (int i = 0; i <= M; i++)
+		image[i] = -1;
+	check(gen_reorder_ids(GEN_IDS_SHUFFLED, s1, d1, M, 9) && gen_reorder_ids(GEN_IDS_SHUFFLED, s2, d2, M, 9) &&
+		  gen_reorder_ids(GEN_IDS_SHUFFLED, s3, d3, M, 10), "shuffled ids: runs", "path");
+	for (int i = 0; i < M; i++)
+	{
+		/* old id i became s1[i] and old id i + 1 became d1[i]: one image per old id, all distinct */
+		mapped = mapped && s1[i] >= 0 && s1[i] <= M && d1[i] >= 0 && d1[i] <= M &&
+			(i == 0 || s1[i] == d1[i - 1]);
+		if (mapped && image[s1[i]] < 0)
+			image[s1[i]] = i;
+		else
+			mapped = false;
+		same_seed_same = same_seed_same && s1[i] == s2[i] && d1[i] == d2[i];
+		moved = moved || s1[i] != i;
+		other_seed_differs = other_seed_differs || s1[i] != s3[i];
+	}
+	mapped = mapped && image[d1[M - 1]] < 0;
+	check(mapped, "shuffled ids: a permutation, both ends renamed alike", "path");
+	check(same_seed_same && moved && other_seed_differs, "shuffled ids: one permutation per seed", "path");
+	check(gen_reorder_ids(GEN_IDS_NATURAL, s1, d1, M, 9) && s1[0] == s2[0] && d1[M - 1] == d2[M - 1],
+		  "natural ids: untouched", "path");
 }
 
 /* Graph names: kinds, defaults, and malformed names refused. */
@@ -275,16 +326,22 @@ test_options(void)
 	char	   *argv[] = {"bench", "--rmat", "20", "--order", "bfs", "--graph", "local:22:16:0.9:64",
 	"--order", "sideways", "--er"};
 	int			argc = (int) (sizeof(argv) / sizeof(argv[0]));
-	GenOptions	opts = {"", false};
+	GenOptions	opts = {"", GEN_IDS_NATURAL};
 
 	check(gen_take_option(argc, argv, 1, &opts) == 2 && strcmp(opts.graph, "rmat:20") == 0,
 		  "--rmat S names rmat:S", "options");
-	check(gen_take_option(argc, argv, 3, &opts) == 2 && opts.bfs_order, "--order bfs", "options");
+	check(gen_take_option(argc, argv, 3, &opts) == 2 && opts.id_order == GEN_IDS_BFS, "--order bfs", "options");
 	check(gen_take_option(argc, argv, 5, &opts) == 2 &&
 		  strcmp(opts.graph, "local:22:16:0.9:64") == 0, "--graph NAME", "options");
 	check(gen_take_option(argc, argv, 7, &opts) == 0 && gen_take_option(argc, argv, 9, &opts) == 0 &&
-		  gen_take_option(argc, argv, 0, &opts) == 0 && opts.bfs_order,
+		  gen_take_option(argc, argv, 0, &opts) == 0 && opts.id_order == GEN_IDS_BFS,
 		  "other options and a missing value not taken", "options");
+	{
+		char	   *shuffled[] = {"bench", "--order", "shuffled"};
+
+		check(gen_take_option(3, shuffled, 1, &opts) == 2 && opts.id_order == GEN_IDS_SHUFFLED,
+			  "--order shuffled", "options");
+	}
 }
 
 /* Runs every test; prints "N passed, N failed". */
@@ -302,6 +359,7 @@ main(void)
 	test_local(0.0, 64);
 	test_uniform();
 	test_tools();
+	test_shuffled_ids();
 	test_parse();
 	test_options();
 	return test_summary();

@@ -4,8 +4,8 @@
  * run on the host exactly as the two GPU kernels (cuda/kernels/pr_gpu_aligned_coo.cuh) run it, for
  * several segment lengths (one entry per segment, rows cut everywhere; rows inside segments; one
  * segment); the row-blocks layout (cuda/plan/pr_plan_row_blocks.c) the same way, against the
- * kernels of cuda/kernels/pr_gpu_row_blocks.cuh; and the hubs-first order's keys
- * (cuda/plan/pr_plan_order.c).
+ * kernels of cuda/kernels/pr_gpu_row_blocks.cuh; the hubs-first order's keys and the locality
+ * order (cuda/plan/pr_plan_order.c).
  */
 #include "test_locality.h"
 
@@ -178,6 +178,160 @@ test_hubs_first_keys(void)
 	check(same && kept == 3, "hubs first: the three largest degrees kept", "hand degrees");
 	check(pr_plan_hubs_first_keys(3, one, 2, &kept, &err) == PR_OK && kept == 0 &&
 		  one[0] == 0 && one[1] == 0 && one[2] == 0, "hubs first: degree 1 is never a hub", "all degree 1");
+}
+
+/* Orders 64-bit values (qsort). */
+static int
+compare_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a,
+				y = *(const uint64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Distinct 32-byte sectors of z (8 fp32 values) that each block of 2048 consecutive entries
+ * gathers, per entry, rows and columns renamed by the order (NULL: the ids as they are): the
+ * reads a row block of the GPU layout makes, which the locality order is meant to cut.
+ */
+static double
+sectors_per_entry(const TestGraph *g, const int32_t *old_to_new, const int32_t *new_to_old)
+{
+	uint64_t	block[2048];
+	int64_t		used = 0,
+				distinct = 0;
+
+	for (int64_t i = 0; i < g->n; i++)
+	{
+		int64_t		r = new_to_old ? new_to_old[i] : i;
+
+		for (int64_t e = g->ptr[r]; e < g->ptr[r + 1]; e++)
+		{
+			block[used++] = (uint64_t) (old_to_new ? old_to_new[g->col[e]] : g->col[e]) / 8;
+			if (used == 2048 || (i == g->n - 1 && e == g->ptr[r + 1] - 1))
+			{
+				qsort(block, (size_t) used, sizeof(uint64_t), compare_u64);
+				for (int64_t k = 0; k < used; k++)
+					distinct += k == 0 || block[k] != block[k - 1];
+				used = 0;
+			}
+		}
+	}
+	return g->m > 0 ? (double) distinct / (double) g->m : 0.0;
+}
+
+/*
+ * The locality order: by hand (rows' sources numbered in turn, unreached nodes start walks of
+ * their own), a permutation on a generated graph, and on a locality graph whose ids were shuffled
+ * it brings the gathered columns of consecutive rows back close together.
+ */
+void
+test_locality_order(void)
+{
+	/* edges 2->0, 3->0, 0->3, 1->3, 4->2: rows 0: {2, 3}; 2: {4}; 3: {0, 1}; 1, 4 empty */
+	int32_t		hs[] = {2, 3, 0, 1, 4},
+				hd[] = {0, 0, 3, 3, 2};
+	/* walk from 0: its first source 2, then 2's source 4 (empty row), back to 0's next source 3,
+	 * then 3's unnumbered source 1 */
+	const int32_t want[5] = {0, 2, 4, 3, 1};
+	int32_t		new_to_old[5],
+				old_to_new[5];
+	TestGraph	g;
+	PrPlanCsr	in;
+	PrError		err;
+	uint64_t	rng = 5;
+	bool		same = true;
+
+	graph_from_edges(&g, 5, 5, hs, hd, false, &rng);
+	memset(&in, 0, sizeof(in));
+	in.n = g.n;
+	in.nnz = g.m;
+	in.ptr = g.ptr;
+	in.col = g.col;
+	check(pr_plan_locality_order(&in, new_to_old, old_to_new, &err) == PR_OK, "locality order: runs", "hand");
+	for (int i = 0; i < 5; i++)
+		same = same && new_to_old[i] == want[i] && old_to_new[want[i]] == i;
+	check(same, "locality order: depth first along the in-edges", "hand");
+	graph_free(&g);
+	{
+		/* an edge 1->0 and an isolated node 2: the walk from 0 takes 1, node 2 starts its own */
+		int32_t		ts[] = {1},
+					td[] = {0};
+
+		graph_from_edges(&g, 3, 1, ts, td, false, &rng);
+		in.n = g.n;
+		in.nnz = g.m;
+		in.ptr = g.ptr;
+		in.col = g.col;
+		check(pr_plan_locality_order(&in, new_to_old, old_to_new, &err) == PR_OK && new_to_old[0] == 0 && new_to_old[1] == 1 && new_to_old[2] == 2, "locality order: unreached nodes last",
+			  "hand");
+		graph_free(&g);
+	}
+	{
+		GenSpec		spec = gen_local(1 << 14, 16 << 14, 0.9, 64, 21);
+		int64_t		n = spec.n,
+					m = spec.m;
+		int64_t    *s64 = malloc((size_t) m * sizeof(int64_t)),
+				   *d64 = malloc((size_t) m * sizeof(int64_t));
+		int32_t    *s32 = malloc((size_t) m * sizeof(int32_t)),
+				   *d32 = malloc((size_t) m * sizeof(int32_t)),
+				   *n2o = malloc((size_t) n * sizeof(int32_t)),
+				   *o2n = malloc((size_t) n * sizeof(int32_t));
+		char	   *seen = calloc((size_t) n, 1);
+		bool		perm = true;
+		double		natural,
+					shuffled,
+					recovered;
+
+		gen_edges(&spec, s64, d64, 1);
+		for (int pass = 0; pass < 2; pass++)
+		{
+			if (pass == 1)
+				check(gen_reorder_ids(GEN_IDS_SHUFFLED, s64, d64, (size_t) m, 3), "locality order: shuffled ids",
+					  "local:14");
+			for (int64_t e = 0; e < m; e++)
+			{
+				s32[e] = (int32_t) s64[e];
+				d32[e] = (int32_t) d64[e];
+			}
+			graph_from_edges(&g, n, m, s32, d32, false, &rng);
+			if (pass == 0)
+			{
+				natural = sectors_per_entry(&g, NULL, NULL);
+				graph_free(&g);
+				continue;
+			}
+			shuffled = sectors_per_entry(&g, NULL, NULL);
+			in.n = g.n;
+			in.nnz = g.m;
+			in.ptr = g.ptr;
+			in.col = g.col;
+			check(pr_plan_locality_order(&in, n2o, o2n, &err) == PR_OK, "locality order: runs", "local:14 shuffled");
+			for (int64_t i = 0; i < n && perm; i++)
+			{
+				perm = n2o[i] >= 0 && n2o[i] < n && !seen[n2o[i]] && o2n[n2o[i]] == i;
+				if (perm)
+					seen[n2o[i]] = 1;
+			}
+			recovered = sectors_per_entry(&g, o2n, n2o);
+			graph_free(&g);
+		}
+		check(perm, "locality order: a permutation", "local:14 shuffled");
+		/* natural ids: most of a block's gathers share sectors; shuffled: almost none do */
+		check(shuffled > 4 * natural, "locality order: shuffling the ids loses their locality", "local:14");
+		check(recovered < 0.7 * shuffled, "locality order: fewer sectors a block than shuffled ids",
+			  "local:14 shuffled");
+		printf("# sectors per entry on local:14: natural ids %.3f, shuffled %.3f, locality order %.3f\n", natural,
+			   shuffled, recovered);
+		free(s64);
+		free(d64);
+		free(s32);
+		free(d32);
+		free(n2o);
+		free(o2n);
+		free(seen);
+	}
 }
 
 /* Checks the row-blocks layout of g: rows in order, covered once, blocks within their cap, and the

@@ -15,4 +15,7 @@ void		test_row_blocks(const TestGraph *g, uint64_t seed);
 /* Checks the hubs-first order's keys on hand degrees. */
 void		test_hubs_first_keys(void);
 
+/* Checks the locality order by hand and on a locality graph with shuffled ids. */
+void		test_locality_order(void);
+
 #endif							/* TEST_LOCALITY_H */

@@ -1419,6 +1419,7 @@ main(void)
 			free(dst);
 		}
 		test_hubs_first_keys();
+		test_locality_order();
 		graph_free(&g);
 	}
 	return test_summary();
