@@ -7,9 +7,9 @@
  * (plan_pull_layout), uploaded into its own matrix (upload_pull_layout), run (gpu_matrix_run) and
  * freed (gpu_matrix_free) on its own.  An explicit kernel prepares one layout.  The kernel `auto`
  * (one column, measure_reps > 0) makes the measured choice: every candidate of a short list —
- * natural order (row blocks, binned, cuSPARSE), degree order (the model's best composite or
- * binned layout and its runner-up, cuSPARSE), hubs first (the model's best composite, row blocks),
- * locality (row blocks) — is
+ * natural order (row blocks, ALIGNED_COO, binned, cuSPARSE), degree order (the model's best
+ * composite or binned layout and its runner-up, cuSPARSE), hubs first (the model's best
+ * composite, row blocks), locality (row blocks) — is
  * uploaded and timed over measure_reps products (CUDA events, the fastest rep), and the fastest is
  * kept; the others are freed before the next is uploaded.
  */
@@ -878,6 +878,7 @@ order_candidates(GpuEngine *e, const HostPlans *h, unsigned needs, PullLayout *o
 	if (h->order == PR_GPU_ORDER_NATURAL)
 	{
 		layout_init(e, 1, h->order, PR_GPU_KERNEL_ROW_BLOCKS, &out[n++]);
+		layout_init(e, 1, h->order, PR_GPU_KERNEL_ALIGNED_COO, &out[n++]);
 		layout_init(e, 1, h->order, PR_GPU_KERNEL_BINNED, &out[n++]);
 		if (cusparse_ok)
 			layout_init(e, 1, h->order, PR_GPU_KERNEL_CUSPARSE, &out[n++]);
