@@ -44,53 +44,62 @@ pr_plan_locality_order(const PrPlanCsr *in, int32_t *new_to_old, int32_t *old_to
 {
 	int64_t		n = in->n,
 				numbered = 0;
+	/* the walk's path from its root: a node and the next of its in-edges to try */
 	int64_t    *cursor = (int64_t *) malloc((size_t) (n + 1) * sizeof(int64_t));
 	int32_t    *stack = (int32_t *) malloc((size_t) (n + 1) * sizeof(int32_t));
+	/* numbered nodes as bits: the walk tests every entry's source, and n / 8 bytes stay in cache */
+	uint64_t   *seen = (uint64_t *) calloc((size_t) (n / 64 + 1), sizeof(uint64_t));
 
-	if (cursor == NULL || stack == NULL)
+	if (cursor == NULL || stack == NULL || seen == NULL)
 	{
 		free(cursor);
 		free(stack);
+		free(seen);
 		return pr_error_set(err, PR_ERR_NOMEM, "locality order: out of host memory");
 	}
-	for (int64_t v = 0; v < n; v++)
-		old_to_new[v] = -1;
 	for (int64_t root = 0; root < n; root++)
 	{
 		int64_t		depth = 0;
 
-		if (old_to_new[root] >= 0)
+		if (seen[root >> 6] & ((uint64_t) 1 << (root & 63)))
 			continue;
+		seen[root >> 6] |= (uint64_t) 1 << (root & 63);
 		old_to_new[root] = (int32_t) numbered;
 		new_to_old[numbered++] = (int32_t) root;
-		stack[depth++] = (int32_t) root;
-		cursor[root] = in->ptr[root];
-		/* stack: the path from the root; cursor[v]: the next in-edge of v to try */
+		stack[depth] = (int32_t) root;
+		cursor[depth++] = in->ptr[root];
 		while (depth > 0)
 		{
 			int32_t		v = stack[depth - 1];
-			int64_t		e = cursor[v],
+			int64_t		e = cursor[depth - 1],
 						end = in->ptr[v + 1];
+			int32_t		u = -1;
 
-			while (e < end && old_to_new[in->col[e]] >= 0)
-				e++;
-			if (e == end)
+			for (; e < end; e++)
+			{
+				int32_t		c = in->col[e];
+
+				if (!(seen[c >> 6] & ((uint64_t) 1 << (c & 63))))
+				{
+					u = c;
+					break;
+				}
+			}
+			if (u < 0)
 			{
 				depth--;
 				continue;
 			}
-			cursor[v] = e + 1;
-			{
-				int32_t		u = in->col[e];
-
-				old_to_new[u] = (int32_t) numbered;
-				new_to_old[numbered++] = u;
-				stack[depth++] = u;
-				cursor[u] = in->ptr[u];
-			}
+			cursor[depth - 1] = e + 1;
+			seen[u >> 6] |= (uint64_t) 1 << (u & 63);
+			old_to_new[u] = (int32_t) numbered;
+			new_to_old[numbered++] = u;
+			stack[depth] = u;
+			cursor[depth++] = in->ptr[u];
 		}
 	}
 	free(cursor);
 	free(stack);
+	free(seen);
 	return PR_OK;
 }

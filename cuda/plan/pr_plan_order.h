@@ -36,7 +36,7 @@ PrStatus	pr_plan_hubs_first_keys(int64_t n, int64_t *key, int64_t n_hubs, int64_
  * first reaches it, going on from each node to its row's first unnumbered source (ascending id);
  * nodes no walk reached start walks of their own.  new_to_old[i] is the old id of new node i,
  * old_to_new its inverse (n entries each).  Sequential: O(n + nnz), the same order on every run;
- * scratch of 12 bytes a node.
+ * scratch of 12 bytes and a bit a node.
  */
 PrStatus	pr_plan_locality_order(const PrPlanCsr *in, int32_t *new_to_old, int32_t *old_to_new,
 								   PrError *err);
