@@ -9,9 +9,11 @@
 #   run cut off from outside still brings back what it printed.  The summary table comes last.
 #
 #   usage: bench/gpu/device_run.sh [phase ...]     (no phase: all of the default list below)
-#   phases: build tests fixed calibrate er24 rmat24 rmat22 rmat20 slashdot gpucheck zoo spmm streamed profile
+#   phases: build tests fixed calibrate er24 rmat24 rmat22 rmat20 slashdot gpucheck zoo zoo-large zoo-untuned
+#           spmm streamed profile
 #           (gpucheck, not in the default list: make -C cuda check-spmm check-topk check-build)
-#           (zoo, not in the default list: the graph zoo — see ZOO below; ZOO / ZOO_ONLY override)
+#           (zoo, zoo-large, zoo-untuned, not in the default list: the graph zoo's three sets — see below;
+#           ZOO / ZOO_ONLY override)
 #           (spmm, not in the default list: make -C cuda check-spmm, then pr_bench --k 8,16 on
 #           R-MAT 24 and R-MAT 22: the k-column product vs cusparseSpMM and k SpMVs;
 #           SPMM24_KS / SPMM22_KS: other column counts, SPMM_VARIANTS=1: chunk / L2 variants on 24)
@@ -111,21 +113,35 @@ if has gpucheck && [ "$DRY_RUN" != 1 ]; then
     grep -E '^FAIL' "$OUT/$t.log" | head -20 | tee -a "$SUMMARY" > /dev/null
   done
 fi
-# the graph zoo: R-MAT (random ids, and in breadth-first order), Erdos-Renyi, power-law graphs whose
-# ids carry locality (three strengths), the SNAP graphs in file order, a symmetrised graph; every
-# row: both cuSPARSE orders, the project's layouts, auto (timed) and auto-model (the model alone).
-# ZOO: space-separated "label=pr_bench arguments" (commas for spaces), ZOO_ONLY: the kernels.
+# the graph zoo, in three sets that each fit one device call:
+#   zoo          R-MAT 22 (random ids, and in breadth-first order), Erdos-Renyi 22, power-law graphs whose
+#                ids carry locality (three strengths), the SNAP graphs in file order, a symmetrised graph,
+#                and graphs whose ids were shuffled (hashed ids: the locality is in the edges, not the ids)
+#   zoo-large    R-MAT 24, Erdos-Renyi 24, a locality graph at scale 23
+#   zoo-untuned  kinds none of the layouts were developed with: dense rows, wide windows, weak locality,
+#                R-MAT in crawl order and with 4 edges a node, Erdos-Renyi 23, SNAP graphs reordered
+# every row: both cuSPARSE orders, the project's layouts in their orders, and auto (timed).
+# ZOO: space-separated "label=pr_bench arguments" (commas for spaces) instead of a set; ZOO_ONLY: the kernels.
 enron=${data%soc-slashdot0902.tsv.gz}email-enron.tsv.gz
 ZOO_DEFAULT="rmat22=--rmat,22 rmat22-bfs=--rmat,22,--order,bfs er22=--er,22 local22-p50=--graph,local:22:16:0.5:256
 local22-p80=--graph,local:22:16:0.8:64 local22-p95=--graph,local:22:16:0.95:16 slashdot=--file,$data
-enron=--file,$enron slashdot-undirected=--file,$data,--undirected"
-if has zoo; then
-  zoo_only=${ZOO_ONLY:-cusparse-natural,cusparse-sorted,binned,binned-natural,acoo-natural,acoo-hubs,tiled-hubs,tiled-L2,tiled-s4,auto-model,auto}
-  for entry in ${ZOO:-$ZOO_DEFAULT}; do
+enron=--file,$enron slashdot-undirected=--file,$data,--undirected
+local22-p90-shuf=--graph,local:22:16:0.9:64,--order,shuffled local21-ef64-shuf=--graph,local:21:64:0.9:64,--order,shuffled
+local22-p50-shuf=--graph,local:22:16:0.5:256,--order,shuffled slashdot-shuf=--file,$data,--order,shuffled
+enron-shuf=--file,$enron,--order,shuffled"
+ZOO_LARGE="rmat24=--rmat,24 er24=--er,24 local23-p90=--graph,local:23:16:0.9:64"
+ZOO_UNTUNED="local21-ef64=--graph,local:21:64:0.9:64 local22-p70-w4096=--graph,local:22:16:0.7:4096
+local22-p30-w1024=--graph,local:22:16:0.3:1024 local23-p99-ef8=--graph,local:23:8:0.99:16 rmat23-bfs=--rmat,23,--order,bfs
+rmat22-ef4=--graph,rmat:22:4 er23=--er,23 slashdot-bfs=--file,$data,--order,bfs enron-undirected=--file,$enron,--undirected"
+zoo_only=${ZOO_ONLY:-cusparse-natural,cusparse-sorted,rowblocks-natural,rowblocks-locality,tiled-hubs,acoo-natural,auto}
+for set in zoo zoo-large zoo-untuned; do
+  has $set || continue
+  case $set in zoo) graphs=${ZOO:-$ZOO_DEFAULT} ;; zoo-large) graphs=${ZOO:-$ZOO_LARGE} ;; *) graphs=${ZOO:-$ZOO_UNTUNED} ;; esac
+  for entry in $graphs; do
     label=${entry%%=*}
     run_bench "zoo-$label" 5 $(echo "${entry#*=}" | tr ',' ' ') --skip-extra --reps 10 --only "$zoo_only"
   done
-fi
+done
 # the k-column product (SpMM, cuda/kernels/pr_gpu_spmm.cuh): device correctness test, then the benchmark
 if has spmm && [ "$DRY_RUN" != 1 ]; then
   phase check-spmm 120 "$OUT/check_spmm.log" make -C cuda check-spmm
