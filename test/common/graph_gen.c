@@ -625,18 +625,11 @@ gen_reorder_ids(GenIdOrder order, int64_t *src, int64_t *dst, size_t m, uint64_t
 		ok = gen_bfs_order(n, src, dst, m, new_id);
 	else
 	{
-		uint64_t	state = seed;
+		/* the generators' own bijection of [0, n): hashed ids */
+		Shuffle		ids = shuffle_make((uint64_t) n, seed);
 
 		for (int64_t v = 0; v < n; v++)
-			new_id[v] = v;
-		for (int64_t i = n; i > 1; i--)
-		{
-			int64_t		j = (int64_t) (gen_random(&state) % (uint64_t) i),
-						t = new_id[i - 1];
-
-			new_id[i - 1] = new_id[j];
-			new_id[j] = t;
-		}
+			new_id[v] = (int64_t) shuffle_apply(&ids, (uint64_t) v);
 	}
 	if (ok)
 		gen_relabel(src, dst, m, new_id);

@@ -160,8 +160,8 @@ void		gen_relabel(int64_t *src, int64_t *dst, size_t m, const int64_t *new_id);
 
 /*
  * Renumbers the edges' nodes over [0, max id + 1) in the given order: natural leaves them,
- * breadth-first (gen_bfs_order, then gen_relabel), shuffled by a random permutation (the stream
- * of seed).  False, edges untouched, when an id is negative or memory runs out.
+ * breadth-first (gen_bfs_order, then gen_relabel), shuffled by the random bijection of [0, n)
+ * that seed names (the one the generators relabel with).  False, edges untouched, when an id is negative or memory runs out.
  */
 bool		gen_reorder_ids(GenIdOrder order, int64_t *src, int64_t *dst, size_t m, uint64_t seed);
 
