@@ -46,11 +46,19 @@ enum
  */
 #define PR_STAGNANT_CHECKS 50
 
+/*
+ * HITS is no contraction: its residual may rise for hundreds of iterations before it falls (two
+ * nearly equal leading eigenvalues), so a run without a new minimum is stagnant only once its
+ * smallest residual is within this many unit roundoffs of the engine, where rounding explains it.
+ */
+#define PR_HITS_STAGNANT_ROUNDOFFS 1e3
+
 /* What the stagnation test remembers of the residuals read so far. */
 typedef struct StagnationWatch
 {
 	bool		enabled;		/* the test applies to this run */
 	bool		repeat_ends;	/* an exact repeat ends the run (a contraction cannot repeat) */
+	double		level;			/* stagnant only once best is at most this */
 	double		best;			/* smallest residual so far (+inf before the first) */
 	double		last;			/* residual of the last check (NaN before the first) */
 	int			since_best;		/* checks since best was set */
@@ -198,13 +206,15 @@ read_residual(PrEngine *e, int k, PrNorm norm, double threshold, PrResidual *buf
 
 /*
  * A watch before the first residual: enabled for runs whose residual must keep decreasing until
- * rounding stops it; repeat_ends where an exact repeat can only come from rounding.
+ * rounding stops it; repeat_ends where an exact repeat can only come from rounding; level the
+ * largest smallest residual that may be called stagnant (INFINITY: any).
  */
 static void
-stagnation_begin(StagnationWatch *watch, bool enabled, bool repeat_ends)
+stagnation_begin(StagnationWatch *watch, bool enabled, bool repeat_ends, double level)
 {
 	watch->enabled = enabled;
 	watch->repeat_ends = repeat_ends;
+	watch->level = level;
 	watch->best = INFINITY;
 	watch->last = NAN;
 	watch->since_best = 0;
@@ -214,7 +224,7 @@ stagnation_begin(StagnationWatch *watch, bool enabled, bool repeat_ends)
  * Feeds the largest L1 residual of a check to the watch; true when the run is stagnant: the
  * residual repeats that of the previous check exactly where that can only be rounding (the
  * iterates cycle between two states), or PR_STAGNANT_CHECKS checks in a row found no new
- * smallest one.
+ * smallest one and the smallest is at most the watch's level.
  */
 static bool
 stagnation_seen(StagnationWatch *watch, double l1)
@@ -231,7 +241,7 @@ stagnation_seen(StagnationWatch *watch, double l1)
 		return false;
 	}
 	watch->since_best++;
-	return repeated || watch->since_best >= PR_STAGNANT_CHECKS;
+	return repeated || (watch->since_best >= PR_STAGNANT_CHECKS && watch->best <= watch->level);
 }
 
 /* Threshold the residual is compared with. */
@@ -397,14 +407,17 @@ begin_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart
 	return validate_dangling(engine, restart, g->n_nodes, err);
 }
 
-/* True when a run may start from the warm start: asked for, a restart that is not uniform and
- * sends the dangling mass where it restarts, and an engine with the operations it needs. */
+/* True when a run may start from the warm start: asked for, a damping below 1 (at 1 the fixed
+ * point need not be unique, and the answer would depend on the start), a restart that is not
+ * uniform and sends the dangling mass where it restarts, and an engine with the operations it
+ * needs. */
 static bool
-warm_start_possible(const PrEngine *engine, const PrRestart *restart, const PrIterOptions *o)
+warm_start_possible(const PrEngine *engine, double alpha, const PrRestart *restart,
+					const PrIterOptions *o)
 {
 	const PrEngineOps *ops = engine->ops;
 
-	return o->warm_start && !restart->uniform && restart->dangling_count == 0 &&
+	return o->warm_start && alpha < 1.0 && !restart->uniform && restart->dangling_count == 0 &&
 		ops->restart_fill != NULL &&
 		ops->column_sums != NULL && ops->combine != NULL && ops->far_field != NULL &&
 		ops->normalize != NULL;
@@ -566,7 +579,8 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 	int			x = PR_SLOT_X,
 				y = PR_SLOT_Y;
 	double		threshold = stop_threshold(options, g->n_nodes);
-	bool		warm = options->initial == NULL && warm_start_possible(engine, restart, options);
+	bool		warm = options->initial == NULL &&
+		warm_start_possible(engine, alpha, restart, options);
 	StagnationWatch watch;
 
 	residuals = k <= 64 ? stack_residuals
@@ -587,7 +601,7 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 		status = ops->upload(engine, x, options->initial, err);
 	else if (status == PR_OK && !stats->warm_started)
 		status = ops->fill(engine, x, 1.0 / (double) g->n_nodes, err);
-	stagnation_begin(&watch, alpha < 1.0, true);
+	stagnation_begin(&watch, alpha < 1.0, true, INFINITY);
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
 	{
 		if ((status = poll_stop(options, stats, err)) != PR_OK)
@@ -900,8 +914,10 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 	status = timed_prepare(engine, g, 1, HITS_N_SLOTS, PR_NEED_PULL | PR_NEED_PUSH, stats, err);
 	if (status == PR_OK)
 		status = ops->fill(engine, h, 1.0 / (double) g->n_nodes, err);
-	/* HITS is no contraction: only the test of no new minimum */
-	stagnation_begin(&watch, true, false);
+	/* HITS is no contraction: only the test of no new minimum, near the rounding level */
+	stagnation_begin(&watch, true, false,
+					 PR_HITS_STAGNANT_ROUNDOFFS *
+					 (ops->unit_roundoff > 0.0 ? ops->unit_roundoff : ldexp(1.0, -53)));
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
 	{
 		if ((status = poll_stop(options, stats, err)) != PR_OK)

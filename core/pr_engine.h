@@ -74,6 +74,12 @@ typedef struct PrEngineOps
 	bool		custom_dangling;
 
 	/*
+	 * Unit roundoff of the engine's vector arithmetic (2^-53 double, 2^-24 float; 0 means double):
+	 * how small a residual rounding alone can explain (the driver's stagnation test of HITS).
+	 */
+	double		unit_roundoff;
+
+	/*
 	 * Most columns PageRank runs at once on this engine, 0 for no limit: pr_pagerank runs more
 	 * columns as batches of this many, one after the other (an engine whose vectors of all k
 	 * columns outgrow its caches computes smaller batches faster).

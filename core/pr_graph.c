@@ -8,7 +8,9 @@
  * pass over the sorted pairs then gives the distinct ids and writes every endpoint's rank back by
  * position (no per-endpoint search).  Edges: a counting sort by source (input order kept), then a
  * counting sort of that by destination visiting sources in ascending order, so every in-row lists
- * its sources ascending; the out-CSR is made the same way from the in-CSR.
+ * its sources ascending; parallel edges (one source, one destination) are then ordered by weight,
+ * so no sum depends on the order of the input rows; the out-CSR is made the same way from the
+ * in-CSR.
  *
  * Threads (PrBuildOptions.n_threads): the radix passes, the endpoint lookups and the counting sorts
  * split their input into T contiguous chunks with per-chunk histograms, and chunk t's elements are
@@ -29,6 +31,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Allocates count elements of type through alloc (macro to keep call sites short). */
@@ -1025,6 +1028,42 @@ done:
 	return status;
 }
 
+/* qsort order of weights: ascending value. */
+static int
+weight_order(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Orders the parallel edges (runs of one source) of the in-rows of a chunk's part of the nodes of
+ * the graph ctx by weight, so that their sums do not depend on the order of the input rows.
+ */
+static void
+parallel_edges_by_weight(void *ctx, ChunkPart part)
+{
+	PrGraph    *g = (PrGraph *) ctx;
+
+	for (size_t v = part.lo; v < part.hi; v++)
+	{
+		int64_t		end = g->in_ptr[v + 1];
+		int64_t		run_start = g->in_ptr[v];
+
+		for (int64_t e = run_start + 1; e <= end; e++)
+		{
+			if (e < end && g->in_src[e] == g->in_src[run_start])
+				continue;
+			if (e - run_start > 1)
+				qsort(g->in_weight + run_start, (size_t) (e - run_start), sizeof(double),
+					  weight_order);
+			run_start = e;
+		}
+	}
+}
+
 /* Sums the out-weights of a chunk's part of the nodes of the graph ctx (each row from 0). */
 static void
 strength_rows(void *ctx, ChunkPart part)
@@ -1043,8 +1082,8 @@ strength_rows(void *ctx, ChunkPart part)
 
 /*
  * Computes out_strength (already allocated) of a weighted graph: every source adds its weights in
- * ascending destination order, parallel edges in input order (the out-CSR's row order; without
- * out-edges the in-CSR is walked in that same order).
+ * ascending destination order, parallel edges by ascending weight (the out-CSR's row order;
+ * without out-edges the in-CSR is walked in that same order).
  */
 static void
 compute_weighted_strength(PrGraph *g, int n_threads)
@@ -1253,6 +1292,10 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	if (status != PR_OK)
 		goto nomem;
 	mark = pr_clock_seconds();
+	if (weighted &&
+		!run_waves(parallel_edges_by_weight, g, chunks_for((size_t) n, n_threads), (size_t) n,
+				   options))
+		goto interrupted;
 	if (weighted && (status = scale_weights(g, max_weight, min_weight, err)) != PR_OK)
 	{
 		pr_free(alloc, tmp_ptr);

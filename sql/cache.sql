@@ -199,9 +199,27 @@ SELECT * FROM cache_check('ce_late');
 SELECT * FROM cache_check('ce_late');
 SELECT sum(dst) FROM ce_late;
 SELECT sum(node) FROM pagerank('ce_late');
+ALTER TABLE ce_late NO INHERIT ce_parent;
+SELECT * FROM cache_check('ce_late');
+SELECT * FROM cache_check('ce_late');
+-- A tracked table attached as a partition, written through its parent (which fires only the
+-- parent's statement triggers) and detached again is built again, not served from before.
+CREATE TABLE ce_attached(src bigint, dst bigint);
+INSERT INTO ce_attached VALUES (1, 2), (2, 3), (3, 1);
+SELECT powerrank_cache_enable('ce_attached');
+SELECT * FROM cache_check('ce_attached');
+SELECT * FROM cache_check('ce_attached');
+CREATE TABLE ce_attach_parent(src bigint, dst bigint) PARTITION BY RANGE (src);
+ALTER TABLE ce_attach_parent ATTACH PARTITION ce_attached FOR VALUES FROM (0) TO (1000);
+INSERT INTO ce_attach_parent VALUES (4, 5), (5, 6);
+SELECT * FROM cache_check('ce_attached');
+ALTER TABLE ce_attach_parent DETACH PARTITION ce_attached;
+SELECT * FROM cache_check('ce_attached');
+SELECT * FROM cache_check('ce_attached');
 
 SELECT powerrank_cache_drop();
 SELECT entries, retired, segments, bytes FROM powerrank_cache_status();
-DROP TABLE ce, lru_a, lru_b, lru_c, ce_parent, ce_parted CASCADE;
+DROP TABLE ce, lru_a, lru_b, lru_c, ce_parent, ce_parted, ce_late, ce_attached, ce_attach_parent
+  CASCADE;
 DROP FUNCTION cache_check(text);
 DROP ROLE regress_cache_reader;

@@ -74,6 +74,17 @@ SELECT e.iterations AS estimated, r.iterations AS real, r.iterations <= e.iterat
 FROM powerrank_estimate('est_edges', 'rwr', sources => ARRAY[1, 2, 3]::bigint[]) e,
      LATERAL (SELECT count(*) FROM rwr('est_edges', ARRAY[1, 2, 3]::bigint[])) q,
      powerrank_last_run() r;
+-- A last run of several columns, or HITS's two products an iteration, gives the cost of one column's
+-- product: the estimate of the same call is that run's own time per iteration (scaled by the edges).
+SELECT count(*) FROM rwr('est_edges', ARRAY[1, 2, 3]::bigint[]);
+SELECT e.cost_from,
+       abs(e.ms_per_iteration - (r.iterate_ms - r.prepare_ms) / r.iterations * e.stored_edges / r.edges) < 1e-9 AS same_call_same_cost
+FROM powerrank_last_run() r,
+     powerrank_estimate('est_edges', 'rwr', sources => ARRAY[1, 2, 3]::bigint[]) e;
+SELECT count(*) FROM hits('est_edges');
+SELECT e.cost_from,
+       abs(e.ms_per_iteration - (r.iterate_ms - r.prepare_ms) / r.iterations * e.stored_edges / r.edges) < 1e-9 AS same_call_same_cost
+FROM powerrank_last_run() r, powerrank_estimate('est_edges', 'hits') e;
 SELECT (SELECT backend_bytes FROM powerrank_estimate('est_edges', 'rwr', sources => ARRAY[1, 2, 3]::bigint[]))
      - (SELECT backend_bytes FROM powerrank_estimate('est_edges', 'rwr', sources => ARRAY[1]::bigint[]))
      = 2 * 4 * 8 * (SELECT nodes FROM est) AS two_more_columns;

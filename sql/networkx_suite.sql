@@ -121,6 +121,21 @@ INSERT INTO nx_path50 SELECT i, i + 1 FROM generate_series(0, 48) i;
 SELECT * FROM hits('nx_path50', directed => false, max_iterations => 1,
                    require_convergence => true);
 
+-- Beyond the suite: a HITS whose residual rises from iteration 4 to about 200 before it falls (two
+-- nearly equal leading eigenvalues: a 10-leaf star in both directions, one more hub -3 -> 5).
+-- NetworkX (_hits_python, tol 1e-12): hub 0 = 0.901086, hub -3 = 0.098914, the leaves' hubs 0;
+-- authority 5 = 0.109772, the other leaves 0.098914, authority 0 = 0.  The run converges after
+-- some 1700 iterations; it does not stop at the rise.
+CREATE TABLE rising_hits(src bigint, dst bigint);
+INSERT INTO rising_hits SELECT 0, i FROM generate_series(1, 10) i;
+INSERT INTO rising_hits SELECT i, 0 FROM generate_series(1, 10) i;
+INSERT INTO rising_hits VALUES (-3, 5);
+CREATE TABLE rising_result AS SELECT * FROM hits('rising_hits', tolerance => 1e-9,
+                                                 max_iterations => 5000);
+SELECT converged, iterations > 1000 AS past_the_rise FROM powerrank_last_run();
+SELECT node, round(hub::numeric, 6) AS hub, round(authority::numeric, 6) AS authority
+FROM rising_result WHERE node IN (-3, 0, 1, 5) ORDER BY node;
+
 -- The weighted personalization of test_personalization on the GPU service (the test instance's
 -- service runs the CPU engine 'cpu-test'): it receives the weights with the restart nodes.
 SELECT r.node, round(r.score::numeric, 4) AS score, e.score AS networkx,

@@ -4,6 +4,50 @@
 
 \echo Use "ALTER EXTENSION powerrank UPDATE TO '0.2'" to load this file. \quit
 
+-- The update re-creates powerrank_last_run() and the view powerrank_progress (below), which resets
+-- their privileges to those of a fresh install.  Where a role granted or revoked any since CREATE
+-- EXTENSION, a WARNING gives the statements that set them again; they are to be run after the
+-- update, outside it, so that pg_dump keeps them (privileges set inside an extension script count
+-- as the extension's own).
+DO $$
+DECLARE
+	statements text;
+BEGIN
+	WITH changed AS (
+		SELECT 'TABLE' AS kind, format('%I.%I', n.nspname, c.relname) AS object, c.relacl AS acl,
+			   c.relowner AS owner
+		FROM pg_catalog.pg_class c
+		JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+		LEFT JOIN pg_catalog.pg_init_privs i ON i.objoid = c.oid
+			 AND i.classoid = 'pg_catalog.pg_class'::pg_catalog.regclass AND i.objsubid = 0
+		WHERE c.oid = 'powerrank_progress'::pg_catalog.regclass
+		  AND c.relacl IS DISTINCT FROM i.initprivs
+		UNION ALL
+		SELECT 'FUNCTION', format('%I.%I()', n.nspname, p.proname), p.proacl, p.proowner
+		FROM pg_catalog.pg_proc p
+		JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+		LEFT JOIN pg_catalog.pg_init_privs i ON i.objoid = p.oid
+			 AND i.classoid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND i.objsubid = 0
+		WHERE p.oid = 'powerrank_last_run()'::pg_catalog.regprocedure
+		  AND p.proacl IS DISTINCT FROM i.initprivs)
+	SELECT string_agg(s.statement, E'\n' ORDER BY s.object, s.ord) INTO statements
+	FROM (SELECT object, 0 AS ord, format('REVOKE ALL ON %s %s FROM PUBLIC;', kind, object) AS statement
+		  FROM changed
+		  UNION ALL
+		  SELECT object, 1, format('GRANT %s ON %s %s TO %s%s;', a.privilege_type, kind, object,
+								   CASE a.grantee WHEN 0 THEN 'PUBLIC'
+								   ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END,
+								   CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
+		  FROM changed, pg_catalog.aclexplode(acl) a
+		  WHERE a.grantee <> owner) s;
+	IF statements IS NOT NULL THEN
+		RAISE WARNING 'the update resets the privileges of powerrank_progress and powerrank_last_run() that were changed since CREATE EXTENSION'
+			USING DETAIL = 'Both are re-created with new columns, with the privileges of a fresh install.',
+				  HINT = E'After the update, run:\n' || statements;
+	END IF;
+END
+$$;
+
 -- powerrank_last_run() gains columns (a function's result type cannot change in place: drop and
 -- create; a user view over it must be dropped before the update).
 DROP FUNCTION powerrank_last_run();

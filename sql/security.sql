@@ -61,6 +61,17 @@ SELECT count(*) = 4 AS same_nodes,
 FROM reader_view r JOIN pagerank('visible_edges', tolerance => 1e-12) v USING (node);
 SELECT bool_and(abs(r.hub - v.hub) < 1e-12 AND abs(r.authority - v.authority) < 1e-12) AS same_hits
 FROM reader_hits r JOIN hits('visible_edges', tolerance => 1e-12) v USING (node);
+-- The cache view and powerrank_estimate give a table's counts only to roles that row-level
+-- security does not restrict on it (the owner's cached graph counts rows the reader cannot see).
+SELECT powerrank_cache_enable('rls_edges');
+SELECT count(*) AS owner_nodes FROM pagerank('rls_edges');
+ANALYZE rls_edges;
+SELECT nodes, edges FROM powerrank_cache WHERE source = 'rls_edges'::regclass;
+SELECT counts_from, nodes, stored_edges FROM powerrank_estimate('rls_edges');
+SET ROLE regress_powerrank_reader;
+SELECT count(*) AS entries_the_reader_sees FROM powerrank_cache WHERE source = 'rls_edges'::regclass;
+SELECT counts_from, nodes, stored_edges FROM powerrank_estimate('rls_edges');
+RESET ROLE;
 
 -- SQL injection through the table name: not an identifier, or a quoted name that does not
 -- exist; nothing is executed.
@@ -90,6 +101,37 @@ SELECT p.oid::regprocedure AS function, p.prosecdef
 FROM pg_proc p
 WHERE p.proname IN ('pagerank', 'hits', 'rwr', 'powerrank_last_run')
 ORDER BY p.oid::regprocedure::text COLLATE "C";
+
+-- The statements the extension runs on its change log as the log's owner pin search_path: an
+-- operator in a schema the caller put before pg_catalog is never called, not by ALTER TABLE (the
+-- event trigger), a write (the tracking trigger), a ranking (the log's read), a compaction or a DROP.
+CREATE ROLE regress_powerrank_intruder;
+CREATE SCHEMA regress_intruder AUTHORIZATION regress_powerrank_intruder;
+SET ROLE regress_powerrank_intruder;
+CREATE TABLE regress_intruder.edges(src bigint, dst bigint);
+INSERT INTO regress_intruder.edges VALUES (1, 2), (2, 1);
+SELECT powerrank_cache_enable('regress_intruder.edges');
+CREATE FUNCTION regress_intruder.oid_eq(oid, oid) RETURNS bool LANGUAGE plpgsql AS
+$$ BEGIN RAISE NOTICE 'intruder''s oid = called as %', current_user;
+RETURN $1 OPERATOR(pg_catalog.=) $2; END $$;
+CREATE FUNCTION regress_intruder.xid8_eq(xid8, xid8) RETURNS bool LANGUAGE plpgsql AS
+$$ BEGIN RAISE NOTICE 'intruder''s xid8 = called as %', current_user;
+RETURN $1 OPERATOR(pg_catalog.=) $2; END $$;
+CREATE OPERATOR regress_intruder.= (leftarg = oid, rightarg = oid, function = regress_intruder.oid_eq);
+CREATE OPERATOR regress_intruder.= (leftarg = xid8, rightarg = xid8, function = regress_intruder.xid8_eq);
+SET search_path = regress_intruder, pg_catalog, public;
+ALTER TABLE regress_intruder.edges ADD COLUMN w float8;
+INSERT INTO regress_intruder.edges VALUES (2, 3, 1);
+SELECT count(*) FROM pagerank('regress_intruder.edges');
+SELECT count(*) FROM pagerank('regress_intruder.edges');
+SELECT cache_hit FROM powerrank_last_run();
+DROP TABLE regress_intruder.edges;
+RESET search_path;
+RESET ROLE;
+SELECT powerrank_cache_compact() >= 0 AS compacted;
+SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_powerrank_intruder';
+DROP SCHEMA regress_intruder CASCADE;
+DROP ROLE regress_powerrank_intruder;
 
 DROP TABLE reader_view, reader_hits;
 DROP TABLE public_edges, column_edges, rls_edges;

@@ -97,6 +97,30 @@ WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
   AND d.classid IN ('pg_proc'::regclass, 'pg_event_trigger'::regclass)
 GROUP BY d.classid ORDER BY 1;
 
+-- Privileges a role changed on the two objects the update re-creates: the update says so, with
+-- the statements that set them again; run after it, they restore what the role had.
+CREATE DATABASE upg_privileges TEMPLATE template0;
+\c upg_privileges
+SET client_min_messages = warning;
+CREATE EXTENSION powerrank VERSION '0.1';
+RESET client_min_messages;
+CREATE ROLE regress_upgrade_monitor;
+REVOKE SELECT ON powerrank_progress FROM PUBLIC;
+GRANT SELECT ON powerrank_progress TO regress_upgrade_monitor;
+REVOKE EXECUTE ON FUNCTION powerrank_last_run() FROM PUBLIC;
+ALTER EXTENSION powerrank UPDATE TO '0.2';
+SELECT has_table_privilege('public', 'powerrank_progress', 'SELECT') AS public_reads_progress,
+       has_function_privilege('public', 'powerrank_last_run()', 'EXECUTE') AS public_runs_last_run;
+REVOKE ALL ON TABLE public.powerrank_progress FROM PUBLIC;
+GRANT SELECT ON TABLE public.powerrank_progress TO regress_upgrade_monitor;
+REVOKE ALL ON FUNCTION public.powerrank_last_run() FROM PUBLIC;
+SELECT has_table_privilege('public', 'powerrank_progress', 'SELECT') AS public_reads_progress,
+       has_table_privilege('regress_upgrade_monitor', 'powerrank_progress', 'SELECT') AS monitor_reads,
+       has_function_privilege('public', 'powerrank_last_run()', 'EXECUTE') AS public_runs_last_run;
+-- An update without changed privileges says nothing (the upg_updated database above).
+
 \c :home_db
 DROP DATABASE upg_updated WITH (FORCE);
 DROP DATABASE upg_fresh WITH (FORCE);
+DROP DATABASE upg_privileges WITH (FORCE);
+DROP ROLE regress_upgrade_monitor;

@@ -162,6 +162,30 @@ SELECT kept_bytes > 0 AS kept FROM kept;
 DROP TABLE auto_slashdot;
 SELECT entries, segments, bytes FROM powerrank_cache_status();
 
+-- Restart 0 (damping 1): the fixed point need not be unique, so such runs neither start from kept
+-- scores nor keep any.  Here the start decides the answer: a 2-cycle that node 1 cannot reach keeps
+-- the mass it starts with (2/302 from 1/N).  After a small change the run is the one from 1/N.
+CREATE TABLE closed_walk(src bigint, dst bigint);
+INSERT INTO closed_walk SELECT g, g FROM generate_series(1, 300) g;
+INSERT INTO closed_walk SELECT g, (g * 7) % 300 + 1 FROM generate_series(1, 300) g;
+INSERT INTO closed_walk SELECT g, (g * 13) % 300 + 1 FROM generate_series(1, 300) g;
+INSERT INTO closed_walk VALUES (1001, 1002), (1002, 1);
+SELECT powerrank_cache_enable('closed_walk');
+SELECT count(*) FROM rwr('closed_walk', 1, restart => 0, device => 'cpu');
+SELECT count(*) FROM rwr('closed_walk', 1, restart => 0, device => 'cpu');
+SELECT cache_hit, warm_start FROM powerrank_last_run();
+UPDATE closed_walk SET dst = 1001 WHERE src = 1002;
+CREATE TABLE closed_auto AS SELECT * FROM rwr('closed_walk', 1, restart => 0, device => 'cpu');
+SELECT warm_start, converged FROM powerrank_last_run();
+SET powerrank.warm_start_auto = off;
+CREATE TABLE closed_cold AS SELECT * FROM rwr('closed_walk', 1, restart => 0, device => 'cpu');
+RESET powerrank.warm_start_auto;
+SELECT count(*) AS nodes, bool_and(a.score = c.score) AS same_bits
+FROM closed_auto a JOIN closed_cold c USING (node);
+SELECT node, round(score::numeric, 8) AS score, round(1 / 302.0, 8) AS one_302th
+FROM closed_auto WHERE node IN (1001, 1002) ORDER BY node;
+DROP TABLE closed_walk, closed_auto, closed_cold;
+
 DROP TABLE r_first, r_again, ins_warm4, ins_warm4_again, ins_warm6, ins_cold4, ins_cold6,
   del_top, del_warm4, del_warm6, del_cold4, del_cold6, r_damping, r_personal, r_large,
   r_large_damping, r_off, r_on, r_rebuilt, r_node1, rwr_warm, rwr_cold;

@@ -1121,6 +1121,7 @@ pr_gpu_engine_create(const PrGpuOptions *opts, PrError *err)
 	}
 	e->sp_ready = true;
 	e->ops.name = "gpu";
+	e->ops.unit_roundoff = ldexp(1.0, e->fp64 ? -53 : -24);
 	e->ops.prepare = gpu_prepare;
 	e->ops.fill = gpu_fill;
 	e->ops.upload = gpu_upload;

@@ -13,6 +13,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/rls.h"
 #include "utils/varlena.h"
 #include "utils/xid8.h"
 
@@ -59,8 +60,9 @@ column_list(const GraphCacheKey *key)
 
 /*
  * Whether the current user may see a cache entry: it may SELECT the table, or every edge column of
- * the entry (the privileges a ranking needs to be served that graph).  A table dropped since the
- * snapshot was taken is not shown.
+ * the entry (the privileges a ranking needs to be served that graph), and row-level security does
+ * not apply to it on the table (the entry counts rows it may not see; such a caller is never served
+ * the cached graph either).  A table dropped since the snapshot was taken is not shown.
  */
 static bool
 may_read_entry(const GraphCacheKey *key)
@@ -69,17 +71,20 @@ may_read_entry(const GraphCacheKey *key)
 	bool		is_missing = false;
 	int			i;
 
-	if (pg_class_aclcheck_ext(key->relid, user, ACL_SELECT, &is_missing) == ACLCHECK_OK)
-		return true;
-	if (is_missing)
-		return false;
-	for (i = 0; i < 3 && key->attnums[i] != 0; i++)
+	if (pg_class_aclcheck_ext(key->relid, user, ACL_SELECT, &is_missing) != ACLCHECK_OK)
 	{
-		if (pg_attribute_aclcheck_ext(key->relid, key->attnums[i], user, ACL_SELECT,
-									  &is_missing) != ACLCHECK_OK)
+		if (is_missing)
+			return false;
+		for (i = 0; i < 3 && key->attnums[i] != 0; i++)
+		{
+			if (pg_attribute_aclcheck_ext(key->relid, key->attnums[i], user, ACL_SELECT,
+										  &is_missing) != ACLCHECK_OK)
+				return false;
+		}
+		if (i == 0)
 			return false;
 	}
-	return i > 0;
+	return check_enable_rls(key->relid, InvalidOid, true) != RLS_ENABLED;
 }
 
 /*

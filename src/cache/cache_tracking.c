@@ -8,11 +8,12 @@
  * the table to the change log powerrank_change_log(relid, change, rebase).  Every transaction
  * that modifies the table then inserts one row (relid, its own full transaction id) — an insert
  * of a key no other transaction can write, so writers never wait on each other and never fail to
- * serialize.  Every ALTER TABLE of a tracked table (the event trigger powerrank_ddl; a table with
- * the tracking trigger enabled ALWAYS but no row in the log, as a restored dump leaves it, counts as
- * tracked: its ENABLE ALWAYS TRIGGER gives it its first rebase row) and every
- * compaction (cache_compact.c: deletes a table's rows and inserts one rebase row in their place)
- * adds a rebase row; nothing else deletes rows of a table that exists.
+ * serialize.  Every ALTER TABLE of a tracked table or one that attaches or detaches it as a
+ * partition (the event trigger powerrank_ddl; a table with the tracking trigger enabled ALWAYS but
+ * no row in the log, as a restored dump leaves it, counts as tracked: its ENABLE ALWAYS TRIGGER
+ * gives it its first rebase row) and every compaction (cache_compact.c: deletes a table's rows and
+ * inserts one rebase row in their place) adds a rebase row; nothing else deletes rows of a table
+ * that exists.
  *
  * Why the rows a snapshot sees name its content: a snapshot sees exactly the transactions that
  * committed before it was taken, a prefix of the commit order.  Take two snapshots that see the
@@ -68,6 +69,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
@@ -229,8 +231,24 @@ cache_log_owner(Oid schema)
 }
 
 /*
+ * Sets search_path to pg_catalog, pg_temp until AtEOXact_GUC(true, the returned level): the
+ * statements the extension runs itself then name only the catalog's operators and functions,
+ * never ones a schema of the caller's search_path could put in their place.
+ */
+static int
+pin_search_path(void)
+{
+	int			level = NewGUCNestLevel();
+
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	return level;
+}
+
+/*
  * Makes the change log's owner the current user, in a restricted security context (the role that
- * modifies, reads or compacts needs no right on the log); cache_restore_user undoes it.
+ * modifies, reads or compacts needs no right on the log), with the search_path pinned (the
+ * statements run with the owner's rights).  cache_restore_user undoes both.
  */
 void
 cache_become_log_owner(Oid schema, CacheSavedUser *saved)
@@ -238,12 +256,14 @@ cache_become_log_owner(Oid schema, CacheSavedUser *saved)
 	GetUserIdAndSecContext(&saved->user, &saved->context);
 	SetUserIdAndSecContext(cache_log_owner(schema), saved->context | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
+	saved->guc_nest_level = pin_search_path();
 }
 
-/* Gives back the user and security context cache_become_log_owner saved. */
+/* Gives back the user, security context and search_path cache_become_log_owner saved. */
 void
 cache_restore_user(const CacheSavedUser *saved)
 {
+	AtEOXact_GUC(true, saved->guc_nest_level);
 	SetUserIdAndSecContext(saved->user, saved->context);
 }
 
@@ -290,15 +310,19 @@ prepare_plans(Oid schema)
 	plans_schema = schema;
 }
 
-/* Runs a saved plan on the change log as its owner, inside an open SPI connection. */
+/*
+ * Runs one of the saved plans (*plan, made first when needed) on the change log as its owner,
+ * inside an open SPI connection.
+ */
 static int
-execute_as_log_owner(Oid schema, SPIPlanPtr plan, Datum *values, bool read_only)
+execute_as_log_owner(Oid schema, SPIPlanPtr *plan, Datum *values, bool read_only)
 {
 	CacheSavedUser saved;
 	int			ret;
 
 	cache_become_log_owner(schema, &saved);
-	ret = SPI_execute_plan(plan, values, NULL, read_only, 0);
+	prepare_plans(schema);
+	ret = SPI_execute_plan(*plan, values, NULL, read_only, 0);
 	cache_restore_user(&saved);
 	return ret;
 }
@@ -326,8 +350,7 @@ read_log(Oid schema, Oid relid, LogView *view)
 	memset(view, 0, sizeof(LogView));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	prepare_plans(schema);
-	if (execute_as_log_owner(schema, read_plan, values, true) != SPI_OK_SELECT || SPI_processed != 1)
+	if (execute_as_log_owner(schema, &read_plan, values, true) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not read the change log of relation %u", relid);
 	row = SPI_tuptable->vals[0];
 	desc = SPI_tuptable->tupdesc;
@@ -486,8 +509,7 @@ log_change(Oid schema, Oid relid, bool rebase)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	prepare_plans(schema);
-	ret = execute_as_log_owner(schema, insert_plan, values, false);
+	ret = execute_as_log_owner(schema, &insert_plan, values, false);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not write to %s: %s", CHANGE_LOG_TABLE, SPI_result_code_string(ret));
 	SPI_finish();
@@ -520,11 +542,45 @@ powerrank_track_changes(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The tables an ALTER TABLE attaches or detaches as partitions.  The command names the parent, so
+ * pg_event_trigger_ddl_commands() lists only the parent; while attached, statements on the parent
+ * change the partition's rows without firing its statement triggers, and a detached table must
+ * not be served from a key that predates those changes.
+ */
+static ArrayType *
+partitions_attached_or_detached(EventTriggerData *trigger)
+{
+	AlterTableStmt *statement;
+	ListCell   *cell;
+	Datum	   *relids;
+	int			n = 0;
+
+	if (trigger->parsetree == NULL || !IsA(trigger->parsetree, AlterTableStmt))
+		return construct_array(NULL, 0, OIDOID, sizeof(Oid), true, TYPALIGN_INT);
+	statement = (AlterTableStmt *) trigger->parsetree;
+	relids = palloc(sizeof(Datum) * Max(list_length(statement->cmds), 1));
+	foreach(cell, statement->cmds)
+	{
+		AlterTableCmd *command = lfirst_node(AlterTableCmd, cell);
+		Oid			relid;
+
+		if (command->subtype != AT_AttachPartition && command->subtype != AT_DetachPartition &&
+			command->subtype != AT_DetachPartitionFinalize)
+			continue;
+		relid = RangeVarGetRelid(castNode(PartitionCmd, command->def)->name, NoLock, true);
+		if (OidIsValid(relid))
+			relids[n++] = ObjectIdGetDatum(relid);
+	}
+	return construct_array(relids, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT);
+}
+
+/*
  * powerrank_ddl_command_end(): event trigger on ALTER TABLE; adds a rebase row for every tracked
- * table the command altered (column types, triggers enabled or disabled, ...): every table of the
- * log, and every table whose powerrank_track_changes() trigger is enabled ALWAYS (pg_dump writes the
- * tracking trigger as CREATE TRIGGER then ALTER TABLE ... ENABLE ALWAYS TRIGGER, and leaves the log
- * out: a restored table is tracked again by its restore).
+ * table the command altered (column types, triggers enabled or disabled, ...) or attached or
+ * detached as a partition: every table of the log, and every table whose powerrank_track_changes()
+ * trigger is enabled ALWAYS (pg_dump writes the tracking trigger as CREATE TRIGGER then ALTER TABLE
+ * ... ENABLE ALWAYS TRIGGER, and leaves the log out: a restored table is tracked again by its
+ * restore).
  */
 Datum
 powerrank_ddl_command_end(PG_FUNCTION_ARGS)
@@ -533,6 +589,8 @@ powerrank_ddl_command_end(PG_FUNCTION_ARGS)
 	Oid			function;
 	char	   *log;
 	CacheSavedUser saved;
+	Oid			argument_type = OIDARRAYOID;
+	Datum		partitions;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "powerrank_ddl_command_end() must be called as an event trigger");
@@ -541,18 +599,21 @@ powerrank_ddl_command_end(PG_FUNCTION_ARGS)
 		PG_RETURN_VOID();
 	log = cache_log_name(schema);
 	function = tracking_function(schema);
+	partitions = PointerGetDatum(partitions_attached_or_detached((EventTriggerData *) fcinfo->context));
 	cache_become_log_owner(schema, &saved);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute(psprintf("INSERT INTO %s AS l (relid, change, rebase) "
-							 "SELECT DISTINCT c.objid, pg_catalog.pg_current_xact_id(), true "
-							 "FROM pg_catalog.pg_event_trigger_ddl_commands() c "
-							 "WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass "
-							 "AND (c.objid IN (SELECT relid FROM %s) "
-							 "OR EXISTS (SELECT FROM pg_catalog.pg_trigger t WHERE t.tgrelid = c.objid "
-							 "AND t.tgfoid = %u AND t.tgenabled = 'A')) "
-							 "ON CONFLICT (relid, change) DO UPDATE SET rebase = true",
-							 log, log, function), false, 0) < 0)
+	if (SPI_execute_with_args(psprintf("INSERT INTO %s AS l (relid, change, rebase) "
+									   "SELECT DISTINCT c.objid, pg_catalog.pg_current_xact_id(), true "
+									   "FROM (SELECT objid FROM pg_catalog.pg_event_trigger_ddl_commands() "
+									   "WHERE classid = 'pg_catalog.pg_class'::pg_catalog.regclass "
+									   "UNION SELECT pg_catalog.unnest($1)) c "
+									   "WHERE c.objid IN (SELECT relid FROM %s) "
+									   "OR EXISTS (SELECT FROM pg_catalog.pg_trigger t WHERE t.tgrelid = c.objid "
+									   "AND t.tgfoid = %u AND t.tgenabled = 'A') "
+									   "ON CONFLICT (relid, change) DO UPDATE SET rebase = true",
+									   log, log, function),
+							  1, &argument_type, &partitions, NULL, false, 0) < 0)
 		elog(ERROR, "could not write to %s", CHANGE_LOG_TABLE);
 	SPI_finish();
 	cache_restore_user(&saved);
@@ -570,9 +631,11 @@ powerrank_sql_drop(PG_FUNCTION_ARGS)
 {
 	bool		dropped_table = false;
 	uint64		i;
+	int			guc_nest_level;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "powerrank_sql_drop() must be called as an event trigger");
+	guc_nest_level = pin_search_path();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute("SELECT objid FROM pg_catalog.pg_event_trigger_dropped_objects() "
@@ -588,6 +651,7 @@ powerrank_sql_drop(PG_FUNCTION_ARGS)
 			dropped_table = true;
 	}
 	SPI_finish();
+	AtEOXact_GUC(true, guc_nest_level);
 	if (dropped_table)
 		cache_compaction_request();
 	PG_RETURN_VOID();

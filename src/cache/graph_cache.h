@@ -149,6 +149,7 @@ typedef struct CacheSavedUser
 {
 	Oid			user;
 	int			context;
+	int			guc_nest_level; /* of the pinned search_path */
 } CacheSavedUser;
 
 void		cache_tracking_init(void);

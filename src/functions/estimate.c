@@ -11,7 +11,8 @@
  *                 caller's snapshot sees: nodes, stored edges and the cache entry's bytes exact;
  *   'statistics'  pg_class.reltuples (rows) and pg_statistic (null fractions, n_distinct and the
  *                 value range of the endpoint columns) as the last ANALYZE left them;
- *   'unknown'     the table was never vacuumed or analyzed (or is a view): counts and memory NULL.
+ *   'unknown'     the table was never vacuumed or analyzed (or is a view), or row-level security
+ *                 applies to the caller: counts and memory NULL.
  * The formulas are in the README ("Estimating a call") and doc/DESIGN.md ("powerrank_estimate").
  * The graph's size (graph_size_of_table, estimate.h) is also the planner's row estimate of the
  * ranking functions (support.c).
@@ -28,6 +29,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/rls.h"
 #include "utils/syscache.h"
 
 #include "functions/estimate.h"
@@ -265,8 +267,9 @@ size_from_cache(const GraphSizeTarget *target, GraphSize *size)
 /*
  * The size of target's graph without reading the table or taking a lock: exact from the graph
  * cache (size_from_cache), else from the statistics (size_from_statistics), else unknown (-1).
- * Raises no error of its own: the caller has checked that the table and columns exist and that
- * the user may read them.
+ * Unknown too when row-level security applies to the caller: the cached graph and the statistics
+ * count rows it may not see (pg_stats hides them from it likewise).  Raises no error of its own:
+ * the caller has checked that the table and columns exist and that the user may read them.
  */
 void
 graph_size_of_table(const GraphSizeTarget *target, GraphSize *size)
@@ -274,6 +277,8 @@ graph_size_of_table(const GraphSizeTarget *target, GraphSize *size)
 	size->rows = size->nodes = size->stored_edges = -1;
 	size->cached = false;
 	size->cache_bytes = 0;
+	if (check_enable_rls(target->relid, InvalidOid, true) == RLS_ENABLED)
+		return;
 	if (!size_from_cache(target, size))
 		size_from_statistics(target, size);
 }
@@ -433,9 +438,10 @@ service_residency(const char *algorithm, int k, const GraphSize *size, bool weig
 }
 
 /*
- * The cost of one edge in one iteration on engine: this session's last run when it ran the same
- * algorithm on the same kind of engine over at least 10000 edges (its iterate_ms less prepare_ms
- * over iterations x edges; *from = "last run"), else the built-in default (*from = "default").
+ * The cost of one edge in one product of one column on engine: this session's last run when it
+ * ran the same algorithm on the same kind of engine over at least 10000 edges (its iterate_ms less
+ * prepare_ms over iterations x edges x its products of a column an iteration, 2 for HITS, its
+ * columns for RWR; *from = "last run"), else the built-in default (*from = "default").
  */
 static double
 ns_per_edge(const char *algorithm, const char *engine, const char **from)
@@ -447,9 +453,11 @@ ns_per_edge(const char *algorithm, const char *engine, const char **from)
 		last.iterations > 0 && last.edges >= 10000 &&
 		(gpu ? strncmp(last.engine, "gpu", 3) == 0 : strcmp(last.engine, engine) == 0))
 	{
+		double		products = strcmp(algorithm, "hits") == 0 ? 2.0 : (double) Max(last.columns, 1);
+
 		*from = "last run";
 		return Max(last.iterate_ms - last.prepare_ms, 0.0) * 1e6 /
-			((double) last.iterations * (double) last.edges);
+			((double) last.iterations * (double) last.edges * products);
 	}
 	*from = "default";
 	if (gpu)

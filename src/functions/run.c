@@ -473,6 +473,7 @@ record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *sta
 	strlcpy(record.fallback, run->fallback, sizeof(record.fallback));
 	record.batch_size = Max(run->batch_size, 1);
 	record.warm_start = run->warm_start;
+	record.columns = Max(run->columns, 1);
 	if (stats->engine != NULL && stats->engine == run->engine_name)
 		strlcpy(record.residency, run->residency, sizeof(record.residency));
 	run_stats_record(&record);
@@ -555,6 +556,7 @@ finish_without_cpu_engine(RankRun *run, ServiceAlgorithm algorithm, double alpha
 {
 	PrRunStats	stats = {0};
 
+	run->columns = restart != NULL && !restart->uniform ? restart->k : 1;
 	if (finish_empty_run(run, options))
 		return true;
 	if (restart != NULL && restart->dangling_count > 0 && run->device != RANK_DEVICE_CPU)
@@ -625,8 +627,9 @@ hash_distribution(const RankRun *run, const int32 *node, const double *weight, i
  * The cache entry of the run's graph (*entry_id) and the key under which it keeps scores of this
  * run's fixed point (damping, restart and dangling distributions; the entry stands for the table,
  * columns, weights and direction).  False when no scores are kept for the run:
- * powerrank.warm_start_auto is off, the graph is not in the cache, or the run has several columns
- * (many-source RWR).
+ * powerrank.warm_start_auto is off, the graph is not in the cache, the run has several columns
+ * (many-source RWR), or its damping is 1 (restart 0: the fixed point need not be unique, and a run
+ * from kept scores could reach another one than a run from 1/N).
  */
 static bool
 kept_scores_key(RankRun *run, double alpha, const PrRestart *restart, uint64 *entry_id,
@@ -634,7 +637,7 @@ kept_scores_key(RankRun *run, double alpha, const PrRestart *restart, uint64 *en
 {
 	memset(key, 0, sizeof(GraphCacheScoresKey));
 	*entry_id = 0;
-	if (!powerrank_warm_start_auto || restart == NULL || restart->k != 1 ||
+	if (!powerrank_warm_start_auto || restart == NULL || restart->k != 1 || alpha >= 1.0 ||
 		run->graph.n_nodes == 0)
 		return false;
 	if (run->cache_segment != NULL)

@@ -68,6 +68,7 @@ typedef struct RankRun
 	double	   *start;			/* PageRank's start vector (n values summing to 1, internal ids),
 								 * or NULL: the uniform start */
 	RankWarmStart warm_start;	/* where the CPU engine's run started */
+	int			columns;		/* score vectors iterated at once (RWR sources; 1 otherwise) */
 } RankRun;
 
 RankRun    *rank_run_begin(const char *algorithm, RankDevice device);
@@ -139,6 +140,7 @@ typedef struct RankRunStats
 	double		prepare_ms;		/* of iterate_ms: the engine preparing the graph */
 	RankWarmStart warm_start;
 	char		residency[16];	/* the service's "resident" or "streamed" ('' = the backend's CPU) */
+	int			columns;		/* score vectors iterated at once (RWR sources; 1 otherwise) */
 } RankRunStats;
 
 void		run_stats_record(const RankRunStats *stats);

@@ -48,14 +48,40 @@
 /* Rows fetched from the cursor per round trip. */
 #define GRAPH_SCAN_BATCH_ROWS 50000
 
-/* Resolves the text name (quoted and schema-qualified names allowed) to a locked relation. */
+/*
+ * Resolves the text name (quoted and schema-qualified names allowed) to a locked relation; a name
+ * that is no SQL name, or names no relation, is an ERROR with a hint.
+ */
 static Oid
 resolve_relation(text *relation)
 {
-	List	   *names = textToQualifiedNameList(relation);
-	RangeVar   *range_var = makeRangeVarFromNameList(names);
+	char	   *name = text_to_cstring(relation);
+	List	   *parts;
+	RangeVar   *range_var;
+	Oid			relid;
 
-	return RangeVarGetRelid(range_var, AccessShareLock, false);
+	if (!SplitIdentifierString(pstrdup(name), '.', &parts) || parts == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_NAME),
+				 errmsg("invalid table name \"%s\"", name),
+				 errhint("Write the name as SQL does: a name with capitals, spaces or other special characters in double quotes, e.g. '\"My Edges\"' or 'my_schema.\"My Edges\"'.")));
+	range_var = makeRangeVarFromNameList(textToQualifiedNameList(relation));
+	relid = RangeVarGetRelid(range_var, AccessShareLock, true);
+	if (!OidIsValid(relid) && range_var->schemaname != NULL &&
+		!OidIsValid(get_namespace_oid(range_var->schemaname, true)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_SCHEMA),
+				 errmsg("schema \"%s\" does not exist", range_var->schemaname),
+				 errhint("Check the schema's name; a name with capitals or special characters goes in double quotes.")));
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 range_var->schemaname != NULL ?
+				 errmsg("relation \"%s.%s\" does not exist", range_var->schemaname,
+						range_var->relname) :
+				 errmsg("relation \"%s\" does not exist", range_var->relname),
+				 errhint("Check the name, or qualify it with its schema (e.g. 'public.edges'). Views and materialized views should qualify it: pg_restore runs them with an empty search_path.")));
+	return relid;
 }
 
 /* Refuses relations that cannot be read like a table (indexes, sequences, types...). */

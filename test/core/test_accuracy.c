@@ -218,16 +218,16 @@ static const PrEngineOps script_ops = {
 	.download = script_download,
 };
 
-/* Runs PageRank with damping alpha (or HITS) on a 2-node graph with the script; returns the
- * statistics. */
+/* Runs PageRank with damping alpha (or HITS) on a 2-node graph with the script, to tolerance 1e-12
+ * (HITS: hits_tolerance); returns the statistics. */
 static PrRunStats
-run_script(const double *script, int length, bool hits, double alpha)
+run_script(const double *script, int length, bool hits, double alpha, double hits_tolerance)
 {
 	const int64_t s[] = {1, 2};
 	const int64_t d[] = {2, 1};
 	ScriptEngine engine = {{&script_ops}, script, length, 0, 0.0};
 	PrRestart	r = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
-	PrIterOptions o = test_iter_options(1e-12, 1000);
+	PrIterOptions o = test_iter_options(hits ? hits_tolerance : 1e-12, 1000);
 	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 	PrGraph		g;
 	PrError		err;
@@ -247,8 +247,9 @@ run_script(const double *script, int length, bool hits, double alpha)
 /*
  * The driver's stagnation test: a PageRank residual that repeats exactly (a 2-cycle of the
  * iterates) ends the run at the repeat; HITS (no contraction) only after 50 checks without a new
- * minimum, as a residual that wanders above its minimum; one that keeps decreasing, however
- * slowly, runs to convergence or max_iterations; damping 1 (restart 0) is never stagnant.
+ * minimum once that minimum is near the rounding level (a HITS residual that rises for hundreds of
+ * iterations far above it and then falls converges); one that keeps decreasing, however slowly,
+ * runs to convergence or max_iterations; damping 1 (restart 0) is never stagnant.
  */
 void
 test_driver_stagnation(void)
@@ -260,35 +261,52 @@ test_driver_stagnation(void)
 	for (int i = 0; i < 10; i++)
 		script[i] = pow(10.0, -(i + 1));
 	script[10] = 3.6e-11;
-	st = run_script(script, 11, false, 0.85);
+	st = run_script(script, 11, false, 0.85, 0.0);
 	CHECKF(!st.converged && st.stagnated && st.iterations == 12 && st.residual == 3.6e-11,
 		   "converged %d stagnated %d iterations %d residual %g", st.converged, st.stagnated,
 		   st.iterations, st.residual);
-	st = run_script(script, 11, true, 0.0);
-	CHECKF(!st.converged && st.stagnated && st.iterations == 11 + 50,
-		   "converged %d stagnated %d iterations %d", st.converged, st.stagnated, st.iterations);
-	st = run_script(script, 11, false, 1.0);
+	st = run_script(script, 11, false, 1.0, 0.0);
 	CHECK(!st.converged && !st.stagnated && st.iterations == 1000);
+	/* HITS at 3.6e-11 for ever: far above double's rounding, runs to max_iterations */
+	st = run_script(script, 11, true, 0.0, 1e-12);
+	CHECKF(!st.converged && !st.stagnated && st.iterations == 1000,
+		   "converged %d stagnated %d iterations %d", st.converged, st.stagnated, st.iterations);
+	/* HITS to 1e-15 down to 1e-14, then 3.6e-15 for ever: stagnant 50 checks after the minimum */
+	for (int i = 0; i < 14; i++)
+		script[i] = pow(10.0, -(i + 1));
+	script[14] = 3.6e-15;
+	st = run_script(script, 15, true, 0.0, 1e-15);
+	CHECKF(!st.converged && st.stagnated && st.iterations == 15 + 50,
+		   "converged %d stagnated %d iterations %d", st.converged, st.stagnated, st.iterations);
+	/* HITS with two nearly equal leading eigenvalues: 2.1e-3 at iteration 4, rising to 5.4e-3
+	 * by iteration 200, then falling below the tolerance 1e-12 near iteration 880: converged */
+	for (int i = 0; i < 900; i++)
+		script[i] = i < 4 ? pow(10.0, -(i + 1)) * 0.21e2 :
+			i < 200 ? 2.1e-3 + 3.3e-3 * (i - 4) / 196.0 : 5.4e-3 * pow(1e-10, (i - 199) / 700.0);
+	st = run_script(script, 900, true, 0.0, 1e-12);
+	CHECKF(st.converged && !st.stagnated && st.iterations > 800 && st.iterations < 900,
+		   "converged %d stagnated %d iterations %d residual %g", st.converged, st.stagnated,
+		   st.iterations, st.residual);
 
 	/* down to 1e-11, then alternating 2e-11 / 3e-11 (no exact repeat): 50 checks after the minimum */
 	for (int i = 0; i < 11; i++)
 		script[i] = pow(10.0, -(i + 1));
 	for (int i = 11; i < 1000; i++)
 		script[i] = i % 2 == 0 ? 2e-11 : 3e-11;
-	st = run_script(script, 1000, false, 0.85);
+	st = run_script(script, 1000, false, 0.85, 0.0);
 	CHECKF(!st.converged && st.stagnated && st.iterations == 11 + 50,
 		   "converged %d stagnated %d iterations %d", st.converged, st.stagnated, st.iterations);
 
 	/* slowly but steadily decreasing: never stagnant, runs to max_iterations */
 	for (int i = 0; i < 1000; i++)
 		script[i] = 1e-3 * pow(0.999, i);
-	st = run_script(script, 1000, false, 0.85);
+	st = run_script(script, 1000, false, 0.85, 0.0);
 	CHECK(!st.converged && !st.stagnated && st.iterations == 1000);
 
 	/* reaching the tolerance after a plateau shorter than 50 checks: converged */
 	for (int i = 0; i < 40; i++)
 		script[i] = i % 2 == 0 ? 1e-6 : 2e-6;
 	script[40] = 1e-13;
-	st = run_script(script, 41, false, 0.85);
+	st = run_script(script, 41, false, 0.85, 0.0);
 	CHECK(st.converged && !st.stagnated && st.iterations == 41);
 }

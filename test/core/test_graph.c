@@ -66,16 +66,17 @@ test_build_hand_unweighted(void)
 	CHECK(g.n_nodes == 0 && g.in_ptr == NULL);
 }
 
-/* Weights follow their edges; parallel edges keep both weights; strengths add them. */
+/* Weights follow their edges; parallel edges keep both weights, the smaller first whatever the
+ * input order; strengths add them. */
 void
 test_build_hand_weighted(void)
 {
 	PrBuildOptions opt = {false, false, 1, NULL, NULL, NULL};
 	PrGraph		g;
 	PrError		err;
-	const double in_w[] = {4, 1, 2, 3, 5, 0.5, 0.25, 6};
+	const double in_w[] = {4, 1, 2, 3, 5, 0.25, 0.5, 6};
 	const double strength[] = {3, 9, 9, 0.75, 0};
-	const double out_w[] = {1, 2, 3, 6, 4, 5, 0.5, 0.25};
+	const double out_w[] = {1, 2, 3, 6, 4, 5, 0.25, 0.5};
 
 	CHECK(pr_graph_build(hand_src, hand_dst, hand_w, 8, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
 	CHECK(g.weighted && !g.has_out_edges && g.out_ptr == NULL);
@@ -84,6 +85,32 @@ test_build_hand_weighted(void)
 	CHECK(pr_graph_add_out_edges(&g, &pr_malloc_allocator, &err) == PR_OK);
 	CHECK(g.has_out_edges && same_f64(g.out_weight, out_w, 8));
 	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
+/*
+ * Parallel edges whose sum depends on the order of addition (1e16 + 1 + 1 rounds to 1e16 one way,
+ * to 1e16 + 2 the other) give the same arrays, bit for bit, whatever the order of the input rows.
+ */
+void
+test_build_parallel_edges_row_order(void)
+{
+	const int64_t src[] = {1, 1, 2, 1};
+	const int64_t dst[] = {2, 2, 1, 2};
+	const double w_one[] = {1e16, 1, 1, 1};
+	const double w_other[] = {1, 1, 1, 1e16};
+	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
+	PrGraph		a,
+				b;
+	PrError		err;
+
+	CHECK(pr_graph_build(src, dst, w_one, 4, &opt, &pr_malloc_allocator, &a, &err) == PR_OK);
+	CHECK(pr_graph_build(src, dst, w_other, 4, &opt, &pr_malloc_allocator, &b, &err) == PR_OK);
+	CHECK(a.n_edges == 4 && b.n_edges == 4);
+	CHECK(same_f64(a.in_weight, b.in_weight, 4) && same_f64(a.out_weight, b.out_weight, 4));
+	CHECKF(same_f64(a.out_strength, b.out_strength, 2), "strengths %.17g / %.17g",
+		   a.out_strength[0], b.out_strength[0]);
+	pr_graph_free(&a, &pr_malloc_allocator);
+	pr_graph_free(&b, &pr_malloc_allocator);
 }
 
 /* A zero-weight node is dangling even though it has edges. */
@@ -389,7 +416,7 @@ typedef struct RefEdge
 	size_t		row;
 } RefEdge;
 
-/* Orders by destination, then source, then input row (the in-CSR order). */
+/* Orders by destination, then source, then weight, then input row (the in-CSR order). */
 static int
 ref_cmp_in(const void *a, const void *b)
 {
@@ -400,10 +427,12 @@ ref_cmp_in(const void *a, const void *b)
 		return x->d < y->d ? -1 : 1;
 	if (x->s != y->s)
 		return x->s < y->s ? -1 : 1;
+	if (x->w != y->w)
+		return x->w < y->w ? -1 : 1;
 	return x->row < y->row ? -1 : (x->row > y->row);
 }
 
-/* Orders by source, then destination, then input row (the out-CSR order). */
+/* Orders by source, then destination, then weight, then input row (the out-CSR order). */
 static int
 ref_cmp_out(const void *a, const void *b)
 {
@@ -414,6 +443,8 @@ ref_cmp_out(const void *a, const void *b)
 		return x->s < y->s ? -1 : 1;
 	if (x->d != y->d)
 		return x->d < y->d ? -1 : 1;
+	if (x->w != y->w)
+		return x->w < y->w ? -1 : 1;
 	return x->row < y->row ? -1 : (x->row > y->row);
 }
 
@@ -437,8 +468,8 @@ ref_rank(const int64_t *ids, int64_t n, int64_t id)
 }
 
 /*
- * The straightforward build (qsort ids, bsearch ranks, qsort edges by (dst, src, row) and
- * (src, dst, row), strengths summed along out-rows) compared array by array, exactly, with g.
+ * The straightforward build (qsort ids, bsearch ranks, qsort edges by (dst, src, weight, row) and
+ * (src, dst, weight, row), strengths summed along out-rows) compared array by array, exactly, with g.
  */
 static bool
 same_as_reference_build(const int64_t *src, const int64_t *dst, const double *weight, size_t m,

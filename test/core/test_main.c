@@ -9,6 +9,7 @@
 #define TEST_CASES(X) \
 	X(test_build_hand_unweighted) \
 	X(test_build_hand_weighted) \
+	X(test_build_parallel_edges_row_order) \
 	X(test_build_zero_weight_dangling) \
 	X(test_build_undirected) \
 	X(test_build_sparse_ids) \
