@@ -24,6 +24,10 @@ SELECT powerrank_cache_enable('ce');
 RESET ROLE;
 SELECT powerrank_cache_enable('ce');
 SELECT powerrank_cache_enable('ce');  -- already tracked
+SELECT powerrank_cache_enable('pg_catalog.pg_class');  -- a system catalog
+BEGIN READ ONLY;
+SELECT powerrank_cache_enable('ce');
+ROLLBACK;
 SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'ce'::regclass;
 
 -- First call builds and caches, the next ones are hits; the results equal a fresh build.

@@ -1,5 +1,5 @@
--- The planner's row estimate of the ranking functions (powerrank_rows_support): top_k when it is
--- given, else the node count of the edge table from its statistics or the graph cache; the
+-- The planner's row estimate of the ranking functions (powerrank_rows_support): the node count of
+-- the edge table from its statistics or the graph cache, or top_k when given and smaller; the
 -- declared ROWS 1000 when nothing is known.  The functions are not run: only planned.
 
 -- est(q): the rows= figure of the top plan node of EXPLAIN q.
@@ -19,8 +19,10 @@ INSERT INTO plan_edges SELECT i, i + 1 FROM generate_series(1, 500) i;
 SELECT est($$SELECT * FROM pagerank('plan_edges')$$) AS no_stats;
 ANALYZE plan_edges;
 
--- top_k given: top_k, whatever the table.
+-- top_k given: top_k, up to the node count (501).
 SELECT est($$SELECT * FROM pagerank('plan_edges', top_k => 7)$$) AS pagerank_top7;
+SELECT est($$SELECT * FROM pagerank('plan_edges', top_k => 2147483647)$$) AS pagerank_top_max;
+SELECT est($$SELECT * FROM rwr('plan_edges', ARRAY[1, 2]::bigint[], top_k => 100000)$$) AS rwr2_top100000;
 SELECT est($$SELECT * FROM hits('plan_edges', top_k => 9)$$) AS hits_top9;
 SELECT est($$SELECT * FROM rwr('plan_edges', 1, top_k => 5)$$) AS rwr_top5;
 SELECT est($$SELECT * FROM pagerank((SELECT powerrank_graph(src, dst) FROM plan_edges), top_k => 11)$$)

@@ -49,6 +49,7 @@
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/catalog.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
@@ -161,7 +162,8 @@ tracking_function(Oid schema)
 
 /*
  * True when statement triggers on rel see every change of what a scan of rel reads: a plain,
- * non-temporary table that is neither a partition nor an inheritance parent or child (statements
+ * non-temporary user table (no system catalog: the server writes those without firing triggers)
+ * that is neither a partition nor an inheritance parent or child (statements
  * on a parent change the rows of its children and partitions without firing their statement
  * triggers, and a scan of a parent reads its children).
  */
@@ -169,6 +171,7 @@ static bool
 trackable(Relation rel)
 {
 	return rel->rd_rel->relkind == RELKIND_RELATION &&
+		!IsSystemRelation(rel) &&
 		rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP &&
 		!rel->rd_rel->relispartition &&
 		!rel->rd_rel->relhassubclass &&
@@ -710,6 +713,12 @@ powerrank_cache_enable(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("edges must not be NULL"),
 				 errhint("Pass the name of the edge table.")));
+	if (XactReadOnly)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot enable change tracking in a read-only transaction"),
+				 errdetail("powerrank_cache_enable creates a trigger and writes to the change log."),
+				 errhint("Run it in a read-write transaction on the primary server.")));
 	range_var = makeRangeVarFromNameList(textToQualifiedNameList(PG_GETARG_TEXT_PP(0)));
 	/* the lock CREATE TRIGGER takes: no write can slip in between the check and the install */
 	relid = RangeVarGetRelid(range_var, ShareRowExclusiveLock, false);
@@ -725,7 +734,7 @@ powerrank_cache_enable(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("cannot cache the graph of \"%s\"", get_rel_name(relid)),
-				 errdetail("Only plain, non-temporary tables outside partitioning and inheritance can be tracked; views, materialized views, foreign, partitioned and temporary tables, partitions and inheritance parents and children are ranked without the cache."),
+				 errdetail("Only plain, non-temporary user tables outside partitioning and inheritance can be tracked; views, materialized views, foreign, partitioned and temporary tables, system catalogs, partitions and inheritance parents and children are ranked without the cache."),
 				 errhint("Rank it as it is: every call then reads it afresh.")));
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));

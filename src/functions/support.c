@@ -2,10 +2,10 @@
  * support.c — the planner support function of the ranking functions: a row estimate for EXPLAIN
  * and the plans around a call, instead of the fixed ROWS 1000.
  *
- * The estimate is top_k when it is a constant; otherwise the node count of the edge table named
- * by a constant, as powerrank_estimate counts it (graph_size_of_table, estimate.c): the cached
- * graph's count when the graph cache holds the table, else the union of the distinct values of
- * the src and dst columns from pg_statistic.  Multi-source RWR returns one set of rows per
+ * The estimate is the node count of the edge table named by a constant, as powerrank_estimate
+ * counts it (graph_size_of_table, estimate.c): the cached graph's count when the graph cache holds
+ * the table, else the union of the distinct values of the src and dst columns from pg_statistic;
+ * or top_k when it is a constant below that count (or the count is unknown).  Multi-source RWR returns one set of rows per
  * source, so the estimate is multiplied by the length of a constant sources array.  The support
  * function never reads the table, takes no lock and never raises an error: whatever it cannot
  * work out leaves the planner's default.
@@ -208,8 +208,8 @@ source_count(const Const *sources)
 }
 
 /*
- * Planner support of pagerank, hits and rwr: answers SupportRequestRows with top_k or the node
- * count (see the top of the file); NULL for any other request or when there is no estimate.
+ * Planner support of pagerank, hits and rwr: answers SupportRequestRows with the node count or a
+ * smaller top_k (see the top of the file); NULL for any other request or when there is no estimate.
  */
 Datum
 powerrank_rows_support(PG_FUNCTION_ARGS)
@@ -229,10 +229,10 @@ powerrank_rows_support(PG_FUNCTION_ARGS)
 	if (!find_arguments(request->funcid, call_args, &args))
 		PG_RETURN_POINTER(NULL);
 
-	if (args.top_k != NULL && DatumGetInt32(args.top_k->constvalue) > 0)
+	rows = table_node_count(&args);
+	if (args.top_k != NULL && DatumGetInt32(args.top_k->constvalue) > 0 &&
+		(rows < 0 || DatumGetInt32(args.top_k->constvalue) < rows))
 		rows = DatumGetInt32(args.top_k->constvalue);
-	else
-		rows = table_node_count(&args);
 	if (rows < 0)
 		PG_RETURN_POINTER(NULL);
 

@@ -63,7 +63,7 @@ SELECT throws_ok($$SELECT 'x'::rankgraph$$, '22P02',
 SELECT throws_ok($$SELECT * FROM pagerank('"e; DROP TABLE e"')$$, '42P01',
                  'relation "e; DROP TABLE e" does not exist', 'quoted injection attempt');
 SELECT throws_ok($$SELECT * FROM pagerank('e; DROP TABLE e')$$, '42602',
-                 'invalid name syntax', 'unquoted injection attempt');
+                 'invalid table name "e; DROP TABLE e"', 'unquoted injection attempt');
 SELECT has_table('e', 'the table survived');
 
 -- Empty input: no error, no rows; but a source must be in the graph, empty or not.
