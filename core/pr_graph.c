@@ -1132,34 +1132,58 @@ largest_scaled_sum(const PrGraph *g, double *sums)
 }
 
 /*
- * Scales every weight of a weighted graph (in-CSR built, out-CSR not yet) by one power of two when
- * some node's out-weight or in-weight sum would reach 2^(PR_STRENGTH_LIMIT_EXP - 1), so that every
- * such sum stays below that (see pr_graph.h).  Scaling by a power of two is exact and changes no
- * ranking; max is the largest weight, min_pos the smallest positive one.  PR_ERR_INVALID when a
- * positive weight would fall below the normal range (the weights span too wide a range).
+ * Scales every weight of a weighted graph (in-CSR built, out-CSR not yet) by one power of two so
+ * that every positive weight is a normal double (a sum of subnormal weights has a reciprocal that
+ * overflows) and every node's out-weight and in-weight sum stays below
+ * 2^(PR_STRENGTH_LIMIT_EXP - 1) (see pr_graph.h): up when the smallest positive weight is below
+ * the normal range, down when some sum would reach that limit.  Scaling by a power of two is exact
+ * and changes no ranking; max is the largest weight, min_pos the smallest positive one (0: none).
+ * PR_ERR_INVALID when no factor does both (the weights span too wide a range).
  */
 static PrStatus
 scale_weights(PrGraph *g, double max, double min_pos, PrError *err)
 {
-	double		largest;
+	int			down = 0;
+	int			up = 0;
 	int			exponent;
-	int			shift;
 
-	if (g->n_edges == 0 ||
-		max * (double) g->n_edges < ldexp(1.0, PR_STRENGTH_LIMIT_EXP - 1))
-		return PR_OK;			/* no sum of at most n_edges weights can get there */
-	largest = largest_scaled_sum(g, g->out_strength);
-	(void) frexp(largest, &exponent);	/* the true largest sum is below 2^(exponent + 64) */
-	shift = exponent + 64 - (PR_STRENGTH_LIMIT_EXP - 1);
-	if (shift <= 0)
+	if (g->n_edges == 0)
 		return PR_OK;
-	if (ldexp(min_pos, -shift) < DBL_MIN)
+	if (max * (double) g->n_edges >= ldexp(1.0, PR_STRENGTH_LIMIT_EXP - 1))
+	{
+		/* the true largest sum is below 2^(exponent + 64) */
+		(void) frexp(largest_scaled_sum(g, g->out_strength), &exponent);
+		down = exponent + 64 - (PR_STRENGTH_LIMIT_EXP - 1);
+		if (down < 0)
+			down = 0;
+	}
+	if (min_pos > 0.0 && min_pos < DBL_MIN)
+	{
+		int			min_exponent;
+		int			normal_exponent;
+
+		(void) frexp(min_pos, &min_exponent);
+		(void) frexp(DBL_MIN, &normal_exponent);
+		up = normal_exponent - min_exponent;	/* min_pos * 2^up >= DBL_MIN */
+		/* subnormal weights vanish from these sums: too small to matter to the largest */
+		if (down == 0)
+		{
+			double		largest = largest_scaled_sum(g, g->out_strength);
+
+			(void) frexp(largest, &exponent);
+			if (largest > 0.0 && exponent + 64 + up > PR_STRENGTH_LIMIT_EXP - 1)
+				down = 1;		/* no room to scale up: the span is too wide */
+		}
+	}
+	if ((down > 0 && up > 0) || (down > 0 && ldexp(min_pos, -down) < DBL_MIN))
 		return pr_error_set(err, PR_ERR_INVALID,
 							"edge weights span too wide a range to rank in double precision: "
 							"the largest is %g, the smallest positive one %g",
 							max, min_pos);
+	if (down == 0 && up == 0)
+		return PR_OK;
 	for (int64_t e = 0; e < g->n_edges; e++)
-		g->in_weight[e] = ldexp(g->in_weight[e], -shift);
+		g->in_weight[e] = ldexp(g->in_weight[e], up - down);
 	return PR_OK;
 }
 

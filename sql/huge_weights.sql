@@ -64,10 +64,30 @@ JOIN (VALUES (5, 0.48648648648648557), (6, 0.4635135135135138), (7, 0.05)) e(nod
   USING (node)
 ORDER BY node;
 
+-- subnormal weights (5e-324 = 2^-1074): node 1's out-weight sum is subnormal, its reciprocal would
+-- overflow; the build scales every weight up by one power of two (NetworkX on the rows times 2^60:
+-- test/reference/huge_weights.py), from the table and from a rankgraph
+CREATE TABLE wt_tiny(src int8, dst int8, w float8);
+INSERT INTO wt_tiny VALUES (1, 2, 5e-324), (1, 3, 1e-323), (2, 1, 1e-310), (3, 2, 1);
+SELECT node, abs(r.score - e.score) < 1e-9 AS matches_networkx
+FROM pagerank('wt_tiny', weight_column => 'w', tolerance => 1e-12) r
+JOIN (VALUES (1, 0.3677626876340242), (2, 0.37383845604002824), (3, 0.2583988563259474))
+  e(node, score) USING (node)
+ORDER BY node;
+SELECT node, abs(r.score - e.score) < 1e-9 AS matches_networkx
+FROM rwr((SELECT powerrank_graph(src, dst, w) FROM wt_tiny), 1, tolerance => 1e-12) r
+JOIN (VALUES (1, 0.42887776983559645), (2, 0.32809149392423137), (3, 0.24303073624017196))
+  e(node, score) USING (node)
+ORDER BY node;
+SELECT converged FROM powerrank_last_run();
+
 -- weights so far apart that the scale needed pushes the smallest below the normal range: refused
 CREATE TABLE wt_wide(src int8, dst int8, w float8);
 INSERT INTO wt_wide VALUES (1, 3, 1e308), (1, 4, 1e308), (2, 3, 1e-307);
 SELECT * FROM pagerank('wt_wide', weight_column => 'w');
 SELECT powerrank_graph(src, dst, w) FROM wt_wide;
+-- ... and a subnormal weight beside one too large to scale it up
+INSERT INTO wt_tiny VALUES (3, 1, 1e300);
+SELECT * FROM pagerank('wt_tiny', weight_column => 'w');
 
-DROP TABLE wt, wt_expected, wt_got, wt_graph, wt_in, wt_wide;
+DROP TABLE wt, wt_expected, wt_got, wt_graph, wt_in, wt_wide, wt_tiny;

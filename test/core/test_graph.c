@@ -4,6 +4,7 @@
  */
 #include "test_util.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,6 +323,45 @@ test_build_huge_weights_scaled(void)
 		const double wide[] = {1, 2, 1e-307, 1e308, 1e308};
 
 		CHECK(pr_graph_build(s, d, wide, 5, NULL, &pr_malloc_allocator, &g, &err) == PR_ERR_INVALID);
+		CHECK(strstr(err.message, "too wide a range") != NULL);
+		CHECK(g.n_nodes == 0 && g.in_ptr == NULL);
+	}
+}
+
+/*
+ * Subnormal weights: scaled up by one power of two until the smallest positive one is normal, so
+ * no out-weight sum is subnormal (its reciprocal would overflow); refused when a weight too large
+ * leaves no room to scale up.
+ */
+void
+test_build_subnormal_weights_scaled(void)
+{
+	const int64_t s[] = {1, 1, 2, 3};
+	const int64_t d[] = {2, 3, 1, 2};
+	const double w[] = {5e-324, 1e-323, 1e-310, 1};
+	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
+	PrGraph		g;
+	PrError		err;
+
+	CHECK(pr_graph_build(s, d, w, 4, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
+	/* in-edges by destination: 1<-2 (1e-310), 2<-1 (5e-324), 2<-3 (1), 3<-1 (1e-323); up 52 */
+	{
+		const double in_w[] = {ldexp(1e-310, 52), ldexp(5e-324, 52), ldexp(1, 52),
+		ldexp(1e-323, 52)};
+
+		CHECK(same_f64(g.in_weight, in_w, 4));
+	}
+	for (int64_t e = 0; e < g.n_edges; e++)
+		CHECK(g.in_weight[e] >= DBL_MIN);
+	for (int64_t u = 0; u < g.n_nodes; u++)
+		CHECK(g.out_strength[u] >= DBL_MIN && isfinite(1.0 / g.out_strength[u]));
+	CHECK(g.out_strength[0] == ldexp(5e-324, 52) + ldexp(1e-323, 52));
+	pr_graph_free(&g, &pr_malloc_allocator);
+
+	{
+		const double wide[] = {5e-324, 1e-323, 1e-310, 1e300};
+
+		CHECK(pr_graph_build(s, d, wide, 4, &opt, &pr_malloc_allocator, &g, &err) == PR_ERR_INVALID);
 		CHECK(strstr(err.message, "too wide a range") != NULL);
 		CHECK(g.n_nodes == 0 && g.in_ptr == NULL);
 	}

@@ -19,6 +19,7 @@
 	X(test_build_stops_when_asked) \
 	X(test_build_weight_validation) \
 	X(test_build_huge_weights_scaled) \
+	X(test_build_subnormal_weights_scaled) \
 	X(test_build_empty) \
 	X(test_build_allocation_failures) \
 	X(test_change_hand) \

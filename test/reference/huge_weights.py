@@ -44,3 +44,14 @@ show("in hub", hubs)
 show("in authority", authorities)
 into_pr = nx.pagerank(into, alpha=0.85, tol=1e-15, max_iter=100000, weight="weight")
 show("in pagerank", into_pr)
+
+# Subnormal weights (5e-324 = 2^-1074): node 1's out-weight sum is subnormal and its reciprocal
+# overflows; the build scales every weight up by one power of two.  NetworkX on the rows scaled by
+# 2^60 (exact).
+TINY_ROWS = [(1, 2, 5e-324), (1, 3, 1e-323), (2, 1, 1e-310), (3, 2, 1.0)]
+tiny = nx.MultiDiGraph()
+for s, d, w in TINY_ROWS:
+    tiny.add_edge(s, d, weight=w * 2.0 ** 60)
+show("tiny pagerank", nx.pagerank(tiny, alpha=0.85, tol=1e-15, max_iter=100000, weight="weight"))
+show("tiny rwr(1)", nx.pagerank(tiny, alpha=0.85, tol=1e-15, max_iter=100000, weight="weight",
+                                personalization={1: 1.0}))
