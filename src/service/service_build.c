@@ -154,7 +154,7 @@ build_serve(ServiceSlot *slot, ServiceFault fault)
 	}
 	src = (const int64_t *) base;
 	dst = (const int64_t *) base + req->build_capacity;
-	progress_set_slot_phase(slot, PHASE_PREPARING);
+	progress_set_slot_phase(slot, PHASE_BUILDING);
 	if (engine_config->kind != SERVICE_ENGINE_GPU)
 	{
 		status = cpu_build_flat(src, dst, req->build_rows, req->build_undirected, base, size, out,
