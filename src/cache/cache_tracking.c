@@ -405,6 +405,25 @@ read_content_key(Oid schema, Oid relid, GraphCacheKey *key)
 }
 
 /*
+ * The raw xmin of this database's pg_database row: the transaction that created it (or last
+ * altered it), so that a database created later with the same oid (CREATE DATABASE ... OID, or
+ * oids wrapping around) never matches a graph a dropped one left behind, e.g. one published by a
+ * backend that DROP DATABASE ... WITH (FORCE) terminated after it had evicted the database.
+ */
+static TransactionId
+database_incarnation(void)
+{
+	HeapTuple	tuple = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(MyDatabaseId));
+	TransactionId xmin;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for database %u", MyDatabaseId);
+	xmin = HeapTupleHeaderGetRawXmin(tuple->t_data);
+	ReleaseSysCache(tuple);
+	return xmin;
+}
+
+/*
  * Decides whether this call may use the cache (see the file comment) and, if so, fills key with
  * the identity of the content the caller's snapshot sees.  Call after the privilege checks.
  */
@@ -436,6 +455,7 @@ graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *ke
 	if (!read_content_key(schema, target->relid, key))
 		return false;
 	key->database = MyDatabaseId;
+	key->database_xmin = database_incarnation();
 	key->relid = target->relid;
 	key->relfilenode = relfilenode;
 	for (i = 0; i < target->n_columns; i++)

@@ -397,8 +397,8 @@ make_room(int64 size, int64 limit, dsm_handle *evicted, int *n_evicted)
 static bool
 same_content(const GraphCacheKey *a, const GraphCacheKey *b)
 {
-	return a->database == b->database && a->relid == b->relid &&
-		a->relfilenode == b->relfilenode &&
+	return a->database == b->database && a->database_xmin == b->database_xmin &&
+		a->relid == b->relid && a->relfilenode == b->relfilenode &&
 		memcmp(a->rebases, b->rebases, sizeof(a->rebases)) == 0 &&
 		a->changes == b->changes;
 }
@@ -417,6 +417,7 @@ later_content_cached(const GraphCacheKey *key)
 		GraphCacheEntry *entry = &cache->entries[i];
 
 		if (entry->state == ENTRY_READY && entry->key.database == key->database &&
+			entry->key.database_xmin == key->database_xmin &&
 			entry->key.relid == key->relid && entry->key.relfilenode == key->relfilenode &&
 			memcmp(entry->key.rebases, key->rebases, sizeof(key->rebases)) == 0 &&
 			entry->key.changes > key->changes)
@@ -583,7 +584,8 @@ graph_cache_publish_segment(const GraphCacheKey *key, dsm_segment *segment, Size
 static bool
 same_table_other_content(const GraphCacheEntry *entry, const GraphCacheKey *key)
 {
-	return entry->key.database == key->database && entry->key.relid == key->relid &&
+	return entry->key.database == key->database &&
+		entry->key.database_xmin == key->database_xmin && entry->key.relid == key->relid &&
 		memcmp(entry->key.attnums, key->attnums, sizeof(key->attnums)) == 0 &&
 		memcmp(entry->key.types, key->types, sizeof(key->types)) == 0 &&
 		entry->key.directed == key->directed && !same_content(&entry->key, key);

@@ -36,6 +36,8 @@
 typedef struct GraphCacheKey
 {
 	Oid			database;
+	TransactionId database_xmin;	/* of its pg_database row: tells a database from a later one
+									 * that reuses its oid */
 	Oid			relid;
 	Oid			relfilenode;	/* changes with TRUNCATE, VACUUM FULL, CLUSTER, rewrites */
 	AttrNumber	attnums[3];		/* src, dst, weight (0: unweighted) */
