@@ -1146,6 +1146,7 @@ scale_weights(PrGraph *g, double max, double min_pos, PrError *err)
 	int			down = 0;
 	int			up = 0;
 	int			exponent;
+	bool		too_wide = false;
 
 	if (g->n_edges == 0)
 		return PR_OK;
@@ -1171,11 +1172,12 @@ scale_weights(PrGraph *g, double max, double min_pos, PrError *err)
 			double		largest = largest_scaled_sum(g, g->out_strength);
 
 			(void) frexp(largest, &exponent);
-			if (largest > 0.0 && exponent + 64 + up > PR_STRENGTH_LIMIT_EXP - 1)
-				down = 1;		/* no room to scale up: the span is too wide */
+			too_wide = largest > 0.0 && exponent + 64 + up > PR_STRENGTH_LIMIT_EXP - 1;
 		}
 	}
-	if ((down > 0 && up > 0) || (down > 0 && ldexp(min_pos, -down) < DBL_MIN))
+	if (down > 0 && (up > 0 || ldexp(min_pos, -down) < DBL_MIN))
+		too_wide = true;
+	if (too_wide)
 		return pr_error_set(err, PR_ERR_INVALID,
 							"edge weights span too wide a range to rank in double precision: "
 							"the largest is %g, the smallest positive one %g",
