@@ -622,7 +622,8 @@ powerrank_ddl_command_end(PG_FUNCTION_ARGS)
 		PG_RETURN_VOID();
 	log = cache_log_name(schema);
 	function = tracking_function(schema);
-	partitions = PointerGetDatum(partitions_attached_or_detached((EventTriggerData *) fcinfo->context));
+	partitions =
+		PointerGetDatum(partitions_attached_or_detached((EventTriggerData *) fcinfo->context));
 	cache_become_log_owner(schema, &saved);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

@@ -5,10 +5,10 @@
  * The estimate is the node count of the edge table named by a constant, as powerrank_estimate
  * counts it (graph_size_of_table, estimate.c): the cached graph's count when the graph cache holds
  * the table, else the union of the distinct values of the src and dst columns from pg_statistic;
- * or top_k when it is a constant below that count (or the count is unknown).  Multi-source RWR returns one set of rows per
- * source, so the estimate is multiplied by the length of a constant sources array.  The support
- * function never reads the table, takes no lock and never raises an error: whatever it cannot
- * work out leaves the planner's default.
+ * or top_k when it is a constant below that count (or the count is unknown).  Multi-source RWR
+ * returns one set of rows per source, so the estimate is multiplied by the length of a constant
+ * sources array.  The support function never reads the table, takes no lock and never raises an
+ * error: whatever it cannot work out leaves the planner's default.
  */
 #include "powerrank.h"
 
