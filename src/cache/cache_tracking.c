@@ -36,8 +36,8 @@
  * evicts every graph of the database (object access hook).
  *
  * A call is served from (and stored into) the cache only when all of these hold: the library is
- * preloaded and powerrank.cache_size > 0; the relation is a plain, non-temporary table outside
- * partitioning and inheritance; its powerrank_track trigger is present, unconditional and enabled
+ * preloaded and powerrank.cache_size > 0; the relation is a plain, non-temporary user table outside
+ * partitioning, inheritance and logical replication subscriptions; its powerrank_track trigger is present, unconditional and enabled
  * ALWAYS; row-level security does not apply to the caller; the snapshot sees a rebase row of the
  * table, the same rebase rows as the newest snapshot, at most GRAPH_CACHE_MAX_REBASES of them, and
  * no row of the caller's own transaction.  Anything else builds per call, as without the cache.
@@ -57,6 +57,7 @@
 #include "catalog/pg_database.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_subscription_rel.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
@@ -161,9 +162,31 @@ tracking_function(Oid schema)
 }
 
 /*
+ * True when a subscription of this database replicates into relid: logical replication applies
+ * its rows without firing statement triggers (TRUNCATE excepted).
+ */
+static bool
+subscribed_table(Oid relid)
+{
+	Relation	catalog = table_open(SubscriptionRelRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	bool		found;
+
+	ScanKeyInit(&key, Anum_pg_subscription_rel_srrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(catalog, SubscriptionRelSrrelidSrsubidIndexId, true, NULL, 1, &key);
+	found = HeapTupleIsValid(systable_getnext(scan));
+	systable_endscan(scan);
+	table_close(catalog, AccessShareLock);
+	return found;
+}
+
+/*
  * True when statement triggers on rel see every change of what a scan of rel reads: a plain,
  * non-temporary user table (no system catalog: the server writes those without firing triggers)
- * that is neither a partition nor an inheritance parent or child (statements
+ * that no subscription replicates into and that is neither a partition nor an inheritance parent
+ * or child (statements
  * on a parent change the rows of its children and partitions without firing their statement
  * triggers, and a scan of a parent reads its children).
  */
@@ -175,7 +198,8 @@ trackable(Relation rel)
 		rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP &&
 		!rel->rd_rel->relispartition &&
 		!rel->rd_rel->relhassubclass &&
-		!has_superclass(RelationGetRelid(rel));
+		!has_superclass(RelationGetRelid(rel)) &&
+		!subscribed_table(RelationGetRelid(rel));
 }
 
 /* True when rel has the tracking trigger: our function, all four events, unconditional, ALWAYS. */
@@ -755,7 +779,7 @@ powerrank_cache_enable(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("cannot cache the graph of \"%s\"", get_rel_name(relid)),
-				 errdetail("Only plain, non-temporary user tables outside partitioning and inheritance can be tracked; views, materialized views, foreign, partitioned and temporary tables, system catalogs, partitions and inheritance parents and children are ranked without the cache."),
+				 errdetail("Only plain, non-temporary user tables outside partitioning, inheritance and logical replication subscriptions can be tracked; views, materialized views, foreign, partitioned and temporary tables, system catalogs, partitions, inheritance parents and children and tables a subscription replicates into (its rows fire no statement trigger) are ranked without the cache."),
 				 errhint("Rank it as it is: every call then reads it afresh.")));
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
