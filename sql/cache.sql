@@ -28,6 +28,9 @@ SELECT powerrank_cache_enable('pg_catalog.pg_class');  -- a system catalog
 BEGIN READ ONLY;
 SELECT powerrank_cache_enable('ce');
 ROLLBACK;
+BEGIN READ ONLY;
+SELECT powerrank_cache_compact();
+ROLLBACK;
 SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'ce'::regclass;
 
 -- First call builds and caches, the next ones are hits; the results equal a fresh build.

@@ -178,5 +178,11 @@ powerrank_compactor_main(Datum arg)
 Datum
 powerrank_cache_compact(PG_FUNCTION_ARGS)
 {
+	if (RecoveryInProgress() || XactReadOnly)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot compact the powerrank change log in a read-only transaction"),
+				 errdetail("A compaction deletes and inserts rows of the change log."),
+				 errhint("Run it in a read-write transaction on the primary server; a standby's log is the primary's, compacted there.")));
 	PG_RETURN_INT64(cache_compact_log(1));
 }
