@@ -7,6 +7,17 @@
 \getenv pg_port PGPORT
 \set home_db :DBNAME
 \i sql/include/cache_check.sql
+-- wait_for_rows(n): waits (at most 60 s) until sub_edges holds n rows; true when it does.
+CREATE FUNCTION wait_for_rows(n bigint) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..600 LOOP
+    IF (SELECT count(*) FROM sub_edges) = n THEN
+      RETURN true;
+    END IF;
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+  RETURN false;
+END $$;
 
 CREATE DATABASE regress_publisher TEMPLATE template0;
 \c regress_publisher
@@ -28,17 +39,11 @@ SET client_min_messages = warning;
 CREATE SUBSCRIPTION regress_sub CONNECTION :'conninfo' PUBLICATION regress_pub
   WITH (create_slot = false, slot_name = 'regress_sub');
 RESET client_min_messages;
--- wait (at most 60 s) until the initial copy and a row inserted on the publisher have arrived
+-- the initial copy and a row inserted on the publisher arrive
 \c regress_publisher
 INSERT INTO sub_edges(src, dst) VALUES (40, 41);
 \c :home_db
-DO $$
-BEGIN
-  FOR i IN 1..600 LOOP
-    EXIT WHEN (SELECT count(*) FROM sub_edges) = 301;
-    PERFORM pg_sleep(0.1);
-  END LOOP;
-END $$;
+SELECT wait_for_rows(301);
 SELECT count(*) AS rows_replicated FROM sub_edges;
 -- the applied rows fired no trigger: never served from the cache, always the table's rows
 SELECT * FROM cache_check('sub_edges');
@@ -46,13 +51,7 @@ SELECT * FROM cache_check('sub_edges');
 \c regress_publisher
 INSERT INTO sub_edges(src, dst) VALUES (50, 51);
 \c :home_db
-DO $$
-BEGIN
-  FOR i IN 1..600 LOOP
-    EXIT WHEN (SELECT count(*) FROM sub_edges) = 302;
-    PERFORM pg_sleep(0.1);
-  END LOOP;
-END $$;
+SELECT wait_for_rows(302);
 SELECT * FROM cache_check('sub_edges');
 SELECT powerrank_cache_enable('sub_edges');
 
@@ -72,3 +71,4 @@ SELECT count(*) AS dropped FROM (SELECT pg_drop_replication_slot('regress_sub'))
 DROP DATABASE regress_publisher WITH (FORCE);
 DROP TABLE sub_edges;
 DROP FUNCTION cache_check(text);
+DROP FUNCTION wait_for_rows(bigint);
