@@ -25,10 +25,10 @@ extern "C" {
 
 /*
  * Every node's out-weight sum and in-weight sum in a stored graph is below 2^PR_STRENGTH_LIMIT_EXP
- * (about 1.1e307) and every positive weight is a normal double: the build scales all weights by one
- * power of two when the given ones would sum past 2^(PR_STRENGTH_LIMIT_EXP - 1) or a positive one is
- * subnormal, so no sum, product, reciprocal or normalisation of PageRank, RWR or HITS overflows.  One
- * common factor changes no ranking.
+ * (about 1.1e307) and every positive weight is a normal double: the build scales all weights by
+ * one power of two when the given ones would sum past 2^(PR_STRENGTH_LIMIT_EXP - 1) or a positive
+ * one is subnormal, so no sum, product, reciprocal or normalisation of PageRank, RWR or HITS
+ * overflows.  One common factor changes no ranking.
  */
 #define PR_STRENGTH_LIMIT_EXP 1020
 
@@ -85,9 +85,9 @@ typedef struct PrBuildOptions
 /*
  * Builds g from m rows (src[i], dst[i], weight[i]); weight may be NULL.  Weights must be finite
  * and >= 0 (PR_ERR_INVALID otherwise, with the offending row in the message).  Weights whose sums
- * would reach 2^(PR_STRENGTH_LIMIT_EXP - 1), or of which a positive one is subnormal, are all scaled
- * by one power of two; PR_ERR_INVALID when no factor keeps both every sum below that and every
- * positive weight in the normal range.  PR_ERR_INTERRUPTED when
+ * would reach 2^(PR_STRENGTH_LIMIT_EXP - 1), or of which a positive one is subnormal, are all
+ * scaled by one power of two; PR_ERR_INVALID when no factor keeps both every sum below that and
+ * every positive weight in the normal range.  PR_ERR_INTERRUPTED when
  * options->should_stop asked to stop.  On failure g is left empty and nothing stays allocated.
  */
 PrStatus	pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, size_t m,

@@ -37,10 +37,11 @@
  *
  * A call is served from (and stored into) the cache only when all of these hold: the library is
  * preloaded and powerrank.cache_size > 0; the relation is a plain, non-temporary user table outside
- * partitioning, inheritance and logical replication subscriptions; its powerrank_track trigger is present, unconditional and enabled
- * ALWAYS; row-level security does not apply to the caller; the snapshot sees a rebase row of the
- * table, the same rebase rows as the newest snapshot, at most GRAPH_CACHE_MAX_REBASES of them, and
- * no row of the caller's own transaction.  Anything else builds per call, as without the cache.
+ * partitioning, inheritance and logical replication subscriptions; its powerrank_track trigger is
+ * present, unconditional and enabled ALWAYS; row-level security does not apply to the caller; the
+ * snapshot sees a rebase row of the table, the same rebase rows as the newest snapshot, at most
+ * GRAPH_CACHE_MAX_REBASES of them, and no row of the caller's own transaction.  Anything else
+ * builds per call, as without the cache.
  */
 #include "cache/graph_cache.h"
 
@@ -186,9 +187,8 @@ subscribed_table(Oid relid)
  * True when statement triggers on rel see every change of what a scan of rel reads: a plain,
  * non-temporary user table (no system catalog: the server writes those without firing triggers)
  * that no subscription replicates into and that is neither a partition nor an inheritance parent
- * or child (statements
- * on a parent change the rows of its children and partitions without firing their statement
- * triggers, and a scan of a parent reads its children).
+ * or child (statements on a parent change the rows of its children and partitions without firing
+ * their statement triggers, and a scan of a parent reads its children).
  */
 static bool
 trackable(Relation rel)

@@ -393,14 +393,23 @@ make_room(int64 size, int64 limit, dsm_handle *evicted, int *n_evicted)
 	return free_slot;
 }
 
+/*
+ * True when two keys name one table of one database with the same storage and rebase rows: its
+ * contents differ at most by writers (the changes).
+ */
+static bool
+same_base(const GraphCacheKey *a, const GraphCacheKey *b)
+{
+	return a->database == b->database && a->database_xmin == b->database_xmin &&
+		a->relid == b->relid && a->relfilenode == b->relfilenode &&
+		memcmp(a->rebases, b->rebases, sizeof(a->rebases)) == 0;
+}
+
 /* True when two keys name the same content of one table: same storage and log rows seen. */
 static bool
 same_content(const GraphCacheKey *a, const GraphCacheKey *b)
 {
-	return a->database == b->database && a->database_xmin == b->database_xmin &&
-		a->relid == b->relid && a->relfilenode == b->relfilenode &&
-		memcmp(a->rebases, b->rebases, sizeof(a->rebases)) == 0 &&
-		a->changes == b->changes;
+	return same_base(a, b) && a->changes == b->changes;
 }
 
 /*
@@ -416,10 +425,7 @@ later_content_cached(const GraphCacheKey *key)
 	{
 		GraphCacheEntry *entry = &cache->entries[i];
 
-		if (entry->state == ENTRY_READY && entry->key.database == key->database &&
-			entry->key.database_xmin == key->database_xmin &&
-			entry->key.relid == key->relid && entry->key.relfilenode == key->relfilenode &&
-			memcmp(entry->key.rebases, key->rebases, sizeof(key->rebases)) == 0 &&
+		if (entry->state == ENTRY_READY && same_base(&entry->key, key) &&
 			entry->key.changes > key->changes)
 			return true;
 	}
