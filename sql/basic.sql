@@ -153,3 +153,19 @@ CREATE TABLE bigids(src bigint, dst bigint);
 INSERT INTO bigids VALUES (-9223372036854775808, 9223372036854775807),
                           (9223372036854775807, -9223372036854775808), (0, 9223372036854775807);
 SELECT node, round(score::numeric, 6) FROM pagerank('bigids') ORDER BY node;
+
+-- The README's first example: distinct scores, the top 10 as NetworkX ranks them
+-- (nx.pagerank(MultiDiGraph, 0.85, tol=1e-13), unweighted), each to 1e-9.
+CREATE TABLE readme_edges (src bigint, dst bigint, weight float8);
+INSERT INTO readme_edges SELECT g % 100, (g / (1 + g % 10)) % 100, 1 + g % 3
+FROM generate_series(1, 1000) g;
+SELECT count(DISTINCT round(score::numeric, 12)) >= 90 AS distinct_scores FROM pagerank('readme_edges', 0.85);
+WITH nx(rank, node, score) AS (VALUES
+    (1, 0, 0.079310992941), (2, 20, 0.065028641485), (3, 10, 0.06334438355),
+    (4, 40, 0.05964792484), (5, 30, 0.058693506277), (6, 50, 0.056653375392),
+    (7, 60, 0.052789607034), (8, 80, 0.052227671207), (9, 70, 0.050437101125),
+    (10, 90, 0.048518243305)),
+top AS (SELECT row_number() OVER () AS rank, node, score
+        FROM pagerank('readme_edges', 0.85, top_k => 10, :tight))
+SELECT nx.rank, top.node = nx.node AS same_node, abs(top.score - nx.score) < 1e-9 AS same_score
+FROM nx JOIN top USING (rank) ORDER BY nx.rank;
