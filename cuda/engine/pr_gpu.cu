@@ -733,17 +733,6 @@ upload_coef(GpuEngine *e, const double *coef, int n_terms, PrError *err)
 	return PR_OK;
 }
 
-/* CUB's select predicate: a row the first pass marked. */
-struct MarkedRow
-{
-	const uint32_t *flags;
-
-	__device__ __forceinline__ bool operator()(int32_t v) const
-	{
-		return flags[v] != 0;
-	}
-};
-
 /* Blocks of kernel (threads and smem bytes each) that fit on the device at once. */
 template <typename K>
 static cudaError_t

@@ -875,16 +875,6 @@ pr_multi_report(PrMulti *m, PrMultiReport *out, PrError *err)
 
 /* ---- one iteration ---- */
 
-/* z[s] = x[s] * inv[s] over all slots (fp64: the product's input, P's values taken from z). */
-template <typename T>
-static __global__ void __launch_bounds__(PRM_THREADS)
-k_scale(int64_t n, const T *__restrict__ x, const double *__restrict__ inv, T *__restrict__ z)
-{
-	for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < n;
-		 i += (int64_t) gridDim.x * blockDim.x)
-		z[i] = (T) ((double) x[i] * inv[i]);
-}
-
 /*
  * Enqueues GPU G's product input from the whole x[src] on its stream, once per iteration:
  * tiled, the gather of its column space z = x[col_map] / out_strength; fp64 CSR,
