@@ -268,7 +268,7 @@ staged_copy(int device, bool to_device, const CopySpan *spans, int n_spans, int 
 	return PR_OK;
 }
 
-/* Copies bytes of host memory to the device by up to n_threads host threads; see pr_gpu.h. */
+/* Copies bytes of host memory to the device by up to n_threads host threads (pr_gpu_buffer.h). */
 PrStatus
 pr_gpu_copy_to_device(int device, void *dst, const void *src, size_t bytes, int n_threads,
 					  PrError *err)
