@@ -8,7 +8,7 @@
  *   pr_bench --rmat SCALE --k 8,16        (the k-column product, SpMM, vs cusparseSpMM and k SpMVs,
  *                                          one RWR iteration (product + update) and one RWR batch
  *                                          as the service runs it (iterations + top 10 of each column);
- *                                          --spmm-variants: also other chunk sizes and z kept in L2;
+ *                                          --spmm-variants: also other chunk sizes of long rows;
  *                                          --push-caps N1,N2: RWR batches with push lists of N entries)
  *   pr_bench --rmat SCALE --streamed      (PageRank on the streamed engine, registered and staged:
  *                                          ms per iteration, bytes streamed per iteration, the pinned
@@ -33,7 +33,7 @@
  * measured in the same run (device-to-device cudaMemcpy, bytes read + written).
  */
 #include "bench_util.h"
-#include "pr_gpu.h"
+#include "pr_gpu_bench.h"
 #include "pr_driver.h"
 #include "pr_plan.h"
 #include "graph_gen.h"
@@ -199,7 +199,6 @@ struct Config
 	int			vec_threshold;
 	PrGpuPrecision precision;
 	int			n_smem_tiles;	/* -1: model */
-	bool		l2_persist;
 	int			compact;		/* compact partials: 1 on, 0 off, -1 model */
 	int			measure_reps;	/* auto: timed products per candidate (0: the model alone) */
 };
@@ -260,6 +259,7 @@ calibrate(const char *out_path, const std::vector<int64_t> &windows, bool fixed_
 		std::vector<int32_t> col(1);
 		std::vector<double> strength((size_t) n, 1.0);
 		PrGpuOptions o;
+		PrGpuBenchOptions b;
 		PrError		err;
 		PrEngine   *e;
 		uint64_t	s = 99 + (uint64_t) len * 7 + (uint64_t) window;
@@ -291,17 +291,18 @@ calibrate(const char *out_path, const std::vector<int64_t> &windows, bool fixed_
 		g.in_src = col.data();
 		g.out_strength = strength.data();
 		pr_gpu_options_init(&o);
+		pr_gpu_bench_options_init(&b);
 		o.precision = PR_GPU_FP32;
 		o.order = PR_GPU_ORDER_NATURAL;
 		o.kernel = kind == 'b' ? PR_GPU_KERNEL_BINNED : PR_GPU_KERNEL_TILED;
-		o.tile_width = tile_width > 0 ? tile_width : n;
-		o.vec_threshold = (kind == 'v' || kind == 'V') ? 1 : 1 << 30;
-		o.n_smem_tiles = (kind == 'E' || kind == 'V') ? 1 : 0;
-		o.smem_width = 49152;
-		o.chunk = 4096;
-		o.compact_partials = compact;
-		o.model_text = "";
-		e = pr_gpu_engine_create(&o, &err);
+		b.tile_width = tile_width > 0 ? tile_width : n;
+		b.vec_threshold = (kind == 'v' || kind == 'V') ? 1 : 1 << 30;
+		b.n_smem_tiles = (kind == 'E' || kind == 'V') ? 1 : 0;
+		b.smem_width = 49152;
+		b.chunk = 4096;
+		b.compact_partials = compact;
+		b.model_text = "";
+		e = pr_gpu_bench_engine_create(&o, &b, &err);
 		if (e == NULL)
 			die_on(PR_ERR_ENGINE, err, "engine");
 		die_on(e->ops->prepare(e, &g, 1, 2, PR_NEED_PULL_NORMALIZED, &err), err, "prepare");
@@ -451,16 +452,18 @@ check_hits_rwr(PrGraph *g, const std::string &model_text)
 		/* fp32 and fp64 with the model's layout */
 		int			prec = variant == 1;
 		PrGpuOptions o;
+		PrGpuBenchOptions b;
 		PrEngine   *e;
 		double		lh = 0, la = 0, lr = 0, tol = prec ? 1e-9 : 1e-5;
 		PrIterOptions git = it;
 
 		pr_gpu_options_init(&o);
+		pr_gpu_bench_options_init(&b);
 		o.precision = prec ? PR_GPU_FP64 : PR_GPU_FP32;
-		o.model_text = model_text.empty() ? NULL : model_text.c_str();
+		b.model_text = model_text.empty() ? NULL : model_text.c_str();
 		git.tolerance = prec ? 1e-11 : 1e-7;
 		git.max_iterations = 300;
-		e = pr_gpu_engine_create(&o, &err);
+		e = pr_gpu_bench_engine_create(&o, &b, &err);
 		if (e == NULL)
 			die_on(PR_ERR_ENGINE, err, "gpu engine");
 		die_on(pr_hits(e, &gg, &git, h.data(), a.data(), &st, &err), err, "gpu hits");
@@ -738,15 +741,17 @@ bench_spmm(const PrGraph *g, const std::vector<int> &ks, int reps, int threads, 
 	/* the best single SpMV (the engine's auto choice) */
 	{
 		PrGpuOptions o;
+		PrGpuBenchOptions b;
 		PrEngine   *e;
 		PrGpuReport rep;
 		std::vector<double> x((size_t) n, 1.0 / (double) n);
 
 		pr_gpu_options_init(&o);
+		pr_gpu_bench_options_init(&b);
 		o.precision = PR_GPU_FP32;
-		o.plan_threads = threads;
-		o.model_text = model_text.empty() ? NULL : model_text.c_str();
-		e = pr_gpu_engine_create(&o, &err);
+		b.plan_threads = threads;
+		b.model_text = model_text.empty() ? NULL : model_text.c_str();
+		e = pr_gpu_bench_engine_create(&o, &b, &err);
 		if (e == NULL)
 			die_on(PR_ERR_ENGINE, err, "gpu engine");
 		die_on(e->ops->prepare(e, g, 1, 2, PR_NEED_PULL_NORMALIZED, &err), err, "prepare k=1");
@@ -788,14 +793,16 @@ bench_spmm(const PrGraph *g, const std::vector<int> &ks, int reps, int threads, 
 		/* ours */
 		{
 			PrGpuOptions o;
+			PrGpuBenchOptions b;
 			PrEngine   *e;
 			PrGpuReport rep;
 
 			pr_gpu_options_init(&o);
+			pr_gpu_bench_options_init(&b);
 			o.precision = PR_GPU_FP32;
-			o.plan_threads = threads;
-			o.model_text = model_text.empty() ? NULL : model_text.c_str();
-			e = pr_gpu_engine_create(&o, &err);
+			b.plan_threads = threads;
+			b.model_text = model_text.empty() ? NULL : model_text.c_str();
+			e = pr_gpu_bench_engine_create(&o, &b, &err);
 			if (e == NULL)
 				die_on(PR_ERR_ENGINE, err, "gpu engine");
 			die_on(e->ops->prepare(e, g, k, 2, PR_NEED_PULL_NORMALIZED, &err), err, "prepare");
@@ -816,8 +823,8 @@ bench_spmm(const PrGraph *g, const std::vector<int> &ks, int reps, int threads, 
 			rwr_batch_report(e, g, k, "ours");
 			e->ops->release(e);
 			/* the warm start's local part in two passes over the pull CSR instead of pushed */
-			o.push_local = false;
-			e = pr_gpu_engine_create(&o, &err);
+			b.push_local = false;
+			e = pr_gpu_bench_engine_create(&o, &b, &err);
 			if (e == NULL)
 				die_on(PR_ERR_ENGINE, err, "gpu engine");
 			die_on(e->ops->prepare(e, g, k, 2, PR_NEED_PULL_NORMALIZED, &err), err, "prepare");
@@ -825,13 +832,13 @@ bench_spmm(const PrGraph *g, const std::vector<int> &ks, int reps, int threads, 
 			rwr_batch_line(e, g, k, "ours, local part in two passes", true, true);
 			e->ops->release(e);
 			/* other sizes of the push lists (--push-caps): sources of random edges overflow the default */
-			o.push_local = true;
+			b.push_local = true;
 			for (int64_t cap : push_caps)
 			{
 				char		name[96];
 
-				o.push_local_cap = cap;
-				e = pr_gpu_engine_create(&o, &err);
+				b.push_local_cap = cap;
+				e = pr_gpu_bench_engine_create(&o, &b, &err);
 				if (e == NULL)
 					die_on(PR_ERR_ENGINE, err, "gpu engine");
 				die_on(e->ops->prepare(e, g, k, 2, PR_NEED_PULL_NORMALIZED, &err), err, "prepare");
@@ -839,32 +846,32 @@ bench_spmm(const PrGraph *g, const std::vector<int> &ks, int reps, int threads, 
 				rwr_batch_line(e, g, k, name, true, true);
 				e->ops->release(e);
 			}
-			o.push_local_cap = 0;
+			b.push_local_cap = 0;
 		}
-		/* variants of ours (not in the table): other chunk sizes of long rows, z kept in L2 */
+		/* variants of ours (not in the table): other chunk sizes of long rows */
 		if (spmm_variants)
 		{
 			const struct
 			{
 				const char *name;
 				int			chunk;
-				bool		l2;
-			}			variants[] = {{"chunk-256", 256, false}, {"chunk-4096", 4096, false}, {"l2-persist", 0, true}};
+			}			variants[] = {{"chunk-256", 256}, {"chunk-4096", 4096}};
 
 			for (const auto &v : variants)
 			{
 				PrGpuOptions o;
+				PrGpuBenchOptions b;
 				PrEngine   *e;
 				std::vector<double> vy(total);
 				double		ms,
 							rel;
 
 				pr_gpu_options_init(&o);
+				pr_gpu_bench_options_init(&b);
 				o.precision = PR_GPU_FP32;
-				o.plan_threads = threads;
-				o.chunk = v.chunk;
-				o.l2_persist = v.l2;
-				e = pr_gpu_engine_create(&o, &err);
+				b.plan_threads = threads;
+				b.chunk = v.chunk;
+				e = pr_gpu_bench_engine_create(&o, &b, &err);
 				if (e == NULL)
 					die_on(PR_ERR_ENGINE, err, "gpu engine");
 				die_on(e->ops->prepare(e, g, k, 2, PR_NEED_PULL_NORMALIZED, &err), err, "prepare");
@@ -1056,6 +1063,7 @@ bench_streamed(const PrGraph *g, const PrRestart *restart, const PrIterOptions *
 	for (const StreamConfig &c : configs)
 	{
 		PrGpuOptions o;
+		PrGpuBenchOptions b;
 		PrGpuReport rep;
 		PrRunStats	stats;
 		PrIterOptions git = *it;
@@ -1069,12 +1077,13 @@ bench_streamed(const PrGraph *g, const PrRestart *restart, const PrIterOptions *
 					ok;
 
 		pr_gpu_options_init(&o);
+		pr_gpu_bench_options_init(&b);
 		o.precision = c.precision;
-		o.residency = PR_GPU_RESIDENCY_STREAMED;
-		o.stream_stage = c.stage;
-		o.stream_blocks = blocks;
-		o.plan_threads = threads;
-		e = pr_gpu_engine_create(&o, &err);
+		b.residency = PR_GPU_RESIDENCY_STREAMED;
+		b.stream_stage = c.stage;
+		b.stream_blocks = blocks;
+		b.plan_threads = threads;
+		e = pr_gpu_bench_engine_create(&o, &b, &err);
 		if (e == NULL)
 			die_on(PR_ERR_ENGINE, err, "gpu engine");
 		git.tolerance = c.precision == PR_GPU_FP64 ? 1e-10 : 1e-7;
@@ -1128,7 +1137,7 @@ main(int argc, char **argv)
 	bool		skip_extra = false;	/* no HITS / RWR checks */
 	std::vector<int> spmm_ks;	/* --k: the k-column product benchmark instead of the kernel table */
 	bool		undirected = false;	/* --undirected: every edge both ways (a symmetrised graph) */
-	bool		spmm_variants = false;	/* --spmm-variants: also other chunk sizes, z kept in L2 */
+	bool		spmm_variants = false;	/* --spmm-variants: also other chunk sizes of long rows */
 	std::vector<int64_t> push_caps;	/* --push-caps: RWR batches with push lists of these sizes */
 	bool		streamed = false;	/* --streamed: the streamed engine's table instead of the kernels' */
 	int			stream_blocks = 0;	/* --stream-blocks: its forced block count (0: the plan's) */
@@ -1338,45 +1347,44 @@ main(int argc, char **argv)
 
 	/* every kernel */
 	const Config configs[] = {
-		{"cusparse-natural", PR_GPU_KERNEL_CUSPARSE, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
-		{"cusparse-sorted", PR_GPU_KERNEL_CUSPARSE, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
-		{"binned", PR_GPU_KERNEL_BINNED, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
-		{"binned-natural", PR_GPU_KERNEL_BINNED, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
-		{"acoo-natural", PR_GPU_KERNEL_ALIGNED_COO, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
-		{"acoo-sorted", PR_GPU_KERNEL_ALIGNED_COO, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
-		{"acoo-hubs", PR_GPU_KERNEL_ALIGNED_COO, PR_GPU_ORDER_HUBS, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
-		{"rowblocks-natural", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
-		{"rowblocks-hubs", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_HUBS, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
-		{"rowblocks-locality", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_LOCALITY, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
-		{"rowblocks-sorted", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, false, 0, 5},
-		{"tiled-hubs", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_HUBS, 0, 0, PR_GPU_FP32, -1, false, -1, 5},
-		{"tiled-natural", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, false, -1, 5},
-		{"tiled-L2", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 0, false, 0, 5},
-		{"tiled-L2-w4M", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, (int64_t) 1 << 22, 32, PR_GPU_FP32, 0, false, 0, 5},
-		{"tiled-s1", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 1, false, 0, 5},
-		{"tiled-s2", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 2, false, 0, 5},
-		{"tiled-s4", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 4, false, 0, 5},
-		{"tiled-s4-l2persist", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 4, true, 0, 5},
-		{"tiled-s8", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 8, false, 0, 5},
-		{"tiled-s16", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 16, false, 0, 5},
-		{"tiled-s2-compact", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 2, false, 1, 5},
-		{"tiled-s4-compact", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 4, false, 1, 5},
-		{"tiled-s8-compact", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 8, false, 1, 5},
-		{"tiled-s16-compact", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 16, false, 1, 5},
-		{"tiled-s12-compact", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 12, false, 1, 5},
-		{"tiled-s8-compact-v16", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 16, PR_GPU_FP32, 8, false, 1, 5},
-		{"tiled-s8-compact-v64", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 64, PR_GPU_FP32, 8, false, 1, 5},
-		{"tiled-s8-compact-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 8, false, 1, 5},
-		{"tiled-s8-compact-v256", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 256, PR_GPU_FP32, 8, false, 1, 5},
-		{"tiled-s8-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 8, false, 0, 5},
-		{"tiled-s4-compact-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 4, false, 1, 5},
-		{"tiled-s12-compact-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 12, false, 1, 5},
-		{"tiled-s16-compact-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 16, false, 1, 5},
-		{"tiled-L2-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 0, false, 0, 5},
-		{"tiled-s2-compact-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 2, false, 1, 5},
-		{"auto-model", PR_GPU_KERNEL_AUTO, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, false, -1, 0},
-		{"auto", PR_GPU_KERNEL_AUTO, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, false, -1, 5},
-		{"auto-fp64", PR_GPU_KERNEL_AUTO, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP64, -1, false, -1, 5},
+		{"cusparse-natural", PR_GPU_KERNEL_CUSPARSE, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, 0, 5},
+		{"cusparse-sorted", PR_GPU_KERNEL_CUSPARSE, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, 0, 5},
+		{"binned", PR_GPU_KERNEL_BINNED, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, 0, 5},
+		{"binned-natural", PR_GPU_KERNEL_BINNED, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, 0, 5},
+		{"acoo-natural", PR_GPU_KERNEL_ALIGNED_COO, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, 0, 5},
+		{"acoo-sorted", PR_GPU_KERNEL_ALIGNED_COO, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, 0, 5},
+		{"acoo-hubs", PR_GPU_KERNEL_ALIGNED_COO, PR_GPU_ORDER_HUBS, 0, 0, PR_GPU_FP32, -1, 0, 5},
+		{"rowblocks-natural", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, 0, 5},
+		{"rowblocks-hubs", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_HUBS, 0, 0, PR_GPU_FP32, -1, 0, 5},
+		{"rowblocks-locality", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_LOCALITY, 0, 0, PR_GPU_FP32, -1, 0, 5},
+		{"rowblocks-sorted", PR_GPU_KERNEL_ROW_BLOCKS, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, 0, 5},
+		{"tiled-hubs", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_HUBS, 0, 0, PR_GPU_FP32, -1, -1, 5},
+		{"tiled-natural", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_NATURAL, 0, 0, PR_GPU_FP32, -1, -1, 5},
+		{"tiled-L2", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 0, 0, 5},
+		{"tiled-L2-w4M", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, (int64_t) 1 << 22, 32, PR_GPU_FP32, 0, 0, 5},
+		{"tiled-s1", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 1, 0, 5},
+		{"tiled-s2", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 2, 0, 5},
+		{"tiled-s4", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 4, 0, 5},
+		{"tiled-s8", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 8, 0, 5},
+		{"tiled-s16", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 16, 0, 5},
+		{"tiled-s2-compact", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 2, 1, 5},
+		{"tiled-s4-compact", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 4, 1, 5},
+		{"tiled-s8-compact", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 8, 1, 5},
+		{"tiled-s16-compact", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 16, 1, 5},
+		{"tiled-s12-compact", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 32, PR_GPU_FP32, 12, 1, 5},
+		{"tiled-s8-compact-v16", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 16, PR_GPU_FP32, 8, 1, 5},
+		{"tiled-s8-compact-v64", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 64, PR_GPU_FP32, 8, 1, 5},
+		{"tiled-s8-compact-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 8, 1, 5},
+		{"tiled-s8-compact-v256", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 256, PR_GPU_FP32, 8, 1, 5},
+		{"tiled-s8-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 8, 0, 5},
+		{"tiled-s4-compact-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 4, 1, 5},
+		{"tiled-s12-compact-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 12, 1, 5},
+		{"tiled-s16-compact-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 16, 1, 5},
+		{"tiled-L2-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 0, 0, 5},
+		{"tiled-s2-compact-v128", PR_GPU_KERNEL_TILED, PR_GPU_ORDER_DEGREE, 0, 128, PR_GPU_FP32, 2, 1, 5},
+		{"auto-model", PR_GPU_KERNEL_AUTO, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, -1, 0},
+		{"auto", PR_GPU_KERNEL_AUTO, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP32, -1, -1, 5},
+		{"auto-fp64", PR_GPU_KERNEL_AUTO, PR_GPU_ORDER_DEGREE, 0, 0, PR_GPU_FP64, -1, -1, 5},
 	};
 	std::vector<Row> rows;
 	std::string device;
@@ -1384,6 +1392,7 @@ main(int argc, char **argv)
 	for (const Config &c : configs)
 	{
 		PrGpuOptions o;
+		PrGpuBenchOptions b;
 		PrEngine   *e;
 		PrGpuReport rep;
 		Row			row;
@@ -1397,20 +1406,20 @@ main(int argc, char **argv)
 		if (c.n_smem_tiles > 1 && (int64_t) (c.n_smem_tiles / 2) * 49152 >= g.n_nodes)
 			continue;			/* as many shared-memory tiles as columns allow: a smaller count covers it */
 		pr_gpu_options_init(&o);
+		pr_gpu_bench_options_init(&b);
 		o.kernel = c.kernel;
 		o.order = c.order;
-		o.measure_reps = c.measure_reps;
+		b.measure_reps = c.measure_reps;
 		/* the two cuSPARSE rows are the library as a user calls it (its default algorithm) */
-		o.cusparse_default_alg = c.kernel == PR_GPU_KERNEL_CUSPARSE;
-		o.tile_width = c.tile_width;
-		o.vec_threshold = c.vec_threshold;
+		b.cusparse_default_alg = c.kernel == PR_GPU_KERNEL_CUSPARSE;
+		b.tile_width = c.tile_width;
+		b.vec_threshold = c.vec_threshold;
 		o.precision = c.precision;
-		o.n_smem_tiles = c.n_smem_tiles;
-		o.l2_persist = c.l2_persist;
-		o.compact_partials = c.compact;
-		o.plan_threads = threads;
-		o.model_text = model_text.empty() ? NULL : model_text.c_str();
-		e = pr_gpu_engine_create(&o, &err);
+		b.n_smem_tiles = c.n_smem_tiles;
+		b.compact_partials = c.compact;
+		b.plan_threads = threads;
+		b.model_text = model_text.empty() ? NULL : model_text.c_str();
+		e = pr_gpu_bench_engine_create(&o, &b, &err);
 		if (e == NULL)
 			die_on(PR_ERR_ENGINE, err, "gpu engine");
 		git.tolerance = c.precision == PR_GPU_FP64 ? 1e-10 : 1e-7;

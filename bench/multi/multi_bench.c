@@ -23,6 +23,8 @@
  */
 #include "bench_util.h"
 #include "pr_multi.h"
+#include "pr_partition.h"
+#include "pr_plan.h"
 #include "graph_gen.h"
 
 #include <math.h>

@@ -12,6 +12,7 @@
 #include "pr_gpu_engine.h"
 #include "pr_gpu_streamed.h"
 #include "pr_gpu_launch.h"
+#include "pr_gpu_buffer.h"
 #include "pr_gpu_update_kernels.cuh"
 #include "pr_gpu_vector_kernels.cuh"
 #include "pr_gpu_local_kernels.cuh"
@@ -35,15 +36,21 @@ pr_gpu_options_init(PrGpuOptions *opts)
 	opts->precision = PR_GPU_FP64;	/* as powerrank.gpu_precision's default */
 	opts->kernel = PR_GPU_KERNEL_AUTO;
 	opts->order = PR_GPU_ORDER_DEGREE;
-	opts->measure_reps = 5;
-	opts->chunk = 4096;
-	opts->n_smem_tiles = -1;
-	opts->smem_width = 0;
-	opts->l2_persist = false;	/* measured: slower on R-MAT 24 (doc/RESULTS.md) */
-	opts->compact_partials = -1;
-	opts->plan_threads = 0;
-	opts->push_local = true;
-	opts->residency = PR_GPU_RESIDENCY_AUTO;
+}
+
+/* The settings beyond PrGpuOptions that every engine of the product runs with. */
+void
+pr_gpu_bench_options_init(PrGpuBenchOptions *bench)
+{
+	memset(bench, 0, sizeof(*bench));
+	bench->measure_reps = 5;
+	bench->chunk = 4096;
+	bench->n_smem_tiles = -1;
+	bench->smem_width = 0;
+	bench->compact_partials = -1;
+	bench->plan_threads = 0;
+	bench->push_local = true;
+	bench->residency = PR_GPU_RESIDENCY_AUTO;
 }
 
 /* Number of CUDA devices. */
@@ -147,17 +154,6 @@ gpu_engine_free_device(GpuEngine *e)
 	gpu_matrix_free(&e->pull);
 	gpu_matrix_free(&e->pull_raw);
 	gpu_matrix_free(&e->push);
-	if (e->l2_window)
-	{
-		cudaStreamAttrValue a;
-
-		memset(&a, 0, sizeof(a));
-		cudaStreamSetAttribute(e->stream, cudaStreamAttributeAccessPolicyWindow, &a);
-		cudaCtxResetPersistingL2Cache();
-		cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
-		cudaGetLastError();
-		e->l2_window = false;
-	}
 	for (void *p : e->allocs)
 		cudaFree(p);
 	e->allocs.clear();
@@ -733,17 +729,6 @@ upload_coef(GpuEngine *e, const double *coef, int n_terms, PrError *err)
 	return PR_OK;
 }
 
-/* CUB's select predicate: a row the first pass marked. */
-struct MarkedRow
-{
-	const uint32_t *flags;
-
-	__device__ __forceinline__ bool operator()(int32_t v) const
-	{
-		return flags[v] != 0;
-	}
-};
-
 /* Blocks of kernel (threads and smem bytes each) that fit on the device at once. */
 template <typename K>
 static cudaError_t
@@ -863,12 +848,12 @@ restart_push_local(GpuEngine *e, T *out, T *first, uint32_t *flags, double alpha
 	PrStatus	st;
 
 	*result = PR_PUSH_NONE;
-	if (!e->opt.push_local || e->push_local_off)
+	if (!e->bench.push_local || e->push_local_off)
 		return PR_OK;
 	if (e->push_local == NULL)
 	{
 		st = pr_gpu_push_local_create(bm.ptr, bm.col, e->pull.has_val ? bm.val : NULL, e->n, e->m,
-									  e->opt.push_local_cap, e->stream, &e->push_local, err);
+									  e->bench.push_local_cap, e->stream, &e->push_local, err);
 		if (st == PR_ERR_NOMEM || st == PR_ERR_UNSUPPORTED)
 		{
 			e->push_local_off = true;	/* the two passes need no more memory */
@@ -932,7 +917,7 @@ restart_local_typed(GpuEngine *e, int out_slot, int temp_slot, double alpha, con
 	 * more), else a pass */
 	if (pushed == PR_PUSH_FIRST &&
 		pr_gpu_push_local_second_entries(e->push_local) >=
-		(e->opt.local_product_entries > 0 ? e->opt.local_product_entries : e->m / 16))
+		(e->bench.local_product_entries > 0 ? e->bench.local_product_entries : e->m / 16))
 	{
 		if ((st = product_typed<T>(e, PR_PRODUCT_PULL_NORMALIZED, temp_slot, out_slot, err)) != PR_OK)
 			return st;
@@ -1067,8 +1052,16 @@ gpu_release(PrEngine *base)
 PrEngine *
 pr_gpu_engine_create(const PrGpuOptions *opts, PrError *err)
 {
+	return pr_gpu_bench_engine_create(opts, NULL, err);
+}
+
+/* Creates the engine on the requested device with the benchmark's or a test's further settings. */
+PrEngine *
+pr_gpu_bench_engine_create(const PrGpuOptions *opts, const PrGpuBenchOptions *bench, PrError *err)
+{
 	GpuEngine  *e;
 	PrGpuOptions defaults;
+	PrGpuBenchOptions bench_defaults;
 	int			count = 0;
 	cudaError_t c;
 
@@ -1076,6 +1069,11 @@ pr_gpu_engine_create(const PrGpuOptions *opts, PrError *err)
 	{
 		pr_gpu_options_init(&defaults);
 		opts = &defaults;
+	}
+	if (bench == NULL)
+	{
+		pr_gpu_bench_options_init(&bench_defaults);
+		bench = &bench_defaults;
 	}
 	c = cudaGetDeviceCount(&count);
 	if (c != cudaSuccess || count == 0)
@@ -1096,13 +1094,14 @@ pr_gpu_engine_create(const PrGpuOptions *opts, PrError *err)
 		return NULL;
 	}
 	e->opt = *opts;
+	e->bench = *bench;
 	e->fp64 = opts->precision == PR_GPU_FP64;
 	e->elem = e->fp64 ? 8 : 4;
-	e->opt.model_text = NULL;
+	e->bench.model_text = NULL;
 	{
 		PrError		merr;
 
-		e->have_model = pr_model_parse(opts->model_text ? opts->model_text : pr_gpu_model_h100,
+		e->have_model = pr_model_parse(bench->model_text ? bench->model_text : pr_gpu_model_h100,
 									   &e->model, &merr) == PR_OK && e->model.n_entries > 0;
 	}
 	if ((c = cudaSetDevice(opts->device)) != cudaSuccess ||

@@ -6,7 +6,7 @@
 #ifndef PR_GPU_ENGINE_H
 #define PR_GPU_ENGINE_H
 
-#include "pr_gpu.h"
+#include "pr_gpu_bench.h"
 #include "pr_gpu_status.h"
 #include "pr_plan.h"
 #include "pr_gpu_tiled.cuh"
@@ -29,6 +29,10 @@
 
 /* Checks the launch just made. */
 #define PR_LAUNCHED() PR_CUDA(cudaGetLastError())
+
+/* The built-in performance-model table (measured on an H100 by bench/gpu calibration; generated
+ * from cuda/plan/model_h100.tsv by cuda/Makefile). */
+extern "C" const char pr_gpu_model_h100[];
 
 /* The format of a GpuMatrix (MATRIX_NONE: not uploaded). */
 enum MatrixKind
@@ -74,6 +78,8 @@ struct GpuEngine
 	PrEngine	base;
 	PrEngineOps ops;
 	PrGpuOptions opt;
+	PrGpuBenchOptions bench;	/* pr_gpu_bench_options_init's defaults unless the benchmark or a
+								 * device test set others */
 	PrModel		model;
 	bool		have_model;
 	cudaStream_t stream;
@@ -128,7 +134,6 @@ struct GpuEngine
 	const int32_t *prep_in_src;
 	int64_t		prep_edges;
 	unsigned int smem_grid;		/* blocks of the shared-memory tile kernel */
-	bool		l2_window;		/* an L2 access-policy window is set on the stream */
 	int64_t		smem_width;
 };
 

@@ -242,7 +242,7 @@ gpu_matrix_upload_cusparse(GpuEngine *e, const PrPlanCsr *csr, const double *inv
 										e->fp64 ? (const void *) &one : (const void *) &onef,
 										mat->sp_mat, vx,
 										e->fp64 ? (const void *) &zero : (const void *) &zerof,
-										vy, vt, e->opt.cusparse_default_alg ? CUSPARSE_SPMV_ALG_DEFAULT : CUSPARSE_SPMV_CSR_ALG2, &buffer));
+										vy, vt, e->bench.cusparse_default_alg ? CUSPARSE_SPMV_ALG_DEFAULT : CUSPARSE_SPMV_CSR_ALG2, &buffer));
 	cusparseDestroyDnVec(vx);
 	cusparseDestroyDnVec(vy);
 	mat->bytes += buffer;
@@ -352,7 +352,7 @@ gpu_matrix_run(GpuEngine *e, GpuMatrix *mat, const void *zv, void *yv, PrError *
 		PR_CUSPARSE(cusparseCreateDnVec(&vx, e->n, (void *) zv, vt));
 		PR_CUSPARSE(cusparseCreateDnVec(&vy, e->n, yv, vt));
 		s = cusparseSpMV(e->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat->sp_mat, vx, &zero, vy, vt,
-						 e->opt.cusparse_default_alg ? CUSPARSE_SPMV_ALG_DEFAULT : CUSPARSE_SPMV_CSR_ALG2, mat->sp_buffer);
+						 e->bench.cusparse_default_alg ? CUSPARSE_SPMV_ALG_DEFAULT : CUSPARSE_SPMV_CSR_ALG2, mat->sp_buffer);
 		cusparseDestroyDnVec(vx);
 		cusparseDestroyDnVec(vy);
 		PR_CUSPARSE(s);

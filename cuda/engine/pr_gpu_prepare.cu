@@ -249,7 +249,7 @@ plan_private_order(GpuEngine *e, const PrGraph *g, PrGpuOrder order, unsigned ne
 	h->inv_out = (double *) malloc((size_t) (n + 1) * 8);
 	if (!h->new_to_old || !h->old_to_new || !h->key || !h->inv_out)
 		return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
-	pr_plan_set_threads(e->opt.plan_threads);
+	pr_plan_set_threads(e->bench.plan_threads);
 	memset(&in_view, 0, sizeof(in_view));
 	in_view.n = n;
 	in_view.nnz = g->n_edges;
@@ -317,7 +317,7 @@ plan_private_order(GpuEngine *e, const PrGraph *g, PrGpuOrder order, unsigned ne
 static PrStatus
 setup_smem_tiles(GpuEngine *e, PrError *err)
 {
-	e->smem_width = e->opt.smem_width > 0 ? e->opt.smem_width : (e->fp64 ? 24576 : 49152);
+	e->smem_width = e->bench.smem_width > 0 ? e->bench.smem_width : (e->fp64 ? 24576 : 49152);
 	if (e->smem_width >= 65535)
 		e->smem_width = 65534;
 	return pr_tiled_smem_setup(e->opt.device, e->fp64, e->smem_width, &e->smem_grid, err);
@@ -333,7 +333,7 @@ layout_init(GpuEngine *e, int k, PrGpuOrder order, PrGpuKernel kernel, PullLayou
 	lay->predicted = -1;
 	lay->measured = -1;
 	/* rows longer than this are cut into chunks; SpMM's warps cover fewer entries at a time */
-	lay->bin_chunk = e->opt.chunk > 0 ? e->opt.chunk : k > 1 ? PR_SPMM_CHUNK : 4096;
+	lay->bin_chunk = e->bench.chunk > 0 ? e->bench.chunk : k > 1 ? PR_SPMM_CHUNK : 4096;
 }
 
 /*
@@ -349,22 +349,22 @@ model_choice(GpuEngine *e, const HostPlans *h, bool allow_binned, PullLayout *la
 	PrStatus	st;
 
 	pr_plan_choice_init(&choice, e->n);
-	choice.composite.tile_width = e->opt.tile_width > 0 ? e->opt.tile_width : e->n;
-	choice.composite.chunk = e->opt.chunk > 0 ? e->opt.chunk : 4096;
+	choice.composite.tile_width = e->bench.tile_width > 0 ? e->bench.tile_width : e->n;
+	choice.composite.chunk = e->bench.chunk > 0 ? e->bench.chunk : 4096;
 	choice.composite.smem_width = e->smem_width;
-	if (e->opt.n_smem_tiles >= 0)
+	if (e->bench.n_smem_tiles >= 0)
 	{
 		choice.n_smem_counts = 1;
-		choice.smem_counts[0] = e->opt.n_smem_tiles;
+		choice.smem_counts[0] = e->bench.n_smem_tiles;
 	}
-	if (e->opt.vec_threshold > 0)
+	if (e->bench.vec_threshold > 0)
 	{
 		choice.n_thresholds = 1;
-		choice.thresholds[0] = e->opt.vec_threshold;
+		choice.thresholds[0] = e->bench.vec_threshold;
 	}
-	choice.compact_mode = e->opt.compact_partials;
+	choice.compact_mode = e->bench.compact_partials;
 	choice.allow_binned = allow_binned;
-	choice.binned_chunk = e->opt.chunk > 0 ? e->opt.chunk : 4096;
+	choice.binned_chunk = e->bench.chunk > 0 ? e->bench.chunk : 4096;
 	st = pr_plan_choose(&h->pull, e->have_model ? &e->model : NULL, &choice, &lay->predicted, lay->cand,
 						sizeof(lay->cand), &lay->n_cand, &pr_malloc_allocator, err);
 	if (st != PR_OK)
@@ -600,39 +600,6 @@ upload_pull_layout(GpuEngine *e, const HostPlans *h, const PullLayout *lay, GpuM
 	return st;
 }
 
-/* Keeps the gathered vector z in L2: an access-policy window over its (hottest) front, where the
- * device has one (an unsupported window is not an error: the engine runs without it). */
-static void
-set_l2_window(GpuEngine *e)
-{
-	int			max_window = 0,
-				persist_max = 0;
-
-	if (cudaDeviceGetAttribute(&max_window, cudaDevAttrMaxAccessPolicyWindowSize, e->opt.device) == cudaSuccess &&
-		cudaDeviceGetAttribute(&persist_max, cudaDevAttrMaxPersistingL2CacheSize, e->opt.device) == cudaSuccess &&
-		max_window > 0 && persist_max > 0)
-	{
-		size_t		bytes = (size_t) (e->n + 1) * e->k * e->elem;
-		size_t		window = bytes < (size_t) max_window ? bytes : (size_t) max_window;
-		size_t		carve = window < (size_t) persist_max ? window : (size_t) persist_max;
-		cudaStreamAttrValue a;
-
-		memset(&a, 0, sizeof(a));
-		a.accessPolicyWindow.base_ptr = e->z;
-		a.accessPolicyWindow.num_bytes = window;
-		a.accessPolicyWindow.hitRatio = (float) ((double) carve / (double) window);
-		a.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
-		a.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
-		if (cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, carve) == cudaSuccess &&
-			cudaStreamSetAttribute(e->stream, cudaStreamAttributeAccessPolicyWindow, &a) == cudaSuccess)
-		{
-			e->l2_window = true;
-			e->report.l2_persist_bytes = carve;
-		}
-	}
-	cudaGetLastError();
-}
-
 /*
  * Times one-column products over a pull matrix as an iteration runs them (z = x / out_strength,
  * then y = M z; cuSPARSE reads x): one warm-up product, then reps timed with CUDA events on the
@@ -775,13 +742,6 @@ write_report(GpuEngine *e, const PrGraph *g, const PrepareTimes *times, size_t n
 	r->matrix_bytes = e->streamer != NULL ? e->streamer->device_bytes : e->pull.bytes;
 	snprintf(r->residency, sizeof(r->residency), "%s", e->streamer != NULL ? "streamed" : "resident");
 	r->bytes_per_edge = g->n_edges > 0 ? (double) r->matrix_bytes / (double) g->n_edges : 0.0;
-	if (r->l2_persist_bytes > 0)
-	{
-		size_t		used = strlen(r->format);
-
-		snprintf(r->format + used, sizeof(r->format) - used, ", L2-persist %.0f MB",
-				 r->l2_persist_bytes / 1e6);
-	}
 	r->plan_seconds = times->planned - times->start;
 	r->host_seconds = times->host;
 	r->smem_setup_seconds = times->smem_setup;
@@ -851,8 +811,6 @@ prepare_single(GpuEngine *e, const PrGraph *g, int k, int n_slots, unsigned need
 	if ((needs & PR_NEED_PUSH) && (st = upload_push(e, h, lay.bin_chunk, &push_bytes, err)) != PR_OK)
 		return st;
 	*need += push_bytes;
-	if (e->opt.l2_persist && lay.kernel != PR_GPU_KERNEL_CUSPARSE)
-		set_l2_window(e);
 	return PR_OK;
 }
 
@@ -961,7 +919,7 @@ measure_candidates(GpuEngine *e, const PrGraph *g, unsigned needs, HostPlans hp[
 			{
 				cst = upload_pull_layout(e, &hp[oi], lay, &pull, &pull_raw, &skip_err);
 				if (cst == PR_OK)
-					cst = time_pull_layout(e, &pull, e->opt.measure_reps, &lay->measured, &skip_err);
+					cst = time_pull_layout(e, &pull, e->bench.measure_reps, &lay->measured, &skip_err);
 			}
 			if (cst == PR_ERR_ENGINE)
 			{
@@ -1038,10 +996,8 @@ prepare_measured(GpuEngine *e, const PrGraph *g, int n_slots, unsigned needs, Pr
 		*need += e->pull.bytes + e->pull_raw.bytes;
 		st = upload_order(e, h, err);
 		if (st == PR_OK && (needs & PR_NEED_PUSH))
-			st = upload_push(e, h, e->opt.chunk > 0 ? e->opt.chunk : 4096, &push_bytes, err);
+			st = upload_push(e, h, e->bench.chunk > 0 ? e->bench.chunk : 4096, &push_bytes, err);
 		*need += push_bytes;
-		if (st == PR_OK && e->opt.l2_persist && e->pull.kind != MATRIX_CUSPARSE)
-			set_l2_window(e);
 	}
 	for (int i = 0; i < N_MEASURED_ORDERS; i++)
 		host_plans_free(&hp[i]);
@@ -1199,8 +1155,8 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	times.smem_setup = pr_clock_seconds() - times.smem_setup;
 	memset(&h, 0, sizeof(h));
 	memset(&choice, 0, sizeof(choice));
-	choice.residency = e->opt.residency == PR_GPU_RESIDENCY_STREAMED ? PR_RESIDENCY_STREAMED : PR_RESIDENCY_RESIDENT;
-	if (st == PR_OK && e->opt.residency == PR_GPU_RESIDENCY_AUTO)
+	choice.residency = e->bench.residency == PR_GPU_RESIDENCY_STREAMED ? PR_RESIDENCY_STREAMED : PR_RESIDENCY_RESIDENT;
+	if (st == PR_OK && e->bench.residency == PR_GPU_RESIDENCY_AUTO)
 		st = choose_residency(e, g, k, n_slots, needs, &choice, err);
 	if (st == PR_OK && choice.residency == PR_RESIDENCY_NONE)
 		st = pr_error_set(err, PR_ERR_NOMEM,
@@ -1215,11 +1171,11 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	}
 	else if (st == PR_OK)
 	{
-		if (e->opt.kernel == PR_GPU_KERNEL_AUTO && k == 1 && e->opt.measure_reps > 0 && g->n_edges > 0)
+		if (e->opt.kernel == PR_GPU_KERNEL_AUTO && k == 1 && e->bench.measure_reps > 0 && g->n_edges > 0)
 			st = prepare_measured(e, g, n_slots, needs, &times, &need, err);
 		else
 			st = prepare_single(e, g, k, n_slots, needs, &h, &times, &need, err);
-		if (st == PR_ERR_NOMEM && e->opt.residency == PR_GPU_RESIDENCY_AUTO)
+		if (st == PR_ERR_NOMEM && e->bench.residency == PR_GPU_RESIDENCY_AUTO)
 		{
 			/* the estimate was short of the layouts' real size: stream instead */
 			host_plans_free(&h);

@@ -153,8 +153,8 @@ upload_long_rows(GpuEngine *e, StreamedMatrix *m, const LongRows *lr, PrError *e
 
 /*
  * The block plan of a matrix for `budget` device bytes (both buffers together): the model's block
- * count, or opt.stream_blocks when set (1: the whole matrix in one block); each block's first long
- * row and chunk.
+ * count, or bench.stream_blocks when set (1: the whole matrix in one block); each block's first
+ * long row and chunk.
  */
 static PrStatus
 plan_blocks(GpuEngine *e, StreamedMatrix *m, const LongRows *lr, size_t budget, PrError *err)
@@ -166,9 +166,9 @@ plan_blocks(GpuEngine *e, StreamedMatrix *m, const LongRows *lr, size_t budget, 
 	pr_stream_params_init(&prm);
 	prm.has_val = m->val != NULL;
 	prm.val_bytes = (int) sizeof(double);
-	prm.device_budget = e->opt.stream_blocks == 1 ? SIZE_MAX / 4 : budget;
+	prm.device_budget = e->bench.stream_blocks == 1 ? SIZE_MAX / 4 : budget;
 	prm.pinned_budget = SIZE_MAX / 4;
-	prm.force_blocks = e->opt.stream_blocks > 1 ? e->opt.stream_blocks : 0;
+	prm.force_blocks = e->bench.stream_blocks > 1 ? e->bench.stream_blocks : 0;
 	if (prm.force_blocks > 0)
 	{
 		/* a forced count of a matrix that fits: cut it as asked (each block still holds its
@@ -295,8 +295,7 @@ gpu_streamed_prepare(GpuEngine *e, const PrGraph *g, unsigned needs, size_t room
 				lr_push;
 	size_t		extra,
 				least,
-				budget,
-				cap;
+				budget;
 	PrStatus	st;
 
 	if (s == NULL)
@@ -317,8 +316,7 @@ gpu_streamed_prepare(GpuEngine *e, const PrGraph *g, unsigned needs, size_t room
 		return pr_error_set(err, PR_ERR_NOMEM,
 							"GPU engine: the streamed matrix needs %.1f MiB of device memory beyond the vectors; %.1f MiB are left",
 							(extra + least) / 1048576.0, room / 1048576.0);
-	cap = e->opt.stream_buffer_bytes > 0 ? e->opt.stream_buffer_bytes : PR_STREAM_BUFFER_MAX;
-	budget = std::min((room - extra) / 2, cap) * 2;
+	budget = std::min((room - extra) / 2, PR_STREAM_BUFFER_MAX) * 2;
 	if ((st = plan_blocks(e, &s->pull, &lr_pull, budget, err)) != PR_OK ||
 		(s->has_push && (st = plan_blocks(e, &s->push, &lr_push, budget, err)) != PR_OK))
 		return st;
@@ -343,7 +341,7 @@ gpu_streamed_prepare(GpuEngine *e, const PrGraph *g, unsigned needs, size_t room
 
 	/* registered when allowed and CUDA agrees, else staged, else pageable */
 	s->mode = STREAM_STAGED;
-	if (!e->opt.stream_stage && register_host(e, s))
+	if (!e->bench.stream_stage && register_host(e, s))
 		s->mode = STREAM_REGISTERED;
 	if (s->mode == STREAM_STAGED)
 		for (int i = 0; i < 2; i++)

@@ -4,6 +4,8 @@
  * vector exchanged with ncclAllGather after each product (see pr_multi.h).
  */
 #include "pr_multi.h"
+#include "pr_partition.h"
+#include "pr_plan.h"
 #include "pr_multi_kernels.cuh"
 #include "pr_gpu_tiled.h"
 #include "pr_gpu_status.h"
@@ -435,7 +437,7 @@ host_prepare(const PrMultiOptions *opt, int n_gpus, bool fp64, int64_t n, const 
 
 	pr_partition_options_init(&popt);
 	popt.n_parts = n_gpus;
-	popt.method = opt->method;
+	popt.method = (PrPartitionMethod) opt->method;
 	if ((st = pr_partition_build(n, ptr, &popt, &pr_malloc_allocator, &hp->part, err)) != PR_OK)
 		return st;
 	hp->inv_out.assign((size_t) n + 1, 0.0);
@@ -846,7 +848,7 @@ pr_multi_prepare(PrMulti *m, int64_t n, const int64_t *ptr, const int32_t *col, 
 	m->report.upload_seconds = pr_clock_seconds() - t0;
 	m->report.kernel = m->opt.kernel == PR_MULTI_KERNEL_CUSPARSE ? "cusparse" : tiled ? "tiled" : "csr";
 	m->report.precision = m->fp64 ? "fp64" : "fp32";
-	m->report.method = pr_partition_method_name(m->opt.method);
+	m->report.method = pr_partition_method_name((PrPartitionMethod) m->opt.method);
 	m->report.n_nodes = n;
 	m->report.n_edges = ptr[n];
 	m->report.stride = m->part.stride;
@@ -874,16 +876,6 @@ pr_multi_report(PrMulti *m, PrMultiReport *out, PrError *err)
 }
 
 /* ---- one iteration ---- */
-
-/* z[s] = x[s] * inv[s] over all slots (fp64: the product's input, P's values taken from z). */
-template <typename T>
-static __global__ void __launch_bounds__(PRM_THREADS)
-k_scale(int64_t n, const T *__restrict__ x, const double *__restrict__ inv, T *__restrict__ z)
-{
-	for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < n;
-		 i += (int64_t) gridDim.x * blockDim.x)
-		z[i] = (T) ((double) x[i] * inv[i]);
-}
 
 /*
  * Enqueues GPU G's product input from the whole x[src] on its stream, once per iteration:

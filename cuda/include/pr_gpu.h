@@ -50,51 +50,19 @@ typedef enum PrGpuPrecision
 	PR_GPU_FP64					/* double vectors (default) */
 } PrGpuPrecision;
 
-/* Where the sparse matrices live (doc/DESIGN.md, "Resident or streamed"). */
-typedef enum PrGpuResidency
-{
-	PR_GPU_RESIDENCY_AUTO = 0,	/* resident when the layouts fit the device (and the budget), else
-								 * streamed when the vectors and two block buffers do */
-	PR_GPU_RESIDENCY_RESIDENT,	/* resident only (prepare fails when they do not fit) */
-	PR_GPU_RESIDENCY_STREAMED	/* streamed from host memory every product */
-} PrGpuResidency;
-
-/* Engine settings; pr_gpu_options_init fills the defaults. */
+/*
+ * Engine settings, the ones the service sets (from powerrank.gpu_device, gpu_precision,
+ * gpu_kernel and gpu_memory); pr_gpu_options_init fills the defaults.  The benchmark's and the
+ * device tests' further settings are in pr_gpu_bench.h.
+ */
 typedef struct PrGpuOptions
 {
 	int			device;			/* CUDA device ordinal */
 	PrGpuPrecision precision;
 	PrGpuKernel kernel;
-	size_t		memory_budget;	/* most device bytes the engine may take; 0 = what is free */
+	size_t		memory_budget;	/* most device bytes the engine may take; 0 = what is free; the
+								 * matrices are streamed when the resident layouts do not fit */
 	PrGpuOrder	order;			/* the private order of an explicit kernel (auto tries several) */
-	int			measure_reps;	/* auto: timed products of each candidate (default 5; 0: no timing,
-								 * the model's choice in degree order) */
-	bool		cusparse_default_alg;	/* cuSPARSE: the library's default SpMV algorithm (not
-										 * bit-identical run to run: the benchmark's baseline)
-										 * instead of the deterministic CSR_ALG2 (default false) */
-	int64_t		tile_width;		/* tiled: columns per tile; 0 = the model chooses */
-	int			vec_threshold;	/* tiled: rows this long become CSR-vector workloads; 0 = model */
-	int			chunk;			/* longest warp workload before a row is cut (0 = 4096) */
-	int			n_smem_tiles;	/* tiled: leading shared-memory tiles (16-bit ids); -1 = model */
-	int64_t		smem_width;		/* tiled: columns per shared-memory tile; 0 = 48K (fp32) / 24K (fp64) */
-	bool		l2_persist;		/* keep the gathered vector in L2 (access-policy window); default false */
-	const char *model_text;		/* performance-model table (pr_model_parse form); NULL = built in */
-	int			compact_partials;	/* tiled: later tiles write compact partials that a merge pass
-									 * adds (1), add into y in place (0), or the model picks (-1,
-									 * default; only when its table has a merge cost 'm') */
-	int			plan_threads;	/* host planning threads (0: the online CPUs) */
-	bool		push_local;		/* the warm start's local part along out-edge lists made on first
-								 * use (default true; false: two passes over the pull CSR) */
-	int64_t		push_local_cap; /* entries of a push step's list (0: the default; for tests) */
-	int64_t		local_product_entries;	/* a second step that does not fit its push list and would
-										 * list at least this many entries is one product over the
-										 * whole matrix instead of a pass (0: m / 16; for tests) */
-	PrGpuResidency residency;	/* resident, streamed, or the choice by size (default auto) */
-	bool		stream_stage;	/* streamed: stage blocks through pinned buffers instead of
-								 * registering the graph's host arrays (default false; for tests) */
-	int64_t		stream_blocks;	/* streamed: blocks per matrix (0: the block plan's model; 1: whole) */
-	size_t		stream_buffer_bytes;	/* streamed: most bytes of each of the two device buffers
-										 * (0: PR_STREAM_BUFFER_MAX, 256 MiB) */
 } PrGpuOptions;
 
 /* What prepare() chose and what it costs, for reports and the benchmark. */
@@ -131,7 +99,6 @@ typedef struct PrGpuReport
 									 * or a product */
 	int64_t		push_local_product; /* ... of which the second step was one product */
 	double		bytes_per_edge; /* matrix_bytes / n_edges */
-	size_t		l2_persist_bytes;	/* L2 set aside for the gathered vector (0: none) */
 	double		predicted_ms;	/* model's time of one product (< 0 if no model entry) */
 	double		plan_seconds;	/* host planning time, of which: */
 	double		host_seconds;	/*   host arrays before the plan (ids, 1 / out-strengths) */
@@ -157,15 +124,8 @@ PrEngine   *pr_gpu_engine_create(const PrGpuOptions *opts, PrError *err);
 /* Copies the report of a prepared GPU engine (PR_ERR_INVALID before prepare). */
 PrStatus	pr_gpu_engine_report(PrEngine *engine, PrGpuReport *out, PrError *err);
 
-/* The CUDA stream the engine runs on (a cudaStream_t), for timing with events. */
-void	   *pr_gpu_engine_stream(PrEngine *engine);
-
 /* Number of CUDA devices (0 when none or no driver). */
 int			pr_gpu_device_count(void);
-
-/* The built-in performance-model table (measured on an H100 by bench/gpu calibration). */
-extern const char pr_gpu_model_h100[];
-
 
 /* ---- the cold call's graph build: a graph's flat form (pr_graph_flat.h) built on the GPU from its edge
  * rows, in the engine process.  The result is byte for byte what pr_graph_build + pr_graph_write_flat
@@ -199,15 +159,6 @@ typedef struct PrGpuBuildReport
 PrStatus	pr_gpu_build_flat(int device, const int64_t *src, const int64_t *dst, size_t m,
 							  bool undirected, void *out, size_t capacity, int n_threads,
 							  PrGpuBuildReport *report, PrError *err);
-
-/*
- * Copies bytes of host memory (pageable, e.g. a shared-memory segment) to device memory by up to
- * n_threads host threads, each through its own pinned buffers and stream (kept for the life of
- * the process); returns when the copy is complete.  Several times faster than one cudaMemcpy from
- * pageable memory for large arrays.
- */
-PrStatus	pr_gpu_copy_to_device(int device, void *dst, const void *src, size_t bytes,
-								  int n_threads, PrError *err);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
 /*
  * pr_multi.h — several GPUs (plain C header; CUDA + NCCL implementation in pr_multi.cu, built
  * into libpowerrank_multi.so by cuda/Makefile.multi).  A graph larger than one GPU's memory runs
- * on the single-GPU engine's streamed matrices (pr_gpu.h, PrGpuResidency).
+ * on the single-GPU engine's streamed matrices (doc/DESIGN.md, "Resident or streamed").
  *
  * 1. Several GPUs, one process: the rows of the pull matrix are partitioned across the local GPUs
  *    (cuda/plan/pr_partition.h: about equal edges and rows per GPU, each GPU's rows a contiguous
@@ -39,12 +39,13 @@
 #define PR_MULTI_H
 
 #include "pr_common.h"
-#include "pr_partition.h"
-#include "pr_plan.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* A performance-model table (cuda/plan/pr_plan.h), for the tiled kernel's layout choice. */
+struct PrModel;
 
 /* Most GPUs one PrMulti drives. */
 #define PR_MULTI_MAX_GPUS 16
@@ -68,7 +69,8 @@ typedef enum PrMultiPrecision
 typedef struct PrMultiOptions
 {
 	int			n_gpus;			/* GPUs 0 .. n_gpus-1; 0 = every visible GPU */
-	PrPartitionMethod method;	/* default greedy */
+	int			method;			/* the rows' partition, a PrPartitionMethod (cuda/plan/
+								 * pr_partition.h; default greedy) */
 	PrMultiKernel kernel;
 	int			check_every;	/* read the residual every this many iterations (default 1) */
 	PrMultiPrecision precision; /* default fp64 (as the single-GPU engine and the setting) */
@@ -94,7 +96,7 @@ typedef struct PrMultiOptions
 	int			tiled_smem_tiles;	/* default 8 */
 	int			tiled_vec_threshold;	/* default 128 */
 	bool		tiled_compact;	/* compact partials + merge (default true) */
-	const PrModel *tiled_model; /* default NULL */
+	const struct PrModel *tiled_model;	/* default NULL */
 } PrMultiOptions;
 
 /* Fills the defaults (all GPUs, greedy, CSR kernel, fp64, compact exchange, check every iteration, no

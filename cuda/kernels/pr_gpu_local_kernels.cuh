@@ -301,4 +301,15 @@ k_local_long_rows(int64_t n_long, int k, const int32_t *__restrict__ long_row,
 	}
 }
 
+/* CUB's select predicate: a row the first pass marked. */
+struct MarkedRow
+{
+	const uint32_t *flags;
+
+	__device__ __forceinline__ bool operator()(int32_t v) const
+	{
+		return flags[v] != 0;
+	}
+};
+
 #endif							/* PR_GPU_LOCAL_KERNELS_CUH */

@@ -1,7 +1,8 @@
 /*
  * pr_multi_kernels.cuh — the kernels of the multi-GPU PageRank (pr_multi.cu): a CSR product over
- * rows sorted by descending length, and the PageRank update
- * with its fixed-order reductions.  Every sum is taken in a fixed order (same bits run to run).
+ * rows sorted by descending length, the PageRank update with its fixed-order reductions, and the
+ * product's inputs and outputs (the column gather, the scaling by 1 / out_strength, the packing of
+ * the compact exchange).  Every sum is taken in a fixed order (same bits run to run).
  * The kernels are static: each .cu that includes this file gets its own copy.  T is the type of
  * the vectors and matrix values: float (fp32) or double (fp64); reductions are double either way.
  */
@@ -221,6 +222,16 @@ k_pack(int64_t n, const int32_t *__restrict__ pack, const T *__restrict__ own, T
 	for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < n;
 		 i += (int64_t) gridDim.x * blockDim.x)
 		send[i] = pack[i] >= 0 ? own[pack[i]] : (T) 0;
+}
+
+/* z[s] = x[s] * inv[s] over all slots (fp64: the product's input, P's values taken from z). */
+template <typename T>
+static __global__ void __launch_bounds__(PRM_THREADS)
+k_scale(int64_t n, const T *__restrict__ x, const double *__restrict__ inv, T *__restrict__ z)
+{
+	for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < n;
+		 i += (int64_t) gridDim.x * blockDim.x)
+		z[i] = (T) ((double) x[i] * inv[i]);
 }
 
 #endif							/* PR_MULTI_KERNELS_CUH */

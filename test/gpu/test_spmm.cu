@@ -21,7 +21,7 @@
  * Prints a line per case (PASS / FAIL) and "N passed, N failed" last; exits non-zero on a failure.
  */
 #include "pr_driver.h"
-#include "pr_gpu.h"
+#include "pr_gpu_bench.h"
 #include "pr_graph.h"
 #include "pr_residency.h"
 
@@ -197,16 +197,17 @@ static const Streaming streamings[] = {
 /* Sets the options of a streamed case (slots and push as the run prepares them); the budget
  * under auto lies between pr_residency's streamed and resident sizes, a quarter of the way up. */
 static void
-set_streaming(PrGpuOptions *o, const Streaming *sm, const PrGraph *g, int k, int slots, bool push)
+set_streaming(PrGpuOptions *o, PrGpuBenchOptions *b, const Streaming *sm, const PrGraph *g, int k,
+			  int slots, bool push)
 {
 	PrResidencyInput in;
 	PrResidencyChoice c;
 
-	o->stream_stage = sm->stage;
-	o->stream_blocks = sm->blocks;
+	b->stream_stage = sm->stage;
+	b->stream_blocks = sm->blocks;
 	if (!sm->by_budget)
 	{
-		o->residency = PR_GPU_RESIDENCY_STREAMED;
+		b->residency = PR_GPU_RESIDENCY_STREAMED;
 		return;
 	}
 	memset(&in, 0, sizeof(in));
@@ -219,7 +220,7 @@ set_streaming(PrGpuOptions *o, const Streaming *sm, const PrGraph *g, int k, int
 	in.push = push;
 	in.free_bytes = (size_t) 1 << 50;
 	pr_residency_choose(&in, &c);
-	o->residency = PR_GPU_RESIDENCY_AUTO;
+	b->residency = PR_GPU_RESIDENCY_AUTO;
 	o->memory_budget = c.streamed_bytes + (c.resident_bytes > c.streamed_bytes ? (c.resident_bytes - c.streamed_bytes) / 4 : 0);
 }
 
@@ -254,6 +255,7 @@ run_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k, 
 	std::vector<double> x(total), got(total), again(total), ref, mag;
 	std::vector<int64_t> terms;
 	PrGpuOptions o;
+	PrGpuBenchOptions b;
 	PrGpuReport rep;
 	PrError		err;
 	PrEngine   *e;
@@ -263,6 +265,7 @@ run_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k, 
 	for (size_t i = 0; i < total; i++)
 		x[i] = signed_unit(&seed);
 	pr_gpu_options_init(&o);
+	pr_gpu_bench_options_init(&b);
 	o.precision = precision;
 	snprintf(graph_name, sizeof(graph_name), "%s%s%s", el.name, layout || streaming ? " " : "",
 			 layout ? layout->name : streaming ? streaming->name : "");
@@ -272,8 +275,8 @@ run_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, int k, 
 		o.order = layout->order;
 	}
 	if (streaming != NULL)
-		set_streaming(&o, streaming, g, k, 3, true);
-	e = pr_gpu_engine_create(&o, &err);
+		set_streaming(&o, &b, streaming, g, k, 3, true);
+	e = pr_gpu_bench_engine_create(&o, &b, &err);
 	if (e == NULL)
 	{
 		report(false, graph_name, prec, k, "engine", err.message);
@@ -381,6 +384,7 @@ run_warm_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, in
 	PrIterOptions tight, o;
 	PrRunStats	st_exact, st_warm, st_again, st_cold;
 	PrGpuOptions go;
+	PrGpuBenchOptions gb;
 	PrGpuReport rep;
 	PrError		err;
 	PrEngine   *cpu = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
@@ -423,15 +427,16 @@ run_warm_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, in
 	o = tight;
 	o.tolerance = 1e-6;
 	pr_gpu_options_init(&go);
+	pr_gpu_bench_options_init(&gb);
 	go.precision = precision;
-	go.push_local = local != LOCAL_TWO_PASSES;
+	gb.push_local = local != LOCAL_TWO_PASSES;
 	/* first step only: room for the sources' out-edges, not for their out-neighbours' */
 	for (int j = 0; j < k; j++)
 		first_step += g->out_ptr[sources[(size_t) j] + 1] - g->out_ptr[sources[(size_t) j]];
 	if (local == LOCAL_PUSH_FIRST || local == LOCAL_PUSH_FIRST_PRODUCT)
-		go.push_local_cap = first_step;
-	go.local_product_entries = local == LOCAL_PUSH_FIRST_PRODUCT ? 1 : INT64_MAX;
-	e = pr_gpu_engine_create(&go, &err);
+		gb.push_local_cap = first_step;
+	gb.local_product_entries = local == LOCAL_PUSH_FIRST_PRODUCT ? 1 : INT64_MAX;
+	e = pr_gpu_bench_engine_create(&go, &gb, &err);
 	ok = cpu != NULL && e != NULL &&
 		pr_pagerank(cpu, g, 0.85, &r, &tight, exact.data(), &st_exact, &err) == PR_OK &&
 		pr_pagerank(e, g, 0.85, &r, &o, cold.data(), &st_cold, &err) == PR_OK;
@@ -649,6 +654,7 @@ run_streamed_algorithms(const EdgeList &el, const PrGraph *g, PrGpuPrecision pre
 		PrRunStats	s_cpu,
 					s_gpu;
 		PrGpuOptions go;
+		PrGpuBenchOptions gb;
 		PrGpuReport rep;
 		PrEngine   *e;
 		bool		ok;
@@ -680,9 +686,10 @@ run_streamed_algorithms(const EdgeList &el, const PrGraph *g, PrGpuPrecision pre
 			r.weight = weights.data();
 		}
 		pr_gpu_options_init(&go);
+		pr_gpu_bench_options_init(&gb);
 		go.precision = precision;
-		set_streaming(&go, sm, g, k, what == 4 ? 3 : 2, what == 4);
-		e = pr_gpu_engine_create(&go, &err);
+		set_streaming(&go, &gb, sm, g, k, what == 4 ? 3 : 2, what == 4);
+		e = pr_gpu_bench_engine_create(&go, &gb, &err);
 		if (what == 4)
 		{
 			/* staged in 3 blocks: the graph without out-edges (the engine transposes on the host) */
