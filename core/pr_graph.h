@@ -156,9 +156,27 @@ PrStatus	pr_graph_view_flat(const void *buf, size_t size, PrGraph *view, PrError
 /* Only the header, counts and offsets checked (O(1)): for a buffer this program wrote itself. */
 PrStatus	pr_graph_view_flat_header(const void *buf, size_t size, PrGraph *view, PrError *err);
 
-/* The same, the edge arrays' range checks run by up to n_threads threads. */
+/*
+ * The same checks in two streaming passes on up to n_threads threads, for a graph this program's
+ * own processes built (the GPU service's build, the cache's segments): the out-strengths of an
+ * unweighted graph without out-edge arrays are checked against the in-edges by a fingerprint (a
+ * random polynomial evaluated on both sides, pr_graph_flat.c) that a wrong graph passes with a
+ * probability below 2^-41, instead of being counted again.
+ */
 PrStatus	pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph *view,
 									   PrError *err);
+
+/* Seconds pr_graph_view_flat_timed spent in each part of its checks. */
+typedef struct PrFlatCheckTimes
+{
+	double		nodes;			/* header, layout and the node pass */
+	double		edges;			/* the edge pass */
+	double		rest;			/* weights, out-edges, the out-strengths' verdict, dangling list */
+} PrFlatCheckTimes;
+
+/* pr_graph_view_flat_threads, with the time each part of its checks took into times. */
+PrStatus	pr_graph_view_flat_timed(const void *buf, size_t size, int n_threads, PrGraph *view,
+									 PrFlatCheckTimes *times, PrError *err);
 
 /*
  * Lays out a flat graph of g's shape (n_nodes, n_edges, n_dangling, weighted, has_out_edges; its

@@ -5,7 +5,9 @@
  * the buffer (offset 0 = absent).  pr_graph_view_flat checks every invariant the build guarantees
  * (header and layout, row pointers, ids, weights, the derived out-strengths and dangling list; see
  * pr_graph.h) so that a corrupt, truncated or forged buffer is rejected with PR_ERR_INVALID and
- * never crashes a reader or gives a wrong ranking.
+ * never crashes a reader or gives a wrong ranking.  pr_graph_view_flat_threads checks the same in
+ * two streaming passes on threads (one over the nodes, one over the in-edges), an unweighted
+ * graph's out-degrees by fingerprint instead of counting them (see "The out-degree fingerprint").
  */
 #include "pr_graph_flat.h"
 
@@ -242,11 +244,14 @@ ids_in_range(const int32_t *ids, int64_t count, int64_t n)
 	return true;
 }
 
-/* Most threads, and the fewest ids per thread, of the threaded range check. */
+/* Most threads of the checks, and the fewest ids per thread of the out-edges' range check. */
 #define FLAT_MAX_CHECK_THREADS 16
 #define FLAT_PARALLEL_CHECK_IDS ((int64_t) 16 << 20)
 
-/* The fewest edges for which the rows' and derived arrays' checks run threaded. */
+/*
+ * The fewest nodes plus edges for which the node and edge passes run threaded, and for which
+ * pr_graph_view_flat_threads checks an unweighted graph's out-strengths by fingerprint.
+ */
 #define FLAT_PARALLEL_CHECK_ROWS ((int64_t) 1 << 16)
 
 /* A range check split into parts for pr_parallel_run. */
@@ -299,13 +304,6 @@ weights_valid(const double *w, int64_t count)
 		if (!(w[i] >= 0.0) || isinf(w[i]))
 			return false;
 	return true;
-}
-
-/* Points view into a flat buffer after validating it completely; see pr_graph.h. */
-PrStatus
-pr_graph_view_flat(const void *buf, size_t size, PrGraph *view, PrError *err)
-{
-	return pr_graph_view_flat_threads(buf, size, 1, view, err);
 }
 
 /*
@@ -385,95 +383,269 @@ pr_graph_view_flat_header(const void *buf, size_t size, PrGraph *view, PrError *
 	return PR_OK;
 }
 
-/* Checks that the sources of the in-edge rows [v0, v1) are ascending (parallel edges side by side). */
-static bool
-in_rows_sorted(const PrGraph *g, int64_t v0, int64_t v1)
+/*
+ * The out-degree fingerprint.  An unweighted graph's out-strengths are its out-degrees: d_u is the
+ * number of in-edges whose source is u.  Counting them again takes a scattered increment per edge
+ * (contended between threads at the hubs of a power-law graph); instead both sides are evaluated
+ * as one polynomial at a random point, modulo the prime p = 2^61 - 1.  Node u is written as
+ * u = a + 2^b c (a < 2^b, b = 12) and weighs h(u) = x^a y^c for x, y drawn at random from [0, p);
+ * the check is
+ *
+ *     sum over the in-edges e of h(src_e)  ==  sum over the nodes u of out_strength_u h(u)  (mod p).
+ *
+ * The difference of the two sides is F(x, y) = sum_u (d_u - out_strength_u) x^a y^c, and distinct
+ * nodes give distinct monomials.  The out-strengths are first checked to be integers in [0, m], so
+ * every coefficient is below m in size, and m < p (a buffer in memory holds 4 m bytes of sources,
+ * far below 4 p): when any out-strength is wrong, F is a nonzero polynomial of total degree below
+ * 2^b + n / 2^b, and by the Schwartz-Zippel lemma it is 0 at a random point with a probability of
+ * at most that degree / p: below 2^-41 for any graph (n <= 2^31), 3e-15 at n = 2^23.  The point is
+ * drawn anew for each check, so a wrong graph passes with at most that probability whatever the
+ * error, as long as the error does not depend on the point: the check guards against a faulty
+ * build, not against someone who sees the point and forges a buffer for it (pr_graph_view_flat,
+ * the reader of values from users, counts exactly).  The out-degrees' sum is also compared with m,
+ * exactly.
+ */
+#define FP_PRIME ((UINT64_C(1) << 61) - 1)
+
+/* Bits of a node's id that go to x's exponent (b): 2^12 powers of x, n / 2^12 of y. */
+#define FP_LOW_BITS 12
+#define FP_LOW_MASK ((UINT32_C(1) << FP_LOW_BITS) - 1)
+
+/* The powers of the two random coordinates, by which h(u) is two look-ups and a product. */
+typedef struct Fingerprint
 {
-	for (int64_t v = v0; v < v1; v++)
-		for (int64_t e = g->in_ptr[v] + 1; e < g->in_ptr[v + 1]; e++)
-			if (g->in_src[e] < g->in_src[e - 1])
-				return false;
-	return true;
+	uint64_t   *low_powers;		/* x^a for a < 2^b */
+	uint64_t   *high_powers;	/* y^c for c <= (n - 1) >> b */
+} Fingerprint;
+
+/* x mod p, in part: for any x, a value below 2^61 + 8 congruent to it. */
+static inline uint64_t
+fp_fold(uint64_t x)
+{
+	return (x & FP_PRIME) + (x >> 61);
 }
 
-/* A check of the in-edge rows split into parts of nodes for pr_parallel_run: sorted rows, and (when
- * out_degree is set) each node's out-degree counted from the in-edges. */
-typedef struct RowsCheck
+/* x mod p, in part, for x below 2^124: a value below 2^64 congruent to it. */
+static inline uint64_t
+fp_fold_wide(unsigned __int128 x)
 {
-	const PrGraph *g;
-	_Atomic int64_t *out_degree;
-	bool		bad[FLAT_MAX_CHECK_THREADS];
-} RowsCheck;
+	return ((uint64_t) x & FP_PRIME) + (uint64_t) (x >> 61);
+}
 
-/* pr_parallel_run's task: rows of part `part` of n_parts. */
-static void
-rows_check_part(void *arg, int part, int n_parts)
+/* a b mod p, in part (a, b below 2^62): a value below 2^61 + 8 congruent to it. */
+static inline uint64_t
+fp_mul(uint64_t a, uint64_t b)
 {
-	RowsCheck  *c = (RowsCheck *) arg;
-	int64_t		v0,
-				v1;
+	return fp_fold(fp_fold_wide((unsigned __int128) a * b));
+}
 
-	pr_even_range(c->g->n_nodes, part, n_parts, &v0, &v1);
-	c->bad[part] = !in_rows_sorted(c->g, v0, v1);
-	if (c->out_degree != NULL)
-		for (int64_t e = c->g->in_ptr[v0]; e < c->g->in_ptr[v1]; e++)
-			atomic_fetch_add_explicit(&c->out_degree[c->g->in_src[e]], 1, memory_order_relaxed);
+/* x mod p, in full. */
+static inline uint64_t
+fp_reduce(uint64_t x)
+{
+	x = fp_fold(x);
+	return x >= FP_PRIME ? x - FP_PRIME : x;
+}
+
+/* h(u) of node u (u < n), in part. */
+static inline uint64_t
+fp_weight(const Fingerprint *fp, uint32_t u)
+{
+	return fp_mul(fp->low_powers[u & FP_LOW_MASK], fp->high_powers[u >> FP_LOW_BITS]);
 }
 
 /*
- * Sorted in-edge rows by up to n_threads threads; for an unweighted graph without out-edge arrays
- * also its derived arrays: each out_strength is the out-degree counted from the in-edges (integer
- * counts: the same for any order of adding), every node has an edge.  *derived_checked says whether
- * they were (else derived_arrays_valid checks them in order).
+ * A random coordinate in [0, p): the clock, the buffer's address and a count of the calls mixed
+ * (splitmix64's finalizer).  Unpredictable to a build, which is all the check needs of it.
  */
-static PrStatus
-rows_valid_threads(const PrGraph *g, int n_threads, bool *derived_checked, PrError *err)
+static uint64_t
+fp_random_point(const void *buf, uint64_t salt)
 {
-	RowsCheck	c;
-	int64_t		n = g->n_nodes;
-	bool		derived = !g->weighted && !g->has_out_edges;
+	static _Atomic uint64_t calls;
+	double		now = pr_clock_seconds();
+	uint64_t	z;
 
-	*derived_checked = false;
-	if (n_threads > FLAT_MAX_CHECK_THREADS)
-		n_threads = FLAT_MAX_CHECK_THREADS;
-	if (n_threads <= 1 || g->n_edges < FLAT_PARALLEL_CHECK_ROWS)
-		return in_rows_sorted(g, 0, n) ? PR_OK :
-			pr_error_set(err, PR_ERR_INVALID, "graph buffer has unsorted in-edge rows");
-	memset(&c, 0, sizeof(c));
-	c.g = g;
-	if (derived && (c.out_degree = calloc((size_t) n + 1, sizeof(_Atomic int64_t))) == NULL)
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory checking a graph of %lld nodes", (long long) n);
-	pr_parallel_run(rows_check_part, &c, n_threads);
-	for (int t = 0; t < n_threads; t++)
-		if (c.bad[t])
-		{
-			free(c.out_degree);
-			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has unsorted in-edge rows");
-		}
-	if (derived)
+	memcpy(&z, &now, sizeof(z));
+	z ^= (uint64_t) (uintptr_t) buf + salt * UINT64_C(0x9E3779B97F4A7C15) +
+		atomic_fetch_add_explicit(&calls, 1, memory_order_relaxed) * UINT64_C(0xD1B54A32D192ED03);
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	z ^= z >> 31;
+	return z % FP_PRIME;
+}
+
+/* Sets up fp for nodes [0, n) with a fresh random point; false when out of memory. */
+static bool
+fp_init(Fingerprint *fp, int64_t n, const void *buf)
+{
+	int64_t		n_low = (int64_t) 1 << FP_LOW_BITS,
+				n_high = ((n - 1) >> FP_LOW_BITS) + 1;
+	uint64_t	x = fp_random_point(buf, 1),
+				y = fp_random_point(buf, 2);
+
+	fp->low_powers = pr_alloc_array(&pr_malloc_allocator, (size_t) (n_low + n_high), sizeof(uint64_t));
+	if (fp->low_powers == NULL)
+		return false;
+	fp->high_powers = fp->low_powers + n_low;
+	fp->low_powers[0] = 1;
+	for (int64_t a = 1; a < n_low; a++)
+		fp->low_powers[a] = fp_mul(fp->low_powers[a - 1], x);
+	fp->high_powers[0] = 1;
+	for (int64_t c = 1; c < n_high; c++)
+		fp->high_powers[c] = fp_mul(fp->high_powers[c - 1], y);
+	return true;
+}
+
+/* What one part of the node pass found (see node_pass_part). */
+typedef struct NodePart
+{
+	bool		ids_unsorted;
+	bool		pointers_decrease;
+	bool		strength_invalid;
+	bool		degree_invalid;		/* fingerprint only: an out-strength that is no count */
+	bool		dangling_bad;
+	int64_t		zeros;			/* out-strengths equal to 0 */
+	int64_t		edgeless;		/* fingerprint only: first node without edges, or -1 */
+	int64_t		degree_sum;		/* fingerprint only */
+	uint64_t	sum;			/* fingerprint only: out_strength_u h(u) summed, in part */
+} NodePart;
+
+/* What one part of the edge pass found (see edge_pass_part). */
+typedef struct EdgePart
+{
+	bool		out_of_range;
+	bool		unsorted;
+	uint64_t	sum;			/* fingerprint only: h(src_e) summed, in part */
+} EdgePart;
+
+/* The checks that run in parts, one part per thread. */
+typedef struct FlatCheck
+{
+	const PrGraph *g;
+	const Fingerprint *fp;		/* NULL: the out-strengths are checked exactly, later */
+	NodePart	node[FLAT_MAX_CHECK_THREADS];
+	EdgePart	edge[FLAT_MAX_CHECK_THREADS];
+} FlatCheck;
+
+/*
+ * pr_parallel_run's task: the node pass of part `part` of n_parts, over its share of the nodes and
+ * of the dangling list: ids ascending, row pointers never decreasing, out-strengths finite and
+ * >= 0 (counting the zeros), the dangling entries in range, ascending and of out-strength 0; with
+ * the fingerprint also the out-strengths as counts, every node with an edge, and the nodes' side
+ * of the fingerprint.
+ */
+static void
+node_pass_part(void *arg, int part, int n_parts)
+{
+	FlatCheck  *c = (FlatCheck *) arg;
+	const PrGraph *g = c->g;
+	const Fingerprint *fp = c->fp;
+	NodePart	r = {.edgeless = -1};
+	int64_t		n = g->n_nodes,
+				m = g->n_edges,
+				u0,
+				u1,
+				i0,
+				i1;
+
+	pr_even_range(n, part, n_parts, &u0, &u1);
+	for (int64_t u = u0; u < u1; u++)
 	{
-		for (int64_t u = 0; u < n; u++)
-		{
-			int64_t		d = atomic_load_explicit(&c.out_degree[u], memory_order_relaxed);
+		double		d = g->out_strength[u];
 
-			if (g->out_strength[u] != (double) d)
-			{
-				free(c.out_degree);
-				return pr_error_set(err, PR_ERR_INVALID,
-									"graph buffer's out-strength of node %lld is not the sum of its "
-									"out-weights", (long long) g->node_ids[u]);
-			}
-			if (d == 0 && g->in_ptr[u + 1] == g->in_ptr[u])
-			{
-				free(c.out_degree);
-				return pr_error_set(err, PR_ERR_INVALID, "graph buffer has node %lld without edges",
-									(long long) g->node_ids[u]);
-			}
+		r.ids_unsorted |= u > 0 && g->node_ids[u] <= g->node_ids[u - 1];
+		r.pointers_decrease |= g->in_ptr[u + 1] < g->in_ptr[u];
+		r.strength_invalid |= !(d >= 0.0) || isinf(d);
+		r.zeros += d == 0.0;
+		if (fp == NULL)
+			continue;
+		if (!(d >= 0.0 && d <= (double) m) || d != (double) (int64_t) d)
+			r.degree_invalid = true;
+		else
+		{
+			int64_t		degree = (int64_t) d;
+
+			r.degree_sum += degree;
+			r.sum = fp_fold(r.sum + fp_mul((uint64_t) degree, fp_weight(fp, (uint32_t) u)));
+			if (degree == 0 && g->in_ptr[u + 1] == g->in_ptr[u] && r.edgeless < 0)
+				r.edgeless = u;
 		}
-		free(c.out_degree);
-		*derived_checked = true;
 	}
-	return PR_OK;
+	pr_even_range(g->n_dangling, part, n_parts, &i0, &i1);
+	for (int64_t i = i0; i < i1; i++)
+	{
+		int32_t		u = g->dangling[i];
+
+		if (u < 0 || u >= n || (i > 0 && u <= g->dangling[i - 1]) || g->out_strength[u] != 0.0)
+			r.dangling_bad = true;
+	}
+	c->node[part] = r;
+}
+
+/*
+ * The in-edges [first, last) of a part, as one sweep that ignores the rows: whether any source is
+ * out of range, how many sources are below the one before them (from first on, first > 0 included),
+ * and, with fp, the sum of h(source) (an out-of-range source counted as node 0), in part.
+ */
+static inline void
+edge_sweep(const int32_t *src, int64_t first, int64_t last, uint32_t n, const Fingerprint *fp,
+		   EdgePart *r, int64_t *descents)
+{
+	int32_t		previous = first > 0 ? src[first - 1] : INT32_MIN;
+	bool		out_of_range = false;
+	int64_t		down = 0;
+	unsigned __int128 sum = 0;	/* below 2^64 per edge, at most 2^55 edges */
+
+	for (int64_t e = first; e < last; e++)
+	{
+		int32_t		s = src[e];
+
+		out_of_range |= (uint32_t) s >= n;
+		down += s < previous;
+		previous = s;
+		if (fp != NULL)
+		{
+			uint32_t	u = (uint32_t) s < n ? (uint32_t) s : 0;
+
+			sum += fp_fold_wide((unsigned __int128) fp->low_powers[u & FP_LOW_MASK] *
+								fp->high_powers[u >> FP_LOW_BITS]);
+		}
+	}
+	r->out_of_range = out_of_range;
+	r->sum = fp_fold(fp_fold_wide(sum));
+	*descents = down;
+}
+
+/*
+ * pr_parallel_run's task: the edge pass of part `part` of n_parts, over an even share of the
+ * in-edges (row pointers already checked): every source in range, every row ascending, and with
+ * the fingerprint the in-edges' side of it.  A row is ascending when the only descents of the
+ * sources are where a row starts: the sweep counts every descent, then the rows starting in the
+ * share count those allowed.
+ */
+static void
+edge_pass_part(void *arg, int part, int n_parts)
+{
+	FlatCheck  *c = (FlatCheck *) arg;
+	const PrGraph *g = c->g;
+	EdgePart   *r = &c->edge[part];
+	const int32_t *src = g->in_src;
+	const int64_t *ptr = g->in_ptr;
+	int64_t		first,
+				last,
+				descents,
+				allowed = 0;
+
+	pr_even_range(g->n_edges, part, n_parts, &first, &last);
+	if (c->fp != NULL)
+		edge_sweep(src, first, last, (uint32_t) g->n_nodes, c->fp, r, &descents);
+	else
+		edge_sweep(src, first, last, (uint32_t) g->n_nodes, NULL, r, &descents);
+	/* the rows that start in [first, last): one nonempty row starts at each such position */
+	for (int64_t v = pr_csr_row_at(ptr, 0, g->n_nodes, first, 0); v < g->n_nodes && ptr[v] < last; v++)
+		if (ptr[v] > 0 && ptr[v + 1] > ptr[v])
+			allowed += src[ptr[v]] < src[ptr[v] - 1];
+	r->unsorted = descents != allowed;
 }
 
 /* Checks that every in-weight sum is below 2^PR_STRENGTH_LIMIT_EXP (see pr_graph.h). */
@@ -543,10 +715,134 @@ derived_arrays_valid(const PrGraph *g, double *sums, int64_t *out_count, PrError
 	return PR_OK;
 }
 
-/* pr_graph_view_flat with the edge arrays' range checks run by up to n_threads threads. */
-PrStatus
-pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph *view,
-						   PrError *err)
+/* derived_arrays_valid with its scratch arrays allocated and freed. */
+static PrStatus
+derived_arrays_counted(const PrGraph *g, PrError *err)
+{
+	int64_t		n = g->n_nodes;
+	double	   *sums = pr_alloc_array(&pr_malloc_allocator, (size_t) n, sizeof(double));
+	int64_t    *out_count = pr_alloc_array(&pr_malloc_allocator, (size_t) n, sizeof(int64_t));
+	PrStatus	status;
+
+	if (n > 0 && (sums == NULL || out_count == NULL))
+		status = pr_error_set(err, PR_ERR_NOMEM, "out of memory checking a graph of %lld nodes",
+							  (long long) n);
+	else
+		status = derived_arrays_valid(g, sums, out_count, err);
+	pr_free(&pr_malloc_allocator, sums);
+	pr_free(&pr_malloc_allocator, out_count);
+	return status;
+}
+
+/*
+ * The out-strengths of an unweighted graph without out-edge arrays against the fingerprint's two
+ * sides, and every node with an edge.
+ */
+static PrStatus
+derived_arrays_fingerprinted(const PrGraph *g, const FlatCheck *c, int n_parts, PrError *err)
+{
+	uint64_t	nodes = 0,
+				edges = 0;
+	int64_t		degree_sum = 0;
+
+	for (int t = 0; t < n_parts; t++)
+	{
+		if (c->node[t].degree_invalid)
+			return pr_error_set(err, PR_ERR_INVALID,
+								"graph buffer has an out-strength that is not an out-degree");
+		nodes = fp_fold(nodes + c->node[t].sum);
+		edges = fp_fold(edges + c->edge[t].sum);
+		degree_sum += c->node[t].degree_sum;
+	}
+	if (degree_sum != g->n_edges || fp_reduce(nodes) != fp_reduce(edges))
+		return pr_error_set(err, PR_ERR_INVALID,
+							"graph buffer's out-strengths are not the out-degrees of its in-edges");
+	for (int t = 0; t < n_parts; t++)
+		if (c->node[t].edgeless >= 0)
+			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has node %lld without edges",
+								(long long) g->node_ids[c->node[t].edgeless]);
+	return PR_OK;
+}
+
+/* What the node pass found, in the order the checks are reported. */
+static PrStatus
+node_pass_status(const PrGraph *g, const FlatCheck *c, int n_parts, PrError *err)
+{
+	for (int t = 0; t < n_parts; t++)
+		if (c->node[t].ids_unsorted)
+			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has unsorted node ids");
+	for (int t = 0; t < n_parts; t++)
+		if (c->node[t].pointers_decrease || g->in_ptr[0] != 0 || g->in_ptr[g->n_nodes] != g->n_edges)
+			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has bad in-edge row pointers");
+	return PR_OK;
+}
+
+/* What the edge pass found. */
+static PrStatus
+edge_pass_status(const FlatCheck *c, int n_parts, PrError *err)
+{
+	for (int t = 0; t < n_parts; t++)
+		if (c->edge[t].out_of_range)
+			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an in-edge source out of range");
+	for (int t = 0; t < n_parts; t++)
+		if (c->edge[t].unsorted)
+			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has unsorted in-edge rows");
+	return PR_OK;
+}
+
+/*
+ * The checks after the two passes: weights, out-edge arrays, out-strengths (from the node pass),
+ * the out-strengths against the in-edges (by fingerprint when c has one, else counted) and the
+ * dangling list (from the node pass).
+ */
+static PrStatus
+rest_valid(const PrGraph *g, const FlatCheck *c, int n_parts, int n_threads, PrError *err)
+{
+	int64_t		n = g->n_nodes,
+				m = g->n_edges,
+				zeros = 0;
+	PrStatus	status;
+
+	if (g->weighted && !weights_valid(g->in_weight, m))
+		return pr_error_set(err, PR_ERR_INVALID,
+							"graph buffer has an invalid weight (negative, NaN or infinite)");
+	if (g->weighted && !in_sums_valid(g))
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an in-weight sum out of range");
+	if (g->has_out_edges)
+	{
+		if (!row_pointers_valid(g->out_ptr, n, m))
+			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has bad out-edge row pointers");
+		if (!ids_in_range_threads(g->out_dst, m, n, n_threads))
+			return pr_error_set(err, PR_ERR_INVALID,
+								"graph buffer has an out-edge destination out of range");
+	}
+	for (int t = 0; t < n_parts; t++)
+		if (c->node[t].strength_invalid)
+			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an invalid out-strength");
+	status = c->fp != NULL ? derived_arrays_fingerprinted(g, c, n_parts, err)
+		: derived_arrays_counted(g, err);
+	if (status != PR_OK)
+		return status;
+	for (int t = 0; t < n_parts; t++)
+		zeros += c->node[t].zeros;
+	if (zeros != g->n_dangling)
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has a bad dangling list");
+	for (int t = 0; t < n_parts; t++)
+		if (c->node[t].dangling_bad)
+			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has a bad dangling list");
+	return PR_OK;
+}
+
+/*
+ * Validates a flat buffer completely and points view into it (see pr_graph.h): the node pass and
+ * the edge pass on up to n_threads threads each, then what they leave.  The out-strengths of an
+ * unweighted graph without out-edge arrays are checked by fingerprint when fingerprint is set and
+ * the graph is large enough for the threaded passes, else counted.  times, when set, gets the
+ * split.
+ */
+static PrStatus
+flat_view(const void *buf, size_t size, int n_threads, bool fingerprint, PrGraph *view,
+		  PrFlatCheckTimes *times, PrError *err)
 {
 	PrGraph		g;
 	PrFlatHeader header;
@@ -554,18 +850,19 @@ pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph 
 	size_t		counts[PR_FLAT_N_ARRAYS],
 				elem[PR_FLAT_N_ARRAYS];
 	uint64_t	offsets[PR_FLAT_N_ARRAYS];
-	int64_t		n,
-				m;
-	double	   *sums;
-	int64_t    *out_count;
-	bool		derived_checked = false;
+	FlatCheck	c;
+	Fingerprint fp = {0};
+	int			parts = n_threads < FLAT_MAX_CHECK_THREADS ? n_threads : FLAT_MAX_CHECK_THREADS;
+	double		t0 = pr_clock_seconds(),
+				t1,
+				t2;
 	PrStatus	status;
 
 	memset(view, 0, sizeof(*view));
+	if (times != NULL)
+		memset(times, 0, sizeof(*times));
 	if ((status = pr_graph_view_flat_header(buf, size, &g, err)) != PR_OK)
 		return status;
-	n = g.n_nodes;
-	m = g.n_edges;
 
 	/* the layout pr_graph_write_flat gives this shape, exactly */
 	memcpy(&header, buf, sizeof(header));
@@ -573,57 +870,58 @@ pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph 
 		memcmp(header.offset, offsets, sizeof(offsets)) != 0)
 		return pr_error_set(err, PR_ERR_INVALID, "graph buffer's layout is not the one written for its counts");
 
-	/* contents */
-	for (int64_t i = 1; i < n; i++)
-		if (g.node_ids[i] <= g.node_ids[i - 1])
-			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has unsorted node ids");
-	if (!row_pointers_valid(g.in_ptr, n, m))
-		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has bad in-edge row pointers");
-	if (!ids_in_range_threads(g.in_src, m, n, n_threads))
-		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an in-edge source out of range");
-	if ((status = rows_valid_threads(&g, n_threads, &derived_checked, err)) != PR_OK)
-		return status;
-	if (g.weighted && !weights_valid(g.in_weight, m))
-		return pr_error_set(err, PR_ERR_INVALID,
-							"graph buffer has an invalid weight (negative, NaN or infinite)");
-	if (g.weighted && !in_sums_valid(&g))
-		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an in-weight sum out of range");
-	if (g.has_out_edges)
-	{
-		if (!row_pointers_valid(g.out_ptr, n, m))
-			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has bad out-edge row pointers");
-		if (!ids_in_range_threads(g.out_dst, m, n, n_threads))
-			return pr_error_set(err, PR_ERR_INVALID,
-								"graph buffer has an out-edge destination out of range");
-	}
-	if (!weights_valid(g.out_strength, n))
-		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an invalid out-strength");
-	if (!derived_checked)
-	{
-		sums = pr_alloc_array(&pr_malloc_allocator, (size_t) n, sizeof(double));
-		out_count = pr_alloc_array(&pr_malloc_allocator, (size_t) n, sizeof(int64_t));
-		if (n > 0 && (sums == NULL || out_count == NULL))
-			status = pr_error_set(err, PR_ERR_NOMEM, "out of memory checking a graph of %lld nodes",
-								  (long long) n);
-		else
-			status = derived_arrays_valid(&g, sums, out_count, err);
-		pr_free(&pr_malloc_allocator, sums);
-		pr_free(&pr_malloc_allocator, out_count);
-		if (status != PR_OK)
-			return status;
-	}
-	{
-		int64_t		zero = 0;
+	if (parts < 1 || g.n_nodes + g.n_edges < FLAT_PARALLEL_CHECK_ROWS)
+		parts = 1;
+	if (fingerprint && !g.weighted && !g.has_out_edges &&
+		g.n_nodes + g.n_edges >= FLAT_PARALLEL_CHECK_ROWS && !fp_init(&fp, g.n_nodes, buf))
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory checking a graph of %lld nodes",
+							(long long) g.n_nodes);
+	memset(&c, 0, sizeof(c));
+	c.g = &g;
+	c.fp = fp.low_powers != NULL ? &fp : NULL;
 
-		for (int64_t u = 0; u < n; u++)
-			if (g.out_strength[u] == 0.0)
-				zero++;
-		if (zero != g.n_dangling || !ids_in_range(g.dangling, g.n_dangling, n))
-			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has a bad dangling list");
-		for (int64_t i = 0; i < g.n_dangling; i++)
-			if ((i > 0 && g.dangling[i] <= g.dangling[i - 1]) || g.out_strength[g.dangling[i]] != 0.0)
-				return pr_error_set(err, PR_ERR_INVALID, "graph buffer has a bad dangling list");
+	/* the node pass, then the edge pass within the rows it checked */
+	pr_parallel_run(node_pass_part, &c, parts);
+	t1 = pr_clock_seconds();
+	if ((status = node_pass_status(&g, &c, parts, err)) == PR_OK)
+	{
+		pr_parallel_run(edge_pass_part, &c, parts);
+		status = edge_pass_status(&c, parts, err);
 	}
-	*view = g;
-	return PR_OK;
+	t2 = pr_clock_seconds();
+	if (status == PR_OK)
+		status = rest_valid(&g, &c, parts, n_threads, err);
+	pr_free(&pr_malloc_allocator, fp.low_powers);
+	if (times != NULL)
+	{
+		times->nodes = t1 - t0;
+		times->edges = t2 - t1;
+		times->rest = pr_clock_seconds() - t2;
+	}
+	if (status == PR_OK)
+		*view = g;
+	return status;
+}
+
+/* Points view into a flat buffer after validating it completely; see pr_graph.h. */
+PrStatus
+pr_graph_view_flat(const void *buf, size_t size, PrGraph *view, PrError *err)
+{
+	return flat_view(buf, size, 1, false, view, NULL, err);
+}
+
+/* pr_graph_view_flat on up to n_threads threads, by fingerprint where it applies; see pr_graph.h. */
+PrStatus
+pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph *view,
+						   PrError *err)
+{
+	return flat_view(buf, size, n_threads, true, view, NULL, err);
+}
+
+/* pr_graph_view_flat_threads with the time of its parts; see pr_graph.h. */
+PrStatus
+pr_graph_view_flat_timed(const void *buf, size_t size, int n_threads, PrGraph *view,
+						 PrFlatCheckTimes *times, PrError *err)
+{
+	return flat_view(buf, size, n_threads, true, view, times, err);
 }

@@ -185,6 +185,7 @@ build_on_service(RankRun *run, const GraphCacheKey *key, dsm_segment *segment,
 {
 	ServiceOutcome outcome;
 	PrGraph		view;
+	PrFlatCheckTimes checks;
 	PrError		err = {0};
 	double		started = pr_clock_seconds(),
 				built;
@@ -199,18 +200,19 @@ build_on_service(RankRun *run, const GraphCacheKey *key, dsm_segment *segment,
 	}
 	built = pr_clock_seconds();
 	/* checked as every reader of a flat graph from elsewhere checks it */
-	if (pr_graph_view_flat_threads(dsm_segment_address(segment), outcome.built_bytes,
-								   powerrank_thread_count(), &view, &err) != PR_OK)
+	if (pr_graph_view_flat_timed(dsm_segment_address(segment), outcome.built_bytes,
+								 powerrank_thread_count(), &view, &checks, &err) != PR_OK)
 	{
 		*rows_lost = true;
 		elog(WARNING, "powerrank: the GPU service built a graph that fails its checks (%s); building it in this backend",
 			 err.message);
 		return false;
 	}
-	elog(DEBUG1, "powerrank: graph of %zu rows built by the GPU service in %.1f ms (request %.1f ms, of which engine %.1f ms: upload %.1f, ids %.1f, sort %.1f, download %.1f; checks of the flat graph %.1f ms)",
+	elog(DEBUG1, "powerrank: graph of %zu rows built by the GPU service in %.1f ms (request %.1f ms, of which engine %.1f ms: upload %.1f, ids %.1f, sort %.1f, download %.1f; checks of the flat graph %.1f ms: nodes %.1f, edges %.1f, rest %.1f)",
 		 edges->count, (pr_clock_seconds() - started) * 1000.0, (built - started) * 1000.0, outcome.seconds * 1000.0,
 		 outcome.build_times[0] * 1000.0, outcome.build_times[1] * 1000.0,
-		 outcome.build_times[2] * 1000.0, outcome.build_times[3] * 1000.0, (pr_clock_seconds() - built) * 1000.0);
+		 outcome.build_times[2] * 1000.0, outcome.build_times[3] * 1000.0, (pr_clock_seconds() - built) * 1000.0,
+		 checks.nodes * 1000.0, checks.edges * 1000.0, checks.rest * 1000.0);
 	if (graph_cache_publish_segment(key, segment, outcome.built_bytes, &view, run->skipped_rows))
 	{
 		/* the cache holds the segment now: map it again as a reader (a hit) */

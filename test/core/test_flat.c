@@ -98,10 +98,49 @@ test_flat_parallel_write(void)
 	pr_graph_free(&g, &pr_malloc_allocator);
 }
 
+/* The thread counts the threaded checks run on in the tests. */
+static const int check_threads[] = {1, 2, 4, 16};
+
 /*
- * The threaded checks of an unweighted graph without out-edge arrays (rows sorted, out-strengths
- * counted from the in-edges): a good graph views back; a forged out-strength, an unsorted row and a
- * node without edges are rejected as the sequential checks reject them.
+ * Expects every thread count of pr_graph_view_flat_threads to reject buf with a message containing
+ * want, and pr_graph_view_flat (counted) with one containing want_exact.
+ */
+static void
+expect_rejected(const void *buf, size_t size, const char *want, const char *want_exact,
+				const char *what)
+{
+	PrGraph		view;
+	PrError		err;
+
+	for (size_t i = 0; i < sizeof(check_threads) / sizeof(check_threads[0]); i++)
+	{
+		memset(&err, 0, sizeof(err));
+		CHECKF(pr_graph_view_flat_threads(buf, size, check_threads[i], &view, &err) == PR_ERR_INVALID,
+			   "%s accepted on %d threads", what, check_threads[i]);
+		CHECKF(strstr(err.message, want) != NULL, "%s on %d threads: message \"%s\"", what,
+			   check_threads[i], err.message);
+		CHECK(view.n_nodes == 0 && view.in_ptr == NULL);
+	}
+	memset(&err, 0, sizeof(err));
+	CHECKF(pr_graph_view_flat(buf, size, &view, &err) == PR_ERR_INVALID, "%s accepted counted", what);
+	CHECKF(strstr(err.message, want_exact) != NULL, "%s counted: message \"%s\"", what, err.message);
+}
+
+/* Node index of an id in g, or -1. */
+static int64_t
+node_of_id(const PrGraph *g, int64_t id)
+{
+	return reference_index(g->node_ids, g->n_nodes, id);
+}
+
+/*
+ * The checks of an unweighted graph without out-edge arrays large enough for the threaded passes
+ * and the out-degree fingerprint, on 1, 2, 4 and 16 threads: a good graph views back, and every
+ * corruption the passes look for is rejected, as pr_graph_view_flat rejects it — out-strengths
+ * off by one, moved between two nodes (the sum kept: only the fingerprint sees it), not whole, or
+ * negative; a row out of order inside a part and across each part boundary; a source out of
+ * range; unsorted ids; bad row pointers; a node without edges (the out-strengths consistent);
+ * dangling lists out of order, naming a node with edges, or out of range.
  */
 void
 test_flat_threaded_checks(void)
@@ -109,46 +148,178 @@ test_flat_threaded_checks(void)
 	EdgeList	e;
 	PrBuildOptions opt = {false, false, 2, NULL, NULL, NULL};
 	PrGraph		g,
-				view;
+				view,
+				f;
 	PrError		err;
 	size_t		size;
 	char	   *buf,
 			   *copy;
-	PrGraph		forged;
-	int64_t		row = -1;
+	int64_t		n,
+				m,
+				row = -1,
+				lonely,
+				target;
+	const int64_t lonely_id = 1000000;	/* one edge, to id 0, and none in */
+	int			boundaries = 0;
 
-	edges_random(&e, 200000, 40000, 1, 1, false, 17);
+	edges_random(&e, 200000, 40000, 0, 1, false, 17);
+	e.src[0] = lonely_id;
+	e.dst[0] = 0;
 	CHECK(pr_graph_build(e.src, e.dst, NULL, e.m, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
 	edges_free(&e);
+	n = g.n_nodes;
+	m = g.n_edges;
+	CHECK(n + m >= ((int64_t) 1 << 16) && g.n_dangling > 2);
 	buf = write_flat(&g, &size);
-	CHECK(pr_graph_view_flat_threads(buf, size, 4, &view, &err) == PR_OK && graphs_equal(&g, &view));
-	copy = malloc(size);
+	for (size_t i = 0; i < sizeof(check_threads) / sizeof(check_threads[0]); i++)
+		CHECKF(pr_graph_view_flat_threads(buf, size, check_threads[i], &view, &err) == PR_OK &&
+			   graphs_equal(&g, &view), "%d threads", check_threads[i]);
+	copy = aligned_alloc(8, (size + 7) & ~(size_t) 7);
+#define FORGE() (memcpy(copy, buf, size), pr_graph_view_flat_header(copy, size, &f, &err))
+#define STRENGTH(u) (((double *) f.out_strength)[u])
+#define SRC(i) (((int32_t *) f.in_src)[i])
 
-	/* an out-strength one too large */
-	memcpy(copy, buf, size);
-	CHECK(pr_graph_view_flat_header(copy, size, &forged, &err) == PR_OK);
-	((double *) forged.out_strength)[g.n_nodes / 2] += 1.0;
-	memset(&err, 0, sizeof(err));
-	CHECK(pr_graph_view_flat_threads(copy, size, 4, &view, &err) == PR_ERR_INVALID);
-	CHECKF(strstr(err.message, "is not the sum of its out-weights") != NULL, "message \"%s\"", err.message);
+	/* out-strengths */
+	CHECK(FORGE() == PR_OK);
+	STRENGTH(n / 2) += 1.0;
+	expect_rejected(copy, size, "out-strengths are not the out-degrees",
+					"is not the sum of its out-weights", "an out-strength one too large");
+	for (int trial = 0; trial < 3; trial++)
+	{
+		int64_t		a = trial,
+					b = n - 1 - trial;
 
-	/* a row whose first two sources are swapped */
-	for (int64_t v = g.n_nodes - 1; v >= 0 && row < 0; v--)
+		while (g.out_strength[a] == 0.0)
+			a++;
+		CHECK(FORGE() == PR_OK);
+		STRENGTH(a) -= 1.0;		/* one out-edge moved from a to b: the sum stays m */
+		STRENGTH(b) += 1.0;
+		expect_rejected(copy, size, "out-strengths are not the out-degrees",
+						"is not the sum of its out-weights", "an out-degree moved between two nodes");
+	}
+	CHECK(FORGE() == PR_OK);
+	STRENGTH(3) += 0.5;
+	expect_rejected(copy, size, "not an out-degree", "is not the sum of its out-weights",
+					"an out-strength that is not whole");
+	CHECK(FORGE() == PR_OK);
+	STRENGTH(n - 1) = -1.0;
+	expect_rejected(copy, size, "invalid out-strength", "invalid out-strength", "a negative out-strength");
+
+	/* rows: the last row with two different sources, then one across each part boundary */
+	for (int64_t v = n - 1; v >= 0 && row < 0; v--)
 		if (g.in_ptr[v + 1] - g.in_ptr[v] >= 2 && g.in_src[g.in_ptr[v]] != g.in_src[g.in_ptr[v] + 1])
 			row = v;
 	CHECK(row >= 0);
-	memcpy(copy, buf, size);
-	CHECK(pr_graph_view_flat_header(copy, size, &forged, &err) == PR_OK);
-	{
-		int32_t    *src = (int32_t *) forged.in_src;
-		int32_t		t = src[g.in_ptr[row]];
+	CHECK(FORGE() == PR_OK);
+	SRC(g.in_ptr[row]) = g.in_src[g.in_ptr[row] + 1];
+	SRC(g.in_ptr[row] + 1) = g.in_src[g.in_ptr[row]];
+	expect_rejected(copy, size, "unsorted in-edge rows", "unsorted in-edge rows", "a row out of order");
+	for (int parts = 2; parts <= 16; parts *= 2)
+		for (int t = 1; t < parts; t++)
+		{
+			int64_t		cut = m * t / parts;	/* where part t starts (pr_even_range) */
 
-		src[g.in_ptr[row]] = src[g.in_ptr[row] + 1];
-		src[g.in_ptr[row] + 1] = t;
-	}
-	memset(&err, 0, sizeof(err));
-	CHECK(pr_graph_view_flat_threads(copy, size, 4, &view, &err) == PR_ERR_INVALID);
-	CHECKF(strstr(err.message, "unsorted in-edge rows") != NULL, "message \"%s\"", err.message);
+			/* the sources at cut - 1 and cut, when they differ within a row, swapped */
+			if (pr_csr_row_at(g.in_ptr, 0, n, cut, 0) != pr_csr_row_at(g.in_ptr, 0, n, cut + 1, 0) ||
+				g.in_src[cut - 1] == g.in_src[cut])
+				continue;
+			boundaries++;
+			CHECK(FORGE() == PR_OK);
+			SRC(cut - 1) = g.in_src[cut];
+			SRC(cut) = g.in_src[cut - 1];
+			expect_rejected(copy, size, "unsorted in-edge rows", "unsorted in-edge rows",
+							"a row out of order at a part boundary");
+		}
+	CHECKF(boundaries >= 10, "%d of the 26 part boundaries inside a row", boundaries);
+	CHECK(FORGE() == PR_OK);
+	SRC(m - 1) = (int32_t) n;
+	expect_rejected(copy, size, "source out of range", "source out of range", "a source out of range");
+	CHECK(FORGE() == PR_OK);
+	SRC(m / 3) = -1;
+	expect_rejected(copy, size, "source out of range", "source out of range", "a negative source");
+
+	/* ids and row pointers */
+	CHECK(FORGE() == PR_OK);
+	((int64_t *) f.node_ids)[n / 2] = g.node_ids[n / 2 - 1];
+	expect_rejected(copy, size, "unsorted node ids", "unsorted node ids", "two equal ids");
+	CHECK(FORGE() == PR_OK);
+	((int64_t *) f.in_ptr)[n / 3] = g.in_ptr[n / 3 + 1] + 1;
+	expect_rejected(copy, size, "row pointers", "row pointers", "a decreasing row pointer");
+
+	/*
+	 * A node without edges: the lonely node's one out-edge (in the row of id 0) given to the
+	 * source beside it in that row, the out-strengths moved with it, so that they stay right.
+	 */
+	lonely = node_of_id(&g, lonely_id);
+	target = node_of_id(&g, 0);
+	CHECK(lonely >= 0 && target >= 0 && g.out_strength[lonely] == 1.0 &&
+		  g.in_ptr[target + 1] - g.in_ptr[target] >= 2);
+	CHECK(FORGE() == PR_OK);
+	for (int64_t i = g.in_ptr[target]; i < g.in_ptr[target + 1]; i++)
+		if (g.in_src[i] == lonely)
+		{
+			int32_t		other = i > g.in_ptr[target] ? g.in_src[i - 1] : g.in_src[i + 1];
+
+			SRC(i) = other;
+			STRENGTH(lonely) = 0.0;
+			STRENGTH(other) += 1.0;
+		}
+	expect_rejected(copy, size, "without edges", "without edges", "a node without edges");
+
+	/* dangling lists */
+	CHECK(FORGE() == PR_OK);
+	((int32_t *) f.dangling)[0] = g.dangling[1];
+	((int32_t *) f.dangling)[1] = g.dangling[0];
+	expect_rejected(copy, size, "dangling list", "dangling list", "a dangling list out of order");
+	CHECK(FORGE() == PR_OK);
+	((int32_t *) f.dangling)[g.n_dangling - 1] = g.in_src[0];
+	expect_rejected(copy, size, "dangling list", "dangling list", "a dangling node with out-edges");
+	CHECK(FORGE() == PR_OK);
+	((int32_t *) f.dangling)[g.n_dangling / 2] = (int32_t) n;
+	expect_rejected(copy, size, "dangling list", "dangling list", "a dangling entry out of range");
+#undef FORGE
+#undef STRENGTH
+#undef SRC
+	free(copy);
+	free(buf);
+	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
+/*
+ * A weighted graph with out-edge arrays large enough for the threaded passes: its out-strengths
+ * are counted (no fingerprint) after the passes, on any number of threads.
+ */
+void
+test_flat_threaded_checks_weighted(void)
+{
+	EdgeList	e;
+	PrBuildOptions opt = {false, true, 2, NULL, NULL, NULL};
+	PrGraph		g,
+				view,
+				f;
+	PrError		err;
+	size_t		size;
+	char	   *buf,
+			   *copy;
+
+	edges_random(&e, 100000, 20000, 0, 1, true, 23);
+	CHECK(pr_graph_build(e.src, e.dst, e.weight, e.m, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
+	edges_free(&e);
+	buf = write_flat(&g, &size);
+	for (size_t i = 0; i < sizeof(check_threads) / sizeof(check_threads[0]); i++)
+		CHECKF(pr_graph_view_flat_threads(buf, size, check_threads[i], &view, &err) == PR_OK &&
+			   graphs_equal(&g, &view), "%d threads", check_threads[i]);
+	copy = aligned_alloc(8, (size + 7) & ~(size_t) 7);
+	memcpy(copy, buf, size);
+	CHECK(pr_graph_view_flat_header(copy, size, &f, &err) == PR_OK);
+	((double *) f.out_strength)[g.n_nodes / 2] += 1.0;
+	expect_rejected(copy, size, "is not the sum of its out-weights", "is not the sum of its out-weights",
+					"a weighted out-strength one too large");
+	memcpy(copy, buf, size);
+	CHECK(pr_graph_view_flat_header(copy, size, &f, &err) == PR_OK);
+	((int32_t *) f.out_dst)[g.n_edges / 2] = (int32_t) g.n_nodes;
+	expect_rejected(copy, size, "destination out of range", "destination out of range",
+					"an out-edge destination out of range");
 	free(copy);
 	free(buf);
 	pr_graph_free(&g, &pr_malloc_allocator);
@@ -382,6 +553,60 @@ test_flat_fuzz(void)
 	CHECK(accepted > 0 && rejected > 0);
 	engine->ops->release(engine);
 	free(scores);
+	free(copy);
+	free(buf);
+	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
+/*
+ * Random bit flips in a graph large enough for the threaded passes and the fingerprint: on 4
+ * threads the check gives the verdict of the counted one, and never crashes.
+ */
+void
+test_flat_fuzz_threaded(void)
+{
+	EdgeList	e;
+	PrBuildOptions opt = {false, false, 2, NULL, NULL, NULL};
+	PrGraph		g,
+				view;
+	PrError		err;
+	size_t		size;
+	char	   *buf,
+			   *copy;
+	uint64_t	state = 777;
+	int			accepted = 0,
+				rejected = 0;
+
+	edges_random(&e, 60000, 12000, 0, 1, false, 31);
+	CHECK(pr_graph_build(e.src, e.dst, NULL, e.m, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
+	edges_free(&e);
+	CHECK(g.n_nodes + g.n_edges >= ((int64_t) 1 << 16));
+	buf = write_flat(&g, &size);
+	copy = aligned_alloc(8, (size + 7) & ~(size_t) 7);
+	for (int trial = 0; trial < 400; trial++)
+	{
+		int			flips = (int) (test_rand(&state) % 3);	/* 0: the intact buffer */
+		PrStatus	counted,
+					threaded;
+
+		memcpy(copy, buf, size);
+		for (int i = 0; i < flips; i++)
+		{
+			size_t		pos = (test_rand(&state) % 4 == 0) ? test_rand(&state) % sizeof(PrFlatHeader)
+				: test_rand(&state) % size;
+
+			copy[pos] ^= (char) (1u << (test_rand(&state) % 8));
+		}
+		counted = pr_graph_view_flat(copy, size, &view, &err);
+		threaded = pr_graph_view_flat_threads(copy, size, 4, &view, &err);
+		CHECKF(counted == threaded, "trial %d: counted %d, threaded %d (%s)", trial, (int) counted,
+			   (int) threaded, err.message);
+		if (threaded == PR_OK)
+			accepted++;
+		else
+			rejected++;
+	}
+	CHECK(accepted > 0 && rejected > 0);
 	free(copy);
 	free(buf);
 	pr_graph_free(&g, &pr_malloc_allocator);

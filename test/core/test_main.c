@@ -27,8 +27,10 @@
 	X(test_flat_round_trip) \
 	X(test_flat_parallel_write) \
 	X(test_flat_threaded_checks) \
+	X(test_flat_threaded_checks_weighted) \
 	X(test_flat_corrupt) \
 	X(test_flat_fuzz) \
+	X(test_flat_fuzz_threaded) \
 	X(test_topk_ties) \
 	X(test_topk_strided) \
 	X(test_topk_vs_sort) \
