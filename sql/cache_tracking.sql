@@ -122,6 +122,81 @@ FROM powerrank_change_log WHERE relid = 'bg'::regclass;
 SELECT * FROM cache_check('bg');
 SELECT * FROM cache_check('bg');
 
+-- The state of the tracking trigger.  DISABLE TRIGGER ALL then ENABLE TRIGGER ALL (what
+-- pg_restore --data-only --disable-triggers runs) leave powerrank_track enabled for origin sessions
+-- only, not ALWAYS: the table is built per call (the answers stay right).  powerrank_cache shows the
+-- state; the first ranking of the table in a session says why in a NOTICE, with the command that
+-- makes it served again, and that command does.
+CREATE TABLE "Track State"(src bigint, dst bigint);
+INSERT INTO "Track State" SELECT g % 40, (g * 3) % 41 FROM generate_series(1, 300) g;
+SELECT powerrank_cache_enable('"Track State"');
+SELECT * FROM cache_check('"Track State"');
+SELECT * FROM cache_check('"Track State"');
+SELECT source, tracking, nodes FROM powerrank_cache WHERE source = '"Track State"'::regclass;
+ALTER TABLE "Track State" DISABLE TRIGGER ALL;
+SELECT source, tracking, nodes FROM powerrank_cache WHERE source = '"Track State"'::regclass;
+INSERT INTO "Track State" VALUES (100, 1);  -- not recorded in the change log
+ALTER TABLE "Track State" ENABLE TRIGGER ALL;
+SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = '"Track State"'::regclass;
+SELECT source, tracking, nodes FROM powerrank_cache WHERE source = '"Track State"'::regclass;
+SELECT count(*) FROM pagerank('"Track State"');
+SELECT cache_hit FROM powerrank_last_run();
+SELECT count(*) FROM pagerank('"Track State"');  -- once per table and session: no NOTICE
+SELECT * FROM cache_check('"Track State"');
+ALTER TABLE public."Track State" ENABLE ALWAYS TRIGGER powerrank_track;
+SELECT source, tracking, nodes FROM powerrank_cache WHERE source = '"Track State"'::regclass;
+SELECT * FROM cache_check('"Track State"');
+SELECT * FROM cache_check('"Track State"');
+SELECT source, tracking, nodes FROM powerrank_cache WHERE source = '"Track State"'::regclass;
+
+-- A tracked table that has no cached graph is listed while its trigger keeps it from being
+-- served (graph columns NULL), to the roles that may read a column of it; a table never tracked
+-- is not listed and gives no NOTICE.
+CREATE TABLE ts2(src bigint, dst bigint);
+INSERT INTO ts2 SELECT g % 30, (g * 7) % 31 FROM generate_series(1, 200) g;
+CREATE TABLE ts_untracked(src bigint, dst bigint);
+INSERT INTO ts_untracked SELECT * FROM ts2;
+SELECT powerrank_cache_enable('ts2');
+SELECT source, tracking, nodes FROM powerrank_cache WHERE source = 'ts2'::regclass;
+ALTER TABLE ts2 DISABLE TRIGGER powerrank_track;
+SELECT source, tracking, columns, directed, nodes, edges, bytes, built_at, last_used, hits, base,
+       changes, in_use, gpu
+FROM powerrank_cache WHERE source = 'ts2'::regclass;
+CREATE ROLE regress_tracking_reader;
+SET ROLE regress_tracking_reader;
+SELECT count(*) AS rows_seen FROM powerrank_cache WHERE source = 'ts2'::regclass;
+RESET ROLE;
+GRANT SELECT (dst) ON ts2 TO regress_tracking_reader;
+SET ROLE regress_tracking_reader;
+SELECT source, tracking FROM powerrank_cache WHERE source = 'ts2'::regclass;
+RESET ROLE;
+REVOKE SELECT (dst) ON ts2 FROM regress_tracking_reader;
+DROP ROLE regress_tracking_reader;
+SELECT count(*) FROM pagerank('ts2');
+SELECT cache_hit FROM powerrank_last_run();
+SELECT count(*) FROM pagerank('ts_untracked');
+SELECT count(*) AS rows_of_untracked FROM powerrank_cache WHERE source = 'ts_untracked'::regclass;
+-- A powerrank_track that is not the tracking trigger (here: INSERT only) is 'altered'; in a new
+-- session the first ranking says so, and powerrank_cache_enable installs the trigger again.
+DROP TRIGGER powerrank_track ON ts2;
+CREATE TRIGGER powerrank_track AFTER INSERT ON ts2
+  FOR EACH STATEMENT EXECUTE FUNCTION powerrank_track_changes();
+ALTER TABLE ts2 ENABLE ALWAYS TRIGGER powerrank_track;
+SELECT source, tracking FROM powerrank_cache WHERE source = 'ts2'::regclass;
+\c :regress_db
+SELECT count(*) FROM pagerank('ts2');
+SELECT cache_hit FROM powerrank_last_run();
+SELECT powerrank_cache_enable('public.ts2');
+SELECT * FROM cache_check('ts2');
+SELECT * FROM cache_check('ts2');
+SELECT source, tracking, nodes FROM powerrank_cache WHERE source = 'ts2'::regclass;
+-- A dropped trigger: the table's graph is 'missing' its tracking and is not served; no NOTICE
+-- (dropping the trigger is how tracking is stopped).
+DROP TRIGGER powerrank_track ON "Track State";
+SELECT source, tracking, nodes FROM powerrank_cache WHERE source = '"Track State"'::regclass;
+SELECT * FROM cache_check('"Track State"');
+DROP TABLE "Track State", ts2, ts_untracked;
+
 -- The change log says when tables changed: only the extension's owner reads it.
 CREATE ROLE regress_log_reader;
 SET ROLE regress_log_reader;

@@ -5,6 +5,8 @@
 -- configuration table and is not dumped: its rows name tables by oid and transactions by id, which
 -- mean nothing (or another table, another transaction) in the restored database.  Instead the
 -- restore's ALTER TABLE ... ENABLE ALWAYS TRIGGER gives each tracked table its first rebase row.
+-- A data-only restore with --disable-triggers leaves the trigger enabled, but not ALWAYS:
+-- powerrank_cache and a NOTICE say so, with the command that serves the table again.
 -- Then pg_cron jobs: cron.job is pg_cron's configuration table, dumped with the extension, and
 -- pg_cron can only be created in cron.database_name's database, so the dump of that database is
 -- restored into a database of the same name in a second cluster.
@@ -61,6 +63,31 @@ SELECT cache_hit FROM powerrank_last_run();
 \c dr_custom
 \i sql/include/dump_restore_check.sql
 
+-- A data-only restore with --disable-triggers (into a database restored schema-only) wraps each
+-- table's data in ALTER TABLE ... DISABLE TRIGGER ALL and ENABLE TRIGGER ALL, which leaves
+-- powerrank_track enabled for origin sessions only, not ALWAYS: the table is ranked right but not
+-- served from the cache.  powerrank_cache shows it, the first ranking says so in a NOTICE, and the
+-- command of its hint makes the table served again.
+CREATE DATABASE dr_data TEMPLATE template0;
+\! "$POWERRANK_BINDIR/pg_restore" --exit-on-error --schema-only -d dr_data "$PG_ABS_BUILDDIR/results/dump_restore.custom"; echo "pg_restore schema: exit $?"
+\! "$POWERRANK_BINDIR/pg_restore" --exit-on-error --data-only --disable-triggers -d dr_data "$PG_ABS_BUILDDIR/results/dump_restore.custom"; echo "pg_restore data: exit $?"
+\c dr_data
+SELECT tgrelid::regclass AS "table", tgname, tgenabled FROM pg_trigger WHERE NOT tgisinternal;
+SELECT source, tracking, nodes FROM powerrank_cache;
+SELECT count(*) FROM pagerank('graphs.follows');
+SELECT cache_hit FROM powerrank_last_run();
+SELECT count(*) FROM pagerank('graphs.follows');
+ALTER TABLE graphs.follows ENABLE ALWAYS TRIGGER powerrank_track;
+SELECT count(*) FROM pagerank('graphs.follows');
+SELECT cache_hit FROM powerrank_last_run();
+SELECT count(*) FROM pagerank('graphs.follows');
+SELECT cache_hit FROM powerrank_last_run();
+SELECT source, tracking, nodes FROM powerrank_cache;
+SELECT what, count(*) AS nodes, count(p.score) FILTER (WHERE p.score = r.score) AS same_scores
+FROM reference r LEFT JOIN pagerank('graphs.follows', weight_column => 'w', tolerance => 1e-12) p
+  USING (node)
+WHERE what = 'follows' GROUP BY what;
+
 -- pg_cron jobs that rank: scheduled in the regression database (cron.database_name), never due
 -- during the test.
 \c :home_db
@@ -95,3 +122,4 @@ DROP TABLE dr_cron_edges, dr_cron_top;
 DROP DATABASE dr_source WITH (FORCE);
 DROP DATABASE dr_plain WITH (FORCE);
 DROP DATABASE dr_custom WITH (FORCE);
+DROP DATABASE dr_data WITH (FORCE);

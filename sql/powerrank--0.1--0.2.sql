@@ -4,11 +4,11 @@
 
 \echo Use "ALTER EXTENSION powerrank UPDATE TO '0.2'" to load this file. \quit
 
--- The update re-creates powerrank_last_run() and the view powerrank_progress (below), which resets
--- their privileges to those of a fresh install.  Where a role granted or revoked any since CREATE
--- EXTENSION, a WARNING gives the statements that set them again; they are to be run after the
--- update, outside it, so that pg_dump keeps them (privileges set inside an extension script count
--- as the extension's own).
+-- The update re-creates powerrank_last_run() and the views powerrank_progress and powerrank_cache
+-- (below), which resets their privileges to those of a fresh install.  Where a role granted or
+-- revoked any since CREATE EXTENSION, a WARNING gives the statements that set them again; they are
+-- to be run after the update, outside it, so that pg_dump keeps them (privileges set inside an
+-- extension script count as the extension's own).
 DO $$
 DECLARE
 	statements text;
@@ -20,7 +20,8 @@ BEGIN
 		JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 		LEFT JOIN pg_catalog.pg_init_privs i ON i.objoid = c.oid
 			 AND i.classoid = 'pg_catalog.pg_class'::pg_catalog.regclass AND i.objsubid = 0
-		WHERE c.oid = 'powerrank_progress'::pg_catalog.regclass
+		WHERE c.oid IN ('powerrank_progress'::pg_catalog.regclass,
+						'powerrank_cache'::pg_catalog.regclass)
 		  AND c.relacl IS DISTINCT FROM i.initprivs
 		UNION ALL
 		SELECT 'FUNCTION', format('%I.%I()', n.nspname, p.proname), p.proacl, p.proowner
@@ -41,8 +42,8 @@ BEGIN
 		  FROM changed, pg_catalog.aclexplode(acl) a
 		  WHERE a.grantee <> owner) s;
 	IF statements IS NOT NULL THEN
-		RAISE WARNING 'the update resets the privileges of powerrank_progress and powerrank_last_run() that were changed since CREATE EXTENSION'
-			USING DETAIL = 'Both are re-created with new columns, with the privileges of a fresh install.',
+		RAISE WARNING 'the update resets the privileges of powerrank_progress, powerrank_cache and powerrank_last_run() that were changed since CREATE EXTENSION'
+			USING DETAIL = 'They are re-created with new columns, with the privileges of a fresh install.',
 				  HINT = E'After the update, run:\n' || statements;
 	END IF;
 END
@@ -85,6 +86,28 @@ COMMENT ON VIEW powerrank_progress IS
 -- Every role may read it; like pg_stat_activity, the details of runs of roles the caller has no
 -- privileges of are NULL unless it is a member of pg_read_all_stats.
 GRANT SELECT ON powerrank_progress TO PUBLIC;
+
+-- powerrank_cache shows each table's tracking state, and lists tracked tables whose trigger keeps
+-- them from being served (a view's columns cannot be added in place: drop and create).
+DROP VIEW powerrank_cache;
+DROP FUNCTION powerrank_cache_entries();
+
+CREATE FUNCTION powerrank_cache_entries(
+	OUT source regclass, OUT tracking text, OUT columns text, OUT directed boolean,
+	OUT nodes bigint, OUT edges bigint, OUT bytes bigint, OUT built_at timestamptz,
+	OUT last_used timestamptz, OUT hits bigint, OUT base xid8, OUT changes bigint, OUT in_use int,
+	OUT gpu text)
+RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'powerrank_cache_entries'
+	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+CREATE VIEW powerrank_cache AS SELECT * FROM powerrank_cache_entries();
+
+COMMENT ON VIEW powerrank_cache IS
+	'Graphs held by the powerrank graph cache with their table''s tracking state, and tracked tables that their trigger keeps from being served, for tables of this database that the caller may read';
+
+-- Every role may read it; the function behind it lists only the tables the caller may SELECT.
+GRANT SELECT ON powerrank_cache TO PUBLIC;
 
 -- powerrank_estimate: what a call would take, without reading the table.
 CREATE FUNCTION powerrank_estimate(
@@ -148,7 +171,7 @@ COMMENT ON EVENT TRIGGER powerrank_ddl IS
 COMMENT ON EVENT TRIGGER powerrank_drop IS
 	'powerrank graph cache: evicts the cached graphs of dropped tables';
 COMMENT ON FUNCTION powerrank_cache_entries() IS
-	'The rows of the powerrank_cache view: graphs cached for tables of this database that the caller may read';
+	'The rows of the powerrank_cache view: graphs cached for tables of this database and tracked tables not served because of their trigger, that the caller may read';
 COMMENT ON FUNCTION powerrank_service_status() IS
 	'The row of the powerrank_service view: state and counters of the GPU service';
 COMMENT ON FUNCTION powerrank_progress_entries() IS

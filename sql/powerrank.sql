@@ -434,21 +434,24 @@ CREATE FUNCTION powerrank_cache_enable(edges text) RETURNS boolean
 COMMENT ON FUNCTION powerrank_cache_enable(text) IS
 	'Tracks changes of a table (owner only) so that its graph can be cached; true when newly installed';
 
+-- One row per cached graph, and one per tracked table whose trigger keeps it from being served
+-- (graph columns NULL); tracking: 'on', 'not always', 'disabled', 'altered' or 'missing'.
 CREATE FUNCTION powerrank_cache_entries(
-	OUT source regclass, OUT columns text, OUT directed boolean, OUT nodes bigint, OUT edges bigint,
-	OUT bytes bigint, OUT built_at timestamptz, OUT last_used timestamptz, OUT hits bigint,
-	OUT base xid8, OUT changes bigint, OUT in_use int, OUT gpu text)
+	OUT source regclass, OUT tracking text, OUT columns text, OUT directed boolean,
+	OUT nodes bigint, OUT edges bigint, OUT bytes bigint, OUT built_at timestamptz,
+	OUT last_used timestamptz, OUT hits bigint, OUT base xid8, OUT changes bigint, OUT in_use int,
+	OUT gpu text)
 RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'powerrank_cache_entries'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION powerrank_cache_entries() IS
-	'The rows of the powerrank_cache view: graphs cached for tables of this database that the caller may read';
+	'The rows of the powerrank_cache view: graphs cached for tables of this database and tracked tables not served because of their trigger, that the caller may read';
 
 CREATE VIEW powerrank_cache AS SELECT * FROM powerrank_cache_entries();
 
 COMMENT ON VIEW powerrank_cache IS
-	'Graphs held by the powerrank graph cache for tables of this database that the caller may read';
+	'Graphs held by the powerrank graph cache with their table''s tracking state, and tracked tables that their trigger keeps from being served, for tables of this database that the caller may read';
 
 -- A view is readable only by its owner until granted; every role may read this one: the function
 -- behind it lists only the tables the caller may SELECT (all of them for pg_read_all_stats).

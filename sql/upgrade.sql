@@ -97,7 +97,7 @@ WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
   AND d.classid IN ('pg_proc'::regclass, 'pg_event_trigger'::regclass)
 GROUP BY d.classid ORDER BY 1;
 
--- Privileges a role changed on the two objects the update re-creates: the update says so, with
+-- Privileges a role changed on the objects the update re-creates: the update says so, with
 -- the statements that set them again; run after it, they restore what the role had.
 CREATE DATABASE upg_privileges TEMPLATE template0;
 \c upg_privileges
@@ -108,15 +108,22 @@ CREATE ROLE regress_upgrade_monitor;
 REVOKE SELECT ON powerrank_progress FROM PUBLIC;
 GRANT SELECT ON powerrank_progress TO regress_upgrade_monitor;
 REVOKE EXECUTE ON FUNCTION powerrank_last_run() FROM PUBLIC;
+REVOKE SELECT ON powerrank_cache FROM PUBLIC;
+GRANT SELECT ON powerrank_cache TO regress_upgrade_monitor;
 ALTER EXTENSION powerrank UPDATE TO '0.2';
 SELECT has_table_privilege('public', 'powerrank_progress', 'SELECT') AS public_reads_progress,
-       has_function_privilege('public', 'powerrank_last_run()', 'EXECUTE') AS public_runs_last_run;
+       has_function_privilege('public', 'powerrank_last_run()', 'EXECUTE') AS public_runs_last_run,
+       has_table_privilege('public', 'powerrank_cache', 'SELECT') AS public_reads_cache;
+REVOKE ALL ON TABLE public.powerrank_cache FROM PUBLIC;
+GRANT SELECT ON TABLE public.powerrank_cache TO regress_upgrade_monitor;
 REVOKE ALL ON TABLE public.powerrank_progress FROM PUBLIC;
 GRANT SELECT ON TABLE public.powerrank_progress TO regress_upgrade_monitor;
 REVOKE ALL ON FUNCTION public.powerrank_last_run() FROM PUBLIC;
 SELECT has_table_privilege('public', 'powerrank_progress', 'SELECT') AS public_reads_progress,
        has_table_privilege('regress_upgrade_monitor', 'powerrank_progress', 'SELECT') AS monitor_reads,
-       has_function_privilege('public', 'powerrank_last_run()', 'EXECUTE') AS public_runs_last_run;
+       has_function_privilege('public', 'powerrank_last_run()', 'EXECUTE') AS public_runs_last_run,
+       has_table_privilege('public', 'powerrank_cache', 'SELECT') AS public_reads_cache,
+       has_table_privilege('regress_upgrade_monitor', 'powerrank_cache', 'SELECT') AS monitor_reads_cache;
 -- An update without changed privileges says nothing (the upg_updated database above).
 
 \c :home_db

@@ -1,6 +1,7 @@
 /*
- * cache_sql.c — the SQL face of the graph cache: the rows of the powerrank_cache view,
- * powerrank_cache_drop() and powerrank_cache_status().
+ * cache_sql.c — the SQL face of the graph cache: the rows of the powerrank_cache view (cached
+ * graphs and the tracking state of their tables), powerrank_cache_drop() and
+ * powerrank_cache_status().
  */
 #include "cache/graph_cache.h"
 #include "service/service.h"
@@ -88,10 +89,40 @@ may_read_entry(const GraphCacheKey *key)
 }
 
 /*
- * powerrank_cache_entries(): one row per graph cached for the current database (the rows of the
- * powerrank_cache view).  Members of pg_read_all_stats (and superusers) see every entry; other
- * roles only the entries of tables they may read (may_read_entry), so that the names and sizes of
- * other tables stay hidden, whether the function is called through the view or directly.
+ * Whether the current user may see the tracking state of relid: it may SELECT the table or one of
+ * its columns.  A table dropped since the trigger was read is not shown.
+ */
+static bool
+may_read_tracking(Oid relid)
+{
+	bool		is_missing = false;
+
+	if (pg_class_aclcheck_ext(relid, GetUserId(), ACL_SELECT, &is_missing) == ACLCHECK_OK)
+		return true;
+	return !is_missing &&
+		pg_attribute_aclcheck_all(relid, GetUserId(), ACL_SELECT, ACLMASK_ANY) == ACLCHECK_OK;
+}
+
+/* True when one of the count entries caches a graph of relid. */
+static bool
+has_entry(const GraphCacheEntryInfo *entries, int count, Oid relid)
+{
+	int			i;
+
+	for (i = 0; i < count; i++)
+		if (entries[i].key.relid == relid)
+			return true;
+	return false;
+}
+
+/*
+ * powerrank_cache_entries(): the rows of the powerrank_cache view: one per graph cached for the
+ * current database, with its table's tracking state, and one per table of the database that was
+ * tracked (it has a tracking trigger) but is not served now because of the state of that trigger
+ * (tracking not 'on'; the graph columns NULL).  Members of pg_read_all_stats (and superusers)
+ * see every row; other roles only the entries of tables they may read (may_read_entry) and the
+ * tracking state of tables they may SELECT a column of, so that the names and sizes of other
+ * tables stay hidden, whether the function is called through the view or directly.
  */
 Datum
 powerrank_cache_entries(PG_FUNCTION_ARGS)
@@ -99,6 +130,10 @@ powerrank_cache_entries(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	GraphCacheEntryInfo *entries;
 	bool		read_all;
+	Oid			schema;
+	Oid			function;
+	List	   *tracked;
+	ListCell   *cell;
 	int			count;
 	int			i;
 
@@ -109,11 +144,13 @@ powerrank_cache_entries(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	}
 	read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+	schema = cache_extension_schema();
+	function = OidIsValid(schema) ? cache_tracking_function(schema) : InvalidOid;
 	count = graph_cache_snapshot(MyDatabaseId, &entries);
 	for (i = 0; i < count; i++)
 	{
-		Datum		values[13];
-		bool		nulls[13] = {0};
+		Datum		values[14];
+		bool		nulls[14] = {0};
 		uint64		base = 0;
 		int			j;
 
@@ -121,25 +158,49 @@ powerrank_cache_entries(PG_FUNCTION_ARGS)
 			continue;
 
 		values[0] = ObjectIdGetDatum(entries[i].key.relid);
-		values[1] = CStringGetTextDatum(column_list(&entries[i].key));
-		values[2] = BoolGetDatum(entries[i].key.directed);
-		values[3] = Int64GetDatum(entries[i].nodes);
-		values[4] = Int64GetDatum(entries[i].edges);
-		values[5] = Int64GetDatum(entries[i].bytes);
-		values[6] = TimestampTzGetDatum(entries[i].built_at);
-		values[7] = TimestampTzGetDatum(entries[i].last_used);
-		values[8] = Int64GetDatum(entries[i].hits);
+		values[1] = CStringGetTextDatum(cache_tracking_state_name(
+			cache_tracking_state(entries[i].key.relid, function, NULL)));
+		values[2] = CStringGetTextDatum(column_list(&entries[i].key));
+		values[3] = BoolGetDatum(entries[i].key.directed);
+		values[4] = Int64GetDatum(entries[i].nodes);
+		values[5] = Int64GetDatum(entries[i].edges);
+		values[6] = Int64GetDatum(entries[i].bytes);
+		values[7] = TimestampTzGetDatum(entries[i].built_at);
+		values[8] = TimestampTzGetDatum(entries[i].last_used);
+		values[9] = Int64GetDatum(entries[i].hits);
 		/* base: the newest rebase row the entry's snapshot saw; changes: the rows on top */
 		for (j = 0; j < GRAPH_CACHE_MAX_REBASES; j++)
 			base = Max(base, entries[i].key.rebases[j]);
-		values[9] = FullTransactionIdGetDatum(FullTransactionIdFromU64(base));
-		values[10] = Int64GetDatum(entries[i].key.changes);
-		values[11] = Int32GetDatum(entries[i].refcount);
+		values[10] = FullTransactionIdGetDatum(FullTransactionIdFromU64(base));
+		values[11] = Int64GetDatum(entries[i].key.changes);
+		values[12] = Int32GetDatum(entries[i].refcount);
 		/* gpu: the GPU service's device when the graph is resident there */
 		if (service_graph_resident(entries[i].id))
-			values[12] = CStringGetTextDatum(service->device_name);
+			values[13] = CStringGetTextDatum(service->device_name);
 		else
-			nulls[12] = true;
+			nulls[13] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	/* tracked tables without a cached graph whose trigger keeps them from being served */
+	tracked = OidIsValid(function) ? cache_tables_with_tracking_trigger(function) : NIL;
+	foreach(cell, tracked)
+	{
+		Oid			relid = lfirst_oid(cell);
+		TrackingState state;
+		Datum		values[14] = {0};
+		bool		nulls[14];
+
+		if (has_entry(entries, count, relid) || (!read_all && !may_read_tracking(relid)))
+			continue;
+		state = cache_tracking_state(relid, function, NULL);
+		if (state == TRACKING_ON)
+			continue;
+		memset(nulls, true, sizeof(nulls));
+		values[0] = ObjectIdGetDatum(relid);
+		nulls[0] = false;
+		values[1] = CStringGetTextDatum(cache_tracking_state_name(state));
+		nulls[1] = false;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -41,7 +41,11 @@
  * present, unconditional and enabled ALWAYS; row-level security does not apply to the caller; the
  * snapshot sees a rebase row of the table, the same rebase rows as the newest snapshot, at most
  * GRAPH_CACHE_MAX_REBASES of them, and no row of the caller's own transaction.  Anything else
- * builds per call, as without the cache.
+ * builds per call, as without the cache.  A table tracked once whose trigger is there but no
+ * longer in that state (ENABLE TRIGGER ALL after DISABLE TRIGGER ALL, as a data-only restore with
+ * --disable-triggers runs them, leaves it enabled for origin sessions only) says so: its first
+ * ranking in a session gives a NOTICE with the command that fixes it, and powerrank_cache shows
+ * its TrackingState.
  */
 #include "cache/graph_cache.h"
 
@@ -74,6 +78,7 @@
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
@@ -153,8 +158,8 @@ cache_log_name(Oid schema)
 }
 
 /* Oid of powerrank_track_changes() in the extension's schema (InvalidOid if absent). */
-static Oid
-tracking_function(Oid schema)
+Oid
+cache_tracking_function(Oid schema)
 {
 	List	   *name = list_make2(makeString(get_namespace_name(schema)),
 								  makeString(TRACK_FUNCTION_NAME));
@@ -202,25 +207,102 @@ trackable(Relation rel)
 		!subscribed_table(RelationGetRelid(rel));
 }
 
-/* True when rel has the tracking trigger: our function, all four events, unconditional, ALWAYS. */
-static bool
-has_tracking_trigger(Relation rel, Oid function)
+/*
+ * How one trigger of a table counts for its tracking: TRACKING_ON when it is the tracking trigger
+ * (function, all four events, AFTER ... FOR EACH STATEMENT, no columns, no WHEN) enabled ALWAYS,
+ * TRACKING_NOT_ALWAYS or TRACKING_DISABLED when it is that trigger enabled otherwise,
+ * TRACKING_ALTERED when it calls function or is named powerrank_track but is not that trigger,
+ * TRACKING_MISSING when it is some other trigger.
+ */
+static TrackingState
+trigger_tracking_state(HeapTuple tuple, Oid function)
 {
-	TriggerDesc *triggers = rel->trigdesc;
-	int			i;
+	Form_pg_trigger trigger = (Form_pg_trigger) GETSTRUCT(tuple);
 
-	if (triggers == NULL || !OidIsValid(function))
-		return false;
-	for (i = 0; i < triggers->numtriggers; i++)
+	if (OidIsValid(function) && trigger->tgfoid == function &&
+		trigger->tgtype == TRACK_TRIGGER_TYPE && trigger->tgattr.dim1 == 0 &&
+		heap_attisnull(tuple, Anum_pg_trigger_tgqual, NULL))
 	{
-		Trigger    *trigger = &triggers->triggers[i];
-
-		if (trigger->tgfoid == function && trigger->tgtype == TRACK_TRIGGER_TYPE &&
-			trigger->tgenabled == TRIGGER_FIRES_ALWAYS && trigger->tgnattr == 0 &&
-			trigger->tgqual == NULL)
-			return true;
+		if (trigger->tgenabled == TRIGGER_FIRES_ALWAYS)
+			return TRACKING_ON;
+		if (trigger->tgenabled == TRIGGER_DISABLED)
+			return TRACKING_DISABLED;
+		return TRACKING_NOT_ALWAYS;
 	}
-	return false;
+	if ((OidIsValid(function) && trigger->tgfoid == function) ||
+		strcmp(NameStr(trigger->tgname), TRACK_TRIGGER_NAME) == 0)
+		return TRACKING_ALTERED;
+	return TRACKING_MISSING;
+}
+
+/*
+ * How relid's change tracking stands (the powerrank_cache view's tracking column): the best state
+ * of its triggers (trigger_tracking_state; function is powerrank_track_changes() of the
+ * extension's schema).  Reads pg_trigger without locking the table.  When trigger_name is not
+ * NULL, it gets the name of the trigger the state describes (NULL for TRACKING_MISSING).
+ */
+TrackingState
+cache_tracking_state(Oid relid, Oid function, char **trigger_name)
+{
+	Relation	catalog;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tuple;
+	TrackingState best = TRACKING_MISSING;
+
+	if (trigger_name != NULL)
+		*trigger_name = NULL;
+	ScanKeyInit(&key, Anum_pg_trigger_tgrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	catalog = table_open(TriggerRelationId, AccessShareLock);
+	scan = systable_beginscan(catalog, TriggerRelidNameIndexId, true, NULL, 1, &key);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		TrackingState state = trigger_tracking_state(tuple, function);
+
+		if (state < best)
+		{
+			best = state;
+			if (trigger_name != NULL)
+				*trigger_name = pstrdup(NameStr(((Form_pg_trigger) GETSTRUCT(tuple))->tgname));
+		}
+	}
+	systable_endscan(scan);
+	table_close(catalog, AccessShareLock);
+	return best;
+}
+
+/* The name of a tracking state as the powerrank_cache view shows it. */
+const char *
+cache_tracking_state_name(TrackingState state)
+{
+	static const char *const names[] = {"on", "not always", "disabled", "altered", "missing"};
+
+	return names[state];
+}
+
+/*
+ * The tables of this database that have a trigger calling function or named powerrank_track,
+ * each once: the tables tracked at some time, whatever their trigger's state now.
+ */
+List *
+cache_tables_with_tracking_trigger(Oid function)
+{
+	Relation	catalog = table_open(TriggerRelationId, AccessShareLock);
+	SysScanDesc scan = systable_beginscan(catalog, InvalidOid, false, NULL, 0, NULL);
+	HeapTuple	tuple;
+	List	   *relids = NIL;
+
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_trigger trigger = (Form_pg_trigger) GETSTRUCT(tuple);
+
+		if (trigger_tracking_state(tuple, function) != TRACKING_MISSING)
+			relids = list_append_unique_oid(relids, trigger->tgrelid);
+	}
+	systable_endscan(scan);
+	table_close(catalog, AccessShareLock);
+	return relids;
 }
 
 /* True when rel has a trigger named powerrank_track (whatever it does). */
@@ -234,6 +316,49 @@ trigger_name_taken(Relation rel)
 		if (strcmp(triggers->triggers[i].tgname, TRACK_TRIGGER_NAME) == 0)
 			return true;
 	return false;
+}
+
+/*
+ * Once per table and session: a NOTICE that relid, whose tracking trigger is there but not in a
+ * state the cache can rely on (TRACKING_NOT_ALWAYS, TRACKING_DISABLED, TRACKING_ALTERED), is not
+ * served from the cache, with the command that makes it served again.
+ */
+static void
+notice_tracking_off(Oid relid, TrackingState state, const char *trigger_name)
+{
+	static List *noticed = NIL; /* relids, in TopMemoryContext */
+	MemoryContext old;
+	char	   *table;
+	const char *trigger;
+
+	if (list_member_oid(noticed, relid))
+		return;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	noticed = lappend_oid(noticed, relid);
+	MemoryContextSwitchTo(old);
+
+	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									   get_rel_name(relid));
+	trigger = quote_identifier(trigger_name);
+	if (state == TRACKING_ALTERED)
+		ereport(NOTICE,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table %s is not served from the powerrank graph cache: its trigger %s is not the tracking trigger", table, trigger),
+				 errdetail("Only a trigger AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ... FOR EACH STATEMENT on %s() without columns or WHEN, enabled ALWAYS, records every change; until there is one, every call builds the graph afresh (rankings are unaffected).", TRACK_FUNCTION_NAME),
+				 errhint("Install the tracking trigger again: SELECT powerrank_cache_enable(%s);",
+						 quote_literal_cstr(table))));
+	else if (state == TRACKING_DISABLED)
+		ereport(NOTICE,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table %s is not served from the powerrank graph cache: its trigger %s is disabled", table, trigger),
+				 errdetail("While the trigger is disabled, changes to the table go unrecorded, so every call builds the graph afresh (rankings are unaffected)."),
+				 errhint("Enable it ALWAYS: ALTER TABLE %s ENABLE ALWAYS TRIGGER %s;", table, trigger)));
+	else
+		ereport(NOTICE,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table %s is not served from the powerrank graph cache: its trigger %s is not enabled ALWAYS", table, trigger),
+				 errdetail("The cache serves only tables whose tracking trigger fires whatever session_replication_role is; ALTER TABLE ... ENABLE TRIGGER, also ENABLE TRIGGER ALL as a restore with --disable-triggers runs it, enables it for origin sessions only. Every call builds the graph afresh; rankings are unaffected."),
+				 errhint("Enable it ALWAYS: ALTER TABLE %s ENABLE ALWAYS TRIGGER %s;", table, trigger)));
 }
 
 /* Owner of the change log (the role that created the extension). */
@@ -458,6 +583,8 @@ graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *ke
 	Oid			schema;
 	Oid			relfilenode;
 	bool		suitable;
+	TrackingState tracking;
+	char	   *trigger_name;
 	int			i;
 
 	if (!graph_cache_available() || powerrank_cache_size_mb <= 0)
@@ -467,11 +594,19 @@ graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *ke
 		return false;
 
 	rel = relation_open(target->relid, NoLock);	/* locked by graph_scan_resolve */
-	suitable = trackable(rel) && has_tracking_trigger(rel, tracking_function(schema));
+	suitable = trackable(rel);
 	relfilenode = rel->rd_node.relNode;
 	relation_close(rel, NoLock);
 	if (!suitable)
 		return false;
+	tracking = cache_tracking_state(target->relid, cache_tracking_function(schema), &trigger_name);
+	if (tracking != TRACKING_ON)
+	{
+		/* a table tracked once and no longer: say so; one never tracked is just not cached */
+		if (tracking != TRACKING_MISSING)
+			notice_tracking_off(target->relid, tracking, trigger_name);
+		return false;
+	}
 	if (check_enable_rls(target->relid, InvalidOid, true) == RLS_ENABLED)
 		return false;
 
@@ -645,7 +780,7 @@ powerrank_ddl_command_end(PG_FUNCTION_ARGS)
 	if (!OidIsValid(schema) || !OidIsValid(get_relname_relid(CHANGE_LOG_TABLE, schema)))
 		PG_RETURN_VOID();
 	log = cache_log_name(schema);
-	function = tracking_function(schema);
+	function = cache_tracking_function(schema);
 	partitions =
 		PointerGetDatum(partitions_attached_or_detached((EventTriggerData *) fcinfo->context));
 	cache_become_log_owner(schema, &saved);
@@ -769,7 +904,7 @@ powerrank_cache_enable(PG_FUNCTION_ARGS)
 	relid = RangeVarGetRelid(range_var, ShareRowExclusiveLock, false);
 	rel = relation_open(relid, NoLock);
 	suitable = trackable(rel);
-	tracked = has_tracking_trigger(rel, tracking_function(schema));
+	tracked = cache_tracking_state(relid, cache_tracking_function(schema), NULL) == TRACKING_ON;
 	name_taken = trigger_name_taken(rel);
 	qualified = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 										   RelationGetRelationName(rel));

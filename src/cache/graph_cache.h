@@ -17,6 +17,7 @@
 
 #include "powerrank.h"
 
+#include "nodes/pg_list.h"
 #include "storage/dsm.h"
 #include "utils/timestamp.h"
 
@@ -154,7 +155,25 @@ typedef struct CacheSavedUser
 	int			guc_nest_level; /* of the pinned search_path */
 } CacheSavedUser;
 
+/*
+ * How a table's change tracking stands, best first (the powerrank_cache view's tracking column):
+ * only TRACKING_ON lets the cache serve the table.
+ */
+typedef enum TrackingState
+{
+	TRACKING_ON,				/* the tracking trigger, enabled ALWAYS */
+	TRACKING_NOT_ALWAYS,		/* the tracking trigger, enabled for origin (or replica) only */
+	TRACKING_DISABLED,			/* the tracking trigger, disabled */
+	TRACKING_ALTERED,			/* powerrank_track or a trigger on powerrank_track_changes()
+								 * that is not the tracking trigger (events, columns, WHEN) */
+	TRACKING_MISSING			/* no such trigger */
+} TrackingState;
+
 void		cache_tracking_init(void);
+TrackingState cache_tracking_state(Oid relid, Oid function, char **trigger_name);
+const char *cache_tracking_state_name(TrackingState state);
+List	   *cache_tables_with_tracking_trigger(Oid function);
+Oid			cache_tracking_function(Oid schema);
 bool		graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *key);
 Oid			cache_extension_schema(void);
 void		cache_become_log_owner(Oid schema, CacheSavedUser *saved);
