@@ -34,6 +34,7 @@ _PG_init(void)
 		graph_cache_shmem_init();
 		cache_tracking_init();
 		service_shmem_init();
+		progress_shmem_init();
 		service_worker_register();
 	}
 }

@@ -3,7 +3,7 @@
  * powerrank_cache_drop() and powerrank_cache_status().
  */
 #include "cache/graph_cache.h"
-#include "service/service.h"
+#include "channel.h"
 
 #include "catalog/namespace.h"
 #include "catalog/pg_authid.h"

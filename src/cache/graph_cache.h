@@ -111,14 +111,6 @@ typedef struct GraphCacheStatus
 	int64		bytes;			/* their total size */
 } GraphCacheStatus;
 
-/* ---- guc.c ---- */
-
-/* powerrank.cache_size: megabytes of shared memory the cache may hold; 0 disables it. */
-extern int	powerrank_cache_size_mb;
-
-/* powerrank.warm_start_auto: runs start from the scores kept with the cache entry. */
-extern bool powerrank_warm_start_auto;
-
 /* ---- graph_cache.c ---- */
 
 void		graph_cache_shmem_init(void);
@@ -144,7 +136,10 @@ int			graph_cache_drop(Oid database, Oid relid);
 int			graph_cache_snapshot(Oid database, GraphCacheEntryInfo **entries);
 void		graph_cache_status(GraphCacheStatus *status);
 
-/* ---- cache_tracking.c ---- */
+/* ---- cache_log.c ---- */
+
+/* The change log's table, in the extension's schema. */
+#define CHANGE_LOG_TABLE "powerrank_change_log"
 
 /* The user and security context saved while the change log's owner acts. */
 typedef struct CacheSavedUser
@@ -154,12 +149,17 @@ typedef struct CacheSavedUser
 	int			guc_nest_level; /* of the pinned search_path */
 } CacheSavedUser;
 
-void		cache_tracking_init(void);
-bool		graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *key);
 Oid			cache_extension_schema(void);
+char	   *cache_qualified_name(Oid schema, const char *name);
+char	   *cache_log_name(Oid schema);
+int			cache_pin_search_path(void);
 void		cache_become_log_owner(Oid schema, CacheSavedUser *saved);
 void		cache_restore_user(const CacheSavedUser *saved);
-char	   *cache_log_name(Oid schema);
+
+/* ---- cache_tracking.c ---- */
+
+void		cache_tracking_init(void);
+bool		graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *key);
 
 /* ---- cache_compact.c ---- */
 

@@ -1,29 +1,26 @@
 /*
- * service.h — the GPU service: a background worker that supervises an engine process, and the
- * shared-memory channel through which backends send it ranking requests.
+ * channel.h — the GPU service's channel: what backends, the service worker and the engine process
+ * share.  One request slot per backend and the service's state (channel.c), the progress entries
+ * of powerrank_progress (progress.c), both in the main shared memory, and a request's shape and
+ * the engine process's configuration, from which both sides make the GPU engine's residency
+ * choice (residency.c).
  *
  * Processes (see README "The GPU service"):
- *   backend          fills its request slot, rings the doorbell, waits on its latch
+ *   backend          fills its request slot, rings the doorbell, waits on its latch (service/)
  *   "powerrank gpu service" (background worker, a postmaster child)
  *                    forks the engine process, reaps it (waitpid), fails the requests it held when it
- *                    dies and forks a new one; never touches CUDA or an engine
+ *                    dies and forks a new one; never touches CUDA or an engine (service/)
  *   engine process   a plain child of the worker (not known to the postmaster), owns the engine (the
  *                    CUDA context): takes queued requests, maps their segments by name, runs the
  *                    driver, writes the results, sets the backend's latch.  It takes no PostgreSQL
  *                    lock, never calls palloc or elog: only atomics, plain stores with barriers,
- *                    futexes and SetLatch (which is lock-free) on the channel.
+ *                    futexes and SetLatch (which is lock-free) on the channel (engine/).
  *
- * service_shmem.c    the channel in the main shared memory: slots, status
- * progress.c         the progress entries of powerrank_progress (with or without preload)
- * service_worker.c   the background worker (registration, supervision)
- * service_engine.c   the engine process (its other files: see service_engine.h)
- * service_client.c   the backend side: device choice, requests, waiting, cancel, fallback
- * service_residency.c what a request's run is shaped like (columns, slots) and the inputs of the
- *                    GPU engine's residency choice: shared by backends and the engine process
- * service_sql.c      powerrank_service, powerrank_progress, fault injection
+ * The engine process uses the types, `service`, the futex calls, progress_set_slot_phase,
+ * progress_report and residency.c; the rest is for backends and the worker.
  */
-#ifndef SERVICE_H
-#define SERVICE_H
+#ifndef CHANNEL_H
+#define CHANNEL_H
 
 #include "powerrank.h"
 
@@ -294,10 +291,6 @@ typedef struct ServiceShared
 	ServiceSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } ServiceShared;
 
-/* Exit codes of the engine process the worker understands. */
-#define ENGINE_EXIT_UNAVAILABLE 3	/* no device / library: do not restart until a reload */
-#define ENGINE_EXIT_RESET 4			/* engine error: restart to get a fresh device context */
-
 /* Engine process configuration, taken by the worker from the settings before fork(). */
 typedef struct ServiceEngineConfig
 {
@@ -311,29 +304,12 @@ typedef struct ServiceEngineConfig
 	int64		memory_limit;	/* bytes of resident graphs (0: no limit but the device's) */
 	int			cpu_threads;	/* cpu-test engine threads */
 	int			batch_size;		/* RWR requests one engine run may serve together (1: no batching) */
-	int			batch_wait_us;	/* how long a batch waits for companions (see service_batch.c) */
+	int			batch_wait_us;	/* how long a batch waits for companions (see engine_batch.c) */
 	int			quick_layout_edges; /* graphs this large get the quick layout first (-1: never) */
 	int			dsm_type;		/* dynamic_shared_memory_type */
 } ServiceEngineConfig;
 
-/* ---- guc.c ---- */
-
-extern int	powerrank_service_engine;
-extern char *powerrank_gpu_library;
-extern char *powerrank_gpu_multi_library;
-extern int	powerrank_gpu_devices;
-extern int	powerrank_gpu_device;
-extern int	powerrank_gpu_precision;
-extern int	powerrank_gpu_kernel;
-extern int	powerrank_gpu_memory_mb;
-extern int	powerrank_gpu_min_edges;
-extern int	powerrank_service_batch_size;
-extern double powerrank_service_batch_wait_ms;
-extern int	powerrank_gpu_quick_layout_edges;
-extern int	powerrank_gpu_build_rows;
-extern bool powerrank_warm_start;
-
-/* ---- service_shmem.c ---- */
+/* ---- channel.c ---- */
 
 extern ServiceShared *service;
 
@@ -349,8 +325,7 @@ void		service_futex_wait(pg_atomic_uint32 *word, uint32 seen, int timeout_ms);
 
 /* ---- progress.c ---- */
 
-Size		progress_shmem_size(void);
-void		progress_shmem_attach(void);
+void		progress_shmem_init(void);
 int			progress_entry_count(void);
 ProgressEntry *progress_entry(int index);
 void		progress_begin(const char *algorithm, bool on_service, int64 nodes, int64 edges,
@@ -361,13 +336,7 @@ void		progress_end(void);
 void		progress_report(void *arg, int iteration, double residual);
 const char *progress_phase_name(int phase);
 
-/* ---- service_worker.c ---- */
-
-void		service_worker_register(void);
-void		service_read_config(ServiceEngineConfig *config);
-PGDLLEXPORT void powerrank_service_main(Datum arg);
-
-/* ---- service_residency.c ---- */
+/* ---- residency.c ---- */
 
 void		service_request_shape(ServiceRequest *req, ServiceAlgorithm algorithm, int k,
 								  bool restart_uniform, int64 restart_entries, bool warm_start);
@@ -375,8 +344,4 @@ void		service_residency_input(const ServiceRequest *req, int columns, int64 node
 									int64 edges, bool weighted, const ServiceEngineConfig *config,
 									PrResidencyInput *in);
 
-/* ---- service_engine.c ---- */
-
-void		service_engine_main(const ServiceEngineConfig *config) pg_attribute_noreturn();
-
-#endif							/* SERVICE_H */
+#endif							/* CHANNEL_H */
