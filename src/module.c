@@ -1,5 +1,5 @@
 /*
- * powerrank.c — module entry point: PG_MODULE_MAGIC and _PG_init, which calls the per-module
+ * module.c — module entry point: PG_MODULE_MAGIC and _PG_init, which calls the per-module
  * initialisation functions.
  */
 #include "powerrank.h"
