@@ -153,7 +153,10 @@ service_read_state(char *last_error, size_t size)
 	return state;
 }
 
-/* Sets the service state (and, when error is not NULL, the last error); worker only. */
+/*
+ * Sets the service state and its last error (worker only): error when not NULL; READY, the
+ * service recovered, clears it; any other state keeps the error that led to it.
+ */
 void
 service_set_state(ServiceState state, const char *error)
 {
@@ -162,6 +165,8 @@ service_set_state(ServiceState state, const char *error)
 	service->state_since = GetCurrentTimestamp();
 	if (error != NULL)
 		strlcpy(service->last_error, error, sizeof(service->last_error));
+	else if (state == SERVICE_READY)
+		service->last_error[0] = '\0';
 	SpinLockRelease(&service->mutex);
 }
 
