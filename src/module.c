@@ -18,9 +18,9 @@ void		_PG_init(void);
 
 /*
  * Runs once when the library is loaded: defines each module's powerrank.* settings, reserves the
- * prefix and, when loaded by shared_preload_libraries, reserves the graph cache's and the GPU
- * service's shared memory, installs the cache's object access hook and registers the GPU
- * service's background worker.
+ * prefix and, when loaded by shared_preload_libraries, reserves the shared memory of the graph
+ * cache, of the GPU service's channel and of the progress entries, installs the cache's object
+ * access hook and registers the GPU service's background worker.
  */
 void
 _PG_init(void)
