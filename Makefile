@@ -41,8 +41,9 @@ ISOLATION_OPTS = --temp-instance=./tmp_check_iso \
 
 EXTRA_CLEAN = test/reference/out tmp_check tmp_check_iso output_iso results regression.diffs regression.out
 
-# The glue sees the core and the GPU libraries' C interface (cuda/include).
-PG_CPPFLAGS += -I$(srcdir)/src -I$(srcdir)/core -I$(srcdir)/cuda/include
+# The glue includes its folders' headers by folder (src), those of src/common by name, and sees
+# the core and the GPU libraries' C interface (cuda/include).
+PG_CPPFLAGS += -I$(srcdir)/src -I$(srcdir)/src/common -I$(srcdir)/core -I$(srcdir)/cuda/include
 # -Wextra trips -Wunused-parameter in PostgreSQL's own headers (ilist.h, bufpage.h).
 PG_CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter
 SHLIB_LINK += -lpthread -lm -ldl

@@ -32,6 +32,15 @@ BEGIN
   RETURN p;
 END $$;
 
+-- The message and detail of the ERROR a statement raises (NULL, NULL when it raises none).
+CREATE FUNCTION error_of(statement text, OUT message text, OUT detail text)
+LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE statement;
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
+END $$;
+
 SELECT service_ready();
 SELECT preloaded, state, engine, worker_pid IS NOT NULL AS worker, engine_pid IS NOT NULL AS engine_process,
        engine_pid <> worker_pid AS distinct_processes
@@ -241,13 +250,14 @@ CREATE TEMP TABLE cluster AS
          (SELECT restarts FROM powerrank_service) AS restarts;
 SELECT kill_engine(1.0) > 0 AS kill_scheduled;
 SET statement_timeout = '30s';
-SELECT count(*) FROM pagerank('svc_ring_edges', damping => 0.999999, tolerance => 1e-300,
-                              max_iterations => 2000000000, device => 'gpu');
+SELECT message, detail LIKE '%terminated by signal 9%' AS killed_by_signal_9
+FROM error_of($$SELECT count(*) FROM pagerank('svc_ring_edges', damping => 0.999999,
+                tolerance => 1e-300, max_iterations => 2000000000, device => 'gpu')$$);
 RESET statement_timeout;
-SELECT s.last_error LIKE '%terminated by signal 9%' AS killed_by_signal_9,
-       s.restarts - c.restarts AS restarts
-FROM powerrank_service s, cluster c;
+SELECT s.restarts - c.restarts AS restarts FROM powerrank_service s, cluster c;
 SELECT service_ready();
+-- recovered: the error that restarted the engine process is no longer the service's last error
+SELECT state, last_error FROM powerrank_service;
 SELECT pg_postmaster_start_time() = started AS same_postmaster, pg_backend_pid() = me AS same_session,
        (SELECT worker_pid FROM powerrank_service) = worker AS same_worker
 FROM cluster;

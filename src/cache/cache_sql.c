@@ -4,7 +4,7 @@
  * powerrank_cache_status().
  */
 #include "cache/graph_cache.h"
-#include "service/service.h"
+#include "channel.h"
 
 #include "catalog/namespace.h"
 #include "catalog/pg_authid.h"

@@ -93,7 +93,6 @@ PG_FUNCTION_INFO_V1(powerrank_cache_enable);
 
 #define TRACK_TRIGGER_NAME "powerrank_track"
 #define TRACK_FUNCTION_NAME "powerrank_track_changes"
-#define CHANGE_LOG_TABLE "powerrank_change_log"
 
 /* The events the tracking trigger must fire on: AFTER, FOR EACH STATEMENT, all four. */
 #define TRACK_TRIGGER_TYPE \
@@ -120,42 +119,6 @@ static SPIPlanPtr read_plan = NULL;
 static Oid	plans_schema = InvalidOid;
 
 static object_access_hook_type prev_object_access_hook = NULL;
-
-/* The schema powerrank is installed in (in this database), or InvalidOid when it is not. */
-Oid
-cache_extension_schema(void)
-{
-	Relation	catalog;
-	SysScanDesc scan;
-	ScanKeyData key;
-	HeapTuple	tuple;
-	Oid			schema = InvalidOid;
-
-	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
-				CStringGetDatum("powerrank"));
-	catalog = table_open(ExtensionRelationId, AccessShareLock);
-	scan = systable_beginscan(catalog, ExtensionNameIndexId, true, NULL, 1, &key);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
-		schema = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
-	systable_endscan(scan);
-	table_close(catalog, AccessShareLock);
-	return schema;
-}
-
-/* schema.name, quoted, for SQL text. */
-static char *
-qualified_name(Oid schema, const char *name)
-{
-	return quote_qualified_identifier(get_namespace_name(schema), name);
-}
-
-/* The change log's qualified, quoted name. */
-char *
-cache_log_name(Oid schema)
-{
-	return qualified_name(schema, CHANGE_LOG_TABLE);
-}
 
 /* Oid of powerrank_track_changes() in the extension's schema (InvalidOid if absent). */
 Oid
@@ -359,64 +322,6 @@ notice_tracking_off(Oid relid, TrackingState state, const char *trigger_name)
 				 errmsg("table %s is not served from the powerrank graph cache: its trigger %s is not enabled ALWAYS", table, trigger),
 				 errdetail("The cache serves only tables whose tracking trigger fires whatever session_replication_role is; ALTER TABLE ... ENABLE TRIGGER, also ENABLE TRIGGER ALL as a restore with --disable-triggers runs it, enables it for origin sessions only. Every call builds the graph afresh; rankings are unaffected."),
 				 errhint("Enable it ALWAYS: ALTER TABLE %s ENABLE ALWAYS TRIGGER %s;", table, trigger)));
-}
-
-/* Owner of the change log (the role that created the extension). */
-static Oid
-cache_log_owner(Oid schema)
-{
-	Oid			table = get_relname_relid(CHANGE_LOG_TABLE, schema);
-	HeapTuple	tuple;
-	Oid			owner;
-
-	if (!OidIsValid(table))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("table %s is missing", CHANGE_LOG_TABLE),
-				 errhint("Reinstall the extension: DROP EXTENSION powerrank CASCADE; CREATE EXTENSION powerrank;")));
-	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(table));
-	if (!HeapTupleIsValid(tuple))
-		elog(ERROR, "cache lookup failed for relation %u", table);
-	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
-	ReleaseSysCache(tuple);
-	return owner;
-}
-
-/*
- * Sets search_path to pg_catalog, pg_temp until AtEOXact_GUC(true, the returned level): the
- * statements the extension runs itself then name only the catalog's operators and functions,
- * never ones a schema of the caller's search_path could put in their place.
- */
-static int
-pin_search_path(void)
-{
-	int			level = NewGUCNestLevel();
-
-	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	return level;
-}
-
-/*
- * Makes the change log's owner the current user, in a restricted security context (the role that
- * modifies, reads or compacts needs no right on the log), with the search_path pinned (the
- * statements run with the owner's rights).  cache_restore_user undoes both.
- */
-void
-cache_become_log_owner(Oid schema, CacheSavedUser *saved)
-{
-	GetUserIdAndSecContext(&saved->user, &saved->context);
-	SetUserIdAndSecContext(cache_log_owner(schema), saved->context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-	saved->guc_nest_level = pin_search_path();
-}
-
-/* Gives back the user, security context and search_path cache_become_log_owner saved. */
-void
-cache_restore_user(const CacheSavedUser *saved)
-{
-	AtEOXact_GUC(true, saved->guc_nest_level);
-	SetUserIdAndSecContext(saved->user, saved->context);
 }
 
 /* Makes (once per schema) the saved plans that insert into and read the change log. */
@@ -818,7 +723,7 @@ powerrank_sql_drop(PG_FUNCTION_ARGS)
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "powerrank_sql_drop() must be called as an event trigger");
-	guc_nest_level = pin_search_path();
+	guc_nest_level = cache_pin_search_path();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute("SELECT objid FROM pg_catalog.pg_event_trigger_dropped_objects() "
@@ -930,7 +835,7 @@ powerrank_cache_enable(PG_FUNCTION_ARGS)
 		statements[1] = psprintf("CREATE TRIGGER %s AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s "
 								 "FOR EACH STATEMENT EXECUTE FUNCTION %s()",
 								 TRACK_TRIGGER_NAME, qualified,
-								 qualified_name(schema, TRACK_FUNCTION_NAME));
+								 cache_qualified_name(schema, TRACK_FUNCTION_NAME));
 		statements[2] = psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s", qualified,
 								 TRACK_TRIGGER_NAME);
 		if (SPI_connect() != SPI_OK_CONNECT)

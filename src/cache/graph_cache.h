@@ -112,14 +112,6 @@ typedef struct GraphCacheStatus
 	int64		bytes;			/* their total size */
 } GraphCacheStatus;
 
-/* ---- guc.c ---- */
-
-/* powerrank.cache_size: megabytes of shared memory the cache may hold; 0 disables it. */
-extern int	powerrank_cache_size_mb;
-
-/* powerrank.warm_start_auto: runs start from the scores kept with the cache entry. */
-extern bool powerrank_warm_start_auto;
-
 /* ---- graph_cache.c ---- */
 
 void		graph_cache_shmem_init(void);
@@ -145,7 +137,10 @@ int			graph_cache_drop(Oid database, Oid relid);
 int			graph_cache_snapshot(Oid database, GraphCacheEntryInfo **entries);
 void		graph_cache_status(GraphCacheStatus *status);
 
-/* ---- cache_tracking.c ---- */
+/* ---- cache_log.c ---- */
+
+/* The change log's table, in the extension's schema. */
+#define CHANGE_LOG_TABLE "powerrank_change_log"
 
 /* The user and security context saved while the change log's owner acts. */
 typedef struct CacheSavedUser
@@ -154,6 +149,15 @@ typedef struct CacheSavedUser
 	int			context;
 	int			guc_nest_level; /* of the pinned search_path */
 } CacheSavedUser;
+
+Oid			cache_extension_schema(void);
+char	   *cache_qualified_name(Oid schema, const char *name);
+char	   *cache_log_name(Oid schema);
+int			cache_pin_search_path(void);
+void		cache_become_log_owner(Oid schema, CacheSavedUser *saved);
+void		cache_restore_user(const CacheSavedUser *saved);
+
+/* ---- cache_tracking.c ---- */
 
 /*
  * How a table's change tracking stands, best first (the powerrank_cache view's tracking column):
@@ -175,10 +179,6 @@ const char *cache_tracking_state_name(TrackingState state);
 List	   *cache_tables_with_tracking_trigger(Oid function);
 Oid			cache_tracking_function(Oid schema);
 bool		graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *key);
-Oid			cache_extension_schema(void);
-void		cache_become_log_owner(Oid schema, CacheSavedUser *saved);
-void		cache_restore_user(const CacheSavedUser *saved);
-char	   *cache_log_name(Oid schema);
 
 /* ---- cache_compact.c ---- */
 

@@ -399,6 +399,31 @@ option_start_nodes(FunctionCallInfo fcinfo, int nodes_arg, int scores_arg, int *
 	return nodes;
 }
 
+/* The device argument: 'auto', 'cpu' or 'gpu'. */
+RankDevice
+option_device(FunctionCallInfo fcinfo, int argno)
+{
+	char	   *value;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("device must not be NULL"),
+				 errhint("Use 'auto', 'cpu' or 'gpu'.")));
+	value = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (strcmp(value, "auto") == 0)
+		return RANK_DEVICE_AUTO;
+	if (strcmp(value, "cpu") == 0)
+		return RANK_DEVICE_CPU;
+	if (strcmp(value, "gpu") == 0)
+		return RANK_DEVICE_GPU;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown device \"%s\"", value),
+			 errhint("Use 'auto' (the GPU service for large graphs when it has a device), 'cpu' or 'gpu'.")));
+	return RANK_DEVICE_AUTO;	/* keep the compiler quiet */
+}
+
 /* Reads the table name and the column names of the table form. */
 void
 edge_table_spec_read(FunctionCallInfo fcinfo, int relation_arg, int src_arg, int dst_arg,

@@ -274,7 +274,7 @@ load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool
 	/* powerrank_progress shows the read from its first row, and the build */
 	progress_begin_read(run->algorithm, graph_scan_estimated_rows(target));
 	t_read = pr_clock_seconds();
-	capacity = service_build_rows(run, cacheable, target);
+	capacity = service_build_rows(run->device, cacheable, target);
 	if (capacity > 0 && (rows_segment = create_rows_segment(capacity)) != NULL)
 	{
 		int64	   *rows = (int64 *) dsm_segment_address(rows_segment);
@@ -472,12 +472,12 @@ record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *sta
 	record.prepare_ms = stats->prepare_seconds * 1000.0;
 	record.total_ms = (now - run->started) * 1000.0;
 	record.cache_hit = run->cache_hit;
-	strlcpy(record.fallback, run->fallback, sizeof(record.fallback));
-	record.batch_size = Max(run->batch_size, 1);
+	strlcpy(record.fallback, run->service.fallback, sizeof(record.fallback));
+	record.batch_size = Max(run->service.batch_size, 1);
 	record.warm_start = run->warm_start;
 	record.columns = Max(run->columns, 1);
-	if (stats->engine != NULL && stats->engine == run->engine_name)
-		strlcpy(record.residency, run->residency, sizeof(record.residency));
+	if (stats->engine != NULL && stats->engine == run->service.engine)
+		strlcpy(record.residency, run->service.residency, sizeof(record.residency));
 	run_stats_record(&record);
 
 	if (stats->converged)
@@ -540,8 +540,8 @@ finish_empty_run(RankRun *run, const RankOptions *options)
 static bool
 cpu_engine_needed(RankRun *run, const char *why)
 {
-	if (service_wanted(run))
-		snprintf(run->fallback, sizeof(run->fallback), "%s", why);
+	if (service_wanted(run->device, run->graph.n_edges, &run->service))
+		snprintf(run->service.fallback, sizeof(run->service.fallback), "%s", why);
 	return false;
 }
 
@@ -557,6 +557,7 @@ finish_without_cpu_engine(RankRun *run, ServiceAlgorithm algorithm, double alpha
 						  double *out1, double *out2, int32 *index)
 {
 	PrRunStats	stats = {0};
+	ServiceRankRequest request;
 
 	run->columns = restart != NULL && !restart->uniform ? restart->k : 1;
 	if (finish_empty_run(run, options))
@@ -583,10 +584,22 @@ finish_without_cpu_engine(RankRun *run, ServiceAlgorithm algorithm, double alpha
 					 errhint("Use device => 'auto' or 'cpu', or leave start_nodes out.")));
 		return cpu_engine_needed(run, "a start vector needs the CPU engine");
 	}
-	if (!service_wanted(run))
+	if (!service_wanted(run->device, run->graph.n_edges, &run->service))
 		return false;
 	adopt_cache_entry(run);
-	if (!service_rank(run, algorithm, alpha, restart, options, top_k, out1, out2, index, &stats))
+	request.name = run->algorithm;
+	request.device = run->device;
+	request.algorithm = algorithm;
+	request.graph = &run->graph;
+	request.cache_segment = run->cache_segment;
+	request.cache_entry_id = run->cache_entry_id;
+	request.alpha = alpha;
+	request.restart = restart;
+	request.tolerance = options->tolerance;
+	request.norm = options->norm;
+	request.max_iterations = options->max_iterations;
+	request.top_k = top_k;
+	if (!service_rank(&request, out1, out2, index, &stats, &run->service))
 		return false;
 	record_and_check(run, options, &stats);
 	return true;

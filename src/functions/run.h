@@ -8,24 +8,9 @@
 #include "powerrank.h"
 
 #include "cache/graph_cache.h"
+#include "functions/run_stats.h"
 #include "graph/graph_scan.h"
 #include "service/service.h"
-
-/* Where a run may compute: the device argument. */
-typedef enum RankDevice
-{
-	RANK_DEVICE_AUTO = 0,		/* the GPU service for large graphs when it has a device, else CPU */
-	RANK_DEVICE_CPU,			/* in this backend */
-	RANK_DEVICE_GPU				/* the GPU service, or an ERROR */
-} RankDevice;
-
-/* Where a run started (powerrank_last_run().warm_start). */
-typedef enum RankWarmStart
-{
-	RANK_START_NONE = 0,		/* 1/N, or the GPU service's own start */
-	RANK_START_EXPLICIT,		/* start_nodes / start_scores */
-	RANK_START_PREVIOUS			/* the scores kept with the cached graph (powerrank.warm_start_auto) */
-} RankWarmStart;
 
 /* Iteration options common to every algorithm, validated. */
 typedef struct RankOptions
@@ -59,12 +44,7 @@ typedef struct RankRun
 										 * not take it: run->graph lives there */
 	bool		needs_out_edges;	/* HITS on a cached graph: out-edges added only on the CPU */
 	RankDevice	device;
-	bool		resident;		/* the service found the graph already on its device */
-	int			batch_size;		/* requests the service answered with the same run (0: no service) */
-	char		engine_name[32];	/* engine that ran, when it was the service */
-	char		residency[16];	/* the service's: "resident" or "streamed" ('' on the CPU here) */
-	char		fallback[SERVICE_MESSAGE_LEN];	/* why the service was not used (empty: it was, or
-												 * it was not asked) */
+	ServiceReply service;		/* what the GPU service said of the run */
 	double	   *start;			/* PageRank's start vector (n values summing to 1, internal ids),
 								 * or NULL: the uniform start */
 	RankWarmStart warm_start;	/* where the CPU engine's run started */
@@ -115,61 +95,6 @@ double	   *option_weight_list(FunctionCallInfo fcinfo, int argno, const char *na
 RankDevice	option_device(FunctionCallInfo fcinfo, int argno);
 void		edge_table_spec_read(FunctionCallInfo fcinfo, int relation_arg, int src_arg,
 								 int dst_arg, int weight_arg, EdgeTableSpec *spec);
-
-/* ---- run_stats.c: statistics of this backend's last run ---- */
-
-/* What powerrank_last_run() shows. */
-typedef struct RankRunStats
-{
-	char		algorithm[16];
-	char		engine[32];
-	int64		nodes;
-	int64		edges;
-	int64		skipped_rows;
-	int			iterations;
-	double		residual;
-	PrNorm		norm;
-	bool		converged;
-	double		build_ms;
-	double		iterate_ms;
-	double		total_ms;
-	bool		cache_hit;
-	char		fallback[SERVICE_MESSAGE_LEN];	/* why the GPU service was not used ('' = none) */
-	int			batch_size;		/* requests answered by the same engine run (1: alone) */
-	double		read_ms;		/* of build_ms: reading the rows (0 on a cache hit) */
-	double		prepare_ms;		/* of iterate_ms: the engine preparing the graph */
-	RankWarmStart warm_start;
-	char		residency[16];	/* the service's "resident" or "streamed" ('' = the backend's CPU) */
-	int			columns;		/* score vectors iterated at once (RWR sources; 1 otherwise) */
-} RankRunStats;
-
-void		run_stats_record(const RankRunStats *stats);
-bool		run_stats_last(RankRunStats *stats);
-
-/* ---- service_client.c: runs on the GPU service ---- */
-
-/* Where a run goes (service_choose). */
-typedef enum ServiceChoice
-{
-	CHOICE_CPU_ASKED,			/* device => 'cpu' */
-	CHOICE_CPU_NOT_PRELOADED,	/* 'auto' without the service (no shared_preload_libraries) */
-	CHOICE_CPU_SMALL_GRAPH,		/* 'auto', fewer than powerrank.gpu_min_edges edges */
-	CHOICE_CPU_SERVICE_NOT_READY,	/* 'auto', the service not ready or without a device */
-	CHOICE_SERVICE,				/* the GPU service */
-	CHOICE_GPU_NOT_PRELOADED,	/* 'gpu' without the service: an ERROR */
-	CHOICE_GPU_UNAVAILABLE,		/* 'gpu', the service unavailable: an ERROR */
-	CHOICE_GPU_NO_DEVICE		/* 'gpu', the service not ready or without a device: an ERROR */
-} ServiceChoice;
-
-ServiceChoice service_choose(RankDevice device, int64 n_edges, char *reason, size_t size,
-							 char *last_error, size_t error_size);
-bool		service_wanted(RankRun *run);
-Size		service_build_rows(RankRun *run, bool cacheable, const EdgeScanTarget *target);
-bool		service_build(struct dsm_segment *segment, Size rows, Size capacity, bool undirected,
-						  ServiceOutcome *outcome);
-bool		service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha,
-						 const PrRestart *restart, const RankOptions *options, int64 top_k,
-						 double *out1, double *out2, int32 *top_index, PrRunStats *stats);
 
 /* ---- result.c: rows out of a materialized SRF ---- */
 

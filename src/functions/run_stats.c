@@ -6,7 +6,7 @@
 #include "funcapi.h"
 #include "utils/builtins.h"
 
-#include "functions/run.h"
+#include "functions/run_stats.h"
 
 PG_FUNCTION_INFO_V1(powerrank_last_run);
 

@@ -31,7 +31,6 @@
 #include "utils/snapmgr.h"
 
 #include "graph/graph_heapscan.h"
-#include "graph/graph_parallel_read.h"
 
 int			powerrank_table_reader = TABLE_READER_AUTO;
 

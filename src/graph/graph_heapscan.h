@@ -8,7 +8,8 @@
 #ifndef GRAPH_HEAPSCAN_H
 #define GRAPH_HEAPSCAN_H
 
-#include "graph/graph_scan.h"
+#include "graph/edge_list.h"
+#include "graph/edge_table.h"
 
 #include "access/tableam.h"
 #include "catalog/pg_type.h"

@@ -7,7 +7,8 @@
 #ifndef GRAPH_PARALLEL_READ_H
 #define GRAPH_PARALLEL_READ_H
 
-#include "graph/graph_scan.h"
+#include "graph/edge_list.h"
+#include "graph/edge_table.h"
 
 /* powerrank.read_workers: -1 = as max_parallel_workers_per_gather allows, 0 = serial, N. */
 extern int	powerrank_read_workers;

@@ -15,9 +15,6 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/spin.h"
-#include "utils/builtins.h"
-
-#include "functions/run.h"
 
 /* How long a cancelled backend waits for the engine to acknowledge before raising the cancel. */
 #define CANCEL_ACK_MS 2000
@@ -38,37 +35,12 @@ read_service(ServiceView *view)
 	view->has_device = pg_atomic_read_u32(&service->engine_ready) == 1 && service->has_device;
 }
 
-/* The device argument: 'auto', 'cpu' or 'gpu'. */
-RankDevice
-option_device(FunctionCallInfo fcinfo, int argno)
-{
-	char	   *value;
-
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("device must not be NULL"),
-				 errhint("Use 'auto', 'cpu' or 'gpu'.")));
-	value = text_to_cstring(PG_GETARG_TEXT_PP(argno));
-	if (strcmp(value, "auto") == 0)
-		return RANK_DEVICE_AUTO;
-	if (strcmp(value, "cpu") == 0)
-		return RANK_DEVICE_CPU;
-	if (strcmp(value, "gpu") == 0)
-		return RANK_DEVICE_GPU;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown device \"%s\"", value),
-			 errhint("Use 'auto' (the GPU service for large graphs when it has a device), 'cpu' or 'gpu'.")));
-	return RANK_DEVICE_AUTO;	/* keep the compiler quiet */
-}
-
 /*
  * Where a run of device over a graph of n_edges stored edges goes, without raising anything: the
  * decision service_wanted acts on and powerrank_estimate reports.  'cpu': this backend.  'gpu':
  * the service, or CHOICE_GPU_* when it cannot take the run.  'auto': the service when it is ready
  * with a device and the graph has at least powerrank.gpu_min_edges edges; reason (size bytes)
- * says why not when the service would otherwise have been used (run->fallback's text).
+ * says why not when the service would otherwise have been used (the reply's fallback text).
  */
 ServiceChoice
 service_choose(RankDevice device, int64 n_edges, char *reason, size_t size, char *last_error,
@@ -100,17 +72,18 @@ service_choose(RankDevice device, int64 n_edges, char *reason, size_t size, char
 }
 
 /*
- * Decides whether the run goes to the service (see service_choose): true when it does; false for
- * the CPU, with run->fallback saying why when the service would otherwise have been used; an
- * ERROR for device => 'gpu' when the service cannot take it.
+ * Decides whether a run of device over a graph of n_edges edges goes to the service (see
+ * service_choose): true when it does; false for the CPU, with reply->fallback saying why when the
+ * service would otherwise have been used; an ERROR for device => 'gpu' when the service cannot
+ * take it.
  */
 bool
-service_wanted(RankRun *run)
+service_wanted(RankDevice device, int64 n_edges, ServiceReply *reply)
 {
 	char		reason[SERVICE_MESSAGE_LEN];
 	char		last_error[SERVICE_MESSAGE_LEN];
-	ServiceChoice choice = service_choose(run->device, run->graph.n_edges, reason, sizeof(reason),
-										  last_error, sizeof(last_error));
+	ServiceChoice choice = service_choose(device, n_edges, reason, sizeof(reason), last_error,
+										  sizeof(last_error));
 
 	switch (choice)
 	{
@@ -134,7 +107,7 @@ service_wanted(RankRun *run)
 					 errhint("SELECT * FROM powerrank_service shows the service; device => 'auto' runs on the CPU when the service cannot.")));
 			break;
 		case CHOICE_CPU_SERVICE_NOT_READY:
-			strlcpy(run->fallback, reason, sizeof(run->fallback));
+			strlcpy(reply->fallback, reason, sizeof(reply->fallback));
 			break;
 		case CHOICE_CPU_ASKED:
 		case CHOICE_CPU_NOT_PRELOADED:
@@ -164,7 +137,7 @@ align8(uint64 value)
  * flat graph.
  */
 static void
-request_layout(RankRun *run, const ServiceRequest *req, ServiceRequestHeader *h)
+request_layout(const PrGraph *graph, const ServiceRequest *req, ServiceRequestHeader *h)
 {
 	uint64		offset = align8(sizeof(ServiceRequestHeader));
 
@@ -189,7 +162,7 @@ request_layout(RankRun *run, const ServiceRequest *req, ServiceRequestHeader *h)
 	if (!req->graph_cached)
 	{
 		h->off_graph = offset;
-		h->graph_size = pr_graph_flat_size(&run->graph);
+		h->graph_size = pr_graph_flat_size(graph);
 		offset = align8(offset + h->graph_size);
 	}
 	h->total_size = offset;
@@ -197,8 +170,8 @@ request_layout(RankRun *run, const ServiceRequest *req, ServiceRequestHeader *h)
 
 /* Writes a request's data at base: the header, the restart arrays, the graph when not cached. */
 static void
-request_write(char *base, const ServiceRequestHeader *h, RankRun *run, const ServiceRequest *req,
-			  const PrRestart *restart)
+request_write(char *base, const ServiceRequestHeader *h, const PrGraph *graph,
+			  const ServiceRequest *req, const PrRestart *restart)
 {
 	memcpy(base, h, sizeof(*h));
 	if (!req->restart_uniform)
@@ -209,7 +182,7 @@ request_write(char *base, const ServiceRequestHeader *h, RankRun *run, const Ser
 			   req->restart_entries * sizeof(double));
 	}
 	if (!req->graph_cached)
-		pr_graph_write_flat(&run->graph, base + h->off_graph);
+		pr_graph_write_flat(graph, base + h->off_graph);
 }
 
 /*
@@ -219,13 +192,13 @@ request_write(char *base, const ServiceRequestHeader *h, RankRun *run, const Ser
  * no segment can be had.
  */
 static char *
-place_request(RankRun *run, ServiceSlot *slot, const PrRestart *restart, ServiceRequest *req,
-			  dsm_segment **segment)
+place_request(const PrGraph *graph, ServiceSlot *slot, const PrRestart *restart,
+			  ServiceRequest *req, dsm_segment **segment)
 {
 	ServiceRequestHeader h;
 	char	   *base;
 
-	request_layout(run, req, &h);
+	request_layout(graph, req, &h);
 	*segment = NULL;
 	req->request_size = h.total_size;
 	req->inline_data = req->graph_cached && h.total_size <= sizeof(slot->inline_data);
@@ -242,7 +215,7 @@ place_request(RankRun *run, ServiceSlot *slot, const PrRestart *restart, Service
 		req->request_handle = dsm_segment_handle(*segment);
 		req->request_address = (uint64) (uintptr_t) base;	/* for the main shared memory */
 	}
-	request_write(base, &h, run, req, restart);
+	request_write(base, &h, graph, req, restart);
 	return base;
 }
 
@@ -386,20 +359,20 @@ submit_and_wait(ServiceSlot *slot, const ServiceRequest *req, ServiceOutcome *ou
  * scan reads the table, whose size bounds its rows by at least that many.
  */
 Size
-service_build_rows(RankRun *run, bool cacheable, const EdgeScanTarget *target)
+service_build_rows(RankDevice device, bool cacheable, const EdgeScanTarget *target)
 {
 	ServiceView view;
 	Size		max_rows;
 
 	if (powerrank_gpu_build_rows < 0 || !cacheable || target->n_columns != 2 ||
-		run->device == RANK_DEVICE_CPU || service == NULL || service_my_slot() == NULL)
+		device == RANK_DEVICE_CPU || service == NULL || service_my_slot() == NULL)
 		return 0;
 	read_service(&view);
 	if (view.state != SERVICE_READY || !view.has_device)
 		return 0;
 	max_rows = graph_scan_max_rows(target);
 	if (max_rows == 0 || max_rows < (Size) powerrank_gpu_build_rows ||
-		(run->device == RANK_DEVICE_AUTO && max_rows < (Size) powerrank_gpu_min_edges))
+		(device == RANK_DEVICE_AUTO && max_rows < (Size) powerrank_gpu_min_edges))
 		return 0;
 	return max_rows;
 }
@@ -450,17 +423,17 @@ report_service_failure(const ServiceOutcome *out)
 }
 
 /*
- * Runs an algorithm on the service: PageRank (restart; with top_k > 0 the t = min(top_k, n) best
- * nodes of each column, ids into top_index and scores into out1, column j at j * t; else n*k
- * scores into out1) or HITS (hubs into out1, authorities into out2).  True with the results and
- * stats filled; false when the service failed and the caller should run on the CPU ('auto': after
- * a NOTICE, with run->fallback set).  ERROR for 'gpu' failures and for cancels.
+ * Runs a request's algorithm on the service: PageRank (restart; with top_k > 0 the t = min(top_k,
+ * n) best nodes of each column, ids into top_index and scores into out1, column j at j * t; else
+ * n*k scores into out1) or HITS (hubs into out1, authorities into out2).  True with the results,
+ * stats and reply filled; false when the service failed and the caller should run on the CPU
+ * ('auto': after a NOTICE, with reply->fallback set).  ERROR for 'gpu' failures and for cancels.
  */
 bool
-service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha, const PrRestart *restart,
-			 const RankOptions *options, int64 top_k, double *out1, double *out2,
-			 int32 *top_index, PrRunStats *stats)
+service_rank(const ServiceRankRequest *request, double *out1, double *out2, int32 *top_index,
+			 PrRunStats *stats, ServiceReply *reply)
 {
+	const PrRestart *restart = request->restart;
 	ServiceSlot *slot = service_my_slot();
 	ServiceRequest req;
 	ServiceOutcome outcome;
@@ -472,28 +445,28 @@ service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha, const PrRes
 
 	memset(&req, 0, sizeof(req));
 	req.request_id = slot->request.request_id + 1;
-	if (algorithm == SERVICE_HITS)
-		service_request_shape(&req, algorithm, 1, true, 0, powerrank_warm_start);
+	if (request->algorithm == SERVICE_HITS)
+		service_request_shape(&req, request->algorithm, 1, true, 0, powerrank_warm_start);
 	else
-		service_request_shape(&req, algorithm, restart->k, restart->uniform,
+		service_request_shape(&req, request->algorithm, restart->k, restart->uniform,
 							  restart->uniform ? 0 : restart->ptr[restart->k], powerrank_warm_start);
-	req.alpha = alpha;
-	req.tolerance = options->tolerance;
-	req.norm = (int) options->norm;
-	req.max_iterations = options->max_iterations;
-	req.top_k = algorithm == SERVICE_HITS ? 0 : top_k;
-	req.n_nodes = run->graph.n_nodes;
-	req.n_edges = run->graph.n_edges;
-	req.graph_cached = run->cache_segment != NULL;
+	req.alpha = request->alpha;
+	req.tolerance = request->tolerance;
+	req.norm = (int) request->norm;
+	req.max_iterations = request->max_iterations;
+	req.top_k = request->algorithm == SERVICE_HITS ? 0 : request->top_k;
+	req.n_nodes = request->graph->n_nodes;
+	req.n_edges = request->graph->n_edges;
+	req.graph_cached = request->cache_segment != NULL;
 	if (req.graph_cached)
 	{
-		req.graph_handle = dsm_segment_handle(run->cache_segment);
-		req.graph_address = (uint64) (uintptr_t) dsm_segment_address(run->cache_segment);
-		req.graph_mapped_size = dsm_segment_map_length(run->cache_segment);
-		req.graph_entry_id = run->cache_entry_id;
+		req.graph_handle = dsm_segment_handle(request->cache_segment);
+		req.graph_address = (uint64) (uintptr_t) dsm_segment_address(request->cache_segment);
+		req.graph_mapped_size = dsm_segment_map_length(request->cache_segment);
+		req.graph_entry_id = request->cache_entry_id;
 	}
 
-	base = place_request(run, slot, restart, &req, &segment);
+	base = place_request(request->graph, slot, restart, &req, &segment);
 	if (base == NULL)
 	{
 		strlcpy(outcome.message, "no dynamic shared memory segment left for the request",
@@ -503,7 +476,7 @@ service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha, const PrRes
 	}
 	else
 	{
-		progress_begin(run->algorithm, true, req.n_nodes, req.n_edges, req.k);
+		progress_begin(request->name, true, req.n_nodes, req.n_edges, req.k);
 		ok = submit_and_wait(slot, &req, &outcome);
 		if (ok)
 			copy_results(base, &req, out1, out2, top_index);
@@ -515,22 +488,21 @@ service_rank(RankRun *run, ServiceAlgorithm algorithm, double alpha, const PrRes
 
 	if (ok)
 	{
-		strlcpy(run->engine_name, outcome.engine, sizeof(run->engine_name));
-		strlcpy(run->residency, outcome.residency, sizeof(run->residency));
+		strlcpy(reply->engine, outcome.engine, sizeof(reply->engine));
+		strlcpy(reply->residency, outcome.residency, sizeof(reply->residency));
 		stats->iterations = outcome.iterations;
 		stats->residual = outcome.residual;
 		stats->converged = outcome.converged;
 		stats->stagnated = outcome.stagnated;
 		stats->seconds = outcome.seconds;
 		stats->prepare_seconds = outcome.prepare_seconds;
-		stats->engine = run->engine_name;
-		run->resident = outcome.resident;
-		run->batch_size = Max(outcome.batch_size, 1);
+		stats->engine = reply->engine;
+		reply->batch_size = Max(outcome.batch_size, 1);
 		return true;
 	}
-	if (run->device == RANK_DEVICE_GPU)
+	if (request->device == RANK_DEVICE_GPU)
 		report_service_failure(&outcome);
-	snprintf(run->fallback, sizeof(run->fallback), "%s", outcome.message);
+	snprintf(reply->fallback, sizeof(reply->fallback), "%s", outcome.message);
 	ereport(NOTICE,
 			(errmsg("the powerrank GPU service failed (%s), computing on the CPU instead",
 					pr_status_name((PrStatus) outcome.status)),

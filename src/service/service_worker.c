@@ -23,6 +23,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 
+#include "engine/engine.h"
 #include "pr_gpu.h"
 
 /* Seconds before the postmaster restarts a worker that exited. */

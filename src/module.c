@@ -1,5 +1,5 @@
 /*
- * powerrank.c — module entry point: PG_MODULE_MAGIC and _PG_init, which calls the per-module
+ * module.c — module entry point: PG_MODULE_MAGIC and _PG_init, which calls the per-module
  * initialisation functions.
  */
 #include "powerrank.h"
@@ -18,9 +18,9 @@ void		_PG_init(void);
 
 /*
  * Runs once when the library is loaded: defines each module's powerrank.* settings, reserves the
- * prefix and, when loaded by shared_preload_libraries, reserves the graph cache's and the GPU
- * service's shared memory, installs the cache's object access hook and registers the GPU
- * service's background worker.
+ * prefix and, when loaded by shared_preload_libraries, reserves the shared memory of the graph
+ * cache, of the GPU service's channel and of the progress entries, installs the cache's object
+ * access hook and registers the GPU service's background worker.
  */
 void
 _PG_init(void)
@@ -34,6 +34,7 @@ _PG_init(void)
 		graph_cache_shmem_init();
 		cache_tracking_init();
 		service_shmem_init();
+		progress_shmem_init();
 		service_worker_register();
 	}
 }

@@ -1,5 +1,5 @@
 /*
- * service_batch.c — batching of RWR requests in the GPU service's engine process.
+ * engine_batch.c — batching of RWR requests in the GPU service's engine process.
  *
  * Interactive callers ask rwr(source => s, top_k => k) on one cached graph, many at once.  Each
  * such request is one column of personalized PageRank; the engine's product takes k columns in
@@ -23,9 +23,9 @@
  * answered in a batch may run more iterations than alone: its answer is at least as accurate and
  * agrees with the lone answer within the tolerance.
  *
- * Runs in the engine process: no palloc, no elog (see service_engine.h).
+ * Runs in the engine process: no palloc, no elog (see engine.h).
  */
-#include "service/service_engine.h"
+#include "engine/engine.h"
 
 /* A quiet period that ends the wait of the 'gather' test fault, in seconds. */
 #define GATHER_QUIET 0.2

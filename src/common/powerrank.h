@@ -1,5 +1,6 @@
 /*
- * powerrank.h — declarations shared by the PostgreSQL glue of powerrank (the .c files of src/).
+ * powerrank.h — declarations shared by the PostgreSQL glue of powerrank (the .c files of src/):
+ * the settings, the core's allocator, errors and cancel, the progress of this backend's run.
  *
  * The glue reads edges (a table through SPI, or the powerrank_graph aggregate), builds the graph
  * with the pure-C core (core/), runs an algorithm on an engine and returns the scores as rows.
@@ -17,6 +18,28 @@
 /* powerrank.cpu_threads: worker threads of the CPU engine (0 = one per online core). */
 extern int	powerrank_cpu_threads;
 
+/* powerrank.cache_size: megabytes of shared memory the cache may hold; 0 disables it. */
+extern int	powerrank_cache_size_mb;
+
+/* powerrank.warm_start_auto: runs start from the scores kept with the cache entry. */
+extern bool powerrank_warm_start_auto;
+
+/* The GPU service's settings (the worker reads them into a ServiceEngineConfig). */
+extern int	powerrank_service_engine;
+extern char *powerrank_gpu_library;
+extern char *powerrank_gpu_multi_library;
+extern int	powerrank_gpu_devices;
+extern int	powerrank_gpu_device;
+extern int	powerrank_gpu_precision;
+extern int	powerrank_gpu_kernel;
+extern int	powerrank_gpu_memory_mb;
+extern int	powerrank_gpu_min_edges;
+extern int	powerrank_service_batch_size;
+extern double powerrank_service_batch_wait_ms;
+extern int	powerrank_gpu_quick_layout_edges;
+extern int	powerrank_gpu_build_rows;
+extern bool powerrank_warm_start;
+
 void		powerrank_guc_init(void);
 int			powerrank_thread_count(void);
 
@@ -30,7 +53,7 @@ void		powerrank_report_core_error(const char *what, const PrError *err) pg_attri
 bool		powerrank_cancel_requested(void *arg);
 bool		powerrank_try_in_subtransaction(void (*fn) (void *), void *arg, char *message, size_t size);
 
-/* ---- service/progress.c: what powerrank_progress shows of this backend's run ---- */
+/* ---- progress.c: what powerrank_progress shows of this backend's run ---- */
 
 void		progress_begin_read(const char *algorithm, int64 rows_estimated);
 void		progress_set_rows_read(int64 rows);

@@ -1,14 +1,14 @@
 /*
- * service_resident.c — the graphs resident in the engine process.  Graphs of the cache stay
+ * engine_resident.c — the graphs resident in the engine process.  Graphs of the cache stay
  * mapped and prepared between requests: a prepared engine per (cache entry id, with out-edges),
  * least recently used first out when powerrank.gpu_memory is exceeded, or when their cache
  * segment is gone.  A large graph's first PageRank gets the quick layout and a thread plans the
  * tuned one beside it (the tuner); on several GPUs a graph also keeps its multi-GPU copy
  * (PrMulti).  The status view's resident counters are published from here.
  *
- * Runs in the engine process: no palloc, no elog (see service_engine.h).
+ * Runs in the engine process: no palloc, no elog (see engine.h).
  */
-#include "service/service_engine.h"
+#include "engine/engine.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,8 +2,8 @@
  * progress.c — the progress entries that powerrank_progress shows: one per backend (indexed by
  * BackendId), in the main shared memory under the name "powerrank progress".
  *
- * With shared_preload_libraries the array is reserved at server start (service_shmem.c asks for
- * its size and attaches it in the startup hook), so that the GPU service's engine process, a child
+ * With shared_preload_libraries the array is reserved at server start (progress_shmem_init's
+ * hooks ask for its size and attach it), so that the GPU service's engine process, a child
  * of the postmaster, inherits it and writes the phase, iteration and residual of the runs it
  * serves.  Without preload no extension memory is reserved: the first backend that needs the
  * array (a run, or a reader of the view) creates it with ShmemInitStruct from the spare shared
@@ -17,11 +17,12 @@
  * entry between two reads of pid and drop it when pid changed.  A torn view of a running entry
  * (say, a phase a moment old) is acceptable for a monitoring view.
  */
-#include "service/service.h"
+#include "channel.h"
 
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/backendid.h"
+#include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 
@@ -31,8 +32,11 @@ static ProgressEntry *progress_array = NULL;
 /* Set when attaching failed in this backend: it does not try again. */
 static bool progress_unavailable = false;
 
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
 /* Bytes of the array: one entry per possible backend. */
-Size
+static Size
 progress_shmem_size(void)
 {
 	return mul_size(sizeof(ProgressEntry), MaxBackends);
@@ -43,7 +47,7 @@ progress_shmem_size(void)
  * AddinShmemInitLock (so that no process sees the array before it is zeroed).  An ERROR when the
  * shared memory is short.
  */
-void
+static void
 progress_shmem_attach(void)
 {
 	bool		found;
@@ -52,6 +56,36 @@ progress_shmem_attach(void)
 	if (!found)
 		memset(array, 0, progress_shmem_size());
 	progress_array = array;
+}
+
+/* Asks the postmaster for the array's shared memory (preload). */
+static void
+progress_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(progress_shmem_size()));
+}
+
+/* Creates the array at server start, or attaches to it (preload). */
+static void
+progress_shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	progress_shmem_attach();
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* Installs the shared memory hooks; called from _PG_init while preloading. */
+void
+progress_shmem_init(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = progress_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = progress_shmem_startup;
 }
 
 /* powerrank_try_in_subtransaction's step: attaches the array (an ERROR releases the lock). */

@@ -1,5 +1,5 @@
 /*
- * service_residency.c — what decides where the GPU engine keeps a request's graph (core/
+ * residency.c — what decides where the GPU engine keeps a request's graph (core/
  * pr_residency.h: resident, streamed, or no room): the request's shape (columns, restart, warm
  * start), set by the backend that sends it, and the inputs of pr_residency_choose made from it and
  * the engine process's configuration.  The engine process's cpu-test engine makes its choice from
@@ -7,7 +7,7 @@
  *
  * Runs in both: no palloc, no elog.
  */
-#include "service/service.h"
+#include "channel.h"
 
 #include <stdint.h>
 

@@ -7,9 +7,8 @@
 
 #include "utils/guc.h"
 
-#include "cache/graph_cache.h"
+#include "channel.h"
 #include "pr_gpu.h"
-#include "service/service.h"
 
 int			powerrank_cpu_threads = 0;
 int			powerrank_cache_size_mb = 1024;

@@ -1,12 +1,12 @@
 /*
- * service_library.c — the GPU libraries of the engine process: libpowerrank_gpu.so
+ * engine_library.c — the GPU libraries of the engine process: libpowerrank_gpu.so
  * (powerrank.gpu_library) and, on several GPUs, libpowerrank_multi.so
  * (powerrank.gpu_multi_library), loaded with dlopen in this process only; the engine started (a
  * device found, its context created); the engines it creates for resident graphs.
  *
- * Runs in the engine process: no palloc, no elog (see service_engine.h).
+ * Runs in the engine process: no palloc, no elog (see engine.h).
  */
-#include "service/service_engine.h"
+#include "engine/engine.h"
 
 #include <dlfcn.h>
 #include <sys/stat.h>

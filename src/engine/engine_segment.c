@@ -1,12 +1,12 @@
 /*
- * service_segment.c — the engine process maps segments by the name PostgreSQL gives them
+ * engine_segment.c — the engine process maps segments by the name PostgreSQL gives them
  * (shm_open, shmat, open + mmap), not through dsm_attach: the mapping is private to the process,
  * so a backend that leaves never pulls memory from under the engine, and the engine dying never
  * leaves a PostgreSQL reference count behind.
  *
- * Runs in the engine process: no palloc, no elog (see service_engine.h).
+ * Runs in the engine process: no palloc, no elog (see engine.h).
  */
-#include "service/service_engine.h"
+#include "engine/engine.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

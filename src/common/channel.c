@@ -1,14 +1,13 @@
 /*
- * service_shmem.c — the GPU service's channel in the main shared memory: one request slot per
- * backend (indexed by BackendId) and the service's status; with preload it also reserves the
- * progress entries of powerrank_progress (progress.c), so that the engine process inherits them.
+ * channel.c — the GPU service's channel in the main shared memory: one request slot per backend
+ * (indexed by BackendId) and the service's status.
  *
  * The engine process shares this memory (it is forked from the worker, which inherited it from
  * the postmaster) but takes no lock on it: slot states move by compare-and-swap, the fields a
  * state change publishes are written before it (atomics are full barriers), and wake-ups go
  * through SetLatch (backends) and a futex on the doorbell word (engine process).
  */
-#include "service/service.h"
+#include "channel.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -41,7 +40,6 @@ service_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(service_shmem_size()));
-	RequestAddinShmemSpace(MAXALIGN(progress_shmem_size()));
 }
 
 /* Attaches to (or, in the postmaster, creates and clears) the channel. */
@@ -86,7 +84,6 @@ service_shmem_startup(void)
 			pg_atomic_init_u32(&service->slots[i].cancel, 0);
 		}
 	}
-	progress_shmem_attach();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -156,7 +153,10 @@ service_read_state(char *last_error, size_t size)
 	return state;
 }
 
-/* Sets the service state (and, when error is not NULL, the last error); worker only. */
+/*
+ * Sets the service state and its last error (worker only): error when not NULL; READY, the
+ * service recovered, clears it; any other state keeps the error that led to it.
+ */
 void
 service_set_state(ServiceState state, const char *error)
 {
@@ -165,6 +165,8 @@ service_set_state(ServiceState state, const char *error)
 	service->state_since = GetCurrentTimestamp();
 	if (error != NULL)
 		strlcpy(service->last_error, error, sizeof(service->last_error));
+	else if (state == SERVICE_READY)
+		service->last_error[0] = '\0';
 	SpinLockRelease(&service->mutex);
 }
 

@@ -1,29 +1,34 @@
 /*
- * service_engine.h — what the files of the GPU service's engine process share (private to them).
+ * engine.h — the GPU service's engine process: what its files share (private to them), and its
+ * entry point, which the service worker calls in the child it forks.
  *
  * Rules of this process (it is not a PostgreSQL backend and the postmaster does not know it):
  *  - no palloc, no elog, no PostgreSQL lock: memory comes from malloc, errors go into the slot's
- *    outcome, and the only shared state it touches is the channel (atomics, barriers, futex,
- *    SetLatch, which takes no lock) and the segments it maps itself;
+ *    outcome, and the only shared state it touches is the channel (channel.h: atomics, barriers,
+ *    futex, SetLatch, which takes no lock) and the segments it maps itself;
  *  - segments (the cache's graph, the backend's request segment) are mapped by name with
  *    shm_open / shmat / open + mmap, not through dsm_attach: the mapping is private to this
  *    process, so a backend that leaves (ERROR, cancel) never pulls memory from under the engine,
  *    and the engine dying never leaves a PostgreSQL reference count behind;
  *  - it dies with the worker (PR_SET_PDEATHSIG), and exits with _exit (no PostgreSQL exit hooks).
  *
- * service_engine.c    the process and its main loop; serving one request (driver or every GPU)
- * service_library.c   loading the GPU libraries (dlopen), starting the engine, creating engines
- * service_resident.c  the resident graphs: LRU under powerrank.gpu_memory, the tuned-layout
- *                     thread, the multi-GPU copy
- * service_segment.c   mapping segments by name
- * service_build.c     building graphs from rows (SERVICE_BUILD), the build segment kept for the
- *                     request that follows
- * service_batch.c     RWR batches: gathering compatible requests and serving them in one run
+ * engine.c           what every file uses: the configuration, leaving the process, the log line,
+ *                    a request's checks and the steps of its answer
+ * engine_segment.c   mapping segments by name
+ * engine_library.c   loading the GPU libraries (dlopen), starting the engine, creating engines
+ * engine_build.c     building graphs from rows (SERVICE_BUILD), the build segment kept for the
+ *                    request that follows
+ * engine_resident.c  the resident graphs: LRU under powerrank.gpu_memory, the tuned-layout
+ *                    thread, the multi-GPU copy
+ * engine_batch.c     RWR batches: gathering compatible requests and serving them in one run
+ * engine_main.c      the process's main loop; serving one request (driver or every GPU)
+ *
+ * Each file calls only those listed above it.
  */
-#ifndef SERVICE_ENGINE_H
-#define SERVICE_ENGINE_H
+#ifndef ENGINE_H
+#define ENGINE_H
 
-#include "service/service.h"
+#include "channel.h"
 
 #include <pthread.h>
 
@@ -96,11 +101,16 @@ typedef struct MultiLibrary
 	int			(*device_count) (void);
 } MultiLibrary;
 
-/* ---- service_engine.c ---- */
+/* Exit codes of the engine process the worker understands. */
+#define ENGINE_EXIT_UNAVAILABLE 3	/* no device / library: do not restart until a reload */
+#define ENGINE_EXIT_RESET 4			/* engine error: restart to get a fresh device context */
+
+/* ---- engine.c ---- */
 
 extern const ServiceEngineConfig *engine_config;
 extern ServiceSlot *engine_current_slot;
 
+void		engine_process_begin(const ServiceEngineConfig *config);
 void		engine_exit(int code) pg_attribute_noreturn();
 void		engine_exit_unavailable(const char *message) pg_attribute_noreturn();
 bool		engine_orphaned(void);
@@ -117,7 +127,15 @@ void		engine_outcome_done(ServiceOutcome *out, const PrRunStats *stats, bool res
 								int batch_size);
 void		engine_publish(ServiceSlot *slot, PrStatus status);
 
-/* ---- service_library.c ---- */
+/* ---- engine_segment.c ---- */
+
+void	   *segment_map(dsm_handle handle, uint64 address, uint64 address_size, size_t *size,
+						SegmentMapping *mapping, char *message, size_t message_size);
+void		segment_unmap(void *base, size_t size, SegmentMapping mapping);
+void		segment_release_request(const ServiceRequest *req, char *base, size_t size,
+									SegmentMapping mapping);
+
+/* ---- engine_library.c ---- */
 
 extern GpuLibrary engine_gpu;
 extern MultiLibrary engine_multi;
@@ -129,15 +147,15 @@ PrStatus	engine_test_residency(const ServiceRequest *req, int columns, const PrG
 								  char *residency, size_t size, PrError *err);
 void		engine_multi_options(PrMultiOptions *opts);
 
-/* ---- service_segment.c ---- */
+/* ---- engine_build.c ---- */
 
-void	   *segment_map(dsm_handle handle, uint64 address, uint64 address_size, size_t *size,
-						SegmentMapping *mapping, char *message, size_t message_size);
-void		segment_unmap(void *base, size_t size, SegmentMapping mapping);
-void		segment_release_request(const ServiceRequest *req, char *base, size_t size,
-									SegmentMapping mapping);
+PrStatus	build_serve(ServiceSlot *slot, ServiceFault fault);
+bool		build_pending_take(dsm_handle handle, void **base, size_t *size,
+							   SegmentMapping *mapping);
+void		build_pending_trim(void);
+void		build_pending_drop(void);
 
-/* ---- service_resident.c ---- */
+/* ---- engine_resident.c ---- */
 
 Resident   *resident_for_request(const ServiceRequest *req, char *request_base,
 								 size_t request_size, Resident *one_off, ServiceOutcome *out);
@@ -152,15 +170,7 @@ void		resident_evict_to_fit(const Resident *keep, bool everything);
 uint64		resident_bytes_besides(const Resident *keep);
 void		resident_drop_vanished(void);
 
-/* ---- service_build.c ---- */
-
-PrStatus	build_serve(ServiceSlot *slot, ServiceFault fault);
-bool		build_pending_take(dsm_handle handle, void **base, size_t *size,
-							   SegmentMapping *mapping);
-void		build_pending_trim(void);
-void		build_pending_drop(void);
-
-/* ---- service_batch.c ---- */
+/* ---- engine_batch.c ---- */
 
 bool		batch_eligible(const ServiceRequest *req);
 int			batch_gather(int lead, int *members, int max, int wait_us, bool gather);
@@ -168,4 +178,8 @@ bool		batch_restart(int n_members, int width, const PrRestart *member, PrRestart
 void		batch_restart_free(PrRestart *restart);
 PrStatus	batch_serve(const int *members, int n);
 
-#endif							/* SERVICE_ENGINE_H */
+/* ---- engine_main.c ---- */
+
+void		service_engine_main(const ServiceEngineConfig *config) pg_attribute_noreturn();
+
+#endif							/* ENGINE_H */

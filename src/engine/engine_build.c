@@ -1,12 +1,12 @@
 /*
- * service_build.c — graphs built from rows in the engine process (SERVICE_BUILD): the backend
+ * engine_build.c — graphs built from rows in the engine process (SERVICE_BUILD): the backend
  * reads the rows into a segment, the engine builds the flat graph over them (on the GPU, or with
  * pr_graph_build for the cpu-test engine) and keeps the segment mapped for the request that
  * follows, the same backend's ranking on the graph it just published.
  *
- * Runs in the engine process: no palloc, no elog (see service_engine.h).
+ * Runs in the engine process: no palloc, no elog (see engine.h).
  */
-#include "service/service_engine.h"
+#include "engine/engine.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
