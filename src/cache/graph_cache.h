@@ -160,6 +160,7 @@ Oid			cache_extension_schema(void);
 void		cache_become_log_owner(Oid schema, CacheSavedUser *saved);
 void		cache_restore_user(const CacheSavedUser *saved);
 char	   *cache_log_name(Oid schema);
+bool		cache_log_records_snapshots(Oid log_relid);
 
 /* ---- cache_compact.c ---- */
 
