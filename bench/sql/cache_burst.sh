@@ -74,14 +74,15 @@ BEGIN
   first_ms := ms[1];
   SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY e) INTO log_entries_read FROM unnest(entries) e;
 END $$;
-CREATE TABLE bench_results(phase text, median_ms float8, min_ms float8, max_ms float8,
+CREATE TABLE bench_results(measured serial, phase text, median_ms float8, min_ms float8, max_ms float8,
                            first_ms float8, log_entries_read float8, log_rows bigint,
                            dead_rows bigint);
 -- one phase: its hits and the change log's rows then
 CREATE FUNCTION bench_phase(phase text, n int) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_stat_force_next_flush();
-  INSERT INTO bench_results
+  INSERT INTO bench_results(phase, median_ms, min_ms, max_ms, first_ms, log_entries_read, log_rows,
+                            dead_rows)
   SELECT phase, h.*, (SELECT count(*) FROM powerrank_change_log),
          (SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = 'powerrank_change_log'::regclass)
   FROM bench_hits(n) h;
@@ -120,7 +121,7 @@ as_pg "$PSQL -P footer=off" <<'SQL'
 SELECT phase, round(median_ms::numeric, 2) AS median_ms, round(min_ms::numeric, 2) AS min_ms,
        round(max_ms::numeric, 2) AS max_ms, round(first_ms::numeric, 2) AS first_ms,
        log_entries_read AS "log entries read", log_rows, dead_rows
-FROM bench_results;
+FROM bench_results ORDER BY measured;
 SELECT round((a.median_ms / v.median_ms)::numeric, 2) AS "after, old snapshot held / vacuumed",
        round((b.median_ms / v.median_ms)::numeric, 2) AS "after / vacuumed"
 FROM bench_results a, bench_results b, bench_results v
