@@ -93,6 +93,10 @@ SELECT * FROM cache_check('vf');
 SELECT powerrank_cache_compact() > 0 AS removed_rows;
 SELECT count(*) FILTER (WHERE rebase) AS rebases, count(*) FILTER (WHERE NOT rebase) AS changes
 FROM powerrank_change_log WHERE relid = 'vf'::regclass;
+-- The rebase row records the compaction's snapshot: its xmax (the compaction's own transaction id
+-- came later) and the transactions then in progress, whose rows it could not see.
+SELECT snapshot_xmax <= change AS xmax_recorded, snapshot_xip IS NOT NULL AS in_progress_recorded
+FROM powerrank_change_log WHERE relid = 'vf'::regclass;
 SELECT * FROM cache_check('vf');
 SELECT * FROM cache_check('vf');
 SELECT count(*) AS entries FROM powerrank_cache WHERE source = 'vf'::regclass;

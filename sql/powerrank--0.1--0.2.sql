@@ -137,6 +137,16 @@ RETURNS record
 COMMENT ON FUNCTION powerrank_estimate(text, text, float8, float8, float8, int, int, name, name, name, text, boolean, boolean, text, bigint[]) IS
 	'What a pagerank/hits/rwr call on an edge table would take (size, memory, engine, time), without reading the table';
 
+-- A compaction's rebase row records its snapshot (xmax and the transactions in progress): a
+-- reader of the change log then reads only the rows the compaction did not see, never the ones it
+-- deleted (src/cache/cache_tracking.c).
+ALTER TABLE powerrank_change_log ADD COLUMN snapshot_xmax xid8, ADD COLUMN snapshot_xip xid8[];
+
+COMMENT ON COLUMN powerrank_change_log.snapshot_xmax IS
+	'On the rebase row of a compaction: the xmax of the snapshot it deleted the table''s rows in (every row of a transaction below it and not in snapshot_xip was deleted)';
+COMMENT ON COLUMN powerrank_change_log.snapshot_xip IS
+	'On the rebase row of a compaction: the transactions in progress at its snapshot';
+
 -- Every function and event trigger has a description (\df+, \dy+, obj_description).
 COMMENT ON FUNCTION rankgraph_in(cstring) IS
 	'Input function of rankgraph: reads and validates the text form PRG1:<base64>';

@@ -386,11 +386,17 @@ CREATE TABLE powerrank_change_log (
 	relid oid NOT NULL,
 	change xid8 NOT NULL,
 	rebase boolean NOT NULL DEFAULT false,
+	snapshot_xmax xid8,
+	snapshot_xip xid8[],
 	PRIMARY KEY (relid, change)
 );
 
 COMMENT ON TABLE powerrank_change_log IS
 	'Transactions that changed each table tracked for the powerrank graph cache (maintained by triggers, compacted in the background)';
+COMMENT ON COLUMN powerrank_change_log.snapshot_xmax IS
+	'On the rebase row of a compaction: the xmax of the snapshot it deleted the table''s rows in (every row of a transaction below it and not in snapshot_xip was deleted)';
+COMMENT ON COLUMN powerrank_change_log.snapshot_xip IS
+	'On the rebase row of a compaction: the transactions in progress at its snapshot';
 
 -- Only the extension's owner reads or writes the log, through the functions below: the rows say
 -- when tables changed, which a role that may not read a table must not learn.

@@ -5,9 +5,12 @@
  * reader of the cache reads the table's rows; compaction keeps them few.  It replaces all the
  * rows of a table that the compacting transaction sees by one rebase row of its own (the
  * arguments in cache_tracking.c's file comment hold across it: its rebase row tells the snapshots
- * that see it from those that do not), and deletes the rows of dropped tables.  Compactions take
- * a SHARE UPDATE EXCLUSIVE lock on the log, so they run one at a time; writers and readers of the
- * log do not conflict with it.
+ * that see it from those that do not), and deletes the rows of dropped tables.  The rebase row
+ * records the snapshot the rows were deleted through (its xmax and the transactions in progress),
+ * from which a reader knows which older rows it may still see, and reads only those: the rows
+ * compactions deleted cost a reader nothing, even while vacuum cannot remove them.  Compactions
+ * take a SHARE UPDATE EXCLUSIVE lock on the log, so they run one at a time; writers and readers
+ * of the log do not conflict with it.
  *
  * A dynamic background worker compacts the log of one database when asked: by a backend that has
  * logged COMPACT_REQUEST_WRITES changes since it last asked, by a reader that saw many rows of
@@ -102,6 +105,7 @@ cache_compact_log(int64 min_rows)
 	char	   *log;
 	CacheSavedUser saved;
 	int64		removed = 0;
+	bool		records_snapshot;
 	Oid			types[2] = {INT8OID, INT8OID};
 	Datum		values[2] = {Int64GetDatum(min_rows), Int64GetDatum(GRAPH_CACHE_MAX_REBASES)};
 	int			ret;
@@ -125,16 +129,29 @@ cache_compact_log(int64 min_rows)
 	if (ret != SPI_OK_DELETE)
 		elog(ERROR, "could not compact the change log: %s", SPI_result_code_string(ret));
 	removed += (int64) SPI_processed;
-	/* the caller's own rows stay (they become its rebase row): this is a rebase of its own */
+	/*
+	 * The caller's own rows stay (they become its rebase row): this is a rebase of its own.  The
+	 * rebase row records the statement's snapshot, the one the deletion saw the rows through
+	 * (cache_tracking.c's file comment says why readers need it); a log of version 0.1 has no
+	 * columns for it.
+	 */
+	records_snapshot = cache_log_records_snapshots(log_relid);
 	ret = SPI_execute_with_args(psprintf("WITH gone AS (DELETE FROM %s WHERE relid IN "
 										 "(SELECT relid FROM %s GROUP BY relid HAVING count(*) > 1 AND "
 										 "(count(*) >= $1 OR count(*) FILTER (WHERE rebase) >= $2)) "
 										 "AND change <> pg_catalog.pg_current_xact_id() RETURNING relid), "
-										 "added AS (INSERT INTO %s AS l (relid, change, rebase) "
-										 "SELECT DISTINCT relid, pg_catalog.pg_current_xact_id(), true FROM gone "
-										 "ON CONFLICT (relid, change) DO UPDATE SET rebase = true RETURNING l.relid) "
+										 "added AS (INSERT INTO %s AS l (relid, change, rebase%s) "
+										 "SELECT g.relid, pg_catalog.pg_current_xact_id(), true%s "
+										 "FROM (SELECT DISTINCT relid FROM gone) g "
+										 "ON CONFLICT (relid, change) DO UPDATE SET rebase = true%s RETURNING l.relid) "
 										 "SELECT (SELECT count(*) FROM gone) - (SELECT count(*) FROM added)",
-										 log, log, log),
+										 log, log, log,
+										 records_snapshot ? ", snapshot_xmax, snapshot_xip" : "",
+										 records_snapshot ?
+										 ", pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot()), "
+										 "ARRAY(SELECT pg_catalog.pg_snapshot_xip(pg_catalog.pg_current_snapshot()))" : "",
+										 records_snapshot ?
+										 ", snapshot_xmax = EXCLUDED.snapshot_xmax, snapshot_xip = EXCLUDED.snapshot_xip" : ""),
 								2, types, values, NULL, false, 0);
 	if (ret != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not compact the change log: %s", SPI_result_code_string(ret));

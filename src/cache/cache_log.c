@@ -54,19 +54,28 @@ cache_log_name(Oid schema)
 	return cache_qualified_name(schema, CHANGE_LOG_TABLE);
 }
 
-/* Owner of the change log (the role that created the extension). */
-static Oid
-cache_log_owner(Oid schema)
+/* Oid of the change log in schema; an ERROR when it is missing. */
+Oid
+cache_log_relid(Oid schema)
 {
 	Oid			table = get_relname_relid(CHANGE_LOG_TABLE, schema);
-	HeapTuple	tuple;
-	Oid			owner;
 
 	if (!OidIsValid(table))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("table %s is missing", CHANGE_LOG_TABLE),
 				 errhint("Reinstall the extension: DROP EXTENSION powerrank CASCADE; CREATE EXTENSION powerrank;")));
+	return table;
+}
+
+/* Owner of the change log (the role that created the extension). */
+static Oid
+cache_log_owner(Oid schema)
+{
+	Oid			table = cache_log_relid(schema);
+	HeapTuple	tuple;
+	Oid			owner;
+
 	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(table));
 	if (!HeapTupleIsValid(tuple))
 		elog(ERROR, "cache lookup failed for relation %u", table);
@@ -110,4 +119,40 @@ cache_restore_user(const CacheSavedUser *saved)
 {
 	AtEOXact_GUC(true, saved->guc_nest_level);
 	SetUserIdAndSecContext(saved->user, saved->context);
+}
+
+/* Attribute number of the change log's column name if it has type type, else InvalidAttrNumber. */
+AttrNumber
+cache_log_column(Oid log_relid, const char *name, Oid type)
+{
+	AttrNumber	attnum = get_attnum(log_relid, name);
+
+	if (attnum == InvalidAttrNumber || get_atttype(log_relid, attnum) != type)
+		return InvalidAttrNumber;
+	return attnum;
+}
+
+/*
+ * Finds the columns in which a compaction records its snapshot (snapshot_xmax, snapshot_xip: from
+ * version 0.2 on); false, both InvalidAttrNumber, when the log lacks either.
+ */
+bool
+cache_log_snapshot_columns(Oid log_relid, AttrNumber *xmax, AttrNumber *xip)
+{
+	*xmax = cache_log_column(log_relid, "snapshot_xmax", XID8OID);
+	*xip = cache_log_column(log_relid, "snapshot_xip", XID8ARRAYOID);
+	if (*xmax != InvalidAttrNumber && *xip != InvalidAttrNumber)
+		return true;
+	*xmax = *xip = InvalidAttrNumber;
+	return false;
+}
+
+/* True when a compaction can record its snapshot in the change log (see the file comment). */
+bool
+cache_log_records_snapshots(Oid log_relid)
+{
+	AttrNumber	xmax;
+	AttrNumber	xip;
+
+	return cache_log_snapshot_columns(log_relid, &xmax, &xip);
 }

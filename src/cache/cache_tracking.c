@@ -12,8 +12,8 @@
  * partition (the event trigger powerrank_ddl; a table with the tracking trigger enabled ALWAYS but
  * no row in the log, as a restored dump leaves it, counts as tracked: its ENABLE ALWAYS TRIGGER
  * gives it its first rebase row) and every compaction (cache_compact.c: deletes a table's rows and
- * inserts one rebase row in their place) adds a rebase row; nothing else deletes rows of a table
- * that exists.
+ * inserts one rebase row in their place, which records the compaction's snapshot) adds a rebase
+ * row; nothing else deletes rows of a table that exists.
  *
  * Why the rows a snapshot sees name its content: a snapshot sees exactly the transactions that
  * committed before it was taken, a prefix of the commit order.  Take two snapshots that see the
@@ -28,6 +28,24 @@
  * can never match a graph cached before DROP EXTENSION and CREATE EXTENSION, whose rows were
  * written by other transactions.  The caller's own uncommitted changes are recognised (a row of
  * its own transaction) and bypass the cache.
+ *
+ * Reading the rows a snapshot sees never visits the rows compactions deleted, however many a
+ * burst of writers left and however long a transaction keeps them from vacuum.  A compaction's
+ * rebase row records the snapshot it deleted the table's rows through: its xmax
+ * (snapshot_xmax) and the transactions in progress at it (snapshot_xip, those below xmax).  Take
+ * a snapshot that sees that row, and one of its rows with a change below snapshot_xmax, not in
+ * snapshot_xip and other than the compaction's own.  Its transaction had finished when the
+ * compaction's snapshot was taken (an id below xmax and not in progress); committed, as the
+ * reader sees its row; so the compaction saw the row and deleted it, and the reader, which sees
+ * the compaction, cannot see it.  Hence the rows a snapshot sees are exactly: those from the
+ * newest down to the newest compaction rebase row it sees (a backward scan of the primary key),
+ * those from that compaction's xmax up, and those of its in-progress transactions (one index
+ * probe each).  Any compaction's rebase row it sees would do; the newest keeps the reads
+ * shortest.  Rows of
+ * transactions that got their id after the compaction's snapshot lie at or above its xmax, a
+ * writer in progress at it is in its list, and a compaction run in a transaction that had its id
+ * before its snapshot has its rebase row below its xmax: all are read.  A log without the two
+ * columns (version 0.1) is read whole.
  *
  * The key adds what DDL can change without a data modification: the relfilenode (TRUNCATE,
  * VACUUM FULL, CLUSTER, ALTER TABLE rewrites), the columns' attnums and types (ALTER ... TYPE,
@@ -53,6 +71,7 @@
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
+#include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/catalog.h"
 #include "catalog/indexing.h"
@@ -61,6 +80,7 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_subscription_rel.h"
 #include "catalog/pg_trigger.h"
@@ -69,6 +89,7 @@
 #include "commands/extension.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
+#include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_func.h"
@@ -113,9 +134,8 @@ static LoggedChange logged[LOGGED_SLOTS];
 static int	n_logged = 0;
 static bool logged_callbacks_registered = false;
 
-/* The saved plans of the trigger's insert and the probe's read, and the schema they name. */
+/* The saved plan of the trigger's insert, and the schema it names. */
 static SPIPlanPtr insert_plan = NULL;
-static SPIPlanPtr read_plan = NULL;
 static Oid	plans_schema = InvalidOid;
 
 static object_access_hook_type prev_object_access_hook = NULL;
@@ -324,13 +344,11 @@ notice_tracking_off(Oid relid, TrackingState state, const char *trigger_name)
 				 errhint("Enable it ALWAYS: ALTER TABLE %s ENABLE ALWAYS TRIGGER %s;", table, trigger)));
 }
 
-/* Makes (once per schema) the saved plans that insert into and read the change log. */
+/* Makes (once per schema) the saved plan that inserts into the change log. */
 static void
-prepare_plans(Oid schema)
+prepare_insert_plan(Oid schema)
 {
 	Oid			insert_types[2] = {OIDOID, BOOLOID};
-	Oid			read_types[1] = {OIDOID};
-	char	   *log = cache_log_name(schema);
 	SPIPlanPtr	plan;
 
 	if (insert_plan != NULL && plans_schema == schema)
@@ -338,48 +356,32 @@ prepare_plans(Oid schema)
 	if (insert_plan != NULL)
 	{
 		SPI_freeplan(insert_plan);
-		SPI_freeplan(read_plan);
-		insert_plan = read_plan = NULL;
+		insert_plan = NULL;
 	}
 	/* a row of the caller's transaction: no other transaction can hold its key */
 	plan = SPI_prepare(psprintf("INSERT INTO %s AS l (relid, change, rebase) "
 								"VALUES ($1, pg_catalog.pg_current_xact_id(), $2) "
 								"ON CONFLICT (relid, change) DO UPDATE SET rebase = true "
-								"WHERE EXCLUDED.rebase AND NOT l.rebase", log),
+								"WHERE EXCLUDED.rebase AND NOT l.rebase", cache_log_name(schema)),
 					   2, insert_types);
 	if (plan == NULL)
 		elog(ERROR, "could not prepare the change log insert: %s", SPI_result_code_string(SPI_result));
 	insert_plan = SPI_saveplan(plan);
-	/*
-	 * the other rows, whether one is the caller's transaction's, and the first rebase rows
-	 * (one more than a key holds, to tell when there are too many)
-	 */
-	plan = SPI_prepare(psprintf("SELECT count(*) FILTER (WHERE NOT rebase), "
-								"coalesce(bool_or(change = pg_catalog.pg_current_xact_id_if_assigned()), false), "
-								"(array_agg(change ORDER BY change) FILTER (WHERE rebase))[1:%d], "
-								"count(*) "
-								"FROM %s WHERE relid = $1",
-								GRAPH_CACHE_MAX_REBASES + 1, log),
-					   1, read_types);
-	if (plan == NULL)
-		elog(ERROR, "could not prepare the change log read: %s", SPI_result_code_string(SPI_result));
-	read_plan = SPI_saveplan(plan);
 	plans_schema = schema;
 }
 
 /*
- * Runs one of the saved plans (*plan, made first when needed) on the change log as its owner,
- * inside an open SPI connection.
+ * Runs the saved insert plan on the change log as its owner, inside an open SPI connection.
  */
 static int
-execute_as_log_owner(Oid schema, SPIPlanPtr *plan, Datum *values, bool read_only)
+insert_as_log_owner(Oid schema, Datum *values)
 {
 	CacheSavedUser saved;
 	int			ret;
 
 	cache_become_log_owner(schema, &saved);
-	prepare_plans(schema);
-	ret = SPI_execute_plan(*plan, values, NULL, read_only, 0);
+	prepare_insert_plan(schema);
+	ret = SPI_execute_plan(insert_plan, values, NULL, false, 0);
 	cache_restore_user(&saved);
 	return ret;
 }
@@ -390,45 +392,215 @@ typedef struct LogView
 	int64		changes;		/* rows that are not rebase rows */
 	int64		rows;			/* all rows */
 	bool		own_change;		/* a row of the caller's transaction */
-	int			n_rebases;		/* rebase rows seen, up to GRAPH_CACHE_MAX_REBASES + 1 */
-	uint64		rebases[GRAPH_CACHE_MAX_REBASES + 1];	/* ascending */
+	int			n_rebases;		/* rebase rows */
+	int			rebases_allocated;
+	uint64	   *rebases;		/* their transactions; ascending once read_log returns */
 } LogView;
 
-/* Reads relid's change log through the active snapshot. */
+/* An index scan of one table's rows of the change log, through the active snapshot. */
+typedef struct LogScan
+{
+	Relation	log;
+	Relation	index;			/* the primary key, (relid, change) */
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+	Oid			relid;
+	AttrNumber	change;			/* the columns' attribute numbers */
+	AttrNumber	rebase;
+	AttrNumber	snapshot_xmax;	/* InvalidAttrNumber in a log of version 0.1 */
+	AttrNumber	snapshot_xip;
+	uint64		own;			/* the caller's transaction (0: none yet) */
+} LogScan;
+
+/* Opens a scan of relid's rows of the change log of schema (log_scan_end closes it). */
+static void
+log_scan_begin(LogScan *ls, Oid schema, Oid relid)
+{
+	Oid			log_relid = cache_log_relid(schema);
+	AttrNumber	relid_column = cache_log_column(log_relid, "relid", OIDOID);
+	Oid			index_relid;
+	Form_pg_index index;
+
+	ls->relid = relid;
+	ls->change = cache_log_column(log_relid, "change", XID8OID);
+	ls->rebase = cache_log_column(log_relid, "rebase", BOOLOID);
+	(void) cache_log_snapshot_columns(log_relid, &ls->snapshot_xmax, &ls->snapshot_xip);
+	ls->own = U64FromFullTransactionId(GetTopFullTransactionIdIfAny());
+	ls->log = table_open(log_relid, AccessShareLock);
+	index_relid = RelationGetPrimaryKeyIndex(ls->log);
+	ls->index = OidIsValid(index_relid) ? index_open(index_relid, AccessShareLock) : NULL;
+	index = ls->index ? ls->index->rd_index : NULL;
+	if (relid_column == InvalidAttrNumber || ls->change == InvalidAttrNumber ||
+		ls->rebase == InvalidAttrNumber || index == NULL || index->indnkeyatts != 2 ||
+		index->indkey.values[0] != relid_column || index->indkey.values[1] != ls->change)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table %s has been altered", CHANGE_LOG_TABLE),
+				 errdetail("The change log needs its columns relid oid, change xid8 and rebase boolean, and its primary key (relid, change)."),
+				 errhint("Reinstall the extension: DROP EXTENSION powerrank CASCADE; CREATE EXTENSION powerrank;")));
+	ls->scan = index_beginscan(ls->log, ls->index, GetActiveSnapshot(), 3, 0);
+	ls->slot = table_slot_create(ls->log, NULL);
+}
+
+/* Closes what log_scan_begin opened. */
+static void
+log_scan_end(LogScan *ls)
+{
+	ExecDropSingleTupleTableSlot(ls->slot);
+	index_endscan(ls->scan);
+	index_close(ls->index, AccessShareLock);
+	table_close(ls->log, AccessShareLock);
+}
+
+/* (Re)starts the scan on the table's rows whose change is in [low, high). */
+static void
+log_scan_range(LogScan *ls, uint64 low, uint64 high)
+{
+	ScanKeyData keys[3];
+
+	ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(ls->relid));
+	ScanKeyInit(&keys[1], 2, BTGreaterEqualStrategyNumber, F_XID8GE,
+				FullTransactionIdGetDatum(FullTransactionIdFromU64(low)));
+	ScanKeyInit(&keys[2], 2, BTLessStrategyNumber, F_XID8LT,
+				FullTransactionIdGetDatum(FullTransactionIdFromU64(high)));
+	index_rescan(ls->scan, keys, 3, NULL, 0);
+}
+
+/* The xid8 in column attnum of the scan's current row (0 when NULL). */
+static uint64
+log_scan_xid(LogScan *ls, AttrNumber attnum)
+{
+	bool		isnull;
+	Datum		value = slot_getattr(ls->slot, attnum, &isnull);
+
+	return isnull ? 0 : U64FromFullTransactionId(DatumGetFullTransactionId(value));
+}
+
+/* Adds the scan's current row to view; returns its change. */
+static uint64
+log_view_add(LogView *view, LogScan *ls)
+{
+	uint64		change = log_scan_xid(ls, ls->change);
+	bool		isnull;
+
+	view->rows++;
+	if (change == ls->own)
+		view->own_change = true;
+	if (!DatumGetBool(slot_getattr(ls->slot, ls->rebase, &isnull)))
+	{
+		view->changes++;
+		return change;
+	}
+	if (view->n_rebases == view->rebases_allocated)
+	{
+		view->rebases_allocated = Max(16, view->rebases_allocated * 2);
+		view->rebases = view->rebases == NULL ?
+			palloc(sizeof(uint64) * view->rebases_allocated) :
+			repalloc(view->rebases, sizeof(uint64) * view->rebases_allocated);
+	}
+	view->rebases[view->n_rebases++] = change;
+	return change;
+}
+
+/* Adds the rows the scan returns in direction to view. */
+static void
+log_view_add_all(LogView *view, LogScan *ls, ScanDirection direction)
+{
+	while (index_getnext_slot(ls->scan, direction, ls->slot))
+		(void) log_view_add(view, ls);
+}
+
+/* qsort comparator of uint64 */
+static int
+compare_uint64(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/*
+ * True when the scan's current row is the rebase row of a compaction that recorded its snapshot;
+ * then sets *xmax to the snapshot's xmax and *in_progress (palloc'd, ascending, without
+ * duplicates) and *n_in_progress to the transactions in progress at it.
+ */
+static bool
+log_scan_compaction(LogScan *ls, uint64 *xmax, uint64 **in_progress, int *n_in_progress)
+{
+	bool		isnull;
+	Datum		xip;
+	Datum	   *elements;
+	int			count;
+	int			i;
+
+	if (ls->snapshot_xmax == InvalidAttrNumber)
+		return false;
+	*xmax = log_scan_xid(ls, ls->snapshot_xmax);
+	xip = slot_getattr(ls->slot, ls->snapshot_xip, &isnull);
+	if (*xmax == 0 || isnull)
+		return false;
+	deconstruct_array(DatumGetArrayTypeP(xip), XID8OID, sizeof(FullTransactionId),
+					  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elements, NULL, &count);
+	*in_progress = palloc(sizeof(uint64) * Max(count, 1));
+	for (i = 0; i < count; i++)
+		(*in_progress)[i] = U64FromFullTransactionId(DatumGetFullTransactionId(elements[i]));
+	if (count > 1)
+		qsort(*in_progress, count, sizeof(uint64), compare_uint64);
+	*n_in_progress = 0;
+	for (i = 0; i < count; i++)
+		if (i == 0 || (*in_progress)[i] != (*in_progress)[i - 1])
+			(*in_progress)[(*n_in_progress)++] = (*in_progress)[i];
+	return true;
+}
+
+/*
+ * Reads relid's change log through the active snapshot: the rows from the newest down to the
+ * newest compaction rebase row the snapshot sees; below that, only the rows the compaction did
+ * not see (see the file comment): those from its snapshot's xmax up, and those of the
+ * transactions its snapshot saw in progress.  No row a compaction deleted is read.
+ */
 static void
 read_log(Oid schema, Oid relid, LogView *view)
 {
-	Datum		values[1] = {ObjectIdGetDatum(relid)};
-	bool		isnull;
-	HeapTuple	row;
-	TupleDesc	desc;
-	Datum		rebases;
+	LogScan		ls;
+	uint64		base = 0;		/* the compaction's rebase row (0: none seen) */
+	uint64		xmax = 0;
+	uint64	   *in_progress = NULL;
+	int			n_in_progress = 0;
+	int			i;
 
 	memset(view, 0, sizeof(LogView));
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (execute_as_log_owner(schema, &read_plan, values, true) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not read the change log of relation %u", relid);
-	row = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	view->changes = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
-	view->own_change = DatumGetBool(SPI_getbinval(row, desc, 2, &isnull));
-	rebases = SPI_getbinval(row, desc, 3, &isnull);
-	if (!isnull)
+	log_scan_begin(&ls, schema, relid);
+	log_scan_range(&ls, 0, PG_UINT64_MAX);
+	while (index_getnext_slot(ls.scan, BackwardScanDirection, ls.slot))
 	{
-		Datum	   *elements;
-		bool	   *nulls;
-		int			count;
-		int			i;
+		uint64		change = log_view_add(view, &ls);
 
-		deconstruct_array(DatumGetArrayTypeP(rebases), XID8OID, sizeof(FullTransactionId),
-						  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elements, &nulls, &count);
-		for (i = 0; i < count && i <= GRAPH_CACHE_MAX_REBASES; i++)
-			view->rebases[i] = U64FromFullTransactionId(DatumGetFullTransactionId(elements[i]));
-		view->n_rebases = Min(count, GRAPH_CACHE_MAX_REBASES + 1);
+		if (log_scan_compaction(&ls, &xmax, &in_progress, &n_in_progress))
+		{
+			base = change;
+			break;
+		}
 	}
-	view->rows = DatumGetInt64(SPI_getbinval(row, desc, 4, &isnull));
-	SPI_finish();
+	if (base != 0)
+	{
+		/* the rows from the snapshot's xmax up to the rebase row, which the scan stopped at */
+		if (xmax < base)
+		{
+			log_scan_range(&ls, xmax, base);
+			log_view_add_all(view, &ls, ForwardScanDirection);
+		}
+		/* below both, the rows of the transactions in progress at the snapshot */
+		for (i = 0; i < n_in_progress && in_progress[i] < Min(xmax, base); i++)
+		{
+			log_scan_range(&ls, in_progress[i], in_progress[i] + 1);
+			log_view_add_all(view, &ls, ForwardScanDirection);
+		}
+	}
+	log_scan_end(&ls);
+	if (view->n_rebases > 1)
+		qsort(view->rebases, view->n_rebases, sizeof(uint64), compare_uint64);
 }
 
 /*
@@ -596,7 +768,7 @@ log_change(Oid schema, Oid relid, bool rebase)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	ret = execute_as_log_owner(schema, &insert_plan, values, false);
+	ret = insert_as_log_owner(schema, values);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not write to %s: %s", CHANGE_LOG_TABLE, SPI_result_code_string(ret));
 	SPI_finish();

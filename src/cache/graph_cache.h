@@ -153,6 +153,10 @@ typedef struct CacheSavedUser
 Oid			cache_extension_schema(void);
 char	   *cache_qualified_name(Oid schema, const char *name);
 char	   *cache_log_name(Oid schema);
+Oid			cache_log_relid(Oid schema);
+AttrNumber	cache_log_column(Oid log_relid, const char *name, Oid type);
+bool		cache_log_snapshot_columns(Oid log_relid, AttrNumber *xmax, AttrNumber *xip);
+bool		cache_log_records_snapshots(Oid log_relid);
 int			cache_pin_search_path(void);
 void		cache_become_log_owner(Oid schema, CacheSavedUser *saved);
 void		cache_restore_user(const CacheSavedUser *saved);
