@@ -1,0 +1,435 @@
+/*
+ * pr_cpu_prepare.c — the CPU engine's prepare(): the graph's layout (1 / out_strength, the
+ * length-sorted copy of the in-CSR, the dangling list by node chunk), the row blocks of the
+ * products, the vectors of k columns, the threads; and the release of all of it.
+ */
+#include "pr_cpu.h"
+
+#include <string.h>
+#include <unistd.h>
+
+/* Most threads the engine starts. */
+#define PR_CPU_MAX_THREADS 256
+
+/* Nodes from which PULL_NORMALIZED runs over a copy of the in-CSR with rows sorted by length. */
+#define PR_CPU_SORT_ROWS_MIN 4096
+
+/* Edges plus rows per row block of a product. */
+#define PR_CPU_BLOCK_WORK 16384
+
+/* Edges plus rows per thread below which extra threads do not pay. */
+#define PR_CPU_WORK_PER_THREAD 32768
+
+/*
+ * Splits rows 0..n so each of the n_threads parts has about the same edges + rows: part[t] is
+ * the first row v with ptr[v] + v >= t * (m + n) / T.
+ */
+static void
+split_rows(const int64_t *ptr, int64_t n, int n_threads, int64_t *part)
+{
+	int64_t		total = ptr[n] + n;
+
+	part[0] = 0;
+	for (int t = 1; t < n_threads; t++)
+	{
+		int64_t		target = (int64_t) ((double) total * t / n_threads);
+
+		part[t] = pr_csr_row_at(ptr, part[t - 1], n, target, 1);
+	}
+	part[n_threads] = n;
+}
+
+/* Copies the in-rows into sorted_ptr / sorted_src / sorted_weight order, by row blocks. */
+static void
+task_copy_sorted_rows(CpuEngine *e, int tid, const void *varg)
+{
+	const PrGraph *g = e->g;
+
+	(void) tid;
+	(void) varg;
+	for (int64_t b; (b = claim(e)) < e->n_blocks;)
+		for (int64_t p = e->sorted_part[b]; p < e->sorted_part[b + 1]; p++)
+		{
+			int32_t		v = e->row_order[p];
+			size_t		len = (size_t) (g->in_ptr[v + 1] - g->in_ptr[v]);
+
+			memcpy(e->sorted_src + e->sorted_ptr[p], g->in_src + g->in_ptr[v], len * sizeof(int32_t));
+			if (e->sorted_weight != NULL)
+				memcpy(e->sorted_weight + e->sorted_ptr[p], g->in_weight + g->in_ptr[v],
+					   len * sizeof(double));
+		}
+}
+
+/* The first 64-byte boundary in an allocation of 8 doubles more than needed. */
+static double *
+align_64(double *block)
+{
+	return block + (8 - ((uintptr_t) block / sizeof(double)) % 8) % 8;
+}
+
+/* Frees the vectors of k columns (slots, z, per-chunk partials, per-column scalars). */
+static void
+cpu_free_vectors(CpuEngine *e)
+{
+	if (e->slot_block != NULL)
+		for (int i = 0; i < e->n_slots; i++)
+			pr_free(&e->alloc, e->slot_block[i]);
+	pr_free(&e->alloc, e->slot);
+	pr_free(&e->alloc, e->slot_block);
+	pr_free(&e->alloc, e->z_block);
+	pr_free(&e->alloc, e->group_first);
+	pr_free(&e->alloc, e->part_sum);
+	pr_free(&e->alloc, e->part_max);
+	pr_free(&e->alloc, e->part_dangling);
+	pr_free(&e->alloc, e->coef);
+	pr_free(&e->alloc, e->dangling_coef);
+	pr_free(&e->alloc, e->scratch);
+	pr_free(&e->alloc, e->res);
+	e->slot = e->slot_block = NULL;
+	e->n_slots = 0;
+	e->z = e->z_block = NULL;
+	e->group_first = NULL;
+	e->n_groups = 0;
+	e->part_sum = e->part_max = e->part_dangling = e->coef = e->dangling_coef = e->scratch = NULL;
+	e->res = NULL;
+	e->have_residual = false;
+	e->dangling_slot = -1;
+	e->z_slot = -1;
+}
+
+/*
+ * Allocates the vectors of k columns and n_slots slots (e->n, e->n_chunks and e->needs set);
+ * false when memory runs out (what was allocated stays for cpu_free_vectors).
+ */
+static bool
+cpu_alloc_vectors(CpuEngine *e, int k, int n_slots)
+{
+	size_t		nk = (size_t) e->n * (size_t) k;
+
+	e->k = k;
+	e->slot = ENGINE_ALLOC(e, double *, n_slots);
+	e->slot_block = ENGINE_ALLOC(e, double *, n_slots);
+	if (e->slot == NULL || e->slot_block == NULL)
+		return false;
+	memset(e->slot_block, 0, sizeof(double *) * (size_t) n_slots);
+	e->n_slots = n_slots;
+	for (int i = 0; i < n_slots; i++)
+	{
+		if ((e->slot_block[i] = ENGINE_ALLOC(e, double, nk + 8)) == NULL)
+			return false;
+		e->slot[i] = align_64(e->slot_block[i]);
+	}
+	e->part_sum = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
+	e->part_max = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
+	e->part_dangling = ENGINE_ALLOC(e, double, (size_t) e->n_chunks * k);
+	e->coef = ENGINE_ALLOC(e, double, k);
+	e->dangling_coef = ENGINE_ALLOC(e, double, k);
+	e->scratch = ENGINE_ALLOC(e, double, 2 * (size_t) k);
+	e->res = ENGINE_ALLOC(e, PrResidual, k);
+	if (e->part_sum == NULL || e->part_max == NULL || e->part_dangling == NULL ||
+		e->coef == NULL || e->dangling_coef == NULL || e->scratch == NULL || e->res == NULL)
+		return false;
+	/* column groups: as many of 8 columns as fit, then one of 4, 2 and 1 for the rest */
+	e->n_groups = k / PR_CPU_COLUMN_GROUP + (k % 8 >= 4) + (k % 4 >= 2) + (k % 2);
+	e->group_first = ENGINE_ALLOC(e, int, e->n_groups + 1);
+	if (e->group_first == NULL)
+		return false;
+	{
+		int			g = 0,
+					first = 0;
+
+		for (int width = PR_CPU_COLUMN_GROUP; width >= 1; width /= 2)
+			while (k - first >= width)
+			{
+				e->group_first[g++] = first;
+				first += width;
+			}
+		e->group_first[g] = k;
+	}
+	if (e->needs & PR_NEED_PULL_NORMALIZED)
+	{
+		/* z on a 64-byte boundary: a group of 8 columns of a node is one cache line */
+		e->z_block = ENGINE_ALLOC(e, double, nk + 8);
+		if (e->z_block == NULL)
+			return false;
+		e->z = align_64(e->z_block);
+	}
+	return true;
+}
+
+/* Frees everything prepare() made and stops the threads; the engine can be prepared again. */
+void
+pr_cpu_unprepare(CpuEngine *e)
+{
+	pr_cpu_pool_stop(e);
+	cpu_free_vectors(e);
+	pr_free(&e->alloc, e->inv_out);
+	pr_free(&e->alloc, e->row_order);
+	pr_free(&e->alloc, e->sorted_ptr);
+	pr_free(&e->alloc, e->sorted_src);
+	pr_free(&e->alloc, e->sorted_weight);
+	pr_free(&e->alloc, e->sorted_part);
+	e->row_order = NULL;
+	e->sorted_ptr = NULL;
+	e->sorted_src = NULL;
+	e->sorted_weight = NULL;
+	e->sorted_part = NULL;
+	pr_free(&e->alloc, e->dangling_chunk);
+	pr_free(&e->alloc, e->restart_chunk);
+	pr_free(&e->alloc, e->restart_node);
+	pr_free(&e->alloc, e->restart_col);
+	pr_free(&e->alloc, e->restart_weight);
+	pr_free(&e->alloc, e->in_part);
+	pr_free(&e->alloc, e->out_part);
+	pr_free(&e->alloc, e->far_field);
+	e->far_field = NULL;
+	e->inv_out = NULL;
+	e->dangling_chunk = NULL;
+	e->restart_chunk = NULL;
+	e->restart_node = e->restart_col = NULL;
+	e->restart_weight = NULL;
+	e->restart_cap = 0;
+	e->in_part = e->out_part = NULL;
+	e->prepared = false;
+	e->g = NULL;
+	memset(&e->g_seen, 0, sizeof(e->g_seen));
+}
+
+/* True when g is the graph the engine is prepared on, unchanged, and needs the same products. */
+static bool
+same_layout(const CpuEngine *e, const PrGraph *g, unsigned needs)
+{
+	const PrGraph *s = &e->g_seen;
+
+	return e->prepared && e->g == g && e->needs == needs &&
+		g->n_nodes == s->n_nodes && g->n_edges == s->n_edges && g->weighted == s->weighted &&
+		g->has_out_edges == s->has_out_edges && g->in_ptr == s->in_ptr &&
+		g->in_src == s->in_src && g->in_weight == s->in_weight && g->out_ptr == s->out_ptr &&
+		g->out_dst == s->out_dst && g->out_weight == s->out_weight &&
+		g->out_strength == s->out_strength && g->n_dangling == s->n_dangling &&
+		g->dangling == s->dangling;
+}
+
+/* Number of threads to use for a graph: the request (or the online cores), capped by the work. */
+static int
+choose_threads(int requested, const PrGraph *g)
+{
+	int64_t		t = requested;
+	int64_t		useful = 1 + (g->n_edges + g->n_nodes) / PR_CPU_WORK_PER_THREAD;
+
+	if (t <= 0)
+	{
+		long		cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+		t = cores > 0 ? cores : 1;
+	}
+	if (t > useful)
+		t = useful;
+	if (t > PR_CPU_MAX_THREADS)
+		t = PR_CPU_MAX_THREADS;
+	return (int) (t < 1 ? 1 : t);
+}
+
+/*
+ * Makes the length-sorted copy of the in-CSR: a counting sort of the rows by descending length
+ * (ties by node id), then the rows copied in parallel.
+ */
+static PrStatus
+sort_rows_by_length(CpuEngine *e, PrError *err)
+{
+	const PrGraph *g = e->g;
+	int64_t		n = g->n_nodes;
+	int64_t		max_len = 0;
+	int64_t    *starts;
+	int64_t    *cursor;
+	PrCountSort sort;
+
+	sort.counts = NULL;
+	for (int64_t v = 0; v < n; v++)
+		if (g->in_ptr[v + 1] - g->in_ptr[v] > max_len)
+			max_len = g->in_ptr[v + 1] - g->in_ptr[v];
+	starts = ENGINE_ALLOC(e, int64_t, max_len + 2);
+	e->row_order = ENGINE_ALLOC(e, int32_t, n);
+	e->sorted_ptr = ENGINE_ALLOC(e, int64_t, n + 1);
+	e->sorted_src = ENGINE_ALLOC(e, int32_t, g->n_edges);
+	e->sorted_part = ENGINE_ALLOC(e, int64_t, e->n_blocks + 1);
+	if (g->weighted)
+		e->sorted_weight = ENGINE_ALLOC(e, double, g->n_edges);
+	if (starts == NULL || e->row_order == NULL || e->sorted_ptr == NULL || e->sorted_src == NULL ||
+		e->sorted_part == NULL || (g->weighted && e->sorted_weight == NULL) ||
+		!pr_count_sort_init(&sort, (size_t) n, max_len + 1, 1, &e->alloc))
+	{
+		pr_free(&e->alloc, starts);
+		pr_count_sort_free(&sort, &e->alloc);
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory laying out the graph for the CPU engine");
+	}
+	cursor = pr_count_sort_row(&sort, 0);
+	pr_count_sort_clear(&sort, 0);
+	for (int64_t v = 0; v < n; v++)
+		cursor[g->in_ptr[v + 1] - g->in_ptr[v]]++;
+	pr_count_sort_offsets(&sort, true, starts, 1, NULL, NULL);
+	for (int64_t v = 0; v < n; v++)
+		e->row_order[cursor[g->in_ptr[v + 1] - g->in_ptr[v]]++] = (int32_t) v;
+	pr_count_sort_free(&sort, &e->alloc);
+	pr_free(&e->alloc, starts);
+	e->sorted_ptr[0] = 0;
+	for (int64_t p = 0; p < n; p++)
+	{
+		int32_t		v = e->row_order[p];
+
+		e->sorted_ptr[p + 1] = e->sorted_ptr[p] + (g->in_ptr[v + 1] - g->in_ptr[v]);
+	}
+	split_rows(e->sorted_ptr, n, (int) e->n_blocks, e->sorted_part);
+	pr_cpu_run(e, task_copy_sorted_rows, NULL);
+	return PR_OK;
+}
+
+/* Number of row blocks for the products: one per thread alone, else enough to balance. */
+static int64_t
+choose_blocks(int n_threads, const PrGraph *g)
+{
+	int64_t		blocks = (g->n_edges + g->n_nodes) / PR_CPU_BLOCK_WORK;
+
+	if (n_threads == 1)
+		return 1;
+	if (blocks < 4 * n_threads)
+		blocks = 4 * n_threads;
+	if (blocks > 256 * n_threads)
+		blocks = 256 * n_threads;
+	return blocks;
+}
+
+/* Fails a prepare for want of memory (the engine left unprepared). */
+static PrStatus
+prepare_out_of_memory(CpuEngine *e, int64_t n, int k, PrError *err)
+{
+	pr_cpu_unprepare(e);
+	return pr_error_set(err, PR_ERR_NOMEM,
+						"out of memory preparing the CPU engine for %lld nodes x %d columns",
+						(long long) n, k);
+}
+
+/* The dangling-list range of every node chunk (the list is ascending) into dangling_chunk. */
+static void
+find_dangling_chunks(CpuEngine *e)
+{
+	const PrGraph *g = e->g;
+	int64_t		d = 0;
+
+	for (int64_t c = 0; c <= e->n_chunks; c++)
+	{
+		while (d < g->n_dangling && g->dangling[d] < c * PR_CPU_CHUNK)
+			d++;
+		e->dangling_chunk[c] = d;
+	}
+	e->dangling_chunk[e->n_chunks] = g->n_dangling;
+}
+
+/*
+ * Prepares the engine (unprepared) on a graph it does not hold: the vectors, 1 / out_strength,
+ * the chunks' dangling ranges, the threads, the row blocks and the length-sorted rows.  On
+ * failure the engine is left unprepared.
+ */
+static PrStatus
+lay_out_graph(CpuEngine *e, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err)
+{
+	int64_t		n = g->n_nodes;
+	PrStatus	status;
+
+	if ((needs & PR_NEED_PUSH) && !g->has_out_edges && g->n_edges > 0)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED,
+							"the graph has no out-edge arrays, which this algorithm needs (build it with out_edges)");
+	e->g = g;
+	e->n = n;
+	e->needs = needs;
+	e->n_chunks = (n + PR_CPU_CHUNK - 1) / PR_CPU_CHUNK;
+	e->n_threads = choose_threads(e->requested_threads, g);
+#ifdef PR_CPU_WIDE
+	__builtin_cpu_init();
+	e->wide = __builtin_cpu_supports("avx512f");
+#endif
+
+	if (!cpu_alloc_vectors(e, k, n_slots))
+		return prepare_out_of_memory(e, n, k, err);
+	e->dangling_chunk = ENGINE_ALLOC(e, int64_t, e->n_chunks + 1);
+	e->restart_chunk = ENGINE_ALLOC(e, int64_t, e->n_chunks + 1);
+	e->n_blocks = choose_blocks(e->n_threads, g);
+	e->in_part = ENGINE_ALLOC(e, int64_t, e->n_blocks + 1);
+	e->out_part = ENGINE_ALLOC(e, int64_t, e->n_blocks + 1);
+	if (e->dangling_chunk == NULL || e->restart_chunk == NULL || e->in_part == NULL ||
+		e->out_part == NULL)
+		return prepare_out_of_memory(e, n, k, err);
+	if (needs & PR_NEED_PULL_NORMALIZED)
+	{
+		e->inv_out = ENGINE_ALLOC(e, double, n);
+		if (e->inv_out == NULL)
+			return prepare_out_of_memory(e, n, k, err);
+		for (int64_t v = 0; v < n; v++)
+			e->inv_out[v] = g->out_strength[v] > 0.0 ? 1.0 / g->out_strength[v] : 0.0;
+	}
+	find_dangling_chunks(e);
+
+	status = pr_cpu_pool_start(e, err);
+	if (status != PR_OK)
+	{
+		pr_cpu_unprepare(e);
+		return status;
+	}
+	split_rows(g->in_ptr, n, (int) e->n_blocks, e->in_part);
+	if ((needs & PR_NEED_PULL_NORMALIZED) && n >= PR_CPU_SORT_ROWS_MIN)
+	{
+		status = sort_rows_by_length(e, err);
+		if (status != PR_OK)
+		{
+			pr_cpu_unprepare(e);
+			return status;
+		}
+	}
+	if (g->has_out_edges)
+		split_rows(g->out_ptr, n, (int) e->n_blocks, e->out_part);
+	else
+		for (int64_t b = 0; b <= e->n_blocks; b++)
+			e->out_part[b] = 0;
+	e->g_seen = *g;
+	e->prepared = true;
+	return PR_OK;
+}
+
+/* Takes the graph, allocates the slots and scratch vectors, splits the work, starts threads. */
+PrStatus
+pr_cpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+	int64_t		n;
+
+	if (g == NULL || k <= 0 || n_slots <= 0 || g->n_nodes < 0)
+	{
+		pr_cpu_unprepare(e);
+		return pr_error_set(err, PR_ERR_INVALID, "bad arguments to the CPU engine's prepare");
+	}
+	n = g->n_nodes;
+	if ((uint64_t) n > SIZE_MAX / sizeof(double) / (size_t) k)
+	{
+		pr_cpu_unprepare(e);
+		return pr_error_set(err, PR_ERR_TOO_LARGE, "vectors of %lld x %d values are too large",
+							(long long) n, k);
+	}
+	if (same_layout(e, g, needs))
+	{
+		/* the graph the engine holds: keep its layout and threads, remake only the vectors
+		 * (kept when they are enough: a run with fewer slots uses the first ones) */
+		if (k == e->k && n_slots <= e->n_slots)
+		{
+			e->have_residual = false;
+			e->dangling_slot = -1;
+			e->z_slot = -1;
+			return PR_OK;
+		}
+		cpu_free_vectors(e);
+		if (cpu_alloc_vectors(e, k, n_slots))
+			return PR_OK;
+		return prepare_out_of_memory(e, n, k, err);
+	}
+	pr_cpu_unprepare(e);
+	return lay_out_graph(e, g, k, n_slots, needs, err);
+}

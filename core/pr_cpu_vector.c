@@ -1,0 +1,416 @@
+/*
+ * pr_cpu_vector.c — the CPU engine's vector operations over node chunks: x scaled by
+ * 1/out_strength, dangling sums, the PageRank update, column sums and division, residuals, and the
+ * sums of their per-chunk partials.  Every sum is compensated and taken in a fixed order.
+ */
+#include "pr_cpu.h"
+
+/*
+ * The dangling sums of x over chunk c's dangling nodes into part_dangling: every column in plain
+ * blocks of PR_CPU_SUM_BLOCK, the block sums compensated (so column j's sum is that of a
+ * one-column run of column j); k columns in groups of PR_CPU_COLUMN_GROUP, summed in locals.
+ */
+static inline void
+chunk_dangling_sums(CpuEngine *e, int64_t c, const double *x)
+{
+	const int	k = e->k;
+	const int32_t *dangling = e->g->dangling;
+	double	   *part = e->part_dangling + c * k;
+
+	if (k == 1)
+	{
+		double		s = 0.0,
+					s_carry = 0.0;
+		int64_t		d = e->dangling_chunk[c],
+					end = e->dangling_chunk[c + 1];
+
+		while (d < end)
+		{
+			int64_t		block_end = end - d > PR_CPU_SUM_BLOCK ? d + PR_CPU_SUM_BLOCK : end;
+			double		block = 0.0;
+
+			for (; d < block_end; d++)
+				block += x[dangling[d]];
+			compensated_add(&s, &s_carry, block);
+		}
+		part[0] = s + s_carry;
+		return;
+	}
+	for (int j0 = 0; j0 < k; j0 += PR_CPU_COLUMN_GROUP)
+	{
+		int			width = k - j0 < PR_CPU_COLUMN_GROUP ? k - j0 : PR_CPU_COLUMN_GROUP;
+		double		s[PR_CPU_COLUMN_GROUP],
+					s_carry[PR_CPU_COLUMN_GROUP],
+					block[PR_CPU_COLUMN_GROUP];
+		int64_t		d = e->dangling_chunk[c],
+					end = e->dangling_chunk[c + 1];
+
+		for (int j = 0; j < width; j++)
+			s[j] = s_carry[j] = 0.0;
+		while (d < end)
+		{
+			int64_t		block_end = end - d > PR_CPU_SUM_BLOCK ? d + PR_CPU_SUM_BLOCK : end;
+
+			for (int j = 0; j < width; j++)
+				block[j] = 0.0;
+			for (; d < block_end; d++)
+			{
+				const double *xd = x + (int64_t) dangling[d] * k + j0;
+
+				for (int j = 0; j < width; j++)
+					block[j] += xd[j];
+			}
+			for (int j = 0; j < width; j++)
+				compensated_add(&s[j], &s_carry[j], block[j]);
+		}
+		for (int j = 0; j < width; j++)
+			part[j0 + j] = s[j] + s_carry[j];
+	}
+}
+
+/* zg[v * width + j] = x[v * k + j] * inv_out[v] for the width columns of a group, rows [v0, v1). */
+PR_ALWAYS_INLINE static inline void
+scale_group(const double *x, int k, const double *inv_out, int width, int64_t v0, int64_t v1,
+			double *zg)
+{
+	for (int64_t v = v0; v < v1; v++)
+	{
+		double		f = inv_out[v];
+		const double *xv = x + v * k;
+
+		PR_UNROLL for (int j = 0; j < width; j++)
+			zg[v * width + j] = xv[j] * f;
+	}
+}
+
+/* z = x / out_strength (0 for dangling nodes) and the dangling sums of x, for chunk c. */
+static inline void
+chunk_scale_by_strength(CpuEngine *e, int64_t c, const double *x)
+{
+	const int	k = e->k;
+	int64_t		v0 = c * PR_CPU_CHUNK;
+	int64_t		v1 = v0 + PR_CPU_CHUNK < e->n ? v0 + PR_CPU_CHUNK : e->n;
+
+	if (k == 1)
+	{
+		for (int64_t v = v0; v < v1; v++)
+			e->z[v] = x[v] * e->inv_out[v];
+	}
+	else
+	{
+		for (int g = 0; g < e->n_groups; g++)
+		{
+			int			first = e->group_first[g];
+			int			width = e->group_first[g + 1] - first;
+			double	   *zg = e->z + e->n * first;
+
+			/* the widths of groups as constants: the column loops unroll */
+			if (width == 8)
+				scale_group(x + first, k, e->inv_out, 8, v0, v1, zg);
+			else if (width == 4)
+				scale_group(x + first, k, e->inv_out, 4, v0, v1, zg);
+			else if (width == 2)
+				scale_group(x + first, k, e->inv_out, 2, v0, v1, zg);
+			else
+				scale_group(x + first, k, e->inv_out, width, v0, v1, zg);
+		}
+	}
+	chunk_dangling_sums(e, c, x);
+}
+
+/* z = x / out_strength and the dangling sums of x, this thread's chunks. */
+void
+pr_cpu_task_scale_by_strength(CpuEngine *e, int tid, const void *varg)
+{
+	const ProductArgs *a = (const ProductArgs *) varg;
+
+	(void) tid;
+	for (int64_t c; (c = claim(e)) < e->n_chunks;)
+		chunk_scale_by_strength(e, c, a->x);
+}
+
+/* Per-chunk dangling sums of x (when the product did not already take them). */
+void
+pr_cpu_task_dangling_sums(CpuEngine *e, int tid, const void *varg)
+{
+	const double *x = (const double *) varg;
+
+	(void) tid;
+	for (int64_t c; (c = claim(e)) < e->n_chunks;)
+		chunk_dangling_sums(e, c, x);
+}
+
+/*
+ * The |y - x| partials of width adjacent columns (rows of k values) over node rows [v0, v1)
+ * into ps / pm: plain blocks of PR_CPU_SUM_BLOCK nodes, the block sums compensated.
+ */
+PR_ALWAYS_INLINE static inline void
+residual_group(const double *y, const double *x, int k, int width, int64_t v0, int64_t v1,
+			   double *ps, double *pm)
+{
+	double		s[PR_CPU_COLUMN_GROUP] = {0.0},
+				s_carry[PR_CPU_COLUMN_GROUP] = {0.0},
+				mx[PR_CPU_COLUMN_GROUP] = {0.0},
+				block[PR_CPU_COLUMN_GROUP] = {0.0};
+
+	for (int64_t b = v0; b < v1; b += PR_CPU_SUM_BLOCK)
+	{
+		int64_t		block_end = v1 - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : v1;
+
+		PR_UNROLL for (int j = 0; j < width; j++)
+			block[j] = 0.0;
+		for (int64_t v = b; v < block_end; v++)
+		{
+			const double *yv = y + v * k;
+			const double *xv = x + v * k;
+
+			PR_UNROLL for (int j = 0; j < width; j++)
+			{
+				double		d = fabs(yv[j] - xv[j]);
+
+				block[j] += d;
+				mx[j] = d > mx[j] ? d : mx[j];
+			}
+		}
+		PR_UNROLL for (int j = 0; j < width; j++)
+			compensated_add(&s[j], &s_carry[j], block[j]);
+	}
+	PR_UNROLL for (int j = 0; j < width; j++)
+	{
+		ps[j] = s[j] + s_carry[j];
+		pm[j] = mx[j];
+	}
+}
+
+/*
+ * Per-chunk |y - x| partials (l1 sums and maxima) of node rows [v0, v1): every column in plain
+ * blocks of PR_CPU_SUM_BLOCK whose sums are compensated (column j's as in a one-column run of
+ * column j); k columns in groups of PR_CPU_COLUMN_GROUP, summed in locals.
+ */
+static inline void
+chunk_residual(CpuEngine *e, int64_t c, int64_t v0, int64_t v1, const double *y, const double *x)
+{
+	const int	k = e->k;
+	double	   *ps = e->part_sum + c * k;
+	double	   *pm = e->part_max + c * k;
+
+	if (k == 1)
+	{
+		double		s = 0.0,
+					s_carry = 0.0,
+					mx = 0.0;
+
+		for (int64_t b = v0; b < v1; b += PR_CPU_SUM_BLOCK)
+		{
+			int64_t		block_end = v1 - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : v1;
+			double		block = 0.0;
+
+			for (int64_t v = b; v < block_end; v++)
+			{
+				double		d = fabs(y[v] - x[v]);
+
+				block += d;
+				mx = d > mx ? d : mx;
+			}
+			compensated_add(&s, &s_carry, block);
+		}
+		ps[0] = s + s_carry;
+		pm[0] = mx;
+		return;
+	}
+	for (int j0 = 0; j0 < k; j0 += PR_CPU_COLUMN_GROUP)
+	{
+		int			width = k - j0 < PR_CPU_COLUMN_GROUP ? k - j0 : PR_CPU_COLUMN_GROUP;
+
+		/* a constant width for the widths of groups: the sums stay in registers */
+		if (width == 8)
+			residual_group(y + j0, x + j0, k, 8, v0, v1, ps + j0, pm + j0);
+		else if (width == 4)
+			residual_group(y + j0, x + j0, k, 4, v0, v1, ps + j0, pm + j0);
+		else if (width == 2)
+			residual_group(y + j0, x + j0, k, 2, v0, v1, ps + j0, pm + j0);
+		else
+			residual_group(y + j0, x + j0, k, width, v0, v1, ps + j0, pm + j0);
+	}
+}
+
+/*
+ * y = alpha * y + coef_j * r_j, chunk by chunk (uniform: coef holds coef_j / n; otherwise the
+ * bucketed restart entries of the chunk are added), then the chunk's residual partials.
+ */
+void
+pr_cpu_task_pagerank_update(CpuEngine *e, int tid, const void *varg)
+{
+	const UpdateArgs *a = (const UpdateArgs *) varg;
+	const int	k = e->k;
+	const double alpha = a->alpha;
+	double	   *y = a->y;
+
+	(void) tid;
+	for (int64_t c; (c = claim(e)) < e->n_chunks;)
+	{
+		int64_t		v0 = c * PR_CPU_CHUNK;
+		int64_t		v1 = v0 + PR_CPU_CHUNK < e->n ? v0 + PR_CPU_CHUNK : e->n;
+
+		if (a->uniform)
+		{
+			if (k == 1)
+			{
+				double		add = e->coef[0];
+
+				for (int64_t v = v0; v < v1; v++)
+					y[v] = alpha * y[v] + add;
+			}
+			else
+			{
+				for (int64_t v = v0; v < v1; v++)
+					for (int j = 0; j < k; j++)
+						y[v * k + j] = alpha * y[v * k + j] + e->coef[j];
+			}
+		}
+		else
+		{
+			for (int64_t i = v0 * k; i < v1 * k; i++)
+				y[i] = alpha * y[i];
+			for (int64_t r = e->restart_chunk[c]; r < e->restart_chunk[c + 1]; r++)
+			{
+				int			j = e->restart_col[r];
+
+				y[(int64_t) e->restart_node[r] * k + j] += e->coef[j] * e->restart_weight[r];
+			}
+		}
+		if (a->restart != NULL && a->restart->dangling_count > 0)
+		{
+			/* the dangling mass goes to the dangling distribution's nodes of this chunk */
+			const PrRestart *r = a->restart;
+
+			for (int64_t i = pr_lower_bound_i32(r->dangling_node, 0, r->dangling_count, v0);
+				 i < r->dangling_count && r->dangling_node[i] < v1; i++)
+				for (int j = 0; j < k; j++)
+					y[(int64_t) r->dangling_node[i] * k + j] +=
+						e->dangling_coef[j] * r->dangling_weight[i];
+		}
+		chunk_residual(e, c, v0, v1, y, a->x);
+		/* prepare the next product while the chunk is in cache */
+		if (e->z != NULL)
+			chunk_scale_by_strength(e, c, y);
+	}
+}
+
+/* Per-chunk column sums of y, compensated (one column: plain blocks, their sums compensated). */
+void
+pr_cpu_task_column_sums(CpuEngine *e, int tid, const void *varg)
+{
+	const UpdateArgs *a = (const UpdateArgs *) varg;
+	const int	k = e->k;
+
+	(void) tid;
+	for (int64_t c; (c = claim(e)) < e->n_chunks;)
+	{
+		int64_t		v0 = c * PR_CPU_CHUNK;
+		int64_t		v1 = v0 + PR_CPU_CHUNK < e->n ? v0 + PR_CPU_CHUNK : e->n;
+		double	   *ps = e->part_sum + c * k;
+
+		if (k == 1)
+		{
+			double		s = 0.0,
+						s_carry = 0.0;
+
+			for (int64_t b = v0; b < v1; b += PR_CPU_SUM_BLOCK)
+			{
+				int64_t		block_end = v1 - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : v1;
+				double		block = 0.0;
+
+				for (int64_t v = b; v < block_end; v++)
+					block += a->y[v];
+				compensated_add(&s, &s_carry, block);
+			}
+			ps[0] = s + s_carry;
+			continue;
+		}
+		for (int j0 = 0; j0 < k; j0 += PR_CPU_COLUMN_GROUP)
+		{
+			int			width = k - j0 < PR_CPU_COLUMN_GROUP ? k - j0 : PR_CPU_COLUMN_GROUP;
+			double		s[PR_CPU_COLUMN_GROUP],
+						s_carry[PR_CPU_COLUMN_GROUP],
+						block[PR_CPU_COLUMN_GROUP];
+
+			for (int j = 0; j < width; j++)
+				s[j] = s_carry[j] = 0.0;
+			for (int64_t b = v0; b < v1; b += PR_CPU_SUM_BLOCK)
+			{
+				int64_t		block_end = v1 - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : v1;
+
+				for (int j = 0; j < width; j++)
+					block[j] = 0.0;
+				for (int64_t v = b; v < block_end; v++)
+					for (int j = 0; j < width; j++)
+						block[j] += a->y[v * k + j0 + j];
+				for (int j = 0; j < width; j++)
+					compensated_add(&s[j], &s_carry[j], block[j]);
+			}
+			for (int j = 0; j < width; j++)
+				ps[j0 + j] = s[j] + s_carry[j];
+		}
+	}
+}
+
+/* Divides each column by its sum (coef; 0 = leave alone), then the residual partials vs x. */
+void
+pr_cpu_task_divide_columns(CpuEngine *e, int tid, const void *varg)
+{
+	const UpdateArgs *a = (const UpdateArgs *) varg;
+	const int	k = e->k;
+
+	(void) tid;
+	for (int64_t c; (c = claim(e)) < e->n_chunks;)
+	{
+		int64_t		v0 = c * PR_CPU_CHUNK;
+		int64_t		v1 = v0 + PR_CPU_CHUNK < e->n ? v0 + PR_CPU_CHUNK : e->n;
+
+		for (int64_t v = v0; v < v1; v++)
+			for (int j = 0; j < k; j++)
+				if (e->coef[j] != 0.0)
+					a->y[v * k + j] /= e->coef[j];
+		if (a->x != NULL)
+			chunk_residual(e, c, v0, v1, a->y, a->x);
+	}
+}
+
+/*
+ * Sums the per-chunk partials of part into out[k], in chunk order, compensated (scratch holds the
+ * carries).
+ */
+void
+pr_cpu_sum_partials(const CpuEngine *e, const double *part, double *out)
+{
+	double	   *carry = e->scratch;
+
+	for (int j = 0; j < e->k; j++)
+		out[j] = carry[j] = 0.0;
+	for (int64_t c = 0; c < e->n_chunks; c++)
+		for (int j = 0; j < e->k; j++)
+			compensated_add(&out[j], &carry[j], part[c * e->k + j]);
+	for (int j = 0; j < e->k; j++)
+		out[j] += carry[j];
+}
+
+/* Collects the residual partials into res[k]. */
+void
+pr_cpu_collect_residual(CpuEngine *e)
+{
+	const int	k = e->k;
+	double	   *l1 = e->scratch + k;
+
+	pr_cpu_sum_partials(e, e->part_sum, l1);
+	for (int j = 0; j < k; j++)
+	{
+		e->res[j].l1 = l1[j];
+		e->res[j].linf = 0.0;
+	}
+	for (int64_t c = 0; c < e->n_chunks; c++)
+		for (int j = 0; j < k; j++)
+			if (e->part_max[c * k + j] > e->res[j].linf)
+				e->res[j].linf = e->part_max[c * k + j];
+	e->have_residual = true;
+}
