@@ -1,23 +1,19 @@
 /*
- * pr_graph.c — builds the CSR graph from an edge list: id map, in-CSR by destination, optional
- * out-CSR, out-strengths and the dangling list.
+ * pr_graph.c — builds the CSR graph from an edge list: the id map (pr_graph_ids.c), the in-CSR by
+ * destination, optional out-CSR, out-strengths and the dangling list.
  *
- * Ids: when the external ids span a range not much larger than the edge list, a direct table over
- * that range maps them (one linear pass).  Otherwise the 2m endpoints are LSD-radix-sorted as
- * (key, position) pairs (11-bit digits of id - min, digits on which all keys agree skipped); one
- * pass over the sorted pairs then gives the distinct ids and writes every endpoint's rank back by
- * position (no per-endpoint search).  Edges: a counting sort by source (input order kept), then a
- * counting sort of that by destination visiting sources in ascending order, so every in-row lists
- * its sources ascending; parallel edges (one source, one destination) are then ordered by weight,
- * so no sum depends on the order of the input rows; the out-CSR is made the same way from the
- * in-CSR.
+ * Edges: a counting sort by source (input order kept), then a counting sort of that by destination
+ * visiting sources in ascending order, so every in-row lists its sources ascending; parallel edges
+ * (one source, one destination) are then ordered by weight, so no sum depends on the order of the
+ * input rows; the out-CSR is made the same way from the in-CSR.
  *
  * Threads (PrBuildOptions.n_threads): the radix passes, the endpoint lookups and the counting sorts
  * split their input into T contiguous chunks with per-chunk histograms, and chunk t's elements are
  * placed after chunk t-1's, so every array is the same for any thread count.  Only the calling
- * thread allocates.  A step over many elements runs in waves (each chunk takes the next part of
- * its range in each wave, in order: the same results); between waves and between steps the calling
- * thread polls PrBuildOptions.should_stop, so a cancel stops the build within about one wave.  A counting sort uses min(T, m / n) chunks (its counters take chunks * n * 8
+ * thread allocates.  A step over many elements runs in waves (pr_graph_waves.c: each chunk takes
+ * the next part of its range in each wave, in order: the same results); between waves and between
+ * steps the calling thread polls PrBuildOptions.should_stop, so a cancel stops the build within
+ * about one wave.  A counting sort uses min(T, m / n) chunks (its counters take chunks * n * 8
  * bytes).  The weighted out-strength without out-edges is summed on one thread (addition order).
  *
  * Peak memory beyond the input and the result (m rows, m' stored edges, n nodes, T threads):
@@ -26,16 +22,13 @@
  * (at most 32 per row) plus those 8; CSR: 8 per row + 4 (+8 weighted) per stored edge of scratch,
  * plus chunk counters.
  */
-#include "pr_graph.h"
+#include "pr_graph_build.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Allocates count elements of type through alloc (macro to keep call sites short). */
-#define ALLOC_ARRAY(alloc, type, count) ((type *) pr_alloc_array((alloc), (size_t) (count), sizeof(type)))
 
 /* Describes a bad weight for the error message ("NaN", "Infinity", or the number). */
 static void
@@ -79,728 +72,6 @@ validate_weights(const double *weight, size_t m, double *max, double *min_pos, P
 	}
 	*max = largest;
 	*min_pos = smallest;
-	return PR_OK;
-}
-
-/* Maps a signed id to an unsigned key with the same order. */
-static inline uint64_t
-id_key(int64_t id)
-{
-	return (uint64_t) id ^ UINT64_C(0x8000000000000000);
-}
-
-/* Fails a build whose graph has n nodes, more than PR_MAX_NODES, with PR_ERR_TOO_LARGE. */
-static PrStatus
-too_many_nodes(int64_t n, PrError *err)
-{
-	return pr_error_set(err, PR_ERR_TOO_LARGE, "graph has %lld nodes; at most %lld are supported",
-						(long long) n, (long long) PR_MAX_NODES);
-}
-
-/* The id map: sorted unique external ids and how to find an id's rank. */
-typedef struct IdMap
-{
-	int64_t		n;
-	int64_t    *node_ids;		/* [n] ascending (handed to the graph) */
-	int64_t		min_id;
-	/* dense form: table[id - min_id] = rank */
-	int32_t    *table;
-	/* sparse form: ranks of ids whose (id - min) >> shift == b lie in [bucket[b], bucket[b+1]) */
-	int64_t    *bucket;
-	int			shift;
-} IdMap;
-
-/* Frees the lookup structures of an id map (not node_ids). */
-static void
-id_map_free_lookup(IdMap *map, const PrAllocator *alloc)
-{
-	pr_free(alloc, map->table);
-	pr_free(alloc, map->bucket);
-	map->table = NULL;
-	map->bucket = NULL;
-}
-
-/* Rank of an id known to be present in the map. */
-static inline int32_t
-id_map_lookup(const IdMap *map, int64_t id)
-{
-	uint64_t	diff = (uint64_t) id - (uint64_t) map->min_id;
-	int64_t		lo,
-				hi;
-
-	if (map->table != NULL)
-		return map->table[diff];
-	lo = map->bucket[diff >> map->shift];
-	hi = map->bucket[(diff >> map->shift) + 1];
-	return (int32_t) pr_lower_bound(map->node_ids, lo, hi, id);
-}
-
-/* Most worker threads a build uses. */
-#define MAX_BUILD_THREADS PR_MAX_THREADS
-
-/* Start of chunk t of count elements split into n_chunks. */
-static inline size_t
-chunk_start(size_t count, int t, int n_chunks)
-{
-	size_t		q = count / (size_t) n_chunks,
-				r = count % (size_t) n_chunks;
-
-	return q * (size_t) t + r * (size_t) t / (size_t) n_chunks;
-}
-
-/* Chunks for count elements: at most n_threads, each at least 64k elements. */
-static int
-chunks_for(size_t count, int n_threads)
-{
-	size_t		most = count / 65536 + 1;
-
-	if (n_threads < 1)
-		n_threads = 1;
-	if (n_threads > MAX_BUILD_THREADS)
-		n_threads = MAX_BUILD_THREADS;
-	return (size_t) n_threads < most ? n_threads : (int) most;
-}
-
-/*
- * True when the caller asked the build to stop: options->should_stop, polled on the calling thread
- * between steps (never from the chunk threads).
- */
-static bool
-stop_requested(const PrBuildOptions *options)
-{
-	return options != NULL && options->should_stop != NULL &&
-		options->should_stop(options->stop_arg);
-}
-
-/*
- * Elements a chunk handles in one wave: a step over many elements runs as several waves, every
- * chunk taking the next part of its range in each, so that the calling thread can poll
- * should_stop between waves (about every 10 ms of work) and not only between steps.  Each chunk
- * still visits its range in order, so the results do not depend on the waves.
- */
-#define WAVE_ELEMENTS ((size_t) 1 << 20)
-
-/* The part of chunk t that one wave of a step covers: elements [lo, hi). */
-typedef struct ChunkPart
-{
-	int			t;
-	size_t		lo;
-	size_t		hi;
-	bool		first_wave;		/* the chunk's first part: per-chunk state starts here */
-} ChunkPart;
-
-/* A step's task: one chunk's part of one wave. */
-typedef void (*ChunkFn) (void *ctx, ChunkPart part);
-
-/* A step run by run_waves: its task, the elements and the current wave. */
-typedef struct ChunkRun
-{
-	ChunkFn		fn;
-	void	   *ctx;
-	size_t		count;
-	int			wave;
-	int			n_waves;
-} ChunkRun;
-
-/* pr_parallel_run's task: chunk `t`'s part of the current wave. */
-static void
-chunk_part(void *arg, int t, int n_chunks)
-{
-	ChunkRun   *run = (ChunkRun *) arg;
-	size_t		b = chunk_start(run->count, t, n_chunks),
-				e = chunk_start(run->count, t + 1, n_chunks);
-	ChunkPart	part;
-
-	part.t = t;
-	part.lo = b + chunk_start(e - b, run->wave, run->n_waves);
-	part.hi = b + chunk_start(e - b, run->wave + 1, run->n_waves);
-	part.first_wave = run->wave == 0;
-	run->fn(run->ctx, part);
-}
-
-/*
- * Runs fn over n_chunks chunks of count elements in waves (see WAVE_ELEMENTS), chunk 0 on the
- * caller and the others on threads (pr_parallel_run), polling options->should_stop (options may
- * be NULL) between waves: false when it asked to stop.
- */
-static bool
-run_waves(ChunkFn fn, void *ctx, int n_chunks, size_t count, const PrBuildOptions *options)
-{
-	size_t		per_chunk = count / (size_t) n_chunks + 1;
-	ChunkRun	run = {fn, ctx, count, 0, (int) ((per_chunk + WAVE_ELEMENTS - 1) / WAVE_ELEMENTS)};
-
-	for (run.wave = 0; run.wave < run.n_waves; run.wave++)
-	{
-		if (run.wave > 0 && stop_requested(options))
-			return false;
-		pr_parallel_run(chunk_part, &run, n_chunks);
-	}
-	return true;
-}
-
-/* Fails a build step with PR_ERR_INTERRUPTED. */
-static PrStatus
-build_interrupted(PrError *err)
-{
-	return pr_error_set(err, PR_ERR_INTERRUPTED, "graph build interrupted");
-}
-
-/* The endpoints of an edge list split into chunks: their id range, or their marks in a table. */
-typedef struct EndpointJob
-{
-	const int64_t *src;
-	const int64_t *dst;
-	size_t		m;
-	int			n_chunks;
-	int64_t		lo[MAX_BUILD_THREADS];	/* per chunk: smallest and largest id */
-	int64_t		hi[MAX_BUILD_THREADS];
-	int64_t		min_id;			/* marking: table[id - min_id] = 1 for every endpoint */
-	int32_t    *table;
-} EndpointJob;
-
-/* Smallest and largest id among the endpoints of chunk t (rows split into chunks), so far. */
-static void
-endpoint_range(void *ctx, ChunkPart part)
-{
-	EndpointJob *j = (EndpointJob *) ctx;
-	int64_t		lo = part.first_wave ? INT64_MAX : j->lo[part.t],
-				hi = part.first_wave ? INT64_MIN : j->hi[part.t];
-
-	for (size_t i = part.lo; i < part.hi; i++)
-	{
-		int64_t		a = j->src[i],
-					c = j->dst[i];
-
-		lo = a < lo ? a : lo;
-		hi = a > hi ? a : hi;
-		lo = c < lo ? c : lo;
-		hi = c > hi ? c : hi;
-	}
-	j->lo[part.t] = lo;
-	j->hi[part.t] = hi;
-}
-
-/* Marks the endpoints of chunk t's rows in the direct table (relaxed stores of the same value:
- * chunks may mark one id at once). */
-static void
-endpoint_mark(void *ctx, ChunkPart part)
-{
-	EndpointJob *j = (EndpointJob *) ctx;
-
-	for (size_t i = part.lo; i < part.hi; i++)
-	{
-		__atomic_store_n(&j->table[(uint64_t) j->src[i] - (uint64_t) j->min_id], 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&j->table[(uint64_t) j->dst[i] - (uint64_t) j->min_id], 1, __ATOMIC_RELAXED);
-	}
-}
-
-/* Builds the id map through a direct table over [min_id, min_id + range). */
-static PrStatus
-id_map_build_dense(const int64_t *src, const int64_t *dst, size_t m, uint64_t range, int n_threads,
-				   const PrBuildOptions *options, const PrAllocator *alloc, IdMap *map,
-				   PrError *err)
-{
-	int32_t    *table;
-	int64_t		n = 0;
-	EndpointJob job;
-
-	table = ALLOC_ARRAY(alloc, int32_t, range);
-	if (table == NULL)
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory building the node id map");
-	memset(table, 0, range * sizeof(int32_t));
-	job.src = src;
-	job.dst = dst;
-	job.m = m;
-	job.n_chunks = chunks_for(m, n_threads);
-	job.min_id = map->min_id;
-	job.table = table;
-	if (!run_waves(endpoint_mark, &job, job.n_chunks, m, options) ||
-		stop_requested(options))
-	{
-		pr_free(alloc, table);
-		return build_interrupted(err);
-	}
-	for (uint64_t i = 0; i < range; i++)
-		n += table[i];
-	if (n > PR_MAX_NODES)
-	{
-		pr_free(alloc, table);
-		return too_many_nodes(n, err);
-	}
-	map->node_ids = ALLOC_ARRAY(alloc, int64_t, n);
-	if (map->node_ids == NULL)
-	{
-		pr_free(alloc, table);
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory building the node id map");
-	}
-	n = 0;
-	for (uint64_t i = 0; i < range; i++)
-	{
-		if (table[i])
-		{
-			map->node_ids[n] = (int64_t) ((uint64_t) map->min_id + i);
-			table[i] = (int32_t) n++;
-		}
-		else
-			table[i] = -1;
-	}
-	map->n = n;
-	map->table = table;
-	return PR_OK;
-}
-
-/* Builds the id map by radix-sorting all endpoints, deduplicating and bucketing them. */
-static PrStatus
-id_map_build_sorted(const int64_t *src, const int64_t *dst, size_t m, uint64_t range,
-					const PrAllocator *alloc, IdMap *map, PrError *err)
-{
-	uint64_t   *keys = ALLOC_ARRAY(alloc, uint64_t, 2 * m);
-	uint64_t   *tmp = ALLOC_ARRAY(alloc, uint64_t, 2 * m);
-	uint64_t   *sorted;
-	int64_t		n = 0;
-	int64_t		n_buckets;
-	int			shift = 0;
-
-	if (keys == NULL || tmp == NULL)
-	{
-		pr_free(alloc, keys);
-		pr_free(alloc, tmp);
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory sorting the node ids");
-	}
-	for (size_t i = 0; i < m; i++)
-	{
-		keys[2 * i] = id_key(src[i]);
-		keys[2 * i + 1] = id_key(dst[i]);
-	}
-	sorted = pr_radix_sort_u64(keys, tmp, 2 * m, 0);
-	for (size_t i = 0; i < 2 * m; i++)
-		if (i == 0 || sorted[i] != sorted[i - 1])
-			sorted[n++] = sorted[i];
-	if (n > PR_MAX_NODES)
-	{
-		pr_free(alloc, keys);
-		pr_free(alloc, tmp);
-		return too_many_nodes(n, err);
-	}
-	map->node_ids = ALLOC_ARRAY(alloc, int64_t, n);
-	if (map->node_ids == NULL)
-	{
-		pr_free(alloc, keys);
-		pr_free(alloc, tmp);
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory building the node id map");
-	}
-	for (int64_t i = 0; i < n; i++)
-		map->node_ids[i] = (int64_t) (sorted[i] ^ UINT64_C(0x8000000000000000));
-	pr_free(alloc, keys);
-	pr_free(alloc, tmp);
-	map->n = n;
-
-	/* about one bucket per node */
-	while (shift < 63 && ((range - 1) >> shift) >= (uint64_t) (n > 1 ? n : 1))
-		shift++;
-	n_buckets = (int64_t) ((range - 1) >> shift) + 1;
-	map->bucket = ALLOC_ARRAY(alloc, int64_t, n_buckets + 1);
-	if (map->bucket == NULL)
-	{
-		pr_free(alloc, map->node_ids);
-		map->node_ids = NULL;
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory building the node id map");
-	}
-	map->shift = shift;
-	{
-		int64_t		i = 0;
-
-		for (int64_t b = 0; b <= n_buckets; b++)
-		{
-			while (i < n &&
-				   (int64_t) (((uint64_t) map->node_ids[i] - (uint64_t) map->min_id) >> shift) < b)
-				i++;
-			map->bucket[b] = i;
-		}
-	}
-	return PR_OK;
-}
-
-
-/* Radix digit width of the endpoint sort, and the most digits a 64-bit key has. */
-#define DIGIT_BITS 11
-#define DIGIT_VALUES (1 << DIGIT_BITS)
-#define MAX_DIGITS ((64 + DIGIT_BITS - 1) / DIGIT_BITS)
-
-/* Shared state of the (key, position) radix sort of the 2m endpoints and of the ranking after it. */
-typedef struct EndpointSort
-{
-	const int64_t *src;
-	const int64_t *dst;
-	size_t		m;
-	size_t		count;			/* 2m: endpoint i < m is src[i], else dst[i - m] */
-	uint64_t	base;			/* key = id_key(id) - base, base = id_key(min id) */
-	int			n_chunks;
-	uint64_t   *keys[2];		/* [count] ping-pong key buffers */
-	uint32_t   *pos[2];			/* [count] endpoint positions travelling with the keys */
-	size_t	   *hist;			/* [n_chunks][MAX_DIGITS][DIGIT_VALUES] */
-	int			n_digits;		/* digits of the key range */
-	/* the current pass */
-	int			digit;
-	int			from;			/* buffer read (-1: the input arrays) */
-	/* ranking */
-	int64_t    *chunk_starts;	/* [n_chunks] distinct keys before each chunk (while ranking:
-								 * before the chunk's next wave) */
-	int32_t    *ranks;			/* [count] rank of every endpoint, by position */
-} EndpointSort;
-
-/* Key of endpoint i of the input. */
-static inline uint64_t
-endpoint_key(const EndpointSort *s, size_t i)
-{
-	int64_t		id = i < s->m ? s->src[i] : s->dst[i - s->m];
-
-	return id_key(id) - s->base;
-}
-
-/* Histogram of chunk t for digit d. */
-static inline size_t *
-chunk_hist(const EndpointSort *s, int t, int d)
-{
-	return s->hist + ((size_t) t * MAX_DIGITS + (size_t) d) * DIGIT_VALUES;
-}
-
-/* Counts every digit of chunk t of the input keys. */
-static void
-endpoint_hist_all(void *ctx, ChunkPart part)
-{
-	EndpointSort *s = (EndpointSort *) ctx;
-	size_t	   *h = chunk_hist(s, part.t, 0);
-
-	if (part.first_wave)
-		memset(h, 0, sizeof(size_t) * MAX_DIGITS * DIGIT_VALUES);
-	for (size_t i = part.lo; i < part.hi; i++)
-	{
-		uint64_t	k = endpoint_key(s, i);
-
-		for (int d = 0; d < s->n_digits; d++)
-			h[(size_t) d * DIGIT_VALUES + ((k >> (DIGIT_BITS * d)) & (DIGIT_VALUES - 1))]++;
-	}
-}
-
-/* Counts the current digit of chunk t of the current buffer (into the digit's histogram slot). */
-static void
-endpoint_hist_pass(void *ctx, ChunkPart part)
-{
-	EndpointSort *s = (EndpointSort *) ctx;
-	size_t	   *h = chunk_hist(s, part.t, s->digit);
-	const uint64_t *keys = s->keys[s->from];
-	int			shift = DIGIT_BITS * s->digit;
-
-	if (part.first_wave)
-		memset(h, 0, sizeof(size_t) * DIGIT_VALUES);
-	for (size_t i = part.lo; i < part.hi; i++)
-		h[(keys[i] >> shift) & (DIGIT_VALUES - 1)]++;
-}
-
-/* Scatters chunk t by the current digit, stably, through its offsets in the histogram slot. */
-static void
-endpoint_scatter(void *ctx, ChunkPart part)
-{
-	EndpointSort *s = (EndpointSort *) ctx;
-	size_t	   *off = chunk_hist(s, part.t, s->digit);
-	int			shift = DIGIT_BITS * s->digit;
-	int			to = s->from < 0 ? 0 : 1 - s->from;
-	uint64_t   *out_keys = s->keys[to];
-	uint32_t   *out_pos = s->pos[to];
-
-	if (s->from < 0)
-	{
-		for (size_t i = part.lo; i < part.hi; i++)
-		{
-			uint64_t	k = endpoint_key(s, i);
-			size_t		p = off[(k >> shift) & (DIGIT_VALUES - 1)]++;
-
-			out_keys[p] = k;
-			out_pos[p] = (uint32_t) i;
-		}
-	}
-	else
-	{
-		const uint64_t *in_keys = s->keys[s->from];
-		const uint32_t *in_pos = s->pos[s->from];
-
-		for (size_t i = part.lo; i < part.hi; i++)
-		{
-			uint64_t	k = in_keys[i];
-			size_t		p = off[(k >> shift) & (DIGIT_VALUES - 1)]++;
-
-			out_keys[p] = k;
-			out_pos[p] = in_pos[i];
-		}
-	}
-}
-
-/* Counts the distinct keys that start in chunk t of the sorted buffer. */
-static void
-endpoint_count_distinct(void *ctx, ChunkPart part)
-{
-	EndpointSort *s = (EndpointSort *) ctx;
-	const uint64_t *keys = s->keys[s->from];
-	int64_t		c = part.first_wave ? 0 : s->chunk_starts[part.t];
-
-	for (size_t i = part.lo; i < part.hi; i++)
-		c += (i == 0 || keys[i] != keys[i - 1]);
-	s->chunk_starts[part.t] = c;
-}
-
-/*
- * Writes the distinct keys of chunk t into the spare key buffer and every endpoint's rank; leaves
- * in chunk_starts[t] the distinct keys before the chunk's next wave.
- */
-static void
-endpoint_rank(void *ctx, ChunkPart part)
-{
-	EndpointSort *s = (EndpointSort *) ctx;
-	const uint64_t *keys = s->keys[s->from];
-	const uint32_t *pos = s->pos[s->from];
-	uint64_t   *distinct = s->keys[1 - s->from];
-	int32_t    *ranks = s->ranks;
-	int64_t		r = s->chunk_starts[part.t] - 1;
-
-	for (size_t i = part.lo; i < part.hi; i++)
-	{
-		if (i == 0 || keys[i] != keys[i - 1])
-			distinct[++r] = keys[i];
-		ranks[pos[i]] = (int32_t) (uint32_t) r;
-	}
-	s->chunk_starts[part.t] = r + 1;
-}
-
-/*
- * Sorts the endpoints (ids in [lo_id, hi_id]) and gives every one its rank: *ranks_out gets
- * [2m] ranks (src ranks then dst ranks), map->node_ids the distinct ids.  2m < 2^32.
- */
-static PrStatus
-id_map_build_ranked(const int64_t *src, const int64_t *dst, size_t m, int64_t lo_id, int64_t hi_id,
-					int n_threads, const PrBuildOptions *options, const PrAllocator *alloc,
-					IdMap *map, int32_t **ranks_out, PrError *err)
-{
-	EndpointSort s;
-	uint64_t	range = id_key(hi_id) - id_key(lo_id);
-	int64_t		n = 0;
-	int			bits = 0;
-	PrStatus	failure;
-
-	memset(&s, 0, sizeof(s));
-	s.src = src;
-	s.dst = dst;
-	s.m = m;
-	s.count = 2 * m;
-	s.base = id_key(lo_id);
-	s.n_chunks = chunks_for(s.count, n_threads);
-	while (bits < 64 && (range >> bits) != 0)
-		bits++;
-	s.n_digits = bits == 0 ? 1 : (bits + DIGIT_BITS - 1) / DIGIT_BITS;
-	s.keys[0] = ALLOC_ARRAY(alloc, uint64_t, s.count);
-	s.keys[1] = ALLOC_ARRAY(alloc, uint64_t, s.count);
-	s.pos[0] = ALLOC_ARRAY(alloc, uint32_t, s.count);
-	s.pos[1] = ALLOC_ARRAY(alloc, uint32_t, s.count);
-	s.hist = ALLOC_ARRAY(alloc, size_t, (size_t) s.n_chunks * MAX_DIGITS * DIGIT_VALUES);
-	s.chunk_starts = ALLOC_ARRAY(alloc, int64_t, s.n_chunks);
-	if (s.keys[0] == NULL || s.keys[1] == NULL || s.pos[0] == NULL || s.pos[1] == NULL ||
-		s.hist == NULL || s.chunk_starts == NULL)
-		goto nomem;
-
-	/* histograms of every digit per chunk; a digit on which all keys agree needs no pass */
-	if (!run_waves(endpoint_hist_all, &s, s.n_chunks, s.count, options))
-		goto interrupted;
-	s.from = -1;
-	for (int d = 0; d < s.n_digits; d++)
-	{
-		size_t		total[DIGIT_VALUES];
-		size_t		sum = 0;
-		bool		trivial = false;
-
-		if (stop_requested(options))
-			goto interrupted;
-		memset(total, 0, sizeof(total));
-		for (int t = 0; t < s.n_chunks; t++)
-		{
-			const size_t *h = chunk_hist(&s, t, d);
-
-			for (int b = 0; b < DIGIT_VALUES; b++)
-				total[b] += h[b];
-		}
-		for (int b = 0; b < DIGIT_VALUES; b++)
-			if (total[b] == s.count)
-				trivial = true;
-		/* a pass always runs at the end if none did: it moves the input into the buffers */
-		if (trivial && !(s.from < 0 && d == s.n_digits - 1))
-			continue;
-		if (s.from >= 0 && s.n_chunks > 1)
-		{
-			/* chunk histograms of this digit over the current order */
-			s.digit = d;
-			if (!run_waves(endpoint_hist_pass, &s, s.n_chunks, s.count, options) ||
-				stop_requested(options))
-				goto interrupted;
-		}
-		/* offsets: by digit value, then by chunk */
-		for (int b = 0; b < DIGIT_VALUES; b++)
-			for (int t = 0; t < s.n_chunks; t++)
-			{
-				size_t	   *h = chunk_hist(&s, t, d);
-				size_t		c = h[b];
-
-				h[b] = sum;
-				sum += c;
-			}
-		s.digit = d;
-		if (!run_waves(endpoint_scatter, &s, s.n_chunks, s.count, options))
-			goto interrupted;
-		s.from = s.from < 0 ? 0 : 1 - s.from;
-	}
-
-	if (stop_requested(options))
-		goto interrupted;
-	/* distinct keys and ranks; the ranks go into the spare position buffer */
-	s.ranks = (int32_t *) s.pos[1 - s.from];
-	if (!run_waves(endpoint_count_distinct, &s, s.n_chunks, s.count, options))
-		goto interrupted;
-	for (int t = 0; t < s.n_chunks; t++)
-	{
-		int64_t		c = s.chunk_starts[t];
-
-		s.chunk_starts[t] = n;
-		n += c;
-	}
-	if (n > PR_MAX_NODES)
-	{
-		failure = too_many_nodes(n, err);
-		goto fail;
-	}
-	if (!run_waves(endpoint_rank, &s, s.n_chunks, s.count, options) ||
-		stop_requested(options))
-		goto interrupted;
-	map->node_ids = ALLOC_ARRAY(alloc, int64_t, n);
-	if (map->node_ids == NULL)
-		goto nomem;
-	{
-		const uint64_t *distinct = s.keys[1 - s.from];
-
-		for (int64_t i = 0; i < n; i++)
-			map->node_ids[i] = (int64_t) ((distinct[i] + s.base) ^ UINT64_C(0x8000000000000000));
-	}
-	map->n = n;
-	*ranks_out = s.ranks;
-	pr_free(alloc, s.keys[0]);
-	pr_free(alloc, s.keys[1]);
-	pr_free(alloc, s.pos[s.from]);
-	pr_free(alloc, s.hist);
-	pr_free(alloc, s.chunk_starts);
-	return PR_OK;
-
-nomem:
-	failure = pr_error_set(err, PR_ERR_NOMEM, "out of memory sorting the node ids");
-	goto fail;
-interrupted:
-	failure = build_interrupted(err);
-fail:
-	pr_free(alloc, s.keys[0]);
-	pr_free(alloc, s.keys[1]);
-	pr_free(alloc, s.pos[0]);
-	pr_free(alloc, s.pos[1]);
-	pr_free(alloc, s.hist);
-	pr_free(alloc, s.chunk_starts);
-	return failure;
-}
-
-/* Looks up chunk t of the endpoints through a dense or bucketed id map. */
-typedef struct LookupJob
-{
-	const IdMap *map;
-	const int64_t *src;
-	const int64_t *dst;
-	size_t		m;
-	int			n_chunks;
-	int32_t    *ranks;
-} LookupJob;
-
-/* Fills ranks[i] for the endpoints of chunk t. */
-static void
-endpoint_lookup(void *ctx, ChunkPart part)
-{
-	LookupJob  *j = (LookupJob *) ctx;
-
-	for (size_t i = part.lo; i < part.hi; i++)
-		j->ranks[i] = id_map_lookup(j->map, i < j->m ? j->src[i] : j->dst[i - j->m]);
-}
-
-/*
- * Builds the id map of the edge list's endpoints and every endpoint's rank: *ranks_out gets
- * [2m] ranks (src ranks, then dst ranks); NULL when m is 0.
- */
-static PrStatus
-id_map_build(const int64_t *src, const int64_t *dst, size_t m, int n_threads,
-			 const PrBuildOptions *options, const PrAllocator *alloc, IdMap *map,
-			 int32_t **ranks_out, PrError *err)
-{
-	int64_t		lo = INT64_MAX,
-				hi = INT64_MIN;
-	uint64_t	range;
-	PrStatus	status;
-	LookupJob	job;
-	EndpointJob ends;
-	bool		stopped;
-
-	memset(map, 0, sizeof(*map));
-	*ranks_out = NULL;
-	if (m == 0)
-		return PR_OK;
-	ends.src = src;
-	ends.dst = dst;
-	ends.m = m;
-	ends.n_chunks = chunks_for(m, n_threads);
-	if (!run_waves(endpoint_range, &ends, ends.n_chunks, m, options) ||
-		stop_requested(options))
-		return build_interrupted(err);
-	for (int t = 0; t < ends.n_chunks; t++)
-	{
-		lo = ends.lo[t] < lo ? ends.lo[t] : lo;
-		hi = ends.hi[t] > hi ? ends.hi[t] : hi;
-	}
-	map->min_id = lo;
-	range = (uint64_t) hi - (uint64_t) lo;	/* range - 1, cannot overflow */
-	if (range < (uint64_t) 4 * 2 * m + 4096)
-		status = id_map_build_dense(src, dst, m, range + 1, n_threads, options, alloc, map, err);
-	else if (2 * m <= UINT32_MAX)
-		return id_map_build_ranked(src, dst, m, lo, hi, n_threads, options, alloc, map, ranks_out,
-								   err);
-	else
-		status = id_map_build_sorted(src, dst, m, range + 1 == 0 ? UINT64_MAX : range + 1,
-									 alloc, map, err);
-	if (status != PR_OK)
-		return status;
-	job.ranks = ALLOC_ARRAY(alloc, int32_t, 2 * m);
-	if (job.ranks == NULL)
-	{
-		id_map_free_lookup(map, alloc);
-		pr_free(alloc, map->node_ids);
-		map->node_ids = NULL;
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory building the node id map");
-	}
-	job.map = map;
-	job.src = src;
-	job.dst = dst;
-	job.m = m;
-	job.n_chunks = chunks_for(2 * m, n_threads);
-	stopped = !run_waves(endpoint_lookup, &job, job.n_chunks, 2 * m, options) ||
-		stop_requested(options);
-	id_map_free_lookup(map, alloc);
-	if (stopped)
-	{
-		pr_free(alloc, job.ranks);
-		pr_free(alloc, map->node_ids);
-		map->node_ids = NULL;
-		return build_interrupted(err);
-	}
-	*ranks_out = job.ranks;
 	return PR_OK;
 }
 
@@ -960,7 +231,7 @@ static bool
 count_sort_start(CountSort *c, size_t n_items, int64_t n, int n_threads, const PrAllocator *alloc)
 {
 	c->n_items = n_items;
-	return pr_count_sort_init(&c->sort, n_items, n, chunks_for(n_items, n_threads), alloc);
+	return pr_count_sort_init(&c->sort, n_items, n, pr_build_chunks_for(n_items, n_threads), alloc);
 }
 
 /*
@@ -1010,15 +281,15 @@ transpose_csr(int64_t n, int64_t m, const int64_t *in_ptr, const int32_t *in_idx
 	c.out_idx = out_idx;
 	c.out_w = out_w;
 	step_done(&times->other, &mark);
-	if (!run_waves(sort_count, &c, c.sort.n_chunks, c.n_items, options) ||
-		stop_requested(options))
+	if (!pr_build_run_waves(sort_count, &c, c.sort.n_chunks, c.n_items, options) ||
+		pr_build_stop_requested(options))
 		goto done;
 	step_done(&times->count, &mark);
 	if (!counts_to_offsets(&c, out_ptr, n_threads, options))
 		goto done;
 	step_done(&times->offsets, &mark);
-	if (stop_requested(options) ||
-		!run_waves(transpose_scatter, &c, c.sort.n_chunks, c.n_items, options))
+	if (pr_build_stop_requested(options) ||
+		!pr_build_run_waves(transpose_scatter, &c, c.sort.n_chunks, c.n_items, options))
 		goto done;
 	step_done(&times->scatter, &mark);
 	status = PR_OK;
@@ -1092,7 +363,8 @@ compute_weighted_strength(PrGraph *g, int n_threads)
 
 	if (g->has_out_edges)
 	{
-		run_waves(strength_rows, g, chunks_for((size_t) n, n_threads), (size_t) n, NULL);
+		pr_build_run_waves(strength_rows, g, pr_build_chunks_for((size_t) n, n_threads), (size_t) n,
+						   NULL);
 		return;
 	}
 	memset(g->out_strength, 0, (size_t) n * sizeof(double));
@@ -1210,6 +482,158 @@ list_dangling(PrGraph *g, const PrAllocator *alloc, PrError *err)
 	return PR_OK;
 }
 
+/* What a build carries from step to step besides the graph. */
+typedef struct BuildState
+{
+	const PrBuildOptions *options;
+	const PrAllocator *alloc;
+	PrBuildTimes *times;
+	double		mark;			/* when the current step began */
+	int			n_threads;
+	int32_t    *ranks;			/* [2m] the endpoints' ranks: sources, then destinations */
+	int64_t    *tmp_ptr;		/* [n+1] the rows grouped by source: row pointers */
+	int32_t    *tmp_dst;		/* [m'] their destinations */
+	double	   *tmp_w;			/* [m'] their weights, or NULL */
+} BuildState;
+
+/*
+ * The counting sort of the m edge rows by source into the build's scratch, input order kept
+ * within a source (an undirected build adds each row's reverse); sets g->n_edges and allocates
+ * g->out_strength, filled with the out-degrees when unweighted.  PR_ERR_NOMEM or
+ * PR_ERR_INTERRUPTED, without a message.
+ */
+static PrStatus
+group_rows_by_source(BuildState *b, const double *weight, size_t m, PrGraph *g)
+{
+	int64_t		n = g->n_nodes;
+	bool		weighted = (weight != NULL);
+	PrStatus	status = PR_ERR_INTERRUPTED;
+	CountSort	rows;
+
+	memset(&rows, 0, sizeof(rows));
+	b->tmp_ptr = ALLOC_ARRAY(b->alloc, int64_t, n + 1);
+	if (b->tmp_ptr == NULL || !count_sort_start(&rows, m, n, b->n_threads, b->alloc))
+	{
+		status = PR_ERR_NOMEM;
+		goto done;
+	}
+	rows.keys = b->ranks;
+	rows.ms = b->ranks;
+	rows.md = b->ranks != NULL ? b->ranks + m : NULL;
+	rows.weight = weight;
+	rows.undirected = b->options->undirected;
+	step_done(&b->times->other, &b->mark);
+	if (pr_build_stop_requested(b->options))
+		goto done;
+	if (!pr_build_run_waves(sort_count, &rows, rows.sort.n_chunks, m, b->options) ||
+		pr_build_stop_requested(b->options))
+		goto done;
+	step_done(&b->times->count, &b->mark);
+	if (!counts_to_offsets(&rows, b->tmp_ptr, b->n_threads, b->options))
+		goto done;
+	step_done(&b->times->offsets, &b->mark);
+	g->n_edges = b->tmp_ptr[n];
+	b->tmp_dst = ALLOC_ARRAY(b->alloc, int32_t, g->n_edges);
+	if (weighted)
+		b->tmp_w = ALLOC_ARRAY(b->alloc, double, g->n_edges);
+	g->out_strength = ALLOC_ARRAY(b->alloc, double, n);
+	if (b->tmp_dst == NULL || (weighted && b->tmp_w == NULL) || g->out_strength == NULL)
+	{
+		status = PR_ERR_NOMEM;
+		goto done;
+	}
+	rows.out_idx = b->tmp_dst;
+	rows.out_w = b->tmp_w;
+	step_done(&b->times->other, &b->mark);
+	if (pr_build_stop_requested(b->options) ||
+		!pr_build_run_waves(rows_scatter, &rows, rows.sort.n_chunks, m, b->options))
+		goto done;
+	step_done(&b->times->scatter, &b->mark);
+	if (!weighted)
+	{
+		/* out-degrees: exact whatever the order */
+		for (int64_t u = 0; u < n; u++)
+			g->out_strength[u] = (double) (b->tmp_ptr[u + 1] - b->tmp_ptr[u]);
+	}
+	status = PR_OK;
+done:
+	pr_count_sort_free(&rows.sort, b->alloc);
+	return status;
+}
+
+/*
+ * The in-CSR from the rows grouped by source: a counting sort by destination visiting sources in
+ * ascending order, then parallel edges ordered by weight and the weights scaled (scale_weights).
+ * PR_ERR_NOMEM or PR_ERR_INTERRUPTED without a message, or scale_weights' error with its own.
+ */
+static PrStatus
+build_in_csr(BuildState *b, PrGraph *g, double max_weight, double min_weight, PrError *err)
+{
+	int64_t		n = g->n_nodes;
+	PrStatus	status;
+
+	g->in_ptr = ALLOC_ARRAY(b->alloc, int64_t, n + 1);
+	g->in_src = ALLOC_ARRAY(b->alloc, int32_t, g->n_edges);
+	if (g->weighted)
+		g->in_weight = ALLOC_ARRAY(b->alloc, double, g->n_edges);
+	if (g->in_ptr == NULL || g->in_src == NULL || (g->weighted && g->in_weight == NULL))
+		return PR_ERR_NOMEM;
+	step_done(&b->times->other, &b->mark);
+	if (pr_build_stop_requested(b->options))
+		return PR_ERR_INTERRUPTED;
+	status = transpose_csr(n, g->n_edges, b->tmp_ptr, b->tmp_dst, b->tmp_w, g->in_ptr, g->in_src,
+						   g->in_weight, b->n_threads, b->options, b->alloc, b->times);
+	if (status != PR_OK)
+		return status;
+	b->mark = pr_clock_seconds();
+	if (!g->weighted)
+		return PR_OK;
+	if (!pr_build_run_waves(parallel_edges_by_weight, g,
+							pr_build_chunks_for((size_t) n, b->n_threads), (size_t) n,
+							b->options))
+		return PR_ERR_INTERRUPTED;
+	return scale_weights(g, max_weight, min_weight, err);
+}
+
+/*
+ * The out-CSR: the scratch arrays become it, refilled in destination order (a counting sort of
+ * the in-CSR by source).  PR_ERR_NOMEM or PR_ERR_INTERRUPTED, without a message.
+ */
+static PrStatus
+build_out_csr(BuildState *b, PrGraph *g)
+{
+	PrStatus	status;
+
+	g->out_ptr = b->tmp_ptr;
+	g->out_dst = b->tmp_dst;
+	g->out_weight = b->tmp_w;
+	b->tmp_ptr = NULL;
+	b->tmp_dst = NULL;
+	b->tmp_w = NULL;
+	g->has_out_edges = true;
+	if (pr_build_stop_requested(b->options))
+		return PR_ERR_INTERRUPTED;
+	status = transpose_csr(g->n_nodes, g->n_edges, g->in_ptr, g->in_src, g->in_weight, g->out_ptr,
+						   g->out_dst, g->out_weight, b->n_threads, b->options, b->alloc, b->times);
+	b->mark = pr_clock_seconds();
+	return status;
+}
+
+/*
+ * Ends a failed build: the message of a step's PR_ERR_NOMEM or PR_ERR_INTERRUPTED (any other
+ * status has its message already), every array of g freed.
+ */
+static PrStatus
+build_failed(PrStatus status, size_t m, const PrAllocator *alloc, PrGraph *g, PrError *err)
+{
+	if (status == PR_ERR_NOMEM)
+		status = pr_error_set(err, PR_ERR_NOMEM, "out of memory building a graph of %zu edge rows", m);
+	else if (status == PR_ERR_INTERRUPTED)
+		status = pr_build_interrupted(err);
+	pr_graph_free(g, alloc);
+	return status;
+}
+
 /* Builds the in-CSR (and optionally the out-CSR) from an edge list; see pr_graph.h. */
 PrStatus
 pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, size_t m,
@@ -1217,172 +641,59 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 {
 	PrBuildOptions defaults = {false, false, 1, NULL, NULL, NULL};
 	PrBuildTimes local_times = {0};
-	PrBuildTimes *times;
-	double		mark = pr_clock_seconds();
+	BuildState	b;
 	IdMap		map;
 	PrStatus	status;
-	int32_t    *ranks = NULL;
-	int64_t    *tmp_ptr = NULL;
-	int32_t    *tmp_dst = NULL;
-	double	   *tmp_w = NULL;
-	int64_t		n,
-				m_stored = 0;
-	bool		weighted = (weight != NULL);
 	double		max_weight = 0.0,
 				min_weight = 0.0;
-	int			n_threads;
-	CountSort	rows;
 
+	memset(&b, 0, sizeof(b));
+	b.mark = pr_clock_seconds();
 	memset(g, 0, sizeof(*g));
 	memset(&map, 0, sizeof(map));
-	memset(&rows, 0, sizeof(rows));
 	if (options == NULL)
 		options = &defaults;
-	times = options->times != NULL ? options->times : &local_times;
-	memset(times, 0, sizeof(*times));
-	n_threads = options->n_threads < 1 ? 1 : options->n_threads;
+	b.options = options;
+	b.alloc = alloc;
+	b.times = options->times != NULL ? options->times : &local_times;
+	memset(b.times, 0, sizeof(*b.times));
+	b.n_threads = options->n_threads < 1 ? 1 : options->n_threads;
 	if (m > 0 && (src == NULL || dst == NULL))
 		return pr_error_set(err, PR_ERR_INVALID, "edge list has no source or destination array");
-	if (weighted && (status = validate_weights(weight, m, &max_weight, &min_weight, err)) != PR_OK)
+	if (weight != NULL &&
+		(status = validate_weights(weight, m, &max_weight, &min_weight, err)) != PR_OK)
 		return status;
-	if (stop_requested(options))
-		return build_interrupted(err);
+	if (pr_build_stop_requested(options))
+		return pr_build_interrupted(err);
 
-	status = id_map_build(src, dst, m, n_threads, options, alloc, &map, &ranks, err);
-	step_done(&times->ids, &mark);
+	status = pr_id_map_build(src, dst, m, b.n_threads, options, alloc, &map, &b.ranks, err);
+	step_done(&b.times->ids, &b.mark);
 	if (status != PR_OK)
 		return status;
-	n = map.n;
-	g->n_nodes = n;
-	g->weighted = weighted;
+	g->n_nodes = map.n;
+	g->weighted = (weight != NULL);
 	g->node_ids = map.node_ids;
 
-	/* counting sort of the rows by source, input order kept within a source */
-	tmp_ptr = ALLOC_ARRAY(alloc, int64_t, n + 1);
-	if (tmp_ptr == NULL || !count_sort_start(&rows, m, n, n_threads, alloc))
-		goto nomem;
-	rows.keys = ranks;
-	rows.ms = ranks;
-	rows.md = ranks != NULL ? ranks + m : NULL;
-	rows.weight = weight;
-	rows.undirected = options->undirected;
-	step_done(&times->other, &mark);
-	if (stop_requested(options))
-		goto interrupted;
-	if (!run_waves(sort_count, &rows, rows.sort.n_chunks, m, options) ||
-		stop_requested(options))
-		goto interrupted;
-	step_done(&times->count, &mark);
-	if (!counts_to_offsets(&rows, tmp_ptr, n_threads, options))
-		goto interrupted;
-	step_done(&times->offsets, &mark);
-	m_stored = tmp_ptr[n];
-	g->n_edges = m_stored;
-	tmp_dst = ALLOC_ARRAY(alloc, int32_t, m_stored);
-	if (weighted)
-		tmp_w = ALLOC_ARRAY(alloc, double, m_stored);
-	g->out_strength = ALLOC_ARRAY(alloc, double, n);
-	if (tmp_dst == NULL || (weighted && tmp_w == NULL) || g->out_strength == NULL)
-		goto nomem;
-	rows.out_idx = tmp_dst;
-	rows.out_w = tmp_w;
-	step_done(&times->other, &mark);
-	if (stop_requested(options) ||
-		!run_waves(rows_scatter, &rows, rows.sort.n_chunks, m, options))
-		goto interrupted;
-	step_done(&times->scatter, &mark);
-	pr_count_sort_free(&rows.sort, alloc);
-	pr_free(alloc, ranks);
-	ranks = NULL;
-	if (!weighted)
-	{
-		/* out-degrees: exact whatever the order */
-		for (int64_t u = 0; u < n; u++)
-			g->out_strength[u] = (double) (tmp_ptr[u + 1] - tmp_ptr[u]);
-	}
-
-	/* counting sort by destination, visiting sources in ascending order */
-	g->in_ptr = ALLOC_ARRAY(alloc, int64_t, n + 1);
-	g->in_src = ALLOC_ARRAY(alloc, int32_t, m_stored);
-	if (weighted)
-		g->in_weight = ALLOC_ARRAY(alloc, double, m_stored);
-	if (g->in_ptr == NULL || g->in_src == NULL || (weighted && g->in_weight == NULL))
-		goto nomem;
-	step_done(&times->other, &mark);
-	if (stop_requested(options))
-		goto interrupted;
-	status = transpose_csr(n, m_stored, tmp_ptr, tmp_dst, tmp_w, g->in_ptr, g->in_src,
-						   g->in_weight, n_threads, options, alloc, times);
-	if (status == PR_ERR_INTERRUPTED)
-		goto interrupted;
+	status = group_rows_by_source(&b, weight, m, g);
+	pr_free(alloc, b.ranks);
+	if (status == PR_OK)
+		status = build_in_csr(&b, g, max_weight, min_weight, err);
+	if (status == PR_OK && options->out_edges)
+		status = build_out_csr(&b, g);
+	pr_free(alloc, b.tmp_ptr);
+	pr_free(alloc, b.tmp_dst);
+	pr_free(alloc, b.tmp_w);
+	if (status == PR_OK && pr_build_stop_requested(options))
+		status = PR_ERR_INTERRUPTED;
 	if (status != PR_OK)
-		goto nomem;
-	mark = pr_clock_seconds();
-	if (weighted &&
-		!run_waves(parallel_edges_by_weight, g, chunks_for((size_t) n, n_threads), (size_t) n,
-				   options))
-		goto interrupted;
-	if (weighted && (status = scale_weights(g, max_weight, min_weight, err)) != PR_OK)
-	{
-		pr_free(alloc, tmp_ptr);
-		pr_free(alloc, tmp_dst);
-		pr_free(alloc, tmp_w);
-		pr_graph_free(g, alloc);
-		return status;
-	}
+		return build_failed(status, m, alloc, g, err);
 
-	if (options->out_edges)
-	{
-		/* the scratch arrays become the out-CSR, refilled in destination order */
-		g->out_ptr = tmp_ptr;
-		g->out_dst = tmp_dst;
-		g->out_weight = tmp_w;
-		tmp_ptr = NULL;
-		tmp_dst = NULL;
-		tmp_w = NULL;
-		g->has_out_edges = true;
-		if (stop_requested(options))
-			goto interrupted;
-		status = transpose_csr(n, m_stored, g->in_ptr, g->in_src, g->in_weight, g->out_ptr,
-							   g->out_dst, g->out_weight, n_threads, options, alloc, times);
-		if (status == PR_ERR_INTERRUPTED)
-			goto interrupted;
-		if (status != PR_OK)
-			goto nomem;
-		mark = pr_clock_seconds();
-	}
-	pr_free(alloc, tmp_ptr);
-	pr_free(alloc, tmp_dst);
-	pr_free(alloc, tmp_w);
-	tmp_ptr = NULL;
-	tmp_dst = NULL;
-	tmp_w = NULL;
-
-	if (stop_requested(options))
-		goto interrupted;
-	if (weighted)
-		compute_weighted_strength(g, n_threads);
+	if (g->weighted)
+		compute_weighted_strength(g, b.n_threads);
 	status = list_dangling(g, alloc, err);
-	step_done(&times->other, &mark);
+	step_done(&b.times->other, &b.mark);
 	if (status != PR_OK)
-	{
 		pr_graph_free(g, alloc);
-		return status;
-	}
-	return PR_OK;
-
-nomem:
-	status = pr_error_set(err, PR_ERR_NOMEM, "out of memory building a graph of %zu edge rows", m);
-	goto fail;
-interrupted:
-	status = build_interrupted(err);
-fail:
-	pr_free(alloc, ranks);
-	pr_count_sort_free(&rows.sort, alloc);
-	pr_free(alloc, tmp_ptr);
-	pr_free(alloc, tmp_dst);
-	pr_free(alloc, tmp_w);
-	pr_graph_free(g, alloc);
 	return status;
 }
 
