@@ -467,6 +467,179 @@ ns_per_edge(const char *algorithm, const char *engine, const char **from)
 											  Max(powerrank_cpu_threads, 1));
 }
 
+/* What powerrank_estimate works out for a call: its arguments, the graph's size, the engine. */
+typedef struct EstimateCall
+{
+	const char *algorithm;
+	bool		hits;
+	bool		rwr;
+	RankOptions options;
+	RankDevice	device;
+	bool		directed;
+	bool		weighted;
+	bool		cacheable;		/* the call's graph would go to the graph cache */
+	double		alpha;			/* PageRank's damping, RWR's 1 - restart; 0 for HITS */
+	int			k;				/* columns: RWR's sources, otherwise 1 */
+	GraphSize	size;
+	const char *engine;			/* NULL: the call would fail */
+	char		reason[SERVICE_MESSAGE_LEN + 64];
+	PrResidency residency;		/* where the GPU service would keep the graph, or NONE */
+	PrResidencyChoice choice;
+} EstimateCall;
+
+/*
+ * Reads and checks the call's arguments, with the ranking call's messages, into call and spec
+ * (call->algorithm already read).
+ */
+static void
+read_estimate_arguments(FunctionCallInfo fcinfo, EstimateCall *call, EdgeTableSpec *spec)
+{
+	rank_options_read(fcinfo, E_TOLERANCE, E_MAX_ITERATIONS, E_TOP_K, E_NORM,
+					  E_REQUIRE_CONVERGENCE, "edges, algorithm", &call->options);
+	if (call->rwr)
+		call->alpha = 1.0 - option_restart(fcinfo, E_RESTART);
+	else if (!call->hits)
+		call->alpha = option_damping(fcinfo, E_DAMPING);
+	if (!PG_ARGISNULL(E_SOURCES))
+	{
+		if (!call->rwr)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("sources is an argument of rwr, not of %s", call->algorithm),
+					 errhint("Pass algorithm => 'rwr' with sources, or leave sources out.")));
+		(void) option_node_list(fcinfo, E_SOURCES, "sources", &call->k);
+	}
+	call->device = option_device(fcinfo, E_DEVICE);
+	call->directed = option_bool(fcinfo, E_DIRECTED, "directed");
+	edge_table_spec_read(fcinfo, E_EDGES, E_SRC_COLUMN, E_DST_COLUMN, E_WEIGHT_COLUMN, spec);
+}
+
+/*
+ * The run's resolution and checks of the table, then its cache probe and the graph's size into
+ * call; no row of the table is read.
+ */
+static void
+estimate_graph_size(const EdgeTableSpec *spec, EstimateCall *call)
+{
+	EdgeScanTarget target;
+	GraphCacheKey key;
+	GraphSizeTarget size_target;
+
+	graph_scan_resolve(spec, &target);
+	call->weighted = target.n_columns == 3;
+	call->cacheable = graph_cache_probe(&target, call->directed, &key);
+	memset(&size_target, 0, sizeof(size_target));
+	size_target.relid = target.relid;
+	size_target.n_columns = target.n_columns;
+	for (int c = 0; c < target.n_columns; c++)
+	{
+		size_target.attnums[c] = target.columns[c].attnum;
+		size_target.types[c] = target.columns[c].type;
+	}
+	size_target.directed = call->directed;
+	size_target.cache_key = call->cacheable ? &key : NULL;
+	graph_size_of_table(&size_target, &call->size);
+	graph_scan_end(&target);
+}
+
+/*
+ * For a call the GPU service would run: where the service would keep the graph (call->residency),
+ * and, when the graph would not fit in its memory, the engine and reason of a service that fails
+ * with out of memory ('auto' computes on the CPU, 'gpu' is an ERROR).
+ */
+static void
+check_service_memory(EstimateCall *call)
+{
+	char		needs[SERVICE_MESSAGE_LEN];
+
+	call->residency = service_residency(call->algorithm, call->hits ? 1 : call->k, &call->size,
+										call->weighted, &call->choice);
+	if (call->residency != PR_RESIDENCY_NONE)
+		return;
+	snprintf(needs, sizeof(needs),
+			 "the graph needs %.1f MiB of device memory resident and %.1f MiB streamed; powerrank.gpu_memory allows %.1f MiB",
+			 call->choice.resident_bytes / 1048576.0, call->choice.streamed_bytes / 1048576.0,
+			 call->choice.limit / 1048576.0);
+	if (call->device == RANK_DEVICE_GPU)
+	{
+		call->engine = NULL;
+		snprintf(call->reason, sizeof(call->reason),
+				 "ERROR: the powerrank GPU service would fail (out of memory): %s", needs);
+	}
+	else
+	{
+		call->engine = "cpu";
+		snprintf(call->reason, sizeof(call->reason),
+				 "the GPU service would fail (out of memory), so the call computes on the CPU: %s",
+				 needs);
+	}
+}
+
+/* The memory columns: bytes in the backend, in shared memory, in the graph cache, on the GPU. */
+static void
+fill_memory_columns(const EstimateCall *call, Datum *values, bool *nulls)
+{
+	const GraphSize *size = &call->size;
+	double		n = size->nodes;
+	double		m = size->stored_edges;
+	double		graph = size->cached ? (double) size->cache_bytes :
+		flat_graph_bytes(n, m, call->weighted);
+	double		out_edges = call->hits ? 8.0 * (n + 1) + m * (call->weighted ? 12.0 : 4.0) : 0.0;
+	double		rows = size->cached ? 0.0 : Max(size->rows, 0.0) * (call->weighted ? 24.0 : 16.0);
+	double		columns = call->hits ? 2.0 : (double) call->k;
+	bool		on_service = strcmp(call->engine, "cpu") != 0;
+	double		results = n * columns * 8.0;
+	double		backend;
+	double		shared = call->cacheable ? graph : 0.0;
+
+	if (!on_service)
+	{
+		/* rows (freed after the build), the graph unless mapped from the cache, HITS'
+		 * out-edges, two iterates, the normalised copy, the results, 1/out-strength */
+		backend = rows + (size->cached ? 0.0 : graph) + out_edges +
+			4.0 * n * columns * 8.0 + 8.0 * n;
+	}
+	else
+	{
+		/* rows and graph (unless cached) here, and the results copied out of the request */
+		backend = rows + (size->cached ? 0.0 : graph) + results;
+		/* the request segment: the results, and the graph when it is not in the cache */
+		shared += results + (call->cacheable ? 0.0 : graph);
+	}
+	values[R_BACKEND_BYTES] = Int64GetDatum((int64) backend);
+	values[R_SHARED_BYTES] = Int64GetDatum((int64) shared);
+	values[R_CACHE_BYTES] = Int64GetDatum((int64) graph);
+	nulls[R_CACHE_BYTES] = !call->cacheable;
+	/* the device bytes of the residency, as pr_residency_choose sizes it */
+	values[R_GPU_BYTES] = Int64GetDatum((int64) (call->residency == PR_RESIDENCY_STREAMED ?
+												 call->choice.streamed_bytes :
+												 call->choice.resident_bytes));
+	nulls[R_GPU_BYTES] = call->residency == PR_RESIDENCY_NONE;
+}
+
+/* The time columns: an iteration's predicted milliseconds, the iterations and their total. */
+static void
+fill_time_columns(const EstimateCall *call, Datum *values, bool *nulls)
+{
+	const char *cost_from;
+	double		per_edge = ns_per_edge(call->algorithm, call->engine, &cost_from);
+
+	/* HITS: two products per iteration; many RWR sources: one pass, k columns gathered */
+	double		ms = per_edge * call->size.stored_edges * (call->hits ? 2.0 : (double) call->k) / 1e6;
+
+	values[R_MS_PER_ITERATION] = Float8GetDatum(ms);
+	values[R_COST_FROM] = CStringGetTextDatum(cost_from);
+	if (!call->hits && call->size.nodes >= 0)
+	{
+		int			iterations = pagerank_iterations(call->alpha, &call->options, call->size.nodes);
+
+		values[R_ITERATIONS] = Int32GetDatum(iterations);
+		values[R_PREDICTED_MS] = Float8GetDatum(ms * iterations);
+	}
+	else
+		nulls[R_ITERATIONS] = nulls[R_PREDICTED_MS] = true;
+}
+
 /*
  * powerrank_estimate(edges, algorithm, ...): one row (see estimate.c's file comment and the
  * README).  Checks what the ranking call checks first (the table, its columns, SELECT privilege,
@@ -478,174 +651,56 @@ powerrank_estimate(PG_FUNCTION_ARGS)
 	TupleDesc	desc;
 	Datum		values[R_COLUMNS];
 	bool		nulls[R_COLUMNS];
-	const char *algorithm = read_algorithm(fcinfo);
-	bool		hits = strcmp(algorithm, "hits") == 0;
-	bool		rwr = strcmp(algorithm, "rwr") == 0;
-	RankOptions options;
-	RankDevice	device;
+	EstimateCall call;
 	EdgeTableSpec spec;
-	EdgeScanTarget target;
-	GraphCacheKey key;
-	bool		cacheable;
-	bool		directed;
-	bool		weighted;
-	double		alpha = 0.0;
-	int			k = 1;
-	GraphSizeTarget size_target;
-	GraphSize	size;
-	const char *engine;
-	char		reason[SERVICE_MESSAGE_LEN + 64];
-	PrResidency residency = PR_RESIDENCY_NONE;
-	PrResidencyChoice choice;
+	const GraphSize *size = &call.size;
 
+	memset(&call, 0, sizeof(call));
+	call.algorithm = read_algorithm(fcinfo);
+	call.hits = strcmp(call.algorithm, "hits") == 0;
+	call.rwr = strcmp(call.algorithm, "rwr") == 0;
+	call.k = 1;
+	call.residency = PR_RESIDENCY_NONE;
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "powerrank_estimate must return a row");
 	desc = BlessTupleDesc(desc);
 
-	rank_options_read(fcinfo, E_TOLERANCE, E_MAX_ITERATIONS, E_TOP_K, E_NORM,
-					  E_REQUIRE_CONVERGENCE, "edges, algorithm", &options);
-	if (rwr)
-		alpha = 1.0 - option_restart(fcinfo, E_RESTART);
-	else if (!hits)
-		alpha = option_damping(fcinfo, E_DAMPING);
-	if (!PG_ARGISNULL(E_SOURCES))
-	{
-		if (!rwr)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("sources is an argument of rwr, not of %s", algorithm),
-					 errhint("Pass algorithm => 'rwr' with sources, or leave sources out.")));
-		(void) option_node_list(fcinfo, E_SOURCES, "sources", &k);
-	}
-	device = option_device(fcinfo, E_DEVICE);
-	directed = option_bool(fcinfo, E_DIRECTED, "directed");
-	edge_table_spec_read(fcinfo, E_EDGES, E_SRC_COLUMN, E_DST_COLUMN, E_WEIGHT_COLUMN, &spec);
-
-	/* the run's resolution and checks, then its cache probe; no row of the table is read */
-	graph_scan_resolve(&spec, &target);
-	weighted = target.n_columns == 3;
-	cacheable = graph_cache_probe(&target, directed, &key);
-	memset(&size_target, 0, sizeof(size_target));
-	size_target.relid = target.relid;
-	size_target.n_columns = target.n_columns;
-	for (int c = 0; c < target.n_columns; c++)
-	{
-		size_target.attnums[c] = target.columns[c].attnum;
-		size_target.types[c] = target.columns[c].type;
-	}
-	size_target.directed = directed;
-	size_target.cache_key = cacheable ? &key : NULL;
-	graph_size_of_table(&size_target, &size);
-	graph_scan_end(&target);
+	read_estimate_arguments(fcinfo, &call, &spec);
+	estimate_graph_size(&spec, &call);
 
 	memset(nulls, 0, sizeof(nulls));
 	for (int c = 0; c < R_COLUMNS; c++)
 		values[c] = (Datum) 0;
-	values[R_COUNTS_FROM] = CStringGetTextDatum(size.cached ? "cache" :
-												size.stored_edges >= 0 ? "statistics" : "unknown");
-	values[R_NODES] = Int64GetDatum((int64) size.nodes);
-	nulls[R_NODES] = size.nodes < 0;
-	values[R_STORED_EDGES] = Int64GetDatum((int64) size.stored_edges);
-	nulls[R_STORED_EDGES] = size.stored_edges < 0;
+	values[R_COUNTS_FROM] = CStringGetTextDatum(size->cached ? "cache" :
+												size->stored_edges >= 0 ? "statistics" : "unknown");
+	values[R_NODES] = Int64GetDatum((int64) size->nodes);
+	nulls[R_NODES] = size->nodes < 0;
+	values[R_STORED_EDGES] = Int64GetDatum((int64) size->stored_edges);
+	nulls[R_STORED_EDGES] = size->stored_edges < 0;
 
-	choose_engine(device, &size, &engine, reason, sizeof(reason));
-	if (engine != NULL && strcmp(engine, "cpu") != 0 && size.nodes > 0 && size.stored_edges >= 0)
-	{
-		residency = service_residency(algorithm, hits ? 1 : k, &size, weighted, &choice);
-		if (residency == PR_RESIDENCY_NONE)
-		{
-			/* the service fails with out of memory: 'auto' computes on the CPU, 'gpu' is an ERROR */
-			char		needs[SERVICE_MESSAGE_LEN];
-
-			snprintf(needs, sizeof(needs),
-					 "the graph needs %.1f MiB of device memory resident and %.1f MiB streamed; powerrank.gpu_memory allows %.1f MiB",
-					 choice.resident_bytes / 1048576.0, choice.streamed_bytes / 1048576.0,
-					 choice.limit / 1048576.0);
-			if (device == RANK_DEVICE_GPU)
-			{
-				engine = NULL;
-				snprintf(reason, sizeof(reason),
-						 "ERROR: the powerrank GPU service would fail (out of memory): %s", needs);
-			}
-			else
-			{
-				engine = "cpu";
-				snprintf(reason, sizeof(reason),
-						 "the GPU service would fail (out of memory), so the call computes on the CPU: %s",
-						 needs);
-			}
-		}
-	}
-	values[R_ENGINE] = engine != NULL ? CStringGetTextDatum(engine) : (Datum) 0;
-	nulls[R_ENGINE] = engine == NULL;
-	values[R_REASON] = CStringGetTextDatum(reason);
+	choose_engine(call.device, size, &call.engine, call.reason, sizeof(call.reason));
+	if (call.engine != NULL && strcmp(call.engine, "cpu") != 0 && size->nodes > 0 &&
+		size->stored_edges >= 0)
+		check_service_memory(&call);
+	values[R_ENGINE] = call.engine != NULL ? CStringGetTextDatum(call.engine) : (Datum) 0;
+	nulls[R_ENGINE] = call.engine == NULL;
+	values[R_REASON] = CStringGetTextDatum(call.reason);
 	/* the CPU engines pull over the in-edge CSR; the GPU picks its layout when it prepares */
-	values[R_LAYOUT] = engine != NULL && strcmp(engine, "gpu") != 0 ?
+	values[R_LAYOUT] = call.engine != NULL && strcmp(call.engine, "gpu") != 0 ?
 		CStringGetTextDatum("csr") : (Datum) 0;
-	nulls[R_LAYOUT] = engine == NULL || strcmp(engine, "gpu") == 0;
-	values[R_RESIDENCY] = residency != PR_RESIDENCY_NONE ?
-		CStringGetTextDatum(pr_residency_name(residency)) : (Datum) 0;
-	nulls[R_RESIDENCY] = residency == PR_RESIDENCY_NONE;
+	nulls[R_LAYOUT] = call.engine == NULL || strcmp(call.engine, "gpu") == 0;
+	values[R_RESIDENCY] = call.residency != PR_RESIDENCY_NONE ?
+		CStringGetTextDatum(pr_residency_name(call.residency)) : (Datum) 0;
+	nulls[R_RESIDENCY] = call.residency == PR_RESIDENCY_NONE;
 
-	if (size.nodes >= 0 && size.stored_edges >= 0 && engine != NULL)
-	{
-		double		n = size.nodes;
-		double		m = size.stored_edges;
-		double		graph = size.cached ? (double) size.cache_bytes : flat_graph_bytes(n, m, weighted);
-		double		out_edges = hits ? 8.0 * (n + 1) + m * (weighted ? 12.0 : 4.0) : 0.0;
-		double		rows = size.cached ? 0.0 : Max(size.rows, 0.0) * (weighted ? 24.0 : 16.0);
-		double		columns = hits ? 2.0 : (double) k;
-		bool		on_service = strcmp(engine, "cpu") != 0;
-		double		results = n * columns * 8.0;
-		double		backend;
-		double		shared = cacheable ? graph : 0.0;
-
-		if (!on_service)
-		{
-			/* rows (freed after the build), the graph unless mapped from the cache, HITS'
-			 * out-edges, two iterates, the normalised copy, the results, 1/out-strength */
-			backend = rows + (size.cached ? 0.0 : graph) + out_edges +
-				4.0 * n * columns * 8.0 + 8.0 * n;
-		}
-		else
-		{
-			/* rows and graph (unless cached) here, and the results copied out of the request */
-			backend = rows + (size.cached ? 0.0 : graph) + results;
-			/* the request segment: the results, and the graph when it is not in the cache */
-			shared += results + (cacheable ? 0.0 : graph);
-		}
-		values[R_BACKEND_BYTES] = Int64GetDatum((int64) backend);
-		values[R_SHARED_BYTES] = Int64GetDatum((int64) shared);
-		values[R_CACHE_BYTES] = Int64GetDatum((int64) graph);
-		nulls[R_CACHE_BYTES] = !cacheable;
-		/* the device bytes of the residency, as pr_residency_choose sizes it */
-		values[R_GPU_BYTES] = Int64GetDatum((int64) (residency == PR_RESIDENCY_STREAMED ?
-													 choice.streamed_bytes : choice.resident_bytes));
-		nulls[R_GPU_BYTES] = residency == PR_RESIDENCY_NONE;
-	}
+	if (size->nodes >= 0 && size->stored_edges >= 0 && call.engine != NULL)
+		fill_memory_columns(&call, values, nulls);
 	else
 		nulls[R_BACKEND_BYTES] = nulls[R_SHARED_BYTES] = nulls[R_CACHE_BYTES] =
 			nulls[R_GPU_BYTES] = true;
 
-	if (engine != NULL && size.stored_edges >= 0)
-	{
-		const char *cost_from;
-		double		per_edge = ns_per_edge(algorithm, engine, &cost_from);
-		/* HITS: two products per iteration; many RWR sources: one pass, k columns gathered */
-		double		ms = per_edge * size.stored_edges * (hits ? 2.0 : (double) k) / 1e6;
-
-		values[R_MS_PER_ITERATION] = Float8GetDatum(ms);
-		values[R_COST_FROM] = CStringGetTextDatum(cost_from);
-		if (!hits && size.nodes >= 0)
-		{
-			int			iterations = pagerank_iterations(alpha, &options, size.nodes);
-
-			values[R_ITERATIONS] = Int32GetDatum(iterations);
-			values[R_PREDICTED_MS] = Float8GetDatum(ms * iterations);
-		}
-		else
-			nulls[R_ITERATIONS] = nulls[R_PREDICTED_MS] = true;
-	}
+	if (call.engine != NULL && size->stored_edges >= 0)
+		fill_time_columns(&call, values, nulls);
 	else
 		nulls[R_MS_PER_ITERATION] = nulls[R_COST_FROM] = nulls[R_ITERATIONS] =
 			nulls[R_PREDICTED_MS] = true;
