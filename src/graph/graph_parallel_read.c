@@ -708,91 +708,77 @@ fill_shared(ReadShared *shared, const EdgeScanTarget *target)
 	namestrcpy(&shared->relname, target->relname);
 }
 
-/*
- * Reads target's rows into edges with parallel workers and returns true, or returns false
- * (nothing read) when the table is not read in parallel: too small, the setting, parallel mode
- * not possible, or no worker could be started — the caller then reads serially.  info says what
- * was planned and launched.
- */
-bool
-graph_parallel_read_fetch(const EdgeScanTarget *target, EdgeList *edges, ParallelReadInfo *info)
+/* The parts of a parallel read's segment the leader uses. */
+typedef struct ReadSegment
 {
-	Relation	rel;
-	BlockNumber nblocks;
-	Snapshot	snapshot = GetActiveSnapshot();
-	ParallelContext *pcxt;
-	Size		scan_size;
-	ReadShared *shared;
-	char	   *queue_space;
-	shm_mq_handle **queues;
-	BufferUsage *buffer_usage;
-	WalUsage   *wal_usage;
-	BatchScan	leader;
-	RowGather		g;
-	int			i;
-	double		started = pr_clock_seconds();
+	ReadShared *shared;			/* the read's description and its parallel scan */
+	shm_mq_handle **queues;		/* [nworkers] the workers' queues, the leader receiving */
+	BufferUsage *buffer_usage;	/* [nworkers] the workers' buffer usage */
+	WalUsage   *wal_usage;		/* [nworkers] the workers' WAL usage */
+} ReadSegment;
 
-	memset(info, 0, sizeof(ParallelReadInfo));
-	rel = table_open(target->relid, AccessShareLock);
-	nblocks = RelationGetNumberOfBlocks(rel);
-	info->planned = parallel_read_possible(rel) ? planned_workers(rel, nblocks) : 0;
-	if (info->planned <= 0)
-	{
-		table_close(rel, AccessShareLock);
-		return false;
-	}
-
-	EnterParallelMode();
-	pcxt = CreateParallelContext("powerrank", "powerrank_parallel_read_main", info->planned);
-	scan_size = table_parallelscan_estimate(rel, snapshot);
+/*
+ * Sizes the segment of a parallel read: the shared description with the scan (scan_size bytes),
+ * a queue, a buffer usage and a WAL usage per worker.
+ */
+static void
+estimate_read_segment(ParallelContext *pcxt, Size scan_size)
+{
 	shm_toc_estimate_chunk(&pcxt->estimator, add_size(MAXALIGN(sizeof(ReadShared)), scan_size));
 	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(READ_QUEUE_SIZE, pcxt->nworkers));
 	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(BufferUsage), pcxt->nworkers));
 	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(WalUsage), pcxt->nworkers));
 	shm_toc_estimate_keys(&pcxt->estimator, 4);
-	InitializeParallelDSM(pcxt);
-	if (pcxt->seg == NULL)
-	{
-		/* no segment could be made (too many): read serially */
-		DestroyParallelContext(pcxt);
-		ExitParallelMode();
-		table_close(rel, AccessShareLock);
-		return false;
-	}
+}
 
-	shared = shm_toc_allocate(pcxt->toc, add_size(MAXALIGN(sizeof(ReadShared)), scan_size));
-	fill_shared(shared, target);
-	table_parallelscan_initialize(rel, READ_SHARED_SCAN(shared), snapshot);
-	shm_toc_insert(pcxt->toc, READ_KEY_SHARED, shared);
+/*
+ * Lays out the segment estimate_read_segment sized: the shared description of target with the
+ * parallel scan of rel under snapshot, the workers' queues (the leader their receiver) and usage
+ * counters.
+ */
+static void
+fill_read_segment(ParallelContext *pcxt, Relation rel, Snapshot snapshot, Size scan_size,
+				  const EdgeScanTarget *target, ReadSegment *seg)
+{
+	char	   *queue_space;
+	int			i;
+
+	seg->shared = shm_toc_allocate(pcxt->toc, add_size(MAXALIGN(sizeof(ReadShared)), scan_size));
+	fill_shared(seg->shared, target);
+	table_parallelscan_initialize(rel, READ_SHARED_SCAN(seg->shared), snapshot);
+	shm_toc_insert(pcxt->toc, READ_KEY_SHARED, seg->shared);
 	queue_space = shm_toc_allocate(pcxt->toc, mul_size(READ_QUEUE_SIZE, pcxt->nworkers));
 	shm_toc_insert(pcxt->toc, READ_KEY_QUEUES, queue_space);
-	queues = palloc(sizeof(shm_mq_handle *) * pcxt->nworkers);
+	seg->queues = palloc(sizeof(shm_mq_handle *) * pcxt->nworkers);
 	for (i = 0; i < pcxt->nworkers; i++)
 	{
 		shm_mq	   *mq = shm_mq_create(queue_space + i * READ_QUEUE_SIZE, READ_QUEUE_SIZE);
 
 		shm_mq_set_receiver(mq, MyProc);
-		queues[i] = shm_mq_attach(mq, pcxt->seg, NULL);
+		seg->queues[i] = shm_mq_attach(mq, pcxt->seg, NULL);
 	}
-	buffer_usage = shm_toc_allocate(pcxt->toc, mul_size(sizeof(BufferUsage), pcxt->nworkers));
-	memset(buffer_usage, 0, mul_size(sizeof(BufferUsage), pcxt->nworkers));
-	shm_toc_insert(pcxt->toc, READ_KEY_BUFFER_USAGE, buffer_usage);
-	wal_usage = shm_toc_allocate(pcxt->toc, mul_size(sizeof(WalUsage), pcxt->nworkers));
-	memset(wal_usage, 0, mul_size(sizeof(WalUsage), pcxt->nworkers));
-	shm_toc_insert(pcxt->toc, READ_KEY_WAL_USAGE, wal_usage);
+	seg->buffer_usage = shm_toc_allocate(pcxt->toc, mul_size(sizeof(BufferUsage), pcxt->nworkers));
+	memset(seg->buffer_usage, 0, mul_size(sizeof(BufferUsage), pcxt->nworkers));
+	shm_toc_insert(pcxt->toc, READ_KEY_BUFFER_USAGE, seg->buffer_usage);
+	seg->wal_usage = shm_toc_allocate(pcxt->toc, mul_size(sizeof(WalUsage), pcxt->nworkers));
+	memset(seg->wal_usage, 0, mul_size(sizeof(WalUsage), pcxt->nworkers));
+	shm_toc_insert(pcxt->toc, READ_KEY_WAL_USAGE, seg->wal_usage);
+}
 
-	LaunchParallelWorkers(pcxt);
-	info->launched = pcxt->nworkers_launched;
-	if (info->launched == 0)
-	{
-		/* no background worker slot: the serial scan is the same read without the queues */
-		DestroyParallelContext(pcxt);
-		ExitParallelMode();
-		table_close(rel, AccessShareLock);
-		return false;
-	}
-	for (i = 0; i < pcxt->nworkers_launched; i++)
-		shm_mq_set_handle(queues[i], pcxt->worker[i].bgwhandle);
+/*
+ * Gathers the rows of the launched workers, and the leader's own when it participates, into edges
+ * in block order (rel's nblocks blocks), waits for the workers and adds up their usage; raises
+ * the serial scan's error for an invalid weight.  info gets the scan and gather seconds since
+ * started.
+ */
+static void
+gather_parallel_read(ParallelContext *pcxt, Relation rel, BlockNumber nblocks,
+					 const ReadSegment *seg, const EdgeScanTarget *target, EdgeList *edges,
+					 ParallelReadInfo *info, double started)
+{
+	BatchScan	leader;
+	RowGather	g;
+	int			i;
 
 	memset(&g, 0, sizeof(RowGather));
 	g.edges = edges;
@@ -805,12 +791,12 @@ graph_parallel_read_fetch(const EdgeScanTarget *target, EdgeList *edges, Paralle
 	}
 	graph_heapscan_reserve(rel, edges);
 	if (parallel_leader_participation)
-		batch_scan_begin(&leader, shared, rel);
-	gather_rows(&g, queues, pcxt->nworkers_launched,
+		batch_scan_begin(&leader, seg->shared, rel);
+	gather_rows(&g, seg->queues, pcxt->nworkers_launched,
 				parallel_leader_participation ? &leader : NULL);
 	WaitForParallelWorkersToFinish(pcxt);
 	for (i = 0; i < pcxt->nworkers_launched; i++)
-		InstrAccumParallelQuery(&buffer_usage[i], &wal_usage[i]);
+		InstrAccumParallelQuery(&seg->buffer_usage[i], &seg->wal_usage[i]);
 	if (g.worker_rows != g.received_rows)
 		elog(ERROR, "powerrank: parallel read received " UINT64_FORMAT " rows of the workers' " UINT64_FORMAT,
 			 g.received_rows, g.worker_rows);
@@ -832,6 +818,64 @@ graph_parallel_read_fetch(const EdgeScanTarget *target, EdgeList *edges, Paralle
 		pfree(g.block_count);
 	}
 	info->gather_seconds = pr_clock_seconds() - started - info->scan_seconds;
+}
+
+/*
+ * Reads target's rows into edges with parallel workers and returns true, or returns false
+ * (nothing read) when the table is not read in parallel: too small, the setting, parallel mode
+ * not possible, or no worker could be started — the caller then reads serially.  info says what
+ * was planned and launched.
+ */
+bool
+graph_parallel_read_fetch(const EdgeScanTarget *target, EdgeList *edges, ParallelReadInfo *info)
+{
+	Relation	rel;
+	BlockNumber nblocks;
+	Snapshot	snapshot = GetActiveSnapshot();
+	ParallelContext *pcxt;
+	Size		scan_size;
+	ReadSegment seg;
+	int			i;
+	double		started = pr_clock_seconds();
+
+	memset(info, 0, sizeof(ParallelReadInfo));
+	rel = table_open(target->relid, AccessShareLock);
+	nblocks = RelationGetNumberOfBlocks(rel);
+	info->planned = parallel_read_possible(rel) ? planned_workers(rel, nblocks) : 0;
+	if (info->planned <= 0)
+	{
+		table_close(rel, AccessShareLock);
+		return false;
+	}
+
+	EnterParallelMode();
+	pcxt = CreateParallelContext("powerrank", "powerrank_parallel_read_main", info->planned);
+	scan_size = table_parallelscan_estimate(rel, snapshot);
+	estimate_read_segment(pcxt, scan_size);
+	InitializeParallelDSM(pcxt);
+	if (pcxt->seg == NULL)
+	{
+		/* no segment could be made (too many): read serially */
+		DestroyParallelContext(pcxt);
+		ExitParallelMode();
+		table_close(rel, AccessShareLock);
+		return false;
+	}
+	fill_read_segment(pcxt, rel, snapshot, scan_size, target, &seg);
+
+	LaunchParallelWorkers(pcxt);
+	info->launched = pcxt->nworkers_launched;
+	if (info->launched == 0)
+	{
+		/* no background worker slot: the serial scan is the same read without the queues */
+		DestroyParallelContext(pcxt);
+		ExitParallelMode();
+		table_close(rel, AccessShareLock);
+		return false;
+	}
+	for (i = 0; i < pcxt->nworkers_launched; i++)
+		shm_mq_set_handle(seg.queues[i], pcxt->worker[i].bgwhandle);
+	gather_parallel_read(pcxt, rel, nblocks, &seg, target, edges, info, started);
 
 	DestroyParallelContext(pcxt);
 	ExitParallelMode();
