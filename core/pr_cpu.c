@@ -467,7 +467,8 @@ pr_cpu_engine_create(int n_threads, const PrAllocator *alloc, PrError *err)
 	if (!pr_cpu_pool_init(e))
 	{
 		pr_free(alloc, e);
-		pr_error_set(err, PR_ERR_ENGINE, "could not create the CPU engine's synchronisation objects");
+		pr_error_set(err, PR_ERR_ENGINE,
+					 "could not create the CPU engine's synchronisation objects");
 		return NULL;
 	}
 	return &e->base;
