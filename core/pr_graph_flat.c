@@ -518,13 +518,15 @@ typedef struct EdgePart
 	uint64_t	sum;			/* fingerprint only: h(src_e) summed, in part */
 } EdgePart;
 
-/* The checks that run in parts, one part per thread. */
+/* The checks that run in parts, one part per thread, and what all the parts found. */
 typedef struct FlatCheck
 {
 	const PrGraph *g;
 	const Fingerprint *fp;		/* NULL: the out-strengths are checked exactly, later */
 	NodePart	node[FLAT_MAX_CHECK_THREADS];
 	EdgePart	edge[FLAT_MAX_CHECK_THREADS];
+	NodePart	nodes;
+	EdgePart	edges;
 } FlatCheck;
 
 /*
@@ -734,59 +736,77 @@ derived_arrays_counted(const PrGraph *g, PrError *err)
 	return status;
 }
 
+/* What the node pass's n_parts parts found, together, into c->nodes. */
+static void
+node_parts_merge(FlatCheck *c, int n_parts)
+{
+	NodePart   *all = &c->nodes;
+
+	memset(all, 0, sizeof(*all));
+	all->edgeless = -1;
+	for (int t = 0; t < n_parts; t++)
+	{
+		const NodePart *r = &c->node[t];
+
+		all->ids_unsorted |= r->ids_unsorted;
+		all->pointers_decrease |= r->pointers_decrease;
+		all->strength_invalid |= r->strength_invalid;
+		all->degree_invalid |= r->degree_invalid;
+		all->dangling_bad |= r->dangling_bad;
+		all->zeros += r->zeros;
+		all->degree_sum += r->degree_sum;
+		all->sum = fp_fold(all->sum + r->sum);
+		if (all->edgeless < 0)
+			all->edgeless = r->edgeless;
+	}
+}
+
+/* What the edge pass's n_parts parts found, together, into c->edges. */
+static void
+edge_parts_merge(FlatCheck *c, int n_parts)
+{
+	EdgePart   *all = &c->edges;
+
+	memset(all, 0, sizeof(*all));
+	for (int t = 0; t < n_parts; t++)
+	{
+		all->out_of_range |= c->edge[t].out_of_range;
+		all->unsorted |= c->edge[t].unsorted;
+		all->sum = fp_fold(all->sum + c->edge[t].sum);
+	}
+}
+
 /*
  * The out-strengths of an unweighted graph without out-edge arrays against the fingerprint's two
  * sides, and every node with an edge.
  */
 static PrStatus
-derived_arrays_fingerprinted(const PrGraph *g, const FlatCheck *c, int n_parts, PrError *err)
+derived_arrays_fingerprinted(const PrGraph *g, const FlatCheck *c, PrError *err)
 {
-	uint64_t	nodes = 0,
-				edges = 0;
-	int64_t		degree_sum = 0;
-
-	for (int t = 0; t < n_parts; t++)
-	{
-		if (c->node[t].degree_invalid)
-			return pr_error_set(err, PR_ERR_INVALID,
-								"graph buffer has an out-strength that is not an out-degree");
-		nodes = fp_fold(nodes + c->node[t].sum);
-		edges = fp_fold(edges + c->edge[t].sum);
-		degree_sum += c->node[t].degree_sum;
-	}
-	if (degree_sum != g->n_edges || fp_reduce(nodes) != fp_reduce(edges))
+	if (c->nodes.degree_invalid)
+		return pr_error_set(err, PR_ERR_INVALID,
+							"graph buffer has an out-strength that is not an out-degree");
+	if (c->nodes.degree_sum != g->n_edges || fp_reduce(c->nodes.sum) != fp_reduce(c->edges.sum))
 		return pr_error_set(err, PR_ERR_INVALID,
 							"graph buffer's out-strengths are not the out-degrees of its in-edges");
-	for (int t = 0; t < n_parts; t++)
-		if (c->node[t].edgeless >= 0)
-			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has node %lld without edges",
-								(long long) g->node_ids[c->node[t].edgeless]);
+	if (c->nodes.edgeless >= 0)
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has node %lld without edges",
+							(long long) g->node_ids[c->nodes.edgeless]);
 	return PR_OK;
 }
 
-/* What the node pass found, in the order the checks are reported. */
+/* What the node pass found that the edge pass needs, then what the edge pass found. */
 static PrStatus
-node_pass_status(const PrGraph *g, const FlatCheck *c, int n_parts, PrError *err)
+passes_status(const PrGraph *g, const FlatCheck *c, bool edges_done, PrError *err)
 {
-	for (int t = 0; t < n_parts; t++)
-		if (c->node[t].ids_unsorted)
-			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has unsorted node ids");
-	for (int t = 0; t < n_parts; t++)
-		if (c->node[t].pointers_decrease || g->in_ptr[0] != 0 || g->in_ptr[g->n_nodes] != g->n_edges)
-			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has bad in-edge row pointers");
-	return PR_OK;
-}
-
-/* What the edge pass found. */
-static PrStatus
-edge_pass_status(const FlatCheck *c, int n_parts, PrError *err)
-{
-	for (int t = 0; t < n_parts; t++)
-		if (c->edge[t].out_of_range)
-			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an in-edge source out of range");
-	for (int t = 0; t < n_parts; t++)
-		if (c->edge[t].unsorted)
-			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has unsorted in-edge rows");
+	if (c->nodes.ids_unsorted)
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has unsorted node ids");
+	if (c->nodes.pointers_decrease || g->in_ptr[0] != 0 || g->in_ptr[g->n_nodes] != g->n_edges)
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has bad in-edge row pointers");
+	if (edges_done && c->edges.out_of_range)
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an in-edge source out of range");
+	if (edges_done && c->edges.unsorted)
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has unsorted in-edge rows");
 	return PR_OK;
 }
 
@@ -796,11 +816,10 @@ edge_pass_status(const FlatCheck *c, int n_parts, PrError *err)
  * dangling list (from the node pass).
  */
 static PrStatus
-rest_valid(const PrGraph *g, const FlatCheck *c, int n_parts, int n_threads, PrError *err)
+rest_valid(const PrGraph *g, const FlatCheck *c, int n_threads, PrError *err)
 {
 	int64_t		n = g->n_nodes,
-				m = g->n_edges,
-				zeros = 0;
+				m = g->n_edges;
 	PrStatus	status;
 
 	if (g->weighted && !weights_valid(g->in_weight, m))
@@ -816,20 +835,13 @@ rest_valid(const PrGraph *g, const FlatCheck *c, int n_parts, int n_threads, PrE
 			return pr_error_set(err, PR_ERR_INVALID,
 								"graph buffer has an out-edge destination out of range");
 	}
-	for (int t = 0; t < n_parts; t++)
-		if (c->node[t].strength_invalid)
-			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an invalid out-strength");
-	status = c->fp != NULL ? derived_arrays_fingerprinted(g, c, n_parts, err)
-		: derived_arrays_counted(g, err);
+	if (c->nodes.strength_invalid)
+		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an invalid out-strength");
+	status = c->fp != NULL ? derived_arrays_fingerprinted(g, c, err) : derived_arrays_counted(g, err);
 	if (status != PR_OK)
 		return status;
-	for (int t = 0; t < n_parts; t++)
-		zeros += c->node[t].zeros;
-	if (zeros != g->n_dangling)
+	if (c->nodes.zeros != g->n_dangling || c->nodes.dangling_bad)
 		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has a bad dangling list");
-	for (int t = 0; t < n_parts; t++)
-		if (c->node[t].dangling_bad)
-			return pr_error_set(err, PR_ERR_INVALID, "graph buffer has a bad dangling list");
 	return PR_OK;
 }
 
@@ -882,15 +894,17 @@ flat_view(const void *buf, size_t size, int n_threads, bool fingerprint, PrGraph
 
 	/* the node pass, then the edge pass within the rows it checked */
 	pr_parallel_run(node_pass_part, &c, parts);
+	node_parts_merge(&c, parts);
 	t1 = pr_clock_seconds();
-	if ((status = node_pass_status(&g, &c, parts, err)) == PR_OK)
+	if ((status = passes_status(&g, &c, false, err)) == PR_OK)
 	{
 		pr_parallel_run(edge_pass_part, &c, parts);
-		status = edge_pass_status(&c, parts, err);
+		edge_parts_merge(&c, parts);
+		status = passes_status(&g, &c, true, err);
 	}
 	t2 = pr_clock_seconds();
 	if (status == PR_OK)
-		status = rest_valid(&g, &c, parts, n_threads, err);
+		status = rest_valid(&g, &c, n_threads, err);
 	pr_free(&pr_malloc_allocator, fp.low_powers);
 	if (times != NULL)
 	{

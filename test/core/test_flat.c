@@ -9,21 +9,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Builds a random weighted graph with out-edges into g. */
+/* Builds g from the edge list e (with out-edge arrays when asked) on 2 threads, and frees e. */
 static void
-build_random(PrGraph *g, bool weighted, bool out_edges, uint64_t seed)
+build_edges(EdgeList *e, bool out_edges, PrGraph *g)
 {
-	EdgeList	e;
-	PrBuildOptions opt = {false, out_edges, 1, NULL, NULL, NULL};
+	PrBuildOptions opt = {false, out_edges, 2, NULL, NULL, NULL};
 	PrError		err;
 
-	edges_random(&e, 500, 120, 1, 3, weighted, seed);
-	if (pr_graph_build(e.src, e.dst, e.weight, e.m, &opt, &pr_malloc_allocator, g, &err) != PR_OK)
+	if (pr_graph_build(e->src, e->dst, e->weight, e->m, &opt, &pr_malloc_allocator, g, &err) != PR_OK)
 	{
 		fprintf(stderr, "build failed: %s\n", err.message);
 		exit(2);
 	}
-	edges_free(&e);
+	edges_free(e);
+}
+
+/* Builds a small random graph (weighted and with out-edges when asked) into g. */
+static void
+build_random(PrGraph *g, bool weighted, bool out_edges, uint64_t seed)
+{
+	EdgeList	e;
+
+	edges_random(&e, 500, 120, 1, 3, weighted, seed);
+	build_edges(&e, out_edges, g);
 }
 
 /* Writes g into a fresh 8-byte-aligned buffer. */
@@ -126,6 +134,18 @@ expect_rejected(const void *buf, size_t size, const char *want, const char *want
 	CHECKF(strstr(err.message, want_exact) != NULL, "%s counted: message \"%s\"", what, err.message);
 }
 
+/* Expects every thread count of pr_graph_view_flat_threads to view buf back as g. */
+static void
+expect_viewed(const void *buf, size_t size, const PrGraph *g)
+{
+	PrGraph		view;
+	PrError		err;
+
+	for (size_t i = 0; i < sizeof(check_threads) / sizeof(check_threads[0]); i++)
+		CHECKF(pr_graph_view_flat_threads(buf, size, check_threads[i], &view, &err) == PR_OK &&
+			   graphs_equal(g, &view), "%d threads", check_threads[i]);
+}
+
 /* Node index of an id in g, or -1. */
 static int64_t
 node_of_id(const PrGraph *g, int64_t id)
@@ -140,15 +160,14 @@ node_of_id(const PrGraph *g, int64_t id)
  * off by one, moved between two nodes (the sum kept: only the fingerprint sees it), not whole, or
  * negative; a row out of order inside a part and across each part boundary; a source out of
  * range; unsorted ids; bad row pointers; a node without edges (the out-strengths consistent);
- * dangling lists out of order, naming a node with edges, or out of range.
+ * dangling lists out of order, naming a node with edges, or out of range.  Then a weighted graph
+ * with out-edge arrays, whose out-strengths are counted after the passes on any thread count.
  */
 void
 test_flat_threaded_checks(void)
 {
 	EdgeList	e;
-	PrBuildOptions opt = {false, false, 2, NULL, NULL, NULL};
 	PrGraph		g,
-				view,
 				f;
 	PrError		err;
 	size_t		size;
@@ -159,21 +178,21 @@ test_flat_threaded_checks(void)
 				row = -1,
 				lonely,
 				target;
-	const int64_t lonely_id = 1000000;	/* one edge, to id 0, and none in */
+	const int64_t lonely_ids[] = {-1000000, 1000000};	/* one edge each, to id 0, and none in */
 	int			boundaries = 0;
 
 	edges_random(&e, 200000, 40000, 0, 1, false, 17);
-	e.src[0] = lonely_id;
-	e.dst[0] = 0;
-	CHECK(pr_graph_build(e.src, e.dst, NULL, e.m, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
-	edges_free(&e);
+	for (int i = 0; i < 2; i++)
+	{
+		e.src[i] = lonely_ids[i];
+		e.dst[i] = 0;
+	}
+	build_edges(&e, false, &g);
 	n = g.n_nodes;
 	m = g.n_edges;
 	CHECK(n + m >= ((int64_t) 1 << 16) && g.n_dangling > 2);
 	buf = write_flat(&g, &size);
-	for (size_t i = 0; i < sizeof(check_threads) / sizeof(check_threads[0]); i++)
-		CHECKF(pr_graph_view_flat_threads(buf, size, check_threads[i], &view, &err) == PR_OK &&
-			   graphs_equal(&g, &view), "%d threads", check_threads[i]);
+	expect_viewed(buf, size, &g);
 	copy = aligned_alloc(8, (size + 7) & ~(size_t) 7);
 #define FORGE() (memcpy(copy, buf, size), pr_graph_view_flat_header(copy, size, &f, &err))
 #define STRENGTH(u) (((double *) f.out_strength)[u])
@@ -247,24 +266,28 @@ test_flat_threaded_checks(void)
 	expect_rejected(copy, size, "row pointers", "row pointers", "a decreasing row pointer");
 
 	/*
-	 * A node without edges: the lonely node's one out-edge (in the row of id 0) given to the
-	 * source beside it in that row, the out-strengths moved with it, so that they stay right.
+	 * A node without edges, the first node and the last: a lonely node's one out-edge (in the row
+	 * of id 0) given to the source beside it in that row, the out-strengths moved with it, so that
+	 * they stay right.
 	 */
-	lonely = node_of_id(&g, lonely_id);
 	target = node_of_id(&g, 0);
-	CHECK(lonely >= 0 && target >= 0 && g.out_strength[lonely] == 1.0 &&
-		  g.in_ptr[target + 1] - g.in_ptr[target] >= 2);
-	CHECK(FORGE() == PR_OK);
-	for (int64_t i = g.in_ptr[target]; i < g.in_ptr[target + 1]; i++)
-		if (g.in_src[i] == lonely)
-		{
-			int32_t		other = i > g.in_ptr[target] ? g.in_src[i - 1] : g.in_src[i + 1];
+	for (int k = 0; k < 2; k++)
+	{
+		lonely = node_of_id(&g, lonely_ids[k]);
+		CHECK(lonely == (k == 0 ? 0 : n - 1) && target >= 0 && g.out_strength[lonely] == 1.0 &&
+			  g.in_ptr[target + 1] - g.in_ptr[target] >= 3);
+		CHECK(FORGE() == PR_OK);
+		for (int64_t i = g.in_ptr[target]; i < g.in_ptr[target + 1]; i++)
+			if (g.in_src[i] == lonely)
+			{
+				int32_t		other = i > g.in_ptr[target] ? g.in_src[i - 1] : g.in_src[i + 1];
 
-			SRC(i) = other;
-			STRENGTH(lonely) = 0.0;
-			STRENGTH(other) += 1.0;
-		}
-	expect_rejected(copy, size, "without edges", "without edges", "a node without edges");
+				SRC(i) = other;
+				STRENGTH(lonely) = 0.0;
+				STRENGTH(other) += 1.0;
+			}
+		expect_rejected(copy, size, "without edges", "without edges", "a node without edges");
+	}
 
 	/* dangling lists */
 	CHECK(FORGE() == PR_OK);
@@ -277,49 +300,27 @@ test_flat_threaded_checks(void)
 	CHECK(FORGE() == PR_OK);
 	((int32_t *) f.dangling)[g.n_dangling / 2] = (int32_t) n;
 	expect_rejected(copy, size, "dangling list", "dangling list", "a dangling entry out of range");
-#undef FORGE
-#undef STRENGTH
-#undef SRC
 	free(copy);
 	free(buf);
 	pr_graph_free(&g, &pr_malloc_allocator);
-}
 
-/*
- * A weighted graph with out-edge arrays large enough for the threaded passes: its out-strengths
- * are counted (no fingerprint) after the passes, on any number of threads.
- */
-void
-test_flat_threaded_checks_weighted(void)
-{
-	EdgeList	e;
-	PrBuildOptions opt = {false, true, 2, NULL, NULL, NULL};
-	PrGraph		g,
-				view,
-				f;
-	PrError		err;
-	size_t		size;
-	char	   *buf,
-			   *copy;
-
+	/* a weighted graph with out-edge arrays: its out-strengths counted after the passes */
 	edges_random(&e, 100000, 20000, 0, 1, true, 23);
-	CHECK(pr_graph_build(e.src, e.dst, e.weight, e.m, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
-	edges_free(&e);
+	build_edges(&e, true, &g);
 	buf = write_flat(&g, &size);
-	for (size_t i = 0; i < sizeof(check_threads) / sizeof(check_threads[0]); i++)
-		CHECKF(pr_graph_view_flat_threads(buf, size, check_threads[i], &view, &err) == PR_OK &&
-			   graphs_equal(&g, &view), "%d threads", check_threads[i]);
+	expect_viewed(buf, size, &g);
 	copy = aligned_alloc(8, (size + 7) & ~(size_t) 7);
-	memcpy(copy, buf, size);
-	CHECK(pr_graph_view_flat_header(copy, size, &f, &err) == PR_OK);
-	((double *) f.out_strength)[g.n_nodes / 2] += 1.0;
+	CHECK(FORGE() == PR_OK);
+	STRENGTH(g.n_nodes / 2) += 1.0;
 	expect_rejected(copy, size, "is not the sum of its out-weights", "is not the sum of its out-weights",
 					"a weighted out-strength one too large");
-	memcpy(copy, buf, size);
-	CHECK(pr_graph_view_flat_header(copy, size, &f, &err) == PR_OK);
+	CHECK(FORGE() == PR_OK);
 	((int32_t *) f.out_dst)[g.n_edges / 2] = (int32_t) g.n_nodes;
 	expect_rejected(copy, size, "destination out of range", "destination out of range",
 					"an out-edge destination out of range");
+#undef FORGE
+#undef STRENGTH
+#undef SRC
 	free(copy);
 	free(buf);
 	pr_graph_free(&g, &pr_malloc_allocator);
@@ -566,7 +567,6 @@ void
 test_flat_fuzz_threaded(void)
 {
 	EdgeList	e;
-	PrBuildOptions opt = {false, false, 2, NULL, NULL, NULL};
 	PrGraph		g,
 				view;
 	PrError		err;
@@ -578,8 +578,7 @@ test_flat_fuzz_threaded(void)
 				rejected = 0;
 
 	edges_random(&e, 60000, 12000, 0, 1, false, 31);
-	CHECK(pr_graph_build(e.src, e.dst, NULL, e.m, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
-	edges_free(&e);
+	build_edges(&e, false, &g);
 	CHECK(g.n_nodes + g.n_edges >= ((int64_t) 1 << 16));
 	buf = write_flat(&g, &size);
 	copy = aligned_alloc(8, (size + 7) & ~(size_t) 7);

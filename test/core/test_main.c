@@ -27,7 +27,6 @@
 	X(test_flat_round_trip) \
 	X(test_flat_parallel_write) \
 	X(test_flat_threaded_checks) \
-	X(test_flat_threaded_checks_weighted) \
 	X(test_flat_corrupt) \
 	X(test_flat_fuzz) \
 	X(test_flat_fuzz_threaded) \
