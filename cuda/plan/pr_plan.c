@@ -84,6 +84,26 @@ pr_plan_csr_free(PrPlanCsr *csr, const PrAllocator *alloc)
 	memset(csr, 0, sizeof(*csr));
 }
 
+/* Allocates the arrays of n_long long rows (see pr_plan.h). */
+bool
+pr_plan_long_rows_alloc(PrPlanLongRows *longs, int64_t n_long, const PrAllocator *alloc)
+{
+	longs->n_long = n_long;
+	longs->long_row = pr_alloc_array(alloc, (size_t) n_long + 1, sizeof(int32_t));
+	longs->chunk_begin = pr_alloc_array(alloc, (size_t) n_long + 1, sizeof(int64_t));
+	return longs->long_row != NULL && longs->chunk_begin != NULL;
+}
+
+/* Frees the arrays of a PrPlanLongRows. */
+void
+pr_plan_long_rows_free(PrPlanLongRows *longs, const PrAllocator *alloc)
+{
+	pr_free(alloc, longs->long_row);
+	pr_free(alloc, longs->chunk_begin);
+	longs->long_row = NULL;
+	longs->chunk_begin = NULL;
+}
+
 /* Shared state of the relabel's parallel steps. */
 typedef struct RelabelWork
 {
@@ -399,8 +419,7 @@ composite_tile_free(PrCompositeTile *t, const PrAllocator *alloc)
 {
 	pr_free(alloc, t->vec_row);
 	pr_free(alloc, t->vec_ptr);
-	pr_free(alloc, t->longs.long_row);
-	pr_free(alloc, t->longs.chunk_begin);
+	pr_plan_long_rows_free(&t->longs, alloc);
 	pr_free(alloc, t->ell_off);
 	pr_free(alloc, t->ell_row);
 	pr_free(alloc, t->idx);
@@ -817,16 +836,13 @@ composite_plan_tile(CompositeWork *w, const PrAllocator *alloc)
 	n_ell_rows = n_rows - w->n_vec_rows;
 	t->n_vec = n_vec;
 	t->n_ell = (n_ell_rows + PR_PLAN_WARP - 1) / PR_PLAN_WARP;
-	t->longs.n_long = n_long;
 	t->vec_row = pr_alloc_array(alloc, (size_t) (n_vec + 1), sizeof(int32_t));
 	t->vec_ptr = pr_alloc_array(alloc, (size_t) (n_vec + 1), sizeof(int64_t));
-	t->longs.long_row = pr_alloc_array(alloc, (size_t) (n_long + 1), sizeof(int32_t));
-	t->longs.chunk_begin = pr_alloc_array(alloc, (size_t) (n_long + 1), sizeof(int64_t));
 	t->ell_off = pr_alloc_array(alloc, (size_t) (t->n_ell + 1), sizeof(int64_t));
 	t->ell_row = pr_alloc_array(alloc, (size_t) (t->n_ell * PR_PLAN_WARP + 1), sizeof(int32_t));
 	w->wl_src = malloc((size_t) (n_vec + 1) * sizeof(int64_t));
-	if (t->vec_row == NULL || t->vec_ptr == NULL || t->longs.long_row == NULL ||
-		t->longs.chunk_begin == NULL || t->ell_off == NULL || t->ell_row == NULL || w->wl_src == NULL)
+	if (!pr_plan_long_rows_alloc(&t->longs, n_long, alloc) || t->vec_row == NULL || t->vec_ptr == NULL ||
+		t->ell_off == NULL || t->ell_row == NULL || w->wl_src == NULL)
 		return false;
 
 	/* CSR-vector workloads (long rows cut into chunks) */
@@ -1160,8 +1176,7 @@ pr_plan_binned_free(PrBinned *b, const PrAllocator *alloc)
 	pr_free(alloc, b->rows);
 	pr_free(alloc, b->chunk_begin_edge);
 	pr_free(alloc, b->chunk_row);
-	pr_free(alloc, b->longs.long_row);
-	pr_free(alloc, b->longs.chunk_begin);
+	pr_plan_long_rows_free(&b->longs, alloc);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -1210,11 +1225,8 @@ pr_plan_binned(const PrPlanCsr *csr, int chunk, const PrAllocator *alloc, PrBinn
 	out->rows = pr_alloc_array(alloc, (size_t) n_binned + 1, sizeof(int32_t));
 	out->chunk_begin_edge = pr_alloc_array(alloc, (size_t) out->n_chunks + 1, sizeof(int64_t));
 	out->chunk_row = pr_alloc_array(alloc, (size_t) out->n_chunks + 1, sizeof(int32_t));
-	out->longs.long_row = pr_alloc_array(alloc, (size_t) out->longs.n_long + 1, sizeof(int32_t));
-	out->longs.chunk_begin = pr_alloc_array(alloc, (size_t) out->longs.n_long + 1, sizeof(int64_t));
-	if (out->rows == NULL || out->chunk_begin_edge == NULL || out->chunk_row == NULL ||
-		out->longs.long_row == NULL ||
-		out->longs.chunk_begin == NULL)
+	if (!pr_plan_long_rows_alloc(&out->longs, out->longs.n_long, alloc) || out->rows == NULL ||
+		out->chunk_begin_edge == NULL || out->chunk_row == NULL)
 	{
 		pr_plan_binned_free(out, alloc);
 		return pr_error_set(err, PR_ERR_NOMEM, "binned plan: out of memory");
