@@ -566,6 +566,13 @@ typedef struct CompositeWork
 	int64_t    *merge_pos;		/* [n] next merge_slot position of each row */
 } CompositeWork;
 
+/* The segment length of every row in tile t: row t of lens. */
+static inline int32_t *
+tile_lens(const CompositeWork *w, int t)
+{
+	return w->lens + (size_t) t * (size_t) w->n;
+}
+
 /* First position in col[lo, hi) (ascending) holding a value >= value: a scan for short ranges,
  * a binary search for long ones. */
 static inline int64_t
@@ -613,7 +620,7 @@ segment_part(void *arg, int part, int n_parts)
 			int64_t		q = plan_lower_bound(col, p, end, w->bounds[t + 1]);
 			int64_t    *hist = tot->rank_hist[t][(q - p >= w->vthr) ? 0 : 1];
 
-			w->lens[(size_t) t * (size_t) w->n + (size_t) r] = (int32_t) (q - p);
+			tile_lens(w, t)[r] = (int32_t) (q - p);
 			tot->nnz[t] += q - p;
 			for (int64_t k = p; k < q;)
 			{
@@ -628,7 +635,7 @@ segment_part(void *arg, int part, int n_parts)
 			{
 				/* the rest of the tiles get nothing from this row */
 				for (int t2 = t + 1; t2 < w->n_tiles; t2++)
-					w->lens[(size_t) t2 * (size_t) w->n + (size_t) r] = 0;
+					tile_lens(w, t2)[r] = 0;
 				break;
 			}
 		}
@@ -640,7 +647,7 @@ static void
 sort_count_part(void *arg, int part, int n_parts)
 {
 	CompositeWork *w = arg;
-	const int32_t *len = w->lens + (size_t) w->tile * (size_t) w->n;
+	const int32_t *len = tile_lens(w, w->tile);
 	int64_t    *count = pr_count_sort_row(&w->sort, part);
 	int64_t		b,
 				e;
@@ -659,7 +666,7 @@ static void
 sort_scatter_part(void *arg, int part, int n_parts)
 {
 	CompositeWork *w = arg;
-	const int32_t *len = w->lens + (size_t) w->tile * (size_t) w->n;
+	const int32_t *len = tile_lens(w, w->tile);
 	int64_t    *start = pr_count_sort_row(&w->sort, part);
 	int64_t		b,
 				e;
@@ -750,7 +757,7 @@ fill_ell_part(void *arg, int part, int n_parts)
 	CompositeWork *w = arg;
 	PrCompositeTile *t = w->t;
 	const PrPlanCsr *csr = w->csr;
-	const int32_t *len = w->lens + (size_t) w->tile * (size_t) w->n;
+	const int32_t *len = tile_lens(w, w->tile);
 	int32_t		cb = (int32_t) t->col_begin;
 	int64_t		width = t->col_end - t->col_begin;
 	int64_t		b,
@@ -791,7 +798,7 @@ static void
 advance_part(void *arg, int part, int n_parts)
 {
 	CompositeWork *w = arg;
-	const int32_t *len = w->lens + (size_t) w->tile * (size_t) w->n;
+	const int32_t *len = tile_lens(w, w->tile);
 	int64_t		b,
 				e;
 
@@ -805,7 +812,7 @@ static bool
 composite_plan_tile(CompositeWork *w, const PrAllocator *alloc)
 {
 	PrCompositeTile *t = w->t;
-	const int32_t *len = w->lens + (size_t) w->tile * (size_t) w->n;
+	const int32_t *len = tile_lens(w, w->tile);
 	int64_t		n_rows,
 				n_vec = 0,
 				n_long = 0,
@@ -950,6 +957,17 @@ merge_fill_part(void *arg, int part, int n_parts)
 	}
 }
 
+/* The merge slots of row r: the tiles after the first in which it has entries. */
+static int64_t
+row_merge_slots(const CompositeWork *w, int64_t r)
+{
+	int64_t		c = 0;
+
+	for (int t = 1; t < w->n_tiles; t++)
+		c += tile_lens(w, t)[r] > 0;
+	return c;
+}
+
 /*
  * Compact partials: slot ranges of the later tiles, and for every row they write, its slots in
  * tile order (the merge lists, rows ascending).
@@ -974,10 +992,8 @@ composite_plan_merge(CompositeWork *w, const PrAllocator *alloc, PrError *err)
 	out->n_part = n_part;
 	for (int64_t r = 0; r < n; r++)
 	{
-		int64_t		c = 0;
+		int64_t		c = row_merge_slots(w, r);
 
-		for (int t = 1; t < out->n_tiles; t++)
-			c += w->lens[(size_t) t * (size_t) n + (size_t) r] > 0;
 		rows += c > 0;
 		slots += c;
 	}
@@ -998,10 +1014,8 @@ composite_plan_merge(CompositeWork *w, const PrAllocator *alloc, PrError *err)
 	slots = 0;
 	for (int64_t r = 0; r < n; r++)
 	{
-		int64_t		c = 0;
+		int64_t		c = row_merge_slots(w, r);
 
-		for (int t = 1; t < out->n_tiles; t++)
-			c += w->lens[(size_t) t * (size_t) n + (size_t) r] > 0;
 		w->merge_pos[r] = slots;
 		if (c > 0)
 		{
