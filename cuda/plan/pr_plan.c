@@ -94,14 +94,13 @@ pr_plan_long_rows_alloc(PrPlanLongRows *longs, int64_t n_long, const PrAllocator
 	return longs->long_row != NULL && longs->chunk_begin != NULL;
 }
 
-/* Frees the arrays of a PrPlanLongRows. */
+/* Frees the arrays of a PrPlanLongRows and leaves it empty. */
 void
 pr_plan_long_rows_free(PrPlanLongRows *longs, const PrAllocator *alloc)
 {
 	pr_free(alloc, longs->long_row);
 	pr_free(alloc, longs->chunk_begin);
-	longs->long_row = NULL;
-	longs->chunk_begin = NULL;
+	memset(longs, 0, sizeof(*longs));
 }
 
 /* Shared state of the relabel's parallel steps. */

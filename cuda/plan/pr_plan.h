@@ -133,7 +133,7 @@ typedef struct PrPlanLongRows
  * with pr_plan_long_rows_free all the same). */
 bool		pr_plan_long_rows_alloc(PrPlanLongRows *longs, int64_t n_long, const PrAllocator *alloc);
 
-/* Frees the arrays of a PrPlanLongRows. */
+/* Frees the arrays of a PrPlanLongRows and leaves it empty. */
 void		pr_plan_long_rows_free(PrPlanLongRows *longs, const PrAllocator *alloc);
 
 /* One column tile of the composite layout. */
