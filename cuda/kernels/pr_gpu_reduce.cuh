@@ -115,4 +115,46 @@ block_column_reduce_vec(double *sh, const double *v, int k, double *out, bool is
 	__syncthreads();
 }
 
+/* The last block's finish of a column kernel's three values per column (sum, max, sum) in
+ * partials[blocks][k][3]: result[j*3 + {0,1,2}]. */
+__device__ __forceinline__ void
+finish_column_stats(const double *partials, int k, unsigned int *counter, double *result)
+{
+	const bool	is_max[3] = {false, true, false};
+
+	finish_partials(partials, 3, is_max, k, counter, result);
+}
+
+/*
+ * The end of a column kernel (thread t serves column t % k, rows_per_step rows of a block at a
+ * time): each thread's three values (summed, maxed, summed) reduced per column in a fixed order
+ * into result[j*3 + {0,1,2}].
+ */
+__device__ __forceinline__ void
+reduce_column_stats(double sum0, double max1, double sum2, int k, int rows_per_step,
+					double *partials, unsigned int *counter, double *result)
+{
+	__shared__ double sh[PR_THREADS];
+	double	   *col = &partials[((size_t) blockIdx.x * k + threadIdx.x % k) * 3];
+
+	block_column_reduce(sh, sum0, k, rows_per_step, col + 0, false);
+	block_column_reduce(sh, max1, k, rows_per_step, col + 1, true);
+	block_column_reduce(sh, sum2, k, rows_per_step, col + 2, false);
+	finish_column_stats(partials, k, counter, result);
+}
+
+/* reduce_column_stats for V values per thread (block_column_reduce_vec's layout). */
+template <int V>
+__device__ __forceinline__ void
+reduce_column_stats_vec(const double *sum0, const double *max1, const double *sum2, int k,
+						double *partials, unsigned int *counter, double *result)
+{
+	__shared__ double sh[PR_THREADS * V];
+
+	block_column_reduce_vec<V>(sh, sum0, k, &partials[(size_t) blockIdx.x * k * 3 + 0], false);
+	block_column_reduce_vec<V>(sh, max1, k, &partials[(size_t) blockIdx.x * k * 3 + 1], true);
+	block_column_reduce_vec<V>(sh, sum2, k, &partials[(size_t) blockIdx.x * k * 3 + 2], false);
+	finish_column_stats(partials, k, counter, result);
+}
+
 #endif							/* PR_GPU_REDUCE_CUH */

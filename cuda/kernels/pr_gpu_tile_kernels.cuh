@@ -30,6 +30,43 @@ struct DevTile
 
 #define PR_SMEM_THREADS 1024	/* threads per block of the shared-memory tile kernel */
 
+/* A CSR-vector workload's sum (its lane 0): the row's result, or a long row's chunk partial (row -1). */
+template <typename T, int MODE>
+__device__ __forceinline__ void
+put_workload(T *__restrict__ y, T *__restrict__ part, T *__restrict__ partial, int32_t row,
+			 int64_t w, T s)
+{
+	if (row >= 0)
+		put_row<T, MODE>(y, part, row, w, s);
+	else
+		partial[w] = s;
+}
+
+/* One lane of an ELL group: its entries ix[32 * j] (column ids of type I) and vl[32 * j]. */
+template <typename I>
+struct EllLane
+{
+	int64_t		height;			/* entries of each lane of the group */
+	int32_t		row;			/* the lane's row, or -1 */
+	const I    *ix;
+	const float *vl;			/* nullptr without values */
+};
+
+/* Lane `lane` of ELL group g of tile t, whose column ids are idx (t.idx or t.idx16). */
+template <bool VAL, typename I>
+__device__ __forceinline__ EllLane<I>
+ell_lane(const DevTile &t, const I *idx, int64_t g, int lane)
+{
+	int64_t		off = t.ell_off[g];
+	EllLane<I>	e;
+
+	e.height = (t.ell_off[g + 1] - off) >> 5;
+	e.row = t.ell_row[g * 32 + lane];
+	e.ix = idx + off + lane;
+	e.vl = VAL ? t.val + off + lane : nullptr;
+	return e;
+}
+
 /*
  * One tile of the composite layout: warps [0, n_vec) take CSR-vector workloads (chunks of long
  * rows go to partial[]), the next n_ell warps take ELL workloads (a thread per row, column-major).
@@ -52,43 +89,34 @@ k_tile(DevTile t, const T *__restrict__ z, T *__restrict__ y, T *__restrict__ pa
 		T			s = warp_range_sum<T, VAL>(t.idx, t.val, z, b, e, lane);
 
 		if (lane == 0)
-		{
-			if (row >= 0)
-				put_row<T, MODE>(y, part, row, warp, s);
-			else
-				partial[warp] = s;
-		}
+			put_workload<T, MODE>(y, part, partial, row, warp, s);
 		return;
 	}
 	warp -= t.n_vec;
 	if (warp < t.n_ell)
 	{
-		int64_t		off = t.ell_off[warp];
-		int64_t		h = (t.ell_off[warp + 1] - off) >> 5;
-		int32_t		row = t.ell_row[warp * 32 + lane];
-		const int32_t *ix = t.idx + off + lane;
-		const float *vl = VAL ? t.val + off + lane : nullptr;
+		EllLane<int32_t> ell = ell_lane<VAL>(t, t.idx, warp, lane);
 		T			acc = 0;
 		int64_t		j = 0;
 
-		for (; j + 4 <= h; j += 4)
+		for (; j + 4 <= ell.height; j += 4)
 		{
-			int32_t		c0 = ld_stream(ix + 32 * j),
-						c1 = ld_stream(ix + 32 * (j + 1)),
-						c2 = ld_stream(ix + 32 * (j + 2)),
-						c3 = ld_stream(ix + 32 * (j + 3));
+			int32_t		c0 = ld_stream(ell.ix + 32 * j),
+						c1 = ld_stream(ell.ix + 32 * (j + 1)),
+						c2 = ld_stream(ell.ix + 32 * (j + 2)),
+						c3 = ld_stream(ell.ix + 32 * (j + 3));
 			T			v0 = __ldg(z + c0),
 						v1 = __ldg(z + c1),
 						v2 = __ldg(z + c2),
 						v3 = __ldg(z + c3);
 
-			acc += (T) entry_weight<VAL>(vl, 32 * j) * v0 + (T) entry_weight<VAL>(vl, 32 * (j + 1)) * v1 +
-				(T) entry_weight<VAL>(vl, 32 * (j + 2)) * v2 + (T) entry_weight<VAL>(vl, 32 * (j + 3)) * v3;
+			acc += (T) entry_weight<VAL>(ell.vl, 32 * j) * v0 + (T) entry_weight<VAL>(ell.vl, 32 * (j + 1)) * v1 +
+				(T) entry_weight<VAL>(ell.vl, 32 * (j + 2)) * v2 + (T) entry_weight<VAL>(ell.vl, 32 * (j + 3)) * v3;
 		}
-		for (; j < h; j++)
-			acc += (T) entry_weight<VAL>(vl, 32 * j) * __ldg(z + ld_stream(ix + 32 * j));
-		if (row >= 0)
-			put_row<T, MODE>(y, part, row, t.n_vec + warp * 32 + lane, acc);
+		for (; j < ell.height; j++)
+			acc += (T) entry_weight<VAL>(ell.vl, 32 * j) * __ldg(z + ld_stream(ell.ix + 32 * j));
+		if (ell.row >= 0)
+			put_row<T, MODE>(y, part, ell.row, t.n_vec + warp * 32 + lane, acc);
 	}
 }
 
@@ -137,39 +165,30 @@ k_tile_smem(DevTile t, const T *__restrict__ z, T *__restrict__ y, T *__restrict
 				acc += (T) entry_weight<VAL>(t.val, p) * sz[ld_stream(t.idx16 + p)];
 			acc = warp_sum(acc);
 			if (lane == 0)
-			{
-				if (row >= 0)
-					put_row<T, MODE>(y, part, row, w, acc);
-				else
-					partial[w] = acc;
-			}
+				put_workload<T, MODE>(y, part, partial, row, w, acc);
 		}
 		else
 		{
 			int64_t		g = w - t.n_vec;
-			int64_t		off = t.ell_off[g];
-			int64_t		h = (t.ell_off[g + 1] - off) >> 5;
-			int32_t		row = t.ell_row[g * 32 + lane];
-			const uint16_t *ix = t.idx16 + off + lane;
-			const float *vl = VAL ? t.val + off + lane : nullptr;
+			EllLane<uint16_t> ell = ell_lane<VAL>(t, t.idx16, g, lane);
 			T			acc = 0;
 			int64_t		j = 0;
 
-			for (; j + 8 <= h; j += 8)
+			for (; j + 8 <= ell.height; j += 8)
 			{
 				uint16_t	c[8];
 
 #pragma unroll
 				for (int q = 0; q < 8; q++)
-					c[q] = ld_stream(ix + 32 * (j + q));
+					c[q] = ld_stream(ell.ix + 32 * (j + q));
 #pragma unroll
 				for (int q = 0; q < 8; q++)
-					acc += (T) entry_weight<VAL>(vl, 32 * (j + q)) * sz[c[q]];
+					acc += (T) entry_weight<VAL>(ell.vl, 32 * (j + q)) * sz[c[q]];
 			}
-			for (; j < h; j++)
-				acc += (T) entry_weight<VAL>(vl, 32 * j) * sz[ld_stream(ix + 32 * j)];
-			if (row >= 0)
-				put_row<T, MODE>(y, part, row, t.n_vec + g * 32 + lane, acc);
+			for (; j < ell.height; j++)
+				acc += (T) entry_weight<VAL>(ell.vl, 32 * j) * sz[ld_stream(ell.ix + 32 * j)];
+			if (ell.row >= 0)
+				put_row<T, MODE>(y, part, ell.row, t.n_vec + g * 32 + lane, acc);
 		}
 	}
 }

@@ -40,8 +40,6 @@ k_pagerank_update(int64_t n, int k, T *__restrict__ y, const T *__restrict__ x,
 				  const double *__restrict__ dangling_in, int dangling_stride, T *__restrict__ z,
 				  double *partials, unsigned int *counter, double *result)
 {
-	__shared__ double sh[PR_THREADS];
-	const bool	is_max[3] = {false, true, false};
 	int			rows_per_step = PR_THREADS / k;
 	int			j = threadIdx.x % k;
 	int64_t		r0 = threadIdx.x / k;
@@ -67,10 +65,7 @@ k_pagerank_update(int64_t n, int k, T *__restrict__ y, const T *__restrict__ x,
 				z[q] = zq;
 		}
 	}
-	block_column_reduce(sh, l1, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 0], false);
-	block_column_reduce(sh, linf, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 1], true);
-	block_column_reduce(sh, dsum, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 2], false);
-	finish_partials(partials, 3, is_max, k, counter, result);
+	reduce_column_stats(l1, linf, dsum, k, rows_per_step, partials, counter, result);
 }
 
 /* V adjacent values of an n x k vector (16-byte aligned) as one load / one store. */
@@ -124,8 +119,6 @@ k_pagerank_update_vec(int64_t n, int k, T *__restrict__ y, const T *__restrict__
 					  double alpha, const double *__restrict__ dangling_in, int dangling_stride,
 					  T *__restrict__ z, double *partials, unsigned int *counter, double *result)
 {
-	__shared__ double sh[PR_THREADS * V];
-	const bool	is_max[3] = {false, true, false};
 	int			gpr = k / V;	/* threads per row */
 	int			rows_per_step = PR_THREADS / gpr;
 	int			j0 = ((int) threadIdx.x % gpr) * V;
@@ -184,10 +177,7 @@ k_pagerank_update_vec(int64_t n, int k, T *__restrict__ y, const T *__restrict__
 		if (z)
 			vec_store(z + q0, zv);
 	}
-	block_column_reduce_vec<V>(sh, l1, k, &partials[(size_t) blockIdx.x * k * 3 + 0], false);
-	block_column_reduce_vec<V>(sh, linf, k, &partials[(size_t) blockIdx.x * k * 3 + 1], true);
-	block_column_reduce_vec<V>(sh, dsum, k, &partials[(size_t) blockIdx.x * k * 3 + 2], false);
-	finish_partials(partials, 3, is_max, k, counter, result);
+	reduce_column_stats_vec<V>(l1, linf, dsum, k, partials, counter, result);
 }
 
 /* Column sums (and the dangling mass) of a slot: result[j*3 + {0,1,2}] = sum, unused, dangling. */
@@ -196,8 +186,6 @@ __global__ void __launch_bounds__(PR_THREADS)
 k_column_sums(int64_t n, int k, const T *__restrict__ x, const T *__restrict__ inv_out,
 			  double *partials, unsigned int *counter, double *result)
 {
-	__shared__ double sh[PR_THREADS];
-	const bool	is_max[3] = {false, true, false};
 	int			rows_per_step = PR_THREADS / k;
 	int			j = threadIdx.x % k;
 	int64_t		r0 = threadIdx.x / k;
@@ -214,10 +202,7 @@ k_column_sums(int64_t n, int k, const T *__restrict__ x, const T *__restrict__ i
 			if (inv_out[i] == (T) 0)
 				dsum += v;
 		}
-	block_column_reduce(sh, s, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 0], false);
-	block_column_reduce(sh, 0.0, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 1], true);
-	block_column_reduce(sh, dsum, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 2], false);
-	finish_partials(partials, 3, is_max, k, counter, result);
+	reduce_column_stats(s, 0.0, dsum, k, rows_per_step, partials, counter, result);
 }
 
 /* Divides each column by its sum (sums of 0 left alone) and measures |x - old| per column. */
@@ -227,8 +212,6 @@ k_normalize(int64_t n, int k, T *__restrict__ x, const T *__restrict__ old,
 			const double *__restrict__ sums, double *partials, unsigned int *counter,
 			double *result)
 {
-	__shared__ double sh[PR_THREADS];
-	const bool	is_max[3] = {false, true, false};
 	int			rows_per_step = PR_THREADS / k;
 	int			j = threadIdx.x % k;
 	int64_t		r0 = threadIdx.x / k;
@@ -256,10 +239,7 @@ k_normalize(int64_t n, int k, T *__restrict__ x, const T *__restrict__ old,
 			}
 		}
 	}
-	block_column_reduce(sh, l1, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 0], false);
-	block_column_reduce(sh, linf, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 1], true);
-	block_column_reduce(sh, 0.0, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 2], false);
-	finish_partials(partials, 3, is_max, k, counter, result);
+	reduce_column_stats(l1, linf, 0.0, k, rows_per_step, partials, counter, result);
 }
 
 #endif							/* PR_GPU_UPDATE_KERNELS_CUH */

@@ -84,6 +84,25 @@ pr_plan_csr_free(PrPlanCsr *csr, const PrAllocator *alloc)
 	memset(csr, 0, sizeof(*csr));
 }
 
+/* Allocates the arrays of n_long long rows (see pr_plan.h). */
+bool
+pr_plan_long_rows_alloc(PrPlanLongRows *longs, int64_t n_long, const PrAllocator *alloc)
+{
+	longs->n_long = n_long;
+	longs->long_row = pr_alloc_array(alloc, (size_t) n_long + 1, sizeof(int32_t));
+	longs->chunk_begin = pr_alloc_array(alloc, (size_t) n_long + 1, sizeof(int64_t));
+	return longs->long_row != NULL && longs->chunk_begin != NULL;
+}
+
+/* Frees the arrays of a PrPlanLongRows and leaves it empty. */
+void
+pr_plan_long_rows_free(PrPlanLongRows *longs, const PrAllocator *alloc)
+{
+	pr_free(alloc, longs->long_row);
+	pr_free(alloc, longs->chunk_begin);
+	memset(longs, 0, sizeof(*longs));
+}
+
 /* Shared state of the relabel's parallel steps. */
 typedef struct RelabelWork
 {
@@ -399,8 +418,7 @@ composite_tile_free(PrCompositeTile *t, const PrAllocator *alloc)
 {
 	pr_free(alloc, t->vec_row);
 	pr_free(alloc, t->vec_ptr);
-	pr_free(alloc, t->longs.long_row);
-	pr_free(alloc, t->longs.chunk_begin);
+	pr_plan_long_rows_free(&t->longs, alloc);
 	pr_free(alloc, t->ell_off);
 	pr_free(alloc, t->ell_row);
 	pr_free(alloc, t->idx);
@@ -547,6 +565,13 @@ typedef struct CompositeWork
 	int64_t    *merge_pos;		/* [n] next merge_slot position of each row */
 } CompositeWork;
 
+/* The segment length of every row in tile t: row t of lens. */
+static inline int32_t *
+tile_lens(const CompositeWork *w, int t)
+{
+	return w->lens + (size_t) t * (size_t) w->n;
+}
+
 /* First position in col[lo, hi) (ascending) holding a value >= value: a scan for short ranges,
  * a binary search for long ones. */
 static inline int64_t
@@ -594,7 +619,7 @@ segment_part(void *arg, int part, int n_parts)
 			int64_t		q = plan_lower_bound(col, p, end, w->bounds[t + 1]);
 			int64_t    *hist = tot->rank_hist[t][(q - p >= w->vthr) ? 0 : 1];
 
-			w->lens[(size_t) t * (size_t) w->n + (size_t) r] = (int32_t) (q - p);
+			tile_lens(w, t)[r] = (int32_t) (q - p);
 			tot->nnz[t] += q - p;
 			for (int64_t k = p; k < q;)
 			{
@@ -609,7 +634,7 @@ segment_part(void *arg, int part, int n_parts)
 			{
 				/* the rest of the tiles get nothing from this row */
 				for (int t2 = t + 1; t2 < w->n_tiles; t2++)
-					w->lens[(size_t) t2 * (size_t) w->n + (size_t) r] = 0;
+					tile_lens(w, t2)[r] = 0;
 				break;
 			}
 		}
@@ -621,7 +646,7 @@ static void
 sort_count_part(void *arg, int part, int n_parts)
 {
 	CompositeWork *w = arg;
-	const int32_t *len = w->lens + (size_t) w->tile * (size_t) w->n;
+	const int32_t *len = tile_lens(w, w->tile);
 	int64_t    *count = pr_count_sort_row(&w->sort, part);
 	int64_t		b,
 				e;
@@ -640,7 +665,7 @@ static void
 sort_scatter_part(void *arg, int part, int n_parts)
 {
 	CompositeWork *w = arg;
-	const int32_t *len = w->lens + (size_t) w->tile * (size_t) w->n;
+	const int32_t *len = tile_lens(w, w->tile);
 	int64_t    *start = pr_count_sort_row(&w->sort, part);
 	int64_t		b,
 				e;
@@ -731,7 +756,7 @@ fill_ell_part(void *arg, int part, int n_parts)
 	CompositeWork *w = arg;
 	PrCompositeTile *t = w->t;
 	const PrPlanCsr *csr = w->csr;
-	const int32_t *len = w->lens + (size_t) w->tile * (size_t) w->n;
+	const int32_t *len = tile_lens(w, w->tile);
 	int32_t		cb = (int32_t) t->col_begin;
 	int64_t		width = t->col_end - t->col_begin;
 	int64_t		b,
@@ -772,7 +797,7 @@ static void
 advance_part(void *arg, int part, int n_parts)
 {
 	CompositeWork *w = arg;
-	const int32_t *len = w->lens + (size_t) w->tile * (size_t) w->n;
+	const int32_t *len = tile_lens(w, w->tile);
 	int64_t		b,
 				e;
 
@@ -786,7 +811,7 @@ static bool
 composite_plan_tile(CompositeWork *w, const PrAllocator *alloc)
 {
 	PrCompositeTile *t = w->t;
-	const int32_t *len = w->lens + (size_t) w->tile * (size_t) w->n;
+	const int32_t *len = tile_lens(w, w->tile);
 	int64_t		n_rows,
 				n_vec = 0,
 				n_long = 0,
@@ -817,16 +842,13 @@ composite_plan_tile(CompositeWork *w, const PrAllocator *alloc)
 	n_ell_rows = n_rows - w->n_vec_rows;
 	t->n_vec = n_vec;
 	t->n_ell = (n_ell_rows + PR_PLAN_WARP - 1) / PR_PLAN_WARP;
-	t->longs.n_long = n_long;
 	t->vec_row = pr_alloc_array(alloc, (size_t) (n_vec + 1), sizeof(int32_t));
 	t->vec_ptr = pr_alloc_array(alloc, (size_t) (n_vec + 1), sizeof(int64_t));
-	t->longs.long_row = pr_alloc_array(alloc, (size_t) (n_long + 1), sizeof(int32_t));
-	t->longs.chunk_begin = pr_alloc_array(alloc, (size_t) (n_long + 1), sizeof(int64_t));
 	t->ell_off = pr_alloc_array(alloc, (size_t) (t->n_ell + 1), sizeof(int64_t));
 	t->ell_row = pr_alloc_array(alloc, (size_t) (t->n_ell * PR_PLAN_WARP + 1), sizeof(int32_t));
 	w->wl_src = malloc((size_t) (n_vec + 1) * sizeof(int64_t));
-	if (t->vec_row == NULL || t->vec_ptr == NULL || t->longs.long_row == NULL ||
-		t->longs.chunk_begin == NULL || t->ell_off == NULL || t->ell_row == NULL || w->wl_src == NULL)
+	if (!pr_plan_long_rows_alloc(&t->longs, n_long, alloc) || t->vec_row == NULL || t->vec_ptr == NULL ||
+		t->ell_off == NULL || t->ell_row == NULL || w->wl_src == NULL)
 		return false;
 
 	/* CSR-vector workloads (long rows cut into chunks) */
@@ -934,6 +956,17 @@ merge_fill_part(void *arg, int part, int n_parts)
 	}
 }
 
+/* The merge slots of row r: the tiles after the first in which it has entries. */
+static int64_t
+row_merge_slots(const CompositeWork *w, int64_t r)
+{
+	int64_t		c = 0;
+
+	for (int t = 1; t < w->n_tiles; t++)
+		c += tile_lens(w, t)[r] > 0;
+	return c;
+}
+
 /*
  * Compact partials: slot ranges of the later tiles, and for every row they write, its slots in
  * tile order (the merge lists, rows ascending).
@@ -958,10 +991,8 @@ composite_plan_merge(CompositeWork *w, const PrAllocator *alloc, PrError *err)
 	out->n_part = n_part;
 	for (int64_t r = 0; r < n; r++)
 	{
-		int64_t		c = 0;
+		int64_t		c = row_merge_slots(w, r);
 
-		for (int t = 1; t < out->n_tiles; t++)
-			c += w->lens[(size_t) t * (size_t) n + (size_t) r] > 0;
 		rows += c > 0;
 		slots += c;
 	}
@@ -982,10 +1013,8 @@ composite_plan_merge(CompositeWork *w, const PrAllocator *alloc, PrError *err)
 	slots = 0;
 	for (int64_t r = 0; r < n; r++)
 	{
-		int64_t		c = 0;
+		int64_t		c = row_merge_slots(w, r);
 
-		for (int t = 1; t < out->n_tiles; t++)
-			c += w->lens[(size_t) t * (size_t) n + (size_t) r] > 0;
 		w->merge_pos[r] = slots;
 		if (c > 0)
 		{
@@ -1160,8 +1189,7 @@ pr_plan_binned_free(PrBinned *b, const PrAllocator *alloc)
 	pr_free(alloc, b->rows);
 	pr_free(alloc, b->chunk_begin_edge);
 	pr_free(alloc, b->chunk_row);
-	pr_free(alloc, b->longs.long_row);
-	pr_free(alloc, b->longs.chunk_begin);
+	pr_plan_long_rows_free(&b->longs, alloc);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -1210,11 +1238,8 @@ pr_plan_binned(const PrPlanCsr *csr, int chunk, const PrAllocator *alloc, PrBinn
 	out->rows = pr_alloc_array(alloc, (size_t) n_binned + 1, sizeof(int32_t));
 	out->chunk_begin_edge = pr_alloc_array(alloc, (size_t) out->n_chunks + 1, sizeof(int64_t));
 	out->chunk_row = pr_alloc_array(alloc, (size_t) out->n_chunks + 1, sizeof(int32_t));
-	out->longs.long_row = pr_alloc_array(alloc, (size_t) out->longs.n_long + 1, sizeof(int32_t));
-	out->longs.chunk_begin = pr_alloc_array(alloc, (size_t) out->longs.n_long + 1, sizeof(int64_t));
-	if (out->rows == NULL || out->chunk_begin_edge == NULL || out->chunk_row == NULL ||
-		out->longs.long_row == NULL ||
-		out->longs.chunk_begin == NULL)
+	if (!pr_plan_long_rows_alloc(&out->longs, out->longs.n_long, alloc) || out->rows == NULL ||
+		out->chunk_begin_edge == NULL || out->chunk_row == NULL)
 	{
 		pr_plan_binned_free(out, alloc);
 		return pr_error_set(err, PR_ERR_NOMEM, "binned plan: out of memory");

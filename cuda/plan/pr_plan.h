@@ -129,6 +129,13 @@ typedef struct PrPlanLongRows
 	int64_t    *chunk_begin;	/* [n_long+1] */
 } PrPlanLongRows;
 
+/* Sets n_long and allocates the arrays of that many long rows; false when out of memory (free
+ * with pr_plan_long_rows_free all the same). */
+bool		pr_plan_long_rows_alloc(PrPlanLongRows *longs, int64_t n_long, const PrAllocator *alloc);
+
+/* Frees the arrays of a PrPlanLongRows and leaves it empty. */
+void		pr_plan_long_rows_free(PrPlanLongRows *longs, const PrAllocator *alloc);
+
 /* One column tile of the composite layout. */
 typedef struct PrCompositeTile
 {

@@ -96,10 +96,8 @@ pr_plan_row_blocks(const PrPlanCsr *csr, const PrAllocator *alloc, PrRowBlocks *
 	out->first_row = (int32_t *) pr_alloc_array(alloc, (size_t) n_blocks + 1, sizeof(int32_t));
 	out->chunk_edge = (int64_t *) pr_alloc_array(alloc, (size_t) n_blocks + 1, sizeof(int64_t));
 	out->chunk_slot = (int64_t *) pr_alloc_array(alloc, (size_t) n_blocks + 1, sizeof(int64_t));
-	out->longs.long_row = (int32_t *) pr_alloc_array(alloc, (size_t) n_long + 1, sizeof(int32_t));
-	out->longs.chunk_begin = (int64_t *) pr_alloc_array(alloc, (size_t) n_long + 1, sizeof(int64_t));
-	if (out->first_row == NULL || out->chunk_edge == NULL || out->chunk_slot == NULL || out->longs.long_row == NULL ||
-		out->longs.chunk_begin == NULL)
+	if (!pr_plan_long_rows_alloc(&out->longs, n_long, alloc) || out->first_row == NULL ||
+		out->chunk_edge == NULL || out->chunk_slot == NULL)
 	{
 		pr_plan_row_blocks_free(out, alloc);
 		return pr_error_set(err, PR_ERR_NOMEM, "row-blocks layout: out of host memory");
@@ -107,7 +105,6 @@ pr_plan_row_blocks(const PrPlanCsr *csr, const PrAllocator *alloc, PrRowBlocks *
 	cut_rows(csr, out, &n_blocks, &n_chunks, &n_long);
 	out->n_blocks = n_blocks;
 	out->n_chunks = n_chunks;
-	out->longs.n_long = n_long;
 	out->device_bytes = (size_t) (csr->n + 1) * 8 + (size_t) csr->nnz * (csr->val ? 8 : 4) +
 		(size_t) (n_blocks + 1) * 20 + (size_t) (n_long + 1) * 12 + (size_t) (n_chunks + 1) * 8;
 	return PR_OK;
@@ -120,7 +117,6 @@ pr_plan_row_blocks_free(PrRowBlocks *b, const PrAllocator *alloc)
 	pr_free(alloc, b->first_row);
 	pr_free(alloc, b->chunk_edge);
 	pr_free(alloc, b->chunk_slot);
-	pr_free(alloc, b->longs.long_row);
-	pr_free(alloc, b->longs.chunk_begin);
+	pr_plan_long_rows_free(&b->longs, alloc);
 	memset(b, 0, sizeof(*b));
 }
