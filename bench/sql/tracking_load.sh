@@ -1,43 +1,37 @@
 #!/bin/bash
 # bench/sql/tracking_load.sh — writers on a table tracked for the graph cache against the same
-# table untracked (no GPU needed; any machine with Debian's PostgreSQL 15).
+# table untracked (no GPU needed; any PostgreSQL 15).
 #
-#   sudo bench/sql/tracking_load.sh [SECONDS] [CLIENTS]        (defaults 60 and 8)
+#   [PG_CONFIG=/path/to/bin/pg_config] bench/sql/tracking_load.sh [SECONDS] [CLIENTS]   (defaults 60 and 8)
 #
-# Starts a throwaway cluster (powerrank preloaded, built and installed from this tree beforehand:
-# make && sudo make install), loads two identical edge tables of 200,000 rows with an index on
-# src, tracks one of them (powerrank_cache_enable), and runs pgbench with CLIENTS clients of
-# pgbench/tracking_writer.sql for SECONDS against each table in turn, under REPEATABLE READ.
-# A third run repeats the tracked one while one more client ranks the tracked table again and
-# again (pgbench/tracking_check.sql: the cached ranking against a fresh build in the same
-# snapshot).  Prints the TPS of the runs and the ratio of the first two, the failed transactions
-# (serialization failures), the checks and how many found a stale ranking, and the change log's
-# rows at the end.
+# Starts a throwaway cluster (bench/common/cluster.sh; powerrank preloaded, built and installed from
+# this tree beforehand: bench/sql/run.sh build, or make && make install), loads two identical edge
+# tables of 200,000 rows with an index on src, tracks one of them (powerrank_cache_enable), and runs
+# pgbench with CLIENTS clients of pgbench/tracking_writer.sql for SECONDS against each table in turn,
+# under REPEATABLE READ.  A third run repeats the tracked one while one more client ranks the tracked
+# table again and again (pgbench/tracking_check.sql: the cached ranking against a fresh build in the
+# same snapshot).  Prints the TPS of the runs and the ratio of the first two, the failed transactions
+# (serialization failures), the checks and how many found a stale ranking, and the change log's rows
+# at the end.  Environment: bench/common/cluster.sh's (PG_CONFIG, PGBIN, PGUSER_OS, PORT, TMPDIR,
+# KEEP); OUT (default bench-out/tracking: the server log's tail).
 set -u
 SECONDS_RUN=${1:-60}
 CLIENTS=${2:-8}
-PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
-HERE=$(cd "$(dirname "$0")" && pwd)
-WORK=$(mktemp -d /tmp/tracking-load.XXXXXX)
-PORT=$((55000 + $$ % 900))
-chown postgres "$WORK"
-cp "$HERE"/pgbench/tracking_*.sql "$WORK"/
-as_pg() { su postgres -s /bin/bash -c "$1"; }
-stop() { as_pg "$PG_BIN/pg_ctl -D $WORK/data -m fast stop" >/dev/null 2>&1; rm -rf "$WORK"; }
-trap stop EXIT
-as_pg "$PG_BIN/initdb -D $WORK/data -A trust --no-sync >/dev/null" || exit 1
-cat >> "$WORK/data/postgresql.conf" <<CONF
-shared_preload_libraries = 'powerrank'
-listen_addresses = ''
-unix_socket_directories = '$WORK'
-port = $PORT
-max_connections = 40
-default_transaction_isolation = 'repeatable read'
-powerrank.service_engine = 'off'
-CONF
-as_pg "$PG_BIN/pg_ctl -D $WORK/data -l $WORK/server.log -w start >/dev/null" || { cat "$WORK/server.log"; exit 1; }
-PSQL="$PG_BIN/psql -X -q -h $WORK -p $PORT -d postgres -v ON_ERROR_STOP=1"
-as_pg "$PSQL" <<'SQL' || exit 1
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+OUT=${OUT:-$ROOT/bench-out/tracking}
+phases=(tracking_load)
+. bench/common/phases.sh
+. bench/common/cluster.sh
+pg_init
+pg_require_installed
+cp bench/sql/pgbench/tracking_*.sql "$WORK"/
+own "$WORK"
+cluster_start "-c shared_preload_libraries=powerrank -c max_connections=40
+  -c default_transaction_isolation='repeatable read' -c powerrank.service_engine=off" > "$OUT/server.log" 2>&1 \
+  || { cat "$OUT/server.log"; exit 1; }
+PSQL=(psql -X -q -d postgres -v ON_ERROR_STOP=1)
+as_pg "${PSQL[@]}" <<'SQL' || exit 1
 CREATE EXTENSION powerrank;
 CREATE TABLE edges_tracked(src bigint, dst bigint);
 CREATE TABLE edges_plain(src bigint, dst bigint);
@@ -61,9 +55,9 @@ BEGIN
 END $$;
 VACUUM ANALYZE;
 SQL
-PGBENCH="$PG_BIN/pgbench -h $WORK -p $PORT -n -M simple --max-tries=1 --failures-detailed"
+PGBENCH=(pgbench -n -M simple --max-tries=1 --failures-detailed)
 run() {  # table label
-  as_pg "$PGBENCH -c $CLIENTS -j 2 -T $SECONDS_RUN -D tbl=$1 -f $WORK/tracking_writer.sql postgres" > "$WORK/$2.log" 2>&1
+  as_pg "${PGBENCH[@]}" -c "$CLIENTS" -j 2 -T "$SECONDS_RUN" -D tbl="$1" -f "$WORK/tracking_writer.sql" postgres > "$WORK/$2.log" 2>&1
   local tps failed
   tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$WORK/$2.log")
   failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$WORK/$2.log")
@@ -72,11 +66,11 @@ run() {  # table label
 }
 read -r plain_tps plain_failed < <(run edges_plain untracked)
 read -r tracked_tps tracked_failed < <(run edges_tracked tracked)
-as_pg "$PGBENCH -c 1 -T $SECONDS_RUN -f $WORK/tracking_check.sql postgres" > "$WORK/check.log" 2>&1 &
+as_pg "${PGBENCH[@]}" -c 1 -T "$SECONDS_RUN" -f "$WORK/tracking_check.sql" postgres > "$WORK/check.log" 2>&1 &
 checker=$!
 read -r checked_tps checked_failed < <(run edges_tracked tracked_checked)
 wait $checker
-as_pg "$PSQL -At" <<'SQL' > "$WORK/summary.txt"
+as_pg "${PSQL[@]}" -At <<'SQL' > "$WORK/summary.txt"
 SELECT 'checks ' || count(*) || ', stale ' || count(*) FILTER (WHERE stale) FROM checks;
 SELECT 'change log rows ' || count(*) FROM powerrank_change_log;
 SQL
