@@ -64,11 +64,13 @@ as_pg() {
 # psql on the cluster (database bench unless PGDATABASE says otherwise), unaligned, stops at the first error
 sql() { as_pg psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
-# builds powerrank against PG_CONFIG and installs it there; $1 = 1: also the GPU library (cuda/),
-# $2 = 1: also the multi-GPU library (cuda/Makefile.multi, NCCL from NCCL_HOME).  Prints the install lines.
+# builds powerrank against PG_CONFIG from clean (objects built for another PostgreSQL would not load)
+# and installs it there; $1 = 1: also the GPU library (cuda/), $2 = 1: also the multi-GPU library
+# (cuda/Makefile.multi, NCCL from NCCL_HOME).  Prints the install lines.
 pg_build_install() {
   local jobs
   jobs=$(nproc)
+  make -s clean PG_CONFIG="$PG_CONFIG" > /dev/null
   make -s -j"$jobs" PG_CONFIG="$PG_CONFIG" || return 1
   if [ "${1:-0}" = 1 ]; then make -s -C cuda -j"$jobs" || return 1; fi
   if [ "${2:-0}" = 1 ]; then make -s -C cuda -f Makefile.multi -j"$jobs" NCCL_HOME="$NCCL_HOME" || return 1; fi
