@@ -4,8 +4,8 @@
 #
 #   bench/sql/cache_burst.sh [SECONDS] [CLIENTS] [HITS]        (defaults 60, 8 and 25)
 #
-# The PostgreSQL 15 to use: PG_CONFIG=/path/to/pg_config, or PG_BIN=/path/to/bin (default: the
-# pg_config on PATH).  powerrank must be built and installed into it (make && make install).  Run
+# The PostgreSQL 15 to use: PG_CONFIG=/path/to/pg_config, or PGBIN=/path/to/bin (default: the
+# pg_config on PATH; see bench/common/cluster.sh).  powerrank must be built and installed into it (make && make install).  Run
 # it as a user that may run initdb; as root the cluster runs as postgres.
 #
 # Starts a throwaway cluster in a temporary directory (powerrank preloaded, autovacuum off for
@@ -32,15 +32,18 @@ set -u
 SECONDS_RUN=${1:-60}
 CLIENTS=${2:-8}
 HITS=${3:-25}
-if [ -z "${PG_BIN:-}" ]; then
-	PG_BIN=$("${PG_CONFIG:-pg_config}" --bindir) || { echo "pg_config not found: set PG_CONFIG or PG_BIN" >&2; exit 1; }
-fi
-"$PG_BIN/postgres" --version | grep -q ' 15\.' || { echo "$PG_BIN is not PostgreSQL 15" >&2; exit 1; }
-HERE=$(cd "$(dirname "$0")" && pwd)
-. "$HERE/cluster.sh"
-cluster_start cache-burst || exit 1
-PSQL="'$PG_BIN/psql' -X -q -h '$WORK' -p $PORT -d postgres -v ON_ERROR_STOP=1"
-as_pg "$PSQL" <<'SQL' >/dev/null || exit 1
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+OUT=${OUT:-$ROOT/bench-out/cache_burst}
+phases=(cache_burst)
+. bench/common/phases.sh
+. bench/common/cluster.sh
+pg_init
+pg_require_installed
+cluster_start "-c shared_preload_libraries=powerrank -c max_connections=40 -c powerrank.service_engine=off" \
+	> "$OUT/server.log" 2>&1 || { cat "$OUT/server.log"; exit 1; }
+PSQL=(psql -X -q -d postgres -v ON_ERROR_STOP=1)
+as_pg "${PSQL[@]}" <<'SQL' >/dev/null || exit 1
 CREATE EXTENSION powerrank;
 ALTER TABLE powerrank_change_log SET (autovacuum_enabled = off);
 CREATE TABLE edges(src bigint, dst bigint);
@@ -89,10 +92,10 @@ BEGIN
 END $$;
 VACUUM ANALYZE;
 SQL
-phase() { as_pg "$PSQL -c \"SELECT bench_phase('$1', $HITS)\"" >/dev/null || exit 1; }
-phase quiet
+measure() { as_pg "${PSQL[@]}" -c "SELECT bench_phase('$1', $HITS)" >/dev/null || exit 1; }
+measure quiet
 # a transaction that keeps the snapshot it took before the burst (as a long report would)
-as_pg "PGAPPNAME=bench_old_snapshot $PSQL" <<'SQL' >/dev/null 2>&1 &
+PGAPPNAME=bench_old_snapshot as_pg "${PSQL[@]}" <<'SQL' >/dev/null 2>&1 &
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT count(*) FROM edges;
 SELECT pg_sleep(86400);
@@ -104,20 +107,20 @@ cat > "$WORK/writer.sql" <<'SQL'
 INSERT INTO edges VALUES (:src, :dst);
 SQL
 chmod a+r "$WORK/writer.sql"
-as_pg "'$PG_BIN/pgbench' -h '$WORK' -p $PORT -n -M prepared -c $CLIENTS -j 2 -T $SECONDS_RUN -f '$WORK/writer.sql' postgres" \
+as_pg pgbench -n -M prepared -c "$CLIENTS" -j 2 -T "$SECONDS_RUN" -f "$WORK/writer.sql" postgres \
 	> "$WORK/pgbench.log" 2>&1 || { cat "$WORK/pgbench.log"; exit 1; }
 TRANSACTIONS=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$WORK/pgbench.log")
 TPS=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$WORK/pgbench.log")
-as_pg "$PSQL -c 'SELECT powerrank_cache_compact()' -c 'SELECT pg_sleep(1)'" >/dev/null || exit 1
-phase 'after, old snapshot held'
-as_pg "$PSQL -c \"SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE application_name = 'bench_old_snapshot'\"" >/dev/null
+as_pg "${PSQL[@]}" -c 'SELECT powerrank_cache_compact()' -c 'SELECT pg_sleep(1)' >/dev/null || exit 1
+measure 'after, old snapshot held'
+as_pg "${PSQL[@]}" -c "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE application_name = 'bench_old_snapshot'" >/dev/null
 wait
-phase after
-as_pg "$PSQL -c 'VACUUM powerrank_change_log'" >/dev/null || exit 1
-phase vacuumed
+measure after
+as_pg "${PSQL[@]}" -c 'VACUUM powerrank_change_log' >/dev/null || exit 1
+measure vacuumed
 echo "cache hit latency after a burst of writes: $CLIENTS clients, $SECONDS_RUN s, $TRANSACTIONS transactions ($TPS tps), $HITS hits per phase"
-echo "($("$PG_BIN/postgres" --version), $(nproc) cores: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1))"
-as_pg "$PSQL -P footer=off" <<'SQL'
+echo "($("$PGBIN/postgres" --version), $(nproc) cores: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1))"
+as_pg "${PSQL[@]}" -P footer=off <<'SQL'
 SELECT phase, round(median_ms::numeric, 2) AS median_ms, round(min_ms::numeric, 2) AS min_ms,
        round(max_ms::numeric, 2) AS max_ms, round(first_ms::numeric, 2) AS first_ms,
        log_entries_read AS "log entries read", log_rows, dead_rows

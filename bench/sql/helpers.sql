@@ -1,4 +1,4 @@
--- bench/sql/helpers.sql — objects the issue-4 device run (device_run.sh) creates in its database.
+-- bench/sql/helpers.sql — objects bench/sql/run.sh creates in its database bench.
 -- bench_sources: existing node ids of a table, numbered 1..N, so pgbench can pick one by random index.
 CREATE TABLE IF NOT EXISTS bench_sources(tbl text, i int, node bigint, PRIMARY KEY (tbl, i));
 

@@ -1,32 +1,39 @@
 #!/bin/bash
 # bench/sql/tracking_load.sh — writers on a table tracked for the graph cache against the same
-# table untracked (no GPU needed; any machine with Debian's PostgreSQL 15).
+# table untracked (no GPU needed; any PostgreSQL 15).
 #
-#   sudo bench/sql/tracking_load.sh [SECONDS] [CLIENTS]        (defaults 60 and 8)
+#   [PG_CONFIG=/path/to/bin/pg_config] bench/sql/tracking_load.sh [SECONDS] [CLIENTS]   (defaults 60 and 8)
 #
-# Starts a throwaway cluster (powerrank preloaded, built and installed from this tree beforehand:
-# make && sudo make install), loads two identical edge tables of 200,000 rows with an index on
-# src, tracks one of them (powerrank_cache_enable), and runs pgbench with CLIENTS clients of
-# pgbench/tracking_writer.sql for SECONDS against each table in turn, under REPEATABLE READ.
-# A third run repeats the tracked one while one more client ranks the tracked table again and
-# again (pgbench/tracking_check.sql: the cached ranking against a fresh build in the same
-# snapshot).  Prints the TPS of the runs and the ratio of the first two, the failed transactions
-# (serialization failures), the checks and how many found a stale ranking, and the change log's
-# rows at the end.
+# Starts a throwaway cluster (bench/common/cluster.sh; powerrank preloaded, built and installed from
+# this tree beforehand: bench/sql/run.sh build, or make && make install), loads two identical edge
+# tables of 200,000 rows with an index on src, tracks one of them (powerrank_cache_enable), and runs
+# pgbench with CLIENTS clients of pgbench/tracking_writer.sql for SECONDS against each table in turn,
+# under REPEATABLE READ.  A third run repeats the tracked one while one more client ranks the tracked
+# table again and again (pgbench/tracking_check.sql: the cached ranking against a fresh build in the
+# same snapshot).  Prints the TPS of the runs and the ratio of the first two, the failed transactions
+# (serialization failures), the checks and how many found a stale ranking, and the change log's rows
+# at the end.  Environment: bench/common/cluster.sh's (PG_CONFIG, PGBIN, PGUSER_OS, PORT, TMPDIR,
+# KEEP); OUT (default bench-out/tracking: the server log's tail).
 set -u
 SECONDS_RUN=${1:-60}
 CLIENTS=${2:-8}
-PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
-HERE=$(cd "$(dirname "$0")" && pwd)
-. "$HERE/cluster.sh"
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+OUT=${OUT:-$ROOT/bench-out/tracking}
+phases=(tracking_load)
+. bench/common/phases.sh
+. bench/common/cluster.sh
+pg_init
+pg_require_installed
+cp bench/sql/pgbench/tracking_*.sql "$WORK"/
+own "$WORK"
 # the check compares bit for bit: a rebuilt graph's run must not start from the previous graph's
 # scores (powerrank.warm_start_auto), which gives the same ranking to the tolerance, not to the bit
-cluster_start tracking-load "default_transaction_isolation = 'repeatable read'
-powerrank.warm_start_auto = off" || exit 1
-cp "$HERE"/pgbench/tracking_*.sql "$WORK"/
-chmod a+r "$WORK"/tracking_*.sql
-PSQL="$PG_BIN/psql -X -q -h $WORK -p $PORT -d postgres -v ON_ERROR_STOP=1"
-as_pg "$PSQL" <<'SQL' || exit 1
+cluster_start "-c shared_preload_libraries=powerrank -c max_connections=40 -c powerrank.warm_start_auto=off
+  -c default_transaction_isolation='repeatable read' -c powerrank.service_engine=off" > "$OUT/server.log" 2>&1 \
+  || { cat "$OUT/server.log"; exit 1; }
+PSQL=(psql -X -q -d postgres -v ON_ERROR_STOP=1)
+as_pg "${PSQL[@]}" <<'SQL' || exit 1
 CREATE EXTENSION powerrank;
 CREATE TABLE edges_tracked(src bigint, dst bigint);
 CREATE TABLE edges_plain(src bigint, dst bigint);
@@ -50,9 +57,9 @@ BEGIN
 END $$;
 VACUUM ANALYZE;
 SQL
-PGBENCH="$PG_BIN/pgbench -h $WORK -p $PORT -n -M simple --max-tries=1 --failures-detailed"
+PGBENCH=(pgbench -n -M simple --max-tries=1 --failures-detailed)
 run() {  # table label
-  as_pg "$PGBENCH -c $CLIENTS -j 2 -T $SECONDS_RUN -D tbl=$1 -f $WORK/tracking_writer.sql postgres" > "$WORK/$2.log" 2>&1
+  as_pg "${PGBENCH[@]}" -c "$CLIENTS" -j 2 -T "$SECONDS_RUN" -D tbl="$1" -f "$WORK/tracking_writer.sql" postgres > "$WORK/$2.log" 2>&1
   local tps failed
   tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$WORK/$2.log")
   failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$WORK/$2.log")
@@ -61,11 +68,11 @@ run() {  # table label
 }
 read -r plain_tps plain_failed < <(run edges_plain untracked)
 read -r tracked_tps tracked_failed < <(run edges_tracked tracked)
-as_pg "$PGBENCH -c 1 -T $SECONDS_RUN -f $WORK/tracking_check.sql postgres" > "$WORK/check.log" 2>&1 &
+as_pg "${PGBENCH[@]}" -c 1 -T "$SECONDS_RUN" -f "$WORK/tracking_check.sql" postgres > "$WORK/check.log" 2>&1 &
 checker=$!
 read -r checked_tps checked_failed < <(run edges_tracked tracked_checked)
 wait $checker
-as_pg "$PSQL -At" <<'SQL' > "$WORK/summary.txt"
+as_pg "${PSQL[@]}" -At <<'SQL' > "$WORK/summary.txt"
 SELECT 'checks ' || count(*) || ', stale ' || count(*) FILTER (WHERE stale) FROM checks;
 SELECT 'change log rows ' || count(*) FROM powerrank_change_log;
 SQL

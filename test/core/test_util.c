@@ -107,11 +107,11 @@ edges_free(EdgeList *edges)
 	memset(edges, 0, sizeof(*edges));
 }
 
-/* Finds a data file in test/data or ../shared/data (relative to test/core). */
+/* Finds a data file in $POWERRANK_DATA_DIR or test/data (seen from test/core or a sibling folder). */
 const char *
 test_data_path(const char *name, char *buf, size_t len)
 {
-	const char *dirs[] = {"../data", "../../../shared/data", "../../test/data"};
+	const char *dirs[] = {"../data", "../../test/data"};
 	const char *env = getenv("POWERRANK_DATA_DIR");
 
 	if (env != NULL)

@@ -35,7 +35,7 @@ void		edges_random(EdgeList *edges, size_t m, int64_t n_ids, int64_t id_base, in
 /* Frees an edge list. */
 void		edges_free(EdgeList *edges);
 
-/* Path of a data file (test/data, else ../shared/data), or NULL. */
+/* Path of a data file ($POWERRANK_DATA_DIR, else test/data), or NULL. */
 const char *test_data_path(const char *name, char *buf, size_t len);
 
 /* A small deterministic random number generator (splitmix64). */

@@ -1,4 +1,4 @@
--- The GPU service on a real GPU (device machine; not part of `make installcheck`, which runs the
+-- The GPU service on a real GPU (not part of `make installcheck`, which runs the
 -- service with the cpu-test engine).  Needs a server with shared_preload_libraries = 'powerrank',
 -- powerrank.service_engine = 'gpu' (the default) and $libdir/powerrank_gpu.so installed
 -- (make cuda && make install).  Run:  psql -X -f test/gpu/service_gpu.sql

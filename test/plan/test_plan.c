@@ -830,7 +830,7 @@ read_file(const char *path)
 	return s;
 }
 
-/* One measured layout: ms per SpMV on the lent H100 (doc/RESULTS.md), and
+/* One measured layout: ms per SpMV on an H100 (doc/RESULTS.md), and
  * the error the model is allowed on it. */
 typedef struct Measured
 {

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """NetworkX reference results for powerrank's agreement test (sql/networkx.sql).
 
-Reads the real graphs of test/data (copies of ../shared/data), ranks them with Debian's NetworkX (double precision)
+Reads the real graphs of test/data, ranks them with Debian's NetworkX (double precision)
 and writes one TSV per result into --out:
 
   <graph>_<result>.tsv     node<TAB>value            (pagerank, ppr, rwr, weighted, default)

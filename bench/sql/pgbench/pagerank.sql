@@ -1,2 +1,2 @@
--- global ranking, top 100 (device_run.sh replaces @TABLE@)
+-- global ranking, top 100 (bench/sql/run.sh replaces @TABLE@)
 SELECT * FROM pagerank('@TABLE@', top_k => 100);
