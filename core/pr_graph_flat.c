@@ -291,12 +291,12 @@ ids_in_range_threads(const int32_t *ids, int64_t count, int64_t n, int n_threads
 	return true;
 }
 
-/* Checks that every value is finite and >= 0. */
+/* Checks that every value is finite, >= 0 and not subnormal, as the build stores weights. */
 static bool
 weights_valid(const double *w, int64_t count)
 {
 	for (int64_t i = 0; i < count; i++)
-		if (!(w[i] >= 0.0) || isinf(w[i]))
+		if (!(w[i] >= 0.0) || isinf(w[i]) || pr_weight_subnormal(w[i]))
 			return false;
 	return true;
 }
@@ -585,7 +585,7 @@ pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph 
 		return status;
 	if (g.weighted && !weights_valid(g.in_weight, m))
 		return pr_error_set(err, PR_ERR_INVALID,
-							"graph buffer has an invalid weight (negative, NaN or infinite)");
+							"graph buffer has an invalid weight (negative, NaN, infinite or subnormal)");
 	if (g.weighted && !in_sums_valid(&g))
 		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an in-weight sum out of range");
 	if (g.has_out_edges)
@@ -597,7 +597,9 @@ pr_graph_view_flat_threads(const void *buf, size_t size, int n_threads, PrGraph 
 								"graph buffer has an out-edge destination out of range");
 	}
 	if (!weights_valid(g.out_strength, n))
-		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an invalid out-strength");
+		return pr_error_set(err, PR_ERR_INVALID,
+							"graph buffer has an invalid out-strength (negative, NaN, infinite or "
+							"subnormal)");
 	if (!derived_checked)
 	{
 		sums = pr_alloc_array(&pr_malloc_allocator, (size_t) n, sizeof(double));
