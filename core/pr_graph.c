@@ -430,7 +430,7 @@ scale_weights(PrGraph *g, double max, double min_pos, PrError *err)
 		if (down < 0)
 			down = 0;
 	}
-	if (min_pos > 0.0 && min_pos < DBL_MIN)
+	if (pr_weight_subnormal(min_pos))
 	{
 		int			min_exponent;
 		int			normal_exponent;

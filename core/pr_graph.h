@@ -16,6 +16,8 @@
 
 #include "pr_common.h"
 
+#include <float.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -31,6 +33,13 @@ extern "C" {
  * overflows.  One common factor changes no ranking.
  */
 #define PR_STRENGTH_LIMIT_EXP 1020
+
+/* True for a positive weight below the normal range: one a stored graph never holds (above). */
+static inline bool
+pr_weight_subnormal(double w)
+{
+	return w > 0.0 && w < DBL_MIN;
+}
 
 /* A graph over dense internal ids; arrays belong to whoever built (or mapped) it. */
 typedef struct PrGraph
@@ -145,7 +154,8 @@ void		pr_graph_write_flat_threads(const PrGraph *g, void *buf, int n_threads);
 /*
  * Points view's arrays into a flat buffer (no copy) after checking every invariant pr_graph_build
  * guarantees: header, the exact layout pr_graph_write_flat gives for the counts, ids strictly
- * ascending, row pointers, ids in range, in-edge rows sorted, weights finite and >= 0, every node
+ * ascending, row pointers, ids in range, in-edge rows sorted, weights finite, >= 0 and not
+ * subnormal (pr_weight_subnormal), every node
  * with an edge, out_strength equal to each node's out-weight sum, every out- and in-weight sum
  * below 2^PR_STRENGTH_LIMIT_EXP, out-edges equal to the in-edges grouped by source, the dangling
  * list; PR_ERR_INVALID for a corrupt buffer (PR_ERR_NOMEM when its O(n) scratch cannot be

@@ -296,12 +296,12 @@ ids_in_range_threads(const int32_t *ids, int64_t count, int64_t n, int n_threads
 	return true;
 }
 
-/* Checks that every value is finite and >= 0. */
+/* Checks that every value is finite, >= 0 and not subnormal, as the build stores weights. */
 static bool
 weights_valid(const double *w, int64_t count)
 {
 	for (int64_t i = 0; i < count; i++)
-		if (!(w[i] >= 0.0) || isinf(w[i]))
+		if (!(w[i] >= 0.0) || isinf(w[i]) || pr_weight_subnormal(w[i]))
 			return false;
 	return true;
 }
@@ -557,7 +557,7 @@ node_pass_part(void *arg, int part, int n_parts)
 
 		r.ids_unsorted |= u > 0 && g->node_ids[u] <= g->node_ids[u - 1];
 		r.pointers_decrease |= g->in_ptr[u + 1] < g->in_ptr[u];
-		r.strength_invalid |= !(d >= 0.0) || isinf(d);
+		r.strength_invalid |= !(d >= 0.0) || isinf(d) || pr_weight_subnormal(d);
 		r.zeros += d == 0.0;
 		if (fp == NULL)
 			continue;
@@ -824,7 +824,7 @@ rest_valid(const PrGraph *g, const FlatCheck *c, int n_threads, PrError *err)
 
 	if (g->weighted && !weights_valid(g->in_weight, m))
 		return pr_error_set(err, PR_ERR_INVALID,
-							"graph buffer has an invalid weight (negative, NaN or infinite)");
+							"graph buffer has an invalid weight (negative, NaN, infinite or subnormal)");
 	if (g->weighted && !in_sums_valid(g))
 		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an in-weight sum out of range");
 	if (g->has_out_edges)
@@ -836,7 +836,9 @@ rest_valid(const PrGraph *g, const FlatCheck *c, int n_threads, PrError *err)
 								"graph buffer has an out-edge destination out of range");
 	}
 	if (c->nodes.strength_invalid)
-		return pr_error_set(err, PR_ERR_INVALID, "graph buffer has an invalid out-strength");
+		return pr_error_set(err, PR_ERR_INVALID,
+							"graph buffer has an invalid out-strength (negative, NaN, infinite or "
+							"subnormal)");
 	status = c->fp != NULL ? derived_arrays_fingerprinted(g, c, err) : derived_arrays_counted(g, err);
 	if (status != PR_OK)
 		return status;

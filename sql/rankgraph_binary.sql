@@ -76,6 +76,9 @@ INSERT INTO rg_forged
     ('weight NaN', rg_set(b, 3, 2, 'NaN'::float8)),
     ('weight Infinity', rg_set(b, 3, 2, 'Infinity'::float8)),
     ('weight -1', rg_set(b, 3, 2, -1::float8)),
+    ('weight and out-strength 5e-324 (subnormal)', rg_set(rg_set(b, 3, 0, 5e-324::float8), 7, 2, 5e-324::float8)),
+    ('every weight 5e-324, out-strengths to match', rg_set(rg_set(rg_set(rg_set(rg_set(rg_set(rg_set(rg_set(b, 3, 0, 5e-324::float8), 3, 1, 5e-324::float8), 3, 2, 5e-324::float8), 3, 3, 5e-324::float8), 3, 4, 5e-324::float8), 7, 0, 3 * 5e-324::float8), 7, 1, 5e-324::float8), 7, 2, 5e-324::float8)),
+    ('weight and out-strength 2.2250738585072014e-308 (smallest normal)', rg_set(rg_set(b, 3, 0, 2.2250738585072014e-308::float8), 7, 2, 2.2250738585072014e-308::float8)),
     ('out-strength 8 (sum is 9)', rg_set(b, 7, 0, 8::float8)),
     ('out-strength 0 (not in the dangling list)', rg_set(b, 7, 1, 0::float8)),
     ('dangling node 4 made 3', rg_set(b, 8, 0, 2)),
@@ -128,6 +131,18 @@ WHERE f.name = 'unchanged';
 \set VERBOSITY default
 COPY (SELECT g FROM rg_forged WHERE name = 'weight 0') TO :'junk_file' WITH (FORMAT binary);
 COPY rg_loaded(g) FROM :'junk_file' WITH (FORMAT binary);
+-- Subnormal weights: the aggregate never stores one (it scales every weight up by one power of two,
+-- sql/huge_weights.sql), so a value holding one is forged; pagerank and rwr on it would give NaN
+-- scores, hits hub and authority sums of 0.  Refused by binary and by text input, with the hint;
+-- the smallest normal weight is accepted and ranks.
+COPY (SELECT g FROM rg_forged WHERE name = 'weight and out-strength 5e-324 (subnormal)')
+  TO :'junk_file' WITH (FORMAT binary);
+COPY rg_loaded(g) FROM :'junk_file' WITH (FORMAT binary);
+SELECT rankgraph_summary(('PRG1:' || encode(g, 'base64'))::rankgraph) FROM rg_forged
+WHERE name = 'every weight 5e-324, out-strengths to match';
+SELECT count(*) AS nodes, round(sum(score)::numeric, 12) AS sum
+FROM rg_forged f, pagerank(('PRG1:' || encode(f.g, 'base64'))::rankgraph)
+WHERE f.name = 'weight and out-strength 2.2250738585072014e-308 (smallest normal)';
 
 DROP FUNCTION rg_try_recv(text, text), rg_try_in(text), rg_set(bytea, int, int, float8),
   rg_set(bytea, int, int, int4), rg_le(float8), rg_le(int4), rg_pos(bytea, int, int, int);

@@ -5,6 +5,7 @@
 #include "test_util.h"
 #include "pr_graph_flat.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -491,6 +492,49 @@ test_flat_corrupt(void)
 		src[in_ptr[v]] = src[in_ptr[v] + 1];
 		src[in_ptr[v] + 1] = first;
 		expect_invalid(copy, size, "unsorted in-edge rows", "in-edge row descending");
+	}
+	{
+		/*
+		 * The only out-edge of a source given weight w in the in- and out-edge arrays and as the
+		 * source's out-strength: self-consistent, so only the weight's range can refuse it.  The
+		 * smallest normal double is a weight the build can store; 5e-324 (subnormal) is not.
+		 */
+		int64_t    *out_ptr;
+		int32_t    *out_dst;
+		int64_t    *in_ptr;
+		int32_t    *in_src;
+		int64_t		u = 0;
+		const double weights[] = {DBL_MIN, 5e-324, DBL_MIN / 2};
+
+		FRESH();
+		out_ptr = (int64_t *) ((char *) copy + h->offset[PR_FLAT_OUT_PTR]);
+		out_dst = (int32_t *) ((char *) copy + h->offset[PR_FLAT_OUT_DST]);
+		in_ptr = (int64_t *) ((char *) copy + h->offset[PR_FLAT_IN_PTR]);
+		in_src = (int32_t *) ((char *) copy + h->offset[PR_FLAT_IN_SRC]);
+		while (out_ptr[u + 1] - out_ptr[u] != 1)
+			u++;
+		for (int i = 0; i < 3; i++)
+		{
+			int32_t		v = out_dst[out_ptr[u]];
+			int64_t		e = in_ptr[v];
+
+			FRESH();
+			while (in_src[e] != u)
+				e++;
+			((double *) ((char *) copy + h->offset[PR_FLAT_IN_WEIGHT]))[e] = weights[i];
+			((double *) ((char *) copy + h->offset[PR_FLAT_OUT_WEIGHT]))[out_ptr[u]] = weights[i];
+			((double *) ((char *) copy + h->offset[PR_FLAT_OUT_STRENGTH]))[u] = weights[i];
+			if (i == 0)
+			{
+				PrGraph		view;
+				PrError		err;
+
+				CHECKF(pr_graph_view_flat(copy, size, &view, &err) == PR_OK,
+					   "weight DBL_MIN refused: %s", err.message);
+			}
+			else
+				expect_invalid(copy, size, "subnormal", "subnormal weight and out-strength");
+		}
 	}
 #undef FRESH
 	free(copy);
