@@ -64,6 +64,16 @@ typedef struct StagnationWatch
 	int			since_best;		/* checks since best was set */
 } StagnationWatch;
 
+/* What the stopping rule remembers of the residuals read so far. */
+typedef struct StopRule
+{
+	double		threshold;		/* the tolerance in the chosen norm */
+	bool		started_elsewhere;	/* the run did not start from 1/N: the stricter rule */
+	double		smallest_ratio; /* smallest ratio of a residual to the previous check's (+inf
+								 * before two checks) */
+	double		previous;		/* residual of the previous check (NaN before the first) */
+} StopRule;
+
 /* Largest residual allowed when restart weights are checked to sum to 1. */
 #define PR_RESTART_SUM_SLACK 1e-9
 
@@ -172,18 +182,14 @@ residual_in_norm(const PrResidual *r, PrNorm norm)
 	return norm == PR_NORM_LINF ? r->linf : r->l1;
 }
 
-/*
- * Reads the k residuals, returns the largest in the chosen norm through worst and whether every
- * column is below the threshold.
- */
+/* Reads the k residuals; returns the largest in the chosen norm and the largest L1 one. */
 static PrStatus
-read_residual(PrEngine *e, int k, PrNorm norm, double threshold, PrResidual *buf,
-			  double *worst, double *worst_l1, bool *converged, PrError *err)
+read_residual(PrEngine *e, int k, PrNorm norm, PrResidual *buf, double *worst, double *worst_l1,
+			  PrError *err)
 {
 	PrStatus	status = e->ops->residual(e, buf, err);
 	double		w = 0.0,
 				w_l1 = 0.0;
-	bool		all = true;
 
 	if (status != PR_OK)
 		return status;
@@ -191,8 +197,6 @@ read_residual(PrEngine *e, int k, PrNorm norm, double threshold, PrResidual *buf
 	{
 		double		r = residual_in_norm(&buf[j], norm);
 
-		if (!(r < threshold))
-			all = false;
 		if (r > w || r != r)
 			w = r;
 		if (buf[j].l1 > w_l1 || buf[j].l1 != buf[j].l1)
@@ -200,7 +204,6 @@ read_residual(PrEngine *e, int k, PrNorm norm, double threshold, PrResidual *buf
 	}
 	*worst = w;
 	*worst_l1 = w_l1;
-	*converged = all;
 	return PR_OK;
 }
 
@@ -244,11 +247,40 @@ stagnation_seen(StagnationWatch *watch, double l1)
 	return repeated || (watch->since_best >= PR_STAGNANT_CHECKS && watch->best <= watch->level);
 }
 
-/* Threshold the residual is compared with. */
-static double
-stop_threshold(const PrIterOptions *o, int64_t n)
+/*
+ * The stopping rule before the first residual: threshold the tolerance in the chosen norm (n *
+ * tolerance for PR_NORM_L1_SCALED); started_elsewhere for a run that did not start from the
+ * cold start 1/N (a start vector, the warm start).
+ */
+static void
+stop_rule_begin(StopRule *rule, const PrIterOptions *o, int64_t n, bool started_elsewhere)
 {
-	return o->norm == PR_NORM_L1_SCALED ? o->tolerance * (double) n : o->tolerance;
+	rule->threshold = o->norm == PR_NORM_L1_SCALED ? o->tolerance * (double) n : o->tolerance;
+	rule->started_elsewhere = started_elsewhere;
+	rule->smallest_ratio = INFINITY;
+	rule->previous = NAN;
+}
+
+/*
+ * Feeds the largest residual of a check (in the chosen norm) to the rule; true when the run has
+ * converged: the residual is below the threshold or, for a run started elsewhere than 1/N, exactly
+ * 0 or, from its second check on, below the threshold times the smallest ratio of a residual to
+ * the one before it seen so far (at most 1).  See "Stopping" in pr_driver.h.
+ */
+static bool
+stop_rule_met(StopRule *rule, double residual)
+{
+	double		previous = rule->previous;
+
+	rule->previous = residual;
+	if (!rule->started_elsewhere)
+		return residual < rule->threshold;
+	if (residual == 0.0)
+		return true;
+	if (previous > 0.0 && residual / previous < rule->smallest_ratio)
+		rule->smallest_ratio = residual / previous;
+	return isfinite(rule->smallest_ratio) &&
+		residual < rule->threshold * fmin(rule->smallest_ratio, 1.0);
 }
 
 /* Polls should_stop before an iteration: PR_ERR_INTERRUPTED when the caller asks to stop. */
@@ -263,12 +295,12 @@ poll_stop(const PrIterOptions *o, const PrRunStats *stats, PrError *err)
 
 /*
  * After iteration it: when a check is due (every check_every iterations and after the last one),
- * reads the k residuals into stats (residual, converged), reports progress and, when the run has
- * not converged, feeds the watch (stats->stagnated: the run should stop).
+ * reads the k residuals into stats (residual; converged by the rule), reports progress and, when
+ * the run has not converged, feeds the watch (stats->stagnated: the run should stop).
  */
 static PrStatus
 check_convergence(PrEngine *e, int k, const PrIterOptions *o, int it, int check_every,
-				  double threshold, PrResidual *buf, StagnationWatch *watch, PrRunStats *stats,
+				  StopRule *rule, PrResidual *buf, StagnationWatch *watch, PrRunStats *stats,
 				  PrError *err)
 {
 	PrStatus	status;
@@ -276,12 +308,24 @@ check_convergence(PrEngine *e, int k, const PrIterOptions *o, int it, int check_
 
 	if (it % check_every != 0 && it != o->max_iterations)
 		return PR_OK;
-	status = read_residual(e, k, o->norm, threshold, buf, &stats->residual, &worst_l1,
-						   &stats->converged, err);
+	status = read_residual(e, k, o->norm, buf, &stats->residual, &worst_l1, err);
+	if (status == PR_OK)
+		stats->converged = stop_rule_met(rule, stats->residual);
 	if (status == PR_OK && o->progress != NULL)
 		o->progress(o->progress_arg, it, stats->residual);
 	if (status == PR_OK && !stats->converged && it < o->max_iterations)
 		stats->stagnated = stagnation_seen(watch, worst_l1);
+	if (status == PR_OK && rule->started_elsewhere && !stats->converged &&
+		(stats->stagnated || it == o->max_iterations) &&
+		stats->residual < rule->threshold)
+	{
+		/*
+		 * A run started elsewhere that must stop (rounding keeps it from the stricter threshold,
+		 * or the iterations ran out) meets the tolerance as a run from 1/N would.
+		 */
+		stats->stagnated = false;
+		stats->converged = true;
+	}
 	return status;
 }
 
@@ -578,10 +622,10 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 	int			check_every = options->check_every >= 1 ? options->check_every : 1;
 	int			x = PR_SLOT_X,
 				y = PR_SLOT_Y;
-	double		threshold = stop_threshold(options, g->n_nodes);
 	bool		warm = options->initial == NULL &&
 		warm_start_possible(engine, alpha, restart, options);
 	StagnationWatch watch;
+	StopRule	rule;
 
 	residuals = k <= 64 ? stack_residuals
 		: (PrResidual *) pr_alloc_array(&pr_malloc_allocator, (size_t) k, sizeof(PrResidual));
@@ -601,6 +645,7 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 		status = ops->upload(engine, x, options->initial, err);
 	else if (status == PR_OK && !stats->warm_started)
 		status = ops->fill(engine, x, 1.0 / (double) g->n_nodes, err);
+	stop_rule_begin(&rule, options, g->n_nodes, options->initial != NULL || stats->warm_started);
 	stagnation_begin(&watch, alpha < 1.0, true, INFINITY);
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
 	{
@@ -618,7 +663,7 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 			x = y;
 			y = swap;
 		}
-		status = check_convergence(engine, k, options, it, check_every, threshold, residuals,
+		status = check_convergence(engine, k, options, it, check_every, &rule, residuals,
 								   &watch, stats, err);
 		if (status != PR_OK || stats->converged || stats->stagnated)
 			break;
@@ -886,7 +931,7 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 	int			check_every;
 	int			h = HITS_SLOT_HUB,
 				h_next = HITS_SLOT_HUB_NEXT;
-	double		threshold;
+	StopRule	rule;
 
 	if (stats == NULL)
 		stats = &local_stats;
@@ -909,7 +954,7 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 		return finish_at_once(stats, t0);
 	}
 	check_every = options->check_every >= 1 ? options->check_every : 1;
-	threshold = stop_threshold(options, g->n_nodes);
+	stop_rule_begin(&rule, options, g->n_nodes, false);
 
 	status = timed_prepare(engine, g, 1, HITS_N_SLOTS, PR_NEED_PULL | PR_NEED_PUSH, stats, err);
 	if (status == PR_OK)
@@ -939,7 +984,7 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 			h = h_next;
 			h_next = swap;
 		}
-		status = check_convergence(engine, 1, options, it, check_every, threshold, &residual,
+		status = check_convergence(engine, 1, options, it, check_every, &rule, &residual,
 								   &watch, stats, err);
 		if (status != PR_OK || stats->converged || stats->stagnated)
 			break;

@@ -200,6 +200,13 @@ script_residual(PrEngine *e, PrResidual *out, PrError *err)
 }
 
 static PrStatus
+script_upload(PrEngine *e, int slot, const double *host, PrError *err)
+{
+	(void) e, (void) slot, (void) host, (void) err;
+	return PR_OK;
+}
+
+static PrStatus
 script_download(PrEngine *e, int slot, double *host, PrError *err)
 {
 	(void) e, (void) slot, (void) err;
@@ -215,19 +222,20 @@ static const PrEngineOps script_ops = {
 	.pagerank_update = script_update,
 	.normalize = script_normalize,
 	.residual = script_residual,
+	.upload = script_upload,
 	.download = script_download,
 };
 
-/* Runs PageRank with damping alpha (or HITS) on a 2-node graph with the script, to tolerance 1e-12
- * (HITS: hits_tolerance); returns the statistics. */
+/* Runs PageRank with damping alpha (or HITS) on a 2-node graph with the script and options o;
+ * returns the statistics. */
 static PrRunStats
-run_script(const double *script, int length, bool hits, double alpha, double hits_tolerance)
+run_script_options(const double *script, int length, bool hits, double alpha,
+				   const PrIterOptions *o)
 {
 	const int64_t s[] = {1, 2};
 	const int64_t d[] = {2, 1};
 	ScriptEngine engine = {{&script_ops}, script, length, 0, 0.0};
 	PrRestart	r = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
-	PrIterOptions o = test_iter_options(hits ? hits_tolerance : 1e-12, 1000);
 	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 	PrGraph		g;
 	PrError		err;
@@ -237,11 +245,35 @@ run_script(const double *script, int length, bool hits, double alpha, double hit
 
 	CHECK(pr_graph_build(s, d, NULL, 2, &opt, &pr_malloc_allocator, &g, &err) == PR_OK);
 	if (hits)
-		CHECK(pr_hits(&engine.base, &g, &o, x, y, &st, &err) == PR_OK);
+		CHECK(pr_hits(&engine.base, &g, o, x, y, &st, &err) == PR_OK);
 	else
-		CHECK(pr_pagerank(&engine.base, &g, alpha, &r, &o, x, &st, &err) == PR_OK);
+		CHECK(pr_pagerank(&engine.base, &g, alpha, &r, o, x, &st, &err) == PR_OK);
 	pr_graph_free(&g, &pr_malloc_allocator);
 	return st;
+}
+
+/* run_script_options to tolerance 1e-12 (HITS: hits_tolerance), from 1/N, at most 1000 iterations. */
+static PrRunStats
+run_script(const double *script, int length, bool hits, double alpha, double hits_tolerance)
+{
+	PrIterOptions o = test_iter_options(hits ? hits_tolerance : 1e-12, 1000);
+
+	return run_script_options(script, length, hits, alpha, &o);
+}
+
+/*
+ * PageRank (damping 0.85) with the script from a start vector (not 1/N), to tolerance 1e-12 in
+ * the L1 norm, at most max_iterations, the residual read every check_every iterations.
+ */
+static PrRunStats
+run_script_from_start(const double *script, int length, int max_iterations, int check_every)
+{
+	const double start[2] = {0.25, 0.75};
+	PrIterOptions o = test_iter_options(1e-12, max_iterations);
+
+	o.initial = start;
+	o.check_every = check_every;
+	return run_script_options(script, length, false, 0.85, &o);
 }
 
 /*
@@ -309,4 +341,81 @@ test_driver_stagnation(void)
 	script[40] = 1e-13;
 	st = run_script(script, 41, false, 0.85, 0.0);
 	CHECK(st.converged && !st.stagnated && st.iterations == 41);
+}
+
+/*
+ * The stricter stop of a run started elsewhere than 1/N (a start vector here): it needs two
+ * checks and a residual below the tolerance times the smallest ratio of consecutive residuals
+ * seen, so that its answer is no less accurate than that of the run from 1/N (pr_driver.h,
+ * "Stopping"); the run from 1/N keeps the plain rule.
+ */
+void
+test_driver_warm_stop(void)
+{
+	double		script[200];
+	double		threshold;
+	PrRunStats	st;
+
+	/* below the tolerance at once: the run from 1/N stops there, the other needs a second check */
+	script[0] = 8e-13;
+	script[1] = 4e-13;			/* ratio 0.5: below 0.5 * 1e-12 */
+	st = run_script(script, 2, false, 0.85, 0.0);
+	CHECKF(st.converged && st.iterations == 1, "from 1/N: %d iterations", st.iterations);
+	st = run_script_from_start(script, 2, 1000, 1);
+	CHECKF(st.converged && st.iterations == 2 && st.residual == 4e-13, "from a start: %d iterations",
+		   st.iterations);
+
+	/* 1e-9, 1e-10 (ratio 0.1), then 0.8 a check: the threshold is 0.1 * 1e-12 */
+	script[0] = 1e-9;
+	for (int i = 1; i < 200; i++)
+		script[i] = i == 1 ? 1e-10 : script[i - 1] * 0.8;
+	st = run_script(script, 200, false, 0.85, 0.0);
+	CHECKF(st.converged && st.iterations == 23, "from 1/N: %d iterations", st.iterations);
+	st = run_script_from_start(script, 200, 1000, 1);
+	threshold = 0.1 * 1e-12;
+	CHECKF(st.converged && st.residual < threshold && script[st.iterations - 2] >= threshold,
+		   "from a start: %d iterations, residual %g", st.iterations, st.residual);
+	CHECK(st.iterations == 33);
+	/* read every 5 iterations: ratios of checks 5 iterations apart (0.8^5 at the smallest) */
+	st = run_script_from_start(script, 200, 1000, 5);
+	threshold = pow(0.8, 5) * 1e-12;
+	CHECKF(st.converged && st.iterations % 5 == 0 && st.residual < threshold &&
+		   script[st.iterations - 6] >= threshold,
+		   "every 5: %d iterations, residual %g", st.iterations, st.residual);
+
+	/* a residual of exactly 0 (the start is the fixed point): converged at the first check */
+	script[0] = 0.0;
+	st = run_script_from_start(script, 1, 1000, 1);
+	CHECKF(st.converged && st.iterations == 1, "exact start: %d iterations", st.iterations);
+
+	/*
+	 * A rising residual never loosens the rule (ratios above 1 count as 1): 4e-13, 1.2e-12 (ratio
+	 * 3: uncapped, 3e-12 would pass), 6e-13 (0.5: the threshold is 5e-13), 2e-13 (1/3: below 3.3e-13)
+	 */
+	script[0] = 4e-13;
+	script[1] = 1.2e-12;
+	script[2] = 6e-13;
+	script[3] = 2e-13;
+	st = run_script_from_start(script, 4, 1000, 1);
+	CHECKF(st.converged && st.iterations == 4, "rising: %d iterations", st.iterations);
+
+	/*
+	 * Below the tolerance but held above the stricter threshold by rounding (1e-9, then 1e-15:
+	 * ratio 1e-6; then 5e-13 repeating exactly): stagnant, and the plain rule met, so converged;
+	 * likewise when the iterations run out below the tolerance.  Above it: not converged.
+	 */
+	script[0] = 1e-9;
+	script[1] = 1e-15;
+	script[2] = 5e-13;
+	st = run_script_from_start(script, 3, 1000, 1);
+	CHECKF(st.converged && !st.stagnated && st.iterations == 4, "rounding: converged %d, %d iterations",
+		   st.converged, st.iterations);
+	st = run_script_from_start(script, 3, 3, 1);
+	CHECKF(st.converged && st.iterations == 3, "out of iterations: converged %d", st.converged);
+	script[2] = 5e-12;
+	st = run_script_from_start(script, 3, 1000, 1);
+	CHECKF(!st.converged && st.stagnated && st.iterations == 4, "above: converged %d, %d iterations",
+		   st.converged, st.iterations);
+	st = run_script_from_start(script, 3, 3, 1);
+	CHECK(!st.converged && st.iterations == 3);
 }

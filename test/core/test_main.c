@@ -24,6 +24,7 @@
 	X(test_build_allocation_failures) \
 	X(test_change_hand) \
 	X(test_change_random_vs_reference) \
+	X(test_change_warm_start_accuracy) \
 	X(test_flat_round_trip) \
 	X(test_flat_parallel_write) \
 	X(test_flat_threaded_checks) \
@@ -56,6 +57,7 @@
 	X(test_star_tight_tolerance) \
 	X(test_star_tight_tolerance_columns) \
 	X(test_driver_stagnation) \
+	X(test_driver_warm_stop) \
 	X(test_igraph_slashdot) \
 	X(test_igraph_enron_undirected)
 
