@@ -135,11 +135,11 @@ reduce_column_stats(double sum0, double max1, double sum2, int k, int rows_per_s
 					double *partials, unsigned int *counter, double *result)
 {
 	__shared__ double sh[PR_THREADS];
-	double	   *col = &partials[((size_t) blockIdx.x * k + threadIdx.x % k) * 3];
+	int			j = threadIdx.x % k;
 
-	block_column_reduce(sh, sum0, k, rows_per_step, col + 0, false);
-	block_column_reduce(sh, max1, k, rows_per_step, col + 1, true);
-	block_column_reduce(sh, sum2, k, rows_per_step, col + 2, false);
+	block_column_reduce(sh, sum0, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 0], false);
+	block_column_reduce(sh, max1, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 1], true);
+	block_column_reduce(sh, sum2, k, rows_per_step, &partials[((size_t) blockIdx.x * k + j) * 3 + 2], false);
 	finish_column_stats(partials, k, counter, result);
 }
 
