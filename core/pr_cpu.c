@@ -1,8 +1,8 @@
 /*
- * pr_cpu.c — the CPU engine's operations (PrEngineOps) and its creation; pr_cpu.h describes the
+ * pr_cpu.c — the CPU engine's operations (PrEngineOps) and its creation; pr_cpu_engine.h describes the
  * engine and its files.
  */
-#include "pr_cpu.h"
+#include "pr_cpu_engine.h"
 
 #include <string.h>
 

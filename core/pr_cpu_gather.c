@@ -3,7 +3,7 @@
  * or a column group's columns at once; scalar code, vector types, and an AVX-512 compilation
  * taken when the CPU has it) and the product tasks that run them over row blocks.
  */
-#include "pr_cpu.h"
+#include "pr_cpu_engine.h"
 
 #include <string.h>
 

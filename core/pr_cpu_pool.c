@@ -4,7 +4,7 @@
  * they sleep.  Workers block every signal, so a host process's signal handlers (PostgreSQL's) only
  * ever run on the calling thread.
  */
-#include "pr_cpu.h"
+#include "pr_cpu_engine.h"
 
 #include <signal.h>
 

@@ -3,7 +3,7 @@
  * length-sorted copy of the in-CSR, the dangling list by node chunk), the row blocks of the
  * products, the vectors of k columns, the threads; and the release of all of it.
  */
-#include "pr_cpu.h"
+#include "pr_cpu_engine.h"
 
 #include <string.h>
 #include <unistd.h>

@@ -3,7 +3,7 @@
  * 1/out_strength, dangling sums, the PageRank update, column sums and division, residuals, and the
  * sums of their per-chunk partials.  Every sum is compensated and taken in a fixed order.
  */
-#include "pr_cpu.h"
+#include "pr_cpu_engine.h"
 
 /*
  * The dangling sums of x over chunk c's dangling nodes into part_dangling: every column in plain

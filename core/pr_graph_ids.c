@@ -13,14 +13,6 @@
 
 #include <string.h>
 
-/* Fails a build whose graph has n nodes, more than PR_MAX_NODES, with PR_ERR_TOO_LARGE. */
-PrStatus
-pr_build_too_many_nodes(int64_t n, PrError *err)
-{
-	return pr_error_set(err, PR_ERR_TOO_LARGE, "graph has %lld nodes; at most %lld are supported",
-						(long long) n, (long long) PR_MAX_NODES);
-}
-
 /* Frees the lookup structures of an id map (not node_ids). */
 static void
 id_map_free_lookup(IdMap *map, const PrAllocator *alloc)

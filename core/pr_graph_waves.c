@@ -100,3 +100,11 @@ pr_build_interrupted(PrError *err)
 {
 	return pr_error_set(err, PR_ERR_INTERRUPTED, "graph build interrupted");
 }
+
+/* Fails a build whose graph has n nodes, more than PR_MAX_NODES, with PR_ERR_TOO_LARGE. */
+PrStatus
+pr_build_too_many_nodes(int64_t n, PrError *err)
+{
+	return pr_error_set(err, PR_ERR_TOO_LARGE, "graph has %lld nodes; at most %lld are supported",
+						(long long) n, (long long) PR_MAX_NODES);
+}

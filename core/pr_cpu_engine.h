@@ -1,5 +1,5 @@
 /*
- * pr_cpu.h — the CPU engine's internals, shared by its files: its state (CpuEngine), the
+ * pr_cpu_engine.h — the CPU engine's internals, shared by its files: its state (CpuEngine), the
  * constants of its summation order, and the functions the files call in one another.
  *
  * The multi-threaded CPU engine (doubles, pthreads):
