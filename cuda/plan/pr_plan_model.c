@@ -710,51 +710,77 @@ pr_plan_choice_init(PrPlanChoice *choice, int64_t n)
 	choice->binned_chunk = 4096;
 }
 
-/* Plans the candidates and keeps the one the model predicts fastest (see pr_plan.h). */
-PrStatus
-pr_plan_choose(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice, double *best_ms,
-			   char *log, size_t log_len, int *n_candidates, const PrAllocator *alloc, PrError *err)
+/*
+ * Takes the first candidate when there is only one or no model to compare with; with a model its
+ * predicted time goes to *best_ms.
+ */
+static PrStatus
+choose_first(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice,
+			 const PrCompositeOptions *base, bool compact, double *best_ms,
+			 const PrAllocator *alloc, PrError *err)
 {
-	PrCompositeOptions base = choice->composite;
-	int64_t    *col_degree = NULL;
-	size_t		used = log_len > 0 ? strlen(log) : 0;
-	int			n_compact = 1;
-	bool		compact_values[2] = {false, true};
-	PrStatus	st = PR_OK;
+	PrComposite c;
+	PrStatus	st;
 
-	*best_ms = -1;
-	choice->binned = false;
-	choice->have_runner_up = false;
-	choice->runner_up_ms = -1;
-	if (choice->compact_mode == 1)
-		compact_values[0] = true;
-	else if (choice->compact_mode < 0 && model != NULL && model_has(model, 'm'))
-		n_compact = 2;
-	if (choice->n_smem_counts < 1 || choice->n_thresholds < 1)
-		return pr_error_set(err, PR_ERR_INVALID, "layout choice: no candidates");
-	/* one candidate, or nothing to compare with: take the first */
-	if ((choice->n_smem_counts == 1 && choice->n_thresholds == 1 && n_compact == 1 &&
-		 !choice->allow_binned) || model == NULL)
+	choice->composite = *base;
+	choice->composite.n_smem_tiles = choice->smem_counts[0];
+	choice->composite.vec_threshold = choice->thresholds[0];
+	choice->composite.compact = compact;
+	choice->composite.shapes_only = false;
+	if (model != NULL)
 	{
-		PrComposite c;
+		PrCompositeOptions o = choice->composite;
 
-		choice->composite = base;
-		choice->composite.n_smem_tiles = choice->smem_counts[0];
-		choice->composite.vec_threshold = choice->thresholds[0];
-		choice->composite.compact = compact_values[0];
-		choice->composite.shapes_only = false;
-		if (model != NULL)
-		{
-			PrCompositeOptions o = choice->composite;
-
-			o.shapes_only = true;
-			if ((st = pr_plan_composite(csr, &o, alloc, &c, err)) != PR_OK)
-				return st;
-			*best_ms = pr_model_predict_composite(model, &c) * 1e3;
-			pr_plan_composite_free(&c, alloc);
-		}
-		return PR_OK;
+		o.shapes_only = true;
+		if ((st = pr_plan_composite(csr, &o, alloc, &c, err)) != PR_OK)
+			return st;
+		*best_ms = pr_model_predict_composite(model, &c) * 1e3;
+		pr_plan_composite_free(&c, alloc);
 	}
+	return PR_OK;
+}
+
+/*
+ * Keeps a tiled candidate of ms predicted milliseconds as the choice when it beats the best by
+ * the margin (the best then becomes the runner-up), else as the runner-up when it is the fastest
+ * of the others.
+ */
+static void
+keep_tiled_candidate(PrPlanChoice *choice, const PrCompositeOptions *o, double ms,
+					 double *best_ms)
+{
+	if (*best_ms < 0 || ms < *best_ms * (1.0 - PR_PLAN_CHOICE_MARGIN))
+	{
+		if (*best_ms >= 0)
+		{
+			choice->have_runner_up = true;
+			choice->runner_up = choice->composite;
+			choice->runner_up_ms = *best_ms;
+		}
+		*best_ms = ms;
+		choice->composite = *o;
+	}
+	else if (!choice->have_runner_up || ms < choice->runner_up_ms)
+	{
+		choice->have_runner_up = true;
+		choice->runner_up = *o;
+		choice->runner_up_ms = ms;
+	}
+}
+
+/*
+ * Plans and rates every tiled candidate (shared-memory tile counts, CSR-vector thresholds,
+ * compact partials or not), keeping the fastest; each one's time is appended to the log.
+ */
+static PrStatus
+choose_tiled(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice,
+			 const PrCompositeOptions *base, const bool *compact_values, int n_compact,
+			 double *best_ms, char *log, size_t log_len, size_t *used, int *n_candidates,
+			 const PrAllocator *alloc, PrError *err)
+{
+	int64_t    *col_degree;
+	PrStatus	st;
+
 	col_degree = malloc((size_t) (pr_plan_csr_cols(csr) + 1) * sizeof(int64_t));
 	if (col_degree == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "layout choice: out of memory");
@@ -765,12 +791,12 @@ pr_plan_choose(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice,
 	}
 	for (int si = 0; si < choice->n_smem_counts; si++)
 	{
-		if (si > 0 && (int64_t) choice->smem_counts[si - 1] * base.smem_width >= pr_plan_csr_cols(csr))
+		if (si > 0 && (int64_t) choice->smem_counts[si - 1] * base->smem_width >= pr_plan_csr_cols(csr))
 			break;				/* more shared-memory tiles than columns */
 		for (int ti = 0; ti < choice->n_thresholds; ti++)
 			for (int ci = 0; ci < n_compact; ci++)
 			{
-				PrCompositeOptions o = base;
+				PrCompositeOptions o = *base;
 				PrComposite c;
 				double		ms;
 
@@ -788,48 +814,77 @@ pr_plan_choose(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice,
 				}
 				ms = pr_model_predict_composite(model, &c) * 1e3;
 				pr_plan_composite_free(&c, alloc);
-				if (used + 56 < log_len)
-					used += (size_t) snprintf(log + used, log_len - used, "tiled(s=%d,v=%d%s)=%.3f ",
-											  o.n_smem_tiles, o.vec_threshold, o.compact ? ",c" : "", ms);
+				if (*used + 56 < log_len)
+					*used += (size_t) snprintf(log + *used, log_len - *used, "tiled(s=%d,v=%d%s)=%.3f ",
+											   o.n_smem_tiles, o.vec_threshold, o.compact ? ",c" : "", ms);
 				(*n_candidates)++;
 				o.shapes_only = false;
-				if (*best_ms < 0 || ms < *best_ms * (1.0 - PR_PLAN_CHOICE_MARGIN))
-				{
-					if (*best_ms >= 0)
-					{
-						choice->have_runner_up = true;
-						choice->runner_up = choice->composite;
-						choice->runner_up_ms = *best_ms;
-					}
-					*best_ms = ms;
-					choice->composite = o;
-				}
-				else if (!choice->have_runner_up || ms < choice->runner_up_ms)
-				{
-					choice->have_runner_up = true;
-					choice->runner_up = o;
-					choice->runner_up_ms = ms;
-				}
+				keep_tiled_candidate(choice, &o, ms, best_ms);
 			}
 	}
 	free(col_degree);
-	if (choice->allow_binned)
-	{
-		PrBinned	b;
-		double		ms;
+	return PR_OK;
+}
 
-		if ((st = pr_plan_binned(csr, choice->binned_chunk, alloc, &b, err)) != PR_OK)
-			return st;
-		ms = pr_model_predict_binned(model, &b, csr) * 1e3;
-		pr_plan_binned_free(&b, alloc);
-		if (used + 24 < log_len)
-			snprintf(log + used, log_len - used, "binned=%.3f", ms);
-		(*n_candidates)++;
-		if (ms >= 0 && (*best_ms < 0 || ms < *best_ms * (1.0 - PR_PLAN_CHOICE_MARGIN)))
-		{
-			*best_ms = ms;
-			choice->binned = true;
-		}
+/*
+ * Plans and rates the row-binned layout, which becomes the choice when it beats the best by the
+ * margin; its time is appended to the log.
+ */
+static PrStatus
+choose_binned(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice, double *best_ms,
+			  char *log, size_t log_len, size_t used, int *n_candidates,
+			  const PrAllocator *alloc, PrError *err)
+{
+	PrBinned	b;
+	double		ms;
+	PrStatus	st;
+
+	if ((st = pr_plan_binned(csr, choice->binned_chunk, alloc, &b, err)) != PR_OK)
+		return st;
+	ms = pr_model_predict_binned(model, &b, csr) * 1e3;
+	pr_plan_binned_free(&b, alloc);
+	if (used + 24 < log_len)
+		snprintf(log + used, log_len - used, "binned=%.3f", ms);
+	(*n_candidates)++;
+	if (ms >= 0 && (*best_ms < 0 || ms < *best_ms * (1.0 - PR_PLAN_CHOICE_MARGIN)))
+	{
+		*best_ms = ms;
+		choice->binned = true;
 	}
+	return PR_OK;
+}
+
+/* Plans the candidates and keeps the one the model predicts fastest (see pr_plan.h). */
+PrStatus
+pr_plan_choose(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice, double *best_ms,
+			   char *log, size_t log_len, int *n_candidates, const PrAllocator *alloc, PrError *err)
+{
+	PrCompositeOptions base = choice->composite;
+	size_t		used = log_len > 0 ? strlen(log) : 0;
+	int			n_compact = 1;
+	bool		compact_values[2] = {false, true};
+	PrStatus	st;
+
+	*best_ms = -1;
+	choice->binned = false;
+	choice->have_runner_up = false;
+	choice->runner_up_ms = -1;
+	if (choice->compact_mode == 1)
+		compact_values[0] = true;
+	else if (choice->compact_mode < 0 && model != NULL && model_has(model, 'm'))
+		n_compact = 2;
+	if (choice->n_smem_counts < 1 || choice->n_thresholds < 1)
+		return pr_error_set(err, PR_ERR_INVALID, "layout choice: no candidates");
+	/* one candidate, or nothing to compare with: take the first */
+	if ((choice->n_smem_counts == 1 && choice->n_thresholds == 1 && n_compact == 1 &&
+		 !choice->allow_binned) || model == NULL)
+		return choose_first(csr, model, choice, &base, compact_values[0], best_ms, alloc, err);
+	st = choose_tiled(csr, model, choice, &base, compact_values, n_compact, best_ms, log, log_len,
+					  &used, n_candidates, alloc, err);
+	if (st != PR_OK)
+		return st;
+	if (choice->allow_binned)
+		return choose_binned(csr, model, choice, best_ms, log, log_len, used, n_candidates, alloc,
+							 err);
 	return PR_OK;
 }

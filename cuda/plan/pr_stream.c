@@ -213,54 +213,33 @@ pr_stream_predict(const int64_t *ptr, const int64_t *row_begin, int64_t n_blocks
 	return first_t + (rest_t > rest_c ? rest_t : rest_c) + last_c;
 }
 
-/* Plans the blocks of the streamed product. */
-PrStatus
-pr_stream_plan(int64_t n, const int64_t *ptr, const PrStreamParams *params,
-			   const PrAllocator *alloc, PrStreamPlan *out, PrError *err)
+/* Plans a matrix that fits the device budget whole: one resident block. */
+static PrStatus
+plan_resident(int64_t n, const int64_t *ptr, const PrStreamParams *params, size_t whole,
+			  size_t whole_raw, const PrAllocator *alloc, PrStreamPlan *out, PrError *err)
 {
-	bool		has_val = params->has_val;
-	size_t		vb = value_bytes(params);
-	size_t		whole,
-				whole_raw,
-				cap,
-				longest = 0;
-	int64_t		max_blocks = params->max_blocks > 0 ? params->max_blocks : 4096;
-	int64_t		bad_row = -1,
-				best_b = -1;
-	double		best_s = 0;
-	int64_t    *trial = NULL;
+	out->mode = PR_STREAM_RESIDENT;
+	out->n_blocks = out->min_blocks = 1;
+	out->row_begin = pr_alloc_array(alloc, 2, sizeof(int64_t));
+	if (out->row_begin == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a block plan");
+	out->row_begin[0] = 0;
+	out->row_begin[1] = n;
+	out->buffer_bytes = out->device_bytes = whole;
+	out->matrix_bytes = whole_raw;
+	out->n_candidates = 1;
+	out->predicted_s = pr_stream_predict(ptr, out->row_begin, 1, params->has_val, true, params,
+										 &out->transfer_s, &out->compute_s);
+	return PR_OK;
+}
 
-	memset(out, 0, sizeof(*out));
-	out->n_rows = n;
-	out->nnz = n > 0 ? ptr[n] : 0;
-	out->has_val = has_val;
-	out->val_bytes = (int) vb;
-	if (params->device_budget == 0)
-		return pr_error_set(err, PR_ERR_INVALID, "streaming needs a device memory budget > 0");
-	if (!(params->h2d_bytes_per_s > 0))
-		return pr_error_set(err, PR_ERR_INVALID, "streaming needs a host-to-device bandwidth > 0");
-	whole = block_bytes(ptr, 0, n, vb);
-	whole_raw = pr_stream_block_layout_values(ptr, 0, n, vb).copy_bytes;
+/* The bytes of the largest one-row block, and that row in *row (-1 when no row has any). */
+static size_t
+longest_row_bytes(const int64_t *ptr, int64_t n, size_t vb, int64_t *row)
+{
+	size_t		longest = 0;
 
-	/* resident: the whole matrix fits the budget */
-	if (whole <= params->device_budget)
-	{
-		out->mode = PR_STREAM_RESIDENT;
-		out->n_blocks = out->min_blocks = 1;
-		out->row_begin = pr_alloc_array(alloc, 2, sizeof(int64_t));
-		if (out->row_begin == NULL)
-			return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a block plan");
-		out->row_begin[0] = 0;
-		out->row_begin[1] = n;
-		out->buffer_bytes = out->device_bytes = whole;
-		out->matrix_bytes = whole_raw;
-		out->n_candidates = 1;
-		out->predicted_s = pr_stream_predict(ptr, out->row_begin, 1, has_val, true, params,
-											 &out->transfer_s, &out->compute_s);
-		return PR_OK;
-	}
-
-	/* the longest row alone must fit one device buffer */
+	*row = -1;
 	for (int64_t r = 0; r < n; r++)
 	{
 		size_t		b = block_bytes(ptr, r, r + 1, vb);
@@ -268,43 +247,53 @@ pr_stream_plan(int64_t n, const int64_t *ptr, const PrStreamParams *params,
 		if (b > longest)
 		{
 			longest = b;
-			bad_row = r;
+			*row = r;
 		}
 	}
-	cap = params->device_budget / 2;
-	if (longest > cap)
-		return pr_error_set(err, PR_ERR_TOO_LARGE,
-							"row %lld has %lld entries (%zu bytes), more than one streaming buffer "
-							"(%zu bytes, half of the %zu-byte device budget): raise the budget to at "
-							"least %zu bytes", (long long) bad_row,
-							(long long) (ptr[bad_row + 1] - ptr[bad_row]), longest, cap,
-							params->device_budget, 2 * longest);
+	return longest;
+}
 
-	/* pinned memory: the whole matrix, two staging buffers, or none */
+/*
+ * How the host side is held for the pinned budget: the whole matrix pinned, two pinned staging
+ * buffers (a block's capacity *cap then at most one of them), or pageable memory.
+ */
+static PrStreamMode
+choose_host_mode(const PrStreamParams *params, size_t whole_raw, size_t longest, size_t *cap)
+{
 	if (whole_raw <= params->pinned_budget)
-		out->mode = PR_STREAM_PINNED_WHOLE;
-	else if (params->pinned_budget / 2 >= longest)
+		return PR_STREAM_PINNED_WHOLE;
+	if (params->pinned_budget / 2 >= longest)
 	{
-		out->mode = PR_STREAM_STAGED;
-		if (params->pinned_budget / 2 < cap)
-			cap = params->pinned_budget / 2;
+		if (params->pinned_budget / 2 < *cap)
+			*cap = params->pinned_budget / 2;
+		return PR_STREAM_STAGED;
 	}
-	else
-		out->mode = PR_STREAM_PAGEABLE;
+	return PR_STREAM_PAGEABLE;
+}
 
-	out->min_blocks = count_min_blocks(ptr, n, cap, vb, &bad_row);
-	if (out->min_blocks < 0)	/* cannot happen: longest <= cap */
-		return pr_error_set(err, PR_ERR_TOO_LARGE, "row %lld does not fit a block", (long long) bad_row);
-	if (max_blocks < out->min_blocks)
-		max_blocks = out->min_blocks;
-	if (max_blocks > n)
-		max_blocks = n > out->min_blocks ? n : out->min_blocks;
+/* Packs the rows greedily into n_blocks blocks of at most cap bytes (fits at min_blocks). */
+static void
+pack_blocks(const int64_t *ptr, int64_t n, int64_t n_blocks, size_t cap, size_t vb,
+			int64_t *row_begin)
+{
+	row_begin[0] = 0;
+	for (int64_t b = 0; b < n_blocks; b++)
+		row_begin[b + 1] = fit_end(ptr, n, row_begin[b], cap, vb);
+	row_begin[n_blocks] = n;
+}
 
-	trial = pr_alloc_array(alloc, (size_t) max_blocks + 1, sizeof(int64_t));
-	if (trial == NULL)
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a block plan");
+/*
+ * The block count the model predicts fastest, among every count near the fewest and then
+ * geometric steps up to max_blocks (or the forced count); counts the candidates in
+ * out->n_candidates.  trial holds max_blocks + 1 entries.
+ */
+static int64_t
+best_block_count(int64_t n, const int64_t *ptr, const PrStreamParams *params, size_t cap,
+				 size_t vb, int64_t max_blocks, int64_t *trial, PrStreamPlan *out)
+{
+	int64_t		best_b = -1;
+	double		best_s = 0;
 
-	/* candidates: every count near the fewest, then geometric steps up to max_blocks */
 	for (int64_t B = out->min_blocks; B <= max_blocks;
 		 B = (B < out->min_blocks + 32) ? B + 1 : B + (B / 8 > 1 ? B / 8 : 1))
 	{
@@ -321,13 +310,10 @@ pr_stream_plan(int64_t n, const int64_t *ptr, const PrStreamParams *params,
 					break;
 				continue;
 			}
-			trial[0] = 0;
-			for (int64_t b = 0; b < B; b++)
-				trial[b + 1] = fit_end(ptr, n, trial[b], cap, vb);
-			trial[B] = n;
+			pack_blocks(ptr, n, B, cap, vb, trial);
 		}
 		out->n_candidates++;
-		s = pr_stream_predict(ptr, trial, B, has_val, false, params, NULL, NULL);
+		s = pr_stream_predict(ptr, trial, B, params->has_val, false, params, NULL, NULL);
 		if (best_b < 0 || s < best_s)
 		{
 			best_b = B;
@@ -338,24 +324,15 @@ pr_stream_plan(int64_t n, const int64_t *ptr, const PrStreamParams *params,
 	}
 	if (best_b < 0)				/* a forced count whose even cut does not fit */
 		best_b = out->min_blocks;
+	return best_b;
+}
 
-	out->n_blocks = best_b;
-	out->row_begin = pr_alloc_array(alloc, (size_t) best_b + 1, sizeof(int64_t));
-	if (out->row_begin == NULL)
-	{
-		pr_free(alloc, trial);
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a block plan");
-	}
-	if (!cut_blocks(ptr, n, best_b, cap, vb, out->row_begin))
-	{
-		out->row_begin[0] = 0;
-		for (int64_t b = 0; b < best_b; b++)
-			out->row_begin[b + 1] = fit_end(ptr, n, out->row_begin[b], cap, vb);
-		out->row_begin[best_b] = n;
-	}
-	pr_free(alloc, trial);
-
-	for (int64_t b = 0; b < best_b; b++)
+/* Fills a streamed plan's sizes and predicted time from its blocks (out->row_begin). */
+static void
+measure_blocks(const int64_t *ptr, const PrStreamParams *params, size_t vb, size_t whole_raw,
+			   PrStreamPlan *out)
+{
+	for (int64_t b = 0; b < out->n_blocks; b++)
 	{
 		PrStreamLayout l = pr_stream_block_layout_values(ptr, out->row_begin[b], out->row_begin[b + 1], vb);
 
@@ -366,8 +343,79 @@ pr_stream_plan(int64_t n, const int64_t *ptr, const PrStreamParams *params,
 	out->device_bytes = 2 * out->buffer_bytes;
 	out->pinned_bytes = out->mode == PR_STREAM_PINNED_WHOLE ? whole_raw :
 		out->mode == PR_STREAM_STAGED ? 2 * out->buffer_bytes : 0;
-	out->predicted_s = pr_stream_predict(ptr, out->row_begin, best_b, has_val, false, params,
-										 &out->transfer_s, &out->compute_s);
+	out->predicted_s = pr_stream_predict(ptr, out->row_begin, out->n_blocks, params->has_val,
+										 false, params, &out->transfer_s, &out->compute_s);
+}
+
+/* Plans the blocks of the streamed product. */
+PrStatus
+pr_stream_plan(int64_t n, const int64_t *ptr, const PrStreamParams *params,
+			   const PrAllocator *alloc, PrStreamPlan *out, PrError *err)
+{
+	size_t		vb = value_bytes(params);
+	size_t		whole,
+				whole_raw,
+				cap,
+				longest;
+	int64_t		max_blocks = params->max_blocks > 0 ? params->max_blocks : 4096;
+	int64_t		bad_row,
+				best_b;
+	int64_t    *trial;
+
+	memset(out, 0, sizeof(*out));
+	out->n_rows = n;
+	out->nnz = n > 0 ? ptr[n] : 0;
+	out->has_val = params->has_val;
+	out->val_bytes = (int) vb;
+	if (params->device_budget == 0)
+		return pr_error_set(err, PR_ERR_INVALID, "streaming needs a device memory budget > 0");
+	if (!(params->h2d_bytes_per_s > 0))
+		return pr_error_set(err, PR_ERR_INVALID, "streaming needs a host-to-device bandwidth > 0");
+	whole = block_bytes(ptr, 0, n, vb);
+	whole_raw = pr_stream_block_layout_values(ptr, 0, n, vb).copy_bytes;
+
+	/* resident: the whole matrix fits the budget */
+	if (whole <= params->device_budget)
+		return plan_resident(n, ptr, params, whole, whole_raw, alloc, out, err);
+
+	/* the longest row alone must fit one device buffer */
+	longest = longest_row_bytes(ptr, n, vb, &bad_row);
+	cap = params->device_budget / 2;
+	if (longest > cap)
+		return pr_error_set(err, PR_ERR_TOO_LARGE,
+							"row %lld has %lld entries (%zu bytes), more than one streaming buffer "
+							"(%zu bytes, half of the %zu-byte device budget): raise the budget to at "
+							"least %zu bytes", (long long) bad_row,
+							(long long) (ptr[bad_row + 1] - ptr[bad_row]), longest, cap,
+							params->device_budget, 2 * longest);
+
+	/* pinned memory: the whole matrix, two staging buffers, or none */
+	out->mode = choose_host_mode(params, whole_raw, longest, &cap);
+
+	out->min_blocks = count_min_blocks(ptr, n, cap, vb, &bad_row);
+	if (out->min_blocks < 0)	/* cannot happen: longest <= cap */
+		return pr_error_set(err, PR_ERR_TOO_LARGE, "row %lld does not fit a block", (long long) bad_row);
+	if (max_blocks < out->min_blocks)
+		max_blocks = out->min_blocks;
+	if (max_blocks > n)
+		max_blocks = n > out->min_blocks ? n : out->min_blocks;
+
+	trial = pr_alloc_array(alloc, (size_t) max_blocks + 1, sizeof(int64_t));
+	if (trial == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a block plan");
+	best_b = best_block_count(n, ptr, params, cap, vb, max_blocks, trial, out);
+
+	out->n_blocks = best_b;
+	out->row_begin = pr_alloc_array(alloc, (size_t) best_b + 1, sizeof(int64_t));
+	if (out->row_begin == NULL)
+	{
+		pr_free(alloc, trial);
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a block plan");
+	}
+	if (!cut_blocks(ptr, n, best_b, cap, vb, out->row_begin))
+		pack_blocks(ptr, n, best_b, cap, vb, out->row_begin);
+	pr_free(alloc, trial);
+	measure_blocks(ptr, params, vb, whole_raw, out);
 	return PR_OK;
 }
 

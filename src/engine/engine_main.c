@@ -156,6 +156,238 @@ run_multi(ServiceSlot *slot, Resident *r, char *request_base, PrError *err, PrRu
 }
 
 /*
+ * Maps a request's data (or points at the data inline in the slot) and checks it.  Returns the
+ * data's base, or NULL with the failure in the outcome and nothing left mapped: a backend that
+ * left or a malformed segment is not a device failure (PR_ERR_INVALID).
+ */
+static char *
+request_map(ServiceSlot *slot, size_t *request_size, SegmentMapping *request_mapping)
+{
+	const ServiceRequest *req = &slot->request;
+	char		message[SERVICE_MESSAGE_LEN];
+	char	   *request_base;
+
+	if (req->inline_data)
+	{
+		/* a small request: its data is in the slot, nothing to map */
+		request_base = (char *) slot->inline_data;
+		*request_size = sizeof(slot->inline_data);
+		*request_mapping = MAPPED_FILE;
+	}
+	else
+	{
+		request_base = segment_map(req->request_handle, req->request_address, req->request_size,
+								   request_size, request_mapping, message,
+								   sizeof(message));
+		if (request_base == NULL)
+		{
+			/* the backend may have left: not a device failure */
+			engine_fail(&slot->outcome, PR_ERR_INVALID, message);
+			return NULL;
+		}
+	}
+	if (!engine_request_valid(req, request_base, *request_size))
+	{
+		segment_release_request(req, request_base, *request_size, *request_mapping);
+		engine_fail(&slot->outcome, PR_ERR_INVALID, "malformed request segment");
+		return NULL;
+	}
+	return request_base;
+}
+
+/* Whether a resident graph's single-GPU engine is prepared for this request's algorithm and k. */
+static bool
+prepared_for(const Resident *r, const ServiceRequest *req)
+{
+	return r->prepared && r->prepared_algorithm == req->algorithm && r->prepared_k == req->k;
+}
+
+/*
+ * Runs a request on every GPU, once more after evicting the other resident graphs when device
+ * memory is short.  A failure other than an interruption is never the request's: it is logged,
+ * the graph runs on one GPU from now on, and *use_multi and *resident are set for that engine.
+ */
+static PrStatus
+serve_multi(ServiceSlot *slot, Resident *r, char *request_base, PrError *err,
+			PrRunStats *stats, bool *use_multi, bool *resident)
+{
+	PrStatus	status = run_multi(slot, r, request_base, err, stats);
+
+	if (status == PR_ERR_NOMEM)
+	{
+		/* device memory taken by other resident graphs: free them and try once more */
+		resident_multi_release(r);
+		resident_evict_to_fit(r, true);
+		memset(err, 0, sizeof(*err));
+		status = run_multi(slot, r, request_base, err, stats);
+	}
+	if (status != PR_OK && status != PR_ERR_INTERRUPTED)
+	{
+		/* never fail a request for the multi-GPU path: this graph runs on one GPU now */
+		char		line[SERVICE_MESSAGE_LEN + 128];
+
+		snprintf(line, sizeof(line),
+				 "multi-GPU PageRank failed on cached graph %llu (%s); it runs on one GPU from now on",
+				 (unsigned long long) r->entry_id,
+				 err->message[0] ? err->message : pr_status_name(status));
+		engine_log(line);
+		resident_multi_release(r);
+		r->multi_failed = true;
+		*use_multi = false;
+		*resident = prepared_for(r, &slot->request);
+		memset(err, 0, sizeof(*err));
+	}
+	return status;
+}
+
+/*
+ * Runs a request on the single-GPU engine, once more after evicting the other resident graphs
+ * when device memory is short (not for a one-off graph, which is not resident).
+ */
+static PrStatus
+serve_single(ServiceSlot *slot, Resident *r, const Resident *one_off, char *request_base,
+			 PrError *err, PrRunStats *stats)
+{
+	PrStatus	status = run_driver(slot, r, request_base, err, stats);
+
+	if (status == PR_ERR_NOMEM && r != one_off)
+	{
+		/* device memory taken by other resident graphs: free them and try once more */
+		resident_multi_release(r);
+		resident_evict_to_fit(r, true);
+		memset(err, 0, sizeof(*err));
+		status = run_driver(slot, r, request_base, err, stats);
+	}
+	return status;
+}
+
+/*
+ * Whether a graph ran streamed only because other resident graphs hold the device memory it would
+ * take resident (within powerrank.gpu_memory): they are then evicted, and its next call prepares
+ * it resident.
+ */
+static bool
+streamed_for_lack_of_room(const Resident *r, const Resident *one_off, bool resident,
+						  const PrGpuReport *report)
+{
+	return !resident && r != one_off && report->resident_need_bytes > 0 &&
+		resident_bytes_besides(r) > 0 &&
+		report->resident_need_bytes + PR_DEVICE_RESERVE <=
+		report->device_free_bytes + resident_bytes_besides(r) &&
+		(engine_config->memory_limit <= 0 ||
+		 report->resident_need_bytes <= (uint64) engine_config->memory_limit);
+}
+
+/* Logs where the time went when a graph was put on the device, for the server log. */
+static void
+log_device_placement(const Resident *r, const PrGpuReport *report, bool streamed,
+					 double map_seconds, const PrRunStats *stats)
+{
+	char		line[768];
+	size_t		used;
+
+	used = (size_t) snprintf(line, sizeof(line),
+							 "graph of %lld nodes, %lld edges on the device (%s): graph mapped in %.1f ms, prepared in %.1f ms (plan %.1f ms: host arrays %.1f, tile setup %.1f; upload %.1f ms)",
+							 (long long) r->graph.n_nodes, (long long) r->graph.n_edges, report->engine,
+							 map_seconds * 1000.0, stats->prepare_seconds * 1000.0,
+							 report->plan_seconds * 1000.0, report->host_seconds * 1000.0,
+							 report->smem_setup_seconds * 1000.0, report->upload_seconds * 1000.0);
+	if (streamed && used < sizeof(line))
+		used += (size_t) snprintf(line + used, sizeof(line) - used,
+								  "; larger than the device memory (or powerrank.gpu_memory): streamed from %s host memory every iteration, %lld blocks, %.1f MB a product, %.1f MB of device memory",
+								  report->stream_mode, (long long) report->stream_blocks,
+								  report->stream_bytes / 1e6, report->total_bytes / 1e6);
+	if (report->measured_ms >= 0 && used < sizeof(line))
+		snprintf(line + used, sizeof(line) - used,
+				 "; measured layout choice %s %.3f ms (predicted %.3f), runner-up %s %.3f ms",
+				 report->layout, report->measured_ms, report->predicted_ms,
+				 report->runner_up[0] ? report->runner_up : "none", report->runner_up_ms);
+	engine_log(line);
+}
+
+/*
+ * Fills the outcome's engine and residency from the GPU engine's report of a successful run and
+ * logs a graph's placement on the device.  Returns whether the graph should make room for itself
+ * (streamed_for_lack_of_room).
+ */
+static bool
+describe_gpu_run(ServiceOutcome *out, Resident *r, const Resident *one_off, bool resident,
+				 const PrGpuReport *report, double map_seconds, const PrRunStats *stats)
+{
+	bool		streamed = strcmp(report->residency, "streamed") == 0;
+	bool		make_room;
+
+	strlcpy(out->engine, report->engine, sizeof(out->engine));
+	strlcpy(out->residency, report->residency, sizeof(out->residency));
+	/* a streamed graph's tuned layout would stream the same way: no tuner */
+	if (streamed)
+		r->quick = false;
+	make_room = streamed && streamed_for_lack_of_room(r, one_off, resident, report);
+	if (!resident)
+		log_device_placement(r, report, streamed, map_seconds, stats);
+	return make_room;
+}
+
+/*
+ * Evicts the other resident graphs and releases this graph's streamed engine, so that its next
+ * call prepares it resident.
+ */
+static void
+make_room_for(Resident *r)
+{
+	char		line[SERVICE_MESSAGE_LEN];
+
+	snprintf(line, sizeof(line),
+			 "cached graph %llu ran streamed for lack of free device memory; the other resident graphs are evicted so that its next call runs resident",
+			 (unsigned long long) r->entry_id);
+	engine_log(line);
+	resident_evict_to_fit(r, true);
+	r->engine->ops->release(r->engine);
+	r->engine = NULL;
+	r->prepared = false;
+}
+
+/*
+ * Publishes a successful run: the outcome (stats, engine, residency), the service's counters, the
+ * graph marked prepared (its tuner started when cached), room made when it ran streamed for lack
+ * of it, and its size recounted.
+ */
+static void
+publish_success(ServiceSlot *slot, Resident *r, const Resident *one_off, bool resident,
+				bool use_multi, double map_seconds, const PrRunStats *stats)
+{
+	const ServiceRequest *req = &slot->request;
+	ServiceOutcome *out = &slot->outcome;
+	PrGpuReport report;
+	PrError		report_err;
+	bool		make_room = false;
+
+	engine_outcome_done(out, stats, resident, 1);
+	if (use_multi)
+	{
+		snprintf(out->engine, sizeof(out->engine), "gpu-multi(%d)", engine_multi_gpus);
+		strlcpy(out->residency, "resident", sizeof(out->residency));
+	}
+	else if (engine_config->kind == SERVICE_ENGINE_GPU &&
+			 engine_gpu.engine_report(r->engine, &report, &report_err) == PR_OK)
+		make_room = describe_gpu_run(out, r, one_off, resident, &report, map_seconds, stats);
+	else
+		strlcpy(out->engine, "cpu-test via service", sizeof(out->engine));
+	pg_atomic_fetch_add_u64(resident ? &service->reuses : &service->uploads, 1);
+	if (!use_multi)
+	{
+		r->prepared = true;
+		r->prepared_algorithm = req->algorithm;
+		r->prepared_k = req->k;
+		if (r != one_off)
+			resident_tuner_start(r);
+	}
+	if (make_room)
+		make_room_for(r);
+	r->bytes = resident_bytes(r, req->k, req->algorithm == SERVICE_HITS ? 3 : 2);
+}
+
+/*
  * Serves one request: maps the request segment, finds (or maps and prepares) the graph, runs the
  * driver into the request segment, fills the outcome.  Returns the status; PR_ERR_ENGINE from a
  * real engine means the device context may be broken (the caller then exits).
@@ -165,7 +397,6 @@ serve(ServiceSlot *slot, ServiceFault fault)
 {
 	const ServiceRequest *req = &slot->request;
 	ServiceOutcome *out = &slot->outcome;
-	char		message[SERVICE_MESSAGE_LEN];
 	char	   *request_base;
 	size_t		request_size;
 	SegmentMapping request_mapping;
@@ -177,7 +408,6 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	PrStatus	status = PR_OK;
 	bool		resident;
 	bool		use_multi;
-	bool		make_room = false;
 
 	if (req->algorithm == SERVICE_BUILD)
 		return build_serve(slot, fault);
@@ -186,32 +416,8 @@ serve(ServiceSlot *slot, ServiceFault fault)
 
 	if ((status = engine_inject_fault(out, fault)) != PR_OK)
 		return status;
-
-	if (req->inline_data)
-	{
-		/* a small request: its data is in the slot, nothing to map */
-		request_base = (char *) slot->inline_data;
-		request_size = sizeof(slot->inline_data);
-		request_mapping = MAPPED_FILE;
-	}
-	else
-	{
-		request_base = segment_map(req->request_handle, req->request_address, req->request_size,
-								   &request_size, &request_mapping, message,
-								   sizeof(message));
-		if (request_base == NULL)
-		{
-			/* the backend may have left: not a device failure */
-			engine_fail(out, PR_ERR_INVALID, message);
-			return PR_ERR_INVALID;
-		}
-	}
-	if (!engine_request_valid(req, request_base, request_size))
-	{
-		segment_release_request(req, request_base, request_size, request_mapping);
-		engine_fail(out, PR_ERR_INVALID, "malformed request segment");
+	if ((request_base = request_map(slot, &request_size, &request_mapping)) == NULL)
 		return PR_ERR_INVALID;
-	}
 
 	resident_drop_vanished();
 	map_seconds = pr_clock_seconds();
@@ -227,135 +433,15 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	engine_current_slot = slot;
 
 	use_multi = multi_eligible(req, r, &one_off);
-	resident = use_multi ? r->multi != NULL :
-		(r->prepared && r->prepared_algorithm == req->algorithm && r->prepared_k == req->k);
+	resident = use_multi ? r->multi != NULL : prepared_for(r, req);
 	if (use_multi)
-	{
-		status = run_multi(slot, r, request_base, &err, &stats);
-		if (status == PR_ERR_NOMEM)
-		{
-			/* device memory taken by other resident graphs: free them and try once more */
-			resident_multi_release(r);
-			resident_evict_to_fit(r, true);
-			memset(&err, 0, sizeof(err));
-			status = run_multi(slot, r, request_base, &err, &stats);
-		}
-		if (status != PR_OK && status != PR_ERR_INTERRUPTED)
-		{
-			/* never fail a request for the multi-GPU path: this graph runs on one GPU now */
-			char		line[SERVICE_MESSAGE_LEN + 128];
-
-			snprintf(line, sizeof(line),
-					 "multi-GPU PageRank failed on cached graph %llu (%s); it runs on one GPU from now on",
-					 (unsigned long long) r->entry_id,
-					 err.message[0] ? err.message : pr_status_name(status));
-			engine_log(line);
-			resident_multi_release(r);
-			r->multi_failed = true;
-			use_multi = false;
-			resident = r->prepared && r->prepared_algorithm == req->algorithm &&
-				r->prepared_k == req->k;
-			memset(&err, 0, sizeof(err));
-		}
-	}
+		status = serve_multi(slot, r, request_base, &err, &stats, &use_multi, &resident);
 	if (!use_multi)
-	{
-		status = run_driver(slot, r, request_base, &err, &stats);
-		if (status == PR_ERR_NOMEM && r != &one_off)
-		{
-			/* device memory taken by other resident graphs: free them and try once more */
-			resident_multi_release(r);
-			resident_evict_to_fit(r, true);
-			memset(&err, 0, sizeof(err));
-			status = run_driver(slot, r, request_base, &err, &stats);
-		}
-	}
+		status = serve_single(slot, r, &one_off, request_base, &err, &stats);
 	engine_current_slot = NULL;
 
 	if (status == PR_OK)
-	{
-		PrGpuReport report;
-		PrError		report_err;
-
-		engine_outcome_done(out, &stats, resident, 1);
-		if (use_multi)
-		{
-			snprintf(out->engine, sizeof(out->engine), "gpu-multi(%d)", engine_multi_gpus);
-			strlcpy(out->residency, "resident", sizeof(out->residency));
-		}
-		else if (engine_config->kind == SERVICE_ENGINE_GPU &&
-				 engine_gpu.engine_report(r->engine, &report, &report_err) == PR_OK)
-		{
-			bool		streamed = strcmp(report.residency, "streamed") == 0;
-
-			strlcpy(out->engine, report.engine, sizeof(out->engine));
-			strlcpy(out->residency, report.residency, sizeof(out->residency));
-			/* a streamed graph's tuned layout would stream the same way: no tuner */
-			if (streamed)
-				r->quick = false;
-			/*
-			 * Streamed only because other resident graphs hold the device memory it would take
-			 * resident (within powerrank.gpu_memory): they are evicted, and its next call
-			 * prepares it resident.
-			 */
-			if (streamed && !resident && r != &one_off && report.resident_need_bytes > 0 &&
-				resident_bytes_besides(r) > 0 &&
-				report.resident_need_bytes + PR_DEVICE_RESERVE <=
-				report.device_free_bytes + resident_bytes_besides(r) &&
-				(engine_config->memory_limit <= 0 ||
-				 report.resident_need_bytes <= (uint64) engine_config->memory_limit))
-				make_room = true;
-			if (!resident)
-			{
-				/* a graph put on the device: where the time went, for the server log */
-				char		line[768];
-				size_t		used;
-
-				used = (size_t) snprintf(line, sizeof(line),
-										 "graph of %lld nodes, %lld edges on the device (%s): graph mapped in %.1f ms, prepared in %.1f ms (plan %.1f ms: host arrays %.1f, tile setup %.1f; upload %.1f ms)",
-										 (long long) r->graph.n_nodes, (long long) r->graph.n_edges, report.engine,
-										 map_seconds * 1000.0, stats.prepare_seconds * 1000.0,
-										 report.plan_seconds * 1000.0, report.host_seconds * 1000.0,
-										 report.smem_setup_seconds * 1000.0, report.upload_seconds * 1000.0);
-				if (streamed && used < sizeof(line))
-					used += (size_t) snprintf(line + used, sizeof(line) - used,
-											  "; larger than the device memory (or powerrank.gpu_memory): streamed from %s host memory every iteration, %lld blocks, %.1f MB a product, %.1f MB of device memory",
-											  report.stream_mode, (long long) report.stream_blocks,
-											  report.stream_bytes / 1e6, report.total_bytes / 1e6);
-				if (report.measured_ms >= 0 && used < sizeof(line))
-					snprintf(line + used, sizeof(line) - used,
-							 "; measured layout choice %s %.3f ms (predicted %.3f), runner-up %s %.3f ms",
-							 report.layout, report.measured_ms, report.predicted_ms,
-							 report.runner_up[0] ? report.runner_up : "none", report.runner_up_ms);
-				engine_log(line);
-			}
-		}
-		else
-			strlcpy(out->engine, "cpu-test via service", sizeof(out->engine));
-		pg_atomic_fetch_add_u64(resident ? &service->reuses : &service->uploads, 1);
-		if (!use_multi)
-		{
-			r->prepared = true;
-			r->prepared_algorithm = req->algorithm;
-			r->prepared_k = req->k;
-			if (r != &one_off)
-				resident_tuner_start(r);
-		}
-		if (make_room)
-		{
-			char		line[SERVICE_MESSAGE_LEN];
-
-			snprintf(line, sizeof(line),
-					 "cached graph %llu ran streamed for lack of free device memory; the other resident graphs are evicted so that its next call runs resident",
-					 (unsigned long long) r->entry_id);
-			engine_log(line);
-			resident_evict_to_fit(r, true);
-			r->engine->ops->release(r->engine);
-			r->engine = NULL;
-			r->prepared = false;
-		}
-		r->bytes = resident_bytes(r, req->k, req->algorithm == SERVICE_HITS ? 3 : 2);
-	}
+		publish_success(slot, r, &one_off, resident, use_multi, map_seconds, &stats);
 	else
 	{
 		engine_fail(out, status, err.message[0] ? err.message : pr_status_name(status));
