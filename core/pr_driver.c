@@ -264,8 +264,8 @@ stop_rule_begin(StopRule *rule, const PrIterOptions *o, int64_t n, bool started_
 /*
  * Feeds the largest residual of a check (in the chosen norm) to the rule; true when the run has
  * converged: the residual is below the threshold or, for a run started elsewhere than 1/N, exactly
- * 0 or, from its second check on, below the threshold times the smallest ratio of a residual to
- * the one before it seen so far (at most 1).  See "Stopping" in pr_driver.h.
+ * 0 or, from its second check on, below half the threshold times the smallest ratio of a residual
+ * to the one before it seen so far (at most 1).  See "Stopping" in pr_driver.h.
  */
 static bool
 stop_rule_met(StopRule *rule, double residual)
@@ -280,7 +280,7 @@ stop_rule_met(StopRule *rule, double residual)
 	if (previous > 0.0 && residual / previous < rule->smallest_ratio)
 		rule->smallest_ratio = residual / previous;
 	return isfinite(rule->smallest_ratio) &&
-		residual < rule->threshold * fmin(rule->smallest_ratio, 1.0);
+		residual < rule->threshold * fmin(rule->smallest_ratio, 1.0) / 2.0;
 }
 
 /* Polls should_stop before an iteration: PR_ERR_INTERRUPTED when the caller asks to stop. */

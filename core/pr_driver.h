@@ -18,11 +18,12 @@
  *    residual < tolerance (PR_NORM_L1_SCALED: residual < n * tolerance, as NetworkX does).
  *    With k columns, every column must meet it.  A run that starts elsewhere than 1/N (a start
  *    vector, the warm start) needs more: a residual of 0, or, from its second check on, one below
- *    that threshold times q, the smallest ratio so far of a residual to the one checked before it
- *    (at most 1).  The run from 1/N stops at a residual of at least its last ratio times the
+ *    half that threshold times q, the smallest ratio so far of a residual to the one checked before
+ *    it (at most 1).  The run from 1/N stops at a residual of at least its last ratio times the
  *    threshold, and the error of either run is about its residual / (1 - rate) once it contracts at
- *    the graph's rate, so the run from elsewhere does not end the less accurate (doc/DESIGN.md,
- *    "The warm start's stop", which also says where that reasoning falls short).  Such a run that
+ *    the graph's rate, so the run from elsewhere does not end the less accurate; the half covers a
+ *    change whose effect decays slower at first than the run from 1/N ends (doc/DESIGN.md, "The
+ *    warm start's stop", which also says where that reasoning falls short).  Such a run that
  *    must end anyway (stagnant, or at max_iterations) with a residual below the plain threshold has
  *    converged.  A run whose residual stops decreasing before that (50 checks bring no new minimum
  *    of the largest L1 residual, or, for PageRank with alpha < 1, whose residual must shrink every

@@ -345,7 +345,7 @@ test_driver_stagnation(void)
 
 /*
  * The stricter stop of a run started elsewhere than 1/N (a start vector here): it needs two
- * checks and a residual below the tolerance times the smallest ratio of consecutive residuals
+ * checks and a residual below half the tolerance times the smallest ratio of consecutive residuals
  * seen, so that its answer is no less accurate than that of the run from 1/N (pr_driver.h,
  * "Stopping"); the run from 1/N keeps the plain rule.
  */
@@ -357,28 +357,28 @@ test_driver_warm_stop(void)
 	PrRunStats	st;
 
 	/* below the tolerance at once: the run from 1/N stops there, the other needs a second check */
-	script[0] = 8e-13;
-	script[1] = 4e-13;			/* ratio 0.5: below 0.5 * 1e-12 */
+	script[0] = 4e-13;
+	script[1] = 1e-13;			/* ratio 0.25: below 0.25 * 1e-12 / 2 */
 	st = run_script(script, 2, false, 0.85, 0.0);
 	CHECKF(st.converged && st.iterations == 1, "from 1/N: %d iterations", st.iterations);
 	st = run_script_from_start(script, 2, 1000, 1);
-	CHECKF(st.converged && st.iterations == 2 && st.residual == 4e-13, "from a start: %d iterations",
+	CHECKF(st.converged && st.iterations == 2 && st.residual == 1e-13, "from a start: %d iterations",
 		   st.iterations);
 
-	/* 1e-9, 1e-10 (ratio 0.1), then 0.8 a check: the threshold is 0.1 * 1e-12 */
+	/* 1e-9, 1e-10 (ratio 0.1), then 0.8 a check: the threshold is 0.1 * 1e-12 / 2 */
 	script[0] = 1e-9;
 	for (int i = 1; i < 200; i++)
 		script[i] = i == 1 ? 1e-10 : script[i - 1] * 0.8;
 	st = run_script(script, 200, false, 0.85, 0.0);
 	CHECKF(st.converged && st.iterations == 23, "from 1/N: %d iterations", st.iterations);
 	st = run_script_from_start(script, 200, 1000, 1);
-	threshold = 0.1 * 1e-12;
+	threshold = 0.1 * 1e-12 / 2;
 	CHECKF(st.converged && st.residual < threshold && script[st.iterations - 2] >= threshold,
 		   "from a start: %d iterations, residual %g", st.iterations, st.residual);
-	CHECK(st.iterations == 33);
+	CHECK(st.iterations == 37);
 	/* read every 5 iterations: ratios of checks 5 iterations apart (0.8^5 at the smallest) */
 	st = run_script_from_start(script, 200, 1000, 5);
-	threshold = pow(0.8, 5) * 1e-12;
+	threshold = pow(0.8, 5) * 1e-12 / 2;
 	CHECKF(st.converged && st.iterations % 5 == 0 && st.residual < threshold &&
 		   script[st.iterations - 6] >= threshold,
 		   "every 5: %d iterations, residual %g", st.iterations, st.residual);
@@ -390,12 +390,13 @@ test_driver_warm_stop(void)
 
 	/*
 	 * A rising residual never loosens the rule (ratios above 1 count as 1): 4e-13, 1.2e-12 (ratio
-	 * 3: uncapped, 3e-12 would pass), 6e-13 (0.5: the threshold is 5e-13), 2e-13 (1/3: below 3.3e-13)
+	 * 3: uncapped, the threshold 1.5e-12 would pass), 4e-13 (1/3: the threshold is 1.67e-13), 1e-13
+	 * (1/4: below 1.25e-13)
 	 */
 	script[0] = 4e-13;
 	script[1] = 1.2e-12;
-	script[2] = 6e-13;
-	script[3] = 2e-13;
+	script[2] = 4e-13;
+	script[3] = 1e-13;
 	st = run_script_from_start(script, 4, 1000, 1);
 	CHECKF(st.converged && st.iterations == 4, "rising: %d iterations", st.iterations);
 

