@@ -161,37 +161,30 @@ uint64_t   *pr_radix_sort_u64(uint64_t *keys, uint64_t *tmp, size_t count, int f
 PrStatus	pr_order_by_key_desc(int64_t n, const int64_t *key, int32_t *order, int32_t *rank,
 								 const PrAllocator *alloc, PrError *err);
 
-/* First position in a[lo, hi) (ascending) holding a value >= v: a binary search. */
-static inline int64_t
-pr_lower_bound(const int64_t *a, int64_t lo, int64_t hi, int64_t v)
-{
-	while (lo < hi)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (a[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+/*
+ * Defines NAME(a, lo, hi, v): the first position in a[lo, hi) (ascending values of TYPE) holding a
+ * value >= v, by binary search.
+ */
+#define PR_DEFINE_LOWER_BOUND(NAME, TYPE) \
+static inline int64_t \
+NAME(const TYPE *a, int64_t lo, int64_t hi, int64_t v) \
+{ \
+	while (lo < hi) \
+	{ \
+		int64_t		mid = lo + (hi - lo) / 2; \
+\
+		if (a[mid] < v) \
+			lo = mid + 1; \
+		else \
+			hi = mid; \
+	} \
+	return lo; \
 }
 
-/* The same over 32-bit ids (node lists). */
-static inline int64_t
-pr_lower_bound_i32(const int32_t *a, int64_t lo, int64_t hi, int64_t v)
-{
-	while (lo < hi)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (a[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
+/* Over 64-bit values (external ids, row pointers). */
+PR_DEFINE_LOWER_BOUND(pr_lower_bound, int64_t)
+/* Over 32-bit ids (node lists). */
+PR_DEFINE_LOWER_BOUND(pr_lower_bound_i32, int32_t)
 
 #ifdef __cplusplus
 }
