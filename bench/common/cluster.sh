@@ -96,6 +96,14 @@ cluster_start() {
   PGDATABASE=postgres sql -c "CREATE DATABASE bench"
 }
 
+# starts the throwaway cluster of a script that needs no GPU: powerrank preloaded without its GPU service,
+# 40 connections, plus $1 (more "-c name=value" settings); the server's output in $OUT/server.log, printed
+# when it does not start
+cluster_start_without_gpu() {
+  cluster_start "-c shared_preload_libraries=powerrank -c max_connections=40 -c powerrank.service_engine=off
+    ${1:-}" > "$OUT/server.log" 2>&1 || { cat "$OUT/server.log"; return 1; }
+}
+
 # at exit: the server log's tail into OUT, then the cluster stopped and the scratch folder removed
 # (KEEP=1: both left, with how to reach them)
 cluster_stop() {

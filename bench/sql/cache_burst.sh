@@ -40,8 +40,7 @@ phases=(cache_burst)
 . bench/common/cluster.sh
 pg_init
 pg_require_installed
-cluster_start "-c shared_preload_libraries=powerrank -c max_connections=40 -c powerrank.service_engine=off" \
-	> "$OUT/server.log" 2>&1 || { cat "$OUT/server.log"; exit 1; }
+cluster_start_without_gpu || exit 1
 PSQL=(psql -X -q -d postgres -v ON_ERROR_STOP=1)
 as_pg "${PSQL[@]}" <<'SQL' >/dev/null || exit 1
 CREATE EXTENSION powerrank;

@@ -29,9 +29,8 @@ cp bench/sql/pgbench/tracking_*.sql "$WORK"/
 own "$WORK"
 # the check compares bit for bit: a rebuilt graph's run must not start from the previous graph's
 # scores (powerrank.warm_start_auto), which gives the same ranking to the tolerance, not to the bit
-cluster_start "-c shared_preload_libraries=powerrank -c max_connections=40 -c powerrank.warm_start_auto=off
-  -c default_transaction_isolation='repeatable read' -c powerrank.service_engine=off" > "$OUT/server.log" 2>&1 \
-  || { cat "$OUT/server.log"; exit 1; }
+cluster_start_without_gpu "-c powerrank.warm_start_auto=off -c default_transaction_isolation='repeatable read'" \
+  || exit 1
 PSQL=(psql -X -q -d postgres -v ON_ERROR_STOP=1)
 as_pg "${PSQL[@]}" <<'SQL' || exit 1
 CREATE EXTENSION powerrank;
