@@ -1,0 +1,78 @@
+/*
+ * pr_parts.h — one engine over several part engines (several GPUs, or the CPU engine's simulated
+ * parts in tests): the driver (pr_driver.h) runs on it as on any engine.
+ *
+ * The graph's rows (nodes) are split into contiguous ranges, one per part, about equal in the
+ * product's work (edges plus rows).  Part p is an ordinary engine prepared on a part graph that has
+ * every node, the whole graph's out-strengths and dangling list, and only the edges its own rows'
+ * products read: for the pull products the in-edges of its rows (a slice of the graph's arrays, no
+ * copy); when the push product is needed too (HITS), the edges with an endpoint among its rows, so
+ * both products of its own rows are complete (a copy).  A product runs on every part at once (each
+ * part's own rows are right, the others are not), then the exchange makes every part's copy of the
+ * result vector whole: rows [row_begin[p], row_begin[p+1]) of part p go to every other part.
+ *
+ * Every vector operation (the PageRank update, normalisation, combinations, fills, uploads) runs on
+ * every part over the whole vector, so each part holds the same full vectors and no operation but
+ * the product needs another part; reads (residual, download, column sums, top-k) come from part 0.
+ * The warm start's restart_local is not offered (it multiplies inside the engine): the driver takes
+ * its general way through restart_fill and products.
+ */
+#ifndef PR_PARTS_H
+#define PR_PARTS_H
+
+#include "pr_engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most parts one engine composes. */
+#define PR_PARTS_MAX 16
+
+/* How rows of a slot travel between the parts after a product. */
+typedef struct PrPartsExchange
+{
+	/*
+	 * Makes rows [row_begin[p], row_begin[p+1]) (all k columns) of slot on every part equal to
+	 * those rows on part p, for every p.  NULL: the generic exchange through download and upload
+	 * (host memory; for the CPU engine's parts).
+	 */
+	PrStatus	(*gather) (void *arg, PrEngine *const *parts, int n_parts, const int64_t *row_begin,
+						   int k, int slot, PrError *err);
+
+	/* Frees arg when the engine is released (may be NULL). */
+	void		(*release) (void *arg);
+	void	   *arg;
+} PrPartsExchange;
+
+/* What a prepared parts engine split, for reports. */
+typedef struct PrPartsReport
+{
+	int			n_parts;
+	int64_t		row_begin[PR_PARTS_MAX + 1];
+	int64_t		edges[PR_PARTS_MAX];	/* edges of each part graph */
+	double		split_seconds;	/* host: the ranges and the part graphs */
+} PrPartsReport;
+
+/*
+ * Creates an engine over n_parts (2 .. PR_PARTS_MAX) engines of one kind, which it owns from then
+ * on (released with it, also when creation fails), and an exchange (copied; NULL or a NULL gather
+ * for the generic one).  Its name is "<name>(<n_parts>)".
+ */
+PrEngine   *pr_parts_engine_create(PrEngine **parts, int n_parts, const PrPartsExchange *exchange,
+								   const char *name, const PrAllocator *alloc, PrError *err);
+
+/* Whether engine was made by pr_parts_engine_create. */
+bool		pr_parts_engine_is(const PrEngine *engine);
+
+/* Part p of a parts engine (NULL when p is out of range). */
+PrEngine   *pr_parts_engine_part(PrEngine *engine, int p);
+
+/* The split of a prepared parts engine (PR_ERR_INVALID before prepare). */
+PrStatus	pr_parts_engine_report(PrEngine *engine, PrPartsReport *out, PrError *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* PR_PARTS_H */
