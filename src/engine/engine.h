@@ -161,7 +161,7 @@ Resident   *resident_for_request(const ServiceRequest *req, char *request_base,
 								 size_t request_size, Resident *one_off, ServiceOutcome *out);
 void		resident_touch(Resident *r);
 void		resident_free(Resident *r);
-size_t		resident_bytes(Resident *r, int k, int n_slots);
+size_t		resident_bytes(Resident *r);
 void		resident_multi_release(Resident *r);
 void		resident_tuner_start(Resident *r);
 void		resident_tuner_finish(Resident *r, bool wait);

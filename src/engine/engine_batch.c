@@ -447,7 +447,7 @@ batch_serve(const int *members, int n)
 		}
 		else
 			strlcpy(engine_name, "cpu-test via service", sizeof(engine_name));
-		r->bytes = resident_bytes(r, r->prepared ? r->prepared_k : 1, 2);
+		r->bytes = resident_bytes(r);
 	}
 	for (int j = 0; j < b.n; j++)
 	{

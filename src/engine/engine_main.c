@@ -384,7 +384,7 @@ publish_success(ServiceSlot *slot, Resident *r, const Resident *one_off, bool re
 	}
 	if (make_room)
 		make_room_for(r);
-	r->bytes = resident_bytes(r, req->k, req->algorithm == SERVICE_HITS ? 3 : 2);
+	r->bytes = resident_bytes(r);
 }
 
 /*

@@ -133,7 +133,7 @@ resident_tuner_finish(Resident *r, bool wait)
 		r->engine->ops->release(r->engine);
 		r->engine = r->tuned;
 		r->tuned = NULL;
-		r->bytes = resident_bytes(r, 1, 2);
+		r->bytes = resident_bytes(r);
 		return;
 	}
 	r->tuned->ops->release(r->tuned);
@@ -315,15 +315,21 @@ resident_drop_vanished(void)
 
 /*
  * Bytes a prepared entry holds: the GPU engines' reports plus the multi-GPU copy's device bytes,
- * or host memory for the CPU engine (its vectors: k columns, n_slots slots; the batch engine's
- * two slots of engine_config->batch_size columns).
+ * or host memory for the CPU engine (its vectors: the slots of the algorithm it is prepared for
+ * over its prepared columns, one-column PageRank when it is not prepared; the batch engine's
+ * PageRank slots of engine_config->batch_size columns; the warm start's extra slots are not
+ * counted).
  */
 size_t
-resident_bytes(Resident *r, int k, int n_slots)
+resident_bytes(Resident *r)
 {
 	PrGpuReport report;
 	PrError		err = {0};
 	size_t		bytes;
+	ServiceAlgorithm algorithm = r->prepared ? r->prepared_algorithm : SERVICE_PAGERANK;
+	int			k = r->prepared ? r->prepared_k : 1;
+	int			n_slots = pr_algorithm_slots(service_algorithm(algorithm), false);
+	int			batch_slots = pr_algorithm_slots(service_algorithm(SERVICE_PAGERANK), false);
 
 	if (engine_config->kind == SERVICE_ENGINE_GPU)
 	{
@@ -337,8 +343,8 @@ resident_bytes(Resident *r, int k, int n_slots)
 	}
 	bytes = r->size + (size_t) r->graph.n_nodes * (size_t) k * (size_t) n_slots * sizeof(double);
 	if (r->batch_engine != NULL)
-		bytes += (size_t) r->graph.n_nodes * (size_t) engine_config->batch_size * 2 *
-			sizeof(double);
+		bytes += (size_t) r->graph.n_nodes * (size_t) engine_config->batch_size *
+			(size_t) batch_slots * sizeof(double);
 	if (r->own_out)
 		bytes += (size_t) r->graph.n_edges * (sizeof(int32_t) + (r->graph.weighted ? 8 : 0)) +
 			(size_t) (r->graph.n_nodes + 1) * sizeof(int64_t);
@@ -353,7 +359,7 @@ Resident *
 resident_for_request(const ServiceRequest *req, char *request_base, size_t request_size,
 					 Resident *one_off, ServiceOutcome *out)
 {
-	bool		with_out = req->algorithm == SERVICE_HITS;
+	bool		with_out = (service_algorithm(req->algorithm)->needs & PR_NEED_PUSH) != 0;
 	bool		trusted;
 	char		message[SERVICE_MESSAGE_LEN];
 	Resident   *r;

@@ -31,6 +31,8 @@
 	X(test_flat_corrupt) \
 	X(test_flat_fuzz) \
 	X(test_flat_fuzz_threaded) \
+	X(test_algorithm_table) \
+	X(test_algorithm_driver_prepares) \
 	X(test_topk_ties) \
 	X(test_topk_strided) \
 	X(test_topk_vs_sort) \
