@@ -60,6 +60,12 @@
 	X(test_star_tight_tolerance_columns) \
 	X(test_driver_stagnation) \
 	X(test_driver_warm_stop) \
+	X(test_parts_vs_cpu) \
+	X(test_parts_edge_cases) \
+	X(test_parts_prepare_again) \
+	X(test_parts_exchange) \
+	X(test_parts_create) \
+	X(test_parts_allocation_failures) \
 	X(test_igraph_slashdot) \
 	X(test_igraph_enron_undirected)
 

@@ -66,6 +66,16 @@ void		reference_hits(const double *W, int64_t n, int iterations, double *hubs, d
 /* Sum of |a[i] - b[i]|. */
 double		l1_distance(const double *a, const double *b, size_t n);
 
+/* An allocator's budget: allocations left before it fails, and blocks allocated and not freed. */
+typedef struct FailingAlloc
+{
+	int			remaining;
+	int			live;
+} FailingAlloc;
+
+/* An allocator over malloc that fails once f->remaining allocations are spent, counting f->live. */
+PrAllocator failing_allocator(FailingAlloc *f);
+
 /* Default iteration options: tolerance tol, L1 norm, max_iterations, check every iteration. */
 PrIterOptions test_iter_options(double tol, int max_iterations);
 
