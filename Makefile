@@ -7,7 +7,7 @@
 #                        sessions, specs/) in another one (run as a non-root user: initdb
 #                        refuses root)
 #   make check-core      C unit tests of the pure-C core (test/core) and of the GPU planners
-#                        (test/plan, test/partition); no GPU needed
+#                        (test/plan); no GPU needed
 #   make cuda            the GPU engine library (cuda/), where nvcc and cuda/Makefile exist;
 #                        `make install` then also installs it as $libdir/powerrank_gpu.so, the
 #                        library the GPU service loads (powerrank.gpu_library), and, when
@@ -78,7 +78,7 @@ installcheck: reference
 installcheck: export POWERRANK_BINDIR = $(bindir)
 
 check-core:
-	@for d in test/core test/plan test/partition; do \
+	@for d in test/core test/plan; do \
 		if [ -f $$d/Makefile ]; then $(MAKE) -C $$d || exit 1; \
 		else echo "check-core: $$d has no Makefile, skipped"; fi; \
 	done
