@@ -116,8 +116,8 @@ pr_multi_comms_create(int n_gpus, PrError *err)
 
 	if (n_gpus < 2 || n_gpus > visible || n_gpus > PR_PARTS_MAX)
 	{
-		pr_error_set(err, PR_ERR_INVALID, "multi-GPU: %d GPUs asked; 2 to %d can be used (%d visible)",
-					 n_gpus, visible < PR_PARTS_MAX ? visible : PR_PARTS_MAX, visible);
+		pr_error_set(err, PR_ERR_INVALID, "multi-GPU: %d GPUs asked, %d visible (the engine takes 2 to %d)",
+					 n_gpus, visible, PR_PARTS_MAX);
 		return NULL;
 	}
 	/*

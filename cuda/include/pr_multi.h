@@ -45,8 +45,8 @@ void		pr_multi_comms_free(PrMultiComms *comms);
 
 /*
  * An engine over GPUs 0 .. n_gpus-1 (2 <= n_gpus <= pr_multi_comms_count(comms)): a single-GPU
- * engine per GPU with gpu's settings (gpu->device is ignored; gpu NULL: pr_gpu_options_init's
- * defaults), composed by pr_parts_engine_create.  Its name is "gpu-multi(<n_gpus>)".  Released
+ * engine per GPU with gpu's settings (gpu->device is ignored, memory_budget holds for each GPU;
+ * gpu NULL: pr_gpu_options_init's defaults), composed by pr_parts_engine_create.  Its name is "gpu-multi(<n_gpus>)".  Released
  * through its ops like any engine, before comms.  NULL with err set on failure.
  */
 PrEngine   *pr_multi_engine_create(PrMultiComms *comms, const PrGpuOptions *gpu, int n_gpus,
