@@ -9,7 +9,7 @@
  * one NCCL group, for every GPU g and every owner q, ncclBroadcast of rows [b_q, b_{q+1}) from q's
  * buffer into the same rows of g's buffer (in place on q), on g's engine's stream.  A GPU with a
  * scratch vector then copies the whole vector back into its private order.  Everything is enqueued
- * on the engines' streams: the host never waits for the devices here.
+ * on the engines' streams: the host waits for a device only when its scratch vector must grow.
  */
 #include "pr_multi.h"
 #include "pr_parts.h"
@@ -22,7 +22,6 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

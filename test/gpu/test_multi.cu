@@ -399,6 +399,7 @@ main(void)
 		test_check(false, "pr_multi_comms_create(%d): %s", most, err.message);
 		return test_summary();
 	}
+	report(pr_multi_comms_count(comms) == most, "-", "communicators over every visible GPU", "");
 	report(pr_multi_engine_create(comms, NULL, 1, &err) == NULL && err.status == PR_ERR_INVALID, "-",
 		   "one GPU refused", "");
 	report(pr_multi_engine_create(comms, NULL, most + 1, &err) == NULL && err.status == PR_ERR_INVALID, "-",
