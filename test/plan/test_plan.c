@@ -45,7 +45,7 @@ static bool
 emulate_composite(const PrComposite *c, const double *z, double *y)
 {
 	int64_t		n = c->n;
-	int64_t		pad = c->n_cols;	/* the padding column (columns may differ from rows) */
+	int64_t		pad = c->n_cols;	/* the padding column */
 	int		   *written = calloc((size_t) n, sizeof(int));
 	bool		compact = c->options.compact && c->n_tiles > 1;
 	double	   *part = compact ? malloc((size_t) (c->n_part + 1) * sizeof(double)) : NULL;
@@ -387,8 +387,7 @@ check_compact_bits(const PrPlanCsr *csr, const PrCompositeOptions *o, const PrCo
 	PrComposite add;
 	PrError		err;
 	int64_t		n = csr->n;
-	int64_t		cols = pr_plan_csr_cols(csr);
-	float	   *z = malloc((size_t) (cols + 1) * sizeof(float));
+	float	   *z = malloc((size_t) (n + 1) * sizeof(float));
 	float	   *y1 = malloc((size_t) (n + 1) * sizeof(float));
 	float	   *y2 = malloc((size_t) (n + 1) * sizeof(float));
 	uint64_t	rng = seed ^ 0x5bd1e995u;
@@ -396,9 +395,9 @@ check_compact_bits(const PrPlanCsr *csr, const PrCompositeOptions *o, const PrCo
 	char		name[200];
 
 	a.compact = false;
-	for (int64_t i = 0; i < cols; i++)
+	for (int64_t i = 0; i < n; i++)
 		z[i] = (float) gen_unit(&rng) * 3.0f - 1.0f;
-	z[cols] = 0.0f;
+	z[n] = 0.0f;
 	ok = pr_plan_composite(csr, &a, &pr_malloc_allocator, &add, &err) == PR_OK;
 	if (ok)
 	{
@@ -1117,203 +1116,6 @@ test_stats_round_trip(const char *table_path)
 	free(table);
 }
 
-/*
- * Rectangular parts (the multi-GPU engine's local products): part p of n_parts takes the rows r
- * with r % n_parts == p of g; pr_plan_relabel_columns keeps the columns the part reads, by
- * descending count.  Checks: the map and degrees, then every composite layout of the part (shared-
- * memory tiles, thresholds, compact partials, the model's choice) read
- * through z[j] = x[col_map[j]] must give the part's plain CSR product over x exactly.  A square
- * CSR with n_cols = n set must plan the same arrays as with n_cols = 0.
- */
-static void
-test_rectangular(const TestGraph *g, int n_parts, const PrModel *model, uint64_t seed)
-{
-	int64_t		n = g->n;
-	double	   *x = malloc((size_t) (n + 1) * sizeof(double));
-	uint64_t	rng = seed;
-	PrError		err;
-
-	for (int64_t i = 0; i < n; i++)
-		x[i] = (double) (gen_random(&rng) % 9) - 3.0;
-	for (int p = 0; p < n_parts; p++)
-	{
-		int64_t		rows = n > p ? (n - p + n_parts - 1) / n_parts : 0;
-		int64_t    *ptr = calloc((size_t) rows + 1, sizeof(int64_t));
-		int32_t    *col;
-		float	   *val = NULL;
-		double	   *y_ref = calloc((size_t) rows + 1, sizeof(double));
-		double	   *y = malloc((size_t) (rows + 1) * sizeof(double));
-		int32_t    *ident = malloc((size_t) (rows + 1) * sizeof(int32_t));
-		int64_t    *count = calloc((size_t) n + 1, sizeof(int64_t));
-		int32_t    *map = NULL;
-		int64_t    *deg = NULL;
-		double	   *z;
-		PrPlanCsr	rect;
-		char		name[140];
-		bool		ok = true;
-		int64_t		used = 0,
-					nnz = 0;
-
-		snprintf(name, sizeof(name), "%s part %d/%d", g->name, p, n_parts);
-		for (int64_t i = 0; i < rows; i++)
-		{
-			int64_t		r = p + i * n_parts;
-
-			ptr[i + 1] = ptr[i] + (g->ptr[r + 1] - g->ptr[r]);
-			ident[i] = (int32_t) i;
-		}
-		nnz = ptr[rows];
-		col = malloc((size_t) (nnz + 1) * sizeof(int32_t));
-		if (g->val != NULL)
-			val = malloc((size_t) (nnz + 1) * sizeof(float));
-		for (int64_t i = 0; i < rows; i++)
-		{
-			int64_t		r = p + i * n_parts;
-
-			for (int64_t e = g->ptr[r], q = ptr[i]; e < g->ptr[r + 1]; e++, q++)
-			{
-				col[q] = g->col[e];
-				if (val != NULL)
-					val[q] = (float) g->val[e];
-				y_ref[i] += (val != NULL ? g->val[e] : 1.0) * x[g->col[e]];
-				count[g->col[e]]++;
-			}
-		}
-		for (int64_t c = 0; c < n; c++)
-			used += count[c] > 0;
-		if (pr_plan_relabel_columns(rows, n, ptr, col, val, &pr_malloc_allocator, &rect, &map, &deg, &err) != PR_OK)
-		{
-			check(false, "column relabel runs", name);
-			goto next;
-		}
-		/* the map: distinct read columns by descending count, ties ascending id; rows sorted */
-		check(rect.n == rows && rect.nnz == nnz && rect.n_cols == (used > 0 ? used : 1) &&
-			  pr_plan_csr_cols(&rect) == rect.n_cols, "column relabel: shape", name);
-		{
-			char	   *seen = calloc((size_t) n + 1, 1);
-
-			for (int64_t j = 0; j < used; j++)
-			{
-				if (map[j] < 0 || map[j] >= n || seen[map[j]] || count[map[j]] != deg[j] || deg[j] < 1)
-					ok = false;
-				else
-					seen[map[j]] = 1;
-				if (j > 0 && (deg[j - 1] < deg[j] || (deg[j - 1] == deg[j] && map[j - 1] > map[j])))
-					ok = false;
-			}
-			free(seen);
-		}
-		check(ok, "column relabel: map is the read columns by descending count", name);
-		ok = true;
-		for (int64_t i = 0; i < rows; i++)
-			for (int64_t e = rect.ptr[i]; e < rect.ptr[i + 1]; e++)
-				if (rect.col[e] < 0 || rect.col[e] >= rect.n_cols || (e > rect.ptr[i] && rect.col[e] < rect.col[e - 1]))
-					ok = false;
-		check(ok, "column relabel: columns in range, ascending in a row", name);
-		z = malloc((size_t) (rect.n_cols + 1) * sizeof(double));
-		for (int64_t j = 0; j < rect.n_cols; j++)
-			z[j] = used > 0 ? x[map[j]] : 0.0;
-		z[rect.n_cols] = 0.0;
-		{
-			const int	thresholds[] = {1, 4, 32};
-			const int	smem[] = {0, 1, 3};
-
-			for (size_t ti = 0; ti < sizeof(thresholds) / sizeof(thresholds[0]); ti++)
-				for (size_t si = 0; si < sizeof(smem) / sizeof(smem[0]); si++)
-					for (int compact = 0; compact < 2; compact++)
-					{
-						PrCompositeOptions o = {si == 0 ? 7 : rect.n_cols, thresholds[ti], 64, false,
-												smem[si], 3 + (int64_t) si * 5, compact == 1};
-						PrComposite c,
-									d;
-						char		what[160];
-
-						snprintf(what, sizeof(what), "rectangular composite smem=%d vec>=%d compact=%d",
-								 smem[si], thresholds[ti], compact);
-						if (pr_plan_composite(&rect, &o, &pr_malloc_allocator, &c, &err) != PR_OK)
-						{
-							check(false, what, name);
-							continue;
-						}
-						ok = c.n == rows && c.n_cols == rect.n_cols && emulate_composite(&c, z, y);
-						check(ok && same_vectors(y, y_ref, rows), what, name);
-						if (compact)
-							check_compact_bits(&rect, &o, &c, seed, what, name);
-						/* the degrees the relabel returned plan the same layout */
-						ok = pr_plan_composite_with_degrees(&rect, deg, &o, &pr_malloc_allocator, &d, &err) == PR_OK;
-						check(ok && same_composite(&c, &d), "rectangular: with the relabel's degrees, same layout", name);
-						if (ok)
-							pr_plan_composite_free(&d, &pr_malloc_allocator);
-						pr_plan_composite_free(&c, &pr_malloc_allocator);
-					}
-		}
-		if (model != NULL)
-		{
-			PrPlanChoice choice;
-			PrComposite c;
-			double		ms = -1;
-			char		log[512];
-			int			n_cand = 0;
-
-			pr_plan_choice_init(&choice, rect.n_cols);
-			choice.composite.smem_width = 5;
-			choice.allow_binned = false;
-			ok = pr_plan_choose(&rect, model, &choice, &ms, log, sizeof(log), &n_cand, &pr_malloc_allocator, &err) == PR_OK &&
-				!choice.binned && n_cand >= 1 &&
-				pr_plan_composite(&rect, &choice.composite, &pr_malloc_allocator, &c, &err) == PR_OK;
-			if (ok)
-			{
-				ok = emulate_composite(&c, z, y) && same_vectors(y, y_ref, rows);
-				pr_plan_composite_free(&c, &pr_malloc_allocator);
-			}
-			check(ok, "rectangular: the model's choice plans and computes the part's product", name);
-		}
-		free(z);
-		pr_plan_csr_free(&rect, &pr_malloc_allocator);
-next:
-		pr_free(&pr_malloc_allocator, map);
-		pr_free(&pr_malloc_allocator, deg);
-		free(ptr);
-		free(col);
-		free(val);
-		free(y_ref);
-		free(y);
-		free(ident);
-		free(count);
-	}
-	/* square: n_cols = n plans exactly what n_cols = 0 plans */
-	{
-		int32_t    *ident = malloc((size_t) (n + 1) * sizeof(int32_t));
-		PrPlanCsr	sq;
-
-		for (int64_t i = 0; i < n; i++)
-			ident[i] = (int32_t) i;
-		if (pr_plan_relabel(n, g->ptr, g->col, g->val, ident, &pr_malloc_allocator, &sq, &err) == PR_OK)
-		{
-			PrCompositeOptions o = {n, 4, 64, false, 2, 9, true};
-			PrComposite a,
-						b;
-			bool		same;
-
-			same = pr_plan_composite(&sq, &o, &pr_malloc_allocator, &a, &err) == PR_OK;
-			sq.n_cols = n;
-			same = same && pr_plan_composite(&sq, &o, &pr_malloc_allocator, &b, &err) == PR_OK;
-			check(same && same_composite(&a, &b) && a.n_cols == n && a.device_bytes == b.device_bytes,
-				  "square: n_cols = n plans the same layout as n_cols = 0", g->name);
-			if (same)
-			{
-				pr_plan_composite_free(&a, &pr_malloc_allocator);
-				pr_plan_composite_free(&b, &pr_malloc_allocator);
-			}
-			pr_plan_csr_free(&sq, &pr_malloc_allocator);
-		}
-		else
-			check(false, "square relabel runs", g->name);
-		free(ident);
-	}
-	free(x);
-}
-
 /* Runs every test and prints the summary line. */
 int
 main(void)
@@ -1365,32 +1167,6 @@ main(void)
 		test_aligned_coo(&g, seed + 250 + (uint64_t) i);
 		test_row_blocks(&g, seed + 270 + (uint64_t) i);
 		graph_free(&g);
-	}
-	{
-		/* rectangular parts: skewed and uniform graphs, 1 to 4 parts, with the shipped model */
-		char	   *t = read_file(getenv("PLAN_MODEL_TABLE") ? getenv("PLAN_MODEL_TABLE") : PLAN_MODEL_TABLE);
-		PrModel		model;
-		bool		have_model = t != NULL && pr_model_parse(t, &model, &(PrError) {0}) == PR_OK;
-
-		check(have_model, "rectangular: model table", "model_h100.tsv");
-		for (int i = 0; i < 4; i++)
-		{
-			TestGraph	g;
-
-			make_rmat(&g, 8 + i, (int64_t) 16 << (8 + i), i % 2 == 1, true, seed + 3000 + (uint64_t) i);
-			test_rectangular(&g, 1 + i, have_model ? &model : NULL, seed + 400 + (uint64_t) i);
-			graph_free(&g);
-		}
-		for (int i = 0; i < 3; i++)
-		{
-			TestGraph	g;
-
-			make_uniform(&g, 1 + (int64_t) (gen_random(&seed) % 500), (int64_t) (gen_random(&seed) % 4000),
-						 i == 1, seed + 5000 + (uint64_t) i);
-			test_rectangular(&g, 2 + i, have_model ? &model : NULL, seed + 500 + (uint64_t) i);
-			graph_free(&g);
-		}
-		free(t);
 	}
 	{
 		TestGraph	g;
