@@ -7,7 +7,7 @@
  * every column), so answering queued requests together costs little more than answering one.
  *
  * A request may join a batch when it is a single-column personalized PageRank / RWR on a cached
- * graph (not the uniform restart: plain PageRank has the multi-GPU path and no reason to batch).
+ * graph (not the uniform restart: plain PageRank has no reason to batch).  Batches run on one GPU.
  * Requests batch together when they name the same cache entry and ask the same alpha, tolerance,
  * norm, iteration limit and the same kind of result (top_k or all scores; top_k may differ: the
  * run ranks max(top_k) and each request takes its prefix).  Every batch run has
