@@ -29,14 +29,6 @@ enum
 	PG_ARG_START_SCORES
 };
 
-/* The nodes of a distribution argument and their weights (NULL: alike), count of them. */
-typedef struct WeightedNodes
-{
-	int64	   *nodes;			/* NULL: the argument is NULL */
-	double	   *weights;
-	int			count;
-} WeightedNodes;
-
 /*
  * Runs PageRank on the run's graph and emits the rows; start (weights: the scores as given)
  * is the start vector when its nodes are not NULL.
@@ -104,6 +96,33 @@ pagerank_read_arguments(FunctionCallInfo fcinfo, const char *first, int device_a
 					  options);
 }
 
+/*
+ * Reads the distribution arguments both forms share: personalization (at personalization_arg),
+ * then personalization_weights, dangling, dangling_weights, start_nodes and start_scores, at
+ * consecutive positions from weights_arg.
+ */
+static void
+pagerank_read_distributions(FunctionCallInfo fcinfo, int personalization_arg, int weights_arg,
+							WeightedNodes *personalization, WeightedNodes *dangling,
+							WeightedNodes *start)
+{
+	/* personalization_weights .. start_scores: consecutive in both forms */
+	StaticAssertStmt(PT_DANGLING == PT_PERSONALIZATION_WEIGHTS + 1 &&
+					 PT_DANGLING_WEIGHTS == PT_PERSONALIZATION_WEIGHTS + 2 &&
+					 PT_START_NODES == PT_PERSONALIZATION_WEIGHTS + 3 &&
+					 PT_START_SCORES == PT_PERSONALIZATION_WEIGHTS + 4 &&
+					 PG_ARG_DANGLING == PG_ARG_PERSONALIZATION_WEIGHTS + 1 &&
+					 PG_ARG_DANGLING_WEIGHTS == PG_ARG_PERSONALIZATION_WEIGHTS + 2 &&
+					 PG_ARG_START_NODES == PG_ARG_PERSONALIZATION_WEIGHTS + 3 &&
+					 PG_ARG_START_SCORES == PG_ARG_PERSONALIZATION_WEIGHTS + 4,
+					 "pagerank forms disagree on their trailing arguments");
+	option_weighted_nodes(fcinfo, personalization_arg, weights_arg, "personalization",
+						  "personalization_weights", personalization);
+	option_weighted_nodes(fcinfo, weights_arg + 1, weights_arg + 2, "dangling", "dangling_weights",
+						  dangling);
+	option_start_nodes(fcinfo, weights_arg + 3, weights_arg + 4, start);
+}
+
 /* pagerank(edges text, ...): reads the edge table and ranks its nodes. */
 Datum
 powerrank_pagerank_table(PG_FUNCTION_ARGS)
@@ -123,16 +142,8 @@ powerrank_pagerank_table(PG_FUNCTION_ARGS)
 							&device, &options);
 	edge_table_spec_read(fcinfo, PT_EDGES, PT_SRC_COLUMN, PT_DST_COLUMN, PT_WEIGHT_COLUMN, &spec);
 	directed = option_bool(fcinfo, PT_DIRECTED, "directed");
-	personalization.nodes = option_weighted_nodes(fcinfo, PT_PERSONALIZATION,
-												  PT_PERSONALIZATION_WEIGHTS, "personalization",
-												  "personalization_weights",
-												  &personalization.count,
-												  &personalization.weights);
-	dangling.nodes = option_weighted_nodes(fcinfo, PT_DANGLING, PT_DANGLING_WEIGHTS, "dangling",
-										   "dangling_weights", &dangling.count,
-										   &dangling.weights);
-	start.nodes = option_start_nodes(fcinfo, PT_START_NODES, PT_START_SCORES, &start.count,
-									 &start.weights);
+	pagerank_read_distributions(fcinfo, PT_PERSONALIZATION, PT_PERSONALIZATION_WEIGHTS,
+								&personalization, &dangling, &start);
 
 	run = rank_run_begin("pagerank", device);
 	rank_run_load_table(run, &spec, directed, false);
@@ -158,16 +169,8 @@ powerrank_pagerank_graph(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	pagerank_read_arguments(fcinfo, "graph", PG_ARG_DEVICE, PG_ARG_NORM,
 							PG_ARG_REQUIRE_CONVERGENCE, &damping, &device, &options);
-	personalization.nodes = option_weighted_nodes(fcinfo, PG_ARG_PERSONALIZATION,
-												  PG_ARG_PERSONALIZATION_WEIGHTS,
-												  "personalization", "personalization_weights",
-												  &personalization.count,
-												  &personalization.weights);
-	dangling.nodes = option_weighted_nodes(fcinfo, PG_ARG_DANGLING, PG_ARG_DANGLING_WEIGHTS,
-										   "dangling", "dangling_weights", &dangling.count,
-										   &dangling.weights);
-	start.nodes = option_start_nodes(fcinfo, PG_ARG_START_NODES, PG_ARG_START_SCORES,
-									 &start.count, &start.weights);
+	pagerank_read_distributions(fcinfo, PG_ARG_PERSONALIZATION, PG_ARG_PERSONALIZATION_WEIGHTS,
+								&personalization, &dangling, &start);
 
 	run = rank_run_begin("pagerank", device);
 	rank_run_load_rankgraph(run, PG_GETARG_DATUM(PG_ARG_GRAPH), false);

@@ -10,11 +10,6 @@
 
 #include "functions/run.h"
 
-PG_FUNCTION_INFO_V1(powerrank_rwr_table);
-PG_FUNCTION_INFO_V1(powerrank_rwr_table_many);
-PG_FUNCTION_INFO_V1(powerrank_rwr_graph);
-PG_FUNCTION_INFO_V1(powerrank_rwr_graph_many);
-
 /* Argument positions of rwr(edges text, source(s), ...). */
 enum
 {
@@ -30,23 +25,6 @@ enum
 	RG_REQUIRE_CONVERGENCE, RG_DEVICE, RG_DANGLING, RG_DANGLING_WEIGHTS
 };
 
-/* The dangling argument: where a dangling node's mass goes (nodes NULL: back to the source). */
-typedef struct RwrDangling
-{
-	int64	   *nodes;
-	double	   *weights;		/* NULL: alike */
-	int			count;
-} RwrDangling;
-
-/* Reads the dangling and dangling_weights arguments. */
-static void
-rwr_dangling_read(FunctionCallInfo fcinfo, int nodes_arg, int weights_arg, RwrDangling *dangling)
-{
-	dangling->nodes = option_weighted_nodes(fcinfo, nodes_arg, weights_arg, "dangling",
-											"dangling_weights", &dangling->count,
-											&dangling->weights);
-}
-
 /*
  * Runs RWR from sources[0..count) (one column each) on the run's graph and emits the rows:
  * (node, score) for the single-source form, (source, node, score) for the many-source form.
@@ -54,7 +32,7 @@ rwr_dangling_read(FunctionCallInfo fcinfo, int nodes_arg, int weights_arg, RwrDa
 static void
 rwr_and_emit(FunctionCallInfo fcinfo, RankRun *run, const int64 *sources, int count,
 			 double restart_probability, const RankOptions *options, bool many,
-			 const RwrDangling *dangling)
+			 const WeightedNodes *dangling)
 {
 	PrRestart  *restart;
 	double	   *scores;
@@ -133,7 +111,7 @@ rwr_table(FunctionCallInfo fcinfo, bool many)
 	bool		directed;
 	int64	   *sources;
 	int			count;
-	RwrDangling dangling;
+	WeightedNodes dangling;
 	RankDevice	device;
 	RankRun    *run;
 
@@ -143,7 +121,8 @@ rwr_table(FunctionCallInfo fcinfo, bool many)
 	edge_table_spec_read(fcinfo, RT_EDGES, RT_SRC_COLUMN, RT_DST_COLUMN, RT_WEIGHT_COLUMN, &spec);
 	directed = option_bool(fcinfo, RT_DIRECTED, "directed");
 	device = option_device(fcinfo, RT_DEVICE);
-	rwr_dangling_read(fcinfo, RT_DANGLING, RT_DANGLING_WEIGHTS, &dangling);
+	option_weighted_nodes(fcinfo, RT_DANGLING, RT_DANGLING_WEIGHTS, "dangling", "dangling_weights",
+						  &dangling);
 
 	run = rank_run_begin("rwr", device);
 	rank_run_load_table(run, &spec, directed, false);
@@ -160,7 +139,7 @@ rwr_graph(FunctionCallInfo fcinfo, bool many)
 	double		restart;
 	int64	   *sources;
 	int			count;
-	RwrDangling dangling;
+	WeightedNodes dangling;
 	RankDevice	device;
 	RankRun    *run;
 
@@ -170,7 +149,8 @@ rwr_graph(FunctionCallInfo fcinfo, bool many)
 	sources = rwr_read_arguments(fcinfo, many, "graph", RG_NORM, RG_REQUIRE_CONVERGENCE, &count,
 								 &restart, &options);
 	device = option_device(fcinfo, RG_DEVICE);
-	rwr_dangling_read(fcinfo, RG_DANGLING, RG_DANGLING_WEIGHTS, &dangling);
+	option_weighted_nodes(fcinfo, RG_DANGLING, RG_DANGLING_WEIGHTS, "dangling", "dangling_weights",
+						  &dangling);
 
 	run = rank_run_begin("rwr", device);
 	rank_run_load_rankgraph(run, PG_GETARG_DATUM(RG_GRAPH), false);
@@ -179,30 +159,23 @@ rwr_graph(FunctionCallInfo fcinfo, bool many)
 	return (Datum) 0;
 }
 
+/*
+ * Defines NAME, the fmgr entry point of one SQL form: BODY (rwr_table or rwr_graph) with one
+ * source or, when MANY, an array of sources.
+ */
+#define RWR_ENTRY_POINT(NAME, BODY, MANY) \
+PG_FUNCTION_INFO_V1(NAME); \
+Datum \
+NAME(PG_FUNCTION_ARGS) \
+{ \
+	return BODY(fcinfo, MANY); \
+}
+
 /* rwr(edges text, source bigint, ...). */
-Datum
-powerrank_rwr_table(PG_FUNCTION_ARGS)
-{
-	return rwr_table(fcinfo, false);
-}
-
+RWR_ENTRY_POINT(powerrank_rwr_table, rwr_table, false)
 /* rwr(edges text, sources bigint[], ...). */
-Datum
-powerrank_rwr_table_many(PG_FUNCTION_ARGS)
-{
-	return rwr_table(fcinfo, true);
-}
-
+RWR_ENTRY_POINT(powerrank_rwr_table_many, rwr_table, true)
 /* rwr(graph rankgraph, source bigint, ...). */
-Datum
-powerrank_rwr_graph(PG_FUNCTION_ARGS)
-{
-	return rwr_graph(fcinfo, false);
-}
-
+RWR_ENTRY_POINT(powerrank_rwr_graph, rwr_graph, false)
 /* rwr(graph rankgraph, sources bigint[], ...). */
-Datum
-powerrank_rwr_graph_many(PG_FUNCTION_ARGS)
-{
-	return rwr_graph(fcinfo, true);
-}
+RWR_ENTRY_POINT(powerrank_rwr_graph_many, rwr_graph, true)
