@@ -296,6 +296,16 @@ l1_distance(const double *a, const double *b, size_t n)
 	return s;
 }
 
+/* Counts a poll; true from poll number stop_at on (never when stop_at is 0). */
+bool
+stop_after(void *arg)
+{
+	StopAfter  *s = (StopAfter *) arg;
+
+	s->polls++;
+	return s->stop_at > 0 && s->polls >= s->stop_at;
+}
+
 /* Iteration options for tests. */
 PrIterOptions
 test_iter_options(double tol, int max_iterations)

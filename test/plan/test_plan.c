@@ -421,6 +421,33 @@ check_compact_bits(const PrPlanCsr *csr, const PrCompositeOptions *o, const PrCo
 	free(y2);
 }
 
+/*
+ * The product y = m z of a CSR in relabelled ids, and y_back = y in the original ids (old_to_new
+ * maps them); false when a row's columns are not ascending.
+ */
+static bool
+relabelled_product(const PrPlanCsr *m, const double *z, const int32_t *old_to_new, double *y,
+				   double *y_back)
+{
+	bool		ascending = true;
+
+	for (int64_t r = 0; r < m->n; r++)
+	{
+		double		s = 0;
+
+		for (int64_t e = m->ptr[r]; e < m->ptr[r + 1]; e++)
+		{
+			s += (m->val ? m->val[e] : 1.0f) * z[m->col[e]];
+			if (e > m->ptr[r] && m->col[e] < m->col[e - 1])
+				ascending = false;
+		}
+		y[r] = s;
+	}
+	for (int64_t i = 0; i < m->n; i++)
+		y_back[i] = y[old_to_new[i]];
+	return ascending;
+}
+
 /* Runs every planner on one graph and checks each layout's emulated product against CSR. */
 static void
 test_graph(const TestGraph *g, uint64_t seed)
@@ -466,21 +493,7 @@ test_graph(const TestGraph *g, uint64_t seed)
 	for (int64_t i = 0; i < n; i++)
 		z[old_to_new[i]] = x[i];
 	z[n] = 0.0;
-	ok = true;
-	for (int64_t r = 0; r < n; r++)
-	{
-		double		s = 0;
-
-		for (int64_t e = csr.ptr[r]; e < csr.ptr[r + 1]; e++)
-		{
-			s += (csr.val ? csr.val[e] : 1.0f) * z[csr.col[e]];
-			if (e > csr.ptr[r] && csr.col[e] < csr.col[e - 1])
-				ok = false;
-		}
-		y[r] = s;
-	}
-	for (int64_t i = 0; i < n; i++)
-		y_back[i] = y[old_to_new[i]];
+	ok = relabelled_product(&csr, z, old_to_new, y, y_back);
 	check(ok && same_vectors(y_back, y_ref, n), "relabelled CSR product", g->name);
 
 	/* transpose: its product with x equals the push product A x of the original */
@@ -493,21 +506,7 @@ test_graph(const TestGraph *g, uint64_t seed)
 				push_ref[g->col[e]] += (g->val ? g->val[e] : 1.0) * x[r];
 		check(pr_plan_transpose(&csr, &pr_malloc_allocator, &tr, &err) == PR_OK, "transpose runs",
 			  g->name);
-		ok = true;
-		for (int64_t r = 0; r < n; r++)
-		{
-			double		s = 0;
-
-			for (int64_t e = tr.ptr[r]; e < tr.ptr[r + 1]; e++)
-			{
-				s += (tr.val ? tr.val[e] : 1.0f) * z[tr.col[e]];
-				if (e > tr.ptr[r] && tr.col[e] < tr.col[e - 1])
-					ok = false;
-			}
-			y[r] = s;
-		}
-		for (int64_t i = 0; i < n; i++)
-			y_back[i] = y[old_to_new[i]];
+		ok = relabelled_product(&tr, z, old_to_new, y, y_back);
 		check(ok && same_vectors(y_back, push_ref, n), "transpose product (push)", g->name);
 		pr_plan_csr_free(&tr, &pr_malloc_allocator);
 		free(push_ref);
