@@ -206,56 +206,29 @@ emulate_composite(const PrComposite *c, const double *z, double *y)
 }
 
 /*
- * The add-in-place emulation with float sums in tile order — what the GPU computes in fp32 —
- * for comparing the compact layout's bits with the add-in-place layout's.
+ * Where a tile's row sum goes in the fp32 emulation: tile 0 writes y; a later tile adds it into y
+ * (part NULL: the add-in-place layout) or writes its slot of part (the compact layout).
  */
 static void
-emulate_composite_float(const PrComposite *c, const float *z, float *y)
+put_tile_sum(float *y, float *part, int t, int32_t row, int64_t slot, float s)
 {
-	for (int t = 0; t < c->n_tiles; t++)
-	{
-		const PrCompositeTile *tile = &c->tiles[t];
-		float	   *partial = malloc((size_t) (tile->n_vec + 1) * sizeof(float));
-		bool		ok = true;
-
-		for (int64_t w = 0; w < tile->n_vec; w++)
-		{
-			float		s = 0;
-
-			for (int64_t p = tile->vec_ptr[w]; p < tile->vec_ptr[w + 1]; p++)
-				s += (tile->val ? tile->val[p] : 1.0f) * z[tile_column(tile, p, c->n_cols, &ok)];
-			partial[w] = s;
-			if (tile->vec_row[w] >= 0)
-				y[tile->vec_row[w]] = t == 0 ? s : y[tile->vec_row[w]] + s;
-		}
-		for (int64_t l = 0; l < tile->longs.n_long; l++)
-		{
-			float		s = 0;
-
-			for (int64_t w = tile->longs.chunk_begin[l]; w < tile->longs.chunk_begin[l + 1]; w++)
-				s += partial[w];
-			y[tile->longs.long_row[l]] = t == 0 ? s : y[tile->longs.long_row[l]] + s;
-		}
-		for (int64_t g = 0; g < tile->n_ell; g++)
-			for (int lane = 0; lane < PR_PLAN_WARP; lane++)
-			{
-				int32_t		r = tile->ell_row[g * PR_PLAN_WARP + lane];
-				float		s = 0;
-
-				for (int64_t p = tile->ell_off[g] + lane; p < tile->ell_off[g + 1]; p += PR_PLAN_WARP)
-					s += (tile->val ? tile->val[p] : 1.0f) * z[tile_column(tile, p, c->n_cols, &ok)];
-				if (r >= 0)
-					y[r] = t == 0 ? s : y[r] + s;
-			}
-		free(partial);
-	}
+	if (t == 0)
+		y[row] = s;
+	else if (part == NULL)
+		y[row] = y[row] + s;
+	else
+		part[slot] = s;
 }
 
-/* Same in fp32 for the compact layout: later tiles' sums via part[] and the merge lists. */
+/*
+ * The composite product with float sums in tile order — what the GPU computes in fp32 — for
+ * comparing the compact layout's bits (compact: later tiles' sums via part[] and the merge lists)
+ * with the add-in-place layout's (later tiles add into y).
+ */
 static void
-emulate_compact_float(const PrComposite *c, const float *z, float *y)
+emulate_composite_float(const PrComposite *c, const float *z, float *y, bool compact)
 {
-	float	   *part = calloc((size_t) c->n_part + 1, sizeof(float));
+	float	   *part = compact ? calloc((size_t) c->n_part + 1, sizeof(float)) : NULL;
 
 	for (int t = 0; t < c->n_tiles; t++)
 	{
@@ -271,12 +244,7 @@ emulate_compact_float(const PrComposite *c, const float *z, float *y)
 				s += (tile->val ? tile->val[p] : 1.0f) * z[tile_column(tile, p, c->n_cols, &ok)];
 			partial[w] = s;
 			if (tile->vec_row[w] >= 0)
-			{
-				if (t == 0)
-					y[tile->vec_row[w]] = s;
-				else
-					part[tile->part_base + w] = s;
-			}
+				put_tile_sum(y, part, t, tile->vec_row[w], tile->part_base + w, s);
 		}
 		for (int64_t l = 0; l < tile->longs.n_long; l++)
 		{
@@ -284,10 +252,8 @@ emulate_compact_float(const PrComposite *c, const float *z, float *y)
 
 			for (int64_t w = tile->longs.chunk_begin[l]; w < tile->longs.chunk_begin[l + 1]; w++)
 				s += partial[w];
-			if (t == 0)
-				y[tile->longs.long_row[l]] = s;
-			else
-				part[tile->part_base + tile->longs.chunk_begin[l]] = s;
+			put_tile_sum(y, part, t, tile->longs.long_row[l],
+						 tile->part_base + tile->longs.chunk_begin[l], s);
 		}
 		for (int64_t g = 0; g < tile->n_ell; g++)
 			for (int lane = 0; lane < PR_PLAN_WARP; lane++)
@@ -298,16 +264,12 @@ emulate_compact_float(const PrComposite *c, const float *z, float *y)
 				for (int64_t p = tile->ell_off[g] + lane; p < tile->ell_off[g + 1]; p += PR_PLAN_WARP)
 					s += (tile->val ? tile->val[p] : 1.0f) * z[tile_column(tile, p, c->n_cols, &ok)];
 				if (r >= 0)
-				{
-					if (t == 0)
-						y[r] = s;
-					else
-						part[tile->part_base + tile->n_vec + g * PR_PLAN_WARP + lane] = s;
-				}
+					put_tile_sum(y, part, t, r,
+								 tile->part_base + tile->n_vec + g * PR_PLAN_WARP + lane, s);
 			}
 		free(partial);
 	}
-	for (int64_t i = 0; i < c->n_merge_rows; i++)
+	for (int64_t i = 0; compact && i < c->n_merge_rows; i++)
 	{
 		float		s = y[c->merge_row[i]];
 
@@ -408,8 +370,8 @@ check_compact_bits(const PrPlanCsr *csr, const PrCompositeOptions *o, const PrCo
 				add.tiles[t].part_base == -1 && (t == 0 || c->n_tiles < 2 || c->tiles[t].part_base >= 0);
 		if (ok)
 		{
-			emulate_composite_float(&add, z, y1);
-			emulate_compact_float(c, z, y2);
+			emulate_composite_float(&add, z, y1, false);
+			emulate_composite_float(c, z, y2, true);
 			ok = memcmp(y1, y2, (size_t) n * sizeof(float)) == 0;
 		}
 		pr_plan_composite_free(&add, &pr_malloc_allocator);
