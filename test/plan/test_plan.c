@@ -886,6 +886,31 @@ test_model_measured(const char *table_path)
 }
 
 /*
+ * The choice tests' graph: a small R-MAT graph (scale 13, 16 edges a node) into g, and its CSR
+ * relabelled in degree order into csr.
+ */
+static void
+degree_ordered_rmat(TestGraph *g, PrPlanCsr *csr)
+{
+	int64_t    *outdeg;
+	int32_t    *n2o,
+			   *o2n;
+	PrError		err;
+
+	make_rmat(g, 13, (int64_t) 16 << 13, false, true, 777);
+	outdeg = calloc((size_t) g->n, sizeof(int64_t));
+	n2o = malloc((size_t) g->n * sizeof(int32_t));
+	o2n = malloc((size_t) g->n * sizeof(int32_t));
+	for (int64_t e = 0; e < g->ptr[g->n]; e++)
+		outdeg[g->col[e]]++;
+	pr_plan_degree_order(g->n, outdeg, n2o, o2n, &pr_malloc_allocator, &err);
+	pr_plan_relabel(g->n, g->ptr, g->col, NULL, o2n, &pr_malloc_allocator, csr, &err);
+	free(outdeg);
+	free(n2o);
+	free(o2n);
+}
+
+/*
  * The model's choice: its prediction is the prediction of the chosen layout planned in full, no
  * candidate is predicted faster by more than the margin, compact_mode = 1 yields compact partials,
  * and without a model the first candidate is taken.
@@ -897,9 +922,6 @@ test_choose(const char *table_path)
 	PrModel		model;
 	PrError		err;
 	TestGraph	g;
-	int64_t    *outdeg;
-	int32_t    *n2o,
-			   *o2n;
 	PrPlanCsr	csr;
 
 	if (table == NULL || pr_model_parse(table, &model, &err) != PR_OK)
@@ -908,14 +930,7 @@ test_choose(const char *table_path)
 		free(table);
 		return;
 	}
-	make_rmat(&g, 13, (int64_t) 16 << 13, false, true, 777);
-	outdeg = calloc((size_t) g.n, sizeof(int64_t));
-	n2o = malloc((size_t) g.n * sizeof(int32_t));
-	o2n = malloc((size_t) g.n * sizeof(int32_t));
-	for (int64_t e = 0; e < g.ptr[g.n]; e++)
-		outdeg[g.col[e]]++;
-	pr_plan_degree_order(g.n, outdeg, n2o, o2n, &pr_malloc_allocator, &err);
-	pr_plan_relabel(g.n, g.ptr, g.col, NULL, o2n, &pr_malloc_allocator, &csr, &err);
+	degree_ordered_rmat(&g, &csr);
 	for (int mode = -1; mode <= 1; mode++)
 	{
 		PrPlanChoice ch;
@@ -981,9 +996,6 @@ test_choose(const char *table_path)
 			  "choice without a model: the first candidate", g.name);
 	}
 	pr_plan_csr_free(&csr, &pr_malloc_allocator);
-	free(outdeg);
-	free(n2o);
-	free(o2n);
 	graph_free(&g);
 	free(table);
 }
@@ -998,9 +1010,6 @@ test_stats_round_trip(const char *table_path)
 {
 	char	   *table = read_file(table_path);
 	TestGraph	g;
-	int64_t    *outdeg;
-	int32_t    *n2o,
-			   *o2n;
 	PrPlanCsr	csr;
 	PrError		err;
 	PrModel		model;
@@ -1020,14 +1029,7 @@ test_stats_round_trip(const char *table_path)
 			fclose(f);
 		return;
 	}
-	make_rmat(&g, 13, (int64_t) 16 << 13, false, true, 777);
-	outdeg = calloc((size_t) g.n, sizeof(int64_t));
-	n2o = malloc((size_t) g.n * sizeof(int32_t));
-	o2n = malloc((size_t) g.n * sizeof(int32_t));
-	for (int64_t e = 0; e < g.ptr[g.n]; e++)
-		outdeg[g.col[e]]++;
-	pr_plan_degree_order(g.n, outdeg, n2o, o2n, &pr_malloc_allocator, &err);
-	pr_plan_relabel(g.n, g.ptr, g.col, NULL, o2n, &pr_malloc_allocator, &csr, &err);
+	degree_ordered_rmat(&g, &csr);
 	o.tile_width = csr.n;
 	ok = pr_plan_composite(&csr, &o, &pr_malloc_allocator, &c, &err) == PR_OK &&
 		pr_layout_stats_composite(&c, &ls, &pr_malloc_allocator, &err) == PR_OK;
@@ -1071,9 +1073,6 @@ test_stats_round_trip(const char *table_path)
 		pr_layout_stats_free(&ls, &pr_malloc_allocator);
 	pr_plan_composite_free(&c, &pr_malloc_allocator);
 	pr_plan_csr_free(&csr, &pr_malloc_allocator);
-	free(outdeg);
-	free(n2o);
-	free(o2n);
 	graph_free(&g);
 	free(table);
 }
