@@ -37,6 +37,35 @@ tile_column(const PrCompositeTile *t, int64_t p, int64_t n, bool *ok)
 }
 
 /*
+ * Where the composite emulation's sums go: y, or with compact partials the part slots (with the
+ * row each slot holds and how often it was written); written counts tile 0's writes of each row.
+ */
+typedef struct EmulatedSums
+{
+	double	   *y;
+	double	   *part;
+	int32_t    *part_row;
+	int		   *part_used;
+	int		   *written;
+} EmulatedSums;
+
+/* Puts tile t's sum s of row r: into part slot `slot` when to_part, else into y (tile 0 stores). */
+static void
+put_emulated_sum(EmulatedSums *sums, int t, bool to_part, int32_t r, int64_t slot, double s)
+{
+	if (to_part)
+	{
+		sums->part[slot] = s;
+		sums->part_row[slot] = r;
+		sums->part_used[slot]++;
+	}
+	else
+		sums->y[r] = (t == 0) ? s : sums->y[r] + s;
+	if (t == 0)
+		sums->written[r]++;
+}
+
+/*
  * Emulates the composite kernels: tile 0 stores, later tiles add — or, with compact partials,
  * later tiles write part[part_base + slot] (each slot once) and the merge pass adds a row's slots
  * in list order; chunk partials in order.
@@ -51,6 +80,7 @@ emulate_composite(const PrComposite *c, const double *z, double *y)
 	double	   *part = compact ? malloc((size_t) (c->n_part + 1) * sizeof(double)) : NULL;
 	int32_t    *part_row = compact ? malloc((size_t) (c->n_part + 1) * sizeof(int32_t)) : NULL;
 	int		   *part_used = compact ? calloc((size_t) c->n_part + 1, sizeof(int)) : NULL;
+	EmulatedSums sums = {y, part, part_row, part_used, written};
 	bool		ok = true;
 
 	for (int64_t i = 0; i < n; i++)
@@ -83,18 +113,7 @@ emulate_composite(const PrComposite *c, const double *z, double *y)
 				s += (tile->val ? tile->val[p] : 1.0f) * z[c];
 			}
 			if (tile->vec_row[w] >= 0)
-			{
-				if (to_part)
-				{
-					part[tile->part_base + w] = s;
-					part_row[tile->part_base + w] = tile->vec_row[w];
-					part_used[tile->part_base + w]++;
-				}
-				else
-					y[tile->vec_row[w]] = (t == 0) ? s : y[tile->vec_row[w]] + s;
-				if (t == 0)
-					written[tile->vec_row[w]]++;
-			}
+				put_emulated_sum(&sums, t, to_part, tile->vec_row[w], tile->part_base + w, s);
 			partial[w] = s;
 		}
 		for (int64_t l = 0; l < tile->longs.n_long && ok; l++)
@@ -108,18 +127,7 @@ emulate_composite(const PrComposite *c, const double *z, double *y)
 					ok = false;
 				s += partial[w];
 			}
-			if (to_part)
-			{
-				int64_t		slot = tile->part_base + tile->longs.chunk_begin[l];
-
-				part[slot] = s;
-				part_row[slot] = r;
-				part_used[slot]++;
-			}
-			else
-				y[r] = (t == 0) ? s : y[r] + s;
-			if (t == 0)
-				written[r]++;
+			put_emulated_sum(&sums, t, to_part, r, tile->part_base + tile->longs.chunk_begin[l], s);
 		}
 		for (int64_t g = 0; g < tile->n_ell && ok; g++)
 		{
@@ -144,20 +152,8 @@ emulate_composite(const PrComposite *c, const double *z, double *y)
 					s += (tile->val ? tile->val[p] : 1.0f) * z[c];
 				}
 				if (r >= 0)
-				{
-					if (to_part)
-					{
-						int64_t		slot = tile->part_base + tile->n_vec + g * PR_PLAN_WARP + lane;
-
-						part[slot] = s;
-						part_row[slot] = r;
-						part_used[slot]++;
-					}
-					else
-						y[r] = (t == 0) ? s : y[r] + s;
-					if (t == 0)
-						written[r]++;
-				}
+					put_emulated_sum(&sums, t, to_part, r,
+									 tile->part_base + tile->n_vec + g * PR_PLAN_WARP + lane, s);
 			}
 		}
 		free(partial);
