@@ -466,25 +466,6 @@ tile_lens(const CompositeWork *w, int t)
 	return w->lens + (size_t) t * (size_t) w->n;
 }
 
-/* First position in col[lo, hi) (ascending) holding a value >= value: a scan for short ranges,
- * a binary search for long ones. */
-static inline int64_t
-plan_lower_bound(const int32_t *col, int64_t lo, int64_t hi, int64_t value)
-{
-	while (hi - lo > 16)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (col[mid] < value)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	while (lo < hi && col[lo] < value)
-		lo++;
-	return lo;
-}
-
 /*
  * Segment pass: every row's length in every tile, with the per-tile rank histograms.  Columns are
  * ascending within a row, so segment ends and rank-bucket boundaries are found by search: the
@@ -510,7 +491,7 @@ segment_part(void *arg, int part, int n_parts)
 		for (int t = 0; t < w->n_tiles; t++)
 		{
 			int64_t		col_begin = w->bounds[t];
-			int64_t		q = plan_lower_bound(col, p, end, w->bounds[t + 1]);
+			int64_t		q = pr_lower_bound_i32(col, p, end, w->bounds[t + 1]);
 			int64_t    *hist = tot->rank_hist[t][(q - p >= w->vthr) ? 0 : 1];
 
 			tile_lens(w, t)[r] = (int32_t) (q - p);
@@ -518,7 +499,7 @@ segment_part(void *arg, int part, int n_parts)
 			for (int64_t k = p; k < q;)
 			{
 				int			bucket = rank_bucket(col[k] - col_begin);
-				int64_t		next = plan_lower_bound(col, k + 1, q, col_begin + ((int64_t) 1 << bucket));
+				int64_t		next = pr_lower_bound_i32(col, k + 1, q, col_begin + ((int64_t) 1 << bucket));
 
 				hist[bucket] += next - k;
 				k = next;

@@ -329,7 +329,8 @@ typedef struct ServiceEngineConfig
 
 extern ServiceShared *service;
 
-void		service_shmem_init(void);
+void		service_shmem_request(void);
+void		service_shmem_attach(void);
 bool		service_available(void);
 ServiceSlot *service_my_slot(void);
 const char *service_state_name(ServiceState state);
@@ -341,7 +342,8 @@ void		service_futex_wait(pg_atomic_uint32 *word, uint32 seen, int timeout_ms);
 
 /* ---- progress.c ---- */
 
-void		progress_shmem_init(void);
+void		progress_shmem_request(void);
+void		progress_shmem_attach(void);
 int			progress_entry_count(void);
 ProgressEntry *progress_entry(int index);
 void		progress_begin(const char *algorithm, bool on_service, int64 nodes, int64 edges,

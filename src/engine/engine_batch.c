@@ -173,12 +173,7 @@ batch_restart(int n_members, int width, const PrRestart *member, PrRestart *out)
 		pos += count;
 	}
 	ptr[width] = pos;
-	memset(out, 0, sizeof(*out));
-	out->uniform = false;
-	out->k = width;
-	out->ptr = ptr;
-	out->node = node;
-	out->weight = weight;
+	*out = pr_restart_columns(width, ptr, node, weight);
 	return true;
 }
 

@@ -655,23 +655,6 @@ test_build_vs_qsort_reference(void)
 		}
 }
 
-/* A should_stop that counts its polls and asks to stop at poll number stop_at (0: never). */
-typedef struct StopAfter
-{
-	int			polls;
-	int			stop_at;
-} StopAfter;
-
-/* should_stop of the build tests. */
-static bool
-stop_after(void *arg)
-{
-	StopAfter  *s = (StopAfter *) arg;
-
-	s->polls++;
-	return s->stop_at > 0 && s->polls >= s->stop_at;
-}
-
 /*
  * Edges with ids from 0..n_ids-1 (dense) or hashed over the int64 range (sparse), from a fixed
  * seed; the caller frees the arrays.

@@ -333,6 +333,16 @@ failing_allocator(FailingAlloc *f)
 	return a;
 }
 
+/* Counts a poll; true from poll number stop_at on (never when stop_at is 0). */
+bool
+stop_after(void *arg)
+{
+	StopAfter  *s = (StopAfter *) arg;
+
+	s->polls++;
+	return s->stop_at > 0 && s->polls >= s->stop_at;
+}
+
 /* Iteration options for tests. */
 PrIterOptions
 test_iter_options(double tol, int max_iterations)

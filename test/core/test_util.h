@@ -79,4 +79,14 @@ PrAllocator failing_allocator(FailingAlloc *f);
 /* Default iteration options: tolerance tol, L1 norm, max_iterations, check every iteration. */
 PrIterOptions test_iter_options(double tol, int max_iterations);
 
+/* A should_stop's state: it counts its polls and asks to stop at poll number stop_at (0: never). */
+typedef struct StopAfter
+{
+	int			polls;
+	int			stop_at;
+} StopAfter;
+
+/* The should_stop of the driver's and the build's tests (arg: a StopAfter). */
+bool		stop_after(void *arg);
+
 #endif							/* TEST_UTIL_H */

@@ -37,6 +37,35 @@ tile_column(const PrCompositeTile *t, int64_t p, int64_t n, bool *ok)
 }
 
 /*
+ * Where the composite emulation's sums go: y, or with compact partials the part slots (with the
+ * row each slot holds and how often it was written); written counts tile 0's writes of each row.
+ */
+typedef struct EmulatedSums
+{
+	double	   *y;
+	double	   *part;
+	int32_t    *part_row;
+	int		   *part_used;
+	int		   *written;
+} EmulatedSums;
+
+/* Puts tile t's sum s of row r: into part slot `slot` when to_part, else into y (tile 0 stores). */
+static void
+put_emulated_sum(EmulatedSums *sums, int t, bool to_part, int32_t r, int64_t slot, double s)
+{
+	if (to_part)
+	{
+		sums->part[slot] = s;
+		sums->part_row[slot] = r;
+		sums->part_used[slot]++;
+	}
+	else
+		sums->y[r] = (t == 0) ? s : sums->y[r] + s;
+	if (t == 0)
+		sums->written[r]++;
+}
+
+/*
  * Emulates the composite kernels: tile 0 stores, later tiles add — or, with compact partials,
  * later tiles write part[part_base + slot] (each slot once) and the merge pass adds a row's slots
  * in list order; chunk partials in order.
@@ -51,6 +80,7 @@ emulate_composite(const PrComposite *c, const double *z, double *y)
 	double	   *part = compact ? malloc((size_t) (c->n_part + 1) * sizeof(double)) : NULL;
 	int32_t    *part_row = compact ? malloc((size_t) (c->n_part + 1) * sizeof(int32_t)) : NULL;
 	int		   *part_used = compact ? calloc((size_t) c->n_part + 1, sizeof(int)) : NULL;
+	EmulatedSums sums = {y, part, part_row, part_used, written};
 	bool		ok = true;
 
 	for (int64_t i = 0; i < n; i++)
@@ -83,18 +113,7 @@ emulate_composite(const PrComposite *c, const double *z, double *y)
 				s += (tile->val ? tile->val[p] : 1.0f) * z[c];
 			}
 			if (tile->vec_row[w] >= 0)
-			{
-				if (to_part)
-				{
-					part[tile->part_base + w] = s;
-					part_row[tile->part_base + w] = tile->vec_row[w];
-					part_used[tile->part_base + w]++;
-				}
-				else
-					y[tile->vec_row[w]] = (t == 0) ? s : y[tile->vec_row[w]] + s;
-				if (t == 0)
-					written[tile->vec_row[w]]++;
-			}
+				put_emulated_sum(&sums, t, to_part, tile->vec_row[w], tile->part_base + w, s);
 			partial[w] = s;
 		}
 		for (int64_t l = 0; l < tile->longs.n_long && ok; l++)
@@ -108,18 +127,7 @@ emulate_composite(const PrComposite *c, const double *z, double *y)
 					ok = false;
 				s += partial[w];
 			}
-			if (to_part)
-			{
-				int64_t		slot = tile->part_base + tile->longs.chunk_begin[l];
-
-				part[slot] = s;
-				part_row[slot] = r;
-				part_used[slot]++;
-			}
-			else
-				y[r] = (t == 0) ? s : y[r] + s;
-			if (t == 0)
-				written[r]++;
+			put_emulated_sum(&sums, t, to_part, r, tile->part_base + tile->longs.chunk_begin[l], s);
 		}
 		for (int64_t g = 0; g < tile->n_ell && ok; g++)
 		{
@@ -144,20 +152,8 @@ emulate_composite(const PrComposite *c, const double *z, double *y)
 					s += (tile->val ? tile->val[p] : 1.0f) * z[c];
 				}
 				if (r >= 0)
-				{
-					if (to_part)
-					{
-						int64_t		slot = tile->part_base + tile->n_vec + g * PR_PLAN_WARP + lane;
-
-						part[slot] = s;
-						part_row[slot] = r;
-						part_used[slot]++;
-					}
-					else
-						y[r] = (t == 0) ? s : y[r] + s;
-					if (t == 0)
-						written[r]++;
-				}
+					put_emulated_sum(&sums, t, to_part, r,
+									 tile->part_base + tile->n_vec + g * PR_PLAN_WARP + lane, s);
 			}
 		}
 		free(partial);
@@ -206,56 +202,29 @@ emulate_composite(const PrComposite *c, const double *z, double *y)
 }
 
 /*
- * The add-in-place emulation with float sums in tile order — what the GPU computes in fp32 —
- * for comparing the compact layout's bits with the add-in-place layout's.
+ * Where a tile's row sum goes in the fp32 emulation: tile 0 writes y; a later tile adds it into y
+ * (part NULL: the add-in-place layout) or writes its slot of part (the compact layout).
  */
 static void
-emulate_composite_float(const PrComposite *c, const float *z, float *y)
+put_tile_sum(float *y, float *part, int t, int32_t row, int64_t slot, float s)
 {
-	for (int t = 0; t < c->n_tiles; t++)
-	{
-		const PrCompositeTile *tile = &c->tiles[t];
-		float	   *partial = malloc((size_t) (tile->n_vec + 1) * sizeof(float));
-		bool		ok = true;
-
-		for (int64_t w = 0; w < tile->n_vec; w++)
-		{
-			float		s = 0;
-
-			for (int64_t p = tile->vec_ptr[w]; p < tile->vec_ptr[w + 1]; p++)
-				s += (tile->val ? tile->val[p] : 1.0f) * z[tile_column(tile, p, c->n_cols, &ok)];
-			partial[w] = s;
-			if (tile->vec_row[w] >= 0)
-				y[tile->vec_row[w]] = t == 0 ? s : y[tile->vec_row[w]] + s;
-		}
-		for (int64_t l = 0; l < tile->longs.n_long; l++)
-		{
-			float		s = 0;
-
-			for (int64_t w = tile->longs.chunk_begin[l]; w < tile->longs.chunk_begin[l + 1]; w++)
-				s += partial[w];
-			y[tile->longs.long_row[l]] = t == 0 ? s : y[tile->longs.long_row[l]] + s;
-		}
-		for (int64_t g = 0; g < tile->n_ell; g++)
-			for (int lane = 0; lane < PR_PLAN_WARP; lane++)
-			{
-				int32_t		r = tile->ell_row[g * PR_PLAN_WARP + lane];
-				float		s = 0;
-
-				for (int64_t p = tile->ell_off[g] + lane; p < tile->ell_off[g + 1]; p += PR_PLAN_WARP)
-					s += (tile->val ? tile->val[p] : 1.0f) * z[tile_column(tile, p, c->n_cols, &ok)];
-				if (r >= 0)
-					y[r] = t == 0 ? s : y[r] + s;
-			}
-		free(partial);
-	}
+	if (t == 0)
+		y[row] = s;
+	else if (part == NULL)
+		y[row] = y[row] + s;
+	else
+		part[slot] = s;
 }
 
-/* Same in fp32 for the compact layout: later tiles' sums via part[] and the merge lists. */
+/*
+ * The composite product with float sums in tile order — what the GPU computes in fp32 — for
+ * comparing the compact layout's bits (compact: later tiles' sums via part[] and the merge lists)
+ * with the add-in-place layout's (later tiles add into y).
+ */
 static void
-emulate_compact_float(const PrComposite *c, const float *z, float *y)
+emulate_composite_float(const PrComposite *c, const float *z, float *y, bool compact)
 {
-	float	   *part = calloc((size_t) c->n_part + 1, sizeof(float));
+	float	   *part = compact ? calloc((size_t) c->n_part + 1, sizeof(float)) : NULL;
 
 	for (int t = 0; t < c->n_tiles; t++)
 	{
@@ -271,12 +240,7 @@ emulate_compact_float(const PrComposite *c, const float *z, float *y)
 				s += (tile->val ? tile->val[p] : 1.0f) * z[tile_column(tile, p, c->n_cols, &ok)];
 			partial[w] = s;
 			if (tile->vec_row[w] >= 0)
-			{
-				if (t == 0)
-					y[tile->vec_row[w]] = s;
-				else
-					part[tile->part_base + w] = s;
-			}
+				put_tile_sum(y, part, t, tile->vec_row[w], tile->part_base + w, s);
 		}
 		for (int64_t l = 0; l < tile->longs.n_long; l++)
 		{
@@ -284,10 +248,8 @@ emulate_compact_float(const PrComposite *c, const float *z, float *y)
 
 			for (int64_t w = tile->longs.chunk_begin[l]; w < tile->longs.chunk_begin[l + 1]; w++)
 				s += partial[w];
-			if (t == 0)
-				y[tile->longs.long_row[l]] = s;
-			else
-				part[tile->part_base + tile->longs.chunk_begin[l]] = s;
+			put_tile_sum(y, part, t, tile->longs.long_row[l],
+						 tile->part_base + tile->longs.chunk_begin[l], s);
 		}
 		for (int64_t g = 0; g < tile->n_ell; g++)
 			for (int lane = 0; lane < PR_PLAN_WARP; lane++)
@@ -298,16 +260,12 @@ emulate_compact_float(const PrComposite *c, const float *z, float *y)
 				for (int64_t p = tile->ell_off[g] + lane; p < tile->ell_off[g + 1]; p += PR_PLAN_WARP)
 					s += (tile->val ? tile->val[p] : 1.0f) * z[tile_column(tile, p, c->n_cols, &ok)];
 				if (r >= 0)
-				{
-					if (t == 0)
-						y[r] = s;
-					else
-						part[tile->part_base + tile->n_vec + g * PR_PLAN_WARP + lane] = s;
-				}
+					put_tile_sum(y, part, t, r,
+								 tile->part_base + tile->n_vec + g * PR_PLAN_WARP + lane, s);
 			}
 		free(partial);
 	}
-	for (int64_t i = 0; i < c->n_merge_rows; i++)
+	for (int64_t i = 0; compact && i < c->n_merge_rows; i++)
 	{
 		float		s = y[c->merge_row[i]];
 
@@ -407,8 +365,8 @@ check_compact_bits(const PrPlanCsr *csr, const PrCompositeOptions *o, const PrCo
 				add.tiles[t].part_base == -1 && (t == 0 || c->n_tiles < 2 || c->tiles[t].part_base >= 0);
 		if (ok)
 		{
-			emulate_composite_float(&add, z, y1);
-			emulate_compact_float(c, z, y2);
+			emulate_composite_float(&add, z, y1, false);
+			emulate_composite_float(c, z, y2, true);
 			ok = memcmp(y1, y2, (size_t) n * sizeof(float)) == 0;
 		}
 		pr_plan_composite_free(&add, &pr_malloc_allocator);
@@ -418,6 +376,33 @@ check_compact_bits(const PrPlanCsr *csr, const PrCompositeOptions *o, const PrCo
 	free(z);
 	free(y1);
 	free(y2);
+}
+
+/*
+ * The product y = m z of a CSR in relabelled ids, and y_back = y in the original ids (old_to_new
+ * maps them); false when a row's columns are not ascending.
+ */
+static bool
+relabelled_product(const PrPlanCsr *m, const double *z, const int32_t *old_to_new, double *y,
+				   double *y_back)
+{
+	bool		ascending = true;
+
+	for (int64_t r = 0; r < m->n; r++)
+	{
+		double		s = 0;
+
+		for (int64_t e = m->ptr[r]; e < m->ptr[r + 1]; e++)
+		{
+			s += (m->val ? m->val[e] : 1.0f) * z[m->col[e]];
+			if (e > m->ptr[r] && m->col[e] < m->col[e - 1])
+				ascending = false;
+		}
+		y[r] = s;
+	}
+	for (int64_t i = 0; i < m->n; i++)
+		y_back[i] = y[old_to_new[i]];
+	return ascending;
 }
 
 /* Runs every planner on one graph and checks each layout's emulated product against CSR. */
@@ -465,21 +450,7 @@ test_graph(const TestGraph *g, uint64_t seed)
 	for (int64_t i = 0; i < n; i++)
 		z[old_to_new[i]] = x[i];
 	z[n] = 0.0;
-	ok = true;
-	for (int64_t r = 0; r < n; r++)
-	{
-		double		s = 0;
-
-		for (int64_t e = csr.ptr[r]; e < csr.ptr[r + 1]; e++)
-		{
-			s += (csr.val ? csr.val[e] : 1.0f) * z[csr.col[e]];
-			if (e > csr.ptr[r] && csr.col[e] < csr.col[e - 1])
-				ok = false;
-		}
-		y[r] = s;
-	}
-	for (int64_t i = 0; i < n; i++)
-		y_back[i] = y[old_to_new[i]];
+	ok = relabelled_product(&csr, z, old_to_new, y, y_back);
 	check(ok && same_vectors(y_back, y_ref, n), "relabelled CSR product", g->name);
 
 	/* transpose: its product with x equals the push product A x of the original */
@@ -492,21 +463,7 @@ test_graph(const TestGraph *g, uint64_t seed)
 				push_ref[g->col[e]] += (g->val ? g->val[e] : 1.0) * x[r];
 		check(pr_plan_transpose(&csr, &pr_malloc_allocator, &tr, &err) == PR_OK, "transpose runs",
 			  g->name);
-		ok = true;
-		for (int64_t r = 0; r < n; r++)
-		{
-			double		s = 0;
-
-			for (int64_t e = tr.ptr[r]; e < tr.ptr[r + 1]; e++)
-			{
-				s += (tr.val ? tr.val[e] : 1.0f) * z[tr.col[e]];
-				if (e > tr.ptr[r] && tr.col[e] < tr.col[e - 1])
-					ok = false;
-			}
-			y[r] = s;
-		}
-		for (int64_t i = 0; i < n; i++)
-			y_back[i] = y[old_to_new[i]];
+		ok = relabelled_product(&tr, z, old_to_new, y, y_back);
 		check(ok && same_vectors(y_back, push_ref, n), "transpose product (push)", g->name);
 		pr_plan_csr_free(&tr, &pr_malloc_allocator);
 		free(push_ref);
@@ -924,6 +881,31 @@ test_model_measured(const char *table_path)
 }
 
 /*
+ * The choice tests' graph: a small R-MAT graph (scale 13, 16 edges a node) into g, and its CSR
+ * relabelled in degree order into csr.
+ */
+static void
+degree_ordered_rmat(TestGraph *g, PrPlanCsr *csr)
+{
+	int64_t    *outdeg;
+	int32_t    *n2o,
+			   *o2n;
+	PrError		err;
+
+	make_rmat(g, 13, (int64_t) 16 << 13, false, true, 777);
+	outdeg = calloc((size_t) g->n, sizeof(int64_t));
+	n2o = malloc((size_t) g->n * sizeof(int32_t));
+	o2n = malloc((size_t) g->n * sizeof(int32_t));
+	for (int64_t e = 0; e < g->ptr[g->n]; e++)
+		outdeg[g->col[e]]++;
+	pr_plan_degree_order(g->n, outdeg, n2o, o2n, &pr_malloc_allocator, &err);
+	pr_plan_relabel(g->n, g->ptr, g->col, NULL, o2n, &pr_malloc_allocator, csr, &err);
+	free(outdeg);
+	free(n2o);
+	free(o2n);
+}
+
+/*
  * The model's choice: its prediction is the prediction of the chosen layout planned in full, no
  * candidate is predicted faster by more than the margin, compact_mode = 1 yields compact partials,
  * and without a model the first candidate is taken.
@@ -935,9 +917,6 @@ test_choose(const char *table_path)
 	PrModel		model;
 	PrError		err;
 	TestGraph	g;
-	int64_t    *outdeg;
-	int32_t    *n2o,
-			   *o2n;
 	PrPlanCsr	csr;
 
 	if (table == NULL || pr_model_parse(table, &model, &err) != PR_OK)
@@ -946,14 +925,7 @@ test_choose(const char *table_path)
 		free(table);
 		return;
 	}
-	make_rmat(&g, 13, (int64_t) 16 << 13, false, true, 777);
-	outdeg = calloc((size_t) g.n, sizeof(int64_t));
-	n2o = malloc((size_t) g.n * sizeof(int32_t));
-	o2n = malloc((size_t) g.n * sizeof(int32_t));
-	for (int64_t e = 0; e < g.ptr[g.n]; e++)
-		outdeg[g.col[e]]++;
-	pr_plan_degree_order(g.n, outdeg, n2o, o2n, &pr_malloc_allocator, &err);
-	pr_plan_relabel(g.n, g.ptr, g.col, NULL, o2n, &pr_malloc_allocator, &csr, &err);
+	degree_ordered_rmat(&g, &csr);
 	for (int mode = -1; mode <= 1; mode++)
 	{
 		PrPlanChoice ch;
@@ -1019,9 +991,6 @@ test_choose(const char *table_path)
 			  "choice without a model: the first candidate", g.name);
 	}
 	pr_plan_csr_free(&csr, &pr_malloc_allocator);
-	free(outdeg);
-	free(n2o);
-	free(o2n);
 	graph_free(&g);
 	free(table);
 }
@@ -1036,9 +1005,6 @@ test_stats_round_trip(const char *table_path)
 {
 	char	   *table = read_file(table_path);
 	TestGraph	g;
-	int64_t    *outdeg;
-	int32_t    *n2o,
-			   *o2n;
 	PrPlanCsr	csr;
 	PrError		err;
 	PrModel		model;
@@ -1058,14 +1024,7 @@ test_stats_round_trip(const char *table_path)
 			fclose(f);
 		return;
 	}
-	make_rmat(&g, 13, (int64_t) 16 << 13, false, true, 777);
-	outdeg = calloc((size_t) g.n, sizeof(int64_t));
-	n2o = malloc((size_t) g.n * sizeof(int32_t));
-	o2n = malloc((size_t) g.n * sizeof(int32_t));
-	for (int64_t e = 0; e < g.ptr[g.n]; e++)
-		outdeg[g.col[e]]++;
-	pr_plan_degree_order(g.n, outdeg, n2o, o2n, &pr_malloc_allocator, &err);
-	pr_plan_relabel(g.n, g.ptr, g.col, NULL, o2n, &pr_malloc_allocator, &csr, &err);
+	degree_ordered_rmat(&g, &csr);
 	o.tile_width = csr.n;
 	ok = pr_plan_composite(&csr, &o, &pr_malloc_allocator, &c, &err) == PR_OK &&
 		pr_layout_stats_composite(&c, &ls, &pr_malloc_allocator, &err) == PR_OK;
@@ -1109,9 +1068,6 @@ test_stats_round_trip(const char *table_path)
 		pr_layout_stats_free(&ls, &pr_malloc_allocator);
 	pr_plan_composite_free(&c, &pr_malloc_allocator);
 	pr_plan_csr_free(&csr, &pr_malloc_allocator);
-	free(outdeg);
-	free(n2o);
-	free(o2n);
 	graph_free(&g);
 	free(table);
 }
