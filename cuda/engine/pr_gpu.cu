@@ -158,7 +158,15 @@ gpu_engine_free_device(GpuEngine *e)
 	for (void *p : e->allocs)
 		cudaFree(p);
 	e->allocs.clear();
-	e->restart_dense = NULL;	/* was one of allocs, as these */
+	/* every pointer into allocs: a later prepare allocates what is NULL and must not reuse freed memory */
+	e->new_to_old = NULL;
+	e->inv_out = NULL;
+	e->z = NULL;
+	e->stage = NULL;
+	e->partials = NULL;
+	e->counter = NULL;
+	e->stats = NULL;
+	e->restart_dense = NULL;
 	e->restart_pos = NULL;
 	e->restart_w = NULL;
 	e->restart_n = -1;

@@ -109,7 +109,8 @@ temp_reserve(Build *b, size_t bytes, PrError *err)
 
 /* ---- staged copies between host memory and the device ---- */
 
-/* One host thread's pinned buffers, stream and events (kept for the life of the process). */
+/* One host thread's pinned buffers, stream and events on one device (kept for the life of the
+ * process: each device its own, as engines of several GPUs copy to each). */
 typedef struct Stage
 {
 	bool		ready;
@@ -119,7 +120,8 @@ typedef struct Stage
 	cudaEvent_t done[2];
 } Stage;
 
-static Stage stages[BUILD_MAX_COPY_THREADS];
+#define BUILD_MAX_DEVICES 64
+static Stage stages[BUILD_MAX_DEVICES][BUILD_MAX_COPY_THREADS];
 static pthread_mutex_t stages_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* One contiguous copy of a staged job. */
@@ -148,8 +150,7 @@ stage_ready(Stage *s, int device)
 	cudaError_t st;
 
 	if (s->ready)
-		return s->device == device ? cudaSuccess : cudaErrorInvalidDevice;	/* one device per
-																			 * process */
+		return s->device == device ? cudaSuccess : cudaErrorInvalidDevice;
 	s->device = device;
 	for (int i = 0; i < 2; i++)
 	{
@@ -182,7 +183,7 @@ static void
 copy_slices(void *arg, int part, int n_parts)
 {
 	CopyJob    *job = (CopyJob *) arg;
-	Stage	   *s = &stages[part];
+	Stage	   *s = &stages[job->device][part];
 	int64_t		slice = 0;
 	int			slot = 0;
 	char	   *pending_host[2] = {NULL, NULL};
@@ -248,6 +249,9 @@ staged_copy(int device, bool to_device, const CopySpan *spans, int n_spans, int 
 		slices += (spans[i].bytes + BUILD_SLICE_BYTES - 1) / BUILD_SLICE_BYTES;
 	if (slices == 0)
 		return PR_OK;
+	if (device < 0 || device >= BUILD_MAX_DEVICES)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED, "GPU graph build: device %d (staged copies serve devices 0 to %d)",
+							device, BUILD_MAX_DEVICES - 1);
 	if (n_threads > BUILD_MAX_COPY_THREADS)
 		n_threads = BUILD_MAX_COPY_THREADS;
 	if (n_threads < 1)
