@@ -128,7 +128,7 @@ done
 
 # ---- 3. runs ---------------------------------------------------------------------------------------
 KINDS="pagerank rwr hits"
-# the call of a kind on table $1 on device $3, top_k $4 ($2: rwr's sources, "1,2,..")
+# the call of a kind on a table, on a device, with its top_k (sources: rwr's, "1,2,..")
 call_of() {  # kind table sources device top_k
   case $1 in
     pagerank) echo "pagerank('$2', top_k => $5, device => '$4')" ;;
