@@ -7,13 +7,13 @@
 #                        sessions, specs/) in another one (run as a non-root user: initdb
 #                        refuses root)
 #   make check-core      C unit tests of the pure-C core (test/core) and of the GPU planners
-#                        (test/plan, test/partition); no GPU needed
+#                        (test/plan); no GPU needed
 #   make cuda            the GPU engine library (cuda/), where nvcc and cuda/Makefile exist;
 #                        `make install` then also installs it as $libdir/powerrank_gpu.so, the
 #                        library the GPU service loads (powerrank.gpu_library), and, when
 #                        nccl.h was found, cuda/build/libpowerrank_multi.so as
-#                        $libdir/powerrank_multi.so (powerrank.gpu_multi_library: PageRank on
-#                        every GPU)
+#                        $libdir/powerrank_multi.so (powerrank.gpu_multi_library: several
+#                        GPUs), with the link libpowerrank_gpu.so -> powerrank_gpu.so it loads
 #   make reference       only the NetworkX reference data (test/reference/out)
 
 EXTENSION = powerrank
@@ -31,7 +31,7 @@ OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c src/*/*.c core/*.c))
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA = $(filter-out $(DATA_built), $(wildcard sql/$(EXTENSION)--*.sql))
 
-REGRESS = api basic bad_input arguments networkx_suite precision security aggregate stats cancel scan rwr_multi networkx cron cache cache_tracking cache_subscription service rankgraph_binary rankgraph_dump parallel_read huge_weights monitoring_roles planner_rows warm_start upgrade dump_restore estimate warm_start_auto service_streamed
+REGRESS = api basic bad_input arguments networkx_suite precision security aggregate stats cancel scan rwr_multi networkx cron cache cache_tracking cache_subscription service rankgraph_binary rankgraph_dump parallel_read huge_weights monitoring_roles planner_rows warm_start upgrade dump_restore estimate warm_start_auto service_streamed service_multi
 REGRESS_OPTS = --inputdir=. --temp-instance=./tmp_check --temp-config=test/regress.conf --load-extension=powerrank
 
 # Isolation tests of the graph cache and the GPU service (specs/*.spec, expected/*.out).
@@ -78,13 +78,14 @@ installcheck: reference
 installcheck: export POWERRANK_BINDIR = $(bindir)
 
 check-core:
-	@for d in test/core test/plan test/partition; do \
+	@for d in test/core test/plan; do \
 		if [ -f $$d/Makefile ]; then $(MAKE) -C $$d || exit 1; \
 		else echo "check-core: $$d has no Makefile, skipped"; fi; \
 	done
 
 # The GPU engine library and the multi-GPU library, when they were built (make cuda), go beside
-# powerrank.so.
+# powerrank.so; the multi-GPU library finds the GPU library beside it by its build name
+# (libpowerrank_gpu.so, a link to powerrank_gpu.so).
 GPU_LIBRARY = cuda/build/libpowerrank_gpu.so
 MULTI_LIBRARY = cuda/build/libpowerrank_multi.so
 
@@ -98,12 +99,14 @@ install-gpu:
 	@if [ -f $(MULTI_LIBRARY) ]; then \
 		echo "installing $(MULTI_LIBRARY) as $(DESTDIR)$(pkglibdir)/powerrank_multi.so"; \
 		$(INSTALL_SHLIB) $(MULTI_LIBRARY) '$(DESTDIR)$(pkglibdir)/powerrank_multi.so'; \
+		ln -sf powerrank_gpu.so '$(DESTDIR)$(pkglibdir)/libpowerrank_gpu.so'; \
 	else echo "install-gpu: $(MULTI_LIBRARY) not built (make cuda with nccl.h), skipped"; fi
 
 uninstall: uninstall-gpu
 
 uninstall-gpu:
-	rm -f '$(DESTDIR)$(pkglibdir)/powerrank_gpu.so' '$(DESTDIR)$(pkglibdir)/powerrank_multi.so'
+	rm -f '$(DESTDIR)$(pkglibdir)/powerrank_gpu.so' '$(DESTDIR)$(pkglibdir)/powerrank_multi.so' \
+		'$(DESTDIR)$(pkglibdir)/libpowerrank_gpu.so'
 
 cuda:
 	@if [ -f cuda/Makefile ]; then $(MAKE) -C cuda; \

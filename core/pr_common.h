@@ -163,13 +163,13 @@ PrStatus	pr_order_by_key_desc(int64_t n, const int64_t *key, int32_t *order, int
 
 /*
  * Defines NAME(a, lo, hi, v): the first position in a[lo, hi) (ascending values of TYPE) holding a
- * value >= v, by binary search.
+ * value >= v, by binary search down to 16 values, then a scan (short ranges are scanned).
  */
 #define PR_DEFINE_LOWER_BOUND(NAME, TYPE) \
 static inline int64_t \
 NAME(const TYPE *a, int64_t lo, int64_t hi, int64_t v) \
 { \
-	while (lo < hi) \
+	while (hi - lo > 16) \
 	{ \
 		int64_t		mid = lo + (hi - lo) / 2; \
 \
@@ -178,12 +178,14 @@ NAME(const TYPE *a, int64_t lo, int64_t hi, int64_t v) \
 		else \
 			hi = mid; \
 	} \
+	while (lo < hi && a[lo] < v) \
+		lo++; \
 	return lo; \
 }
 
 /* Over 64-bit values (external ids, row pointers). */
 PR_DEFINE_LOWER_BOUND(pr_lower_bound, int64_t)
-/* Over 32-bit ids (node lists). */
+/* Over 32-bit ids (node lists, column ids). */
 PR_DEFINE_LOWER_BOUND(pr_lower_bound_i32, int32_t)
 
 #ifdef __cplusplus

@@ -199,15 +199,7 @@ pr_cpu_unprepare(CpuEngine *e)
 static bool
 same_layout(const CpuEngine *e, const PrGraph *g, unsigned needs)
 {
-	const PrGraph *s = &e->g_seen;
-
-	return e->prepared && e->g == g && e->needs == needs &&
-		g->n_nodes == s->n_nodes && g->n_edges == s->n_edges && g->weighted == s->weighted &&
-		g->has_out_edges == s->has_out_edges && g->in_ptr == s->in_ptr &&
-		g->in_src == s->in_src && g->in_weight == s->in_weight && g->out_ptr == s->out_ptr &&
-		g->out_dst == s->out_dst && g->out_weight == s->out_weight &&
-		g->out_strength == s->out_strength && g->n_dangling == s->n_dangling &&
-		g->dangling == s->dangling;
+	return e->prepared && e->g == g && e->needs == needs && pr_graph_same_arrays(g, &e->g_seen);
 }
 
 /* Number of threads to use for a graph: the request (or the online cores), capped by the work. */

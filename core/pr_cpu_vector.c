@@ -6,34 +6,31 @@
 #include "pr_cpu_engine.h"
 
 /*
- * The dangling sums of x over chunk c's dangling nodes into part_dangling: every column in plain
- * blocks of PR_CPU_SUM_BLOCK, the block sums compensated (so column j's sum is that of a
- * one-column run of column j); k columns in groups of PR_CPU_COLUMN_GROUP, summed in locals.
+ * The column sums of rows of x (k values each) into sums[k]: the rows listed in rows[i0, i1) when
+ * listed, else the rows i0 .. i1-1 themselves (rows unused).  Every column in plain blocks of
+ * PR_CPU_SUM_BLOCK rows, the block sums compensated (so column j's sum is that of a one-column run
+ * of column j); k columns in groups of PR_CPU_COLUMN_GROUP, summed in locals.  Callers pass listed
+ * as a constant: each inlined copy keeps one way of finding its rows.
  */
-static inline void
-chunk_dangling_sums(CpuEngine *e, int64_t c, const double *x)
+PR_ALWAYS_INLINE static inline void
+compensated_column_sums(const double *x, int k, bool listed, const int32_t *rows, int64_t i0,
+						int64_t i1, double *sums)
 {
-	const int	k = e->k;
-	const int32_t *dangling = e->g->dangling;
-	double	   *part = e->part_dangling + c * k;
-
 	if (k == 1)
 	{
 		double		s = 0.0,
 					s_carry = 0.0;
-		int64_t		d = e->dangling_chunk[c],
-					end = e->dangling_chunk[c + 1];
 
-		while (d < end)
+		for (int64_t b = i0; b < i1; b += PR_CPU_SUM_BLOCK)
 		{
-			int64_t		block_end = end - d > PR_CPU_SUM_BLOCK ? d + PR_CPU_SUM_BLOCK : end;
+			int64_t		block_end = i1 - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : i1;
 			double		block = 0.0;
 
-			for (; d < block_end; d++)
-				block += x[dangling[d]];
+			for (int64_t i = b; i < block_end; i++)
+				block += x[listed ? (int64_t) rows[i] : i];
 			compensated_add(&s, &s_carry, block);
 		}
-		part[0] = s + s_carry;
+		sums[0] = s + s_carry;
 		return;
 	}
 	for (int j0 = 0; j0 < k; j0 += PR_CPU_COLUMN_GROUP)
@@ -42,30 +39,36 @@ chunk_dangling_sums(CpuEngine *e, int64_t c, const double *x)
 		double		s[PR_CPU_COLUMN_GROUP],
 					s_carry[PR_CPU_COLUMN_GROUP],
 					block[PR_CPU_COLUMN_GROUP];
-		int64_t		d = e->dangling_chunk[c],
-					end = e->dangling_chunk[c + 1];
 
 		for (int j = 0; j < width; j++)
 			s[j] = s_carry[j] = 0.0;
-		while (d < end)
+		for (int64_t b = i0; b < i1; b += PR_CPU_SUM_BLOCK)
 		{
-			int64_t		block_end = end - d > PR_CPU_SUM_BLOCK ? d + PR_CPU_SUM_BLOCK : end;
+			int64_t		block_end = i1 - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : i1;
 
 			for (int j = 0; j < width; j++)
 				block[j] = 0.0;
-			for (; d < block_end; d++)
+			for (int64_t i = b; i < block_end; i++)
 			{
-				const double *xd = x + (int64_t) dangling[d] * k + j0;
+				const double *xi = x + (listed ? (int64_t) rows[i] : i) * k + j0;
 
 				for (int j = 0; j < width; j++)
-					block[j] += xd[j];
+					block[j] += xi[j];
 			}
 			for (int j = 0; j < width; j++)
 				compensated_add(&s[j], &s_carry[j], block[j]);
 		}
 		for (int j = 0; j < width; j++)
-			part[j0 + j] = s[j] + s_carry[j];
+			sums[j0 + j] = s[j] + s_carry[j];
 	}
+}
+
+/* The dangling sums of x over chunk c's dangling nodes into part_dangling. */
+static inline void
+chunk_dangling_sums(CpuEngine *e, int64_t c, const double *x)
+{
+	compensated_column_sums(x, e->k, true, e->g->dangling, e->dangling_chunk[c],
+							e->dangling_chunk[c + 1], e->part_dangling + c * e->k);
 }
 
 /* zg[v * width + j] = x[v * k + j] * inv_out[v] for the width columns of a group, rows [v0, v1). */
@@ -297,61 +300,19 @@ pr_cpu_task_pagerank_update(CpuEngine *e, int tid, const void *varg)
 	}
 }
 
-/* Per-chunk column sums of y, compensated (one column: plain blocks, their sums compensated). */
+/* Per-chunk column sums of y, compensated. */
 void
 pr_cpu_task_column_sums(CpuEngine *e, int tid, const void *varg)
 {
 	const UpdateArgs *a = (const UpdateArgs *) varg;
-	const int	k = e->k;
 
 	(void) tid;
 	for (int64_t c; (c = claim(e)) < e->n_chunks;)
 	{
 		int64_t		v0 = c * PR_CPU_CHUNK;
 		int64_t		v1 = v0 + PR_CPU_CHUNK < e->n ? v0 + PR_CPU_CHUNK : e->n;
-		double	   *ps = e->part_sum + c * k;
 
-		if (k == 1)
-		{
-			double		s = 0.0,
-						s_carry = 0.0;
-
-			for (int64_t b = v0; b < v1; b += PR_CPU_SUM_BLOCK)
-			{
-				int64_t		block_end = v1 - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : v1;
-				double		block = 0.0;
-
-				for (int64_t v = b; v < block_end; v++)
-					block += a->y[v];
-				compensated_add(&s, &s_carry, block);
-			}
-			ps[0] = s + s_carry;
-			continue;
-		}
-		for (int j0 = 0; j0 < k; j0 += PR_CPU_COLUMN_GROUP)
-		{
-			int			width = k - j0 < PR_CPU_COLUMN_GROUP ? k - j0 : PR_CPU_COLUMN_GROUP;
-			double		s[PR_CPU_COLUMN_GROUP],
-						s_carry[PR_CPU_COLUMN_GROUP],
-						block[PR_CPU_COLUMN_GROUP];
-
-			for (int j = 0; j < width; j++)
-				s[j] = s_carry[j] = 0.0;
-			for (int64_t b = v0; b < v1; b += PR_CPU_SUM_BLOCK)
-			{
-				int64_t		block_end = v1 - b > PR_CPU_SUM_BLOCK ? b + PR_CPU_SUM_BLOCK : v1;
-
-				for (int j = 0; j < width; j++)
-					block[j] = 0.0;
-				for (int64_t v = b; v < block_end; v++)
-					for (int j = 0; j < width; j++)
-						block[j] += a->y[v * k + j0 + j];
-				for (int j = 0; j < width; j++)
-					compensated_add(&s[j], &s_carry[j], block[j]);
-			}
-			for (int j = 0; j < width; j++)
-				ps[j0 + j] = s[j] + s_carry[j];
-		}
+		compensated_column_sums(a->y, e->k, false, NULL, v0, v1, e->part_sum + c * e->k);
 	}
 }
 

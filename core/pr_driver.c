@@ -11,31 +11,8 @@
 #include <math.h>
 #include <string.h>
 
-/* Slots of PageRank; the warm start uses two more. */
-enum
-{
-	PR_SLOT_X = 0,				/* current iterate */
-	PR_SLOT_Y = 1,				/* next iterate */
-	PR_N_SLOTS_PAGERANK = 2,
-	PR_SLOT_TEMP = 2,			/* warm start: the restart distributions, far-field steps */
-	PR_SLOT_FAR = 3,			/* warm start: the far-field vector */
-	PR_N_SLOTS_WARM = 4
-};
-
 /* Power iterations that make the far-field vector (its error shrinks ~5x per iteration on R-MAT). */
 #define PR_FAR_FIELD_ITERATIONS 6
-
-/* The products PageRank asks the engine to lay out (a run's prepare and pr_pagerank_prepare). */
-#define PR_NEEDS_PAGERANK PR_NEED_PULL_NORMALIZED
-
-/* Slots of HITS. */
-enum
-{
-	HITS_SLOT_HUB = 0,
-	HITS_SLOT_AUTH = 1,
-	HITS_SLOT_HUB_NEXT = 2,
-	HITS_N_SLOTS = 3
-};
 
 /*
  * Residual checks in a row without a new smallest residual after which a run is stagnant.  With
@@ -337,13 +314,26 @@ stats_begin(PrRunStats *stats, const PrEngine *e)
 	stats->engine = (e != NULL && e->ops != NULL) ? e->ops->name : "none";
 }
 
-/* The engine's prepare, timed into stats->prepare_seconds. */
+/*
+ * The engine's prepare for a run of algorithm over k columns: the slots (with or without the warm
+ * start) and the products its descriptor names.
+ */
 static PrStatus
-timed_prepare(PrEngine *engine, const PrGraph *g, int k, int n_slots, unsigned needs,
+prepare_for(PrEngine *engine, const PrGraph *g, PrAlgorithm algorithm, int k, bool warm_start,
+			PrError *err)
+{
+	const PrAlgorithmInfo *a = pr_algorithm(algorithm);
+
+	return engine->ops->prepare(engine, g, k, pr_algorithm_slots(a, warm_start), a->needs, err);
+}
+
+/* prepare_for, timed into stats->prepare_seconds. */
+static PrStatus
+timed_prepare(PrEngine *engine, const PrGraph *g, PrAlgorithm algorithm, int k, bool warm_start,
 			  PrRunStats *stats, PrError *err)
 {
 	double		t0 = pr_clock_seconds();
-	PrStatus	status = engine->ops->prepare(engine, g, k, n_slots, needs, err);
+	PrStatus	status = prepare_for(engine, g, algorithm, k, warm_start, err);
 
 	stats->prepare_seconds = pr_clock_seconds() - t0;
 	return status;
@@ -355,7 +345,7 @@ pr_pagerank_prepare(PrEngine *engine, const PrGraph *g, int k, PrError *err)
 {
 	if (engine == NULL || engine->ops == NULL || g == NULL || k < 1)
 		return pr_error_set(err, PR_ERR_INVALID, "pr_pagerank_prepare: bad arguments");
-	return engine->ops->prepare(engine, g, k, PR_N_SLOTS_PAGERANK, PR_NEEDS_PAGERANK, err);
+	return prepare_for(engine, g, PR_ALGORITHM_PAGERANK, k, false, err);
 }
 
 /*
@@ -444,7 +434,8 @@ begin_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart
 	if (ops->prepare == NULL || ops->fill == NULL || ops->product == NULL ||
 		ops->pagerank_update == NULL || ops->residual == NULL)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED,
-							"engine %s lacks an operation PageRank needs", ops->name);
+							"engine %s lacks an operation %s needs", ops->name,
+							pr_algorithm(PR_ALGORITHM_PAGERANK)->name);
 	if (options->initial != NULL && ops->upload == NULL)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED,
 							"engine %s cannot take a start vector (no upload)", ops->name);
@@ -632,8 +623,7 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 	if (residuals == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %d residuals", k);
 
-	status = timed_prepare(engine, g, k, warm ? PR_N_SLOTS_WARM : PR_N_SLOTS_PAGERANK,
-						   PR_NEEDS_PAGERANK, stats, err);
+	status = timed_prepare(engine, g, PR_ALGORITHM_PAGERANK, k, warm, stats, err);
 	if (status == PR_OK && warm)
 	{
 		double		t0 = pr_clock_seconds();
@@ -941,7 +931,8 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 	if (ops->prepare == NULL || ops->fill == NULL || ops->product == NULL ||
 		ops->normalize == NULL || ops->residual == NULL || ops->download == NULL)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED,
-							"engine %s lacks an operation HITS needs", ops->name);
+							"engine %s lacks an operation %s needs", ops->name,
+							pr_algorithm(PR_ALGORITHM_HITS)->name);
 	if (g->n_nodes == 0)
 		return finish_at_once(stats, t0);
 	if (hubs == NULL || authorities == NULL)
@@ -956,7 +947,7 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 	check_every = options->check_every >= 1 ? options->check_every : 1;
 	stop_rule_begin(&rule, options, g->n_nodes, false);
 
-	status = timed_prepare(engine, g, 1, HITS_N_SLOTS, PR_NEED_PULL | PR_NEED_PUSH, stats, err);
+	status = timed_prepare(engine, g, PR_ALGORITHM_HITS, 1, false, stats, err);
 	if (status == PR_OK)
 		status = ops->fill(engine, h, 1.0 / (double) g->n_nodes, err);
 	/* HITS is no contraction: only the test of no new minimum, near the rounding level */

@@ -34,6 +34,7 @@
 #ifndef PR_DRIVER_H
 #define PR_DRIVER_H
 
+#include "pr_algorithm.h"
 #include "pr_engine.h"
 
 #ifdef __cplusplus

@@ -55,6 +55,15 @@ typedef struct PrRestart
 	const double *dangling_weight;	/* [dangling_count] */
 } PrRestart;
 
+/* The restart of k columns over ptr, node and weight (as above), dangling mass following it. */
+static inline PrRestart
+pr_restart_columns(int k, const int64_t *ptr, const int32_t *node, const double *weight)
+{
+	PrRestart	r = {false, k, ptr, node, weight, 0, NULL, NULL};
+
+	return r;
+}
+
 /* Residual of the last update, per column: both norms, the driver picks. */
 typedef struct PrResidual
 {

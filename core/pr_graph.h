@@ -66,6 +66,21 @@ typedef struct PrGraph
 	int32_t    *dangling;		/* [n_dangling] those nodes, ascending */
 } PrGraph;
 
+/*
+ * True when a and b have the same counts and the same arrays (the addresses, not the contents):
+ * how an engine's prepare tells that it sees the graph it holds again (PrEngineOps.prepare).
+ */
+static inline bool
+pr_graph_same_arrays(const PrGraph *a, const PrGraph *b)
+{
+	return a->n_nodes == b->n_nodes && a->n_edges == b->n_edges && a->weighted == b->weighted &&
+		a->has_out_edges == b->has_out_edges && a->in_ptr == b->in_ptr &&
+		a->in_src == b->in_src && a->in_weight == b->in_weight && a->out_ptr == b->out_ptr &&
+		a->out_dst == b->out_dst && a->out_weight == b->out_weight &&
+		a->out_strength == b->out_strength && a->n_dangling == b->n_dangling &&
+		a->dangling == b->dangling;
+}
+
 /* Seconds a build spent in each step (summed over the counting sorts), for diagnostics. */
 typedef struct PrBuildTimes
 {

@@ -16,6 +16,12 @@
  * the product needs another part; reads (residual, download, column sums, top-k) come from part 0.
  * The warm start's restart_local is not offered (it multiplies inside the engine): the driver takes
  * its general way through restart_fill and products.
+ *
+ * A failing part's error comes back as "part p of n: <its message>" (p from 0, as in
+ * pr_parts_engine_part).  prepare keeps the split and the part graphs while it sees the same graph
+ * (PrEngineOps.prepare) and asks every part to prepare on its part graph (each part then keeps
+ * what it may); it asks every part even after one failed, and a part whose prepare fails must
+ * hold no graph afterwards (as the CPU engine), so no part remembers a part graph that was freed.
  */
 #ifndef PR_PARTS_H
 #define PR_PARTS_H
@@ -51,13 +57,17 @@ typedef struct PrPartsReport
 	int			n_parts;
 	int64_t		row_begin[PR_PARTS_MAX + 1];
 	int64_t		edges[PR_PARTS_MAX];	/* edges of each part graph */
-	double		split_seconds;	/* host: the ranges and the part graphs */
+	double		split_seconds;	/* host: the ranges and the part graphs (0 when prepare kept
+								 * the split of the graph it held) */
 } PrPartsReport;
 
 /*
  * Creates an engine over n_parts (2 .. PR_PARTS_MAX) engines of one kind, which it owns from then
  * on (released with it, also when creation fails), and an exchange (copied; NULL or a NULL gather
- * for the generic one).  Its name is "<name>(<n_parts>)".
+ * for the generic one; its release is called with the engine's, also when creation fails).  Its
+ * name is "<name>(<n_parts>)" (name NULL: part 0's).  It offers an operation when every part
+ * does (the product with the generic exchange also needs their download and upload), and a
+ * dangling distribution when every part takes one.
  */
 PrEngine   *pr_parts_engine_create(PrEngine **parts, int n_parts, const PrPartsExchange *exchange,
 								   const char *name, const PrAllocator *alloc, PrError *err);

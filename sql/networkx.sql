@@ -5,13 +5,8 @@
 -- personalized PageRank, RWR, weighted PageRank) or <= 1e-6 (HITS hubs and authorities); with
 -- default settings the top 10 must be NetworkX's default top 10, in order.  The measured
 -- figures go to results/networkx_agreement.tsv (test/reference/report.sh prints them).
-\getenv abs_srcdir PG_ABS_SRCDIR
 \getenv abs_builddir PG_ABS_BUILDDIR
-\getenv data_dir POWERRANK_DATA_DIR
-\if :{?data_dir}
-\else
-\set data_dir :abs_srcdir '/test/data'
-\endif
+\i sql/include/data_dir.sql
 \set ref_dir :abs_srcdir '/test/reference/out'
 \set figures :abs_builddir '/results/networkx_agreement.tsv'
 

@@ -63,27 +63,9 @@ SELECT name, algorithm, count(*) FROM scores GROUP BY name, algorithm ORDER BY n
 
 -- the restored graphs rank exactly as the originals did
 \c rgd_plain
-SELECT name, rankgraph_summary(g), md5(g::text) = t.text_md5 AS same_text,
-       (SELECT count(*) FROM scores s WHERE s.name = graphs.name AND s.algorithm = 'pagerank')
-         AS reference_scores,
-       (SELECT count(*) FROM pagerank(g, tolerance => 1e-12) p JOIN scores s
-          ON s.name = graphs.name AND s.algorithm = 'pagerank' AND s.node = p.node
-          AND s.score = p.score) AS same_pagerank,
-       (SELECT count(*) FROM hits(g, tolerance => 1e-12) h JOIN scores s
-          ON s.name = graphs.name AND s.algorithm = 'hub' AND s.node = h.node
-          AND s.score = h.hub) AS same_hub
-FROM graphs JOIN texts t USING (name) ORDER BY name;
+\i sql/include/rankgraph_dump_check.sql
 \c rgd_custom
-SELECT name, rankgraph_summary(g), md5(g::text) = t.text_md5 AS same_text,
-       (SELECT count(*) FROM scores s WHERE s.name = graphs.name AND s.algorithm = 'pagerank')
-         AS reference_scores,
-       (SELECT count(*) FROM pagerank(g, tolerance => 1e-12) p JOIN scores s
-          ON s.name = graphs.name AND s.algorithm = 'pagerank' AND s.node = p.node
-          AND s.score = p.score) AS same_pagerank,
-       (SELECT count(*) FROM hits(g, tolerance => 1e-12) h JOIN scores s
-          ON s.name = graphs.name AND s.algorithm = 'hub' AND s.node = h.node
-          AND s.score = h.hub) AS same_hub
-FROM graphs JOIN texts t USING (name) ORDER BY name;
+\i sql/include/rankgraph_dump_check.sql
 
 \c :home_db
 DROP DATABASE rgd_source WITH (FORCE);

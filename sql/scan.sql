@@ -103,12 +103,7 @@ DELETE FROM scan_results;
 
 -- a real graph: soc-Slashdot0902's first 100000 rows, directed and undirected, and rwr
 CREATE TABLE slashdot_part(src bigint, dst bigint);
-\getenv abs_srcdir PG_ABS_SRCDIR
-\getenv data_dir POWERRANK_DATA_DIR
-\if :{?data_dir}
-\else
-\set data_dir :abs_srcdir '/test/data'
-\endif
+\i sql/include/data_dir.sql
 \set cmd 'zcat ' :data_dir '/soc-slashdot0902.tsv.gz | head -100000'
 COPY slashdot_part FROM PROGRAM :'cmd';
 SELECT count(*) FROM slashdot_part;

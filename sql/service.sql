@@ -9,12 +9,7 @@
 -- (powerrank.warm_start_auto, sql/warm_start_auto.sql), which the service does not: off too.
 SET powerrank.warm_start = off;
 SET powerrank.warm_start_auto = off;
-\getenv abs_srcdir PG_ABS_SRCDIR
-\getenv data_dir POWERRANK_DATA_DIR
-\if :{?data_dir}
-\else
-\set data_dir :abs_srcdir '/test/data'
-\endif
+\i sql/include/data_dir.sql
 
 \i sql/include/service_wait.sql
 

@@ -12,12 +12,7 @@
 -- so powerrank.gpu_memory = 4MB keeps PageRank resident, streams HITS and has no room for the RWR;
 -- 3MB streams PageRank and has no room for HITS.
 SET powerrank.warm_start = off;
-\getenv abs_srcdir PG_ABS_SRCDIR
-\getenv data_dir POWERRANK_DATA_DIR
-\if :{?data_dir}
-\else
-\set data_dir :abs_srcdir '/test/data'
-\endif
+\i sql/include/data_dir.sql
 
 \i sql/include/service_wait.sql
 

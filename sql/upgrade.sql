@@ -27,8 +27,10 @@ RESET client_min_messages;
 SELECT extversion FROM pg_extension WHERE extname = 'powerrank';
 \i sql/include/upgrade_objects.sql
 
--- Scores under 0.1, kept in a temporary table (not dumped).
-CREATE TEMP TABLE scores_01 AS
+-- Scores and view rows under 0.1, kept in temporary tables; the temporary functions that compute
+-- them run again after the update (neither is dumped).
+CREATE FUNCTION pg_temp.upg_scores() RETURNS TABLE(what text, node bigint, score float8)
+LANGUAGE sql AS $$
   SELECT 'pagerank table' AS what, node, score FROM pagerank('upg_edges', tolerance => 1e-12)
   UNION ALL
   SELECT 'pagerank weighted table', node, score
@@ -40,26 +42,20 @@ CREATE TEMP TABLE scores_01 AS
   SELECT 'hits ' || name, h.node, h.authority FROM upg_graphs, hits(g, tolerance => 1e-12) h
   UNION ALL
   SELECT 'rwr table', node, score FROM rwr('upg_edges', 1, tolerance => 1e-12);
-CREATE TEMP TABLE views_01 AS
+$$;
+CREATE FUNCTION pg_temp.upg_view_rows()
+RETURNS TABLE(what text, name text, node bigint, score float8) LANGUAGE sql AS $$
   SELECT 'pagerank_graph' AS what, name, node, score FROM upg_pagerank_graph
   UNION ALL SELECT 'rwr_graph_many', name || source, node, score FROM upg_rwr_graph_many;
+$$;
+CREATE TEMP TABLE scores_01 AS SELECT * FROM pg_temp.upg_scores();
+CREATE TEMP TABLE views_01 AS SELECT * FROM pg_temp.upg_view_rows();
 
 ALTER EXTENSION powerrank UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'powerrank';
 
 -- The same scores after the update, bit for bit (node counts, sums and equality).
-CREATE TEMP TABLE scores_02 AS
-  SELECT 'pagerank table' AS what, node, score FROM pagerank('upg_edges', tolerance => 1e-12)
-  UNION ALL
-  SELECT 'pagerank weighted table', node, score
-  FROM pagerank('upg_edges', weight_column => 'w', tolerance => 1e-12)
-  UNION ALL
-  SELECT 'pagerank ' || name, p.node, p.score
-  FROM upg_graphs, pagerank(g, tolerance => 1e-12) p
-  UNION ALL
-  SELECT 'hits ' || name, h.node, h.authority FROM upg_graphs, hits(g, tolerance => 1e-12) h
-  UNION ALL
-  SELECT 'rwr table', node, score FROM rwr('upg_edges', 1, tolerance => 1e-12);
+CREATE TEMP TABLE scores_02 AS SELECT * FROM pg_temp.upg_scores();
 SELECT what, count(a.node) AS nodes_01, count(b.node) AS nodes_02,
        round(sum(a.score)::numeric, 9) AS sum_01,
        bool_and(a.score = b.score) AS same_scores
@@ -68,10 +64,7 @@ GROUP BY what ORDER BY what;
 SELECT last_engine, service_rows, runs FROM upg_monitoring();
 SELECT count(*) AS view_rows,
        count(*) FILTER (WHERE v.score = w.score) AS same_view_rows
-FROM views_01 v FULL JOIN
-  (SELECT 'pagerank_graph' AS what, name, node, score FROM upg_pagerank_graph
-   UNION ALL SELECT 'rwr_graph_many', name || source, node, score FROM upg_rwr_graph_many) w
-  USING (what, name, node);
+FROM views_01 v FULL JOIN pg_temp.upg_view_rows() w USING (what, name, node);
 
 -- A fresh installation of the current version with the same user objects.
 \c upg_fresh

@@ -1,8 +1,7 @@
 -- pagerank's start vector (start_nodes, start_scores): a run started from its own converged
 -- scores stops after an iteration or two with the same answer; nodes missing from the start begin
 -- at 1/N, nodes not in the graph are ignored; bad start arguments are ERRORs.
-\getenv abs_srcdir PG_ABS_SRCDIR
-\set data_dir :abs_srcdir '/test/data'
+\i sql/include/data_dir.sql
 CREATE TABLE warm_enron(src bigint, dst bigint);
 \set cmd 'zcat ' :data_dir '/email-enron.tsv.gz'
 COPY warm_enron FROM PROGRAM :'cmd';

@@ -15,8 +15,7 @@
 -- after 0.1% of the edges changed) and rho ~ 0.78 the rate per iteration, less the few the
 -- stricter stop adds.  So the run takes at most half the cold run's iterations at tolerance
 -- 1e-4, and saves at least 15 of 56 at the default 1e-6.
-\getenv abs_srcdir PG_ABS_SRCDIR
-\set data_dir :abs_srcdir '/test/data'
+\i sql/include/data_dir.sql
 CREATE TABLE auto_slashdot(src bigint, dst bigint);
 \set cmd 'zcat ' :data_dir '/soc-slashdot0902.tsv.gz'
 COPY auto_slashdot FROM PROGRAM :'cmd';

@@ -5,6 +5,9 @@
 #include "powerrank.h"
 
 #include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
 #include "utils/guc.h"
 
 #include "cache/graph_cache.h"
@@ -15,6 +18,36 @@
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/*
+ * Asks the postmaster for the shared memory of the graph cache, of the GPU service's channel and
+ * of the progress entries.
+ */
+static void
+powerrank_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	graph_cache_shmem_request();
+	service_shmem_request();
+	progress_shmem_request();
+}
+
+/* Creates (in the postmaster, cleared) or attaches to each of them, under AddinShmemInitLock. */
+static void
+powerrank_shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	graph_cache_shmem_attach();
+	service_shmem_attach();
+	progress_shmem_attach();
+	LWLockRelease(AddinShmemInitLock);
+}
 
 /*
  * Runs once when the library is loaded: defines each module's powerrank.* settings, reserves the
@@ -31,10 +64,11 @@ _PG_init(void)
 	MarkGUCPrefixReserved("powerrank");
 	if (process_shared_preload_libraries_in_progress)
 	{
-		graph_cache_shmem_init();
+		prev_shmem_request_hook = shmem_request_hook;
+		shmem_request_hook = powerrank_shmem_request;
+		prev_shmem_startup_hook = shmem_startup_hook;
+		shmem_startup_hook = powerrank_shmem_startup;
 		cache_tracking_init();
-		service_shmem_init();
-		progress_shmem_init();
 		service_worker_register();
 	}
 }

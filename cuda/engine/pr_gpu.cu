@@ -10,6 +10,7 @@
  * PageRank update (fused) or by a scale kernel, so the matrix carries no values when unweighted.
  */
 #include "pr_gpu_engine.h"
+#include "pr_gpu_slot.h"
 #include "pr_gpu_streamed.h"
 #include "pr_gpu_launch.h"
 #include "pr_gpu_buffer.h"
@@ -177,6 +178,7 @@ gpu_engine_free_device(GpuEngine *e)
 	e->old_to_new_host = NULL;
 	e->slots.clear();
 	e->dangling_valid.clear();
+	e->natural_order = false;
 	e->prepared = false;
 }
 
@@ -190,7 +192,7 @@ launch_fill(GpuEngine *e, void *x, int64_t total, double v, PrError *err)
 	return PR_OK;
 }
 
-/* Checks a slot number. */
+/* Checks a slot number and makes the engine's device current. */
 static PrStatus check_slot(GpuEngine *e, int slot, PrError *err);
 
 /* The top_k best entries of a slot's column, ranked on the device (pr_gpu_topk). */
@@ -221,7 +223,18 @@ gpu_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, doubl
 							   (void *) e->stream, index, value, err);
 }
 
-/* Checks a slot number. */
+/*
+ * Makes the engine's device the calling thread's current one: every operation that runs CUDA
+ * starts with it, as engines on several GPUs take turns on one thread (pr_multi.h).
+ */
+static PrStatus
+use_device(GpuEngine *e, PrError *err)
+{
+	PR_CUDA(cudaSetDevice(e->opt.device));
+	return PR_OK;
+}
+
+/* Checks a slot number and makes the engine's device current (use_device). */
 static PrStatus
 check_slot(GpuEngine *e, int slot, PrError *err)
 {
@@ -229,7 +242,7 @@ check_slot(GpuEngine *e, int slot, PrError *err)
 		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: not prepared");
 	if (slot < 0 || slot >= e->n_slots)
 		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: no vector slot %d", slot);
-	return PR_OK;
+	return use_device(e, err);
 }
 
 /* Checks the input and output slots of an operation (input first) and that they differ; what
@@ -650,11 +663,14 @@ gpu_residual(PrEngine *base, PrResidual *out, PrError *err)
 {
 	GpuEngine  *e = (GpuEngine *) base;
 	std::vector<double> host((size_t) e->k * 3);
+	PrStatus	st;
 
 	if (!e->prepared)
 		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: not prepared");
 	if (e->resid_index < 0)
 		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: no residual yet");
+	if ((st = use_device(e, err)) != PR_OK)
+		return st;
 	PR_CUDA(cudaMemcpyAsync(host.data(), stats_at(e, e->resid_index), (size_t) e->k * 3 * 8,
 							cudaMemcpyDeviceToHost, e->stream));
 	PR_CUDA(cudaStreamSynchronize(e->stream));
@@ -1040,6 +1056,7 @@ gpu_release(PrEngine *base)
 
 	if (e == NULL)
 		return;
+	cudaSetDevice(e->opt.device);
 	cudaStreamSynchronize(e->stream);
 	gpu_engine_free_device(e);
 	if (e->sp_ready)
@@ -1158,4 +1175,35 @@ void *
 pr_gpu_engine_stream(PrEngine *engine)
 {
 	return (void *) ((GpuEngine *) engine)->stream;
+}
+
+/* Describes a slot of a prepared engine for the multi-GPU exchange (pr_gpu_slot.h). */
+PrStatus
+pr_gpu_engine_slot(PrEngine *engine, int slot, PrGpuSlotView *out, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) engine;
+	PrStatus	st;
+
+	if (engine == NULL || engine->ops->prepare != gpu_prepare)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: not a GPU engine");
+	if ((st = check_slot(e, slot, err)) != PR_OK)
+		return st;
+	out->device = e->opt.device;
+	out->stream = e->stream;
+	out->data = e->slots[slot];
+	out->elem = e->elem;
+	out->n = e->n;
+	out->k = e->k;
+	out->new_to_old = e->natural_order ? NULL : e->new_to_old;
+	return PR_OK;
+}
+
+/* Forgets what the engine keeps about a slot that the exchange rewrites (pr_gpu_slot.h). */
+void
+pr_gpu_engine_slot_changed(PrEngine *engine, int slot)
+{
+	GpuEngine  *e = (GpuEngine *) engine;
+
+	if (engine != NULL && engine->ops->prepare == gpu_prepare && e->prepared && slot >= 0 && slot < e->n_slots)
+		slot_written(e, slot);
 }

@@ -94,7 +94,8 @@ struct GpuEngine
 	int			n_slots;
 	unsigned	needs;
 	std::vector<void *> allocs;
-	int32_t    *new_to_old;
+	int32_t    *new_to_old;		/* [n] device: the graph id of each private position */
+	bool		natural_order;	/* the private order is the graph's own (new_to_old the identity) */
 	void	   *inv_out;
 	std::vector<void *> slots;
 	std::vector<bool> dangling_valid;

@@ -558,7 +558,7 @@ upload_inv_out(GpuEngine *e, const HostPlans *h, PrError *err)
 }
 
 /* The chosen order on the device: its node ids and 1/out_strength; the host's old_to_new is kept
- * for the restart scatter (taken from h). */
+ * for the restart scatter (taken from h); natural_order says whether the order is the graph's own. */
 static PrStatus
 upload_order(GpuEngine *e, HostPlans *h, PrError *err)
 {
@@ -571,6 +571,7 @@ upload_order(GpuEngine *e, HostPlans *h, PrError *err)
 		free(e->old_to_new_host);
 		e->old_to_new_host = h->old_to_new;
 		h->old_to_new = NULL;
+		e->natural_order = h->order == PR_GPU_ORDER_NATURAL;
 	}
 	return st;
 }
@@ -1144,6 +1145,7 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	size_t		need = 0;
 	PrStatus	st;
 
+	PR_CUDA(cudaSetDevice(e->opt.device));	/* engines of several GPUs take turns on one thread */
 	if (same_prepared_graph(e, g, k, needs))
 		return reuse_prepared(e, n_slots, err);
 	memset(&times, 0, sizeof(times));

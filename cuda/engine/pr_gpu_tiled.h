@@ -1,13 +1,13 @@
 /*
- * pr_gpu_tiled.h — the tile-composite product on one device, shared by the single-GPU engine
- * (pr_gpu.cu) and the multi-GPU engine's local products (pr_multi.cu).  C++ (CUDA) callers only;
- * no kernels here, so a file with kernels of its own can include it without name clashes.
+ * pr_gpu_tiled.h — the tile-composite product on one device, for the GPU engine's matrices
+ * (pr_gpu_matrix.cu).  C++ (CUDA) callers only; no kernels here, so a file with kernels of its own
+ * can include it without name clashes.
  *
- * A PrComposite planned on the host (cuda/plan/pr_plan.h: square, or one GPU's rectangular part)
- * is uploaded once (pr_tiled_upload) and run per product (pr_tiled_run): its tiles in order —
- * tile 0 stores every row, later tiles add into y or write compact partials — then the merge of
- * the compact partials.  y[r] = sum of val * z[col]
- * over row r; z has the matrix's column count + 1 entries, the last one 0 (the padding column).
+ * A PrComposite planned on the host (cuda/plan/pr_plan.h) is uploaded once (pr_tiled_upload) and
+ * run per product (pr_tiled_run): its tiles in order — tile 0 stores every row, later tiles add
+ * into y or write compact partials — then the merge of the compact partials.  y[r] = sum of
+ * val * z[col] over row r; z has the matrix's column count + 1 entries, the last one 0 (the
+ * padding column).
  * The definition of TiledMatrix is in pr_gpu_tiled.cuh (it embeds the kernels' argument structs).
  */
 #ifndef PR_GPU_TILED_H

@@ -110,7 +110,6 @@ typedef struct RelabelWork
 	const int64_t *ptr;
 	const int32_t *col;
 	const double *val;
-	const float *valf;			/* float values (pr_plan_relabel_columns), when val is NULL */
 	const int32_t *old_to_new;	/* new column ids (and new row ids, through new_to_old) */
 	int32_t    *new_to_old;		/* old row of each new row; NULL: rows keep their ids */
 	PrPlanCsr  *out;
@@ -197,8 +196,6 @@ relabel_rows_part(void *arg, int part, int n_parts)
 			out->col[dst + k] = (int32_t) (sorted[k] >> 32);
 			if (w->val != NULL)
 				out->val[dst + k] = (float) w->val[src + (int64_t) (sorted[k] & 0xffffffffu)];
-			else if (w->valf != NULL)
-				out->val[dst + k] = w->valf[src + (int64_t) (sorted[k] & 0xffffffffu)];
 		}
 	}
 	free(keys);
@@ -267,107 +264,6 @@ pr_plan_relabel(int64_t n, const int64_t *ptr, const int32_t *col, const double 
 	return PR_OK;
 }
 
-/*
- * Relabels the columns of a rectangular CSR for the composite layout (see pr_plan.h): degrees,
- * the degree order of all n_cols columns (the unread ones last), the rows' entries mapped and
- * sorted by the relabel's parallel row pass with the rows left in place.
- */
-PrStatus
-pr_plan_relabel_columns(int64_t n, int64_t n_cols, const int64_t *ptr, const int32_t *col,
-						const float *val, const PrAllocator *alloc, PrPlanCsr *out,
-						int32_t **col_map, int64_t **col_degree, PrError *err)
-{
-	int64_t		nnz = ptr[n];
-	int64_t		used = 0;
-	int64_t    *deg = NULL;
-	int32_t    *new_to_old = NULL,
-			   *old_to_new = NULL;
-	PrPlanCsr	view;
-	RelabelWork w;
-	PrStatus	st;
-
-	memset(out, 0, sizeof(*out));
-	*col_map = NULL;
-	*col_degree = NULL;
-	if (n > PR_PLAN_MAX_NODES_CHECK || n_cols > PR_PLAN_MAX_NODES_CHECK || n_cols < 1)
-		return pr_error_set(err, PR_ERR_TOO_LARGE, "column relabel: %lld rows x %lld columns outside the 32-bit ids",
-							(long long) n, (long long) n_cols);
-	for (int64_t r = 0; r < n; r++)
-		if (ptr[r + 1] - ptr[r] > (int64_t) UINT32_MAX)
-			return pr_error_set(err, PR_ERR_TOO_LARGE, "column relabel: row %lld has over 2^32 entries",
-								(long long) r);
-	deg = pr_alloc_array(alloc, (size_t) n_cols + 1, sizeof(int64_t));
-	new_to_old = pr_alloc_array(alloc, (size_t) n_cols + 1, sizeof(int32_t));
-	old_to_new = pr_alloc_array(alloc, (size_t) n_cols + 1, sizeof(int32_t));
-	out->ptr = pr_alloc_array(alloc, (size_t) n + 1, sizeof(int64_t));
-	out->col = pr_alloc_array(alloc, (size_t) (nnz > 0 ? nnz : 1), sizeof(int32_t));
-	if (val != NULL)
-		out->val = pr_alloc_array(alloc, (size_t) (nnz > 0 ? nnz : 1), sizeof(float));
-	st = (deg == NULL || new_to_old == NULL || old_to_new == NULL || out->ptr == NULL || out->col == NULL ||
-		  (val != NULL && out->val == NULL)) ? PR_ERR_NOMEM : PR_OK;
-	if (st != PR_OK)
-		pr_error_set(err, st, "column relabel: out of memory for %lld entries", (long long) nnz);
-	if (st == PR_OK)
-	{
-		memset(&view, 0, sizeof(view));
-		view.n = n;
-		view.n_cols = n_cols;
-		view.nnz = nnz;
-		view.ptr = (int64_t *) ptr;
-		view.col = (int32_t *) col;
-		st = pr_plan_column_degrees(&view, deg, err);
-	}
-	if (st == PR_OK)
-		st = pr_plan_degree_order(n_cols, deg, new_to_old, old_to_new, alloc, err);
-	if (st == PR_OK)
-	{
-		/* the read columns lead the order: new ids 0 .. used-1; their degrees in the new order */
-		int64_t    *sorted;
-
-		while (used < n_cols && deg[new_to_old[used]] > 0)
-			used++;
-		sorted = pr_alloc_array(alloc, (size_t) used + 1, sizeof(int64_t));
-		if (sorted == NULL)
-			st = pr_error_set(err, PR_ERR_NOMEM, "column relabel: out of memory");
-		else
-		{
-			for (int64_t j = 0; j < used; j++)
-				sorted[j] = deg[new_to_old[j]];
-			sorted[used] = 0;	/* no entries at all: one column that nothing reads */
-		}
-		pr_free(alloc, deg);
-		deg = sorted;
-	}
-	if (st == PR_OK)
-	{
-		memset(&w, 0, sizeof(w));
-		w.n = n;
-		w.ptr = ptr;
-		w.col = col;
-		w.valf = val;
-		w.old_to_new = old_to_new;
-		w.out = out;
-		out->n = n;
-		out->n_cols = used > 0 ? used : 1;
-		out->nnz = nnz;
-		memcpy(out->ptr, ptr, ((size_t) n + 1) * sizeof(int64_t));
-		pr_parallel_run(relabel_rows_part, &w, pr_plan_parts(nnz + n));
-		if (w.failed)
-			st = pr_error_set(err, PR_ERR_NOMEM, "column relabel: out of memory for a row's sort");
-	}
-	pr_free(alloc, old_to_new);
-	if (st != PR_OK)
-	{
-		pr_free(alloc, deg);
-		pr_free(alloc, new_to_old);
-		pr_plan_csr_free(out, alloc);
-		return st;
-	}
-	*col_map = new_to_old;		/* [n_cols + 1]: the first out->n_cols entries are the map */
-	*col_degree = deg;
-	return PR_OK;
-}
-
 /* Transposes a CSR with one counting sort; rows of the result come out with ascending columns. */
 PrStatus
 pr_plan_transpose(const PrPlanCsr *csr, const PrAllocator *alloc, PrPlanCsr *out, PrError *err)
@@ -378,8 +274,6 @@ pr_plan_transpose(const PrPlanCsr *csr, const PrAllocator *alloc, PrPlanCsr *out
 	int64_t    *cursor;
 
 	memset(out, 0, sizeof(*out));
-	if (pr_plan_csr_cols(csr) != n)
-		return pr_error_set(err, PR_ERR_UNSUPPORTED, "transpose: square matrices only");
 	out->n = n;
 	out->nnz = nnz;
 	out->ptr = pr_alloc_array(alloc, (size_t) n + 1, sizeof(int64_t));
@@ -514,11 +408,11 @@ pr_plan_column_degrees(const PrPlanCsr *csr, int64_t *col_degree, PrError *err)
 
 	w.csr = csr;
 	w.deg = col_degree;
-	w.hot = pr_plan_csr_cols(csr) < 65536 ? pr_plan_csr_cols(csr) : 65536;
+	w.hot = csr->n < 65536 ? csr->n : 65536;
 	w.local = calloc((size_t) parts * (size_t) w.hot + 1, sizeof(int64_t));
 	if (w.local == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "composite plan: out of memory");
-	memset(col_degree, 0, (size_t) pr_plan_csr_cols(csr) * sizeof(int64_t));
+	memset(col_degree, 0, (size_t) csr->n * sizeof(int64_t));
 	pr_parallel_run(degree_part, &w, parts);
 	for (int p = 0; p < parts; p++)
 		for (int64_t c = 0; c < w.hot; c++)
@@ -572,25 +466,6 @@ tile_lens(const CompositeWork *w, int t)
 	return w->lens + (size_t) t * (size_t) w->n;
 }
 
-/* First position in col[lo, hi) (ascending) holding a value >= value: a scan for short ranges,
- * a binary search for long ones. */
-static inline int64_t
-plan_lower_bound(const int32_t *col, int64_t lo, int64_t hi, int64_t value)
-{
-	while (hi - lo > 16)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (col[mid] < value)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	while (lo < hi && col[lo] < value)
-		lo++;
-	return lo;
-}
-
 /*
  * Segment pass: every row's length in every tile, with the per-tile rank histograms.  Columns are
  * ascending within a row, so segment ends and rank-bucket boundaries are found by search: the
@@ -616,7 +491,7 @@ segment_part(void *arg, int part, int n_parts)
 		for (int t = 0; t < w->n_tiles; t++)
 		{
 			int64_t		col_begin = w->bounds[t];
-			int64_t		q = plan_lower_bound(col, p, end, w->bounds[t + 1]);
+			int64_t		q = pr_lower_bound_i32(col, p, end, w->bounds[t + 1]);
 			int64_t    *hist = tot->rank_hist[t][(q - p >= w->vthr) ? 0 : 1];
 
 			tile_lens(w, t)[r] = (int32_t) (q - p);
@@ -624,7 +499,7 @@ segment_part(void *arg, int part, int n_parts)
 			for (int64_t k = p; k < q;)
 			{
 				int			bucket = rank_bucket(col[k] - col_begin);
-				int64_t		next = plan_lower_bound(col, k + 1, q, col_begin + ((int64_t) 1 << bucket));
+				int64_t		next = pr_lower_bound_i32(col, k + 1, q, col_begin + ((int64_t) 1 << bucket));
 
 				hist[bucket] += next - k;
 				k = next;
@@ -1065,7 +940,7 @@ pr_plan_composite_with_degrees(const PrPlanCsr *csr, const int64_t *col_degree,
 							   PrComposite *out, PrError *err)
 {
 	int64_t		n = csr->n;
-	int64_t		n_cols = pr_plan_csr_cols(csr);
+	int64_t		n_cols = csr->n;
 	int64_t		bounds[PR_PLAN_MAX_TILES + 1];
 	CompositeWork w;
 	PrStatus	st = PR_OK;
@@ -1169,7 +1044,7 @@ PrStatus
 pr_plan_composite(const PrPlanCsr *csr, const PrCompositeOptions *options,
 				  const PrAllocator *alloc, PrComposite *out, PrError *err)
 {
-	int64_t    *col_degree = malloc((size_t) (pr_plan_csr_cols(csr) + 1) * sizeof(int64_t));
+	int64_t    *col_degree = malloc((size_t) (csr->n + 1) * sizeof(int64_t));
 	PrStatus	st;
 
 	memset(out, 0, sizeof(*out));

@@ -25,11 +25,6 @@
  *
  * Every product these layouts feed is y[r] = sum over the row's entries of val * z[col]; padding
  * entries point at column n, where z holds 0.
- *
- * Rectangular matrices: a CSR may have a column count of its own (PrPlanCsr.n_cols), as one GPU's
- * rows of a larger matrix do (the multi-GPU engine's parts: rows = the part's rows, columns = the
- * distinct columns it reads).  Then "n" above means the column count wherever it names a column
- * (tile bounds, the padding column) and the row count wherever it names a row.  Square matrices (n_cols 0) plan exactly as before.
  */
 #ifndef PR_PLAN_H
 #define PR_PLAN_H
@@ -66,20 +61,12 @@ int			pr_plan_threads(void);
 /* A CSR matrix owned by the planner (relabelled ids); val may be NULL (all entries 1). */
 typedef struct PrPlanCsr
 {
-	int64_t		n;				/* rows (= columns = nodes when n_cols is 0) */
+	int64_t		n;				/* rows = columns = nodes */
 	int64_t		nnz;
 	int64_t    *ptr;			/* [n+1] */
 	int32_t    *col;			/* [nnz] ascending within a row */
 	float	   *val;			/* [nnz] or NULL */
-	int64_t		n_cols;			/* columns of a rectangular matrix; 0: square (n columns) */
 } PrPlanCsr;
-
-/* The column count of a CSR: n_cols when set, else n (square). */
-static inline int64_t
-pr_plan_csr_cols(const PrPlanCsr *csr)
-{
-	return csr->n_cols > 0 ? csr->n_cols : csr->n;
-}
 
 /*
  * Orders nodes by descending key (ties: ascending id).  new_to_old[i] is the old id of new node i,
@@ -96,19 +83,6 @@ PrStatus	pr_plan_degree_order(int64_t n, const int64_t *key, int32_t *new_to_old
 PrStatus	pr_plan_relabel(int64_t n, const int64_t *ptr, const int32_t *col, const double *val,
 							const int32_t *old_to_new, const PrAllocator *alloc, PrPlanCsr *out,
 							PrError *err);
-
-/*
- * Relabels the columns of an n-row CSR over n_cols columns (ptr, col, optional float val) for the
- * composite layout, the rows keeping their ids: the columns with entries get ids 0 .. used-1 by
- * descending entry count (ties: ascending id), the others are dropped.  out is rectangular
- * (out->n_cols = used, or 1 when no row has entries), each row's entries sorted by new column.
- * *col_map[j] = old id of new column j and *col_degree[j] = its entries (j < out->n_cols; both
- * allocated with alloc, free them with pr_free).  A part of a larger matrix read through
- * z[j] = x[col_map[j]] gives the same product as the original CSR over x.
- */
-PrStatus	pr_plan_relabel_columns(int64_t n, int64_t n_cols, const int64_t *ptr, const int32_t *col,
-									const float *val, const PrAllocator *alloc, PrPlanCsr *out,
-									int32_t **col_map, int64_t **col_degree, PrError *err);
 
 /* The transpose of a CSR (columns ascending within each row), values carried along. */
 PrStatus	pr_plan_transpose(const PrPlanCsr *csr, const PrAllocator *alloc, PrPlanCsr *out,
@@ -195,7 +169,7 @@ typedef struct PrCompositeOptions
 typedef struct PrComposite
 {
 	int64_t		n;				/* rows */
-	int64_t		n_cols;			/* columns (= n when square); padding entries point at n_cols */
+	int64_t		n_cols;			/* columns (= n); padding entries point at n_cols */
 	int			n_tiles;
 	PrCompositeTile *tiles;
 	PrCompositeOptions options;
@@ -219,14 +193,13 @@ typedef struct PrComposite
 PrStatus	pr_plan_composite(const PrPlanCsr *csr, const PrCompositeOptions *options,
 							  const PrAllocator *alloc, PrComposite *out, PrError *err);
 
-/* Same, with the column degrees of csr given (length pr_plan_csr_cols; saves a pass when planning
- * many). */
+/* Same, with the column degrees of csr given (length n; saves a pass when planning many). */
 PrStatus	pr_plan_composite_with_degrees(const PrPlanCsr *csr, const int64_t *col_degree,
 										   const PrCompositeOptions *options,
 										   const PrAllocator *alloc, PrComposite *out,
 										   PrError *err);
 
-/* Entries of each column of csr (col_degree has pr_plan_csr_cols(csr) entries). */
+/* Entries of each column of csr (col_degree has n entries). */
 PrStatus	pr_plan_column_degrees(const PrPlanCsr *csr, int64_t *col_degree, PrError *err);
 
 /* Frees a PrComposite. */

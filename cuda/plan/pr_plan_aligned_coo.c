@@ -186,7 +186,7 @@ PrStatus
 pr_plan_aligned_coo(const PrPlanCsr *csr, const PrAlignedCooOptions *opt, const PrAllocator *alloc,
 					PrAlignedCoo *out, PrError *err)
 {
-	int64_t		n_cols = pr_plan_csr_cols(csr),
+	int64_t		n_cols = csr->n,
 				target = opt->target_segments > 0 ? opt->target_segments : 1,
 				seg_len,
 				n_seg,

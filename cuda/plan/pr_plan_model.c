@@ -480,7 +480,7 @@ pr_layout_stats_binned(const PrBinned *b, const PrPlanCsr *csr, PrLayoutStats *o
 	ts->first = true;
 	ts->n_rows = csr->n;
 	ts->n_long = b->longs.n_long;
-	ts->width = pr_plan_csr_cols(csr);
+	ts->width = csr->n;
 	/* chunks of long rows: their lengths as a running sum */
 	sizes[0] = 0;
 	for (int64_t c = 0; c < b->n_chunks; c++)
@@ -781,7 +781,7 @@ choose_tiled(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice,
 	int64_t    *col_degree;
 	PrStatus	st;
 
-	col_degree = malloc((size_t) (pr_plan_csr_cols(csr) + 1) * sizeof(int64_t));
+	col_degree = malloc((size_t) (csr->n + 1) * sizeof(int64_t));
 	if (col_degree == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "layout choice: out of memory");
 	if ((st = pr_plan_column_degrees(csr, col_degree, err)) != PR_OK)
@@ -791,7 +791,7 @@ choose_tiled(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice,
 	}
 	for (int si = 0; si < choice->n_smem_counts; si++)
 	{
-		if (si > 0 && (int64_t) choice->smem_counts[si - 1] * base->smem_width >= pr_plan_csr_cols(csr))
+		if (si > 0 && (int64_t) choice->smem_counts[si - 1] * base->smem_width >= csr->n)
 			break;				/* more shared-memory tiles than columns */
 		for (int ti = 0; ti < choice->n_thresholds; ti++)
 			for (int ci = 0; ci < n_compact; ci++)
@@ -804,7 +804,7 @@ choose_tiled(const PrPlanCsr *csr, const PrModel *model, PrPlanChoice *choice,
 				o.vec_threshold = choice->thresholds[ti];
 				o.compact = compact_values[ci];
 				o.shapes_only = true;
-				if (n_compact == 2 && o.compact && o.n_smem_tiles == 0 && (o.tile_width <= 0 || o.tile_width >= pr_plan_csr_cols(csr)))
+				if (n_compact == 2 && o.compact && o.n_smem_tiles == 0 && (o.tile_width <= 0 || o.tile_width >= csr->n))
 					continue;	/* one tile: nothing to merge */
 				st = pr_plan_composite_with_degrees(csr, col_degree, &o, alloc, &c, err);
 				if (st != PR_OK)

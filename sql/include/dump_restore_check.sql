@@ -24,19 +24,7 @@ FROM snapshots JOIN snapshot_texts USING (name) ORDER BY name;
 -- Every score equals the one computed in dr_source, bit for bit.
 SELECT what, count(*) AS nodes, count(p.score) FILTER (WHERE p.score = r.score) AS same_scores,
        round(sum(r.score)::numeric, 9) AS total
-FROM reference r LEFT JOIN (
-  SELECT 'follows' AS what, node, score
-  FROM pagerank('graphs.follows', weight_column => 'w', tolerance => 1e-12)
-  UNION ALL
-  SELECT 'plain_edges', node, score
-  FROM pagerank('plain_edges', src_column => 'a', dst_column => 'b', tolerance => 1e-12)
-  UNION ALL
-  SELECT 'snapshot ' || name, p.node, p.score FROM snapshots, pagerank(g, tolerance => 1e-12) p
-  UNION ALL
-  SELECT 'hits authority', node, authority FROM hits('graphs.follows', tolerance => 1e-12)
-  UNION ALL
-  SELECT 'rwr from 1', node, score FROM rwr('graphs.follows', 1, tolerance => 1e-12)) p
-  USING (what, node)
+FROM reference r LEFT JOIN current_scores() p USING (what, node)
 GROUP BY what ORDER BY what;
 SELECT count(*) AS top_rows FROM top_follows;
 -- Its trigger still tracks changes: a committed insert is seen (rebuilt, then a hit again).

@@ -101,28 +101,24 @@ typedef struct GraphCacheShared
 StaticAssertDecl(GRAPH_CACHE_SLOTS <= 256, "slot numbers must fit in 8 bits");
 
 static GraphCacheShared *cache = NULL;
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
-/* Asks the postmaster for the registry's shared memory and its lock. */
-static void
+/* Asks the postmaster for the registry's shared memory and its lock (the request hook's part). */
+void
 graph_cache_shmem_request(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(sizeof(GraphCacheShared)));
 	RequestNamedLWLockTranche("powerrank_cache", 1);
 }
 
-/* Attaches to (or, in the postmaster, creates and clears) the registry. */
-static void
-graph_cache_shmem_startup(void)
+/*
+ * Attaches to (or, in the postmaster, creates and clears) the registry (the startup hook's part;
+ * the caller holds AddinShmemInitLock).
+ */
+void
+graph_cache_shmem_attach(void)
 {
 	bool		found;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	cache = ShmemInitStruct("powerrank graph cache", sizeof(GraphCacheShared), &found);
 	if (!found)
 	{
@@ -130,17 +126,6 @@ graph_cache_shmem_startup(void)
 		cache->lock = &(GetNamedLWLockTranche("powerrank_cache"))->lock;
 		cache->next_id = 1;
 	}
-	LWLockRelease(AddinShmemInitLock);
-}
-
-/* Installs the shared memory hooks; called from _PG_init while preloading. */
-void
-graph_cache_shmem_init(void)
-{
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = graph_cache_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = graph_cache_shmem_startup;
 }
 
 /* True when the registry exists (the library was preloaded). */

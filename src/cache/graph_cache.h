@@ -114,7 +114,8 @@ typedef struct GraphCacheStatus
 
 /* ---- graph_cache.c ---- */
 
-void		graph_cache_shmem_init(void);
+void		graph_cache_shmem_request(void);
+void		graph_cache_shmem_attach(void);
 bool		graph_cache_available(void);
 bool		graph_cache_acquire(const GraphCacheKey *key, dsm_segment **segment, PrGraph *graph,
 								int64 *skipped_rows, uint64 *entry_id);

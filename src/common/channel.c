@@ -22,9 +22,6 @@
 
 ServiceShared *service = NULL;
 
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
 /* Bytes of the channel: the header and one slot per possible backend. */
 static Size
 service_shmem_size(void)
@@ -33,25 +30,23 @@ service_shmem_size(void)
 					mul_size(sizeof(ServiceSlot), MaxBackends));
 }
 
-/* Asks the postmaster for the channel's shared memory. */
-static void
+/* Asks the postmaster for the channel's shared memory (the request hook's part). */
+void
 service_shmem_request(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(service_shmem_size()));
 }
 
-/* Attaches to (or, in the postmaster, creates and clears) the channel. */
-static void
-service_shmem_startup(void)
+/*
+ * Attaches to (or, in the postmaster, creates and clears) the channel (the startup hook's part;
+ * the caller holds AddinShmemInitLock).
+ */
+void
+service_shmem_attach(void)
 {
 	bool		found;
 	int			i;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	service = ShmemInitStruct("powerrank gpu service", service_shmem_size(), &found);
 	if (!found)
 	{
@@ -84,17 +79,6 @@ service_shmem_startup(void)
 			pg_atomic_init_u32(&service->slots[i].cancel, 0);
 		}
 	}
-	LWLockRelease(AddinShmemInitLock);
-}
-
-/* Installs the shared memory hooks; called from _PG_init while preloading. */
-void
-service_shmem_init(void)
-{
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = service_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = service_shmem_startup;
 }
 
 /* True when the channel exists (the library was preloaded). */

@@ -30,6 +30,7 @@
 #include "storage/s_lock.h"
 #include "utils/timestamp.h"
 
+#include "pr_algorithm.h"
 #include "pr_residency.h"
 
 #define SERVICE_TEXT_LEN 128
@@ -66,14 +67,26 @@ typedef enum ServiceSlotState
 	SLOT_FAILED					/* outcome.status / message say why */
 } ServiceSlotState;
 
-/* Algorithms a request may ask for. */
+/*
+ * What a request asks for: a run of one of the driver's algorithms, whose values are those of
+ * PrAlgorithm (service_algorithm reads a request's descriptor with no table between them), or a
+ * graph build.
+ */
 typedef enum ServiceAlgorithm
 {
-	SERVICE_PAGERANK = 0,		/* PageRank / personalized PageRank / RWR (k columns) */
-	SERVICE_HITS,
-	SERVICE_BUILD				/* build a graph from rows in a segment, in place (see
-								 * service_build) */
+	SERVICE_PAGERANK = PR_ALGORITHM_PAGERANK,	/* PageRank / personalized PageRank / RWR (k
+												 * columns) */
+	SERVICE_HITS = PR_ALGORITHM_HITS,
+	SERVICE_BUILD = PR_ALGORITHM_COUNT	/* build a graph from rows in a segment, in place (see
+										 * service_build) */
 } ServiceAlgorithm;
+
+/* The descriptor of a run's algorithm (pr_algorithm.h); NULL for SERVICE_BUILD. */
+static inline const PrAlgorithmInfo *
+service_algorithm(ServiceAlgorithm algorithm)
+{
+	return pr_algorithm((PrAlgorithm) algorithm);
+}
 
 /* Faults the engine process injects into the next request (powerrank_service_inject_fault). */
 typedef enum ServiceFault
@@ -144,29 +157,32 @@ typedef struct ServiceRequest
 	bool		build_undirected;
 } ServiceRequest;
 
-/* Rows of results per column: min(top_k, n) for PageRank with top_k, else n. */
+/*
+ * Rows of results per column of each result vector: min(top_k, n) for an algorithm that ranks
+ * top_k per column (PageRank), else n.
+ */
 static inline int64
 service_result_rows(const ServiceRequest *req)
 {
-	if (req->algorithm == SERVICE_PAGERANK && req->top_k > 0 && req->top_k < req->n_nodes)
-		return req->top_k;
-	return req->n_nodes;
+	return pr_algorithm_result_rows(service_algorithm(req->algorithm), req->n_nodes, req->top_k);
 }
 
-/* Doubles of a request's result area: 2n for HITS (hubs, authorities), rows x k for PageRank. */
+/*
+ * Doubles of a request's result area: rows x k for each result vector, one after the other (HITS:
+ * n hubs, then n authorities).
+ */
 static inline uint64
 service_result_values(const ServiceRequest *req)
 {
-	if (req->algorithm == SERVICE_HITS)
-		return 2 * (uint64) req->n_nodes;
-	return (uint64) service_result_rows(req) * (uint64) req->k;
+	return (uint64) service_result_rows(req) * (uint64) req->k *
+		(uint64) service_algorithm(req->algorithm)->results;
 }
 
-/* Ids of a request's result area: rows x k for PageRank with top_k, else none. */
+/* Ids of a request's result area: one per value when top_k is ranked per column, else none. */
 static inline uint64
 service_result_ids(const ServiceRequest *req)
 {
-	if (req->algorithm == SERVICE_PAGERANK && req->top_k > 0)
+	if (service_algorithm(req->algorithm)->top_k == PR_TOP_K_PER_COLUMN && req->top_k > 0)
 		return service_result_values(req);
 	return 0;
 }
@@ -313,7 +329,8 @@ typedef struct ServiceEngineConfig
 
 extern ServiceShared *service;
 
-void		service_shmem_init(void);
+void		service_shmem_request(void);
+void		service_shmem_attach(void);
 bool		service_available(void);
 ServiceSlot *service_my_slot(void);
 const char *service_state_name(ServiceState state);
@@ -325,7 +342,8 @@ void		service_futex_wait(pg_atomic_uint32 *word, uint32 seen, int timeout_ms);
 
 /* ---- progress.c ---- */
 
-void		progress_shmem_init(void);
+void		progress_shmem_request(void);
+void		progress_shmem_attach(void);
 int			progress_entry_count(void);
 ProgressEntry *progress_entry(int index);
 void		progress_begin(const char *algorithm, bool on_service, int64 nodes, int64 edges,

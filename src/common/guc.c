@@ -77,8 +77,8 @@ service_guc_init(void)
 							   "$libdir/powerrank_multi.so",
 							   PGC_SIGHUP, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
 	DefineCustomIntVariable("powerrank.gpu_devices",
-							"GPUs the GPU service runs plain PageRank on: 0 = every visible GPU, 1 = one GPU only, N = the first N.",
-							"Other algorithms always run on powerrank.gpu_device alone.",
+							"GPUs a run on the GPU service may use: 0 = every visible GPU, 1 = one GPU only, N = the first N.",
+							"Several GPUs run a cached graph's kind of run where measured faster than one; the cpu-test engine simulates N >= 2 GPUs by N parts.",
 							&powerrank_gpu_devices,
 							0, 0, 16,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);

@@ -2,7 +2,7 @@
  * progress.c — the progress entries that powerrank_progress shows: one per backend (indexed by
  * BackendId), in the main shared memory under the name "powerrank progress".
  *
- * With shared_preload_libraries the array is reserved at server start (progress_shmem_init's
+ * With shared_preload_libraries the array is reserved at server start (module.c's shared memory
  * hooks ask for its size and attach it), so that the GPU service's engine process, a child
  * of the postmaster, inherits it and writes the phase, iteration and residual of the runs it
  * serves.  Without preload no extension memory is reserved: the first backend that needs the
@@ -32,9 +32,6 @@ static ProgressEntry *progress_array = NULL;
 /* Set when attaching failed in this backend: it does not try again. */
 static bool progress_unavailable = false;
 
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
 /* Bytes of the array: one entry per possible backend. */
 static Size
 progress_shmem_size(void)
@@ -43,11 +40,11 @@ progress_shmem_size(void)
 }
 
 /*
- * Creates (zeroed) or finds the array in the main shared memory.  The caller holds
- * AddinShmemInitLock (so that no process sees the array before it is zeroed).  An ERROR when the
- * shared memory is short.
+ * Creates (zeroed) or finds the array in the main shared memory (the startup hook's part, or a
+ * backend's first use without preload).  The caller holds AddinShmemInitLock (so that no process
+ * sees the array before it is zeroed).  An ERROR when the shared memory is short.
  */
-static void
+void
 progress_shmem_attach(void)
 {
 	bool		found;
@@ -58,34 +55,11 @@ progress_shmem_attach(void)
 	progress_array = array;
 }
 
-/* Asks the postmaster for the array's shared memory (preload). */
-static void
+/* Asks the postmaster for the array's shared memory (the request hook's part, preload). */
+void
 progress_shmem_request(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(progress_shmem_size()));
-}
-
-/* Creates the array at server start, or attaches to it (preload). */
-static void
-progress_shmem_startup(void)
-{
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	progress_shmem_attach();
-	LWLockRelease(AddinShmemInitLock);
-}
-
-/* Installs the shared memory hooks; called from _PG_init while preloading. */
-void
-progress_shmem_init(void)
-{
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = progress_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = progress_shmem_startup;
 }
 
 /* powerrank_try_in_subtransaction's step: attaches the array (an ERROR releases the lock). */

@@ -120,13 +120,19 @@ engine_iteration_options(const ServiceRequest *req, bool (*should_stop) (void *)
 	iter->progress_arg = arg;
 }
 
-/* Checks that the request's data is what the request says (sizes, offsets in range). */
+/*
+ * Checks that the request is a run of an algorithm the driver has and that its data is what the
+ * request says (sizes, offsets in range).
+ */
 bool
 engine_request_valid(const ServiceRequest *req, const char *base, size_t size)
 {
 	const ServiceRequestHeader *h = (const ServiceRequestHeader *) base;
-	uint64		result_ids = service_result_ids(req);
+	uint64		result_ids;
 
+	if (service_algorithm(req->algorithm) == NULL)
+		return false;
+	result_ids = service_result_ids(req);
 	if (size < sizeof(ServiceRequestHeader) || h->magic != SERVICE_REQUEST_MAGIC ||
 		h->total_size > size || req->top_k < 0 || (req->inline_data && !req->graph_cached))
 		return false;

@@ -19,7 +19,7 @@
  * engine_build.c     building graphs from rows (SERVICE_BUILD), the build segment kept for the
  *                    request that follows
  * engine_resident.c  the resident graphs: LRU under powerrank.gpu_memory, the tuned-layout
- *                    thread, the multi-GPU copy
+ *                    thread, the engine over several GPUs and the measured choice of it
  * engine_batch.c     RWR batches: gathering compatible requests and serving them in one run
  * engine_main.c      the process's main loop; serving one request (driver or every GPU)
  *
@@ -35,6 +35,7 @@
 #include "pr_gpu.h"
 #include "pr_residency.h"
 #include "pr_multi.h"
+#include "pr_parts.h"
 
 /* How segment_map made a segment visible (and so how to let it go). */
 typedef enum SegmentMapping
@@ -43,6 +44,10 @@ typedef enum SegmentMapping
 	MAPPED_SYSV,				/* shmat */
 	MAPPED_MAIN					/* in the main shared memory, inherited: nothing to undo */
 } SegmentMapping;
+
+/* Kinds of run timed apart for the choice between one GPU and several: PageRank with one column,
+ * with several (RWR from several sources), HITS. */
+#define RUN_KINDS 3
 
 /* A graph the engine process has mapped, and the engine prepared on it. */
 typedef struct Resident
@@ -68,9 +73,14 @@ typedef struct Resident
 	PrError		tuned_err;
 	PrEngine   *batch_engine;	/* RWR batches: an engine prepared for config->batch_size columns */
 	bool		batch_prepared;
-	PrMulti    *multi;			/* the graph prepared on every GPU (plain PageRank), or NULL */
-	size_t		multi_bytes;	/* its device bytes, all GPUs */
-	bool		multi_failed;	/* the multi-GPU run failed on this graph: one GPU from now on */
+	PrEngine   *multi;			/* the engine over engine_multi_gpus parts (pr_parts.h), or NULL */
+	bool		multi_prepared;
+	ServiceAlgorithm multi_algorithm;
+	int			multi_k;
+	bool		multi_failed;	/* a run on several GPUs failed on this graph: one GPU from now on */
+	double		run_ms[RUN_KINDS][2];	/* the fastest call seen per iteration (ms; 0: none yet),
+										 * per kind of run (run_kind), on one GPU [0] and on
+										 * several [1]: the measured choice (multi_wanted) */
 	size_t		bytes;
 	uint64		last_used;
 } Resident;
@@ -90,15 +100,9 @@ typedef struct GpuLibrary
 /* The multi-GPU library's entry points (dlsym). */
 typedef struct MultiLibrary
 {
-	void		(*options_init) (PrMultiOptions *opts);
-	PrMulti    *(*create) (const PrMultiOptions *opts, PrError *err);
-	PrStatus	(*prepare) (PrMulti *m, int64_t n, const int64_t *ptr, const int32_t *col,
-							const double *val, const double *out_strength, PrError *err);
-	PrStatus	(*pagerank) (PrMulti *m, double alpha, double tolerance, int max_iterations,
-							 double *scores, PrMultiRun *run, PrError *err);
-	PrStatus	(*report) (PrMulti *m, PrMultiReport *out, PrError *err);
-	void		(*free) (PrMulti *m);
-	int			(*device_count) (void);
+	PrMultiComms *(*comms_create) (int n_gpus, PrError *err);
+	PrEngine   *(*engine_create) (PrMultiComms *comms, const PrGpuOptions *gpu, int n_gpus,
+								  PrError *err);
 } MultiLibrary;
 
 /* Exit codes of the engine process the worker understands. */
@@ -140,12 +144,13 @@ void		segment_release_request(const ServiceRequest *req, char *base, size_t size
 extern GpuLibrary engine_gpu;
 extern MultiLibrary engine_multi;
 extern int	engine_multi_gpus;
+extern PrMultiComms *engine_multi_comms;
 
 void		engine_start(void);
 PrEngine   *engine_create_layout(bool quick, PrError *err);
 PrStatus	engine_test_residency(const ServiceRequest *req, int columns, const PrGraph *g,
 								  char *residency, size_t size, PrError *err);
-void		engine_multi_options(PrMultiOptions *opts);
+PrEngine   *engine_create_multi(PrError *err);
 
 /* ---- engine_build.c ---- */
 
@@ -161,7 +166,7 @@ Resident   *resident_for_request(const ServiceRequest *req, char *request_base,
 								 size_t request_size, Resident *one_off, ServiceOutcome *out);
 void		resident_touch(Resident *r);
 void		resident_free(Resident *r);
-size_t		resident_bytes(Resident *r, int k, int n_slots);
+size_t		resident_bytes(Resident *r);
 void		resident_multi_release(Resident *r);
 void		resident_tuner_start(Resident *r);
 void		resident_tuner_finish(Resident *r, bool wait);

@@ -7,7 +7,7 @@
  * every column), so answering queued requests together costs little more than answering one.
  *
  * A request may join a batch when it is a single-column personalized PageRank / RWR on a cached
- * graph (not the uniform restart: plain PageRank has the multi-GPU path and no reason to batch).
+ * graph (not the uniform restart: plain PageRank has no reason to batch).  Batches run on one GPU.
  * Requests batch together when they name the same cache entry and ask the same alpha, tolerance,
  * norm, iteration limit and the same kind of result (top_k or all scores; top_k may differ: the
  * run ranks max(top_k) and each request takes its prefix).  Every batch run has
@@ -173,12 +173,7 @@ batch_restart(int n_members, int width, const PrRestart *member, PrRestart *out)
 		pos += count;
 	}
 	ptr[width] = pos;
-	memset(out, 0, sizeof(*out));
-	out->uniform = false;
-	out->k = width;
-	out->ptr = ptr;
-	out->node = node;
-	out->weight = weight;
+	*out = pr_restart_columns(width, ptr, node, weight);
 	return true;
 }
 
@@ -447,7 +442,7 @@ batch_serve(const int *members, int n)
 		}
 		else
 			strlcpy(engine_name, "cpu-test via service", sizeof(engine_name));
-		r->bytes = resident_bytes(r, r->prepared ? r->prepared_k : 1, 2);
+		r->bytes = resident_bytes(r);
 	}
 	for (int j = 0; j < b.n; j++)
 	{

@@ -13,7 +13,8 @@
 
 GpuLibrary	engine_gpu;
 MultiLibrary engine_multi;
-int			engine_multi_gpus = 0;	/* GPUs plain PageRank runs on (0: the multi library is off) */
+int			engine_multi_gpus = 0;	/* GPUs a run may use (0: one; the multi library is off) */
+PrMultiComms *engine_multi_comms = NULL;	/* the multi library's communicators (GPU engine) */
 
 /*
  * Opens a shared library (what: its name in the message), or NULL with message set.  The message
@@ -84,24 +85,12 @@ load_multi_library(char *message, size_t message_size)
 
 	if (handle == NULL)
 		return false;
-	engine_multi.options_init = (void (*) (PrMultiOptions *))
-		dlsym(handle, "pr_multi_options_init");
-	engine_multi.create = (PrMulti * (*) (const PrMultiOptions *, PrError *))
-		dlsym(handle, "pr_multi_create");
-	engine_multi.prepare = (PrStatus (*) (PrMulti *, int64_t, const int64_t *, const int32_t *,
-										  const double *, const double *, PrError *))
-		dlsym(handle, "pr_multi_prepare");
-	engine_multi.pagerank = (PrStatus (*) (PrMulti *, double, double, int, double *,
-										   PrMultiRun *, PrError *))
-		dlsym(handle, "pr_multi_pagerank");
-	engine_multi.report = (PrStatus (*) (PrMulti *, PrMultiReport *, PrError *))
-		dlsym(handle, "pr_multi_report");
-	engine_multi.free = (void (*) (PrMulti *)) dlsym(handle, "pr_multi_free");
-	engine_multi.device_count = (int (*) (void)) dlsym(handle, "pr_multi_device_count");
-	if (engine_multi.options_init == NULL || engine_multi.create == NULL ||
-		engine_multi.prepare == NULL || engine_multi.pagerank == NULL ||
-		engine_multi.report == NULL || engine_multi.free == NULL ||
-		engine_multi.device_count == NULL)
+	engine_multi.comms_create = (PrMultiComms * (*) (int, PrError *))
+		dlsym(handle, "pr_multi_comms_create");
+	engine_multi.engine_create = (PrEngine * (*) (PrMultiComms *, const PrGpuOptions *, int,
+												  PrError *))
+		dlsym(handle, "pr_multi_engine_create");
+	if (engine_multi.comms_create == NULL || engine_multi.engine_create == NULL)
 	{
 		snprintf(message, message_size,
 				 "the multi-GPU library \"%s\" lacks pr_multi_* entry points",
@@ -112,82 +101,68 @@ load_multi_library(char *message, size_t message_size)
 	return true;
 }
 
-/* should_stop of a multi-GPU run: arg points to engine_current_slot. */
-static bool
-multi_cancelled(void *arg)
-{
-	ServiceSlot *slot = *(ServiceSlot **) arg;
-
-	return slot != NULL && engine_request_cancelled(slot);
-}
-
-/* progress of a multi-GPU run: the current request's progress entry. */
-static void
-multi_progress(void *arg, int iteration, double residual)
-{
-	progress_report(*(ServiceSlot **) arg, iteration, residual);
-}
-
-/* The options of every PrMulti this process creates. */
-void
-engine_multi_options(PrMultiOptions *opts)
-{
-	engine_multi.options_init(opts);
-	opts->n_gpus = engine_multi_gpus;
-	opts->precision = engine_config->gpu_precision == PR_GPU_FP64 ? PR_MULTI_FP64 : PR_MULTI_FP32;
-	opts->should_stop = multi_cancelled;
-	opts->stop_arg = &engine_current_slot;
-	opts->progress = multi_progress;
-	opts->progress_arg = &engine_current_slot;
-}
-
 /*
- * Decides whether plain PageRank runs on several GPUs: the GPUs to use (visible ones, capped by
- * powerrank.gpu_devices), the multi library loaded and its communicators created once (then
- * freed: each resident graph gets its own PrMulti).  Any failure is logged once and leaves one
- * GPU in use; it never stops the service.
+ * Decides how many GPUs a run may use: the visible ones, capped by powerrank.gpu_devices; with
+ * more than one, the multi library loaded and its communicators created once for the process
+ * (every engine over several GPUs shares them).  Any failure is logged once and leaves one GPU in
+ * use; it never stops the service.  The cpu-test engine simulates powerrank.gpu_devices parts
+ * (CPU engines joined by pr_parts' own exchange) when it is 2 or more.
  */
 static void
 start_multi(const char *device)
 {
 	char		message[SERVICE_MESSAGE_LEN];
-	PrMultiOptions opts;
+	char		line[SERVICE_MESSAGE_LEN + 64];
 	PrError		err = {0};
-	PrMulti    *probe;
-	int			n = engine_gpu.device_count();
+	int			n;
 
 	engine_multi_gpus = 0;
+	if (engine_config->kind == SERVICE_ENGINE_CPU_TEST)
+	{
+		if (engine_config->gpu_devices >= 2)
+			engine_multi_gpus = Min(engine_config->gpu_devices, PR_PARTS_MAX);
+		return;
+	}
+	n = engine_gpu.device_count();
 	if (engine_config->gpu_devices > 0 && engine_config->gpu_devices < n)
 		n = engine_config->gpu_devices;
-	if (n > PR_MULTI_MAX_GPUS)
-		n = PR_MULTI_MAX_GPUS;
+	n = Min(n, PR_PARTS_MAX);
 	if (n < 2)
 		return;
 	if (!load_multi_library(message, sizeof(message)))
 	{
-		char		line[SERVICE_MESSAGE_LEN + 64];
-
-		snprintf(line, sizeof(line), "%s; PageRank runs on one GPU", message);
+		snprintf(line, sizeof(line), "%s; every run uses one GPU", message);
 		engine_log(line);
 		return;
 	}
-	engine_multi_gpus = n;
-	engine_multi_options(&opts);
-	probe = engine_multi.create(&opts, &err);
-	if (probe == NULL)
+	engine_multi_comms = engine_multi.comms_create(n, &err);
+	if (engine_multi_comms == NULL)
 	{
-		char		line[SERVICE_MESSAGE_LEN + 64];
-
-		engine_multi_gpus = 0;
-		snprintf(line, sizeof(line), "the multi-GPU library does not start on %d GPUs: %s; PageRank runs on one GPU",
+		snprintf(line, sizeof(line), "the multi-GPU library does not start on %d GPUs: %s; every run uses one GPU",
 				 n, err.message);
 		engine_log(line);
 		return;
 	}
-	engine_multi.free(probe);
+	engine_multi_gpus = n;
 	snprintf(service->device_name, sizeof(service->device_name),
-			 "%d x %s (devices 0-%d; other algorithms: device %d)", n, device, n - 1,
+			 "%d x %s (devices 0-%d; one GPU: device %d)", n, device, n - 1,
 			 engine_config->gpu_device);
+}
+
+/* The GPU engine's options from the configuration; quick: the quick layout (see below). */
+static void
+gpu_options(bool quick, PrGpuOptions *opts)
+{
+	engine_gpu.options_init(opts);
+	opts->device = engine_config->gpu_device;
+	opts->precision = (PrGpuPrecision) engine_config->gpu_precision;
+	opts->kernel = quick ? PR_GPU_KERNEL_BINNED : (PrGpuKernel) engine_config->gpu_kernel;
+	/* the quick layout, cuSPARSE, ALIGNED_COO and row blocks keep the graph's own order; tiled and
+	 * binned order the nodes by degree; auto times both kinds */
+	if (quick || opts->kernel == PR_GPU_KERNEL_CUSPARSE ||
+		opts->kernel == PR_GPU_KERNEL_ALIGNED_COO || opts->kernel == PR_GPU_KERNEL_ROW_BLOCKS)
+		opts->order = PR_GPU_ORDER_NATURAL;
+	opts->memory_budget = (size_t) engine_config->memory_limit;
 }
 
 /*
@@ -201,17 +176,39 @@ engine_create_layout(bool quick, PrError *err)
 
 	if (engine_config->kind == SERVICE_ENGINE_CPU_TEST)
 		return pr_cpu_engine_create(engine_config->cpu_threads, &pr_malloc_allocator, err);
-	engine_gpu.options_init(&opts);
-	opts.device = engine_config->gpu_device;
-	opts.precision = (PrGpuPrecision) engine_config->gpu_precision;
-	opts.kernel = quick ? PR_GPU_KERNEL_BINNED : (PrGpuKernel) engine_config->gpu_kernel;
-	/* the quick layout, cuSPARSE, ALIGNED_COO and row blocks keep the graph's own order; tiled and
-	 * binned order the nodes by degree; auto times both kinds */
-	if (quick || opts.kernel == PR_GPU_KERNEL_CUSPARSE || opts.kernel == PR_GPU_KERNEL_ALIGNED_COO ||
-		opts.kernel == PR_GPU_KERNEL_ROW_BLOCKS)
-		opts.order = PR_GPU_ORDER_NATURAL;
-	opts.memory_budget = (size_t) engine_config->memory_limit;
+	gpu_options(quick, &opts);
 	return engine_gpu.engine_create(&opts, err);
+}
+
+/*
+ * Creates the engine over engine_multi_gpus parts (NULL with err set on failure): one GPU engine
+ * of the configured kind per GPU, joined by the multi library's exchange; for the cpu-test engine,
+ * CPU engines sharing its threads, joined by pr_parts' own exchange.
+ */
+PrEngine *
+engine_create_multi(PrError *err)
+{
+	PrEngine   *parts[PR_PARTS_MAX];
+	PrGpuOptions opts;
+	int			threads;
+
+	if (engine_config->kind != SERVICE_ENGINE_CPU_TEST)
+	{
+		gpu_options(false, &opts);
+		return engine_multi.engine_create(engine_multi_comms, &opts, engine_multi_gpus, err);
+	}
+	threads = Max(1, engine_config->cpu_threads / engine_multi_gpus);
+	for (int p = 0; p < engine_multi_gpus; p++)
+	{
+		if ((parts[p] = pr_cpu_engine_create(threads, &pr_malloc_allocator, err)) == NULL)
+		{
+			while (--p >= 0)
+				parts[p]->ops->release(parts[p]);
+			return NULL;
+		}
+	}
+	return pr_parts_engine_create(parts, engine_multi_gpus, NULL, "cpu-parts",
+								  &pr_malloc_allocator, err);
 }
 
 /*
@@ -252,9 +249,11 @@ engine_start(void)
 	if (engine_config->kind == SERVICE_ENGINE_CPU_TEST)
 	{
 		strlcpy(service->engine_name, "cpu-test", sizeof(service->engine_name));
+		start_multi(NULL);
 		snprintf(service->device_name, sizeof(service->device_name),
-				 "CPU engine in the service process (%d threads; test engine)",
-				 engine_config->cpu_threads);
+				 "CPU engine in the service process (%d threads; test engine%s)",
+				 engine_config->cpu_threads,
+				 engine_multi_gpus > 1 ? "; several GPUs simulated by as many parts" : "");
 	}
 	else
 	{
@@ -279,7 +278,7 @@ engine_start(void)
 		memset(&tiny, 0, sizeof(tiny));
 		build.n_threads = 1;
 		if (pr_graph_build(src, dst, NULL, 2, &build, &pr_malloc_allocator, &tiny, &err) != PR_OK ||
-			probe->ops->prepare(probe, &tiny, 1, 2, PR_NEED_PULL_NORMALIZED, &err) != PR_OK ||
+			pr_pagerank_prepare(probe, &tiny, 1, &err) != PR_OK ||
 			engine_gpu.engine_report(probe, &report, &err) != PR_OK)
 		{
 			snprintf(message, sizeof(message), "the GPU engine does not start: %s", err.message);

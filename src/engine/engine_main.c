@@ -8,34 +8,22 @@
  * The rules of this process (no palloc, no elog, no PostgreSQL lock; segments mapped by name; it
  * dies with the worker) are in engine.h, which names the other files of the process.
  *
- * Several GPUs: when the GPU engine runs, more than one GPU may be used (powerrank.gpu_devices)
- * and the multi-GPU library (powerrank.gpu_multi_library, pr_multi.h) starts, plain PageRank
- * (uniform restart, one column, norm l1, a cached graph) runs on every GPU through a PrMulti kept
- * beside the resident graph's engine; everything else runs on the single-GPU engine.
+ * Several GPUs: when more than one may be used (powerrank.gpu_devices, the multi-GPU library
+ * started), a cached graph also gets an engine over every GPU (pr_parts.h), and each kind of run
+ * (PageRank, RWR from several sources, HITS) goes where it is measured faster: the first call of
+ * a kind on one GPU, the second on every GPU, then always on the faster (multi_wanted).
  */
 #include "engine/engine.h"
 
-/* Runs the driver for a request on a resident entry; fills the outcome. */
+/* Creates the engine a run needs on a resident entry when it has none yet (multi: every GPU). */
 static PrStatus
-run_driver(ServiceSlot *slot, Resident *r, char *request_base, PrError *err,
-		   PrRunStats *stats)
+engine_for_run(const ServiceRequest *req, Resident *r, bool multi, PrError *err)
 {
-	const ServiceRequest *req = &slot->request;
-	const ServiceRequestHeader *h = (const ServiceRequestHeader *) request_base;
-	double	   *result = (double *) (request_base + h->off_result);
-	PrIterOptions iter;
-	PrRestart	restart;
-
-	engine_iteration_options(req, engine_request_cancelled, progress_report, slot, &iter);
-
-	if (engine_config->kind == SERVICE_ENGINE_CPU_TEST)
+	if (multi)
 	{
-		/* the GPU engine's residency choice for this graph and request, or its failure */
-		PrStatus	status = engine_test_residency(req, req->k, &r->graph, slot->outcome.residency,
-												   sizeof(slot->outcome.residency), err);
-
-		if (status != PR_OK)
-			return status;
+		if (r->multi == NULL && (r->multi = engine_create_multi(err)) == NULL)
+			return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
+		return PR_OK;
 	}
 	if (r->engine == NULL)
 	{
@@ -55,9 +43,38 @@ run_driver(ServiceSlot *slot, Resident *r, char *request_base, PrError *err,
 		if ((r->engine = engine_create_layout(r->quick, err)) == NULL)
 			return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
 	}
+	return PR_OK;
+}
+
+/* Runs the driver for a request on a resident entry (multi: on every GPU); fills the outcome. */
+static PrStatus
+run_driver(ServiceSlot *slot, Resident *r, bool multi, char *request_base, PrError *err,
+		   PrRunStats *stats)
+{
+	const ServiceRequest *req = &slot->request;
+	const ServiceRequestHeader *h = (const ServiceRequestHeader *) request_base;
+	double	   *result = (double *) (request_base + h->off_result);
+	PrIterOptions iter;
+	PrRestart	restart;
+	PrEngine   *engine;
+	PrStatus	status;
+
+	engine_iteration_options(req, engine_request_cancelled, progress_report, slot, &iter);
+
+	if (engine_config->kind == SERVICE_ENGINE_CPU_TEST && !multi)
+	{
+		/* the GPU engine's residency choice for this graph and request, or its failure */
+		status = engine_test_residency(req, req->k, &r->graph, slot->outcome.residency,
+									   sizeof(slot->outcome.residency), err);
+		if (status != PR_OK)
+			return status;
+	}
+	if ((status = engine_for_run(req, r, multi, err)) != PR_OK)
+		return status;
+	engine = multi ? r->multi : r->engine;
 	progress_set_slot_phase(slot, PHASE_PREPARING);
 	if (req->algorithm == SERVICE_HITS)
-		return pr_hits(r->engine, &r->graph, &iter, result, result + req->n_nodes, stats, err);
+		return pr_hits(engine, &r->graph, &iter, result, result + req->n_nodes, stats, err);
 
 	memset(&restart, 0, sizeof(restart));
 	restart.uniform = req->restart_uniform;
@@ -69,90 +86,57 @@ run_driver(ServiceSlot *slot, Resident *r, char *request_base, PrError *err,
 		restart.weight = (const double *) (request_base + h->off_restart_weight);
 	}
 	if (req->top_k > 0)
-		return pr_pagerank_top(r->engine, &r->graph, req->alpha, &restart, &iter, req->top_k,
+		return pr_pagerank_top(engine, &r->graph, req->alpha, &restart, &iter, req->top_k,
 							   (int32_t *) (request_base + h->off_result_index), result, stats,
 							   err);
-	return pr_pagerank(r->engine, &r->graph, req->alpha, &restart, &iter, result, stats, err);
+	return pr_pagerank(engine, &r->graph, req->alpha, &restart, &iter, result, stats, err);
+}
+
+/* The kind of run a request is, for the measured choice (Resident.run_ms). */
+static int
+run_kind(const ServiceRequest *req)
+{
+	return req->algorithm == SERVICE_HITS ? 2 : req->k > 1 ? 1 : 0;
 }
 
 /*
- * Whether a request runs on every GPU: plain PageRank (uniform restart, one column, norm l1) on
- * a cached graph, the multi library on, and a graph the multi library computes exactly as the
- * driver does (fp64 vectors only for unweighted graphs; see pr_multi.h).  Start 1/n, dangling
- * mass spread uniformly, stop on sum |x' - x| < tolerance checked every iteration, at most
- * max_iterations: pr_multi_pagerank is pr_pagerank with a uniform restart.
+ * Whether a request runs on every GPU: several may be used, the graph is cached (not a one-off),
+ * its runs there have not failed, and, for this kind of run, every GPU was measured faster than
+ * one — or is still unmeasured while one GPU has been measured (the second call of a kind tries
+ * every GPU).  A graph whose one-GPU engine streams (larger than one GPU, or than
+ * powerrank.gpu_memory) is measured the same way: resident on several GPUs it wins.
  */
 static bool
-multi_eligible(const ServiceRequest *req, const Resident *r, const Resident *one_off)
+multi_wanted(const ServiceRequest *req, const Resident *r, const Resident *one_off)
 {
-	return engine_multi_gpus > 1 && r != one_off && !r->multi_failed &&
-		req->algorithm == SERVICE_PAGERANK && req->restart_uniform && req->k == 1 &&
-		req->norm == PR_NORM_L1 && req->alpha >= 0.0 && req->alpha <= 1.0 &&
-		req->tolerance > 0.0 && req->max_iterations > 0 &&
-		r->graph.n_nodes >= engine_multi_gpus &&
-		(engine_config->gpu_precision != PR_GPU_FP64 || !r->graph.weighted);
+	const double *ms = r->run_ms[run_kind(req)];
+
+	if (engine_multi_gpus < 2 || r == one_off || r->multi_failed)
+		return false;
+	if (ms[0] <= 0.0)
+		return false;
+	return ms[1] <= 0.0 || ms[1] < ms[0];
 }
 
 /*
- * Runs plain PageRank on every GPU: prepares the resident graph's PrMulti on first use, runs it,
- * and writes the request's result area as the driver does (all n scores, or the top_k best
- * ranked by pr_top_k: larger first, ties to the smaller id).  Fills stats.
+ * Records a successful run's time per iteration (the call's time without the engine's prepare and
+ * the warm start, over its iterations) as the kind's figure on one GPU or on several, keeping the
+ * fastest seen: a call slowed by something else does not swing the choice.  Calls on the quick
+ * layout are not counted: one GPU is measured on its tuned layout.
  */
-static PrStatus
-run_multi(ServiceSlot *slot, Resident *r, char *request_base, PrError *err, PrRunStats *stats)
+static void
+record_run_time(const ServiceRequest *req, Resident *r, bool multi, const PrRunStats *stats)
 {
-	const ServiceRequest *req = &slot->request;
-	const ServiceRequestHeader *h = (const ServiceRequestHeader *) request_base;
-	double	   *result = (double *) (request_base + h->off_result);
-	double	   *scores = result;
-	int64_t		n = r->graph.n_nodes;
-	double		t0 = pr_clock_seconds();
-	PrMultiRun	run;
-	PrStatus	status;
+	double	   *ms = &r->run_ms[run_kind(req)][multi ? 1 : 0];
+	double		run = (stats->seconds - stats->prepare_seconds - stats->warm_seconds) * 1000.0 /
+		Max(stats->iterations, 1);
 
-	memset(stats, 0, sizeof(*stats));
-	if (r->multi == NULL)
-	{
-		PrMultiOptions opts;
-		PrMultiReport report;
-
-		progress_set_slot_phase(slot, PHASE_PREPARING);
-		engine_multi_options(&opts);
-		if ((r->multi = engine_multi.create(&opts, err)) == NULL)
-			return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
-		status = engine_multi.prepare(r->multi, n, r->graph.in_ptr, r->graph.in_src,
-									  r->graph.in_weight, r->graph.out_strength, err);
-		if (status == PR_OK)
-			status = engine_multi.report(r->multi, &report, err);
-		if (status != PR_OK)
-		{
-			resident_multi_release(r);
-			return status;
-		}
-		r->multi_bytes = 0;
-		for (int g = 0; g < report.n_gpus; g++)
-			r->multi_bytes += report.device_bytes[g];
-		stats->prepare_seconds = pr_clock_seconds() - t0;
-	}
-	if (req->top_k > 0 &&
-		(scores = (double *) pr_alloc_array(&pr_malloc_allocator, (size_t) n,
-											sizeof(double))) == NULL)
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %lld scores", (long long) n);
-	status = engine_multi.pagerank(r->multi, req->alpha, req->tolerance, req->max_iterations,
-								   scores, &run, err);
-	if (status == PR_OK && req->top_k > 0)
-	{
-		pr_top_k_values(scores, n, 1, 0, req->top_k,
-						(int32_t *) (request_base + h->off_result_index), result,
-						&pr_malloc_allocator);
-	}
-	if (scores != result)
-		pr_free(&pr_malloc_allocator, scores);
-	stats->iterations = run.iterations;
-	stats->residual = run.residual;
-	stats->converged = run.converged;
-	stats->seconds = pr_clock_seconds() - t0;
-	return status;
+	/* the quick layout is not what one GPU runs once tuned: wait for the tuned one */
+	if (!multi && r->quick)
+		return;
+	run = Max(run, 1e-6);
+	if (*ms <= 0.0 || run < *ms)
+		*ms = run;
 }
 
 /*
@@ -195,10 +179,13 @@ request_map(ServiceSlot *slot, size_t *request_size, SegmentMapping *request_map
 	return request_base;
 }
 
-/* Whether a resident graph's single-GPU engine is prepared for this request's algorithm and k. */
+/* Whether a resident graph's engine (multi: over every GPU) is prepared for this request's
+ * algorithm and k. */
 static bool
-prepared_for(const Resident *r, const ServiceRequest *req)
+prepared_for(const Resident *r, const ServiceRequest *req, bool multi)
 {
+	if (multi)
+		return r->multi_prepared && r->multi_algorithm == req->algorithm && r->multi_k == req->k;
 	return r->prepared && r->prepared_algorithm == req->algorithm && r->prepared_k == req->k;
 }
 
@@ -211,7 +198,7 @@ static PrStatus
 serve_multi(ServiceSlot *slot, Resident *r, char *request_base, PrError *err,
 			PrRunStats *stats, bool *use_multi, bool *resident)
 {
-	PrStatus	status = run_multi(slot, r, request_base, err, stats);
+	PrStatus	status = run_driver(slot, r, true, request_base, err, stats);
 
 	if (status == PR_ERR_NOMEM)
 	{
@@ -219,22 +206,22 @@ serve_multi(ServiceSlot *slot, Resident *r, char *request_base, PrError *err,
 		resident_multi_release(r);
 		resident_evict_to_fit(r, true);
 		memset(err, 0, sizeof(*err));
-		status = run_multi(slot, r, request_base, err, stats);
+		status = run_driver(slot, r, true, request_base, err, stats);
 	}
 	if (status != PR_OK && status != PR_ERR_INTERRUPTED)
 	{
-		/* never fail a request for the multi-GPU path: this graph runs on one GPU now */
+		/* never fail a request for the path over several GPUs: this graph runs on one GPU now */
 		char		line[SERVICE_MESSAGE_LEN + 128];
 
 		snprintf(line, sizeof(line),
-				 "multi-GPU PageRank failed on cached graph %llu (%s); it runs on one GPU from now on",
-				 (unsigned long long) r->entry_id,
+				 "the run on %d GPUs failed on cached graph %llu (%s); it runs on one GPU from now on",
+				 engine_multi_gpus, (unsigned long long) r->entry_id,
 				 err->message[0] ? err->message : pr_status_name(status));
 		engine_log(line);
 		resident_multi_release(r);
 		r->multi_failed = true;
 		*use_multi = false;
-		*resident = prepared_for(r, &slot->request);
+		*resident = prepared_for(r, &slot->request, false);
 		memset(err, 0, sizeof(*err));
 	}
 	return status;
@@ -248,7 +235,7 @@ static PrStatus
 serve_single(ServiceSlot *slot, Resident *r, const Resident *one_off, char *request_base,
 			 PrError *err, PrRunStats *stats)
 {
-	PrStatus	status = run_driver(slot, r, request_base, err, stats);
+	PrStatus	status = run_driver(slot, r, false, request_base, err, stats);
 
 	if (status == PR_ERR_NOMEM && r != one_off)
 	{
@@ -256,7 +243,7 @@ serve_single(ServiceSlot *slot, Resident *r, const Resident *one_off, char *requ
 		resident_multi_release(r);
 		resident_evict_to_fit(r, true);
 		memset(err, 0, sizeof(*err));
-		status = run_driver(slot, r, request_base, err, stats);
+		status = run_driver(slot, r, false, request_base, err, stats);
 	}
 	return status;
 }
@@ -365,8 +352,11 @@ publish_success(ServiceSlot *slot, Resident *r, const Resident *one_off, bool re
 	engine_outcome_done(out, stats, resident, 1);
 	if (use_multi)
 	{
-		snprintf(out->engine, sizeof(out->engine), "gpu-multi(%d)", engine_multi_gpus);
-		strlcpy(out->residency, "resident", sizeof(out->residency));
+		/* the engine's name says the GPUs ("gpu-multi(2)"; "cpu-parts(3)" for the cpu-test) */
+		strlcpy(out->engine, stats->engine, sizeof(out->engine));
+		if (engine_config->kind == SERVICE_ENGINE_GPU &&
+			engine_gpu.engine_report(pr_parts_engine_part(r->multi, 0), &report, &report_err) == PR_OK)
+			strlcpy(out->residency, report.residency, sizeof(out->residency));
 	}
 	else if (engine_config->kind == SERVICE_ENGINE_GPU &&
 			 engine_gpu.engine_report(r->engine, &report, &report_err) == PR_OK)
@@ -374,7 +364,14 @@ publish_success(ServiceSlot *slot, Resident *r, const Resident *one_off, bool re
 	else
 		strlcpy(out->engine, "cpu-test via service", sizeof(out->engine));
 	pg_atomic_fetch_add_u64(resident ? &service->reuses : &service->uploads, 1);
-	if (!use_multi)
+	record_run_time(req, r, use_multi, stats);
+	if (use_multi)
+	{
+		r->multi_prepared = true;
+		r->multi_algorithm = req->algorithm;
+		r->multi_k = req->k;
+	}
+	else
 	{
 		r->prepared = true;
 		r->prepared_algorithm = req->algorithm;
@@ -384,7 +381,7 @@ publish_success(ServiceSlot *slot, Resident *r, const Resident *one_off, bool re
 	}
 	if (make_room)
 		make_room_for(r);
-	r->bytes = resident_bytes(r, req->k, req->algorithm == SERVICE_HITS ? 3 : 2);
+	r->bytes = resident_bytes(r);
 }
 
 /*
@@ -432,8 +429,8 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	resident_tuner_finish(r, false);
 	engine_current_slot = slot;
 
-	use_multi = multi_eligible(req, r, &one_off);
-	resident = use_multi ? r->multi != NULL : prepared_for(r, req);
+	use_multi = multi_wanted(req, r, &one_off);
+	resident = prepared_for(r, req, use_multi);
 	if (use_multi)
 		status = serve_multi(slot, r, request_base, &err, &stats, &use_multi, &resident);
 	if (!use_multi)
@@ -445,7 +442,9 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	else
 	{
 		engine_fail(out, status, err.message[0] ? err.message : pr_status_name(status));
-		if (!use_multi)
+		if (use_multi)
+			r->multi_prepared = false;
+		else
 			r->prepared = false;
 	}
 

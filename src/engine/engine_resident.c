@@ -3,8 +3,9 @@
  * mapped and prepared between requests: a prepared engine per (cache entry id, with out-edges),
  * least recently used first out when powerrank.gpu_memory is exceeded, or when their cache
  * segment is gone.  A large graph's first PageRank gets the quick layout and a thread plans the
- * tuned one beside it (the tuner); on several GPUs a graph also keeps its multi-GPU copy
- * (PrMulti).  The status view's resident counters are published from here.
+ * tuned one beside it (the tuner); on several GPUs a graph also keeps its engine over every GPU
+ * (pr_parts.h; engine_main.c's measured choice).  The status view's resident counters are
+ * published from here.
  *
  * Runs in the engine process: no palloc, no elog (see engine.h).
  */
@@ -23,14 +24,14 @@
 static Resident residents[MAX_RESIDENT];
 static uint64 use_clock = 0;
 
-/* Frees a resident graph's multi-GPU copy (its device memory on every GPU). */
+/* Frees a resident graph's engine over several GPUs (its device memory on every GPU). */
 void
 resident_multi_release(Resident *r)
 {
 	if (r->multi != NULL)
-		engine_multi.free(r->multi);
+		r->multi->ops->release(r->multi);
 	r->multi = NULL;
-	r->multi_bytes = 0;
+	r->multi_prepared = false;
 }
 
 /* The tuner thread: plans and uploads the tuned layout of a resident graph for PageRank. */
@@ -133,7 +134,7 @@ resident_tuner_finish(Resident *r, bool wait)
 		r->engine->ops->release(r->engine);
 		r->engine = r->tuned;
 		r->tuned = NULL;
-		r->bytes = resident_bytes(r, 1, 2);
+		r->bytes = resident_bytes(r);
 		return;
 	}
 	r->tuned->ops->release(r->tuned);
@@ -314,20 +315,29 @@ resident_drop_vanished(void)
 }
 
 /*
- * Bytes a prepared entry holds: the GPU engines' reports plus the multi-GPU copy's device bytes,
- * or host memory for the CPU engine (its vectors: k columns, n_slots slots; the batch engine's
- * two slots of engine_config->batch_size columns).
+ * Bytes a prepared entry holds: the GPU engines' reports (the engine over several GPUs: each
+ * part's), or host memory for the CPU engine (its vectors: the slots of the algorithm it is
+ * prepared for over its prepared columns, one-column PageRank when it is not prepared, once more
+ * per simulated part; the batch engine's PageRank slots of engine_config->batch_size columns; the
+ * warm start's extra slots are not counted).
  */
 size_t
-resident_bytes(Resident *r, int k, int n_slots)
+resident_bytes(Resident *r)
 {
 	PrGpuReport report;
 	PrError		err = {0};
 	size_t		bytes;
+	ServiceAlgorithm algorithm = r->prepared ? r->prepared_algorithm : SERVICE_PAGERANK;
+	int			k = r->prepared ? r->prepared_k : 1;
+	int			n_slots = pr_algorithm_slots(service_algorithm(algorithm), false);
+	int			batch_slots = pr_algorithm_slots(service_algorithm(SERVICE_PAGERANK), false);
 
 	if (engine_config->kind == SERVICE_ENGINE_GPU)
 	{
-		bytes = r->multi_bytes;
+		bytes = 0;
+		for (int p = 0; r->multi != NULL && p < engine_multi_gpus; p++)
+			if (engine_gpu.engine_report(pr_parts_engine_part(r->multi, p), &report, &err) == PR_OK)
+				bytes += report.total_bytes;
 		if (r->engine != NULL && engine_gpu.engine_report(r->engine, &report, &err) == PR_OK)
 			bytes += report.total_bytes;
 		if (r->batch_engine != NULL &&
@@ -335,10 +345,11 @@ resident_bytes(Resident *r, int k, int n_slots)
 			bytes += report.total_bytes;
 		return bytes;
 	}
-	bytes = r->size + (size_t) r->graph.n_nodes * (size_t) k * (size_t) n_slots * sizeof(double);
+	bytes = r->size + (size_t) r->graph.n_nodes * (size_t) k * (size_t) n_slots * sizeof(double) *
+		(size_t) (r->multi != NULL ? 1 + engine_multi_gpus : 1);
 	if (r->batch_engine != NULL)
-		bytes += (size_t) r->graph.n_nodes * (size_t) engine_config->batch_size * 2 *
-			sizeof(double);
+		bytes += (size_t) r->graph.n_nodes * (size_t) engine_config->batch_size *
+			(size_t) batch_slots * sizeof(double);
 	if (r->own_out)
 		bytes += (size_t) r->graph.n_edges * (sizeof(int32_t) + (r->graph.weighted ? 8 : 0)) +
 			(size_t) (r->graph.n_nodes + 1) * sizeof(int64_t);
@@ -353,7 +364,7 @@ Resident *
 resident_for_request(const ServiceRequest *req, char *request_base, size_t request_size,
 					 Resident *one_off, ServiceOutcome *out)
 {
-	bool		with_out = req->algorithm == SERVICE_HITS;
+	bool		with_out = (service_algorithm(req->algorithm)->needs & PR_NEED_PUSH) != 0;
 	bool		trusted;
 	char		message[SERVICE_MESSAGE_LEN];
 	Resident   *r;

@@ -418,18 +418,17 @@ choose_engine(RankDevice device, const GraphSize *size, const char **engine, cha
  * free memory less PR_DEVICE_RESERVE, which only it knows: the choice here is the budget's.
  */
 static PrResidency
-service_residency(const char *algorithm, int k, const GraphSize *size, bool weighted,
+service_residency(PrAlgorithm algorithm, bool rwr, int k, const GraphSize *size, bool weighted,
 				  PrResidencyChoice *choice)
 {
 	ServiceRequest req;
 	ServiceEngineConfig config;
 	PrResidencyInput in;
-	bool		rwr = strcmp(algorithm, "rwr") == 0;
 
 	memset(&req, 0, sizeof(req));
 	/* pagerank here has the uniform restart; rwr one source node per column */
-	service_request_shape(&req, strcmp(algorithm, "hits") == 0 ? SERVICE_HITS : SERVICE_PAGERANK,
-						  k, !rwr, rwr ? k : 0, powerrank_warm_start);
+	service_request_shape(&req, (ServiceAlgorithm) algorithm, k, !rwr, rwr ? k : 0,
+						  powerrank_warm_start);
 	req.n_nodes = (int64) size->nodes;
 	req.n_edges = (int64) size->stored_edges;
 	service_read_config(&config);
@@ -440,11 +439,13 @@ service_residency(const char *algorithm, int k, const GraphSize *size, bool weig
 /*
  * The cost of one edge in one product of one column on engine: this session's last run when it
  * ran the same algorithm on the same kind of engine over at least 10000 edges (its iterate_ms less
- * prepare_ms over iterations x edges x its products of a column an iteration, 2 for HITS, its
- * columns for RWR; *from = "last run"), else the built-in default (*from = "default").
+ * prepare_ms over iterations x edges x the products of its columns an iteration: the descriptor's
+ * products (HITS 2) times its columns (RWR's sources); *from = "last run"), else the built-in
+ * default (*from = "default").
  */
 static double
-ns_per_edge(const char *algorithm, const char *engine, const char **from)
+ns_per_edge(const char *algorithm, const PrAlgorithmInfo *info, const char *engine,
+			const char **from)
 {
 	RankRunStats last;
 	bool		gpu = strcmp(engine, "gpu") == 0;
@@ -453,7 +454,7 @@ ns_per_edge(const char *algorithm, const char *engine, const char **from)
 		last.iterations > 0 && last.edges >= 10000 &&
 		(gpu ? strncmp(last.engine, "gpu", 3) == 0 : strcmp(last.engine, engine) == 0))
 	{
-		double		products = strcmp(algorithm, "hits") == 0 ? 2.0 : (double) Max(last.columns, 1);
+		double		products = (double) info->products * (double) Max(last.columns, 1);
 
 		*from = "last run";
 		return Max(last.iterate_ms - last.prepare_ms, 0.0) * 1e6 /
@@ -471,7 +472,8 @@ ns_per_edge(const char *algorithm, const char *engine, const char **from)
 typedef struct EstimateCall
 {
 	const char *algorithm;
-	bool		hits;
+	PrAlgorithm kind;			/* PageRank for pagerank and rwr */
+	const PrAlgorithmInfo *info;	/* its descriptor */
 	bool		rwr;
 	RankOptions options;
 	RankDevice	device;
@@ -498,7 +500,7 @@ read_estimate_arguments(FunctionCallInfo fcinfo, EstimateCall *call, EdgeTableSp
 					  E_REQUIRE_CONVERGENCE, "edges, algorithm", &call->options);
 	if (call->rwr)
 		call->alpha = 1.0 - option_restart(fcinfo, E_RESTART);
-	else if (!call->hits)
+	else if (call->info->restart)
 		call->alpha = option_damping(fcinfo, E_DAMPING);
 	if (!PG_ARGISNULL(E_SOURCES))
 	{
@@ -552,7 +554,7 @@ check_service_memory(EstimateCall *call)
 {
 	char		needs[SERVICE_MESSAGE_LEN];
 
-	call->residency = service_residency(call->algorithm, call->hits ? 1 : call->k, &call->size,
+	call->residency = service_residency(call->kind, call->rwr, call->k, &call->size,
 										call->weighted, &call->choice);
 	if (call->residency != PR_RESIDENCY_NONE)
 		return;
@@ -584,9 +586,12 @@ fill_memory_columns(const EstimateCall *call, Datum *values, bool *nulls)
 	double		m = size->stored_edges;
 	double		graph = size->cached ? (double) size->cache_bytes :
 		flat_graph_bytes(n, m, call->weighted);
-	double		out_edges = call->hits ? 8.0 * (n + 1) + m * (call->weighted ? 12.0 : 4.0) : 0.0;
+	double		out_edges = (call->info->needs & PR_NEED_PUSH) ?
+		8.0 * (n + 1) + m * (call->weighted ? 12.0 : 4.0) : 0.0;
 	double		rows = size->cached ? 0.0 : Max(size->rows, 0.0) * (call->weighted ? 24.0 : 16.0);
-	double		columns = call->hits ? 2.0 : (double) call->k;
+
+	/* result vectors of all columns: HITS' hubs and authorities, RWR's k columns */
+	double		columns = (double) call->info->results * (double) call->k;
 	bool		on_service = strcmp(call->engine, "cpu") != 0;
 	double		results = n * columns * 8.0;
 	double		backend;
@@ -622,14 +627,16 @@ static void
 fill_time_columns(const EstimateCall *call, Datum *values, bool *nulls)
 {
 	const char *cost_from;
-	double		per_edge = ns_per_edge(call->algorithm, call->engine, &cost_from);
+	double		per_edge = ns_per_edge(call->algorithm, call->info, call->engine, &cost_from);
 
-	/* HITS: two products per iteration; many RWR sources: one pass, k columns gathered */
-	double		ms = per_edge * call->size.stored_edges * (call->hits ? 2.0 : (double) call->k) / 1e6;
+	/* the descriptor's products per iteration (HITS 2); many RWR sources: one pass, k columns */
+	double		ms = per_edge * call->size.stored_edges * (double) call->info->products *
+		(double) call->k / 1e6;
 
 	values[R_MS_PER_ITERATION] = Float8GetDatum(ms);
 	values[R_COST_FROM] = CStringGetTextDatum(cost_from);
-	if (!call->hits && call->size.nodes >= 0)
+	/* an algorithm with a restart contracts by the damping: its iterations are predictable */
+	if (call->info->restart && call->size.nodes >= 0)
 	{
 		int			iterations = pagerank_iterations(call->alpha, &call->options, call->size.nodes);
 
@@ -657,7 +664,8 @@ powerrank_estimate(PG_FUNCTION_ARGS)
 
 	memset(&call, 0, sizeof(call));
 	call.algorithm = read_algorithm(fcinfo);
-	call.hits = strcmp(call.algorithm, "hits") == 0;
+	call.kind = strcmp(call.algorithm, "hits") == 0 ? PR_ALGORITHM_HITS : PR_ALGORITHM_PAGERANK;
+	call.info = pr_algorithm(call.kind);
 	call.rwr = strcmp(call.algorithm, "rwr") == 0;
 	call.k = 1;
 	call.residency = PR_RESIDENCY_NONE;

@@ -210,6 +210,17 @@ one_dimensional_array(FunctionCallInfo fcinfo, int argno, const char *name, Oid 
 	deconstruct_array(array, elem_type, elem_len, elem_byval, TYPALIGN_DOUBLE, elems, nulls, n_elems);
 }
 
+/* An ERROR when an element of the array argument name is NULL (hint: what to do). */
+static void
+require_element_not_null(bool isnull, const char *name, const char *hint)
+{
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not contain NULL", name),
+				 errhint("%s", hint)));
+}
+
 /*
  * A bigint[] argument listing nodes (personalization, sources): one-dimensional, not empty, no
  * NULL and no node twice (a repeated source would be a second identical group of rows, a repeated
@@ -223,6 +234,7 @@ option_node_list(FunctionCallInfo fcinfo, int argno, const char *name, int *coun
 	int			n_elems;
 	NodePosition *sorted;
 	int64	   *nodes;
+	const char *null_hint;
 	int			i;
 
 	one_dimensional_array(fcinfo, argno, name, INT8OID, sizeof(int64), true,
@@ -235,13 +247,10 @@ option_node_list(FunctionCallInfo fcinfo, int argno, const char *name, int *coun
 				 errhint("Pass at least one node id, e.g. ARRAY[1].")));
 	sorted = palloc(n_elems * sizeof(NodePosition));
 	nodes = palloc(n_elems * sizeof(int64));
+	null_hint = psprintf("Remove the NULL entries, e.g. with array_remove(%s, NULL).", name);
 	for (i = 0; i < n_elems; i++)
 	{
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s must not contain NULL", name),
-					 errhint("Remove the NULL entries, e.g. with array_remove(%s, NULL).", name)));
+		require_element_not_null(nulls[i], name, null_hint);
 		nodes[i] = DatumGetInt64(elems[i]);
 		sorted[i].node = nodes[i];
 		sorted[i].position = i;
@@ -288,11 +297,7 @@ nonnegative_list(FunctionCallInfo fcinfo, int argno, const char *name, const cha
 	values = palloc(count * sizeof(double));
 	for (i = 0; i < count; i++)
 	{
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s must not contain NULL", name),
-					 errhint("%s", null_hint)));
+		require_element_not_null(nulls[i], name, null_hint);
 		values[i] = DatumGetFloat8(elems[i]);
 		if (!(values[i] >= 0.0) || isinf(values[i]))
 			ereport(ERROR,
@@ -343,19 +348,17 @@ option_weight_list(FunctionCallInfo fcinfo, int argno, const char *name, const c
 
 /*
  * A list of nodes with optional weights (personalization / personalization_weights, dangling /
- * dangling_weights): the nodes (count of them), or NULL when nodes_arg is NULL; into *weights the
+ * dangling_weights) into out: the nodes (count of them), or NULL when nodes_arg is NULL; the
  * weights normalized to sum 1, or NULL when weights_arg is NULL (then the nodes weigh alike).
  * Weights without nodes are an ERROR.
  */
-int64 *
+void
 option_weighted_nodes(FunctionCallInfo fcinfo, int nodes_arg, int weights_arg,
-					  const char *nodes_name, const char *weights_name, int *count,
-					  double **weights)
+					  const char *nodes_name, const char *weights_name, WeightedNodes *out)
 {
-	int64	   *nodes;
-
-	*count = 0;
-	*weights = NULL;
+	out->nodes = NULL;
+	out->weights = NULL;
+	out->count = 0;
 	if (PG_ARGISNULL(nodes_arg))
 	{
 		if (!PG_ARGISNULL(weights_arg))
@@ -364,39 +367,36 @@ option_weighted_nodes(FunctionCallInfo fcinfo, int nodes_arg, int weights_arg,
 					 errmsg("%s needs %s", weights_name, nodes_name),
 					 errhint("Pass the nodes to weight as %s, e.g. %s => ARRAY[1, 2], %s => ARRAY[1, 4].",
 							 nodes_name, nodes_name, weights_name)));
-		return NULL;
+		return;
 	}
-	nodes = option_node_list(fcinfo, nodes_arg, nodes_name, count);
+	out->nodes = option_node_list(fcinfo, nodes_arg, nodes_name, &out->count);
 	if (!PG_ARGISNULL(weights_arg))
-		*weights = option_weight_list(fcinfo, weights_arg, weights_name, nodes_name, *count);
-	return nodes;
+		out->weights = option_weight_list(fcinfo, weights_arg, weights_name, nodes_name,
+										  out->count);
 }
 
 /*
- * The start_nodes and start_scores arguments (pagerank's start vector): the nodes (count of
- * them), or NULL when start_nodes is NULL, and into *scores their scores as given (finite, >= 0).
- * Either argument without the other is an ERROR.
+ * The start_nodes and start_scores arguments (pagerank's start vector) into out: the nodes (count
+ * of them), or NULL when start_nodes is NULL, and their scores as given (finite, >= 0).  Either
+ * argument without the other is an ERROR.
  */
-int64 *
-option_start_nodes(FunctionCallInfo fcinfo, int nodes_arg, int scores_arg, int *count,
-				   double **scores)
+void
+option_start_nodes(FunctionCallInfo fcinfo, int nodes_arg, int scores_arg, WeightedNodes *out)
 {
-	int64	   *nodes;
-
-	*count = 0;
-	*scores = NULL;
+	out->nodes = NULL;
+	out->weights = NULL;
+	out->count = 0;
 	if (PG_ARGISNULL(nodes_arg) != PG_ARGISNULL(scores_arg))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("start_nodes and start_scores must be given together"),
 				 errhint("Pass the nodes and one score per node, e.g. start_nodes => ARRAY[1, 2], start_scores => ARRAY[0.3, 0.7].")));
 	if (PG_ARGISNULL(nodes_arg))
-		return NULL;
-	nodes = option_node_list(fcinfo, nodes_arg, "start_nodes", count);
-	*scores = nonnegative_list(fcinfo, scores_arg, "start_scores", "start_nodes", *count,
-							   "score", "Give every node of start_nodes a score (0 to start it at 0).",
-							   "Scores are relative: the start vector is scaled to sum 1, e.g. the scores of an earlier run.");
-	return nodes;
+		return;
+	out->nodes = option_node_list(fcinfo, nodes_arg, "start_nodes", &out->count);
+	out->weights = nonnegative_list(fcinfo, scores_arg, "start_scores", "start_nodes", out->count,
+									"score", "Give every node of start_nodes a score (0 to start it at 0).",
+									"Scores are relative: the start vector is scaled to sum 1, e.g. the scores of an earlier run.");
 }
 
 /* The device argument: 'auto', 'cpu' or 'gpu'. */

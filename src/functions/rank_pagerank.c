@@ -29,23 +29,25 @@ enum
 	PG_ARG_START_SCORES
 };
 
-/* The nodes of a distribution argument and their weights (NULL: alike), count of them. */
-typedef struct WeightedNodes
+/* The arguments both forms share, read and checked. */
+typedef struct PagerankArguments
 {
-	int64	   *nodes;			/* NULL: the argument is NULL */
-	double	   *weights;
-	int			count;
-} WeightedNodes;
+	double		damping;
+	RankDevice	device;
+	RankOptions options;
+	WeightedNodes personalization;	/* nodes NULL: the uniform restart */
+	WeightedNodes dangling;		/* nodes NULL: dangling mass follows the restart */
+	WeightedNodes start;		/* weights: the scores as given; nodes NULL: the uniform start */
+} PagerankArguments;
 
-/*
- * Runs PageRank on the run's graph and emits the rows; start (weights: the scores as given)
- * is the start vector when its nodes are not NULL.
- */
+/* Runs PageRank on the run's graph and emits the rows. */
 static void
-pagerank_and_emit(FunctionCallInfo fcinfo, RankRun *run, double damping,
-				  const RankOptions *options, const WeightedNodes *personalization,
-				  const WeightedNodes *dangling, const WeightedNodes *start)
+pagerank_and_emit(FunctionCallInfo fcinfo, RankRun *run, const PagerankArguments *args)
 {
+	const RankOptions *options = &args->options;
+	const WeightedNodes *personalization = &args->personalization;
+	const WeightedNodes *dangling = &args->dangling;
+	const WeightedNodes *start = &args->start;
 	PrRestart  *restart;
 	double	   *scores;
 
@@ -61,7 +63,7 @@ pagerank_and_emit(FunctionCallInfo fcinfo, RankRun *run, double damping,
 		rank_run_set_start(run, start->nodes, start->weights, start->count);
 	if (run->graph.n_nodes == 0)
 	{
-		rank_run_pagerank(run, damping, NULL, options, NULL);
+		rank_run_pagerank(run, args->damping, NULL, options, NULL);
 		return;
 	}
 	if (options->top_k > 0)
@@ -71,12 +73,12 @@ pagerank_and_emit(FunctionCallInfo fcinfo, RankRun *run, double damping,
 		int32	   *index = MemoryContextAllocHuge(run->cxt, rows * sizeof(int32));
 		double	   *value = MemoryContextAllocHuge(run->cxt, rows * sizeof(double));
 
-		rank_run_pagerank_top(run, damping, restart, options, index, value);
+		rank_run_pagerank_top(run, args->damping, restart, options, index, value);
 		result_emit_top(fcinfo, run, index, value, rows, false, 0);
 		return;
 	}
 	scores = MemoryContextAllocHuge(run->cxt, run->graph.n_nodes * sizeof(double));
-	rank_run_pagerank(run, damping, restart, options, scores);
+	rank_run_pagerank(run, args->damping, restart, options, scores);
 	result_emit_scores(fcinfo, run, scores, 1, 0, options->top_k, false, 0);
 }
 
@@ -87,8 +89,7 @@ pagerank_and_emit(FunctionCallInfo fcinfo, RankRun *run, double damping,
  */
 static void
 pagerank_read_arguments(FunctionCallInfo fcinfo, const char *first, int device_arg, int norm_arg,
-						int require_convergence_arg, double *damping, RankDevice *device,
-						RankOptions *options)
+						int require_convergence_arg, PagerankArguments *args)
 {
 	/* the leading positions are the same in both forms */
 	StaticAssertStmt((int) PT_DAMPING == (int) PG_ARG_DAMPING &&
@@ -96,47 +97,58 @@ pagerank_read_arguments(FunctionCallInfo fcinfo, const char *first, int device_a
 					 (int) PT_MAX_ITERATIONS == (int) PG_ARG_MAX_ITERATIONS &&
 					 (int) PT_TOP_K == (int) PG_ARG_TOP_K,
 					 "pagerank forms disagree on their leading arguments");
-	*damping = option_damping(fcinfo, PT_DAMPING);
-	*device = option_device(fcinfo, device_arg);
+	args->damping = option_damping(fcinfo, PT_DAMPING);
+	args->device = option_device(fcinfo, device_arg);
 	rank_options_read(fcinfo, PT_TOLERANCE, PT_MAX_ITERATIONS, PT_TOP_K, norm_arg,
 					  require_convergence_arg,
 					  psprintf("pagerank(%s, damping, tolerance, max_iterations, top_k, ...)", first),
-					  options);
+					  &args->options);
+}
+
+/*
+ * Reads the distribution arguments both forms share: personalization (at personalization_arg),
+ * then personalization_weights, dangling, dangling_weights, start_nodes and start_scores, at
+ * consecutive positions from weights_arg.
+ */
+static void
+pagerank_read_distributions(FunctionCallInfo fcinfo, int personalization_arg, int weights_arg,
+							PagerankArguments *args)
+{
+	/* personalization_weights .. start_scores: consecutive in both forms */
+	StaticAssertStmt(PT_DANGLING == PT_PERSONALIZATION_WEIGHTS + 1 &&
+					 PT_DANGLING_WEIGHTS == PT_PERSONALIZATION_WEIGHTS + 2 &&
+					 PT_START_NODES == PT_PERSONALIZATION_WEIGHTS + 3 &&
+					 PT_START_SCORES == PT_PERSONALIZATION_WEIGHTS + 4 &&
+					 PG_ARG_DANGLING == PG_ARG_PERSONALIZATION_WEIGHTS + 1 &&
+					 PG_ARG_DANGLING_WEIGHTS == PG_ARG_PERSONALIZATION_WEIGHTS + 2 &&
+					 PG_ARG_START_NODES == PG_ARG_PERSONALIZATION_WEIGHTS + 3 &&
+					 PG_ARG_START_SCORES == PG_ARG_PERSONALIZATION_WEIGHTS + 4,
+					 "pagerank forms disagree on their trailing arguments");
+	option_weighted_nodes(fcinfo, personalization_arg, weights_arg, "personalization",
+						  "personalization_weights", &args->personalization);
+	option_weighted_nodes(fcinfo, weights_arg + 1, weights_arg + 2, "dangling", "dangling_weights",
+						  &args->dangling);
+	option_start_nodes(fcinfo, weights_arg + 3, weights_arg + 4, &args->start);
 }
 
 /* pagerank(edges text, ...): reads the edge table and ranks its nodes. */
 Datum
 powerrank_pagerank_table(PG_FUNCTION_ARGS)
 {
-	RankOptions options;
+	PagerankArguments args;
 	EdgeTableSpec spec;
-	double		damping;
 	bool		directed;
-	WeightedNodes personalization;
-	WeightedNodes dangling;
-	WeightedNodes start;
-	RankDevice	device;
 	RankRun    *run;
 
 	InitMaterializedSRF(fcinfo, 0);
-	pagerank_read_arguments(fcinfo, "edges", PT_DEVICE, PT_NORM, PT_REQUIRE_CONVERGENCE, &damping,
-							&device, &options);
+	pagerank_read_arguments(fcinfo, "edges", PT_DEVICE, PT_NORM, PT_REQUIRE_CONVERGENCE, &args);
 	edge_table_spec_read(fcinfo, PT_EDGES, PT_SRC_COLUMN, PT_DST_COLUMN, PT_WEIGHT_COLUMN, &spec);
 	directed = option_bool(fcinfo, PT_DIRECTED, "directed");
-	personalization.nodes = option_weighted_nodes(fcinfo, PT_PERSONALIZATION,
-												  PT_PERSONALIZATION_WEIGHTS, "personalization",
-												  "personalization_weights",
-												  &personalization.count,
-												  &personalization.weights);
-	dangling.nodes = option_weighted_nodes(fcinfo, PT_DANGLING, PT_DANGLING_WEIGHTS, "dangling",
-										   "dangling_weights", &dangling.count,
-										   &dangling.weights);
-	start.nodes = option_start_nodes(fcinfo, PT_START_NODES, PT_START_SCORES, &start.count,
-									 &start.weights);
+	pagerank_read_distributions(fcinfo, PT_PERSONALIZATION, PT_PERSONALIZATION_WEIGHTS, &args);
 
-	run = rank_run_begin("pagerank", device);
+	run = rank_run_begin("pagerank", args.device);
 	rank_run_load_table(run, &spec, directed, false);
-	pagerank_and_emit(fcinfo, run, damping, &options, &personalization, &dangling, &start);
+	pagerank_and_emit(fcinfo, run, &args);
 	rank_run_end(run);
 	return (Datum) 0;
 }
@@ -145,33 +157,20 @@ powerrank_pagerank_table(PG_FUNCTION_ARGS)
 Datum
 powerrank_pagerank_graph(PG_FUNCTION_ARGS)
 {
-	RankOptions options;
-	double		damping;
-	WeightedNodes personalization;
-	WeightedNodes dangling;
-	WeightedNodes start;
-	RankDevice	device;
+	PagerankArguments args;
 	RankRun    *run;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(PG_ARG_GRAPH))
 		return (Datum) 0;
 	pagerank_read_arguments(fcinfo, "graph", PG_ARG_DEVICE, PG_ARG_NORM,
-							PG_ARG_REQUIRE_CONVERGENCE, &damping, &device, &options);
-	personalization.nodes = option_weighted_nodes(fcinfo, PG_ARG_PERSONALIZATION,
-												  PG_ARG_PERSONALIZATION_WEIGHTS,
-												  "personalization", "personalization_weights",
-												  &personalization.count,
-												  &personalization.weights);
-	dangling.nodes = option_weighted_nodes(fcinfo, PG_ARG_DANGLING, PG_ARG_DANGLING_WEIGHTS,
-										   "dangling", "dangling_weights", &dangling.count,
-										   &dangling.weights);
-	start.nodes = option_start_nodes(fcinfo, PG_ARG_START_NODES, PG_ARG_START_SCORES,
-									 &start.count, &start.weights);
+							PG_ARG_REQUIRE_CONVERGENCE, &args);
+	pagerank_read_distributions(fcinfo, PG_ARG_PERSONALIZATION, PG_ARG_PERSONALIZATION_WEIGHTS,
+								&args);
 
-	run = rank_run_begin("pagerank", device);
+	run = rank_run_begin("pagerank", args.device);
 	rank_run_load_rankgraph(run, PG_GETARG_DATUM(PG_ARG_GRAPH), false);
-	pagerank_and_emit(fcinfo, run, damping, &options, &personalization, &dangling, &start);
+	pagerank_and_emit(fcinfo, run, &args);
 	rank_run_end(run);
 	return (Datum) 0;
 }

@@ -10,11 +10,6 @@
 
 #include "functions/run.h"
 
-PG_FUNCTION_INFO_V1(powerrank_rwr_table);
-PG_FUNCTION_INFO_V1(powerrank_rwr_table_many);
-PG_FUNCTION_INFO_V1(powerrank_rwr_graph);
-PG_FUNCTION_INFO_V1(powerrank_rwr_graph_many);
-
 /* Argument positions of rwr(edges text, source(s), ...). */
 enum
 {
@@ -30,40 +25,36 @@ enum
 	RG_REQUIRE_CONVERGENCE, RG_DEVICE, RG_DANGLING, RG_DANGLING_WEIGHTS
 };
 
-/* The dangling argument: where a dangling node's mass goes (nodes NULL: back to the source). */
-typedef struct RwrDangling
+/* The arguments both forms share, read and checked. */
+typedef struct RwrArguments
 {
-	int64	   *nodes;
-	double	   *weights;		/* NULL: alike */
+	int64	   *sources;		/* [count] */
 	int			count;
-} RwrDangling;
-
-/* Reads the dangling and dangling_weights arguments. */
-static void
-rwr_dangling_read(FunctionCallInfo fcinfo, int nodes_arg, int weights_arg, RwrDangling *dangling)
-{
-	dangling->nodes = option_weighted_nodes(fcinfo, nodes_arg, weights_arg, "dangling",
-											"dangling_weights", &dangling->count,
-											&dangling->weights);
-}
+	double		restart;		/* restart probability */
+	RankOptions options;
+	RankDevice	device;
+	WeightedNodes dangling;		/* nodes NULL: a dangling node's mass goes back to the source */
+} RwrArguments;
 
 /*
- * Runs RWR from sources[0..count) (one column each) on the run's graph and emits the rows:
- * (node, score) for the single-source form, (source, node, score) for the many-source form.
+ * Runs RWR from the sources (one column each) on the run's graph and emits the rows: (node,
+ * score) for the single-source form, (source, node, score) for the many-source form.
  */
 static void
-rwr_and_emit(FunctionCallInfo fcinfo, RankRun *run, const int64 *sources, int count,
-			 double restart_probability, const RankOptions *options, bool many,
-			 const RwrDangling *dangling)
+rwr_and_emit(FunctionCallInfo fcinfo, RankRun *run, bool many, const RwrArguments *args)
 {
+	const RankOptions *options = &args->options;
+	const int64 *sources = args->sources;
+	int			count = args->count;
 	PrRestart  *restart;
 	double	   *scores;
 	int			j;
 
 	/* every source must be in the graph: an empty graph is an ERROR here */
 	restart = restart_per_node(run, sources, count);
-	if (dangling->nodes != NULL)
-		restart_set_dangling(run, restart, dangling->nodes, dangling->weights, dangling->count);
+	if (args->dangling.nodes != NULL)
+		restart_set_dangling(run, restart, args->dangling.nodes, args->dangling.weights,
+							 args->dangling.count);
 	if ((Size) run->graph.n_nodes > MaxAllocHugeSize / sizeof(double) / count)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -77,77 +68,79 @@ rwr_and_emit(FunctionCallInfo fcinfo, RankRun *run, const int64 *sources, int co
 		int32	   *index = MemoryContextAllocHuge(run->cxt, rows * count * sizeof(int32));
 		double	   *value = MemoryContextAllocHuge(run->cxt, rows * count * sizeof(double));
 
-		rank_run_pagerank_top(run, 1.0 - restart_probability, restart, options, index, value);
+		rank_run_pagerank_top(run, 1.0 - args->restart, restart, options, index, value);
 		for (j = 0; j < count; j++)
 			result_emit_top(fcinfo, run, index + j * rows, value + j * rows, rows, many,
 							sources[j]);
 		return;
 	}
 	scores = MemoryContextAllocHuge(run->cxt, run->graph.n_nodes * count * sizeof(double));
-	rank_run_pagerank(run, 1.0 - restart_probability, restart, options, scores);
+	rank_run_pagerank(run, 1.0 - args->restart, restart, options, scores);
 	for (j = 0; j < count; j++)
 		result_emit_scores(fcinfo, run, scores, count, j, options->top_k, many, sources[j]);
 }
 
 /*
- * Reads the arguments both forms share, in the order of their positions: the source(s) (count of
- * them), the restart probability and the run options (norm and require_convergence at the form's
- * positions; first names the form's first argument in the messages).  Returns the sources.
+ * Reads the leading arguments both forms share, in the order of their positions: the source(s),
+ * the restart probability and the run options (norm and require_convergence at the form's
+ * positions; first names the form's first argument in the messages).
  */
-static int64 *
+static void
 rwr_read_arguments(FunctionCallInfo fcinfo, bool many, const char *first, int norm_arg,
-				   int require_convergence_arg, int *count, double *restart, RankOptions *options)
+				   int require_convergence_arg, RwrArguments *args)
 {
-	int64	   *sources;
-
 	/* the leading positions are the same in both forms */
 	StaticAssertStmt((int) RT_SOURCE == (int) RG_SOURCE && (int) RT_RESTART == (int) RG_RESTART &&
 					 (int) RT_TOLERANCE == (int) RG_TOLERANCE &&
 					 (int) RT_MAX_ITERATIONS == (int) RG_MAX_ITERATIONS &&
 					 (int) RT_TOP_K == (int) RG_TOP_K,
 					 "rwr forms disagree on their leading arguments");
-	*count = 1;
+	args->count = 1;
 	if (many)
-		sources = option_node_list(fcinfo, RT_SOURCE, "sources", count);
+		args->sources = option_node_list(fcinfo, RT_SOURCE, "sources", &args->count);
 	else
 	{
-		sources = palloc(sizeof(int64));
-		sources[0] = option_int64(fcinfo, RT_SOURCE, "source");
+		args->sources = palloc(sizeof(int64));
+		args->sources[0] = option_int64(fcinfo, RT_SOURCE, "source");
 	}
-	*restart = option_restart(fcinfo, RT_RESTART);
+	args->restart = option_restart(fcinfo, RT_RESTART);
 	rank_options_read(fcinfo, RT_TOLERANCE, RT_MAX_ITERATIONS, RT_TOP_K, norm_arg,
 					  require_convergence_arg,
 					  psprintf("rwr(%s, %s, restart, tolerance, max_iterations, top_k, ...)", first,
 							   many ? "sources" : "source"),
-					  options);
-	return sources;
+					  &args->options);
+}
+
+/* Reads the trailing arguments both forms share: device (at device_arg), dangling and its weights. */
+static void
+rwr_read_trailing_arguments(FunctionCallInfo fcinfo, int device_arg, RwrArguments *args)
+{
+	StaticAssertStmt(RT_DANGLING == RT_DEVICE + 1 && RT_DANGLING_WEIGHTS == RT_DEVICE + 2 &&
+					 RG_DANGLING == RG_DEVICE + 1 && RG_DANGLING_WEIGHTS == RG_DEVICE + 2,
+					 "rwr forms disagree on their trailing arguments");
+	args->device = option_device(fcinfo, device_arg);
+	option_weighted_nodes(fcinfo, device_arg + 1, device_arg + 2, "dangling", "dangling_weights",
+						  &args->dangling);
 }
 
 /* Shared body of the table forms. */
 static Datum
 rwr_table(FunctionCallInfo fcinfo, bool many)
 {
-	RankOptions options;
+	RwrArguments args;
 	EdgeTableSpec spec;
-	double		restart;
 	bool		directed;
-	int64	   *sources;
-	int			count;
-	RwrDangling dangling;
-	RankDevice	device;
 	RankRun    *run;
 
 	InitMaterializedSRF(fcinfo, 0);
-	sources = rwr_read_arguments(fcinfo, many, "edges", RT_NORM, RT_REQUIRE_CONVERGENCE, &count,
-								 &restart, &options);
+	rwr_read_arguments(fcinfo, many, "edges", RT_NORM, RT_REQUIRE_CONVERGENCE, &args);
 	edge_table_spec_read(fcinfo, RT_EDGES, RT_SRC_COLUMN, RT_DST_COLUMN, RT_WEIGHT_COLUMN, &spec);
 	directed = option_bool(fcinfo, RT_DIRECTED, "directed");
-	device = option_device(fcinfo, RT_DEVICE);
-	rwr_dangling_read(fcinfo, RT_DANGLING, RT_DANGLING_WEIGHTS, &dangling);
+	rwr_read_trailing_arguments(fcinfo, RT_DEVICE, &args);
 
-	run = rank_run_begin("rwr", device);
+	run = rank_run_begin("rwr", args.device);
 	rank_run_load_table(run, &spec, directed, false);
-	rwr_and_emit(fcinfo, run, sources, count, restart, &options, many, &dangling);
+	rwr_and_emit(fcinfo, run, many, &args);
 	rank_run_end(run);
 	return (Datum) 0;
 }
@@ -156,53 +149,39 @@ rwr_table(FunctionCallInfo fcinfo, bool many)
 static Datum
 rwr_graph(FunctionCallInfo fcinfo, bool many)
 {
-	RankOptions options;
-	double		restart;
-	int64	   *sources;
-	int			count;
-	RwrDangling dangling;
-	RankDevice	device;
+	RwrArguments args;
 	RankRun    *run;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(RG_GRAPH))
 		return (Datum) 0;
-	sources = rwr_read_arguments(fcinfo, many, "graph", RG_NORM, RG_REQUIRE_CONVERGENCE, &count,
-								 &restart, &options);
-	device = option_device(fcinfo, RG_DEVICE);
-	rwr_dangling_read(fcinfo, RG_DANGLING, RG_DANGLING_WEIGHTS, &dangling);
+	rwr_read_arguments(fcinfo, many, "graph", RG_NORM, RG_REQUIRE_CONVERGENCE, &args);
+	rwr_read_trailing_arguments(fcinfo, RG_DEVICE, &args);
 
-	run = rank_run_begin("rwr", device);
+	run = rank_run_begin("rwr", args.device);
 	rank_run_load_rankgraph(run, PG_GETARG_DATUM(RG_GRAPH), false);
-	rwr_and_emit(fcinfo, run, sources, count, restart, &options, many, &dangling);
+	rwr_and_emit(fcinfo, run, many, &args);
 	rank_run_end(run);
 	return (Datum) 0;
 }
 
+/*
+ * Defines NAME, the fmgr entry point of one SQL form: BODY (rwr_table or rwr_graph) with one
+ * source or, when MANY, an array of sources.
+ */
+#define RWR_ENTRY_POINT(NAME, BODY, MANY) \
+PG_FUNCTION_INFO_V1(NAME); \
+Datum \
+NAME(PG_FUNCTION_ARGS) \
+{ \
+	return BODY(fcinfo, MANY); \
+}
+
 /* rwr(edges text, source bigint, ...). */
-Datum
-powerrank_rwr_table(PG_FUNCTION_ARGS)
-{
-	return rwr_table(fcinfo, false);
-}
-
+RWR_ENTRY_POINT(powerrank_rwr_table, rwr_table, false)
 /* rwr(edges text, sources bigint[], ...). */
-Datum
-powerrank_rwr_table_many(PG_FUNCTION_ARGS)
-{
-	return rwr_table(fcinfo, true);
-}
-
+RWR_ENTRY_POINT(powerrank_rwr_table_many, rwr_table, true)
 /* rwr(graph rankgraph, source bigint, ...). */
-Datum
-powerrank_rwr_graph(PG_FUNCTION_ARGS)
-{
-	return rwr_graph(fcinfo, false);
-}
-
+RWR_ENTRY_POINT(powerrank_rwr_graph, rwr_graph, false)
 /* rwr(graph rankgraph, sources bigint[], ...). */
-Datum
-powerrank_rwr_graph_many(PG_FUNCTION_ARGS)
-{
-	return rwr_graph(fcinfo, true);
-}
+RWR_ENTRY_POINT(powerrank_rwr_graph_many, rwr_graph, true)

@@ -48,7 +48,7 @@ PrRestart *
 restart_single_column(RankRun *run, const int64 *node_ids, const double *weights, int count,
 					  const char *what)
 {
-	PrRestart  *restart = MemoryContextAllocZero(run->cxt, sizeof(PrRestart));
+	PrRestart  *restart = MemoryContextAlloc(run->cxt, sizeof(PrRestart));
 	int64	   *ptr = MemoryContextAlloc(run->cxt, 2 * sizeof(int64));
 	int32	   *node = MemoryContextAlloc(run->cxt, count * sizeof(int32));
 	double	   *weight = MemoryContextAlloc(run->cxt, count * sizeof(double));
@@ -68,11 +68,7 @@ restart_single_column(RankRun *run, const int64 *node_ids, const double *weights
 	}
 	ptr[0] = 0;
 	ptr[1] = entries;
-	restart->uniform = false;
-	restart->k = 1;
-	restart->ptr = ptr;
-	restart->node = node;
-	restart->weight = weight;
+	*restart = pr_restart_columns(1, ptr, node, weight);
 	return restart;
 }
 
@@ -134,7 +130,7 @@ restart_set_dangling(RankRun *run, PrRestart *restart, const int64 *node_ids,
 PrRestart *
 restart_per_node(RankRun *run, const int64 *node_ids, int count)
 {
-	PrRestart  *restart = MemoryContextAllocZero(run->cxt, sizeof(PrRestart));
+	PrRestart  *restart = MemoryContextAlloc(run->cxt, sizeof(PrRestart));
 	int64	   *ptr = MemoryContextAlloc(run->cxt, (count + 1) * sizeof(int64));
 	int32	   *node = MemoryContextAlloc(run->cxt, count * sizeof(int32));
 	double	   *weight = MemoryContextAlloc(run->cxt, count * sizeof(double));
@@ -147,11 +143,7 @@ restart_per_node(RankRun *run, const int64 *node_ids, int count)
 		ptr[i] = i;
 	}
 	ptr[count] = count;
-	restart->uniform = false;
-	restart->k = count;
-	restart->ptr = ptr;
-	restart->node = node;
-	restart->weight = weight;
+	*restart = pr_restart_columns(count, ptr, node, weight);
 	return restart;
 }
 

@@ -37,6 +37,45 @@ rows_to_return(RankRun *run, const double *values, int stride, int column, int64
 }
 
 /*
+ * The rows being written: the tuplestore, one row's values (the source, when the rows have one,
+ * at 0; the node's external id at first; its scores after it) and the rows written so far.
+ */
+typedef struct ResultRows
+{
+	ReturnSetInfo *rsinfo;
+	const int64 *node_ids;
+	Datum		values[3];
+	bool		nulls[3];
+	int			first;
+	int64		written;
+} ResultRows;
+
+/* Starts the rows of fcinfo's result; with_source: each row begins with source. */
+static void
+result_rows_begin(ResultRows *rows, FunctionCallInfo fcinfo, const RankRun *run,
+				  bool with_source, int64 source)
+{
+	memset(rows, 0, sizeof(*rows));
+	rows->rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	rows->node_ids = run->graph.node_ids;
+	rows->first = with_source ? 1 : 0;
+	rows->values[0] = Int64GetDatum(source);
+}
+
+/* Writes the row of internal node `node` and its n_scores scores; checks for a cancel now and then. */
+static void
+result_rows_put(ResultRows *rows, int64 node, const double *scores, int n_scores)
+{
+	if ((rows->written++ & RESULT_CHECK_MASK) == 0)
+		CHECK_FOR_INTERRUPTS();
+	rows->values[rows->first] = Int64GetDatum(rows->node_ids[node]);
+	for (int s = 0; s < n_scores; s++)
+		rows->values[rows->first + 1 + s] = Float8GetDatum(scores[s]);
+	tuplestore_putvalues(rows->rsinfo->setResult, rows->rsinfo->setDesc, rows->values,
+						 rows->nulls);
+}
+
+/*
  * Emits (node, score) rows — or (source, node, score) when with_source — from column column of
  * the n x stride score array.
  */
@@ -44,28 +83,19 @@ void
 result_emit_scores(FunctionCallInfo fcinfo, RankRun *run, const double *scores, int stride,
 				   int column, int64 top_k, bool with_source, int64 source)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ResultRows	rows;
 	int64		count;
 	int32	   *order;
-	int64		i;
-	Datum		values[3];
-	bool		nulls[3] = {0};
-	int			first = with_source ? 1 : 0;
 
 	if (run->graph.n_nodes == 0)
 		return;
 	order = rows_to_return(run, scores, stride, column, top_k, &count);
-	values[0] = Int64GetDatum(source);
-	for (i = 0; i < count; i++)
+	result_rows_begin(&rows, fcinfo, run, with_source, source);
+	for (int64 i = 0; i < count; i++)
 	{
 		int64		node = order != NULL ? order[i] : i;
 
-		if ((i & RESULT_CHECK_MASK) == 0)
-			CHECK_FOR_INTERRUPTS();
-
-		values[first] = Int64GetDatum(run->graph.node_ids[node]);
-		values[first + 1] = Float8GetDatum(scores[node * stride + column]);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		result_rows_put(&rows, node, &scores[node * stride + column], 1);
 	}
 }
 
@@ -77,24 +107,16 @@ void
 result_emit_top(FunctionCallInfo fcinfo, RankRun *run, const int32 *index, const double *value,
 				int64 count, bool with_source, int64 source)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		values[3];
-	bool		nulls[3] = {0};
-	int			first = with_source ? 1 : 0;
-	int64		i;
+	ResultRows	rows;
 
-	values[0] = Int64GetDatum(source);
-	for (i = 0; i < count; i++)
+	result_rows_begin(&rows, fcinfo, run, with_source, source);
+	for (int64 i = 0; i < count; i++)
 	{
-		if ((i & RESULT_CHECK_MASK) == 0)
-			CHECK_FOR_INTERRUPTS();
 		if (index[i] < 0 || index[i] >= run->graph.n_nodes)
 			ereport(ERROR,
 					(errcode(ERRCODE_INTERNAL_ERROR),
 					 errmsg("the engine ranked node %d, which is not in the graph", (int) index[i])));
-		values[first] = Int64GetDatum(run->graph.node_ids[index[i]]);
-		values[first + 1] = Float8GetDatum(value[i]);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		result_rows_put(&rows, index[i], &value[i], 1);
 	}
 }
 
@@ -103,26 +125,19 @@ void
 result_emit_hits(FunctionCallInfo fcinfo, RankRun *run, const double *hubs,
 				 const double *authorities, int64 top_k)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ResultRows	rows;
 	int64		count;
 	int32	   *order;
-	int64		i;
-	Datum		values[3];
-	bool		nulls[3] = {0};
 
 	if (run->graph.n_nodes == 0)
 		return;
 	order = rows_to_return(run, authorities, 1, 0, top_k, &count);
-	for (i = 0; i < count; i++)
+	result_rows_begin(&rows, fcinfo, run, false, 0);
+	for (int64 i = 0; i < count; i++)
 	{
 		int64		node = order != NULL ? order[i] : i;
+		double		pair[2] = {hubs[node], authorities[node]};
 
-		if ((i & RESULT_CHECK_MASK) == 0)
-			CHECK_FOR_INTERRUPTS();
-
-		values[0] = Int64GetDatum(run->graph.node_ids[node]);
-		values[1] = Float8GetDatum(hubs[node]);
-		values[2] = Float8GetDatum(authorities[node]);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		result_rows_put(&rows, node, pair, 2);
 	}
 }

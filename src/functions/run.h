@@ -22,6 +22,14 @@ typedef struct RankOptions
 	bool		require_convergence;
 } RankOptions;
 
+/* The nodes of a distribution argument, their weights (NULL: alike) and their count. */
+typedef struct WeightedNodes
+{
+	int64	   *nodes;			/* NULL: the argument is NULL */
+	double	   *weights;
+	int			count;
+} WeightedNodes;
+
 /* A run in progress; lives in its own memory context (freed by rank_run_end or on ERROR). */
 typedef struct RankRun
 {
@@ -85,11 +93,11 @@ double		option_restart(FunctionCallInfo fcinfo, int argno);
 bool		option_bool(FunctionCallInfo fcinfo, int argno, const char *name);
 int64		option_int64(FunctionCallInfo fcinfo, int argno, const char *name);
 int64	   *option_node_list(FunctionCallInfo fcinfo, int argno, const char *name, int *count);
-int64	   *option_weighted_nodes(FunctionCallInfo fcinfo, int nodes_arg, int weights_arg,
-								  const char *nodes_name, const char *weights_name, int *count,
-								  double **weights);
-int64	   *option_start_nodes(FunctionCallInfo fcinfo, int nodes_arg, int scores_arg,
-							   int *count, double **scores);
+void		option_weighted_nodes(FunctionCallInfo fcinfo, int nodes_arg, int weights_arg,
+								  const char *nodes_name, const char *weights_name,
+								  WeightedNodes *out);
+void		option_start_nodes(FunctionCallInfo fcinfo, int nodes_arg, int scores_arg,
+							   WeightedNodes *out);
 double	   *option_weight_list(FunctionCallInfo fcinfo, int argno, const char *name,
 							   const char *nodes_name, int count);
 RankDevice	option_device(FunctionCallInfo fcinfo, int argno);

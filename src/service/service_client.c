@@ -220,8 +220,9 @@ place_request(const PrGraph *graph, ServiceSlot *slot, const PrRestart *restart,
 }
 
 /*
- * Copies the results out of a finished request's data: PageRank scores (n x k), the top_k ids
- * and scores of each column, or HITS hubs and authorities.
+ * Copies the results out of a finished request's data: each result vector into its output
+ * (PageRank: scores, n x k, or the top_k scores of each column; HITS: hubs into out1,
+ * authorities into out2), and the top_k ids of each column.
  */
 static void
 copy_results(const char *base, const ServiceRequest *req, double *out1, double *out2,
@@ -229,14 +230,13 @@ copy_results(const char *base, const ServiceRequest *req, double *out1, double *
 {
 	const ServiceRequestHeader *h = (const ServiceRequestHeader *) base;
 	const double *result = (const double *) (base + h->off_result);
+	double	   *out[2] = {out1, out2};
+	int			results = service_algorithm(req->algorithm)->results;
+	uint64		per_result = service_result_values(req) / (uint64) results;
 
-	if (req->algorithm == SERVICE_HITS)
-	{
-		memcpy(out1, result, req->n_nodes * sizeof(double));
-		memcpy(out2, result + req->n_nodes, req->n_nodes * sizeof(double));
-		return;
-	}
-	memcpy(out1, result, service_result_values(req) * sizeof(double));
+	Assert((size_t) results <= lengthof(out));
+	for (int v = 0; v < results; v++)
+		memcpy(out[v], result + v * per_result, per_result * sizeof(double));
 	if (service_result_ids(req) > 0)
 		memcpy(top_index, base + h->off_result_index, service_result_ids(req) * sizeof(int32));
 }
@@ -445,7 +445,7 @@ service_rank(const ServiceRankRequest *request, double *out1, double *out2, int3
 
 	memset(&req, 0, sizeof(req));
 	req.request_id = slot->request.request_id + 1;
-	if (request->algorithm == SERVICE_HITS)
+	if (restart == NULL)
 		service_request_shape(&req, request->algorithm, 1, true, 0, powerrank_warm_start);
 	else
 		service_request_shape(&req, request->algorithm, restart->k, restart->uniform,
@@ -454,7 +454,8 @@ service_rank(const ServiceRankRequest *request, double *out1, double *out2, int3
 	req.tolerance = request->tolerance;
 	req.norm = (int) request->norm;
 	req.max_iterations = request->max_iterations;
-	req.top_k = request->algorithm == SERVICE_HITS ? 0 : request->top_k;
+	req.top_k = service_algorithm(request->algorithm)->top_k == PR_TOP_K_PER_COLUMN ?
+		request->top_k : 0;
 	req.n_nodes = request->graph->n_nodes;
 	req.n_edges = request->graph->n_edges;
 	req.graph_cached = request->cache_segment != NULL;

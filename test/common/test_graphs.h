@@ -1,5 +1,5 @@
 /*
- * test_graphs.h — what the planner unit tests (test/plan, test/partition) share: their check
+ * test_graphs.h — what the planner unit tests (test/plan) share: their check
  * (on the harness of test_harness.h), uniform and R-MAT test graphs (of graph_gen.h) as in-edge CSR,
  * and the plain CSR SpMV every emulated layout is compared with.  Pure C, no GPU.
  */

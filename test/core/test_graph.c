@@ -382,41 +382,6 @@ test_build_empty(void)
 	pr_graph_free(&g, &pr_malloc_allocator);
 }
 
-/* An allocator that fails after a given number of allocations, counting live blocks. */
-typedef struct FailingAlloc
-{
-	int			remaining;
-	int			live;
-} FailingAlloc;
-
-/* Allocation that fails when the budget is spent. */
-static void *
-failing_alloc(void *ctx, size_t size)
-{
-	FailingAlloc *f = (FailingAlloc *) ctx;
-	void	   *p;
-
-	if (f->remaining-- <= 0)
-		return NULL;
-	p = malloc(size);
-	if (p != NULL)
-		f->live++;
-	return p;
-}
-
-/* Free that counts live blocks. */
-static void
-failing_free(void *ctx, void *ptr)
-{
-	FailingAlloc *f = (FailingAlloc *) ctx;
-
-	if (ptr != NULL)
-	{
-		f->live--;
-		free(ptr);
-	}
-}
-
 /* Every allocation failure gives PR_ERR_NOMEM, an empty graph and nothing left allocated. */
 void
 test_build_allocation_failures(void)
@@ -427,7 +392,7 @@ test_build_allocation_failures(void)
 	for (int budget = 0; budget < 40 && !ok_once; budget++)
 	{
 		FailingAlloc f = {budget, 0};
-		PrAllocator a = {failing_alloc, failing_free, &f};
+		PrAllocator a = failing_allocator(&f);
 		PrGraph		g;
 		PrError		err;
 		PrStatus	st = pr_graph_build(hand_src, hand_dst, hand_w, 8, &opt, &a, &g, &err);
@@ -690,23 +655,6 @@ test_build_vs_qsort_reference(void)
 		}
 }
 
-/* A should_stop that counts its polls and asks to stop at poll number stop_at (0: never). */
-typedef struct StopAfter
-{
-	int			polls;
-	int			stop_at;
-} StopAfter;
-
-/* should_stop of the build tests. */
-static bool
-stop_after(void *arg)
-{
-	StopAfter  *s = (StopAfter *) arg;
-
-	s->polls++;
-	return s->stop_at > 0 && s->polls >= s->stop_at;
-}
-
 /*
  * Edges with ids from 0..n_ids-1 (dense) or hashed over the int64 range (sparse), from a fixed
  * seed; the caller frees the arrays.
@@ -764,7 +712,7 @@ test_build_stops_when_asked(void)
 			{
 				StopAfter	stop = {0, k};
 				FailingAlloc f = {1 << 30, 0};
-				PrAllocator a = {failing_alloc, failing_free, &f};
+				PrAllocator a = failing_allocator(&f);
 				PrStatus	st;
 
 				opt.stop_arg = &stop;

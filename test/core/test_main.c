@@ -31,6 +31,8 @@
 	X(test_flat_corrupt) \
 	X(test_flat_fuzz) \
 	X(test_flat_fuzz_threaded) \
+	X(test_algorithm_table) \
+	X(test_algorithm_driver_prepares) \
 	X(test_topk_ties) \
 	X(test_topk_strided) \
 	X(test_topk_vs_sort) \
@@ -58,6 +60,12 @@
 	X(test_star_tight_tolerance_columns) \
 	X(test_driver_stagnation) \
 	X(test_driver_warm_stop) \
+	X(test_parts_vs_cpu) \
+	X(test_parts_edge_cases) \
+	X(test_parts_prepare_again) \
+	X(test_parts_exchange) \
+	X(test_parts_create) \
+	X(test_parts_allocation_failures) \
 	X(test_igraph_slashdot) \
 	X(test_igraph_enron_undirected)
 

@@ -597,22 +597,6 @@ test_determinism(void)
 	edges_free(&e);
 }
 
-/* Counts polls and asks to stop at the given one. */
-typedef struct StopAfter
-{
-	int			polls;
-	int			stop_at;
-} StopAfter;
-
-/* should_stop callback. */
-static bool
-stop_after(void *arg)
-{
-	StopAfter  *s = (StopAfter *) arg;
-
-	return ++s->polls >= s->stop_at;
-}
-
 /* Records progress calls. */
 typedef struct ProgressLog
 {

@@ -296,6 +296,53 @@ l1_distance(const double *a, const double *b, size_t n)
 	return s;
 }
 
+/* Allocation that fails when the budget is spent. */
+static void *
+failing_alloc(void *ctx, size_t size)
+{
+	FailingAlloc *f = (FailingAlloc *) ctx;
+	void	   *p;
+
+	if (f->remaining-- <= 0)
+		return NULL;
+	p = malloc(size);
+	if (p != NULL)
+		f->live++;
+	return p;
+}
+
+/* Free that counts live blocks. */
+static void
+failing_free(void *ctx, void *ptr)
+{
+	FailingAlloc *f = (FailingAlloc *) ctx;
+
+	if (ptr != NULL)
+	{
+		f->live--;
+		free(ptr);
+	}
+}
+
+/* The allocator of a budget. */
+PrAllocator
+failing_allocator(FailingAlloc *f)
+{
+	PrAllocator a = {failing_alloc, failing_free, f};
+
+	return a;
+}
+
+/* Counts a poll; true from poll number stop_at on (never when stop_at is 0). */
+bool
+stop_after(void *arg)
+{
+	StopAfter  *s = (StopAfter *) arg;
+
+	s->polls++;
+	return s->stop_at > 0 && s->polls >= s->stop_at;
+}
+
 /* Iteration options for tests. */
 PrIterOptions
 test_iter_options(double tol, int max_iterations)

@@ -66,7 +66,27 @@ void		reference_hits(const double *W, int64_t n, int iterations, double *hubs, d
 /* Sum of |a[i] - b[i]|. */
 double		l1_distance(const double *a, const double *b, size_t n);
 
+/* An allocator's budget: allocations left before it fails, and blocks allocated and not freed. */
+typedef struct FailingAlloc
+{
+	int			remaining;
+	int			live;
+} FailingAlloc;
+
+/* An allocator over malloc that fails once f->remaining allocations are spent, counting f->live. */
+PrAllocator failing_allocator(FailingAlloc *f);
+
 /* Default iteration options: tolerance tol, L1 norm, max_iterations, check every iteration. */
 PrIterOptions test_iter_options(double tol, int max_iterations);
+
+/* A should_stop's state: it counts its polls and asks to stop at poll number stop_at (0: never). */
+typedef struct StopAfter
+{
+	int			polls;
+	int			stop_at;
+} StopAfter;
+
+/* The should_stop of the driver's and the build's tests (arg: a StopAfter). */
+bool		stop_after(void *arg);
 
 #endif							/* TEST_UTIL_H */

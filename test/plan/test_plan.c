@@ -37,6 +37,35 @@ tile_column(const PrCompositeTile *t, int64_t p, int64_t n, bool *ok)
 }
 
 /*
+ * Where the composite emulation's sums go: y, or with compact partials the part slots (with the
+ * row each slot holds and how often it was written); written counts tile 0's writes of each row.
+ */
+typedef struct EmulatedSums
+{
+	double	   *y;
+	double	   *part;
+	int32_t    *part_row;
+	int		   *part_used;
+	int		   *written;
+} EmulatedSums;
+
+/* Puts tile t's sum s of row r: into part slot `slot` when to_part, else into y (tile 0 stores). */
+static void
+put_emulated_sum(EmulatedSums *sums, int t, bool to_part, int32_t r, int64_t slot, double s)
+{
+	if (to_part)
+	{
+		sums->part[slot] = s;
+		sums->part_row[slot] = r;
+		sums->part_used[slot]++;
+	}
+	else
+		sums->y[r] = (t == 0) ? s : sums->y[r] + s;
+	if (t == 0)
+		sums->written[r]++;
+}
+
+/*
  * Emulates the composite kernels: tile 0 stores, later tiles add — or, with compact partials,
  * later tiles write part[part_base + slot] (each slot once) and the merge pass adds a row's slots
  * in list order; chunk partials in order.
@@ -45,12 +74,13 @@ static bool
 emulate_composite(const PrComposite *c, const double *z, double *y)
 {
 	int64_t		n = c->n;
-	int64_t		pad = c->n_cols;	/* the padding column (columns may differ from rows) */
+	int64_t		pad = c->n_cols;	/* the padding column */
 	int		   *written = calloc((size_t) n, sizeof(int));
 	bool		compact = c->options.compact && c->n_tiles > 1;
 	double	   *part = compact ? malloc((size_t) (c->n_part + 1) * sizeof(double)) : NULL;
 	int32_t    *part_row = compact ? malloc((size_t) (c->n_part + 1) * sizeof(int32_t)) : NULL;
 	int		   *part_used = compact ? calloc((size_t) c->n_part + 1, sizeof(int)) : NULL;
+	EmulatedSums sums = {y, part, part_row, part_used, written};
 	bool		ok = true;
 
 	for (int64_t i = 0; i < n; i++)
@@ -83,18 +113,7 @@ emulate_composite(const PrComposite *c, const double *z, double *y)
 				s += (tile->val ? tile->val[p] : 1.0f) * z[c];
 			}
 			if (tile->vec_row[w] >= 0)
-			{
-				if (to_part)
-				{
-					part[tile->part_base + w] = s;
-					part_row[tile->part_base + w] = tile->vec_row[w];
-					part_used[tile->part_base + w]++;
-				}
-				else
-					y[tile->vec_row[w]] = (t == 0) ? s : y[tile->vec_row[w]] + s;
-				if (t == 0)
-					written[tile->vec_row[w]]++;
-			}
+				put_emulated_sum(&sums, t, to_part, tile->vec_row[w], tile->part_base + w, s);
 			partial[w] = s;
 		}
 		for (int64_t l = 0; l < tile->longs.n_long && ok; l++)
@@ -108,18 +127,7 @@ emulate_composite(const PrComposite *c, const double *z, double *y)
 					ok = false;
 				s += partial[w];
 			}
-			if (to_part)
-			{
-				int64_t		slot = tile->part_base + tile->longs.chunk_begin[l];
-
-				part[slot] = s;
-				part_row[slot] = r;
-				part_used[slot]++;
-			}
-			else
-				y[r] = (t == 0) ? s : y[r] + s;
-			if (t == 0)
-				written[r]++;
+			put_emulated_sum(&sums, t, to_part, r, tile->part_base + tile->longs.chunk_begin[l], s);
 		}
 		for (int64_t g = 0; g < tile->n_ell && ok; g++)
 		{
@@ -144,20 +152,8 @@ emulate_composite(const PrComposite *c, const double *z, double *y)
 					s += (tile->val ? tile->val[p] : 1.0f) * z[c];
 				}
 				if (r >= 0)
-				{
-					if (to_part)
-					{
-						int64_t		slot = tile->part_base + tile->n_vec + g * PR_PLAN_WARP + lane;
-
-						part[slot] = s;
-						part_row[slot] = r;
-						part_used[slot]++;
-					}
-					else
-						y[r] = (t == 0) ? s : y[r] + s;
-					if (t == 0)
-						written[r]++;
-				}
+					put_emulated_sum(&sums, t, to_part, r,
+									 tile->part_base + tile->n_vec + g * PR_PLAN_WARP + lane, s);
 			}
 		}
 		free(partial);
@@ -206,56 +202,29 @@ emulate_composite(const PrComposite *c, const double *z, double *y)
 }
 
 /*
- * The add-in-place emulation with float sums in tile order — what the GPU computes in fp32 —
- * for comparing the compact layout's bits with the add-in-place layout's.
+ * Where a tile's row sum goes in the fp32 emulation: tile 0 writes y; a later tile adds it into y
+ * (part NULL: the add-in-place layout) or writes its slot of part (the compact layout).
  */
 static void
-emulate_composite_float(const PrComposite *c, const float *z, float *y)
+put_tile_sum(float *y, float *part, int t, int32_t row, int64_t slot, float s)
 {
-	for (int t = 0; t < c->n_tiles; t++)
-	{
-		const PrCompositeTile *tile = &c->tiles[t];
-		float	   *partial = malloc((size_t) (tile->n_vec + 1) * sizeof(float));
-		bool		ok = true;
-
-		for (int64_t w = 0; w < tile->n_vec; w++)
-		{
-			float		s = 0;
-
-			for (int64_t p = tile->vec_ptr[w]; p < tile->vec_ptr[w + 1]; p++)
-				s += (tile->val ? tile->val[p] : 1.0f) * z[tile_column(tile, p, c->n_cols, &ok)];
-			partial[w] = s;
-			if (tile->vec_row[w] >= 0)
-				y[tile->vec_row[w]] = t == 0 ? s : y[tile->vec_row[w]] + s;
-		}
-		for (int64_t l = 0; l < tile->longs.n_long; l++)
-		{
-			float		s = 0;
-
-			for (int64_t w = tile->longs.chunk_begin[l]; w < tile->longs.chunk_begin[l + 1]; w++)
-				s += partial[w];
-			y[tile->longs.long_row[l]] = t == 0 ? s : y[tile->longs.long_row[l]] + s;
-		}
-		for (int64_t g = 0; g < tile->n_ell; g++)
-			for (int lane = 0; lane < PR_PLAN_WARP; lane++)
-			{
-				int32_t		r = tile->ell_row[g * PR_PLAN_WARP + lane];
-				float		s = 0;
-
-				for (int64_t p = tile->ell_off[g] + lane; p < tile->ell_off[g + 1]; p += PR_PLAN_WARP)
-					s += (tile->val ? tile->val[p] : 1.0f) * z[tile_column(tile, p, c->n_cols, &ok)];
-				if (r >= 0)
-					y[r] = t == 0 ? s : y[r] + s;
-			}
-		free(partial);
-	}
+	if (t == 0)
+		y[row] = s;
+	else if (part == NULL)
+		y[row] = y[row] + s;
+	else
+		part[slot] = s;
 }
 
-/* Same in fp32 for the compact layout: later tiles' sums via part[] and the merge lists. */
+/*
+ * The composite product with float sums in tile order — what the GPU computes in fp32 — for
+ * comparing the compact layout's bits (compact: later tiles' sums via part[] and the merge lists)
+ * with the add-in-place layout's (later tiles add into y).
+ */
 static void
-emulate_compact_float(const PrComposite *c, const float *z, float *y)
+emulate_composite_float(const PrComposite *c, const float *z, float *y, bool compact)
 {
-	float	   *part = calloc((size_t) c->n_part + 1, sizeof(float));
+	float	   *part = compact ? calloc((size_t) c->n_part + 1, sizeof(float)) : NULL;
 
 	for (int t = 0; t < c->n_tiles; t++)
 	{
@@ -271,12 +240,7 @@ emulate_compact_float(const PrComposite *c, const float *z, float *y)
 				s += (tile->val ? tile->val[p] : 1.0f) * z[tile_column(tile, p, c->n_cols, &ok)];
 			partial[w] = s;
 			if (tile->vec_row[w] >= 0)
-			{
-				if (t == 0)
-					y[tile->vec_row[w]] = s;
-				else
-					part[tile->part_base + w] = s;
-			}
+				put_tile_sum(y, part, t, tile->vec_row[w], tile->part_base + w, s);
 		}
 		for (int64_t l = 0; l < tile->longs.n_long; l++)
 		{
@@ -284,10 +248,8 @@ emulate_compact_float(const PrComposite *c, const float *z, float *y)
 
 			for (int64_t w = tile->longs.chunk_begin[l]; w < tile->longs.chunk_begin[l + 1]; w++)
 				s += partial[w];
-			if (t == 0)
-				y[tile->longs.long_row[l]] = s;
-			else
-				part[tile->part_base + tile->longs.chunk_begin[l]] = s;
+			put_tile_sum(y, part, t, tile->longs.long_row[l],
+						 tile->part_base + tile->longs.chunk_begin[l], s);
 		}
 		for (int64_t g = 0; g < tile->n_ell; g++)
 			for (int lane = 0; lane < PR_PLAN_WARP; lane++)
@@ -298,16 +260,12 @@ emulate_compact_float(const PrComposite *c, const float *z, float *y)
 				for (int64_t p = tile->ell_off[g] + lane; p < tile->ell_off[g + 1]; p += PR_PLAN_WARP)
 					s += (tile->val ? tile->val[p] : 1.0f) * z[tile_column(tile, p, c->n_cols, &ok)];
 				if (r >= 0)
-				{
-					if (t == 0)
-						y[r] = s;
-					else
-						part[tile->part_base + tile->n_vec + g * PR_PLAN_WARP + lane] = s;
-				}
+					put_tile_sum(y, part, t, r,
+								 tile->part_base + tile->n_vec + g * PR_PLAN_WARP + lane, s);
 			}
 		free(partial);
 	}
-	for (int64_t i = 0; i < c->n_merge_rows; i++)
+	for (int64_t i = 0; compact && i < c->n_merge_rows; i++)
 	{
 		float		s = y[c->merge_row[i]];
 
@@ -387,8 +345,7 @@ check_compact_bits(const PrPlanCsr *csr, const PrCompositeOptions *o, const PrCo
 	PrComposite add;
 	PrError		err;
 	int64_t		n = csr->n;
-	int64_t		cols = pr_plan_csr_cols(csr);
-	float	   *z = malloc((size_t) (cols + 1) * sizeof(float));
+	float	   *z = malloc((size_t) (n + 1) * sizeof(float));
 	float	   *y1 = malloc((size_t) (n + 1) * sizeof(float));
 	float	   *y2 = malloc((size_t) (n + 1) * sizeof(float));
 	uint64_t	rng = seed ^ 0x5bd1e995u;
@@ -396,9 +353,9 @@ check_compact_bits(const PrPlanCsr *csr, const PrCompositeOptions *o, const PrCo
 	char		name[200];
 
 	a.compact = false;
-	for (int64_t i = 0; i < cols; i++)
+	for (int64_t i = 0; i < n; i++)
 		z[i] = (float) gen_unit(&rng) * 3.0f - 1.0f;
-	z[cols] = 0.0f;
+	z[n] = 0.0f;
 	ok = pr_plan_composite(csr, &a, &pr_malloc_allocator, &add, &err) == PR_OK;
 	if (ok)
 	{
@@ -408,8 +365,8 @@ check_compact_bits(const PrPlanCsr *csr, const PrCompositeOptions *o, const PrCo
 				add.tiles[t].part_base == -1 && (t == 0 || c->n_tiles < 2 || c->tiles[t].part_base >= 0);
 		if (ok)
 		{
-			emulate_composite_float(&add, z, y1);
-			emulate_compact_float(c, z, y2);
+			emulate_composite_float(&add, z, y1, false);
+			emulate_composite_float(c, z, y2, true);
 			ok = memcmp(y1, y2, (size_t) n * sizeof(float)) == 0;
 		}
 		pr_plan_composite_free(&add, &pr_malloc_allocator);
@@ -419,6 +376,33 @@ check_compact_bits(const PrPlanCsr *csr, const PrCompositeOptions *o, const PrCo
 	free(z);
 	free(y1);
 	free(y2);
+}
+
+/*
+ * The product y = m z of a CSR in relabelled ids, and y_back = y in the original ids (old_to_new
+ * maps them); false when a row's columns are not ascending.
+ */
+static bool
+relabelled_product(const PrPlanCsr *m, const double *z, const int32_t *old_to_new, double *y,
+				   double *y_back)
+{
+	bool		ascending = true;
+
+	for (int64_t r = 0; r < m->n; r++)
+	{
+		double		s = 0;
+
+		for (int64_t e = m->ptr[r]; e < m->ptr[r + 1]; e++)
+		{
+			s += (m->val ? m->val[e] : 1.0f) * z[m->col[e]];
+			if (e > m->ptr[r] && m->col[e] < m->col[e - 1])
+				ascending = false;
+		}
+		y[r] = s;
+	}
+	for (int64_t i = 0; i < m->n; i++)
+		y_back[i] = y[old_to_new[i]];
+	return ascending;
 }
 
 /* Runs every planner on one graph and checks each layout's emulated product against CSR. */
@@ -466,21 +450,7 @@ test_graph(const TestGraph *g, uint64_t seed)
 	for (int64_t i = 0; i < n; i++)
 		z[old_to_new[i]] = x[i];
 	z[n] = 0.0;
-	ok = true;
-	for (int64_t r = 0; r < n; r++)
-	{
-		double		s = 0;
-
-		for (int64_t e = csr.ptr[r]; e < csr.ptr[r + 1]; e++)
-		{
-			s += (csr.val ? csr.val[e] : 1.0f) * z[csr.col[e]];
-			if (e > csr.ptr[r] && csr.col[e] < csr.col[e - 1])
-				ok = false;
-		}
-		y[r] = s;
-	}
-	for (int64_t i = 0; i < n; i++)
-		y_back[i] = y[old_to_new[i]];
+	ok = relabelled_product(&csr, z, old_to_new, y, y_back);
 	check(ok && same_vectors(y_back, y_ref, n), "relabelled CSR product", g->name);
 
 	/* transpose: its product with x equals the push product A x of the original */
@@ -493,21 +463,7 @@ test_graph(const TestGraph *g, uint64_t seed)
 				push_ref[g->col[e]] += (g->val ? g->val[e] : 1.0) * x[r];
 		check(pr_plan_transpose(&csr, &pr_malloc_allocator, &tr, &err) == PR_OK, "transpose runs",
 			  g->name);
-		ok = true;
-		for (int64_t r = 0; r < n; r++)
-		{
-			double		s = 0;
-
-			for (int64_t e = tr.ptr[r]; e < tr.ptr[r + 1]; e++)
-			{
-				s += (tr.val ? tr.val[e] : 1.0f) * z[tr.col[e]];
-				if (e > tr.ptr[r] && tr.col[e] < tr.col[e - 1])
-					ok = false;
-			}
-			y[r] = s;
-		}
-		for (int64_t i = 0; i < n; i++)
-			y_back[i] = y[old_to_new[i]];
+		ok = relabelled_product(&tr, z, old_to_new, y, y_back);
 		check(ok && same_vectors(y_back, push_ref, n), "transpose product (push)", g->name);
 		pr_plan_csr_free(&tr, &pr_malloc_allocator);
 		free(push_ref);
@@ -925,6 +881,31 @@ test_model_measured(const char *table_path)
 }
 
 /*
+ * The choice tests' graph: a small R-MAT graph (scale 13, 16 edges a node) into g, and its CSR
+ * relabelled in degree order into csr.
+ */
+static void
+degree_ordered_rmat(TestGraph *g, PrPlanCsr *csr)
+{
+	int64_t    *outdeg;
+	int32_t    *n2o,
+			   *o2n;
+	PrError		err;
+
+	make_rmat(g, 13, (int64_t) 16 << 13, false, true, 777);
+	outdeg = calloc((size_t) g->n, sizeof(int64_t));
+	n2o = malloc((size_t) g->n * sizeof(int32_t));
+	o2n = malloc((size_t) g->n * sizeof(int32_t));
+	for (int64_t e = 0; e < g->ptr[g->n]; e++)
+		outdeg[g->col[e]]++;
+	pr_plan_degree_order(g->n, outdeg, n2o, o2n, &pr_malloc_allocator, &err);
+	pr_plan_relabel(g->n, g->ptr, g->col, NULL, o2n, &pr_malloc_allocator, csr, &err);
+	free(outdeg);
+	free(n2o);
+	free(o2n);
+}
+
+/*
  * The model's choice: its prediction is the prediction of the chosen layout planned in full, no
  * candidate is predicted faster by more than the margin, compact_mode = 1 yields compact partials,
  * and without a model the first candidate is taken.
@@ -936,9 +917,6 @@ test_choose(const char *table_path)
 	PrModel		model;
 	PrError		err;
 	TestGraph	g;
-	int64_t    *outdeg;
-	int32_t    *n2o,
-			   *o2n;
 	PrPlanCsr	csr;
 
 	if (table == NULL || pr_model_parse(table, &model, &err) != PR_OK)
@@ -947,14 +925,7 @@ test_choose(const char *table_path)
 		free(table);
 		return;
 	}
-	make_rmat(&g, 13, (int64_t) 16 << 13, false, true, 777);
-	outdeg = calloc((size_t) g.n, sizeof(int64_t));
-	n2o = malloc((size_t) g.n * sizeof(int32_t));
-	o2n = malloc((size_t) g.n * sizeof(int32_t));
-	for (int64_t e = 0; e < g.ptr[g.n]; e++)
-		outdeg[g.col[e]]++;
-	pr_plan_degree_order(g.n, outdeg, n2o, o2n, &pr_malloc_allocator, &err);
-	pr_plan_relabel(g.n, g.ptr, g.col, NULL, o2n, &pr_malloc_allocator, &csr, &err);
+	degree_ordered_rmat(&g, &csr);
 	for (int mode = -1; mode <= 1; mode++)
 	{
 		PrPlanChoice ch;
@@ -1020,9 +991,6 @@ test_choose(const char *table_path)
 			  "choice without a model: the first candidate", g.name);
 	}
 	pr_plan_csr_free(&csr, &pr_malloc_allocator);
-	free(outdeg);
-	free(n2o);
-	free(o2n);
 	graph_free(&g);
 	free(table);
 }
@@ -1037,9 +1005,6 @@ test_stats_round_trip(const char *table_path)
 {
 	char	   *table = read_file(table_path);
 	TestGraph	g;
-	int64_t    *outdeg;
-	int32_t    *n2o,
-			   *o2n;
 	PrPlanCsr	csr;
 	PrError		err;
 	PrModel		model;
@@ -1059,14 +1024,7 @@ test_stats_round_trip(const char *table_path)
 			fclose(f);
 		return;
 	}
-	make_rmat(&g, 13, (int64_t) 16 << 13, false, true, 777);
-	outdeg = calloc((size_t) g.n, sizeof(int64_t));
-	n2o = malloc((size_t) g.n * sizeof(int32_t));
-	o2n = malloc((size_t) g.n * sizeof(int32_t));
-	for (int64_t e = 0; e < g.ptr[g.n]; e++)
-		outdeg[g.col[e]]++;
-	pr_plan_degree_order(g.n, outdeg, n2o, o2n, &pr_malloc_allocator, &err);
-	pr_plan_relabel(g.n, g.ptr, g.col, NULL, o2n, &pr_malloc_allocator, &csr, &err);
+	degree_ordered_rmat(&g, &csr);
 	o.tile_width = csr.n;
 	ok = pr_plan_composite(&csr, &o, &pr_malloc_allocator, &c, &err) == PR_OK &&
 		pr_layout_stats_composite(&c, &ls, &pr_malloc_allocator, &err) == PR_OK;
@@ -1110,208 +1068,8 @@ test_stats_round_trip(const char *table_path)
 		pr_layout_stats_free(&ls, &pr_malloc_allocator);
 	pr_plan_composite_free(&c, &pr_malloc_allocator);
 	pr_plan_csr_free(&csr, &pr_malloc_allocator);
-	free(outdeg);
-	free(n2o);
-	free(o2n);
 	graph_free(&g);
 	free(table);
-}
-
-/*
- * Rectangular parts (the multi-GPU engine's local products): part p of n_parts takes the rows r
- * with r % n_parts == p of g; pr_plan_relabel_columns keeps the columns the part reads, by
- * descending count.  Checks: the map and degrees, then every composite layout of the part (shared-
- * memory tiles, thresholds, compact partials, the model's choice) read
- * through z[j] = x[col_map[j]] must give the part's plain CSR product over x exactly.  A square
- * CSR with n_cols = n set must plan the same arrays as with n_cols = 0.
- */
-static void
-test_rectangular(const TestGraph *g, int n_parts, const PrModel *model, uint64_t seed)
-{
-	int64_t		n = g->n;
-	double	   *x = malloc((size_t) (n + 1) * sizeof(double));
-	uint64_t	rng = seed;
-	PrError		err;
-
-	for (int64_t i = 0; i < n; i++)
-		x[i] = (double) (gen_random(&rng) % 9) - 3.0;
-	for (int p = 0; p < n_parts; p++)
-	{
-		int64_t		rows = n > p ? (n - p + n_parts - 1) / n_parts : 0;
-		int64_t    *ptr = calloc((size_t) rows + 1, sizeof(int64_t));
-		int32_t    *col;
-		float	   *val = NULL;
-		double	   *y_ref = calloc((size_t) rows + 1, sizeof(double));
-		double	   *y = malloc((size_t) (rows + 1) * sizeof(double));
-		int32_t    *ident = malloc((size_t) (rows + 1) * sizeof(int32_t));
-		int64_t    *count = calloc((size_t) n + 1, sizeof(int64_t));
-		int32_t    *map = NULL;
-		int64_t    *deg = NULL;
-		double	   *z;
-		PrPlanCsr	rect;
-		char		name[140];
-		bool		ok = true;
-		int64_t		used = 0,
-					nnz = 0;
-
-		snprintf(name, sizeof(name), "%s part %d/%d", g->name, p, n_parts);
-		for (int64_t i = 0; i < rows; i++)
-		{
-			int64_t		r = p + i * n_parts;
-
-			ptr[i + 1] = ptr[i] + (g->ptr[r + 1] - g->ptr[r]);
-			ident[i] = (int32_t) i;
-		}
-		nnz = ptr[rows];
-		col = malloc((size_t) (nnz + 1) * sizeof(int32_t));
-		if (g->val != NULL)
-			val = malloc((size_t) (nnz + 1) * sizeof(float));
-		for (int64_t i = 0; i < rows; i++)
-		{
-			int64_t		r = p + i * n_parts;
-
-			for (int64_t e = g->ptr[r], q = ptr[i]; e < g->ptr[r + 1]; e++, q++)
-			{
-				col[q] = g->col[e];
-				if (val != NULL)
-					val[q] = (float) g->val[e];
-				y_ref[i] += (val != NULL ? g->val[e] : 1.0) * x[g->col[e]];
-				count[g->col[e]]++;
-			}
-		}
-		for (int64_t c = 0; c < n; c++)
-			used += count[c] > 0;
-		if (pr_plan_relabel_columns(rows, n, ptr, col, val, &pr_malloc_allocator, &rect, &map, &deg, &err) != PR_OK)
-		{
-			check(false, "column relabel runs", name);
-			goto next;
-		}
-		/* the map: distinct read columns by descending count, ties ascending id; rows sorted */
-		check(rect.n == rows && rect.nnz == nnz && rect.n_cols == (used > 0 ? used : 1) &&
-			  pr_plan_csr_cols(&rect) == rect.n_cols, "column relabel: shape", name);
-		{
-			char	   *seen = calloc((size_t) n + 1, 1);
-
-			for (int64_t j = 0; j < used; j++)
-			{
-				if (map[j] < 0 || map[j] >= n || seen[map[j]] || count[map[j]] != deg[j] || deg[j] < 1)
-					ok = false;
-				else
-					seen[map[j]] = 1;
-				if (j > 0 && (deg[j - 1] < deg[j] || (deg[j - 1] == deg[j] && map[j - 1] > map[j])))
-					ok = false;
-			}
-			free(seen);
-		}
-		check(ok, "column relabel: map is the read columns by descending count", name);
-		ok = true;
-		for (int64_t i = 0; i < rows; i++)
-			for (int64_t e = rect.ptr[i]; e < rect.ptr[i + 1]; e++)
-				if (rect.col[e] < 0 || rect.col[e] >= rect.n_cols || (e > rect.ptr[i] && rect.col[e] < rect.col[e - 1]))
-					ok = false;
-		check(ok, "column relabel: columns in range, ascending in a row", name);
-		z = malloc((size_t) (rect.n_cols + 1) * sizeof(double));
-		for (int64_t j = 0; j < rect.n_cols; j++)
-			z[j] = used > 0 ? x[map[j]] : 0.0;
-		z[rect.n_cols] = 0.0;
-		{
-			const int	thresholds[] = {1, 4, 32};
-			const int	smem[] = {0, 1, 3};
-
-			for (size_t ti = 0; ti < sizeof(thresholds) / sizeof(thresholds[0]); ti++)
-				for (size_t si = 0; si < sizeof(smem) / sizeof(smem[0]); si++)
-					for (int compact = 0; compact < 2; compact++)
-					{
-						PrCompositeOptions o = {si == 0 ? 7 : rect.n_cols, thresholds[ti], 64, false,
-												smem[si], 3 + (int64_t) si * 5, compact == 1};
-						PrComposite c,
-									d;
-						char		what[160];
-
-						snprintf(what, sizeof(what), "rectangular composite smem=%d vec>=%d compact=%d",
-								 smem[si], thresholds[ti], compact);
-						if (pr_plan_composite(&rect, &o, &pr_malloc_allocator, &c, &err) != PR_OK)
-						{
-							check(false, what, name);
-							continue;
-						}
-						ok = c.n == rows && c.n_cols == rect.n_cols && emulate_composite(&c, z, y);
-						check(ok && same_vectors(y, y_ref, rows), what, name);
-						if (compact)
-							check_compact_bits(&rect, &o, &c, seed, what, name);
-						/* the degrees the relabel returned plan the same layout */
-						ok = pr_plan_composite_with_degrees(&rect, deg, &o, &pr_malloc_allocator, &d, &err) == PR_OK;
-						check(ok && same_composite(&c, &d), "rectangular: with the relabel's degrees, same layout", name);
-						if (ok)
-							pr_plan_composite_free(&d, &pr_malloc_allocator);
-						pr_plan_composite_free(&c, &pr_malloc_allocator);
-					}
-		}
-		if (model != NULL)
-		{
-			PrPlanChoice choice;
-			PrComposite c;
-			double		ms = -1;
-			char		log[512];
-			int			n_cand = 0;
-
-			pr_plan_choice_init(&choice, rect.n_cols);
-			choice.composite.smem_width = 5;
-			choice.allow_binned = false;
-			ok = pr_plan_choose(&rect, model, &choice, &ms, log, sizeof(log), &n_cand, &pr_malloc_allocator, &err) == PR_OK &&
-				!choice.binned && n_cand >= 1 &&
-				pr_plan_composite(&rect, &choice.composite, &pr_malloc_allocator, &c, &err) == PR_OK;
-			if (ok)
-			{
-				ok = emulate_composite(&c, z, y) && same_vectors(y, y_ref, rows);
-				pr_plan_composite_free(&c, &pr_malloc_allocator);
-			}
-			check(ok, "rectangular: the model's choice plans and computes the part's product", name);
-		}
-		free(z);
-		pr_plan_csr_free(&rect, &pr_malloc_allocator);
-next:
-		pr_free(&pr_malloc_allocator, map);
-		pr_free(&pr_malloc_allocator, deg);
-		free(ptr);
-		free(col);
-		free(val);
-		free(y_ref);
-		free(y);
-		free(ident);
-		free(count);
-	}
-	/* square: n_cols = n plans exactly what n_cols = 0 plans */
-	{
-		int32_t    *ident = malloc((size_t) (n + 1) * sizeof(int32_t));
-		PrPlanCsr	sq;
-
-		for (int64_t i = 0; i < n; i++)
-			ident[i] = (int32_t) i;
-		if (pr_plan_relabel(n, g->ptr, g->col, g->val, ident, &pr_malloc_allocator, &sq, &err) == PR_OK)
-		{
-			PrCompositeOptions o = {n, 4, 64, false, 2, 9, true};
-			PrComposite a,
-						b;
-			bool		same;
-
-			same = pr_plan_composite(&sq, &o, &pr_malloc_allocator, &a, &err) == PR_OK;
-			sq.n_cols = n;
-			same = same && pr_plan_composite(&sq, &o, &pr_malloc_allocator, &b, &err) == PR_OK;
-			check(same && same_composite(&a, &b) && a.n_cols == n && a.device_bytes == b.device_bytes,
-				  "square: n_cols = n plans the same layout as n_cols = 0", g->name);
-			if (same)
-			{
-				pr_plan_composite_free(&a, &pr_malloc_allocator);
-				pr_plan_composite_free(&b, &pr_malloc_allocator);
-			}
-			pr_plan_csr_free(&sq, &pr_malloc_allocator);
-		}
-		else
-			check(false, "square relabel runs", g->name);
-		free(ident);
-	}
-	free(x);
 }
 
 /* Runs every test and prints the summary line. */
@@ -1365,32 +1123,6 @@ main(void)
 		test_aligned_coo(&g, seed + 250 + (uint64_t) i);
 		test_row_blocks(&g, seed + 270 + (uint64_t) i);
 		graph_free(&g);
-	}
-	{
-		/* rectangular parts: skewed and uniform graphs, 1 to 4 parts, with the shipped model */
-		char	   *t = read_file(getenv("PLAN_MODEL_TABLE") ? getenv("PLAN_MODEL_TABLE") : PLAN_MODEL_TABLE);
-		PrModel		model;
-		bool		have_model = t != NULL && pr_model_parse(t, &model, &(PrError) {0}) == PR_OK;
-
-		check(have_model, "rectangular: model table", "model_h100.tsv");
-		for (int i = 0; i < 4; i++)
-		{
-			TestGraph	g;
-
-			make_rmat(&g, 8 + i, (int64_t) 16 << (8 + i), i % 2 == 1, true, seed + 3000 + (uint64_t) i);
-			test_rectangular(&g, 1 + i, have_model ? &model : NULL, seed + 400 + (uint64_t) i);
-			graph_free(&g);
-		}
-		for (int i = 0; i < 3; i++)
-		{
-			TestGraph	g;
-
-			make_uniform(&g, 1 + (int64_t) (gen_random(&seed) % 500), (int64_t) (gen_random(&seed) % 4000),
-						 i == 1, seed + 5000 + (uint64_t) i);
-			test_rectangular(&g, 2 + i, have_model ? &model : NULL, seed + 500 + (uint64_t) i);
-			graph_free(&g);
-		}
-		free(t);
 	}
 	{
 		TestGraph	g;

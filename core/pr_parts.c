@@ -1,0 +1,742 @@
+/*
+ * pr_parts.c — one engine over several part engines: the rows split by cost, the part graphs, the
+ * operations run on every part or read from part 0, and the generic exchange through host
+ * memory.  pr_parts.h describes the engine.
+ */
+#include "pr_parts.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* A parts engine: its operations, its parts, the split of the graph it holds. */
+typedef struct PartsEngine
+{
+	PrEngine	base;
+	PrEngineOps ops;			/* what every part offers (see pr_parts_engine_create) */
+	char		name[64];
+	PrAllocator alloc;
+	int			n_parts;
+	PrEngine   *parts[PR_PARTS_MAX];
+	PrPartsExchange exchange;
+
+	/* the split: kept while prepare sees the same graph and the same need of the push product */
+	bool		split_done;		/* g_seen, push, row_begin and part_graph describe a graph */
+	const PrGraph *g;
+	PrGraph		g_seen;			/* *g as the split saw it */
+	bool		push;			/* the part graphs hold the edges of both products (copies) */
+	int64_t		row_begin[PR_PARTS_MAX + 1];
+	PrGraph		part_graph[PR_PARTS_MAX];	/* in_ptr always ours; the edge arrays too with push */
+	double		split_seconds;	/* of the last prepare (0 when it kept the split) */
+
+	/* the prepared state */
+	bool		prepared;
+	int			k;
+	double	   *assembled;		/* generic exchange: [n*k] the whole slot, rows from their parts */
+	double	   *received;		/* generic exchange: [n*k] one part's copy of the slot */
+	size_t		exchange_values;	/* values each of the two holds */
+} PartsEngine;
+
+/* Fails an operation of an engine that is not prepared. */
+static PrStatus
+not_prepared(PrError *err)
+{
+	return pr_error_set(err, PR_ERR_ENGINE, "the parts engine is not prepared");
+}
+
+/* Passes on the status of part p's operation, its message prefixed by "part p of n: ". */
+static PrStatus
+from_part(const PartsEngine *e, int p, PrStatus status, const PrError *part_err, PrError *err)
+{
+	if (status == PR_OK)
+		return PR_OK;
+	return pr_error_set(err, status, "part %d of %d: %s", p, e->n_parts, part_err->message);
+}
+
+/*
+ * The body of an operation run on every part: CALL, an expression over `part` that fills
+ * `part_err` when it fails, on each part in turn.  Returns the first failure (named by its part),
+ * else PR_OK.
+ */
+#define RETURN_ON_EVERY_PART(base, err, CALL) \
+	do { \
+		PartsEngine *e_ = (PartsEngine *) (base); \
+\
+		if (!e_->prepared) \
+			return not_prepared(err); \
+		for (int p_ = 0; p_ < e_->n_parts; p_++) \
+		{ \
+			PrEngine   *part = e_->parts[p_]; \
+			PrError		part_err = {PR_OK, ""}; \
+			PrStatus	status_ = from_part(e_, p_, (CALL), &part_err, (err)); \
+\
+			if (status_ != PR_OK) \
+				return status_; \
+		} \
+		return PR_OK; \
+	} while (0)
+
+/*
+ * The body of a read: CALL, an expression over `part` that fills `part_err` when it fails, on
+ * part 0 (every part holds the same vectors).  Returns its status.
+ */
+#define RETURN_FROM_PART_0(base, err, CALL) \
+	do { \
+		PartsEngine *e_ = (PartsEngine *) (base); \
+		PrEngine   *part = e_->parts[0]; \
+		PrError		part_err = {PR_OK, ""}; \
+\
+		if (!e_->prepared) \
+			return not_prepared(err); \
+		return from_part(e_, 0, (CALL), &part_err, (err)); \
+	} while (0)
+
+/* Frees the arrays of a part graph that the engine made (push: the edge arrays too). */
+static void
+free_part_graph(PartsEngine *e, PrGraph *pg, bool push)
+{
+	pr_free(&e->alloc, pg->in_ptr);
+	if (push)
+	{
+		pr_free(&e->alloc, pg->in_src);
+		pr_free(&e->alloc, pg->in_weight);
+		pr_free(&e->alloc, pg->out_ptr);
+		pr_free(&e->alloc, pg->out_dst);
+		pr_free(&e->alloc, pg->out_weight);
+	}
+	memset(pg, 0, sizeof(*pg));
+}
+
+/*
+ * Splits rows 0..n into n_parts contiguous ranges of about equal cost, a row costing its in-edges
+ * (with push also its out-edges) plus one: row_begin[p] is the first row where the cost of the
+ * rows before it reaches p / n_parts of the total (binary search).  Ranges may be empty.
+ */
+static PrStatus
+split_rows(PartsEngine *e, const PrGraph *g, bool push, int64_t *row_begin, PrError *err)
+{
+	int64_t		n = g->n_nodes;
+	const int64_t *cost = g->in_ptr;
+	int64_t    *both = NULL;
+	int64_t		total;
+
+	row_begin[0] = 0;
+	row_begin[e->n_parts] = n;
+	if (n == 0)
+	{
+		for (int p = 1; p < e->n_parts; p++)
+			row_begin[p] = 0;
+		return PR_OK;
+	}
+	if (push && g->has_out_edges)
+	{
+		both = (int64_t *) pr_alloc_array(&e->alloc, (size_t) n + 1, sizeof(int64_t));
+		if (both == NULL)
+			return pr_error_set(err, PR_ERR_NOMEM, "out of memory splitting %lld rows",
+								(long long) n);
+		for (int64_t v = 0; v <= n; v++)
+			both[v] = g->in_ptr[v] + g->out_ptr[v];
+		cost = both;
+	}
+	total = cost[n] + n;
+	for (int p = 1; p < e->n_parts; p++)
+		row_begin[p] = pr_csr_row_at(cost, row_begin[p - 1], n, total / e->n_parts * p +
+									 total % e->n_parts * p / e->n_parts, 1);
+	pr_free(&e->alloc, both);
+	return PR_OK;
+}
+
+/*
+ * The part graph of rows [begin, end) for the pull products: row pointers of its own (the
+ * graph's clamped to the range and moved to start at 0: the other rows are empty) over the
+ * graph's edge arrays from the range's first edge (no copy).
+ */
+static PrStatus
+make_pull_part(PartsEngine *e, const PrGraph *g, int64_t begin, int64_t end, PrGraph *pg,
+			   PrError *err)
+{
+	int64_t		n = g->n_nodes;
+	int64_t		first = n > 0 ? g->in_ptr[begin] : 0;
+	int64_t		last = n > 0 ? g->in_ptr[end] : 0;
+
+	pg->in_ptr = (int64_t *) pr_alloc_array(&e->alloc, (size_t) n + 1, sizeof(int64_t));
+	if (pg->in_ptr == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a part graph of %lld rows",
+							(long long) n);
+	pg->in_ptr[0] = 0;
+	for (int64_t v = 1; v <= n; v++)
+	{
+		int64_t		at = g->in_ptr[v] < first ? first : g->in_ptr[v] > last ? last : g->in_ptr[v];
+
+		pg->in_ptr[v] = at - first;
+	}
+	pg->in_src = g->in_src != NULL ? g->in_src + first : NULL;
+	pg->in_weight = g->in_weight != NULL ? g->in_weight + first : NULL;
+	pg->n_edges = last - first;
+	pg->has_out_edges = false;
+	return PR_OK;
+}
+
+/*
+ * Entries [*lo, *hi) of row v of a CSR (idx ascending within a row) that belong to an edge with
+ * an endpoint in rows [begin, end): the whole row when v is in the range, else the entries whose
+ * idx is (a slice of the row, by binary search).
+ */
+static void
+endpoint_slice(const int64_t *ptr, const int32_t *idx, int64_t v, int64_t begin, int64_t end,
+			   int64_t *lo, int64_t *hi)
+{
+	*lo = ptr[v];
+	*hi = ptr[v + 1];
+	if (v >= begin && v < end)
+		return;
+	*lo = pr_lower_bound_i32(idx, *lo, *hi, begin);
+	*hi = pr_lower_bound_i32(idx, *lo, *hi, end);
+}
+
+/*
+ * Copies from a CSR of n rows (ptr, idx, weight or NULL) the entries of the edges with an
+ * endpoint in rows [begin, end) into new arrays (*out_ptr, *out_idx, *out_weight), rows and
+ * their order kept.  Returns the entry count, or -1 when memory runs out (nothing left
+ * allocated).
+ */
+static int64_t
+copy_endpoint_edges(PartsEngine *e, int64_t n, const int64_t *ptr, const int32_t *idx,
+					const double *weight, int64_t begin, int64_t end, int64_t **out_ptr,
+					int32_t **out_idx, double **out_weight)
+{
+	int64_t		lo,
+				hi;
+	int64_t    *p = (int64_t *) pr_alloc_array(&e->alloc, (size_t) n + 1, sizeof(int64_t));
+	int32_t    *x = NULL;
+	double	   *w = NULL;
+
+	if (p == NULL)
+		return -1;
+	p[0] = 0;
+	for (int64_t v = 0; v < n; v++)
+	{
+		endpoint_slice(ptr, idx, v, begin, end, &lo, &hi);
+		p[v + 1] = p[v] + (hi - lo);
+	}
+	x = (int32_t *) pr_alloc_array(&e->alloc, (size_t) p[n], sizeof(int32_t));
+	if (weight != NULL)
+		w = (double *) pr_alloc_array(&e->alloc, (size_t) p[n], sizeof(double));
+	if (x == NULL || (weight != NULL && w == NULL))
+	{
+		pr_free(&e->alloc, p);
+		pr_free(&e->alloc, x);
+		pr_free(&e->alloc, w);
+		return -1;
+	}
+	for (int64_t v = 0; v < n; v++)
+	{
+		endpoint_slice(ptr, idx, v, begin, end, &lo, &hi);
+		if (hi == lo)
+			continue;			/* (idx is NULL in a graph without edges) */
+		memcpy(x + p[v], idx + lo, sizeof(int32_t) * (size_t) (hi - lo));
+		if (w != NULL)
+			memcpy(w + p[v], weight + lo, sizeof(double) * (size_t) (hi - lo));
+	}
+	*out_ptr = p;
+	*out_idx = x;
+	*out_weight = w;
+	return p[n];
+}
+
+/*
+ * The part graph of rows [begin, end) for the push product too: every edge with an endpoint in
+ * the range, as in-CSR and out-CSR (copies), so both products of the range's rows are complete.
+ * A graph without out-edge arrays has no edges here (prepare refuses it otherwise): its empty
+ * in-CSR serves as the out-CSR.
+ */
+static PrStatus
+make_push_part(PartsEngine *e, const PrGraph *g, int64_t begin, int64_t end, PrGraph *pg,
+			   PrError *err)
+{
+	bool		out = g->has_out_edges;
+	int64_t		n = g->n_nodes;
+	int64_t		in_count,
+				out_count = 0;
+
+	in_count = copy_endpoint_edges(e, n, g->in_ptr, g->in_src, g->in_weight, begin, end,
+								   &pg->in_ptr, &pg->in_src, &pg->in_weight);
+	if (in_count >= 0)
+		out_count = copy_endpoint_edges(e, n, out ? g->out_ptr : g->in_ptr,
+										out ? g->out_dst : g->in_src,
+										out ? g->out_weight : g->in_weight, begin, end,
+										&pg->out_ptr, &pg->out_dst, &pg->out_weight);
+	if (in_count < 0 || out_count < 0)
+	{
+		free_part_graph(e, pg, true);
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a part graph of %lld rows",
+							(long long) n);
+	}
+	if (in_count != out_count)
+	{
+		free_part_graph(e, pg, true);
+		return pr_error_set(err, PR_ERR_INVALID,
+							"the graph's out-edges do not match its in-edges (%lld and %lld edges with an endpoint in rows %lld to %lld)",
+							(long long) out_count, (long long) in_count, (long long) begin,
+							(long long) end - 1);
+	}
+	pg->n_edges = in_count;
+	pg->has_out_edges = true;
+	return PR_OK;
+}
+
+/*
+ * Splits g into the parts' graphs (row_begin, part_graph): every node, the graph's out-strengths
+ * and dangling list, and the edges the products of each part's rows read.  The new arrays are
+ * made before the old ones are freed, so no part is prepared again on an address it saw with
+ * other contents.  On failure the engine keeps its former split.
+ */
+static PrStatus
+split_graph(PartsEngine *e, const PrGraph *g, bool push, PrError *err)
+{
+	double		t0 = pr_clock_seconds();
+	int64_t		row_begin[PR_PARTS_MAX + 1];
+	PrGraph		fresh[PR_PARTS_MAX];
+	PrStatus	status = split_rows(e, g, push, row_begin, err);
+
+	memset(fresh, 0, sizeof(fresh));
+	for (int p = 0; status == PR_OK && p < e->n_parts; p++)
+	{
+		PrGraph    *pg = &fresh[p];
+
+		*pg = *g;				/* every node, the out-strengths and the dangling list */
+		pg->in_ptr = pg->out_ptr = NULL;
+		pg->in_src = pg->out_dst = NULL;
+		pg->in_weight = pg->out_weight = NULL;
+		status = push ? make_push_part(e, g, row_begin[p], row_begin[p + 1], pg, err)
+			: make_pull_part(e, g, row_begin[p], row_begin[p + 1], pg, err);
+	}
+	if (status != PR_OK)
+	{
+		for (int p = 0; p < e->n_parts; p++)
+			free_part_graph(e, &fresh[p], push);
+		return status;
+	}
+	for (int p = 0; p < e->n_parts; p++)
+		free_part_graph(e, &e->part_graph[p], e->push);
+	memcpy(e->part_graph, fresh, sizeof(fresh));
+	memcpy(e->row_begin, row_begin, sizeof(row_begin));
+	e->g = g;
+	e->g_seen = *g;
+	e->push = push;
+	e->split_done = true;
+	e->split_seconds = pr_clock_seconds() - t0;
+	return PR_OK;
+}
+
+/* Makes the generic exchange's two host vectors hold n*k values (kept when they do). */
+static PrStatus
+reserve_exchange(PartsEngine *e, int64_t n, int k, PrError *err)
+{
+	size_t		values = (size_t) n * (size_t) k;
+
+	if (e->exchange.gather != NULL || values <= e->exchange_values)
+		return PR_OK;
+	pr_free(&e->alloc, e->assembled);
+	pr_free(&e->alloc, e->received);
+	e->assembled = (double *) pr_alloc_array(&e->alloc, values, sizeof(double));
+	e->received = (double *) pr_alloc_array(&e->alloc, values, sizeof(double));
+	e->exchange_values = 0;
+	if (e->assembled == NULL || e->received == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM,
+							"out of memory for the exchange of %lld x %d values",
+							(long long) n, k);
+	e->exchange_values = values;
+	return PR_OK;
+}
+
+/*
+ * Splits the graph (or keeps the split of the graph it holds) and prepares every part on its
+ * part graph with the same k, slots and products.  Every part is asked even after one failed
+ * (the first failure is returned), so that each part holds either the current part graph or,
+ * failed, none: the former part graphs can go.
+ */
+static PrStatus
+parts_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err)
+{
+	PartsEngine *e = (PartsEngine *) base;
+	bool		push = (needs & PR_NEED_PUSH) != 0;
+	PrStatus	status = PR_OK;
+
+	e->prepared = false;
+	if (g == NULL || k <= 0 || n_slots <= 0 || g->n_nodes < 0 || g->n_nodes > PR_MAX_NODES ||
+		(g->n_nodes > 0 && g->in_ptr == NULL))
+		return pr_error_set(err, PR_ERR_INVALID, "bad arguments to the parts engine's prepare");
+	if (push && !g->has_out_edges && g->n_edges > 0)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED,
+							"the graph has no out-edge arrays, which this algorithm needs (build it with out_edges)");
+	if (e->split_done && e->g == g && e->push == push && pr_graph_same_arrays(g, &e->g_seen))
+		e->split_seconds = 0.0;
+	else if ((status = split_graph(e, g, push, err)) != PR_OK)
+		return status;
+	if ((status = reserve_exchange(e, g->n_nodes, k, err)) != PR_OK)
+		return status;
+	for (int p = 0; p < e->n_parts; p++)
+	{
+		PrEngine   *part = e->parts[p];
+		PrError		part_err = {PR_OK, ""};
+		PrStatus	part_status = from_part(e, p, part->ops->prepare(part, &e->part_graph[p], k,
+																	 n_slots, needs, &part_err),
+											&part_err, status == PR_OK ? err : NULL);
+
+		if (status == PR_OK)
+			status = part_status;
+	}
+	e->k = k;
+	e->prepared = status == PR_OK;
+	return status;
+}
+
+/*
+ * The generic exchange: each part's rows of slot downloaded into one host vector, which is then
+ * uploaded to every part.
+ */
+static PrStatus
+gather_on_host(PartsEngine *e, int slot, PrError *err)
+{
+	size_t		k = (size_t) e->k;
+
+	for (int p = 0; p < e->n_parts; p++)
+	{
+		PrEngine   *part = e->parts[p];
+		PrError		part_err = {PR_OK, ""};
+		size_t		first = (size_t) e->row_begin[p] * k;
+		PrStatus	status;
+
+		if (e->row_begin[p] == e->row_begin[p + 1])
+			continue;
+		status = from_part(e, p, part->ops->download(part, slot, e->received, &part_err),
+						   &part_err, err);
+		if (status != PR_OK)
+			return status;
+		memcpy(e->assembled + first, e->received + first,
+			   sizeof(double) * ((size_t) e->row_begin[p + 1] * k - first));
+	}
+	RETURN_ON_EVERY_PART(e, err, part->ops->upload(part, slot, e->assembled, &part_err));
+}
+
+/* y_slot = product(x_slot): every part's rows, then exchanged so that every part holds them all. */
+static PrStatus
+parts_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError *err)
+{
+	PartsEngine *e = (PartsEngine *) base;
+	PrError		exchange_err = {PR_OK, ""};
+	PrStatus	status;
+
+	if (!e->prepared)
+		return not_prepared(err);
+	for (int p = 0; p < e->n_parts; p++)
+	{
+		PrEngine   *part = e->parts[p];
+		PrError		part_err = {PR_OK, ""};
+
+		status = from_part(e, p, part->ops->product(part, product, x_slot, y_slot, &part_err),
+						   &part_err, err);
+		if (status != PR_OK)
+			return status;
+	}
+	if (e->exchange.gather == NULL)
+		return gather_on_host(e, y_slot, err);
+	status = e->exchange.gather(e->exchange.arg, e->parts, e->n_parts, e->row_begin, e->k, y_slot,
+								&exchange_err);
+	if (status != PR_OK)
+		return pr_error_set(err, status, "the exchange after a product: %s", exchange_err.message);
+	return PR_OK;
+}
+
+/* Fills a slot on every part. */
+static PrStatus
+parts_fill(PrEngine *base, int slot, double value, PrError *err)
+{
+	RETURN_ON_EVERY_PART(base, err, part->ops->fill(part, slot, value, &part_err));
+}
+
+/* Uploads host values into a slot of every part. */
+static PrStatus
+parts_upload(PrEngine *base, int slot, const double *host, PrError *err)
+{
+	RETURN_ON_EVERY_PART(base, err, part->ops->upload(part, slot, host, &part_err));
+}
+
+/* Downloads a slot from part 0. */
+static PrStatus
+parts_download(PrEngine *base, int slot, double *host, PrError *err)
+{
+	RETURN_FROM_PART_0(base, err, part->ops->download(part, slot, host, &part_err));
+}
+
+/* The PageRank update on every part (each over the whole vectors). */
+static PrStatus
+parts_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha,
+					  const PrRestart *restart, PrError *err)
+{
+	RETURN_ON_EVERY_PART(base, err,
+						 part->ops->pagerank_update(part, y_slot, x_slot, alpha, restart,
+													&part_err));
+}
+
+/* Normalises a slot on every part. */
+static PrStatus
+parts_normalize(PrEngine *base, int slot, int old_slot, PrError *err)
+{
+	RETURN_ON_EVERY_PART(base, err, part->ops->normalize(part, slot, old_slot, &part_err));
+}
+
+/* The residuals of the last update, from part 0. */
+static PrStatus
+parts_residual(PrEngine *base, PrResidual *out, PrError *err)
+{
+	RETURN_FROM_PART_0(base, err, part->ops->residual(part, out, &part_err));
+}
+
+/* The best entries of a column, from part 0. */
+static PrStatus
+parts_top_k(PrEngine *base, int slot, int col, int64_t top_k, int32_t *index, double *value,
+			PrError *err)
+{
+	RETURN_FROM_PART_0(base, err, part->ops->top_k(part, slot, col, top_k, index, value, &part_err));
+}
+
+/* The best entries of every column, from part 0. */
+static PrStatus
+parts_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, double *value,
+					PrError *err)
+{
+	RETURN_FROM_PART_0(base, err,
+					   part->ops->top_k_columns(part, slot, top_k, index, value, &part_err));
+}
+
+/* Fills a slot with the restart distributions on every part. */
+static PrStatus
+parts_restart_fill(PrEngine *base, int slot, const PrRestart *restart, PrError *err)
+{
+	RETURN_ON_EVERY_PART(base, err, part->ops->restart_fill(part, slot, restart, &part_err));
+}
+
+/* The column sums of a slot, from part 0. */
+static PrStatus
+parts_column_sums(PrEngine *base, int slot, double *sums, double *dangling, PrError *err)
+{
+	RETURN_FROM_PART_0(base, err, part->ops->column_sums(part, slot, sums, dangling, &part_err));
+}
+
+/* Combines slots on every part. */
+static PrStatus
+parts_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const double *coef,
+			  PrError *err)
+{
+	RETURN_ON_EVERY_PART(base, err,
+						 part->ops->combine(part, out_slot, n_terms, slots, coef, &part_err));
+}
+
+/*
+ * Keeps the far-field vector on every part, or fills a slot with it on every part; *found as
+ * part 0 says, which every part must agree with (they keep and drop it together).
+ */
+static PrStatus
+parts_far_field(PrEngine *base, int slot, bool keep, bool *found, PrError *err)
+{
+	PartsEngine *e = (PartsEngine *) base;
+
+	if (!e->prepared)
+		return not_prepared(err);
+	for (int p = 0; p < e->n_parts; p++)
+	{
+		PrEngine   *part = e->parts[p];
+		PrError		part_err = {PR_OK, ""};
+		bool		part_found = false;
+		PrStatus	status = from_part(e, p, part->ops->far_field(part, slot, keep, &part_found,
+																  &part_err),
+									   &part_err, err);
+
+		if (status != PR_OK)
+			return status;
+		if (p == 0)
+			*found = part_found;
+		else if (part_found != *found)
+			return pr_error_set(err, PR_ERR_ENGINE,
+								"part %d of %d %s a far-field vector and part 0 %s", p,
+								e->n_parts, part_found ? "keeps" : "lacks",
+								part_found ? "lacks one" : "keeps one");
+	}
+	return PR_OK;
+}
+
+/* Releases the exchange (it works on the parts, so it goes first), the parts and the engine. */
+static void
+parts_release(PrEngine *base)
+{
+	PartsEngine *e = (PartsEngine *) base;
+	PrAllocator alloc;
+
+	if (e == NULL)
+		return;
+	if (e->exchange.release != NULL)
+		e->exchange.release(e->exchange.arg);
+	for (int p = 0; p < e->n_parts; p++)
+		if (e->parts[p] != NULL)
+			e->parts[p]->ops->release(e->parts[p]);
+	for (int p = 0; p < e->n_parts; p++)
+		free_part_graph(e, &e->part_graph[p], e->push);
+	pr_free(&e->alloc, e->assembled);
+	pr_free(&e->alloc, e->received);
+	alloc = e->alloc;
+	pr_free(&alloc, e);
+}
+
+/* Every operation; pr_parts_engine_create drops those a part lacks. */
+static const PrEngineOps parts_engine_ops = {
+	.prepare = parts_prepare,
+	.fill = parts_fill,
+	.upload = parts_upload,
+	.download = parts_download,
+	.product = parts_product,
+	.pagerank_update = parts_pagerank_update,
+	.normalize = parts_normalize,
+	.residual = parts_residual,
+	.top_k = parts_top_k,
+	.top_k_columns = parts_top_k_columns,
+	.restart_fill = parts_restart_fill,
+	.column_sums = parts_column_sums,
+	.combine = parts_combine,
+	.far_field = parts_far_field,
+	.release = parts_release,
+};
+
+/*
+ * Sets the engine's operations: those of parts_engine_ops that every part offers (the product
+ * also needs the parts' download and upload for the generic exchange), custom_dangling when
+ * every part takes one; unit_roundoff and column_batch of part 0.  No restart_local: it
+ * multiplies inside one engine.
+ */
+static void
+choose_operations(PartsEngine *e)
+{
+	e->ops = parts_engine_ops;
+	e->ops.name = e->name;
+	e->ops.custom_dangling = true;
+	e->ops.unit_roundoff = e->parts[0]->ops->unit_roundoff;
+	e->ops.column_batch = e->parts[0]->ops->column_batch;
+	for (int p = 0; p < e->n_parts; p++)
+	{
+		const PrEngineOps *po = e->parts[p]->ops;
+
+#define OFFERED_IF_PART_HAS(op) \
+		if (po->op == NULL) \
+			e->ops.op = NULL
+		OFFERED_IF_PART_HAS(prepare);
+		OFFERED_IF_PART_HAS(fill);
+		OFFERED_IF_PART_HAS(upload);
+		OFFERED_IF_PART_HAS(download);
+		OFFERED_IF_PART_HAS(product);
+		OFFERED_IF_PART_HAS(pagerank_update);
+		OFFERED_IF_PART_HAS(normalize);
+		OFFERED_IF_PART_HAS(residual);
+		OFFERED_IF_PART_HAS(top_k);
+		OFFERED_IF_PART_HAS(top_k_columns);
+		OFFERED_IF_PART_HAS(restart_fill);
+		OFFERED_IF_PART_HAS(column_sums);
+		OFFERED_IF_PART_HAS(combine);
+		OFFERED_IF_PART_HAS(far_field);
+#undef OFFERED_IF_PART_HAS
+		if (e->exchange.gather == NULL && (po->download == NULL || po->upload == NULL))
+			e->ops.product = NULL;
+		if (!po->custom_dangling)
+			e->ops.custom_dangling = false;
+	}
+}
+
+/* Releases what pr_parts_engine_create was given, when it fails. */
+static void
+release_given(PrEngine **parts, int n_parts, const PrPartsExchange *exchange)
+{
+	for (int p = 0; parts != NULL && p < n_parts; p++)
+		if (parts[p] != NULL && parts[p]->ops != NULL && parts[p]->ops->release != NULL)
+			parts[p]->ops->release(parts[p]);
+	if (exchange != NULL && exchange->release != NULL)
+		exchange->release(exchange->arg);
+}
+
+/* Makes an engine over n_parts part engines; see pr_parts.h. */
+PrEngine *
+pr_parts_engine_create(PrEngine **parts, int n_parts, const PrPartsExchange *exchange,
+					   const char *name, const PrAllocator *alloc, PrError *err)
+{
+	PartsEngine *e;
+
+	if (alloc == NULL)
+		alloc = &pr_malloc_allocator;
+	if (parts == NULL || n_parts < 2 || n_parts > PR_PARTS_MAX)
+	{
+		release_given(parts, n_parts, exchange);
+		pr_error_set(err, PR_ERR_INVALID, "a parts engine takes 2 to %d parts, not %d",
+					 PR_PARTS_MAX, n_parts);
+		return NULL;
+	}
+	for (int p = 0; p < n_parts; p++)
+		if (parts[p] == NULL || parts[p]->ops == NULL || parts[p]->ops->release == NULL)
+		{
+			release_given(parts, n_parts, exchange);
+			pr_error_set(err, PR_ERR_INVALID, "part %d of %d is missing", p, n_parts);
+			return NULL;
+		}
+	e = (PartsEngine *) pr_alloc_array(alloc, 1, sizeof(PartsEngine));
+	if (e == NULL)
+	{
+		release_given(parts, n_parts, exchange);
+		pr_error_set(err, PR_ERR_NOMEM, "out of memory creating an engine of %d parts", n_parts);
+		return NULL;
+	}
+	memset(e, 0, sizeof(*e));
+	e->alloc = *alloc;
+	e->n_parts = n_parts;
+	memcpy(e->parts, parts, sizeof(PrEngine *) * (size_t) n_parts);
+	if (exchange != NULL)
+		e->exchange = *exchange;
+	snprintf(e->name, sizeof(e->name), "%s(%d)", name != NULL ? name : parts[0]->ops->name,
+			 n_parts);
+	choose_operations(e);
+	e->base.ops = &e->ops;
+	return &e->base;
+}
+
+/* Whether engine is a parts engine (its release is this file's). */
+bool
+pr_parts_engine_is(const PrEngine *engine)
+{
+	return engine != NULL && engine->ops != NULL && engine->ops->release == parts_release;
+}
+
+/* Part p of a parts engine, or NULL. */
+PrEngine *
+pr_parts_engine_part(PrEngine *engine, int p)
+{
+	PartsEngine *e = (PartsEngine *) engine;
+
+	if (!pr_parts_engine_is(engine) || p < 0 || p >= e->n_parts)
+		return NULL;
+	return e->parts[p];
+}
+
+/* The split of a prepared parts engine; see pr_parts.h. */
+PrStatus
+pr_parts_engine_report(PrEngine *engine, PrPartsReport *out, PrError *err)
+{
+	PartsEngine *e = (PartsEngine *) engine;
+
+	if (!pr_parts_engine_is(engine) || out == NULL)
+		return pr_error_set(err, PR_ERR_INVALID, "not a parts engine");
+	if (!e->prepared)
+		return pr_error_set(err, PR_ERR_INVALID, "the parts engine is not prepared");
+	memset(out, 0, sizeof(*out));
+	out->n_parts = e->n_parts;
+	memcpy(out->row_begin, e->row_begin, sizeof(int64_t) * (size_t) (e->n_parts + 1));
+	for (int p = 0; p < e->n_parts; p++)
+		out->edges[p] = e->part_graph[p].n_edges;
+	out->split_seconds = e->split_seconds;
+	return PR_OK;
+}
