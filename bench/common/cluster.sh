@@ -162,7 +162,7 @@ timed_calls() {  # reps query [pre]
 # loads GRAPH into a new UNLOGGED table TABLE(src bigint, dst bigint), VACUUM ANALYZE, and enables the
 # graph cache for it; prints a "RESULT load" line.  GRAPH: an R-MAT scale (24: Graph500 a = .57,
 # b = .19, c = .19, edge factor 16, random ids, duplicates removed), a graph_gen.h name
-# (local:23:16:0.9:64, rmat:22:4, er:22, ...): both written by bench/sql/rmat_copy.c as PARTS files of
+# (local:23:16:0.9:64, bip:22, rmat:22:4, er:22, ...): both written by bench/sql/rmat_copy.c as PARTS files of
 # binary COPY, loaded by PARTS parallel COPYs; or slashdot, enron (test/data), or a .tsv / .tsv.gz
 # file of "src<TAB>dst" lines (absolute, or relative to the project root), loaded by one COPY.
 load_edges() {  # graph table parts
@@ -188,7 +188,7 @@ load_edges() {  # graph table parts
       ;;
     *)
       [ -x "$WORK/rmat_copy" ] || gcc -O2 -std=gnu11 -pthread -Itest/common -o "$WORK/rmat_copy" \
-        bench/sql/rmat_copy.c test/common/graph_gen.c || return 1
+        bench/sql/rmat_copy.c test/common/graph_gen.c -lm || return 1
       seed=20261121
       case $graph in *:*) what=$graph ;; *) what="R-MAT $graph"; seed=$((20261121 + graph)) ;; esac
       rows=$("$WORK/rmat_copy" "$graph" 16 "$seed" "$parts" "$WORK/$t") || return 1

@@ -1,4 +1,4 @@
-# bench/multi/nccl_env.sh — sourced by bench/multi/run.sh and bench/sql/multi_check.sh: finds NCCL and
+# bench/multi/nccl_env.sh — sourced by bench/multi/run.sh and bench/sql/multi.sh: finds NCCL and
 # exports NCCL_HOME (kept when set; else the Python package nvidia-nccl-cu13, which carries nccl.h and
 # libnccl.so.2, when a python3 has it; else the CUDA toolkit when it holds nccl.h; else empty) and puts
 # NCCL's library folder on LD_LIBRARY_PATH.  NCCL's own settings (NCCL_*) are left to the environment.

@@ -3,14 +3,14 @@
  * PostgreSQL's binary COPY format (two int8 columns src, dst), for P parallel COPYs into one table.
  *
  *   rmat_copy SCALE EDGE_FACTOR SEED PARTS OUT_PREFIX     -> OUT_PREFIX.0.bin ... OUT_PREFIX.(P-1).bin
- *   rmat_copy GRAPH - SEED PARTS OUT_PREFIX               (GRAPH: a graph_gen.h name, e.g. local:23:16:0.9:64)
+ *   rmat_copy GRAPH - SEED PARTS OUT_PREFIX               (GRAPH: a graph_gen.h name, e.g. local:23:16:0.9:64, bip:22)
  *
  * The graph is gen_rmat of test/common/graph_gen.h (random ids); duplicate (src, dst) pairs are
  * removed (self-loops stay), and each file's rows are shuffled.  One thread per part: pass 1
  * generates a slice of the edges and buckets them by a hash of the (src, dst) key, pass 2 sorts and
  * deduplicates one bucket (duplicates always share a bucket), shuffles it and writes it.  Prints the
  * rows written.  Build: gcc -O2 -std=gnu11 -pthread -Itest/common -o rmat_copy bench/sql/rmat_copy.c
- * test/common/graph_gen.c
+ * test/common/graph_gen.c -lm
  */
 #include "graph_gen.h"
 

@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "graph_gen.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,23 +76,81 @@ shuffle_apply(const Shuffle *s, uint64_t x)
 	return x;
 }
 
+/*
+ * A Zipf law over the ranks [0, n): rank r with probability about (r + 1)^-s, drawn by inverting
+ * the distribution of the density x^-s over [1/2, n + 1/2) and rounding (x in [r + 1/2, r + 3/2)
+ * is rank r).  low, span and inverse are that inversion's constants.
+ */
+typedef struct ZipfLaw
+{
+	uint64_t	n;
+	bool		logarithmic;	/* s = 1: x = low * e^(u * span) */
+	double		low,
+				span,
+				inverse;		/* else x = (low + u * span)^inverse */
+} ZipfLaw;
+
+/* The Zipf law of exponent s (>= 0) over n ranks. */
+static ZipfLaw
+zipf_make(uint64_t n, double s)
+{
+	ZipfLaw		z;
+	double		t = 1.0 - s;
+
+	z.n = n;
+	z.logarithmic = fabs(t) < 1e-9;
+	if (z.logarithmic)
+	{
+		z.low = 0.5;
+		z.span = log(2.0 * (double) n + 1.0);
+		z.inverse = 1.0;
+	}
+	else
+	{
+		z.low = pow(0.5, t);
+		z.span = pow((double) n + 0.5, t) - z.low;
+		z.inverse = 1.0 / t;
+	}
+	return z;
+}
+
+/* A rank in [0, n) drawn from the Zipf law. */
+static inline uint64_t
+zipf_rank(const ZipfLaw *z, uint64_t *state)
+{
+	double		u = gen_unit(state);
+	double		x = z->logarithmic ? z->low * exp(u * z->span) : pow(z->low + u * z->span, z->inverse);
+	double		r = floor(x - 0.5);
+
+	if (r < 0)
+		return 0;
+	return r < (double) z->n ? (uint64_t) r : z->n - 1;	/* rounding at the ends */
+}
+
 /* What every edge of one graph shares: the spec, the edge key and the relabellings. */
 typedef struct Prepared
 {
 	GenSpec		spec;
 	uint64_t	edge_key;
-	Shuffle		ids;			/* R-MAT / uniform relabelling; GEN_LOCAL: popular nodes */
+	Shuffle		ids;			/* R-MAT / uniform relabelling; GEN_LOCAL: popular nodes;
+								 * GEN_BIPARTITE: item ranks */
 	Shuffle		sources;		/* GEN_LOCAL: ranks of the sources */
+	ZipfLaw		items;			/* GEN_BIPARTITE: the items' popularity */
 } Prepared;
 
-/* Derives the edge key and the relabellings of a spec. */
+/* Derives the edge key, the relabellings and the item law of a spec. */
 static void
 prepare(const GenSpec *spec, Prepared *p)
 {
+	uint64_t	items = (uint64_t) (spec->n - spec->users);
+
 	p->spec = *spec;
 	p->edge_key = mix64(spec->seed ^ 0x6A09E667F3BCC909ull);
-	p->ids = shuffle_make((uint64_t) spec->n, spec->seed ^ 0xBB67AE8584CAA73Bull);
+	p->ids = shuffle_make(spec->kind == GEN_BIPARTITE ? items : (uint64_t) spec->n,
+						  spec->seed ^ 0xBB67AE8584CAA73Bull);
 	p->sources = shuffle_make((uint64_t) spec->n, spec->seed ^ 0x3C6EF372FE94F82Bull);
+	if (spec->kind == GEN_BIPARTITE)
+		p->items = zipf_make(items, spec->zipf);
 }
 
 /* A rank in [0, n) drawn with density about r^(1/skew - 1): low ranks most likely. */
@@ -150,6 +209,14 @@ edge_of(const Prepared *p, int64_t i, uint64_t *src, uint64_t *dst)
 			u = shuffle_apply(&p->ids, u);
 			v = shuffle_apply(&p->ids, v);
 		}
+	}
+	else if (g->kind == GEN_BIPARTITE)
+	{
+		u = gen_random(&state) % (uint64_t) g->users;
+		v = zipf_rank(&p->items, &state);
+		if (g->permute)
+			v = shuffle_apply(&p->ids, v);
+		v += (uint64_t) g->users;
 	}
 	else
 	{
@@ -217,6 +284,18 @@ gen_local(int64_t n, int64_t m, double p_local, int64_t window, uint64_t seed)
 	return s;
 }
 
+/* Bipartite user–item graph; see graph_gen.h. */
+GenSpec
+gen_bipartite(int64_t users, int64_t items, int64_t m, double zipf, uint64_t seed)
+{
+	GenSpec		s = spec_of(GEN_BIPARTITE, users + items, m, seed);
+
+	s.permute = true;
+	s.users = users;
+	s.zipf = zipf;
+	return s;
+}
+
 /* Takes one graph option of a benchmark's command line; see graph_gen.h. */
 int
 gen_take_option(int argc, char **argv, int i, GenOptions *opts)
@@ -243,15 +322,18 @@ gen_take_option(int argc, char **argv, int i, GenOptions *opts)
 	return 2;
 }
 
-/* Parses "kind:scale[:ef[:p_local[:window]]]"; see graph_gen.h. */
+/* Parses "kind:scale[:ef[:...]]"; see graph_gen.h. */
 bool
 gen_parse(const char *name, uint64_t seed, GenSpec *spec)
 {
 	char		kind[16];
-	double		field[4] = {0, 16, 0.9, 64};
+	double		field[4] = {0, 16, 0, 0};
 	int			n_fields = 0;
 	const char *p = strchr(name, ':');
 	int64_t		n;
+	double		p_local,
+				window,
+				zipf;
 
 	if (p == NULL || p - name >= (long) sizeof(kind))
 		return false;
@@ -266,17 +348,21 @@ gen_parse(const char *name, uint64_t seed, GenSpec *spec)
 			return false;
 		p = end;
 	}
-	if (*p != '\0' || field[0] < 1 || field[0] > 40 || field[0] != (int) field[0] || field[1] <= 0 ||
-		field[2] < 0 || field[2] > 1 || field[3] < 1)
+	if (*p != '\0' || field[0] < 1 || field[0] > 40 || field[0] != (int) field[0] || field[1] <= 0)
 		return false;
 	n = (int64_t) 1 << (int) field[0];
 	seed += (uint64_t) field[0];
+	p_local = n_fields > 2 ? field[2] : 0.9;
+	window = n_fields > 3 ? field[3] : 64;
+	zipf = n_fields > 2 ? field[2] / 100 : 1.1;
 	if (strcmp(kind, "rmat") == 0 && n_fields <= 2)
 		*spec = gen_rmat((int) field[0], (int64_t) (field[1] * (double) n), seed, true);
 	else if (strcmp(kind, "er") == 0 && n_fields <= 2)
 		*spec = gen_uniform(n, (int64_t) (field[1] * (double) n), seed);
-	else if (strcmp(kind, "local") == 0)
-		*spec = gen_local(n, (int64_t) (field[1] * (double) n), field[2], (int64_t) field[3], seed);
+	else if (strcmp(kind, "local") == 0 && p_local >= 0 && p_local <= 1 && window >= 1)
+		*spec = gen_local(n, (int64_t) (field[1] * (double) n), p_local, (int64_t) window, seed);
+	else if (strcmp(kind, "bip") == 0 && n_fields <= 3 && field[0] >= 2 && zipf >= 0 && zipf <= 10)
+		*spec = gen_bipartite(n, n / 4, (int64_t) (field[1] * (double) n), zipf, seed);
 	else
 		return false;
 	return true;
@@ -292,6 +378,10 @@ gen_describe(const GenSpec *spec, char *buf, size_t size)
 	else if (spec->kind == GEN_UNIFORM)
 		snprintf(buf, size, "uniform n=%lld m=%lld seed=%llu", (long long) spec->n,
 				 (long long) spec->m, (unsigned long long) spec->seed);
+	else if (spec->kind == GEN_BIPARTITE)
+		snprintf(buf, size, "bipartite users=%lld items=%lld m=%lld zipf=%g seed=%llu",
+				 (long long) spec->users, (long long) (spec->n - spec->users), (long long) spec->m,
+				 spec->zipf, (unsigned long long) spec->seed);
 	else
 		snprintf(buf, size, "local n=%lld m=%lld p_local=%g window=%lld skew=%d seed=%llu",
 				 (long long) spec->n, (long long) spec->m, spec->p_local, (long long) spec->window,

@@ -1,6 +1,7 @@
 /*
  * graph_gen.h — the one graph generator of the tests and benchmarks: a splitmix64 random stream,
- * R-MAT, uniform (Erdős–Rényi) and power-law graphs whose ids carry locality, as edge lists; the
+ * R-MAT, uniform (Erdős–Rényi), power-law graphs whose ids carry locality and bipartite user–item
+ * graphs with Zipf-popular items, as edge lists; the
  * tools around them (deduplication, edge shuffle, breadth-first relabelling, reading an edge file,
  * a "kind:scale:.." graph name).  Pure C11 (pthreads); includable from C++ / CUDA.
  *
@@ -42,17 +43,21 @@ typedef enum GenKind
 {
 	GEN_RMAT,					/* R-MAT, Graph500 a = .57, b = .19, c = .19, d = .05 */
 	GEN_UNIFORM,				/* both ends uniform over [0, n) (Erdős–Rényi with m edges) */
-	GEN_LOCAL					/* power-law sources, destinations near the source or popular */
+	GEN_LOCAL,					/* power-law sources, destinations near the source or popular */
+	GEN_BIPARTITE				/* users -> items, the items' popularity a Zipf law */
 } GenKind;
 
 /*
  * A generated graph: n nodes (ids 0..n-1), m edges (parallel edges and self-loops possible).
- * permute: ids relabelled by a random permutation (R-MAT, uniform), or, for GEN_LOCAL, the
- * popular destinations scattered over the ids instead of being the low ids.
+ * permute: ids relabelled by a random permutation (R-MAT, uniform), or, for GEN_LOCAL and
+ * GEN_BIPARTITE, the popular destinations scattered over the ids instead of being the low ids.
  * GEN_LOCAL: the source of an edge is drawn with a power-law skew (node of rank r has weight about
  * r^(1/skew - 1)), the ranks scattered over the ids; with probability p_local the destination is
  * source +- d (wrapped into [0, n)), d in 1..window drawn with the same skew (short distances
  * most likely), otherwise a popular node (the same power law over the ids).
+ * GEN_BIPARTITE: users 0..users-1, items users..n-1; every edge goes from a user drawn uniformly to
+ * an item of rank r drawn with probability about (r + 1)^-zipf (a Zipf law over the n - users
+ * ranks); permute scatters the ranks over the item ids.
  */
 typedef struct GenSpec
 {
@@ -65,6 +70,8 @@ typedef struct GenSpec
 	double		p_local;		/* GEN_LOCAL */
 	int64_t		window;			/* GEN_LOCAL: largest distance of a local edge */
 	int			skew;			/* GEN_LOCAL: power-law exponent (1: uniform; default 2) */
+	int64_t		users;			/* GEN_BIPARTITE: the first `users` ids are users, the others items */
+	double		zipf;			/* GEN_BIPARTITE: Zipf exponent of the items' popularity (0: uniform) */
 } GenSpec;
 
 /* R-MAT over 2^scale nodes, m edges (scale 1..62). */
@@ -77,10 +84,18 @@ GenSpec		gen_uniform(int64_t n, int64_t m, uint64_t seed);
 GenSpec		gen_local(int64_t n, int64_t m, double p_local, int64_t window, uint64_t seed);
 
 /*
- * Parses a graph name: "rmat:SCALE[:EF]", "er:SCALE[:EF]" or "local:SCALE[:EF[:P_LOCAL[:WINDOW]]]"
- * (n = 2^SCALE, m = EF * n, EF default 16, P_LOCAL default 0.9, WINDOW default 64).  R-MAT and
- * local get permute = true; the seed is seed + SCALE (each size its own stream).  False (spec
- * untouched) on a malformed name.
+ * Bipartite user–item graph: `users` users, `items` items, m edges user -> item, the items'
+ * popularity a Zipf law of exponent zipf (>= 0), the ranks scattered over the item ids (permute).
+ */
+GenSpec		gen_bipartite(int64_t users, int64_t items, int64_t m, double zipf, uint64_t seed);
+
+/*
+ * Parses a graph name: "rmat:SCALE[:EF]", "er:SCALE[:EF]", "local:SCALE[:EF[:P_LOCAL[:WINDOW]]]"
+ * (n = 2^SCALE, m = EF * n, EF default 16, P_LOCAL default 0.9, WINDOW default 64) or
+ * "bip:SCALE[:EF[:ZIPF_X100]]" (2^SCALE users, 2^(SCALE-2) items, m = EF * users, the Zipf
+ * exponent in hundredths, default 110 = 1.1; SCALE >= 2).  R-MAT, local and bip get permute =
+ * true; the seed is seed + SCALE (each size its own stream).  False (spec untouched) on a
+ * malformed name.
  */
 bool		gen_parse(const char *name, uint64_t seed, GenSpec *spec);
 

@@ -2,8 +2,9 @@
  * test_graph_gen.c — the graph generator of the tests and benchmarks (test/common/graph_gen.c):
  * the same graph for a seed whatever the thread count, ids in range, the R-MAT quadrant
  * probabilities, the random relabelling a bijection, the local graphs' share of edges within the
- * window (p_local), their distance law and degree skew, deduplication, breadth-first order and
- * graph names, against hand-computed values.  Pure C, no GPU.
+ * window (p_local), their distance law and degree skew, the bipartite graphs' sides and Zipf
+ * popularity, deduplication, breadth-first order and graph names, against hand-computed values.
+ * Pure C, no GPU.
  */
 #include "graph_gen.h"
 #include "test_graphs.h"
@@ -192,6 +193,75 @@ test_local(double p_local, int64_t window)
 	free(in_degree);
 }
 
+/* Compares two counts, largest first (qsort). */
+static int
+by_count_descending(const void *a, const void *b)
+{
+	int64_t		x = *(const int64_t *) a,
+				y = *(const int64_t *) b;
+
+	return (x < y) - (x > y);
+}
+
+/*
+ * A bipartite graph "bip:12" (4096 users, 1024 items, 65536 edges, Zipf 1.1): every edge from a
+ * user to an item; users uniform (each half of them has half of the edges); the items' popularity
+ * a Zipf law: the most popular item draws (0.5^-0.1 - 1.5^-0.1) / (0.5^-0.1 - 1024.5^-0.1) =
+ * 0.19500 of the edges (12780, sd 101), the item of median popularity (rank 512) about
+ * 513^-1.1 / (10 * (0.5^-0.1 - 1024.5^-0.1)) = 1.8e-4 of them (~12); the popular items scattered
+ * over the item ids (the 8 most popular are not the 8 lowest ids).
+ */
+static void
+test_bipartite(void)
+{
+	GenSpec		spec;
+	int64_t    *s,
+			   *d;
+	int64_t		users,
+				items,
+				low_users = 0,
+				scattered = 0;
+	int64_t    *in_degree;
+	bool		sides = true;
+
+	check(gen_parse("bip:12", 5, &spec), "bip:12 parses", "bipartite");
+	users = spec.users;
+	items = spec.n - spec.users;
+	in_degree = calloc((size_t) items, sizeof(int64_t));
+	generate(&spec, 2, &s, &d);
+	for (int64_t i = 0; i < spec.m; i++)
+	{
+		sides &= s[i] >= 0 && s[i] < users && d[i] >= users && d[i] < spec.n;
+		if (d[i] >= users && d[i] < spec.n)
+			in_degree[d[i] - users]++;
+		low_users += s[i] < users / 2;
+	}
+	check(sides, "every edge from a user (0..U-1) to an item (U..U+I-1)", "bipartite");
+	check(fabs((double) low_users / (double) spec.m - 0.5) < 0.01, "users uniform", "bipartite");
+	for (int64_t r = 0; r < 8; r++)
+	{
+		int64_t		best = 0;
+
+		/* the r-th most popular item's id is not the r-th lowest id */
+		for (int64_t v = 1; v < items; v++)
+			best = in_degree[v] > in_degree[best] ? v : best;
+		scattered += best != r;
+		in_degree[best] = -in_degree[best] - 1;		/* marked taken; restored below */
+	}
+	for (int64_t v = 0; v < items; v++)
+		in_degree[v] = in_degree[v] < 0 ? -in_degree[v] - 1 : in_degree[v];
+	qsort(in_degree, (size_t) items, sizeof(int64_t), by_count_descending);
+	check(in_degree[0] > 12480 && in_degree[0] < 13080, "most popular item ~0.195 m (12780)",
+		  "bipartite");
+	check(in_degree[items / 2] >= 6 && in_degree[items / 2] <= 20 &&
+		  in_degree[0] > 500 * in_degree[items / 2], "median item ~12 edges: far below the most popular",
+		  "bipartite");
+	check(scattered >= 7, "popular items scattered over the item ids", "bipartite");
+	free(s);
+	free(d);
+	free(in_degree);
+}
+
 /* Uniform graph: both ends spread evenly (each half of the ids gets half of the edges). */
 static void
 test_uniform(void)
@@ -314,9 +384,15 @@ test_parse(void)
 		  g.permute, "rmat name", "parse");
 	check(gen_parse("er:12:4", 1, &g) && g.kind == GEN_UNIFORM && g.n == 4096 && g.m == 16384,
 		  "er name", "parse");
+	check(gen_parse("bip:10:8:150", 7, &g) && g.kind == GEN_BIPARTITE && g.users == 1024 &&
+		  g.n == 1280 && g.m == 8192 && g.zipf == 1.5 && g.permute && g.seed == 17, "bip name", "parse");
+	check(gen_parse("bip:2", 7, &g) && g.users == 4 && g.n == 5 && g.m == 64 && g.zipf == 1.1,
+		  "bip defaults", "parse");
 	check(!gen_parse("rmat:x", 1, &g) && !gen_parse("ring:3", 1, &g) && !gen_parse("er:3:1:2", 1, &g) &&
 		  !gen_parse("local:3:1:1.5", 1, &g) && !gen_parse("rmat", 1, &g) &&
-		  !gen_parse("rmat:12:", 1, &g), "malformed names refused", "parse");
+		  !gen_parse("rmat:12:", 1, &g) && !gen_parse("bip:1", 1, &g) &&
+		  !gen_parse("bip:10:8:110:3", 1, &g) && !gen_parse("bip:10:8:-5", 1, &g),
+		  "malformed names refused", "parse");
 }
 
 /* The benchmarks' graph options. */
@@ -349,7 +425,8 @@ int
 main(void)
 {
 	GenSpec		specs[] = {gen_rmat(12, 50000, 1, true), gen_uniform(777, 40000, 2),
-	gen_local(5000, 60000, 0.8, 32, 3)};
+	gen_local(5000, 60000, 0.8, 32, 3), gen_bipartite(3000, 700, 50000, 1.1, 4),
+	gen_bipartite(1000, 300, 20000, 1.0, 5)};
 
 	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
 		test_determinism(&specs[i]);
@@ -358,6 +435,7 @@ main(void)
 	test_local(0.5, 8);
 	test_local(0.0, 64);
 	test_uniform();
+	test_bipartite();
 	test_tools();
 	test_shuffled_ids();
 	test_parse();
