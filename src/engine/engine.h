@@ -49,6 +49,10 @@ typedef enum SegmentMapping
  * with several (RWR from several sources), HITS. */
 #define RUN_KINDS 3
 
+/* Calls measured on each side before the choice (a first call pays one-time costs: lazy device
+ * allocations, NCCL's first connections). */
+#define RUNS_BEFORE_CHOICE 2
+
 /* A graph the engine process has mapped, and the engine prepared on it. */
 typedef struct Resident
 {
@@ -78,9 +82,10 @@ typedef struct Resident
 	ServiceAlgorithm multi_algorithm;
 	int			multi_k;
 	bool		multi_failed;	/* a run on several GPUs failed on this graph: one GPU from now on */
-	double		run_ms[RUN_KINDS][2];	/* the fastest call seen per iteration (ms; 0: none yet),
-										 * per kind of run (run_kind), on one GPU [0] and on
-										 * several [1]: the measured choice (multi_wanted) */
+	double		run_ms[RUN_KINDS][2];	/* the fastest call seen per iteration (ms), per kind of
+										 * run (run_kind), on one GPU [0] and on several [1]:
+										 * the measured choice (multi_wanted) */
+	int			runs[RUN_KINDS][2];	/* the calls measured there */
 	size_t		bytes;
 	uint64		last_used;
 } Resident;

@@ -10,8 +10,8 @@
  *
  * Several GPUs: when more than one may be used (powerrank.gpu_devices, the multi-GPU library
  * started), a cached graph also gets an engine over every GPU (pr_parts.h), and each kind of run
- * (PageRank, RWR from several sources, HITS) goes where it is measured faster: the first call of
- * a kind on one GPU, the second on every GPU, then always on the faster (multi_wanted).
+ * (PageRank, RWR from several sources, HITS) goes where it is measured faster: the first calls of
+ * a kind on one GPU, the next on every GPU, then always on the faster (multi_wanted).
  */
 #include "engine/engine.h"
 
@@ -101,21 +101,23 @@ run_kind(const ServiceRequest *req)
 
 /*
  * Whether a request runs on every GPU: several may be used, the graph is cached (not a one-off),
- * its runs there have not failed, and, for this kind of run, every GPU was measured faster than
- * one — or is still unmeasured while one GPU has been measured (the second call of a kind tries
- * every GPU).  A graph whose one-GPU engine streams (larger than one GPU, or than
+ * its runs there have not failed, and, for this kind of run, the calls measured so far say so:
+ * RUNS_BEFORE_CHOICE calls on one GPU, then as many on every GPU, then wherever the fastest call
+ * per iteration was.  A graph whose one-GPU engine streams (larger than one GPU, or than
  * powerrank.gpu_memory) is measured the same way: resident on several GPUs it wins.
  */
 static bool
 multi_wanted(const ServiceRequest *req, const Resident *r, const Resident *one_off)
 {
-	const double *ms = r->run_ms[run_kind(req)];
+	int			kind = run_kind(req);
 
 	if (engine_multi_gpus < 2 || r == one_off || r->multi_failed)
 		return false;
-	if (ms[0] <= 0.0)
+	if (r->runs[kind][0] < RUNS_BEFORE_CHOICE)
 		return false;
-	return ms[1] <= 0.0 || ms[1] < ms[0];
+	if (r->runs[kind][1] < RUNS_BEFORE_CHOICE)
+		return true;
+	return r->run_ms[kind][1] < r->run_ms[kind][0];
 }
 
 /*
@@ -128,15 +130,16 @@ static void
 record_run_time(const ServiceRequest *req, Resident *r, bool multi, const PrRunStats *stats)
 {
 	double	   *ms = &r->run_ms[run_kind(req)][multi ? 1 : 0];
+	int		   *runs = &r->runs[run_kind(req)][multi ? 1 : 0];
 	double		run = (stats->seconds - stats->prepare_seconds - stats->warm_seconds) * 1000.0 /
 		Max(stats->iterations, 1);
 
 	/* the quick layout is not what one GPU runs once tuned: wait for the tuned one */
 	if (!multi && r->quick)
 		return;
-	run = Max(run, 1e-6);
-	if (*ms <= 0.0 || run < *ms)
+	if (*runs == 0 || run < *ms)
 		*ms = run;
+	(*runs)++;
 }
 
 /*
