@@ -1,16 +1,11 @@
 -- Several GPUs: with powerrank.gpu_devices = N >= 2 the cpu-test engine (test/regress.conf)
 -- simulates N GPUs by N parts, each a CPU engine holding a range of the rows (core/pr_parts.h),
 -- joined by the exchange after every product, exactly as the GPU service joins N GPU engines.
--- Each kind of run on a cached graph runs first on one engine, then on the N parts, then wherever
--- it was measured faster (simulated parts are slower: one thread serves them all).  Every answer
--- on the parts must equal the backend's CPU answer within rounding.
+-- Each kind of run on a cached graph runs its first two calls on one engine, the next two on the
+-- N parts, then wherever it was measured faster (simulated parts are slower: the threads are
+-- shared).  Every answer on the parts must equal the backend's CPU answer within rounding.
 SET powerrank.warm_start = off;
-\getenv abs_srcdir PG_ABS_SRCDIR
-\getenv data_dir POWERRANK_DATA_DIR
-\if :{?data_dir}
-\else
-\set data_dir :abs_srcdir '/test/data'
-\endif
+\i sql/include/data_dir.sql
 
 \i sql/include/service_wait.sql
 
@@ -28,8 +23,8 @@ INSERT INTO mg_tiny VALUES (1, 2), (2, 1);
 SELECT count(*) FILTER (WHERE powerrank_cache_enable(t)) AS cached
   FROM unnest(ARRAY['mg_enron', 'mg_weighted', 'mg_top', 'mg_personal', 'mg_warm', 'mg_tiny']) t;
 
--- Runs service_sql on the service until it runs on the parts (at most 40 calls: the first runs on
--- one engine, and one engine is measured only on its tuned layout, which a thread plans), then
+-- Runs service_sql on the service until it runs on the parts (at most 40 calls: the first two run
+-- on one engine, and one engine is measured only on its tuned layout, which a thread plans), then
 -- compares that answer with cpu_sql's, row by row on the key columns: the largest difference of the
 -- value column, or NULL when the rows differ or the parts never ran.
 CREATE FUNCTION on_parts(service_sql text, cpu_sql text, keys text, val text,

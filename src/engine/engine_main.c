@@ -338,6 +338,31 @@ make_room_for(Resident *r)
 }
 
 /*
+ * Releases a graph's one-GPU engine when it streams and every GPU was measured faster for this kind
+ * of run: a graph larger than one GPU (or powerrank.gpu_memory) then runs resident on every GPU, and
+ * the streamed engine's device buffers and registered host memory serve nothing.  Another kind of
+ * run that wants one GPU makes it again.
+ */
+static void
+release_streamed_loser(Resident *r, const ServiceRequest *req)
+{
+	int			kind = run_kind(req);
+	PrGpuReport report;
+	PrError		err = {0};
+
+	if (engine_config->kind != SERVICE_ENGINE_GPU || r->engine == NULL ||
+		r->runs[kind][0] < RUNS_BEFORE_CHOICE || r->runs[kind][1] < RUNS_BEFORE_CHOICE ||
+		r->run_ms[kind][1] >= r->run_ms[kind][0] ||
+		engine_gpu.engine_report(r->engine, &report, &err) != PR_OK ||
+		strcmp(report.residency, "streamed") != 0)
+		return;
+	resident_tuner_finish(r, true);
+	r->engine->ops->release(r->engine);
+	r->engine = NULL;
+	r->prepared = false;
+}
+
+/*
  * Publishes a successful run: the outcome (stats, engine, residency), the service's counters, the
  * graph marked prepared (its tuner started when cached), room made when it ran streamed for lack
  * of it, and its size recounted.
@@ -384,6 +409,8 @@ publish_success(ServiceSlot *slot, Resident *r, const Resident *one_off, bool re
 	}
 	if (make_room)
 		make_room_for(r);
+	if (use_multi)
+		release_streamed_loser(r, req);
 	r->bytes = resident_bytes(r);
 }
 

@@ -315,11 +315,13 @@ resident_drop_vanished(void)
 }
 
 /*
- * Bytes a prepared entry holds: the GPU engines' reports (the engine over several GPUs: each
- * part's), or host memory for the CPU engine (its vectors: the slots of the algorithm it is
- * prepared for over its prepared columns, one-column PageRank when it is not prepared, once more
- * per simulated part; the batch engine's PageRank slots of engine_config->batch_size columns; the
- * warm start's extra slots are not counted).
+ * Bytes a prepared entry holds on one device, the device where it holds the most (powerrank.gpu_memory
+ * bounds each GPU): the GPU engines' reports — the one-GPU and batch engines on
+ * powerrank.gpu_device, each part of the engine over several GPUs on its GPU —, or host memory for
+ * the CPU engine (its vectors: the slots of the algorithm it is prepared for over its prepared
+ * columns, one-column PageRank when it is not prepared; each simulated part holds as many; the batch
+ * engine's PageRank slots of engine_config->batch_size columns; the warm start's extra slots are not
+ * counted).
  */
 size_t
 resident_bytes(Resident *r)
@@ -327,6 +329,8 @@ resident_bytes(Resident *r)
 	PrGpuReport report;
 	PrError		err = {0};
 	size_t		bytes;
+	size_t		on_device[PR_PARTS_MAX] = {0};
+	int			one = engine_config->gpu_device < PR_PARTS_MAX ? engine_config->gpu_device : 0;
 	ServiceAlgorithm algorithm = r->prepared ? r->prepared_algorithm : SERVICE_PAGERANK;
 	int			k = r->prepared ? r->prepared_k : 1;
 	int			n_slots = pr_algorithm_slots(service_algorithm(algorithm), false);
@@ -337,16 +341,17 @@ resident_bytes(Resident *r)
 		bytes = 0;
 		for (int p = 0; r->multi != NULL && p < engine_multi_gpus; p++)
 			if (engine_gpu.engine_report(pr_parts_engine_part(r->multi, p), &report, &err) == PR_OK)
-				bytes += report.total_bytes;
+				on_device[p] = report.total_bytes;
 		if (r->engine != NULL && engine_gpu.engine_report(r->engine, &report, &err) == PR_OK)
-			bytes += report.total_bytes;
+			on_device[one] += report.total_bytes;
 		if (r->batch_engine != NULL &&
 			engine_gpu.engine_report(r->batch_engine, &report, &err) == PR_OK)
-			bytes += report.total_bytes;
+			on_device[one] += report.total_bytes;
+		for (int d = 0; d < PR_PARTS_MAX; d++)
+			bytes = Max(bytes, on_device[d]);
 		return bytes;
 	}
-	bytes = r->size + (size_t) r->graph.n_nodes * (size_t) k * (size_t) n_slots * sizeof(double) *
-		(size_t) (r->multi != NULL ? 1 + engine_multi_gpus : 1);
+	bytes = r->size + (size_t) r->graph.n_nodes * (size_t) k * (size_t) n_slots * sizeof(double);
 	if (r->batch_engine != NULL)
 		bytes += (size_t) r->graph.n_nodes * (size_t) engine_config->batch_size *
 			(size_t) batch_slots * sizeof(double);
