@@ -105,9 +105,43 @@ SELECT 'tiny' AS run, first_engine, parts_engine, max_diff < 1e-15 AS same
                 $$SELECT * FROM pagerank('mg_tiny', device => 'cpu')$$,
                 'node', 'score');
 
+-- powerrank_estimate predicts the parts for a cached graph that one engine would stream (its
+-- resident need above powerrank.gpu_memory, a bound per GPU) while each part fits resident: on a
+-- graph of 40 edges a node, the matrix is most of the need and a part holds a third of it.
+CREATE TABLE mg_dense AS
+  SELECT s AS src, (s * 7919 + j * 104729) % 20000 AS dst
+  FROM generate_series(0, 19999) s, generate_series(1, 40) j;
+CREATE TABLE mg_plain AS SELECT * FROM mg_dense;
+ANALYZE mg_dense;
+ANALYZE mg_plain;
+SELECT powerrank_cache_enable('mg_dense');
+SELECT count(*) FROM pagerank('mg_dense', top_k => 1, device => 'gpu');
+SELECT engine, residency, gpu_bytes AS one_engine_bytes
+  FROM powerrank_estimate('mg_dense', device => 'gpu') \gset
+SELECT :'engine' AS engine, :'residency' AS residency;
+SELECT engine_pid AS old_pid FROM powerrank_service \gset
+SELECT (:one_engine_bytes * 6 / 10 / 1024) || 'kB' AS limit_kb \gset
+ALTER SYSTEM SET powerrank.gpu_memory = :'limit_kb';
+SELECT pg_reload_conf();
+SELECT service_replaced(:old_pid);
+SELECT engine, residency, gpu_bytes < :one_engine_bytes * 6 / 10 AS fits,
+       reason LIKE '%one GPU would stream the graph, each of 3 GPUs holds its part resident' AS says_why
+  FROM powerrank_estimate('mg_dense', device => 'gpu');
+-- and the service: the first calls stream on one engine, later ones run on the parts, resident
+SELECT 'capped pagerank' AS run, first_engine, parts_engine, max_diff < 1e-12 AS same
+  FROM on_parts($$SELECT * FROM pagerank('mg_dense', tolerance => 1e-10, device => 'gpu')$$,
+                $$SELECT * FROM pagerank('mg_dense', tolerance => 1e-10, device => 'cpu')$$,
+                'node', 'score');
+-- a table without the cache: its graph is a one-off, never on the parts: streamed on one
+SELECT engine, residency FROM powerrank_estimate('mg_plain', device => 'gpu');
+SELECT engine_pid AS old_pid FROM powerrank_service \gset
+ALTER SYSTEM RESET powerrank.gpu_memory;
+SELECT pg_reload_conf();
+SELECT service_replaced(:old_pid);
+
 SELECT engine_pid AS old_pid FROM powerrank_service \gset
 ALTER SYSTEM RESET powerrank.gpu_devices;
 SELECT pg_reload_conf();
 SELECT service_replaced(:old_pid);
-DROP TABLE mg_enron, mg_weighted, mg_top, mg_personal, mg_warm, mg_tiny;
+DROP TABLE mg_enron, mg_weighted, mg_top, mg_personal, mg_warm, mg_tiny, mg_dense, mg_plain;
 DROP FUNCTION on_parts(text, text, text, text);

@@ -281,6 +281,8 @@ typedef struct ServiceShared
 	bool		has_device;
 	char		engine_name[32];
 	char		device_name[SERVICE_TEXT_LEN];
+	int			multi_gpus;		/* GPUs a run may use when more than one (0: one; the cpu-test
+								 * engine's simulated parts) */
 	char		engine_error[SERVICE_MESSAGE_LEN];	/* why the engine could not start */
 	pg_atomic_uint64 served;	/* requests answered DONE */
 	pg_atomic_uint64 failures;	/* requests answered FAILED by the engine process */

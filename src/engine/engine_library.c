@@ -117,10 +117,11 @@ start_multi(const char *device)
 	int			n;
 
 	engine_multi_gpus = 0;
+	service->multi_gpus = 0;
 	if (engine_config->kind == SERVICE_ENGINE_CPU_TEST)
 	{
 		if (engine_config->gpu_devices >= 2)
-			engine_multi_gpus = Min(engine_config->gpu_devices, PR_PARTS_MAX);
+			engine_multi_gpus = service->multi_gpus = Min(engine_config->gpu_devices, PR_PARTS_MAX);
 		return;
 	}
 	n = engine_gpu.device_count();
@@ -143,7 +144,7 @@ start_multi(const char *device)
 		engine_log(line);
 		return;
 	}
-	engine_multi_gpus = n;
+	engine_multi_gpus = service->multi_gpus = n;
 	snprintf(service->device_name, sizeof(service->device_name),
 			 "%d x %s (devices 0-%d; one GPU: device %d)", n, device, n - 1,
 			 engine_config->gpu_device);

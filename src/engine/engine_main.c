@@ -486,7 +486,9 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	else if (status != PR_OK && status != PR_ERR_INTERRUPTED)
 		resident_free(r);
 	segment_release_request(req, request_base, request_size, request_mapping);
-	resident_evict_to_fit(NULL, false);
+	/* the graph just served stays: its engines each fit powerrank.gpu_memory (the engine over
+	 * several GPUs and a streamed one-GPU engine may share a GPU until the choice is made) */
+	resident_evict_to_fit(r == &one_off || status != PR_OK ? NULL : r, false);
 	return status;
 }
 

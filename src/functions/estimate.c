@@ -484,6 +484,7 @@ typedef struct EstimateCall
 	int			k;				/* columns: RWR's sources, otherwise 1 */
 	GraphSize	size;
 	const char *engine;			/* NULL: the call would fail */
+	char		engine_name[32];	/* engine's text when it is made here (several GPUs) */
 	char		reason[SERVICE_MESSAGE_LEN + 64];
 	PrResidency residency;		/* where the GPU service would keep the graph, or NONE */
 	PrResidencyChoice choice;
@@ -545,6 +546,40 @@ estimate_graph_size(const EdgeTableSpec *spec, EstimateCall *call)
 }
 
 /*
+ * A cached graph that one GPU would stream runs, once measured, on every GPU when the service uses
+ * several (service->multi_gpus) and each GPU's part fits resident there: its rows' share of the
+ * edges (HITS: the edges with an endpoint among its rows, about (2G - 1) / G² of them) with the
+ * whole vectors.  Then the engine is "gpu-multi(G)" ("cpu-parts(G)" for the cpu-test engine), the
+ * residency resident and the device bytes one GPU's.
+ */
+static void
+predict_several_gpus(EstimateCall *call)
+{
+	int			gpus = service->multi_gpus;
+	GraphSize	part = call->size;
+	PrResidencyChoice choice;
+	double		share;
+	size_t		used;
+
+	if (gpus < 2 || !call->cacheable)
+		return;
+	share = (call->info->needs & PR_NEED_PUSH) ? (2.0 * gpus - 1.0) / ((double) gpus * gpus) :
+		1.0 / gpus;
+	part.stored_edges = ceil(call->size.stored_edges * share);
+	if (service_residency(call->kind, call->rwr, call->k, &part, call->weighted, &choice) !=
+		PR_RESIDENCY_RESIDENT)
+		return;
+	call->residency = PR_RESIDENCY_RESIDENT;
+	call->choice = choice;
+	snprintf(call->engine_name, sizeof(call->engine_name), "%s(%d)",
+			 strcmp(service->engine_name, "cpu-test") == 0 ? "cpu-parts" : "gpu-multi", gpus);
+	call->engine = call->engine_name;
+	used = strlen(call->reason);
+	snprintf(call->reason + used, sizeof(call->reason) - used,
+			 "; one GPU would stream the graph, each of %d GPUs holds its part resident", gpus);
+}
+
+/*
  * For a call the GPU service would run: where the service would keep the graph (call->residency),
  * and, when the graph would not fit in its memory, the engine and reason of a service that fails
  * with out of memory ('auto' computes on the CPU, 'gpu' is an ERROR).
@@ -556,6 +591,8 @@ check_service_memory(EstimateCall *call)
 
 	call->residency = service_residency(call->kind, call->rwr, call->k, &call->size,
 										call->weighted, &call->choice);
+	if (call->residency == PR_RESIDENCY_STREAMED)
+		predict_several_gpus(call);
 	if (call->residency != PR_RESIDENCY_NONE)
 		return;
 	snprintf(needs, sizeof(needs),
@@ -575,6 +612,13 @@ check_service_memory(EstimateCall *call)
 				 "the GPU service would fail (out of memory), so the call computes on the CPU: %s",
 				 needs);
 	}
+}
+
+/* Whether an engine name is the GPU engine's, which picks its layout when it prepares. */
+static bool
+engine_picks_layout(const char *engine)
+{
+	return strcmp(engine, "gpu") == 0 || strncmp(engine, "gpu-multi", 9) == 0;
 }
 
 /* The memory columns: bytes in the backend, in shared memory, in the graph cache, on the GPU. */
@@ -694,9 +738,9 @@ powerrank_estimate(PG_FUNCTION_ARGS)
 	nulls[R_ENGINE] = call.engine == NULL;
 	values[R_REASON] = CStringGetTextDatum(call.reason);
 	/* the CPU engines pull over the in-edge CSR; the GPU picks its layout when it prepares */
-	values[R_LAYOUT] = call.engine != NULL && strcmp(call.engine, "gpu") != 0 ?
+	values[R_LAYOUT] = call.engine != NULL && !engine_picks_layout(call.engine) ?
 		CStringGetTextDatum("csr") : (Datum) 0;
-	nulls[R_LAYOUT] = call.engine == NULL || strcmp(call.engine, "gpu") == 0;
+	nulls[R_LAYOUT] = call.engine == NULL || engine_picks_layout(call.engine);
 	values[R_RESIDENCY] = call.residency != PR_RESIDENCY_NONE ?
 		CStringGetTextDatum(pr_residency_name(call.residency)) : (Datum) 0;
 	nulls[R_RESIDENCY] = call.residency == PR_RESIDENCY_NONE;
