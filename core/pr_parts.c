@@ -704,6 +704,15 @@ pr_parts_engine_create(PrEngine **parts, int n_parts, const PrPartsExchange *exc
 	return &e->base;
 }
 
+/* The share of the edges a part graph holds; see pr_parts.h. */
+double
+pr_parts_edge_share(int n_parts, unsigned needs)
+{
+	double		n = n_parts > 1 ? (double) n_parts : 1.0;
+
+	return (needs & PR_NEED_PUSH) ? (2.0 * n - 1.0) / (n * n) : 1.0 / n;
+}
+
 /* Whether engine is a parts engine (its release is this file's). */
 bool
 pr_parts_engine_is(const PrEngine *engine)

@@ -72,6 +72,14 @@ typedef struct PrPartsReport
 PrEngine   *pr_parts_engine_create(PrEngine **parts, int n_parts, const PrPartsExchange *exchange,
 								   const char *name, const PrAllocator *alloc, PrError *err);
 
+/*
+ * The share of a graph's edges each of n_parts part graphs holds, its rows carrying an even share
+ * of the edges: 1 / n_parts for the pull products; with the push product too (the edges with an
+ * endpoint among its rows) (2 n_parts - 1) / n_parts², the two ends of an edge falling in the parts
+ * independently.  For sizing a part before the split (powerrank_estimate).
+ */
+double		pr_parts_edge_share(int n_parts, unsigned needs);
+
 /* Whether engine was made by pr_parts_engine_create. */
 bool		pr_parts_engine_is(const PrEngine *engine);
 

@@ -53,6 +53,14 @@ typedef enum SegmentMapping
  * allocations, NCCL's first connections). */
 #define RUNS_BEFORE_CHOICE 2
 
+/* What an engine of a resident graph is prepared for (done false: nothing yet, or a failed run). */
+typedef struct PreparedFor
+{
+	bool		done;
+	ServiceAlgorithm algorithm;
+	int			k;
+} PreparedFor;
+
 /* A graph the engine process has mapped, and the engine prepared on it. */
 typedef struct Resident
 {
@@ -66,9 +74,7 @@ typedef struct Resident
 	PrGraph		graph;			/* view into the mapping (+ malloc'd out-edges) */
 	bool		own_out;
 	PrEngine   *engine;
-	bool		prepared;
-	ServiceAlgorithm prepared_algorithm;
-	int			prepared_k;
+	PreparedFor prepared;
 	bool		quick;			/* engine has the quick layout; the tuned one is planned beside */
 	bool		tuner_started;	/* the tuner thread runs (or ended and is not joined yet) */
 	pthread_t	tuner;
@@ -78,9 +84,7 @@ typedef struct Resident
 	PrEngine   *batch_engine;	/* RWR batches: an engine prepared for config->batch_size columns */
 	bool		batch_prepared;
 	PrEngine   *multi;			/* the engine over engine_multi_gpus parts (pr_parts.h), or NULL */
-	bool		multi_prepared;
-	ServiceAlgorithm multi_algorithm;
-	int			multi_k;
+	PreparedFor multi_prepared;
 	bool		multi_failed;	/* a run on several GPUs failed on this graph: one GPU from now on */
 	double		run_ms[RUN_KINDS][2];	/* the fastest call seen per iteration (ms), per kind of
 										 * run (run_kind), on one GPU [0] and on several [1]:

@@ -99,6 +99,15 @@ run_kind(const ServiceRequest *req)
 	return req->algorithm == SERVICE_HITS ? 2 : req->k > 1 ? 1 : 0;
 }
 
+/* Whether a kind of run is measured on both sides (RUNS_BEFORE_CHOICE calls each) and every GPU
+ * was the faster. */
+static bool
+settled_on_multi(const Resident *r, int kind)
+{
+	return r->runs[kind][0] >= RUNS_BEFORE_CHOICE && r->runs[kind][1] >= RUNS_BEFORE_CHOICE &&
+		r->run_ms[kind][1] < r->run_ms[kind][0];
+}
+
 /*
  * Whether a request runs on every GPU: several may be used, the graph is cached (not a one-off),
  * its runs there have not failed, and, for this kind of run, the calls measured so far say so:
@@ -115,9 +124,7 @@ multi_wanted(const ServiceRequest *req, const Resident *r, const Resident *one_o
 		return false;
 	if (r->runs[kind][0] < RUNS_BEFORE_CHOICE)
 		return false;
-	if (r->runs[kind][1] < RUNS_BEFORE_CHOICE)
-		return true;
-	return r->run_ms[kind][1] < r->run_ms[kind][0];
+	return r->runs[kind][1] < RUNS_BEFORE_CHOICE || settled_on_multi(r, kind);
 }
 
 /*
@@ -187,9 +194,9 @@ request_map(ServiceSlot *slot, size_t *request_size, SegmentMapping *request_map
 static bool
 prepared_for(const Resident *r, const ServiceRequest *req, bool multi)
 {
-	if (multi)
-		return r->multi_prepared && r->multi_algorithm == req->algorithm && r->multi_k == req->k;
-	return r->prepared && r->prepared_algorithm == req->algorithm && r->prepared_k == req->k;
+	const PreparedFor *p = multi ? &r->multi_prepared : &r->prepared;
+
+	return p->done && p->algorithm == req->algorithm && p->k == req->k;
 }
 
 /*
@@ -334,7 +341,7 @@ make_room_for(Resident *r)
 	resident_evict_to_fit(r, true);
 	r->engine->ops->release(r->engine);
 	r->engine = NULL;
-	r->prepared = false;
+	r->prepared.done = false;
 }
 
 /*
@@ -346,20 +353,18 @@ make_room_for(Resident *r)
 static void
 release_streamed_loser(Resident *r, const ServiceRequest *req)
 {
-	int			kind = run_kind(req);
 	PrGpuReport report;
 	PrError		err = {0};
 
 	if (engine_config->kind != SERVICE_ENGINE_GPU || r->engine == NULL ||
-		r->runs[kind][0] < RUNS_BEFORE_CHOICE || r->runs[kind][1] < RUNS_BEFORE_CHOICE ||
-		r->run_ms[kind][1] >= r->run_ms[kind][0] ||
+		!settled_on_multi(r, run_kind(req)) ||
 		engine_gpu.engine_report(r->engine, &report, &err) != PR_OK ||
 		strcmp(report.residency, "streamed") != 0)
 		return;
 	resident_tuner_finish(r, true);
 	r->engine->ops->release(r->engine);
 	r->engine = NULL;
-	r->prepared = false;
+	r->prepared.done = false;
 }
 
 /*
@@ -376,6 +381,7 @@ publish_success(ServiceSlot *slot, Resident *r, const Resident *one_off, bool re
 	PrGpuReport report;
 	PrError		report_err;
 	bool		make_room = false;
+	PreparedFor *prepared;
 
 	engine_outcome_done(out, stats, resident, 1);
 	if (use_multi)
@@ -393,20 +399,12 @@ publish_success(ServiceSlot *slot, Resident *r, const Resident *one_off, bool re
 		strlcpy(out->engine, "cpu-test via service", sizeof(out->engine));
 	pg_atomic_fetch_add_u64(resident ? &service->reuses : &service->uploads, 1);
 	record_run_time(req, r, use_multi, stats);
-	if (use_multi)
-	{
-		r->multi_prepared = true;
-		r->multi_algorithm = req->algorithm;
-		r->multi_k = req->k;
-	}
-	else
-	{
-		r->prepared = true;
-		r->prepared_algorithm = req->algorithm;
-		r->prepared_k = req->k;
-		if (r != one_off)
-			resident_tuner_start(r);
-	}
+	prepared = use_multi ? &r->multi_prepared : &r->prepared;
+	prepared->done = true;
+	prepared->algorithm = req->algorithm;
+	prepared->k = req->k;
+	if (!use_multi && r != one_off)
+		resident_tuner_start(r);
 	if (make_room)
 		make_room_for(r);
 	if (use_multi)
@@ -472,10 +470,7 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	else
 	{
 		engine_fail(out, status, err.message[0] ? err.message : pr_status_name(status));
-		if (use_multi)
-			r->multi_prepared = false;
-		else
-			r->prepared = false;
+		(use_multi ? &r->multi_prepared : &r->prepared)->done = false;
 	}
 
 	if (r == &one_off)

@@ -31,7 +31,7 @@ resident_multi_release(Resident *r)
 	if (r->multi != NULL)
 		r->multi->ops->release(r->multi);
 	r->multi = NULL;
-	r->multi_prepared = false;
+	r->multi_prepared.done = false;
 }
 
 /* The tuner thread: plans and uploads the tuned layout of a resident graph for PageRank. */
@@ -120,16 +120,16 @@ resident_tuner_finish(Resident *r, bool wait)
 		engine_log(line);
 		return;
 	}
-	if (!wait && r->engine != NULL && r->prepared && r->prepared_algorithm == SERVICE_PAGERANK &&
-		r->prepared_k == 1 && !resident_tuned_is_faster(r))
+	if (!wait && r->engine != NULL && r->prepared.done &&
+		r->prepared.algorithm == SERVICE_PAGERANK && r->prepared.k == 1 && !resident_tuned_is_faster(r))
 	{
 		/* the measured choice kept the quick layout's own order and format: nothing to swap */
 		r->tuned->ops->release(r->tuned);
 		r->tuned = NULL;
 		return;
 	}
-	if (!wait && r->engine != NULL && r->prepared && r->prepared_algorithm == SERVICE_PAGERANK &&
-		r->prepared_k == 1)
+	if (!wait && r->engine != NULL && r->prepared.done &&
+		r->prepared.algorithm == SERVICE_PAGERANK && r->prepared.k == 1)
 	{
 		r->engine->ops->release(r->engine);
 		r->engine = r->tuned;
@@ -331,8 +331,8 @@ resident_bytes(Resident *r)
 	size_t		bytes;
 	size_t		on_device[PR_PARTS_MAX] = {0};
 	int			one = engine_config->gpu_device < PR_PARTS_MAX ? engine_config->gpu_device : 0;
-	ServiceAlgorithm algorithm = r->prepared ? r->prepared_algorithm : SERVICE_PAGERANK;
-	int			k = r->prepared ? r->prepared_k : 1;
+	ServiceAlgorithm algorithm = r->prepared.done ? r->prepared.algorithm : SERVICE_PAGERANK;
+	int			k = r->prepared.done ? r->prepared.k : 1;
 	int			n_slots = pr_algorithm_slots(service_algorithm(algorithm), false);
 	int			batch_slots = pr_algorithm_slots(service_algorithm(SERVICE_PAGERANK), false);
 

@@ -34,6 +34,7 @@
 
 #include "functions/estimate.h"
 #include "functions/run.h"
+#include "pr_parts.h"
 
 PG_FUNCTION_INFO_V1(powerrank_estimate);
 
@@ -547,9 +548,8 @@ estimate_graph_size(const EdgeTableSpec *spec, EstimateCall *call)
 
 /*
  * A cached graph that one GPU would stream runs, once measured, on every GPU when the service uses
- * several (service->multi_gpus) and each GPU's part fits resident there: its rows' share of the
- * edges (HITS: the edges with an endpoint among its rows, about (2G - 1) / G² of them) with the
- * whole vectors.  Then the engine is "gpu-multi(G)" ("cpu-parts(G)" for the cpu-test engine), the
+ * several (service->multi_gpus) and each GPU's part fits resident there: its share of the edges
+ * (pr_parts_edge_share) with the whole vectors.  Then the engine is "gpu-multi(G)" ("cpu-parts(G)" for the cpu-test engine), the
  * residency resident and the device bytes one GPU's.
  */
 static void
@@ -558,14 +558,11 @@ predict_several_gpus(EstimateCall *call)
 	int			gpus = service->multi_gpus;
 	GraphSize	part = call->size;
 	PrResidencyChoice choice;
-	double		share;
 	size_t		used;
 
 	if (gpus < 2 || !call->cacheable)
 		return;
-	share = (call->info->needs & PR_NEED_PUSH) ? (2.0 * gpus - 1.0) / ((double) gpus * gpus) :
-		1.0 / gpus;
-	part.stored_edges = ceil(call->size.stored_edges * share);
+	part.stored_edges = ceil(call->size.stored_edges * pr_parts_edge_share(gpus, call->info->needs));
 	if (service_residency(call->kind, call->rwr, call->k, &part, call->weighted, &choice) !=
 		PR_RESIDENCY_RESIDENT)
 		return;
