@@ -419,7 +419,7 @@ main(int argc, char **argv)
 	}
 	if (gopt.graph[0] == '\0' || b.iters < 1 || b.rwr_k < 1 || n_counts < 1)
 		return usage(argv[0]);
-	visible = cpu_only ? 0 : pr_multi_device_count();
+	visible = cpu_only ? 0 : pr_gpu_device_count();
 	if (!cpu_only && most > visible)
 	{
 		fprintf(stderr, "--gpus asks for %d GPUs, %d visible\n", most, visible);

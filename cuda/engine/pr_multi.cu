@@ -71,13 +71,6 @@ zeroed(size_t bytes, PrError *err)
 	return p;
 }
 
-/* Visible CUDA devices. */
-int
-pr_multi_device_count(void)
-{
-	return pr_gpu_device_count();
-}
-
 /* The communicators over GPUs 0 .. n_gpus-1, made on first use (ncclCommInitAll). */
 static PrStatus
 comm_set(PrMultiComms *comms, int n_gpus, ncclComm_t **out, PrError *err)

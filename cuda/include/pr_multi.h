@@ -52,9 +52,6 @@ void		pr_multi_comms_free(PrMultiComms *comms);
 PrEngine   *pr_multi_engine_create(PrMultiComms *comms, const PrGpuOptions *gpu, int n_gpus,
 									PrError *err);
 
-/* Visible CUDA devices (0 when none or no driver). */
-int			pr_multi_device_count(void);
-
 #ifdef __cplusplus
 }
 #endif

@@ -381,7 +381,7 @@ run_engine(PrMultiComms *comms, Case *c, int n_gpus, PrGpuPrecision precision, c
 int
 main(void)
 {
-	int			visible = pr_multi_device_count();
+	int			visible = pr_gpu_device_count();
 	int			most = visible < PR_PARTS_MAX ? visible : PR_PARTS_MAX;
 	const PrGpuPrecision precisions[2] = {PR_GPU_FP64, PR_GPU_FP32};
 	Case		cases[2];
