@@ -73,8 +73,11 @@ typedef struct PrAlgorithmInfo
 /* The descriptor of an algorithm; NULL for a value that is none. */
 const PrAlgorithmInfo *pr_algorithm(PrAlgorithm kind);
 
-/* The vector slots a run prepares, with or without the warm start. */
-int			pr_algorithm_slots(const PrAlgorithmInfo *a, bool warm_start);
+/*
+ * The vector slots a run prepares, with or without the warm start, with Anderson mixing of
+ * mixing_depth (0: none; pr_mixing.h) after them.
+ */
+int			pr_algorithm_slots(const PrAlgorithmInfo *a, bool warm_start, int mixing_depth);
 
 /* The columns of a run asked for k: k for an algorithm with a restart, else 1. */
 int			pr_algorithm_columns(const PrAlgorithmInfo *a, int k);

@@ -343,38 +343,66 @@ cpu_column_sums(PrEngine *base, int slot, double *sums, double *dangling, PrErro
 	return PR_OK;
 }
 
-/* out = sum of coef[t * k + j] * slot_t per column (warm start). */
+/*
+ * Checks a combine / dots call's terms (1 to PR_COMBINE_MAX_TERMS valid slots) and points
+ * args->in at them.
+ */
+static PrStatus
+mix_terms(CpuEngine *e, int n_terms, const int *slots, MixArgs *args, PrError *err)
+{
+	PrStatus	status;
+
+	if (n_terms < 1 || n_terms > PR_COMBINE_MAX_TERMS)
+		return pr_error_set(err, PR_ERR_INVALID, "combine and dots take 1 to %d slots, not %d",
+							PR_COMBINE_MAX_TERMS, n_terms);
+	memset(args, 0, sizeof(*args));
+	args->n_terms = n_terms;
+	for (int t = 0; t < n_terms; t++)
+	{
+		if ((status = check_slot(e, slots[t], err)) != PR_OK)
+			return status;
+		args->in[t] = e->slot[slots[t]];
+	}
+	return PR_OK;
+}
+
+/* out = sum of coef[t * k + j] * slot_t per column (warm start, accelerated iteration). */
 static PrStatus
 cpu_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const double *coef,
 			PrError *err)
 {
 	CpuEngine  *e = (CpuEngine *) base;
 	PrStatus	status = check_slot(e, out_slot, err);
-	const double *in[4];
-	double	   *out;
-	int			k = e->k;
+	MixArgs		args;
 
-	if (status != PR_OK)
+	if (status != PR_OK || (status = mix_terms(e, n_terms, slots, &args, err)) != PR_OK)
 		return status;
-	if (n_terms < 1 || n_terms > 4)
-		return pr_error_set(err, PR_ERR_INVALID, "combine takes 1 to 4 slots, not %d", n_terms);
-	for (int t = 0; t < n_terms; t++)
-	{
-		if ((status = check_slot(e, slots[t], err)) != PR_OK)
-			return status;
-		in[t] = e->slot[slots[t]];
-	}
-	out = e->slot[out_slot];
-	for (size_t q = 0; q < (size_t) e->n * (size_t) k; q++)
-	{
-		int			j = (int) (q % (size_t) k);
-		double		v = coef[j] * in[0][q];
-
-		for (int t = 1; t < n_terms; t++)
-			v += coef[t * k + j] * in[t][q];
-		out[q] = v;
-	}
+	args.out = e->slot[out_slot];
+	args.coef = coef;
+	pr_cpu_run(e, pr_cpu_task_combine, &args);
 	slot_written(e, out_slot);
+	return PR_OK;
+}
+
+/* Dot products of a slot with each of n_terms slots, per column (accelerated iteration). */
+static PrStatus
+cpu_dots(PrEngine *base, int a_slot, int n_terms, const int *slots, double *out, PrError *err)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+	PrStatus	status = check_slot(e, a_slot, err);
+	MixArgs		args;
+
+	if (status != PR_OK || (status = mix_terms(e, n_terms, slots, &args, err)) != PR_OK)
+		return status;
+	if (e->part_dots == NULL &&
+		(e->part_dots = ENGINE_ALLOC(e, double, (size_t) PR_COMBINE_MAX_TERMS *
+									 (size_t) e->n_chunks * (size_t) e->k)) == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for dot products");
+	args.a = e->slot[a_slot];
+	pr_cpu_run(e, pr_cpu_task_dots, &args);
+	for (int t = 0; t < n_terms; t++)
+		pr_cpu_sum_partials(e, e->part_dots + (size_t) t * (size_t) e->n_chunks * (size_t) e->k,
+							out + (size_t) t * (size_t) e->k);
 	return PR_OK;
 }
 
@@ -440,6 +468,7 @@ static const PrEngineOps cpu_engine_ops = {
 	.restart_fill = cpu_restart_fill,
 	.column_sums = cpu_column_sums,
 	.combine = cpu_combine,
+	.dots = cpu_dots,
 	.far_field = cpu_far_field,
 	.release = cpu_release,
 };

@@ -143,6 +143,7 @@ struct CpuEngine
 	double	   *part_sum;		/* [n_chunks*k] per-chunk sums (l1, column sums) */
 	double	   *part_max;		/* [n_chunks*k] per-chunk maxima (linf) */
 	double	   *part_dangling;	/* [n_chunks*k] per-chunk dangling sums of dangling_slot */
+	double	   *part_dots;		/* [PR_COMBINE_MAX_TERMS*n_chunks*k] per-chunk dot products */
 	int			dangling_slot;	/* slot whose dangling sums part_dangling holds, or -1 */
 	int			z_slot;			/* slot whose scaled copy z holds, or -1 */
 	double	   *coef;			/* [k] per-column scalars of the current operation */
@@ -231,6 +232,16 @@ typedef struct UpdateArgs
 	const PrRestart *restart;	/* pagerank_update: its dangling distribution, if any */
 } UpdateArgs;
 
+/* Arguments of the combine and dots tasks. */
+typedef struct MixArgs
+{
+	int			n_terms;
+	const double *in[PR_COMBINE_MAX_TERMS];
+	const double *a;			/* dots: the slot every term is multiplied with */
+	double	   *out;			/* combine: the output slot */
+	const double *coef;			/* combine: [n_terms * k] */
+} MixArgs;
+
 /* Thread pool (pr_cpu_pool.c) */
 
 /* Makes the pool's mutex and condition variables; false when the system refuses one. */
@@ -278,6 +289,12 @@ void		pr_cpu_task_column_sums(CpuEngine *e, int tid, const void *varg);
 
 /* Divides each column by its sum (coef), then the residual partials vs x (arg an UpdateArgs). */
 void		pr_cpu_task_divide_columns(CpuEngine *e, int tid, const void *varg);
+
+/* out = sum of coef[t * k + j] * in_t per column, this thread's chunks (arg a MixArgs). */
+void		pr_cpu_task_combine(CpuEngine *e, int tid, const void *varg);
+
+/* Per-chunk dot products of a with every in_t into part_dots, this thread's chunks (a MixArgs). */
+void		pr_cpu_task_dots(CpuEngine *e, int tid, const void *varg);
 
 /* Sums the per-chunk partials of part into out[k], in chunk order, compensated. */
 void		pr_cpu_sum_partials(const CpuEngine *e, const double *part, double *out);

@@ -81,6 +81,7 @@ cpu_free_vectors(CpuEngine *e)
 	pr_free(&e->alloc, e->part_sum);
 	pr_free(&e->alloc, e->part_max);
 	pr_free(&e->alloc, e->part_dangling);
+	pr_free(&e->alloc, e->part_dots);
 	pr_free(&e->alloc, e->coef);
 	pr_free(&e->alloc, e->dangling_coef);
 	pr_free(&e->alloc, e->scratch);
@@ -91,6 +92,7 @@ cpu_free_vectors(CpuEngine *e)
 	e->group_first = NULL;
 	e->n_groups = 0;
 	e->part_sum = e->part_max = e->part_dangling = e->coef = e->dangling_coef = e->scratch = NULL;
+	e->part_dots = NULL;
 	e->res = NULL;
 	e->have_residual = false;
 	e->dangling_slot = -1;

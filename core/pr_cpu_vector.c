@@ -338,6 +338,70 @@ pr_cpu_task_divide_columns(CpuEngine *e, int tid, const void *varg)
 	}
 }
 
+/* out = sum of coef[t * k + j] * in_t per column j, chunk by chunk. */
+void
+pr_cpu_task_combine(CpuEngine *e, int tid, const void *varg)
+{
+	const MixArgs *a = (const MixArgs *) varg;
+	const int	k = e->k;
+
+	(void) tid;
+	for (int64_t c; (c = claim(e)) < e->n_chunks;)
+	{
+		int64_t		q0 = c * PR_CPU_CHUNK * k;
+		int64_t		q1 = (c + 1) * PR_CPU_CHUNK < e->n ? (c + 1) * PR_CPU_CHUNK * k : e->n * k;
+
+		for (int j = 0; j < k; j++)
+		{
+			double		c0 = a->coef[j];
+
+			for (int64_t q = q0 + j; q < q1; q += k)
+				a->out[q] = c0 * a->in[0][q];
+			for (int t = 1; t < a->n_terms; t++)
+			{
+				const double *in = a->in[t];
+				double		ct = a->coef[t * k + j];
+
+				for (int64_t q = q0 + j; q < q1; q += k)
+					a->out[q] += ct * in[q];
+			}
+		}
+	}
+}
+
+/*
+ * Per chunk c, column j and term t: part_dots[(t * n_chunks + c) * k + j] = the sum over the
+ * chunk's nodes of a * in_t, in node order.
+ */
+void
+pr_cpu_task_dots(CpuEngine *e, int tid, const void *varg)
+{
+	const MixArgs *a = (const MixArgs *) varg;
+	const int	k = e->k;
+
+	(void) tid;
+	for (int64_t c; (c = claim(e)) < e->n_chunks;)
+	{
+		int64_t		q0 = c * PR_CPU_CHUNK * k;
+		int64_t		q1 = (c + 1) * PR_CPU_CHUNK < e->n ? (c + 1) * PR_CPU_CHUNK * k : e->n * k;
+
+		for (int t = 0; t < a->n_terms; t++)
+		{
+			const double *in = a->in[t];
+			double	   *part = e->part_dots + ((size_t) t * (size_t) e->n_chunks + (size_t) c) * k;
+
+			for (int j = 0; j < k; j++)
+			{
+				double		sum = 0.0;
+
+				for (int64_t q = q0 + j; q < q1; q += k)
+					sum += a->a[q] * in[q];
+				part[j] = sum;
+			}
+		}
+	}
+}
+
 /*
  * Sums the per-chunk partials of part into out[k], in chunk order, compensated (scratch holds the
  * carries).

@@ -8,6 +8,8 @@
  */
 #include "pr_driver.h"
 
+#include "pr_mixing.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -50,6 +52,13 @@ typedef struct StopRule
 								 * before two checks) */
 	double		previous;		/* residual of the previous check (NaN before the first) */
 } StopRule;
+
+/*
+ * Rounding allowance of the certified top-k, in unit roundoffs of the engine: each entry of a
+ * step's output may be off its exact value by about this many roundoffs of the vector's sum (1),
+ * which the residual does not show.  An estimate, not a proof (doc/DESIGN.md, "Certified top-k").
+ */
+#define PR_CERTIFY_ROUNDOFFS 16.0
 
 /* Largest residual allowed when restart weights are checked to sum to 1. */
 #define PR_RESTART_SUM_SLACK 1e-9
@@ -101,6 +110,9 @@ validate_iter_options(const PrIterOptions *o, PrError *err)
 	if (o->max_iterations <= 0)
 		return pr_error_set(err, PR_ERR_INVALID, "max_iterations must be positive, not %d",
 							o->max_iterations);
+	if (o->mixing_depth < 0 || o->mixing_depth > PR_MIX_MAX_DEPTH)
+		return pr_error_set(err, PR_ERR_INVALID, "the mixing depth must be 0 to %d, not %d",
+							PR_MIX_MAX_DEPTH, o->mixing_depth);
 	return PR_OK;
 }
 
@@ -272,26 +284,32 @@ poll_stop(const PrIterOptions *o, const PrRunStats *stats, PrError *err)
 
 /*
  * After iteration it: when a check is due (every check_every iterations and after the last one),
- * reads the k residuals into stats (residual; converged by the rule), reports progress and, when
- * the run has not converged, feeds the watch (stats->stagnated: the run should stop).
+ * reads the k residuals into buf and stats (residual; converged by the rule; *checked), reports
+ * progress and feeds the watch (*stalled: the residual stopped decreasing; stats->stagnated
+ * when the run has not converged either: it should stop).
  */
 static PrStatus
 check_convergence(PrEngine *e, int k, const PrIterOptions *o, int it, int check_every,
 				  StopRule *rule, PrResidual *buf, StagnationWatch *watch, PrRunStats *stats,
-				  PrError *err)
+				  bool *checked, bool *stalled, PrError *err)
 {
 	PrStatus	status;
 	double		worst_l1;
 
+	*checked = *stalled = false;
 	if (it % check_every != 0 && it != o->max_iterations)
 		return PR_OK;
+	*checked = true;
 	status = read_residual(e, k, o->norm, buf, &stats->residual, &worst_l1, err);
 	if (status == PR_OK)
 		stats->converged = stop_rule_met(rule, stats->residual);
 	if (status == PR_OK && o->progress != NULL)
 		o->progress(o->progress_arg, it, stats->residual);
-	if (status == PR_OK && !stats->converged && it < o->max_iterations)
-		stats->stagnated = stagnation_seen(watch, worst_l1);
+	if (status == PR_OK && it < o->max_iterations)
+	{
+		*stalled = stagnation_seen(watch, worst_l1);
+		stats->stagnated = *stalled && !stats->converged;
+	}
 	if (status == PR_OK && rule->started_elsewhere && !stats->converged &&
 		(stats->stagnated || it == o->max_iterations) &&
 		stats->residual < rule->threshold)
@@ -312,28 +330,39 @@ stats_begin(PrRunStats *stats, const PrEngine *e)
 {
 	memset(stats, 0, sizeof(*stats));
 	stats->engine = (e != NULL && e->ops != NULL) ? e->ops->name : "none";
+	stats->error_bound = NAN;
+}
+
+/* The mixing depth a run on this engine uses: the asked one, 0 without combine and dots. */
+static int
+mixing_depth_for(const PrEngine *engine, int asked)
+{
+	return engine->ops->combine != NULL && engine->ops->dots != NULL ? asked : 0;
 }
 
 /*
  * The engine's prepare for a run of algorithm over k columns: the slots (with or without the warm
- * start) and the products its descriptor names.
+ * start, with the mixing's) and the products its descriptor names.
  */
 static PrStatus
 prepare_for(PrEngine *engine, const PrGraph *g, PrAlgorithm algorithm, int k, bool warm_start,
-			PrError *err)
+			int mixing_depth, PrError *err)
 {
 	const PrAlgorithmInfo *a = pr_algorithm(algorithm);
 
-	return engine->ops->prepare(engine, g, k, pr_algorithm_slots(a, warm_start), a->needs, err);
+	return engine->ops->prepare(engine, g, k,
+								pr_algorithm_slots(a, warm_start,
+												   mixing_depth_for(engine, mixing_depth)),
+								a->needs, err);
 }
 
 /* prepare_for, timed into stats->prepare_seconds. */
 static PrStatus
 timed_prepare(PrEngine *engine, const PrGraph *g, PrAlgorithm algorithm, int k, bool warm_start,
-			  PrRunStats *stats, PrError *err)
+			  int mixing_depth, PrRunStats *stats, PrError *err)
 {
 	double		t0 = pr_clock_seconds();
-	PrStatus	status = prepare_for(engine, g, algorithm, k, warm_start, err);
+	PrStatus	status = prepare_for(engine, g, algorithm, k, warm_start, mixing_depth, err);
 
 	stats->prepare_seconds = pr_clock_seconds() - t0;
 	return status;
@@ -341,11 +370,12 @@ timed_prepare(PrEngine *engine, const PrGraph *g, PrAlgorithm algorithm, int k, 
 
 /* See pr_driver.h. */
 PrStatus
-pr_pagerank_prepare(PrEngine *engine, const PrGraph *g, int k, PrError *err)
+pr_pagerank_prepare(PrEngine *engine, const PrGraph *g, int k, int mixing_depth, PrError *err)
 {
-	if (engine == NULL || engine->ops == NULL || g == NULL || k < 1)
+	if (engine == NULL || engine->ops == NULL || g == NULL || k < 1 || mixing_depth < 0 ||
+		mixing_depth > PR_MIX_MAX_DEPTH)
 		return pr_error_set(err, PR_ERR_INVALID, "pr_pagerank_prepare: bad arguments");
-	return prepare_for(engine, g, PR_ALGORITHM_PAGERANK, k, false, err);
+	return prepare_for(engine, g, PR_ALGORITHM_PAGERANK, k, false, mixing_depth, err);
 }
 
 /*
@@ -596,34 +626,230 @@ warm_start(PrEngine *e, const PrGraph *g, double alpha, const PrRestart *restart
 }
 
 /*
+ * What top-k certification (see "Certified top-k" in pr_driver.h) remembers between the times it
+ * ranks the columns.
+ */
+typedef struct Certifier
+{
+	bool		active;			/* a top_k run of PageRank with damping < 1 */
+	int			k;				/* columns */
+	int64_t		pairs;			/* neighbouring pairs checked per column: min(top_k, n - 1) */
+	int64_t		ranked;			/* entries ranked per column: min(top_k + 1, n) */
+	double		factor;			/* d / (1 - d) */
+	double		allowance;		/* rounding_allowance */
+	double	   *need;			/* [k] rank again once the column's bound is below this */
+	int32_t    *index;			/* [k * ranked] */
+	double	   *value;			/* [k * ranked] */
+	bool		certified;		/* every column, at the last ranking */
+	bool		unresolvable;	/* some gap is within the rounding allowance */
+	int64_t		ties;			/* pairs not certified at the last ranking */
+} Certifier;
+
+static PrStatus engine_top_k(PrEngine *engine, int slot, int64_t n, int k, int64_t top_k,
+							 int32_t *index, double *value, PrError *err);
+
+/*
+ * What rounding may add to the bound: a step's output is off its exact value by about
+ * PR_CERTIFY_ROUNDOFFS roundoffs of its sum in L1, which counts once and, through the residual,
+ * d / (1 - d) times more.
+ */
+static double
+rounding_allowance(double alpha, double roundoff)
+{
+	double		u = roundoff > 0.0 ? roundoff : ldexp(1.0, -53);
+
+	return (alpha / (1.0 - alpha) + 1.0) * PR_CERTIFY_ROUNDOFFS * u;
+}
+
+/* Starts certification for a run of k columns on n nodes (inactive unless top_k > 0, d < 1). */
+static PrStatus
+certifier_begin(Certifier *cert, const PrEngine *engine, int64_t n, int k, double alpha,
+				int64_t top_k, PrError *err)
+{
+	memset(cert, 0, sizeof(*cert));
+	if (top_k <= 0 || !(alpha < 1.0))
+		return PR_OK;
+	cert->active = true;
+	cert->k = k;
+	cert->ranked = top_k < n ? top_k + 1 : n;
+	cert->pairs = cert->ranked - 1;
+	cert->factor = alpha / (1.0 - alpha);
+	cert->allowance = rounding_allowance(alpha, engine->ops->unit_roundoff);
+	cert->need = (double *) pr_alloc_array(&pr_malloc_allocator, (size_t) k, sizeof(double));
+	cert->index = (int32_t *) pr_alloc_array(&pr_malloc_allocator,
+											 (size_t) k * (size_t) cert->ranked, sizeof(int32_t));
+	cert->value = (double *) pr_alloc_array(&pr_malloc_allocator,
+											(size_t) k * (size_t) cert->ranked, sizeof(double));
+	if (cert->need == NULL || cert->index == NULL || cert->value == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for certifying %d top-k lists", k);
+	for (int j = 0; j < k; j++)
+		cert->need[j] = INFINITY;
+	return PR_OK;
+}
+
+/* Frees what certifier_begin allocated. */
+static void
+certifier_end(Certifier *cert)
+{
+	pr_free(&pr_malloc_allocator, cert->need);
+	pr_free(&pr_malloc_allocator, cert->index);
+	pr_free(&pr_malloc_allocator, cert->value);
+	cert->need = NULL;
+	cert->index = NULL;
+	cert->value = NULL;
+}
+
+/* Column j's bound from its residual. */
+static inline double
+column_bound(const Certifier *cert, const PrResidual *res, int j)
+{
+	return cert->factor * res[j].l1 + cert->allowance;
+}
+
+/*
+ * Ranks the top_k + 1 best entries of every column of slot and checks each neighbouring pair's
+ * gap against the column's bound: certified when every gap exceeds it; else need[j] = the
+ * bound to rank again at, unresolvable when a gap is within the rounding allowance.
+ */
+static PrStatus
+certify_ranking(Certifier *cert, PrEngine *engine, int slot, int64_t n, const PrResidual *res,
+				PrError *err)
+{
+	PrStatus	status = engine_top_k(engine, slot, n, cert->k, cert->ranked, cert->index,
+									  cert->value, err);
+
+	if (status != PR_OK)
+		return status;
+	cert->certified = true;
+	cert->unresolvable = false;
+	cert->ties = 0;
+	for (int j = 0; j < cert->k; j++)
+	{
+		const double *v = cert->value + (size_t) j * (size_t) cert->ranked;
+		double		bound = column_bound(cert, res, j);
+		double		smallest = INFINITY;
+
+		for (int64_t i = 0; i < cert->pairs; i++)
+		{
+			double		gap = v[i] - v[i + 1];
+
+			if (gap > bound)
+				continue;
+			cert->ties++;
+			if (!(gap > cert->allowance))
+				cert->unresolvable = true;
+			if (gap < smallest)
+				smallest = gap;
+		}
+		/* rank again once the bound is below the closest gap, or (a gap near 0) a quarter lower */
+		cert->need[j] = smallest < INFINITY ? fmax(smallest, bound / 4.0) : INFINITY;
+		if (smallest < INFINITY)
+			cert->certified = false;
+	}
+	return PR_OK;
+}
+
+/*
+ * At a check of a top_k run: ranks the columns when the run converged (or stop_when_certified
+ * asks from the start) and every column's bound fell below what its last ranking needed; sets the
+ * run's certification statistics and whether the run is done: certified (and converged, or
+ * stopping when certified), or converged and no longer able to certify (a tie within rounding,
+ * the residual stalled).  Otherwise a converged run goes on.
+ */
+static PrStatus
+certify_at_check(Certifier *cert, PrEngine *engine, int slot, int64_t n, const PrResidual *res,
+				 const PrIterOptions *options, PrRunStats *stats, bool stalled, bool *done,
+				 PrError *err)
+{
+	bool		due = options->stop_when_certified || stats->converged;
+
+	for (int j = 0; due && j < cert->k; j++)
+		if (!(column_bound(cert, res, j) < cert->need[j]))
+			due = false;
+	if (due)
+	{
+		PrStatus	status = certify_ranking(cert, engine, slot, n, res, err);
+
+		if (status != PR_OK)
+			return status;
+	}
+	stats->top_k_certified = cert->certified ? PR_CERTIFIED_YES : PR_CERTIFIED_NO;
+	stats->top_k_ties = cert->ties;
+	if (cert->certified && due)
+	{
+		stats->stopped_certified = !stats->converged;
+		stats->stagnated = false;
+		*done = true;
+	}
+	else if (stats->converged && !cert->unresolvable && !stalled)
+		*done = false;
+	return PR_OK;
+}
+
+/*
+ * The bound of "Bound" in pr_driver.h into stats->error_bound: d / (1 - d) times the largest L1
+ * residual of the k columns, plus the rounding of a step (PR_CERTIFY_ROUNDOFFS unit roundoffs
+ * of the vector's sum, scaled the same way); NaN for d = 1, where there is none.
+ */
+static void
+pagerank_bound(PrRunStats *stats, const PrResidual *res, int k, double alpha, double roundoff)
+{
+	double		worst = 0.0;
+
+	if (!(alpha < 1.0))
+	{
+		stats->error_bound = NAN;
+		return;
+	}
+	for (int j = 0; j < k; j++)
+		if (res[j].l1 > worst || res[j].l1 != res[j].l1)
+			worst = res[j].l1;
+	stats->error_bound = alpha / (1.0 - alpha) * worst + rounding_allowance(alpha, roundoff);
+}
+
+/*
  * The power iterations of PageRank over k columns, from the uniform start (or the given start
- * vector, or the warm start)
- * until every column converged, max_iterations or a stop; *result_slot receives the slot of the
- * last iterate (the engine stays prepared, the caller reads it).  The graph has nodes.
+ * vector, or the warm start), plain or mixed (pr_mixing.h), until every column converged (and,
+ * with top_k > 0, its top_k is certified or cannot be: Certifier), max_iterations or a stop;
+ * *result_slot receives the slot of the last iterate (the engine stays prepared, the caller reads
+ * it).  The graph has nodes.
  */
 static PrStatus
 iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *restart,
-				 const PrIterOptions *options, int k, PrRunStats *stats, int *result_slot,
-				 PrError *err)
+				 const PrIterOptions *options, int k, int64_t top_k, PrRunStats *stats,
+				 int *result_slot, PrError *err)
 {
 	const PrEngineOps *ops = engine->ops;
+	const PrAlgorithmInfo *a = pr_algorithm(PR_ALGORITHM_PAGERANK);
 	PrStatus	status;
 	PrResidual *residuals;
 	PrResidual	stack_residuals[64];
-	int			check_every = options->check_every >= 1 ? options->check_every : 1;
+	int			depth = mixing_depth_for(engine, options->mixing_depth);
+	int			check_every = depth > 0 ? 1 : options->check_every >= 1 ? options->check_every : 1;
 	int			x = PR_SLOT_X,
 				y = PR_SLOT_Y;
 	bool		warm = options->initial == NULL &&
 		warm_start_possible(engine, alpha, restart, options);
 	StagnationWatch watch;
 	StopRule	rule;
+	PrMixing	mix;
+	Certifier	cert;
 
 	residuals = k <= 64 ? stack_residuals
 		: (PrResidual *) pr_alloc_array(&pr_malloc_allocator, (size_t) k, sizeof(PrResidual));
 	if (residuals == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %d residuals", k);
 
-	status = timed_prepare(engine, g, PR_ALGORITHM_PAGERANK, k, warm, stats, err);
+	status = timed_prepare(engine, g, PR_ALGORITHM_PAGERANK, k, warm, depth, stats, err);
+	if (status == PR_OK)
+		status = pr_mixing_begin(&mix, engine, k, depth, PR_SLOT_X, PR_SLOT_Y,
+								 pr_algorithm_slots(a, warm, 0), err);
+	else
+		memset(&mix, 0, sizeof(mix));
+	if (status == PR_OK)
+		status = certifier_begin(&cert, engine, g->n_nodes, k, alpha, top_k, err);
+	else
+		memset(&cert, 0, sizeof(cert));
 	if (status == PR_OK && warm)
 	{
 		double		t0 = pr_clock_seconds();
@@ -639,25 +865,45 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 	stagnation_begin(&watch, alpha < 1.0, true, INFINITY);
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
 	{
+		bool		checked,
+					stalled,
+					done;
+
 		if ((status = poll_stop(options, stats, err)) != PR_OK)
 			break;
+		y = pr_mixing_output_slot(&mix, x);
 		status = ops->product(engine, PR_PRODUCT_PULL_NORMALIZED, x, y, err);
 		if (status == PR_OK)
 			status = ops->pagerank_update(engine, y, x, alpha, restart, err);
 		if (status != PR_OK)
 			break;
 		stats->iterations = it;
-		{
-			int			swap = x;
-
-			x = y;
-			y = swap;
-		}
 		status = check_convergence(engine, k, options, it, check_every, &rule, residuals,
-								   &watch, stats, err);
-		if (status != PR_OK || stats->converged || stats->stagnated)
+								   &watch, stats, &checked, &stalled, err);
+		if (status != PR_OK)
 			break;
+		done = stats->converged || stats->stagnated;
+		if (checked)
+		{
+			pagerank_bound(stats, residuals, k, alpha, ops->unit_roundoff);
+			if (cert.active)
+				status = certify_at_check(&cert, engine, y, g->n_nodes, residuals, options, stats,
+										  stalled, &done, err);
+		}
+		if (status != PR_OK || done)
+		{
+			x = y;
+			break;
+		}
+		if (checked)
+			status = pr_mixing_after_step(&mix, x, y, residuals, &x, err);
+		else
+			x = y;
 	}
+	stats->mixed_steps = mix.mixed_steps;
+	stats->mixing_fallbacks = mix.fallbacks;
+	pr_mixing_end(&mix);
+	certifier_end(&cert);
 	if (residuals != stack_residuals)
 		pr_free(&pr_malloc_allocator, residuals);
 	*result_slot = x;
@@ -728,6 +974,9 @@ merge_batch_stats(PrRunStats *stats, const PrRunStats *batch, bool first)
 		stats->converged = batch->converged;
 		stats->stagnated = batch->stagnated;
 		stats->warm_started = batch->warm_started;
+		stats->error_bound = batch->error_bound;
+		stats->top_k_certified = batch->top_k_certified;
+		stats->stopped_certified = batch->stopped_certified;
 	}
 	else
 	{
@@ -738,9 +987,17 @@ merge_batch_stats(PrRunStats *stats, const PrRunStats *batch, bool first)
 		stats->converged = stats->converged && batch->converged;
 		stats->stagnated = stats->stagnated || batch->stagnated;
 		stats->warm_started = stats->warm_started && batch->warm_started;
+		if (batch->error_bound > stats->error_bound || batch->error_bound != batch->error_bound)
+			stats->error_bound = batch->error_bound;
+		if (batch->top_k_certified < stats->top_k_certified)
+			stats->top_k_certified = batch->top_k_certified;
+		stats->stopped_certified = stats->stopped_certified || batch->stopped_certified;
 	}
 	stats->prepare_seconds += batch->prepare_seconds;
 	stats->warm_seconds += batch->warm_seconds;
+	stats->mixed_steps += batch->mixed_steps;
+	stats->mixing_fallbacks += batch->mixing_fallbacks;
+	stats->top_k_ties += batch->top_k_ties;
 }
 
 /*
@@ -809,7 +1066,8 @@ iterate_in_batches(PrEngine *engine, const PrGraph *g, double alpha, const PrRes
 			o.initial = start;
 		}
 		stats_begin(&batch_stats, engine);
-		status = iterate_pagerank(engine, g, alpha, &sub, &o, kb, &batch_stats, &x, err);
+		status = iterate_pagerank(engine, g, alpha, &sub, &o, kb, top ? top_k : 0, &batch_stats,
+								  &x, err);
 		merge_batch_stats(stats, &batch_stats, j0 == 0);
 		if (status == PR_OK && top)
 			status = engine_top_k(engine, x, n, kb, top_k, index + (size_t) j0 * (size_t) count,
@@ -870,7 +1128,8 @@ run_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *
 		stats->seconds = pr_clock_seconds() - t0;
 		return status;
 	}
-	status = iterate_pagerank(engine, g, alpha, restart, options, k, stats, &x, err);
+	status = iterate_pagerank(engine, g, alpha, restart, options, k, top ? top_k : 0, stats, &x,
+							  err);
 	if (status == PR_OK)
 		status = top ? engine_top_k(engine, x, g->n_nodes, k, top_k, index, value, err)
 			: engine->ops->download(engine, x, scores, err);
@@ -919,9 +1178,11 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 	PrResidual	residual;
 	StagnationWatch watch;
 	int			check_every;
+	int			depth;
 	int			h = HITS_SLOT_HUB,
 				h_next = HITS_SLOT_HUB_NEXT;
 	StopRule	rule;
+	PrMixing	mix;
 
 	if (stats == NULL)
 		stats = &local_stats;
@@ -944,10 +1205,17 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 			hubs[v] = authorities[v] = 1.0 / (double) g->n_nodes;
 		return finish_at_once(stats, t0);
 	}
-	check_every = options->check_every >= 1 ? options->check_every : 1;
+	depth = mixing_depth_for(engine, options->mixing_depth);
+	check_every = depth > 0 ? 1 : options->check_every >= 1 ? options->check_every : 1;
 	stop_rule_begin(&rule, options, g->n_nodes, false);
 
-	status = timed_prepare(engine, g, PR_ALGORITHM_HITS, 1, false, stats, err);
+	status = timed_prepare(engine, g, PR_ALGORITHM_HITS, 1, false, depth, stats, err);
+	if (status == PR_OK)
+		status = pr_mixing_begin(&mix, engine, 1, depth, HITS_SLOT_HUB, HITS_SLOT_HUB_NEXT,
+								 pr_algorithm_slots(pr_algorithm(PR_ALGORITHM_HITS), false, 0),
+								 err);
+	else
+		memset(&mix, 0, sizeof(mix));
 	if (status == PR_OK)
 		status = ops->fill(engine, h, 1.0 / (double) g->n_nodes, err);
 	/* HITS is no contraction: only the test of no new minimum, near the rounding level */
@@ -956,8 +1224,12 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 					 (ops->unit_roundoff > 0.0 ? ops->unit_roundoff : ldexp(1.0, -53)));
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
 	{
+		bool		checked,
+					stalled;
+
 		if ((status = poll_stop(options, stats, err)) != PR_OK)
 			break;
+		h_next = pr_mixing_output_slot(&mix, h);
 		/* a = Aᵀ h, normalised; h' = A a, normalised, residual |h' - h| */
 		status = ops->product(engine, PR_PRODUCT_PULL, h, HITS_SLOT_AUTH, err);
 		if (status == PR_OK)
@@ -969,17 +1241,21 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 		if (status != PR_OK)
 			break;
 		stats->iterations = it;
-		{
-			int			swap = h;
-
-			h = h_next;
-			h_next = swap;
-		}
 		status = check_convergence(engine, 1, options, it, check_every, &rule, &residual,
-								   &watch, stats, err);
+								   &watch, stats, &checked, &stalled, err);
 		if (status != PR_OK || stats->converged || stats->stagnated)
+		{
+			h = h_next;
 			break;
+		}
+		if (checked)
+			status = pr_mixing_after_step(&mix, h, h_next, &residual, &h, err);
+		else
+			h = h_next;
 	}
+	stats->mixed_steps = mix.mixed_steps;
+	stats->mixing_fallbacks = mix.fallbacks;
+	pr_mixing_end(&mix);
 	if (status == PR_OK)
 		status = ops->download(engine, h, hubs, err);
 	if (status == PR_OK)

@@ -30,6 +30,19 @@
  *    iteration, it repeats exactly: the tolerance is below what rounding lets the iterates reach)
  *    ends at once, not converged, with stats->stagnated set.  PageRank with alpha = 1 (RWR restart
  *    0) is not watched: its residual may stay level for long and still fall later.
+ *  - Iterations: plain power iterations, or with PrIterOptions.mixing_depth > 0 Anderson mixing
+ *    (pr_mixing.h); the result is always a step's output G(x), its residual |G(x) - x|.
+ *  - Bound: PageRank's map G contracts the L1 distance of two vectors of equal sum by the damping
+ *    d, so the result y = G(x) of a run lies within d / (1 - d) * |y - x|_1 of the exact answer
+ *    x* (|x* - y| <= d |x* - x| <= d (|x* - y| + |y - x|)), whatever x was (a mixed iterate, a
+ *    start vector), plus what rounding adds: PrRunStats.error_bound, the largest over columns.
+ *  - Certified top-k (pr_pagerank_top, d < 1): the entries' errors sum to at most the bound B, so
+ *    two neighbours of the ranking whose values differ by more than B (plus a rounding allowance)
+ *    are in the exact order, and the top_k set and order are exact when every neighbouring pair
+ *    among the top_k + 1 best is.  The run ranks the column once it converged (or, with
+ *    stop_when_certified, from the first check) and, not certified, goes on until the bound falls
+ *    below the closest pair's gap and ranks again; it ends uncertified where rounding alone can
+ *    explain a gap (a tie), at stagnation or at max_iterations (PrRunStats.top_k_ties).
  */
 #ifndef PR_DRIVER_H
 #define PR_DRIVER_H
@@ -84,10 +97,32 @@ typedef struct PrIterOptions
 	 */
 	const double *initial;
 
+	/*
+	 * Anderson mixing depth (pr_mixing.h): 0 runs plain power iterations; 1 .. PR_MIX_MAX_DEPTH
+	 * mixes that many earlier steps once plain steps contract slowly, on engines that offer
+	 * combine and dots.  Mixing reads the residual after every iteration (check_every is then 1).
+	 */
+	int			mixing_depth;
+
+	/*
+	 * pr_pagerank_top with damping < 1: stop as soon as the top_k of every column is certified
+	 * (PrRunStats.top_k_certified), even before the tolerance is met.  Without it the run goes on
+	 * past the tolerance until the top_k is certified, or rounding cannot tell the entries apart.
+	 */
+	bool		stop_when_certified;
+
 	/* Called after each residual read (may be NULL): iteration number and residual. */
 	void		(*progress) (void *arg, int iteration, double residual);
 	void	   *progress_arg;
 } PrIterOptions;
+
+/* Whether a run's top_k is certified exact (PrRunStats.top_k_certified). */
+typedef enum PrCertified
+{
+	PR_CERTIFIED_NOT_ASKED = 0,	/* no top_k, HITS, or damping 1: no bound to certify with */
+	PR_CERTIFIED_NO,			/* some neighbouring entries lie closer than the bound */
+	PR_CERTIFIED_YES			/* the top_k set and order are those of the exact answer */
+} PrCertified;
 
 /* What one run did. */
 typedef struct PrRunStats
@@ -105,6 +140,15 @@ typedef struct PrRunStats
 	const char *engine;			/* engine name */
 	bool		warm_started;	/* the run started from the warm start (PrIterOptions.warm_start) */
 	double		warm_seconds;	/* of which the warm start (the far-field vector included) */
+	double		error_bound;	/* PageRank with damping d < 1: the L1 distance of the result to
+								 * the exact answer is at most this (see "Bound" above); NaN where
+								 * no bound is known (HITS, d = 1) */
+	int			mixed_steps;	/* iterations whose next iterate was mixed (pr_mixing.h) */
+	int			mixing_fallbacks;	/* column steps whose residual rose, sent back to plain */
+	PrCertified top_k_certified;
+	int64_t		top_k_ties;		/* neighbouring pairs of the ranked entries (the top_k and the
+								 * next) closer than the bound at the end (0 when certified) */
+	bool		stopped_certified;	/* ended by stop_when_certified before the tolerance */
 } PrRunStats;
 
 /*
@@ -127,10 +171,12 @@ PrStatus	pr_pagerank_top(PrEngine *engine, const PrGraph *g, double alpha,
 							int32_t *index, double *value, PrRunStats *stats, PrError *err);
 
 /*
- * Prepares engine on g exactly as pr_pagerank / pr_pagerank_top with k columns do, ahead of a run:
+ * Prepares engine on g exactly as pr_pagerank / pr_pagerank_top with k columns and
+ * PrIterOptions.mixing_depth do, ahead of a run:
  * a later run on the same engine and graph then finds the graph prepared (see PrEngineOps.prepare).
  */
-PrStatus	pr_pagerank_prepare(PrEngine *engine, const PrGraph *g, int k, PrError *err);
+PrStatus	pr_pagerank_prepare(PrEngine *engine, const PrGraph *g, int k, int mixing_depth,
+								PrError *err);
 
 /*
  * HITS; hubs and authorities receive n values each, each summing to 1.  When no edge has a

@@ -73,6 +73,9 @@ typedef struct PrResidual
 
 typedef struct PrEngine PrEngine;
 
+/* Most slots one combine or dots call takes. */
+#define PR_COMBINE_MAX_TERMS 8
+
 /* The operations; a NULL entry means the engine does not offer it. */
 typedef struct PrEngineOps
 {
@@ -167,10 +170,20 @@ typedef struct PrEngineOps
 
 	/*
 	 * combine: out[v][j] = sum over t < n_terms of coef[t * k + j] * slot_t[v][j], for
-	 * 1 <= n_terms <= 4 slots (out may be one of them: the operation is element by element).
+	 * 1 <= n_terms <= PR_COMBINE_MAX_TERMS slots (out may be one of them: the operation is
+	 * element by element).  The warm start and the accelerated iteration use it.
 	 */
 	PrStatus	(*combine) (PrEngine *e, int out_slot, int n_terms, const int *slots,
 							const double *coef, PrError *err);
+
+	/*
+	 * Optional, for the accelerated iteration (pr_driver.c mixes only when combine is offered
+	 * too): per column j and t < n_terms (1 <= n_terms <= PR_COMBINE_MAX_TERMS),
+	 * out[t * k + j] = sum over nodes v of a[v][j] * slot_t[v][j], summed in a fixed order (the
+	 * same slots give the same bits).
+	 */
+	PrStatus	(*dots) (PrEngine *e, int a_slot, int n_terms, const int *slots, double *out,
+						 PrError *err);
 
 	/*
 	 * far_field: keep = true keeps column 0 of slot as the graph's far-field vector (kept until

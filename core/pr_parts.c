@@ -533,6 +533,13 @@ parts_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const
 						 part->ops->combine(part, out_slot, n_terms, slots, coef, &part_err));
 }
 
+/* Dot products of slots, from part 0 (every part holds the same vectors). */
+static PrStatus
+parts_dots(PrEngine *base, int a_slot, int n_terms, const int *slots, double *out, PrError *err)
+{
+	RETURN_FROM_PART_0(base, err, part->ops->dots(part, a_slot, n_terms, slots, out, &part_err));
+}
+
 /*
  * Keeps the far-field vector on every part, or fills a slot with it on every part; *found as
  * part 0 says, which every part must agree with (they keep and drop it together).
@@ -603,6 +610,7 @@ static const PrEngineOps parts_engine_ops = {
 	.restart_fill = parts_restart_fill,
 	.column_sums = parts_column_sums,
 	.combine = parts_combine,
+	.dots = parts_dots,
 	.far_field = parts_far_field,
 	.release = parts_release,
 };
@@ -641,6 +649,7 @@ choose_operations(PartsEngine *e)
 		OFFERED_IF_PART_HAS(restart_fill);
 		OFFERED_IF_PART_HAS(column_sums);
 		OFFERED_IF_PART_HAS(combine);
+		OFFERED_IF_PART_HAS(dots);
 		OFFERED_IF_PART_HAS(far_field);
 #undef OFFERED_IF_PART_HAS
 		if (e->exchange.gather == NULL && (po->download == NULL || po->upload == NULL))

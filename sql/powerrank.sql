@@ -328,7 +328,8 @@ RETURNS TABLE(algorithm text, engine text, nodes bigint, edges bigint, skipped_r
 			  iterations int, residual float8, norm text, converged boolean,
 			  build_ms float8, iterate_ms float8, total_ms float8, cache_hit boolean,
 			  fallback text, read_ms float8, prepare_ms float8, batch_size int,
-			  warm_start text, residency text)
+			  warm_start text, residency text, error_bound float8, mixed_steps int,
+			  top_k_certified boolean, top_k_ties bigint)
 	AS 'MODULE_PATHNAME', 'powerrank_last_run'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
 

@@ -5,6 +5,7 @@
  *
  *   warm_start (--graph NAME | --file edges.tsv[.gz]) [--fraction F] [--tol X[,Y]] [--damping D]
  *              [--norm l1[,l1_scaled,linf]] [--threads T] [--repeat R] [--seed S] [--undirected]
+ *              [--mixing-depth M]   (PrIterOptions.mixing_depth of every ranking; default 0, plain)
  *
  * Changes (each of F of the stored edges, default 0.001): "insert-near" — copies of sampled edges
  * with the destination moved to a nearby id, one in ten to a node new to the graph (the
@@ -32,6 +33,9 @@
 #define MAX_TOLS 4
 #define MAX_NORMS 3
 
+/* PrIterOptions.mixing_depth of every ranking (--mixing-depth). */
+static int	mixing_depth = 0;
+
 /* One ranking: iterations and seconds. */
 typedef struct RankResult
 {
@@ -53,6 +57,7 @@ rank(const PrGraph *g, double damping, PrNorm norm, double tol, int threads, con
 	PrEngine   *e;
 
 	it.initial = start;
+	it.mixing_depth = mixing_depth;
 	e = pr_cpu_engine_create(threads, &pr_malloc_allocator, &err);
 	if (e == NULL || pr_pagerank(e, g, damping, &restart, &it, x, &stats, &err) != PR_OK)
 	{
@@ -197,6 +202,7 @@ main(int argc, char **argv)
 			bench_option_double(argc, argv, &i, "--damping", &damping) ||
 			bench_option_int(argc, argv, &i, "--threads", &threads) ||
 			bench_option_int(argc, argv, &i, "--repeat", &repeat) ||
+			bench_option_int(argc, argv, &i, "--mixing-depth", &mixing_depth) ||
 			bench_option_uint64(argc, argv, &i, "--seed", &seed) ||
 			bench_option_double_list(argc, argv, &i, "--tol", tols, MAX_TOLS, &n_tols))
 			continue;
@@ -206,7 +212,7 @@ main(int argc, char **argv)
 		{
 			fprintf(stderr, "usage: %s [--graph NAME | --file PATH] [--fraction F] [--tol X[,Y]] "
 					"[--damping D] [--norm l1[,l1_scaled,linf]] [--threads T] [--repeat R] [--seed S] "
-					"[--undirected]\n", argv[0]);
+					"[--mixing-depth M] [--undirected]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -240,8 +246,8 @@ main(int argc, char **argv)
 		max_id = src[e] > max_id ? src[e] : (dst[e] > max_id ? dst[e] : max_id);
 
 	printf("graph: %s (%s), %zu edges; change: %.2g%% of them; damping %.2f; CPU engine, %d threads, "
-		   "best of %d\n", label, undirected ? "undirected" : "directed", m, 100.0 * fraction,
-		   damping, threads, repeat);
+		   "best of %d; mixing depth %d\n", label, undirected ? "undirected" : "directed", m,
+		   100.0 * fraction, damping, threads, repeat, mixing_depth);
 	printf("| change | norm | tolerance | from 1/N its. | ms | from the kept scores its. | ms | ratio its. "
 		   "| ratio ms | L1 error from 1/N | from the kept scores |\n");
 	printf("|---|---|---|---|---|---|---|---|---|---|---|\n");

@@ -13,6 +13,10 @@
  *   pr_bench --rmat SCALE --streamed      (PageRank on the streamed engine, registered and staged:
  *                                          ms per iteration, bytes streamed per iteration, the pinned
  *                                          host -> device bandwidth and the ratio; --stream-blocks B)
+ *   pr_bench --rmat SCALE --mixing        (plain against mixed iterations on the auto engine, fp32 and
+ *                                          fp64: PageRank and HITS to 1e-6, RWR batches of 8 from the
+ *                                          warm start; iterations, ms to the tolerance on the prepared
+ *                                          engine, L1 to the CPU engine's answer and the bound)
  *   pr_bench --calibrate-fixed FIXED.tsv  (only the fixed costs: launch l, row r, added row w,
  *                                          merged compact partial m; a few seconds)
  *
@@ -416,6 +420,114 @@ struct SourceRestart
 		r.weight = weight.data();
 	}
 };
+
+/* The median of a run's driver time (prepare excluded) over reps runs on a prepared engine. */
+static double
+mixing_ms(PrEngine *e, PrGraph *g, const PrRestart *r, const PrIterOptions *it, bool hits, int reps,
+		  double *x, double *y, PrRunStats *stats)
+{
+	std::vector<double> ms;
+	PrError		err;
+
+	for (int rep = 0; rep < reps; rep++)
+	{
+		if (hits)
+			die_on(pr_hits(e, g, it, x, y, stats, &err), err, "gpu hits");
+		else
+			die_on(pr_pagerank(e, g, 0.85, r, it, x, stats, &err), err, "gpu pagerank");
+		ms.push_back(1e3 * (stats->seconds - stats->prepare_seconds));
+	}
+	return bench_median(ms.data(), ms.size());
+}
+
+/*
+ * --mixing: the accelerated iteration against plain power iteration on the auto engine (fp32 and
+ * fp64), each on one prepared engine (as the GPU service's resident graphs): PageRank, HITS and a
+ * RWR batch of 8 sources from the warm start to L1 1e-6; iterations, mixed steps, median ms of the
+ * iterations, the L1 distance to the CPU engine's answer at 1e-12 and the run's bound.  Every
+ * result must lie within its bound (PageRank, RWR; HITS within 1e-4 of the CPU's): the exit status.
+ */
+static bool
+bench_mixing(PrGraph *g, int reps, int threads, const char *label)
+{
+	const int	k = 8;
+	int64_t		n = g->n_nodes;
+	std::vector<double> pr_ref((size_t) n), h_ref((size_t) n), a_ref((size_t) n),
+				r_ref((size_t) n * k), x((size_t) n * k), y((size_t) n);
+	SourceRestart src(k);
+	PrRestart	uniform;
+	PrIterOptions ref_it = bench_iter_options(1e-12, PR_NORM_L1, 3000, 1);
+	PrRunStats	st;
+	PrError		err;
+	bool		ok = true;
+
+	memset(&uniform, 0, sizeof(uniform));
+	uniform.uniform = true;
+	uniform.k = 1;
+	if (!g->has_out_edges && pr_graph_add_out_edges(g, &pr_malloc_allocator, &err) != PR_OK)
+		return false;
+	for (int j = 0; j < k; j++)
+		src.node[j] = (int32_t) ((n - 1) * j / k);
+	{
+		PrEngine   *cpu = pr_cpu_engine_create(threads, &pr_malloc_allocator, &err);
+
+		ref_it.mixing_depth = 5;
+		die_on(pr_pagerank(cpu, g, 0.85, &uniform, &ref_it, pr_ref.data(), &st, &err), err, "cpu pagerank");
+		die_on(pr_hits(cpu, g, &ref_it, h_ref.data(), a_ref.data(), &st, &err), err, "cpu hits");
+		die_on(pr_pagerank(cpu, g, 0.85, &src.r, &ref_it, r_ref.data(), &st, &err), err, "cpu rwr");
+		cpu->ops->release(cpu);
+	}
+	printf("\n## mixing: %s, %lld nodes, %lld edges, median of %d runs on a prepared engine\n", label,
+		   (long long) n, (long long) g->n_edges, reps);
+	printf("| precision | run | depth | engine | iterations | mixed | ms | ms/iteration | L1 to CPU 1e-12 | bound |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|\n");
+	for (int prec = 0; prec < 2; prec++)
+	{
+		PrGpuOptions o;
+		PrEngine   *e;
+
+		pr_gpu_options_init(&o);
+		o.precision = prec ? PR_GPU_FP64 : PR_GPU_FP32;
+		if ((e = pr_gpu_engine_create(&o, &err)) == NULL)
+			die_on(PR_ERR_ENGINE, err, "gpu engine");
+		for (int run = 0; run < 3; run++)
+			for (int depth = 0; depth <= 5; depth += 5)
+			{
+				PrIterOptions it = bench_iter_options(1e-6, PR_NORM_L1, 3000, 1);
+				const char *name = run == 0 ? "PageRank" : run == 1 ? "HITS" : "RWR k=8";
+				double		ms,
+							l1 = 0;
+
+				it.mixing_depth = depth;
+				it.warm_start = run == 2;
+				ms = mixing_ms(e, g, run == 2 ? &src.r : &uniform, &it, run == 1, reps, x.data(),
+							   y.data(), &st);
+				if (run == 0)
+					l1 = bench_l1(x.data(), pr_ref.data(), n);
+				else if (run == 1)
+					l1 = bench_l1(x.data(), h_ref.data(), n);
+				else
+					for (int j = 0; j < k; j++)
+					{
+						double		c = 0;
+
+						for (int64_t v = 0; v < n; v++)
+							c += fabs(x[(size_t) v * k + j] - r_ref[(size_t) v * k + j]);
+						l1 = fmax(l1, c);
+					}
+				if ((run != 1 && !(l1 <= st.error_bound)) || (run == 1 && !(l1 < 1e-4)) || !st.converged)
+					ok = false;
+				printf("| %s | %s | %d | %s | %d | %d | %.3f | %.4f | %.2e | %.2e%s |\n",
+					   prec ? "fp64" : "fp32", name, depth, st.engine, st.iterations, st.mixed_steps, ms,
+					   ms / st.iterations, l1, st.error_bound,
+					   (run != 1 && !(l1 <= st.error_bound)) ? " OUTSIDE" : "");
+				fflush(stdout);
+			}
+		e->ops->release(e);
+	}
+	printf("# mixing checks %s\n", ok ? "passed" : "FAILED");
+	return ok;
+}
 
 /*
  * HITS and many-source RWR (SpMM, k = 8) on the GPU engine, fp32 and fp64, against the CPU engine:
@@ -1140,6 +1252,7 @@ main(int argc, char **argv)
 	bool		spmm_variants = false;	/* --spmm-variants: also other chunk sizes of long rows */
 	std::vector<int64_t> push_caps;	/* --push-caps: RWR batches with push lists of these sizes */
 	bool		streamed = false;	/* --streamed: the streamed engine's table instead of the kernels' */
+	bool		mixing = false;	/* --mixing: plain against mixed iterations */
 	int			stream_blocks = 0;	/* --stream-blocks: its forced block count (0: the plan's) */
 	int			list[64],		/* a list option's values */
 				n_list;
@@ -1184,6 +1297,8 @@ main(int argc, char **argv)
 		}
 		else if (bench_flag(argv, i, "--skip-extra"))
 			skip_extra = true;
+		else if (bench_flag(argv, i, "--mixing"))
+			mixing = true;
 		else if (bench_flag(argv, i, "--streamed"))
 			streamed = true;
 		else if (bench_flag(argv, i, "--undirected"))
@@ -1221,7 +1336,7 @@ main(int argc, char **argv)
 		}
 		else
 		{
-			fprintf(stderr, "usage: %s --graph rmat:S|er:S[:EF]|local:S[:EF[:P[:W]]] | --rmat S | --er S | --file F [--order natural|bfs|shuffled] [--model M] [--label L] [--reps N] [--only A,B] [--threads T] [--skip-extra] [--undirected] [--k K1,K2.. [--spmm-variants]] [--streamed [--stream-blocks B]]\n"
+			fprintf(stderr, "usage: %s --graph rmat:S|er:S[:EF]|local:S[:EF[:P[:W]]] | --rmat S | --er S | --file F [--order natural|bfs|shuffled] [--model M] [--label L] [--reps N] [--only A,B] [--threads T] [--skip-extra] [--undirected] [--k K1,K2.. [--spmm-variants]] [--streamed [--stream-blocks B]] [--mixing]\n"
 					"       %s --calibrate OUT.tsv [--windows W1,W2..] | --calibrate-fixed OUT.tsv | --h2d-bandwidth MB\n", argv[0], argv[0]);
 			return 2;
 		}
@@ -1300,6 +1415,14 @@ main(int argc, char **argv)
 	if (!spmm_ks.empty())
 	{
 		bool		ok = bench_spmm(&g, spmm_ks, reps, threads, model_text, label, bw, spmm_variants, push_caps);
+
+		pr_graph_free(&g, &pr_malloc_allocator);
+		return ok ? 0 : 1;
+	}
+
+	if (mixing)
+	{
+		bool		ok = bench_mixing(&g, reps < 5 ? reps : 5, threads, label);
 
 		pr_graph_free(&g, &pr_malloc_allocator);
 		return ok ? 0 : 1;

@@ -746,7 +746,7 @@ upload_coef(GpuEngine *e, const double *coef, int n_terms, PrError *err)
 {
 	PrStatus	st;
 
-	if (e->coef_dev == NULL && (st = gpu_dev_alloc(e, (void **) &e->coef_dev, (size_t) 4 * e->k * 8, err)) != PR_OK)
+	if (e->coef_dev == NULL && (st = gpu_dev_alloc(e, (void **) &e->coef_dev, (size_t) PR_COMBINE_MAX_TERMS * e->k * 8, err)) != PR_OK)
 		return st;
 	/* pageable source: the copy is done before cudaMemcpyAsync returns */
 	PR_CUDA(cudaMemcpyAsync(e->coef_dev, coef, (size_t) n_terms * e->k * 8, cudaMemcpyHostToDevice, e->stream));
@@ -957,7 +957,11 @@ restart_local_typed(GpuEngine *e, int out_slot, int temp_slot, double alpha, con
 	}
 	if ((st = upload_coef(e, coef.data(), 3, err)) != PR_OK)
 		return st;
-	k_combine<T><<<grid_for(n * e->k), PR_THREADS, 0, e->stream>>>(n * e->k, e->k, 3, r, h1, out, (const T *) NULL, e->coef_dev, out);
+	{
+		CombineTerms<T> terms = {{r, h1, out}};
+
+		k_combine<T><<<grid_for(n * e->k), PR_THREADS, 0, e->stream>>>(n * e->k, e->k, 3, terms, e->coef_dev, out);
+	}
 	PR_LAUNCHED();
 	PR_CUDA(cudaStreamSynchronize(e->stream));	/* coef is freed on return */
 	return PR_OK;
@@ -983,40 +987,110 @@ gpu_restart_local(PrEngine *base, int out_slot, int temp_slot, double alpha, con
 		: restart_local_typed<float>(e, out_slot, temp_slot, alpha, restart, err);
 }
 
-/* out = sum of coef[t * k + j] * slot_t per column (warm start). */
+/* Checks the terms of a combine / dots call: 1 to PR_COMBINE_MAX_TERMS valid slots. */
+static PrStatus
+check_terms(GpuEngine *e, int n_terms, const int *slots, PrError *err)
+{
+	PrStatus	st;
+
+	if (n_terms < 1 || n_terms > PR_COMBINE_MAX_TERMS)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: combine and dots take 1 to %d slots, not %d",
+							PR_COMBINE_MAX_TERMS, n_terms);
+	for (int t = 0; t < n_terms; t++)
+		if ((st = check_slot(e, slots[t], err)) != PR_OK)
+			return st;
+	return PR_OK;
+}
+
+/*
+ * out = sum of coef[t * k + j] * slot_t per column, in type T: the coefficients by value when they
+ * are few (no copy, no synchronisation), else copied to coef_dev.
+ */
+template <typename T>
+static PrStatus
+combine_typed(GpuEngine *e, int out_slot, int n_terms, const int *slots, const double *coef, PrError *err)
+{
+	CombineTerms<T> terms;
+	int64_t		total = e->n * e->k;
+	PrStatus	st;
+
+	for (int t = 0; t < PR_COMBINE_MAX_TERMS; t++)
+		terms.in[t] = t < n_terms ? (const T *) e->slots[slots[t]] : (const T *) NULL;
+	if ((int64_t) n_terms * e->k <= PR_COMBINE_INLINE)
+	{
+		CombineInline inl;
+
+		memset(&inl, 0, sizeof(inl));
+		memcpy(inl.c, coef, sizeof(double) * (size_t) n_terms * e->k);
+		k_combine_inline<T><<<grid_for(total), PR_THREADS, 0, e->stream>>>(total, e->k, n_terms, terms, inl,
+																		 (T *) e->slots[out_slot]);
+		PR_LAUNCHED();
+		return PR_OK;
+	}
+	/* a pageable source: cudaMemcpyAsync returns once coef is copied out, the caller may reuse it */
+	if ((st = upload_coef(e, coef, n_terms, err)) != PR_OK)
+		return st;
+	k_combine<T><<<grid_for(total), PR_THREADS, 0, e->stream>>>(total, e->k, n_terms, terms, e->coef_dev,
+															  (T *) e->slots[out_slot]);
+	PR_LAUNCHED();
+	return PR_OK;
+}
+
+/* out = sum of coef[t * k + j] * slot_t per column (warm start, accelerated iteration). */
 static PrStatus
 gpu_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const double *coef, PrError *err)
 {
 	GpuEngine  *e = (GpuEngine *) base;
 	PrStatus	st = check_slot(e, out_slot, err);
-	const void *in[4] = {NULL, NULL, NULL, NULL};
-	int64_t		total = e->n * e->k;
 
-	if (st != PR_OK)
+	if (st != PR_OK || (st = check_terms(e, n_terms, slots, err)) != PR_OK)
 		return st;
-	if (n_terms < 1 || n_terms > 4)
-		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: combine takes 1 to 4 slots, not %d", n_terms);
-	for (int t = 0; t < n_terms; t++)
-	{
-		if ((st = check_slot(e, slots[t], err)) != PR_OK)
-			return st;
-		in[t] = e->slots[slots[t]];
-	}
-	if (total == 0)
+	if (e->n * e->k == 0)
 		return PR_OK;
-	if ((st = upload_coef(e, coef, n_terms, err)) != PR_OK)
-		return st;
 	slot_written(e, out_slot);
-	if (e->fp64)
-		k_combine<double><<<grid_for(total), PR_THREADS, 0, e->stream>>>(total, e->k, n_terms, (const double *) in[0], (const double *) in[1],
-																	   (const double *) in[2], (const double *) in[3], e->coef_dev,
-																	   (double *) e->slots[out_slot]);
-	else
-		k_combine<float><<<grid_for(total), PR_THREADS, 0, e->stream>>>(total, e->k, n_terms, (const float *) in[0], (const float *) in[1],
-																	  (const float *) in[2], (const float *) in[3], e->coef_dev,
-																	  (float *) e->slots[out_slot]);
+	return e->fp64 ? combine_typed<double>(e, out_slot, n_terms, slots, coef, err)
+		: combine_typed<float>(e, out_slot, n_terms, slots, coef, err);
+}
+
+/* Per column: the dot products of a slot with n_terms slots, into stats[n_slots + 2]. */
+template <typename T>
+static PrStatus
+dots_typed(GpuEngine *e, int a_slot, int n_terms, const int *slots, PrError *err)
+{
+	CombineTerms<T> terms;
+
+	for (int t = 0; t < PR_COMBINE_MAX_TERMS; t++)
+		terms.in[t] = t < n_terms ? (const T *) e->slots[slots[t]] : (const T *) NULL;
+	k_dots<T><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(e->n, e->k, n_terms, (const T *) e->slots[a_slot], terms,
+														 e->partials, e->counter, stats_at(e, e->n_slots + 2));
 	PR_LAUNCHED();
-	PR_CUDA(cudaStreamSynchronize(e->stream));	/* coef is the caller's memory */
+	return PR_OK;
+}
+
+/* Dot products of a slot with each of n_terms slots, per column (accelerated iteration). */
+static PrStatus
+gpu_dots(PrEngine *base, int a_slot, int n_terms, const int *slots, double *out, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+	PrStatus	st = check_slot(e, a_slot, err);
+	std::vector<double> host;
+
+	if (st != PR_OK || (st = check_terms(e, n_terms, slots, err)) != PR_OK)
+		return st;
+	host.assign((size_t) n_terms * e->k, 0.0);
+	if (e->n > 0)
+	{
+		st = e->fp64 ? dots_typed<double>(e, a_slot, n_terms, slots, err)
+			: dots_typed<float>(e, a_slot, n_terms, slots, err);
+		if (st != PR_OK)
+			return st;
+		PR_CUDA(cudaMemcpyAsync(host.data(), stats_at(e, e->n_slots + 2), host.size() * 8,
+								cudaMemcpyDeviceToHost, e->stream));
+		PR_CUDA(cudaStreamSynchronize(e->stream));
+	}
+	for (int t = 0; t < n_terms; t++)
+		for (int j = 0; j < e->k; j++)
+			out[(size_t) t * e->k + j] = host[(size_t) j * n_terms + t];
 	return PR_OK;
 }
 
@@ -1160,6 +1234,7 @@ pr_gpu_bench_engine_create(const PrGpuOptions *opts, const PrGpuBenchOptions *be
 	e->ops.restart_fill = gpu_restart_fill;
 	e->ops.column_sums = gpu_column_sums;
 	e->ops.combine = gpu_combine;
+	e->ops.dots = gpu_dots;
 	e->ops.far_field = gpu_far_field;
 	e->ops.restart_local = gpu_restart_local;
 	e->base.ops = &e->ops;

@@ -130,7 +130,8 @@ static PrStatus
 grow_slots(GpuEngine *e, int n_slots, PrError *err)
 {
 	size_t		bytes = (size_t) (e->n + 1) * e->k * e->elem;
-	size_t		stats_bytes = (size_t) (n_slots + 2) * e->k * 3 * 8;
+	/* per slot, then two scratch entries (column sums, normalize's residual), then the dots */
+	size_t		stats_bytes = (size_t) (n_slots + 2 + PR_COMBINE_MAX_TERMS) * e->k * 3 * 8;
 	void	   *p;
 	PrStatus	st;
 
@@ -523,7 +524,7 @@ alloc_vectors(GpuEngine *e, int n_slots, PrError *err)
 	if (st == PR_OK)
 		st = gpu_dev_alloc(e, (void **) &e->stage, (size_t) n * k * 8, err);
 	if (st == PR_OK)
-		st = gpu_dev_alloc(e, (void **) &e->partials, (size_t) PR_RED_BLOCKS * k * 3 * 8, err);
+		st = gpu_dev_alloc(e, (void **) &e->partials, (size_t) PR_RED_BLOCKS * k * PR_COMBINE_MAX_TERMS * 8, err);
 	if (st == PR_OK && (st = gpu_dev_alloc(e, (void **) &e->counter, 64, err)) == PR_OK)
 		if (cudaMemset(e->counter, 0, 64) != cudaSuccess)
 			st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: cudaMemset failed");

@@ -205,6 +205,42 @@ k_column_sums(int64_t n, int k, const T *__restrict__ x, const T *__restrict__ i
 	reduce_column_stats(s, 0.0, dsum, k, rows_per_step, partials, counter, result);
 }
 
+/*
+ * Per column j and term t < n_terms: the sum over nodes of a[i][j] * in_t[i][j] into
+ * result[j * n_terms + t], in a fixed order; one pass over a and the terms.  partials holds
+ * [blocks][k][n_terms].
+ */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_dots(int64_t n, int k, int n_terms, const T *__restrict__ a, CombineTerms<T> terms,
+	   double *partials, unsigned int *counter, double *result)
+{
+	__shared__ double sh[PR_THREADS];
+	const bool	sums[PR_COMBINE_MAX_TERMS] = {false, false, false, false, false, false, false, false};
+	int			rows_per_step = PR_THREADS / k;
+	int			j = threadIdx.x % k;
+	int64_t		r0 = threadIdx.x / k;
+	double		s[PR_COMBINE_MAX_TERMS] = {0, 0, 0, 0, 0, 0, 0, 0};
+
+	if (r0 < rows_per_step)
+		for (int64_t i = (int64_t) blockIdx.x * rows_per_step + r0; i < n;
+			 i += (int64_t) gridDim.x * rows_per_step)
+		{
+			double		av = (double) a[i * k + j];
+
+#pragma unroll
+			for (int t = 0; t < PR_COMBINE_MAX_TERMS; t++)
+				if (t < n_terms)
+					s[t] += av * (double) terms.in[t][i * k + j];
+		}
+#pragma unroll
+	for (int t = 0; t < PR_COMBINE_MAX_TERMS; t++)
+		if (t < n_terms)
+			block_column_reduce(sh, s[t], k, rows_per_step,
+								&partials[((size_t) blockIdx.x * k + j) * n_terms + t], false);
+	finish_partials(partials, n_terms, sums, k, counter, result);
+}
+
 /* Divides each column by its sum (sums of 0 left alone) and measures |x - old| per column. */
 template <typename T>
 __global__ void __launch_bounds__(PR_THREADS)

@@ -5,6 +5,7 @@
 #ifndef PR_GPU_VECTOR_KERNELS_CUH
 #define PR_GPU_VECTOR_KERNELS_CUH
 
+#include "pr_engine.h"
 #include "pr_gpu_primitives.cuh"
 
 #define PR_MAX_K 256			/* most columns the vector kernels handle */
@@ -21,27 +22,58 @@ k_scale(int64_t n, int k, const T *__restrict__ x, const T *__restrict__ inv_out
 		z[q] = inv_out ? x[q] * inv_out[q / k] : x[q];
 }
 
+/* The input slots of k_combine and k_dots, passed by value. */
+template <typename T>
+struct CombineTerms
+{
+	const T    *in[PR_COMBINE_MAX_TERMS];
+};
+
+/* Most coefficients (terms x columns) k_combine takes by value rather than from device memory. */
+#define PR_COMBINE_INLINE 64
+
+/* Coefficients passed by value (no copy to the device, no synchronisation). */
+struct CombineInline
+{
+	double		c[PR_COMBINE_INLINE];
+};
+
 /*
  * out = sum over t < n_terms of coef[t * k + j] * in_t, per column j of n x k slots, in double
- * (the warm start's combinations; out may be one of the inputs: element by element).
+ * (the warm start's and the accelerated iteration's combinations; out may be one of the inputs:
+ * element by element).
  */
 template <typename T>
 __global__ void __launch_bounds__(PR_THREADS)
-k_combine(int64_t total, int k, int n_terms, const T *in0, const T *in1, const T *in2,
-		  const T *in3, const double *__restrict__ coef, T *out)
+k_combine(int64_t total, int k, int n_terms, CombineTerms<T> terms,
+		  const double *__restrict__ coef, T *out)
 {
 	for (int64_t q = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; q < total;
 		 q += (int64_t) gridDim.x * PR_THREADS)
 	{
 		int			j = (int) (q % k);
-		double		v = coef[j] * (double) in0[q];
+		double		v = coef[j] * (double) terms.in[0][q];
 
-		if (n_terms > 1)
-			v += coef[k + j] * (double) in1[q];
-		if (n_terms > 2)
-			v += coef[2 * k + j] * (double) in2[q];
-		if (n_terms > 3)
-			v += coef[3 * k + j] * (double) in3[q];
+		for (int t = 1; t < n_terms; t++)
+			v += coef[t * k + j] * (double) terms.in[t][q];
+		out[q] = (T) v;
+	}
+}
+
+/* k_combine with at most PR_COMBINE_INLINE coefficients passed by value. */
+template <typename T>
+__global__ void __launch_bounds__(PR_THREADS)
+k_combine_inline(int64_t total, int k, int n_terms, CombineTerms<T> terms, CombineInline coef,
+				 T *out)
+{
+	for (int64_t q = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; q < total;
+		 q += (int64_t) gridDim.x * PR_THREADS)
+	{
+		int			j = (int) (q % k);
+		double		v = coef.c[j] * (double) terms.in[0][q];
+
+		for (int t = 1; t < n_terms; t++)
+			v += coef.c[t * k + j] * (double) terms.in[t][q];
 		out[q] = (T) v;
 	}
 }

@@ -133,6 +133,8 @@ typedef struct ServiceRequest
 	int			norm;			/* PrNorm */
 	int			max_iterations;
 	bool		warm_start;		/* PrIterOptions.warm_start (powerrank.warm_start) */
+	int			mixing_depth;	/* PrIterOptions.mixing_depth (powerrank.mixing_depth) */
+	bool		stop_when_certified;	/* PrIterOptions.stop_when_certified */
 	int			k;				/* columns */
 	int64		top_k;			/* PageRank: only the top_k best of each column come back (0: all) */
 	bool		restart_uniform;
@@ -197,6 +199,11 @@ typedef struct ServiceOutcome
 	double		residual;
 	bool		converged;
 	bool		stagnated;		/* stopped early: the residual stopped decreasing */
+	double		error_bound;	/* PrRunStats' */
+	int			mixed_steps;
+	int			top_k_certified;	/* PrCertified */
+	int64		top_k_ties;
+	bool		stopped_certified;
 	double		seconds;		/* in the driver, upload included */
 	double		prepare_seconds;	/* of which preparing the graph on the device */
 	bool		resident;		/* the graph was already on the device */

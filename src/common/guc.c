@@ -9,6 +9,7 @@
 
 #include "channel.h"
 #include "pr_gpu.h"
+#include "pr_mixing.h"
 
 int			powerrank_cpu_threads = 0;
 int			powerrank_cache_size_mb = 1024;
@@ -27,6 +28,8 @@ int			powerrank_gpu_min_edges = 400000;
 int			powerrank_gpu_build_rows = 4000000;
 bool		powerrank_warm_start = true;
 bool		powerrank_warm_start_auto = true;
+int			powerrank_mixing_depth = 5;
+bool		powerrank_stop_when_certified = false;
 
 static const struct config_enum_entry service_engine_options[] = {
 	{"gpu", SERVICE_ENGINE_GPU, false},
@@ -175,6 +178,20 @@ powerrank_guc_init(void)
 							 "Same stopping rule, fewer iterations; the scores differ from a run started at 1/N by less than the tolerance allows. off: every run starts at 1/N and keeps no scores.",
 							 &powerrank_warm_start_auto,
 							 true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("powerrank.mixing_depth",
+							"Anderson mixing depth of the iterations (0 = plain power iteration).",
+							"Mixing starts once plain iterations contract slowly; every engine (CPU, GPU service, several GPUs) runs it. The result and its stopping rule do not depend on it.",
+							&powerrank_mixing_depth,
+							5, 0, PR_MIX_MAX_DEPTH,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("powerrank.stop_when_certified",
+							 "PageRank and RWR with top_k stop as soon as the top_k set and order are certified exact, even before the tolerance is met.",
+							 "off: a run goes on past the tolerance until its top_k is certified (or rounding cannot separate two entries). powerrank_last_run().top_k_certified says which.",
+							 &powerrank_stop_when_certified,
+							 false,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	service_guc_init();

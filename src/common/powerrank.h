@@ -24,6 +24,12 @@ extern int	powerrank_cache_size_mb;
 /* powerrank.warm_start_auto: runs start from the scores kept with the cache entry. */
 extern bool powerrank_warm_start_auto;
 
+/* powerrank.mixing_depth: Anderson mixing depth of every engine's iterations (0: plain). */
+extern int	powerrank_mixing_depth;
+
+/* powerrank.stop_when_certified: top_k runs stop once the top_k is certified exact. */
+extern bool powerrank_stop_when_certified;
+
 /* The GPU service's settings (the worker reads them into a ServiceEngineConfig). */
 extern int	powerrank_service_engine;
 extern char *powerrank_gpu_library;

@@ -113,6 +113,8 @@ engine_iteration_options(const ServiceRequest *req, bool (*should_stop) (void *)
 	iter->norm = (PrNorm) req->norm;
 	iter->max_iterations = req->max_iterations;
 	iter->warm_start = req->warm_start;
+	iter->mixing_depth = req->mixing_depth;
+	iter->stop_when_certified = req->stop_when_certified;
 	iter->check_every = 1;
 	iter->should_stop = should_stop;
 	iter->stop_arg = arg;
@@ -170,6 +172,11 @@ engine_outcome_done(ServiceOutcome *out, const PrRunStats *stats, bool resident,
 	out->residual = stats->residual;
 	out->converged = stats->converged;
 	out->stagnated = stats->stagnated;
+	out->error_bound = stats->error_bound;
+	out->mixed_steps = stats->mixed_steps;
+	out->top_k_certified = (int) stats->top_k_certified;
+	out->top_k_ties = stats->top_k_ties;
+	out->stopped_certified = stats->stopped_certified;
 	out->seconds = stats->seconds;
 	out->prepare_seconds = stats->prepare_seconds;
 	out->resident = resident;

@@ -48,6 +48,7 @@ batch_compatible(const ServiceRequest *a, const ServiceRequest *b)
 		a->n_nodes == b->n_nodes && a->n_edges == b->n_edges && a->alpha == b->alpha &&
 		a->tolerance == b->tolerance && a->norm == b->norm &&
 		a->max_iterations == b->max_iterations && a->warm_start == b->warm_start &&
+		a->mixing_depth == b->mixing_depth && a->stop_when_certified == b->stop_when_certified &&
 		(a->top_k > 0) == (b->top_k > 0);
 }
 

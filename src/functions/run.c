@@ -422,6 +422,8 @@ iteration_options(const RankOptions *options, PrIterOptions *iter)
 	iter->norm = options->norm;
 	iter->max_iterations = options->max_iterations;
 	iter->check_every = 1;
+	iter->mixing_depth = powerrank_mixing_depth;
+	iter->stop_when_certified = powerrank_stop_when_certified;
 	iter->should_stop = powerrank_cancel_requested;
 	iter->progress = progress_report;
 	iter->progress_arg = NULL;
@@ -476,11 +478,15 @@ record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *sta
 	record.batch_size = Max(run->service.batch_size, 1);
 	record.warm_start = run->warm_start;
 	record.columns = Max(run->columns, 1);
+	record.error_bound = stats->error_bound;
+	record.mixed_steps = stats->mixed_steps;
+	record.top_k_certified = stats->top_k_certified;
+	record.top_k_ties = stats->top_k_ties;
 	if (stats->engine != NULL && stats->engine == run->service.engine)
 		strlcpy(record.residency, run->service.residency, sizeof(record.residency));
 	run_stats_record(&record);
 
-	if (stats->converged)
+	if (stats->converged || stats->stopped_certified)
 		return;
 	if (stats->stagnated)
 	{

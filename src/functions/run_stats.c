@@ -3,6 +3,8 @@
  */
 #include "powerrank.h"
 
+#include <math.h>
+
 #include "funcapi.h"
 #include "utils/builtins.h"
 
@@ -38,8 +40,8 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	static const char *const warm_start_names[] = {"none", "explicit", "previous"};
-	Datum		values[19];
-	bool		nulls[19] = {0};
+	Datum		values[23];
+	bool		nulls[23] = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!last_run_valid)
@@ -70,6 +72,13 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 		values[18] = CStringGetTextDatum(last_run.residency);
 	else
 		nulls[18] = true;
+	values[19] = Float8GetDatum(last_run.error_bound);
+	nulls[19] = isnan(last_run.error_bound);
+	values[20] = Int32GetDatum(last_run.mixed_steps);
+	values[21] = BoolGetDatum(last_run.top_k_certified == PR_CERTIFIED_YES);
+	nulls[21] = last_run.top_k_certified == PR_CERTIFIED_NOT_ASKED;
+	values[22] = Int64GetDatum(last_run.top_k_ties);
+	nulls[22] = last_run.top_k_certified == PR_CERTIFIED_NOT_ASKED;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

@@ -40,6 +40,10 @@ typedef struct RankRunStats
 	RankWarmStart warm_start;
 	char		residency[16];	/* the service's "resident" or "streamed" ('' = the backend's CPU) */
 	int			columns;		/* score vectors iterated at once (RWR sources; 1 otherwise) */
+	double		error_bound;	/* PrRunStats.error_bound (NaN: none known) */
+	int			mixed_steps;	/* iterations whose next iterate was mixed */
+	PrCertified top_k_certified;
+	int64		top_k_ties;
 } RankRunStats;
 
 void		run_stats_record(const RankRunStats *stats);

@@ -450,6 +450,8 @@ service_rank(const ServiceRankRequest *request, double *out1, double *out2, int3
 	else
 		service_request_shape(&req, request->algorithm, restart->k, restart->uniform,
 							  restart->uniform ? 0 : restart->ptr[restart->k], powerrank_warm_start);
+	req.mixing_depth = powerrank_mixing_depth;
+	req.stop_when_certified = powerrank_stop_when_certified;
 	req.alpha = request->alpha;
 	req.tolerance = request->tolerance;
 	req.norm = (int) request->norm;
@@ -495,6 +497,11 @@ service_rank(const ServiceRankRequest *request, double *out1, double *out2, int3
 		stats->residual = outcome.residual;
 		stats->converged = outcome.converged;
 		stats->stagnated = outcome.stagnated;
+		stats->error_bound = outcome.error_bound;
+		stats->mixed_steps = outcome.mixed_steps;
+		stats->top_k_certified = (PrCertified) outcome.top_k_certified;
+		stats->top_k_ties = outcome.top_k_ties;
+		stats->stopped_certified = outcome.stopped_certified;
 		stats->seconds = outcome.seconds;
 		stats->prepare_seconds = outcome.prepare_seconds;
 		stats->engine = reply->engine;

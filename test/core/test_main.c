@@ -60,6 +60,10 @@
 	X(test_star_tight_tolerance_columns) \
 	X(test_driver_stagnation) \
 	X(test_driver_warm_stop) \
+	X(test_mixing_vs_dense) \
+	X(test_mixing_safeguard) \
+	X(test_certified_top_k_tiny_gap) \
+	X(test_certified_early_stop) \
 	X(test_parts_vs_cpu) \
 	X(test_parts_edge_cases) \
 	X(test_parts_prepare_again) \

@@ -1,0 +1,87 @@
+/*
+ * pr_mixing.h — Anderson mixing of the driver's fixed-point iterations, over engine slots.
+ *
+ * The driver's algorithms are fixed-point iterations x -> G(x) (PageRank's update, HITS's two
+ * normalised products).  Plain power iteration takes x_(i+1) = G(x_i).  Anderson mixing of depth
+ * m keeps the last m + 1 outputs g_i = G(x_i) and residual vectors f_i = g_i - x_i and, per column,
+ * takes x_(i+1) = sum of a_i g_i over those entries, the a_i summing to 1 and minimising
+ * |sum of a_i f_i|_2 (a small least-squares problem on the Gram matrix of the f_i, which the
+ * engine's dots operation fills one row per step).  Every engine gets it through two vector
+ * operations (combine, dots); the small problem is solved here, in double, in a fixed order, so a
+ * run gives the same bits every time on one engine.
+ *
+ * Safeguards: mixing begins only once plain steps contract slowly (a residual ratio above
+ * PR_MIX_ENGAGE_RATIO: where the plain iteration needs few steps it stays plain and pays nothing);
+ * a column whose residual rose from one step to the next takes a plain step and starts its
+ * history afresh; an ill-conditioned problem drops its oldest entries until it is well posed.
+ * The returned iterate of a run is always a step's output g = G(x), so the stop rule's bound on
+ * the distance to the answer (pr_driver.h) holds whatever x was.
+ *
+ * Slots: the driver's x slot takes the mixed iterates; the outputs go round a ring of m + 1 slots
+ * (the driver's y slot and m more), the f_i round m + 1 more: 2m + 1 slots beyond the algorithm's
+ * own (pr_algorithm_slots).
+ */
+#ifndef PR_MIXING_H
+#define PR_MIXING_H
+
+#include "pr_engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Deepest mixing: its m + 1 entries in one combine / dots call. */
+#define PR_MIX_MAX_DEPTH (PR_COMBINE_MAX_TERMS - 1)
+
+/* The state of one run's mixing. */
+typedef struct PrMixing
+{
+	PrEngine   *engine;
+	int			k;				/* columns */
+	int			depth;			/* m (0: plain power iteration) */
+	int			ring;			/* m + 1 */
+	int			x_slot;			/* the driver's x slot: the mixed iterates */
+	int			y_slot;			/* the driver's y slot (plain alternation without mixing) */
+	int			g_slot[PR_COMBINE_MAX_TERMS];	/* ring of outputs g_i */
+	int			f_slot[PR_COMBINE_MAX_TERMS];	/* ring of residual vectors f_i */
+	int			newest;			/* ring index of the newest output, -1 before the first */
+	bool		engaged;		/* mixing has begun (entries are being kept) */
+	int			stored;			/* entries with their f_i kept since mixing began (<= ring) */
+	int		   *usable;			/* [k] newest entries column j may mix */
+	double	   *last_l1;		/* [k] L1 residual of the previous step per column (NaN: none) */
+	double	   *gram;			/* [k * ring * ring] f_a . f_b per column, by ring index */
+	double	   *coef;			/* [ring * k] combination coefficients */
+	double	   *dot;			/* [ring * k] scratch for dots */
+	int			mixed_steps;	/* steps whose next iterate was mixed */
+	int			fallbacks;		/* column steps the residual test sent back to a plain step */
+} PrMixing;
+
+/* Slots a mixing of this depth needs beyond the algorithm's own (0 for depth 0). */
+int			pr_mixing_extra_slots(int depth);
+
+/*
+ * Starts a run's mixing of depth (0 .. PR_MIX_MAX_DEPTH; 0 or an engine without combine / dots:
+ * plain iteration) over k columns: x_slot and y_slot are the algorithm's iterate slots, first_extra
+ * the first of pr_mixing_extra_slots(depth) slots prepared after the algorithm's own.
+ */
+PrStatus	pr_mixing_begin(PrMixing *mix, PrEngine *engine, int k, int depth, int x_slot,
+							int y_slot, int first_extra, PrError *err);
+
+/* The slot the next step writes G(x) into, x in x_slot (never x_slot itself). */
+int			pr_mixing_output_slot(const PrMixing *mix, int x_slot);
+
+/*
+ * After a step x -> y = G(x) (slots x_slot, y_slot) whose residuals res[k] were read: the slot of
+ * the next iterate (y for a plain step, the x slot for a mixed one) through *next_x.
+ */
+PrStatus	pr_mixing_after_step(PrMixing *mix, int x_slot, int y_slot, const PrResidual *res,
+								 int *next_x, PrError *err);
+
+/* Frees what pr_mixing_begin allocated. */
+void		pr_mixing_end(PrMixing *mix);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* PR_MIXING_H */
