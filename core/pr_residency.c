@@ -3,6 +3,8 @@
  */
 #include "pr_residency.h"
 
+#include "pr_engine.h"
+
 /* Long rows of a streamed block are cut into chunks of this many entries (pr_gpu_streamed.h). */
 #define RESIDENCY_CHUNK 1024
 
@@ -37,7 +39,8 @@ pr_residency_vector_bytes(int64_t nodes, int k, int slots, size_t elem)
 		+ (n + 1) * (4 + elem)	/* new_to_old, inv_out */
 		+ n * kk * elem			/* restart */
 		+ n * (elem == 8 ? 24 : 16)	/* top-k scratch */
-		+ (size_t) 528 * kk * 3 * 8 + (s + 2) * kk * 3 * 8;	/* partials (PR_RED_BLOCKS), statistics */
+		+ (size_t) 528 * kk * PR_COMBINE_MAX_TERMS * 8	/* partials (PR_RED_BLOCKS) */
+		+ (s + 2 + PR_COMBINE_MAX_TERMS) * kk * 3 * 8;	/* statistics, the dots' results */
 }
 
 /* Device bytes of one resident matrix: a CSR (int64 row pointers, int32 columns, float values

@@ -195,7 +195,7 @@ phase_load() {
 
 phase_cold() {
   set -e
-  local cnt cold eng t_tuned i warm c w wi it cms ceng cit cb ci ct chit cfb cread cprep cmp cw cwi
+  local cnt cold eng t_tuned i warm c w wi it cms ceng cit cb ci ct chit cfb cread cprep cmp cw cwi plain pw pwi
   reload_setting powerrank.gpu_precision "'$PRECISION'"
   sql -c "EXPLAIN SELECT count(*) FROM edges" | grep -i workers
   cnt=$(timed_calls 3 "SELECT count(*) FROM edges" "SET max_parallel_workers_per_gather = 8;" | awk '{print $1}')
@@ -228,6 +228,13 @@ phase_cold() {
   echo "RESULT parallel count(*) median of 3: $c ms"
   echo "RESULT cold pagerank(top_k 100): $cms ms (engine $ceng, $cit iterations, build $cb ms of which read $cread ms, iterate $ci ms of which GPU prepare $cprep ms, total $ct ms, cache_hit $chit, fallback $cfb) — goal <= 2 x count(*) = $(calc "2 * $c") ms: $(goal "$cms <= 2 * $c")"
   echo "RESULT warm pagerank median of 5: $w ms (iterate_ms $wi, $it iterations; engine $(echo "$warm" | awk 'NR==1 {print $2}'), cache_hit $(echo "$warm" | awk '{print $7}' | sort -u | tr '\n' ' ')) — goal <= 1.3 x engine + 50 ms = $(calc "1.3 * $wi + 50") ms (engine = service iterate_ms; standalone pr_bench below): $(goal "$w <= 1.3 * $wi + 50")"
+  # the same warm call with plain power iterations (powerrank.mixing_depth = 0; the first call
+  # prepares the engine's fewer slots, so the median of 5 after one more)
+  timed_calls 1 "SELECT * FROM pagerank('edges', top_k => 100);" "SET powerrank.mixing_depth = 0;" > /dev/null
+  plain=$(timed_calls 5 "SELECT * FROM pagerank('edges', top_k => 100);" "SET powerrank.mixing_depth = 0;")
+  echo "warm with powerrank.mixing_depth = 0:"; echo "$plain"
+  pw=$(echo "$plain" | awk '{print $1}' | median); pwi=$(echo "$plain" | awk '{print $5}' | median)
+  echo "RESULT warm pagerank, plain iterations (mixing_depth 0): median $pw ms (iterate_ms $pwi, $(echo "$plain" | awk 'NR==1 {print $3}') iterations) against mixed (the default) $w ms (iterate_ms $wi, $it iterations): iterate ratio $(calc "$wi / $pwi")"
   if [ -n "${COMPARE_KERNEL:-}" ]; then
     # the same warm call with another kernel (the graph is prepared again after the reload)
     reload_setting powerrank.gpu_kernel "'$COMPARE_KERNEL'"

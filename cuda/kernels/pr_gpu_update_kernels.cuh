@@ -7,6 +7,7 @@
 
 #include "pr_gpu_primitives.cuh"
 #include "pr_gpu_reduce.cuh"
+#include "pr_gpu_vector_kernels.cuh"
 
 #include <thrust/binary_search.h>
 #include <thrust/execution_policy.h>

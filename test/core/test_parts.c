@@ -275,6 +275,16 @@ check_pagerank_variants(PrEngine *parts, const PrGraph *g, const char *graph)
 		snprintf(what, sizeof(what), "%s: start vector", graph);
 		check_pagerank_same(parts, g, 0.85, &uniform, &from, 0, what);
 	}
+	{
+		PrIterOptions mixed = o;
+
+		/* slow enough to mix: the parts' dots come from part 0, their combines run on every part */
+		mixed.mixing_depth = 5;
+		snprintf(what, sizeof(what), "%s: PageRank at 0.99, mixed", graph);
+		check_pagerank_same(parts, g, 0.99, &uniform, &mixed, 0, what);
+		snprintf(what, sizeof(what), "%s: RWR of 3 at 0.95, mixed, top 10", graph);
+		check_pagerank_same(parts, g, 0.95, &rwr3, &mixed, 10, what);
+	}
 	for (int t = 0; t < 4; t++)
 	{
 		const int64_t top[4] = {1, 10, n, n + 2};
