@@ -395,6 +395,9 @@ typedef struct LogView
 	int			n_rebases;		/* rebase rows */
 	int			rebases_allocated;
 	uint64	   *rebases;		/* their transactions; ascending once read_log returns */
+	int			writers_allocated;
+	uint64	   *writers;		/* the other rows' transactions (changes of them); ascending
+								 * once read_log returns */
 } LogView;
 
 /* An index scan of one table's rows of the change log, through the active snapshot. */
@@ -488,7 +491,14 @@ log_view_add(LogView *view, LogScan *ls)
 		view->own_change = true;
 	if (!DatumGetBool(slot_getattr(ls->slot, ls->rebase, &isnull)))
 	{
-		view->changes++;
+		if (view->changes == view->writers_allocated)
+		{
+			view->writers_allocated = Max(16, view->writers_allocated * 2);
+			view->writers = view->writers == NULL ?
+				palloc(sizeof(uint64) * view->writers_allocated) :
+				repalloc(view->writers, sizeof(uint64) * view->writers_allocated);
+		}
+		view->writers[view->changes++] = change;
 		return change;
 	}
 	if (view->n_rebases == view->rebases_allocated)
@@ -601,6 +611,8 @@ read_log(Oid schema, Oid relid, LogView *view)
 	log_scan_end(&ls);
 	if (view->n_rebases > 1)
 		qsort(view->rebases, view->n_rebases, sizeof(uint64), compare_uint64);
+	if (view->changes > 1)
+		qsort(view->writers, view->changes, sizeof(uint64), compare_uint64);
 }
 
 /*
@@ -609,7 +621,7 @@ read_log(Oid schema, Oid relid, LogView *view)
  * than the newest snapshot sees, or a row of the caller's own transaction.
  */
 static bool
-read_content_key(Oid schema, Oid relid, GraphCacheKey *key)
+read_content_key(Oid schema, Oid relid, GraphCacheKey *key, GraphCacheWriters *writers)
 {
 	LogView		seen;
 	LogView		newest;
@@ -627,6 +639,13 @@ read_content_key(Oid schema, Oid relid, GraphCacheKey *key)
 		return false;
 	memcpy(key->rebases, seen.rebases, sizeof(uint64) * seen.n_rebases);
 	key->changes = seen.changes;
+	if (writers != NULL)
+	{
+		writers->count = (int) Min(seen.changes, (int64) GRAPH_CACHE_WRITERS + 1);
+		writers->xids = seen.writers;
+		if (seen.changes > GRAPH_CACHE_WRITERS)
+			writers->count = -1;
+	}
 	return true;
 }
 
@@ -655,6 +674,17 @@ database_incarnation(void)
  */
 bool
 graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *key)
+{
+	return graph_cache_probe_writers(target, directed, key, NULL);
+}
+
+/*
+ * graph_cache_probe, also giving (when writers is not NULL) the writers of the table the
+ * caller's snapshot sees (count -1 when more than GRAPH_CACHE_WRITERS).
+ */
+bool
+graph_cache_probe_writers(const EdgeScanTarget *target, bool directed, GraphCacheKey *key,
+						  GraphCacheWriters *writers)
 {
 	Relation	rel;
 	Oid			schema;
@@ -688,7 +718,7 @@ graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *ke
 		return false;
 
 	memset(key, 0, sizeof(GraphCacheKey));
-	if (!read_content_key(schema, target->relid, key))
+	if (!read_content_key(schema, target->relid, key, writers))
 		return false;
 	key->database = MyDatabaseId;
 	key->database_xmin = database_incarnation();
@@ -772,6 +802,13 @@ log_change(Oid schema, Oid relid, bool rebase)
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not write to %s: %s", CHANGE_LOG_TABLE, SPI_result_code_string(ret));
 	SPI_finish();
+}
+
+/* Adds a rebase row for relid to the change log, in the caller's transaction. */
+void
+cache_log_rebase(Oid schema, Oid relid)
+{
+	log_change(schema, relid, true);
 }
 
 /*

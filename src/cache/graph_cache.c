@@ -84,6 +84,9 @@ typedef struct GraphCacheEntry
 	int			refcount;		/* backends attached right now */
 	GraphCacheKept kept[GRAPH_CACHE_KEPT];
 	int64		kept_bytes;		/* the kept vectors' segments */
+	int64		delta_rows;		/* changed rows patched in since the last build from the rows */
+	int			n_writers;		/* the writers its graph includes (-1: unknown: no base) */
+	uint64		writers[GRAPH_CACHE_WRITERS];	/* their full transaction ids, ascending */
 } GraphCacheEntry;
 
 /* The registry in the main shared memory. */
@@ -101,6 +104,8 @@ typedef struct GraphCacheShared
 StaticAssertDecl(GRAPH_CACHE_SLOTS <= 256, "slot numbers must fit in 8 bits");
 
 static GraphCacheShared *cache = NULL;
+
+static bool same_base(const GraphCacheKey *a, const GraphCacheKey *b);
 
 /* Asks the postmaster for the registry's shared memory and its lock (the request hook's part). */
 void
@@ -332,6 +337,104 @@ graph_cache_release(dsm_segment **segment)
 }
 
 /*
+ * True when the ascending lists part (n_part) and whole (n_whole) have part's every element in
+ * whole.
+ */
+static bool
+writers_subset(const uint64 *part, int n_part, const uint64 *whole, int n_whole)
+{
+	int			j = 0;
+
+	for (int i = 0; i < n_part; i++)
+	{
+		while (j < n_whole && whole[j] < part[i])
+			j++;
+		if (j >= n_whole || whole[j] != part[i])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Finds a base for a patch: the READY entry of key's table (same storage and rebase rows),
+ * columns and direction whose recorded writers all are among writers (the caller's snapshot sees
+ * its content, and more), the one with the most.  On success maps its graph as
+ * graph_cache_acquire does (a hit counted), and sets *beyond (palloc'd) to the writers the
+ * caller sees beyond it and *base_delta_rows to the rows already patched into it.  False when
+ * none qualifies.
+ */
+bool
+graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writers,
+						 dsm_segment **segment, PrGraph *graph, int64 *skipped_rows,
+						 GraphCacheWriters *beyond, int64 *base_delta_rows)
+{
+	uint64	   *included = palloc(sizeof(uint64) * GRAPH_CACHE_WRITERS);
+	int			n_included = 0;
+	GraphCacheEntry *entry;
+	dsm_handle	handle;
+	uint64		id;
+	int			slot = -1;
+	int			i;
+	dsm_segment *attached;
+
+	*segment = NULL;
+	if (cache == NULL || writers->count < 0)
+		return false;
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	for (i = 0; i < GRAPH_CACHE_SLOTS; i++)
+	{
+		GraphCacheEntry *candidate = &cache->entries[i];
+
+		if (candidate->state != ENTRY_READY || !same_base(&candidate->key, key) ||
+			memcmp(candidate->key.attnums, key->attnums, sizeof(key->attnums)) != 0 ||
+			memcmp(candidate->key.types, key->types, sizeof(key->types)) != 0 ||
+			candidate->key.directed != key->directed || candidate->n_writers < 0 ||
+			candidate->n_writers >= writers->count ||
+			(slot >= 0 && candidate->n_writers <= cache->entries[slot].n_writers) ||
+			!writers_subset(candidate->writers, candidate->n_writers, writers->xids,
+							writers->count))
+			continue;
+		slot = i;
+	}
+	if (slot < 0)
+	{
+		LWLockRelease(cache->lock);
+		return false;
+	}
+	entry = &cache->entries[slot];
+	entry->refcount++;
+	entry->hits++;
+	entry->last_used = GetCurrentTimestamp();
+	id = entry->id;
+	handle = entry->handle;
+	*skipped_rows = entry->skipped_rows;
+	*base_delta_rows = entry->delta_rows;
+	n_included = entry->n_writers;
+	memcpy(included, entry->writers, sizeof(uint64) * n_included);
+	LWLockRelease(cache->lock);
+
+	attached = attach_entry(handle, slot, id);
+	if (attached == NULL)
+	{
+		release_reference(slot, id);
+		return false;
+	}
+	if (!map_segment(dsm_segment_address(attached), dsm_segment_map_length(attached), graph))
+	{
+		dsm_detach(attached);
+		return false;
+	}
+	*segment = attached;
+	beyond->xids = palloc(sizeof(uint64) * writers->count);
+	beyond->count = 0;
+	for (i = 0; i < writers->count; i++)
+		if (!writers_subset(&writers->xids[i], 1, included, n_included))
+			beyond->xids[beyond->count++] = writers->xids[i];
+	pfree(included);
+	return true;
+}
+
+/*
  * Makes room for an entry of size bytes under limit: evicts least recently used idle entries
  * (their handles go to evicted) and returns a free slot, or -1 — without evicting anything — when
  * entries in use leave too little room.  Caller holds the lock exclusively.
@@ -453,7 +556,8 @@ retire_stale_entries(const GraphCacheKey *key, dsm_handle *evicted, int *n_evict
  */
 static bool
 register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, int64 nodes,
-				 int64 edges, int64 skipped_rows, int64 limit, const GraphCacheCarry *carry)
+				 int64 edges, int64 skipped_rows, int64 limit, const GraphCacheCarry *carry,
+				 const GraphCacheWriters *writers, int64 delta_rows)
 {
 	dsm_handle	evicted[GRAPH_CACHE_SLOTS * ENTRY_HANDLES];
 	int			n_evicted = 0;
@@ -492,6 +596,14 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 		entry->bytes = bytes;
 		entry->built_at = now;
 		entry->last_used = now;
+		entry->delta_rows = delta_rows;
+		entry->n_writers = -1;
+		if (writers != NULL && writers->count >= 0 && writers->count <= GRAPH_CACHE_WRITERS)
+		{
+			entry->n_writers = writers->count;
+			if (writers->count > 0)
+				memcpy(entry->writers, writers->xids, sizeof(uint64) * writers->count);
+		}
 		cache->segments++;
 		cache->bytes += bytes;
 		for (i = 0; with_carry && i < carry->count; i++)
@@ -517,13 +629,14 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 /*
  * Adds a graph built by this backend to the cache under key (out-edges left out: the PageRank
  * family reads in-edges only, HITS adds the out-edges per call), with the start vectors of carry
- * (may be NULL; graph_cache_carry_end detaches them afterwards).  Does nothing when the cache is
- * off, the graph does not fit in powerrank.cache_size, no segment can be had, or
- * register_segment refuses it.
+ * (may be NULL; graph_cache_carry_end detaches them afterwards), the writers its content includes
+ * (may be NULL: the entry is then no base for a patch) and the changed rows patched into it since
+ * its last build from the rows.  Does nothing when the cache is off, the graph does not fit in
+ * powerrank.cache_size, no segment can be had, or register_segment refuses it.
  */
 void
 graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skipped_rows,
-					GraphCacheCarry *carry)
+					GraphCacheCarry *carry, const GraphCacheWriters *writers, int64 delta_rows)
 {
 	PrGraph		stripped = *graph;
 	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
@@ -546,7 +659,7 @@ graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skippe
 		return;
 	pr_graph_write_flat_threads(&stripped, dsm_segment_address(segment), powerrank_thread_count());
 	(void) register_segment(key, segment, (int64) size, graph->n_nodes, graph->n_edges,
-							skipped_rows, limit, carry);
+							skipped_rows, limit, carry, writers, delta_rows);
 	dsm_detach(segment);
 }
 
@@ -558,14 +671,15 @@ graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skippe
  */
 bool
 graph_cache_publish_segment(const GraphCacheKey *key, dsm_segment *segment, Size flat_bytes,
-							const PrGraph *graph, int64 skipped_rows)
+							const PrGraph *graph, int64 skipped_rows,
+							const GraphCacheWriters *writers)
 {
 	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
 
 	if (cache == NULL || limit <= 0 || (int64) flat_bytes > limit)
 		return false;
 	return register_segment(key, segment, (int64) flat_bytes, graph->n_nodes, graph->n_edges,
-							skipped_rows, limit, NULL);
+							skipped_rows, limit, NULL, writers, 0);
 }
 
 /*
@@ -1027,6 +1141,7 @@ graph_cache_snapshot(Oid database, GraphCacheEntryInfo **entries)
 		out[count].last_used = entry->last_used;
 		out[count].hits = entry->hits;
 		out[count].refcount = entry->refcount;
+		out[count].delta_rows = entry->delta_rows;
 		count++;
 	}
 	LWLockRelease(cache->lock);

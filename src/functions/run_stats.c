@@ -6,6 +6,7 @@
 #include "funcapi.h"
 #include "utils/builtins.h"
 
+#include "cache/graph_cache.h"
 #include "functions/run_stats.h"
 
 PG_FUNCTION_INFO_V1(powerrank_last_run);
@@ -38,8 +39,9 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	static const char *const warm_start_names[] = {"none", "explicit", "previous"};
-	Datum		values[19];
-	bool		nulls[19] = {0};
+	static const char *const graph_source_names[] = {"read", "cache", "delta", "rankgraph"};
+	Datum		values[21];
+	bool		nulls[21] = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!last_run_valid)
@@ -70,6 +72,9 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 		values[18] = CStringGetTextDatum(last_run.residency);
 	else
 		nulls[18] = true;
+	values[19] = CStringGetTextDatum(graph_source_names[last_run.graph_source]);
+	values[20] = Int64GetDatum(last_run.delta_rows);
+	nulls[20] = last_run.graph_source != GRAPH_SOURCE_DELTA;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

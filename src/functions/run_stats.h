@@ -40,6 +40,8 @@ typedef struct RankRunStats
 	RankWarmStart warm_start;
 	char		residency[16];	/* the service's "resident" or "streamed" ('' = the backend's CPU) */
 	int			columns;		/* score vectors iterated at once (RWR sources; 1 otherwise) */
+	int			graph_source;	/* GraphSource: how the run got its graph */
+	int64		delta_rows;		/* the changed rows a patched cached graph took */
 } RankRunStats;
 
 void		run_stats_record(const RankRunStats *stats);
