@@ -106,6 +106,7 @@ StaticAssertDecl(GRAPH_CACHE_SLOTS <= 256, "slot numbers must fit in 8 bits");
 static GraphCacheShared *cache = NULL;
 
 static bool same_base(const GraphCacheKey *a, const GraphCacheKey *b);
+static bool same_columns(const GraphCacheKey *a, const GraphCacheKey *b);
 
 /* Asks the postmaster for the registry's shared memory and its lock (the request hook's part). */
 void
@@ -386,9 +387,7 @@ graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writ
 		GraphCacheEntry *candidate = &cache->entries[i];
 
 		if (candidate->state != ENTRY_READY || !same_base(&candidate->key, key) ||
-			memcmp(candidate->key.attnums, key->attnums, sizeof(key->attnums)) != 0 ||
-			memcmp(candidate->key.types, key->types, sizeof(key->types)) != 0 ||
-			candidate->key.directed != key->directed || candidate->n_writers < 0 ||
+			!same_columns(&candidate->key, key) || candidate->n_writers < 0 ||
 			candidate->n_writers >= writers->count ||
 			(slot >= 0 && candidate->n_writers <= cache->entries[slot].n_writers) ||
 			!writers_subset(candidate->writers, candidate->n_writers, writers->xids,
@@ -520,16 +519,28 @@ later_content_cached(const GraphCacheKey *key)
 	return false;
 }
 
+/* True when two keys name the same columns and direction. */
+static bool
+same_columns(const GraphCacheKey *a, const GraphCacheKey *b)
+{
+	return memcmp(a->attnums, b->attnums, sizeof(a->attnums)) == 0 &&
+		memcmp(a->types, b->types, sizeof(a->types)) == 0 && a->directed == b->directed;
+}
+
 /*
  * Evicts the entries of the same table that a snapshot which sees the new key's content no longer
  * asks for: another relfilenode (the table was rewritten under a lock that this publisher's lock
  * excludes, so the old storage is gone), other rebase rows (a reader is only served when its
- * snapshot sees the newest rebase rows), or fewer changes (only older snapshots could use them).
- * Entries of the same content under other columns stay.  Idle entries go now (handles to
- * evicted), the others when their readers leave.  Caller holds the lock exclusively.
+ * snapshot sees the newest rebase rows), or fewer changes (only older snapshots could use them) —
+ * except, when keep_bases (a live table), the entries of other columns or direction with fewer
+ * changes that record their writers: a reader of those columns patches them
+ * (graph_cache_acquire_base), and they go when least recently used.  Entries of the same content
+ * under other columns stay.  Idle entries go now (handles to evicted), the others when their
+ * readers leave.  Caller holds the lock exclusively.
  */
 static void
-retire_stale_entries(const GraphCacheKey *key, dsm_handle *evicted, int *n_evicted)
+retire_stale_entries(const GraphCacheKey *key, bool keep_bases, dsm_handle *evicted,
+					 int *n_evicted)
 {
 	int			i;
 
@@ -539,6 +550,9 @@ retire_stale_entries(const GraphCacheKey *key, dsm_handle *evicted, int *n_evict
 
 		if (entry->state != ENTRY_READY || entry->key.database != key->database ||
 			entry->key.relid != key->relid || same_content(&entry->key, key))
+			continue;
+		if (keep_bases && entry->n_writers >= 0 && same_base(&entry->key, key) &&
+			entry->key.changes < key->changes && !same_columns(&entry->key, key))
 			continue;
 		if (entry->refcount == 0)
 			free_entry(entry, evicted, n_evicted);
@@ -559,6 +573,8 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 				 int64 edges, int64 skipped_rows, int64 limit, const GraphCacheCarry *carry,
 				 const GraphCacheWriters *writers, int64 delta_rows)
 {
+	bool		keep_bases = writers != NULL && writers->count >= 0 &&
+		cache_capture_on(key->relid, cache_extension_schema());
 	dsm_handle	evicted[GRAPH_CACHE_SLOTS * ENTRY_HANDLES];
 	int			n_evicted = 0;
 	TimestampTz now = GetCurrentTimestamp();
@@ -568,7 +584,7 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
 	if (find_ready(key) < 0 && !later_content_cached(key))
 	{
-		retire_stale_entries(key, evicted, &n_evicted);
+		retire_stale_entries(key, keep_bases, evicted, &n_evicted);
 		/* the graph with its start vectors, else the graph alone (make_room evicts nothing then) */
 		if (carry != NULL && carry->count > 0 &&
 			cache->kept_segments + carry->count <= GRAPH_CACHE_KEPT_SEGMENTS)
@@ -691,9 +707,7 @@ same_table_other_content(const GraphCacheEntry *entry, const GraphCacheKey *key)
 {
 	return entry->key.database == key->database &&
 		entry->key.database_xmin == key->database_xmin && entry->key.relid == key->relid &&
-		memcmp(entry->key.attnums, key->attnums, sizeof(key->attnums)) == 0 &&
-		memcmp(entry->key.types, key->types, sizeof(key->types)) == 0 &&
-		entry->key.directed == key->directed && !same_content(&entry->key, key);
+		same_columns(&entry->key, key) && !same_content(&entry->key, key);
 }
 
 /*
