@@ -475,6 +475,9 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 	bool		read;
 	PrStatus	status = PR_ERR_INVALID;
 	PrError		err = {0};
+	double		started = pr_clock_seconds(),
+				acquired,
+				read_at;
 
 	if (writers == NULL || writers->count <= 0 || !OidIsValid(schema) ||
 		!OidIsValid(get_relname_relid(CHANGE_ROWS_TABLE, schema)) ||
@@ -486,11 +489,13 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 	if (!graph_cache_acquire_base(key, writers, &segment, &base, &base_skipped, &beyond,
 								  &base_delta))
 		return false;
+	acquired = pr_clock_seconds();
 	changes.max_rows = Max((int64) PATCH_MIN_ROWS,
 						   (int64) (GRAPH_CACHE_PATCH_FRACTION * (double) base.n_edges));
 	rel = relation_open(target->relid, NoLock);	/* locked by graph_scan_resolve */
 	read = read_changes(schema, target->relid, &beyond, RelationGetDescr(rel), &reader, &changes);
 	relation_close(rel, NoLock);
+	read_at = pr_clock_seconds();
 	if (read)
 		status = pr_graph_apply_changes(&base, changes.changes, changes.count, !directed, alloc,
 										graph, &err);
@@ -503,10 +508,28 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 			powerrank_report_core_error("graph patch", &err);
 		return false;
 	}
+	elog(DEBUG1, "powerrank: cached graph of relation %u patched with %zu changed rows of %d transactions: base found in %.1f ms, rows read in %.1f ms, patched in %.1f ms",
+		 target->relid, changes.count, beyond.count, (acquired - started) * 1000.0,
+		 (read_at - acquired) * 1000.0, (pr_clock_seconds() - read_at) * 1000.0);
 	*skipped_rows = base_skipped + changes.skipped;
 	*delta_rows = (int64) changes.count;
 	*entry_delta_rows = base_delta + (int64) changes.count;
 	return true;
+}
+
+/* True when relid has a trigger named name. */
+static bool
+trigger_exists(Oid relid, const char *name)
+{
+	Relation	rel = relation_open(relid, NoLock);	/* locked by the caller */
+	TriggerDesc *triggers = rel->trigdesc;
+	bool		found = false;
+	int			i;
+
+	for (i = 0; triggers != NULL && i < triggers->numtriggers; i++)
+		found |= strcmp(triggers->triggers[i].tgname, name) == 0;
+	relation_close(rel, NoLock);
+	return found;
 }
 
 /*
@@ -559,7 +582,9 @@ powerrank_cache_live(PG_FUNCTION_ARGS)
 		char	   *statements[3];
 		int			j;
 
-		statements[0] = psprintf("DROP TRIGGER IF EXISTS %s ON %s", c->name, qualified);
+		/* a disabled or altered one is replaced */
+		statements[0] = trigger_exists(relid, c->name) ?
+			psprintf("DROP TRIGGER %s ON %s", c->name, qualified) : "SELECT";
 		statements[1] = psprintf("CREATE TRIGGER %s AFTER %s ON %s REFERENCING %s "
 								 "FOR EACH STATEMENT EXECUTE FUNCTION %s()",
 								 c->name, event, qualified, c->referencing,

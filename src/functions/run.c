@@ -285,7 +285,10 @@ load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool
 	{
 		run->graph_source = GRAPH_SOURCE_DELTA;
 		graph_scan_report_skipped(run->skipped_rows, target->n_columns == 3);
+		t_publish = pr_clock_seconds();
 		publish_to_cache(&key, run, &writers, entry_delta_rows);
+		elog(DEBUG1, "powerrank: patched graph: %.1f ms before the cache publish, publish %.1f ms",
+			 (t_publish - run->started) * 1000.0, (pr_clock_seconds() - t_publish) * 1000.0);
 		run->published = true;
 		run->cache_key = key;
 		if (out_edges && pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
