@@ -4,7 +4,7 @@
 # a cold read and build (no GPU needed; any PostgreSQL 15).
 #
 #   [PG_CONFIG=/path/to/bin/pg_config | PGBIN=/path/to/bin] bench/sql/live_patch.sh [SECONDS] [CLIENTS] [ROUNDS]
-#   (defaults 20, 2 and 5)
+#   (defaults 20, 2 and 5; PHASES="writers patch" by default, or one of them)
 #
 # Starts a throwaway cluster (bench/common/cluster.sh; powerrank preloaded, built and installed from
 # this tree beforehand: make && make install), wal_level = logical for the whole run.
@@ -31,7 +31,7 @@ ROUNDS=${3:-5}
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 OUT=${OUT:-$ROOT/bench-out/live_patch}
-phases=(writers patch)
+phases=(${PHASES:-writers patch})
 . bench/common/phases.sh
 . bench/common/cluster.sh
 pg_init

@@ -324,6 +324,7 @@ powerrank_capture_changes(PG_FUNCTION_ARGS)
 /* What read_changes fills. */
 typedef struct ChangeRows
 {
+	MemoryContext cxt;			/* the caller's: the rows outlive read_changes' SPI connection */
 	PrEdgeChange *changes;
 	size_t		count;
 	size_t		allocated;
@@ -381,7 +382,7 @@ add_rows(bytea *rows, int sign, TupleTableSlot *slot, const EdgeRowReader *reade
 		{
 			out->allocated = Max(64, out->allocated * 2);
 			out->changes = out->changes == NULL ?
-				palloc(sizeof(PrEdgeChange) * out->allocated) :
+				MemoryContextAlloc(out->cxt, sizeof(PrEdgeChange) * out->allocated) :
 				repalloc(out->changes, sizeof(PrEdgeChange) * out->allocated);
 		}
 		out->changes[out->count].src = src;
@@ -490,6 +491,7 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 								  &base_delta))
 		return false;
 	acquired = pr_clock_seconds();
+	changes.cxt = CurrentMemoryContext;
 	changes.max_rows = Max((int64) PATCH_MIN_ROWS,
 						   (int64) (GRAPH_CACHE_PATCH_FRACTION * (double) base.n_edges));
 	rel = relation_open(target->relid, NoLock);	/* locked by graph_scan_resolve */

@@ -38,7 +38,7 @@ build_rows(PrGraph *g, const int64_t *src, const int64_t *dst, const double *w, 
 }
 
 /*
- * Random rows over ids 0..span-1 (weights 1..4); then random deletions of existing rows, weight
+ * Random rows over the even ids below 2 span (weights 1..4); then random deletions of existing rows, weight
  * updates (a delete and an insert) and inserts, some with new ids; the patched base must equal
  * the build of the changed rows.
  */
@@ -62,8 +62,8 @@ check_random(unsigned seed, bool weighted, bool undirected)
 	srand(seed);
 	for (size_t i = 0; i < m; i++)
 	{
-		src[i] = rand() % span;
-		dst[i] = rand() % span;
+		src[i] = 2 * (rand() % span);
+		dst[i] = 2 * (rand() % span);
 		w[i] = weighted ? (double) (1 + rand() % 4) : 1.0;
 	}
 	build_rows(&base, src, dst, weighted ? w : NULL, m, undirected);
@@ -92,9 +92,9 @@ check_random(unsigned seed, bool weighted, bool undirected)
 		}
 		else
 		{
-			/* inserts, a third of them with an id new to the graph */
-			src[m_after] = rand() % 3 == 0 ? span + rand() % 10 : rand() % span;
-			dst[m_after] = rand() % span;
+			/* inserts, some with ids new to the graph (odd ids among the old ones, or past them) */
+			src[m_after] = rand() % 3 == 0 ? 2 * span + rand() % 10 : 2 * (rand() % span);
+			dst[m_after] = rand() % 4 == 0 ? 2 * (rand() % span) + 1 : 2 * (rand() % span);
 			w[m_after] = weighted ? (double) (1 + rand() % 4) : 1.0;
 			changes[n_changes++] = (PrEdgeChange) {src[m_after], dst[m_after], w[m_after], 1};
 			m_after++;
