@@ -101,8 +101,7 @@ WHERE source = 'lv'::regclass ORDER BY columns, directed;
 -- More changed rows than a patch takes (5% of the edges, at least 1000): built from the rows.
 INSERT INTO lv SELECT 20000 + i, i % 100, 1 FROM generate_series(1, 1200) i;
 SELECT * FROM live_compare();
--- A deleted edge a statement's rows do not explain cannot happen; a statement of more than
--- 100000 rows keeps none of them: built from the rows.
+-- A statement of more than 100000 rows keeps none of them: built from the rows.
 INSERT INTO lv SELECT 100000 + i, i % 100, 1 FROM generate_series(1, 100001) i;
 SELECT complete, old_rows IS NULL AS no_old, new_rows IS NULL AS no_new
 FROM powerrank_change_rows WHERE relid = 'lv'::regclass ORDER BY change DESC LIMIT 1;

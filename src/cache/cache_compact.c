@@ -17,7 +17,9 @@
  * one table (or too many rebase rows for a key), or by DROP TABLE of a tracked table.  It
  * compacts the tables with at least COMPACT_MIN_ROWS rows or GRAPH_CACHE_MAX_REBASES rebase rows
  * (each compaction moves the table's key on, so readers rebuild once).
- * powerrank_cache_compact() compacts every table now, in the caller's transaction.
+ * powerrank_cache_compact() compacts every table now, in the caller's transaction.  The changed rows
+ * of live tables (powerrank_change_rows, cache_capture.c) of the writers whose log rows a compaction
+ * deletes go with them, and those of dropped tables.
  */
 #include "cache/graph_cache.h"
 
