@@ -83,16 +83,19 @@ typedef struct CaptureTrigger
 {
 	const char *name;
 	int16		event;
+	const char *event_name;
 	const char *referencing;	/* the REFERENCING clause */
 	bool		old_table;
 	bool		new_table;
 } CaptureTrigger;
 
 static const CaptureTrigger capture_triggers[] = {
-	{"powerrank_capture_insert", TRIGGER_TYPE_INSERT, "NEW TABLE AS powerrank_new", false, true},
-	{"powerrank_capture_update", TRIGGER_TYPE_UPDATE,
+	{"powerrank_capture_insert", TRIGGER_TYPE_INSERT, "INSERT", "NEW TABLE AS powerrank_new", false,
+	true},
+	{"powerrank_capture_update", TRIGGER_TYPE_UPDATE, "UPDATE",
 	"OLD TABLE AS powerrank_old NEW TABLE AS powerrank_new", true, true},
-	{"powerrank_capture_delete", TRIGGER_TYPE_DELETE, "OLD TABLE AS powerrank_old", true, false},
+	{"powerrank_capture_delete", TRIGGER_TYPE_DELETE, "DELETE", "OLD TABLE AS powerrank_old", true,
+	false},
 };
 
 #define N_CAPTURE_TRIGGERS lengthof(capture_triggers)
@@ -543,24 +546,12 @@ Datum
 powerrank_cache_live(PG_FUNCTION_ARGS)
 {
 	Oid			schema = get_func_namespace(fcinfo->flinfo->fn_oid);
-	RangeVar   *range_var;
 	Oid			relid;
 	char	   *qualified;
 	int			i;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("edges must not be NULL"),
-				 errhint("Pass the name of the edge table.")));
-	if (XactReadOnly)
-		ereport(ERROR,
-				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("cannot make a table live in a read-only transaction"),
-				 errdetail("powerrank_cache_live creates triggers and writes to the change log."),
-				 errhint("Run it in a read-write transaction on the primary server.")));
-	range_var = makeRangeVarFromNameList(textToQualifiedNameList(PG_GETARG_TEXT_PP(0)));
-	relid = RangeVarGetRelid(range_var, ShareRowExclusiveLock, false);
+	relid = cache_lock_edges_argument(fcinfo, "make a table live",
+									  "powerrank_cache_live creates triggers and writes to the change log.");
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 	qualified = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
@@ -574,29 +565,15 @@ powerrank_cache_live(PG_FUNCTION_ARGS)
 	if (cache_capture_on(relid, schema))
 		PG_RETURN_BOOL(false);
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	/* a disabled or altered one is replaced */
 	for (i = 0; i < (int) N_CAPTURE_TRIGGERS; i++)
 	{
 		const CaptureTrigger *c = &capture_triggers[i];
-		const char *event = c->event == TRIGGER_TYPE_INSERT ? "INSERT" :
-			(c->event == TRIGGER_TYPE_UPDATE ? "UPDATE" : "DELETE");
-		char	   *statements[3];
-		int			j;
 
-		/* a disabled or altered one is replaced */
-		statements[0] = trigger_exists(relid, c->name) ?
-			psprintf("DROP TRIGGER %s ON %s", c->name, qualified) : "SELECT";
-		statements[1] = psprintf("CREATE TRIGGER %s AFTER %s ON %s REFERENCING %s "
-								 "FOR EACH STATEMENT EXECUTE FUNCTION %s()",
-								 c->name, event, qualified, c->referencing,
-								 cache_qualified_name(schema, CAPTURE_FUNCTION_NAME));
-		statements[2] = psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s", qualified, c->name);
-		for (j = 0; j < 3; j++)
-			if (SPI_execute(statements[j], false, 0) < 0)
-				elog(ERROR, "could not install the change capture: %s", statements[j]);
+		cache_install_trigger(qualified, c->name, trigger_exists(relid, c->name),
+							  psprintf("AFTER %s REFERENCING %s", c->event_name, c->referencing),
+							  cache_qualified_name(schema, CAPTURE_FUNCTION_NAME));
 	}
-	SPI_finish();
 	/* writers before the triggers' rows are in no change rows: a new base */
 	cache_log_rebase(schema, relid);
 	PG_RETURN_BOOL(true);

@@ -986,21 +986,15 @@ cache_tracking_init(void)
 }
 
 /*
- * powerrank_cache_enable(edges text): makes a table cacheable.  Needs the table's owner.
- * Installs the tracking trigger (unless present) and adds a rebase row for the table, in the
- * caller's transaction; returns true when the trigger was installed now.
+ * The locked table that the text argument edges (argument 0) of a function that installs triggers
+ * names: NULL, a read-only transaction (action: what the function does, detail: why it writes)
+ * and a missing table are ERRORs.  Takes the lock CREATE TRIGGER takes, so that no write can slip
+ * in between the caller's checks and its install.
  */
-Datum
-powerrank_cache_enable(PG_FUNCTION_ARGS)
+Oid
+cache_lock_edges_argument(FunctionCallInfo fcinfo, const char *action, const char *detail)
 {
 	RangeVar   *range_var;
-	Oid			relid;
-	Oid			schema = get_func_namespace(fcinfo->flinfo->fn_oid);
-	Relation	rel;
-	bool		tracked;
-	bool		name_taken;
-	bool		suitable;
-	char	   *qualified;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -1010,12 +1004,55 @@ powerrank_cache_enable(PG_FUNCTION_ARGS)
 	if (XactReadOnly)
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("cannot enable change tracking in a read-only transaction"),
-				 errdetail("powerrank_cache_enable creates a trigger and writes to the change log."),
+				 errmsg("cannot %s in a read-only transaction", action),
+				 errdetail("%s", detail),
 				 errhint("Run it in a read-write transaction on the primary server.")));
 	range_var = makeRangeVarFromNameList(textToQualifiedNameList(PG_GETARG_TEXT_PP(0)));
-	/* the lock CREATE TRIGGER takes: no write can slip in between the check and the install */
-	relid = RangeVarGetRelid(range_var, ShareRowExclusiveLock, false);
+	return RangeVarGetRelid(range_var, ShareRowExclusiveLock, false);
+}
+
+/*
+ * Installs the statement trigger name (timing: "AFTER <events> [REFERENCING ...]") on function
+ * (qualified) on the table qualified, enabled ALWAYS, dropping a trigger of that name first when
+ * replace.
+ */
+void
+cache_install_trigger(const char *qualified, const char *name, bool replace, const char *timing,
+					  const char *function)
+{
+	char	   *statements[3];
+	int			i;
+
+	statements[0] = replace ? psprintf("DROP TRIGGER %s ON %s", name, qualified) : "SELECT";
+	statements[1] = psprintf("CREATE TRIGGER %s %s ON %s FOR EACH STATEMENT EXECUTE FUNCTION %s()",
+							 name, timing, qualified, function);
+	statements[2] = psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s", qualified, name);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	for (i = 0; i < 3; i++)
+		if (SPI_execute(statements[i], false, 0) < 0)
+			elog(ERROR, "could not install the trigger %s: %s", name, statements[i]);
+	SPI_finish();
+}
+
+/*
+ * powerrank_cache_enable(edges text): makes a table cacheable.  Needs the table's owner.
+ * Installs the tracking trigger (unless present) and adds a rebase row for the table, in the
+ * caller's transaction; returns true when the trigger was installed now.
+ */
+Datum
+powerrank_cache_enable(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	Oid			schema = get_func_namespace(fcinfo->flinfo->fn_oid);
+	Relation	rel;
+	bool		tracked;
+	bool		name_taken;
+	bool		suitable;
+	char	   *qualified;
+
+	relid = cache_lock_edges_argument(fcinfo, "enable change tracking",
+									  "powerrank_cache_enable creates a trigger and writes to the change log.");
 	rel = relation_open(relid, NoLock);
 	suitable = trackable(rel);
 	tracked = cache_tracking_state(relid, cache_tracking_function(schema), NULL) == TRACKING_ON;
@@ -1033,27 +1070,11 @@ powerrank_cache_enable(PG_FUNCTION_ARGS)
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 
+	/* a disabled or altered powerrank_track is replaced */
 	if (!tracked)
-	{
-		char	   *statements[3];
-		int			i;
-
-		/* a disabled or altered powerrank_track is replaced */
-		statements[0] = name_taken ?
-			psprintf("DROP TRIGGER %s ON %s", TRACK_TRIGGER_NAME, qualified) : "SELECT";
-		statements[1] = psprintf("CREATE TRIGGER %s AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s "
-								 "FOR EACH STATEMENT EXECUTE FUNCTION %s()",
-								 TRACK_TRIGGER_NAME, qualified,
-								 cache_qualified_name(schema, TRACK_FUNCTION_NAME));
-		statements[2] = psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s", qualified,
-								 TRACK_TRIGGER_NAME);
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		for (i = 0; i < 3; i++)
-			if (SPI_execute(statements[i], false, 0) < 0)
-				elog(ERROR, "could not install change tracking: %s", statements[i]);
-		SPI_finish();
-	}
+		cache_install_trigger(qualified, TRACK_TRIGGER_NAME, name_taken,
+							  "AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE",
+							  cache_qualified_name(schema, TRACK_FUNCTION_NAME));
 	log_change(schema, relid, true);
 	if (!graph_cache_available())
 		ereport(NOTICE,

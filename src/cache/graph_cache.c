@@ -270,6 +270,51 @@ attach_entry(dsm_handle handle, int slot, uint64 id)
 }
 
 /*
+ * Takes a reader's reference on the READY entry in slot (counted as a hit, used at now) and returns
+ * it, with its id, segment handle and skipped-row count.  Caller holds the lock exclusively.
+ */
+static GraphCacheEntry *
+reference_entry(int slot, TimestampTz now, uint64 *id, dsm_handle *handle, int64 *skipped_rows)
+{
+	GraphCacheEntry *entry = &cache->entries[slot];
+
+	entry->refcount++;
+	entry->hits++;
+	entry->last_used = now;
+	*id = entry->id;
+	*handle = entry->handle;
+	*skipped_rows = entry->skipped_rows;
+	return entry;
+}
+
+/*
+ * Attaches and maps the graph of the entry (handle, slot, id) a reference was just taken on, into
+ * *segment (detach it with graph_cache_release) and graph; false, the reference given back, when
+ * the segment cannot be attached.  A segment that does not hold a flat graph is an ERROR.
+ */
+static bool
+map_entry(dsm_handle handle, int slot, uint64 id, Oid relid, dsm_segment **segment, PrGraph *graph)
+{
+	dsm_segment *attached = attach_entry(handle, slot, id);
+
+	if (attached == NULL)
+	{
+		release_reference(slot, id);
+		return false;
+	}
+	if (!map_segment(dsm_segment_address(attached), dsm_segment_map_length(attached), graph))
+	{
+		dsm_detach(attached);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("cached graph of relation %u is corrupt", relid),
+				 errhint("Drop it with powerrank_cache_drop().")));
+	}
+	*segment = attached;
+	return true;
+}
+
+/*
  * Looks the key up; on a hit, maps the cached graph into graph (read-only: its arrays live in the
  * segment), sets *segment (detach it with graph_cache_release), the skipped-row count of the
  * build and the entry's id (unique for the life of the cluster: the GPU service keys resident
@@ -280,11 +325,9 @@ graph_cache_acquire(const GraphCacheKey *key, dsm_segment **segment, PrGraph *gr
 					int64 *skipped_rows, uint64 *entry_id)
 {
 	TimestampTz now = GetCurrentTimestamp();
-	GraphCacheEntry *entry;
 	dsm_handle	handle;
 	uint64		id;
 	int			slot;
-	dsm_segment *attached;
 
 	*segment = NULL;
 	if (cache == NULL)
@@ -296,32 +339,11 @@ graph_cache_acquire(const GraphCacheKey *key, dsm_segment **segment, PrGraph *gr
 		LWLockRelease(cache->lock);
 		return false;
 	}
-	entry = &cache->entries[slot];
-	entry->refcount++;
-	entry->hits++;
-	entry->last_used = now;
-	id = entry->id;
-	handle = entry->handle;
-	*skipped_rows = entry->skipped_rows;
+	(void) reference_entry(slot, now, &id, &handle, skipped_rows);
 	*entry_id = id;
 	LWLockRelease(cache->lock);
 
-	attached = attach_entry(handle, slot, id);
-	if (attached == NULL)
-	{
-		release_reference(slot, id);
-		return false;
-	}
-	if (!map_segment(dsm_segment_address(attached), dsm_segment_map_length(attached), graph))
-	{
-		dsm_detach(attached);
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("cached graph of relation %u is corrupt", key->relid),
-				 errhint("Drop it with powerrank_cache_drop().")));
-	}
-	*segment = attached;
-	return true;
+	return map_entry(handle, slot, id, key->relid, segment, graph);
 }
 
 /* Detaches a mapping taken by graph_cache_acquire (its callback releases the reference). */
@@ -376,7 +398,6 @@ graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writ
 	uint64		id;
 	int			slot = -1;
 	int			i;
-	dsm_segment *attached;
 
 	*segment = NULL;
 	if (cache == NULL || writers->count < 0)
@@ -400,30 +421,14 @@ graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writ
 		LWLockRelease(cache->lock);
 		return false;
 	}
-	entry = &cache->entries[slot];
-	entry->refcount++;
-	entry->hits++;
-	entry->last_used = GetCurrentTimestamp();
-	id = entry->id;
-	handle = entry->handle;
-	*skipped_rows = entry->skipped_rows;
+	entry = reference_entry(slot, GetCurrentTimestamp(), &id, &handle, skipped_rows);
 	*base_delta_rows = entry->delta_rows;
 	n_included = entry->n_writers;
 	memcpy(included, entry->writers, sizeof(uint64) * n_included);
 	LWLockRelease(cache->lock);
 
-	attached = attach_entry(handle, slot, id);
-	if (attached == NULL)
-	{
-		release_reference(slot, id);
+	if (!map_entry(handle, slot, id, key->relid, segment, graph))
 		return false;
-	}
-	if (!map_segment(dsm_segment_address(attached), dsm_segment_map_length(attached), graph))
-	{
-		dsm_detach(attached);
-		return false;
-	}
-	*segment = attached;
 	beyond->xids = palloc(sizeof(uint64) * writers->count);
 	beyond->count = 0;
 	for (i = 0; i < writers->count; i++)

@@ -208,6 +208,10 @@ const char *cache_tracking_state_name(TrackingState state);
 List	   *cache_tables_with_tracking_trigger(Oid function);
 Oid			cache_tracking_function(Oid schema);
 void		cache_log_rebase(Oid schema, Oid relid);
+Oid			cache_lock_edges_argument(FunctionCallInfo fcinfo, const char *action,
+									  const char *detail);
+void		cache_install_trigger(const char *qualified, const char *name, bool replace,
+								  const char *timing, const char *function);
 bool		graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *key);
 bool		graph_cache_probe_writers(const EdgeScanTarget *target, bool directed,
 									  GraphCacheKey *key, GraphCacheWriters *writers);
