@@ -571,7 +571,8 @@ powerrank_cache_live(PG_FUNCTION_ARGS)
 		const CaptureTrigger *c = &capture_triggers[i];
 
 		cache_install_trigger(qualified, c->name, trigger_exists(relid, c->name),
-							  psprintf("AFTER %s REFERENCING %s", c->event_name, c->referencing),
+							  psprintf("AFTER %s", c->event_name),
+							  psprintf("REFERENCING %s", c->referencing),
 							  cache_qualified_name(schema, CAPTURE_FUNCTION_NAME));
 	}
 	/* writers before the triggers' rows are in no change rows: a new base */

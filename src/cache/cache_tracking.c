@@ -1012,20 +1012,20 @@ cache_lock_edges_argument(FunctionCallInfo fcinfo, const char *action, const cha
 }
 
 /*
- * Installs the statement trigger name (timing: "AFTER <events> [REFERENCING ...]") on function
- * (qualified) on the table qualified, enabled ALWAYS, dropping a trigger of that name first when
- * replace.
+ * Installs the statement trigger name (events: "AFTER <events>"; referencing: its REFERENCING
+ * clause, or "") on function (qualified) on the table qualified, enabled ALWAYS, dropping a trigger
+ * of that name first when replace.
  */
 void
-cache_install_trigger(const char *qualified, const char *name, bool replace, const char *timing,
-					  const char *function)
+cache_install_trigger(const char *qualified, const char *name, bool replace, const char *events,
+					  const char *referencing, const char *function)
 {
 	char	   *statements[3];
 	int			i;
 
 	statements[0] = replace ? psprintf("DROP TRIGGER %s ON %s", name, qualified) : "SELECT";
-	statements[1] = psprintf("CREATE TRIGGER %s %s ON %s FOR EACH STATEMENT EXECUTE FUNCTION %s()",
-							 name, timing, qualified, function);
+	statements[1] = psprintf("CREATE TRIGGER %s %s ON %s %s FOR EACH STATEMENT EXECUTE FUNCTION %s()",
+							 name, events, qualified, referencing, function);
 	statements[2] = psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s", qualified, name);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -1073,7 +1073,7 @@ powerrank_cache_enable(PG_FUNCTION_ARGS)
 	/* a disabled or altered powerrank_track is replaced */
 	if (!tracked)
 		cache_install_trigger(qualified, TRACK_TRIGGER_NAME, name_taken,
-							  "AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE",
+							  "AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE", "",
 							  cache_qualified_name(schema, TRACK_FUNCTION_NAME));
 	log_change(schema, relid, true);
 	if (!graph_cache_available())

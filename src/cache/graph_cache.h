@@ -211,7 +211,8 @@ void		cache_log_rebase(Oid schema, Oid relid);
 Oid			cache_lock_edges_argument(FunctionCallInfo fcinfo, const char *action,
 									  const char *detail);
 void		cache_install_trigger(const char *qualified, const char *name, bool replace,
-								  const char *timing, const char *function);
+								  const char *events, const char *referencing,
+								  const char *function);
 bool		graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *key);
 bool		graph_cache_probe_writers(const EdgeScanTarget *target, bool directed,
 									  GraphCacheKey *key, GraphCacheWriters *writers);
