@@ -78,6 +78,31 @@ INSERT INTO lv VALUES (NULL, 1, 1), (8000, 1, NULL);
 SELECT * FROM live_compare();
 DELETE FROM lv WHERE src IS NULL;
 SELECT * FROM live_compare();
+-- INSERT ... ON CONFLICT DO UPDATE, MERGE, a query that modifies the table twice, and deletes
+-- cascaded from a referenced table: every changed row is captured.
+CREATE UNIQUE INDEX lv_edge ON lv (src, dst) WHERE src >= 7000;
+INSERT INTO lv VALUES (7000, 1, 1), (7001, 2, 1);
+INSERT INTO lv VALUES (7000, 1, 5), (7002, 3, 1) ON CONFLICT (src, dst) WHERE src >= 7000 DO UPDATE SET w = EXCLUDED.w;
+SELECT * FROM live_compare();
+MERGE INTO lv USING (VALUES (7001::bigint, 2::bigint, 9::float8), (7003, 4, 1)) AS v(s, d, x)
+  ON lv.src = v.s AND lv.dst = v.d
+  WHEN MATCHED THEN UPDATE SET w = v.x
+  WHEN NOT MATCHED THEN INSERT VALUES (v.s, v.d, v.x);
+SELECT * FROM live_compare();
+WITH gone AS (DELETE FROM lv WHERE src = 7002 RETURNING *)
+INSERT INTO lv SELECT src + 10, dst, w FROM gone;
+SELECT * FROM live_compare();
+CREATE TABLE lv_nodes(id bigint PRIMARY KEY);
+INSERT INTO lv_nodes VALUES (7010), (7011);
+INSERT INTO lv VALUES (7011, 5, 1);
+ALTER TABLE lv ADD CONSTRAINT lv_src FOREIGN KEY (src) REFERENCES lv_nodes(id) ON DELETE CASCADE NOT VALID;
+SELECT * FROM live_compare();
+DELETE FROM lv_nodes WHERE id IN (7010, 7011);
+SELECT * FROM live_compare();
+ALTER TABLE lv DROP CONSTRAINT lv_src;
+DROP TABLE lv_nodes;
+DROP INDEX lv_edge;
+
 -- The caller's own uncommitted changes: built from the rows, as without the capture.
 BEGIN;
 INSERT INTO lv VALUES (9000, 1, 1);
