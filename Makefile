@@ -31,11 +31,11 @@ OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c src/*/*.c core/*.c))
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA = $(filter-out $(DATA_built), $(wildcard sql/$(EXTENSION)--*.sql))
 
-REGRESS = api basic bad_input arguments networkx_suite precision security aggregate stats cancel scan rwr_multi networkx cron cache cache_tracking cache_subscription service rankgraph_binary rankgraph_dump parallel_read huge_weights monitoring_roles planner_rows warm_start upgrade dump_restore estimate warm_start_auto service_streamed service_multi mixing
+REGRESS = api basic bad_input arguments networkx_suite precision security aggregate stats cancel scan rwr_multi networkx cron cache cache_tracking cache_subscription service rankgraph_binary rankgraph_dump parallel_read huge_weights monitoring_roles planner_rows warm_start upgrade dump_restore estimate warm_start_auto service_streamed service_multi mixing cache_live
 REGRESS_OPTS = --inputdir=. --temp-instance=./tmp_check --temp-config=test/regress.conf --load-extension=powerrank
 
 # Isolation tests of the graph cache and the GPU service (specs/*.spec, expected/*.out).
-ISOLATION = cache_dml cache_ddl cache_visibility cache_writers read_rewrite service_progress service_concurrent service_batch monitoring_progress progress_read
+ISOLATION = cache_dml cache_ddl cache_visibility cache_writers read_rewrite service_progress service_concurrent service_batch monitoring_progress progress_read cache_live_snapshots
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso \
 	--temp-config=test/isolation.conf --load-extension=powerrank
 

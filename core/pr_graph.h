@@ -153,6 +153,31 @@ bool		pr_graph_carry_scores(const PrGraph *from, const double *scores, const int
 								  const PrGraph *to, double *start);
 
 /*
+ * A graph patched with changed rows (pr_graph_delta.c): the graph pr_graph_build gives for the
+ * base's rows plus inserted and minus deleted ones, made from the base's in-CSR.
+ */
+
+/* One changed row: count > 0 inserts that many copies, count < 0 deletes that many. */
+typedef struct PrEdgeChange
+{
+	int64_t		src;
+	int64_t		dst;
+	double		weight;			/* 1 for an unweighted graph */
+	int64_t		count;
+} PrEdgeChange;
+
+/*
+ * Makes out (in-edges, out-strengths and dangling list; no out-edge arrays) from base and the
+ * changed rows (taken in both directions when undirected, a self-loop once): equal to what
+ * pr_graph_build would give for the patched rows.  PR_ERR_INVALID when the patch cannot be proved
+ * equal to a build (a deleted edge the base lacks, weights the build scales or would scale, no edge
+ * left): the caller builds from the rows instead.  On failure nothing stays allocated.
+ */
+PrStatus	pr_graph_apply_changes(const PrGraph *base, const PrEdgeChange *changes,
+								   size_t n_changes, bool undirected, const PrAllocator *alloc,
+								   PrGraph *out, PrError *err);
+
+/*
  * Flat form: the whole graph in one contiguous, position-independent buffer (a header, then every
  * array at an 8-byte-aligned offset).  Used for the rankgraph SQL type and shared memory.
  */

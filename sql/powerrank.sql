@@ -329,7 +329,7 @@ RETURNS TABLE(algorithm text, engine text, nodes bigint, edges bigint, skipped_r
 			  build_ms float8, iterate_ms float8, total_ms float8, cache_hit boolean,
 			  fallback text, read_ms float8, prepare_ms float8, batch_size int,
 			  warm_start text, residency text, error_bound float8, mixed_steps int,
-			  top_k_certified boolean, top_k_ties bigint)
+			  top_k_certified boolean, top_k_ties bigint, graph_source text, delta_rows bigint)
 	AS 'MODULE_PATHNAME', 'powerrank_last_run'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
 
@@ -441,13 +441,56 @@ CREATE FUNCTION powerrank_cache_enable(edges text) RETURNS boolean
 COMMENT ON FUNCTION powerrank_cache_enable(text) IS
 	'Tracks changes of a table (owner only) so that its graph can be cached; true when newly installed';
 
+-- ---------------------------------------------------------------------------------------------
+-- Live tables: powerrank_cache_live('table') (its owner; the table tracked) adds three statement
+-- triggers with transition tables that store the rows each statement inserts, deletes or updates
+-- (powerrank_change_rows, one row per statement, keyed by the writer's transaction); a reader whose
+-- snapshot sees a few writers beyond a cached graph patches that graph with their rows instead of
+-- reading and building the whole table (src/cache/cache_capture.c).
+-- ---------------------------------------------------------------------------------------------
+
+CREATE TABLE powerrank_change_rows (
+	relid oid NOT NULL,
+	change xid8 NOT NULL,
+	complete boolean NOT NULL,
+	old_rows bytea,
+	new_rows bytea
+);
+
+CREATE INDEX powerrank_change_rows_relid_change ON powerrank_change_rows (relid, change);
+
+COMMENT ON TABLE powerrank_change_rows IS
+	'Rows each statement changed in the tables made live for the powerrank graph cache (maintained by triggers, compacted with the change log)';
+COMMENT ON COLUMN powerrank_change_rows.complete IS
+	'false when the statement changed too many rows to keep them (old_rows and new_rows NULL): a reader then builds from the table';
+COMMENT ON COLUMN powerrank_change_rows.old_rows IS
+	'The deleted or updated rows (their old versions) in the table''s tuple format, only the columns a graph can read';
+COMMENT ON COLUMN powerrank_change_rows.new_rows IS
+	'The inserted or updated rows (their new versions) in the table''s tuple format, only the columns a graph can read';
+
+-- Like the change log: only the extension's owner reads or writes it.
+REVOKE ALL ON powerrank_change_rows FROM PUBLIC;
+
+CREATE FUNCTION powerrank_capture_changes() RETURNS trigger
+	AS 'MODULE_PATHNAME', 'powerrank_capture_changes' LANGUAGE C;
+
+COMMENT ON FUNCTION powerrank_capture_changes() IS
+	'Triggers powerrank_capture_insert, _update and _delete of the live tables (installed by powerrank_cache_live): store the rows each statement changed';
+
+CREATE FUNCTION powerrank_cache_live(edges text) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'powerrank_cache_live'
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+
+COMMENT ON FUNCTION powerrank_cache_live(text) IS
+	'Makes a tracked table live (owner only): its cached graph follows small changes without a rebuild; true when newly installed';
+
 -- One row per cached graph, and one per tracked table whose trigger keeps it from being served
 -- (graph columns NULL); tracking: 'on', 'not always', 'disabled', 'altered' or 'missing'.
 CREATE FUNCTION powerrank_cache_entries(
 	OUT source regclass, OUT tracking text, OUT columns text, OUT directed boolean,
 	OUT nodes bigint, OUT edges bigint, OUT bytes bigint, OUT built_at timestamptz,
 	OUT last_used timestamptz, OUT hits bigint, OUT base xid8, OUT changes bigint, OUT in_use int,
-	OUT gpu text)
+	OUT gpu text, OUT delta_rows bigint)
 RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'powerrank_cache_entries'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;

@@ -17,7 +17,9 @@
  * one table (or too many rebase rows for a key), or by DROP TABLE of a tracked table.  It
  * compacts the tables with at least COMPACT_MIN_ROWS rows or GRAPH_CACHE_MAX_REBASES rebase rows
  * (each compaction moves the table's key on, so readers rebuild once).
- * powerrank_cache_compact() compacts every table now, in the caller's transaction.
+ * powerrank_cache_compact() compacts every table now, in the caller's transaction.  The changed rows
+ * of live tables (powerrank_change_rows, cache_capture.c) of the writers whose log rows a compaction
+ * deletes go with them, and those of dropped tables.
  */
 #include "cache/graph_cache.h"
 
@@ -106,6 +108,8 @@ cache_compact_log(int64 min_rows)
 	CacheSavedUser saved;
 	int64		removed = 0;
 	bool		records_snapshot;
+	Oid			rows_table;
+	char	   *rows = NULL;	/* the change rows' table (NULL: none) */
 	Oid			types[2] = {INT8OID, INT8OID};
 	Datum		values[2] = {Int64GetDatum(min_rows), Int64GetDatum(GRAPH_CACHE_MAX_REBASES)};
 	int			ret;
@@ -129,6 +133,16 @@ cache_compact_log(int64 min_rows)
 	if (ret != SPI_OK_DELETE)
 		elog(ERROR, "could not compact the change log: %s", SPI_result_code_string(ret));
 	removed += (int64) SPI_processed;
+	rows_table = get_relname_relid("powerrank_change_rows", schema);
+	if (OidIsValid(rows_table))
+	{
+		rows = cache_qualified_name(schema, "powerrank_change_rows");
+		ret = SPI_execute(psprintf("DELETE FROM %s r WHERE NOT EXISTS "
+								   "(SELECT FROM pg_catalog.pg_class c WHERE c.oid = r.relid)", rows),
+						  false, 0);
+		if (ret != SPI_OK_DELETE)
+			elog(ERROR, "could not compact the change rows: %s", SPI_result_code_string(ret));
+	}
 	/*
 	 * The caller's own rows stay (they become its rebase row): this is a rebase of its own.  The
 	 * rebase row records the statement's snapshot, the one the deletion saw the rows through
@@ -139,13 +153,17 @@ cache_compact_log(int64 min_rows)
 	ret = SPI_execute_with_args(psprintf("WITH gone AS (DELETE FROM %s WHERE relid IN "
 										 "(SELECT relid FROM %s GROUP BY relid HAVING count(*) > 1 AND "
 										 "(count(*) >= $1 OR count(*) FILTER (WHERE rebase) >= $2)) "
-										 "AND change <> pg_catalog.pg_current_xact_id() RETURNING relid), "
+										 "AND change <> pg_catalog.pg_current_xact_id() RETURNING relid, change), %s"
 										 "added AS (INSERT INTO %s AS l (relid, change, rebase%s) "
 										 "SELECT g.relid, pg_catalog.pg_current_xact_id(), true%s "
 										 "FROM (SELECT DISTINCT relid FROM gone) g "
 										 "ON CONFLICT (relid, change) DO UPDATE SET rebase = true%s RETURNING l.relid) "
 										 "SELECT (SELECT count(*) FROM gone) - (SELECT count(*) FROM added)",
-										 log, log, log,
+										 log, log,
+										 rows == NULL ? "" :
+										 psprintf("gone_rows AS (DELETE FROM %s r USING gone g "
+												  "WHERE r.relid = g.relid AND r.change = g.change), ", rows),
+										 log,
 										 records_snapshot ? ", snapshot_xmax, snapshot_xip" : "",
 										 records_snapshot ?
 										 ", pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot()), "

@@ -149,8 +149,8 @@ powerrank_cache_entries(PG_FUNCTION_ARGS)
 	count = graph_cache_snapshot(MyDatabaseId, &entries);
 	for (i = 0; i < count; i++)
 	{
-		Datum		values[14];
-		bool		nulls[14] = {0};
+		Datum		values[15];
+		bool		nulls[15] = {0};
 		uint64		base = 0;
 		int			j;
 
@@ -179,6 +179,8 @@ powerrank_cache_entries(PG_FUNCTION_ARGS)
 			values[13] = CStringGetTextDatum(service->device_name);
 		else
 			nulls[13] = true;
+		/* delta_rows: changed rows patched into the graph since it was last built from rows */
+		values[14] = Int64GetDatum(entries[i].delta_rows);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 
@@ -188,8 +190,8 @@ powerrank_cache_entries(PG_FUNCTION_ARGS)
 	{
 		Oid			relid = lfirst_oid(cell);
 		TrackingState state;
-		Datum		values[14] = {0};
-		bool		nulls[14];
+		Datum		values[15] = {0};
+		bool		nulls[15];
 
 		if (has_entry(entries, count, relid) || (!read_all && !may_read_tracking(relid)))
 			continue;

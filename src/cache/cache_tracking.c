@@ -395,6 +395,9 @@ typedef struct LogView
 	int			n_rebases;		/* rebase rows */
 	int			rebases_allocated;
 	uint64	   *rebases;		/* their transactions; ascending once read_log returns */
+	int			writers_allocated;
+	uint64	   *writers;		/* the other rows' transactions (changes of them); ascending
+								 * once read_log returns */
 } LogView;
 
 /* An index scan of one table's rows of the change log, through the active snapshot. */
@@ -488,7 +491,14 @@ log_view_add(LogView *view, LogScan *ls)
 		view->own_change = true;
 	if (!DatumGetBool(slot_getattr(ls->slot, ls->rebase, &isnull)))
 	{
-		view->changes++;
+		if (view->changes == view->writers_allocated)
+		{
+			view->writers_allocated = Max(16, view->writers_allocated * 2);
+			view->writers = view->writers == NULL ?
+				palloc(sizeof(uint64) * view->writers_allocated) :
+				repalloc(view->writers, sizeof(uint64) * view->writers_allocated);
+		}
+		view->writers[view->changes++] = change;
 		return change;
 	}
 	if (view->n_rebases == view->rebases_allocated)
@@ -601,6 +611,8 @@ read_log(Oid schema, Oid relid, LogView *view)
 	log_scan_end(&ls);
 	if (view->n_rebases > 1)
 		qsort(view->rebases, view->n_rebases, sizeof(uint64), compare_uint64);
+	if (view->changes > 1)
+		qsort(view->writers, view->changes, sizeof(uint64), compare_uint64);
 }
 
 /*
@@ -609,7 +621,7 @@ read_log(Oid schema, Oid relid, LogView *view)
  * than the newest snapshot sees, or a row of the caller's own transaction.
  */
 static bool
-read_content_key(Oid schema, Oid relid, GraphCacheKey *key)
+read_content_key(Oid schema, Oid relid, GraphCacheKey *key, GraphCacheWriters *writers)
 {
 	LogView		seen;
 	LogView		newest;
@@ -627,6 +639,13 @@ read_content_key(Oid schema, Oid relid, GraphCacheKey *key)
 		return false;
 	memcpy(key->rebases, seen.rebases, sizeof(uint64) * seen.n_rebases);
 	key->changes = seen.changes;
+	if (writers != NULL)
+	{
+		writers->count = (int) Min(seen.changes, (int64) GRAPH_CACHE_WRITERS + 1);
+		writers->xids = seen.writers;
+		if (seen.changes > GRAPH_CACHE_WRITERS)
+			writers->count = -1;
+	}
 	return true;
 }
 
@@ -655,6 +674,17 @@ database_incarnation(void)
  */
 bool
 graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *key)
+{
+	return graph_cache_probe_writers(target, directed, key, NULL);
+}
+
+/*
+ * graph_cache_probe, also giving (when writers is not NULL) the writers of the table the
+ * caller's snapshot sees (count -1 when more than GRAPH_CACHE_WRITERS).
+ */
+bool
+graph_cache_probe_writers(const EdgeScanTarget *target, bool directed, GraphCacheKey *key,
+						  GraphCacheWriters *writers)
 {
 	Relation	rel;
 	Oid			schema;
@@ -688,7 +718,7 @@ graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *ke
 		return false;
 
 	memset(key, 0, sizeof(GraphCacheKey));
-	if (!read_content_key(schema, target->relid, key))
+	if (!read_content_key(schema, target->relid, key, writers))
 		return false;
 	key->database = MyDatabaseId;
 	key->database_xmin = database_incarnation();
@@ -772,6 +802,13 @@ log_change(Oid schema, Oid relid, bool rebase)
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not write to %s: %s", CHANGE_LOG_TABLE, SPI_result_code_string(ret));
 	SPI_finish();
+}
+
+/* Adds a rebase row for relid to the change log, in the caller's transaction. */
+void
+cache_log_rebase(Oid schema, Oid relid)
+{
+	log_change(schema, relid, true);
 }
 
 /*
@@ -949,21 +986,15 @@ cache_tracking_init(void)
 }
 
 /*
- * powerrank_cache_enable(edges text): makes a table cacheable.  Needs the table's owner.
- * Installs the tracking trigger (unless present) and adds a rebase row for the table, in the
- * caller's transaction; returns true when the trigger was installed now.
+ * The locked table that the text argument edges (argument 0) of a function that installs triggers
+ * names: NULL, a read-only transaction (action: what the function does, detail: why it writes)
+ * and a missing table are ERRORs.  Takes the lock CREATE TRIGGER takes, so that no write can slip
+ * in between the caller's checks and its install.
  */
-Datum
-powerrank_cache_enable(PG_FUNCTION_ARGS)
+Oid
+cache_lock_edges_argument(FunctionCallInfo fcinfo, const char *action, const char *detail)
 {
 	RangeVar   *range_var;
-	Oid			relid;
-	Oid			schema = get_func_namespace(fcinfo->flinfo->fn_oid);
-	Relation	rel;
-	bool		tracked;
-	bool		name_taken;
-	bool		suitable;
-	char	   *qualified;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -973,12 +1004,55 @@ powerrank_cache_enable(PG_FUNCTION_ARGS)
 	if (XactReadOnly)
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("cannot enable change tracking in a read-only transaction"),
-				 errdetail("powerrank_cache_enable creates a trigger and writes to the change log."),
+				 errmsg("cannot %s in a read-only transaction", action),
+				 errdetail("%s", detail),
 				 errhint("Run it in a read-write transaction on the primary server.")));
 	range_var = makeRangeVarFromNameList(textToQualifiedNameList(PG_GETARG_TEXT_PP(0)));
-	/* the lock CREATE TRIGGER takes: no write can slip in between the check and the install */
-	relid = RangeVarGetRelid(range_var, ShareRowExclusiveLock, false);
+	return RangeVarGetRelid(range_var, ShareRowExclusiveLock, false);
+}
+
+/*
+ * Installs the statement trigger name (events: "AFTER <events>"; referencing: its REFERENCING
+ * clause, or "") on function (qualified) on the table qualified, enabled ALWAYS, dropping a trigger
+ * of that name first when replace.
+ */
+void
+cache_install_trigger(const char *qualified, const char *name, bool replace, const char *events,
+					  const char *referencing, const char *function)
+{
+	char	   *statements[3];
+	int			i;
+
+	statements[0] = replace ? psprintf("DROP TRIGGER %s ON %s", name, qualified) : "SELECT";
+	statements[1] = psprintf("CREATE TRIGGER %s %s ON %s %s FOR EACH STATEMENT EXECUTE FUNCTION %s()",
+							 name, events, qualified, referencing, function);
+	statements[2] = psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s", qualified, name);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	for (i = 0; i < 3; i++)
+		if (SPI_execute(statements[i], false, 0) < 0)
+			elog(ERROR, "could not install the trigger %s: %s", name, statements[i]);
+	SPI_finish();
+}
+
+/*
+ * powerrank_cache_enable(edges text): makes a table cacheable.  Needs the table's owner.
+ * Installs the tracking trigger (unless present) and adds a rebase row for the table, in the
+ * caller's transaction; returns true when the trigger was installed now.
+ */
+Datum
+powerrank_cache_enable(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	Oid			schema = get_func_namespace(fcinfo->flinfo->fn_oid);
+	Relation	rel;
+	bool		tracked;
+	bool		name_taken;
+	bool		suitable;
+	char	   *qualified;
+
+	relid = cache_lock_edges_argument(fcinfo, "enable change tracking",
+									  "powerrank_cache_enable creates a trigger and writes to the change log.");
 	rel = relation_open(relid, NoLock);
 	suitable = trackable(rel);
 	tracked = cache_tracking_state(relid, cache_tracking_function(schema), NULL) == TRACKING_ON;
@@ -996,27 +1070,11 @@ powerrank_cache_enable(PG_FUNCTION_ARGS)
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 
+	/* a disabled or altered powerrank_track is replaced */
 	if (!tracked)
-	{
-		char	   *statements[3];
-		int			i;
-
-		/* a disabled or altered powerrank_track is replaced */
-		statements[0] = name_taken ?
-			psprintf("DROP TRIGGER %s ON %s", TRACK_TRIGGER_NAME, qualified) : "SELECT";
-		statements[1] = psprintf("CREATE TRIGGER %s AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s "
-								 "FOR EACH STATEMENT EXECUTE FUNCTION %s()",
-								 TRACK_TRIGGER_NAME, qualified,
-								 cache_qualified_name(schema, TRACK_FUNCTION_NAME));
-		statements[2] = psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s", qualified,
-								 TRACK_TRIGGER_NAME);
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		for (i = 0; i < 3; i++)
-			if (SPI_execute(statements[i], false, 0) < 0)
-				elog(ERROR, "could not install change tracking: %s", statements[i]);
-		SPI_finish();
-	}
+		cache_install_trigger(qualified, TRACK_TRIGGER_NAME, name_taken,
+							  "AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE", "",
+							  cache_qualified_name(schema, TRACK_FUNCTION_NAME));
 	log_change(schema, relid, true);
 	if (!graph_cache_available())
 		ereport(NOTICE,

@@ -84,6 +84,9 @@ typedef struct GraphCacheEntry
 	int			refcount;		/* backends attached right now */
 	GraphCacheKept kept[GRAPH_CACHE_KEPT];
 	int64		kept_bytes;		/* the kept vectors' segments */
+	int64		delta_rows;		/* changed rows patched in since the last build from the rows */
+	int			n_writers;		/* the writers its graph includes (-1: unknown: no base) */
+	uint64		writers[GRAPH_CACHE_WRITERS];	/* their full transaction ids, ascending */
 } GraphCacheEntry;
 
 /* The registry in the main shared memory. */
@@ -101,6 +104,9 @@ typedef struct GraphCacheShared
 StaticAssertDecl(GRAPH_CACHE_SLOTS <= 256, "slot numbers must fit in 8 bits");
 
 static GraphCacheShared *cache = NULL;
+
+static bool same_base(const GraphCacheKey *a, const GraphCacheKey *b);
+static bool same_columns(const GraphCacheKey *a, const GraphCacheKey *b);
 
 /* Asks the postmaster for the registry's shared memory and its lock (the request hook's part). */
 void
@@ -264,6 +270,51 @@ attach_entry(dsm_handle handle, int slot, uint64 id)
 }
 
 /*
+ * Takes a reader's reference on the READY entry in slot (counted as a hit, used at now) and returns
+ * it, with its id, segment handle and skipped-row count.  Caller holds the lock exclusively.
+ */
+static GraphCacheEntry *
+reference_entry(int slot, TimestampTz now, uint64 *id, dsm_handle *handle, int64 *skipped_rows)
+{
+	GraphCacheEntry *entry = &cache->entries[slot];
+
+	entry->refcount++;
+	entry->hits++;
+	entry->last_used = now;
+	*id = entry->id;
+	*handle = entry->handle;
+	*skipped_rows = entry->skipped_rows;
+	return entry;
+}
+
+/*
+ * Attaches and maps the graph of the entry (handle, slot, id) a reference was just taken on, into
+ * *segment (detach it with graph_cache_release) and graph; false, the reference given back, when
+ * the segment cannot be attached.  A segment that does not hold a flat graph is an ERROR.
+ */
+static bool
+map_entry(dsm_handle handle, int slot, uint64 id, Oid relid, dsm_segment **segment, PrGraph *graph)
+{
+	dsm_segment *attached = attach_entry(handle, slot, id);
+
+	if (attached == NULL)
+	{
+		release_reference(slot, id);
+		return false;
+	}
+	if (!map_segment(dsm_segment_address(attached), dsm_segment_map_length(attached), graph))
+	{
+		dsm_detach(attached);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("cached graph of relation %u is corrupt", relid),
+				 errhint("Drop it with powerrank_cache_drop().")));
+	}
+	*segment = attached;
+	return true;
+}
+
+/*
  * Looks the key up; on a hit, maps the cached graph into graph (read-only: its arrays live in the
  * segment), sets *segment (detach it with graph_cache_release), the skipped-row count of the
  * build and the entry's id (unique for the life of the cluster: the GPU service keys resident
@@ -274,11 +325,9 @@ graph_cache_acquire(const GraphCacheKey *key, dsm_segment **segment, PrGraph *gr
 					int64 *skipped_rows, uint64 *entry_id)
 {
 	TimestampTz now = GetCurrentTimestamp();
-	GraphCacheEntry *entry;
 	dsm_handle	handle;
 	uint64		id;
 	int			slot;
-	dsm_segment *attached;
 
 	*segment = NULL;
 	if (cache == NULL)
@@ -290,32 +339,11 @@ graph_cache_acquire(const GraphCacheKey *key, dsm_segment **segment, PrGraph *gr
 		LWLockRelease(cache->lock);
 		return false;
 	}
-	entry = &cache->entries[slot];
-	entry->refcount++;
-	entry->hits++;
-	entry->last_used = now;
-	id = entry->id;
-	handle = entry->handle;
-	*skipped_rows = entry->skipped_rows;
+	(void) reference_entry(slot, now, &id, &handle, skipped_rows);
 	*entry_id = id;
 	LWLockRelease(cache->lock);
 
-	attached = attach_entry(handle, slot, id);
-	if (attached == NULL)
-	{
-		release_reference(slot, id);
-		return false;
-	}
-	if (!map_segment(dsm_segment_address(attached), dsm_segment_map_length(attached), graph))
-	{
-		dsm_detach(attached);
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("cached graph of relation %u is corrupt", key->relid),
-				 errhint("Drop it with powerrank_cache_drop().")));
-	}
-	*segment = attached;
-	return true;
+	return map_entry(handle, slot, id, key->relid, segment, graph);
 }
 
 /* Detaches a mapping taken by graph_cache_acquire (its callback releases the reference). */
@@ -329,6 +357,85 @@ graph_cache_release(dsm_segment **segment)
 		*segment = NULL;
 		dsm_detach(attached);
 	}
+}
+
+/*
+ * True when the ascending lists part (n_part) and whole (n_whole) have part's every element in
+ * whole.
+ */
+static bool
+writers_subset(const uint64 *part, int n_part, const uint64 *whole, int n_whole)
+{
+	int			j = 0;
+
+	for (int i = 0; i < n_part; i++)
+	{
+		while (j < n_whole && whole[j] < part[i])
+			j++;
+		if (j >= n_whole || whole[j] != part[i])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Finds a base for a patch: the READY entry of key's table (same storage and rebase rows),
+ * columns and direction whose recorded writers all are among writers (the caller's snapshot sees
+ * its content, and more), the one with the most.  On success maps its graph as
+ * graph_cache_acquire does (a hit counted), and sets *beyond (palloc'd) to the writers the
+ * caller sees beyond it and *base_delta_rows to the rows already patched into it.  False when
+ * none qualifies.
+ */
+bool
+graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writers,
+						 dsm_segment **segment, PrGraph *graph, int64 *skipped_rows,
+						 GraphCacheWriters *beyond, int64 *base_delta_rows)
+{
+	uint64	   *included = palloc(sizeof(uint64) * GRAPH_CACHE_WRITERS);
+	int			n_included = 0;
+	GraphCacheEntry *entry;
+	dsm_handle	handle;
+	uint64		id;
+	int			slot = -1;
+	int			i;
+
+	*segment = NULL;
+	if (cache == NULL || writers->count < 0)
+		return false;
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	for (i = 0; i < GRAPH_CACHE_SLOTS; i++)
+	{
+		GraphCacheEntry *candidate = &cache->entries[i];
+
+		if (candidate->state != ENTRY_READY || !same_base(&candidate->key, key) ||
+			!same_columns(&candidate->key, key) || candidate->n_writers < 0 ||
+			candidate->n_writers >= writers->count ||
+			(slot >= 0 && candidate->n_writers <= cache->entries[slot].n_writers) ||
+			!writers_subset(candidate->writers, candidate->n_writers, writers->xids,
+							writers->count))
+			continue;
+		slot = i;
+	}
+	if (slot < 0)
+	{
+		LWLockRelease(cache->lock);
+		return false;
+	}
+	entry = reference_entry(slot, GetCurrentTimestamp(), &id, &handle, skipped_rows);
+	*base_delta_rows = entry->delta_rows;
+	n_included = entry->n_writers;
+	memcpy(included, entry->writers, sizeof(uint64) * n_included);
+	LWLockRelease(cache->lock);
+
+	if (!map_entry(handle, slot, id, key->relid, segment, graph))
+		return false;
+	beyond->xids = palloc(sizeof(uint64) * writers->count);
+	beyond->count = 0;
+	for (i = 0; i < writers->count; i++)
+		if (!writers_subset(&writers->xids[i], 1, included, n_included))
+			beyond->xids[beyond->count++] = writers->xids[i];
+	pfree(included);
+	return true;
 }
 
 /*
@@ -417,16 +524,28 @@ later_content_cached(const GraphCacheKey *key)
 	return false;
 }
 
+/* True when two keys name the same columns and direction. */
+static bool
+same_columns(const GraphCacheKey *a, const GraphCacheKey *b)
+{
+	return memcmp(a->attnums, b->attnums, sizeof(a->attnums)) == 0 &&
+		memcmp(a->types, b->types, sizeof(a->types)) == 0 && a->directed == b->directed;
+}
+
 /*
  * Evicts the entries of the same table that a snapshot which sees the new key's content no longer
  * asks for: another relfilenode (the table was rewritten under a lock that this publisher's lock
  * excludes, so the old storage is gone), other rebase rows (a reader is only served when its
- * snapshot sees the newest rebase rows), or fewer changes (only older snapshots could use them).
- * Entries of the same content under other columns stay.  Idle entries go now (handles to
- * evicted), the others when their readers leave.  Caller holds the lock exclusively.
+ * snapshot sees the newest rebase rows), or fewer changes (only older snapshots could use them) —
+ * except, when keep_bases (a live table), the entries of other columns or direction with fewer
+ * changes that record their writers: a reader of those columns patches them
+ * (graph_cache_acquire_base), and they go when least recently used.  Entries of the same content
+ * under other columns stay.  Idle entries go now (handles to evicted), the others when their
+ * readers leave.  Caller holds the lock exclusively.
  */
 static void
-retire_stale_entries(const GraphCacheKey *key, dsm_handle *evicted, int *n_evicted)
+retire_stale_entries(const GraphCacheKey *key, bool keep_bases, dsm_handle *evicted,
+					 int *n_evicted)
 {
 	int			i;
 
@@ -436,6 +555,9 @@ retire_stale_entries(const GraphCacheKey *key, dsm_handle *evicted, int *n_evict
 
 		if (entry->state != ENTRY_READY || entry->key.database != key->database ||
 			entry->key.relid != key->relid || same_content(&entry->key, key))
+			continue;
+		if (keep_bases && entry->n_writers >= 0 && same_base(&entry->key, key) &&
+			entry->key.changes < key->changes && !same_columns(&entry->key, key))
 			continue;
 		if (entry->refcount == 0)
 			free_entry(entry, evicted, n_evicted);
@@ -453,8 +575,11 @@ retire_stale_entries(const GraphCacheKey *key, dsm_handle *evicted, int *n_evict
  */
 static bool
 register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, int64 nodes,
-				 int64 edges, int64 skipped_rows, int64 limit, const GraphCacheCarry *carry)
+				 int64 edges, int64 skipped_rows, int64 limit, const GraphCacheCarry *carry,
+				 const GraphCacheWriters *writers, int64 delta_rows)
 {
+	bool		keep_bases = writers != NULL && writers->count >= 0 &&
+		cache_capture_on(key->relid, cache_extension_schema());
 	dsm_handle	evicted[GRAPH_CACHE_SLOTS * ENTRY_HANDLES];
 	int			n_evicted = 0;
 	TimestampTz now = GetCurrentTimestamp();
@@ -464,7 +589,7 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
 	if (find_ready(key) < 0 && !later_content_cached(key))
 	{
-		retire_stale_entries(key, evicted, &n_evicted);
+		retire_stale_entries(key, keep_bases, evicted, &n_evicted);
 		/* the graph with its start vectors, else the graph alone (make_room evicts nothing then) */
 		if (carry != NULL && carry->count > 0 &&
 			cache->kept_segments + carry->count <= GRAPH_CACHE_KEPT_SEGMENTS)
@@ -492,6 +617,14 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 		entry->bytes = bytes;
 		entry->built_at = now;
 		entry->last_used = now;
+		entry->delta_rows = delta_rows;
+		entry->n_writers = -1;
+		if (writers != NULL && writers->count >= 0 && writers->count <= GRAPH_CACHE_WRITERS)
+		{
+			entry->n_writers = writers->count;
+			if (writers->count > 0)
+				memcpy(entry->writers, writers->xids, sizeof(uint64) * writers->count);
+		}
 		cache->segments++;
 		cache->bytes += bytes;
 		for (i = 0; with_carry && i < carry->count; i++)
@@ -517,13 +650,14 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 /*
  * Adds a graph built by this backend to the cache under key (out-edges left out: the PageRank
  * family reads in-edges only, HITS adds the out-edges per call), with the start vectors of carry
- * (may be NULL; graph_cache_carry_end detaches them afterwards).  Does nothing when the cache is
- * off, the graph does not fit in powerrank.cache_size, no segment can be had, or
- * register_segment refuses it.
+ * (may be NULL; graph_cache_carry_end detaches them afterwards), the writers its content includes
+ * (may be NULL: the entry is then no base for a patch) and the changed rows patched into it since
+ * its last build from the rows.  Does nothing when the cache is off, the graph does not fit in
+ * powerrank.cache_size, no segment can be had, or register_segment refuses it.
  */
 void
 graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skipped_rows,
-					GraphCacheCarry *carry)
+					GraphCacheCarry *carry, const GraphCacheWriters *writers, int64 delta_rows)
 {
 	PrGraph		stripped = *graph;
 	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
@@ -546,7 +680,7 @@ graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skippe
 		return;
 	pr_graph_write_flat_threads(&stripped, dsm_segment_address(segment), powerrank_thread_count());
 	(void) register_segment(key, segment, (int64) size, graph->n_nodes, graph->n_edges,
-							skipped_rows, limit, carry);
+							skipped_rows, limit, carry, writers, delta_rows);
 	dsm_detach(segment);
 }
 
@@ -558,14 +692,15 @@ graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skippe
  */
 bool
 graph_cache_publish_segment(const GraphCacheKey *key, dsm_segment *segment, Size flat_bytes,
-							const PrGraph *graph, int64 skipped_rows)
+							const PrGraph *graph, int64 skipped_rows,
+							const GraphCacheWriters *writers)
 {
 	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
 
 	if (cache == NULL || limit <= 0 || (int64) flat_bytes > limit)
 		return false;
 	return register_segment(key, segment, (int64) flat_bytes, graph->n_nodes, graph->n_edges,
-							skipped_rows, limit, NULL);
+							skipped_rows, limit, NULL, writers, 0);
 }
 
 /*
@@ -577,9 +712,7 @@ same_table_other_content(const GraphCacheEntry *entry, const GraphCacheKey *key)
 {
 	return entry->key.database == key->database &&
 		entry->key.database_xmin == key->database_xmin && entry->key.relid == key->relid &&
-		memcmp(entry->key.attnums, key->attnums, sizeof(key->attnums)) == 0 &&
-		memcmp(entry->key.types, key->types, sizeof(key->types)) == 0 &&
-		entry->key.directed == key->directed && !same_content(&entry->key, key);
+		same_columns(&entry->key, key) && !same_content(&entry->key, key);
 }
 
 /*
@@ -1027,6 +1160,7 @@ graph_cache_snapshot(Oid database, GraphCacheEntryInfo **entries)
 		out[count].last_used = entry->last_used;
 		out[count].hits = entry->hits;
 		out[count].refcount = entry->refcount;
+		out[count].delta_rows = entry->delta_rows;
 		count++;
 	}
 	LWLockRelease(cache->lock);

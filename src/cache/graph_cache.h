@@ -7,6 +7,9 @@
  * cache_tracking.c     which tables may be cached (change-tracking trigger, no RLS...) and the key
  *                      of the table's current content, read from the change log through the
  *                      caller's snapshot
+ * cache_capture.c      the rows writers changed (statement triggers with transition tables on
+ *                      tables made live with powerrank_cache_live) and a cached graph patched
+ *                      with them
  * cache_compact.c      compaction of the change log (a background worker, or on request)
  * cache_sql.c          the SQL interface: powerrank_cache view, powerrank_cache_drop, status
  *
@@ -48,6 +51,20 @@ typedef struct GraphCacheKey
 													 * ids), ascending; 0 pads */
 	int64		changes;		/* the other rows: one per tracked writing transaction */
 } GraphCacheKey;
+
+/*
+ * Writers (log rows that are not rebase rows) an entry records as included in its graph: the base
+ * a later snapshot's reader patches with the rows of the writers it sees beyond them
+ * (cache_capture.c).  An entry whose snapshot saw more records none and is no base.
+ */
+#define GRAPH_CACHE_WRITERS 1024
+
+/* The writers a snapshot sees in a table's change log: full transaction ids, ascending. */
+typedef struct GraphCacheWriters
+{
+	int			count;			/* -1: unknown (more than GRAPH_CACHE_WRITERS, or not read) */
+	uint64	   *xids;
+} GraphCacheWriters;
 
 /*
  * Scores kept with a cache entry (see "Kept scores" in graph_cache.c): per entry at most
@@ -100,6 +117,8 @@ typedef struct GraphCacheEntryInfo
 	TimestampTz last_used;
 	int64		hits;
 	int			refcount;
+	int64		delta_rows;		/* changed rows patched in since the entry's graph was last
+								 * built from the table's rows (0: built) */
 } GraphCacheEntryInfo;
 
 /* Counters of the whole cache. */
@@ -121,9 +140,14 @@ bool		graph_cache_acquire(const GraphCacheKey *key, dsm_segment **segment, PrGra
 								int64 *skipped_rows, uint64 *entry_id);
 void		graph_cache_release(dsm_segment **segment);
 void		graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skipped_rows,
-								GraphCacheCarry *carry);
+								GraphCacheCarry *carry, const GraphCacheWriters *writers,
+								int64 delta_rows);
 bool		graph_cache_publish_segment(const GraphCacheKey *key, dsm_segment *segment,
-										Size flat_bytes, const PrGraph *graph, int64 skipped_rows);
+										Size flat_bytes, const PrGraph *graph, int64 skipped_rows,
+										const GraphCacheWriters *writers);
+bool		graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writers,
+									 dsm_segment **segment, PrGraph *graph, int64 *skipped_rows,
+									 GraphCacheWriters *beyond, int64 *base_delta_rows);
 void		graph_cache_carry_scores(const GraphCacheKey *key, const PrGraph *graph,
 									 GraphCacheCarry *carry);
 void		graph_cache_carry_end(GraphCacheCarry *carry);
@@ -183,7 +207,32 @@ TrackingState cache_tracking_state(Oid relid, Oid function, char **trigger_name)
 const char *cache_tracking_state_name(TrackingState state);
 List	   *cache_tables_with_tracking_trigger(Oid function);
 Oid			cache_tracking_function(Oid schema);
+void		cache_log_rebase(Oid schema, Oid relid);
+Oid			cache_lock_edges_argument(FunctionCallInfo fcinfo, const char *action,
+									  const char *detail);
+void		cache_install_trigger(const char *qualified, const char *name, bool replace,
+								  const char *events, const char *referencing,
+								  const char *function);
 bool		graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *key);
+bool		graph_cache_probe_writers(const EdgeScanTarget *target, bool directed,
+									  GraphCacheKey *key, GraphCacheWriters *writers);
+
+/* ---- cache_capture.c ---- */
+
+/* How a run got its graph (powerrank_last_run's graph_source). */
+typedef enum GraphSource
+{
+	GRAPH_SOURCE_READ = 0,		/* read from the table and built */
+	GRAPH_SOURCE_CACHE,			/* the cached graph of the snapshot's content */
+	GRAPH_SOURCE_DELTA,			/* a cached graph patched with the rows changed since */
+	GRAPH_SOURCE_RANKGRAPH		/* a rankgraph value */
+} GraphSource;
+
+bool		cache_capture_on(Oid relid, Oid schema);
+bool		graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheKey *key,
+							  const GraphCacheWriters *writers, const PrAllocator *alloc,
+							  PrGraph *graph, int64 *skipped_rows, int64 *delta_rows,
+							  int64 *entry_delta_rows);
 
 /* ---- cache_compact.c ---- */
 

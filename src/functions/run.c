@@ -64,6 +64,8 @@ typedef struct PublishStep
 {
 	const GraphCacheKey *key;
 	RankRun    *run;
+	const GraphCacheWriters *writers;	/* the writers its content includes */
+	int64		delta_rows;		/* rows patched in since its last build from the rows */
 } PublishStep;
 
 /*
@@ -78,7 +80,8 @@ publish_step(void *arg)
 	GraphCacheCarry carry;
 
 	graph_cache_carry_scores(step->key, &step->run->graph, &carry);
-	graph_cache_publish(step->key, &step->run->graph, step->run->skipped_rows, &carry);
+	graph_cache_publish(step->key, &step->run->graph, step->run->skipped_rows, &carry,
+						step->writers, step->delta_rows);
 	graph_cache_carry_end(&carry);
 }
 
@@ -87,9 +90,10 @@ publish_step(void *arg)
  * failure there rolls back and the ranking goes on with a NOTICE.  A cancel is not swallowed.
  */
 static void
-publish_to_cache(const GraphCacheKey *key, RankRun *run)
+publish_to_cache(const GraphCacheKey *key, RankRun *run, const GraphCacheWriters *writers,
+				 int64 delta_rows)
 {
-	PublishStep step = {key, run};
+	PublishStep step = {key, run, writers, delta_rows};
 	char		message[256];
 
 	if (!powerrank_try_in_subtransaction(publish_step, &step, message, sizeof(message)))
@@ -179,9 +183,9 @@ create_rows_segment(Size capacity)
  * the service says the rows in the segment are as they were read.
  */
 static bool
-build_on_service(RankRun *run, const GraphCacheKey *key, dsm_segment *segment,
-				 const EdgeList *edges, Size capacity, bool directed, bool out_edges,
-				 bool *rows_lost)
+build_on_service(RankRun *run, const GraphCacheKey *key, const GraphCacheWriters *writers,
+				 dsm_segment *segment, const EdgeList *edges, Size capacity, bool directed,
+				 bool out_edges, bool *rows_lost)
 {
 	ServiceOutcome outcome;
 	PrGraph		view;
@@ -213,7 +217,8 @@ build_on_service(RankRun *run, const GraphCacheKey *key, dsm_segment *segment,
 		 outcome.build_times[0] * 1000.0, outcome.build_times[1] * 1000.0,
 		 outcome.build_times[2] * 1000.0, outcome.build_times[3] * 1000.0, (pr_clock_seconds() - built) * 1000.0,
 		 checks.nodes * 1000.0, checks.edges * 1000.0, checks.rest * 1000.0);
-	if (graph_cache_publish_segment(key, segment, outcome.built_bytes, &view, run->skipped_rows))
+	if (graph_cache_publish_segment(key, segment, outcome.built_bytes, &view, run->skipped_rows,
+									writers))
 	{
 		/* the cache holds the segment now: map it again as a reader (a hit) */
 		dsm_detach(segment);
@@ -246,6 +251,8 @@ static void
 load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool out_edges)
 {
 	GraphCacheKey key;
+	GraphCacheWriters writers = {-1, NULL};
+	int64		entry_delta_rows;
 	bool		cacheable;
 	EdgeList	edges;
 	PrBuildOptions options = {0};
@@ -258,15 +265,34 @@ load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool
 				t_free,
 				t_publish;
 
-	cacheable = graph_cache_probe(target, directed, &key);
+	cacheable = graph_cache_probe_writers(target, directed, &key, &writers);
 	if (cacheable &&
 		graph_cache_acquire(&key, &run->cache_segment, &run->graph, &run->skipped_rows,
 							&run->cache_entry_id))
 	{
 		run->cache_hit = true;
+		run->graph_source = GRAPH_SOURCE_CACHE;
 		graph_scan_report_skipped(run->skipped_rows, target->n_columns == 3);
 		/* the cache holds in-edges only: HITS adds the out-edges where it runs */
 		run->needs_out_edges = out_edges;
+		run->build_seconds = pr_clock_seconds() - run->started;
+		return;
+	}
+	/* a cached graph of an earlier content, patched with the rows changed since */
+	if (cacheable &&
+		graph_cache_patch(target, directed, &key, &writers, run->alloc, &run->graph,
+						  &run->skipped_rows, &run->delta_rows, &entry_delta_rows))
+	{
+		run->graph_source = GRAPH_SOURCE_DELTA;
+		graph_scan_report_skipped(run->skipped_rows, target->n_columns == 3);
+		t_publish = pr_clock_seconds();
+		publish_to_cache(&key, run, &writers, entry_delta_rows);
+		elog(DEBUG1, "powerrank: patched graph: %.1f ms before the cache publish, publish %.1f ms",
+			 (t_publish - run->started) * 1000.0, (pr_clock_seconds() - t_publish) * 1000.0);
+		run->published = true;
+		run->cache_key = key;
+		if (out_edges && pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
+			powerrank_report_core_error("graph build", &err);
 		run->build_seconds = pr_clock_seconds() - run->started;
 		return;
 	}
@@ -294,8 +320,8 @@ load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool
 
 		progress_begin_build(true);
 		if (edges.external &&
-			build_on_service(run, &key, rows_segment, &edges, capacity, directed, out_edges,
-							 &rows_lost))
+			build_on_service(run, &key, &writers, rows_segment, &edges, capacity, directed,
+							 out_edges, &rows_lost))
 		{
 			run->build_seconds = pr_clock_seconds() - run->started;
 			return;
@@ -336,7 +362,7 @@ load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool
 	t_publish = pr_clock_seconds();
 	if (cacheable)
 	{
-		publish_to_cache(&key, run);
+		publish_to_cache(&key, run, &writers, 0);
 		run->published = true;
 		run->cache_key = key;
 	}
@@ -392,6 +418,7 @@ rank_run_load_rankgraph(RankRun *run, Datum graph, bool out_edges)
 	PrError		err = {0};
 
 	rankgraph_view(graph, &run->graph, &run->skipped_rows);
+	run->graph_source = GRAPH_SOURCE_RANKGRAPH;
 	MemoryContextSwitchTo(old_cxt);
 	if (out_edges && pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
 		powerrank_report_core_error("graph build", &err);
@@ -474,6 +501,8 @@ record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *sta
 	record.prepare_ms = stats->prepare_seconds * 1000.0;
 	record.total_ms = (now - run->started) * 1000.0;
 	record.cache_hit = run->cache_hit;
+	record.graph_source = run->graph_source;
+	record.delta_rows = run->delta_rows;
 	strlcpy(record.fallback, run->service.fallback, sizeof(record.fallback));
 	record.batch_size = Max(run->service.batch_size, 1);
 	record.warm_start = run->warm_start;

@@ -44,6 +44,8 @@ typedef struct RankRun
 	PrGraph		graph;			/* arrays in cxt, or in cache_segment on a cache hit */
 	int64		skipped_rows;
 	bool		cache_hit;		/* the graph came from the shared-memory cache */
+	GraphSource graph_source;	/* how the run got its graph */
+	int64		delta_rows;		/* GRAPH_SOURCE_DELTA: the changed rows applied */
 	bool		published;		/* this run built the graph and offered it to the cache */
 	GraphCacheKey cache_key;	/* the key it was offered under (when published) */
 	struct dsm_segment *cache_segment;	/* mapping of the cached graph, or NULL */

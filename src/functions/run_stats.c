@@ -8,6 +8,7 @@
 #include "funcapi.h"
 #include "utils/builtins.h"
 
+#include "cache/graph_cache.h"
 #include "functions/run_stats.h"
 
 PG_FUNCTION_INFO_V1(powerrank_last_run);
@@ -40,8 +41,9 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	static const char *const warm_start_names[] = {"none", "explicit", "previous"};
-	Datum		values[23];
-	bool		nulls[23] = {0};
+	static const char *const graph_source_names[] = {"read", "cache", "delta", "rankgraph"};
+	Datum		values[25];
+	bool		nulls[25] = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!last_run_valid)
@@ -79,6 +81,9 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 	nulls[21] = last_run.top_k_certified == PR_CERTIFIED_NOT_ASKED;
 	values[22] = Int64GetDatum(last_run.top_k_ties);
 	nulls[22] = last_run.top_k_certified == PR_CERTIFIED_NOT_ASKED;
+	values[23] = CStringGetTextDatum(graph_source_names[last_run.graph_source]);
+	values[24] = Int64GetDatum(last_run.delta_rows);
+	nulls[24] = last_run.graph_source != GRAPH_SOURCE_DELTA;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

@@ -44,6 +44,8 @@ typedef struct RankRunStats
 	int			mixed_steps;	/* iterations whose next iterate was mixed */
 	PrCertified top_k_certified;
 	int64		top_k_ties;
+	int			graph_source;	/* GraphSource: how the run got its graph */
+	int64		delta_rows;		/* the changed rows a patched cached graph took */
 } RankRunStats;
 
 void		run_stats_record(const RankRunStats *stats);

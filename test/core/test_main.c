@@ -25,6 +25,8 @@
 	X(test_change_hand) \
 	X(test_change_random_vs_reference) \
 	X(test_change_warm_start_accuracy) \
+	X(test_delta_random) \
+	X(test_delta_refusals) \
 	X(test_flat_round_trip) \
 	X(test_flat_parallel_write) \
 	X(test_flat_threaded_checks) \

@@ -67,7 +67,8 @@ SELECT is(pg_get_function_result('powerrank_last_run()'::regprocedure),
           'build_ms double precision, iterate_ms double precision, total_ms double precision, '
           'cache_hit boolean, fallback text, read_ms double precision, prepare_ms double precision, '
           'batch_size integer, warm_start text, residency text, error_bound double precision, '
-          'mixed_steps integer, top_k_certified boolean, top_k_ties bigint)',
+          'mixed_steps integer, top_k_certified boolean, top_k_ties bigint, graph_source text, '
+          'delta_rows bigint)',
           'powerrank_last_run() columns');
 
 -- powerrank_estimate: the ranking functions' argument names and defaults, one row.

@@ -1,0 +1,581 @@
+/*
+ * cache_capture.c — the rows writers change in a live table, and a cached graph patched with them
+ * instead of a rebuild.
+ *
+ * powerrank_cache_live(table) (its owner; the table tracked by powerrank_cache_enable) installs
+ * three statement-level triggers, enabled ALWAYS, with transition tables: powerrank_capture_insert
+ * (AFTER INSERT, NEW TABLE), powerrank_capture_update (AFTER UPDATE, OLD and NEW TABLE) and
+ * powerrank_capture_delete (AFTER DELETE, OLD TABLE), all on powerrank_capture_changes().  Each
+ * statement that changes rows adds one row to powerrank_change_rows: (relid, the writer's full
+ * transaction id, complete, old_rows, new_rows), its transition tables' rows in the table's own
+ * tuple format (minimal tuples, the columns that cannot be graph columns set NULL).  A statement
+ * that changes more than CAPTURE_MAX_ROWS rows stores none (complete = false).  Writers insert
+ * rows of their own only: no writer waits on another.
+ *
+ * A reader whose snapshot's content key has no cached graph (cache_tracking.c) looks for a base:
+ * an entry of the same table, storage, rebase rows, columns and direction whose recorded writers
+ * are all among the writers the reader's snapshot sees (graph_cache_acquire_base).  Its content
+ * is the base rows plus those writers' changes; the reader's is that plus the changes of the
+ * writers it sees beyond them, whose change rows it reads through its own snapshot (so never a
+ * row of an aborted, running or later transaction) and applies with pr_graph_apply_changes.  Why
+ * the change rows of those writers are complete: the capture triggers are in place, unaltered and
+ * enabled ALWAYS now (checked under the reader's lock on the table), and they can only have come
+ * to that state by an ALTER TABLE ... ENABLE ALWAYS TRIGGER (of powerrank_cache_live or a
+ * restore), which adds a rebase row and waits for every writer before it: a writer that ran
+ * without them committed before that rebase row, so a base that sees the rebase row sees the
+ * writer too.  The tuple format is the one the rows were captured in: every ALTER TABLE adds a
+ * rebase row, and the base and the reader see the same ones.  Anything else — no base, capture
+ * off, an incomplete statement, more changed rows than GRAPH_CACHE_PATCH_FRACTION of the base's
+ * edges, a deletion the base lacks, weights the build would scale — builds from the table's rows
+ * as without the capture.
+ *
+ * Compaction (cache_compact.c) deletes the change rows of the writers whose log rows it deletes,
+ * and those of dropped tables.
+ */
+#include "cache/graph_cache.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_trigger.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_func.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/tuplestore.h"
+#include "utils/varlena.h"
+#include "utils/xid8.h"
+
+#include "graph/graph_heapscan.h"
+
+PG_FUNCTION_INFO_V1(powerrank_capture_changes);
+PG_FUNCTION_INFO_V1(powerrank_cache_live);
+
+#define CAPTURE_FUNCTION_NAME "powerrank_capture_changes"
+#define CHANGE_ROWS_TABLE "powerrank_change_rows"
+
+/* Rows of one statement's transition table the capture keeps; past it the statement's are not. */
+#define CAPTURE_MAX_ROWS 100000
+
+/*
+ * Most changed rows a patch applies, as a fraction of the base's stored edges (at least
+ * PATCH_MIN_ROWS): past it the reader builds from the rows.
+ */
+#define GRAPH_CACHE_PATCH_FRACTION 0.05
+#define PATCH_MIN_ROWS 1000
+
+/* One capture trigger: its name, event and transition tables. */
+typedef struct CaptureTrigger
+{
+	const char *name;
+	int16		event;
+	const char *event_name;
+	const char *referencing;	/* the REFERENCING clause */
+	bool		old_table;
+	bool		new_table;
+} CaptureTrigger;
+
+static const CaptureTrigger capture_triggers[] = {
+	{"powerrank_capture_insert", TRIGGER_TYPE_INSERT, "INSERT", "NEW TABLE AS powerrank_new", false,
+	true},
+	{"powerrank_capture_update", TRIGGER_TYPE_UPDATE, "UPDATE",
+	"OLD TABLE AS powerrank_old NEW TABLE AS powerrank_new", true, true},
+	{"powerrank_capture_delete", TRIGGER_TYPE_DELETE, "DELETE", "OLD TABLE AS powerrank_old", true,
+	false},
+};
+
+#define N_CAPTURE_TRIGGERS lengthof(capture_triggers)
+
+/* The saved plan of the capture's insert, and the schema it names. */
+static SPIPlanPtr capture_plan = NULL;
+static Oid	capture_plan_schema = InvalidOid;
+
+/* Oid of powerrank_capture_changes() in schema (InvalidOid if absent). */
+static Oid
+capture_function(Oid schema)
+{
+	List	   *name = list_make2(makeString(get_namespace_name(schema)),
+								  makeString(CAPTURE_FUNCTION_NAME));
+
+	return LookupFuncName(name, 0, NULL, true);
+}
+
+/*
+ * True when relid has all three capture triggers as powerrank_cache_live installs them: on
+ * powerrank_capture_changes(), AFTER ... FOR EACH STATEMENT on their one event, with their
+ * transition tables, no columns or WHEN, enabled ALWAYS.  Reads pg_trigger as the caller's
+ * catalog snapshot sees it (the caller holds a lock on the table).
+ */
+bool
+cache_capture_on(Oid relid, Oid schema)
+{
+	Oid			function = capture_function(schema);
+	Relation	catalog;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tuple;
+	int			found = 0;
+
+	if (!OidIsValid(function))
+		return false;
+	ScanKeyInit(&key, Anum_pg_trigger_tgrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	catalog = table_open(TriggerRelationId, AccessShareLock);
+	scan = systable_beginscan(catalog, TriggerRelidNameIndexId, true, NULL, 1, &key);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_trigger trigger = (Form_pg_trigger) GETSTRUCT(tuple);
+		int			i;
+
+		for (i = 0; i < (int) N_CAPTURE_TRIGGERS; i++)
+		{
+			const CaptureTrigger *c = &capture_triggers[i];
+
+			if (strcmp(NameStr(trigger->tgname), c->name) == 0 && trigger->tgfoid == function &&
+				trigger->tgtype == c->event && trigger->tgattr.dim1 == 0 &&
+				trigger->tgenabled == TRIGGER_FIRES_ALWAYS &&
+				heap_attisnull(tuple, Anum_pg_trigger_tgqual, NULL) &&
+				heap_attisnull(tuple, Anum_pg_trigger_tgoldtable, NULL) == !c->old_table &&
+				heap_attisnull(tuple, Anum_pg_trigger_tgnewtable, NULL) == !c->new_table)
+				found |= 1 << i;
+		}
+	}
+	systable_endscan(scan);
+	table_close(catalog, AccessShareLock);
+	return found == (1 << N_CAPTURE_TRIGGERS) - 1;
+}
+
+/* True for a column type a graph column can have (the heap reader's conversions). */
+static bool
+capturable_type(Oid type)
+{
+	Oid			base = getBaseType(type);
+
+	return base == INT2OID || base == INT4OID || base == INT8OID || base == FLOAT4OID ||
+		base == FLOAT8OID || base == NUMERICOID;
+}
+
+/*
+ * The rows of a transition table as one bytea: each a uint32 length and a minimal tuple of desc,
+ * the columns no graph can read set NULL (and numerics detoasted: the tuple outlives the table's
+ * TOAST rows).  NULL when there are more than CAPTURE_MAX_ROWS rows; *rows: how many it holds.
+ */
+static bytea *
+serialize_rows(Tuplestorestate *store, TupleDesc desc, int64 *rows)
+{
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	Datum	   *values = palloc(sizeof(Datum) * Max(desc->natts, 1));
+	bool	   *nulls = palloc(sizeof(bool) * Max(desc->natts, 1));
+	bool	   *keep = palloc(sizeof(bool) * Max(desc->natts, 1));
+	bool	   *numeric = palloc(sizeof(bool) * Max(desc->natts, 1));
+	StringInfoData buffer;
+	int			reader;
+	int			i;
+	bytea	   *result;
+
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute attribute = TupleDescAttr(desc, i);
+
+		keep[i] = !attribute->attisdropped && capturable_type(attribute->atttypid);
+		numeric[i] = keep[i] && getBaseType(attribute->atttypid) == NUMERICOID;
+	}
+	initStringInfo(&buffer);
+	appendStringInfoSpaces(&buffer, VARHDRSZ);
+	*rows = 0;
+	reader = tuplestore_alloc_read_pointer(store, EXEC_FLAG_REWIND);
+	tuplestore_select_read_pointer(store, reader);
+	tuplestore_rescan(store);
+	while (tuplestore_gettupleslot(store, true, false, slot))
+	{
+		MinimalTuple tuple;
+		uint32		length;
+
+		if (++(*rows) > CAPTURE_MAX_ROWS)
+		{
+			tuplestore_select_read_pointer(store, 0);
+			ExecDropSingleTupleTableSlot(slot);
+			return NULL;
+		}
+		slot_getallattrs(slot);
+		for (i = 0; i < desc->natts; i++)
+		{
+			nulls[i] = slot->tts_isnull[i] || !keep[i];
+			values[i] = nulls[i] ? (Datum) 0 : slot->tts_values[i];
+			if (!nulls[i] && numeric[i])
+				values[i] = PointerGetDatum(PG_DETOAST_DATUM_PACKED(values[i]));
+		}
+		tuple = heap_form_minimal_tuple(desc, values, nulls);
+		length = tuple->t_len;
+		appendBinaryStringInfo(&buffer, (char *) &length, sizeof(uint32));
+		appendBinaryStringInfo(&buffer, (char *) tuple, length);
+		heap_free_minimal_tuple(tuple);
+	}
+	tuplestore_select_read_pointer(store, 0);
+	ExecDropSingleTupleTableSlot(slot);
+	result = (bytea *) buffer.data;
+	SET_VARSIZE(result, buffer.len);
+	return result;
+}
+
+/* Makes (once per schema) the saved plan that inserts into the change rows. */
+static void
+prepare_capture_plan(Oid schema)
+{
+	Oid			types[4] = {OIDOID, BOOLOID, BYTEAOID, BYTEAOID};
+	SPIPlanPtr	plan;
+
+	if (capture_plan != NULL && capture_plan_schema == schema)
+		return;
+	if (capture_plan != NULL)
+	{
+		SPI_freeplan(capture_plan);
+		capture_plan = NULL;
+	}
+	plan = SPI_prepare(psprintf("INSERT INTO %s (relid, change, complete, old_rows, new_rows) "
+								"VALUES ($1, pg_catalog.pg_current_xact_id(), $2, $3, $4)",
+								cache_qualified_name(schema, CHANGE_ROWS_TABLE)),
+					   4, types);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the change rows insert: %s",
+			 SPI_result_code_string(SPI_result));
+	capture_plan = SPI_saveplan(plan);
+	capture_plan_schema = schema;
+}
+
+/*
+ * powerrank_capture_changes(): the AFTER ... FOR EACH STATEMENT triggers of a live table with
+ * transition tables; stores the statement's changed rows (see the file comment).
+ */
+Datum
+powerrank_capture_changes(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigger_data = (TriggerData *) fcinfo->context;
+	Oid			schema;
+	TupleDesc	desc;
+	bytea	   *old_rows = NULL;
+	bytea	   *new_rows = NULL;
+	int64		n_old = 0;
+	int64		n_new = 0;
+	bool		complete = true;
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	CacheSavedUser saved;
+	int			ret;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
+		!TRIGGER_FIRED_AFTER(trigger_data->tg_event) ||
+		!TRIGGER_FIRED_FOR_STATEMENT(trigger_data->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("powerrank_capture_changes() must be an AFTER ... FOR EACH STATEMENT trigger"),
+				 errhint("Install it with SELECT powerrank_cache_live('table');")));
+	desc = RelationGetDescr(trigger_data->tg_relation);
+	if (trigger_data->tg_oldtable != NULL)
+	{
+		old_rows = serialize_rows(trigger_data->tg_oldtable, desc, &n_old);
+		complete &= old_rows != NULL;
+	}
+	if (trigger_data->tg_newtable != NULL)
+	{
+		new_rows = serialize_rows(trigger_data->tg_newtable, desc, &n_new);
+		complete &= new_rows != NULL;
+	}
+	if (n_old == 0 && n_new == 0)
+		return PointerGetDatum(NULL);
+	if (!complete)
+	{
+		old_rows = NULL;
+		new_rows = NULL;
+	}
+	values[0] = ObjectIdGetDatum(RelationGetRelid(trigger_data->tg_relation));
+	values[1] = BoolGetDatum(complete);
+	values[2] = PointerGetDatum(old_rows);
+	values[3] = PointerGetDatum(new_rows);
+	if (old_rows == NULL)
+		nulls[2] = 'n';
+	if (new_rows == NULL)
+		nulls[3] = 'n';
+
+	schema = get_func_namespace(fcinfo->flinfo->fn_oid);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	cache_become_log_owner(schema, &saved);
+	prepare_capture_plan(schema);
+	ret = SPI_execute_plan(capture_plan, values, nulls, false, 0);
+	cache_restore_user(&saved);
+	if (ret != SPI_OK_INSERT)
+		elog(ERROR, "could not write to %s: %s", CHANGE_ROWS_TABLE, SPI_result_code_string(ret));
+	SPI_finish();
+	return PointerGetDatum(NULL);
+}
+
+/* What read_changes fills. */
+typedef struct ChangeRows
+{
+	MemoryContext cxt;			/* the caller's: the rows outlive read_changes' SPI connection */
+	PrEdgeChange *changes;
+	size_t		count;
+	size_t		allocated;
+	int64		skipped;		/* rows with a NULL: new ones minus old ones */
+	int64		max_rows;
+} ChangeRows;
+
+/*
+ * Adds the rows of one serialized transition table (sign +1: inserted, -1: deleted) to out,
+ * converted as the heap reader converts a table's rows (inserted rows' weights checked); false
+ * when out would pass its max_rows.
+ */
+static bool
+add_rows(bytea *rows, int sign, TupleTableSlot *slot, const EdgeRowReader *reader,
+		 ChangeRows *out)
+{
+	const char *data = VARDATA_ANY(rows);
+	Size		size = VARSIZE_ANY_EXHDR(rows);
+	Size		position = 0;
+	MinimalTuple tuple = NULL;
+	Size		tuple_room = 0;
+
+	while (position + sizeof(uint32) <= size)
+	{
+		uint32		length;
+		int64		src,
+					dst;
+		double		weight;
+		bool		usable;
+
+		memcpy(&length, data + position, sizeof(uint32));
+		position += sizeof(uint32);
+		if (length > size - position)
+			elog(ERROR, "corrupt row in %s", CHANGE_ROWS_TABLE);
+		if (length > tuple_room)
+		{
+			tuple_room = Max(length, 64);
+			tuple = tuple == NULL ? palloc(tuple_room) : repalloc(tuple, tuple_room);
+		}
+		memcpy(tuple, data + position, length);
+		position += length;
+		ExecStoreMinimalTuple(tuple, slot, false);
+		usable = sign > 0 ?
+			graph_heapscan_convert_row(reader, slot, &src, &dst, &weight) :
+			graph_heapscan_convert_row_unchecked(reader, slot, &src, &dst, &weight);
+		ExecClearTuple(slot);
+		if (!usable)
+		{
+			out->skipped += sign;
+			continue;
+		}
+		if ((int64) out->count >= out->max_rows)
+			return false;
+		if (out->count == out->allocated)
+		{
+			out->allocated = Max(64, out->allocated * 2);
+			out->changes = out->changes == NULL ?
+				MemoryContextAlloc(out->cxt, sizeof(PrEdgeChange) * out->allocated) :
+				repalloc(out->changes, sizeof(PrEdgeChange) * out->allocated);
+		}
+		out->changes[out->count].src = src;
+		out->changes[out->count].dst = dst;
+		out->changes[out->count].weight = reader->weight_attnum != InvalidAttrNumber ? weight : 1.0;
+		out->changes[out->count].count = sign;
+		out->count++;
+	}
+	return true;
+}
+
+/*
+ * Reads the change rows of relid's writers in writers through the active snapshot into out;
+ * false when a statement's rows were not kept (complete = false) or there are more than
+ * out->max_rows.
+ */
+static bool
+read_changes(Oid schema, Oid relid, const GraphCacheWriters *writers, TupleDesc desc,
+			 const EdgeRowReader *reader, ChangeRows *out)
+{
+	CacheSavedUser saved;
+	Datum	   *elements = palloc(sizeof(Datum) * Max(writers->count, 1));
+	Oid			types[2] = {OIDOID, XID8ARRAYOID};
+	Datum		values[2];
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	bool		ok = true;
+	uint64		i;
+	int			ret;
+
+	for (i = 0; i < (uint64) writers->count; i++)
+		elements[i] = FullTransactionIdGetDatum(FullTransactionIdFromU64(writers->xids[i]));
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = PointerGetDatum(construct_array(elements, writers->count, XID8OID,
+												sizeof(FullTransactionId), FLOAT8PASSBYVAL,
+												TYPALIGN_DOUBLE));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	cache_become_log_owner(schema, &saved);
+	/* read_only: through the active snapshot, the one the content key was read through */
+	ret = SPI_execute_with_args(psprintf("SELECT complete, old_rows, new_rows FROM %s "
+										 "WHERE relid = $1 AND change = ANY ($2)",
+										 cache_qualified_name(schema, CHANGE_ROWS_TABLE)),
+								2, types, values, NULL, true, 0);
+	cache_restore_user(&saved);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not read %s: %s", CHANGE_ROWS_TABLE, SPI_result_code_string(ret));
+	for (i = 0; ok && i < SPI_processed; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	row_desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		Datum		rows;
+
+		if (!DatumGetBool(SPI_getbinval(row, row_desc, 1, &isnull)) || isnull)
+		{
+			ok = false;
+			break;
+		}
+		rows = SPI_getbinval(row, row_desc, 2, &isnull);
+		if (!isnull)
+			ok = add_rows(DatumGetByteaPP(rows), -1, slot, reader, out);
+		rows = SPI_getbinval(row, row_desc, 3, &isnull);
+		if (ok && !isnull)
+			ok = add_rows(DatumGetByteaPP(rows), 1, slot, reader, out);
+	}
+	SPI_finish();
+	ExecDropSingleTupleTableSlot(slot);
+	return ok;
+}
+
+/*
+ * The graph of the content key names, made from a cached graph of an earlier content of the table
+ * and the rows changed since (see the file comment) into graph (arrays from alloc), with the
+ * skipped-row count of the content, the changed rows applied and the rows the new entry holds
+ * patched in since its last build.  False (nothing allocated) when the caller must read and build.
+ */
+bool
+graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheKey *key,
+				  const GraphCacheWriters *writers, const PrAllocator *alloc, PrGraph *graph,
+				  int64 *skipped_rows, int64 *delta_rows, int64 *entry_delta_rows)
+{
+	Oid			schema = cache_extension_schema();
+	EdgeRowReader reader;
+	dsm_segment *segment;
+	PrGraph		base;
+	int64		base_skipped;
+	int64		base_delta;
+	GraphCacheWriters beyond;
+	ChangeRows	changes = {0};
+	Relation	rel;
+	bool		read;
+	PrStatus	status = PR_ERR_INVALID;
+	PrError		err = {0};
+	double		started = pr_clock_seconds(),
+				acquired,
+				read_at;
+
+	if (writers == NULL || writers->count <= 0 || !OidIsValid(schema) ||
+		!OidIsValid(get_relname_relid(CHANGE_ROWS_TABLE, schema)) ||
+		!cache_capture_on(target->relid, schema))
+		return false;
+	graph_heapscan_reader_init(&reader, target);
+	if (reader.weight_kind == WEIGHT_UNSUPPORTED)
+		return false;
+	if (!graph_cache_acquire_base(key, writers, &segment, &base, &base_skipped, &beyond,
+								  &base_delta))
+		return false;
+	acquired = pr_clock_seconds();
+	changes.cxt = CurrentMemoryContext;
+	changes.max_rows = Max((int64) PATCH_MIN_ROWS,
+						   (int64) (GRAPH_CACHE_PATCH_FRACTION * (double) base.n_edges));
+	rel = relation_open(target->relid, NoLock);	/* locked by graph_scan_resolve */
+	read = read_changes(schema, target->relid, &beyond, RelationGetDescr(rel), &reader, &changes);
+	relation_close(rel, NoLock);
+	read_at = pr_clock_seconds();
+	if (read)
+		status = pr_graph_apply_changes(&base, changes.changes, changes.count, !directed, alloc,
+										graph, &err);
+	graph_cache_release(&segment);
+	if (!read || status != PR_OK)
+	{
+		elog(DEBUG1, "powerrank: cached graph of relation %u not patched with the changes of %d transactions (%s); building it from the rows",
+			 target->relid, beyond.count, read ? err.message : "change rows not kept or too many");
+		if (status == PR_ERR_NOMEM)
+			powerrank_report_core_error("graph patch", &err);
+		return false;
+	}
+	elog(DEBUG1, "powerrank: cached graph of relation %u patched with %zu changed rows of %d transactions: base found in %.1f ms, rows read in %.1f ms, patched in %.1f ms",
+		 target->relid, changes.count, beyond.count, (acquired - started) * 1000.0,
+		 (read_at - acquired) * 1000.0, (pr_clock_seconds() - read_at) * 1000.0);
+	*skipped_rows = base_skipped + changes.skipped;
+	*delta_rows = (int64) changes.count;
+	*entry_delta_rows = base_delta + (int64) changes.count;
+	return true;
+}
+
+/* True when relid has a trigger named name. */
+static bool
+trigger_exists(Oid relid, const char *name)
+{
+	Relation	rel = relation_open(relid, NoLock);	/* locked by the caller */
+	TriggerDesc *triggers = rel->trigdesc;
+	bool		found = false;
+	int			i;
+
+	for (i = 0; triggers != NULL && i < triggers->numtriggers; i++)
+		found |= strcmp(triggers->triggers[i].tgname, name) == 0;
+	relation_close(rel, NoLock);
+	return found;
+}
+
+/*
+ * powerrank_cache_live(edges text): makes a tracked table live (needs its owner): installs the
+ * capture triggers (see the file comment) unless present, and starts a new base in the change
+ * log; returns true when they were installed now.
+ */
+Datum
+powerrank_cache_live(PG_FUNCTION_ARGS)
+{
+	Oid			schema = get_func_namespace(fcinfo->flinfo->fn_oid);
+	Oid			relid;
+	char	   *qualified;
+	int			i;
+
+	relid = cache_lock_edges_argument(fcinfo, "make a table live",
+									  "powerrank_cache_live creates triggers and writes to the change log.");
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+	qualified = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+										   get_rel_name(relid));
+	if (cache_tracking_state(relid, cache_tracking_function(schema), NULL) != TRACKING_ON)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table %s is not tracked for the powerrank graph cache", qualified),
+				 errhint("Track it first: SELECT powerrank_cache_enable(%s);",
+						 quote_literal_cstr(qualified))));
+	if (cache_capture_on(relid, schema))
+		PG_RETURN_BOOL(false);
+
+	/* a disabled or altered one is replaced */
+	for (i = 0; i < (int) N_CAPTURE_TRIGGERS; i++)
+	{
+		const CaptureTrigger *c = &capture_triggers[i];
+
+		cache_install_trigger(qualified, c->name, trigger_exists(relid, c->name),
+							  psprintf("AFTER %s", c->event_name),
+							  psprintf("REFERENCING %s", c->referencing),
+							  cache_qualified_name(schema, CAPTURE_FUNCTION_NAME));
+	}
+	/* writers before the triggers' rows are in no change rows: a new base */
+	cache_log_rebase(schema, relid);
+	PG_RETURN_BOOL(true);
+}

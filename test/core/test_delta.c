@@ -1,0 +1,171 @@
+/*
+ * test_delta.c — a graph patched with changed rows (pr_graph_delta.c) against pr_graph_build of
+ * the patched rows: every array equal, for inserts, deletes, weight changes, new and vanished
+ * nodes, directed and undirected, weighted and not; and the refusals.
+ */
+#include "test_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* True when a and b have equal arrays (contents). */
+static bool
+same_graph(const PrGraph *a, const PrGraph *b)
+{
+	if (a->n_nodes != b->n_nodes || a->n_edges != b->n_edges || a->weighted != b->weighted ||
+		a->n_dangling != b->n_dangling)
+		return false;
+	return memcmp(a->node_ids, b->node_ids, (size_t) a->n_nodes * sizeof(int64_t)) == 0 &&
+		memcmp(a->in_ptr, b->in_ptr, (size_t) (a->n_nodes + 1) * sizeof(int64_t)) == 0 &&
+		memcmp(a->in_src, b->in_src, (size_t) a->n_edges * sizeof(int32_t)) == 0 &&
+		(!a->weighted ||
+		 memcmp(a->in_weight, b->in_weight, (size_t) a->n_edges * sizeof(double)) == 0) &&
+		memcmp(a->out_strength, b->out_strength, (size_t) a->n_nodes * sizeof(double)) == 0 &&
+		memcmp(a->dangling, b->dangling, (size_t) a->n_dangling * sizeof(int32_t)) == 0;
+}
+
+/* Builds g from rows (weights may be NULL), directed or not. */
+static void
+build_rows(PrGraph *g, const int64_t *src, const int64_t *dst, const double *w, size_t m,
+		   bool undirected)
+{
+	PrBuildOptions options = {0};
+	PrError		err;
+
+	options.undirected = undirected;
+	options.n_threads = 2;
+	CHECK(pr_graph_build(src, dst, w, m, &options, &pr_malloc_allocator, g, &err) == PR_OK);
+}
+
+/*
+ * Random rows over the even ids below 2 span (weights 1..4); then random deletions of existing rows, weight
+ * updates (a delete and an insert) and inserts, some with new ids; the patched base must equal
+ * the build of the changed rows.
+ */
+static void
+check_random(unsigned seed, bool weighted, bool undirected)
+{
+	size_t		m = 400,
+				m_after = 0;
+	int64_t		span = 60;
+	int64_t    *src = malloc(sizeof(int64_t) * m * 2);
+	int64_t    *dst = malloc(sizeof(int64_t) * m * 2);
+	double	   *w = malloc(sizeof(double) * m * 2);
+	bool	   *gone = calloc(m * 2, sizeof(bool));
+	PrEdgeChange changes[400];
+	size_t		n_changes = 0;
+	PrGraph		base,
+				patched,
+				fresh;
+	PrError		err;
+
+	srand(seed);
+	for (size_t i = 0; i < m; i++)
+	{
+		src[i] = 2 * (rand() % span);
+		dst[i] = 2 * (rand() % span);
+		w[i] = weighted ? (double) (1 + rand() % 4) : 1.0;
+	}
+	build_rows(&base, src, dst, weighted ? w : NULL, m, undirected);
+	m_after = m;
+	for (int k = 0; k < 120; k++)
+	{
+		int			kind = rand() % 3;
+
+		if (kind == 0 || kind == 1)
+		{
+			size_t		i = (size_t) rand() % m;
+
+			if (gone[i])
+				continue;
+			gone[i] = true;
+			changes[n_changes++] = (PrEdgeChange) {src[i], dst[i], w[i], -1};
+			if (kind == 1 && weighted)
+			{
+				/* a weight update: the same edge with another weight */
+				src[m_after] = src[i];
+				dst[m_after] = dst[i];
+				w[m_after] = w[i] + 0.5;
+				changes[n_changes++] = (PrEdgeChange) {src[m_after], dst[m_after], w[m_after], 1};
+				m_after++;
+			}
+		}
+		else
+		{
+			/* inserts, some with ids new to the graph (odd ids among the old ones, or past them) */
+			src[m_after] = rand() % 3 == 0 ? 2 * span + rand() % 10 : 2 * (rand() % span);
+			dst[m_after] = rand() % 4 == 0 ? 2 * (rand() % span) + 1 : 2 * (rand() % span);
+			w[m_after] = weighted ? (double) (1 + rand() % 4) : 1.0;
+			changes[n_changes++] = (PrEdgeChange) {src[m_after], dst[m_after], w[m_after], 1};
+			m_after++;
+		}
+	}
+	/* every node 0's edge deleted: node 0 vanishes unless an insert names it */
+	for (size_t i = 0; i < m; i++)
+		if (!gone[i] && (src[i] == 0 || dst[i] == 0) && n_changes < 400)
+		{
+			gone[i] = true;
+			changes[n_changes++] = (PrEdgeChange) {src[i], dst[i], w[i], -1};
+		}
+	{
+		size_t		kept = 0;
+
+		for (size_t i = 0; i < m_after; i++)
+			if (i >= m || !gone[i])
+			{
+				src[kept] = src[i];
+				dst[kept] = dst[i];
+				w[kept] = w[i];
+				kept++;
+			}
+		build_rows(&fresh, src, dst, weighted ? w : NULL, kept, undirected);
+	}
+	CHECKF(pr_graph_apply_changes(&base, changes, n_changes, undirected, &pr_malloc_allocator,
+								  &patched, &err) == PR_OK, "apply: %s", err.message);
+	CHECKF(same_graph(&patched, &fresh), "seed %u weighted %d undirected %d: %lld/%lld nodes, %lld/%lld edges",
+		   seed, weighted, undirected, (long long) patched.n_nodes, (long long) fresh.n_nodes,
+		   (long long) patched.n_edges, (long long) fresh.n_edges);
+	pr_graph_free(&patched, &pr_malloc_allocator);
+	pr_graph_free(&fresh, &pr_malloc_allocator);
+	pr_graph_free(&base, &pr_malloc_allocator);
+	free(src);
+	free(dst);
+	free(w);
+	free(gone);
+}
+
+/* Random patches equal the builds of the patched rows. */
+void
+test_delta_random(void)
+{
+	for (unsigned seed = 1; seed <= 20; seed++)
+	{
+		check_random(seed, false, false);
+		check_random(seed, true, false);
+		check_random(seed, false, true);
+		check_random(seed, true, true);
+	}
+}
+
+/* Deleting an edge the base lacks, or with another weight, and deleting every edge: refused. */
+void
+test_delta_refusals(void)
+{
+	const int64_t s[] = {1, 2, 3};
+	const int64_t d[] = {2, 3, 1};
+	const double w[] = {1, 2, 3};
+	PrGraph		base,
+				out;
+	PrError		err;
+	PrEdgeChange missing = {1, 3, 1, -1};
+	PrEdgeChange wrong_weight = {1, 2, 5, -1};
+	PrEdgeChange all[] = {{1, 2, 1, -1}, {2, 3, 2, -1}, {3, 1, 3, -1}};
+	PrEdgeChange huge = {1, 2, 1e308, 1};
+
+	build_rows(&base, s, d, w, 3, false);
+	CHECK(pr_graph_apply_changes(&base, &missing, 1, false, &pr_malloc_allocator, &out, &err) == PR_ERR_INVALID);
+	CHECK(pr_graph_apply_changes(&base, &wrong_weight, 1, false, &pr_malloc_allocator, &out, &err) == PR_ERR_INVALID);
+	CHECK(pr_graph_apply_changes(&base, all, 3, false, &pr_malloc_allocator, &out, &err) == PR_ERR_INVALID);
+	CHECK(pr_graph_apply_changes(&base, &huge, 1, false, &pr_malloc_allocator, &out, &err) == PR_ERR_INVALID);
+	pr_graph_free(&base, &pr_malloc_allocator);
+}
