@@ -351,21 +351,16 @@ pr_cpu_task_combine(CpuEngine *e, int tid, const void *varg)
 		int64_t		q0 = c * PR_CPU_CHUNK * k;
 		int64_t		q1 = (c + 1) * PR_CPU_CHUNK < e->n ? (c + 1) * PR_CPU_CHUNK * k : e->n * k;
 
-		for (int j = 0; j < k; j++)
-		{
-			double		c0 = a->coef[j];
-
-			for (int64_t q = q0 + j; q < q1; q += k)
-				a->out[q] = c0 * a->in[0][q];
-			for (int t = 1; t < a->n_terms; t++)
+		/* element by element: the output may be one of the inputs */
+		for (int64_t q = q0; q < q1; q += k)
+			for (int j = 0; j < k; j++)
 			{
-				const double *in = a->in[t];
-				double		ct = a->coef[t * k + j];
+				double		v = a->coef[j] * a->in[0][q + j];
 
-				for (int64_t q = q0 + j; q < q1; q += k)
-					a->out[q] += ct * in[q];
+				for (int t = 1; t < a->n_terms; t++)
+					v += a->coef[t * k + j] * a->in[t][q + j];
+				a->out[q + j] = v;
 			}
-		}
 	}
 }
 
