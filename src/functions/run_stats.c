@@ -38,8 +38,8 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	static const char *const warm_start_names[] = {"none", "explicit", "previous"};
-	Datum		values[19];
-	bool		nulls[19] = {0};
+	Datum		values[21];
+	bool		nulls[21] = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!last_run_valid)
@@ -70,6 +70,13 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 		values[18] = CStringGetTextDatum(last_run.residency);
 	else
 		nulls[18] = true;
+	if (last_run.exchange_bytes >= 0)
+	{
+		values[19] = Int64GetDatum(last_run.exchange_bytes);
+		values[20] = Float8GetDatum(last_run.exchange_ms);
+	}
+	else
+		nulls[19] = nulls[20] = true;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

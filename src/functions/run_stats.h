@@ -40,6 +40,8 @@ typedef struct RankRunStats
 	RankWarmStart warm_start;
 	char		residency[16];	/* the service's "resident" or "streamed" ('' = the backend's CPU) */
 	int			columns;		/* score vectors iterated at once (RWR sources; 1 otherwise) */
+	int64		exchange_bytes; /* a distributed run's bytes to and from the shards (-1: none) */
+	double		exchange_ms;	/* a distributed run's products: fan-out, shards, gather */
 } RankRunStats;
 
 void		run_stats_record(const RankRunStats *stats);
