@@ -80,6 +80,7 @@ typedef struct DistPart
 	EdgeTableSpec spec;			/* the table as its server names it */
 	int64		n_nodes;
 	int64		n_edges;
+	bool		cache_hit;		/* its graph came from its server's graph cache */
 	int64	   *node_ids;		/* [n_nodes] external ids, ascending */
 	double	   *out_strength;	/* [n_nodes] of the part's own rows */
 	int32	   *to_global;		/* [n_nodes] the whole graph's id of each local node */
@@ -529,6 +530,7 @@ take_open(DistCluster *c, DistPart *part, const char *bytes, size_t size)
 				 errhint("Install the same powerrank version on every server.")));
 	part->n_nodes = summary.n_nodes;
 	part->n_edges = summary.n_edges;
+	part->cache_hit = summary.cache_hit != 0;
 	part->node_ids = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes, 1) * sizeof(int64));
 	part->out_strength = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes, 1) * sizeof(double));
 	if (part->n_nodes > 0)
@@ -713,6 +715,16 @@ int64
 distributed_edges(const DistCluster *cluster)
 {
 	return cluster->n_edges;
+}
+
+/* Whether every part's graph came from its server's graph cache. */
+bool
+distributed_cache_hit(const DistCluster *cluster)
+{
+	for (int p = 0; p < cluster->n_parts; p++)
+		if (!cluster->parts[p].cache_hit)
+			return false;
+	return true;
 }
 
 /* Bytes sent to and received from the shards, and the seconds the products took. */

@@ -30,6 +30,7 @@ DistCluster *distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryC
 PrEngine   *distributed_engine_create(DistCluster *cluster, const PrAllocator *alloc,
 									  PrError *err);
 int64		distributed_edges(const DistCluster *cluster);
+bool		distributed_cache_hit(const DistCluster *cluster);
 void		distributed_exchange(const DistCluster *cluster, int64 *bytes, double *seconds);
 
 #endif							/* DISTRIBUTED_H */

@@ -493,6 +493,7 @@ record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *sta
 	if (run->cluster != NULL)
 	{
 		record.edges = distributed_edges(run->cluster);
+		record.cache_hit = distributed_cache_hit(run->cluster);
 		distributed_exchange(run->cluster, &record.exchange_bytes, &record.exchange_ms);
 		record.exchange_ms *= 1000.0;
 	}

@@ -66,7 +66,8 @@ SELECT is(pg_get_function_result('powerrank_last_run()'::regprocedure),
           'iterations integer, residual double precision, norm text, converged boolean, '
           'build_ms double precision, iterate_ms double precision, total_ms double precision, '
           'cache_hit boolean, fallback text, read_ms double precision, prepare_ms double precision, '
-          'batch_size integer, warm_start text, residency text)',
+          'batch_size integer, warm_start text, residency text, exchange_bytes bigint, '
+          'exchange_ms double precision)',
           'powerrank_last_run() columns');
 
 -- powerrank_estimate: the ranking functions' argument names and defaults, one row.
