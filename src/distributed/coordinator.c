@@ -39,7 +39,6 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rls.h"
-#include "utils/varlena.h"
 #include "utils/wait_event.h"
 
 #include "distributed/distributed.h"
@@ -181,9 +180,8 @@ distributed_wanted(const EdgeTableSpec *spec, bool directed, bool gpu_required)
 
 	if (powerrank_distributed == DISTRIBUTED_OFF)
 		return false;
-	relid = RangeVarGetRelid(makeRangeVarFromNameList(textToQualifiedNameList(spec->relation)),
-							 NoLock, true);
-	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+	relid = graph_scan_resolve_relation(spec->relation);
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
 		return not_qualified(spec, "it is not a partitioned table");
 	leaves = find_all_inheritors(relid, AccessShareLock, NULL);
 	foreach(lc, leaves)
