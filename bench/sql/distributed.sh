@@ -135,5 +135,5 @@ for way in local distributed pull; do
 done
 
 echo "== results (machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GB", $2 / 1048576}' /proc/meminfo), $(date -u +%Y-%m-%d))"
-q $PORT -P "'format=aligned'" -P "'footer=off'" -c "\"SELECT way, call, engine, round(total_ms::numeric) AS total_ms, round(build_ms::numeric) AS build_ms, round(iterate_ms::numeric) AS iterate_ms, iterations, cache_hit, round(exchange_mb::numeric, 1) AS exchange_mb, round(exchange_ms::numeric) AS exchange_ms FROM runs ORDER BY CASE way WHEN 'local' THEN 0 WHEN 'distributed' THEN 1 ELSE 2 END, call\""
+as_os "'$PGBIN/psql' -X -q -P footer=off -h 127.0.0.1 -p $PORT -d postgres -c \"SELECT way, call, engine, round(total_ms::numeric) AS total_ms, round(build_ms::numeric) AS build_ms, round(iterate_ms::numeric) AS iterate_ms, iterations, cache_hit, round(exchange_mb::numeric, 1) AS exchange_mb, round(exchange_ms::numeric) AS exchange_ms FROM runs ORDER BY CASE way WHEN 'local' THEN 0 WHEN 'distributed' THEN 1 ELSE 2 END, call\""
 q $PORT -c "\"SELECT 'top-' || $TOP_K || ' of ' || o.way || ' = local: ' || bool_and(o.node = l.node) || ', max |score difference|: ' || max(abs(o.score - l.score)) FROM tops o JOIN tops l ON l.way = 'local' AND l.rank = o.rank WHERE o.way <> 'local' GROUP BY o.way ORDER BY o.way\""
