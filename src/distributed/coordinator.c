@@ -743,6 +743,13 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 	if (c->k == k && c->needs == needs)
 		return;
 	for (int p = 0; p < c->n_parts; p++)
+		if (c->parts[p].n_nodes * (int64) k > (int64) (MaxAllocSize / sizeof(double)))
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("partition \"%s\" has %lld nodes: %d columns of them exceed what one message carries",
+							c->parts[p].partition, (long long) c->parts[p].n_nodes, k),
+					 errhint("Rank fewer sources at once, or spread the table over more partitions.")));
+	for (int p = 0; p < c->n_parts; p++)
 	{
 		DistPart   *part = &c->parts[p];
 		double	   *out = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes, 1) * sizeof(double));
