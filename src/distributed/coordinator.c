@@ -39,6 +39,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rls.h"
+#include "utils/syscache.h"
 #include "utils/wait_event.h"
 
 #include "distributed/distributed.h"
@@ -46,6 +47,7 @@
 #include "graph/graph_scan.h"
 
 int			powerrank_distributed = DISTRIBUTED_AUTO;
+int			powerrank_distributed_min_rows = 100000;
 
 static const struct config_enum_entry distributed_options[] = {
 	{"auto", DISTRIBUTED_AUTO, false},
@@ -64,6 +66,12 @@ distributed_init(void)
 							 &powerrank_distributed,
 							 DISTRIBUTED_AUTO, distributed_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("powerrank.distributed_min_rows",
+							"Fewest rows (the partitions' pg_class.reltuples) for which powerrank.distributed = auto ranks a table on its partitions' servers.",
+							"A table with a partition never analyzed counts as large enough.",
+							&powerrank_distributed_min_rows,
+							100000, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
 /* One part: a shard server's table (conn) or a local partition (local). */
@@ -163,12 +171,28 @@ foreign_wrapper_name(Oid relid)
 	return GetForeignDataWrapper(server->fdwid)->fdwname;
 }
 
+/* The rows pg_class says a relation holds, or -1 when it was never analyzed or vacuumed. */
+static double
+relation_rows(Oid relid)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	double		rows = -1.0;
+
+	if (HeapTupleIsValid(tuple))
+	{
+		rows = ((Form_pg_class) GETSTRUCT(tuple))->reltuples;
+		ReleaseSysCache(tuple);
+	}
+	return rows;
+}
+
 /*
  * Whether a ranking of the table goes to its partitions' servers: powerrank.distributed is not
  * off, the table is partitioned, every leaf partition is a plain table or a postgres_fdw foreign
  * table and at least one is foreign, the graph is directed, no GPU is required, and no row-level
  * security applies to the partitioned table for this user (its policies would not reach the
- * shards).  Otherwise false (an ERROR with powerrank.distributed = on).
+ * shards).  Otherwise false (an ERROR with powerrank.distributed = on).  With auto, also false when
+ * every partition was analyzed and they hold fewer than powerrank.distributed_min_rows rows.
  */
 bool
 distributed_wanted(const EdgeTableSpec *spec, bool directed, bool gpu_required)
@@ -177,6 +201,7 @@ distributed_wanted(const EdgeTableSpec *spec, bool directed, bool gpu_required)
 	List	   *leaves;
 	ListCell   *lc;
 	int			foreign = 0;
+	double		rows = 0.0;
 
 	if (powerrank_distributed == DISTRIBUTED_OFF)
 		return false;
@@ -197,6 +222,12 @@ distributed_wanted(const EdgeTableSpec *spec, bool directed, bool gpu_required)
 		}
 		else if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
 			return not_qualified(spec, "a partition is neither a table nor a foreign table");
+		if (relkind != RELKIND_PARTITIONED_TABLE)
+		{
+			double		leaf_rows = relation_rows(leaf);
+
+			rows = rows < 0.0 || leaf_rows < 0.0 ? -1.0 : rows + leaf_rows;
+		}
 	}
 	if (foreign == 0)
 		return not_qualified(spec, "no partition is a postgres_fdw foreign table");
@@ -206,6 +237,14 @@ distributed_wanted(const EdgeTableSpec *spec, bool directed, bool gpu_required)
 		return not_qualified(spec, "device => 'gpu' ranks on this server's GPU service");
 	if (check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
 		return not_qualified(spec, "row-level security applies to it");
+	if (powerrank_distributed == DISTRIBUTED_AUTO && rows >= 0.0 &&
+		rows < (double) powerrank_distributed_min_rows)
+	{
+		/* small: reading it here costs less than the round trips of a distributed run */
+		elog(DEBUG1, "powerrank: \"%s\" is ranked on this server: its partitions hold about %.0f rows, fewer than powerrank.distributed_min_rows",
+			 text_to_cstring(spec->relation), rows);
+		return false;
+	}
 	return true;
 }
 

@@ -20,6 +20,7 @@ typedef enum DistributedMode
 } DistributedMode;
 
 extern int	powerrank_distributed;
+extern int	powerrank_distributed_min_rows;
 
 typedef struct DistCluster DistCluster;
 

@@ -1,11 +1,12 @@
 -- test/distributed/compare.sql — every algorithm on the partitioned tables against the same rows
 -- in one local table (edges_local): the same keys (nodes; for top_k, rank and node) and every
--- score within 1e-12.  A query names its table %1$L and gives rows (k text, v float8).
+-- score within 1e-12.  A query names its table %1$L and gives rows (k text, v float8); reference
+-- names the local table.
 -- HITS on this graph stops at max_iterations (1000) on both sides, with a WARNING each: the
 -- comparison of the two last iterates stands, the WARNINGs are left out.
 SET client_min_messages = error;
 
-CREATE FUNCTION same_as_local(tbl text, q text) RETURNS text LANGUAGE plpgsql AS $$
+CREATE FUNCTION same_as_local(tbl text, q text, reference text DEFAULT 'edges_local') RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
 	engine_used text;
 	edges_seen bigint;
@@ -17,7 +18,7 @@ BEGIN
 	EXECUTE format('CREATE TEMP TABLE r_d AS %s', format(q, tbl));
 	SELECT engine, edges, exchange_bytes > 0 AND exchange_ms >= 0
 		INTO engine_used, edges_seen, exchanged FROM powerrank_last_run();
-	EXECUTE format('CREATE TEMP TABLE r_l AS %s', format(q, 'edges_local'));
+	EXECUTE format('CREATE TEMP TABLE r_l AS %s', format(q, reference));
 	SELECT count(*), count(*) FILTER (WHERE d.k IS NULL OR l.k IS NULL), max(abs(d.v - l.v))
 		INTO n, unmatched, worst
 	FROM r_d d FULL JOIN r_l l ON d.k = l.k;
@@ -43,6 +44,20 @@ INSERT INTO queries VALUES
 SELECT q.name, same_as_local(t.tbl, q.q)
 FROM (VALUES ('edges_two'), ('edges_three'), ('edges_mix')) t(tbl), queries q
 ORDER BY t.tbl, q.name;
+
+-- a partition without rows
+SELECT q.name, same_as_local('edges_gap', q.q, 'edges_gap_local')
+FROM queries q WHERE q.name IN ('pagerank weighted', 'hits', 'rwr many sources top_k')
+ORDER BY q.name;
+
+-- auto and the table's size: analyzed, edges_gap holds fewer rows than powerrank.distributed_min_rows
+ANALYZE edges_gap;
+SELECT count(*) FROM pagerank('edges_gap');
+SELECT engine FROM powerrank_last_run();
+SET powerrank.distributed_min_rows = 1000;
+SELECT count(*) FROM pagerank('edges_gap');
+SELECT engine FROM powerrank_last_run();
+RESET powerrank.distributed_min_rows;
 
 -- the single-server path: powerrank.distributed = off, a table that does not qualify
 SET powerrank.distributed = off;

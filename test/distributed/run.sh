@@ -18,7 +18,8 @@
 # = off and auto's choice for a table that does not qualify; a non-superuser without a password in
 # the user mapping; a shard user without SELECT; row-level security on a shard; statement_timeout
 # stopping the shards; a shard stopped and a shard backend killed in a run; a shard without the
-# extension; no connection left open on any shard afterwards.
+# extension, and one whose powerrank lacks the shard functions; an empty partition; the shards' graph
+# cache; no connection left open on any shard afterwards.
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -122,6 +123,11 @@ sleep 1
 sql $S2 -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'powerrank'" >>"$OUT"
 wait $killed
 cat "$WORK/killed.out" >>"$OUT"
+
+say "a shard whose powerrank lacks the shard functions"
+sql $S3 -c "ALTER EXTENSION powerrank DROP FUNCTION powerrank_shard_product(int, bytea)" \
+	-c "DROP FUNCTION powerrank_shard_product(int, bytea)" >>"$OUT"
+sql $C -c "SELECT count(*) FROM pagerank('edges_three')" >>"$OUT"
 
 say "a shard server stopped"
 "$BIN/pg_ctl" -D "$WORK/s3" -m immediate stop >/dev/null

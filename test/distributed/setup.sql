@@ -1,8 +1,8 @@
 -- test/distributed/setup.sql — the coordinator: the shard servers, the reference table edges_local
 -- and the same rows in partitioned tables over 2 shards (edges_two), 3 shards (edges_three: a
 -- schema_name, a table_name and column_name options), a mix of local and foreign partitions
--- (edges_mix), a shard that is slow to read (edges_slow) and one with row-level security
--- (edges_rls).
+-- (edges_mix), a shard that is slow to read (edges_slow), one with row-level security
+-- (edges_rls), and an empty partition (edges_gap, the same rows locally in edges_gap_local).
 CREATE EXTENSION postgres_fdw;
 CREATE EXTENSION powerrank;
 CREATE SERVER s1 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port :'s1', dbname 'postgres');
@@ -56,5 +56,15 @@ CREATE FOREIGN TABLE edges_rls_0 PARTITION OF edges_rls FOR VALUES WITH (MODULUS
 CREATE FOREIGN TABLE edges_rls_1 PARTITION OF edges_rls FOR VALUES WITH (MODULUS 2, REMAINDER 1)
 	SERVER s2 OPTIONS (table_name 'rls_1');
 INSERT INTO edges_rls SELECT * FROM edges_local WHERE src < 300;
+
+-- a partition without rows: only the rows of remainder 0 stay
+CREATE TABLE edges_gap (src bigint, dst bigint, w float8) PARTITION BY HASH (dst);
+CREATE FOREIGN TABLE edges_gap_0 PARTITION OF edges_gap FOR VALUES WITH (MODULUS 2, REMAINDER 0)
+	SERVER s1 OPTIONS (table_name 'gap_0');
+CREATE FOREIGN TABLE edges_gap_1 PARTITION OF edges_gap FOR VALUES WITH (MODULUS 2, REMAINDER 1)
+	SERVER s2 OPTIONS (table_name 'gap_1');
+INSERT INTO edges_gap SELECT * FROM edges_local;
+DELETE FROM edges_gap_1;
+CREATE TABLE edges_gap_local AS SELECT * FROM edges_gap;
 
 SELECT count(*) AS rows_on_the_shards FROM edges_three;

@@ -7,6 +7,8 @@ CREATE TABLE "shard space".three_1 (src bigint, dst bigint, w float8);
 CREATE TABLE three_2 (a bigint, b bigint, weight float8);
 CREATE TABLE mix_1 (src bigint, dst bigint, w float8);
 CREATE TABLE mix_2 (src bigint, dst bigint, w float8);
+CREATE TABLE gap_0 (src bigint, dst bigint, w float8);
+CREATE TABLE gap_1 (src bigint, dst bigint, w float8);
 CREATE TABLE slow_0 (src bigint, dst bigint, w float8);
 INSERT INTO slow_0 VALUES (1, 2, 1), (2, 3, 1);
 CREATE TABLE slow_rows (src bigint, dst bigint, w float8);
