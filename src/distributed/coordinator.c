@@ -605,11 +605,12 @@ merge_parts(DistCluster *c)
 	for (int p = 0; p < c->n_parts; p++)
 		total += c->parts[p].n_nodes;
 	ids = MemoryContextAllocHuge(c->cxt, Max(total, 1) * sizeof(int64));
-	for (int p = 0, at = 0; p < c->n_parts; p++)
+	total = 0;
+	for (int p = 0; p < c->n_parts; p++)
 	{
 		if (c->parts[p].n_nodes > 0)
-			memcpy(ids + at, c->parts[p].node_ids, c->parts[p].n_nodes * sizeof(int64));
-		at += c->parts[p].n_nodes;
+			memcpy(ids + total, c->parts[p].node_ids, c->parts[p].n_nodes * sizeof(int64));
+		total += c->parts[p].n_nodes;
 	}
 	qsort(ids, total, sizeof(int64), compare_int64);
 	for (int64 i = 0; i < total; i++)
