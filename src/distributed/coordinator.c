@@ -90,6 +90,9 @@ typedef struct DistPart
 	bool		cache_hit;		/* its graph came from its server's graph cache */
 	int64	   *node_ids;		/* [n_nodes] external ids, ascending */
 	double	   *out_strength;	/* [n_nodes] of the part's own rows */
+	uint8	   *roles;			/* [n_nodes] SHARD_ROLE_* bits */
+	int32	   *rows[3];		/* rows[role]: the local nodes with that role (shard_role_rows) */
+	int64		row_count[3];
 	int32	   *to_global;		/* [n_nodes] the whole graph's id of each local node */
 	double	   *x;				/* [n_nodes * k] */
 	double	   *y;				/* [n_nodes * k] */
@@ -546,7 +549,7 @@ send_open(DistPart *part, bool out_edges)
 			   5, values, NULL, NULL);
 }
 
-/* Takes what a part's open reported: its summary, node ids and out-strengths (bytes). */
+/* Takes what a part's open reported (shard_open_write): its summary, nodes, out-strengths, roles. */
 static void
 take_open(DistCluster *c, DistPart *part, const char *bytes, size_t size)
 {
@@ -557,7 +560,8 @@ take_open(DistCluster *c, DistPart *part, const char *bytes, size_t size)
 	else
 		memcpy(&summary, bytes, sizeof(ShardSummary));
 	if (summary.magic != SHARD_MAGIC || summary.protocol != SHARD_PROTOCOL ||
-		summary.n_nodes < 0 || size != sizeof(ShardSummary) + (size_t) summary.n_nodes * 16)
+		summary.n_nodes < 0 ||
+		size != sizeof(ShardSummary) + (size_t) summary.n_nodes * (2 * sizeof(int64) + 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROTOCOL_VIOLATION),
 				 errmsg("shard server \"%s\" (partition \"%s\") answered an open this server cannot read",
@@ -570,13 +574,21 @@ take_open(DistCluster *c, DistPart *part, const char *bytes, size_t size)
 	part->cache_hit = summary.cache_hit != 0;
 	part->node_ids = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes, 1) * sizeof(int64));
 	part->out_strength = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes, 1) * sizeof(double));
+	part->roles = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes, 1));
 	if (part->n_nodes > 0)
 	{
-		memcpy(part->node_ids, bytes + sizeof(ShardSummary), part->n_nodes * sizeof(int64));
-		memcpy(part->out_strength, bytes + sizeof(ShardSummary) + part->n_nodes * sizeof(int64),
+		bytes += sizeof(ShardSummary);
+		memcpy(part->node_ids, bytes, part->n_nodes * sizeof(int64));
+		memcpy(part->out_strength, bytes + part->n_nodes * sizeof(int64),
 			   part->n_nodes * sizeof(double));
+		memcpy(part->roles, bytes + part->n_nodes * 2 * sizeof(int64), part->n_nodes);
 	}
-	c->exchange_bytes += (int64) size;
+	for (uint8 role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+	{
+		part->rows[role] = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes, 1) * sizeof(int32));
+		part->row_count[role] = shard_role_rows(part->roles, part->n_nodes, role,
+												part->rows[role]);
+	}
 }
 
 /* qsort comparator of int64. */
@@ -714,19 +726,10 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 			char	   *bytes;
 
 			part->local = shard_state_open(cxt, &part->spec, out_edges);
-			size = sizeof(ShardSummary) + part->local->graph.n_nodes * 16;
+			size = shard_open_size(part->local);
 			bytes = palloc_extended(size, MCXT_ALLOC_HUGE);
-			memcpy(bytes, &part->local->summary, sizeof(ShardSummary));
-			if (part->local->graph.n_nodes > 0)
-			{
-				memcpy(bytes + sizeof(ShardSummary), part->local->graph.node_ids,
-					   part->local->graph.n_nodes * sizeof(int64));
-				memcpy(bytes + sizeof(ShardSummary) + part->local->graph.n_nodes * sizeof(int64),
-					   part->local->graph.out_strength,
-					   part->local->graph.n_nodes * sizeof(double));
-			}
+			shard_open_write(part->local, bytes);
 			take_open(c, part, bytes, size);
-			c->exchange_bytes -= (int64) size;	/* it never left this backend */
 			pfree(bytes);
 		}
 	}
@@ -739,6 +742,7 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 			PGresult   *result = wait_result(c, part);
 
 			take_open(c, part, PQgetvalue(result, 0, 0), PQgetlength(result, 0, 0));
+			c->exchange_bytes += PQgetlength(result, 0, 0);
 			PQclear(result);
 		}
 	}
@@ -821,9 +825,10 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 }
 
 /*
- * y = product(x), both n x k over the whole graph: each part gets x over its nodes, multiplies
- * over its edges, and the parts' results are added (a row whose in-edges lie in one part gets
- * that part's sum, exactly).
+ * y = product(x), both n x k over the whole graph: each part gets x on the rows its product reads
+ * (the sources of its edges; the push product: the targets), multiplies over its edges, and the
+ * rows it gives are added into y (a row whose in-edges lie in one part gets that part's sum,
+ * exactly; the other parts give it nothing).
  */
 static void
 relay_product(DistCluster *c, PrProduct product, const double *x, double *y)
@@ -831,19 +836,21 @@ relay_product(DistCluster *c, PrProduct product, const double *x, double *y)
 	int			k = c->k;
 	double		started = pr_clock_seconds();
 	char		product_text[16];
+	uint8		in_role = shard_product_role(product, true);
+	uint8		out_role = shard_product_role(product, false);
 
 	snprintf(product_text, sizeof(product_text), "%d", (int) product);
-
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		DistPart   *part = &c->parts[p];
+		const int32 *rows = part->rows[in_role];
 
-		for (int64 i = 0; i < part->n_nodes; i++)
-			memcpy(part->x + i * k, x + (int64) part->to_global[i] * k, k * sizeof(double));
+		for (int64 i = 0; i < part->row_count[in_role]; i++)
+			memcpy(part->x + i * k, x + (int64) part->to_global[rows[i]] * k, k * sizeof(double));
 		if (part->conn != NULL)
 		{
 			const char *values[2] = {product_text, (const char *) part->x};
-			int			lengths[2] = {0, (int) (part->n_nodes * k * sizeof(double))};
+			int			lengths[2] = {0, (int) (part->row_count[in_role] * k * sizeof(double))};
 			int			formats[2] = {0, 1};
 
 			send_query(part, part->product_query, 2, values, lengths, formats);
@@ -858,12 +865,14 @@ relay_product(DistCluster *c, PrProduct product, const double *x, double *y)
 	{
 		DistPart   *part = &c->parts[p];
 		const double *part_y = part->y;
+		const int32 *out_rows = part->rows[out_role];
 		PGresult   *result = NULL;
 
 		if (part->conn != NULL)
 		{
 			result = wait_result(c, part);
-			if (PQgetlength(result, 0, 0) != (int) (part->n_nodes * k * sizeof(double)))
+			if (PQgetlength(result, 0, 0) !=
+				(int) (part->row_count[out_role] * k * sizeof(double)))
 			{
 				PQclear(result);
 				ereport(ERROR,
@@ -871,13 +880,14 @@ relay_product(DistCluster *c, PrProduct product, const double *x, double *y)
 						 errmsg("shard server \"%s\" answered a product of the wrong size",
 								part->server)));
 			}
-			memcpy(part->y, PQgetvalue(result, 0, 0), part->n_nodes * k * sizeof(double));
+			memcpy(part->y, PQgetvalue(result, 0, 0),
+				   part->row_count[out_role] * k * sizeof(double));
 			c->exchange_bytes += PQgetlength(result, 0, 0);
 			PQclear(result);
 		}
-		for (int64 i = 0; i < part->n_nodes; i++)
+		for (int64 i = 0; i < part->row_count[out_role]; i++)
 		{
-			double	   *row = y + (int64) part->to_global[i] * k;
+			double	   *row = y + (int64) part->to_global[out_rows[i]] * k;
 
 			for (int j = 0; j < k; j++)
 				row[j] += part_y[i * k + j];

@@ -151,6 +151,67 @@ check_part_weights(ShardState *state, const char *relation)
 }
 
 /*
+ * Which rows of the part are sources and targets (SHARD_ROLE_*, by the part's edges), and the
+ * lists of each.
+ */
+static void
+find_roles(ShardState *state)
+{
+	const PrGraph *g = &state->graph;
+	int64		n = g->n_nodes;
+
+	state->roles = MemoryContextAllocExtended(state->cxt, Max(n, 1),
+											  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (int64 v = 0; v < n; v++)
+		if (g->in_ptr[v + 1] > g->in_ptr[v])
+			state->roles[v] |= SHARD_ROLE_TARGET;
+	for (int64 e = 0; e < g->n_edges; e++)
+		state->roles[g->in_src[e]] |= SHARD_ROLE_SOURCE;
+	for (uint8 role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+	{
+		state->rows[role] = MemoryContextAllocHuge(state->cxt, Max(n, 1) * sizeof(int32));
+		state->row_count[role] = shard_role_rows(state->roles, n, role, state->rows[role]);
+	}
+}
+
+/* Writes into rows the nodes (of n, ascending) that have role; returns their count. */
+int64
+shard_role_rows(const uint8 *roles, int64 n, uint8 role, int32 *rows)
+{
+	int64		count = 0;
+
+	for (int64 v = 0; v < n; v++)
+		if (roles[v] & role)
+			rows[count++] = (int32) v;
+	return count;
+}
+
+/* Bytes of what a part's open reports (shard_open_write). */
+Size
+shard_open_size(const ShardState *state)
+{
+	return sizeof(ShardSummary) + (Size) state->graph.n_nodes * (2 * sizeof(int64) + 1);
+}
+
+/*
+ * What a part's open reports: its summary, then its nodes' external ids, the out-strengths of its
+ * rows and the nodes' roles (shard_open_size bytes).
+ */
+void
+shard_open_write(const ShardState *state, char *out)
+{
+	int64		n = state->graph.n_nodes;
+
+	memcpy(out, &state->summary, sizeof(ShardSummary));
+	out += sizeof(ShardSummary);
+	if (n == 0)
+		return;
+	memcpy(out, state->graph.node_ids, n * sizeof(int64));
+	memcpy(out + n * sizeof(int64), state->graph.out_strength, n * sizeof(double));
+	memcpy(out + n * 2 * sizeof(int64), state->roles, n);
+}
+
+/*
  * Opens a part: reads (or maps) the graph of spec's table in a context under parent, with
  * out-edges when the push product is wanted.  An ERROR leaves nothing behind.
  */
@@ -181,6 +242,7 @@ shard_state_open(MemoryContext parent, const EdgeTableSpec *spec, bool out_edges
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	find_roles(state);
 	state->summary.magic = SHARD_MAGIC;
 	state->summary.protocol = SHARD_PROTOCOL;
 	state->summary.n_nodes = state->graph.n_nodes;
@@ -224,16 +286,30 @@ shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned
 	if (state->engine->ops->prepare(state->engine, &state->product_graph, k, 2, needs,
 									&err) != PR_OK)
 		powerrank_report_core_error("shard engine prepare", &err);
+	if (state->x == NULL || k != state->k)
+	{
+		if (state->x != NULL)
+			pfree(state->x), pfree(state->y);
+		state->x = MemoryContextAllocHuge(state->cxt, Max(n * k, 1) * sizeof(double));
+		state->y = MemoryContextAllocHuge(state->cxt, Max(n * k, 1) * sizeof(double));
+	}
 	state->k = k;
 	state->needs = needs;
 }
 
-/* y = product(x) over the part's edges, both n_nodes x k values over the local nodes. */
+/*
+ * y = product(x) over the part's edges: x holds k values for each row the product reads
+ * (shard_product_role(product, true), ascending; x need not be aligned: it may be a bytea's data),
+ * y receives k values for each row it gives.
+ */
 void
-shard_state_product(ShardState *state, PrProduct product, const double *x, double *y)
+shard_state_product(ShardState *state, PrProduct product, const void *x, double *y)
 {
 	PrEngine   *engine = state->engine;
 	PrError		err = {0};
+	int			k = state->k;
+	uint8		in_role = shard_product_role(product, true);
+	uint8		out_role = shard_product_role(product, false);
 
 	if (engine == NULL)
 		ereport(ERROR,
@@ -242,10 +318,16 @@ shard_state_product(ShardState *state, PrProduct product, const double *x, doubl
 				 errhint("powerrank_shard_prepare() comes before powerrank_shard_product().")));
 	if (state->graph.n_nodes == 0)
 		return;
-	if (engine->ops->upload(engine, 0, x, &err) != PR_OK ||
+	memset(state->x, 0, state->graph.n_nodes * k * sizeof(double));
+	for (int64 i = 0; i < state->row_count[in_role]; i++)
+		memcpy(state->x + (int64) state->rows[in_role][i] * k,
+			   (const char *) x + i * k * sizeof(double), k * sizeof(double));
+	if (engine->ops->upload(engine, 0, state->x, &err) != PR_OK ||
 		engine->ops->product(engine, product, 0, 1, &err) != PR_OK ||
-		engine->ops->download(engine, 1, y, &err) != PR_OK)
+		engine->ops->download(engine, 1, state->y, &err) != PR_OK)
 		powerrank_report_core_error("shard product", &err);
+	for (int64 i = 0; i < state->row_count[out_role]; i++)
+		memcpy(y + i * k, state->y + (int64) state->rows[out_role][i] * k, k * sizeof(double));
 }
 
 /* Frees the part (its engine included). */
@@ -295,7 +377,7 @@ check_vector_bytes(bytea *vector, int64 count, const char *what)
 /*
  * powerrank_shard_open(edges text, src_column name, dst_column name, weight_column name,
  * out_edges boolean) RETURNS bytea: opens this session's part on the table (closing the one
- * before) and returns its summary, then its local nodes' external ids and out-strengths.
+ * before) and returns what shard_open_write writes.
  */
 Datum
 powerrank_shard_open(PG_FUNCTION_ARGS)
@@ -303,8 +385,6 @@ powerrank_shard_open(PG_FUNCTION_ARGS)
 	EdgeTableSpec spec;
 	ShardState *state;
 	bytea	   *out;
-	int64		n;
-	char	   *at;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(4))
 		ereport(ERROR,
@@ -320,17 +400,9 @@ powerrank_shard_open(PG_FUNCTION_ARGS)
 	MemoryContextSetParent(state->cxt, TopMemoryContext);
 	session_state = state;
 
-	n = state->graph.n_nodes;
-	out = (bytea *) palloc_extended(VARHDRSZ + sizeof(ShardSummary) + n * 16, MCXT_ALLOC_HUGE);
-	SET_VARSIZE(out, VARHDRSZ + sizeof(ShardSummary) + n * 16);
-	at = VARDATA(out);
-	memcpy(at, &state->summary, sizeof(ShardSummary));
-	at += sizeof(ShardSummary);
-	if (n > 0)
-	{
-		memcpy(at, state->graph.node_ids, n * sizeof(int64));
-		memcpy(at + n * sizeof(int64), state->graph.out_strength, n * sizeof(double));
-	}
+	out = (bytea *) palloc_extended(VARHDRSZ + shard_open_size(state), MCXT_ALLOC_HUGE);
+	SET_VARSIZE(out, VARHDRSZ + shard_open_size(state));
+	shard_open_write(state, VARDATA(out));
 	PG_RETURN_BYTEA_P(out);
 }
 
@@ -360,7 +432,8 @@ powerrank_shard_prepare(PG_FUNCTION_ARGS)
 
 /*
  * powerrank_shard_product(product int, x bytea) RETURNS bytea: the product (PrProduct) of x over
- * the session's part, both local nodes x columns values, row-major.
+ * the session's part: x has the columns' values of the rows the product reads, the result those of
+ * the rows it gives (shard_state_product), row-major.
  */
 Datum
 powerrank_shard_product(PG_FUNCTION_ARGS)
@@ -368,7 +441,8 @@ powerrank_shard_product(PG_FUNCTION_ARGS)
 	ShardState *state = session_part();
 	int32		product = PG_GETARG_INT32(0);
 	bytea	   *x = PG_GETARG_BYTEA_PP(1);
-	int64		values = state->graph.n_nodes * (int64) Max(state->k, 1);
+	int64		values_in,
+				values_out;
 	double	   *y;
 
 	if (product < PR_PRODUCT_PULL_NORMALIZED || product > PR_PRODUCT_PUSH ||
@@ -376,18 +450,13 @@ powerrank_shard_product(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("product %d was not prepared on this shard part", product)));
-	check_vector_bytes(x, values, "x");
-	y = palloc_extended(Max(values, 1) * sizeof(double), MCXT_ALLOC_HUGE);
-	/* the engine reads x from aligned memory */
-	{
-		double	   *aligned = palloc_extended(Max(values, 1) * sizeof(double), MCXT_ALLOC_HUGE);
-
-		if (values > 0)
-			memcpy(aligned, VARDATA_ANY(x), values * sizeof(double));
-		shard_state_product(state, (PrProduct) product, aligned, y);
-		pfree(aligned);
-	}
-	PG_RETURN_BYTEA_P(bytes_to_bytea(y, values * sizeof(double)));
+	values_in = state->row_count[shard_product_role((PrProduct) product, true)] * state->k;
+	values_out = state->row_count[shard_product_role((PrProduct) product, false)] * state->k;
+	check_vector_bytes(x, values_in, "x");
+	y = palloc_extended(Max(values_out, 1) * sizeof(double), MCXT_ALLOC_HUGE);
+	/* the rows are copied out of x value by value: its data need not be aligned */
+	shard_state_product(state, (PrProduct) product, VARDATA_ANY(x), y);
+	PG_RETURN_BYTEA_P(bytes_to_bytea(y, values_out * sizeof(double)));
 }
 
 /* powerrank_shard_close() RETURNS void: frees this session's part. */

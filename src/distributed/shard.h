@@ -38,6 +38,21 @@ typedef struct ShardSummary
 
 #define SHARD_MAGIC 0x50525331	/* "PRS1" */
 
+/*
+ * The roles of a part's local node: a source has an out-edge in the part, a target an in-edge.  The
+ * pull products read x on the sources and give y on the targets (every other row is 0); the push
+ * product the other way round.  So a product's vectors travel over those rows only.
+ */
+#define SHARD_ROLE_SOURCE 1
+#define SHARD_ROLE_TARGET 2
+
+/* The role of the rows a product reads (input) or gives (output). */
+static inline uint8
+shard_product_role(PrProduct product, bool input)
+{
+	return (product == PR_PRODUCT_PUSH) == input ? SHARD_ROLE_TARGET : SHARD_ROLE_SOURCE;
+}
+
 /* One part's graph and its engine; lives in its own memory context. */
 typedef struct ShardState
 {
@@ -48,16 +63,24 @@ typedef struct ShardState
 	ShardSummary summary;
 	PrGraph		product_graph;	/* graph with the whole graph's out-strengths */
 	double	   *global_out;		/* [n_nodes] */
+	uint8	   *roles;			/* [n_nodes] SHARD_ROLE_* bits */
+	int32	   *rows[3];		/* rows[role]: the local nodes with that role, ascending */
+	int64		row_count[3];
 	PrEngine   *engine;			/* CPU engine over product_graph, slots 0 (x) and 1 (y) */
 	int			k;
 	unsigned	needs;
+	double	   *x;				/* [n_nodes * k] a product's whole local vectors */
+	double	   *y;
 } ShardState;
 
 ShardState *shard_state_open(MemoryContext parent, const EdgeTableSpec *spec, bool out_edges);
 void		shard_state_prepare(ShardState *state, const double *global_out, int k,
 								unsigned needs);
-void		shard_state_product(ShardState *state, PrProduct product, const double *x,
+void		shard_state_product(ShardState *state, PrProduct product, const void *x,
 								double *y);
+Size		shard_open_size(const ShardState *state);
+void		shard_open_write(const ShardState *state, char *out);
+int64		shard_role_rows(const uint8 *roles, int64 n, uint8 role, int32 *rows);
 void		shard_state_close(ShardState *state);
 
 #endif							/* SHARD_H */
