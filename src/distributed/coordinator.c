@@ -801,7 +801,10 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 		for (int64 i = 0; i < part->n_nodes; i++)
 			out[i] = c->graph.out_strength[part->to_global[i]];
 		if (part->x != NULL)
-			pfree(part->x), pfree(part->y);
+		{
+			pfree(part->x);
+			pfree(part->y);
+		}
 		part->x = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes * k, 1) * sizeof(double));
 		part->y = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes * k, 1) * sizeof(double));
 		if (part->conn == NULL)

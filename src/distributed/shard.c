@@ -289,7 +289,10 @@ shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned
 	if (state->x == NULL || k != state->k)
 	{
 		if (state->x != NULL)
-			pfree(state->x), pfree(state->y);
+		{
+			pfree(state->x);
+			pfree(state->y);
+		}
 		state->x = MemoryContextAllocHuge(state->cxt, Max(n * k, 1) * sizeof(double));
 		state->y = MemoryContextAllocHuge(state->cxt, Max(n * k, 1) * sizeof(double));
 	}
