@@ -91,6 +91,7 @@ load_part_graph(ShardState *state, const EdgeTableSpec *spec)
 		if (pr_graph_view_flat_header(copy, bytes, &state->graph, &err) != PR_OK)
 			powerrank_report_core_error("shard graph", &err);
 		state->summary.cache_hit = 1;
+		graph_scan_report_skipped(skipped, target.n_columns == 3);
 	}
 	else
 	{
@@ -98,7 +99,6 @@ load_part_graph(ShardState *state, const EdgeTableSpec *spec)
 		PrBuildOptions options = {0};
 
 		graph_scan_fetch(&target, state->cxt, &edges);
-		graph_scan_report_skipped(edges.skipped, target.n_columns == 3);
 		options.n_threads = powerrank_thread_count();
 		options.should_stop = powerrank_cancel_requested;
 		if (pr_graph_build(edges.src, edges.dst, edges.weighted ? edges.weight : NULL,
@@ -220,7 +220,8 @@ shard_state_open(MemoryContext parent, const EdgeTableSpec *spec, bool out_edges
 {
 	MemoryContext cxt = AllocSetContextCreate(parent, "powerrank shard", ALLOCSET_DEFAULT_SIZES);
 	ShardState *state = MemoryContextAllocZero(cxt, sizeof(ShardState));
-	double		started = pr_clock_seconds();
+	double		started = pr_clock_seconds(),
+				loaded;
 	PrError		err = {0};
 
 	state->cxt = cxt;
@@ -242,6 +243,7 @@ shard_state_open(MemoryContext parent, const EdgeTableSpec *spec, bool out_edges
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	loaded = pr_clock_seconds();
 	find_roles(state);
 	state->summary.magic = SHARD_MAGIC;
 	state->summary.protocol = SHARD_PROTOCOL;
@@ -249,6 +251,10 @@ shard_state_open(MemoryContext parent, const EdgeTableSpec *spec, bool out_edges
 	state->summary.n_edges = state->graph.n_edges;
 	state->summary.weighted = state->graph.weighted ? 1 : 0;
 	state->summary.load_seconds = pr_clock_seconds() - started;
+	elog(DEBUG1, "powerrank: shard part of %lld nodes, %lld edges: %s %.1f ms, roles %.1f ms",
+		 (long long) state->graph.n_nodes, (long long) state->graph.n_edges,
+		 state->summary.cache_hit ? "copied from the graph cache" : "read and built",
+		 (loaded - started) * 1000.0, (pr_clock_seconds() - loaded) * 1000.0);
 	return state;
 }
 

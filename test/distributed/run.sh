@@ -93,6 +93,9 @@ sql $S3 -c "CREATE EXTENSION powerrank" >>"$OUT"
 say "correctness against the same table on one server"
 sql $C -f compare.sql >>"$OUT"
 
+say "a shard's NOTICE reaches the caller"
+sql $C -c "SET powerrank.distributed = on" -c "SELECT count(*) FROM pagerank('edges_gap')" >>"$OUT"
+
 say "the shards' graph cache"
 sql $S1 -c "SELECT powerrank_cache_enable('two_0')" >>"$OUT"
 sql $S2 -c "SELECT powerrank_cache_enable('two_1')" >>"$OUT"

@@ -66,5 +66,7 @@ CREATE FOREIGN TABLE edges_gap_1 PARTITION OF edges_gap FOR VALUES WITH (MODULUS
 INSERT INTO edges_gap SELECT * FROM edges_local;
 DELETE FROM edges_gap_1;
 CREATE TABLE edges_gap_local AS SELECT * FROM edges_gap;
+-- a row with a NULL source: skipped where it is read, with a NOTICE
+INSERT INTO edges_gap VALUES (NULL, 4, 1);
 
 SELECT count(*) AS rows_on_the_shards FROM edges_three;
