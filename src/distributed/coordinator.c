@@ -603,6 +603,13 @@ take_open(DistCluster *c, DistPart *part, const char *bytes, size_t size)
 			   part->n_nodes * sizeof(double));
 		memcpy(part->roles, bytes + part->n_nodes * 2 * sizeof(int64), part->n_nodes);
 	}
+	for (int64 i = 1; i < part->n_nodes; i++)
+		if (part->node_ids[i] <= part->node_ids[i - 1])
+			ereport(ERROR,
+					(errcode(ERRCODE_PROTOCOL_VIOLATION),
+					 errmsg("shard server \"%s\" (partition \"%s\") reported nodes out of order",
+							part->server, part->partition),
+					 errhint("Install the same powerrank version on every server.")));
 	for (uint8 role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
 	{
 		part->rows[role] = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes, 1) * sizeof(int32));
@@ -611,20 +618,40 @@ take_open(DistCluster *c, DistPart *part, const char *bytes, size_t size)
 	}
 }
 
-/* qsort comparator of int64. */
-static int
-compare_int64(const void *a, const void *b)
+/*
+ * Merges two ascending lists of distinct ids a[na] and b[nb] into out (ascending, each id once);
+ * returns the count.
+ */
+static int64
+merge_ids(const int64 *a, int64 na, const int64 *b, int64 nb, int64 *out)
 {
-	int64		x = *(const int64 *) a;
-	int64		y = *(const int64 *) b;
+	int64		i = 0,
+				j = 0,
+				n = 0;
 
-	return (x > y) - (x < y);
+	while (i < na && j < nb)
+	{
+		if (a[i] < b[j])
+			out[n++] = a[i++];
+		else if (b[j] < a[i])
+			out[n++] = b[j++];
+		else
+		{
+			out[n++] = a[i++];
+			j++;
+		}
+	}
+	while (i < na)
+		out[n++] = a[i++];
+	while (j < nb)
+		out[n++] = b[j++];
+	return n;
 }
 
 /*
- * The whole graph the driver sees: the union of the parts' nodes (ascending external ids), each
- * node's out-strength summed over the parts, the dangling nodes, and no edge; each part's map of
- * its nodes to the whole graph's ids.
+ * The whole graph the driver sees: the union of the parts' nodes (ascending external ids: the
+ * parts' ascending lists merged one after the other), each node's out-strength summed over the
+ * parts, the dangling nodes, and no edge; each part's map of its nodes to the whole graph's ids.
  */
 static void
 merge_parts(DistCluster *c)
@@ -632,22 +659,22 @@ merge_parts(DistCluster *c)
 	PrGraph    *g = &c->graph;
 	int64		total = 0,
 				n = 0;
-	int64	   *ids;
+	int64	   *ids,
+			   *spare;
 
 	for (int p = 0; p < c->n_parts; p++)
 		total += c->parts[p].n_nodes;
 	ids = MemoryContextAllocHuge(c->cxt, Max(total, 1) * sizeof(int64));
-	total = 0;
+	spare = MemoryContextAllocHuge(c->cxt, Max(total, 1) * sizeof(int64));
 	for (int p = 0; p < c->n_parts; p++)
 	{
-		if (c->parts[p].n_nodes > 0)
-			memcpy(ids + total, c->parts[p].node_ids, c->parts[p].n_nodes * sizeof(int64));
-		total += c->parts[p].n_nodes;
+		int64	   *swap = ids;
+
+		n = merge_ids(ids, n, c->parts[p].node_ids, c->parts[p].n_nodes, spare);
+		ids = spare;
+		spare = swap;
 	}
-	qsort(ids, total, sizeof(int64), compare_int64);
-	for (int64 i = 0; i < total; i++)
-		if (n == 0 || ids[i] != ids[n - 1])
-			ids[n++] = ids[i];
+	pfree(spare);
 	if (n > PR_MAX_NODES)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -663,16 +690,15 @@ merge_parts(DistCluster *c)
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		DistPart   *part = &c->parts[p];
-		int64		at = 0;
+		PrGraph		nodes = {0};
 
+		/* every node of the part is in the union: the map has no -1 */
+		nodes.n_nodes = part->n_nodes;
+		nodes.node_ids = part->node_ids;
 		part->to_global = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes, 1) * sizeof(int32));
+		pr_graph_node_map(&nodes, g, part->to_global);
 		for (int64 i = 0; i < part->n_nodes; i++)
-		{
-			while (ids[at] < part->node_ids[i])
-				at++;
-			part->to_global[i] = (int32) at;
-			g->out_strength[at] += part->out_strength[i];
-		}
+			g->out_strength[part->to_global[i]] += part->out_strength[i];
 		c->n_edges += part->n_edges;
 	}
 	g->dangling = MemoryContextAllocHuge(c->cxt, Max(n, 1) * sizeof(int32));
