@@ -47,6 +47,9 @@ PG_CPPFLAGS += -I$(srcdir)/src -I$(srcdir)/src/common -I$(srcdir)/core -I$(srcdi
 # -Wextra trips -Wunused-parameter in PostgreSQL's own headers (ilist.h, bufpage.h).
 PG_CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter
 SHLIB_LINK += -lpthread -lm -ldl
+# The coordinator of a distributed run (src/distributed) talks to the shard servers through libpq,
+# the library in pg_config's --libdir ($(libdir), set by PGXS; libpq-fe.h below).
+SHLIB_LINK += -L$(libdir) -lpq
 
 PYTHON = /usr/bin/python3
 REFERENCE_OUT = test/reference/out
@@ -55,6 +58,9 @@ DATA_DIR ?= test/data
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# libpq-fe.h from pg_config's --includedir, searched after the server's headers.
+override CPPFLAGS += -I$(includedir)
 
 # PGXS tracks no header dependencies here: every object depends on every header of the tree
 # (coarse, but a changed struct never leaves a stale object behind).

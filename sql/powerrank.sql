@@ -320,7 +320,8 @@ COMMENT ON FUNCTION rwr(rankgraph, bigint[], float8, float8, int, int, text, boo
 -- service, the service's own start).  residency says where the GPU service kept the graph's
 -- matrices: 'resident' (in device memory) or 'streamed' (in host memory, copied to the device
 -- every iteration: the graph does not fit the device or powerrank.gpu_memory); NULL when the
--- backend's CPU engine ran.
+-- backend's CPU engine ran.  exchange_bytes and exchange_ms: a distributed run's bytes to and from
+-- the shard servers and the time of its products (engine 'distributed(S)'); NULL on one server.
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION powerrank_last_run()
@@ -329,7 +330,8 @@ RETURNS TABLE(algorithm text, engine text, nodes bigint, edges bigint, skipped_r
 			  build_ms float8, iterate_ms float8, total_ms float8, cache_hit boolean,
 			  fallback text, read_ms float8, prepare_ms float8, batch_size int,
 			  warm_start text, residency text, error_bound float8, mixed_steps int,
-			  top_k_certified boolean, top_k_ties bigint, graph_source text, delta_rows bigint)
+			  top_k_certified boolean, top_k_ties bigint, graph_source text, delta_rows bigint,
+			  exchange_bytes bigint, exchange_ms float8)
 	AS 'MODULE_PATHNAME', 'powerrank_last_run'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
 
@@ -595,3 +597,43 @@ COMMENT ON FUNCTION powerrank_service_inject_fault(text) IS
 	'Tests only (superuser): the GPU service fails its next request (error, oom, crash), makes the next RWR request wait for a batch (gather), or none';
 
 REVOKE ALL ON FUNCTION powerrank_service_inject_fault(text) FROM PUBLIC;
+
+-- ---------------------------------------------------------------------------------------------
+-- A partitioned edge table whose partitions are postgres_fdw foreign tables is ranked where its
+-- edges live (powerrank.distributed, README "Edge tables over several servers"): the coordinator
+-- opens a part on every shard server with powerrank_shard_open (the graph of the shard's table,
+-- read as the connecting user; from the shard's graph cache when tracked), prepares it with the
+-- whole graph's out-strengths (powerrank_shard_prepare) and relays every sparse product of the
+-- run through powerrank_shard_product; powerrank_shard_close frees the part (so does the end of
+-- the session).  Vectors travel as bytea, in the servers' byte order.
+-- ---------------------------------------------------------------------------------------------
+
+CREATE FUNCTION powerrank_shard_open(edges text, src_column name, dst_column name,
+									 weight_column name, out_edges boolean)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_open'
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION powerrank_shard_prepare(out_strength bytea, columns int, products int)
+RETURNS bigint
+	AS 'MODULE_PATHNAME', 'powerrank_shard_prepare'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION powerrank_shard_product(product int, x bytea)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_product'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION powerrank_shard_close()
+RETURNS void
+	AS 'MODULE_PATHNAME', 'powerrank_shard_close'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
+COMMENT ON FUNCTION powerrank_shard_open(text, name, name, name, boolean) IS
+	'Shard side of a distributed ranking: opens this session''s part on an edge table (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_prepare(bytea, int, int) IS
+	'Shard side of a distributed ranking: prepares this session''s part (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_product(int, bytea) IS
+	'Shard side of a distributed ranking: one sparse product over this session''s part (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_close() IS
+	'Shard side of a distributed ranking: frees this session''s part';

@@ -11,6 +11,7 @@
 #include "utils/guc.h"
 
 #include "cache/graph_cache.h"
+#include "distributed/distributed.h"
 #include "graph/graph_heapscan.h"
 #include "graph/graph_parallel_read.h"
 #include "service/service.h"
@@ -61,6 +62,7 @@ _PG_init(void)
 	powerrank_guc_init();
 	graph_heapscan_guc_init();
 	graph_parallel_read_guc_init();
+	distributed_init();
 	MarkGUCPrefixReserved("powerrank");
 	if (process_shared_preload_libraries_in_progress)
 	{

@@ -15,7 +15,8 @@
 # 4. installs the extension; runs pg_regress and the isolation tests (two sessions, specs/) in
 #    temporary instances that preload powerrank (`make installcheck`, which first computes the
 #    NetworkX reference results) and the pgTAP suites with pg_prove against a throwaway cluster,
-#    without and then with powerrank preloaded;
+#    without and then with powerrank preloaded; runs the distributed suite (test/distributed: a
+#    coordinator and three shard clusters on loopback);
 # 5. prints one PASS/FAIL line per step and test (a failing step's log tail and a failing test's
 #    diff, nothing else) and "N passed, N failed" (build steps, each pg_regress and isolation test,
 #    each pgTAP file in each pass), and exits non-zero on any failure.  Every step's full output
@@ -224,6 +225,12 @@ else
 	cat "$WORK/logs/initdb.log" "$WORK/logs/pgtap_server.log" 2>/dev/null
 	record fail "pgTAP (cluster did not start)"
 fi
+
+# A partitioned edge table over postgres_fdw shards, ranked where its partitions live: a
+# coordinator and three shard clusters of its own on loopback (test/distributed/run.sh).
+echo "== distributed ranking (a coordinator and three shard clusters on loopback)"
+step distributed "distributed (test/distributed/run.sh)" \
+	"sh test/distributed/run.sh $PG_BIN '$WORK/distributed' $((55460 + $$ % 100 * 4))"
 
 # ---- 5. summary ------------------------------------------------------------------------------
 if [ "$failed" -gt 0 ]; then

@@ -385,6 +385,13 @@ rank_run_load_table(RankRun *run, const EdgeTableSpec *spec, bool directed, bool
 {
 	EdgeScanTarget target;
 
+	if (distributed_wanted(spec, directed, run->device == RANK_DEVICE_GPU))
+	{
+		/* ranked where the partitions live: run->graph has every node and no edge */
+		run->cluster = distributed_open(spec, out_edges, run->cxt, &run->graph);
+		run->build_seconds = pr_clock_seconds() - run->started;
+		return;
+	}
 	graph_scan_resolve(spec, &target);
 	load_table_graph(run, &target, directed, out_edges);
 	graph_scan_end(&target);
@@ -425,13 +432,19 @@ rank_run_load_rankgraph(RankRun *run, Datum graph, bool out_edges)
 	run->build_seconds = pr_clock_seconds() - run->started;
 }
 
-/* Creates the CPU engine for the run (powerrank.cpu_threads threads). */
+/*
+ * Creates the run's engine: the distributed one over the run's parts, else the CPU engine
+ * (powerrank.cpu_threads threads).
+ */
 static void
 create_engine(RankRun *run)
 {
 	PrError		err = {0};
 
-	run->engine = pr_cpu_engine_create(powerrank_cpu_threads, run->alloc, &err);
+	if (run->cluster != NULL)
+		run->engine = distributed_engine_create(run->cluster, run->alloc, &err);
+	else
+		run->engine = pr_cpu_engine_create(powerrank_cpu_threads, run->alloc, &err);
 	if (run->engine == NULL)
 	{
 		if (err.status == PR_OK)
@@ -511,6 +524,14 @@ record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *sta
 	record.mixed_steps = stats->mixed_steps;
 	record.top_k_certified = stats->top_k_certified;
 	record.top_k_ties = stats->top_k_ties;
+	record.exchange_bytes = -1;
+	if (run->cluster != NULL)
+	{
+		record.edges = distributed_edges(run->cluster);
+		record.cache_hit = distributed_cache_hit(run->cluster);
+		distributed_exchange(run->cluster, &record.exchange_bytes, &record.exchange_ms);
+		record.exchange_ms *= 1000.0;
+	}
 	if (stats->engine != NULL && stats->engine == run->service.engine)
 		strlcpy(record.residency, run->service.residency, sizeof(record.residency));
 	run_stats_record(&record);
@@ -597,6 +618,8 @@ finish_without_cpu_engine(RankRun *run, ServiceAlgorithm algorithm, double alpha
 	run->columns = restart != NULL && !restart->uniform ? restart->k : 1;
 	if (finish_empty_run(run, options))
 		return true;
+	if (run->cluster != NULL)
+		return false;			/* the distributed engine ranks it in this backend */
 	if (restart != NULL && restart->dangling_count > 0 && run->device != RANK_DEVICE_CPU)
 	{
 		/* the service's engines send the dangling mass where the walk restarts */

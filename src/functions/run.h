@@ -8,6 +8,7 @@
 #include "powerrank.h"
 
 #include "cache/graph_cache.h"
+#include "distributed/distributed.h"
 #include "functions/run_stats.h"
 #include "graph/graph_scan.h"
 #include "service/service.h"
@@ -59,6 +60,8 @@ typedef struct RankRun
 								 * or NULL: the uniform start */
 	RankWarmStart warm_start;	/* where the CPU engine's run started */
 	int			columns;		/* score vectors iterated at once (RWR sources; 1 otherwise) */
+	DistCluster *cluster;		/* the parts of a distributed run (run->graph: every node, no
+								 * edge), or NULL */
 } RankRun;
 
 RankRun    *rank_run_begin(const char *algorithm, RankDevice device);

@@ -42,8 +42,8 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	static const char *const warm_start_names[] = {"none", "explicit", "previous"};
 	static const char *const graph_source_names[] = {"read", "cache", "delta", "rankgraph"};
-	Datum		values[25];
-	bool		nulls[25] = {0};
+	Datum		values[27];
+	bool		nulls[27] = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!last_run_valid)
@@ -84,6 +84,13 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 	values[23] = CStringGetTextDatum(graph_source_names[last_run.graph_source]);
 	values[24] = Int64GetDatum(last_run.delta_rows);
 	nulls[24] = last_run.graph_source != GRAPH_SOURCE_DELTA;
+	if (last_run.exchange_bytes >= 0)
+	{
+		values[25] = Int64GetDatum(last_run.exchange_bytes);
+		values[26] = Float8GetDatum(last_run.exchange_ms);
+	}
+	else
+		nulls[25] = nulls[26] = true;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

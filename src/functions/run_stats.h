@@ -46,6 +46,8 @@ typedef struct RankRunStats
 	int64		top_k_ties;
 	int			graph_source;	/* GraphSource: how the run got its graph */
 	int64		delta_rows;		/* the changed rows a patched cached graph took */
+	int64		exchange_bytes; /* a distributed run's bytes to and from the shards (-1: none) */
+	double		exchange_ms;	/* a distributed run's products: fan-out, shards, gather */
 } RankRunStats;
 
 void		run_stats_record(const RankRunStats *stats);

@@ -52,8 +52,8 @@
  * Resolves the text name (quoted and schema-qualified names allowed) to a locked relation; a name
  * that is no SQL name, or names no relation, is an ERROR with a hint.
  */
-static Oid
-resolve_relation(text *relation)
+Oid
+graph_scan_resolve_relation(text *relation)
 {
 	char	   *name = text_to_cstring(relation);
 	List	   *parts;
@@ -342,7 +342,7 @@ graph_scan_resolve(const EdgeTableSpec *spec, EdgeScanTarget *target)
 
 	memset(target, 0, sizeof(EdgeScanTarget));
 	target->n_columns = spec->weight_column != NULL ? 3 : 2;
-	target->relid = resolve_relation(spec->relation);
+	target->relid = graph_scan_resolve_relation(spec->relation);
 	target->relname = get_rel_name(target->relid);
 
 	check_relation_kind(target->relid, target->relname);

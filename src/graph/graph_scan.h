@@ -8,6 +8,7 @@
 #include "graph/edge_list.h"
 #include "graph/edge_table.h"
 
+Oid			graph_scan_resolve_relation(text *relation);
 void		graph_scan_resolve(const EdgeTableSpec *spec, EdgeScanTarget *target);
 void		graph_scan_end(EdgeScanTarget *target);
 void		graph_scan_fetch(const EdgeScanTarget *target, MemoryContext cxt, EdgeList *edges);

@@ -1,0 +1,478 @@
+/*
+ * shard.c — one part of a distributed ranking run (shard.h): the part's graph, its products, and
+ * the powerrank_shard_* SQL functions through which a coordinator drives the part a shard server
+ * keeps for its session.
+ *
+ * The SQL functions take and give bytea in this machine's byte order (the coordinator refuses a
+ * shard whose open does not start with SHARD_MAGIC as it wrote it); they run as the user the
+ * coordinator connected as, so a shard reads only what that user may read (privileges and
+ * row-level security, as every read of an edge table does: graph_scan.c).
+ */
+#include "powerrank.h"
+
+#include <math.h>
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+#include "cache/graph_cache.h"
+#include "distributed/shard.h"
+#include "graph/graph_scan.h"
+
+PG_FUNCTION_INFO_V1(powerrank_shard_open);
+PG_FUNCTION_INFO_V1(powerrank_shard_prepare);
+PG_FUNCTION_INFO_V1(powerrank_shard_product);
+PG_FUNCTION_INFO_V1(powerrank_shard_close);
+
+/* The part this session keeps for a coordinator (NULL when none is open). */
+static ShardState *session_state = NULL;
+
+/* Releases the part's engine (and its threads) when its context goes. */
+static void
+release_shard_engine(void *arg)
+{
+	ShardState *state = (ShardState *) arg;
+
+	if (state->engine != NULL)
+	{
+		PrEngine   *engine = state->engine;
+
+		state->engine = NULL;
+		engine->ops->release(engine);
+	}
+	if (session_state == state)
+		session_state = NULL;
+}
+
+/* What publish_part publishes. */
+typedef struct PublishPart
+{
+	const GraphCacheKey *key;
+	const PrGraph *graph;
+} PublishPart;
+
+/* try_in_subtransaction's step: offers a part's graph to the graph cache. */
+static void
+publish_part(void *arg)
+{
+	PublishPart *step = (PublishPart *) arg;
+
+	graph_cache_publish(step->key, step->graph, 0, NULL);
+}
+
+/*
+ * The part's graph: a copy of the cached graph when the table is tracked and its content is
+ * cached (the mapping is released at once: the part outlives the statement), else read and
+ * built, and offered to the cache.
+ */
+static void
+load_part_graph(ShardState *state, const EdgeTableSpec *spec)
+{
+	EdgeScanTarget target;
+	GraphCacheKey key;
+	dsm_segment *segment = NULL;
+	PrGraph		view;
+	int64		skipped = 0;
+	uint64		entry_id;
+	PrError		err = {0};
+	bool		cacheable;
+
+	graph_scan_resolve(spec, &target);
+	cacheable = graph_cache_probe(&target, true, &key);
+	if (cacheable && graph_cache_acquire(&key, &segment, &view, &skipped, &entry_id))
+	{
+		Size		bytes = pr_graph_flat_size(&view);
+		void	   *copy = MemoryContextAllocHuge(state->cxt, bytes);
+
+		pr_graph_write_flat_threads(&view, copy, powerrank_thread_count());
+		graph_cache_release(&segment);
+		if (pr_graph_view_flat_header(copy, bytes, &state->graph, &err) != PR_OK)
+			powerrank_report_core_error("shard graph", &err);
+		state->summary.cache_hit = 1;
+		graph_scan_report_skipped(skipped, target.n_columns == 3);
+	}
+	else
+	{
+		EdgeList	edges;
+		PrBuildOptions options = {0};
+
+		graph_scan_fetch(&target, state->cxt, &edges);
+		options.n_threads = powerrank_thread_count();
+		options.should_stop = powerrank_cancel_requested;
+		if (pr_graph_build(edges.src, edges.dst, edges.weighted ? edges.weight : NULL,
+						   edges.count, &options, state->alloc, &state->graph, &err) != PR_OK)
+			powerrank_report_core_error("graph build", &err);
+		if (edges.src != NULL)
+		{
+			pfree(edges.src);
+			pfree(edges.dst);
+			if (edges.weight != NULL)
+				pfree(edges.weight);
+		}
+		if (cacheable)
+		{
+			PublishPart step = {&key, &state->graph};
+			char		message[256];
+
+			if (!powerrank_try_in_subtransaction(publish_part, &step, message, sizeof(message)))
+				elog(DEBUG1, "powerrank: shard graph not cached: %s", message);
+		}
+	}
+	graph_scan_end(&target);
+}
+
+/*
+ * Refuses a part whose weights a build may have scaled (a part's scale would not be the other
+ * parts'): every sum below 2^SHARD_WEIGHT_LIMIT_EXP and every positive weight above its inverse.
+ */
+static void
+check_part_weights(ShardState *state, const char *relation)
+{
+	const PrGraph *g = &state->graph;
+	double		limit = ldexp(1.0, SHARD_WEIGHT_LIMIT_EXP);
+	double		total = 0.0;
+	bool		tiny = false;
+
+	for (int64 v = 0; v < g->n_nodes; v++)
+		total += g->out_strength[v];
+	for (int64 e = 0; g->in_weight != NULL && e < g->n_edges; e++)
+		if (g->in_weight[e] > 0.0 && g->in_weight[e] < 1.0 / limit)
+			tiny = true;
+	if (!(total < limit) || tiny)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("the weights of \"%s\" are outside what a distributed run takes", relation),
+				 errdetail("A distributed run needs every weight above 2^-%d and their sum below 2^%d.",
+						   SHARD_WEIGHT_LIMIT_EXP, SHARD_WEIGHT_LIMIT_EXP),
+				 errhint("Rank the table on one server: SET powerrank.distributed = off.")));
+	state->summary.total_weight = total;
+}
+
+/*
+ * Which rows of the part are sources and targets (SHARD_ROLE_*, by the part's edges), and the
+ * lists of each.
+ */
+static void
+find_roles(ShardState *state)
+{
+	const PrGraph *g = &state->graph;
+	int64		n = g->n_nodes;
+
+	state->roles = MemoryContextAllocExtended(state->cxt, Max(n, 1),
+											  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (int64 v = 0; v < n; v++)
+		if (g->in_ptr[v + 1] > g->in_ptr[v])
+			state->roles[v] |= SHARD_ROLE_TARGET;
+	for (int64 e = 0; e < g->n_edges; e++)
+		state->roles[g->in_src[e]] |= SHARD_ROLE_SOURCE;
+	for (uint8 role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+	{
+		state->rows[role] = MemoryContextAllocHuge(state->cxt, Max(n, 1) * sizeof(int32));
+		state->row_count[role] = shard_role_rows(state->roles, n, role, state->rows[role]);
+	}
+}
+
+/* Writes into rows the nodes (of n, ascending) that have role; returns their count. */
+int64
+shard_role_rows(const uint8 *roles, int64 n, uint8 role, int32 *rows)
+{
+	int64		count = 0;
+
+	for (int64 v = 0; v < n; v++)
+		if (roles[v] & role)
+			rows[count++] = (int32) v;
+	return count;
+}
+
+/* Bytes of what a part's open reports (shard_open_write). */
+Size
+shard_open_size(const ShardState *state)
+{
+	return sizeof(ShardSummary) + (Size) state->graph.n_nodes * (2 * sizeof(int64) + 1);
+}
+
+/*
+ * What a part's open reports: its summary, then its nodes' external ids, the out-strengths of its
+ * rows and the nodes' roles (shard_open_size bytes).
+ */
+void
+shard_open_write(const ShardState *state, char *out)
+{
+	int64		n = state->graph.n_nodes;
+
+	memcpy(out, &state->summary, sizeof(ShardSummary));
+	out += sizeof(ShardSummary);
+	if (n == 0)
+		return;
+	memcpy(out, state->graph.node_ids, n * sizeof(int64));
+	memcpy(out + n * sizeof(int64), state->graph.out_strength, n * sizeof(double));
+	memcpy(out + n * 2 * sizeof(int64), state->roles, n);
+}
+
+/*
+ * Opens a part: reads (or maps) the graph of spec's table in a context under parent, with
+ * out-edges when the push product is wanted.  An ERROR leaves nothing behind.
+ */
+ShardState *
+shard_state_open(MemoryContext parent, const EdgeTableSpec *spec, bool out_edges)
+{
+	MemoryContext cxt = AllocSetContextCreate(parent, "powerrank shard", ALLOCSET_DEFAULT_SIZES);
+	ShardState *state = MemoryContextAllocZero(cxt, sizeof(ShardState));
+	double		started = pr_clock_seconds(),
+				loaded;
+	PrError		err = {0};
+
+	state->cxt = cxt;
+	state->alloc = powerrank_context_allocator(cxt);
+	state->cleanup.func = release_shard_engine;
+	state->cleanup.arg = state;
+	MemoryContextRegisterResetCallback(cxt, &state->cleanup);
+	PG_TRY();
+	{
+		load_part_graph(state, spec);
+		if (out_edges && !state->graph.has_out_edges &&
+			pr_graph_add_out_edges(&state->graph, state->alloc, &err) != PR_OK)
+			powerrank_report_core_error("graph build", &err);
+		check_part_weights(state, text_to_cstring(spec->relation));
+	}
+	PG_CATCH();
+	{
+		MemoryContextDelete(cxt);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	loaded = pr_clock_seconds();
+	find_roles(state);
+	state->summary.magic = SHARD_MAGIC;
+	state->summary.protocol = SHARD_PROTOCOL;
+	state->summary.n_nodes = state->graph.n_nodes;
+	state->summary.n_edges = state->graph.n_edges;
+	state->summary.weighted = state->graph.weighted ? 1 : 0;
+	state->summary.load_seconds = pr_clock_seconds() - started;
+	elog(DEBUG1, "powerrank: shard part of %lld nodes, %lld edges: %s %.1f ms, roles %.1f ms",
+		 (long long) state->graph.n_nodes, (long long) state->graph.n_edges,
+		 state->summary.cache_hit ? "copied from the graph cache" : "read and built",
+		 (loaded - started) * 1000.0, (pr_clock_seconds() - loaded) * 1000.0);
+	return state;
+}
+
+/*
+ * Prepares the part's engine for k columns and the products in needs, its rows normalised by the
+ * whole graph's out-strengths global_out (one per local node).
+ */
+void
+shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned needs)
+{
+	int64		n = state->graph.n_nodes;
+	PrError		err = {0};
+
+	if (state->global_out == NULL)
+	{
+		state->global_out = MemoryContextAllocHuge(state->cxt, Max(n, 1) * sizeof(double));
+		state->product_graph = state->graph;
+		state->product_graph.out_strength = state->global_out;
+	}
+	else if (n > 0 && memcmp(state->global_out, global_out, n * sizeof(double)) != 0 &&
+			 state->engine != NULL)
+	{
+		/* the engine keeps what it derived from the out-strengths: it goes first */
+		state->engine->ops->release(state->engine);
+		state->engine = NULL;
+	}
+	if (n > 0)
+		memcpy(state->global_out, global_out, n * sizeof(double));
+	if (state->engine == NULL)
+	{
+		state->engine = pr_cpu_engine_create(powerrank_cpu_threads, state->alloc, &err);
+		if (state->engine == NULL)
+			powerrank_report_core_error("shard engine start", &err);
+	}
+	if (state->engine->ops->prepare(state->engine, &state->product_graph, k, 2, needs,
+									&err) != PR_OK)
+		powerrank_report_core_error("shard engine prepare", &err);
+	if (state->x == NULL || k != state->k)
+	{
+		if (state->x != NULL)
+		{
+			pfree(state->x);
+			pfree(state->y);
+		}
+		state->x = MemoryContextAllocHuge(state->cxt, Max(n * k, 1) * sizeof(double));
+		state->y = MemoryContextAllocHuge(state->cxt, Max(n * k, 1) * sizeof(double));
+	}
+	state->k = k;
+	state->needs = needs;
+}
+
+/*
+ * y = product(x) over the part's edges: x holds k values for each row the product reads
+ * (shard_product_role(product, true), ascending; x need not be aligned: it may be a bytea's data),
+ * y receives k values for each row it gives.
+ */
+void
+shard_state_product(ShardState *state, PrProduct product, const void *x, double *y)
+{
+	PrEngine   *engine = state->engine;
+	PrError		err = {0};
+	int			k = state->k;
+	uint8		in_role = shard_product_role(product, true);
+	uint8		out_role = shard_product_role(product, false);
+
+	if (engine == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the shard part is not prepared"),
+				 errhint("powerrank_shard_prepare() comes before powerrank_shard_product().")));
+	if (state->graph.n_nodes == 0)
+		return;
+	memset(state->x, 0, state->graph.n_nodes * k * sizeof(double));
+	for (int64 i = 0; i < state->row_count[in_role]; i++)
+		memcpy(state->x + (int64) state->rows[in_role][i] * k,
+			   (const char *) x + i * k * sizeof(double), k * sizeof(double));
+	if (engine->ops->upload(engine, 0, state->x, &err) != PR_OK ||
+		engine->ops->product(engine, product, 0, 1, &err) != PR_OK ||
+		engine->ops->download(engine, 1, state->y, &err) != PR_OK)
+		powerrank_report_core_error("shard product", &err);
+	for (int64 i = 0; i < state->row_count[out_role]; i++)
+		memcpy(y + i * k, state->y + (int64) state->rows[out_role][i] * k, k * sizeof(double));
+}
+
+/* Frees the part (its engine included). */
+void
+shard_state_close(ShardState *state)
+{
+	if (state != NULL)
+		MemoryContextDelete(state->cxt);
+}
+
+/* The session's part, or an ERROR saying that none is open. */
+static ShardState *
+session_part(void)
+{
+	if (session_state == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("no shard part is open in this session"),
+				 errhint("A coordinator calls powerrank_shard_open() first.")));
+	return session_state;
+}
+
+/* A bytea holding bytes copied from data. */
+static bytea *
+bytes_to_bytea(const void *data, Size bytes)
+{
+	bytea	   *out = (bytea *) palloc_extended(VARHDRSZ + bytes, MCXT_ALLOC_HUGE);
+
+	SET_VARSIZE(out, VARHDRSZ + bytes);
+	if (bytes > 0)
+		memcpy(VARDATA(out), data, bytes);
+	return out;
+}
+
+/* Checks that a vector argument holds count doubles. */
+static void
+check_vector_bytes(bytea *vector, int64 count, const char *what)
+{
+	if ((int64) VARSIZE_ANY_EXHDR(vector) != count * (int64) sizeof(double))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s holds %zu bytes, not %lld values", what,
+						VARSIZE_ANY_EXHDR(vector), (long long) count),
+				 errhint("The shard functions are called by a coordinator of the same powerrank version.")));
+}
+
+/*
+ * powerrank_shard_open(edges text, src_column name, dst_column name, weight_column name,
+ * out_edges boolean) RETURNS bytea: opens this session's part on the table (closing the one
+ * before) and returns what shard_open_write writes.
+ */
+Datum
+powerrank_shard_open(PG_FUNCTION_ARGS)
+{
+	EdgeTableSpec spec;
+	ShardState *state;
+	bytea	   *out;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("powerrank_shard_open() takes NULL only for weight_column")));
+	spec.relation = PG_GETARG_TEXT_PP(0);
+	spec.src_column = NameStr(*PG_GETARG_NAME(1));
+	spec.dst_column = NameStr(*PG_GETARG_NAME(2));
+	spec.weight_column = PG_ARGISNULL(3) ? NULL : NameStr(*PG_GETARG_NAME(3));
+	shard_state_close(session_state);
+	session_state = NULL;
+	state = shard_state_open(CurrentMemoryContext, &spec, PG_GETARG_BOOL(4));
+	MemoryContextSetParent(state->cxt, TopMemoryContext);
+	session_state = state;
+
+	out = (bytea *) palloc_extended(VARHDRSZ + shard_open_size(state), MCXT_ALLOC_HUGE);
+	SET_VARSIZE(out, VARHDRSZ + shard_open_size(state));
+	shard_open_write(state, VARDATA(out));
+	PG_RETURN_BYTEA_P(out);
+}
+
+/*
+ * powerrank_shard_prepare(out_strength bytea, columns int, needs int) RETURNS bigint: prepares
+ * the session's part for columns score vectors and the products in needs (PR_NEED_* bits), with
+ * the whole graph's out-strengths of its local nodes; returns the part's edge count.
+ */
+Datum
+powerrank_shard_prepare(PG_FUNCTION_ARGS)
+{
+	ShardState *state = session_part();
+	bytea	   *out_strength = PG_GETARG_BYTEA_PP(0);
+	int32		k = PG_GETARG_INT32(1);
+	int32		needs = PG_GETARG_INT32(2);
+
+	check_vector_bytes(out_strength, state->graph.n_nodes, "out_strength");
+	if (k < 1 || needs <= 0 ||
+		(needs & ~(PR_NEED_PULL_NORMALIZED | PR_NEED_PULL | PR_NEED_PUSH)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("powerrank_shard_prepare() takes columns >= 1 and product bits 1 to 7, not %d and %d",
+						k, needs)));
+	shard_state_prepare(state, (const double *) VARDATA_ANY(out_strength), k, (unsigned) needs);
+	PG_RETURN_INT64(state->graph.n_edges);
+}
+
+/*
+ * powerrank_shard_product(product int, x bytea) RETURNS bytea: the product (PrProduct) of x over
+ * the session's part: x has the columns' values of the rows the product reads, the result those of
+ * the rows it gives (shard_state_product), row-major.
+ */
+Datum
+powerrank_shard_product(PG_FUNCTION_ARGS)
+{
+	ShardState *state = session_part();
+	int32		product = PG_GETARG_INT32(0);
+	bytea	   *x = PG_GETARG_BYTEA_PP(1);
+	int64		values_in,
+				values_out;
+	double	   *y;
+
+	if (product < PR_PRODUCT_PULL_NORMALIZED || product > PR_PRODUCT_PUSH ||
+		(state->needs & (1u << product)) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("product %d was not prepared on this shard part", product)));
+	values_in = state->row_count[shard_product_role((PrProduct) product, true)] * state->k;
+	values_out = state->row_count[shard_product_role((PrProduct) product, false)] * state->k;
+	check_vector_bytes(x, values_in, "x");
+	y = palloc_extended(Max(values_out, 1) * sizeof(double), MCXT_ALLOC_HUGE);
+	/* the rows are copied out of x value by value: its data need not be aligned */
+	shard_state_product(state, (PrProduct) product, VARDATA_ANY(x), y);
+	PG_RETURN_BYTEA_P(bytes_to_bytea(y, values_out * sizeof(double)));
+}
+
+/* powerrank_shard_close() RETURNS void: frees this session's part. */
+Datum
+powerrank_shard_close(PG_FUNCTION_ARGS)
+{
+	shard_state_close(session_state);
+	session_state = NULL;
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,86 @@
+/*
+ * shard.h — one part of a distributed ranking run: the graph of one server's edge table (its
+ * partition of the coordinator's partitioned table), kept for the run, and the sparse products over
+ * it.  A shard server keeps one for its session (the powerrank_shard_* SQL functions, called by the
+ * coordinator over libpq); the coordinator keeps one for each local partition.
+ *
+ * The part's graph is the graph of its own rows (from the graph cache when the table is tracked,
+ * else built): its nodes are the endpoints of its rows, numbered in ascending order of their
+ * external ids as every graph is.  Its products take and give vectors over those local nodes only;
+ * prepare replaces the out-strengths by the whole graph's, so the normalised pull product of a row
+ * whose in-edges all lie in this part is the one the whole graph gives.
+ */
+#ifndef SHARD_H
+#define SHARD_H
+
+#include "powerrank.h"
+
+#include "graph/edge_table.h"
+
+/* Version of the bytes the shard functions exchange; the coordinator refuses another. */
+#define SHARD_PROTOCOL 1
+
+/* Largest sum of weights a part may hold: far below where a build scales weights. */
+#define SHARD_WEIGHT_LIMIT_EXP 1000
+
+/* What the open of a part reports, ahead of its node ids and out-strengths. */
+typedef struct ShardSummary
+{
+	uint32		magic;			/* SHARD_MAGIC: the bytes come from this program */
+	uint32		protocol;		/* SHARD_PROTOCOL */
+	int64		n_nodes;		/* local nodes */
+	int64		n_edges;		/* stored edges */
+	double		total_weight;	/* sum of every edge's weight */
+	int32		cache_hit;		/* the graph came from the server's graph cache */
+	int32		weighted;
+	double		load_seconds;	/* reading and building (or mapping) the graph */
+} ShardSummary;
+
+#define SHARD_MAGIC 0x50525331	/* "PRS1" */
+
+/*
+ * The roles of a part's local node: a source has an out-edge in the part, a target an in-edge.  The
+ * pull products read x on the sources and give y on the targets (every other row is 0); the push
+ * product the other way round.  So a product's vectors travel over those rows only.
+ */
+#define SHARD_ROLE_SOURCE 1
+#define SHARD_ROLE_TARGET 2
+
+/* The role of the rows a product reads (input) or gives (output). */
+static inline uint8
+shard_product_role(PrProduct product, bool input)
+{
+	return (product == PR_PRODUCT_PUSH) == input ? SHARD_ROLE_TARGET : SHARD_ROLE_SOURCE;
+}
+
+/* One part's graph and its engine; lives in its own memory context. */
+typedef struct ShardState
+{
+	MemoryContext cxt;
+	PrAllocator *alloc;
+	MemoryContextCallback cleanup;
+	PrGraph		graph;			/* the part's own graph (out_strength: its own rows') */
+	ShardSummary summary;
+	PrGraph		product_graph;	/* graph with the whole graph's out-strengths */
+	double	   *global_out;		/* [n_nodes] */
+	uint8	   *roles;			/* [n_nodes] SHARD_ROLE_* bits */
+	int32	   *rows[3];		/* rows[role]: the local nodes with that role, ascending */
+	int64		row_count[3];
+	PrEngine   *engine;			/* CPU engine over product_graph, slots 0 (x) and 1 (y) */
+	int			k;
+	unsigned	needs;
+	double	   *x;				/* [n_nodes * k] a product's whole local vectors */
+	double	   *y;
+} ShardState;
+
+ShardState *shard_state_open(MemoryContext parent, const EdgeTableSpec *spec, bool out_edges);
+void		shard_state_prepare(ShardState *state, const double *global_out, int k,
+								unsigned needs);
+void		shard_state_product(ShardState *state, PrProduct product, const void *x,
+								double *y);
+Size		shard_open_size(const ShardState *state);
+void		shard_open_write(const ShardState *state, char *out);
+int64		shard_role_rows(const uint8 *roles, int64 n, uint8 role, int32 *rows);
+void		shard_state_close(ShardState *state);
+
+#endif							/* SHARD_H */

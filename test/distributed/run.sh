@@ -1,0 +1,146 @@
+#!/bin/sh
+# test/distributed/run.sh — distributed ranking (a partitioned edge table over postgres_fdw shards)
+# against four throwaway clusters on loopback: a coordinator and three shard servers.
+#
+#   sh test/distributed/run.sh [BINDIR [WORKDIR [PORT]]]
+#
+# BINDIR: the PostgreSQL programs (default: pg_config --bindir, or /usr/lib/postgresql/15/bin);
+# WORKDIR: where the clusters go (default: a new /tmp/powerrank-dist.XXXXXX, removed at the end
+# unless KEEP=1); PORT: the coordinator's port, the shards' the three after it (default 55460).
+# Runs as a user initdb accepts (not root), with powerrank and postgres_fdw installed in BINDIR's
+# server.  Compares what the tests print (test/distributed/out) with test/distributed/expected.out
+# and exits non-zero when they differ.
+#
+# What it checks: every algorithm (PageRank plain, weighted, personalized, with a dangling
+# distribution, top_k; RWR from one and from many sources; HITS) gives the same top-k and scores
+# within 1e-12 of the same table ranked on one server, over 2 and 3 shards and over a mix of local
+# and foreign partitions, with the engine distributed(S) in powerrank_last_run; powerrank.distributed
+# = off and auto's choice for a table that does not qualify; a non-superuser without a password in
+# the user mapping; a shard user without SELECT; row-level security on a shard; statement_timeout
+# stopping the shards; a shard stopped and a shard backend killed in a run; a shard without the
+# extension, and one whose powerrank lacks the shard functions; an empty partition; the shards' graph
+# cache; no connection left open on any shard afterwards.
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+BIN=${1:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}
+WORK=${2:-$(mktemp -d /tmp/powerrank-dist.XXXXXX)}
+PORT=${3:-55460}
+OUT="$HERE/out"
+cd "$HERE" || exit 1		# psql names the files as given (-f setup.sql) in its messages
+export LC_ALL=C PGHOST=127.0.0.1 PGUSER=$(id -un)
+
+mkdir -p "$WORK"
+cleanup() {
+	for c in coord s1 s2 s3; do
+		[ -f "$WORK/$c/postmaster.pid" ] && "$BIN/pg_ctl" -D "$WORK/$c" -m immediate stop >/dev/null 2>&1
+	done
+	[ "${KEEP:-0}" = 1 ] || rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Starts (initdb first when new) the cluster named $1 on port $2, with the server options $3.
+start_cluster() {
+	if [ ! -d "$WORK/$1" ]; then
+		"$BIN/initdb" -D "$WORK/$1" -A trust --no-sync >"$WORK/$1.initdb.log" 2>&1 || {
+			cat "$WORK/$1.initdb.log"
+			exit 1
+		}
+	fi
+	"$BIN/pg_ctl" -D "$WORK/$1" -l "$WORK/$1.log" -w \
+		-o "-p $2 -c listen_addresses=127.0.0.1 -k '$WORK' -c max_connections=40 ${3:-}" start >/dev/null || {
+		cat "$WORK/$1.log"
+		exit 1
+	}
+}
+
+# psql on a port, quiet, unaligned; the rest of the arguments are psql's.
+sql() {
+	port=$1
+	shift
+	"$BIN/psql" -X -q -A -t -v ON_ERROR_STOP=0 -v VERBOSITY=terse -p "$port" -d postgres "$@" 2>&1
+}
+
+C=$PORT
+S1=$((PORT + 1))
+S2=$((PORT + 2))
+S3=$((PORT + 3))
+start_cluster coord $C
+# s1 and s2 preload powerrank: their graph cache serves the tables they track
+start_cluster s1 $S1 "-c shared_preload_libraries=powerrank"
+start_cluster s2 $S2 "-c shared_preload_libraries=powerrank"
+start_cluster s3 $S3
+
+: >"$OUT"
+# Prints a heading into the output.
+say() {
+	echo "== $*" >>"$OUT"
+}
+
+for p in $S1 $S2 $S3; do
+	sql $p -f shard.sql >>"$OUT"
+done
+for p in $S1 $S2; do
+	sql $p -c "CREATE EXTENSION powerrank" >>"$OUT"
+done
+sql $C -v s1=$S1 -v s2=$S2 -v s3=$S3 -f setup.sql >>"$OUT"
+
+say "a shard without the extension"
+sql $C -c "SELECT count(*) FROM pagerank('edges_three')" >>"$OUT"
+sql $S3 -c "CREATE EXTENSION powerrank" >>"$OUT"
+
+say "correctness against the same table on one server"
+sql $C -f compare.sql >>"$OUT"
+
+say "a shard's NOTICE reaches the caller"
+sql $C -c "SET powerrank.distributed = on" -c "SELECT count(*) FROM pagerank('edges_gap')" >>"$OUT"
+
+say "the shards' graph cache"
+sql $S1 -c "SELECT powerrank_cache_enable('two_0')" >>"$OUT"
+sql $S2 -c "SELECT powerrank_cache_enable('two_1')" >>"$OUT"
+sql $C -c "SELECT count(*) FROM pagerank('edges_two')" -c "SELECT cache_hit FROM powerrank_last_run()" \
+	-c "SELECT count(*) FROM pagerank('edges_two')" -c "SELECT cache_hit FROM powerrank_last_run()" \
+	-c "SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighted'" >>"$OUT"
+
+say "no connection left on the shards"
+sleep 0.5
+for p in $S1 $S2 $S3; do
+	sql $p -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'powerrank'" >>"$OUT"
+done
+
+say "privileges: a non-superuser, a shard user without SELECT, row-level security on a shard"
+sql $C -f privileges.sql >>"$OUT"
+
+say "statement_timeout stops every shard"
+sql $C -c "SET statement_timeout = '1s'" -c "SELECT count(*) FROM pagerank('edges_slow')" >>"$OUT"
+sleep 1
+for p in $S1 $S2 $S3; do
+	sql $p -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'powerrank' AND state = 'active'" >>"$OUT"
+done
+
+say "a shard backend killed during a run"
+sql $C -c "SELECT count(*) FROM pagerank('edges_slow')" >"$WORK/killed.out" &
+killed=$!
+sleep 1
+sql $S2 -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'powerrank'" >>"$OUT"
+wait $killed
+cat "$WORK/killed.out" >>"$OUT"
+
+say "a shard whose powerrank lacks the shard functions"
+sql $S3 -c "ALTER EXTENSION powerrank DROP FUNCTION powerrank_shard_product(int, bytea)" \
+	-c "DROP FUNCTION powerrank_shard_product(int, bytea)" >>"$OUT"
+sql $C -c "SELECT count(*) FROM pagerank('edges_three')" >>"$OUT"
+
+say "a shard server stopped"
+"$BIN/pg_ctl" -D "$WORK/s3" -m immediate stop >/dev/null
+sql $C -c "SELECT count(*) FROM pagerank('edges_three')" >>"$OUT"
+sql $C -c "SELECT count(*) FROM pagerank('edges_two')" >>"$OUT"
+
+if diff -u expected.out "$OUT" >"$WORK/diff"; then
+	echo "distributed: ok"
+	exit 0
+fi
+cat "$WORK/diff"
+echo "distributed: FAILED (the output differs from test/distributed/expected.out)"
+exit 1

@@ -1,0 +1,72 @@
+-- test/distributed/setup.sql — the coordinator: the shard servers, the reference table edges_local
+-- and the same rows in partitioned tables over 2 shards (edges_two), 3 shards (edges_three: a
+-- schema_name, a table_name and column_name options), a mix of local and foreign partitions
+-- (edges_mix), a shard that is slow to read (edges_slow), one with row-level security
+-- (edges_rls), and an empty partition (edges_gap, the same rows locally in edges_gap_local).
+CREATE EXTENSION postgres_fdw;
+CREATE EXTENSION powerrank;
+CREATE SERVER s1 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port :'s1', dbname 'postgres');
+CREATE SERVER s2 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port :'s2', dbname 'postgres');
+CREATE SERVER s3 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port :'s3', dbname 'postgres');
+CREATE USER MAPPING FOR CURRENT_USER SERVER s1;
+CREATE USER MAPPING FOR CURRENT_USER SERVER s2;
+CREATE USER MAPPING FOR CURRENT_USER SERVER s3;
+
+-- 2000 nodes: sources 0..1499, so some nodes are dangling; parallel edges and self-loops
+CREATE TABLE edges_local (src bigint, dst bigint, w float8);
+INSERT INTO edges_local
+SELECT (i * 7919) % 1500, (i * i * 31 + i * 104729) % 2000, 1 + i % 7
+FROM generate_series(1::bigint, 20000) i;
+
+CREATE TABLE edges_two (src bigint, dst bigint, w float8) PARTITION BY HASH (dst);
+CREATE FOREIGN TABLE edges_two_0 PARTITION OF edges_two FOR VALUES WITH (MODULUS 2, REMAINDER 0)
+	SERVER s1 OPTIONS (table_name 'two_0');
+CREATE FOREIGN TABLE edges_two_1 PARTITION OF edges_two FOR VALUES WITH (MODULUS 2, REMAINDER 1)
+	SERVER s2 OPTIONS (table_name 'two_1');
+INSERT INTO edges_two SELECT * FROM edges_local;
+
+CREATE TABLE edges_three (src bigint, dst bigint, w float8) PARTITION BY HASH (dst);
+CREATE FOREIGN TABLE edges_three_0 PARTITION OF edges_three FOR VALUES WITH (MODULUS 3, REMAINDER 0)
+	SERVER s1 OPTIONS (table_name 'three_0');
+CREATE FOREIGN TABLE edges_three_1 PARTITION OF edges_three FOR VALUES WITH (MODULUS 3, REMAINDER 1)
+	SERVER s2 OPTIONS (schema_name 'shard space', table_name 'three_1');
+CREATE FOREIGN TABLE edges_three_2 PARTITION OF edges_three FOR VALUES WITH (MODULUS 3, REMAINDER 2)
+	SERVER s3 OPTIONS (table_name 'three_2');
+ALTER FOREIGN TABLE edges_three_2 ALTER COLUMN src OPTIONS (ADD column_name 'a'),
+	ALTER COLUMN dst OPTIONS (ADD column_name 'b'), ALTER COLUMN w OPTIONS (ADD column_name 'weight');
+INSERT INTO edges_three SELECT * FROM edges_local;
+
+CREATE TABLE edges_mix (src bigint, dst bigint, w float8) PARTITION BY HASH (dst);
+CREATE TABLE edges_mix_0 PARTITION OF edges_mix FOR VALUES WITH (MODULUS 3, REMAINDER 0);
+CREATE FOREIGN TABLE edges_mix_1 PARTITION OF edges_mix FOR VALUES WITH (MODULUS 3, REMAINDER 1)
+	SERVER s1 OPTIONS (table_name 'mix_1');
+CREATE FOREIGN TABLE edges_mix_2 PARTITION OF edges_mix FOR VALUES WITH (MODULUS 3, REMAINDER 2)
+	SERVER s2 OPTIONS (table_name 'mix_2');
+INSERT INTO edges_mix SELECT * FROM edges_local;
+
+CREATE TABLE edges_slow (src bigint, dst bigint, w float8) PARTITION BY HASH (dst);
+CREATE FOREIGN TABLE edges_slow_0 PARTITION OF edges_slow FOR VALUES WITH (MODULUS 2, REMAINDER 0)
+	SERVER s1 OPTIONS (table_name 'slow_0');
+CREATE FOREIGN TABLE edges_slow_1 PARTITION OF edges_slow FOR VALUES WITH (MODULUS 2, REMAINDER 1)
+	SERVER s2 OPTIONS (table_name 'slow_1');
+
+CREATE TABLE edges_rls (src bigint, dst bigint, w float8) PARTITION BY HASH (dst);
+CREATE FOREIGN TABLE edges_rls_0 PARTITION OF edges_rls FOR VALUES WITH (MODULUS 2, REMAINDER 0)
+	SERVER s1 OPTIONS (table_name 'rls_0');
+CREATE FOREIGN TABLE edges_rls_1 PARTITION OF edges_rls FOR VALUES WITH (MODULUS 2, REMAINDER 1)
+	SERVER s2 OPTIONS (table_name 'rls_1');
+INSERT INTO edges_rls SELECT * FROM edges_local WHERE src < 300;
+
+-- a partition without rows: only the rows of remainder 0 stay
+CREATE TABLE edges_gap (src bigint, dst bigint, w float8) PARTITION BY HASH (dst);
+CREATE FOREIGN TABLE edges_gap_0 PARTITION OF edges_gap FOR VALUES WITH (MODULUS 2, REMAINDER 0)
+	SERVER s1 OPTIONS (table_name 'gap_0');
+CREATE FOREIGN TABLE edges_gap_1 PARTITION OF edges_gap FOR VALUES WITH (MODULUS 2, REMAINDER 1)
+	SERVER s2 OPTIONS (table_name 'gap_1');
+INSERT INTO edges_gap SELECT * FROM edges_local;
+DELETE FROM edges_gap_1;
+CREATE TABLE edges_gap_local AS SELECT * FROM edges_gap;
+-- a row with a NULL source: skipped where it is read, with a NOTICE
+INSERT INTO edges_gap VALUES (NULL, 4, 1);
+
+SELECT count(*) AS rows_on_the_shards FROM edges_three;
