@@ -51,6 +51,7 @@ typedef struct PublishPart
 {
 	const GraphCacheKey *key;
 	const PrGraph *graph;
+	const GraphCacheWriters *writers;	/* the writers its content includes */
 } PublishPart;
 
 /* try_in_subtransaction's step: offers a part's graph to the graph cache. */
@@ -59,7 +60,7 @@ publish_part(void *arg)
 {
 	PublishPart *step = (PublishPart *) arg;
 
-	graph_cache_publish(step->key, step->graph, 0, NULL);
+	graph_cache_publish(step->key, step->graph, 0, NULL, step->writers, 0);
 }
 
 /*
@@ -78,9 +79,10 @@ load_part_graph(ShardState *state, const EdgeTableSpec *spec)
 	uint64		entry_id;
 	PrError		err = {0};
 	bool		cacheable;
+	GraphCacheWriters writers = {-1, NULL};
 
 	graph_scan_resolve(spec, &target);
-	cacheable = graph_cache_probe(&target, true, &key);
+	cacheable = graph_cache_probe_writers(&target, true, &key, &writers);
 	if (cacheable && graph_cache_acquire(&key, &segment, &view, &skipped, &entry_id))
 	{
 		Size		bytes = pr_graph_flat_size(&view);
@@ -113,7 +115,7 @@ load_part_graph(ShardState *state, const EdgeTableSpec *spec)
 		}
 		if (cacheable)
 		{
-			PublishPart step = {&key, &state->graph};
+			PublishPart step = {&key, &state->graph, &writers};
 			char		message[256];
 
 			if (!powerrank_try_in_subtransaction(publish_part, &step, message, sizeof(message)))
