@@ -4,12 +4,12 @@
  *
  * The graph of most cases: 1000 nodes, 10000 edges, one column, two slots, fp64.
  *   vectors = slots 2 * 1001 * 8 (16016) + z 8008 + staging 8000 + ids and 1 / out 1001 * 12
- *             (12012) + restart 8000 + top-k 1000 * 24 + partials 528 * 24 (12672) + statistics
- *             4 * 24 (96) = 88804
+ *             (12012) + restart 8000 + top-k 1000 * 24 + partials 528 * 8 * 8 (33792) +
+ *             statistics and dots (2 + 2 + 8) * 24 (288) = 110116
  *   resident matrix = row pointers 1001 * 8 + row bins 1000 * 4 + columns 10000 * 4 = 52008
  *   streamed extra  = (chunks 10000 / 1024 + 1 = 10, long rows 10) * (8 + 24) = 640
  *   least buffer    = (1001 * 8 + 10000 * 4) / 8 + 1 = 6002, two of them 12004
- * so resident = 140812 and streamed = 101448 bytes.
+ * so resident = 162124 and streamed = 122760 bytes.
  */
 #include "pr_residency.h"
 #include "pr_stream.h"
@@ -59,7 +59,7 @@ main(void)
 	int64_t		ptr[4] = {0, 3, 3, 10};
 
 	/* the sizes */
-	test_check(pr_residency_vector_bytes(1000, 1, 2, 8) == 88804, "vector bytes %zu, want 88804",
+	test_check(pr_residency_vector_bytes(1000, 1, 2, 8) == 110116, "vector bytes %zu, want 110116",
 			   pr_residency_vector_bytes(1000, 1, 2, 8));
 	test_check(pr_residency_stream_extra_bytes(1000, 10000, 1, 8) == 640, "stream extra %zu, want 640",
 			   pr_residency_stream_extra_bytes(1000, 10000, 1, 8));
@@ -74,31 +74,31 @@ main(void)
 
 	/* the budget: at the resident size resident, one byte less streamed, the streamed size still
 	 * streamed, one byte less none */
-	expect("no budget, free memory", small_graph(0, huge), PR_RESIDENCY_RESIDENT, 140812, 101448);
-	expect("budget = resident size", small_graph(140812, huge), PR_RESIDENCY_RESIDENT, 140812, 101448);
-	expect("budget 1 byte short of resident", small_graph(140811, huge), PR_RESIDENCY_STREAMED, 140812, 101448);
-	expect("budget = streamed size", small_graph(101448, huge), PR_RESIDENCY_STREAMED, 140812, 101448);
-	expect("budget 1 byte short of streamed", small_graph(101447, huge), PR_RESIDENCY_NONE, 140812, 101448);
+	expect("no budget, free memory", small_graph(0, huge), PR_RESIDENCY_RESIDENT, 162124, 122760);
+	expect("budget = resident size", small_graph(162124, huge), PR_RESIDENCY_RESIDENT, 162124, 122760);
+	expect("budget 1 byte short of resident", small_graph(162123, huge), PR_RESIDENCY_STREAMED, 162124, 122760);
+	expect("budget = streamed size", small_graph(122760, huge), PR_RESIDENCY_STREAMED, 162124, 122760);
+	expect("budget 1 byte short of streamed", small_graph(122759, huge), PR_RESIDENCY_NONE, 162124, 122760);
 
 	/* free memory: PR_DEVICE_RESERVE (256 MiB) is kept; the smaller of budget and free counts */
-	expect("free = resident + reserve", small_graph(0, 140812 + 256 * MIB), PR_RESIDENCY_RESIDENT, 140812, 101448);
-	expect("free 1 byte short", small_graph(0, 140811 + 256 * MIB), PR_RESIDENCY_STREAMED, 140812, 101448);
-	expect("free below the reserve", small_graph(0, 100 * MIB), PR_RESIDENCY_NONE, 140812, 101448);
-	expect("budget larger than free", small_graph(huge, 120000 + 256 * MIB), PR_RESIDENCY_STREAMED, 140812, 101448);
+	expect("free = resident + reserve", small_graph(0, 162124 + 256 * MIB), PR_RESIDENCY_RESIDENT, 162124, 122760);
+	expect("free 1 byte short", small_graph(0, 162123 + 256 * MIB), PR_RESIDENCY_STREAMED, 162124, 122760);
+	expect("free below the reserve", small_graph(0, 100 * MIB), PR_RESIDENCY_NONE, 162124, 122760);
+	expect("budget larger than free", small_graph(huge, 130000 + 256 * MIB), PR_RESIDENCY_STREAMED, 162124, 122760);
 
-	/* HITS: the push matrix doubles the matrices (resident 88804 + 2 * 52008, streamed 88804 +
+	/* HITS: the push matrix doubles the matrices (resident 110116 + 2 * 52008, streamed 110116 +
 	 * 2 * 640 + 12004) */
 	in = small_graph(150000, huge);
 	in.push = true;
-	expect("push, budget between", in, PR_RESIDENCY_STREAMED, 192820, 102088);
+	expect("push, budget between", in, PR_RESIDENCY_STREAMED, 214132, 123400);
 
 	/* weighted: float values resident (10000 * 4 more), double values streamed (least buffer
-	 * 16002): resident 88804 + 92008 = 180812, streamed 88804 + 640 + 32004 = 121448 */
-	in = small_graph(180812, huge);
+	 * 16002): resident 110116 + 92008 = 202124, streamed 110116 + 640 + 32004 = 142760 */
+	in = small_graph(202124, huge);
 	in.weighted = true;
-	expect("weighted, budget = resident", in, PR_RESIDENCY_RESIDENT, 180812, 121448);
-	in.budget = 180811;
-	expect("weighted, 1 byte short", in, PR_RESIDENCY_STREAMED, 180812, 121448);
+	expect("weighted, budget = resident", in, PR_RESIDENCY_RESIDENT, 202124, 142760);
+	in.budget = 202123;
+	expect("weighted, 1 byte short", in, PR_RESIDENCY_STREAMED, 202124, 142760);
 
 	/* names */
 	test_check(strcmp(pr_residency_name(PR_RESIDENCY_RESIDENT), "resident") == 0 &&
