@@ -4,7 +4,6 @@
 #include "pr_algorithm.h"
 
 #include "pr_engine.h"
-#include "pr_mixing.h"
 
 /* One row per PrAlgorithm, in its order. */
 static const PrAlgorithmInfo algorithms[PR_ALGORITHM_COUNT] = {
@@ -41,9 +40,9 @@ pr_algorithm(PrAlgorithm kind)
 
 /* See pr_algorithm.h. */
 int
-pr_algorithm_slots(const PrAlgorithmInfo *a, bool warm_start, int mixing_depth)
+pr_algorithm_slots(const PrAlgorithmInfo *a, bool warm_start)
 {
-	return (warm_start ? a->warm_slots : a->slots) + pr_mixing_extra_slots(mixing_depth);
+	return warm_start ? a->warm_slots : a->slots;
 }
 
 /* See pr_algorithm.h. */

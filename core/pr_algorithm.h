@@ -74,10 +74,10 @@ typedef struct PrAlgorithmInfo
 const PrAlgorithmInfo *pr_algorithm(PrAlgorithm kind);
 
 /*
- * The vector slots a run prepares, with or without the warm start, with Anderson mixing of
- * mixing_depth (0: none; pr_mixing.h) after them.
+ * The vector slots a run prepares, with or without the warm start (a run that starts mixing adds
+ * the mixing's slots after them: pr_mixing.h).
  */
-int			pr_algorithm_slots(const PrAlgorithmInfo *a, bool warm_start, int mixing_depth);
+int			pr_algorithm_slots(const PrAlgorithmInfo *a, bool warm_start);
 
 /* The columns of a run asked for k: k for an algorithm with a restart, else 1. */
 int			pr_algorithm_columns(const PrAlgorithmInfo *a, int k);

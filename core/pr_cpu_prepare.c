@@ -100,6 +100,46 @@ cpu_free_vectors(CpuEngine *e)
 }
 
 /*
+ * Adds slots up to n_slots, keeping the existing ones and their values (a run that mixes asks for
+ * more slots in the middle of its iterations); false when memory runs out (the engine then stays
+ * as it was).
+ */
+static bool
+cpu_grow_slots(CpuEngine *e, int n_slots)
+{
+	size_t		nk = (size_t) e->n * (size_t) e->k;
+	double	  **slot = ENGINE_ALLOC(e, double *, n_slots);
+	double	  **block = ENGINE_ALLOC(e, double *, n_slots);
+	int			have = e->n_slots;
+
+	if (slot == NULL || block == NULL)
+	{
+		pr_free(&e->alloc, slot);
+		pr_free(&e->alloc, block);
+		return false;
+	}
+	for (int i = 0; i < n_slots; i++)
+	{
+		block[i] = i < have ? e->slot_block[i] : ENGINE_ALLOC(e, double, nk + 8);
+		if (block[i] == NULL)
+		{
+			for (int j = have; j < i; j++)
+				pr_free(&e->alloc, block[j]);
+			pr_free(&e->alloc, slot);
+			pr_free(&e->alloc, block);
+			return false;
+		}
+		slot[i] = i < have ? e->slot[i] : align_64(block[i]);
+	}
+	pr_free(&e->alloc, e->slot);
+	pr_free(&e->alloc, e->slot_block);
+	e->slot = slot;
+	e->slot_block = block;
+	e->n_slots = n_slots;
+	return true;
+}
+
+/*
  * Allocates the vectors of k columns and n_slots slots (e->n, e->n_chunks and e->needs set);
  * false when memory runs out (what was allocated stays for cpu_free_vectors).
  */
@@ -411,7 +451,8 @@ pr_cpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned ne
 	if (same_layout(e, g, needs))
 	{
 		/* the graph the engine holds: keep its layout and threads, remake only the vectors
-		 * (kept when they are enough: a run with fewer slots uses the first ones) */
+		 * (kept when they are enough: a run with fewer slots uses the first ones; more slots
+		 * for the same k are added, the existing ones keeping their values) */
 		if (k == e->k && n_slots <= e->n_slots)
 		{
 			e->have_residual = false;
@@ -419,6 +460,8 @@ pr_cpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned ne
 			e->z_slot = -1;
 			return PR_OK;
 		}
+		if (k == e->k)
+			return cpu_grow_slots(e, n_slots) ? PR_OK : prepare_out_of_memory(e, n, k, err);
 		cpu_free_vectors(e);
 		if (cpu_alloc_vectors(e, k, n_slots))
 			return PR_OK;

@@ -333,36 +333,26 @@ stats_begin(PrRunStats *stats, const PrEngine *e)
 	stats->error_bound = NAN;
 }
 
-/* The mixing depth a run on this engine uses: the asked one, 0 without combine and dots. */
-static int
-mixing_depth_for(const PrEngine *engine, int asked)
-{
-	return engine->ops->combine != NULL && engine->ops->dots != NULL ? asked : 0;
-}
-
 /*
  * The engine's prepare for a run of algorithm over k columns: the slots (with or without the warm
- * start, with the mixing's) and the products its descriptor names.
+ * start) and the products its descriptor names.
  */
 static PrStatus
 prepare_for(PrEngine *engine, const PrGraph *g, PrAlgorithm algorithm, int k, bool warm_start,
-			int mixing_depth, PrError *err)
+			PrError *err)
 {
 	const PrAlgorithmInfo *a = pr_algorithm(algorithm);
 
-	return engine->ops->prepare(engine, g, k,
-								pr_algorithm_slots(a, warm_start,
-												   mixing_depth_for(engine, mixing_depth)),
-								a->needs, err);
+	return engine->ops->prepare(engine, g, k, pr_algorithm_slots(a, warm_start), a->needs, err);
 }
 
 /* prepare_for, timed into stats->prepare_seconds. */
 static PrStatus
 timed_prepare(PrEngine *engine, const PrGraph *g, PrAlgorithm algorithm, int k, bool warm_start,
-			  int mixing_depth, PrRunStats *stats, PrError *err)
+			  PrRunStats *stats, PrError *err)
 {
 	double		t0 = pr_clock_seconds();
-	PrStatus	status = prepare_for(engine, g, algorithm, k, warm_start, mixing_depth, err);
+	PrStatus	status = prepare_for(engine, g, algorithm, k, warm_start, err);
 
 	stats->prepare_seconds = pr_clock_seconds() - t0;
 	return status;
@@ -370,12 +360,11 @@ timed_prepare(PrEngine *engine, const PrGraph *g, PrAlgorithm algorithm, int k, 
 
 /* See pr_driver.h. */
 PrStatus
-pr_pagerank_prepare(PrEngine *engine, const PrGraph *g, int k, int mixing_depth, PrError *err)
+pr_pagerank_prepare(PrEngine *engine, const PrGraph *g, int k, PrError *err)
 {
-	if (engine == NULL || engine->ops == NULL || g == NULL || k < 1 || mixing_depth < 0 ||
-		mixing_depth > PR_MIX_MAX_DEPTH)
+	if (engine == NULL || engine->ops == NULL || g == NULL || k < 1)
 		return pr_error_set(err, PR_ERR_INVALID, "pr_pagerank_prepare: bad arguments");
-	return prepare_for(engine, g, PR_ALGORITHM_PAGERANK, k, false, mixing_depth, err);
+	return prepare_for(engine, g, PR_ALGORITHM_PAGERANK, k, false, err);
 }
 
 /*
@@ -750,20 +739,22 @@ certify_ranking(Certifier *cert, PrEngine *engine, int slot, int64_t n, const Pr
 }
 
 /*
- * At a check of a top_k run: ranks the columns when the run converged (or stop_when_certified
- * asks from the start) and every column's bound fell below what its last ranking needed; sets the
- * run's certification statistics and whether the run is done: certified (and converged, or
- * stopping when certified), or converged and no longer able to certify (a tie within rounding,
- * the residual stalled).  Otherwise a converged run goes on.
+ * At a check of a top_k run, and whether the run is done.  Without stop_when_certified: the run
+ * ends as its stopping rule says (*done, or last set true at its last iteration) and its columns
+ * are ranked then, once, for the report.  With it: the columns are ranked from the first check,
+ * again whenever every column's bound fell below what its last ranking needed; the run ends as soon
+ * as every column is certified, converged or not, and a converged run goes on until then unless
+ * it can no longer certify (a tie within rounding, the residual stalled).
  */
 static PrStatus
 certify_at_check(Certifier *cert, PrEngine *engine, int slot, int64_t n, const PrResidual *res,
-				 const PrIterOptions *options, PrRunStats *stats, bool stalled, bool *done,
-				 PrError *err)
+				 const PrIterOptions *options, PrRunStats *stats, bool stalled, bool last,
+				 bool *done, PrError *err)
 {
-	bool		due = options->stop_when_certified || stats->converged;
+	bool		early = options->stop_when_certified;
+	bool		due = early || *done || last;
 
-	for (int j = 0; due && j < cert->k; j++)
+	for (int j = 0; early && due && j < cert->k; j++)
 		if (!(column_bound(cert, res, j) < cert->need[j]))
 			due = false;
 	if (due)
@@ -775,6 +766,8 @@ certify_at_check(Certifier *cert, PrEngine *engine, int slot, int64_t n, const P
 	}
 	stats->top_k_certified = cert->certified ? PR_CERTIFIED_YES : PR_CERTIFIED_NO;
 	stats->top_k_ties = cert->ties;
+	if (!early)
+		return PR_OK;
 	if (cert->certified && due)
 	{
 		stats->stopped_certified = !stats->converged;
@@ -824,8 +817,8 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 	PrStatus	status;
 	PrResidual *residuals;
 	PrResidual	stack_residuals[64];
-	int			depth = mixing_depth_for(engine, options->mixing_depth);
-	int			check_every = depth > 0 ? 1 : options->check_every >= 1 ? options->check_every : 1;
+	int			check_every = options->mixing_depth > 0 ? 1 :
+		options->check_every >= 1 ? options->check_every : 1;
 	int			x = PR_SLOT_X,
 				y = PR_SLOT_Y;
 	bool		warm = options->initial == NULL &&
@@ -840,10 +833,10 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 	if (residuals == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %d residuals", k);
 
-	status = timed_prepare(engine, g, PR_ALGORITHM_PAGERANK, k, warm, depth, stats, err);
+	status = timed_prepare(engine, g, PR_ALGORITHM_PAGERANK, k, warm, stats, err);
 	if (status == PR_OK)
-		status = pr_mixing_begin(&mix, engine, k, depth, PR_SLOT_X, PR_SLOT_Y,
-								 pr_algorithm_slots(a, warm, 0), err);
+		status = pr_mixing_begin(&mix, engine, g, k, options->mixing_depth, PR_SLOT_X, PR_SLOT_Y,
+								 pr_algorithm_slots(a, warm), a->needs, err);
 	else
 		memset(&mix, 0, sizeof(mix));
 	if (status == PR_OK)
@@ -888,7 +881,7 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 			pagerank_bound(stats, residuals, k, alpha, ops->unit_roundoff);
 			if (cert.active)
 				status = certify_at_check(&cert, engine, y, g->n_nodes, residuals, options, stats,
-										  stalled, &done, err);
+										  stalled, it == options->max_iterations, &done, err);
 		}
 		if (status != PR_OK || done)
 		{
@@ -899,6 +892,12 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 			status = pr_mixing_after_step(&mix, x, y, residuals, &x, err);
 		else
 			x = y;
+		if (mix.gave_up)
+		{
+			/* plain from here: the mixed steps' residuals are no measure of stagnation */
+			stagnation_begin(&watch, alpha < 1.0, true, INFINITY);
+			mix.gave_up = false;
+		}
 	}
 	stats->mixed_steps = mix.mixed_steps;
 	stats->mixing_fallbacks = mix.fallbacks;
@@ -1178,7 +1177,6 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 	PrResidual	residual;
 	StagnationWatch watch;
 	int			check_every;
-	int			depth;
 	int			h = HITS_SLOT_HUB,
 				h_next = HITS_SLOT_HUB_NEXT;
 	StopRule	rule;
@@ -1205,15 +1203,15 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 			hubs[v] = authorities[v] = 1.0 / (double) g->n_nodes;
 		return finish_at_once(stats, t0);
 	}
-	depth = mixing_depth_for(engine, options->mixing_depth);
-	check_every = depth > 0 ? 1 : options->check_every >= 1 ? options->check_every : 1;
+	check_every = options->mixing_depth > 0 ? 1 :
+		options->check_every >= 1 ? options->check_every : 1;
 	stop_rule_begin(&rule, options, g->n_nodes, false);
 
-	status = timed_prepare(engine, g, PR_ALGORITHM_HITS, 1, false, depth, stats, err);
+	status = timed_prepare(engine, g, PR_ALGORITHM_HITS, 1, false, stats, err);
 	if (status == PR_OK)
-		status = pr_mixing_begin(&mix, engine, 1, depth, HITS_SLOT_HUB, HITS_SLOT_HUB_NEXT,
-								 pr_algorithm_slots(pr_algorithm(PR_ALGORITHM_HITS), false, 0),
-								 err);
+		status = pr_mixing_begin(&mix, engine, g, 1, options->mixing_depth, HITS_SLOT_HUB,
+								 HITS_SLOT_HUB_NEXT, HITS_N_SLOTS,
+								 pr_algorithm(PR_ALGORITHM_HITS)->needs, err);
 	else
 		memset(&mix, 0, sizeof(mix));
 	if (status == PR_OK)
@@ -1252,6 +1250,13 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 			status = pr_mixing_after_step(&mix, h, h_next, &residual, &h, err);
 		else
 			h = h_next;
+		if (mix.gave_up)
+		{
+			/* plain from here: the mixed steps' residuals are no measure of stagnation */
+			stagnation_begin(&watch, true, false, PR_HITS_STAGNANT_ROUNDOFFS *
+							 (ops->unit_roundoff > 0.0 ? ops->unit_roundoff : ldexp(1.0, -53)));
+			mix.gave_up = false;
+		}
 	}
 	stats->mixed_steps = mix.mixed_steps;
 	stats->mixing_fallbacks = mix.fallbacks;

@@ -39,10 +39,11 @@
  *  - Certified top-k (pr_pagerank_top, d < 1): the entries' errors sum to at most the bound B, so
  *    two neighbours of the ranking whose values differ by more than B (plus a rounding allowance)
  *    are in the exact order, and the top_k set and order are exact when every neighbouring pair
- *    among the top_k + 1 best is.  The run ranks the column once it converged (or, with
- *    stop_when_certified, from the first check) and, not certified, goes on until the bound falls
- *    below the closest pair's gap and ranks again; it ends uncertified where rounding alone can
- *    explain a gap (a tie), at stagnation or at max_iterations (PrRunStats.top_k_ties).
+ *    among the top_k + 1 best is.  A run ranks its columns where it ends and reports whether they
+ *    are certified.  With stop_when_certified it ranks from the first check, ends as soon as every
+ *    column is certified and, converged but not certified, goes on until the bound falls below the
+ *    closest pair's gap; it ends uncertified where rounding alone can explain a gap (a tie), at
+ *    stagnation or at max_iterations (PrRunStats.top_k_ties).
  */
 #ifndef PR_DRIVER_H
 #define PR_DRIVER_H
@@ -106,8 +107,9 @@ typedef struct PrIterOptions
 
 	/*
 	 * pr_pagerank_top with damping < 1: stop as soon as the top_k of every column is certified
-	 * (PrRunStats.top_k_certified), even before the tolerance is met.  Without it the run goes on
-	 * past the tolerance until the top_k is certified, or rounding cannot tell the entries apart.
+	 * (PrRunStats.top_k_certified), even before the tolerance is met, and go on past the
+	 * tolerance until it is, or until rounding cannot tell the entries apart.  Without it the run
+	 * stops by its stopping rule and reports whether its top_k is certified.
 	 */
 	bool		stop_when_certified;
 
@@ -171,12 +173,10 @@ PrStatus	pr_pagerank_top(PrEngine *engine, const PrGraph *g, double alpha,
 							int32_t *index, double *value, PrRunStats *stats, PrError *err);
 
 /*
- * Prepares engine on g exactly as pr_pagerank / pr_pagerank_top with k columns and
- * PrIterOptions.mixing_depth do, ahead of a run:
+ * Prepares engine on g exactly as pr_pagerank / pr_pagerank_top with k columns do, ahead of a run:
  * a later run on the same engine and graph then finds the graph prepared (see PrEngineOps.prepare).
  */
-PrStatus	pr_pagerank_prepare(PrEngine *engine, const PrGraph *g, int k, int mixing_depth,
-								PrError *err);
+PrStatus	pr_pagerank_prepare(PrEngine *engine, const PrGraph *g, int k, PrError *err);
 
 /*
  * HITS; hubs and authorities receive n values each, each summing to 1.  When no edge has a

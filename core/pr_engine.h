@@ -103,7 +103,9 @@ typedef struct PrEngineOps
 	 * of columns k, the number of vector slots and the products needed (PR_NEED_* bits).  An
 	 * engine may keep what it derived from the graph when prepare sees the same PrGraph object
 	 * again (same address and arrays): a caller that rewrites a graph's arrays in place between
-	 * two prepares must release the engine first.
+	 * two prepares must release the engine first.  Such a prepare with the same k and products
+	 * and more slots keeps the existing slots and their values (the driver adds the mixing's
+	 * slots when a run starts mixing, pr_mixing.h); an error leaves the engine as it was.
 	 */
 	PrStatus	(*prepare) (PrEngine *e, const PrGraph *g, int k, int n_slots, unsigned needs,
 							PrError *err);

@@ -23,11 +23,14 @@
  */
 #define PR_MIX_MAX_COEFFICIENTS 1e3
 
-/* See pr_mixing.h. */
-int
-pr_mixing_extra_slots(int depth)
+/* Mixed steps without a new smallest residual after which a run gives mixing up. */
+#define PR_MIX_PATIENCE 10
+
+/* Slots a mixing of this depth adds to the algorithm's own. */
+static int
+extra_slots(int depth)
 {
-	return depth > 0 ? 2 * depth + 1 : 0;
+	return 2 * depth + 1;
 }
 
 /* Allocates an array of count doubles (NULL when it fails). */
@@ -39,13 +42,18 @@ alloc_doubles(size_t count)
 
 /* See pr_mixing.h. */
 PrStatus
-pr_mixing_begin(PrMixing *mix, PrEngine *engine, int k, int depth, int x_slot, int y_slot,
-				int first_extra, PrError *err)
+pr_mixing_begin(PrMixing *mix, PrEngine *engine, const PrGraph *g, int k, int depth, int x_slot,
+				int y_slot, int base_slots, unsigned needs, PrError *err)
 {
 	const PrEngineOps *ops = engine->ops;
+	int			first_extra = base_slots;
 
 	memset(mix, 0, sizeof(*mix));
 	mix->engine = engine;
+	mix->g = g;
+	mix->needs = needs;
+	mix->base_slots = base_slots;
+	mix->best = INFINITY;
 	mix->k = k;
 	mix->x_slot = x_slot;
 	mix->y_slot = y_slot;
@@ -87,7 +95,7 @@ pr_mixing_begin(PrMixing *mix, PrEngine *engine, int k, int depth, int x_slot, i
 int
 pr_mixing_output_slot(const PrMixing *mix, int x_slot)
 {
-	if (mix->depth == 0)
+	if (mix->depth == 0 || !mix->engaged)
 		return x_slot == mix->x_slot ? mix->y_slot : mix->x_slot;
 	return mix->g_slot[(mix->newest + 1) % mix->ring];
 }
@@ -245,6 +253,51 @@ record_step(PrMixing *mix, int x_slot, int y_slot, PrError *err)
 	return PR_OK;
 }
 
+/* Gives mixing up for the rest of the run: plain steps from here (the slots stay). */
+static void
+give_up(PrMixing *mix)
+{
+	mix->depth = 0;
+	mix->engaged = false;
+	mix->gave_up = true;
+}
+
+/*
+ * Begins mixing after the step x -> y: adds the mixing's slots to the engine (giving mixing up
+ * when it cannot), keeps the step as the first entry (its output moved to the y slot when the
+ * plain alternation left it in the x slot).  *ok = false when mixing was given up.
+ */
+static PrStatus
+engage(PrMixing *mix, int x_slot, int y_slot, bool *ok, PrError *err)
+{
+	const PrEngineOps *ops = mix->engine->ops;
+	PrError		grow_err = {PR_OK, ""};
+	PrStatus	status;
+
+	*ok = false;
+	if (ops->prepare(mix->engine, mix->g, mix->k, mix->base_slots + extra_slots(mix->depth),
+					 mix->needs, &grow_err) != PR_OK)
+	{
+		give_up(mix);
+		return PR_OK;
+	}
+	mix->newest = 0;
+	if ((status = record_step(mix, x_slot, y_slot, err)) != PR_OK)
+		return status;
+	if (y_slot != mix->g_slot[0])
+	{
+		int			from[1] = {y_slot};
+
+		for (int j = 0; j < mix->k; j++)
+			mix->coef[j] = 1.0;
+		if ((status = ops->combine(mix->engine, mix->g_slot[0], 1, from, mix->coef, err)) != PR_OK)
+			return status;
+	}
+	mix->engaged = true;
+	*ok = true;
+	return PR_OK;
+}
+
 /* See pr_mixing.h. */
 PrStatus
 pr_mixing_after_step(PrMixing *mix, int x_slot, int y_slot, const PrResidual *res, int *next_x,
@@ -254,28 +307,53 @@ pr_mixing_after_step(PrMixing *mix, int x_slot, int y_slot, const PrResidual *re
 	int			terms = 1;
 	int			slots[PR_COMBINE_MAX_TERMS];
 	double		a[PR_COMBINE_MAX_TERMS];
+	double		worst = 0.0;
 	PrStatus	status;
 
 	*next_x = y_slot;
 	if (mix->depth == 0)
 		return PR_OK;
-	mix->newest = (mix->newest + 1) % mix->ring;	/* y_slot is g_slot[newest] */
+	for (int j = 0; j < k; j++)
+		worst = fmax(worst, res[j].l1);
 	if (!mix->engaged)
 	{
+		bool		slow = false,
+					ok;
+
+		/* the smallest residual of the plain steps too: mixing has to beat it */
+		mix->best = fmin(mix->best, worst);
 		for (int j = 0; j < k; j++)
 			if (mix->last_l1[j] > 0.0 && res[j].l1 > PR_MIX_ENGAGE_RATIO * mix->last_l1[j])
-				mix->engaged = true;
+				slow = true;
 		for (int j = 0; j < k; j++)
 			mix->last_l1[j] = res[j].l1;
-		if (!mix->engaged)
+		if (!slow)
 			return PR_OK;
+		if ((status = engage(mix, x_slot, y_slot, &ok, err)) != PR_OK || !ok)
+			return status;
+		for (int j = 0; j < k; j++)
+			mix->usable[j] = 1;
+		*next_x = mix->g_slot[0];
+		return PR_OK;
 	}
+	/* a mixing that finds no new smallest residual for long is given up */
+	if (worst < mix->best)
+	{
+		mix->best = worst;
+		mix->since_best = 0;
+	}
+	else if (++mix->since_best >= PR_MIX_PATIENCE)
+	{
+		give_up(mix);
+		return PR_OK;
+	}
+	mix->newest = (mix->newest + 1) % mix->ring;	/* y_slot is g_slot[newest] */
 	if ((status = record_step(mix, x_slot, y_slot, err)) != PR_OK)
 		return status;
 	for (int j = 0; j < k; j++)
 	{
 		/* a residual that rose: a plain step, and this column's history starts again */
-		if (mix->usable[j] > 0 && !(res[j].l1 <= mix->last_l1[j]))
+		if (!(res[j].l1 <= mix->last_l1[j]))
 		{
 			mix->usable[j] = 1;
 			mix->fallbacks++;

@@ -17,9 +17,14 @@
  * The returned iterate of a run is always a step's output g = G(x), so the stop rule's bound on
  * the distance to the answer (pr_driver.h) holds whatever x was.
  *
+ * A run whose mixing stalls (no residual below the run's smallest in PR_MIX_PATIENCE mixed steps: a limited
+ * history cannot follow some graphs' slow modes, e.g. a long cycle at damping ~1) gives mixing up and
+ * goes on plain.
+ *
  * Slots: the driver's x slot takes the mixed iterates; the outputs go round a ring of m + 1 slots
  * (the driver's y slot and m more), the f_i round m + 1 more: 2m + 1 slots beyond the algorithm's
- * own (pr_algorithm_slots).
+ * own (pr_algorithm_slots), added by a prepare of the engine when mixing begins (PrEngineOps.prepare
+ * keeps the existing slots); an engine that cannot add them runs on plain.
  */
 #ifndef PR_MIXING_H
 #define PR_MIXING_H
@@ -37,6 +42,9 @@ extern "C" {
 typedef struct PrMixing
 {
 	PrEngine   *engine;
+	const PrGraph *g;			/* the graph the engine is prepared on */
+	unsigned	needs;			/* the products it was prepared for */
+	int			base_slots;		/* the algorithm's own slots */
 	int			k;				/* columns */
 	int			depth;			/* m (0: plain power iteration) */
 	int			ring;			/* m + 1 */
@@ -52,20 +60,21 @@ typedef struct PrMixing
 	double	   *gram;			/* [k * ring * ring] f_a . f_b per column, by ring index */
 	double	   *coef;			/* [ring * k] combination coefficients */
 	double	   *dot;			/* [ring * k] scratch for dots */
+	double		best;			/* smallest worst-column L1 residual of the run's steps */
+	int			since_best;		/* mixed steps since best was set */
+	bool		gave_up;		/* the last step gave mixing up (the caller clears it): the
+								 * residuals from here are plain iteration's, not comparable */
 	int			mixed_steps;	/* steps whose next iterate was mixed */
 	int			fallbacks;		/* column steps the residual test sent back to a plain step */
 } PrMixing;
 
-/* Slots a mixing of this depth needs beyond the algorithm's own (0 for depth 0). */
-int			pr_mixing_extra_slots(int depth);
-
 /*
  * Starts a run's mixing of depth (0 .. PR_MIX_MAX_DEPTH; 0 or an engine without combine / dots:
- * plain iteration) over k columns: x_slot and y_slot are the algorithm's iterate slots, first_extra
- * the first of pr_mixing_extra_slots(depth) slots prepared after the algorithm's own.
+ * plain iteration) over k columns of the engine prepared on g with base_slots slots and the
+ * products needs: x_slot and y_slot are the algorithm's iterate slots.
  */
-PrStatus	pr_mixing_begin(PrMixing *mix, PrEngine *engine, int k, int depth, int x_slot,
-							int y_slot, int first_extra, PrError *err);
+PrStatus	pr_mixing_begin(PrMixing *mix, PrEngine *engine, const PrGraph *g, int k, int depth,
+							int x_slot, int y_slot, int base_slots, unsigned needs, PrError *err);
 
 /* The slot the next step writes G(x) into, x in x_slot (never x_slot itself). */
 int			pr_mixing_output_slot(const PrMixing *mix, int x_slot);

@@ -49,7 +49,7 @@ service_residency_input(const ServiceRequest *req, int columns, int64 nodes, int
 	in->nodes = nodes;
 	in->edges = edges;
 	in->k = columns;
-	in->slots = pr_algorithm_slots(a, req->warm_start, req->mixing_depth);
+	in->slots = pr_algorithm_slots(a, req->warm_start);
 	in->elem = config->gpu_precision == PR_GPU_FP64 ? sizeof(double) : sizeof(float);
 	in->weighted = weighted;
 	in->push = (a->needs & PR_NEED_PUSH) != 0;

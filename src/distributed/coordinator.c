@@ -1082,6 +1082,12 @@ dist_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const 
 }
 
 static PrStatus
+dist_dots(PrEngine *base, int a_slot, int n_terms, const int *slots, double *out, PrError *err)
+{
+	return VECTORS(base)->ops->dots(VECTORS(base), a_slot, n_terms, slots, out, err);
+}
+
+static PrStatus
 dist_far_field(PrEngine *base, int slot, bool keep, bool *found, PrError *err)
 {
 	return VECTORS(base)->ops->far_field(VECTORS(base), slot, keep, found, err);
@@ -1144,6 +1150,7 @@ distributed_engine_create(DistCluster *cluster, const PrAllocator *alloc, PrErro
 	FORWARD_IF_OFFERED(restart_fill);
 	FORWARD_IF_OFFERED(column_sums);
 	FORWARD_IF_OFFERED(combine);
+	FORWARD_IF_OFFERED(dots);
 	FORWARD_IF_OFFERED(far_field);
 #undef FORWARD_IF_OFFERED
 	e->base.ops = &e->ops;

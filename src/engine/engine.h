@@ -59,7 +59,6 @@ typedef struct PreparedFor
 	bool		done;
 	ServiceAlgorithm algorithm;
 	int			k;
-	int			mixing_depth;
 } PreparedFor;
 
 /* A graph the engine process has mapped, and the engine prepared on it. */

@@ -279,7 +279,7 @@ engine_start(void)
 		memset(&tiny, 0, sizeof(tiny));
 		build.n_threads = 1;
 		if (pr_graph_build(src, dst, NULL, 2, &build, &pr_malloc_allocator, &tiny, &err) != PR_OK ||
-			pr_pagerank_prepare(probe, &tiny, 1, 0, &err) != PR_OK ||
+			pr_pagerank_prepare(probe, &tiny, 1, &err) != PR_OK ||
 			engine_gpu.engine_report(probe, &report, &err) != PR_OK)
 		{
 			snprintf(message, sizeof(message), "the GPU engine does not start: %s", err.message);

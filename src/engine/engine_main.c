@@ -196,8 +196,7 @@ prepared_for(const Resident *r, const ServiceRequest *req, bool multi)
 {
 	const PreparedFor *p = multi ? &r->multi_prepared : &r->prepared;
 
-	return p->done && p->algorithm == req->algorithm && p->k == req->k &&
-		p->mixing_depth == req->mixing_depth;
+	return p->done && p->algorithm == req->algorithm && p->k == req->k;
 }
 
 /*
@@ -404,7 +403,6 @@ publish_success(ServiceSlot *slot, Resident *r, const Resident *one_off, bool re
 	prepared->done = true;
 	prepared->algorithm = req->algorithm;
 	prepared->k = req->k;
-	prepared->mixing_depth = req->mixing_depth;
 	if (!use_multi && r != one_off)
 		resident_tuner_start(r);
 	if (make_room)

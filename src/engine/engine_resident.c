@@ -42,7 +42,7 @@ tuner_main(void *arg)
 	PrError		err = {0};
 	PrEngine   *e = engine_create_layout(false, &err);
 
-	if (e != NULL && pr_pagerank_prepare(e, &r->graph, 1, 0, &err) != PR_OK)
+	if (e != NULL && pr_pagerank_prepare(e, &r->graph, 1, &err) != PR_OK)
 	{
 		e->ops->release(e);
 		e = NULL;
@@ -333,9 +333,8 @@ resident_bytes(Resident *r)
 	int			one = engine_config->gpu_device < PR_PARTS_MAX ? engine_config->gpu_device : 0;
 	ServiceAlgorithm algorithm = r->prepared.done ? r->prepared.algorithm : SERVICE_PAGERANK;
 	int			k = r->prepared.done ? r->prepared.k : 1;
-	int			depth = r->prepared.done ? r->prepared.mixing_depth : 0;
-	int			n_slots = pr_algorithm_slots(service_algorithm(algorithm), false, depth);
-	int			batch_slots = pr_algorithm_slots(service_algorithm(SERVICE_PAGERANK), false, depth);
+	int			n_slots = pr_algorithm_slots(service_algorithm(algorithm), false);
+	int			batch_slots = pr_algorithm_slots(service_algorithm(SERVICE_PAGERANK), false);
 
 	if (engine_config->kind == SERVICE_ENGINE_GPU)
 	{

@@ -81,8 +81,8 @@ check_prepared(const char *what, PrAlgorithm kind, bool warm, int k)
 	const PrAlgorithmInfo *a = pr_algorithm(kind);
 
 	CHECKF(rec.prepares == 1 && rec.k == k, "%s: %d prepares, k %d", what, rec.prepares, rec.k);
-	CHECKF(rec.n_slots == pr_algorithm_slots(a, warm, 0), "%s: %d slots, descriptor %d", what,
-		   rec.n_slots, pr_algorithm_slots(a, warm, 0));
+	CHECKF(rec.n_slots == pr_algorithm_slots(a, warm), "%s: %d slots, descriptor %d", what,
+		   rec.n_slots, pr_algorithm_slots(a, warm));
 	CHECKF(rec.needs == a->needs, "%s: needs %#x, descriptor %#x", what, rec.needs, a->needs);
 	CHECKF((rec.products_run & ~a->needs) == 0, "%s: ran products %#x, needs %#x", what,
 		   rec.products_run, a->needs);
@@ -186,7 +186,7 @@ test_algorithm_driver_prepares(void)
 	recording_release(engine);
 
 	engine = recording_engine(0);
-	CHECK(pr_pagerank_prepare(engine, &g, 2, 0, &err) == PR_OK);
+	CHECK(pr_pagerank_prepare(engine, &g, 2, &err) == PR_OK);
 	check_prepared("pr_pagerank_prepare", PR_ALGORITHM_PAGERANK, false, 2);
 	recording_release(engine);
 

@@ -66,6 +66,7 @@
 	X(test_mixing_safeguard) \
 	X(test_certified_top_k_tiny_gap) \
 	X(test_certified_early_stop) \
+	X(test_mixing_gives_up) \
 	X(test_parts_vs_cpu) \
 	X(test_parts_edge_cases) \
 	X(test_parts_prepare_again) \

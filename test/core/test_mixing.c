@@ -194,8 +194,9 @@ upload_random(PrEngine *e, int slot, int64_t n, double scale, uint64_t *state)
 
 /*
  * The safeguard, step by step over the CPU engine: no mixing while steps contract fast, mixing
- * once a residual ratio exceeds one half (first a plain step: one entry), a mixed iterate in the x
- * slot on the next step, and a plain step again (counted as a fallback) after a residual rose.
+ * once a residual ratio exceeds one half (the engine's slots grown, keeping the iterates; first a
+ * plain step: one entry), a mixed iterate in the x slot on the next step, and a plain step again
+ * (counted as a fallback) after a residual rose.
  */
 void
 test_mixing_safeguard(void)
@@ -213,9 +214,9 @@ test_mixing_safeguard(void)
 
 	edges_random(&edges, 300, 60, 1, 1, false, 5);
 	build_graph(&edges, &g);
-	CHECK(e->ops->prepare(e, &g, 1, PR_N_SLOTS_PAGERANK + pr_mixing_extra_slots(3),
+	CHECK(e->ops->prepare(e, &g, 1, PR_N_SLOTS_PAGERANK, PR_NEED_PULL_NORMALIZED, &err) == PR_OK);
+	CHECK(pr_mixing_begin(&mix, e, &g, 1, 3, PR_SLOT_X, PR_SLOT_Y, PR_N_SLOTS_PAGERANK,
 						  PR_NEED_PULL_NORMALIZED, &err) == PR_OK);
-	CHECK(pr_mixing_begin(&mix, e, 1, 3, PR_SLOT_X, PR_SLOT_Y, PR_N_SLOTS_PAGERANK, &err) == PR_OK);
 	upload_random(e, x, g.n_nodes, 1.0, &state);
 	for (int step = 0; step < 6; step++)
 	{
@@ -285,9 +286,10 @@ top_with(const PrGraph *g, PrIterOptions o, int64_t top, int32_t *index, double 
 }
 
 /*
- * A top-2 whose gap (~1e-9) is far below the bound at the tolerance: the run goes on past the
- * tolerance until the bound is below the gap and certifies hub 2 before hub 1 (mixed and plain).
- * The exact tie: reported uncertified with one tied pair, ending where the tolerance ends it.
+ * A top-2 whose gap (~2e-8) is far below the bound at the tolerance: a run stopped by the tolerance
+ * reports the pair uncertified; with stop_when_certified it goes on past the tolerance until the
+ * bound is below the gap and certifies hub 2 before hub 1 (mixed and plain).  The exact tie:
+ * reported uncertified with one tied pair, ending where the tolerance ends it.
  */
 void
 test_certified_top_k_tiny_gap(void)
@@ -306,7 +308,16 @@ test_certified_top_k_tiny_gap(void)
 		PrRestart	uniform = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
 
 		o.mixing_depth = depth;
+		o.stop_when_certified = false;
 		plain = pagerank_with(&g, 0.85, &uniform, 1e-6, depth, x);
+		/* stopped by the tolerance: the pair is reported, not certified */
+		st = top_with(&g, o, 2, index, value);
+		CHECKF(st.top_k_certified == PR_CERTIFIED_NO && st.top_k_ties == 1 &&
+			   st.iterations == plain.iterations,
+			   "depth %d, at the tolerance: certified %d, %lld ties, %d iterations (plain %d)", depth,
+			   (int) st.top_k_certified, (long long) st.top_k_ties, st.iterations, plain.iterations);
+		/* stop_when_certified: on past the tolerance until certified */
+		o.stop_when_certified = true;
 		st = top_with(&g, o, 2, index, value);
 		CHECKF(st.top_k_certified == PR_CERTIFIED_YES, "depth %d: not certified (%lld ties)", depth,
 			   (long long) st.top_k_ties);
@@ -328,6 +339,7 @@ test_certified_top_k_tiny_gap(void)
 		PrRunStats	st;
 
 		o.mixing_depth = 0;
+		o.stop_when_certified = true;
 		st = top_with(&g, o, 2, index, value);
 		CHECK(value[0] == value[1]);
 		CHECKF(st.top_k_certified == PR_CERTIFIED_NO && st.top_k_ties == 1,
@@ -383,5 +395,41 @@ test_certified_early_stop(void)
 	CHECK(memcmp(index, exact_index, sizeof(index)) == 0);
 	e->ops->release(e);
 	edges_free(&edges);
+	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
+/*
+ * A long directed cycle with one chord at damping 0.999999: a limited history cannot follow its slow modes, so
+ * mixing stalls; the run gives mixing up and goes on plain (its residual keeps shrinking), instead
+ * of stopping as stagnant with a residual far above what rounding explains.
+ */
+void
+test_mixing_gives_up(void)
+{
+	EdgeList	e = {2001, malloc(sizeof(int64_t) * 2001), malloc(sizeof(int64_t) * 2001), NULL};
+	PrGraph		g;
+	PrRestart	uniform = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
+	PrIterOptions o = test_iter_options(1e-300, 3000);
+	PrRunStats	st;
+	PrError		err;
+	PrEngine   *engine = pr_cpu_engine_create(1, NULL, &err);
+	double	   *x = malloc(sizeof(double) * 2000);
+
+	for (int64_t i = 0; i < 2000; i++)
+	{
+		e.src[i] = i;
+		e.dst[i] = (i + 1) % 2000;
+	}
+	e.src[2000] = 0;			/* one chord: the start 1/N is not the answer */
+	e.dst[2000] = 1000;
+	build_graph(&e, &g);
+	o.mixing_depth = 5;
+	CHECK(pr_pagerank(engine, &g, 0.999999, &uniform, &o, x, &st, &err) == PR_OK);
+	CHECKF(!st.stagnated && st.iterations == 3000 && !st.converged,
+		   "stagnated %d after %d iterations (%d mixed), residual %.3g", st.stagnated,
+		   st.iterations, st.mixed_steps, st.residual);
+	engine->ops->release(engine);
+	free(x);
+	edges_free(&e);
 	pr_graph_free(&g, &pr_malloc_allocator);
 }

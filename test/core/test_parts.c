@@ -399,7 +399,7 @@ test_parts_edge_cases(void)
 
 		build_graph(NULL, NULL, NULL, 0, &g);
 		CHECK(pr_pagerank(parts, &g, 0.85, &uniform, &o, NULL, &st, &err) == PR_OK && st.converged);
-		CHECK(pr_pagerank_prepare(parts, &g, 1, 0, &err) == PR_OK);
+		CHECK(pr_pagerank_prepare(parts, &g, 1, &err) == PR_OK);
 		CHECK(pr_parts_engine_report(parts, &report, &err) == PR_OK);
 		CHECK(report.row_begin[0] == 0 && report.row_begin[4] == 0 && report.edges[0] == 0);
 		pr_graph_free(&g, &pr_malloc_allocator);
@@ -470,7 +470,7 @@ test_parts_prepare_again(void)
 	CHECK(pr_parts_engine_report(parts, &first, &err) == PR_ERR_INVALID);
 	check_pagerank_same(parts, &g1, 0.8, &rwr, &warm, 0, "first graph, warm");
 	CHECK(pr_parts_engine_report(parts, &first, &err) == PR_OK);
-	CHECK(pr_pagerank_prepare(parts, &g1, 3, 0, &err) == PR_OK);
+	CHECK(pr_pagerank_prepare(parts, &g1, 3, &err) == PR_OK);
 	CHECK(pr_parts_engine_report(parts, &again, &err) == PR_OK);
 	CHECK(memcmp(first.row_begin, again.row_begin, sizeof(first.row_begin)) == 0 &&
 		  memcmp(first.edges, again.edges, sizeof(first.edges)) == 0);
@@ -479,7 +479,7 @@ test_parts_prepare_again(void)
 	check_pagerank_same(parts, &g1, 0.8, &rwr, &warm, 0, "first graph again, warm");
 	check_pagerank_same(parts, &g1, 0.85, &uniform, &o, 0, "first graph, one column");
 
-	CHECK(pr_pagerank_prepare(parts, &g2, 1, 0, &err) == PR_OK);
+	CHECK(pr_pagerank_prepare(parts, &g2, 1, &err) == PR_OK);
 	CHECK(parts->ops->far_field(parts, 0, false, &found, &err) == PR_OK && !found);
 	CHECK(pr_parts_engine_report(parts, &again, &err) == PR_OK);
 	CHECK(memcmp(first.row_begin, again.row_begin, sizeof(first.row_begin)) != 0);
@@ -620,7 +620,7 @@ test_parts_create(void)
 
 	/* a failing part is named */
 	build_graph(src, dst, NULL, 3, &g);
-	CHECK(pr_pagerank_prepare(e, &g, 1, 0, &err) == PR_OK);
+	CHECK(pr_pagerank_prepare(e, &g, 1, &err) == PR_OK);
 	CHECK(e->ops->product(e, PR_PRODUCT_PULL_NORMALIZED, 1, 1, &err) == PR_ERR_INVALID);
 	CHECKF(strcmp(err.message, "part 0 of 3: a product cannot write its input slot") == 0, "%s",
 		   err.message);
