@@ -578,8 +578,7 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 				 int64 edges, int64 skipped_rows, int64 limit, const GraphCacheCarry *carry,
 				 const GraphCacheWriters *writers, int64 delta_rows)
 {
-	bool		keep_bases = writers != NULL && writers->count >= 0 &&
-		cache_capture_on(key->relid, cache_extension_schema());
+	bool		keep_bases = writers != NULL && writers->count >= 0 && writers->live;
 	dsm_handle	evicted[GRAPH_CACHE_SLOTS * ENTRY_HANDLES];
 	int			n_evicted = 0;
 	TimestampTz now = GetCurrentTimestamp();

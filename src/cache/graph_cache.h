@@ -64,6 +64,8 @@ typedef struct GraphCacheWriters
 {
 	int			count;			/* -1: unknown (more than GRAPH_CACHE_WRITERS, or not read) */
 	uint64	   *xids;
+	bool		live;			/* the table's capture triggers are in place (cache_capture_on):
+								 * its entries of other columns stay as bases to patch */
 } GraphCacheWriters;
 
 /*

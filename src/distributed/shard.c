@@ -79,10 +79,12 @@ load_part_graph(ShardState *state, const EdgeTableSpec *spec)
 	uint64		entry_id;
 	PrError		err = {0};
 	bool		cacheable;
-	GraphCacheWriters writers = {-1, NULL};
+	GraphCacheWriters writers = {-1, NULL, false};
 
 	graph_scan_resolve(spec, &target);
 	cacheable = graph_cache_probe_writers(&target, true, &key, &writers);
+	writers.live = cacheable && writers.count >= 0 &&
+		cache_capture_on(target.relid, cache_extension_schema());
 	if (cacheable && graph_cache_acquire(&key, &segment, &view, &skipped, &entry_id))
 	{
 		Size		bytes = pr_graph_flat_size(&view);

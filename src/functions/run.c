@@ -251,7 +251,7 @@ static void
 load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool out_edges)
 {
 	GraphCacheKey key;
-	GraphCacheWriters writers = {-1, NULL};
+	GraphCacheWriters writers = {-1, NULL, false};
 	int64		entry_delta_rows;
 	bool		cacheable;
 	EdgeList	edges;
@@ -266,6 +266,8 @@ load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool
 				t_publish;
 
 	cacheable = graph_cache_probe_writers(target, directed, &key, &writers);
+	writers.live = cacheable && writers.count >= 0 &&
+		cache_capture_on(target->relid, cache_extension_schema());
 	if (cacheable &&
 		graph_cache_acquire(&key, &run->cache_segment, &run->graph, &run->skipped_rows,
 							&run->cache_entry_id))
