@@ -60,6 +60,14 @@ typedef struct StopRule
  */
 #define PR_CERTIFY_ROUNDOFFS 16.0
 
+/* What a check of the residuals found (check_convergence). */
+typedef struct CheckOutcome
+{
+	bool		checked;		/* a check was due and the residuals were read */
+	bool		stalled;		/* the stagnation watch saw the residual stop decreasing */
+	double		worst_l1;		/* the largest L1 residual of the columns */
+} CheckOutcome;
+
 /* Largest residual allowed when restart weights are checked to sum to 1. */
 #define PR_RESTART_SUM_SLACK 1e-9
 
@@ -284,31 +292,31 @@ poll_stop(const PrIterOptions *o, const PrRunStats *stats, PrError *err)
 
 /*
  * After iteration it: when a check is due (every check_every iterations and after the last one),
- * reads the k residuals into buf and stats (residual; converged by the rule; *checked), reports
- * progress and feeds the watch (*stalled: the residual stopped decreasing; stats->stagnated
- * when the run has not converged either: it should stop).
+ * reads the k residuals into buf and stats (residual; converged by the rule), reports progress and
+ * feeds the watch; *out says whether it checked, whether the residual stopped decreasing
+ * (stats->stagnated when the run has not converged either: it should stop) and the largest L1
+ * residual.
  */
 static PrStatus
 check_convergence(PrEngine *e, int k, const PrIterOptions *o, int it, int check_every,
 				  StopRule *rule, PrResidual *buf, StagnationWatch *watch, PrRunStats *stats,
-				  bool *checked, bool *stalled, PrError *err)
+				  CheckOutcome *out, PrError *err)
 {
 	PrStatus	status;
-	double		worst_l1;
 
-	*checked = *stalled = false;
+	memset(out, 0, sizeof(*out));
 	if (it % check_every != 0 && it != o->max_iterations)
 		return PR_OK;
-	*checked = true;
-	status = read_residual(e, k, o->norm, buf, &stats->residual, &worst_l1, err);
+	out->checked = true;
+	status = read_residual(e, k, o->norm, buf, &stats->residual, &out->worst_l1, err);
 	if (status == PR_OK)
 		stats->converged = stop_rule_met(rule, stats->residual);
 	if (status == PR_OK && o->progress != NULL)
 		o->progress(o->progress_arg, it, stats->residual);
 	if (status == PR_OK && it < o->max_iterations)
 	{
-		*stalled = stagnation_seen(watch, worst_l1);
-		stats->stagnated = *stalled && !stats->converged;
+		out->stalled = stagnation_seen(watch, out->worst_l1);
+		stats->stagnated = out->stalled && !stats->converged;
 	}
 	if (status == PR_OK && rule->started_elsewhere && !stats->converged &&
 		(stats->stagnated || it == o->max_iterations) &&
@@ -322,6 +330,52 @@ check_convergence(PrEngine *e, int k, const PrIterOptions *o, int it, int check_
 		stats->converged = true;
 	}
 	return status;
+}
+
+/* The engine's unit roundoff (PrEngineOps.unit_roundoff; 0 means double). */
+static double
+engine_roundoff(const PrEngineOps *ops)
+{
+	return ops->unit_roundoff > 0.0 ? ops->unit_roundoff : ldexp(1.0, -53);
+}
+
+/* Iterations between residual checks: check_every, or 1 when the run may mix (it reads them all). */
+static int
+check_interval(const PrIterOptions *o)
+{
+	return o->mixing_depth > 0 ? 1 : o->check_every >= 1 ? o->check_every : 1;
+}
+
+/*
+ * After a step x -> y at a check or not: the slot of the next iterate (the mixing's, when the
+ * residuals were read; else y); when the mixing gave up, the stagnation watch starts again from
+ * fresh (the mixed steps' residuals are no measure of plain iteration's stagnation).
+ */
+static PrStatus
+next_iterate(PrMixing *mix, StagnationWatch *watch, const StagnationWatch *fresh, bool checked,
+			 int x, int y, const PrResidual *res, int *next, PrError *err)
+{
+	PrStatus	status = PR_OK;
+
+	if (checked)
+		status = pr_mixing_after_step(mix, x, y, res, next, err);
+	else
+		*next = y;
+	if (mix->gave_up)
+	{
+		*watch = *fresh;
+		mix->gave_up = false;
+	}
+	return status;
+}
+
+/* Ends a run's mixing: its counts into the run's statistics, its memory freed. */
+static void
+mixing_finish(PrMixing *mix, PrRunStats *stats)
+{
+	stats->mixed_steps = mix->mixed_steps;
+	stats->mixing_fallbacks = mix->fallbacks;
+	pr_mixing_end(mix);
 }
 
 /* Sets the statistics every run reports, whatever its outcome. */
@@ -645,9 +699,7 @@ static PrStatus engine_top_k(PrEngine *engine, int slot, int64_t n, int k, int64
 static double
 rounding_allowance(double alpha, double roundoff)
 {
-	double		u = roundoff > 0.0 ? roundoff : ldexp(1.0, -53);
-
-	return (alpha / (1.0 - alpha) + 1.0) * PR_CERTIFY_ROUNDOFFS * u;
+	return (alpha / (1.0 - alpha) + 1.0) * PR_CERTIFY_ROUNDOFFS * roundoff;
 }
 
 /* Starts certification for a run of k columns on n nodes (inactive unless top_k > 0, d < 1). */
@@ -663,7 +715,7 @@ certifier_begin(Certifier *cert, const PrEngine *engine, int64_t n, int k, doubl
 	cert->ranked = top_k < n ? top_k + 1 : n;
 	cert->pairs = cert->ranked - 1;
 	cert->factor = alpha / (1.0 - alpha);
-	cert->allowance = rounding_allowance(alpha, engine->ops->unit_roundoff);
+	cert->allowance = rounding_allowance(alpha, engine_roundoff(engine->ops));
 	cert->need = (double *) pr_alloc_array(&pr_malloc_allocator, (size_t) k, sizeof(double));
 	cert->index = (int32_t *) pr_alloc_array(&pr_malloc_allocator,
 											 (size_t) k * (size_t) cert->ranked, sizeof(int32_t));
@@ -781,23 +833,14 @@ certify_at_check(Certifier *cert, PrEngine *engine, int slot, int64_t n, const P
 
 /*
  * The bound of "Bound" in pr_driver.h into stats->error_bound: d / (1 - d) times the largest L1
- * residual of the k columns, plus the rounding of a step (PR_CERTIFY_ROUNDOFFS unit roundoffs
- * of the vector's sum, scaled the same way); NaN for d = 1, where there is none.
+ * residual of the columns (worst_l1), plus the rounding of a step (PR_CERTIFY_ROUNDOFFS unit
+ * roundoffs of the vector's sum, scaled the same way); NaN for d = 1, where there is none.
  */
 static void
-pagerank_bound(PrRunStats *stats, const PrResidual *res, int k, double alpha, double roundoff)
+pagerank_bound(PrRunStats *stats, double worst_l1, double alpha, double roundoff)
 {
-	double		worst = 0.0;
-
-	if (!(alpha < 1.0))
-	{
-		stats->error_bound = NAN;
-		return;
-	}
-	for (int j = 0; j < k; j++)
-		if (res[j].l1 > worst || res[j].l1 != res[j].l1)
-			worst = res[j].l1;
-	stats->error_bound = alpha / (1.0 - alpha) * worst + rounding_allowance(alpha, roundoff);
+	stats->error_bound = alpha < 1.0 ?
+		alpha / (1.0 - alpha) * worst_l1 + rounding_allowance(alpha, roundoff) : NAN;
 }
 
 /*
@@ -817,13 +860,13 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 	PrStatus	status;
 	PrResidual *residuals;
 	PrResidual	stack_residuals[64];
-	int			check_every = options->mixing_depth > 0 ? 1 :
-		options->check_every >= 1 ? options->check_every : 1;
+	int			check_every = check_interval(options);
 	int			x = PR_SLOT_X,
 				y = PR_SLOT_Y;
 	bool		warm = options->initial == NULL &&
 		warm_start_possible(engine, alpha, restart, options);
-	StagnationWatch watch;
+	StagnationWatch watch,
+				fresh_watch;
 	StopRule	rule;
 	PrMixing	mix;
 	Certifier	cert;
@@ -856,11 +899,11 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 		status = ops->fill(engine, x, 1.0 / (double) g->n_nodes, err);
 	stop_rule_begin(&rule, options, g->n_nodes, options->initial != NULL || stats->warm_started);
 	stagnation_begin(&watch, alpha < 1.0, true, INFINITY);
+	fresh_watch = watch;
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
 	{
-		bool		checked,
-					stalled,
-					done;
+		CheckOutcome check;
+		bool		done;
 
 		if ((status = poll_stop(options, stats, err)) != PR_OK)
 			break;
@@ -872,36 +915,26 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 			break;
 		stats->iterations = it;
 		status = check_convergence(engine, k, options, it, check_every, &rule, residuals,
-								   &watch, stats, &checked, &stalled, err);
+								   &watch, stats, &check, err);
 		if (status != PR_OK)
 			break;
 		done = stats->converged || stats->stagnated;
-		if (checked)
+		if (check.checked)
 		{
-			pagerank_bound(stats, residuals, k, alpha, ops->unit_roundoff);
+			pagerank_bound(stats, check.worst_l1, alpha, engine_roundoff(ops));
 			if (cert.active)
 				status = certify_at_check(&cert, engine, y, g->n_nodes, residuals, options, stats,
-										  stalled, it == options->max_iterations, &done, err);
+										  check.stalled, it == options->max_iterations, &done,
+										  err);
 		}
 		if (status != PR_OK || done)
 		{
 			x = y;
 			break;
 		}
-		if (checked)
-			status = pr_mixing_after_step(&mix, x, y, residuals, &x, err);
-		else
-			x = y;
-		if (mix.gave_up)
-		{
-			/* plain from here: the mixed steps' residuals are no measure of stagnation */
-			stagnation_begin(&watch, alpha < 1.0, true, INFINITY);
-			mix.gave_up = false;
-		}
+		status = next_iterate(&mix, &watch, &fresh_watch, check.checked, x, y, residuals, &x, err);
 	}
-	stats->mixed_steps = mix.mixed_steps;
-	stats->mixing_fallbacks = mix.fallbacks;
-	pr_mixing_end(&mix);
+	mixing_finish(&mix, stats);
 	certifier_end(&cert);
 	if (residuals != stack_residuals)
 		pr_free(&pr_malloc_allocator, residuals);
@@ -1175,7 +1208,9 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 	const PrEngineOps *ops;
 	PrStatus	status;
 	PrResidual	residual;
-	StagnationWatch watch;
+	const PrAlgorithmInfo *a = pr_algorithm(PR_ALGORITHM_HITS);
+	StagnationWatch watch,
+				fresh_watch;
 	int			check_every;
 	int			h = HITS_SLOT_HUB,
 				h_next = HITS_SLOT_HUB_NEXT;
@@ -1190,8 +1225,7 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 	if (ops->prepare == NULL || ops->fill == NULL || ops->product == NULL ||
 		ops->normalize == NULL || ops->residual == NULL || ops->download == NULL)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED,
-							"engine %s lacks an operation %s needs", ops->name,
-							pr_algorithm(PR_ALGORITHM_HITS)->name);
+							"engine %s lacks an operation %s needs", ops->name, a->name);
 	if (g->n_nodes == 0)
 		return finish_at_once(stats, t0);
 	if (hubs == NULL || authorities == NULL)
@@ -1203,27 +1237,23 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 			hubs[v] = authorities[v] = 1.0 / (double) g->n_nodes;
 		return finish_at_once(stats, t0);
 	}
-	check_every = options->mixing_depth > 0 ? 1 :
-		options->check_every >= 1 ? options->check_every : 1;
+	check_every = check_interval(options);
 	stop_rule_begin(&rule, options, g->n_nodes, false);
 
 	status = timed_prepare(engine, g, PR_ALGORITHM_HITS, 1, false, stats, err);
 	if (status == PR_OK)
 		status = pr_mixing_begin(&mix, engine, g, 1, options->mixing_depth, HITS_SLOT_HUB,
-								 HITS_SLOT_HUB_NEXT, HITS_N_SLOTS,
-								 pr_algorithm(PR_ALGORITHM_HITS)->needs, err);
+								 HITS_SLOT_HUB_NEXT, pr_algorithm_slots(a, false), a->needs, err);
 	else
 		memset(&mix, 0, sizeof(mix));
 	if (status == PR_OK)
 		status = ops->fill(engine, h, 1.0 / (double) g->n_nodes, err);
 	/* HITS is no contraction: only the test of no new minimum, near the rounding level */
-	stagnation_begin(&watch, true, false,
-					 PR_HITS_STAGNANT_ROUNDOFFS *
-					 (ops->unit_roundoff > 0.0 ? ops->unit_roundoff : ldexp(1.0, -53)));
+	stagnation_begin(&watch, true, false, PR_HITS_STAGNANT_ROUNDOFFS * engine_roundoff(ops));
+	fresh_watch = watch;
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
 	{
-		bool		checked,
-					stalled;
+		CheckOutcome check;
 
 		if ((status = poll_stop(options, stats, err)) != PR_OK)
 			break;
@@ -1240,27 +1270,16 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 			break;
 		stats->iterations = it;
 		status = check_convergence(engine, 1, options, it, check_every, &rule, &residual,
-								   &watch, stats, &checked, &stalled, err);
+								   &watch, stats, &check, err);
 		if (status != PR_OK || stats->converged || stats->stagnated)
 		{
 			h = h_next;
 			break;
 		}
-		if (checked)
-			status = pr_mixing_after_step(&mix, h, h_next, &residual, &h, err);
-		else
-			h = h_next;
-		if (mix.gave_up)
-		{
-			/* plain from here: the mixed steps' residuals are no measure of stagnation */
-			stagnation_begin(&watch, true, false, PR_HITS_STAGNANT_ROUNDOFFS *
-							 (ops->unit_roundoff > 0.0 ? ops->unit_roundoff : ldexp(1.0, -53)));
-			mix.gave_up = false;
-		}
+		status = next_iterate(&mix, &watch, &fresh_watch, check.checked, h, h_next, &residual, &h,
+							  err);
 	}
-	stats->mixed_steps = mix.mixed_steps;
-	stats->mixing_fallbacks = mix.fallbacks;
-	pr_mixing_end(&mix);
+	mixing_finish(&mix, stats);
 	if (status == PR_OK)
 		status = ops->download(engine, h, hubs, err);
 	if (status == PR_OK)

@@ -46,7 +46,6 @@ pr_mixing_begin(PrMixing *mix, PrEngine *engine, const PrGraph *g, int k, int de
 				int y_slot, int base_slots, unsigned needs, PrError *err)
 {
 	const PrEngineOps *ops = engine->ops;
-	int			first_extra = base_slots;
 
 	memset(mix, 0, sizeof(*mix));
 	mix->engine = engine;
@@ -69,9 +68,9 @@ pr_mixing_begin(PrMixing *mix, PrEngine *engine, const PrGraph *g, int k, int de
 		return PR_OK;
 	mix->g_slot[0] = y_slot;
 	for (int i = 1; i < mix->ring; i++)
-		mix->g_slot[i] = first_extra + i - 1;
+		mix->g_slot[i] = base_slots + i - 1;
 	for (int i = 0; i < mix->ring; i++)
-		mix->f_slot[i] = first_extra + depth + i;
+		mix->f_slot[i] = base_slots + depth + i;
 	mix->usable = (int *) pr_alloc_array(&pr_malloc_allocator, (size_t) k, sizeof(int));
 	mix->last_l1 = alloc_doubles((size_t) k);
 	mix->gram = alloc_doubles((size_t) k * (size_t) mix->ring * (size_t) mix->ring);
@@ -95,7 +94,7 @@ pr_mixing_begin(PrMixing *mix, PrEngine *engine, const PrGraph *g, int k, int de
 int
 pr_mixing_output_slot(const PrMixing *mix, int x_slot)
 {
-	if (mix->depth == 0 || !mix->engaged)
+	if (!mix->engaged)
 		return x_slot == mix->x_slot ? mix->y_slot : mix->x_slot;
 	return mix->g_slot[(mix->newest + 1) % mix->ring];
 }

@@ -960,7 +960,10 @@ restart_local_typed(GpuEngine *e, int out_slot, int temp_slot, double alpha, con
 	{
 		CombineTerms<T> terms = {{r, h1, out}};
 
-		k_combine<T><<<grid_for(n * e->k), PR_THREADS, 0, e->stream>>>(n * e->k, e->k, 3, terms, e->coef_dev, out);
+		CombineInline none;
+
+		memset(&none, 0, sizeof(none));
+		k_combine<T><<<grid_for(n * e->k), PR_THREADS, 0, e->stream>>>(n * e->k, e->k, 3, terms, e->coef_dev, none, out);
 	}
 	PR_LAUNCHED();
 	PR_CUDA(cudaStreamSynchronize(e->stream));	/* coef is freed on return */
@@ -1011,26 +1014,24 @@ static PrStatus
 combine_typed(GpuEngine *e, int out_slot, int n_terms, const int *slots, const double *coef, PrError *err)
 {
 	CombineTerms<T> terms;
+	CombineInline inl;
 	int64_t		total = e->n * e->k;
+	const double *coef_dev = NULL;
 	PrStatus	st;
 
 	for (int t = 0; t < PR_COMBINE_MAX_TERMS; t++)
 		terms.in[t] = t < n_terms ? (const T *) e->slots[slots[t]] : (const T *) NULL;
+	memset(&inl, 0, sizeof(inl));
 	if ((int64_t) n_terms * e->k <= PR_COMBINE_INLINE)
-	{
-		CombineInline inl;
-
-		memset(&inl, 0, sizeof(inl));
 		memcpy(inl.c, coef, sizeof(double) * (size_t) n_terms * e->k);
-		k_combine_inline<T><<<grid_for(total), PR_THREADS, 0, e->stream>>>(total, e->k, n_terms, terms, inl,
-																		 (T *) e->slots[out_slot]);
-		PR_LAUNCHED();
-		return PR_OK;
+	else
+	{
+		/* a pageable source: cudaMemcpyAsync returns once coef is copied out, the caller may reuse it */
+		if ((st = upload_coef(e, coef, n_terms, err)) != PR_OK)
+			return st;
+		coef_dev = e->coef_dev;
 	}
-	/* a pageable source: cudaMemcpyAsync returns once coef is copied out, the caller may reuse it */
-	if ((st = upload_coef(e, coef, n_terms, err)) != PR_OK)
-		return st;
-	k_combine<T><<<grid_for(total), PR_THREADS, 0, e->stream>>>(total, e->k, n_terms, terms, e->coef_dev,
+	k_combine<T><<<grid_for(total), PR_THREADS, 0, e->stream>>>(total, e->k, n_terms, terms, coef_dev, inl,
 															  (T *) e->slots[out_slot]);
 	PR_LAUNCHED();
 	return PR_OK;

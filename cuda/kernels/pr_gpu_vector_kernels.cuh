@@ -41,39 +41,24 @@ struct CombineInline
 /*
  * out = sum over t < n_terms of coef[t * k + j] * in_t, per column j of n x k slots, in double
  * (the warm start's and the accelerated iteration's combinations; out may be one of the inputs:
- * element by element).
+ * element by element).  The coefficients come from device memory (coef) or, when coef is NULL,
+ * by value (inl).
  */
 template <typename T>
 __global__ void __launch_bounds__(PR_THREADS)
 k_combine(int64_t total, int k, int n_terms, CombineTerms<T> terms,
-		  const double *__restrict__ coef, T *out)
+		  const double *__restrict__ coef, CombineInline inl, T *out)
 {
+	const double *c = coef != NULL ? coef : inl.c;
+
 	for (int64_t q = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; q < total;
 		 q += (int64_t) gridDim.x * PR_THREADS)
 	{
 		int			j = (int) (q % k);
-		double		v = coef[j] * (double) terms.in[0][q];
+		double		v = c[j] * (double) terms.in[0][q];
 
 		for (int t = 1; t < n_terms; t++)
-			v += coef[t * k + j] * (double) terms.in[t][q];
-		out[q] = (T) v;
-	}
-}
-
-/* k_combine with at most PR_COMBINE_INLINE coefficients passed by value. */
-template <typename T>
-__global__ void __launch_bounds__(PR_THREADS)
-k_combine_inline(int64_t total, int k, int n_terms, CombineTerms<T> terms, CombineInline coef,
-				 T *out)
-{
-	for (int64_t q = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; q < total;
-		 q += (int64_t) gridDim.x * PR_THREADS)
-	{
-		int			j = (int) (q % k);
-		double		v = coef.c[j] * (double) terms.in[0][q];
-
-		for (int t = 1; t < n_terms; t++)
-			v += coef.c[t * k + j] * (double) terms.in[t][q];
+			v += c[t * k + j] * (double) terms.in[t][q];
 		out[q] = (T) v;
 	}
 }
