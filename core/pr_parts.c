@@ -23,9 +23,9 @@ typedef struct PartsEngine
 	bool		split_done;		/* g_seen, push, row_begin and part_graph describe a graph */
 	const PrGraph *g;
 	PrGraph		g_seen;			/* *g as the split saw it */
-	bool		push;			/* the part graphs hold the edges of both products (copies) */
+	bool		push;			/* the part graphs hold their edges as an out-CSR too (copies) */
 	int64_t		row_begin[PR_PARTS_MAX + 1];
-	PrGraph		part_graph[PR_PARTS_MAX];	/* in_ptr always ours; the edge arrays too with push */
+	PrGraph		part_graph[PR_PARTS_MAX];	/* in_ptr always ours; the out-CSR too with push */
 	double		split_seconds;	/* of the last prepare (0 when it kept the split) */
 
 	/* the prepared state */
@@ -90,15 +90,13 @@ from_part(const PartsEngine *e, int p, PrStatus status, const PrError *part_err,
 		return from_part(e_, 0, (CALL), &part_err, (err)); \
 	} while (0)
 
-/* Frees the arrays of a part graph that the engine made (push: the edge arrays too). */
+/* Frees the arrays of a part graph that the engine made (push: the out-CSR too). */
 static void
 free_part_graph(PartsEngine *e, PrGraph *pg, bool push)
 {
 	pr_free(&e->alloc, pg->in_ptr);
 	if (push)
 	{
-		pr_free(&e->alloc, pg->in_src);
-		pr_free(&e->alloc, pg->in_weight);
 		pr_free(&e->alloc, pg->out_ptr);
 		pr_free(&e->alloc, pg->out_dst);
 		pr_free(&e->alloc, pg->out_weight);
@@ -108,41 +106,21 @@ free_part_graph(PartsEngine *e, PrGraph *pg, bool push)
 
 /*
  * Splits rows 0..n into n_parts contiguous ranges of about equal cost, a row costing its in-edges
- * (with push also its out-edges) plus one: row_begin[p] is the first row where the cost of the
- * rows before it reaches p / n_parts of the total (binary search).  Ranges may be empty.
+ * plus one: row_begin[p] is the first row where the cost of the rows before it reaches p / n_parts
+ * of the total (binary search).  Ranges may be empty.
  */
-static PrStatus
-split_rows(PartsEngine *e, const PrGraph *g, bool push, int64_t *row_begin, PrError *err)
+static void
+split_rows(const PartsEngine *e, const PrGraph *g, int64_t *row_begin)
 {
 	int64_t		n = g->n_nodes;
-	const int64_t *cost = g->in_ptr;
-	int64_t    *both = NULL;
-	int64_t		total;
+	int64_t		total = n > 0 ? g->in_ptr[n] + n : 0;
 
 	row_begin[0] = 0;
 	row_begin[e->n_parts] = n;
-	if (n == 0)
-	{
-		for (int p = 1; p < e->n_parts; p++)
-			row_begin[p] = 0;
-		return PR_OK;
-	}
-	if (push && g->has_out_edges)
-	{
-		both = (int64_t *) pr_alloc_array(&e->alloc, (size_t) n + 1, sizeof(int64_t));
-		if (both == NULL)
-			return pr_error_set(err, PR_ERR_NOMEM, "out of memory splitting %lld rows",
-								(long long) n);
-		for (int64_t v = 0; v <= n; v++)
-			both[v] = g->in_ptr[v] + g->out_ptr[v];
-		cost = both;
-	}
-	total = cost[n] + n;
 	for (int p = 1; p < e->n_parts; p++)
-		row_begin[p] = pr_csr_row_at(cost, row_begin[p - 1], n, total / e->n_parts * p +
-									 total % e->n_parts * p / e->n_parts, 1);
-	pr_free(&e->alloc, both);
-	return PR_OK;
+		row_begin[p] = n == 0 ? 0 :
+			pr_csr_row_at(g->in_ptr, row_begin[p - 1], n, total / e->n_parts * p +
+						  total % e->n_parts * p / e->n_parts, 1);
 }
 
 /*
@@ -177,116 +155,59 @@ make_pull_part(PartsEngine *e, const PrGraph *g, int64_t begin, int64_t end, PrG
 }
 
 /*
- * Entries [*lo, *hi) of row v of a CSR (idx ascending within a row) that belong to an edge with
- * an endpoint in rows [begin, end): the whole row when v is in the range, else the entries whose
- * idx is (a slice of the row, by binary search).
- */
-static void
-endpoint_slice(const int64_t *ptr, const int32_t *idx, int64_t v, int64_t begin, int64_t end,
-			   int64_t *lo, int64_t *hi)
-{
-	*lo = ptr[v];
-	*hi = ptr[v + 1];
-	if (v >= begin && v < end)
-		return;
-	*lo = pr_lower_bound_i32(idx, *lo, *hi, begin);
-	*hi = pr_lower_bound_i32(idx, *lo, *hi, end);
-}
-
-/*
- * Copies from a CSR of n rows (ptr, idx, weight or NULL) the entries of the edges with an
- * endpoint in rows [begin, end) into new arrays (*out_ptr, *out_idx, *out_weight), rows and
- * their order kept.  Returns the entry count, or -1 when memory runs out (nothing left
- * allocated).
- */
-static int64_t
-copy_endpoint_edges(PartsEngine *e, int64_t n, const int64_t *ptr, const int32_t *idx,
-					const double *weight, int64_t begin, int64_t end, int64_t **out_ptr,
-					int32_t **out_idx, double **out_weight)
-{
-	int64_t		lo,
-				hi;
-	int64_t    *p = (int64_t *) pr_alloc_array(&e->alloc, (size_t) n + 1, sizeof(int64_t));
-	int32_t    *x = NULL;
-	double	   *w = NULL;
-
-	if (p == NULL)
-		return -1;
-	p[0] = 0;
-	for (int64_t v = 0; v < n; v++)
-	{
-		endpoint_slice(ptr, idx, v, begin, end, &lo, &hi);
-		p[v + 1] = p[v] + (hi - lo);
-	}
-	x = (int32_t *) pr_alloc_array(&e->alloc, (size_t) p[n], sizeof(int32_t));
-	if (weight != NULL)
-		w = (double *) pr_alloc_array(&e->alloc, (size_t) p[n], sizeof(double));
-	if (x == NULL || (weight != NULL && w == NULL))
-	{
-		pr_free(&e->alloc, p);
-		pr_free(&e->alloc, x);
-		pr_free(&e->alloc, w);
-		return -1;
-	}
-	for (int64_t v = 0; v < n; v++)
-	{
-		endpoint_slice(ptr, idx, v, begin, end, &lo, &hi);
-		if (hi == lo)
-			continue;			/* (idx is NULL in a graph without edges) */
-		memcpy(x + p[v], idx + lo, sizeof(int32_t) * (size_t) (hi - lo));
-		if (w != NULL)
-			memcpy(w + p[v], weight + lo, sizeof(double) * (size_t) (hi - lo));
-	}
-	*out_ptr = p;
-	*out_idx = x;
-	*out_weight = w;
-	return p[n];
-}
-
-/*
- * The part graph of rows [begin, end) for the push product too: every edge with an endpoint in
- * the range, as in-CSR and out-CSR (copies), so both products of the range's rows are complete.
- * A graph without out-edge arrays has no edges here (prepare refuses it otherwise): its empty
- * in-CSR serves as the out-CSR.
+ * The part graph of rows [begin, end) for the push product too: the pull part graph, and its
+ * edges as an out-CSR of every node (copies; each source's entries in ascending target order, a
+ * target's parallel edges in the in-CSR's order), so the push product of the part sums over the
+ * part's edges.  A graph without out-edge arrays has no edges here (prepare refuses it otherwise).
  */
 static PrStatus
 make_push_part(PartsEngine *e, const PrGraph *g, int64_t begin, int64_t end, PrGraph *pg,
 			   PrError *err)
 {
-	bool		out = g->has_out_edges;
 	int64_t		n = g->n_nodes;
-	int64_t		in_count,
-				out_count = 0;
+	int64_t		m;
+	int64_t    *next = NULL;
+	PrStatus	status = make_pull_part(e, g, begin, end, pg, err);
 
-	in_count = copy_endpoint_edges(e, n, g->in_ptr, g->in_src, g->in_weight, begin, end,
-								   &pg->in_ptr, &pg->in_src, &pg->in_weight);
-	if (in_count >= 0)
-		out_count = copy_endpoint_edges(e, n, out ? g->out_ptr : g->in_ptr,
-										out ? g->out_dst : g->in_src,
-										out ? g->out_weight : g->in_weight, begin, end,
-										&pg->out_ptr, &pg->out_dst, &pg->out_weight);
-	if (in_count < 0 || out_count < 0)
+	if (status != PR_OK)
+		return status;
+	m = pg->n_edges;
+	pg->out_ptr = (int64_t *) pr_alloc_array(&e->alloc, (size_t) n + 1, sizeof(int64_t));
+	pg->out_dst = (int32_t *) pr_alloc_array(&e->alloc, (size_t) m, sizeof(int32_t));
+	if (pg->in_weight != NULL)
+		pg->out_weight = (double *) pr_alloc_array(&e->alloc, (size_t) m, sizeof(double));
+	next = (int64_t *) pr_alloc_array(&e->alloc, (size_t) n + 1, sizeof(int64_t));
+	if (pg->out_ptr == NULL || pg->out_dst == NULL || next == NULL ||
+		(pg->in_weight != NULL && pg->out_weight == NULL))
 	{
+		pr_free(&e->alloc, next);
 		free_part_graph(e, pg, true);
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a part graph of %lld rows",
 							(long long) n);
 	}
-	if (in_count != out_count)
-	{
-		free_part_graph(e, pg, true);
-		return pr_error_set(err, PR_ERR_INVALID,
-							"the graph's out-edges do not match its in-edges (%lld and %lld edges with an endpoint in rows %lld to %lld)",
-							(long long) out_count, (long long) in_count, (long long) begin,
-							(long long) end - 1);
-	}
-	pg->n_edges = in_count;
+	memset(pg->out_ptr, 0, sizeof(int64_t) * ((size_t) n + 1));
+	for (int64_t i = 0; i < m; i++)
+		pg->out_ptr[pg->in_src[i] + 1]++;
+	for (int64_t u = 0; u < n; u++)
+		pg->out_ptr[u + 1] += pg->out_ptr[u];
+	memcpy(next, pg->out_ptr, sizeof(int64_t) * ((size_t) n + 1));
+	for (int64_t v = begin; v < end; v++)
+		for (int64_t i = pg->in_ptr[v]; i < pg->in_ptr[v + 1]; i++)
+		{
+			int64_t		at = next[pg->in_src[i]]++;
+
+			pg->out_dst[at] = (int32_t) v;
+			if (pg->out_weight != NULL)
+				pg->out_weight[at] = pg->in_weight[i];
+		}
+	pr_free(&e->alloc, next);
 	pg->has_out_edges = true;
 	return PR_OK;
 }
 
 /*
  * Splits g into the parts' graphs (row_begin, part_graph): every node, the graph's out-strengths
- * and dangling list, and the edges the products of each part's rows read.  The new arrays are
+ * and dangling list, and the in-edges of each part's rows (with push also as an out-CSR).  The new arrays are
  * made before the old ones are freed, so no part is prepared again on an address it saw with
  * other contents.  On failure the engine keeps its former split.
  */
@@ -296,8 +217,9 @@ split_graph(PartsEngine *e, const PrGraph *g, bool push, PrError *err)
 	double		t0 = pr_clock_seconds();
 	int64_t		row_begin[PR_PARTS_MAX + 1];
 	PrGraph		fresh[PR_PARTS_MAX];
-	PrStatus	status = split_rows(e, g, push, row_begin, err);
+	PrStatus	status = PR_OK;
 
+	split_rows(e, g, row_begin);
 	memset(fresh, 0, sizeof(fresh));
 	for (int p = 0; status == PR_OK && p < e->n_parts; p++)
 	{
@@ -419,7 +341,37 @@ gather_on_host(PartsEngine *e, int slot, PrError *err)
 	RETURN_ON_EVERY_PART(e, err, part->ops->upload(part, slot, e->assembled, &part_err));
 }
 
-/* y_slot = product(x_slot): every part's rows, then exchanged so that every part holds them all. */
+/*
+ * The generic sum: the parts' copies of slot downloaded and added on the host in part order, the
+ * total uploaded to every part.
+ */
+static PrStatus
+sum_on_host(PartsEngine *e, int slot, PrError *err)
+{
+	size_t		values = (size_t) e->g_seen.n_nodes * (size_t) e->k;
+
+	for (int p = 0; p < e->n_parts; p++)
+	{
+		PrEngine   *part = e->parts[p];
+		PrError		part_err = {PR_OK, ""};
+		PrStatus	status = from_part(e, p,
+									   part->ops->download(part, slot,
+														   p == 0 ? e->assembled : e->received,
+														   &part_err),
+									   &part_err, err);
+
+		if (status != PR_OK)
+			return status;
+		for (size_t i = 0; p > 0 && i < values; i++)
+			e->assembled[i] += e->received[i];
+	}
+	RETURN_ON_EVERY_PART(e, err, part->ops->upload(part, slot, e->assembled, &part_err));
+}
+
+/*
+ * y_slot = product(x_slot) on every part, then exchanged: a pull product's rows gathered from
+ * their parts, a push product's partial sums added, so that every part holds the whole result.
+ */
 static PrStatus
 parts_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError *err)
 {
@@ -439,10 +391,18 @@ parts_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError
 		if (status != PR_OK)
 			return status;
 	}
-	if (e->exchange.gather == NULL)
+	if (product == PR_PRODUCT_PUSH)
+	{
+		if (e->exchange.sum == NULL)
+			return sum_on_host(e, y_slot, err);
+		status = e->exchange.sum(e->exchange.arg, e->parts, e->n_parts, e->g_seen.n_nodes, e->k,
+								 y_slot, &exchange_err);
+	}
+	else if (e->exchange.gather == NULL)
 		return gather_on_host(e, y_slot, err);
-	status = e->exchange.gather(e->exchange.arg, e->parts, e->n_parts, e->row_begin, e->k, y_slot,
-								&exchange_err);
+	else
+		status = e->exchange.gather(e->exchange.arg, e->parts, e->n_parts, e->row_begin, e->k,
+									y_slot, &exchange_err);
 	if (status != PR_OK)
 		return pr_error_set(err, status, "the exchange after a product: %s", exchange_err.message);
 	return PR_OK;
@@ -715,11 +675,9 @@ pr_parts_engine_create(PrEngine **parts, int n_parts, const PrPartsExchange *exc
 
 /* The share of the edges a part graph holds; see pr_parts.h. */
 double
-pr_parts_edge_share(int n_parts, unsigned needs)
+pr_parts_edge_share(int n_parts)
 {
-	double		n = n_parts > 1 ? (double) n_parts : 1.0;
-
-	return (needs & PR_NEED_PUSH) ? (2.0 * n - 1.0) / (n * n) : 1.0 / n;
+	return n_parts > 1 ? 1.0 / (double) n_parts : 1.0;
 }
 
 /* Whether engine is a parts engine (its release is this file's). */

@@ -3,13 +3,15 @@
  * parts in tests): the driver (pr_driver.h) runs on it as on any engine.
  *
  * The graph's rows (nodes) are split into contiguous ranges, one per part, about equal in the
- * product's work (edges plus rows).  Part p is an ordinary engine prepared on a part graph that has
- * every node, the whole graph's out-strengths and dangling list, and only the edges its own rows'
- * products read: for the pull products the in-edges of its rows (a slice of the graph's arrays, no
- * copy); when the push product is needed too (HITS), the edges with an endpoint among its rows, so
- * both products of its own rows are complete (a copy).  A product runs on every part at once (each
- * part's own rows are right, the others are not), then the exchange makes every part's copy of the
- * result vector whole: rows [row_begin[p], row_begin[p+1]) of part p go to every other part.
+ * product's work (in-edges plus rows).  Part p is an ordinary engine prepared on a part graph that
+ * has every node, the whole graph's out-strengths and dangling list, and only the in-edges of its
+ * own rows (a slice of the graph's arrays, no copy; when the push product is needed too (HITS), the
+ * same edges as an out-CSR, a copy).  A pull product runs on every part at once (each part's own
+ * rows are right, the others are zero), then the exchange makes every part's copy of the result
+ * whole: rows [row_begin[p], row_begin[p+1]) of part p go to every other part.  A push product of a
+ * part holds, for every row, the sum over the part's edges only; the exchange then sums the parts'
+ * vectors, leaving the same total on every part.  Every part multiplies its share of the edges,
+ * for either product.
  *
  * Every vector operation (the PageRank update, normalisation, combinations, fills, uploads) runs on
  * every part over the whole vector, so each part holds the same full vectors and no operation but
@@ -35,7 +37,7 @@ extern "C" {
 /* Most parts one engine composes. */
 #define PR_PARTS_MAX 16
 
-/* How rows of a slot travel between the parts after a product. */
+/* How a slot's values travel between the parts after a product. */
 typedef struct PrPartsExchange
 {
 	/*
@@ -45,6 +47,14 @@ typedef struct PrPartsExchange
 	 */
 	PrStatus	(*gather) (void *arg, PrEngine *const *parts, int n_parts, const int64_t *row_begin,
 						   int k, int slot, PrError *err);
+
+	/*
+	 * Makes every value of slot (n rows, k columns) on every part the sum of that value over the
+	 * parts, the same bits on every part.  NULL: the generic exchange (the parts' vectors added on
+	 * the host in part order).  An exchange gives both or neither.
+	 */
+	PrStatus	(*sum) (void *arg, PrEngine *const *parts, int n_parts, int64_t n, int k, int slot,
+						PrError *err);
 
 	/* Frees arg when the engine is released (may be NULL). */
 	void		(*release) (void *arg);
@@ -73,12 +83,11 @@ PrEngine   *pr_parts_engine_create(PrEngine **parts, int n_parts, const PrPartsE
 								   const char *name, const PrAllocator *alloc, PrError *err);
 
 /*
- * The share of a graph's edges each of n_parts part graphs holds, its rows carrying an even share
- * of the edges: 1 / n_parts for the pull products; with the push product too (the edges with an
- * endpoint among its rows) (2 n_parts - 1) / n_parts², the two ends of an edge falling in the parts
- * independently.  For sizing a part before the split (powerrank_estimate).
+ * The share of a graph's edges each of n_parts part graphs holds (1 / n_parts, for either
+ * product: its rows carry an even share of the in-edges).  For sizing a part before the split
+ * (powerrank_estimate).
  */
-double		pr_parts_edge_share(int n_parts, unsigned needs);
+double		pr_parts_edge_share(int n_parts);
 
 /* Whether engine was made by pr_parts_engine_create. */
 bool		pr_parts_engine_is(const PrEngine *engine);

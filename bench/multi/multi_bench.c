@@ -17,7 +17,9 @@
  * tiny and the residual is read only at the end.  A "cpu" row per algorithm gives the CPU engine's
  * reference run: its prepare and ms per iteration from that one run (start and download counted
  * in), or with --cpu-timing measured as the GPUs' are.  --cpu-only: the CPU rows alone (no GPU
- * needed).
+ * needed).  After each GPU row a "# steps" line splits an iteration: its products with their
+ * exchange, the same products on every GPU without it, and its vector update (each step timed N
+ * times on the prepared engine, ms a step).
  *
  * The graph: "rmat:S" (R-MAT, Graph500 a=.57 b=.19 c=.19, random ids, 16 edges per node, parallel
  * edges kept: they add, the project's semantics), "er:S", "local:S..." (gen_parse), built with its
@@ -30,6 +32,7 @@
 #include "pr_gpu.h"
 #include "pr_graph.h"
 #include "pr_multi.h"
+#include "pr_parts.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -128,6 +131,86 @@ measure(PrEngine *e, const Bench *b, Algo a, double *scores, double *scratch, Me
 		b->iters * 1e3;
 	out->engine = first.engine;
 	return PR_OK;
+}
+
+/* Waits for every GPU of e (each part of a parts engine): reads each one's last residuals. */
+static PrStatus
+wait_all(PrEngine *e, int k, PrError *err)
+{
+	PrResidual *r = malloc((size_t) k * sizeof(PrResidual));
+	PrStatus	st = r == NULL ? pr_error_set(err, PR_ERR_NOMEM, "out of memory") : PR_OK;
+	int			parts = pr_parts_engine_is(e) ? PR_PARTS_MAX : 1;
+
+	for (int p = 0; st == PR_OK && p < parts; p++)
+	{
+		PrEngine   *part = pr_parts_engine_is(e) ? pr_parts_engine_part(e, p) : e;
+
+		if (part == NULL)
+			break;
+		st = part->ops->residual(part, r, err);
+	}
+	free(r);
+	return st;
+}
+
+/*
+ * The time of one iteration's steps on a prepared engine (after measure), N of each timed, in ms
+ * a step: the products with their exchange (HITS: the pull and the push), the same products on
+ * every part without the exchange (several GPUs), and the vector update (PageRank and RWR: the
+ * update; HITS: two normalisations).  Slots 0..2 are overwritten.
+ */
+static PrStatus
+breakdown(PrEngine *e, const Bench *b, Algo a, double *product_ms, double *local_ms, double *update_ms,
+		  PrError *err)
+{
+	int			k = algo_columns(b, a);
+	PrProduct	first = a == ALGO_HITS ? PR_PRODUCT_PULL : PR_PRODUCT_PULL_NORMALIZED;
+	bool		parts = pr_parts_engine_is(e);
+	double		t0;
+	PrStatus	st = wait_all(e, k, err);
+
+	*local_ms = -1.0;
+	t0 = pr_clock_seconds();
+	for (int i = 0; st == PR_OK && i < b->iters; i++)
+	{
+		st = e->ops->product(e, first, 0, 1, err);
+		if (st == PR_OK && a == ALGO_HITS)
+			st = e->ops->product(e, PR_PRODUCT_PUSH, 1, 2, err);
+	}
+	if (st == PR_OK)
+		st = wait_all(e, k, err);
+	*product_ms = (pr_clock_seconds() - t0) * 1e3 / b->iters;
+	t0 = pr_clock_seconds();
+	for (int i = 0; st == PR_OK && parts && i < b->iters; i++)
+		for (int p = 0; st == PR_OK && pr_parts_engine_part(e, p) != NULL; p++)
+		{
+			PrEngine   *part = pr_parts_engine_part(e, p);
+
+			st = part->ops->product(part, first, 0, 1, err);
+			if (st == PR_OK && a == ALGO_HITS)
+				st = part->ops->product(part, PR_PRODUCT_PUSH, 1, 2, err);
+		}
+	if (st == PR_OK && parts)
+	{
+		st = wait_all(e, k, err);
+		*local_ms = (pr_clock_seconds() - t0) * 1e3 / b->iters;
+	}
+	t0 = pr_clock_seconds();
+	for (int i = 0; st == PR_OK && i < b->iters; i++)
+	{
+		if (a == ALGO_HITS)
+		{
+			st = e->ops->normalize(e, 1, 0, err);
+			if (st == PR_OK)
+				st = e->ops->normalize(e, 2, 0, err);
+		}
+		else
+			st = e->ops->pagerank_update(e, 1, 0, ALPHA, a == ALGO_PAGERANK ? &b->uniform : &b->rwr, err);
+	}
+	if (st == PR_OK)
+		st = wait_all(e, k, err);
+	*update_ms = (pr_clock_seconds() - t0) * 1e3 / b->iters;
+	return st;
 }
 
 /*
@@ -320,6 +403,20 @@ bench_algorithm(const Bench *b, Algo a, PrEngine *cpu, bool cpu_timing, PrMultiC
 			printf("| %s | %s | %s | %d | %s | %.2f | %.3f | %.2f | %.2e | %.1e | %s |\n", graph, algo_names[a],
 				   precision_names[p], gpus[c], m.engine, m.prepare_seconds, m.ms_per_iteration,
 				   m.ms_per_iteration > 0 ? first_ms / m.ms_per_iteration : 0.0, diff, bound, ok ? "ok" : "EXCEEDED");
+			{
+				double		product_ms,
+							local_ms,
+							update_ms;
+
+				if (breakdown(e, b, a, &product_ms, &local_ms, &update_ms, &err) == PR_OK)
+					printf("# steps %s %s %s on %d GPU(s), ms: products %.3f (without the exchange %.3f), %s %.3f\n",
+						   graph, algo_names[a], precision_names[p], gpus[c], product_ms,
+						   local_ms >= 0 ? local_ms : product_ms, a == ALGO_HITS ? "normalisations" : "update",
+						   update_ms);
+				else
+					printf("# steps %s %s %s on %d GPU(s): %s\n", graph, algo_names[a], precision_names[p], gpus[c],
+						   err.message);
+			}
 			e->ops->release(e);
 		}
 	}

@@ -1,15 +1,17 @@
 /*
  * pr_multi.cu — several GPUs as one engine (see pr_multi.h): the NCCL communicators, and the
  * exchange of the parts engine (core/pr_parts.h) over one single-GPU engine per GPU, which makes
- * every GPU's copy of a product's result whole.
+ * every GPU's copy of a product's result whole: the owners' rows gathered after a pull product,
+ * the partial sums added after a push product.
  *
  * The exchange of slot s, rows [b_p, b_{p+1}) owned by GPU p: each GPU g takes a buffer in
  * graph-id order — the slot itself when its engine's private order is the graph's own, else a
  * scratch vector into which it first packs its own rows from their private positions.  Then, in
  * one NCCL group, for every GPU g and every owner q, ncclBroadcast of rows [b_q, b_{q+1}) from q's
  * buffer into the same rows of g's buffer (in place on q), on g's engine's stream.  A GPU with a
- * scratch vector then copies the whole vector back into its private order.  Everything is enqueued
- * on the engines' streams: the host waits for a device only when its scratch vector must grow.
+ * scratch vector then copies the whole vector back into its private order.  The sum packs every
+ * row and runs one in-place ncclAllReduce per GPU in one group.  Everything is enqueued on the
+ * engines' streams: the host waits for a device only when its scratch vector must grow.
  */
 #include "pr_multi.h"
 #include "pr_parts.h"
@@ -237,6 +239,50 @@ broadcast_rows(MultiExchange *x, const PrGpuSlotView *view, void *const *buf, co
 }
 
 /*
+ * Each GPU's view of slot (view[p]), checked to be the same shape on GPU p for every part, and
+ * the engines told that the slot is being rewritten (also when a later step fails).
+ */
+static PrStatus
+slot_views(MultiExchange *x, PrEngine *const *parts, int n_parts, int k, int slot, PrGpuSlotView *view,
+		   PrError *err)
+{
+	PrStatus	st;
+
+	if (n_parts < 2 || n_parts != x->n_gpus)
+		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: %d parts for an exchange over %d GPUs", n_parts,
+							x->n_gpus);
+	memset(view, 0, sizeof(PrGpuSlotView) * (size_t) n_parts);
+	for (int p = 0; p < n_parts; p++)
+	{
+		if ((st = pr_gpu_engine_slot(parts[p], slot, &view[p], err)) != PR_OK)
+			return st;
+		if (view[p].device != p || view[p].elem != view[0].elem || view[p].n != view[0].n || view[p].k != k)
+			return pr_error_set(err, PR_ERR_INVALID,
+								"multi-GPU: part %d (device %d, %lld x %d values of %zu bytes) does not match the exchange",
+								p, view[p].device, (long long) view[p].n, view[p].k, view[p].elem);
+	}
+	for (int p = 0; p < n_parts; p++)
+		pr_gpu_engine_slot_changed(parts[p], slot);
+	return PR_OK;
+}
+
+/* Copies every GPU's scratch vector back into its slot's private order (GPUs in graph order skipped). */
+static PrStatus
+unpack_all(MultiExchange *x, const PrGpuSlotView *view, int n_parts, PrError *err)
+{
+	PrStatus	st;
+
+	for (int p = 0; p < n_parts; p++)
+		if (view[p].new_to_old != NULL)
+		{
+			PRM_CUDA(cudaSetDevice(view[p].device));
+			if ((st = reorder(x, p, &view[p], 0, view[p].n, false, err)) != PR_OK)
+				return st;
+		}
+	return PR_OK;
+}
+
+/*
  * The exchange (PrPartsExchange.gather): makes rows [row_begin[p], row_begin[p+1]) of slot on
  * every GPU equal to GPU p's, for every p.
  */
@@ -249,27 +295,14 @@ multi_gather(void *arg, PrEngine *const *parts, int n_parts, const int64_t *row_
 	void	   *buf[PR_PARTS_MAX];
 	PrStatus	st;
 
-	if (n_parts < 2 || n_parts != x->n_gpus)
-		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: %d parts for an exchange over %d GPUs", n_parts,
-							x->n_gpus);
-	memset(view, 0, sizeof(view));
+	if ((st = slot_views(x, parts, n_parts, k, slot, view, err)) != PR_OK)
+		return st;
 	for (int p = 0; p < n_parts; p++)
-	{
-		if ((st = pr_gpu_engine_slot(parts[p], slot, &view[p], err)) != PR_OK)
-			return st;
-		if (view[p].device != p || view[p].elem != view[0].elem || view[p].n != view[0].n || view[p].k != k)
-			return pr_error_set(err, PR_ERR_INVALID,
-								"multi-GPU: part %d (device %d, %lld x %d values of %zu bytes) does not match the exchange",
-								p, view[p].device, (long long) view[p].n, view[p].k, view[p].elem);
 		if (row_begin[p] < 0 || row_begin[p] > row_begin[p + 1])
 			return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: the rows of part %d are not a range", p);
-	}
 	if (row_begin[0] != 0 || row_begin[n_parts] != view[0].n)
 		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: the parts' rows do not cover the %lld nodes",
 							(long long) view[0].n);
-	/* from here on the slots are being rewritten, also when a step below fails */
-	for (int p = 0; p < n_parts; p++)
-		pr_gpu_engine_slot_changed(parts[p], slot);
 	if (view[0].n == 0)
 		return PR_OK;
 	for (int p = 0; p < n_parts; p++)
@@ -277,14 +310,43 @@ multi_gather(void *arg, PrEngine *const *parts, int n_parts, const int64_t *row_
 			return st;
 	if ((st = broadcast_rows(x, view, buf, row_begin, err)) != PR_OK)
 		return st;
+	return unpack_all(x, view, n_parts, err);
+}
+
+/*
+ * The exchange (PrPartsExchange.sum): makes every value of slot on every GPU the sum over the
+ * GPUs, by one in-place ncclAllReduce per GPU in one group (the same bits on every GPU).
+ */
+static PrStatus
+multi_sum(void *arg, PrEngine *const *parts, int n_parts, int64_t n, int k, int slot, PrError *err)
+{
+	MultiExchange *x = (MultiExchange *) arg;
+	PrGpuSlotView view[PR_PARTS_MAX];
+	void	   *buf[PR_PARTS_MAX];
+	ncclResult_t r = ncclSuccess,
+				end;
+	PrStatus	st;
+
+	if ((st = slot_views(x, parts, n_parts, k, slot, view, err)) != PR_OK)
+		return st;
+	if (view[0].n != n)
+		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: a sum of %lld rows over slots of %lld", (long long) n,
+							(long long) view[0].n);
+	if (n == 0)
+		return PR_OK;
 	for (int p = 0; p < n_parts; p++)
-		if (view[p].new_to_old != NULL)
-		{
-			PRM_CUDA(cudaSetDevice(view[p].device));
-			if ((st = reorder(x, p, &view[p], 0, view[p].n, false, err)) != PR_OK)
-				return st;
-		}
-	return PR_OK;
+		if ((st = prepare_buffer(x, p, &view[p], 0, n, &buf[p], err)) != PR_OK)
+			return st;
+	PRM_NCCL(ncclGroupStart());
+	for (int g = 0; g < n_parts && r == ncclSuccess; g++)
+		r = ncclAllReduce(buf[g], buf[g], (size_t) n * (size_t) k, view[0].elem == 8 ? ncclDouble : ncclFloat,
+						  ncclSum, x->comm[g], view[g].stream);
+	end = ncclGroupEnd();		/* also after a failed call: the group is closed either way */
+	if (r != ncclSuccess)
+		return pr_nccl_failed(err, r, "multi-GPU", "ncclAllReduce", __FILE__, __LINE__);
+	if (end != ncclSuccess)
+		return pr_nccl_failed(err, end, "multi-GPU", "ncclGroupEnd", __FILE__, __LINE__);
+	return unpack_all(x, view, n_parts, err);
 }
 
 /* Frees an exchange's scratch vectors (PrPartsExchange.release). */
@@ -348,6 +410,7 @@ pr_multi_engine_create(PrMultiComms *comms, const PrGpuOptions *gpu, int n_gpus,
 	}
 	memset(&exchange, 0, sizeof(exchange));
 	exchange.gather = multi_gather;
+	exchange.sum = multi_sum;
 	exchange.release = multi_release;
 	exchange.arg = x;
 	return pr_parts_engine_create(parts, n_gpus, &exchange, "gpu-multi", &pr_malloc_allocator, err);

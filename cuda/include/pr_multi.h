@@ -8,9 +8,10 @@
  * like any other: every algorithm (PageRank, personalized PageRank / RWR with k columns, HITS) and
  * every form (scores, top-k).  It is the parts engine of core/pr_parts.h over one single-GPU engine
  * per GPU (pr_gpu.h, devices 0 .. n_gpus-1, each prepared on the edges of its own rows, in the
- * layout and private order it chooses for them), with an exchange through NCCL: after a product,
- * every GPU's own rows go to every other GPU by grouped in-place ncclBroadcast calls (an
- * all-gather of unequal blocks), on each engine's own stream, so the product, the exchange and
+ * layout and private order it chooses for them), with an exchange through NCCL: after a pull
+ * product, every GPU's own rows go to every other GPU by grouped in-place ncclBroadcast calls (an
+ * all-gather of unequal blocks); after a push product (HITS) the GPUs' partial sums are added by
+ * an in-place ncclAllReduce; both on each engine's own stream, so the product, the exchange and
  * the next operation follow one another on every GPU without the host waiting.  An engine whose
  * private order is not the graph's own packs its rows into a buffer in graph-id order first and
  * takes the others' rows back into its order after.  One host thread drives every GPU.

@@ -562,7 +562,7 @@ predict_several_gpus(EstimateCall *call)
 
 	if (gpus < 2 || !call->cacheable)
 		return;
-	part.stored_edges = ceil(call->size.stored_edges * pr_parts_edge_share(gpus, call->info->needs));
+	part.stored_edges = ceil(call->size.stored_edges * pr_parts_edge_share(gpus));
 	if (service_residency(call->kind, call->rwr, call->k, &part, call->weighted, &choice) !=
 		PR_RESIDENCY_RESIDENT)
 		return;
