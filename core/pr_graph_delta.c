@@ -275,8 +275,8 @@ plan_weights(PrGraphPatch *patch, const PrWeightRange *base_range)
 
 /*
  * Out-degree of each of the base's candidates[n] (ascending internal ids) into degree[n]: the
- * out-strength of an unweighted graph, else one pass over the in-edges; false when its scratch
- * cannot be allocated.
+ * out-strength of an unweighted graph, else one pass over the in-edges (none for no candidate);
+ * false when its scratch cannot be allocated.
  */
 static bool
 candidate_out_degrees(const PrGraph *base, const int32_t *candidates, int64_t n, int64_t *degree,
@@ -284,7 +284,7 @@ candidate_out_degrees(const PrGraph *base, const int32_t *candidates, int64_t n,
 {
 	uint8_t    *flags;
 
-	if (!base->weighted)
+	if (!base->weighted || n == 0)
 	{
 		for (int64_t k = 0; k < n; k++)
 			degree[k] = (int64_t) base->out_strength[candidates[k]];
@@ -313,7 +313,8 @@ candidate_out_degrees(const PrGraph *base, const int32_t *candidates, int64_t n,
 /*
  * The base nodes that go — endpoints of deletions left without an in-edge or out-edge — into
  * *gone (ascending, from alloc; *n_gone of them); net_old_src / net_old_dst are the changes'
- * endpoints in the base (-1: new).  False when scratch cannot be allocated.
+ * endpoints in the base (-1: new).  Only the candidates left without an in-edge have their
+ * out-edges counted.  False when scratch cannot be allocated.
  */
 static bool
 plan_gone(const PrGraphPatch *patch, const int32_t *net_old_src, const int32_t *net_old_dst,
@@ -321,12 +322,15 @@ plan_gone(const PrGraphPatch *patch, const int32_t *net_old_src, const int32_t *
 {
 	const PrGraph *base = patch->base;
 	const PrAllocator *alloc = patch->alloc;
-	int32_t    *candidates = (int32_t *) pr_alloc_array(alloc, patch->n_net * 2 + 1, sizeof(int32_t));
-	int64_t    *in_after = (int64_t *) pr_alloc_array(alloc, patch->n_net * 2 + 1, sizeof(int64_t));
-	int64_t    *out_after = (int64_t *) pr_alloc_array(alloc, patch->n_net * 2 + 1, sizeof(int64_t));
+	size_t		room = patch->n_net * 2 + 1;
+	int32_t    *candidates = (int32_t *) pr_alloc_array(alloc, room, sizeof(int32_t));
+	int64_t    *in_after = (int64_t *) pr_alloc_array(alloc, room, sizeof(int64_t));
+	int64_t    *out_after = (int64_t *) pr_alloc_array(alloc, room, sizeof(int64_t));
+	int64_t    *out_degree = (int64_t *) pr_alloc_array(alloc, room, sizeof(int64_t));
 	int64_t		n = 0,
 				k = 0;
-	bool		ok = candidates != NULL && in_after != NULL && out_after != NULL;
+	bool		ok = candidates != NULL && in_after != NULL && out_after != NULL &&
+		out_degree != NULL;
 
 	for (size_t i = 0; ok && i < patch->n_net; i++)
 		if (patch->net[i].count < 0)
@@ -336,9 +340,11 @@ plan_gone(const PrGraphPatch *patch, const int32_t *net_old_src, const int32_t *
 		}
 	if (ok)
 		n = sort_unique_nodes(candidates, n);
-	ok = ok && candidate_out_degrees(base, candidates, n, out_after, alloc);
 	for (int64_t c = 0; ok && c < n; c++)
+	{
 		in_after[c] = base->in_ptr[candidates[c] + 1] - base->in_ptr[candidates[c]];
+		out_after[c] = 0;
+	}
 	for (size_t i = 0; ok && i < patch->n_net; i++)
 	{
 		int64_t		s = net_old_src[i] >= 0 ? find_node(candidates, n, net_old_src[i]) : -1;
@@ -349,11 +355,23 @@ plan_gone(const PrGraphPatch *patch, const int32_t *net_old_src, const int32_t *
 		if (d >= 0)
 			in_after[d] += patch->net[i].count;
 	}
+	/* the candidates left without an in-edge, then their out-degrees */
 	for (int64_t c = 0; ok && c < n; c++)
-		if (in_after[c] == 0 && out_after[c] == 0)
+		if (in_after[c] == 0)
+		{
+			candidates[k] = candidates[c];
+			out_after[k] = out_after[c];
+			k++;
+		}
+	ok = ok && candidate_out_degrees(base, candidates, k, out_degree, alloc);
+	n = k;
+	k = 0;
+	for (int64_t c = 0; ok && c < n; c++)
+		if (out_degree[c] + out_after[c] == 0)
 			candidates[k++] = candidates[c];
 	pr_free(alloc, in_after);
 	pr_free(alloc, out_after);
+	pr_free(alloc, out_degree);
 	if (!ok)
 	{
 		pr_free(alloc, candidates);
