@@ -204,7 +204,6 @@ typedef struct PrGraphPatch
 	const PrAllocator *alloc;
 	PrEdgeChange *net;		/* the changes, netted and sorted by (dst, src, weight) */
 	size_t		n_net;
-	int32_t    *net_dst;		/* [n_net] new internal id of each change's destination */
 	int32_t    *net_src;		/* [n_net] new internal id of each change's source */
 	int64_t    *fresh;			/* ids new to the graph, ascending */
 	int64_t		n_fresh;

@@ -89,31 +89,22 @@ find_node(const int32_t *nodes, int64_t n, int32_t node)
 	return (lo < n && nodes[lo] == node) ? lo : -1;
 }
 
-/* Sorts ids[n] ascending and drops repeats; returns the count left. */
+/* Sorts items[n] (of size bytes each) by order and drops repeats; returns the count left. */
 static int64_t
-sort_unique_ids(int64_t *ids, int64_t n)
+sort_unique(void *items, int64_t n, size_t size, int (*order) (const void *, const void *))
 {
+	char	   *base = (char *) items;
 	int64_t		unique = 0;
 
 	if (n > 1)
-		qsort(ids, (size_t) n, sizeof(int64_t), id_order);
+		qsort(items, (size_t) n, size, order);
 	for (int64_t i = 0; i < n; i++)
-		if (unique == 0 || ids[unique - 1] != ids[i])
-			ids[unique++] = ids[i];
-	return unique;
-}
-
-/* The same for internal ids. */
-static int64_t
-sort_unique_nodes(int32_t *nodes, int64_t n)
-{
-	int64_t		unique = 0;
-
-	if (n > 1)
-		qsort(nodes, (size_t) n, sizeof(int32_t), node_order);
-	for (int64_t i = 0; i < n; i++)
-		if (unique == 0 || nodes[unique - 1] != nodes[i])
-			nodes[unique++] = nodes[i];
+		if (unique == 0 || order(base + (unique - 1) * size, base + i * size) != 0)
+		{
+			if (unique != i)
+				memcpy(base + unique * size, base + i * size, size);
+			unique++;
+		}
 	return unique;
 }
 
@@ -339,7 +330,7 @@ plan_gone(const PrGraphPatch *patch, const int32_t *net_old_src, const int32_t *
 			candidates[n++] = net_old_dst[i];
 		}
 	if (ok)
-		n = sort_unique_nodes(candidates, n);
+		n = sort_unique(candidates, n, sizeof(int32_t), node_order);
 	for (int64_t c = 0; ok && c < n; c++)
 	{
 		in_after[c] = base->in_ptr[candidates[c] + 1] - base->in_ptr[candidates[c]];
@@ -416,7 +407,6 @@ pr_graph_patch_free(PrGraphPatch *patch)
 	if (alloc == NULL)
 		return;
 	pr_free(alloc, patch->net);
-	pr_free(alloc, patch->net_dst);
 	pr_free(alloc, patch->net_src);
 	pr_free(alloc, patch->fresh);
 	pr_free(alloc, patch->map);
@@ -461,11 +451,10 @@ pr_graph_patch_plan(const PrGraph *base, const PrWeightRange *base_range,
 	old_src = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
 	old_dst = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
 	patch->net_src = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
-	patch->net_dst = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
 	patch->fresh = (int64_t *) pr_alloc_array(alloc, n_net * 2 + 1, sizeof(int64_t));
 	patch->sources = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
 	if (patch->net == NULL || old_src == NULL || old_dst == NULL || patch->net_src == NULL ||
-		patch->net_dst == NULL || patch->fresh == NULL || patch->sources == NULL)
+		patch->fresh == NULL || patch->sources == NULL)
 		return plan_fail(patch, old_src, old_dst, NULL,
 						 pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows",
 									  n_changes));
@@ -501,7 +490,7 @@ pr_graph_patch_plan(const PrGraph *base, const PrWeightRange *base_range,
 	if (base->weighted && !plan_weights(patch, base_range))
 		return plan_fail(patch, old_src, old_dst, NULL,
 						 pr_error_set(err, PR_ERR_INVALID, "weights the build would scale"));
-	patch->n_fresh = sort_unique_ids(patch->fresh, patch->n_fresh);
+	patch->n_fresh = sort_unique(patch->fresh, patch->n_fresh, sizeof(int64_t), id_order);
 
 	/* the nodes that go, and the new node count */
 	if (!plan_gone(patch, old_src, old_dst, &gone, &n_gone))
@@ -547,20 +536,18 @@ pr_graph_patch_plan(const PrGraph *base, const PrWeightRange *base_range,
 		}
 	}
 
-	/* the changes' endpoints in the new graph, and the sources whose out-edges change */
+	/* the changes' sources in the new graph, and the ones whose out-edges change */
 	for (size_t i = 0; i < n_net; i++)
 	{
 		patch->net_src[i] = old_src[i] >= 0 ?
 			(patch->map != NULL ? patch->map[old_src[i]] : old_src[i]) :
 			new_id(patch, gone, n_gone, patch->net[i].src);
-		patch->net_dst[i] = old_dst[i] >= 0 ?
-			(patch->map != NULL ? patch->map[old_dst[i]] : old_dst[i]) :
-			new_id(patch, gone, n_gone, patch->net[i].dst);
 		/* a source that goes has deletions only: nothing to sum */
 		if (patch->net_src[i] >= 0)
 			patch->sources[patch->n_sources++] = patch->net_src[i];
 	}
-	patch->n_sources = sort_unique_nodes(patch->sources, patch->n_sources);
+	patch->n_sources = sort_unique(patch->sources, patch->n_sources, sizeof(int32_t),
+								   node_order);
 	if (base->weighted)
 	{
 		patch->source_flags = (uint8_t *) pr_alloc_array(alloc, (size_t) n_new / 8 + 1, 1);
