@@ -17,7 +17,9 @@
  * are all among the writers the reader's snapshot sees (graph_cache_acquire_base).  Its content
  * is the base rows plus those writers' changes; the reader's is that plus the changes of the
  * writers it sees beyond them, whose change rows it reads through its own snapshot (so never a
- * row of an aborted, running or later transaction) and applies with pr_graph_apply_changes.  Why
+ * row of an aborted, running or later transaction) and applies with pr_graph_patch_plan and
+ * pr_graph_patch_write, the patched graph written straight into the shared segment the cache then
+ * takes as it is (graph_cache_publish_patched).  Why
  * the change rows of those writers are complete: the capture triggers are in place, unaltered and
  * enabled ALWAYS now (checked under the reader's lock on the table), and they can only have come
  * to that state by an ALTER TABLE ... ENABLE ALWAYS TRIGGER (of powerrank_cache_live or a

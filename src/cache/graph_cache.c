@@ -9,15 +9,17 @@
  * it outlives the backend that built it.
  *
  * Life of an entry:
- *   publish   a backend that built a graph privately copies it into a new segment, then, under the
- *             lock, evicts least recently used idle entries until the new one fits under
- *             powerrank.cache_size, pins the segment and fills a free slot (state READY).  Nothing
- *             in between can raise an ERROR, so no segment stays pinned without an entry; an ERROR
- *             before the pin lets the resource owner destroy the unpinned segment.
+ *   publish   a backend that built a graph privately copies it into a new segment (a patched
+ *             graph and the GPU service's build are written into their segment directly), then,
+ *             under the lock, evicts least recently used idle entries until the new one fits under
+ *             powerrank.cache_size, pins the segment and fills a free slot (state READY; a patch's
+ *             publisher keeps a reader's reference through its own mapping).  Nothing in between
+ *             can raise an ERROR, so no segment stays pinned without an entry; an ERROR before the
+ *             pin lets the resource owner destroy the unpinned segment.
  *   acquire   a reader finds the READY entry with its key, raises its refcount, attaches the
- *             segment and registers an on_dsm_detach callback that lowers the refcount again.  The
- *             segment is detached at the end of the run or by the resource owner on ERROR/cancel,
- *             so the refcount can never leak.
+ *             segment (read-only) and registers an on_dsm_detach callback that lowers the refcount
+ *             again.  The segment is detached at the end of the run or by the resource owner on
+ *             ERROR/cancel, so the refcount can never leak.
  *   evict     (LRU, powerrank_cache_drop, DROP TABLE) an idle entry is freed and its segment
  *             unpinned at once; an entry in use becomes RETIRED: no new reader finds it, and the
  *             last reader to leave frees it and unpins the segment.
