@@ -36,9 +36,6 @@
  */
 #include "cache/graph_cache.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
@@ -462,22 +459,6 @@ read_changes(Oid schema, Oid relid, const GraphCacheWriters *writers, TupleDesc 
 }
 
 /*
- * Maps every page of a new segment writable before the patch writes it (one call instead of a
- * fault per page, where MADV_POPULATE_WRITE exists); a failure only costs the faults.
- */
-static void
-prefault_for_writing(dsm_segment *segment)
-{
-#ifdef MADV_POPULATE_WRITE
-	Size		page = (Size) sysconf(_SC_PAGESIZE);
-
-	if (((uintptr_t) dsm_segment_address(segment) & (page - 1)) == 0)
-		(void) madvise(dsm_segment_address(segment), dsm_segment_map_length(segment),
-					   MADV_POPULATE_WRITE);
-#endif
-}
-
-/*
  * The graph of the content key names, made from a cached graph of an earlier content of the table
  * and the rows changed since (see the file comment), written straight into a new shared-memory
  * segment in the flat form the cache keeps (patched->segment, not pinned: it goes with this
@@ -552,7 +533,7 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 			powerrank_report_core_error("graph patch", &err);
 		return false;
 	}
-	prefault_for_writing(patched->segment);
+	graph_cache_prefault(patched->segment);
 	pr_graph_flat_place(&shape, dsm_segment_address(patched->segment));
 	pr_graph_patch_write(plan, &shape);
 	/* the header again, with the dangling count the write found (no array moves) */

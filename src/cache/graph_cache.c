@@ -246,19 +246,42 @@ map_segment(const char *base, Size size, PrGraph *graph)
 	return pr_graph_view_flat_header(base, size, graph, &err) == PR_OK;
 }
 
+/* True when this process maps segment at a page boundary (mprotect and madvise need one). */
+static bool
+mapped_at_page(dsm_segment *segment)
+{
+	Size		page = (Size) sysconf(_SC_PAGESIZE);
+
+	return ((uintptr_t) dsm_segment_address(segment) & (page - 1)) == 0;
+}
+
 /*
- * Makes this process's mapping of a cached graph's segment read-only: the graph is never written
- * once published, and the kernel maps a read-only shared mapping in larger steps on the first
- * reads (fault-around), where a writable one takes a fault per page.  A failure only costs that.
+ * Makes this process's mapping of one of the cache's segments (a graph, a kept vector)
+ * read-only: the cache never writes one once published, and the kernel maps a read-only shared
+ * mapping in larger steps on the first reads (fault-around), where a writable one takes a fault
+ * per page.  A failure only costs that.
  */
 static void
 map_read_only(dsm_segment *segment)
 {
-	Size		page = (Size) sysconf(_SC_PAGESIZE);
-	Size		length = dsm_segment_map_length(segment);
+	if (mapped_at_page(segment))
+		(void) mprotect(dsm_segment_address(segment), dsm_segment_map_length(segment),
+						PROT_READ);
+}
 
-	if (((uintptr_t) dsm_segment_address(segment) & (page - 1)) == 0)
-		(void) mprotect(dsm_segment_address(segment), length, PROT_READ);
+/*
+ * Maps every page of a segment this backend just created writable before it writes the segment
+ * whole (one call instead of a fault per page, where MADV_POPULATE_WRITE exists); a failure only
+ * costs the faults.
+ */
+void
+graph_cache_prefault(dsm_segment *segment)
+{
+#ifdef MADV_POPULATE_WRITE
+	if (mapped_at_page(segment))
+		(void) madvise(dsm_segment_address(segment), dsm_segment_map_length(segment),
+					   MADV_POPULATE_WRITE);
+#endif
 }
 
 /*
@@ -882,9 +905,11 @@ carry_one(dsm_segment *source, const GraphCacheScoresKey *scores_key, const PrGr
 
 	if (dsm_segment_map_length(source) < (Size) previous->n_nodes * sizeof(double))
 		return;
+	map_read_only(source);
 	target = dsm_create((Size) graph->n_nodes * sizeof(double), DSM_CREATE_NULL_IF_MAXSEGMENTS);
 	if (target == NULL)
 		return;
+	graph_cache_prefault(target);
 	if (!pr_graph_carry_scores(previous, (const double *) dsm_segment_address(source), map, graph,
 							   (double *) dsm_segment_address(target)))
 	{

@@ -173,6 +173,7 @@ void		graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 
 bool		graph_cache_publish_segment(const GraphCacheKey *key, dsm_segment *segment,
 										Size flat_bytes, const PrGraph *graph, int64 skipped_rows,
 										const GraphCacheWriters *writers);
+void		graph_cache_prefault(dsm_segment *segment);
 bool		graph_cache_publish_patched(const GraphCacheKey *key, dsm_segment *segment,
 										const PrGraph *graph, int64 skipped_rows,
 										GraphCacheCarry *carry, const GraphCacheWriters *writers,
