@@ -239,15 +239,6 @@ void		pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out);
 void		pr_graph_patch_free(PrGraphPatch *patch);
 
 /*
- * Plan and write in one (arrays from alloc, no out-edge arrays; the base's weights scanned): out
- * equals pr_graph_build's of the patched rows.  PR_ERR_INVALID as pr_graph_patch_plan; on failure
- * nothing stays allocated.
- */
-PrStatus	pr_graph_apply_changes(const PrGraph *base, const PrEdgeChange *changes,
-								   size_t n_changes, bool undirected, const PrAllocator *alloc,
-								   PrGraph *out, PrError *err);
-
-/*
  * Flat form: the whole graph in one contiguous, position-independent buffer (a header, then every
  * array at an 8-byte-aligned offset).  Used for the rankgraph SQL type and shared memory.
  */

@@ -402,16 +402,11 @@ new_id(const PrGraphPatch *patch, const int32_t *gone, int64_t n_gone, int64_t i
 void
 pr_graph_patch_free(PrGraphPatch *patch)
 {
-	const PrAllocator *alloc = patch->alloc;
+	void	   *scratch[] = {patch->net, patch->net_src, patch->fresh, patch->map, patch->sources,
+	patch->source_flags};
 
-	if (alloc == NULL)
-		return;
-	pr_free(alloc, patch->net);
-	pr_free(alloc, patch->net_src);
-	pr_free(alloc, patch->fresh);
-	pr_free(alloc, patch->map);
-	pr_free(alloc, patch->sources);
-	pr_free(alloc, patch->source_flags);
+	for (size_t i = 0; patch->alloc != NULL && i < sizeof(scratch) / sizeof(scratch[0]); i++)
+		pr_free(patch->alloc, scratch[i]);
 	memset(patch, 0, sizeof(PrGraphPatch));
 }
 
@@ -751,39 +746,4 @@ pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out)
 	e_out += run_end - run_b;
 	out->in_ptr[v] = e_out;
 	write_strengths(patch, out);
-}
-
-PrStatus
-pr_graph_apply_changes(const PrGraph *base, const PrEdgeChange *changes, size_t n_changes,
-					   bool undirected, const PrAllocator *alloc, PrGraph *out, PrError *err)
-{
-	PrGraphPatch patch;
-	PrStatus	status;
-	size_t		n,
-				m;
-
-	memset(out, 0, sizeof(PrGraph));
-	status = pr_graph_patch_plan(base, NULL, changes, n_changes, undirected, alloc, &patch, err);
-	if (status != PR_OK)
-		return status;
-	n = (size_t) patch.shape.n_nodes;
-	m = (size_t) patch.shape.n_edges;
-	out->node_ids = (int64_t *) pr_alloc_array(alloc, n, sizeof(int64_t));
-	out->in_ptr = (int64_t *) pr_alloc_array(alloc, n + 1, sizeof(int64_t));
-	out->in_src = (int32_t *) pr_alloc_array(alloc, m, sizeof(int32_t));
-	out->in_weight = base->weighted ? (double *) pr_alloc_array(alloc, m, sizeof(double)) : NULL;
-	out->out_strength = (double *) pr_alloc_array(alloc, n, sizeof(double));
-	out->dangling = (int32_t *) pr_alloc_array(alloc, n, sizeof(int32_t));
-	if (out->node_ids == NULL || out->in_ptr == NULL || out->in_src == NULL ||
-		(base->weighted && out->in_weight == NULL) || out->out_strength == NULL ||
-		out->dangling == NULL)
-	{
-		pr_graph_free(out, alloc);
-		pr_graph_patch_free(&patch);
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a graph of %lld edges",
-							(long long) m);
-	}
-	pr_graph_patch_write(&patch, out);
-	pr_graph_patch_free(&patch);
-	return PR_OK;
 }
