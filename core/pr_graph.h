@@ -146,7 +146,8 @@ int64_t		pr_graph_changed_edges(const PrGraph *older, const PrGraph *newer, cons
 
 /*
  * start (n of to) = from's scores on the nodes both have, 1/n of to on the nodes only to has,
- * scaled to sum 1; map = pr_graph_node_map(from, to).  False when a score is outside [0, 1] or
+ * scaled to sum 1; map = pr_graph_node_map(from, to), or NULL when to numbers from's nodes the same
+ * (a patch that moved no id).  False when a score is outside [0, 1] or
  * the vector sums to 0.
  */
 bool		pr_graph_carry_scores(const PrGraph *from, const double *scores, const int32_t *map,
@@ -167,15 +168,75 @@ typedef struct PrEdgeChange
 } PrEdgeChange;
 
 /*
- * Makes out (in-edges, out-strengths and dangling list; no out-edge arrays) from base and the
- * changed rows (taken in both directions when undirected, a self-loop once): equal to what
- * pr_graph_build would give for the patched rows.  PR_ERR_INVALID when the patch cannot be proved
- * equal to a build (a deleted edge the base lacks, weights the build scales or would scale, no edge
- * left): the caller builds from the rows instead.  On failure nothing stays allocated.
+ * Bounds on a weighted graph's weights: largest >= every weight, 0 < smallest_positive <= every
+ * positive weight (0: no positive weight).  Exact for a graph just scanned
+ * (pr_graph_weight_range); a patch carries bounds forward without a scan (a deleted weight may have
+ * been the extreme one), which only makes its scaling check stricter.
  */
-PrStatus	pr_graph_apply_changes(const PrGraph *base, const PrEdgeChange *changes,
-								   size_t n_changes, bool undirected, const PrAllocator *alloc,
-								   PrGraph *out, PrError *err);
+typedef struct PrWeightRange
+{
+	double		largest;
+	double		smallest_positive;
+} PrWeightRange;
+
+/* The exact weight range of a weighted graph's in-edges (largest 1 and smallest 1 unweighted). */
+void		pr_graph_weight_range(const PrGraph *g, PrWeightRange *range);
+
+/*
+ * A patch planned by pr_graph_patch_plan: the patched graph's shape, how much changed, and what
+ * pr_graph_patch_write needs (the fields after range are its own).
+ */
+typedef struct PrGraphPatch
+{
+	/*
+	 * The patched graph's counts and flags (no arrays; no out-edges): n_dangling is an upper bound
+	 * (n_nodes) until pr_graph_patch_write sets the count, so that a flat graph placed for this
+	 * shape has room for the dangling list (the flat form's last array).
+	 */
+	PrGraph		shape;
+	int64_t		changed_edges;	/* stored edges in one graph and not in the other (multisets of
+								 * source, destination, weight), exactly, without the pass over
+								 * both graphs of pr_graph_changed_edges (whose merge may count
+								 * parallel edges of other weights twice) */
+	PrWeightRange range;		/* bounds on the patched graph's weights (weighted only) */
+
+	const PrGraph *base;
+	const PrAllocator *alloc;
+	PrEdgeChange *net;		/* the changes, netted and sorted by (dst, src, weight) */
+	size_t		n_net;
+	int32_t    *net_src;		/* [n_net] new internal id of each change's source */
+	int64_t    *fresh;			/* ids new to the graph, ascending */
+	int64_t		n_fresh;
+	int32_t    *map;			/* base node -> new node (-1: gone), or NULL: the same ids */
+	int32_t    *sources;		/* new ids of the changes' sources that stay, ascending, distinct */
+	int64_t		n_sources;
+	uint8_t    *source_flags;	/* weighted: n_nodes bits of scratch for the write */
+} PrGraphPatch;
+
+/*
+ * Plans the graph pr_graph_build would give for the base's rows plus inserted and minus deleted
+ * ones (changes taken in both directions when undirected, a self-loop once): checks that the
+ * patch can be proved equal to a build and fills patch (its scratch from alloc; free it with
+ * pr_graph_patch_free).  base_range bounds the base's weights (NULL: scanned).  PR_ERR_INVALID,
+ * nothing allocated, when it cannot be proved equal: a deleted edge the base lacks, weights the
+ * build scales or would scale (see scale_weights in pr_graph.c: a largest weight times the edges
+ * near 2^(PR_STRENGTH_LIMIT_EXP - 1) or a positive weight near the subnormal range), no edge left.
+ */
+PrStatus	pr_graph_patch_plan(const PrGraph *base, const PrWeightRange *base_range,
+								const PrEdgeChange *changes, size_t n_changes,
+								bool undirected, const PrAllocator *alloc, PrGraphPatch *patch,
+								PrError *err);
+
+/*
+ * Writes the planned graph into out, whose arrays the caller placed for patch->shape (node_ids,
+ * in_ptr, in_src, in_weight when weighted, out_strength, and room for shape.n_dangling dangling
+ * nodes; pr_graph_flat_place does that in a flat buffer); sets out's counts, n_dangling included.
+ * The arrays equal pr_graph_build's of the patched rows bit for bit.  Reads the base; cannot fail.
+ */
+void		pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out);
+
+/* Frees a plan's scratch. */
+void		pr_graph_patch_free(PrGraphPatch *patch);
 
 /*
  * Flat form: the whole graph in one contiguous, position-independent buffer (a header, then every

@@ -166,7 +166,7 @@ pr_graph_changed_edges(const PrGraph *older, const PrGraph *newer, const int32_t
 /*
  * Lays the scores of from's nodes out over to's nodes into start (n of to): a node of both takes
  * its score, a node only in to takes 1/n of to; then start is scaled to sum 1.  map is
- * pr_graph_node_map(from, to).  False (start unspecified) when a score is outside [0, 1] (scores
+ * pr_graph_node_map(from, to), or NULL when to numbers from's nodes the same (its own after them).  False (start unspecified) when a score is outside [0, 1] (scores
  * of the PageRank family sum to 1) or the vector sums to 0.
  */
 bool
@@ -176,7 +176,7 @@ pr_graph_carry_scores(const PrGraph *from, const double *scores, const int32_t *
 	double		uniform = 1.0 / (double) to->n_nodes;
 	double		sum = 0.0;
 
-	if (to->n_nodes <= 0)
+	if (to->n_nodes <= 0 || (map == NULL && from->n_nodes > to->n_nodes))
 		return false;
 	for (int64_t v = 0; v < to->n_nodes; v++)
 		start[v] = uniform;
@@ -184,7 +184,9 @@ pr_graph_carry_scores(const PrGraph *from, const double *scores, const int32_t *
 	{
 		if (!(scores[u] >= 0.0 && scores[u] <= 1.0))
 			return false;
-		if (map[u] >= 0)
+		if (map == NULL)
+			start[u] = scores[u];
+		else if (map[u] >= 0)
 			start[map[u]] = scores[u];
 	}
 	for (int64_t v = 0; v < to->n_nodes; v++)

@@ -7,10 +7,21 @@
  * sorted by (destination, source, weight) and netted; an undirected graph takes each row in both
  * directions (a self-loop once), as the build does.  The new node set is the base's, less the
  * nodes left without an edge, plus the new endpoints of inserted rows; both are in ascending id
- * order, so mapping an old internal id to a new one keeps every in-row sorted.  Each in-row is the
- * base's row (sources mapped) merged with its changes in (source, weight) order, which is the
- * build's order (sources ascending, parallel edges by weight).  Out-strengths are summed again
- * over the in-CSR in the build's order, so they are the same doubles a build gives.
+ * order, so mapping an old internal id to a new one keeps every in-row sorted.
+ *
+ * The plan (pr_graph_patch_plan) does everything that may fail or refuse, in time and scratch of
+ * the order of the changes (plus a node map when a node goes, or comes below the largest id): it
+ * checks every deletion against its row of the base (binary searches), finds the nodes that go
+ * (endpoints of deletions left without an edge) and the ones that come, and gives the patched
+ * graph's shape, so that a caller can place its arrays where they will stay (a shared-memory
+ * segment) before pr_graph_patch_write fills them.  The write copies the rows without a change in
+ * runs (one memcpy when no node id moves), merges each changed row with its changes in (source,
+ * weight) order — the build's order (sources ascending, parallel edges by weight) — and takes the
+ * out-strengths of the base for every source whose out-edges did not change: the build adds a
+ * source's weights in (destination, weight) order, which the patch keeps, so the sum is the same
+ * double.  Only the sources of changed rows are summed again (unweighted: the count, exactly;
+ * weighted: one pass over the new in-edges adding the flagged sources' weights in the build's
+ * order).
  *
  * The patch refuses (PR_ERR_INVALID, nothing allocated) what it cannot prove equal to a build:
  * a deletion of an edge the base lacks, an invalid weight, a weighted base the build may have
@@ -49,9 +60,19 @@ id_order(const void *a, const void *b)
 	return x < y ? -1 : (x > y ? 1 : 0);
 }
 
-/* Index of id in the ascending ids[n], or -1. */
+/* Orders int32 internal ids. */
+static int
+node_order(const void *a, const void *b)
+{
+	int32_t		x = *(const int32_t *) a;
+	int32_t		y = *(const int32_t *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* Index of node in the ascending nodes[n], or -1. */
 static int64_t
-find_id(const int64_t *ids, int64_t n, int64_t id)
+find_node(const int32_t *nodes, int64_t n, int32_t node)
 {
 	int64_t		lo = 0,
 				hi = n;
@@ -60,12 +81,31 @@ find_id(const int64_t *ids, int64_t n, int64_t id)
 	{
 		int64_t		mid = lo + (hi - lo) / 2;
 
-		if (ids[mid] < id)
+		if (nodes[mid] < node)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return (lo < n && ids[lo] == id) ? lo : -1;
+	return (lo < n && nodes[lo] == node) ? lo : -1;
+}
+
+/* Sorts items[n] (of size bytes each) by order and drops repeats; returns the count left. */
+static int64_t
+sort_unique(void *items, int64_t n, size_t size, int (*order) (const void *, const void *))
+{
+	char	   *base = (char *) items;
+	int64_t		unique = 0;
+
+	if (n > 1)
+		qsort(items, (size_t) n, size, order);
+	for (int64_t i = 0; i < n; i++)
+		if (unique == 0 || order(base + (unique - 1) * size, base + i * size) != 0)
+		{
+			if (unique != i)
+				memcpy(base + unique * size, base + i * size, size);
+			unique++;
+		}
+	return unique;
 }
 
 /* Weight of in-edge e of g (1 when unweighted). */
@@ -73,6 +113,32 @@ static inline double
 edge_weight(const PrGraph *g, int64_t e)
 {
 	return g->in_weight != NULL ? g->in_weight[e] : 1.0;
+}
+
+/* The exact weight range of a weighted graph's in-edges (largest 1 and smallest 1 unweighted). */
+void
+pr_graph_weight_range(const PrGraph *g, PrWeightRange *range)
+{
+	double		largest = 0.0,
+				smallest = 0.0;
+
+	if (!g->weighted)
+	{
+		range->largest = 1.0;
+		range->smallest_positive = 1.0;
+		return;
+	}
+	for (int64_t e = 0; e < g->n_edges; e++)
+	{
+		double		w = g->in_weight[e];
+
+		if (w > largest)
+			largest = w;
+		if (w > 0.0 && (smallest == 0.0 || w < smallest))
+			smallest = w;
+	}
+	range->largest = largest;
+	range->smallest_positive = smallest;
 }
 
 /*
@@ -116,344 +182,568 @@ net_changes(const PrEdgeChange *changes, size_t n, bool undirected, const PrAllo
 }
 
 /*
- * True when a weighted base holds the weights of its rows unscaled and the patched graph needs no
- * scaling either: base and new weights finite, >= 0, none positive below 2^-1021 (a scaled-up
- * base's smallest lies below it), and the largest weight times the stored edges below 2^1018 for
- * the base (a scaled-down base's is above) and 2^(PR_STRENGTH_LIMIT_EXP - 1) for the result.
+ * Edges of base's in-row dst with source src (internal ids) and weight w: two binary searches of
+ * the row, which is sorted by (source, weight).
+ */
+static int64_t
+count_row_edges(const PrGraph *base, int64_t dst, int64_t src, double w)
+{
+	int64_t		lo = base->in_ptr[dst],
+				hi = base->in_ptr[dst + 1],
+				first;
+
+	/* first edge not before (src, w) */
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (base->in_src[mid] < src || (base->in_src[mid] == src && edge_weight(base, mid) < w))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	first = lo;
+	hi = base->in_ptr[dst + 1];
+	/* first edge after (src, w) */
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (base->in_src[mid] < src || (base->in_src[mid] == src && edge_weight(base, mid) <= w))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo - first;
+}
+
+/*
+ * True when weights within range, over a graph of edges stored edges, are the rows' weights
+ * unscaled: none positive below 2^-1021 (a scaled-up graph's smallest lies below it) and the
+ * largest times the edges below 2^1018 (a scaled-down graph's is above).
  */
 static bool
-weights_unscaled(const PrGraph *base, const PrEdgeChange *changes, size_t n, int64_t new_edges)
+range_unscaled(const PrWeightRange *range, int64_t edges)
 {
+	return !(range->smallest_positive > 0.0 && range->smallest_positive < ldexp(1.0, -1021)) &&
+		range->largest * (double) edges < ldexp(1.0, PR_STRENGTH_LIMIT_EXP - 2);
+}
+
+/*
+ * The patched graph's weight range from the base's and the inserted weights into patch->range;
+ * false when a weight is invalid or the build would scale the base's or the patched graph's.
+ */
+static bool
+plan_weights(PrGraphPatch *patch, const PrWeightRange *base_range)
+{
+	const PrGraph *base = patch->base;
 	double		low = ldexp(1.0, -1021);
-	double		base_max = 0.0,
-				new_max;
+	PrWeightRange range;
 
-	for (int64_t e = 0; e < base->n_edges; e++)
-	{
-		double		w = base->in_weight[e];
-
-		if (w > base_max)
-			base_max = w;
-		if (w > 0.0 && w < low)
-			return false;
-	}
-	if (base_max * (double) base->n_edges >= ldexp(1.0, PR_STRENGTH_LIMIT_EXP - 2))
+	if (base_range != NULL)
+		range = *base_range;
+	else
+		pr_graph_weight_range(base, &range);
+	if (!range_unscaled(&range, base->n_edges))
 		return false;
-	new_max = base_max;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < patch->n_net; i++)
 	{
-		double		w = changes[i].weight;
+		double		w = patch->net[i].weight;
 
-		if (changes[i].count <= 0)
+		if (patch->net[i].count <= 0)
 			continue;
 		if (!(w >= 0.0 && w <= DBL_MAX) || (w > 0.0 && w < low))
 			return false;
-		if (w > new_max)
-			new_max = w;
+		if (w > range.largest)
+			range.largest = w;
+		if (w > 0.0 && (range.smallest_positive == 0.0 || w < range.smallest_positive))
+			range.smallest_positive = w;
 	}
-	return new_max * (double) new_edges < ldexp(1.0, PR_STRENGTH_LIMIT_EXP - 1);
+	patch->range = range;
+	return range.largest * (double) patch->shape.n_edges <
+		ldexp(1.0, PR_STRENGTH_LIMIT_EXP - 1);
 }
 
-/* Frees what pr_graph_apply_changes allocated for out and its scratch. */
-static void
-free_all(PrGraph *out, void **scratch, int n_scratch, const PrAllocator *alloc)
+/*
+ * Out-degree of each of the base's candidates[n] (ascending internal ids) into degree[n]: the
+ * out-strength of an unweighted graph, else one pass over the in-edges (none for no candidate);
+ * false when its scratch cannot be allocated.
+ */
+static bool
+candidate_out_degrees(const PrGraph *base, const int32_t *candidates, int64_t n, int64_t *degree,
+					  const PrAllocator *alloc)
 {
-	pr_graph_free(out, alloc);
-	for (int i = 0; i < n_scratch; i++)
-		pr_free(alloc, scratch[i]);
+	uint8_t    *flags;
+
+	if (!base->weighted || n == 0)
+	{
+		for (int64_t k = 0; k < n; k++)
+			degree[k] = (int64_t) base->out_strength[candidates[k]];
+		return true;
+	}
+	flags = (uint8_t *) pr_alloc_array(alloc, (size_t) base->n_nodes / 8 + 1, 1);
+	if (flags == NULL)
+		return false;
+	memset(flags, 0, (size_t) base->n_nodes / 8 + 1);
+	for (int64_t k = 0; k < n; k++)
+	{
+		degree[k] = 0;
+		flags[candidates[k] >> 3] |= (uint8_t) (1u << (candidates[k] & 7));
+	}
+	for (int64_t e = 0; e < base->n_edges; e++)
+	{
+		int32_t		u = base->in_src[e];
+
+		if (flags[u >> 3] & (1u << (u & 7)))
+			degree[find_node(candidates, n, u)]++;
+	}
+	pr_free(alloc, flags);
+	return true;
+}
+
+/*
+ * The base nodes that go — endpoints of deletions left without an in-edge or out-edge — into
+ * *gone (ascending, from alloc; *n_gone of them); net_old_src / net_old_dst are the changes'
+ * endpoints in the base (-1: new).  Only the candidates left without an in-edge have their
+ * out-edges counted.  False when scratch cannot be allocated.
+ */
+static bool
+plan_gone(const PrGraphPatch *patch, const int32_t *net_old_src, const int32_t *net_old_dst,
+		  int32_t **gone, int64_t *n_gone)
+{
+	const PrGraph *base = patch->base;
+	const PrAllocator *alloc = patch->alloc;
+	size_t		room = patch->n_net * 2 + 1;
+	int32_t    *candidates = (int32_t *) pr_alloc_array(alloc, room, sizeof(int32_t));
+	int64_t    *in_after = (int64_t *) pr_alloc_array(alloc, room, sizeof(int64_t));
+	int64_t    *out_after = (int64_t *) pr_alloc_array(alloc, room, sizeof(int64_t));
+	int64_t    *out_degree = (int64_t *) pr_alloc_array(alloc, room, sizeof(int64_t));
+	int64_t		n = 0,
+				k = 0;
+	bool		ok = candidates != NULL && in_after != NULL && out_after != NULL &&
+		out_degree != NULL;
+
+	for (size_t i = 0; ok && i < patch->n_net; i++)
+		if (patch->net[i].count < 0)
+		{
+			candidates[n++] = net_old_src[i];
+			candidates[n++] = net_old_dst[i];
+		}
+	if (ok)
+		n = sort_unique(candidates, n, sizeof(int32_t), node_order);
+	for (int64_t c = 0; ok && c < n; c++)
+	{
+		in_after[c] = base->in_ptr[candidates[c] + 1] - base->in_ptr[candidates[c]];
+		out_after[c] = 0;
+	}
+	for (size_t i = 0; ok && i < patch->n_net; i++)
+	{
+		int64_t		s = net_old_src[i] >= 0 ? find_node(candidates, n, net_old_src[i]) : -1;
+		int64_t		d = net_old_dst[i] >= 0 ? find_node(candidates, n, net_old_dst[i]) : -1;
+
+		if (s >= 0)
+			out_after[s] += patch->net[i].count;
+		if (d >= 0)
+			in_after[d] += patch->net[i].count;
+	}
+	/* the candidates left without an in-edge, then their out-degrees */
+	for (int64_t c = 0; ok && c < n; c++)
+		if (in_after[c] == 0)
+		{
+			candidates[k] = candidates[c];
+			out_after[k] = out_after[c];
+			k++;
+		}
+	ok = ok && candidate_out_degrees(base, candidates, k, out_degree, alloc);
+	n = k;
+	k = 0;
+	for (int64_t c = 0; ok && c < n; c++)
+		if (out_degree[c] + out_after[c] == 0)
+			candidates[k++] = candidates[c];
+	pr_free(alloc, in_after);
+	pr_free(alloc, out_after);
+	pr_free(alloc, out_degree);
+	if (!ok)
+	{
+		pr_free(alloc, candidates);
+		return false;
+	}
+	*gone = candidates;
+	*n_gone = k;
+	return true;
+}
+
+/*
+ * New internal id of the external id of a node the patched graph has: its rank among the base's
+ * ids that stay and the fresh ones (gone: ascending base nodes that go).
+ */
+static int32_t
+new_id(const PrGraphPatch *patch, const int32_t *gone, int64_t n_gone, int64_t id)
+{
+	const PrGraph *base = patch->base;
+	int64_t		below = pr_lower_bound(base->node_ids, 0, base->n_nodes, id);
+	int64_t		lo = 0,
+				hi = n_gone;
+
+	/* gone nodes below id */
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (base->node_ids[gone[mid]] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (int32_t) (below - lo + pr_lower_bound(patch->fresh, 0, patch->n_fresh, id));
+}
+
+/* Frees a plan's scratch. */
+void
+pr_graph_patch_free(PrGraphPatch *patch)
+{
+	void	   *scratch[] = {patch->net, patch->net_src, patch->fresh, patch->map, patch->sources,
+	patch->source_flags};
+
+	for (size_t i = 0; patch->alloc != NULL && i < sizeof(scratch) / sizeof(scratch[0]); i++)
+		pr_free(patch->alloc, scratch[i]);
+	memset(patch, 0, sizeof(PrGraphPatch));
+}
+
+/* Fails a plan with status (set in err by the caller): frees its scratch and the extra arrays. */
+static PrStatus
+plan_fail(PrGraphPatch *patch, void *extra1, void *extra2, void *extra3, PrStatus status)
+{
+	const PrAllocator *alloc = patch->alloc;
+
+	pr_free(alloc, extra1);
+	pr_free(alloc, extra2);
+	pr_free(alloc, extra3);
+	pr_graph_patch_free(patch);
+	return status;
 }
 
 PrStatus
-pr_graph_apply_changes(const PrGraph *base, const PrEdgeChange *changes, size_t n_changes,
-					   bool undirected, const PrAllocator *alloc, PrGraph *out, PrError *err)
+pr_graph_patch_plan(const PrGraph *base, const PrWeightRange *base_range,
+					const PrEdgeChange *changes, size_t n_changes, bool undirected,
+					const PrAllocator *alloc, PrGraphPatch *patch, PrError *err)
 {
-	size_t		n_net = 0;
-	PrEdgeChange *net;
-	int64_t    *degree = NULL;	/* base nodes: in + out degree after the changes */
-	int64_t    *fresh = NULL;	/* ids new to the graph, ascending */
-	int64_t		n_fresh = 0;
-	int32_t    *map = NULL;		/* base node -> new node, or -1 */
-	int64_t    *in_delta = NULL;	/* base nodes: net change of the in-degree */
-	int64_t		n_new = 0,
-				m_new = 0,
-				capacity;
-	bool		identity;
-	void	   *scratch[4];
-	int			n_scratch = 0;
+	int32_t    *old_src = NULL,
+			   *old_dst = NULL,
+			   *gone = NULL;
+	int64_t		n_gone = 0,
+				n_new,
+				m_new;
+	size_t		n_net;
 
-	memset(out, 0, sizeof(PrGraph));
+	memset(patch, 0, sizeof(PrGraphPatch));
+	patch->base = base;
+	patch->alloc = alloc;
 	if (base->has_out_edges && base->out_ptr == NULL)
 		return pr_error_set(err, PR_ERR_INVALID, "base graph without its out-edge arrays");
-	net = net_changes(changes, n_changes, undirected, alloc, &n_net);
-	if (net == NULL)
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows", n_changes);
-	scratch[n_scratch++] = net;
-	degree = (int64_t *) pr_alloc_array(alloc, (size_t) base->n_nodes + 1, sizeof(int64_t));
-	in_delta = (int64_t *) pr_alloc_array(alloc, (size_t) base->n_nodes + 1, sizeof(int64_t));
-	fresh = (int64_t *) pr_alloc_array(alloc, n_net * 2 + 1, sizeof(int64_t));
-	scratch[n_scratch++] = degree;
-	scratch[n_scratch++] = in_delta;
-	scratch[n_scratch++] = fresh;
-	if (degree == NULL || in_delta == NULL || fresh == NULL)
-	{
-		free_all(out, scratch, n_scratch, alloc);
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a graph of %lld nodes",
-							(long long) base->n_nodes);
-	}
+	patch->net = net_changes(changes, n_changes, undirected, alloc, &patch->n_net);
+	n_net = patch->n_net;
+	old_src = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
+	old_dst = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
+	patch->net_src = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
+	patch->fresh = (int64_t *) pr_alloc_array(alloc, n_net * 2 + 1, sizeof(int64_t));
+	patch->sources = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
+	if (patch->net == NULL || old_src == NULL || old_dst == NULL || patch->net_src == NULL ||
+		patch->fresh == NULL || patch->sources == NULL)
+		return plan_fail(patch, old_src, old_dst, NULL,
+						 pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows",
+									  n_changes));
 
-	/* degrees of the base nodes (in + out), then the changes' */
-	memset(in_delta, 0, (size_t) base->n_nodes * sizeof(int64_t));
-	for (int64_t v = 0; v < base->n_nodes; v++)
-		degree[v] = base->in_ptr[v + 1] - base->in_ptr[v];
-	for (int64_t e = 0; e < base->n_edges; e++)
-		degree[base->in_src[e]]++;
+	/* the changes' endpoints in the base; every deletion's edges there */
 	m_new = base->n_edges;
-	capacity = base->n_edges + 1;
 	for (size_t i = 0; i < n_net; i++)
 	{
-		int64_t		s = find_id(base->node_ids, base->n_nodes, net[i].src);
-		int64_t		d = find_id(base->node_ids, base->n_nodes, net[i].dst);
+		const PrEdgeChange *c = &patch->net[i];
 
-		m_new += net[i].count;
-		if (net[i].count > 0)
-			capacity += net[i].count;
-		if ((s < 0 || d < 0) && net[i].count < 0)
-		{
-			free_all(out, scratch, n_scratch, alloc);
-			return pr_error_set(err, PR_ERR_INVALID, "a deleted edge %lld -> %lld is not in the graph",
-								(long long) net[i].src, (long long) net[i].dst);
-		}
-		if (s >= 0)
-			degree[s] += net[i].count;
-		else
-			fresh[n_fresh++] = net[i].src;
-		if (d >= 0)
-		{
-			degree[d] += net[i].count;
-			in_delta[d] += net[i].count;
-		}
-		else
-			fresh[n_fresh++] = net[i].dst;
+		old_src[i] = (int32_t) pr_graph_find(base, c->src);
+		old_dst[i] = (int32_t) pr_graph_find(base, c->dst);
+		m_new += c->count;
+		patch->changed_edges += c->count > 0 ? c->count : -c->count;
+		if (c->count < 0 &&
+			(old_src[i] < 0 || old_dst[i] < 0 ||
+			 count_row_edges(base, old_dst[i], old_src[i], c->weight) < -c->count))
+			return plan_fail(patch, old_src, old_dst, NULL,
+							 pr_error_set(err, PR_ERR_INVALID,
+										  "a deleted edge %lld -> %lld (weight %g) is not in the graph",
+										  (long long) c->src, (long long) c->dst, c->weight));
+		if (old_src[i] < 0)
+			patch->fresh[patch->n_fresh++] = c->src;
+		if (old_dst[i] < 0)
+			patch->fresh[patch->n_fresh++] = c->dst;
 	}
-	if (base->weighted && !weights_unscaled(base, net, n_net, m_new))
-	{
-		free_all(out, scratch, n_scratch, alloc);
-		return pr_error_set(err, PR_ERR_INVALID, "weights the build would scale");
-	}
-	if (n_fresh > 1)
-		qsort(fresh, (size_t) n_fresh, sizeof(int64_t), id_order);
-	{
-		int64_t		unique = 0;
+	patch->shape.n_edges = m_new;
+	patch->shape.weighted = base->weighted;
+	if (m_new <= 0)
+		return plan_fail(patch, old_src, old_dst, NULL,
+						 pr_error_set(err, PR_ERR_INVALID, "the patched graph has %lld edges",
+									  (long long) m_new));
+	if (base->weighted && !plan_weights(patch, base_range))
+		return plan_fail(patch, old_src, old_dst, NULL,
+						 pr_error_set(err, PR_ERR_INVALID, "weights the build would scale"));
+	patch->n_fresh = sort_unique(patch->fresh, patch->n_fresh, sizeof(int64_t), id_order);
 
-		for (int64_t i = 0; i < n_fresh; i++)
-			if (unique == 0 || fresh[unique - 1] != fresh[i])
-				fresh[unique++] = fresh[i];
-		n_fresh = unique;
-	}
+	/* the nodes that go, and the new node count */
+	if (!plan_gone(patch, old_src, old_dst, &gone, &n_gone))
+		return plan_fail(patch, old_src, old_dst, NULL,
+						 pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows",
+									  n_changes));
+	n_new = base->n_nodes - n_gone + patch->n_fresh;
+	if (n_new > PR_MAX_NODES)
+		return plan_fail(patch, old_src, old_dst, gone,
+						 pr_error_set(err, PR_ERR_TOO_LARGE, "the patched graph has %lld nodes",
+									  (long long) n_new));
+	patch->shape.n_nodes = n_new;
+	patch->shape.n_dangling = n_new;
 
-	/* the new node set: base nodes with an edge left, merged with the fresh ids */
-	map = (int32_t *) pr_alloc_array(alloc, (size_t) base->n_nodes + 1, sizeof(int32_t));
-	if (map == NULL)
+	/* base node -> new node, unless no base node's id moves */
+	if (n_gone > 0 || (patch->n_fresh > 0 && base->n_nodes > 0 &&
+					   patch->fresh[0] < base->node_ids[base->n_nodes - 1]))
 	{
-		free_all(out, scratch, n_scratch, alloc);
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for the node map");
-	}
-	for (int64_t v = 0; v < base->n_nodes; v++)
-	{
-		if (degree[v] < 0 || in_delta[v] < -(base->in_ptr[v + 1] - base->in_ptr[v]))
-		{
-			pr_free(alloc, map);
-			free_all(out, scratch, n_scratch, alloc);
-			return pr_error_set(err, PR_ERR_INVALID, "more edges deleted at node %lld than it has",
-								(long long) base->node_ids[v]);
-		}
-		if (degree[v] > 0)
-			n_new++;
-	}
-	n_new += n_fresh;
-	if (n_new > PR_MAX_NODES || m_new <= 0)
-	{
-		pr_free(alloc, map);
-		free_all(out, scratch, n_scratch, alloc);
-		return pr_error_set(err, n_new > PR_MAX_NODES ? PR_ERR_TOO_LARGE : PR_ERR_INVALID,
-							"the patched graph has %lld nodes and %lld edges",
-							(long long) n_new, (long long) m_new);
-	}
-	out->n_nodes = n_new;
-	out->n_edges = m_new;
-	out->weighted = base->weighted;
-	out->node_ids = (int64_t *) pr_alloc_array(alloc, (size_t) n_new, sizeof(int64_t));
-	out->in_ptr = (int64_t *) pr_alloc_array(alloc, (size_t) n_new + 1, sizeof(int64_t));
-	/* room for every base edge and every insert: a patch that fails its checks cannot overrun */
-	out->in_src = (int32_t *) pr_alloc_array(alloc, (size_t) capacity, sizeof(int32_t));
-	out->in_weight = base->weighted ?
-		(double *) pr_alloc_array(alloc, (size_t) capacity, sizeof(double)) : NULL;
-	out->out_strength = (double *) pr_alloc_array(alloc, (size_t) n_new, sizeof(double));
-	if (out->node_ids == NULL || out->in_ptr == NULL || out->in_src == NULL ||
-		(base->weighted && out->in_weight == NULL) || out->out_strength == NULL)
-	{
-		pr_free(alloc, map);
-		free_all(out, scratch, n_scratch, alloc);
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a graph of %lld edges",
-							(long long) m_new);
-	}
-	{
-		int64_t		i = 0,
+		int64_t		g = 0,
 					j = 0,
 					k = 0;
 
-		while (i < base->n_nodes || j < n_fresh)
+		patch->map = (int32_t *) pr_alloc_array(alloc, (size_t) base->n_nodes + 1, sizeof(int32_t));
+		if (patch->map == NULL)
+			return plan_fail(patch, old_src, old_dst, gone,
+							 pr_error_set(err, PR_ERR_NOMEM,
+										  "out of memory for the node map of %lld nodes",
+										  (long long) base->n_nodes));
+		for (int64_t i = 0; i < base->n_nodes; i++)
 		{
-			if (j >= n_fresh || (i < base->n_nodes && base->node_ids[i] < fresh[j]))
+			while (j < patch->n_fresh && patch->fresh[j] < base->node_ids[i])
 			{
-				map[i] = degree[i] > 0 ? (int32_t) k : -1;
-				if (degree[i] > 0)
-					out->node_ids[k++] = base->node_ids[i];
-				i++;
+				j++;
+				k++;
+			}
+			if (g < n_gone && gone[g] == i)
+			{
+				patch->map[i] = -1;
+				g++;
 			}
 			else
-				out->node_ids[k++] = fresh[j++];
+				patch->map[i] = (int32_t) k++;
 		}
 	}
-	identity = (n_new == base->n_nodes && n_fresh == 0);
+
+	/* the changes' sources in the new graph, and the ones whose out-edges change */
+	for (size_t i = 0; i < n_net; i++)
+	{
+		patch->net_src[i] = old_src[i] >= 0 ?
+			(patch->map != NULL ? patch->map[old_src[i]] : old_src[i]) :
+			new_id(patch, gone, n_gone, patch->net[i].src);
+		/* a source that goes has deletions only: nothing to sum */
+		if (patch->net_src[i] >= 0)
+			patch->sources[patch->n_sources++] = patch->net_src[i];
+	}
+	patch->n_sources = sort_unique(patch->sources, patch->n_sources, sizeof(int32_t),
+								   node_order);
+	if (base->weighted)
+	{
+		patch->source_flags = (uint8_t *) pr_alloc_array(alloc, (size_t) n_new / 8 + 1, 1);
+		if (patch->source_flags == NULL)
+			return plan_fail(patch, old_src, old_dst, gone,
+							 pr_error_set(err, PR_ERR_NOMEM, "out of memory for %lld nodes",
+										  (long long) n_new));
+	}
+	pr_free(alloc, old_src);
+	pr_free(alloc, old_dst);
+	pr_free(alloc, gone);
+	return PR_OK;
+}
+
+/* Copies base in-edges [b, b_end) to out at e_out, sources mapped (map NULL: as they are). */
+static void
+copy_edges(const PrGraph *base, const int32_t *map, int64_t b, int64_t b_end, PrGraph *out,
+		   int64_t e_out)
+{
+	if (b_end <= b)
+		return;
+	if (map == NULL)
+		memcpy(out->in_src + e_out, base->in_src + b, (size_t) (b_end - b) * sizeof(int32_t));
+	else
+		for (int64_t e = b; e < b_end; e++)
+			out->in_src[e_out + (e - b)] = map[base->in_src[e]];
+	if (base->weighted)
+		memcpy(out->in_weight + e_out, base->in_weight + b, (size_t) (b_end - b) * sizeof(double));
+}
+
+/*
+ * Writes new in-row v (in_ptr[v] set) at *e_out: base row [b, b_end) merged with the changes
+ * [c, c_end) of its destination, in (source, weight) order, equal edges netted with them.
+ */
+static void
+write_changed_row(const PrGraphPatch *patch, int64_t b, int64_t b_end, size_t c, size_t c_end,
+				  PrGraph *out, int64_t *e_out)
+{
+	const PrGraph *base = patch->base;
+
+	for (; c < c_end; c++)
+	{
+		int64_t		s_ext = patch->net[c].src;
+		double		w = patch->net[c].weight;
+		int64_t		count = patch->net[c].count;
+		int64_t		before = b;
+
+		/* base edges ordered before (s_ext, w) */
+		while (b < b_end &&
+			   (base->node_ids[base->in_src[b]] < s_ext ||
+				(base->node_ids[base->in_src[b]] == s_ext && edge_weight(base, b) < w)))
+			b++;
+		copy_edges(base, patch->map, before, b, out, *e_out);
+		*e_out += b - before;
+		/* base edges equal to it: they and the change's copies, netted (never below 0: planned) */
+		while (b < b_end && base->node_ids[base->in_src[b]] == s_ext && edge_weight(base, b) == w)
+		{
+			count++;
+			b++;
+		}
+		for (int64_t k = 0; k < count; k++)
+		{
+			out->in_src[*e_out] = patch->net_src[c];
+			if (base->weighted)
+				out->in_weight[*e_out] = w;
+			(*e_out)++;
+		}
+	}
+	copy_edges(base, patch->map, b, b_end, out, *e_out);
+	*e_out += b_end - b;
+}
+
+/*
+ * The out-strengths of out (in-edges written): the base's for every source whose out-edges did
+ * not change, the changed sources' summed again in the build's order; then the dangling list.
+ */
+static void
+write_strengths(const PrGraphPatch *patch, PrGraph *out)
+{
+	const PrGraph *base = patch->base;
+	int64_t		n = out->n_nodes;
+	int64_t		k = 0;
+
+	if (patch->map == NULL)
+	{
+		memcpy(out->out_strength, base->out_strength, (size_t) base->n_nodes * sizeof(double));
+		memset(out->out_strength + base->n_nodes, 0,
+			   (size_t) (n - base->n_nodes) * sizeof(double));
+	}
+	else
+	{
+		memset(out->out_strength, 0, (size_t) n * sizeof(double));
+		for (int64_t u = 0; u < base->n_nodes; u++)
+			if (patch->map[u] >= 0)
+				out->out_strength[patch->map[u]] = base->out_strength[u];
+	}
+	if (!base->weighted)
+	{
+		/* out-degrees: exact in a double */
+		for (size_t c = 0; c < patch->n_net; c++)
+			if (patch->net_src[c] >= 0)
+				out->out_strength[patch->net_src[c]] += (double) patch->net[c].count;
+	}
+	else if (patch->n_sources > 0)
+	{
+		uint8_t    *flags = patch->source_flags;
+
+		memset(flags, 0, (size_t) n / 8 + 1);
+		for (int64_t i = 0; i < patch->n_sources; i++)
+		{
+			int32_t		s = patch->sources[i];
+
+			out->out_strength[s] = 0.0;
+			flags[s >> 3] |= (uint8_t) (1u << (s & 7));
+		}
+		for (int64_t e = 0; e < out->n_edges; e++)
+		{
+			int32_t		s = out->in_src[e];
+
+			if (flags[s >> 3] & (1u << (s & 7)))
+				out->out_strength[s] += out->in_weight[e];
+		}
+	}
+	for (int64_t v = 0; v < n; v++)
+		if (out->out_strength[v] == 0.0)
+			out->dangling[k++] = (int32_t) v;
+	out->n_dangling = k;
+}
+
+void
+pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out)
+{
+	const PrGraph *base = patch->base;
+	const int32_t *map = patch->map;
+	int64_t		n_base = base->n_nodes;
+	int64_t		i = 0,
+				j = 0,
+				v = 0,
+				e_out = 0;
+	int64_t		run_b = 0,
+				run_end = 0,
+				run_out = 0;	/* base edges [run_b, run_end) wait to go to run_out */
+	size_t		c = 0;
+
+	out->n_nodes = patch->shape.n_nodes;
+	out->n_edges = patch->shape.n_edges;
+	out->weighted = base->weighted;
+	out->has_out_edges = false;
 
 	/*
-	 * The in-rows, over every id of the base and the fresh ones: the base's row, mapped, merged
-	 * with its changes; a vanishing node's row must net to nothing.
+	 * Every id in ascending order, the base's and the fresh ones: a base row without a change
+	 * joins the run of rows waiting to be copied; a changed row flushes it and is merged.
 	 */
+	while (i < n_base || j < patch->n_fresh)
 	{
-		size_t		c = 0;
-		int64_t		e_out = 0;
-		int64_t		i = 0,
-					j = 0,
-					v = 0;
+		bool		from_base = j >= patch->n_fresh ||
+			(i < n_base && base->node_ids[i] < patch->fresh[j]);
+		int64_t		id = from_base ? base->node_ids[i] : patch->fresh[j];
+		int64_t		b = from_base ? base->in_ptr[i] : 0;
+		int64_t		b_end = from_base ? base->in_ptr[i + 1] : 0;
+		size_t		c_end = c;
 
-		while (i < base->n_nodes || j < n_fresh)
+		while (c_end < patch->n_net && patch->net[c_end].dst == id)
+			c_end++;
+		if (from_base && map != NULL && map[i] < 0)
 		{
-			bool		from_base = j >= n_fresh ||
-				(i < base->n_nodes && base->node_ids[i] < fresh[j]);
-			int64_t		id = from_base ? base->node_ids[i] : fresh[j];
-			bool		kept = !from_base || degree[i] > 0;
-			int64_t		b = from_base ? base->in_ptr[i] : 0;
-			int64_t		b_end = from_base ? base->in_ptr[i + 1] : 0;
-			int64_t		row_start = e_out;
-
-			if (from_base)
-				i++;
-			else
-				j++;
-			if (kept)
-				out->in_ptr[v] = e_out;
-			if (c >= n_net || net[c].dst != id)
-			{
-				if (identity)
-				{
-					memcpy(out->in_src + e_out, base->in_src + b, (size_t) (b_end - b) * sizeof(int32_t));
-					if (base->weighted)
-						memcpy(out->in_weight + e_out, base->in_weight + b,
-							   (size_t) (b_end - b) * sizeof(double));
-					e_out += b_end - b;
-				}
-				else
-					for (int64_t e = b; e < b_end; e++)
-					{
-						out->in_src[e_out] = map[base->in_src[e]];
-						if (base->weighted)
-							out->in_weight[e_out] = base->in_weight[e];
-						e_out++;
-					}
-			}
-			for (; c < n_net && net[c].dst == id; c++)
-			{
-				int64_t		s_ext = net[c].src;
-				int32_t		s_new = (int32_t) find_id(out->node_ids, n_new, net[c].src);
-				double		w = net[c].weight;
-				int64_t		count = net[c].count;
-
-				/* base edges ordered before (s_ext, w) */
-				while (b < b_end &&
-					   (base->node_ids[base->in_src[b]] < s_ext ||
-						(base->node_ids[base->in_src[b]] == s_ext && edge_weight(base, b) < w)))
-				{
-					out->in_src[e_out] = map[base->in_src[b]];
-					if (base->weighted)
-						out->in_weight[e_out] = base->in_weight[b];
-					e_out++;
-					b++;
-				}
-				/* base edges equal to it: they and the change's copies, netted */
-				while (b < b_end && base->node_ids[base->in_src[b]] == s_ext &&
-					   edge_weight(base, b) == w)
-				{
-					count++;
-					b++;
-				}
-				if (count < 0 || (count > 0 && s_new < 0))
-				{
-					pr_free(alloc, map);
-					free_all(out, scratch, n_scratch, alloc);
-					return pr_error_set(err, PR_ERR_INVALID,
-										"a deleted edge %lld -> %lld (weight %g) is not in the graph",
-										(long long) net[c].src, (long long) id, w);
-				}
-				for (int64_t k = 0; k < count; k++)
-				{
-					out->in_src[e_out] = s_new;
-					if (base->weighted)
-						out->in_weight[e_out] = w;
-					e_out++;
-				}
-				if (c + 1 == n_net || net[c + 1].dst != id)
-					for (; b < b_end; b++)
-					{
-						out->in_src[e_out] = map[base->in_src[b]];
-						if (base->weighted)
-							out->in_weight[e_out] = base->in_weight[b];
-						e_out++;
-					}
-			}
-			if (kept)
-				v++;
-			else if (e_out != row_start)
-			{
-				pr_free(alloc, map);
-				free_all(out, scratch, n_scratch, alloc);
-				return pr_error_set(err, PR_ERR_INVALID, "node %lld keeps in-edges the changes delete",
-									(long long) id);
-			}
+			/* a node that goes: its row nets to nothing */
+			i++;
+			c = c_end;
+			continue;
 		}
-		out->in_ptr[n_new] = e_out;
-		if (e_out != m_new)
+		out->node_ids[v] = id;
+		out->in_ptr[v] = e_out + (run_end - run_b);
+		if (c_end == c && from_base)
 		{
-			pr_free(alloc, map);
-			free_all(out, scratch, n_scratch, alloc);
-			return pr_error_set(err, PR_ERR_INVALID, "patched edge count %lld, expected %lld",
-								(long long) e_out, (long long) m_new);
+			if (run_end != b)
+			{
+				copy_edges(base, map, run_b, run_end, out, run_out);
+				e_out += run_end - run_b;
+				run_b = b;
+				run_out = e_out;
+			}
+			run_end = b_end;
 		}
+		else
+		{
+			copy_edges(base, map, run_b, run_end, out, run_out);
+			e_out += run_end - run_b;
+			run_b = run_end = b_end;
+			write_changed_row(patch, b, b_end, c, c_end, out, &e_out);
+			run_out = e_out;
+		}
+		if (from_base)
+			i++;
+		else
+			j++;
+		c = c_end;
+		v++;
 	}
-	pr_free(alloc, map);
-
-	/* out-strengths in the build's order (in-CSR order), then the dangling nodes */
-	memset(out->out_strength, 0, (size_t) n_new * sizeof(double));
-	for (int64_t e = 0; e < m_new; e++)
-		out->out_strength[out->in_src[e]] += out->weighted ? out->in_weight[e] : 1.0;
-	for (int64_t v = 0; v < n_new; v++)
-		if (out->out_strength[v] == 0.0)
-			out->n_dangling++;
-	out->dangling = (int32_t *) pr_alloc_array(alloc, (size_t) out->n_dangling + 1, sizeof(int32_t));
-	if (out->dangling == NULL)
-	{
-		free_all(out, scratch, n_scratch, alloc);
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for the dangling list");
-	}
-	{
-		int64_t		k = 0;
-
-		for (int64_t v = 0; v < n_new; v++)
-			if (out->out_strength[v] == 0.0)
-				out->dangling[k++] = (int32_t) v;
-	}
-	for (int i = 0; i < n_scratch; i++)
-		pr_free(alloc, scratch[i]);
-	return PR_OK;
+	copy_edges(base, map, run_b, run_end, out, run_out);
+	e_out += run_end - run_b;
+	out->in_ptr[v] = e_out;
+	write_strengths(patch, out);
 }

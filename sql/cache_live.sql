@@ -119,6 +119,26 @@ SELECT * FROM live_compare(NULL);
 SELECT * FROM live_compare(NULL, false);
 SELECT * FROM live_compare();
 
+-- Weight updates only: every row keeps its length and no node id moves.
+UPDATE lv SET w = w * 2 WHERE src BETWEEN 20 AND 40;
+SELECT * FROM live_compare();
+-- A node new to the graph below the largest id: the ids above it move.
+INSERT INTO lv VALUES (2500, 11, 1), (11, 2500, 2);
+SELECT * FROM live_compare();
+-- HITS on a patched graph (the out-edges added where it runs) and on a fresh build: the same.
+INSERT INTO lv VALUES (12, 2500, 1);
+CREATE TEMP TABLE hits_a AS SELECT * FROM hits('lv', weight_column => 'w', tolerance => 1e-12,
+	device => 'cpu');
+SELECT graph_source FROM powerrank_last_run();
+SET powerrank.cache_size = 0;
+CREATE TEMP TABLE hits_b AS SELECT * FROM hits('lv', weight_column => 'w', tolerance => 1e-12,
+	device => 'cpu');
+RESET powerrank.cache_size;
+SELECT count(*) AS nodes, bool_and(abs(a.hub - b.hub) < 1e-10 AND abs(a.authority - b.authority) < 1e-10)
+	AS same_scores
+FROM hits_a a FULL JOIN hits_b b USING (node);
+DROP TABLE hits_a, hits_b;
+
 -- powerrank_cache shows the rows patched into each entry since its last build.
 SELECT columns, directed, changes > 0 AS has_changes, delta_rows FROM powerrank_cache
 WHERE source = 'lv'::regclass ORDER BY columns, directed;

@@ -17,7 +17,9 @@
  * are all among the writers the reader's snapshot sees (graph_cache_acquire_base).  Its content
  * is the base rows plus those writers' changes; the reader's is that plus the changes of the
  * writers it sees beyond them, whose change rows it reads through its own snapshot (so never a
- * row of an aborted, running or later transaction) and applies with pr_graph_apply_changes.  Why
+ * row of an aborted, running or later transaction) and applies with pr_graph_patch_plan and
+ * pr_graph_patch_write, the patched graph written straight into the shared segment the cache then
+ * takes as it is (graph_cache_publish_patched).  Why
  * the change rows of those writers are complete: the capture triggers are in place, unaltered and
  * enabled ALWAYS now (checked under the reader's lock on the table), and they can only have come
  * to that state by an ALTER TABLE ... ENABLE ALWAYS TRIGGER (of powerrank_cache_live or a
@@ -458,31 +460,35 @@ read_changes(Oid schema, Oid relid, const GraphCacheWriters *writers, TupleDesc 
 
 /*
  * The graph of the content key names, made from a cached graph of an earlier content of the table
- * and the rows changed since (see the file comment) into graph (arrays from alloc), with the
- * skipped-row count of the content, the changed rows applied and the rows the new entry holds
- * patched in since its last build.  False (nothing allocated) when the caller must read and build.
+ * and the rows changed since (see the file comment), written straight into a new shared-memory
+ * segment in the flat form the cache keeps (patched->segment, not pinned: it goes with this
+ * mapping until graph_cache_publish_patched takes it), with what its publish needs.  False
+ * (nothing left allocated) when the caller must read and build.
  */
 bool
 graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheKey *key,
-				  const GraphCacheWriters *writers, const PrAllocator *alloc, PrGraph *graph,
-				  int64 *skipped_rows, int64 *delta_rows, int64 *entry_delta_rows)
+				  const GraphCacheWriters *writers, const PrAllocator *alloc,
+				  GraphCachePatched *patched)
 {
 	Oid			schema = cache_extension_schema();
 	EdgeRowReader reader;
-	dsm_segment *segment;
-	PrGraph		base;
-	int64		base_skipped;
-	int64		base_delta;
-	GraphCacheWriters beyond;
+	GraphCacheBase base;
 	ChangeRows	changes = {0};
 	Relation	rel;
 	bool		read;
 	PrStatus	status = PR_ERR_INVALID;
 	PrError		err = {0};
+	PrGraphPatch *plan = &patched->plan;
+	PrGraph		shape;
+	Size		bytes;
+	bool		no_segment = false;
 	double		started = pr_clock_seconds(),
 				acquired,
-				read_at;
+				read_at,
+				planned,
+				written;
 
+	memset(patched, 0, sizeof(GraphCachePatched));
 	if (writers == NULL || writers->count <= 0 || !OidIsValid(schema) ||
 		!OidIsValid(get_relname_relid(CHANGE_ROWS_TABLE, schema)) ||
 		!cache_capture_on(target->relid, schema))
@@ -490,35 +496,62 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 	graph_heapscan_reader_init(&reader, target);
 	if (reader.weight_kind == WEIGHT_UNSUPPORTED)
 		return false;
-	if (!graph_cache_acquire_base(key, writers, &segment, &base, &base_skipped, &beyond,
-								  &base_delta))
+	if (!graph_cache_acquire_base(key, writers, &base))
 		return false;
 	acquired = pr_clock_seconds();
 	changes.cxt = CurrentMemoryContext;
 	changes.max_rows = Max((int64) PATCH_MIN_ROWS,
-						   (int64) (GRAPH_CACHE_PATCH_FRACTION * (double) base.n_edges));
+						   (int64) (GRAPH_CACHE_PATCH_FRACTION * (double) base.graph.n_edges));
 	rel = relation_open(target->relid, NoLock);	/* locked by graph_scan_resolve */
-	read = read_changes(schema, target->relid, &beyond, RelationGetDescr(rel), &reader, &changes);
+	read = read_changes(schema, target->relid, &base.beyond, RelationGetDescr(rel), &reader,
+						&changes);
 	relation_close(rel, NoLock);
 	read_at = pr_clock_seconds();
 	if (read)
-		status = pr_graph_apply_changes(&base, changes.changes, changes.count, !directed, alloc,
-										graph, &err);
-	graph_cache_release(&segment);
-	if (!read || status != PR_OK)
+		status = pr_graph_patch_plan(&base.graph, base.weights_known ? &base.weights : NULL,
+									 changes.changes, changes.count, !directed, alloc, plan,
+									 &err);
+	planned = pr_clock_seconds();
+	if (status == PR_OK)
 	{
+		/* room for the dangling list's upper bound: the flat form's last array */
+		shape = plan->shape;
+		bytes = pr_graph_flat_size(&shape);
+		patched->segment = dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+		no_segment = patched->segment == NULL;
+		if (no_segment)
+			pr_graph_patch_free(plan);
+	}
+	if (status != PR_OK || no_segment)
+	{
+		graph_cache_release(&base.segment);
 		elog(DEBUG1, "powerrank: cached graph of relation %u not patched with the changes of %d transactions (%s); building it from the rows",
-			 target->relid, beyond.count, read ? err.message : "change rows not kept or too many");
+			 target->relid, base.beyond.count,
+			 !read ? "change rows not kept or too many" :
+			 no_segment ? "no shared memory segment left" : err.message);
 		if (status == PR_ERR_NOMEM)
 			powerrank_report_core_error("graph patch", &err);
 		return false;
 	}
-	elog(DEBUG1, "powerrank: cached graph of relation %u patched with %zu changed rows of %d transactions: base found in %.1f ms, rows read in %.1f ms, patched in %.1f ms",
-		 target->relid, changes.count, beyond.count, (acquired - started) * 1000.0,
-		 (read_at - acquired) * 1000.0, (pr_clock_seconds() - read_at) * 1000.0);
-	*skipped_rows = base_skipped + changes.skipped;
-	*delta_rows = (int64) changes.count;
-	*entry_delta_rows = base_delta + (int64) changes.count;
+	graph_cache_prefault(patched->segment);
+	pr_graph_flat_place(&shape, dsm_segment_address(patched->segment));
+	pr_graph_patch_write(plan, &shape);
+	/* the header again, with the dangling count the write found (no array moves) */
+	pr_graph_flat_place(&shape, dsm_segment_address(patched->segment));
+	patched->graph = shape;
+	written = pr_clock_seconds();
+	graph_cache_release(&base.segment);
+	elog(DEBUG1, "powerrank: cached graph of relation %u patched with %zu changed rows of %d transactions: base found in %.1f ms, rows read in %.1f ms, planned in %.1f ms, written into its segment in %.1f ms",
+		 target->relid, changes.count, base.beyond.count, (acquired - started) * 1000.0,
+		 (read_at - acquired) * 1000.0, (planned - read_at) * 1000.0,
+		 (written - planned) * 1000.0);
+	patched->origin.base_id = base.id;
+	patched->origin.base_nodes = base.graph.n_nodes;
+	patched->origin.map = plan->map;
+	patched->origin.changed_edges = plan->changed_edges;
+	patched->skipped_rows = base.skipped_rows + changes.skipped;
+	patched->delta_rows = (int64) changes.count;
+	patched->entry_delta_rows = base.delta_rows + (int64) changes.count;
 	return true;
 }
 

@@ -9,15 +9,17 @@
  * it outlives the backend that built it.
  *
  * Life of an entry:
- *   publish   a backend that built a graph privately copies it into a new segment, then, under the
- *             lock, evicts least recently used idle entries until the new one fits under
- *             powerrank.cache_size, pins the segment and fills a free slot (state READY).  Nothing
- *             in between can raise an ERROR, so no segment stays pinned without an entry; an ERROR
- *             before the pin lets the resource owner destroy the unpinned segment.
+ *   publish   a backend that built a graph privately copies it into a new segment (a patched
+ *             graph and the GPU service's build are written into their segment directly), then,
+ *             under the lock, evicts least recently used idle entries until the new one fits under
+ *             powerrank.cache_size, pins the segment and fills a free slot (state READY; a patch's
+ *             publisher keeps a reader's reference through its own mapping).  Nothing in between
+ *             can raise an ERROR, so no segment stays pinned without an entry; an ERROR before the
+ *             pin lets the resource owner destroy the unpinned segment.
  *   acquire   a reader finds the READY entry with its key, raises its refcount, attaches the
- *             segment and registers an on_dsm_detach callback that lowers the refcount again.  The
- *             segment is detached at the end of the run or by the resource owner on ERROR/cancel,
- *             so the refcount can never leak.
+ *             segment (read-only) and registers an on_dsm_detach callback that lowers the refcount
+ *             again.  The segment is detached at the end of the run or by the resource owner on
+ *             ERROR/cancel, so the refcount can never leak.
  *   evict     (LRU, powerrank_cache_drop, DROP TABLE) an idle entry is freed and its segment
  *             unpinned at once; an entry in use becomes RETIRED: no new reader finds it, and the
  *             last reader to leave frees it and unpins the segment.
@@ -36,6 +38,9 @@
  * entry may be freed, a result replaced, once it is released); a mapping keeps its segment alive.
  */
 #include "cache/graph_cache.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "miscadmin.h"
 #include "storage/ipc.h"
@@ -85,6 +90,8 @@ typedef struct GraphCacheEntry
 	GraphCacheKept kept[GRAPH_CACHE_KEPT];
 	int64		kept_bytes;		/* the kept vectors' segments */
 	int64		delta_rows;		/* changed rows patched in since the last build from the rows */
+	bool		weights_known;	/* weights holds bounds on its graph's weights (weighted) */
+	PrWeightRange weights;
 	int			n_writers;		/* the writers its graph includes (-1: unknown: no base) */
 	uint64		writers[GRAPH_CACHE_WRITERS];	/* their full transaction ids, ascending */
 } GraphCacheEntry;
@@ -239,6 +246,64 @@ map_segment(const char *base, Size size, PrGraph *graph)
 	return pr_graph_view_flat_header(base, size, graph, &err) == PR_OK;
 }
 
+/* True when this process maps segment at a page boundary (mprotect and madvise need one). */
+static bool
+mapped_at_page(dsm_segment *segment)
+{
+	Size		page = (Size) sysconf(_SC_PAGESIZE);
+
+	return ((uintptr_t) dsm_segment_address(segment) & (page - 1)) == 0;
+}
+
+/*
+ * Makes this process's mapping of one of the cache's segments (a graph, a kept vector)
+ * read-only: the cache never writes one once published, and the kernel maps a read-only shared
+ * mapping in larger steps on the first reads (fault-around), where a writable one takes a fault
+ * per page.  A failure only costs that.
+ */
+static void
+map_read_only(dsm_segment *segment)
+{
+	if (mapped_at_page(segment))
+		(void) mprotect(dsm_segment_address(segment), dsm_segment_map_length(segment),
+						PROT_READ);
+}
+
+/*
+ * Maps every page of a segment this backend just created writable before it writes the segment
+ * whole (one call instead of a fault per page, where MADV_POPULATE_WRITE exists); a failure only
+ * costs the faults.
+ */
+void
+graph_cache_prefault(dsm_segment *segment)
+{
+#ifdef MADV_POPULATE_WRITE
+	if (mapped_at_page(segment))
+		(void) madvise(dsm_segment_address(segment), dsm_segment_map_length(segment),
+					   MADV_POPULATE_WRITE);
+#endif
+}
+
+/*
+ * Ties a reader's reference on the entry (slot, id) to this process's mapping of its segment
+ * (released when the mapping is detached); on ERROR the reference is given back before the ERROR
+ * goes on.
+ */
+static void
+tie_reference(dsm_segment *segment, int slot, uint64 id)
+{
+	PG_TRY();
+	{
+		on_dsm_detach(segment, reader_detached, UInt64GetDatum(id << 8 | (uint64) slot));
+	}
+	PG_CATCH();
+	{
+		release_reference(slot, id);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+}
+
 /*
  * Attaches the segment of the entry a reference was just taken on, and ties the reference to the
  * mapping (released when it is detached).  On ERROR the reference is given back before the ERROR
@@ -248,24 +313,19 @@ static dsm_segment *
 attach_entry(dsm_handle handle, int slot, uint64 id)
 {
 	dsm_segment *volatile attached = NULL;
-	volatile bool registered = false;
 
 	PG_TRY();
 	{
 		attached = dsm_attach(handle);
-		if (attached != NULL)
-		{
-			on_dsm_detach(attached, reader_detached, UInt64GetDatum(id << 8 | (uint64) slot));
-			registered = true;
-		}
 	}
 	PG_CATCH();
 	{
-		if (!registered)
-			release_reference(slot, id);
+		release_reference(slot, id);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	if (attached != NULL)
+		tie_reference(attached, slot, id);
 	return attached;
 }
 
@@ -302,6 +362,7 @@ map_entry(dsm_handle handle, int slot, uint64 id, Oid relid, dsm_segment **segme
 		release_reference(slot, id);
 		return false;
 	}
+	map_read_only(attached);
 	if (!map_segment(dsm_segment_address(attached), dsm_segment_map_length(attached), graph))
 	{
 		dsm_detach(attached);
@@ -381,25 +442,22 @@ writers_subset(const uint64 *part, int n_part, const uint64 *whole, int n_whole)
 /*
  * Finds a base for a patch: the READY entry of key's table (same storage and rebase rows),
  * columns and direction whose recorded writers all are among writers (the caller's snapshot sees
- * its content, and more), the one with the most.  On success maps its graph as
- * graph_cache_acquire does (a hit counted), and sets *beyond (palloc'd) to the writers the
- * caller sees beyond it and *base_delta_rows to the rows already patched into it.  False when
- * none qualifies.
+ * its content, and more), the one with most.  On success maps its graph as graph_cache_acquire
+ * does (a hit counted) into base, with the writers the caller sees beyond it (palloc'd), the rows
+ * already patched into it, its id and what it knows of its weights.  False when none qualifies.
  */
 bool
 graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writers,
-						 dsm_segment **segment, PrGraph *graph, int64 *skipped_rows,
-						 GraphCacheWriters *beyond, int64 *base_delta_rows)
+						 GraphCacheBase *base)
 {
 	uint64	   *included = palloc(sizeof(uint64) * GRAPH_CACHE_WRITERS);
 	int			n_included = 0;
 	GraphCacheEntry *entry;
 	dsm_handle	handle;
-	uint64		id;
 	int			slot = -1;
 	int			i;
 
-	*segment = NULL;
+	memset(base, 0, sizeof(GraphCacheBase));
 	if (cache == NULL || writers->count < 0)
 		return false;
 	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
@@ -421,19 +479,21 @@ graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writ
 		LWLockRelease(cache->lock);
 		return false;
 	}
-	entry = reference_entry(slot, GetCurrentTimestamp(), &id, &handle, skipped_rows);
-	*base_delta_rows = entry->delta_rows;
+	entry = reference_entry(slot, GetCurrentTimestamp(), &base->id, &handle, &base->skipped_rows);
+	base->delta_rows = entry->delta_rows;
+	base->weights_known = entry->weights_known;
+	base->weights = entry->weights;
 	n_included = entry->n_writers;
 	memcpy(included, entry->writers, sizeof(uint64) * n_included);
 	LWLockRelease(cache->lock);
 
-	if (!map_entry(handle, slot, id, key->relid, segment, graph))
+	if (!map_entry(handle, slot, base->id, key->relid, &base->segment, &base->graph))
 		return false;
-	beyond->xids = palloc(sizeof(uint64) * writers->count);
-	beyond->count = 0;
+	base->beyond.xids = palloc(sizeof(uint64) * writers->count);
+	base->beyond.count = 0;
 	for (i = 0; i < writers->count; i++)
 		if (!writers_subset(&writers->xids[i], 1, included, n_included))
-			beyond->xids[beyond->count++] = writers->xids[i];
+			base->beyond.xids[base->beyond.count++] = writers->xids[i];
 	pfree(included);
 	return true;
 }
@@ -568,15 +628,17 @@ retire_stale_entries(const GraphCacheKey *key, bool keep_bases, dsm_handle *evic
 
 /*
  * Registers segment (bytes of a flat graph of nodes and edges, not pinned yet) under key and pins
- * it, with the start vectors of carry (may be NULL) when they fit as well; false, leaving it
- * unpinned, when another backend published the same key (or the table as a later snapshot saw
- * it) meanwhile or readers hold all the room.  Stale entries of the table are evicted
- * (retire_stale_entries).
+ * it, with the start vectors of carry (may be NULL) when they fit as well, and the bounds on its
+ * weights (NULL: not known); returns its slot, or -1, leaving it unpinned, when another backend
+ * published the same key (or the table as a later snapshot saw it) meanwhile or readers hold all
+ * the room.  With hold, the entry starts with one reader's reference (its id in *held_id), which
+ * the caller ties to its mapping.  Stale entries of the table are evicted (retire_stale_entries).
  */
-static bool
+static int
 register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, int64 nodes,
 				 int64 edges, int64 skipped_rows, int64 limit, const GraphCacheCarry *carry,
-				 const GraphCacheWriters *writers, int64 delta_rows)
+				 const GraphCacheWriters *writers, int64 delta_rows, const PrWeightRange *weights,
+				 bool hold, uint64 *held_id)
 {
 	bool		keep_bases = writers != NULL && writers->count >= 0 && writers->live;
 	dsm_handle	evicted[GRAPH_CACHE_SLOTS * ENTRY_HANDLES];
@@ -617,6 +679,14 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 		entry->built_at = now;
 		entry->last_used = now;
 		entry->delta_rows = delta_rows;
+		entry->weights_known = weights != NULL;
+		if (weights != NULL)
+			entry->weights = *weights;
+		if (hold)
+		{
+			entry->refcount = 1;
+			*held_id = entry->id;
+		}
 		entry->n_writers = -1;
 		if (writers != NULL && writers->count >= 0 && writers->count <= GRAPH_CACHE_WRITERS)
 		{
@@ -643,7 +713,7 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 	LWLockRelease(cache->lock);
 
 	unpin_segments(evicted, n_evicted);
-	return slot >= 0;
+	return slot;
 }
 
 /*
@@ -662,6 +732,8 @@ graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skippe
 	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
 	dsm_segment *segment;
 	Size		size;
+	PrWeightRange weights;
+	uint64		unused_id;
 
 	if (cache == NULL || limit <= 0)
 		return;
@@ -678,8 +750,11 @@ graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skippe
 	if (segment == NULL)
 		return;
 	pr_graph_write_flat_threads(&stripped, dsm_segment_address(segment), powerrank_thread_count());
+	/* a patch of this graph checks its weights against this range instead of reading them */
+	pr_graph_weight_range(graph, &weights);
 	(void) register_segment(key, segment, (int64) size, graph->n_nodes, graph->n_edges,
-							skipped_rows, limit, carry, writers, delta_rows);
+							skipped_rows, limit, carry, writers, delta_rows, &weights, false,
+							&unused_id);
 	dsm_detach(segment);
 }
 
@@ -695,11 +770,40 @@ graph_cache_publish_segment(const GraphCacheKey *key, dsm_segment *segment, Size
 							const GraphCacheWriters *writers)
 {
 	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
+	uint64		unused_id;
 
 	if (cache == NULL || limit <= 0 || (int64) flat_bytes > limit)
 		return false;
 	return register_segment(key, segment, (int64) flat_bytes, graph->n_nodes, graph->n_edges,
-							skipped_rows, limit, NULL, writers, 0);
+							skipped_rows, limit, NULL, writers, 0, NULL, false, &unused_id) >= 0;
+}
+
+/*
+ * Adds a patched graph — written by this backend straight into segment (not pinned yet; its
+ * mapping stays the caller's) — to the cache under key, as graph_cache_publish does, with the
+ * start vectors of carry (may be NULL), the writers its content includes, the changed rows
+ * patched in since the last build and the bounds on its weights.  The cache counts the whole
+ * segment.  True when the cache took it: the caller's mapping then holds a reader's reference to
+ * the entry (released when it is detached) and *entry_id is the entry's id.
+ */
+bool
+graph_cache_publish_patched(const GraphCacheKey *key, dsm_segment *segment, const PrGraph *graph,
+							int64 skipped_rows, GraphCacheCarry *carry,
+							const GraphCacheWriters *writers, int64 delta_rows,
+							const PrWeightRange *weights, uint64 *entry_id)
+{
+	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
+	int64		bytes = (int64) dsm_segment_map_length(segment);
+	int			slot;
+
+	if (cache == NULL || limit <= 0 || bytes > limit)
+		return false;
+	slot = register_segment(key, segment, bytes, graph->n_nodes, graph->n_edges, skipped_rows,
+							limit, carry, writers, delta_rows, weights, true, entry_id);
+	if (slot < 0)
+		return false;
+	tie_reference(segment, slot, *entry_id);
+	return true;
 }
 
 /*
@@ -801,9 +905,11 @@ carry_one(dsm_segment *source, const GraphCacheScoresKey *scores_key, const PrGr
 
 	if (dsm_segment_map_length(source) < (Size) previous->n_nodes * sizeof(double))
 		return;
+	map_read_only(source);
 	target = dsm_create((Size) graph->n_nodes * sizeof(double), DSM_CREATE_NULL_IF_MAXSEGMENTS);
 	if (target == NULL)
 		return;
+	graph_cache_prefault(target);
 	if (!pr_graph_carry_scores(previous, (const double *) dsm_segment_address(source), map, graph,
 							   (double *) dsm_segment_address(target)))
 	{
@@ -816,25 +922,30 @@ carry_one(dsm_segment *source, const GraphCacheScoresKey *scores_key, const PrGr
 }
 
 /*
- * Makes carry's start vectors from the previous graph old_graph and its mapped results, when at
- * most GRAPH_CACHE_CARRY_FRACTION of graph's stored edges changed.
+ * Makes carry's start vectors from the previous graph (old_graph: its node count at least) and its
+ * mapped results, when at most GRAPH_CACHE_CARRY_FRACTION of graph's stored edges changed: changed
+ * (-1: counted here with pr_graph_changed_edges on old_graph's arrays), map the previous graph's
+ * nodes in graph (NULL: the same ids).
  */
 static void
-carry_from(const PreviousResults *previous, const PrGraph *old_graph, const PrGraph *graph,
-		   Oid relid, GraphCacheCarry *carry)
+carry_from(const PreviousResults *previous, const PrGraph *old_graph, const int32 *map,
+		   int64 changed, const PrGraph *graph, Oid relid, GraphCacheCarry *carry)
 {
 	int64		limit = (int64) (GRAPH_CACHE_CARRY_FRACTION * (double) graph->n_edges);
-	int64		changed;
-	int32	   *map;
+	int32	   *own_map = NULL;
 	int			i;
 
-	map = palloc_extended((Size) Max(old_graph->n_nodes, 1) * sizeof(int32),
-						  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
-	if (map == NULL)
-		return;
-	pr_graph_node_map(old_graph, graph, map);
-	changed = pr_graph_changed_edges(old_graph, graph, map, limit, powerrank_thread_count(),
-									 &pr_malloc_allocator);
+	if (changed < 0)
+	{
+		own_map = palloc_extended((Size) Max(old_graph->n_nodes, 1) * sizeof(int32),
+								  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+		if (own_map == NULL)
+			return;
+		pr_graph_node_map(old_graph, graph, own_map);
+		map = own_map;
+		changed = pr_graph_changed_edges(old_graph, graph, map, limit, powerrank_thread_count(),
+										 &pr_malloc_allocator);
+	}
 	if (changed >= 0 && changed <= limit)
 	{
 		carry->bytes = (int64) graph->n_nodes * (int64) sizeof(double);
@@ -848,20 +959,24 @@ carry_from(const PreviousResults *previous, const PrGraph *old_graph, const PrGr
 		elog(DEBUG1, "powerrank: more than %lld of the %lld edges changed since the cached graph %llu of relation %u: no scores carried",
 			 (long long) limit, (long long) graph->n_edges, (unsigned long long) previous->id,
 			 relid);
-	pfree(map);
+	if (own_map != NULL)
+		pfree(own_map);
 }
 
 /*
- * Before graph (just built by this backend) is published under key: when the cache holds an
- * earlier graph of the same table, columns and direction that keeps results, and at most
+ * Before graph (just built or patched by this backend) is published under key: when the cache
+ * holds an earlier graph of the same table, columns and direction that keeps results, and at most
  * GRAPH_CACHE_CARRY_FRACTION of graph's stored edges changed since (pr_graph_changed_edges), makes
  * one start vector per kept result: its scores over graph's nodes (a node new to the table at 1/N),
- * scaled to sum 1.  graph_cache_publish pins them with the entry; graph_cache_carry_end detaches
- * them.  Nothing is carried when the cache is off or anything is missing.  Call it in the same
- * subtransaction as the publish: its segments are not pinned.
+ * scaled to sum 1.  When that earlier graph is the base graph was patched from (origin, may be
+ * NULL), the patch's node map and changed-edge count serve, and the earlier graph is not read.
+ * graph_cache_publish pins them with the entry; graph_cache_carry_end detaches them.  Nothing is
+ * carried when the cache is off or anything is missing.  Call it in the same subtransaction as the
+ * publish: its segments are not pinned.
  */
 void
-graph_cache_carry_scores(const GraphCacheKey *key, const PrGraph *graph, GraphCacheCarry *carry)
+graph_cache_carry_scores(const GraphCacheKey *key, const PrGraph *graph,
+						 const GraphCachePatchOrigin *origin, GraphCacheCarry *carry)
 {
 	PreviousResults previous;
 	dsm_segment *attached;
@@ -872,14 +987,22 @@ graph_cache_carry_scores(const GraphCacheKey *key, const PrGraph *graph, GraphCa
 	if (cache == NULL || graph->n_nodes == 0 || powerrank_cache_size_mb <= 0 ||
 		!reference_previous(key, &previous))
 		return;
-	attached = attach_entry(previous.handle, previous.slot, previous.id);
-	if (attached == NULL)
+	if (origin != NULL && origin->base_id == previous.id)
+	{
+		memset(&old_graph, 0, sizeof(PrGraph));
+		old_graph.n_nodes = origin->base_nodes;
+		release_reference(previous.slot, previous.id);
+		carry_from(&previous, &old_graph, origin->map, origin->changed_edges, graph, key->relid,
+				   carry);
+	}
+	else if ((attached = attach_entry(previous.handle, previous.slot, previous.id)) == NULL)
 		release_reference(previous.slot, previous.id);
 	else
 	{
+		map_read_only(attached);
 		if (map_segment(dsm_segment_address(attached), dsm_segment_map_length(attached),
 						&old_graph))
-			carry_from(&previous, &old_graph, graph, key->relid, carry);
+			carry_from(&previous, &old_graph, NULL, -1, graph, key->relid, carry);
 		dsm_detach(attached);
 	}
 	for (i = 0; i < previous.count; i++)

@@ -107,6 +107,32 @@ typedef struct GraphCacheCarry
 	int64		bytes;			/* of each segment */
 } GraphCacheCarry;
 
+/*
+ * How a patched graph relates to the cached graph it was patched from (graph_cache_carry_scores):
+ * that entry's id and node count, its nodes' internal ids in the patched graph (-1: gone; NULL:
+ * the same ids) and the stored edges that changed.
+ */
+typedef struct GraphCachePatchOrigin
+{
+	uint64		base_id;
+	int64		base_nodes;
+	const int32 *map;
+	int64		changed_edges;
+} GraphCachePatchOrigin;
+
+/* A base found for a patch (graph_cache_acquire_base). */
+typedef struct GraphCacheBase
+{
+	dsm_segment *segment;		/* the mapping: detach with graph_cache_release */
+	PrGraph		graph;
+	uint64		id;
+	int64		skipped_rows;
+	int64		delta_rows;		/* rows already patched into it */
+	GraphCacheWriters beyond;	/* the writers the caller sees beyond it */
+	bool		weights_known;	/* weights bounds its graph's weights */
+	PrWeightRange weights;
+} GraphCacheBase;
+
 /* One registry entry as the SQL view shows it (a copy taken under the lock). */
 typedef struct GraphCacheEntryInfo
 {
@@ -147,11 +173,16 @@ void		graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 
 bool		graph_cache_publish_segment(const GraphCacheKey *key, dsm_segment *segment,
 										Size flat_bytes, const PrGraph *graph, int64 skipped_rows,
 										const GraphCacheWriters *writers);
+void		graph_cache_prefault(dsm_segment *segment);
+bool		graph_cache_publish_patched(const GraphCacheKey *key, dsm_segment *segment,
+										const PrGraph *graph, int64 skipped_rows,
+										GraphCacheCarry *carry, const GraphCacheWriters *writers,
+										int64 delta_rows, const PrWeightRange *weights,
+										uint64 *entry_id);
 bool		graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writers,
-									 dsm_segment **segment, PrGraph *graph, int64 *skipped_rows,
-									 GraphCacheWriters *beyond, int64 *base_delta_rows);
+									 GraphCacheBase *base);
 void		graph_cache_carry_scores(const GraphCacheKey *key, const PrGraph *graph,
-									 GraphCacheCarry *carry);
+									 const GraphCachePatchOrigin *origin, GraphCacheCarry *carry);
 void		graph_cache_carry_end(GraphCacheCarry *carry);
 uint64		graph_cache_entry_id(const GraphCacheKey *key);
 bool		graph_cache_start_scores(uint64 entry_id, const GraphCacheScoresKey *scores_key,
@@ -230,11 +261,23 @@ typedef enum GraphSource
 	GRAPH_SOURCE_RANKGRAPH		/* a rankgraph value */
 } GraphSource;
 
+/* A cached graph patched with the rows changed since (graph_cache_patch). */
+typedef struct GraphCachePatched
+{
+	dsm_segment *segment;		/* the patched graph's flat form, not pinned yet */
+	PrGraph		graph;			/* its arrays, in segment */
+	PrGraphPatch plan;			/* its node map, changed edges and weight bounds (free it with
+								 * pr_graph_patch_free) */
+	GraphCachePatchOrigin origin;	/* the base it was patched from */
+	int64		skipped_rows;	/* rows of its content skipped for a NULL */
+	int64		delta_rows;		/* changed rows applied now */
+	int64		entry_delta_rows;	/* changed rows patched in since its last build */
+} GraphCachePatched;
+
 bool		cache_capture_on(Oid relid, Oid schema);
 bool		graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheKey *key,
 							  const GraphCacheWriters *writers, const PrAllocator *alloc,
-							  PrGraph *graph, int64 *skipped_rows, int64 *delta_rows,
-							  int64 *entry_delta_rows);
+							  GraphCachePatched *patched);
 
 /* ---- cache_compact.c ---- */
 

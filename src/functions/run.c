@@ -79,7 +79,7 @@ publish_step(void *arg)
 	PublishStep *step = (PublishStep *) arg;
 	GraphCacheCarry carry;
 
-	graph_cache_carry_scores(step->key, &step->run->graph, &carry);
+	graph_cache_carry_scores(step->key, &step->run->graph, NULL, &carry);
 	graph_cache_publish(step->key, &step->run->graph, step->run->skipped_rows, &carry,
 						step->writers, step->delta_rows);
 	graph_cache_carry_end(&carry);
@@ -100,6 +100,71 @@ publish_to_cache(const GraphCacheKey *key, RankRun *run, const GraphCacheWriters
 		ereport(NOTICE,
 				(errmsg("graph not cached: %s", message),
 				 errdetail("The ranking goes on with the graph this call built.")));
+}
+
+/* What publish_patched_step publishes. */
+typedef struct PublishPatchedStep
+{
+	const GraphCacheKey *key;
+	GraphCachePatched *patched;
+	const GraphCacheWriters *writers;
+	bool		cached;			/* out: the cache took it */
+	uint64		entry_id;		/* out: its entry */
+} PublishPatchedStep;
+
+/*
+ * try_in_subtransaction's step: offers a patched graph's segment to the cache, with the start
+ * vectors carried from the graph it was patched from (by the patch's node map and changed-edge
+ * count, without reading that graph).
+ */
+static void
+publish_patched_step(void *arg)
+{
+	PublishPatchedStep *step = (PublishPatchedStep *) arg;
+	GraphCachePatched *patched = step->patched;
+	GraphCacheCarry carry;
+
+	graph_cache_carry_scores(step->key, &patched->graph, &patched->origin, &carry);
+	step->cached = graph_cache_publish_patched(step->key, patched->segment, &patched->graph,
+											   patched->skipped_rows, &carry, step->writers,
+											   patched->entry_delta_rows,
+											   &patched->plan.range, &step->entry_id);
+	graph_cache_carry_end(&carry);
+}
+
+/*
+ * Makes a graph patched into a shared segment (graph_cache_patch) the run's: offered to the cache
+ * inside a subtransaction (a failure there rolls back, with a NOTICE); when the cache took it the
+ * run holds a reader's reference to the entry through its mapping, as after a hit, else the
+ * segment stays the run's own (run->rows_segment) until its end.
+ */
+static void
+adopt_patched_graph(RankRun *run, const GraphCacheKey *key, const GraphCacheWriters *writers,
+					GraphCachePatched *patched, bool out_edges)
+{
+	PublishPatchedStep step = {key, patched, writers, false, 0};
+	char		message[256];
+	PrError		err = {0};
+
+	if (!powerrank_try_in_subtransaction(publish_patched_step, &step, message, sizeof(message)))
+		ereport(NOTICE,
+				(errmsg("graph not cached: %s", message),
+				 errdetail("The ranking goes on with the graph this call patched.")));
+	pr_graph_patch_free(&patched->plan);
+	run->graph = patched->graph;
+	if (step.cached)
+	{
+		run->cache_segment = patched->segment;
+		run->cache_entry_id = step.entry_id;
+		run->published = true;
+		run->cache_key = *key;
+		/* the cache holds in-edges only: HITS adds the out-edges where it runs */
+		run->needs_out_edges = out_edges;
+		return;
+	}
+	run->rows_segment = patched->segment;
+	if (out_edges && pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
+		powerrank_report_core_error("graph build", &err);
 }
 
 /* A shared segment for the rows the service builds from (see create_rows_segment). */
@@ -252,7 +317,7 @@ load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool
 {
 	GraphCacheKey key;
 	GraphCacheWriters writers = {-1, NULL, false};
-	int64		entry_delta_rows;
+	GraphCachePatched patched;
 	bool		cacheable;
 	EdgeList	edges;
 	PrBuildOptions options = {0};
@@ -281,20 +346,16 @@ load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool
 		return;
 	}
 	/* a cached graph of an earlier content, patched with the rows changed since */
-	if (cacheable &&
-		graph_cache_patch(target, directed, &key, &writers, run->alloc, &run->graph,
-						  &run->skipped_rows, &run->delta_rows, &entry_delta_rows))
+	if (cacheable && graph_cache_patch(target, directed, &key, &writers, run->alloc, &patched))
 	{
 		run->graph_source = GRAPH_SOURCE_DELTA;
+		run->skipped_rows = patched.skipped_rows;
+		run->delta_rows = patched.delta_rows;
 		graph_scan_report_skipped(run->skipped_rows, target->n_columns == 3);
 		t_publish = pr_clock_seconds();
-		publish_to_cache(&key, run, &writers, entry_delta_rows);
+		adopt_patched_graph(run, &key, &writers, &patched, out_edges);
 		elog(DEBUG1, "powerrank: patched graph: %.1f ms before the cache publish, publish %.1f ms",
 			 (t_publish - run->started) * 1000.0, (pr_clock_seconds() - t_publish) * 1000.0);
-		run->published = true;
-		run->cache_key = key;
-		if (out_edges && pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
-			powerrank_report_core_error("graph build", &err);
 		run->build_seconds = pr_clock_seconds() - run->started;
 		return;
 	}

@@ -51,8 +51,9 @@ typedef struct RankRun
 	GraphCacheKey cache_key;	/* the key it was offered under (when published) */
 	struct dsm_segment *cache_segment;	/* mapping of the cached graph, or NULL */
 	uint64		cache_entry_id; /* the cache entry's id (the GPU service's residency key) */
-	struct dsm_segment *rows_segment;	/* the service built the graph in it but the cache did
-										 * not take it: run->graph lives there */
+	struct dsm_segment *rows_segment;	/* the service built the graph in it, or the patch wrote
+										 * it there, but the cache did not take it: run->graph
+										 * lives there */
 	bool		needs_out_edges;	/* HITS on a cached graph: out-edges added only on the CPU */
 	RankDevice	device;
 	ServiceReply service;		/* what the GPU service said of the run */

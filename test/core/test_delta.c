@@ -1,10 +1,15 @@
 /*
  * test_delta.c — a graph patched with changed rows (pr_graph_delta.c) against pr_graph_build of
  * the patched rows: every array equal, for inserts, deletes, weight changes, new and vanished
- * nodes, directed and undirected, weighted and not; and the refusals.
+ * nodes, directed and undirected, weighted and not; the plan's arrays written in place in a flat
+ * buffer (the cache's segment), its changed-edge count, node map and weight bounds; the patches that move
+ * no node id (weight updates, new ids past the largest); and the refusals.
  */
 #include "test_util.h"
 
+#include "pr_graph_flat.h"
+
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +29,37 @@ same_graph(const PrGraph *a, const PrGraph *b)
 		memcmp(a->dangling, b->dangling, (size_t) a->n_dangling * sizeof(int32_t)) == 0;
 }
 
+/*
+ * The patched graph in arrays of its own (plan, allocate, write), as pr_graph_build gives one:
+ * the plan's status.
+ */
+static PrStatus
+apply_changes(const PrGraph *base, const PrEdgeChange *changes, size_t n_changes, bool undirected,
+			  PrGraph *out, PrError *err)
+{
+	PrGraphPatch plan;
+	PrStatus	status;
+	size_t		n,
+				m;
+
+	memset(out, 0, sizeof(PrGraph));
+	status = pr_graph_patch_plan(base, NULL, changes, n_changes, undirected, &pr_malloc_allocator,
+								 &plan, err);
+	if (status != PR_OK)
+		return status;
+	n = (size_t) plan.shape.n_nodes;
+	m = (size_t) plan.shape.n_edges;
+	out->node_ids = malloc(sizeof(int64_t) * n);
+	out->in_ptr = malloc(sizeof(int64_t) * (n + 1));
+	out->in_src = malloc(sizeof(int32_t) * m);
+	out->in_weight = base->weighted ? malloc(sizeof(double) * m) : NULL;
+	out->out_strength = malloc(sizeof(double) * n);
+	out->dangling = malloc(sizeof(int32_t) * n);
+	pr_graph_patch_write(&plan, out);
+	pr_graph_patch_free(&plan);
+	return PR_OK;
+}
+
 /* Builds g from rows (weights may be NULL), directed or not. */
 static void
 build_rows(PrGraph *g, const int64_t *src, const int64_t *dst, const double *w, size_t m,
@@ -35,6 +71,61 @@ build_rows(PrGraph *g, const int64_t *src, const int64_t *dst, const double *w, 
 	options.undirected = undirected;
 	options.n_threads = 2;
 	CHECK(pr_graph_build(src, dst, w, m, &options, &pr_malloc_allocator, g, &err) == PR_OK);
+}
+
+/*
+ * The patch planned and written in place into a flat buffer laid out for the plan's shape (as the
+ * cache's segment is): the buffer passes every check of pr_graph_view_flat and its graph equals
+ * expected; its node map is pr_graph_node_map's, its changed-edge count pr_graph_changed_edges's
+ * (no more than it, weighted), and its weight bounds hold every weight.
+ */
+static void
+check_placed(const PrGraph *base, const PrEdgeChange *changes, size_t n_changes, bool undirected,
+			 const PrGraph *expected)
+{
+	PrGraphPatch plan;
+	PrGraph		shape,
+				view;
+	PrError		err;
+	size_t		size;
+	void	   *buffer;
+	int32_t    *map;
+	int64_t		recounted;
+
+	CHECKF(pr_graph_patch_plan(base, NULL, changes, n_changes, undirected, &pr_malloc_allocator,
+							   &plan, &err) == PR_OK, "plan: %s", err.message);
+	shape = plan.shape;
+	size = pr_graph_flat_size(&shape);
+	buffer = aligned_alloc(8, (size + 7) / 8 * 8);
+	memset(buffer, 0xab, size);
+	pr_graph_flat_place(&shape, buffer);
+	pr_graph_patch_write(&plan, &shape);
+	pr_graph_flat_place(&shape, buffer);
+	CHECKF(pr_graph_view_flat(buffer, size, &view, &err) == PR_OK, "placed patch: %s", err.message);
+	CHECK(same_graph(&view, expected));
+	map = malloc(sizeof(int32_t) * (size_t) (base->n_nodes + 1));
+	pr_graph_node_map(base, expected, map);
+	/* the same count, exact; the recount's merge may count parallel edges of other weights twice */
+	recounted = pr_graph_changed_edges(base, expected, map, INT64_MAX, 1, &pr_malloc_allocator);
+	CHECKF(expected->weighted ? plan.changed_edges <= recounted : plan.changed_edges == recounted,
+		   "changed edges %lld, recounted %lld", (long long) plan.changed_edges,
+		   (long long) recounted);
+	if (plan.map != NULL)
+		CHECK(memcmp(plan.map, map, sizeof(int32_t) * (size_t) base->n_nodes) == 0);
+	else
+		for (int64_t u = 0; u < base->n_nodes; u++)
+			CHECK(map[u] == u);
+	if (expected->weighted)
+	{
+		PrWeightRange exact;
+
+		pr_graph_weight_range(expected, &exact);
+		CHECK(plan.range.largest >= exact.largest);
+		CHECK(plan.range.smallest_positive <= exact.smallest_positive);
+	}
+	free(map);
+	free(buffer);
+	pr_graph_patch_free(&plan);
 }
 
 /*
@@ -120,8 +211,9 @@ check_random(unsigned seed, bool weighted, bool undirected)
 			}
 		build_rows(&fresh, src, dst, weighted ? w : NULL, kept, undirected);
 	}
-	CHECKF(pr_graph_apply_changes(&base, changes, n_changes, undirected, &pr_malloc_allocator,
-								  &patched, &err) == PR_OK, "apply: %s", err.message);
+	CHECKF(apply_changes(&base, changes, n_changes, undirected, &patched, &err) == PR_OK, "apply: %s",
+		   err.message);
+	check_placed(&base, changes, n_changes, undirected, &fresh);
 	CHECKF(same_graph(&patched, &fresh), "seed %u weighted %d undirected %d: %lld/%lld nodes, %lld/%lld edges",
 		   seed, weighted, undirected, (long long) patched.n_nodes, (long long) fresh.n_nodes,
 		   (long long) patched.n_edges, (long long) fresh.n_edges);
@@ -163,9 +255,93 @@ test_delta_refusals(void)
 	PrEdgeChange huge = {1, 2, 1e308, 1};
 
 	build_rows(&base, s, d, w, 3, false);
-	CHECK(pr_graph_apply_changes(&base, &missing, 1, false, &pr_malloc_allocator, &out, &err) == PR_ERR_INVALID);
-	CHECK(pr_graph_apply_changes(&base, &wrong_weight, 1, false, &pr_malloc_allocator, &out, &err) == PR_ERR_INVALID);
-	CHECK(pr_graph_apply_changes(&base, all, 3, false, &pr_malloc_allocator, &out, &err) == PR_ERR_INVALID);
-	CHECK(pr_graph_apply_changes(&base, &huge, 1, false, &pr_malloc_allocator, &out, &err) == PR_ERR_INVALID);
+	CHECK(apply_changes(&base, &missing, 1, false, &out, &err) == PR_ERR_INVALID);
+	CHECK(apply_changes(&base, &wrong_weight, 1, false, &out, &err) == PR_ERR_INVALID);
+	CHECK(apply_changes(&base, all, 3, false, &out, &err) == PR_ERR_INVALID);
+	CHECK(apply_changes(&base, &huge, 1, false, &out, &err) == PR_ERR_INVALID);
 	pr_graph_free(&base, &pr_malloc_allocator);
+}
+
+/* Patches written in place into a flat buffer equal the builds (check_placed, in check_random). */
+void
+test_delta_placed(void)
+{
+	for (unsigned seed = 101; seed <= 110; seed++)
+	{
+		check_random(seed, true, false);
+		check_random(seed, false, true);
+	}
+}
+
+/*
+ * Patches that move no node id — weight updates only (every row keeps its length), and inserts
+ * whose new ids lie past the base's largest — equal the builds, directed and undirected; and a
+ * base weight range that says the build may have scaled the base is refused.
+ */
+void
+test_delta_same_ids(void)
+{
+	enum
+	{
+		M = 300
+	};
+	int64_t		src[M + 20],
+				dst[M + 20];
+	double		w[M + 20];
+	PrEdgeChange changes[80];
+
+	for (int undirected = 0; undirected <= 1; undirected++)
+		for (int kind = 0; kind < 2; kind++)
+		{
+			PrGraph		base,
+						patched,
+						fresh;
+			PrGraphPatch plan;
+			PrWeightRange huge = {ldexp(1.0, 1015), 1.0};
+			PrError		err;
+			size_t		m = M,
+						n_changes = 0;
+
+			srand(7 + (unsigned) (kind + 2 * undirected));
+			for (size_t i = 0; i < M; i++)
+			{
+				src[i] = rand() % 50;
+				dst[i] = rand() % 50;
+				w[i] = 1.0 + rand() % 3;
+			}
+			build_rows(&base, src, dst, w, M, undirected);
+			for (size_t i = 0; i < M; i += 9)
+			{
+				if (kind == 0)
+				{
+					/* a weight update: the same row with another weight */
+					changes[n_changes++] = (PrEdgeChange) {src[i], dst[i], w[i], -1};
+					w[i] += 0.25;
+					changes[n_changes++] = (PrEdgeChange) {src[i], dst[i], w[i], 1};
+				}
+				else if (m < M + 20)
+				{
+					/* an edge from a node past the largest id */
+					src[m] = 1000 + (int64_t) i;
+					dst[m] = dst[i];
+					w[m] = 2.0;
+					changes[n_changes++] = (PrEdgeChange) {src[m], dst[m], w[m], 1};
+					m++;
+				}
+			}
+			build_rows(&fresh, src, dst, w, m, undirected);
+			CHECK(pr_graph_patch_plan(&base, NULL, changes, n_changes, undirected,
+									  &pr_malloc_allocator, &plan, &err) == PR_OK);
+			CHECK(plan.map == NULL);
+			pr_graph_patch_free(&plan);
+			CHECK(pr_graph_patch_plan(&base, &huge, changes, n_changes, undirected,
+									  &pr_malloc_allocator, &plan, &err) == PR_ERR_INVALID);
+			CHECKF(apply_changes(&base, changes, n_changes, undirected, &patched, &err) == PR_OK,
+				   "apply: %s", err.message);
+			CHECKF(same_graph(&patched, &fresh), "kind %d undirected %d", kind, undirected);
+			check_placed(&base, changes, n_changes, undirected, &fresh);
+			pr_graph_free(&patched, &pr_malloc_allocator);
+			pr_graph_free(&fresh, &pr_malloc_allocator);
+			pr_graph_free(&base, &pr_malloc_allocator);
+		}
 }

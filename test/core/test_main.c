@@ -27,6 +27,8 @@
 	X(test_change_warm_start_accuracy) \
 	X(test_delta_random) \
 	X(test_delta_refusals) \
+	X(test_delta_placed) \
+	X(test_delta_same_ids) \
 	X(test_flat_round_trip) \
 	X(test_flat_parallel_write) \
 	X(test_flat_threaded_checks) \
