@@ -297,6 +297,9 @@ shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *
 			}
 			state->product_graph = state->graph;
 			state->product_graph.out_strength = state->global_out;
+			/* a graph with more arrays and no engine: a new number, so the caller prepares it */
+			state->part_id = ++last_part_id;
+			state->summary.part_id = state->part_id;
 		}
 		state->summary.cache_hit = 1;
 		state->summary.load_seconds = pr_clock_seconds() - started;

@@ -127,6 +127,15 @@ SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighte
 -- the session of a kept part ended on its shard: the next call connects again
 \! "$BIN/psql" -X -q -A -t -p $S2 -d postgres -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'powerrank'"
 SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighted';
+-- the kept parts for other algorithms: out-edges added (HITS), several columns (RWR), back to one
+-- (HITS stops at max_iterations here: plain iterations and no WARNING, as in compare.sql)
+SET client_min_messages = error;
+SET powerrank.mixing_depth = 0;
+SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank';
+SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'hits';
+SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank';
+SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'rwr many sources top_k';
+SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighted';
 EOF
 
 say "no connection left on the shards"
