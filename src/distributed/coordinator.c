@@ -227,13 +227,14 @@ close_kept_parts(int code, Datum arg)
 /*
  * The end of a run (its memory context goes): the busy shards are cancelled; a run that ended well
  * gives back to the session its parts that can serve a later run (their tables are tracked, their
- * connections idle) and its node set; the other parts, and all of a run that failed, are dropped
- * (their connections closed, which frees the shards' parts).
+ * connections idle), and its node set when every part stays; the other parts, and all of a run
+ * that failed, are dropped (their connections closed, which frees the shards' parts).
  */
 static void
 end_run(void *arg)
 {
 	DistCluster *c = (DistCluster *) arg;
+	bool		all_kept = c->ended_well;
 
 	for (int p = 0; p < c->n_parts; p++)
 		cancel_part(&c->parts[p]);
@@ -242,7 +243,10 @@ end_run(void *arg)
 		KeptPart   *kept = c->parts[p].kept;
 
 		if (kept == NULL)
+		{
+			all_kept = false;
 			continue;
+		}
 		if (c->ended_well && c->parts[p].reusable &&
 			(kept->conn == NULL || (PQstatus(kept->conn) == CONNECTION_OK &&
 									PQtransactionStatus(kept->conn) == PQTRANS_IDLE)))
@@ -252,15 +256,19 @@ end_run(void *arg)
 			kept->in_use = false;
 		}
 		else
+		{
 			drop_kept_part(kept);
+			all_kept = false;
+		}
 		c->parts[p].kept = NULL;
 		c->parts[p].conn = NULL;
 	}
 	if (c->nodes != NULL && c->nodes == kept_nodes)
 	{
 		kept_nodes->in_use = false;
-		if (!c->ended_well)
+		if (!all_kept)
 		{
+			/* merged from a part that is gone: it cannot serve again */
 			MemoryContextDelete(kept_nodes->cxt);
 			kept_nodes = NULL;
 		}
