@@ -89,7 +89,8 @@ distributed_init(void)
  * A part kept for the session: the connection to a shard server (whose session keeps the part:
  * shard.c) or a local partition's part in this backend, with what this backend took from the
  * part's last open.  A run takes the kept part of its partition (same user, same connection
- * options) and gives it back when it ends well; a run that fails drops the parts it took.
+ * options) and gives it back when it ends well and the part can serve again (its table is
+ * tracked: never a local partition); a run that fails drops the parts it took.
  */
 typedef struct KeptPart
 {
