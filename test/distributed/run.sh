@@ -127,6 +127,12 @@ SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighte
 -- the session of a kept part ended on its shard: the next call connects again
 \! "$BIN/psql" -X -q -A -t -p $S2 -d postgres -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'powerrank'"
 SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighted';
+-- the server's options changed: a new connection, the kept one closed
+ALTER SERVER s1 OPTIONS (ADD connect_timeout '10');
+SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighted';
+ALTER SERVER s1 OPTIONS (DROP connect_timeout);
+\! sleep 1
+\! "$BIN/psql" -X -q -A -t -p $S1 -d postgres -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'powerrank'"
 -- the kept parts for other algorithms: out-edges added (HITS), several columns (RWR), back to one
 -- (HITS stops at max_iterations here: plain iterations and no WARNING, as in compare.sql)
 SET client_min_messages = error;
