@@ -58,6 +58,7 @@ typedef struct PublishPart
 {
 	const GraphCacheKey *key;
 	const PrGraph *graph;
+	int64		skipped_rows;	/* rows of its table skipped for a NULL */
 	const GraphCacheWriters *writers;	/* the writers its content includes */
 } PublishPart;
 
@@ -67,7 +68,7 @@ publish_part(void *arg)
 {
 	PublishPart *step = (PublishPart *) arg;
 
-	graph_cache_publish(step->key, step->graph, 0, NULL, step->writers, 0);
+	graph_cache_publish(step->key, step->graph, step->skipped_rows, NULL, step->writers, 0);
 }
 
 /*
@@ -91,6 +92,7 @@ load_part_graph(ShardState *state, EdgeScanTarget *target, bool cacheable,
 		dsm_pin_mapping(state->segment);
 		state->graph = view;
 		state->summary.cache_hit = 1;
+		state->skipped_rows = skipped;
 		graph_scan_report_skipped(skipped, target->n_columns == 3);
 	}
 	else
@@ -105,6 +107,7 @@ load_part_graph(ShardState *state, EdgeScanTarget *target, bool cacheable,
 		if (pr_graph_build(edges.src, edges.dst, edges.weighted ? edges.weight : NULL,
 						   edges.count, &options, state->alloc, &state->graph, &err) != PR_OK)
 			powerrank_report_core_error("graph build", &err);
+		state->skipped_rows = edges.skipped;
 		if (edges.src != NULL)
 		{
 			pfree(edges.src);
@@ -114,7 +117,7 @@ load_part_graph(ShardState *state, EdgeScanTarget *target, bool cacheable,
 		}
 		if (cacheable)
 		{
-			PublishPart step = {key, &state->graph, writers};
+			PublishPart step = {key, &state->graph, state->skipped_rows, writers};
 			char		message[256];
 
 			if (!powerrank_try_in_subtransaction(publish_part, &step, message, sizeof(message)))
@@ -281,6 +284,7 @@ shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *
 	if (state != NULL && cacheable && state->has_key &&
 		memcmp(&state->key, &key, sizeof(GraphCacheKey)) == 0)
 	{
+		graph_scan_report_skipped(state->skipped_rows, target.n_columns == 3);
 		graph_scan_end(&target);
 		if (out_edges && !state->graph.has_out_edges)
 		{

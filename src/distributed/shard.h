@@ -79,6 +79,7 @@ typedef struct ShardState
 	dsm_segment *segment;		/* the graph cache's mapping the graph lives in, or NULL (own
 								 * copy); pinned for the session, detached when the part goes */
 	PrGraph		graph;			/* the part's own graph (out_strength: its own rows') */
+	int64		skipped_rows;	/* rows of its table skipped for a NULL (reported at every open) */
 	ShardSummary summary;
 	PrGraph		product_graph;	/* graph with the whole graph's out-strengths */
 	double	   *global_out;		/* [n_nodes] */

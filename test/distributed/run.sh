@@ -117,6 +117,12 @@ SELECT b.cache_hit, b.exchange_bytes < a.exchange_bytes AS fewer_bytes
 FROM calls a, calls b WHERE a.call = 1 AND b.call = 2;
 -- the session keeps one connection to each shard
 \! "$BIN/psql" -X -q -A -t -p $S1 -d postgres -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'powerrank'"
+-- a kept part says at every call that rows were skipped
+\! "$BIN/psql" -X -q -A -t -p $S2 -d postgres -c "SELECT powerrank_cache_enable('gap_1')" >/dev/null
+SET powerrank.distributed = on;
+SELECT count(*) FROM pagerank('edges_gap');
+SELECT count(*) FROM pagerank('edges_gap');
+RESET powerrank.distributed;
 -- a write on a shard (a new source): the next call reads that shard's part again
 INSERT INTO edges_two VALUES (1999, 1998, 5);
 INSERT INTO edges_local VALUES (1999, 1998, 5);
