@@ -149,6 +149,8 @@ SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank';
 SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'rwr many sources top_k';
 SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighted';
 EOF
+# a new session: the part of gap_1 from s2's graph cache, its skipped rows counted there
+sql $C -c "SET powerrank.distributed = on" -c "SELECT count(*) FROM pagerank('edges_gap')" >>"$OUT"
 
 say "no connection left on the shards"
 sleep 0.5
