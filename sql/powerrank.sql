@@ -602,14 +602,14 @@ REVOKE ALL ON FUNCTION powerrank_service_inject_fault(text) FROM PUBLIC;
 -- A partitioned edge table whose partitions are postgres_fdw foreign tables is ranked where its
 -- edges live (powerrank.distributed, README "Edge tables over several servers"): the coordinator
 -- opens a part on every shard server with powerrank_shard_open (the graph of the shard's table,
--- read as the connecting user; from the shard's graph cache when tracked), prepares it with the
--- whole graph's out-strengths (powerrank_shard_prepare) and relays every sparse product of the
--- run through powerrank_shard_product; powerrank_shard_close frees the part (so does the end of
--- the session).  Vectors travel as bytea, in the servers' byte order.
+-- read as the connecting user; from the shard's graph cache when tracked; the session's part
+-- again while the table's content is the same), prepares it with the whole graph's out-strengths
+-- (powerrank_shard_prepare) and relays every sparse product of the run through
+-- powerrank_shard_product; powerrank_shard_close frees the part (so does the end of the session).  Vectors travel as bytea, in the servers' byte order.
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION powerrank_shard_open(edges text, src_column name, dst_column name,
-									 weight_column name, out_edges boolean)
+									 weight_column name, out_edges boolean, known_part bigint)
 RETURNS bytea
 	AS 'MODULE_PATHNAME', 'powerrank_shard_open'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
@@ -629,7 +629,7 @@ RETURNS void
 	AS 'MODULE_PATHNAME', 'powerrank_shard_close'
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
 
-COMMENT ON FUNCTION powerrank_shard_open(text, name, name, name, boolean) IS
+COMMENT ON FUNCTION powerrank_shard_open(text, name, name, name, boolean, bigint) IS
 	'Shard side of a distributed ranking: opens this session''s part on an edge table (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_prepare(bytea, int, int) IS
 	'Shard side of a distributed ranking: prepares this session''s part (called by a coordinator)';

@@ -17,7 +17,9 @@
 #   SCALE, EDGE_FACTOR  R-MAT of test/common/graph_gen.h through bench/sql/rmat_copy.c (21 and 10:
 #                       about 20 M edges after duplicates are removed)
 #   TOP_K (10), CALLS (2: the first one cold, the others with the graphs cached where a table is
-#   tracked), PORT (55480), TMPDIR (/tmp), THREADS (powerrank.cpu_threads, default 0: one per core)
+#   tracked; a way's calls run in one session, so the distributed calls after the first take the
+#   parts the session keeps; one more distributed call runs in a new session), PORT (55480),
+#   TMPDIR (/tmp), THREADS (powerrank.cpu_threads, default 0: one per core)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -119,21 +121,28 @@ q $PORT -c "'SELECT count(*) FROM edges_dist'" | sed 's/^/rows on the shards: /'
 echo "== calls (pagerank top_k $TOP_K; the first call of each way is cold)"
 q $PORT -c "'CREATE TABLE runs (way text, call int, engine text, total_ms float8, build_ms float8, iterate_ms float8, iterations int, cache_hit boolean, exchange_mb float8, exchange_ms float8)'" \
 	-c "'CREATE TABLE tops (way text, rank int, node bigint, score float8)'"
+# Runs one way's calls in one session: way, table, setting, first call's number, calls.
+calls() {
+	local way=$1 table=$2 setting=$3 first=$4 count=$5 args=() call
+	for call in $(seq "$first" $((first + count - 1))); do
+		args+=(-c "\"CREATE TEMP TABLE t AS SELECT row_number() OVER () AS rank, node, score FROM pagerank('$table', top_k => $TOP_K)\""
+			-c "\"INSERT INTO runs SELECT '$way', $call, engine, total_ms, build_ms, iterate_ms, iterations, cache_hit, exchange_bytes / 1048576.0, exchange_ms FROM powerrank_last_run()\""
+			-c "\"INSERT INTO tops SELECT '$way', rank, node, score FROM t WHERE $call = 1\""
+			-c "'DROP TABLE t'")
+	done
+	q $PORT -c "'SET powerrank.distributed = $setting'" "${args[@]}" || die "the $way calls failed"
+}
 for way in local distributed pull; do
 	case $way in
 	local) table=edges setting=auto ;;
 	distributed) table=edges_dist setting=on ;;
 	pull) table=edges_dist setting=off ;;
 	esac
-	for call in $(seq 1 "$CALLS"); do
-		q $PORT -c "'SET powerrank.distributed = $setting'" \
-			-c "\"CREATE TEMP TABLE t AS SELECT row_number() OVER () AS rank, node, score FROM pagerank('$table', top_k => $TOP_K)\"" \
-			-c "\"INSERT INTO runs SELECT '$way', $call, engine, total_ms, build_ms, iterate_ms, iterations, cache_hit, exchange_bytes / 1048576.0, exchange_ms FROM powerrank_last_run()\"" \
-			-c "\"INSERT INTO tops SELECT '$way', rank, node, score FROM t WHERE $call = 1\"" ||
-			die "the $way call failed"
-	done
+	calls $way $table $setting 1 "$CALLS"
 done
+# a distributed call in a new session: every part from its shard's graph cache, none kept
+calls "distributed, new session" edges_dist on $((CALLS + 1)) 1
 
 echo "== results (machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GB", $2 / 1048576}' /proc/meminfo), $(date -u +%Y-%m-%d))"
-as_os "'$PGBIN/psql' -X -q -P footer=off -h 127.0.0.1 -p $PORT -d postgres -c \"SELECT way, call, engine, round(total_ms::numeric) AS total_ms, round(build_ms::numeric) AS build_ms, round(iterate_ms::numeric) AS iterate_ms, iterations, cache_hit, round(exchange_mb::numeric, 1) AS exchange_mb, round(exchange_ms::numeric) AS exchange_ms FROM runs ORDER BY CASE way WHEN 'local' THEN 0 WHEN 'distributed' THEN 1 ELSE 2 END, call\""
+as_os "'$PGBIN/psql' -X -q -P footer=off -h 127.0.0.1 -p $PORT -d postgres -c \"SELECT way, call, engine, round(total_ms::numeric) AS total_ms, round(build_ms::numeric) AS build_ms, round(iterate_ms::numeric) AS iterate_ms, iterations, cache_hit, round(exchange_mb::numeric, 1) AS exchange_mb, round(exchange_ms::numeric) AS exchange_ms FROM runs ORDER BY CASE way WHEN 'local' THEN 0 WHEN 'distributed' THEN 1 WHEN 'pull' THEN 3 ELSE 2 END, call\""
 q $PORT -c "\"SELECT 'top-' || $TOP_K || ' of ' || o.way || ' = local: ' || bool_and(o.node = l.node) || ', max |score difference|: ' || max(abs(o.score - l.score)) FROM tops o JOIN tops l ON l.way = 'local' AND l.rank = o.rank WHERE o.way <> 'local' GROUP BY o.way ORDER BY o.way\""

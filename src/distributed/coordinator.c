@@ -8,9 +8,18 @@
  * this backend merges the node sets and sums the out-strengths into the whole graph's (the graph
  * the driver sees: every node, no edge), every part prepares its engine with the whole graph's
  * out-strengths of its nodes (powerrank_shard_prepare), and every product of the driver is
- * relayed: this backend sends each part x over the part's nodes, each part multiplies over its
- * own edges, and the parts' results are added into y.  Every other operation of the driver runs
- * on the CPU engine of this backend over the whole vectors, so the top-k is ranked here exactly.
+ * relayed: this backend sends each part x over the sources of its edges, each part multiplies
+ * over its own edges, and the parts' results on their targets are added into y.  Every other
+ * operation of the driver runs on the CPU engine of this backend over the whole vectors, so the
+ * top-k is ranked here exactly.
+ *
+ * A run that ends well leaves its parts of tracked tables to the session (KeptPart: the
+ * connection, whose shard session keeps its part, and the node ids taken from it) and its merged
+ * node set (MergedNodes).  The next run over the same partitions takes them again: a shard whose
+ * table's content is the one its part was read as answers the open without node ids, the merge is
+ * the kept one while every part's graph is, and a part prepared with this node set's out-strengths
+ * is not prepared again.  A part of a table whose content changed is read again (never a stale
+ * graph: shard.c), and its new node ids make a new merge.
  *
  * Requests go out to every shard before this backend waits for any (libpq's asynchronous API),
  * and a local part computes while the shards do.  The bytes are binary (bytea, this machine's byte
@@ -30,9 +39,11 @@
 #include "catalog/pg_inherits.h"
 #include "commands/defrem.h"
 #include "foreign/foreign.h"
+#include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -74,25 +85,67 @@ distributed_init(void)
 							PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
-/* One part: a shard server's table (conn) or a local partition (local). */
+/*
+ * A part kept for the session: the connection to a shard server (whose session keeps the part:
+ * shard.c) or a local partition's part in this backend, with what this backend took from the
+ * part's last open.  A run takes the kept part of its partition (same user, same connection
+ * options) and gives it back when it ends well and the part can serve again (its table is
+ * tracked: never a local partition); a run that fails drops the parts it took.
+ */
+typedef struct KeptPart
+{
+	struct KeptPart *next;
+	MemoryContext cxt;			/* its own, under TopMemoryContext */
+	MemoryContext graph_cxt;	/* the arrays of the part's graph below */
+	Oid			relid;			/* the partition */
+	Oid			userid;			/* the user it is read for */
+	char	   *conninfo;		/* the connection's options, "keyword=value\n" each; NULL: local */
+	PGconn	   *conn;
+	ShardState *local;
+	bool		in_use;			/* a run holds it */
+	uint64		part_id;		/* the part number its last open reported (0: none) */
+	uint64		version;		/* this backend's number for the graph below (0: none) */
+	int64		n_nodes;
+	int64		n_edges;
+	int64	   *node_ids;		/* [n_nodes] external ids, ascending */
+	double	   *out_strength;	/* [n_nodes] of the part's own rows */
+	int32	   *rows[3];		/* rows[role]: the local nodes with that role (shard_role_rows) */
+	int64		row_count[3];
+	int			prepared_k;		/* what its engine was last prepared for (0: not prepared) */
+	unsigned	prepared_needs;
+	uint64		prepared_nodes; /* the merged node set whose out-strengths it got */
+} KeptPart;
+
+/*
+ * The whole graph's nodes merged from the parts' node sets (merge_parts), kept for the session
+ * while no run holds it: the next run whose parts are the same graphs (kept parts, versions)
+ * takes it again.
+ */
+typedef struct MergedNodes
+{
+	MemoryContext cxt;
+	uint64		id;				/* unique in this backend */
+	bool		in_use;
+	int			n_parts;
+	KeptPart  **parts;			/* [n_parts] */
+	uint64	   *versions;		/* [n_parts] the parts' graphs it was merged from */
+	int32	  **to_global;		/* [n_parts][part's n_nodes] the whole graph's id of each node */
+	PrGraph		graph;			/* every node, its out-strength, no edge */
+} MergedNodes;
+
+/* One part in a run. */
 typedef struct DistPart
 {
 	const char *partition;		/* the partition's name here, for messages */
 	const char *server;			/* the foreign server's name, NULL for a local partition */
-	PGconn	   *conn;
+	KeptPart   *kept;
+	PGconn	   *conn;			/* kept->conn */
 	const char *schema;			/* the shard's powerrank schema, quoted */
 	const char *product_query;	/* the query of a product on it */
 	bool		busy;			/* a request is out and its result not read */
-	ShardState *local;
 	EdgeTableSpec spec;			/* the table as its server names it */
-	int64		n_nodes;
-	int64		n_edges;
-	bool		cache_hit;		/* its graph came from its server's graph cache */
-	int64	   *node_ids;		/* [n_nodes] external ids, ascending */
-	double	   *out_strength;	/* [n_nodes] of the part's own rows */
-	uint8	   *roles;			/* [n_nodes] SHARD_ROLE_* bits */
-	int32	   *rows[3];		/* rows[role]: the local nodes with that role (shard_role_rows) */
-	int64		row_count[3];
+	bool		cache_hit;		/* its graph came from its server's graph cache (or session) */
+	bool		reusable;		/* its part can serve a later run (ShardSummary.reusable) */
 	int32	   *to_global;		/* [n_nodes] the whole graph's id of each local node */
 	double	   *x;				/* [n_nodes * k] */
 	double	   *y;				/* [n_nodes * k] */
@@ -105,13 +158,23 @@ struct DistCluster
 	MemoryContextCallback cleanup;
 	int			n_parts;
 	DistPart   *parts;
-	PrGraph		graph;			/* every node, its out-strength, no edge */
+	MergedNodes *nodes;
+	PrGraph		graph;			/* nodes->graph */
 	int64		n_edges;		/* the parts' edges together */
 	int			k;				/* columns the parts are prepared for (0: none) */
 	unsigned	needs;
+	bool		ended_well;		/* distributed_keep_parts: the parts go back to the session */
 	int64		exchange_bytes;
 	double		exchange_seconds;
 };
+
+static void forward_notice(void *arg, const PGresult *result);
+
+/* The parts and merged node set this session keeps; numbers for graphs and node sets. */
+static KeptPart *kept_parts = NULL;
+static MergedNodes *kept_nodes = NULL;
+static uint64 last_version = 0;
+static bool kept_exit_registered = false;
 
 /* Sends a cancel request to a part's busy server. */
 static void
@@ -133,20 +196,85 @@ cancel_part(DistPart *part)
 	part->busy = false;
 }
 
-/* Cancels what the busy shards do, then closes every connection (the run's context goes). */
+/* Frees a kept part: closes its connection (the shard's session frees its part), or its local part. */
 static void
-close_parts(void *arg)
+drop_kept_part(KeptPart *kept)
+{
+	for (KeptPart **link = &kept_parts; *link != NULL; link = &(*link)->next)
+		if (*link == kept)
+		{
+			*link = kept->next;
+			break;
+		}
+	if (kept->conn != NULL)
+		PQfinish(kept->conn);
+	kept->conn = NULL;
+	shard_state_close(kept->local);
+	MemoryContextDelete(kept->cxt);
+}
+
+/* Closes the kept connections when this backend exits (the shards' sessions end with them). */
+static void
+close_kept_parts(int code, Datum arg)
+{
+	for (KeptPart *kept = kept_parts; kept != NULL; kept = kept->next)
+		if (kept->conn != NULL)
+		{
+			PQfinish(kept->conn);
+			kept->conn = NULL;
+		}
+}
+
+/*
+ * The end of a run (its memory context goes): the busy shards are cancelled; a run that ended well
+ * gives back to the session its parts that can serve a later run (their tables are tracked, their
+ * connections idle), and its node set when every part stays; the other parts, and all of a run
+ * that failed, are dropped (their connections closed, which frees the shards' parts).
+ */
+static void
+end_run(void *arg)
 {
 	DistCluster *c = (DistCluster *) arg;
+	bool		all_kept = c->ended_well;
 
 	for (int p = 0; p < c->n_parts; p++)
 		cancel_part(&c->parts[p]);
 	for (int p = 0; p < c->n_parts; p++)
-		if (c->parts[p].conn != NULL)
+	{
+		KeptPart   *kept = c->parts[p].kept;
+
+		if (kept == NULL)
 		{
-			PQfinish(c->parts[p].conn);
-			c->parts[p].conn = NULL;
+			all_kept = false;
+			continue;
 		}
+		if (c->ended_well && c->parts[p].reusable &&
+			(kept->conn == NULL || (PQstatus(kept->conn) == CONNECTION_OK &&
+									PQtransactionStatus(kept->conn) == PQTRANS_IDLE)))
+		{
+			if (kept->conn != NULL)
+				PQsetNoticeReceiver(kept->conn, forward_notice, NULL);
+			kept->in_use = false;
+		}
+		else
+		{
+			drop_kept_part(kept);
+			all_kept = false;
+		}
+		c->parts[p].kept = NULL;
+		c->parts[p].conn = NULL;
+	}
+	if (c->nodes != NULL && c->nodes == kept_nodes)
+	{
+		kept_nodes->in_use = false;
+		if (!all_kept)
+		{
+			/* merged from a part that is gone: it cannot serve again */
+			MemoryContextDelete(kept_nodes->cxt);
+			kept_nodes = NULL;
+		}
+	}
+	c->nodes = NULL;
 }
 
 /* Refuses a table (an ERROR with powerrank.distributed = on, else false and a DEBUG1 line). */
@@ -308,56 +436,78 @@ forward_notice(void *arg, const PGresult *result)
 	const char *message = PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
 	const char *detail = PQresultErrorField(result, PG_DIAG_MESSAGE_DETAIL);
 
-	if (message == NULL)
+	if (message == NULL || part == NULL)
 		return;
 	ereport(severity != NULL && strcmp(severity, "WARNING") == 0 ? WARNING : NOTICE,
 			(errmsg("shard server \"%s\": %s", part->server, message),
 			 detail != NULL ? errdetail_internal("%s", detail) : 0));
 }
 
+/* How to connect to a foreign table's server (connection_options). */
+typedef struct ServerConnection
+{
+	const char **keywords;
+	const char **values;
+	bool		need_password;	/* the server must authenticate by password */
+	char	   *conninfo;		/* the options, "keyword=value\n" each, and the password rule */
+} ServerConnection;
+
 /*
- * Connects to a foreign table's server as postgres_fdw does: the server's options and the user
- * mapping's (libpq's keywords only), this database's encoding; a user mapping of a user who is no
- * superuser must give a password, and the server must have asked for it, unless the mapping says
- * password_required 'false'.
+ * The options to connect to a foreign table's server as postgres_fdw does: the server's options
+ * and the user mapping's (libpq's keywords only), this database's encoding.  A user mapping of a
+ * user who is no superuser must give a password (the server must then ask for it: connect_server),
+ * unless the mapping says password_required 'false'.
  */
-static PGconn *
-connect_server(Oid relid, DistPart *part)
+static void
+connection_options(Oid relid, DistPart *part, ServerConnection *how)
 {
 	ForeignTable *table = GetForeignTable(relid);
 	ForeignServer *server = GetForeignServer(table->serverid);
 	UserMapping *mapping = GetUserMapping(GetUserId(), server->serverid);
 	const char *required = option_value(mapping->options, "password_required");
-	bool		need_password = !superuser_arg(mapping->userid) &&
-		(required == NULL || strcmp(required, "false") != 0);
 	PQconninfoOption *known = PQconndefaults();
 	int			max = list_length(server->options) + list_length(mapping->options) + 3;
-	const char **keywords = palloc0(max * sizeof(char *));
-	const char **values = palloc0(max * sizeof(char *));
+	StringInfoData conninfo;
 	int			n = 0;
-	PGconn	   *conn;
 
 	if (known == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory reading libpq's connection options")));
+	how->need_password = !superuser_arg(mapping->userid) &&
+		(required == NULL || strcmp(required, "false") != 0);
+	how->keywords = palloc0(max * sizeof(char *));
+	how->values = palloc0(max * sizeof(char *));
 	part->server = pstrdup(server->servername);
-	add_libpq_options(known, server->options, keywords, values, &n);
-	add_libpq_options(known, mapping->options, keywords, values, &n);
+	add_libpq_options(known, server->options, how->keywords, how->values, &n);
+	add_libpq_options(known, mapping->options, how->keywords, how->values, &n);
 	PQconninfoFree(known);
-	keywords[n] = "fallback_application_name";
-	values[n++] = "powerrank";
-	keywords[n] = "client_encoding";
-	values[n++] = GetDatabaseEncodingName();
-	keywords[n] = NULL;
-	values[n] = NULL;
-	if (need_password && option_value(mapping->options, "password") == NULL)
+	how->keywords[n] = "fallback_application_name";
+	how->values[n++] = "powerrank";
+	how->keywords[n] = "client_encoding";
+	how->values[n++] = GetDatabaseEncodingName();
+	how->keywords[n] = NULL;
+	how->values[n] = NULL;
+	initStringInfo(&conninfo);
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&conninfo, "%s=%s\n", how->keywords[i], how->values[i]);
+	/* a kept connection serves only where the password rule is the one it was made under */
+	appendStringInfo(&conninfo, "need_password=%d\n", how->need_password ? 1 : 0);
+	how->conninfo = conninfo.data;
+	if (how->need_password && option_value(mapping->options, "password") == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_S_R_E_PROHIBITED_SQL_STATEMENT_ATTEMPTED),
 				 errmsg("the user mapping for server \"%s\" gives no password", part->server),
 				 errdetail("A user who is not a superuser connects to a shard server with a password."),
 				 errhint("Add a password to the user mapping, or set password_required 'false' in it (as a superuser).")));
-	conn = PQconnectdbParams(keywords, values, false);
+}
+
+/* Connects to a part's server with the options connection_options gave. */
+static PGconn *
+connect_server(DistPart *part, const ServerConnection *how)
+{
+	PGconn	   *conn = PQconnectdbParams(how->keywords, how->values, false);
+
 	if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
 	{
 		char	   *message = pstrdup(conn != NULL ? PQerrorMessage(conn) : "out of memory");
@@ -370,8 +520,7 @@ connect_server(Oid relid, DistPart *part)
 				 errdetail_internal("%s", pchomp(message)),
 				 errhint("Check the server's options and the user mapping, or rank on this server: SET powerrank.distributed = off.")));
 	}
-	PQsetNoticeReceiver(conn, forward_notice, part);
-	if (need_password && !PQconnectionUsedPassword(conn))
+	if (how->need_password && !PQconnectionUsedPassword(conn))
 	{
 		PQfinish(conn);
 		ereport(ERROR,
@@ -468,10 +617,11 @@ send_query(DistPart *part, const char *query, int n_params, const char *const *v
 
 /*
  * Waits for the answer of a busy part's server, one row of one column (binary), and returns it
- * (PQclear it).  A cancel of this backend cancels every busy shard and raises the cancel.
+ * (PQclear it).  A cancel of this backend cancels every busy shard and raises the cancel.  When
+ * lost is not NULL, a connection found closed sets *lost and returns NULL instead of the ERROR.
  */
 static PGresult *
-wait_result(DistCluster *c, DistPart *part)
+wait_answer(DistCluster *c, DistPart *part, bool *lost)
 {
 	PGresult   *result = NULL;
 	PGresult   *next;
@@ -494,7 +644,15 @@ wait_result(DistCluster *c, DistPart *part)
 			}
 		}
 		if ((events & WL_SOCKET_READABLE) && !PQconsumeInput(part->conn))
+		{
+			if (lost != NULL)
+			{
+				part->busy = false;
+				*lost = true;
+				return NULL;
+			}
 			shard_failed(part, NULL);
+		}
 	}
 	while ((next = PQgetResult(part->conn)) != NULL)
 	{
@@ -504,7 +662,17 @@ wait_result(DistCluster *c, DistPart *part)
 			PQclear(next);
 	}
 	if (result == NULL || PQresultStatus(result) != PGRES_TUPLES_OK)
+	{
+		if (lost != NULL && PQstatus(part->conn) == CONNECTION_BAD)
+		{
+			if (result != NULL)
+				PQclear(result);
+			part->busy = false;
+			*lost = true;
+			return NULL;
+		}
 		shard_failed(part, result);
+	}
 	part->busy = false;
 	if (PQntuples(result) != 1 || PQnfields(result) != 1 || PQgetisnull(result, 0, 0))
 	{
@@ -516,23 +684,72 @@ wait_result(DistCluster *c, DistPart *part)
 	return result;
 }
 
+/* wait_answer raising the loss of the connection as an ERROR. */
+static PGresult *
+wait_result(DistCluster *c, DistPart *part)
+{
+	return wait_answer(c, part, NULL);
+}
+
 /*
- * Checks that a shard server has a powerrank that can be a shard and notes the schema its
- * functions are in.
+ * The query that checks a shard server's powerrank: its schema, version, and whether it has the
+ * shard functions of this protocol.
+ */
+#define CHECK_SHARD_QUERY \
+	"SELECT pg_catalog.quote_ident(n.nspname) || ' ' || e.extversion || ' ' || " \
+	"(pg_catalog.to_regprocedure(pg_catalog.quote_ident(n.nspname) || " \
+	"'.powerrank_shard_product(integer,bytea)') IS NOT NULL AND " \
+	"pg_catalog.to_regprocedure(pg_catalog.quote_ident(n.nspname) || " \
+	"'.powerrank_shard_open(text,name,name,name,boolean,bigint)') IS NOT NULL)::text " \
+	"FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n " \
+	"ON n.oid = e.extnamespace WHERE e.extname = 'powerrank' " \
+	"UNION ALL SELECT '' LIMIT 1"
+
+/*
+ * Connects a part to its server (again, when its kept connection is gone): what the shard's
+ * session held is forgotten with the old connection.
  */
 static void
-check_shard_extension(DistCluster *c, DistPart *part)
+connect_part(DistPart *part, const ServerConnection *how)
 {
-	PGresult   *result;
+	KeptPart   *kept = part->kept;
 
-	send_query(part,
-			   "SELECT pg_catalog.quote_ident(n.nspname) || ' ' || e.extversion || ' ' || "
-			   "(pg_catalog.to_regprocedure(pg_catalog.quote_ident(n.nspname) || "
-			   "'.powerrank_shard_product(integer,bytea)') IS NOT NULL)::text "
-			   "FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n "
-			   "ON n.oid = e.extnamespace WHERE e.extname = 'powerrank' "
-			   "UNION ALL SELECT '' LIMIT 1", 0, NULL, NULL, NULL);
-	result = wait_result(c, part);
+	if (kept->conn != NULL)
+		PQfinish(kept->conn);
+	kept->conn = NULL;
+	part->conn = NULL;
+	kept->part_id = 0;
+	kept->version = 0;
+	kept->prepared_k = 0;
+	kept->conn = connect_server(part, how);
+	part->conn = kept->conn;
+}
+
+/*
+ * Checks that a shard server has a powerrank that can be a shard and notes the query of its
+ * products.  A kept connection found closed (the shard restarted, its session ended) is made
+ * again once.
+ */
+static void
+check_shard_extension(DistCluster *c, DistPart *part, const ServerConnection *how)
+{
+	PGresult   *result = NULL;
+	bool		lost = false;
+
+	if (PQstatus(part->conn) == CONNECTION_OK &&
+		PQsendQueryParams(part->conn, CHECK_SHARD_QUERY, 0, NULL, NULL, NULL, NULL, 1))
+	{
+		part->busy = true;
+		result = wait_answer(c, part, &lost);
+	}
+	if (result == NULL)
+	{
+		elog(DEBUG1, "powerrank: the kept connection to server \"%s\" is closed: connecting again",
+			 part->server);
+		connect_part(part, how);
+		send_query(part, CHECK_SHARD_QUERY, 0, NULL, NULL, NULL);
+		result = wait_result(c, part);
+	}
 	{
 		char	   *answer = pstrdup(PQgetvalue(result, 0, 0));
 		char	   *version = strchr(answer, ' ');
@@ -558,30 +775,47 @@ check_shard_extension(DistCluster *c, DistPart *part)
 	}
 }
 
-/* Sends a part's open (the table, its columns, whether out-edges are wanted). */
+/*
+ * Sends a part's open (the table, its columns, whether out-edges are wanted, the part number
+ * whose node ids this backend holds).
+ */
 static void
 send_open(DistPart *part, bool out_edges)
 {
-	const char *values[5] = {text_to_cstring(part->spec.relation), part->spec.src_column,
-		part->spec.dst_column, part->spec.weight_column, out_edges ? "true" : "false"};
+	char		known[32];
+	const char *values[6] = {text_to_cstring(part->spec.relation), part->spec.src_column,
+		part->spec.dst_column, part->spec.weight_column, out_edges ? "true" : "false", known};
 
-	send_query(part, psprintf("SELECT %s.powerrank_shard_open($1, $2, $3, $4, $5)", part->schema),
-			   5, values, NULL, NULL);
+	snprintf(known, sizeof(known), UINT64_FORMAT, part->kept->version != 0 ? part->kept->part_id : 0);
+	send_query(part, psprintf("SELECT %s.powerrank_shard_open($1, $2, $3, $4, $5, $6)",
+							  part->schema),
+			   6, values, NULL, NULL);
 }
 
-/* Takes what a part's open reported (shard_open_write): its summary, nodes, out-strengths, roles. */
+/*
+ * Takes what a part's open reported (shard_open_write): its summary, and, unless the part is the
+ * one this backend holds (same), its nodes, out-strengths and roles: a new version of its graph.
+ */
 static void
-take_open(DistCluster *c, DistPart *part, const char *bytes, size_t size)
+take_open(DistPart *part, const char *bytes, size_t size)
 {
+	KeptPart   *kept = part->kept;
 	ShardSummary summary;
+	uint8	   *roles;
+	bool		valid;
 
 	if (size < sizeof(ShardSummary))
 		summary.magic = 0;
 	else
 		memcpy(&summary, bytes, sizeof(ShardSummary));
-	if (summary.magic != SHARD_MAGIC || summary.protocol != SHARD_PROTOCOL ||
-		summary.n_nodes < 0 ||
-		size != sizeof(ShardSummary) + (size_t) summary.n_nodes * (2 * sizeof(int64) + 1))
+	valid = summary.magic == SHARD_MAGIC && summary.protocol == SHARD_PROTOCOL &&
+		summary.n_nodes >= 0;
+	if (valid && summary.same)
+		valid = size == sizeof(ShardSummary) && kept->version != 0 &&
+			summary.part_id == kept->part_id && summary.n_nodes == kept->n_nodes;
+	else if (valid)
+		valid = size == sizeof(ShardSummary) + (size_t) summary.n_nodes * (2 * sizeof(int64) + 1);
+	if (!valid)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROTOCOL_VIOLATION),
 				 errmsg("shard server \"%s\" (partition \"%s\") answered an open this server cannot read",
@@ -589,22 +823,31 @@ take_open(DistCluster *c, DistPart *part, const char *bytes, size_t size)
 				 errdetail("Shards and coordinator need the same powerrank version (shard protocol %d) on machines of the same byte order.",
 						   SHARD_PROTOCOL),
 				 errhint("Install the same powerrank version on every server.")));
-	part->n_nodes = summary.n_nodes;
-	part->n_edges = summary.n_edges;
 	part->cache_hit = summary.cache_hit != 0;
-	part->node_ids = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes, 1) * sizeof(int64));
-	part->out_strength = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes, 1) * sizeof(double));
-	part->roles = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes, 1));
-	if (part->n_nodes > 0)
+	part->reusable = summary.reusable != 0;
+	if (summary.same)
+		return;
+
+	/* a new graph: the version goes first, so an ERROR below leaves no version to trust */
+	kept->version = 0;
+	kept->prepared_k = 0;
+	MemoryContextReset(kept->graph_cxt);
+	kept->n_nodes = summary.n_nodes;
+	kept->n_edges = summary.n_edges;
+	kept->node_ids = MemoryContextAllocHuge(kept->graph_cxt, Max(kept->n_nodes, 1) * sizeof(int64));
+	kept->out_strength = MemoryContextAllocHuge(kept->graph_cxt,
+												Max(kept->n_nodes, 1) * sizeof(double));
+	roles = MemoryContextAllocHuge(kept->graph_cxt, Max(kept->n_nodes, 1));
+	if (kept->n_nodes > 0)
 	{
 		bytes += sizeof(ShardSummary);
-		memcpy(part->node_ids, bytes, part->n_nodes * sizeof(int64));
-		memcpy(part->out_strength, bytes + part->n_nodes * sizeof(int64),
-			   part->n_nodes * sizeof(double));
-		memcpy(part->roles, bytes + part->n_nodes * 2 * sizeof(int64), part->n_nodes);
+		memcpy(kept->node_ids, bytes, kept->n_nodes * sizeof(int64));
+		memcpy(kept->out_strength, bytes + kept->n_nodes * sizeof(int64),
+			   kept->n_nodes * sizeof(double));
+		memcpy(roles, bytes + kept->n_nodes * 2 * sizeof(int64), kept->n_nodes);
 	}
-	for (int64 i = 1; i < part->n_nodes; i++)
-		if (part->node_ids[i] <= part->node_ids[i - 1])
+	for (int64 i = 1; i < kept->n_nodes; i++)
+		if (kept->node_ids[i] <= kept->node_ids[i - 1])
 			ereport(ERROR,
 					(errcode(ERRCODE_PROTOCOL_VIOLATION),
 					 errmsg("shard server \"%s\" (partition \"%s\") reported nodes out of order",
@@ -612,107 +855,208 @@ take_open(DistCluster *c, DistPart *part, const char *bytes, size_t size)
 					 errhint("Install the same powerrank version on every server.")));
 	for (uint8 role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
 	{
-		part->rows[role] = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes, 1) * sizeof(int32));
-		part->row_count[role] = shard_role_rows(part->roles, part->n_nodes, role,
-												part->rows[role]);
+		kept->rows[role] = MemoryContextAllocHuge(kept->graph_cxt,
+												  Max(kept->n_nodes, 1) * sizeof(int32));
+		kept->row_count[role] = shard_role_rows(roles, kept->n_nodes, role, kept->rows[role]);
 	}
+	pfree(roles);
+	kept->part_id = summary.part_id;
+	kept->version = ++last_version;
 }
 
 /*
- * Merges two ascending lists of distinct ids a[na] and b[nb] into out (ascending, each id once);
- * returns the count.
- */
-static int64
-merge_ids(const int64 *a, int64 na, const int64 *b, int64 nb, int64 *out)
-{
-	int64		i = 0,
-				j = 0,
-				n = 0;
-
-	while (i < na && j < nb)
-	{
-		if (a[i] < b[j])
-			out[n++] = a[i++];
-		else if (b[j] < a[i])
-			out[n++] = b[j++];
-		else
-		{
-			out[n++] = a[i++];
-			j++;
-		}
-	}
-	while (i < na)
-		out[n++] = a[i++];
-	while (j < nb)
-		out[n++] = b[j++];
-	return n;
-}
-
-/*
- * The whole graph the driver sees: the union of the parts' nodes (ascending external ids: the
- * parts' ascending lists merged one after the other), each node's out-strength summed over the
- * parts, the dangling nodes, and no edge; each part's map of its nodes to the whole graph's ids.
+ * Merges the parts' node sets (ascending lists of external ids) into the whole graph's: every id
+ * once, ascending (one pass over all lists, the least head taken each step), each part's map of
+ * its nodes to the whole graph's ids, each node's out-strength summed over the parts (in the
+ * parts' order), the dangling nodes, and no edge.
  */
 static void
-merge_parts(DistCluster *c)
+merge_parts(DistCluster *c, MergedNodes *m)
 {
-	PrGraph    *g = &c->graph;
+	PrGraph    *g = &m->graph;
 	int64		total = 0,
 				n = 0;
-	int64	   *ids,
-			   *spare;
+	int64	   *cursor = palloc0(c->n_parts * sizeof(int64));
+	int64	   *ids;
 
-	for (int p = 0; p < c->n_parts; p++)
-		total += c->parts[p].n_nodes;
-	ids = MemoryContextAllocHuge(c->cxt, Max(total, 1) * sizeof(int64));
-	spare = MemoryContextAllocHuge(c->cxt, Max(total, 1) * sizeof(int64));
 	for (int p = 0; p < c->n_parts; p++)
 	{
-		int64	   *swap = ids;
+		KeptPart   *kept = c->parts[p].kept;
 
-		n = merge_ids(ids, n, c->parts[p].node_ids, c->parts[p].n_nodes, spare);
-		ids = spare;
-		spare = swap;
+		total += kept->n_nodes;
+		m->to_global[p] = MemoryContextAllocHuge(m->cxt, Max(kept->n_nodes, 1) * sizeof(int32));
 	}
-	pfree(spare);
-	if (n > PR_MAX_NODES)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("the partitions have %lld nodes together, more than %lld",
-						(long long) n, (long long) PR_MAX_NODES)));
+	ids = MemoryContextAllocHuge(m->cxt, Max(total, 1) * sizeof(int64));
+	for (;;)
+	{
+		int64		least = 0;
+		bool		any = false;
+
+		for (int p = 0; p < c->n_parts; p++)
+		{
+			KeptPart   *kept = c->parts[p].kept;
+
+			if (cursor[p] < kept->n_nodes && (!any || kept->node_ids[cursor[p]] < least))
+			{
+				least = kept->node_ids[cursor[p]];
+				any = true;
+			}
+		}
+		if (!any)
+			break;
+		if (n >= PR_MAX_NODES)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("the partitions have more than %lld nodes together",
+							(long long) PR_MAX_NODES)));
+		for (int p = 0; p < c->n_parts; p++)
+		{
+			KeptPart   *kept = c->parts[p].kept;
+
+			if (cursor[p] < kept->n_nodes && kept->node_ids[cursor[p]] == least)
+				m->to_global[p][cursor[p]++] = (int32) n;
+		}
+		ids[n++] = least;
+	}
+	pfree(cursor);
 	memset(g, 0, sizeof(PrGraph));
 	g->n_nodes = n;
 	g->node_ids = ids;
-	g->in_ptr = MemoryContextAllocExtended(c->cxt, (n + 1) * sizeof(int64),
-											 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	g->out_strength = MemoryContextAllocExtended(c->cxt, Max(n, 1) * sizeof(double),
-											 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	g->in_ptr = MemoryContextAllocExtended(m->cxt, (n + 1) * sizeof(int64),
+										   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	g->out_strength = MemoryContextAllocExtended(m->cxt, Max(n, 1) * sizeof(double),
+												 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	for (int p = 0; p < c->n_parts; p++)
 	{
-		DistPart   *part = &c->parts[p];
-		PrGraph		nodes = {0};
+		KeptPart   *kept = c->parts[p].kept;
 
-		/* every node of the part is in the union: the map has no -1 */
-		nodes.n_nodes = part->n_nodes;
-		nodes.node_ids = part->node_ids;
-		part->to_global = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes, 1) * sizeof(int32));
-		pr_graph_node_map(&nodes, g, part->to_global);
-		for (int64 i = 0; i < part->n_nodes; i++)
-			g->out_strength[part->to_global[i]] += part->out_strength[i];
-		c->n_edges += part->n_edges;
+		for (int64 i = 0; i < kept->n_nodes; i++)
+			g->out_strength[m->to_global[p][i]] += kept->out_strength[i];
 	}
-	g->dangling = MemoryContextAllocHuge(c->cxt, Max(n, 1) * sizeof(int32));
+	g->dangling = MemoryContextAllocHuge(m->cxt, Max(n, 1) * sizeof(int32));
 	for (int64 v = 0; v < n; v++)
 		if (g->out_strength[v] == 0.0)
 			g->dangling[g->n_dangling++] = (int32) v;
 }
 
+/* A node set merged from the run's parts (merge_parts), in a new context under parent. */
+static MergedNodes *
+new_merged_nodes(DistCluster *c, MemoryContext parent)
+{
+	MemoryContext cxt = AllocSetContextCreate(parent, "powerrank merged nodes",
+											  ALLOCSET_DEFAULT_SIZES);
+	MergedNodes *m = MemoryContextAllocZero(cxt, sizeof(MergedNodes));
+
+	m->cxt = cxt;
+	PG_TRY();
+	{
+		m->id = ++last_version;
+		m->n_parts = c->n_parts;
+		m->parts = MemoryContextAlloc(cxt, c->n_parts * sizeof(KeptPart *));
+		m->versions = MemoryContextAlloc(cxt, c->n_parts * sizeof(uint64));
+		m->to_global = MemoryContextAlloc(cxt, c->n_parts * sizeof(int32 *));
+		for (int p = 0; p < c->n_parts; p++)
+		{
+			m->parts[p] = c->parts[p].kept;
+			m->versions[p] = c->parts[p].kept->version;
+		}
+		merge_parts(c, m);
+	}
+	PG_CATCH();
+	{
+		MemoryContextDelete(cxt);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return m;
+}
+
+/*
+ * The whole graph's nodes for the run's parts: the session's merged node set when no run holds
+ * it and it was merged from these parts' graphs (same kept parts, same versions), else a new
+ * merge, kept for the session in its place (in the run's context while another run holds it).
+ */
+static MergedNodes *
+merged_nodes(DistCluster *c, bool *reused)
+{
+	MergedNodes *m = kept_nodes;
+	bool		keep;
+
+	*reused = m != NULL && !m->in_use && m->n_parts == c->n_parts;
+	for (int p = 0; *reused && p < c->n_parts; p++)
+		*reused = m->parts[p] == c->parts[p].kept && m->versions[p] == c->parts[p].kept->version;
+	if (*reused)
+	{
+		m->in_use = true;
+		return m;
+	}
+	keep = m == NULL || !m->in_use;
+	if (keep && m != NULL)
+	{
+		MemoryContextDelete(m->cxt);
+		kept_nodes = NULL;
+	}
+	m = new_merged_nodes(c, keep ? TopMemoryContext : c->cxt);
+	if (keep)
+	{
+		m->in_use = true;
+		kept_nodes = m;
+	}
+	return m;
+}
+
+/*
+ * Takes the session's kept part of a partition for this user (and, for a foreign one, these
+ * connection options), or makes an empty one; a run holds it until it ends (end_run).
+ */
+static KeptPart *
+take_kept_part(Oid relid, const char *conninfo)
+{
+	KeptPart   *kept;
+	KeptPart   *next;
+	MemoryContext cxt;
+
+	for (kept = kept_parts; kept != NULL; kept = next)
+	{
+		next = kept->next;
+		if (kept->in_use || kept->relid != relid || kept->userid != GetUserId())
+			continue;
+		if (conninfo == NULL ? kept->conninfo == NULL :
+			kept->conninfo != NULL && strcmp(kept->conninfo, conninfo) == 0)
+		{
+			kept->in_use = true;
+			return kept;
+		}
+		/* the partition's server or user mapping changed since: its connection is done */
+		drop_kept_part(kept);
+	}
+	if (!kept_exit_registered)
+	{
+		on_proc_exit(close_kept_parts, (Datum) 0);
+		kept_exit_registered = true;
+	}
+	cxt = AllocSetContextCreate(TopMemoryContext, "powerrank kept part", ALLOCSET_SMALL_SIZES);
+	kept = MemoryContextAllocZero(cxt, sizeof(KeptPart));
+	kept->cxt = cxt;
+	kept->graph_cxt = AllocSetContextCreate(cxt, "powerrank kept part graph",
+											ALLOCSET_DEFAULT_SIZES);
+	kept->relid = relid;
+	kept->userid = GetUserId();
+	kept->conninfo = conninfo != NULL ? MemoryContextStrdup(cxt, conninfo) : NULL;
+	kept->in_use = true;
+	kept->next = kept_parts;
+	kept_parts = kept;
+	return kept;
+}
+
 /*
  * Opens the parts of a partitioned table (distributed_wanted said yes): checks this user's
- * privileges on the partitioned table, connects to every shard server, checks its powerrank,
- * opens every part (the shards in parallel, the local partitions meanwhile) with out-edges when
- * the push product is wanted, and fills *graph with the whole graph the driver runs on (its
- * arrays in cxt, like the parts).  The connections close when cxt goes.
+ * privileges on the partitioned table, takes every partition's kept part (connecting to a shard
+ * server where none is kept), checks the shards' powerrank, opens every part (the shards in
+ * parallel, the local partitions meanwhile) with out-edges when the push product is wanted — a
+ * part whose table's content is the one it holds answers without its node ids —, and fills *graph
+ * with the whole graph the driver runs on (the session's when the parts' graphs are those it was
+ * merged from).  The parts go back to the session, or are dropped, when cxt goes (end_run).
  */
 DistCluster *
 distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, PrGraph *graph)
@@ -722,13 +1066,16 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 	MemoryContext old_cxt = MemoryContextSwitchTo(cxt);
 	List	   *leaves;
 	ListCell   *lc;
+	ServerConnection *how;
 	int			p = 0;
+	int			same = 0;
+	bool		reused;
 	double		t_start = pr_clock_seconds(),
 				t_connected,
 				t_opened;
 
 	c->cxt = cxt;
-	c->cleanup.func = close_parts;
+	c->cleanup.func = end_run;
 	c->cleanup.arg = c;
 	MemoryContextRegisterResetCallback(cxt, &c->cleanup);
 
@@ -737,6 +1084,7 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 	leaves = find_all_inheritors(target.relid, AccessShareLock, NULL);
 	graph_scan_end(&target);
 	c->parts = palloc0(list_length(leaves) * sizeof(DistPart));
+	how = palloc0(list_length(leaves) * sizeof(ServerConnection));
 	foreach(lc, leaves)
 	{
 		Oid			leaf = lfirst_oid(lc);
@@ -750,18 +1098,30 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 		if (relkind == RELKIND_FOREIGN_TABLE)
 		{
 			remote_spec(leaf, spec, &part->spec);
-			part->conn = connect_server(leaf, part);
+			connection_options(leaf, part, &how[p]);
+			part->kept = take_kept_part(leaf, how[p].conninfo);
+			part->conn = part->kept->conn;
+			c->n_parts = p + 1;
+			if (part->conn == NULL)
+				connect_part(part, &how[p]);
+			PQsetNoticeReceiver(part->conn, forward_notice, part);
+			p++;
 		}
 		else
 		{
 			part->spec = *spec;
 			part->spec.relation = cstring_to_text(part->partition);
+			part->kept = take_kept_part(leaf, NULL);
+			c->n_parts = ++p;
 		}
-		c->n_parts = ++p;
 	}
 	for (p = 0; p < c->n_parts; p++)
 		if (c->parts[p].conn != NULL)
-			check_shard_extension(c, &c->parts[p]);
+		{
+			check_shard_extension(c, &c->parts[p], &how[p]);
+			/* a connection made again needs its receiver */
+			PQsetNoticeReceiver(c->parts[p].conn, forward_notice, &c->parts[p]);
+		}
 	t_connected = pr_clock_seconds();
 	for (p = 0; p < c->n_parts; p++)
 		if (c->parts[p].conn != NULL)
@@ -769,17 +1129,17 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 	for (p = 0; p < c->n_parts; p++)
 	{
 		DistPart   *part = &c->parts[p];
+		KeptPart   *kept = part->kept;
 
 		if (part->conn == NULL)
 		{
-			Size		size;
-			char	   *bytes;
+			bool		kept_same = shard_state_open(&kept->local, kept->cxt, &part->spec, out_edges) &&
+				kept->version != 0 && kept->local->part_id == kept->part_id;
+			Size		size = shard_open_size(kept->local, kept_same);
+			char	   *bytes = palloc_extended(size, MCXT_ALLOC_HUGE);
 
-			part->local = shard_state_open(cxt, &part->spec, out_edges);
-			size = shard_open_size(part->local);
-			bytes = palloc_extended(size, MCXT_ALLOC_HUGE);
-			shard_open_write(part->local, bytes);
-			take_open(c, part, bytes, size);
+			shard_open_write(kept->local, kept_same, bytes);
+			take_open(part, bytes, size);
 			pfree(bytes);
 		}
 	}
@@ -791,21 +1151,36 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 		{
 			PGresult   *result = wait_result(c, part);
 
-			take_open(c, part, PQgetvalue(result, 0, 0), PQgetlength(result, 0, 0));
+			take_open(part, PQgetvalue(result, 0, 0), PQgetlength(result, 0, 0));
 			c->exchange_bytes += PQgetlength(result, 0, 0);
 			PQclear(result);
 		}
 	}
+	for (p = 0; p < c->n_parts; p++)
+	{
+		c->n_edges += c->parts[p].kept->n_edges;
+		same += c->parts[p].kept->prepared_k != 0;
+	}
 	t_opened = pr_clock_seconds();
-	merge_parts(c);
+	c->nodes = merged_nodes(c, &reused);
+	for (p = 0; p < c->n_parts; p++)
+		c->parts[p].to_global = c->nodes->to_global[p];
+	c->graph = c->nodes->graph;
 	MemoryContextSwitchTo(old_cxt);
 	/* where a distributed call's build goes, for whoever looks (client_min_messages = debug1) */
-	elog(DEBUG1, "powerrank: %d parts, %lld nodes, %lld edges: connections and checks %.1f ms, opens %.1f ms, merge %.1f ms",
-		 c->n_parts, (long long) c->graph.n_nodes, (long long) c->n_edges,
+	elog(DEBUG1, "powerrank: %d parts (%d of the same graph as before), %lld nodes, %lld edges: connections and checks %.1f ms, opens %.1f ms, %s %.1f ms",
+		 c->n_parts, same, (long long) c->graph.n_nodes, (long long) c->n_edges,
 		 (t_connected - t_start) * 1000.0, (t_opened - t_connected) * 1000.0,
-		 (pr_clock_seconds() - t_opened) * 1000.0);
+		 reused ? "merged nodes kept" : "merge", (pr_clock_seconds() - t_opened) * 1000.0);
 	*graph = c->graph;
 	return c;
+}
+
+/* The run ended well: its parts and node set go back to the session when its context goes. */
+void
+distributed_keep_parts(DistCluster *cluster)
+{
+	cluster->ended_well = true;
 }
 
 /* The edges of every part together. */
@@ -815,7 +1190,7 @@ distributed_edges(const DistCluster *cluster)
 	return cluster->n_edges;
 }
 
-/* Whether every part's graph came from its server's graph cache. */
+/* Whether every part's graph came from its server's graph cache (or its session's kept part). */
 bool
 distributed_cache_hit(const DistCluster *cluster)
 {
@@ -835,7 +1210,9 @@ distributed_exchange(const DistCluster *cluster, int64 *bytes, double *seconds)
 
 /*
  * Prepares every part for k columns and the products in needs (once per k and needs): each gets
- * the whole graph's out-strengths of its nodes.
+ * the whole graph's out-strengths of its nodes — unless it was prepared for k and needs with the
+ * out-strengths of this node set already (a kept part of the same graph, a kept node set: its
+ * engine is as that prepare left it).
  */
 static void
 prepare_parts(DistCluster *c, int k, unsigned needs)
@@ -843,32 +1220,38 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 	if (c->k == k && c->needs == needs)
 		return;
 	for (int p = 0; p < c->n_parts; p++)
-		if (c->parts[p].n_nodes * (int64) k > (int64) (MaxAllocSize / sizeof(double)))
+		if (c->parts[p].kept->n_nodes * (int64) k > (int64) (MaxAllocSize / sizeof(double)))
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("partition \"%s\" has %lld nodes: %d columns of them exceed what one message carries",
-							c->parts[p].partition, (long long) c->parts[p].n_nodes, k),
+							c->parts[p].partition, (long long) c->parts[p].kept->n_nodes, k),
 					 errhint("Rank fewer sources at once, or spread the table over more partitions.")));
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		DistPart   *part = &c->parts[p];
-		double	   *out = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes, 1) * sizeof(double));
+		KeptPart   *kept = part->kept;
+		double	   *out;
 
-		for (int64 i = 0; i < part->n_nodes; i++)
-			out[i] = c->graph.out_strength[part->to_global[i]];
 		if (part->x != NULL)
 		{
 			pfree(part->x);
 			pfree(part->y);
 		}
-		part->x = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes * k, 1) * sizeof(double));
-		part->y = MemoryContextAllocHuge(c->cxt, Max(part->n_nodes * k, 1) * sizeof(double));
+		part->x = MemoryContextAllocHuge(c->cxt, Max(kept->n_nodes * k, 1) * sizeof(double));
+		part->y = MemoryContextAllocHuge(c->cxt, Max(kept->n_nodes * k, 1) * sizeof(double));
+		if (kept->prepared_k == k && kept->prepared_needs == needs &&
+			kept->prepared_nodes == c->nodes->id)
+			continue;
+		kept->prepared_k = 0;
+		out = MemoryContextAllocHuge(c->cxt, Max(kept->n_nodes, 1) * sizeof(double));
+		for (int64 i = 0; i < kept->n_nodes; i++)
+			out[i] = c->graph.out_strength[part->to_global[i]];
 		if (part->conn == NULL)
-			shard_state_prepare(part->local, out, k, needs);
+			shard_state_prepare(kept->local, out, k, needs);
 		else
 		{
 			const char *values[3] = {(const char *) out, psprintf("%d", k), psprintf("%u", needs)};
-			int			lengths[3] = {(int) (part->n_nodes * sizeof(double)), 0, 0};
+			int			lengths[3] = {(int) (kept->n_nodes * sizeof(double)), 0, 0};
 			int			formats[3] = {1, 0, 0};
 
 			send_query(part, psprintf("SELECT %s.powerrank_shard_prepare($1, $2, $3)::text",
@@ -877,8 +1260,15 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 		}
 	}
 	for (int p = 0; p < c->n_parts; p++)
-		if (c->parts[p].conn != NULL)
+	{
+		KeptPart   *kept = c->parts[p].kept;
+
+		if (c->parts[p].busy)
 			PQclear(wait_result(c, &c->parts[p]));
+		kept->prepared_k = k;
+		kept->prepared_needs = needs;
+		kept->prepared_nodes = c->nodes->id;
+	}
 	c->k = k;
 	c->needs = needs;
 }
@@ -902,14 +1292,15 @@ relay_product(DistCluster *c, PrProduct product, const double *x, double *y)
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		DistPart   *part = &c->parts[p];
-		const int32 *rows = part->rows[in_role];
+		const int32 *rows = part->kept->rows[in_role];
+		int64		count = part->kept->row_count[in_role];
 
-		for (int64 i = 0; i < part->row_count[in_role]; i++)
+		for (int64 i = 0; i < count; i++)
 			memcpy(part->x + i * k, x + (int64) part->to_global[rows[i]] * k, k * sizeof(double));
 		if (part->conn != NULL)
 		{
 			const char *values[2] = {product_text, (const char *) part->x};
-			int			lengths[2] = {0, (int) (part->row_count[in_role] * k * sizeof(double))};
+			int			lengths[2] = {0, (int) (count * k * sizeof(double))};
 			int			formats[2] = {0, 1};
 
 			send_query(part, part->product_query, 2, values, lengths, formats);
@@ -918,20 +1309,20 @@ relay_product(DistCluster *c, PrProduct product, const double *x, double *y)
 	}
 	for (int p = 0; p < c->n_parts; p++)
 		if (c->parts[p].conn == NULL)
-			shard_state_product(c->parts[p].local, product, c->parts[p].x, c->parts[p].y);
+			shard_state_product(c->parts[p].kept->local, product, c->parts[p].x, c->parts[p].y);
 	memset(y, 0, c->graph.n_nodes * k * sizeof(double));
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		DistPart   *part = &c->parts[p];
 		const double *part_y = part->y;
-		const int32 *out_rows = part->rows[out_role];
+		const int32 *out_rows = part->kept->rows[out_role];
+		int64		count = part->kept->row_count[out_role];
 		PGresult   *result = NULL;
 
 		if (part->conn != NULL)
 		{
 			result = wait_result(c, part);
-			if (PQgetlength(result, 0, 0) !=
-				(int) (part->row_count[out_role] * k * sizeof(double)))
+			if (PQgetlength(result, 0, 0) != (int) (count * k * sizeof(double)))
 			{
 				PQclear(result);
 				ereport(ERROR,
@@ -939,12 +1330,11 @@ relay_product(DistCluster *c, PrProduct product, const double *x, double *y)
 						 errmsg("shard server \"%s\" answered a product of the wrong size",
 								part->server)));
 			}
-			memcpy(part->y, PQgetvalue(result, 0, 0),
-				   part->row_count[out_role] * k * sizeof(double));
+			memcpy(part->y, PQgetvalue(result, 0, 0), count * k * sizeof(double));
 			c->exchange_bytes += PQgetlength(result, 0, 0);
 			PQclear(result);
 		}
-		for (int64 i = 0; i < part->row_count[out_role]; i++)
+		for (int64 i = 0; i < count; i++)
 		{
 			double	   *row = y + (int64) part->to_global[out_rows[i]] * k;
 

@@ -33,5 +33,6 @@ PrEngine   *distributed_engine_create(DistCluster *cluster, const PrAllocator *a
 int64		distributed_edges(const DistCluster *cluster);
 bool		distributed_cache_hit(const DistCluster *cluster);
 void		distributed_exchange(const DistCluster *cluster, int64 *bytes, double *seconds);
+void		distributed_keep_parts(DistCluster *cluster);
 
 #endif							/* DISTRIBUTED_H */

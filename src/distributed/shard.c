@@ -29,9 +29,15 @@ PG_FUNCTION_INFO_V1(powerrank_shard_close);
 /* The part this session keeps for a coordinator (NULL when none is open). */
 static ShardState *session_state = NULL;
 
-/* Releases the part's engine (and its threads) when its context goes. */
+/* The last part number given in this backend. */
+static uint64 last_part_id = 0;
+
+/*
+ * Releases the part's engine (and its threads) and its mapping of the graph cache when its
+ * context goes, and clears its owner's pointer.
+ */
 static void
-release_shard_engine(void *arg)
+release_shard_part(void *arg)
 {
 	ShardState *state = (ShardState *) arg;
 
@@ -42,8 +48,9 @@ release_shard_engine(void *arg)
 		state->engine = NULL;
 		engine->ops->release(engine);
 	}
-	if (session_state == state)
-		session_state = NULL;
+	graph_cache_release(&state->segment);
+	if (state->owner != NULL && *state->owner == state)
+		*state->owner = NULL;
 }
 
 /* What publish_part publishes. */
@@ -51,6 +58,7 @@ typedef struct PublishPart
 {
 	const GraphCacheKey *key;
 	const PrGraph *graph;
+	int64		skipped_rows;	/* rows of its table skipped for a NULL */
 	const GraphCacheWriters *writers;	/* the writers its content includes */
 } PublishPart;
 
@@ -60,54 +68,46 @@ publish_part(void *arg)
 {
 	PublishPart *step = (PublishPart *) arg;
 
-	graph_cache_publish(step->key, step->graph, 0, NULL, step->writers, 0);
+	graph_cache_publish(step->key, step->graph, step->skipped_rows, NULL, step->writers, 0);
 }
 
 /*
- * The part's graph: a copy of the cached graph when the table is tracked and its content is
- * cached (the mapping is released at once: the part outlives the statement), else read and
- * built, and offered to the cache.
+ * The part's graph: the cached graph, used in place, when the table is tracked and its content
+ * is cached (the mapping is pinned for the session: the part outlives the statement, and it holds
+ * the cache entry's reference until it goes), else read and built, and offered to the cache.
+ * target is resolved; cacheable, key and writers are what the cache's probe said of it.
  */
 static void
-load_part_graph(ShardState *state, const EdgeTableSpec *spec)
+load_part_graph(ShardState *state, EdgeScanTarget *target, bool cacheable,
+				const GraphCacheKey *key, GraphCacheWriters *writers)
 {
-	EdgeScanTarget target;
-	GraphCacheKey key;
-	dsm_segment *segment = NULL;
 	PrGraph		view;
 	int64		skipped = 0;
 	uint64		entry_id;
-	PrError		err = {0};
-	bool		cacheable;
-	GraphCacheWriters writers = {-1, NULL, false};
 
-	graph_scan_resolve(spec, &target);
-	cacheable = graph_cache_probe_writers(&target, true, &key, &writers);
-	writers.live = cacheable && writers.count >= 0 &&
-		cache_capture_on(target.relid, cache_extension_schema());
-	if (cacheable && graph_cache_acquire(&key, &segment, &view, &skipped, &entry_id))
+	writers->live = cacheable && writers->count >= 0 &&
+		cache_capture_on(target->relid, cache_extension_schema());
+	if (cacheable && graph_cache_acquire(key, &state->segment, &view, &skipped, &entry_id))
 	{
-		Size		bytes = pr_graph_flat_size(&view);
-		void	   *copy = MemoryContextAllocHuge(state->cxt, bytes);
-
-		pr_graph_write_flat_threads(&view, copy, powerrank_thread_count());
-		graph_cache_release(&segment);
-		if (pr_graph_view_flat_header(copy, bytes, &state->graph, &err) != PR_OK)
-			powerrank_report_core_error("shard graph", &err);
+		dsm_pin_mapping(state->segment);
+		state->graph = view;
 		state->summary.cache_hit = 1;
-		graph_scan_report_skipped(skipped, target.n_columns == 3);
+		state->skipped_rows = skipped;
+		graph_scan_report_skipped(skipped, target->n_columns == 3);
 	}
 	else
 	{
 		EdgeList	edges;
 		PrBuildOptions options = {0};
+		PrError		err = {0};
 
-		graph_scan_fetch(&target, state->cxt, &edges);
+		graph_scan_fetch(target, state->cxt, &edges);
 		options.n_threads = powerrank_thread_count();
 		options.should_stop = powerrank_cancel_requested;
 		if (pr_graph_build(edges.src, edges.dst, edges.weighted ? edges.weight : NULL,
 						   edges.count, &options, state->alloc, &state->graph, &err) != PR_OK)
 			powerrank_report_core_error("graph build", &err);
+		state->skipped_rows = edges.skipped;
 		if (edges.src != NULL)
 		{
 			pfree(edges.src);
@@ -117,14 +117,18 @@ load_part_graph(ShardState *state, const EdgeTableSpec *spec)
 		}
 		if (cacheable)
 		{
-			PublishPart step = {&key, &state->graph, &writers};
+			PublishPart step = {key, &state->graph, state->skipped_rows, writers};
 			char		message[256];
 
 			if (!powerrank_try_in_subtransaction(publish_part, &step, message, sizeof(message)))
 				elog(DEBUG1, "powerrank: shard graph not cached: %s", message);
 		}
 	}
-	graph_scan_end(&target);
+	if (cacheable)
+	{
+		state->has_key = true;
+		state->key = *key;
+	}
 }
 
 /*
@@ -192,23 +196,27 @@ shard_role_rows(const uint8 *roles, int64 n, uint8 role, int32 *rows)
 
 /* Bytes of what a part's open reports (shard_open_write). */
 Size
-shard_open_size(const ShardState *state)
+shard_open_size(const ShardState *state, bool same)
 {
-	return sizeof(ShardSummary) + (Size) state->graph.n_nodes * (2 * sizeof(int64) + 1);
+	return sizeof(ShardSummary) +
+		(same ? 0 : (Size) state->graph.n_nodes * (2 * sizeof(int64) + 1));
 }
 
 /*
- * What a part's open reports: its summary, then its nodes' external ids, the out-strengths of its
- * rows and the nodes' roles (shard_open_size bytes).
+ * What a part's open reports: its summary, then — unless same: the caller holds them from an
+ * open of this part — its nodes' external ids, the out-strengths of its rows and the nodes' roles
+ * (shard_open_size bytes).
  */
 void
-shard_open_write(const ShardState *state, char *out)
+shard_open_write(const ShardState *state, bool same, char *out)
 {
 	int64		n = state->graph.n_nodes;
+	ShardSummary summary = state->summary;
 
-	memcpy(out, &state->summary, sizeof(ShardSummary));
+	summary.same = same ? 1 : 0;
+	memcpy(out, &summary, sizeof(ShardSummary));
 	out += sizeof(ShardSummary);
-	if (n == 0)
+	if (n == 0 || same)
 		return;
 	memcpy(out, state->graph.node_ids, n * sizeof(int64));
 	memcpy(out + n * sizeof(int64), state->graph.out_strength, n * sizeof(double));
@@ -216,26 +224,27 @@ shard_open_write(const ShardState *state, char *out)
 }
 
 /*
- * Opens a part: reads (or maps) the graph of spec's table in a context under parent, with
- * out-edges when the push product is wanted.  An ERROR leaves nothing behind.
+ * A new part on the resolved target (the cache's probe said cacheable, key, writers): its graph
+ * loaded (load_part_graph), with out-edges when wanted, its weights checked, in a new context under
+ * the current one.  An ERROR leaves nothing behind.
  */
-ShardState *
-shard_state_open(MemoryContext parent, const EdgeTableSpec *spec, bool out_edges)
+static ShardState *
+new_part(EdgeScanTarget *target, bool cacheable, const GraphCacheKey *key,
+		 GraphCacheWriters *writers, const EdgeTableSpec *spec, bool out_edges)
 {
-	MemoryContext cxt = AllocSetContextCreate(parent, "powerrank shard", ALLOCSET_DEFAULT_SIZES);
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "powerrank shard",
+											  ALLOCSET_DEFAULT_SIZES);
 	ShardState *state = MemoryContextAllocZero(cxt, sizeof(ShardState));
-	double		started = pr_clock_seconds(),
-				loaded;
 	PrError		err = {0};
 
 	state->cxt = cxt;
 	state->alloc = powerrank_context_allocator(cxt);
-	state->cleanup.func = release_shard_engine;
+	state->cleanup.func = release_shard_part;
 	state->cleanup.arg = state;
 	MemoryContextRegisterResetCallback(cxt, &state->cleanup);
 	PG_TRY();
 	{
-		load_part_graph(state, spec);
+		load_part_graph(state, target, cacheable, key, writers);
 		if (out_edges && !state->graph.has_out_edges &&
 			pr_graph_add_out_edges(&state->graph, state->alloc, &err) != PR_OK)
 			powerrank_report_core_error("graph build", &err);
@@ -247,19 +256,84 @@ shard_state_open(MemoryContext parent, const EdgeTableSpec *spec, bool out_edges
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	return state;
+}
+
+/*
+ * Opens a part on spec's table, with out-edges when the push product is wanted, into *slot: the
+ * part *slot holds when the table's content is the one it was read as (the graph cache's key of
+ * the snapshot's content is the part's; returns true), else a new part (the one before freed
+ * first; returns false), read or mapped in a context that goes to keep_in once it is complete.  The
+ * privileges are checked either way.  An ERROR leaves *slot NULL and nothing behind.
+ */
+bool
+shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *spec,
+				 bool out_edges)
+{
+	EdgeScanTarget target;
+	GraphCacheKey key;
+	GraphCacheWriters writers = {-1, NULL, false};
+	ShardState *state = *slot;
+	bool		cacheable;
+	double		started = pr_clock_seconds(),
+				loaded;
+	PrError		err = {0};
+
+	graph_scan_resolve(spec, &target);
+	cacheable = graph_cache_probe_writers(&target, true, &key, &writers);
+	if (state != NULL && cacheable && state->has_key &&
+		memcmp(&state->key, &key, sizeof(GraphCacheKey)) == 0)
+	{
+		graph_scan_report_skipped(state->skipped_rows, target.n_columns == 3);
+		graph_scan_end(&target);
+		if (out_edges && !state->graph.has_out_edges)
+		{
+			if (state->engine != NULL)
+			{
+				/* the engine holds the graph it was prepared on: it goes first */
+				state->engine->ops->release(state->engine);
+				state->engine = NULL;
+			}
+			if (pr_graph_add_out_edges(&state->graph, state->alloc, &err) != PR_OK)
+			{
+				shard_state_close(state);
+				powerrank_report_core_error("graph build", &err);
+			}
+			state->product_graph = state->graph;
+			state->product_graph.out_strength = state->global_out;
+			/* a graph with more arrays and no engine: a new number, so the caller prepares it */
+			state->part_id = ++last_part_id;
+			state->summary.part_id = state->part_id;
+		}
+		state->summary.cache_hit = 1;
+		state->summary.load_seconds = pr_clock_seconds() - started;
+		elog(DEBUG1, "powerrank: shard part of %lld nodes, %lld edges: kept from the last open (same content) %.1f ms",
+			 (long long) state->graph.n_nodes, (long long) state->graph.n_edges,
+			 state->summary.load_seconds * 1000.0);
+		return true;
+	}
+	shard_state_close(state);
+	state = new_part(&target, cacheable, &key, &writers, spec, out_edges);
+	graph_scan_end(&target);
 	loaded = pr_clock_seconds();
 	find_roles(state);
+	state->part_id = ++last_part_id;
 	state->summary.magic = SHARD_MAGIC;
 	state->summary.protocol = SHARD_PROTOCOL;
+	state->summary.part_id = state->part_id;
 	state->summary.n_nodes = state->graph.n_nodes;
 	state->summary.n_edges = state->graph.n_edges;
 	state->summary.weighted = state->graph.weighted ? 1 : 0;
+	state->summary.reusable = state->has_key ? 1 : 0;
 	state->summary.load_seconds = pr_clock_seconds() - started;
 	elog(DEBUG1, "powerrank: shard part of %lld nodes, %lld edges: %s %.1f ms, roles %.1f ms",
 		 (long long) state->graph.n_nodes, (long long) state->graph.n_edges,
-		 state->summary.cache_hit ? "copied from the graph cache" : "read and built",
+		 state->summary.cache_hit ? "mapped from the graph cache" : "read and built",
 		 (loaded - started) * 1000.0, (pr_clock_seconds() - loaded) * 1000.0);
-	return state;
+	MemoryContextSetParent(state->cxt, keep_in);
+	state->owner = slot;
+	*slot = state;
+	return false;
 }
 
 /*
@@ -389,17 +463,21 @@ check_vector_bytes(bytea *vector, int64 count, const char *what)
 
 /*
  * powerrank_shard_open(edges text, src_column name, dst_column name, weight_column name,
- * out_edges boolean) RETURNS bytea: opens this session's part on the table (closing the one
- * before) and returns what shard_open_write writes.
+ * out_edges boolean, known_part bigint) RETURNS bytea: opens this session's part on the table
+ * (the part it holds while the table's content is the same, else a new one: shard_state_open) and
+ * returns what shard_open_write writes; known_part is the part number the coordinator holds the
+ * node ids of (0: none): when the part is that one, they are not repeated.
  */
 Datum
 powerrank_shard_open(PG_FUNCTION_ARGS)
 {
 	EdgeTableSpec spec;
-	ShardState *state;
 	bytea	   *out;
+	bool		same;
+	Size		size;
 
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(4))
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(4) ||
+		PG_ARGISNULL(5))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("powerrank_shard_open() takes NULL only for weight_column")));
@@ -407,15 +485,13 @@ powerrank_shard_open(PG_FUNCTION_ARGS)
 	spec.src_column = NameStr(*PG_GETARG_NAME(1));
 	spec.dst_column = NameStr(*PG_GETARG_NAME(2));
 	spec.weight_column = PG_ARGISNULL(3) ? NULL : NameStr(*PG_GETARG_NAME(3));
-	shard_state_close(session_state);
-	session_state = NULL;
-	state = shard_state_open(CurrentMemoryContext, &spec, PG_GETARG_BOOL(4));
-	MemoryContextSetParent(state->cxt, TopMemoryContext);
-	session_state = state;
+	same = shard_state_open(&session_state, TopMemoryContext, &spec, PG_GETARG_BOOL(4)) &&
+		(int64) session_state->part_id == PG_GETARG_INT64(5);
 
-	out = (bytea *) palloc_extended(VARHDRSZ + shard_open_size(state), MCXT_ALLOC_HUGE);
-	SET_VARSIZE(out, VARHDRSZ + shard_open_size(state));
-	shard_open_write(state, VARDATA(out));
+	size = shard_open_size(session_state, same);
+	out = (bytea *) palloc_extended(VARHDRSZ + size, MCXT_ALLOC_HUGE);
+	SET_VARSIZE(out, VARHDRSZ + size);
+	shard_open_write(session_state, same, VARDATA(out));
 	PG_RETURN_BYTEA_P(out);
 }
 
@@ -477,6 +553,5 @@ Datum
 powerrank_shard_close(PG_FUNCTION_ARGS)
 {
 	shard_state_close(session_state);
-	session_state = NULL;
 	PG_RETURN_VOID();
 }

@@ -1,11 +1,12 @@
 /*
  * shard.h — one part of a distributed ranking run: the graph of one server's edge table (its
- * partition of the coordinator's partitioned table), kept for the run, and the sparse products over
- * it.  A shard server keeps one for its session (the powerrank_shard_* SQL functions, called by the
- * coordinator over libpq); the coordinator keeps one for each local partition.
+ * partition of the coordinator's partitioned table) and the sparse products over it.  A shard
+ * server keeps one for its session (the powerrank_shard_* SQL functions, called by the coordinator
+ * over libpq); the coordinator keeps one for each local partition.  Either keeps it across calls
+ * while the table's content is the one it was read as.
  *
- * The part's graph is the graph of its own rows (from the graph cache when the table is tracked,
- * else built): its nodes are the endpoints of its rows, numbered in ascending order of their
+ * The part's graph is the graph of its own rows (the graph cache's, used in place, when the table
+ * is tracked, else built): its nodes are the endpoints of its rows, numbered in ascending order of their
  * external ids as every graph is.  Its products take and give vectors over those local nodes only;
  * prepare replaces the out-strengths by the whole graph's, so the normalised pull product of a row
  * whose in-edges all lie in this part is the one the whole graph gives.
@@ -15,10 +16,11 @@
 
 #include "powerrank.h"
 
+#include "cache/graph_cache.h"
 #include "graph/edge_table.h"
 
 /* Version of the bytes the shard functions exchange; the coordinator refuses another. */
-#define SHARD_PROTOCOL 1
+#define SHARD_PROTOCOL 2
 
 /* Largest sum of weights a part may hold: far below where a build scales weights. */
 #define SHARD_WEIGHT_LIMIT_EXP 1000
@@ -31,9 +33,15 @@ typedef struct ShardSummary
 	int64		n_nodes;		/* local nodes */
 	int64		n_edges;		/* stored edges */
 	double		total_weight;	/* sum of every edge's weight */
-	int32		cache_hit;		/* the graph came from the server's graph cache */
+	int32		cache_hit;		/* the graph came from the server's graph cache, or is the
+								 * session's part kept from an open of the same content */
 	int32		weighted;
 	double		load_seconds;	/* reading and building (or mapping) the graph */
+	uint64		part_id;		/* the part's number in its session (new graph, new number) */
+	int32		same;			/* the part is the one the caller named (known_part): its node
+								 * ids, out-strengths and roles are not repeated */
+	int32		reusable;		/* the part can serve a later open of the same content (its
+								 * table is tracked): worth keeping the session for */
 } ShardSummary;
 
 #define SHARD_MAGIC 0x50525331	/* "PRS1" */
@@ -53,13 +61,25 @@ shard_product_role(PrProduct product, bool input)
 	return (product == PR_PRODUCT_PUSH) == input ? SHARD_ROLE_TARGET : SHARD_ROLE_SOURCE;
 }
 
-/* One part's graph and its engine; lives in its own memory context. */
+/*
+ * One part's graph and its engine; lives in its own memory context.  Kept by its owner across
+ * statements (a shard's session, the coordinator's local partition) and reused by the next open
+ * of the same content: the graph cache's key of the content it was read as, compared with the key
+ * of the content the open's snapshot sees.
+ */
 typedef struct ShardState
 {
 	MemoryContext cxt;
 	PrAllocator *alloc;
 	MemoryContextCallback cleanup;
+	struct ShardState **owner;	/* the owner's pointer to it, cleared when it goes */
+	uint64		part_id;		/* unique in this backend */
+	bool		has_key;		/* key names its content (the table is tracked) */
+	GraphCacheKey key;
+	dsm_segment *segment;		/* the graph cache's mapping the graph lives in, or NULL (own
+								 * copy); pinned for the session, detached when the part goes */
 	PrGraph		graph;			/* the part's own graph (out_strength: its own rows') */
+	int64		skipped_rows;	/* rows of its table skipped for a NULL (reported at every open) */
 	ShardSummary summary;
 	PrGraph		product_graph;	/* graph with the whole graph's out-strengths */
 	double	   *global_out;		/* [n_nodes] */
@@ -73,13 +93,14 @@ typedef struct ShardState
 	double	   *y;
 } ShardState;
 
-ShardState *shard_state_open(MemoryContext parent, const EdgeTableSpec *spec, bool out_edges);
+bool		shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *spec,
+							 bool out_edges);
 void		shard_state_prepare(ShardState *state, const double *global_out, int k,
 								unsigned needs);
 void		shard_state_product(ShardState *state, PrProduct product, const void *x,
 								double *y);
-Size		shard_open_size(const ShardState *state);
-void		shard_open_write(const ShardState *state, char *out);
+Size		shard_open_size(const ShardState *state, bool same);
+void		shard_open_write(const ShardState *state, bool same, char *out);
 int64		shard_role_rows(const uint8 *roles, int64 n, uint8 role, int32 *rows);
 void		shard_state_close(ShardState *state);
 

@@ -972,13 +972,15 @@ rank_run_hits(RankRun *run, const RankOptions *options, double *hubs, double *au
 
 /*
  * Ends the run: detaches a cached graph or the run's own build segment (an ERROR detaches them
- * through the resource owner) and
+ * through the resource owner), gives a distributed run's parts back to the session, and
  * frees the run's context (which releases an engine still held).
  */
 void
 rank_run_end(RankRun *run)
 {
 	graph_cache_release(&run->cache_segment);
+	if (run->cluster != NULL)
+		distributed_keep_parts(run->cluster);
 	if (run->rows_segment != NULL)
 		dsm_detach(run->rows_segment);
 	run->rows_segment = NULL;
