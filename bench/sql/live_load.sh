@@ -35,7 +35,8 @@
 # report      a markdown table of the above: call p50 / p95 / p99 and their ratio to the warm call, how
 #             many calls hit, patched or rebuilt, the checks, TPS and row changes a second tracked and
 #             untracked (and their ratios), with the goals (p50 <= 3 x warm, 0 differences, tracked TPS
-#             >= 0.75 x untracked) marked MET or NOT MET.
+#             >= 0.75 x untracked) marked MET or NOT MET; every call and check in $OUT/calls.csv and
+#             $OUT/checks.csv.
 #
 # Environment (besides bench/common/cluster.sh's PG_CONFIG, PGBIN, PGUSER_OS, PORT, TMPDIR, KEEP):
 #   SCALE (22), WRITERS (8), RATE (1000 row changes a second, all writers together), BATCH (1),
