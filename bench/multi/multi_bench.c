@@ -5,7 +5,7 @@
  *
  *   multi_bench --rmat S | --graph NAME [--order natural|bfs|shuffled] [--gpus 1,2,4]
  *               [--algos pagerank,rwr,hits] [--precisions fp64,fp32] [--iters N] [--rwr-k K]
- *               [--threads T] [--cpu-only] [--cpu-timing]
+ *               [--threads T] [--memory-mb M] [--cpu-only] [--cpu-timing]
  *
  * For each algorithm (PageRank; RWR from K = 8 sources, k = K columns; HITS), each precision and
  * each GPU count G (1: the single-GPU engine, pr_gpu.h; G > 1: pr_multi_engine_create over GPUs
@@ -17,7 +17,9 @@
  * tiny and the residual is read only at the end.  A "cpu" row per algorithm gives the CPU engine's
  * reference run: its prepare and ms per iteration from that one run (start and download counted
  * in), or with --cpu-timing measured as the GPUs' are.  --cpu-only: the CPU rows alone (no GPU
- * needed).  After each GPU row a "# steps" line splits an iteration: its products with their
+ * needed).  --memory-mb M: every GPU engine may take at most M MiB of its device (PrGpuOptions'
+ * memory_budget, as powerrank.gpu_memory sets it): a graph that one GPU then streams from host
+ * memory may still be resident on several (their parts are smaller).  After each GPU row a "# steps" line splits an iteration: its products with their
  * exchange, the same products on every GPU without it, and its vector update (each step timed N
  * times on the prepared engine, ms a step).
  *
@@ -63,6 +65,7 @@ typedef struct Bench
 	char		label[160];
 	int			iters;
 	int			rwr_k;
+	size_t		memory_budget;	/* bytes each GPU engine may take (0: what is free) */
 	PrRestart	uniform;
 	PrRestart	rwr;
 	int64_t    *rwr_ptr;
@@ -328,12 +331,13 @@ make_graph(const GenOptions *gopt, int threads, Bench *b)
 
 /* An engine for G GPUs: the single-GPU engine for 1, the multi-GPU engine otherwise. */
 static PrEngine *
-gpu_engine(PrMultiComms *comms, PrGpuPrecision precision, int n_gpus, PrError *err)
+gpu_engine(PrMultiComms *comms, PrGpuPrecision precision, int n_gpus, size_t memory_budget, PrError *err)
 {
 	PrGpuOptions go;
 
 	pr_gpu_options_init(&go);
 	go.precision = precision;
+	go.memory_budget = memory_budget;
 	if (n_gpus == 1)
 		return pr_gpu_engine_create(&go, err);
 	return pr_multi_engine_create(comms, &go, n_gpus, err);
@@ -379,7 +383,7 @@ bench_algorithm(const Bench *b, Algo a, PrEngine *cpu, bool cpu_timing, PrMultiC
 
 		for (int c = 0; c < n_counts && want_precision[p]; c++)
 		{
-			PrEngine   *e = gpu_engine(comms, precisions[p], gpus[c], &err);
+			PrEngine   *e = gpu_engine(comms, precisions[p], gpus[c], b->memory_budget, &err);
 			double		scale,
 						diff,
 						bound;
@@ -453,7 +457,7 @@ usage(const char *prog)
 {
 	fprintf(stderr, "usage: %s --rmat S | --er S | --graph rmat:S|er:S[:EF]|local:S[:EF[:P[:W]]] [--order natural|bfs|shuffled]\n"
 			"       [--gpus 1,2,4] [--algos pagerank,rwr,hits] [--precisions fp64,fp32] [--iters N] [--rwr-k K]\n"
-			"       [--threads T] [--cpu-only] [--cpu-timing]\n", prog);
+			"       [--threads T] [--memory-mb M] [--cpu-only] [--cpu-timing]\n", prog);
 	return 2;
 }
 
@@ -466,6 +470,7 @@ main(int argc, char **argv)
 				n_counts = 1,
 				most = 1,
 				threads = 0,
+				memory_mb = 0,
 				visible;
 	bool		want_algo[N_ALGOS] = {true, true, true},
 				want_precision[2] = {true, true},
@@ -489,7 +494,8 @@ main(int argc, char **argv)
 		else if (bench_option_int_list(argc, argv, &i, "--gpus", gpus, MAX_GPU_COUNTS, &n_counts) ||
 				 bench_option_int(argc, argv, &i, "--iters", &b.iters) ||
 				 bench_option_int(argc, argv, &i, "--rwr-k", &b.rwr_k) ||
-				 bench_option_int(argc, argv, &i, "--threads", &threads))
+				 bench_option_int(argc, argv, &i, "--threads", &threads) ||
+				 bench_option_int(argc, argv, &i, "--memory-mb", &memory_mb))
 			continue;
 		else if (bench_option_string(argc, argv, &i, "--algos", &text))
 		{
@@ -514,8 +520,9 @@ main(int argc, char **argv)
 			return usage(argv[0]);
 		most = gpus[c] > most ? gpus[c] : most;
 	}
-	if (gopt.graph[0] == '\0' || b.iters < 1 || b.rwr_k < 1 || n_counts < 1)
+	if (gopt.graph[0] == '\0' || b.iters < 1 || b.rwr_k < 1 || n_counts < 1 || memory_mb < 0)
 		return usage(argv[0]);
+	b.memory_budget = (size_t) memory_mb << 20;
 	visible = cpu_only ? 0 : pr_gpu_device_count();
 	if (!cpu_only && most > visible)
 	{
