@@ -792,6 +792,19 @@ send_open(DistPart *part, bool out_edges)
 			   6, values, NULL, NULL);
 }
 
+/* Refuses a part's open whose bytes this backend cannot read. */
+static void
+open_unreadable(DistPart *part)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROTOCOL_VIOLATION),
+			 errmsg("shard server \"%s\" (partition \"%s\") answered an open this server cannot read",
+					part->server, part->partition),
+			 errdetail("Shards and coordinator need the same powerrank version (shard protocol %d) on machines of the same byte order.",
+					   SHARD_PROTOCOL),
+			 errhint("Install the same powerrank version on every server.")));
+}
+
 /*
  * Takes what a part's open reported (shard_open_write): its summary, and, unless the part is the
  * one this backend holds (same), its nodes, out-strengths and roles: a new version of its graph.
@@ -814,15 +827,9 @@ take_open(DistPart *part, const char *bytes, size_t size)
 		valid = size == sizeof(ShardSummary) && kept->version != 0 &&
 			summary.part_id == kept->part_id && summary.n_nodes == kept->n_nodes;
 	else if (valid)
-		valid = size == sizeof(ShardSummary) + (size_t) summary.n_nodes * (2 * sizeof(int64) + 1);
+		valid = summary.n_nodes <= (int64) size;	/* two bytes a node at least */
 	if (!valid)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROTOCOL_VIOLATION),
-				 errmsg("shard server \"%s\" (partition \"%s\") answered an open this server cannot read",
-						part->server, part->partition),
-				 errdetail("Shards and coordinator need the same powerrank version (shard protocol %d) on machines of the same byte order.",
-						   SHARD_PROTOCOL),
-				 errhint("Install the same powerrank version on every server.")));
+		open_unreadable(part);
 	part->cache_hit = summary.cache_hit != 0;
 	part->reusable = summary.reusable != 0;
 	if (summary.same)
@@ -838,21 +845,9 @@ take_open(DistPart *part, const char *bytes, size_t size)
 	kept->out_strength = MemoryContextAllocHuge(kept->graph_cxt,
 												Max(kept->n_nodes, 1) * sizeof(double));
 	roles = MemoryContextAllocHuge(kept->graph_cxt, Max(kept->n_nodes, 1));
-	if (kept->n_nodes > 0)
-	{
-		bytes += sizeof(ShardSummary);
-		memcpy(kept->node_ids, bytes, kept->n_nodes * sizeof(int64));
-		memcpy(kept->out_strength, bytes + kept->n_nodes * sizeof(int64),
-			   kept->n_nodes * sizeof(double));
-		memcpy(roles, bytes + kept->n_nodes * 2 * sizeof(int64), kept->n_nodes);
-	}
-	for (int64 i = 1; i < kept->n_nodes; i++)
-		if (kept->node_ids[i] <= kept->node_ids[i - 1])
-			ereport(ERROR,
-					(errcode(ERRCODE_PROTOCOL_VIOLATION),
-					 errmsg("shard server \"%s\" (partition \"%s\") reported nodes out of order",
-							part->server, part->partition),
-					 errhint("Install the same powerrank version on every server.")));
+	if (!shard_open_read(bytes + sizeof(ShardSummary), size - sizeof(ShardSummary), kept->n_nodes,
+						 kept->node_ids, roles, kept->out_strength))
+		open_unreadable(part);
 	for (uint8 role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
 	{
 		kept->rows[role] = MemoryContextAllocHuge(kept->graph_cxt,
@@ -1135,11 +1130,10 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 		{
 			bool		kept_same = shard_state_open(&kept->local, kept->cxt, &part->spec, out_edges) &&
 				kept->version != 0 && kept->local->part_id == kept->part_id;
-			Size		size = shard_open_size(kept->local, kept_same);
-			char	   *bytes = palloc_extended(size, MCXT_ALLOC_HUGE);
+			char	   *bytes = palloc_extended(shard_open_size(kept->local, kept_same),
+													MCXT_ALLOC_HUGE);
 
-			shard_open_write(kept->local, kept_same, bytes);
-			take_open(part, bytes, size);
+			take_open(part, bytes, shard_open_write(kept->local, kept_same, bytes));
 			pfree(bytes);
 		}
 	}
@@ -1217,6 +1211,8 @@ distributed_exchange(const DistCluster *cluster, int64 *bytes, double *seconds)
 static void
 prepare_parts(DistCluster *c, int k, unsigned needs)
 {
+	double		started = pr_clock_seconds();
+
 	if (c->k == k && c->needs == needs)
 		return;
 	for (int p = 0; p < c->n_parts; p++)
@@ -1250,8 +1246,10 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 			shard_state_prepare(kept->local, out, k, needs);
 		else
 		{
-			const char *values[3] = {(const char *) out, psprintf("%d", k), psprintf("%u", needs)};
-			int			lengths[3] = {(int) (kept->n_nodes * sizeof(double)), 0, 0};
+			char	   *bytes = palloc_extended(shard_strengths_bound(kept->n_nodes),
+												MCXT_ALLOC_HUGE);
+			const char *values[3] = {bytes, psprintf("%d", k), psprintf("%u", needs)};
+			int			lengths[3] = {(int) shard_strengths_write(out, kept->n_nodes, bytes), 0, 0};
 			int			formats[3] = {1, 0, 0};
 
 			send_query(part, psprintf("SELECT %s.powerrank_shard_prepare($1, $2, $3)::text",
@@ -1271,6 +1269,8 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 	}
 	c->k = k;
 	c->needs = needs;
+	elog(DEBUG1, "powerrank: parts prepared for %d columns in %.1f ms", k,
+		 (pr_clock_seconds() - started) * 1000.0);
 }
 
 /*

@@ -194,33 +194,181 @@ shard_role_rows(const uint8 *roles, int64 n, uint8 role, int32 *rows)
 	return count;
 }
 
-/* Bytes of what a part's open reports (shard_open_write). */
-Size
-shard_open_size(const ShardState *state, bool same)
+/* Writes v at out, 7 bits a byte, the low ones first; returns the bytes written (1 to 10). */
+static inline Size
+put_varint(uint8 *out, uint64 v)
 {
-	return sizeof(ShardSummary) +
-		(same ? 0 : (Size) state->graph.n_nodes * (2 * sizeof(int64) + 1));
+	Size		bytes = 0;
+
+	while (v >= 0x80)
+	{
+		out[bytes++] = (uint8) (v | 0x80);
+		v >>= 7;
+	}
+	out[bytes++] = (uint8) v;
+	return bytes;
+}
+
+/* Reads a value put_varint wrote at *in, below end, into *v; false when it is cut or too long. */
+static inline bool
+get_varint(const uint8 **in, const uint8 *end, uint64 *v)
+{
+	uint64		value = 0;
+
+	for (int shift = 0; shift < 64 && *in < end; shift += 7)
+	{
+		uint8		byte = *(*in)++;
+
+		if (shift == 63 && byte > 1)
+			return false;		/* more than 64 bits */
+		value |= (uint64) (byte & 0x7f) << shift;
+		if ((byte & 0x80) == 0)
+		{
+			*v = value;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Most bytes shard_strengths_write writes for n values. */
+Size
+shard_strengths_bound(int64 n)
+{
+	return 1 + (Size) n * sizeof(double);
 }
 
 /*
- * What a part's open reports: its summary, then — unless same: the caller holds them from an
- * open of this part — its nodes' external ids, the out-strengths of its rows and the nodes' roles
- * (shard_open_size bytes).
+ * Writes n out-strengths at out and returns the bytes written: a tag byte, then — when every value
+ * is a whole number from 0 to 2^53 (not -0), as the out-degrees of an unweighted graph are — each
+ * as a varint of at most 8 bytes (SHARD_STRENGTHS_WHOLE), else the doubles themselves
+ * (SHARD_STRENGTHS_DOUBLES).  Either reads back to the same bits (shard_strengths_read).
  */
-void
+Size
+shard_strengths_write(const double *strength, int64 n, char *out)
+{
+	uint8	   *bytes = (uint8 *) out;
+	Size		size = 1;
+	bool		whole = true;
+
+	for (int64 v = 0; v < n && whole; v++)
+		whole = strength[v] >= 0.0 && !signbit(strength[v]) &&
+			strength[v] <= 9007199254740992.0 && strength[v] == (double) (uint64) strength[v];
+	if (!whole)
+	{
+		bytes[0] = SHARD_STRENGTHS_DOUBLES;
+		if (n > 0)
+			memcpy(bytes + 1, strength, n * sizeof(double));
+		return 1 + (Size) n * sizeof(double);
+	}
+	bytes[0] = SHARD_STRENGTHS_WHOLE;
+	for (int64 v = 0; v < n; v++)
+		size += put_varint(bytes + size, (uint64) strength[v]);
+	return size;
+}
+
+/*
+ * Reads n out-strengths shard_strengths_write wrote (size bytes at in; in need not be aligned)
+ * into strength; false when the bytes are not n of them.
+ */
+bool
+shard_strengths_read(const char *in, Size size, int64 n, double *strength)
+{
+	const uint8 *bytes = (const uint8 *) in;
+	const uint8 *end = bytes + size;
+
+	if (size < 1)
+		return false;
+	if (bytes[0] == SHARD_STRENGTHS_DOUBLES)
+	{
+		if (size != 1 + (Size) n * sizeof(double))
+			return false;
+		if (n > 0)
+			memcpy(strength, bytes + 1, n * sizeof(double));
+		return true;
+	}
+	if (bytes[0] != SHARD_STRENGTHS_WHOLE)
+		return false;
+	bytes++;
+	for (int64 v = 0; v < n; v++)
+	{
+		uint64		value;
+
+		if (!get_varint(&bytes, end, &value))
+			return false;
+		strength[v] = (double) value;
+	}
+	return bytes == end;
+}
+
+/* Most bytes of what a part's open reports (shard_open_write). */
+Size
+shard_open_size(const ShardState *state, bool same)
+{
+	int64		n = state->graph.n_nodes;
+
+	return sizeof(ShardSummary) +
+		(same ? 0 : (Size) n * (10 + 1) + shard_strengths_bound(n));
+}
+
+/*
+ * What a part's open reports, at out (shard_open_size bytes at most); returns the bytes written:
+ * its summary, then — unless same: the caller holds them from an open of this part — its nodes'
+ * external ids (the first as a varint of its zigzag form, then each one's distance from the one
+ * before as a varint: they ascend), their roles (a byte each) and the out-strengths of its rows
+ * (shard_strengths_write).  shard_open_read reads them.
+ */
+Size
 shard_open_write(const ShardState *state, bool same, char *out)
 {
 	int64		n = state->graph.n_nodes;
+	const int64 *ids = state->graph.node_ids;
 	ShardSummary summary = state->summary;
+	uint8	   *bytes = (uint8 *) out + sizeof(ShardSummary);
+	Size		size = 0;
 
 	summary.same = same ? 1 : 0;
 	memcpy(out, &summary, sizeof(ShardSummary));
-	out += sizeof(ShardSummary);
 	if (n == 0 || same)
-		return;
-	memcpy(out, state->graph.node_ids, n * sizeof(int64));
-	memcpy(out + n * sizeof(int64), state->graph.out_strength, n * sizeof(double));
-	memcpy(out + n * 2 * sizeof(int64), state->roles, n);
+		return sizeof(ShardSummary);
+	size += put_varint(bytes, ((uint64) ids[0] << 1) ^ (uint64) (ids[0] >> 63));
+	for (int64 v = 1; v < n; v++)
+		size += put_varint(bytes + size, (uint64) ids[v] - (uint64) ids[v - 1]);
+	memcpy(bytes + size, state->roles, n);
+	size += n;
+	size += shard_strengths_write(state->graph.out_strength, n, (char *) bytes + size);
+	return sizeof(ShardSummary) + size;
+}
+
+/*
+ * Reads the nodes of an open's answer (shard_open_write; size bytes after the summary at in) into
+ * ids, roles and strength, n of each; false when the bytes are not n nodes in ascending order.
+ */
+bool
+shard_open_read(const char *in, Size size, int64 n, int64 *ids, uint8 *roles, double *strength)
+{
+	const uint8 *bytes = (const uint8 *) in;
+	const uint8 *end = bytes + size;
+	uint64		value;
+
+	if (n == 0)
+		return size == 0;
+	if (!get_varint(&bytes, end, &value))
+		return false;
+	ids[0] = (int64) (value >> 1) ^ -(int64) (value & 1);
+	for (int64 v = 1; v < n; v++)
+	{
+		/* a step of at least 1 that stays within int64 (the difference is taken modulo 2^64) */
+		if (!get_varint(&bytes, end, &value) || value == 0 ||
+			value > (uint64) PG_INT64_MAX - (uint64) ids[v - 1])
+			return false;
+		ids[v] = (int64) ((uint64) ids[v - 1] + value);
+	}
+	if (end - bytes < n)
+		return false;
+	memcpy(roles, bytes, n);
+	bytes += n;
+	return shard_strengths_read((const char *) bytes, end - bytes, n, strength);
 }
 
 /*
@@ -345,6 +493,7 @@ shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned
 {
 	int64		n = state->graph.n_nodes;
 	PrError		err = {0};
+	double		started = pr_clock_seconds();
 
 	if (state->global_out == NULL)
 	{
@@ -382,6 +531,8 @@ shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned
 	}
 	state->k = k;
 	state->needs = needs;
+	elog(DEBUG1, "powerrank: shard part prepared for %d columns in %.1f ms", k,
+		 (pr_clock_seconds() - started) * 1000.0);
 }
 
 /*
@@ -490,15 +641,15 @@ powerrank_shard_open(PG_FUNCTION_ARGS)
 
 	size = shard_open_size(session_state, same);
 	out = (bytea *) palloc_extended(VARHDRSZ + size, MCXT_ALLOC_HUGE);
-	SET_VARSIZE(out, VARHDRSZ + size);
-	shard_open_write(session_state, same, VARDATA(out));
+	SET_VARSIZE(out, VARHDRSZ + shard_open_write(session_state, same, VARDATA(out)));
 	PG_RETURN_BYTEA_P(out);
 }
 
 /*
  * powerrank_shard_prepare(out_strength bytea, columns int, needs int) RETURNS bigint: prepares
  * the session's part for columns score vectors and the products in needs (PR_NEED_* bits), with
- * the whole graph's out-strengths of its local nodes; returns the part's edge count.
+ * the whole graph's out-strengths of its local nodes (shard_strengths_write); returns the part's
+ * edge count.
  */
 Datum
 powerrank_shard_prepare(PG_FUNCTION_ARGS)
@@ -507,15 +658,23 @@ powerrank_shard_prepare(PG_FUNCTION_ARGS)
 	bytea	   *out_strength = PG_GETARG_BYTEA_PP(0);
 	int32		k = PG_GETARG_INT32(1);
 	int32		needs = PG_GETARG_INT32(2);
+	int64		n = state->graph.n_nodes;
+	double	   *strength = palloc_extended(Max(n, 1) * sizeof(double), MCXT_ALLOC_HUGE);
 
-	check_vector_bytes(out_strength, state->graph.n_nodes, "out_strength");
+	if (!shard_strengths_read(VARDATA_ANY(out_strength), VARSIZE_ANY_EXHDR(out_strength), n,
+							  strength))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("out_strength holds %zu bytes that are not %lld out-strengths",
+						VARSIZE_ANY_EXHDR(out_strength), (long long) n),
+				 errhint("The shard functions are called by a coordinator of the same powerrank version.")));
 	if (k < 1 || needs <= 0 ||
 		(needs & ~(PR_NEED_PULL_NORMALIZED | PR_NEED_PULL | PR_NEED_PUSH)) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("powerrank_shard_prepare() takes columns >= 1 and product bits 1 to 7, not %d and %d",
 						k, needs)));
-	shard_state_prepare(state, (const double *) VARDATA_ANY(out_strength), k, (unsigned) needs);
+	shard_state_prepare(state, strength, k, (unsigned) needs);
 	PG_RETURN_INT64(state->graph.n_edges);
 }
 

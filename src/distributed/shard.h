@@ -20,12 +20,12 @@
 #include "graph/edge_table.h"
 
 /* Version of the bytes the shard functions exchange; the coordinator refuses another. */
-#define SHARD_PROTOCOL 2
+#define SHARD_PROTOCOL 3
 
 /* Largest sum of weights a part may hold: far below where a build scales weights. */
 #define SHARD_WEIGHT_LIMIT_EXP 1000
 
-/* What the open of a part reports, ahead of its node ids and out-strengths. */
+/* What the open of a part reports, ahead of its nodes (shard_open_write). */
 typedef struct ShardSummary
 {
 	uint32		magic;			/* SHARD_MAGIC: the bytes come from this program */
@@ -45,6 +45,10 @@ typedef struct ShardSummary
 } ShardSummary;
 
 #define SHARD_MAGIC 0x50525331	/* "PRS1" */
+
+/* How out-strengths travel (shard_strengths_write): the tag byte in front of them. */
+#define SHARD_STRENGTHS_DOUBLES 0	/* 8-byte doubles */
+#define SHARD_STRENGTHS_WHOLE 1		/* whole numbers, a varint each */
 
 /*
  * The roles of a part's local node: a source has an out-edge in the part, a target an in-edge.  The
@@ -100,7 +104,12 @@ void		shard_state_prepare(ShardState *state, const double *global_out, int k,
 void		shard_state_product(ShardState *state, PrProduct product, const void *x,
 								double *y);
 Size		shard_open_size(const ShardState *state, bool same);
-void		shard_open_write(const ShardState *state, bool same, char *out);
+Size		shard_open_write(const ShardState *state, bool same, char *out);
+bool		shard_open_read(const char *in, Size size, int64 n, int64 *ids, uint8 *roles,
+							double *strength);
+Size		shard_strengths_bound(int64 n);
+Size		shard_strengths_write(const double *strength, int64 n, char *out);
+bool		shard_strengths_read(const char *in, Size size, int64 n, double *strength);
 int64		shard_role_rows(const uint8 *roles, int64 n, uint8 role, int32 *rows);
 void		shard_state_close(ShardState *state);
 

@@ -20,8 +20,10 @@
 # stopping the shards; a shard stopped and a shard backend killed in a run; a shard without the
 # extension, and one whose powerrank lacks the shard functions; an empty partition; the shards' graph
 # cache; the parts a session keeps between calls (fewer bytes on the next call, a write on a shard
-# seen by the next call, a kept shard session that ended); no connection left open on any shard
-# after the sessions.
+# seen by the next call, a kept shard session that ended); a new session's call after a write on
+# one shard (ids far apart, a weight that is no whole number) and with every part cached, and a
+# shard restarted between two calls of a session; no connection left open on any shard after the
+# sessions.
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -151,6 +153,27 @@ SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighte
 EOF
 # a new session: the part of gap_1 from s2's graph cache, its skipped rows counted there
 sql $C -c "SET powerrank.distributed = on" -c "SELECT count(*) FROM pagerank('edges_gap')" >>"$OUT"
+
+say "a new session: after a write on one shard, every part cached, a shard restarted between calls"
+# a row with ids far apart (one negative) and a weight that is no whole number, on one shard
+sql $C -c "INSERT INTO edges_two VALUES (-4000000000000000000, 4000000000000000000, 0.25)" \
+	-c "INSERT INTO edges_local VALUES (-4000000000000000000, 4000000000000000000, 0.25)" >>"$OUT"
+sql $C -c "SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighted'" >>"$OUT"
+sql $C -c "SELECT count(*) FROM pagerank('edges_two', weight_column => 'w')" \
+	-c "SELECT cache_hit FROM powerrank_last_run()" \
+	-c "SELECT same_as_local('edges_two', q) FROM queries WHERE name IN ('pagerank', 'pagerank weighted') ORDER BY name" >>"$OUT"
+sql $C -c "DELETE FROM edges_two WHERE src < 0" -c "DELETE FROM edges_local WHERE src < 0" >>"$OUT"
+sql $C <<EOF >>"$OUT"
+SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighted';
+\! "$BIN/pg_ctl" -D "$WORK/s1" -l "$WORK/s1.log" -m fast -w restart >/dev/null
+SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighted';
+SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank';
+EOF
+
+# a shard's prepare refuses out-strengths that are not one for each node of its part
+sql $S1 -c "SELECT length(powerrank_shard_open('two_0', 'src', 'dst', NULL, false, 0)) > 0" \
+	-c "SELECT powerrank_shard_prepare('\\x01'::bytea, 1, 1)" \
+	-c "SELECT powerrank_shard_prepare('\\x0080'::bytea, 1, 1)" >>"$OUT"
 
 say "no connection left on the shards"
 sleep 0.5
