@@ -72,6 +72,7 @@
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/catalog.h"
 #include "catalog/indexing.h"
@@ -395,9 +396,6 @@ typedef struct LogView
 	int			n_rebases;		/* rebase rows */
 	int			rebases_allocated;
 	uint64	   *rebases;		/* their transactions; ascending once read_log returns */
-	int			writers_allocated;
-	uint64	   *writers;		/* the other rows' transactions (changes of them); ascending
-								 * once read_log returns */
 } LogView;
 
 /* An index scan of one table's rows of the change log, through the active snapshot. */
@@ -491,14 +489,7 @@ log_view_add(LogView *view, LogScan *ls)
 		view->own_change = true;
 	if (!DatumGetBool(slot_getattr(ls->slot, ls->rebase, &isnull)))
 	{
-		if (view->changes == view->writers_allocated)
-		{
-			view->writers_allocated = Max(16, view->writers_allocated * 2);
-			view->writers = view->writers == NULL ?
-				palloc(sizeof(uint64) * view->writers_allocated) :
-				repalloc(view->writers, sizeof(uint64) * view->writers_allocated);
-		}
-		view->writers[view->changes++] = change;
+		view->changes++;
 		return change;
 	}
 	if (view->n_rebases == view->rebases_allocated)
@@ -611,8 +602,47 @@ read_log(Oid schema, Oid relid, LogView *view)
 	log_scan_end(&ls);
 	if (view->n_rebases > 1)
 		qsort(view->rebases, view->n_rebases, sizeof(uint64), compare_uint64);
-	if (view->changes > 1)
-		qsort(view->writers, view->changes, sizeof(uint64), compare_uint64);
+}
+
+/* The full transaction id of xid, a transaction id of a snapshot that is still in use. */
+static uint64
+snapshot_full_xid(TransactionId xid, FullTransactionId next)
+{
+	uint32		epoch = EpochFromFullTransactionId(next);
+
+	/* no id of a live snapshot lies ahead of the next one, nor an epoch behind it */
+	if (xid > XidFromFullTransactionId(next))
+		epoch--;
+	return U64FromFullTransactionId(FullTransactionIdFromEpochAndXid(epoch, xid));
+}
+
+/*
+ * Describes the writers the active snapshot sees by the snapshot itself (GraphCacheWriters): its
+ * xmin, xmax and the top-level transactions in progress at it, as full transaction ids.  count -1
+ * for a snapshot taken in recovery, which lists every transaction among its subtransactions.
+ */
+static void
+describe_active_snapshot(GraphCacheWriters *writers)
+{
+	Snapshot	snapshot = GetActiveSnapshot();
+	FullTransactionId next = ReadNextFullTransactionId();
+	GraphCacheSnapshot *described;
+	int			i;
+
+	writers->count = -1;
+	writers->snapshot = NULL;
+	if (snapshot->snapshot_type != SNAPSHOT_MVCC || snapshot->takenDuringRecovery)
+		return;
+	described = palloc(offsetof(GraphCacheSnapshot, in_progress) +
+					   sizeof(uint64) * Max(snapshot->xcnt, 1));
+	described->xmin = snapshot_full_xid(snapshot->xmin, next);
+	described->xmax = snapshot_full_xid(snapshot->xmax, next);
+	for (i = 0; i < (int) snapshot->xcnt; i++)
+		described->in_progress[i] = snapshot_full_xid(snapshot->xip[i], next);
+	if (snapshot->xcnt > 1)
+		qsort(described->in_progress, snapshot->xcnt, sizeof(uint64), compare_uint64);
+	writers->snapshot = described;
+	writers->count = (int) snapshot->xcnt;
 }
 
 /*
@@ -640,12 +670,7 @@ read_content_key(Oid schema, Oid relid, GraphCacheKey *key, GraphCacheWriters *w
 	memcpy(key->rebases, seen.rebases, sizeof(uint64) * seen.n_rebases);
 	key->changes = seen.changes;
 	if (writers != NULL)
-	{
-		writers->count = (int) Min(seen.changes, (int64) GRAPH_CACHE_WRITERS + 1);
-		writers->xids = seen.writers;
-		if (seen.changes > GRAPH_CACHE_WRITERS)
-			writers->count = -1;
-	}
+		describe_active_snapshot(writers);
 	return true;
 }
 
@@ -680,7 +705,7 @@ graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *ke
 
 /*
  * graph_cache_probe, also giving (when writers is not NULL) the writers of the table the
- * caller's snapshot sees (count -1 when more than GRAPH_CACHE_WRITERS).
+ * caller's snapshot sees, described by that snapshot (describe_active_snapshot).
  */
 bool
 graph_cache_probe_writers(const EdgeScanTarget *target, bool directed, GraphCacheKey *key,

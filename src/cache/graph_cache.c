@@ -42,6 +42,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "access/twophase.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
@@ -92,8 +93,11 @@ typedef struct GraphCacheEntry
 	int64		delta_rows;		/* changed rows patched in since the last build from the rows */
 	bool		weights_known;	/* weights holds bounds on its graph's weights (weighted) */
 	PrWeightRange weights;
-	int			n_writers;		/* the writers its graph includes (-1: unknown: no base) */
-	uint64		writers[GRAPH_CACHE_WRITERS];	/* their full transaction ids, ascending */
+	int			n_in_progress;	/* transactions in progress at the snapshot its graph was read
+								 * through (GraphCacheWriters), in the registry's in_progress
+								 * at its slot; -1: none recorded: no base */
+	uint64		snapshot_xmin;	/* that snapshot's xmin and xmax (full transaction ids) */
+	uint64		snapshot_xmax;
 } GraphCacheEntry;
 
 /* The registry in the main shared memory. */
@@ -105,6 +109,8 @@ typedef struct GraphCacheShared
 	int64		bytes;			/* their total size, and the kept vectors' */
 	int			kept_segments;	/* kept vectors (at most GRAPH_CACHE_KEPT_SEGMENTS) */
 	GraphCacheEntry entries[GRAPH_CACHE_SLOTS];
+	int			in_progress_capacity;	/* per slot: the most transactions a snapshot holds */
+	uint64		in_progress[FLEXIBLE_ARRAY_MEMBER]; /* slot i's at i * in_progress_capacity */
 } GraphCacheShared;
 
 /* Slot numbers travel with the entry id in one Datum: id << 8 | slot. */
@@ -115,11 +121,29 @@ static GraphCacheShared *cache = NULL;
 static bool same_base(const GraphCacheKey *a, const GraphCacheKey *b);
 static bool same_columns(const GraphCacheKey *a, const GraphCacheKey *b);
 
+/*
+ * The most transactions one snapshot holds in progress (GetMaxSnapshotXidCount: a process array
+ * entry per backend and per prepared transaction), known before the process array exists.
+ */
+static int
+snapshot_capacity(void)
+{
+	return MaxBackends + max_prepared_xacts;
+}
+
+/* Bytes of the registry with its entries' snapshots. */
+static Size
+registry_size(void)
+{
+	return add_size(offsetof(GraphCacheShared, in_progress),
+					mul_size(mul_size(GRAPH_CACHE_SLOTS, snapshot_capacity()), sizeof(uint64)));
+}
+
 /* Asks the postmaster for the registry's shared memory and its lock (the request hook's part). */
 void
 graph_cache_shmem_request(void)
 {
-	RequestAddinShmemSpace(MAXALIGN(sizeof(GraphCacheShared)));
+	RequestAddinShmemSpace(MAXALIGN(registry_size()));
 	RequestNamedLWLockTranche("powerrank_cache", 1);
 }
 
@@ -132,12 +156,13 @@ graph_cache_shmem_attach(void)
 {
 	bool		found;
 
-	cache = ShmemInitStruct("powerrank graph cache", sizeof(GraphCacheShared), &found);
+	cache = ShmemInitStruct("powerrank graph cache", registry_size(), &found);
 	if (!found)
 	{
-		memset(cache, 0, sizeof(GraphCacheShared));
+		memset(cache, 0, registry_size());
 		cache->lock = &(GetNamedLWLockTranche("powerrank_cache"))->lock;
 		cache->next_id = 1;
+		cache->in_progress_capacity = snapshot_capacity();
 	}
 }
 
@@ -425,7 +450,7 @@ graph_cache_release(dsm_segment **segment)
  * whole.
  */
 static bool
-writers_subset(const uint64 *part, int n_part, const uint64 *whole, int n_whole)
+ascending_subset(const uint64 *part, int n_part, const uint64 *whole, int n_whole)
 {
 	int			j = 0;
 
@@ -440,18 +465,38 @@ writers_subset(const uint64 *part, int n_part, const uint64 *whole, int n_whole)
 }
 
 /*
+ * True when the snapshot reader sees every transaction the snapshot an entry's graph was read
+ * through saw (doc/DESIGN.md, "Which changes a reader applies"): that snapshot's xmax is not
+ * past reader's, and every transaction in progress at reader below it was in progress at that
+ * snapshot too.  Caller holds the lock.
+ */
+static bool
+reader_sees_entry_snapshot(const GraphCacheWriters *reader, const GraphCacheEntry *entry)
+{
+	int			below = 0;
+
+	if (entry->n_in_progress < 0 || entry->snapshot_xmax > reader->snapshot->xmax)
+		return false;
+	while (below < reader->count && reader->snapshot->in_progress[below] < entry->snapshot_xmax)
+		below++;
+	return ascending_subset(reader->snapshot->in_progress, below,
+							&cache->in_progress[(Size) (entry - cache->entries) *
+												cache->in_progress_capacity],
+							entry->n_in_progress);
+}
+
+/*
  * Finds a base for a patch: the READY entry of key's table (same storage and rebase rows),
- * columns and direction whose recorded writers all are among writers (the caller's snapshot sees
- * its content, and more), the one with most.  On success maps its graph as graph_cache_acquire
- * does (a hit counted) into base, with the writers the caller sees beyond it (palloc'd), the rows
- * already patched into it, its id and what it knows of its weights.  False when none qualifies.
+ * columns and direction, with fewer changes than key, whose snapshot's writers the snapshot
+ * writers describes sees all (reader_sees_entry_snapshot), the one with most changes.  On success
+ * maps its graph as graph_cache_acquire does (a hit counted) into base, with its snapshot
+ * (palloc'd: the caller applies the rows of the writers it sees beyond it), the rows already
+ * patched into it, its id and what it knows of its weights.  False when none qualifies.
  */
 bool
 graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writers,
 						 GraphCacheBase *base)
 {
-	uint64	   *included = palloc(sizeof(uint64) * GRAPH_CACHE_WRITERS);
-	int			n_included = 0;
 	GraphCacheEntry *entry;
 	dsm_handle	handle;
 	int			slot = -1;
@@ -460,42 +505,39 @@ graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writ
 	memset(base, 0, sizeof(GraphCacheBase));
 	if (cache == NULL || writers->count < 0)
 		return false;
+	base->seen.snapshot = palloc(offsetof(GraphCacheSnapshot, in_progress) +
+								 sizeof(uint64) * cache->in_progress_capacity);
 	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
 	for (i = 0; i < GRAPH_CACHE_SLOTS; i++)
 	{
 		GraphCacheEntry *candidate = &cache->entries[i];
 
 		if (candidate->state != ENTRY_READY || !same_base(&candidate->key, key) ||
-			!same_columns(&candidate->key, key) || candidate->n_writers < 0 ||
-			candidate->n_writers >= writers->count ||
-			(slot >= 0 && candidate->n_writers <= cache->entries[slot].n_writers) ||
-			!writers_subset(candidate->writers, candidate->n_writers, writers->xids,
-							writers->count))
+			!same_columns(&candidate->key, key) || candidate->key.changes >= key->changes ||
+			(slot >= 0 && candidate->key.changes <= cache->entries[slot].key.changes) ||
+			!reader_sees_entry_snapshot(writers, candidate))
 			continue;
 		slot = i;
 	}
 	if (slot < 0)
 	{
 		LWLockRelease(cache->lock);
+		pfree(base->seen.snapshot);
+		base->seen.snapshot = NULL;
 		return false;
 	}
 	entry = reference_entry(slot, GetCurrentTimestamp(), &base->id, &handle, &base->skipped_rows);
 	base->delta_rows = entry->delta_rows;
 	base->weights_known = entry->weights_known;
 	base->weights = entry->weights;
-	n_included = entry->n_writers;
-	memcpy(included, entry->writers, sizeof(uint64) * n_included);
+	base->seen.count = entry->n_in_progress;
+	base->seen.snapshot->xmin = entry->snapshot_xmin;
+	base->seen.snapshot->xmax = entry->snapshot_xmax;
+	memcpy(base->seen.snapshot->in_progress, &cache->in_progress[(Size) slot * cache->in_progress_capacity],
+		   sizeof(uint64) * entry->n_in_progress);
 	LWLockRelease(cache->lock);
 
-	if (!map_entry(handle, slot, base->id, key->relid, &base->segment, &base->graph))
-		return false;
-	base->beyond.xids = palloc(sizeof(uint64) * writers->count);
-	base->beyond.count = 0;
-	for (i = 0; i < writers->count; i++)
-		if (!writers_subset(&writers->xids[i], 1, included, n_included))
-			base->beyond.xids[base->beyond.count++] = writers->xids[i];
-	pfree(included);
-	return true;
+	return map_entry(handle, slot, base->id, key->relid, &base->segment, &base->graph);
 }
 
 /*
@@ -616,7 +658,7 @@ retire_stale_entries(const GraphCacheKey *key, bool keep_bases, dsm_handle *evic
 		if (entry->state != ENTRY_READY || entry->key.database != key->database ||
 			entry->key.relid != key->relid || same_content(&entry->key, key))
 			continue;
-		if (keep_bases && entry->n_writers >= 0 && same_base(&entry->key, key) &&
+		if (keep_bases && entry->n_in_progress >= 0 && same_base(&entry->key, key) &&
 			entry->key.changes < key->changes && !same_columns(&entry->key, key))
 			continue;
 		if (entry->refcount == 0)
@@ -687,12 +729,16 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 			entry->refcount = 1;
 			*held_id = entry->id;
 		}
-		entry->n_writers = -1;
-		if (writers != NULL && writers->count >= 0 && writers->count <= GRAPH_CACHE_WRITERS)
+		entry->n_in_progress = -1;
+		if (writers != NULL && writers->count >= 0 &&
+			writers->count <= cache->in_progress_capacity)
 		{
-			entry->n_writers = writers->count;
+			entry->n_in_progress = writers->count;
+			entry->snapshot_xmin = writers->snapshot->xmin;
+			entry->snapshot_xmax = writers->snapshot->xmax;
 			if (writers->count > 0)
-				memcpy(entry->writers, writers->xids, sizeof(uint64) * writers->count);
+				memcpy(&cache->in_progress[(Size) slot * cache->in_progress_capacity],
+					   writers->snapshot->in_progress, sizeof(uint64) * writers->count);
 		}
 		cache->segments++;
 		cache->bytes += bytes;
