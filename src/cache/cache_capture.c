@@ -13,11 +13,14 @@
  * rows of their own only: no writer waits on another.
  *
  * A reader whose snapshot's content key has no cached graph (cache_tracking.c) looks for a base:
- * an entry of the same table, storage, rebase rows, columns and direction whose recorded writers
- * are all among the writers the reader's snapshot sees (graph_cache_acquire_base).  Its content
- * is the base rows plus those writers' changes; the reader's is that plus the changes of the
- * writers it sees beyond them, whose change rows it reads through its own snapshot (so never a
- * row of an aborted, running or later transaction) and applies with pr_graph_patch_plan and
+ * an entry of the same table, storage, rebase rows, columns and direction whose snapshot (the
+ * one its graph was read through, GraphCacheWriters) the reader's snapshot covers: every
+ * transaction that one saw, the reader sees too (graph_cache_acquire_base; doc/DESIGN.md, "Which
+ * changes a reader applies", proves the rule).  Its content is the base rows plus the changes of
+ * the writers its snapshot saw; the reader's is that plus the changes of the writers it sees
+ * beyond them — exactly the writers at or past the base snapshot's xmax or in progress at it —
+ * whose change rows it reads through its own snapshot (so never a row of an aborted, running or
+ * later transaction) and applies with pr_graph_patch_plan and
  * pr_graph_patch_write, the patched graph written straight into the shared segment the cache then
  * takes as it is (graph_cache_publish_patched).  Why
  * the change rows of those writers are complete: the capture triggers are in place, unaltered and

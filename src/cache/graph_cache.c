@@ -487,8 +487,8 @@ reader_sees_entry_snapshot(const GraphCacheWriters *reader, const GraphCacheEntr
 
 /*
  * Finds a base for a patch: the READY entry of key's table (same storage and rebase rows),
- * columns and direction, with fewer changes than key, whose snapshot's writers the snapshot
- * writers describes sees all (reader_sees_entry_snapshot), the one with most changes.  On success
+ * columns and direction, with fewer changes than key, whose snapshot the caller's (writers)
+ * covers (reader_sees_entry_snapshot), the one with most changes.  On success
  * maps its graph as graph_cache_acquire does (a hit counted) into base, with its snapshot
  * (palloc'd: the caller applies the rows of the writers it sees beyond it), the rows already
  * patched into it, its id and what it knows of its weights.  False when none qualifies.
@@ -640,7 +640,7 @@ same_columns(const GraphCacheKey *a, const GraphCacheKey *b)
  * excludes, so the old storage is gone), other rebase rows (a reader is only served when its
  * snapshot sees the newest rebase rows), or fewer changes (only older snapshots could use them) —
  * except, when keep_bases (a live table), the entries of other columns or direction with fewer
- * changes that record their writers: a reader of those columns patches them
+ * changes that record their snapshot: a reader of those columns patches them
  * (graph_cache_acquire_base), and they go when least recently used.  Entries of the same content
  * under other columns stay.  Idle entries go now (handles to evicted), the others when their
  * readers leave.  Caller holds the lock exclusively.
