@@ -387,6 +387,13 @@ insert_as_log_owner(Oid schema, Datum *values)
 	return ret;
 }
 
+/* A rebase row: its transaction, and a background compaction's kept_from (0: not one). */
+typedef struct LogRebase
+{
+	uint64		change;
+	uint64		kept_from;
+} LogRebase;
+
 /* What a snapshot sees of one table's change log. */
 typedef struct LogView
 {
@@ -395,7 +402,7 @@ typedef struct LogView
 	bool		own_change;		/* a row of the caller's transaction */
 	int			n_rebases;		/* rebase rows */
 	int			rebases_allocated;
-	uint64	   *rebases;		/* their transactions; ascending once read_log returns */
+	LogRebase  *rebases;		/* ascending by change once read_log returns */
 } LogView;
 
 /* An index scan of one table's rows of the change log, through the active snapshot. */
@@ -410,6 +417,7 @@ typedef struct LogScan
 	AttrNumber	rebase;
 	AttrNumber	snapshot_xmax;	/* InvalidAttrNumber in a log of version 0.1 */
 	AttrNumber	snapshot_xip;
+	AttrNumber	kept_from;		/* InvalidAttrNumber in a log of version 0.1 */
 	uint64		own;			/* the caller's transaction (0: none yet) */
 } LogScan;
 
@@ -426,6 +434,7 @@ log_scan_begin(LogScan *ls, Oid schema, Oid relid)
 	ls->change = cache_log_column(log_relid, "change", XID8OID);
 	ls->rebase = cache_log_column(log_relid, "rebase", BOOLOID);
 	(void) cache_log_snapshot_columns(log_relid, &ls->snapshot_xmax, &ls->snapshot_xip);
+	ls->kept_from = cache_log_column(log_relid, "kept_from", XID8OID);
 	ls->own = U64FromFullTransactionId(GetTopFullTransactionIdIfAny());
 	ls->log = table_open(log_relid, AccessShareLock);
 	index_relid = RelationGetPrimaryKeyIndex(ls->log);
@@ -496,10 +505,12 @@ log_view_add(LogView *view, LogScan *ls)
 	{
 		view->rebases_allocated = Max(16, view->rebases_allocated * 2);
 		view->rebases = view->rebases == NULL ?
-			palloc(sizeof(uint64) * view->rebases_allocated) :
-			repalloc(view->rebases, sizeof(uint64) * view->rebases_allocated);
+			palloc(sizeof(LogRebase) * view->rebases_allocated) :
+			repalloc(view->rebases, sizeof(LogRebase) * view->rebases_allocated);
 	}
-	view->rebases[view->n_rebases++] = change;
+	view->rebases[view->n_rebases].change = change;
+	view->rebases[view->n_rebases++].kept_from =
+		ls->kept_from != InvalidAttrNumber ? log_scan_xid(ls, ls->kept_from) : 0;
 	return change;
 }
 
@@ -601,7 +612,7 @@ read_log(Oid schema, Oid relid, LogView *view)
 	}
 	log_scan_end(&ls);
 	if (view->n_rebases > 1)
-		qsort(view->rebases, view->n_rebases, sizeof(uint64), compare_uint64);
+		qsort(view->rebases, view->n_rebases, sizeof(LogRebase), compare_uint64);	/* by change */
 }
 
 /* The full transaction id of xid, a transaction id of a snapshot that is still in use. */
@@ -633,8 +644,8 @@ describe_active_snapshot(GraphCacheWriters *writers)
 	writers->snapshot = NULL;
 	if (snapshot->snapshot_type != SNAPSHOT_MVCC || snapshot->takenDuringRecovery)
 		return;
-	described = palloc(offsetof(GraphCacheSnapshot, in_progress) +
-					   sizeof(uint64) * Max(snapshot->xcnt, 1));
+	described = palloc0(offsetof(GraphCacheSnapshot, in_progress) +
+						sizeof(uint64) * Max(snapshot->xcnt, 1));
 	described->xmin = snapshot_full_xid(snapshot->xmin, next);
 	described->xmax = snapshot_full_xid(snapshot->xmax, next);
 	for (i = 0; i < (int) snapshot->xcnt; i++)
@@ -655,6 +666,7 @@ read_content_key(Oid schema, Oid relid, GraphCacheKey *key, GraphCacheWriters *w
 {
 	LogView		seen;
 	LogView		newest;
+	int			i;
 
 	read_log(schema, relid, &seen);
 	if (seen.rows >= COMPACT_AT_READ_ROWS || seen.n_rebases >= GRAPH_CACHE_MAX_REBASES)
@@ -664,13 +676,20 @@ read_content_key(Oid schema, Oid relid, GraphCacheKey *key, GraphCacheWriters *w
 	PushActiveSnapshot(GetLatestSnapshot());
 	read_log(schema, relid, &newest);
 	PopActiveSnapshot();
-	if (newest.n_rebases != seen.n_rebases ||
-		memcmp(newest.rebases, seen.rebases, sizeof(uint64) * seen.n_rebases) != 0)
+	if (newest.n_rebases != seen.n_rebases)
 		return false;
-	memcpy(key->rebases, seen.rebases, sizeof(uint64) * seen.n_rebases);
+	for (i = 0; i < seen.n_rebases; i++)
+		if (newest.rebases[i].change != seen.rebases[i].change)
+			return false;
+	for (i = 0; i < seen.n_rebases; i++)
+		key->rebases[i] = seen.rebases[i].change;
 	key->changes = seen.changes;
 	if (writers != NULL)
+	{
 		describe_active_snapshot(writers);
+		for (i = 0; writers->snapshot != NULL && i < seen.n_rebases; i++)
+			writers->snapshot->rebases_kept_from[i] = seen.rebases[i].kept_from;
+	}
 	return true;
 }
 

@@ -120,6 +120,7 @@ static GraphCacheShared *cache = NULL;
 
 static bool same_base(const GraphCacheKey *a, const GraphCacheKey *b);
 static bool same_columns(const GraphCacheKey *a, const GraphCacheKey *b);
+static bool same_content(const GraphCacheKey *a, const GraphCacheKey *b);
 
 /*
  * The most transactions one snapshot holds in progress (GetMaxSnapshotXidCount: a process array
@@ -464,34 +465,62 @@ ascending_subset(const uint64 *part, int n_part, const uint64 *whole, int n_whol
 	return true;
 }
 
-/*
- * True when the snapshot reader sees every transaction the snapshot an entry's graph was read
- * through saw (doc/DESIGN.md, "Which changes a reader applies"): that snapshot's xmax is not
- * past reader's, and every transaction in progress at reader below it was in progress at that
- * snapshot too.  Caller holds the lock.
- */
+/* True when the snapshot an entry's graph was read through saw the transaction xid (committed). */
 static bool
-reader_sees_entry_snapshot(const GraphCacheWriters *reader, const GraphCacheEntry *entry)
+entry_snapshot_sees(const GraphCacheEntry *entry, uint64 xid)
 {
-	int			below = 0;
+	const uint64 *in_progress =
+		&cache->in_progress[(Size) (entry - cache->entries) * cache->in_progress_capacity];
 
-	if (entry->n_in_progress < 0 || entry->snapshot_xmax > reader->snapshot->xmax)
+	if (xid >= entry->snapshot_xmax)
 		return false;
-	while (below < reader->count && reader->snapshot->in_progress[below] < entry->snapshot_xmax)
-		below++;
-	return ascending_subset(reader->snapshot->in_progress, below,
-							&cache->in_progress[(Size) (entry - cache->entries) *
-												cache->in_progress_capacity],
-							entry->n_in_progress);
+	for (int i = 0; i < entry->n_in_progress; i++)
+		if (in_progress[i] == xid)
+			return false;
+	return true;
 }
 
 /*
- * Finds a base for a patch: the READY entry of key's table (same storage and rebase rows),
- * columns and direction, with fewer changes than key, whose snapshot the caller's (writers)
- * covers (reader_sees_entry_snapshot), the one with most changes.  On success
- * maps its graph as graph_cache_acquire does (a hit counted) into base, with its snapshot
- * (palloc'd: the caller applies the rows of the writers it sees beyond it), the rows already
- * patched into it, its id and what it knows of its weights.  False when none qualifies.
+ * True when an entry is a base for the snapshot reader (writers) of key (doc/DESIGN.md, "Which
+ * changes a reader applies"): same database, table and storage; reader covers the entry's
+ * snapshot (that snapshot's xmax is not past reader's, and every transaction in progress at reader
+ * below it was in progress at that snapshot too); and every rebase row reader sees that the
+ * entry's snapshot did not is a background compaction that kept the change rows from a
+ * transaction no later than that snapshot's xmin.  Caller holds the lock.
+ */
+static bool
+entry_is_base_for(const GraphCacheEntry *entry, const GraphCacheKey *key,
+				  const GraphCacheWriters *reader)
+{
+	const GraphCacheSnapshot *snapshot = reader->snapshot;
+	int			below = 0;
+
+	if (entry->n_in_progress < 0 || entry->key.database != key->database ||
+		entry->key.database_xmin != key->database_xmin || entry->key.relid != key->relid ||
+		entry->key.relfilenode != key->relfilenode || entry->snapshot_xmax > snapshot->xmax)
+		return false;
+	while (below < reader->count && snapshot->in_progress[below] < entry->snapshot_xmax)
+		below++;
+	if (!ascending_subset(snapshot->in_progress, below,
+						  &cache->in_progress[(Size) (entry - cache->entries) *
+											  cache->in_progress_capacity],
+						  entry->n_in_progress))
+		return false;
+	for (int i = 0; i < GRAPH_CACHE_MAX_REBASES && key->rebases[i] != 0; i++)
+		if (!entry_snapshot_sees(entry, key->rebases[i]) &&
+			(snapshot->rebases_kept_from[i] == 0 ||
+			 snapshot->rebases_kept_from[i] > entry->snapshot_xmin))
+			return false;
+	return true;
+}
+
+/*
+ * Finds a base for a patch: the READY entry of key's columns and direction that is a base for the
+ * caller's snapshot (writers; entry_is_base_for) and does not hold key's content, the one read
+ * through the newest snapshot (the most changes among equal ones).  On success maps its graph as
+ * graph_cache_acquire does (a hit counted) into base, with its snapshot (palloc'd: the caller
+ * applies the rows of the writers it sees beyond it), the rows already patched into it, its id
+ * and what it knows of its weights.  False when none qualifies.
  */
 bool
 graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writers,
@@ -505,17 +534,22 @@ graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writ
 	memset(base, 0, sizeof(GraphCacheBase));
 	if (cache == NULL || writers->count < 0)
 		return false;
-	base->seen.snapshot = palloc(offsetof(GraphCacheSnapshot, in_progress) +
-								 sizeof(uint64) * cache->in_progress_capacity);
+	base->seen.snapshot = palloc0(offsetof(GraphCacheSnapshot, in_progress) +
+								  sizeof(uint64) * cache->in_progress_capacity);
 	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
 	for (i = 0; i < GRAPH_CACHE_SLOTS; i++)
 	{
 		GraphCacheEntry *candidate = &cache->entries[i];
+		GraphCacheEntry *best = slot >= 0 ? &cache->entries[slot] : NULL;
 
-		if (candidate->state != ENTRY_READY || !same_base(&candidate->key, key) ||
-			!same_columns(&candidate->key, key) || candidate->key.changes >= key->changes ||
-			(slot >= 0 && candidate->key.changes <= cache->entries[slot].key.changes) ||
-			!reader_sees_entry_snapshot(writers, candidate))
+		if (candidate->state != ENTRY_READY || !same_columns(&candidate->key, key) ||
+			same_content(&candidate->key, key) ||
+			(same_base(&candidate->key, key) && candidate->key.changes > key->changes) ||
+			(best != NULL &&
+			 (candidate->snapshot_xmax < best->snapshot_xmax ||
+			  (candidate->snapshot_xmax == best->snapshot_xmax &&
+			   candidate->key.changes <= best->key.changes))) ||
+			!entry_is_base_for(candidate, key, writers))
 			continue;
 		slot = i;
 	}
@@ -533,11 +567,50 @@ graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writ
 	base->seen.count = entry->n_in_progress;
 	base->seen.snapshot->xmin = entry->snapshot_xmin;
 	base->seen.snapshot->xmax = entry->snapshot_xmax;
-	memcpy(base->seen.snapshot->in_progress, &cache->in_progress[(Size) slot * cache->in_progress_capacity],
+	memcpy(base->seen.snapshot->in_progress,
+		   &cache->in_progress[(Size) slot * cache->in_progress_capacity],
 		   sizeof(uint64) * entry->n_in_progress);
 	LWLockRelease(cache->lock);
 
 	return map_entry(handle, slot, base->id, key->relid, &base->segment, &base->graph);
+}
+
+/*
+ * The tables of database with cached graphs that are bases (they record their snapshot), each
+ * with the largest xmin of those snapshots: into *relids and *xmins (palloc'd); returns how many.
+ * A compaction keeps the change rows from there up (cache_compact.c), so the newest base of each
+ * table stays one across it.
+ */
+int
+graph_cache_base_horizons(Oid database, Oid **relids, uint64 **xmins)
+{
+	int			count = 0;
+
+	*relids = palloc(sizeof(Oid) * GRAPH_CACHE_SLOTS);
+	*xmins = palloc(sizeof(uint64) * GRAPH_CACHE_SLOTS);
+	if (cache == NULL)
+		return 0;
+	LWLockAcquire(cache->lock, LW_SHARED);
+	for (int i = 0; i < GRAPH_CACHE_SLOTS; i++)
+	{
+		GraphCacheEntry *entry = &cache->entries[i];
+		int			j;
+
+		if (entry->state != ENTRY_READY || entry->key.database != database ||
+			entry->n_in_progress < 0)
+			continue;
+		for (j = 0; j < count && (*relids)[j] != entry->key.relid; j++)
+			;
+		if (j == count)
+		{
+			(*relids)[count] = entry->key.relid;
+			(*xmins)[count++] = entry->snapshot_xmin;
+		}
+		else
+			(*xmins)[j] = Max((*xmins)[j], entry->snapshot_xmin);
+	}
+	LWLockRelease(cache->lock);
+	return count;
 }
 
 /*

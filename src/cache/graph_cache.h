@@ -54,12 +54,15 @@ typedef struct GraphCacheKey
 
 /*
  * A snapshot as full transaction ids: its xmin, its xmax and the top-level transactions in
- * progress at it (ascending; at most the server's processes, GetMaxSnapshotXidCount).
+ * progress at it (ascending; at most the server's processes, GetMaxSnapshotXidCount); with, for
+ * each rebase row of the table it sees (GraphCacheKey.rebases, same order), the kept_from of a
+ * background compaction's row (cache_compact.c; 0: not one).
  */
 typedef struct GraphCacheSnapshot
 {
 	uint64		xmin;
 	uint64		xmax;
+	uint64		rebases_kept_from[GRAPH_CACHE_MAX_REBASES];
 	uint64		in_progress[FLEXIBLE_ARRAY_MEMBER];
 } GraphCacheSnapshot;
 
@@ -203,6 +206,7 @@ bool		graph_cache_wants_scores(uint64 entry_id, const GraphCacheScoresKey *score
 									 double bound);
 bool		graph_cache_keep_scores(uint64 entry_id, const GraphCacheScoresKey *scores_key,
 									double bound, int64 nodes, const double *scores);
+int			graph_cache_base_horizons(Oid database, Oid **relids, uint64 **xmins);
 int			graph_cache_drop(Oid database, Oid relid);
 int			graph_cache_snapshot(Oid database, GraphCacheEntryInfo **entries);
 void		graph_cache_status(GraphCacheStatus *status);
@@ -295,7 +299,7 @@ bool		graph_cache_patch(const EdgeScanTarget *target, bool directed, const Graph
 
 void		cache_compaction_note_writes(int writes);
 void		cache_compaction_request(void);
-int64		cache_compact_log(int64 min_rows);
+int64		cache_compact_log(int64 min_rows, bool keep_bases);
 
 /* ---- cache_sql.c ---- */
 
