@@ -13,8 +13,9 @@
  * rows of their own only: no writer waits on another.
  *
  * A reader whose snapshot's content key has no cached graph (cache_tracking.c) looks for a base:
- * an entry of the same table, storage, rebase rows, columns and direction whose snapshot (the
- * one its graph was read through, GraphCacheWriters) the reader's snapshot covers: every
+ * an entry of the same table, storage, rebase rows (or only background compactions between them,
+ * cache_compact.c), columns and direction whose snapshot (the one its graph was read through,
+ * GraphCacheWriters) the reader's snapshot covers: every
  * transaction that one saw, the reader sees too (graph_cache_acquire_base; doc/DESIGN.md, "Which
  * changes a reader applies", proves the rule).  Its content is the base rows plus the changes of
  * the writers its snapshot saw; the reader's is that plus the changes of the writers it sees
@@ -34,8 +35,9 @@
  * edges, a deletion the base lacks, weights the build would scale — builds from the table's rows
  * as without the capture.
  *
- * Compaction (cache_compact.c) deletes the change rows of the writers whose log rows it deletes,
- * and those of dropped tables.
+ * Compaction (cache_compact.c) deletes the change rows of the writers whose log rows it deletes
+ * (the background worker's only below the horizon the cached bases need), and those of dropped
+ * tables.
  */
 #include "cache/graph_cache.h"
 

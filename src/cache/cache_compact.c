@@ -20,6 +20,15 @@
  * powerrank_cache_compact() compacts every table now, in the caller's transaction.  The changed rows
  * of live tables (powerrank_change_rows, cache_capture.c) of the writers whose log rows a compaction
  * deletes go with them, and those of dropped tables.
+ *
+ * The background worker's compaction keeps the cached graphs of live tables bases to patch: its
+ * transaction changes nothing else, it deletes a table's change rows only below a horizon (the
+ * largest snapshot xmin of the table's cached bases, graph_cache_base_horizons), and its rebase row
+ * records that horizon as kept_from unless it deletes a rebase row from there up that records none
+ * (an ALTER TABLE's, say).  A reader then patches a base across it when kept_from is no later than
+ * the base snapshot's xmin (graph_cache_acquire_base; doc/DESIGN.md, "A compaction that keeps the
+ * chain", proves it).  A compaction in a user's transaction deletes all the change rows it sees of
+ * the tables it compacts and records no kept_from: it ends the chain.
  */
 #include "cache/graph_cache.h"
 
@@ -99,7 +108,9 @@ cache_compaction_request(void)
  * Compacts the change log of this database (see the file comment): the tables with more than one
  * row and at least min_rows rows or GRAPH_CACHE_MAX_REBASES rebase rows (too many for a key), and
  * the rows of dropped tables, after any compaction in progress (the lock's queue also makes an
- * autovacuum of the log give way).  Returns the rows removed.  Runs as the log's owner.
+ * autovacuum of the log give way).  keep_bases: the caller's transaction does nothing else (the
+ * background worker), so the compaction may keep the cached bases usable (see the file comment).
+ * Returns the rows removed.  Runs as the log's owner.
  */
 int64
 cache_compact_log(int64 min_rows, bool keep_bases)
