@@ -35,7 +35,7 @@ REGRESS = api basic bad_input arguments networkx_suite precision security aggreg
 REGRESS_OPTS = --inputdir=. --temp-instance=./tmp_check --temp-config=test/regress.conf --load-extension=powerrank
 
 # Isolation tests of the graph cache and the GPU service (specs/*.spec, expected/*.out).
-ISOLATION = cache_dml cache_ddl cache_visibility cache_writers read_rewrite service_progress service_concurrent service_batch monitoring_progress progress_read cache_live_snapshots
+ISOLATION = cache_dml cache_ddl cache_visibility cache_writers read_rewrite service_progress service_concurrent service_batch monitoring_progress progress_read cache_live_snapshots cache_live_base
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso \
 	--temp-config=test/isolation.conf --load-extension=powerrank
 

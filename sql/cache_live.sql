@@ -1,6 +1,7 @@
 -- Live tables (powerrank_cache_live): a cached graph follows inserts, deletes, weight updates, new
 -- and vanished nodes by a patch with the rows changed since, equal to a fresh build; TRUNCATE, ALTER
--- TABLE, a disabled capture trigger, too many changed rows and a compaction build from the rows.
+-- TABLE, a disabled capture trigger, too many changed rows and a compaction in a user's transaction
+-- build from the rows; a background compaction keeps the cached graph a base.
 SET client_min_messages = warning;
 CREATE TABLE lv(src bigint, dst bigint, w float8);
 -- 2000 edges; node i >= 200 has one out-edge and no in-edge
@@ -187,6 +188,45 @@ SELECT count(*) > 0 AS rows_kept FROM powerrank_change_rows WHERE relid = 'lv'::
 SELECT powerrank_cache_compact() > 0 AS compacted;
 SELECT count(*) AS rows_left FROM powerrank_change_rows WHERE relid = 'lv'::regclass;
 SELECT * FROM live_compare();
+
+-- A background compaction keeps the cached graph a base: its transaction changes nothing else,
+-- and it keeps the change rows from the newest base's snapshot xmin up (kept_from).  A new session
+-- logs 1,000 changes (one committed transaction each) and so asks for the worker at the last one.
+TRUNCATE lv;
+INSERT INTO lv SELECT g % 3000, (g * 7) % 2999, 1 + g % 3 FROM generate_series(1, 30000) g;
+SELECT * FROM live_compare();
+CREATE PROCEDURE live_writes_then_compaction() LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..1000 LOOP
+    INSERT INTO lv VALUES (40000 + i, i % 2999, 2);
+    COMMIT;
+  END LOOP;
+  FOR i IN 1..300 LOOP
+    EXIT WHEN (SELECT count(*) FROM powerrank_change_log WHERE relid = 'lv'::regclass) < 64;
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+END $$;
+\c
+SET client_min_messages = warning;
+CALL live_writes_then_compaction();
+SELECT rebase, kept_from IS NOT NULL AS keeps_bases
+FROM powerrank_change_log WHERE relid = 'lv'::regclass;
+SELECT * FROM live_compare();
+-- An ALTER TABLE between the cached graph and the call (here: a write the capture missed) whose
+-- rebase row a background compaction deleted: that compaction records no kept_from, and the call
+-- builds from the rows.
+ALTER TABLE lv DISABLE TRIGGER powerrank_capture_insert;
+INSERT INTO lv VALUES (90000, 1, 1);
+ALTER TABLE lv ENABLE ALWAYS TRIGGER powerrank_capture_insert;
+\c
+SET client_min_messages = warning;
+CALL live_writes_then_compaction();
+SELECT rebase, kept_from IS NOT NULL AS keeps_bases
+FROM powerrank_change_log WHERE relid = 'lv'::regclass;
+SELECT * FROM live_compare();
+INSERT INTO lv VALUES (90001, 2, 1);
+SELECT * FROM live_compare();
+DROP PROCEDURE live_writes_then_compaction();
 
 DROP TABLE lv;
 SELECT powerrank_cache_compact() >= 0 AS compacted;

@@ -141,13 +141,18 @@ COMMENT ON FUNCTION powerrank_estimate(text, text, float8, float8, float8, int, 
 
 -- A compaction's rebase row records its snapshot (xmax and the transactions in progress): a
 -- reader of the change log then reads only the rows the compaction did not see, never the ones it
--- deleted (src/cache/cache_tracking.c).
-ALTER TABLE powerrank_change_log ADD COLUMN snapshot_xmax xid8, ADD COLUMN snapshot_xip xid8[];
+-- deleted (src/cache/cache_tracking.c); a background compaction's also records from which
+-- transaction on it kept the change rows, so that the cached graphs of live tables stay bases
+-- across it (src/cache/cache_compact.c).
+ALTER TABLE powerrank_change_log ADD COLUMN snapshot_xmax xid8, ADD COLUMN snapshot_xip xid8[],
+	ADD COLUMN kept_from xid8;
 
 COMMENT ON COLUMN powerrank_change_log.snapshot_xmax IS
 	'On the rebase row of a compaction: the xmax of the snapshot it deleted the table''s rows in (every row of a transaction below it and not in snapshot_xip was deleted)';
 COMMENT ON COLUMN powerrank_change_log.snapshot_xip IS
 	'On the rebase row of a compaction: the transactions in progress at its snapshot';
+COMMENT ON COLUMN powerrank_change_log.kept_from IS
+	'On the rebase row of a background compaction that kept the cached graphs usable: the change rows of transactions from this one up were kept, and no other rebase row from here up was deleted (NULL: ends every chain of patched graphs)';
 
 -- Every function and event trigger has a description (\df+, \dy+, obj_description).
 COMMENT ON FUNCTION rankgraph_in(cstring) IS

@@ -391,6 +391,7 @@ CREATE TABLE powerrank_change_log (
 	rebase boolean NOT NULL DEFAULT false,
 	snapshot_xmax xid8,
 	snapshot_xip xid8[],
+	kept_from xid8,
 	PRIMARY KEY (relid, change)
 );
 
@@ -400,6 +401,8 @@ COMMENT ON COLUMN powerrank_change_log.snapshot_xmax IS
 	'On the rebase row of a compaction: the xmax of the snapshot it deleted the table''s rows in (every row of a transaction below it and not in snapshot_xip was deleted)';
 COMMENT ON COLUMN powerrank_change_log.snapshot_xip IS
 	'On the rebase row of a compaction: the transactions in progress at its snapshot';
+COMMENT ON COLUMN powerrank_change_log.kept_from IS
+	'On the rebase row of a background compaction that kept the cached graphs usable: the change rows of transactions from this one up were kept, and no other rebase row from here up was deleted (NULL: ends every chain of patched graphs)';
 
 -- Only the extension's owner reads or writes the log, through the functions below: the rows say
 -- when tables changed, which a role that may not read a table must not learn.

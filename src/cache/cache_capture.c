@@ -13,11 +13,15 @@
  * rows of their own only: no writer waits on another.
  *
  * A reader whose snapshot's content key has no cached graph (cache_tracking.c) looks for a base:
- * an entry of the same table, storage, rebase rows, columns and direction whose recorded writers
- * are all among the writers the reader's snapshot sees (graph_cache_acquire_base).  Its content
- * is the base rows plus those writers' changes; the reader's is that plus the changes of the
- * writers it sees beyond them, whose change rows it reads through its own snapshot (so never a
- * row of an aborted, running or later transaction) and applies with pr_graph_patch_plan and
+ * an entry of the same table, storage, rebase rows (or only background compactions between them,
+ * cache_compact.c), columns and direction whose snapshot (the one its graph was read through,
+ * GraphCacheWriters) the reader's snapshot covers: every
+ * transaction that one saw, the reader sees too (graph_cache_acquire_base; doc/DESIGN.md, "Which
+ * changes a reader applies", proves the rule).  Its content is the base rows plus the changes of
+ * the writers its snapshot saw; the reader's is that plus the changes of the writers it sees
+ * beyond them — exactly the writers at or past the base snapshot's xmax or in progress at it —
+ * whose change rows it reads through its own snapshot (so never a row of an aborted, running or
+ * later transaction) and applies with pr_graph_patch_plan and
  * pr_graph_patch_write, the patched graph written straight into the shared segment the cache then
  * takes as it is (graph_cache_publish_patched).  Why
  * the change rows of those writers are complete: the capture triggers are in place, unaltered and
@@ -31,8 +35,9 @@
  * edges, a deletion the base lacks, weights the build would scale — builds from the table's rows
  * as without the capture.
  *
- * Compaction (cache_compact.c) deletes the change rows of the writers whose log rows it deletes,
- * and those of dropped tables.
+ * Compaction (cache_compact.c) deletes the change rows of the writers whose log rows it deletes
+ * (the background worker's only below the horizon the cached bases need), and those of dropped
+ * tables.
  */
 #include "cache/graph_cache.h"
 
@@ -400,27 +405,30 @@ add_rows(bytea *rows, int sign, TupleTableSlot *slot, const EdgeRowReader *reade
 }
 
 /*
- * Reads the change rows of relid's writers in writers through the active snapshot into out;
- * false when a statement's rows were not kept (complete = false) or there are more than
- * out->max_rows.
+ * Reads, through the active snapshot, the change rows of relid's writers that the snapshot seen
+ * (a base's) did not see: those of transactions at or past its xmax or in progress at it (the
+ * active snapshot sees only committed writers).  Into out; false when a statement's rows were not
+ * kept (complete = false) or there are more than out->max_rows.
  */
 static bool
-read_changes(Oid schema, Oid relid, const GraphCacheWriters *writers, TupleDesc desc,
+read_changes(Oid schema, Oid relid, const GraphCacheWriters *seen, TupleDesc desc,
 			 const EdgeRowReader *reader, ChangeRows *out)
 {
 	CacheSavedUser saved;
-	Datum	   *elements = palloc(sizeof(Datum) * Max(writers->count, 1));
-	Oid			types[2] = {OIDOID, XID8ARRAYOID};
-	Datum		values[2];
+	Datum	   *elements = palloc(sizeof(Datum) * Max(seen->count, 1));
+	Oid			types[3] = {OIDOID, XID8OID, XID8ARRAYOID};
+	Datum		values[3];
 	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
 	bool		ok = true;
 	uint64		i;
 	int			ret;
 
-	for (i = 0; i < (uint64) writers->count; i++)
-		elements[i] = FullTransactionIdGetDatum(FullTransactionIdFromU64(writers->xids[i]));
+	for (i = 0; i < (uint64) seen->count; i++)
+		elements[i] =
+			FullTransactionIdGetDatum(FullTransactionIdFromU64(seen->snapshot->in_progress[i]));
 	values[0] = ObjectIdGetDatum(relid);
-	values[1] = PointerGetDatum(construct_array(elements, writers->count, XID8OID,
+	values[1] = FullTransactionIdGetDatum(FullTransactionIdFromU64(seen->snapshot->xmax));
+	values[2] = PointerGetDatum(construct_array(elements, seen->count, XID8OID,
 												sizeof(FullTransactionId), FLOAT8PASSBYVAL,
 												TYPALIGN_DOUBLE));
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -428,9 +436,9 @@ read_changes(Oid schema, Oid relid, const GraphCacheWriters *writers, TupleDesc 
 	cache_become_log_owner(schema, &saved);
 	/* read_only: through the active snapshot, the one the content key was read through */
 	ret = SPI_execute_with_args(psprintf("SELECT complete, old_rows, new_rows FROM %s "
-										 "WHERE relid = $1 AND change = ANY ($2)",
+										 "WHERE relid = $1 AND (change >= $2 OR change = ANY ($3))",
 										 cache_qualified_name(schema, CHANGE_ROWS_TABLE)),
-								2, types, values, NULL, true, 0);
+								3, types, values, NULL, true, 0);
 	cache_restore_user(&saved);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not read %s: %s", CHANGE_ROWS_TABLE, SPI_result_code_string(ret));
@@ -489,7 +497,7 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 				written;
 
 	memset(patched, 0, sizeof(GraphCachePatched));
-	if (writers == NULL || writers->count <= 0 || !OidIsValid(schema) ||
+	if (writers == NULL || writers->count < 0 || !OidIsValid(schema) ||
 		!OidIsValid(get_relname_relid(CHANGE_ROWS_TABLE, schema)) ||
 		!cache_capture_on(target->relid, schema))
 		return false;
@@ -503,7 +511,7 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 	changes.max_rows = Max((int64) PATCH_MIN_ROWS,
 						   (int64) (GRAPH_CACHE_PATCH_FRACTION * (double) base.graph.n_edges));
 	rel = relation_open(target->relid, NoLock);	/* locked by graph_scan_resolve */
-	read = read_changes(schema, target->relid, &base.beyond, RelationGetDescr(rel), &reader,
+	read = read_changes(schema, target->relid, &base.seen, RelationGetDescr(rel), &reader,
 						&changes);
 	relation_close(rel, NoLock);
 	read_at = pr_clock_seconds();
@@ -525,8 +533,8 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 	if (status != PR_OK || no_segment)
 	{
 		graph_cache_release(&base.segment);
-		elog(DEBUG1, "powerrank: cached graph of relation %u not patched with the changes of %d transactions (%s); building it from the rows",
-			 target->relid, base.beyond.count,
+		elog(DEBUG1, "powerrank: cached graph of relation %u not patched with the changes since (%s); building it from the rows",
+			 target->relid,
 			 !read ? "change rows not kept or too many" :
 			 no_segment ? "no shared memory segment left" : err.message);
 		if (status == PR_ERR_NOMEM)
@@ -541,8 +549,8 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 	patched->graph = shape;
 	written = pr_clock_seconds();
 	graph_cache_release(&base.segment);
-	elog(DEBUG1, "powerrank: cached graph of relation %u patched with %zu changed rows of %d transactions: base found in %.1f ms, rows read in %.1f ms, planned in %.1f ms, written into its segment in %.1f ms",
-		 target->relid, changes.count, base.beyond.count, (acquired - started) * 1000.0,
+	elog(DEBUG1, "powerrank: cached graph of relation %u patched with %zu changed rows: base found in %.1f ms, rows read in %.1f ms, planned in %.1f ms, written into its segment in %.1f ms",
+		 target->relid, changes.count, (acquired - started) * 1000.0,
 		 (read_at - acquired) * 1000.0, (planned - read_at) * 1000.0,
 		 (written - planned) * 1000.0);
 	patched->origin.base_id = base.id;

@@ -20,6 +20,15 @@
  * powerrank_cache_compact() compacts every table now, in the caller's transaction.  The changed rows
  * of live tables (powerrank_change_rows, cache_capture.c) of the writers whose log rows a compaction
  * deletes go with them, and those of dropped tables.
+ *
+ * The background worker's compaction keeps the cached graphs of live tables bases to patch: its
+ * transaction changes nothing else, it deletes a table's change rows only below a horizon (the
+ * largest snapshot xmin of the table's cached bases, graph_cache_base_horizons), and its rebase row
+ * records that horizon as kept_from unless it deletes a rebase row from there up that records none
+ * (an ALTER TABLE's, say).  A reader then patches a base across it when kept_from is no later than
+ * the base snapshot's xmin (graph_cache_acquire_base; doc/DESIGN.md, "A compaction that keeps the
+ * chain", proves it).  A compaction in a user's transaction deletes all the change rows it sees of
+ * the tables it compacts and records no kept_from: it ends the chain.
  */
 #include "cache/graph_cache.h"
 
@@ -35,6 +44,8 @@
 #include "storage/lock.h"
 #include "utils/snapmgr.h"
 #include "utils/lsyscache.h"
+#include "utils/array.h"
+#include "utils/xid8.h"
 
 PG_FUNCTION_INFO_V1(powerrank_cache_compact);
 PGDLLEXPORT void powerrank_compactor_main(Datum arg);
@@ -97,10 +108,12 @@ cache_compaction_request(void)
  * Compacts the change log of this database (see the file comment): the tables with more than one
  * row and at least min_rows rows or GRAPH_CACHE_MAX_REBASES rebase rows (too many for a key), and
  * the rows of dropped tables, after any compaction in progress (the lock's queue also makes an
- * autovacuum of the log give way).  Returns the rows removed.  Runs as the log's owner.
+ * autovacuum of the log give way).  keep_bases: the caller's transaction does nothing else (the
+ * background worker), so the compaction may keep the cached bases usable (see the file comment).
+ * Returns the rows removed.  Runs as the log's owner.
  */
 int64
-cache_compact_log(int64 min_rows)
+cache_compact_log(int64 min_rows, bool keep_bases)
 {
 	Oid			schema = cache_extension_schema();
 	Oid			log_relid;
@@ -149,28 +162,85 @@ cache_compact_log(int64 min_rows)
 	 * (cache_tracking.c's file comment says why readers need it); a log of version 0.1 has no
 	 * columns for it.
 	 */
-	records_snapshot = cache_log_records_snapshots(log_relid);
-	ret = SPI_execute_with_args(psprintf("WITH gone AS (DELETE FROM %s WHERE relid IN "
-										 "(SELECT relid FROM %s GROUP BY relid HAVING count(*) > 1 AND "
-										 "(count(*) >= $1 OR count(*) FILTER (WHERE rebase) >= $2)) "
-										 "AND change <> pg_catalog.pg_current_xact_id() RETURNING relid, change), %s"
-										 "added AS (INSERT INTO %s AS l (relid, change, rebase%s) "
-										 "SELECT g.relid, pg_catalog.pg_current_xact_id(), true%s "
-										 "FROM (SELECT DISTINCT relid FROM gone) g "
-										 "ON CONFLICT (relid, change) DO UPDATE SET rebase = true%s RETURNING l.relid) "
-										 "SELECT (SELECT count(*) FROM gone) - (SELECT count(*) FROM added)",
-										 log, log,
-										 rows == NULL ? "" :
-										 psprintf("gone_rows AS (DELETE FROM %s r USING gone g "
-												  "WHERE r.relid = g.relid AND r.change = g.change), ", rows),
-										 log,
-										 records_snapshot ? ", snapshot_xmax, snapshot_xip" : "",
-										 records_snapshot ?
-										 ", pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot()), "
-										 "ARRAY(SELECT pg_catalog.pg_snapshot_xip(pg_catalog.pg_current_snapshot()))" : "",
-										 records_snapshot ?
-										 ", snapshot_xmax = EXCLUDED.snapshot_xmax, snapshot_xip = EXCLUDED.snapshot_xip" : ""),
-								2, types, values, NULL, false, 0);
+	records_snapshot = cache_log_records_snapshots(log_relid) &&
+		cache_log_column(log_relid, "kept_from", XID8OID) != InvalidAttrNumber;
+	if (!records_snapshot)
+		ret = SPI_execute_with_args(psprintf("WITH gone AS (DELETE FROM %s WHERE relid IN "
+											 "(SELECT relid FROM %s GROUP BY relid HAVING count(*) > 1 AND "
+											 "(count(*) >= $1 OR count(*) FILTER (WHERE rebase) >= $2)) "
+											 "AND change <> pg_catalog.pg_current_xact_id() RETURNING relid, change), "
+											 "added AS (INSERT INTO %s AS l (relid, change, rebase) "
+											 "SELECT g.relid, pg_catalog.pg_current_xact_id(), true "
+											 "FROM (SELECT DISTINCT relid FROM gone) g "
+											 "ON CONFLICT (relid, change) DO UPDATE SET rebase = true RETURNING l.relid) "
+											 "SELECT (SELECT count(*) FROM gone) - (SELECT count(*) FROM added)",
+											 log, log, log),
+									2, types, values, NULL, false, 0);
+	else
+	{
+		/*
+		 * Each table's horizon: with keep_bases, the largest snapshot xmin of its cached bases, at
+		 * most this snapshot's xmax (every row it deletes lies below that); otherwise that xmax.  The change rows below it go —
+		 * those of the writers whose log rows go now, and those an earlier compaction kept — and
+		 * the rest stay.  With keep_bases (the background worker, whose transaction does nothing
+		 * else), the rebase row records the horizon as kept_from when no rebase row from the
+		 * horizon up goes other than a compaction that recorded one (its kept_from then counts
+		 * instead, when larger): a base whose snapshot's xmin is at least kept_from stays one
+		 * across this compaction (doc/DESIGN.md, "A compaction that keeps the chain").
+		 */
+		Oid		   *relids;
+		uint64	   *xmins;
+		int			n = keep_bases ? graph_cache_base_horizons(MyDatabaseId, &relids, &xmins) : 0;
+		Datum	   *relid_datums = palloc(sizeof(Datum) * Max(n, 1));
+		Datum	   *xmin_datums = palloc(sizeof(Datum) * Max(n, 1));
+		Oid			all_types[5] = {INT8OID, INT8OID, OIDARRAYOID, XID8ARRAYOID, BOOLOID};
+		Datum		all_values[5];
+
+		for (int i = 0; i < n; i++)
+		{
+			relid_datums[i] = ObjectIdGetDatum(relids[i]);
+			xmin_datums[i] = FullTransactionIdGetDatum(FullTransactionIdFromU64(xmins[i]));
+		}
+		all_values[0] = values[0];
+		all_values[1] = values[1];
+		all_values[2] = PointerGetDatum(construct_array(relid_datums, n, OIDOID, sizeof(Oid),
+														true, TYPALIGN_INT));
+		all_values[3] = PointerGetDatum(construct_array(xmin_datums, n, XID8OID,
+														sizeof(FullTransactionId),
+														FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		all_values[4] = BoolGetDatum(keep_bases);
+		ret = SPI_execute_with_args(psprintf("WITH gone AS (DELETE FROM %s WHERE relid IN "
+											 "(SELECT relid FROM %s GROUP BY relid HAVING count(*) > 1 AND "
+											 "(count(*) >= $1 OR count(*) FILTER (WHERE rebase) >= $2)) "
+											 "AND change <> pg_catalog.pg_current_xact_id() "
+											 "RETURNING relid, change, rebase, kept_from), "
+											 "snap AS (SELECT pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot()) AS xmax), "
+											 "horizon AS (SELECT g.relid, LEAST(b.xmin, (SELECT xmax FROM snap)) AS h "
+											 "FROM (SELECT DISTINCT relid FROM gone) g "
+											 "LEFT JOIN ROWS FROM (pg_catalog.unnest($3::pg_catalog.oid[]), pg_catalog.unnest($4::pg_catalog.xid8[])) AS b(relid, xmin) "
+											 "ON b.relid = g.relid), %s"
+											 "kept AS (SELECT h.relid, CASE WHEN $5 AND NOT EXISTS "
+											 "(SELECT FROM gone g WHERE g.relid = h.relid AND g.rebase AND g.change >= h.h "
+											 "AND g.kept_from IS NULL) "
+											 "THEN GREATEST(h.h, (SELECT g.kept_from FROM gone g WHERE g.relid = h.relid "
+											 "AND g.rebase AND g.change >= h.h ORDER BY g.kept_from DESC NULLS LAST LIMIT 1)) "
+											 "END AS kept_from FROM horizon h), "
+											 "added AS (INSERT INTO %s AS l (relid, change, rebase, snapshot_xmax, snapshot_xip, kept_from) "
+											 "SELECT k.relid, pg_catalog.pg_current_xact_id(), true, (SELECT xmax FROM snap), "
+											 "ARRAY(SELECT pg_catalog.pg_snapshot_xip(pg_catalog.pg_current_snapshot())), k.kept_from "
+											 "FROM kept k "
+											 "ON CONFLICT (relid, change) DO UPDATE SET rebase = true, "
+											 "snapshot_xmax = EXCLUDED.snapshot_xmax, snapshot_xip = EXCLUDED.snapshot_xip, "
+											 "kept_from = NULL RETURNING l.relid) "
+											 "SELECT (SELECT count(*) FROM gone) - (SELECT count(*) FROM added)",
+											 log, log,
+											 rows == NULL ? "" :
+											 psprintf("gone_rows AS (DELETE FROM %s r USING horizon h "
+													  "WHERE r.relid = h.relid AND r.change < h.h "
+													  "AND r.change <> pg_catalog.pg_current_xact_id()), ", rows),
+											 log),
+									5, all_types, all_values, NULL, false, 0);
+	}
 	if (ret != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not compact the change log: %s", SPI_result_code_string(ret));
 	{
@@ -199,7 +269,7 @@ powerrank_compactor_main(Datum arg)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	pgstat_report_activity(STATE_RUNNING, "compacting the powerrank change log");
-	removed = cache_compact_log(COMPACT_MIN_ROWS);
+	removed = cache_compact_log(COMPACT_MIN_ROWS, true);
 	CommitTransactionCommand();
 	pgstat_report_activity(STATE_IDLE, NULL);
 	elog(DEBUG1, "powerrank: change log compacted, %lld rows removed", (long long) removed);
@@ -219,5 +289,5 @@ powerrank_cache_compact(PG_FUNCTION_ARGS)
 				 errmsg("cannot compact the powerrank change log in a read-only transaction"),
 				 errdetail("A compaction deletes and inserts rows of the change log."),
 				 errhint("Run it in a read-write transaction on the primary server; a standby's log is the primary's, compacted there.")));
-	PG_RETURN_INT64(cache_compact_log(1));
+	PG_RETURN_INT64(cache_compact_log(1, false));
 }

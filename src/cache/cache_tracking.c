@@ -72,6 +72,7 @@
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/catalog.h"
 #include "catalog/indexing.h"
@@ -386,6 +387,13 @@ insert_as_log_owner(Oid schema, Datum *values)
 	return ret;
 }
 
+/* A rebase row: its transaction, and a background compaction's kept_from (0: not one). */
+typedef struct LogRebase
+{
+	uint64		change;
+	uint64		kept_from;
+} LogRebase;
+
 /* What a snapshot sees of one table's change log. */
 typedef struct LogView
 {
@@ -394,10 +402,7 @@ typedef struct LogView
 	bool		own_change;		/* a row of the caller's transaction */
 	int			n_rebases;		/* rebase rows */
 	int			rebases_allocated;
-	uint64	   *rebases;		/* their transactions; ascending once read_log returns */
-	int			writers_allocated;
-	uint64	   *writers;		/* the other rows' transactions (changes of them); ascending
-								 * once read_log returns */
+	LogRebase  *rebases;		/* ascending by change once read_log returns */
 } LogView;
 
 /* An index scan of one table's rows of the change log, through the active snapshot. */
@@ -412,6 +417,7 @@ typedef struct LogScan
 	AttrNumber	rebase;
 	AttrNumber	snapshot_xmax;	/* InvalidAttrNumber in a log of version 0.1 */
 	AttrNumber	snapshot_xip;
+	AttrNumber	kept_from;		/* InvalidAttrNumber in a log of version 0.1 */
 	uint64		own;			/* the caller's transaction (0: none yet) */
 } LogScan;
 
@@ -428,6 +434,7 @@ log_scan_begin(LogScan *ls, Oid schema, Oid relid)
 	ls->change = cache_log_column(log_relid, "change", XID8OID);
 	ls->rebase = cache_log_column(log_relid, "rebase", BOOLOID);
 	(void) cache_log_snapshot_columns(log_relid, &ls->snapshot_xmax, &ls->snapshot_xip);
+	ls->kept_from = cache_log_column(log_relid, "kept_from", XID8OID);
 	ls->own = U64FromFullTransactionId(GetTopFullTransactionIdIfAny());
 	ls->log = table_open(log_relid, AccessShareLock);
 	index_relid = RelationGetPrimaryKeyIndex(ls->log);
@@ -491,24 +498,19 @@ log_view_add(LogView *view, LogScan *ls)
 		view->own_change = true;
 	if (!DatumGetBool(slot_getattr(ls->slot, ls->rebase, &isnull)))
 	{
-		if (view->changes == view->writers_allocated)
-		{
-			view->writers_allocated = Max(16, view->writers_allocated * 2);
-			view->writers = view->writers == NULL ?
-				palloc(sizeof(uint64) * view->writers_allocated) :
-				repalloc(view->writers, sizeof(uint64) * view->writers_allocated);
-		}
-		view->writers[view->changes++] = change;
+		view->changes++;
 		return change;
 	}
 	if (view->n_rebases == view->rebases_allocated)
 	{
 		view->rebases_allocated = Max(16, view->rebases_allocated * 2);
 		view->rebases = view->rebases == NULL ?
-			palloc(sizeof(uint64) * view->rebases_allocated) :
-			repalloc(view->rebases, sizeof(uint64) * view->rebases_allocated);
+			palloc(sizeof(LogRebase) * view->rebases_allocated) :
+			repalloc(view->rebases, sizeof(LogRebase) * view->rebases_allocated);
 	}
-	view->rebases[view->n_rebases++] = change;
+	view->rebases[view->n_rebases].change = change;
+	view->rebases[view->n_rebases++].kept_from =
+		ls->kept_from != InvalidAttrNumber ? log_scan_xid(ls, ls->kept_from) : 0;
 	return change;
 }
 
@@ -610,9 +612,48 @@ read_log(Oid schema, Oid relid, LogView *view)
 	}
 	log_scan_end(&ls);
 	if (view->n_rebases > 1)
-		qsort(view->rebases, view->n_rebases, sizeof(uint64), compare_uint64);
-	if (view->changes > 1)
-		qsort(view->writers, view->changes, sizeof(uint64), compare_uint64);
+		qsort(view->rebases, view->n_rebases, sizeof(LogRebase), compare_uint64);	/* by change */
+}
+
+/* The full transaction id of xid, a transaction id of a snapshot that is still in use. */
+static uint64
+snapshot_full_xid(TransactionId xid, FullTransactionId next)
+{
+	uint32		epoch = EpochFromFullTransactionId(next);
+
+	/* no id of a live snapshot lies ahead of the next one, nor an epoch behind it */
+	if (xid > XidFromFullTransactionId(next))
+		epoch--;
+	return U64FromFullTransactionId(FullTransactionIdFromEpochAndXid(epoch, xid));
+}
+
+/*
+ * Describes the writers the active snapshot sees by the snapshot itself (GraphCacheWriters): its
+ * xmin, xmax and the top-level transactions in progress at it, as full transaction ids.  count -1
+ * for a snapshot taken in recovery, which lists every transaction among its subtransactions.
+ */
+static void
+describe_active_snapshot(GraphCacheWriters *writers)
+{
+	Snapshot	snapshot = GetActiveSnapshot();
+	FullTransactionId next = ReadNextFullTransactionId();
+	GraphCacheSnapshot *described;
+	int			i;
+
+	writers->count = -1;
+	writers->snapshot = NULL;
+	if (snapshot->snapshot_type != SNAPSHOT_MVCC || snapshot->takenDuringRecovery)
+		return;
+	described = palloc0(offsetof(GraphCacheSnapshot, in_progress) +
+						sizeof(uint64) * Max(snapshot->xcnt, 1));
+	described->xmin = snapshot_full_xid(snapshot->xmin, next);
+	described->xmax = snapshot_full_xid(snapshot->xmax, next);
+	for (i = 0; i < (int) snapshot->xcnt; i++)
+		described->in_progress[i] = snapshot_full_xid(snapshot->xip[i], next);
+	if (snapshot->xcnt > 1)
+		qsort(described->in_progress, snapshot->xcnt, sizeof(uint64), compare_uint64);
+	writers->snapshot = described;
+	writers->count = (int) snapshot->xcnt;
 }
 
 /*
@@ -625,6 +666,7 @@ read_content_key(Oid schema, Oid relid, GraphCacheKey *key, GraphCacheWriters *w
 {
 	LogView		seen;
 	LogView		newest;
+	int			i;
 
 	read_log(schema, relid, &seen);
 	if (seen.rows >= COMPACT_AT_READ_ROWS || seen.n_rebases >= GRAPH_CACHE_MAX_REBASES)
@@ -634,17 +676,19 @@ read_content_key(Oid schema, Oid relid, GraphCacheKey *key, GraphCacheWriters *w
 	PushActiveSnapshot(GetLatestSnapshot());
 	read_log(schema, relid, &newest);
 	PopActiveSnapshot();
-	if (newest.n_rebases != seen.n_rebases ||
-		memcmp(newest.rebases, seen.rebases, sizeof(uint64) * seen.n_rebases) != 0)
+	if (newest.n_rebases != seen.n_rebases)
 		return false;
-	memcpy(key->rebases, seen.rebases, sizeof(uint64) * seen.n_rebases);
+	for (i = 0; i < seen.n_rebases; i++)
+		if (newest.rebases[i].change != seen.rebases[i].change)
+			return false;
+	for (i = 0; i < seen.n_rebases; i++)
+		key->rebases[i] = seen.rebases[i].change;
 	key->changes = seen.changes;
 	if (writers != NULL)
 	{
-		writers->count = (int) Min(seen.changes, (int64) GRAPH_CACHE_WRITERS + 1);
-		writers->xids = seen.writers;
-		if (seen.changes > GRAPH_CACHE_WRITERS)
-			writers->count = -1;
+		describe_active_snapshot(writers);
+		for (i = 0; writers->snapshot != NULL && i < seen.n_rebases; i++)
+			writers->snapshot->rebases_kept_from[i] = seen.rebases[i].kept_from;
 	}
 	return true;
 }
@@ -680,7 +724,7 @@ graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *ke
 
 /*
  * graph_cache_probe, also giving (when writers is not NULL) the writers of the table the
- * caller's snapshot sees (count -1 when more than GRAPH_CACHE_WRITERS).
+ * caller's snapshot sees, described by that snapshot (describe_active_snapshot).
  */
 bool
 graph_cache_probe_writers(const EdgeScanTarget *target, bool directed, GraphCacheKey *key,

@@ -42,6 +42,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "access/twophase.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
@@ -92,8 +93,11 @@ typedef struct GraphCacheEntry
 	int64		delta_rows;		/* changed rows patched in since the last build from the rows */
 	bool		weights_known;	/* weights holds bounds on its graph's weights (weighted) */
 	PrWeightRange weights;
-	int			n_writers;		/* the writers its graph includes (-1: unknown: no base) */
-	uint64		writers[GRAPH_CACHE_WRITERS];	/* their full transaction ids, ascending */
+	int			n_in_progress;	/* transactions in progress at the snapshot its graph was read
+								 * through (GraphCacheWriters), in the registry's in_progress
+								 * at its slot; -1: none recorded: no base */
+	uint64		snapshot_xmin;	/* that snapshot's xmin and xmax (full transaction ids) */
+	uint64		snapshot_xmax;
 } GraphCacheEntry;
 
 /* The registry in the main shared memory. */
@@ -105,6 +109,8 @@ typedef struct GraphCacheShared
 	int64		bytes;			/* their total size, and the kept vectors' */
 	int			kept_segments;	/* kept vectors (at most GRAPH_CACHE_KEPT_SEGMENTS) */
 	GraphCacheEntry entries[GRAPH_CACHE_SLOTS];
+	int			in_progress_capacity;	/* per slot: the most transactions a snapshot holds */
+	uint64		in_progress[FLEXIBLE_ARRAY_MEMBER]; /* slot i's at i * in_progress_capacity */
 } GraphCacheShared;
 
 /* Slot numbers travel with the entry id in one Datum: id << 8 | slot. */
@@ -114,12 +120,31 @@ static GraphCacheShared *cache = NULL;
 
 static bool same_base(const GraphCacheKey *a, const GraphCacheKey *b);
 static bool same_columns(const GraphCacheKey *a, const GraphCacheKey *b);
+static bool same_content(const GraphCacheKey *a, const GraphCacheKey *b);
+
+/*
+ * The most transactions one snapshot holds in progress (GetMaxSnapshotXidCount: a process array
+ * entry per backend and per prepared transaction), known before the process array exists.
+ */
+static int
+snapshot_capacity(void)
+{
+	return MaxBackends + max_prepared_xacts;
+}
+
+/* Bytes of the registry with its entries' snapshots. */
+static Size
+registry_size(void)
+{
+	return add_size(offsetof(GraphCacheShared, in_progress),
+					mul_size(mul_size(GRAPH_CACHE_SLOTS, snapshot_capacity()), sizeof(uint64)));
+}
 
 /* Asks the postmaster for the registry's shared memory and its lock (the request hook's part). */
 void
 graph_cache_shmem_request(void)
 {
-	RequestAddinShmemSpace(MAXALIGN(sizeof(GraphCacheShared)));
+	RequestAddinShmemSpace(MAXALIGN(registry_size()));
 	RequestNamedLWLockTranche("powerrank_cache", 1);
 }
 
@@ -132,12 +157,13 @@ graph_cache_shmem_attach(void)
 {
 	bool		found;
 
-	cache = ShmemInitStruct("powerrank graph cache", sizeof(GraphCacheShared), &found);
+	cache = ShmemInitStruct("powerrank graph cache", registry_size(), &found);
 	if (!found)
 	{
-		memset(cache, 0, sizeof(GraphCacheShared));
+		memset(cache, 0, registry_size());
 		cache->lock = &(GetNamedLWLockTranche("powerrank_cache"))->lock;
 		cache->next_id = 1;
+		cache->in_progress_capacity = snapshot_capacity();
 	}
 }
 
@@ -425,7 +451,7 @@ graph_cache_release(dsm_segment **segment)
  * whole.
  */
 static bool
-writers_subset(const uint64 *part, int n_part, const uint64 *whole, int n_whole)
+ascending_subset(const uint64 *part, int n_part, const uint64 *whole, int n_whole)
 {
 	int			j = 0;
 
@@ -439,19 +465,67 @@ writers_subset(const uint64 *part, int n_part, const uint64 *whole, int n_whole)
 	return true;
 }
 
+/* True when the snapshot an entry's graph was read through saw the transaction xid (committed). */
+static bool
+entry_snapshot_sees(const GraphCacheEntry *entry, uint64 xid)
+{
+	const uint64 *in_progress =
+		&cache->in_progress[(Size) (entry - cache->entries) * cache->in_progress_capacity];
+
+	if (xid >= entry->snapshot_xmax)
+		return false;
+	for (int i = 0; i < entry->n_in_progress; i++)
+		if (in_progress[i] == xid)
+			return false;
+	return true;
+}
+
 /*
- * Finds a base for a patch: the READY entry of key's table (same storage and rebase rows),
- * columns and direction whose recorded writers all are among writers (the caller's snapshot sees
- * its content, and more), the one with most.  On success maps its graph as graph_cache_acquire
- * does (a hit counted) into base, with the writers the caller sees beyond it (palloc'd), the rows
- * already patched into it, its id and what it knows of its weights.  False when none qualifies.
+ * True when an entry is a base for the snapshot reader (writers) of key (doc/DESIGN.md, "Which
+ * changes a reader applies"): same database, table and storage; reader covers the entry's
+ * snapshot (that snapshot's xmax is not past reader's, and every transaction in progress at reader
+ * below it was in progress at that snapshot too); and every rebase row reader sees that the
+ * entry's snapshot did not is a background compaction that kept the change rows from a
+ * transaction no later than that snapshot's xmin.  Caller holds the lock.
+ */
+static bool
+entry_is_base_for(const GraphCacheEntry *entry, const GraphCacheKey *key,
+				  const GraphCacheWriters *reader)
+{
+	const GraphCacheSnapshot *snapshot = reader->snapshot;
+	int			below = 0;
+
+	if (entry->n_in_progress < 0 || entry->key.database != key->database ||
+		entry->key.database_xmin != key->database_xmin || entry->key.relid != key->relid ||
+		entry->key.relfilenode != key->relfilenode || entry->snapshot_xmax > snapshot->xmax)
+		return false;
+	while (below < reader->count && snapshot->in_progress[below] < entry->snapshot_xmax)
+		below++;
+	if (!ascending_subset(snapshot->in_progress, below,
+						  &cache->in_progress[(Size) (entry - cache->entries) *
+											  cache->in_progress_capacity],
+						  entry->n_in_progress))
+		return false;
+	for (int i = 0; i < GRAPH_CACHE_MAX_REBASES && key->rebases[i] != 0; i++)
+		if (!entry_snapshot_sees(entry, key->rebases[i]) &&
+			(snapshot->rebases_kept_from[i] == 0 ||
+			 snapshot->rebases_kept_from[i] > entry->snapshot_xmin))
+			return false;
+	return true;
+}
+
+/*
+ * Finds a base for a patch: the READY entry of key's columns and direction that is a base for the
+ * caller's snapshot (writers; entry_is_base_for) and does not hold key's content, the one read
+ * through the newest snapshot (the most changes among equal ones).  On success maps its graph as
+ * graph_cache_acquire does (a hit counted) into base, with its snapshot (palloc'd: the caller
+ * applies the rows of the writers it sees beyond it), the rows already patched into it, its id
+ * and what it knows of its weights.  False when none qualifies.
  */
 bool
 graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writers,
 						 GraphCacheBase *base)
 {
-	uint64	   *included = palloc(sizeof(uint64) * GRAPH_CACHE_WRITERS);
-	int			n_included = 0;
 	GraphCacheEntry *entry;
 	dsm_handle	handle;
 	int			slot = -1;
@@ -460,42 +534,83 @@ graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writ
 	memset(base, 0, sizeof(GraphCacheBase));
 	if (cache == NULL || writers->count < 0)
 		return false;
+	base->seen.snapshot = palloc0(offsetof(GraphCacheSnapshot, in_progress) +
+								  sizeof(uint64) * cache->in_progress_capacity);
 	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
 	for (i = 0; i < GRAPH_CACHE_SLOTS; i++)
 	{
 		GraphCacheEntry *candidate = &cache->entries[i];
+		GraphCacheEntry *best = slot >= 0 ? &cache->entries[slot] : NULL;
 
-		if (candidate->state != ENTRY_READY || !same_base(&candidate->key, key) ||
-			!same_columns(&candidate->key, key) || candidate->n_writers < 0 ||
-			candidate->n_writers >= writers->count ||
-			(slot >= 0 && candidate->n_writers <= cache->entries[slot].n_writers) ||
-			!writers_subset(candidate->writers, candidate->n_writers, writers->xids,
-							writers->count))
+		if (candidate->state != ENTRY_READY || !same_columns(&candidate->key, key) ||
+			same_content(&candidate->key, key) ||
+			(same_base(&candidate->key, key) && candidate->key.changes > key->changes) ||
+			(best != NULL &&
+			 (candidate->snapshot_xmax < best->snapshot_xmax ||
+			  (candidate->snapshot_xmax == best->snapshot_xmax &&
+			   candidate->key.changes <= best->key.changes))) ||
+			!entry_is_base_for(candidate, key, writers))
 			continue;
 		slot = i;
 	}
 	if (slot < 0)
 	{
 		LWLockRelease(cache->lock);
+		pfree(base->seen.snapshot);
+		base->seen.snapshot = NULL;
 		return false;
 	}
 	entry = reference_entry(slot, GetCurrentTimestamp(), &base->id, &handle, &base->skipped_rows);
 	base->delta_rows = entry->delta_rows;
 	base->weights_known = entry->weights_known;
 	base->weights = entry->weights;
-	n_included = entry->n_writers;
-	memcpy(included, entry->writers, sizeof(uint64) * n_included);
+	base->seen.count = entry->n_in_progress;
+	base->seen.snapshot->xmin = entry->snapshot_xmin;
+	base->seen.snapshot->xmax = entry->snapshot_xmax;
+	memcpy(base->seen.snapshot->in_progress,
+		   &cache->in_progress[(Size) slot * cache->in_progress_capacity],
+		   sizeof(uint64) * entry->n_in_progress);
 	LWLockRelease(cache->lock);
 
-	if (!map_entry(handle, slot, base->id, key->relid, &base->segment, &base->graph))
-		return false;
-	base->beyond.xids = palloc(sizeof(uint64) * writers->count);
-	base->beyond.count = 0;
-	for (i = 0; i < writers->count; i++)
-		if (!writers_subset(&writers->xids[i], 1, included, n_included))
-			base->beyond.xids[base->beyond.count++] = writers->xids[i];
-	pfree(included);
-	return true;
+	return map_entry(handle, slot, base->id, key->relid, &base->segment, &base->graph);
+}
+
+/*
+ * The tables of database with cached graphs that are bases (they record their snapshot), each
+ * with the largest xmin of those snapshots: into *relids and *xmins (palloc'd); returns how many.
+ * A compaction keeps the change rows from there up (cache_compact.c), so the newest base of each
+ * table stays one across it.
+ */
+int
+graph_cache_base_horizons(Oid database, Oid **relids, uint64 **xmins)
+{
+	int			count = 0;
+
+	*relids = palloc(sizeof(Oid) * GRAPH_CACHE_SLOTS);
+	*xmins = palloc(sizeof(uint64) * GRAPH_CACHE_SLOTS);
+	if (cache == NULL)
+		return 0;
+	LWLockAcquire(cache->lock, LW_SHARED);
+	for (int i = 0; i < GRAPH_CACHE_SLOTS; i++)
+	{
+		GraphCacheEntry *entry = &cache->entries[i];
+		int			j;
+
+		if (entry->state != ENTRY_READY || entry->key.database != database ||
+			entry->n_in_progress < 0)
+			continue;
+		for (j = 0; j < count && (*relids)[j] != entry->key.relid; j++)
+			;
+		if (j == count)
+		{
+			(*relids)[count] = entry->key.relid;
+			(*xmins)[count++] = entry->snapshot_xmin;
+		}
+		else
+			(*xmins)[j] = Max((*xmins)[j], entry->snapshot_xmin);
+	}
+	LWLockRelease(cache->lock);
+	return count;
 }
 
 /*
@@ -598,7 +713,7 @@ same_columns(const GraphCacheKey *a, const GraphCacheKey *b)
  * excludes, so the old storage is gone), other rebase rows (a reader is only served when its
  * snapshot sees the newest rebase rows), or fewer changes (only older snapshots could use them) —
  * except, when keep_bases (a live table), the entries of other columns or direction with fewer
- * changes that record their writers: a reader of those columns patches them
+ * changes that record their snapshot: a reader of those columns patches them
  * (graph_cache_acquire_base), and they go when least recently used.  Entries of the same content
  * under other columns stay.  Idle entries go now (handles to evicted), the others when their
  * readers leave.  Caller holds the lock exclusively.
@@ -616,7 +731,7 @@ retire_stale_entries(const GraphCacheKey *key, bool keep_bases, dsm_handle *evic
 		if (entry->state != ENTRY_READY || entry->key.database != key->database ||
 			entry->key.relid != key->relid || same_content(&entry->key, key))
 			continue;
-		if (keep_bases && entry->n_writers >= 0 && same_base(&entry->key, key) &&
+		if (keep_bases && entry->n_in_progress >= 0 && same_base(&entry->key, key) &&
 			entry->key.changes < key->changes && !same_columns(&entry->key, key))
 			continue;
 		if (entry->refcount == 0)
@@ -687,12 +802,16 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 			entry->refcount = 1;
 			*held_id = entry->id;
 		}
-		entry->n_writers = -1;
-		if (writers != NULL && writers->count >= 0 && writers->count <= GRAPH_CACHE_WRITERS)
+		entry->n_in_progress = -1;
+		if (writers != NULL && writers->count >= 0 &&
+			writers->count <= cache->in_progress_capacity)
 		{
-			entry->n_writers = writers->count;
+			entry->n_in_progress = writers->count;
+			entry->snapshot_xmin = writers->snapshot->xmin;
+			entry->snapshot_xmax = writers->snapshot->xmax;
 			if (writers->count > 0)
-				memcpy(entry->writers, writers->xids, sizeof(uint64) * writers->count);
+				memcpy(&cache->in_progress[(Size) slot * cache->in_progress_capacity],
+					   writers->snapshot->in_progress, sizeof(uint64) * writers->count);
 		}
 		cache->segments++;
 		cache->bytes += bytes;

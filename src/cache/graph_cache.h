@@ -53,17 +53,31 @@ typedef struct GraphCacheKey
 } GraphCacheKey;
 
 /*
- * Writers (log rows that are not rebase rows) an entry records as included in its graph: the base
- * a later snapshot's reader patches with the rows of the writers it sees beyond them
- * (cache_capture.c).  An entry whose snapshot saw more records none and is no base.
+ * A snapshot as full transaction ids: its xmin, its xmax and the top-level transactions in
+ * progress at it (ascending; at most the server's processes, GetMaxSnapshotXidCount); with, for
+ * each rebase row of the table it sees (GraphCacheKey.rebases, same order), the kept_from of a
+ * background compaction's row (cache_compact.c; 0: not one).
  */
-#define GRAPH_CACHE_WRITERS 1024
+typedef struct GraphCacheSnapshot
+{
+	uint64		xmin;
+	uint64		xmax;
+	uint64		rebases_kept_from[GRAPH_CACHE_MAX_REBASES];
+	uint64		in_progress[FLEXIBLE_ARRAY_MEMBER];
+} GraphCacheSnapshot;
 
-/* The writers a snapshot sees in a table's change log: full transaction ids, ascending. */
+/*
+ * The writers (log rows that are not rebase rows) a snapshot's content includes, described by the
+ * snapshot itself: every transaction below its xmax that was not in progress at it (committed ones
+ * are seen, aborted ones are not).  An entry records the snapshot its graph was read through: a
+ * base a later snapshot's reader patches with the change rows of the writers it sees beyond it
+ * (cache_capture.c).
+ */
 typedef struct GraphCacheWriters
 {
-	int			count;			/* -1: unknown (more than GRAPH_CACHE_WRITERS, or not read) */
-	uint64	   *xids;
+	int			count;			/* transactions in snapshot->in_progress; -1: no snapshot
+								 * described (not read, or taken in recovery): no base */
+	GraphCacheSnapshot *snapshot;
 	bool		live;			/* the table's capture triggers are in place (cache_capture_on):
 								 * its entries of other columns stay as bases to patch */
 } GraphCacheWriters;
@@ -128,7 +142,8 @@ typedef struct GraphCacheBase
 	uint64		id;
 	int64		skipped_rows;
 	int64		delta_rows;		/* rows already patched into it */
-	GraphCacheWriters beyond;	/* the writers the caller sees beyond it */
+	GraphCacheWriters seen;		/* the snapshot its content was read through: the caller
+								 * applies the rows of the writers it sees beyond it */
 	bool		weights_known;	/* weights bounds its graph's weights */
 	PrWeightRange weights;
 } GraphCacheBase;
@@ -191,6 +206,7 @@ bool		graph_cache_wants_scores(uint64 entry_id, const GraphCacheScoresKey *score
 									 double bound);
 bool		graph_cache_keep_scores(uint64 entry_id, const GraphCacheScoresKey *scores_key,
 									double bound, int64 nodes, const double *scores);
+int			graph_cache_base_horizons(Oid database, Oid **relids, uint64 **xmins);
 int			graph_cache_drop(Oid database, Oid relid);
 int			graph_cache_snapshot(Oid database, GraphCacheEntryInfo **entries);
 void		graph_cache_status(GraphCacheStatus *status);
@@ -283,7 +299,7 @@ bool		graph_cache_patch(const EdgeScanTarget *target, bool directed, const Graph
 
 void		cache_compaction_note_writes(int writes);
 void		cache_compaction_request(void);
-int64		cache_compact_log(int64 min_rows);
+int64		cache_compact_log(int64 min_rows, bool keep_bases);
 
 /* ---- cache_sql.c ---- */
 
