@@ -156,52 +156,25 @@ make_pull_part(PartsEngine *e, const PrGraph *g, int64_t begin, int64_t end, PrG
 
 /*
  * The part graph of rows [begin, end) for the push product too: the pull part graph, and its
- * edges as an out-CSR of every node (copies; each source's entries in ascending target order, a
- * target's parallel edges in the in-CSR's order), so the push product of the part sums over the
- * part's edges.  A graph without out-edge arrays has no edges here (prepare refuses it otherwise).
+ * edges as an out-CSR of every node (pr_graph_add_out_edges: copies, each source's entries in
+ * ascending target order), so the push product of the part sums over the part's edges.  A graph
+ * without out-edge arrays has no edges here (prepare refuses it otherwise).
  */
 static PrStatus
 make_push_part(PartsEngine *e, const PrGraph *g, int64_t begin, int64_t end, PrGraph *pg,
 			   PrError *err)
 {
-	int64_t		n = g->n_nodes;
-	int64_t		m;
-	int64_t    *next = NULL;
+	PrError		add_err = {PR_OK, ""};
 	PrStatus	status = make_pull_part(e, g, begin, end, pg, err);
 
 	if (status != PR_OK)
 		return status;
-	m = pg->n_edges;
-	pg->out_ptr = (int64_t *) pr_alloc_array(&e->alloc, (size_t) n + 1, sizeof(int64_t));
-	pg->out_dst = (int32_t *) pr_alloc_array(&e->alloc, (size_t) m, sizeof(int32_t));
-	if (pg->in_weight != NULL)
-		pg->out_weight = (double *) pr_alloc_array(&e->alloc, (size_t) m, sizeof(double));
-	next = (int64_t *) pr_alloc_array(&e->alloc, (size_t) n + 1, sizeof(int64_t));
-	if (pg->out_ptr == NULL || pg->out_dst == NULL || next == NULL ||
-		(pg->in_weight != NULL && pg->out_weight == NULL))
+	if (pr_graph_add_out_edges(pg, &e->alloc, &add_err) != PR_OK)
 	{
-		pr_free(&e->alloc, next);
 		free_part_graph(e, pg, true);
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a part graph of %lld rows",
-							(long long) n);
+							(long long) g->n_nodes);
 	}
-	memset(pg->out_ptr, 0, sizeof(int64_t) * ((size_t) n + 1));
-	for (int64_t i = 0; i < m; i++)
-		pg->out_ptr[pg->in_src[i] + 1]++;
-	for (int64_t u = 0; u < n; u++)
-		pg->out_ptr[u + 1] += pg->out_ptr[u];
-	memcpy(next, pg->out_ptr, sizeof(int64_t) * ((size_t) n + 1));
-	for (int64_t v = begin; v < end; v++)
-		for (int64_t i = pg->in_ptr[v]; i < pg->in_ptr[v + 1]; i++)
-		{
-			int64_t		at = next[pg->in_src[i]]++;
-
-			pg->out_dst[at] = (int32_t) v;
-			if (pg->out_weight != NULL)
-				pg->out_weight[at] = pg->in_weight[i];
-		}
-	pr_free(&e->alloc, next);
-	pg->has_out_edges = true;
 	return PR_OK;
 }
 
@@ -314,56 +287,35 @@ parts_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned nee
 }
 
 /*
- * The generic exchange: each part's rows of slot downloaded into one host vector, which is then
- * uploaded to every part.
+ * The generic exchange through one host vector: each part's copy of slot downloaded and, for a
+ * gather, its own rows copied in (parts without rows skipped), for a sum, every value added in
+ * part order; the result uploaded to every part.
  */
 static PrStatus
-gather_on_host(PartsEngine *e, int slot, PrError *err)
+exchange_on_host(PartsEngine *e, int slot, bool sum, PrError *err)
 {
 	size_t		k = (size_t) e->k;
+	size_t		values = (size_t) e->g_seen.n_nodes * k;
 
 	for (int p = 0; p < e->n_parts; p++)
 	{
 		PrEngine   *part = e->parts[p];
 		PrError		part_err = {PR_OK, ""};
-		size_t		first = (size_t) e->row_begin[p] * k;
+		size_t		first = sum ? 0 : (size_t) e->row_begin[p] * k;
+		size_t		last = sum ? values : (size_t) e->row_begin[p + 1] * k;
+		double	   *into = sum && p == 0 ? e->assembled : e->received;
 		PrStatus	status;
 
-		if (e->row_begin[p] == e->row_begin[p + 1])
+		if (first == last && !sum)
 			continue;
-		status = from_part(e, p, part->ops->download(part, slot, e->received, &part_err),
-						   &part_err, err);
+		status = from_part(e, p, part->ops->download(part, slot, into, &part_err), &part_err, err);
 		if (status != PR_OK)
 			return status;
-		memcpy(e->assembled + first, e->received + first,
-			   sizeof(double) * ((size_t) e->row_begin[p + 1] * k - first));
-	}
-	RETURN_ON_EVERY_PART(e, err, part->ops->upload(part, slot, e->assembled, &part_err));
-}
-
-/*
- * The generic sum: the parts' copies of slot downloaded and added on the host in part order, the
- * total uploaded to every part.
- */
-static PrStatus
-sum_on_host(PartsEngine *e, int slot, PrError *err)
-{
-	size_t		values = (size_t) e->g_seen.n_nodes * (size_t) e->k;
-
-	for (int p = 0; p < e->n_parts; p++)
-	{
-		PrEngine   *part = e->parts[p];
-		PrError		part_err = {PR_OK, ""};
-		PrStatus	status = from_part(e, p,
-									   part->ops->download(part, slot,
-														   p == 0 ? e->assembled : e->received,
-														   &part_err),
-									   &part_err, err);
-
-		if (status != PR_OK)
-			return status;
-		for (size_t i = 0; p > 0 && i < values; i++)
-			e->assembled[i] += e->received[i];
+		if (!sum)
+			memcpy(e->assembled + first, e->received + first, sizeof(double) * (last - first));
+		else
+			for (size_t i = 0; p > 0 && i < values; i++)
+				e->assembled[i] += e->received[i];
 	}
 	RETURN_ON_EVERY_PART(e, err, part->ops->upload(part, slot, e->assembled, &part_err));
 }
@@ -394,12 +346,12 @@ parts_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError
 	if (product == PR_PRODUCT_PUSH)
 	{
 		if (e->exchange.sum == NULL)
-			return sum_on_host(e, y_slot, err);
+			return exchange_on_host(e, y_slot, true, err);
 		status = e->exchange.sum(e->exchange.arg, e->parts, e->n_parts, e->g_seen.n_nodes, e->k,
 								 y_slot, &exchange_err);
 	}
 	else if (e->exchange.gather == NULL)
-		return gather_on_host(e, y_slot, err);
+		return exchange_on_host(e, y_slot, false, err);
 	else
 		status = e->exchange.gather(e->exchange.arg, e->parts, e->n_parts, e->row_begin, e->k,
 									y_slot, &exchange_err);
