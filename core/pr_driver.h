@@ -50,6 +50,7 @@
 
 #include "pr_algorithm.h"
 #include "pr_engine.h"
+#include "pr_topk.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -184,17 +185,6 @@ PrStatus	pr_pagerank_prepare(PrEngine *engine, const PrGraph *g, int k, PrError 
  */
 PrStatus	pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options,
 					double *hubs, double *authorities, PrRunStats *stats, PrError *err);
-
-/*
- * Indices of the k largest values of column col of an n x stride row-major array, best first;
- * ties go to the smaller index.  Writes min(k, n) indices to out and returns that count.
- */
-int64_t		pr_top_k(const double *values, int64_t n, int stride, int col, int64_t k,
-					 int32_t *out, const PrAllocator *alloc);
-
-/* pr_top_k, and the ranked entries' values (value[i] = the value of out[i]) into value. */
-int64_t		pr_top_k_values(const double *values, int64_t n, int stride, int col, int64_t k,
-							int32_t *out, double *value, const PrAllocator *alloc);
 
 #ifdef __cplusplus
 }

@@ -4,8 +4,11 @@
  * memory.  pr_parts.h describes the engine.
  */
 #include "pr_parts.h"
+#include "pr_graph.h"
+#include "pr_topk.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A parts engine: its operations, its parts, the split of the graph it holds. */
@@ -20,11 +23,14 @@ typedef struct PartsEngine
 	PrPartsExchange exchange;
 
 	/* the split: kept while prepare sees the same graph and the same need of the push product */
-	bool		split_done;		/* g_seen, push, row_begin and part_graph describe a graph */
+	bool		split_done;		/* g_seen, push, order, row_begin and part_graph describe a graph */
 	const PrGraph *g;
 	PrGraph		g_seen;			/* *g as the split saw it */
 	bool		push;			/* the part graphs hold their edges as an out-CSR too (copies) */
-	int64_t		row_begin[PR_PARTS_MAX + 1];
+	PrGraph		ordered;		/* g in the parts' order (see order_graph): the split's graph */
+	int32_t    *new_to_old;		/* [n] the node of g at each position of the parts' order */
+	int32_t    *old_to_new;		/* [n] its inverse */
+	int64_t		row_begin[PR_PARTS_MAX + 1];	/* in the parts' order */
 	PrGraph		part_graph[PR_PARTS_MAX];	/* in_ptr always ours; the out-CSR too with push */
 	double		split_seconds;	/* of the last prepare (0 when it kept the split) */
 
@@ -34,6 +40,8 @@ typedef struct PartsEngine
 	double	   *assembled;		/* generic exchange: [n*k] the whole slot, rows from their parts */
 	double	   *received;		/* generic exchange: [n*k] one part's copy of the slot */
 	size_t		exchange_values;	/* values each of the two holds */
+	double	   *reordered;		/* [n*k] a vector between the caller's order and the parts' */
+	size_t		reordered_values;
 } PartsEngine;
 
 /* Fails an operation of an engine that is not prepared. */
@@ -102,6 +110,133 @@ free_part_graph(PartsEngine *e, PrGraph *pg, bool push)
 		pr_free(&e->alloc, pg->out_weight);
 	}
 	memset(pg, 0, sizeof(*pg));
+}
+
+/* Frees the graph in the parts' order and its maps. */
+static void
+free_order(PartsEngine *e, PrGraph *ordered, int32_t *new_to_old, int32_t *old_to_new)
+{
+	pr_free(&e->alloc, ordered->in_ptr);
+	pr_free(&e->alloc, ordered->in_src);
+	pr_free(&e->alloc, ordered->in_weight);
+	pr_free(&e->alloc, ordered->out_strength);
+	pr_free(&e->alloc, ordered->dangling);
+	memset(ordered, 0, sizeof(*ordered));
+	pr_free(&e->alloc, new_to_old);
+	pr_free(&e->alloc, old_to_new);
+}
+
+/*
+ * g with its nodes renumbered by descending out-degree, ties in g's order (*ordered, its maps
+ * *new_to_old and *old_to_new): every part then holds its rows and the vectors in the order a
+ * GPU engine would choose for the whole graph (the hubs first), and one order for every part, so
+ * a part's own rows are one range of every part's vectors and travel without reordering.  Each
+ * row's sources stay ascending (the sources are placed in their new order); the out-strengths
+ * and the dangling list follow the nodes; no node ids and no out-edge arrays.  Nothing is
+ * allocated on failure.
+ */
+static PrStatus
+order_graph(PartsEngine *e, const PrGraph *g, PrGraph *ordered, int32_t **new_to_old_out,
+			int32_t **old_to_new_out, PrError *err)
+{
+	const PrAllocator *a = &e->alloc;
+	int64_t		n = g->n_nodes;
+	int64_t		m = n > 0 ? g->in_ptr[n] : 0;
+	PrGraph		out_edges = *g;
+	int64_t    *degree = NULL;
+	int64_t    *cursor = NULL;
+	int32_t    *new_to_old = NULL;
+	int32_t    *old_to_new = NULL;
+	bool		own_out = !g->has_out_edges;
+	PrStatus	status = PR_OK;
+
+	memset(ordered, 0, sizeof(*ordered));
+	if (own_out)
+	{
+		out_edges.out_ptr = NULL;
+		out_edges.out_dst = NULL;
+		out_edges.out_weight = NULL;
+		out_edges.has_out_edges = false;
+		if ((status = pr_graph_add_out_edges(&out_edges, a, err)) != PR_OK)
+			return status;
+	}
+	degree = (int64_t *) pr_alloc_array(a, (size_t) n + 1, sizeof(int64_t));
+	cursor = (int64_t *) pr_alloc_array(a, (size_t) n + 1, sizeof(int64_t));
+	new_to_old = (int32_t *) pr_alloc_array(a, (size_t) n + 1, sizeof(int32_t));
+	old_to_new = (int32_t *) pr_alloc_array(a, (size_t) n + 1, sizeof(int32_t));
+	ordered->in_ptr = (int64_t *) pr_alloc_array(a, (size_t) n + 1, sizeof(int64_t));
+	ordered->in_src = (int32_t *) pr_alloc_array(a, (size_t) m + 1, sizeof(int32_t));
+	ordered->in_weight = g->in_weight != NULL ?
+		(double *) pr_alloc_array(a, (size_t) m + 1, sizeof(double)) : NULL;
+	ordered->out_strength = (double *) pr_alloc_array(a, (size_t) n + 1, sizeof(double));
+	ordered->dangling = (int32_t *) pr_alloc_array(a, (size_t) g->n_dangling + 1, sizeof(int32_t));
+	if (degree == NULL || cursor == NULL || new_to_old == NULL || old_to_new == NULL ||
+		ordered->in_ptr == NULL || ordered->in_src == NULL ||
+		(g->in_weight != NULL && ordered->in_weight == NULL) || ordered->out_strength == NULL ||
+		ordered->dangling == NULL)
+		status = pr_error_set(err, PR_ERR_NOMEM, "out of memory ordering a graph of %lld nodes for its parts",
+							  (long long) n);
+	if (status == PR_OK)
+	{
+		for (int64_t v = 0; v < n; v++)
+			degree[v] = out_edges.out_ptr[v + 1] - out_edges.out_ptr[v];
+		status = pr_order_by_key_desc(n, degree, new_to_old, old_to_new, a, err);
+	}
+	if (status == PR_OK)
+	{
+		int64_t		dangling = 0;
+
+		ordered->in_ptr[0] = 0;
+		for (int64_t i = 0; i < n; i++)
+		{
+			int32_t		v = new_to_old[i];
+
+			ordered->in_ptr[i + 1] = ordered->in_ptr[i] + (g->in_ptr[v + 1] - g->in_ptr[v]);
+			cursor[i] = ordered->in_ptr[i];
+			ordered->out_strength[i] = g->out_strength[v];
+			if (g->out_strength[v] == 0.0 && dangling < g->n_dangling)
+				ordered->dangling[dangling++] = (int32_t) i;
+		}
+		/* sources in their new order, so each row's list comes out ascending */
+		for (int64_t i = 0; i < n; i++)
+		{
+			int32_t		v = new_to_old[i];
+
+			for (int64_t j = out_edges.out_ptr[v]; j < out_edges.out_ptr[v + 1]; j++)
+			{
+				int64_t		at = cursor[old_to_new[out_edges.out_dst[j]]]++;
+
+				ordered->in_src[at] = (int32_t) i;
+				if (ordered->in_weight != NULL)
+					ordered->in_weight[at] = out_edges.out_weight[j];
+			}
+		}
+		ordered->n_nodes = n;
+		ordered->n_edges = g->n_edges;
+		ordered->weighted = g->weighted;
+		ordered->has_out_edges = false;
+		ordered->n_dangling = dangling;
+		if (dangling != g->n_dangling)
+			status = pr_error_set(err, PR_ERR_INVALID,
+								  "the graph lists %lld dangling nodes but %lld have no out-strength",
+								  (long long) g->n_dangling, (long long) dangling);
+	}
+	if (own_out)
+	{
+		pr_free(a, out_edges.out_ptr);
+		pr_free(a, out_edges.out_dst);
+		pr_free(a, out_edges.out_weight);
+	}
+	pr_free(a, degree);
+	pr_free(a, cursor);
+	if (status != PR_OK)
+	{
+		free_order(e, ordered, new_to_old, old_to_new);
+		return status;
+	}
+	*new_to_old_out = new_to_old;
+	*old_to_new_out = old_to_new;
+	return PR_OK;
 }
 
 /*
@@ -179,19 +314,26 @@ make_push_part(PartsEngine *e, const PrGraph *g, int64_t begin, int64_t end, PrG
 }
 
 /*
- * Splits g into the parts' graphs (row_begin, part_graph): every node, the graph's out-strengths
- * and dangling list, and the in-edges of each part's rows (with push also as an out-CSR).  The new arrays are
+ * Splits g, in the parts' order (order_graph), into the parts' graphs (row_begin, part_graph):
+ * every node, the graph's out-strengths and dangling list, and the in-edges of each part's rows
+ * (with push also as an out-CSR).  The new arrays are
  * made before the old ones are freed, so no part is prepared again on an address it saw with
  * other contents.  On failure the engine keeps its former split.
  */
 static PrStatus
-split_graph(PartsEngine *e, const PrGraph *g, bool push, PrError *err)
+split_graph(PartsEngine *e, const PrGraph *given, bool push, PrError *err)
 {
 	double		t0 = pr_clock_seconds();
 	int64_t		row_begin[PR_PARTS_MAX + 1];
 	PrGraph		fresh[PR_PARTS_MAX];
-	PrStatus	status = PR_OK;
+	PrGraph		ordered;
+	int32_t    *new_to_old,
+			   *old_to_new;
+	const PrGraph *g = &ordered;
+	PrStatus	status = order_graph(e, given, &ordered, &new_to_old, &old_to_new, err);
 
+	if (status != PR_OK)
+		return status;
 	split_rows(e, g, row_begin);
 	memset(fresh, 0, sizeof(fresh));
 	for (int p = 0; status == PR_OK && p < e->n_parts; p++)
@@ -209,26 +351,44 @@ split_graph(PartsEngine *e, const PrGraph *g, bool push, PrError *err)
 	{
 		for (int p = 0; p < e->n_parts; p++)
 			free_part_graph(e, &fresh[p], push);
+		free_order(e, &ordered, new_to_old, old_to_new);
 		return status;
 	}
 	for (int p = 0; p < e->n_parts; p++)
 		free_part_graph(e, &e->part_graph[p], e->push);
+	free_order(e, &e->ordered, e->new_to_old, e->old_to_new);
 	memcpy(e->part_graph, fresh, sizeof(fresh));
 	memcpy(e->row_begin, row_begin, sizeof(row_begin));
-	e->g = g;
-	e->g_seen = *g;
+	e->ordered = ordered;
+	e->new_to_old = new_to_old;
+	e->old_to_new = old_to_new;
+	e->g = given;
+	e->g_seen = *given;
 	e->push = push;
 	e->split_done = true;
 	e->split_seconds = pr_clock_seconds() - t0;
 	return PR_OK;
 }
 
-/* Makes the generic exchange's two host vectors hold n*k values (kept when they do). */
+/*
+ * Makes the host vector between the caller's order and the parts' hold n*k values, and the
+ * generic exchange's two host vectors too (each kept when it does).
+ */
 static PrStatus
 reserve_exchange(PartsEngine *e, int64_t n, int k, PrError *err)
 {
 	size_t		values = (size_t) n * (size_t) k;
 
+	if (values > e->reordered_values)
+	{
+		pr_free(&e->alloc, e->reordered);
+		e->reordered_values = 0;
+		e->reordered = (double *) pr_alloc_array(&e->alloc, values + 1, sizeof(double));
+		if (e->reordered == NULL)
+			return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a vector of %lld x %d values",
+								(long long) n, k);
+		e->reordered_values = values;
+	}
 	if (e->exchange.gather != NULL || values <= e->exchange_values)
 		return PR_OK;
 	pr_free(&e->alloc, e->assembled);
@@ -367,28 +527,150 @@ parts_fill(PrEngine *base, int slot, double value, PrError *err)
 	RETURN_ON_EVERY_PART(base, err, part->ops->fill(part, slot, value, &part_err));
 }
 
-/* Uploads host values into a slot of every part. */
+/* Uploads host values (the caller's order) into a slot of every part (the parts' order). */
 static PrStatus
 parts_upload(PrEngine *base, int slot, const double *host, PrError *err)
 {
-	RETURN_ON_EVERY_PART(base, err, part->ops->upload(part, slot, host, &part_err));
+	PartsEngine *e = (PartsEngine *) base;
+	size_t		k = (size_t) e->k;
+
+	if (!e->prepared)
+		return not_prepared(err);
+	for (int64_t i = 0; i < e->g_seen.n_nodes; i++)
+		memcpy(e->reordered + (size_t) i * k, host + (size_t) e->new_to_old[i] * k, k * sizeof(double));
+	RETURN_ON_EVERY_PART(base, err, part->ops->upload(part, slot, e->reordered, &part_err));
 }
 
-/* Downloads a slot from part 0. */
+/* Downloads a slot from part 0 into the caller's order. */
 static PrStatus
 parts_download(PrEngine *base, int slot, double *host, PrError *err)
 {
-	RETURN_FROM_PART_0(base, err, part->ops->download(part, slot, host, &part_err));
+	PartsEngine *e = (PartsEngine *) base;
+	PrEngine   *part = e->parts[0];
+	PrError		part_err = {PR_OK, ""};
+	size_t		k = (size_t) e->k;
+	PrStatus	status;
+
+	if (!e->prepared)
+		return not_prepared(err);
+	status = from_part(e, 0, part->ops->download(part, slot, e->reordered, &part_err), &part_err, err);
+	if (status != PR_OK)
+		return status;
+	for (int64_t i = 0; i < e->g_seen.n_nodes; i++)
+		memcpy(host + (size_t) e->new_to_old[i] * k, e->reordered + (size_t) i * k, k * sizeof(double));
+	return PR_OK;
 }
 
-/* The PageRank update on every part (each over the whole vectors). */
+/* A restart's entry in the parts' order, for sorting the dangling list. */
+typedef struct OrderedEntry
+{
+	int32_t		node;
+	double		weight;
+} OrderedEntry;
+
+/* qsort comparison of OrderedEntry by node. */
+static int
+ordered_entry_cmp(const void *a, const void *b)
+{
+	const OrderedEntry *x = (const OrderedEntry *) a,
+			   *y = (const OrderedEntry *) b;
+
+	return (x->node > y->node) - (x->node < y->node);
+}
+
+/* A restart in the parts' order (*out over arrays of ours, freed by free_restart). */
+typedef struct OrderedRestart
+{
+	PrRestart	restart;
+	int32_t    *node;
+	int32_t    *dangling_node;
+	double	   *dangling_weight;
+} OrderedRestart;
+
+/* Frees an OrderedRestart's arrays. */
+static void
+free_restart(PartsEngine *e, OrderedRestart *r)
+{
+	pr_free(&e->alloc, r->node);
+	pr_free(&e->alloc, r->dangling_node);
+	pr_free(&e->alloc, r->dangling_weight);
+}
+
+/*
+ * The restart in the parts' order: each entry's node renumbered (the entries and their weights in
+ * the caller's order, so a part sums them as it would have), the dangling list renumbered and
+ * sorted again (it is ascending).  A uniform restart has no nodes.
+ */
+static PrStatus
+order_restart(PartsEngine *e, const PrRestart *given, OrderedRestart *out, PrError *err)
+{
+	int64_t		total = given->uniform || given->ptr == NULL ? 0 : given->ptr[given->k];
+	int64_t		dangling = given->dangling_count;
+	OrderedEntry *entries = NULL;
+
+	memset(out, 0, sizeof(*out));
+	out->restart = *given;
+	if (total == 0 && dangling == 0)
+		return PR_OK;
+	out->node = (int32_t *) pr_alloc_array(&e->alloc, (size_t) total + 1, sizeof(int32_t));
+	out->dangling_node = (int32_t *) pr_alloc_array(&e->alloc, (size_t) dangling + 1, sizeof(int32_t));
+	out->dangling_weight = (double *) pr_alloc_array(&e->alloc, (size_t) dangling + 1, sizeof(double));
+	entries = (OrderedEntry *) pr_alloc_array(&e->alloc, (size_t) dangling + 1, sizeof(OrderedEntry));
+	if (out->node == NULL || out->dangling_node == NULL || out->dangling_weight == NULL || entries == NULL)
+	{
+		free_restart(e, out);
+		pr_free(&e->alloc, entries);
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a restart of %lld entries",
+							(long long) (total + dangling));
+	}
+	for (int64_t i = 0; i < total; i++)
+		out->node[i] = e->old_to_new[given->node[i]];
+	for (int64_t i = 0; i < dangling; i++)
+	{
+		entries[i].node = e->old_to_new[given->dangling_node[i]];
+		entries[i].weight = given->dangling_weight[i];
+	}
+	qsort(entries, (size_t) dangling, sizeof(OrderedEntry), ordered_entry_cmp);
+	for (int64_t i = 0; i < dangling; i++)
+	{
+		out->dangling_node[i] = entries[i].node;
+		out->dangling_weight[i] = entries[i].weight;
+	}
+	pr_free(&e->alloc, entries);
+	if (total > 0)
+		out->restart.node = out->node;
+	if (dangling > 0)
+	{
+		out->restart.dangling_node = out->dangling_node;
+		out->restart.dangling_weight = out->dangling_weight;
+	}
+	return PR_OK;
+}
+
+/* The PageRank update on every part (each over the whole vectors), the restart in their order. */
 static PrStatus
 parts_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha,
 					  const PrRestart *restart, PrError *err)
 {
-	RETURN_ON_EVERY_PART(base, err,
-						 part->ops->pagerank_update(part, y_slot, x_slot, alpha, restart,
-													&part_err));
+	PartsEngine *e = (PartsEngine *) base;
+	OrderedRestart ordered;
+	PrStatus	status = PR_OK;
+
+	if (!e->prepared)
+		return not_prepared(err);
+	if ((status = order_restart(e, restart, &ordered, err)) != PR_OK)
+		return status;
+	for (int p = 0; p < e->n_parts && status == PR_OK; p++)
+	{
+		PrEngine   *part = e->parts[p];
+		PrError		part_err = {PR_OK, ""};
+
+		status = from_part(e, p, part->ops->pagerank_update(part, y_slot, x_slot, alpha,
+															&ordered.restart, &part_err),
+						   &part_err, err);
+	}
+	free_restart(e, &ordered);
+	return status;
 }
 
 /* Normalises a slot on every part. */
@@ -405,28 +687,162 @@ parts_residual(PrEngine *base, PrResidual *out, PrError *err)
 	RETURN_FROM_PART_0(base, err, part->ops->residual(part, out, &part_err));
 }
 
-/* The best entries of a column, from part 0. */
+/* Whether two scores are equal for the ranking (NaN equal to NaN: they rank together). */
+static inline bool
+same_score(double a, double b)
+{
+	return a == b || (a != a && b != b);
+}
+
+/*
+ * Turns part 0's best count entries of a column (ids in the parts' order, best first, one more
+ * than asked for when the column has it: more > 0) into the caller's: ids renumbered, and entries
+ * of equal score in ascending id (pr_top_k's order).  When the entry past the last asked for
+ * scores the same as the last, which of the tied nodes belong in the answer depends on the ids:
+ * the column is then ranked on the host from the downloaded slot.
+ */
+static PrStatus
+own_order_top_k(PartsEngine *e, int slot, int col, int64_t count, int64_t more, int32_t *index,
+				double *value, PrError *err)
+{
+	PrStatus	status;
+
+	if (more > 0 && same_score(value[count - 1], value[count]))
+	{
+		double	   *slot_values = (double *) pr_alloc_array(&e->alloc, (size_t) e->g_seen.n_nodes * (size_t) e->k + 1,
+															sizeof(double));
+
+		if (slot_values == NULL)
+			return pr_error_set(err, PR_ERR_NOMEM, "out of memory ranking %lld nodes",
+								(long long) e->g_seen.n_nodes);
+		status = parts_download(&e->base, slot, slot_values, err);
+		if (status == PR_OK)
+			pr_top_k_values(slot_values, e->g_seen.n_nodes, e->k, col, count, index, value, &e->alloc);
+		pr_free(&e->alloc, slot_values);
+		return status;
+	}
+	for (int64_t i = 0; i < count; i++)
+		index[i] = e->new_to_old[index[i]];
+	for (int64_t i = 1; i < count; i++)
+	{
+		int32_t		id = index[i];
+		double		v = value[i];
+		int64_t		j = i;
+
+		while (j > 0 && same_score(value[j - 1], v) && index[j - 1] > id)
+		{
+			index[j] = index[j - 1];
+			value[j] = value[j - 1];
+			j--;
+		}
+		index[j] = id;
+		value[j] = v;
+	}
+	return PR_OK;
+}
+
+/* The best entries of a column, from part 0, in the caller's ids. */
 static PrStatus
 parts_top_k(PrEngine *base, int slot, int col, int64_t top_k, int32_t *index, double *value,
 			PrError *err)
 {
-	RETURN_FROM_PART_0(base, err, part->ops->top_k(part, slot, col, top_k, index, value, &part_err));
+	PartsEngine *e = (PartsEngine *) base;
+	int64_t		n = e->g_seen.n_nodes;
+	int64_t		count = top_k < n ? top_k : n;
+	int64_t		more = count < n ? 1 : 0;
+	int32_t    *idx;
+	double	   *val;
+	PrStatus	status;
+
+	if (!e->prepared)
+		return not_prepared(err);
+	idx = (int32_t *) pr_alloc_array(&e->alloc, (size_t) (count + more) + 1, sizeof(int32_t));
+	val = (double *) pr_alloc_array(&e->alloc, (size_t) (count + more) + 1, sizeof(double));
+	if (idx == NULL || val == NULL)
+		status = pr_error_set(err, PR_ERR_NOMEM, "out of memory for a top-%lld", (long long) top_k);
+	else
+	{
+		PrEngine   *part = e->parts[0];
+		PrError		part_err = {PR_OK, ""};
+
+		status = from_part(e, 0, part->ops->top_k(part, slot, col, count + more, idx, val, &part_err),
+						   &part_err, err);
+	}
+	if (status == PR_OK && (status = own_order_top_k(e, slot, col, count, more, idx, val, err)) == PR_OK)
+	{
+		memcpy(index, idx, sizeof(int32_t) * (size_t) count);
+		memcpy(value, val, sizeof(double) * (size_t) count);
+	}
+	pr_free(&e->alloc, idx);
+	pr_free(&e->alloc, val);
+	return status;
 }
 
-/* The best entries of every column, from part 0. */
+/* The best entries of every column, from part 0, in the caller's ids. */
 static PrStatus
 parts_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, double *value,
 					PrError *err)
 {
-	RETURN_FROM_PART_0(base, err,
-					   part->ops->top_k_columns(part, slot, top_k, index, value, &part_err));
+	PartsEngine *e = (PartsEngine *) base;
+	int64_t		n = e->g_seen.n_nodes;
+	int64_t		count = top_k < n ? top_k : n;
+	int64_t		more = count < n ? 1 : 0;
+	int64_t		stride = count + more;
+	int32_t    *idx;
+	double	   *val;
+	PrStatus	status;
+
+	if (!e->prepared)
+		return not_prepared(err);
+	idx = (int32_t *) pr_alloc_array(&e->alloc, (size_t) (stride * e->k) + 1, sizeof(int32_t));
+	val = (double *) pr_alloc_array(&e->alloc, (size_t) (stride * e->k) + 1, sizeof(double));
+	if (idx == NULL || val == NULL)
+		status = pr_error_set(err, PR_ERR_NOMEM, "out of memory for a top-%lld", (long long) top_k);
+	else
+	{
+		PrEngine   *part = e->parts[0];
+		PrError		part_err = {PR_OK, ""};
+
+		status = from_part(e, 0, part->ops->top_k_columns(part, slot, stride, idx, val, &part_err),
+						   &part_err, err);
+	}
+	for (int j = 0; status == PR_OK && j < e->k; j++)
+	{
+		status = own_order_top_k(e, slot, j, count, more, idx + (size_t) j * stride,
+								 val + (size_t) j * stride, err);
+		if (status == PR_OK)
+		{
+			memcpy(index + (size_t) j * count, idx + (size_t) j * stride, sizeof(int32_t) * (size_t) count);
+			memcpy(value + (size_t) j * count, val + (size_t) j * stride, sizeof(double) * (size_t) count);
+		}
+	}
+	pr_free(&e->alloc, idx);
+	pr_free(&e->alloc, val);
+	return status;
 }
 
-/* Fills a slot with the restart distributions on every part. */
+/* Fills a slot with the restart distributions (in the parts' order) on every part. */
 static PrStatus
 parts_restart_fill(PrEngine *base, int slot, const PrRestart *restart, PrError *err)
 {
-	RETURN_ON_EVERY_PART(base, err, part->ops->restart_fill(part, slot, restart, &part_err));
+	PartsEngine *e = (PartsEngine *) base;
+	OrderedRestart ordered;
+	PrStatus	status = PR_OK;
+
+	if (!e->prepared)
+		return not_prepared(err);
+	if ((status = order_restart(e, restart, &ordered, err)) != PR_OK)
+		return status;
+	for (int p = 0; p < e->n_parts && status == PR_OK; p++)
+	{
+		PrEngine   *part = e->parts[p];
+		PrError		part_err = {PR_OK, ""};
+
+		status = from_part(e, p, part->ops->restart_fill(part, slot, &ordered.restart, &part_err),
+						   &part_err, err);
+	}
+	free_restart(e, &ordered);
+	return status;
 }
 
 /* The column sums of a slot, from part 0. */
@@ -501,8 +917,10 @@ parts_release(PrEngine *base)
 			e->parts[p]->ops->release(e->parts[p]);
 	for (int p = 0; p < e->n_parts; p++)
 		free_part_graph(e, &e->part_graph[p], e->push);
+	free_order(e, &e->ordered, e->new_to_old, e->old_to_new);
 	pr_free(&e->alloc, e->assembled);
 	pr_free(&e->alloc, e->received);
+	pr_free(&e->alloc, e->reordered);
 	alloc = e->alloc;
 	pr_free(&alloc, e);
 }

@@ -1,7 +1,7 @@
 /*
  * pr_topk.c — the k best entries of a score column, with a k-sized heap kept in the output array.
  */
-#include "pr_driver.h"
+#include "pr_topk.h"
 
 /*
  * True when entry a ranks before entry b: larger value first, ties to the smaller index; NaN

@@ -43,6 +43,7 @@ struct HostPlans
 	int32_t    *old_to_new;
 	int64_t    *key;
 	double	   *inv_out;
+	bool		identity;		/* the order keeps the graph's own ids (new_to_old[i] = i) */
 	bool		pull_borrowed;	/* pull is a view of the graph's own in-CSR (not freed) */
 };
 
@@ -238,12 +239,15 @@ plan_private_order(GpuEngine *e, const PrGraph *g, PrGpuOrder order, unsigned ne
 {
 	const PrAllocator *a = &pr_malloc_allocator;
 	int64_t		n = g->n_nodes;
-	bool		natural = order == PR_GPU_ORDER_NATURAL;
-	bool		by_key = order == PR_GPU_ORDER_DEGREE || order == PR_GPU_ORDER_HUBS;
+	/* graph_order: the graph's ids are the order by out-degree already (see PrGpuOptions) */
+	bool		natural = order == PR_GPU_ORDER_NATURAL ||
+		(e->opt.graph_order && order != PR_GPU_ORDER_LOCALITY);
+	bool		by_key = !natural && (order == PR_GPU_ORDER_DEGREE || order == PR_GPU_ORDER_HUBS);
 	PrPlanCsr	in_view;
 	PrStatus	st = PR_OK;
 
 	h->order = order;
+	h->identity = natural;
 	h->new_to_old = (int32_t *) malloc((size_t) (n + 1) * 4);
 	h->old_to_new = (int32_t *) malloc((size_t) (n + 1) * 4);
 	h->key = (int64_t *) calloc((size_t) (n + 1), 8);
@@ -572,7 +576,7 @@ upload_order(GpuEngine *e, HostPlans *h, PrError *err)
 		free(e->old_to_new_host);
 		e->old_to_new_host = h->old_to_new;
 		h->old_to_new = NULL;
-		e->natural_order = h->order == PR_GPU_ORDER_NATURAL;
+		e->natural_order = h->identity;
 	}
 	return st;
 }
@@ -900,6 +904,9 @@ measure_candidates(GpuEngine *e, const PrGraph *g, unsigned needs, HostPlans hp[
 		PullLayout	cands[8];
 		int			n_cands;
 
+		if (e->opt.graph_order && orders[oi] == PR_GPU_ORDER_LOCALITY)
+			continue;			/* the one order that would not keep the graph's ids */
+
 		if ((st = plan_private_order(e, g, orders[oi], 0, &hp[oi], err)) != PR_OK)
 			break;
 		if (!inv_uploaded && (st = upload_inv_out(e, &hp[oi], err)) != PR_OK)
@@ -1077,6 +1084,7 @@ prepare_streamed(GpuEngine *e, const PrGraph *g, int k, int n_slots, unsigned ne
 
 	memset(&h, 0, sizeof(h));
 	h.order = PR_GPU_ORDER_NATURAL;
+	h.identity = true;
 	h.new_to_old = (int32_t *) malloc((size_t) (n + 1) * 4);
 	h.old_to_new = (int32_t *) malloc((size_t) (n + 1) * 4);
 	h.inv_out = (double *) malloc((size_t) (n + 1) * 8);

@@ -53,13 +53,21 @@ struct PrMultiComms
 	ncclComm_t *sets[PR_PARTS_MAX + 1];
 };
 
-/* The exchange of one engine: its GPUs' communicators and scratch vectors. */
+/*
+ * The exchange of one engine: its GPUs' communicators, scratch vectors, and for the copies of
+ * the gather a stream per ordered pair of GPUs (copy[q][g], on q: q's rows into g) with the
+ * events that order them after the products and before the next operation.
+ */
 typedef struct MultiExchange
 {
 	int			n_gpus;
 	ncclComm_t *comm;			/* [n_gpus], borrowed from the PrMultiComms */
 	void	   *scratch[PR_PARTS_MAX];	/* graph-order vector of each GPU whose order is private */
 	size_t		scratch_bytes[PR_PARTS_MAX];
+	bool		copies_ready;	/* the streams and events below are made */
+	cudaStream_t copy[PR_PARTS_MAX][PR_PARTS_MAX];	/* NULL until made, as the events */
+	cudaEvent_t ready[PR_PARTS_MAX];	/* on g: its buffer written, no longer read by its stream */
+	cudaEvent_t copied[PR_PARTS_MAX][PR_PARTS_MAX];	/* on q: q's rows are in g's buffer */
 } MultiExchange;
 
 /* Zeroed host memory of bytes, or NULL with err set. */
@@ -208,33 +216,101 @@ prepare_buffer(MultiExchange *x, int p, const PrGpuSlotView *v, int64_t lo, int6
 }
 
 /*
- * Enqueues, in one NCCL group, the broadcast of every GPU q's rows [row_begin[q], row_begin[q+1])
- * from its buffer into the same rows of every GPU's buffer (in place on q), on each GPU's stream.
+ * Lets every GPU read and write every other GPU's memory where the hardware allows (NVLink, or
+ * PCIe peer-to-peer); a copy between GPUs without it goes through host memory, slower but right.
  */
 static PrStatus
-broadcast_rows(MultiExchange *x, const PrGpuSlotView *view, void *const *buf, const int64_t *row_begin,
-			   PrError *err)
+enable_peer_access(int n_gpus, PrError *err)
 {
-	ncclDataType_t type = view[0].elem == 8 ? ncclDouble : ncclFloat;
-	size_t		row_bytes = (size_t) view[0].k * view[0].elem;
-	ncclResult_t r = ncclSuccess,
-				end;
-
-	PRM_NCCL(ncclGroupStart());
-	for (int g = 0; g < x->n_gpus && r == ncclSuccess; g++)
-		for (int q = 0; q < x->n_gpus && r == ncclSuccess; q++)
+	for (int g = 0; g < n_gpus; g++)
+	{
+		PRM_CUDA(cudaSetDevice(g));
+		for (int h = 0; h < n_gpus; h++)
 		{
-			size_t		rows = (size_t) (row_begin[q + 1] - row_begin[q]);
-			char	   *at = (char *) buf[g] + (size_t) row_begin[q] * row_bytes;
+			int			can = 0;
+			cudaError_t r;
 
-			if (rows > 0)
-				r = ncclBroadcast(at, at, rows * (size_t) view[0].k, type, q, x->comm[g], view[g].stream);
+			if (h == g)
+				continue;
+			PRM_CUDA(cudaDeviceCanAccessPeer(&can, g, h));
+			if (!can)
+				continue;
+			r = cudaDeviceEnablePeerAccess(h, 0);
+			if (r == cudaErrorPeerAccessAlreadyEnabled)
+				cudaGetLastError();		/* another engine of this process enabled it */
+			else
+				PRM_CUDA(r);
 		}
-	end = ncclGroupEnd();		/* also after a failed call: the group is closed either way */
-	if (r != ncclSuccess)
-		return pr_nccl_failed(err, r, "multi-GPU", "ncclBroadcast", __FILE__, __LINE__);
-	if (end != ncclSuccess)
-		return pr_nccl_failed(err, end, "multi-GPU", "ncclGroupEnd", __FILE__, __LINE__);
+	}
+	return PR_OK;
+}
+
+/* Makes the gather's copy streams and events (on first use). */
+static PrStatus
+make_copy_streams(MultiExchange *x, PrError *err)
+{
+	if (x->copies_ready)
+		return PR_OK;
+	for (int q = 0; q < x->n_gpus; q++)
+	{
+		PRM_CUDA(cudaSetDevice(q));
+		PRM_CUDA(cudaEventCreateWithFlags(&x->ready[q], cudaEventDisableTiming));
+		for (int g = 0; g < x->n_gpus; g++)
+			if (g != q)
+			{
+				PRM_CUDA(cudaStreamCreateWithFlags(&x->copy[q][g], cudaStreamNonBlocking));
+				PRM_CUDA(cudaEventCreateWithFlags(&x->copied[q][g], cudaEventDisableTiming));
+			}
+	}
+	x->copies_ready = true;
+	return PR_OK;
+}
+
+/*
+ * Enqueues the copy of every GPU q's rows [row_begin[q], row_begin[q+1]) from its buffer into the
+ * same rows of every other GPU's buffer, by the copy engines (no kernel: the GPUs' cores stay
+ * free), each pair on its own stream, all at once: a copy starts when both GPUs' streams have
+ * reached it, and each GPU's stream goes on when every copy into its buffer has ended.
+ */
+static PrStatus
+copy_rows(MultiExchange *x, const PrGpuSlotView *view, void *const *buf, const int64_t *row_begin,
+		  PrError *err)
+{
+	size_t		row_bytes = (size_t) view[0].k * view[0].elem;
+	PrStatus	st;
+
+	if ((st = make_copy_streams(x, err)) != PR_OK)
+		return st;
+	for (int g = 0; g < x->n_gpus; g++)
+	{
+		PRM_CUDA(cudaSetDevice(g));
+		PRM_CUDA(cudaEventRecord(x->ready[g], view[g].stream));
+	}
+	for (int q = 0; q < x->n_gpus; q++)
+	{
+		size_t		offset = (size_t) row_begin[q] * row_bytes;
+		size_t		bytes = (size_t) (row_begin[q + 1] - row_begin[q]) * row_bytes;
+
+		PRM_CUDA(cudaSetDevice(q));
+		for (int g = 0; g < x->n_gpus; g++)
+		{
+			if (g == q)
+				continue;
+			PRM_CUDA(cudaStreamWaitEvent(x->copy[q][g], x->ready[q], 0));
+			PRM_CUDA(cudaStreamWaitEvent(x->copy[q][g], x->ready[g], 0));
+			if (bytes > 0)
+				PRM_CUDA(cudaMemcpyPeerAsync((char *) buf[g] + offset, g, (const char *) buf[q] + offset, q,
+											 bytes, x->copy[q][g]));
+			PRM_CUDA(cudaEventRecord(x->copied[q][g], x->copy[q][g]));
+		}
+	}
+	for (int g = 0; g < x->n_gpus; g++)
+	{
+		PRM_CUDA(cudaSetDevice(g));
+		for (int q = 0; q < x->n_gpus; q++)
+			if (q != g)
+				PRM_CUDA(cudaStreamWaitEvent(view[g].stream, x->copied[q][g], 0));
+	}
 	return PR_OK;
 }
 
@@ -308,7 +384,7 @@ multi_gather(void *arg, PrEngine *const *parts, int n_parts, const int64_t *row_
 	for (int p = 0; p < n_parts; p++)
 		if ((st = prepare_buffer(x, p, &view[p], row_begin[p], row_begin[p + 1], &buf[p], err)) != PR_OK)
 			return st;
-	if ((st = broadcast_rows(x, view, buf, row_begin, err)) != PR_OK)
+	if ((st = copy_rows(x, view, buf, row_begin, err)) != PR_OK)
 		return st;
 	return unpack_all(x, view, n_parts, err);
 }
@@ -358,11 +434,22 @@ multi_release(void *arg)
 	if (x == NULL)
 		return;
 	for (int p = 0; p < x->n_gpus; p++)
-		if (x->scratch[p] != NULL && cudaSetDevice(p) == cudaSuccess)
-		{
-			cudaDeviceSynchronize();	/* work of the last exchange may still read it */
+	{
+		if (cudaSetDevice(p) != cudaSuccess)
+			continue;
+		cudaDeviceSynchronize();	/* work of the last exchange may still use them */
+		if (x->scratch[p] != NULL)
 			cudaFree(x->scratch[p]);
+		if (x->ready[p] != NULL)
+			cudaEventDestroy(x->ready[p]);
+		for (int g = 0; g < x->n_gpus; g++)
+		{
+			if (x->copy[p][g] != NULL)
+				cudaStreamDestroy(x->copy[p][g]);
+			if (x->copied[p][g] != NULL)
+				cudaEventDestroy(x->copied[p][g]);
 		}
+	}
 	cudaGetLastError();
 	free(x);
 }
@@ -392,10 +479,16 @@ pr_multi_engine_create(PrMultiComms *comms, const PrGpuOptions *gpu, int n_gpus,
 		return NULL;
 	x->n_gpus = n_gpus;
 	x->comm = set;
+	if (enable_peer_access(n_gpus, err) != PR_OK)
+	{
+		free(x);
+		return NULL;
+	}
 	if (gpu != NULL)
 		opts = *gpu;
 	else
 		pr_gpu_options_init(&opts);
+	opts.graph_order = true;	/* the parts engine orders the graph by out-degree */
 	for (int g = 0; g < n_gpus; g++)
 	{
 		opts.device = g;

@@ -63,6 +63,11 @@ typedef struct PrGpuOptions
 	size_t		memory_budget;	/* most device bytes the engine may take; 0 = what is free; the
 								 * matrices are streamed when the resident layouts do not fit */
 	PrGpuOrder	order;			/* the private order of an explicit kernel (auto tries several) */
+	bool		graph_order;	/* the graph's ids are in the order by descending out-degree
+								 * already (a part of several GPUs, pr_parts.h): the engine keeps
+								 * them (the degree and hubs-first layouts in the graph's own ids,
+								 * no locality order), so its results are in graph order and travel
+								 * between GPUs without reordering */
 } PrGpuOptions;
 
 /* What prepare() chose and what it costs, for reports and the benchmark. */

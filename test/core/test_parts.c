@@ -160,18 +160,36 @@ check_hits_same(PrEngine *parts, const PrGraph *g, const char *what)
 	free(got);
 }
 
-/* Cost of the rows before row r in the split's rule: in-edges plus rows. */
-static int64_t
-cost_before(const PrGraph *g, int64_t r)
+/*
+ * The cost of the rows before each position of the parts' order (nodes by descending out-degree,
+ * ties by id), in the split's rule: in-edges plus rows; cost[n] the total.  Caller frees.
+ */
+static int64_t *
+ordered_costs(const PrGraph *g)
 {
-	return g->in_ptr[r] + r;
+	int64_t		n = g->n_nodes;
+	int64_t    *degree = calloc((size_t) n + 1, sizeof(int64_t));
+	int32_t    *order = malloc(((size_t) n + 1) * sizeof(int32_t));
+	int64_t    *cost = malloc(((size_t) n + 1) * sizeof(int64_t));
+	PrError		err;
+
+	CHECK(degree != NULL && order != NULL && cost != NULL);
+	for (int64_t e = 0; e < g->in_ptr[n]; e++)
+		degree[g->in_src[e]]++;
+	CHECK(pr_order_by_key_desc(n, degree, order, NULL, &pr_malloc_allocator, &err) == PR_OK);
+	cost[0] = 0;
+	for (int64_t i = 0; i < n; i++)
+		cost[i + 1] = cost[i] + (g->in_ptr[order[i] + 1] - g->in_ptr[order[i]]) + 1;
+	free(degree);
+	free(order);
+	return cost;
 }
 
 /*
- * The split parts reports for g against the rule: ranges in order over every row, each starting
- * at the first row where the cost before it reaches the part's share of the total; each part
- * graph holding the range's in-edges (for HITS too: its push product sums over them, and
- * check_hits_same compares the sums).
+ * The split parts reports for g against the rule: ranges in order over every row of the parts'
+ * order, each starting at the first row where the cost before it reaches the part's share of the
+ * total; each part graph holding the range's in-edges (for HITS too: its push product sums over
+ * them, and check_hits_same compares the sums).
  */
 static void
 check_split(PrEngine *parts, const PrGraph *g, const char *what)
@@ -179,6 +197,7 @@ check_split(PrEngine *parts, const PrGraph *g, const char *what)
 	PrPartsReport r;
 	PrError		err;
 	int64_t		n = g->n_nodes;
+	int64_t    *cost = ordered_costs(g);
 
 	CHECK(pr_parts_engine_report(parts, &r, &err) == PR_OK);
 	CHECK(r.row_begin[0] == 0 && r.row_begin[r.n_parts] == n);
@@ -186,16 +205,16 @@ check_split(PrEngine *parts, const PrGraph *g, const char *what)
 	{
 		int64_t		begin = r.row_begin[p],
 					end = r.row_begin[p + 1];
-		int64_t		target = cost_before(g, n) * p / r.n_parts;
-		int64_t		edges = g->in_ptr[end] - g->in_ptr[begin];
+		int64_t		target = cost[n] * p / r.n_parts;
+		int64_t		edges = (cost[end] - end) - (cost[begin] - begin);
 
-		CHECKF(begin <= end && cost_before(g, begin) >= target &&
-			   (p == 0 || begin == r.row_begin[p - 1] ||
-				cost_before(g, begin - 1) < target),
+		CHECKF(begin <= end && cost[begin] >= target &&
+			   (p == 0 || begin == r.row_begin[p - 1] || cost[begin - 1] < target),
 			   "%s: part %d of %d starts at row %lld", what, p, r.n_parts, (long long) begin);
 		CHECKF(r.edges[p] == edges, "%s: part %d of %d has %lld edges, not %lld", what, p,
 			   r.n_parts, (long long) r.edges[p], (long long) edges);
 	}
+	free(cost);
 }
 
 /*
@@ -360,6 +379,24 @@ test_parts_edge_cases(void)
 				CHECK(report.row_begin[p] <= report.row_begin[p + 1]);
 			pr_graph_free(&g, &pr_malloc_allocator);
 		}
+	}
+	{
+		/*
+		 * Ties the parts' order ranks the other way round: nodes 0 and 1 score the same, but 1
+		 * (two out-edges) comes before 0 (one) in the parts' order; 2 and 3 tie too.  Top 3 ends
+		 * between scores, top 4 inside the tie of 0 and 1, top 2 inside that of 2 and 3: the
+		 * caller's ids decide, as on the CPU engine.
+		 */
+		const int64_t src[] = {0, 1, 1};
+		const int64_t dst[] = {4, 2, 3};
+		PrRestart	uniform = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
+		PrIterOptions o = test_iter_options(1e-13, 1000);
+		PrGraph		g;
+
+		build_graph(src, dst, NULL, 3, &g);
+		for (int64_t top = 1; top <= 5; top++)
+			check_pagerank_same(parts, &g, 0.85, &uniform, &o, top, "ties across the parts' order");
+		pr_graph_free(&g, &pr_malloc_allocator);
 	}
 	{
 		int64_t		ids[5] = {1, 2, 3, 4, 5};
