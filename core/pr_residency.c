@@ -5,8 +5,7 @@
 
 #include "pr_engine.h"
 
-/* Long rows of a streamed block are cut into chunks of this many entries (pr_gpu_streamed.h). */
-#define RESIDENCY_CHUNK 1024
+#include <string.h>
 
 /* The name of a residency. */
 const char *
@@ -54,18 +53,55 @@ resident_matrix_bytes(int64_t nodes, int64_t edges, bool weighted)
 	return (n + 1) * 8 + n * 4 + m * (weighted ? 8 : 4);
 }
 
-/* Device bytes of a streamed matrix's chunk sums (at most one chunk per RESIDENCY_CHUNK entries
- * and one per node) and the long rows' lists. */
-size_t
-pr_residency_stream_extra_bytes(int64_t nodes, int64_t edges, int k, size_t elem)
+/* The allocations of one streamed matrix's long rows and chunk sums (see PrStreamedMatrixBytes). */
+static void
+streamed_matrix_bytes(int64_t nodes, int64_t edges, int k, size_t elem, PrStreamedMatrixBytes *out)
 {
-	size_t		n = (size_t) (nodes > 0 ? nodes : 0);
-	size_t		m = (size_t) (edges > 0 ? edges : 0);
-	size_t		chunks = m / RESIDENCY_CHUNK + 1;
-	size_t		longs = chunks < n + 1 ? chunks : n + 1;
+	int64_t		n = nodes > 0 ? nodes : 0;
+	int64_t		m = edges > 0 ? edges : 0;
+	int64_t		longs = m / (PR_STREAM_CHUNK + 1);
+	size_t		kk = (size_t) (k > 0 ? k : 1);
 
-	return (chunks + longs) * (size_t) (k > 0 ? k : 1) * elem	/* chunk sums */
-		+ (chunks + longs) * 24;	/* chunk ranges, long rows and their first chunks */
+	out->most_long_rows = longs < n ? longs : n;
+	out->most_chunks = 2 * m / (PR_STREAM_CHUNK + 1);
+	out->long_row = (size_t) out->most_long_rows * 4;
+	out->first_chunk = ((size_t) out->most_long_rows + 1) * 8;
+	out->chunk_start = (size_t) out->most_chunks * 8;
+	out->chunk_end = (size_t) out->most_chunks * 8;
+	out->partial = ((size_t) out->most_chunks + 1) * kk * elem;
+}
+
+/* The sum of a matrix's allocations. */
+static size_t
+streamed_matrix_total(const PrStreamedMatrixBytes *b)
+{
+	return b->long_row + b->first_chunk + b->chunk_start + b->chunk_end + b->partial;
+}
+
+/* The streamed matrices' allocations with block buffers of `buffer` bytes. */
+size_t
+pr_residency_streamed_bytes(const PrResidencyInput *in, size_t buffer, PrStreamedBytes *out)
+{
+	memset(out, 0, sizeof(*out));
+	streamed_matrix_bytes(in->nodes, in->edges, in->k, in->elem, &out->pull);
+	if (in->push)
+		streamed_matrix_bytes(in->nodes, in->edges, in->k, in->elem, &out->push);
+	out->buffer = buffer;
+	out->total = streamed_matrix_total(&out->pull) + streamed_matrix_total(&out->push) + 2 * buffer;
+	return out->total;
+}
+
+/* The block buffers' room in `room` bytes beyond the vectors. */
+size_t
+pr_residency_stream_buffer(const PrResidencyInput *in, size_t room)
+{
+	PrStreamedBytes lists;
+	size_t		fixed = pr_residency_streamed_bytes(in, 0, &lists);
+	size_t		buffer = room > fixed ? (room - fixed) / 2 : 0;
+
+	if (buffer > PR_STREAM_BUFFER_MAX)
+		buffer = PR_STREAM_BUFFER_MAX;
+	return buffer >= pr_residency_min_buffer(in->nodes, in->edges, in->weighted) ? buffer : 0;
 }
 
 /* Bytes one streamed product of a matrix copies: int64 row pointers, int32 columns, double
@@ -93,6 +129,7 @@ PrResidency
 pr_residency_choose(const PrResidencyInput *in, PrResidencyChoice *out)
 {
 	int			matrices = in->push ? 2 : 1;
+	PrStreamedBytes streamed;
 	size_t		limit = in->free_bytes > PR_DEVICE_RESERVE ? in->free_bytes - PR_DEVICE_RESERVE : 0;
 
 	if (in->budget > 0 && in->budget < limit)
@@ -103,8 +140,7 @@ pr_residency_choose(const PrResidencyInput *in, PrResidencyChoice *out)
 	out->resident_bytes = out->vector_bytes +
 		(size_t) matrices * resident_matrix_bytes(in->nodes, in->edges, in->weighted);
 	out->streamed_bytes = out->vector_bytes +
-		(size_t) matrices * pr_residency_stream_extra_bytes(in->nodes, in->edges, in->k, in->elem) +
-		2 * pr_residency_min_buffer(in->nodes, in->edges, in->weighted);
+		pr_residency_streamed_bytes(in, pr_residency_min_buffer(in->nodes, in->edges, in->weighted), &streamed);
 	if (out->resident_bytes <= limit)
 		out->residency = PR_RESIDENCY_RESIDENT;
 	else if (out->streamed_bytes <= limit)

@@ -6,9 +6,9 @@
 -- pr_residency.h) with powerrank.gpu_memory as the budget, and runs the CPU engine either way, so
 -- its scores are the same bits as device => 'cpu' (compared value by value).
 -- For email-Enron read as directed (36692 nodes, 183831 edges, fp64 vectors) the choice needs:
---   PageRank (1 column, 2 slots)      resident 3.79 MiB, streamed 2.93 MiB
---   HITS (push matrix too, 3 slots)   resident 5.19 MiB, streamed 3.22 MiB
---   RWR from 4 sources (4 columns)    resident 8.03 MiB, streamed 7.17 MiB
+--   PageRank (1 column, 2 slots)      resident 3.81 MiB, streamed 2.95 MiB
+--   HITS (push matrix too, 3 slots)   resident 5.21 MiB, streamed 3.24 MiB
+--   RWR from 4 sources (4 columns)    resident 8.11 MiB, streamed 7.25 MiB
 -- so powerrank.gpu_memory = 4MB keeps PageRank resident, streams HITS and has no room for the RWR;
 -- 3MB streams PageRank and has no room for HITS.
 SET powerrank.warm_start = off;

@@ -1047,25 +1047,46 @@ report_streamed(GpuEngine *e)
 				 s->pull.val != NULL ? "double weights" : "no values");
 }
 
-/* The device bytes the engine may still take: the budget (when set) and the free memory less
- * PR_DEVICE_RESERVE, less what it holds. */
+/* The residency input of this graph and request (pr_residency.h), from the device's free memory. */
 static PrStatus
-device_room(GpuEngine *e, size_t *room, PrError *err)
+residency_input(GpuEngine *e, const PrGraph *g, int k, int n_slots, unsigned needs, PrResidencyInput *in,
+				PrError *err)
 {
 	size_t		free_b = 0,
-				total_b = 0,
-				limit;
+				total_b = 0;
 
 	PR_CUDA(cudaMemGetInfo(&free_b, &total_b));
-	limit = free_b > PR_DEVICE_RESERVE ? free_b - PR_DEVICE_RESERVE : 0;
-	if (e->opt.memory_budget > 0)
-	{
-		size_t		left = e->opt.memory_budget > e->report.total_bytes ?
-			e->opt.memory_budget - e->report.total_bytes : 0;
+	memset(in, 0, sizeof(*in));
+	in->nodes = g->n_nodes;
+	in->edges = g->n_edges;
+	in->k = k;
+	in->slots = n_slots;
+	in->elem = e->elem;
+	in->weighted = g->in_weight != NULL;
+	in->push = (needs & PR_NEED_PUSH) != 0;
+	in->budget = e->opt.memory_budget;
+	in->free_bytes = free_b;
+	return PR_OK;
+}
 
-		limit = left < limit ? left : limit;
-	}
-	*room = limit;
+/*
+ * The device bytes the streamed matrices may take: the limit pr_residency_choose applies (the
+ * budget when set, and the free memory less PR_DEVICE_RESERVE, what the engine holds counted as
+ * free) less the vectors' bytes as it counts them (some are allocated later), so the engine's
+ * whole need stays within the limit its streamed estimate was held to.
+ */
+static PrStatus
+streamed_room(GpuEngine *e, const PrGraph *g, int k, int n_slots, unsigned needs, PrResidencyInput *in,
+			  size_t *room, PrError *err)
+{
+	PrResidencyChoice choice;
+	PrStatus	st = residency_input(e, g, k, n_slots, needs, in, err);
+
+	if (st != PR_OK)
+		return st;
+	in->free_bytes += e->report.total_bytes;
+	pr_residency_choose(in, &choice);
+	*room = choice.limit > choice.vector_bytes ? choice.limit - choice.vector_bytes : 0;
 	return PR_OK;
 }
 
@@ -1078,6 +1099,7 @@ prepare_streamed(GpuEngine *e, const PrGraph *g, int k, int n_slots, unsigned ne
 				 size_t *need, PrError *err)
 {
 	HostPlans	h;
+	PrResidencyInput in;
 	size_t		room = 0;
 	int64_t		n = g->n_nodes;
 	PrStatus	st = PR_OK;
@@ -1105,9 +1127,9 @@ prepare_streamed(GpuEngine *e, const PrGraph *g, int k, int n_slots, unsigned ne
 	if (st == PR_OK)
 		st = upload_order(e, &h, err);
 	if (st == PR_OK)
-		st = device_room(e, &room, err);
+		st = streamed_room(e, g, k, n_slots, needs, &in, &room, err);
 	if (st == PR_OK)
-		st = gpu_streamed_prepare(e, g, needs, room, err);
+		st = gpu_streamed_prepare(e, g, &in, room, err);
 	times->planned = pr_clock_seconds();
 	if (st == PR_OK)
 	{
@@ -1124,22 +1146,11 @@ choose_residency(GpuEngine *e, const PrGraph *g, int k, int n_slots, unsigned ne
 				 PrError *err)
 {
 	PrResidencyInput in;
-	size_t		free_b = 0,
-				total_b = 0;
+	PrStatus	st = residency_input(e, g, k, n_slots, needs, &in, err);
 
-	PR_CUDA(cudaMemGetInfo(&free_b, &total_b));
-	memset(&in, 0, sizeof(in));
-	in.nodes = g->n_nodes;
-	in.edges = g->n_edges;
-	in.k = k;
-	in.slots = n_slots;
-	in.elem = e->elem;
-	in.weighted = g->in_weight != NULL;
-	in.push = (needs & PR_NEED_PUSH) != 0;
-	in.budget = e->opt.memory_budget;
-	in.free_bytes = free_b;
-	pr_residency_choose(&in, choice);
-	return PR_OK;
+	if (st == PR_OK)
+		pr_residency_choose(&in, choice);
+	return st;
 }
 
 /* Prepare: order and plan on the host, check device memory, upload (timing candidates for auto),

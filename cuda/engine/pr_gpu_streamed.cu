@@ -5,7 +5,6 @@
  */
 #include "pr_gpu_streamed.h"
 #include "pr_gpu_streamed_kernels.cuh"
-#include "pr_residency.h"
 
 #include <algorithm>
 #include <new>
@@ -126,38 +125,47 @@ find_long_rows(const StreamedMatrix *m, LongRows *lr)
 	lr->first_chunk.push_back((int64_t) lr->start.size());
 }
 
-/* Device bytes of a matrix's long-row lists and chunk sums. */
-static size_t
-long_rows_bytes(const GpuEngine *e, const LongRows *lr)
+/* Allocates `bytes` of device memory (an engine allocation) and copies `used` bytes of host into it. */
+static PrStatus
+alloc_upload(GpuEngine *e, void **out, size_t bytes, const void *host, size_t used, PrError *err)
 {
-	size_t		chunks = lr->start.size();
+	PrStatus	st = gpu_dev_alloc(e, out, bytes, err);
 
-	return lr->row.size() * 4 + lr->first_chunk.size() * 8 + chunks * 16 + (chunks + 1) * e->k * e->elem;
+	if (st == PR_OK && used > 0)
+		PR_CUDA(cudaMemcpy(*out, host, used, cudaMemcpyHostToDevice));
+	return st;
 }
 
-/* Uploads a matrix's long-row lists (engine allocations) and makes room for its chunk sums. */
+/* Uploads a matrix's long-row lists and makes room for its chunk sums, in allocations of the
+ * sizes pr_residency_streamed_bytes gave (bytes; bounds the lists fit). */
 static PrStatus
-upload_long_rows(GpuEngine *e, StreamedMatrix *m, const LongRows *lr, PrError *err)
+upload_long_rows(GpuEngine *e, StreamedMatrix *m, const LongRows *lr, const PrStreamedMatrixBytes *bytes,
+				 PrError *err)
 {
 	PrStatus	st;
 
 	m->n_long = (int64_t) lr->row.size();
 	m->n_chunks = (int64_t) lr->start.size();
-	if ((st = gpu_dev_upload(e, (void **) &m->d_long_row, lr->row.data(), lr->row.size() * 4, err)) != PR_OK ||
-		(st = gpu_dev_upload(e, (void **) &m->d_first_chunk, lr->first_chunk.data(), lr->first_chunk.size() * 8, err)) != PR_OK ||
-		(st = gpu_dev_upload(e, (void **) &m->d_chunk_start, lr->start.data(), lr->start.size() * 8, err)) != PR_OK ||
-		(st = gpu_dev_upload(e, (void **) &m->d_chunk_end, lr->end.data(), lr->end.size() * 8, err)) != PR_OK)
+	if (m->n_long > bytes->most_long_rows || m->n_chunks > bytes->most_chunks)
+		return pr_error_set(err, PR_ERR_ENGINE, "GPU engine: %lld long rows in %lld chunks exceed the planned %lld and %lld",
+							(long long) m->n_long, (long long) m->n_chunks, (long long) bytes->most_long_rows,
+							(long long) bytes->most_chunks);
+	if ((st = alloc_upload(e, (void **) &m->d_long_row, bytes->long_row, lr->row.data(), lr->row.size() * 4, err)) != PR_OK ||
+		(st = alloc_upload(e, (void **) &m->d_first_chunk, bytes->first_chunk, lr->first_chunk.data(),
+						   lr->first_chunk.size() * 8, err)) != PR_OK ||
+		(st = alloc_upload(e, (void **) &m->d_chunk_start, bytes->chunk_start, lr->start.data(), lr->start.size() * 8, err)) != PR_OK ||
+		(st = alloc_upload(e, (void **) &m->d_chunk_end, bytes->chunk_end, lr->end.data(), lr->end.size() * 8, err)) != PR_OK)
 		return st;
-	return gpu_dev_alloc(e, &m->d_partial, ((size_t) m->n_chunks + 1) * e->k * e->elem, err);
+	return gpu_dev_alloc(e, &m->d_partial, bytes->partial, err);
 }
 
 /*
- * The block plan of a matrix for `budget` device bytes (both buffers together): the model's block
- * count, or bench.stream_blocks when set (1: the whole matrix in one block); each block's first
- * long row and chunk.
+ * The block plan of a matrix with blocks of at most `buffer` device bytes (each of the two
+ * buffers): the model's block count, or bench.stream_blocks when set (1: the whole matrix in one
+ * block); each block's first long row and chunk.
  */
 static PrStatus
-plan_blocks(GpuEngine *e, StreamedMatrix *m, const LongRows *lr, size_t budget, PrError *err)
+plan_blocks(GpuEngine *e, StreamedMatrix *m, const LongRows *lr, size_t buffer, PrError *err)
 {
 	PrStreamParams prm;
 	PrStreamPlan plan;
@@ -166,21 +174,21 @@ plan_blocks(GpuEngine *e, StreamedMatrix *m, const LongRows *lr, size_t budget, 
 	pr_stream_params_init(&prm);
 	prm.has_val = m->val != NULL;
 	prm.val_bytes = (int) sizeof(double);
-	prm.device_budget = e->bench.stream_blocks == 1 ? SIZE_MAX / 4 : budget;
+	prm.device_budget = e->bench.stream_blocks == 1 ? SIZE_MAX / 4 : 2 * buffer;
 	prm.pinned_budget = SIZE_MAX / 4;
 	prm.force_blocks = e->bench.stream_blocks > 1 ? e->bench.stream_blocks : 0;
 	if (prm.force_blocks > 0)
 	{
-		/* a forced count of a matrix that fits: cut it as asked (each block still holds its
-		 * longest row), not whole */
+		/* a forced count of a matrix that fits one buffer: cut it as asked (each block still
+		 * holds its longest row), not whole */
 		size_t		vb = matrix_value_bytes(m);
 		size_t		whole = pr_stream_block_layout_values(m->ptr, 0, m->n, vb).bytes;
 		size_t		longest = 0;
 
 		for (int64_t r = 0; r < m->n; r++)
 			longest = std::max(longest, pr_stream_block_layout_values(m->ptr, r, r + 1, vb).bytes);
-		if (prm.device_budget >= whole)
-			prm.device_budget = std::max(whole > 1 ? whole - 1 : whole, 2 * longest);
+		if (prm.device_budget / 2 >= whole)
+			prm.device_budget = std::max(whole > 1 ? 2 * (whole - 1) : whole, 2 * longest);
 	}
 	st = pr_stream_plan(m->n, m->ptr, &prm, &pr_malloc_allocator, &plan, err);
 	if (st == PR_ERR_TOO_LARGE)
@@ -288,20 +296,18 @@ register_host(GpuEngine *e, GpuStreamer *s)
 
 /* Sets up the streamed matrices; see pr_gpu_streamed.h. */
 PrStatus
-gpu_streamed_prepare(GpuEngine *e, const PrGraph *g, unsigned needs, size_t room, PrError *err)
+gpu_streamed_prepare(GpuEngine *e, const PrGraph *g, const PrResidencyInput *in, size_t room, PrError *err)
 {
 	GpuStreamer *s = new (std::nothrow) GpuStreamer();
 	LongRows	lr_pull,
 				lr_push;
-	size_t		extra,
-				least,
-				budget;
+	size_t		buffer;
 	PrStatus	st;
 
 	if (s == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory");
 	e->streamer = s;
-	s->has_push = (needs & PR_NEED_PUSH) != 0;
+	s->has_push = in->push;
 	if ((st = matrix_source(g, false, &s->pull, err)) != PR_OK ||
 		(s->has_push && (st = matrix_source(g, true, &s->push, err)) != PR_OK))
 		return st;
@@ -310,34 +316,35 @@ gpu_streamed_prepare(GpuEngine *e, const PrGraph *g, unsigned needs, size_t room
 		find_long_rows(&s->push, &lr_push);
 	else
 		lr_push.first_chunk.push_back(0);
-	extra = long_rows_bytes(e, &lr_pull) + (s->has_push ? long_rows_bytes(e, &lr_push) : 0);
-	least = 2 * pr_residency_min_buffer(g->n_nodes, g->n_edges, g->in_weight != NULL);
-	if (extra + least > room)
+	buffer = pr_residency_stream_buffer(in, room);
+	if (buffer == 0)
 		return pr_error_set(err, PR_ERR_NOMEM,
 							"GPU engine: the streamed matrix needs %.1f MiB of device memory beyond the vectors; %.1f MiB are left",
-							(extra + least) / 1048576.0, room / 1048576.0);
-	budget = std::min((room - extra) / 2, PR_STREAM_BUFFER_MAX) * 2;
-	if ((st = plan_blocks(e, &s->pull, &lr_pull, budget, err)) != PR_OK ||
-		(s->has_push && (st = plan_blocks(e, &s->push, &lr_push, budget, err)) != PR_OK))
+							pr_residency_streamed_bytes(in, pr_residency_min_buffer(in->nodes, in->edges, in->weighted),
+														&s->bytes) / 1048576.0, room / 1048576.0);
+	if ((st = plan_blocks(e, &s->pull, &lr_pull, buffer, err)) != PR_OK ||
+		(s->has_push && (st = plan_blocks(e, &s->push, &lr_push, buffer, err)) != PR_OK))
 		return st;
 	s->buffer_bytes = std::max(s->pull.buffer_bytes, s->has_push ? s->push.buffer_bytes : (size_t) 0);
-	if (extra + 2 * s->buffer_bytes > room)
+	/* every allocation as pr_residency_streamed_bytes sizes it (within room unless bench forces
+	 * one block) */
+	if (pr_residency_streamed_bytes(in, s->buffer_bytes, &s->bytes) > room)
 		return pr_error_set(err, PR_ERR_NOMEM,
 							"GPU engine: the streamed matrix's blocks need %.1f MiB of device memory beyond the vectors; %.1f MiB are left",
-							(extra + 2 * s->buffer_bytes) / 1048576.0, room / 1048576.0);
-	if ((st = upload_long_rows(e, &s->pull, &lr_pull, err)) != PR_OK ||
-		(s->has_push && (st = upload_long_rows(e, &s->push, &lr_push, err)) != PR_OK))
+							s->bytes.total / 1048576.0, room / 1048576.0);
+	if ((st = upload_long_rows(e, &s->pull, &lr_pull, &s->bytes.pull, err)) != PR_OK ||
+		(s->has_push && (st = upload_long_rows(e, &s->push, &lr_push, &s->bytes.push, err)) != PR_OK))
 		return st;
 	for (int i = 0; i < 2; i++)
 	{
-		if ((st = gpu_dev_alloc(e, &s->d_buf[i], s->buffer_bytes, err)) != PR_OK)
+		if ((st = gpu_dev_alloc(e, &s->d_buf[i], s->bytes.buffer, err)) != PR_OK)
 			return st;
 		PR_CUDA(cudaStreamCreateWithFlags(&s->stream[i], cudaStreamNonBlocking));
 		PR_CUDA(cudaEventCreateWithFlags(&s->done[i], cudaEventDisableTiming));
 		PR_CUDA(cudaEventCreateWithFlags(&s->copied[i], cudaEventDisableTiming));
 	}
 	PR_CUDA(cudaEventCreateWithFlags(&s->ready, cudaEventDisableTiming));
-	s->device_bytes = extra + 2 * s->buffer_bytes;
+	s->device_bytes = s->bytes.total;
 
 	/* registered when allowed and CUDA agrees, else staged, else pageable */
 	s->mode = STREAM_STAGED;

@@ -16,6 +16,7 @@
 #define PR_GPU_STREAMED_H
 
 #include "pr_gpu_engine.h"
+#include "pr_residency.h"
 #include "pr_stream.h"
 
 #include <vector>
@@ -71,20 +72,24 @@ struct GpuStreamer
 	cudaEvent_t copied[2];		/* a staging buffer's last copy is done */
 	void	   *d_buf[2];
 	void	   *h_stage[2];
-	size_t		buffer_bytes;
-	size_t		device_bytes;	/* buffers, chunk sums and lists */
+	size_t		buffer_bytes;	/* each buffer: the largest block of either matrix */
+	PrStreamedBytes bytes;		/* every device allocation (pr_residency_streamed_bytes) */
+	size_t		device_bytes;	/* their total */
 };
 
 /* The name of a copy mode ("registered", "staged", "pageable"). */
 const char *gpu_streamed_mode_name(StreamCopyMode mode);
 
 /*
- * Sets up the streamed pull matrix (and the push matrix when needs asks for it) of g for e: the
- * long rows' chunks, the block plans for `room` device bytes (the buffers and chunk lists must fit
- * it), the registration or the staging buffers, the streams and events.  PR_ERR_NOMEM when the
- * room is too small for the longest row.
+ * Sets up the streamed pull matrix (and the push matrix when in->push) of g for e: the long rows'
+ * chunks, the block plans for `room` device bytes beyond the vectors (each block at most the buffer
+ * pr_residency_stream_buffer gives), every device allocation of the size
+ * pr_residency_streamed_bytes gives for the largest block, the registration or the staging
+ * buffers, the streams and events.  PR_ERR_NOMEM when the room is too small (for the least buffers,
+ * or for the longest row).
  */
-PrStatus	gpu_streamed_prepare(GpuEngine *e, const PrGraph *g, unsigned needs, size_t room, PrError *err);
+PrStatus	gpu_streamed_prepare(GpuEngine *e, const PrGraph *g, const PrResidencyInput *in, size_t room,
+								 PrError *err);
 
 /* Enqueues y = M z on the engine's stream (M the pull or the push matrix; T as e->fp64 says). */
 template <typename T>

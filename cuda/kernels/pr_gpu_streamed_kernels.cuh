@@ -8,11 +8,11 @@
 #define PR_GPU_STREAMED_KERNELS_CUH
 
 #include "pr_gpu_primitives.cuh"
+#include "pr_residency.h"
 
 #include <stdint.h>
 
 #define PR_STREAM_LANES 8		/* lanes per row of the one-column kernel */
-#define PR_STREAM_CHUNK 1024	/* rows longer than this are cut into chunks of this many entries */
 
 /* The weight of entry p: the double value in T, or 1 when the matrix has none. */
 template <typename T, bool VAL>

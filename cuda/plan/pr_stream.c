@@ -213,7 +213,7 @@ pr_stream_predict(const int64_t *ptr, const int64_t *row_begin, int64_t n_blocks
 	return first_t + (rest_t > rest_c ? rest_t : rest_c) + last_c;
 }
 
-/* Plans a matrix that fits the device budget whole: one resident block. */
+/* Plans a matrix that fits one buffer whole: one resident block. */
 static PrStatus
 plan_resident(int64_t n, const int64_t *ptr, const PrStreamParams *params, size_t whole,
 			  size_t whole_raw, const PrAllocator *alloc, PrStreamPlan *out, PrError *err)
@@ -374,13 +374,13 @@ pr_stream_plan(int64_t n, const int64_t *ptr, const PrStreamParams *params,
 	whole = block_bytes(ptr, 0, n, vb);
 	whole_raw = pr_stream_block_layout_values(ptr, 0, n, vb).copy_bytes;
 
-	/* resident: the whole matrix fits the budget */
-	if (whole <= params->device_budget)
+	/* resident: the whole matrix fits one buffer (a block never takes more than one) */
+	cap = params->device_budget / 2;
+	if (whole <= cap)
 		return plan_resident(n, ptr, params, whole, whole_raw, alloc, out, err);
 
 	/* the longest row alone must fit one device buffer */
 	longest = longest_row_bytes(ptr, n, vb, &bad_row);
-	cap = params->device_budget / 2;
 	if (longest > cap)
 		return pr_error_set(err, PR_ERR_TOO_LARGE,
 							"row %lld has %lld entries (%zu bytes), more than one streaming buffer "

@@ -41,7 +41,7 @@ extern "C" {
 
 typedef enum PrStreamMode
 {
-	PR_STREAM_RESIDENT = 0,		/* the whole matrix fits the budget: one block, uploaded once */
+	PR_STREAM_RESIDENT = 0,		/* the whole matrix fits one buffer: one block */
 	PR_STREAM_PINNED_WHOLE,		/* blocks copied from a pinned copy of the matrix */
 	PR_STREAM_STAGED,			/* blocks staged through two pinned buffers */
 	PR_STREAM_PAGEABLE			/* no pinned memory to spare: pageable copies */
@@ -97,7 +97,7 @@ typedef struct PrStreamPlan
 	int64_t		min_blocks;		/* the fewest blocks that fit */
 	int64_t    *row_begin;		/* [n_blocks+1] block b = rows row_begin[b] .. row_begin[b+1]-1 */
 	size_t		buffer_bytes;	/* capacity of each device buffer (largest block, aligned) */
-	size_t		device_bytes;	/* device bytes the matrix takes (resident: one block; else 2 buffers) */
+	size_t		device_bytes;	/* device bytes of the blocks (resident: one block; else 2 buffers) */
 	size_t		matrix_bytes;	/* sum of the blocks' copy_bytes: what one iteration transfers */
 	size_t		pinned_bytes;	/* pinned host bytes the plan uses */
 	double		transfer_s;		/* model: sum of transfers per iteration (0 when resident) */

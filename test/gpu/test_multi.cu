@@ -7,7 +7,7 @@
  * (weighted), fp64 and fp32, in three layouts of the parts: the measured choice (auto: each GPU
  * its own order and format), the binned CSR in the graph's own order (the exchange straight into
  * the slots) and in degree order (packed and reordered); and PageRank with the parts streamed from
- * host memory (a memory budget between each part's streamed and resident needs).  Every run
+ * host memory (a memory budget of the largest part's streamed estimate, below every resident need).  Every run
  * converges (fp32 may stop stagnant instead); its scores are within L1 1e-10 (fp64) / 1e-5 (fp32)
  * of the CPU's per column (HITS 1e-8 / 1e-4); PageRank run twice gives the same bits; in fp64 its
  * top 10 through pr_pagerank_top are the CPU's.  The engine's name is "gpu-multi(G)", its split
@@ -242,10 +242,9 @@ describe_parts(PrEngine *e, int n_gpus, char *buf, size_t size)
 
 /*
  * The memory budget that streams every part of a PageRank run on n_gpus GPUs: each part's
- * matrices as the last split said (edges), half way from the largest streamed need up to the
- * smallest resident one (the engine's streamed layout takes a little more than pr_residency's
- * least: on a 4096-node graph a quarter of the way left 0.1 MiB short); 0 when there is no such
- * room.
+ * matrices as the last split said (edges), the largest of the parts' streamed estimates (the
+ * tightest budget: the streamed engine allocates what pr_residency_streamed_bytes sizes, so a part
+ * fits its estimate exactly); 0 when some part would be resident at it.
  */
 static size_t
 streaming_budget(const Case *c, const PrPartsReport *split, PrGpuPrecision precision)
@@ -270,9 +269,7 @@ streaming_budget(const Case *c, const PrPartsReport *split, PrGpuPrecision preci
 		most_streamed = choice.streamed_bytes > most_streamed ? choice.streamed_bytes : most_streamed;
 		least_resident = choice.resident_bytes < least_resident ? choice.resident_bytes : least_resident;
 	}
-	if (least_resident <= most_streamed)
-		return 0;
-	return most_streamed + (least_resident - most_streamed) / 2;
+	return least_resident > most_streamed ? most_streamed : 0;
 }
 
 /*
