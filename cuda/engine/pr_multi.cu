@@ -270,7 +270,7 @@ make_copy_streams(MultiExchange *x, PrError *err)
  * Enqueues the copy of every GPU q's rows [row_begin[q], row_begin[q+1]) from its buffer into the
  * same rows of every other GPU's buffer, by the copy engines (no kernel: the GPUs' cores stay
  * free), each pair on its own stream, all at once: a copy starts when both GPUs' streams have
- * reached it, and each GPU's stream goes on when every copy into its buffer has ended.
+ * reached it, and each GPU's stream goes on when every copy into or out of its buffer has ended.
  */
 static PrStatus
 copy_rows(MultiExchange *x, const PrGpuSlotView *view, void *const *buf, const int64_t *row_begin,
@@ -309,7 +309,11 @@ copy_rows(MultiExchange *x, const PrGpuSlotView *view, void *const *buf, const i
 		PRM_CUDA(cudaSetDevice(g));
 		for (int q = 0; q < x->n_gpus; q++)
 			if (q != g)
+			{
+				/* the copies into g's buffer, and those out of it (its next operations rewrite it) */
 				PRM_CUDA(cudaStreamWaitEvent(view[g].stream, x->copied[q][g], 0));
+				PRM_CUDA(cudaStreamWaitEvent(view[g].stream, x->copied[g][q], 0));
+			}
 	}
 	return PR_OK;
 }
