@@ -527,17 +527,49 @@ parts_fill(PrEngine *base, int slot, double value, PrError *err)
 	RETURN_ON_EVERY_PART(base, err, part->ops->fill(part, slot, value, &part_err));
 }
 
+/* A vector of n rows of k values moved between orders: to[i] = from[map[i]] (rows). */
+typedef struct ReorderJob
+{
+	int64_t		n;
+	size_t		k;
+	const int32_t *map;
+	const double *from;
+	double	   *to;
+} ReorderJob;
+
+/* pr_parallel_run's task: part `part` of the rows of a ReorderJob. */
+static void
+reorder_part(void *arg, int part, int n_parts)
+{
+	ReorderJob *job = (ReorderJob *) arg;
+	int64_t		begin,
+				end;
+
+	pr_even_range(job->n, part, n_parts, &begin, &end);
+	for (int64_t i = begin; i < end; i++)
+		memcpy(job->to + (size_t) i * job->k, job->from + (size_t) job->map[i] * job->k,
+			   job->k * sizeof(double));
+}
+
+/* to[i] = from[map[i]] for the engine's n rows of k values, on several threads for long vectors. */
+static void
+reorder_rows(const PartsEngine *e, const int32_t *map, const double *from, double *to)
+{
+	ReorderJob	job = {e->g_seen.n_nodes, (size_t) e->k, map, from, to};
+	int64_t		values = job.n * (int64_t) job.k;
+
+	pr_parallel_run(reorder_part, &job, values < (1 << 20) ? 1 : pr_thread_count(0, 16));
+}
+
 /* Uploads host values (the caller's order) into a slot of every part (the parts' order). */
 static PrStatus
 parts_upload(PrEngine *base, int slot, const double *host, PrError *err)
 {
 	PartsEngine *e = (PartsEngine *) base;
-	size_t		k = (size_t) e->k;
 
 	if (!e->prepared)
 		return not_prepared(err);
-	for (int64_t i = 0; i < e->g_seen.n_nodes; i++)
-		memcpy(e->reordered + (size_t) i * k, host + (size_t) e->new_to_old[i] * k, k * sizeof(double));
+	reorder_rows(e, e->new_to_old, host, e->reordered);
 	RETURN_ON_EVERY_PART(base, err, part->ops->upload(part, slot, e->reordered, &part_err));
 }
 
@@ -548,7 +580,6 @@ parts_download(PrEngine *base, int slot, double *host, PrError *err)
 	PartsEngine *e = (PartsEngine *) base;
 	PrEngine   *part = e->parts[0];
 	PrError		part_err = {PR_OK, ""};
-	size_t		k = (size_t) e->k;
 	PrStatus	status;
 
 	if (!e->prepared)
@@ -556,8 +587,7 @@ parts_download(PrEngine *base, int slot, double *host, PrError *err)
 	status = from_part(e, 0, part->ops->download(part, slot, e->reordered, &part_err), &part_err, err);
 	if (status != PR_OK)
 		return status;
-	for (int64_t i = 0; i < e->g_seen.n_nodes; i++)
-		memcpy(host + (size_t) e->new_to_old[i] * k, e->reordered + (size_t) i * k, k * sizeof(double));
+	reorder_rows(e, e->old_to_new, e->reordered, host);
 	return PR_OK;
 }
 
