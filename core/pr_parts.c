@@ -724,51 +724,103 @@ same_score(double a, double b)
 	return a == b || (a != a && b != b);
 }
 
+/* A ranked entry in the caller's ids. */
+typedef struct RankedEntry
+{
+	double		value;
+	int32_t		id;
+} RankedEntry;
+
+/* qsort comparison in pr_top_k's order: larger value first, NaN after numbers, ties by id. */
+static int
+ranked_entry_cmp(const void *a, const void *b)
+{
+	const RankedEntry *x = (const RankedEntry *) a,
+			   *y = (const RankedEntry *) b;
+	bool		xnan = x->value != x->value,
+				ynan = y->value != y->value;
+
+	if (xnan != ynan)
+		return xnan ? 1 : -1;
+	if (!xnan && x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
 /*
- * Turns part 0's best count entries of a column (ids in the parts' order, best first, one more
- * than asked for when the column has it: more > 0) into the caller's: ids renumbered, and entries
- * of equal score in ascending id (pr_top_k's order).  When the entry past the last asked for
- * scores the same as the last, which of the tied nodes belong in the answer depends on the ids:
- * the column is then ranked on the host from the downloaded slot.
+ * The best count entries of a column in the caller's ids, from got entries of part 0's ranking
+ * (parts' ids, best first) that hold every entry tied with the last one kept (got == n, or the
+ * entry past count's tie group is in): ids renumbered, then ranked again in pr_top_k's order
+ * (ties by the caller's id), the first count kept.
  */
 static PrStatus
-own_order_top_k(PartsEngine *e, int slot, int col, int64_t count, int64_t more, int32_t *index,
-				double *value, PrError *err)
+rank_in_caller_ids(PartsEngine *e, int64_t got, int64_t count, const int32_t *idx, const double *val,
+				   int32_t *index, double *value, PrError *err)
 {
-	PrStatus	status;
+	RankedEntry *entries = (RankedEntry *) pr_alloc_array(&e->alloc, (size_t) got + 1, sizeof(RankedEntry));
 
-	if (more > 0 && same_score(value[count - 1], value[count]))
+	if (entries == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory ranking %lld entries", (long long) got);
+	for (int64_t i = 0; i < got; i++)
 	{
-		double	   *slot_values = (double *) pr_alloc_array(&e->alloc, (size_t) e->g_seen.n_nodes * (size_t) e->k + 1,
-															sizeof(double));
-
-		if (slot_values == NULL)
-			return pr_error_set(err, PR_ERR_NOMEM, "out of memory ranking %lld nodes",
-								(long long) e->g_seen.n_nodes);
-		status = parts_download(&e->base, slot, slot_values, err);
-		if (status == PR_OK)
-			pr_top_k_values(slot_values, e->g_seen.n_nodes, e->k, col, count, index, value, &e->alloc);
-		pr_free(&e->alloc, slot_values);
-		return status;
+		entries[i].value = val[i];
+		entries[i].id = e->new_to_old[idx[i]];
 	}
+	qsort(entries, (size_t) got, sizeof(RankedEntry), ranked_entry_cmp);
 	for (int64_t i = 0; i < count; i++)
-		index[i] = e->new_to_old[index[i]];
-	for (int64_t i = 1; i < count; i++)
 	{
-		int32_t		id = index[i];
-		double		v = value[i];
-		int64_t		j = i;
-
-		while (j > 0 && same_score(value[j - 1], v) && index[j - 1] > id)
-		{
-			index[j] = index[j - 1];
-			value[j] = value[j - 1];
-			j--;
-		}
-		index[j] = id;
-		value[j] = v;
+		index[i] = entries[i].id;
+		value[i] = entries[i].value;
 	}
+	pr_free(&e->alloc, entries);
 	return PR_OK;
+}
+
+/*
+ * Whether got ranked entries (best first) decide the best count in the caller's ids: every
+ * entry that ties with entry count-1 is among them.
+ */
+static inline bool
+ties_complete(int64_t n, int64_t got, int64_t count, const double *val)
+{
+	return got >= n || !same_score(val[count - 1], val[got - 1]);
+}
+
+/*
+ * The best count entries of column col in the caller's ids (index, value): part 0 ranks more
+ * and more entries (4 times as many each time) until the tie group of the last entry kept is
+ * complete, since which tied nodes belong in the answer depends on the caller's ids.
+ */
+static PrStatus
+column_top_k(PartsEngine *e, int slot, int col, int64_t count, int32_t *index, double *value, PrError *err)
+{
+	int64_t		n = e->g_seen.n_nodes;
+	int64_t		ask = count < n ? count + 1 : n;
+	PrStatus	status = PR_OK;
+
+	for (;;)
+	{
+		int32_t    *idx = (int32_t *) pr_alloc_array(&e->alloc, (size_t) ask + 1, sizeof(int32_t));
+		double	   *val = (double *) pr_alloc_array(&e->alloc, (size_t) ask + 1, sizeof(double));
+		PrEngine   *part = e->parts[0];
+		PrError		part_err = {PR_OK, ""};
+		bool		done = false;
+
+		if (idx == NULL || val == NULL)
+			status = pr_error_set(err, PR_ERR_NOMEM, "out of memory for a top-%lld", (long long) ask);
+		else
+			status = from_part(e, 0, part->ops->top_k(part, slot, col, ask, idx, val, &part_err), &part_err, err);
+		if (status == PR_OK && ties_complete(n, ask, count, val))
+		{
+			status = rank_in_caller_ids(e, ask, count, idx, val, index, value, err);
+			done = true;
+		}
+		pr_free(&e->alloc, idx);
+		pr_free(&e->alloc, val);
+		if (status != PR_OK || done)
+			return status;
+		ask = ask > n / 4 ? n : ask * 4;
+	}
 }
 
 /* The best entries of a column, from part 0, in the caller's ids. */
@@ -778,37 +830,17 @@ parts_top_k(PrEngine *base, int slot, int col, int64_t top_k, int32_t *index, do
 {
 	PartsEngine *e = (PartsEngine *) base;
 	int64_t		n = e->g_seen.n_nodes;
-	int64_t		count = top_k < n ? top_k : n;
-	int64_t		more = count < n ? 1 : 0;
-	int32_t    *idx;
-	double	   *val;
-	PrStatus	status;
 
 	if (!e->prepared)
 		return not_prepared(err);
-	idx = (int32_t *) pr_alloc_array(&e->alloc, (size_t) (count + more) + 1, sizeof(int32_t));
-	val = (double *) pr_alloc_array(&e->alloc, (size_t) (count + more) + 1, sizeof(double));
-	if (idx == NULL || val == NULL)
-		status = pr_error_set(err, PR_ERR_NOMEM, "out of memory for a top-%lld", (long long) top_k);
-	else
-	{
-		PrEngine   *part = e->parts[0];
-		PrError		part_err = {PR_OK, ""};
-
-		status = from_part(e, 0, part->ops->top_k(part, slot, col, count + more, idx, val, &part_err),
-						   &part_err, err);
-	}
-	if (status == PR_OK && (status = own_order_top_k(e, slot, col, count, more, idx, val, err)) == PR_OK)
-	{
-		memcpy(index, idx, sizeof(int32_t) * (size_t) count);
-		memcpy(value, val, sizeof(double) * (size_t) count);
-	}
-	pr_free(&e->alloc, idx);
-	pr_free(&e->alloc, val);
-	return status;
+	return column_top_k(e, slot, col, top_k < n ? top_k : n, index, value, err);
 }
 
-/* The best entries of every column, from part 0, in the caller's ids. */
+/*
+ * The best entries of every column, in the caller's ids: part 0 ranks one entry more than asked
+ * in every column at once; a column whose last tie group goes past them asks again alone
+ * (column_top_k).
+ */
 static PrStatus
 parts_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, double *value,
 					PrError *err)
@@ -816,8 +848,7 @@ parts_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, dou
 	PartsEngine *e = (PartsEngine *) base;
 	int64_t		n = e->g_seen.n_nodes;
 	int64_t		count = top_k < n ? top_k : n;
-	int64_t		more = count < n ? 1 : 0;
-	int64_t		stride = count + more;
+	int64_t		stride = count < n ? count + 1 : n;
 	int32_t    *idx;
 	double	   *val;
 	PrStatus	status;
@@ -838,13 +869,14 @@ parts_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, dou
 	}
 	for (int j = 0; status == PR_OK && j < e->k; j++)
 	{
-		status = own_order_top_k(e, slot, j, count, more, idx + (size_t) j * stride,
-								 val + (size_t) j * stride, err);
-		if (status == PR_OK)
-		{
-			memcpy(index + (size_t) j * count, idx + (size_t) j * stride, sizeof(int32_t) * (size_t) count);
-			memcpy(value + (size_t) j * count, val + (size_t) j * stride, sizeof(double) * (size_t) count);
-		}
+		const int32_t *col_idx = idx + (size_t) j * stride;
+		const double *col_val = val + (size_t) j * stride;
+
+		if (ties_complete(n, stride, count, col_val))
+			status = rank_in_caller_ids(e, stride, count, col_idx, col_val, index + (size_t) j * count,
+										value + (size_t) j * count, err);
+		else
+			status = column_top_k(e, slot, j, count, index + (size_t) j * count, value + (size_t) j * count, err);
 	}
 	pr_free(&e->alloc, idx);
 	pr_free(&e->alloc, val);

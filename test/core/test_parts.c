@@ -393,9 +393,17 @@ test_parts_edge_cases(void)
 		PrIterOptions o = test_iter_options(1e-13, 1000);
 		PrGraph		g;
 
+		const int32_t sources[2] = {4, 1};
+		const double ones[2] = {1.0, 1.0};
+		const int64_t source_ptr[3] = {0, 1, 2};
+		PrRestart	rwr = pr_restart_columns(2, source_ptr, sources, ones);
+
 		build_graph(src, dst, NULL, 3, &g);
 		for (int64_t top = 1; top <= 5; top++)
+		{
 			check_pagerank_same(parts, &g, 0.85, &uniform, &o, top, "ties across the parts' order");
+			check_pagerank_same(parts, &g, 0.85, &rwr, &o, top, "ties across the parts' order, RWR of 2 columns");
+		}
 		pr_graph_free(&g, &pr_malloc_allocator);
 	}
 	{
