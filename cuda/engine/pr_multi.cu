@@ -4,14 +4,15 @@
  * every GPU's copy of a product's result whole: the owners' rows gathered after a pull product,
  * the partial sums added after a push product.
  *
- * The exchange of slot s, rows [b_p, b_{p+1}) owned by GPU p: each GPU g takes a buffer in
- * graph-id order — the slot itself when its engine's private order is the graph's own, else a
- * scratch vector into which it first packs its own rows from their private positions.  Then, in
- * one NCCL group, for every GPU g and every owner q, ncclBroadcast of rows [b_q, b_{q+1}) from q's
- * buffer into the same rows of g's buffer (in place on q), on g's engine's stream.  A GPU with a
- * scratch vector then copies the whole vector back into its private order.  The sum packs every
- * row and runs one in-place ncclAllReduce per GPU in one group.  Everything is enqueued on the
- * engines' streams: the host waits for a device only when its scratch vector must grow.
+ * The gather of slot s, rows [b_p, b_{p+1}) owned by GPU p: each GPU g takes a buffer in the
+ * parts' order — the slot itself when its engine keeps the graph's ids (every part engine of
+ * pr_multi_engine_create does), else a scratch vector into which it first packs its own rows from
+ * their private positions.  The copy engines then copy every owner q's rows from q's buffer into
+ * the same rows of every other GPU's buffer (cudaMemcpyPeerAsync, a stream per ordered pair, ordered
+ * by events after the products and before the next operation).  A GPU with a scratch vector then
+ * copies the whole vector back into its private order.  The sum packs every row and runs one
+ * in-place ncclAllReduce per GPU in one group.  Everything is enqueued on streams: the host waits
+ * for a device only when its scratch vector must grow.
  */
 #include "pr_multi.h"
 #include "pr_parts.h"

@@ -7,14 +7,14 @@
  * pr_multi_engine_create returns a PrEngine (core/pr_engine.h) that the driver (pr_driver.h) runs
  * like any other: every algorithm (PageRank, personalized PageRank / RWR with k columns, HITS) and
  * every form (scores, top-k).  It is the parts engine of core/pr_parts.h over one single-GPU engine
- * per GPU (pr_gpu.h, devices 0 .. n_gpus-1, each prepared on the edges of its own rows, in the
- * layout and private order it chooses for them), with an exchange through NCCL: after a pull
- * product, every GPU's own rows go to every other GPU by grouped in-place ncclBroadcast calls (an
- * all-gather of unequal blocks); after a push product (HITS) the GPUs' partial sums are added by
- * an in-place ncclAllReduce; both on each engine's own stream, so the product, the exchange and
- * the next operation follow one another on every GPU without the host waiting.  An engine whose
- * private order is not the graph's own packs its rows into a buffer in graph-id order first and
- * takes the others' rows back into its order after.  One host thread drives every GPU.
+ * per GPU (pr_gpu.h, devices 0 .. n_gpus-1, each prepared on the in-edges of its own rows, in the
+ * layout it chooses for them, in the parts' order by out-degree, which every GPU keeps:
+ * PrGpuOptions.graph_order).  After a pull product every GPU's own rows, one range of every GPU's
+ * vectors, go to every other GPU by the copy engines (peer copies over NVLink or PCIe, a stream per
+ * pair of GPUs); after a push product (HITS) the GPUs' partial sums are added by an in-place
+ * ncclAllReduce; both ordered by events on the engines' streams, so the product, the exchange and
+ * the next operation follow one another on every GPU without the host waiting.  One host thread
+ * drives every GPU.
  *
  * NCCL's settings are the environment's (NCCL_*); NCCL_MIN_NCHANNELS defaults to 32 when unset.
  * Not thread-safe: one thread uses a PrMultiComms and its engines.
