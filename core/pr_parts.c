@@ -677,30 +677,41 @@ order_restart(PartsEngine *e, const PrRestart *given, OrderedRestart *out, PrErr
 	return PR_OK;
 }
 
+/*
+ * The body of an operation that takes a restart, run on every part: the restart renumbered into
+ * the parts' order as `ordered` (order_restart), then CALL, an expression over `part` and `ordered`
+ * that fills `part_err` when it fails, on each part in turn.  Returns the first failure (named by
+ * its part), else PR_OK.
+ */
+#define RETURN_ON_EVERY_PART_IN_ORDER(base, restart, err, CALL) \
+	do { \
+		PartsEngine *e_ = (PartsEngine *) (base); \
+		OrderedRestart ordered; \
+		PrStatus	status_; \
+\
+		if (!e_->prepared) \
+			return not_prepared(err); \
+		if ((status_ = order_restart(e_, (restart), &ordered, (err))) != PR_OK) \
+			return status_; \
+		for (int p_ = 0; p_ < e_->n_parts && status_ == PR_OK; p_++) \
+		{ \
+			PrEngine   *part = e_->parts[p_]; \
+			PrError		part_err = {PR_OK, ""}; \
+\
+			status_ = from_part(e_, p_, (CALL), &part_err, (err)); \
+		} \
+		free_restart(e_, &ordered); \
+		return status_; \
+	} while (0)
+
 /* The PageRank update on every part (each over the whole vectors), the restart in their order. */
 static PrStatus
 parts_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha,
 					  const PrRestart *restart, PrError *err)
 {
-	PartsEngine *e = (PartsEngine *) base;
-	OrderedRestart ordered;
-	PrStatus	status = PR_OK;
-
-	if (!e->prepared)
-		return not_prepared(err);
-	if ((status = order_restart(e, restart, &ordered, err)) != PR_OK)
-		return status;
-	for (int p = 0; p < e->n_parts && status == PR_OK; p++)
-	{
-		PrEngine   *part = e->parts[p];
-		PrError		part_err = {PR_OK, ""};
-
-		status = from_part(e, p, part->ops->pagerank_update(part, y_slot, x_slot, alpha,
-															&ordered.restart, &part_err),
-						   &part_err, err);
-	}
-	free_restart(e, &ordered);
-	return status;
+	RETURN_ON_EVERY_PART_IN_ORDER(base, restart, err,
+								  part->ops->pagerank_update(part, y_slot, x_slot, alpha, &ordered.restart,
+															 &part_err));
 }
 
 /* Normalises a slot on every part. */
@@ -887,24 +898,8 @@ parts_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, dou
 static PrStatus
 parts_restart_fill(PrEngine *base, int slot, const PrRestart *restart, PrError *err)
 {
-	PartsEngine *e = (PartsEngine *) base;
-	OrderedRestart ordered;
-	PrStatus	status = PR_OK;
-
-	if (!e->prepared)
-		return not_prepared(err);
-	if ((status = order_restart(e, restart, &ordered, err)) != PR_OK)
-		return status;
-	for (int p = 0; p < e->n_parts && status == PR_OK; p++)
-	{
-		PrEngine   *part = e->parts[p];
-		PrError		part_err = {PR_OK, ""};
-
-		status = from_part(e, p, part->ops->restart_fill(part, slot, &ordered.restart, &part_err),
-						   &part_err, err);
-	}
-	free_restart(e, &ordered);
-	return status;
+	RETURN_ON_EVERY_PART_IN_ORDER(base, restart, err,
+								  part->ops->restart_fill(part, slot, &ordered.restart, &part_err));
 }
 
 /* The column sums of a slot, from part 0. */
