@@ -49,6 +49,13 @@ release_shard_part(void *arg)
 		engine->ops->release(engine);
 	}
 	graph_cache_release(&state->segment);
+	if (state->layout_segment != NULL)
+	{
+		dsm_segment *layout = state->layout_segment;
+
+		state->layout_segment = NULL;
+		dsm_detach(layout);
+	}
 	if (state->owner != NULL && *state->owner == state)
 		*state->owner = NULL;
 }
@@ -90,6 +97,7 @@ load_part_graph(ShardState *state, EdgeScanTarget *target, bool cacheable,
 	if (cacheable && graph_cache_acquire(key, &state->segment, &view, &skipped, &entry_id))
 	{
 		dsm_pin_mapping(state->segment);
+		state->entry_id = entry_id;
 		state->graph = view;
 		state->summary.cache_hit = 1;
 		state->skipped_rows = skipped;
@@ -122,6 +130,8 @@ load_part_graph(ShardState *state, EdgeScanTarget *target, bool cacheable,
 
 			if (!powerrank_try_in_subtransaction(publish_part, &step, message, sizeof(message)))
 				elog(DEBUG1, "powerrank: shard graph not cached: %s", message);
+			else
+				state->entry_id = graph_cache_entry_id(key);
 		}
 	}
 	if (cacheable)
@@ -158,28 +168,135 @@ check_part_weights(ShardState *state, const char *relation)
 	state->summary.total_weight = total;
 }
 
-/*
- * Which rows of the part are sources and targets (SHARD_ROLE_*, by the part's edges), and the
- * lists of each.
- */
+/* Marks each node of g with its roles (SHARD_ROLE_*, by g's edges) in roles (zeroed, n_nodes). */
 static void
-find_roles(ShardState *state)
+find_roles(const PrGraph *g, uint8 *roles)
+{
+	for (int64 v = 0; v < g->n_nodes; v++)
+		if (g->in_ptr[v + 1] > g->in_ptr[v])
+			roles[v] |= SHARD_ROLE_TARGET;
+	for (int64 e = 0; e < g->n_edges; e++)
+		roles[g->in_src[e]] |= SHARD_ROLE_SOURCE;
+}
+
+/*
+ * What a part's layout segment holds (GRAPH_CACHE_LAYOUT_SHARD_PART): this header, the roles of
+ * the graph's nodes (n_nodes bytes) from LAYOUT_ROLES on, then its length-sorted rows
+ * (pr_cpu_sorted_rows_write) at the next 8-byte boundary.
+ */
+typedef struct PartLayoutHeader
+{
+	int64		n_nodes;
+	int64		n_edges;
+	bool		weighted;
+} PartLayoutHeader;
+
+#define LAYOUT_ROLES MAXALIGN(sizeof(PartLayoutHeader))
+
+/* Where the sorted rows of a layout of n nodes start. */
+static Size
+layout_rows_offset(int64 n)
+{
+	return LAYOUT_ROLES + TYPEALIGN(sizeof(int64), (Size) n);
+}
+
+/* True when a mapped layout segment is of graph g (its header, its size). */
+static bool
+layout_fits(dsm_segment *segment, const PrGraph *g)
+{
+	const PartLayoutHeader *header = (const PartLayoutHeader *) dsm_segment_address(segment);
+
+	return dsm_segment_map_length(segment) >=
+		layout_rows_offset(g->n_nodes) + pr_cpu_sorted_rows_bytes(g) &&
+		header->n_nodes == g->n_nodes && header->n_edges == g->n_edges &&
+		header->weighted == g->weighted;
+}
+
+/*
+ * A new layout segment of the part's graph: its roles and its length-sorted rows, written once and
+ * offered to the graph cache entry of the graph (kept there when it fits); NULL when no segment
+ * can be had.
+ */
+static dsm_segment *
+make_layout(ShardState *state)
+{
+	const PrGraph *g = &state->graph;
+	Size		rows_at = layout_rows_offset(g->n_nodes);
+	dsm_segment *segment = dsm_create(rows_at + pr_cpu_sorted_rows_bytes(g),
+									  DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	char	   *base;
+	PartLayoutHeader *header;
+	PrSortedRows rows;
+
+	if (segment == NULL)
+		return NULL;
+	graph_cache_prefault(segment);
+	base = dsm_segment_address(segment);
+	header = (PartLayoutHeader *) base;
+	memset(base, 0, rows_at);
+	header->n_nodes = g->n_nodes;
+	header->n_edges = g->n_edges;
+	header->weighted = g->weighted;
+	find_roles(g, (uint8 *) base + LAYOUT_ROLES);
+	if (!pr_cpu_sorted_rows_write(g, base + rows_at, state->alloc, &rows))
+	{
+		dsm_detach(segment);
+		return NULL;
+	}
+	if (!graph_cache_keep_layout(state->entry_id, GRAPH_CACHE_LAYOUT_SHARD_PART, segment))
+		elog(DEBUG1, "powerrank: shard part layout not kept with cache entry %llu",
+			 (unsigned long long) state->entry_id);
+	return segment;
+}
+
+/*
+ * The part's roles (which local nodes are sources and targets, by its edges) and the lists of
+ * each; for a graph of the graph cache also its length-sorted rows, the two kept with the cache
+ * entry once made (make_layout) and taken from there by every later part of that graph, in any
+ * session.  Returns whether the layout came from the entry.
+ */
+static bool
+lay_out_part(ShardState *state)
 {
 	const PrGraph *g = &state->graph;
 	int64		n = g->n_nodes;
+	dsm_segment *segment = NULL;
+	bool		kept = false;
 
-	state->roles = MemoryContextAllocExtended(state->cxt, Max(n, 1),
-											  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	for (int64 v = 0; v < n; v++)
-		if (g->in_ptr[v + 1] > g->in_ptr[v])
-			state->roles[v] |= SHARD_ROLE_TARGET;
-	for (int64 e = 0; e < g->n_edges; e++)
-		state->roles[g->in_src[e]] |= SHARD_ROLE_SOURCE;
+	if (state->entry_id != 0)
+	{
+		segment = graph_cache_map_layout(state->entry_id, GRAPH_CACHE_LAYOUT_SHARD_PART);
+		if (segment != NULL && !layout_fits(segment, g))
+		{
+			dsm_detach(segment);
+			segment = NULL;
+		}
+		kept = segment != NULL;
+		if (segment == NULL)
+			segment = make_layout(state);
+	}
+	if (segment != NULL)
+	{
+		dsm_pin_mapping(segment);
+		state->layout_segment = segment;
+		state->roles = (const uint8 *) dsm_segment_address(segment) + LAYOUT_ROLES;
+		pr_cpu_sorted_rows_view(g, (const char *) dsm_segment_address(segment) +
+								layout_rows_offset(n), &state->sorted_rows);
+	}
+	else
+	{
+		uint8	   *roles = MemoryContextAllocExtended(state->cxt, Max(n, 1),
+													   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+
+		find_roles(g, roles);
+		state->roles = roles;
+	}
 	for (uint8 role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
 	{
 		state->rows[role] = MemoryContextAllocHuge(state->cxt, Max(n, 1) * sizeof(int32));
 		state->row_count[role] = shard_role_rows(state->roles, n, role, state->rows[role]);
 	}
+	return kept;
 }
 
 /* Writes into rows the nodes (of n, ascending) that have role; returns their count. */
@@ -425,6 +542,7 @@ shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *
 	bool		cacheable;
 	double		started = pr_clock_seconds(),
 				loaded;
+	bool		layout_kept;
 	PrError		err = {0};
 
 	graph_scan_resolve(spec, &target);
@@ -464,7 +582,7 @@ shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *
 	state = new_part(&target, cacheable, &key, &writers, spec, out_edges);
 	graph_scan_end(&target);
 	loaded = pr_clock_seconds();
-	find_roles(state);
+	layout_kept = lay_out_part(state);
 	state->part_id = ++last_part_id;
 	state->summary.magic = SHARD_MAGIC;
 	state->summary.protocol = SHARD_PROTOCOL;
@@ -474,10 +592,13 @@ shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *
 	state->summary.weighted = state->graph.weighted ? 1 : 0;
 	state->summary.reusable = state->has_key ? 1 : 0;
 	state->summary.load_seconds = pr_clock_seconds() - started;
-	elog(DEBUG1, "powerrank: shard part of %lld nodes, %lld edges: %s %.1f ms, roles %.1f ms",
+	elog(DEBUG1, "powerrank: shard part of %lld nodes, %lld edges: %s %.1f ms, layout %s %.1f ms",
 		 (long long) state->graph.n_nodes, (long long) state->graph.n_edges,
 		 state->summary.cache_hit ? "mapped from the graph cache" : "read and built",
-		 (loaded - started) * 1000.0, (pr_clock_seconds() - loaded) * 1000.0);
+		 (loaded - started) * 1000.0,
+		 layout_kept ? "kept with the cache entry" :
+		 state->layout_segment != NULL ? "made" : "roles of its own",
+		 (pr_clock_seconds() - loaded) * 1000.0);
 	MemoryContextSetParent(state->cxt, keep_in);
 	state->owner = slot;
 	*slot = state;
@@ -515,6 +636,9 @@ shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned
 		state->engine = pr_cpu_engine_create(powerrank_cpu_threads, state->alloc, &err);
 		if (state->engine == NULL)
 			powerrank_report_core_error("shard engine start", &err);
+		/* the layout's sorted rows, read in place: no copy of its own to make */
+		if (state->layout_segment != NULL)
+			pr_cpu_engine_lend_sorted_rows(state->engine, &state->sorted_rows);
 	}
 	if (state->engine->ops->prepare(state->engine, &state->product_graph, k, 2, needs,
 									&err) != PR_OK)

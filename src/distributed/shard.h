@@ -82,12 +82,17 @@ typedef struct ShardState
 	GraphCacheKey key;
 	dsm_segment *segment;		/* the graph cache's mapping the graph lives in, or NULL (own
 								 * copy); pinned for the session, detached when the part goes */
+	uint64		entry_id;		/* the graph cache's entry of its graph (0: none) */
+	dsm_segment *layout_segment;	/* the part's layout (roles, length-sorted rows) kept with
+									 * that entry, or made for it; pinned like segment; NULL:
+									 * roles of its own, the engine sorts */
+	PrSortedRows sorted_rows;	/* in layout_segment */
 	PrGraph		graph;			/* the part's own graph (out_strength: its own rows') */
 	int64		skipped_rows;	/* rows of its table skipped for a NULL (reported at every open) */
 	ShardSummary summary;
 	PrGraph		product_graph;	/* graph with the whole graph's out-strengths */
 	double	   *global_out;		/* [n_nodes] */
-	uint8	   *roles;			/* [n_nodes] SHARD_ROLE_* bits */
+	const uint8 *roles;			/* [n_nodes] SHARD_ROLE_* bits (in layout_segment, or its own) */
 	int32	   *rows[3];		/* rows[role]: the local nodes with that role, ascending */
 	int64		row_count[3];
 	PrEngine   *engine;			/* CPU engine over product_graph, slots 0 (x) and 1 (y) */
