@@ -12,6 +12,7 @@
 
 #include <math.h>
 
+#include "access/xlog.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -570,6 +571,8 @@ shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *
 			/* a graph with more arrays and no engine: a new number, so the caller prepares it */
 			state->part_id = ++last_part_id;
 			state->summary.part_id = state->part_id;
+			if (!shard_content_lasts(&state->summary.content))
+				state->summary.content.number = SHARD_SESSION_CONTENT | state->part_id;
 		}
 		state->summary.cache_hit = 1;
 		state->summary.load_seconds = pr_clock_seconds() - started;
@@ -584,6 +587,10 @@ shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *
 	loaded = pr_clock_seconds();
 	layout_kept = lay_out_part(state);
 	state->part_id = ++last_part_id;
+	state->summary.content.system_identifier = GetSystemIdentifier();
+	state->summary.content.started = (int64) PgStartTime;
+	state->summary.content.number = state->entry_id != 0 ? state->entry_id :
+		SHARD_SESSION_CONTENT | state->part_id;
 	state->summary.magic = SHARD_MAGIC;
 	state->summary.protocol = SHARD_PROTOCOL;
 	state->summary.part_id = state->part_id;
@@ -738,10 +745,11 @@ check_vector_bytes(bytea *vector, int64 count, const char *what)
 
 /*
  * powerrank_shard_open(edges text, src_column name, dst_column name, weight_column name,
- * out_edges boolean, known_part bigint) RETURNS bytea: opens this session's part on the table
+ * out_edges boolean, known_content bigint) RETURNS bytea: opens this session's part on the table
  * (the part it holds while the table's content is the same, else a new one: shard_state_open) and
- * returns what shard_open_write writes; known_part is the part number the coordinator holds the
- * node ids of (0: none): when the part is that one, they are not repeated.
+ * returns what shard_open_write writes; known_content is the number of the graph (ShardContent)
+ * whose node ids the coordinator holds (0: none): when the part's graph is that one, they are not
+ * repeated.
  */
 Datum
 powerrank_shard_open(PG_FUNCTION_ARGS)
@@ -760,8 +768,9 @@ powerrank_shard_open(PG_FUNCTION_ARGS)
 	spec.src_column = NameStr(*PG_GETARG_NAME(1));
 	spec.dst_column = NameStr(*PG_GETARG_NAME(2));
 	spec.weight_column = PG_ARGISNULL(3) ? NULL : NameStr(*PG_GETARG_NAME(3));
-	same = shard_state_open(&session_state, TopMemoryContext, &spec, PG_GETARG_BOOL(4)) &&
-		(int64) session_state->part_id == PG_GETARG_INT64(5);
+	(void) shard_state_open(&session_state, TopMemoryContext, &spec, PG_GETARG_BOOL(4));
+	same = PG_GETARG_INT64(5) != 0 &&
+		(uint64) PG_GETARG_INT64(5) == session_state->summary.content.number;
 
 	size = shard_open_size(session_state, same);
 	out = (bytea *) palloc_extended(VARHDRSZ + size, MCXT_ALLOC_HUGE);
