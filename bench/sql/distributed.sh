@@ -20,7 +20,9 @@
 #   tracked; a way's calls run in one session, so the distributed calls after the first take the
 #   parts the session keeps), NEW_SESSIONS (3: distributed calls after those, each in a new
 #   session), WAYS ("local distributed pull"; the new sessions' calls run with distributed), PORT
-#   (55480), TMPDIR (/tmp), THREADS (powerrank.cpu_threads, default 0: one per core)
+#   (55480), TMPDIR (/tmp), THREADS (powerrank.cpu_threads, default 0: one per core), BREAKDOWN
+#   (1 prints where the new sessions' calls spend their build: the DEBUG1 lines of the coordinator
+#   and the shards)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -32,6 +34,7 @@ NEW_SESSIONS=${NEW_SESSIONS:-3}
 WAYS=${WAYS:-local distributed pull}
 PORT=${PORT:-55480}
 THREADS=${THREADS:-0}
+BREAKDOWN=${BREAKDOWN:-0}
 
 die() {
 	echo "distributed.sh: $*" >&2
@@ -83,7 +86,9 @@ SETTINGS="-c listen_addresses=127.0.0.1 -c shared_preload_libraries=powerrank -c
 i=0
 for c in coord s0 s1 s2; do
 	as_os "'$PGBIN/initdb' -D '$WORK/$c' -A trust --no-sync" >"$WORK/$c.initdb.log" 2>&1 || die "initdb $c failed"
-	as_os "'$PGBIN/pg_ctl' -D '$WORK/$c' -l '$WORK/$c.log' -w -o \"-p $((PORT + i)) -k '$WORK' $SETTINGS\" start" >/dev/null ||
+	extra=
+	[ "$BREAKDOWN" = 1 ] && [ $c != coord ] && extra="-c log_min_messages=debug1"
+	as_os "'$PGBIN/pg_ctl' -D '$WORK/$c' -l '$WORK/$c.log' -w -o \"-p $((PORT + i)) -k '$WORK' $SETTINGS $extra\" start" >/dev/null ||
 		die "cluster $c did not start ($WORK/$c.log)"
 	q $((PORT + i)) -c "'CREATE EXTENSION powerrank'" || die "CREATE EXTENSION powerrank failed on $c"
 	i=$((i + 1))
@@ -133,6 +138,11 @@ calls() {
 			-c "\"INSERT INTO tops SELECT '$way', rank, node, score FROM t WHERE $call = $first\""
 			-c "'DROP TABLE t'")
 	done
+	if [ "$BREAKDOWN" = 1 ] && [ "$way" = "distributed, new session" ]; then
+		as_os "'$PGBIN/psql' -X -q -A -t -v ON_ERROR_STOP=1 -h 127.0.0.1 -p $PORT -d postgres -c 'SET client_min_messages = debug1' -c 'SET powerrank.distributed = $setting' ${args[*]}" 2>&1 >/dev/null |
+			grep 'powerrank: ' | sed 's/^/  coordinator: /'
+		return
+	fi
 	q $PORT -c "'SET powerrank.distributed = $setting'" "${args[@]}" || die "the $way calls failed"
 }
 for way in $WAYS; do
@@ -146,7 +156,13 @@ done
 # distributed calls in new sessions: every part from its shard's graph cache, nothing in the session
 case " $WAYS " in *" distributed "*)
 	for s in $(seq 1 "$NEW_SESSIONS"); do
+		[ "$BREAKDOWN" = 1 ] && echo "== breakdown of new session $s"
 		calls "distributed, new session" edges_dist on $((CALLS + s)) 1
+		if [ "$BREAKDOWN" = 1 ]; then
+			for c in s0 s1 s2; do
+				grep -h 'powerrank: shard part' "$WORK/$c.log" | tail -2 | sed "s/^.*DEBUG: */  $c: /"
+			done
+		fi
 	done ;;
 esac
 
