@@ -182,23 +182,38 @@ find_roles(const PrGraph *g, uint8 *roles)
 
 /*
  * What a part's layout segment holds (GRAPH_CACHE_LAYOUT_SHARD_PART): this header, the roles of
- * the graph's nodes (n_nodes bytes) from LAYOUT_ROLES on, then its length-sorted rows
- * (pr_cpu_sorted_rows_write) at the next 8-byte boundary.
+ * the graph's nodes (n_nodes bytes), the lists of its sources and of its targets (shard_role_rows),
+ * then its length-sorted rows (pr_cpu_sorted_rows_write), each from an 8-byte boundary on
+ * (layout_places).
  */
 typedef struct PartLayoutHeader
 {
 	int64		n_nodes;
 	int64		n_edges;
 	bool		weighted;
+	int64		row_count[3];	/* of each role */
 } PartLayoutHeader;
 
-#define LAYOUT_ROLES MAXALIGN(sizeof(PartLayoutHeader))
-
-/* Where the sorted rows of a layout of n nodes start. */
-static Size
-layout_rows_offset(int64 n)
+/* Where the arrays of a part's layout start, and its size. */
+typedef struct PartLayoutPlaces
 {
-	return LAYOUT_ROLES + TYPEALIGN(sizeof(int64), (Size) n);
+	Size		roles;
+	Size		rows[3];
+	Size		sorted_rows;
+	Size		total;
+} PartLayoutPlaces;
+
+/* Lays out the arrays of a part's layout of header's counts over graph g. */
+static void
+layout_places(const PartLayoutHeader *header, const PrGraph *g, PartLayoutPlaces *at)
+{
+	at->roles = MAXALIGN(sizeof(PartLayoutHeader));
+	at->rows[SHARD_ROLE_SOURCE] = at->roles + TYPEALIGN(sizeof(int64), (Size) header->n_nodes);
+	at->rows[SHARD_ROLE_TARGET] = at->rows[SHARD_ROLE_SOURCE] +
+		TYPEALIGN(sizeof(int64), (Size) header->row_count[SHARD_ROLE_SOURCE] * sizeof(int32));
+	at->sorted_rows = at->rows[SHARD_ROLE_TARGET] +
+		TYPEALIGN(sizeof(int64), (Size) header->row_count[SHARD_ROLE_TARGET] * sizeof(int32));
+	at->total = at->sorted_rows + pr_cpu_sorted_rows_bytes(g);
 }
 
 /* True when a mapped layout segment is of graph g (its header, its size). */
@@ -206,40 +221,62 @@ static bool
 layout_fits(dsm_segment *segment, const PrGraph *g)
 {
 	const PartLayoutHeader *header = (const PartLayoutHeader *) dsm_segment_address(segment);
+	PartLayoutPlaces at;
 
-	return dsm_segment_map_length(segment) >=
-		layout_rows_offset(g->n_nodes) + pr_cpu_sorted_rows_bytes(g) &&
-		header->n_nodes == g->n_nodes && header->n_edges == g->n_edges &&
-		header->weighted == g->weighted;
+	if (dsm_segment_map_length(segment) < sizeof(PartLayoutHeader) ||
+		header->n_nodes != g->n_nodes || header->n_edges != g->n_edges ||
+		header->weighted != g->weighted)
+		return false;
+	for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+		if (header->row_count[role] < 0 || header->row_count[role] > g->n_nodes)
+			return false;
+	layout_places(header, g, &at);
+	return dsm_segment_map_length(segment) >= at.total;
 }
 
 /*
- * A new layout segment of the part's graph: its roles and its length-sorted rows, written once and
- * offered to the graph cache entry of the graph (kept there when it fits); NULL when no segment
- * can be had.
+ * A new layout segment of the part's graph: its roles, role lists and length-sorted rows, written
+ * once and offered to the graph cache entry of the graph (kept there when it fits); NULL when no
+ * segment can be had.
  */
 static dsm_segment *
 make_layout(ShardState *state)
 {
 	const PrGraph *g = &state->graph;
-	Size		rows_at = layout_rows_offset(g->n_nodes);
-	dsm_segment *segment = dsm_create(rows_at + pr_cpu_sorted_rows_bytes(g),
-									  DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	int64		n = g->n_nodes;
+	uint8	   *roles = MemoryContextAllocExtended(state->cxt, Max(n, 1),
+												   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	PartLayoutHeader header;
+	PartLayoutPlaces at;
+	dsm_segment *segment;
 	char	   *base;
-	PartLayoutHeader *header;
 	PrSortedRows rows;
 
+	find_roles(g, roles);
+	memset(&header, 0, sizeof(PartLayoutHeader));
+	header.n_nodes = n;
+	header.n_edges = g->n_edges;
+	header.weighted = g->weighted;
+	for (int64 v = 0; v < n; v++)
+		for (uint8 role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+			header.row_count[role] += (roles[v] & role) != 0;
+	layout_places(&header, g, &at);
+	segment = dsm_create(at.total, DSM_CREATE_NULL_IF_MAXSEGMENTS);
 	if (segment == NULL)
+	{
+		pfree(roles);
 		return NULL;
+	}
 	graph_cache_prefault(segment);
 	base = dsm_segment_address(segment);
-	header = (PartLayoutHeader *) base;
-	memset(base, 0, rows_at);
-	header->n_nodes = g->n_nodes;
-	header->n_edges = g->n_edges;
-	header->weighted = g->weighted;
-	find_roles(g, (uint8 *) base + LAYOUT_ROLES);
-	if (!pr_cpu_sorted_rows_write(g, base + rows_at, state->alloc, &rows))
+	memset(base, 0, at.sorted_rows);
+	memcpy(base, &header, sizeof(PartLayoutHeader));
+	memcpy(base + at.roles, roles, n);
+	pfree(roles);
+	for (uint8 role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+		(void) shard_role_rows((const uint8 *) base + at.roles, n, role,
+							   (int32 *) (base + at.rows[role]));
+	if (!pr_cpu_sorted_rows_write(g, base + at.sorted_rows, state->alloc, &rows))
 	{
 		dsm_detach(segment);
 		return NULL;
@@ -252,9 +289,9 @@ make_layout(ShardState *state)
 
 /*
  * The part's roles (which local nodes are sources and targets, by its edges) and the lists of
- * each; for a graph of the graph cache also its length-sorted rows, the two kept with the cache
- * entry once made (make_layout) and taken from there by every later part of that graph, in any
- * session.  Returns whether the layout came from the entry.
+ * each; for a graph of the graph cache also its length-sorted rows, all kept with the cache entry
+ * once made (make_layout) and taken from there by every later part of that graph, in any session.
+ * Returns whether the layout came from the entry.
  */
 static bool
 lay_out_part(ShardState *state)
@@ -278,11 +315,20 @@ lay_out_part(ShardState *state)
 	}
 	if (segment != NULL)
 	{
+		const char *base = dsm_segment_address(segment);
+		const PartLayoutHeader *header = (const PartLayoutHeader *) base;
+		PartLayoutPlaces at;
+
 		dsm_pin_mapping(segment);
 		state->layout_segment = segment;
-		state->roles = (const uint8 *) dsm_segment_address(segment) + LAYOUT_ROLES;
-		pr_cpu_sorted_rows_view(g, (const char *) dsm_segment_address(segment) +
-								layout_rows_offset(n), &state->sorted_rows);
+		layout_places(header, g, &at);
+		state->roles = (const uint8 *) base + at.roles;
+		for (uint8 role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+		{
+			state->rows[role] = (const int32 *) (base + at.rows[role]);
+			state->row_count[role] = header->row_count[role];
+		}
+		pr_cpu_sorted_rows_view(g, base + at.sorted_rows, &state->sorted_rows);
 	}
 	else
 	{
@@ -291,11 +337,13 @@ lay_out_part(ShardState *state)
 
 		find_roles(g, roles);
 		state->roles = roles;
-	}
-	for (uint8 role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
-	{
-		state->rows[role] = MemoryContextAllocHuge(state->cxt, Max(n, 1) * sizeof(int32));
-		state->row_count[role] = shard_role_rows(state->roles, n, role, state->rows[role]);
+		for (uint8 role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+		{
+			int32	   *rows = MemoryContextAllocHuge(state->cxt, Max(n, 1) * sizeof(int32));
+
+			state->row_count[role] = shard_role_rows(roles, n, role, rows);
+			state->rows[role] = rows;
+		}
 	}
 	return kept;
 }

@@ -118,7 +118,8 @@ typedef struct ShardState
 	PrGraph		product_graph;	/* graph with the whole graph's out-strengths */
 	double	   *global_out;		/* [n_nodes] */
 	const uint8 *roles;			/* [n_nodes] SHARD_ROLE_* bits (in layout_segment, or its own) */
-	int32	   *rows[3];		/* rows[role]: the local nodes with that role, ascending */
+	const int32 *rows[3];		/* rows[role]: the local nodes with that role, ascending (in
+								 * layout_segment, or its own) */
 	int64		row_count[3];
 	PrEngine   *engine;			/* CPU engine over product_graph, slots 0 (x) and 1 (y) */
 	int			k;
