@@ -11,6 +11,9 @@
 #include "powerrank.h"
 
 #include <math.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "access/xlog.h"
 #include "fmgr.h"
@@ -827,6 +830,29 @@ powerrank_shard_open(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Makes this session's malloc keep the memory of one product for the next: a product receives x
+ * and answers y as bytea of megabytes, which PostgreSQL copies a few times (the message, the
+ * parameter, the plan's constant, the result) into memory freed at the end of the statement, and
+ * glibc gives such blocks back to the kernel (mmap above its threshold, a heap trimmed above its
+ * own), so that every product would fault them in again — costing as much as the product itself
+ * (RESULTS.md).  The heap keeps room for SHARD_PRODUCT_COPIES copies of the vectors of k columns
+ * (at least SHARD_KEPT_HEAP_MIN); blocks up to glibc's largest threshold come from it.  A shard
+ * session serves one coordinator and holds its part anyway.
+ */
+static void
+keep_product_memory(const ShardState *state, int k)
+{
+#ifdef __GLIBC__
+	int64		vectors = (state->row_count[SHARD_ROLE_SOURCE] +
+						   state->row_count[SHARD_ROLE_TARGET]) * (int64) k * sizeof(double);
+	int64		keep = Max(SHARD_KEPT_HEAP_MIN, SHARD_PRODUCT_COPIES * vectors);
+
+	mallopt(M_MMAP_THRESHOLD, SHARD_MMAP_THRESHOLD);
+	mallopt(M_TRIM_THRESHOLD, (int) Min(keep, (int64) PG_INT32_MAX));
+#endif
+}
+
+/*
  * powerrank_shard_prepare(out_strength bytea, columns int, needs int) RETURNS bigint: prepares
  * the session's part for columns score vectors and the products in needs (PR_NEED_* bits), with
  * the whole graph's out-strengths of its local nodes (shard_strengths_write); returns the part's
@@ -856,6 +882,7 @@ powerrank_shard_prepare(PG_FUNCTION_ARGS)
 				 errmsg("powerrank_shard_prepare() takes columns >= 1 and product bits 1 to 7, not %d and %d",
 						k, needs)));
 	shard_state_prepare(state, strength, k, (unsigned) needs);
+	keep_product_memory(state, k);
 	PG_RETURN_INT64(state->graph.n_edges);
 }
 

@@ -22,6 +22,15 @@
 /* Version of the bytes the shard functions exchange; the coordinator refuses another. */
 #define SHARD_PROTOCOL 4
 
+/*
+ * A shard session's malloc (keep_product_memory): blocks up to SHARD_MMAP_THRESHOLD (glibc's
+ * largest) come from the heap, which keeps SHARD_PRODUCT_COPIES times a product's vectors (at least
+ * SHARD_KEPT_HEAP_MIN) when freed.
+ */
+#define SHARD_MMAP_THRESHOLD (32 * 1024 * 1024)
+#define SHARD_PRODUCT_COPIES 8
+#define SHARD_KEPT_HEAP_MIN ((int64) 64 * 1024 * 1024)
+
 /* Largest sum of weights a part may hold: far below where a build scales weights. */
 #define SHARD_WEIGHT_LIMIT_EXP 1000
 
