@@ -22,8 +22,9 @@
 # cache; the parts a session keeps between calls (fewer bytes on the next call, a write on a shard
 # seen by the next call, a kept shard session that ended); a new session's call after a write on
 # one shard (ids far apart, a weight that is no whole number) and with every part cached, and a
-# shard restarted between two calls of a session; no connection left open on any shard after the
-# sessions.
+# shard restarted between two calls of a session; new sessions taking the node set the coordinator
+# kept in its shared memory, and the fresh graph after a write on a shard between two new sessions;
+# no connection left open on any shard after the sessions.
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
