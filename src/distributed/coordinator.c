@@ -109,8 +109,10 @@ typedef struct KeptPart
 	uint64		version;		/* this backend's number for the graph below (0: none) */
 	int64		n_nodes;
 	int64		n_edges;
-	int64	   *node_ids;		/* [n_nodes] external ids, ascending */
-	double	   *out_strength;	/* [n_nodes] of the part's own rows */
+	int64	   *node_ids;		/* [n_nodes] external ids, ascending; NULL when taken from a
+								 * shared node set (only a merge needs them: the part is
+								 * opened again for one) */
+	double	   *out_strength;	/* [n_nodes] of the part's own rows (NULL with node_ids) */
 	int32	   *rows[3];		/* rows[role]: the local nodes with that role (shard_role_rows) */
 	int64		row_count[3];
 	int			prepared_k;		/* what its engine was last prepared for (0: not prepared) */
@@ -995,8 +997,6 @@ typedef struct SharedNodesPlaces
 	Size		dangling;		/* [n_dangling] */
 	struct
 	{
-		Size		node_ids;	/* [part's n_nodes] */
-		Size		out_strength;	/* [part's n_nodes] of its own rows */
 		Size		rows[3];	/* [row_count[role]] */
 		Size		to_global;	/* [part's n_nodes] */
 	}			parts[SHARED_NODE_SET_PARTS];
@@ -1026,8 +1026,6 @@ place_shared_nodes(const SharedNodesHeader *h, SharedNodesPlaces *at)
 	{
 		int64		n = h->parts[p].n_nodes;
 
-		at->parts[p].node_ids = place(&next, n * sizeof(int64));
-		at->parts[p].out_strength = place(&next, n * sizeof(double));
 		for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
 			at->parts[p].rows[role] = place(&next, h->parts[p].row_count[role] * sizeof(int32));
 		at->parts[p].to_global = place(&next, n * sizeof(int32));
@@ -1078,8 +1076,9 @@ shared_header(const DistCluster *c, dsm_segment *segment)
 }
 
 /*
- * Takes a part's nodes, out-strengths and roles from a shared node set (the part's open answered
- * its graph there, part p): a new version of its graph, as take_open's.
+ * Takes a part's role lists from a shared node set (the part's open answered its graph there, part
+ * p): a new version of its graph, as take_open's, without its node ids and out-strengths (the
+ * set's merged node set serves instead; a merge opens the part again for them).
  */
 static void
 take_shared_part(DistPart *part, int p, dsm_segment *segment)
@@ -1098,10 +1097,8 @@ take_shared_part(DistPart *part, int p, dsm_segment *segment)
 	MemoryContextReset(kept->graph_cxt);
 	kept->n_nodes = n;
 	kept->n_edges = h->parts[p].n_edges;
-	kept->node_ids = MemoryContextAllocHuge(kept->graph_cxt, Max(n, 1) * sizeof(int64));
-	kept->out_strength = MemoryContextAllocHuge(kept->graph_cxt, Max(n, 1) * sizeof(double));
-	memcpy(kept->node_ids, base + at->parts[p].node_ids, n * sizeof(int64));
-	memcpy(kept->out_strength, base + at->parts[p].out_strength, n * sizeof(double));
+	kept->node_ids = NULL;
+	kept->out_strength = NULL;
 	for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
 	{
 		int64		count = h->parts[p].row_count[role];
@@ -1208,9 +1205,6 @@ keep_shared_nodes(const DistCluster *c, const MergedNodes *m, const SharedNodesK
 	{
 		const KeptPart *kept = c->parts[p].kept;
 
-		memcpy(base + at->parts[p].node_ids, kept->node_ids, kept->n_nodes * sizeof(int64));
-		memcpy(base + at->parts[p].out_strength, kept->out_strength,
-			   kept->n_nodes * sizeof(double));
 		for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
 			memcpy(base + at->parts[p].rows[role], kept->rows[role],
 				   kept->row_count[role] * sizeof(int32));
@@ -1221,6 +1215,34 @@ keep_shared_nodes(const DistCluster *c, const MergedNodes *m, const SharedNodesK
 			 c->n_parts);
 	dsm_detach(segment);
 	pfree(at);
+}
+
+/*
+ * Opens again, naming no graph, the parts marked open_again (their nodes travel), and takes what
+ * they answer.
+ */
+static void
+open_parts_again(DistCluster *c, bool out_edges)
+{
+	for (int p = 0; p < c->n_parts; p++)
+		if (c->parts[p].open_again)
+			send_open(&c->parts[p], out_edges, NULL);
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+
+		if (part->open_again)
+		{
+			PGresult   *result = wait_result(c, part);
+
+			part->open_again = false;
+			take_open(part, PQgetvalue(result, 0, 0), PQgetlength(result, 0, 0));
+			c->exchange_bytes += PQgetlength(result, 0, 0);
+			PQclear(result);
+			if (part->open_again)
+				open_unreadable(part);
+		}
+	}
 }
 
 /*
@@ -1262,6 +1284,18 @@ new_merged_nodes(DistCluster *c, MemoryContext parent, const SharedNodesHeader *
 	return m;
 }
 
+/* Whether the session's merged node set is free and was merged from the run's parts' graphs. */
+static bool
+kept_nodes_fit(const DistCluster *c)
+{
+	const MergedNodes *m = kept_nodes;
+	bool		fit = m != NULL && !m->in_use && m->n_parts == c->n_parts;
+
+	for (int p = 0; fit && p < c->n_parts; p++)
+		fit = m->parts[p] == c->parts[p].kept && m->versions[p] == c->parts[p].kept->version;
+	return fit;
+}
+
 /*
  * The whole graph's nodes for the run's parts: the session's merged node set when no run holds
  * it and it was merged from these parts' graphs (same kept parts, same versions: *how "kept"),
@@ -1275,14 +1309,10 @@ merged_nodes(DistCluster *c, const SharedNodesHeader *h, const SharedNodesKey *k
 {
 	MergedNodes *m = kept_nodes;
 	bool		keep;
-	bool		reused;
 	bool		shared;
 
-	reused = m != NULL && !m->in_use && m->n_parts == c->n_parts;
-	for (int p = 0; reused && p < c->n_parts; p++)
-		reused = m->parts[p] == c->parts[p].kept && m->versions[p] == c->parts[p].kept->version;
 	*how = "merged nodes kept";
-	if (reused)
+	if (kept_nodes_fit(c))
 	{
 		m->in_use = true;
 		return m;
@@ -1461,36 +1491,37 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 			pfree(bytes);
 		}
 	}
-	for (int round = 0; round < 2; round++)
-	{
-		/* round 1: the parts that answered a graph of the number asked on another cluster */
-		for (p = 0; p < c->n_parts; p++)
-			if (round == 1 && c->parts[p].open_again)
-				send_open(&c->parts[p], out_edges, NULL);
-		for (p = 0; p < c->n_parts; p++)
-		{
-			DistPart   *part = &c->parts[p];
-
-			if (part->conn != NULL && part->busy)
-			{
-				PGresult   *result = wait_result(c, part);
-
-				part->open_again = false;
-				take_open(part, PQgetvalue(result, 0, 0), PQgetlength(result, 0, 0));
-				c->exchange_bytes += PQgetlength(result, 0, 0);
-				PQclear(result);
-			}
-		}
-	}
 	for (p = 0; p < c->n_parts; p++)
 	{
 		DistPart   *part = &c->parts[p];
 
-		if (part->open_again || (part->from_shared && shared_nodes == NULL))
+		if (part->conn != NULL && part->busy)
+		{
+			PGresult   *result = wait_result(c, part);
+
+			take_open(part, PQgetvalue(result, 0, 0), PQgetlength(result, 0, 0));
+			c->exchange_bytes += PQgetlength(result, 0, 0);
+			PQclear(result);
+		}
+	}
+	/* the parts that answered a graph of the number asked on another cluster or postmaster */
+	open_parts_again(c, out_edges);
+	for (p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+
+		if (part->from_shared && shared_nodes == NULL)
 			open_unreadable(part);
 		if (part->from_shared)
 			take_shared_part(part, p, shared);
 		part->from_shared = false;
+	}
+	/* a merge needs every part's node ids: the parts taken from the shared set send them */
+	if (!kept_nodes_fit(c) && !shared_nodes_fit(c, shared_nodes))
+	{
+		for (p = 0; p < c->n_parts; p++)
+			c->parts[p].open_again = c->parts[p].kept->node_ids == NULL;
+		open_parts_again(c, out_edges);
 	}
 	for (p = 0; p < c->n_parts; p++)
 	{
