@@ -206,14 +206,14 @@ pr_cpu_unprepare(CpuEngine *e)
 	pr_cpu_pool_stop(e);
 	cpu_free_vectors(e);
 	pr_free(&e->alloc, e->inv_out);
-	if (!e->sorted_lent)
+	if (!e->sorted_given)
 	{
 		pr_free(&e->alloc, e->row_order);
 		pr_free(&e->alloc, e->sorted_ptr);
 		pr_free(&e->alloc, e->sorted_src);
 		pr_free(&e->alloc, e->sorted_weight);
 	}
-	e->sorted_lent = false;
+	e->sorted_given = false;
 	pr_free(&e->alloc, e->sorted_part);
 	e->row_order = NULL;
 	e->sorted_ptr = NULL;
@@ -321,7 +321,7 @@ sorted_rows_fit(const PrSortedRows *rows, const PrGraph *g)
 }
 
 /*
- * Makes the length-sorted copy of the in-CSR (the rows lent to the engine when they fit the graph,
+ * Makes the length-sorted copy of the in-CSR (the rows given to the engine when they fit the graph,
  * read in place), and the row blocks over it.
  */
 static PrStatus
@@ -333,14 +333,14 @@ sort_rows_by_length(CpuEngine *e, PrError *err)
 	e->sorted_part = ENGINE_ALLOC(e, int64_t, e->n_blocks + 1);
 	if (e->sorted_part == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory laying out the graph for the CPU engine");
-	if (e->has_lent_rows && sorted_rows_fit(&e->lent_rows, g))
+	if (e->has_given_rows && sorted_rows_fit(&e->given_rows, g))
 	{
 		/* never written: the engine only reads its sorted copy once it is made */
-		e->row_order = (int32_t *) e->lent_rows.row_order;
-		e->sorted_ptr = (int64_t *) e->lent_rows.ptr;
-		e->sorted_src = (int32_t *) e->lent_rows.src;
-		e->sorted_weight = (double *) e->lent_rows.weight;
-		e->sorted_lent = true;
+		e->row_order = (int32_t *) e->given_rows.row_order;
+		e->sorted_ptr = (int64_t *) e->given_rows.ptr;
+		e->sorted_src = (int32_t *) e->given_rows.src;
+		e->sorted_weight = (double *) e->given_rows.weight;
+		e->sorted_given = true;
 		split_rows(e->sorted_ptr, n, (int) e->n_blocks, e->sorted_part);
 		return PR_OK;
 	}
@@ -418,7 +418,7 @@ pr_cpu_sorted_rows_view(const PrGraph *g, const void *base, PrSortedRows *rows)
  * Writes g's in-CSR with its rows sorted by descending length (ties by node id), as the CPU
  * engine lays out PULL_NORMALIZED, at out (pr_cpu_sorted_rows_bytes(g) bytes, 8-byte aligned) and
  * points rows at it; false when memory for the sort runs out.  Each row keeps its edges in order,
- * so an engine lent these rows sums every row as over its own copy: same bits.
+ * so an engine given these rows sums every row as over its own copy: same bits.
  */
 bool
 pr_cpu_sorted_rows_write(const PrGraph *g, void *out, const PrAllocator *alloc,
@@ -446,17 +446,17 @@ pr_cpu_sorted_rows_write(const PrGraph *g, void *out, const PrAllocator *alloc,
 }
 
 /*
- * Lends the engine g's length-sorted rows (pr_cpu_sorted_rows_write, pr_cpu_sorted_rows_view): its
+ * Gives the engine g's length-sorted rows (pr_cpu_sorted_rows_write, pr_cpu_sorted_rows_view): its
  * next prepares on a graph they fit read them in place of a copy of their own.  The caller keeps
  * them unchanged until the engine is released.
  */
 void
-pr_cpu_engine_lend_sorted_rows(PrEngine *base, const PrSortedRows *rows)
+pr_cpu_engine_use_sorted_rows(PrEngine *base, const PrSortedRows *rows)
 {
 	CpuEngine  *e = (CpuEngine *) base;
 
-	e->lent_rows = *rows;
-	e->has_lent_rows = true;
+	e->given_rows = *rows;
+	e->has_given_rows = true;
 }
 
 /* Number of row blocks for the products: one per thread alone, else enough to balance. */

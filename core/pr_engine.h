@@ -219,8 +219,8 @@ PrEngine   *pr_cpu_engine_create(int n_threads, const PrAllocator *alloc, PrErro
 /*
  * A graph's in-CSR with its rows sorted by descending length (ties by node id), as the CPU engine
  * lays out PULL_NORMALIZED: made once into memory its maker keeps (pr_cpu_sorted_rows_write; a
- * shared segment, say) and lent to the CPU engines of that graph, which then read it in place of a
- * copy of their own (pr_cpu_engine_lend_sorted_rows).
+ * shared segment, say) and given to the CPU engines of that graph, which then read it in place of a
+ * copy of their own (pr_cpu_engine_use_sorted_rows).
  */
 typedef struct PrSortedRows
 {
@@ -236,7 +236,7 @@ size_t		pr_cpu_sorted_rows_bytes(const PrGraph *g);
 bool		pr_cpu_sorted_rows_write(const PrGraph *g, void *out, const PrAllocator *alloc,
 									 PrSortedRows *rows);
 void		pr_cpu_sorted_rows_view(const PrGraph *g, const void *base, PrSortedRows *rows);
-void		pr_cpu_engine_lend_sorted_rows(PrEngine *engine, const PrSortedRows *rows);
+void		pr_cpu_engine_use_sorted_rows(PrEngine *engine, const PrSortedRows *rows);
 
 #ifdef __cplusplus
 }

@@ -696,7 +696,7 @@ shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned
 			powerrank_report_core_error("shard engine start", &err);
 		/* the layout's sorted rows, read in place: no copy of its own to make */
 		if (state->layout_segment != NULL)
-			pr_cpu_engine_lend_sorted_rows(state->engine, &state->sorted_rows);
+			pr_cpu_engine_use_sorted_rows(state->engine, &state->sorted_rows);
 	}
 	if (state->engine->ops->prepare(state->engine, &state->product_graph, k, 2, needs,
 									&err) != PR_OK)

@@ -313,13 +313,13 @@ test_cpu_prepare_again(void)
 }
 
 /*
- * CPU engines lent a graph's length-sorted rows (pr_cpu_sorted_rows_write into memory of the
+ * CPU engines given a graph's length-sorted rows (pr_cpu_sorted_rows_write into memory of the
  * test's own) rank it to the same bits as an engine that sorts for itself, weighted and not; the
  * rows are the graph's in-rows by descending length, each row's edges in order; rows of another
  * graph are not taken.
  */
 void
-test_cpu_lent_sorted_rows(void)
+test_cpu_given_sorted_rows(void)
 {
 	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
 	PrIterOptions o = test_iter_options(1e-12, 1000);
@@ -336,7 +336,7 @@ test_cpu_lent_sorted_rows(void)
 		PrSortedRows rows;
 		void	   *layout;
 		double	   *own,
-				   *lent;
+				   *given;
 		PrEngine   *sorting = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
 		PrEngine   *borrowing = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
 		bool		sorted = true;
@@ -363,34 +363,34 @@ test_cpu_lent_sorted_rows(void)
 		}
 		CHECKF(sorted, "weighted %d: rows not sorted by length", weighted);
 		own = malloc(sizeof(double) * (size_t) g.n_nodes);
-		lent = malloc(sizeof(double) * (size_t) g.n_nodes);
-		pr_cpu_engine_lend_sorted_rows(borrowing, &rows);
+		given = malloc(sizeof(double) * (size_t) g.n_nodes);
+		pr_cpu_engine_use_sorted_rows(borrowing, &rows);
 		CHECK(pr_pagerank(sorting, &g, 0.85, &uniform, &o, own, &st, &err) == PR_OK);
-		CHECK(pr_pagerank(borrowing, &g, 0.85, &uniform, &o, lent, &st, &err) == PR_OK);
-		CHECKF(memcmp(own, lent, sizeof(double) * (size_t) g.n_nodes) == 0,
-			   "weighted %d: lent rows rank otherwise", weighted);
+		CHECK(pr_pagerank(borrowing, &g, 0.85, &uniform, &o, given, &st, &err) == PR_OK);
+		CHECKF(memcmp(own, given, sizeof(double) * (size_t) g.n_nodes) == 0,
+			   "weighted %d: given rows rank otherwise", weighted);
 		/* read in place: rows changed under the engine change its products */
 		{
 			PrEngine   *reading = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
 
 			memset((char *) layout + ((const char *) rows.src - (const char *) layout), 0,
 				   sizeof(int32_t) * (size_t) g.n_edges);
-			pr_cpu_engine_lend_sorted_rows(reading, &rows);
-			CHECK(pr_pagerank(reading, &g, 0.85, &uniform, &o, lent, &st, &err) == PR_OK);
-			CHECKF(memcmp(own, lent, sizeof(double) * (size_t) g.n_nodes) != 0,
-				   "weighted %d: the lent rows were not read", weighted);
+			pr_cpu_engine_use_sorted_rows(reading, &rows);
+			CHECK(pr_pagerank(reading, &g, 0.85, &uniform, &o, given, &st, &err) == PR_OK);
+			CHECKF(memcmp(own, given, sizeof(double) * (size_t) g.n_nodes) != 0,
+				   "weighted %d: the given rows were not read", weighted);
 			reading->ops->release(reading);
 		}
-		/* another graph: the lent rows do not fit, the engine sorts for itself */
+		/* another graph: the given rows do not fit, the engine sorts for itself */
 		CHECK(pr_pagerank(sorting, &other, 0.85, &uniform, &o, own, &st, &err) == PR_OK);
-		CHECK(pr_pagerank(borrowing, &other, 0.85, &uniform, &o, lent, &st, &err) == PR_OK);
-		CHECKF(memcmp(own, lent, sizeof(double) * (size_t) other.n_nodes) == 0,
+		CHECK(pr_pagerank(borrowing, &other, 0.85, &uniform, &o, given, &st, &err) == PR_OK);
+		CHECKF(memcmp(own, given, sizeof(double) * (size_t) other.n_nodes) == 0,
 			   "weighted %d: another graph ranks otherwise", weighted);
 		sorting->ops->release(sorting);
 		borrowing->ops->release(borrowing);
 		free(layout);
 		free(own);
-		free(lent);
+		free(given);
 		pr_graph_free(&g, &pr_malloc_allocator);
 		pr_graph_free(&other, &pr_malloc_allocator);
 		edges_free(&edges);
