@@ -138,6 +138,9 @@ struct CpuEngine
 	int32_t    *sorted_src;		/* [m] */
 	double	   *sorted_weight;	/* [m] or NULL */
 	int64_t    *sorted_part;	/* [n_blocks+1] row blocks of the sorted CSR */
+	bool		sorted_given;	/* the sorted copy is given_rows (not freed with the engine) */
+	bool		has_given_rows;
+	PrSortedRows given_rows;		/* rows given by pr_cpu_engine_use_sorted_rows */
 	int64_t		n_chunks;
 	int64_t    *dangling_chunk; /* [n_chunks+1] dangling-list range of each node chunk */
 	double	   *part_sum;		/* [n_chunks*k] per-chunk sums (l1, column sums) */

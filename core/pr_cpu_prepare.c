@@ -206,10 +206,14 @@ pr_cpu_unprepare(CpuEngine *e)
 	pr_cpu_pool_stop(e);
 	cpu_free_vectors(e);
 	pr_free(&e->alloc, e->inv_out);
-	pr_free(&e->alloc, e->row_order);
-	pr_free(&e->alloc, e->sorted_ptr);
-	pr_free(&e->alloc, e->sorted_src);
-	pr_free(&e->alloc, e->sorted_weight);
+	if (!e->sorted_given)
+	{
+		pr_free(&e->alloc, e->row_order);
+		pr_free(&e->alloc, e->sorted_ptr);
+		pr_free(&e->alloc, e->sorted_src);
+		pr_free(&e->alloc, e->sorted_weight);
+	}
+	e->sorted_given = false;
 	pr_free(&e->alloc, e->sorted_part);
 	e->row_order = NULL;
 	e->sorted_ptr = NULL;
@@ -265,13 +269,13 @@ choose_threads(int requested, const PrGraph *g)
 }
 
 /*
- * Makes the length-sorted copy of the in-CSR: a counting sort of the rows by descending length
- * (ties by node id), then the rows copied in parallel.
+ * Orders the rows of g's in-CSR by descending length (ties by node id): row_order[p] is the node
+ * of sorted row p and sorted_ptr[p] its first edge; false when memory for the sort runs out.
  */
-static PrStatus
-sort_rows_by_length(CpuEngine *e, PrError *err)
+static bool
+order_rows_by_length(const PrGraph *g, int32_t *row_order, int64_t *sorted_ptr,
+					 const PrAllocator *alloc)
 {
-	const PrGraph *g = e->g;
 	int64_t		n = g->n_nodes;
 	int64_t		max_len = 0;
 	int64_t    *starts;
@@ -282,20 +286,12 @@ sort_rows_by_length(CpuEngine *e, PrError *err)
 	for (int64_t v = 0; v < n; v++)
 		if (g->in_ptr[v + 1] - g->in_ptr[v] > max_len)
 			max_len = g->in_ptr[v + 1] - g->in_ptr[v];
-	starts = ENGINE_ALLOC(e, int64_t, max_len + 2);
-	e->row_order = ENGINE_ALLOC(e, int32_t, n);
-	e->sorted_ptr = ENGINE_ALLOC(e, int64_t, n + 1);
-	e->sorted_src = ENGINE_ALLOC(e, int32_t, g->n_edges);
-	e->sorted_part = ENGINE_ALLOC(e, int64_t, e->n_blocks + 1);
-	if (g->weighted)
-		e->sorted_weight = ENGINE_ALLOC(e, double, g->n_edges);
-	if (starts == NULL || e->row_order == NULL || e->sorted_ptr == NULL || e->sorted_src == NULL ||
-		e->sorted_part == NULL || (g->weighted && e->sorted_weight == NULL) ||
-		!pr_count_sort_init(&sort, (size_t) n, max_len + 1, 1, &e->alloc))
+	starts = (int64_t *) pr_alloc_array(alloc, (size_t) max_len + 2, sizeof(int64_t));
+	if (starts == NULL || !pr_count_sort_init(&sort, (size_t) n, max_len + 1, 1, alloc))
 	{
-		pr_free(&e->alloc, starts);
-		pr_count_sort_free(&sort, &e->alloc);
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory laying out the graph for the CPU engine");
+		pr_free(alloc, starts);
+		pr_count_sort_free(&sort, alloc);
+		return false;
 	}
 	cursor = pr_count_sort_row(&sort, 0);
 	pr_count_sort_clear(&sort, 0);
@@ -303,19 +299,164 @@ sort_rows_by_length(CpuEngine *e, PrError *err)
 		cursor[g->in_ptr[v + 1] - g->in_ptr[v]]++;
 	pr_count_sort_offsets(&sort, true, starts, 1, NULL, NULL);
 	for (int64_t v = 0; v < n; v++)
-		e->row_order[cursor[g->in_ptr[v + 1] - g->in_ptr[v]]++] = (int32_t) v;
-	pr_count_sort_free(&sort, &e->alloc);
-	pr_free(&e->alloc, starts);
-	e->sorted_ptr[0] = 0;
+		row_order[cursor[g->in_ptr[v + 1] - g->in_ptr[v]]++] = (int32_t) v;
+	pr_count_sort_free(&sort, alloc);
+	pr_free(alloc, starts);
+	sorted_ptr[0] = 0;
 	for (int64_t p = 0; p < n; p++)
 	{
-		int32_t		v = e->row_order[p];
+		int32_t		v = row_order[p];
 
-		e->sorted_ptr[p + 1] = e->sorted_ptr[p] + (g->in_ptr[v + 1] - g->in_ptr[v]);
+		sorted_ptr[p + 1] = sorted_ptr[p] + (g->in_ptr[v + 1] - g->in_ptr[v]);
 	}
+	return true;
+}
+
+/* True when rows are the length-sorted rows of a graph of g's nodes, edges and weights. */
+static bool
+sorted_rows_fit(const PrSortedRows *rows, const PrGraph *g)
+{
+	return rows->n_nodes == g->n_nodes && rows->n_edges == g->n_edges &&
+		(rows->weight != NULL) == (g->weighted && g->in_weight != NULL);
+}
+
+/*
+ * Makes the length-sorted copy of the in-CSR (the rows given to the engine when they fit the graph,
+ * read in place), and the row blocks over it.
+ */
+static PrStatus
+sort_rows_by_length(CpuEngine *e, PrError *err)
+{
+	const PrGraph *g = e->g;
+	int64_t		n = g->n_nodes;
+
+	e->sorted_part = ENGINE_ALLOC(e, int64_t, e->n_blocks + 1);
+	if (e->sorted_part == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory laying out the graph for the CPU engine");
+	if (e->has_given_rows && sorted_rows_fit(&e->given_rows, g))
+	{
+		/* never written: the engine only reads its sorted copy once it is made */
+		e->row_order = (int32_t *) e->given_rows.row_order;
+		e->sorted_ptr = (int64_t *) e->given_rows.ptr;
+		e->sorted_src = (int32_t *) e->given_rows.src;
+		e->sorted_weight = (double *) e->given_rows.weight;
+		e->sorted_given = true;
+		split_rows(e->sorted_ptr, n, (int) e->n_blocks, e->sorted_part);
+		return PR_OK;
+	}
+	e->row_order = ENGINE_ALLOC(e, int32_t, n);
+	e->sorted_ptr = ENGINE_ALLOC(e, int64_t, n + 1);
+	e->sorted_src = ENGINE_ALLOC(e, int32_t, g->n_edges);
+	if (g->weighted)
+		e->sorted_weight = ENGINE_ALLOC(e, double, g->n_edges);
+	if (e->row_order == NULL || e->sorted_ptr == NULL || e->sorted_src == NULL ||
+		(g->weighted && e->sorted_weight == NULL) ||
+		!order_rows_by_length(g, e->row_order, e->sorted_ptr, &e->alloc))
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory laying out the graph for the CPU engine");
 	split_rows(e->sorted_ptr, n, (int) e->n_blocks, e->sorted_part);
 	pr_cpu_run(e, task_copy_sorted_rows, NULL);
 	return PR_OK;
+}
+
+/*
+ * Bytes of g's length-sorted rows as pr_cpu_sorted_rows_write lays them out: the row offsets, the
+ * weights (weighted graphs), the sorted rows' nodes and their sources.
+ */
+size_t
+pr_cpu_sorted_rows_bytes(const PrGraph *g)
+{
+	size_t		n = (size_t) g->n_nodes;
+	size_t		m = (size_t) g->n_edges;
+
+	return (n + 1) * sizeof(int64_t) + (g->weighted && g->in_weight != NULL ? m * sizeof(double) : 0) +
+		n * sizeof(int32_t) + m * sizeof(int32_t);
+}
+
+/* Where pr_cpu_sorted_rows_write lays out g's length-sorted rows from base on. */
+static void
+sorted_rows_at(const PrGraph *g, char *base, int64_t **ptr, double **weight, int32_t **row_order,
+			   int32_t **src)
+{
+	size_t		n = (size_t) g->n_nodes;
+	size_t		m = (size_t) g->n_edges;
+
+	*ptr = (int64_t *) base;
+	base += (n + 1) * sizeof(int64_t);
+	*weight = NULL;
+	if (g->weighted && g->in_weight != NULL)
+	{
+		*weight = (double *) base;
+		base += m * sizeof(double);
+	}
+	*row_order = (int32_t *) base;
+	base += n * sizeof(int32_t);
+	*src = (int32_t *) base;
+}
+
+/*
+ * Points rows at g's length-sorted rows laid out at base (8-byte aligned, as
+ * pr_cpu_sorted_rows_write writes them).
+ */
+void
+pr_cpu_sorted_rows_view(const PrGraph *g, const void *base, PrSortedRows *rows)
+{
+	int64_t    *ptr;
+	double	   *weight;
+	int32_t    *row_order;
+	int32_t    *src;
+
+	sorted_rows_at(g, (char *) base, &ptr, &weight, &row_order, &src);
+	rows->n_nodes = g->n_nodes;
+	rows->n_edges = g->n_edges;
+	rows->ptr = ptr;
+	rows->weight = weight;
+	rows->row_order = row_order;
+	rows->src = src;
+}
+
+/*
+ * Writes g's in-CSR with its rows sorted by descending length (ties by node id), as the CPU
+ * engine lays out PULL_NORMALIZED, at out (pr_cpu_sorted_rows_bytes(g) bytes, 8-byte aligned) and
+ * points rows at it; false when memory for the sort runs out.  Each row keeps its edges in order,
+ * so an engine given these rows sums every row as over its own copy: same bits.
+ */
+bool
+pr_cpu_sorted_rows_write(const PrGraph *g, void *out, const PrAllocator *alloc,
+						 PrSortedRows *rows)
+{
+	int64_t    *ptr;
+	double	   *weight;
+	int32_t    *row_order;
+	int32_t    *src;
+
+	sorted_rows_at(g, (char *) out, &ptr, &weight, &row_order, &src);
+	if (!order_rows_by_length(g, row_order, ptr, alloc))
+		return false;
+	for (int64_t p = 0; p < g->n_nodes; p++)
+	{
+		int32_t		v = row_order[p];
+		size_t		len = (size_t) (g->in_ptr[v + 1] - g->in_ptr[v]);
+
+		memcpy(src + ptr[p], g->in_src + g->in_ptr[v], len * sizeof(int32_t));
+		if (weight != NULL)
+			memcpy(weight + ptr[p], g->in_weight + g->in_ptr[v], len * sizeof(double));
+	}
+	pr_cpu_sorted_rows_view(g, out, rows);
+	return true;
+}
+
+/*
+ * Gives the engine g's length-sorted rows (pr_cpu_sorted_rows_write, pr_cpu_sorted_rows_view): its
+ * next prepares on a graph they fit read them in place of a copy of their own.  The caller keeps
+ * them unchanged until the engine is released.
+ */
+void
+pr_cpu_engine_use_sorted_rows(PrEngine *base, const PrSortedRows *rows)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+
+	e->given_rows = *rows;
+	e->has_given_rows = true;
 }
 
 /* Number of row blocks for the products: one per thread alone, else enough to balance. */

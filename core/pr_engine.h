@@ -216,6 +216,28 @@ struct PrEngine
 /* The multi-threaded CPU engine; n_threads <= 0 means one per online core. */
 PrEngine   *pr_cpu_engine_create(int n_threads, const PrAllocator *alloc, PrError *err);
 
+/*
+ * A graph's in-CSR with its rows sorted by descending length (ties by node id), as the CPU engine
+ * lays out PULL_NORMALIZED: made once into memory its maker keeps (pr_cpu_sorted_rows_write; a
+ * shared segment, say) and given to the CPU engines of that graph, which then read it in place of a
+ * copy of their own (pr_cpu_engine_use_sorted_rows).
+ */
+typedef struct PrSortedRows
+{
+	int64_t		n_nodes;
+	int64_t		n_edges;
+	const int64_t *ptr;			/* [n_nodes + 1] first edge of each sorted row */
+	const double *weight;		/* [n_edges] or NULL (unweighted) */
+	const int32_t *row_order;	/* [n_nodes] node of each sorted row */
+	const int32_t *src;			/* [n_edges] */
+} PrSortedRows;
+
+size_t		pr_cpu_sorted_rows_bytes(const PrGraph *g);
+bool		pr_cpu_sorted_rows_write(const PrGraph *g, void *out, const PrAllocator *alloc,
+									 PrSortedRows *rows);
+void		pr_cpu_sorted_rows_view(const PrGraph *g, const void *base, PrSortedRows *rows);
+void		pr_cpu_engine_use_sorted_rows(PrEngine *engine, const PrSortedRows *rows);
+
 #ifdef __cplusplus
 }
 #endif

@@ -248,7 +248,7 @@ COMMENT ON FUNCTION powerrank_cache_live(text) IS
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION powerrank_shard_open(edges text, src_column name, dst_column name,
-									 weight_column name, out_edges boolean, known_part bigint)
+									 weight_column name, out_edges boolean, known_content bigint)
 RETURNS bytea
 	AS 'MODULE_PATHNAME', 'powerrank_shard_open'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;

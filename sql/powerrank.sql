@@ -612,7 +612,7 @@ REVOKE ALL ON FUNCTION powerrank_service_inject_fault(text) FROM PUBLIC;
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION powerrank_shard_open(edges text, src_column name, dst_column name,
-									 weight_column name, out_edges boolean, known_part bigint)
+									 weight_column name, out_edges boolean, known_content bigint)
 RETURNS bytea
 	AS 'MODULE_PATHNAME', 'powerrank_shard_open'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;

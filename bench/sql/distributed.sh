@@ -18,8 +18,11 @@
 #                       about 20 M edges after duplicates are removed)
 #   TOP_K (10), CALLS (2: the first one cold, the others with the graphs cached where a table is
 #   tracked; a way's calls run in one session, so the distributed calls after the first take the
-#   parts the session keeps; one more distributed call runs in a new session), PORT (55480),
-#   TMPDIR (/tmp), THREADS (powerrank.cpu_threads, default 0: one per core)
+#   parts the session keeps), NEW_SESSIONS (3: distributed calls after those, each in a new
+#   session), WAYS ("local distributed pull"; the new sessions' calls run with distributed), PORT
+#   (55480), TMPDIR (/tmp), THREADS (powerrank.cpu_threads, default 0: one per core), BREAKDOWN
+#   (1 prints where the new sessions' calls spend their build: the DEBUG1 lines of the coordinator
+#   and the shards)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -27,8 +30,11 @@ SCALE=${SCALE:-21}
 EDGE_FACTOR=${EDGE_FACTOR:-10}
 TOP_K=${TOP_K:-10}
 CALLS=${CALLS:-2}
+NEW_SESSIONS=${NEW_SESSIONS:-3}
+WAYS=${WAYS:-local distributed pull}
 PORT=${PORT:-55480}
 THREADS=${THREADS:-0}
+BREAKDOWN=${BREAKDOWN:-0}
 
 die() {
 	echo "distributed.sh: $*" >&2
@@ -80,7 +86,9 @@ SETTINGS="-c listen_addresses=127.0.0.1 -c shared_preload_libraries=powerrank -c
 i=0
 for c in coord s0 s1 s2; do
 	as_os "'$PGBIN/initdb' -D '$WORK/$c' -A trust --no-sync" >"$WORK/$c.initdb.log" 2>&1 || die "initdb $c failed"
-	as_os "'$PGBIN/pg_ctl' -D '$WORK/$c' -l '$WORK/$c.log' -w -o \"-p $((PORT + i)) -k '$WORK' $SETTINGS\" start" >/dev/null ||
+	extra=
+	[ "$BREAKDOWN" = 1 ] && [ $c != coord ] && extra="-c log_min_messages=debug1"
+	as_os "'$PGBIN/pg_ctl' -D '$WORK/$c' -l '$WORK/$c.log' -w -o \"-p $((PORT + i)) -k '$WORK' $SETTINGS $extra\" start" >/dev/null ||
 		die "cluster $c did not start ($WORK/$c.log)"
 	q $((PORT + i)) -c "'CREATE EXTENSION powerrank'" || die "CREATE EXTENSION powerrank failed on $c"
 	i=$((i + 1))
@@ -127,12 +135,17 @@ calls() {
 	for call in $(seq "$first" $((first + count - 1))); do
 		args+=(-c "\"CREATE TEMP TABLE t AS SELECT row_number() OVER () AS rank, node, score FROM pagerank('$table', top_k => $TOP_K)\""
 			-c "\"INSERT INTO runs SELECT '$way', $call, engine, total_ms, build_ms, iterate_ms, iterations, cache_hit, exchange_bytes / 1048576.0, exchange_ms FROM powerrank_last_run()\""
-			-c "\"INSERT INTO tops SELECT '$way', rank, node, score FROM t WHERE $call = 1\""
+			-c "\"INSERT INTO tops SELECT '$way', rank, node, score FROM t WHERE $call = $first\""
 			-c "'DROP TABLE t'")
 	done
+	if [ "$BREAKDOWN" = 1 ] && [ "$way" = "distributed, new session" ]; then
+		as_os "'$PGBIN/psql' -X -q -A -t -v ON_ERROR_STOP=1 -h 127.0.0.1 -p $PORT -d postgres -c 'SET client_min_messages = debug1' -c 'SET powerrank.distributed = $setting' ${args[*]}" 2>&1 >/dev/null |
+			grep 'powerrank: ' | sed 's/^/  coordinator: /'
+		return
+	fi
 	q $PORT -c "'SET powerrank.distributed = $setting'" "${args[@]}" || die "the $way calls failed"
 }
-for way in local distributed pull; do
+for way in $WAYS; do
 	case $way in
 	local) table=edges setting=auto ;;
 	distributed) table=edges_dist setting=on ;;
@@ -140,8 +153,18 @@ for way in local distributed pull; do
 	esac
 	calls $way $table $setting 1 "$CALLS"
 done
-# a distributed call in a new session: every part from its shard's graph cache, none kept
-calls "distributed, new session" edges_dist on $((CALLS + 1)) 1
+# distributed calls in new sessions: every part from its shard's graph cache, nothing in the session
+case " $WAYS " in *" distributed "*)
+	for s in $(seq 1 "$NEW_SESSIONS"); do
+		[ "$BREAKDOWN" = 1 ] && echo "== breakdown of new session $s"
+		calls "distributed, new session" edges_dist on $((CALLS + s)) 1
+		if [ "$BREAKDOWN" = 1 ]; then
+			for c in s0 s1 s2; do
+				grep -h 'powerrank: shard part' "$WORK/$c.log" | tail -2 | sed "s/^.*DEBUG: */  $c: /"
+			done
+		fi
+	done ;;
+esac
 
 echo "== results (machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GB", $2 / 1048576}' /proc/meminfo), $(date -u +%Y-%m-%d))"
 as_os "'$PGBIN/psql' -X -q -P footer=off -h 127.0.0.1 -p $PORT -d postgres -c \"SELECT way, call, engine, round(total_ms::numeric) AS total_ms, round(build_ms::numeric) AS build_ms, round(iterate_ms::numeric) AS iterate_ms, iterations, cache_hit, round(exchange_mb::numeric, 1) AS exchange_mb, round(exchange_ms::numeric) AS exchange_ms FROM runs ORDER BY CASE way WHEN 'local' THEN 0 WHEN 'distributed' THEN 1 WHEN 'pull' THEN 3 ELSE 2 END, call\""

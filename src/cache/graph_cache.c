@@ -36,6 +36,13 @@
  * kept: vectors never evict graphs) and in the cache's bytes, and at most
  * GRAPH_CACHE_KEPT_SEGMENTS of them exist at once.  Kept vectors are mapped under the lock (an
  * entry may be freed, a result replaced, once it is released); a mapping keeps its segment alive.
+ *
+ * Kept layout: an entry keeps at most one layout, a segment of what a reader derives from the
+ * graph alone and would otherwise derive in every session (a shard's roles and length-sorted rows:
+ * shard.c), tagged with its kind (GraphCacheLayoutKind).  The first reader to make one keeps it
+ * (graph_cache_keep_layout); later readers map it read-only (graph_cache_map_layout).  It goes
+ * with its entry, counts as a kept segment and in powerrank.cache_size (a layout that does not fit
+ * is not kept: it never evicts a graph), and, like a kept vector, stays alive while mapped.
  */
 #include "cache/graph_cache.h"
 
@@ -70,8 +77,8 @@ typedef struct GraphCacheKept
 	double		result_bound;	/* the bound on the result's last L1 residual */
 } GraphCacheKept;
 
-/* Segments one entry can hold pinned: its graph, and a start and a result per kept key. */
-#define ENTRY_HANDLES (1 + 2 * GRAPH_CACHE_KEPT)
+/* Segments one entry can hold pinned: its graph, a start and a result per kept key, a layout. */
+#define ENTRY_HANDLES (2 + 2 * GRAPH_CACHE_KEPT)
 
 /* One slot of the registry. */
 typedef struct GraphCacheEntry
@@ -89,7 +96,10 @@ typedef struct GraphCacheEntry
 	int64		hits;
 	int			refcount;		/* backends attached right now */
 	GraphCacheKept kept[GRAPH_CACHE_KEPT];
-	int64		kept_bytes;		/* the kept vectors' segments */
+	bool		has_layout;		/* layout: a reader's layout of its graph (see "Kept layout") */
+	uint32		layout_kind;
+	dsm_handle	layout;
+	int64		kept_bytes;		/* the kept vectors' and layout's segments */
 	int64		delta_rows;		/* changed rows patched in since the last build from the rows */
 	bool		weights_known;	/* weights holds bounds on its graph's weights (weighted) */
 	PrWeightRange weights;
@@ -211,6 +221,11 @@ free_entry(GraphCacheEntry *entry, dsm_handle *unpin, int *n_unpin)
 			unpin[(*n_unpin)++] = kept->result;
 			cache->kept_segments--;
 		}
+	}
+	if (entry->has_layout)
+	{
+		unpin[(*n_unpin)++] = entry->layout;
+		cache->kept_segments--;
 	}
 	cache->segments--;
 	cache->bytes -= entry->bytes + entry->kept_bytes;
@@ -1338,6 +1353,64 @@ graph_cache_keep_scores(uint64 entry_id, const GraphCacheScoresKey *scores_key, 
 	unpin_segments(replaced, n_replaced);
 	dsm_detach(segment);
 	return kept;
+}
+
+/*
+ * Keeps segment (not pinned; a layout of kind derived from the graph of entry entry_id alone) with
+ * that entry; returns whether it did.  Not kept when the entry is gone or keeps a layout already,
+ * the cache holds GRAPH_CACHE_KEPT_SEGMENTS kept segments, or the segment would pass
+ * powerrank.cache_size (a layout never evicts a graph).  The caller detaches its mapping when done:
+ * a kept segment stays pinned with the entry, any other goes.
+ */
+bool
+graph_cache_keep_layout(uint64 entry_id, GraphCacheLayoutKind kind, dsm_segment *segment)
+{
+	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
+	int64		bytes = (int64) dsm_segment_map_length(segment);
+	GraphCacheEntry *entry;
+	bool		kept = false;
+
+	if (cache == NULL)
+		return false;
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	entry = find_entry_by_id(entry_id);
+	if (entry != NULL && entry->state == ENTRY_READY && !entry->has_layout &&
+		cache->kept_segments < GRAPH_CACHE_KEPT_SEGMENTS && cache->bytes + bytes <= limit)
+	{
+		dsm_pin_segment(segment);
+		entry->has_layout = true;
+		entry->layout_kind = (uint32) kind;
+		entry->layout = dsm_segment_handle(segment);
+		entry->kept_bytes += bytes;
+		cache->bytes += bytes;
+		cache->kept_segments++;
+		kept = true;
+	}
+	LWLockRelease(cache->lock);
+	return kept;
+}
+
+/*
+ * Maps (read-only) the layout of kind the entry entry_id keeps; NULL when it keeps none.  Mapped
+ * under the lock, so the caller needs no reference on the entry; the mapping keeps the segment
+ * alive until it is detached.
+ */
+dsm_segment *
+graph_cache_map_layout(uint64 entry_id, GraphCacheLayoutKind kind)
+{
+	GraphCacheEntry *entry;
+	dsm_segment *attached = NULL;
+
+	if (cache == NULL)
+		return NULL;
+	LWLockAcquire(cache->lock, LW_SHARED);
+	entry = find_entry_by_id(entry_id);
+	if (entry != NULL && entry->has_layout && entry->layout_kind == (uint32) kind)
+		attached = dsm_attach(entry->layout);
+	LWLockRelease(cache->lock);
+	if (attached != NULL)
+		map_read_only(attached);
+	return attached;
 }
 
 /*

@@ -148,6 +148,12 @@ typedef struct GraphCacheBase
 	PrWeightRange weights;
 } GraphCacheBase;
 
+/* What a layout kept with a cache entry holds (graph_cache_keep_layout). */
+typedef enum GraphCacheLayoutKind
+{
+	GRAPH_CACHE_LAYOUT_SHARD_PART = 1	/* a shard's part: roles and length-sorted rows (shard.c) */
+} GraphCacheLayoutKind;
+
 /* One registry entry as the SQL view shows it (a copy taken under the lock). */
 typedef struct GraphCacheEntryInfo
 {
@@ -207,6 +213,9 @@ bool		graph_cache_wants_scores(uint64 entry_id, const GraphCacheScoresKey *score
 bool		graph_cache_keep_scores(uint64 entry_id, const GraphCacheScoresKey *scores_key,
 									double bound, int64 nodes, const double *scores);
 int			graph_cache_base_horizons(Oid database, Oid **relids, uint64 **xmins);
+bool		graph_cache_keep_layout(uint64 entry_id, GraphCacheLayoutKind kind,
+									dsm_segment *segment);
+dsm_segment *graph_cache_map_layout(uint64 entry_id, GraphCacheLayoutKind kind);
 int			graph_cache_drop(Oid database, Oid relid);
 int			graph_cache_snapshot(Oid database, GraphCacheEntryInfo **entries);
 void		graph_cache_status(GraphCacheStatus *status);

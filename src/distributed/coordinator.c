@@ -55,6 +55,7 @@
 
 #include "distributed/distributed.h"
 #include "distributed/shard.h"
+#include "distributed/shared_nodes.h"
 #include "graph/graph_scan.h"
 
 int			powerrank_distributed = DISTRIBUTED_AUTO;
@@ -104,11 +105,14 @@ typedef struct KeptPart
 	ShardState *local;
 	bool		in_use;			/* a run holds it */
 	uint64		part_id;		/* the part number its last open reported (0: none) */
+	ShardContent content;		/* the graph its last open reported, whose nodes are below */
 	uint64		version;		/* this backend's number for the graph below (0: none) */
 	int64		n_nodes;
 	int64		n_edges;
-	int64	   *node_ids;		/* [n_nodes] external ids, ascending */
-	double	   *out_strength;	/* [n_nodes] of the part's own rows */
+	int64	   *node_ids;		/* [n_nodes] external ids, ascending; NULL when taken from a
+								 * shared node set (only a merge needs them: the part is
+								 * opened again for one) */
+	double	   *out_strength;	/* [n_nodes] of the part's own rows (NULL with node_ids) */
 	int32	   *rows[3];		/* rows[role]: the local nodes with that role (shard_role_rows) */
 	int64		row_count[3];
 	int			prepared_k;		/* what its engine was last prepared for (0: not prepared) */
@@ -146,6 +150,12 @@ typedef struct DistPart
 	EdgeTableSpec spec;			/* the table as its server names it */
 	bool		cache_hit;		/* its graph came from its server's graph cache (or session) */
 	bool		reusable;		/* its part can serve a later run (ShardSummary.reusable) */
+	ShardContent asked;			/* the graph its open named (number 0: none) */
+	bool		from_shared;	/* it answered the graph of the shared node set: its nodes
+								 * come from there */
+	bool		open_again;		/* it answered a graph of the number asked on another cluster
+								 * or postmaster: to open again, naming none */
+	int64		reported_nodes; /* its open's node count */
 	int32	   *to_global;		/* [n_nodes] the whole graph's id of each local node */
 	double	   *x;				/* [n_nodes * k] */
 	double	   *y;				/* [n_nodes * k] */
@@ -721,6 +731,7 @@ connect_part(DistPart *part, const ServerConnection *how)
 	kept->part_id = 0;
 	kept->version = 0;
 	kept->prepared_k = 0;
+	memset(&kept->content, 0, sizeof(ShardContent));
 	kept->conn = connect_server(part, how);
 	part->conn = kept->conn;
 }
@@ -776,17 +787,21 @@ check_shard_extension(DistCluster *c, DistPart *part, const ServerConnection *ho
 }
 
 /*
- * Sends a part's open (the table, its columns, whether out-edges are wanted, the part number
- * whose node ids this backend holds).
+ * Sends a part's open (the table, its columns, whether out-edges are wanted, and the number of
+ * the graph whose node ids this backend holds: asked, NULL for none).
  */
 static void
-send_open(DistPart *part, bool out_edges)
+send_open(DistPart *part, bool out_edges, const ShardContent *asked)
 {
 	char		known[32];
 	const char *values[6] = {text_to_cstring(part->spec.relation), part->spec.src_column,
 		part->spec.dst_column, part->spec.weight_column, out_edges ? "true" : "false", known};
 
-	snprintf(known, sizeof(known), UINT64_FORMAT, part->kept->version != 0 ? part->kept->part_id : 0);
+	if (asked != NULL)
+		part->asked = *asked;
+	else
+		memset(&part->asked, 0, sizeof(ShardContent));
+	snprintf(known, sizeof(known), UINT64_FORMAT, part->asked.number);
 	send_query(part, psprintf("SELECT %s.powerrank_shard_open($1, $2, $3, $4, $5, $6)",
 							  part->schema),
 			   6, values, NULL, NULL);
@@ -806,8 +821,11 @@ open_unreadable(DistPart *part)
 }
 
 /*
- * Takes what a part's open reported (shard_open_write): its summary, and, unless the part is the
- * one this backend holds (same), its nodes, out-strengths and roles: a new version of its graph.
+ * Takes what a part's open reported (shard_open_write): its summary, and, unless its graph is the
+ * one the open named (same), its nodes, out-strengths and roles: a new version of its graph.  A
+ * graph the open named is the session's (its kept part's), or the shared node set's (from_shared:
+ * taken from there), or — a graph of that number on another cluster or postmaster — to be opened
+ * again (open_again).
  */
 static void
 take_open(DistPart *part, const char *bytes, size_t size)
@@ -824,16 +842,33 @@ take_open(DistPart *part, const char *bytes, size_t size)
 	valid = summary.magic == SHARD_MAGIC && summary.protocol == SHARD_PROTOCOL &&
 		summary.n_nodes >= 0;
 	if (valid && summary.same)
-		valid = size == sizeof(ShardSummary) && kept->version != 0 &&
-			summary.part_id == kept->part_id && summary.n_nodes == kept->n_nodes;
+		valid = size == sizeof(ShardSummary) && part->asked.number != 0 &&
+			summary.content.number == part->asked.number;
 	else if (valid)
 		valid = summary.n_nodes <= (int64) size;	/* two bytes a node at least */
 	if (!valid)
 		open_unreadable(part);
 	part->cache_hit = summary.cache_hit != 0;
 	part->reusable = summary.reusable != 0;
+	part->reported_nodes = summary.n_nodes;
 	if (summary.same)
+	{
+		if (memcmp(&summary.content, &part->asked, sizeof(ShardContent)) != 0)
+			part->open_again = true;
+		else if (kept->version != 0 &&
+				 memcmp(&kept->content, &part->asked, sizeof(ShardContent)) == 0)
+		{
+			if (summary.n_nodes != kept->n_nodes)
+				open_unreadable(part);
+		}
+		else
+			part->from_shared = true;
+		/* the same graph in another part of the shard's session: prepared again */
+		if (summary.part_id != kept->part_id)
+			kept->prepared_k = 0;
+		kept->part_id = summary.part_id;
 		return;
+	}
 
 	/* a new graph: the version goes first, so an ERROR below leaves no version to trust */
 	kept->version = 0;
@@ -856,6 +891,7 @@ take_open(DistPart *part, const char *bytes, size_t size)
 	}
 	pfree(roles);
 	kept->part_id = summary.part_id;
+	kept->content = summary.content;
 	kept->version = ++last_version;
 }
 
@@ -934,9 +970,287 @@ merge_parts(DistCluster *c, MergedNodes *m)
 			g->dangling[g->n_dangling++] = (int32) v;
 }
 
-/* A node set merged from the run's parts (merge_parts), in a new context under parent. */
+/*
+ * The head of a node set kept in shared memory (shared_nodes.c) for the sessions to come: the
+ * graphs of the parts it was merged from (each part's ShardContent, numbers that last), and the
+ * counts of the arrays that follow it (place_shared_nodes).
+ */
+typedef struct SharedNodesHeader
+{
+	int32		n_parts;
+	int64		n_nodes;		/* of the whole graph */
+	int64		n_dangling;
+	ShardContent contents[SHARED_NODE_SET_PARTS];
+	struct
+	{
+		int64		n_nodes;
+		int64		n_edges;
+		int64		row_count[3];
+	}			parts[SHARED_NODE_SET_PARTS];
+} SharedNodesHeader;
+
+/* Where the arrays of a shared node set lie, from the segment's start. */
+typedef struct SharedNodesPlaces
+{
+	Size		ids;			/* [n_nodes] the whole graph's external ids */
+	Size		out_strength;	/* [n_nodes] */
+	Size		dangling;		/* [n_dangling] */
+	struct
+	{
+		Size		rows[3];	/* [row_count[role]] */
+		Size		to_global;	/* [part's n_nodes] */
+	}			parts[SHARED_NODE_SET_PARTS];
+	Size		total;
+} SharedNodesPlaces;
+
+/* Takes bytes at *at (8-byte aligned) and returns where they start. */
+static Size
+place(Size *at, Size bytes)
+{
+	Size		here = *at;
+
+	*at += MAXALIGN(bytes);
+	return here;
+}
+
+/* Lays out the arrays of a shared node set of header's counts. */
+static void
+place_shared_nodes(const SharedNodesHeader *h, SharedNodesPlaces *at)
+{
+	Size		next = MAXALIGN(sizeof(SharedNodesHeader));
+
+	at->ids = place(&next, h->n_nodes * sizeof(int64));
+	at->out_strength = place(&next, h->n_nodes * sizeof(double));
+	at->dangling = place(&next, h->n_dangling * sizeof(int32));
+	for (int p = 0; p < h->n_parts; p++)
+	{
+		int64		n = h->parts[p].n_nodes;
+
+		for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+			at->parts[p].rows[role] = place(&next, h->parts[p].row_count[role] * sizeof(int32));
+		at->parts[p].to_global = place(&next, n * sizeof(int32));
+	}
+	at->total = next;
+}
+
+/* The key of the run's node set in the shared registry; false when it is not one to keep. */
+static bool
+shared_nodes_key(const DistCluster *c, Oid relid, SharedNodesKey *key)
+{
+	memset(key, 0, sizeof(SharedNodesKey));
+	if (c->n_parts > SHARED_NODE_SET_PARTS)
+		return false;
+	key->database = MyDatabaseId;
+	key->relid = relid;
+	key->n_parts = c->n_parts;
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		if (c->parts[p].conn == NULL)
+			return false;		/* a local partition is read every call */
+		key->partitions[p] = c->parts[p].kept->relid;
+	}
+	return true;
+}
+
+/*
+ * The header of a shared node set (mapped) when it is one of the run's parts and its arrays fit in
+ * the segment, else NULL.
+ */
+static const SharedNodesHeader *
+shared_header(const DistCluster *c, dsm_segment *segment)
+{
+	const SharedNodesHeader *h;
+	SharedNodesPlaces *at;
+	bool		fits;
+
+	if (segment == NULL || dsm_segment_map_length(segment) < sizeof(SharedNodesHeader))
+		return NULL;
+	h = (const SharedNodesHeader *) dsm_segment_address(segment);
+	if (h->n_parts != c->n_parts)
+		return NULL;
+	at = palloc(sizeof(SharedNodesPlaces));
+	place_shared_nodes(h, at);
+	fits = at->total <= dsm_segment_map_length(segment);
+	pfree(at);
+	return fits ? h : NULL;
+}
+
+/*
+ * Takes a part's role lists from a shared node set (the part's open answered its graph there, part
+ * p): a new version of its graph, as take_open's, without its node ids and out-strengths (the
+ * set's merged node set serves instead; a merge opens the part again for them).
+ */
+static void
+take_shared_part(DistPart *part, int p, dsm_segment *segment)
+{
+	const SharedNodesHeader *h = (const SharedNodesHeader *) dsm_segment_address(segment);
+	const char *base = (const char *) h;
+	KeptPart   *kept = part->kept;
+	SharedNodesPlaces *at = palloc(sizeof(SharedNodesPlaces));
+	int64		n = h->parts[p].n_nodes;
+
+	if (n != part->reported_nodes)
+		open_unreadable(part);
+	place_shared_nodes(h, at);
+	kept->version = 0;
+	kept->prepared_k = 0;
+	MemoryContextReset(kept->graph_cxt);
+	kept->n_nodes = n;
+	kept->n_edges = h->parts[p].n_edges;
+	kept->node_ids = NULL;
+	kept->out_strength = NULL;
+	for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+	{
+		int64		count = h->parts[p].row_count[role];
+
+		kept->rows[role] = MemoryContextAllocHuge(kept->graph_cxt, Max(count, 1) * sizeof(int32));
+		memcpy(kept->rows[role], base + at->parts[p].rows[role], count * sizeof(int32));
+		kept->row_count[role] = count;
+	}
+	kept->content = h->contents[p];
+	kept->version = ++last_version;
+	pfree(at);
+}
+
+/*
+ * Whether a shared node set (header h) was merged from the graphs the run's parts hold now: then
+ * the whole graph's nodes are taken from there.
+ */
+static bool
+shared_nodes_fit(const DistCluster *c, const SharedNodesHeader *h)
+{
+	if (h == NULL)
+		return false;
+	for (int p = 0; p < c->n_parts; p++)
+		if (memcmp(&c->parts[p].kept->content, &h->contents[p], sizeof(ShardContent)) != 0 ||
+			c->parts[p].kept->n_nodes != h->parts[p].n_nodes)
+			return false;
+	return true;
+}
+
+/* The whole graph's nodes of m taken from a shared node set that fits the run (shared_nodes_fit). */
+static void
+take_shared_nodes(DistCluster *c, MergedNodes *m, const SharedNodesHeader *h)
+{
+	const char *base = (const char *) h;
+	SharedNodesPlaces *at = palloc(sizeof(SharedNodesPlaces));
+	PrGraph    *g = &m->graph;
+	int64		n = h->n_nodes;
+
+	place_shared_nodes(h, at);
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		int64		part_nodes = h->parts[p].n_nodes;
+
+		m->to_global[p] = MemoryContextAllocHuge(m->cxt, Max(part_nodes, 1) * sizeof(int32));
+		memcpy(m->to_global[p], base + at->parts[p].to_global, part_nodes * sizeof(int32));
+	}
+	memset(g, 0, sizeof(PrGraph));
+	g->n_nodes = n;
+	g->node_ids = MemoryContextAllocHuge(m->cxt, Max(n, 1) * sizeof(int64));
+	memcpy(g->node_ids, base + at->ids, n * sizeof(int64));
+	g->in_ptr = MemoryContextAllocExtended(m->cxt, (n + 1) * sizeof(int64),
+										   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	g->out_strength = MemoryContextAllocHuge(m->cxt, Max(n, 1) * sizeof(double));
+	memcpy(g->out_strength, base + at->out_strength, n * sizeof(double));
+	g->n_dangling = h->n_dangling;
+	g->dangling = MemoryContextAllocHuge(m->cxt, Max(h->n_dangling, 1) * sizeof(int32));
+	memcpy(g->dangling, base + at->dangling, h->n_dangling * sizeof(int32));
+	pfree(at);
+}
+
+/*
+ * Keeps a node set just merged (m) in shared memory under key for the sessions to come, when every
+ * part's graph has a number that lasts (a shard's cached graph: ShardContent); a set that cannot
+ * be had or kept is only this session's.
+ */
+static void
+keep_shared_nodes(const DistCluster *c, const MergedNodes *m, const SharedNodesKey *key)
+{
+	SharedNodesHeader h;
+	SharedNodesPlaces *at;
+	dsm_segment *segment;
+	char	   *base;
+
+	memset(&h, 0, sizeof(SharedNodesHeader));
+	h.n_parts = c->n_parts;
+	h.n_nodes = m->graph.n_nodes;
+	h.n_dangling = m->graph.n_dangling;
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		const KeptPart *kept = c->parts[p].kept;
+
+		if (!shard_content_lasts(&kept->content))
+			return;
+		h.contents[p] = kept->content;
+		h.parts[p].n_nodes = kept->n_nodes;
+		h.parts[p].n_edges = kept->n_edges;
+		for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+			h.parts[p].row_count[role] = kept->row_count[role];
+	}
+	at = palloc(sizeof(SharedNodesPlaces));
+	place_shared_nodes(&h, at);
+	segment = dsm_create(at->total, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	if (segment == NULL)
+	{
+		pfree(at);
+		return;
+	}
+	base = dsm_segment_address(segment);
+	memcpy(base, &h, sizeof(SharedNodesHeader));
+	memcpy(base + at->ids, m->graph.node_ids, h.n_nodes * sizeof(int64));
+	memcpy(base + at->out_strength, m->graph.out_strength, h.n_nodes * sizeof(double));
+	memcpy(base + at->dangling, m->graph.dangling, h.n_dangling * sizeof(int32));
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		const KeptPart *kept = c->parts[p].kept;
+
+		for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+			memcpy(base + at->parts[p].rows[role], kept->rows[role],
+				   kept->row_count[role] * sizeof(int32));
+		memcpy(base + at->parts[p].to_global, m->to_global[p], kept->n_nodes * sizeof(int32));
+	}
+	if (!shared_nodes_keep(key, segment))
+		elog(DEBUG1, "powerrank: the merged node set of %d parts is not kept in shared memory",
+			 c->n_parts);
+	dsm_detach(segment);
+	pfree(at);
+}
+
+/*
+ * Opens again, naming no graph, the parts marked open_again (their nodes travel), and takes what
+ * they answer.
+ */
+static void
+open_parts_again(DistCluster *c, bool out_edges)
+{
+	for (int p = 0; p < c->n_parts; p++)
+		if (c->parts[p].open_again)
+			send_open(&c->parts[p], out_edges, NULL);
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+
+		if (part->open_again)
+		{
+			PGresult   *result = wait_result(c, part);
+
+			part->open_again = false;
+			take_open(part, PQgetvalue(result, 0, 0), PQgetlength(result, 0, 0));
+			c->exchange_bytes += PQgetlength(result, 0, 0);
+			PQclear(result);
+			if (part->open_again)
+				open_unreadable(part);
+		}
+	}
+}
+
+/*
+ * A node set of the run's parts in a new context under parent: the shared one (h, may be NULL)
+ * when it was merged from the parts' graphs (*shared set), else merged (merge_parts).
+ */
 static MergedNodes *
-new_merged_nodes(DistCluster *c, MemoryContext parent)
+new_merged_nodes(DistCluster *c, MemoryContext parent, const SharedNodesHeader *h, bool *shared)
 {
 	MemoryContext cxt = AllocSetContextCreate(parent, "powerrank merged nodes",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -955,7 +1269,11 @@ new_merged_nodes(DistCluster *c, MemoryContext parent)
 			m->parts[p] = c->parts[p].kept;
 			m->versions[p] = c->parts[p].kept->version;
 		}
-		merge_parts(c, m);
+		*shared = shared_nodes_fit(c, h);
+		if (*shared)
+			take_shared_nodes(c, m, h);
+		else
+			merge_parts(c, m);
 	}
 	PG_CATCH();
 	{
@@ -966,21 +1284,35 @@ new_merged_nodes(DistCluster *c, MemoryContext parent)
 	return m;
 }
 
+/* Whether the session's merged node set is free and was merged from the run's parts' graphs. */
+static bool
+kept_nodes_fit(const DistCluster *c)
+{
+	const MergedNodes *m = kept_nodes;
+	bool		fit = m != NULL && !m->in_use && m->n_parts == c->n_parts;
+
+	for (int p = 0; fit && p < c->n_parts; p++)
+		fit = m->parts[p] == c->parts[p].kept && m->versions[p] == c->parts[p].kept->version;
+	return fit;
+}
+
 /*
  * The whole graph's nodes for the run's parts: the session's merged node set when no run holds
- * it and it was merged from these parts' graphs (same kept parts, same versions), else a new
- * merge, kept for the session in its place (in the run's context while another run holds it).
+ * it and it was merged from these parts' graphs (same kept parts, same versions: *how "kept"),
+ * else the shared node set (h, may be NULL) when it was merged from the parts' graphs ("shared"),
+ * else a new merge ("merged"), kept for the session in its place (in the run's context while
+ * another run holds it) and offered to the shared registry under key (NULL: not).
  */
 static MergedNodes *
-merged_nodes(DistCluster *c, bool *reused)
+merged_nodes(DistCluster *c, const SharedNodesHeader *h, const SharedNodesKey *key,
+			 const char **how)
 {
 	MergedNodes *m = kept_nodes;
 	bool		keep;
+	bool		shared;
 
-	*reused = m != NULL && !m->in_use && m->n_parts == c->n_parts;
-	for (int p = 0; *reused && p < c->n_parts; p++)
-		*reused = m->parts[p] == c->parts[p].kept && m->versions[p] == c->parts[p].kept->version;
-	if (*reused)
+	*how = "merged nodes kept";
+	if (kept_nodes_fit(c))
 	{
 		m->in_use = true;
 		return m;
@@ -991,12 +1323,15 @@ merged_nodes(DistCluster *c, bool *reused)
 		MemoryContextDelete(m->cxt);
 		kept_nodes = NULL;
 	}
-	m = new_merged_nodes(c, keep ? TopMemoryContext : c->cxt);
+	m = new_merged_nodes(c, keep ? TopMemoryContext : c->cxt, h, &shared);
 	if (keep)
 	{
 		m->in_use = true;
 		kept_nodes = m;
 	}
+	*how = shared ? "merged nodes shared" : "merge";
+	if (!shared && key != NULL)
+		keep_shared_nodes(c, m, key);
 	return m;
 }
 
@@ -1064,7 +1399,11 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 	ServerConnection *how;
 	int			p = 0;
 	int			same = 0;
-	bool		reused;
+	SharedNodesKey key;
+	bool		keyed;
+	dsm_segment *shared;
+	const SharedNodesHeader *shared_nodes;
+	const char *nodes_how;
 	double		t_start = pr_clock_seconds(),
 				t_connected,
 				t_opened;
@@ -1118,9 +1457,20 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 			PQsetNoticeReceiver(c->parts[p].conn, forward_notice, &c->parts[p]);
 		}
 	t_connected = pr_clock_seconds();
+
+	/*
+	 * The node set a session before kept of these partitions (every one foreign): a part whose
+	 * session holds no graph names that set's graph, and a shard holding it answers without
+	 * its nodes.
+	 */
+	keyed = shared_nodes_key(c, target.relid, &key);
+	shared = keyed ? shared_nodes_attach(&key) : NULL;
+	shared_nodes = shared_header(c, shared);
 	for (p = 0; p < c->n_parts; p++)
 		if (c->parts[p].conn != NULL)
-			send_open(&c->parts[p], out_edges);
+			send_open(&c->parts[p], out_edges,
+					  c->parts[p].kept->version != 0 ? &c->parts[p].kept->content :
+					  shared_nodes != NULL ? &shared_nodes->contents[p] : NULL);
 	for (p = 0; p < c->n_parts; p++)
 	{
 		DistPart   *part = &c->parts[p];
@@ -1128,11 +1478,15 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 
 		if (part->conn == NULL)
 		{
-			bool		kept_same = shard_state_open(&kept->local, kept->cxt, &part->spec, out_edges) &&
-				kept->version != 0 && kept->local->part_id == kept->part_id;
-			char	   *bytes = palloc_extended(shard_open_size(kept->local, kept_same),
-													MCXT_ALLOC_HUGE);
+			bool		kept_same;
+			char	   *bytes;
 
+			(void) shard_state_open(&kept->local, kept->cxt, &part->spec, out_edges);
+			if (kept->version != 0)
+				part->asked = kept->content;
+			kept_same = part->asked.number != 0 &&
+				kept->local->summary.content.number == part->asked.number;
+			bytes = palloc_extended(shard_open_size(kept->local, kept_same), MCXT_ALLOC_HUGE);
 			take_open(part, bytes, shard_open_write(kept->local, kept_same, bytes));
 			pfree(bytes);
 		}
@@ -1141,7 +1495,7 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 	{
 		DistPart   *part = &c->parts[p];
 
-		if (part->conn != NULL)
+		if (part->conn != NULL && part->busy)
 		{
 			PGresult   *result = wait_result(c, part);
 
@@ -1150,13 +1504,34 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 			PQclear(result);
 		}
 	}
+	/* the parts that answered a graph of the number asked on another cluster or postmaster */
+	open_parts_again(c, out_edges);
+	for (p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+
+		if (part->from_shared && shared_nodes == NULL)
+			open_unreadable(part);
+		if (part->from_shared)
+			take_shared_part(part, p, shared);
+		part->from_shared = false;
+	}
+	/* a merge needs every part's node ids: the parts taken from the shared set send them */
+	if (!kept_nodes_fit(c) && !shared_nodes_fit(c, shared_nodes))
+	{
+		for (p = 0; p < c->n_parts; p++)
+			c->parts[p].open_again = c->parts[p].kept->node_ids == NULL;
+		open_parts_again(c, out_edges);
+	}
 	for (p = 0; p < c->n_parts; p++)
 	{
 		c->n_edges += c->parts[p].kept->n_edges;
 		same += c->parts[p].kept->prepared_k != 0;
 	}
 	t_opened = pr_clock_seconds();
-	c->nodes = merged_nodes(c, &reused);
+	c->nodes = merged_nodes(c, shared_nodes, keyed ? &key : NULL, &nodes_how);
+	if (shared != NULL)
+		dsm_detach(shared);
 	for (p = 0; p < c->n_parts; p++)
 		c->parts[p].to_global = c->nodes->to_global[p];
 	c->graph = c->nodes->graph;
@@ -1165,7 +1540,7 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 	elog(DEBUG1, "powerrank: %d parts (%d of the same graph as before), %lld nodes, %lld edges: connections and checks %.1f ms, opens %.1f ms, %s %.1f ms",
 		 c->n_parts, same, (long long) c->graph.n_nodes, (long long) c->n_edges,
 		 (t_connected - t_start) * 1000.0, (t_opened - t_connected) * 1000.0,
-		 reused ? "merged nodes kept" : "merge", (pr_clock_seconds() - t_opened) * 1000.0);
+		 nodes_how, (pr_clock_seconds() - t_opened) * 1000.0);
 	*graph = c->graph;
 	return c;
 }

@@ -11,7 +11,11 @@
 #include "powerrank.h"
 
 #include <math.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
+#include "access/xlog.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -49,6 +53,13 @@ release_shard_part(void *arg)
 		engine->ops->release(engine);
 	}
 	graph_cache_release(&state->segment);
+	if (state->layout_segment != NULL)
+	{
+		dsm_segment *layout = state->layout_segment;
+
+		state->layout_segment = NULL;
+		dsm_detach(layout);
+	}
 	if (state->owner != NULL && *state->owner == state)
 		*state->owner = NULL;
 }
@@ -90,6 +101,7 @@ load_part_graph(ShardState *state, EdgeScanTarget *target, bool cacheable,
 	if (cacheable && graph_cache_acquire(key, &state->segment, &view, &skipped, &entry_id))
 	{
 		dsm_pin_mapping(state->segment);
+		state->entry_id = entry_id;
 		state->graph = view;
 		state->summary.cache_hit = 1;
 		state->skipped_rows = skipped;
@@ -122,6 +134,8 @@ load_part_graph(ShardState *state, EdgeScanTarget *target, bool cacheable,
 
 			if (!powerrank_try_in_subtransaction(publish_part, &step, message, sizeof(message)))
 				elog(DEBUG1, "powerrank: shard graph not cached: %s", message);
+			else
+				state->entry_id = graph_cache_entry_id(key);
 		}
 	}
 	if (cacheable)
@@ -158,28 +172,183 @@ check_part_weights(ShardState *state, const char *relation)
 	state->summary.total_weight = total;
 }
 
-/*
- * Which rows of the part are sources and targets (SHARD_ROLE_*, by the part's edges), and the
- * lists of each.
- */
+/* Marks each node of g with its roles (SHARD_ROLE_*, by g's edges) in roles (zeroed, n_nodes). */
 static void
-find_roles(ShardState *state)
+find_roles(const PrGraph *g, uint8 *roles)
+{
+	for (int64 v = 0; v < g->n_nodes; v++)
+		if (g->in_ptr[v + 1] > g->in_ptr[v])
+			roles[v] |= SHARD_ROLE_TARGET;
+	for (int64 e = 0; e < g->n_edges; e++)
+		roles[g->in_src[e]] |= SHARD_ROLE_SOURCE;
+}
+
+/*
+ * What a part's layout segment holds (GRAPH_CACHE_LAYOUT_SHARD_PART): this header, the roles of
+ * the graph's nodes (n_nodes bytes), the lists of its sources and of its targets (shard_role_rows),
+ * then its length-sorted rows (pr_cpu_sorted_rows_write), each from an 8-byte boundary on
+ * (layout_places).
+ */
+typedef struct PartLayoutHeader
+{
+	int64		n_nodes;
+	int64		n_edges;
+	bool		weighted;
+	int64		row_count[3];	/* of each role */
+} PartLayoutHeader;
+
+/* Where the arrays of a part's layout start, and its size. */
+typedef struct PartLayoutPlaces
+{
+	Size		roles;
+	Size		rows[3];
+	Size		sorted_rows;
+	Size		total;
+} PartLayoutPlaces;
+
+/* Lays out the arrays of a part's layout of header's counts over graph g. */
+static void
+layout_places(const PartLayoutHeader *header, const PrGraph *g, PartLayoutPlaces *at)
+{
+	at->roles = MAXALIGN(sizeof(PartLayoutHeader));
+	at->rows[SHARD_ROLE_SOURCE] = at->roles + TYPEALIGN(sizeof(int64), (Size) header->n_nodes);
+	at->rows[SHARD_ROLE_TARGET] = at->rows[SHARD_ROLE_SOURCE] +
+		TYPEALIGN(sizeof(int64), (Size) header->row_count[SHARD_ROLE_SOURCE] * sizeof(int32));
+	at->sorted_rows = at->rows[SHARD_ROLE_TARGET] +
+		TYPEALIGN(sizeof(int64), (Size) header->row_count[SHARD_ROLE_TARGET] * sizeof(int32));
+	at->total = at->sorted_rows + pr_cpu_sorted_rows_bytes(g);
+}
+
+/* True when a mapped layout segment is of graph g (its header, its size). */
+static bool
+layout_fits(dsm_segment *segment, const PrGraph *g)
+{
+	const PartLayoutHeader *header = (const PartLayoutHeader *) dsm_segment_address(segment);
+	PartLayoutPlaces at;
+
+	if (dsm_segment_map_length(segment) < sizeof(PartLayoutHeader) ||
+		header->n_nodes != g->n_nodes || header->n_edges != g->n_edges ||
+		header->weighted != g->weighted)
+		return false;
+	for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+		if (header->row_count[role] < 0 || header->row_count[role] > g->n_nodes)
+			return false;
+	layout_places(header, g, &at);
+	return dsm_segment_map_length(segment) >= at.total;
+}
+
+/*
+ * A new layout segment of the part's graph: its roles, role lists and length-sorted rows, written
+ * once and offered to the graph cache entry of the graph (kept there when it fits); NULL when no
+ * segment can be had.
+ */
+static dsm_segment *
+make_layout(ShardState *state)
 {
 	const PrGraph *g = &state->graph;
 	int64		n = g->n_nodes;
+	uint8	   *roles = MemoryContextAllocExtended(state->cxt, Max(n, 1),
+												   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	PartLayoutHeader header;
+	PartLayoutPlaces at;
+	dsm_segment *segment;
+	char	   *base;
+	PrSortedRows rows;
 
-	state->roles = MemoryContextAllocExtended(state->cxt, Max(n, 1),
-											  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	find_roles(g, roles);
+	memset(&header, 0, sizeof(PartLayoutHeader));
+	header.n_nodes = n;
+	header.n_edges = g->n_edges;
+	header.weighted = g->weighted;
 	for (int64 v = 0; v < n; v++)
-		if (g->in_ptr[v + 1] > g->in_ptr[v])
-			state->roles[v] |= SHARD_ROLE_TARGET;
-	for (int64 e = 0; e < g->n_edges; e++)
-		state->roles[g->in_src[e]] |= SHARD_ROLE_SOURCE;
-	for (uint8 role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+		for (uint8 role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+			header.row_count[role] += (roles[v] & role) != 0;
+	layout_places(&header, g, &at);
+	segment = dsm_create(at.total, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	if (segment == NULL)
 	{
-		state->rows[role] = MemoryContextAllocHuge(state->cxt, Max(n, 1) * sizeof(int32));
-		state->row_count[role] = shard_role_rows(state->roles, n, role, state->rows[role]);
+		pfree(roles);
+		return NULL;
 	}
+	graph_cache_prefault(segment);
+	base = dsm_segment_address(segment);
+	memset(base, 0, at.sorted_rows);
+	memcpy(base, &header, sizeof(PartLayoutHeader));
+	memcpy(base + at.roles, roles, n);
+	pfree(roles);
+	for (uint8 role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+		(void) shard_role_rows((const uint8 *) base + at.roles, n, role,
+							   (int32 *) (base + at.rows[role]));
+	if (!pr_cpu_sorted_rows_write(g, base + at.sorted_rows, state->alloc, &rows))
+	{
+		dsm_detach(segment);
+		return NULL;
+	}
+	if (!graph_cache_keep_layout(state->entry_id, GRAPH_CACHE_LAYOUT_SHARD_PART, segment))
+		elog(DEBUG1, "powerrank: shard part layout not kept with cache entry %llu",
+			 (unsigned long long) state->entry_id);
+	return segment;
+}
+
+/*
+ * The part's roles (which local nodes are sources and targets, by its edges) and the lists of
+ * each; for a graph of the graph cache also its length-sorted rows, all kept with the cache entry
+ * once made (make_layout) and taken from there by every later part of that graph, in any session.
+ * Returns whether the layout came from the entry.
+ */
+static bool
+lay_out_part(ShardState *state)
+{
+	const PrGraph *g = &state->graph;
+	int64		n = g->n_nodes;
+	dsm_segment *segment = NULL;
+	bool		kept = false;
+
+	if (state->entry_id != 0)
+	{
+		segment = graph_cache_map_layout(state->entry_id, GRAPH_CACHE_LAYOUT_SHARD_PART);
+		if (segment != NULL && !layout_fits(segment, g))
+		{
+			dsm_detach(segment);
+			segment = NULL;
+		}
+		kept = segment != NULL;
+		if (segment == NULL)
+			segment = make_layout(state);
+	}
+	if (segment != NULL)
+	{
+		const char *base = dsm_segment_address(segment);
+		const PartLayoutHeader *header = (const PartLayoutHeader *) base;
+		PartLayoutPlaces at;
+
+		dsm_pin_mapping(segment);
+		state->layout_segment = segment;
+		layout_places(header, g, &at);
+		state->roles = (const uint8 *) base + at.roles;
+		for (uint8 role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+		{
+			state->rows[role] = (const int32 *) (base + at.rows[role]);
+			state->row_count[role] = header->row_count[role];
+		}
+		pr_cpu_sorted_rows_view(g, base + at.sorted_rows, &state->sorted_rows);
+	}
+	else
+	{
+		uint8	   *roles = MemoryContextAllocExtended(state->cxt, Max(n, 1),
+													   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+
+		find_roles(g, roles);
+		state->roles = roles;
+		for (uint8 role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+		{
+			int32	   *rows = MemoryContextAllocHuge(state->cxt, Max(n, 1) * sizeof(int32));
+
+			state->row_count[role] = shard_role_rows(roles, n, role, rows);
+			state->rows[role] = rows;
+		}
+	}
+	return kept;
 }
 
 /* Writes into rows the nodes (of n, ascending) that have role; returns their count. */
@@ -425,6 +594,7 @@ shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *
 	bool		cacheable;
 	double		started = pr_clock_seconds(),
 				loaded;
+	bool		layout_kept;
 	PrError		err = {0};
 
 	graph_scan_resolve(spec, &target);
@@ -452,6 +622,8 @@ shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *
 			/* a graph with more arrays and no engine: a new number, so the caller prepares it */
 			state->part_id = ++last_part_id;
 			state->summary.part_id = state->part_id;
+			if (!shard_content_lasts(&state->summary.content))
+				state->summary.content.number = SHARD_SESSION_CONTENT | state->part_id;
 		}
 		state->summary.cache_hit = 1;
 		state->summary.load_seconds = pr_clock_seconds() - started;
@@ -464,8 +636,12 @@ shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *
 	state = new_part(&target, cacheable, &key, &writers, spec, out_edges);
 	graph_scan_end(&target);
 	loaded = pr_clock_seconds();
-	find_roles(state);
+	layout_kept = lay_out_part(state);
 	state->part_id = ++last_part_id;
+	state->summary.content.system_identifier = GetSystemIdentifier();
+	state->summary.content.started = (int64) PgStartTime;
+	state->summary.content.number = state->entry_id != 0 ? state->entry_id :
+		SHARD_SESSION_CONTENT | state->part_id;
 	state->summary.magic = SHARD_MAGIC;
 	state->summary.protocol = SHARD_PROTOCOL;
 	state->summary.part_id = state->part_id;
@@ -474,10 +650,13 @@ shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *
 	state->summary.weighted = state->graph.weighted ? 1 : 0;
 	state->summary.reusable = state->has_key ? 1 : 0;
 	state->summary.load_seconds = pr_clock_seconds() - started;
-	elog(DEBUG1, "powerrank: shard part of %lld nodes, %lld edges: %s %.1f ms, roles %.1f ms",
+	elog(DEBUG1, "powerrank: shard part of %lld nodes, %lld edges: %s %.1f ms, layout %s %.1f ms",
 		 (long long) state->graph.n_nodes, (long long) state->graph.n_edges,
 		 state->summary.cache_hit ? "mapped from the graph cache" : "read and built",
-		 (loaded - started) * 1000.0, (pr_clock_seconds() - loaded) * 1000.0);
+		 (loaded - started) * 1000.0,
+		 layout_kept ? "kept with the cache entry" :
+		 state->layout_segment != NULL ? "made" : "roles of its own",
+		 (pr_clock_seconds() - loaded) * 1000.0);
 	MemoryContextSetParent(state->cxt, keep_in);
 	state->owner = slot;
 	*slot = state;
@@ -515,6 +694,9 @@ shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned
 		state->engine = pr_cpu_engine_create(powerrank_cpu_threads, state->alloc, &err);
 		if (state->engine == NULL)
 			powerrank_report_core_error("shard engine start", &err);
+		/* the layout's sorted rows, read in place: no copy of its own to make */
+		if (state->layout_segment != NULL)
+			pr_cpu_engine_use_sorted_rows(state->engine, &state->sorted_rows);
 	}
 	if (state->engine->ops->prepare(state->engine, &state->product_graph, k, 2, needs,
 									&err) != PR_OK)
@@ -614,10 +796,11 @@ check_vector_bytes(bytea *vector, int64 count, const char *what)
 
 /*
  * powerrank_shard_open(edges text, src_column name, dst_column name, weight_column name,
- * out_edges boolean, known_part bigint) RETURNS bytea: opens this session's part on the table
+ * out_edges boolean, known_content bigint) RETURNS bytea: opens this session's part on the table
  * (the part it holds while the table's content is the same, else a new one: shard_state_open) and
- * returns what shard_open_write writes; known_part is the part number the coordinator holds the
- * node ids of (0: none): when the part is that one, they are not repeated.
+ * returns what shard_open_write writes; known_content is the number of the graph (ShardContent)
+ * whose node ids the coordinator holds (0: none): when the part's graph is that one, they are not
+ * repeated.
  */
 Datum
 powerrank_shard_open(PG_FUNCTION_ARGS)
@@ -636,13 +819,37 @@ powerrank_shard_open(PG_FUNCTION_ARGS)
 	spec.src_column = NameStr(*PG_GETARG_NAME(1));
 	spec.dst_column = NameStr(*PG_GETARG_NAME(2));
 	spec.weight_column = PG_ARGISNULL(3) ? NULL : NameStr(*PG_GETARG_NAME(3));
-	same = shard_state_open(&session_state, TopMemoryContext, &spec, PG_GETARG_BOOL(4)) &&
-		(int64) session_state->part_id == PG_GETARG_INT64(5);
+	(void) shard_state_open(&session_state, TopMemoryContext, &spec, PG_GETARG_BOOL(4));
+	same = PG_GETARG_INT64(5) != 0 &&
+		(uint64) PG_GETARG_INT64(5) == session_state->summary.content.number;
 
 	size = shard_open_size(session_state, same);
 	out = (bytea *) palloc_extended(VARHDRSZ + size, MCXT_ALLOC_HUGE);
 	SET_VARSIZE(out, VARHDRSZ + shard_open_write(session_state, same, VARDATA(out)));
 	PG_RETURN_BYTEA_P(out);
+}
+
+/*
+ * Makes this session's malloc keep the memory of one product for the next: a product receives x
+ * and answers y as bytea of megabytes, which PostgreSQL copies a few times (the message, the
+ * parameter, the plan's constant, the result) into memory freed at the end of the statement, and
+ * glibc gives such blocks back to the kernel (mmap above its threshold, a heap trimmed above its
+ * own), so that every product would fault them in again — costing as much as the product itself
+ * (RESULTS.md).  The heap keeps room for SHARD_PRODUCT_COPIES copies of the vectors of k columns
+ * (at least SHARD_KEPT_HEAP_MIN); blocks up to glibc's largest threshold come from it.  A shard
+ * session serves one coordinator and holds its part anyway.
+ */
+static void
+keep_product_memory(const ShardState *state, int k)
+{
+#ifdef __GLIBC__
+	int64		vectors = (state->row_count[SHARD_ROLE_SOURCE] +
+						   state->row_count[SHARD_ROLE_TARGET]) * (int64) k * sizeof(double);
+	int64		keep = Max(SHARD_KEPT_HEAP_MIN, SHARD_PRODUCT_COPIES * vectors);
+
+	mallopt(M_MMAP_THRESHOLD, SHARD_MMAP_THRESHOLD);
+	mallopt(M_TRIM_THRESHOLD, (int) Min(keep, (int64) PG_INT32_MAX));
+#endif
 }
 
 /*
@@ -675,6 +882,7 @@ powerrank_shard_prepare(PG_FUNCTION_ARGS)
 				 errmsg("powerrank_shard_prepare() takes columns >= 1 and product bits 1 to 7, not %d and %d",
 						k, needs)));
 	shard_state_prepare(state, strength, k, (unsigned) needs);
+	keep_product_memory(state, k);
 	PG_RETURN_INT64(state->graph.n_edges);
 }
 

@@ -20,10 +20,42 @@
 #include "graph/edge_table.h"
 
 /* Version of the bytes the shard functions exchange; the coordinator refuses another. */
-#define SHARD_PROTOCOL 3
+#define SHARD_PROTOCOL 4
+
+/*
+ * A shard session's malloc (keep_product_memory): blocks up to SHARD_MMAP_THRESHOLD (glibc's
+ * largest) come from the heap, which keeps SHARD_PRODUCT_COPIES times a product's vectors (at least
+ * SHARD_KEPT_HEAP_MIN) when freed.
+ */
+#define SHARD_MMAP_THRESHOLD (32 * 1024 * 1024)
+#define SHARD_PRODUCT_COPIES 8
+#define SHARD_KEPT_HEAP_MIN ((int64) 64 * 1024 * 1024)
 
 /* Largest sum of weights a part may hold: far below where a build scales weights. */
 #define SHARD_WEIGHT_LIMIT_EXP 1000
+
+/*
+ * What names the graph of a part beyond the session that opened it: the shard cluster (its system
+ * identifier and the start of its postmaster) and the number of the graph there: the graph cache's
+ * entry id (a cached graph never changes, and an entry id is never reused while the postmaster
+ * runs), or SHARD_SESSION_CONTENT plus the session's part number for a graph with no cache entry
+ * (meaningful to that session only).  Compared with memcmp.
+ */
+typedef struct ShardContent
+{
+	uint64		system_identifier;
+	int64		started;
+	uint64		number;
+} ShardContent;
+
+#define SHARD_SESSION_CONTENT (UINT64CONST(1) << 62)
+
+/* True when a content number names the graph in any session of its shard (a cache entry). */
+static inline bool
+shard_content_lasts(const ShardContent *content)
+{
+	return content->number != 0 && (content->number & SHARD_SESSION_CONTENT) == 0;
+}
 
 /* What the open of a part reports, ahead of its nodes (shard_open_write). */
 typedef struct ShardSummary
@@ -37,9 +69,11 @@ typedef struct ShardSummary
 								 * session's part kept from an open of the same content */
 	int32		weighted;
 	double		load_seconds;	/* reading and building (or mapping) the graph */
-	uint64		part_id;		/* the part's number in its session (new graph, new number) */
-	int32		same;			/* the part is the one the caller named (known_part): its node
-								 * ids, out-strengths and roles are not repeated */
+	uint64		part_id;		/* the part's number in its session (new graph or engine state,
+								 * new number: the caller prepares it again) */
+	ShardContent content;		/* its graph */
+	int32		same;			/* its graph is the one the caller named (known_content): its
+								 * node ids, out-strengths and roles are not repeated */
 	int32		reusable;		/* the part can serve a later open of the same content (its
 								 * table is tracked): worth keeping the session for */
 } ShardSummary;
@@ -82,13 +116,19 @@ typedef struct ShardState
 	GraphCacheKey key;
 	dsm_segment *segment;		/* the graph cache's mapping the graph lives in, or NULL (own
 								 * copy); pinned for the session, detached when the part goes */
+	uint64		entry_id;		/* the graph cache's entry of its graph (0: none) */
+	dsm_segment *layout_segment;	/* the part's layout (roles, length-sorted rows) kept with
+									 * that entry, or made for it; pinned like segment; NULL:
+									 * roles of its own, the engine sorts */
+	PrSortedRows sorted_rows;	/* in layout_segment */
 	PrGraph		graph;			/* the part's own graph (out_strength: its own rows') */
 	int64		skipped_rows;	/* rows of its table skipped for a NULL (reported at every open) */
 	ShardSummary summary;
 	PrGraph		product_graph;	/* graph with the whole graph's out-strengths */
 	double	   *global_out;		/* [n_nodes] */
-	uint8	   *roles;			/* [n_nodes] SHARD_ROLE_* bits */
-	int32	   *rows[3];		/* rows[role]: the local nodes with that role, ascending */
+	const uint8 *roles;			/* [n_nodes] SHARD_ROLE_* bits (in layout_segment, or its own) */
+	const int32 *rows[3];		/* rows[role]: the local nodes with that role, ascending (in
+								 * layout_segment, or its own) */
 	int64		row_count[3];
 	PrEngine   *engine;			/* CPU engine over product_graph, slots 0 (x) and 1 (y) */
 	int			k;

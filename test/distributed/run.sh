@@ -22,8 +22,9 @@
 # cache; the parts a session keeps between calls (fewer bytes on the next call, a write on a shard
 # seen by the next call, a kept shard session that ended); a new session's call after a write on
 # one shard (ids far apart, a weight that is no whole number) and with every part cached, and a
-# shard restarted between two calls of a session; no connection left open on any shard after the
-# sessions.
+# shard restarted between two calls of a session; new sessions taking the node set the coordinator
+# kept in its shared memory, and the fresh graph after a write on a shard between two new sessions;
+# no connection left open on any shard after the sessions.
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -70,8 +71,9 @@ C=$PORT
 S1=$((PORT + 1))
 S2=$((PORT + 2))
 S3=$((PORT + 3))
-start_cluster coord $C
-# s1 and s2 preload powerrank: their graph cache serves the tables they track
+# the coordinator preloads powerrank: the node sets it keeps for new sessions live in its shared
+# memory; s1 and s2 preload it: their graph cache serves the tables they track
+start_cluster coord $C "-c shared_preload_libraries=powerrank"
 start_cluster s1 $S1 "-c shared_preload_libraries=powerrank"
 start_cluster s2 $S2 "-c shared_preload_libraries=powerrank"
 start_cluster s3 $S3
@@ -169,6 +171,28 @@ SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighte
 SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighted';
 SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank';
 EOF
+
+say "new sessions: the node set a session before kept, a write on a shard between sessions"
+sql $C -c "CREATE TABLE session_calls (call int, exchange_bytes bigint)" >>"$OUT"
+# One new session's call on edges_two: its bytes noted as call $1, then its scores against one server's.
+new_session_call() {
+	sql $C -c "SELECT count(*) > 0 FROM pagerank('edges_two', weight_column => 'w')" \
+		-c "INSERT INTO session_calls SELECT $1, exchange_bytes FROM powerrank_last_run()" \
+		-c "SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighted'" >>"$OUT"
+}
+sql $C -c "INSERT INTO edges_two VALUES (-4000000000000000000, 4000000000000000000, 0.25)" \
+	-c "INSERT INTO edges_local VALUES (-4000000000000000000, 4000000000000000000, 0.25)" >>"$OUT"
+# after a write on one shard: that part's nodes travel, the node set is merged and kept
+new_session_call 1
+# nothing changed: every shard's graph is the kept set's, so no node id travels
+new_session_call 2
+# a write on that shard again: the kept set is not its graph's any more, the fresh one is read
+sql $C -c "DELETE FROM edges_two WHERE src < 0" -c "DELETE FROM edges_local WHERE src < 0" >>"$OUT"
+new_session_call 3
+new_session_call 4
+# the calls on one graph: the second one without node ids (calls 3 and 4: the fresh graph's nodes
+# travelled once)
+sql $C -c "SELECT b.exchange_bytes < a.exchange_bytes AS kept_fewer_bytes, d.exchange_bytes < c.exchange_bytes AS fresh_then_kept FROM session_calls a, session_calls b, session_calls c, session_calls d WHERE a.call = 1 AND b.call = 2 AND c.call = 3 AND d.call = 4" >>"$OUT"
 
 # a shard's prepare refuses out-strengths that are not one for each node of its part
 sql $S1 -c "SELECT length(powerrank_shard_open('two_0', 'src', 'dst', NULL, false, 0)) > 0" \
