@@ -236,11 +236,13 @@ enable_peer_access(int n_gpus, PrError *err)
 			PRM_CUDA(cudaDeviceCanAccessPeer(&can, g, h));
 			if (!can)
 				continue;
+			/*
+			 * Already enabled (another engine of this process) or refused (too many peers): the
+			 * copies work either way, through host memory when refused.
+			 */
 			r = cudaDeviceEnablePeerAccess(h, 0);
-			if (r == cudaErrorPeerAccessAlreadyEnabled)
-				cudaGetLastError();		/* another engine of this process enabled it */
-			else
-				PRM_CUDA(r);
+			if (r != cudaSuccess)
+				cudaGetLastError();
 		}
 	}
 	return PR_OK;
