@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench/multi/run.sh — the multi-GPU engine (pr_multi.h: one GPU engine per GPU, products exchanged
-# through NCCL) on several GPUs of one machine, through the one driver, on the GPUs CUDA programs see
+# by peer copies and NCCL) on several GPUs of one machine, through the one driver, on the GPUs CUDA programs see
 # (CUDA_VISIBLE_DEVICES, else every GPU nvidia-smi lists):
 #   build   the GPU and multi-GPU libraries (cuda/Makefile.multi), the device test and multi_bench
 #   tests   the device test (make -C cuda -f Makefile.multi check-multi): PageRank, RWR, HITS on 2 .. N

@@ -4,23 +4,17 @@
  * every GPU's copy of a product's result whole: the owners' rows gathered after a pull product,
  * the partial sums added after a push product.
  *
- * The gather of slot s, rows [b_p, b_{p+1}) owned by GPU p: each GPU g takes a buffer in the
- * parts' order — the slot itself when its engine keeps the graph's ids (every part engine of
- * pr_multi_engine_create does), else a scratch vector into which it first packs its own rows from
- * their private positions.  The copy engines then copy every owner q's rows from q's buffer into
- * the same rows of every other GPU's buffer (cudaMemcpyPeerAsync, a stream per ordered pair, ordered
- * by events after the products and before the next operation).  A GPU with a scratch vector then
- * copies the whole vector back into its private order.  The sum packs every row and runs one
- * in-place ncclAllReduce per GPU in one group.  Everything is enqueued on streams: the host waits
- * for a device only when its scratch vector must grow.
+ * The gather of slot s, rows [b_p, b_{p+1}) owned by GPU p: every part engine keeps the parts'
+ * order (PrGpuOptions.graph_order), so those rows are one range of every GPU's slot; the copy engines
+ * copy every owner q's range from q's slot into the same range of every other GPU's slot
+ * (cudaMemcpyPeerAsync, a stream per ordered pair, ordered by events after the products and before
+ * the next operation).  The sum runs one in-place ncclAllReduce per GPU in one group.  Everything is
+ * enqueued on streams: the host does not wait.
  */
 #include "pr_multi.h"
 #include "pr_parts.h"
 #include "pr_gpu_slot.h"
 #include "pr_gpu_status.h"
-#include "pr_gpu_buffer.h"
-#include "pr_gpu_launch.h"
-#include "pr_multi_kernels.cuh"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -43,9 +37,6 @@ pr_nccl_failed(PrError *err, ncclResult_t status, const char *module, const char
 #define PRM_NCCL(call) \
 	PR_GPU_CALL_OR_RETURN(ncclResult_t, ncclSuccess, pr_nccl_failed, "multi-GPU", call, #call)
 
-/* Most blocks of the reordering kernel's grid (it strides over the rest). */
-#define REORDER_MAX_BLOCKS (132 * 16)
-
 /* The communicators: sets[G] holds G communicators over GPUs 0 .. G-1 (rank g on GPU g), or NULL
  * until an engine over G GPUs asks for them. */
 struct PrMultiComms
@@ -55,16 +46,14 @@ struct PrMultiComms
 };
 
 /*
- * The exchange of one engine: its GPUs' communicators, scratch vectors, and for the copies of
- * the gather a stream per ordered pair of GPUs (copy[q][g], on q: q's rows into g) with the
- * events that order them after the products and before the next operation.
+ * The exchange of one engine: its GPUs' communicators, and for the copies of the gather a stream
+ * per ordered pair of GPUs (copy[q][g], on q: q's rows into g) with the events that order them
+ * after the products and before the next operation.
  */
 typedef struct MultiExchange
 {
 	int			n_gpus;
 	ncclComm_t *comm;			/* [n_gpus], borrowed from the PrMultiComms */
-	void	   *scratch[PR_PARTS_MAX];	/* graph-order vector of each GPU whose order is private */
-	size_t		scratch_bytes[PR_PARTS_MAX];
 	bool		copies_ready;	/* the streams and events below are made */
 	cudaStream_t copy[PR_PARTS_MAX][PR_PARTS_MAX];	/* NULL until made, as the events */
 	cudaEvent_t ready[PR_PARTS_MAX];	/* on g: its buffer written, no longer read by its stream */
@@ -165,55 +154,6 @@ pr_multi_comms_free(PrMultiComms *comms)
 		free(comms->sets[size]);
 	}
 	free(comms);
-}
-
-/*
- * Enqueues the reordering between GPU p's slot and its scratch vector (pack: its own rows
- * [lo, hi) into the scratch; else every row back into the slot) on its engine's stream.
- */
-static PrStatus
-reorder(MultiExchange *x, int p, const PrGpuSlotView *v, int64_t lo, int64_t hi, bool pack, PrError *err)
-{
-	int64_t		total = v->n * v->k;
-	unsigned int grid = pr_grid_blocks(total, PR_THREADS, REORDER_MAX_BLOCKS);
-
-	if (v->elem == 8)
-		k_exchange_reorder<double><<<grid, PR_THREADS, 0, v->stream>>>(v->n, v->k, v->new_to_old, lo, hi, pack,
-																	  (double *) v->data, (double *) x->scratch[p]);
-	else
-		k_exchange_reorder<float><<<grid, PR_THREADS, 0, v->stream>>>(v->n, v->k, v->new_to_old, lo, hi, pack,
-																	 (float *) v->data, (float *) x->scratch[p]);
-	PRM_CUDA(cudaGetLastError());
-	return PR_OK;
-}
-
-/*
- * GPU p's buffer in graph-id order (*buf): its slot when its order is the graph's own; else its
- * scratch vector (grown to the slot's size when smaller), into which its own rows [lo, hi) are
- * packed.
- */
-static PrStatus
-prepare_buffer(MultiExchange *x, int p, const PrGpuSlotView *v, int64_t lo, int64_t hi, void **buf,
-			   PrError *err)
-{
-	size_t		bytes = (size_t) v->n * v->k * v->elem;
-	PrStatus	st;
-
-	if (v->new_to_old == NULL)
-	{
-		*buf = v->data;
-		return PR_OK;
-	}
-	PRM_CUDA(cudaSetDevice(v->device));
-	if (x->scratch_bytes[p] < bytes)
-	{
-		/* the smaller buffer may still be read by the last exchange's work */
-		PRM_CUDA(cudaStreamSynchronize(v->stream));
-		if ((st = pr_gpu_buffer_reserve(&x->scratch[p], &x->scratch_bytes[p], bytes, "multi-GPU", err)) != PR_OK)
-			return st;
-	}
-	*buf = x->scratch[p];
-	return reorder(x, p, v, lo, hi, true, err);
 }
 
 /*
@@ -343,25 +283,12 @@ slot_views(MultiExchange *x, PrEngine *const *parts, int n_parts, int k, int slo
 			return pr_error_set(err, PR_ERR_INVALID,
 								"multi-GPU: part %d (device %d, %lld x %d values of %zu bytes) does not match the exchange",
 								p, view[p].device, (long long) view[p].n, view[p].k, view[p].elem);
+		if (view[p].new_to_old != NULL)
+			return pr_error_set(err, PR_ERR_INVALID,
+								"multi-GPU: part %d keeps a private order; the exchange needs the parts' order", p);
 	}
 	for (int p = 0; p < n_parts; p++)
 		pr_gpu_engine_slot_changed(parts[p], slot);
-	return PR_OK;
-}
-
-/* Copies every GPU's scratch vector back into its slot's private order (GPUs in graph order skipped). */
-static PrStatus
-unpack_all(MultiExchange *x, const PrGpuSlotView *view, int n_parts, PrError *err)
-{
-	PrStatus	st;
-
-	for (int p = 0; p < n_parts; p++)
-		if (view[p].new_to_old != NULL)
-		{
-			PRM_CUDA(cudaSetDevice(view[p].device));
-			if ((st = reorder(x, p, &view[p], 0, view[p].n, false, err)) != PR_OK)
-				return st;
-		}
 	return PR_OK;
 }
 
@@ -389,11 +316,8 @@ multi_gather(void *arg, PrEngine *const *parts, int n_parts, const int64_t *row_
 	if (view[0].n == 0)
 		return PR_OK;
 	for (int p = 0; p < n_parts; p++)
-		if ((st = prepare_buffer(x, p, &view[p], row_begin[p], row_begin[p + 1], &buf[p], err)) != PR_OK)
-			return st;
-	if ((st = copy_rows(x, view, buf, row_begin, err)) != PR_OK)
-		return st;
-	return unpack_all(x, view, n_parts, err);
+		buf[p] = view[p].data;
+	return copy_rows(x, view, buf, row_begin, err);
 }
 
 /*
@@ -418,8 +342,7 @@ multi_sum(void *arg, PrEngine *const *parts, int n_parts, int64_t n, int k, int 
 	if (n == 0)
 		return PR_OK;
 	for (int p = 0; p < n_parts; p++)
-		if ((st = prepare_buffer(x, p, &view[p], 0, n, &buf[p], err)) != PR_OK)
-			return st;
+		buf[p] = view[p].data;
 	PRM_NCCL(ncclGroupStart());
 	for (int g = 0; g < n_parts && r == ncclSuccess; g++)
 		r = ncclAllReduce(buf[g], buf[g], (size_t) n * (size_t) k, view[0].elem == 8 ? ncclDouble : ncclFloat,
@@ -429,10 +352,10 @@ multi_sum(void *arg, PrEngine *const *parts, int n_parts, int64_t n, int k, int 
 		return pr_nccl_failed(err, r, "multi-GPU", "ncclAllReduce", __FILE__, __LINE__);
 	if (end != ncclSuccess)
 		return pr_nccl_failed(err, end, "multi-GPU", "ncclGroupEnd", __FILE__, __LINE__);
-	return unpack_all(x, view, n_parts, err);
+	return PR_OK;
 }
 
-/* Frees an exchange's scratch vectors (PrPartsExchange.release). */
+/* Frees an exchange's streams and events (PrPartsExchange.release). */
 static void
 multi_release(void *arg)
 {
@@ -445,8 +368,6 @@ multi_release(void *arg)
 		if (cudaSetDevice(p) != cudaSuccess)
 			continue;
 		cudaDeviceSynchronize();	/* work of the last exchange may still use them */
-		if (x->scratch[p] != NULL)
-			cudaFree(x->scratch[p]);
 		if (x->ready[p] != NULL)
 			cudaEventDestroy(x->ready[p]);
 		for (int g = 0; g < x->n_gpus; g++)

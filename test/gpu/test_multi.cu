@@ -1,12 +1,12 @@
 /*
  * test_multi.cu — the multi-GPU engine (pr_multi.h: one GPU engine per GPU composed by
- * core/pr_parts.h, products exchanged through NCCL) on 2 .. N GPUs (N = the visible devices, at
+ * core/pr_parts.h in the parts' order by out-degree, rows copied between the GPUs after a pull product,
+ * partial sums added by NCCL after a push product) on 2 .. N GPUs (N = the visible devices, at
  * most PR_PARTS_MAX) against the CPU engine through the one driver (pr_driver.h): PageRank, RWR
  * from k = 3 sources (one of them dangling), the same RWR with the warm start asked for (whether
  * it started warm is printed), and HITS, on an R-MAT graph (unweighted) and a uniform one
- * (weighted), fp64 and fp32, in three layouts of the parts: the measured choice (auto: each GPU
- * its own order and format), the binned CSR in the graph's own order (the exchange straight into
- * the slots) and in degree order (packed and reordered); and PageRank with the parts streamed from
+ * (weighted), fp64 and fp32, in two layouts of the parts: the measured choice (auto) and the binned
+ * CSR, both in the parts' order (the exchange straight into the slots); and PageRank with the parts streamed from
  * host memory (a memory budget of the largest part's streamed estimate, below every resident need).  Every run
  * converges (fp32 may stop stagnant instead); its scores are within L1 1e-10 (fp64) / 1e-5 (fp32)
  * of the CPU's per column (HITS 1e-8 / 1e-4); PageRank run twice gives the same bits; in fp64 its
@@ -64,7 +64,6 @@ struct Layout
 static const Layout layouts[] = {
 	{"auto", PR_GPU_KERNEL_AUTO, PR_GPU_ORDER_DEGREE, false},
 	{"binned/natural", PR_GPU_KERNEL_BINNED, PR_GPU_ORDER_NATURAL, false},
-	{"binned/degree", PR_GPU_KERNEL_BINNED, PR_GPU_ORDER_DEGREE, false},
 	{"streamed", PR_GPU_KERNEL_AUTO, PR_GPU_ORDER_DEGREE, true},
 };
 
