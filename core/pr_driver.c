@@ -1045,6 +1045,7 @@ iterate_in_batches(PrEngine *engine, const PrGraph *g, double alpha, const PrRes
 				   int64_t top_k, int32_t *index, double *value, PrRunStats *stats,
 				   PrError *err)
 {
+	double		result_start;
 	int64_t		n = g->n_nodes;
 	int64_t		count = top_k < n ? top_k : n;
 	int64_t    *ptr = (int64_t *) pr_alloc_array(&pr_malloc_allocator, (size_t) batch + 1,
@@ -1101,6 +1102,7 @@ iterate_in_batches(PrEngine *engine, const PrGraph *g, double alpha, const PrRes
 		status = iterate_pagerank(engine, g, alpha, &sub, &o, kb, top ? top_k : 0, &batch_stats,
 								  &x, err);
 		merge_batch_stats(stats, &batch_stats, j0 == 0);
+		result_start = pr_clock_seconds();
 		if (status == PR_OK && top)
 			status = engine_top_k(engine, x, n, kb, top_k, index + (size_t) j0 * (size_t) count,
 								  value + (size_t) j0 * (size_t) count, err);
@@ -1110,6 +1112,7 @@ iterate_in_batches(PrEngine *engine, const PrGraph *g, double alpha, const PrRes
 			for (int64_t v = 0; status == PR_OK && v < n; v++)
 				memcpy(scores + v * k + j0, part + v * kb, sizeof(double) * (size_t) kb);
 		}
+		stats->result_seconds += pr_clock_seconds() - result_start;
 	}
 	pr_free(&pr_malloc_allocator, ptr);
 	pr_free(&pr_malloc_allocator, part);
@@ -1127,6 +1130,7 @@ run_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *
 			 const PrIterOptions *options, bool top, double *scores, int64_t top_k,
 			 int32_t *index, double *value, PrRunStats *stats, PrError *err)
 {
+	double		result_start;
 	double		t0 = pr_clock_seconds();
 	PrRunStats	local_stats;
 	PrStatus	status;
@@ -1162,10 +1166,12 @@ run_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart *
 	}
 	status = iterate_pagerank(engine, g, alpha, restart, options, k, top ? top_k : 0, stats, &x,
 							  err);
+	result_start = pr_clock_seconds();
 	if (status == PR_OK)
 		status = top ? engine_top_k(engine, x, g->n_nodes, k, top_k, index, value, err)
 			: engine->ops->download(engine, x, scores, err);
 	stats->seconds = pr_clock_seconds() - t0;
+	stats->result_seconds = pr_clock_seconds() - result_start;
 	return status;
 }
 
@@ -1203,6 +1209,7 @@ PrStatus
 pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double *hubs,
 		double *authorities, PrRunStats *stats, PrError *err)
 {
+	double		result_start;
 	double		t0 = pr_clock_seconds();
 	PrRunStats	local_stats;
 	const PrEngineOps *ops;
@@ -1280,10 +1287,12 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 							  err);
 	}
 	mixing_finish(&mix, stats);
+	result_start = pr_clock_seconds();
 	if (status == PR_OK)
 		status = ops->download(engine, h, hubs, err);
 	if (status == PR_OK)
 		status = ops->download(engine, HITS_SLOT_AUTH, authorities, err);
 	stats->seconds = pr_clock_seconds() - t0;
+	stats->result_seconds = pr_clock_seconds() - result_start;
 	return status;
 }

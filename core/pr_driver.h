@@ -143,6 +143,8 @@ typedef struct PrRunStats
 	const char *engine;			/* engine name */
 	bool		warm_started;	/* the run started from the warm start (PrIterOptions.warm_start) */
 	double		warm_seconds;	/* of which the warm start (the far-field vector included) */
+	double		result_seconds;	/* of which handing the result over: the scores' download or
+								 * the top-k (every batch's) */
 	double		error_bound;	/* PageRank with damping d < 1: the L1 distance of the result to
 								 * the exact answer is at most this (see "Bound" above); NaN where
 								 * no bound is known (HITS, d = 1) */
