@@ -42,6 +42,12 @@ typedef struct PartsEngine
 	size_t		exchange_values;	/* values each of the two holds */
 	double	   *reordered;		/* [n*k] a vector between the caller's order and the parts' */
 	size_t		reordered_values;
+
+	/* the last restart given (kept_restart): a copy of the caller's and the same in the parts' order */
+	bool		restart_kept;
+	PrRestart	restart_given;	/* over copies of the caller's arrays, in restart_block */
+	PrRestart	restart_ordered;	/* the parts' order, over restart_block */
+	void	   *restart_block;
 } PartsEngine;
 
 /* Fails an operation of an engine that is not prepared. */
@@ -110,6 +116,15 @@ free_part_graph(PartsEngine *e, PrGraph *pg, bool push)
 		pr_free(&e->alloc, pg->out_weight);
 	}
 	memset(pg, 0, sizeof(*pg));
+}
+
+/* Frees the kept restart (kept_restart). */
+static void
+free_kept_restart(PartsEngine *e)
+{
+	pr_free(&e->alloc, e->restart_block);
+	e->restart_block = NULL;
+	e->restart_kept = false;
 }
 
 /* Frees the graph in the parts' order and its maps. */
@@ -357,6 +372,7 @@ split_graph(PartsEngine *e, const PrGraph *given, bool push, PrError *err)
 	for (int p = 0; p < e->n_parts; p++)
 		free_part_graph(e, &e->part_graph[p], e->push);
 	free_order(e, &e->ordered, e->new_to_old, e->old_to_new);
+	free_kept_restart(e);		/* renumbered by the order just replaced */
 	memcpy(e->part_graph, fresh, sizeof(fresh));
 	memcpy(e->row_begin, row_begin, sizeof(row_begin));
 	e->ordered = ordered;
@@ -608,100 +624,141 @@ ordered_entry_cmp(const void *a, const void *b)
 	return (x->node > y->node) - (x->node < y->node);
 }
 
-/* A restart in the parts' order (*out over arrays of ours, freed by free_restart). */
-typedef struct OrderedRestart
+/* Entries of a restart that is not uniform (0 for a uniform one). */
+static inline int64_t
+restart_entries(const PrRestart *r)
 {
-	PrRestart	restart;
-	int32_t    *node;
-	int32_t    *dangling_node;
-	double	   *dangling_weight;
-} OrderedRestart;
+	return r->uniform || r->ptr == NULL ? 0 : r->ptr[r->k];
+}
 
-/* Frees an OrderedRestart's arrays. */
-static void
-free_restart(PartsEngine *e, OrderedRestart *r)
+/* Whether r has the contents of the restart kept (compared value by value, never by address). */
+static bool
+is_kept_restart(const PartsEngine *e, const PrRestart *r)
 {
-	pr_free(&e->alloc, r->node);
-	pr_free(&e->alloc, r->dangling_node);
-	pr_free(&e->alloc, r->dangling_weight);
+	const PrRestart *kept = &e->restart_given;
+	int64_t		total = restart_entries(r);
+	size_t		dangling = (size_t) r->dangling_count;
+
+	if (!e->restart_kept || r->uniform != kept->uniform || r->k != kept->k ||
+		(r->ptr == NULL) != (kept->ptr == NULL) || total != restart_entries(kept) ||
+		r->dangling_count != kept->dangling_count)
+		return false;
+	if (!r->uniform && r->ptr != NULL &&
+		(memcmp(r->ptr, kept->ptr, sizeof(int64_t) * ((size_t) r->k + 1)) != 0 ||
+		 memcmp(r->node, kept->node, sizeof(int32_t) * (size_t) total) != 0 ||
+		 memcmp(r->weight, kept->weight, sizeof(double) * (size_t) total) != 0))
+		return false;
+	return dangling == 0 ||
+		(memcmp(r->dangling_node, kept->dangling_node, sizeof(int32_t) * dangling) == 0 &&
+		 memcmp(r->dangling_weight, kept->dangling_weight, sizeof(double) * dangling) == 0);
 }
 
 /*
- * The restart in the parts' order: each entry's node renumbered (the entries and their weights in
- * the caller's order, so a part sums them as it would have), the dangling list renumbered and
- * sorted again (it is ascending).  A uniform restart has no nodes.
+ * The restart in the parts' order (*out): each entry's node renumbered (the entries and their
+ * weights in the caller's order, so a part sums them as it would have), the dangling list
+ * renumbered and sorted again (it is ascending).  The driver passes one restart to every
+ * iteration's update, so the engine keeps the last one with a copy of the caller's: a restart with
+ * the same contents is not renumbered (nor its dangling list sorted) again.
  */
 static PrStatus
-order_restart(PartsEngine *e, const PrRestart *given, OrderedRestart *out, PrError *err)
+kept_restart(PartsEngine *e, const PrRestart *given, const PrRestart **out, PrError *err)
 {
-	int64_t		total = given->uniform || given->ptr == NULL ? 0 : given->ptr[given->k];
-	int64_t		dangling = given->dangling_count;
-	OrderedEntry *entries = NULL;
+	size_t		total = (size_t) restart_entries(given);
+	size_t		dangling = (size_t) given->dangling_count;
+	size_t		ptrs = given->uniform || given->ptr == NULL ? 0 : (size_t) given->k + 1;
+	size_t		bytes = sizeof(int64_t) * ptrs + sizeof(double) * (total + 2 * dangling) +
+		sizeof(int32_t) * (2 * total + 2 * dangling) + sizeof(OrderedEntry) * dangling;
+	PrRestart  *copy = &e->restart_given;
+	PrRestart  *ordered = &e->restart_ordered;
+	OrderedEntry *entries;
+	double	   *dangling_weight = NULL;
+	char	   *at;
 
-	memset(out, 0, sizeof(*out));
-	out->restart = *given;
-	if (total == 0 && dangling == 0)
+	*out = ordered;
+	if (is_kept_restart(e, given))
 		return PR_OK;
-	out->node = (int32_t *) pr_alloc_array(&e->alloc, (size_t) total + 1, sizeof(int32_t));
-	out->dangling_node = (int32_t *) pr_alloc_array(&e->alloc, (size_t) dangling + 1, sizeof(int32_t));
-	out->dangling_weight = (double *) pr_alloc_array(&e->alloc, (size_t) dangling + 1, sizeof(double));
-	entries = (OrderedEntry *) pr_alloc_array(&e->alloc, (size_t) dangling + 1, sizeof(OrderedEntry));
-	if (out->node == NULL || out->dangling_node == NULL || out->dangling_weight == NULL || entries == NULL)
-	{
-		free_restart(e, out);
-		pr_free(&e->alloc, entries);
+	free_kept_restart(e);
+	if ((e->restart_block = pr_alloc_array(&e->alloc, bytes + 1, 1)) == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a restart of %lld entries",
 							(long long) (total + dangling));
-	}
-	for (int64_t i = 0; i < total; i++)
-		out->node[i] = e->old_to_new[given->node[i]];
-	for (int64_t i = 0; i < dangling; i++)
+	/* 8-byte arrays first, then the 4-byte ones, then the sort's scratch */
+	at = (char *) e->restart_block;
+	*copy = *given;
+	*ordered = *given;
+	if (ptrs > 0)
 	{
-		entries[i].node = e->old_to_new[given->dangling_node[i]];
-		entries[i].weight = given->dangling_weight[i];
+		copy->ptr = ordered->ptr = memcpy(at, given->ptr, sizeof(int64_t) * ptrs);
+		at += sizeof(int64_t) * ptrs;
+		copy->weight = ordered->weight = memcpy(at, given->weight, sizeof(double) * total);
+		at += sizeof(double) * total;
 	}
-	qsort(entries, (size_t) dangling, sizeof(OrderedEntry), ordered_entry_cmp);
-	for (int64_t i = 0; i < dangling; i++)
-	{
-		out->dangling_node[i] = entries[i].node;
-		out->dangling_weight[i] = entries[i].weight;
-	}
-	pr_free(&e->alloc, entries);
-	if (total > 0)
-		out->restart.node = out->node;
 	if (dangling > 0)
 	{
-		out->restart.dangling_node = out->dangling_node;
-		out->restart.dangling_weight = out->dangling_weight;
+		copy->dangling_weight = memcpy(at, given->dangling_weight, sizeof(double) * dangling);
+		at += sizeof(double) * dangling;
+		dangling_weight = (double *) at;
+		at += sizeof(double) * dangling;
 	}
+	if (ptrs > 0)
+	{
+		int32_t    *node = (int32_t *) (at + sizeof(int32_t) * total);
+
+		copy->node = memcpy(at, given->node, sizeof(int32_t) * total);
+		at += sizeof(int32_t) * 2 * total;
+		for (size_t i = 0; i < total; i++)
+			node[i] = e->old_to_new[given->node[i]];
+		ordered->node = node;
+	}
+	if (dangling > 0)
+	{
+		int32_t    *dangling_node = (int32_t *) (at + sizeof(int32_t) * dangling);
+
+		copy->dangling_node = memcpy(at, given->dangling_node, sizeof(int32_t) * dangling);
+		at += sizeof(int32_t) * 2 * dangling;
+		entries = (OrderedEntry *) at;
+		for (size_t i = 0; i < dangling; i++)
+		{
+			entries[i].node = e->old_to_new[given->dangling_node[i]];
+			entries[i].weight = given->dangling_weight[i];
+		}
+		qsort(entries, dangling, sizeof(OrderedEntry), ordered_entry_cmp);
+		for (size_t i = 0; i < dangling; i++)
+		{
+			dangling_node[i] = entries[i].node;
+			dangling_weight[i] = entries[i].weight;
+		}
+		ordered->dangling_node = dangling_node;
+		ordered->dangling_weight = dangling_weight;
+	}
+	e->restart_kept = true;
 	return PR_OK;
 }
 
 /*
- * The body of an operation that takes a restart, run on every part: the restart renumbered into
- * the parts' order as `ordered` (order_restart), then CALL, an expression over `part` and `ordered`
- * that fills `part_err` when it fails, on each part in turn.  Returns the first failure (named by
- * its part), else PR_OK.
+ * The body of an operation that takes a restart, run on every part: the restart in the parts'
+ * order as `ordered` (kept_restart), then CALL, an expression over `part` and `ordered` that fills
+ * `part_err` when it fails, on each part in turn.  Returns the first failure (named by its part),
+ * else PR_OK.
  */
 #define RETURN_ON_EVERY_PART_IN_ORDER(base, restart, err, CALL) \
 	do { \
 		PartsEngine *e_ = (PartsEngine *) (base); \
-		OrderedRestart ordered; \
+		const PrRestart *ordered; \
 		PrStatus	status_; \
 \
 		if (!e_->prepared) \
 			return not_prepared(err); \
-		if ((status_ = order_restart(e_, (restart), &ordered, (err))) != PR_OK) \
+		if ((status_ = kept_restart(e_, (restart), &ordered, (err))) != PR_OK) \
 			return status_; \
-		for (int p_ = 0; p_ < e_->n_parts && status_ == PR_OK; p_++) \
+		for (int p_ = 0; p_ < e_->n_parts; p_++) \
 		{ \
 			PrEngine   *part = e_->parts[p_]; \
 			PrError		part_err = {PR_OK, ""}; \
 \
-			status_ = from_part(e_, p_, (CALL), &part_err, (err)); \
+			if ((status_ = from_part(e_, p_, (CALL), &part_err, (err))) != PR_OK) \
+				return status_; \
 		} \
-		free_restart(e_, &ordered); \
-		return status_; \
+		return PR_OK; \
 	} while (0)
 
 /* The PageRank update on every part (each over the whole vectors), the restart in their order. */
@@ -710,7 +767,7 @@ parts_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha,
 					  const PrRestart *restart, PrError *err)
 {
 	RETURN_ON_EVERY_PART_IN_ORDER(base, restart, err,
-								  part->ops->pagerank_update(part, y_slot, x_slot, alpha, &ordered.restart,
+								  part->ops->pagerank_update(part, y_slot, x_slot, alpha, ordered,
 															 &part_err));
 }
 
@@ -899,7 +956,7 @@ static PrStatus
 parts_restart_fill(PrEngine *base, int slot, const PrRestart *restart, PrError *err)
 {
 	RETURN_ON_EVERY_PART_IN_ORDER(base, restart, err,
-								  part->ops->restart_fill(part, slot, &ordered.restart, &part_err));
+								  part->ops->restart_fill(part, slot, ordered, &part_err));
 }
 
 /* The column sums of a slot, from part 0. */
@@ -978,6 +1035,7 @@ parts_release(PrEngine *base)
 	pr_free(&e->alloc, e->assembled);
 	pr_free(&e->alloc, e->received);
 	pr_free(&e->alloc, e->reordered);
+	free_kept_restart(e);
 	alloc = e->alloc;
 	pr_free(&alloc, e);
 }

@@ -527,6 +527,8 @@ test_parts_prepare_again(void)
 	check_hits_same(parts, &g2, "second graph HITS");
 	check_pagerank_same(parts, &g2, 0.85, &uniform, &o, 0, "second graph after HITS");
 	check_pagerank_same(parts, &g1, 0.8, &rwr, &warm, 0, "first graph, back");
+	/* the same restart on another graph: renumbered by that graph's order, not the last one's */
+	check_pagerank_same(parts, &g2, 0.8, &rwr, &warm, 0, "second graph, the first graph's restart");
 	check_hits_same(parts, &g1, "first graph HITS");
 	parts->ops->release(parts);
 	pr_graph_free(&g1, &pr_malloc_allocator);
