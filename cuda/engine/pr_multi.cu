@@ -54,8 +54,7 @@ typedef struct MultiExchange
 {
 	int			n_gpus;
 	ncclComm_t *comm;			/* [n_gpus], borrowed from the PrMultiComms */
-	bool		copies_ready;	/* the streams and events below are made */
-	cudaStream_t copy[PR_PARTS_MAX][PR_PARTS_MAX];	/* NULL until made, as the events */
+	cudaStream_t copy[PR_PARTS_MAX][PR_PARTS_MAX];	/* NULL where not made, as the events */
 	cudaEvent_t ready[PR_PARTS_MAX];	/* on g: its buffer written, no longer read by its stream */
 	cudaEvent_t copied[PR_PARTS_MAX][PR_PARTS_MAX];	/* on q: q's rows are in g's buffer */
 } MultiExchange;
@@ -188,12 +187,10 @@ enable_peer_access(int n_gpus, PrError *err)
 	return PR_OK;
 }
 
-/* Makes the gather's copy streams and events (on first use). */
+/* Makes the gather's copy streams and events (with the engine; multi_release frees those made). */
 static PrStatus
 make_copy_streams(MultiExchange *x, PrError *err)
 {
-	if (x->copies_ready)
-		return PR_OK;
 	for (int q = 0; q < x->n_gpus; q++)
 	{
 		PRM_CUDA(cudaSetDevice(q));
@@ -205,25 +202,20 @@ make_copy_streams(MultiExchange *x, PrError *err)
 				PRM_CUDA(cudaEventCreateWithFlags(&x->copied[q][g], cudaEventDisableTiming));
 			}
 	}
-	x->copies_ready = true;
 	return PR_OK;
 }
 
 /*
- * Enqueues the copy of every GPU q's rows [row_begin[q], row_begin[q+1]) from its buffer into the
- * same rows of every other GPU's buffer, by the copy engines (no kernel: the GPUs' cores stay
+ * Enqueues the copy of every GPU q's rows [row_begin[q], row_begin[q+1]) from its slot into the
+ * same rows of every other GPU's slot, by the copy engines (no kernel: the GPUs' cores stay
  * free), each pair on its own stream, all at once: a copy starts when both GPUs' streams have
- * reached it, and each GPU's stream goes on when every copy into or out of its buffer has ended.
+ * reached it, and each GPU's stream goes on when every copy into or out of its slot has ended.
  */
 static PrStatus
-copy_rows(MultiExchange *x, const PrGpuSlotView *view, void *const *buf, const int64_t *row_begin,
-		  PrError *err)
+copy_rows(MultiExchange *x, const PrGpuSlotView *view, const int64_t *row_begin, PrError *err)
 {
 	size_t		row_bytes = (size_t) view[0].k * view[0].elem;
-	PrStatus	st;
 
-	if ((st = make_copy_streams(x, err)) != PR_OK)
-		return st;
 	for (int g = 0; g < x->n_gpus; g++)
 	{
 		PRM_CUDA(cudaSetDevice(g));
@@ -242,8 +234,8 @@ copy_rows(MultiExchange *x, const PrGpuSlotView *view, void *const *buf, const i
 			PRM_CUDA(cudaStreamWaitEvent(x->copy[q][g], x->ready[q], 0));
 			PRM_CUDA(cudaStreamWaitEvent(x->copy[q][g], x->ready[g], 0));
 			if (bytes > 0)
-				PRM_CUDA(cudaMemcpyPeerAsync((char *) buf[g] + offset, g, (const char *) buf[q] + offset, q,
-											 bytes, x->copy[q][g]));
+				PRM_CUDA(cudaMemcpyPeerAsync((char *) view[g].data + offset, g, (const char *) view[q].data + offset,
+											 q, bytes, x->copy[q][g]));
 			PRM_CUDA(cudaEventRecord(x->copied[q][g], x->copy[q][g]));
 		}
 	}
@@ -253,7 +245,7 @@ copy_rows(MultiExchange *x, const PrGpuSlotView *view, void *const *buf, const i
 		for (int q = 0; q < x->n_gpus; q++)
 			if (q != g)
 			{
-				/* the copies into g's buffer, and those out of it (its next operations rewrite it) */
+				/* the copies into g's slot, and those out of it (its next operations rewrite it) */
 				PRM_CUDA(cudaStreamWaitEvent(view[g].stream, x->copied[q][g], 0));
 				PRM_CUDA(cudaStreamWaitEvent(view[g].stream, x->copied[g][q], 0));
 			}
@@ -302,7 +294,6 @@ multi_gather(void *arg, PrEngine *const *parts, int n_parts, const int64_t *row_
 {
 	MultiExchange *x = (MultiExchange *) arg;
 	PrGpuSlotView view[PR_PARTS_MAX];
-	void	   *buf[PR_PARTS_MAX];
 	PrStatus	st;
 
 	if ((st = slot_views(x, parts, n_parts, k, slot, view, err)) != PR_OK)
@@ -315,9 +306,7 @@ multi_gather(void *arg, PrEngine *const *parts, int n_parts, const int64_t *row_
 							(long long) view[0].n);
 	if (view[0].n == 0)
 		return PR_OK;
-	for (int p = 0; p < n_parts; p++)
-		buf[p] = view[p].data;
-	return copy_rows(x, view, buf, row_begin, err);
+	return copy_rows(x, view, row_begin, err);
 }
 
 /*
@@ -329,7 +318,6 @@ multi_sum(void *arg, PrEngine *const *parts, int n_parts, int64_t n, int k, int 
 {
 	MultiExchange *x = (MultiExchange *) arg;
 	PrGpuSlotView view[PR_PARTS_MAX];
-	void	   *buf[PR_PARTS_MAX];
 	ncclResult_t r = ncclSuccess,
 				end;
 	PrStatus	st;
@@ -341,11 +329,9 @@ multi_sum(void *arg, PrEngine *const *parts, int n_parts, int64_t n, int k, int 
 							(long long) view[0].n);
 	if (n == 0)
 		return PR_OK;
-	for (int p = 0; p < n_parts; p++)
-		buf[p] = view[p].data;
 	PRM_NCCL(ncclGroupStart());
 	for (int g = 0; g < n_parts && r == ncclSuccess; g++)
-		r = ncclAllReduce(buf[g], buf[g], (size_t) n * (size_t) k, view[0].elem == 8 ? ncclDouble : ncclFloat,
+		r = ncclAllReduce(view[g].data, view[g].data, (size_t) n * (size_t) k, view[0].elem == 8 ? ncclDouble : ncclFloat,
 						  ncclSum, x->comm[g], view[g].stream);
 	end = ncclGroupEnd();		/* also after a failed call: the group is closed either way */
 	if (r != ncclSuccess)
@@ -407,9 +393,9 @@ pr_multi_engine_create(PrMultiComms *comms, const PrGpuOptions *gpu, int n_gpus,
 		return NULL;
 	x->n_gpus = n_gpus;
 	x->comm = set;
-	if (enable_peer_access(n_gpus, err) != PR_OK)
+	if (enable_peer_access(n_gpus, err) != PR_OK || make_copy_streams(x, err) != PR_OK)
 	{
-		free(x);
+		multi_release(x);
 		return NULL;
 	}
 	if (gpu != NULL)
@@ -425,7 +411,7 @@ pr_multi_engine_create(PrMultiComms *comms, const PrGpuOptions *gpu, int n_gpus,
 		{
 			while (--g >= 0)
 				parts[g]->ops->release(parts[g]);
-			free(x);
+			multi_release(x);
 			return NULL;
 		}
 	}
