@@ -854,16 +854,23 @@ ties_complete(int64_t n, int64_t got, int64_t count, const double *val)
 	return got >= n || !same_score(val[count - 1], val[got - 1]);
 }
 
+/* How many entries to rank after asking for `asked` left a tie group open: 4 times as many. */
+static inline int64_t
+ask_more(int64_t n, int64_t asked)
+{
+	return asked > n / 4 ? n : asked * 4;
+}
+
 /*
- * The best count entries of column col in the caller's ids (index, value): part 0 ranks more
- * and more entries (4 times as many each time) until the tie group of the last entry kept is
- * complete, since which tied nodes belong in the answer depends on the caller's ids.
+ * The best count entries of column col in the caller's ids (index, value): part 0 ranks ask
+ * entries, then more and more (ask_more) until the tie group of the last entry kept is complete,
+ * since which tied nodes belong in the answer depends on the caller's ids.
  */
 static PrStatus
-column_top_k(PartsEngine *e, int slot, int col, int64_t count, int32_t *index, double *value, PrError *err)
+column_top_k(PartsEngine *e, int slot, int col, int64_t count, int64_t ask, int32_t *index, double *value,
+			 PrError *err)
 {
 	int64_t		n = e->g_seen.n_nodes;
-	int64_t		ask = count < n ? count + 1 : n;
 	PrStatus	status = PR_OK;
 
 	for (;;)
@@ -887,7 +894,7 @@ column_top_k(PartsEngine *e, int slot, int col, int64_t count, int32_t *index, d
 		pr_free(&e->alloc, val);
 		if (status != PR_OK || done)
 			return status;
-		ask = ask > n / 4 ? n : ask * 4;
+		ask = ask_more(n, ask);
 	}
 }
 
@@ -901,13 +908,13 @@ parts_top_k(PrEngine *base, int slot, int col, int64_t top_k, int32_t *index, do
 
 	if (!e->prepared)
 		return not_prepared(err);
-	return column_top_k(e, slot, col, top_k < n ? top_k : n, index, value, err);
+	return column_top_k(e, slot, col, top_k < n ? top_k : n, top_k < n ? top_k + 1 : n, index, value, err);
 }
 
 /*
  * The best entries of every column, in the caller's ids: part 0 ranks one entry more than asked
- * in every column at once; a column whose last tie group goes past them asks again alone
- * (column_top_k).
+ * in every column at once; a column whose last tie group goes past them asks again alone for
+ * more (column_top_k).
  */
 static PrStatus
 parts_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, double *value,
@@ -944,7 +951,8 @@ parts_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, dou
 			status = rank_in_caller_ids(e, stride, count, col_idx, col_val, index + (size_t) j * count,
 										value + (size_t) j * count, err);
 		else
-			status = column_top_k(e, slot, j, count, index + (size_t) j * count, value + (size_t) j * count, err);
+			status = column_top_k(e, slot, j, count, ask_more(n, stride), index + (size_t) j * count,
+								  value + (size_t) j * count, err);
 	}
 	pr_free(&e->alloc, idx);
 	pr_free(&e->alloc, val);
