@@ -21,7 +21,8 @@
  * memory_budget, as powerrank.gpu_memory sets it): a graph that one GPU then streams from host
  * memory may still be resident on several (their parts are smaller).  After each GPU row a "# steps" line splits an iteration: its products with their
  * exchange, the same products on every GPU without it, and its vector update (each step timed N
- * times on the prepared engine, ms a step).
+ * times on the prepared engine, ms a step), and a "# parts" line each GPU's products alone (the
+ * others idle) with the layout its part chose.
  *
  * The graph: "rmat:S" (R-MAT, Graph500 a=.57 b=.19 c=.19, random ids, 16 edges per node, parallel
  * edges kept: they add, the project's semantics), "er:S", "local:S..." (gen_parse), built with its
@@ -214,6 +215,46 @@ breakdown(PrEngine *e, const Bench *b, Algo a, double *product_ms, double *local
 	if (st == PR_OK)
 		st = wait_all(e, k, err);
 	*update_ms = (pr_clock_seconds() - t0) * 1e3 / b->iters;
+	return st;
+}
+
+/*
+ * Each part's products alone (several GPUs: the others idle), N timed, ms a step, into part_ms
+ * (PR_PARTS_MAX entries, -1 past the last part), and each part's engine name into names (its
+ * layout): how evenly the split shares the products' time.  Slots 0..2 are overwritten.
+ */
+static PrStatus
+parts_alone(PrEngine *e, const Bench *b, Algo a, double *part_ms, const char **names, PrError *err)
+{
+	PrProduct	first = a == ALGO_HITS ? PR_PRODUCT_PULL : PR_PRODUCT_PULL_NORMALIZED;
+	int			k = algo_columns(b, a);
+	PrResidual *r = malloc((size_t) k * sizeof(PrResidual));
+	PrStatus	st = r == NULL ? pr_error_set(err, PR_ERR_NOMEM, "out of memory") : PR_OK;
+
+	for (int p = 0; p < PR_PARTS_MAX; p++)
+	{
+		part_ms[p] = -1.0;
+		names[p] = NULL;
+	}
+	for (int p = 0; st == PR_OK && pr_parts_engine_part(e, p) != NULL; p++)
+	{
+		PrEngine   *part = pr_parts_engine_part(e, p);
+		double		t0;
+
+		st = part->ops->residual(part, r, err);
+		t0 = pr_clock_seconds();
+		for (int i = 0; st == PR_OK && i < b->iters; i++)
+		{
+			st = part->ops->product(part, first, 0, 1, err);
+			if (st == PR_OK && a == ALGO_HITS)
+				st = part->ops->product(part, PR_PRODUCT_PUSH, 1, 2, err);
+		}
+		if (st == PR_OK)
+			st = part->ops->residual(part, r, err);
+		part_ms[p] = (pr_clock_seconds() - t0) * 1e3 / b->iters;
+		names[p] = part->ops->name;
+	}
+	free(r);
 	return st;
 }
 
@@ -420,6 +461,23 @@ bench_algorithm(const Bench *b, Algo a, PrEngine *cpu, bool cpu_timing, PrMultiC
 						   update_ms);
 				else
 					printf("# steps %s %s %s on %d GPU(s): %s\n", graph, algo_names[a], precision_names[p], gpus[c],
+						   err.message);
+			}
+			if (pr_parts_engine_is(e))
+			{
+				double		part_ms[PR_PARTS_MAX];
+				const char *names[PR_PARTS_MAX];
+
+				if (parts_alone(e, b, a, part_ms, names, &err) == PR_OK)
+				{
+					printf("# parts %s %s %s on %d GPUs, each GPU's products alone, ms:", graph, algo_names[a],
+						   precision_names[p], gpus[c]);
+					for (int q = 0; q < PR_PARTS_MAX && names[q] != NULL; q++)
+						printf(" %s%.3f (%s)", q > 0 ? ", " : "", part_ms[q], names[q]);
+					printf("\n");
+				}
+				else
+					printf("# parts %s %s %s on %d GPUs: %s\n", graph, algo_names[a], precision_names[p], gpus[c],
 						   err.message);
 			}
 			e->ops->release(e);
