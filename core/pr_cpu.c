@@ -230,12 +230,27 @@ cpu_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha, const 
 	slot_written(e, y_slot);
 	pr_cpu_run(e, pr_cpu_task_pagerank_update, &args);
 	pr_cpu_collect_residual(e);
-	if (e->z != NULL)
+	if (e->z != NULL && !e->rows_owned)
 	{
 		/* the update also scaled y into z and took its dangling sums */
 		e->z_slot = y_slot;
 		e->dangling_slot = y_slot;
 	}
+	return PR_OK;
+}
+
+/* Owns rows [begin, end) for the updates until the next prepare (see pr_engine.h). */
+static PrStatus
+cpu_own_rows(PrEngine *base, int64_t begin, int64_t end, PrError *err)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+
+	if (e->slot == NULL || begin < 0 || begin > end || end > e->n)
+		return pr_error_set(err, PR_ERR_INVALID, "rows [%lld, %lld) to own on an engine of %lld prepared rows",
+							(long long) begin, (long long) end, e->slot == NULL ? 0LL : (long long) e->n);
+	e->rows_owned = true;
+	e->own_begin = begin;
+	e->own_end = end;
 	return PR_OK;
 }
 
@@ -470,6 +485,7 @@ static const PrEngineOps cpu_engine_ops = {
 	.combine = cpu_combine,
 	.dots = cpu_dots,
 	.far_field = cpu_far_field,
+	.own_rows = cpu_own_rows,
 	.release = cpu_release,
 };
 

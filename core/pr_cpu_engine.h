@@ -153,6 +153,9 @@ struct CpuEngine
 	double	   *dangling_coef;	/* [k] alpha * dangling mass, with a dangling distribution */
 	double	   *scratch;		/* [2k] carries [0, k) and sums [k, 2k) of the chunk totals */
 	PrResidual *res;			/* [k] residuals of the last update / normalize */
+	bool		rows_owned;		/* pagerank_update writes only rows [own_begin, own_end) (own_rows) */
+	int64_t		own_begin;
+	int64_t		own_end;
 	bool		have_residual;
 	double	   *far_field;		/* [n] the far-field vector kept for the warm start, or NULL */
 

@@ -583,6 +583,7 @@ pr_cpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned ne
 		return pr_error_set(err, PR_ERR_INVALID, "bad arguments to the CPU engine's prepare");
 	}
 	n = g->n_nodes;
+	e->rows_owned = false;		/* every row until own_rows says otherwise */
 	if ((uint64_t) n > SIZE_MAX / sizeof(double) / (size_t) k)
 	{
 		pr_cpu_unprepare(e);

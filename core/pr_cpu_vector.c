@@ -255,6 +255,18 @@ pr_cpu_task_pagerank_update(CpuEngine *e, int tid, const void *varg)
 		int64_t		v0 = c * PR_CPU_CHUNK;
 		int64_t		v1 = v0 + PR_CPU_CHUNK < e->n ? v0 + PR_CPU_CHUNK : e->n;
 
+		if (e->rows_owned)
+		{
+			/* only the rows the engine owns: a chunk outside them adds nothing to the residual */
+			v0 = v0 > e->own_begin ? v0 : e->own_begin;
+			v1 = v1 < e->own_end ? v1 : e->own_end;
+			if (v0 >= v1)
+			{
+				for (int j = 0; j < k; j++)
+					e->part_sum[c * k + j] = e->part_max[c * k + j] = 0.0;
+				continue;
+			}
+		}
 		if (a->uniform)
 		{
 			if (k == 1)
@@ -279,7 +291,8 @@ pr_cpu_task_pagerank_update(CpuEngine *e, int tid, const void *varg)
 			{
 				int			j = e->restart_col[r];
 
-				y[(int64_t) e->restart_node[r] * k + j] += e->coef[j] * e->restart_weight[r];
+				if (e->restart_node[r] >= v0 && e->restart_node[r] < v1)
+					y[(int64_t) e->restart_node[r] * k + j] += e->coef[j] * e->restart_weight[r];
 			}
 		}
 		if (a->restart != NULL && a->restart->dangling_count > 0)
@@ -294,8 +307,9 @@ pr_cpu_task_pagerank_update(CpuEngine *e, int tid, const void *varg)
 						e->dangling_coef[j] * r->dangling_weight[i];
 		}
 		chunk_residual(e, c, v0, v1, y, a->x);
-		/* prepare the next product while the chunk is in cache */
-		if (e->z != NULL)
+		/* prepare the next product while the chunk is in cache (not for owned rows: the
+		 * product reads the whole vector, which an exchange completes after the update) */
+		if (e->z != NULL && !e->rows_owned)
 			chunk_scale_by_strength(e, c, y);
 	}
 }

@@ -203,6 +203,16 @@ typedef struct PrEngineOps
 	PrStatus	(*restart_local) (PrEngine *e, int out_slot, int temp_slot, double alpha,
 								  const PrRestart *restart, PrError *err);
 
+	/*
+	 * Optional, for the parts engine (pr_parts.h): from now on, until the next prepare, the engine
+	 * owns rows [begin, end) of the prepared graph (0 <= begin <= end <= n).  pagerank_update
+	 * then writes only those rows of y and its residual covers only them; every other operation
+	 * is unchanged.  The update still needs x's dangling mass over every node: it takes it from x
+	 * when x was made whole (filled, uploaded, or its rows copied in by an exchange), or from the
+	 * input of the last product that read x, when an exchange made that whole (PrPartsExchange).
+	 */
+	PrStatus	(*own_rows) (PrEngine *e, int64_t begin, int64_t end, PrError *err);
+
 	/* Frees everything the engine holds (the PrEngine itself too). */
 	void		(*release) (PrEngine *e);
 } PrEngineOps;

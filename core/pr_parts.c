@@ -37,6 +37,11 @@ typedef struct PartsEngine
 	/* the prepared state */
 	bool		prepared;
 	int			k;
+	bool		rows_owned;		/* every part owns its rows (own_rows): updates divided */
+	int			n_flags;		/* slots that whole and input_whole describe */
+	bool	   *whole;			/* [n_flags] every part holds every row of the slot */
+	bool	   *input_whole;	/* [n_flags] ... or at least what a normalized pull product reads */
+	bool		residual_partial;	/* the last residual is each part's over its own rows */
 	double	   *assembled;		/* generic exchange: [n*k] the whole slot, rows from their parts */
 	double	   *received;		/* generic exchange: [n*k] one part's copy of the slot */
 	size_t		exchange_values;	/* values each of the two holds */
@@ -71,7 +76,10 @@ from_part(const PartsEngine *e, int p, PrStatus status, const PrError *part_err,
  * `part_err` when it fails, on each part in turn.  Returns the first failure (named by its part),
  * else PR_OK.
  */
-#define RETURN_ON_EVERY_PART(base, err, CALL) \
+#define RETURN_ON_EVERY_PART(base, err, CALL) RETURN_ON_EVERY_PART_THEN(base, err, CALL, (void) 0)
+
+/* The same, with AFTER, a statement, run once every part succeeded. */
+#define RETURN_ON_EVERY_PART_THEN(base, err, CALL, AFTER) \
 	do { \
 		PartsEngine *e_ = (PartsEngine *) (base); \
 \
@@ -86,6 +94,7 @@ from_part(const PartsEngine *e, int p, PrStatus status, const PrError *part_err,
 			if (status_ != PR_OK) \
 				return status_; \
 		} \
+		AFTER; \
 		return PR_OK; \
 	} while (0)
 
@@ -421,6 +430,75 @@ reserve_exchange(PartsEngine *e, int64_t n, int k, PrError *err)
 }
 
 /*
+ * Makes whole and input_whole describe n_slots slots: those they described keep their state
+ * unless fresh (a new graph or k: nothing the slots held counts), the others whole (no operation
+ * wrote them since the prepare; every part holds the same nothing).
+ */
+static PrStatus
+reserve_flags(PartsEngine *e, int n_slots, bool fresh, PrError *err)
+{
+	if (n_slots > e->n_flags)
+	{
+		bool	   *whole = (bool *) pr_alloc_array(&e->alloc, (size_t) n_slots, sizeof(bool));
+		bool	   *input_whole = (bool *) pr_alloc_array(&e->alloc, (size_t) n_slots, sizeof(bool));
+
+		if (whole == NULL || input_whole == NULL)
+		{
+			pr_free(&e->alloc, whole);
+			pr_free(&e->alloc, input_whole);
+			return pr_error_set(err, PR_ERR_NOMEM, "out of memory for the state of %d vectors", n_slots);
+		}
+		for (int s = 0; s < n_slots; s++)
+			whole[s] = input_whole[s] = s < e->n_flags ? e->whole[s] : true;
+		pr_free(&e->alloc, e->whole);
+		pr_free(&e->alloc, e->input_whole);
+		e->whole = whole;
+		e->input_whole = input_whole;
+		e->n_flags = n_slots;
+	}
+	for (int s = 0; fresh && s < e->n_flags; s++)
+		e->whole[s] = e->input_whole[s] = true;
+	return PR_OK;
+}
+
+/*
+ * Gives every part its rows (own_rows) when every part can own rows; a part that refuses its range
+ * makes every part own every row again (the updates then run over the whole vectors).
+ */
+static PrStatus
+own_parts_rows(PartsEngine *e, PrError *err)
+{
+	PrStatus	status = PR_OK;
+
+	e->rows_owned = false;
+	for (int p = 0; p < e->n_parts; p++)
+		if (e->parts[p]->ops->own_rows == NULL)
+			return PR_OK;
+	for (int p = 0; status == PR_OK && p < e->n_parts; p++)
+	{
+		PrEngine   *part = e->parts[p];
+		PrError		part_err = {PR_OK, ""};
+
+		status = part->ops->own_rows(part, e->row_begin[p], e->row_begin[p + 1], &part_err);
+	}
+	if (status == PR_OK)
+	{
+		e->rows_owned = true;
+		return PR_OK;
+	}
+	for (int p = 0; p < e->n_parts; p++)
+	{
+		PrEngine   *part = e->parts[p];
+		PrError		part_err = {PR_OK, ""};
+
+		if ((status = from_part(e, p, part->ops->own_rows(part, 0, e->g_seen.n_nodes, &part_err), &part_err,
+								err)) != PR_OK)
+			return status;
+	}
+	return PR_OK;
+}
+
+/*
  * Splits the graph (or keeps the split of the graph it holds) and prepares every part on its
  * part graph with the same k, slots and products.  Every part is asked even after one failed
  * (the first failure is returned), so that each part holds either the current part graph or,
@@ -457,7 +535,12 @@ parts_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned nee
 		if (status == PR_OK)
 			status = part_status;
 	}
+	if (status == PR_OK)
+		status = reserve_flags(e, n_slots, e->split_seconds > 0.0 || k != e->k, err);
 	e->k = k;
+	e->residual_partial = false;
+	if (status == PR_OK)
+		status = own_parts_rows(e, err);
 	e->prepared = status == PR_OK;
 	return status;
 }
@@ -497,8 +580,97 @@ exchange_on_host(PartsEngine *e, int slot, bool sum, PrError *err)
 }
 
 /*
- * y_slot = product(x_slot) on every part, then exchanged: a pull product's rows gathered from
- * their parts, a push product's partial sums added, so that every part holds the whole result.
+ * Whether every part holds every row of slot (a slot no flag describes: yes; without rows owned
+ * a slot is only partial between a pull product and its exchange, which follow one another).
+ */
+static inline bool
+slot_whole(const PartsEngine *e, int slot)
+{
+	return slot < 0 || slot >= e->n_flags || e->whole[slot];
+}
+
+/*
+ * Records what an operation left in slot: every row on every part (whole), or each part's own
+ * rows only (the others stale or zero).
+ */
+static void
+slot_holds(PartsEngine *e, int slot, bool whole)
+{
+	if (slot >= 0 && slot < e->n_flags)
+		e->whole[slot] = e->input_whole[slot] = whole;
+}
+
+/*
+ * Exchanges the rows of slot from their parts (product_input: what a normalized pull product
+ * reads of it may go instead of its values; *values_moved says which went).
+ */
+static PrStatus
+gather_rows(PartsEngine *e, int slot, bool product_input, bool *values_moved, PrError *err)
+{
+	PrError		exchange_err = {PR_OK, ""};
+	PrStatus	status;
+
+	*values_moved = true;
+	if (e->exchange.gather == NULL)
+		return exchange_on_host(e, slot, false, err);
+	status = e->exchange.gather(e->exchange.arg, e->parts, e->n_parts, e->row_begin, e->k, slot,
+								product_input, values_moved, &exchange_err);
+	if (status != PR_OK)
+		return pr_error_set(err, status, "the exchange of a vector's rows: %s", exchange_err.message);
+	return PR_OK;
+}
+
+/* Makes every part hold every row of slot (an exchange when some part holds only its own). */
+static PrStatus
+make_whole(PartsEngine *e, int slot, PrError *err)
+{
+	bool		values_moved;
+	PrStatus	status;
+
+	if (slot_whole(e, slot))
+		return PR_OK;
+	if ((status = gather_rows(e, slot, false, &values_moved, err)) == PR_OK)
+		slot_holds(e, slot, true);
+	return status;
+}
+
+/*
+ * Forgets that what a product reads of a slot other than keep is whole where its values are not:
+ * a part engine keeps one such input (a GPU engine's scaled copy), which the next product of
+ * another slot or the next update rewrites.
+ */
+static void
+forget_inputs(PartsEngine *e, int keep)
+{
+	for (int s = 0; s < e->n_flags; s++)
+		if (s != keep)
+			e->input_whole[s] = e->whole[s];
+}
+
+/* Makes every part hold what a normalized pull product reads of slot, every row of it. */
+static PrStatus
+make_input_whole(PartsEngine *e, int slot, PrError *err)
+{
+	bool		values_moved;
+	PrStatus	status;
+
+	forget_inputs(e, slot);
+	if (slot_whole(e, slot) || e->input_whole[slot])
+		return PR_OK;
+	if ((status = gather_rows(e, slot, true, &values_moved, err)) != PR_OK)
+		return status;
+	if (values_moved)
+		slot_holds(e, slot, true);
+	else
+		e->input_whole[slot] = true;
+	return PR_OK;
+}
+
+/*
+ * y_slot = product(x_slot) on every part, each part first holding what the product reads of
+ * x_slot; then exchanged: a pull product's rows gathered from their parts (with rows owned, not
+ * yet: each part keeps its own until an operation needs the others), a push product's partial
+ * sums added, so that every part holds the whole result.
  */
 static PrStatus
 parts_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError *err)
@@ -509,6 +681,11 @@ parts_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError
 
 	if (!e->prepared)
 		return not_prepared(err);
+	if (product != PR_PRODUCT_PULL_NORMALIZED)
+		forget_inputs(e, -1);
+	status = product == PR_PRODUCT_PULL_NORMALIZED ? make_input_whole(e, x_slot, err) : make_whole(e, x_slot, err);
+	if (status != PR_OK)
+		return status;
 	for (int p = 0; p < e->n_parts; p++)
 	{
 		PrEngine   *part = e->parts[p];
@@ -519,28 +696,29 @@ parts_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError
 		if (status != PR_OK)
 			return status;
 	}
-	if (product == PR_PRODUCT_PUSH)
+	if (product != PR_PRODUCT_PUSH)
 	{
-		if (e->exchange.sum == NULL)
-			return exchange_on_host(e, y_slot, true, err);
-		status = e->exchange.sum(e->exchange.arg, e->parts, e->n_parts, e->g_seen.n_nodes, e->k,
-								 y_slot, &exchange_err);
+		slot_holds(e, y_slot, false);
+		return e->rows_owned ? PR_OK : make_whole(e, y_slot, err);
 	}
-	else if (e->exchange.gather == NULL)
-		return exchange_on_host(e, y_slot, false, err);
-	else
-		status = e->exchange.gather(e->exchange.arg, e->parts, e->n_parts, e->row_begin, e->k,
-									y_slot, &exchange_err);
-	if (status != PR_OK)
+	if (e->exchange.sum == NULL)
+		status = exchange_on_host(e, y_slot, true, err);
+	else if ((status = e->exchange.sum(e->exchange.arg, e->parts, e->n_parts, e->g_seen.n_nodes, e->k,
+									   y_slot, &exchange_err)) != PR_OK)
 		return pr_error_set(err, status, "the exchange after a product: %s", exchange_err.message);
-	return PR_OK;
+	if (status == PR_OK)
+		slot_holds(e, y_slot, true);
+	return status;
 }
 
 /* Fills a slot on every part. */
 static PrStatus
 parts_fill(PrEngine *base, int slot, double value, PrError *err)
 {
-	RETURN_ON_EVERY_PART(base, err, part->ops->fill(part, slot, value, &part_err));
+	PartsEngine *e = (PartsEngine *) base;
+
+	RETURN_ON_EVERY_PART_THEN(base, err, part->ops->fill(part, slot, value, &part_err),
+							  slot_holds(e, slot, true));
 }
 
 /* A vector of n rows of k values moved between orders: to[i] = from[map[i]] (rows). */
@@ -586,7 +764,8 @@ parts_upload(PrEngine *base, int slot, const double *host, PrError *err)
 	if (!e->prepared)
 		return not_prepared(err);
 	reorder_rows(e, e->new_to_old, host, e->reordered);
-	RETURN_ON_EVERY_PART(base, err, part->ops->upload(part, slot, e->reordered, &part_err));
+	RETURN_ON_EVERY_PART_THEN(base, err, part->ops->upload(part, slot, e->reordered, &part_err),
+							  slot_holds(e, slot, true));
 }
 
 /* Downloads a slot from part 0 into the caller's order. */
@@ -600,6 +779,8 @@ parts_download(PrEngine *base, int slot, double *host, PrError *err)
 
 	if (!e->prepared)
 		return not_prepared(err);
+	if ((status = make_whole(e, slot, err)) != PR_OK)
+		return status;
 	status = from_part(e, 0, part->ops->download(part, slot, e->reordered, &part_err), &part_err, err);
 	if (status != PR_OK)
 		return status;
@@ -737,10 +918,10 @@ kept_restart(PartsEngine *e, const PrRestart *given, const PrRestart **out, PrEr
 /*
  * The body of an operation that takes a restart, run on every part: the restart in the parts'
  * order as `ordered` (kept_restart), then CALL, an expression over `part` and `ordered` that fills
- * `part_err` when it fails, on each part in turn.  Returns the first failure (named by its part),
- * else PR_OK.
+ * `part_err` when it fails, on each part in turn, and AFTER, a statement, once every part
+ * succeeded.  Returns the first failure (named by its part), else PR_OK.
  */
-#define RETURN_ON_EVERY_PART_IN_ORDER(base, restart, err, CALL) \
+#define RETURN_ON_EVERY_PART_IN_ORDER(base, restart, err, CALL, AFTER) \
 	do { \
 		PartsEngine *e_ = (PartsEngine *) (base); \
 		const PrRestart *ordered; \
@@ -758,31 +939,70 @@ kept_restart(PartsEngine *e, const PrRestart *given, const PrRestart **out, PrEr
 			if ((status_ = from_part(e_, p_, (CALL), &part_err, (err))) != PR_OK) \
 				return status_; \
 		} \
+		AFTER; \
 		return PR_OK; \
 	} while (0)
 
-/* The PageRank update on every part (each over the whole vectors), the restart in their order. */
+/*
+ * The PageRank update on every part, the restart in their order: with rows owned each part
+ * computes its own rows (the slot then holds only those on each part) and its residual over them.
+ */
 static PrStatus
 parts_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha,
 					  const PrRestart *restart, PrError *err)
 {
+	PartsEngine *e = (PartsEngine *) base;
+
 	RETURN_ON_EVERY_PART_IN_ORDER(base, restart, err,
 								  part->ops->pagerank_update(part, y_slot, x_slot, alpha, ordered,
-															 &part_err));
+															 &part_err),
+								  (forget_inputs(e, -1), slot_holds(e, y_slot, false),
+								   e->residual_partial = e->rows_owned));
 }
 
-/* Normalises a slot on every part. */
+/* Normalises a slot on every part (each part first holding every row of it and of old_slot). */
 static PrStatus
 parts_normalize(PrEngine *base, int slot, int old_slot, PrError *err)
 {
-	RETURN_ON_EVERY_PART(base, err, part->ops->normalize(part, slot, old_slot, &part_err));
+	PartsEngine *e = (PartsEngine *) base;
+	PrStatus	status;
+
+	if (e->prepared && ((status = make_whole(e, slot, err)) != PR_OK ||
+						(status = make_whole(e, old_slot, err)) != PR_OK))
+		return status;
+	RETURN_ON_EVERY_PART_THEN(base, err, part->ops->normalize(part, slot, old_slot, &part_err),
+							  (slot_holds(e, slot, true), e->residual_partial = false));
 }
 
-/* The residuals of the last update, from part 0. */
+/*
+ * The residuals of the last update: part 0's, or with rows owned the parts' own summed (l1) and
+ * their largest (linf).
+ */
 static PrStatus
 parts_residual(PrEngine *base, PrResidual *out, PrError *err)
 {
-	RETURN_FROM_PART_0(base, err, part->ops->residual(part, out, &part_err));
+	PartsEngine *e = (PartsEngine *) base;
+	PrResidual *part_res;
+	PrStatus	status = PR_OK;
+
+	if (!e->prepared || !e->residual_partial)
+		RETURN_FROM_PART_0(base, err, part->ops->residual(part, out, &part_err));
+	if ((part_res = (PrResidual *) pr_alloc_array(&e->alloc, (size_t) e->k, sizeof(PrResidual))) == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %d residuals", e->k);
+	for (int p = 0; status == PR_OK && p < e->n_parts; p++)
+	{
+		PrEngine   *part = e->parts[p];
+		PrError		part_err = {PR_OK, ""};
+
+		status = from_part(e, p, part->ops->residual(part, part_res, &part_err), &part_err, err);
+		for (int j = 0; status == PR_OK && j < e->k; j++)
+		{
+			out[j].l1 = p == 0 ? part_res[j].l1 : out[j].l1 + part_res[j].l1;
+			out[j].linf = p == 0 || part_res[j].linf > out[j].linf ? part_res[j].linf : out[j].linf;
+		}
+	}
+	pr_free(&e->alloc, part_res);
+	return status;
 }
 
 /* Whether two scores are equal for the ranking (NaN equal to NaN: they rank together). */
@@ -905,9 +1125,12 @@ parts_top_k(PrEngine *base, int slot, int col, int64_t top_k, int32_t *index, do
 {
 	PartsEngine *e = (PartsEngine *) base;
 	int64_t		n = e->g_seen.n_nodes;
+	PrStatus	status;
 
 	if (!e->prepared)
 		return not_prepared(err);
+	if ((status = make_whole(e, slot, err)) != PR_OK)
+		return status;
 	return column_top_k(e, slot, col, top_k < n ? top_k : n, top_k < n ? top_k + 1 : n, index, value, err);
 }
 
@@ -930,6 +1153,8 @@ parts_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, dou
 
 	if (!e->prepared)
 		return not_prepared(err);
+	if ((status = make_whole(e, slot, err)) != PR_OK)
+		return status;
 	idx = (int32_t *) pr_alloc_array(&e->alloc, (size_t) (stride * e->k) + 1, sizeof(int32_t));
 	val = (double *) pr_alloc_array(&e->alloc, (size_t) (stride * e->k) + 1, sizeof(double));
 	if (idx == NULL || val == NULL)
@@ -963,30 +1188,56 @@ parts_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, dou
 static PrStatus
 parts_restart_fill(PrEngine *base, int slot, const PrRestart *restart, PrError *err)
 {
+	PartsEngine *e = (PartsEngine *) base;
+
 	RETURN_ON_EVERY_PART_IN_ORDER(base, restart, err,
-								  part->ops->restart_fill(part, slot, ordered, &part_err));
+								  part->ops->restart_fill(part, slot, ordered, &part_err),
+								  slot_holds(e, slot, true));
 }
 
-/* The column sums of a slot, from part 0. */
+/* The column sums of a slot, from part 0 (holding every row of it). */
 static PrStatus
 parts_column_sums(PrEngine *base, int slot, double *sums, double *dangling, PrError *err)
 {
+	PartsEngine *e = (PartsEngine *) base;
+	PrStatus	status;
+
+	if (e->prepared && (status = make_whole(e, slot, err)) != PR_OK)
+		return status;
 	RETURN_FROM_PART_0(base, err, part->ops->column_sums(part, slot, sums, dangling, &part_err));
 }
 
-/* Combines slots on every part. */
+/*
+ * Combines slots on every part (element by element: each part's own rows are right whatever the
+ * others hold); the result holds every row where every term did.
+ */
 static PrStatus
 parts_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const double *coef,
 			  PrError *err)
 {
-	RETURN_ON_EVERY_PART(base, err,
-						 part->ops->combine(part, out_slot, n_terms, slots, coef, &part_err));
+	PartsEngine *e = (PartsEngine *) base;
+	bool		whole = true;
+
+	for (int t = 0; t < n_terms && slots != NULL; t++)
+		whole = whole && slot_whole(e, slots[t]);
+	RETURN_ON_EVERY_PART_THEN(base, err,
+							  part->ops->combine(part, out_slot, n_terms, slots, coef, &part_err),
+							  slot_holds(e, out_slot, whole));
 }
 
-/* Dot products of slots, from part 0 (every part holds the same vectors). */
+/* Dot products of slots, from part 0 (holding every row of them). */
 static PrStatus
 parts_dots(PrEngine *base, int a_slot, int n_terms, const int *slots, double *out, PrError *err)
 {
+	PartsEngine *e = (PartsEngine *) base;
+	PrStatus	status = PR_OK;
+
+	if (e->prepared)
+		status = make_whole(e, a_slot, err);
+	for (int t = 0; status == PR_OK && e->prepared && t < n_terms && slots != NULL; t++)
+		status = make_whole(e, slots[t], err);
+	if (status != PR_OK)
+		return status;
 	RETURN_FROM_PART_0(base, err, part->ops->dots(part, a_slot, n_terms, slots, out, &part_err));
 }
 
@@ -999,8 +1250,12 @@ parts_far_field(PrEngine *base, int slot, bool keep, bool *found, PrError *err)
 {
 	PartsEngine *e = (PartsEngine *) base;
 
+	PrStatus	status;
+
 	if (!e->prepared)
 		return not_prepared(err);
+	if (keep && (status = make_whole(e, slot, err)) != PR_OK)
+		return status;
 	for (int p = 0; p < e->n_parts; p++)
 	{
 		PrEngine   *part = e->parts[p];
@@ -1020,6 +1275,8 @@ parts_far_field(PrEngine *base, int slot, bool keep, bool *found, PrError *err)
 								e->n_parts, part_found ? "keeps" : "lacks",
 								part_found ? "lacks one" : "keeps one");
 	}
+	if (!keep && *found)
+		slot_holds(e, slot, true);
 	return PR_OK;
 }
 
@@ -1043,6 +1300,8 @@ parts_release(PrEngine *base)
 	pr_free(&e->alloc, e->assembled);
 	pr_free(&e->alloc, e->received);
 	pr_free(&e->alloc, e->reordered);
+	pr_free(&e->alloc, e->whole);
+	pr_free(&e->alloc, e->input_whole);
 	free_kept_restart(e);
 	alloc = e->alloc;
 	pr_free(&alloc, e);
@@ -1207,5 +1466,6 @@ pr_parts_engine_report(PrEngine *engine, PrPartsReport *out, PrError *err)
 	for (int p = 0; p < e->n_parts; p++)
 		out->edges[p] = e->part_graph[p].n_edges;
 	out->split_seconds = e->split_seconds;
+	out->rows_owned = e->rows_owned;
 	return PR_OK;
 }

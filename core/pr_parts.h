@@ -14,8 +14,14 @@
  * for either product.
  *
  * Every vector operation (the PageRank update, normalisation, combinations, fills, uploads) runs on
- * every part over the whole vector, so each part holds the same full vectors and no operation but
- * the product needs another part; reads (residual, download, column sums, top-k) come from part 0.
+ * every part, and reads (download, column sums, dot products, top-k) come from part 0, which holds
+ * every row.  When every part owns rows (PrEngineOps.own_rows), each part's PageRank update
+ * computes only its own rows and the residual is summed over the parts; the engine then knows, for
+ * each slot, whether every part holds every row of it or only its own, and exchanges a slot's rows
+ * only when an operation needs the rest: before a product (only what the product reads: see
+ * PrPartsExchange.gather), before a read, a normalisation or a dot product.  So an iteration of
+ * PageRank or RWR exchanges once, and every part updates 1/n_parts of the rows.  Otherwise every
+ * part runs every operation over the whole vector and a pull product's result is exchanged at once.
  * The warm start's restart_local is not offered (it multiplies inside the engine): the driver takes
  * its general way through restart_fill and products.
  *
@@ -42,11 +48,14 @@ typedef struct PrPartsExchange
 {
 	/*
 	 * Makes rows [row_begin[p], row_begin[p+1]) (all k columns) of slot on every part equal to
-	 * those rows on part p, for every p.  NULL: the generic exchange through download and upload
-	 * (host memory; for the CPU engine's parts).
+	 * those rows on part p, for every p.  With product_input, what the normalized pull product
+	 * reads of the slot may go instead of its values (a GPU engine's copy of the slot scaled by
+	 * the out-strengths, pr_gpu_slot.h); *values_moved says whether the values went.  NULL: the
+	 * generic exchange through download and upload (host memory, the values; for the CPU
+	 * engine's parts).
 	 */
 	PrStatus	(*gather) (void *arg, PrEngine *const *parts, int n_parts, const int64_t *row_begin,
-						   int k, int slot, PrError *err);
+						   int k, int slot, bool product_input, bool *values_moved, PrError *err);
 
 	/*
 	 * Makes every value of slot (n rows, k columns) on every part the sum of that value over the
@@ -69,6 +78,7 @@ typedef struct PrPartsReport
 	int64_t		edges[PR_PARTS_MAX];	/* edges of each part graph */
 	double		split_seconds;	/* host: the ranges and the part graphs (0 when prepare kept
 								 * the split of the graph it held) */
+	bool		rows_owned;		/* each part updates only its own rows (PrEngineOps.own_rows) */
 } PrPartsReport;
 
 /*

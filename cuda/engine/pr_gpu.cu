@@ -353,10 +353,15 @@ product_typed(GpuEngine *e, PrProduct product, int x_slot, int y_slot, PrError *
 				int64_t		total = e->n * e->k;
 
 				k_scale<T><<<grid_for(total), PR_THREADS, 0, e->stream>>>(e->n, e->k, (const T *) e->slots[x_slot],
-																	  (const T *) e->inv_out, (T *) e->z);
+																	  (const T *) e->inv_out, e->rows_owned, (T *) e->z);
 				PR_LAUNCHED();
 				e->z_owner = x_slot;
+				e->z_whole = true;
 			}
+			else if (!e->z_whole)
+				return pr_error_set(err, PR_ERR_ENGINE,
+									"GPU engine: a product of slot %d, whose scaled copy holds only the owned rows (exchange it first)",
+									x_slot);
 			in = e->z;
 		}
 	}
@@ -574,6 +579,8 @@ update_typed(GpuEngine *e, int y_slot, int x_slot, double alpha, const PrRestart
 {
 	const T    *r = NULL;
 	int64_t		n = e->n;
+	int64_t		row_begin = e->rows_owned ? e->own_begin : 0;
+	int64_t		row_end = e->rows_owned ? e->own_end : n;
 
 	if (!restart->uniform)
 	{
@@ -587,8 +594,17 @@ update_typed(GpuEngine *e, int y_slot, int x_slot, double alpha, const PrRestart
 		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: a uniform restart needs k = 1");
 	if (!e->dangling_valid[x_slot])
 	{
-		k_column_sums<T><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(n, e->k, (const T *) e->slots[x_slot], (const T *) e->inv_out,
-																	e->partials, e->counter, stats_at(e, x_slot));
+		/* with rows owned, x's scaled copy (made whole by an exchange) holds its dangling values */
+		bool		from_z = e->rows_owned && e->z_owner == x_slot && e->pull.kind != MATRIX_CUSPARSE;
+		int64_t		first = from_z && e->dangling_tail >= 0 ? e->dangling_tail : 0;
+
+		if (from_z && !e->z_whole)
+			return pr_error_set(err, PR_ERR_ENGINE,
+								"GPU engine: an update from slot %d, whose scaled copy holds only the owned rows (exchange it first)",
+								x_slot);
+		k_column_sums<T><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(n - first, e->k, (const T *) (from_z ? e->z : e->slots[x_slot]) + first * e->k,
+																	(const T *) e->inv_out + first, e->partials, e->counter,
+																	stats_at(e, x_slot));
 		PR_LAUNCHED();
 		e->dangling_valid[x_slot] = true;
 	}
@@ -598,22 +614,27 @@ update_typed(GpuEngine *e, int y_slot, int x_slot, double alpha, const PrRestart
 		/* 16-byte accesses; a restart with few non-zeros from its list, not the dense matrix */
 		bool		sparse = r != NULL && e->restart_n >= 0;
 
-		k_pagerank_update_vec<T, UPDATE_V(T)><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(n, e->k, (T *) e->slots[y_slot], (const T *) e->slots[x_slot],
+		k_pagerank_update_vec<T, UPDATE_V(T)><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(n, row_begin, row_end, e->k, (T *) e->slots[y_slot],
+																						(const T *) e->slots[x_slot],
 																						(const T *) e->inv_out, sparse ? (const T *) NULL : r,
 																						e->restart_pos, e->restart_w, sparse ? e->restart_n : -1,
-																						alpha, stats_at(e, x_slot) + 2, 3,
+																						alpha, stats_at(e, x_slot) + 2, 3, e->rows_owned,
 																						e->pull.kind == MATRIX_CUSPARSE ? (T *) NULL : (T *) e->z,
 																						e->partials, e->counter, stats_at(e, y_slot));
 	}
 	else
-		k_pagerank_update<T><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(n, e->k, (T *) e->slots[y_slot], (const T *) e->slots[x_slot],
-																		(const T *) e->inv_out, r, alpha, stats_at(e, x_slot) + 2, 3,
+		k_pagerank_update<T><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(n, row_begin, row_end, e->k, (T *) e->slots[y_slot],
+																		(const T *) e->slots[x_slot], (const T *) e->inv_out, r, alpha,
+																		stats_at(e, x_slot) + 2, 3, e->rows_owned,
 																		e->pull.kind == MATRIX_CUSPARSE ? (T *) NULL : (T *) e->z,
 																		e->partials, e->counter, stats_at(e, y_slot));
 	PR_LAUNCHED();
-	e->dangling_valid[y_slot] = true;
+	e->dangling_valid[y_slot] = !e->rows_owned;	/* owned rows: the dangling mass of those alone */
 	if (e->pull.kind != MATRIX_CUSPARSE)
+	{
 		e->z_owner = y_slot;
+		e->z_whole = !e->rows_owned;
+	}
 	e->resid_index = y_slot;
 	return PR_OK;
 }
@@ -1155,6 +1176,46 @@ pr_gpu_engine_create(const PrGpuOptions *opts, PrError *err)
 	return pr_gpu_bench_engine_create(opts, NULL, err);
 }
 
+/*
+ * The first row of the prepared graph's dangling nodes when they are its last rows (n when it has
+ * none), else -1: the rows an update of owned rows sums the dangling mass over.
+ */
+static int64_t
+dangling_tail(const GpuEngine *e)
+{
+	const PrGraph *g = e->prep_graph;
+
+	if (g->n_dangling == 0)
+		return e->n;
+	return g->dangling[0] == e->n - g->n_dangling ? e->n - g->n_dangling : -1;
+}
+
+/* Owns rows [begin, end) for the updates until the next prepare (see pr_engine.h). */
+static PrStatus
+gpu_own_rows(PrEngine *base, int64_t begin, int64_t end, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+
+	if (!e->prepared)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: not prepared");
+	if (begin < 0 || begin > end || end > e->n)
+		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: rows [%lld, %lld) to own of %lld", (long long) begin,
+							(long long) end, (long long) e->n);
+	e->z_owner = -1;			/* its dangling rows may not hold the values an owned update needs */
+	if (begin == 0 && end == e->n)
+	{
+		e->rows_owned = false;
+		return PR_OK;
+	}
+	if (!e->natural_order)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED, "GPU engine: rows to own in an order of its own");
+	e->rows_owned = true;
+	e->own_begin = begin;
+	e->own_end = end;
+	e->dangling_tail = dangling_tail(e);
+	return PR_OK;
+}
+
 /* Creates the engine on the requested device with the benchmark's or a test's further settings. */
 PrEngine *
 pr_gpu_bench_engine_create(const PrGpuOptions *opts, const PrGpuBenchOptions *bench, PrError *err)
@@ -1237,6 +1298,7 @@ pr_gpu_bench_engine_create(const PrGpuOptions *opts, const PrGpuBenchOptions *be
 	e->ops.combine = gpu_combine;
 	e->ops.dots = gpu_dots;
 	e->ops.far_field = gpu_far_field;
+	e->ops.own_rows = gpu_own_rows;
 	e->ops.restart_local = gpu_restart_local;
 	e->base.ops = &e->ops;
 	return &e->base;
@@ -1280,6 +1342,38 @@ pr_gpu_engine_slot(PrEngine *engine, int slot, PrGpuSlotView *out, PrError *err)
 	out->k = e->k;
 	out->new_to_old = e->natural_order ? NULL : e->new_to_old;
 	return PR_OK;
+}
+
+/* Describes what a normalized pull product reads of slot when an exchange should move it (pr_gpu_slot.h). */
+PrStatus
+pr_gpu_engine_product_input(PrEngine *engine, int slot, PrGpuSlotView *out, bool *scaled, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) engine;
+	PrStatus	st = pr_gpu_engine_slot(engine, slot, out, err);
+
+	*scaled = false;
+	if (st != PR_OK)
+		return st;
+	if (e->rows_owned && e->z_owner == slot && !e->z_whole && e->pull.kind != MATRIX_CUSPARSE)
+	{
+		out->data = e->z;
+		*scaled = true;
+	}
+	return PR_OK;
+}
+
+/* An exchange completed the rows of slot's scaled copy (pr_gpu_slot.h). */
+void
+pr_gpu_engine_product_input_changed(PrEngine *engine, int slot)
+{
+	GpuEngine  *e = (GpuEngine *) engine;
+
+	if (engine != NULL && engine->ops->prepare == gpu_prepare && e->prepared && slot >= 0 && slot < e->n_slots &&
+		e->z_owner == slot)
+	{
+		e->z_whole = true;
+		e->dangling_valid[slot] = false;	/* the whole mass, from z, at the next update */
+	}
 }
 
 /* Forgets what the engine keeps about a slot that the exchange rewrites (pr_gpu_slot.h). */

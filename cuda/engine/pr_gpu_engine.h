@@ -101,6 +101,14 @@ struct GpuEngine
 	std::vector<bool> dangling_valid;
 	void	   *z;
 	int			z_owner;
+	bool		z_whole;		/* z holds every row (not only the owned ones: see own_rows) */
+	/* rows owned (PrEngineOps.own_rows): the update writes rows [own_begin, own_end) only, its z
+	 * holds the dangling nodes' values (no product reads them) so that an exchange of z carries
+	 * the dangling mass, which the next update then sums from z */
+	bool		rows_owned;
+	int64_t		own_begin;
+	int64_t		own_end;
+	int64_t		dangling_tail;	/* first row of the dangling nodes when they are the last rows, else -1 */
 	double	   *stage;
 	double	   *partials;
 	unsigned int *counter;

@@ -637,7 +637,7 @@ time_pull_layout_typed(GpuEngine *e, GpuMatrix *mat, int reps, double *ms, PrErr
 		if (mat->kind != MATRIX_CUSPARSE)
 		{
 			k_scale<T><<<pr_grid_blocks(e->n, PR_THREADS, 132 * 16), PR_THREADS, 0, e->stream>>>(
-				e->n, 1, x, (const T *) e->inv_out, (T *) e->z);
+				e->n, 1, x, (const T *) e->inv_out, false, (T *) e->z);
 			in = e->z;
 		}
 		if ((st = gpu_matrix_run<T>(e, mat, in, y, err)) != PR_OK)
@@ -1166,6 +1166,7 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	PrStatus	st;
 
 	PR_CUDA(cudaSetDevice(e->opt.device));	/* engines of several GPUs take turns on one thread */
+	e->rows_owned = false;		/* every row until own_rows says otherwise */
 	if (same_prepared_graph(e, g, k, needs))
 		return reuse_prepared(e, n_slots, err);
 	memset(&times, 0, sizeof(times));

@@ -39,6 +39,23 @@ typedef struct PrGpuSlotView
 PrStatus	pr_gpu_engine_slot(PrEngine *engine, int slot, PrGpuSlotView *out, PrError *err);
 
 /*
+ * What a normalized pull product reads of slot, for an exchange before that product: when the
+ * engine owns rows (PrEngineOps.own_rows) and its last update wrote slot, the slot's copy scaled
+ * by the out-strengths, in which only the owned rows are written and the dangling nodes' rows hold
+ * their values (*scaled = true, out describes that copy: same shape and device as the slot);
+ * otherwise the slot itself (*scaled = false: exchange its values).
+ */
+PrStatus	pr_gpu_engine_product_input(PrEngine *engine, int slot, PrGpuSlotView *out, bool *scaled,
+										PrError *err);
+
+/*
+ * Tells the engine that work enqueued on its stream by someone else completed the rows of slot's
+ * scaled copy (pr_gpu_engine_product_input said *scaled): the next product reads it as it is, and
+ * the next update takes the dangling mass from it.  Call it once that work is enqueued.
+ */
+void		pr_gpu_engine_product_input_changed(PrEngine *engine, int slot);
+
+/*
  * Tells the engine that work enqueued on its stream by someone else rewrites the slot: it forgets
  * everything it keeps about the slot's contents (the scaled copy the normalized product reads,
  * the dangling sums).  Call it once that work is enqueued, before the engine's next operation.

@@ -5,11 +5,13 @@
  * the partial sums added after a push product.
  *
  * The gather of slot s, rows [b_p, b_{p+1}) owned by GPU p: every part engine keeps the parts'
- * order (PrGpuOptions.graph_order), so those rows are one range of every GPU's slot; the copy engines
- * copy every owner q's range from q's slot into the same range of every other GPU's slot
+ * order (PrGpuOptions.graph_order), so those rows are one range of every GPU's slot, copied from
+ * owner q's slot into the same range of every other GPU's slot, one of two ways, whichever was
+ * faster when the engine first gathered a slot of that width (bytes a row): the copy engines
  * (cudaMemcpyPeerAsync, a stream per ordered pair, ordered by events after the products and before
- * the next operation).  The sum runs one in-place ncclAllReduce per GPU in one group.  Everything is
- * enqueued on streams: the host does not wait.
+ * the next operation), or in-place NCCL broadcasts, one per owner.  The sum runs one in-place
+ * ncclAllReduce per GPU in one group.  Everything is enqueued on streams: apart from the first
+ * gather of a width, the host does not wait.
  */
 #include "pr_multi.h"
 #include "pr_parts.h"
@@ -45,10 +47,21 @@ struct PrMultiComms
 	ncclComm_t *sets[PR_PARTS_MAX + 1];
 };
 
+/* How a gather moves the rows: the copy engines, or NCCL broadcasts. */
+typedef enum GatherWay
+{
+	GATHER_COPY_ENGINES = 0,
+	GATHER_BROADCAST
+} GatherWay;
+
+/* Slot widths (bytes a row) whose gather way is measured and kept. */
+#define GATHER_WIDTHS 8
+
 /*
  * The exchange of one engine: its GPUs' communicators, and for the copies of the gather a stream
  * per ordered pair of GPUs (copy[q][g], on q: q's rows into g) with the events that order them
- * after the products and before the next operation.
+ * after the products and before the next operation; and the gather way measured for each slot
+ * width met so far.
  */
 typedef struct MultiExchange
 {
@@ -57,6 +70,9 @@ typedef struct MultiExchange
 	cudaStream_t copy[PR_PARTS_MAX][PR_PARTS_MAX];	/* NULL where not made, as the events */
 	cudaEvent_t ready[PR_PARTS_MAX];	/* on g: its buffer written, no longer read by its stream */
 	cudaEvent_t copied[PR_PARTS_MAX][PR_PARTS_MAX];	/* on q: q's rows are in g's buffer */
+	int			n_widths;
+	size_t		width[GATHER_WIDTHS];	/* bytes a row */
+	GatherWay	way[GATHER_WIDTHS];	/* the faster way for that width */
 } MultiExchange;
 
 /* Zeroed host memory of bytes, or NULL with err set. */
@@ -254,12 +270,110 @@ copy_rows(MultiExchange *x, const PrGpuSlotView *view, const int64_t *row_begin,
 }
 
 /*
- * Each GPU's view of slot (view[p]), checked to be the same shape on GPU p for every part, and
- * the engines told that the slot is being rewritten (also when a later step fails).
+ * Enqueues a broadcast of every GPU q's rows [row_begin[q], row_begin[q+1]) from its slot into the
+ * same rows of every other GPU's slot: one in-place ncclBroadcast per owner and GPU, in one group,
+ * on the engines' own streams (NCCL's kernels, which use the GPUs' cores, order them there).
  */
 static PrStatus
-slot_views(MultiExchange *x, PrEngine *const *parts, int n_parts, int k, int slot, PrGpuSlotView *view,
-		   PrError *err)
+broadcast_rows(MultiExchange *x, const PrGpuSlotView *view, const int64_t *row_begin, PrError *err)
+{
+	size_t		row_values = (size_t) view[0].k;
+	ncclResult_t r = ncclSuccess,
+				end;
+
+	PRM_NCCL(ncclGroupStart());
+	for (int q = 0; q < x->n_gpus && r == ncclSuccess; q++)
+	{
+		size_t		offset = (size_t) row_begin[q] * row_values * view[0].elem;
+		size_t		count = (size_t) (row_begin[q + 1] - row_begin[q]) * row_values;
+
+		for (int g = 0; g < x->n_gpus && r == ncclSuccess && count > 0; g++)
+			r = ncclBroadcast((char *) view[g].data + offset, (char *) view[g].data + offset, count,
+							  view[0].elem == 8 ? ncclDouble : ncclFloat, q, x->comm[g], view[g].stream);
+	}
+	end = ncclGroupEnd();		/* also after a failed call: the group is closed either way */
+	if (r != ncclSuccess)
+		return pr_nccl_failed(err, r, "multi-GPU", "ncclBroadcast", __FILE__, __LINE__);
+	if (end != ncclSuccess)
+		return pr_nccl_failed(err, end, "multi-GPU", "ncclGroupEnd", __FILE__, __LINE__);
+	return PR_OK;
+}
+
+/* Enqueues a gather of the rows the chosen way. */
+static PrStatus
+gather_rows(MultiExchange *x, GatherWay way, const PrGpuSlotView *view, const int64_t *row_begin, PrError *err)
+{
+	return way == GATHER_BROADCAST ? broadcast_rows(x, view, row_begin, err) : copy_rows(x, view, row_begin, err);
+}
+
+/* Waits for every GPU's stream. */
+static PrStatus
+wait_streams(const MultiExchange *x, const PrGpuSlotView *view, PrError *err)
+{
+	for (int g = 0; g < x->n_gpus; g++)
+	{
+		PRM_CUDA(cudaSetDevice(view[g].device));
+		PRM_CUDA(cudaStreamSynchronize(view[g].stream));
+	}
+	return PR_OK;
+}
+
+/* Gathers timed on one slot width: each way once to start, then as many times each, alternating. */
+#define GATHER_TRIALS 5
+
+/*
+ * The faster gather way for the slot's width: measured the first time a width is met, on the slot
+ * itself (a gather leaves the slot as it found it once done, so repeating it changes nothing), the
+ * host waiting for every GPU around each trial; kept for the engine's life.  Which way wins depends
+ * on the interconnect, the GPU count and the bytes: on four H200s (NVSwitch) the copy engines
+ * moved one column faster and eight columns slower than NCCL.
+ */
+static PrStatus
+gather_way(MultiExchange *x, const PrGpuSlotView *view, const int64_t *row_begin, GatherWay *way, PrError *err)
+{
+	size_t		width = (size_t) view[0].k * view[0].elem;
+	double		best[2] = {0.0, 0.0};
+	PrStatus	st;
+
+	for (int i = 0; i < x->n_widths; i++)
+		if (x->width[i] == width)
+		{
+			*way = x->way[i];
+			return PR_OK;
+		}
+	if ((st = wait_streams(x, view, err)) != PR_OK)
+		return st;
+	for (int trial = 0; trial <= GATHER_TRIALS; trial++)
+		for (int w = 0; w < 2; w++)
+		{
+			double		t0 = pr_clock_seconds(),
+						seconds;
+
+			if ((st = gather_rows(x, (GatherWay) w, view, row_begin, err)) != PR_OK ||
+				(st = wait_streams(x, view, err)) != PR_OK)
+				return st;
+			seconds = pr_clock_seconds() - t0;
+			if (trial > 0 && (trial == 1 || seconds < best[w]))
+				best[w] = seconds;
+		}
+	*way = best[GATHER_BROADCAST] < best[GATHER_COPY_ENGINES] ? GATHER_BROADCAST : GATHER_COPY_ENGINES;
+	if (x->n_widths < GATHER_WIDTHS)
+	{
+		x->width[x->n_widths] = width;
+		x->way[x->n_widths++] = *way;
+	}
+	return PR_OK;
+}
+
+/*
+ * Each GPU's view of slot (view[p]), checked to be the same shape on GPU p for every part, and
+ * the engines told that the slot is being rewritten (also when a later step fails).  With
+ * product_input, the views of the slots' scaled copies when every GPU has one to exchange
+ * (pr_gpu_engine_product_input; *scaled set), else of the slots.
+ */
+static PrStatus
+slot_views(MultiExchange *x, PrEngine *const *parts, int n_parts, int k, int slot, bool product_input,
+		   PrGpuSlotView *view, bool *scaled, PrError *err)
 {
 	PrStatus	st;
 
@@ -267,9 +381,18 @@ slot_views(MultiExchange *x, PrEngine *const *parts, int n_parts, int k, int slo
 		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: %d parts for an exchange over %d GPUs", n_parts,
 							x->n_gpus);
 	memset(view, 0, sizeof(PrGpuSlotView) * (size_t) n_parts);
+	*scaled = product_input;
+	for (int p = 0; product_input && p < n_parts; p++)
+	{
+		bool		part_scaled = false;
+
+		if ((st = pr_gpu_engine_product_input(parts[p], slot, &view[p], &part_scaled, err)) != PR_OK)
+			return st;
+		*scaled = *scaled && part_scaled;
+	}
 	for (int p = 0; p < n_parts; p++)
 	{
-		if ((st = pr_gpu_engine_slot(parts[p], slot, &view[p], err)) != PR_OK)
+		if (!*scaled && (st = pr_gpu_engine_slot(parts[p], slot, &view[p], err)) != PR_OK)
 			return st;
 		if (view[p].device != p || view[p].elem != view[0].elem || view[p].n != view[0].n || view[p].k != k)
 			return pr_error_set(err, PR_ERR_INVALID,
@@ -280,24 +403,34 @@ slot_views(MultiExchange *x, PrEngine *const *parts, int n_parts, int k, int slo
 								"multi-GPU: part %d keeps a private order; the exchange needs the parts' order", p);
 	}
 	for (int p = 0; p < n_parts; p++)
-		pr_gpu_engine_slot_changed(parts[p], slot);
+	{
+		if (*scaled)
+			pr_gpu_engine_product_input_changed(parts[p], slot);
+		else
+			pr_gpu_engine_slot_changed(parts[p], slot);
+	}
 	return PR_OK;
 }
 
 /*
  * The exchange (PrPartsExchange.gather): makes rows [row_begin[p], row_begin[p+1]) of slot on
- * every GPU equal to GPU p's, for every p.
+ * every GPU equal to GPU p's, for every p; with product_input, of the slot's scaled copies where
+ * every GPU has one (pr_gpu_engine_product_input; *values_moved false), else of the slots.
  */
 static PrStatus
 multi_gather(void *arg, PrEngine *const *parts, int n_parts, const int64_t *row_begin, int k, int slot,
-			 PrError *err)
+			 bool product_input, bool *values_moved, PrError *err)
 {
 	MultiExchange *x = (MultiExchange *) arg;
 	PrGpuSlotView view[PR_PARTS_MAX];
+	GatherWay	way;
+	bool		scaled = false;
 	PrStatus	st;
 
-	if ((st = slot_views(x, parts, n_parts, k, slot, view, err)) != PR_OK)
+	*values_moved = true;
+	if ((st = slot_views(x, parts, n_parts, k, slot, product_input, view, &scaled, err)) != PR_OK)
 		return st;
+	*values_moved = !scaled;
 	for (int p = 0; p < n_parts; p++)
 		if (row_begin[p] < 0 || row_begin[p] > row_begin[p + 1])
 			return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: the rows of part %d are not a range", p);
@@ -306,7 +439,9 @@ multi_gather(void *arg, PrEngine *const *parts, int n_parts, const int64_t *row_
 							(long long) view[0].n);
 	if (view[0].n == 0)
 		return PR_OK;
-	return copy_rows(x, view, row_begin, err);
+	if ((st = gather_way(x, view, row_begin, &way, err)) != PR_OK)
+		return st;
+	return gather_rows(x, way, view, row_begin, err);
 }
 
 /*
@@ -320,9 +455,10 @@ multi_sum(void *arg, PrEngine *const *parts, int n_parts, int64_t n, int k, int 
 	PrGpuSlotView view[PR_PARTS_MAX];
 	ncclResult_t r = ncclSuccess,
 				end;
+	bool		scaled = false;
 	PrStatus	st;
 
-	if ((st = slot_views(x, parts, n_parts, k, slot, view, err)) != PR_OK)
+	if ((st = slot_views(x, parts, n_parts, k, slot, false, view, &scaled, err)) != PR_OK)
 		return st;
 	if (view[0].n != n)
 		return pr_error_set(err, PR_ERR_INVALID, "multi-GPU: a sum of %lld rows over slots of %lld", (long long) n,

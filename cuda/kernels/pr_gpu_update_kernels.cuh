@@ -13,15 +13,17 @@
 #include <thrust/execution_policy.h>
 
 /* One element of the PageRank update (both update kernels): the new value alpha*y + r, returned;
- * *z = new * inv_out; |new - x| into *l1 and *linf, the new value into *dsum on a dangling node. */
+ * *z = new * inv_out (on a dangling node, whose z no product reads: 0, or with carry the new
+ * value itself, so that z holds the dangling mass); |new - x| into *l1 and *linf, the new value
+ * into *dsum on a dangling node. */
 template <typename T>
 __device__ __forceinline__ T
-update_element(T y, T x, T io, T r, double alpha, T *z, double *l1, double *linf, double *dsum)
+update_element(T y, T x, T io, T r, double alpha, bool carry, T *z, double *l1, double *linf, double *dsum)
 {
 	T			v = (T) alpha * y + r;
 	double		d = fabs((double) v - (double) x);
 
-	*z = v * io;
+	*z = carry && io == (T) 0 ? v : v * io;
 	*l1 += d;
 	*linf = fmax(*linf, d);
 	if (io == (T) 0)
@@ -30,16 +32,17 @@ update_element(T y, T x, T io, T r, double alpha, T *z, double *l1, double *linf
 }
 
 /*
- * The PageRank update, per element: y = alpha*y + (alpha*d_j + 1 - alpha) * r; residual |y - x|;
- * z = y * inv_out (the next product's input); dangling mass of y for the next update.
- * r = restart[i*k+j] when restart != NULL, else 1/n.  result[j*3 + {0,1,2}] = l1, linf, dangling.
+ * The PageRank update, per element of rows [row_begin, row_end) of the n: y = alpha*y +
+ * (alpha*d_j + 1 - alpha) * r; residual |y - x|; z = y * inv_out (the next product's input; carry:
+ * see update_element); dangling mass of y for the next update.  r = restart[i*k+j] when
+ * restart != NULL, else 1/n.  result[j*3 + {0,1,2}] = l1, linf, dangling (over those rows).
  */
 template <typename T>
 __global__ void __launch_bounds__(PR_THREADS)
-k_pagerank_update(int64_t n, int k, T *__restrict__ y, const T *__restrict__ x,
-				  const T *__restrict__ inv_out, const T *__restrict__ restart, double alpha,
-				  const double *__restrict__ dangling_in, int dangling_stride, T *__restrict__ z,
-				  double *partials, unsigned int *counter, double *result)
+k_pagerank_update(int64_t n, int64_t row_begin, int64_t row_end, int k, T *__restrict__ y,
+				  const T *__restrict__ x, const T *__restrict__ inv_out, const T *__restrict__ restart,
+				  double alpha, const double *__restrict__ dangling_in, int dangling_stride, bool carry,
+				  T *__restrict__ z, double *partials, unsigned int *counter, double *result)
 {
 	int			rows_per_step = PR_THREADS / k;
 	int			j = threadIdx.x % k;
@@ -54,14 +57,14 @@ k_pagerank_update(int64_t n, int k, T *__restrict__ y, const T *__restrict__ x,
 		double		teleport = alpha * dangling_in[j * dangling_stride] + (1.0 - alpha);
 		T			uniform = (T) (teleport / (double) n);
 
-		for (int64_t i = (int64_t) blockIdx.x * rows_per_step + r0; i < n;
+		for (int64_t i = row_begin + (int64_t) blockIdx.x * rows_per_step + r0; i < row_end;
 			 i += (int64_t) gridDim.x * rows_per_step)
 		{
 			int64_t		q = i * k + j;
 			T			r = restart ? (T) (teleport * (double) restart[q]) : uniform;
 			T			zq;
 
-			y[q] = update_element<T>(y[q], x[q], inv_out[i], r, alpha, &zq, &l1, &linf, &dsum);
+			y[q] = update_element<T>(y[q], x[q], inv_out[i], r, alpha, carry, &zq, &l1, &linf, &dsum);
 			if (z)
 				z[q] = zq;
 		}
@@ -114,16 +117,16 @@ vec_store(double *p, const double *v)
  */
 template <typename T, int V>
 __global__ void __launch_bounds__(PR_THREADS)
-k_pagerank_update_vec(int64_t n, int k, T *__restrict__ y, const T *__restrict__ x,
-					  const T *__restrict__ inv_out, const T *__restrict__ restart,
+k_pagerank_update_vec(int64_t n, int64_t row_begin, int64_t row_end, int k, T *__restrict__ y,
+					  const T *__restrict__ x, const T *__restrict__ inv_out, const T *__restrict__ restart,
 					  const int64_t *__restrict__ rs_pos, const double *__restrict__ rs_w, int64_t rs_n,
-					  double alpha, const double *__restrict__ dangling_in, int dangling_stride,
+					  double alpha, const double *__restrict__ dangling_in, int dangling_stride, bool carry,
 					  T *__restrict__ z, double *partials, unsigned int *counter, double *result)
 {
 	int			gpr = k / V;	/* threads per row */
 	int			rows_per_step = PR_THREADS / gpr;
 	int			j0 = ((int) threadIdx.x % gpr) * V;
-	int64_t		i = (int64_t) blockIdx.x * rows_per_step + (int) threadIdx.x / gpr;
+	int64_t		i = row_begin + (int64_t) blockIdx.x * rows_per_step + (int) threadIdx.x / gpr;
 	int64_t		step = (int64_t) gridDim.x * rows_per_step;
 	double		teleport[V],
 				l1[V],
@@ -141,7 +144,7 @@ k_pagerank_update_vec(int64_t n, int k, T *__restrict__ y, const T *__restrict__
 	}
 	if (rs_n > 0)				/* first sparse entry at or after this thread's first element */
 		cur = thrust::lower_bound(thrust::seq, rs_pos, rs_pos + rs_n, i * k + j0) - rs_pos;
-	for (; i < n; i += step)
+	for (; i < row_end; i += step)
 	{
 		int64_t		q0 = i * k + j0;
 		T			yv[V],
@@ -172,7 +175,7 @@ k_pagerank_update_vec(int64_t n, int k, T *__restrict__ y, const T *__restrict__
 		{
 			T			r = (restart || rs_n >= 0) ? (T) (teleport[q] * (double) rv[q]) : uniform[q];
 
-			yv[q] = update_element<T>(yv[q], xv[q], io, r, alpha, &zv[q], &l1[q], &linf[q], &dsum[q]);
+			yv[q] = update_element<T>(yv[q], xv[q], io, r, alpha, carry, &zv[q], &l1[q], &linf[q], &dsum[q]);
 		}
 		vec_store(y + q0, yv);
 		if (z)

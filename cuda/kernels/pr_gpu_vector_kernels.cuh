@@ -10,16 +10,23 @@
 
 #define PR_MAX_K 256			/* most columns the vector kernels handle */
 
-/* z = x * inv_out (scale) or z = x (scale == nullptr), n x k. */
+/*
+ * z = x * inv_out (scale) or z = x (scale == nullptr), n x k; with carry, z = x on the nodes whose
+ * inv_out is 0 (dangling: no product reads their z, which then holds their mass).
+ */
 template <typename T>
 __global__ void __launch_bounds__(PR_THREADS)
-k_scale(int64_t n, int k, const T *__restrict__ x, const T *__restrict__ inv_out, T *__restrict__ z)
+k_scale(int64_t n, int k, const T *__restrict__ x, const T *__restrict__ inv_out, bool carry, T *__restrict__ z)
 {
 	int64_t		total = n * k;
 
 	for (int64_t q = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; q < total;
 		 q += (int64_t) gridDim.x * PR_THREADS)
-		z[q] = inv_out ? x[q] * inv_out[q / k] : x[q];
+	{
+		T			io = inv_out ? inv_out[q / k] : (T) 1;
+
+		z[q] = carry && io == (T) 0 ? x[q] : x[q] * io;
+	}
 }
 
 /* The input slots of k_combine and k_dots, passed by value. */

@@ -201,6 +201,7 @@ check_split(PrEngine *parts, const PrGraph *g, const char *what)
 
 	CHECK(pr_parts_engine_report(parts, &r, &err) == PR_OK);
 	CHECK(r.row_begin[0] == 0 && r.row_begin[r.n_parts] == n);
+	CHECKF(r.rows_owned, "%s: the CPU engine's parts own their rows", what);
 	for (int p = 0; p < r.n_parts; p++)
 	{
 		int64_t		begin = r.row_begin[p],
@@ -547,10 +548,12 @@ typedef struct TestExchange
 /* A gather that moves nothing: every part keeps only its own rows of the product. */
 static PrStatus
 idle_gather(void *arg, PrEngine *const *parts, int n_parts, const int64_t *row_begin, int k,
-			int slot, PrError *err)
+			int slot, bool product_input, bool *values_moved, PrError *err)
 {
 	TestExchange *t = (TestExchange *) arg;
 
+	(void) product_input;
+	*values_moved = true;
 	(void) parts;
 	(void) n_parts;
 	(void) row_begin;
@@ -636,7 +639,7 @@ test_parts_exchange(void)
 	}
 	t.answer = PR_ERR_ENGINE;
 	CHECK(pr_pagerank(parts, &g, 0.85, &uniform, &o, got, &st, &err) == PR_ERR_ENGINE);
-	CHECKF(strcmp(err.message, "the exchange after a product: no link between the parts") == 0,
+	CHECKF(strcmp(err.message, "the exchange of a vector's rows: no link between the parts") == 0,
 		   "%s", err.message);
 	CHECK(t.releases == 0);
 	parts->ops->release(parts);
