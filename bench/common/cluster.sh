@@ -144,15 +144,15 @@ reset_settings() {
 }
 
 # timed SQL calls in ONE session: for each of REPS runs of QUERY (after PRE, untimed) one line
-# "ms engine iterations build_ms iterate_ms total_ms cache_hit fallback read_ms prepare_ms"
-# (ms: psql's \timing; the rest: powerrank_last_run(), spaces in the engine's name as _)
+# "ms engine iterations build_ms iterate_ms total_ms cache_hit fallback read_ms prepare_ms residency"
+# (ms: psql's \timing; the rest: powerrank_last_run(), spaces in the engine's name as _, - for NULL)
 timed_calls() {  # reps query [pre]
   local reps=$1 q=${2%;} pre=${3:-} f
   f=$(mktemp "$WORK/timed.XXXXXX.sql")
   { echo "$pre"
     for _ in $(seq "$reps"); do
       echo '\timing on'; echo "$q \\g /dev/null"; echo '\timing off'   # no ';': "\g" alone runs the query once
-      echo "SELECT concat_ws(' ', 'STATS', replace(engine, ' ', '_'), iterations, round(build_ms::numeric, 1), round(iterate_ms::numeric, 1), round(total_ms::numeric, 1), cache_hit, coalesce(fallback, '-'), round(read_ms::numeric, 1), round(prepare_ms::numeric, 1)) FROM (SELECT 1) one LEFT JOIN powerrank_last_run() ON true;"
+      echo "SELECT concat_ws(' ', 'STATS', replace(engine, ' ', '_'), iterations, round(build_ms::numeric, 1), round(iterate_ms::numeric, 1), round(total_ms::numeric, 1), cache_hit, coalesce(fallback, '-'), round(read_ms::numeric, 1), round(prepare_ms::numeric, 1), coalesce(residency, '-')) FROM (SELECT 1) one LEFT JOIN powerrank_last_run() ON true;"
     done; } > "$f"
   chmod 644 "$f"
   sql -f "$f" | awk '/^Time:/ {t=$2} /^STATS/ {$1=""; print t $0}'

@@ -368,6 +368,24 @@ release_streamed_loser(Resident *r, const ServiceRequest *req)
 }
 
 /*
+ * The cpu-test engine's residency of a run on its parts: the GPU engine's choice for part 0's graph
+ * (every node, part 0's share of the edges), as a run on several GPUs reports part 0's; none when
+ * neither way fits (the parts, CPU engines, have run anyway).
+ */
+static void
+describe_test_parts_run(ServiceOutcome *out, const ServiceRequest *req, const Resident *r)
+{
+	PrPartsReport split;
+	PrError		err = {0};
+	PrGraph		part = r->graph;
+
+	if (pr_parts_engine_report(r->multi, &split, &err) != PR_OK)
+		return;
+	part.n_edges = split.edges[0];
+	(void) engine_test_residency(req, req->k, &part, out->residency, sizeof(out->residency), &err);
+}
+
+/*
  * Publishes a successful run: the outcome (stats, engine, residency), the service's counters, the
  * graph marked prepared (its tuner started when cached), room made when it ran streamed for lack
  * of it, and its size recounted.
@@ -391,6 +409,8 @@ publish_success(ServiceSlot *slot, Resident *r, const Resident *one_off, bool re
 		if (engine_config->kind == SERVICE_ENGINE_GPU &&
 			engine_gpu.engine_report(pr_parts_engine_part(r->multi, 0), &report, &report_err) == PR_OK)
 			strlcpy(out->residency, report.residency, sizeof(out->residency));
+		else if (engine_config->kind == SERVICE_ENGINE_CPU_TEST)
+			describe_test_parts_run(out, req, r);
 	}
 	else if (engine_config->kind == SERVICE_ENGINE_GPU &&
 			 engine_gpu.engine_report(r->engine, &report, &report_err) == PR_OK)
