@@ -1534,6 +1534,12 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 		same += c->parts[p].kept->prepared_k != 0;
 	}
 	t_opened = pr_clock_seconds();
+	/* a set the parts' graphs are not is replaced by the merge: its room is given back first */
+	if (!shared_nodes_fit(c, shared_nodes))
+	{
+		graph_cache_release(&shared);
+		shared_nodes = NULL;
+	}
 	c->nodes = merged_nodes(c, shared_nodes, keyed ? &key : NULL, &nodes_how);
 	graph_cache_release(&shared);
 	for (p = 0; p < c->n_parts; p++)

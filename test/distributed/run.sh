@@ -233,6 +233,12 @@ sql $C -c "SELECT powerrank_cache_drop('edges_big')" >>"$OUT"
 PGOPTIONS="-c powerrank.cache_size=$up" sql $C -c "$big_call" >>"$OUT"
 sql $C -c "SELECT count(*) FILTER (WHERE source = 'edges_filler'::regclass) AS filler, count(*) FILTER (WHERE source = 'edges_big'::regclass) AS node_set FROM powerrank_cache" \
 	-c "SELECT bytes <= $up * 1048576 AS within_limit FROM powerrank_cache_status()" >>"$OUT"
+# a write on a shard: the next new session merges anew, and its set takes the place of the stale one
+# under the same limit (which does not hold both: the stale set's room is given back first)
+sql $C -c "INSERT INTO edges_big VALUES (-1, -2, 1)" -c "INSERT INTO edges_big_local VALUES (-1, -2, 1)" >>"$OUT"
+PGOPTIONS="-c powerrank.cache_size=$up" sql $C -c "$big_call" \
+	-c "SELECT nodes FROM powerrank_cache WHERE source = 'edges_big'::regclass" >>"$OUT"
+sql $C -c "DELETE FROM edges_big WHERE src < 0" -c "DELETE FROM edges_big_local WHERE src < 0" >>"$OUT"
 # a powerrank.cache_size below the set's size: not kept, every new session merges, the same answer
 sql $C -c "SELECT powerrank_cache_drop('edges_big')" >>"$OUT"
 PGOPTIONS="-c powerrank.cache_size=$down" sql $C -c "$big_call" -c "$big_row" >>"$OUT"
