@@ -12,7 +12,6 @@
 
 #include "cache/graph_cache.h"
 #include "distributed/distributed.h"
-#include "distributed/shared_nodes.h"
 #include "graph/graph_heapscan.h"
 #include "graph/graph_parallel_read.h"
 #include "service/service.h"
@@ -25,8 +24,8 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /*
- * Asks the postmaster for the shared memory of the graph cache, of the GPU service's channel, of
- * the progress entries and of the distributed runs' node sets.
+ * Asks the postmaster for the shared memory of the graph cache, of the GPU service's channel and
+ * of the progress entries.
  */
 static void
 powerrank_shmem_request(void)
@@ -36,7 +35,6 @@ powerrank_shmem_request(void)
 	graph_cache_shmem_request();
 	service_shmem_request();
 	progress_shmem_request();
-	shared_nodes_shmem_request();
 }
 
 /* Creates (in the postmaster, cleared) or attaches to each of them, under AddinShmemInitLock. */
@@ -49,15 +47,13 @@ powerrank_shmem_startup(void)
 	graph_cache_shmem_attach();
 	service_shmem_attach();
 	progress_shmem_attach();
-	shared_nodes_shmem_attach();
 	LWLockRelease(AddinShmemInitLock);
 }
 
 /*
  * Runs once when the library is loaded: defines each module's powerrank.* settings, reserves the
  * prefix and, when loaded by shared_preload_libraries, reserves the shared memory of the graph
- * cache, of the GPU service's channel, of the progress entries and of the distributed runs' node
- * sets, installs the cache's object
+ * cache, of the GPU service's channel and of the progress entries, installs the cache's object
  * access hook and registers the GPU service's background worker.
  */
 void

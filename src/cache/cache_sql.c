@@ -117,7 +117,8 @@ has_entry(const GraphCacheEntryInfo *entries, int count, Oid relid)
 
 /*
  * powerrank_cache_entries(): the rows of the powerrank_cache view: one per graph cached for the
- * current database, with its table's tracking state, and one per table of the database that was
+ * current database, with its table's tracking state, one per merged node set of a distributed
+ * table (tracking 'shards', no base or changes), and one per table of the database that was
  * tracked (it has a tracking trigger) but is not served now because of the state of that trigger
  * (tracking not 'on'; the graph columns NULL).  Members of pg_read_all_stats (and superusers)
  * see every row; other roles only the entries of tables they may read (may_read_entry) and the
@@ -151,6 +152,7 @@ powerrank_cache_entries(PG_FUNCTION_ARGS)
 	{
 		Datum		values[15];
 		bool		nulls[15] = {0};
+		bool		node_set = entries[i].key.kind == GRAPH_CACHE_NODE_SET;
 		uint64		base = 0;
 		int			j;
 
@@ -158,8 +160,11 @@ powerrank_cache_entries(PG_FUNCTION_ARGS)
 			continue;
 
 		values[0] = ObjectIdGetDatum(entries[i].key.relid);
-		values[1] = CStringGetTextDatum(cache_tracking_state_name(
-			cache_tracking_state(entries[i].key.relid, function, NULL)));
+		/* a node set: what it was merged from is checked with the shards at every call */
+		values[1] = CStringGetTextDatum(node_set ? "shards" :
+										cache_tracking_state_name(
+											cache_tracking_state(entries[i].key.relid, function,
+																 NULL)));
 		values[2] = CStringGetTextDatum(column_list(&entries[i].key));
 		values[3] = BoolGetDatum(entries[i].key.directed);
 		values[4] = Int64GetDatum(entries[i].nodes);
@@ -173,6 +178,7 @@ powerrank_cache_entries(PG_FUNCTION_ARGS)
 			base = Max(base, entries[i].key.rebases[j]);
 		values[10] = FullTransactionIdGetDatum(FullTransactionIdFromU64(base));
 		values[11] = Int64GetDatum(entries[i].key.changes);
+		nulls[10] = nulls[11] = node_set;
 		values[12] = Int32GetDatum(entries[i].refcount);
 		/* gpu: the GPU service's device when the graph is resident there */
 		if (service_graph_resident(entries[i].id))

@@ -51,7 +51,9 @@
  * VACUUM FULL, CLUSTER, ALTER TABLE rewrites), the columns' attnums and types (ALTER ... TYPE,
  * DROP and re-ADD), the relation oid (DROP and re-CREATE).  powerrank_drop evicts the graphs of
  * dropped tables (their log rows go at the next compaction), and DROP EXTENSION or DROP DATABASE
- * evicts every graph of the database (object access hook).
+ * evicts every graph of the database (object access hook).  The object access hook also evicts a
+ * partitioned table's merged node sets (graph_cache_node_set_key) when the table, or a partition
+ * of it, is truncated, altered or dropped, or a partition is attached or detached.
  *
  * A call is served from (and stored into) the cache only when all of these hold: the library is
  * preloaded and powerrank.cache_size > 0; the relation is a plain, non-temporary user table outside
@@ -78,6 +80,7 @@
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
+#include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
 #include "catalog/pg_extension.h"
@@ -712,6 +715,21 @@ database_incarnation(void)
 	return xmin;
 }
 
+/* Fills the part of key that names the table: its database, oid, edge columns and direction. */
+static void
+name_table(const EdgeScanTarget *target, bool directed, GraphCacheKey *key)
+{
+	key->database = MyDatabaseId;
+	key->database_xmin = database_incarnation();
+	key->relid = target->relid;
+	for (int i = 0; i < target->n_columns; i++)
+	{
+		key->attnums[i] = target->columns[i].attnum;
+		key->types[i] = target->columns[i].type;
+	}
+	key->directed = directed;
+}
+
 /*
  * Decides whether this call may use the cache (see the file comment) and, if so, fills key with
  * the identity of the content the caller's snapshot sees.  Call after the privilege checks.
@@ -736,7 +754,6 @@ graph_cache_probe_writers(const EdgeScanTarget *target, bool directed, GraphCach
 	bool		suitable;
 	TrackingState tracking;
 	char	   *trigger_name;
-	int			i;
 
 	if (!graph_cache_available() || powerrank_cache_size_mb <= 0)
 		return false;
@@ -764,16 +781,26 @@ graph_cache_probe_writers(const EdgeScanTarget *target, bool directed, GraphCach
 	memset(key, 0, sizeof(GraphCacheKey));
 	if (!read_content_key(schema, target->relid, key, writers))
 		return false;
-	key->database = MyDatabaseId;
-	key->database_xmin = database_incarnation();
-	key->relid = target->relid;
+	name_table(target, directed, key);
 	key->relfilenode = relfilenode;
-	for (i = 0; i < target->n_columns; i++)
-	{
-		key->attnums[i] = target->columns[i].attnum;
-		key->types[i] = target->columns[i].type;
-	}
-	key->directed = directed;
+	return true;
+}
+
+/*
+ * Fills key with the key of the merged node set of a distributed run over target (a partitioned
+ * table, resolved and checked): its table, edge columns and direction; false when the cache is
+ * off (not preloaded, or powerrank.cache_size = 0).  Whether a kept set serves is decided by the
+ * shards' answers (coordinator.c), so the key names no content.  The set goes with its table
+ * (DROP TABLE), when it is truncated or its partitions change (drop_node_sets).
+ */
+bool
+graph_cache_node_set_key(const EdgeScanTarget *target, GraphCacheKey *key)
+{
+	if (!graph_cache_available() || powerrank_cache_size_mb <= 0)
+		return false;
+	memset(key, 0, sizeof(GraphCacheKey));
+	key->kind = GRAPH_CACHE_NODE_SET;
+	name_table(target, true, key);
 	return true;
 }
 
@@ -999,25 +1026,55 @@ powerrank_sql_drop(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Evicts the merged node sets kept for distributed runs (GRAPH_CACHE_NODE_SET) that a change of
+ * relid makes stale: relid's own when it is a partitioned table, and those of the partitioned
+ * tables it is a partition of, at every level.  A stale set never serves (the shards' answers
+ * decide), but it would hold its room until evicted.
+ */
+static void
+drop_node_sets(Oid relid)
+{
+	if (get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE)
+		graph_cache_drop(MyDatabaseId, relid);
+	if (get_rel_relispartition(relid))
+	{
+		List	   *ancestors = get_partition_ancestors(relid);
+		ListCell   *cell;
+
+		foreach(cell, ancestors)
+			graph_cache_drop(MyDatabaseId, lfirst_oid(cell));
+		list_free(ancestors);
+	}
+}
+
+/*
  * Object access hook: when this database's powerrank extension or a whole database is dropped,
  * evicts the graphs cached for that database (nothing could find them again: their keys name log
- * rows of transactions that no later log holds).
+ * rows of transactions that no later log holds); when a relation is truncated, altered or dropped,
+ * or a partition attached to or detached from a table (an inheritance link made or removed: the
+ * parent is the auxiliary id), evicts the node sets that change makes stale (drop_node_sets).
  */
 static void
 cache_object_access(ObjectAccessType access, Oid class_id, Oid object_id, int sub_id, void *arg)
 {
 	if (prev_object_access_hook)
 		prev_object_access_hook(access, class_id, object_id, sub_id, arg);
-	if (access != OAT_DROP || !graph_cache_available())
+	if (!graph_cache_available())
 		return;
-	if (class_id == ExtensionRelationId)
+	if (access == OAT_TRUNCATE ||
+		(access == OAT_POST_ALTER && class_id == RelationRelationId) ||
+		(access == OAT_DROP && class_id == RelationRelationId && sub_id == 0))
+		drop_node_sets(object_id);
+	else if (access == OAT_POST_ALTER && class_id == InheritsRelationId)
+		drop_node_sets(((ObjectAccessPostAlter *) arg)->auxiliary_id);
+	else if (access == OAT_DROP && class_id == ExtensionRelationId)
 	{
 		char	   *name = get_extension_name(object_id);
 
 		if (name != NULL && strcmp(name, "powerrank") == 0)
 			graph_cache_drop(MyDatabaseId, InvalidOid);
 	}
-	else if (class_id == DatabaseRelationId)
+	else if (access == OAT_DROP && class_id == DatabaseRelationId)
 		graph_cache_drop(object_id, InvalidOid);
 }
 

@@ -37,6 +37,14 @@
  * GRAPH_CACHE_KEPT_SEGMENTS of them exist at once.  Kept vectors are mapped under the lock (an
  * entry may be freed, a result replaced, once it is released); a mapping keeps its segment alive.
  *
+ * Node sets: an entry of kind GRAPH_CACHE_NODE_SET holds a partitioned table's merged node set,
+ * written by the coordinator of a distributed run (coordinator.c), instead of a graph.  It lives
+ * as a graph's entry does (counted in powerrank.cache_size and the slots, evicted least recently
+ * used, referenced by its readers, dropped with its table), with two differences: its key names
+ * the table and columns, not a content (the shards' answers decide whether it serves), so a new
+ * set replaces the key's older one (graph_cache_publish_node_set); and it has no kept scores or
+ * layout.
+ *
  * Kept layout: an entry keeps at most one layout, a segment of what a reader derives from the
  * graph alone and would otherwise derive in every session (a shard's roles and length-sorted rows:
  * shard.c), tagged with its kind (GraphCacheLayoutKind).  The first reader to make one keeps it
@@ -244,6 +252,20 @@ unpin_segments(const dsm_handle *handles, int count)
 }
 
 /*
+ * Evicts an entry: an idle one is freed now (its handles to evicted, for the caller to unpin
+ * outside the lock), one in use becomes RETIRED and goes when its last reader leaves.  Caller holds
+ * the lock exclusively.
+ */
+static void
+retire_entry(GraphCacheEntry *entry, dsm_handle *evicted, int *n_evicted)
+{
+	if (entry->refcount == 0)
+		free_entry(entry, evicted, n_evicted);
+	else
+		entry->state = ENTRY_RETIRED;
+}
+
+/*
  * Drops a reader's reference to slot's entry (if the slot still holds entry id); a RETIRED entry
  * whose last reader leaves is freed and its segment unpinned.
  */
@@ -389,6 +411,42 @@ reference_entry(int slot, TimestampTz now, uint64 *id, dsm_handle *handle, int64
 }
 
 /*
+ * Takes a reader's reference on the READY entry with key (reference_entry) and returns its slot,
+ * with its id, segment handle and skipped-row count; -1 when there is none.
+ */
+static int
+reference_key(const GraphCacheKey *key, uint64 *id, dsm_handle *handle, int64 *skipped_rows)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	int			slot;
+
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	slot = find_ready(key);
+	if (slot >= 0)
+		(void) reference_entry(slot, now, id, handle, skipped_rows);
+	LWLockRelease(cache->lock);
+	return slot;
+}
+
+/*
+ * Attaches (read-only) the segment of the entry (handle, slot, id) a reference was just taken on,
+ * its reference tied to the mapping; NULL, the reference given back, when it cannot be attached.
+ */
+static dsm_segment *
+attach_referenced(dsm_handle handle, int slot, uint64 id)
+{
+	dsm_segment *attached = attach_entry(handle, slot, id);
+
+	if (attached == NULL)
+	{
+		release_reference(slot, id);
+		return NULL;
+	}
+	map_read_only(attached);
+	return attached;
+}
+
+/*
  * Attaches and maps the graph of the entry (handle, slot, id) a reference was just taken on, into
  * *segment (detach it with graph_cache_release) and graph; false, the reference given back, when
  * the segment cannot be attached.  A segment that does not hold a flat graph is an ERROR.
@@ -396,14 +454,10 @@ reference_entry(int slot, TimestampTz now, uint64 *id, dsm_handle *handle, int64
 static bool
 map_entry(dsm_handle handle, int slot, uint64 id, Oid relid, dsm_segment **segment, PrGraph *graph)
 {
-	dsm_segment *attached = attach_entry(handle, slot, id);
+	dsm_segment *attached = attach_referenced(handle, slot, id);
 
 	if (attached == NULL)
-	{
-		release_reference(slot, id);
 		return false;
-	}
-	map_read_only(attached);
 	if (!map_segment(dsm_segment_address(attached), dsm_segment_map_length(attached), graph))
 	{
 		dsm_detach(attached);
@@ -426,29 +480,40 @@ bool
 graph_cache_acquire(const GraphCacheKey *key, dsm_segment **segment, PrGraph *graph,
 					int64 *skipped_rows, uint64 *entry_id)
 {
-	TimestampTz now = GetCurrentTimestamp();
 	dsm_handle	handle;
 	uint64		id;
 	int			slot;
 
 	*segment = NULL;
-	if (cache == NULL)
+	if (cache == NULL || (slot = reference_key(key, &id, &handle, skipped_rows)) < 0)
 		return false;
-	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
-	slot = find_ready(key);
-	if (slot < 0)
-	{
-		LWLockRelease(cache->lock);
-		return false;
-	}
-	(void) reference_entry(slot, now, &id, &handle, skipped_rows);
 	*entry_id = id;
-	LWLockRelease(cache->lock);
-
 	return map_entry(handle, slot, id, key->relid, segment, graph);
 }
 
-/* Detaches a mapping taken by graph_cache_acquire (its callback releases the reference). */
+/*
+ * Looks up the node set kept under key (GRAPH_CACHE_NODE_SET); on a hit, counts it and returns
+ * its segment mapped read-only, holding a reader's reference until it is detached (with
+ * graph_cache_release, or by the resource owner on ERROR).  NULL on a miss or without the cache.
+ */
+dsm_segment *
+graph_cache_acquire_node_set(const GraphCacheKey *key)
+{
+	dsm_handle	handle;
+	uint64		id;
+	int64		skipped_rows;
+	int			slot;
+
+	Assert(key->kind == GRAPH_CACHE_NODE_SET);
+	if (cache == NULL || (slot = reference_key(key, &id, &handle, &skipped_rows)) < 0)
+		return NULL;
+	return attach_referenced(handle, slot, id);
+}
+
+/*
+ * Detaches a mapping taken by graph_cache_acquire or graph_cache_acquire_node_set (its callback
+ * releases the reference).
+ */
 void
 graph_cache_release(dsm_segment **segment)
 {
@@ -682,8 +747,9 @@ make_room(int64 size, int64 limit, dsm_handle *evicted, int *n_evicted)
 static bool
 same_base(const GraphCacheKey *a, const GraphCacheKey *b)
 {
-	return a->database == b->database && a->database_xmin == b->database_xmin &&
-		a->relid == b->relid && a->relfilenode == b->relfilenode &&
+	return a->kind == b->kind && a->database == b->database &&
+		a->database_xmin == b->database_xmin && a->relid == b->relid &&
+		a->relfilenode == b->relfilenode &&
 		memcmp(a->rebases, b->rebases, sizeof(a->rebases)) == 0;
 }
 
@@ -749,20 +815,18 @@ retire_stale_entries(const GraphCacheKey *key, bool keep_bases, dsm_handle *evic
 		if (keep_bases && entry->n_in_progress >= 0 && same_base(&entry->key, key) &&
 			entry->key.changes < key->changes && !same_columns(&entry->key, key))
 			continue;
-		if (entry->refcount == 0)
-			free_entry(entry, evicted, n_evicted);
-		else
-			entry->state = ENTRY_RETIRED;
+		retire_entry(entry, evicted, n_evicted);
 	}
 }
 
 /*
- * Registers segment (bytes of a flat graph of nodes and edges, not pinned yet) under key and pins
- * it, with the start vectors of carry (may be NULL) when they fit as well, and the bounds on its
- * weights (NULL: not known); returns its slot, or -1, leaving it unpinned, when another backend
- * published the same key (or the table as a later snapshot saw it) meanwhile or readers hold all
- * the room.  With hold, the entry starts with one reader's reference (its id in *held_id), which
- * the caller ties to its mapping.  Stale entries of the table are evicted (retire_stale_entries).
+ * Registers segment (bytes of a flat graph of nodes and edges, or a node set, not pinned yet) under
+ * key and pins it, with the start vectors of carry (may be NULL) when they fit as well, and the
+ * bounds on its weights (NULL: not known); returns its slot, or -1, leaving it unpinned, when
+ * another backend published the same graph key (or the table as a later snapshot saw it)
+ * meanwhile or readers hold all the room.  With hold, the entry starts with one reader's reference
+ * (its id in *held_id), which the caller ties to its mapping.  Stale entries of the table are
+ * evicted (retire_stale_entries), and so is the node set the key held before.
  */
 static int
 register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, int64 nodes,
@@ -778,6 +842,12 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 	bool		with_carry = false;
 
 	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	/* a node set's key names no content: the new set takes the place of the key's older one */
+	if (key->kind == GRAPH_CACHE_NODE_SET && (slot = find_ready(key)) >= 0)
+	{
+		retire_entry(&cache->entries[slot], evicted, &n_evicted);
+		slot = -1;
+	}
 	if (find_ready(key) < 0 && !later_content_cached(key))
 	{
 		retire_stale_entries(key, keep_bases, evicted, &n_evicted);
@@ -938,6 +1008,28 @@ graph_cache_publish_patched(const GraphCacheKey *key, dsm_segment *segment, cons
 		return false;
 	tie_reference(segment, slot, *entry_id);
 	return true;
+}
+
+/*
+ * Adds a node set (GRAPH_CACHE_NODE_SET) of nodes, merged from parts of edges together, to the
+ * cache under key: segment, written whole and not pinned yet, takes the place of the set kept
+ * under key before, evicting least recently used idle entries to fit under powerrank.cache_size as
+ * a graph does.  True when the cache took it (pinned); the caller detaches its mapping either way.
+ * False when the cache is off, the set is larger than the limit, or readers hold all the room.
+ */
+bool
+graph_cache_publish_node_set(const GraphCacheKey *key, dsm_segment *segment, int64 nodes,
+							 int64 edges)
+{
+	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
+	int64		bytes = (int64) dsm_segment_map_length(segment);
+	uint64		unused_id;
+
+	Assert(key->kind == GRAPH_CACHE_NODE_SET);
+	if (cache == NULL || limit <= 0 || bytes > limit)
+		return false;
+	return register_segment(key, segment, bytes, nodes, edges, 0, limit, NULL, NULL, 0, NULL,
+							false, &unused_id) >= 0;
 }
 
 /*
@@ -1437,10 +1529,7 @@ graph_cache_drop(Oid database, Oid relid)
 			(OidIsValid(relid) && entry->key.relid != relid))
 			continue;
 		dropped++;
-		if (entry->refcount == 0)
-			free_entry(entry, unpinned, &n_unpinned);
-		else
-			entry->state = ENTRY_RETIRED;
+		retire_entry(entry, unpinned, &n_unpinned);
 	}
 	LWLockRelease(cache->lock);
 	unpin_segments(unpinned, n_unpinned);

@@ -1,7 +1,8 @@
 /*
  * graph_cache.h — the shared-memory graph cache: built graphs of tracked tables kept in dynamic
  * shared memory (one pinned segment per graph) and reused by every session until the table
- * changes.
+ * changes; and, as entries of the same registry and budget, the merged node sets of distributed
+ * runs (GRAPH_CACHE_NODE_SET).
  *
  * graph_cache.c        the registry in the main shared memory, its lock, the segments, LRU eviction
  * cache_tracking.c     which tables may be cached (change-tracking trigger, no RLS...) and the key
@@ -32,13 +33,24 @@
 /* Rebase rows of the change log a key can name; a snapshot that sees more is served uncached. */
 #define GRAPH_CACHE_MAX_REBASES 8
 
+/* What a cache entry holds (GraphCacheKey.kind). */
+typedef enum GraphCacheKind
+{
+	GRAPH_CACHE_GRAPH = 0,		/* a tracked table's graph, in the core's flat form */
+	GRAPH_CACHE_NODE_SET		/* a partitioned table's merged node set, as the coordinator of a
+								 * distributed run writes it (src/distributed/coordinator.c) */
+} GraphCacheKind;
+
 /*
  * What identifies one cached graph: the table's storage and edge columns, the direction, and the
- * rows of the table's change log that the caller's snapshot sees (see cache_tracking.c).
- * Compared with memcmp, so always zeroed before filling.
+ * rows of the table's change log that the caller's snapshot sees (see cache_tracking.c).  A node
+ * set's key names its partitioned table, edge columns and direction only (graph_cache_node_set_key):
+ * what it was merged from is in its segment, checked against the shards' answers.  Compared with
+ * memcmp, so always zeroed before filling.
  */
 typedef struct GraphCacheKey
 {
+	GraphCacheKind kind;
 	Oid			database;
 	TransactionId database_xmin;	/* of its pg_database row: tells a database from a later one
 									 * that reuses its oid */
@@ -213,6 +225,9 @@ bool		graph_cache_wants_scores(uint64 entry_id, const GraphCacheScoresKey *score
 bool		graph_cache_keep_scores(uint64 entry_id, const GraphCacheScoresKey *scores_key,
 									double bound, int64 nodes, const double *scores);
 int			graph_cache_base_horizons(Oid database, Oid **relids, uint64 **xmins);
+dsm_segment *graph_cache_acquire_node_set(const GraphCacheKey *key);
+bool		graph_cache_publish_node_set(const GraphCacheKey *key, dsm_segment *segment,
+										 int64 nodes, int64 edges);
 bool		graph_cache_keep_layout(uint64 entry_id, GraphCacheLayoutKind kind,
 									dsm_segment *segment);
 dsm_segment *graph_cache_map_layout(uint64 entry_id, GraphCacheLayoutKind kind);
@@ -274,6 +289,7 @@ void		cache_install_trigger(const char *qualified, const char *name, bool replac
 bool		graph_cache_probe(const EdgeScanTarget *target, bool directed, GraphCacheKey *key);
 bool		graph_cache_probe_writers(const EdgeScanTarget *target, bool directed,
 									  GraphCacheKey *key, GraphCacheWriters *writers);
+bool		graph_cache_node_set_key(const EdgeScanTarget *target, GraphCacheKey *key);
 
 /* ---- cache_capture.c ---- */
 

@@ -53,9 +53,9 @@
 #include "utils/syscache.h"
 #include "utils/wait_event.h"
 
+#include "cache/graph_cache.h"
 #include "distributed/distributed.h"
 #include "distributed/shard.h"
-#include "distributed/shared_nodes.h"
 #include "graph/graph_scan.h"
 
 int			powerrank_distributed = DISTRIBUTED_AUTO;
@@ -970,16 +970,21 @@ merge_parts(DistCluster *c, MergedNodes *m)
 			g->dangling[g->n_dangling++] = (int32) v;
 }
 
+/* Most partitions of a table whose merged node set the graph cache keeps. */
+#define SHARED_NODE_SET_PARTS 64
+
 /*
- * The head of a node set kept in shared memory (shared_nodes.c) for the sessions to come: the
- * graphs of the parts it was merged from (each part's ShardContent, numbers that last), and the
- * counts of the arrays that follow it (place_shared_nodes).
+ * The head of a node set kept in the graph cache (an entry of kind GRAPH_CACHE_NODE_SET) for the
+ * sessions to come: the partitions it is of, the graphs of the parts it was merged from (each
+ * part's ShardContent, numbers that last), and the counts of the arrays that follow it
+ * (place_shared_nodes).
  */
 typedef struct SharedNodesHeader
 {
 	int32		n_parts;
 	int64		n_nodes;		/* of the whole graph */
 	int64		n_dangling;
+	Oid			partitions[SHARED_NODE_SET_PARTS];	/* in the order of the run's parts */
 	ShardContent contents[SHARED_NODE_SET_PARTS];
 	struct
 	{
@@ -1033,28 +1038,24 @@ place_shared_nodes(const SharedNodesHeader *h, SharedNodesPlaces *at)
 	at->total = next;
 }
 
-/* The key of the run's node set in the shared registry; false when it is not one to keep. */
+/*
+ * The graph cache's key of the run's node set over the partitioned table target; false when it
+ * is not one to keep (a local partition, too many parts) or the cache is off.
+ */
 static bool
-shared_nodes_key(const DistCluster *c, Oid relid, SharedNodesKey *key)
+shared_nodes_key(const DistCluster *c, const EdgeScanTarget *target, GraphCacheKey *key)
 {
-	memset(key, 0, sizeof(SharedNodesKey));
 	if (c->n_parts > SHARED_NODE_SET_PARTS)
 		return false;
-	key->database = MyDatabaseId;
-	key->relid = relid;
-	key->n_parts = c->n_parts;
 	for (int p = 0; p < c->n_parts; p++)
-	{
 		if (c->parts[p].conn == NULL)
 			return false;		/* a local partition is read every call */
-		key->partitions[p] = c->parts[p].kept->relid;
-	}
-	return true;
+	return graph_cache_node_set_key(target, key);
 }
 
 /*
- * The header of a shared node set (mapped) when it is one of the run's parts and its arrays fit in
- * the segment, else NULL.
+ * The header of a shared node set (mapped) when it is of the run's partitions, in their order,
+ * and its arrays fit in the segment, else NULL.
  */
 static const SharedNodesHeader *
 shared_header(const DistCluster *c, dsm_segment *segment)
@@ -1068,6 +1069,9 @@ shared_header(const DistCluster *c, dsm_segment *segment)
 	h = (const SharedNodesHeader *) dsm_segment_address(segment);
 	if (h->n_parts != c->n_parts)
 		return NULL;
+	for (int p = 0; p < c->n_parts; p++)
+		if (h->partitions[p] != c->parts[p].kept->relid)
+			return NULL;
 	at = palloc(sizeof(SharedNodesPlaces));
 	place_shared_nodes(h, at);
 	fits = at->total <= dsm_segment_map_length(segment);
@@ -1160,12 +1164,12 @@ take_shared_nodes(DistCluster *c, MergedNodes *m, const SharedNodesHeader *h)
 }
 
 /*
- * Keeps a node set just merged (m) in shared memory under key for the sessions to come, when every
- * part's graph has a number that lasts (a shard's cached graph: ShardContent); a set that cannot
- * be had or kept is only this session's.
+ * Keeps a node set just merged (m) in the graph cache under key for the sessions to come, in place
+ * of the set kept there before, when every part's graph has a number that lasts (a shard's cached
+ * graph: ShardContent); a set that cannot be had or kept is only this session's.
  */
 static void
-keep_shared_nodes(const DistCluster *c, const MergedNodes *m, const SharedNodesKey *key)
+keep_shared_nodes(const DistCluster *c, const MergedNodes *m, const GraphCacheKey *key)
 {
 	SharedNodesHeader h;
 	SharedNodesPlaces *at;
@@ -1182,6 +1186,7 @@ keep_shared_nodes(const DistCluster *c, const MergedNodes *m, const SharedNodesK
 
 		if (!shard_content_lasts(&kept->content))
 			return;
+		h.partitions[p] = kept->relid;
 		h.contents[p] = kept->content;
 		h.parts[p].n_nodes = kept->n_nodes;
 		h.parts[p].n_edges = kept->n_edges;
@@ -1210,8 +1215,8 @@ keep_shared_nodes(const DistCluster *c, const MergedNodes *m, const SharedNodesK
 				   kept->row_count[role] * sizeof(int32));
 		memcpy(base + at->parts[p].to_global, m->to_global[p], kept->n_nodes * sizeof(int32));
 	}
-	if (!shared_nodes_keep(key, segment))
-		elog(DEBUG1, "powerrank: the merged node set of %d parts is not kept in shared memory",
+	if (!graph_cache_publish_node_set(key, segment, h.n_nodes, c->n_edges))
+		elog(DEBUG1, "powerrank: the merged node set of %d parts is not kept in the graph cache",
 			 c->n_parts);
 	dsm_detach(segment);
 	pfree(at);
@@ -1301,10 +1306,10 @@ kept_nodes_fit(const DistCluster *c)
  * it and it was merged from these parts' graphs (same kept parts, same versions: *how "kept"),
  * else the shared node set (h, may be NULL) when it was merged from the parts' graphs ("shared"),
  * else a new merge ("merged"), kept for the session in its place (in the run's context while
- * another run holds it) and offered to the shared registry under key (NULL: not).
+ * another run holds it) and offered to the graph cache under key (NULL: not).
  */
 static MergedNodes *
-merged_nodes(DistCluster *c, const SharedNodesHeader *h, const SharedNodesKey *key,
+merged_nodes(DistCluster *c, const SharedNodesHeader *h, const GraphCacheKey *key,
 			 const char **how)
 {
 	MergedNodes *m = kept_nodes;
@@ -1399,7 +1404,7 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 	ServerConnection *how;
 	int			p = 0;
 	int			same = 0;
-	SharedNodesKey key;
+	GraphCacheKey key;
 	bool		keyed;
 	dsm_segment *shared;
 	const SharedNodesHeader *shared_nodes;
@@ -1459,12 +1464,12 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 	t_connected = pr_clock_seconds();
 
 	/*
-	 * The node set a session before kept of these partitions (every one foreign): a part whose
-	 * session holds no graph names that set's graph, and a shard holding it answers without
-	 * its nodes.
+	 * The node set a session before kept of these partitions (every one foreign) in the graph
+	 * cache: a part whose session holds no graph names that set's graph, and a shard holding it
+	 * answers without its nodes.
 	 */
-	keyed = shared_nodes_key(c, target.relid, &key);
-	shared = keyed ? shared_nodes_attach(&key) : NULL;
+	keyed = shared_nodes_key(c, &target, &key);
+	shared = keyed ? graph_cache_acquire_node_set(&key) : NULL;
 	shared_nodes = shared_header(c, shared);
 	for (p = 0; p < c->n_parts; p++)
 		if (c->parts[p].conn != NULL)
@@ -1529,9 +1534,14 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 		same += c->parts[p].kept->prepared_k != 0;
 	}
 	t_opened = pr_clock_seconds();
+	/* a set the parts' graphs are not is replaced by the merge: its room is given back first */
+	if (!shared_nodes_fit(c, shared_nodes))
+	{
+		graph_cache_release(&shared);
+		shared_nodes = NULL;
+	}
 	c->nodes = merged_nodes(c, shared_nodes, keyed ? &key : NULL, &nodes_how);
-	if (shared != NULL)
-		dsm_detach(shared);
+	graph_cache_release(&shared);
 	for (p = 0; p < c->n_parts; p++)
 		c->parts[p].to_global = c->nodes->to_global[p];
 	c->graph = c->nodes->graph;

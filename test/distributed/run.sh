@@ -23,8 +23,12 @@
 # seen by the next call, a kept shard session that ended); a new session's call after a write on
 # one shard (ids far apart, a weight that is no whole number) and with every part cached, and a
 # shard restarted between two calls of a session; new sessions taking the node set the coordinator
-# kept in its shared memory, and the fresh graph after a write on a shard between two new sessions;
-# no connection left open on any shard after the sessions.
+# kept in its graph cache, and the fresh graph after a write on a shard between two new sessions;
+# the kept node set as an entry of the coordinator's cache (a row of powerrank_cache, its bytes
+# counted, evicting the least recently used entry under a small powerrank.cache_size, not kept
+# under a smaller one, gone with DROP TABLE, TRUNCATE, DETACH and ATTACH PARTITION and a partition
+# dropped); no connection left open on any shard after the sessions; a coordinator without
+# powerrank preloaded.
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -71,8 +75,8 @@ C=$PORT
 S1=$((PORT + 1))
 S2=$((PORT + 2))
 S3=$((PORT + 3))
-# the coordinator preloads powerrank: the node sets it keeps for new sessions live in its shared
-# memory; s1 and s2 preload it: their graph cache serves the tables they track
+# the coordinator preloads powerrank: the node sets it keeps for new sessions live in its graph
+# cache; s1 and s2 preload it: their graph cache serves the tables they track
 start_cluster coord $C "-c shared_preload_libraries=powerrank"
 start_cluster s1 $S1 "-c shared_preload_libraries=powerrank"
 start_cluster s2 $S2 "-c shared_preload_libraries=powerrank"
@@ -199,6 +203,69 @@ sql $S1 -c "SELECT length(powerrank_shard_open('two_0', 'src', 'dst', NULL, fals
 	-c "SELECT powerrank_shard_prepare('\\x01'::bytea, 1, 1)" \
 	-c "SELECT powerrank_shard_prepare('\\x0080'::bytea, 1, 1)" >>"$OUT"
 
+say "the coordinator's graph cache keeps the merged node sets: listed, counted, evicted, dropped"
+sql $S1 -c "SELECT powerrank_cache_enable('big_0')" -c "SELECT powerrank_cache_enable('ns_0')" >>"$OUT"
+sql $S2 -c "SELECT powerrank_cache_enable('big_1')" -c "SELECT powerrank_cache_enable('ns_1')" >>"$OUT"
+# a local graph of several megabytes in the coordinator's cache; the cache's bytes after it
+sql $C -c "SELECT powerrank_cache_enable('edges_filler')" -c "SELECT count(*) FROM pagerank('edges_filler')" \
+	-c "CREATE TABLE cache_before AS SELECT bytes FROM powerrank_cache_status()" >>"$OUT"
+big_call="SELECT same_as_local('edges_big', q, 'edges_big_local') FROM queries WHERE name = 'pagerank'"
+big_row="SELECT count(*) AS node_set FROM powerrank_cache WHERE source = 'edges_big'::regclass"
+# a new session merges the node set of edges_big and keeps it: a row of powerrank_cache (tracking
+# 'shards'), its bytes in the cache's; the next new session takes it (a hit)
+sql $C -c "$big_call" >>"$OUT"
+sql $C <<EOF >>"$OUT"
+SELECT source, tracking, columns, directed, nodes, edges, base IS NULL AS no_base,
+	changes IS NULL AS no_changes, hits, in_use
+FROM powerrank_cache WHERE source = 'edges_big'::regclass;
+SELECT s.bytes - b.bytes = c.bytes AS counted
+FROM powerrank_cache_status() s, cache_before b, powerrank_cache c
+WHERE c.source = 'edges_big'::regclass;
+EOF
+sql $C -c "$big_call" -c "SELECT hits FROM powerrank_cache WHERE source = 'edges_big'::regclass" >>"$OUT"
+# the whole megabytes around the set's size: the next one holds it, the one below does not
+up=$(sql $C -c "SELECT ceil(bytes / 1048576.0)::int FROM powerrank_cache WHERE source = 'edges_big'::regclass")
+down=$(sql $C -c "SELECT floor(bytes / 1048576.0)::int FROM powerrank_cache WHERE source = 'edges_big'::regclass")
+sql $C -c "SELECT $down >= 1 AND $up = $down + 1 AS limits_around_the_set" >>"$OUT"
+# a powerrank.cache_size that holds the set but not the filler's graph besides: the new set evicts
+# the least recently used entries, as a graph does, and the cache stays within the limit
+sql $C -c "SELECT powerrank_cache_drop('edges_big')" >>"$OUT"
+PGOPTIONS="-c powerrank.cache_size=$up" sql $C -c "$big_call" >>"$OUT"
+sql $C -c "SELECT count(*) FILTER (WHERE source = 'edges_filler'::regclass) AS filler, count(*) FILTER (WHERE source = 'edges_big'::regclass) AS node_set FROM powerrank_cache" \
+	-c "SELECT bytes <= $up * 1048576 AS within_limit FROM powerrank_cache_status()" >>"$OUT"
+# a write on a shard: the next new session merges anew, and its set takes the place of the stale one
+# under the same limit (which does not hold both: the stale set's room is given back first)
+sql $C -c "INSERT INTO edges_big VALUES (-1, -2, 1)" -c "INSERT INTO edges_big_local VALUES (-1, -2, 1)" >>"$OUT"
+PGOPTIONS="-c powerrank.cache_size=$up" sql $C -c "$big_call" \
+	-c "SELECT nodes FROM powerrank_cache WHERE source = 'edges_big'::regclass" >>"$OUT"
+sql $C -c "DELETE FROM edges_big WHERE src < 0" -c "DELETE FROM edges_big_local WHERE src < 0" >>"$OUT"
+# a powerrank.cache_size below the set's size: not kept, every new session merges, the same answer
+sql $C -c "SELECT powerrank_cache_drop('edges_big')" >>"$OUT"
+PGOPTIONS="-c powerrank.cache_size=$down" sql $C -c "$big_call" -c "$big_row" >>"$OUT"
+PGOPTIONS="-c powerrank.cache_size=$down" sql $C -c "$big_call" -c "$big_row" >>"$OUT"
+# DROP TABLE frees the set's room
+sql $C <<EOF >>"$OUT"
+SELECT count(*) > 0 AS ranked FROM pagerank('edges_big');
+SELECT c.source::oid AS big_oid, c.bytes AS set_bytes, s.bytes AS cache_bytes
+FROM powerrank_cache c, powerrank_cache_status() s WHERE c.source = 'edges_big'::regclass \gset
+DROP TABLE edges_big;
+SELECT count(*) AS left_behind FROM powerrank_cache WHERE source = :big_oid;
+SELECT :cache_bytes - bytes = :set_bytes AS freed FROM powerrank_cache_status();
+EOF
+# TRUNCATE, DETACH and ATTACH PARTITION and a partition dropped take the set with them too
+ns_call="SELECT same_as_local('edges_ns', q) FROM queries WHERE name = 'pagerank'"
+ns_row="SELECT count(*) AS node_set FROM powerrank_cache WHERE source = 'edges_ns'::regclass"
+sql $C -c "$ns_call" -c "$ns_row" >>"$OUT"
+sql $C -c "TRUNCATE edges_ns" -c "$ns_row" >>"$OUT"
+sql $C -c "INSERT INTO edges_ns SELECT * FROM edges_local" >>"$OUT"
+sql $C -c "$ns_call" -c "$ns_row" >>"$OUT"
+sql $C -c "ALTER TABLE edges_ns DETACH PARTITION edges_ns_1" -c "$ns_row" >>"$OUT"
+sql $C -c "SELECT count(*) FROM pagerank('edges_ns')" -c "$ns_row" >>"$OUT"
+sql $C -c "ALTER TABLE edges_ns ATTACH PARTITION edges_ns_1 FOR VALUES WITH (MODULUS 2, REMAINDER 1)" \
+	-c "$ns_row" >>"$OUT"
+sql $C -c "$ns_call" -c "$ns_row" >>"$OUT"
+sql $C -c "DROP FOREIGN TABLE edges_ns_1" -c "$ns_row" >>"$OUT"
+
 say "no connection left on the shards"
 sleep 0.5
 for p in $S1 $S2 $S3; do
@@ -232,6 +299,14 @@ say "a shard server stopped"
 "$BIN/pg_ctl" -D "$WORK/s3" -m immediate stop >/dev/null
 sql $C -c "SELECT count(*) FROM pagerank('edges_three')" >>"$OUT"
 sql $C -c "SELECT count(*) FROM pagerank('edges_two')" >>"$OUT"
+
+say "a coordinator without powerrank preloaded: every new session merges, the same answers"
+"$BIN/pg_ctl" -D "$WORK/coord" -m fast -w stop >/dev/null
+start_cluster coord $C
+for s in 1 2; do
+	sql $C -c "SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighted'" >>"$OUT"
+done
+sql $C -c "SELECT enabled, entries FROM powerrank_cache_status()" >>"$OUT"
 
 if diff -u expected.out "$OUT" >"$WORK/diff"; then
 	echo "distributed: ok"

@@ -2,7 +2,9 @@
 -- and the same rows in partitioned tables over 2 shards (edges_two), 3 shards (edges_three: a
 -- schema_name, a table_name and column_name options), a mix of local and foreign partitions
 -- (edges_mix), a shard that is slow to read (edges_slow), one with row-level security
--- (edges_rls), and an empty partition (edges_gap, the same rows locally in edges_gap_local).
+-- (edges_rls), an empty partition (edges_gap, the same rows locally in edges_gap_local), a table of
+-- many nodes (edges_big, locally edges_big_local), one to truncate and re-partition (edges_ns), and
+-- a local table whose cached graph takes room in the coordinator's cache (edges_filler).
 CREATE EXTENSION postgres_fdw;
 CREATE EXTENSION powerrank;
 CREATE SERVER s1 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port :'s1', dbname 'postgres');
@@ -68,5 +70,27 @@ DELETE FROM edges_gap_1;
 CREATE TABLE edges_gap_local AS SELECT * FROM edges_gap;
 -- a row with a NULL source: skipped where it is read, with a NOTICE
 INSERT INTO edges_gap VALUES (NULL, 4, 1);
+
+-- 60000 nodes (40000 sources, 20000 targets): its merged node set holds more than 1 MB
+CREATE TABLE edges_big_local (src bigint, dst bigint, w float8);
+INSERT INTO edges_big_local
+SELECT i, 1000000 + (i * 7919) % 20000, 1 FROM generate_series(1::bigint, 40000) i;
+CREATE TABLE edges_big (src bigint, dst bigint, w float8) PARTITION BY HASH (dst);
+CREATE FOREIGN TABLE edges_big_0 PARTITION OF edges_big FOR VALUES WITH (MODULUS 2, REMAINDER 0)
+	SERVER s1 OPTIONS (table_name 'big_0', batch_size '1000');
+CREATE FOREIGN TABLE edges_big_1 PARTITION OF edges_big FOR VALUES WITH (MODULUS 2, REMAINDER 1)
+	SERVER s2 OPTIONS (table_name 'big_1', batch_size '1000');
+INSERT INTO edges_big SELECT * FROM edges_big_local;
+
+CREATE TABLE edges_ns (src bigint, dst bigint, w float8) PARTITION BY HASH (dst);
+CREATE FOREIGN TABLE edges_ns_0 PARTITION OF edges_ns FOR VALUES WITH (MODULUS 2, REMAINDER 0)
+	SERVER s1 OPTIONS (table_name 'ns_0', batch_size '1000');
+CREATE FOREIGN TABLE edges_ns_1 PARTITION OF edges_ns FOR VALUES WITH (MODULUS 2, REMAINDER 1)
+	SERVER s2 OPTIONS (table_name 'ns_1', batch_size '1000');
+INSERT INTO edges_ns SELECT * FROM edges_local;
+
+-- 200001 nodes: a cached graph of several megabytes
+CREATE TABLE edges_filler (src bigint, dst bigint);
+INSERT INTO edges_filler SELECT i, i + 1 FROM generate_series(1::bigint, 200000) i;
 
 SELECT count(*) AS rows_on_the_shards FROM edges_three;

@@ -22,3 +22,8 @@ CREATE TABLE rls_1 (src bigint, dst bigint, w float8);
 GRANT SELECT ON two_1, rls_0, rls_1, slow_0, slow_1 TO alice;
 ALTER TABLE rls_1 ENABLE ROW LEVEL SECURITY;
 CREATE POLICY even_sources ON rls_1 FOR SELECT TO alice USING (src % 2 = 0);
+-- the coordinator's kept node sets: a table of many nodes, and one truncated and re-partitioned
+CREATE TABLE big_0 (src bigint, dst bigint, w float8);
+CREATE TABLE big_1 (src bigint, dst bigint, w float8);
+CREATE TABLE ns_0 (src bigint, dst bigint, w float8);
+CREATE TABLE ns_1 (src bigint, dst bigint, w float8);
