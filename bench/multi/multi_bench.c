@@ -259,6 +259,35 @@ parts_alone(PrEngine *e, const Bench *b, Algo a, double *part_ms, const char **n
 }
 
 /*
+ * PageRank's or RWR's iteration as the driver runs it (the product, then the update, the two slots
+ * taking turns), N timed on the prepared engine, ms an iteration: with rows owned, the exchange
+ * before each product and the divided update are in it.  Slots 0 and 1 are overwritten.
+ */
+static PrStatus
+iteration_steps(PrEngine *e, const Bench *b, Algo a, double *ms, PrError *err)
+{
+	int			k = algo_columns(b, a);
+	double		t0;
+	PrStatus	st = e->ops->fill(e, 0, 1.0 / (double) b->g.n_nodes, err);
+
+	if (st == PR_OK)
+		st = wait_all(e, k, err);
+	t0 = pr_clock_seconds();
+	for (int i = 0; st == PR_OK && i < b->iters; i++)
+	{
+		int			x = i % 2;
+
+		st = e->ops->product(e, PR_PRODUCT_PULL_NORMALIZED, x, 1 - x, err);
+		if (st == PR_OK)
+			st = e->ops->pagerank_update(e, 1 - x, x, ALPHA, a == ALGO_PAGERANK ? &b->uniform : &b->rwr, err);
+	}
+	if (st == PR_OK)
+		st = wait_all(e, k, err);
+	*ms = (pr_clock_seconds() - t0) * 1e3 / b->iters;
+	return st;
+}
+
+/*
  * One run of N iterations into scores, prepare included: ms per iteration from its time less the
  * prepare's (the start and the download counted in: the CPU reference without --cpu-timing).
  */
@@ -468,12 +497,19 @@ bench_algorithm(const Bench *b, Algo a, PrEngine *cpu, bool cpu_timing, PrMultiC
 				double		part_ms[PR_PARTS_MAX];
 				const char *names[PR_PARTS_MAX];
 
-				if (parts_alone(e, b, a, part_ms, names, &err) == PR_OK)
+				PrPartsReport report;
+				double		iteration_ms = -1.0;
+
+				if (parts_alone(e, b, a, part_ms, names, &err) == PR_OK &&
+					pr_parts_engine_report(e, &report, &err) == PR_OK &&
+					(a == ALGO_HITS || iteration_steps(e, b, a, &iteration_ms, &err) == PR_OK))
 				{
-					printf("# parts %s %s %s on %d GPUs, each GPU's products alone, ms:", graph, algo_names[a],
-						   precision_names[p], gpus[c]);
+					printf("# parts %s %s %s on %d GPUs (rows owned: %s), each GPU's products alone, ms:", graph,
+						   algo_names[a], precision_names[p], gpus[c], report.rows_owned ? "yes" : "no");
 					for (int q = 0; q < PR_PARTS_MAX && names[q] != NULL; q++)
 						printf(" %s%.3f (%s)", q > 0 ? ", " : "", part_ms[q], names[q]);
+					if (iteration_ms >= 0)
+						printf("; product and update as the driver runs them %.3f", iteration_ms);
 					printf("\n");
 				}
 				else
