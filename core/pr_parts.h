@@ -7,8 +7,8 @@
  * has every node, the whole graph's out-strengths and dangling list, and only the in-edges of its
  * own rows (a slice of the graph's arrays, no copy; when the push product is needed too (HITS), the
  * same edges as an out-CSR, a copy).  A pull product runs on every part at once (each part's own
- * rows are right, the others are zero), then the exchange makes every part's copy of the result
- * whole: rows [row_begin[p], row_begin[p+1]) of part p go to every other part.  A push product of a
+ * rows are right, the others are zero); an exchange makes every part's copy of a slot whole when an
+ * operation needs it (below): rows [row_begin[p], row_begin[p+1]) of part p go to every other part.  A push product of a
  * part holds, for every row, the sum over the part's edges only; the exchange then sums the parts'
  * vectors, leaving the same total on every part.  Every part multiplies its share of the edges,
  * for either product.

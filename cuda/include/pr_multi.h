@@ -9,12 +9,13 @@
  * every form (scores, top-k).  It is the parts engine of core/pr_parts.h over one single-GPU engine
  * per GPU (pr_gpu.h, devices 0 .. n_gpus-1, each prepared on the in-edges of its own rows, in the
  * layout it chooses for them, in the parts' order by out-degree, which every GPU keeps:
- * PrGpuOptions.graph_order).  After a pull product every GPU's own rows, one range of every GPU's
- * vectors, go to every other GPU by the copy engines (peer copies over NVLink or PCIe, a stream per
- * pair of GPUs); after a push product (HITS) the GPUs' partial sums are added by an in-place
- * ncclAllReduce; both ordered by events on the engines' streams, so the product, the exchange and
- * the next operation follow one another on every GPU without the host waiting.  One host thread
- * drives every GPU.
+ * PrGpuOptions.graph_order; each GPU updates only its own rows).  Before a product, every GPU's own
+ * rows of what it reads, one range of every GPU's vectors, go to every other GPU by the copy engines
+ * (peer copies over NVLink or PCIe, a stream per pair of GPUs) or by NCCL broadcasts, whichever the
+ * engine measured faster for that vector width; after a push product (HITS) the GPUs' partial sums
+ * are added by an in-place ncclAllReduce; all ordered on the engines' streams, so the product, the
+ * exchange and the next operation follow one another on every GPU without the host waiting (but for
+ * the first gather of a width, which is timed).  One host thread drives every GPU.
  *
  * NCCL's settings are the environment's (NCCL_*); NCCL_MIN_NCHANNELS defaults to 32 when unset.
  * Not thread-safe: one thread uses a PrMultiComms and its engines.
