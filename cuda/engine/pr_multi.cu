@@ -270,6 +270,22 @@ copy_rows(MultiExchange *x, const PrGpuSlotView *view, const int64_t *row_begin,
 }
 
 /*
+ * Closes the NCCL group of a collective's calls (also after a failed call: the group is closed either
+ * way) and returns the first failure: the call's (r, named by call), else the group's end.
+ */
+static PrStatus
+group_end(ncclResult_t r, const char *call, PrError *err)
+{
+	ncclResult_t end = ncclGroupEnd();
+
+	if (r != ncclSuccess)
+		return pr_nccl_failed(err, r, "multi-GPU", call, __FILE__, __LINE__);
+	if (end != ncclSuccess)
+		return pr_nccl_failed(err, end, "multi-GPU", "ncclGroupEnd", __FILE__, __LINE__);
+	return PR_OK;
+}
+
+/*
  * Enqueues a broadcast of every GPU q's rows [row_begin[q], row_begin[q+1]) from its slot into the
  * same rows of every other GPU's slot: one in-place ncclBroadcast per owner and GPU, in one group,
  * on the engines' own streams (NCCL's kernels, which use the GPUs' cores, order them there).
@@ -278,8 +294,7 @@ static PrStatus
 broadcast_rows(MultiExchange *x, const PrGpuSlotView *view, const int64_t *row_begin, PrError *err)
 {
 	size_t		row_values = (size_t) view[0].k;
-	ncclResult_t r = ncclSuccess,
-				end;
+	ncclResult_t r = ncclSuccess;
 
 	PRM_NCCL(ncclGroupStart());
 	for (int q = 0; q < x->n_gpus && r == ncclSuccess; q++)
@@ -291,12 +306,7 @@ broadcast_rows(MultiExchange *x, const PrGpuSlotView *view, const int64_t *row_b
 			r = ncclBroadcast((char *) view[g].data + offset, (char *) view[g].data + offset, count,
 							  view[0].elem == 8 ? ncclDouble : ncclFloat, q, x->comm[g], view[g].stream);
 	}
-	end = ncclGroupEnd();		/* also after a failed call: the group is closed either way */
-	if (r != ncclSuccess)
-		return pr_nccl_failed(err, r, "multi-GPU", "ncclBroadcast", __FILE__, __LINE__);
-	if (end != ncclSuccess)
-		return pr_nccl_failed(err, end, "multi-GPU", "ncclGroupEnd", __FILE__, __LINE__);
-	return PR_OK;
+	return group_end(r, "ncclBroadcast", err);
 }
 
 /* Enqueues a gather of the rows the chosen way. */
@@ -453,8 +463,7 @@ multi_sum(void *arg, PrEngine *const *parts, int n_parts, int64_t n, int k, int 
 {
 	MultiExchange *x = (MultiExchange *) arg;
 	PrGpuSlotView view[PR_PARTS_MAX];
-	ncclResult_t r = ncclSuccess,
-				end;
+	ncclResult_t r = ncclSuccess;
 	bool		scaled = false;
 	PrStatus	st;
 
@@ -469,12 +478,7 @@ multi_sum(void *arg, PrEngine *const *parts, int n_parts, int64_t n, int k, int 
 	for (int g = 0; g < n_parts && r == ncclSuccess; g++)
 		r = ncclAllReduce(view[g].data, view[g].data, (size_t) n * (size_t) k, view[0].elem == 8 ? ncclDouble : ncclFloat,
 						  ncclSum, x->comm[g], view[g].stream);
-	end = ncclGroupEnd();		/* also after a failed call: the group is closed either way */
-	if (r != ncclSuccess)
-		return pr_nccl_failed(err, r, "multi-GPU", "ncclAllReduce", __FILE__, __LINE__);
-	if (end != ncclSuccess)
-		return pr_nccl_failed(err, end, "multi-GPU", "ncclGroupEnd", __FILE__, __LINE__);
-	return PR_OK;
+	return group_end(r, "ncclAllReduce", err);
 }
 
 /* Frees an exchange's streams and events (PrPartsExchange.release). */
