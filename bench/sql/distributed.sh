@@ -19,10 +19,10 @@
 #   TOP_K (10), CALLS (2: the first one cold, the others with the graphs cached where a table is
 #   tracked; a way's calls run in one session, so the distributed calls after the first take the
 #   parts the session keeps), NEW_SESSIONS (3: distributed calls after those, each in a new
-#   session), WAYS ("local distributed pull"; the new sessions' calls run with distributed), PORT
-#   (55480), TMPDIR (/tmp), THREADS (powerrank.cpu_threads, default 0: one per core), BREAKDOWN
-#   (1 prints where the new sessions' calls spend their build: the DEBUG1 lines of the coordinator
-#   and the shards)
+#   session, then as many local calls, each in a new session), WAYS ("local distributed pull";
+#   the new sessions' calls run with distributed and local), PORT (55480), TMPDIR (/tmp), THREADS
+#   (powerrank.cpu_threads, default 0: one per core), BREAKDOWN (1 prints where the new sessions'
+#   distributed calls spend their build: the DEBUG1 lines of the coordinator and the shards)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -165,7 +165,13 @@ case " $WAYS " in *" distributed "*)
 		fi
 	done ;;
 esac
+# local calls in new sessions, the like for like of the distributed ones: the graph from the cache
+case " $WAYS " in *" local "*)
+	for s in $(seq 1 "$NEW_SESSIONS"); do
+		calls "local, new session" edges auto $((CALLS + s)) 1
+	done ;;
+esac
 
 echo "== results (machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GB", $2 / 1048576}' /proc/meminfo), $(date -u +%Y-%m-%d))"
-as_os "'$PGBIN/psql' -X -q -P footer=off -h 127.0.0.1 -p $PORT -d postgres -c \"SELECT way, call, engine, round(total_ms::numeric) AS total_ms, round(build_ms::numeric) AS build_ms, round(iterate_ms::numeric) AS iterate_ms, iterations, cache_hit, round(exchange_mb::numeric, 1) AS exchange_mb, round(exchange_ms::numeric) AS exchange_ms FROM runs ORDER BY CASE way WHEN 'local' THEN 0 WHEN 'distributed' THEN 1 WHEN 'pull' THEN 3 ELSE 2 END, call\""
+as_os "'$PGBIN/psql' -X -q -P footer=off -h 127.0.0.1 -p $PORT -d postgres -c \"SELECT way, call, engine, round(total_ms::numeric) AS total_ms, round(build_ms::numeric) AS build_ms, round(iterate_ms::numeric) AS iterate_ms, iterations, cache_hit, round(exchange_mb::numeric, 1) AS exchange_mb, round(exchange_ms::numeric) AS exchange_ms FROM runs ORDER BY CASE way WHEN 'local' THEN 0 WHEN 'local, new session' THEN 1 WHEN 'distributed' THEN 2 WHEN 'pull' THEN 4 ELSE 3 END, call\""
 q $PORT -c "\"SELECT 'top-' || $TOP_K || ' of ' || o.way || ' = local: ' || bool_and(o.node = l.node) || ', max |score difference|: ' || max(abs(o.score - l.score)) FROM tops o JOIN tops l ON l.way = 'local' AND l.rank = o.rank WHERE o.way <> 'local' GROUP BY o.way ORDER BY o.way\""

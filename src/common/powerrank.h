@@ -49,9 +49,14 @@ extern bool powerrank_warm_start;
 void		powerrank_guc_init(void);
 int			powerrank_thread_count(void);
 
-/* ---- memory.c: the core's allocator over a memory context ---- */
+/* ---- memory.c: the core's allocator over a memory context, large blocks on huge pages ---- */
 
 PrAllocator *powerrank_context_allocator(MemoryContext cxt);
+
+/* Blocks from this size are backed with huge pages where the kernel offers them. */
+#define POWERRANK_HUGE_PAGE_MIN ((size_t) 4 << 20)
+void		powerrank_advise_huge_pages(void *ptr, size_t size);
+void	   *powerrank_alloc_huge(MemoryContext cxt, Size size);
 
 /* ---- status.c: core status codes as PostgreSQL errors, the cancel check, optional steps ---- */
 

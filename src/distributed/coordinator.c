@@ -1107,7 +1107,7 @@ take_shared_part(DistPart *part, int p, dsm_segment *segment)
 	{
 		int64		count = h->parts[p].row_count[role];
 
-		kept->rows[role] = MemoryContextAllocHuge(kept->graph_cxt, Max(count, 1) * sizeof(int32));
+		kept->rows[role] = powerrank_alloc_huge(kept->graph_cxt, Max(count, 1) * sizeof(int32));
 		memcpy(kept->rows[role], base + at->parts[p].rows[role], count * sizeof(int32));
 		kept->row_count[role] = count;
 	}
@@ -1146,19 +1146,19 @@ take_shared_nodes(DistCluster *c, MergedNodes *m, const SharedNodesHeader *h)
 	{
 		int64		part_nodes = h->parts[p].n_nodes;
 
-		m->to_global[p] = MemoryContextAllocHuge(m->cxt, Max(part_nodes, 1) * sizeof(int32));
+		m->to_global[p] = powerrank_alloc_huge(m->cxt, Max(part_nodes, 1) * sizeof(int32));
 		memcpy(m->to_global[p], base + at->parts[p].to_global, part_nodes * sizeof(int32));
 	}
 	memset(g, 0, sizeof(PrGraph));
 	g->n_nodes = n;
-	g->node_ids = MemoryContextAllocHuge(m->cxt, Max(n, 1) * sizeof(int64));
+	g->node_ids = powerrank_alloc_huge(m->cxt, Max(n, 1) * sizeof(int64));
 	memcpy(g->node_ids, base + at->ids, n * sizeof(int64));
-	g->in_ptr = MemoryContextAllocExtended(m->cxt, (n + 1) * sizeof(int64),
-										   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	g->out_strength = MemoryContextAllocHuge(m->cxt, Max(n, 1) * sizeof(double));
+	g->in_ptr = powerrank_alloc_huge(m->cxt, (n + 1) * sizeof(int64));
+	memset(g->in_ptr, 0, (n + 1) * sizeof(int64));
+	g->out_strength = powerrank_alloc_huge(m->cxt, Max(n, 1) * sizeof(double));
 	memcpy(g->out_strength, base + at->out_strength, n * sizeof(double));
 	g->n_dangling = h->n_dangling;
-	g->dangling = MemoryContextAllocHuge(m->cxt, Max(h->n_dangling, 1) * sizeof(int32));
+	g->dangling = powerrank_alloc_huge(m->cxt, Max(h->n_dangling, 1) * sizeof(int32));
 	memcpy(g->dangling, base + at->dangling, h->n_dangling * sizeof(int32));
 	pfree(at);
 }
@@ -1618,13 +1618,13 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 			pfree(part->x);
 			pfree(part->y);
 		}
-		part->x = MemoryContextAllocHuge(c->cxt, Max(kept->n_nodes * k, 1) * sizeof(double));
-		part->y = MemoryContextAllocHuge(c->cxt, Max(kept->n_nodes * k, 1) * sizeof(double));
+		part->x = powerrank_alloc_huge(c->cxt, Max(kept->n_nodes * k, 1) * sizeof(double));
+		part->y = powerrank_alloc_huge(c->cxt, Max(kept->n_nodes * k, 1) * sizeof(double));
 		if (kept->prepared_k == k && kept->prepared_needs == needs &&
 			kept->prepared_nodes == c->nodes->id)
 			continue;
 		kept->prepared_k = 0;
-		out = MemoryContextAllocHuge(c->cxt, Max(kept->n_nodes, 1) * sizeof(double));
+		out = powerrank_alloc_huge(c->cxt, Max(kept->n_nodes, 1) * sizeof(double));
 		for (int64 i = 0; i < kept->n_nodes; i++)
 			out[i] = c->graph.out_strength[part->to_global[i]];
 		if (part->conn == NULL)

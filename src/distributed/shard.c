@@ -676,7 +676,7 @@ shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned
 
 	if (state->global_out == NULL)
 	{
-		state->global_out = MemoryContextAllocHuge(state->cxt, Max(n, 1) * sizeof(double));
+		state->global_out = powerrank_alloc_huge(state->cxt, Max(n, 1) * sizeof(double));
 		state->product_graph = state->graph;
 		state->product_graph.out_strength = state->global_out;
 	}
@@ -708,8 +708,8 @@ shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned
 			pfree(state->x);
 			pfree(state->y);
 		}
-		state->x = MemoryContextAllocHuge(state->cxt, Max(n * k, 1) * sizeof(double));
-		state->y = MemoryContextAllocHuge(state->cxt, Max(n * k, 1) * sizeof(double));
+		state->x = powerrank_alloc_huge(state->cxt, Max(n * k, 1) * sizeof(double));
+		state->y = powerrank_alloc_huge(state->cxt, Max(n * k, 1) * sizeof(double));
 	}
 	state->k = k;
 	state->needs = needs;
@@ -829,6 +829,9 @@ powerrank_shard_open(PG_FUNCTION_ARGS)
 	PG_RETURN_BYTEA_P(out);
 }
 
+/* Bytes of this session's heap keep_product_memory has touched (warmed) already. */
+static int64 warmed_heap = 0;
+
 /*
  * Makes this session's malloc keep the memory of one product for the next: a product receives x
  * and answers y as bytea of megabytes, which PostgreSQL copies a few times (the message, the
@@ -837,7 +840,9 @@ powerrank_shard_open(PG_FUNCTION_ARGS)
  * own), so that every product would fault them in again — costing as much as the product itself
  * (RESULTS.md).  The heap keeps room for SHARD_PRODUCT_COPIES copies of the vectors of k columns
  * (at least SHARD_KEPT_HEAP_MIN); blocks up to glibc's largest threshold come from it.  A shard
- * session serves one coordinator and holds its part anyway.
+ * session serves one coordinator and holds its part anyway.  Once a session, the heap is grown by
+ * SHARD_WARMED_COPIES copies on huge pages and touched, so that the first product's copies find
+ * their pages there rather than faulting in a 4 kB page at a time.
  */
 static void
 keep_product_memory(const ShardState *state, int k)
@@ -846,9 +851,24 @@ keep_product_memory(const ShardState *state, int k)
 	int64		vectors = (state->row_count[SHARD_ROLE_SOURCE] +
 						   state->row_count[SHARD_ROLE_TARGET]) * (int64) k * sizeof(double);
 	int64		keep = Max(SHARD_KEPT_HEAP_MIN, SHARD_PRODUCT_COPIES * vectors);
+	int64		warm = Min(SHARD_WARMED_COPIES * vectors, keep / 2);
 
 	mallopt(M_MMAP_THRESHOLD, SHARD_MMAP_THRESHOLD);
 	mallopt(M_TRIM_THRESHOLD, (int) Min(keep, (int64) PG_INT32_MAX));
+	if (warm > warmed_heap)
+	{
+		char	   *block = malloc(warm);
+		volatile char *page = block;
+
+		if (block != NULL)
+		{
+			powerrank_advise_huge_pages(block, warm);
+			for (int64 at = 0; at < warm; at += SHARD_WARM_STEP)
+				page[at] = 0;
+			free(block);
+			warmed_heap = warm;
+		}
+	}
 #endif
 }
 

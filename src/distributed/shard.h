@@ -25,10 +25,13 @@
 /*
  * A shard session's malloc (keep_product_memory): blocks up to SHARD_MMAP_THRESHOLD (glibc's
  * largest) come from the heap, which keeps SHARD_PRODUCT_COPIES times a product's vectors (at least
- * SHARD_KEPT_HEAP_MIN) when freed.
+ * SHARD_KEPT_HEAP_MIN) when freed; SHARD_WARMED_COPIES of them (at most half of what it keeps) are
+ * touched at the session's first prepare, a byte every SHARD_WARM_STEP (a page).
  */
 #define SHARD_MMAP_THRESHOLD (32 * 1024 * 1024)
 #define SHARD_PRODUCT_COPIES 8
+#define SHARD_WARMED_COPIES 4
+#define SHARD_WARM_STEP 4096
 #define SHARD_KEPT_HEAP_MIN ((int64) 64 * 1024 * 1024)
 
 /* Largest sum of weights a part may hold: far below where a build scales weights. */
