@@ -355,9 +355,66 @@ pr_cpu_task_divide_columns(CpuEngine *e, int tid, const void *varg)
 }
 
 /*
- * out[v] = sum of coef[t] * in_t[v] for v in [v0, v1), one column: term by term over strips of
- * PR_CPU_COMBINE_STRIP nodes held in a local (so each pass is a plain vector loop and the output
- * may be one of the inputs); every element adds its terms in term order, as the loop over columns.
+ * strip[i] += coef[t] * in[t][i] for t < width (1 to 3), in term order, over len entries: one
+ * loop (strip is a local, no input aliases it).
+ */
+PR_ALWAYS_INLINE static inline void
+combine_strip_terms(double *strip, const double *const *in, const double *coef, int width,
+					int64_t len)
+{
+	const double *in0 = in[0],
+			   *in1 = in[width > 1 ? 1 : 0],
+			   *in2 = in[width > 2 ? 2 : 0];
+	double		c0 = coef[0],
+				c1 = coef[width > 1 ? 1 : 0],
+				c2 = coef[width > 2 ? 2 : 0];
+
+	for (int64_t i = 0; i < len; i++)
+	{
+		double		v = strip[i] + c0 * in0[i];
+
+		if (width > 1)
+			v += c1 * in1[i];
+		if (width > 2)
+			v += c2 * in2[i];
+		strip[i] = v;
+	}
+}
+
+/*
+ * out[s0 + i] = sum of coef[t] * in_t[s0 + i] for i < len, one column, through strip (a local):
+ * the first term, then the others three at a time, in term order (plain vector loops where the
+ * caller passes len as a constant; the output may be one of the inputs).
+ */
+PR_ALWAYS_INLINE static inline void
+combine_strip(const MixArgs *a, int64_t s0, int64_t len, double *strip)
+{
+	const double *in0 = a->in[0] + s0;
+	double		c0 = a->coef[0];
+
+	for (int64_t i = 0; i < len; i++)
+		strip[i] = c0 * in0[i];
+	for (int t0 = 1; t0 < a->n_terms; t0 += 3)
+	{
+		const double *in[3];
+		int			width = a->n_terms - t0 < 3 ? a->n_terms - t0 : 3;
+
+		for (int t = 0; t < width; t++)
+			in[t] = a->in[t0 + t] + s0;
+		if (width == 1)
+			combine_strip_terms(strip, in, a->coef + t0, 1, len);
+		else if (width == 2)
+			combine_strip_terms(strip, in, a->coef + t0, 2, len);
+		else
+			combine_strip_terms(strip, in, a->coef + t0, 3, len);
+	}
+	memcpy(a->out + s0, strip, (size_t) len * sizeof(double));
+}
+
+/*
+ * out[v] = sum of coef[t] * in_t[v] for v in [v0, v1), one column, strip by strip of
+ * PR_CPU_COMBINE_STRIP nodes: every element adds its terms in term order, as the loop over
+ * columns does.
  */
 static void
 combine_one_column(const MixArgs *a, int64_t v0, int64_t v1)
@@ -366,21 +423,10 @@ combine_one_column(const MixArgs *a, int64_t v0, int64_t v1)
 
 	for (int64_t s0 = v0; s0 < v1; s0 += PR_CPU_COMBINE_STRIP)
 	{
-		int64_t		len = v1 - s0 < PR_CPU_COMBINE_STRIP ? v1 - s0 : PR_CPU_COMBINE_STRIP;
-		const double *in0 = a->in[0] + s0;
-		double		c0 = a->coef[0];
-
-		for (int64_t i = 0; i < len; i++)
-			strip[i] = c0 * in0[i];
-		for (int t = 1; t < a->n_terms; t++)
-		{
-			const double *in = a->in[t] + s0;
-			double		c = a->coef[t];
-
-			for (int64_t i = 0; i < len; i++)
-				strip[i] += c * in[i];
-		}
-		memcpy(a->out + s0, strip, (size_t) len * sizeof(double));
+		if (v1 - s0 >= PR_CPU_COMBINE_STRIP)
+			combine_strip(a, s0, PR_CPU_COMBINE_STRIP, strip);
+		else
+			combine_strip(a, s0, v1 - s0, strip);
 	}
 }
 
