@@ -71,6 +71,9 @@
 /* Columns a reduction over k columns sums at a time, in locals of the thread; widest column group. */
 #define PR_CPU_COLUMN_GROUP 8
 
+/* Nodes a one-column combine sums term by term in a local before writing them out. */
+#define PR_CPU_COMBINE_STRIP 512
+
 /*
  * x86 with GCC or clang: the products of 4 and 8 columns also come compiled for AVX-512, taken
  * when the CPU has it.

@@ -5,6 +5,8 @@
  */
 #include "pr_cpu_engine.h"
 
+#include <string.h>
+
 /*
  * The column sums of rows of x (k values each) into sums[k]: the rows listed in rows[i0, i1) when
  * listed, else the rows i0 .. i1-1 themselves (rows unused).  Every column in plain blocks of
@@ -352,6 +354,82 @@ pr_cpu_task_divide_columns(CpuEngine *e, int tid, const void *varg)
 	}
 }
 
+/*
+ * strip[i] += coef[t] * in[t][i] for t < width (1 to 3), in term order, over len entries: one
+ * loop (strip is a local, no input aliases it).
+ */
+PR_ALWAYS_INLINE static inline void
+combine_strip_terms(double *strip, const double *const *in, const double *coef, int width,
+					int64_t len)
+{
+	const double *in0 = in[0],
+			   *in1 = in[width > 1 ? 1 : 0],
+			   *in2 = in[width > 2 ? 2 : 0];
+	double		c0 = coef[0],
+				c1 = coef[width > 1 ? 1 : 0],
+				c2 = coef[width > 2 ? 2 : 0];
+
+	for (int64_t i = 0; i < len; i++)
+	{
+		double		v = strip[i] + c0 * in0[i];
+
+		if (width > 1)
+			v += c1 * in1[i];
+		if (width > 2)
+			v += c2 * in2[i];
+		strip[i] = v;
+	}
+}
+
+/*
+ * out[s0 + i] = sum of coef[t] * in_t[s0 + i] for i < len, one column, through strip (a local):
+ * the first term, then the others three at a time, in term order (plain vector loops where the
+ * caller passes len as a constant; the output may be one of the inputs).
+ */
+PR_ALWAYS_INLINE static inline void
+combine_strip(const MixArgs *a, int64_t s0, int64_t len, double *strip)
+{
+	const double *in0 = a->in[0] + s0;
+	double		c0 = a->coef[0];
+
+	for (int64_t i = 0; i < len; i++)
+		strip[i] = c0 * in0[i];
+	for (int t0 = 1; t0 < a->n_terms; t0 += 3)
+	{
+		const double *in[3];
+		int			width = a->n_terms - t0 < 3 ? a->n_terms - t0 : 3;
+
+		for (int t = 0; t < width; t++)
+			in[t] = a->in[t0 + t] + s0;
+		if (width == 1)
+			combine_strip_terms(strip, in, a->coef + t0, 1, len);
+		else if (width == 2)
+			combine_strip_terms(strip, in, a->coef + t0, 2, len);
+		else
+			combine_strip_terms(strip, in, a->coef + t0, 3, len);
+	}
+	memcpy(a->out + s0, strip, (size_t) len * sizeof(double));
+}
+
+/*
+ * out[v] = sum of coef[t] * in_t[v] for v in [v0, v1), one column, strip by strip of
+ * PR_CPU_COMBINE_STRIP nodes: every element adds its terms in term order, as the loop over
+ * columns does.
+ */
+static void
+combine_one_column(const MixArgs *a, int64_t v0, int64_t v1)
+{
+	double		strip[PR_CPU_COMBINE_STRIP];
+
+	for (int64_t s0 = v0; s0 < v1; s0 += PR_CPU_COMBINE_STRIP)
+	{
+		if (v1 - s0 >= PR_CPU_COMBINE_STRIP)
+			combine_strip(a, s0, PR_CPU_COMBINE_STRIP, strip);
+		else
+			combine_strip(a, s0, v1 - s0, strip);
+	}
+}
+
 /* out = sum of coef[t * k + j] * in_t per column j, chunk by chunk. */
 void
 pr_cpu_task_combine(CpuEngine *e, int tid, const void *varg)
@@ -365,6 +443,11 @@ pr_cpu_task_combine(CpuEngine *e, int tid, const void *varg)
 		int64_t		q0 = c * PR_CPU_CHUNK * k;
 		int64_t		q1 = (c + 1) * PR_CPU_CHUNK < e->n ? (c + 1) * PR_CPU_CHUNK * k : e->n * k;
 
+		if (k == 1)
+		{
+			combine_one_column(a, q0, q1);
+			continue;
+		}
 		/* element by element: the output may be one of the inputs */
 		for (int64_t q = q0; q < q1; q += k)
 			for (int j = 0; j < k; j++)
@@ -375,6 +458,39 @@ pr_cpu_task_combine(CpuEngine *e, int tid, const void *varg)
 					v += a->coef[t * k + j] * a->in[t][q + j];
 				a->out[q + j] = v;
 			}
+	}
+}
+
+/*
+ * The sums over [v0, v1) of a[v] * in[t][v] for every term t, one column, into sum[t * stride]:
+ * each in node order, four terms side by side (independent sums in registers, a read once per
+ * four terms; a group of fewer repeats its first term and drops those sums).
+ */
+static void
+dots_one_column(const MixArgs *mix, int64_t v0, int64_t v1, double *sum, size_t stride)
+{
+	const double *a = mix->a;
+
+	for (int t0 = 0; t0 < mix->n_terms; t0 += 4)
+	{
+		int			width = mix->n_terms - t0 < 4 ? mix->n_terms - t0 : 4;
+		const double *in0 = mix->in[t0],
+				   *in1 = mix->in[t0 + (width > 1 ? 1 : 0)],
+				   *in2 = mix->in[t0 + (width > 2 ? 2 : 0)],
+				   *in3 = mix->in[t0 + (width > 3 ? 3 : 0)];
+		double		s[4] = {0.0, 0.0, 0.0, 0.0};
+
+		for (int64_t v = v0; v < v1; v++)
+		{
+			double		av = a[v];
+
+			s[0] += av * in0[v];
+			s[1] += av * in1[v];
+			s[2] += av * in2[v];
+			s[3] += av * in3[v];
+		}
+		for (int t = 0; t < width; t++)
+			sum[(size_t) (t0 + t) * stride] = s[t];
 	}
 }
 
@@ -394,18 +510,27 @@ pr_cpu_task_dots(CpuEngine *e, int tid, const void *varg)
 		int64_t		q0 = c * PR_CPU_CHUNK * k;
 		int64_t		q1 = (c + 1) * PR_CPU_CHUNK < e->n ? (c + 1) * PR_CPU_CHUNK * k : e->n * k;
 
+		if (k == 1)
+		{
+			dots_one_column(a, q0, q1, e->part_dots + c, (size_t) e->n_chunks);
+			continue;
+		}
 		for (int t = 0; t < a->n_terms; t++)
 		{
 			const double *in = a->in[t];
 			double	   *part = e->part_dots + ((size_t) t * (size_t) e->n_chunks + (size_t) c) * k;
 
-			for (int j = 0; j < k; j++)
+			/* the columns of a group side by side: independent sums, each in node order */
+			for (int j0 = 0; j0 < k; j0 += PR_CPU_COLUMN_GROUP)
 			{
-				double		sum = 0.0;
+				int			width = k - j0 < PR_CPU_COLUMN_GROUP ? k - j0 : PR_CPU_COLUMN_GROUP;
+				double		sum[PR_CPU_COLUMN_GROUP] = {0.0};
 
-				for (int64_t q = q0 + j; q < q1; q += k)
-					sum += a->a[q] * in[q];
-				part[j] = sum;
+				for (int64_t q = q0 + j0; q < q1; q += k)
+					for (int j = 0; j < width; j++)
+						sum[j] += a->a[q + j] * in[q + j];
+				for (int j = 0; j < width; j++)
+					part[j0 + j] = sum[j];
 			}
 		}
 	}

@@ -18,6 +18,9 @@
  *     certified runs whose top-K differs from the exact (must be 0), uncertified runs, runs that
  *     went past the tolerance and their extra iterations, and the iterations of (b) against the
  *     plain stop at the tolerance.
+ *  5. The vector passes of one mixed step (the deepest depth of the list; the default, 5, when it
+ *     is 0) against one product, per call on one column (best of 10 x --repeat): the combine of
+ *     f = y - x, the dots of the new f with the kept ones, the combine of the kept outputs into x.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -34,6 +37,7 @@
 
 #define MAX_DEPTHS 8
 #define MAX_TOP 1000
+#define DEFAULT_DEPTH 5			/* powerrank.mixing_depth's default */
 
 /* What one run did, and its time. */
 typedef struct Run
@@ -280,6 +284,57 @@ certify_table(const PrGraph *g, const Settings *s, const int32_t *sources, int n
 	free(x);
 }
 
+/* Best time of a call of each of the mixed step's vector passes and of a product (table 5). */
+static void
+op_table(const PrGraph *g, const Settings *s, int depth)
+{
+	enum {OP_PRODUCT, OP_DIFFERENCE, OP_DOTS, OP_COMBINE, N_OPS};
+	static const char *const names[N_OPS] = {"product (pull, normalised)", "combine f = y - x (2 terms)",
+		"dots of f with the kept f (depth + 1 terms)", "combine of the kept outputs (depth + 1 terms)"};
+	int			terms = depth + 1;
+	int			slots[PR_COMBINE_MAX_TERMS];
+	double		coef[PR_COMBINE_MAX_TERMS],
+				dots[PR_COMBINE_MAX_TERMS],
+				best[N_OPS];
+	PrError		err;
+	PrEngine   *e;
+	PrStatus	status;
+
+	if ((e = pr_cpu_engine_create(s->threads, &pr_malloc_allocator, &err)) == NULL)
+		fail("engine", &err);
+	status = e->ops->prepare(e, g, 1, 2 * terms + 1, PR_NEED_PULL_NORMALIZED, &err);
+	for (int i = 0; status == PR_OK && i < 2 * terms + 1; i++)
+		status = e->ops->fill(e, i, 1.0 / (double) (g->n_nodes + i), &err);
+	for (int t = 0; t < terms; t++)
+	{
+		slots[t] = 1 + t;
+		coef[t] = t == 0 ? 1.0 : -1.0 / (double) terms;
+	}
+	for (int op = 0; op < N_OPS; op++)
+		best[op] = INFINITY;
+	for (int r = 0; status == PR_OK && r < 10 * s->repeat; r++)
+		for (int op = 0; status == PR_OK && op < N_OPS; op++)
+		{
+			double		t0 = pr_clock_seconds();
+
+			if (op == OP_PRODUCT)
+				status = e->ops->product(e, PR_PRODUCT_PULL_NORMALIZED, 0, 1, &err);
+			else if (op == OP_DIFFERENCE)
+				status = e->ops->combine(e, 1 + terms, 2, slots, coef, &err);
+			else if (op == OP_DOTS)
+				status = e->ops->dots(e, 1 + terms, terms, slots + 0, dots, &err);
+			else
+				status = e->ops->combine(e, 0, terms, slots, coef, &err);
+			best[op] = fmin(best[op], pr_clock_seconds() - t0);
+		}
+	if (status != PR_OK)
+		fail("vector passes", &err);
+	e->ops->release(e);
+	printf("\n| one mixed step at depth %d, one column | ms per call |\n|---|---|\n", depth);
+	for (int op = 0; op < N_OPS; op++)
+		printf("| %s | %.3f |\n", names[op], best[op] * 1e3);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -366,6 +421,7 @@ main(int argc, char **argv)
 	hits_table(&g, &s, depths, n_depths);
 	rwr_table(&g, &s, sources, n_sources, depths, n_depths);
 	certify_table(&g, &s, sources, n_sources, depths[n_depths - 1]);
+	op_table(&g, &s, depths[n_depths - 1] > 0 ? depths[n_depths - 1] : DEFAULT_DEPTH);
 	free(sources);
 	free(src);
 	free(dst);
