@@ -158,6 +158,17 @@ wait_all(PrEngine *e, int k, PrError *err)
 	return st;
 }
 
+/* An iteration's products of an algorithm on slots 0 -> 1 (HITS: the pull, then the push 1 -> 2). */
+static PrStatus
+algo_products(PrEngine *e, Algo a, PrError *err)
+{
+	PrStatus	st = e->ops->product(e, a == ALGO_HITS ? PR_PRODUCT_PULL : PR_PRODUCT_PULL_NORMALIZED, 0, 1, err);
+
+	if (st == PR_OK && a == ALGO_HITS)
+		st = e->ops->product(e, PR_PRODUCT_PUSH, 1, 2, err);
+	return st;
+}
+
 /*
  * The time of one iteration's steps on a prepared engine (after measure), N of each timed, in ms
  * a step: the products with their exchange (HITS: the pull and the push), the same products on
@@ -169,7 +180,6 @@ breakdown(PrEngine *e, const Bench *b, Algo a, double *product_ms, double *local
 		  PrError *err)
 {
 	int			k = algo_columns(b, a);
-	PrProduct	first = a == ALGO_HITS ? PR_PRODUCT_PULL : PR_PRODUCT_PULL_NORMALIZED;
 	bool		parts = pr_parts_engine_is(e);
 	double		t0;
 	PrStatus	st = wait_all(e, k, err);
@@ -177,24 +187,14 @@ breakdown(PrEngine *e, const Bench *b, Algo a, double *product_ms, double *local
 	*local_ms = -1.0;
 	t0 = pr_clock_seconds();
 	for (int i = 0; st == PR_OK && i < b->iters; i++)
-	{
-		st = e->ops->product(e, first, 0, 1, err);
-		if (st == PR_OK && a == ALGO_HITS)
-			st = e->ops->product(e, PR_PRODUCT_PUSH, 1, 2, err);
-	}
+		st = algo_products(e, a, err);
 	if (st == PR_OK)
 		st = wait_all(e, k, err);
 	*product_ms = (pr_clock_seconds() - t0) * 1e3 / b->iters;
 	t0 = pr_clock_seconds();
 	for (int i = 0; st == PR_OK && parts && i < b->iters; i++)
 		for (int p = 0; st == PR_OK && pr_parts_engine_part(e, p) != NULL; p++)
-		{
-			PrEngine   *part = pr_parts_engine_part(e, p);
-
-			st = part->ops->product(part, first, 0, 1, err);
-			if (st == PR_OK && a == ALGO_HITS)
-				st = part->ops->product(part, PR_PRODUCT_PUSH, 1, 2, err);
-		}
+			st = algo_products(pr_parts_engine_part(e, p), a, err);
 	if (st == PR_OK && parts)
 	{
 		st = wait_all(e, k, err);
@@ -226,7 +226,6 @@ breakdown(PrEngine *e, const Bench *b, Algo a, double *product_ms, double *local
 static PrStatus
 parts_alone(PrEngine *e, const Bench *b, Algo a, double *part_ms, const char **names, PrError *err)
 {
-	PrProduct	first = a == ALGO_HITS ? PR_PRODUCT_PULL : PR_PRODUCT_PULL_NORMALIZED;
 	int			k = algo_columns(b, a);
 	PrResidual *r = malloc((size_t) k * sizeof(PrResidual));
 	PrStatus	st = r == NULL ? pr_error_set(err, PR_ERR_NOMEM, "out of memory") : PR_OK;
@@ -244,11 +243,7 @@ parts_alone(PrEngine *e, const Bench *b, Algo a, double *part_ms, const char **n
 		st = part->ops->residual(part, r, err);
 		t0 = pr_clock_seconds();
 		for (int i = 0; st == PR_OK && i < b->iters; i++)
-		{
-			st = part->ops->product(part, first, 0, 1, err);
-			if (st == PR_OK && a == ALGO_HITS)
-				st = part->ops->product(part, PR_PRODUCT_PUSH, 1, 2, err);
-		}
+			st = algo_products(part, a, err);
 		if (st == PR_OK)
 			st = part->ops->residual(part, r, err);
 		part_ms[p] = (pr_clock_seconds() - t0) * 1e3 / b->iters;
