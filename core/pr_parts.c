@@ -945,7 +945,8 @@ kept_restart(PartsEngine *e, const PrRestart *given, const PrRestart **out, PrEr
 
 /*
  * The PageRank update on every part, the restart in their order: with rows owned each part
- * computes its own rows (the slot then holds only those on each part) and its residual over them.
+ * computes its own rows (the slot then holds only those on each part) and its residual over them;
+ * otherwise every part computes every row, and y is whole where y and x were.
  */
 static PrStatus
 parts_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha,
@@ -956,7 +957,8 @@ parts_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha,
 	RETURN_ON_EVERY_PART_IN_ORDER(base, restart, err,
 								  part->ops->pagerank_update(part, y_slot, x_slot, alpha, ordered,
 															 &part_err),
-								  (forget_inputs(e, -1), slot_holds(e, y_slot, false),
+								  (forget_inputs(e, -1),
+								   slot_holds(e, y_slot, !e->rows_owned && slot_whole(e, y_slot) && slot_whole(e, x_slot)),
 								   e->residual_partial = e->rows_owned));
 }
 

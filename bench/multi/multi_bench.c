@@ -19,10 +19,13 @@
  * in), or with --cpu-timing measured as the GPUs' are.  --cpu-only: the CPU rows alone (no GPU
  * needed).  --memory-mb M: every GPU engine may take at most M MiB of its device (PrGpuOptions'
  * memory_budget, as powerrank.gpu_memory sets it): a graph that one GPU then streams from host
- * memory may still be resident on several (their parts are smaller).  After each GPU row a "# steps" line splits an iteration: its products with their
- * exchange, the same products on every GPU without it, and its vector update (each step timed N
- * times on the prepared engine, ms a step), and a "# parts" line each GPU's products alone (the
- * others idle) with the layout its part chose.
+ * memory may still be resident on several (their parts are smaller).  After each GPU row a "# steps"
+ * line splits an iteration: its products through the engine (with the exchanges they need of
+ * themselves: HITS' push reads the pull's result whole and sums; a pull product of a whole vector
+ * needs none), the same products on every GPU at once without any exchange, and its vector update
+ * (each step timed N times on the prepared engine, ms a step); and a "# parts" line each GPU's
+ * products alone (the others idle) with the layout its part chose, and the iteration of PageRank or
+ * RWR as the driver runs it (with the exchange before each product).
  *
  * The graph: "rmat:S" (R-MAT, Graph500 a=.57 b=.19 c=.19, random ids, 16 edges per node, parallel
  * edges kept: they add, the project's semantics), "er:S", "local:S..." (gen_parse), built with its
@@ -171,9 +174,10 @@ algo_products(PrEngine *e, Algo a, PrError *err)
 
 /*
  * The time of one iteration's steps on a prepared engine (after measure), N of each timed, in ms
- * a step: the products with their exchange (HITS: the pull and the push), the same products on
- * every part without the exchange (several GPUs), and the vector update (PageRank and RWR: the
- * update; HITS: two normalisations).  Slots 0..2 are overwritten.
+ * a step: the products through the engine with the exchanges they need of themselves (HITS: the
+ * pull and the push), the same products on every part at once without any exchange (several
+ * GPUs), and the vector update (PageRank and RWR: the update; HITS: two normalisations).  Slots
+ * 0..2 are overwritten.
  */
 static PrStatus
 breakdown(PrEngine *e, const Bench *b, Algo a, double *product_ms, double *local_ms, double *update_ms,
@@ -479,7 +483,7 @@ bench_algorithm(const Bench *b, Algo a, PrEngine *cpu, bool cpu_timing, PrMultiC
 							update_ms;
 
 				if (breakdown(e, b, a, &product_ms, &local_ms, &update_ms, &err) == PR_OK)
-					printf("# steps %s %s %s on %d GPU(s), ms: products %.3f (without the exchange %.3f), %s %.3f\n",
+					printf("# steps %s %s %s on %d GPU(s), ms: products %.3f (every part's at once, no exchange %.3f), %s %.3f\n",
 						   graph, algo_names[a], precision_names[p], gpus[c], product_ms,
 						   local_ms >= 0 ? local_ms : product_ms, a == ALGO_HITS ? "normalisations" : "update",
 						   update_ms);
