@@ -49,19 +49,20 @@ struct CombineInline
  * out = sum over t < n_terms of coef[t * k + j] * in_t, per column j of n x k slots, in double
  * (the warm start's and the accelerated iteration's combinations; out may be one of the inputs:
  * element by element).  The coefficients come from device memory (coef) or, when coef is NULL,
- * by value (inl).
+ * by value (inl).  The by-value parameters are __grid_constant__: indexed in place, where taking
+ * their address would copy them into every thread's local memory.
  */
 template <typename T>
 __global__ void __launch_bounds__(PR_THREADS)
-k_combine(int64_t total, int k, int n_terms, CombineTerms<T> terms,
-		  const double *__restrict__ coef, CombineInline inl, T *out)
+k_combine(int64_t total, int k, int n_terms, const __grid_constant__ CombineTerms<T> terms,
+		  const double *__restrict__ coef, const __grid_constant__ CombineInline inl, T *out)
 {
 	const double *c = coef != NULL ? coef : inl.c;
 
 	for (int64_t q = (int64_t) blockIdx.x * PR_THREADS + threadIdx.x; q < total;
 		 q += (int64_t) gridDim.x * PR_THREADS)
 	{
-		int			j = (int) (q % k);
+		int			j = k == 1 ? 0 : (int) (q % k);
 		double		v = c[j] * (double) terms.in[0][q];
 
 		for (int t = 1; t < n_terms; t++)
