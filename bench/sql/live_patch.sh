@@ -7,7 +7,9 @@
 #   (defaults 20, 2 and 5; PHASES="writers patch" by default, or one of them)
 #
 # Starts a throwaway cluster (bench/common/cluster.sh; powerrank preloaded, built and installed from
-# this tree beforehand: make && make install), wal_level = logical for the whole run.
+# this tree beforehand: make && make install), wal_level = logical for the whole run, and
+# EXTRA_SETTINGS ("-c name=value ..." added to the server's settings, e.g. "-c huge_pages=on -c
+# min_dynamic_shared_memory=1GB": the cached graphs then live in the main shared memory).
 #
 # writers   four identical tables of 200,000 weighted edges with an index on src: untracked,
 #           tracked (powerrank_cache_enable: one change log row per writing transaction), live
@@ -39,7 +41,7 @@ pg_init
 pg_require_installed
 cp bench/sql/pgbench/live_writer.sql "$WORK"/
 own "$WORK"
-cluster_start_without_gpu "-c wal_level=logical -c max_replication_slots=4" || exit 1
+cluster_start_without_gpu "-c wal_level=logical -c max_replication_slots=4 ${EXTRA_SETTINGS:-}" || exit 1
 PSQL=(psql -X -q -d postgres -v ON_ERROR_STOP=1)
 sql -d postgres -c "CREATE EXTENSION powerrank" > /dev/null || exit 1
 sql -c "CREATE EXTENSION powerrank" > /dev/null || exit 1
