@@ -5,11 +5,15 @@
  */
 #include "pr_parts.h"
 #include "pr_graph.h"
+#include "pr_residency.h"
 #include "pr_topk.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The last part's range of an all-gather is padded by fewer than PR_PARTS_MAX rows. */
+_Static_assert(PR_VECTOR_SPARE_ROWS >= PR_PARTS_MAX - 1, "the spare rows of a vector hold the padding");
 
 /* A parts engine: its operations, its parts, the split of the graph it holds. */
 typedef struct PartsEngine
@@ -154,9 +158,12 @@ free_order(PartsEngine *e, PrGraph *ordered, int32_t *new_to_old, int32_t *old_t
  * Deals the nodes of the out-degree order (by_degree) to the parts: the head, the rows that hold
  * the first half of the in-edges (the hubs), one at a time to the part with the fewest in-edges so
  * far (ties: fewer rows, then the lower part); the tail, one row each in turn.  The head balances
- * the parts' edges, the tail their rows and the rest of the edges.  Writes the parts' order into
- * new_to_old (part 0's nodes, then part 1's, ..., each part's in the out-degree order) and the
- * first row of each part into row_begin.
+ * the parts' edges, the tail their rows and the rest of the edges.  Every part takes C =
+ * ceil(n / n_parts) rows, the last the rest (a part that is full is passed over): part p's rows
+ * then begin at row p * C, ranges of one length, which an all-gather exchanges in place (the last
+ * part's range padded into the spare rows every vector holds, PR_VECTOR_SPARE_ROWS).  Writes the
+ * parts' order into new_to_old (part 0's nodes, then part 1's, ..., each part's in the out-degree
+ * order) and the first row of each part into row_begin.
  */
 static void
 deal_rows(const PartsEngine *e, const PrGraph *g, const int32_t *by_degree, int64_t *count, int32_t *new_to_old,
@@ -164,30 +171,39 @@ deal_rows(const PartsEngine *e, const PrGraph *g, const int32_t *by_degree, int6
 {
 	int64_t		n = g->n_nodes;
 	int64_t		total = n > 0 ? g->in_ptr[n] : 0;
+	int64_t		rows_each = (n + e->n_parts - 1) / e->n_parts;
+	int64_t		room[PR_PARTS_MAX];
 	int64_t		edges[PR_PARTS_MAX] = {0};
 	int64_t		rows[PR_PARTS_MAX] = {0};
 	int64_t		dealt = 0;
 	int64_t		i = 0;
+	int			turn = 0;
 
-	/* count[i]: the part of the i-th node of by_degree */
+	for (int p = 0; p < e->n_parts; p++)
+		room[p] = n - p * rows_each < 0 ? 0 : n - p * rows_each < rows_each ? n - p * rows_each : rows_each;
+	/* count[i]: the part of the i-th node of by_degree (the rooms add up to n: one always has room) */
 	for (; i < n && 2 * dealt < total; i++)
 	{
 		int32_t		v = by_degree[i];
 		int64_t		in = g->in_ptr[v + 1] - g->in_ptr[v];
-		int			to = 0;
+		int			to = -1;
 
-		for (int p = 1; p < e->n_parts; p++)
-			if (edges[p] < edges[to] || (edges[p] == edges[to] && rows[p] < rows[to]))
+		for (int p = 0; p < e->n_parts; p++)
+			if (rows[p] < room[p] &&
+				(to < 0 || edges[p] < edges[to] || (edges[p] == edges[to] && rows[p] < rows[to])))
 				to = p;
 		count[i] = to;
 		edges[to] += in;
 		rows[to]++;
 		dealt += in;
 	}
-	for (int64_t t = 0; i < n; i++, t++)
+	for (; i < n; i++)
 	{
-		count[i] = t % e->n_parts;
-		rows[count[i]]++;
+		while (rows[turn] >= room[turn])
+			turn = (turn + 1) % e->n_parts;
+		count[i] = turn;
+		rows[turn]++;
+		turn = (turn + 1) % e->n_parts;
 	}
 	row_begin[0] = 0;
 	for (int p = 0; p < e->n_parts; p++)

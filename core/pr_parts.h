@@ -2,8 +2,9 @@
  * pr_parts.h — one engine over several part engines (several GPUs, or the CPU engine's simulated
  * parts in tests): the driver (pr_driver.h) runs on it as on any engine.
  *
- * The graph's rows (nodes) are split into contiguous ranges, one per part, about equal in the
- * product's work (in-edges plus rows).  Part p is an ordinary engine prepared on a part graph that
+ * The graph's nodes are renumbered (the parts' order) so that each part's rows are one range of
+ * it, the ranges of one length (ceil(n / parts) rows, the last the rest) and about equal in the
+ * product's work (in-edges).  Part p is an ordinary engine prepared on a part graph that
  * has every node, the whole graph's out-strengths and dangling list, and only the in-edges of its
  * own rows (a slice of the graph's arrays, no copy; when the push product is needed too (HITS), the
  * same edges as an out-CSR, a copy).  A pull product runs on every part at once (each part's own

@@ -161,35 +161,10 @@ check_hits_same(PrEngine *parts, const PrGraph *g, const char *what)
 }
 
 /*
- * The rows of g's out-degree order (descending, ties by id) that hold the first half of the
- * in-edges: the head the parts engine deals by edges (the tail it deals row by row).
- */
-static int64_t
-head_rows(const PrGraph *g)
-{
-	int64_t		n = g->n_nodes;
-	int64_t    *degree = calloc((size_t) n + 1, sizeof(int64_t));
-	int32_t    *order = malloc(((size_t) n + 1) * sizeof(int32_t));
-	int64_t		dealt = 0,
-				head = 0;
-	PrError		err;
-
-	CHECK(degree != NULL && order != NULL);
-	for (int64_t e = 0; e < g->in_ptr[n]; e++)
-		degree[g->in_src[e]]++;
-	CHECK(pr_order_by_key_desc(n, degree, order, NULL, &pr_malloc_allocator, &err) == PR_OK);
-	for (; head < n && 2 * dealt < g->in_ptr[n]; head++)
-		dealt += g->in_ptr[order[head] + 1] - g->in_ptr[order[head]];
-	free(degree);
-	free(order);
-	return head;
-}
-
-/*
- * The split parts reports for g against the rule: ranges in order over every row; every edge in
- * one part graph; each part about its share of the edges (within the largest row's in-edges and
- * a quarter of a share: the tail's rows are dealt in turn, whatever their in-edges) and at least
- * its share of the tail's rows.
+ * The split parts reports for g against the rule: ranges in order over every row, each part
+ * ceil(n / parts) rows and the last the rest; every edge in one part graph; each part about its
+ * share of the edges (within the largest row's in-edges and a quarter of a share: the tail's rows
+ * are dealt in turn, whatever their in-edges).
  */
 static void
 check_split(PrEngine *parts, const PrGraph *g, const char *what)
@@ -198,7 +173,6 @@ check_split(PrEngine *parts, const PrGraph *g, const char *what)
 	PrError		err;
 	int64_t		n = g->n_nodes;
 	int64_t		m = g->in_ptr[n];
-	int64_t		tail = n - head_rows(g);
 	int64_t		largest = 0,
 				edges = 0;
 
@@ -209,12 +183,13 @@ check_split(PrEngine *parts, const PrGraph *g, const char *what)
 	CHECKF(r.rows_owned, "%s: the CPU engine's parts own their rows", what);
 	for (int p = 0; p < r.n_parts; p++)
 	{
-		int64_t		rows = r.row_begin[p + 1] - r.row_begin[p];
+		int64_t		each = (n + r.n_parts - 1) / r.n_parts;
+		int64_t		want = n - p * each < 0 ? 0 : n - p * each < each ? n - p * each : each;
 		int64_t		share = m / r.n_parts;
 
 		edges += r.edges[p];
-		CHECKF(rows >= tail / r.n_parts, "%s: part %d of %d has %lld rows, fewer than %lld", what, p,
-			   r.n_parts, (long long) rows, (long long) (tail / r.n_parts));
+		CHECKF(r.row_begin[p + 1] - r.row_begin[p] == want, "%s: part %d of %d has %lld rows, not %lld", what,
+			   p, r.n_parts, (long long) (r.row_begin[p + 1] - r.row_begin[p]), (long long) want);
 		CHECKF(llabs(r.edges[p] - share) <= largest + share / 4 + 1,
 			   "%s: part %d of %d has %lld edges, its share %lld", what, p, r.n_parts,
 			   (long long) r.edges[p], (long long) share);
