@@ -1522,5 +1522,7 @@ pr_parts_engine_report(PrEngine *engine, PrPartsReport *out, PrError *err)
 		out->edges[p] = e->part_graph[p].n_edges;
 	out->split_seconds = e->split_seconds;
 	out->rows_owned = e->rows_owned;
+	if (e->exchange.describe != NULL)
+		e->exchange.describe(e->exchange.arg, out->exchange, sizeof(out->exchange));
 	return PR_OK;
 }

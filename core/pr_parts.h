@@ -69,6 +69,9 @@ typedef struct PrPartsExchange
 	/* Frees arg when the engine is released (may be NULL). */
 	void		(*release) (void *arg);
 	void	   *arg;
+
+	/* Writes what the exchange chose so far (e.g. its ways of moving rows), for reports; may be NULL. */
+	void		(*describe) (void *arg, char *buf, size_t size);
 } PrPartsExchange;
 
 /* What a prepared parts engine split, for reports. */
@@ -80,6 +83,7 @@ typedef struct PrPartsReport
 	double		split_seconds;	/* host: the ranges and the part graphs (0 when prepare kept
 								 * the split of the graph it held) */
 	bool		rows_owned;		/* each part updates only its own rows (PrEngineOps.own_rows) */
+	char		exchange[128];	/* PrPartsExchange.describe's text ("" without it) */
 } PrPartsReport;
 
 /*

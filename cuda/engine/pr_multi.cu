@@ -24,6 +24,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -556,6 +557,26 @@ multi_release(void *arg)
 	free(x);
 }
 
+/* The gather way measured for each slot width (PrPartsExchange.describe). */
+static void
+multi_describe(void *arg, char *buf, size_t size)
+{
+	static const char *const names[GATHER_WAYS] = {"copy engines", "broadcasts", "all-gather"};
+	const MultiExchange *x = (const MultiExchange *) arg;
+	size_t		used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < x->n_widths && used < size; i++)
+	{
+		int			wrote = snprintf(buf + used, size - used, "%s%zu B a row: %s", i > 0 ? ", " : "",
+									 x->width[i], names[x->way[i]]);
+
+		if (wrote < 0)
+			break;
+		used += (size_t) wrote;
+	}
+}
+
 /* An engine over GPUs 0 .. n_gpus-1. */
 PrEngine   *
 pr_multi_engine_create(PrMultiComms *comms, const PrGpuOptions *gpu, int n_gpus, PrError *err)
@@ -608,5 +629,6 @@ pr_multi_engine_create(PrMultiComms *comms, const PrGpuOptions *gpu, int n_gpus,
 	exchange.sum = multi_sum;
 	exchange.release = multi_release;
 	exchange.arg = x;
+	exchange.describe = multi_describe;
 	return pr_parts_engine_create(parts, n_gpus, &exchange, "gpu-multi", &pr_malloc_allocator, err);
 }

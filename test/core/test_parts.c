@@ -580,7 +580,7 @@ test_parts_exchange(void)
 	GenSpec		spec = gen_uniform(1500, 9000, 61);
 	PrGraph		g;
 	TestExchange t = {0, 0, 0, PR_OK};
-	PrPartsExchange exchange = {idle_gather, idle_sum, count_release, &t};
+	PrPartsExchange exchange = {idle_gather, idle_sum, count_release, &t, NULL};
 	PrEngine   *parts = parts_engine(3, &exchange);
 	PrEngine   *cpu = cpu_engine(&pr_malloc_allocator);
 	PrRestart	uniform = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
@@ -640,7 +640,7 @@ test_parts_create(void)
 	FailingAlloc f = {1 << 30, 0};
 	PrAllocator counted = failing_allocator(&f);
 	TestExchange t = {0, 0, 0, PR_OK};
-	PrPartsExchange exchange = {idle_gather, idle_sum, count_release, &t};
+	PrPartsExchange exchange = {idle_gather, idle_sum, count_release, &t, NULL};
 	PrEngine   *parts[PR_PARTS_MAX + 1];
 	PrEngine   *cpu = cpu_engine(&pr_malloc_allocator);
 	PrEngineOps lacking;
