@@ -5,11 +5,15 @@
  */
 #include "pr_parts.h"
 #include "pr_graph.h"
+#include "pr_residency.h"
 #include "pr_topk.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The last part's range of an all-gather is padded by fewer than PR_PARTS_MAX rows. */
+_Static_assert(PR_VECTOR_SPARE_ROWS >= PR_PARTS_MAX - 1, "the spare rows of a vector hold the padding");
 
 /* A parts engine: its operations, its parts, the split of the graph it holds. */
 typedef struct PartsEngine
@@ -151,17 +155,79 @@ free_order(PartsEngine *e, PrGraph *ordered, int32_t *new_to_old, int32_t *old_t
 }
 
 /*
- * g with its nodes renumbered by descending out-degree, ties in g's order (*ordered, its maps
- * *new_to_old and *old_to_new): every part then holds its rows and the vectors in the order a
- * GPU engine would choose for the whole graph (the hubs first), and one order for every part, so
- * a part's own rows are one range of every part's vectors and travel without reordering.  Each
- * row's sources stay ascending (the sources are placed in their new order); the out-strengths
- * and the dangling list follow the nodes; no node ids and no out-edge arrays.  Nothing is
- * allocated on failure.
+ * Deals the nodes of the out-degree order (by_degree) to the parts: the head, the rows that hold
+ * the first half of the in-edges (the hubs), one at a time to the part with the fewest in-edges so
+ * far (ties: fewer rows, then the lower part); the tail, one row each in turn.  The head balances
+ * the parts' edges, the tail their rows and the rest of the edges.  Every part takes C =
+ * ceil(n / n_parts) rows, the last the rest (a part that is full is passed over): part p's rows
+ * then begin at row p * C, ranges of one length, which an all-gather exchanges in place (the last
+ * part's range padded into the spare rows every vector holds, PR_VECTOR_SPARE_ROWS).  Writes the
+ * parts' order into new_to_old (part 0's nodes, then part 1's, ..., each part's in the out-degree
+ * order) and the first row of each part into row_begin.
+ */
+static void
+deal_rows(const PartsEngine *e, const PrGraph *g, const int32_t *by_degree, int64_t *count, int32_t *new_to_old,
+		  int64_t *row_begin)
+{
+	int64_t		n = g->n_nodes;
+	int64_t		total = n > 0 ? g->in_ptr[n] : 0;
+	int64_t		rows_each = (n + e->n_parts - 1) / e->n_parts;
+	int64_t		room[PR_PARTS_MAX];
+	int64_t		edges[PR_PARTS_MAX] = {0};
+	int64_t		rows[PR_PARTS_MAX] = {0};
+	int64_t		dealt = 0;
+	int64_t		i = 0;
+	int			turn = 0;
+
+	for (int p = 0; p < e->n_parts; p++)
+		room[p] = n - p * rows_each < 0 ? 0 : n - p * rows_each < rows_each ? n - p * rows_each : rows_each;
+	/* count[i]: the part of the i-th node of by_degree (the rooms add up to n: one always has room) */
+	for (; i < n && 2 * dealt < total; i++)
+	{
+		int32_t		v = by_degree[i];
+		int64_t		in = g->in_ptr[v + 1] - g->in_ptr[v];
+		int			to = -1;
+
+		for (int p = 0; p < e->n_parts; p++)
+			if (rows[p] < room[p] &&
+				(to < 0 || edges[p] < edges[to] || (edges[p] == edges[to] && rows[p] < rows[to])))
+				to = p;
+		count[i] = to;
+		edges[to] += in;
+		rows[to]++;
+		dealt += in;
+	}
+	for (; i < n; i++)
+	{
+		while (rows[turn] >= room[turn])
+			turn = (turn + 1) % e->n_parts;
+		count[i] = turn;
+		rows[turn]++;
+		turn = (turn + 1) % e->n_parts;
+	}
+	row_begin[0] = 0;
+	for (int p = 0; p < e->n_parts; p++)
+		row_begin[p + 1] = row_begin[p] + rows[p];
+	for (int p = 0; p < e->n_parts; p++)
+		rows[p] = row_begin[p];	/* the next position of each part */
+	for (i = 0; i < n; i++)
+		new_to_old[rows[count[i]]++] = by_degree[i];
+}
+
+/*
+ * g with its nodes renumbered for the parts (*ordered, its maps *new_to_old and *old_to_new, the
+ * parts' first rows in row_begin): the nodes by descending out-degree, ties in g's order (the
+ * order a GPU engine would choose for the whole graph, the hubs first), dealt to the parts by
+ * deal_rows so that every part gets about its share of the in-edges and of the rows, and each
+ * part's nodes one range of the order, in the out-degree order within it.  One order for every
+ * part: a part's own rows are one range of every part's vectors and travel without reordering.
+ * Each row's sources stay ascending (the sources are placed in their new order); the
+ * out-strengths and the dangling list follow the nodes; no node ids and no out-edge arrays.
+ * Nothing is allocated on failure.
  */
 static PrStatus
 order_graph(PartsEngine *e, const PrGraph *g, PrGraph *ordered, int32_t **new_to_old_out,
-			int32_t **old_to_new_out, PrError *err)
+			int32_t **old_to_new_out, int64_t *row_begin, PrError *err)
 {
 	const PrAllocator *a = &e->alloc;
 	int64_t		n = g->n_nodes;
@@ -204,7 +270,14 @@ order_graph(PartsEngine *e, const PrGraph *g, PrGraph *ordered, int32_t **new_to
 	{
 		for (int64_t v = 0; v < n; v++)
 			degree[v] = out_edges.out_ptr[v + 1] - out_edges.out_ptr[v];
-		status = pr_order_by_key_desc(n, degree, new_to_old, old_to_new, a, err);
+		/* the out-degree order into old_to_new (free until the inverse is made), then dealt */
+		status = pr_order_by_key_desc(n, degree, old_to_new, NULL, a, err);
+	}
+	if (status == PR_OK)
+	{
+		deal_rows(e, g, old_to_new, degree, new_to_old, row_begin);
+		for (int64_t i = 0; i < n; i++)
+			old_to_new[new_to_old[i]] = (int32_t) i;
 	}
 	if (status == PR_OK)
 	{
@@ -261,25 +334,6 @@ order_graph(PartsEngine *e, const PrGraph *g, PrGraph *ordered, int32_t **new_to
 	*new_to_old_out = new_to_old;
 	*old_to_new_out = old_to_new;
 	return PR_OK;
-}
-
-/*
- * Splits rows 0..n into n_parts contiguous ranges of about equal cost, a row costing its in-edges
- * plus one: row_begin[p] is the first row where the cost of the rows before it reaches p / n_parts
- * of the total (binary search).  Ranges may be empty.
- */
-static void
-split_rows(const PartsEngine *e, const PrGraph *g, int64_t *row_begin)
-{
-	int64_t		n = g->n_nodes;
-	int64_t		total = n > 0 ? g->in_ptr[n] + n : 0;
-
-	row_begin[0] = 0;
-	row_begin[e->n_parts] = n;
-	for (int p = 1; p < e->n_parts; p++)
-		row_begin[p] = n == 0 ? 0 :
-			pr_csr_row_at(g->in_ptr, row_begin[p - 1], n, total / e->n_parts * p +
-						  total % e->n_parts * p / e->n_parts, 1);
 }
 
 /*
@@ -354,11 +408,10 @@ split_graph(PartsEngine *e, const PrGraph *given, bool push, PrError *err)
 	int32_t    *new_to_old,
 			   *old_to_new;
 	const PrGraph *g = &ordered;
-	PrStatus	status = order_graph(e, given, &ordered, &new_to_old, &old_to_new, err);
+	PrStatus	status = order_graph(e, given, &ordered, &new_to_old, &old_to_new, row_begin, err);
 
 	if (status != PR_OK)
 		return status;
-	split_rows(e, g, row_begin);
 	memset(fresh, 0, sizeof(fresh));
 	for (int p = 0; status == PR_OK && p < e->n_parts; p++)
 	{
@@ -1469,5 +1522,7 @@ pr_parts_engine_report(PrEngine *engine, PrPartsReport *out, PrError *err)
 		out->edges[p] = e->part_graph[p].n_edges;
 	out->split_seconds = e->split_seconds;
 	out->rows_owned = e->rows_owned;
+	if (e->exchange.describe != NULL)
+		e->exchange.describe(e->exchange.arg, out->exchange, sizeof(out->exchange));
 	return PR_OK;
 }

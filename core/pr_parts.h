@@ -2,8 +2,9 @@
  * pr_parts.h — one engine over several part engines (several GPUs, or the CPU engine's simulated
  * parts in tests): the driver (pr_driver.h) runs on it as on any engine.
  *
- * The graph's rows (nodes) are split into contiguous ranges, one per part, about equal in the
- * product's work (in-edges plus rows).  Part p is an ordinary engine prepared on a part graph that
+ * The graph's nodes are renumbered (the parts' order) so that each part's rows are one range of
+ * it, the ranges of one length (ceil(n / parts) rows, the last the rest) and about equal in the
+ * product's work (in-edges).  Part p is an ordinary engine prepared on a part graph that
  * has every node, the whole graph's out-strengths and dangling list, and only the in-edges of its
  * own rows (a slice of the graph's arrays, no copy; when the push product is needed too (HITS), the
  * same edges as an out-CSR, a copy).  A pull product runs on every part at once (each part's own
@@ -68,6 +69,9 @@ typedef struct PrPartsExchange
 	/* Frees arg when the engine is released (may be NULL). */
 	void		(*release) (void *arg);
 	void	   *arg;
+
+	/* Writes what the exchange chose so far (e.g. its ways of moving rows), for reports; may be NULL. */
+	void		(*describe) (void *arg, char *buf, size_t size);
 } PrPartsExchange;
 
 /* What a prepared parts engine split, for reports. */
@@ -79,6 +83,7 @@ typedef struct PrPartsReport
 	double		split_seconds;	/* host: the ranges and the part graphs (0 when prepare kept
 								 * the split of the graph it held) */
 	bool		rows_owned;		/* each part updates only its own rows (PrEngineOps.own_rows) */
+	char		exchange[128];	/* PrPartsExchange.describe's text ("" without it) */
 } PrPartsReport;
 
 /*

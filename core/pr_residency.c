@@ -32,8 +32,8 @@ pr_residency_vector_bytes(int64_t nodes, int k, int slots, size_t elem)
 	size_t		kk = (size_t) (k > 0 ? k : 1);
 	size_t		s = (size_t) (slots > 0 ? slots : 1);
 
-	return s * (n + 1) * kk * elem	/* slots */
-		+ (n + 1) * kk * elem	/* z */
+	return s * (n + PR_VECTOR_SPARE_ROWS) * kk * elem	/* slots */
+		+ (n + PR_VECTOR_SPARE_ROWS) * kk * elem	/* z */
 		+ n * kk * 8			/* staging */
 		+ (n + 1) * (4 + elem)	/* new_to_old, inv_out */
 		+ n * kk * elem			/* restart */

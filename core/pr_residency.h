@@ -63,6 +63,13 @@ typedef struct PrResidencyChoice
 /* The name of a residency: "resident", "streamed", "none". */
 const char *pr_residency_name(PrResidency residency);
 
+/*
+ * Rows a device vector (a slot, the copy the product reads) holds past the graph's n: the parts
+ * engine's ranges are of one length (pr_parts.h), and an all-gather of them pads the last range
+ * into these rows (at most PR_PARTS_MAX - 1 of them).
+ */
+#define PR_VECTOR_SPARE_ROWS 16
+
 /* Device bytes of the engine's vectors for nodes, k columns, slots and a value size. */
 size_t		pr_residency_vector_bytes(int64_t nodes, int k, int slots, size_t elem);
 

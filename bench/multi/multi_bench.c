@@ -509,7 +509,10 @@ bench_algorithm(const Bench *b, Algo a, PrEngine *cpu, bool cpu_timing, PrMultiC
 						printf(" %s%.3f (%s)", q > 0 ? ", " : "", part_ms[q], names[q]);
 					if (iteration_ms >= 0)
 						printf("; product and update as the driver runs them %.3f", iteration_ms);
-					printf("\n");
+					printf("; rows a part:");
+					for (int q = 0; q < report.n_parts; q++)
+						printf(" %lld", (long long) (report.row_begin[q + 1] - report.row_begin[q]));
+					printf("; gather: %s\n", report.exchange[0] != '\0' ? report.exchange : "none yet");
 				}
 				else
 					printf("# parts %s %s %s on %d GPUs: %s\n", graph, algo_names[a], precision_names[p], gpus[c],

@@ -602,9 +602,13 @@ update_typed(GpuEngine *e, int y_slot, int x_slot, double alpha, const PrRestart
 			return pr_error_set(err, PR_ERR_ENGINE,
 								"GPU engine: an update from slot %d, whose scaled copy holds only the owned rows (exchange it first)",
 								x_slot);
-		k_column_sums<T><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(n - first, e->k, (const T *) (from_z ? e->z : e->slots[x_slot]) + first * e->k,
-																	(const T *) e->inv_out + first, e->partials, e->counter,
-																	stats_at(e, x_slot));
+		if (from_z && e->dangling_tail < 0)	/* dangling rows spread over the order: read z there only */
+			k_column_sums<T, true><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(n, e->k, (const T *) e->z, (const T *) e->inv_out,
+																			  e->partials, e->counter, stats_at(e, x_slot));
+		else
+			k_column_sums<T><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(n - first, e->k, (const T *) (from_z ? e->z : e->slots[x_slot]) + first * e->k,
+																		(const T *) e->inv_out + first, e->partials, e->counter,
+																		stats_at(e, x_slot));
 		PR_LAUNCHED();
 		e->dangling_valid[x_slot] = true;
 	}

@@ -130,7 +130,7 @@ host_plans_free(HostPlans *h)
 static PrStatus
 grow_slots(GpuEngine *e, int n_slots, PrError *err)
 {
-	size_t		bytes = (size_t) (e->n + 1) * e->k * e->elem;
+	size_t		bytes = (size_t) (e->n + PR_VECTOR_SPARE_ROWS) * e->k * e->elem;
 	/* per slot, then two scratch entries (column sums, normalize's residual), then the dots */
 	size_t		stats_bytes = (size_t) (n_slots + 2 + PR_COMBINE_MAX_TERMS) * e->k * 3 * 8;
 	void	   *p;
@@ -522,8 +522,8 @@ alloc_vectors(GpuEngine *e, int n_slots, PrError *err)
 	int			k = e->k;
 	PrStatus	st = grow_slots(e, n_slots, err);
 
-	if (st == PR_OK && (st = gpu_dev_alloc(e, &e->z, (size_t) (n + 1) * k * e->elem, err)) == PR_OK)
-		if (cudaMemsetAsync(e->z, 0, (size_t) (n + 1) * k * e->elem, e->stream) != cudaSuccess)
+	if (st == PR_OK && (st = gpu_dev_alloc(e, &e->z, (size_t) (n + PR_VECTOR_SPARE_ROWS) * k * e->elem, err)) == PR_OK)
+		if (cudaMemsetAsync(e->z, 0, (size_t) (n + PR_VECTOR_SPARE_ROWS) * k * e->elem, e->stream) != cudaSuccess)
 			st = pr_error_set(err, PR_ERR_ENGINE, "GPU engine: cudaMemsetAsync failed");
 	if (st == PR_OK)
 		st = gpu_dev_alloc(e, (void **) &e->stage, (size_t) n * k * 8, err);

@@ -6,10 +6,12 @@
  *
  * The gather of slot s, rows [b_p, b_{p+1}) owned by GPU p: every part engine keeps the parts'
  * order (PrGpuOptions.graph_order), so those rows are one range of every GPU's slot, copied from
- * owner q's slot into the same range of every other GPU's slot, one of two ways, whichever was
- * faster when the engine first gathered a slot of that width (bytes a row): the copy engines
+ * owner q's slot into the same range of every other GPU's slot, one of three ways, whichever was
+ * fastest when the engine first gathered a slot of that width (bytes a row): the copy engines
  * (cudaMemcpyPeerAsync, a stream per ordered pair, ordered by events after the products and before
- * the next operation), or in-place NCCL broadcasts, one per owner.  The sum runs one in-place
+ * the next operation), in-place NCCL broadcasts, one per owner, or, when the ranges are of one
+ * length C (b_p = p * C, the parts engine's split), one in-place ncclAllGather of C rows a GPU (the
+ * last range padded into the spare rows past n, PR_VECTOR_SPARE_ROWS).  The sum runs one in-place
  * ncclAllReduce per GPU in one group.  Everything is enqueued on streams: apart from the first
  * gather of a width, the host does not wait.
  */
@@ -17,10 +19,12 @@
 #include "pr_parts.h"
 #include "pr_gpu_slot.h"
 #include "pr_gpu_status.h"
+#include "pr_residency.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,11 +51,13 @@ struct PrMultiComms
 	ncclComm_t *sets[PR_PARTS_MAX + 1];
 };
 
-/* How a gather moves the rows: the copy engines, or NCCL broadcasts. */
+/* How a gather moves the rows: the copy engines, NCCL broadcasts, or one NCCL all-gather. */
 typedef enum GatherWay
 {
 	GATHER_COPY_ENGINES = 0,
-	GATHER_BROADCAST
+	GATHER_BROADCAST,
+	GATHER_ALL_GATHER,
+	GATHER_WAYS
 } GatherWay;
 
 /* Slot widths (bytes a row) whose gather way is measured and kept. */
@@ -309,10 +315,48 @@ broadcast_rows(MultiExchange *x, const PrGpuSlotView *view, const int64_t *row_b
 	return group_end(r, "ncclBroadcast", err);
 }
 
+/*
+ * The rows of each range when the ranges are of one length (row_begin[p] = p * C, the last range
+ * at most C rows) and a slot holds the last one padded to C rows (within its spare rows); else 0:
+ * no all-gather.
+ */
+static int64_t
+equal_range_rows(int n_gpus, const int64_t *row_begin, int64_t n)
+{
+	int64_t		rows = row_begin[1];
+
+	for (int p = 1; p < n_gpus; p++)
+		if (row_begin[p] != p * rows)
+			return 0;
+	if (n - row_begin[n_gpus - 1] > rows || (int64_t) n_gpus * rows > n + PR_VECTOR_SPARE_ROWS)
+		return 0;
+	return rows;
+}
+
+/*
+ * Enqueues one in-place ncclAllGather per GPU, in one group, of the ranges of rows equal_range_rows
+ * found (GPU g sends rows [g * C, (g + 1) * C), the last GPU's past n from its spare rows), on the
+ * engines' own streams.
+ */
+static PrStatus
+all_gather_rows(MultiExchange *x, const PrGpuSlotView *view, int64_t range_rows, PrError *err)
+{
+	size_t		count = (size_t) range_rows * (size_t) view[0].k;
+	ncclResult_t r = ncclSuccess;
+
+	PRM_NCCL(ncclGroupStart());
+	for (int g = 0; g < x->n_gpus && r == ncclSuccess; g++)
+		r = ncclAllGather((char *) view[g].data + (size_t) g * count * view[0].elem, view[g].data, count,
+						  view[0].elem == 8 ? ncclDouble : ncclFloat, x->comm[g], view[g].stream);
+	return group_end(r, "ncclAllGather", err);
+}
+
 /* Enqueues a gather of the rows the chosen way. */
 static PrStatus
 gather_rows(MultiExchange *x, GatherWay way, const PrGpuSlotView *view, const int64_t *row_begin, PrError *err)
 {
+	if (way == GATHER_ALL_GATHER)
+		return all_gather_rows(x, view, equal_range_rows(x->n_gpus, row_begin, view[0].n), err);
 	return way == GATHER_BROADCAST ? broadcast_rows(x, view, row_begin, err) : copy_rows(x, view, row_begin, err);
 }
 
@@ -332,17 +376,19 @@ wait_streams(const MultiExchange *x, const PrGpuSlotView *view, PrError *err)
 #define GATHER_TRIALS 5
 
 /*
- * The faster gather way for the slot's width: measured the first time a width is met, on the slot
+ * The fastest gather way for the slot's width: measured the first time a width is met, on the slot
  * itself (a gather leaves the slot as it found it once done, so repeating it changes nothing), the
- * host waiting for every GPU around each trial; kept for the engine's life.  Which way wins depends
- * on the interconnect, the GPU count and the bytes: on four H200s (NVSwitch) the copy engines
- * moved one column faster and eight columns slower than NCCL.
+ * host waiting for every GPU around each trial; kept for the engine's life (the all-gather only
+ * where the ranges are of one length).  Which way wins depends on the interconnect, the GPU count
+ * and the bytes: on four H200s (NVSwitch) the copy engines moved one column faster and eight
+ * columns slower than NCCL's broadcasts.
  */
 static PrStatus
 gather_way(MultiExchange *x, const PrGpuSlotView *view, const int64_t *row_begin, GatherWay *way, PrError *err)
 {
 	size_t		width = (size_t) view[0].k * view[0].elem;
-	double		best[2] = {0.0, 0.0};
+	int			ways = equal_range_rows(x->n_gpus, row_begin, view[0].n) > 0 ? GATHER_WAYS : GATHER_ALL_GATHER;
+	double		best[GATHER_WAYS] = {0.0, 0.0, 0.0};
 	PrStatus	st;
 
 	for (int i = 0; i < x->n_widths; i++)
@@ -354,7 +400,7 @@ gather_way(MultiExchange *x, const PrGpuSlotView *view, const int64_t *row_begin
 	if ((st = wait_streams(x, view, err)) != PR_OK)
 		return st;
 	for (int trial = 0; trial <= GATHER_TRIALS; trial++)
-		for (int w = 0; w < 2; w++)
+		for (int w = 0; w < ways; w++)
 		{
 			double		t0 = pr_clock_seconds(),
 						seconds;
@@ -366,7 +412,10 @@ gather_way(MultiExchange *x, const PrGpuSlotView *view, const int64_t *row_begin
 			if (trial > 0 && (trial == 1 || seconds < best[w]))
 				best[w] = seconds;
 		}
-	*way = best[GATHER_BROADCAST] < best[GATHER_COPY_ENGINES] ? GATHER_BROADCAST : GATHER_COPY_ENGINES;
+	*way = GATHER_COPY_ENGINES;
+	for (int w = 1; w < ways; w++)
+		if (best[w] < best[*way])
+			*way = (GatherWay) w;
 	if (x->n_widths < GATHER_WIDTHS)
 	{
 		x->width[x->n_widths] = width;
@@ -508,6 +557,26 @@ multi_release(void *arg)
 	free(x);
 }
 
+/* The gather way measured for each slot width (PrPartsExchange.describe). */
+static void
+multi_describe(void *arg, char *buf, size_t size)
+{
+	static const char *const names[GATHER_WAYS] = {"copy engines", "broadcasts", "all-gather"};
+	const MultiExchange *x = (const MultiExchange *) arg;
+	size_t		used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < x->n_widths && used < size; i++)
+	{
+		int			wrote = snprintf(buf + used, size - used, "%s%zu B a row: %s", i > 0 ? ", " : "",
+									 x->width[i], names[x->way[i]]);
+
+		if (wrote < 0)
+			break;
+		used += (size_t) wrote;
+	}
+}
+
 /* An engine over GPUs 0 .. n_gpus-1. */
 PrEngine   *
 pr_multi_engine_create(PrMultiComms *comms, const PrGpuOptions *gpu, int n_gpus, PrError *err)
@@ -560,5 +629,6 @@ pr_multi_engine_create(PrMultiComms *comms, const PrGpuOptions *gpu, int n_gpus,
 	exchange.sum = multi_sum;
 	exchange.release = multi_release;
 	exchange.arg = x;
+	exchange.describe = multi_describe;
 	return pr_parts_engine_create(parts, n_gpus, &exchange, "gpu-multi", &pr_malloc_allocator, err);
 }

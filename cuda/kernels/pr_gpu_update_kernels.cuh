@@ -184,8 +184,11 @@ k_pagerank_update_vec(int64_t n, int64_t row_begin, int64_t row_end, int k, T *_
 	reduce_column_stats_vec<V>(l1, linf, dsum, k, partials, counter, result);
 }
 
-/* Column sums (and the dangling mass) of a slot: result[j*3 + {0,1,2}] = sum, unused, dangling. */
-template <typename T>
+/*
+ * Column sums (and the dangling mass) of a slot: result[j*3 + {0,1,2}] = sum, unused, dangling.
+ * With DANGLING_ONLY, x is read on the dangling rows only, and the sum is theirs too.
+ */
+template <typename T, bool DANGLING_ONLY = false>
 __global__ void __launch_bounds__(PR_THREADS)
 k_column_sums(int64_t n, int k, const T *__restrict__ x, const T *__restrict__ inv_out,
 			  double *partials, unsigned int *counter, double *result)
@@ -200,10 +203,11 @@ k_column_sums(int64_t n, int k, const T *__restrict__ x, const T *__restrict__ i
 		for (int64_t i = (int64_t) blockIdx.x * rows_per_step + r0; i < n;
 			 i += (int64_t) gridDim.x * rows_per_step)
 		{
-			double		v = (double) x[i * k + j];
+			bool		dangling = inv_out[i] == (T) 0;
+			double		v = DANGLING_ONLY && !dangling ? 0.0 : (double) x[i * k + j];
 
 			s += v;
-			if (inv_out[i] == (T) 0)
+			if (dangling)
 				dsum += v;
 		}
 	reduce_column_stats(s, 0.0, dsum, k, rows_per_step, partials, counter, result);

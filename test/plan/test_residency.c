@@ -4,15 +4,15 @@
  * allocations against the streamed estimate: pure C, no GPU.
  *
  * The graph of most cases: 1000 nodes, 10000 edges, one column, two slots, fp64.
- *   vectors = slots 2 * 1001 * 8 (16016) + z 8008 + staging 8000 + ids and 1 / out 1001 * 12
+ *   vectors = slots 2 * 1016 * 8 (16256) + z 1016 * 8 (8128) + staging 8000 + ids and 1 / out 1001 * 12
  *             (12012) + restart 8000 + top-k 1000 * 24 + partials 528 * 8 * 8 (33792) +
- *             statistics and dots (2 + 2 + 8) * 24 (288) = 110116
+ *             statistics and dots (2 + 2 + 8) * 24 (288) = 110476
  *   resident matrix = row pointers 1001 * 8 + row bins 1000 * 4 + columns 10000 * 4 = 52008
  *   streamed lists  = at most 10000 / 1025 = 9 long rows and 2 * 10000 / 1025 = 19 chunks: long
  *                     rows 9 * 4 (36) + first chunks 10 * 8 (80) + chunk starts and ends
  *                     2 * 19 * 8 (304) + chunk sums 20 * 8 (160) = 580
  *   least buffer    = (1001 * 8 + 10000 * 4) / 8 + 1 = 6002, two of them 12004
- * so resident = 162124 and streamed = 122700 bytes.
+ * so resident = 162484 and streamed = 123060 bytes.
  *
  * The streamed engine (cuda/engine/pr_gpu_streamed.cu) sizes every device allocation with
  * pr_residency_streamed_bytes for its largest block, the blocks planned (pr_stream_plan) within the
@@ -322,7 +322,7 @@ main(void)
 	int64_t		ptr[4] = {0, 3, 3, 10};
 
 	/* the sizes */
-	test_check(pr_residency_vector_bytes(1000, 1, 2, 8) == 110116, "vector bytes %zu, want 110116",
+	test_check(pr_residency_vector_bytes(1000, 1, 2, 8) == 110476, "vector bytes %zu, want 110476",
 			   pr_residency_vector_bytes(1000, 1, 2, 8));
 	streamed_lists_by_hand();
 	test_check(pr_residency_min_buffer(1000, 10000, false) == 6002, "least buffer %zu, want 6002",
@@ -336,31 +336,31 @@ main(void)
 
 	/* the budget: at the resident size resident, one byte less streamed, the streamed size still
 	 * streamed, one byte less none */
-	expect("no budget, free memory", small_graph(0, huge), PR_RESIDENCY_RESIDENT, 162124, 122700);
-	expect("budget = resident size", small_graph(162124, huge), PR_RESIDENCY_RESIDENT, 162124, 122700);
-	expect("budget 1 byte short of resident", small_graph(162123, huge), PR_RESIDENCY_STREAMED, 162124, 122700);
-	expect("budget = streamed size", small_graph(122700, huge), PR_RESIDENCY_STREAMED, 162124, 122700);
-	expect("budget 1 byte short of streamed", small_graph(122699, huge), PR_RESIDENCY_NONE, 162124, 122700);
+	expect("no budget, free memory", small_graph(0, huge), PR_RESIDENCY_RESIDENT, 162484, 123060);
+	expect("budget = resident size", small_graph(162484, huge), PR_RESIDENCY_RESIDENT, 162484, 123060);
+	expect("budget 1 byte short of resident", small_graph(162483, huge), PR_RESIDENCY_STREAMED, 162484, 123060);
+	expect("budget = streamed size", small_graph(123060, huge), PR_RESIDENCY_STREAMED, 162484, 123060);
+	expect("budget 1 byte short of streamed", small_graph(123059, huge), PR_RESIDENCY_NONE, 162484, 123060);
 
 	/* free memory: PR_DEVICE_RESERVE (256 MiB) is kept; the smaller of budget and free counts */
-	expect("free = resident + reserve", small_graph(0, 162124 + 256 * MIB), PR_RESIDENCY_RESIDENT, 162124, 122700);
-	expect("free 1 byte short", small_graph(0, 162123 + 256 * MIB), PR_RESIDENCY_STREAMED, 162124, 122700);
-	expect("free below the reserve", small_graph(0, 100 * MIB), PR_RESIDENCY_NONE, 162124, 122700);
-	expect("budget larger than free", small_graph(huge, 130000 + 256 * MIB), PR_RESIDENCY_STREAMED, 162124, 122700);
+	expect("free = resident + reserve", small_graph(0, 162484 + 256 * MIB), PR_RESIDENCY_RESIDENT, 162484, 123060);
+	expect("free 1 byte short", small_graph(0, 162483 + 256 * MIB), PR_RESIDENCY_STREAMED, 162484, 123060);
+	expect("free below the reserve", small_graph(0, 100 * MIB), PR_RESIDENCY_NONE, 162484, 123060);
+	expect("budget larger than free", small_graph(huge, 130000 + 256 * MIB), PR_RESIDENCY_STREAMED, 162484, 123060);
 
-	/* HITS: the push matrix doubles the matrices (resident 110116 + 2 * 52008, streamed 110116 +
+	/* HITS: the push matrix doubles the matrices (resident 110476 + 2 * 52008, streamed 110476 +
 	 * 2 * 580 + 12004) */
 	in = small_graph(150000, huge);
 	in.push = true;
-	expect("push, budget between", in, PR_RESIDENCY_STREAMED, 214132, 123280);
+	expect("push, budget between", in, PR_RESIDENCY_STREAMED, 214492, 123640);
 
 	/* weighted: float values resident (10000 * 4 more), double values streamed (least buffer
-	 * 16002): resident 110116 + 92008 = 202124, streamed 110116 + 580 + 32004 = 142700 */
-	in = small_graph(202124, huge);
+	 * 16002): resident 110476 + 92008 = 202484, streamed 110476 + 580 + 32004 = 143060 */
+	in = small_graph(202484, huge);
 	in.weighted = true;
-	expect("weighted, budget = resident", in, PR_RESIDENCY_RESIDENT, 202124, 142700);
-	in.budget = 202123;
-	expect("weighted, 1 byte short", in, PR_RESIDENCY_STREAMED, 202124, 142700);
+	expect("weighted, budget = resident", in, PR_RESIDENCY_RESIDENT, 202484, 143060);
+	in.budget = 202483;
+	expect("weighted, 1 byte short", in, PR_RESIDENCY_STREAMED, 202484, 143060);
 
 	/* names */
 	test_check(strcmp(pr_residency_name(PR_RESIDENCY_RESIDENT), "resident") == 0 &&
