@@ -60,7 +60,8 @@ pr_mixing_begin(PrMixing *mix, PrEngine *engine, const PrGraph *g, int k, int de
 	mix->needs = needs;
 	mix->base_slots = base_slots;
 	mix->best = INFINITY;
-	mix->plain_rate = plain_rate_bound > 0.0 ? plain_rate_bound : 0.0;
+	mix->judged = plain_rate_bound > 0.0;
+	mix->plain_rate = mix->judged ? plain_rate_bound : 0.0;
 	mix->k = k;
 	mix->x_slot = x_slot;
 	mix->y_slot = y_slot;
@@ -367,10 +368,11 @@ pr_mixing_after_step(PrMixing *mix, int x_slot, int y_slot, const PrResidual *re
 	/*
 	 * nor is one that shrinks the residual less than plain steps of the same cost would, judged
 	 * over the last PR_MIX_TRIAL steps once the history is full (its first depth steps, mixing
-	 * few entries, may shrink it less than plain steps did)
+	 * few entries, may shrink it less than plain steps did), where the algorithm bounds the plain
+	 * steps' ratio
 	 */
 	mix->since_engaged++;
-	if (mix->since_engaged >= mix->depth + PR_MIX_TRIAL &&
+	if (mix->judged && mix->since_engaged >= mix->depth + PR_MIX_TRIAL &&
 		mix->best > mix->trail[mix->since_engaged % PR_MIX_TRIAL] * mix->trial_factor)
 	{
 		give_up(mix);

@@ -80,6 +80,7 @@ typedef struct PrMixing
 	double	   *dot;			/* [ring * k] scratch for dots */
 	double		best;			/* smallest worst-column L1 residual of the run's steps */
 	int			since_best;		/* mixed steps since best was set */
+	bool		judged;			/* the cost rule applies: the algorithm bounds a plain step's ratio */
 	double		plain_rate;		/* plain steps' residual ratio (bound or largest seen) */
 	double		trial_factor;	/* most best may keep of its value PR_MIX_TRIAL steps before */
 	int			since_engaged;	/* steps since mixing began */
@@ -95,7 +96,8 @@ typedef struct PrMixing
  * Starts a run's mixing of depth (0 .. PR_MIX_MAX_DEPTH; 0 or an engine without combine / dots:
  * plain iteration) over k columns of the engine prepared on g with base_slots slots and the
  * products needs: x_slot and y_slot are the algorithm's iterate slots.  plain_rate_bound: a bound
- * on a plain step's L1 residual ratio (PageRank: the damping), 0 when the algorithm has none.
+ * on a plain step's L1 residual ratio (PageRank: the damping), 0 when the algorithm has none (HITS):
+ * then mixing is not judged by its cost, only by the other safeguards.
  */
 PrStatus	pr_mixing_begin(PrMixing *mix, PrEngine *engine, const PrGraph *g, int k, int depth,
 							int x_slot, int y_slot, int base_slots, unsigned needs,

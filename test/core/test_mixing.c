@@ -215,10 +215,11 @@ upload_random(PrEngine *e, int slot, int64_t n, double scale, uint64_t *state)
 
 /*
  * The step-by-step tests' engine: a CPU engine prepared for PageRank on a random graph of 300
- * nodes, its mixing of depth 3 begun (no bound on the plain rate), a random x in PR_SLOT_X.
+ * nodes, its mixing of depth 3 begun with the bound on the plain rate (PageRank's damping; 0: none,
+ * as for HITS), a random x in PR_SLOT_X.
  */
 static PrEngine *
-begin_steps(EdgeList *edges, PrGraph *g, PrMixing *mix, uint64_t *state)
+begin_steps_bounded(EdgeList *edges, PrGraph *g, PrMixing *mix, uint64_t *state, double plain_rate_bound)
 {
 	PrError		err;
 	PrEngine   *e = pr_cpu_engine_create(1, NULL, &err);
@@ -228,9 +229,16 @@ begin_steps(EdgeList *edges, PrGraph *g, PrMixing *mix, uint64_t *state)
 	build_graph(edges, g);
 	CHECK(e->ops->prepare(e, g, 1, PR_N_SLOTS_PAGERANK, PR_NEED_PULL_NORMALIZED, &err) == PR_OK);
 	CHECK(pr_mixing_begin(mix, e, g, 1, 3, PR_SLOT_X, PR_SLOT_Y, PR_N_SLOTS_PAGERANK,
-						  PR_NEED_PULL_NORMALIZED, 0.0, &err) == PR_OK);
+						  PR_NEED_PULL_NORMALIZED, plain_rate_bound, &err) == PR_OK);
 	upload_random(e, PR_SLOT_X, g->n_nodes, 1.0, state);
 	return e;
+}
+
+/* begin_steps_bounded with PageRank's damping 0.85. */
+static PrEngine *
+begin_steps(EdgeList *edges, PrGraph *g, PrMixing *mix, uint64_t *state)
+{
+	return begin_steps_bounded(edges, g, mix, state, 0.85);
 }
 
 /* Frees what begin_steps made. */
@@ -481,20 +489,22 @@ test_mixing_gives_up(void)
  * at 0.4 plain steps): plain steps contracting by 0.9 engage it; mixed steps shrinking the residual
  * by 0.8 each (more than 1.4 plain steps' 0.9^1.4 = 0.863) keep it; by 0.88 each (less) the run
  * gives it up at its first judgement, PR_MIX_TRIAL steps after the history of depth 3 filled (a
- * plain step: the output is the next iterate).
+ * plain step: the output is the next iterate) — unless the algorithm bounds no plain rate (HITS),
+ * which the rule does not judge: then mixing goes on.
  */
 void
 test_mixing_cost_trial(void)
 {
-	for (int paying = 0; paying <= 1; paying++)
+	for (int mode = 0; mode < 3; mode++)
 	{
-		double		mixed_ratio = paying ? 0.8 : 0.88;
+		bool		paying = mode == 1 || mode == 2;	/* mode 2: not paying, not judged */
+		double		mixed_ratio = mode == 1 ? 0.8 : 0.88;
 		double		residual = 1.0;
 		uint64_t	state = 5;
 		EdgeList	edges;
 		PrGraph		g;
 		PrMixing	mix;
-		PrEngine   *e = begin_steps(&edges, &g, &mix, &state);
+		PrEngine   *e = begin_steps_bounded(&edges, &g, &mix, &state, mode == 2 ? 0.0 : 0.85);
 		PrError		err;
 		int			x = PR_SLOT_X;
 		int			next;
