@@ -877,9 +877,10 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %d residuals", k);
 
 	status = timed_prepare(engine, g, PR_ALGORITHM_PAGERANK, k, warm, stats, err);
+	/* a plain step's L1 residual is at most alpha times the previous one (the bound, DESIGN) */
 	if (status == PR_OK)
 		status = pr_mixing_begin(&mix, engine, g, k, options->mixing_depth, PR_SLOT_X, PR_SLOT_Y,
-								 pr_algorithm_slots(a, warm), a->needs, err);
+								 pr_algorithm_slots(a, warm), a->needs, alpha, err);
 	else
 		memset(&mix, 0, sizeof(mix));
 	if (status == PR_OK)
@@ -1250,7 +1251,8 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 	status = timed_prepare(engine, g, PR_ALGORITHM_HITS, 1, false, stats, err);
 	if (status == PR_OK)
 		status = pr_mixing_begin(&mix, engine, g, 1, options->mixing_depth, HITS_SLOT_HUB,
-								 HITS_SLOT_HUB_NEXT, pr_algorithm_slots(a, false), a->needs, err);
+								 HITS_SLOT_HUB_NEXT, pr_algorithm_slots(a, false), a->needs, 0.0,
+								 err);
 	else
 		memset(&mix, 0, sizeof(mix));
 	if (status == PR_OK)

@@ -92,6 +92,15 @@ typedef struct PrEngineOps
 	double		unit_roundoff;
 
 	/*
+	 * The vector work a mixed step adds (pr_mixing.h: f = y - x, its dot products with the kept
+	 * f's, the combination of the kept outputs) as a fraction of one plain step (the product and
+	 * the update), a fixed figure from the engine's measurements (0: not stated; the mixing then
+	 * takes PR_MIX_DEFAULT_STEP_COST).  The mixing goes on only while a mixed step shrinks the
+	 * residual by more than 1 + this many plain steps would.
+	 */
+	double		mixed_step_cost;
+
+	/*
 	 * Most columns PageRank runs at once on this engine, 0 for no limit: pr_pagerank runs more
 	 * columns as batches of this many, one after the other (an engine whose vectors of all k
 	 * columns outgrow its caches computes smaller batches faster).

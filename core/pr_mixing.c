@@ -26,6 +26,13 @@
 /* Mixed steps without a new smallest residual after which a run gives mixing up. */
 #define PR_MIX_PATIENCE 10
 
+/* The engine's mixed_step_cost, or the default when it states none. */
+static double
+mixed_step_cost(const PrEngineOps *ops)
+{
+	return ops->mixed_step_cost > 0.0 ? ops->mixed_step_cost : PR_MIX_DEFAULT_STEP_COST;
+}
+
 /* Slots a mixing of this depth adds to the algorithm's own. */
 static int
 extra_slots(int depth)
@@ -43,7 +50,7 @@ alloc_doubles(size_t count)
 /* See pr_mixing.h. */
 PrStatus
 pr_mixing_begin(PrMixing *mix, PrEngine *engine, const PrGraph *g, int k, int depth, int x_slot,
-				int y_slot, int base_slots, unsigned needs, PrError *err)
+				int y_slot, int base_slots, unsigned needs, double plain_rate_bound, PrError *err)
 {
 	const PrEngineOps *ops = engine->ops;
 
@@ -53,6 +60,8 @@ pr_mixing_begin(PrMixing *mix, PrEngine *engine, const PrGraph *g, int k, int de
 	mix->needs = needs;
 	mix->base_slots = base_slots;
 	mix->best = INFINITY;
+	mix->judged = plain_rate_bound > 0.0;
+	mix->plain_rate = mix->judged ? plain_rate_bound : 0.0;
 	mix->k = k;
 	mix->x_slot = x_slot;
 	mix->y_slot = y_slot;
@@ -322,8 +331,14 @@ pr_mixing_after_step(PrMixing *mix, int x_slot, int y_slot, const PrResidual *re
 		/* the smallest residual of the plain steps too: mixing has to beat it */
 		mix->best = fmin(mix->best, worst);
 		for (int j = 0; j < k; j++)
-			if (mix->last_l1[j] > 0.0 && res[j].l1 > PR_MIX_ENGAGE_RATIO * mix->last_l1[j])
-				slow = true;
+			if (mix->last_l1[j] > 0.0)
+			{
+				double		ratio = res[j].l1 / mix->last_l1[j];
+
+				if (ratio > PR_MIX_ENGAGE_RATIO)
+					slow = true;
+				mix->plain_rate = fmax(mix->plain_rate, ratio);
+			}
 		for (int j = 0; j < k; j++)
 			mix->last_l1[j] = res[j].l1;
 		if (!slow)
@@ -332,6 +347,10 @@ pr_mixing_after_step(PrMixing *mix, int x_slot, int y_slot, const PrResidual *re
 			return status;
 		for (int j = 0; j < k; j++)
 			mix->usable[j] = 1;
+		mix->trial_factor = pow(mix->plain_rate,
+								(1.0 + mixed_step_cost(mix->engine->ops)) * PR_MIX_TRIAL);
+		mix->since_engaged = 0;
+		mix->trail[0] = mix->best;
 		*next_x = mix->g_slot[0];
 		return PR_OK;
 	}
@@ -346,6 +365,20 @@ pr_mixing_after_step(PrMixing *mix, int x_slot, int y_slot, const PrResidual *re
 		give_up(mix);
 		return PR_OK;
 	}
+	/*
+	 * nor is one that shrinks the residual less than plain steps of the same cost would, judged
+	 * over the last PR_MIX_TRIAL steps once the history is full (its first depth steps, mixing
+	 * few entries, may shrink it less than plain steps did), where the algorithm bounds the plain
+	 * steps' ratio
+	 */
+	mix->since_engaged++;
+	if (mix->judged && mix->since_engaged >= mix->depth + PR_MIX_TRIAL &&
+		mix->best > mix->trail[mix->since_engaged % PR_MIX_TRIAL] * mix->trial_factor)
+	{
+		give_up(mix);
+		return PR_OK;
+	}
+	mix->trail[mix->since_engaged % PR_MIX_TRIAL] = mix->best;
 	mix->newest = (mix->newest + 1) % mix->ring;	/* y_slot is g_slot[newest] */
 	if ((status = record_step(mix, x_slot, y_slot, err)) != PR_OK)
 		return status;

@@ -21,6 +21,14 @@
  * history cannot follow some graphs' slow modes, e.g. a long cycle at damping ~1) gives mixing up and
  * goes on plain.
  *
+ * A run whose mixing does not pay for its vector passes gives it up too: a mixed step costs
+ * 1 + c plain steps (c = PrEngineOps.mixed_step_cost), so once the history is full (depth steps
+ * after mixing began), over every PR_MIX_TRIAL steps the run's smallest residual has to shrink by
+ * more than rho^((1 + c) PR_MIX_TRIAL), what plain steps of the same cost would do at the plain
+ * rate rho: the larger of a bound the caller knows on a plain step's residual ratio (PageRank's
+ * damping) and the largest ratio of the run's plain steps before mixing began.  The test reads
+ * residuals only: a run decides the same way every time.
+ *
  * Slots: the driver's x slot takes the mixed iterates; the outputs go round a ring of m + 1 slots
  * (the driver's y slot and m more), the f_i round m + 1 more: 2m + 1 slots beyond the algorithm's
  * own (pr_algorithm_slots), added by a prepare of the engine when mixing begins (PrEngineOps.prepare
@@ -37,6 +45,16 @@ extern "C" {
 
 /* Deepest mixing: its m + 1 entries in one combine / dots call. */
 #define PR_MIX_MAX_DEPTH (PR_COMBINE_MAX_TERMS - 1)
+
+/*
+ * Steps over which mixing's progress is judged against plain steps' (above): long enough to
+ * smooth the swings of single mixed steps (residual ratios from 0.26 to 0.84 in one RWR run on
+ * soc-Slashdot0902), short enough to leave a stalling mixing within a few steps.
+ */
+#define PR_MIX_TRIAL 6
+
+/* A mixed step's extra cost, in plain steps, for an engine that states none: a whole plain step. */
+#define PR_MIX_DEFAULT_STEP_COST 1.0
 
 /* The state of one run's mixing. */
 typedef struct PrMixing
@@ -62,6 +80,12 @@ typedef struct PrMixing
 	double	   *dot;			/* [ring * k] scratch for dots */
 	double		best;			/* smallest worst-column L1 residual of the run's steps */
 	int			since_best;		/* mixed steps since best was set */
+	bool		judged;			/* the cost rule applies: the algorithm bounds a plain step's ratio */
+	double		plain_rate;		/* plain steps' residual ratio (bound or largest seen) */
+	double		trial_factor;	/* most best may keep of its value PR_MIX_TRIAL steps before */
+	int			since_engaged;	/* steps since mixing began */
+	double		trail[PR_MIX_TRIAL];	/* best at the end of each of the last steps, by
+										 * since_engaged % PR_MIX_TRIAL */
 	bool		gave_up;		/* the last step gave mixing up (the caller clears it): the
 								 * residuals from here are plain iteration's, not comparable */
 	int			mixed_steps;	/* steps whose next iterate was mixed */
@@ -71,10 +95,13 @@ typedef struct PrMixing
 /*
  * Starts a run's mixing of depth (0 .. PR_MIX_MAX_DEPTH; 0 or an engine without combine / dots:
  * plain iteration) over k columns of the engine prepared on g with base_slots slots and the
- * products needs: x_slot and y_slot are the algorithm's iterate slots.
+ * products needs: x_slot and y_slot are the algorithm's iterate slots.  plain_rate_bound: a bound
+ * on a plain step's L1 residual ratio (PageRank: the damping), 0 when the algorithm has none (HITS):
+ * then mixing is not judged by its cost, only by the other safeguards.
  */
 PrStatus	pr_mixing_begin(PrMixing *mix, PrEngine *engine, const PrGraph *g, int k, int depth,
-							int x_slot, int y_slot, int base_slots, unsigned needs, PrError *err);
+							int x_slot, int y_slot, int base_slots, unsigned needs,
+							double plain_rate_bound, PrError *err);
 
 /* The slot the next step writes G(x) into, x in x_slot (never x_slot itself). */
 int			pr_mixing_output_slot(const PrMixing *mix, int x_slot);

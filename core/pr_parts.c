@@ -1385,8 +1385,10 @@ static const PrEngineOps parts_engine_ops = {
 /*
  * Sets the engine's operations: those of parts_engine_ops that every part offers (the product
  * also needs the parts' download and upload for the generic exchange), custom_dangling when
- * every part takes one; unit_roundoff and column_batch of part 0.  No restart_local: it
- * multiplies inside one engine.
+ * every part takes one; unit_roundoff, column_batch and mixed_step_cost of part 0 (every part
+ * does its share of a step's product and of a mixed step's vector passes; the exchange only adds
+ * to the plain step, so the part's figure is the larger).  No restart_local: it multiplies inside
+ * one engine.
  */
 static void
 choose_operations(PartsEngine *e)
@@ -1395,6 +1397,7 @@ choose_operations(PartsEngine *e)
 	e->ops.name = e->name;
 	e->ops.custom_dangling = true;
 	e->ops.unit_roundoff = e->parts[0]->ops->unit_roundoff;
+	e->ops.mixed_step_cost = e->parts[0]->ops->mixed_step_cost;
 	e->ops.column_batch = e->parts[0]->ops->column_batch;
 	for (int p = 0; p < e->n_parts; p++)
 	{

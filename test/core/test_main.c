@@ -70,6 +70,8 @@
 	X(test_certified_top_k_tiny_gap) \
 	X(test_certified_early_stop) \
 	X(test_mixing_gives_up) \
+	X(test_mixing_cost_trial) \
+	X(test_mixing_cost_runs) \
 	X(test_parts_vs_cpu) \
 	X(test_parts_edge_cases) \
 	X(test_parts_prepare_again) \

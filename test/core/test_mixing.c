@@ -25,21 +25,42 @@ build_graph(const EdgeList *e, PrGraph *g)
 		  PR_OK);
 }
 
-/* PageRank of g from a fresh CPU engine with the given mixing depth; scores into x. */
+/*
+ * PageRank of g from a fresh CPU engine with the given mixing depth, the engine stating
+ * mixed_step_cost (< 0: the CPU engine's own figure); scores into x.
+ */
 static PrRunStats
-pagerank_with(const PrGraph *g, double alpha, const PrRestart *r, double tol, int depth,
-			  double *x)
+pagerank_costing(const PrGraph *g, double alpha, const PrRestart *r, double tol, int depth,
+				 double mixed_step_cost, double *x)
 {
 	PrIterOptions o = test_iter_options(tol, 100000);
 	PrRunStats	st;
 	PrError		err;
 	PrEngine   *e = pr_cpu_engine_create(2, NULL, &err);
+	const PrEngineOps *own;
+	PrEngineOps costing;
 
 	o.mixing_depth = depth;
 	CHECK(e != NULL);
+	own = e->ops;
+	costing = *own;
+	if (mixed_step_cost >= 0.0)
+	{
+		costing.mixed_step_cost = mixed_step_cost;
+		e->ops = &costing;
+	}
 	CHECKF(pr_pagerank(e, g, alpha, r, &o, x, &st, &err) == PR_OK, "%s", err.message);
+	e->ops = own;
 	e->ops->release(e);
 	return st;
+}
+
+/* PageRank of g from a fresh CPU engine with the given mixing depth; scores into x. */
+static PrRunStats
+pagerank_with(const PrGraph *g, double alpha, const PrRestart *r, double tol, int depth,
+			  double *x)
+{
+	return pagerank_costing(g, alpha, r, tol, depth, -1.0, x);
 }
 
 /*
@@ -193,6 +214,44 @@ upload_random(PrEngine *e, int slot, int64_t n, double scale, uint64_t *state)
 }
 
 /*
+ * The step-by-step tests' engine: a CPU engine prepared for PageRank on a random graph of 300
+ * nodes, its mixing of depth 3 begun with the bound on the plain rate (PageRank's damping; 0: none,
+ * as for HITS), a random x in PR_SLOT_X.
+ */
+static PrEngine *
+begin_steps_bounded(EdgeList *edges, PrGraph *g, PrMixing *mix, uint64_t *state, double plain_rate_bound)
+{
+	PrError		err;
+	PrEngine   *e = pr_cpu_engine_create(1, NULL, &err);
+
+	CHECK(e != NULL);
+	edges_random(edges, 300, 60, 1, 1, false, 5);
+	build_graph(edges, g);
+	CHECK(e->ops->prepare(e, g, 1, PR_N_SLOTS_PAGERANK, PR_NEED_PULL_NORMALIZED, &err) == PR_OK);
+	CHECK(pr_mixing_begin(mix, e, g, 1, 3, PR_SLOT_X, PR_SLOT_Y, PR_N_SLOTS_PAGERANK,
+						  PR_NEED_PULL_NORMALIZED, plain_rate_bound, &err) == PR_OK);
+	upload_random(e, PR_SLOT_X, g->n_nodes, 1.0, state);
+	return e;
+}
+
+/* begin_steps_bounded with PageRank's damping 0.85. */
+static PrEngine *
+begin_steps(EdgeList *edges, PrGraph *g, PrMixing *mix, uint64_t *state)
+{
+	return begin_steps_bounded(edges, g, mix, state, 0.85);
+}
+
+/* Frees what begin_steps made. */
+static void
+end_steps(PrEngine *e, EdgeList *edges, PrGraph *g, PrMixing *mix)
+{
+	pr_mixing_end(mix);
+	e->ops->release(e);
+	edges_free(edges);
+	pr_graph_free(g, &pr_malloc_allocator);
+}
+
+/*
  * The safeguard, step by step over the CPU engine: no mixing while steps contract fast, mixing
  * once a residual ratio exceeds one half (the engine's slots grown, keeping the iterates; first a
  * plain step: one entry), a mixed iterate in the x slot on the next step, and a plain step again
@@ -204,20 +263,14 @@ test_mixing_safeguard(void)
 	EdgeList	edges;
 	PrGraph		g;
 	PrError		err;
-	PrEngine   *e = pr_cpu_engine_create(1, NULL, &err);
 	PrMixing	mix;
 	uint64_t	state = 3;
+	PrEngine   *e = begin_steps(&edges, &g, &mix, &state);
 	int			x = PR_SLOT_X,
 				next;
 	const double residuals[] = {1.0, 0.1, 0.09, 0.08, 0.5, 0.4};
 	const int	plain_step[] = {1, 1, 1, 0, 1, 0};
 
-	edges_random(&edges, 300, 60, 1, 1, false, 5);
-	build_graph(&edges, &g);
-	CHECK(e->ops->prepare(e, &g, 1, PR_N_SLOTS_PAGERANK, PR_NEED_PULL_NORMALIZED, &err) == PR_OK);
-	CHECK(pr_mixing_begin(&mix, e, &g, 1, 3, PR_SLOT_X, PR_SLOT_Y, PR_N_SLOTS_PAGERANK,
-						  PR_NEED_PULL_NORMALIZED, &err) == PR_OK);
-	upload_random(e, x, g.n_nodes, 1.0, &state);
 	for (int step = 0; step < 6; step++)
 	{
 		int			y = pr_mixing_output_slot(&mix, x);
@@ -235,10 +288,7 @@ test_mixing_safeguard(void)
 	/* 0.1 / 1.0: fast, not mixing; 0.09 / 0.1: engaged, one entry; 0.08: mixed; 0.5: rose */
 	CHECKF(mix.engaged && mix.mixed_steps == 2 && mix.fallbacks == 1,
 		   "engaged %d, %d mixed steps, %d fallbacks", mix.engaged, mix.mixed_steps, mix.fallbacks);
-	pr_mixing_end(&mix);
-	e->ops->release(e);
-	edges_free(&edges);
-	pr_graph_free(&g, &pr_malloc_allocator);
+	end_steps(e, &edges, &g, &mix);
 }
 
 /*
@@ -431,5 +481,123 @@ test_mixing_gives_up(void)
 	engine->ops->release(engine);
 	free(x);
 	edges_free(&e);
+	pr_graph_free(&g, &pr_malloc_allocator);
+}
+
+/*
+ * Mixing judged against what it costs, step by step over the CPU engine (which states a mixed step
+ * at 0.4 plain steps): plain steps contracting by 0.9 engage it; mixed steps shrinking the residual
+ * by 0.8 each (more than 1.4 plain steps' 0.9^1.4 = 0.863) keep it; by 0.88 each (less) the run
+ * gives it up at its first judgement, PR_MIX_TRIAL steps after the history of depth 3 filled (a
+ * plain step: the output is the next iterate) — unless the algorithm bounds no plain rate (HITS),
+ * which the rule does not judge: then mixing goes on.
+ */
+void
+test_mixing_cost_trial(void)
+{
+	for (int mode = 0; mode < 3; mode++)
+	{
+		bool		paying = mode == 1 || mode == 2;	/* mode 2: not paying, not judged */
+		double		mixed_ratio = mode == 1 ? 0.8 : 0.88;
+		double		residual = 1.0;
+		uint64_t	state = 5;
+		EdgeList	edges;
+		PrGraph		g;
+		PrMixing	mix;
+		PrEngine   *e = begin_steps_bounded(&edges, &g, &mix, &state, mode == 2 ? 0.0 : 0.85);
+		PrError		err;
+		int			x = PR_SLOT_X;
+		int			next;
+
+		CHECK(fabs(e->ops->mixed_step_cost - 0.4) < 1e-12);
+		for (int step = 0; step < 2 + 3 + 2 * PR_MIX_TRIAL; step++)
+		{
+			int			y = pr_mixing_output_slot(&mix, x);
+			PrResidual	res;
+
+			/* two plain steps (the second engages), then the mixed ones */
+			residual *= step == 0 ? 1.0 : step == 1 ? 0.9 : mixed_ratio;
+			res.l1 = res.linf = residual;
+			upload_random(e, y, g.n_nodes, 1.0, &state);
+			CHECK(pr_mixing_after_step(&mix, x, y, &res, &next, &err) == PR_OK);
+			if (!paying && step == 1 + 3 + PR_MIX_TRIAL)
+				CHECKF(mix.gave_up && mix.depth == 0 && next == y,
+					   "step %d: gave up %d, depth %d", step, mix.gave_up, mix.depth);
+			else if (step >= 1 && (paying || step < 1 + 3 + PR_MIX_TRIAL))
+				CHECKF(!mix.gave_up && mix.engaged, "step %d: gave up %d, engaged %d", step,
+					   mix.gave_up, mix.engaged);
+			mix.gave_up = false;
+			x = next;
+		}
+		CHECKF(fabs(mix.plain_rate - 0.9) < 1e-12, "plain rate %.3g", mix.plain_rate);
+		CHECKF(paying ? mix.engaged && mix.depth == 3 : !mix.engaged && mix.depth == 0,
+			   "paying %d: engaged %d, depth %d", paying, mix.engaged, mix.depth);
+		end_steps(e, &edges, &g, &mix);
+	}
+}
+
+/*
+ * Whole runs on the graph where plain steps contract slowly (damping 0.95): an engine that states a
+ * mixed step at 50 plain steps gives mixing up at its first judgement (depth 5 + PR_MIX_TRIAL
+ * steps after it began) and ends plain, within its bound of the dense solve in no more iterations
+ * than plain, the same bits twice; the CPU engine's own figure and the default of an engine that
+ * states none (a whole plain step) keep mixing to the end, in a third fewer iterations than plain.
+ */
+void
+test_mixing_cost_runs(void)
+{
+	PrRunStats	plain;
+	PrRunStats	costly[2];
+	PrRestart	uniform = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
+	EdgeList	edges;
+	PrGraph		g;
+	int64_t		n;
+	int64_t    *ids;
+	double	   *W;
+	double	   *dense;
+	double	   *scores[2];
+
+	slow_graph(&edges, false, 7);
+	build_graph(&edges, &g);
+	n = reference_node_ids(&edges, &ids);
+	W = reference_dense_adjacency(&edges, false, ids, n);
+	dense = malloc(sizeof(double) * (size_t) n);
+	reference_pagerank(W, n, 0.95, NULL, dense);
+	for (int i = 0; i < 2; i++)
+		scores[i] = malloc(sizeof(double) * (size_t) n);
+
+	plain = pagerank_with(&g, 0.95, &uniform, 1e-10, 0, scores[0]);
+	for (int i = 0; i < 2; i++)
+		costly[i] = pagerank_costing(&g, 0.95, &uniform, 1e-10, 5, 50.0, scores[i]);
+	CHECKF(costly[0].converged && costly[0].mixed_steps > 0 &&
+		   costly[0].mixed_steps < 5 + PR_MIX_TRIAL, "converged %d, %d mixed steps",
+		   costly[0].converged, costly[0].mixed_steps);
+	CHECKF(costly[0].iterations <= plain.iterations, "given up: %d iterations, plain %d",
+		   costly[0].iterations, plain.iterations);
+	CHECKF(l1_distance(scores[0], dense, (size_t) n) <= costly[0].error_bound,
+		   "L1 error %.3g above the bound %.3g", l1_distance(scores[0], dense, (size_t) n),
+		   costly[0].error_bound);
+	CHECK(memcmp(scores[0], scores[1], sizeof(double) * (size_t) n) == 0);
+	CHECK(costly[1].iterations == costly[0].iterations);
+
+	for (int stated = 0; stated <= 1; stated++)
+	{
+		PrRunStats	mixed = pagerank_costing(&g, 0.95, &uniform, 1e-10, 5, stated ? -1.0 : 0.0,
+											 scores[0]);
+
+		CHECKF(mixed.converged && mixed.mixed_steps > 2 * PR_MIX_TRIAL &&
+			   mixed.iterations * 3 < plain.iterations * 2,
+			   "cost %s: %d iterations (%d mixed), plain %d", stated ? "the CPU's" : "default",
+			   mixed.iterations, mixed.mixed_steps, plain.iterations);
+		CHECKF(l1_distance(scores[0], dense, (size_t) n) <= mixed.error_bound,
+			   "L1 error %.3g above the bound %.3g", l1_distance(scores[0], dense, (size_t) n),
+			   mixed.error_bound);
+	}
+	for (int i = 0; i < 2; i++)
+		free(scores[i]);
+	free(W);
+	free(dense);
+	free(ids);
+	edges_free(&edges);
 	pr_graph_free(&g, &pr_malloc_allocator);
 }
