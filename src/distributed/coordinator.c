@@ -121,6 +121,24 @@ typedef struct KeptPart
 } KeptPart;
 
 /*
+ * Which part owns each node of a merged node set (plan_owners): the part of its in-edges (with
+ * HASH (dst), one part holds every in-edge of a node), and a node without in-edges the first part
+ * in which it is a source.  Each part's local nodes carry owner bits (shard.h: owned, exported to
+ * other parts, or a halo row owned elsewhere) and the lists derived from them.  rows_owned is
+ * false when some node has in-edges in two parts (a table partitioned on another key): then no
+ * part owns rows and every product is relayed whole.
+ */
+typedef struct OwnerPlan
+{
+	bool		rows_owned;
+	int32	   *owner;			/* [n] the part owning each node */
+	int32	   *owner_row;		/* [n] its local row in that part */
+	uint8	  **bits;			/* [n_parts][part's n_nodes] owner bits */
+	int32	 **rows[SHARD_ROWS_LISTS];	/* [list][n_parts] the part's rows of the list */
+	int64	   *count[SHARD_ROWS_LISTS];	/* [list][n_parts] */
+} OwnerPlan;
+
+/*
  * The whole graph's nodes merged from the parts' node sets (merge_parts), kept for the session
  * while no run holds it: the next run whose parts are the same graphs (kept parts, versions)
  * takes it again.
@@ -135,6 +153,7 @@ typedef struct MergedNodes
 	uint64	   *versions;		/* [n_parts] the parts' graphs it was merged from */
 	int32	  **to_global;		/* [n_parts][part's n_nodes] the whole graph's id of each node */
 	PrGraph		graph;			/* every node, its out-strength, no edge */
+	OwnerPlan  *owners;			/* which part owns each node (plan_owners; NULL: not made) */
 } MergedNodes;
 
 /* One part in a run. */
@@ -176,6 +195,7 @@ struct DistCluster
 	bool		ended_well;		/* distributed_keep_parts: the parts go back to the session */
 	int64		exchange_bytes;
 	double		exchange_seconds;
+	OwnerPlan  *owners;			/* nodes->owners, once the parts are prepared */
 };
 
 static void forward_notice(void *arg, const PGresult *result);
@@ -1587,6 +1607,119 @@ distributed_exchange(const DistCluster *cluster, int64 *bytes, double *seconds)
 	*seconds = cluster->exchange_seconds;
 }
 
+/* A list of a part's local rows whose owner bits have mask, in the node set's context. */
+static int32 *
+owner_rows(MemoryContext cxt, const uint8 *bits, int64 n, uint8 mask, int64 *count)
+{
+	int64		c = 0;
+	int32	   *rows;
+
+	for (int64 v = 0; v < n; v++)
+		c += (bits[v] & mask) != 0;
+	rows = MemoryContextAllocHuge(cxt, Max(c, 1) * sizeof(int32));
+	*count = shard_role_rows(bits, n, mask, rows);
+	return rows;
+}
+
+/*
+ * Makes the node set's owner plan (OwnerPlan) from the parts' role lists, once per node set: the
+ * part holding a node's in-edges owns it, else the first part where it is a source.
+ */
+static OwnerPlan *
+plan_owners(DistCluster *c)
+{
+	MergedNodes *m = c->nodes;
+	int64		n = c->graph.n_nodes;
+	OwnerPlan  *plan;
+	uint8	   *read_elsewhere;
+
+	if (m->owners != NULL)
+		return m->owners;
+	plan = MemoryContextAllocZero(m->cxt, sizeof(OwnerPlan));
+	plan->owner = MemoryContextAllocHuge(m->cxt, Max(n, 1) * sizeof(int32));
+	plan->owner_row = MemoryContextAllocHuge(m->cxt, Max(n, 1) * sizeof(int32));
+	read_elsewhere = MemoryContextAllocExtended(m->cxt, Max(n, 1),
+												MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	plan->rows_owned = true;
+	for (int64 v = 0; v < n; v++)
+		plan->owner[v] = -1;
+	for (int p = 0; p < c->n_parts && plan->rows_owned; p++)
+	{
+		const KeptPart *kept = c->parts[p].kept;
+
+		for (int64 i = 0; i < kept->row_count[SHARD_ROLE_TARGET]; i++)
+		{
+			int32		row = kept->rows[SHARD_ROLE_TARGET][i];
+			int32		v = c->parts[p].to_global[row];
+
+			if (plan->owner[v] >= 0)
+			{
+				/* in-edges in two parts: their partial sums add up on the coordinator only */
+				plan->rows_owned = false;
+				break;
+			}
+			plan->owner[v] = p;
+			plan->owner_row[v] = row;
+		}
+	}
+	for (int p = 0; p < c->n_parts && plan->rows_owned; p++)
+	{
+		const KeptPart *kept = c->parts[p].kept;
+
+		for (int64 i = 0; i < kept->row_count[SHARD_ROLE_SOURCE]; i++)
+		{
+			int32		row = kept->rows[SHARD_ROLE_SOURCE][i];
+			int32		v = c->parts[p].to_global[row];
+
+			if (plan->owner[v] < 0)
+			{
+				plan->owner[v] = p;
+				plan->owner_row[v] = row;
+			}
+		}
+	}
+	if (plan->rows_owned)
+	{
+		/* a node that is a source of a part other than its owner is exported to that part */
+		for (int p = 0; p < c->n_parts; p++)
+		{
+			const KeptPart *kept = c->parts[p].kept;
+
+			for (int64 i = 0; i < kept->row_count[SHARD_ROLE_SOURCE]; i++)
+			{
+				int32		v = c->parts[p].to_global[kept->rows[SHARD_ROLE_SOURCE][i]];
+
+				if (plan->owner[v] != p)
+					read_elsewhere[v] = 1;
+			}
+		}
+		plan->bits = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(uint8 *));
+		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+		{
+			plan->rows[list] = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(int32 *));
+			plan->count[list] = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(int64));
+		}
+		for (int p = 0; p < c->n_parts; p++)
+		{
+			int64		n_local = c->parts[p].kept->n_nodes;
+			const int32 *to_global = c->parts[p].to_global;
+			uint8	   *bits = MemoryContextAllocHuge(m->cxt, Max(n_local, 1));
+
+			for (int64 i = 0; i < n_local; i++)
+				bits[i] = plan->owner[to_global[i]] != p ? SHARD_HALO :
+					read_elsewhere[to_global[i]] ? SHARD_OWNS | SHARD_EXPORTS : SHARD_OWNS;
+			plan->bits[p] = bits;
+			for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+				plan->rows[list][p] = owner_rows(m->cxt, bits, n_local,
+												 shard_rows_mask((ShardRows) list),
+												 &plan->count[list][p]);
+		}
+	}
+	pfree(read_elsewhere);
+	m->owners = plan;
+	return plan;
+}
+
 /*
  * Prepares every part for k columns and the products in needs (once per k and needs): each gets
  * the whole graph's out-strengths of its nodes — unless it was prepared for k and needs with the
@@ -1600,6 +1733,7 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 
 	if (c->k == k && c->needs == needs)
 		return;
+	c->owners = plan_owners(c);
 	for (int p = 0; p < c->n_parts; p++)
 		if (c->parts[p].kept->n_nodes * (int64) k > (int64) (MaxAllocSize / sizeof(double)))
 			ereport(ERROR,
@@ -1611,6 +1745,7 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 	{
 		DistPart   *part = &c->parts[p];
 		KeptPart   *kept = part->kept;
+		const uint8 *bits = c->owners->rows_owned ? c->owners->bits[p] : NULL;
 		double	   *out;
 
 		if (part->x != NULL)
@@ -1628,18 +1763,20 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 		for (int64 i = 0; i < kept->n_nodes; i++)
 			out[i] = c->graph.out_strength[part->to_global[i]];
 		if (part->conn == NULL)
-			shard_state_prepare(kept->local, out, k, needs);
+			shard_state_prepare(kept->local, out, k, needs, bits);
 		else
 		{
 			char	   *bytes = palloc_extended(shard_strengths_bound(kept->n_nodes),
 												MCXT_ALLOC_HUGE);
-			const char *values[3] = {bytes, psprintf("%d", k), psprintf("%u", needs)};
-			int			lengths[3] = {(int) shard_strengths_write(out, kept->n_nodes, bytes), 0, 0};
-			int			formats[3] = {1, 0, 0};
+			const char *values[4] = {bytes, psprintf("%d", k), psprintf("%u", needs),
+			(const char *) bits};
+			int			lengths[4] = {(int) shard_strengths_write(out, kept->n_nodes, bytes), 0, 0,
+			(int) kept->n_nodes};
+			int			formats[4] = {1, 0, 0, 1};
 
-			send_query(part, psprintf("SELECT %s.powerrank_shard_prepare($1, $2, $3)::text",
-									  part->schema), 3, values, lengths, formats);
-			c->exchange_bytes += lengths[0];
+			send_query(part, psprintf("SELECT %s.powerrank_shard_prepare($1, $2, $3, $4)::text",
+									  part->schema), 4, values, lengths, formats);
+			c->exchange_bytes += lengths[0] + (bits != NULL ? lengths[3] : 0);
 		}
 	}
 	for (int p = 0; p < c->n_parts; p++)
@@ -1730,7 +1867,298 @@ relay_product(DistCluster *c, PrProduct product, const double *x, double *y)
 	c->exchange_seconds += pr_clock_seconds() - started;
 }
 
-/* The distributed engine: the CPU engine of this backend for the vectors, the parts' products. */
+/* Sends a query of text parameters to a part's server. */
+static void
+send_text_query(DistPart *part, const char *query, int n_params, const char *const *values)
+{
+	send_query(part, query, n_params, values, NULL, NULL);
+}
+
+/*
+ * Waits for a part's answer of bytes (a bytea) and checks that it holds count doubles: returns
+ * the result (PQclear it), its bytes counted as exchanged.
+ */
+static PGresult *
+wait_values(DistCluster *c, DistPart *part, int64 count)
+{
+	PGresult   *result = wait_result(c, part);
+
+	if (PQgetlength(result, 0, 0) != (int) (count * sizeof(double)))
+	{
+		PQclear(result);
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("shard server \"%s\" answered a vector of the wrong size", part->server)));
+	}
+	c->exchange_bytes += PQgetlength(result, 0, 0);
+	return result;
+}
+
+/*
+ * Collects slot's values of every part's rows of list (SHARD_ROWS_OWNED: every node once, from
+ * its owner; SHARD_ROWS_EXPORTED: the nodes other parts read) into whole (n x k, the whole graph's
+ * ids; the rows no part gives are left as they were).
+ */
+static void
+collect_rows(DistCluster *c, int slot, ShardRows list, double *whole)
+{
+	int			k = c->k;
+	const char *values[2] = {psprintf("%d", slot), list == SHARD_ROWS_EXPORTED ? "true" : "false"};
+
+	for (int p = 0; p < c->n_parts; p++)
+		if (c->parts[p].conn != NULL)
+			send_text_query(&c->parts[p], psprintf("SELECT %s.powerrank_shard_rows($1, $2)",
+												   c->parts[p].schema), 2, values);
+	for (int p = 0; p < c->n_parts; p++)
+		if (c->parts[p].conn == NULL)
+			shard_state_rows(c->parts[p].kept->local, slot, list, c->parts[p].y);
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		const int32 *rows = c->owners->rows[list][p];
+		int64		count = c->owners->count[list][p];
+
+		if (part->conn != NULL)
+		{
+			PGresult   *result = wait_values(c, part, count * k);
+
+			memcpy(part->y, PQgetvalue(result, 0, 0), count * k * sizeof(double));
+			PQclear(result);
+		}
+		for (int64 i = 0; i < count; i++)
+			memcpy(whole + (int64) part->to_global[rows[i]] * k, part->y + i * k,
+				   k * sizeof(double));
+	}
+}
+
+/*
+ * The exchange before a product on owned rows: every part's halo of slot (its sources that other
+ * parts own), into part->x, from the owners' exported rows (through whole, n x k, as scratch).
+ * Here a relay through this backend; shards that reach each other could swap the halos directly.
+ */
+static void
+exchange_halos(DistCluster *c, int slot, double *whole)
+{
+	int			k = c->k;
+
+	collect_rows(c, slot, SHARD_ROWS_EXPORTED, whole);
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		const int32 *halo = c->owners->rows[SHARD_ROWS_HALO][p];
+
+		for (int64 i = 0; i < c->owners->count[SHARD_ROWS_HALO][p]; i++)
+			memcpy(part->x + i * k, whole + (int64) part->to_global[halo[i]] * k,
+				   k * sizeof(double));
+	}
+}
+
+/*
+ * y_slot = product(x_slot) on the parts' owned rows (a pull product): x_slot's values are the
+ * parts' own (x NULL: every part gets its halo from the others first) or those of x (n x k: every
+ * part gets them on the rows its product reads, its own included).  dangling[k] receives x's sums
+ * over the dangling nodes, added in the parts' order.  whole is scratch (n x k).
+ */
+static void
+owned_product(DistCluster *c, PrProduct product, int x_slot, int y_slot, const double *x,
+			  double *whole, double *dangling)
+{
+	int			k = c->k;
+	double		started = pr_clock_seconds();
+	ShardRows	given = x == NULL ? SHARD_ROWS_HALO : SHARD_ROWS_SCATTER;
+	const char *values[5] = {psprintf("%d", (int) product), psprintf("%d", x_slot),
+	psprintf("%d", y_slot), x == NULL ? "true" : "false", NULL};
+	double	   *part_dangling = palloc(k * sizeof(double));
+
+	if (x == NULL)
+		exchange_halos(c, x_slot, whole);
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		const int32 *rows = c->owners->rows[given][p];
+		int64		count = c->owners->count[given][p];
+		int			lengths[5] = {0, 0, 0, 0, (int) (count * k * sizeof(double))};
+		int			formats[5] = {0, 0, 0, 0, 1};
+
+		if (x != NULL)
+			for (int64 i = 0; i < count; i++)
+				memcpy(part->x + i * k, x + (int64) part->to_global[rows[i]] * k,
+					   k * sizeof(double));
+		if (part->conn == NULL)
+			continue;
+		values[4] = (const char *) part->x;
+		send_query(part, psprintf("SELECT %s.powerrank_shard_owned_product($1, $2, $3, $4, $5)",
+								  part->schema), 5, values, lengths, formats);
+		c->exchange_bytes += lengths[4];
+	}
+	for (int j = 0; j < k; j++)
+		dangling[j] = 0.0;
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+
+		if (part->conn == NULL)
+			shard_state_owned_product(part->kept->local, product, x_slot, y_slot, given, part->x,
+									  part_dangling);
+		else
+		{
+			PGresult   *result = wait_values(c, part, k);
+
+			memcpy(part_dangling, PQgetvalue(result, 0, 0), k * sizeof(double));
+			PQclear(result);
+		}
+		for (int j = 0; j < k; j++)
+			dangling[j] += part_dangling[j];
+	}
+	pfree(part_dangling);
+	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
+/* The restart's entries that part p owns, as shard_state_update reads them (shard.h). */
+static char *
+owned_restart(const DistCluster *c, int p, const PrRestart *r, Size *size)
+{
+	const OwnerPlan *plan = c->owners;
+	int			k = c->k;
+	int32		header[2] = {k, (r->uniform ? SHARD_RESTART_UNIFORM : 0) |
+	(r->dangling_count > 0 ? SHARD_RESTART_TO_DANGLING : 0)};
+	double		nodes = (double) c->graph.n_nodes;
+	int64	   *count = palloc0(k * sizeof(int64));
+	int64		entries = 0,
+				dangling = 0;
+	char	   *out,
+			   *at;
+	int32	   *row;
+	double	   *weight;
+
+	for (int j = 0; !r->uniform && j < k; j++)
+		for (int64 e = r->ptr[j]; e < r->ptr[j + 1]; e++)
+			count[j] += plan->owner[r->node[e]] == p;
+	for (int j = 0; j < k; j++)
+		entries += count[j];
+	for (int64 e = 0; e < r->dangling_count; e++)
+		dangling += plan->owner[r->dangling_node[e]] == p;
+	*size = sizeof(header) + sizeof(nodes) + (k + 1) * sizeof(int64) +
+		(entries + dangling) * (sizeof(int32) + sizeof(double));
+	out = palloc(*size);
+	at = out;
+	memcpy(at, header, sizeof(header));
+	at += sizeof(header);
+	memcpy(at, &nodes, sizeof(nodes));
+	at += sizeof(nodes);
+	memcpy(at, count, k * sizeof(int64));
+	at += k * sizeof(int64);
+	memcpy(at, &dangling, sizeof(int64));
+	at += sizeof(int64);
+	row = palloc(Max(entries + dangling, 1) * sizeof(int32));
+	weight = palloc(Max(entries + dangling, 1) * sizeof(double));
+	entries = 0;
+	for (int j = 0; !r->uniform && j < k; j++)
+		for (int64 e = r->ptr[j]; e < r->ptr[j + 1]; e++)
+			if (plan->owner[r->node[e]] == p)
+			{
+				row[entries] = plan->owner_row[r->node[e]];
+				weight[entries++] = r->weight[e];
+			}
+	memcpy(at, row, entries * sizeof(int32));
+	at += entries * sizeof(int32);
+	memcpy(at, weight, entries * sizeof(double));
+	at += entries * sizeof(double);
+	dangling = 0;
+	for (int64 e = 0; e < r->dangling_count; e++)
+		if (plan->owner[r->dangling_node[e]] == p)
+		{
+			row[dangling] = plan->owner_row[r->dangling_node[e]];
+			weight[dangling++] = r->dangling_weight[e];
+		}
+	memcpy(at, row, dangling * sizeof(int32));
+	at += dangling * sizeof(int32);
+	memcpy(at, weight, dangling * sizeof(double));
+	pfree(row);
+	pfree(weight);
+	pfree(count);
+	return out;
+}
+
+/*
+ * The PageRank update of y_slot on the parts' owned rows, given x's dangling sums (dangling[k]):
+ * each part gets the restart's entries it owns; residual[k] receives the residual, the parts'
+ * sums added in their order, their maxima the largest.
+ */
+static void
+owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double *dangling,
+			 const PrRestart *restart, PrResidual *residual)
+{
+	int			k = c->k;
+	double		started = pr_clock_seconds();
+	double	   *part_residual = palloc(2 * k * sizeof(double));
+	char		alpha_text[32];
+	const char *values[5] = {psprintf("%d", y_slot), psprintf("%d", x_slot), alpha_text,
+	(const char *) dangling, NULL};
+	char	  **restarts = palloc(c->n_parts * sizeof(char *));
+	Size	   *sizes = palloc(c->n_parts * sizeof(Size));
+
+	/* 17 significant digits read back as alpha's bits */
+	snprintf(alpha_text, sizeof(alpha_text), "%.17g", alpha);
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		int			lengths[5] = {0, 0, 0, (int) (k * sizeof(double)), 0};
+		int			formats[5] = {0, 0, 0, 1, 1};
+
+		restarts[p] = owned_restart(c, p, restart, &sizes[p]);
+		if (part->conn == NULL)
+			continue;
+		values[4] = restarts[p];
+		lengths[4] = (int) sizes[p];
+		send_query(part, psprintf("SELECT %s.powerrank_shard_update($1, $2, $3, $4, $5)",
+								  part->schema), 5, values, lengths, formats);
+		c->exchange_bytes += lengths[3] + lengths[4];
+	}
+	for (int j = 0; j < k; j++)
+		residual[j].l1 = residual[j].linf = 0.0;
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+
+		if (part->conn == NULL)
+			shard_state_update(part->kept->local, y_slot, x_slot, alpha, dangling, restarts[p],
+							   sizes[p], part_residual);
+		else
+		{
+			PGresult   *result = wait_values(c, part, 2 * k);
+
+			memcpy(part_residual, PQgetvalue(result, 0, 0), 2 * k * sizeof(double));
+			PQclear(result);
+		}
+		for (int j = 0; j < k; j++)
+		{
+			residual[j].l1 += part_residual[j];
+			residual[j].linf = Max(residual[j].linf, part_residual[k + j]);
+		}
+		pfree(restarts[p]);
+	}
+	pfree(restarts);
+	pfree(sizes);
+	pfree(part_residual);
+	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
+/*
+ * Where a slot's values are (DistEngine.where): on this backend's vectors engine, on the parts
+ * (each part's owned rows: owned_product, owned_update), or both.
+ */
+#define SLOT_HERE 1
+#define SLOT_PARTS 2
+
+/*
+ * The distributed engine: the CPU engine of this backend for the vectors, the parts' products.
+ * Where the parts own rows (OwnerPlan), a normalised pull product and the PageRank update after it
+ * run on the parts, each on its own rows, and their result stays there: the next product exchanges
+ * only the halos (exchange_halos), and this backend sums the parts' scalars (dangling sums,
+ * residuals).  Every other operation runs on the vectors engine, a slot the parts hold being
+ * gathered first (collect_rows: each node's value from its owner), and writes its slot here.
+ */
 typedef struct DistEngine
 {
 	PrEngine	base;
@@ -1742,17 +2170,62 @@ typedef struct DistEngine
 	double	   *x;				/* [n * k] */
 	double	   *y;
 	size_t		values;
+	int			n_slots;
+	uint8	   *where;			/* [n_slots] SLOT_HERE / SLOT_PARTS bits */
+	double	   *dangling;		/* [k] x's dangling sums taken by the last product on the parts */
+	int			dangling_slot;	/* the slot they are of (-1: none) */
+	PrResidual *residual;		/* [k] the last update's on the parts */
+	bool		residual_owned; /* the last residual is that one (else the vectors engine's) */
 } DistEngine;
 
 #define VECTORS(base) (((DistEngine *) (base))->vectors)
 
-/* Prepares the vectors' engine and the parts. */
+/* Whether the parts run the vector operations of their own rows. */
+static inline bool
+rows_owned(const DistEngine *e)
+{
+	return e->cluster->owners != NULL && e->cluster->owners->rows_owned;
+}
+
+/* Makes the vectors engine hold slot's values (gathered from the parts' owned rows). */
+static PrStatus
+slot_here(DistEngine *e, int slot, PrError *err)
+{
+	PrStatus	status;
+
+	if (slot < 0 || slot >= e->n_slots || (e->where[slot] & SLOT_HERE) != 0)
+		return PR_OK;
+	collect_rows(e->cluster, slot, SHARD_ROWS_OWNED, e->x);
+	status = e->vectors->ops->upload(e->vectors, slot, e->x, err);
+	if (status == PR_OK)
+		e->where[slot] |= SLOT_HERE;
+	return status;
+}
+
+/* Marks slot as written on the vectors engine (the parts' copy is stale). */
+static void
+written_here(DistEngine *e, int slot)
+{
+	if (slot < 0 || slot >= e->n_slots)
+		return;
+	e->where[slot] = SLOT_HERE;
+	if (e->dangling_slot == slot)
+		e->dangling_slot = -1;
+}
+
+/*
+ * Prepares the vectors' engine and the parts.  A prepare for the same columns and products keeps
+ * every slot where it is (the driver adds slots for mixing); another gathers nothing: the slots'
+ * values are forgotten with the parts' preparation.
+ */
 static PrStatus
 dist_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err)
 {
 	DistEngine *e = (DistEngine *) base;
 	size_t		values = (size_t) g->n_nodes * (size_t) k;
+	bool		same = e->cluster->k == k && e->cluster->needs == needs;
 	PrStatus	status = VECTORS(base)->ops->prepare(VECTORS(base), g, k, n_slots, needs, err);
+	uint8	   *where;
 
 	if (status != PR_OK)
 		return status;
@@ -1767,105 +2240,222 @@ dist_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned need
 			return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu values", values);
 		e->values = values;
 	}
+	if (!same || n_slots > e->n_slots)
+	{
+		where = (uint8 *) pr_alloc_array(&e->alloc, Max(n_slots, 1), 1);
+		if (where == NULL)
+			return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %d slots", n_slots);
+		memset(where, SLOT_HERE, Max(n_slots, 1));
+		if (same && e->where != NULL)
+			memcpy(where, e->where, e->n_slots);
+		pr_free(&e->alloc, e->where);
+		e->where = where;
+		e->n_slots = n_slots;
+	}
+	if (!same)
+	{
+		pr_free(&e->alloc, e->dangling);
+		pr_free(&e->alloc, e->residual);
+		e->dangling = (double *) pr_alloc_array(&e->alloc, k, sizeof(double));
+		e->residual = (PrResidual *) pr_alloc_array(&e->alloc, k, sizeof(PrResidual));
+		if (e->dangling == NULL || e->residual == NULL)
+			return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %d columns", k);
+		e->dangling_slot = -1;
+		e->residual_owned = false;
+	}
 	prepare_parts(e->cluster, k, needs);
 	return PR_OK;
 }
 
-/* y_slot = product(x_slot): x downloaded, the product relayed to the parts, y uploaded. */
+/*
+ * y_slot = product(x_slot).  A normalised pull product runs on the parts' owned rows when they own
+ * rows (x's halos exchanged when the parts hold x, else x sent from here on every row each part
+ * reads), and y stays there; any other product is relayed whole: x from here, y back here.
+ */
 static PrStatus
 dist_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError *err)
 {
 	DistEngine *e = (DistEngine *) base;
-	PrStatus	status = e->vectors->ops->download(e->vectors, x_slot, e->x, err);
+	PrStatus	status;
 
-	if (status != PR_OK)
+	if (rows_owned(e) && product == PR_PRODUCT_PULL_NORMALIZED && x_slot != y_slot &&
+		x_slot < SHARD_MAX_SLOTS && y_slot < SHARD_MAX_SLOTS)
+	{
+		bool		on_parts = (e->where[x_slot] & SLOT_PARTS) != 0;
+
+		if (!on_parts &&
+			(status = e->vectors->ops->download(e->vectors, x_slot, e->x, err)) != PR_OK)
+			return status;
+		owned_product(e->cluster, product, x_slot, y_slot, on_parts ? NULL : e->x, e->y,
+					  e->dangling);
+		e->where[x_slot] |= SLOT_PARTS;
+		e->where[y_slot] = SLOT_PARTS;
+		e->dangling_slot = x_slot;
+		return PR_OK;
+	}
+	if ((status = slot_here(e, x_slot, err)) != PR_OK ||
+		(status = e->vectors->ops->download(e->vectors, x_slot, e->x, err)) != PR_OK)
 		return status;
 	relay_product(e->cluster, product, e->x, e->y);
+	written_here(e, y_slot);
 	return e->vectors->ops->upload(e->vectors, y_slot, e->y, err);
 }
 
-/* The operations that run on the vectors' engine alone. */
+/*
+ * The PageRank update: on the parts' owned rows when they hold y (a product on them) and x, with
+ * the dangling sums that product took of x; else here.
+ */
+static PrStatus
+dist_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha,
+					 const PrRestart *restart, PrError *err)
+{
+	DistEngine *e = (DistEngine *) base;
+	PrStatus	status;
+
+	if (x_slot != y_slot && y_slot >= 0 && y_slot < e->n_slots && x_slot >= 0 &&
+		x_slot < e->n_slots && e->where[y_slot] == SLOT_PARTS &&
+		(e->where[x_slot] & SLOT_PARTS) != 0 && e->dangling_slot == x_slot && restart != NULL &&
+		(restart->uniform || restart->k == e->cluster->k))
+	{
+		owned_update(e->cluster, y_slot, x_slot, alpha, e->dangling, restart, e->residual);
+		e->residual_owned = true;
+		if (e->dangling_slot == y_slot)
+			e->dangling_slot = -1;
+		return PR_OK;
+	}
+	if ((status = slot_here(e, y_slot, err)) != PR_OK ||
+		(status = slot_here(e, x_slot, err)) != PR_OK)
+		return status;
+	written_here(e, y_slot);
+	e->residual_owned = false;
+	return VECTORS(base)->ops->pagerank_update(VECTORS(base), y_slot, x_slot, alpha, restart,
+											   err);
+}
+
+/* The residual of the last update or normalisation, wherever it ran. */
+static PrStatus
+dist_residual(PrEngine *base, PrResidual *out, PrError *err)
+{
+	DistEngine *e = (DistEngine *) base;
+
+	if (!e->residual_owned)
+		return VECTORS(base)->ops->residual(VECTORS(base), out, err);
+	memcpy(out, e->residual, e->cluster->k * sizeof(PrResidual));
+	return PR_OK;
+}
+
+/* The operations that write a slot here from nothing the parts hold. */
 static PrStatus
 dist_fill(PrEngine *base, int slot, double value, PrError *err)
 {
+	written_here((DistEngine *) base, slot);
 	return VECTORS(base)->ops->fill(VECTORS(base), slot, value, err);
 }
 
 static PrStatus
 dist_upload(PrEngine *base, int slot, const double *host, PrError *err)
 {
+	written_here((DistEngine *) base, slot);
 	return VECTORS(base)->ops->upload(VECTORS(base), slot, host, err);
 }
 
 static PrStatus
+dist_restart_fill(PrEngine *base, int slot, const PrRestart *restart, PrError *err)
+{
+	written_here((DistEngine *) base, slot);
+	return VECTORS(base)->ops->restart_fill(VECTORS(base), slot, restart, err);
+}
+
+/* The operations that read slots here (gathered first when the parts hold them). */
+static PrStatus
 dist_download(PrEngine *base, int slot, double *host, PrError *err)
 {
-	return VECTORS(base)->ops->download(VECTORS(base), slot, host, err);
-}
+	PrStatus	status = slot_here((DistEngine *) base, slot, err);
 
-static PrStatus
-dist_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha,
-					 const PrRestart *restart, PrError *err)
-{
-	return VECTORS(base)->ops->pagerank_update(VECTORS(base), y_slot, x_slot, alpha, restart,
-											   err);
-}
-
-static PrStatus
-dist_normalize(PrEngine *base, int slot, int old_slot, PrError *err)
-{
-	return VECTORS(base)->ops->normalize(VECTORS(base), slot, old_slot, err);
-}
-
-static PrStatus
-dist_residual(PrEngine *base, PrResidual *out, PrError *err)
-{
-	return VECTORS(base)->ops->residual(VECTORS(base), out, err);
+	return status != PR_OK ? status :
+		VECTORS(base)->ops->download(VECTORS(base), slot, host, err);
 }
 
 static PrStatus
 dist_top_k(PrEngine *base, int slot, int col, int64_t top_k, int32_t *index, double *value,
 		   PrError *err)
 {
-	return VECTORS(base)->ops->top_k(VECTORS(base), slot, col, top_k, index, value, err);
+	PrStatus	status = slot_here((DistEngine *) base, slot, err);
+
+	return status != PR_OK ? status :
+		VECTORS(base)->ops->top_k(VECTORS(base), slot, col, top_k, index, value, err);
 }
 
 static PrStatus
 dist_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, double *value,
 				   PrError *err)
 {
-	return VECTORS(base)->ops->top_k_columns(VECTORS(base), slot, top_k, index, value, err);
-}
+	PrStatus	status = slot_here((DistEngine *) base, slot, err);
 
-static PrStatus
-dist_restart_fill(PrEngine *base, int slot, const PrRestart *restart, PrError *err)
-{
-	return VECTORS(base)->ops->restart_fill(VECTORS(base), slot, restart, err);
+	return status != PR_OK ? status :
+		VECTORS(base)->ops->top_k_columns(VECTORS(base), slot, top_k, index, value, err);
 }
 
 static PrStatus
 dist_column_sums(PrEngine *base, int slot, double *sums, double *dangling, PrError *err)
 {
-	return VECTORS(base)->ops->column_sums(VECTORS(base), slot, sums, dangling, err);
+	PrStatus	status = slot_here((DistEngine *) base, slot, err);
+
+	return status != PR_OK ? status :
+		VECTORS(base)->ops->column_sums(VECTORS(base), slot, sums, dangling, err);
+}
+
+static PrStatus
+dist_dots(PrEngine *base, int a_slot, int n_terms, const int *slots, double *out, PrError *err)
+{
+	PrStatus	status = slot_here((DistEngine *) base, a_slot, err);
+
+	for (int t = 0; status == PR_OK && t < n_terms; t++)
+		status = slot_here((DistEngine *) base, slots[t], err);
+	return status != PR_OK ? status :
+		VECTORS(base)->ops->dots(VECTORS(base), a_slot, n_terms, slots, out, err);
+}
+
+/* The operations that read slots here and write one here. */
+static PrStatus
+dist_normalize(PrEngine *base, int slot, int old_slot, PrError *err)
+{
+	DistEngine *e = (DistEngine *) base;
+	PrStatus	status;
+
+	if ((status = slot_here(e, slot, err)) != PR_OK ||
+		(status = slot_here(e, old_slot, err)) != PR_OK)
+		return status;
+	written_here(e, slot);
+	e->residual_owned = false;
+	return VECTORS(base)->ops->normalize(VECTORS(base), slot, old_slot, err);
 }
 
 static PrStatus
 dist_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const double *coef,
 			 PrError *err)
 {
-	return VECTORS(base)->ops->combine(VECTORS(base), out_slot, n_terms, slots, coef, err);
-}
+	PrStatus	status = PR_OK;
 
-static PrStatus
-dist_dots(PrEngine *base, int a_slot, int n_terms, const int *slots, double *out, PrError *err)
-{
-	return VECTORS(base)->ops->dots(VECTORS(base), a_slot, n_terms, slots, out, err);
+	for (int t = 0; status == PR_OK && t < n_terms; t++)
+		status = slot_here((DistEngine *) base, slots[t], err);
+	if (status != PR_OK)
+		return status;
+	written_here((DistEngine *) base, out_slot);
+	return VECTORS(base)->ops->combine(VECTORS(base), out_slot, n_terms, slots, coef, err);
 }
 
 static PrStatus
 dist_far_field(PrEngine *base, int slot, bool keep, bool *found, PrError *err)
 {
-	return VECTORS(base)->ops->far_field(VECTORS(base), slot, keep, found, err);
+	PrStatus	status = keep ? slot_here((DistEngine *) base, slot, err) : PR_OK;
+
+	if (status != PR_OK)
+		return status;
+	status = VECTORS(base)->ops->far_field(VECTORS(base), slot, keep, found, err);
+	if (status == PR_OK && !keep && *found)
+		written_here((DistEngine *) base, slot);
+	return status;
 }
 
 /* Releases the vectors' engine and the buffers (the parts stay with the run). */
@@ -1878,6 +2468,9 @@ dist_release(PrEngine *base)
 	e->vectors->ops->release(e->vectors);
 	pr_free(&alloc, e->x);
 	pr_free(&alloc, e->y);
+	pr_free(&alloc, e->where);
+	pr_free(&alloc, e->dangling);
+	pr_free(&alloc, e->residual);
 	pr_free(&alloc, e);
 }
 
@@ -1905,12 +2498,14 @@ distributed_engine_create(DistCluster *cluster, const PrAllocator *alloc, PrErro
 	e->alloc = *alloc;
 	e->vectors = vectors;
 	e->cluster = cluster;
+	e->dangling_slot = -1;
 	snprintf(e->name, sizeof(e->name), "distributed(%d)", cluster->n_parts);
 	e->ops = *vectors->ops;
 	e->ops.name = e->name;
 	e->ops.prepare = dist_prepare;
 	e->ops.product = dist_product;
 	e->ops.restart_local = NULL;
+	e->ops.own_rows = NULL;
 	e->ops.release = dist_release;
 #define FORWARD_IF_OFFERED(op) \
 	e->ops.op = vectors->ops->op != NULL ? dist_##op : NULL

@@ -28,6 +28,9 @@
 PG_FUNCTION_INFO_V1(powerrank_shard_open);
 PG_FUNCTION_INFO_V1(powerrank_shard_prepare);
 PG_FUNCTION_INFO_V1(powerrank_shard_product);
+PG_FUNCTION_INFO_V1(powerrank_shard_owned_product);
+PG_FUNCTION_INFO_V1(powerrank_shard_rows);
+PG_FUNCTION_INFO_V1(powerrank_shard_update);
 PG_FUNCTION_INFO_V1(powerrank_shard_close);
 
 /* The part this session keeps for a coordinator (NULL when none is open). */
@@ -664,11 +667,65 @@ shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *
 }
 
 /*
+ * Takes the owner bits of the part's local nodes (NULL: it owns no rows) and derives its lists of
+ * rows; forgets every slot kept.  The bits must agree with the part's roles: every target owned,
+ * every source owned or a halo row, a halo row not owned, an exported row owned.
+ */
+static void
+take_owners(ShardState *state, const uint8 *owners)
+{
+	int64		n = state->graph.n_nodes;
+
+	for (int s = 0; s < SHARD_MAX_SLOTS; s++)
+		if (state->slot[s] != NULL)
+		{
+			pfree(state->slot[s]);
+			state->slot[s] = NULL;
+		}
+	if (state->owners != NULL)
+	{
+		pfree(state->owners);
+		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+			pfree(state->owned_rows[list]);
+		state->owners = NULL;
+	}
+	if (owners == NULL)
+		return;
+	for (int64 v = 0; v < n; v++)
+	{
+		uint8		bits = owners[v];
+		bool		owned = (bits & SHARD_OWNS) != 0;
+
+		if ((bits & ~(SHARD_OWNS | SHARD_EXPORTS | SHARD_HALO)) != 0 ||
+			(owned && (bits & SHARD_HALO) != 0) || (!owned && (bits & SHARD_EXPORTS) != 0) ||
+			((state->roles[v] & SHARD_ROLE_TARGET) != 0 && !owned) ||
+			((state->roles[v] & SHARD_ROLE_SOURCE) != 0 && !owned && (bits & SHARD_HALO) == 0) ||
+			((bits & SHARD_HALO) != 0 && (state->roles[v] & SHARD_ROLE_SOURCE) == 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the owners of the part's node %lld do not fit its roles",
+							(long long) v),
+					 errhint("The shard functions are called by a coordinator of the same powerrank version.")));
+	}
+	state->owners = MemoryContextAllocHuge(state->cxt, Max(n, 1));
+	memcpy(state->owners, owners, n);
+	for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+	{
+		state->owned_rows[list] = MemoryContextAllocHuge(state->cxt, Max(n, 1) * sizeof(int32));
+		state->owned_count[list] = shard_role_rows(state->owners, n,
+												   shard_rows_mask((ShardRows) list),
+												   state->owned_rows[list]);
+	}
+}
+
+/*
  * Prepares the part's engine for k columns and the products in needs, its rows normalised by the
- * whole graph's out-strengths global_out (one per local node).
+ * whole graph's out-strengths global_out (one per local node), and the rows it owns (owners: a
+ * byte of SHARD_OWNS / SHARD_EXPORTS / SHARD_HALO bits per local node; NULL: none).
  */
 void
-shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned needs)
+shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned needs,
+					const uint8 *owners)
 {
 	int64		n = state->graph.n_nodes;
 	PrError		err = {0};
@@ -713,6 +770,7 @@ shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned
 	}
 	state->k = k;
 	state->needs = needs;
+	take_owners(state, owners);
 	elog(DEBUG1, "powerrank: shard part prepared for %d columns in %.1f ms", k,
 		 (pr_clock_seconds() - started) * 1000.0);
 }
@@ -748,6 +806,227 @@ shard_state_product(ShardState *state, PrProduct product, const void *x, double 
 		powerrank_report_core_error("shard product", &err);
 	for (int64 i = 0; i < state->row_count[out_role]; i++)
 		memcpy(y + i * k, state->y + (int64) state->rows[out_role][i] * k, k * sizeof(double));
+}
+
+/* A slot of the part's owned rows (allocated when first written), or an ERROR. */
+static double *
+owned_slot(ShardState *state, int slot, bool written)
+{
+	if (state->engine == NULL || state->owners == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the shard part owns no rows"),
+				 errhint("powerrank_shard_prepare() with owners comes first.")));
+	if (slot < 0 || slot >= SHARD_MAX_SLOTS || (!written && state->slot[slot] == NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("slot %d of the shard part holds no values", slot)));
+	if (state->slot[slot] == NULL)
+		state->slot[slot] = powerrank_alloc_huge(state->cxt,
+												 Max(state->graph.n_nodes * state->k, 1) *
+												 sizeof(double));
+	return state->slot[slot];
+}
+
+/*
+ * A pull product over the part's edges on its owned rows: x holds k values for each row of the
+ * list given (SHARD_ROWS_HALO: the halo, the owned rows' values being the slot's already;
+ * SHARD_ROWS_SCATTER: every row the product reads, the slot's owned rows included), which go into
+ * x_slot; y_slot receives the product on the owned rows (the targets: a row of the part that is no
+ * target gets 0).  dangling[k] receives x's sums over the owned rows whose whole graph's
+ * out-strength is 0, in ascending row order (the PageRank update's dangling mass, added up by the
+ * coordinator).
+ */
+void
+shard_state_owned_product(ShardState *state, PrProduct product, int x_slot, int y_slot,
+						  ShardRows given, const void *x, double *dangling)
+{
+	PrEngine   *engine = state->engine;
+	PrError		err = {0};
+	int			k = state->k;
+	double	   *xs = owned_slot(state, x_slot, given == SHARD_ROWS_SCATTER);
+	double	   *ys;
+	const int32 *rows = state->owned_rows[given];
+	const int32 *owned = state->owned_rows[SHARD_ROWS_OWNED];
+
+	if (product == PR_PRODUCT_PUSH || x_slot == y_slot ||
+		(given != SHARD_ROWS_HALO && given != SHARD_ROWS_SCATTER))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a product on owned rows is a pull product between two slots")));
+	ys = owned_slot(state, y_slot, true);
+	for (int64 i = 0; i < state->owned_count[given]; i++)
+		memcpy(xs + (int64) rows[i] * k, (const char *) x + i * k * sizeof(double),
+			   k * sizeof(double));
+	for (int j = 0; j < k; j++)
+		dangling[j] = 0.0;
+	for (int64 i = 0; i < state->owned_count[SHARD_ROWS_OWNED]; i++)
+		if (state->global_out[owned[i]] == 0.0)
+			for (int j = 0; j < k; j++)
+				dangling[j] += xs[(int64) owned[i] * k + j];
+	if (state->graph.n_nodes == 0)
+		return;
+	if (engine->ops->upload(engine, 0, xs, &err) != PR_OK ||
+		engine->ops->product(engine, product, 0, 1, &err) != PR_OK ||
+		engine->ops->download(engine, 1, ys, &err) != PR_OK)
+		powerrank_report_core_error("shard product", &err);
+}
+
+/* The values of a slot's rows of a list (owned or exported), k each, into out. */
+void
+shard_state_rows(ShardState *state, int slot, ShardRows list, double *out)
+{
+	const double *values = owned_slot(state, slot, false);
+	const int32 *rows = state->owned_rows[list];
+	int			k = state->k;
+
+	if (list != SHARD_ROWS_OWNED && list != SHARD_ROWS_EXPORTED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a part gives the values of its owned or exported rows only")));
+	for (int64 i = 0; i < state->owned_count[list]; i++)
+		memcpy(out + i * k, values + (int64) rows[i] * k, k * sizeof(double));
+}
+
+/* A restart on owned rows as shard_state_update reads it (shard.h: the restart's bytes). */
+typedef struct OwnedRestart
+{
+	bool		uniform;
+	bool		to_dangling;	/* the dangling mass goes to a dangling distribution */
+	double		nodes;
+	int64	   *count;			/* [k] */
+	int64		entries;
+	int64		dangling_count;
+	int32	   *row;			/* [entries] */
+	double	   *weight;
+	int32	   *dangling_row;	/* [dangling_count] */
+	double	   *dangling_weight;
+} OwnedRestart;
+
+/* Reads n bytes at *at of in (size bytes) into out; false when they are not there. */
+static bool
+read_bytes(const char *in, Size size, Size *at, void *out, Size n)
+{
+	if (n > size || *at > size - n)
+		return false;
+	memcpy(out, in + *at, n);
+	*at += n;
+	return true;
+}
+
+/* Reads a restart of k columns on the part's owned rows, or an ERROR. */
+static void
+read_owned_restart(const ShardState *state, const char *in, Size size, OwnedRestart *r)
+{
+	Size		at = 0;
+	int32		k = 0,
+				flags = 0;
+	bool		ok;
+	int64		n = state->graph.n_nodes;
+
+	memset(r, 0, sizeof(OwnedRestart));
+	r->count = palloc0(state->k * sizeof(int64));
+	ok = read_bytes(in, size, &at, &k, sizeof(k)) && k == state->k &&
+		read_bytes(in, size, &at, &flags, sizeof(flags)) &&
+		(flags & ~(SHARD_RESTART_UNIFORM | SHARD_RESTART_TO_DANGLING)) == 0 &&
+		read_bytes(in, size, &at, &r->nodes, sizeof(r->nodes)) && r->nodes >= 1.0 &&
+		read_bytes(in, size, &at, r->count, k * sizeof(int64)) &&
+		read_bytes(in, size, &at, &r->dangling_count, sizeof(int64));
+	r->uniform = (flags & SHARD_RESTART_UNIFORM) != 0;
+	r->to_dangling = (flags & SHARD_RESTART_TO_DANGLING) != 0;
+	for (int j = 0; ok && j < k; j++)
+	{
+		ok = r->count[j] >= 0 && r->count[j] <= n && (!r->uniform || r->count[j] == 0);
+		r->entries += ok ? r->count[j] : 0;
+	}
+	ok = ok && r->dangling_count >= 0 && r->dangling_count <= n &&
+		(r->to_dangling || r->dangling_count == 0) &&
+		size - at == (Size) (r->entries + r->dangling_count) * (sizeof(int32) + sizeof(double));
+	if (ok)
+	{
+		r->row = palloc(Max(r->entries, 1) * sizeof(int32));
+		r->weight = palloc(Max(r->entries, 1) * sizeof(double));
+		r->dangling_row = palloc(Max(r->dangling_count, 1) * sizeof(int32));
+		r->dangling_weight = palloc(Max(r->dangling_count, 1) * sizeof(double));
+		ok = read_bytes(in, size, &at, r->row, r->entries * sizeof(int32)) &&
+			read_bytes(in, size, &at, r->weight, r->entries * sizeof(double)) &&
+			read_bytes(in, size, &at, r->dangling_row, r->dangling_count * sizeof(int32)) &&
+			read_bytes(in, size, &at, r->dangling_weight, r->dangling_count * sizeof(double));
+	}
+	for (int64 i = 0; ok && i < r->entries; i++)
+		ok = r->row[i] >= 0 && r->row[i] < n && (state->owners[r->row[i]] & SHARD_OWNS) != 0;
+	for (int64 i = 0; ok && i < r->dangling_count; i++)
+		ok = r->dangling_row[i] >= 0 && r->dangling_row[i] < n &&
+			(state->owners[r->dangling_row[i]] & SHARD_OWNS) != 0;
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("restart holds %zu bytes that are not a restart of %d columns on the part's owned rows",
+						size, state->k),
+				 errhint("The shard functions are called by a coordinator of the same powerrank version.")));
+}
+
+/*
+ * The PageRank update (PrEngineOps.pagerank_update) on the part's owned rows of y_slot, given the
+ * product of x_slot in y_slot, the whole graph's dangling sums of x per column and the restart's
+ * owned entries (shard.h); residual[2k] receives the sums of |y - x| over the owned rows per
+ * column, then their maxima.  The arithmetic is the CPU engine's, row by row.
+ */
+void
+shard_state_update(ShardState *state, int y_slot, int x_slot, double alpha,
+				   const double *dangling, const char *restart, Size restart_size,
+				   double *residual)
+{
+	double	   *y = owned_slot(state, y_slot, false);
+	const double *x = owned_slot(state, x_slot, false);
+	int			k = state->k;
+	const int32 *owned = state->owned_rows[SHARD_ROWS_OWNED];
+	int64		n_owned = state->owned_count[SHARD_ROWS_OWNED];
+	double	   *coef = palloc(k * sizeof(double));
+	double	   *dangling_coef = palloc(k * sizeof(double));
+	OwnedRestart r;
+	int64		at = 0;
+
+	if (x_slot == y_slot)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the PageRank update takes two slots")));
+	read_owned_restart(state, restart, restart_size, &r);
+	for (int j = 0; j < k; j++)
+	{
+		if (r.to_dangling)
+		{
+			dangling_coef[j] = alpha * dangling[j];
+			coef[j] = 1.0 - alpha;
+		}
+		else
+			coef[j] = alpha * dangling[j] + (1.0 - alpha);
+		if (r.uniform)
+			coef[j] /= r.nodes;
+	}
+	for (int64 i = 0; i < n_owned; i++)
+	{
+		double	   *row = y + (int64) owned[i] * k;
+
+		for (int j = 0; j < k; j++)
+			row[j] = r.uniform ? alpha * row[j] + coef[j] : alpha * row[j];
+	}
+	for (int j = 0; j < k; j++)
+		for (int64 e = 0; e < r.count[j]; e++, at++)
+			y[(int64) r.row[at] * k + j] += coef[j] * r.weight[at];
+	for (int64 i = 0; i < r.dangling_count; i++)
+		for (int j = 0; j < k; j++)
+			y[(int64) r.dangling_row[i] * k + j] += dangling_coef[j] * r.dangling_weight[i];
+	for (int j = 0; j < 2 * k; j++)
+		residual[j] = 0.0;
+	for (int64 i = 0; i < n_owned; i++)
+		for (int j = 0; j < k; j++)
+		{
+			double		d = fabs(y[(int64) owned[i] * k + j] - x[(int64) owned[i] * k + j]);
+
+			residual[j] += d;
+			residual[k + j] = Max(residual[k + j], d);
+		}
 }
 
 /* Frees the part (its engine included). */
@@ -873,20 +1152,36 @@ keep_product_memory(const ShardState *state, int k)
 }
 
 /*
- * powerrank_shard_prepare(out_strength bytea, columns int, needs int) RETURNS bigint: prepares
- * the session's part for columns score vectors and the products in needs (PR_NEED_* bits), with
- * the whole graph's out-strengths of its local nodes (shard_strengths_write); returns the part's
- * edge count.
+ * powerrank_shard_prepare(out_strength bytea, columns int, needs int, owners bytea) RETURNS
+ * bigint: prepares the session's part for columns score vectors and the products in needs
+ * (PR_NEED_* bits), with the whole graph's out-strengths of its local nodes
+ * (shard_strengths_write) and the rows it owns (a byte of owner bits per local node, shard.h;
+ * NULL: none); returns the part's edge count.
  */
 Datum
 powerrank_shard_prepare(PG_FUNCTION_ARGS)
 {
 	ShardState *state = session_part();
-	bytea	   *out_strength = PG_GETARG_BYTEA_PP(0);
-	int32		k = PG_GETARG_INT32(1);
-	int32		needs = PG_GETARG_INT32(2);
+	bytea	   *out_strength;
+	bytea	   *owners = PG_ARGISNULL(3) ? NULL : PG_GETARG_BYTEA_PP(3);
+	int32		k;
+	int32		needs;
 	int64		n = state->graph.n_nodes;
 	double	   *strength = palloc_extended(Max(n, 1) * sizeof(double), MCXT_ALLOC_HUGE);
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("powerrank_shard_prepare() takes NULL only for owners")));
+	out_strength = PG_GETARG_BYTEA_PP(0);
+	k = PG_GETARG_INT32(1);
+	needs = PG_GETARG_INT32(2);
+	if (owners != NULL && (int64) VARSIZE_ANY_EXHDR(owners) != n)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("owners holds %zu bytes, not one for each of the part's %lld nodes",
+						VARSIZE_ANY_EXHDR(owners), (long long) n),
+				 errhint("The shard functions are called by a coordinator of the same powerrank version.")));
 
 	if (!shard_strengths_read(VARDATA_ANY(out_strength), VARSIZE_ANY_EXHDR(out_strength), n,
 							  strength))
@@ -901,7 +1196,8 @@ powerrank_shard_prepare(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("powerrank_shard_prepare() takes columns >= 1 and product bits 1 to 7, not %d and %d",
 						k, needs)));
-	shard_state_prepare(state, strength, k, (unsigned) needs);
+	shard_state_prepare(state, strength, k, (unsigned) needs,
+						owners != NULL ? (const uint8 *) VARDATA_ANY(owners) : NULL);
 	keep_product_memory(state, k);
 	PG_RETURN_INT64(state->graph.n_edges);
 }
@@ -933,6 +1229,86 @@ powerrank_shard_product(PG_FUNCTION_ARGS)
 	/* the rows are copied out of x value by value: its data need not be aligned */
 	shard_state_product(state, (PrProduct) product, VARDATA_ANY(x), y);
 	PG_RETURN_BYTEA_P(bytes_to_bytea(y, values_out * sizeof(double)));
+}
+
+/* The session's part with rows owned, or an ERROR. */
+static ShardState *
+owning_part(void)
+{
+	ShardState *state = session_part();
+
+	if (state->engine == NULL || state->owners == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the shard part owns no rows"),
+				 errhint("powerrank_shard_prepare() with owners comes first.")));
+	return state;
+}
+
+/*
+ * powerrank_shard_owned_product(product int, x_slot int, y_slot int, halo boolean, x bytea)
+ * RETURNS bytea: a pull product on the part's owned rows (shard_state_owned_product): x holds the
+ * values of the halo rows (halo) or of every row the product reads, which go into x_slot; the
+ * result is x's dangling sums over the owned rows, one per column.
+ */
+Datum
+powerrank_shard_owned_product(PG_FUNCTION_ARGS)
+{
+	ShardState *state = owning_part();
+	int32		product = PG_GETARG_INT32(0);
+	ShardRows	given = PG_GETARG_BOOL(3) ? SHARD_ROWS_HALO : SHARD_ROWS_SCATTER;
+	bytea	   *x = PG_GETARG_BYTEA_PP(4);
+	double	   *dangling = palloc(state->k * sizeof(double));
+
+	if ((product != PR_PRODUCT_PULL_NORMALIZED && product != PR_PRODUCT_PULL) ||
+		(state->needs & (1u << product)) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("pull product %d was not prepared on this shard part", product)));
+	check_vector_bytes(x, state->owned_count[given] * state->k, "x");
+	shard_state_owned_product(state, (PrProduct) product, PG_GETARG_INT32(1), PG_GETARG_INT32(2),
+							  given, VARDATA_ANY(x), dangling);
+	PG_RETURN_BYTEA_P(bytes_to_bytea(dangling, state->k * sizeof(double)));
+}
+
+/*
+ * powerrank_shard_rows(slot int, exported boolean) RETURNS bytea: the values of the slot's owned
+ * rows (exported: only those other parts read), k each, row-major.
+ */
+Datum
+powerrank_shard_rows(PG_FUNCTION_ARGS)
+{
+	ShardState *state = owning_part();
+	ShardRows	list = PG_GETARG_BOOL(1) ? SHARD_ROWS_EXPORTED : SHARD_ROWS_OWNED;
+	int64		values = state->owned_count[list] * state->k;
+	bytea	   *out = (bytea *) palloc_extended(VARHDRSZ + values * sizeof(double),
+												MCXT_ALLOC_HUGE);
+
+	SET_VARSIZE(out, VARHDRSZ + values * sizeof(double));
+	shard_state_rows(state, PG_GETARG_INT32(0), list, (double *) VARDATA(out));
+	PG_RETURN_BYTEA_P(out);
+}
+
+/*
+ * powerrank_shard_update(y_slot int, x_slot int, alpha float8, dangling bytea, restart bytea)
+ * RETURNS bytea: the PageRank update of the part's owned rows (shard_state_update) with the whole
+ * graph's dangling sums of x (one per column) and the restart's owned entries (shard.h); the
+ * result is the residual's sums over the owned rows per column, then their maxima.
+ */
+Datum
+powerrank_shard_update(PG_FUNCTION_ARGS)
+{
+	ShardState *state = owning_part();
+	bytea	   *dangling_bytes = PG_GETARG_BYTEA_PP(3);
+	bytea	   *restart = PG_GETARG_BYTEA_PP(4);
+	double	   *dangling = palloc(state->k * sizeof(double));
+	double	   *residual = palloc(2 * state->k * sizeof(double));
+
+	check_vector_bytes(dangling_bytes, state->k, "dangling");
+	memcpy(dangling, VARDATA_ANY(dangling_bytes), state->k * sizeof(double));
+	shard_state_update(state, PG_GETARG_INT32(0), PG_GETARG_INT32(1), PG_GETARG_FLOAT8(2),
+					   dangling, VARDATA_ANY(restart), VARSIZE_ANY_EXHDR(restart), residual);
+	PG_RETURN_BYTEA_P(bytes_to_bytea(residual, 2 * state->k * sizeof(double)));
 }
 
 /* powerrank_shard_close() RETURNS void: frees this session's part. */

@@ -200,8 +200,8 @@ sql $C -c "SELECT b.exchange_bytes < a.exchange_bytes AS kept_fewer_bytes, d.exc
 
 # a shard's prepare refuses out-strengths that are not one for each node of its part
 sql $S1 -c "SELECT length(powerrank_shard_open('two_0', 'src', 'dst', NULL, false, 0)) > 0" \
-	-c "SELECT powerrank_shard_prepare('\\x01'::bytea, 1, 1)" \
-	-c "SELECT powerrank_shard_prepare('\\x0080'::bytea, 1, 1)" >>"$OUT"
+	-c "SELECT powerrank_shard_prepare('\\x01'::bytea, 1, 1, NULL)" \
+	-c "SELECT powerrank_shard_prepare('\\x0080'::bytea, 1, 1, NULL)" >>"$OUT"
 
 say "the coordinator's graph cache keeps the merged node sets: listed, counted, evicted, dropped"
 sql $S1 -c "SELECT powerrank_cache_enable('big_0')" -c "SELECT powerrank_cache_enable('ns_0')" >>"$OUT"
