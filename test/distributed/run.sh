@@ -12,9 +12,11 @@
 # and exits non-zero when they differ.
 #
 # What it checks: every algorithm (PageRank plain, weighted, personalized, with a dangling
-# distribution, top_k; RWR from one and from many sources; HITS) gives the same top-k and scores
-# within 1e-12 of the same table ranked on one server, over 2 and 3 shards and over a mix of local
-# and foreign partitions, with the engine distributed(S) in powerrank_last_run; powerrank.distributed
+# distribution, a start vector, top_k; RWR from one and from many sources; HITS) gives the same
+# top-k and scores within 1e-12 of the same table ranked on one server, over 2 and 3 shards, over a
+# mix of local and foreign partitions and over a table partitioned by source (no part owns rows),
+# with the engine distributed(S) in powerrank_last_run; the parts owning their rows moving fewer
+# bytes per iteration than the whole relay; powerrank.distributed
 # = off and auto's choice for a table that does not qualify; a non-superuser without a password in
 # the user mapping; a shard user without SELECT; row-level security on a shard; statement_timeout
 # stopping the shards; a shard stopped and a shard backend killed in a run; a shard without the
