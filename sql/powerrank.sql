@@ -610,7 +610,8 @@ REVOKE ALL ON FUNCTION powerrank_service_inject_fault(text) FROM PUBLIC;
 -- (powerrank_shard_prepare) and relays every sparse product of the run through
 -- powerrank_shard_product, or, where each part owns the rows of its nodes, runs the products and
 -- PageRank updates of those rows on the shards (powerrank_shard_owned_product,
--- powerrank_shard_update; powerrank_shard_rows gives a slot's owned rows); powerrank_shard_close frees the part (so does the end of the session).  Vectors travel as bytea, in the servers' byte order.
+-- powerrank_shard_update; powerrank_shard_rows gives a slot's owned rows, powerrank_shard_top_k
+-- their best); powerrank_shard_close frees the part (so does the end of the session).  Vectors travel as bytea, in the servers' byte order.
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION powerrank_shard_open(edges text, src_column name, dst_column name,
@@ -647,6 +648,11 @@ RETURNS bytea
 	AS 'MODULE_PATHNAME', 'powerrank_shard_update'
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
 
+CREATE FUNCTION powerrank_shard_top_k(slot int, top_k bigint)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_top_k'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
 CREATE FUNCTION powerrank_shard_close()
 RETURNS void
 	AS 'MODULE_PATHNAME', 'powerrank_shard_close'
@@ -662,6 +668,8 @@ COMMENT ON FUNCTION powerrank_shard_rows(int, boolean) IS
 	'Shard side of a distributed ranking: the values of the rows this session''s part owns (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_update(int, int, float8, bytea, bytea) IS
 	'Shard side of a distributed ranking: the PageRank update of the rows this session''s part owns (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_top_k(int, bigint) IS
+	'Shard side of a distributed ranking: the best of the rows this session''s part owns (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_product(int, bytea) IS
 	'Shard side of a distributed ranking: one sparse product over this session''s part (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_close() IS

@@ -57,6 +57,7 @@
 #include "distributed/distributed.h"
 #include "distributed/shard.h"
 #include "graph/graph_scan.h"
+#include "pr_topk.h"
 
 int			powerrank_distributed = DISTRIBUTED_AUTO;
 int			powerrank_distributed_min_rows = 100000;
@@ -1713,6 +1714,12 @@ plan_owners(DistCluster *c)
 				plan->rows[list][p] = owner_rows(m->cxt, bits, n_local,
 												 shard_rows_mask((ShardRows) list),
 												 &plan->count[list][p]);
+			elog(DEBUG1, "powerrank: part %d owns %lld rows; a product exchanges %lld halo rows in, %lld exported rows out (%.2f MB a column)",
+				 p, (long long) plan->count[SHARD_ROWS_OWNED][p],
+				 (long long) plan->count[SHARD_ROWS_HALO][p],
+				 (long long) plan->count[SHARD_ROWS_EXPORTED][p],
+				 (plan->count[SHARD_ROWS_HALO][p] + plan->count[SHARD_ROWS_EXPORTED][p]) *
+				 sizeof(double) / 1048576.0);
 		}
 	}
 	pfree(read_elsewhere);
@@ -2144,6 +2151,125 @@ owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double 
 	c->exchange_seconds += pr_clock_seconds() - started;
 }
 
+/* A candidate of the merged top-k: a node of the whole graph and its value. */
+typedef struct RankedNode
+{
+	int32		node;
+	double		value;
+} RankedNode;
+
+/* qsort comparison of RankedNode by node. */
+static int
+ranked_node_cmp(const void *a, const void *b)
+{
+	int32		x = ((const RankedNode *) a)->node;
+	int32		y = ((const RankedNode *) b)->node;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The top_k best nodes of every column of a slot the parts hold, merged from each part's best
+ * owned rows (exact: every node is owned by one part, and a part's ties go to its smaller rows,
+ * the smaller nodes): min(top_k, n) ids and values per column into index / value, column after
+ * column, in pr_top_k's order.
+ */
+static void
+owned_top_k(DistCluster *c, int slot, int64 top_k, int32 *index, double *value)
+{
+	int			k = c->k;
+	int64		n = c->graph.n_nodes;
+	int64		count = Min(top_k, n);
+	int64		total = 0;
+	int64	   *part_count = palloc(c->n_parts * sizeof(int64));
+	int32	  **rows = palloc(c->n_parts * sizeof(int32 *));
+	double	  **values = palloc(c->n_parts * sizeof(double *));
+	const char *params[2] = {psprintf("%d", slot), psprintf(INT64_FORMAT, top_k)};
+	RankedNode *candidates;
+	double	   *candidate_values;
+	int32	   *best;
+	double		started = pr_clock_seconds();
+
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+
+		part_count[p] = Min(top_k, c->owners->count[SHARD_ROWS_OWNED][p]);
+		rows[p] = palloc(Max(part_count[p] * k, 1) * sizeof(int32));
+		values[p] = palloc(Max(part_count[p] * k, 1) * sizeof(double));
+		total += part_count[p];
+		if (part->conn != NULL)
+			send_text_query(part, psprintf("SELECT %s.powerrank_shard_top_k($1, $2)",
+										   part->schema), 2, params);
+	}
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		int64		entries = part_count[p] * k;
+
+		if (part->conn == NULL)
+			shard_state_top_k(part->kept->local, slot, top_k, rows[p], values[p]);
+		else
+		{
+			PGresult   *result = wait_result(c, part);
+
+			if (PQgetlength(result, 0, 0) != (int) (entries * (sizeof(int32) + sizeof(double))))
+			{
+				PQclear(result);
+				ereport(ERROR,
+						(errcode(ERRCODE_PROTOCOL_VIOLATION),
+						 errmsg("shard server \"%s\" answered a top-k of the wrong size",
+								part->server)));
+			}
+			memcpy(rows[p], PQgetvalue(result, 0, 0), entries * sizeof(int32));
+			memcpy(values[p], PQgetvalue(result, 0, 0) + entries * sizeof(int32),
+				   entries * sizeof(double));
+			c->exchange_bytes += PQgetlength(result, 0, 0);
+			PQclear(result);
+		}
+		for (int64 i = 0; i < entries; i++)
+			if (rows[p][i] < 0 || rows[p][i] >= part->kept->n_nodes)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROTOCOL_VIOLATION),
+						 errmsg("shard server \"%s\" answered a top-k of rows it does not hold",
+								part->server)));
+	}
+	candidates = palloc(Max(total, 1) * sizeof(RankedNode));
+	candidate_values = palloc(Max(total, 1) * sizeof(double));
+	best = palloc(Max(count, 1) * sizeof(int32));
+	for (int j = 0; j < k; j++)
+	{
+		int64		at = 0;
+
+		for (int p = 0; p < c->n_parts; p++)
+			for (int64 i = 0; i < part_count[p]; i++, at++)
+			{
+				candidates[at].node = c->parts[p].to_global[rows[p][j * part_count[p] + i]];
+				candidates[at].value = values[p][j * part_count[p] + i];
+			}
+		/* in node order: pr_top_k's ties go to the smaller index, here the smaller node */
+		qsort(candidates, total, sizeof(RankedNode), ranked_node_cmp);
+		for (int64 i = 0; i < total; i++)
+			candidate_values[i] = candidates[i].value;
+		pr_top_k_values(candidate_values, total, 1, 0, count, best, value + j * count,
+						&pr_malloc_allocator);
+		for (int64 i = 0; i < count; i++)
+			index[j * count + i] = candidates[best[i]].node;
+	}
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		pfree(rows[p]);
+		pfree(values[p]);
+	}
+	pfree(rows);
+	pfree(values);
+	pfree(part_count);
+	pfree(candidates);
+	pfree(candidate_values);
+	pfree(best);
+	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
 /*
  * Where a slot's values are (DistEngine.where): on this backend's vectors engine, on the parts
  * (each part's owned rows: owned_product, owned_update), or both.
@@ -2156,8 +2282,9 @@ owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double 
  * Where the parts own rows (OwnerPlan), a normalised pull product and the PageRank update after it
  * run on the parts, each on its own rows, and their result stays there: the next product exchanges
  * only the halos (exchange_halos), and this backend sums the parts' scalars (dangling sums,
- * residuals).  Every other operation runs on the vectors engine, a slot the parts hold being
- * gathered first (collect_rows: each node's value from its owner), and writes its slot here.
+ * residuals); a top-k of a slot only they hold is merged from theirs (owned_top_k).  Every other
+ * operation runs on the vectors engine, a slot the parts hold being gathered first (collect_rows:
+ * each node's value from its owner), and writes its slot here.
  */
 typedef struct DistEngine
 {
@@ -2376,22 +2503,53 @@ dist_download(PrEngine *base, int slot, double *host, PrError *err)
 		VECTORS(base)->ops->download(VECTORS(base), slot, host, err);
 }
 
+/* Whether only the parts hold slot (its top-k is merged from theirs). */
+static inline bool
+only_on_parts(const DistEngine *e, int slot)
+{
+	return slot >= 0 && slot < e->n_slots && e->where[slot] == SLOT_PARTS;
+}
+
+/* The top-k of a column: merged from the parts' when only they hold the slot. */
 static PrStatus
 dist_top_k(PrEngine *base, int slot, int col, int64_t top_k, int32_t *index, double *value,
 		   PrError *err)
 {
-	PrStatus	status = slot_here((DistEngine *) base, slot, err);
+	DistEngine *e = (DistEngine *) base;
+	int64		count = Min(top_k, e->cluster->graph.n_nodes);
+	PrStatus	status;
 
+	if (only_on_parts(e, slot) && col >= 0 && col < e->cluster->k)
+	{
+		int32	   *all_index = palloc(Max(count * e->cluster->k, 1) * sizeof(int32));
+		double	   *all_value = palloc(Max(count * e->cluster->k, 1) * sizeof(double));
+
+		owned_top_k(e->cluster, slot, top_k, all_index, all_value);
+		memcpy(index, all_index + col * count, count * sizeof(int32));
+		memcpy(value, all_value + col * count, count * sizeof(double));
+		pfree(all_index);
+		pfree(all_value);
+		return PR_OK;
+	}
+	status = slot_here(e, slot, err);
 	return status != PR_OK ? status :
 		VECTORS(base)->ops->top_k(VECTORS(base), slot, col, top_k, index, value, err);
 }
 
+/* The top-k of every column: merged from the parts' when only they hold the slot. */
 static PrStatus
 dist_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, double *value,
 				   PrError *err)
 {
-	PrStatus	status = slot_here((DistEngine *) base, slot, err);
+	DistEngine *e = (DistEngine *) base;
+	PrStatus	status;
 
+	if (only_on_parts(e, slot))
+	{
+		owned_top_k(e->cluster, slot, top_k, index, value);
+		return PR_OK;
+	}
+	status = slot_here(e, slot, err);
 	return status != PR_OK ? status :
 		VECTORS(base)->ops->top_k_columns(VECTORS(base), slot, top_k, index, value, err);
 }

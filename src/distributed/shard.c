@@ -24,6 +24,7 @@
 #include "cache/graph_cache.h"
 #include "distributed/shard.h"
 #include "graph/graph_scan.h"
+#include "pr_topk.h"
 
 PG_FUNCTION_INFO_V1(powerrank_shard_open);
 PG_FUNCTION_INFO_V1(powerrank_shard_prepare);
@@ -31,6 +32,7 @@ PG_FUNCTION_INFO_V1(powerrank_shard_product);
 PG_FUNCTION_INFO_V1(powerrank_shard_owned_product);
 PG_FUNCTION_INFO_V1(powerrank_shard_rows);
 PG_FUNCTION_INFO_V1(powerrank_shard_update);
+PG_FUNCTION_INFO_V1(powerrank_shard_top_k);
 PG_FUNCTION_INFO_V1(powerrank_shard_close);
 
 /* The part this session keeps for a coordinator (NULL when none is open). */
@@ -888,6 +890,36 @@ shard_state_rows(ShardState *state, int slot, ShardRows list, double *out)
 		memcpy(out + i * k, values + (int64) rows[i] * k, k * sizeof(double));
 }
 
+/*
+ * The top_k best owned rows of every column of a slot, in pr_top_k's order (ties to the smaller
+ * row, which is the smaller node of the whole graph too): min(top_k, owned rows) local rows and
+ * their values per column, column after column, into rows and values; returns that count.
+ */
+int64
+shard_state_top_k(ShardState *state, int slot, int64 top_k, int32 *rows, double *values)
+{
+	const double *all = owned_slot(state, slot, false);
+	const int32 *owned = state->owned_rows[SHARD_ROWS_OWNED];
+	int64		n_owned = state->owned_count[SHARD_ROWS_OWNED];
+	int64		count = Min(top_k, n_owned);
+	int			k = state->k;
+	double	   *compact = palloc_extended(Max(n_owned * k, 1) * sizeof(double), MCXT_ALLOC_HUGE);
+
+	for (int64 i = 0; i < n_owned; i++)
+		memcpy(compact + i * k, all + (int64) owned[i] * k, k * sizeof(double));
+	for (int j = 0; j < k && count > 0; j++)
+	{
+		int32	   *column_rows = rows + j * count;
+
+		pr_top_k_values(compact, n_owned, k, j, count, column_rows, values + j * count,
+						state->alloc);
+		for (int64 i = 0; i < count; i++)
+			column_rows[i] = owned[column_rows[i]];
+	}
+	pfree(compact);
+	return count;
+}
+
 /* A restart on owned rows as shard_state_update reads it (shard.h: the restart's bytes). */
 typedef struct OwnedRestart
 {
@@ -1309,6 +1341,38 @@ powerrank_shard_update(PG_FUNCTION_ARGS)
 	shard_state_update(state, PG_GETARG_INT32(0), PG_GETARG_INT32(1), PG_GETARG_FLOAT8(2),
 					   dangling, VARDATA_ANY(restart), VARSIZE_ANY_EXHDR(restart), residual);
 	PG_RETURN_BYTEA_P(bytes_to_bytea(residual, 2 * state->k * sizeof(double)));
+}
+
+/*
+ * powerrank_shard_top_k(slot int, top_k bigint) RETURNS bytea: the top_k best owned rows of every
+ * column of the slot (shard_state_top_k): min(top_k, owned rows) rows per column (int32, local),
+ * column after column, then their values (double).
+ */
+Datum
+powerrank_shard_top_k(PG_FUNCTION_ARGS)
+{
+	ShardState *state = owning_part();
+	int64		top_k = PG_GETARG_INT64(1);
+	int64		count;
+	int32	   *rows;
+	double	   *values;
+	bytea	   *out;
+
+	if (top_k < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("top_k must be at least 1, not %lld", (long long) top_k)));
+	count = Min(top_k, state->owned_count[SHARD_ROWS_OWNED]);
+	rows = palloc_extended(Max(count * state->k, 1) * sizeof(int32), MCXT_ALLOC_HUGE);
+	values = palloc_extended(Max(count * state->k, 1) * sizeof(double), MCXT_ALLOC_HUGE);
+	count = shard_state_top_k(state, PG_GETARG_INT32(0), top_k, rows, values);
+	out = (bytea *) palloc_extended(VARHDRSZ + count * state->k * (sizeof(int32) + sizeof(double)),
+									MCXT_ALLOC_HUGE);
+	SET_VARSIZE(out, VARHDRSZ + count * state->k * (sizeof(int32) + sizeof(double)));
+	memcpy(VARDATA(out), rows, count * state->k * sizeof(int32));
+	memcpy(VARDATA(out) + count * state->k * sizeof(int32), values,
+		   count * state->k * sizeof(double));
+	PG_RETURN_BYTEA_P(out);
 }
 
 /* powerrank_shard_close() RETURNS void: frees this session's part. */
