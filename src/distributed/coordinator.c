@@ -197,6 +197,8 @@ struct DistCluster
 	int64		exchange_bytes;
 	double		exchange_seconds;
 	OwnerPlan  *owners;			/* nodes->owners, once the parts are prepared */
+	double	   *exported;		/* [n * k] the exported rows' values of a slot (others left) */
+	int			exported_slot;	/* that slot (-1: none): its next product's halos are there */
 };
 
 static void forward_notice(void *arg, const PGresult *result);
@@ -1796,6 +1798,11 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 		kept->prepared_needs = needs;
 		kept->prepared_nodes = c->nodes->id;
 	}
+	if (c->exported != NULL)
+		pfree(c->exported);
+	c->exported = c->owners->rows_owned ?
+		powerrank_alloc_huge(c->cxt, Max(c->graph.n_nodes * k, 1) * sizeof(double)) : NULL;
+	c->exported_slot = -1;
 	c->k = k;
 	c->needs = needs;
 	elog(DEBUG1, "powerrank: parts prepared for %d columns in %.1f ms", k,
@@ -1940,22 +1947,27 @@ collect_rows(DistCluster *c, int slot, ShardRows list, double *whole)
 
 /*
  * The exchange before a product on owned rows: every part's halo of slot (its sources that other
- * parts own), into part->x, from the owners' exported rows (through whole, n x k, as scratch).
- * Here a relay through this backend; shards that reach each other could swap the halos directly.
+ * parts own), into part->x, from the owners' exported rows (c->exported: the last update on the
+ * parts left them there when it wrote slot, else they are collected now).  Here a relay through
+ * this backend; shards that reach each other could swap the halos directly.
  */
 static void
-exchange_halos(DistCluster *c, int slot, double *whole)
+exchange_halos(DistCluster *c, int slot)
 {
 	int			k = c->k;
 
-	collect_rows(c, slot, SHARD_ROWS_EXPORTED, whole);
+	if (c->exported_slot != slot)
+	{
+		collect_rows(c, slot, SHARD_ROWS_EXPORTED, c->exported);
+		c->exported_slot = slot;
+	}
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		DistPart   *part = &c->parts[p];
 		const int32 *halo = c->owners->rows[SHARD_ROWS_HALO][p];
 
 		for (int64 i = 0; i < c->owners->count[SHARD_ROWS_HALO][p]; i++)
-			memcpy(part->x + i * k, whole + (int64) part->to_global[halo[i]] * k,
+			memcpy(part->x + i * k, c->exported + (int64) part->to_global[halo[i]] * k,
 				   k * sizeof(double));
 	}
 }
@@ -1964,11 +1976,11 @@ exchange_halos(DistCluster *c, int slot, double *whole)
  * y_slot = product(x_slot) on the parts' owned rows (a pull product): x_slot's values are the
  * parts' own (x NULL: every part gets its halo from the others first) or those of x (n x k: every
  * part gets them on the rows its product reads, its own included).  dangling[k] receives x's sums
- * over the dangling nodes, added in the parts' order.  whole is scratch (n x k).
+ * over the dangling nodes, added in the parts' order.
  */
 static void
 owned_product(DistCluster *c, PrProduct product, int x_slot, int y_slot, const double *x,
-			  double *whole, double *dangling)
+			  double *dangling)
 {
 	int			k = c->k;
 	double		started = pr_clock_seconds();
@@ -1978,7 +1990,11 @@ owned_product(DistCluster *c, PrProduct product, int x_slot, int y_slot, const d
 	double	   *part_dangling = palloc(k * sizeof(double));
 
 	if (x == NULL)
-		exchange_halos(c, x_slot, whole);
+		exchange_halos(c, x_slot);
+	else if (c->exported_slot == x_slot)
+		c->exported_slot = -1;
+	if (c->exported_slot == y_slot)
+		c->exported_slot = -1;
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		DistPart   *part = &c->parts[p];
@@ -2090,7 +2106,8 @@ owned_restart(const DistCluster *c, int p, const PrRestart *r, Size *size)
 /*
  * The PageRank update of y_slot on the parts' owned rows, given x's dangling sums (dangling[k]):
  * each part gets the restart's entries it owns; residual[k] receives the residual, the parts'
- * sums added in their order, their maxima the largest.
+ * sums added in their order, their maxima the largest.  The parts' answers carry the new values of
+ * their exported rows, kept in c->exported for y_slot's next product.
  */
 static void
 owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double *dangling,
@@ -2127,15 +2144,19 @@ owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double 
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		DistPart   *part = &c->parts[p];
+		const int32 *rows = c->owners->rows[SHARD_ROWS_EXPORTED][p];
+		int64		count = c->owners->count[SHARD_ROWS_EXPORTED][p];
 
 		if (part->conn == NULL)
 			shard_state_update(part->kept->local, y_slot, x_slot, alpha, dangling, restarts[p],
-							   sizes[p], part_residual);
+							   sizes[p], part_residual, part->y);
 		else
 		{
-			PGresult   *result = wait_values(c, part, 2 * k);
+			PGresult   *result = wait_values(c, part, (2 + count) * k);
 
 			memcpy(part_residual, PQgetvalue(result, 0, 0), 2 * k * sizeof(double));
+			memcpy(part->y, PQgetvalue(result, 0, 0) + 2 * k * sizeof(double),
+				   count * k * sizeof(double));
 			PQclear(result);
 		}
 		for (int j = 0; j < k; j++)
@@ -2143,8 +2164,12 @@ owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double 
 			residual[j].l1 += part_residual[j];
 			residual[j].linf = Max(residual[j].linf, part_residual[k + j]);
 		}
+		for (int64 i = 0; i < count; i++)
+			memcpy(c->exported + (int64) part->to_global[rows[i]] * k, part->y + i * k,
+				   k * sizeof(double));
 		pfree(restarts[p]);
 	}
+	c->exported_slot = y_slot;
 	pfree(restarts);
 	pfree(sizes);
 	pfree(part_residual);
@@ -2413,7 +2438,7 @@ dist_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError 
 		if (!on_parts &&
 			(status = e->vectors->ops->download(e->vectors, x_slot, e->x, err)) != PR_OK)
 			return status;
-		owned_product(e->cluster, product, x_slot, y_slot, on_parts ? NULL : e->x, e->y,
+		owned_product(e->cluster, product, x_slot, y_slot, on_parts ? NULL : e->x,
 					  e->dangling);
 		e->where[x_slot] |= SLOT_PARTS;
 		e->where[y_slot] = SLOT_PARTS;

@@ -1002,12 +1002,13 @@ read_owned_restart(const ShardState *state, const char *in, Size size, OwnedRest
  * The PageRank update (PrEngineOps.pagerank_update) on the part's owned rows of y_slot, given the
  * product of x_slot in y_slot, the whole graph's dangling sums of x per column and the restart's
  * owned entries (shard.h); residual[2k] receives the sums of |y - x| over the owned rows per
- * column, then their maxima.  The arithmetic is the CPU engine's, row by row.
+ * column, then their maxima, and exported the new values of y's exported rows (k each: what the
+ * other parts read of y, for the next product).  The arithmetic is the CPU engine's, row by row.
  */
 void
 shard_state_update(ShardState *state, int y_slot, int x_slot, double alpha,
 				   const double *dangling, const char *restart, Size restart_size,
-				   double *residual)
+				   double *residual, double *exported)
 {
 	double	   *y = owned_slot(state, y_slot, false);
 	const double *x = owned_slot(state, x_slot, false);
@@ -1059,6 +1060,7 @@ shard_state_update(ShardState *state, int y_slot, int x_slot, double alpha,
 			residual[j] += d;
 			residual[k + j] = Max(residual[k + j], d);
 		}
+	shard_state_rows(state, y_slot, SHARD_ROWS_EXPORTED, exported);
 }
 
 /* Frees the part (its engine included). */
@@ -1325,7 +1327,8 @@ powerrank_shard_rows(PG_FUNCTION_ARGS)
  * powerrank_shard_update(y_slot int, x_slot int, alpha float8, dangling bytea, restart bytea)
  * RETURNS bytea: the PageRank update of the part's owned rows (shard_state_update) with the whole
  * graph's dangling sums of x (one per column) and the restart's owned entries (shard.h); the
- * result is the residual's sums over the owned rows per column, then their maxima.
+ * result is the residual's sums over the owned rows per column, then their maxima, then the new
+ * values of y's exported rows (k each).
  */
 Datum
 powerrank_shard_update(PG_FUNCTION_ARGS)
@@ -1334,13 +1337,18 @@ powerrank_shard_update(PG_FUNCTION_ARGS)
 	bytea	   *dangling_bytes = PG_GETARG_BYTEA_PP(3);
 	bytea	   *restart = PG_GETARG_BYTEA_PP(4);
 	double	   *dangling = palloc(state->k * sizeof(double));
-	double	   *residual = palloc(2 * state->k * sizeof(double));
+	int64		values = (2 + state->owned_count[SHARD_ROWS_EXPORTED]) * state->k;
+	bytea	   *out = (bytea *) palloc_extended(VARHDRSZ + values * sizeof(double),
+												MCXT_ALLOC_HUGE);
+	double	   *residual = (double *) VARDATA(out);
 
+	SET_VARSIZE(out, VARHDRSZ + values * sizeof(double));
 	check_vector_bytes(dangling_bytes, state->k, "dangling");
 	memcpy(dangling, VARDATA_ANY(dangling_bytes), state->k * sizeof(double));
 	shard_state_update(state, PG_GETARG_INT32(0), PG_GETARG_INT32(1), PG_GETARG_FLOAT8(2),
-					   dangling, VARDATA_ANY(restart), VARSIZE_ANY_EXHDR(restart), residual);
-	PG_RETURN_BYTEA_P(bytes_to_bytea(residual, 2 * state->k * sizeof(double)));
+					   dangling, VARDATA_ANY(restart), VARSIZE_ANY_EXHDR(restart), residual,
+					   residual + 2 * state->k);
+	PG_RETURN_BYTEA_P(out);
 }
 
 /*

@@ -208,7 +208,7 @@ int64		shard_state_top_k(ShardState *state, int slot, int64 top_k, int32 *rows,
 							  double *values);
 void		shard_state_update(ShardState *state, int y_slot, int x_slot, double alpha,
 							   const double *dangling, const char *restart, Size restart_size,
-							   double *residual);
+							   double *residual, double *exported);
 Size		shard_open_size(const ShardState *state, bool same);
 Size		shard_open_write(const ShardState *state, bool same, char *out);
 bool		shard_open_read(const char *in, Size size, int64 n, int64 *ids, uint8 *roles,
