@@ -1610,20 +1610,6 @@ distributed_exchange(const DistCluster *cluster, int64 *bytes, double *seconds)
 	*seconds = cluster->exchange_seconds;
 }
 
-/* A list of a part's local rows whose owner bits have mask, in the node set's context. */
-static int32 *
-owner_rows(MemoryContext cxt, const uint8 *bits, int64 n, uint8 mask, int64 *count)
-{
-	int64		c = 0;
-	int32	   *rows;
-
-	for (int64 v = 0; v < n; v++)
-		c += (bits[v] & mask) != 0;
-	rows = MemoryContextAllocHuge(cxt, Max(c, 1) * sizeof(int32));
-	*count = shard_role_rows(bits, n, mask, rows);
-	return rows;
-}
-
 /*
  * Makes the node set's owner plan (OwnerPlan) from the parts' role lists, once per node set: the
  * part holding a node's in-edges owns it, else the first part where it is a source.
@@ -1635,14 +1621,15 @@ plan_owners(DistCluster *c)
 	int64		n = c->graph.n_nodes;
 	OwnerPlan  *plan;
 	uint8	   *read_elsewhere;
+	double		started = pr_clock_seconds();
 
 	if (m->owners != NULL)
 		return m->owners;
 	plan = MemoryContextAllocZero(m->cxt, sizeof(OwnerPlan));
-	plan->owner = MemoryContextAllocHuge(m->cxt, Max(n, 1) * sizeof(int32));
-	plan->owner_row = MemoryContextAllocHuge(m->cxt, Max(n, 1) * sizeof(int32));
-	read_elsewhere = MemoryContextAllocExtended(m->cxt, Max(n, 1),
-												MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	plan->owner = powerrank_alloc_huge(m->cxt, Max(n, 1) * sizeof(int32));
+	plan->owner_row = powerrank_alloc_huge(m->cxt, Max(n, 1) * sizeof(int32));
+	read_elsewhere = powerrank_alloc_huge(m->cxt, Max(n, 1));
+	memset(read_elsewhere, 0, Max(n, 1));
 	plan->rows_owned = true;
 	for (int64 v = 0; v < n; v++)
 		plan->owner[v] = -1;
@@ -1706,16 +1693,16 @@ plan_owners(DistCluster *c)
 		{
 			int64		n_local = c->parts[p].kept->n_nodes;
 			const int32 *to_global = c->parts[p].to_global;
-			uint8	   *bits = MemoryContextAllocHuge(m->cxt, Max(n_local, 1));
+			uint8	   *bits = powerrank_alloc_huge(m->cxt, Max(n_local, 1));
 
 			for (int64 i = 0; i < n_local; i++)
 				bits[i] = plan->owner[to_global[i]] != p ? SHARD_HALO :
 					read_elsewhere[to_global[i]] ? SHARD_OWNS | SHARD_EXPORTS : SHARD_OWNS;
 			plan->bits[p] = bits;
 			for (int list = 0; list < SHARD_ROWS_LISTS; list++)
-				plan->rows[list][p] = owner_rows(m->cxt, bits, n_local,
-												 shard_rows_mask((ShardRows) list),
-												 &plan->count[list][p]);
+				plan->rows[list][p] = shard_rows_list(m->cxt, bits, n_local,
+													  shard_rows_mask((ShardRows) list),
+													  &plan->count[list][p]);
 			elog(DEBUG1, "powerrank: part %d owns %lld rows; a product exchanges %lld halo rows in, %lld exported rows out (%.2f MB a column)",
 				 p, (long long) plan->count[SHARD_ROWS_OWNED][p],
 				 (long long) plan->count[SHARD_ROWS_HALO][p],
@@ -1726,6 +1713,8 @@ plan_owners(DistCluster *c)
 	}
 	pfree(read_elsewhere);
 	m->owners = plan;
+	elog(DEBUG1, "powerrank: owners of %lld nodes planned in %.1f ms", (long long) n,
+		 (pr_clock_seconds() - started) * 1000.0);
 	return plan;
 }
 

@@ -368,6 +368,23 @@ shard_role_rows(const uint8 *roles, int64 n, uint8 role, int32 *rows)
 	return count;
 }
 
+/*
+ * A new array in cxt of the nodes (of n, ascending) whose role or owner bits meet mask
+ * (shard_role_rows); *count receives their count.
+ */
+int32 *
+shard_rows_list(MemoryContext cxt, const uint8 *bits, int64 n, uint8 mask, int64 *count)
+{
+	int64		c = 0;
+	int32	   *rows;
+
+	for (int64 v = 0; v < n; v++)
+		c += (bits[v] & mask) != 0;
+	rows = powerrank_alloc_huge(cxt, Max(c, 1) * sizeof(int32));
+	*count = shard_role_rows(bits, n, mask, rows);
+	return rows;
+}
+
 /* Writes v at out, 7 bits a byte, the low ones first; returns the bytes written (1 to 10). */
 static inline Size
 put_varint(uint8 *out, uint64 v)
@@ -709,15 +726,12 @@ take_owners(ShardState *state, const uint8 *owners)
 							(long long) v),
 					 errhint("The shard functions are called by a coordinator of the same powerrank version.")));
 	}
-	state->owners = MemoryContextAllocHuge(state->cxt, Max(n, 1));
+	state->owners = powerrank_alloc_huge(state->cxt, Max(n, 1));
 	memcpy(state->owners, owners, n);
 	for (int list = 0; list < SHARD_ROWS_LISTS; list++)
-	{
-		state->owned_rows[list] = MemoryContextAllocHuge(state->cxt, Max(n, 1) * sizeof(int32));
-		state->owned_count[list] = shard_role_rows(state->owners, n,
-												   shard_rows_mask((ShardRows) list),
-												   state->owned_rows[list]);
-	}
+		state->owned_rows[list] = shard_rows_list(state->cxt, state->owners, n,
+												  shard_rows_mask((ShardRows) list),
+												  &state->owned_count[list]);
 }
 
 /*
