@@ -133,7 +133,6 @@ typedef struct OwnerPlan
 {
 	bool		rows_owned;
 	int32	   *owner;			/* [n] the part owning each node */
-	int32	   *owner_row;		/* [n] its local row in that part */
 	uint8	  **bits;			/* [n_parts][part's n_nodes] owner bits */
 	int32	 **rows[SHARD_ROWS_LISTS];	/* [list][n_parts] the part's rows of the list */
 	int64	   *count[SHARD_ROWS_LISTS];	/* [list][n_parts] */
@@ -1627,7 +1626,6 @@ plan_owners(DistCluster *c)
 		return m->owners;
 	plan = MemoryContextAllocZero(m->cxt, sizeof(OwnerPlan));
 	plan->owner = powerrank_alloc_huge(m->cxt, Max(n, 1) * sizeof(int32));
-	plan->owner_row = powerrank_alloc_huge(m->cxt, Max(n, 1) * sizeof(int32));
 	read_elsewhere = powerrank_alloc_huge(m->cxt, Max(n, 1));
 	memset(read_elsewhere, 0, Max(n, 1));
 	plan->rows_owned = true;
@@ -1639,8 +1637,7 @@ plan_owners(DistCluster *c)
 
 		for (int64 i = 0; i < kept->row_count[SHARD_ROLE_TARGET]; i++)
 		{
-			int32		row = kept->rows[SHARD_ROLE_TARGET][i];
-			int32		v = c->parts[p].to_global[row];
+			int32		v = c->parts[p].to_global[kept->rows[SHARD_ROLE_TARGET][i]];
 
 			if (plan->owner[v] >= 0)
 			{
@@ -1649,7 +1646,6 @@ plan_owners(DistCluster *c)
 				break;
 			}
 			plan->owner[v] = p;
-			plan->owner_row[v] = row;
 		}
 	}
 	for (int p = 0; p < c->n_parts && plan->rows_owned; p++)
@@ -1658,14 +1654,10 @@ plan_owners(DistCluster *c)
 
 		for (int64 i = 0; i < kept->row_count[SHARD_ROLE_SOURCE]; i++)
 		{
-			int32		row = kept->rows[SHARD_ROLE_SOURCE][i];
-			int32		v = c->parts[p].to_global[row];
+			int32		v = c->parts[p].to_global[kept->rows[SHARD_ROLE_SOURCE][i]];
 
 			if (plan->owner[v] < 0)
-			{
 				plan->owner[v] = p;
-				plan->owner_row[v] = row;
-			}
 		}
 	}
 	if (plan->rows_owned)
@@ -1973,7 +1965,6 @@ owned_product(DistCluster *c, PrProduct product, int x_slot, int y_slot, const d
 {
 	int			k = c->k;
 	double		started = pr_clock_seconds();
-	ShardRows	given = x == NULL ? SHARD_ROWS_HALO : SHARD_ROWS_SCATTER;
 	const char *values[5] = {psprintf("%d", (int) product), psprintf("%d", x_slot),
 	psprintf("%d", y_slot), x == NULL ? "true" : "false", NULL};
 	double	   *part_dangling = palloc(k * sizeof(double));
@@ -1987,15 +1978,13 @@ owned_product(DistCluster *c, PrProduct product, int x_slot, int y_slot, const d
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		DistPart   *part = &c->parts[p];
-		const int32 *rows = c->owners->rows[given][p];
-		int64		count = c->owners->count[given][p];
+		int64		count = x == NULL ? c->owners->count[SHARD_ROWS_HALO][p] : part->kept->n_nodes;
 		int			lengths[5] = {0, 0, 0, 0, (int) (count * k * sizeof(double))};
 		int			formats[5] = {0, 0, 0, 0, 1};
 
 		if (x != NULL)
 			for (int64 i = 0; i < count; i++)
-				memcpy(part->x + i * k, x + (int64) part->to_global[rows[i]] * k,
-					   k * sizeof(double));
+				memcpy(part->x + i * k, x + (int64) part->to_global[i] * k, k * sizeof(double));
 		if (part->conn == NULL)
 			continue;
 		values[4] = (const char *) part->x;
@@ -2010,8 +1999,8 @@ owned_product(DistCluster *c, PrProduct product, int x_slot, int y_slot, const d
 		DistPart   *part = &c->parts[p];
 
 		if (part->conn == NULL)
-			shard_state_owned_product(part->kept->local, product, x_slot, y_slot, given, part->x,
-									  part_dangling);
+			shard_state_owned_product(part->kept->local, product, x_slot, y_slot, x == NULL,
+									  part->x, part_dangling);
 		else
 		{
 			PGresult   *result = wait_values(c, part, k);
@@ -2024,6 +2013,13 @@ owned_product(DistCluster *c, PrProduct product, int x_slot, int y_slot, const d
 	}
 	pfree(part_dangling);
 	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
+/* The local row of node v in part p (a part's nodes ascend in the whole graph's order too). */
+static inline int32
+owned_row(const DistCluster *c, int p, int32 v)
+{
+	return (int32) pr_lower_bound_i32(c->parts[p].to_global, 0, c->parts[p].kept->n_nodes, v);
 }
 
 /* The restart's entries that part p owns, as shard_state_update reads them (shard.h). */
@@ -2069,7 +2065,7 @@ owned_restart(const DistCluster *c, int p, const PrRestart *r, Size *size)
 		for (int64 e = r->ptr[j]; e < r->ptr[j + 1]; e++)
 			if (plan->owner[r->node[e]] == p)
 			{
-				row[entries] = plan->owner_row[r->node[e]];
+				row[entries] = owned_row(c, p, r->node[e]);
 				weight[entries++] = r->weight[e];
 			}
 	memcpy(at, row, entries * sizeof(int32));
@@ -2080,7 +2076,7 @@ owned_restart(const DistCluster *c, int p, const PrRestart *r, Size *size)
 	for (int64 e = 0; e < r->dangling_count; e++)
 		if (plan->owner[r->dangling_node[e]] == p)
 		{
-			row[dangling] = plan->owner_row[r->dangling_node[e]];
+			row[dangling] = owned_row(c, p, r->dangling_node[e]);
 			weight[dangling++] = r->dangling_weight[e];
 		}
 	memcpy(at, row, dangling * sizeof(int32));

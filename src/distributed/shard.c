@@ -845,9 +845,8 @@ owned_slot(ShardState *state, int slot, bool written)
 }
 
 /*
- * A pull product over the part's edges on its owned rows: x holds k values for each row of the
- * list given (SHARD_ROWS_HALO: the halo, the owned rows' values being the slot's already;
- * SHARD_ROWS_SCATTER: every row the product reads, the slot's owned rows included), which go into
+ * A pull product over the part's edges on its owned rows: x holds k values for each halo row (the
+ * owned rows' values being the slot's already), or (halo false) for every local row, which go into
  * x_slot; y_slot receives the product on the owned rows (the targets: a row of the part that is no
  * target gets 0).  dangling[k] receives x's sums over the owned rows whose whole graph's
  * out-strength is 0, in ascending row order (the PageRank update's dangling mass, added up by the
@@ -855,25 +854,27 @@ owned_slot(ShardState *state, int slot, bool written)
  */
 void
 shard_state_owned_product(ShardState *state, PrProduct product, int x_slot, int y_slot,
-						  ShardRows given, const void *x, double *dangling)
+						  bool halo, const void *x, double *dangling)
 {
 	PrEngine   *engine = state->engine;
 	PrError		err = {0};
 	int			k = state->k;
-	double	   *xs = owned_slot(state, x_slot, given == SHARD_ROWS_SCATTER);
+	double	   *xs = owned_slot(state, x_slot, !halo);
 	double	   *ys;
-	const int32 *rows = state->owned_rows[given];
+	const int32 *rows = state->owned_rows[SHARD_ROWS_HALO];
 	const int32 *owned = state->owned_rows[SHARD_ROWS_OWNED];
 
-	if (product == PR_PRODUCT_PUSH || x_slot == y_slot ||
-		(given != SHARD_ROWS_HALO && given != SHARD_ROWS_SCATTER))
+	if (product == PR_PRODUCT_PUSH || x_slot == y_slot)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a product on owned rows is a pull product between two slots")));
 	ys = owned_slot(state, y_slot, true);
-	for (int64 i = 0; i < state->owned_count[given]; i++)
-		memcpy(xs + (int64) rows[i] * k, (const char *) x + i * k * sizeof(double),
-			   k * sizeof(double));
+	if (!halo)
+		memcpy(xs, x, state->graph.n_nodes * k * sizeof(double));
+	else
+		for (int64 i = 0; i < state->owned_count[SHARD_ROWS_HALO]; i++)
+			memcpy(xs + (int64) rows[i] * k, (const char *) x + i * k * sizeof(double),
+				   k * sizeof(double));
 	for (int j = 0; j < k; j++)
 		dangling[j] = 0.0;
 	for (int64 i = 0; i < state->owned_count[SHARD_ROWS_OWNED]; i++)
@@ -1304,7 +1305,7 @@ powerrank_shard_owned_product(PG_FUNCTION_ARGS)
 {
 	ShardState *state = owning_part();
 	int32		product = PG_GETARG_INT32(0);
-	ShardRows	given = PG_GETARG_BOOL(3) ? SHARD_ROWS_HALO : SHARD_ROWS_SCATTER;
+	bool		halo = PG_GETARG_BOOL(3);
 	bytea	   *x = PG_GETARG_BYTEA_PP(4);
 	double	   *dangling = palloc(state->k * sizeof(double));
 
@@ -1313,9 +1314,10 @@ powerrank_shard_owned_product(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("pull product %d was not prepared on this shard part", product)));
-	check_vector_bytes(x, state->owned_count[given] * state->k, "x");
+	check_vector_bytes(x, (halo ? state->owned_count[SHARD_ROWS_HALO] : state->graph.n_nodes) *
+					   state->k, "x");
 	shard_state_owned_product(state, (PrProduct) product, PG_GETARG_INT32(1), PG_GETARG_INT32(2),
-							  given, VARDATA_ANY(x), dangling);
+							  halo, VARDATA_ANY(x), dangling);
 	PG_RETURN_BYTEA_P(bytes_to_bytea(dangling, state->k * sizeof(double)));
 }
 

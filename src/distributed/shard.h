@@ -118,8 +118,7 @@ typedef enum ShardRows
 {
 	SHARD_ROWS_OWNED = 0,		/* the rows it owns */
 	SHARD_ROWS_EXPORTED,		/* owned rows other parts read */
-	SHARD_ROWS_HALO,			/* sources owned by other parts */
-	SHARD_ROWS_SCATTER,			/* owned or halo: every row a product reads or gives */
+	SHARD_ROWS_HALO,			/* sources owned by other parts (every other row is owned) */
 	SHARD_ROWS_LISTS
 } ShardRows;
 
@@ -127,8 +126,7 @@ typedef enum ShardRows
 static inline uint8
 shard_rows_mask(ShardRows list)
 {
-	static const uint8 masks[SHARD_ROWS_LISTS] = {SHARD_OWNS, SHARD_EXPORTS, SHARD_HALO,
-	SHARD_OWNS | SHARD_HALO};
+	static const uint8 masks[SHARD_ROWS_LISTS] = {SHARD_OWNS, SHARD_EXPORTS, SHARD_HALO};
 
 	return masks[list];
 }
@@ -201,8 +199,7 @@ void		shard_state_prepare(ShardState *state, const double *global_out, int k,
 void		shard_state_product(ShardState *state, PrProduct product, const void *x,
 								double *y);
 void		shard_state_owned_product(ShardState *state, PrProduct product, int x_slot,
-									  int y_slot, ShardRows given, const void *x,
-									  double *dangling);
+									  int y_slot, bool halo, const void *x, double *dangling);
 void		shard_state_rows(ShardState *state, int slot, ShardRows list, double *out);
 int64		shard_state_top_k(ShardState *state, int slot, int64 top_k, int32 *rows,
 							  double *values);
