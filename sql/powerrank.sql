@@ -631,7 +631,7 @@ RETURNS bytea
 	AS 'MODULE_PATHNAME', 'powerrank_shard_product'
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
 
-CREATE FUNCTION powerrank_shard_owned_product(product int, x_slot int, y_slot int, halo boolean,
+CREATE FUNCTION powerrank_shard_owned_product(product int, x_slot int, y_slot int, given int,
 											  x bytea)
 RETURNS bytea
 	AS 'MODULE_PATHNAME', 'powerrank_shard_owned_product'
@@ -662,7 +662,7 @@ COMMENT ON FUNCTION powerrank_shard_open(text, name, name, name, boolean, bigint
 	'Shard side of a distributed ranking: opens this session''s part on an edge table (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_prepare(bytea, int, int, bytea) IS
 	'Shard side of a distributed ranking: prepares this session''s part (called by a coordinator)';
-COMMENT ON FUNCTION powerrank_shard_owned_product(int, int, int, boolean, bytea) IS
+COMMENT ON FUNCTION powerrank_shard_owned_product(int, int, int, int, bytea) IS
 	'Shard side of a distributed ranking: a sparse product on the rows this session''s part owns (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_rows(int, boolean) IS
 	'Shard side of a distributed ranking: the values of the rows this session''s part owns (called by a coordinator)';

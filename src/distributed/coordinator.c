@@ -1955,21 +1955,22 @@ exchange_halos(DistCluster *c, int slot)
 
 /*
  * y_slot = product(x_slot) on the parts' owned rows (a pull product): x_slot's values are the
- * parts' own (x NULL: every part gets its halo from the others first) or those of x (n x k: every
- * part gets them on the rows its product reads, its own included).  dangling[k] receives x's sums
- * over the dangling nodes, added in the parts' order.
+ * parts' own (given SHARD_GIVEN_HALO, x NULL: every part gets its halo from the others first),
+ * those of x (SHARD_GIVEN_ALL, n x k: every part gets its local rows' values, its own included),
+ * or x's k values on every node (SHARD_GIVEN_FILL: a filled slot, k values travel).  dangling[k]
+ * receives x's sums over the dangling nodes, added in the parts' order.
  */
 static void
-owned_product(DistCluster *c, PrProduct product, int x_slot, int y_slot, const double *x,
-			  double *dangling)
+owned_product(DistCluster *c, PrProduct product, int x_slot, int y_slot, ShardGiven given,
+			  const double *x, double *dangling)
 {
 	int			k = c->k;
 	double		started = pr_clock_seconds();
 	const char *values[5] = {psprintf("%d", (int) product), psprintf("%d", x_slot),
-	psprintf("%d", y_slot), x == NULL ? "true" : "false", NULL};
+	psprintf("%d", y_slot), psprintf("%d", (int) given), NULL};
 	double	   *part_dangling = palloc(k * sizeof(double));
 
-	if (x == NULL)
+	if (given == SHARD_GIVEN_HALO)
 		exchange_halos(c, x_slot);
 	else if (c->exported_slot == x_slot)
 		c->exported_slot = -1;
@@ -1978,13 +1979,16 @@ owned_product(DistCluster *c, PrProduct product, int x_slot, int y_slot, const d
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		DistPart   *part = &c->parts[p];
-		int64		count = x == NULL ? c->owners->count[SHARD_ROWS_HALO][p] : part->kept->n_nodes;
+		int64		count = given == SHARD_GIVEN_HALO ? c->owners->count[SHARD_ROWS_HALO][p] :
+			given == SHARD_GIVEN_ALL ? part->kept->n_nodes : 1;
 		int			lengths[5] = {0, 0, 0, 0, (int) (count * k * sizeof(double))};
 		int			formats[5] = {0, 0, 0, 0, 1};
 
-		if (x != NULL)
+		if (given == SHARD_GIVEN_ALL)
 			for (int64 i = 0; i < count; i++)
 				memcpy(part->x + i * k, x + (int64) part->to_global[i] * k, k * sizeof(double));
+		else if (given == SHARD_GIVEN_FILL)
+			memcpy(part->x, x, k * sizeof(double));
 		if (part->conn == NULL)
 			continue;
 		values[4] = (const char *) part->x;
@@ -1999,8 +2003,8 @@ owned_product(DistCluster *c, PrProduct product, int x_slot, int y_slot, const d
 		DistPart   *part = &c->parts[p];
 
 		if (part->conn == NULL)
-			shard_state_owned_product(part->kept->local, product, x_slot, y_slot, x == NULL,
-									  part->x, part_dangling);
+			shard_state_owned_product(part->kept->local, product, x_slot, y_slot, given, part->x,
+									  part_dangling);
 		else
 		{
 			PGresult   *result = wait_values(c, part, k);
@@ -2286,6 +2290,7 @@ owned_top_k(DistCluster *c, int slot, int64 top_k, int32 *index, double *value)
  */
 #define SLOT_HERE 1
 #define SLOT_PARTS 2
+#define SLOT_FILLED 4			/* here, every value DistEngine.fill_value */
 
 /*
  * The distributed engine: the CPU engine of this backend for the vectors, the parts' products.
@@ -2308,7 +2313,8 @@ typedef struct DistEngine
 	double	   *y;
 	size_t		values;
 	int			n_slots;
-	uint8	   *where;			/* [n_slots] SLOT_HERE / SLOT_PARTS bits */
+	uint8	   *where;			/* [n_slots] SLOT_HERE / SLOT_PARTS / SLOT_FILLED bits */
+	double		fill_value[SHARD_MAX_SLOTS];	/* a SLOT_FILLED slot's value */
 	double	   *dangling;		/* [k] x's dangling sums taken by the last product on the parts */
 	int			dangling_slot;	/* the slot they are of (-1: none) */
 	PrResidual *residual;		/* [k] the last update's on the parts */
@@ -2406,8 +2412,9 @@ dist_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned need
 
 /*
  * y_slot = product(x_slot).  A normalised pull product runs on the parts' owned rows when they own
- * rows (x's halos exchanged when the parts hold x, else x sent from here on every row each part
- * reads), and y stays there; any other product is relayed whole: x from here, y back here.
+ * rows (x's halos exchanged when the parts hold x, else x sent from here: its fill value, or every
+ * part's local rows), and y stays there; any other product is relayed whole: x from here, y back
+ * here.
  */
 static PrStatus
 dist_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError *err)
@@ -2418,13 +2425,17 @@ dist_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError 
 	if (rows_owned(e) && product == PR_PRODUCT_PULL_NORMALIZED && x_slot != y_slot &&
 		x_slot < SHARD_MAX_SLOTS && y_slot < SHARD_MAX_SLOTS)
 	{
-		bool		on_parts = (e->where[x_slot] & SLOT_PARTS) != 0;
+		ShardGiven	given = (e->where[x_slot] & SLOT_PARTS) != 0 ? SHARD_GIVEN_HALO :
+			(e->where[x_slot] & SLOT_FILLED) != 0 ? SHARD_GIVEN_FILL : SHARD_GIVEN_ALL;
 
-		if (!on_parts &&
-			(status = e->vectors->ops->download(e->vectors, x_slot, e->x, err)) != PR_OK)
+		if (given == SHARD_GIVEN_FILL)
+			for (int j = 0; j < e->cluster->k; j++)
+				e->x[j] = e->fill_value[x_slot];
+		else if (given == SHARD_GIVEN_ALL &&
+				 (status = e->vectors->ops->download(e->vectors, x_slot, e->x, err)) != PR_OK)
 			return status;
-		owned_product(e->cluster, product, x_slot, y_slot, on_parts ? NULL : e->x,
-					  e->dangling);
+		owned_product(e->cluster, product, x_slot, y_slot, given,
+					  given == SHARD_GIVEN_HALO ? NULL : e->x, e->dangling);
 		e->where[x_slot] |= SLOT_PARTS;
 		e->where[y_slot] = SLOT_PARTS;
 		e->dangling_slot = x_slot;
@@ -2485,7 +2496,14 @@ dist_residual(PrEngine *base, PrResidual *out, PrError *err)
 static PrStatus
 dist_fill(PrEngine *base, int slot, double value, PrError *err)
 {
-	written_here((DistEngine *) base, slot);
+	DistEngine *e = (DistEngine *) base;
+
+	written_here(e, slot);
+	if (slot >= 0 && slot < e->n_slots && slot < SHARD_MAX_SLOTS)
+	{
+		e->where[slot] |= SLOT_FILLED;
+		e->fill_value[slot] = value;
+	}
 	return VECTORS(base)->ops->fill(VECTORS(base), slot, value, err);
 }
 

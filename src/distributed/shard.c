@@ -845,21 +845,21 @@ owned_slot(ShardState *state, int slot, bool written)
 }
 
 /*
- * A pull product over the part's edges on its owned rows: x holds k values for each halo row (the
- * owned rows' values being the slot's already), or (halo false) for every local row, which go into
- * x_slot; y_slot receives the product on the owned rows (the targets: a row of the part that is no
+ * A pull product over the part's edges on its owned rows: x holds what given says (k values for
+ * each halo row, the owned rows' being the slot's already; for every local row; or k values for
+ * all rows), which go into x_slot; y_slot receives the product on the owned rows (the targets: a row of the part that is no
  * target gets 0).  dangling[k] receives x's sums over the owned rows whose whole graph's
  * out-strength is 0, in ascending row order (the PageRank update's dangling mass, added up by the
  * coordinator).
  */
 void
 shard_state_owned_product(ShardState *state, PrProduct product, int x_slot, int y_slot,
-						  bool halo, const void *x, double *dangling)
+						  ShardGiven given, const void *x, double *dangling)
 {
 	PrEngine   *engine = state->engine;
 	PrError		err = {0};
 	int			k = state->k;
-	double	   *xs = owned_slot(state, x_slot, !halo);
+	double	   *xs = owned_slot(state, x_slot, given != SHARD_GIVEN_HALO);
 	double	   *ys;
 	const int32 *rows = state->owned_rows[SHARD_ROWS_HALO];
 	const int32 *owned = state->owned_rows[SHARD_ROWS_OWNED];
@@ -869,8 +869,11 @@ shard_state_owned_product(ShardState *state, PrProduct product, int x_slot, int 
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a product on owned rows is a pull product between two slots")));
 	ys = owned_slot(state, y_slot, true);
-	if (!halo)
+	if (given == SHARD_GIVEN_ALL)
 		memcpy(xs, x, state->graph.n_nodes * k * sizeof(double));
+	else if (given == SHARD_GIVEN_FILL)
+		for (int64 v = 0; v < state->graph.n_nodes; v++)
+			memcpy(xs + v * k, x, k * sizeof(double));
 	else
 		for (int64 i = 0; i < state->owned_count[SHARD_ROWS_HALO]; i++)
 			memcpy(xs + (int64) rows[i] * k, (const char *) x + i * k * sizeof(double),
@@ -1295,29 +1298,34 @@ owning_part(void)
 }
 
 /*
- * powerrank_shard_owned_product(product int, x_slot int, y_slot int, halo boolean, x bytea)
- * RETURNS bytea: a pull product on the part's owned rows (shard_state_owned_product): x holds the
- * values of the halo rows (halo) or of every row the product reads, which go into x_slot; the
- * result is x's dangling sums over the owned rows, one per column.
+ * powerrank_shard_owned_product(product int, x_slot int, y_slot int, given int, x bytea) RETURNS
+ * bytea: a pull product on the part's owned rows (shard_state_owned_product): x holds the values
+ * of the halo rows, of every local row, or of all rows alike (given: ShardGiven), which go into
+ * x_slot; the result is x's dangling sums over the owned rows, one per column.
  */
 Datum
 powerrank_shard_owned_product(PG_FUNCTION_ARGS)
 {
 	ShardState *state = owning_part();
 	int32		product = PG_GETARG_INT32(0);
-	bool		halo = PG_GETARG_BOOL(3);
+	int32		given = PG_GETARG_INT32(3);
 	bytea	   *x = PG_GETARG_BYTEA_PP(4);
 	double	   *dangling = palloc(state->k * sizeof(double));
+	int64		rows = given == SHARD_GIVEN_HALO ? state->owned_count[SHARD_ROWS_HALO] :
+		given == SHARD_GIVEN_ALL ? state->graph.n_nodes : 1;
 
 	if ((product != PR_PRODUCT_PULL_NORMALIZED && product != PR_PRODUCT_PULL) ||
 		(state->needs & (1u << product)) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("pull product %d was not prepared on this shard part", product)));
-	check_vector_bytes(x, (halo ? state->owned_count[SHARD_ROWS_HALO] : state->graph.n_nodes) *
-					   state->k, "x");
+	if (given < SHARD_GIVEN_HALO || given > SHARD_GIVEN_FILL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("given must be 0, 1 or 2, not %d", given)));
+	check_vector_bytes(x, rows * state->k, "x");
 	shard_state_owned_product(state, (PrProduct) product, PG_GETARG_INT32(1), PG_GETARG_INT32(2),
-							  halo, VARDATA_ANY(x), dangling);
+							  (ShardGiven) given, VARDATA_ANY(x), dangling);
 	PG_RETURN_BYTEA_P(bytes_to_bytea(dangling, state->k * sizeof(double)));
 }
 

@@ -144,6 +144,14 @@ shard_rows_mask(ShardRows list)
 #define SHARD_RESTART_UNIFORM 1
 #define SHARD_RESTART_TO_DANGLING 2
 
+/* What the x of a product on owned rows holds (shard_state_owned_product). */
+typedef enum ShardGiven
+{
+	SHARD_GIVEN_HALO = 0,		/* k values for each halo row (the owned rows' are the slot's) */
+	SHARD_GIVEN_ALL,			/* k values for every local row */
+	SHARD_GIVEN_FILL			/* k values, those of every local row (a filled vector) */
+} ShardGiven;
+
 /* Most vector slots a part keeps of its owned rows. */
 #define SHARD_MAX_SLOTS 64
 
@@ -199,7 +207,8 @@ void		shard_state_prepare(ShardState *state, const double *global_out, int k,
 void		shard_state_product(ShardState *state, PrProduct product, const void *x,
 								double *y);
 void		shard_state_owned_product(ShardState *state, PrProduct product, int x_slot,
-									  int y_slot, bool halo, const void *x, double *dangling);
+									  int y_slot, ShardGiven given, const void *x,
+									  double *dangling);
 void		shard_state_rows(ShardState *state, int slot, ShardRows list, double *out);
 int64		shard_state_top_k(ShardState *state, int slot, int64 top_k, int32 *rows,
 							  double *values);
