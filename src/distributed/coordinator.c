@@ -1620,13 +1620,18 @@ plan_owners(DistCluster *c)
 	int64		n = c->graph.n_nodes;
 	OwnerPlan  *plan;
 	uint8	   *read_elsewhere;
+	uint8	   *bits;
+	int32	   *rows;
+	int64		local = 0,
+				listed = 0;
 	double		started = pr_clock_seconds();
 
 	if (m->owners != NULL)
 		return m->owners;
 	plan = MemoryContextAllocZero(m->cxt, sizeof(OwnerPlan));
-	plan->owner = powerrank_alloc_huge(m->cxt, Max(n, 1) * sizeof(int32));
-	read_elsewhere = powerrank_alloc_huge(m->cxt, Max(n, 1));
+	/* one block for the owners and one for the bits and lists: fresh memory on huge pages */
+	plan->owner = powerrank_alloc_huge(m->cxt, Max(n, 1) * (sizeof(int32) + 1));
+	read_elsewhere = (uint8 *) (plan->owner + Max(n, 1));
 	memset(read_elsewhere, 0, Max(n, 1));
 	plan->rows_owned = true;
 	for (int64 v = 0; v < n; v++)
@@ -1660,50 +1665,65 @@ plan_owners(DistCluster *c)
 				plan->owner[v] = p;
 		}
 	}
-	if (plan->rows_owned)
+	if (!plan->rows_owned)
 	{
-		/* a node that is a source of a part other than its owner is exported to that part */
-		for (int p = 0; p < c->n_parts; p++)
+		m->owners = plan;
+		return plan;
+	}
+	/* a node that is a source of a part other than its owner is exported to that part */
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		const KeptPart *kept = c->parts[p].kept;
+
+		for (int64 i = 0; i < kept->row_count[SHARD_ROLE_SOURCE]; i++)
 		{
-			const KeptPart *kept = c->parts[p].kept;
+			int32		v = c->parts[p].to_global[kept->rows[SHARD_ROLE_SOURCE][i]];
 
-			for (int64 i = 0; i < kept->row_count[SHARD_ROLE_SOURCE]; i++)
-			{
-				int32		v = c->parts[p].to_global[kept->rows[SHARD_ROLE_SOURCE][i]];
-
-				if (plan->owner[v] != p)
-					read_elsewhere[v] = 1;
-			}
+			if (plan->owner[v] != p)
+				read_elsewhere[v] = 1;
 		}
-		plan->bits = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(uint8 *));
+		local += kept->n_nodes;
+	}
+	plan->bits = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(uint8 *));
+	for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+	{
+		plan->rows[list] = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(int32 *));
+		plan->count[list] = MemoryContextAllocZero(m->cxt, c->n_parts * sizeof(int64));
+	}
+	bits = powerrank_alloc_huge(m->cxt, Max(local, 1));
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		int64		n_local = c->parts[p].kept->n_nodes;
+		const int32 *to_global = c->parts[p].to_global;
+
+		for (int64 i = 0; i < n_local; i++)
+		{
+			bits[i] = plan->owner[to_global[i]] != p ? SHARD_HALO :
+				read_elsewhere[to_global[i]] ? SHARD_OWNS | SHARD_EXPORTS : SHARD_OWNS;
+			for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+				plan->count[list][p] += (bits[i] & shard_rows_mask((ShardRows) list)) != 0;
+		}
+		plan->bits[p] = bits;
+		bits += n_local;
+		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+			listed += plan->count[list][p];
+	}
+	rows = powerrank_alloc_huge(m->cxt, Max(listed, 1) * sizeof(int32));
+	for (int p = 0; p < c->n_parts; p++)
+	{
 		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
 		{
-			plan->rows[list] = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(int32 *));
-			plan->count[list] = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(int64));
+			plan->rows[list][p] = rows;
+			rows += shard_role_rows(plan->bits[p], c->parts[p].kept->n_nodes,
+									shard_rows_mask((ShardRows) list), rows);
 		}
-		for (int p = 0; p < c->n_parts; p++)
-		{
-			int64		n_local = c->parts[p].kept->n_nodes;
-			const int32 *to_global = c->parts[p].to_global;
-			uint8	   *bits = powerrank_alloc_huge(m->cxt, Max(n_local, 1));
-
-			for (int64 i = 0; i < n_local; i++)
-				bits[i] = plan->owner[to_global[i]] != p ? SHARD_HALO :
-					read_elsewhere[to_global[i]] ? SHARD_OWNS | SHARD_EXPORTS : SHARD_OWNS;
-			plan->bits[p] = bits;
-			for (int list = 0; list < SHARD_ROWS_LISTS; list++)
-				plan->rows[list][p] = shard_rows_list(m->cxt, bits, n_local,
-													  shard_rows_mask((ShardRows) list),
-													  &plan->count[list][p]);
-			elog(DEBUG1, "powerrank: part %d owns %lld rows; a product exchanges %lld halo rows in, %lld exported rows out (%.2f MB a column)",
-				 p, (long long) plan->count[SHARD_ROWS_OWNED][p],
-				 (long long) plan->count[SHARD_ROWS_HALO][p],
-				 (long long) plan->count[SHARD_ROWS_EXPORTED][p],
-				 (plan->count[SHARD_ROWS_HALO][p] + plan->count[SHARD_ROWS_EXPORTED][p]) *
-				 sizeof(double) / 1048576.0);
-		}
+		elog(DEBUG1, "powerrank: part %d owns %lld rows; a product exchanges %lld halo rows in, %lld exported rows out (%.2f MB a column)",
+			 p, (long long) plan->count[SHARD_ROWS_OWNED][p],
+			 (long long) plan->count[SHARD_ROWS_HALO][p],
+			 (long long) plan->count[SHARD_ROWS_EXPORTED][p],
+			 (plan->count[SHARD_ROWS_HALO][p] + plan->count[SHARD_ROWS_EXPORTED][p]) *
+			 sizeof(double) / 1048576.0);
 	}
-	pfree(read_elsewhere);
 	m->owners = plan;
 	elog(DEBUG1, "powerrank: owners of %lld nodes planned in %.1f ms", (long long) n,
 		 (pr_clock_seconds() - started) * 1000.0);

@@ -369,11 +369,11 @@ shard_role_rows(const uint8 *roles, int64 n, uint8 role, int32 *rows)
 }
 
 /*
- * A new array in cxt of the nodes (of n, ascending) whose role or owner bits meet mask
- * (shard_role_rows); *count receives their count.
+ * A new array in cxt of the nodes (of n, ascending) whose owner bits meet mask (shard_role_rows);
+ * *count receives their count.
  */
-int32 *
-shard_rows_list(MemoryContext cxt, const uint8 *bits, int64 n, uint8 mask, int64 *count)
+static int32 *
+rows_list(MemoryContext cxt, const uint8 *bits, int64 n, uint8 mask, int64 *count)
 {
 	int64		c = 0;
 	int32	   *rows;
@@ -729,9 +729,9 @@ take_owners(ShardState *state, const uint8 *owners)
 	state->owners = powerrank_alloc_huge(state->cxt, Max(n, 1));
 	memcpy(state->owners, owners, n);
 	for (int list = 0; list < SHARD_ROWS_LISTS; list++)
-		state->owned_rows[list] = shard_rows_list(state->cxt, state->owners, n,
-												  shard_rows_mask((ShardRows) list),
-												  &state->owned_count[list]);
+		state->owned_rows[list] = rows_list(state->cxt, state->owners, n,
+											shard_rows_mask((ShardRows) list),
+											&state->owned_count[list]);
 }
 
 /*

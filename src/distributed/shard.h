@@ -223,8 +223,6 @@ Size		shard_strengths_bound(int64 n);
 Size		shard_strengths_write(const double *strength, int64 n, char *out);
 bool		shard_strengths_read(const char *in, Size size, int64 n, double *strength);
 int64		shard_role_rows(const uint8 *roles, int64 n, uint8 role, int32 *rows);
-int32	   *shard_rows_list(MemoryContext cxt, const uint8 *bits, int64 n, uint8 mask,
-							int64 *count);
 void		shard_state_close(ShardState *state);
 
 #endif							/* SHARD_H */
