@@ -321,7 +321,7 @@ COMMENT ON FUNCTION rwr(rankgraph, bigint[], float8, float8, int, int, text, boo
 -- matrices: 'resident' (in device memory) or 'streamed' (in host memory, copied to the device
 -- every iteration: the graph does not fit the device or powerrank.gpu_memory); NULL when the
 -- backend's CPU engine ran.  exchange_bytes and exchange_ms: a distributed run's bytes to and from
--- the shard servers and the time of its products (engine 'distributed(S)'); NULL on one server.
+-- the shard servers and the time of its round trips to them (engine 'distributed(S)'); NULL on one server.
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION powerrank_last_run()

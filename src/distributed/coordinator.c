@@ -1601,7 +1601,7 @@ distributed_cache_hit(const DistCluster *cluster)
 	return true;
 }
 
-/* Bytes sent to and received from the shards, and the seconds the products took. */
+/* Bytes sent to and received from the shards, and the seconds of the round trips to them. */
 void
 distributed_exchange(const DistCluster *cluster, int64 *bytes, double *seconds)
 {
@@ -1722,7 +1722,7 @@ plan_owners(DistCluster *c)
 			 (long long) plan->count[SHARD_ROWS_HALO][p],
 			 (long long) plan->count[SHARD_ROWS_EXPORTED][p],
 			 (plan->count[SHARD_ROWS_HALO][p] + plan->count[SHARD_ROWS_EXPORTED][p]) *
-			 sizeof(double) / 1048576.0);
+			 sizeof(double) / 1e6);
 	}
 	m->owners = plan;
 	elog(DEBUG1, "powerrank: owners of %lld nodes planned in %.1f ms", (long long) n,
