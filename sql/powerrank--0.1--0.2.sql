@@ -246,8 +246,9 @@ COMMENT ON FUNCTION powerrank_cache_live(text) IS
 -- (powerrank_shard_prepare) and relays every sparse product of the run through
 -- powerrank_shard_product, or, where each part owns the rows of its nodes, runs the products and
 -- PageRank updates of those rows on the shards (powerrank_shard_owned_product,
--- powerrank_shard_update; powerrank_shard_rows gives a slot's owned rows, powerrank_shard_top_k
--- their best); powerrank_shard_close frees the part (so does the end of the session).  Vectors travel as bytea, in the servers' byte order.
+-- powerrank_shard_update, and the accelerated iteration's powerrank_shard_combine and
+-- powerrank_shard_dots; powerrank_shard_rows gives a slot's owned rows, powerrank_shard_top_k their
+-- best); powerrank_shard_close frees the part (so does the end of the session).  Vectors travel as bytea, in the servers' byte order.
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION powerrank_shard_open(edges text, src_column name, dst_column name,
@@ -279,7 +280,7 @@ RETURNS bytea
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
 
 CREATE FUNCTION powerrank_shard_update(y_slot int, x_slot int, alpha float8, dangling bytea,
-									   restart bytea)
+									   restart bytea, exported boolean)
 RETURNS bytea
 	AS 'MODULE_PATHNAME', 'powerrank_shard_update'
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
@@ -287,6 +288,16 @@ RETURNS bytea
 CREATE FUNCTION powerrank_shard_top_k(slot int, top_k bigint)
 RETURNS bytea
 	AS 'MODULE_PATHNAME', 'powerrank_shard_top_k'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION powerrank_shard_combine(out_slot int, slots bytea, coef bytea)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_combine'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION powerrank_shard_dots(a_slot int, slots bytea)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_dots'
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
 
 CREATE FUNCTION powerrank_shard_close()
@@ -302,10 +313,14 @@ COMMENT ON FUNCTION powerrank_shard_owned_product(int, int, int, int, bytea) IS
 	'Shard side of a distributed ranking: a sparse product on the rows this session''s part owns (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_rows(int, boolean) IS
 	'Shard side of a distributed ranking: the values of the rows this session''s part owns (called by a coordinator)';
-COMMENT ON FUNCTION powerrank_shard_update(int, int, float8, bytea, bytea) IS
+COMMENT ON FUNCTION powerrank_shard_update(int, int, float8, bytea, bytea, boolean) IS
 	'Shard side of a distributed ranking: the PageRank update of the rows this session''s part owns (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_top_k(int, bigint) IS
 	'Shard side of a distributed ranking: the best of the rows this session''s part owns (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_combine(int, bytea, bytea) IS
+	'Shard side of a distributed ranking: a combination of vectors on the rows this session''s part owns (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_dots(int, bytea) IS
+	'Shard side of a distributed ranking: dot products over the rows this session''s part owns (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_product(int, bytea) IS
 	'Shard side of a distributed ranking: one sparse product over this session''s part (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_close() IS

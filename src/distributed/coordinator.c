@@ -198,6 +198,7 @@ struct DistCluster
 	OwnerPlan  *owners;			/* nodes->owners, once the parts are prepared */
 	double	   *exported;		/* [n * k] the exported rows' values of a slot (others left) */
 	int			exported_slot;	/* that slot (-1: none): its next product's halos are there */
+	bool		mixing;			/* a combination ran on the parts (owned_combine) */
 };
 
 static void forward_notice(void *arg, const PGresult *result);
@@ -2115,8 +2116,8 @@ owned_restart(const DistCluster *c, int p, const PrRestart *r, Size *size)
 /*
  * The PageRank update of y_slot on the parts' owned rows, given x's dangling sums (dangling[k]):
  * each part gets the restart's entries it owns; residual[k] receives the residual, the parts'
- * sums added in their order, their maxima the largest.  The parts' answers carry the new values of
- * their exported rows, kept in c->exported for y_slot's next product.
+ * sums added in their order, their maxima the largest.  Unless the run mixes, the parts' answers
+ * carry the new values of their exported rows, kept in c->exported for y_slot's next product.
  */
 static void
 owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double *dangling,
@@ -2126,8 +2127,8 @@ owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double 
 	double		started = pr_clock_seconds();
 	double	   *part_residual = palloc(2 * k * sizeof(double));
 	char		alpha_text[32];
-	const char *values[5] = {psprintf("%d", y_slot), psprintf("%d", x_slot), alpha_text,
-	(const char *) dangling, NULL};
+	const char *values[6] = {psprintf("%d", y_slot), psprintf("%d", x_slot), alpha_text,
+	(const char *) dangling, NULL, c->mixing ? "false" : "true"};
 	char	  **restarts = palloc(c->n_parts * sizeof(char *));
 	Size	   *sizes = palloc(c->n_parts * sizeof(Size));
 
@@ -2136,16 +2137,16 @@ owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double 
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		DistPart   *part = &c->parts[p];
-		int			lengths[5] = {0, 0, 0, (int) (k * sizeof(double)), 0};
-		int			formats[5] = {0, 0, 0, 1, 1};
+		int			lengths[6] = {0, 0, 0, (int) (k * sizeof(double)), 0, 0};
+		int			formats[6] = {0, 0, 0, 1, 1, 0};
 
 		restarts[p] = owned_restart(c, p, restart, &sizes[p]);
 		if (part->conn == NULL)
 			continue;
 		values[4] = restarts[p];
 		lengths[4] = (int) sizes[p];
-		send_query(part, psprintf("SELECT %s.powerrank_shard_update($1, $2, $3, $4, $5)",
-								  part->schema), 5, values, lengths, formats);
+		send_query(part, psprintf("SELECT %s.powerrank_shard_update($1, $2, $3, $4, $5, $6)",
+								  part->schema), 6, values, lengths, formats);
 		c->exchange_bytes += lengths[3] + lengths[4];
 	}
 	for (int j = 0; j < k; j++)
@@ -2154,11 +2155,11 @@ owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double 
 	{
 		DistPart   *part = &c->parts[p];
 		const int32 *rows = c->owners->rows[SHARD_ROWS_EXPORTED][p];
-		int64		count = c->owners->count[SHARD_ROWS_EXPORTED][p];
+		int64		count = c->mixing ? 0 : c->owners->count[SHARD_ROWS_EXPORTED][p];
 
 		if (part->conn == NULL)
 			shard_state_update(part->kept->local, y_slot, x_slot, alpha, dangling, restarts[p],
-							   sizes[p], part_residual, part->y);
+							   sizes[p], part_residual, c->mixing ? NULL : part->y);
 		else
 		{
 			PGresult   *result = wait_values(c, part, (2 + count) * k);
@@ -2178,10 +2179,97 @@ owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double 
 				   k * sizeof(double));
 		pfree(restarts[p]);
 	}
-	c->exported_slot = y_slot;
+	c->exported_slot = c->mixing ? (c->exported_slot == y_slot ? -1 : c->exported_slot) : y_slot;
 	pfree(restarts);
 	pfree(sizes);
 	pfree(part_residual);
+	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
+/*
+ * The combination of n_terms slots the parts hold into out_slot, on their owned rows.  Its
+ * exported rows are collected by the product that reads it: a run that combines on the parts
+ * mixes, and its updates no longer send theirs (the next product reads a combination).
+ */
+static void
+owned_combine(DistCluster *c, int out_slot, int n_terms, const int *slots, const double *coef)
+{
+	int			k = c->k;
+	double		started = pr_clock_seconds();
+	int32		slot_numbers[PR_COMBINE_MAX_TERMS];
+	const char *values[3] = {psprintf("%d", out_slot), (const char *) slot_numbers,
+	(const char *) coef};
+	int			lengths[3] = {0, (int) (n_terms * sizeof(int32)),
+	(int) (n_terms * k * sizeof(double))};
+	int			formats[3] = {0, 1, 1};
+
+	for (int t = 0; t < n_terms; t++)
+		slot_numbers[t] = slots[t];
+	for (int p = 0; p < c->n_parts; p++)
+		if (c->parts[p].conn != NULL)
+		{
+			send_query(&c->parts[p], psprintf("SELECT %s.powerrank_shard_combine($1, $2, $3)",
+											  c->parts[p].schema), 3, values, lengths, formats);
+			c->exchange_bytes += lengths[1] + lengths[2];
+		}
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+
+		if (part->conn == NULL)
+			shard_state_combine(part->kept->local, out_slot, n_terms, slot_numbers, coef);
+		else
+			PQclear(wait_values(c, part, 0));
+	}
+	if (c->exported_slot == out_slot)
+		c->exported_slot = -1;
+	c->mixing = true;
+	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
+/*
+ * The dot products of a_slot with n_terms slots, all held by the parts: out[t * k + j], each the
+ * parts' sums over their owned rows added in the parts' order (the same slots, the same bits).
+ */
+static void
+owned_dots(DistCluster *c, int a_slot, int n_terms, const int *slots, double *out)
+{
+	int			k = c->k;
+	double		started = pr_clock_seconds();
+	int32		slot_numbers[PR_COMBINE_MAX_TERMS];
+	const char *values[2] = {psprintf("%d", a_slot), (const char *) slot_numbers};
+	int			lengths[2] = {0, (int) (n_terms * sizeof(int32))};
+	int			formats[2] = {0, 1};
+	double	   *part_dots = palloc(n_terms * k * sizeof(double));
+
+	for (int t = 0; t < n_terms; t++)
+		slot_numbers[t] = slots[t];
+	for (int p = 0; p < c->n_parts; p++)
+		if (c->parts[p].conn != NULL)
+		{
+			send_query(&c->parts[p], psprintf("SELECT %s.powerrank_shard_dots($1, $2)",
+											  c->parts[p].schema), 2, values, lengths, formats);
+			c->exchange_bytes += lengths[1];
+		}
+	for (int i = 0; i < n_terms * k; i++)
+		out[i] = 0.0;
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+
+		if (part->conn == NULL)
+			shard_state_dots(part->kept->local, a_slot, n_terms, slot_numbers, part_dots);
+		else
+		{
+			PGresult   *result = wait_values(c, part, n_terms * k);
+
+			memcpy(part_dots, PQgetvalue(result, 0, 0), n_terms * k * sizeof(double));
+			PQclear(result);
+		}
+		for (int i = 0; i < n_terms * k; i++)
+			out[i] += part_dots[i];
+	}
+	pfree(part_dots);
 	c->exchange_seconds += pr_clock_seconds() - started;
 }
 
@@ -2611,10 +2699,32 @@ dist_column_sums(PrEngine *base, int slot, double *sums, double *dangling, PrErr
 		VECTORS(base)->ops->column_sums(VECTORS(base), slot, sums, dangling, err);
 }
 
+/* Whether the parts hold a_slot (a_slot < 0: none) and every one of n_terms slots. */
+static bool
+all_on_parts(const DistEngine *e, int a_slot, int n_terms, const int *slots)
+{
+	if (!rows_owned(e) || (a_slot >= 0 && (a_slot >= e->n_slots ||
+										   (e->where[a_slot] & SLOT_PARTS) == 0)))
+		return false;
+	for (int t = 0; t < n_terms; t++)
+		if (slots[t] < 0 || slots[t] >= e->n_slots || (e->where[slots[t]] & SLOT_PARTS) == 0)
+			return false;
+	return true;
+}
+
+/* The dot products: over the parts' owned rows when they hold every slot, else here. */
 static PrStatus
 dist_dots(PrEngine *base, int a_slot, int n_terms, const int *slots, double *out, PrError *err)
 {
-	PrStatus	status = slot_here((DistEngine *) base, a_slot, err);
+	DistEngine *e = (DistEngine *) base;
+	PrStatus	status;
+
+	if (n_terms >= 1 && n_terms <= PR_COMBINE_MAX_TERMS && all_on_parts(e, a_slot, n_terms, slots))
+	{
+		owned_dots(e->cluster, a_slot, n_terms, slots, out);
+		return PR_OK;
+	}
+	status = slot_here(e, a_slot, err);
 
 	for (int t = 0; status == PR_OK && t < n_terms; t++)
 		status = slot_here((DistEngine *) base, slots[t], err);
@@ -2637,11 +2747,27 @@ dist_normalize(PrEngine *base, int slot, int old_slot, PrError *err)
 	return VECTORS(base)->ops->normalize(VECTORS(base), slot, old_slot, err);
 }
 
+/*
+ * The combination: on the parts' owned rows when they hold every slot (out stays there), else
+ * here.
+ */
 static PrStatus
 dist_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const double *coef,
 			 PrError *err)
 {
+	DistEngine *e = (DistEngine *) base;
 	PrStatus	status = PR_OK;
+
+	if (n_terms >= 1 && n_terms <= PR_COMBINE_MAX_TERMS && out_slot >= 0 &&
+		out_slot < e->n_slots && out_slot < SHARD_MAX_SLOTS &&
+		all_on_parts(e, -1, n_terms, slots))
+	{
+		owned_combine(e->cluster, out_slot, n_terms, slots, coef);
+		e->where[out_slot] = SLOT_PARTS;
+		if (e->dangling_slot == out_slot)
+			e->dangling_slot = -1;
+		return PR_OK;
+	}
 
 	for (int t = 0; status == PR_OK && t < n_terms; t++)
 		status = slot_here((DistEngine *) base, slots[t], err);

@@ -33,6 +33,8 @@ PG_FUNCTION_INFO_V1(powerrank_shard_owned_product);
 PG_FUNCTION_INFO_V1(powerrank_shard_rows);
 PG_FUNCTION_INFO_V1(powerrank_shard_update);
 PG_FUNCTION_INFO_V1(powerrank_shard_top_k);
+PG_FUNCTION_INFO_V1(powerrank_shard_combine);
+PG_FUNCTION_INFO_V1(powerrank_shard_dots);
 PG_FUNCTION_INFO_V1(powerrank_shard_close);
 
 /* The part this session keeps for a coordinator (NULL when none is open). */
@@ -938,6 +940,58 @@ shard_state_top_k(ShardState *state, int slot, int64 top_k, int32 *rows, double 
 	return count;
 }
 
+/*
+ * The combination (PrEngineOps.combine) of n_terms slots into out_slot on the part's owned rows:
+ * out = sum over t of coef[t * k + j] * slot_t, term by term as the CPU engine adds them (out may
+ * be one of the slots).
+ */
+void
+shard_state_combine(ShardState *state, int out_slot, int n_terms, const int32 *slots,
+					const double *coef)
+{
+	const double *in[PR_COMBINE_MAX_TERMS];
+	double	   *out;
+	int			k = state->k;
+	const int32 *owned = state->owned_rows[SHARD_ROWS_OWNED];
+
+	for (int t = 0; t < n_terms; t++)
+		in[t] = owned_slot(state, slots[t], false);
+	out = owned_slot(state, out_slot, true);
+	for (int64 i = 0; i < state->owned_count[SHARD_ROWS_OWNED]; i++)
+		for (int j = 0; j < k; j++)
+		{
+			int64		q = (int64) owned[i] * k + j;
+			double		v = coef[j] * in[0][q];
+
+			for (int t = 1; t < n_terms; t++)
+				v += coef[t * k + j] * in[t][q];
+			out[q] = v;
+		}
+}
+
+/*
+ * The dot products (PrEngineOps.dots) of a_slot with n_terms slots over the part's owned rows, in
+ * ascending row order: out[t * k + j] (the coordinator adds the parts' in their order).
+ */
+void
+shard_state_dots(ShardState *state, int a_slot, int n_terms, const int32 *slots, double *out)
+{
+	const double *a = owned_slot(state, a_slot, false);
+	int			k = state->k;
+	const int32 *owned = state->owned_rows[SHARD_ROWS_OWNED];
+
+	for (int t = 0; t < n_terms; t++)
+	{
+		const double *in = owned_slot(state, slots[t], false);
+
+		for (int j = 0; j < k; j++)
+			out[t * k + j] = 0.0;
+		for (int64 i = 0; i < state->owned_count[SHARD_ROWS_OWNED]; i++)
+			for (int j = 0; j < k; j++)
+				out[t * k + j] += a[(int64) owned[i] * k + j] * in[(int64) owned[i] * k + j];
+	}
+}
+
 /* A restart on owned rows as shard_state_update reads it (shard.h: the restart's bytes). */
 typedef struct OwnedRestart
 {
@@ -1020,8 +1074,9 @@ read_owned_restart(const ShardState *state, const char *in, Size size, OwnedRest
  * The PageRank update (PrEngineOps.pagerank_update) on the part's owned rows of y_slot, given the
  * product of x_slot in y_slot, the whole graph's dangling sums of x per column and the restart's
  * owned entries (shard.h); residual[2k] receives the sums of |y - x| over the owned rows per
- * column, then their maxima, and exported the new values of y's exported rows (k each: what the
- * other parts read of y, for the next product).  The arithmetic is the CPU engine's, row by row.
+ * column, then their maxima, and exported (unless NULL) the new values of y's exported rows (k
+ * each: what the other parts read of y, for the next product).  The arithmetic is the CPU engine's,
+ * row by row.
  */
 void
 shard_state_update(ShardState *state, int y_slot, int x_slot, double alpha,
@@ -1078,7 +1133,8 @@ shard_state_update(ShardState *state, int y_slot, int x_slot, double alpha,
 			residual[j] += d;
 			residual[k + j] = Max(residual[k + j], d);
 		}
-	shard_state_rows(state, y_slot, SHARD_ROWS_EXPORTED, exported);
+	if (exported != NULL)
+		shard_state_rows(state, y_slot, SHARD_ROWS_EXPORTED, exported);
 }
 
 /* Frees the part (its engine included). */
@@ -1348,11 +1404,11 @@ powerrank_shard_rows(PG_FUNCTION_ARGS)
 }
 
 /*
- * powerrank_shard_update(y_slot int, x_slot int, alpha float8, dangling bytea, restart bytea)
- * RETURNS bytea: the PageRank update of the part's owned rows (shard_state_update) with the whole
- * graph's dangling sums of x (one per column) and the restart's owned entries (shard.h); the
- * result is the residual's sums over the owned rows per column, then their maxima, then the new
- * values of y's exported rows (k each).
+ * powerrank_shard_update(y_slot int, x_slot int, alpha float8, dangling bytea, restart bytea,
+ * exported boolean) RETURNS bytea: the PageRank update of the part's owned rows
+ * (shard_state_update) with the whole graph's dangling sums of x (one per column) and the
+ * restart's owned entries (shard.h); the result is the residual's sums over the owned rows per
+ * column, then their maxima, then (exported) the new values of y's exported rows (k each).
  */
 Datum
 powerrank_shard_update(PG_FUNCTION_ARGS)
@@ -1361,7 +1417,9 @@ powerrank_shard_update(PG_FUNCTION_ARGS)
 	bytea	   *dangling_bytes = PG_GETARG_BYTEA_PP(3);
 	bytea	   *restart = PG_GETARG_BYTEA_PP(4);
 	double	   *dangling = palloc(state->k * sizeof(double));
-	int64		values = (2 + state->owned_count[SHARD_ROWS_EXPORTED]) * state->k;
+	bool		exported = PG_GETARG_BOOL(5);
+	int64		values = (2 + (exported ? state->owned_count[SHARD_ROWS_EXPORTED] : 0)) *
+		state->k;
 	bytea	   *out = (bytea *) palloc_extended(VARHDRSZ + values * sizeof(double),
 												MCXT_ALLOC_HUGE);
 	double	   *residual = (double *) VARDATA(out);
@@ -1371,7 +1429,7 @@ powerrank_shard_update(PG_FUNCTION_ARGS)
 	memcpy(dangling, VARDATA_ANY(dangling_bytes), state->k * sizeof(double));
 	shard_state_update(state, PG_GETARG_INT32(0), PG_GETARG_INT32(1), PG_GETARG_FLOAT8(2),
 					   dangling, VARDATA_ANY(restart), VARSIZE_ANY_EXHDR(restart), residual,
-					   residual + 2 * state->k);
+					   exported ? residual + 2 * state->k : NULL);
 	PG_RETURN_BYTEA_P(out);
 }
 
@@ -1405,6 +1463,59 @@ powerrank_shard_top_k(PG_FUNCTION_ARGS)
 	memcpy(VARDATA(out) + count * state->k * sizeof(int32), values,
 		   count * state->k * sizeof(double));
 	PG_RETURN_BYTEA_P(out);
+}
+
+/* The slots of a combine or dots call: 1 to PR_COMBINE_MAX_TERMS int32, or an ERROR. */
+static int
+slot_list(bytea *slots, int32 *out)
+{
+	Size		size = VARSIZE_ANY_EXHDR(slots);
+	int			n = (int) (size / sizeof(int32));
+
+	if (size % sizeof(int32) != 0 || n < 1 || n > PR_COMBINE_MAX_TERMS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("slots holds %zu bytes, not 1 to %d slot numbers", size,
+						PR_COMBINE_MAX_TERMS)));
+	memcpy(out, VARDATA_ANY(slots), size);
+	return n;
+}
+
+/*
+ * powerrank_shard_combine(out_slot int, slots bytea, coef bytea) RETURNS bytea: the combination of
+ * the slots (int32 each) with the coefficients (slots × columns doubles) on the part's owned rows
+ * into out_slot (shard_state_combine); the result is empty.
+ */
+Datum
+powerrank_shard_combine(PG_FUNCTION_ARGS)
+{
+	ShardState *state = owning_part();
+	int32		slots[PR_COMBINE_MAX_TERMS];
+	int			n_terms = slot_list(PG_GETARG_BYTEA_PP(1), slots);
+	bytea	   *coef_bytes = PG_GETARG_BYTEA_PP(2);
+	double	   *coef = palloc(n_terms * state->k * sizeof(double));
+
+	check_vector_bytes(coef_bytes, n_terms * state->k, "coef");
+	memcpy(coef, VARDATA_ANY(coef_bytes), n_terms * state->k * sizeof(double));
+	shard_state_combine(state, PG_GETARG_INT32(0), n_terms, slots, coef);
+	PG_RETURN_BYTEA_P(bytes_to_bytea(NULL, 0));
+}
+
+/*
+ * powerrank_shard_dots(a_slot int, slots bytea) RETURNS bytea: the dot products of a_slot with each
+ * of the slots (int32 each) over the part's owned rows (shard_state_dots), slot after slot, a
+ * column each.
+ */
+Datum
+powerrank_shard_dots(PG_FUNCTION_ARGS)
+{
+	ShardState *state = owning_part();
+	int32		slots[PR_COMBINE_MAX_TERMS];
+	int			n_terms = slot_list(PG_GETARG_BYTEA_PP(1), slots);
+	double	   *dots = palloc(n_terms * state->k * sizeof(double));
+
+	shard_state_dots(state, PG_GETARG_INT32(0), n_terms, slots, dots);
+	PG_RETURN_BYTEA_P(bytes_to_bytea(dots, n_terms * state->k * sizeof(double)));
 }
 
 /* powerrank_shard_close() RETURNS void: frees this session's part. */

@@ -212,6 +212,10 @@ void		shard_state_owned_product(ShardState *state, PrProduct product, int x_slot
 void		shard_state_rows(ShardState *state, int slot, ShardRows list, double *out);
 int64		shard_state_top_k(ShardState *state, int slot, int64 top_k, int32 *rows,
 							  double *values);
+void		shard_state_combine(ShardState *state, int out_slot, int n_terms, const int32 *slots,
+								const double *coef);
+void		shard_state_dots(ShardState *state, int a_slot, int n_terms, const int32 *slots,
+							 double *out);
 void		shard_state_update(ShardState *state, int y_slot, int x_slot, double alpha,
 							   const double *dangling, const char *restart, Size restart_size,
 							   double *residual, double *exported);

@@ -67,6 +67,15 @@ FROM last_call r,
 	 UNION ALL SELECT count(DISTINCT src) + count(DISTINCT dst) FROM edges_two_1) p(rows)
 GROUP BY r.exchange_bytes, r.iterations;
 
+-- the accelerated iteration on the parts' owned rows (its combinations and dot products run there):
+-- at damping 0.99 both sides mix, to the same scores
+SET powerrank.mixing_depth = 5;
+SELECT t.tbl, same_as_local(t.tbl, $q$SELECT node::text AS k, score AS v FROM pagerank(%1$L, damping => 0.99, tolerance => 1e-12)$q$)
+FROM (VALUES ('edges_two'), ('edges_mix')) t(tbl);
+SELECT count(*) FROM pagerank('edges_two', damping => 0.99, tolerance => 1e-12);
+SELECT mixed_steps > 0 AS mixed FROM powerrank_last_run();
+SET powerrank.mixing_depth = 0;
+
 -- a partition without rows
 SELECT q.name, same_as_local('edges_gap', q.q, 'edges_gap_local')
 FROM queries q WHERE q.name IN ('pagerank weighted', 'hits', 'rwr many sources top_k')

@@ -207,7 +207,7 @@ sql $S1 -c "SELECT length(powerrank_shard_open('two_0', 'src', 'dst', NULL, fals
 	-c "SELECT powerrank_shard_prepare('\\x0080'::bytea, 1, 1, NULL)" \
 	-c "SELECT powerrank_shard_prepare('\\x0080'::bytea, 1, 1, '\\x01'::bytea)" \
 	-c "SELECT powerrank_shard_owned_product(0, 0, 1, 0, ''::bytea)" \
-	-c "SELECT powerrank_shard_update(1, 0, 0.85, ''::bytea, ''::bytea)" >>"$OUT"
+	-c "SELECT powerrank_shard_update(1, 0, 0.85, ''::bytea, ''::bytea, true)" >>"$OUT"
 
 say "the coordinator's graph cache keeps the merged node sets: listed, counted, evicted, dropped"
 sql $S1 -c "SELECT powerrank_cache_enable('big_0')" -c "SELECT powerrank_cache_enable('ns_0')" >>"$OUT"
