@@ -244,7 +244,11 @@ COMMENT ON FUNCTION powerrank_cache_live(text) IS
 -- read as the connecting user; from the shard's graph cache when tracked; the session's part
 -- again while the table's content is the same), prepares it with the whole graph's out-strengths
 -- (powerrank_shard_prepare) and relays every sparse product of the run through
--- powerrank_shard_product; powerrank_shard_close frees the part (so does the end of the session).  Vectors travel as bytea, in the servers' byte order.
+-- powerrank_shard_product, or, where each part owns the rows of its nodes, runs the products and
+-- PageRank updates of those rows on the shards (powerrank_shard_owned_product,
+-- powerrank_shard_update, and the accelerated iteration's powerrank_shard_combine and
+-- powerrank_shard_dots; powerrank_shard_rows gives a slot's owned rows, powerrank_shard_top_k their
+-- best); powerrank_shard_close frees the part (so does the end of the session).  Vectors travel as bytea, in the servers' byte order.
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION powerrank_shard_open(edges text, src_column name, dst_column name,
@@ -253,14 +257,47 @@ RETURNS bytea
 	AS 'MODULE_PATHNAME', 'powerrank_shard_open'
 	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
 
-CREATE FUNCTION powerrank_shard_prepare(out_strength bytea, columns int, products int)
+CREATE FUNCTION powerrank_shard_prepare(out_strength bytea, columns int, products int,
+										owners bytea)
 RETURNS bigint
 	AS 'MODULE_PATHNAME', 'powerrank_shard_prepare'
-	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+	LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
 
 CREATE FUNCTION powerrank_shard_product(product int, x bytea)
 RETURNS bytea
 	AS 'MODULE_PATHNAME', 'powerrank_shard_product'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION powerrank_shard_owned_product(product int, x_slot int, y_slot int, given int,
+											  x bytea)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_owned_product'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION powerrank_shard_rows(slot int, exported boolean)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_rows'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION powerrank_shard_update(y_slot int, x_slot int, alpha float8, dangling bytea,
+									   restart bytea, exported boolean)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_update'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION powerrank_shard_top_k(slot int, top_k bigint)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_top_k'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION powerrank_shard_combine(out_slot int, slots bytea, coef bytea)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_combine'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION powerrank_shard_dots(a_slot int, slots bytea)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_dots'
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
 
 CREATE FUNCTION powerrank_shard_close()
@@ -270,8 +307,20 @@ RETURNS void
 
 COMMENT ON FUNCTION powerrank_shard_open(text, name, name, name, boolean, bigint) IS
 	'Shard side of a distributed ranking: opens this session''s part on an edge table (called by a coordinator)';
-COMMENT ON FUNCTION powerrank_shard_prepare(bytea, int, int) IS
+COMMENT ON FUNCTION powerrank_shard_prepare(bytea, int, int, bytea) IS
 	'Shard side of a distributed ranking: prepares this session''s part (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_owned_product(int, int, int, int, bytea) IS
+	'Shard side of a distributed ranking: a sparse product on the rows this session''s part owns (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_rows(int, boolean) IS
+	'Shard side of a distributed ranking: the values of the rows this session''s part owns (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_update(int, int, float8, bytea, bytea, boolean) IS
+	'Shard side of a distributed ranking: the PageRank update of the rows this session''s part owns (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_top_k(int, bigint) IS
+	'Shard side of a distributed ranking: the best of the rows this session''s part owns (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_combine(int, bytea, bytea) IS
+	'Shard side of a distributed ranking: a combination of vectors on the rows this session''s part owns (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_dots(int, bytea) IS
+	'Shard side of a distributed ranking: dot products over the rows this session''s part owns (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_product(int, bytea) IS
 	'Shard side of a distributed ranking: one sparse product over this session''s part (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_close() IS

@@ -57,6 +57,7 @@
 #include "distributed/distributed.h"
 #include "distributed/shard.h"
 #include "graph/graph_scan.h"
+#include "pr_topk.h"
 
 int			powerrank_distributed = DISTRIBUTED_AUTO;
 int			powerrank_distributed_min_rows = 100000;
@@ -121,6 +122,23 @@ typedef struct KeptPart
 } KeptPart;
 
 /*
+ * Which part owns each node of a merged node set (plan_owners): the part of its in-edges (with
+ * HASH (dst), one part holds every in-edge of a node), and a node without in-edges the first part
+ * in which it is a source.  Each part's local nodes carry owner bits (shard.h: owned, exported to
+ * other parts, or a halo row owned elsewhere) and the lists derived from them.  rows_owned is
+ * false when some node has in-edges in two parts (a table partitioned on another key): then no
+ * part owns rows and every product is relayed whole.
+ */
+typedef struct OwnerPlan
+{
+	bool		rows_owned;
+	int32	   *owner;			/* [n] the part owning each node */
+	uint8	  **bits;			/* [n_parts][part's n_nodes] owner bits */
+	int32	 **rows[SHARD_ROWS_LISTS];	/* [list][n_parts] the part's rows of the list */
+	int64	   *count[SHARD_ROWS_LISTS];	/* [list][n_parts] */
+} OwnerPlan;
+
+/*
  * The whole graph's nodes merged from the parts' node sets (merge_parts), kept for the session
  * while no run holds it: the next run whose parts are the same graphs (kept parts, versions)
  * takes it again.
@@ -135,6 +153,7 @@ typedef struct MergedNodes
 	uint64	   *versions;		/* [n_parts] the parts' graphs it was merged from */
 	int32	  **to_global;		/* [n_parts][part's n_nodes] the whole graph's id of each node */
 	PrGraph		graph;			/* every node, its out-strength, no edge */
+	OwnerPlan  *owners;			/* which part owns each node (plan_owners; NULL: not made) */
 } MergedNodes;
 
 /* One part in a run. */
@@ -176,6 +195,10 @@ struct DistCluster
 	bool		ended_well;		/* distributed_keep_parts: the parts go back to the session */
 	int64		exchange_bytes;
 	double		exchange_seconds;
+	OwnerPlan  *owners;			/* nodes->owners, once the parts are prepared */
+	double	   *exported;		/* [n * k] the exported rows' values of a slot (others left) */
+	int			exported_slot;	/* that slot (-1: none): its next product's halos are there */
+	bool		mixing;			/* a combination ran on the parts (owned_combine) */
 };
 
 static void forward_notice(void *arg, const PGresult *result);
@@ -1579,12 +1602,133 @@ distributed_cache_hit(const DistCluster *cluster)
 	return true;
 }
 
-/* Bytes sent to and received from the shards, and the seconds the products took. */
+/* Bytes sent to and received from the shards, and the seconds of the round trips to them. */
 void
 distributed_exchange(const DistCluster *cluster, int64 *bytes, double *seconds)
 {
 	*bytes = cluster->exchange_bytes;
 	*seconds = cluster->exchange_seconds;
+}
+
+/*
+ * Makes the node set's owner plan (OwnerPlan) from the parts' role lists, once per node set: the
+ * part holding a node's in-edges owns it, else the first part where it is a source.
+ */
+static OwnerPlan *
+plan_owners(DistCluster *c)
+{
+	MergedNodes *m = c->nodes;
+	int64		n = c->graph.n_nodes;
+	OwnerPlan  *plan;
+	uint8	   *read_elsewhere;
+	uint8	   *bits;
+	int32	   *rows;
+	int64		local = 0,
+				listed = 0;
+	double		started = pr_clock_seconds();
+
+	if (m->owners != NULL)
+		return m->owners;
+	plan = MemoryContextAllocZero(m->cxt, sizeof(OwnerPlan));
+	/* one block for the owners and one for the bits and lists: fresh memory on huge pages */
+	plan->owner = powerrank_alloc_huge(m->cxt, Max(n, 1) * (sizeof(int32) + 1));
+	read_elsewhere = (uint8 *) (plan->owner + Max(n, 1));
+	memset(read_elsewhere, 0, Max(n, 1));
+	plan->rows_owned = true;
+	for (int64 v = 0; v < n; v++)
+		plan->owner[v] = -1;
+	for (int p = 0; p < c->n_parts && plan->rows_owned; p++)
+	{
+		const KeptPart *kept = c->parts[p].kept;
+
+		for (int64 i = 0; i < kept->row_count[SHARD_ROLE_TARGET]; i++)
+		{
+			int32		v = c->parts[p].to_global[kept->rows[SHARD_ROLE_TARGET][i]];
+
+			if (plan->owner[v] >= 0)
+			{
+				/* in-edges in two parts: their partial sums add up on the coordinator only */
+				plan->rows_owned = false;
+				break;
+			}
+			plan->owner[v] = p;
+		}
+	}
+	for (int p = 0; p < c->n_parts && plan->rows_owned; p++)
+	{
+		const KeptPart *kept = c->parts[p].kept;
+
+		for (int64 i = 0; i < kept->row_count[SHARD_ROLE_SOURCE]; i++)
+		{
+			int32		v = c->parts[p].to_global[kept->rows[SHARD_ROLE_SOURCE][i]];
+
+			if (plan->owner[v] < 0)
+				plan->owner[v] = p;
+		}
+	}
+	if (!plan->rows_owned)
+	{
+		m->owners = plan;
+		return plan;
+	}
+	/* a node that is a source of a part other than its owner is exported to that part */
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		const KeptPart *kept = c->parts[p].kept;
+
+		for (int64 i = 0; i < kept->row_count[SHARD_ROLE_SOURCE]; i++)
+		{
+			int32		v = c->parts[p].to_global[kept->rows[SHARD_ROLE_SOURCE][i]];
+
+			if (plan->owner[v] != p)
+				read_elsewhere[v] = 1;
+		}
+		local += kept->n_nodes;
+	}
+	plan->bits = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(uint8 *));
+	for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+	{
+		plan->rows[list] = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(int32 *));
+		plan->count[list] = MemoryContextAllocZero(m->cxt, c->n_parts * sizeof(int64));
+	}
+	bits = powerrank_alloc_huge(m->cxt, Max(local, 1));
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		int64		n_local = c->parts[p].kept->n_nodes;
+		const int32 *to_global = c->parts[p].to_global;
+
+		for (int64 i = 0; i < n_local; i++)
+		{
+			bits[i] = plan->owner[to_global[i]] != p ? SHARD_HALO :
+				read_elsewhere[to_global[i]] ? SHARD_OWNS | SHARD_EXPORTS : SHARD_OWNS;
+			for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+				plan->count[list][p] += (bits[i] & shard_rows_mask((ShardRows) list)) != 0;
+		}
+		plan->bits[p] = bits;
+		bits += n_local;
+		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+			listed += plan->count[list][p];
+	}
+	rows = powerrank_alloc_huge(m->cxt, Max(listed, 1) * sizeof(int32));
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+		{
+			plan->rows[list][p] = rows;
+			rows += shard_role_rows(plan->bits[p], c->parts[p].kept->n_nodes,
+									shard_rows_mask((ShardRows) list), rows);
+		}
+		elog(DEBUG1, "powerrank: part %d owns %lld rows; a product exchanges %lld halo rows in, %lld exported rows out (%.2f MB a column)",
+			 p, (long long) plan->count[SHARD_ROWS_OWNED][p],
+			 (long long) plan->count[SHARD_ROWS_HALO][p],
+			 (long long) plan->count[SHARD_ROWS_EXPORTED][p],
+			 (plan->count[SHARD_ROWS_HALO][p] + plan->count[SHARD_ROWS_EXPORTED][p]) *
+			 sizeof(double) / 1e6);
+	}
+	m->owners = plan;
+	elog(DEBUG1, "powerrank: owners of %lld nodes planned in %.1f ms", (long long) n,
+		 (pr_clock_seconds() - started) * 1000.0);
+	return plan;
 }
 
 /*
@@ -1600,6 +1744,7 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 
 	if (c->k == k && c->needs == needs)
 		return;
+	c->owners = plan_owners(c);
 	for (int p = 0; p < c->n_parts; p++)
 		if (c->parts[p].kept->n_nodes * (int64) k > (int64) (MaxAllocSize / sizeof(double)))
 			ereport(ERROR,
@@ -1611,6 +1756,7 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 	{
 		DistPart   *part = &c->parts[p];
 		KeptPart   *kept = part->kept;
+		const uint8 *bits = c->owners->rows_owned ? c->owners->bits[p] : NULL;
 		double	   *out;
 
 		if (part->x != NULL)
@@ -1628,18 +1774,20 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 		for (int64 i = 0; i < kept->n_nodes; i++)
 			out[i] = c->graph.out_strength[part->to_global[i]];
 		if (part->conn == NULL)
-			shard_state_prepare(kept->local, out, k, needs);
+			shard_state_prepare(kept->local, out, k, needs, bits);
 		else
 		{
 			char	   *bytes = palloc_extended(shard_strengths_bound(kept->n_nodes),
 												MCXT_ALLOC_HUGE);
-			const char *values[3] = {bytes, psprintf("%d", k), psprintf("%u", needs)};
-			int			lengths[3] = {(int) shard_strengths_write(out, kept->n_nodes, bytes), 0, 0};
-			int			formats[3] = {1, 0, 0};
+			const char *values[4] = {bytes, psprintf("%d", k), psprintf("%u", needs),
+			(const char *) bits};
+			int			lengths[4] = {(int) shard_strengths_write(out, kept->n_nodes, bytes), 0, 0,
+			(int) kept->n_nodes};
+			int			formats[4] = {1, 0, 0, 1};
 
-			send_query(part, psprintf("SELECT %s.powerrank_shard_prepare($1, $2, $3)::text",
-									  part->schema), 3, values, lengths, formats);
-			c->exchange_bytes += lengths[0];
+			send_query(part, psprintf("SELECT %s.powerrank_shard_prepare($1, $2, $3, $4)::text",
+									  part->schema), 4, values, lengths, formats);
+			c->exchange_bytes += lengths[0] + (bits != NULL ? lengths[3] : 0);
 		}
 	}
 	for (int p = 0; p < c->n_parts; p++)
@@ -1652,6 +1800,11 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 		kept->prepared_needs = needs;
 		kept->prepared_nodes = c->nodes->id;
 	}
+	if (c->exported != NULL)
+		pfree(c->exported);
+	c->exported = c->owners->rows_owned ?
+		powerrank_alloc_huge(c->cxt, Max(c->graph.n_nodes * k, 1) * sizeof(double)) : NULL;
+	c->exported_slot = -1;
 	c->k = k;
 	c->needs = needs;
 	elog(DEBUG1, "powerrank: parts prepared for %d columns in %.1f ms", k,
@@ -1730,7 +1883,532 @@ relay_product(DistCluster *c, PrProduct product, const double *x, double *y)
 	c->exchange_seconds += pr_clock_seconds() - started;
 }
 
-/* The distributed engine: the CPU engine of this backend for the vectors, the parts' products. */
+/* Sends a query of text parameters to a part's server. */
+static void
+send_text_query(DistPart *part, const char *query, int n_params, const char *const *values)
+{
+	send_query(part, query, n_params, values, NULL, NULL);
+}
+
+/*
+ * Waits for a part's answer of bytes (a bytea) and checks that it holds count doubles: returns
+ * the result (PQclear it), its bytes counted as exchanged.
+ */
+static PGresult *
+wait_values(DistCluster *c, DistPart *part, int64 count)
+{
+	PGresult   *result = wait_result(c, part);
+
+	if (PQgetlength(result, 0, 0) != (int) (count * sizeof(double)))
+	{
+		PQclear(result);
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("shard server \"%s\" answered a vector of the wrong size", part->server)));
+	}
+	c->exchange_bytes += PQgetlength(result, 0, 0);
+	return result;
+}
+
+/*
+ * Collects slot's values of every part's rows of list (SHARD_ROWS_OWNED: every node once, from
+ * its owner; SHARD_ROWS_EXPORTED: the nodes other parts read) into whole (n x k, the whole graph's
+ * ids; the rows no part gives are left as they were).
+ */
+static void
+collect_rows(DistCluster *c, int slot, ShardRows list, double *whole)
+{
+	int			k = c->k;
+	const char *values[2] = {psprintf("%d", slot), list == SHARD_ROWS_EXPORTED ? "true" : "false"};
+
+	for (int p = 0; p < c->n_parts; p++)
+		if (c->parts[p].conn != NULL)
+			send_text_query(&c->parts[p], psprintf("SELECT %s.powerrank_shard_rows($1, $2)",
+												   c->parts[p].schema), 2, values);
+	for (int p = 0; p < c->n_parts; p++)
+		if (c->parts[p].conn == NULL)
+			shard_state_rows(c->parts[p].kept->local, slot, list, c->parts[p].y);
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		const int32 *rows = c->owners->rows[list][p];
+		int64		count = c->owners->count[list][p];
+
+		if (part->conn != NULL)
+		{
+			PGresult   *result = wait_values(c, part, count * k);
+
+			memcpy(part->y, PQgetvalue(result, 0, 0), count * k * sizeof(double));
+			PQclear(result);
+		}
+		for (int64 i = 0; i < count; i++)
+			memcpy(whole + (int64) part->to_global[rows[i]] * k, part->y + i * k,
+				   k * sizeof(double));
+	}
+}
+
+/*
+ * The exchange before a product on owned rows: every part's halo of slot (its sources that other
+ * parts own), into part->x, from the owners' exported rows (c->exported: the last update on the
+ * parts left them there when it wrote slot, else they are collected now).  Here a relay through
+ * this backend; shards that reach each other could swap the halos directly.
+ */
+static void
+exchange_halos(DistCluster *c, int slot)
+{
+	int			k = c->k;
+
+	if (c->exported_slot != slot)
+	{
+		collect_rows(c, slot, SHARD_ROWS_EXPORTED, c->exported);
+		c->exported_slot = slot;
+	}
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		const int32 *halo = c->owners->rows[SHARD_ROWS_HALO][p];
+
+		for (int64 i = 0; i < c->owners->count[SHARD_ROWS_HALO][p]; i++)
+			memcpy(part->x + i * k, c->exported + (int64) part->to_global[halo[i]] * k,
+				   k * sizeof(double));
+	}
+}
+
+/*
+ * y_slot = product(x_slot) on the parts' owned rows (a pull product): x_slot's values are the
+ * parts' own (given SHARD_GIVEN_HALO, x NULL: every part gets its halo from the others first),
+ * those of x (SHARD_GIVEN_ALL, n x k: every part gets its local rows' values, its own included),
+ * or x's k values on every node (SHARD_GIVEN_FILL: a filled slot, k values travel).  dangling[k]
+ * receives x's sums over the dangling nodes, added in the parts' order.
+ */
+static void
+owned_product(DistCluster *c, PrProduct product, int x_slot, int y_slot, ShardGiven given,
+			  const double *x, double *dangling)
+{
+	int			k = c->k;
+	double		started = pr_clock_seconds();
+	const char *values[5] = {psprintf("%d", (int) product), psprintf("%d", x_slot),
+	psprintf("%d", y_slot), psprintf("%d", (int) given), NULL};
+	double	   *part_dangling = palloc(k * sizeof(double));
+
+	if (given == SHARD_GIVEN_HALO)
+		exchange_halos(c, x_slot);
+	else if (c->exported_slot == x_slot)
+		c->exported_slot = -1;
+	if (c->exported_slot == y_slot)
+		c->exported_slot = -1;
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		int64		count = given == SHARD_GIVEN_HALO ? c->owners->count[SHARD_ROWS_HALO][p] :
+			given == SHARD_GIVEN_ALL ? part->kept->n_nodes : 1;
+		int			lengths[5] = {0, 0, 0, 0, (int) (count * k * sizeof(double))};
+		int			formats[5] = {0, 0, 0, 0, 1};
+
+		if (given == SHARD_GIVEN_ALL)
+			for (int64 i = 0; i < count; i++)
+				memcpy(part->x + i * k, x + (int64) part->to_global[i] * k, k * sizeof(double));
+		else if (given == SHARD_GIVEN_FILL)
+			memcpy(part->x, x, k * sizeof(double));
+		if (part->conn == NULL)
+			continue;
+		values[4] = (const char *) part->x;
+		send_query(part, psprintf("SELECT %s.powerrank_shard_owned_product($1, $2, $3, $4, $5)",
+								  part->schema), 5, values, lengths, formats);
+		c->exchange_bytes += lengths[4];
+	}
+	for (int j = 0; j < k; j++)
+		dangling[j] = 0.0;
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+
+		if (part->conn == NULL)
+			shard_state_owned_product(part->kept->local, product, x_slot, y_slot, given, part->x,
+									  part_dangling);
+		else
+		{
+			PGresult   *result = wait_values(c, part, k);
+
+			memcpy(part_dangling, PQgetvalue(result, 0, 0), k * sizeof(double));
+			PQclear(result);
+		}
+		for (int j = 0; j < k; j++)
+			dangling[j] += part_dangling[j];
+	}
+	pfree(part_dangling);
+	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
+/* The local row of node v in part p (a part's nodes ascend in the whole graph's order too). */
+static inline int32
+owned_row(const DistCluster *c, int p, int32 v)
+{
+	return (int32) pr_lower_bound_i32(c->parts[p].to_global, 0, c->parts[p].kept->n_nodes, v);
+}
+
+/* The restart's entries that part p owns, as shard_state_update reads them (shard.h). */
+static char *
+owned_restart(const DistCluster *c, int p, const PrRestart *r, Size *size)
+{
+	const OwnerPlan *plan = c->owners;
+	int			k = c->k;
+	int32		header[2] = {k, (r->uniform ? SHARD_RESTART_UNIFORM : 0) |
+	(r->dangling_count > 0 ? SHARD_RESTART_TO_DANGLING : 0)};
+	double		nodes = (double) c->graph.n_nodes;
+	int64	   *count = palloc0(k * sizeof(int64));
+	int64		entries = 0,
+				dangling = 0;
+	char	   *out,
+			   *at;
+	int32	   *row;
+	double	   *weight;
+
+	for (int j = 0; !r->uniform && j < k; j++)
+		for (int64 e = r->ptr[j]; e < r->ptr[j + 1]; e++)
+			count[j] += plan->owner[r->node[e]] == p;
+	for (int j = 0; j < k; j++)
+		entries += count[j];
+	for (int64 e = 0; e < r->dangling_count; e++)
+		dangling += plan->owner[r->dangling_node[e]] == p;
+	*size = sizeof(header) + sizeof(nodes) + (k + 1) * sizeof(int64) +
+		(entries + dangling) * (sizeof(int32) + sizeof(double));
+	out = palloc(*size);
+	at = out;
+	memcpy(at, header, sizeof(header));
+	at += sizeof(header);
+	memcpy(at, &nodes, sizeof(nodes));
+	at += sizeof(nodes);
+	memcpy(at, count, k * sizeof(int64));
+	at += k * sizeof(int64);
+	memcpy(at, &dangling, sizeof(int64));
+	at += sizeof(int64);
+	row = palloc(Max(entries + dangling, 1) * sizeof(int32));
+	weight = palloc(Max(entries + dangling, 1) * sizeof(double));
+	entries = 0;
+	for (int j = 0; !r->uniform && j < k; j++)
+		for (int64 e = r->ptr[j]; e < r->ptr[j + 1]; e++)
+			if (plan->owner[r->node[e]] == p)
+			{
+				row[entries] = owned_row(c, p, r->node[e]);
+				weight[entries++] = r->weight[e];
+			}
+	memcpy(at, row, entries * sizeof(int32));
+	at += entries * sizeof(int32);
+	memcpy(at, weight, entries * sizeof(double));
+	at += entries * sizeof(double);
+	dangling = 0;
+	for (int64 e = 0; e < r->dangling_count; e++)
+		if (plan->owner[r->dangling_node[e]] == p)
+		{
+			row[dangling] = owned_row(c, p, r->dangling_node[e]);
+			weight[dangling++] = r->dangling_weight[e];
+		}
+	memcpy(at, row, dangling * sizeof(int32));
+	at += dangling * sizeof(int32);
+	memcpy(at, weight, dangling * sizeof(double));
+	pfree(row);
+	pfree(weight);
+	pfree(count);
+	return out;
+}
+
+/*
+ * The PageRank update of y_slot on the parts' owned rows, given x's dangling sums (dangling[k]):
+ * each part gets the restart's entries it owns; residual[k] receives the residual, the parts'
+ * sums added in their order, their maxima the largest.  Unless the run mixes, the parts' answers
+ * carry the new values of their exported rows, kept in c->exported for y_slot's next product.
+ */
+static void
+owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double *dangling,
+			 const PrRestart *restart, PrResidual *residual)
+{
+	int			k = c->k;
+	double		started = pr_clock_seconds();
+	double	   *part_residual = palloc(2 * k * sizeof(double));
+	char		alpha_text[32];
+	const char *values[6] = {psprintf("%d", y_slot), psprintf("%d", x_slot), alpha_text,
+	(const char *) dangling, NULL, c->mixing ? "false" : "true"};
+	char	  **restarts = palloc(c->n_parts * sizeof(char *));
+	Size	   *sizes = palloc(c->n_parts * sizeof(Size));
+
+	/* 17 significant digits read back as alpha's bits */
+	snprintf(alpha_text, sizeof(alpha_text), "%.17g", alpha);
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		int			lengths[6] = {0, 0, 0, (int) (k * sizeof(double)), 0, 0};
+		int			formats[6] = {0, 0, 0, 1, 1, 0};
+
+		restarts[p] = owned_restart(c, p, restart, &sizes[p]);
+		if (part->conn == NULL)
+			continue;
+		values[4] = restarts[p];
+		lengths[4] = (int) sizes[p];
+		send_query(part, psprintf("SELECT %s.powerrank_shard_update($1, $2, $3, $4, $5, $6)",
+								  part->schema), 6, values, lengths, formats);
+		c->exchange_bytes += lengths[3] + lengths[4];
+	}
+	for (int j = 0; j < k; j++)
+		residual[j].l1 = residual[j].linf = 0.0;
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		const int32 *rows = c->owners->rows[SHARD_ROWS_EXPORTED][p];
+		int64		count = c->mixing ? 0 : c->owners->count[SHARD_ROWS_EXPORTED][p];
+
+		if (part->conn == NULL)
+			shard_state_update(part->kept->local, y_slot, x_slot, alpha, dangling, restarts[p],
+							   sizes[p], part_residual, c->mixing ? NULL : part->y);
+		else
+		{
+			PGresult   *result = wait_values(c, part, (2 + count) * k);
+
+			memcpy(part_residual, PQgetvalue(result, 0, 0), 2 * k * sizeof(double));
+			memcpy(part->y, PQgetvalue(result, 0, 0) + 2 * k * sizeof(double),
+				   count * k * sizeof(double));
+			PQclear(result);
+		}
+		for (int j = 0; j < k; j++)
+		{
+			residual[j].l1 += part_residual[j];
+			residual[j].linf = Max(residual[j].linf, part_residual[k + j]);
+		}
+		for (int64 i = 0; i < count; i++)
+			memcpy(c->exported + (int64) part->to_global[rows[i]] * k, part->y + i * k,
+				   k * sizeof(double));
+		pfree(restarts[p]);
+	}
+	c->exported_slot = c->mixing ? (c->exported_slot == y_slot ? -1 : c->exported_slot) : y_slot;
+	pfree(restarts);
+	pfree(sizes);
+	pfree(part_residual);
+	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
+/*
+ * The combination of n_terms slots the parts hold into out_slot, on their owned rows.  Its
+ * exported rows are collected by the product that reads it: a run that combines on the parts
+ * mixes, and its updates no longer send theirs (the next product reads a combination).
+ */
+static void
+owned_combine(DistCluster *c, int out_slot, int n_terms, const int *slots, const double *coef)
+{
+	int			k = c->k;
+	double		started = pr_clock_seconds();
+	int32		slot_numbers[PR_COMBINE_MAX_TERMS];
+	const char *values[3] = {psprintf("%d", out_slot), (const char *) slot_numbers,
+	(const char *) coef};
+	int			lengths[3] = {0, (int) (n_terms * sizeof(int32)),
+	(int) (n_terms * k * sizeof(double))};
+	int			formats[3] = {0, 1, 1};
+
+	for (int t = 0; t < n_terms; t++)
+		slot_numbers[t] = slots[t];
+	for (int p = 0; p < c->n_parts; p++)
+		if (c->parts[p].conn != NULL)
+		{
+			send_query(&c->parts[p], psprintf("SELECT %s.powerrank_shard_combine($1, $2, $3)",
+											  c->parts[p].schema), 3, values, lengths, formats);
+			c->exchange_bytes += lengths[1] + lengths[2];
+		}
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+
+		if (part->conn == NULL)
+			shard_state_combine(part->kept->local, out_slot, n_terms, slot_numbers, coef);
+		else
+			PQclear(wait_values(c, part, 0));
+	}
+	if (c->exported_slot == out_slot)
+		c->exported_slot = -1;
+	c->mixing = true;
+	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
+/*
+ * The dot products of a_slot with n_terms slots, all held by the parts: out[t * k + j], each the
+ * parts' sums over their owned rows added in the parts' order (the same slots, the same bits).
+ */
+static void
+owned_dots(DistCluster *c, int a_slot, int n_terms, const int *slots, double *out)
+{
+	int			k = c->k;
+	double		started = pr_clock_seconds();
+	int32		slot_numbers[PR_COMBINE_MAX_TERMS];
+	const char *values[2] = {psprintf("%d", a_slot), (const char *) slot_numbers};
+	int			lengths[2] = {0, (int) (n_terms * sizeof(int32))};
+	int			formats[2] = {0, 1};
+	double	   *part_dots = palloc(n_terms * k * sizeof(double));
+
+	for (int t = 0; t < n_terms; t++)
+		slot_numbers[t] = slots[t];
+	for (int p = 0; p < c->n_parts; p++)
+		if (c->parts[p].conn != NULL)
+		{
+			send_query(&c->parts[p], psprintf("SELECT %s.powerrank_shard_dots($1, $2)",
+											  c->parts[p].schema), 2, values, lengths, formats);
+			c->exchange_bytes += lengths[1];
+		}
+	for (int i = 0; i < n_terms * k; i++)
+		out[i] = 0.0;
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+
+		if (part->conn == NULL)
+			shard_state_dots(part->kept->local, a_slot, n_terms, slot_numbers, part_dots);
+		else
+		{
+			PGresult   *result = wait_values(c, part, n_terms * k);
+
+			memcpy(part_dots, PQgetvalue(result, 0, 0), n_terms * k * sizeof(double));
+			PQclear(result);
+		}
+		for (int i = 0; i < n_terms * k; i++)
+			out[i] += part_dots[i];
+	}
+	pfree(part_dots);
+	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
+/* A candidate of the merged top-k: a node of the whole graph and its value. */
+typedef struct RankedNode
+{
+	int32		node;
+	double		value;
+} RankedNode;
+
+/* qsort comparison of RankedNode by node. */
+static int
+ranked_node_cmp(const void *a, const void *b)
+{
+	int32		x = ((const RankedNode *) a)->node;
+	int32		y = ((const RankedNode *) b)->node;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The top_k best nodes of every column of a slot the parts hold, merged from each part's best
+ * owned rows (exact: every node is owned by one part, and a part's ties go to its smaller rows,
+ * the smaller nodes): min(top_k, n) ids and values per column into index / value, column after
+ * column, in pr_top_k's order.
+ */
+static void
+owned_top_k(DistCluster *c, int slot, int64 top_k, int32 *index, double *value)
+{
+	int			k = c->k;
+	int64		n = c->graph.n_nodes;
+	int64		count = Min(top_k, n);
+	int64		total = 0;
+	int64	   *part_count = palloc(c->n_parts * sizeof(int64));
+	int32	  **rows = palloc(c->n_parts * sizeof(int32 *));
+	double	  **values = palloc(c->n_parts * sizeof(double *));
+	const char *params[2] = {psprintf("%d", slot), psprintf(INT64_FORMAT, top_k)};
+	RankedNode *candidates;
+	double	   *candidate_values;
+	int32	   *best;
+	double		started = pr_clock_seconds();
+
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+
+		part_count[p] = Min(top_k, c->owners->count[SHARD_ROWS_OWNED][p]);
+		rows[p] = palloc(Max(part_count[p] * k, 1) * sizeof(int32));
+		values[p] = palloc(Max(part_count[p] * k, 1) * sizeof(double));
+		total += part_count[p];
+		if (part->conn != NULL)
+			send_text_query(part, psprintf("SELECT %s.powerrank_shard_top_k($1, $2)",
+										   part->schema), 2, params);
+	}
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		int64		entries = part_count[p] * k;
+
+		if (part->conn == NULL)
+			shard_state_top_k(part->kept->local, slot, top_k, rows[p], values[p]);
+		else
+		{
+			PGresult   *result = wait_result(c, part);
+
+			if (PQgetlength(result, 0, 0) != (int) (entries * (sizeof(int32) + sizeof(double))))
+			{
+				PQclear(result);
+				ereport(ERROR,
+						(errcode(ERRCODE_PROTOCOL_VIOLATION),
+						 errmsg("shard server \"%s\" answered a top-k of the wrong size",
+								part->server)));
+			}
+			memcpy(rows[p], PQgetvalue(result, 0, 0), entries * sizeof(int32));
+			memcpy(values[p], PQgetvalue(result, 0, 0) + entries * sizeof(int32),
+				   entries * sizeof(double));
+			c->exchange_bytes += PQgetlength(result, 0, 0);
+			PQclear(result);
+		}
+		for (int64 i = 0; i < entries; i++)
+			if (rows[p][i] < 0 || rows[p][i] >= part->kept->n_nodes)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROTOCOL_VIOLATION),
+						 errmsg("shard server \"%s\" answered a top-k of rows it does not hold",
+								part->server)));
+	}
+	candidates = palloc(Max(total, 1) * sizeof(RankedNode));
+	candidate_values = palloc(Max(total, 1) * sizeof(double));
+	best = palloc(Max(count, 1) * sizeof(int32));
+	for (int j = 0; j < k; j++)
+	{
+		int64		at = 0;
+
+		for (int p = 0; p < c->n_parts; p++)
+			for (int64 i = 0; i < part_count[p]; i++, at++)
+			{
+				candidates[at].node = c->parts[p].to_global[rows[p][j * part_count[p] + i]];
+				candidates[at].value = values[p][j * part_count[p] + i];
+			}
+		/* in node order: pr_top_k's ties go to the smaller index, here the smaller node */
+		qsort(candidates, total, sizeof(RankedNode), ranked_node_cmp);
+		for (int64 i = 0; i < total; i++)
+			candidate_values[i] = candidates[i].value;
+		pr_top_k_values(candidate_values, total, 1, 0, count, best, value + j * count,
+						&pr_malloc_allocator);
+		for (int64 i = 0; i < count; i++)
+			index[j * count + i] = candidates[best[i]].node;
+	}
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		pfree(rows[p]);
+		pfree(values[p]);
+	}
+	pfree(rows);
+	pfree(values);
+	pfree(part_count);
+	pfree(candidates);
+	pfree(candidate_values);
+	pfree(best);
+	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
+/*
+ * Where a slot's values are (DistEngine.where): on this backend's vectors engine, on the parts
+ * (each part's owned rows: owned_product, owned_update), or both.
+ */
+#define SLOT_HERE 1
+#define SLOT_PARTS 2
+#define SLOT_FILLED 4			/* here, every value DistEngine.fill_value */
+
+/*
+ * The distributed engine: the CPU engine of this backend for the vectors, the parts' products.
+ * Where the parts own rows (OwnerPlan), a normalised pull product and the PageRank update after it
+ * run on the parts, each on its own rows, and their result stays there: the next product exchanges
+ * only the halos (exchange_halos), and this backend sums the parts' scalars (dangling sums,
+ * residuals); a top-k of a slot only they hold is merged from theirs (owned_top_k).  Every other
+ * operation runs on the vectors engine, a slot the parts hold being gathered first (collect_rows:
+ * each node's value from its owner), and writes its slot here.
+ */
 typedef struct DistEngine
 {
 	PrEngine	base;
@@ -1742,17 +2420,63 @@ typedef struct DistEngine
 	double	   *x;				/* [n * k] */
 	double	   *y;
 	size_t		values;
+	int			n_slots;
+	uint8	   *where;			/* [n_slots] SLOT_HERE / SLOT_PARTS / SLOT_FILLED bits */
+	double		fill_value[SHARD_MAX_SLOTS];	/* a SLOT_FILLED slot's value */
+	double	   *dangling;		/* [k] x's dangling sums taken by the last product on the parts */
+	int			dangling_slot;	/* the slot they are of (-1: none) */
+	PrResidual *residual;		/* [k] the last update's on the parts */
+	bool		residual_owned; /* the last residual is that one (else the vectors engine's) */
 } DistEngine;
 
 #define VECTORS(base) (((DistEngine *) (base))->vectors)
 
-/* Prepares the vectors' engine and the parts. */
+/* Whether the parts run the vector operations of their own rows. */
+static inline bool
+rows_owned(const DistEngine *e)
+{
+	return e->cluster->owners != NULL && e->cluster->owners->rows_owned;
+}
+
+/* Makes the vectors engine hold slot's values (gathered from the parts' owned rows). */
+static PrStatus
+slot_here(DistEngine *e, int slot, PrError *err)
+{
+	PrStatus	status;
+
+	if (slot < 0 || slot >= e->n_slots || (e->where[slot] & SLOT_HERE) != 0)
+		return PR_OK;
+	collect_rows(e->cluster, slot, SHARD_ROWS_OWNED, e->x);
+	status = e->vectors->ops->upload(e->vectors, slot, e->x, err);
+	if (status == PR_OK)
+		e->where[slot] |= SLOT_HERE;
+	return status;
+}
+
+/* Marks slot as written on the vectors engine (the parts' copy is stale). */
+static void
+written_here(DistEngine *e, int slot)
+{
+	if (slot < 0 || slot >= e->n_slots)
+		return;
+	e->where[slot] = SLOT_HERE;
+	if (e->dangling_slot == slot)
+		e->dangling_slot = -1;
+}
+
+/*
+ * Prepares the vectors' engine and the parts.  A prepare for the same columns and products keeps
+ * every slot where it is (the driver adds slots for mixing); another gathers nothing: the slots'
+ * values are forgotten with the parts' preparation.
+ */
 static PrStatus
 dist_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err)
 {
 	DistEngine *e = (DistEngine *) base;
 	size_t		values = (size_t) g->n_nodes * (size_t) k;
+	bool		same = e->cluster->k == k && e->cluster->needs == needs;
 	PrStatus	status = VECTORS(base)->ops->prepare(VECTORS(base), g, k, n_slots, needs, err);
+	uint8	   *where;
 
 	if (status != PR_OK)
 		return status;
@@ -1767,105 +2491,303 @@ dist_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned need
 			return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu values", values);
 		e->values = values;
 	}
+	if (!same || n_slots > e->n_slots)
+	{
+		where = (uint8 *) pr_alloc_array(&e->alloc, Max(n_slots, 1), 1);
+		if (where == NULL)
+			return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %d slots", n_slots);
+		memset(where, SLOT_HERE, Max(n_slots, 1));
+		if (same && e->where != NULL)
+			memcpy(where, e->where, e->n_slots);
+		pr_free(&e->alloc, e->where);
+		e->where = where;
+		e->n_slots = n_slots;
+	}
+	if (!same)
+	{
+		pr_free(&e->alloc, e->dangling);
+		pr_free(&e->alloc, e->residual);
+		e->dangling = (double *) pr_alloc_array(&e->alloc, k, sizeof(double));
+		e->residual = (PrResidual *) pr_alloc_array(&e->alloc, k, sizeof(PrResidual));
+		if (e->dangling == NULL || e->residual == NULL)
+			return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %d columns", k);
+		e->dangling_slot = -1;
+		e->residual_owned = false;
+	}
 	prepare_parts(e->cluster, k, needs);
 	return PR_OK;
 }
 
-/* y_slot = product(x_slot): x downloaded, the product relayed to the parts, y uploaded. */
+/*
+ * y_slot = product(x_slot).  A normalised pull product runs on the parts' owned rows when they own
+ * rows (x's halos exchanged when the parts hold x, else x sent from here: its fill value, or every
+ * part's local rows), and y stays there; any other product is relayed whole: x from here, y back
+ * here.
+ */
 static PrStatus
 dist_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError *err)
 {
 	DistEngine *e = (DistEngine *) base;
-	PrStatus	status = e->vectors->ops->download(e->vectors, x_slot, e->x, err);
+	PrStatus	status;
 
-	if (status != PR_OK)
+	if (rows_owned(e) && product == PR_PRODUCT_PULL_NORMALIZED && x_slot != y_slot &&
+		x_slot < SHARD_MAX_SLOTS && y_slot < SHARD_MAX_SLOTS)
+	{
+		ShardGiven	given = (e->where[x_slot] & SLOT_PARTS) != 0 ? SHARD_GIVEN_HALO :
+			(e->where[x_slot] & SLOT_FILLED) != 0 ? SHARD_GIVEN_FILL : SHARD_GIVEN_ALL;
+
+		if (given == SHARD_GIVEN_FILL)
+			for (int j = 0; j < e->cluster->k; j++)
+				e->x[j] = e->fill_value[x_slot];
+		else if (given == SHARD_GIVEN_ALL &&
+				 (status = e->vectors->ops->download(e->vectors, x_slot, e->x, err)) != PR_OK)
+			return status;
+		owned_product(e->cluster, product, x_slot, y_slot, given,
+					  given == SHARD_GIVEN_HALO ? NULL : e->x, e->dangling);
+		e->where[x_slot] |= SLOT_PARTS;
+		e->where[y_slot] = SLOT_PARTS;
+		e->dangling_slot = x_slot;
+		return PR_OK;
+	}
+	if ((status = slot_here(e, x_slot, err)) != PR_OK ||
+		(status = e->vectors->ops->download(e->vectors, x_slot, e->x, err)) != PR_OK)
 		return status;
 	relay_product(e->cluster, product, e->x, e->y);
+	written_here(e, y_slot);
 	return e->vectors->ops->upload(e->vectors, y_slot, e->y, err);
 }
 
-/* The operations that run on the vectors' engine alone. */
+/*
+ * The PageRank update: on the parts' owned rows when they hold y (a product on them) and x, with
+ * the dangling sums that product took of x; else here.
+ */
+static PrStatus
+dist_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha,
+					 const PrRestart *restart, PrError *err)
+{
+	DistEngine *e = (DistEngine *) base;
+	PrStatus	status;
+
+	if (x_slot != y_slot && y_slot >= 0 && y_slot < e->n_slots && x_slot >= 0 &&
+		x_slot < e->n_slots && e->where[y_slot] == SLOT_PARTS &&
+		(e->where[x_slot] & SLOT_PARTS) != 0 && e->dangling_slot == x_slot && restart != NULL &&
+		(restart->uniform || restart->k == e->cluster->k))
+	{
+		owned_update(e->cluster, y_slot, x_slot, alpha, e->dangling, restart, e->residual);
+		e->residual_owned = true;
+		if (e->dangling_slot == y_slot)
+			e->dangling_slot = -1;
+		return PR_OK;
+	}
+	if ((status = slot_here(e, y_slot, err)) != PR_OK ||
+		(status = slot_here(e, x_slot, err)) != PR_OK)
+		return status;
+	written_here(e, y_slot);
+	e->residual_owned = false;
+	return VECTORS(base)->ops->pagerank_update(VECTORS(base), y_slot, x_slot, alpha, restart,
+											   err);
+}
+
+/* The residual of the last update or normalisation, wherever it ran. */
+static PrStatus
+dist_residual(PrEngine *base, PrResidual *out, PrError *err)
+{
+	DistEngine *e = (DistEngine *) base;
+
+	if (!e->residual_owned)
+		return VECTORS(base)->ops->residual(VECTORS(base), out, err);
+	memcpy(out, e->residual, e->cluster->k * sizeof(PrResidual));
+	return PR_OK;
+}
+
+/* The operations that write a slot here from nothing the parts hold. */
 static PrStatus
 dist_fill(PrEngine *base, int slot, double value, PrError *err)
 {
+	DistEngine *e = (DistEngine *) base;
+
+	written_here(e, slot);
+	if (slot >= 0 && slot < e->n_slots && slot < SHARD_MAX_SLOTS)
+	{
+		e->where[slot] |= SLOT_FILLED;
+		e->fill_value[slot] = value;
+	}
 	return VECTORS(base)->ops->fill(VECTORS(base), slot, value, err);
 }
 
 static PrStatus
 dist_upload(PrEngine *base, int slot, const double *host, PrError *err)
 {
+	written_here((DistEngine *) base, slot);
 	return VECTORS(base)->ops->upload(VECTORS(base), slot, host, err);
-}
-
-static PrStatus
-dist_download(PrEngine *base, int slot, double *host, PrError *err)
-{
-	return VECTORS(base)->ops->download(VECTORS(base), slot, host, err);
-}
-
-static PrStatus
-dist_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha,
-					 const PrRestart *restart, PrError *err)
-{
-	return VECTORS(base)->ops->pagerank_update(VECTORS(base), y_slot, x_slot, alpha, restart,
-											   err);
-}
-
-static PrStatus
-dist_normalize(PrEngine *base, int slot, int old_slot, PrError *err)
-{
-	return VECTORS(base)->ops->normalize(VECTORS(base), slot, old_slot, err);
-}
-
-static PrStatus
-dist_residual(PrEngine *base, PrResidual *out, PrError *err)
-{
-	return VECTORS(base)->ops->residual(VECTORS(base), out, err);
-}
-
-static PrStatus
-dist_top_k(PrEngine *base, int slot, int col, int64_t top_k, int32_t *index, double *value,
-		   PrError *err)
-{
-	return VECTORS(base)->ops->top_k(VECTORS(base), slot, col, top_k, index, value, err);
-}
-
-static PrStatus
-dist_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, double *value,
-				   PrError *err)
-{
-	return VECTORS(base)->ops->top_k_columns(VECTORS(base), slot, top_k, index, value, err);
 }
 
 static PrStatus
 dist_restart_fill(PrEngine *base, int slot, const PrRestart *restart, PrError *err)
 {
+	written_here((DistEngine *) base, slot);
 	return VECTORS(base)->ops->restart_fill(VECTORS(base), slot, restart, err);
+}
+
+/* The operations that read slots here (gathered first when the parts hold them). */
+static PrStatus
+dist_download(PrEngine *base, int slot, double *host, PrError *err)
+{
+	PrStatus	status = slot_here((DistEngine *) base, slot, err);
+
+	return status != PR_OK ? status :
+		VECTORS(base)->ops->download(VECTORS(base), slot, host, err);
+}
+
+/* Whether only the parts hold slot (its top-k is merged from theirs). */
+static inline bool
+only_on_parts(const DistEngine *e, int slot)
+{
+	return slot >= 0 && slot < e->n_slots && e->where[slot] == SLOT_PARTS;
+}
+
+/* The top-k of a column: merged from the parts' when only they hold the slot. */
+static PrStatus
+dist_top_k(PrEngine *base, int slot, int col, int64_t top_k, int32_t *index, double *value,
+		   PrError *err)
+{
+	DistEngine *e = (DistEngine *) base;
+	int64		count = Min(top_k, e->cluster->graph.n_nodes);
+	PrStatus	status;
+
+	if (only_on_parts(e, slot) && col >= 0 && col < e->cluster->k)
+	{
+		int32	   *all_index = palloc(Max(count * e->cluster->k, 1) * sizeof(int32));
+		double	   *all_value = palloc(Max(count * e->cluster->k, 1) * sizeof(double));
+
+		owned_top_k(e->cluster, slot, top_k, all_index, all_value);
+		memcpy(index, all_index + col * count, count * sizeof(int32));
+		memcpy(value, all_value + col * count, count * sizeof(double));
+		pfree(all_index);
+		pfree(all_value);
+		return PR_OK;
+	}
+	status = slot_here(e, slot, err);
+	return status != PR_OK ? status :
+		VECTORS(base)->ops->top_k(VECTORS(base), slot, col, top_k, index, value, err);
+}
+
+/* The top-k of every column: merged from the parts' when only they hold the slot. */
+static PrStatus
+dist_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, double *value,
+				   PrError *err)
+{
+	DistEngine *e = (DistEngine *) base;
+	PrStatus	status;
+
+	if (only_on_parts(e, slot))
+	{
+		owned_top_k(e->cluster, slot, top_k, index, value);
+		return PR_OK;
+	}
+	status = slot_here(e, slot, err);
+	return status != PR_OK ? status :
+		VECTORS(base)->ops->top_k_columns(VECTORS(base), slot, top_k, index, value, err);
 }
 
 static PrStatus
 dist_column_sums(PrEngine *base, int slot, double *sums, double *dangling, PrError *err)
 {
-	return VECTORS(base)->ops->column_sums(VECTORS(base), slot, sums, dangling, err);
+	PrStatus	status = slot_here((DistEngine *) base, slot, err);
+
+	return status != PR_OK ? status :
+		VECTORS(base)->ops->column_sums(VECTORS(base), slot, sums, dangling, err);
 }
 
+/* Whether the parts hold a_slot (a_slot < 0: none) and every one of n_terms slots. */
+static bool
+all_on_parts(const DistEngine *e, int a_slot, int n_terms, const int *slots)
+{
+	if (!rows_owned(e) || (a_slot >= 0 && (a_slot >= e->n_slots ||
+										   (e->where[a_slot] & SLOT_PARTS) == 0)))
+		return false;
+	for (int t = 0; t < n_terms; t++)
+		if (slots[t] < 0 || slots[t] >= e->n_slots || (e->where[slots[t]] & SLOT_PARTS) == 0)
+			return false;
+	return true;
+}
+
+/* The dot products: over the parts' owned rows when they hold every slot, else here. */
+static PrStatus
+dist_dots(PrEngine *base, int a_slot, int n_terms, const int *slots, double *out, PrError *err)
+{
+	DistEngine *e = (DistEngine *) base;
+	PrStatus	status;
+
+	if (n_terms >= 1 && n_terms <= PR_COMBINE_MAX_TERMS && all_on_parts(e, a_slot, n_terms, slots))
+	{
+		owned_dots(e->cluster, a_slot, n_terms, slots, out);
+		return PR_OK;
+	}
+	status = slot_here(e, a_slot, err);
+
+	for (int t = 0; status == PR_OK && t < n_terms; t++)
+		status = slot_here((DistEngine *) base, slots[t], err);
+	return status != PR_OK ? status :
+		VECTORS(base)->ops->dots(VECTORS(base), a_slot, n_terms, slots, out, err);
+}
+
+/* The operations that read slots here and write one here. */
+static PrStatus
+dist_normalize(PrEngine *base, int slot, int old_slot, PrError *err)
+{
+	DistEngine *e = (DistEngine *) base;
+	PrStatus	status;
+
+	if ((status = slot_here(e, slot, err)) != PR_OK ||
+		(status = slot_here(e, old_slot, err)) != PR_OK)
+		return status;
+	written_here(e, slot);
+	e->residual_owned = false;
+	return VECTORS(base)->ops->normalize(VECTORS(base), slot, old_slot, err);
+}
+
+/*
+ * The combination: on the parts' owned rows when they hold every slot (out stays there), else
+ * here.
+ */
 static PrStatus
 dist_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const double *coef,
 			 PrError *err)
 {
-	return VECTORS(base)->ops->combine(VECTORS(base), out_slot, n_terms, slots, coef, err);
-}
+	DistEngine *e = (DistEngine *) base;
+	PrStatus	status = PR_OK;
 
-static PrStatus
-dist_dots(PrEngine *base, int a_slot, int n_terms, const int *slots, double *out, PrError *err)
-{
-	return VECTORS(base)->ops->dots(VECTORS(base), a_slot, n_terms, slots, out, err);
+	if (n_terms >= 1 && n_terms <= PR_COMBINE_MAX_TERMS && out_slot >= 0 &&
+		out_slot < e->n_slots && out_slot < SHARD_MAX_SLOTS &&
+		all_on_parts(e, -1, n_terms, slots))
+	{
+		owned_combine(e->cluster, out_slot, n_terms, slots, coef);
+		e->where[out_slot] = SLOT_PARTS;
+		if (e->dangling_slot == out_slot)
+			e->dangling_slot = -1;
+		return PR_OK;
+	}
+
+	for (int t = 0; status == PR_OK && t < n_terms; t++)
+		status = slot_here((DistEngine *) base, slots[t], err);
+	if (status != PR_OK)
+		return status;
+	written_here((DistEngine *) base, out_slot);
+	return VECTORS(base)->ops->combine(VECTORS(base), out_slot, n_terms, slots, coef, err);
 }
 
 static PrStatus
 dist_far_field(PrEngine *base, int slot, bool keep, bool *found, PrError *err)
 {
-	return VECTORS(base)->ops->far_field(VECTORS(base), slot, keep, found, err);
+	PrStatus	status = keep ? slot_here((DistEngine *) base, slot, err) : PR_OK;
+
+	if (status != PR_OK)
+		return status;
+	status = VECTORS(base)->ops->far_field(VECTORS(base), slot, keep, found, err);
+	if (status == PR_OK && !keep && *found)
+		written_here((DistEngine *) base, slot);
+	return status;
 }
 
 /* Releases the vectors' engine and the buffers (the parts stay with the run). */
@@ -1878,6 +2800,9 @@ dist_release(PrEngine *base)
 	e->vectors->ops->release(e->vectors);
 	pr_free(&alloc, e->x);
 	pr_free(&alloc, e->y);
+	pr_free(&alloc, e->where);
+	pr_free(&alloc, e->dangling);
+	pr_free(&alloc, e->residual);
 	pr_free(&alloc, e);
 }
 
@@ -1905,12 +2830,14 @@ distributed_engine_create(DistCluster *cluster, const PrAllocator *alloc, PrErro
 	e->alloc = *alloc;
 	e->vectors = vectors;
 	e->cluster = cluster;
+	e->dangling_slot = -1;
 	snprintf(e->name, sizeof(e->name), "distributed(%d)", cluster->n_parts);
 	e->ops = *vectors->ops;
 	e->ops.name = e->name;
 	e->ops.prepare = dist_prepare;
 	e->ops.product = dist_product;
 	e->ops.restart_local = NULL;
+	e->ops.own_rows = NULL;
 	e->ops.release = dist_release;
 #define FORWARD_IF_OFFERED(op) \
 	e->ops.op = vectors->ops->op != NULL ? dist_##op : NULL

@@ -24,10 +24,17 @@
 #include "cache/graph_cache.h"
 #include "distributed/shard.h"
 #include "graph/graph_scan.h"
+#include "pr_topk.h"
 
 PG_FUNCTION_INFO_V1(powerrank_shard_open);
 PG_FUNCTION_INFO_V1(powerrank_shard_prepare);
 PG_FUNCTION_INFO_V1(powerrank_shard_product);
+PG_FUNCTION_INFO_V1(powerrank_shard_owned_product);
+PG_FUNCTION_INFO_V1(powerrank_shard_rows);
+PG_FUNCTION_INFO_V1(powerrank_shard_update);
+PG_FUNCTION_INFO_V1(powerrank_shard_top_k);
+PG_FUNCTION_INFO_V1(powerrank_shard_combine);
+PG_FUNCTION_INFO_V1(powerrank_shard_dots);
 PG_FUNCTION_INFO_V1(powerrank_shard_close);
 
 /* The part this session keeps for a coordinator (NULL when none is open). */
@@ -363,6 +370,23 @@ shard_role_rows(const uint8 *roles, int64 n, uint8 role, int32 *rows)
 	return count;
 }
 
+/*
+ * A new array in cxt of the nodes (of n, ascending) whose owner bits meet mask (shard_role_rows);
+ * *count receives their count.
+ */
+static int32 *
+rows_list(MemoryContext cxt, const uint8 *bits, int64 n, uint8 mask, int64 *count)
+{
+	int64		c = 0;
+	int32	   *rows;
+
+	for (int64 v = 0; v < n; v++)
+		c += (bits[v] & mask) != 0;
+	rows = powerrank_alloc_huge(cxt, Max(c, 1) * sizeof(int32));
+	*count = shard_role_rows(bits, n, mask, rows);
+	return rows;
+}
+
 /* Writes v at out, 7 bits a byte, the low ones first; returns the bytes written (1 to 10). */
 static inline Size
 put_varint(uint8 *out, uint64 v)
@@ -664,11 +688,62 @@ shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *
 }
 
 /*
+ * Takes the owner bits of the part's local nodes (NULL: it owns no rows) and derives its lists of
+ * rows; forgets every slot kept.  The bits must agree with the part's roles: every target owned,
+ * every source owned or a halo row, a halo row not owned, an exported row owned.
+ */
+static void
+take_owners(ShardState *state, const uint8 *owners)
+{
+	int64		n = state->graph.n_nodes;
+
+	for (int s = 0; s < SHARD_MAX_SLOTS; s++)
+		if (state->slot[s] != NULL)
+		{
+			pfree(state->slot[s]);
+			state->slot[s] = NULL;
+		}
+	if (state->owners != NULL)
+	{
+		pfree(state->owners);
+		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+			pfree(state->owned_rows[list]);
+		state->owners = NULL;
+	}
+	if (owners == NULL)
+		return;
+	for (int64 v = 0; v < n; v++)
+	{
+		uint8		bits = owners[v];
+		bool		owned = (bits & SHARD_OWNS) != 0;
+
+		if ((bits & ~(SHARD_OWNS | SHARD_EXPORTS | SHARD_HALO)) != 0 ||
+			(owned && (bits & SHARD_HALO) != 0) || (!owned && (bits & SHARD_EXPORTS) != 0) ||
+			((state->roles[v] & SHARD_ROLE_TARGET) != 0 && !owned) ||
+			((state->roles[v] & SHARD_ROLE_SOURCE) != 0 && !owned && (bits & SHARD_HALO) == 0) ||
+			((bits & SHARD_HALO) != 0 && (state->roles[v] & SHARD_ROLE_SOURCE) == 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the owners of the part's node %lld do not fit its roles",
+							(long long) v),
+					 errhint("The shard functions are called by a coordinator of the same powerrank version.")));
+	}
+	state->owners = powerrank_alloc_huge(state->cxt, Max(n, 1));
+	memcpy(state->owners, owners, n);
+	for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+		state->owned_rows[list] = rows_list(state->cxt, state->owners, n,
+											shard_rows_mask((ShardRows) list),
+											&state->owned_count[list]);
+}
+
+/*
  * Prepares the part's engine for k columns and the products in needs, its rows normalised by the
- * whole graph's out-strengths global_out (one per local node).
+ * whole graph's out-strengths global_out (one per local node), and the rows it owns (owners: a
+ * byte of SHARD_OWNS / SHARD_EXPORTS / SHARD_HALO bits per local node; NULL: none).
  */
 void
-shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned needs)
+shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned needs,
+					const uint8 *owners)
 {
 	int64		n = state->graph.n_nodes;
 	PrError		err = {0};
@@ -713,6 +788,7 @@ shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned
 	}
 	state->k = k;
 	state->needs = needs;
+	take_owners(state, owners);
 	elog(DEBUG1, "powerrank: shard part prepared for %d columns in %.1f ms", k,
 		 (pr_clock_seconds() - started) * 1000.0);
 }
@@ -748,6 +824,317 @@ shard_state_product(ShardState *state, PrProduct product, const void *x, double 
 		powerrank_report_core_error("shard product", &err);
 	for (int64 i = 0; i < state->row_count[out_role]; i++)
 		memcpy(y + i * k, state->y + (int64) state->rows[out_role][i] * k, k * sizeof(double));
+}
+
+/* A slot of the part's owned rows (allocated when first written), or an ERROR. */
+static double *
+owned_slot(ShardState *state, int slot, bool written)
+{
+	if (state->engine == NULL || state->owners == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the shard part owns no rows"),
+				 errhint("powerrank_shard_prepare() with owners comes first.")));
+	if (slot < 0 || slot >= SHARD_MAX_SLOTS || (!written && state->slot[slot] == NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("slot %d of the shard part holds no values", slot)));
+	if (state->slot[slot] == NULL)
+		state->slot[slot] = powerrank_alloc_huge(state->cxt,
+												 Max(state->graph.n_nodes * state->k, 1) *
+												 sizeof(double));
+	return state->slot[slot];
+}
+
+/*
+ * A pull product over the part's edges on its owned rows: x holds what given says (k values for
+ * each halo row, the owned rows' being the slot's already; for every local row; or k values for
+ * all rows), which go into x_slot; y_slot receives the product on the owned rows (the targets: a row of the part that is no
+ * target gets 0).  dangling[k] receives x's sums over the owned rows whose whole graph's
+ * out-strength is 0, in ascending row order (the PageRank update's dangling mass, added up by the
+ * coordinator).
+ */
+void
+shard_state_owned_product(ShardState *state, PrProduct product, int x_slot, int y_slot,
+						  ShardGiven given, const void *x, double *dangling)
+{
+	PrEngine   *engine = state->engine;
+	PrError		err = {0};
+	int			k = state->k;
+	double	   *xs = owned_slot(state, x_slot, given != SHARD_GIVEN_HALO);
+	double	   *ys;
+	const int32 *rows = state->owned_rows[SHARD_ROWS_HALO];
+	const int32 *owned = state->owned_rows[SHARD_ROWS_OWNED];
+
+	if (product == PR_PRODUCT_PUSH || x_slot == y_slot)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a product on owned rows is a pull product between two slots")));
+	ys = owned_slot(state, y_slot, true);
+	if (given == SHARD_GIVEN_ALL)
+		memcpy(xs, x, state->graph.n_nodes * k * sizeof(double));
+	else if (given == SHARD_GIVEN_FILL)
+		for (int64 v = 0; v < state->graph.n_nodes; v++)
+			memcpy(xs + v * k, x, k * sizeof(double));
+	else
+		for (int64 i = 0; i < state->owned_count[SHARD_ROWS_HALO]; i++)
+			memcpy(xs + (int64) rows[i] * k, (const char *) x + i * k * sizeof(double),
+				   k * sizeof(double));
+	for (int j = 0; j < k; j++)
+		dangling[j] = 0.0;
+	for (int64 i = 0; i < state->owned_count[SHARD_ROWS_OWNED]; i++)
+		if (state->global_out[owned[i]] == 0.0)
+			for (int j = 0; j < k; j++)
+				dangling[j] += xs[(int64) owned[i] * k + j];
+	if (state->graph.n_nodes == 0)
+		return;
+	if (engine->ops->upload(engine, 0, xs, &err) != PR_OK ||
+		engine->ops->product(engine, product, 0, 1, &err) != PR_OK ||
+		engine->ops->download(engine, 1, ys, &err) != PR_OK)
+		powerrank_report_core_error("shard product", &err);
+}
+
+/* The values of a slot's rows of a list (owned or exported), k each, into out. */
+void
+shard_state_rows(ShardState *state, int slot, ShardRows list, double *out)
+{
+	const double *values = owned_slot(state, slot, false);
+	const int32 *rows = state->owned_rows[list];
+	int			k = state->k;
+
+	if (list != SHARD_ROWS_OWNED && list != SHARD_ROWS_EXPORTED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a part gives the values of its owned or exported rows only")));
+	for (int64 i = 0; i < state->owned_count[list]; i++)
+		memcpy(out + i * k, values + (int64) rows[i] * k, k * sizeof(double));
+}
+
+/*
+ * The top_k best owned rows of every column of a slot, in pr_top_k's order (ties to the smaller
+ * row, which is the smaller node of the whole graph too): min(top_k, owned rows) local rows and
+ * their values per column, column after column, into rows and values; returns that count.
+ */
+int64
+shard_state_top_k(ShardState *state, int slot, int64 top_k, int32 *rows, double *values)
+{
+	const double *all = owned_slot(state, slot, false);
+	const int32 *owned = state->owned_rows[SHARD_ROWS_OWNED];
+	int64		n_owned = state->owned_count[SHARD_ROWS_OWNED];
+	int64		count = Min(top_k, n_owned);
+	int			k = state->k;
+	double	   *compact = palloc_extended(Max(n_owned * k, 1) * sizeof(double), MCXT_ALLOC_HUGE);
+
+	for (int64 i = 0; i < n_owned; i++)
+		memcpy(compact + i * k, all + (int64) owned[i] * k, k * sizeof(double));
+	for (int j = 0; j < k && count > 0; j++)
+	{
+		int32	   *column_rows = rows + j * count;
+
+		pr_top_k_values(compact, n_owned, k, j, count, column_rows, values + j * count,
+						state->alloc);
+		for (int64 i = 0; i < count; i++)
+			column_rows[i] = owned[column_rows[i]];
+	}
+	pfree(compact);
+	return count;
+}
+
+/*
+ * The combination (PrEngineOps.combine) of n_terms slots into out_slot on the part's owned rows:
+ * out = sum over t of coef[t * k + j] * slot_t, term by term as the CPU engine adds them (out may
+ * be one of the slots).
+ */
+void
+shard_state_combine(ShardState *state, int out_slot, int n_terms, const int32 *slots,
+					const double *coef)
+{
+	const double *in[PR_COMBINE_MAX_TERMS];
+	double	   *out;
+	int			k = state->k;
+	const int32 *owned = state->owned_rows[SHARD_ROWS_OWNED];
+
+	for (int t = 0; t < n_terms; t++)
+		in[t] = owned_slot(state, slots[t], false);
+	out = owned_slot(state, out_slot, true);
+	for (int64 i = 0; i < state->owned_count[SHARD_ROWS_OWNED]; i++)
+		for (int j = 0; j < k; j++)
+		{
+			int64		q = (int64) owned[i] * k + j;
+			double		v = coef[j] * in[0][q];
+
+			for (int t = 1; t < n_terms; t++)
+				v += coef[t * k + j] * in[t][q];
+			out[q] = v;
+		}
+}
+
+/*
+ * The dot products (PrEngineOps.dots) of a_slot with n_terms slots over the part's owned rows, in
+ * ascending row order: out[t * k + j] (the coordinator adds the parts' in their order).
+ */
+void
+shard_state_dots(ShardState *state, int a_slot, int n_terms, const int32 *slots, double *out)
+{
+	const double *a = owned_slot(state, a_slot, false);
+	int			k = state->k;
+	const int32 *owned = state->owned_rows[SHARD_ROWS_OWNED];
+
+	for (int t = 0; t < n_terms; t++)
+	{
+		const double *in = owned_slot(state, slots[t], false);
+
+		for (int j = 0; j < k; j++)
+			out[t * k + j] = 0.0;
+		for (int64 i = 0; i < state->owned_count[SHARD_ROWS_OWNED]; i++)
+			for (int j = 0; j < k; j++)
+				out[t * k + j] += a[(int64) owned[i] * k + j] * in[(int64) owned[i] * k + j];
+	}
+}
+
+/* A restart on owned rows as shard_state_update reads it (shard.h: the restart's bytes). */
+typedef struct OwnedRestart
+{
+	bool		uniform;
+	bool		to_dangling;	/* the dangling mass goes to a dangling distribution */
+	double		nodes;
+	int64	   *count;			/* [k] */
+	int64		entries;
+	int64		dangling_count;
+	int32	   *row;			/* [entries] */
+	double	   *weight;
+	int32	   *dangling_row;	/* [dangling_count] */
+	double	   *dangling_weight;
+} OwnedRestart;
+
+/* Reads n bytes at *at of in (size bytes) into out; false when they are not there. */
+static bool
+read_bytes(const char *in, Size size, Size *at, void *out, Size n)
+{
+	if (n > size || *at > size - n)
+		return false;
+	memcpy(out, in + *at, n);
+	*at += n;
+	return true;
+}
+
+/* Reads a restart of k columns on the part's owned rows, or an ERROR. */
+static void
+read_owned_restart(const ShardState *state, const char *in, Size size, OwnedRestart *r)
+{
+	Size		at = 0;
+	int32		k = 0,
+				flags = 0;
+	bool		ok;
+	int64		n = state->graph.n_nodes;
+
+	memset(r, 0, sizeof(OwnedRestart));
+	r->count = palloc0(state->k * sizeof(int64));
+	ok = read_bytes(in, size, &at, &k, sizeof(k)) && k == state->k &&
+		read_bytes(in, size, &at, &flags, sizeof(flags)) &&
+		(flags & ~(SHARD_RESTART_UNIFORM | SHARD_RESTART_TO_DANGLING)) == 0 &&
+		read_bytes(in, size, &at, &r->nodes, sizeof(r->nodes)) && r->nodes >= 1.0 &&
+		read_bytes(in, size, &at, r->count, k * sizeof(int64)) &&
+		read_bytes(in, size, &at, &r->dangling_count, sizeof(int64));
+	r->uniform = (flags & SHARD_RESTART_UNIFORM) != 0;
+	r->to_dangling = (flags & SHARD_RESTART_TO_DANGLING) != 0;
+	for (int j = 0; ok && j < k; j++)
+	{
+		ok = r->count[j] >= 0 && r->count[j] <= n && (!r->uniform || r->count[j] == 0);
+		r->entries += ok ? r->count[j] : 0;
+	}
+	ok = ok && r->dangling_count >= 0 && r->dangling_count <= n &&
+		(r->to_dangling || r->dangling_count == 0) &&
+		size - at == (Size) (r->entries + r->dangling_count) * (sizeof(int32) + sizeof(double));
+	if (ok)
+	{
+		r->row = palloc(Max(r->entries, 1) * sizeof(int32));
+		r->weight = palloc(Max(r->entries, 1) * sizeof(double));
+		r->dangling_row = palloc(Max(r->dangling_count, 1) * sizeof(int32));
+		r->dangling_weight = palloc(Max(r->dangling_count, 1) * sizeof(double));
+		ok = read_bytes(in, size, &at, r->row, r->entries * sizeof(int32)) &&
+			read_bytes(in, size, &at, r->weight, r->entries * sizeof(double)) &&
+			read_bytes(in, size, &at, r->dangling_row, r->dangling_count * sizeof(int32)) &&
+			read_bytes(in, size, &at, r->dangling_weight, r->dangling_count * sizeof(double));
+	}
+	for (int64 i = 0; ok && i < r->entries; i++)
+		ok = r->row[i] >= 0 && r->row[i] < n && (state->owners[r->row[i]] & SHARD_OWNS) != 0;
+	for (int64 i = 0; ok && i < r->dangling_count; i++)
+		ok = r->dangling_row[i] >= 0 && r->dangling_row[i] < n &&
+			(state->owners[r->dangling_row[i]] & SHARD_OWNS) != 0;
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("restart holds %zu bytes that are not a restart of %d columns on the part's owned rows",
+						size, state->k),
+				 errhint("The shard functions are called by a coordinator of the same powerrank version.")));
+}
+
+/*
+ * The PageRank update (PrEngineOps.pagerank_update) on the part's owned rows of y_slot, given the
+ * product of x_slot in y_slot, the whole graph's dangling sums of x per column and the restart's
+ * owned entries (shard.h); residual[2k] receives the sums of |y - x| over the owned rows per
+ * column, then their maxima, and exported (unless NULL) the new values of y's exported rows (k
+ * each: what the other parts read of y, for the next product).  The arithmetic is the CPU engine's,
+ * row by row.
+ */
+void
+shard_state_update(ShardState *state, int y_slot, int x_slot, double alpha,
+				   const double *dangling, const char *restart, Size restart_size,
+				   double *residual, double *exported)
+{
+	double	   *y = owned_slot(state, y_slot, false);
+	const double *x = owned_slot(state, x_slot, false);
+	int			k = state->k;
+	const int32 *owned = state->owned_rows[SHARD_ROWS_OWNED];
+	int64		n_owned = state->owned_count[SHARD_ROWS_OWNED];
+	double	   *coef = palloc(k * sizeof(double));
+	double	   *dangling_coef = palloc(k * sizeof(double));
+	OwnedRestart r;
+	int64		at = 0;
+
+	if (x_slot == y_slot)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the PageRank update takes two slots")));
+	read_owned_restart(state, restart, restart_size, &r);
+	for (int j = 0; j < k; j++)
+	{
+		if (r.to_dangling)
+		{
+			dangling_coef[j] = alpha * dangling[j];
+			coef[j] = 1.0 - alpha;
+		}
+		else
+			coef[j] = alpha * dangling[j] + (1.0 - alpha);
+		if (r.uniform)
+			coef[j] /= r.nodes;
+	}
+	for (int64 i = 0; i < n_owned; i++)
+	{
+		double	   *row = y + (int64) owned[i] * k;
+
+		for (int j = 0; j < k; j++)
+			row[j] = r.uniform ? alpha * row[j] + coef[j] : alpha * row[j];
+	}
+	for (int j = 0; j < k; j++)
+		for (int64 e = 0; e < r.count[j]; e++, at++)
+			y[(int64) r.row[at] * k + j] += coef[j] * r.weight[at];
+	for (int64 i = 0; i < r.dangling_count; i++)
+		for (int j = 0; j < k; j++)
+			y[(int64) r.dangling_row[i] * k + j] += dangling_coef[j] * r.dangling_weight[i];
+	for (int j = 0; j < 2 * k; j++)
+		residual[j] = 0.0;
+	for (int64 i = 0; i < n_owned; i++)
+		for (int j = 0; j < k; j++)
+		{
+			double		d = fabs(y[(int64) owned[i] * k + j] - x[(int64) owned[i] * k + j]);
+
+			residual[j] += d;
+			residual[k + j] = Max(residual[k + j], d);
+		}
+	if (exported != NULL)
+		shard_state_rows(state, y_slot, SHARD_ROWS_EXPORTED, exported);
 }
 
 /* Frees the part (its engine included). */
@@ -873,20 +1260,36 @@ keep_product_memory(const ShardState *state, int k)
 }
 
 /*
- * powerrank_shard_prepare(out_strength bytea, columns int, needs int) RETURNS bigint: prepares
- * the session's part for columns score vectors and the products in needs (PR_NEED_* bits), with
- * the whole graph's out-strengths of its local nodes (shard_strengths_write); returns the part's
- * edge count.
+ * powerrank_shard_prepare(out_strength bytea, columns int, needs int, owners bytea) RETURNS
+ * bigint: prepares the session's part for columns score vectors and the products in needs
+ * (PR_NEED_* bits), with the whole graph's out-strengths of its local nodes
+ * (shard_strengths_write) and the rows it owns (a byte of owner bits per local node, shard.h;
+ * NULL: none); returns the part's edge count.
  */
 Datum
 powerrank_shard_prepare(PG_FUNCTION_ARGS)
 {
 	ShardState *state = session_part();
-	bytea	   *out_strength = PG_GETARG_BYTEA_PP(0);
-	int32		k = PG_GETARG_INT32(1);
-	int32		needs = PG_GETARG_INT32(2);
+	bytea	   *out_strength;
+	bytea	   *owners = PG_ARGISNULL(3) ? NULL : PG_GETARG_BYTEA_PP(3);
+	int32		k;
+	int32		needs;
 	int64		n = state->graph.n_nodes;
 	double	   *strength = palloc_extended(Max(n, 1) * sizeof(double), MCXT_ALLOC_HUGE);
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("powerrank_shard_prepare() takes NULL only for owners")));
+	out_strength = PG_GETARG_BYTEA_PP(0);
+	k = PG_GETARG_INT32(1);
+	needs = PG_GETARG_INT32(2);
+	if (owners != NULL && (int64) VARSIZE_ANY_EXHDR(owners) != n)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("owners holds %zu bytes, not one for each of the part's %lld nodes",
+						VARSIZE_ANY_EXHDR(owners), (long long) n),
+				 errhint("The shard functions are called by a coordinator of the same powerrank version.")));
 
 	if (!shard_strengths_read(VARDATA_ANY(out_strength), VARSIZE_ANY_EXHDR(out_strength), n,
 							  strength))
@@ -901,7 +1304,8 @@ powerrank_shard_prepare(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("powerrank_shard_prepare() takes columns >= 1 and product bits 1 to 7, not %d and %d",
 						k, needs)));
-	shard_state_prepare(state, strength, k, (unsigned) needs);
+	shard_state_prepare(state, strength, k, (unsigned) needs,
+						owners != NULL ? (const uint8 *) VARDATA_ANY(owners) : NULL);
 	keep_product_memory(state, k);
 	PG_RETURN_INT64(state->graph.n_edges);
 }
@@ -933,6 +1337,185 @@ powerrank_shard_product(PG_FUNCTION_ARGS)
 	/* the rows are copied out of x value by value: its data need not be aligned */
 	shard_state_product(state, (PrProduct) product, VARDATA_ANY(x), y);
 	PG_RETURN_BYTEA_P(bytes_to_bytea(y, values_out * sizeof(double)));
+}
+
+/* The session's part with rows owned, or an ERROR. */
+static ShardState *
+owning_part(void)
+{
+	ShardState *state = session_part();
+
+	if (state->engine == NULL || state->owners == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the shard part owns no rows"),
+				 errhint("powerrank_shard_prepare() with owners comes first.")));
+	return state;
+}
+
+/*
+ * powerrank_shard_owned_product(product int, x_slot int, y_slot int, given int, x bytea) RETURNS
+ * bytea: a pull product on the part's owned rows (shard_state_owned_product): x holds the values
+ * of the halo rows, of every local row, or of all rows alike (given: ShardGiven), which go into
+ * x_slot; the result is x's dangling sums over the owned rows, one per column.
+ */
+Datum
+powerrank_shard_owned_product(PG_FUNCTION_ARGS)
+{
+	ShardState *state = owning_part();
+	int32		product = PG_GETARG_INT32(0);
+	int32		given = PG_GETARG_INT32(3);
+	bytea	   *x = PG_GETARG_BYTEA_PP(4);
+	double	   *dangling = palloc(state->k * sizeof(double));
+	int64		rows = given == SHARD_GIVEN_HALO ? state->owned_count[SHARD_ROWS_HALO] :
+		given == SHARD_GIVEN_ALL ? state->graph.n_nodes : 1;
+
+	if ((product != PR_PRODUCT_PULL_NORMALIZED && product != PR_PRODUCT_PULL) ||
+		(state->needs & (1u << product)) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("pull product %d was not prepared on this shard part", product)));
+	if (given < SHARD_GIVEN_HALO || given > SHARD_GIVEN_FILL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("given must be 0, 1 or 2, not %d", given)));
+	check_vector_bytes(x, rows * state->k, "x");
+	shard_state_owned_product(state, (PrProduct) product, PG_GETARG_INT32(1), PG_GETARG_INT32(2),
+							  (ShardGiven) given, VARDATA_ANY(x), dangling);
+	PG_RETURN_BYTEA_P(bytes_to_bytea(dangling, state->k * sizeof(double)));
+}
+
+/*
+ * powerrank_shard_rows(slot int, exported boolean) RETURNS bytea: the values of the slot's owned
+ * rows (exported: only those other parts read), k each, row-major.
+ */
+Datum
+powerrank_shard_rows(PG_FUNCTION_ARGS)
+{
+	ShardState *state = owning_part();
+	ShardRows	list = PG_GETARG_BOOL(1) ? SHARD_ROWS_EXPORTED : SHARD_ROWS_OWNED;
+	int64		values = state->owned_count[list] * state->k;
+	bytea	   *out = (bytea *) palloc_extended(VARHDRSZ + values * sizeof(double),
+												MCXT_ALLOC_HUGE);
+
+	SET_VARSIZE(out, VARHDRSZ + values * sizeof(double));
+	shard_state_rows(state, PG_GETARG_INT32(0), list, (double *) VARDATA(out));
+	PG_RETURN_BYTEA_P(out);
+}
+
+/*
+ * powerrank_shard_update(y_slot int, x_slot int, alpha float8, dangling bytea, restart bytea,
+ * exported boolean) RETURNS bytea: the PageRank update of the part's owned rows
+ * (shard_state_update) with the whole graph's dangling sums of x (one per column) and the
+ * restart's owned entries (shard.h); the result is the residual's sums over the owned rows per
+ * column, then their maxima, then (exported) the new values of y's exported rows (k each).
+ */
+Datum
+powerrank_shard_update(PG_FUNCTION_ARGS)
+{
+	ShardState *state = owning_part();
+	bytea	   *dangling_bytes = PG_GETARG_BYTEA_PP(3);
+	bytea	   *restart = PG_GETARG_BYTEA_PP(4);
+	double	   *dangling = palloc(state->k * sizeof(double));
+	bool		exported = PG_GETARG_BOOL(5);
+	int64		values = (2 + (exported ? state->owned_count[SHARD_ROWS_EXPORTED] : 0)) *
+		state->k;
+	bytea	   *out = (bytea *) palloc_extended(VARHDRSZ + values * sizeof(double),
+												MCXT_ALLOC_HUGE);
+	double	   *residual = (double *) VARDATA(out);
+
+	SET_VARSIZE(out, VARHDRSZ + values * sizeof(double));
+	check_vector_bytes(dangling_bytes, state->k, "dangling");
+	memcpy(dangling, VARDATA_ANY(dangling_bytes), state->k * sizeof(double));
+	shard_state_update(state, PG_GETARG_INT32(0), PG_GETARG_INT32(1), PG_GETARG_FLOAT8(2),
+					   dangling, VARDATA_ANY(restart), VARSIZE_ANY_EXHDR(restart), residual,
+					   exported ? residual + 2 * state->k : NULL);
+	PG_RETURN_BYTEA_P(out);
+}
+
+/*
+ * powerrank_shard_top_k(slot int, top_k bigint) RETURNS bytea: the top_k best owned rows of every
+ * column of the slot (shard_state_top_k): min(top_k, owned rows) rows per column (int32, local),
+ * column after column, then their values (double).
+ */
+Datum
+powerrank_shard_top_k(PG_FUNCTION_ARGS)
+{
+	ShardState *state = owning_part();
+	int64		top_k = PG_GETARG_INT64(1);
+	int64		count;
+	int32	   *rows;
+	double	   *values;
+	bytea	   *out;
+
+	if (top_k < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("top_k must be at least 1, not %lld", (long long) top_k)));
+	count = Min(top_k, state->owned_count[SHARD_ROWS_OWNED]);
+	rows = palloc_extended(Max(count * state->k, 1) * sizeof(int32), MCXT_ALLOC_HUGE);
+	values = palloc_extended(Max(count * state->k, 1) * sizeof(double), MCXT_ALLOC_HUGE);
+	count = shard_state_top_k(state, PG_GETARG_INT32(0), top_k, rows, values);
+	out = (bytea *) palloc_extended(VARHDRSZ + count * state->k * (sizeof(int32) + sizeof(double)),
+									MCXT_ALLOC_HUGE);
+	SET_VARSIZE(out, VARHDRSZ + count * state->k * (sizeof(int32) + sizeof(double)));
+	memcpy(VARDATA(out), rows, count * state->k * sizeof(int32));
+	memcpy(VARDATA(out) + count * state->k * sizeof(int32), values,
+		   count * state->k * sizeof(double));
+	PG_RETURN_BYTEA_P(out);
+}
+
+/* The slots of a combine or dots call: 1 to PR_COMBINE_MAX_TERMS int32, or an ERROR. */
+static int
+slot_list(bytea *slots, int32 *out)
+{
+	Size		size = VARSIZE_ANY_EXHDR(slots);
+	int			n = (int) (size / sizeof(int32));
+
+	if (size % sizeof(int32) != 0 || n < 1 || n > PR_COMBINE_MAX_TERMS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("slots holds %zu bytes, not 1 to %d slot numbers", size,
+						PR_COMBINE_MAX_TERMS)));
+	memcpy(out, VARDATA_ANY(slots), size);
+	return n;
+}
+
+/*
+ * powerrank_shard_combine(out_slot int, slots bytea, coef bytea) RETURNS bytea: the combination of
+ * the slots (int32 each) with the coefficients (slots × columns doubles) on the part's owned rows
+ * into out_slot (shard_state_combine); the result is empty.
+ */
+Datum
+powerrank_shard_combine(PG_FUNCTION_ARGS)
+{
+	ShardState *state = owning_part();
+	int32		slots[PR_COMBINE_MAX_TERMS];
+	int			n_terms = slot_list(PG_GETARG_BYTEA_PP(1), slots);
+	bytea	   *coef_bytes = PG_GETARG_BYTEA_PP(2);
+	double	   *coef = palloc(n_terms * state->k * sizeof(double));
+
+	check_vector_bytes(coef_bytes, n_terms * state->k, "coef");
+	memcpy(coef, VARDATA_ANY(coef_bytes), n_terms * state->k * sizeof(double));
+	shard_state_combine(state, PG_GETARG_INT32(0), n_terms, slots, coef);
+	PG_RETURN_BYTEA_P(bytes_to_bytea(NULL, 0));
+}
+
+/*
+ * powerrank_shard_dots(a_slot int, slots bytea) RETURNS bytea: the dot products of a_slot with each
+ * of the slots (int32 each) over the part's owned rows (shard_state_dots), slot after slot, a
+ * column each.
+ */
+Datum
+powerrank_shard_dots(PG_FUNCTION_ARGS)
+{
+	ShardState *state = owning_part();
+	int32		slots[PR_COMBINE_MAX_TERMS];
+	int			n_terms = slot_list(PG_GETARG_BYTEA_PP(1), slots);
+	double	   *dots = palloc(n_terms * state->k * sizeof(double));
+
+	shard_state_dots(state, PG_GETARG_INT32(0), n_terms, slots, dots);
+	PG_RETURN_BYTEA_P(bytes_to_bytea(dots, n_terms * state->k * sizeof(double)));
 }
 
 /* powerrank_shard_close() RETURNS void: frees this session's part. */

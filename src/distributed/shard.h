@@ -20,7 +20,7 @@
 #include "graph/edge_table.h"
 
 /* Version of the bytes the shard functions exchange; the coordinator refuses another. */
-#define SHARD_PROTOCOL 4
+#define SHARD_PROTOCOL 5
 
 /*
  * A shard session's malloc (keep_product_memory): blocks up to SHARD_MMAP_THRESHOLD (glibc's
@@ -103,6 +103,59 @@ shard_product_role(PrProduct product, bool input)
 }
 
 /*
+ * Rows a part owns (shard_state_prepare given owner bits, one byte a local node): the part keeps
+ * the vector values of the nodes it owns and runs the vector operations of those rows (the
+ * coordinator's engine, coordinator.c, says which node each part owns).  An owned row may be
+ * exported (a source of another part: its values go to that part before a product); a halo row is
+ * a source of the part owned by another (its values come from the owner before a product).
+ */
+#define SHARD_OWNS 1
+#define SHARD_EXPORTS 2
+#define SHARD_HALO 4
+
+/* The lists of rows derived from the owner bits (shard_role_rows with shard_rows_mask). */
+typedef enum ShardRows
+{
+	SHARD_ROWS_OWNED = 0,		/* the rows it owns */
+	SHARD_ROWS_EXPORTED,		/* owned rows other parts read */
+	SHARD_ROWS_HALO,			/* sources owned by other parts (every other row is owned) */
+	SHARD_ROWS_LISTS
+} ShardRows;
+
+/* The owner bits of a list's rows. */
+static inline uint8
+shard_rows_mask(ShardRows list)
+{
+	static const uint8 masks[SHARD_ROWS_LISTS] = {SHARD_OWNS, SHARD_EXPORTS, SHARD_HALO};
+
+	return masks[list];
+}
+
+/*
+ * The restart of a PageRank update on a part's owned rows (shard_state_update), as the coordinator
+ * writes it: int32 columns k, int32 flags (SHARD_RESTART_UNIFORM: every column restarts over all
+ * nodes, weight 1 / nodes; SHARD_RESTART_TO_DANGLING: the dangling mass goes to a dangling
+ * distribution, else it follows the restart), double nodes (the whole graph's), int64 entries of
+ * each of the k columns, int64 entries of the dangling distribution; then each column's
+ * entries (int32 owned row, local), every column after the other, their weights (double), the
+ * dangling distribution's rows (int32, ascending) and weights (double).  Only the part's owned
+ * entries travel.
+ */
+#define SHARD_RESTART_UNIFORM 1
+#define SHARD_RESTART_TO_DANGLING 2
+
+/* What the x of a product on owned rows holds (shard_state_owned_product). */
+typedef enum ShardGiven
+{
+	SHARD_GIVEN_HALO = 0,		/* k values for each halo row (the owned rows' are the slot's) */
+	SHARD_GIVEN_ALL,			/* k values for every local row */
+	SHARD_GIVEN_FILL			/* k values, those of every local row (a filled vector) */
+} ShardGiven;
+
+/* Most vector slots a part keeps of its owned rows. */
+#define SHARD_MAX_SLOTS 64
+
+/*
  * One part's graph and its engine; lives in its own memory context.  Kept by its owner across
  * statements (a shard's session, the coordinator's local partition) and reused by the next open
  * of the same content: the graph cache's key of the content it was read as, compared with the key
@@ -138,14 +191,34 @@ typedef struct ShardState
 	unsigned	needs;
 	double	   *x;				/* [n_nodes * k] a product's whole local vectors */
 	double	   *y;
+	uint8	   *owners;			/* [n_nodes] SHARD_OWNS | SHARD_EXPORTS | SHARD_HALO, or NULL:
+								 * it owns no rows (every product is relayed whole) */
+	int32	   *owned_rows[SHARD_ROWS_LISTS];	/* the lists of ShardRows, ascending */
+	int64		owned_count[SHARD_ROWS_LISTS];
+	double	   *slot[SHARD_MAX_SLOTS];	/* [n_nodes * k] a slot's values: the owned rows' are
+										 * the slot's, the halo rows' those of its last
+										 * product's input; NULL until written */
 } ShardState;
 
 bool		shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *spec,
 							 bool out_edges);
 void		shard_state_prepare(ShardState *state, const double *global_out, int k,
-								unsigned needs);
+								unsigned needs, const uint8 *owners);
 void		shard_state_product(ShardState *state, PrProduct product, const void *x,
 								double *y);
+void		shard_state_owned_product(ShardState *state, PrProduct product, int x_slot,
+									  int y_slot, ShardGiven given, const void *x,
+									  double *dangling);
+void		shard_state_rows(ShardState *state, int slot, ShardRows list, double *out);
+int64		shard_state_top_k(ShardState *state, int slot, int64 top_k, int32 *rows,
+							  double *values);
+void		shard_state_combine(ShardState *state, int out_slot, int n_terms, const int32 *slots,
+								const double *coef);
+void		shard_state_dots(ShardState *state, int a_slot, int n_terms, const int32 *slots,
+							 double *out);
+void		shard_state_update(ShardState *state, int y_slot, int x_slot, double alpha,
+							   const double *dangling, const char *restart, Size restart_size,
+							   double *residual, double *exported);
 Size		shard_open_size(const ShardState *state, bool same);
 Size		shard_open_write(const ShardState *state, bool same, char *out);
 bool		shard_open_read(const char *in, Size size, int64 n, int64 *ids, uint8 *roles,

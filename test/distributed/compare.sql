@@ -39,6 +39,7 @@ INSERT INTO queries VALUES
 ('pagerank weighted', $q$SELECT node::text AS k, score AS v FROM pagerank(%1$L, tolerance => 1e-10, weight_column => 'w')$q$),
 ('pagerank top_k', $q$SELECT row_number() OVER () || ':' || node AS k, score AS v FROM pagerank(%1$L, top_k => 10)$q$),
 ('personalized', $q$SELECT node::text AS k, score AS v FROM pagerank(%1$L, tolerance => 1e-10, personalization => '{3,5,1700}', personalization_weights => '{0.5,0.25,0.25}', weight_column => 'w')$q$),
+('start scores', $q$SELECT node::text AS k, score AS v FROM pagerank(%1$L, tolerance => 1e-10, start_nodes => '{1,2,1700}', start_scores => '{0.5,0.25,0.25}')$q$),
 ('dangling distribution', $q$SELECT node::text AS k, score AS v FROM pagerank(%1$L, tolerance => 1e-10, dangling => '{7,8}')$q$),
 ('rwr one source', $q$SELECT node::text AS k, score AS v FROM rwr(%1$L, 42, tolerance => 1e-10)$q$),
 ('rwr many sources top_k', $q$SELECT source || ':' || row_number() OVER (PARTITION BY source) || ':' || node AS k, score AS v FROM rwr(%1$L, '{1,2,3,1000}'::bigint[], top_k => 5, weight_column => 'w')$q$),
@@ -48,6 +49,32 @@ INSERT INTO queries VALUES
 SELECT q.name, same_as_local(t.tbl, q.q)
 FROM (VALUES ('edges_two'), ('edges_three'), ('edges_mix')) t(tbl), queries q
 ORDER BY t.tbl, q.name;
+
+-- partitioned by source: a node's in-edges lie in two parts, every product is relayed whole
+SELECT q.name, same_as_local('edges_by_src', q.q)
+FROM queries q WHERE q.name IN ('pagerank', 'dangling distribution', 'rwr many sources top_k', 'hits')
+ORDER BY q.name;
+
+-- the parts own their rows where the table is partitioned by target: an iteration moves the halos
+-- only, fewer bytes than the whole relay's x on every part's sources and y on its targets (the
+-- second call, whose parts are kept: no node travels)
+SELECT count(*) FROM pagerank('edges_two', tolerance => 1e-10);
+SELECT count(*) FROM pagerank('edges_two', tolerance => 1e-10);
+CREATE TEMP TABLE last_call AS SELECT exchange_bytes, iterations FROM powerrank_last_run();
+SELECT r.exchange_bytes::float8 / r.iterations < 8 * sum(p.rows) AS halos_only
+FROM last_call r,
+	(SELECT count(DISTINCT src) + count(DISTINCT dst) FROM edges_two_0
+	 UNION ALL SELECT count(DISTINCT src) + count(DISTINCT dst) FROM edges_two_1) p(rows)
+GROUP BY r.exchange_bytes, r.iterations;
+
+-- the accelerated iteration on the parts' owned rows (its combinations and dot products run there):
+-- at damping 0.99 both sides mix, to the same scores
+SET powerrank.mixing_depth = 5;
+SELECT t.tbl, same_as_local(t.tbl, $q$SELECT node::text AS k, score AS v FROM pagerank(%1$L, damping => 0.99, tolerance => 1e-12)$q$)
+FROM (VALUES ('edges_two'), ('edges_mix')) t(tbl);
+SELECT count(*) FROM pagerank('edges_two', damping => 0.99, tolerance => 1e-12);
+SELECT mixed_steps > 0 AS mixed FROM powerrank_last_run();
+SET powerrank.mixing_depth = 0;
 
 -- a partition without rows
 SELECT q.name, same_as_local('edges_gap', q.q, 'edges_gap_local')

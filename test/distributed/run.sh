@@ -12,9 +12,11 @@
 # and exits non-zero when they differ.
 #
 # What it checks: every algorithm (PageRank plain, weighted, personalized, with a dangling
-# distribution, top_k; RWR from one and from many sources; HITS) gives the same top-k and scores
-# within 1e-12 of the same table ranked on one server, over 2 and 3 shards and over a mix of local
-# and foreign partitions, with the engine distributed(S) in powerrank_last_run; powerrank.distributed
+# distribution, a start vector, top_k; RWR from one and from many sources; HITS) gives the same
+# top-k and scores within 1e-12 of the same table ranked on one server, over 2 and 3 shards, over a
+# mix of local and foreign partitions and over a table partitioned by source (no part owns rows),
+# with the engine distributed(S) in powerrank_last_run; the parts owning their rows moving fewer
+# bytes per iteration than the whole relay; powerrank.distributed
 # = off and auto's choice for a table that does not qualify; a non-superuser without a password in
 # the user mapping; a shard user without SELECT; row-level security on a shard; statement_timeout
 # stopping the shards; a shard stopped and a shard backend killed in a run; a shard without the
@@ -198,10 +200,14 @@ new_session_call 4
 # travelled once)
 sql $C -c "SELECT b.exchange_bytes < a.exchange_bytes AS kept_fewer_bytes, d.exchange_bytes < c.exchange_bytes AS fresh_then_kept FROM session_calls a, session_calls b, session_calls c, session_calls d WHERE a.call = 1 AND b.call = 2 AND c.call = 3 AND d.call = 4" >>"$OUT"
 
-# a shard's prepare refuses out-strengths that are not one for each node of its part
+# a shard's prepare refuses out-strengths that are not one for each node of its part, and owner
+# bits that are not one byte a node; a part that owns no rows runs no product or update of them
 sql $S1 -c "SELECT length(powerrank_shard_open('two_0', 'src', 'dst', NULL, false, 0)) > 0" \
-	-c "SELECT powerrank_shard_prepare('\\x01'::bytea, 1, 1)" \
-	-c "SELECT powerrank_shard_prepare('\\x0080'::bytea, 1, 1)" >>"$OUT"
+	-c "SELECT powerrank_shard_prepare('\\x01'::bytea, 1, 1, NULL)" \
+	-c "SELECT powerrank_shard_prepare('\\x0080'::bytea, 1, 1, NULL)" \
+	-c "SELECT powerrank_shard_prepare('\\x0080'::bytea, 1, 1, '\\x01'::bytea)" \
+	-c "SELECT powerrank_shard_owned_product(0, 0, 1, 0, ''::bytea)" \
+	-c "SELECT powerrank_shard_update(1, 0, 0.85, ''::bytea, ''::bytea, true)" >>"$OUT"
 
 say "the coordinator's graph cache keeps the merged node sets: listed, counted, evicted, dropped"
 sql $S1 -c "SELECT powerrank_cache_enable('big_0')" -c "SELECT powerrank_cache_enable('ns_0')" >>"$OUT"

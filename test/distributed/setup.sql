@@ -1,7 +1,8 @@
 -- test/distributed/setup.sql — the coordinator: the shard servers, the reference table edges_local
 -- and the same rows in partitioned tables over 2 shards (edges_two), 3 shards (edges_three: a
 -- schema_name, a table_name and column_name options), a mix of local and foreign partitions
--- (edges_mix), a shard that is slow to read (edges_slow), one with row-level security
+-- (edges_mix), the rows partitioned by source over 2 shards (edges_by_src: a node's in-edges in
+-- two parts, so no part owns rows and every product is relayed whole), a shard that is slow to read (edges_slow), one with row-level security
 -- (edges_rls), an empty partition (edges_gap, the same rows locally in edges_gap_local), a table of
 -- many nodes (edges_big, locally edges_big_local), one to truncate and re-partition (edges_ns), and
 -- a local table whose cached graph takes room in the coordinator's cache (edges_filler).
@@ -26,6 +27,13 @@ CREATE FOREIGN TABLE edges_two_0 PARTITION OF edges_two FOR VALUES WITH (MODULUS
 CREATE FOREIGN TABLE edges_two_1 PARTITION OF edges_two FOR VALUES WITH (MODULUS 2, REMAINDER 1)
 	SERVER s2 OPTIONS (table_name 'two_1');
 INSERT INTO edges_two SELECT * FROM edges_local;
+
+CREATE TABLE edges_by_src (src bigint, dst bigint, w float8) PARTITION BY HASH (src);
+CREATE FOREIGN TABLE edges_by_src_0 PARTITION OF edges_by_src FOR VALUES WITH (MODULUS 2, REMAINDER 0)
+	SERVER s1 OPTIONS (table_name 'by_src_0');
+CREATE FOREIGN TABLE edges_by_src_1 PARTITION OF edges_by_src FOR VALUES WITH (MODULUS 2, REMAINDER 1)
+	SERVER s2 OPTIONS (table_name 'by_src_1');
+INSERT INTO edges_by_src SELECT * FROM edges_local;
 
 CREATE TABLE edges_three (src bigint, dst bigint, w float8) PARTITION BY HASH (dst);
 CREATE FOREIGN TABLE edges_three_0 PARTITION OF edges_three FOR VALUES WITH (MODULUS 3, REMAINDER 0)

@@ -6,6 +6,8 @@ CREATE SCHEMA "shard space";
 CREATE TABLE "shard space".three_1 (src bigint, dst bigint, w float8);
 CREATE TABLE three_2 (a bigint, b bigint, weight float8);
 CREATE TABLE mix_1 (src bigint, dst bigint, w float8);
+CREATE TABLE by_src_0 (src bigint, dst bigint, w float8);
+CREATE TABLE by_src_1 (src bigint, dst bigint, w float8);
 CREATE TABLE mix_2 (src bigint, dst bigint, w float8);
 CREATE TABLE gap_0 (src bigint, dst bigint, w float8);
 CREATE TABLE gap_1 (src bigint, dst bigint, w float8);
