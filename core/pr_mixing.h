@@ -26,8 +26,9 @@
  * after mixing began), over every PR_MIX_TRIAL steps the run's smallest residual has to shrink by
  * more than rho^((1 + c) PR_MIX_TRIAL), what plain steps of the same cost would do at the plain
  * rate rho: the larger of a bound the caller knows on a plain step's residual ratio (PageRank's
- * damping) and the largest ratio of the run's plain steps before mixing began.  The test reads
- * residuals only: a run decides the same way every time.
+ * damping) and the largest ratio of the run's plain steps before mixing began.  A run whose caller
+ * knows no such bound (HITS) is not judged so.  The test reads residuals only: a run decides the
+ * same way every time.
  *
  * Slots: the driver's x slot takes the mixed iterates; the outputs go round a ring of m + 1 slots
  * (the driver's y slot and m more), the f_i round m + 1 more: 2m + 1 slots beyond the algorithm's

@@ -180,7 +180,11 @@ deal_rows(const PartsEngine *e, const PrGraph *g, const int32_t *by_degree, int6
 	int			turn = 0;
 
 	for (int p = 0; p < e->n_parts; p++)
-		room[p] = n - p * rows_each < 0 ? 0 : n - p * rows_each < rows_each ? n - p * rows_each : rows_each;
+	{
+		int64_t		left = n - p * rows_each;	/* the rows from part p's first on */
+
+		room[p] = left < 0 ? 0 : left < rows_each ? left : rows_each;
+	}
 	/* count[i]: the part of the i-th node of by_degree (the rooms add up to n: one always has room) */
 	for (; i < n && 2 * dealt < total; i++)
 	{

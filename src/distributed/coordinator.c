@@ -2047,6 +2047,29 @@ owned_row(const DistCluster *c, int p, int32 v)
 	return (int32) pr_lower_bound_i32(c->parts[p].to_global, 0, c->parts[p].kept->n_nodes, v);
 }
 
+/*
+ * Writes at `at` the local rows, then the weights, of those of the count entries (node, weight)
+ * that part p owns (owned of them); returns the position after them.
+ */
+static char *
+put_owned_entries(const DistCluster *c, int p, const int32 *node, const double *weight, int64 count,
+				  int64 owned, char *at)
+{
+	char	   *weights = at + owned * sizeof(int32);
+
+	for (int64 e = 0; e < count; e++)
+		if (c->owners->owner[node[e]] == p)
+		{
+			int32		row = owned_row(c, p, node[e]);
+
+			memcpy(at, &row, sizeof(row));
+			at += sizeof(row);
+			memcpy(weights, &weight[e], sizeof(double));
+			weights += sizeof(double);
+		}
+	return weights;
+}
+
 /* The restart's entries that part p owns, as shard_state_update reads them (shard.h). */
 static char *
 owned_restart(const DistCluster *c, int p, const PrRestart *r, Size *size)
@@ -2061,8 +2084,6 @@ owned_restart(const DistCluster *c, int p, const PrRestart *r, Size *size)
 				dangling = 0;
 	char	   *out,
 			   *at;
-	int32	   *row;
-	double	   *weight;
 
 	for (int j = 0; !r->uniform && j < k; j++)
 		for (int64 e = r->ptr[j]; e < r->ptr[j + 1]; e++)
@@ -2083,32 +2104,11 @@ owned_restart(const DistCluster *c, int p, const PrRestart *r, Size *size)
 	at += k * sizeof(int64);
 	memcpy(at, &dangling, sizeof(int64));
 	at += sizeof(int64);
-	row = palloc(Max(entries + dangling, 1) * sizeof(int32));
-	weight = palloc(Max(entries + dangling, 1) * sizeof(double));
-	entries = 0;
-	for (int j = 0; !r->uniform && j < k; j++)
-		for (int64 e = r->ptr[j]; e < r->ptr[j + 1]; e++)
-			if (plan->owner[r->node[e]] == p)
-			{
-				row[entries] = owned_row(c, p, r->node[e]);
-				weight[entries++] = r->weight[e];
-			}
-	memcpy(at, row, entries * sizeof(int32));
-	at += entries * sizeof(int32);
-	memcpy(at, weight, entries * sizeof(double));
-	at += entries * sizeof(double);
-	dangling = 0;
-	for (int64 e = 0; e < r->dangling_count; e++)
-		if (plan->owner[r->dangling_node[e]] == p)
-		{
-			row[dangling] = owned_row(c, p, r->dangling_node[e]);
-			weight[dangling++] = r->dangling_weight[e];
-		}
-	memcpy(at, row, dangling * sizeof(int32));
-	at += dangling * sizeof(int32);
-	memcpy(at, weight, dangling * sizeof(double));
-	pfree(row);
-	pfree(weight);
+	/* a restart's columns are consecutive runs of its node list */
+	if (!r->uniform)
+		at = put_owned_entries(c, p, r->node + r->ptr[0], r->weight + r->ptr[0], r->ptr[k] - r->ptr[0],
+							   entries, at);
+	put_owned_entries(c, p, r->dangling_node, r->dangling_weight, r->dangling_count, dangling, at);
 	pfree(count);
 	return out;
 }
