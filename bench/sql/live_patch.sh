@@ -19,14 +19,20 @@
 #           (insert, weight update, delete) for SECONDS against each, twice in opposite orders.  Prints
 #           the mean TPS of each and its ratio to the untracked one, and the time to decode the changes
 #           (the slot exists from the first run on).
-# patch     soc-Slashdot0902 (test/data) with a weight column, live.  Cold: the graph's read and
-#           build with the cache off (the median of ROUNDS calls).  Then ROUNDS times: 1,000 rows
-#           changed in one transaction (334 inserts, 333 deletes, 333 weight updates: 0.1% of the
-#           edges), then one PageRank, whose graph is the cached one patched with the changed rows
-#           (powerrank_last_run: graph_source 'delta', build_ms = reading the change log and the
-#           changed rows, patching and caching the graph); the ratio of the patched graph's median to
-#           the cold one; and the largest score difference between the last patched run and a fresh
-#           build (tolerance 1e-10).
+# patch     GRAPH (soc-Slashdot0902 from test/data by default, or an R-MAT scale / graph_gen.h name)
+#           with a weight column, live.  Cold: the graph's read and build with the cache off (the median
+#           of ROUNDS calls).  Then ROUNDS times: 0.1% of the edges changed in one transaction (at least
+#           1,000 rows: a third inserts, a third deletes, a third weight updates; CHANGE_NODES=new: the
+#           inserts from new source nodes, =existing: between nodes the graph has), then one PageRank
+#           on DEVICE (cpu: the backend's engine; gpu: the GPU service, started and waited for), whose
+#           graph is the cached one patched with the changed rows (powerrank_last_run: graph_source
+#           'delta', build_ms = reading the change log and the changed rows, patching and caching the
+#           graph); the ratio of the patched graph's median to the cold one, and of the whole patched
+#           call to the whole cold call; and the largest score difference between the last patched run
+#           and a fresh build (tolerance 1e-10).
+#
+# Environment (besides bench/common/cluster.sh's): PHASES, EXTRA_SETTINGS, GRAPH (slashdot),
+# DEVICE (cpu), CHANGE_NODES (new), PARTS (parallel COPYs of an R-MAT load: the cores, at most 16).
 set -u
 SECONDS_RUN=${1:-20}
 CLIENTS=${2:-2}
@@ -35,16 +41,29 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 OUT=${OUT:-$ROOT/bench-out/live_patch}
 phases=(${PHASES:-writers patch})
+GRAPH=${GRAPH:-slashdot}
+DEVICE=${DEVICE:-cpu}
+CHANGE_NODES=${CHANGE_NODES:-new}
 . bench/common/phases.sh
 . bench/common/cluster.sh
+case $DEVICE in cpu|gpu) ;; *) die "DEVICE=$DEVICE: cpu or gpu" ;; esac
+case $CHANGE_NODES in new|existing) ;; *) die "CHANGE_NODES=$CHANGE_NODES: new or existing" ;; esac
+PARTS=${PARTS:-$(( $(nproc) < 16 ? $(nproc) : 16 ))}
 pg_init
-pg_require_installed
+pg_require_installed "$( [ "$DEVICE" = cpu ] || echo gpu)"
 cp bench/sql/pgbench/live_writer.sql "$WORK"/
 own "$WORK"
-cluster_start_without_gpu "-c wal_level=logical -c max_replication_slots=4 ${EXTRA_SETTINGS:-}" || exit 1
+SETTINGS="-c wal_level=logical -c max_replication_slots=4 -c max_wal_size=16GB ${EXTRA_SETTINGS:-}"
+if [ "$DEVICE" = cpu ]; then
+  cluster_start_without_gpu "$SETTINGS" || exit 1
+else
+  cluster_start "-c shared_preload_libraries=powerrank -c max_connections=40 $SETTINGS" > "$OUT/server.log" 2>&1 \
+    || { cat "$OUT/server.log"; exit 1; }
+fi
 PSQL=(psql -X -q -d postgres -v ON_ERROR_STOP=1)
 sql -d postgres -c "CREATE EXTENSION powerrank" > /dev/null || exit 1
 sql -c "CREATE EXTENSION powerrank" > /dev/null || exit 1
+if [ "$DEVICE" != cpu ]; then wait_ready 600 || die "the GPU service is not ready: $(sql -c 'SELECT last_error FROM powerrank_service')"; fi
 
 writers() {
   as_pg "${PSQL[@]}" <<'SQL' || return 1
@@ -90,28 +109,51 @@ SQL
 }
 
 patch() {
-  load_edges slashdot sd 1 || return 1
-  as_pg "${PSQL[@]}" -d bench <<'SQL' || return 1
+  load_edges "$GRAPH" sd "$PARTS" || return 1
+  as_pg "${PSQL[@]}" -d bench -v device="$DEVICE" -v change_nodes="$CHANGE_NODES" <<'SQL' || return 1
 ALTER TABLE sd ADD COLUMN w float8 NOT NULL DEFAULT 1;
 SELECT powerrank_cache_live('sd');
--- the graph's part of one PageRank call: (graph_source, delta_rows, build_ms)
+CREATE TABLE bench_settings AS SELECT :'device' AS device, :'change_nodes' = 'new' AS new_nodes;
+-- one PageRank call: how it got its graph, the graph's part of it (build_ms) and the whole call
 CREATE FUNCTION bench_call(OUT graph_source text, OUT delta_rows bigint, OUT build_ms float8,
-                           OUT iterations int)
+                           OUT iterations int, OUT call_ms float8, OUT engine text, OUT prepare_ms float8)
 LANGUAGE plpgsql AS $$
+DECLARE
+  t0 timestamptz := clock_timestamp();
+  dev text := (SELECT device FROM bench_settings);
 BEGIN
-  PERFORM count(*) FROM pagerank('sd', weight_column => 'w', top_k => 10, device => 'cpu');
-  SELECT r.graph_source, r.delta_rows, r.build_ms, r.iterations
-  INTO graph_source, delta_rows, build_ms, iterations FROM powerrank_last_run() r;
+  PERFORM count(*) FROM pagerank('sd', weight_column => 'w', top_k => 10, device => dev);
+  call_ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
+  SELECT r.graph_source, r.delta_rows, r.build_ms, r.iterations, r.engine, r.prepare_ms
+  INTO graph_source, delta_rows, build_ms, iterations, engine, prepare_ms FROM powerrank_last_run() r;
 END $$;
--- 1,000 changed rows in one transaction: inserts, deletes and weight updates of random rows
+-- nodes the graph has (the endpoints of its first 2,000,000 rows), numbered for the inserts to draw
+CREATE TABLE bench_nodes AS
+  SELECT row_number() OVER () AS i, node
+  FROM (SELECT src AS node FROM (SELECT src, dst FROM sd LIMIT 2000000) f
+        UNION SELECT dst FROM (SELECT src, dst FROM sd LIMIT 2000000) f) n;
+CREATE INDEX ON bench_nodes(i);
+-- 0.1% of the edges (at least 1,000 rows) changed in one transaction: inserts (from new source
+-- nodes, or between nodes the graph has), deletes and weight updates of random rows
 CREATE FUNCTION bench_change(round int) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  per bigint := greatest(333, (SELECT reltuples FROM pg_class WHERE oid = 'sd'::regclass)::bigint / 3000);
+  nodes bigint := (SELECT count(*) FROM bench_nodes);
+  pct float8 := least(100, 3000.0 * per / greatest(1, (SELECT reltuples FROM pg_class WHERE oid = 'sd'::regclass)));
 BEGIN
-  INSERT INTO sd SELECT 100000000 * round + i, i * 37 % 80000, 1 + i % 3 FROM generate_series(1, 334) i;
-  DELETE FROM sd WHERE ctid IN (SELECT ctid FROM sd TABLESAMPLE SYSTEM (1) WHERE src < 100000000 LIMIT 333);
-  UPDATE sd SET w = w + 0.5 WHERE ctid IN (SELECT ctid FROM sd TABLESAMPLE SYSTEM (1) WHERE src < 100000000 LIMIT 333);
+  IF (SELECT new_nodes FROM bench_settings) THEN
+    INSERT INTO sd SELECT 100000000000 * round + i, i * 37 % 80000, 1 + i % 3 FROM generate_series(1, per + 1) i;
+  ELSE
+    INSERT INTO sd SELECT a.node, b.node, 1 + i % 3
+    FROM generate_series(1, per + 1) i
+    JOIN bench_nodes a ON a.i = 1 + (i * 7919 + round * 104729) % nodes
+    JOIN bench_nodes b ON b.i = 1 + (i * 15485863 + round * 32452843) % nodes;
+  END IF;
+  DELETE FROM sd WHERE ctid IN (SELECT ctid FROM sd TABLESAMPLE SYSTEM (pct) WHERE src < 100000000000 LIMIT per);
+  UPDATE sd SET w = w + 0.5 WHERE ctid IN (SELECT ctid FROM sd TABLESAMPLE SYSTEM (pct) WHERE src < 100000000000 LIMIT per);
 END $$;
 CREATE TABLE bench_results(phase text, round int, graph_source text, delta_rows bigint, build_ms float8,
-                           iterations int);
+                           iterations int, call_ms float8, engine text, prepare_ms float8);
 SQL
   local r
   for r in $(seq "$ROUNDS"); do
@@ -128,20 +170,25 @@ SQL
     grep -E 'patched with|patched graph:|changed since' "$WORK/patched.$r.log" | sed 's/^DEBUG: */RESULT patch round '"$r"': /' 
   done
   sql <<'SQL' | sed 's/^/RESULT patch /'
-SELECT format('%s: graph %s (median of %s; min %s, max %s), graph_source %s, delta_rows %s, iterations %s',
+SELECT format('%s: graph %s (median of %s; min %s, max %s), whole call %s ms (median), prepare %s ms, graph_source %s, delta_rows %s, iterations %s, engine %s',
               phase, round(percentile_cont(0.5) WITHIN GROUP (ORDER BY build_ms)::numeric, 1) || ' ms',
               count(*), round(min(build_ms)::numeric, 1), round(max(build_ms)::numeric, 1),
+              round(percentile_cont(0.5) WITHIN GROUP (ORDER BY call_ms)::numeric, 1),
+              round(percentile_cont(0.5) WITHIN GROUP (ORDER BY prepare_ms)::numeric, 1),
               string_agg(DISTINCT graph_source, '/'), coalesce(string_agg(DISTINCT delta_rows::text, '/'), '-'),
-              string_agg(DISTINCT iterations::text, '/'))
+              string_agg(DISTINCT iterations::text, '/'), string_agg(DISTINCT engine, '/'))
 FROM bench_results GROUP BY phase ORDER BY min(round), phase;
-SELECT format('patched / cold: %s', round((p.m / c.m)::numeric, 3))
-FROM (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY build_ms) m FROM bench_results WHERE phase = 'patched') p,
-     (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY build_ms) m FROM bench_results WHERE phase = 'cold') c;
+SELECT format('patched / cold: graph %s, whole call %s', round((p.m / c.m)::numeric, 3), round((p.call / c.call)::numeric, 3))
+FROM (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY build_ms) m,
+             percentile_cont(0.5) WITHIN GROUP (ORDER BY call_ms) call FROM bench_results WHERE phase = 'patched') p,
+     (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY build_ms) m,
+             percentile_cont(0.5) WITHIN GROUP (ORDER BY call_ms) call FROM bench_results WHERE phase = 'cold') c;
 SQL
-  # the last patched graph (cached) against a fresh build, to the bit of the tolerance
+  # the last patched graph (cached; on DEVICE) against a fresh build on the CPU, to the bit of the tolerance
   sql <<'SQL' | sed 's/^/RESULT patch /'
-CREATE TEMP TABLE a AS SELECT * FROM pagerank('sd', weight_column => 'w', tolerance => 1e-10, device => 'cpu');
-SELECT 'scores of the cached graph: ' || graph_source FROM powerrank_last_run();
+CREATE TEMP TABLE a AS SELECT * FROM pagerank('sd', weight_column => 'w', tolerance => 1e-10,
+                                              device => (SELECT device FROM bench_settings));
+SELECT 'scores of the cached graph: ' || graph_source || ', ' || engine FROM powerrank_last_run();
 SET powerrank.cache_size = 0;
 CREATE TEMP TABLE b AS SELECT * FROM pagerank('sd', weight_column => 'w', tolerance => 1e-10, device => 'cpu');
 SELECT format('against a fresh build (%s): %s nodes, largest score difference %s', graph_source,
