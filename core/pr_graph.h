@@ -211,6 +211,8 @@ typedef struct PrGraphPatch
 	int32_t    *sources;		/* new ids of the changes' sources that stay, ascending, distinct */
 	int64_t		n_sources;
 	uint8_t    *source_flags;	/* weighted: n_nodes bits of scratch for the write */
+	struct PrPatchRun *runs;	/* scratch of the write: the runs of base edges it copies */
+	int64_t		max_runs;
 } PrGraphPatch;
 
 /*
@@ -231,9 +233,10 @@ PrStatus	pr_graph_patch_plan(const PrGraph *base, const PrWeightRange *base_rang
  * Writes the planned graph into out, whose arrays the caller placed for patch->shape (node_ids,
  * in_ptr, in_src, in_weight when weighted, out_strength, and room for shape.n_dangling dangling
  * nodes; pr_graph_flat_place does that in a flat buffer); sets out's counts, n_dangling included.
- * The arrays equal pr_graph_build's of the patched rows bit for bit.  Reads the base; cannot fail.
+ * The arrays equal pr_graph_build's of the patched rows bit for bit, whatever n_threads (the
+ * threads that copy the unchanged rows).  Reads the base; cannot fail.
  */
-void		pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out);
+void		pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out, int n_threads);
 
 /* Frees a plan's scratch. */
 void		pr_graph_patch_free(PrGraphPatch *patch);

@@ -15,7 +15,8 @@
  * (endpoints of deletions left without an edge) and the ones that come, and gives the patched
  * graph's shape, so that a caller can place its arrays where they will stay (a shared-memory
  * segment) before pr_graph_patch_write fills them.  The write copies the rows without a change in
- * runs (one memcpy when no node id moves), merges each changed row with its changes in (source,
+ * runs (memcpy when no node id moves; the runs' edges split evenly over its threads), merges each
+ * changed row with its changes in (source,
  * weight) order — the build's order (sources ascending, parallel edges by weight) — and takes the
  * out-strengths of the base for every source whose out-edges did not change: the build adds a
  * source's weights in (destination, weight) order, which the patch keeps, so the sum is the same
@@ -33,6 +34,18 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A run of base in-edges [begin, end) that the write copies to out at `out`, after `before` others. */
+typedef struct PrPatchRun
+{
+	int64_t		begin;
+	int64_t		end;
+	int64_t		out;
+	int64_t		before;			/* edges of the runs before it */
+} PrPatchRun;
+
+/* The fewest edges a thread of the write copies. */
+#define PATCH_EDGES_PER_THREAD ((int64_t) 1 << 20)
 
 /* Orders changes by destination, source, weight. */
 static int
@@ -403,7 +416,7 @@ void
 pr_graph_patch_free(PrGraphPatch *patch)
 {
 	void	   *scratch[] = {patch->net, patch->net_src, patch->fresh, patch->map, patch->sources,
-	patch->source_flags};
+	patch->source_flags, patch->runs};
 
 	for (size_t i = 0; patch->alloc != NULL && i < sizeof(scratch) / sizeof(scratch[0]); i++)
 		pr_free(patch->alloc, scratch[i]);
@@ -551,6 +564,13 @@ pr_graph_patch_plan(const PrGraph *base, const PrWeightRange *base_range,
 							 pr_error_set(err, PR_ERR_NOMEM, "out of memory for %lld nodes",
 										  (long long) n_new));
 	}
+	/* a run of unchanged rows ends at each changed, fresh or vanished row, and at the end */
+	patch->max_runs = (int64_t) n_net + 2 * patch->n_fresh + n_gone + 2;
+	patch->runs = (PrPatchRun *) pr_alloc_array(alloc, (size_t) patch->max_runs, sizeof(PrPatchRun));
+	if (patch->runs == NULL)
+		return plan_fail(patch, old_src, old_dst, gone,
+						 pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows",
+									  n_changes));
 	pr_free(alloc, old_src);
 	pr_free(alloc, old_dst);
 	pr_free(alloc, gone);
@@ -672,9 +692,72 @@ write_strengths(const PrGraphPatch *patch, PrGraph *out)
 	out->n_dangling = k;
 }
 
-void
-pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out)
+/* The runs of unchanged rows a write found, copied by pr_parallel_run. */
+typedef struct PatchCopy
 {
+	const PrGraphPatch *patch;
+	PrGraph    *out;
+	int64_t		n_runs;
+	int64_t		edges;			/* in all the runs */
+} PatchCopy;
+
+/* Adds base edges [begin, end), bound for out at out_at, to the runs the write copies. */
+static void
+add_run(const PrGraphPatch *patch, int64_t *n_runs, int64_t *edges, int64_t begin, int64_t end,
+		int64_t out_at)
+{
+	PrPatchRun *run = &patch->runs[*n_runs];
+
+	if (end <= begin)
+		return;
+	run->begin = begin;
+	run->end = end;
+	run->out = out_at;
+	run->before = *edges;
+	*edges += end - begin;
+	(*n_runs)++;
+}
+
+/* pr_parallel_run's task: copies part `part` of n_parts of the runs' edges (even edge ranges). */
+static void
+copy_runs_part(void *arg, int part, int n_parts)
+{
+	PatchCopy  *c = (PatchCopy *) arg;
+	const PrPatchRun *runs = c->patch->runs;
+	int64_t		lo,
+				hi,
+				r = 0,
+				top = c->n_runs - 1;
+
+	pr_even_range(c->edges, part, n_parts, &lo, &hi);
+	if (lo >= hi)
+		return;
+	/* the last run starting at or before lo */
+	while (r < top)
+	{
+		int64_t		mid = r + (top - r + 1) / 2;
+
+		if (runs[mid].before <= lo)
+			r = mid;
+		else
+			top = mid - 1;
+	}
+	for (; r < c->n_runs && runs[r].before < hi; r++)
+	{
+		int64_t		len = runs[r].end - runs[r].begin;
+		int64_t		from = (lo > runs[r].before ? lo : runs[r].before) - runs[r].before;
+		int64_t		to = (hi < runs[r].before + len ? hi : runs[r].before + len) - runs[r].before;
+
+		copy_edges(c->patch->base, c->patch->map, runs[r].begin + from, runs[r].begin + to, c->out,
+				   runs[r].out + from);
+	}
+}
+
+void
+pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out, int n_threads)
+{
+	PatchCopy	copy = {patch, out, 0, 0};
+	int			parts;
 	const PrGraph *base = patch->base;
 	const int32_t *map = patch->map;
 	int64_t		n_base = base->n_nodes;
@@ -720,7 +803,7 @@ pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out)
 		{
 			if (run_end != b)
 			{
-				copy_edges(base, map, run_b, run_end, out, run_out);
+				add_run(patch, &copy.n_runs, &copy.edges, run_b, run_end, run_out);
 				e_out += run_end - run_b;
 				run_b = b;
 				run_out = e_out;
@@ -729,7 +812,7 @@ pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out)
 		}
 		else
 		{
-			copy_edges(base, map, run_b, run_end, out, run_out);
+			add_run(patch, &copy.n_runs, &copy.edges, run_b, run_end, run_out);
 			e_out += run_end - run_b;
 			run_b = run_end = b_end;
 			write_changed_row(patch, b, b_end, c, c_end, out, &e_out);
@@ -742,8 +825,17 @@ pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out)
 		c = c_end;
 		v++;
 	}
-	copy_edges(base, map, run_b, run_end, out, run_out);
+	add_run(patch, &copy.n_runs, &copy.edges, run_b, run_end, run_out);
 	e_out += run_end - run_b;
 	out->in_ptr[v] = e_out;
+
+	/* the unchanged rows, by threads of at least PATCH_EDGES_PER_THREAD edges each */
+	parts = n_threads < PR_MAX_THREADS ? n_threads : PR_MAX_THREADS;
+	if ((int64_t) parts > copy.edges / PATCH_EDGES_PER_THREAD)
+		parts = (int) (copy.edges / PATCH_EDGES_PER_THREAD);
+	if (parts <= 1)
+		copy_runs_part(&copy, 0, 1);
+	else
+		pr_parallel_run(copy_runs_part, &copy, parts);
 	write_strengths(patch, out);
 }

@@ -543,7 +543,7 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 	}
 	graph_cache_prefault(patched->segment);
 	pr_graph_flat_place(&shape, dsm_segment_address(patched->segment));
-	pr_graph_patch_write(plan, &shape);
+	pr_graph_patch_write(plan, &shape, powerrank_thread_count());
 	/* the header again, with the dangling count the write found (no array moves) */
 	pr_graph_flat_place(&shape, dsm_segment_address(patched->segment));
 	patched->graph = shape;

@@ -334,17 +334,13 @@ map_read_only(dsm_segment *segment)
 
 /*
  * Maps every page of a segment this backend just created writable before it writes the segment
- * whole (one call instead of a fault per page, where MADV_POPULATE_WRITE exists); a failure only
- * costs the faults.
+ * whole (powerrank_prefault: several threads, no fault in the write).
  */
 void
 graph_cache_prefault(dsm_segment *segment)
 {
-#ifdef MADV_POPULATE_WRITE
 	if (mapped_at_page(segment))
-		(void) madvise(dsm_segment_address(segment), dsm_segment_map_length(segment),
-					   MADV_POPULATE_WRITE);
-#endif
+		powerrank_prefault(dsm_segment_address(segment), dsm_segment_map_length(segment));
 }
 
 /*

@@ -56,6 +56,63 @@ powerrank_alloc_huge(MemoryContext cxt, Size size)
 	return ptr;
 }
 
+/* A range of memory whose pages prefault_part maps. */
+typedef struct PrefaultRange
+{
+	char	   *base;
+	size_t		bytes;
+} PrefaultRange;
+
+/* Granule of the prefault's parts: whole 2 MB pages where the range is on them. */
+#define PREFAULT_GRANULE ((size_t) 2 << 20)
+
+/*
+ * pr_parallel_run's task: maps the pages of part `part` of n_parts writable — one
+ * MADV_POPULATE_WRITE where it exists and takes the range, else a write of each page's first byte
+ * with its own value.  Neither changes the memory's content.
+ */
+static void
+prefault_part(void *arg, int part, int n_parts)
+{
+	PrefaultRange *r = (PrefaultRange *) arg;
+	int64_t		b,
+				e;
+	size_t		begin,
+				end;
+
+	pr_even_range((int64_t) ((r->bytes + PREFAULT_GRANULE - 1) / PREFAULT_GRANULE), part, n_parts,
+				  &b, &e);
+	begin = (size_t) b * PREFAULT_GRANULE;
+	end = Min((size_t) e * PREFAULT_GRANULE, r->bytes);
+	if (end <= begin)
+		return;
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(r->base + begin, end - begin, MADV_POPULATE_WRITE) == 0)
+		return;
+#endif
+	for (size_t at = begin; at < end; at += 4096)
+	{
+		volatile char *page = r->base + at;
+
+		*page = *page;
+	}
+}
+
+/*
+ * Maps every page of [base, base + bytes) writable before a backend writes it whole (base
+ * page-aligned: a segment it just created), in parallel over powerrank_thread_count() threads,
+ * so that the write takes no page fault: on a virtual machine a fault costs far more than its
+ * bytes, and the kernel zeroes fresh pages on the faulting thread.
+ */
+void
+powerrank_prefault(void *base, size_t bytes)
+{
+	PrefaultRange range = {(char *) base, bytes};
+
+	if (base != NULL && bytes > 0)
+		pr_parallel_run(prefault_part, &range, powerrank_thread_count());
+}
+
 /* Allocates size bytes in the context; NULL when the request is too large or memory is short. */
 static void *
 context_alloc(void *ctx, size_t size)

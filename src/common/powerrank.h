@@ -57,6 +57,7 @@ PrAllocator *powerrank_context_allocator(MemoryContext cxt);
 #define POWERRANK_HUGE_PAGE_MIN ((size_t) 4 << 20)
 void		powerrank_advise_huge_pages(void *ptr, size_t size);
 void	   *powerrank_alloc_huge(MemoryContext cxt, Size size);
+void		powerrank_prefault(void *base, size_t bytes);
 
 /* ---- status.c: core status codes as PostgreSQL errors, the cancel check, optional steps ---- */
 

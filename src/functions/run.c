@@ -189,32 +189,11 @@ rows_segment_step(void *arg)
 		dsm_pin_mapping(step->segment);
 }
 
-/* A range of fresh memory whose pages prefault_part touches. */
-typedef struct Prefault
-{
-	char	   *base;
-	Size		bytes;
-} Prefault;
-
-/* pr_parallel_run's task: writes a zero into every page of part `part` of n_parts. */
-static void
-prefault_part(void *arg, int part, int n_parts)
-{
-	Prefault   *p = (Prefault *) arg;
-	int64_t		b,
-				e;
-
-	pr_even_range((int64_t) (p->bytes / 4096), part, n_parts, &b, &e);
-	for (int64_t i = b; i < e; i++)
-		((volatile char *) p->base)[i * 4096] = 0;
-}
-
 /*
  * A segment for capacity rows (src, then dst) that the service's build will turn into the cached
  * graph, or NULL (with a DEBUG1 line) when none can be had: the rows are then read into local
- * memory as usual.  Its pages are touched by several threads first (the memory is zero: writing
- * a zero changes nothing), so that the read, whose one process appends every row, takes no page
- * fault.
+ * memory as usual.  Its pages are mapped by several threads first (powerrank_prefault), so that
+ * the read, whose one process appends every row, takes no page fault.
  */
 static dsm_segment *
 create_rows_segment(Size capacity)
@@ -228,11 +207,10 @@ create_rows_segment(Size capacity)
 			 message);
 	else if (step.segment != NULL)
 	{
-		Prefault	prefault = {dsm_segment_address(step.segment), step.bytes};
 		double		created = pr_clock_seconds();
 
 		dsm_unpin_mapping(step.segment);	/* detached by an ERROR from here on */
-		pr_parallel_run(prefault_part, &prefault, powerrank_thread_count());
+		powerrank_prefault(dsm_segment_address(step.segment), step.bytes);
 		elog(DEBUG1, "powerrank: shared segment of %zu bytes for the rows: created in %.1f ms (handle %u), pages touched in %.1f ms",
 			 step.bytes, (created - started) * 1000.0, dsm_segment_handle(step.segment),
 			 (pr_clock_seconds() - created) * 1000.0);

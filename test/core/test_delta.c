@@ -34,8 +34,8 @@ same_graph(const PrGraph *a, const PrGraph *b)
  * the plan's status.
  */
 static PrStatus
-apply_changes(const PrGraph *base, const PrEdgeChange *changes, size_t n_changes, bool undirected,
-			  PrGraph *out, PrError *err)
+apply_changes_threads(const PrGraph *base, const PrEdgeChange *changes, size_t n_changes,
+					  bool undirected, int n_threads, PrGraph *out, PrError *err)
 {
 	PrGraphPatch plan;
 	PrStatus	status;
@@ -55,9 +55,17 @@ apply_changes(const PrGraph *base, const PrEdgeChange *changes, size_t n_changes
 	out->in_weight = base->weighted ? malloc(sizeof(double) * m) : NULL;
 	out->out_strength = malloc(sizeof(double) * n);
 	out->dangling = malloc(sizeof(int32_t) * n);
-	pr_graph_patch_write(&plan, out);
+	pr_graph_patch_write(&plan, out, n_threads);
 	pr_graph_patch_free(&plan);
 	return PR_OK;
+}
+
+/* apply_changes_threads with one thread. */
+static PrStatus
+apply_changes(const PrGraph *base, const PrEdgeChange *changes, size_t n_changes, bool undirected,
+			  PrGraph *out, PrError *err)
+{
+	return apply_changes_threads(base, changes, n_changes, undirected, 1, out, err);
 }
 
 /* Builds g from rows (weights may be NULL), directed or not. */
@@ -99,7 +107,7 @@ check_placed(const PrGraph *base, const PrEdgeChange *changes, size_t n_changes,
 	buffer = aligned_alloc(8, (size + 7) / 8 * 8);
 	memset(buffer, 0xab, size);
 	pr_graph_flat_place(&shape, buffer);
-	pr_graph_patch_write(&plan, &shape);
+	pr_graph_patch_write(&plan, &shape, 2);
 	pr_graph_flat_place(&shape, buffer);
 	CHECKF(pr_graph_view_flat(buffer, size, &view, &err) == PR_OK, "placed patch: %s", err.message);
 	CHECK(same_graph(&view, expected));
@@ -129,16 +137,15 @@ check_placed(const PrGraph *base, const PrEdgeChange *changes, size_t n_changes,
 }
 
 /*
- * Random rows over the even ids below 2 span (weights 1..4); then random deletions of existing rows, weight
- * updates (a delete and an insert) and inserts, some with new ids; the patched base must equal
- * the build of the changed rows.
+ * m random rows over the even ids below 2 span (weights 1..4); then random deletions of existing
+ * rows, weight updates (a delete and an insert) and inserts, some with new ids; the patched base,
+ * written by n_threads threads, must equal the build of the changed rows.
  */
 static void
-check_random(unsigned seed, bool weighted, bool undirected)
+check_random_rows(unsigned seed, bool weighted, bool undirected, size_t m, int64_t span,
+				  int n_threads)
 {
-	size_t		m = 400,
-				m_after = 0;
-	int64_t		span = 60;
+	size_t		m_after = 0;
 	int64_t    *src = malloc(sizeof(int64_t) * m * 2);
 	int64_t    *dst = malloc(sizeof(int64_t) * m * 2);
 	double	   *w = malloc(sizeof(double) * m * 2);
@@ -211,9 +218,10 @@ check_random(unsigned seed, bool weighted, bool undirected)
 			}
 		build_rows(&fresh, src, dst, weighted ? w : NULL, kept, undirected);
 	}
-	CHECKF(apply_changes(&base, changes, n_changes, undirected, &patched, &err) == PR_OK, "apply: %s",
-		   err.message);
-	check_placed(&base, changes, n_changes, undirected, &fresh);
+	CHECKF(apply_changes_threads(&base, changes, n_changes, undirected, n_threads, &patched, &err) == PR_OK,
+		   "apply: %s", err.message);
+	if (m <= 1000)
+		check_placed(&base, changes, n_changes, undirected, &fresh);
 	CHECKF(same_graph(&patched, &fresh), "seed %u weighted %d undirected %d: %lld/%lld nodes, %lld/%lld edges",
 		   seed, weighted, undirected, (long long) patched.n_nodes, (long long) fresh.n_nodes,
 		   (long long) patched.n_edges, (long long) fresh.n_edges);
@@ -224,6 +232,25 @@ check_random(unsigned seed, bool weighted, bool undirected)
 	free(dst);
 	free(w);
 	free(gone);
+}
+
+/* check_random_rows on 400 rows over 60 ids, one thread. */
+static void
+check_random(unsigned seed, bool weighted, bool undirected)
+{
+	check_random_rows(seed, weighted, undirected, 400, 60, 1);
+}
+
+/*
+ * Patches of graphs large enough for the write's threads (millions of edges) equal the builds,
+ * weighted or not, with 4 threads and with 1.
+ */
+void
+test_delta_threads(void)
+{
+	check_random_rows(7, true, false, 2500000, 200000, 4);
+	check_random_rows(8, false, false, 2500000, 200000, 4);
+	check_random_rows(8, false, false, 2500000, 200000, 1);
 }
 
 /* Random patches equal the builds of the patched rows. */

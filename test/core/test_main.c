@@ -29,6 +29,7 @@
 	X(test_delta_refusals) \
 	X(test_delta_placed) \
 	X(test_delta_same_ids) \
+	X(test_delta_threads) \
 	X(test_flat_round_trip) \
 	X(test_flat_parallel_write) \
 	X(test_flat_threaded_checks) \
