@@ -29,3 +29,6 @@ CREATE TABLE big_0 (src bigint, dst bigint, w float8);
 CREATE TABLE big_1 (src bigint, dst bigint, w float8);
 CREATE TABLE ns_0 (src bigint, dst bigint, w float8);
 CREATE TABLE ns_1 (src bigint, dst bigint, w float8);
+-- a directed cycle: PageRank from one node converges slowly there (runs to interrupt)
+CREATE TABLE cycle_0 (src bigint, dst bigint, w float8);
+CREATE TABLE cycle_1 (src bigint, dst bigint, w float8);
