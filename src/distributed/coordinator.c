@@ -132,6 +132,8 @@ typedef struct KeptPart
 	int			prepared_k;		/* what its engine was last prepared for (0: not prepared) */
 	unsigned	prepared_needs;
 	uint64		prepared_nodes; /* the merged node set whose out-strengths it got */
+	uint64		peers_nodes;	/* the merged node set whose group of shards its session holds,
+								 * connected (0: none; connect_peers) */
 } KeptPart;
 
 /*
@@ -795,6 +797,7 @@ connect_part(DistPart *part, const ServerConnection *how)
 	kept->part_id = 0;
 	kept->version = 0;
 	kept->prepared_k = 0;
+	kept->peers_nodes = 0;
 	memset(&kept->content, 0, sizeof(ShardContent));
 	kept->conn = connect_server(part, how);
 	part->conn = kept->conn;
@@ -2170,7 +2173,9 @@ peer_step_answer(DistCluster *c, DistPart *part, char **payload, int *size)
 /*
  * Makes the shards of the run a group that exchanges halos shard to shard (c->peers), once a run
  * whose normalised pull products run on owned rows: every part a shard server, at least two of
- * them, powerrank.distributed_exchange = auto.  In two steps over the connections: each shard
+ * them, powerrank.distributed_exchange = auto.  The group of a run before over the same kept
+ * connections and node set serves again (each shard session keeps its group; a failed run drops
+ * the connections, and with them the groups).  In two steps over the connections: each shard
  * makes its end (bound to the address this backend reached it at) and answers its pairs'
  * addresses; each gets the others' addresses for it and its lists of rows, and connects.  When a
  * step fails (a shard cannot listen, or reach another), the halos go through this backend as
@@ -2200,6 +2205,14 @@ connect_peers(DistCluster *c)
 		elog(DEBUG1, "powerrank: the halos go through this server: %s", why);
 		return;
 	}
+	/* a run before over the same parts and node set left its group connected: it serves again */
+	c->peers = true;
+	for (int p = 0; p < n; p++)
+		c->peers = c->peers && c->parts[p].kept->peers_nodes == c->nodes->id;
+	if (c->peers)
+		return;
+	for (int p = 0; p < n; p++)
+		c->parts[p].kept->peers_nodes = 0;
 	address = palloc(n * sizeof(char **));
 	address_size = palloc(n * sizeof(int32 *));
 	for (int p = 0; p < n; p++)
@@ -2257,6 +2270,8 @@ connect_peers(DistCluster *c)
 		return;
 	}
 	c->peers = true;
+	for (int p = 0; p < n; p++)
+		c->parts[p].kept->peers_nodes = c->nodes->id;
 	elog(DEBUG1, "powerrank: the %d shards exchange halos with each other", n);
 }
 

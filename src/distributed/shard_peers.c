@@ -104,6 +104,8 @@ powerrank_shard_peers_open(PG_FUNCTION_ARGS)
 	char		host[NI_MAXHOST];
 	char		error[256];
 	PeerGroup  *group;
+	MemoryContext cxt;
+	SessionPeers *peers;
 	StringInfoData out;
 
 	if (size < 2 || size > SHARD_MAX_PEERS || rank < 0 || rank >= size)
@@ -113,11 +115,15 @@ powerrank_shard_peers_open(PG_FUNCTION_ARGS)
 						SHARD_MAX_PEERS)));
 	close_session_peers();
 	reached_address(host, sizeof(host));
+	cxt = AllocSetContextCreate(TopMemoryContext, "powerrank shard peers", ALLOCSET_DEFAULT_SIZES);
+	peers = MemoryContextAllocZero(cxt, sizeof(SessionPeers));
+	peers->cxt = cxt;
 	if (peer_group_open(host, rank, size, &group, error, sizeof(error)) != PEER_OK)
+	{
+		MemoryContextDelete(cxt);
 		PG_RETURN_BYTEA_P(peer_answer(psprintf("cannot listen on %s: %s", host, error)));
-	session_peers = MemoryContextAllocZero(TopMemoryContext, sizeof(SessionPeers));
-	session_peers->cxt = AllocSetContextCreate(TopMemoryContext, "powerrank shard peers",
-											   ALLOCSET_DEFAULT_SIZES);
+	}
+	session_peers = peers;
 	session_peers->group = group;
 	session_peers->rank = rank;
 	session_peers->size = size;
