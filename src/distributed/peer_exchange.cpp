@@ -56,6 +56,29 @@ set_error(char *error, size_t error_size, const std::string &message)
 	error[error_size - 1] = '\0';
 }
 
+/*
+ * Runs f (which returns a status) and turns an exception into PEER_FAILED, its message after
+ * prefix written into error: no exception leaves this file.
+ */
+template<typename F>
+PeerStatus
+guarded(char *error, size_t error_size, const std::string &prefix, F f)
+{
+	try
+	{
+		return f();
+	}
+	catch (const std::exception &e)
+	{
+		set_error(error, error_size, prefix + e.what());
+	}
+	catch (...)
+	{
+		set_error(error, error_size, prefix + "unknown exception");
+	}
+	return PEER_FAILED;
+}
+
 /* Runs f with every signal blocked, so that the threads it starts inherit the mask. */
 template<typename F>
 void
@@ -148,8 +171,7 @@ peer_group_open(const char *host, int rank, int size, PeerGroup **group, char *e
 				size_t error_size)
 {
 	*group = nullptr;
-	try
-	{
+	return guarded(error, error_size, "", [&] {
 		std::unique_ptr<PeerGroup> g(new PeerGroup());
 		gloo::transport::tcp::attr attr(host);
 
@@ -166,16 +188,7 @@ peer_group_open(const char *host, int rank, int size, PeerGroup **group, char *e
 				g->addresses[peer] = g->context->createPair(peer)->address().bytes();
 		*group = g.release();
 		return PEER_OK;
-	}
-	catch (const std::exception &e)
-	{
-		set_error(error, error_size, e.what());
-	}
-	catch (...)
-	{
-		set_error(error, error_size, "unknown exception");
-	}
-	return PEER_FAILED;
+	});
 }
 
 /* The address of rank's pair for peer (what peer connects to), size bytes; NULL for itself. */
@@ -194,26 +207,22 @@ PeerStatus
 peer_group_connect(PeerGroup *group, const char *const *addresses, const size_t *sizes,
 				   char *error, size_t error_size)
 {
-	int			peer = 0;
+	for (int peer = 0; peer < group->size; peer++)
+	{
+		PeerStatus	status;
 
-	try
-	{
-		for (peer = 0; peer < group->size; peer++)
-			if (peer != group->rank)
-				group->context->getPair(peer)->connect(
-					std::vector<char>(addresses[peer], addresses[peer] + sizes[peer]));
-		group->context->setTimeout(std::chrono::milliseconds(PEER_EXCHANGE_TIMEOUT_MS));
-		return PEER_OK;
+		if (peer == group->rank)
+			continue;
+		status = guarded(error, error_size, "part " + std::to_string(peer) + ": ", [&] {
+			group->context->getPair(peer)->connect(
+				std::vector<char>(addresses[peer], addresses[peer] + sizes[peer]));
+			return PEER_OK;
+		});
+		if (status != PEER_OK)
+			return status;
 	}
-	catch (const std::exception &e)
-	{
-		set_error(error, error_size, "part " + std::to_string(peer) + ": " + e.what());
-	}
-	catch (...)
-	{
-		set_error(error, error_size, "part " + std::to_string(peer) + ": unknown exception");
-	}
-	return PEER_FAILED;
+	group->context->setTimeout(std::chrono::milliseconds(PEER_EXCHANGE_TIMEOUT_MS));
+	return PEER_OK;
 }
 
 /*
@@ -235,8 +244,7 @@ peer_group_exchange(PeerGroup *group, const void *send, const size_t *send_bytes
 		send_total += send_bytes[peer];
 		recv_total += recv_bytes[peer];
 	}
-	try
-	{
+	return guarded(error, error_size, "", [&] {
 		std::unique_ptr<gloo::transport::UnboundBuffer> send_buffer;
 		std::unique_ptr<gloo::transport::UnboundBuffer> recv_buffer;
 		int			sends = 0,
@@ -277,16 +285,7 @@ peer_group_exchange(PeerGroup *group, const void *send, const size_t *send_bytes
 				return PEER_INTERRUPTED;
 		}
 		return PEER_OK;
-	}
-	catch (const std::exception &e)
-	{
-		set_error(error, error_size, e.what());
-	}
-	catch (...)
-	{
-		set_error(error, error_size, "unknown exception");
-	}
-	return PEER_FAILED;
+	});
 }
 
 /* Closes the group's pairs and frees it (NULL: nothing). */

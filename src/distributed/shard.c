@@ -1011,8 +1011,8 @@ typedef struct OwnedRestart
 } OwnedRestart;
 
 /* Reads n bytes at *at of in (size bytes) into out; false when they are not there. */
-static bool
-read_bytes(const char *in, Size size, Size *at, void *out, Size n)
+bool
+shard_read_bytes(const char *in, Size size, Size *at, void *out, Size n)
 {
 	if (n > size || *at > size - n)
 		return false;
@@ -1033,12 +1033,12 @@ read_owned_restart(const ShardState *state, const char *in, Size size, OwnedRest
 
 	memset(r, 0, sizeof(OwnedRestart));
 	r->count = palloc0(state->k * sizeof(int64));
-	ok = read_bytes(in, size, &at, &k, sizeof(k)) && k == state->k &&
-		read_bytes(in, size, &at, &flags, sizeof(flags)) &&
+	ok = shard_read_bytes(in, size, &at, &k, sizeof(k)) && k == state->k &&
+		shard_read_bytes(in, size, &at, &flags, sizeof(flags)) &&
 		(flags & ~(SHARD_RESTART_UNIFORM | SHARD_RESTART_TO_DANGLING)) == 0 &&
-		read_bytes(in, size, &at, &r->nodes, sizeof(r->nodes)) && r->nodes >= 1.0 &&
-		read_bytes(in, size, &at, r->count, k * sizeof(int64)) &&
-		read_bytes(in, size, &at, &r->dangling_count, sizeof(int64));
+		shard_read_bytes(in, size, &at, &r->nodes, sizeof(r->nodes)) && r->nodes >= 1.0 &&
+		shard_read_bytes(in, size, &at, r->count, k * sizeof(int64)) &&
+		shard_read_bytes(in, size, &at, &r->dangling_count, sizeof(int64));
 	r->uniform = (flags & SHARD_RESTART_UNIFORM) != 0;
 	r->to_dangling = (flags & SHARD_RESTART_TO_DANGLING) != 0;
 	for (int j = 0; ok && j < k; j++)
@@ -1055,10 +1055,10 @@ read_owned_restart(const ShardState *state, const char *in, Size size, OwnedRest
 		r->weight = palloc(Max(r->entries, 1) * sizeof(double));
 		r->dangling_row = palloc(Max(r->dangling_count, 1) * sizeof(int32));
 		r->dangling_weight = palloc(Max(r->dangling_count, 1) * sizeof(double));
-		ok = read_bytes(in, size, &at, r->row, r->entries * sizeof(int32)) &&
-			read_bytes(in, size, &at, r->weight, r->entries * sizeof(double)) &&
-			read_bytes(in, size, &at, r->dangling_row, r->dangling_count * sizeof(int32)) &&
-			read_bytes(in, size, &at, r->dangling_weight, r->dangling_count * sizeof(double));
+		ok = shard_read_bytes(in, size, &at, r->row, r->entries * sizeof(int32)) &&
+			shard_read_bytes(in, size, &at, r->weight, r->entries * sizeof(double)) &&
+			shard_read_bytes(in, size, &at, r->dangling_row, r->dangling_count * sizeof(int32)) &&
+			shard_read_bytes(in, size, &at, r->dangling_weight, r->dangling_count * sizeof(double));
 	}
 	for (int64 i = 0; ok && i < r->entries; i++)
 		ok = r->row[i] >= 0 && r->row[i] < n && (state->owners[r->row[i]] & SHARD_OWNS) != 0;

@@ -242,6 +242,7 @@ bool		shard_strengths_read(const char *in, Size size, int64 n, double *strength)
 int64		shard_role_rows(const uint8 *roles, int64 n, uint8 role, int32 *rows);
 void		shard_state_close(ShardState *state);
 ShardState *shard_owning_part(void);
+bool		shard_read_bytes(const char *in, Size size, Size *at, void *out, Size n);
 void		shard_peers_exchange(const ShardState *state, double *values);
 
 #endif							/* SHARD_H */

@@ -145,17 +145,6 @@ powerrank_shard_peers_open(PG_FUNCTION_ARGS)
 	PG_RETURN_BYTEA_P((bytea *) out.data);
 }
 
-/* Reads n bytes at *at of in (size bytes) into out; false when they are not there. */
-static bool
-take_bytes(const char *in, Size size, Size *at, void *out, Size n)
-{
-	if (n > size || *at > size - n)
-		return false;
-	memcpy(out, in + *at, n);
-	*at += n;
-	return true;
-}
-
 /*
  * Reads the lists of rows to send to and receive from each peer (shard.h, SHARD_PEER_LISTS) into
  * the session's group; false when they are not lists of the part's exported rows to send and of
@@ -170,7 +159,7 @@ take_peer_lists(SessionPeers *peers, const ShardState *state, const char *in, Si
 	int64		received = 0;
 	uint8		want[2] = {SHARD_EXPORTS, SHARD_HALO};
 
-	if (!take_bytes(in, size, &at, &parts, sizeof(parts)) || parts != peers->size)
+	if (!shard_read_bytes(in, size, &at, &parts, sizeof(parts)) || parts != peers->size)
 		return false;
 	for (int way = 0; way < 2; way++)
 	{
@@ -180,7 +169,7 @@ take_peer_lists(SessionPeers *peers, const ShardState *state, const char *in, Si
 	}
 	for (int peer = 0; peer < parts; peer++)
 		for (int way = 0; way < 2; way++)
-			if (!take_bytes(in, size, &at, &peers->count[way][peer], sizeof(int64)) ||
+			if (!shard_read_bytes(in, size, &at, &peers->count[way][peer], sizeof(int64)) ||
 				peers->count[way][peer] < 0 || peers->count[way][peer] > n ||
 				(peer == peers->rank && peers->count[way][peer] != 0))
 				return false;
@@ -190,7 +179,7 @@ take_peer_lists(SessionPeers *peers, const ShardState *state, const char *in, Si
 			int64		count = peers->count[way][peer];
 			int32	   *rows = MemoryContextAllocHuge(peers->cxt, Max(count, 1) * sizeof(int32));
 
-			if (!take_bytes(in, size, &at, rows, count * sizeof(int32)))
+			if (!shard_read_bytes(in, size, &at, rows, count * sizeof(int32)))
 				return false;
 			for (int64 i = 0; i < count; i++)
 				if (rows[i] < 0 || rows[i] >= n || (i > 0 && rows[i] <= rows[i - 1]) ||
@@ -236,7 +225,7 @@ powerrank_shard_peers_connect(PG_FUNCTION_ARGS)
 	{
 		int32		length = -1;
 
-		if (!take_bytes(in, size, &at, &length, sizeof(length)) || length < 0 ||
+		if (!shard_read_bytes(in, size, &at, &length, sizeof(length)) || length < 0 ||
 			(Size) length > size - at || (peer == peers->rank) != (length == 0))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
