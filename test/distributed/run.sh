@@ -18,7 +18,9 @@
 # with the engine distributed(S) in powerrank_last_run; the parts owning their rows moving fewer
 # bytes per iteration than the whole relay; the shards exchanging the halos with each other through
 # Gloo by default (engine distributed(S, gloo), peer_bytes) and through the coordinator under
-# powerrank.distributed_exchange = relay, with the same results; statement_timeout and a shard
+# powerrank.distributed_exchange = relay, with the same results; shards that cannot connect to each
+# other (one reached over IPv6: the host needs IPv6 loopback) falling back to the relay with a
+# NOTICE; statement_timeout and a shard
 # killed while another waits in that exchange; powerrank.distributed
 # = off and auto's choice for a table that does not qualify; a non-superuser without a password in
 # the user mapping; a shard user without SELECT; row-level security on a shard; statement_timeout
@@ -85,7 +87,8 @@ S3=$((PORT + 3))
 start_cluster coord $C "-c shared_preload_libraries=powerrank"
 start_cluster s1 $S1 "-c shared_preload_libraries=powerrank"
 start_cluster s2 $S2 "-c shared_preload_libraries=powerrank"
-start_cluster s3 $S3
+# s3 also listens on IPv6 loopback: the coordinator reaches it there for edges_v6
+start_cluster s3 $S3 "-c listen_addresses=127.0.0.1,::1"
 
 : >"$OUT"
 # Prints a heading into the output.
@@ -129,6 +132,11 @@ SELECT g.engine, r.engine, g.iterations = r.iterations AS same_iterations,
 	r.exchange_bytes - g.exchange_bytes >= g.peer_bytes AS coordinator_carried_no_halo
 FROM gloo_call g, relay_call r;
 EOF
+
+say "shards that cannot connect to each other: the relay, with a NOTICE"
+# s1 reached over IPv4, s3 over IPv6: their pairs cannot connect, the halos go through the coordinator
+sql $C -c "SELECT same_as_local('edges_v6', q) FROM queries WHERE name = 'pagerank'" \
+	-c "SELECT peer_bytes IS NULL AS relayed FROM powerrank_last_run()" >>"$OUT"
 
 say "a shard's NOTICE reaches the caller"
 sql $C -c "SET powerrank.distributed = on" -c "SELECT count(*) FROM pagerank('edges_gap')" >>"$OUT"
