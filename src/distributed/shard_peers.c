@@ -146,7 +146,7 @@ powerrank_shard_peers_open(PG_FUNCTION_ARGS)
 }
 
 /*
- * Reads the lists of rows to send to and receive from each peer (shard.h, SHARD_PEER_LISTS) into
+ * Reads the lists of rows to send to and receive from each peer (shard.h, beside SHARD_MAX_PEERS) into
  * the session's group; false when they are not lists of the part's exported rows to send and of
  * its halo rows to receive, each halo row once.
  */
@@ -197,7 +197,7 @@ take_peer_lists(SessionPeers *peers, const ShardState *state, const char *in, Si
  * powerrank_shard_peers_connect(addresses bytea, lists bytea) RETURNS bytea: connects this
  * session's group (powerrank_shard_peers_open) to every other shard: addresses holds, for each
  * rank, int32 bytes and the address its open gave for this rank (none for this rank); lists the
- * rows this part sends to and receives from each (shard.h, SHARD_PEER_LISTS).  Answers 0, or 1 and
+ * rows this part sends to and receives from each (shard.h, beside SHARD_MAX_PEERS).  Answers 0, or 1 and
  * the reason (the group is closed).
  */
 Datum
