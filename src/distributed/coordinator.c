@@ -2052,8 +2052,8 @@ wait_peer_answers(DistCluster *c)
 
 /*
  * Sends each shard the addresses of the others' pairs for it and the rows it exchanges with each
- * (shard.h, beside SHARD_MAX_PEERS), from the owner plan: a part's halo rows owned by q are received
- * from q, which sends those of its exported rows, both lists ascending.
+ * (shard.h, beside SHARD_MAX_PEERS), from the owner plan: a part's halo rows owned by q are
+ * received from q, which sends those of its exported rows, both lists ascending.
  */
 static void
 send_peer_connects(DistCluster *c, char ***address, int32 **address_size)

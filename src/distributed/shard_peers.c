@@ -87,8 +87,8 @@ reached_address(char *host, size_t size)
 
 	InitFunctionCallInfoData(*fcinfo, NULL, 0, InvalidOid, NULL, NULL);
 	address = inet_server_addr(fcinfo);
-	strlcpy(host, fcinfo->isnull ? "127.0.0.1" : DatumGetCString(DirectFunctionCall1(inet_out, address)),
-			size);
+	strlcpy(host, fcinfo->isnull ? "127.0.0.1" :
+			DatumGetCString(DirectFunctionCall1(inet_out, address)), size);
 }
 
 /*
@@ -146,9 +146,9 @@ powerrank_shard_peers_open(PG_FUNCTION_ARGS)
 }
 
 /*
- * Reads the lists of rows to send to and receive from each peer (shard.h, beside SHARD_MAX_PEERS) into
- * the session's group; false when they are not lists of the part's exported rows to send and of
- * its halo rows to receive, each halo row once.
+ * Reads the lists of rows to send to and receive from each peer (shard.h, beside
+ * SHARD_MAX_PEERS) into the session's group; false when they are not lists of the part's exported
+ * rows to send and of its halo rows to receive, each halo row once.
  */
 static bool
 take_peer_lists(SessionPeers *peers, const ShardState *state, const char *in, Size size)
@@ -197,8 +197,8 @@ take_peer_lists(SessionPeers *peers, const ShardState *state, const char *in, Si
  * powerrank_shard_peers_connect(addresses bytea, lists bytea) RETURNS bytea: connects this
  * session's group (powerrank_shard_peers_open) to every other shard: addresses holds, for each
  * rank, int32 bytes and the address its open gave for this rank (none for this rank); lists the
- * rows this part sends to and receives from each (shard.h, beside SHARD_MAX_PEERS).  Answers 0, or 1 and
- * the reason (the group is closed).
+ * rows this part sends to and receives from each (shard.h, beside SHARD_MAX_PEERS).  Answers 0,
+ * or 1 and the reason (the group is closed).
  */
 Datum
 powerrank_shard_peers_connect(PG_FUNCTION_ARGS)
