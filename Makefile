@@ -24,6 +24,8 @@ MODULE_big = powerrank
 # The backend links the PostgreSQL glue (src/ and its folders) and the pure-C core (core/); the GPU
 # side (cuda/: planners, kernels, engines) is built into the libraries the GPU service loads.
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c src/*/*.c core/*.c))
+# The shard-to-shard exchange of a distributed run (Gloo, C++ behind a pure-C header).
+OBJS += src/distributed/peer_exchange.o
 
 # sql/powerrank.sql (hand-edited) is installed as the current version's script; the scripts of
 # released versions (sql/powerrank--X.sql, never edited again) and the upgrade scripts between them
@@ -50,6 +52,10 @@ SHLIB_LINK += -lpthread -lm -ldl
 # The coordinator of a distributed run (src/distributed) talks to the shard servers through libpq,
 # the library in pg_config's --libdir ($(libdir), set by PGXS; libpq-fe.h below).
 SHLIB_LINK += -L$(libdir) -lpq
+# The shards exchange vectors with each other through Gloo's TCP transport (Debian: libgloo-dev),
+# from C++ (src/distributed/peer_exchange.cpp), hence the C++ runtime.
+PG_CXXFLAGS += -std=c++17 -Wall -Wextra -Werror
+SHLIB_LINK += -lgloo -lstdc++
 
 PYTHON = /usr/bin/python3
 REFERENCE_OUT = test/reference/out

@@ -322,6 +322,8 @@ COMMENT ON FUNCTION rwr(rankgraph, bigint[], float8, float8, int, int, text, boo
 -- every iteration: the graph does not fit the device or powerrank.gpu_memory); NULL when the
 -- backend's CPU engine ran.  exchange_bytes and exchange_ms: a distributed run's bytes to and from
 -- the shard servers and the time of its round trips to them (engine 'distributed(S)'); NULL on one server.
+-- peer_bytes: the bytes its shards sent each other (engine 'distributed(S, gloo)'); NULL when
+-- every vector went through the coordinator.
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION powerrank_last_run()
@@ -331,7 +333,7 @@ RETURNS TABLE(algorithm text, engine text, nodes bigint, edges bigint, skipped_r
 			  fallback text, read_ms float8, prepare_ms float8, batch_size int,
 			  warm_start text, residency text, error_bound float8, mixed_steps int,
 			  top_k_certified boolean, top_k_ties bigint, graph_source text, delta_rows bigint,
-			  exchange_bytes bigint, exchange_ms float8)
+			  exchange_bytes bigint, exchange_ms float8, peer_bytes bigint)
 	AS 'MODULE_PATHNAME', 'powerrank_last_run'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 1;
 
@@ -613,6 +615,9 @@ REVOKE ALL ON FUNCTION powerrank_service_inject_fault(text) FROM PUBLIC;
 -- powerrank_shard_update, and the accelerated iteration's powerrank_shard_combine and
 -- powerrank_shard_dots; powerrank_shard_rows gives a slot's owned rows, powerrank_shard_top_k their
 -- best); powerrank_shard_close frees the part (so does the end of the session).  Vectors travel as bytea, in the servers' byte order.
+-- Where every part is a shard, the shards also exchange the rows they read of each other's
+-- vectors directly (powerrank.distributed_exchange): powerrank_shard_peers_open makes the session's
+-- end of a group of shards (Gloo over TCP), powerrank_shard_peers_connect connects it to the others.
 -- ---------------------------------------------------------------------------------------------
 
 CREATE FUNCTION powerrank_shard_open(edges text, src_column name, dst_column name,
@@ -664,6 +669,16 @@ RETURNS bytea
 	AS 'MODULE_PATHNAME', 'powerrank_shard_dots'
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
 
+CREATE FUNCTION powerrank_shard_peers_open(rank int, parts int)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_peers_open'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION powerrank_shard_peers_connect(addresses bytea, lists bytea)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_peers_connect'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
 CREATE FUNCTION powerrank_shard_close()
 RETURNS void
 	AS 'MODULE_PATHNAME', 'powerrank_shard_close'
@@ -687,5 +702,9 @@ COMMENT ON FUNCTION powerrank_shard_dots(int, bytea) IS
 	'Shard side of a distributed ranking: dot products over the rows this session''s part owns (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_product(int, bytea) IS
 	'Shard side of a distributed ranking: one sparse product over this session''s part (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_peers_open(int, int) IS
+	'Shard side of a distributed ranking: makes this session''s end of a group of shards that exchange vectors (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_peers_connect(bytea, bytea) IS
+	'Shard side of a distributed ranking: connects this session''s group of shards (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_close() IS
 	'Shard side of a distributed ranking: frees this session''s part';

@@ -38,7 +38,7 @@ for arg in "$@"; do
 done
 
 PACKAGES="postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap pgtap postgresql-15-cron
-python3-networkx python3-igraph python3-scipy libigraph-dev zlib1g-dev make gcc"
+python3-networkx python3-igraph python3-scipy libigraph-dev zlib1g-dev make gcc g++ libgloo-dev"
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 PG_BIN=/usr/lib/postgresql/15/bin
 export LC_ALL=C

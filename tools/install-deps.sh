@@ -3,7 +3,7 @@
 #   usage: tools/install-deps.sh [--test]      (--test adds pgTAP, pg_cron, NetworkX, igraph)
 # Needs root (or sudo).  Installs only what is missing, so a second run is quick.
 set -euo pipefail
-packages=(make gcc libc6-dev postgresql-15 postgresql-server-dev-15 zlib1g-dev)
+packages=(make gcc g++ libc6-dev postgresql-15 postgresql-server-dev-15 zlib1g-dev libgloo-dev)
 if [ "${1:-}" = "--test" ]; then
     packages+=(postgresql-15-pgtap pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-15-cron
                python3 python3-networkx python3-scipy python3-numpy python3-igraph libigraph-dev pkg-config)

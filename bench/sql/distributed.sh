@@ -1,8 +1,10 @@
 #!/bin/bash
 # bench/sql/distributed.sh — an R-MAT edge table spread over three shard servers by
-# PARTITION BY HASH (dst) and postgres_fdw, ranked three ways: the same table on one server (local),
-# the partitioned table ranked where its partitions live (distributed, powerrank.distributed = auto),
-# and the partitioned table read through the coordinator as today (pull, powerrank.distributed = off).
+# PARTITION BY HASH (dst) and postgres_fdw, ranked four ways: the same table on one server (local),
+# the partitioned table ranked where its partitions live (distributed, powerrank.distributed = auto:
+# the shards exchange the halos with each other through Gloo; relay: the same with
+# powerrank.distributed_exchange = relay, the halos through the coordinator), and the partitioned
+# table read through the coordinator as today (pull, powerrank.distributed = off).
 # Prints one table (doc/RESULTS.md, "Distributed ranking") and the largest score difference of the
 # distributed and pull top-k against local.
 #
@@ -19,7 +21,7 @@
 #   TOP_K (10), CALLS (2: the first one cold, the others with the graphs cached where a table is
 #   tracked; a way's calls run in one session, so the distributed calls after the first take the
 #   parts the session keeps), NEW_SESSIONS (3: distributed calls after those, each in a new
-#   session, then as many local calls, each in a new session), WAYS ("local distributed pull";
+#   session, then as many local calls, each in a new session), WAYS ("local distributed relay pull";
 #   the new sessions' calls run with distributed and local), PORT (55480), TMPDIR (/tmp), THREADS
 #   (powerrank.cpu_threads, default 0: one per core), BREAKDOWN (1 prints where the new sessions'
 #   distributed calls spend their build: the DEBUG1 lines of the coordinator and the shards)
@@ -31,7 +33,7 @@ EDGE_FACTOR=${EDGE_FACTOR:-10}
 TOP_K=${TOP_K:-10}
 CALLS=${CALLS:-2}
 NEW_SESSIONS=${NEW_SESSIONS:-3}
-WAYS=${WAYS:-local distributed pull}
+WAYS=${WAYS:-local distributed relay pull}
 PORT=${PORT:-55480}
 THREADS=${THREADS:-0}
 BREAKDOWN=${BREAKDOWN:-0}
@@ -127,14 +129,15 @@ done
 q $PORT -c "'SELECT count(*) FROM edges_dist'" | sed 's/^/rows on the shards: /'
 
 echo "== calls (pagerank top_k $TOP_K; the first call of each way is cold)"
-q $PORT -c "'CREATE TABLE runs (way text, call int, engine text, total_ms float8, build_ms float8, iterate_ms float8, iterations int, cache_hit boolean, exchange_mb float8, exchange_ms float8)'" \
+q $PORT -c "'CREATE TABLE runs (way text, call int, engine text, total_ms float8, build_ms float8, iterate_ms float8, iterations int, cache_hit boolean, exchange_mb float8, peer_mb float8, exchange_ms float8)'" \
 	-c "'CREATE TABLE tops (way text, rank int, node bigint, score float8)'"
-# Runs one way's calls in one session: way, table, setting, first call's number, calls.
+# Runs one way's calls in one session: way, table, setting, first call's number, calls, and
+# powerrank.distributed_exchange (auto when not given).
 calls() {
-	local way=$1 table=$2 setting=$3 first=$4 count=$5 args=() call
+	local way=$1 table=$2 setting=$3 first=$4 count=$5 exchange=${6:-auto} args=() call
 	for call in $(seq "$first" $((first + count - 1))); do
 		args+=(-c "\"CREATE TEMP TABLE t AS SELECT row_number() OVER () AS rank, node, score FROM pagerank('$table', top_k => $TOP_K)\""
-			-c "\"INSERT INTO runs SELECT '$way', $call, engine, total_ms, build_ms, iterate_ms, iterations, cache_hit, exchange_bytes / 1048576.0, exchange_ms FROM powerrank_last_run()\""
+			-c "\"INSERT INTO runs SELECT '$way', $call, engine, total_ms, build_ms, iterate_ms, iterations, cache_hit, exchange_bytes / 1048576.0, peer_bytes / 1048576.0, exchange_ms FROM powerrank_last_run()\""
 			-c "\"INSERT INTO tops SELECT '$way', rank, node, score FROM t WHERE $call = $first\""
 			-c "'DROP TABLE t'")
 	done
@@ -143,15 +146,17 @@ calls() {
 			grep 'powerrank: ' | sed 's/^/  coordinator: /'
 		return
 	fi
-	q $PORT -c "'SET powerrank.distributed = $setting'" "${args[@]}" || die "the $way calls failed"
+	q $PORT -c "'SET powerrank.distributed = $setting'" -c "'SET powerrank.distributed_exchange = $exchange'" \
+		"${args[@]}" || die "the $way calls failed"
 }
 for way in $WAYS; do
 	case $way in
-	local) table=edges setting=auto ;;
-	distributed) table=edges_dist setting=on ;;
-	pull) table=edges_dist setting=off ;;
+	local) table=edges setting=auto exchange=auto ;;
+	distributed) table=edges_dist setting=on exchange=auto ;;
+	relay) table=edges_dist setting=on exchange=relay ;;
+	pull) table=edges_dist setting=off exchange=auto ;;
 	esac
-	calls $way $table $setting 1 "$CALLS"
+	calls $way $table $setting 1 "$CALLS" $exchange
 done
 # distributed calls in new sessions: every part from its shard's graph cache, nothing in the session
 case " $WAYS " in *" distributed "*)
@@ -173,5 +178,5 @@ case " $WAYS " in *" local "*)
 esac
 
 echo "== results (machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GB", $2 / 1048576}' /proc/meminfo), $(date -u +%Y-%m-%d))"
-as_os "'$PGBIN/psql' -X -q -P footer=off -h 127.0.0.1 -p $PORT -d postgres -c \"SELECT way, call, engine, round(total_ms::numeric) AS total_ms, round(build_ms::numeric) AS build_ms, round(iterate_ms::numeric) AS iterate_ms, iterations, cache_hit, round(exchange_mb::numeric, 1) AS exchange_mb, round(exchange_ms::numeric) AS exchange_ms FROM runs ORDER BY CASE way WHEN 'local' THEN 0 WHEN 'local, new session' THEN 1 WHEN 'distributed' THEN 2 WHEN 'pull' THEN 4 ELSE 3 END, call\""
+as_os "'$PGBIN/psql' -X -q -P footer=off -h 127.0.0.1 -p $PORT -d postgres -c \"SELECT way, call, engine, round(total_ms::numeric) AS total_ms, round(build_ms::numeric) AS build_ms, round(iterate_ms::numeric) AS iterate_ms, iterations, cache_hit, round(exchange_mb::numeric, 1) AS exchange_mb, round(peer_mb::numeric, 1) AS peer_mb, round(exchange_ms::numeric) AS exchange_ms FROM runs ORDER BY CASE way WHEN 'local' THEN 0 WHEN 'local, new session' THEN 1 WHEN 'distributed' THEN 2 WHEN 'relay' THEN 4 WHEN 'pull' THEN 5 ELSE 3 END, call\""
 q $PORT -c "\"SELECT 'top-' || $TOP_K || ' of ' || o.way || ' = local: ' || bool_and(o.node = l.node) || ', max |score difference|: ' || max(abs(o.score - l.score)) FROM tops o JOIN tops l ON l.way = 'local' AND l.rank = o.rank WHERE o.way <> 'local' GROUP BY o.way ORDER BY o.way\""

@@ -61,6 +61,7 @@
 
 int			powerrank_distributed = DISTRIBUTED_AUTO;
 int			powerrank_distributed_min_rows = 100000;
+int			powerrank_distributed_exchange = DISTRIBUTED_EXCHANGE_AUTO;
 
 static const struct config_enum_entry distributed_options[] = {
 	{"auto", DISTRIBUTED_AUTO, false},
@@ -69,7 +70,13 @@ static const struct config_enum_entry distributed_options[] = {
 	{NULL, 0, false}
 };
 
-/* Defines powerrank.distributed. */
+static const struct config_enum_entry exchange_options[] = {
+	{"auto", DISTRIBUTED_EXCHANGE_AUTO, false},
+	{"relay", DISTRIBUTED_EXCHANGE_RELAY, false},
+	{NULL, 0, false}
+};
+
+/* Defines powerrank.distributed, powerrank.distributed_min_rows and powerrank.distributed_exchange. */
 void
 distributed_init(void)
 {
@@ -85,6 +92,12 @@ distributed_init(void)
 							&powerrank_distributed_min_rows,
 							100000, 0, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("powerrank.distributed_exchange",
+							 "How a distributed run's shards get the vector rows they read from other shards: auto (from each other, through Gloo over TCP, where they connect; else through this server) or relay (always through this server).",
+							 NULL,
+							 &powerrank_distributed_exchange,
+							 DISTRIBUTED_EXCHANGE_AUTO, exchange_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
 /*
@@ -119,6 +132,8 @@ typedef struct KeptPart
 	int			prepared_k;		/* what its engine was last prepared for (0: not prepared) */
 	unsigned	prepared_needs;
 	uint64		prepared_nodes; /* the merged node set whose out-strengths it got */
+	uint64		peers_nodes;	/* the merged node set whose group of shards its session holds,
+								 * connected (0: none; connect_peers) */
 } KeptPart;
 
 /*
@@ -193,15 +208,19 @@ struct DistCluster
 	int			k;				/* columns the parts are prepared for (0: none) */
 	unsigned	needs;
 	bool		ended_well;		/* distributed_keep_parts: the parts go back to the session */
-	int64		exchange_bytes;
+	int64		exchange_bytes;	/* sent to and received from the shards by this backend */
+	int64		peer_bytes;		/* sent by the shards to each other */
 	double		exchange_seconds;
 	OwnerPlan  *owners;			/* nodes->owners, once the parts are prepared */
 	double	   *exported;		/* [n * k] the exported rows' values of a slot (others left) */
 	int			exported_slot;	/* that slot (-1: none): its next product's halos are there */
 	bool		mixing;			/* a combination ran on the parts (owned_combine) */
+	bool		peers_tried;	/* connect_peers ran */
+	bool		peers;			/* the shards exchange halos with each other (connect_peers) */
 };
 
 static void forward_notice(void *arg, const PGresult *result);
+static void connect_peers(DistCluster *c);
 
 /* The parts and merged node set this session keeps; numbers for graphs and node sets. */
 static KeptPart *kept_parts = NULL;
@@ -649,16 +668,12 @@ send_query(DistPart *part, const char *query, int n_params, const char *const *v
 }
 
 /*
- * Waits for the answer of a busy part's server, one row of one column (binary), and returns it
- * (PQclear it).  A cancel of this backend cancels every busy shard and raises the cancel.  When
- * lost is not NULL, a connection found closed sets *lost and returns NULL instead of the ERROR.
+ * Waits until a busy part's answer is in (false: its connection was lost).  A cancel of this
+ * backend cancels every busy shard and raises the cancel.
  */
-static PGresult *
-wait_answer(DistCluster *c, DistPart *part, bool *lost)
+static bool
+answer_in(DistCluster *c, DistPart *part)
 {
-	PGresult   *result = NULL;
-	PGresult   *next;
-
 	while (PQisBusy(part->conn))
 	{
 		int			events = WaitLatchOrSocket(MyLatch,
@@ -677,16 +692,18 @@ wait_answer(DistCluster *c, DistPart *part, bool *lost)
 			}
 		}
 		if ((events & WL_SOCKET_READABLE) && !PQconsumeInput(part->conn))
-		{
-			if (lost != NULL)
-			{
-				part->busy = false;
-				*lost = true;
-				return NULL;
-			}
-			shard_failed(part, NULL);
-		}
+			return false;
 	}
+	return true;
+}
+
+/* The first result of a part's answer that is in (the others cleared), or NULL. */
+static PGresult *
+take_result(DistPart *part)
+{
+	PGresult   *result = NULL;
+	PGresult   *next;
+
 	while ((next = PQgetResult(part->conn)) != NULL)
 	{
 		if (result == NULL)
@@ -694,6 +711,30 @@ wait_answer(DistCluster *c, DistPart *part, bool *lost)
 		else
 			PQclear(next);
 	}
+	return result;
+}
+
+/*
+ * Waits for the answer of a busy part's server, one row of one column (binary), and returns it
+ * (PQclear it).  A cancel of this backend cancels every busy shard and raises the cancel.  When
+ * lost is not NULL, a connection found closed sets *lost and returns NULL instead of the ERROR.
+ */
+static PGresult *
+wait_answer(DistCluster *c, DistPart *part, bool *lost)
+{
+	PGresult   *result;
+
+	if (!answer_in(c, part))
+	{
+		if (lost != NULL)
+		{
+			part->busy = false;
+			*lost = true;
+			return NULL;
+		}
+		shard_failed(part, NULL);
+	}
+	result = take_result(part);
 	if (result == NULL || PQresultStatus(result) != PGRES_TUPLES_OK)
 	{
 		if (lost != NULL && PQstatus(part->conn) == CONNECTION_BAD)
@@ -733,7 +774,9 @@ wait_result(DistCluster *c, DistPart *part)
 	"(pg_catalog.to_regprocedure(pg_catalog.quote_ident(n.nspname) || " \
 	"'.powerrank_shard_product(integer,bytea)') IS NOT NULL AND " \
 	"pg_catalog.to_regprocedure(pg_catalog.quote_ident(n.nspname) || " \
-	"'.powerrank_shard_open(text,name,name,name,boolean,bigint)') IS NOT NULL)::text " \
+	"'.powerrank_shard_open(text,name,name,name,boolean,bigint)') IS NOT NULL AND " \
+	"pg_catalog.to_regprocedure(pg_catalog.quote_ident(n.nspname) || " \
+	"'.powerrank_shard_peers_connect(bytea,bytea)') IS NOT NULL)::text " \
 	"FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n " \
 	"ON n.oid = e.extnamespace WHERE e.extname = 'powerrank' " \
 	"UNION ALL SELECT '' LIMIT 1"
@@ -754,6 +797,7 @@ connect_part(DistPart *part, const ServerConnection *how)
 	kept->part_id = 0;
 	kept->version = 0;
 	kept->prepared_k = 0;
+	kept->peers_nodes = 0;
 	memset(&kept->content, 0, sizeof(ShardContent));
 	kept->conn = connect_server(part, how);
 	part->conn = kept->conn;
@@ -1602,11 +1646,15 @@ distributed_cache_hit(const DistCluster *cluster)
 	return true;
 }
 
-/* Bytes sent to and received from the shards, and the seconds of the round trips to them. */
+/*
+ * Bytes sent to and received from the shards, bytes the shards sent each other (-1: they did
+ * not exchange with each other), and the seconds of the round trips to them.
+ */
 void
-distributed_exchange(const DistCluster *cluster, int64 *bytes, double *seconds)
+distributed_exchange(const DistCluster *cluster, int64 *bytes, int64 *peer_bytes, double *seconds)
 {
 	*bytes = cluster->exchange_bytes;
+	*peer_bytes = cluster->peers ? cluster->peer_bytes : -1;
 	*seconds = cluster->exchange_seconds;
 }
 
@@ -1809,6 +1857,8 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 	c->needs = needs;
 	elog(DEBUG1, "powerrank: parts prepared for %d columns in %.1f ms", k,
 		 (pr_clock_seconds() - started) * 1000.0);
+	if (!c->peers_tried && (needs & PR_NEED_PULL_NORMALIZED) != 0)
+		connect_peers(c);
 }
 
 /*
@@ -1974,6 +2024,257 @@ exchange_halos(DistCluster *c, int slot)
 	}
 }
 
+/* The local row of node v in part p (a part's nodes ascend in the whole graph's order too). */
+static inline int32
+owned_row(const DistCluster *c, int p, int32 v)
+{
+	return (int32) pr_lower_bound_i32(c->parts[p].to_global, 0, c->parts[p].kept->n_nodes, v);
+}
+
+/*
+ * Waits until every shard answered a product whose halos they exchanged with each other: a shard
+ * whose connection was lost is the one named (the others' exchanges with it failed too, and
+ * their ERRORs say less).
+ */
+static void
+wait_peer_answers(DistCluster *c)
+{
+	int			lost = -1;
+
+	for (int p = 0; p < c->n_parts; p++)
+		if (c->parts[p].busy &&
+			(!answer_in(c, &c->parts[p]) || PQstatus(c->parts[p].conn) == CONNECTION_BAD) &&
+			lost < 0)
+			lost = p;
+	if (lost >= 0)
+		shard_failed(&c->parts[lost], NULL);
+}
+
+/*
+ * Sends each shard the addresses of the others' pairs for it and the rows it exchanges with each
+ * (shard.h, beside SHARD_MAX_PEERS), from the owner plan: a part's halo rows owned by q are
+ * received from q, which sends those of its exported rows, both lists ascending.
+ */
+static void
+send_peer_connects(DistCluster *c, char ***address, int32 **address_size)
+{
+	int			n = c->n_parts;
+	int64	  **count[2];
+	int32	 ***rows[2];
+
+	for (int way = 0; way < 2; way++)
+	{
+		count[way] = palloc(n * sizeof(int64 *));
+		rows[way] = palloc(n * sizeof(int32 **));
+		for (int p = 0; p < n; p++)
+		{
+			count[way][p] = palloc0(n * sizeof(int64));
+			rows[way][p] = palloc0(n * sizeof(int32 *));
+		}
+	}
+	/* way 0: sent by p to q; way 1: received by p from q */
+	for (int p = 0; p < n; p++)
+	{
+		const int32 *halo = c->owners->rows[SHARD_ROWS_HALO][p];
+
+		for (int64 i = 0; i < c->owners->count[SHARD_ROWS_HALO][p]; i++)
+		{
+			int32		owner = c->owners->owner[c->parts[p].to_global[halo[i]]];
+
+			count[1][p][owner]++;
+			count[0][owner][p]++;
+		}
+	}
+	for (int p = 0; p < n; p++)
+		for (int q = 0; q < n; q++)
+			for (int way = 0; way < 2; way++)
+			{
+				rows[way][p][q] = palloc_extended(Max(count[way][p][q], 1) * sizeof(int32),
+												  MCXT_ALLOC_HUGE);
+				count[way][p][q] = 0;
+			}
+	for (int p = 0; p < n; p++)
+	{
+		const int32 *halo = c->owners->rows[SHARD_ROWS_HALO][p];
+
+		for (int64 i = 0; i < c->owners->count[SHARD_ROWS_HALO][p]; i++)
+		{
+			int32		v = c->parts[p].to_global[halo[i]];
+			int32		owner = c->owners->owner[v];
+
+			rows[1][p][owner][count[1][p][owner]++] = halo[i];
+			rows[0][owner][p][count[0][owner][p]++] = owned_row(c, owner, v);
+		}
+	}
+	for (int p = 0; p < n; p++)
+	{
+		StringInfoData addresses;
+		StringInfoData lists;
+		int32		parts = n;
+		const char *values[2];
+		int			lengths[2];
+		int			formats[2] = {1, 1};
+
+		initStringInfo(&addresses);
+		for (int q = 0; q < n; q++)
+		{
+			/* q's pair for p */
+			appendBinaryStringInfo(&addresses, (const char *) &address_size[q][p], sizeof(int32));
+			appendBinaryStringInfo(&addresses, address[q][p], address_size[q][p]);
+		}
+		initStringInfo(&lists);
+		appendBinaryStringInfo(&lists, (const char *) &parts, sizeof(parts));
+		for (int q = 0; q < n; q++)
+			for (int way = 0; way < 2; way++)
+				appendBinaryStringInfo(&lists, (const char *) &count[way][p][q], sizeof(int64));
+		for (int way = 0; way < 2; way++)
+			for (int q = 0; q < n; q++)
+				appendBinaryStringInfo(&lists, (const char *) rows[way][p][q],
+									   count[way][p][q] * sizeof(int32));
+		values[0] = addresses.data;
+		values[1] = lists.data;
+		lengths[0] = addresses.len;
+		lengths[1] = lists.len;
+		send_query(&c->parts[p], psprintf("SELECT %s.powerrank_shard_peers_connect($1, $2)",
+										  c->parts[p].schema), 2, values, lengths, formats);
+		c->exchange_bytes += lengths[0] + lengths[1];
+	}
+}
+
+/*
+ * Reads a shard's answer of a group's step (powerrank_shard_peers_*: a status byte, then the
+ * addresses or the reason); returns NULL when done (*payload, *size: what follows), else the
+ * reason, the server named.
+ */
+static char *
+peer_step_answer(DistCluster *c, DistPart *part, char **payload, int *size)
+{
+	PGresult   *result = wait_result(c, part);
+	int			length = PQgetlength(result, 0, 0);
+	const char *bytes = PQgetvalue(result, 0, 0);
+	char	   *failure = NULL;
+
+	if (length < 1)
+		failure = psprintf("shard server \"%s\" answered nothing", part->server);
+	else if (bytes[0] != 0)
+		failure = psprintf("shard server \"%s\": %s", part->server,
+						   pnstrdup(bytes + 1, length - 1));
+	else if (payload != NULL)
+	{
+		*payload = palloc(Max(length - 1, 1));
+		memcpy(*payload, bytes + 1, length - 1);
+		*size = length - 1;
+	}
+	c->exchange_bytes += length;
+	PQclear(result);
+	return failure;
+}
+
+/*
+ * Makes the shards of the run a group that exchanges halos shard to shard (c->peers), once a run
+ * whose normalised pull products run on owned rows: every part a shard server, at least two of
+ * them, powerrank.distributed_exchange = auto.  The group of a run before over the same kept
+ * connections and node set serves again (each shard session keeps its group; a failed run drops
+ * the connections, and with them the groups).  In two steps over the connections: each shard
+ * makes its end (bound to the address this backend reached it at) and answers its pairs'
+ * addresses; each gets the others' addresses for it and its lists of rows, and connects.  When a
+ * step fails (a shard cannot listen, or reach another), the halos go through this backend as
+ * before, and a NOTICE says why.
+ */
+static void
+connect_peers(DistCluster *c)
+{
+	int			n = c->n_parts;
+	const char *why = NULL;
+	char	 ***address;
+	int32	  **address_size;
+	char	   *failure = NULL;
+
+	c->peers_tried = true;
+	if (powerrank_distributed_exchange == DISTRIBUTED_EXCHANGE_RELAY)
+		why = "powerrank.distributed_exchange = relay";
+	else if (!c->owners->rows_owned)
+		why = "no part owns the rows of its nodes";
+	else if (n < 2 || n > SHARD_MAX_PEERS)
+		why = psprintf("a group of shards has 2 to %d members, not %d", SHARD_MAX_PEERS, n);
+	for (int p = 0; why == NULL && p < n; p++)
+		if (c->parts[p].conn == NULL)
+			why = psprintf("partition \"%s\" is on this server", c->parts[p].partition);
+	if (why != NULL)
+	{
+		elog(DEBUG1, "powerrank: the halos go through this server: %s", why);
+		return;
+	}
+	/* a run before over the same parts and node set left its group connected: it serves again */
+	c->peers = true;
+	for (int p = 0; p < n; p++)
+		c->peers = c->peers && c->parts[p].kept->peers_nodes == c->nodes->id;
+	if (c->peers)
+		return;
+	for (int p = 0; p < n; p++)
+		c->parts[p].kept->peers_nodes = 0;
+	address = palloc(n * sizeof(char **));
+	address_size = palloc(n * sizeof(int32 *));
+	for (int p = 0; p < n; p++)
+	{
+		const char *values[2] = {psprintf("%d", p), psprintf("%d", n)};
+
+		send_text_query(&c->parts[p], psprintf("SELECT %s.powerrank_shard_peers_open($1, $2)",
+											   c->parts[p].schema), 2, values);
+	}
+	for (int p = 0; p < n; p++)
+	{
+		char	   *bytes = NULL;
+		int			size = 0;
+		int			at = 0;
+		char	   *part_failure = peer_step_answer(c, &c->parts[p], &bytes, &size);
+
+		address[p] = palloc0(n * sizeof(char *));
+		address_size[p] = palloc0(n * sizeof(int32));
+		if (failure == NULL)
+			failure = part_failure;
+		for (int q = 0; part_failure == NULL && q < n; q++)
+		{
+			int32		length = -1;
+
+			if (size - at >= (int) sizeof(int32))
+				memcpy(&length, bytes + at, sizeof(int32));
+			at += sizeof(int32);
+			if (length < 0 || length > size - at || (length == 0) != (q == p))
+				ereport(ERROR,
+						(errcode(ERRCODE_PROTOCOL_VIOLATION),
+						 errmsg("shard server \"%s\" answered no address for each shard",
+								c->parts[p].server)));
+			address[p][q] = bytes + at;
+			address_size[p][q] = length;
+			at += length;
+		}
+	}
+	if (failure == NULL)
+	{
+		send_peer_connects(c, address, address_size);
+		for (int p = 0; p < n; p++)
+		{
+			char	   *part_failure = peer_step_answer(c, &c->parts[p], NULL, NULL);
+
+			if (failure == NULL)
+				failure = part_failure;
+		}
+	}
+	if (failure != NULL)
+	{
+		ereport(NOTICE,
+				(errmsg("the shards cannot exchange vectors with each other: they go through this server"),
+				 errdetail_internal("%s", failure),
+				 errhint("SET powerrank.distributed_exchange = relay says so without trying.")));
+		return;
+	}
+	c->peers = true;
+	for (int p = 0; p < n; p++)
+		c->parts[p].kept->peers_nodes = c->nodes->id;
+	elog(DEBUG1, "powerrank: the %d shards exchange halos with each other", n);
+}
+
 /*
  * y_slot = product(x_slot) on the parts' owned rows (a pull product): x_slot's values are the
  * parts' own (given SHARD_GIVEN_HALO, x NULL: every part gets its halo from the others first),
@@ -1991,7 +2292,15 @@ owned_product(DistCluster *c, PrProduct product, int x_slot, int y_slot, ShardGi
 	psprintf("%d", y_slot), psprintf("%d", (int) given), NULL};
 	double	   *part_dangling = palloc(k * sizeof(double));
 
-	if (given == SHARD_GIVEN_HALO)
+	if (given == SHARD_GIVEN_HALO && c->peers)
+	{
+		/* the shards send each other the halos: nothing travels through here */
+		given = SHARD_GIVEN_PEERS;
+		values[3] = psprintf("%d", (int) given);
+		for (int p = 0; p < c->n_parts; p++)
+			c->peer_bytes += c->owners->count[SHARD_ROWS_HALO][p] * k * sizeof(double);
+	}
+	else if (given == SHARD_GIVEN_HALO)
 		exchange_halos(c, x_slot);
 	else if (c->exported_slot == x_slot)
 		c->exported_slot = -1;
@@ -2001,7 +2310,7 @@ owned_product(DistCluster *c, PrProduct product, int x_slot, int y_slot, ShardGi
 	{
 		DistPart   *part = &c->parts[p];
 		int64		count = given == SHARD_GIVEN_HALO ? c->owners->count[SHARD_ROWS_HALO][p] :
-			given == SHARD_GIVEN_ALL ? part->kept->n_nodes : 1;
+			given == SHARD_GIVEN_ALL ? part->kept->n_nodes : given == SHARD_GIVEN_FILL ? 1 : 0;
 		int			lengths[5] = {0, 0, 0, 0, (int) (count * k * sizeof(double))};
 		int			formats[5] = {0, 0, 0, 0, 1};
 
@@ -2019,6 +2328,8 @@ owned_product(DistCluster *c, PrProduct product, int x_slot, int y_slot, ShardGi
 	}
 	for (int j = 0; j < k; j++)
 		dangling[j] = 0.0;
+	if (given == SHARD_GIVEN_PEERS)
+		wait_peer_answers(c);
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		DistPart   *part = &c->parts[p];
@@ -2038,13 +2349,6 @@ owned_product(DistCluster *c, PrProduct product, int x_slot, int y_slot, ShardGi
 	}
 	pfree(part_dangling);
 	c->exchange_seconds += pr_clock_seconds() - started;
-}
-
-/* The local row of node v in part p (a part's nodes ascend in the whole graph's order too). */
-static inline int32
-owned_row(const DistCluster *c, int p, int32 v)
-{
-	return (int32) pr_lower_bound_i32(c->parts[p].to_global, 0, c->parts[p].kept->n_nodes, v);
 }
 
 /*
@@ -2116,8 +2420,9 @@ owned_restart(const DistCluster *c, int p, const PrRestart *r, Size *size)
 /*
  * The PageRank update of y_slot on the parts' owned rows, given x's dangling sums (dangling[k]):
  * each part gets the restart's entries it owns; residual[k] receives the residual, the parts'
- * sums added in their order, their maxima the largest.  Unless the run mixes, the parts' answers
- * carry the new values of their exported rows, kept in c->exported for y_slot's next product.
+ * sums added in their order, their maxima the largest.  Unless the run mixes or the shards
+ * exchange halos with each other, the parts' answers carry the new values of their exported rows,
+ * kept in c->exported for y_slot's next product.
  */
 static void
 owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double *dangling,
@@ -2127,8 +2432,9 @@ owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double 
 	double		started = pr_clock_seconds();
 	double	   *part_residual = palloc(2 * k * sizeof(double));
 	char		alpha_text[32];
+	bool		send_exported = !c->mixing && !c->peers;
 	const char *values[6] = {psprintf("%d", y_slot), psprintf("%d", x_slot), alpha_text,
-	(const char *) dangling, NULL, c->mixing ? "false" : "true"};
+	(const char *) dangling, NULL, send_exported ? "true" : "false"};
 	char	  **restarts = palloc(c->n_parts * sizeof(char *));
 	Size	   *sizes = palloc(c->n_parts * sizeof(Size));
 
@@ -2155,11 +2461,11 @@ owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double 
 	{
 		DistPart   *part = &c->parts[p];
 		const int32 *rows = c->owners->rows[SHARD_ROWS_EXPORTED][p];
-		int64		count = c->mixing ? 0 : c->owners->count[SHARD_ROWS_EXPORTED][p];
+		int64		count = send_exported ? c->owners->count[SHARD_ROWS_EXPORTED][p] : 0;
 
 		if (part->conn == NULL)
 			shard_state_update(part->kept->local, y_slot, x_slot, alpha, dangling, restarts[p],
-							   sizes[p], part_residual, c->mixing ? NULL : part->y);
+							   sizes[p], part_residual, send_exported ? part->y : NULL);
 		else
 		{
 			PGresult   *result = wait_values(c, part, (2 + count) * k);
@@ -2179,7 +2485,8 @@ owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double 
 				   k * sizeof(double));
 		pfree(restarts[p]);
 	}
-	c->exported_slot = c->mixing ? (c->exported_slot == y_slot ? -1 : c->exported_slot) : y_slot;
+	c->exported_slot = send_exported ? y_slot :
+		(c->exported_slot == y_slot ? -1 : c->exported_slot);
 	pfree(restarts);
 	pfree(sizes);
 	pfree(part_residual);
@@ -2515,6 +2822,8 @@ dist_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned need
 		e->residual_owned = false;
 	}
 	prepare_parts(e->cluster, k, needs);
+	if (e->cluster->peers)
+		snprintf(e->name, sizeof(e->name), "distributed(%d, gloo)", e->cluster->n_parts);
 	return PR_OK;
 }
 

@@ -19,8 +19,16 @@ typedef enum DistributedMode
 	DISTRIBUTED_OFF				/* never: every table is read into this backend */
 } DistributedMode;
 
+/* powerrank.distributed_exchange: how the parts' vectors travel between products. */
+typedef enum DistributedExchange
+{
+	DISTRIBUTED_EXCHANGE_AUTO = 0,	/* shard to shard (Gloo) where the shards reach each other */
+	DISTRIBUTED_EXCHANGE_RELAY	/* always through the coordinator */
+} DistributedExchange;
+
 extern int	powerrank_distributed;
 extern int	powerrank_distributed_min_rows;
+extern int	powerrank_distributed_exchange;
 
 typedef struct DistCluster DistCluster;
 
@@ -32,7 +40,8 @@ PrEngine   *distributed_engine_create(DistCluster *cluster, const PrAllocator *a
 									  PrError *err);
 int64		distributed_edges(const DistCluster *cluster);
 bool		distributed_cache_hit(const DistCluster *cluster);
-void		distributed_exchange(const DistCluster *cluster, int64 *bytes, double *seconds);
+void		distributed_exchange(const DistCluster *cluster, int64 *bytes, int64 *peer_bytes,
+								 double *seconds);
 void		distributed_keep_parts(DistCluster *cluster);
 
 #endif							/* DISTRIBUTED_H */

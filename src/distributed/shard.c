@@ -849,7 +849,7 @@ owned_slot(ShardState *state, int slot, bool written)
 /*
  * A pull product over the part's edges on its owned rows: x holds what given says (k values for
  * each halo row, the owned rows' being the slot's already; for every local row; or k values for
- * all rows), which go into x_slot; y_slot receives the product on the owned rows (the targets: a row of the part that is no
+ * all rows; or nothing: the halo rows come from the other shards), which go into x_slot; y_slot receives the product on the owned rows (the targets: a row of the part that is no
  * target gets 0).  dangling[k] receives x's sums over the owned rows whose whole graph's
  * out-strength is 0, in ascending row order (the PageRank update's dangling mass, added up by the
  * coordinator).
@@ -861,7 +861,8 @@ shard_state_owned_product(ShardState *state, PrProduct product, int x_slot, int 
 	PrEngine   *engine = state->engine;
 	PrError		err = {0};
 	int			k = state->k;
-	double	   *xs = owned_slot(state, x_slot, given != SHARD_GIVEN_HALO);
+	double	   *xs = owned_slot(state, x_slot,
+								given == SHARD_GIVEN_ALL || given == SHARD_GIVEN_FILL);
 	double	   *ys;
 	const int32 *rows = state->owned_rows[SHARD_ROWS_HALO];
 	const int32 *owned = state->owned_rows[SHARD_ROWS_OWNED];
@@ -876,6 +877,8 @@ shard_state_owned_product(ShardState *state, PrProduct product, int x_slot, int 
 	else if (given == SHARD_GIVEN_FILL)
 		for (int64 v = 0; v < state->graph.n_nodes; v++)
 			memcpy(xs + v * k, x, k * sizeof(double));
+	else if (given == SHARD_GIVEN_PEERS)
+		shard_peers_exchange(state, xs);
 	else
 		for (int64 i = 0; i < state->owned_count[SHARD_ROWS_HALO]; i++)
 			memcpy(xs + (int64) rows[i] * k, (const char *) x + i * k * sizeof(double),
@@ -1008,8 +1011,8 @@ typedef struct OwnedRestart
 } OwnedRestart;
 
 /* Reads n bytes at *at of in (size bytes) into out; false when they are not there. */
-static bool
-read_bytes(const char *in, Size size, Size *at, void *out, Size n)
+bool
+shard_read_bytes(const char *in, Size size, Size *at, void *out, Size n)
 {
 	if (n > size || *at > size - n)
 		return false;
@@ -1030,12 +1033,12 @@ read_owned_restart(const ShardState *state, const char *in, Size size, OwnedRest
 
 	memset(r, 0, sizeof(OwnedRestart));
 	r->count = palloc0(state->k * sizeof(int64));
-	ok = read_bytes(in, size, &at, &k, sizeof(k)) && k == state->k &&
-		read_bytes(in, size, &at, &flags, sizeof(flags)) &&
+	ok = shard_read_bytes(in, size, &at, &k, sizeof(k)) && k == state->k &&
+		shard_read_bytes(in, size, &at, &flags, sizeof(flags)) &&
 		(flags & ~(SHARD_RESTART_UNIFORM | SHARD_RESTART_TO_DANGLING)) == 0 &&
-		read_bytes(in, size, &at, &r->nodes, sizeof(r->nodes)) && r->nodes >= 1.0 &&
-		read_bytes(in, size, &at, r->count, k * sizeof(int64)) &&
-		read_bytes(in, size, &at, &r->dangling_count, sizeof(int64));
+		shard_read_bytes(in, size, &at, &r->nodes, sizeof(r->nodes)) && r->nodes >= 1.0 &&
+		shard_read_bytes(in, size, &at, r->count, k * sizeof(int64)) &&
+		shard_read_bytes(in, size, &at, &r->dangling_count, sizeof(int64));
 	r->uniform = (flags & SHARD_RESTART_UNIFORM) != 0;
 	r->to_dangling = (flags & SHARD_RESTART_TO_DANGLING) != 0;
 	for (int j = 0; ok && j < k; j++)
@@ -1052,10 +1055,10 @@ read_owned_restart(const ShardState *state, const char *in, Size size, OwnedRest
 		r->weight = palloc(Max(r->entries, 1) * sizeof(double));
 		r->dangling_row = palloc(Max(r->dangling_count, 1) * sizeof(int32));
 		r->dangling_weight = palloc(Max(r->dangling_count, 1) * sizeof(double));
-		ok = read_bytes(in, size, &at, r->row, r->entries * sizeof(int32)) &&
-			read_bytes(in, size, &at, r->weight, r->entries * sizeof(double)) &&
-			read_bytes(in, size, &at, r->dangling_row, r->dangling_count * sizeof(int32)) &&
-			read_bytes(in, size, &at, r->dangling_weight, r->dangling_count * sizeof(double));
+		ok = shard_read_bytes(in, size, &at, r->row, r->entries * sizeof(int32)) &&
+			shard_read_bytes(in, size, &at, r->weight, r->entries * sizeof(double)) &&
+			shard_read_bytes(in, size, &at, r->dangling_row, r->dangling_count * sizeof(int32)) &&
+			shard_read_bytes(in, size, &at, r->dangling_weight, r->dangling_count * sizeof(double));
 	}
 	for (int64 i = 0; ok && i < r->entries; i++)
 		ok = r->row[i] >= 0 && r->row[i] < n && (state->owners[r->row[i]] & SHARD_OWNS) != 0;
@@ -1340,8 +1343,8 @@ powerrank_shard_product(PG_FUNCTION_ARGS)
 }
 
 /* The session's part with rows owned, or an ERROR. */
-static ShardState *
-owning_part(void)
+ShardState *
+shard_owning_part(void)
 {
 	ShardState *state = session_part();
 
@@ -1356,29 +1359,29 @@ owning_part(void)
 /*
  * powerrank_shard_owned_product(product int, x_slot int, y_slot int, given int, x bytea) RETURNS
  * bytea: a pull product on the part's owned rows (shard_state_owned_product): x holds the values
- * of the halo rows, of every local row, or of all rows alike (given: ShardGiven), which go into
- * x_slot; the result is x's dangling sums over the owned rows, one per column.
+ * of the halo rows, of every local row, of all rows alike, or nothing (the halo rows come from the
+ * other shards) (given: ShardGiven), which go into x_slot; the result is x's dangling sums over the owned rows, one per column.
  */
 Datum
 powerrank_shard_owned_product(PG_FUNCTION_ARGS)
 {
-	ShardState *state = owning_part();
+	ShardState *state = shard_owning_part();
 	int32		product = PG_GETARG_INT32(0);
 	int32		given = PG_GETARG_INT32(3);
 	bytea	   *x = PG_GETARG_BYTEA_PP(4);
 	double	   *dangling = palloc(state->k * sizeof(double));
 	int64		rows = given == SHARD_GIVEN_HALO ? state->owned_count[SHARD_ROWS_HALO] :
-		given == SHARD_GIVEN_ALL ? state->graph.n_nodes : 1;
+		given == SHARD_GIVEN_ALL ? state->graph.n_nodes : given == SHARD_GIVEN_FILL ? 1 : 0;
 
 	if ((product != PR_PRODUCT_PULL_NORMALIZED && product != PR_PRODUCT_PULL) ||
 		(state->needs & (1u << product)) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("pull product %d was not prepared on this shard part", product)));
-	if (given < SHARD_GIVEN_HALO || given > SHARD_GIVEN_FILL)
+	if (given < SHARD_GIVEN_HALO || given > SHARD_GIVEN_PEERS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("given must be 0, 1 or 2, not %d", given)));
+				 errmsg("given must be 0, 1, 2 or 3, not %d", given)));
 	check_vector_bytes(x, rows * state->k, "x");
 	shard_state_owned_product(state, (PrProduct) product, PG_GETARG_INT32(1), PG_GETARG_INT32(2),
 							  (ShardGiven) given, VARDATA_ANY(x), dangling);
@@ -1392,7 +1395,7 @@ powerrank_shard_owned_product(PG_FUNCTION_ARGS)
 Datum
 powerrank_shard_rows(PG_FUNCTION_ARGS)
 {
-	ShardState *state = owning_part();
+	ShardState *state = shard_owning_part();
 	ShardRows	list = PG_GETARG_BOOL(1) ? SHARD_ROWS_EXPORTED : SHARD_ROWS_OWNED;
 	int64		values = state->owned_count[list] * state->k;
 	bytea	   *out = (bytea *) palloc_extended(VARHDRSZ + values * sizeof(double),
@@ -1413,7 +1416,7 @@ powerrank_shard_rows(PG_FUNCTION_ARGS)
 Datum
 powerrank_shard_update(PG_FUNCTION_ARGS)
 {
-	ShardState *state = owning_part();
+	ShardState *state = shard_owning_part();
 	bytea	   *dangling_bytes = PG_GETARG_BYTEA_PP(3);
 	bytea	   *restart = PG_GETARG_BYTEA_PP(4);
 	double	   *dangling = palloc(state->k * sizeof(double));
@@ -1441,7 +1444,7 @@ powerrank_shard_update(PG_FUNCTION_ARGS)
 Datum
 powerrank_shard_top_k(PG_FUNCTION_ARGS)
 {
-	ShardState *state = owning_part();
+	ShardState *state = shard_owning_part();
 	int64		top_k = PG_GETARG_INT64(1);
 	int64		count;
 	int32	   *rows;
@@ -1489,7 +1492,7 @@ slot_list(bytea *slots, int32 *out)
 Datum
 powerrank_shard_combine(PG_FUNCTION_ARGS)
 {
-	ShardState *state = owning_part();
+	ShardState *state = shard_owning_part();
 	int32		slots[PR_COMBINE_MAX_TERMS];
 	int			n_terms = slot_list(PG_GETARG_BYTEA_PP(1), slots);
 	bytea	   *coef_bytes = PG_GETARG_BYTEA_PP(2);
@@ -1509,7 +1512,7 @@ powerrank_shard_combine(PG_FUNCTION_ARGS)
 Datum
 powerrank_shard_dots(PG_FUNCTION_ARGS)
 {
-	ShardState *state = owning_part();
+	ShardState *state = shard_owning_part();
 	int32		slots[PR_COMBINE_MAX_TERMS];
 	int			n_terms = slot_list(PG_GETARG_BYTEA_PP(1), slots);
 	double	   *dots = palloc(n_terms * state->k * sizeof(double));

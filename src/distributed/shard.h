@@ -20,7 +20,7 @@
 #include "graph/edge_table.h"
 
 /* Version of the bytes the shard functions exchange; the coordinator refuses another. */
-#define SHARD_PROTOCOL 5
+#define SHARD_PROTOCOL 6
 
 /*
  * A shard session's malloc (keep_product_memory): blocks up to SHARD_MMAP_THRESHOLD (glibc's
@@ -149,8 +149,21 @@ typedef enum ShardGiven
 {
 	SHARD_GIVEN_HALO = 0,		/* k values for each halo row (the owned rows' are the slot's) */
 	SHARD_GIVEN_ALL,			/* k values for every local row */
-	SHARD_GIVEN_FILL			/* k values, those of every local row (a filled vector) */
+	SHARD_GIVEN_FILL,			/* k values, those of every local row (a filled vector) */
+	SHARD_GIVEN_PEERS			/* nothing: the halo rows come from the other shards
+								 * (shard_peers_exchange), the owned rows are the slot's */
 } ShardGiven;
+
+/*
+ * The shard-to-shard exchange (shard_peers.c): the shards of a run form a group, one rank each
+ * (the parts' order), of at most SHARD_MAX_PEERS.  What a part sends to and receives from each
+ * peer, as the coordinator writes it (powerrank_shard_peers_connect's lists): int32 parts; for
+ * each part, int64 rows sent to it and int64 rows received from it (0 and 0 for itself); then the
+ * rows sent (int32 local exported rows, ascending), part after part; then the rows received (int32
+ * local halo rows, ascending), part after part.  A part's rows sent to q and q's rows received
+ * from it are the same nodes in the same order (ascending local rows ascend in the whole graph).
+ */
+#define SHARD_MAX_PEERS 1024
 
 /* Most vector slots a part keeps of its owned rows. */
 #define SHARD_MAX_SLOTS 64
@@ -228,5 +241,8 @@ Size		shard_strengths_write(const double *strength, int64 n, char *out);
 bool		shard_strengths_read(const char *in, Size size, int64 n, double *strength);
 int64		shard_role_rows(const uint8 *roles, int64 n, uint8 role, int32 *rows);
 void		shard_state_close(ShardState *state);
+ShardState *shard_owning_part(void);
+bool		shard_read_bytes(const char *in, Size size, Size *at, void *out, Size n);
+void		shard_peers_exchange(const ShardState *state, double *values);
 
 #endif							/* SHARD_H */

@@ -566,11 +566,13 @@ record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *sta
 	record.top_k_certified = stats->top_k_certified;
 	record.top_k_ties = stats->top_k_ties;
 	record.exchange_bytes = -1;
+	record.peer_bytes = -1;
 	if (run->cluster != NULL)
 	{
 		record.edges = distributed_edges(run->cluster);
 		record.cache_hit = distributed_cache_hit(run->cluster);
-		distributed_exchange(run->cluster, &record.exchange_bytes, &record.exchange_ms);
+		distributed_exchange(run->cluster, &record.exchange_bytes, &record.peer_bytes,
+							 &record.exchange_ms);
 		record.exchange_ms *= 1000.0;
 	}
 	if (stats->engine != NULL && stats->engine == run->service.engine)

@@ -42,8 +42,8 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	static const char *const warm_start_names[] = {"none", "explicit", "previous"};
 	static const char *const graph_source_names[] = {"read", "cache", "delta", "rankgraph"};
-	Datum		values[27];
-	bool		nulls[27] = {0};
+	Datum		values[28];
+	bool		nulls[28] = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!last_run_valid)
@@ -91,6 +91,8 @@ powerrank_last_run(PG_FUNCTION_ARGS)
 	}
 	else
 		nulls[25] = nulls[26] = true;
+	values[27] = Int64GetDatum(last_run.peer_bytes);
+	nulls[27] = last_run.peer_bytes < 0;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

@@ -48,6 +48,7 @@ typedef struct RankRunStats
 	int64		delta_rows;		/* the changed rows a patched cached graph took */
 	int64		exchange_bytes; /* a distributed run's bytes to and from the shards (-1: none) */
 	double		exchange_ms;	/* a distributed run's products: fan-out, shards, gather */
+	int64		peer_bytes;		/* bytes its shards sent each other (-1: none did) */
 } RankRunStats;
 
 void		run_stats_record(const RankRunStats *stats);

@@ -16,7 +16,12 @@
 # top-k and scores within 1e-12 of the same table ranked on one server, over 2 and 3 shards, over a
 # mix of local and foreign partitions and over a table partitioned by source (no part owns rows),
 # with the engine distributed(S) in powerrank_last_run; the parts owning their rows moving fewer
-# bytes per iteration than the whole relay; powerrank.distributed
+# bytes per iteration than the whole relay; the shards exchanging the halos with each other through
+# Gloo by default (engine distributed(S, gloo), peer_bytes) and through the coordinator under
+# powerrank.distributed_exchange = relay, with the same results; shards that cannot connect to each
+# other (one reached over IPv6: the host needs IPv6 loopback) falling back to the relay with a
+# NOTICE; statement_timeout and a shard
+# killed while another waits in that exchange; powerrank.distributed
 # = off and auto's choice for a table that does not qualify; a non-superuser without a password in
 # the user mapping; a shard user without SELECT; row-level security on a shard; statement_timeout
 # stopping the shards; a shard stopped and a shard backend killed in a run; a shard without the
@@ -82,7 +87,8 @@ S3=$((PORT + 3))
 start_cluster coord $C "-c shared_preload_libraries=powerrank"
 start_cluster s1 $S1 "-c shared_preload_libraries=powerrank"
 start_cluster s2 $S2 "-c shared_preload_libraries=powerrank"
-start_cluster s3 $S3
+# s3 also listens on IPv6 loopback: the coordinator reaches it there for edges_v6
+start_cluster s3 $S3 "-c listen_addresses=127.0.0.1,::1"
 
 : >"$OUT"
 # Prints a heading into the output.
@@ -104,6 +110,33 @@ sql $S3 -c "CREATE EXTENSION powerrank" >>"$OUT"
 
 say "correctness against the same table on one server"
 sql $C -f compare.sql >>"$OUT"
+
+say "the shards exchange the halos with each other (Gloo), or through the coordinator when told"
+sql $C <<EOF >>"$OUT"
+SET client_min_messages = error;
+SET powerrank.mixing_depth = 0;
+SELECT count(*) FROM pagerank('edges_three', tolerance => 1e-10);
+CREATE TEMP TABLE gloo_call AS
+	SELECT engine, exchange_bytes, peer_bytes, iterations FROM powerrank_last_run();
+SET powerrank.distributed_exchange = relay;
+SELECT q.name, same_as_local('edges_three', q.q) FROM queries q
+WHERE q.name IN ('pagerank', 'personalized', 'rwr many sources top_k') ORDER BY q.name;
+SELECT count(*) FROM pagerank('edges_three', tolerance => 1e-10);
+CREATE TEMP TABLE relay_call AS
+	SELECT engine, exchange_bytes, peer_bytes, iterations FROM powerrank_last_run();
+RESET powerrank.distributed_exchange;
+-- the same iterations; the relay carried through the coordinator at least the halos the shards
+-- sent each other
+SELECT g.engine, r.engine, g.iterations = r.iterations AS same_iterations,
+	g.peer_bytes > 0 AS shards_exchanged, r.peer_bytes IS NULL AS relay_no_peer_bytes,
+	r.exchange_bytes - g.exchange_bytes >= g.peer_bytes AS coordinator_carried_no_halo
+FROM gloo_call g, relay_call r;
+EOF
+
+say "shards that cannot connect to each other: the relay, with a NOTICE"
+# s1 reached over IPv4, s3 over IPv6: their pairs cannot connect, the halos go through the coordinator
+sql $C -c "SELECT same_as_local('edges_v6', q) FROM queries WHERE name = 'pagerank'" \
+	-c "SELECT peer_bytes IS NULL AS relayed FROM powerrank_last_run()" >>"$OUT"
 
 say "a shard's NOTICE reaches the caller"
 sql $C -c "SET powerrank.distributed = on" -c "SELECT count(*) FROM pagerank('edges_gap')" >>"$OUT"
@@ -295,6 +328,59 @@ sleep 1
 sql $S2 -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'powerrank'" >>"$OUT"
 wait $killed
 cat "$WORK/killed.out" >>"$OUT"
+
+say "a shard waiting in the exchange with another: statement_timeout, a killed shard"
+# a long run through the exchange: from one node of a cycle, at a damping that converges slowly
+long_run="SELECT count(*) FROM pagerank('edges_cycle', damping => 0.999999, tolerance => 1e-15, max_iterations => 100000000, start_nodes => '{1}', start_scores => '{1}')"
+# Stops s2's shard backend ($stopped) until s1's waits in the exchange with it (its product call
+# still active with s2 stopped: it cannot end without s2's halo); prints whether it got there.
+stop_in_exchange() {
+	for try in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		stopped=$(sql $S2 -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'powerrank' AND backend_type = 'client backend' LIMIT 1")
+		if [ -n "$stopped" ]; then
+			kill -STOP "$stopped"
+			sleep 0.3
+			waiting=$(sql $S1 -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'powerrank' AND state = 'active' AND query LIKE '%powerrank_shard_owned_product%'")
+			if [ "$waiting" = 1 ]; then
+				echo "s1 waits in the exchange"
+				return 0
+			fi
+			kill -CONT "$stopped"
+		fi
+		sleep 0.1
+	done
+	echo "s1 never waited in the exchange"
+}
+# Prints the shard backends of port $1 still active a second later.
+active_after_a_second() {
+	sleep 1
+	sql $1 -c "SELECT count(*) AS active FROM pg_stat_activity WHERE application_name = 'powerrank' AND state = 'active'"
+}
+sql $C -c "SET statement_timeout = '8s'" -c "SET powerrank.mixing_depth = 0" -c "$long_run" >"$WORK/exchange_timeout.out" &
+run=$!
+sleep 1
+stop_in_exchange >>"$OUT"
+# the timeout cancels both shards: s1 wakes from its wait in the exchange
+wait $run
+cat "$WORK/exchange_timeout.out" >>"$OUT"
+active_after_a_second $S1 >>"$OUT"
+kill -CONT "$stopped"
+active_after_a_second $S2 >>"$OUT"
+# s2's backend killed while s1 waits for it: the ERROR names s2, s1's exchange fails and it idles
+sql $C -c "SET powerrank.mixing_depth = 0" -c "$long_run" >"$WORK/exchange_killed.out" &
+run=$!
+sleep 1
+stop_in_exchange >>"$OUT"
+kill -KILL "$stopped"
+wait $run
+cat "$WORK/exchange_killed.out" >>"$OUT"
+active_after_a_second $S1 >>"$OUT"
+# s2 restarts after its backend's crash
+for try in $(seq 1 60); do
+	"$BIN/pg_isready" -q -h 127.0.0.1 -p $S2 && break
+	sleep 0.5
+done
+sql $C -c "SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank'" >>"$OUT"
 
 say "a shard whose powerrank lacks the shard functions"
 sql $S3 -c "ALTER EXTENSION powerrank DROP FUNCTION powerrank_shard_product(int, bytea)" \

@@ -4,7 +4,9 @@
 -- (edges_mix), the rows partitioned by source over 2 shards (edges_by_src: a node's in-edges in
 -- two parts, so no part owns rows and every product is relayed whole), a shard that is slow to read (edges_slow), one with row-level security
 -- (edges_rls), an empty partition (edges_gap, the same rows locally in edges_gap_local), a table of
--- many nodes (edges_big, locally edges_big_local), one to truncate and re-partition (edges_ns), and
+-- many nodes (edges_big, locally edges_big_local), one to truncate and re-partition (edges_ns), a
+-- directed cycle over 2 shards (edges_cycle: a run that takes long), a table over s1 and s3 reached
+-- over IPv6 (edges_v6: shards that cannot connect to each other), and
 -- a local table whose cached graph takes room in the coordinator's cache (edges_filler).
 CREATE EXTENSION postgres_fdw;
 CREATE EXTENSION powerrank;
@@ -14,6 +16,9 @@ CREATE SERVER s3 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', po
 CREATE USER MAPPING FOR CURRENT_USER SERVER s1;
 CREATE USER MAPPING FOR CURRENT_USER SERVER s2;
 CREATE USER MAPPING FOR CURRENT_USER SERVER s3;
+-- s3 again, over IPv6
+CREATE SERVER s3v6 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '::1', port :'s3', dbname 'postgres');
+CREATE USER MAPPING FOR CURRENT_USER SERVER s3v6;
 
 -- 2000 nodes: sources 0..1499, so some nodes are dangling; parallel edges and self-loops
 CREATE TABLE edges_local (src bigint, dst bigint, w float8);
@@ -27,6 +32,20 @@ CREATE FOREIGN TABLE edges_two_0 PARTITION OF edges_two FOR VALUES WITH (MODULUS
 CREATE FOREIGN TABLE edges_two_1 PARTITION OF edges_two FOR VALUES WITH (MODULUS 2, REMAINDER 1)
 	SERVER s2 OPTIONS (table_name 'two_1');
 INSERT INTO edges_two SELECT * FROM edges_local;
+
+CREATE TABLE edges_cycle (src bigint, dst bigint, w float8) PARTITION BY HASH (dst);
+CREATE FOREIGN TABLE edges_cycle_0 PARTITION OF edges_cycle FOR VALUES WITH (MODULUS 2, REMAINDER 0)
+	SERVER s1 OPTIONS (table_name 'cycle_0');
+CREATE FOREIGN TABLE edges_cycle_1 PARTITION OF edges_cycle FOR VALUES WITH (MODULUS 2, REMAINDER 1)
+	SERVER s2 OPTIONS (table_name 'cycle_1');
+INSERT INTO edges_cycle SELECT i, i % 2000 + 1, 1 FROM generate_series(1, 2000) i;
+
+CREATE TABLE edges_v6 (src bigint, dst bigint, w float8) PARTITION BY HASH (dst);
+CREATE FOREIGN TABLE edges_v6_0 PARTITION OF edges_v6 FOR VALUES WITH (MODULUS 2, REMAINDER 0)
+	SERVER s1 OPTIONS (table_name 'v6_0');
+CREATE FOREIGN TABLE edges_v6_1 PARTITION OF edges_v6 FOR VALUES WITH (MODULUS 2, REMAINDER 1)
+	SERVER s3v6 OPTIONS (table_name 'v6_1');
+INSERT INTO edges_v6 SELECT * FROM edges_local;
 
 CREATE TABLE edges_by_src (src bigint, dst bigint, w float8) PARTITION BY HASH (src);
 CREATE FOREIGN TABLE edges_by_src_0 PARTITION OF edges_by_src FOR VALUES WITH (MODULUS 2, REMAINDER 0)

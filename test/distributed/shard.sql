@@ -29,3 +29,9 @@ CREATE TABLE big_0 (src bigint, dst bigint, w float8);
 CREATE TABLE big_1 (src bigint, dst bigint, w float8);
 CREATE TABLE ns_0 (src bigint, dst bigint, w float8);
 CREATE TABLE ns_1 (src bigint, dst bigint, w float8);
+-- a directed cycle: PageRank from one node converges slowly there (runs to interrupt)
+CREATE TABLE cycle_0 (src bigint, dst bigint, w float8);
+CREATE TABLE cycle_1 (src bigint, dst bigint, w float8);
+-- a table over two shards the coordinator reaches over IPv4 and IPv6 (their pairs cannot connect)
+CREATE TABLE v6_0 (src bigint, dst bigint, w float8);
+CREATE TABLE v6_1 (src bigint, dst bigint, w float8);
