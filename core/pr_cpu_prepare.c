@@ -5,7 +5,6 @@
  */
 #include "pr_cpu_engine.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -672,22 +671,6 @@ pr_cpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned ne
 	return lay_out_again(e, g, k, n_slots, needs, err);
 }
 
-/* Orders changes by source, destination, weight: the push product's order of the delta. */
-static int
-push_order(const void *a, const void *b)
-{
-	const PrEdgeChange *x = (const PrEdgeChange *) a;
-	const PrEdgeChange *y = (const PrEdgeChange *) b;
-
-	if (x->src != y->src)
-		return x->src < y->src ? -1 : 1;
-	if (x->dst != y->dst)
-		return x->dst < y->dst ? -1 : 1;
-	if (x->weight != y->weight)
-		return x->weight < y->weight ? -1 : 1;
-	return 0;
-}
-
 /*
  * Serves g + delta from now on (see pr_engine.h): copies the delta's edges in both orders, rewrites
  * 1 / out_strength of the sources of the previous delta (back to g's) and of this one (X's), and
@@ -731,8 +714,7 @@ pr_cpu_apply_delta(PrEngine *base, const PrGraphDelta *delta, PrError *err)
 								(long long) n_edges);
 		}
 		memcpy(pull, delta->edges, sizeof(PrEdgeChange) * (size_t) n_edges);
-		memcpy(push, delta->edges, sizeof(PrEdgeChange) * (size_t) n_edges);
-		qsort(push, (size_t) n_edges, sizeof(PrEdgeChange), push_order);
+		pr_graph_delta_by_source(delta, push);
 		memcpy(sources, delta->sources, sizeof(int32_t) * (size_t) n_sources);
 		memcpy(strength, delta->out_strength, sizeof(double) * (size_t) n_sources);
 	}

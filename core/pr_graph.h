@@ -167,6 +167,19 @@ typedef struct PrEdgeChange
 	int64_t		count;
 } PrEdgeChange;
 
+/* Orders changes by destination, source, weight: -1, 0 or 1. */
+static inline int
+pr_edge_change_order(const PrEdgeChange *x, const PrEdgeChange *y)
+{
+	if (x->dst != y->dst)
+		return x->dst < y->dst ? -1 : 1;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? -1 : 1;
+	return 0;
+}
+
 /*
  * Bounds on a weighted graph's weights: largest >= every weight, 0 < smallest_positive <= every
  * positive weight (0: no positive weight).  Exact for a graph just scanned
@@ -264,6 +277,11 @@ typedef struct PrGraphDelta
 PrStatus	pr_graph_delta_from_patch(const PrGraphPatch *patch, const PrGraph *patched,
 									  const PrAllocator *alloc, PrGraphDelta *out, PrError *err);
 
+/* Allocates a delta's arrays (zero counts) for n_edges edges and n_sources sources; false when
+ * out of memory (nothing allocated). */
+bool		pr_graph_delta_alloc(PrGraphDelta *delta, int64_t n_nodes, int64_t n_edges,
+								 int64_t n_sources, const PrAllocator *alloc);
+
 /*
  * The delta B -> X2 of first (B -> X1) followed by second (X1 -> X2), all three over one node set:
  * the edges merged in (dst, src, weight) order with their counts summed (zeros dropped), the
@@ -287,7 +305,13 @@ PrStatus	pr_graph_delta_check(const PrGraphDelta *delta, const PrGraph *base, Pr
  */
 int64_t		pr_graph_delta_dangling(const PrGraph *base, const PrGraphDelta *delta, int32_t *out);
 
-/* Frees the arrays of a delta made by pr_graph_delta_from_patch or pr_graph_delta_merge. */
+/*
+ * The delta's edges in (src, dst, weight) order into out[delta->n_edges]: the order in which the
+ * push product (y[src] += count * weight * x[dst]) adds them.
+ */
+void		pr_graph_delta_by_source(const PrGraphDelta *delta, PrEdgeChange *out);
+
+/* Frees the arrays of a delta made by pr_graph_delta_alloc (and the functions above). */
 void		pr_graph_delta_free(PrGraphDelta *delta, const PrAllocator *alloc);
 
 /*

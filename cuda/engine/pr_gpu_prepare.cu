@@ -1155,8 +1155,8 @@ choose_residency(GpuEngine *e, const PrGraph *g, int k, int n_slots, unsigned ne
 
 /* Prepare: order and plan on the host, check device memory, upload (timing candidates for auto),
  * report. */
-PrStatus
-gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err)
+static PrStatus
+prepare_layout(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err)
 {
 	GpuEngine  *e = (GpuEngine *) base;
 	HostPlans	h;
@@ -1219,4 +1219,31 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	}
 	finish_prepare(e, g);
 	return PR_OK;
+}
+
+/*
+ * The prepare operation: prepare_layout, keeping the delta the engine serves (apply_delta) through
+ * a prepare of the same graph object (the delta applied again to the new layout; an error, the
+ * engine unprepared, when the new layout takes none) and forgetting it with another graph.
+ */
+PrStatus
+gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err)
+{
+	GpuEngine  *e = (GpuEngine *) base;
+	PrGraphDelta kept;
+	bool		same_graph;
+	PrStatus	st;
+
+	if (!gpu_delta_active(e) || same_prepared_graph(e, g, k, needs))
+		return prepare_layout(base, g, k, n_slots, needs, err);
+	same_graph = e->prepared && e->prep_graph == g && e->prep_in_ptr == g->in_ptr && e->prep_in_src == g->in_src &&
+		e->prep_edges == g->n_edges && e->n == g->n_nodes;
+	/* the host copy moves out: the new layout starts without a delta */
+	kept = e->delta;
+	memset(&e->delta, 0, sizeof(e->delta));
+	st = prepare_layout(base, g, k, n_slots, needs, err);
+	if (st == PR_OK && same_graph && (st = gpu_apply_delta(base, &kept, err)) != PR_OK)
+		gpu_engine_free_device(e);
+	pr_graph_delta_free(&kept, &pr_malloc_allocator);
+	return st;
 }
