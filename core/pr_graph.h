@@ -271,8 +271,8 @@ typedef struct PrGraphDelta
 
 /*
  * The delta from a patch's base to the patched graph (written by pr_graph_patch_write into
- * patched): PR_ERR_UNSUPPORTED when the patch changed the node set (a node map or new ids), nothing
- * allocated; arrays from alloc (pr_graph_delta_free).
+ * patched; the base is not read, and may be gone): PR_ERR_UNSUPPORTED when the patch changed the
+ * node set (a node map or new ids), nothing allocated; arrays from alloc (pr_graph_delta_free).
  */
 PrStatus	pr_graph_delta_from_patch(const PrGraphPatch *patch, const PrGraph *patched,
 									  const PrAllocator *alloc, PrGraphDelta *out, PrError *err);

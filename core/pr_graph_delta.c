@@ -744,20 +744,23 @@ PrStatus
 pr_graph_delta_from_patch(const PrGraphPatch *patch, const PrGraph *patched,
 						  const PrAllocator *alloc, PrGraphDelta *out, PrError *err)
 {
-	const PrGraph *base = patch->base;
-
 	memset(out, 0, sizeof(PrGraphDelta));
-	if (patch->map != NULL || patch->n_fresh > 0 || patched->n_nodes != base->n_nodes)
+	if (patch->map != NULL || patch->n_fresh > 0 || patched->n_nodes != patch->shape.n_nodes)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED, "the patch changed the graph's node set");
-	if (!pr_graph_delta_alloc(out, base->n_nodes, (int64_t) patch->n_net, patch->n_sources, alloc))
+	if (!pr_graph_delta_alloc(out, patched->n_nodes, (int64_t) patch->n_net, patch->n_sources,
+							  alloc))
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a delta of %zu edges",
 							patch->n_net);
-	/* internal ids ascend with the external ones: the (dst, src, weight) order holds */
+	/*
+	 * The patched graph numbers the base's nodes the same (it reads only that, not the base,
+	 * which its caller may have let go); internal ids ascend with the external ones, so the
+	 * (dst, src, weight) order holds.
+	 */
 	for (size_t i = 0; i < patch->n_net; i++)
 	{
 		out->edges[i] = patch->net[i];
 		out->edges[i].src = patch->net_src[i];
-		out->edges[i].dst = pr_graph_find(base, patch->net[i].dst);
+		out->edges[i].dst = pr_graph_find(patched, patch->net[i].dst);
 	}
 	out->n_edges = (int64_t) patch->n_net;
 	for (int64_t i = 0; i < patch->n_sources; i++)
