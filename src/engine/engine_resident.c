@@ -100,7 +100,8 @@ resident_tuned_is_faster(Resident *r)
 /*
  * Joins a resident graph's tuner thread (waiting for it when wait, else only when it is done) and
  * adopts its engine when the graph is still prepared for one-column PageRank: the quick engine is
- * released.  Otherwise the tuned engine is dropped and the quick layout stays.
+ * released (an entry with a delta gives the tuned engine, planned on the graph it maps, the delta
+ * first).  Otherwise the tuned engine is dropped and the quick layout stays.
  */
 void
 resident_tuner_finish(Resident *r, bool wait)
@@ -124,6 +125,19 @@ resident_tuner_finish(Resident *r, bool wait)
 		r->prepared.algorithm == SERVICE_PAGERANK && r->prepared.k == 1 && !resident_tuned_is_faster(r))
 	{
 		/* the measured choice kept the quick layout's own order and format: nothing to swap */
+		r->tuned->ops->release(r->tuned);
+		r->tuned = NULL;
+		return;
+	}
+	if (!wait && r->engine != NULL && r->prepared.done &&
+		r->prepared.algorithm == SERVICE_PAGERANK && r->prepared.k == 1 && resident_has_delta(r) &&
+		(r->tuned->ops->apply_delta == NULL ||
+		 r->tuned->ops->apply_delta(r->tuned, &r->delta, &r->tuned_err) != PR_OK))
+	{
+		/* planned on the graph before the delta, which it cannot take: the quick layout stays */
+		snprintf(line, sizeof(line), "the tuned GPU layout of cached graph %llu takes no delta (%s); the quick layout stays",
+				 (unsigned long long) r->entry_id, r->tuned_err.message);
+		engine_log(line);
 		r->tuned->ops->release(r->tuned);
 		r->tuned = NULL;
 		return;
@@ -409,8 +423,7 @@ resident_residency_text(const Resident *r, char *residency, size_t size)
  * (req->delta_base_id, with the same out-edges) by giving the base's engine the patch as a delta:
  * the delta the base's engine carries (from the graph it was prepared on) merged with the
  * request's, applied, and the entry re-keyed to the patched graph's cache entry, its batch engine
- * released (it would serve the base), no tuner (its layout would be the base's) and no engine over
- * several GPUs (multi_wanted).  NULL when the base is not resident, not prepared, has an engine over
+ * released (it would serve the base), no engine over several GPUs (multi_wanted).  NULL when the base is not resident, not prepared, has an engine over
  * several GPUs (which takes no delta), or its engine refuses the delta: the request then maps and
  * prepares the patched graph as any other.
  */
@@ -428,7 +441,9 @@ resident_take_delta(const ServiceRequest *req, const char *request_base, bool wi
 	if (b == NULL)
 		return NULL;
 	memset(&merged, 0, sizeof(merged));
-	resident_tuner_finish(b, true);
+	/* a tuned layout that is ready is adopted first; one still planned is given the delta when
+	 * it is (resident_tuner_finish) */
+	resident_tuner_finish(b, false);
 	/* a graph that runs on several GPUs: their engine takes no delta, and one GPU would be slower */
 	if (b->engine == NULL || !b->prepared.done || b->engine->ops->apply_delta == NULL ||
 		b->multi != NULL)
@@ -457,7 +472,6 @@ resident_take_delta(const ServiceRequest *req, const char *request_base, bool wi
 		b->batch_engine->ops->release(b->batch_engine);
 	b->batch_engine = NULL;
 	b->batch_prepared = false;
-	b->quick = false;
 	pr_graph_delta_free(&b->delta, &pr_malloc_allocator);
 	b->delta = merged;
 	snprintf(line, sizeof(line),
