@@ -466,6 +466,7 @@ cpu_release(PrEngine *base)
 	if (e == NULL)
 		return;
 	pr_cpu_unprepare(e);
+	pr_graph_delta_free(&e->delta_pending, &e->alloc);
 	pr_cpu_pool_destroy(e);
 	alloc = e->alloc;
 	pr_free(&alloc, e);

@@ -172,7 +172,11 @@ struct CpuEngine
 	 * The delta the engine serves beside g (apply_delta), or none (n_delta_edges and
 	 * n_delta_sources 0): its edges in (dst, src, weight) order (the pull products) and in (src,
 	 * dst, weight) order (the push product), the sources whose inv_out it rewrote with their X
- * out-strengths, X's dangling list.  A prepare that lays g out again (other products) keeps it.
+	 * out-strengths, X's dangling list.  A prepare that lays g out again (other products) keeps
+	 * it: the engine unprepared keeps the delta's copies in delta_pending for
+	 * delta_pending_graph (delta_pending_seen its arrays), and the next layout of that graph
+	 * takes them again; a prepare of another graph, or another delta given, drops them.  So a
+	 * failed prepare never leaves a later one serving g alone.
 	 */
 	PrEdgeChange *delta_pull;
 	PrEdgeChange *delta_push;
@@ -181,6 +185,9 @@ struct CpuEngine
 	double	   *delta_strength;	/* [n_delta_sources] X's out-strength of each */
 	int64_t		n_delta_sources;
 	int32_t    *delta_dangling;
+	PrGraphDelta delta_pending;
+	const PrGraph *delta_pending_graph;
+	PrGraph		delta_pending_seen;
 
 	/* restart entries bucketed by node chunk, rebuilt by each pagerank_update */
 	int64_t    *restart_chunk;	/* [n_chunks+1] */

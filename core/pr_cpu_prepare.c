@@ -206,6 +206,37 @@ cpu_alloc_vectors(CpuEngine *e, int k, int n_slots)
 	return true;
 }
 
+/* Frees a pending delta (see "delta_pending" in CpuEngine). */
+static void
+drop_pending(CpuEngine *e)
+{
+	pr_graph_delta_free(&e->delta_pending, &e->alloc);
+	e->delta_pending_graph = NULL;
+}
+
+/*
+ * Moves the delta the engine serves (its edges by target, sources and out-strengths) to delta_pending,
+ * for the next layout of the same graph.
+ */
+static void
+stash_delta(CpuEngine *e)
+{
+	if (e->n_delta_edges == 0 && e->n_delta_sources == 0)
+		return;
+	drop_pending(e);
+	e->delta_pending.n_nodes = e->n;
+	e->delta_pending.edges = e->delta_pull;
+	e->delta_pending.n_edges = e->n_delta_edges;
+	e->delta_pending.sources = e->delta_sources;
+	e->delta_pending.out_strength = e->delta_strength;
+	e->delta_pending.n_sources = e->n_delta_sources;
+	e->delta_pending_graph = e->g;
+	e->delta_pending_seen = e->g_seen;
+	e->delta_pull = NULL;
+	e->delta_sources = NULL;
+	e->delta_strength = NULL;
+}
+
 /* Frees the delta's arrays (the engine serves g's edges again, inv_out and dangling aside). */
 static void
 free_delta(CpuEngine *e)
@@ -221,10 +252,14 @@ free_delta(CpuEngine *e)
 	e->n_delta_edges = e->n_delta_sources = 0;
 }
 
-/* Frees everything prepare() made and stops the threads; the engine can be prepared again. */
+/*
+ * Frees everything prepare() made and stops the threads; the engine can be prepared again.  A delta
+ * it served stays pending for the next layout of the same graph.
+ */
 void
 pr_cpu_unprepare(CpuEngine *e)
 {
+	stash_delta(e);
 	pr_cpu_pool_stop(e);
 	cpu_free_vectors(e);
 	pr_free(&e->alloc, e->inv_out);
@@ -597,36 +632,29 @@ lay_out_graph(CpuEngine *e, const PrGraph *g, int k, int n_slots, unsigned needs
 }
 
 /*
- * Lays g out anew (pr_cpu_unprepare, lay_out_graph); when g is the graph the engine holds (other
- * products asked for), the delta it serves is applied again to the new layout.
+ * Lays g out anew (pr_cpu_unprepare, lay_out_graph); a delta pending for g (the engine served it on
+ * g's previous layout, or a prepare of g failed) is applied to the new layout, and stays pending
+ * when that fails; a prepare of another graph drops it.
  */
 static PrStatus
 lay_out_again(CpuEngine *e, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err)
 {
-	PrGraphDelta kept = {0};
 	PrStatus	status;
 
-	if (e->prepared && e->g == g && pr_graph_same_arrays(g, &e->g_seen) &&
-		(e->n_delta_edges > 0 || e->n_delta_sources > 0))
-	{
-		/* the delta's own copies move out of the engine for the new layout to take */
-		kept.n_nodes = g->n_nodes;
-		kept.edges = e->delta_pull;
-		kept.n_edges = e->n_delta_edges;
-		kept.sources = e->delta_sources;
-		kept.out_strength = e->delta_strength;
-		kept.n_sources = e->n_delta_sources;
-		e->delta_pull = NULL;
-		e->delta_sources = NULL;
-		e->delta_strength = NULL;
-	}
 	pr_cpu_unprepare(e);
+	if (e->delta_pending_graph != g || !pr_graph_same_arrays(g, &e->delta_pending_seen))
+		drop_pending(e);
 	status = lay_out_graph(e, g, k, n_slots, needs, err);
-	if (status == PR_OK && kept.n_nodes > 0 &&
-		(status = pr_cpu_apply_delta(&e->base, &kept, err)) != PR_OK)
+	if (status != PR_OK)
+		return status;
+	if (e->delta_pending_graph != NULL &&
+		(status = pr_cpu_apply_delta(&e->base, &e->delta_pending, err)) != PR_OK)
+	{
 		pr_cpu_unprepare(e);
-	pr_graph_delta_free(&kept, &e->alloc);
-	return status;
+		return status;
+	}
+	drop_pending(e);
+	return PR_OK;
 }
 
 /* Takes the graph, allocates the slots and scratch vectors, splits the work, starts threads. */
@@ -696,6 +724,8 @@ pr_cpu_apply_delta(PrEngine *base, const PrGraphDelta *delta, PrError *err)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED, "a CPU engine owning rows takes no delta");
 	if (delta != NULL && (status = pr_graph_delta_check(delta, g, err)) != PR_OK)
 		return status;
+	if (delta != &e->delta_pending)
+		drop_pending(e);		/* a delta given replaces one pending */
 	if (n_edges > 0 || n_sources > 0)
 	{
 		pull = ENGINE_ALLOC(e, PrEdgeChange, n_edges + 1);

@@ -231,8 +231,9 @@ typedef struct PrEngineOps
 	 * nodes) follows X.  A delta replaces the one applied before (the caller gives the whole
 	 * change from B: pr_graph_delta_merge); an empty one serves B again.  The slots keep their
 	 * values; a far-field vector kept for B is dropped.  The delta stays through prepares on B
-	 * (the same PrGraph, as prepare tells it) and goes with a prepare on another graph; the
-	 * engine copies what it needs.  PR_ERR_UNSUPPORTED when the engine cannot follow a delta in
+	 * (the same PrGraph, as prepare tells it; one that fails keeps it for the next prepare on B,
+	 * so no prepare serves B without it) and goes with a prepare on another graph; the engine
+	 * copies what it needs.  PR_ERR_UNSUPPORTED when the engine cannot follow a delta in
 	 * its present layout (the caller then prepares an engine on X); PR_ERR_INVALID for a delta
 	 * that does not fit B (pr_graph_delta_check).  An error leaves the engine serving what it
 	 * served before.

@@ -298,7 +298,12 @@ batch_run(BatchRun *b, Resident *r, const PrRestart *restart, PrError *err, PrRu
 		if ((r->batch_engine = engine_create_layout(false, err)) == NULL)
 			return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
 		if ((status = resident_follow_delta(r, r->batch_engine, lead, width, err)) != PR_OK)
+		{
+			/* never kept without the entry's delta */
+			r->batch_engine->ops->release(r->batch_engine);
+			r->batch_engine = NULL;
 			return status;
+		}
 	}
 
 	if (lead->top_k > 0)

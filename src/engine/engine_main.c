@@ -19,6 +19,8 @@
 static PrStatus
 engine_for_run(const ServiceRequest *req, Resident *r, bool multi, PrError *err)
 {
+	PrStatus	status;
+
 	if (multi)
 	{
 		if (r->multi == NULL && (r->multi = engine_create_multi(err)) == NULL)
@@ -42,7 +44,13 @@ engine_for_run(const ServiceRequest *req, Resident *r, bool multi, PrError *err)
 			r->graph.n_edges >= engine_config->quick_layout_edges && !resident_has_delta(r);
 		if ((r->engine = engine_create_layout(r->quick, err)) == NULL)
 			return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
-		return resident_follow_delta(r, r->engine, req, req->k, err);
+		if ((status = resident_follow_delta(r, r->engine, req, req->k, err)) != PR_OK)
+		{
+			/* never kept without the entry's delta */
+			r->engine->ops->release(r->engine);
+			r->engine = NULL;
+			return status;
+		}
 	}
 	return PR_OK;
 }

@@ -390,8 +390,8 @@ resident_has_delta(const Resident *r)
 /*
  * Gives a new engine of a resident entry with a delta the delta: prepared on the entry's graph for
  * the request's run (its own prepares then keep the delta), then apply_delta.  PR_OK at once for
- * an entry without a delta; an engine that cannot take it fails the run (never serves the graph
- * without the delta).
+ * an entry without a delta; an engine that cannot take it fails the run, and the caller releases
+ * it (never an engine serving the graph without the delta).
  */
 PrStatus
 resident_follow_delta(Resident *r, PrEngine *engine, const ServiceRequest *req, int k, PrError *err)

@@ -379,8 +379,9 @@ test_delta_merge(void)
 
 /*
  * The CPU engine prepared on B serving B + delta gives the scores of an engine prepared on X,
- * within rounding: after one patch, after a second (the merged delta replacing the first), and
- * with an empty delta B's own scores again; weighted and unweighted.
+ * within rounding: after one patch, after a second (the merged delta replacing the first), after a
+ * failed prepare (the delta kept for the next one), and with an empty delta B's own scores again;
+ * weighted and unweighted.
  */
 void
 test_cpu_engine_delta(void)
@@ -415,6 +416,13 @@ test_cpu_engine_delta(void)
 		run_scores(fresh, &t.x2, NULL, want);
 		run_scores(on_base, &t.base, &t.merged, got);
 		CHECKF(scores_apart(want, got) < 1e-12, "weighted %d: merged delta off by %g", weighted,
+			   scores_apart(want, got));
+
+		/* a prepare that fails leaves the delta pending: the next prepare of B serves X2 again */
+		CHECK(on_base->ops->prepare(on_base, &t.base, 0, 2, PR_NEED_PULL_NORMALIZED, &err) ==
+			  PR_ERR_INVALID);
+		run_scores(on_base, &t.base, NULL, got);
+		CHECKF(scores_apart(want, got) < 1e-12, "weighted %d: pending delta off by %g", weighted,
 			   scores_apart(want, got));
 
 		/* an empty delta: B again, bit for bit */
