@@ -21,6 +21,13 @@
 /* Resident graphs at most (besides the memory limit). */
 #define MAX_RESIDENT SERVICE_MAX_RESIDENT
 
+/*
+ * Most edges of a delta an engine carries, as a fraction of the graph it was prepared on (1 / this):
+ * past it the delta's product is no longer small beside the layout's, and the patched graph is
+ * prepared anew.
+ */
+#define DELTA_EDGES_FRACTION 8
+
 static Resident residents[MAX_RESIDENT];
 static uint64 use_clock = 0;
 
@@ -423,9 +430,10 @@ resident_residency_text(const Resident *r, char *residency, size_t size)
  * (req->delta_base_id, with the same out-edges) by giving the base's engine the patch as a delta:
  * the delta the base's engine carries (from the graph it was prepared on) merged with the
  * request's, applied, and the entry re-keyed to the patched graph's cache entry, its batch engine
- * released (it would serve the base), no engine over several GPUs (multi_wanted).  NULL when the base is not resident, not prepared, has an engine over
- * several GPUs (which takes no delta), or its engine refuses the delta: the request then maps and
- * prepares the patched graph as any other.
+ * released (it would serve the base), no engine over several GPUs (multi_wanted).  NULL when the
+ * base is not resident, not prepared, has an engine over several GPUs (which takes no delta), the
+ * merged delta passes 1 / DELTA_EDGES_FRACTION of the prepared graph's edges, or the base's engine
+ * refuses it: the request then maps and prepares the patched graph as any other.
  */
 static Resident *
 resident_take_delta(const ServiceRequest *req, const char *request_base, bool with_out)
@@ -436,6 +444,7 @@ resident_take_delta(const ServiceRequest *req, const char *request_base, bool wi
 	PrGraphDelta from;
 	PrGraphDelta merged;
 	PrError		err = {0};
+	PrStatus	status;
 	char		line[SERVICE_MESSAGE_LEN + 128];
 
 	if (b == NULL)
@@ -456,9 +465,15 @@ resident_take_delta(const ServiceRequest *req, const char *request_base, bool wi
 	step.n_sources = req->delta_sources;
 	from = b->delta;
 	from.n_nodes = b->graph.n_nodes;
-	if (pr_graph_delta_check(&step, &b->graph, &err) != PR_OK ||
-		pr_graph_delta_merge(&from, &step, &pr_malloc_allocator, &merged, &err) != PR_OK ||
-		b->engine->ops->apply_delta(b->engine, &merged, &err) != PR_OK)
+	status = pr_graph_delta_check(&step, &b->graph, &err);
+	if (status == PR_OK)
+		status = pr_graph_delta_merge(&from, &step, &pr_malloc_allocator, &merged, &err);
+	if (status == PR_OK && merged.n_edges > b->graph.n_edges / DELTA_EDGES_FRACTION)
+		status = pr_error_set(&err, PR_ERR_UNSUPPORTED, "%lld delta edges beside %lld",
+							  (long long) merged.n_edges, (long long) b->graph.n_edges);
+	if (status == PR_OK)
+		status = b->engine->ops->apply_delta(b->engine, &merged, &err);
+	if (status != PR_OK)
 	{
 		snprintf(line, sizeof(line),
 				 "cached graph %llu: the engine of its base %llu cannot take the delta (%s); the graph is prepared anew",
