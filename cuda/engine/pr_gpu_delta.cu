@@ -77,7 +77,8 @@ host_rows(const GpuEngine *e, const PrEdgeChange *edges, int64_t n, bool by_sour
 			out->row.push_back(pos[at]);
 		}
 		out->col.push_back(pos[from]);
-		out->value.push_back((double) edges[i].count * edges[i].weight);
+		/* the weight as the layouts hold it (float): a deleted edge cancels its layout term */
+		out->value.push_back((double) edges[i].count * (double) (float) edges[i].weight);
 	}
 	if (n > 0)
 		out->ptr.push_back(n);
