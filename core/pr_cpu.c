@@ -108,9 +108,11 @@ cpu_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError *
 				e->dangling_slot = x_slot;
 			}
 			pr_cpu_run(e, pr_cpu_task_pull_normalized, &args);
+			pr_cpu_add_delta(e, product, args.x, args.y);
 			return PR_OK;
 		case PR_PRODUCT_PULL:
 			pr_cpu_run(e, pr_cpu_task_pull, &args);
+			pr_cpu_add_delta(e, product, args.x, args.y);
 			return PR_OK;
 		case PR_PRODUCT_PUSH:
 			if (!e->g->has_out_edges)
@@ -119,9 +121,11 @@ cpu_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError *
 					return pr_error_set(err, PR_ERR_UNSUPPORTED,
 										"the graph has no out-edge arrays, which the push product needs");
 				memset(args.y, 0, sizeof(double) * (size_t) e->n * (size_t) e->k);
+				pr_cpu_add_delta(e, product, args.x, args.y);
 				return PR_OK;
 			}
 			pr_cpu_run(e, pr_cpu_task_push, &args);
+			pr_cpu_add_delta(e, product, args.x, args.y);
 			return PR_OK;
 	}
 	return pr_error_set(err, PR_ERR_INVALID, "unknown product %d", (int) product);
@@ -462,6 +466,7 @@ cpu_release(PrEngine *base)
 	if (e == NULL)
 		return;
 	pr_cpu_unprepare(e);
+	pr_graph_delta_free(&e->delta_pending, &e->alloc);
 	pr_cpu_pool_destroy(e);
 	alloc = e->alloc;
 	pr_free(&alloc, e);
@@ -494,6 +499,7 @@ static const PrEngineOps cpu_engine_ops = {
 	.dots = cpu_dots,
 	.far_field = cpu_far_field,
 	.own_rows = cpu_own_rows,
+	.apply_delta = pr_cpu_apply_delta,
 	.release = cpu_release,
 };
 

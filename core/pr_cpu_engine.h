@@ -44,6 +44,10 @@
  * work split) and only remakes the vectors when k or the slot count changed: the GPU service's
  * test engine serves many requests on one resident graph.
  *
+ * A delta (apply_delta) keeps g's layout: each product adds the delta's terms after g's, one node's
+ * terms in the delta's order on the calling thread; the delta's sources get X's 1 / out_strength
+ * and the dangling sums read X's dangling list.
+ *
  * Files: pr_cpu.c the engine's operations (PrEngineOps) and its creation; pr_cpu_prepare.c
  * prepare(): the graph's layout, the vectors and the work split; pr_cpu_pool.c the thread pool;
  * pr_cpu_gather.c the products' row sums; pr_cpu_vector.c the vector operations over node chunks.
@@ -161,6 +165,29 @@ struct CpuEngine
 	int64_t		own_end;
 	bool		have_residual;
 	double	   *far_field;		/* [n] the far-field vector kept for the warm start, or NULL */
+	/* the dangling nodes the dangling sums read: g's, or the delta's graph's (delta_dangling) */
+	const int32_t *dangling;
+	int64_t		n_dangling;
+	/*
+	 * The delta the engine serves beside g (apply_delta), or none (n_delta_edges and
+	 * n_delta_sources 0): its edges in (dst, src, weight) order (the pull products) and in (src,
+	 * dst, weight) order (the push product), the sources whose inv_out it rewrote with their X
+	 * out-strengths, X's dangling list.  A prepare that lays g out again (other products) keeps
+	 * it: the engine unprepared keeps the delta's copies in delta_pending for
+	 * delta_pending_graph (delta_pending_seen its arrays), and the next layout of that graph
+	 * takes them again; a prepare of another graph, or another delta given, drops them.  So a
+	 * failed prepare never leaves a later one serving g alone.
+	 */
+	PrEdgeChange *delta_pull;
+	PrEdgeChange *delta_push;
+	int64_t		n_delta_edges;
+	int32_t    *delta_sources;
+	double	   *delta_strength;	/* [n_delta_sources] X's out-strength of each */
+	int64_t		n_delta_sources;
+	int32_t    *delta_dangling;
+	PrGraphDelta delta_pending;
+	const PrGraph *delta_pending_graph;
+	PrGraph		delta_pending_seen;
 
 	/* restart entries bucketed by node chunk, rebuilt by each pagerank_update */
 	int64_t    *restart_chunk;	/* [n_chunks+1] */
@@ -282,6 +309,9 @@ void		pr_cpu_task_pull(CpuEngine *e, int tid, const void *varg);
 /* y = A x over out-edges, this thread's rows. */
 void		pr_cpu_task_push(CpuEngine *e, int tid, const void *varg);
 
+/* Adds the delta's terms of product to y (x its input), in the delta's order (see apply_delta). */
+void		pr_cpu_add_delta(CpuEngine *e, PrProduct product, const double *x, double *y);
+
 /* Vector operations over node chunks (pr_cpu_vector.c) */
 
 /* z = x / out_strength and the dangling sums of x, this thread's chunks (arg a ProductArgs). */
@@ -319,5 +349,8 @@ PrStatus	pr_cpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, un
 
 /* Frees everything prepare() made and stops the threads; the engine can be prepared again. */
 void		pr_cpu_unprepare(CpuEngine *e);
+
+/* The apply_delta operation (see pr_engine.h). */
+PrStatus	pr_cpu_apply_delta(PrEngine *base, const PrGraphDelta *delta, PrError *err);
 
 #endif							/* PR_CPU_H */

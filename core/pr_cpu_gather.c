@@ -367,3 +367,30 @@ pr_cpu_task_push(CpuEngine *e, int tid, const void *varg)
 	(void) tid;
 	gather_blocks(e, g->out_ptr, g->out_dst, g->out_weight, NULL, e->out_part, a->x, false, a->y);
 }
+
+/*
+ * Adds the delta's terms of product to y (x its input): for PULL_NORMALIZED and PULL y[dst] +=
+ * count * weight * in[src] (in = x scaled by X's 1 / out_strength, as z holds it, or x), for PUSH
+ * y[src] += count * weight * x[dst]; every term in the delta's order, so the same bits every run.
+ */
+void
+pr_cpu_add_delta(CpuEngine *e, PrProduct product, const double *x, double *y)
+{
+	const int	k = e->k;
+	bool		push = product == PR_PRODUCT_PUSH;
+	const PrEdgeChange *edges = push ? e->delta_push : e->delta_pull;
+
+	for (int64_t i = 0; i < e->n_delta_edges; i++)
+	{
+		const PrEdgeChange *c = &edges[i];
+		int64_t		to = push ? c->src : c->dst;
+		int64_t		from = push ? c->dst : c->src;
+		double		factor = (double) c->count * c->weight;
+		double		scale = product == PR_PRODUCT_PULL_NORMALIZED ? e->inv_out[from] : 1.0;
+		const double *in = x + from * k;
+		double	   *out = y + to * k;
+
+		for (int j = 0; j < k; j++)
+			out[j] += factor * (in[j] * scale);
+	}
+}

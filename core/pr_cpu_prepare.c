@@ -67,6 +67,13 @@ align_64(double *block)
 	return block + (8 - ((uintptr_t) block / sizeof(double)) % 8) % 8;
 }
 
+/* 1 / out_strength as the layout takes it (0 for a dangling node). */
+static inline double
+inverse_strength(double strength)
+{
+	return strength > 0.0 ? 1.0 / strength : 0.0;
+}
+
 /* Frees the vectors of k columns (slots, z, per-chunk partials, per-column scalars). */
 static void
 cpu_free_vectors(CpuEngine *e)
@@ -199,10 +206,60 @@ cpu_alloc_vectors(CpuEngine *e, int k, int n_slots)
 	return true;
 }
 
-/* Frees everything prepare() made and stops the threads; the engine can be prepared again. */
+/* Frees a pending delta (see "delta_pending" in CpuEngine). */
+static void
+drop_pending(CpuEngine *e)
+{
+	pr_graph_delta_free(&e->delta_pending, &e->alloc);
+	e->delta_pending_graph = NULL;
+}
+
+/*
+ * Moves the delta the engine serves (its edges by target, sources and out-strengths) to delta_pending,
+ * for the next layout of the same graph.
+ */
+static void
+stash_delta(CpuEngine *e)
+{
+	if (e->n_delta_edges == 0 && e->n_delta_sources == 0)
+		return;
+	drop_pending(e);
+	e->delta_pending.n_nodes = e->n;
+	e->delta_pending.edges = e->delta_pull;
+	e->delta_pending.n_edges = e->n_delta_edges;
+	e->delta_pending.sources = e->delta_sources;
+	e->delta_pending.out_strength = e->delta_strength;
+	e->delta_pending.n_sources = e->n_delta_sources;
+	e->delta_pending_graph = e->g;
+	e->delta_pending_seen = e->g_seen;
+	e->delta_pull = NULL;
+	e->delta_sources = NULL;
+	e->delta_strength = NULL;
+}
+
+/* Frees the delta's arrays (the engine serves g's edges again, inv_out and dangling aside). */
+static void
+free_delta(CpuEngine *e)
+{
+	pr_free(&e->alloc, e->delta_pull);
+	pr_free(&e->alloc, e->delta_push);
+	pr_free(&e->alloc, e->delta_sources);
+	pr_free(&e->alloc, e->delta_strength);
+	pr_free(&e->alloc, e->delta_dangling);
+	e->delta_pull = e->delta_push = NULL;
+	e->delta_sources = e->delta_dangling = NULL;
+	e->delta_strength = NULL;
+	e->n_delta_edges = e->n_delta_sources = 0;
+}
+
+/*
+ * Frees everything prepare() made and stops the threads; the engine can be prepared again.  A delta
+ * it served stays pending for the next layout of the same graph.
+ */
 void
 pr_cpu_unprepare(CpuEngine *e)
 {
+	stash_delta(e);
 	pr_cpu_pool_stop(e);
 	cpu_free_vectors(e);
 	pr_free(&e->alloc, e->inv_out);
@@ -228,8 +285,11 @@ pr_cpu_unprepare(CpuEngine *e)
 	pr_free(&e->alloc, e->in_part);
 	pr_free(&e->alloc, e->out_part);
 	pr_free(&e->alloc, e->far_field);
+	free_delta(e);
 	e->far_field = NULL;
 	e->inv_out = NULL;
+	e->dangling = NULL;
+	e->n_dangling = 0;
 	e->dangling_chunk = NULL;
 	e->restart_chunk = NULL;
 	e->restart_node = e->restart_col = NULL;
@@ -488,16 +548,15 @@ prepare_out_of_memory(CpuEngine *e, int64_t n, int k, PrError *err)
 static void
 find_dangling_chunks(CpuEngine *e)
 {
-	const PrGraph *g = e->g;
 	int64_t		d = 0;
 
 	for (int64_t c = 0; c <= e->n_chunks; c++)
 	{
-		while (d < g->n_dangling && g->dangling[d] < c * PR_CPU_CHUNK)
+		while (d < e->n_dangling && e->dangling[d] < c * PR_CPU_CHUNK)
 			d++;
 		e->dangling_chunk[c] = d;
 	}
-	e->dangling_chunk[e->n_chunks] = g->n_dangling;
+	e->dangling_chunk[e->n_chunks] = e->n_dangling;
 }
 
 /*
@@ -540,8 +599,10 @@ lay_out_graph(CpuEngine *e, const PrGraph *g, int k, int n_slots, unsigned needs
 		if (e->inv_out == NULL)
 			return prepare_out_of_memory(e, n, k, err);
 		for (int64_t v = 0; v < n; v++)
-			e->inv_out[v] = g->out_strength[v] > 0.0 ? 1.0 / g->out_strength[v] : 0.0;
+			e->inv_out[v] = inverse_strength(g->out_strength[v]);
 	}
+	e->dangling = g->dangling;
+	e->n_dangling = g->n_dangling;
 	find_dangling_chunks(e);
 
 	status = pr_cpu_pool_start(e, err);
@@ -567,6 +628,32 @@ lay_out_graph(CpuEngine *e, const PrGraph *g, int k, int n_slots, unsigned needs
 			e->out_part[b] = 0;
 	e->g_seen = *g;
 	e->prepared = true;
+	return PR_OK;
+}
+
+/*
+ * Lays g out anew (pr_cpu_unprepare, lay_out_graph); a delta pending for g (the engine served it on
+ * g's previous layout, or a prepare of g failed) is applied to the new layout, and stays pending
+ * when that fails; a prepare of another graph drops it.
+ */
+static PrStatus
+lay_out_again(CpuEngine *e, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err)
+{
+	PrStatus	status;
+
+	pr_cpu_unprepare(e);
+	if (e->delta_pending_graph != g || !pr_graph_same_arrays(g, &e->delta_pending_seen))
+		drop_pending(e);
+	status = lay_out_graph(e, g, k, n_slots, needs, err);
+	if (status != PR_OK)
+		return status;
+	if (e->delta_pending_graph != NULL &&
+		(status = pr_cpu_apply_delta(&e->base, &e->delta_pending, err)) != PR_OK)
+	{
+		pr_cpu_unprepare(e);
+		return status;
+	}
+	drop_pending(e);
 	return PR_OK;
 }
 
@@ -609,6 +696,83 @@ pr_cpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned ne
 			return PR_OK;
 		return prepare_out_of_memory(e, n, k, err);
 	}
-	pr_cpu_unprepare(e);
-	return lay_out_graph(e, g, k, n_slots, needs, err);
+	return lay_out_again(e, g, k, n_slots, needs, err);
+}
+
+/*
+ * Serves g + delta from now on (see pr_engine.h): copies the delta's edges in both orders, rewrites
+ * 1 / out_strength of the sources of the previous delta (back to g's) and of this one (X's), and
+ * takes X's dangling list.
+ */
+PrStatus
+pr_cpu_apply_delta(PrEngine *base, const PrGraphDelta *delta, PrError *err)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+	const PrGraph *g = e->g;
+	PrEdgeChange *pull = NULL,
+			   *push = NULL;
+	int32_t    *sources = NULL,
+			   *dangling = NULL;
+	double	   *strength = NULL;
+	PrStatus	status;
+	int64_t		n_edges = delta != NULL ? delta->n_edges : 0;
+	int64_t		n_sources = delta != NULL ? delta->n_sources : 0;
+
+	if (!e->prepared)
+		return pr_error_set(err, PR_ERR_ENGINE, "the CPU engine is not prepared");
+	if (e->rows_owned)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED, "a CPU engine owning rows takes no delta");
+	if (delta != NULL && (status = pr_graph_delta_check(delta, g, err)) != PR_OK)
+		return status;
+	if (delta != &e->delta_pending)
+		drop_pending(e);		/* a delta given replaces one pending */
+	if (n_edges > 0 || n_sources > 0)
+	{
+		pull = ENGINE_ALLOC(e, PrEdgeChange, n_edges + 1);
+		push = ENGINE_ALLOC(e, PrEdgeChange, n_edges + 1);
+		sources = ENGINE_ALLOC(e, int32_t, n_sources + 1);
+		strength = ENGINE_ALLOC(e, double, n_sources + 1);
+		dangling = ENGINE_ALLOC(e, int32_t, g->n_dangling + n_sources + 1);
+		if (pull == NULL || push == NULL || sources == NULL || strength == NULL || dangling == NULL)
+		{
+			pr_free(&e->alloc, pull);
+			pr_free(&e->alloc, push);
+			pr_free(&e->alloc, sources);
+			pr_free(&e->alloc, strength);
+			pr_free(&e->alloc, dangling);
+			return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a delta of %lld edges",
+								(long long) n_edges);
+		}
+		memcpy(pull, delta->edges, sizeof(PrEdgeChange) * (size_t) n_edges);
+		pr_graph_delta_by_source(delta, push);
+		memcpy(sources, delta->sources, sizeof(int32_t) * (size_t) n_sources);
+		memcpy(strength, delta->out_strength, sizeof(double) * (size_t) n_sources);
+	}
+	if (e->inv_out != NULL)
+		for (int64_t i = 0; i < e->n_delta_sources; i++)
+			e->inv_out[e->delta_sources[i]] = inverse_strength(g->out_strength[e->delta_sources[i]]);
+	free_delta(e);
+	e->dangling = g->dangling;
+	e->n_dangling = g->n_dangling;
+	if (pull != NULL)
+	{
+		e->delta_pull = pull;
+		e->delta_push = push;
+		e->n_delta_edges = n_edges;
+		e->delta_sources = sources;
+		e->delta_strength = strength;
+		e->n_delta_sources = n_sources;
+		e->delta_dangling = dangling;
+		e->n_dangling = pr_graph_delta_dangling(g, delta, dangling);
+		e->dangling = dangling;
+		if (e->inv_out != NULL)
+			for (int64_t i = 0; i < n_sources; i++)
+				e->inv_out[sources[i]] = inverse_strength(delta->out_strength[i]);
+	}
+	find_dangling_chunks(e);
+	e->z_slot = -1;
+	e->dangling_slot = -1;
+	pr_free(&e->alloc, e->far_field);
+	e->far_field = NULL;
+	return PR_OK;
 }

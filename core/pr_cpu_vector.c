@@ -69,7 +69,7 @@ compensated_column_sums(const double *x, int k, bool listed, const int32_t *rows
 static inline void
 chunk_dangling_sums(CpuEngine *e, int64_t c, const double *x)
 {
-	compensated_column_sums(x, e->k, true, e->g->dangling, e->dangling_chunk[c],
+	compensated_column_sums(x, e->k, true, e->dangling, e->dangling_chunk[c],
 							e->dangling_chunk[c + 1], e->part_dangling + c * e->k);
 }
 

@@ -222,6 +222,24 @@ typedef struct PrEngineOps
 	 */
 	PrStatus	(*own_rows) (PrEngine *e, int64_t begin, int64_t end, PrError *err);
 
+	/*
+	 * Optional: from now on the engine, prepared on graph B, serves X = B + delta (PrGraphDelta:
+	 * the same node set, netted edge changes in B's ids, X's out-strengths of the changed
+	 * sources).  Its products are then B's plus the delta's (PULL_NORMALIZED and PULL: y[dst] +=
+	 * count * weight * in[src], PUSH: y[src] += count * weight * x[dst], in a fixed order), and
+	 * everything that depends on out-strengths (the scaling by 1 / out-strength, the dangling
+	 * nodes) follows X.  A delta replaces the one applied before (the caller gives the whole
+	 * change from B: pr_graph_delta_merge); an empty one serves B again.  The slots keep their
+	 * values; a far-field vector kept for B is dropped.  The delta stays through prepares on B
+	 * (the same PrGraph, as prepare tells it; one that fails keeps it for the next prepare on B,
+	 * so no prepare serves B without it) and goes with a prepare on another graph; the engine
+	 * copies what it needs.  PR_ERR_UNSUPPORTED when the engine cannot follow a delta in
+	 * its present layout (the caller then prepares an engine on X); PR_ERR_INVALID for a delta
+	 * that does not fit B (pr_graph_delta_check).  An error leaves the engine serving what it
+	 * served before.
+	 */
+	PrStatus	(*apply_delta) (PrEngine *e, const PrGraphDelta *delta, PrError *err);
+
 	/* Frees everything the engine holds (the PrEngine itself too). */
 	void		(*release) (PrEngine *e);
 } PrEngineOps;

@@ -167,6 +167,19 @@ typedef struct PrEdgeChange
 	int64_t		count;
 } PrEdgeChange;
 
+/* Orders changes by destination, source, weight: -1, 0 or 1. */
+static inline int
+pr_edge_change_order(const PrEdgeChange *x, const PrEdgeChange *y)
+{
+	if (x->dst != y->dst)
+		return x->dst < y->dst ? -1 : 1;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? -1 : 1;
+	return 0;
+}
+
 /*
  * Bounds on a weighted graph's weights: largest >= every weight, 0 < smallest_positive <= every
  * positive weight (0: no positive weight).  Exact for a graph just scanned
@@ -240,6 +253,69 @@ void		pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out, int n_thread
 
 /* Frees a plan's scratch. */
 void		pr_graph_patch_free(PrGraphPatch *patch);
+
+/*
+ * A graph delta: graph X described as graph B plus netted changes over THE SAME NODE SET (no node
+ * gone, no node new; X numbers B's nodes the same), what an engine prepared on B needs to serve X
+ * (PrEngineOps.apply_delta).  A weight change of an edge is one change deleting the old weight and
+ * one inserting the new; an edge's term in a product is count * weight * (its source's value).
+ */
+typedef struct PrGraphDelta
+{
+	int64_t		n_nodes;		/* B's node count (X's too) */
+	PrEdgeChange *edges;		/* [n_edges] netted changes in internal ids, sorted by (dst, src,
+								 * weight), no two equal (dst, src, weight), no count 0 */
+	int64_t		n_edges;
+	int32_t    *sources;		/* [n_sources] nodes whose out-strength in X may differ from B's,
+								 * ascending, distinct (a superset of the changes' sources) */
+	double	   *out_strength;	/* [n_sources] X's out-strength of each (0: dangling in X) */
+	int64_t		n_sources;
+} PrGraphDelta;
+
+/*
+ * The delta from a patch's base to the patched graph (written by pr_graph_patch_write into
+ * patched; the base is not read, and may be gone): PR_ERR_UNSUPPORTED when the patch changed the
+ * node set (a node map or new ids), nothing allocated; arrays from alloc (pr_graph_delta_free).
+ */
+PrStatus	pr_graph_delta_from_patch(const PrGraphPatch *patch, const PrGraph *patched,
+									  const PrAllocator *alloc, PrGraphDelta *out, PrError *err);
+
+/* Allocates a delta's arrays (zero counts) for n_edges edges and n_sources sources; false when
+ * out of memory (nothing allocated). */
+bool		pr_graph_delta_alloc(PrGraphDelta *delta, int64_t n_nodes, int64_t n_edges,
+								 int64_t n_sources, const PrAllocator *alloc);
+
+/*
+ * The delta B -> X2 of first (B -> X1) followed by second (X1 -> X2), all three over one node set:
+ * the edges merged in (dst, src, weight) order with their counts summed (zeros dropped), the
+ * sources united with second's out-strengths where both have one.  PR_ERR_INVALID when the node
+ * counts differ; arrays from alloc.
+ */
+PrStatus	pr_graph_delta_merge(const PrGraphDelta *first, const PrGraphDelta *second,
+								 const PrAllocator *alloc, PrGraphDelta *out, PrError *err);
+
+/*
+ * Checks a delta against the graph it applies to (node count, ids in range, edges sorted and
+ * netted, weights finite and >= 0, sources ascending, out-strengths finite and >= 0), as an engine
+ * does before it takes one from another process: PR_ERR_INVALID with what is wrong.
+ */
+PrStatus	pr_graph_delta_check(const PrGraphDelta *delta, const PrGraph *base, PrError *err);
+
+/*
+ * X's dangling list (ascending) into out, which has room for base->n_dangling + delta->n_sources
+ * ids: B's dangling nodes that are no delta source, and the sources whose X out-strength is 0.
+ * Returns the count.
+ */
+int64_t		pr_graph_delta_dangling(const PrGraph *base, const PrGraphDelta *delta, int32_t *out);
+
+/*
+ * The delta's edges in (src, dst, weight) order into out[delta->n_edges]: the order in which the
+ * push product (y[src] += count * weight * x[dst]) adds them.
+ */
+void		pr_graph_delta_by_source(const PrGraphDelta *delta, PrEdgeChange *out);
+
+/* Frees the arrays of a delta made by pr_graph_delta_alloc (and the functions above). */
+void		pr_graph_delta_free(PrGraphDelta *delta, const PrAllocator *alloc);
 
 /*
  * Flat form: the whole graph in one contiguous, position-independent buffer (a header, then every

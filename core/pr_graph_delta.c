@@ -47,20 +47,11 @@ typedef struct PrPatchRun
 /* The fewest edges a thread of the write copies. */
 #define PATCH_EDGES_PER_THREAD ((int64_t) 1 << 20)
 
-/* Orders changes by destination, source, weight. */
+/* Orders changes by destination, source, weight (qsort). */
 static int
 change_order(const void *a, const void *b)
 {
-	const PrEdgeChange *x = (const PrEdgeChange *) a;
-	const PrEdgeChange *y = (const PrEdgeChange *) b;
-
-	if (x->dst != y->dst)
-		return x->dst < y->dst ? -1 : 1;
-	if (x->src != y->src)
-		return x->src < y->src ? -1 : 1;
-	if (x->weight != y->weight)
-		return x->weight < y->weight ? -1 : 1;
-	return 0;
+	return pr_edge_change_order((const PrEdgeChange *) a, (const PrEdgeChange *) b);
 }
 
 /* Orders int64 ids. */
@@ -838,4 +829,37 @@ pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out, int n_threads)
 	else
 		pr_parallel_run(copy_runs_part, &copy, parts);
 	write_strengths(patch, out);
+}
+
+/* The delta from a patch's base to the patched graph (PrGraphDelta, pr_delta.c). */
+PrStatus
+pr_graph_delta_from_patch(const PrGraphPatch *patch, const PrGraph *patched,
+						  const PrAllocator *alloc, PrGraphDelta *out, PrError *err)
+{
+	memset(out, 0, sizeof(PrGraphDelta));
+	if (patch->map != NULL || patch->n_fresh > 0 || patched->n_nodes != patch->shape.n_nodes)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED, "the patch changed the graph's node set");
+	if (!pr_graph_delta_alloc(out, patched->n_nodes, (int64_t) patch->n_net, patch->n_sources,
+							  alloc))
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a delta of %zu edges",
+							patch->n_net);
+	/*
+	 * The patched graph numbers the base's nodes the same (it reads only that, not the base,
+	 * which its caller may have let go); internal ids ascend with the external ones, so the
+	 * (dst, src, weight) order holds.
+	 */
+	for (size_t i = 0; i < patch->n_net; i++)
+	{
+		out->edges[i] = patch->net[i];
+		out->edges[i].src = patch->net_src[i];
+		out->edges[i].dst = pr_graph_find(patched, patch->net[i].dst);
+	}
+	out->n_edges = (int64_t) patch->n_net;
+	for (int64_t i = 0; i < patch->n_sources; i++)
+	{
+		out->sources[i] = patch->sources[i];
+		out->out_strength[i] = patched->out_strength[patch->sources[i]];
+	}
+	out->n_sources = patch->n_sources;
+	return PR_OK;
 }

@@ -318,7 +318,8 @@ COMMENT ON FUNCTION rwr(rankgraph, bigint[], float8, float8, int, int, text, boo
 -- CPU engine's PageRank / RWR started: 'explicit' (start_nodes / start_scores), 'previous' (the
 -- scores kept with the cached graph: powerrank.warm_start_auto) or 'none' (1/N; on the GPU
 -- service, the service's own start).  residency says where the GPU service kept the graph's
--- matrices: 'resident' (in device memory) or 'streamed' (in host memory, copied to the device
+-- matrices: 'resident' (in device memory), 'resident+delta' (a live table's previous graph resident,
+-- the changes since added to every product) or 'streamed' (in host memory, copied to the device
 -- every iteration: the graph does not fit the device or powerrank.gpu_memory); NULL when the
 -- backend's CPU engine ran.  exchange_bytes and exchange_ms: a distributed run's bytes to and from
 -- the shard servers and the time of its round trips to them (engine 'distributed(S)'); NULL on one server.

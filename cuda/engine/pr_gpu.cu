@@ -165,6 +165,7 @@ gpu_engine_free_device(GpuEngine *e)
 	gpu_matrix_free(&e->pull);
 	gpu_matrix_free(&e->pull_raw);
 	gpu_matrix_free(&e->push);
+	gpu_delta_free_device(e);
 	for (void *p : e->allocs)
 		cudaFree(p);
 	e->allocs.clear();
@@ -352,6 +353,7 @@ product_typed(GpuEngine *e, PrProduct product, int x_slot, int y_slot, PrError *
 {
 	GpuMatrix  *mat;
 	const void *in = e->slots[x_slot];
+	PrStatus	st;
 
 	if (product == PR_PRODUCT_PULL_NORMALIZED)
 	{
@@ -387,7 +389,9 @@ product_typed(GpuEngine *e, PrProduct product, int x_slot, int y_slot, PrError *
 	if (mat->kind == MATRIX_NONE)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED, "GPU engine: product %d was not asked for in prepare", (int) product);
 	slot_written(e, y_slot);
-	return gpu_matrix_run<T>(e, mat, in, e->slots[y_slot], err);
+	if ((st = gpu_matrix_run<T>(e, mat, in, e->slots[y_slot], err)) != PR_OK)
+		return st;
+	return gpu_delta_add<T>(e, product, in, e->slots[y_slot], err);
 }
 
 /* The product operation. */
@@ -1019,6 +1023,8 @@ gpu_restart_local(PrEngine *base, int out_slot, int temp_slot, double alpha, con
 		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: restart_local needs two slots and a restart that is not uniform");
 	if (e->k > 32 || e->pull.kind != MATRIX_BINNED || e->pull.binned.ptr == NULL)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED, "GPU engine: restart_local needs the binned layout and at most 32 columns");
+	if (gpu_delta_active(e))	/* its out-edge lists and marks are the prepared graph's */
+		return pr_error_set(err, PR_ERR_UNSUPPORTED, "GPU engine: restart_local follows no delta");
 	if (e->n == 0)
 		return PR_OK;
 	return e->fp64 ? restart_local_typed<double>(e, out_slot, temp_slot, alpha, restart, err)
@@ -1151,10 +1157,11 @@ gpu_far_field(PrEngine *base, int slot, bool keep, bool *found, PrError *err)
 				k_take_column0<float><<<grid_for(e->n), PR_THREADS, 0, e->stream>>>(e->n, e->k, (const float *) e->slots[slot], (float *) e->far_field);
 			PR_LAUNCHED();
 		}
+		e->far_field_stale = false;
 		*found = true;
 		return PR_OK;
 	}
-	*found = e->far_field != NULL;
+	*found = e->far_field != NULL && !e->far_field_stale;
 	if (!*found || e->n == 0)
 		return PR_OK;
 	slot_written(e, slot);
@@ -1177,6 +1184,7 @@ gpu_release(PrEngine *base)
 	cudaSetDevice(e->opt.device);
 	cudaStreamSynchronize(e->stream);
 	gpu_engine_free_device(e);
+	gpu_delta_forget(e);
 	if (e->sp_ready)
 		cusparseDestroy(e->sp);
 	cudaStreamDestroy(e->stream);
@@ -1223,6 +1231,8 @@ gpu_own_rows(PrEngine *base, int64_t begin, int64_t end, PrError *err)
 	}
 	if (!e->natural_order)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED, "GPU engine: rows to own in an order of its own");
+	if (gpu_delta_active(e))
+		return pr_error_set(err, PR_ERR_UNSUPPORTED, "GPU engine: rows to own beside a delta");
 	e->rows_owned = true;
 	e->own_begin = begin;
 	e->own_end = end;
@@ -1315,6 +1325,7 @@ pr_gpu_bench_engine_create(const PrGpuOptions *opts, const PrGpuBenchOptions *be
 	e->ops.far_field = gpu_far_field;
 	e->ops.own_rows = gpu_own_rows;
 	e->ops.restart_local = gpu_restart_local;
+	e->ops.apply_delta = gpu_apply_delta;
 	e->base.ops = &e->ops;
 	return &e->base;
 }

@@ -72,6 +72,19 @@ struct GpuMatrix : TiledMatrix
 /* The streamed matrices of a graph larger than the device (pr_gpu_streamed.h). */
 struct GpuStreamer;
 
+/*
+ * A graph delta's edges on the device as rows (pr_gpu_delta.cu): row r adds value[e] * in[col[e]]
+ * to y[row[r]] for e in [ptr[r], ptr[r + 1]), positions in the engine's private order.
+ */
+struct GpuDeltaRows
+{
+	int64_t		rows;
+	int32_t    *row;
+	int64_t    *ptr;
+	int32_t    *col;
+	double	   *value;
+};
+
 /* The engine. */
 struct GpuEngine
 {
@@ -136,6 +149,15 @@ struct GpuEngine
 	GpuMatrix	pull_raw;		/* PULL for cuSPARSE mode (raw weights, binned) */
 	GpuMatrix	push;
 	GpuStreamer *streamer;		/* streamed matrices (residency streamed), or NULL */
+	/* the delta served beside the prepared graph (apply_delta, pr_gpu_delta.cu): its host copy
+	 * (none: no edges and no sources), its rows by target (the pull products) and by source (the
+	 * push product), their device arrays and bytes */
+	PrGraphDelta delta;
+	GpuDeltaRows delta_pull;
+	GpuDeltaRows delta_push;
+	std::vector<void *> delta_allocs;
+	size_t		delta_bytes;
+	bool		far_field_stale;	/* the kept far-field vector is the graph's before the delta */
 	PrGpuReport report;
 	/* what the device layout was built from, to reuse it when prepare sees the same graph */
 	const PrGraph *prep_graph;
@@ -159,6 +181,22 @@ PrStatus	gpu_dev_upload(GpuEngine *e, void **out, const void *host, size_t bytes
 
 /* Frees everything the engine allocated on the device (keeps the engine). */
 void		gpu_engine_free_device(GpuEngine *e);
+
+/* The apply_delta operation (pr_gpu_delta.cu; see pr_engine.h). */
+PrStatus	gpu_apply_delta(PrEngine *base, const PrGraphDelta *delta, PrError *err);
+
+/* Whether the engine serves a delta beside its prepared graph. */
+bool		gpu_delta_active(const GpuEngine *e);
+
+/* Enqueues the delta's terms of product (T = float or double) into y, in its input in. */
+template <typename T>
+PrStatus	gpu_delta_add(GpuEngine *e, PrProduct product, const void *in, void *y, PrError *err);
+
+/* Frees the delta's device arrays (gpu_engine_free_device; the host copy stays). */
+void		gpu_delta_free_device(GpuEngine *e);
+
+/* Frees the delta's host copy and device arrays: the engine serves its prepared graph alone. */
+void		gpu_delta_forget(GpuEngine *e);
 
 /* The prepare operation (pr_gpu_prepare.cu). */
 PrStatus	gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err);

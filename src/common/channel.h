@@ -119,6 +119,9 @@ typedef struct ServiceRequestHeader
 	uint64		off_result_index;	/* int32[t*k]: the ids of the top_k scores (0 without top_k) */
 	uint64		off_graph;		/* flat graph, or 0 when the graph is a cached segment */
 	uint64		graph_size;
+	uint64		off_delta_edges;	/* PrEdgeChange[delta_edges] (ServiceRequest.delta_base_id) */
+	uint64		off_delta_sources;	/* int32[delta_sources] */
+	uint64		off_delta_strength; /* double[delta_sources] */
 } ServiceRequestHeader;
 
 #define SERVICE_REQUEST_MAGIC UINT32_C(0x51525250)	/* "PRRQ" */
@@ -148,6 +151,15 @@ typedef struct ServiceRequest
 								 * sees at the same address */
 	uint64		graph_mapped_size;
 	uint64		graph_entry_id; /* the cache entry's id: the key of the resident engine */
+	/*
+	 * A cached graph patched from the cache entry delta_base_id with a patch that kept the node
+	 * set (0: none): the request's data also carries that patch as a delta (PrGraphDelta: its
+	 * netted edge changes and the changed sources' out-strengths), so that an engine resident on
+	 * the base may serve the graph by taking the delta instead of mapping and preparing it.
+	 */
+	uint64		delta_base_id;
+	int64		delta_edges;
+	int64		delta_sources;
 	bool		inline_data;	/* the request's data is in the slot (inline), not in a segment */
 	dsm_handle	request_handle; /* the per-request segment (when not inline) */
 	uint64		request_address;	/* its address, for a segment in the main shared memory */
@@ -209,7 +221,9 @@ typedef struct ServiceOutcome
 	bool		resident;		/* the graph was already on the device */
 	int			batch_size;		/* requests served by the same engine run (1: alone) */
 	char		engine[32];
-	char		residency[16];	/* where the graph's matrices lived: "resident" / "streamed" */
+	char		residency[16];	/* where the graph's matrices lived: "resident" / "streamed", or
+								 * "resident+delta": a resident graph's plus a delta
+								 * (ServiceRequest.delta_base_id) */
 	/* SERVICE_BUILD */
 	int64		built_nodes;
 	int64		built_edges;

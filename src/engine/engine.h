@@ -72,6 +72,15 @@ typedef struct Resident
 	size_t		size;
 	SegmentMapping mapping;	/* how it was mapped (how to unmap it) */
 	PrGraph		graph;			/* view into the mapping (+ malloc'd out-edges) */
+	/*
+	 * The graph the entry serves is graph plus this delta (none: n_edges and n_sources 0), which
+	 * its engine carries (PrEngineOps.apply_delta): an entry whose cache entry was patched and
+	 * the patch sent as a delta (resident_take_delta) is re-keyed to the patched entry and keeps
+	 * the graph it was prepared on mapped.  served_handle is the patched entry's segment (whether
+	 * it is gone: resident_drop_vanished).
+	 */
+	PrGraphDelta delta;
+	dsm_handle	served_handle;
 	bool		own_out;
 	PrEngine   *engine;
 	PreparedFor prepared;
@@ -182,7 +191,11 @@ void		resident_tuner_finish(Resident *r, bool wait);
 void		resident_tuners_poll(void);
 void		resident_evict_to_fit(const Resident *keep, bool everything);
 uint64		resident_bytes_besides(const Resident *keep);
-void		resident_drop_vanished(void);
+void		resident_drop_vanished(uint64 keep);
+bool		resident_has_delta(const Resident *r);
+PrStatus	resident_follow_delta(Resident *r, PrEngine *engine, const ServiceRequest *req, int k,
+								  PrError *err);
+void		resident_residency_text(const Resident *r, char *residency, size_t size);
 
 /* ---- engine_batch.c ---- */
 

@@ -293,8 +293,18 @@ batch_run(BatchRun *b, Resident *r, const PrRestart *restart, PrError *err, PrRu
 		if (status != PR_OK)
 			return status;
 	}
-	if (r->batch_engine == NULL && (r->batch_engine = engine_create_layout(false, err)) == NULL)
-		return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
+	if (r->batch_engine == NULL)
+	{
+		if ((r->batch_engine = engine_create_layout(false, err)) == NULL)
+			return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
+		if ((status = resident_follow_delta(r, r->batch_engine, lead, width, err)) != PR_OK)
+		{
+			/* never kept without the entry's delta */
+			r->batch_engine->ops->release(r->batch_engine);
+			r->batch_engine = NULL;
+			return status;
+		}
+	}
 
 	if (lead->top_k > 0)
 	{
@@ -375,7 +385,7 @@ batch_serve(const int *members, int n)
 	if (b.n == 0)
 		return PR_ERR_INVALID;
 
-	resident_drop_vanished();
+	resident_drop_vanished(b.slot[0]->request.delta_base_id);
 	r = resident_for_request(&b.slot[0]->request, b.base[0], b.size[0], NULL,
 							 &b.slot[0]->outcome);
 	if (r == NULL)
@@ -443,6 +453,7 @@ batch_serve(const int *members, int n)
 		}
 		else
 			strlcpy(engine_name, "cpu-test via service", sizeof(engine_name));
+		resident_residency_text(r, b.residency, sizeof(b.residency));
 		r->bytes = resident_bytes(r);
 	}
 	for (int j = 0; j < b.n; j++)

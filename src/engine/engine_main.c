@@ -19,6 +19,8 @@
 static PrStatus
 engine_for_run(const ServiceRequest *req, Resident *r, bool multi, PrError *err)
 {
+	PrStatus	status;
+
 	if (multi)
 	{
 		if (r->multi == NULL && (r->multi = engine_create_multi(err)) == NULL)
@@ -39,9 +41,16 @@ engine_for_run(const ServiceRequest *req, Resident *r, bool multi, PrError *err)
 			(engine_config->kind == SERVICE_ENGINE_CPU_TEST ||
 			 engine_config->gpu_kernel == PR_GPU_KERNEL_AUTO) &&
 			r->entry_id != 0 && req->algorithm == SERVICE_PAGERANK && req->k == 1 &&
-			r->graph.n_edges >= engine_config->quick_layout_edges;
+			r->graph.n_edges >= engine_config->quick_layout_edges && !resident_has_delta(r);
 		if ((r->engine = engine_create_layout(r->quick, err)) == NULL)
 			return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
+		if ((status = resident_follow_delta(r, r->engine, req, req->k, err)) != PR_OK)
+		{
+			/* never kept without the entry's delta */
+			r->engine->ops->release(r->engine);
+			r->engine = NULL;
+			return status;
+		}
 	}
 	return PR_OK;
 }
@@ -109,8 +118,9 @@ settled_on_multi(const Resident *r, int kind)
 }
 
 /*
- * Whether a request runs on every GPU: several may be used, the graph is cached (not a one-off),
- * its runs there have not failed, and, for this kind of run, the calls measured so far say so:
+ * Whether a request runs on every GPU: several may be used, the graph is cached (not a one-off) and
+ * served without a delta (the engine over several GPUs takes none), its runs there have not failed,
+ * and, for this kind of run, the calls measured so far say so:
  * RUNS_BEFORE_CHOICE calls on one GPU, then as many on every GPU, then wherever the fastest call
  * per iteration was.  A graph whose one-GPU engine streams (larger than one GPU, or than
  * powerrank.gpu_memory) is measured the same way: resident on several GPUs it wins.
@@ -120,7 +130,7 @@ multi_wanted(const ServiceRequest *req, const Resident *r, const Resident *one_o
 {
 	int			kind = run_kind(req);
 
-	if (engine_multi_gpus < 2 || r == one_off || r->multi_failed)
+	if (engine_multi_gpus < 2 || r == one_off || r->multi_failed || resident_has_delta(r))
 		return false;
 	if (r->runs[kind][0] < RUNS_BEFORE_CHOICE)
 		return false;
@@ -417,6 +427,7 @@ publish_success(ServiceSlot *slot, Resident *r, const Resident *one_off, bool re
 		make_room = describe_gpu_run(out, r, one_off, resident, &report, map_seconds, stats);
 	else
 		strlcpy(out->engine, "cpu-test via service", sizeof(out->engine));
+	resident_residency_text(r, out->residency, sizeof(out->residency));
 	pg_atomic_fetch_add_u64(resident ? &service->reuses : &service->uploads, 1);
 	record_run_time(req, r, use_multi, stats);
 	prepared = use_multi ? &r->multi_prepared : &r->prepared;
@@ -464,7 +475,7 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	if ((request_base = request_map(slot, &request_size, &request_mapping)) == NULL)
 		return PR_ERR_INVALID;
 
-	resident_drop_vanished();
+	resident_drop_vanished(req->delta_base_id);
 	map_seconds = pr_clock_seconds();
 	r = resident_for_request(req, request_base, request_size, &one_off, out);
 	map_seconds = pr_clock_seconds() - map_seconds;

@@ -21,6 +21,13 @@
 /* Resident graphs at most (besides the memory limit). */
 #define MAX_RESIDENT SERVICE_MAX_RESIDENT
 
+/*
+ * Most edges of a delta an engine carries, as a fraction of the graph it was prepared on (1 / this):
+ * past it the delta's product is no longer small beside the layout's, and the patched graph is
+ * prepared anew.
+ */
+#define DELTA_EDGES_FRACTION 8
+
 static Resident residents[MAX_RESIDENT];
 static uint64 use_clock = 0;
 
@@ -100,7 +107,8 @@ resident_tuned_is_faster(Resident *r)
 /*
  * Joins a resident graph's tuner thread (waiting for it when wait, else only when it is done) and
  * adopts its engine when the graph is still prepared for one-column PageRank: the quick engine is
- * released.  Otherwise the tuned engine is dropped and the quick layout stays.
+ * released (an entry with a delta gives the tuned engine, planned on the graph it maps, the delta
+ * first).  Otherwise the tuned engine is dropped and the quick layout stays.
  */
 void
 resident_tuner_finish(Resident *r, bool wait)
@@ -124,6 +132,19 @@ resident_tuner_finish(Resident *r, bool wait)
 		r->prepared.algorithm == SERVICE_PAGERANK && r->prepared.k == 1 && !resident_tuned_is_faster(r))
 	{
 		/* the measured choice kept the quick layout's own order and format: nothing to swap */
+		r->tuned->ops->release(r->tuned);
+		r->tuned = NULL;
+		return;
+	}
+	if (!wait && r->engine != NULL && r->prepared.done &&
+		r->prepared.algorithm == SERVICE_PAGERANK && r->prepared.k == 1 && resident_has_delta(r) &&
+		(r->tuned->ops->apply_delta == NULL ||
+		 r->tuned->ops->apply_delta(r->tuned, &r->delta, &r->tuned_err) != PR_OK))
+	{
+		/* planned on the graph before the delta, which it cannot take: the quick layout stays */
+		snprintf(line, sizeof(line), "the tuned GPU layout of cached graph %llu takes no delta (%s); the quick layout stays",
+				 (unsigned long long) r->entry_id, r->tuned_err.message);
+		engine_log(line);
 		r->tuned->ops->release(r->tuned);
 		r->tuned = NULL;
 		return;
@@ -167,6 +188,7 @@ resident_free(Resident *r)
 		pr_free(&pr_malloc_allocator, r->graph.out_weight);
 	}
 	segment_unmap(r->base, r->size, r->mapping);
+	pr_graph_delta_free(&r->delta, &pr_malloc_allocator);
 	memset(r, 0, sizeof(Resident));
 }
 
@@ -286,11 +308,12 @@ resident_slot(void)
 
 /*
  * Drops resident graphs whose cache segment is gone (evicted from the cache, table changed):
- * no request can name them again.  Only for POSIX segments, whose names can be probed; others
- * leave by LRU.
+ * no request can name them again — but for keep (non-zero), the base of the request at hand,
+ * whose patched graph replaced it in the cache and whose engine may take the patch as a delta.
+ * Only for POSIX segments, whose names can be probed; others leave by LRU.
  */
 void
-resident_drop_vanished(void)
+resident_drop_vanished(uint64 keep)
 {
 	char		name[64];
 	int			i;
@@ -300,11 +323,14 @@ resident_drop_vanished(void)
 	for (i = 0; i < MAX_RESIDENT; i++)
 	{
 		Resident   *r = &residents[i];
+		dsm_handle	served = resident_has_delta(r) ? r->served_handle : r->handle;
 		int			fd;
 
-		if (!r->used || r->mapping == MAPPED_MAIN)
-			continue;			/* no name to look for: LRU lets it go */
-		snprintf(name, sizeof(name), "/PostgreSQL.%u", r->handle);
+		/* a segment in the main shared memory (odd handle) has no name to look for: LRU */
+		if (!r->used || (served & 1) != 0 || r->mapping == MAPPED_MAIN ||
+			(keep != 0 && r->entry_id == keep))
+			continue;
+		snprintf(name, sizeof(name), "/PostgreSQL.%u", served);
 		fd = shm_open(name, O_RDONLY, 0);
 		if (fd >= 0)
 			close(fd);
@@ -361,9 +387,123 @@ resident_bytes(Resident *r)
 	return bytes;
 }
 
+/* Whether a resident entry serves its graph plus a delta (Resident.delta). */
+bool
+resident_has_delta(const Resident *r)
+{
+	return r->delta.n_edges > 0 || r->delta.n_sources > 0;
+}
+
+/*
+ * Gives a new engine of a resident entry with a delta the delta: prepared on the entry's graph for
+ * the request's run (its own prepares then keep the delta), then apply_delta.  PR_OK at once for
+ * an entry without a delta; an engine that cannot take it fails the run, and the caller releases
+ * it (never an engine serving the graph without the delta).
+ */
+PrStatus
+resident_follow_delta(Resident *r, PrEngine *engine, const ServiceRequest *req, int k, PrError *err)
+{
+	const PrAlgorithmInfo *a = service_algorithm(req->algorithm);
+	PrStatus	status;
+
+	if (!resident_has_delta(r))
+		return PR_OK;
+	if (engine->ops->apply_delta == NULL)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED, "the engine takes no graph delta");
+	status = engine->ops->prepare(engine, &r->graph, pr_algorithm_columns(a, k),
+								  pr_algorithm_slots(a, req->warm_start), a->needs, err);
+	if (status == PR_OK)
+		status = engine->ops->apply_delta(engine, &r->delta, err);
+	return status;
+}
+
+/* A run's residency text: "resident+delta" when the entry served its graph plus a delta. */
+void
+resident_residency_text(const Resident *r, char *residency, size_t size)
+{
+	if (r != NULL && resident_has_delta(r))
+		strlcpy(residency, "resident+delta", size);
+}
+
+/*
+ * The resident entry of a request's patched graph made from the entry of its base
+ * (req->delta_base_id, with the same out-edges) by giving the base's engine the patch as a delta:
+ * the delta the base's engine carries (from the graph it was prepared on) merged with the
+ * request's, applied, and the entry re-keyed to the patched graph's cache entry, its batch engine
+ * released (it would serve the base), no engine over several GPUs (multi_wanted).  NULL when the
+ * base is not resident, not prepared, has an engine over several GPUs (which takes no delta), the
+ * merged delta passes 1 / DELTA_EDGES_FRACTION of the prepared graph's edges, or the base's engine
+ * refuses it: the request then maps and prepares the patched graph as any other.
+ */
+static Resident *
+resident_take_delta(const ServiceRequest *req, const char *request_base, bool with_out)
+{
+	const ServiceRequestHeader *h = (const ServiceRequestHeader *) request_base;
+	Resident   *b = resident_find(req->delta_base_id, with_out);
+	PrGraphDelta step;
+	PrGraphDelta from;
+	PrGraphDelta merged;
+	PrError		err = {0};
+	PrStatus	status;
+	char		line[SERVICE_MESSAGE_LEN + 128];
+
+	if (b == NULL)
+		return NULL;
+	memset(&merged, 0, sizeof(merged));
+	/* a tuned layout that is ready is adopted first; one still planned is given the delta when
+	 * it is (resident_tuner_finish) */
+	resident_tuner_finish(b, false);
+	/* a graph that runs on several GPUs: their engine takes no delta, and one GPU would be slower */
+	if (b->engine == NULL || !b->prepared.done || b->engine->ops->apply_delta == NULL ||
+		b->multi != NULL)
+		return NULL;
+	step.n_nodes = req->n_nodes;	/* checked against the base's */
+	step.edges = (PrEdgeChange *) (request_base + h->off_delta_edges);
+	step.n_edges = req->delta_edges;
+	step.sources = (int32_t *) (request_base + h->off_delta_sources);
+	step.out_strength = (double *) (request_base + h->off_delta_strength);
+	step.n_sources = req->delta_sources;
+	from = b->delta;
+	from.n_nodes = b->graph.n_nodes;
+	status = pr_graph_delta_check(&step, &b->graph, &err);
+	if (status == PR_OK)
+		status = pr_graph_delta_merge(&from, &step, &pr_malloc_allocator, &merged, &err);
+	if (status == PR_OK && merged.n_edges > b->graph.n_edges / DELTA_EDGES_FRACTION)
+		status = pr_error_set(&err, PR_ERR_UNSUPPORTED, "%lld delta edges beside %lld",
+							  (long long) merged.n_edges, (long long) b->graph.n_edges);
+	if (status == PR_OK)
+		status = b->engine->ops->apply_delta(b->engine, &merged, &err);
+	if (status != PR_OK)
+	{
+		snprintf(line, sizeof(line),
+				 "cached graph %llu: the engine of its base %llu cannot take the delta (%s); the graph is prepared anew",
+				 (unsigned long long) req->graph_entry_id, (unsigned long long) req->delta_base_id,
+				 err.message);
+		engine_log(line);
+		pr_graph_delta_free(&merged, &pr_malloc_allocator);
+		return NULL;
+	}
+	if (b->batch_engine != NULL)
+		b->batch_engine->ops->release(b->batch_engine);
+	b->batch_engine = NULL;
+	b->batch_prepared = false;
+	pr_graph_delta_free(&b->delta, &pr_malloc_allocator);
+	b->delta = merged;
+	snprintf(line, sizeof(line),
+			 "cached graph %llu: served by the engine resident on its base %llu with a delta of %lld edges (%lld since the graph it was prepared on)",
+			 (unsigned long long) req->graph_entry_id, (unsigned long long) req->delta_base_id,
+			 (long long) step.n_edges, (long long) b->delta.n_edges);
+	engine_log(line);
+	b->entry_id = req->graph_entry_id;
+	b->served_handle = req->graph_handle;
+	publish_residency();
+	return b;
+}
+
 /*
  * Finds or makes the resident entry serving a request's graph: the cache segment (kept between
- * requests) or the graph inside the request segment (a one-off entry, freed after the run).
+ * requests), the entry of its base given the patch as a delta (resident_take_delta), or the graph
+ * inside the request segment (a one-off entry, freed after the run).
  */
 Resident *
 resident_for_request(const ServiceRequest *req, char *request_base, size_t request_size,
@@ -379,6 +519,9 @@ resident_for_request(const ServiceRequest *req, char *request_base, size_t reque
 	{
 		r = resident_find(req->graph_entry_id, with_out);
 		if (r != NULL)
+			return r;
+		if (req->delta_base_id != 0 &&
+			(r = resident_take_delta(req, request_base, with_out)) != NULL)
 			return r;
 		r = resident_slot();
 		/* the graph this process just built: already mapped, and checked when written */

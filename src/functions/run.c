@@ -150,6 +150,11 @@ adopt_patched_graph(RankRun *run, const GraphCacheKey *key, const GraphCacheWrit
 		ereport(NOTICE,
 				(errmsg("graph not cached: %s", message),
 				 errdetail("The ranking goes on with the graph this call patched.")));
+	/* the patch as a delta from its base, for a GPU service that holds the base resident */
+	if (step.cached &&
+		pr_graph_delta_from_patch(&patched->plan, &patched->graph, run->alloc, &run->delta,
+								  &err) == PR_OK)
+		run->delta_base_id = patched->origin.base_id;
 	pr_graph_patch_free(&patched->plan);
 	run->graph = patched->graph;
 	if (step.cached)
@@ -694,6 +699,8 @@ finish_without_cpu_engine(RankRun *run, ServiceAlgorithm algorithm, double alpha
 	request.graph = &run->graph;
 	request.cache_segment = run->cache_segment;
 	request.cache_entry_id = run->cache_entry_id;
+	request.delta = run->delta_base_id != 0 ? &run->delta : NULL;
+	request.delta_base_id = run->delta_base_id;
 	request.alpha = alpha;
 	request.restart = restart;
 	request.tolerance = options->tolerance;

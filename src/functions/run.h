@@ -55,6 +55,12 @@ typedef struct RankRun
 										 * it there, but the cache did not take it: run->graph
 										 * lives there */
 	bool		needs_out_edges;	/* HITS on a cached graph: out-edges added only on the CPU */
+	/*
+	 * A patched graph the cache took, whose patch kept the node set: its delta from the base entry
+	 * delta_base_id (0: none), which the GPU service may apply to the base's resident engine.
+	 */
+	PrGraphDelta delta;
+	uint64		delta_base_id;
 	RankDevice	device;
 	ServiceReply service;		/* what the GPU service said of the run */
 	double	   *start;			/* PageRank's start vector (n values summing to 1, internal ids),

@@ -45,6 +45,8 @@ typedef struct ServiceRankRequest
 	const PrGraph *graph;		/* written into the request when it is not cached */
 	struct dsm_segment *cache_segment;	/* the cached graph's mapping, or NULL */
 	uint64		cache_entry_id; /* its cache entry's id (the engine process's residency key) */
+	const PrGraphDelta *delta;	/* a patched graph's delta from its base (node set kept), or NULL */
+	uint64		delta_base_id;	/* the base's cache entry id */
 	double		alpha;
 	const PrRestart *restart;	/* PageRank's restart distribution (NULL for HITS) */
 	double		tolerance;

@@ -165,13 +165,25 @@ request_layout(const PrGraph *graph, const ServiceRequest *req, ServiceRequestHe
 		h->graph_size = pr_graph_flat_size(graph);
 		offset = align8(offset + h->graph_size);
 	}
+	if (req->delta_base_id != 0)
+	{
+		h->off_delta_edges = offset;
+		offset = align8(offset + (uint64) req->delta_edges * sizeof(PrEdgeChange));
+		h->off_delta_sources = offset;
+		offset = align8(offset + (uint64) req->delta_sources * sizeof(int32));
+		h->off_delta_strength = offset;
+		offset = align8(offset + (uint64) req->delta_sources * sizeof(double));
+	}
 	h->total_size = offset;
 }
 
-/* Writes a request's data at base: the header, the restart arrays, the graph when not cached. */
+/*
+ * Writes a request's data at base: the header, the restart arrays, the graph when not cached, the
+ * delta when it has one.
+ */
 static void
 request_write(char *base, const ServiceRequestHeader *h, const PrGraph *graph,
-			  const ServiceRequest *req, const PrRestart *restart)
+			  const ServiceRequest *req, const PrRestart *restart, const PrGraphDelta *delta)
 {
 	memcpy(base, h, sizeof(*h));
 	if (!req->restart_uniform)
@@ -183,6 +195,13 @@ request_write(char *base, const ServiceRequestHeader *h, const PrGraph *graph,
 	}
 	if (!req->graph_cached)
 		pr_graph_write_flat(graph, base + h->off_graph);
+	if (req->delta_base_id != 0)
+	{
+		memcpy(base + h->off_delta_edges, delta->edges, req->delta_edges * sizeof(PrEdgeChange));
+		memcpy(base + h->off_delta_sources, delta->sources, req->delta_sources * sizeof(int32));
+		memcpy(base + h->off_delta_strength, delta->out_strength,
+			   req->delta_sources * sizeof(double));
+	}
 }
 
 /*
@@ -193,7 +212,7 @@ request_write(char *base, const ServiceRequestHeader *h, const PrGraph *graph,
  */
 static char *
 place_request(const PrGraph *graph, ServiceSlot *slot, const PrRestart *restart,
-			  ServiceRequest *req, dsm_segment **segment)
+			  const PrGraphDelta *delta, ServiceRequest *req, dsm_segment **segment)
 {
 	ServiceRequestHeader h;
 	char	   *base;
@@ -215,7 +234,7 @@ place_request(const PrGraph *graph, ServiceSlot *slot, const PrRestart *restart,
 		req->request_handle = dsm_segment_handle(*segment);
 		req->request_address = (uint64) (uintptr_t) base;	/* for the main shared memory */
 	}
-	request_write(base, &h, graph, req, restart);
+	request_write(base, &h, graph, req, restart, delta);
 	return base;
 }
 
@@ -423,6 +442,19 @@ report_service_failure(const ServiceOutcome *out)
 }
 
 /*
+ * Whether the engine process holds a cache entry resident (the status view's list): only then does
+ * a request carry a patched graph's delta from it.
+ */
+static bool
+base_resident(uint64 entry_id)
+{
+	for (int i = 0; i < SERVICE_MAX_RESIDENT; i++)
+		if (entry_id != 0 && pg_atomic_read_u64(&service->resident_ids[i]) == entry_id)
+			return true;
+	return false;
+}
+
+/*
  * Runs a request's algorithm on the service: PageRank (restart; with top_k > 0 the t = min(top_k,
  * n) best nodes of each column, ids into top_index and scores into out1, column j at j * t; else
  * n*k scores into out1) or HITS (hubs into out1, authorities into out2).  True with the results,
@@ -469,7 +501,18 @@ service_rank(const ServiceRankRequest *request, double *out1, double *out2, int3
 		req.graph_entry_id = request->cache_entry_id;
 	}
 
-	base = place_request(request->graph, slot, restart, &req, &segment);
+	if (req.graph_cached && request->delta != NULL)
+		elog(DEBUG1, "powerrank: patched graph %llu: its delta of %lld edges from %llu goes to the service: %s",
+			 (unsigned long long) req.graph_entry_id, (long long) request->delta->n_edges,
+			 (unsigned long long) request->delta_base_id,
+			 base_resident(request->delta_base_id) ? "yes" : "no, the base is not resident");
+	if (req.graph_cached && request->delta != NULL && base_resident(request->delta_base_id))
+	{
+		req.delta_base_id = request->delta_base_id;
+		req.delta_edges = request->delta->n_edges;
+		req.delta_sources = request->delta->n_sources;
+	}
+	base = place_request(request->graph, slot, restart, request->delta, &req, &segment);
 	if (base == NULL)
 	{
 		strlcpy(outcome.message, "no dynamic shared memory segment left for the request",

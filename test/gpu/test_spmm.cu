@@ -16,7 +16,10 @@
  * and in several (the hub graph's long rows cut into chunks), and PageRank, personalized
  * PageRank, RWR (k = 1 and 8) and HITS through them against the CPU engine; Anderson mixing
  * (run_mixing_case: PageRank within its bound, the certified top 5 of RWR, HITS) against the CPU
- * engine.  Needs a GPU:
+ * engine; the engine serving a graph delta (run_delta_case: prepared on the graph, given the delta
+ * of a patch that kept the node set, then the merged delta of a second patch) against the CPU
+ * engine prepared on the patched graphs, in every layout, the cuSPARSE layout and the streamed
+ * residency refusing it.  Needs a GPU:
  *
  *   make -C cuda check-spmm        (builds build/test_spmm and runs it)
  *
@@ -827,6 +830,264 @@ run_mixing_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision)
 	cpu->ops->release(cpu);
 }
 
+/*
+ * The graph X of base's rows plus changes (pr_graph_patch_plan / write, out-edges added for HITS)
+ * and the delta base -> X; false when the patch fails or changed the node set.
+ */
+static bool
+patch_with_delta(const PrGraph *base, const std::vector<PrEdgeChange> &changes, PrGraph *x, PrGraphDelta *delta,
+				 PrError *err)
+{
+	PrGraphPatch plan;
+	bool		ok;
+
+	memset(x, 0, sizeof(*x));
+	if (pr_graph_patch_plan(base, NULL, changes.data(), changes.size(), false, &pr_malloc_allocator, &plan, err) !=
+		PR_OK)
+		return false;
+	x->node_ids = (int64_t *) pr_alloc_array(&pr_malloc_allocator, (size_t) plan.shape.n_nodes, 8);
+	x->in_ptr = (int64_t *) pr_alloc_array(&pr_malloc_allocator, (size_t) plan.shape.n_nodes + 1, 8);
+	x->in_src = (int32_t *) pr_alloc_array(&pr_malloc_allocator, (size_t) plan.shape.n_edges, 4);
+	x->in_weight = base->weighted ? (double *) pr_alloc_array(&pr_malloc_allocator, (size_t) plan.shape.n_edges, 8) : NULL;
+	x->out_strength = (double *) pr_alloc_array(&pr_malloc_allocator, (size_t) plan.shape.n_nodes, 8);
+	x->dangling = (int32_t *) pr_alloc_array(&pr_malloc_allocator, (size_t) plan.shape.n_nodes, 4);
+	pr_graph_patch_write(&plan, x);
+	ok = pr_graph_delta_from_patch(&plan, x, &pr_malloc_allocator, delta, err) == PR_OK &&
+		pr_graph_add_out_edges(x, &pr_malloc_allocator, err) == PR_OK;
+	pr_graph_patch_free(&plan);
+	return ok;
+}
+
+/*
+ * Changes that keep g's node set: every 23rd in-edge deleted where its target and source keep
+ * other edges, an insert between existing nodes for each, a weight change of every 31st edge
+ * (weighted), every out-edge of one node with an in-edge deleted (it becomes dangling, its
+ * targets keeping other in-edges) and an out-edge given to a dangling node; salt varies them.
+ */
+static std::vector<PrEdgeChange>
+node_keeping_changes(const PrGraph *g, int salt)
+{
+	std::vector<PrEdgeChange> c;
+	std::vector<int64_t> in_left((size_t) g->n_nodes), out_left((size_t) g->n_nodes);
+	uint64_t	seed = 977 + (uint64_t) salt;
+	int64_t		leaver = -1;
+
+	for (int64_t v = 0; v < g->n_nodes; v++)
+	{
+		in_left[(size_t) v] = g->in_ptr[v + 1] - g->in_ptr[v];
+		out_left[(size_t) v] = g->out_ptr[v + 1] - g->out_ptr[v];
+	}
+	/* a node whose out-edges can all go: an in-edge of its own, targets with other in-edges */
+	for (int64_t u = salt; u < g->n_nodes && leaver < 0; u++)
+	{
+		bool		fits = in_left[(size_t) u] > 0 && out_left[(size_t) u] > 0 && out_left[(size_t) u] <= 4;
+
+		for (int64_t e = g->out_ptr[u]; fits && e < g->out_ptr[u + 1]; e++)
+			fits = g->out_dst[e] != u && in_left[(size_t) g->out_dst[e]] > 2;
+		if (fits)
+			leaver = u;
+	}
+	for (int64_t e = leaver >= 0 ? g->out_ptr[leaver] : 0; leaver >= 0 && e < g->out_ptr[leaver + 1]; e++)
+	{
+		c.push_back({g->node_ids[leaver], g->node_ids[g->out_dst[e]], g->out_weight ? g->out_weight[e] : 1.0, -1});
+		in_left[(size_t) g->out_dst[e]]--;
+	}
+	for (int64_t v = 0; v < g->n_nodes; v++)
+		for (int64_t e = g->in_ptr[v]; e < g->in_ptr[v + 1]; e++)
+		{
+			int64_t		u = g->in_src[e];
+			double		w = g->in_weight ? g->in_weight[e] : 1.0;
+
+			if (u == leaver || (e + salt) % 23 != 0 || in_left[(size_t) v] < 2 || out_left[(size_t) u] < 2)
+				continue;
+			/* (the weight change below never touches the leaver's edges, deleted already) */
+			c.push_back({g->node_ids[u], g->node_ids[v], w, -1});
+			in_left[(size_t) v]--;
+			out_left[(size_t) u]--;
+			c.push_back({g->node_ids[(int64_t) (gen_random(&seed) % (uint64_t) g->n_nodes)],
+						 g->node_ids[(int64_t) (gen_random(&seed) % (uint64_t) g->n_nodes)],
+						 g->in_weight ? 0.25 * (double) (1 + gen_random(&seed) % 8) : 1.0, 1});
+			if (g->in_weight && (e + salt) % 31 == 0 && e + 1 < g->in_ptr[v + 1] && g->in_src[e + 1] != leaver)
+			{
+				c.push_back({g->node_ids[g->in_src[e + 1]], g->node_ids[v], g->in_weight[e + 1], -1});
+				c.push_back({g->node_ids[g->in_src[e + 1]], g->node_ids[v], g->in_weight[e + 1] + 0.25, 1});
+			}
+		}
+	if (g->n_dangling > salt)
+		c.push_back({g->node_ids[g->dangling[salt]], g->node_ids[0], 1.0, 1});
+	return c;
+}
+
+/* Scores of PageRank, RWR (4 columns, warm start) and HITS on an engine over a graph. */
+struct DeltaScores
+{
+	std::vector<double> pagerank, rwr, hubs, auth;
+};
+
+/*
+ * Runs the three on engine over g (the engine prepared on g first, then given delta when not
+ * NULL; the runs' prepares keep it); the status of the first failure.
+ */
+static PrStatus
+delta_scores(PrEngine *engine, const PrGraph *g, const PrGraphDelta *delta, double tol, DeltaScores *out, PrError *err)
+{
+	int64_t		n = g->n_nodes;
+	std::vector<int64_t> ptr = {0, 1, 2, 3, 5};
+	std::vector<int32_t> node = {0, (int32_t) (n / 2), (int32_t) (n - 1), 1, (int32_t) (n / 3)};
+	std::vector<double> weight = {1.0, 1.0, 1.0, 0.5, 0.5};
+	PrRestart	uniform, sources = pr_restart_columns(4, ptr.data(), node.data(), weight.data());
+	PrIterOptions o;
+	PrRunStats	st;
+	PrStatus	s;
+
+	memset(&uniform, 0, sizeof(uniform));
+	uniform.uniform = true;
+	uniform.k = 1;
+	memset(&o, 0, sizeof(o));
+	o.tolerance = tol;
+	o.norm = PR_NORM_L1;
+	o.max_iterations = 3000;
+	o.check_every = 1;
+	out->pagerank.resize((size_t) n);
+	out->rwr.resize((size_t) n * 4);
+	out->hubs.resize((size_t) n);
+	out->auth.resize((size_t) n);
+	if ((s = pr_pagerank_prepare(engine, g, 1, err)) != PR_OK ||
+		(delta != NULL && (s = engine->ops->apply_delta(engine, delta, err)) != PR_OK) ||
+		(s = pr_pagerank(engine, g, 0.85, &uniform, &o, out->pagerank.data(), &st, err)) != PR_OK)
+		return s;
+	o.warm_start = true;
+	if ((s = pr_pagerank(engine, g, 0.85, &sources, &o, out->rwr.data(), &st, err)) != PR_OK)
+		return s;
+	o.warm_start = false;
+	return pr_hits(engine, g, &o, out->hubs.data(), out->auth.data(), &st, err);
+}
+
+/* Largest L1 distance between two runs' columns. */
+static double
+delta_apart(const DeltaScores &a, const DeltaScores &b)
+{
+	double		worst = 0.0,
+				d = 0.0;
+	size_t		n = a.pagerank.size();
+
+	for (size_t v = 0; v < n; v++)
+		d += fabs(a.pagerank[v] - b.pagerank[v]);
+	worst = fmax(worst, d);
+	for (size_t j = 0; j < 4; j++)
+	{
+		d = 0.0;
+		for (size_t v = 0; v < n; v++)
+			d += fabs(a.rwr[v * 4 + j] - b.rwr[v * 4 + j]);
+		worst = fmax(worst, d);
+	}
+	d = 0.0;
+	for (size_t v = 0; v < n; v++)
+		d += fabs(a.hubs[v] - b.hubs[v]) + fabs(a.auth[v] - b.auth[v]);
+	return fmax(worst, d);
+}
+
+/*
+ * The GPU engine prepared on g serving g + delta (apply_delta) against the CPU engine prepared on
+ * the patched graph: PageRank, RWR of 4 columns (warm start: restart_local refuses beside a delta,
+ * the general way runs) and HITS within the precision's bound, after one patch and after a second
+ * (the merged delta replacing the first); the cuSPARSE layout and the streamed residency refuse the
+ * delta (PR_ERR_UNSUPPORTED) and serve g unchanged.
+ */
+static void
+run_delta_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, const Layout *layout,
+			   const Streaming *streaming)
+{
+	const char *prec = precision == PR_GPU_FP64 ? "fp64" : "fp32";
+	double		tol = precision == PR_GPU_FP64 ? 1e-10 : 1e-6;
+	double		bound = precision == PR_GPU_FP64 ? 1e-7 : 1e-3;
+	bool		refuses = (layout != NULL && layout->kernel == PR_GPU_KERNEL_CUSPARSE) || streaming != NULL;
+	PrGraph		x1, x2;
+	PrGraphDelta first, second, merged;
+	DeltaScores want1, want2, got1, got2, plain;
+	PrGpuOptions go;
+	PrGpuBenchOptions gb;
+	PrError		err;
+	PrEngine   *cpu = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+	PrEngine   *e = NULL;
+	PrStatus	st;
+	char		what[128], detail[256];
+
+	snprintf(what, sizeof(what), "delta %s", layout ? layout->name : streaming ? streaming->name : "auto");
+	memset(&merged, 0, sizeof(merged));
+	if (!patch_with_delta(g, node_keeping_changes(g, 1), &x1, &first, &err) ||
+		!patch_with_delta(&x1, node_keeping_changes(&x1, 2), &x2, &second, &err) ||
+		pr_graph_delta_merge(&first, &second, &pr_malloc_allocator, &merged, &err) != PR_OK || cpu == NULL ||
+		delta_scores(cpu, &x1, NULL, tol * 1e-3, &want1, &err) != PR_OK ||
+		delta_scores(cpu, &x2, NULL, tol * 1e-3, &want2, &err) != PR_OK)
+	{
+		report(false, el.name, prec, 1, what, err.message);
+		return;
+	}
+	pr_gpu_options_init(&go);
+	pr_gpu_bench_options_init(&gb);
+	go.precision = precision;
+	if (layout != NULL)
+	{
+		go.kernel = layout->kernel;
+		go.order = layout->order;
+	}
+	if (streaming != NULL)
+		set_streaming(&go, &gb, streaming, g, 4, PR_N_SLOTS_WARM, true);
+	e = pr_gpu_bench_engine_create(&go, &gb, &err);
+	if (e == NULL)
+		report(false, el.name, prec, 1, what, err.message);
+	else if (refuses)
+	{
+		/* refused, and the engine still serves g */
+		DeltaScores cpu_plain;
+
+		st = delta_scores(e, g, &first, tol, &got1, &err);
+		snprintf(detail, sizeof(detail), "status %d (%.200s)", (int) st, err.message);
+		if (st == PR_ERR_UNSUPPORTED)
+		{
+			st = delta_scores(e, g, NULL, tol, &plain, &err);
+			if (st == PR_OK && delta_scores(cpu, g, NULL, tol * 1e-3, &cpu_plain, &err) == PR_OK)
+				snprintf(detail, sizeof(detail), "refused; the graph's own scores off by %.2e", delta_apart(plain, cpu_plain));
+			report(st == PR_OK && delta_apart(plain, cpu_plain) <= bound, el.name, prec, 1, what, detail);
+		}
+		else
+			report(false, el.name, prec, 1, what, detail);
+	}
+	else
+	{
+		PrGpuReport rep;
+		bool		ok = delta_scores(e, g, &first, tol, &got1, &err) == PR_OK &&
+			delta_scores(e, g, &merged, tol, &got2, &err) == PR_OK;
+
+		if (!ok && err.status == PR_ERR_UNSUPPORTED && pr_gpu_engine_report(e, &rep, &err) == PR_OK &&
+			(strcmp(rep.engine, "gpu-cusparse") == 0 || strcmp(rep.residency, "streamed") == 0))
+		{
+			/* auto chose a layout that takes no delta: refused, as it must be */
+			snprintf(detail, sizeof(detail), "refused by the chosen %s (%s)", rep.engine, rep.residency);
+			report(true, el.name, prec, 1, what, detail);
+		}
+		else if (!ok)
+			report(false, el.name, prec, 1, what, err.message);
+		else
+		{
+			snprintf(detail, sizeof(detail), "%lld + %lld delta edges; L1 to the CPU engine on X1 %.2e, on X2 %.2e (bound %.0e)",
+					 (long long) first.n_edges, (long long) second.n_edges, delta_apart(got1, want1),
+					 delta_apart(got2, want2), bound);
+			report(delta_apart(got1, want1) <= bound && delta_apart(got2, want2) <= bound, el.name, prec, 1, what,
+				   detail);
+		}
+	}
+	if (e != NULL)
+		e->ops->release(e);
+	cpu->ops->release(cpu);
+	pr_graph_delta_free(&first, &pr_malloc_allocator);
+	pr_graph_delta_free(&second, &pr_malloc_allocator);
+	pr_graph_delta_free(&merged, &pr_malloc_allocator);
+	pr_graph_free(&x1, &pr_malloc_allocator);
+	pr_graph_free(&x2, &pr_malloc_allocator);
+}
+
 int
 main(void)
 {
@@ -901,6 +1162,13 @@ main(void)
 				run_warm_case(el, &g, PR_GPU_FP32, wk, local);
 				run_warm_case(el, &g, PR_GPU_FP64, wk, local);
 			}
+		for (PrGpuPrecision p : {PR_GPU_FP32, PR_GPU_FP64})
+		{
+			run_delta_case(el, &g, p, NULL, NULL);
+			for (const Layout &lay : layouts)
+				run_delta_case(el, &g, p, &lay, NULL);
+			run_delta_case(el, &g, p, NULL, &streamings[0]);
+		}
 		pr_graph_free(&g, &pr_malloc_allocator);
 	}
 	return test_summary();
