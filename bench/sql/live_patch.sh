@@ -32,7 +32,9 @@
 #           and a fresh build (tolerance 1e-10).
 #
 # Environment (besides bench/common/cluster.sh's): PHASES, EXTRA_SETTINGS, GRAPH (slashdot),
-# DEVICE (cpu), CHANGE_NODES (new), PARTS (parallel COPYs of an R-MAT load: the cores, at most 16).
+# DEVICE (cpu), CHANGE_NODES (new), CHANGES (the kinds of change made, "insert delete update"; a
+# delete may leave a node without an edge, which changes the node set), PARTS (parallel COPYs of an
+# R-MAT load: the cores, at most 16).
 set -u
 SECONDS_RUN=${1:-20}
 CLIENTS=${2:-2}
@@ -44,6 +46,7 @@ phases=(${PHASES:-writers patch})
 GRAPH=${GRAPH:-slashdot}
 DEVICE=${DEVICE:-cpu}
 CHANGE_NODES=${CHANGE_NODES:-new}
+CHANGES=${CHANGES:-insert delete update}
 . bench/common/phases.sh
 . bench/common/cluster.sh
 case $DEVICE in cpu|gpu) ;; *) die "DEVICE=$DEVICE: cpu or gpu" ;; esac
@@ -110,13 +113,15 @@ SQL
 
 patch() {
   load_edges "$GRAPH" sd "$PARTS" || return 1
-  as_pg "${PSQL[@]}" -d bench -v device="$DEVICE" -v change_nodes="$CHANGE_NODES" <<'SQL' || return 1
+  as_pg "${PSQL[@]}" -d bench -v device="$DEVICE" -v change_nodes="$CHANGE_NODES" -v changes="$CHANGES" <<'SQL' || return 1
 ALTER TABLE sd ADD COLUMN w float8 NOT NULL DEFAULT 1;
 SELECT powerrank_cache_live('sd');
-CREATE TABLE bench_settings AS SELECT :'device' AS device, :'change_nodes' = 'new' AS new_nodes;
+CREATE TABLE bench_settings AS SELECT :'device' AS device, :'change_nodes' = 'new' AS new_nodes,
+  string_to_array(:'changes', ' ') AS changes;
 -- one PageRank call: how it got its graph, the graph's part of it (build_ms) and the whole call
 CREATE FUNCTION bench_call(OUT graph_source text, OUT delta_rows bigint, OUT build_ms float8,
-                           OUT iterations int, OUT call_ms float8, OUT engine text, OUT prepare_ms float8)
+                           OUT iterations int, OUT call_ms float8, OUT engine text, OUT prepare_ms float8,
+                           OUT residency text)
 LANGUAGE plpgsql AS $$
 DECLARE
   t0 timestamptz := clock_timestamp();
@@ -124,8 +129,8 @@ DECLARE
 BEGIN
   PERFORM count(*) FROM pagerank('sd', weight_column => 'w', top_k => 10, device => dev);
   call_ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
-  SELECT r.graph_source, r.delta_rows, r.build_ms, r.iterations, r.engine, r.prepare_ms
-  INTO graph_source, delta_rows, build_ms, iterations, engine, prepare_ms FROM powerrank_last_run() r;
+  SELECT r.graph_source, r.delta_rows, r.build_ms, r.iterations, r.engine, r.prepare_ms, r.residency
+  INTO graph_source, delta_rows, build_ms, iterations, engine, prepare_ms, residency FROM powerrank_last_run() r;
 END $$;
 -- nodes the graph has (the endpoints of its first 2,000,000 rows), numbered for the inserts to draw
 CREATE TABLE bench_nodes AS
@@ -140,20 +145,25 @@ DECLARE
   per bigint := greatest(333, (SELECT reltuples FROM pg_class WHERE oid = 'sd'::regclass)::bigint / 3000);
   nodes bigint := (SELECT count(*) FROM bench_nodes);
   pct float8 := least(100, 3000.0 * per / greatest(1, (SELECT reltuples FROM pg_class WHERE oid = 'sd'::regclass)));
+  kinds text[] := (SELECT changes FROM bench_settings);
 BEGIN
-  IF (SELECT new_nodes FROM bench_settings) THEN
+  IF 'insert' = ANY (kinds) AND (SELECT new_nodes FROM bench_settings) THEN
     INSERT INTO sd SELECT 100000000000 * round + i, i * 37 % 80000, 1 + i % 3 FROM generate_series(1, per + 1) i;
-  ELSE
-    INSERT INTO sd SELECT a.node, b.node, 1 + i % 3
-    FROM generate_series(1, per + 1) i
-    JOIN bench_nodes a ON a.i = 1 + (i * 7919 + round * 104729) % nodes
-    JOIN bench_nodes b ON b.i = 1 + (i * 15485863 + round * 32452843) % nodes;
+  ELSIF 'insert' = ANY (kinds) THEN
+    INSERT INTO sd SELECT a.node, b.node, 1 + g.k % 3
+    FROM generate_series(1, per + 1) g(k)
+    JOIN bench_nodes a ON a.i = 1 + (g.k * 7919 + round * 104729) % nodes
+    JOIN bench_nodes b ON b.i = 1 + (g.k * 15485863 + round * 32452843) % nodes;
   END IF;
-  DELETE FROM sd WHERE ctid IN (SELECT ctid FROM sd TABLESAMPLE SYSTEM (pct) WHERE src < 100000000000 LIMIT per);
-  UPDATE sd SET w = w + 0.5 WHERE ctid IN (SELECT ctid FROM sd TABLESAMPLE SYSTEM (pct) WHERE src < 100000000000 LIMIT per);
+  IF 'delete' = ANY (kinds) THEN
+    DELETE FROM sd WHERE ctid IN (SELECT ctid FROM sd TABLESAMPLE SYSTEM (pct) WHERE src < 100000000000 LIMIT per);
+  END IF;
+  IF 'update' = ANY (kinds) THEN
+    UPDATE sd SET w = w + 0.5 WHERE ctid IN (SELECT ctid FROM sd TABLESAMPLE SYSTEM (pct) WHERE src < 100000000000 LIMIT per);
+  END IF;
 END $$;
 CREATE TABLE bench_results(phase text, round int, graph_source text, delta_rows bigint, build_ms float8,
-                           iterations int, call_ms float8, engine text, prepare_ms float8);
+                           iterations int, call_ms float8, engine text, prepare_ms float8, residency text);
 SQL
   local r
   for r in $(seq "$ROUNDS"); do
@@ -170,13 +180,14 @@ SQL
     grep -E 'patched with|patched graph:|changed since' "$WORK/patched.$r.log" | sed 's/^DEBUG: */RESULT patch round '"$r"': /' 
   done
   sql <<'SQL' | sed 's/^/RESULT patch /'
-SELECT format('%s: graph %s (median of %s; min %s, max %s), whole call %s ms (median), prepare %s ms, graph_source %s, delta_rows %s, iterations %s, engine %s',
+SELECT format('%s: graph %s (median of %s; min %s, max %s), whole call %s ms (median), prepare %s ms, graph_source %s, delta_rows %s, iterations %s, engine %s, residency %s',
               phase, round(percentile_cont(0.5) WITHIN GROUP (ORDER BY build_ms)::numeric, 1) || ' ms',
               count(*), round(min(build_ms)::numeric, 1), round(max(build_ms)::numeric, 1),
               round(percentile_cont(0.5) WITHIN GROUP (ORDER BY call_ms)::numeric, 1),
               round(percentile_cont(0.5) WITHIN GROUP (ORDER BY prepare_ms)::numeric, 1),
               string_agg(DISTINCT graph_source, '/'), coalesce(string_agg(DISTINCT delta_rows::text, '/'), '-'),
-              string_agg(DISTINCT iterations::text, '/'), string_agg(DISTINCT engine, '/'))
+              string_agg(DISTINCT iterations::text, '/'), string_agg(DISTINCT engine, '/'),
+              coalesce(string_agg(DISTINCT residency, '/'), '-'))
 FROM bench_results GROUP BY phase ORDER BY min(round), phase;
 SELECT format('patched / cold: graph %s, whole call %s', round((p.m / c.m)::numeric, 3), round((p.call / c.call)::numeric, 3))
 FROM (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY build_ms) m,
@@ -188,7 +199,7 @@ SQL
   sql <<'SQL' | sed 's/^/RESULT patch /'
 CREATE TEMP TABLE a AS SELECT * FROM pagerank('sd', weight_column => 'w', tolerance => 1e-10,
                                               device => (SELECT device FROM bench_settings));
-SELECT 'scores of the cached graph: ' || graph_source || ', ' || engine FROM powerrank_last_run();
+SELECT 'scores of the cached graph: ' || graph_source || ', ' || engine || ', ' || coalesce(residency, '-') FROM powerrank_last_run();
 SET powerrank.cache_size = 0;
 CREATE TEMP TABLE b AS SELECT * FROM pagerank('sd', weight_column => 'w', tolerance => 1e-10, device => 'cpu');
 SELECT format('against a fresh build (%s): %s nodes, largest score difference %s', graph_source,
