@@ -851,7 +851,7 @@ patch_with_delta(const PrGraph *base, const std::vector<PrEdgeChange> &changes, 
 	x->in_weight = base->weighted ? (double *) pr_alloc_array(&pr_malloc_allocator, (size_t) plan.shape.n_edges, 8) : NULL;
 	x->out_strength = (double *) pr_alloc_array(&pr_malloc_allocator, (size_t) plan.shape.n_nodes, 8);
 	x->dangling = (int32_t *) pr_alloc_array(&pr_malloc_allocator, (size_t) plan.shape.n_nodes, 4);
-	pr_graph_patch_write(&plan, x);
+	pr_graph_patch_write(&plan, x, 1);
 	ok = pr_graph_delta_from_patch(&plan, x, &pr_malloc_allocator, delta, err) == PR_OK &&
 		pr_graph_add_out_edges(x, &pr_malloc_allocator, err) == PR_OK;
 	pr_graph_patch_free(&plan);
