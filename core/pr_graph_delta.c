@@ -626,12 +626,96 @@ write_changed_row(const PrGraphPatch *patch, int64_t b, int64_t b_end, size_t c,
 	*e_out += b_end - b;
 }
 
+/* The flagged sources' in-edges of out, gathered in edge order by the parts of an even split. */
+typedef struct FlaggedEdges
+{
+	const PrGraph *out;
+	const uint8_t *flags;
+	int64_t		count[PR_MAX_THREADS + 1];	/* per part, then (prefix) its first slot */
+	int32_t    *src;			/* NULL in the counting pass */
+	double	   *weight;
+} FlaggedEdges;
+
+/* pr_parallel_run's task: counts, or copies to its slots, the flagged edges of part `part`. */
+static void
+flagged_edges_part(void *arg, int part, int n_parts)
+{
+	FlaggedEdges *f = (FlaggedEdges *) arg;
+	int64_t		b,
+				e,
+				at = f->src != NULL ? f->count[part] : 0;
+
+	pr_even_range(f->out->n_edges, part, n_parts, &b, &e);
+	for (int64_t i = b; i < e; i++)
+	{
+		int32_t		s = f->out->in_src[i];
+
+		if (f->flags[s >> 3] & (1u << (s & 7)))
+		{
+			if (f->src != NULL)
+			{
+				f->src[at] = s;
+				f->weight[at] = f->out->in_weight[i];
+			}
+			at++;
+		}
+	}
+	if (f->src == NULL)
+		f->count[part] = at;
+}
+
 /*
- * The out-strengths of out (in-edges written): the base's for every source whose out-edges did
- * not change, the changed sources' summed again in the build's order; then the dangling list.
+ * Adds every flagged source's in-edge weights of out to its out-strength, in edge order (the
+ * build's order: the same double): the edges found by n_parts threads, then summed in order on
+ * this one; by one pass here when the scratch cannot be had.
  */
 static void
-write_strengths(const PrGraphPatch *patch, PrGraph *out)
+sum_flagged(const PrGraphPatch *patch, PrGraph *out, const uint8_t *flags, int n_parts)
+{
+	FlaggedEdges f;
+	int64_t		total = 0;
+
+	memset(&f, 0, sizeof(f));
+	f.out = out;
+	f.flags = flags;
+	if (n_parts > 1)
+	{
+		pr_parallel_run(flagged_edges_part, &f, n_parts);
+		for (int p = 0; p < n_parts; p++)
+		{
+			int64_t		c = f.count[p];
+
+			f.count[p] = total;
+			total += c;
+		}
+		f.src = (int32_t *) pr_alloc_array(patch->alloc, (size_t) total + 1, sizeof(int32_t));
+		f.weight = (double *) pr_alloc_array(patch->alloc, (size_t) total + 1, sizeof(double));
+	}
+	if (f.src != NULL && f.weight != NULL)
+	{
+		pr_parallel_run(flagged_edges_part, &f, n_parts);
+		for (int64_t i = 0; i < total; i++)
+			out->out_strength[f.src[i]] += f.weight[i];
+	}
+	else
+		for (int64_t e = 0; e < out->n_edges; e++)
+		{
+			int32_t		s = out->in_src[e];
+
+			if (flags[s >> 3] & (1u << (s & 7)))
+				out->out_strength[s] += out->in_weight[e];
+		}
+	pr_free(patch->alloc, f.src);
+	pr_free(patch->alloc, f.weight);
+}
+
+/*
+ * The out-strengths of out (in-edges written): the base's for every source whose out-edges did
+ * not change, the changed sources' summed again in the build's order (their edges found by
+ * n_parts threads); then the dangling list.
+ */
+static void
+write_strengths(const PrGraphPatch *patch, PrGraph *out, int n_parts)
 {
 	const PrGraph *base = patch->base;
 	int64_t		n = out->n_nodes;
@@ -669,13 +753,7 @@ write_strengths(const PrGraphPatch *patch, PrGraph *out)
 			out->out_strength[s] = 0.0;
 			flags[s >> 3] |= (uint8_t) (1u << (s & 7));
 		}
-		for (int64_t e = 0; e < out->n_edges; e++)
-		{
-			int32_t		s = out->in_src[e];
-
-			if (flags[s >> 3] & (1u << (s & 7)))
-				out->out_strength[s] += out->in_weight[e];
-		}
+		sum_flagged(patch, out, flags, n_parts);
 	}
 	for (int64_t v = 0; v < n; v++)
 		if (out->out_strength[v] == 0.0)
@@ -828,7 +906,7 @@ pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out, int n_threads)
 		copy_runs_part(&copy, 0, 1);
 	else
 		pr_parallel_run(copy_runs_part, &copy, parts);
-	write_strengths(patch, out);
+	write_strengths(patch, out, parts < 1 ? 1 : parts);
 }
 
 /* The delta from a patch's base to the patched graph (PrGraphDelta, pr_delta.c). */

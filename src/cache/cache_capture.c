@@ -494,6 +494,8 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 				acquired,
 				read_at,
 				planned,
+				created,
+				prefaulted,
 				written;
 
 	memset(patched, 0, sizeof(GraphCachePatched));
@@ -541,7 +543,9 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 			powerrank_report_core_error("graph patch", &err);
 		return false;
 	}
+	created = pr_clock_seconds();
 	graph_cache_prefault(patched->segment);
+	prefaulted = pr_clock_seconds();
 	pr_graph_flat_place(&shape, dsm_segment_address(patched->segment));
 	pr_graph_patch_write(plan, &shape, powerrank_thread_count());
 	/* the header again, with the dangling count the write found (no array moves) */
@@ -549,10 +553,11 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 	patched->graph = shape;
 	written = pr_clock_seconds();
 	graph_cache_release(&base.segment);
-	elog(DEBUG1, "powerrank: cached graph of relation %u patched with %zu changed rows: base found in %.1f ms, rows read in %.1f ms, planned in %.1f ms, written into its segment in %.1f ms",
+	elog(DEBUG1, "powerrank: cached graph of relation %u patched with %zu changed rows: base found in %.1f ms, rows read in %.1f ms, planned in %.1f ms, written into its segment in %.1f ms (segment of %zu bytes made in %.1f ms, its pages mapped in %.1f ms, the graph written in %.1f ms)",
 		 target->relid, changes.count, (acquired - started) * 1000.0,
 		 (read_at - acquired) * 1000.0, (planned - read_at) * 1000.0,
-		 (written - planned) * 1000.0);
+		 (written - planned) * 1000.0, bytes, (created - planned) * 1000.0,
+		 (prefaulted - created) * 1000.0, (written - prefaulted) * 1000.0);
 	patched->origin.base_id = base.id;
 	patched->origin.base_nodes = base.graph.n_nodes;
 	patched->origin.map = plan->map;
