@@ -215,9 +215,11 @@ typedef struct PrGraphPatch
 
 	const PrGraph *base;
 	const PrAllocator *alloc;
+	int			n_threads;		/* of the plan's passes over the base's edges */
 	PrEdgeChange *net;		/* the changes, netted and sorted by (dst, src, weight) */
 	size_t		n_net;
 	int32_t    *net_src;		/* [n_net] new internal id of each change's source */
+	int32_t    *net_src_pos;	/* [n_net] its place among the base's node ids (lower bound) */
 	int64_t    *fresh;			/* ids new to the graph, ascending */
 	int64_t		n_fresh;
 	int32_t    *map;			/* base node -> new node (-1: gone), or NULL: the same ids */
@@ -232,15 +234,17 @@ typedef struct PrGraphPatch
  * Plans the graph pr_graph_build would give for the base's rows plus inserted and minus deleted
  * ones (changes taken in both directions when undirected, a self-loop once): checks that the
  * patch can be proved equal to a build and fills patch (its scratch from alloc; free it with
- * pr_graph_patch_free).  base_range bounds the base's weights (NULL: scanned).  PR_ERR_INVALID,
+ * pr_graph_patch_free).  base_range bounds the base's weights (NULL: scanned).  Its passes over
+ * the base's edges (a weighted graph's out-degrees of nodes that may go) run on up to n_threads
+ * threads.  PR_ERR_INVALID,
  * nothing allocated, when it cannot be proved equal: a deleted edge the base lacks, weights the
  * build scales or would scale (see scale_weights in pr_graph.c: a largest weight times the edges
  * near 2^(PR_STRENGTH_LIMIT_EXP - 1) or a positive weight near the subnormal range), no edge left.
  */
 PrStatus	pr_graph_patch_plan(const PrGraph *base, const PrWeightRange *base_range,
 								const PrEdgeChange *changes, size_t n_changes,
-								bool undirected, const PrAllocator *alloc, PrGraphPatch *patch,
-								PrError *err);
+								bool undirected, int n_threads, const PrAllocator *alloc,
+								PrGraphPatch *patch, PrError *err);
 
 /*
  * Writes the planned graph into out, whose arrays the caller placed for patch->shape (node_ids,

@@ -268,16 +268,47 @@ plan_weights(PrGraphPatch *patch, const PrWeightRange *base_range)
 		ldexp(1.0, PR_STRENGTH_LIMIT_EXP - 1);
 }
 
+/* The out-degrees of a plan's candidates, counted over even parts of the base's in-edges. */
+typedef struct DegreeCount
+{
+	const PrGraph *base;
+	const uint8_t *flags;		/* the candidates' bits */
+	const int32_t *candidates;
+	int64_t		n;
+	int64_t    *counts;			/* [n_parts][n] */
+} DegreeCount;
+
+/* pr_parallel_run's task: counts the candidates' out-edges in part `part` of n_parts. */
+static void
+degree_count_part(void *arg, int part, int n_parts)
+{
+	DegreeCount *d = (DegreeCount *) arg;
+	int64_t    *mine = d->counts + (size_t) part * (size_t) d->n;
+	int64_t		b,
+				e;
+
+	pr_even_range(d->base->n_edges, part, n_parts, &b, &e);
+	for (int64_t i = b; i < e; i++)
+	{
+		int32_t		u = d->base->in_src[i];
+
+		if (d->flags[u >> 3] & (1u << (u & 7)))
+			mine[find_node(d->candidates, d->n, u)]++;
+	}
+}
+
 /*
  * Out-degree of each of the base's candidates[n] (ascending internal ids) into degree[n]: the
- * out-strength of an unweighted graph, else one pass over the in-edges (none for no candidate);
- * false when its scratch cannot be allocated.
+ * out-strength of an unweighted graph, else one pass over the in-edges by up to n_threads threads
+ * (none for no candidate); false when its scratch cannot be allocated.
  */
 static bool
 candidate_out_degrees(const PrGraph *base, const int32_t *candidates, int64_t n, int64_t *degree,
-					  const PrAllocator *alloc)
+					  int n_threads, const PrAllocator *alloc)
 {
+	DegreeCount d = {base, NULL, candidates, n, NULL};
 	uint8_t    *flags;
+	int			parts = n_threads < PR_MAX_THREADS ? n_threads : PR_MAX_THREADS;
 
 	if (!base->weighted || n == 0)
 	{
@@ -285,23 +316,35 @@ candidate_out_degrees(const PrGraph *base, const int32_t *candidates, int64_t n,
 			degree[k] = (int64_t) base->out_strength[candidates[k]];
 		return true;
 	}
+	if ((int64_t) parts > base->n_edges / PATCH_EDGES_PER_THREAD)
+		parts = (int) (base->n_edges / PATCH_EDGES_PER_THREAD);
+	if (parts < 1)
+		parts = 1;
 	flags = (uint8_t *) pr_alloc_array(alloc, (size_t) base->n_nodes / 8 + 1, 1);
-	if (flags == NULL)
+	d.counts = (int64_t *) pr_alloc_array(alloc, (size_t) parts * (size_t) n, sizeof(int64_t));
+	if (flags == NULL || d.counts == NULL)
+	{
+		pr_free(alloc, flags);
+		pr_free(alloc, d.counts);
 		return false;
+	}
 	memset(flags, 0, (size_t) base->n_nodes / 8 + 1);
+	memset(d.counts, 0, (size_t) parts * (size_t) n * sizeof(int64_t));
+	for (int64_t k = 0; k < n; k++)
+		flags[candidates[k] >> 3] |= (uint8_t) (1u << (candidates[k] & 7));
+	d.flags = flags;
+	if (parts == 1)
+		degree_count_part(&d, 0, 1);
+	else
+		pr_parallel_run(degree_count_part, &d, parts);
 	for (int64_t k = 0; k < n; k++)
 	{
 		degree[k] = 0;
-		flags[candidates[k] >> 3] |= (uint8_t) (1u << (candidates[k] & 7));
-	}
-	for (int64_t e = 0; e < base->n_edges; e++)
-	{
-		int32_t		u = base->in_src[e];
-
-		if (flags[u >> 3] & (1u << (u & 7)))
-			degree[find_node(candidates, n, u)]++;
+		for (int p = 0; p < parts; p++)
+			degree[k] += d.counts[(size_t) p * (size_t) n + (size_t) k];
 	}
 	pr_free(alloc, flags);
+	pr_free(alloc, d.counts);
 	return true;
 }
 
@@ -358,7 +401,7 @@ plan_gone(const PrGraphPatch *patch, const int32_t *net_old_src, const int32_t *
 			out_after[k] = out_after[c];
 			k++;
 		}
-	ok = ok && candidate_out_degrees(base, candidates, k, out_degree, alloc);
+	ok = ok && candidate_out_degrees(base, candidates, k, out_degree, patch->n_threads, alloc);
 	n = k;
 	k = 0;
 	for (int64_t c = 0; ok && c < n; c++)
@@ -406,8 +449,8 @@ new_id(const PrGraphPatch *patch, const int32_t *gone, int64_t n_gone, int64_t i
 void
 pr_graph_patch_free(PrGraphPatch *patch)
 {
-	void	   *scratch[] = {patch->net, patch->net_src, patch->fresh, patch->map, patch->sources,
-	patch->source_flags, patch->runs};
+	void	   *scratch[] = {patch->net, patch->net_src, patch->net_src_pos, patch->fresh, patch->map,
+	patch->sources, patch->source_flags, patch->runs};
 
 	for (size_t i = 0; patch->alloc != NULL && i < sizeof(scratch) / sizeof(scratch[0]); i++)
 		pr_free(patch->alloc, scratch[i]);
@@ -430,7 +473,7 @@ plan_fail(PrGraphPatch *patch, void *extra1, void *extra2, void *extra3, PrStatu
 PrStatus
 pr_graph_patch_plan(const PrGraph *base, const PrWeightRange *base_range,
 					const PrEdgeChange *changes, size_t n_changes, bool undirected,
-					const PrAllocator *alloc, PrGraphPatch *patch, PrError *err)
+					int n_threads, const PrAllocator *alloc, PrGraphPatch *patch, PrError *err)
 {
 	int32_t    *old_src = NULL,
 			   *old_dst = NULL,
@@ -443,6 +486,7 @@ pr_graph_patch_plan(const PrGraph *base, const PrWeightRange *base_range,
 	memset(patch, 0, sizeof(PrGraphPatch));
 	patch->base = base;
 	patch->alloc = alloc;
+	patch->n_threads = n_threads < 1 ? 1 : n_threads;
 	if (base->has_out_edges && base->out_ptr == NULL)
 		return pr_error_set(err, PR_ERR_INVALID, "base graph without its out-edge arrays");
 	patch->net = net_changes(changes, n_changes, undirected, alloc, &patch->n_net);
@@ -450,9 +494,11 @@ pr_graph_patch_plan(const PrGraph *base, const PrWeightRange *base_range,
 	old_src = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
 	old_dst = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
 	patch->net_src = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
+	patch->net_src_pos = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
 	patch->fresh = (int64_t *) pr_alloc_array(alloc, n_net * 2 + 1, sizeof(int64_t));
 	patch->sources = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
 	if (patch->net == NULL || old_src == NULL || old_dst == NULL || patch->net_src == NULL ||
+		patch->net_src_pos == NULL ||
 		patch->fresh == NULL || patch->sources == NULL)
 		return plan_fail(patch, old_src, old_dst, NULL,
 						 pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows",
@@ -464,7 +510,9 @@ pr_graph_patch_plan(const PrGraph *base, const PrWeightRange *base_range,
 	{
 		const PrEdgeChange *c = &patch->net[i];
 
-		old_src[i] = (int32_t) pr_graph_find(base, c->src);
+		patch->net_src_pos[i] = (int32_t) pr_lower_bound(base->node_ids, 0, base->n_nodes, c->src);
+		old_src[i] = patch->net_src_pos[i] < base->n_nodes &&
+			base->node_ids[patch->net_src_pos[i]] == c->src ? patch->net_src_pos[i] : -1;
 		old_dst[i] = (int32_t) pr_graph_find(base, c->dst);
 		m_new += c->count;
 		patch->changed_edges += c->count > 0 ? c->count : -c->count;
@@ -555,8 +603,11 @@ pr_graph_patch_plan(const PrGraph *base, const PrWeightRange *base_range,
 							 pr_error_set(err, PR_ERR_NOMEM, "out of memory for %lld nodes",
 										  (long long) n_new));
 	}
-	/* a run of unchanged rows ends at each changed, fresh or vanished row, and at the end */
-	patch->max_runs = (int64_t) n_net + 2 * patch->n_fresh + n_gone + 2;
+	/*
+	 * a run of unchanged rows ends at each changed, fresh or vanished row, and at the end; a
+	 * changed row's base edges are runs between its changes
+	 */
+	patch->max_runs = 3 * (int64_t) n_net + 2 * patch->n_fresh + n_gone + 2;
 	patch->runs = (PrPatchRun *) pr_alloc_array(alloc, (size_t) patch->max_runs, sizeof(PrPatchRun));
 	if (patch->runs == NULL)
 		return plan_fail(patch, old_src, old_dst, gone,
@@ -582,48 +633,6 @@ copy_edges(const PrGraph *base, const int32_t *map, int64_t b, int64_t b_end, Pr
 			out->in_src[e_out + (e - b)] = map[base->in_src[e]];
 	if (base->weighted)
 		memcpy(out->in_weight + e_out, base->in_weight + b, (size_t) (b_end - b) * sizeof(double));
-}
-
-/*
- * Writes new in-row v (in_ptr[v] set) at *e_out: base row [b, b_end) merged with the changes
- * [c, c_end) of its destination, in (source, weight) order, equal edges netted with them.
- */
-static void
-write_changed_row(const PrGraphPatch *patch, int64_t b, int64_t b_end, size_t c, size_t c_end,
-				  PrGraph *out, int64_t *e_out)
-{
-	const PrGraph *base = patch->base;
-
-	for (; c < c_end; c++)
-	{
-		int64_t		s_ext = patch->net[c].src;
-		double		w = patch->net[c].weight;
-		int64_t		count = patch->net[c].count;
-		int64_t		before = b;
-
-		/* base edges ordered before (s_ext, w) */
-		while (b < b_end &&
-			   (base->node_ids[base->in_src[b]] < s_ext ||
-				(base->node_ids[base->in_src[b]] == s_ext && edge_weight(base, b) < w)))
-			b++;
-		copy_edges(base, patch->map, before, b, out, *e_out);
-		*e_out += b - before;
-		/* base edges equal to it: they and the change's copies, netted (never below 0: planned) */
-		while (b < b_end && base->node_ids[base->in_src[b]] == s_ext && edge_weight(base, b) == w)
-		{
-			count++;
-			b++;
-		}
-		for (int64_t k = 0; k < count; k++)
-		{
-			out->in_src[*e_out] = patch->net_src[c];
-			if (base->weighted)
-				out->in_weight[*e_out] = w;
-			(*e_out)++;
-		}
-	}
-	copy_edges(base, patch->map, b, b_end, out, *e_out);
-	*e_out += b_end - b;
 }
 
 /* The flagged sources' in-edges of out, gathered in edge order by the parts of an even split. */
@@ -787,6 +796,68 @@ add_run(const PrGraphPatch *patch, int64_t *n_runs, int64_t *edges, int64_t begi
 	(*n_runs)++;
 }
 
+/*
+ * Whether base in-edge e comes before the change whose source lies at pos of the base's node
+ * ids (pr_lower_bound: the source's internal id when `exists`) with weight w, in the rows' order
+ * (source, weight): internal ids ascend with the node ids, so no id is looked up.
+ */
+static inline bool
+edge_before(const PrGraph *base, int64_t e, int32_t pos, bool exists, double w)
+{
+	return base->in_src[e] < pos ||
+		(exists && base->in_src[e] == pos && edge_weight(base, e) < w);
+}
+
+/*
+ * Writes new in-row v (in_ptr[v] set) at *e_out: base row [b, b_end) merged with the changes
+ * [c, c_end) of its destination, in (source, weight) order, equal edges netted with them; the
+ * base edges between changes go to copy's runs (each change's place found by binary search).
+ */
+static void
+write_changed_row(const PrGraphPatch *patch, PatchCopy *copy, int64_t b, int64_t b_end, size_t c,
+				  size_t c_end, PrGraph *out, int64_t *e_out)
+{
+	const PrGraph *base = patch->base;
+
+	for (; c < c_end; c++)
+	{
+		int32_t		pos = patch->net_src_pos[c];
+		bool		exists = pos < base->n_nodes && base->node_ids[pos] == patch->net[c].src;
+		double		w = patch->net[c].weight;
+		int64_t		count = patch->net[c].count;
+		int64_t		before = b,
+					hi = b_end;
+
+		/* base edges ordered before (source, w) */
+		while (b < hi)
+		{
+			int64_t		mid = b + (hi - b) / 2;
+
+			if (edge_before(base, mid, pos, exists, w))
+				b = mid + 1;
+			else
+				hi = mid;
+		}
+		add_run(patch, &copy->n_runs, &copy->edges, before, b, *e_out);
+		*e_out += b - before;
+		/* base edges equal to it: they and the change's copies, netted (never below 0: planned) */
+		while (b < b_end && exists && base->in_src[b] == pos && edge_weight(base, b) == w)
+		{
+			count++;
+			b++;
+		}
+		for (int64_t k = 0; k < count; k++)
+		{
+			out->in_src[*e_out] = patch->net_src[c];
+			if (base->weighted)
+				out->in_weight[*e_out] = w;
+			(*e_out)++;
+		}
+	}
+	add_run(patch, &copy->n_runs, &copy->edges, b, b_end, *e_out);
+	*e_out += b_end - b;
+}
+
 /* pr_parallel_run's task: copies part `part` of n_parts of the runs' edges (even edge ranges). */
 static void
 copy_runs_part(void *arg, int part, int n_parts)
@@ -884,7 +955,7 @@ pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out, int n_threads)
 			add_run(patch, &copy.n_runs, &copy.edges, run_b, run_end, run_out);
 			e_out += run_end - run_b;
 			run_b = run_end = b_end;
-			write_changed_row(patch, b, b_end, c, c_end, out, &e_out);
+			write_changed_row(patch, &copy, b, b_end, c, c_end, out, &e_out);
 			run_out = e_out;
 		}
 		if (from_base)

@@ -519,8 +519,8 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 	read_at = pr_clock_seconds();
 	if (read)
 		status = pr_graph_patch_plan(&base.graph, base.weights_known ? &base.weights : NULL,
-									 changes.changes, changes.count, !directed, alloc, plan,
-									 &err);
+									 changes.changes, changes.count, !directed,
+									 powerrank_thread_count(), alloc, plan, &err);
 	planned = pr_clock_seconds();
 	if (status == PR_OK)
 	{

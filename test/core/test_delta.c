@@ -43,7 +43,7 @@ apply_changes_threads(const PrGraph *base, const PrEdgeChange *changes, size_t n
 				m;
 
 	memset(out, 0, sizeof(PrGraph));
-	status = pr_graph_patch_plan(base, NULL, changes, n_changes, undirected, &pr_malloc_allocator,
+	status = pr_graph_patch_plan(base, NULL, changes, n_changes, undirected, 2, &pr_malloc_allocator,
 								 &plan, err);
 	if (status != PR_OK)
 		return status;
@@ -100,7 +100,7 @@ check_placed(const PrGraph *base, const PrEdgeChange *changes, size_t n_changes,
 	int32_t    *map;
 	int64_t		recounted;
 
-	CHECKF(pr_graph_patch_plan(base, NULL, changes, n_changes, undirected, &pr_malloc_allocator,
+	CHECKF(pr_graph_patch_plan(base, NULL, changes, n_changes, undirected, 2, &pr_malloc_allocator,
 							   &plan, &err) == PR_OK, "plan: %s", err.message);
 	shape = plan.shape;
 	size = pr_graph_flat_size(&shape);
@@ -357,11 +357,11 @@ test_delta_same_ids(void)
 				}
 			}
 			build_rows(&fresh, src, dst, w, m, undirected);
-			CHECK(pr_graph_patch_plan(&base, NULL, changes, n_changes, undirected,
+			CHECK(pr_graph_patch_plan(&base, NULL, changes, n_changes, undirected, 2,
 									  &pr_malloc_allocator, &plan, &err) == PR_OK);
 			CHECK(plan.map == NULL);
 			pr_graph_patch_free(&plan);
-			CHECK(pr_graph_patch_plan(&base, &huge, changes, n_changes, undirected,
+			CHECK(pr_graph_patch_plan(&base, &huge, changes, n_changes, undirected, 2,
 									  &pr_malloc_allocator, &plan, &err) == PR_ERR_INVALID);
 			CHECKF(apply_changes(&base, changes, n_changes, undirected, &patched, &err) == PR_OK,
 				   "apply: %s", err.message);

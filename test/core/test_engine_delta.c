@@ -153,7 +153,7 @@ delta_of_changes(const PrGraph *base, const PrEdgeChange *changes, size_t n_chan
 	size_t		n,
 				m;
 
-	CHECKF(pr_graph_patch_plan(base, NULL, changes, n_changes, false, &pr_malloc_allocator, &plan,
+	CHECKF(pr_graph_patch_plan(base, NULL, changes, n_changes, false, 2, &pr_malloc_allocator, &plan,
 							   &err) == PR_OK, "plan: %s", err.message);
 	n = (size_t) plan.shape.n_nodes;
 	m = (size_t) plan.shape.n_edges;
@@ -329,7 +329,7 @@ test_delta_from_patch(void)
 	CHECK(pr_graph_delta_check(&delta, &base, &err) == PR_ERR_INVALID);
 	pr_graph_delta_free(&delta, &pr_malloc_allocator);
 	/* a new node: the node set changes, no delta */
-	CHECK(pr_graph_patch_plan(&base, NULL, &fresh, 1, false, &pr_malloc_allocator, &plan,
+	CHECK(pr_graph_patch_plan(&base, NULL, &fresh, 1, false, 2, &pr_malloc_allocator, &plan,
 							  &err) == PR_OK);
 	CHECK(pr_graph_delta_from_patch(&plan, &x, &pr_malloc_allocator, &delta, &err) ==
 		  PR_ERR_UNSUPPORTED);

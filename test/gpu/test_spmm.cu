@@ -842,7 +842,7 @@ patch_with_delta(const PrGraph *base, const std::vector<PrEdgeChange> &changes, 
 	bool		ok;
 
 	memset(x, 0, sizeof(*x));
-	if (pr_graph_patch_plan(base, NULL, changes.data(), changes.size(), false, &pr_malloc_allocator, &plan, err) !=
+	if (pr_graph_patch_plan(base, NULL, changes.data(), changes.size(), false, 2, &pr_malloc_allocator, &plan, err) !=
 		PR_OK)
 		return false;
 	x->node_ids = (int64_t *) pr_alloc_array(&pr_malloc_allocator, (size_t) plan.shape.n_nodes, 8);
