@@ -159,6 +159,9 @@ struct CpuEngine
 	bool		rows_owned;		/* pagerank_update writes only rows [own_begin, own_end) (own_rows) */
 	int64_t		own_begin;
 	int64_t		own_end;
+	bool		part;			/* a part of a larger graph (pr_cpu_engine_own_part) */
+	bool		dangling_given;	/* coef holds the whole graph's dangling sums for the next update */
+	double		whole_nodes;	/* and this its node count (pr_cpu_engine_give_dangling) */
 	bool		have_residual;
 	double	   *far_field;		/* [n] the far-field vector kept for the warm start, or NULL */
 

@@ -440,9 +440,20 @@ pr_cpu_task_combine(CpuEngine *e, int tid, const void *varg)
 	(void) tid;
 	for (int64_t c; (c = claim(e)) < e->n_chunks;)
 	{
-		int64_t		q0 = c * PR_CPU_CHUNK * k;
-		int64_t		q1 = (c + 1) * PR_CPU_CHUNK < e->n ? (c + 1) * PR_CPU_CHUNK * k : e->n * k;
+		int64_t		v0 = c * PR_CPU_CHUNK;
+		int64_t		v1 = v0 + PR_CPU_CHUNK < e->n ? v0 + PR_CPU_CHUNK : e->n;
+		int64_t		q0,
+					q1;
 
+		if (e->part)
+		{
+			/* a part combines its owned rows only */
+			v0 = v0 > e->own_begin ? v0 : e->own_begin;
+			v1 = v1 < e->own_end ? v1 : e->own_end;
+			v1 = v1 > v0 ? v1 : v0;
+		}
+		q0 = v0 * k;
+		q1 = v1 * k;
 		if (k == 1)
 		{
 			combine_one_column(a, q0, q1);
@@ -507,9 +518,20 @@ pr_cpu_task_dots(CpuEngine *e, int tid, const void *varg)
 	(void) tid;
 	for (int64_t c; (c = claim(e)) < e->n_chunks;)
 	{
-		int64_t		q0 = c * PR_CPU_CHUNK * k;
-		int64_t		q1 = (c + 1) * PR_CPU_CHUNK < e->n ? (c + 1) * PR_CPU_CHUNK * k : e->n * k;
+		int64_t		v0 = c * PR_CPU_CHUNK;
+		int64_t		v1 = v0 + PR_CPU_CHUNK < e->n ? v0 + PR_CPU_CHUNK : e->n;
+		int64_t		q0,
+					q1;
 
+		if (e->part)
+		{
+			/* a part's dot products cover its owned rows only (an empty range sums to 0) */
+			v0 = v0 > e->own_begin ? v0 : e->own_begin;
+			v1 = v1 < e->own_end ? v1 : e->own_end;
+			v1 = v1 > v0 ? v1 : v0;
+		}
+		q0 = v0 * k;
+		q1 = v1 * k;
 		if (k == 1)
 		{
 			dots_one_column(a, q0, q1, e->part_dots + c, (size_t) e->n_chunks);

@@ -199,19 +199,32 @@ typedef struct ShardState
 	const int32 *rows[3];		/* rows[role]: the local nodes with that role, ascending (in
 								 * layout_segment, or its own) */
 	int64		row_count[3];
-	PrEngine   *engine;			/* CPU engine over product_graph, slots 0 (x) and 1 (y) */
+	PrEngine   *engine;			/* CPU engine over product_graph, or owned_graph when the part
+								 * owns rows; slots 0 (x) and 1 (y) serve shard_state_product,
+								 * slot s + SHARD_SCRATCH_SLOTS the owned rows' slot s */
+	int			engine_slots;	/* slots it is prepared with */
 	int			k;
 	unsigned	needs;
-	double	   *x;				/* [n_nodes * k] a product's whole local vectors */
+	double	   *x;				/* [n_nodes * k_vectors] a product's whole local vectors */
 	double	   *y;
+	int			k_vectors;
 	uint8	   *owners;			/* [n_nodes] SHARD_OWNS | SHARD_EXPORTS | SHARD_HALO, or NULL:
 								 * it owns no rows (every product is relayed whole) */
-	int32	   *owned_rows[SHARD_ROWS_LISTS];	/* the lists of ShardRows, ascending */
+	int32	   *owned_rows[SHARD_ROWS_LISTS];	/* the lists of ShardRows, ascending local rows */
 	int64		owned_count[SHARD_ROWS_LISTS];
-	double	   *slot[SHARD_MAX_SLOTS];	/* [n_nodes * k] a slot's values: the owned rows' are
-										 * the slot's, the halo rows' those of its last
-										 * product's input; NULL until written */
+	int32	   *engine_row;		/* [n_nodes] the engine's row of each local node: the owned
+								 * ones first, then the halo rows, each ascending */
+	int32	   *local_row;		/* [n_nodes] its inverse */
+	PrGraph		owned_graph;	/* product_graph renumbered to the engine's rows */
+	PrSortedRows owned_sorted;	/* the layout's sorted rows renumbered (has_owned_sorted) */
+	bool		has_owned_sorted;
+	bool		slot_held[SHARD_MAX_SLOTS];	/* the slot holds values: the owned rows' are the
+											 * slot's, the halo rows' those of its last
+											 * product's input */
 } ShardState;
+
+/* The engine's slots before the owned rows' (shard_state_product's x and y). */
+#define SHARD_SCRATCH_SLOTS 2
 
 bool		shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *spec,
 							 bool out_edges);
