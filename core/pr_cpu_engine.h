@@ -71,6 +71,15 @@
 /* Columns a reduction over k columns sums at a time, in locals of the thread; widest column group. */
 #define PR_CPU_COLUMN_GROUP 8
 
+/*
+ * Most columns for which PULL_NORMALIZED takes the length-sorted rows; more go in node order.
+ * The sorted rows keep the row loop's branches predictable, which pays while a row's values are
+ * small; node order keeps the rows that neighbouring rows read in cache, which pays once each
+ * node brings a cache line (doc/RESULTS.md: 8 columns 25% faster in node order on an
+ * ego-Twitter-sized graph and on soc-Slashdot0902, 2 columns 13-22% slower).
+ */
+#define PR_CPU_SORTED_MAX_COLUMNS 4
+
 /* Nodes a one-column combine sums term by term in a local before writing them out. */
 #define PR_CPU_COMBINE_STRIP 512
 

@@ -317,7 +317,7 @@ static bool
 sorted_rows_fit(const PrSortedRows *rows, const PrGraph *g)
 {
 	return rows->n_nodes == g->n_nodes && rows->n_edges == g->n_edges &&
-		(rows->weight != NULL) == (g->weighted && g->in_weight != NULL);
+		(rows->weight != NULL) == g->weighted;
 }
 
 /*
@@ -443,6 +443,14 @@ pr_cpu_sorted_rows_write(const PrGraph *g, void *out, const PrAllocator *alloc,
 	}
 	pr_cpu_sorted_rows_view(g, out, rows);
 	return true;
+}
+
+/* Whether an engine given sorted rows reads g's in-edge sources too; see pr_engine.h. */
+bool
+pr_cpu_reads_in_edges(int64_t n, int k, unsigned needs)
+{
+	return needs != PR_NEED_PULL_NORMALIZED || n < PR_CPU_SORT_ROWS_MIN ||
+		k > PR_CPU_SORTED_MAX_COLUMNS;
 }
 
 /*

@@ -256,6 +256,13 @@ bool		pr_cpu_sorted_rows_write(const PrGraph *g, void *out, const PrAllocator *a
 									 PrSortedRows *rows);
 void		pr_cpu_sorted_rows_view(const PrGraph *g, const void *base, PrSortedRows *rows);
 void		pr_cpu_engine_use_sorted_rows(PrEngine *engine, const PrSortedRows *rows);
+/*
+ * Whether a CPU engine given sorted rows that fit its graph, prepared on n nodes for k columns
+ * and the products in needs, reads the graph's in-edge sources and weights (in_src, in_weight)
+ * too; when it does not, its graph may go without them (in_ptr, the out-strengths and the
+ * dangling list it reads always).
+ */
+bool		pr_cpu_reads_in_edges(int64_t n, int k, unsigned needs);
 bool		pr_cpu_sorted_rows_renumber(const PrSortedRows *rows, const int32_t *old_to_new,
 										const PrAllocator *alloc, PrSortedRows *out);
 

@@ -735,7 +735,10 @@ pr_graph_find(const PrGraph *g, int64_t external_id)
 	return -1;
 }
 
-/* One CSR's rows in the new order, each row's edges in order with their ends renumbered. */
+/*
+ * One CSR's rows in the new order, each row's edges in order with their ends renumbered (out_idx
+ * NULL: the row pointers only).
+ */
 static void
 renumber_rows(int64_t n, const int64_t *ptr, const int32_t *idx, const double *weight,
 			  const int32_t *new_to_old, const int32_t *old_to_new, int64_t *out_ptr,
@@ -747,20 +750,20 @@ renumber_rows(int64_t n, const int64_t *ptr, const int32_t *idx, const double *w
 		int32_t		v = new_to_old[i];
 		int64_t		at = out_ptr[i];
 
-		for (int64_t j = ptr[v]; j < ptr[v + 1]; j++, at++)
+		for (int64_t j = ptr[v]; out_idx != NULL && j < ptr[v + 1]; j++, at++)
 		{
 			out_idx[at] = old_to_new[idx[j]];
 			if (out_weight != NULL)
 				out_weight[at] = weight[j];
 		}
-		out_ptr[i + 1] = at;
+		out_ptr[i + 1] = out_ptr[i] + (ptr[v + 1] - ptr[v]);
 	}
 }
 
 /* g with its nodes renumbered; see pr_graph.h. */
 PrStatus
 pr_graph_renumber(const PrGraph *g, const int32_t *new_to_old, const int32_t *old_to_new,
-				  const PrAllocator *alloc, PrGraph *out, PrError *err)
+				  bool sources, const PrAllocator *alloc, PrGraph *out, PrError *err)
 {
 	int64_t		n = g->n_nodes;
 	int64_t		m = g->n_edges;
@@ -773,9 +776,12 @@ pr_graph_renumber(const PrGraph *g, const int32_t *new_to_old, const int32_t *ol
 	out->weighted = g->weighted;
 	out->has_out_edges = out_edges;
 	out->in_ptr = (int64_t *) pr_alloc_array(alloc, (size_t) n + 1, sizeof(int64_t));
-	out->in_src = (int32_t *) pr_alloc_array(alloc, (size_t) m + 1, sizeof(int32_t));
-	out->in_weight = g->in_weight != NULL ?
-		(double *) pr_alloc_array(alloc, (size_t) m + 1, sizeof(double)) : NULL;
+	if (sources)
+	{
+		out->in_src = (int32_t *) pr_alloc_array(alloc, (size_t) m + 1, sizeof(int32_t));
+		out->in_weight = g->in_weight != NULL ?
+			(double *) pr_alloc_array(alloc, (size_t) m + 1, sizeof(double)) : NULL;
+	}
 	if (out_edges)
 	{
 		out->out_ptr = (int64_t *) pr_alloc_array(alloc, (size_t) n + 1, sizeof(int64_t));
@@ -785,8 +791,8 @@ pr_graph_renumber(const PrGraph *g, const int32_t *new_to_old, const int32_t *ol
 	}
 	out->out_strength = (double *) pr_alloc_array(alloc, (size_t) n + 1, sizeof(double));
 	out->dangling = (int32_t *) pr_alloc_array(alloc, (size_t) g->n_dangling + 1, sizeof(int32_t));
-	ok = out->in_ptr != NULL && out->in_src != NULL &&
-		(g->in_weight == NULL || out->in_weight != NULL) && out->out_strength != NULL &&
+	ok = out->in_ptr != NULL && (!sources || out->in_src != NULL) &&
+		(!sources || g->in_weight == NULL || out->in_weight != NULL) && out->out_strength != NULL &&
 		out->dangling != NULL &&
 		(!out_edges || (out->out_ptr != NULL && out->out_dst != NULL &&
 						(g->out_weight == NULL || out->out_weight != NULL)));

@@ -725,9 +725,11 @@ forget_owners(ShardState *state)
  * owned rows are one range, [0, owned), and a list's rows ascend in either numbering), the graph
  * and the layout's sorted rows renumbered so.  The bits must agree with the part's roles: every
  * target owned, every source owned or a halo row, a halo row not owned, an exported row owned.
+ * Without sources the renumbered graph has no in-edge sources (its engine reads the sorted rows
+ * only: pr_cpu_reads_in_edges).
  */
 static void
-take_owners(ShardState *state, const uint8 *owners)
+take_owners(ShardState *state, const uint8 *owners, bool sources)
 {
 	int64		n = state->graph.n_nodes;
 	int64		at = 0;
@@ -763,7 +765,7 @@ take_owners(ShardState *state, const uint8 *owners)
 			state->local_row[at] = state->owned_rows[list][i];
 			state->engine_row[state->owned_rows[list][i]] = (int32) at;
 		}
-	if (pr_graph_renumber(&state->product_graph, state->local_row, state->engine_row,
+	if (pr_graph_renumber(&state->product_graph, state->local_row, state->engine_row, sources,
 						  state->alloc, &state->owned_graph, &err) != PR_OK)
 		powerrank_report_core_error("shard part renumbering", &err);
 	if (state->layout_segment != NULL)
@@ -820,6 +822,8 @@ shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned
 	int64		n = state->graph.n_nodes;
 	double		started = pr_clock_seconds();
 	double		renumbering = 0.0;
+	/* the engine reads the renumbered layout's rows only, or the graph's in-edges too */
+	bool		sources = state->layout_segment == NULL || pr_cpu_reads_in_edges(n, k, needs);
 	bool		same_out = state->global_out != NULL &&
 		(n == 0 || memcmp(state->global_out, global_out, n * sizeof(double)) == 0);
 
@@ -832,7 +836,8 @@ shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned
 	/* the engine and the renumbered graph keep what they took of the out-strengths */
 	if (!same_out || owners == NULL || state->owners == NULL ||
 		memcmp(state->owners, owners, Max(n, 1)) != 0 ||
-		state->owned_graph.has_out_edges != state->product_graph.has_out_edges)
+		state->owned_graph.has_out_edges != state->product_graph.has_out_edges ||
+		(sources && state->owned_graph.in_src == NULL && n > 0))
 		forget_owners(state);
 	if (!same_out && state->engine != NULL)
 	{
@@ -850,7 +855,7 @@ shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned
 			state->engine = NULL;
 		}
 		renumbering = pr_clock_seconds();
-		take_owners(state, owners);
+		take_owners(state, owners, sources);
 		renumbering = pr_clock_seconds() - renumbering;
 	}
 	for (int s = 0; s < SHARD_MAX_SLOTS; s++)

@@ -461,7 +461,9 @@ test_cpu_renumbered_part(void)
 		}
 		for (int64_t i = 0; i < n; i++)
 			old_to_new[new_to_old[i]] = (int32_t) i;
-		CHECK(pr_graph_renumber(&g, new_to_old, old_to_new, &pr_malloc_allocator, &h, &err) == PR_OK);
+		CHECK(pr_graph_renumber(&g, new_to_old, old_to_new, pr_cpu_reads_in_edges(n, 1, PR_NEED_PULL_NORMALIZED),
+								&pr_malloc_allocator, &h, &err) == PR_OK);
+		CHECK(h.in_src == NULL && h.in_ptr[n] == g.n_edges);
 		CHECK(h.n_dangling == g.n_dangling);
 		layout = malloc(pr_cpu_sorted_rows_bytes(&g));
 		CHECK(pr_cpu_sorted_rows_write(&g, layout, &pr_malloc_allocator, &rows));
