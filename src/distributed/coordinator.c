@@ -171,6 +171,9 @@ typedef struct MergedNodes
 	OwnerPlan  *owners;			/* which part owns each node (plan_owners; NULL: not made) */
 } MergedNodes;
 
+static OwnerPlan *plan_owners(const DistCluster *c, MergedNodes *m);
+static void plan_lists(const DistCluster *c, MergedNodes *m, OwnerPlan *plan);
+
 /* One part in a run. */
 typedef struct DistPart
 {
@@ -1051,6 +1054,7 @@ typedef struct SharedNodesHeader
 	int32		n_parts;
 	int64		n_nodes;		/* of the whole graph */
 	int64		n_dangling;
+	int32		plan;			/* the owner plan kept with it: SHARED_PLAN_* */
 	Oid			partitions[SHARED_NODE_SET_PARTS];	/* in the order of the run's parts */
 	ShardContent contents[SHARED_NODE_SET_PARTS];
 	struct
@@ -1061,16 +1065,23 @@ typedef struct SharedNodesHeader
 	}			parts[SHARED_NODE_SET_PARTS];
 } SharedNodesHeader;
 
+/* What a shared node set keeps of its owner plan (OwnerPlan). */
+#define SHARED_PLAN_NONE 0			/* nothing */
+#define SHARED_PLAN_NOT_OWNED 1		/* no part owns rows (rows_owned false): the owners alone */
+#define SHARED_PLAN_OWNED 2			/* the owners and every part's owner bits */
+
 /* Where the arrays of a shared node set lie, from the segment's start. */
 typedef struct SharedNodesPlaces
 {
 	Size		ids;			/* [n_nodes] the whole graph's external ids */
 	Size		out_strength;	/* [n_nodes] */
 	Size		dangling;		/* [n_dangling] */
+	Size		owner;			/* [n_nodes] the owner plan's part of each node (plan) */
 	struct
 	{
 		Size		rows[3];	/* [row_count[role]] */
 		Size		to_global;	/* [part's n_nodes] */
+		Size		bits;		/* [part's n_nodes] its owner bits (SHARED_PLAN_OWNED) */
 	}			parts[SHARED_NODE_SET_PARTS];
 	Size		total;
 } SharedNodesPlaces;
@@ -1094,6 +1105,7 @@ place_shared_nodes(const SharedNodesHeader *h, SharedNodesPlaces *at)
 	at->ids = place(&next, h->n_nodes * sizeof(int64));
 	at->out_strength = place(&next, h->n_nodes * sizeof(double));
 	at->dangling = place(&next, h->n_dangling * sizeof(int32));
+	at->owner = place(&next, h->plan != SHARED_PLAN_NONE ? h->n_nodes * sizeof(int32) : 0);
 	for (int p = 0; p < h->n_parts; p++)
 	{
 		int64		n = h->parts[p].n_nodes;
@@ -1101,6 +1113,7 @@ place_shared_nodes(const SharedNodesHeader *h, SharedNodesPlaces *at)
 		for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
 			at->parts[p].rows[role] = place(&next, h->parts[p].row_count[role] * sizeof(int32));
 		at->parts[p].to_global = place(&next, n * sizeof(int32));
+		at->parts[p].bits = place(&next, h->plan == SHARED_PLAN_OWNED ? n : 0);
 	}
 	at->total = next;
 }
@@ -1199,6 +1212,43 @@ shared_nodes_fit(const DistCluster *c, const SharedNodesHeader *h)
 	return true;
 }
 
+/*
+ * The owner plan of m taken from a shared node set that keeps one (h, its places at): the owners
+ * and owner bits copied, the lists derived from the bits.
+ */
+static void
+take_shared_plan(const DistCluster *c, MergedNodes *m, const SharedNodesHeader *h,
+				 const SharedNodesPlaces *at)
+{
+	const char *base = (const char *) h;
+	OwnerPlan  *plan = MemoryContextAllocZero(m->cxt, sizeof(OwnerPlan));
+	int64		n = h->n_nodes;
+	int64		local = 0;
+	uint8	   *bits;
+	double		started = pr_clock_seconds();
+
+	plan->owner = powerrank_alloc_huge(m->cxt, Max(n, 1) * sizeof(int32));
+	memcpy(plan->owner, base + at->owner, n * sizeof(int32));
+	plan->rows_owned = h->plan == SHARED_PLAN_OWNED;
+	if (plan->rows_owned)
+	{
+		for (int p = 0; p < c->n_parts; p++)
+			local += h->parts[p].n_nodes;
+		plan->bits = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(uint8 *));
+		bits = powerrank_alloc_huge(m->cxt, Max(local, 1));
+		for (int p = 0; p < c->n_parts; p++)
+		{
+			memcpy(bits, base + at->parts[p].bits, h->parts[p].n_nodes);
+			plan->bits[p] = bits;
+			bits += h->parts[p].n_nodes;
+		}
+		plan_lists(c, m, plan);
+	}
+	m->owners = plan;
+	elog(DEBUG1, "powerrank: owners of %lld nodes taken from the shared node set in %.1f ms",
+		 (long long) n, (pr_clock_seconds() - started) * 1000.0);
+}
+
 /* The whole graph's nodes of m taken from a shared node set that fits the run (shared_nodes_fit). */
 static void
 take_shared_nodes(DistCluster *c, MergedNodes *m, const SharedNodesHeader *h)
@@ -1227,6 +1277,8 @@ take_shared_nodes(DistCluster *c, MergedNodes *m, const SharedNodesHeader *h)
 	g->n_dangling = h->n_dangling;
 	g->dangling = powerrank_alloc_huge(m->cxt, Max(h->n_dangling, 1) * sizeof(int32));
 	memcpy(g->dangling, base + at->dangling, h->n_dangling * sizeof(int32));
+	if (h->plan != SHARED_PLAN_NONE)
+		take_shared_plan(c, m, h, at);
 	pfree(at);
 }
 
@@ -1236,23 +1288,28 @@ take_shared_nodes(DistCluster *c, MergedNodes *m, const SharedNodesHeader *h)
  * graph: ShardContent); a set that cannot be had or kept is only this session's.
  */
 static void
-keep_shared_nodes(const DistCluster *c, const MergedNodes *m, const GraphCacheKey *key)
+keep_shared_nodes(const DistCluster *c, MergedNodes *m, const GraphCacheKey *key)
 {
 	SharedNodesHeader h;
 	SharedNodesPlaces *at;
 	dsm_segment *segment;
 	char	   *base;
+	const OwnerPlan *plan;
 
+	for (int p = 0; p < c->n_parts; p++)
+		if (!shard_content_lasts(&c->parts[p].kept->content))
+			return;
+	/* the owner plan goes with the set: a session that takes the set need not make it */
+	plan = plan_owners(c, m);
 	memset(&h, 0, sizeof(SharedNodesHeader));
 	h.n_parts = c->n_parts;
 	h.n_nodes = m->graph.n_nodes;
 	h.n_dangling = m->graph.n_dangling;
+	h.plan = plan->rows_owned ? SHARED_PLAN_OWNED : SHARED_PLAN_NOT_OWNED;
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		const KeptPart *kept = c->parts[p].kept;
 
-		if (!shard_content_lasts(&kept->content))
-			return;
 		h.partitions[p] = kept->relid;
 		h.contents[p] = kept->content;
 		h.parts[p].n_nodes = kept->n_nodes;
@@ -1273,6 +1330,7 @@ keep_shared_nodes(const DistCluster *c, const MergedNodes *m, const GraphCacheKe
 	memcpy(base + at->ids, m->graph.node_ids, h.n_nodes * sizeof(int64));
 	memcpy(base + at->out_strength, m->graph.out_strength, h.n_nodes * sizeof(double));
 	memcpy(base + at->dangling, m->graph.dangling, h.n_dangling * sizeof(int32));
+	memcpy(base + at->owner, plan->owner, h.n_nodes * sizeof(int32));
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		const KeptPart *kept = c->parts[p].kept;
@@ -1281,6 +1339,8 @@ keep_shared_nodes(const DistCluster *c, const MergedNodes *m, const GraphCacheKe
 			memcpy(base + at->parts[p].rows[role], kept->rows[role],
 				   kept->row_count[role] * sizeof(int32));
 		memcpy(base + at->parts[p].to_global, m->to_global[p], kept->n_nodes * sizeof(int32));
+		if (plan->rows_owned)
+			memcpy(base + at->parts[p].bits, plan->bits[p], kept->n_nodes);
 	}
 	if (!graph_cache_publish_node_set(key, segment, h.n_nodes, c->n_edges))
 		elog(DEBUG1, "powerrank: the merged node set of %d parts is not kept in the graph cache",
@@ -1658,21 +1718,55 @@ distributed_exchange(const DistCluster *cluster, int64 *bytes, int64 *peer_bytes
 	*seconds = cluster->exchange_seconds;
 }
 
+/* The lists of a plan's rows (ShardRows) derived from its owner bits, part by part. */
+static void
+plan_lists(const DistCluster *c, MergedNodes *m, OwnerPlan *plan)
+{
+	int64		listed = 0;
+	int32	   *rows;
+
+	for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+	{
+		plan->rows[list] = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(int32 *));
+		plan->count[list] = MemoryContextAllocZero(m->cxt, c->n_parts * sizeof(int64));
+	}
+	for (int p = 0; p < c->n_parts; p++)
+		for (int64 i = 0; i < c->parts[p].kept->n_nodes; i++)
+			for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+				plan->count[list][p] += (plan->bits[p][i] & shard_rows_mask((ShardRows) list)) != 0;
+	for (int p = 0; p < c->n_parts; p++)
+		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+			listed += plan->count[list][p];
+	rows = powerrank_alloc_huge(m->cxt, Max(listed, 1) * sizeof(int32));
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+		{
+			plan->rows[list][p] = rows;
+			rows += shard_role_rows(plan->bits[p], c->parts[p].kept->n_nodes,
+									shard_rows_mask((ShardRows) list), rows);
+		}
+		elog(DEBUG1, "powerrank: part %d owns %lld rows; a product exchanges %lld halo rows in, %lld exported rows out (%.2f MB a column)",
+			 p, (long long) plan->count[SHARD_ROWS_OWNED][p],
+			 (long long) plan->count[SHARD_ROWS_HALO][p],
+			 (long long) plan->count[SHARD_ROWS_EXPORTED][p],
+			 (plan->count[SHARD_ROWS_HALO][p] + plan->count[SHARD_ROWS_EXPORTED][p]) *
+			 sizeof(double) / 1e6);
+	}
+}
+
 /*
  * Makes the node set's owner plan (OwnerPlan) from the parts' role lists, once per node set: the
  * part holding a node's in-edges owns it, else the first part where it is a source.
  */
 static OwnerPlan *
-plan_owners(DistCluster *c)
+plan_owners(const DistCluster *c, MergedNodes *m)
 {
-	MergedNodes *m = c->nodes;
-	int64		n = c->graph.n_nodes;
+	int64		n = m->graph.n_nodes;
 	OwnerPlan  *plan;
 	uint8	   *read_elsewhere;
 	uint8	   *bits;
-	int32	   *rows;
-	int64		local = 0,
-				listed = 0;
+	int64		local = 0;
 	double		started = pr_clock_seconds();
 
 	if (m->owners != NULL)
@@ -1691,7 +1785,7 @@ plan_owners(DistCluster *c)
 
 		for (int64 i = 0; i < kept->row_count[SHARD_ROLE_TARGET]; i++)
 		{
-			int32		v = c->parts[p].to_global[kept->rows[SHARD_ROLE_TARGET][i]];
+			int32		v = m->to_global[p][kept->rows[SHARD_ROLE_TARGET][i]];
 
 			if (plan->owner[v] >= 0)
 			{
@@ -1708,7 +1802,7 @@ plan_owners(DistCluster *c)
 
 		for (int64 i = 0; i < kept->row_count[SHARD_ROLE_SOURCE]; i++)
 		{
-			int32		v = c->parts[p].to_global[kept->rows[SHARD_ROLE_SOURCE][i]];
+			int32		v = m->to_global[p][kept->rows[SHARD_ROLE_SOURCE][i]];
 
 			if (plan->owner[v] < 0)
 				plan->owner[v] = p;
@@ -1726,7 +1820,7 @@ plan_owners(DistCluster *c)
 
 		for (int64 i = 0; i < kept->row_count[SHARD_ROLE_SOURCE]; i++)
 		{
-			int32		v = c->parts[p].to_global[kept->rows[SHARD_ROLE_SOURCE][i]];
+			int32		v = m->to_global[p][kept->rows[SHARD_ROLE_SOURCE][i]];
 
 			if (plan->owner[v] != p)
 				read_elsewhere[v] = 1;
@@ -1734,45 +1828,19 @@ plan_owners(DistCluster *c)
 		local += kept->n_nodes;
 	}
 	plan->bits = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(uint8 *));
-	for (int list = 0; list < SHARD_ROWS_LISTS; list++)
-	{
-		plan->rows[list] = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(int32 *));
-		plan->count[list] = MemoryContextAllocZero(m->cxt, c->n_parts * sizeof(int64));
-	}
 	bits = powerrank_alloc_huge(m->cxt, Max(local, 1));
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		int64		n_local = c->parts[p].kept->n_nodes;
-		const int32 *to_global = c->parts[p].to_global;
+		const int32 *to_global = m->to_global[p];
 
 		for (int64 i = 0; i < n_local; i++)
-		{
 			bits[i] = plan->owner[to_global[i]] != p ? SHARD_HALO :
 				read_elsewhere[to_global[i]] ? SHARD_OWNS | SHARD_EXPORTS : SHARD_OWNS;
-			for (int list = 0; list < SHARD_ROWS_LISTS; list++)
-				plan->count[list][p] += (bits[i] & shard_rows_mask((ShardRows) list)) != 0;
-		}
 		plan->bits[p] = bits;
 		bits += n_local;
-		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
-			listed += plan->count[list][p];
 	}
-	rows = powerrank_alloc_huge(m->cxt, Max(listed, 1) * sizeof(int32));
-	for (int p = 0; p < c->n_parts; p++)
-	{
-		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
-		{
-			plan->rows[list][p] = rows;
-			rows += shard_role_rows(plan->bits[p], c->parts[p].kept->n_nodes,
-									shard_rows_mask((ShardRows) list), rows);
-		}
-		elog(DEBUG1, "powerrank: part %d owns %lld rows; a product exchanges %lld halo rows in, %lld exported rows out (%.2f MB a column)",
-			 p, (long long) plan->count[SHARD_ROWS_OWNED][p],
-			 (long long) plan->count[SHARD_ROWS_HALO][p],
-			 (long long) plan->count[SHARD_ROWS_EXPORTED][p],
-			 (plan->count[SHARD_ROWS_HALO][p] + plan->count[SHARD_ROWS_EXPORTED][p]) *
-			 sizeof(double) / 1e6);
-	}
+	plan_lists(c, m, plan);
 	m->owners = plan;
 	elog(DEBUG1, "powerrank: owners of %lld nodes planned in %.1f ms", (long long) n,
 		 (pr_clock_seconds() - started) * 1000.0);
@@ -1792,7 +1860,7 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 
 	if (c->k == k && c->needs == needs)
 		return;
-	c->owners = plan_owners(c);
+	c->owners = plan_owners(c, c->nodes);
 	for (int p = 0; p < c->n_parts; p++)
 		if (c->parts[p].kept->n_nodes * (int64) k > (int64) (MaxAllocSize / sizeof(double)))
 			ereport(ERROR,
