@@ -779,7 +779,9 @@ wait_result(DistCluster *c, DistPart *part)
 	"pg_catalog.to_regprocedure(pg_catalog.quote_ident(n.nspname) || " \
 	"'.powerrank_shard_open(text,name,name,name,boolean,bigint)') IS NOT NULL AND " \
 	"pg_catalog.to_regprocedure(pg_catalog.quote_ident(n.nspname) || " \
-	"'.powerrank_shard_peers_connect(bytea,bytea)') IS NOT NULL)::text " \
+	"'.powerrank_shard_peers_connect(bytea,bytea)') IS NOT NULL AND " \
+	"pg_catalog.to_regprocedure(pg_catalog.quote_ident(n.nspname) || " \
+	"'.powerrank_shard_step(integer,integer,double precision,bytea,bytea)') IS NOT NULL)::text " \
 	"FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n " \
 	"ON n.oid = e.extnamespace WHERE e.extname = 'powerrank' " \
 	"UNION ALL SELECT '' LIMIT 1"
@@ -2486,19 +2488,87 @@ owned_restart(const DistCluster *c, int p, const PrRestart *r, Size *size)
 }
 
 /*
+ * Adds a part's answer to an update (its residual's sums and maxima over its owned rows, then y's
+ * sums over its dangling owned rows, k each) into residual and y_dangling, in the parts' order.
+ */
+static void
+add_part_residual(int k, const double *part, PrResidual *residual, double *y_dangling)
+{
+	for (int j = 0; j < k; j++)
+	{
+		residual[j].l1 += part[j];
+		residual[j].linf = Max(residual[j].linf, part[k + j]);
+		y_dangling[j] += part[2 * k + j];
+	}
+}
+
+/*
+ * One PageRank iteration on the parts' owned rows in one round trip, where every part is a shard
+ * and the shards exchange the halos with each other (powerrank_shard_step): x_slot's halos, the
+ * product into y_slot and the update with x's dangling sums (dangling, the last update's of
+ * x_slot) and each part's restart entries; residual[k] and y_dangling[k] as owned_update gives
+ * them.
+ */
+static void
+owned_step(DistCluster *c, int x_slot, int y_slot, double alpha, const double *dangling,
+		   const PrRestart *restart, PrResidual *residual, double *y_dangling)
+{
+	int			k = c->k;
+	double		started = pr_clock_seconds();
+	double	   *part_residual = palloc(3 * k * sizeof(double));
+	char		alpha_text[32];
+	const char *values[5] = {psprintf("%d", x_slot), psprintf("%d", y_slot), alpha_text,
+	(const char *) dangling, NULL};
+
+	/* 17 significant digits read back as alpha's bits */
+	snprintf(alpha_text, sizeof(alpha_text), "%.17g", alpha);
+	if (c->exported_slot == y_slot)
+		c->exported_slot = -1;
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		int			lengths[5] = {0, 0, 0, (int) (k * sizeof(double)), 0};
+		int			formats[5] = {0, 0, 0, 1, 1};
+		Size		size;
+
+		values[4] = owned_restart(c, p, restart, &size);
+		lengths[4] = (int) size;
+		send_query(part, psprintf("SELECT %s.powerrank_shard_step($1, $2, $3, $4, $5)",
+								  part->schema), 5, values, lengths, formats);
+		c->exchange_bytes += lengths[3] + lengths[4];
+		c->peer_bytes += c->owners->count[SHARD_ROWS_HALO][p] * k * sizeof(double);
+		pfree((char *) values[4]);
+	}
+	for (int j = 0; j < k; j++)
+		residual[j].l1 = residual[j].linf = y_dangling[j] = 0.0;
+	wait_peer_answers(c);
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		PGresult   *result = wait_values(c, &c->parts[p], 3 * k);
+
+		memcpy(part_residual, PQgetvalue(result, 0, 0), 3 * k * sizeof(double));
+		PQclear(result);
+		add_part_residual(k, part_residual, residual, y_dangling);
+	}
+	pfree(part_residual);
+	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
+/*
  * The PageRank update of y_slot on the parts' owned rows, given x's dangling sums (dangling[k]):
  * each part gets the restart's entries it owns; residual[k] receives the residual, the parts'
- * sums added in their order, their maxima the largest.  Unless the run mixes or the shards
+ * sums added in their order, their maxima the largest, and y_dangling[k] y's dangling sums (the
+ * parts' added in their order: those of x for a later product of y_slot).  Unless the run mixes or the shards
  * exchange halos with each other, the parts' answers carry the new values of their exported rows,
  * kept in c->exported for y_slot's next product.
  */
 static void
 owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double *dangling,
-			 const PrRestart *restart, PrResidual *residual)
+			 const PrRestart *restart, PrResidual *residual, double *y_dangling)
 {
 	int			k = c->k;
 	double		started = pr_clock_seconds();
-	double	   *part_residual = palloc(2 * k * sizeof(double));
+	double	   *part_residual = palloc(3 * k * sizeof(double));
 	char		alpha_text[32];
 	bool		send_exported = !c->mixing && !c->peers;
 	const char *values[6] = {psprintf("%d", y_slot), psprintf("%d", x_slot), alpha_text,
@@ -2524,7 +2594,7 @@ owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double 
 		c->exchange_bytes += lengths[3] + lengths[4];
 	}
 	for (int j = 0; j < k; j++)
-		residual[j].l1 = residual[j].linf = 0.0;
+		residual[j].l1 = residual[j].linf = y_dangling[j] = 0.0;
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		DistPart   *part = &c->parts[p];
@@ -2533,21 +2603,18 @@ owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double 
 
 		if (part->conn == NULL)
 			shard_state_update(part->kept->local, y_slot, x_slot, alpha, dangling, restarts[p],
-							   sizes[p], part_residual, send_exported ? part->y : NULL);
+							   sizes[p], part_residual, part_residual + 2 * k,
+							   send_exported ? part->y : NULL);
 		else
 		{
-			PGresult   *result = wait_values(c, part, (2 + count) * k);
+			PGresult   *result = wait_values(c, part, (3 + count) * k);
 
-			memcpy(part_residual, PQgetvalue(result, 0, 0), 2 * k * sizeof(double));
-			memcpy(part->y, PQgetvalue(result, 0, 0) + 2 * k * sizeof(double),
+			memcpy(part_residual, PQgetvalue(result, 0, 0), 3 * k * sizeof(double));
+			memcpy(part->y, PQgetvalue(result, 0, 0) + 3 * k * sizeof(double),
 				   count * k * sizeof(double));
 			PQclear(result);
 		}
-		for (int j = 0; j < k; j++)
-		{
-			residual[j].l1 += part_residual[j];
-			residual[j].linf = Max(residual[j].linf, part_residual[k + j]);
-		}
+		add_part_residual(k, part_residual, residual, y_dangling);
 		for (int64 i = 0; i < count; i++)
 			memcpy(c->exported + (int64) part->to_global[rows[i]] * k, part->y + i * k,
 				   k * sizeof(double));
@@ -2802,6 +2869,8 @@ typedef struct DistEngine
 	int			dangling_slot;	/* the slot they are of (-1: none) */
 	PrResidual *residual;		/* [k] the last update's on the parts */
 	bool		residual_owned; /* the last residual is that one (else the vectors engine's) */
+	int			pending_x;		/* a product on the parts not sent yet (run_pending): its x */
+	int			pending_y;		/* and y slot (-1: none) */
 } DistEngine;
 
 #define VECTORS(base) (((DistEngine *) (base))->vectors)
@@ -2813,12 +2882,27 @@ rows_owned(const DistEngine *e)
 	return e->cluster->owners != NULL && e->cluster->owners->rows_owned;
 }
 
+/*
+ * Sends the product on the parts that dist_product left for the update to take with it
+ * (owned_step), before any other operation.
+ */
+static void
+run_pending(DistEngine *e)
+{
+	if (e->pending_y < 0)
+		return;
+	owned_product(e->cluster, PR_PRODUCT_PULL_NORMALIZED, e->pending_x, e->pending_y,
+				  SHARD_GIVEN_HALO, NULL, e->dangling);
+	e->pending_x = e->pending_y = -1;
+}
+
 /* Makes the vectors engine hold slot's values (gathered from the parts' owned rows). */
 static PrStatus
 slot_here(DistEngine *e, int slot, PrError *err)
 {
 	PrStatus	status;
 
+	run_pending(e);
 	if (slot < 0 || slot >= e->n_slots || (e->where[slot] & SLOT_HERE) != 0)
 		return PR_OK;
 	collect_rows(e->cluster, slot, SHARD_ROWS_OWNED, e->x);
@@ -2832,6 +2916,7 @@ slot_here(DistEngine *e, int slot, PrError *err)
 static void
 written_here(DistEngine *e, int slot)
 {
+	run_pending(e);
 	if (slot < 0 || slot >= e->n_slots)
 		return;
 	e->where[slot] = SLOT_HERE;
@@ -2853,6 +2938,7 @@ dist_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned need
 	PrStatus	status = VECTORS(base)->ops->prepare(VECTORS(base), g, k, n_slots, needs, err);
 	uint8	   *where;
 
+	run_pending(e);
 	if (status != PR_OK)
 		return status;
 	if (values > e->values)
@@ -2898,8 +2984,9 @@ dist_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned need
 /*
  * y_slot = product(x_slot).  A normalised pull product runs on the parts' owned rows when they own
  * rows (x's halos exchanged when the parts hold x, else x sent from here: its fill value, or every
- * part's local rows), and y stays there; any other product is relayed whole: x from here, y back
- * here.
+ * part's local rows), and y stays there (sent with the update that follows when the shards
+ * exchange the halos and x's dangling sums are known: run_pending, owned_step); any other product
+ * is relayed whole: x from here, y back here.
  */
 static PrStatus
 dist_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError *err)
@@ -2907,12 +2994,21 @@ dist_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError 
 	DistEngine *e = (DistEngine *) base;
 	PrStatus	status;
 
+	run_pending(e);
 	if (rows_owned(e) && product == PR_PRODUCT_PULL_NORMALIZED && x_slot != y_slot &&
 		x_slot < SHARD_MAX_SLOTS && y_slot < SHARD_MAX_SLOTS)
 	{
 		ShardGiven	given = (e->where[x_slot] & SLOT_PARTS) != 0 ? SHARD_GIVEN_HALO :
 			(e->where[x_slot] & SLOT_FILLED) != 0 ? SHARD_GIVEN_FILL : SHARD_GIVEN_ALL;
 
+		if (given == SHARD_GIVEN_HALO && e->cluster->peers && e->dangling_slot == x_slot)
+		{
+			/* x's dangling sums are known: the update that follows takes the product along */
+			e->pending_x = x_slot;
+			e->pending_y = y_slot;
+			e->where[y_slot] = SLOT_PARTS;
+			return PR_OK;
+		}
 		if (given == SHARD_GIVEN_FILL)
 			for (int j = 0; j < e->cluster->k; j++)
 				e->x[j] = e->fill_value[x_slot];
@@ -2936,7 +3032,8 @@ dist_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError 
 
 /*
  * The PageRank update: on the parts' owned rows when they hold y (a product on them) and x, with
- * the dangling sums that product took of x; else here.
+ * x's dangling sums (that product's, or the last update's of x), the product left for it in the
+ * same call; else here.
  */
 static PrStatus
 dist_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha,
@@ -2950,12 +3047,29 @@ dist_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha,
 		(e->where[x_slot] & SLOT_PARTS) != 0 && e->dangling_slot == x_slot && restart != NULL &&
 		(restart->uniform || restart->k == e->cluster->k))
 	{
-		owned_update(e->cluster, y_slot, x_slot, alpha, e->dangling, restart, e->residual);
+		double	   *y_dangling = palloc(e->cluster->k * sizeof(double));
+
+		if (e->pending_x == x_slot && e->pending_y == y_slot)
+		{
+			/* the product, the shards' exchange and the update: one round trip */
+			owned_step(e->cluster, x_slot, y_slot, alpha, e->dangling, restart, e->residual,
+					   y_dangling);
+			e->pending_x = e->pending_y = -1;
+		}
+		else
+		{
+			run_pending(e);
+			owned_update(e->cluster, y_slot, x_slot, alpha, e->dangling, restart, e->residual,
+						 y_dangling);
+		}
 		e->residual_owned = true;
-		if (e->dangling_slot == y_slot)
-			e->dangling_slot = -1;
+		/* y's dangling sums: its next product on the parts needs none of its own */
+		memcpy(e->dangling, y_dangling, e->cluster->k * sizeof(double));
+		e->dangling_slot = y_slot;
+		pfree(y_dangling);
 		return PR_OK;
 	}
+	run_pending(e);
 	if ((status = slot_here(e, y_slot, err)) != PR_OK ||
 		(status = slot_here(e, x_slot, err)) != PR_OK)
 		return status;
@@ -2971,6 +3085,7 @@ dist_residual(PrEngine *base, PrResidual *out, PrError *err)
 {
 	DistEngine *e = (DistEngine *) base;
 
+	run_pending(e);
 	if (!e->residual_owned)
 		return VECTORS(base)->ops->residual(VECTORS(base), out, err);
 	memcpy(out, e->residual, e->cluster->k * sizeof(PrResidual));
@@ -3032,6 +3147,7 @@ dist_top_k(PrEngine *base, int slot, int col, int64_t top_k, int32_t *index, dou
 	int64		count = Min(top_k, e->cluster->graph.n_nodes);
 	PrStatus	status;
 
+	run_pending(e);
 	if (only_on_parts(e, slot) && col >= 0 && col < e->cluster->k)
 	{
 		int32	   *all_index = palloc(Max(count * e->cluster->k, 1) * sizeof(int32));
@@ -3057,6 +3173,7 @@ dist_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, doub
 	DistEngine *e = (DistEngine *) base;
 	PrStatus	status;
 
+	run_pending(e);
 	if (only_on_parts(e, slot))
 	{
 		owned_top_k(e->cluster, slot, top_k, index, value);
@@ -3096,6 +3213,7 @@ dist_dots(PrEngine *base, int a_slot, int n_terms, const int *slots, double *out
 	DistEngine *e = (DistEngine *) base;
 	PrStatus	status;
 
+	run_pending(e);
 	if (n_terms >= 1 && n_terms <= PR_COMBINE_MAX_TERMS && all_on_parts(e, a_slot, n_terms, slots))
 	{
 		owned_dots(e->cluster, a_slot, n_terms, slots, out);
@@ -3135,6 +3253,7 @@ dist_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const 
 	DistEngine *e = (DistEngine *) base;
 	PrStatus	status = PR_OK;
 
+	run_pending(e);
 	if (n_terms >= 1 && n_terms <= PR_COMBINE_MAX_TERMS && out_slot >= 0 &&
 		out_slot < e->n_slots && out_slot < SHARD_MAX_SLOTS &&
 		all_on_parts(e, -1, n_terms, slots))
@@ -3208,6 +3327,7 @@ distributed_engine_create(DistCluster *cluster, const PrAllocator *alloc, PrErro
 	e->vectors = vectors;
 	e->cluster = cluster;
 	e->dangling_slot = -1;
+	e->pending_x = e->pending_y = -1;
 	snprintf(e->name, sizeof(e->name), "distributed(%d)", cluster->n_parts);
 	e->ops = *vectors->ops;
 	e->ops.name = e->name;

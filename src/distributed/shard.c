@@ -32,6 +32,7 @@ PG_FUNCTION_INFO_V1(powerrank_shard_product);
 PG_FUNCTION_INFO_V1(powerrank_shard_owned_product);
 PG_FUNCTION_INFO_V1(powerrank_shard_rows);
 PG_FUNCTION_INFO_V1(powerrank_shard_update);
+PG_FUNCTION_INFO_V1(powerrank_shard_step);
 PG_FUNCTION_INFO_V1(powerrank_shard_top_k);
 PG_FUNCTION_INFO_V1(powerrank_shard_combine);
 PG_FUNCTION_INFO_V1(powerrank_shard_dots);
@@ -957,6 +958,24 @@ slot_values(ShardState *state, int engine_slot)
 }
 
 /*
+ * The sums of values (a slot's, the engine's rows) over the part's owned rows whose whole graph's
+ * out-strength is 0, in ascending row order, into sums[k]: every dangling row is owned (a target
+ * here, being a source nowhere).
+ */
+static void
+owned_dangling_sums(const ShardState *state, const double *values, double *sums)
+{
+	const PrGraph *g = &state->owned_graph;
+	int			k = state->k;
+
+	for (int j = 0; j < k; j++)
+		sums[j] = 0.0;
+	for (int64 i = 0; i < g->n_dangling; i++)
+		for (int j = 0; j < k; j++)
+			sums[j] += values[(int64) g->dangling[i] * k + j];
+}
+
+/*
  * A pull product over the part's edges on its owned rows: x holds what given says (k values for
  * each halo row, the owned rows' being the slot's already; for every local row; or k values for
  * all rows; or nothing: the halo rows come from the other shards), which go into x_slot; y_slot
@@ -976,7 +995,6 @@ shard_state_owned_product(ShardState *state, PrProduct product, int x_slot, int 
 								given == SHARD_GIVEN_ALL || given == SHARD_GIVEN_FILL);
 	int			ye;
 	double	   *xs;
-	const PrGraph *g = &state->owned_graph;
 
 	if (product == PR_PRODUCT_PUSH || x_slot == y_slot)
 		ereport(ERROR,
@@ -998,12 +1016,7 @@ shard_state_owned_product(ShardState *state, PrProduct product, int x_slot, int 
 		/* the halo rows are the engine's last ones, in their order */
 		memcpy(xs + state->owned_count[SHARD_ROWS_OWNED] * k, x,
 			   state->owned_count[SHARD_ROWS_HALO] * k * sizeof(double));
-	for (int j = 0; j < k; j++)
-		dangling[j] = 0.0;
-	/* every dangling row is owned (a target here, being a source nowhere) */
-	for (int64 i = 0; i < g->n_dangling; i++)
-		for (int j = 0; j < k; j++)
-			dangling[j] += xs[(int64) g->dangling[i] * k + j];
+	owned_dangling_sums(state, xs, dangling);
 	if (n == 0)
 		return;
 	if (engine->ops->product(engine, product, xe, ye, &err) != PR_OK)
@@ -1187,13 +1200,15 @@ read_owned_restart(const ShardState *state, const char *in, Size size, OwnedRest
  * The PageRank update (PrEngineOps.pagerank_update: the engine's own, on its owned rows) of
  * y_slot, given the product of x_slot in y_slot, the whole graph's dangling sums of x per column
  * and the restart's owned entries (shard.h); residual[2k] receives the sums of |y - x| over the
- * owned rows per column, then their maxima, and exported (unless NULL) the new values of y's
- * exported rows (k each: what the other parts read of y, for the next product).
+ * owned rows per column, then their maxima, y_dangling[k] y's sums over the owned dangling rows
+ * (those of x for the next product, as shard_state_owned_product takes them), and exported
+ * (unless NULL) the new values of y's exported rows (k each: what the other parts read of y, for
+ * the next product).
  */
 void
 shard_state_update(ShardState *state, int y_slot, int x_slot, double alpha,
 				   const double *dangling, const char *restart, Size restart_size,
-				   double *residual, double *exported)
+				   double *residual, double *y_dangling, double *exported)
 {
 	int			ye = owned_slot(state, y_slot, false);
 	int			xe = owned_slot(state, x_slot, false);
@@ -1229,6 +1244,7 @@ shard_state_update(ShardState *state, int y_slot, int x_slot, double alpha,
 		residual[j] = res[j].l1;
 		residual[k + j] = res[j].linf;
 	}
+	owned_dangling_sums(state, slot_values(state, ye), y_dangling);
 	if (exported != NULL)
 		shard_state_rows(state, y_slot, SHARD_ROWS_EXPORTED, exported);
 }
@@ -1504,7 +1520,8 @@ powerrank_shard_rows(PG_FUNCTION_ARGS)
  * exported boolean) RETURNS bytea: the PageRank update of the part's owned rows
  * (shard_state_update) with the whole graph's dangling sums of x (one per column) and the
  * restart's owned entries (shard.h); the result is the residual's sums over the owned rows per
- * column, then their maxima, then (exported) the new values of y's exported rows (k each).
+ * column, then their maxima, then y's sums over the owned dangling rows (one per column), then
+ * (exported) the new values of y's exported rows (k each).
  */
 Datum
 powerrank_shard_update(PG_FUNCTION_ARGS)
@@ -1514,7 +1531,7 @@ powerrank_shard_update(PG_FUNCTION_ARGS)
 	bytea	   *restart = PG_GETARG_BYTEA_PP(4);
 	double	   *dangling = palloc(state->k * sizeof(double));
 	bool		exported = PG_GETARG_BOOL(5);
-	int64		values = (2 + (exported ? state->owned_count[SHARD_ROWS_EXPORTED] : 0)) *
+	int64		values = (3 + (exported ? state->owned_count[SHARD_ROWS_EXPORTED] : 0)) *
 		state->k;
 	bytea	   *out = (bytea *) palloc_extended(VARHDRSZ + values * sizeof(double),
 												MCXT_ALLOC_HUGE);
@@ -1525,7 +1542,44 @@ powerrank_shard_update(PG_FUNCTION_ARGS)
 	memcpy(dangling, VARDATA_ANY(dangling_bytes), state->k * sizeof(double));
 	shard_state_update(state, PG_GETARG_INT32(0), PG_GETARG_INT32(1), PG_GETARG_FLOAT8(2),
 					   dangling, VARDATA_ANY(restart), VARSIZE_ANY_EXHDR(restart), residual,
-					   exported ? residual + 2 * state->k : NULL);
+					   residual + 2 * state->k, exported ? residual + 3 * state->k : NULL);
+	PG_RETURN_BYTEA_P(out);
+}
+
+/*
+ * powerrank_shard_step(x_slot int, y_slot int, alpha float8, dangling bytea, restart bytea)
+ * RETURNS bytea: one PageRank iteration on the part's owned rows in one call: the halo rows of
+ * x_slot from the other shards (the group's exchange), the pull product into y_slot, and the
+ * update of y_slot with the whole graph's dangling sums of x (one per column) and the restart's
+ * owned entries (shard_state_owned_product, then shard_state_update); the result is
+ * powerrank_shard_update's without exported rows.
+ */
+Datum
+powerrank_shard_step(PG_FUNCTION_ARGS)
+{
+	ShardState *state = shard_owning_part();
+	bytea	   *dangling_bytes = PG_GETARG_BYTEA_PP(3);
+	bytea	   *restart = PG_GETARG_BYTEA_PP(4);
+	double	   *dangling = palloc(state->k * sizeof(double));
+	double	   *x_dangling = palloc(state->k * sizeof(double));
+	bytea	   *out = (bytea *) palloc(VARHDRSZ + 3 * state->k * sizeof(double));
+	double	   *residual = (double *) VARDATA(out);
+	int32		x_slot = PG_GETARG_INT32(0);
+	int32		y_slot = PG_GETARG_INT32(1);
+
+	if ((state->needs & PR_NEED_PULL_NORMALIZED) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("pull product %d was not prepared on this shard part",
+						(int) PR_PRODUCT_PULL_NORMALIZED)));
+	SET_VARSIZE(out, VARHDRSZ + 3 * state->k * sizeof(double));
+	check_vector_bytes(dangling_bytes, state->k, "dangling");
+	memcpy(dangling, VARDATA_ANY(dangling_bytes), state->k * sizeof(double));
+	shard_state_owned_product(state, PR_PRODUCT_PULL_NORMALIZED, x_slot, y_slot,
+							  SHARD_GIVEN_PEERS, NULL, x_dangling);
+	shard_state_update(state, y_slot, x_slot, PG_GETARG_FLOAT8(2), dangling,
+					   VARDATA_ANY(restart), VARSIZE_ANY_EXHDR(restart), residual,
+					   residual + 2 * state->k, NULL);
 	PG_RETURN_BYTEA_P(out);
 }
 

@@ -20,7 +20,7 @@
 #include "graph/edge_table.h"
 
 /* Version of the bytes the shard functions exchange; the coordinator refuses another. */
-#define SHARD_PROTOCOL 6
+#define SHARD_PROTOCOL 7
 
 /*
  * A shard session's malloc (keep_product_memory): blocks up to SHARD_MMAP_THRESHOLD (glibc's
@@ -244,7 +244,7 @@ void		shard_state_dots(ShardState *state, int a_slot, int n_terms, const int32 *
 							 double *out);
 void		shard_state_update(ShardState *state, int y_slot, int x_slot, double alpha,
 							   const double *dangling, const char *restart, Size restart_size,
-							   double *residual, double *exported);
+							   double *residual, double *y_dangling, double *exported);
 Size		shard_open_size(const ShardState *state, bool same);
 Size		shard_open_write(const ShardState *state, bool same, char *out);
 bool		shard_open_read(const char *in, Size size, int64 n, int64 *ids, uint8 *roles,
