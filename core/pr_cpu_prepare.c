@@ -316,8 +316,11 @@ order_rows_by_length(const PrGraph *g, int32_t *row_order, int64_t *sorted_ptr,
 static bool
 sorted_rows_fit(const PrSortedRows *rows, const PrGraph *g)
 {
+	/* a graph without in-edge sources (pr_graph_renumber) has no weights there either */
+	bool		weights = g->weighted && (g->in_weight != NULL || g->in_src == NULL);
+
 	return rows->n_nodes == g->n_nodes && rows->n_edges == g->n_edges &&
-		(rows->weight != NULL) == g->weighted;
+		(rows->weight != NULL) == weights;
 }
 
 /*
