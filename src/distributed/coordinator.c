@@ -2558,9 +2558,9 @@ owned_step(DistCluster *c, int x_slot, int y_slot, double alpha, const double *d
  * The PageRank update of y_slot on the parts' owned rows, given x's dangling sums (dangling[k]):
  * each part gets the restart's entries it owns; residual[k] receives the residual, the parts'
  * sums added in their order, their maxima the largest, and y_dangling[k] y's dangling sums (the
- * parts' added in their order: those of x for a later product of y_slot).  Unless the run mixes or the shards
- * exchange halos with each other, the parts' answers carry the new values of their exported rows,
- * kept in c->exported for y_slot's next product.
+ * parts' added in their order: those of x for a later product of y_slot).  Unless the run mixes
+ * or the shards exchange halos with each other, the parts' answers carry the new values of their
+ * exported rows, kept in c->exported for y_slot's next product.
  */
 static void
 owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double *dangling,

@@ -1515,6 +1515,17 @@ powerrank_shard_rows(PG_FUNCTION_ARGS)
 	PG_RETURN_BYTEA_P(out);
 }
 
+/* The whole graph's dangling sums of x that an update is given (k doubles), or an ERROR. */
+static double *
+given_dangling(const ShardState *state, bytea *bytes)
+{
+	double	   *dangling = palloc(state->k * sizeof(double));
+
+	check_vector_bytes(bytes, state->k, "dangling");
+	memcpy(dangling, VARDATA_ANY(bytes), state->k * sizeof(double));
+	return dangling;
+}
+
 /*
  * powerrank_shard_update(y_slot int, x_slot int, alpha float8, dangling bytea, restart bytea,
  * exported boolean) RETURNS bytea: the PageRank update of the part's owned rows
@@ -1527,9 +1538,8 @@ Datum
 powerrank_shard_update(PG_FUNCTION_ARGS)
 {
 	ShardState *state = shard_owning_part();
-	bytea	   *dangling_bytes = PG_GETARG_BYTEA_PP(3);
 	bytea	   *restart = PG_GETARG_BYTEA_PP(4);
-	double	   *dangling = palloc(state->k * sizeof(double));
+	double	   *dangling = given_dangling(state, PG_GETARG_BYTEA_PP(3));
 	bool		exported = PG_GETARG_BOOL(5);
 	int64		values = (3 + (exported ? state->owned_count[SHARD_ROWS_EXPORTED] : 0)) *
 		state->k;
@@ -1538,8 +1548,6 @@ powerrank_shard_update(PG_FUNCTION_ARGS)
 	double	   *residual = (double *) VARDATA(out);
 
 	SET_VARSIZE(out, VARHDRSZ + values * sizeof(double));
-	check_vector_bytes(dangling_bytes, state->k, "dangling");
-	memcpy(dangling, VARDATA_ANY(dangling_bytes), state->k * sizeof(double));
 	shard_state_update(state, PG_GETARG_INT32(0), PG_GETARG_INT32(1), PG_GETARG_FLOAT8(2),
 					   dangling, VARDATA_ANY(restart), VARSIZE_ANY_EXHDR(restart), residual,
 					   residual + 2 * state->k, exported ? residual + 3 * state->k : NULL);
@@ -1558,9 +1566,8 @@ Datum
 powerrank_shard_step(PG_FUNCTION_ARGS)
 {
 	ShardState *state = shard_owning_part();
-	bytea	   *dangling_bytes = PG_GETARG_BYTEA_PP(3);
 	bytea	   *restart = PG_GETARG_BYTEA_PP(4);
-	double	   *dangling = palloc(state->k * sizeof(double));
+	double	   *dangling = given_dangling(state, PG_GETARG_BYTEA_PP(3));
 	double	   *x_dangling = palloc(state->k * sizeof(double));
 	bytea	   *out = (bytea *) palloc(VARHDRSZ + 3 * state->k * sizeof(double));
 	double	   *residual = (double *) VARDATA(out);
@@ -1573,8 +1580,6 @@ powerrank_shard_step(PG_FUNCTION_ARGS)
 				 errmsg("pull product %d was not prepared on this shard part",
 						(int) PR_PRODUCT_PULL_NORMALIZED)));
 	SET_VARSIZE(out, VARHDRSZ + 3 * state->k * sizeof(double));
-	check_vector_bytes(dangling_bytes, state->k, "dangling");
-	memcpy(dangling, VARDATA_ANY(dangling_bytes), state->k * sizeof(double));
 	shard_state_owned_product(state, PR_PRODUCT_PULL_NORMALIZED, x_slot, y_slot,
 							  SHARD_GIVEN_PEERS, NULL, x_dangling);
 	shard_state_update(state, y_slot, x_slot, PG_GETARG_FLOAT8(2), dangling,
