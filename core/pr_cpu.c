@@ -206,13 +206,24 @@ cpu_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha, const 
 	if (!restart->uniform && (status = bucket_restart(e, restart, err)) != PR_OK)
 		return status;
 
-	/* dangling sums of x: taken by the product when it read x, else now */
-	if (e->dangling_slot != x_slot)
+	if (e->part)
 	{
-		pr_cpu_run(e, pr_cpu_task_dangling_sums, e->slot[x_slot]);
-		e->dangling_slot = x_slot;
+		/* a part: the whole graph's dangling sums, given (pr_cpu_engine_give_dangling) */
+		if (!e->dangling_given)
+			return pr_error_set(err, PR_ERR_INVALID,
+								"the update of a part needs the whole graph's dangling sums");
+		e->dangling_given = false;
 	}
-	pr_cpu_sum_partials(e, e->part_dangling, e->coef);
+	else
+	{
+		/* dangling sums of x: taken by the product when it read x, else now */
+		if (e->dangling_slot != x_slot)
+		{
+			pr_cpu_run(e, pr_cpu_task_dangling_sums, e->slot[x_slot]);
+			e->dangling_slot = x_slot;
+		}
+		pr_cpu_sum_partials(e, e->part_dangling, e->coef);
+	}
 	for (int j = 0; j < k; j++)
 	{
 		/* the dangling mass follows the restart, or goes to the dangling distribution */
@@ -224,7 +235,7 @@ cpu_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha, const 
 		else
 			e->coef[j] = alpha * e->coef[j] + (1.0 - alpha);
 		if (restart->uniform)
-			e->coef[j] /= (double) e->n;
+			e->coef[j] /= e->part ? e->whole_nodes : (double) e->n;
 	}
 	args.y = e->slot[y_slot];
 	args.x = e->slot[x_slot];
@@ -256,6 +267,43 @@ cpu_own_rows(PrEngine *base, int64_t begin, int64_t end, PrError *err)
 	e->own_begin = begin;
 	e->own_end = end;
 	return PR_OK;
+}
+
+/* Makes the engine a part of a larger graph, owning rows [0, owned), until the next prepare. */
+PrStatus
+pr_cpu_engine_own_part(PrEngine *base, int64_t owned, PrError *err)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+	PrStatus	status = cpu_own_rows(base, 0, owned, err);
+
+	if (status != PR_OK)
+		return status;
+	e->part = true;
+	e->dangling_given = false;
+	return PR_OK;
+}
+
+/* The whole graph's node count and dangling sums of x (k) for the next update of a part. */
+void
+pr_cpu_engine_give_dangling(PrEngine *base, double whole_nodes, const double *dangling)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+
+	memcpy(e->coef, dangling, sizeof(double) * (size_t) e->k);
+	e->whole_nodes = whole_nodes;
+	e->dangling_given = true;
+}
+
+/* A slot's n x k values, to write some rows in place; the slot counts as written. */
+double *
+pr_cpu_engine_slot(PrEngine *base, int slot)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+
+	if (!e->prepared || slot < 0 || slot >= e->n_slots)
+		return NULL;
+	slot_written(e, slot);
+	return e->slot[slot];
 }
 
 /* Divides each column of slot by its sum; residual against old_slot when old_slot >= 0. */

@@ -75,6 +75,15 @@
 /* Columns a reduction over k columns sums at a time, in locals of the thread; widest column group. */
 #define PR_CPU_COLUMN_GROUP 8
 
+/*
+ * Most columns for which PULL_NORMALIZED takes the length-sorted rows; more go in node order.
+ * The sorted rows keep the row loop's branches predictable, which pays while a row's values are
+ * small; node order keeps the rows that neighbouring rows read in cache, which pays once each
+ * node brings a cache line (doc/RESULTS.md: 8 columns 25% faster in node order on an
+ * ego-Twitter-sized graph and on soc-Slashdot0902, 2 columns 13-22% slower).
+ */
+#define PR_CPU_SORTED_MAX_COLUMNS 4
+
 /* Nodes a one-column combine sums term by term in a local before writing them out. */
 #define PR_CPU_COMBINE_STRIP 512
 
@@ -163,6 +172,9 @@ struct CpuEngine
 	bool		rows_owned;		/* pagerank_update writes only rows [own_begin, own_end) (own_rows) */
 	int64_t		own_begin;
 	int64_t		own_end;
+	bool		part;			/* a part of a larger graph (pr_cpu_engine_own_part) */
+	bool		dangling_given;	/* coef holds the whole graph's dangling sums for the next update */
+	double		whole_nodes;	/* and this its node count (pr_cpu_engine_give_dangling) */
 	bool		have_residual;
 	double	   *far_field;		/* [n] the far-field vector kept for the warm start, or NULL */
 	/* the dangling nodes the dangling sums read: g's, or the delta's graph's (delta_dangling) */

@@ -7,15 +7,6 @@
 
 #include <string.h>
 
-/*
- * Most columns for which PULL_NORMALIZED takes the length-sorted rows; more go in node order.
- * The sorted rows keep the row loop's branches predictable, which pays while a row's values are
- * small; node order keeps the rows that neighbouring rows read in cache, which pays once each
- * node brings a cache line (doc/RESULTS.md: 8 columns 25% faster in node order on an
- * ego-Twitter-sized graph and on soc-Slashdot0902, 2 columns 13-22% slower).
- */
-#define PR_CPU_SORTED_MAX_COLUMNS 4
-
 /* Plain sum of w * x[col] over entries [b, end) of a row (w NULL: weight 1), two accumulators. */
 static inline double
 row_block_sum(const int32_t *col, const double *w, const double *x, int64_t b, int64_t end)

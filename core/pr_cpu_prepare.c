@@ -376,8 +376,11 @@ order_rows_by_length(const PrGraph *g, int32_t *row_order, int64_t *sorted_ptr,
 static bool
 sorted_rows_fit(const PrSortedRows *rows, const PrGraph *g)
 {
+	/* a graph without in-edge sources (pr_graph_renumber) has no weights there either */
+	bool		weights = g->weighted && (g->in_weight != NULL || g->in_src == NULL);
+
 	return rows->n_nodes == g->n_nodes && rows->n_edges == g->n_edges &&
-		(rows->weight != NULL) == (g->weighted && g->in_weight != NULL);
+		(rows->weight != NULL) == weights;
 }
 
 /*
@@ -502,6 +505,45 @@ pr_cpu_sorted_rows_write(const PrGraph *g, void *out, const PrAllocator *alloc,
 			memcpy(weight + ptr[p], g->in_weight + g->in_ptr[v], len * sizeof(double));
 	}
 	pr_cpu_sorted_rows_view(g, out, rows);
+	return true;
+}
+
+/* Whether an engine given sorted rows reads g's in-edge sources too; see pr_engine.h. */
+bool
+pr_cpu_reads_in_edges(int64_t n, int k, unsigned needs)
+{
+	return needs != PR_NEED_PULL_NORMALIZED || n < PR_CPU_SORT_ROWS_MIN ||
+		k > PR_CPU_SORTED_MAX_COLUMNS;
+}
+
+/*
+ * The length-sorted rows of g renumbered (pr_graph_renumber with old_to_new) into out: the row
+ * offsets and weights are rows', the rows' nodes and their sources new arrays from alloc (the
+ * caller frees out->row_order and out->src); false when memory runs out.  Rows of equal length
+ * keep rows' order, so an engine given them sums every row as over rows: same bits.
+ */
+bool
+pr_cpu_sorted_rows_renumber(const PrSortedRows *rows, const int32_t *old_to_new,
+							const PrAllocator *alloc, PrSortedRows *out)
+{
+	int32_t    *row_order = (int32_t *) pr_alloc_array(alloc, (size_t) rows->n_nodes + 1,
+													   sizeof(int32_t));
+	int32_t    *src = (int32_t *) pr_alloc_array(alloc, (size_t) rows->n_edges + 1,
+												 sizeof(int32_t));
+
+	if (row_order == NULL || src == NULL)
+	{
+		pr_free(alloc, row_order);
+		pr_free(alloc, src);
+		return false;
+	}
+	for (int64_t p = 0; p < rows->n_nodes; p++)
+		row_order[p] = old_to_new[rows->row_order[p]];
+	for (int64_t e = 0; e < rows->n_edges; e++)
+		src[e] = old_to_new[rows->src[e]];
+	*out = *rows;
+	out->row_order = row_order;
+	out->src = src;
 	return true;
 }
 
@@ -671,6 +713,8 @@ pr_cpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned ne
 	}
 	n = g->n_nodes;
 	e->rows_owned = false;		/* every row until own_rows says otherwise */
+	e->part = false;			/* the whole graph until pr_cpu_engine_own_part says otherwise */
+	e->dangling_given = false;
 	if ((uint64_t) n > SIZE_MAX / sizeof(double) / (size_t) k)
 	{
 		pr_cpu_unprepare(e);

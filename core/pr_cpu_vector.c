@@ -430,6 +430,24 @@ combine_one_column(const MixArgs *a, int64_t v0, int64_t v1)
 	}
 }
 
+
+/*
+ * The rows [*v0, *v1) of chunk c that a combination or dot product covers: all of them, or for a
+ * part (pr_cpu_engine_own_part) its owned ones only (an empty range adds nothing).
+ */
+static inline void
+mixed_rows(const CpuEngine *e, int64_t c, int64_t *v0, int64_t *v1)
+{
+	*v0 = c * PR_CPU_CHUNK;
+	*v1 = *v0 + PR_CPU_CHUNK < e->n ? *v0 + PR_CPU_CHUNK : e->n;
+	if (e->part)
+	{
+		*v0 = *v0 > e->own_begin ? *v0 : e->own_begin;
+		*v1 = *v1 < e->own_end ? *v1 : e->own_end;
+		*v1 = *v1 > *v0 ? *v1 : *v0;
+	}
+}
+
 /* out = sum of coef[t * k + j] * in_t per column j, chunk by chunk. */
 void
 pr_cpu_task_combine(CpuEngine *e, int tid, const void *varg)
@@ -440,9 +458,12 @@ pr_cpu_task_combine(CpuEngine *e, int tid, const void *varg)
 	(void) tid;
 	for (int64_t c; (c = claim(e)) < e->n_chunks;)
 	{
-		int64_t		q0 = c * PR_CPU_CHUNK * k;
-		int64_t		q1 = (c + 1) * PR_CPU_CHUNK < e->n ? (c + 1) * PR_CPU_CHUNK * k : e->n * k;
+		int64_t		q0,
+					q1;
 
+		mixed_rows(e, c, &q0, &q1);
+		q0 *= k;
+		q1 *= k;
 		if (k == 1)
 		{
 			combine_one_column(a, q0, q1);
@@ -507,9 +528,12 @@ pr_cpu_task_dots(CpuEngine *e, int tid, const void *varg)
 	(void) tid;
 	for (int64_t c; (c = claim(e)) < e->n_chunks;)
 	{
-		int64_t		q0 = c * PR_CPU_CHUNK * k;
-		int64_t		q1 = (c + 1) * PR_CPU_CHUNK < e->n ? (c + 1) * PR_CPU_CHUNK * k : e->n * k;
+		int64_t		q0,
+					q1;
 
+		mixed_rows(e, c, &q0, &q1);
+		q0 *= k;
+		q1 *= k;
 		if (k == 1)
 		{
 			dots_one_column(a, q0, q1, e->part_dots + c, (size_t) e->n_chunks);

@@ -274,6 +274,33 @@ bool		pr_cpu_sorted_rows_write(const PrGraph *g, void *out, const PrAllocator *a
 									 PrSortedRows *rows);
 void		pr_cpu_sorted_rows_view(const PrGraph *g, const void *base, PrSortedRows *rows);
 void		pr_cpu_engine_use_sorted_rows(PrEngine *engine, const PrSortedRows *rows);
+/*
+ * Whether a CPU engine given sorted rows that fit its graph, prepared on n nodes for k columns
+ * and the products in needs, reads the graph's in-edge sources and weights (in_src, in_weight)
+ * too; when it does not, its graph may go without them (in_ptr, the out-strengths and the
+ * dangling list it reads always).
+ */
+bool		pr_cpu_reads_in_edges(int64_t n, int k, unsigned needs);
+bool		pr_cpu_sorted_rows_renumber(const PrSortedRows *rows, const int32_t *old_to_new,
+										const PrAllocator *alloc, PrSortedRows *out);
+
+/*
+ * A CPU engine over one part of a larger graph (a shard's: its graph numbers the rows it owns
+ * first, then the rows it only reads), until the next prepare: it owns rows [0, owned) as after
+ * own_rows, its combinations and dot products cover those rows only, and each pagerank_update takes the whole
+ * graph's node count (a uniform restart's) and x's dangling sums over the whole graph from
+ * pr_cpu_engine_give_dangling, called before it, in place of its own rows' (PR_ERR_INVALID
+ * without).
+ */
+PrStatus	pr_cpu_engine_own_part(PrEngine *engine, int64_t owned, PrError *err);
+void		pr_cpu_engine_give_dangling(PrEngine *engine, double whole_nodes,
+										const double *dangling);
+
+/*
+ * A slot's n x k values for a caller that writes some of its rows in place (a part's rows read
+ * from other parts), or NULL when the engine has no such slot; the slot counts as rewritten.
+ */
+double	   *pr_cpu_engine_slot(PrEngine *engine, int slot);
 
 #ifdef __cplusplus
 }

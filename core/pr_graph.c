@@ -734,3 +734,84 @@ pr_graph_find(const PrGraph *g, int64_t external_id)
 		return lo;
 	return -1;
 }
+
+/*
+ * One CSR's rows in the new order, each row's edges in order with their ends renumbered (out_idx
+ * NULL: the row pointers only).
+ */
+static void
+renumber_rows(int64_t n, const int64_t *ptr, const int32_t *idx, const double *weight,
+			  const int32_t *new_to_old, const int32_t *old_to_new, int64_t *out_ptr,
+			  int32_t *out_idx, double *out_weight)
+{
+	out_ptr[0] = 0;
+	for (int64_t i = 0; i < n; i++)
+	{
+		int32_t		v = new_to_old[i];
+		int64_t		at = out_ptr[i];
+
+		for (int64_t j = ptr[v]; out_idx != NULL && j < ptr[v + 1]; j++, at++)
+		{
+			out_idx[at] = old_to_new[idx[j]];
+			if (out_weight != NULL)
+				out_weight[at] = weight[j];
+		}
+		out_ptr[i + 1] = out_ptr[i] + (ptr[v + 1] - ptr[v]);
+	}
+}
+
+/* g with its nodes renumbered; see pr_graph.h. */
+PrStatus
+pr_graph_renumber(const PrGraph *g, const int32_t *new_to_old, const int32_t *old_to_new,
+				  bool sources, const PrAllocator *alloc, PrGraph *out, PrError *err)
+{
+	int64_t		n = g->n_nodes;
+	int64_t		m = g->n_edges;
+	bool		out_edges = g->has_out_edges;
+	bool		ok;
+
+	memset(out, 0, sizeof(*out));
+	out->n_nodes = n;
+	out->n_edges = m;
+	out->weighted = g->weighted;
+	out->has_out_edges = out_edges;
+	out->in_ptr = (int64_t *) pr_alloc_array(alloc, (size_t) n + 1, sizeof(int64_t));
+	if (sources)
+	{
+		out->in_src = (int32_t *) pr_alloc_array(alloc, (size_t) m + 1, sizeof(int32_t));
+		out->in_weight = g->in_weight != NULL ?
+			(double *) pr_alloc_array(alloc, (size_t) m + 1, sizeof(double)) : NULL;
+	}
+	if (out_edges)
+	{
+		out->out_ptr = (int64_t *) pr_alloc_array(alloc, (size_t) n + 1, sizeof(int64_t));
+		out->out_dst = (int32_t *) pr_alloc_array(alloc, (size_t) m + 1, sizeof(int32_t));
+		out->out_weight = g->out_weight != NULL ?
+			(double *) pr_alloc_array(alloc, (size_t) m + 1, sizeof(double)) : NULL;
+	}
+	out->out_strength = (double *) pr_alloc_array(alloc, (size_t) n + 1, sizeof(double));
+	out->dangling = (int32_t *) pr_alloc_array(alloc, (size_t) g->n_dangling + 1, sizeof(int32_t));
+	ok = out->in_ptr != NULL && (!sources || out->in_src != NULL) &&
+		(!sources || g->in_weight == NULL || out->in_weight != NULL) && out->out_strength != NULL &&
+		out->dangling != NULL &&
+		(!out_edges || (out->out_ptr != NULL && out->out_dst != NULL &&
+						(g->out_weight == NULL || out->out_weight != NULL)));
+	if (!ok)
+	{
+		pr_graph_free(out, alloc);
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory renumbering a graph of %lld nodes",
+							(long long) n);
+	}
+	renumber_rows(n, g->in_ptr, g->in_src, g->in_weight, new_to_old, old_to_new, out->in_ptr,
+				  out->in_src, out->in_weight);
+	if (out_edges)
+		renumber_rows(n, g->out_ptr, g->out_dst, g->out_weight, new_to_old, old_to_new,
+					  out->out_ptr, out->out_dst, out->out_weight);
+	for (int64_t i = 0; i < n; i++)
+	{
+		out->out_strength[i] = g->out_strength[new_to_old[i]];
+		if (out->out_strength[i] == 0.0 && out->n_dangling < g->n_dangling)
+			out->dangling[out->n_dangling++] = (int32_t) i;
+	}
+	return PR_OK;
+}

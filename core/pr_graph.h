@@ -121,6 +121,19 @@ PrStatus	pr_graph_build(const int64_t *src, const int64_t *dst, const double *we
 /* Builds the out-edge arrays of a graph that lacks them. */
 PrStatus	pr_graph_add_out_edges(PrGraph *g, const PrAllocator *alloc, PrError *err);
 
+/*
+ * g with its nodes renumbered into out: node i of out is node new_to_old[i] of g (old_to_new the
+ * inverse).  The rows come in the new order, each keeping its edges in g's order with their other
+ * ends renumbered (so a product sums every row as over g, bit for bit, though a row's neighbours
+ * need not ascend); the out-strengths and the dangling list (ascending) follow the nodes; the
+ * out-edge arrays too when g has them; no node ids.  Without sources, out has the in-edges' row
+ * pointers only (in_src and in_weight NULL: for an engine that reads its in-edges elsewhere,
+ * pr_cpu_reads_in_edges).  out's arrays are its own (pr_graph_free); on failure out is left
+ * empty.
+ */
+PrStatus	pr_graph_renumber(const PrGraph *g, const int32_t *new_to_old, const int32_t *old_to_new,
+							  bool sources, const PrAllocator *alloc, PrGraph *out, PrError *err);
+
 /* Frees every array of a graph built by pr_graph_build (not of a mapped flat graph). */
 void		pr_graph_free(PrGraph *g, const PrAllocator *alloc);
 

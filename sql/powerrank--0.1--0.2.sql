@@ -246,7 +246,8 @@ COMMENT ON FUNCTION powerrank_cache_live(text) IS
 -- (powerrank_shard_prepare) and relays every sparse product of the run through
 -- powerrank_shard_product, or, where each part owns the rows of its nodes, runs the products and
 -- PageRank updates of those rows on the shards (powerrank_shard_owned_product,
--- powerrank_shard_update, and the accelerated iteration's powerrank_shard_combine and
+-- powerrank_shard_update, the two in one call with the shards' exchange: powerrank_shard_step,
+-- and the accelerated iteration's powerrank_shard_combine and
 -- powerrank_shard_dots; powerrank_shard_rows gives a slot's owned rows, powerrank_shard_top_k their
 -- best); powerrank_shard_close frees the part (so does the end of the session).  Vectors travel as bytea, in the servers' byte order.
 -- Where every part is a shard, the shards also exchange the rows they read of each other's
@@ -286,6 +287,12 @@ CREATE FUNCTION powerrank_shard_update(y_slot int, x_slot int, alpha float8, dan
 									   restart bytea, exported boolean)
 RETURNS bytea
 	AS 'MODULE_PATHNAME', 'powerrank_shard_update'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION powerrank_shard_step(x_slot int, y_slot int, alpha float8, dangling bytea,
+									 restart bytea)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_step'
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
 
 CREATE FUNCTION powerrank_shard_top_k(slot int, top_k bigint)
@@ -328,6 +335,8 @@ COMMENT ON FUNCTION powerrank_shard_rows(int, boolean) IS
 	'Shard side of a distributed ranking: the values of the rows this session''s part owns (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_update(int, int, float8, bytea, bytea, boolean) IS
 	'Shard side of a distributed ranking: the PageRank update of the rows this session''s part owns (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_step(int, int, float8, bytea, bytea) IS
+	'Shard side of a distributed ranking: a PageRank iteration (exchange, product, update) of the rows this session''s part owns (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_top_k(int, bigint) IS
 	'Shard side of a distributed ranking: the best of the rows this session''s part owns (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_combine(int, bytea, bytea) IS

@@ -171,6 +171,9 @@ typedef struct MergedNodes
 	OwnerPlan  *owners;			/* which part owns each node (plan_owners; NULL: not made) */
 } MergedNodes;
 
+static OwnerPlan *plan_owners(const DistCluster *c, MergedNodes *m);
+static void plan_lists(const DistCluster *c, MergedNodes *m, OwnerPlan *plan);
+
 /* One part in a run. */
 typedef struct DistPart
 {
@@ -776,7 +779,9 @@ wait_result(DistCluster *c, DistPart *part)
 	"pg_catalog.to_regprocedure(pg_catalog.quote_ident(n.nspname) || " \
 	"'.powerrank_shard_open(text,name,name,name,boolean,bigint)') IS NOT NULL AND " \
 	"pg_catalog.to_regprocedure(pg_catalog.quote_ident(n.nspname) || " \
-	"'.powerrank_shard_peers_connect(bytea,bytea)') IS NOT NULL)::text " \
+	"'.powerrank_shard_peers_connect(bytea,bytea)') IS NOT NULL AND " \
+	"pg_catalog.to_regprocedure(pg_catalog.quote_ident(n.nspname) || " \
+	"'.powerrank_shard_step(integer,integer,double precision,bytea,bytea)') IS NOT NULL)::text " \
 	"FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n " \
 	"ON n.oid = e.extnamespace WHERE e.extname = 'powerrank' " \
 	"UNION ALL SELECT '' LIMIT 1"
@@ -1051,6 +1056,7 @@ typedef struct SharedNodesHeader
 	int32		n_parts;
 	int64		n_nodes;		/* of the whole graph */
 	int64		n_dangling;
+	int32		plan;			/* the owner plan kept with it: SHARED_PLAN_* */
 	Oid			partitions[SHARED_NODE_SET_PARTS];	/* in the order of the run's parts */
 	ShardContent contents[SHARED_NODE_SET_PARTS];
 	struct
@@ -1061,16 +1067,23 @@ typedef struct SharedNodesHeader
 	}			parts[SHARED_NODE_SET_PARTS];
 } SharedNodesHeader;
 
+/* What a shared node set keeps of its owner plan (OwnerPlan). */
+#define SHARED_PLAN_NONE 0			/* nothing */
+#define SHARED_PLAN_NOT_OWNED 1		/* no part owns rows (rows_owned false): the owners alone */
+#define SHARED_PLAN_OWNED 2			/* the owners and every part's owner bits */
+
 /* Where the arrays of a shared node set lie, from the segment's start. */
 typedef struct SharedNodesPlaces
 {
 	Size		ids;			/* [n_nodes] the whole graph's external ids */
 	Size		out_strength;	/* [n_nodes] */
 	Size		dangling;		/* [n_dangling] */
+	Size		owner;			/* [n_nodes] the owner plan's part of each node (plan) */
 	struct
 	{
 		Size		rows[3];	/* [row_count[role]] */
 		Size		to_global;	/* [part's n_nodes] */
+		Size		bits;		/* [part's n_nodes] its owner bits (SHARED_PLAN_OWNED) */
 	}			parts[SHARED_NODE_SET_PARTS];
 	Size		total;
 } SharedNodesPlaces;
@@ -1094,6 +1107,7 @@ place_shared_nodes(const SharedNodesHeader *h, SharedNodesPlaces *at)
 	at->ids = place(&next, h->n_nodes * sizeof(int64));
 	at->out_strength = place(&next, h->n_nodes * sizeof(double));
 	at->dangling = place(&next, h->n_dangling * sizeof(int32));
+	at->owner = place(&next, h->plan != SHARED_PLAN_NONE ? h->n_nodes * sizeof(int32) : 0);
 	for (int p = 0; p < h->n_parts; p++)
 	{
 		int64		n = h->parts[p].n_nodes;
@@ -1101,6 +1115,7 @@ place_shared_nodes(const SharedNodesHeader *h, SharedNodesPlaces *at)
 		for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
 			at->parts[p].rows[role] = place(&next, h->parts[p].row_count[role] * sizeof(int32));
 		at->parts[p].to_global = place(&next, n * sizeof(int32));
+		at->parts[p].bits = place(&next, h->plan == SHARED_PLAN_OWNED ? n : 0);
 	}
 	at->total = next;
 }
@@ -1199,6 +1214,43 @@ shared_nodes_fit(const DistCluster *c, const SharedNodesHeader *h)
 	return true;
 }
 
+/*
+ * The owner plan of m taken from a shared node set that keeps one (h, its places at): the owners
+ * and owner bits copied, the lists derived from the bits.
+ */
+static void
+take_shared_plan(const DistCluster *c, MergedNodes *m, const SharedNodesHeader *h,
+				 const SharedNodesPlaces *at)
+{
+	const char *base = (const char *) h;
+	OwnerPlan  *plan = MemoryContextAllocZero(m->cxt, sizeof(OwnerPlan));
+	int64		n = h->n_nodes;
+	int64		local = 0;
+	uint8	   *bits;
+	double		started = pr_clock_seconds();
+
+	plan->owner = powerrank_alloc_huge(m->cxt, Max(n, 1) * sizeof(int32));
+	memcpy(plan->owner, base + at->owner, n * sizeof(int32));
+	plan->rows_owned = h->plan == SHARED_PLAN_OWNED;
+	if (plan->rows_owned)
+	{
+		for (int p = 0; p < c->n_parts; p++)
+			local += h->parts[p].n_nodes;
+		plan->bits = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(uint8 *));
+		bits = powerrank_alloc_huge(m->cxt, Max(local, 1));
+		for (int p = 0; p < c->n_parts; p++)
+		{
+			memcpy(bits, base + at->parts[p].bits, h->parts[p].n_nodes);
+			plan->bits[p] = bits;
+			bits += h->parts[p].n_nodes;
+		}
+		plan_lists(c, m, plan);
+	}
+	m->owners = plan;
+	elog(DEBUG1, "powerrank: owners of %lld nodes taken from the shared node set in %.1f ms",
+		 (long long) n, (pr_clock_seconds() - started) * 1000.0);
+}
+
 /* The whole graph's nodes of m taken from a shared node set that fits the run (shared_nodes_fit). */
 static void
 take_shared_nodes(DistCluster *c, MergedNodes *m, const SharedNodesHeader *h)
@@ -1227,6 +1279,8 @@ take_shared_nodes(DistCluster *c, MergedNodes *m, const SharedNodesHeader *h)
 	g->n_dangling = h->n_dangling;
 	g->dangling = powerrank_alloc_huge(m->cxt, Max(h->n_dangling, 1) * sizeof(int32));
 	memcpy(g->dangling, base + at->dangling, h->n_dangling * sizeof(int32));
+	if (h->plan != SHARED_PLAN_NONE)
+		take_shared_plan(c, m, h, at);
 	pfree(at);
 }
 
@@ -1236,23 +1290,28 @@ take_shared_nodes(DistCluster *c, MergedNodes *m, const SharedNodesHeader *h)
  * graph: ShardContent); a set that cannot be had or kept is only this session's.
  */
 static void
-keep_shared_nodes(const DistCluster *c, const MergedNodes *m, const GraphCacheKey *key)
+keep_shared_nodes(const DistCluster *c, MergedNodes *m, const GraphCacheKey *key)
 {
 	SharedNodesHeader h;
 	SharedNodesPlaces *at;
 	dsm_segment *segment;
 	char	   *base;
+	const OwnerPlan *plan;
 
+	for (int p = 0; p < c->n_parts; p++)
+		if (!shard_content_lasts(&c->parts[p].kept->content))
+			return;
+	/* the owner plan goes with the set: a session that takes the set need not make it */
+	plan = plan_owners(c, m);
 	memset(&h, 0, sizeof(SharedNodesHeader));
 	h.n_parts = c->n_parts;
 	h.n_nodes = m->graph.n_nodes;
 	h.n_dangling = m->graph.n_dangling;
+	h.plan = plan->rows_owned ? SHARED_PLAN_OWNED : SHARED_PLAN_NOT_OWNED;
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		const KeptPart *kept = c->parts[p].kept;
 
-		if (!shard_content_lasts(&kept->content))
-			return;
 		h.partitions[p] = kept->relid;
 		h.contents[p] = kept->content;
 		h.parts[p].n_nodes = kept->n_nodes;
@@ -1273,6 +1332,7 @@ keep_shared_nodes(const DistCluster *c, const MergedNodes *m, const GraphCacheKe
 	memcpy(base + at->ids, m->graph.node_ids, h.n_nodes * sizeof(int64));
 	memcpy(base + at->out_strength, m->graph.out_strength, h.n_nodes * sizeof(double));
 	memcpy(base + at->dangling, m->graph.dangling, h.n_dangling * sizeof(int32));
+	memcpy(base + at->owner, plan->owner, h.n_nodes * sizeof(int32));
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		const KeptPart *kept = c->parts[p].kept;
@@ -1281,6 +1341,8 @@ keep_shared_nodes(const DistCluster *c, const MergedNodes *m, const GraphCacheKe
 			memcpy(base + at->parts[p].rows[role], kept->rows[role],
 				   kept->row_count[role] * sizeof(int32));
 		memcpy(base + at->parts[p].to_global, m->to_global[p], kept->n_nodes * sizeof(int32));
+		if (plan->rows_owned)
+			memcpy(base + at->parts[p].bits, plan->bits[p], kept->n_nodes);
 	}
 	if (!graph_cache_publish_node_set(key, segment, h.n_nodes, c->n_edges))
 		elog(DEBUG1, "powerrank: the merged node set of %d parts is not kept in the graph cache",
@@ -1658,21 +1720,55 @@ distributed_exchange(const DistCluster *cluster, int64 *bytes, int64 *peer_bytes
 	*seconds = cluster->exchange_seconds;
 }
 
+/* The lists of a plan's rows (ShardRows) derived from its owner bits, part by part. */
+static void
+plan_lists(const DistCluster *c, MergedNodes *m, OwnerPlan *plan)
+{
+	int64		listed = 0;
+	int32	   *rows;
+
+	for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+	{
+		plan->rows[list] = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(int32 *));
+		plan->count[list] = MemoryContextAllocZero(m->cxt, c->n_parts * sizeof(int64));
+	}
+	for (int p = 0; p < c->n_parts; p++)
+		for (int64 i = 0; i < c->parts[p].kept->n_nodes; i++)
+			for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+				plan->count[list][p] += (plan->bits[p][i] & shard_rows_mask((ShardRows) list)) != 0;
+	for (int p = 0; p < c->n_parts; p++)
+		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+			listed += plan->count[list][p];
+	rows = powerrank_alloc_huge(m->cxt, Max(listed, 1) * sizeof(int32));
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+		{
+			plan->rows[list][p] = rows;
+			rows += shard_role_rows(plan->bits[p], c->parts[p].kept->n_nodes,
+									shard_rows_mask((ShardRows) list), rows);
+		}
+		elog(DEBUG1, "powerrank: part %d owns %lld rows; a product exchanges %lld halo rows in, %lld exported rows out (%.2f MB a column)",
+			 p, (long long) plan->count[SHARD_ROWS_OWNED][p],
+			 (long long) plan->count[SHARD_ROWS_HALO][p],
+			 (long long) plan->count[SHARD_ROWS_EXPORTED][p],
+			 (plan->count[SHARD_ROWS_HALO][p] + plan->count[SHARD_ROWS_EXPORTED][p]) *
+			 sizeof(double) / 1e6);
+	}
+}
+
 /*
  * Makes the node set's owner plan (OwnerPlan) from the parts' role lists, once per node set: the
  * part holding a node's in-edges owns it, else the first part where it is a source.
  */
 static OwnerPlan *
-plan_owners(DistCluster *c)
+plan_owners(const DistCluster *c, MergedNodes *m)
 {
-	MergedNodes *m = c->nodes;
-	int64		n = c->graph.n_nodes;
+	int64		n = m->graph.n_nodes;
 	OwnerPlan  *plan;
 	uint8	   *read_elsewhere;
 	uint8	   *bits;
-	int32	   *rows;
-	int64		local = 0,
-				listed = 0;
+	int64		local = 0;
 	double		started = pr_clock_seconds();
 
 	if (m->owners != NULL)
@@ -1691,7 +1787,7 @@ plan_owners(DistCluster *c)
 
 		for (int64 i = 0; i < kept->row_count[SHARD_ROLE_TARGET]; i++)
 		{
-			int32		v = c->parts[p].to_global[kept->rows[SHARD_ROLE_TARGET][i]];
+			int32		v = m->to_global[p][kept->rows[SHARD_ROLE_TARGET][i]];
 
 			if (plan->owner[v] >= 0)
 			{
@@ -1708,7 +1804,7 @@ plan_owners(DistCluster *c)
 
 		for (int64 i = 0; i < kept->row_count[SHARD_ROLE_SOURCE]; i++)
 		{
-			int32		v = c->parts[p].to_global[kept->rows[SHARD_ROLE_SOURCE][i]];
+			int32		v = m->to_global[p][kept->rows[SHARD_ROLE_SOURCE][i]];
 
 			if (plan->owner[v] < 0)
 				plan->owner[v] = p;
@@ -1726,7 +1822,7 @@ plan_owners(DistCluster *c)
 
 		for (int64 i = 0; i < kept->row_count[SHARD_ROLE_SOURCE]; i++)
 		{
-			int32		v = c->parts[p].to_global[kept->rows[SHARD_ROLE_SOURCE][i]];
+			int32		v = m->to_global[p][kept->rows[SHARD_ROLE_SOURCE][i]];
 
 			if (plan->owner[v] != p)
 				read_elsewhere[v] = 1;
@@ -1734,45 +1830,19 @@ plan_owners(DistCluster *c)
 		local += kept->n_nodes;
 	}
 	plan->bits = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(uint8 *));
-	for (int list = 0; list < SHARD_ROWS_LISTS; list++)
-	{
-		plan->rows[list] = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(int32 *));
-		plan->count[list] = MemoryContextAllocZero(m->cxt, c->n_parts * sizeof(int64));
-	}
 	bits = powerrank_alloc_huge(m->cxt, Max(local, 1));
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		int64		n_local = c->parts[p].kept->n_nodes;
-		const int32 *to_global = c->parts[p].to_global;
+		const int32 *to_global = m->to_global[p];
 
 		for (int64 i = 0; i < n_local; i++)
-		{
 			bits[i] = plan->owner[to_global[i]] != p ? SHARD_HALO :
 				read_elsewhere[to_global[i]] ? SHARD_OWNS | SHARD_EXPORTS : SHARD_OWNS;
-			for (int list = 0; list < SHARD_ROWS_LISTS; list++)
-				plan->count[list][p] += (bits[i] & shard_rows_mask((ShardRows) list)) != 0;
-		}
 		plan->bits[p] = bits;
 		bits += n_local;
-		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
-			listed += plan->count[list][p];
 	}
-	rows = powerrank_alloc_huge(m->cxt, Max(listed, 1) * sizeof(int32));
-	for (int p = 0; p < c->n_parts; p++)
-	{
-		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
-		{
-			plan->rows[list][p] = rows;
-			rows += shard_role_rows(plan->bits[p], c->parts[p].kept->n_nodes,
-									shard_rows_mask((ShardRows) list), rows);
-		}
-		elog(DEBUG1, "powerrank: part %d owns %lld rows; a product exchanges %lld halo rows in, %lld exported rows out (%.2f MB a column)",
-			 p, (long long) plan->count[SHARD_ROWS_OWNED][p],
-			 (long long) plan->count[SHARD_ROWS_HALO][p],
-			 (long long) plan->count[SHARD_ROWS_EXPORTED][p],
-			 (plan->count[SHARD_ROWS_HALO][p] + plan->count[SHARD_ROWS_EXPORTED][p]) *
-			 sizeof(double) / 1e6);
-	}
+	plan_lists(c, m, plan);
 	m->owners = plan;
 	elog(DEBUG1, "powerrank: owners of %lld nodes planned in %.1f ms", (long long) n,
 		 (pr_clock_seconds() - started) * 1000.0);
@@ -1792,7 +1862,7 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 
 	if (c->k == k && c->needs == needs)
 		return;
-	c->owners = plan_owners(c);
+	c->owners = plan_owners(c, c->nodes);
 	for (int p = 0; p < c->n_parts; p++)
 		if (c->parts[p].kept->n_nodes * (int64) k > (int64) (MaxAllocSize / sizeof(double)))
 			ereport(ERROR,
@@ -2418,19 +2488,87 @@ owned_restart(const DistCluster *c, int p, const PrRestart *r, Size *size)
 }
 
 /*
- * The PageRank update of y_slot on the parts' owned rows, given x's dangling sums (dangling[k]):
- * each part gets the restart's entries it owns; residual[k] receives the residual, the parts'
- * sums added in their order, their maxima the largest.  Unless the run mixes or the shards
- * exchange halos with each other, the parts' answers carry the new values of their exported rows,
- * kept in c->exported for y_slot's next product.
+ * Adds a part's answer to an update (its residual's sums and maxima over its owned rows, then y's
+ * sums over its dangling owned rows, k each) into residual and y_dangling, in the parts' order.
  */
 static void
-owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double *dangling,
-			 const PrRestart *restart, PrResidual *residual)
+add_part_residual(int k, const double *part, PrResidual *residual, double *y_dangling)
+{
+	for (int j = 0; j < k; j++)
+	{
+		residual[j].l1 += part[j];
+		residual[j].linf = Max(residual[j].linf, part[k + j]);
+		y_dangling[j] += part[2 * k + j];
+	}
+}
+
+/*
+ * One PageRank iteration on the parts' owned rows in one round trip, where every part is a shard
+ * and the shards exchange the halos with each other (powerrank_shard_step): x_slot's halos, the
+ * product into y_slot and the update with x's dangling sums (dangling, the last update's of
+ * x_slot) and each part's restart entries; residual[k] and y_dangling[k] as owned_update gives
+ * them.
+ */
+static void
+owned_step(DistCluster *c, int x_slot, int y_slot, double alpha, const double *dangling,
+		   const PrRestart *restart, PrResidual *residual, double *y_dangling)
 {
 	int			k = c->k;
 	double		started = pr_clock_seconds();
-	double	   *part_residual = palloc(2 * k * sizeof(double));
+	double	   *part_residual = palloc(3 * k * sizeof(double));
+	char		alpha_text[32];
+	const char *values[5] = {psprintf("%d", x_slot), psprintf("%d", y_slot), alpha_text,
+	(const char *) dangling, NULL};
+
+	/* 17 significant digits read back as alpha's bits */
+	snprintf(alpha_text, sizeof(alpha_text), "%.17g", alpha);
+	if (c->exported_slot == y_slot)
+		c->exported_slot = -1;
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		int			lengths[5] = {0, 0, 0, (int) (k * sizeof(double)), 0};
+		int			formats[5] = {0, 0, 0, 1, 1};
+		Size		size;
+
+		values[4] = owned_restart(c, p, restart, &size);
+		lengths[4] = (int) size;
+		send_query(part, psprintf("SELECT %s.powerrank_shard_step($1, $2, $3, $4, $5)",
+								  part->schema), 5, values, lengths, formats);
+		c->exchange_bytes += lengths[3] + lengths[4];
+		c->peer_bytes += c->owners->count[SHARD_ROWS_HALO][p] * k * sizeof(double);
+		pfree((char *) values[4]);
+	}
+	for (int j = 0; j < k; j++)
+		residual[j].l1 = residual[j].linf = y_dangling[j] = 0.0;
+	wait_peer_answers(c);
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		PGresult   *result = wait_values(c, &c->parts[p], 3 * k);
+
+		memcpy(part_residual, PQgetvalue(result, 0, 0), 3 * k * sizeof(double));
+		PQclear(result);
+		add_part_residual(k, part_residual, residual, y_dangling);
+	}
+	pfree(part_residual);
+	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
+/*
+ * The PageRank update of y_slot on the parts' owned rows, given x's dangling sums (dangling[k]):
+ * each part gets the restart's entries it owns; residual[k] receives the residual, the parts'
+ * sums added in their order, their maxima the largest, and y_dangling[k] y's dangling sums (the
+ * parts' added in their order: those of x for a later product of y_slot).  Unless the run mixes
+ * or the shards exchange halos with each other, the parts' answers carry the new values of their
+ * exported rows, kept in c->exported for y_slot's next product.
+ */
+static void
+owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double *dangling,
+			 const PrRestart *restart, PrResidual *residual, double *y_dangling)
+{
+	int			k = c->k;
+	double		started = pr_clock_seconds();
+	double	   *part_residual = palloc(3 * k * sizeof(double));
 	char		alpha_text[32];
 	bool		send_exported = !c->mixing && !c->peers;
 	const char *values[6] = {psprintf("%d", y_slot), psprintf("%d", x_slot), alpha_text,
@@ -2456,7 +2594,7 @@ owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double 
 		c->exchange_bytes += lengths[3] + lengths[4];
 	}
 	for (int j = 0; j < k; j++)
-		residual[j].l1 = residual[j].linf = 0.0;
+		residual[j].l1 = residual[j].linf = y_dangling[j] = 0.0;
 	for (int p = 0; p < c->n_parts; p++)
 	{
 		DistPart   *part = &c->parts[p];
@@ -2465,21 +2603,18 @@ owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double 
 
 		if (part->conn == NULL)
 			shard_state_update(part->kept->local, y_slot, x_slot, alpha, dangling, restarts[p],
-							   sizes[p], part_residual, send_exported ? part->y : NULL);
+							   sizes[p], part_residual, part_residual + 2 * k,
+							   send_exported ? part->y : NULL);
 		else
 		{
-			PGresult   *result = wait_values(c, part, (2 + count) * k);
+			PGresult   *result = wait_values(c, part, (3 + count) * k);
 
-			memcpy(part_residual, PQgetvalue(result, 0, 0), 2 * k * sizeof(double));
-			memcpy(part->y, PQgetvalue(result, 0, 0) + 2 * k * sizeof(double),
+			memcpy(part_residual, PQgetvalue(result, 0, 0), 3 * k * sizeof(double));
+			memcpy(part->y, PQgetvalue(result, 0, 0) + 3 * k * sizeof(double),
 				   count * k * sizeof(double));
 			PQclear(result);
 		}
-		for (int j = 0; j < k; j++)
-		{
-			residual[j].l1 += part_residual[j];
-			residual[j].linf = Max(residual[j].linf, part_residual[k + j]);
-		}
+		add_part_residual(k, part_residual, residual, y_dangling);
 		for (int64 i = 0; i < count; i++)
 			memcpy(c->exported + (int64) part->to_global[rows[i]] * k, part->y + i * k,
 				   k * sizeof(double));
@@ -2734,6 +2869,8 @@ typedef struct DistEngine
 	int			dangling_slot;	/* the slot they are of (-1: none) */
 	PrResidual *residual;		/* [k] the last update's on the parts */
 	bool		residual_owned; /* the last residual is that one (else the vectors engine's) */
+	int			pending_x;		/* a product on the parts not sent yet (run_pending): its x */
+	int			pending_y;		/* and y slot (-1: none) */
 } DistEngine;
 
 #define VECTORS(base) (((DistEngine *) (base))->vectors)
@@ -2745,12 +2882,27 @@ rows_owned(const DistEngine *e)
 	return e->cluster->owners != NULL && e->cluster->owners->rows_owned;
 }
 
+/*
+ * Sends the product on the parts that dist_product left for the update to take with it
+ * (owned_step), before any other operation.
+ */
+static void
+run_pending(DistEngine *e)
+{
+	if (e->pending_y < 0)
+		return;
+	owned_product(e->cluster, PR_PRODUCT_PULL_NORMALIZED, e->pending_x, e->pending_y,
+				  SHARD_GIVEN_HALO, NULL, e->dangling);
+	e->pending_x = e->pending_y = -1;
+}
+
 /* Makes the vectors engine hold slot's values (gathered from the parts' owned rows). */
 static PrStatus
 slot_here(DistEngine *e, int slot, PrError *err)
 {
 	PrStatus	status;
 
+	run_pending(e);
 	if (slot < 0 || slot >= e->n_slots || (e->where[slot] & SLOT_HERE) != 0)
 		return PR_OK;
 	collect_rows(e->cluster, slot, SHARD_ROWS_OWNED, e->x);
@@ -2764,6 +2916,7 @@ slot_here(DistEngine *e, int slot, PrError *err)
 static void
 written_here(DistEngine *e, int slot)
 {
+	run_pending(e);
 	if (slot < 0 || slot >= e->n_slots)
 		return;
 	e->where[slot] = SLOT_HERE;
@@ -2785,6 +2938,7 @@ dist_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned need
 	PrStatus	status = VECTORS(base)->ops->prepare(VECTORS(base), g, k, n_slots, needs, err);
 	uint8	   *where;
 
+	run_pending(e);
 	if (status != PR_OK)
 		return status;
 	if (values > e->values)
@@ -2830,8 +2984,9 @@ dist_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned need
 /*
  * y_slot = product(x_slot).  A normalised pull product runs on the parts' owned rows when they own
  * rows (x's halos exchanged when the parts hold x, else x sent from here: its fill value, or every
- * part's local rows), and y stays there; any other product is relayed whole: x from here, y back
- * here.
+ * part's local rows), and y stays there (sent with the update that follows when the shards
+ * exchange the halos and x's dangling sums are known: run_pending, owned_step); any other product
+ * is relayed whole: x from here, y back here.
  */
 static PrStatus
 dist_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError *err)
@@ -2839,12 +2994,21 @@ dist_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError 
 	DistEngine *e = (DistEngine *) base;
 	PrStatus	status;
 
+	run_pending(e);
 	if (rows_owned(e) && product == PR_PRODUCT_PULL_NORMALIZED && x_slot != y_slot &&
 		x_slot < SHARD_MAX_SLOTS && y_slot < SHARD_MAX_SLOTS)
 	{
 		ShardGiven	given = (e->where[x_slot] & SLOT_PARTS) != 0 ? SHARD_GIVEN_HALO :
 			(e->where[x_slot] & SLOT_FILLED) != 0 ? SHARD_GIVEN_FILL : SHARD_GIVEN_ALL;
 
+		if (given == SHARD_GIVEN_HALO && e->cluster->peers && e->dangling_slot == x_slot)
+		{
+			/* x's dangling sums are known: the update that follows takes the product along */
+			e->pending_x = x_slot;
+			e->pending_y = y_slot;
+			e->where[y_slot] = SLOT_PARTS;
+			return PR_OK;
+		}
 		if (given == SHARD_GIVEN_FILL)
 			for (int j = 0; j < e->cluster->k; j++)
 				e->x[j] = e->fill_value[x_slot];
@@ -2868,7 +3032,8 @@ dist_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError 
 
 /*
  * The PageRank update: on the parts' owned rows when they hold y (a product on them) and x, with
- * the dangling sums that product took of x; else here.
+ * x's dangling sums (that product's, or the last update's of x), the product left for it in the
+ * same call; else here.
  */
 static PrStatus
 dist_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha,
@@ -2882,12 +3047,29 @@ dist_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha,
 		(e->where[x_slot] & SLOT_PARTS) != 0 && e->dangling_slot == x_slot && restart != NULL &&
 		(restart->uniform || restart->k == e->cluster->k))
 	{
-		owned_update(e->cluster, y_slot, x_slot, alpha, e->dangling, restart, e->residual);
+		double	   *y_dangling = palloc(e->cluster->k * sizeof(double));
+
+		if (e->pending_x == x_slot && e->pending_y == y_slot)
+		{
+			/* the product, the shards' exchange and the update: one round trip */
+			owned_step(e->cluster, x_slot, y_slot, alpha, e->dangling, restart, e->residual,
+					   y_dangling);
+			e->pending_x = e->pending_y = -1;
+		}
+		else
+		{
+			run_pending(e);
+			owned_update(e->cluster, y_slot, x_slot, alpha, e->dangling, restart, e->residual,
+						 y_dangling);
+		}
 		e->residual_owned = true;
-		if (e->dangling_slot == y_slot)
-			e->dangling_slot = -1;
+		/* y's dangling sums: its next product on the parts needs none of its own */
+		memcpy(e->dangling, y_dangling, e->cluster->k * sizeof(double));
+		e->dangling_slot = y_slot;
+		pfree(y_dangling);
 		return PR_OK;
 	}
+	run_pending(e);
 	if ((status = slot_here(e, y_slot, err)) != PR_OK ||
 		(status = slot_here(e, x_slot, err)) != PR_OK)
 		return status;
@@ -2903,6 +3085,7 @@ dist_residual(PrEngine *base, PrResidual *out, PrError *err)
 {
 	DistEngine *e = (DistEngine *) base;
 
+	run_pending(e);
 	if (!e->residual_owned)
 		return VECTORS(base)->ops->residual(VECTORS(base), out, err);
 	memcpy(out, e->residual, e->cluster->k * sizeof(PrResidual));
@@ -2964,6 +3147,7 @@ dist_top_k(PrEngine *base, int slot, int col, int64_t top_k, int32_t *index, dou
 	int64		count = Min(top_k, e->cluster->graph.n_nodes);
 	PrStatus	status;
 
+	run_pending(e);
 	if (only_on_parts(e, slot) && col >= 0 && col < e->cluster->k)
 	{
 		int32	   *all_index = palloc(Max(count * e->cluster->k, 1) * sizeof(int32));
@@ -2989,6 +3173,7 @@ dist_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, doub
 	DistEngine *e = (DistEngine *) base;
 	PrStatus	status;
 
+	run_pending(e);
 	if (only_on_parts(e, slot))
 	{
 		owned_top_k(e->cluster, slot, top_k, index, value);
@@ -3028,6 +3213,7 @@ dist_dots(PrEngine *base, int a_slot, int n_terms, const int *slots, double *out
 	DistEngine *e = (DistEngine *) base;
 	PrStatus	status;
 
+	run_pending(e);
 	if (n_terms >= 1 && n_terms <= PR_COMBINE_MAX_TERMS && all_on_parts(e, a_slot, n_terms, slots))
 	{
 		owned_dots(e->cluster, a_slot, n_terms, slots, out);
@@ -3067,6 +3253,7 @@ dist_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const 
 	DistEngine *e = (DistEngine *) base;
 	PrStatus	status = PR_OK;
 
+	run_pending(e);
 	if (n_terms >= 1 && n_terms <= PR_COMBINE_MAX_TERMS && out_slot >= 0 &&
 		out_slot < e->n_slots && out_slot < SHARD_MAX_SLOTS &&
 		all_on_parts(e, -1, n_terms, slots))
@@ -3140,6 +3327,7 @@ distributed_engine_create(DistCluster *cluster, const PrAllocator *alloc, PrErro
 	e->vectors = vectors;
 	e->cluster = cluster;
 	e->dangling_slot = -1;
+	e->pending_x = e->pending_y = -1;
 	snprintf(e->name, sizeof(e->name), "distributed(%d)", cluster->n_parts);
 	e->ops = *vectors->ops;
 	e->ops.name = e->name;

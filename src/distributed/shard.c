@@ -32,6 +32,7 @@ PG_FUNCTION_INFO_V1(powerrank_shard_product);
 PG_FUNCTION_INFO_V1(powerrank_shard_owned_product);
 PG_FUNCTION_INFO_V1(powerrank_shard_rows);
 PG_FUNCTION_INFO_V1(powerrank_shard_update);
+PG_FUNCTION_INFO_V1(powerrank_shard_step);
 PG_FUNCTION_INFO_V1(powerrank_shard_top_k);
 PG_FUNCTION_INFO_V1(powerrank_shard_combine);
 PG_FUNCTION_INFO_V1(powerrank_shard_dots);
@@ -688,30 +689,53 @@ shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *
 }
 
 /*
- * Takes the owner bits of the part's local nodes (NULL: it owns no rows) and derives its lists of
- * rows; forgets every slot kept.  The bits must agree with the part's roles: every target owned,
- * every source owned or a halo row, a halo row not owned, an exported row owned.
+ * Forgets the rows the part owned: their lists, its renumbered graph and sorted rows, and every
+ * slot (the engine, laid out on that graph, goes too).
  */
 static void
-take_owners(ShardState *state, const uint8 *owners)
+forget_owners(ShardState *state)
+{
+	for (int s = 0; s < SHARD_MAX_SLOTS; s++)
+		state->slot_held[s] = false;
+	if (state->owners == NULL)
+		return;
+	if (state->engine != NULL)
+	{
+		state->engine->ops->release(state->engine);
+		state->engine = NULL;
+	}
+	pfree(state->owners);
+	for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+		pfree(state->owned_rows[list]);
+	pfree(state->engine_row);
+	pfree(state->local_row);
+	pr_graph_free(&state->owned_graph, state->alloc);
+	if (state->has_owned_sorted)
+	{
+		pr_free(state->alloc, (void *) state->owned_sorted.row_order);
+		pr_free(state->alloc, (void *) state->owned_sorted.src);
+		state->has_owned_sorted = false;
+	}
+	state->owners = NULL;
+	state->engine_row = state->local_row = NULL;
+}
+
+/*
+ * Takes the owner bits of the part's local nodes and derives its lists of rows and the engine's
+ * numbering of them: the owned rows first, then the halo rows, each in ascending order (so the
+ * owned rows are one range, [0, owned), and a list's rows ascend in either numbering), the graph
+ * and the layout's sorted rows renumbered so.  The bits must agree with the part's roles: every
+ * target owned, every source owned or a halo row, a halo row not owned, an exported row owned.
+ * Without sources the renumbered graph has no in-edge sources (its engine reads the sorted rows
+ * only: pr_cpu_reads_in_edges).
+ */
+static void
+take_owners(ShardState *state, const uint8 *owners, bool sources)
 {
 	int64		n = state->graph.n_nodes;
+	int64		at = 0;
+	PrError		err = {0};
 
-	for (int s = 0; s < SHARD_MAX_SLOTS; s++)
-		if (state->slot[s] != NULL)
-		{
-			pfree(state->slot[s]);
-			state->slot[s] = NULL;
-		}
-	if (state->owners != NULL)
-	{
-		pfree(state->owners);
-		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
-			pfree(state->owned_rows[list]);
-		state->owners = NULL;
-	}
-	if (owners == NULL)
-		return;
 	for (int64 v = 0; v < n; v++)
 	{
 		uint8		bits = owners[v];
@@ -719,8 +743,8 @@ take_owners(ShardState *state, const uint8 *owners)
 
 		if ((bits & ~(SHARD_OWNS | SHARD_EXPORTS | SHARD_HALO)) != 0 ||
 			(owned && (bits & SHARD_HALO) != 0) || (!owned && (bits & SHARD_EXPORTS) != 0) ||
+			(!owned && (bits & SHARD_HALO) == 0) ||
 			((state->roles[v] & SHARD_ROLE_TARGET) != 0 && !owned) ||
-			((state->roles[v] & SHARD_ROLE_SOURCE) != 0 && !owned && (bits & SHARD_HALO) == 0) ||
 			((bits & SHARD_HALO) != 0 && (state->roles[v] & SHARD_ROLE_SOURCE) == 0))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -734,20 +758,75 @@ take_owners(ShardState *state, const uint8 *owners)
 		state->owned_rows[list] = rows_list(state->cxt, state->owners, n,
 											shard_rows_mask((ShardRows) list),
 											&state->owned_count[list]);
+	state->engine_row = powerrank_alloc_huge(state->cxt, Max(n, 1) * sizeof(int32));
+	state->local_row = powerrank_alloc_huge(state->cxt, Max(n, 1) * sizeof(int32));
+	for (int list = SHARD_ROWS_OWNED; list <= SHARD_ROWS_HALO; list += SHARD_ROWS_HALO)
+		for (int64 i = 0; i < state->owned_count[list]; i++, at++)
+		{
+			state->local_row[at] = state->owned_rows[list][i];
+			state->engine_row[state->owned_rows[list][i]] = (int32) at;
+		}
+	if (pr_graph_renumber(&state->product_graph, state->local_row, state->engine_row, sources,
+						  state->alloc, &state->owned_graph, &err) != PR_OK)
+		powerrank_report_core_error("shard part renumbering", &err);
+	if (state->layout_segment != NULL)
+	{
+		if (!pr_cpu_sorted_rows_renumber(&state->sorted_rows, state->engine_row, state->alloc,
+										 &state->owned_sorted))
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory renumbering the part's rows")));
+		state->has_owned_sorted = true;
+	}
+}
+
+/*
+ * Prepares the part's engine with n_slots slots on its graph (renumbered when it owns rows: then
+ * it owns rows [0, owned) of a larger graph, pr_cpu_engine_own_part).
+ */
+static void
+prepare_engine(ShardState *state, int n_slots)
+{
+	PrError		err = {0};
+	bool		owning = state->owners != NULL;
+
+	if (state->engine == NULL)
+	{
+		state->engine = pr_cpu_engine_create(powerrank_cpu_threads, state->alloc, &err);
+		if (state->engine == NULL)
+			powerrank_report_core_error("shard engine start", &err);
+		/* the layout's sorted rows (renumbered), read in place: no copy of its own to make */
+		if (owning && state->has_owned_sorted)
+			pr_cpu_engine_use_sorted_rows(state->engine, &state->owned_sorted);
+		else if (!owning && state->layout_segment != NULL)
+			pr_cpu_engine_use_sorted_rows(state->engine, &state->sorted_rows);
+	}
+	if (state->engine->ops->prepare(state->engine,
+									owning ? &state->owned_graph : &state->product_graph,
+									state->k, n_slots, state->needs, &err) != PR_OK ||
+		(owning && pr_cpu_engine_own_part(state->engine,
+										  state->owned_count[SHARD_ROWS_OWNED], &err) != PR_OK))
+		powerrank_report_core_error("shard engine prepare", &err);
+	state->engine_slots = n_slots;
 }
 
 /*
  * Prepares the part's engine for k columns and the products in needs, its rows normalised by the
  * whole graph's out-strengths global_out (one per local node), and the rows it owns (owners: a
- * byte of SHARD_OWNS / SHARD_EXPORTS / SHARD_HALO bits per local node; NULL: none).
+ * byte of SHARD_OWNS / SHARD_EXPORTS / SHARD_HALO bits per local node; NULL: none).  Every slot
+ * of the owned rows is forgotten.
  */
 void
 shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned needs,
 					const uint8 *owners)
 {
 	int64		n = state->graph.n_nodes;
-	PrError		err = {0};
 	double		started = pr_clock_seconds();
+	double		renumbering = 0.0;
+	/* the engine reads the renumbered layout's rows only, or the graph's in-edges too */
+	bool		sources = state->layout_segment == NULL || pr_cpu_reads_in_edges(n, k, needs);
+	bool		same_out = state->global_out != NULL &&
+		(n == 0 || memcmp(state->global_out, global_out, n * sizeof(double)) == 0);
 
 	if (state->global_out == NULL)
 	{
@@ -755,28 +834,37 @@ shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned
 		state->product_graph = state->graph;
 		state->product_graph.out_strength = state->global_out;
 	}
-	else if (n > 0 && memcmp(state->global_out, global_out, n * sizeof(double)) != 0 &&
-			 state->engine != NULL)
+	/* the engine and the renumbered graph keep what they took of the out-strengths */
+	if (!same_out || owners == NULL || state->owners == NULL ||
+		memcmp(state->owners, owners, Max(n, 1)) != 0 ||
+		state->owned_graph.has_out_edges != state->product_graph.has_out_edges ||
+		(sources && state->owned_graph.in_src == NULL && n > 0))
+		forget_owners(state);
+	if (!same_out && state->engine != NULL)
 	{
-		/* the engine keeps what it derived from the out-strengths: it goes first */
 		state->engine->ops->release(state->engine);
 		state->engine = NULL;
 	}
 	if (n > 0)
 		memcpy(state->global_out, global_out, n * sizeof(double));
-	if (state->engine == NULL)
+	if (owners != NULL && state->owners == NULL)
 	{
-		state->engine = pr_cpu_engine_create(powerrank_cpu_threads, state->alloc, &err);
-		if (state->engine == NULL)
-			powerrank_report_core_error("shard engine start", &err);
-		/* the layout's sorted rows, read in place: no copy of its own to make */
-		if (state->layout_segment != NULL)
-			pr_cpu_engine_use_sorted_rows(state->engine, &state->sorted_rows);
+		/* a new numbering: the engine goes (it holds the graph and rows it was prepared on) */
+		if (state->engine != NULL)
+		{
+			state->engine->ops->release(state->engine);
+			state->engine = NULL;
+		}
+		renumbering = pr_clock_seconds();
+		take_owners(state, owners, sources);
+		renumbering = pr_clock_seconds() - renumbering;
 	}
-	if (state->engine->ops->prepare(state->engine, &state->product_graph, k, 2, needs,
-									&err) != PR_OK)
-		powerrank_report_core_error("shard engine prepare", &err);
-	if (state->x == NULL || k != state->k)
+	for (int s = 0; s < SHARD_MAX_SLOTS; s++)
+		state->slot_held[s] = false;
+	state->k = k;
+	state->needs = needs;
+	prepare_engine(state, SHARD_SCRATCH_SLOTS + (owners != NULL ? 2 : 0));
+	if (state->x == NULL || k != state->k_vectors)
 	{
 		if (state->x != NULL)
 		{
@@ -785,18 +873,23 @@ shard_state_prepare(ShardState *state, const double *global_out, int k, unsigned
 		}
 		state->x = powerrank_alloc_huge(state->cxt, Max(n * k, 1) * sizeof(double));
 		state->y = powerrank_alloc_huge(state->cxt, Max(n * k, 1) * sizeof(double));
+		state->k_vectors = k;
 	}
-	state->k = k;
-	state->needs = needs;
-	take_owners(state, owners);
-	elog(DEBUG1, "powerrank: shard part prepared for %d columns in %.1f ms", k,
-		 (pr_clock_seconds() - started) * 1000.0);
+	elog(DEBUG1, "powerrank: shard part prepared for %d columns in %.1f ms (its rows numbered in %.1f ms)",
+		 k, (pr_clock_seconds() - started) * 1000.0, renumbering * 1000.0);
+}
+
+/* The engine's row of the part's local node v. */
+static inline int64
+engine_row(const ShardState *state, int64 v)
+{
+	return state->engine_row != NULL ? state->engine_row[v] : v;
 }
 
 /*
  * y = product(x) over the part's edges: x holds k values for each row the product reads
  * (shard_product_role(product, true), ascending; x need not be aligned: it may be a bytea's data),
- * y receives k values for each row it gives.
+ * y receives k values for each row it gives.  The engine's first two slots serve.
  */
 void
 shard_state_product(ShardState *state, PrProduct product, const void *x, double *y)
@@ -816,43 +909,79 @@ shard_state_product(ShardState *state, PrProduct product, const void *x, double 
 		return;
 	memset(state->x, 0, state->graph.n_nodes * k * sizeof(double));
 	for (int64 i = 0; i < state->row_count[in_role]; i++)
-		memcpy(state->x + (int64) state->rows[in_role][i] * k,
+		memcpy(state->x + engine_row(state, state->rows[in_role][i]) * k,
 			   (const char *) x + i * k * sizeof(double), k * sizeof(double));
 	if (engine->ops->upload(engine, 0, state->x, &err) != PR_OK ||
 		engine->ops->product(engine, product, 0, 1, &err) != PR_OK ||
 		engine->ops->download(engine, 1, state->y, &err) != PR_OK)
 		powerrank_report_core_error("shard product", &err);
 	for (int64 i = 0; i < state->row_count[out_role]; i++)
-		memcpy(y + i * k, state->y + (int64) state->rows[out_role][i] * k, k * sizeof(double));
+		memcpy(y + i * k, state->y + engine_row(state, state->rows[out_role][i]) * k,
+			   k * sizeof(double));
 }
 
-/* A slot of the part's owned rows (allocated when first written), or an ERROR. */
-static double *
+/*
+ * The engine's slot of the part's owned-rows slot (SHARD_SCRATCH_SLOTS after it; the engine takes
+ * more slots when it has too few), or an ERROR: the part owns no rows, or the slot holds no
+ * values and is not to be written.
+ */
+static int
 owned_slot(ShardState *state, int slot, bool written)
 {
+	int			engine_slot = slot + SHARD_SCRATCH_SLOTS;
+
 	if (state->engine == NULL || state->owners == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the shard part owns no rows"),
 				 errhint("powerrank_shard_prepare() with owners comes first.")));
-	if (slot < 0 || slot >= SHARD_MAX_SLOTS || (!written && state->slot[slot] == NULL))
+	if (slot < 0 || slot >= SHARD_MAX_SLOTS || (!written && !state->slot_held[slot]))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("slot %d of the shard part holds no values", slot)));
-	if (state->slot[slot] == NULL)
-		state->slot[slot] = powerrank_alloc_huge(state->cxt,
-												 Max(state->graph.n_nodes * state->k, 1) *
-												 sizeof(double));
-	return state->slot[slot];
+	if (engine_slot >= state->engine_slots)
+		prepare_engine(state, engine_slot + 1);
+	if (written)
+		state->slot_held[slot] = true;
+	return engine_slot;
+}
+
+/* The values of the engine's slot (n x k, the engine's rows), to write or read in place. */
+static double *
+slot_values(ShardState *state, int engine_slot)
+{
+	double	   *values = pr_cpu_engine_slot(state->engine, engine_slot);
+
+	if (values == NULL)
+		elog(ERROR, "the shard engine has no slot %d", engine_slot);
+	return values;
+}
+
+/*
+ * The sums of values (a slot's, the engine's rows) over the part's owned rows whose whole graph's
+ * out-strength is 0, in ascending row order, into sums[k]: every dangling row is owned (a target
+ * here, being a source nowhere).
+ */
+static void
+owned_dangling_sums(const ShardState *state, const double *values, double *sums)
+{
+	const PrGraph *g = &state->owned_graph;
+	int			k = state->k;
+
+	for (int j = 0; j < k; j++)
+		sums[j] = 0.0;
+	for (int64 i = 0; i < g->n_dangling; i++)
+		for (int j = 0; j < k; j++)
+			sums[j] += values[(int64) g->dangling[i] * k + j];
 }
 
 /*
  * A pull product over the part's edges on its owned rows: x holds what given says (k values for
  * each halo row, the owned rows' being the slot's already; for every local row; or k values for
- * all rows; or nothing: the halo rows come from the other shards), which go into x_slot; y_slot receives the product on the owned rows (the targets: a row of the part that is no
- * target gets 0).  dangling[k] receives x's sums over the owned rows whose whole graph's
- * out-strength is 0, in ascending row order (the PageRank update's dangling mass, added up by the
- * coordinator).
+ * all rows; or nothing: the halo rows come from the other shards), which go into x_slot; y_slot
+ * receives the product on the owned rows (the targets: a row of the part that is no target gets
+ * 0).  dangling[k] receives x's sums over the owned rows whose whole graph's out-strength is 0, in
+ * ascending row order (the PageRank update's dangling mass, added up by the coordinator).
  */
 void
 shard_state_owned_product(ShardState *state, PrProduct product, int x_slot, int y_slot,
@@ -861,39 +990,36 @@ shard_state_owned_product(ShardState *state, PrProduct product, int x_slot, int 
 	PrEngine   *engine = state->engine;
 	PrError		err = {0};
 	int			k = state->k;
-	double	   *xs = owned_slot(state, x_slot,
+	int64		n = state->graph.n_nodes;
+	int			xe = owned_slot(state, x_slot,
 								given == SHARD_GIVEN_ALL || given == SHARD_GIVEN_FILL);
-	double	   *ys;
-	const int32 *rows = state->owned_rows[SHARD_ROWS_HALO];
-	const int32 *owned = state->owned_rows[SHARD_ROWS_OWNED];
+	int			ye;
+	double	   *xs;
 
 	if (product == PR_PRODUCT_PUSH || x_slot == y_slot)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a product on owned rows is a pull product between two slots")));
-	ys = owned_slot(state, y_slot, true);
+	ye = owned_slot(state, y_slot, true);
+	engine = state->engine;
+	xs = slot_values(state, xe);
 	if (given == SHARD_GIVEN_ALL)
-		memcpy(xs, x, state->graph.n_nodes * k * sizeof(double));
+		for (int64 v = 0; v < n; v++)
+			memcpy(xs + engine_row(state, v) * k, (const char *) x + v * k * sizeof(double),
+				   k * sizeof(double));
 	else if (given == SHARD_GIVEN_FILL)
-		for (int64 v = 0; v < state->graph.n_nodes; v++)
+		for (int64 v = 0; v < n; v++)
 			memcpy(xs + v * k, x, k * sizeof(double));
 	else if (given == SHARD_GIVEN_PEERS)
 		shard_peers_exchange(state, xs);
-	else
-		for (int64 i = 0; i < state->owned_count[SHARD_ROWS_HALO]; i++)
-			memcpy(xs + (int64) rows[i] * k, (const char *) x + i * k * sizeof(double),
-				   k * sizeof(double));
-	for (int j = 0; j < k; j++)
-		dangling[j] = 0.0;
-	for (int64 i = 0; i < state->owned_count[SHARD_ROWS_OWNED]; i++)
-		if (state->global_out[owned[i]] == 0.0)
-			for (int j = 0; j < k; j++)
-				dangling[j] += xs[(int64) owned[i] * k + j];
-	if (state->graph.n_nodes == 0)
+	else if (n > 0)
+		/* the halo rows are the engine's last ones, in their order */
+		memcpy(xs + state->owned_count[SHARD_ROWS_OWNED] * k, x,
+			   state->owned_count[SHARD_ROWS_HALO] * k * sizeof(double));
+	owned_dangling_sums(state, xs, dangling);
+	if (n == 0)
 		return;
-	if (engine->ops->upload(engine, 0, xs, &err) != PR_OK ||
-		engine->ops->product(engine, product, 0, 1, &err) != PR_OK ||
-		engine->ops->download(engine, 1, ys, &err) != PR_OK)
+	if (engine->ops->product(engine, product, xe, ye, &err) != PR_OK)
 		powerrank_report_core_error("shard product", &err);
 }
 
@@ -901,16 +1027,20 @@ shard_state_owned_product(ShardState *state, PrProduct product, int x_slot, int 
 void
 shard_state_rows(ShardState *state, int slot, ShardRows list, double *out)
 {
-	const double *values = owned_slot(state, slot, false);
+	const double *values = slot_values(state, owned_slot(state, slot, false));
 	const int32 *rows = state->owned_rows[list];
 	int			k = state->k;
 
-	if (list != SHARD_ROWS_OWNED && list != SHARD_ROWS_EXPORTED)
+	if (list == SHARD_ROWS_OWNED)
+		/* the owned rows are the engine's first ones, in their order */
+		memcpy(out, values, state->owned_count[list] * k * sizeof(double));
+	else if (list == SHARD_ROWS_EXPORTED)
+		for (int64 i = 0; i < state->owned_count[list]; i++)
+			memcpy(out + i * k, values + engine_row(state, rows[i]) * k, k * sizeof(double));
+	else
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a part gives the values of its owned or exported rows only")));
-	for (int64 i = 0; i < state->owned_count[list]; i++)
-		memcpy(out + i * k, values + (int64) rows[i] * k, k * sizeof(double));
 }
 
 /*
@@ -921,87 +1051,70 @@ shard_state_rows(ShardState *state, int slot, ShardRows list, double *out)
 int64
 shard_state_top_k(ShardState *state, int slot, int64 top_k, int32 *rows, double *values)
 {
-	const double *all = owned_slot(state, slot, false);
-	const int32 *owned = state->owned_rows[SHARD_ROWS_OWNED];
+	const double *all = slot_values(state, owned_slot(state, slot, false));
 	int64		n_owned = state->owned_count[SHARD_ROWS_OWNED];
 	int64		count = Min(top_k, n_owned);
 	int			k = state->k;
-	double	   *compact = palloc_extended(Max(n_owned * k, 1) * sizeof(double), MCXT_ALLOC_HUGE);
 
-	for (int64 i = 0; i < n_owned; i++)
-		memcpy(compact + i * k, all + (int64) owned[i] * k, k * sizeof(double));
+	/* the owned rows are the engine's first ones, ascending as the local rows */
 	for (int j = 0; j < k && count > 0; j++)
 	{
 		int32	   *column_rows = rows + j * count;
 
-		pr_top_k_values(compact, n_owned, k, j, count, column_rows, values + j * count,
+		pr_top_k_values(all, n_owned, k, j, count, column_rows, values + j * count,
 						state->alloc);
 		for (int64 i = 0; i < count; i++)
-			column_rows[i] = owned[column_rows[i]];
+			column_rows[i] = state->local_row[column_rows[i]];
 	}
-	pfree(compact);
 	return count;
 }
 
 /*
  * The combination (PrEngineOps.combine) of n_terms slots into out_slot on the part's owned rows:
- * out = sum over t of coef[t * k + j] * slot_t, term by term as the CPU engine adds them (out may
- * be one of the slots).
+ * the engine's own (out may be one of the slots).
  */
 void
 shard_state_combine(ShardState *state, int out_slot, int n_terms, const int32 *slots,
 					const double *coef)
 {
-	const double *in[PR_COMBINE_MAX_TERMS];
-	double	   *out;
-	int			k = state->k;
-	const int32 *owned = state->owned_rows[SHARD_ROWS_OWNED];
+	int			in[PR_COMBINE_MAX_TERMS];
+	int			out;
+	PrError		err = {0};
 
 	for (int t = 0; t < n_terms; t++)
 		in[t] = owned_slot(state, slots[t], false);
 	out = owned_slot(state, out_slot, true);
-	for (int64 i = 0; i < state->owned_count[SHARD_ROWS_OWNED]; i++)
-		for (int j = 0; j < k; j++)
-		{
-			int64		q = (int64) owned[i] * k + j;
-			double		v = coef[j] * in[0][q];
-
-			for (int t = 1; t < n_terms; t++)
-				v += coef[t * k + j] * in[t][q];
-			out[q] = v;
-		}
+	if (state->engine->ops->combine(state->engine, out, n_terms, in, coef, &err) != PR_OK)
+		powerrank_report_core_error("shard combine", &err);
 }
 
 /*
- * The dot products (PrEngineOps.dots) of a_slot with n_terms slots over the part's owned rows, in
- * ascending row order: out[t * k + j] (the coordinator adds the parts' in their order).
+ * The dot products (PrEngineOps.dots) of a_slot with n_terms slots over the part's owned rows:
+ * the engine's own, out[t * k + j] (the coordinator adds the parts' in their order).
  */
 void
 shard_state_dots(ShardState *state, int a_slot, int n_terms, const int32 *slots, double *out)
 {
-	const double *a = owned_slot(state, a_slot, false);
-	int			k = state->k;
-	const int32 *owned = state->owned_rows[SHARD_ROWS_OWNED];
+	int			in[PR_COMBINE_MAX_TERMS];
+	int			a = owned_slot(state, a_slot, false);
+	PrError		err = {0};
 
 	for (int t = 0; t < n_terms; t++)
-	{
-		const double *in = owned_slot(state, slots[t], false);
-
-		for (int j = 0; j < k; j++)
-			out[t * k + j] = 0.0;
-		for (int64 i = 0; i < state->owned_count[SHARD_ROWS_OWNED]; i++)
-			for (int j = 0; j < k; j++)
-				out[t * k + j] += a[(int64) owned[i] * k + j] * in[(int64) owned[i] * k + j];
-	}
+		in[t] = owned_slot(state, slots[t], false);
+	if (state->engine->ops->dots(state->engine, a, n_terms, in, out, &err) != PR_OK)
+		powerrank_report_core_error("shard dots", &err);
 }
 
-/* A restart on owned rows as shard_state_update reads it (shard.h: the restart's bytes). */
+/*
+ * A restart on owned rows as shard_state_update reads it (shard.h: the restart's bytes), its rows
+ * the engine's.
+ */
 typedef struct OwnedRestart
 {
 	bool		uniform;
 	bool		to_dangling;	/* the dangling mass goes to a dangling distribution */
 	double		nodes;
-	int64	   *count;			/* [k] */
+	int64	   *ptr;			/* [k + 1] each column's first entry */
 	int64		entries;
 	int64		dangling_count;
 	int32	   *row;			/* [entries] */
@@ -1032,20 +1145,24 @@ read_owned_restart(const ShardState *state, const char *in, Size size, OwnedRest
 	int64		n = state->graph.n_nodes;
 
 	memset(r, 0, sizeof(OwnedRestart));
-	r->count = palloc0(state->k * sizeof(int64));
+	r->ptr = palloc0((state->k + 1) * sizeof(int64));
 	ok = shard_read_bytes(in, size, &at, &k, sizeof(k)) && k == state->k &&
 		shard_read_bytes(in, size, &at, &flags, sizeof(flags)) &&
 		(flags & ~(SHARD_RESTART_UNIFORM | SHARD_RESTART_TO_DANGLING)) == 0 &&
 		shard_read_bytes(in, size, &at, &r->nodes, sizeof(r->nodes)) && r->nodes >= 1.0 &&
-		shard_read_bytes(in, size, &at, r->count, k * sizeof(int64)) &&
+		shard_read_bytes(in, size, &at, r->ptr + 1, k * sizeof(int64)) &&
 		shard_read_bytes(in, size, &at, &r->dangling_count, sizeof(int64));
 	r->uniform = (flags & SHARD_RESTART_UNIFORM) != 0;
 	r->to_dangling = (flags & SHARD_RESTART_TO_DANGLING) != 0;
 	for (int j = 0; ok && j < k; j++)
 	{
-		ok = r->count[j] >= 0 && r->count[j] <= n && (!r->uniform || r->count[j] == 0);
-		r->entries += ok ? r->count[j] : 0;
+		/* the counts become each column's first entry */
+		int64		count = r->ptr[j + 1];
+
+		ok = count >= 0 && count <= n && (!r->uniform || count == 0);
+		r->ptr[j + 1] = r->ptr[j] + (ok ? count : 0);
 	}
+	r->entries = r->ptr[k];
 	ok = ok && r->dangling_count >= 0 && r->dangling_count <= n &&
 		(r->to_dangling || r->dangling_count == 0) &&
 		size - at == (Size) (r->entries + r->dangling_count) * (sizeof(int32) + sizeof(double));
@@ -1064,78 +1181,70 @@ read_owned_restart(const ShardState *state, const char *in, Size size, OwnedRest
 		ok = r->row[i] >= 0 && r->row[i] < n && (state->owners[r->row[i]] & SHARD_OWNS) != 0;
 	for (int64 i = 0; ok && i < r->dangling_count; i++)
 		ok = r->dangling_row[i] >= 0 && r->dangling_row[i] < n &&
-			(state->owners[r->dangling_row[i]] & SHARD_OWNS) != 0;
+			(state->owners[r->dangling_row[i]] & SHARD_OWNS) != 0 &&
+			(i == 0 || r->dangling_row[i] > r->dangling_row[i - 1]);
 	if (!ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("restart holds %zu bytes that are not a restart of %d columns on the part's owned rows",
 						size, state->k),
 				 errhint("The shard functions are called by a coordinator of the same powerrank version.")));
+	/* the engine's rows (owned rows keep their order: the dangling rows still ascend) */
+	for (int64 i = 0; i < r->entries; i++)
+		r->row[i] = state->engine_row[r->row[i]];
+	for (int64 i = 0; i < r->dangling_count; i++)
+		r->dangling_row[i] = state->engine_row[r->dangling_row[i]];
 }
 
 /*
- * The PageRank update (PrEngineOps.pagerank_update) on the part's owned rows of y_slot, given the
- * product of x_slot in y_slot, the whole graph's dangling sums of x per column and the restart's
- * owned entries (shard.h); residual[2k] receives the sums of |y - x| over the owned rows per
- * column, then their maxima, and exported (unless NULL) the new values of y's exported rows (k
- * each: what the other parts read of y, for the next product).  The arithmetic is the CPU engine's,
- * row by row.
+ * The PageRank update (PrEngineOps.pagerank_update: the engine's own, on its owned rows) of
+ * y_slot, given the product of x_slot in y_slot, the whole graph's dangling sums of x per column
+ * and the restart's owned entries (shard.h); residual[2k] receives the sums of |y - x| over the
+ * owned rows per column, then their maxima, y_dangling[k] y's sums over the owned dangling rows
+ * (those of x for the next product, as shard_state_owned_product takes them), and exported
+ * (unless NULL) the new values of y's exported rows (k each: what the other parts read of y, for
+ * the next product).
  */
 void
 shard_state_update(ShardState *state, int y_slot, int x_slot, double alpha,
 				   const double *dangling, const char *restart, Size restart_size,
-				   double *residual, double *exported)
+				   double *residual, double *y_dangling, double *exported)
 {
-	double	   *y = owned_slot(state, y_slot, false);
-	const double *x = owned_slot(state, x_slot, false);
+	int			ye = owned_slot(state, y_slot, false);
+	int			xe = owned_slot(state, x_slot, false);
 	int			k = state->k;
-	const int32 *owned = state->owned_rows[SHARD_ROWS_OWNED];
-	int64		n_owned = state->owned_count[SHARD_ROWS_OWNED];
-	double	   *coef = palloc(k * sizeof(double));
-	double	   *dangling_coef = palloc(k * sizeof(double));
+	PrEngine   *engine = state->engine;
+	PrResidual *res = palloc(k * sizeof(PrResidual));
+	double	   *none = palloc0(k * sizeof(double));
+	PrError		err = {0};
 	OwnedRestart r;
-	int64		at = 0;
+	PrRestart	given;
 
 	if (x_slot == y_slot)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the PageRank update takes two slots")));
 	read_owned_restart(state, restart, restart_size, &r);
+	given = pr_restart_columns(k, r.ptr, r.row, r.weight);
+	given.uniform = r.uniform;
+	given.dangling_count = r.dangling_count;
+	given.dangling_node = r.dangling_row;
+	given.dangling_weight = r.dangling_weight;
+	/*
+	 * the dangling mass goes to a dangling distribution none of whose nodes this part owns: it
+	 * adds nothing here, and the restart's coefficient is 1 - alpha, as with no dangling mass
+	 */
+	pr_cpu_engine_give_dangling(engine, r.nodes,
+								r.to_dangling && r.dangling_count == 0 ? none : dangling);
+	if (engine->ops->pagerank_update(engine, ye, xe, alpha, &given, &err) != PR_OK ||
+		engine->ops->residual(engine, res, &err) != PR_OK)
+		powerrank_report_core_error("shard update", &err);
 	for (int j = 0; j < k; j++)
 	{
-		if (r.to_dangling)
-		{
-			dangling_coef[j] = alpha * dangling[j];
-			coef[j] = 1.0 - alpha;
-		}
-		else
-			coef[j] = alpha * dangling[j] + (1.0 - alpha);
-		if (r.uniform)
-			coef[j] /= r.nodes;
+		residual[j] = res[j].l1;
+		residual[k + j] = res[j].linf;
 	}
-	for (int64 i = 0; i < n_owned; i++)
-	{
-		double	   *row = y + (int64) owned[i] * k;
-
-		for (int j = 0; j < k; j++)
-			row[j] = r.uniform ? alpha * row[j] + coef[j] : alpha * row[j];
-	}
-	for (int j = 0; j < k; j++)
-		for (int64 e = 0; e < r.count[j]; e++, at++)
-			y[(int64) r.row[at] * k + j] += coef[j] * r.weight[at];
-	for (int64 i = 0; i < r.dangling_count; i++)
-		for (int j = 0; j < k; j++)
-			y[(int64) r.dangling_row[i] * k + j] += dangling_coef[j] * r.dangling_weight[i];
-	for (int j = 0; j < 2 * k; j++)
-		residual[j] = 0.0;
-	for (int64 i = 0; i < n_owned; i++)
-		for (int j = 0; j < k; j++)
-		{
-			double		d = fabs(y[(int64) owned[i] * k + j] - x[(int64) owned[i] * k + j]);
-
-			residual[j] += d;
-			residual[k + j] = Max(residual[k + j], d);
-		}
+	owned_dangling_sums(state, slot_values(state, ye), y_dangling);
 	if (exported != NULL)
 		shard_state_rows(state, y_slot, SHARD_ROWS_EXPORTED, exported);
 }
@@ -1406,33 +1515,76 @@ powerrank_shard_rows(PG_FUNCTION_ARGS)
 	PG_RETURN_BYTEA_P(out);
 }
 
+/* The whole graph's dangling sums of x that an update is given (k doubles), or an ERROR. */
+static double *
+given_dangling(const ShardState *state, bytea *bytes)
+{
+	double	   *dangling = palloc(state->k * sizeof(double));
+
+	check_vector_bytes(bytes, state->k, "dangling");
+	memcpy(dangling, VARDATA_ANY(bytes), state->k * sizeof(double));
+	return dangling;
+}
+
 /*
  * powerrank_shard_update(y_slot int, x_slot int, alpha float8, dangling bytea, restart bytea,
  * exported boolean) RETURNS bytea: the PageRank update of the part's owned rows
  * (shard_state_update) with the whole graph's dangling sums of x (one per column) and the
  * restart's owned entries (shard.h); the result is the residual's sums over the owned rows per
- * column, then their maxima, then (exported) the new values of y's exported rows (k each).
+ * column, then their maxima, then y's sums over the owned dangling rows (one per column), then
+ * (exported) the new values of y's exported rows (k each).
  */
 Datum
 powerrank_shard_update(PG_FUNCTION_ARGS)
 {
 	ShardState *state = shard_owning_part();
-	bytea	   *dangling_bytes = PG_GETARG_BYTEA_PP(3);
 	bytea	   *restart = PG_GETARG_BYTEA_PP(4);
-	double	   *dangling = palloc(state->k * sizeof(double));
+	double	   *dangling = given_dangling(state, PG_GETARG_BYTEA_PP(3));
 	bool		exported = PG_GETARG_BOOL(5);
-	int64		values = (2 + (exported ? state->owned_count[SHARD_ROWS_EXPORTED] : 0)) *
+	int64		values = (3 + (exported ? state->owned_count[SHARD_ROWS_EXPORTED] : 0)) *
 		state->k;
 	bytea	   *out = (bytea *) palloc_extended(VARHDRSZ + values * sizeof(double),
 												MCXT_ALLOC_HUGE);
 	double	   *residual = (double *) VARDATA(out);
 
 	SET_VARSIZE(out, VARHDRSZ + values * sizeof(double));
-	check_vector_bytes(dangling_bytes, state->k, "dangling");
-	memcpy(dangling, VARDATA_ANY(dangling_bytes), state->k * sizeof(double));
 	shard_state_update(state, PG_GETARG_INT32(0), PG_GETARG_INT32(1), PG_GETARG_FLOAT8(2),
 					   dangling, VARDATA_ANY(restart), VARSIZE_ANY_EXHDR(restart), residual,
-					   exported ? residual + 2 * state->k : NULL);
+					   residual + 2 * state->k, exported ? residual + 3 * state->k : NULL);
+	PG_RETURN_BYTEA_P(out);
+}
+
+/*
+ * powerrank_shard_step(x_slot int, y_slot int, alpha float8, dangling bytea, restart bytea)
+ * RETURNS bytea: one PageRank iteration on the part's owned rows in one call: the halo rows of
+ * x_slot from the other shards (the group's exchange), the pull product into y_slot, and the
+ * update of y_slot with the whole graph's dangling sums of x (one per column) and the restart's
+ * owned entries (shard_state_owned_product, then shard_state_update); the result is
+ * powerrank_shard_update's without exported rows.
+ */
+Datum
+powerrank_shard_step(PG_FUNCTION_ARGS)
+{
+	ShardState *state = shard_owning_part();
+	bytea	   *restart = PG_GETARG_BYTEA_PP(4);
+	double	   *dangling = given_dangling(state, PG_GETARG_BYTEA_PP(3));
+	double	   *x_dangling = palloc(state->k * sizeof(double));
+	bytea	   *out = (bytea *) palloc(VARHDRSZ + 3 * state->k * sizeof(double));
+	double	   *residual = (double *) VARDATA(out);
+	int32		x_slot = PG_GETARG_INT32(0);
+	int32		y_slot = PG_GETARG_INT32(1);
+
+	if ((state->needs & PR_NEED_PULL_NORMALIZED) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("pull product %d was not prepared on this shard part",
+						(int) PR_PRODUCT_PULL_NORMALIZED)));
+	SET_VARSIZE(out, VARHDRSZ + 3 * state->k * sizeof(double));
+	shard_state_owned_product(state, PR_PRODUCT_PULL_NORMALIZED, x_slot, y_slot,
+							  SHARD_GIVEN_PEERS, NULL, x_dangling);
+	shard_state_update(state, y_slot, x_slot, PG_GETARG_FLOAT8(2), dangling,
+					   VARDATA_ANY(restart), VARSIZE_ANY_EXHDR(restart), residual,
+					   residual + 2 * state->k, NULL);
 	PG_RETURN_BYTEA_P(out);
 }
 

@@ -20,7 +20,7 @@
 #include "graph/edge_table.h"
 
 /* Version of the bytes the shard functions exchange; the coordinator refuses another. */
-#define SHARD_PROTOCOL 6
+#define SHARD_PROTOCOL 7
 
 /*
  * A shard session's malloc (keep_product_memory): blocks up to SHARD_MMAP_THRESHOLD (glibc's
@@ -199,19 +199,32 @@ typedef struct ShardState
 	const int32 *rows[3];		/* rows[role]: the local nodes with that role, ascending (in
 								 * layout_segment, or its own) */
 	int64		row_count[3];
-	PrEngine   *engine;			/* CPU engine over product_graph, slots 0 (x) and 1 (y) */
+	PrEngine   *engine;			/* CPU engine over product_graph, or owned_graph when the part
+								 * owns rows; slots 0 (x) and 1 (y) serve shard_state_product,
+								 * slot s + SHARD_SCRATCH_SLOTS the owned rows' slot s */
+	int			engine_slots;	/* slots it is prepared with */
 	int			k;
 	unsigned	needs;
-	double	   *x;				/* [n_nodes * k] a product's whole local vectors */
+	double	   *x;				/* [n_nodes * k_vectors] a product's whole local vectors */
 	double	   *y;
+	int			k_vectors;
 	uint8	   *owners;			/* [n_nodes] SHARD_OWNS | SHARD_EXPORTS | SHARD_HALO, or NULL:
 								 * it owns no rows (every product is relayed whole) */
-	int32	   *owned_rows[SHARD_ROWS_LISTS];	/* the lists of ShardRows, ascending */
+	int32	   *owned_rows[SHARD_ROWS_LISTS];	/* the lists of ShardRows, ascending local rows */
 	int64		owned_count[SHARD_ROWS_LISTS];
-	double	   *slot[SHARD_MAX_SLOTS];	/* [n_nodes * k] a slot's values: the owned rows' are
-										 * the slot's, the halo rows' those of its last
-										 * product's input; NULL until written */
+	int32	   *engine_row;		/* [n_nodes] the engine's row of each local node: the owned
+								 * ones first, then the halo rows, each ascending */
+	int32	   *local_row;		/* [n_nodes] its inverse */
+	PrGraph		owned_graph;	/* product_graph renumbered to the engine's rows */
+	PrSortedRows owned_sorted;	/* the layout's sorted rows renumbered (has_owned_sorted) */
+	bool		has_owned_sorted;
+	bool		slot_held[SHARD_MAX_SLOTS];	/* the slot holds values: the owned rows' are the
+											 * slot's, the halo rows' those of its last
+											 * product's input */
 } ShardState;
+
+/* The engine's slots before the owned rows' (shard_state_product's x and y). */
+#define SHARD_SCRATCH_SLOTS 2
 
 bool		shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *spec,
 							 bool out_edges);
@@ -231,7 +244,7 @@ void		shard_state_dots(ShardState *state, int a_slot, int n_terms, const int32 *
 							 double *out);
 void		shard_state_update(ShardState *state, int y_slot, int x_slot, double alpha,
 							   const double *dangling, const char *restart, Size restart_size,
-							   double *residual, double *exported);
+							   double *residual, double *y_dangling, double *exported);
 Size		shard_open_size(const ShardState *state, bool same);
 Size		shard_open_write(const ShardState *state, bool same, char *out);
 bool		shard_open_read(const char *in, Size size, int64 n, int64 *ids, uint8 *roles,

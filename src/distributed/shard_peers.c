@@ -185,6 +185,9 @@ take_peer_lists(SessionPeers *peers, const ShardState *state, const char *in, Si
 				if (rows[i] < 0 || rows[i] >= n || (i > 0 && rows[i] <= rows[i - 1]) ||
 					(state->owners[rows[i]] & want[way]) == 0)
 					return false;
+			/* the engine's rows (a list's rows ascend in either numbering) */
+			for (int64 i = 0; i < count; i++)
+				rows[i] = state->engine_row[rows[i]];
 			peers->rows[way][peer] = rows;
 			if (way == PEER_RECV)
 				received += count;
@@ -260,7 +263,7 @@ peer_interrupted(void)
 
 /*
  * The exchange before a product on owned rows: sends every peer the values (values: n x k, the
- * part's local rows; its owned rows are the slot's) of the exported rows it reads and writes the
+ * engine's rows of the part; its owned rows are the slot's) of the exported rows it reads and writes the
  * values of the halo rows each peer owns into values.  A failure or a
  * cancel closes the session's group and raises the ERROR or the cancel.
  */

@@ -1,11 +1,12 @@
 /*
  * test_engine_top.c — pr_pagerank_top (the top_k best nodes of each column, ranked by the engine's
  * top_k operation or, without it, by the driver) against the full ranking of pr_pagerank sorted by
- * qsort, ties included; and the CPU engine prepared again on the graph it holds (k changes,
- * another graph) giving the same bits as a fresh engine.
+ * qsort, ties included; the CPU engine prepared again on the graph it holds (k changes, another
+ * graph) giving the same bits as a fresh engine; and a CPU engine over a renumbered part.
  */
 #include "test_util.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -395,5 +396,146 @@ test_cpu_given_sorted_rows(void)
 		pr_graph_free(&other, &pr_malloc_allocator);
 		edges_free(&edges);
 		edges_free(&other_edges);
+	}
+}
+
+/*
+ * A CPU engine over a renumbered graph (pr_graph_renumber, pr_cpu_sorted_rows_renumber) gives the
+ * products of the graph bit for bit; as a part (pr_cpu_engine_own_part) it updates its owned rows
+ * as the whole graph's engine does when given the whole graph's dangling sums, refuses an update
+ * without them, and combines and dots its owned rows only.
+ */
+void
+test_cpu_renumbered_part(void)
+{
+	PrBuildOptions opt = {false, true, 1, NULL, NULL, NULL};
+	PrRestart	uniform = {true, 1, NULL, NULL, NULL, 0, NULL, NULL};
+	PrError		err;
+
+	for (int weighted = 0; weighted < 2; weighted++)
+	{
+		EdgeList	edges;
+		PrGraph		g,
+					h;
+		PrSortedRows rows,
+					renumbered;
+		void	   *layout;
+		PrEngine   *whole = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+		PrEngine   *part = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+		int64_t		n,
+					owned;
+		int32_t    *new_to_old,
+				   *old_to_new;
+		double	   *x,
+				   *hx,
+				   *y,
+				   *hy,
+					sums,
+					dangling,
+					dots[2],
+					expect[2] = {0.0, 0.0},
+					coef[2] = {2.0, -1.0};
+		bool		same = true;
+		int			slots[2] = {1, 0};
+
+		edges_random(&edges, 90000, 12000, 0, 1, weighted == 1, 31 + weighted);
+		CHECK(pr_graph_build(edges.src, edges.dst, edges.weight, edges.m, &opt,
+							 &pr_malloc_allocator, &g, &err) == PR_OK);
+		n = g.n_nodes;
+		owned = n / 3;
+		new_to_old = malloc(sizeof(int32_t) * (size_t) n);
+		old_to_new = malloc(sizeof(int32_t) * (size_t) n);
+		/* every third node first, then the others, each ascending */
+		for (int64_t v = 0, at = 0; at < n; v++)
+		{
+			int64_t		old = v < owned ? 3 * v + 1 : -1;
+
+			if (old < 0)
+			{
+				for (int64_t u = 0; u < n; u++)
+					if (u % 3 != 1 || (u - 1) / 3 >= owned)
+						new_to_old[at++] = (int32_t) u;
+				break;
+			}
+			new_to_old[at++] = (int32_t) old;
+		}
+		for (int64_t i = 0; i < n; i++)
+			old_to_new[new_to_old[i]] = (int32_t) i;
+		CHECK(pr_graph_renumber(&g, new_to_old, old_to_new, pr_cpu_reads_in_edges(n, 1, PR_NEED_PULL_NORMALIZED),
+								&pr_malloc_allocator, &h, &err) == PR_OK);
+		CHECK(h.in_src == NULL && h.in_ptr[n] == g.n_edges);
+		CHECK(h.n_dangling == g.n_dangling);
+		layout = malloc(pr_cpu_sorted_rows_bytes(&g));
+		CHECK(pr_cpu_sorted_rows_write(&g, layout, &pr_malloc_allocator, &rows));
+		CHECK(pr_cpu_sorted_rows_renumber(&rows, old_to_new, &pr_malloc_allocator, &renumbered));
+		pr_cpu_engine_use_sorted_rows(part, &renumbered);
+		x = malloc(sizeof(double) * (size_t) n);
+		hx = malloc(sizeof(double) * (size_t) n);
+		y = malloc(sizeof(double) * (size_t) n);
+		hy = malloc(sizeof(double) * (size_t) n);
+		for (int64_t v = 0; v < n; v++)
+		{
+			x[v] = (double) ((v * 7919) % 1000 + 1) / (1000.0 * (double) n);
+			hx[old_to_new[v]] = x[v];
+		}
+		CHECK(whole->ops->prepare(whole, &g, 1, 2, PR_NEED_PULL_NORMALIZED, &err) == PR_OK);
+		CHECK(part->ops->prepare(part, &h, 1, 2, PR_NEED_PULL_NORMALIZED, &err) == PR_OK);
+		CHECK(whole->ops->upload(whole, 0, x, &err) == PR_OK &&
+			  whole->ops->product(whole, PR_PRODUCT_PULL_NORMALIZED, 0, 1, &err) == PR_OK &&
+			  whole->ops->download(whole, 1, y, &err) == PR_OK);
+		CHECK(part->ops->upload(part, 0, hx, &err) == PR_OK &&
+			  part->ops->product(part, PR_PRODUCT_PULL_NORMALIZED, 0, 1, &err) == PR_OK &&
+			  part->ops->download(part, 1, hy, &err) == PR_OK);
+		for (int64_t v = 0; v < n; v++)
+			same = same && memcmp(&y[v], &hy[old_to_new[v]], sizeof(double)) == 0;
+		CHECKF(same, "weighted %d: the renumbered graph's product differs", weighted);
+
+		/* the update of the owned rows, given the whole graph's dangling sums */
+		CHECK(whole->ops->column_sums(whole, 0, &sums, &dangling, &err) == PR_OK);
+		CHECK(pr_cpu_engine_own_part(part, owned, &err) == PR_OK);
+		CHECKF(part->ops->pagerank_update(part, 1, 0, 0.85, &uniform, &err) == PR_ERR_INVALID,
+			   "weighted %d: an update without the dangling sums ran", weighted);
+		CHECK(whole->ops->pagerank_update(whole, 1, 0, 0.85, &uniform, &err) == PR_OK &&
+			  whole->ops->download(whole, 1, y, &err) == PR_OK);
+		pr_cpu_engine_give_dangling(part, (double) n, &dangling);
+		CHECK(part->ops->pagerank_update(part, 1, 0, 0.85, &uniform, &err) == PR_OK &&
+			  part->ops->download(part, 1, hy, &err) == PR_OK);
+		same = true;
+		for (int64_t i = 0; i < owned; i++)
+			same = same && memcmp(&y[new_to_old[i]], &hy[i], sizeof(double)) == 0;
+		CHECKF(same, "weighted %d: the part's update differs on its owned rows", weighted);
+
+		/* combinations and dot products of the owned rows only */
+		CHECK(part->ops->dots(part, 1, 2, slots, dots, &err) == PR_OK);
+		for (int64_t i = 0; i < owned; i++)
+		{
+			expect[0] += hy[i] * hy[i];
+			expect[1] += hy[i] * hx[i];
+		}
+		CHECKF(fabs(dots[0] - expect[0]) <= 1e-12 * expect[0] &&
+			   fabs(dots[1] - expect[1]) <= 1e-12 * expect[1],
+			   "weighted %d: dots %g %g, owned rows' %g %g", weighted, dots[0], dots[1],
+			   expect[0], expect[1]);
+		CHECK(part->ops->combine(part, 0, 2, slots, coef, &err) == PR_OK &&
+			  part->ops->download(part, 0, y, &err) == PR_OK);
+		same = true;
+		for (int64_t i = 0; i < n; i++)
+			same = same && y[i] == (i < owned ? 2.0 * hy[i] - hx[i] : hx[i]);
+		CHECKF(same, "weighted %d: the combination went beyond the owned rows", weighted);
+
+		whole->ops->release(whole);
+		part->ops->release(part);
+		free((void *) renumbered.row_order);
+		free((void *) renumbered.src);
+		free(layout);
+		free(new_to_old);
+		free(old_to_new);
+		free(x);
+		free(hx);
+		free(y);
+		free(hy);
+		pr_graph_free(&g, &pr_malloc_allocator);
+		pr_graph_free(&h, &pr_malloc_allocator);
+		edges_free(&edges);
 	}
 }

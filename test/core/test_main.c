@@ -65,6 +65,7 @@
 	X(test_pagerank_top_matches_full) \
 	X(test_cpu_prepare_again) \
 	X(test_cpu_given_sorted_rows) \
+	X(test_cpu_renumbered_part) \
 	X(test_star_tight_tolerance) \
 	X(test_star_tight_tolerance_columns) \
 	X(test_driver_stagnation) \

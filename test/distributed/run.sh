@@ -332,15 +332,16 @@ cat "$WORK/killed.out" >>"$OUT"
 say "a shard waiting in the exchange with another: statement_timeout, a killed shard"
 # a long run through the exchange: from one node of a cycle, at a damping that converges slowly
 long_run="SELECT count(*) FROM pagerank('edges_cycle', damping => 0.999999, tolerance => 1e-15, max_iterations => 100000000, start_nodes => '{1}', start_scores => '{1}')"
-# Stops s2's shard backend ($stopped) until s1's waits in the exchange with it (its product call
-# still active with s2 stopped: it cannot end without s2's halo); prints whether it got there.
+# Stops s2's shard backend ($stopped) until s1's waits in the exchange with it (its product or
+# step call still active with s2 stopped: it cannot end without s2's halo); prints whether it got
+# there.
 stop_in_exchange() {
 	for try in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
 		stopped=$(sql $S2 -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'powerrank' AND backend_type = 'client backend' LIMIT 1")
 		if [ -n "$stopped" ]; then
 			kill -STOP "$stopped"
 			sleep 0.3
-			waiting=$(sql $S1 -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'powerrank' AND state = 'active' AND query LIKE '%powerrank_shard_owned_product%'")
+			waiting=$(sql $S1 -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'powerrank' AND state = 'active' AND (query LIKE '%powerrank_shard_owned_product%' OR query LIKE '%powerrank_shard_step%')")
 			if [ "$waiting" = 1 ]; then
 				echo "s1 waits in the exchange"
 				return 0
