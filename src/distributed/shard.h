@@ -155,7 +155,7 @@ typedef enum ShardGiven
 } ShardGiven;
 
 /*
- * The shard-to-shard exchange (shard_peers.c): the shards of a run form a group, one rank each
+ * The shard-to-shard exchange (shard.c, its end): the shards of a run form a group, one rank each
  * (the parts' order), of at most SHARD_MAX_PEERS.  What a part sends to and receives from each
  * peer, as the coordinator writes it (powerrank_shard_peers_connect's lists): int32 parts; for
  * each part, int64 rows sent to it and int64 rows received from it (0 and 0 for itself); then the
@@ -256,6 +256,5 @@ int64		shard_role_rows(const uint8 *roles, int64 n, uint8 role, int32 *rows);
 void		shard_state_close(ShardState *state);
 ShardState *shard_owning_part(void);
 bool		shard_read_bytes(const char *in, Size size, Size *at, void *out, Size n);
-void		shard_peers_exchange(const ShardState *state, double *values);
 
 #endif							/* SHARD_H */
