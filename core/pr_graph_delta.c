@@ -638,12 +638,30 @@ copy_edges(const PrGraph *base, const int32_t *map, int64_t b, int64_t b_end, Pr
 /* The flagged sources' in-edges of out, gathered in edge order by the parts of an even split. */
 typedef struct FlaggedEdges
 {
-	const PrGraph *out;
+	PrGraph    *out;
 	const uint8_t *flags;
 	int64_t		count[PR_MAX_THREADS + 1];	/* per part, then (prefix) its first slot */
+	int64_t		total;
 	int32_t    *src;			/* NULL in the counting pass */
 	double	   *weight;
 } FlaggedEdges;
+
+/*
+ * pr_parallel_run's task: adds the gathered weights of the sources in part `part` of n_parts
+ * (even ranges of node ids) to their out-strengths, each source's in edge order.
+ */
+static void
+flagged_sums_part(void *arg, int part, int n_parts)
+{
+	FlaggedEdges *f = (FlaggedEdges *) arg;
+	int64_t		lo,
+				hi;
+
+	pr_even_range(f->out->n_nodes, part, n_parts, &lo, &hi);
+	for (int64_t i = 0; i < f->total; i++)
+		if (f->src[i] >= lo && f->src[i] < hi)
+			f->out->out_strength[f->src[i]] += f->weight[i];
+}
 
 /* pr_parallel_run's task: counts, or copies to its slots, the flagged edges of part `part`. */
 static void
@@ -675,8 +693,9 @@ flagged_edges_part(void *arg, int part, int n_parts)
 
 /*
  * Adds every flagged source's in-edge weights of out to its out-strength, in edge order (the
- * build's order: the same double): the edges found by n_parts threads, then summed in order on
- * this one; by one pass here when the scratch cannot be had.
+ * build's order: the same double): the edges found by n_parts threads, then each source's summed
+ * in order by the thread whose range of sources holds it; by one pass here when the scratch cannot
+ * be had.
  */
 static void
 sum_flagged(const PrGraphPatch *patch, PrGraph *out, const uint8_t *flags, int n_parts)
@@ -703,8 +722,8 @@ sum_flagged(const PrGraphPatch *patch, PrGraph *out, const uint8_t *flags, int n
 	if (f.src != NULL && f.weight != NULL)
 	{
 		pr_parallel_run(flagged_edges_part, &f, n_parts);
-		for (int64_t i = 0; i < total; i++)
-			out->out_strength[f.src[i]] += f.weight[i];
+		f.total = total;
+		pr_parallel_run(flagged_sums_part, &f, n_parts);
 	}
 	else
 		for (int64_t e = 0; e < out->n_edges; e++)
