@@ -68,7 +68,7 @@ SELECT is(pg_get_function_result('powerrank_last_run()'::regprocedure),
           'cache_hit boolean, fallback text, read_ms double precision, prepare_ms double precision, '
           'batch_size integer, warm_start text, residency text, error_bound double precision, '
           'mixed_steps integer, top_k_certified boolean, top_k_ties bigint, graph_source text, '
-          'delta_rows bigint, exchange_bytes bigint, exchange_ms double precision)',
+          'delta_rows bigint, exchange_bytes bigint, exchange_ms double precision, peer_bytes bigint)',
           'powerrank_last_run() columns');
 
 -- powerrank_estimate: the ranking functions' argument names and defaults, one row.
