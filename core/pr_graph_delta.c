@@ -268,6 +268,15 @@ plan_weights(PrGraphPatch *patch, const PrWeightRange *base_range)
 		ldexp(1.0, PR_STRENGTH_LIMIT_EXP - 1);
 }
 
+/* Sets bits[n_nodes / 8 + 1] to the bits of ids[count] (node ids below n_nodes), all others 0. */
+static void
+set_node_bits(uint8_t *bits, int64_t n_nodes, const int32_t *ids, int64_t count)
+{
+	memset(bits, 0, (size_t) n_nodes / 8 + 1);
+	for (int64_t i = 0; i < count; i++)
+		bits[ids[i] >> 3] |= (uint8_t) (1u << (ids[i] & 7));
+}
+
 /* The out-degrees of a plan's candidates, counted over even parts of the base's in-edges. */
 typedef struct DegreeCount
 {
@@ -328,10 +337,8 @@ candidate_out_degrees(const PrGraph *base, const int32_t *candidates, int64_t n,
 		pr_free(alloc, d.counts);
 		return false;
 	}
-	memset(flags, 0, (size_t) base->n_nodes / 8 + 1);
+	set_node_bits(flags, base->n_nodes, candidates, n);
 	memset(d.counts, 0, (size_t) parts * (size_t) n * sizeof(int64_t));
-	for (int64_t k = 0; k < n; k++)
-		flags[candidates[k] >> 3] |= (uint8_t) (1u << (candidates[k] & 7));
 	d.flags = flags;
 	if (parts == 1)
 		degree_count_part(&d, 0, 1);
@@ -771,17 +778,10 @@ write_strengths(const PrGraphPatch *patch, PrGraph *out, int n_parts)
 	}
 	else if (patch->n_sources > 0)
 	{
-		uint8_t    *flags = patch->source_flags;
-
-		memset(flags, 0, (size_t) n / 8 + 1);
+		set_node_bits(patch->source_flags, n, patch->sources, patch->n_sources);
 		for (int64_t i = 0; i < patch->n_sources; i++)
-		{
-			int32_t		s = patch->sources[i];
-
-			out->out_strength[s] = 0.0;
-			flags[s >> 3] |= (uint8_t) (1u << (s & 7));
-		}
-		sum_flagged(patch, out, flags, n_parts);
+			out->out_strength[patch->sources[i]] = 0.0;
+		sum_flagged(patch, out, patch->source_flags, n_parts);
 	}
 	for (int64_t v = 0; v < n; v++)
 		if (out->out_strength[v] == 0.0)

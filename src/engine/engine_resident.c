@@ -114,6 +114,7 @@ void
 resident_tuner_finish(Resident *r, bool wait)
 {
 	char		line[SERVICE_MESSAGE_LEN + 128];
+	bool		adoptable;
 
 	if (!r->tuner_started || (!wait && pg_atomic_read_u32(&r->tuner_done) == 0))
 		return;
@@ -128,16 +129,17 @@ resident_tuner_finish(Resident *r, bool wait)
 		engine_log(line);
 		return;
 	}
-	if (!wait && r->engine != NULL && r->prepared.done &&
-		r->prepared.algorithm == SERVICE_PAGERANK && r->prepared.k == 1 && !resident_tuned_is_faster(r))
+	/* the graph still prepared for one-column PageRank: the tuned engine may replace the quick one */
+	adoptable = !wait && r->engine != NULL && r->prepared.done &&
+		r->prepared.algorithm == SERVICE_PAGERANK && r->prepared.k == 1;
+	if (adoptable && !resident_tuned_is_faster(r))
 	{
 		/* the measured choice kept the quick layout's own order and format: nothing to swap */
 		r->tuned->ops->release(r->tuned);
 		r->tuned = NULL;
 		return;
 	}
-	if (!wait && r->engine != NULL && r->prepared.done &&
-		r->prepared.algorithm == SERVICE_PAGERANK && r->prepared.k == 1 && resident_has_delta(r) &&
+	if (adoptable && resident_has_delta(r) &&
 		(r->tuned->ops->apply_delta == NULL ||
 		 r->tuned->ops->apply_delta(r->tuned, &r->delta, &r->tuned_err) != PR_OK))
 	{
@@ -149,8 +151,7 @@ resident_tuner_finish(Resident *r, bool wait)
 		r->tuned = NULL;
 		return;
 	}
-	if (!wait && r->engine != NULL && r->prepared.done &&
-		r->prepared.algorithm == SERVICE_PAGERANK && r->prepared.k == 1)
+	if (adoptable)
 	{
 		r->engine->ops->release(r->engine);
 		r->engine = r->tuned;
