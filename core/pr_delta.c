@@ -17,20 +17,26 @@ pr_graph_delta_free(PrGraphDelta *delta, const PrAllocator *alloc)
 	pr_free(alloc, delta->edges);
 	pr_free(alloc, delta->sources);
 	pr_free(alloc, delta->out_strength);
+	pr_free(alloc, delta->absent);
 	memset(delta, 0, sizeof(PrGraphDelta));
 }
 
-/* Allocates a delta's arrays for n_edges edges and n_sources sources; false when out of memory. */
+/*
+ * Allocates a delta's arrays for n_edges edges, n_sources sources and n_absent absent nodes; false
+ * when out of memory.
+ */
 bool
 pr_graph_delta_alloc(PrGraphDelta *delta, int64_t n_nodes, int64_t n_edges, int64_t n_sources,
-					 const PrAllocator *alloc)
+					 int64_t n_absent, const PrAllocator *alloc)
 {
 	memset(delta, 0, sizeof(PrGraphDelta));
 	delta->n_nodes = n_nodes;
 	delta->edges = (PrEdgeChange *) pr_alloc_array(alloc, (size_t) n_edges + 1, sizeof(PrEdgeChange));
 	delta->sources = (int32_t *) pr_alloc_array(alloc, (size_t) n_sources + 1, sizeof(int32_t));
 	delta->out_strength = (double *) pr_alloc_array(alloc, (size_t) n_sources + 1, sizeof(double));
-	if (delta->edges == NULL || delta->sources == NULL || delta->out_strength == NULL)
+	delta->absent = (int32_t *) pr_alloc_array(alloc, (size_t) n_absent + 1, sizeof(int32_t));
+	if (delta->edges == NULL || delta->sources == NULL || delta->out_strength == NULL ||
+		delta->absent == NULL)
 	{
 		pr_graph_delta_free(delta, alloc);
 		return false;
@@ -50,8 +56,10 @@ pr_graph_delta_merge(const PrGraphDelta *first, const PrGraphDelta *second,
 	if (first->n_nodes != second->n_nodes)
 		return pr_error_set(err, PR_ERR_INVALID, "deltas of %lld and %lld nodes",
 							(long long) first->n_nodes, (long long) second->n_nodes);
+	if (first->n_absent > 0 || second->n_absent > 0)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED, "a delta with absent nodes is merged by none");
 	if (!pr_graph_delta_alloc(out, first->n_nodes, first->n_edges + second->n_edges,
-							  first->n_sources + second->n_sources, alloc))
+							  first->n_sources + second->n_sources, 0, alloc))
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory merging deltas of %lld and %lld edges",
 							(long long) first->n_edges, (long long) second->n_edges);
 	while (a < first->n_edges || b < second->n_edges)

@@ -272,10 +272,12 @@ void		pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out, int n_thread
 void		pr_graph_patch_free(PrGraphPatch *patch);
 
 /*
- * A graph delta: graph X described as graph B plus netted changes over THE SAME NODE SET (no node
- * gone, no node new; X numbers B's nodes the same), what an engine prepared on B needs to serve X
- * (PrEngineOps.apply_delta).  A weight change of an edge is one change deleting the old weight and
- * one inserting the new; an edge's term in a product is count * weight * (its source's value).
+ * A graph delta: graph X described as graph B plus netted changes, in B's internal ids: what an
+ * engine prepared on B needs to serve X (PrEngineOps.apply_delta).  X's nodes are B's nodes but
+ * the absent ones (nodes left without any edge: X lacks them; no node is new); the delta keeps B's
+ * numbering, and whoever maps results to X leaves the absent nodes out.  A weight change of an
+ * edge is one change deleting the old weight and one inserting the new; an edge's term in a
+ * product is count * weight * (its source's value).
  */
 typedef struct PrGraphDelta
 {
@@ -287,6 +289,9 @@ typedef struct PrGraphDelta
 								 * ascending, distinct (a superset of the changes' sources) */
 	double	   *out_strength;	/* [n_sources] X's out-strength of each (0: dangling in X) */
 	int64_t		n_sources;
+	int32_t    *absent;			/* [n_absent] B's nodes that are not X's (no edge in X: no
+								 * restart mass, no score), ascending, distinct */
+	int64_t		n_absent;
 } PrGraphDelta;
 
 /*
@@ -297,10 +302,12 @@ typedef struct PrGraphDelta
 PrStatus	pr_graph_delta_from_patch(const PrGraphPatch *patch, const PrGraph *patched,
 									  const PrAllocator *alloc, PrGraphDelta *out, PrError *err);
 
-/* Allocates a delta's arrays (zero counts) for n_edges edges and n_sources sources; false when
- * out of memory (nothing allocated). */
+/*
+ * Allocates a delta's arrays (zero counts) for n_edges edges, n_sources sources and n_absent
+ * absent nodes; false when out of memory (nothing allocated).
+ */
 bool		pr_graph_delta_alloc(PrGraphDelta *delta, int64_t n_nodes, int64_t n_edges,
-								 int64_t n_sources, const PrAllocator *alloc);
+								 int64_t n_sources, int64_t n_absent, const PrAllocator *alloc);
 
 /*
  * The delta B -> X2 of first (B -> X1) followed by second (X1 -> X2), all three over one node set:

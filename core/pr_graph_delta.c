@@ -1007,7 +1007,7 @@ pr_graph_delta_from_patch(const PrGraphPatch *patch, const PrGraph *patched,
 	memset(out, 0, sizeof(PrGraphDelta));
 	if (patch->map != NULL || patch->n_fresh > 0 || patched->n_nodes != patch->shape.n_nodes)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED, "the patch changed the graph's node set");
-	if (!pr_graph_delta_alloc(out, patched->n_nodes, (int64_t) patch->n_net, patch->n_sources,
+	if (!pr_graph_delta_alloc(out, patched->n_nodes, (int64_t) patch->n_net, patch->n_sources, 0,
 							  alloc))
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a delta of %zu edges",
 							patch->n_net);
