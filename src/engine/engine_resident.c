@@ -458,6 +458,7 @@ resident_take_delta(const ServiceRequest *req, const char *request_base, bool wi
 	if (b->engine == NULL || !b->prepared.done || b->engine->ops->apply_delta == NULL ||
 		b->multi != NULL)
 		return NULL;
+	memset(&step, 0, sizeof(PrGraphDelta));
 	step.n_nodes = req->n_nodes;	/* checked against the base's */
 	step.edges = (PrEdgeChange *) (request_base + h->off_delta_edges);
 	step.n_edges = req->delta_edges;
