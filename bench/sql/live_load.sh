@@ -20,7 +20,7 @@
 #             error_bound.
 # untracked   WRITERS pgbench clients of pgbench/live_load_writer.sql (each transaction inserts BATCH
 #             edges, updates the weight of BATCH edges and deletes BATCH edges: 3 x BATCH row changes) at
-#             RATE row changes a second in total, for DURATION s, on edges_plain, alone.
+#             RATE row changes a second in total, for UNTRACKED_SECS s, on edges_plain, alone.
 # live        the same writers on edges for DURATION s, while one session calls the ranking every
 #             CALL_EVERY s (a fixed schedule; a call that ends late starts the next at once) and a
 #             checker runs every CHECK_EVERY s, in one REPEATABLE READ transaction, the call with
@@ -40,7 +40,7 @@
 #
 # Environment (besides bench/common/cluster.sh's PG_CONFIG, PGBIN, PGUSER_OS, PORT, TMPDIR, KEEP):
 #   SCALE (22), WRITERS (8), RATE (1000 row changes a second, all writers together), BATCH (1),
-#   DURATION (300 s), CALL_EVERY (1 s), CHECK_EVERY (30 s), CAPACITY_SECS (30), DEVICE (cpu: the
+#   DURATION (300 s), UNTRACKED_SECS (DURATION), CALL_EVERY (1 s), CHECK_EVERY (30 s), CAPACITY_SECS (30), DEVICE (cpu: the
 #   backend's engine and no GPU service; gpu or auto: the service started and waited for),
 #   ROUNDING (1e-12), PARTS (parallel COPYs of the load: the cores, at most 16), CACHE_SIZE
 #   (powerrank.cache_size, 16GB), SHARED_BUFFERS (4GB), EXTRA_SETTINGS ("-c name=value ..." for the
@@ -51,6 +51,7 @@ WRITERS=${WRITERS:-8}
 RATE=${RATE:-1000}
 BATCH=${BATCH:-1}
 DURATION=${DURATION:-300}
+UNTRACKED_SECS=${UNTRACKED_SECS:-$DURATION}
 CALL_EVERY=${CALL_EVERY:-1}
 CHECK_EVERY=${CHECK_EVERY:-30}
 CAPACITY_SECS=${CAPACITY_SECS:-30}
@@ -186,7 +187,7 @@ writers() {  # table seconds rated label
 untracked() {
   set -e
   local r
-  r=$(writers edges_plain "$DURATION" 1 untracked)
+  r=$(writers edges_plain "$UNTRACKED_SECS" 1 untracked)
   echo "$r" > "$WORK/untracked.txt"
   echo "RESULT untracked writers (tps failed latency_ms lag_ms row_changes/s): $r"
 }
