@@ -372,3 +372,376 @@ test_delta_same_ids(void)
 			pr_graph_free(&base, &pr_malloc_allocator);
 		}
 }
+
+/*
+ * Deltas extended with changed rows (pr_graph_delta_extend) against pr_graph_build of the rows:
+ * a table's rows (alive or deleted) over a root graph's nodes, changed in batches.
+ */
+typedef struct TableRows
+{
+	int64_t		src[4096];
+	int64_t		dst[4096];
+	double		w[4096];
+	bool		alive[4096];
+	size_t		n;
+} TableRows;
+
+/* Builds the alive rows into g. */
+static void
+build_alive(const TableRows *t, bool weighted, bool undirected, PrGraph *g)
+{
+	int64_t    *src = malloc(sizeof(int64_t) * (t->n + 1));
+	int64_t    *dst = malloc(sizeof(int64_t) * (t->n + 1));
+	double	   *w = malloc(sizeof(double) * (t->n + 1));
+	size_t		m = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		if (t->alive[i])
+		{
+			src[m] = t->src[i];
+			dst[m] = t->dst[i];
+			w[m] = t->w[i];
+			m++;
+		}
+	build_rows(g, src, dst, weighted ? w : NULL, m, undirected);
+	free(src);
+	free(dst);
+	free(w);
+}
+
+/* Alive rows of t. */
+static size_t
+alive_rows(const TableRows *t)
+{
+	size_t		count = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		count += t->alive[i];
+	return count;
+}
+
+/* A random weight: 0 at times, else one that sums with rounding. */
+static double
+random_weight(bool weighted)
+{
+	if (!weighted)
+		return 1.0;
+	if (rand() % 8 == 0)
+		return 0.0;
+	return 0.1 * (1 + rand() % 30) + (double) rand() / RAND_MAX;
+}
+
+/* Adds row (s, d, w) to t and its insert to changes. */
+static void
+insert_row(TableRows *t, int64_t s, int64_t d, double w, PrEdgeChange *changes, size_t *n_changes)
+{
+	t->src[t->n] = s;
+	t->dst[t->n] = d;
+	t->w[t->n] = w;
+	t->alive[t->n] = true;
+	t->n++;
+	changes[(*n_changes)++] = (PrEdgeChange) {s, d, w, 1};
+}
+
+/* Deletes row i of t and adds its deletion to changes. */
+static void
+delete_row(TableRows *t, size_t i, PrEdgeChange *changes, size_t *n_changes)
+{
+	t->alive[i] = false;
+	changes[(*n_changes)++] = (PrEdgeChange) {t->src[i], t->dst[i], t->w[i], -1};
+}
+
+/*
+ * One batch of random changes of t over root's nodes: deletions, weight updates, inserts (self-
+ * loops, parallel edges, zero weights), every edge of a node deleted (it vanishes, or keeps only
+ * in-edges when directed), a node of root that X lacks given an edge again.  At least one row
+ * stays.
+ */
+static size_t
+random_batch(TableRows *t, const PrGraph *root, const PrGraphDelta *delta, bool weighted,
+			 bool undirected, PrEdgeChange *changes)
+{
+	size_t		n_changes = 0;
+	int			n_ops = 1 + rand() % 10;
+
+	for (int op = 0; op < n_ops && t->n < 4000; op++)
+	{
+		int			kind = rand() % 7;
+		size_t		i = (size_t) rand() % t->n;
+		int64_t		v = root->node_ids[rand() % root->n_nodes];
+		int64_t		u = root->node_ids[rand() % root->n_nodes];
+
+		if ((kind == 0 || kind == 1) && t->alive[i] && alive_rows(t) > 1)
+		{
+			delete_row(t, i, changes, &n_changes);
+			if (kind == 1 && weighted)
+				insert_row(t, t->src[i], t->dst[i], random_weight(true), changes, &n_changes);
+		}
+		else if (kind == 2)
+			insert_row(t, v, rand() % 4 == 0 ? v : u, random_weight(weighted), changes, &n_changes);
+		else if (kind == 3 && t->alive[i])
+			/* a parallel edge of another (or the same) weight */
+			insert_row(t, t->src[i], t->dst[i], rand() % 2 ? t->w[i] : random_weight(weighted),
+					   changes, &n_changes);
+		else if (kind == 4 || kind == 5)
+		{
+			/* every out-edge of v (kind 4), or every edge of v: v vanishes (kind 5) */
+			size_t		left = alive_rows(t);
+
+			for (size_t k = 0; k < t->n; k++)
+				if (t->alive[k] && (t->src[k] == v || ((kind == 5 || undirected) && t->dst[k] == v)))
+					left--;
+			for (size_t k = 0; k < t->n && left > 0; k++)
+				if (t->alive[k] && (t->src[k] == v || ((kind == 5 || undirected) && t->dst[k] == v)))
+					delete_row(t, k, changes, &n_changes);
+		}
+		else if (kind == 6 && delta->n_absent > 0)
+		{
+			/* an absent node comes back */
+			int64_t		back = root->node_ids[delta->absent[rand() % delta->n_absent]];
+
+			if (rand() % 2)
+				insert_row(t, back, u, random_weight(weighted), changes, &n_changes);
+			else
+				insert_row(t, u, back, random_weight(weighted), changes, &n_changes);
+		}
+	}
+	return n_changes;
+}
+
+/* X's out-strength and out-degree of root node v by root + delta. */
+static void
+delta_source(const PrGraph *root, const int64_t *root_degree, const PrGraphDelta *delta, int32_t v,
+			 double *strength, int64_t *degree)
+{
+	*strength = root->out_strength[v];
+	*degree = root_degree != NULL ? root_degree[v] : (int64_t) root->out_strength[v];
+	for (int64_t i = 0; i < delta->n_sources; i++)
+		if (delta->sources[i] == v)
+		{
+			*strength = delta->out_strength[i];
+			*degree = delta->out_degree[i];
+		}
+}
+
+/*
+ * root + delta equals x (the build of the rows): X's nodes are root's but the absent ones, each
+ * present node's in-edges are root's row plus the delta's counts (as a multiset, in the row's
+ * order), its out-strength within 1e-12 (0 exactly where x's is 0), its out-degree x's, the
+ * dangling list x's (less the absent nodes); the delta checks; materialized through
+ * pr_graph_delta_changes and a patch it is x bit for bit; and its flat form views the same.
+ */
+static void
+check_delta_is(const PrGraph *root, const int64_t *root_degree, const PrGraphDelta *delta,
+			   const PrGraph *x, const char *what)
+{
+	int64_t    *x_degree = malloc(sizeof(int64_t) * (size_t) (x->n_nodes + 1));
+	int32_t    *dangling = malloc(sizeof(int32_t) * (size_t) (root->n_dangling + delta->n_sources + 1));
+	PrEdgeChange *changes = malloc(sizeof(PrEdgeChange) * (size_t) (delta->n_edges + 1));
+	int64_t		xv = 0,
+				n_dangling,
+				k = 0;
+	PrGraph		materialized;
+	PrGraphDelta view;
+	PrError		err;
+	size_t		size = pr_graph_delta_flat_size(delta);
+	void	   *flat = aligned_alloc(8, (size + 7) / 8 * 8);
+
+	CHECKF(pr_graph_delta_check(delta, root, &err) == PR_OK, "%s: check: %s", what, err.message);
+	pr_graph_out_degrees(x, 2, x_degree);
+	for (int32_t v = 0; v < root->n_nodes; v++)
+	{
+		int64_t		d = delta->n_edges > 0 ? 0 : 0;
+		int64_t		b = root->in_ptr[v];
+		int64_t		e_x;
+		double		strength;
+		int64_t		degree;
+
+		if (pr_graph_delta_absent(delta, v))
+		{
+			CHECKF(xv >= x->n_nodes || x->node_ids[xv] != root->node_ids[v],
+				   "%s: node %lld absent, but in X", what, (long long) root->node_ids[v]);
+			continue;
+		}
+		CHECKF(xv < x->n_nodes && x->node_ids[xv] == root->node_ids[v],
+			   "%s: node %lld present, not in X", what, (long long) root->node_ids[v]);
+		if (xv >= x->n_nodes || x->node_ids[xv] != root->node_ids[v])
+			break;
+		/* the in-row: root's merged with the delta's edges to v, in (source, weight) order */
+		e_x = x->in_ptr[xv];
+		while (d < delta->n_edges && delta->edges[d].dst < v)
+			d++;
+		while (b < root->in_ptr[v + 1] || (d < delta->n_edges && delta->edges[d].dst == v))
+		{
+			bool		from_root = !(d < delta->n_edges && delta->edges[d].dst == v) ||
+				(b < root->in_ptr[v + 1] &&
+				 (root->in_src[b] < delta->edges[d].src ||
+				  (root->in_src[b] == delta->edges[d].src &&
+				   (root->weighted ? root->in_weight[b] : 1.0) < delta->edges[d].weight)));
+			int64_t		src = from_root ? root->in_src[b] : delta->edges[d].src;
+			double		w = from_root ? (root->weighted ? root->in_weight[b] : 1.0) :
+				delta->edges[d].weight;
+			int64_t		copies = 0;
+
+			while (b < root->in_ptr[v + 1] && root->in_src[b] == src &&
+				   (root->weighted ? root->in_weight[b] : 1.0) == w)
+			{
+				copies++;
+				b++;
+			}
+			if (d < delta->n_edges && delta->edges[d].dst == v && delta->edges[d].src == src &&
+				delta->edges[d].weight == w)
+				copies += delta->edges[d++].count;
+			for (int64_t c = 0; c < copies; c++, e_x++)
+				CHECKF(e_x < x->in_ptr[xv + 1] &&
+					   x->node_ids[x->in_src[e_x]] == root->node_ids[src] &&
+					   (!x->weighted || x->in_weight[e_x] == w),
+					   "%s: in-edge %lld -> %lld (weight %g) differs", what,
+					   (long long) root->node_ids[src], (long long) root->node_ids[v], w);
+		}
+		CHECKF(e_x == x->in_ptr[xv + 1], "%s: node %lld has more in-edges in X", what,
+			   (long long) root->node_ids[v]);
+		/* out-strength and out-degree */
+		delta_source(root, root_degree, delta, v, &strength, &degree);
+		CHECKF(x->out_strength[xv] == 0.0 ? strength == 0.0 :
+			   fabs(strength - x->out_strength[xv]) <= 1e-12 * x->out_strength[xv],
+			   "%s: out-strength of %lld is %.17g, X's %.17g", what, (long long) root->node_ids[v],
+			   strength, x->out_strength[xv]);
+		CHECKF(degree == x_degree[xv], "%s: out-degree of %lld is %lld, X's %lld", what,
+			   (long long) root->node_ids[v], (long long) degree, (long long) x_degree[xv]);
+		xv++;
+	}
+	CHECKF(xv == x->n_nodes, "%s: %lld of X's %lld nodes present", what, (long long) xv,
+		   (long long) x->n_nodes);
+	/* the dangling list, less the absent nodes */
+	n_dangling = pr_graph_delta_dangling(root, delta, dangling);
+	for (int64_t i = 0; i < n_dangling; i++)
+		if (!pr_graph_delta_absent(delta, dangling[i]))
+		{
+			CHECKF(k < x->n_dangling &&
+				   x->node_ids[x->dangling[k]] == root->node_ids[dangling[i]],
+				   "%s: dangling node %lld", what, (long long) root->node_ids[dangling[i]]);
+			k++;
+		}
+	CHECKF(k == x->n_dangling, "%s: %lld dangling nodes, X has %lld", what, (long long) k,
+		   (long long) x->n_dangling);
+	/* materialized: X bit for bit */
+	pr_graph_delta_changes(root, delta, changes);
+	CHECKF(apply_changes(root, changes, (size_t) delta->n_edges, false, &materialized, &err) ==
+		   PR_OK, "%s: materialize: %s", what, err.message);
+	CHECKF(same_graph(&materialized, x), "%s: materialized graph differs", what);
+	pr_graph_free(&materialized, &pr_malloc_allocator);
+	/* the flat form */
+	memset(flat, 0xab, size);
+	pr_graph_delta_write_flat(delta, flat);
+	CHECK(pr_graph_delta_view_flat(flat, size, &view, &err) == PR_OK);
+	CHECK(view.n_nodes == delta->n_nodes && view.n_edges == delta->n_edges &&
+		  view.n_sources == delta->n_sources && view.n_absent == delta->n_absent);
+	CHECK(delta->n_edges == 0 ||
+		  memcmp(view.edges, delta->edges, sizeof(PrEdgeChange) * (size_t) delta->n_edges) == 0);
+	CHECK(delta->n_sources == 0 ||
+		  (memcmp(view.sources, delta->sources, sizeof(int32_t) * (size_t) delta->n_sources) == 0 &&
+		   memcmp(view.out_strength, delta->out_strength,
+				  sizeof(double) * (size_t) delta->n_sources) == 0 &&
+		   memcmp(view.out_degree, delta->out_degree,
+				  sizeof(int64_t) * (size_t) delta->n_sources) == 0));
+	CHECK(delta->n_absent == 0 ||
+		  memcmp(view.absent, delta->absent, sizeof(int32_t) * (size_t) delta->n_absent) == 0);
+	CHECK(pr_graph_delta_check(&view, root, &err) == PR_OK);
+	free(flat);
+	free(x_degree);
+	free(dangling);
+	free(changes);
+}
+
+/*
+ * A random table (parallel edges, self-loops, zero weights) built as the root, then a chain of
+ * extends, each checked against the build of the rows (check_delta_is), its changed-edge count
+ * against the two deltas' counts.
+ */
+static void
+check_extend_chain(unsigned seed, bool weighted, bool undirected)
+{
+	TableRows  *t = calloc(1, sizeof(TableRows));
+	PrEdgeChange changes[4096];
+	PrGraph		root;
+	PrGraphDelta delta = {0};
+	int64_t    *root_degree = NULL;
+	int64_t		span = 12 + seed % 20;
+
+	srand(seed);
+	t->n = 20 + (size_t) (rand() % 60);
+	for (size_t i = 0; i < t->n; i++)
+	{
+		t->src[i] = 3 * (rand() % span);
+		t->dst[i] = rand() % 6 == 0 ? t->src[i] : 3 * (rand() % span);
+		t->w[i] = random_weight(weighted);
+		t->alive[i] = true;
+		if (i > 0 && rand() % 8 == 0)
+		{
+			/* a parallel edge */
+			t->src[i] = t->src[i - 1];
+			t->dst[i] = t->dst[i - 1];
+		}
+	}
+	build_alive(t, weighted, undirected, &root);
+	if (weighted)
+	{
+		root_degree = malloc(sizeof(int64_t) * (size_t) root.n_nodes);
+		pr_graph_out_degrees(&root, 2, root_degree);
+	}
+	delta.n_nodes = root.n_nodes;
+	for (int step = 0; step < 12; step++)
+	{
+		size_t		n_changes = random_batch(t, &root, &delta, weighted, undirected, changes);
+		PrGraphDelta next;
+		PrGraph		x;
+		PrError		err;
+		int64_t		changed = -1,
+					counted = 0,
+					a = 0,
+					b = 0;
+		char		what[128];
+
+		snprintf(what, sizeof(what), "seed %u weighted %d undirected %d step %d", seed, weighted,
+				 undirected, step);
+		CHECKF(pr_graph_delta_extend(&root, root_degree, NULL, &delta, changes, n_changes,
+									 undirected, 2, &pr_malloc_allocator, &next, &changed,
+									 &err) == PR_OK, "%s: extend: %s", what, err.message);
+		/* changed edges: the counts that moved between the two deltas */
+		while (a < delta.n_edges || b < next.n_edges)
+		{
+			int			order = a == delta.n_edges ? 1 : b == next.n_edges ? -1 :
+				pr_edge_change_order(&delta.edges[a], &next.edges[b]);
+			int64_t		before = order <= 0 ? delta.edges[a++].count : 0;
+			int64_t		after = order >= 0 ? next.edges[b++].count : 0;
+
+			counted += before > after ? before - after : after - before;
+		}
+		CHECKF(changed == counted, "%s: %lld changed edges, %lld by the deltas", what,
+			   (long long) changed, (long long) counted);
+		build_alive(t, weighted, undirected, &x);
+		check_delta_is(&root, root_degree, &next, &x, what);
+		pr_graph_free(&x, &pr_malloc_allocator);
+		if (step > 0)
+			pr_graph_delta_free(&delta, &pr_malloc_allocator);
+		delta = next;
+	}
+	pr_graph_delta_free(&delta, &pr_malloc_allocator);
+	pr_graph_free(&root, &pr_malloc_allocator);
+	free(root_degree);
+	free(t);
+}
+
+/* Chains of extends equal the builds of the changed rows, weighted or not, directed or not. */
+void
+test_delta_extend_random(void)
+{
+	for (unsigned seed = 1; seed <= 60; seed++)
+	{
+		check_extend_chain(seed, false, false);
+		check_extend_chain(seed, true, false);
+		check_extend_chain(seed, false, true);
+		check_extend_chain(seed, true, true);
+	}
+}

@@ -32,6 +32,7 @@
 	X(test_delta_threads) \
 	X(test_delta_from_patch) \
 	X(test_delta_merge) \
+	X(test_delta_extend_random) \
 	X(test_cpu_engine_delta) \
 	X(test_flat_round_trip) \
 	X(test_flat_parallel_write) \
