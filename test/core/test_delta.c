@@ -867,7 +867,8 @@ test_delta_extend_cases(void)
  * A delta with absent nodes through its flat form: a corrupt header (magic, version, size,
  * counts, offsets, flags), a short or misaligned buffer refused; contents that the view passes
  * but pr_graph_delta_check refuses (absent nodes out of order or with out-edges, an out-degree 0
- * beside an out-strength); merged deltas keep the newer's absent nodes and out-degrees.
+ * beside an out-strength); merged deltas keep the newer's absent nodes and out-degrees, a delta
+ * merged with an empty one its own.
  */
 void
 test_delta_extend_flat(void)
@@ -941,6 +942,10 @@ test_delta_extend_flat(void)
 		  merged.n_sources == delta.n_sources &&
 		  memcmp(merged.out_degree, delta.out_degree, sizeof(int64_t) * (size_t) delta.n_sources) == 0);
 	CHECK(pr_graph_delta_check(&merged, &root, &err) == PR_OK);
+	pr_graph_delta_free(&merged, &pr_malloc_allocator);
+	/* merged with an empty delta (a copy): its absent nodes kept */
+	CHECK(pr_graph_delta_merge(&delta, &empty, &pr_malloc_allocator, &merged, &err) == PR_OK);
+	CHECK(merged.n_absent == 1 && merged.absent[0] == 3 && merged.n_edges == delta.n_edges);
 	pr_graph_delta_free(&merged, &pr_malloc_allocator);
 	/* a delta without out-degrees merged: none in the result */
 	view.out_degree = NULL;
