@@ -289,39 +289,112 @@ typedef struct PrGraphDelta
 								 * ascending, distinct (a superset of the changes' sources) */
 	double	   *out_strength;	/* [n_sources] X's out-strength of each (0: dangling in X) */
 	int64_t		n_sources;
+	int64_t    *out_degree;		/* [n_sources] X's out-degree of each (stored edges with that
+								 * source; 0: none, so its out-strength is 0), or NULL where no
+								 * one asked for it (an engine never reads it) */
 	int32_t    *absent;			/* [n_absent] B's nodes that are not X's (no edge in X: no
 								 * restart mass, no score), ascending, distinct */
 	int64_t		n_absent;
 } PrGraphDelta;
 
+/* out[v] = stored edges with source v, for every node of g (one pass on up to n_threads threads). */
+void		pr_graph_out_degrees(const PrGraph *g, int n_threads, int64_t *out);
+
+/*
+ * A source whose out-strength an extend finds below PR_DELTA_RECOUNT_FRACTION of the magnitudes
+ * it added (its old out-strength plus every |count * weight| of its changes) while it keeps an
+ * out-edge is summed again exactly, in the build's order, from root's edges (a cancellation: the
+ * incremental sum's rounding could be most of what is left).
+ */
+#define PR_DELTA_RECOUNT_FRACTION (1.0 / 1024.0)
+
+/*
+ * root -> X2 from root -> X1 (old; an empty delta, all counts 0, for X1 = root) and the rows
+ * changed since X1 (changes, external ids, taken in both directions when undirected as
+ * pr_graph_patch_plan does, a self-loop once; a weight change is a deletion of the old weight and
+ * an insert of the new): netted, merged into old's edges, in time of the order of the changes and
+ * old's size plus binary searches in root's in-rows (no pass over root's edges but the exact
+ * recount of a cancelling source, PR_DELTA_RECOUNT_FRACTION).  X2's out-degree of each changed
+ * source is X1's plus its changes' counts; its out-strength X1's plus their count * weight (exact
+ * unweighted; within rounding weighted), exactly 0 when its out-degree is 0.  X2's absent nodes
+ * are the nodes without an in-edge or out-edge among old's absent ones and the changes'
+ * endpoints.  root_out_degree: pr_graph_out_degrees(root) for a weighted root, NULL for an
+ * unweighted one (its out_strength counts); root_range bounds root's weights (NULL: scanned, as
+ * pr_graph_patch_plan does).  PR_ERR_UNSUPPORTED when a change names a node root lacks;
+ * PR_ERR_INVALID when X1 lacks an edge a change deletes, when the build would scale X2's weights
+ * or root's (pr_graph_patch_plan's checks: the caller builds X2 anew), when X2 has no edge, or
+ * when old (with sources) has no out-degrees; nothing allocated on failure.  changed_edges (may be
+ * NULL): stored edges in X1 and not X2 or the reverse (multisets), as PrGraphPatch.changed_edges.
+ */
+PrStatus	pr_graph_delta_extend(const PrGraph *root, const int64_t *root_out_degree,
+								  const PrWeightRange *root_range, const PrGraphDelta *old,
+								  const PrEdgeChange *changes, size_t n_changes, bool undirected,
+								  int n_threads, const PrAllocator *alloc, PrGraphDelta *out,
+								  int64_t *changed_edges, PrError *err);
+
+/*
+ * The flat form of a delta: one contiguous, position-independent buffer (a header with a magic
+ * number and version, then each array at an 8-byte-aligned offset), for a cache segment.
+ */
+
+/* Bytes pr_graph_delta_write_flat needs for delta. */
+size_t		pr_graph_delta_flat_size(const PrGraphDelta *delta);
+
+/* Writes delta into buf (pr_graph_delta_flat_size bytes, 8-byte aligned). */
+void		pr_graph_delta_write_flat(const PrGraphDelta *delta, void *buf);
+
+/*
+ * Points view's arrays into buf (no copy) after checking its header and that its layout is the
+ * one pr_graph_delta_write_flat gives for its counts (O(1)); pr_graph_delta_check checks the
+ * contents.  PR_ERR_INVALID for a corrupt buffer; buf must be 8-byte aligned.
+ */
+PrStatus	pr_graph_delta_view_flat(const void *buf, size_t size, PrGraphDelta *view,
+									 PrError *err);
+
+/*
+ * X's rows as changes of root's rows in external ids (out[delta->n_edges], stored edges, sorted
+ * by (dst, src, weight)): pr_graph_patch_plan(root, ..., undirected false) and
+ * pr_graph_patch_write give X as a flat graph (materialized).
+ */
+void		pr_graph_delta_changes(const PrGraph *root, const PrGraphDelta *delta, PrEdgeChange *out);
+
+/* Whether node v (root id) is absent in X (binary search of delta->absent). */
+bool		pr_graph_delta_absent(const PrGraphDelta *delta, int32_t v);
+
 /*
  * The delta from a patch's base to the patched graph (written by pr_graph_patch_write into
- * patched; the base is not read, and may be gone): PR_ERR_UNSUPPORTED when the patch changed the
- * node set (a node map or new ids), nothing allocated; arrays from alloc (pr_graph_delta_free).
+ * patched; the base is not read, and may be gone), its sources' out-degrees counted in patched
+ * (a weighted graph's in one pass over its in-edges on the plan's threads): PR_ERR_UNSUPPORTED
+ * when the patch changed the node set (a node map or new ids), nothing allocated; arrays from
+ * alloc (pr_graph_delta_free).
  */
 PrStatus	pr_graph_delta_from_patch(const PrGraphPatch *patch, const PrGraph *patched,
 									  const PrAllocator *alloc, PrGraphDelta *out, PrError *err);
 
 /*
- * Allocates a delta's arrays (zero counts) for n_edges edges, n_sources sources and n_absent
- * absent nodes; false when out of memory (nothing allocated).
+ * Allocates a delta's arrays (zero counts) for n_edges edges, n_sources sources (out-strengths
+ * and out-degrees) and n_absent absent nodes; false when out of memory (nothing allocated).
  */
 bool		pr_graph_delta_alloc(PrGraphDelta *delta, int64_t n_nodes, int64_t n_edges,
 								 int64_t n_sources, int64_t n_absent, const PrAllocator *alloc);
 
 /*
- * The delta B -> X2 of first (B -> X1) followed by second (X1 -> X2), all three over one node set:
- * the edges merged in (dst, src, weight) order with their counts summed (zeros dropped), the
- * sources united with second's out-strengths where both have one.  PR_ERR_INVALID when the node
- * counts differ; arrays from alloc.
+ * The delta B -> X2 of first (B -> X1) followed by second (X1 -> X2), all in B's numbering: the
+ * edges merged in (dst, src, weight) order with their counts summed (zeros dropped), the sources
+ * united with second's out-strengths and out-degrees where both have one, and second's absent
+ * nodes (X2's; they replace first's), or first's when second changes nothing (no edge, no source:
+ * X2 is X1, and merging with an empty delta copies first).  out's out_degree is NULL unless both
+ * have theirs (or no source).  PR_ERR_INVALID when the node counts differ; arrays from alloc.
  */
 PrStatus	pr_graph_delta_merge(const PrGraphDelta *first, const PrGraphDelta *second,
 								 const PrAllocator *alloc, PrGraphDelta *out, PrError *err);
 
 /*
  * Checks a delta against the graph it applies to (node count, ids in range, edges sorted and
- * netted, weights finite and >= 0, sources ascending, out-strengths finite and >= 0), as an engine
- * does before it takes one from another process: PR_ERR_INVALID with what is wrong.
+ * netted, weights finite and >= 0, sources ascending, out-strengths finite and >= 0; out-degrees
+ * when present >= 0, an out-strength 0 where one is 0, equal to it for an unweighted graph;
+ * absent nodes ascending, distinct, in range, with out-strength 0 in X), as an engine does before
+ * it takes one from another process: PR_ERR_INVALID with what is wrong.
  */
 PrStatus	pr_graph_delta_check(const PrGraphDelta *delta, const PrGraph *base, PrError *err);
 

@@ -1029,5 +1029,485 @@ pr_graph_delta_from_patch(const PrGraphPatch *patch, const PrGraph *patched,
 		out->out_strength[i] = patched->out_strength[patch->sources[i]];
 	}
 	out->n_sources = patch->n_sources;
+	if (!candidate_out_degrees(patched, out->sources, out->n_sources, out->out_degree,
+							   patch->n_threads, alloc))
+	{
+		pr_graph_delta_free(out, alloc);
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory counting %lld out-degrees",
+							(long long) patch->n_sources);
+	}
+	return PR_OK;
+}
+
+/* Every node's out-degree, counted by parts that each own an even range of the sources. */
+typedef struct AllDegrees
+{
+	const PrGraph *g;
+	int64_t    *out;
+} AllDegrees;
+
+/*
+ * pr_parallel_run's task: counts the out-edges of the sources in part `part` of n_parts (even
+ * ranges of node ids) in one pass over every in-edge, so no two parts write one count.
+ */
+static void
+all_degrees_part(void *arg, int part, int n_parts)
+{
+	AllDegrees *d = (AllDegrees *) arg;
+	int64_t		lo,
+				hi;
+
+	pr_even_range(d->g->n_nodes, part, n_parts, &lo, &hi);
+	memset(d->out + lo, 0, (size_t) (hi - lo) * sizeof(int64_t));
+	for (int64_t e = 0; e < d->g->n_edges; e++)
+	{
+		uint64_t	at = (uint64_t) ((int64_t) d->g->in_src[e] - lo);
+
+		if (at < (uint64_t) (hi - lo))
+			d->out[lo + (int64_t) at]++;
+	}
+}
+
+/* out[v] = stored edges with source v: the out-rows' lengths, an unweighted graph's strengths,
+ * or a pass over the in-edges on up to n_threads threads. */
+void
+pr_graph_out_degrees(const PrGraph *g, int n_threads, int64_t *out)
+{
+	AllDegrees	d = {g, out};
+	int			parts = n_threads < PR_MAX_THREADS ? n_threads : PR_MAX_THREADS;
+
+	if (g->has_out_edges && g->out_ptr != NULL)
+	{
+		for (int64_t v = 0; v < g->n_nodes; v++)
+			out[v] = g->out_ptr[v + 1] - g->out_ptr[v];
+		return;
+	}
+	if (!g->weighted)
+	{
+		for (int64_t v = 0; v < g->n_nodes; v++)
+			out[v] = (int64_t) g->out_strength[v];
+		return;
+	}
+	if ((int64_t) parts > g->n_edges / PATCH_EDGES_PER_THREAD)
+		parts = (int) (g->n_edges / PATCH_EDGES_PER_THREAD);
+	if (parts <= 1)
+		all_degrees_part(&d, 0, 1);
+	else
+		pr_parallel_run(all_degrees_part, &d, parts);
+}
+
+/* Root's out-degree of node v: root_out_degree's, or an unweighted root's out-strength. */
+static inline int64_t
+root_degree(const PrGraph *root, const int64_t *root_out_degree, int32_t v)
+{
+	return root_out_degree != NULL ? root_out_degree[v] : (int64_t) root->out_strength[v];
+}
+
+/* First index of delta's edges (sorted by destination) whose destination is not below dst. */
+static int64_t
+first_edge_to(const PrGraphDelta *delta, int64_t dst)
+{
+	int64_t		lo = 0,
+				hi = delta->n_edges;
+
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (delta->edges[mid].dst < dst)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The weights of X2 checked as pr_graph_patch_plan checks a patch's: root's unscaled (root_range,
+ * or scanned), every inserted weight finite, >= 0 and not near the subnormal range, and the
+ * largest of root's, X1's inserted and the new inserted ones times X2's edges below
+ * 2^(PR_STRENGTH_LIMIT_EXP - 1).  False when the build may scale X2's weights or root's.
+ */
+static bool
+extend_weights(const PrGraph *root, const PrWeightRange *root_range, const PrGraphDelta *old,
+			   const PrEdgeChange *net, size_t n_net, int64_t edges_after)
+{
+	PrWeightRange range;
+
+	if (!root->weighted)
+		return true;
+	if (root_range != NULL)
+		range = *root_range;
+	else
+		pr_graph_weight_range(root, &range);
+	if (!range_unscaled(&range, root->n_edges))
+		return false;
+	for (int64_t i = 0; i < old->n_edges; i++)
+		if (old->edges[i].count > 0 && old->edges[i].weight > range.largest)
+			range.largest = old->edges[i].weight;
+	for (size_t i = 0; i < n_net; i++)
+	{
+		double		w = net[i].weight;
+
+		if (net[i].count <= 0)
+			continue;
+		if (!(w >= 0.0 && w <= DBL_MAX) || (w > 0.0 && w < ldexp(1.0, -1021)))
+			return false;
+		if (w > range.largest)
+			range.largest = w;
+	}
+	return range.largest * (double) edges_after < ldexp(1.0, PR_STRENGTH_LIMIT_EXP - 1);
+}
+
+/*
+ * Root's in-edges whose source is one of the ascending sources[n] (their out-degrees in root sum
+ * to *total, at most), as changes of count 1 in (dst, src, weight) order into a new array (*total
+ * set to their count); NULL when it cannot be allocated.  From the out-rows when root has them,
+ * else one pass over its in-edges.
+ */
+static PrEdgeChange *
+root_edges_of(const PrGraph *root, const int32_t *sources, int64_t n, int64_t *total,
+			  const PrAllocator *alloc)
+{
+	PrEdgeChange *edges = (PrEdgeChange *) pr_alloc_array(alloc, (size_t) *total + 1,
+														  sizeof(PrEdgeChange));
+	uint8_t    *flags = NULL;
+	int64_t		k = 0;
+
+	if (edges == NULL)
+		return NULL;
+	if (root->has_out_edges && root->out_ptr != NULL)
+	{
+		for (int64_t i = 0; i < n; i++)
+			for (int64_t e = root->out_ptr[sources[i]];
+				 e < root->out_ptr[sources[i] + 1] && k < *total; e++)
+				edges[k++] = (PrEdgeChange) {sources[i], root->out_dst[e],
+				root->weighted ? root->out_weight[e] : 1.0, 1};
+		qsort(edges, (size_t) k, sizeof(PrEdgeChange), change_order);
+		*total = k;
+		return edges;
+	}
+	flags = (uint8_t *) pr_alloc_array(alloc, (size_t) root->n_nodes / 8 + 1, 1);
+	if (flags == NULL)
+	{
+		pr_free(alloc, edges);
+		return NULL;
+	}
+	set_node_bits(flags, root->n_nodes, sources, n);
+	for (int64_t v = 0; v < root->n_nodes; v++)
+		for (int64_t e = root->in_ptr[v]; e < root->in_ptr[v + 1]; e++)
+		{
+			int32_t		u = root->in_src[e];
+
+			if ((flags[u >> 3] & (1u << (u & 7))) && k < *total)
+				edges[k++] = (PrEdgeChange) {u, v, edge_weight(root, e), 1};
+		}
+	pr_free(alloc, flags);
+	*total = k;
+	return edges;
+}
+
+/*
+ * The exact out-strengths in X2 = root + delta of the delta's sources at the ascending positions
+ * which[n] (of delta->sources): each source's X2 out-edges summed in the build's order
+ * (destination, then weight) from 0.  False when scratch cannot be allocated.
+ */
+static bool
+recount_strengths(const PrGraph *root, const int64_t *root_out_degree, PrGraphDelta *delta,
+				  const int64_t *which, int64_t n, const PrAllocator *alloc)
+{
+	int32_t    *sources = (int32_t *) pr_alloc_array(alloc, (size_t) n + 1, sizeof(int32_t));
+	PrEdgeChange *edges = NULL;
+	int64_t		total = 0,
+				a = 0,
+				b = 0;
+
+	if (sources == NULL)
+		return false;
+	for (int64_t i = 0; i < n; i++)
+	{
+		sources[i] = delta->sources[which[i]];
+		total += root_degree(root, root_out_degree, sources[i]);
+		delta->out_strength[which[i]] = 0.0;
+	}
+	edges = root_edges_of(root, sources, n, &total, alloc);
+	if (edges == NULL)
+	{
+		pr_free(alloc, sources);
+		return false;
+	}
+	/* root's edges and the delta's of those sources, merged in (dst, src, weight) order */
+	while (a < total || b < delta->n_edges)
+	{
+		int			order;
+		const PrEdgeChange *key;
+		int64_t		copies = 0;
+		int64_t		at;
+
+		if (b < delta->n_edges && find_node(sources, n, (int32_t) delta->edges[b].src) < 0)
+		{
+			b++;
+			continue;
+		}
+		order = a == total ? 1 : b == delta->n_edges ? -1 :
+			pr_edge_change_order(&edges[a], &delta->edges[b]);
+		key = order <= 0 ? &edges[a] : &delta->edges[b];
+		at = which[find_node(sources, n, (int32_t) key->src)];
+		if (order <= 0)
+			while (a < total && pr_edge_change_order(&edges[a], key) == 0)
+			{
+				copies++;
+				a++;
+			}
+		if (order >= 0)
+			copies += delta->edges[b++].count;
+		for (int64_t k = 0; k < copies; k++)
+			delta->out_strength[at] += key->weight;
+	}
+	pr_free(alloc, sources);
+	pr_free(alloc, edges);
+	return true;
+}
+
+/* Frees an extend's scratch and out, and returns status (set in err by the caller). */
+static PrStatus
+extend_fail(const PrAllocator *alloc, PrGraphDelta *out, void *scratch1, void *scratch2,
+			void *scratch3, PrStatus status)
+{
+	pr_graph_delta_free(out, alloc);
+	pr_free(alloc, scratch1);
+	pr_free(alloc, scratch2);
+	pr_free(alloc, scratch3);
+	return status;
+}
+
+/*
+ * X2's out-degrees and out-strengths of out's sources (set: old's united with the changes'):
+ * X1's (old's, else root's) plus the netted changes net[n_net] (internal ids); a source whose
+ * incremental out-strength cancels (PR_DELTA_RECOUNT_FRACTION) is recounted.  False when scratch
+ * cannot be allocated.
+ */
+static bool
+extend_sources(const PrGraph *root, const int64_t *root_out_degree, const PrGraphDelta *old,
+			   const PrEdgeChange *net, size_t n_net, const PrAllocator *alloc, PrGraphDelta *out)
+{
+	double	   *magnitude = (double *) pr_alloc_array(alloc, (size_t) out->n_sources + 1,
+													  sizeof(double));
+	int64_t    *recount = (int64_t *) pr_alloc_array(alloc, (size_t) out->n_sources + 1,
+												   sizeof(int64_t));
+	int64_t		o = 0,
+				n_recount = 0;
+	bool		ok;
+
+	if (magnitude == NULL || recount == NULL)
+	{
+		pr_free(alloc, magnitude);
+		pr_free(alloc, recount);
+		return false;
+	}
+	/* X1's */
+	for (int64_t i = 0; i < out->n_sources; i++)
+	{
+		int32_t		s = out->sources[i];
+
+		while (o < old->n_sources && old->sources[o] < s)
+			o++;
+		if (o < old->n_sources && old->sources[o] == s)
+		{
+			out->out_degree[i] = old->out_degree[o];
+			out->out_strength[i] = old->out_strength[o];
+		}
+		else
+		{
+			out->out_degree[i] = root_degree(root, root_out_degree, s);
+			out->out_strength[i] = root->out_strength[s];
+		}
+		magnitude[i] = out->out_strength[i];
+	}
+	/* plus the changes */
+	for (size_t c = 0; c < n_net; c++)
+	{
+		int64_t		i = find_node(out->sources, out->n_sources, (int32_t) net[c].src);
+		double		term = (double) net[c].count * net[c].weight;
+
+		out->out_degree[i] += net[c].count;
+		if (root->weighted)
+		{
+			out->out_strength[i] += term;
+			magnitude[i] += fabs(term);
+		}
+	}
+	for (int64_t i = 0; i < out->n_sources; i++)
+	{
+		if (!root->weighted)
+			out->out_strength[i] = (double) out->out_degree[i];
+		else if (out->out_degree[i] == 0)
+			out->out_strength[i] = 0.0;
+		else if (magnitude[i] > 0.0 &&
+				 out->out_strength[i] <= magnitude[i] * PR_DELTA_RECOUNT_FRACTION)
+			recount[n_recount++] = i;
+	}
+	ok = n_recount == 0 ||
+		recount_strengths(root, root_out_degree, out, recount, n_recount, alloc);
+	pr_free(alloc, magnitude);
+	pr_free(alloc, recount);
+	return ok;
+}
+
+/*
+ * X2's absent nodes into out->absent (out's edges and sources set): among candidates[n] (old's
+ * absent nodes and the changes' endpoints; sorted here), those without an in-edge (root's row plus
+ * the delta's counts) and without an out-edge.
+ */
+static void
+extend_absent(const PrGraph *root, const int64_t *root_out_degree, int32_t *candidates, int64_t n,
+			  PrGraphDelta *out)
+{
+	n = sort_unique(candidates, n, sizeof(int32_t), node_order);
+	out->n_absent = 0;
+	for (int64_t k = 0; k < n; k++)
+	{
+		int32_t		v = candidates[k];
+		int64_t		in_degree = root->in_ptr[v + 1] - root->in_ptr[v];
+		int64_t		at = find_node(out->sources, out->n_sources, v);
+		int64_t		out_degree = at >= 0 ? out->out_degree[at] :
+			root_degree(root, root_out_degree, v);
+
+		for (int64_t e = first_edge_to(out, v); e < out->n_edges && out->edges[e].dst == v; e++)
+			in_degree += out->edges[e].count;
+		if (in_degree == 0 && out_degree == 0)
+			out->absent[out->n_absent++] = v;
+	}
+}
+
+/* root -> X2 from root -> X1 (old) and the rows changed since X1 (pr_graph.h). */
+PrStatus
+pr_graph_delta_extend(const PrGraph *root, const int64_t *root_out_degree,
+					  const PrWeightRange *root_range, const PrGraphDelta *old,
+					  const PrEdgeChange *changes, size_t n_changes, bool undirected,
+					  int n_threads, const PrAllocator *alloc, PrGraphDelta *out,
+					  int64_t *changed_edges, PrError *err)
+{
+	size_t		n_net = 0;
+	PrEdgeChange *net;
+	int32_t    *candidates = NULL;
+	int32_t    *sources = NULL;
+	int64_t		n_candidates = 0,
+				n_sources = 0,
+				a = 0,
+				kept = 0,
+				changed = 0,
+				edges_after = root->n_edges;
+	size_t		b = 0;
+
+	(void) n_threads;			/* the recount's pass is one thread's (rare) */
+	memset(out, 0, sizeof(PrGraphDelta));
+	if (old->n_nodes != root->n_nodes)
+		return pr_error_set(err, PR_ERR_INVALID, "a delta of %lld nodes for a graph of %lld",
+							(long long) old->n_nodes, (long long) root->n_nodes);
+	if ((root->weighted && root_out_degree == NULL) ||
+		(old->n_sources > 0 && old->out_degree == NULL))
+		return pr_error_set(err, PR_ERR_INVALID, "extending a delta without out-degrees");
+	net = net_changes(changes, n_changes, undirected, alloc, &n_net);
+	if (net == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows", n_changes);
+	/* root's ids: a monotone map, so the (dst, src, weight) order holds */
+	for (size_t i = 0; i < n_net; i++)
+	{
+		int64_t		s = pr_graph_find(root, net[i].src);
+		int64_t		d = pr_graph_find(root, net[i].dst);
+
+		if (s < 0 || d < 0)
+		{
+			PrStatus	status = pr_error_set(err, PR_ERR_UNSUPPORTED,
+											  "node %lld is not in the delta's root graph",
+											  (long long) (s < 0 ? net[i].src : net[i].dst));
+
+			return extend_fail(alloc, out, net, NULL, NULL, status);
+		}
+		net[i].src = s;
+		net[i].dst = d;
+		edges_after += net[i].count;
+		changed += net[i].count > 0 ? net[i].count : -net[i].count;
+	}
+	for (int64_t i = 0; i < old->n_edges; i++)
+		edges_after += old->edges[i].count;
+	if (edges_after <= 0)
+		return extend_fail(alloc, out, net, NULL, NULL,
+						   pr_error_set(err, PR_ERR_INVALID, "the changed graph has %lld edges",
+										(long long) edges_after));
+	if (!extend_weights(root, root_range, old, net, n_net, edges_after))
+		return extend_fail(alloc, out, net, NULL, NULL,
+						   pr_error_set(err, PR_ERR_INVALID, "weights the build would scale"));
+	candidates = (int32_t *) pr_alloc_array(alloc, (size_t) old->n_absent + 2 * n_net + 1,
+											sizeof(int32_t));
+	sources = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
+	if (candidates == NULL || sources == NULL ||
+		!pr_graph_delta_alloc(out, root->n_nodes, old->n_edges + (int64_t) n_net,
+							  old->n_sources + (int64_t) n_net,
+							  old->n_absent + 2 * (int64_t) n_net, alloc))
+		return extend_fail(alloc, out, net, candidates, sources,
+						   pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows",
+										n_changes));
+
+	/* the edges: old's and the changes merged, every deletion checked against X1 */
+	while (a < old->n_edges || b < n_net)
+	{
+		int			order = a == old->n_edges ? 1 : b == n_net ? -1 :
+			pr_edge_change_order(&old->edges[a], &net[b]);
+		PrEdgeChange next = order <= 0 ? old->edges[a++] : net[b];
+
+		if (order >= 0)
+		{
+			const PrEdgeChange *c = &net[b++];
+
+			if (c->count < 0 &&
+				count_row_edges(root, c->dst, c->src, c->weight) + (order == 0 ? next.count : 0) <
+				-c->count)
+				return extend_fail(alloc, out, net, candidates, sources,
+								   pr_error_set(err, PR_ERR_INVALID,
+												"a deleted edge %lld -> %lld (weight %g) is not in the graph",
+												(long long) root->node_ids[c->src],
+												(long long) root->node_ids[c->dst], c->weight));
+			if (order == 0)
+				next.count += c->count;
+			sources[n_sources++] = (int32_t) c->src;
+			candidates[n_candidates++] = (int32_t) c->src;
+			candidates[n_candidates++] = (int32_t) c->dst;
+		}
+		if (next.count != 0)
+			out->edges[kept++] = next;
+	}
+	out->n_edges = kept;
+
+	/* the sources: old's and the changes' */
+	n_sources = sort_unique(sources, n_sources, sizeof(int32_t), node_order);
+	a = b = 0;
+	kept = 0;
+	while (a < old->n_sources || (int64_t) b < n_sources)
+	{
+		bool		from_old = (int64_t) b == n_sources ||
+			(a < old->n_sources && old->sources[a] <= sources[b]);
+		int32_t		s = from_old ? old->sources[a] : sources[b];
+
+		if (from_old)
+			a++;
+		if ((int64_t) b < n_sources && sources[b] == s)
+			b++;
+		out->sources[kept++] = s;
+	}
+	out->n_sources = kept;
+	if (!extend_sources(root, root_out_degree, old, net, n_net, alloc, out))
+		return extend_fail(alloc, out, net, candidates, sources,
+						   pr_error_set(err, PR_ERR_NOMEM, "out of memory recounting out-strengths"));
+
+	/* the absent nodes */
+	memcpy(candidates + n_candidates, old->absent, sizeof(int32_t) * (size_t) old->n_absent);
+	extend_absent(root, root_out_degree, candidates, n_candidates + old->n_absent, out);
+	if (changed_edges != NULL)
+		*changed_edges = changed;
+	pr_free(alloc, net);
+	pr_free(alloc, candidates);
+	pr_free(alloc, sources);
 	return PR_OK;
 }

@@ -3,7 +3,9 @@
  * the patched rows: every array equal, for inserts, deletes, weight changes, new and vanished
  * nodes, directed and undirected, weighted and not; the plan's arrays written in place in a flat
  * buffer (the cache's segment), its changed-edge count, node map and weight bounds; the patches that move
- * no node id (weight updates, new ids past the largest); and the refusals.
+ * no node id (weight updates, new ids past the largest); and the refusals.  Deltas extended with
+ * changed rows (pr_graph_delta_extend) against the builds too: nodes, in-edges, out-strengths,
+ * out-degrees, dangling and absent nodes, the graph materialized from them, their flat form.
  */
 #include "test_util.h"
 
@@ -225,6 +227,18 @@ check_random_rows(unsigned seed, bool weighted, bool undirected, size_t m, int64
 	CHECKF(same_graph(&patched, &fresh), "seed %u weighted %d undirected %d: %lld/%lld nodes, %lld/%lld edges",
 		   seed, weighted, undirected, (long long) patched.n_nodes, (long long) fresh.n_nodes,
 		   (long long) patched.n_edges, (long long) fresh.n_edges);
+	{
+		/* out-degrees on n_threads threads: the in-edges' sources counted */
+		int64_t    *degree = malloc(sizeof(int64_t) * (size_t) fresh.n_nodes);
+		int64_t    *counted = calloc((size_t) fresh.n_nodes, sizeof(int64_t));
+
+		pr_graph_out_degrees(&fresh, n_threads, degree);
+		for (int64_t e = 0; e < fresh.n_edges; e++)
+			counted[fresh.in_src[e]]++;
+		CHECK(memcmp(degree, counted, sizeof(int64_t) * (size_t) fresh.n_nodes) == 0);
+		free(degree);
+		free(counted);
+	}
 	pr_graph_free(&patched, &pr_malloc_allocator);
 	pr_graph_free(&fresh, &pr_malloc_allocator);
 	pr_graph_free(&base, &pr_malloc_allocator);
@@ -371,4 +385,575 @@ test_delta_same_ids(void)
 			pr_graph_free(&fresh, &pr_malloc_allocator);
 			pr_graph_free(&base, &pr_malloc_allocator);
 		}
+}
+
+/*
+ * Deltas extended with changed rows (pr_graph_delta_extend) against pr_graph_build of the rows:
+ * a table's rows (alive or deleted) over a root graph's nodes, changed in batches.
+ */
+typedef struct TableRows
+{
+	int64_t		src[4096];
+	int64_t		dst[4096];
+	double		w[4096];
+	bool		alive[4096];
+	size_t		n;
+} TableRows;
+
+/* Builds the alive rows into g. */
+static void
+build_alive(const TableRows *t, bool weighted, bool undirected, PrGraph *g)
+{
+	int64_t    *src = malloc(sizeof(int64_t) * (t->n + 1));
+	int64_t    *dst = malloc(sizeof(int64_t) * (t->n + 1));
+	double	   *w = malloc(sizeof(double) * (t->n + 1));
+	size_t		m = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		if (t->alive[i])
+		{
+			src[m] = t->src[i];
+			dst[m] = t->dst[i];
+			w[m] = t->w[i];
+			m++;
+		}
+	build_rows(g, src, dst, weighted ? w : NULL, m, undirected);
+	free(src);
+	free(dst);
+	free(w);
+}
+
+/* Alive rows of t. */
+static size_t
+alive_rows(const TableRows *t)
+{
+	size_t		count = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		count += t->alive[i];
+	return count;
+}
+
+/* A random weight: 0 at times, else one that sums with rounding. */
+static double
+random_weight(bool weighted)
+{
+	if (!weighted)
+		return 1.0;
+	if (rand() % 8 == 0)
+		return 0.0;
+	return 0.1 * (1 + rand() % 30) + (double) rand() / RAND_MAX;
+}
+
+/* Adds row (s, d, w) to t and its insert to changes. */
+static void
+insert_row(TableRows *t, int64_t s, int64_t d, double w, PrEdgeChange *changes, size_t *n_changes)
+{
+	t->src[t->n] = s;
+	t->dst[t->n] = d;
+	t->w[t->n] = w;
+	t->alive[t->n] = true;
+	t->n++;
+	changes[(*n_changes)++] = (PrEdgeChange) {s, d, w, 1};
+}
+
+/* Deletes row i of t and adds its deletion to changes. */
+static void
+delete_row(TableRows *t, size_t i, PrEdgeChange *changes, size_t *n_changes)
+{
+	t->alive[i] = false;
+	changes[(*n_changes)++] = (PrEdgeChange) {t->src[i], t->dst[i], t->w[i], -1};
+}
+
+/*
+ * One batch of random changes of t over root's nodes: deletions, weight updates, inserts (self-
+ * loops, parallel edges, zero weights), every edge of a node deleted (it vanishes, or keeps only
+ * in-edges when directed), a node of root that X lacks given an edge again.  At least one row
+ * stays.
+ */
+static size_t
+random_batch(TableRows *t, const PrGraph *root, const PrGraphDelta *delta, bool weighted,
+			 bool undirected, PrEdgeChange *changes)
+{
+	size_t		n_changes = 0;
+	int			n_ops = 1 + rand() % 10;
+
+	for (int op = 0; op < n_ops && t->n < 4000; op++)
+	{
+		int			kind = rand() % 7;
+		size_t		i = (size_t) rand() % t->n;
+		int64_t		v = root->node_ids[rand() % root->n_nodes];
+		int64_t		u = root->node_ids[rand() % root->n_nodes];
+
+		if ((kind == 0 || kind == 1) && t->alive[i] && alive_rows(t) > 1)
+		{
+			delete_row(t, i, changes, &n_changes);
+			if (kind == 1 && weighted)
+				insert_row(t, t->src[i], t->dst[i], random_weight(true), changes, &n_changes);
+		}
+		else if (kind == 2)
+			insert_row(t, v, rand() % 4 == 0 ? v : u, random_weight(weighted), changes, &n_changes);
+		else if (kind == 3 && t->alive[i])
+			/* a parallel edge of another (or the same) weight */
+			insert_row(t, t->src[i], t->dst[i], rand() % 2 ? t->w[i] : random_weight(weighted),
+					   changes, &n_changes);
+		else if (kind == 4 || kind == 5)
+		{
+			/* every out-edge of v (kind 4), or every edge of v: v vanishes (kind 5) */
+			size_t		left = alive_rows(t);
+
+			for (size_t k = 0; k < t->n; k++)
+				if (t->alive[k] && (t->src[k] == v || ((kind == 5 || undirected) && t->dst[k] == v)))
+					left--;
+			for (size_t k = 0; k < t->n && left > 0; k++)
+				if (t->alive[k] && (t->src[k] == v || ((kind == 5 || undirected) && t->dst[k] == v)))
+					delete_row(t, k, changes, &n_changes);
+		}
+		else if (kind == 6 && delta->n_absent > 0)
+		{
+			/* an absent node comes back */
+			int64_t		back = root->node_ids[delta->absent[rand() % delta->n_absent]];
+
+			if (rand() % 2)
+				insert_row(t, back, u, random_weight(weighted), changes, &n_changes);
+			else
+				insert_row(t, u, back, random_weight(weighted), changes, &n_changes);
+		}
+	}
+	return n_changes;
+}
+
+/* X's out-strength and out-degree of root node v by root + delta. */
+static void
+delta_source(const PrGraph *root, const int64_t *root_degree, const PrGraphDelta *delta, int32_t v,
+			 double *strength, int64_t *degree)
+{
+	*strength = root->out_strength[v];
+	*degree = root_degree != NULL ? root_degree[v] : (int64_t) root->out_strength[v];
+	for (int64_t i = 0; i < delta->n_sources; i++)
+		if (delta->sources[i] == v)
+		{
+			*strength = delta->out_strength[i];
+			*degree = delta->out_degree[i];
+		}
+}
+
+/*
+ * root + delta equals x (the build of the rows): X's nodes are root's but the absent ones, each
+ * present node's in-edges are root's row plus the delta's counts (as a multiset, in the row's
+ * order), its out-strength within 1e-12 (0 exactly where x's is 0), its out-degree x's, the
+ * dangling list x's (less the absent nodes); the delta checks; materialized through
+ * pr_graph_delta_changes and a patch it is x bit for bit; and its flat form views the same.
+ */
+static void
+check_delta_is(const PrGraph *root, const int64_t *root_degree, const PrGraphDelta *delta,
+			   const PrGraph *x, const char *what)
+{
+	int64_t    *x_degree = malloc(sizeof(int64_t) * (size_t) (x->n_nodes + 1));
+	int32_t    *dangling = malloc(sizeof(int32_t) * (size_t) (root->n_dangling + delta->n_sources + 1));
+	PrEdgeChange *changes = malloc(sizeof(PrEdgeChange) * (size_t) (delta->n_edges + 1));
+	int64_t		xv = 0,
+				n_dangling,
+				k = 0;
+	PrGraph		materialized;
+	PrGraphDelta view;
+	PrError		err;
+	size_t		size = pr_graph_delta_flat_size(delta);
+	void	   *flat = aligned_alloc(8, (size + 7) / 8 * 8);
+
+	CHECKF(pr_graph_delta_check(delta, root, &err) == PR_OK, "%s: check: %s", what, err.message);
+	pr_graph_out_degrees(x, 2, x_degree);
+	for (int32_t v = 0; v < root->n_nodes; v++)
+	{
+		int64_t		d = 0;
+		int64_t		b = root->in_ptr[v];
+		int64_t		e_x;
+		double		strength;
+		int64_t		degree;
+
+		if (pr_graph_delta_absent(delta, v))
+		{
+			CHECKF(xv >= x->n_nodes || x->node_ids[xv] != root->node_ids[v],
+				   "%s: node %lld absent, but in X", what, (long long) root->node_ids[v]);
+			continue;
+		}
+		CHECKF(xv < x->n_nodes && x->node_ids[xv] == root->node_ids[v],
+			   "%s: node %lld present, not in X", what, (long long) root->node_ids[v]);
+		if (xv >= x->n_nodes || x->node_ids[xv] != root->node_ids[v])
+			break;
+		/* the in-row: root's merged with the delta's edges to v, in (source, weight) order */
+		e_x = x->in_ptr[xv];
+		while (d < delta->n_edges && delta->edges[d].dst < v)
+			d++;
+		while (b < root->in_ptr[v + 1] || (d < delta->n_edges && delta->edges[d].dst == v))
+		{
+			bool		from_root = !(d < delta->n_edges && delta->edges[d].dst == v) ||
+				(b < root->in_ptr[v + 1] &&
+				 (root->in_src[b] < delta->edges[d].src ||
+				  (root->in_src[b] == delta->edges[d].src &&
+				   (root->weighted ? root->in_weight[b] : 1.0) < delta->edges[d].weight)));
+			int64_t		src = from_root ? root->in_src[b] : delta->edges[d].src;
+			double		w = from_root ? (root->weighted ? root->in_weight[b] : 1.0) :
+				delta->edges[d].weight;
+			int64_t		copies = 0;
+
+			while (b < root->in_ptr[v + 1] && root->in_src[b] == src &&
+				   (root->weighted ? root->in_weight[b] : 1.0) == w)
+			{
+				copies++;
+				b++;
+			}
+			if (d < delta->n_edges && delta->edges[d].dst == v && delta->edges[d].src == src &&
+				delta->edges[d].weight == w)
+				copies += delta->edges[d++].count;
+			for (int64_t c = 0; c < copies; c++, e_x++)
+				CHECKF(e_x < x->in_ptr[xv + 1] &&
+					   x->node_ids[x->in_src[e_x]] == root->node_ids[src] &&
+					   (!x->weighted || x->in_weight[e_x] == w),
+					   "%s: in-edge %lld -> %lld (weight %g) differs", what,
+					   (long long) root->node_ids[src], (long long) root->node_ids[v], w);
+		}
+		CHECKF(e_x == x->in_ptr[xv + 1], "%s: node %lld has more in-edges in X", what,
+			   (long long) root->node_ids[v]);
+		/* out-strength and out-degree */
+		delta_source(root, root_degree, delta, v, &strength, &degree);
+		CHECKF(x->out_strength[xv] == 0.0 ? strength == 0.0 :
+			   fabs(strength - x->out_strength[xv]) <= 1e-12 * x->out_strength[xv],
+			   "%s: out-strength of %lld is %.17g, X's %.17g", what, (long long) root->node_ids[v],
+			   strength, x->out_strength[xv]);
+		CHECKF(degree == x_degree[xv], "%s: out-degree of %lld is %lld, X's %lld", what,
+			   (long long) root->node_ids[v], (long long) degree, (long long) x_degree[xv]);
+		xv++;
+	}
+	CHECKF(xv == x->n_nodes, "%s: %lld of X's %lld nodes present", what, (long long) xv,
+		   (long long) x->n_nodes);
+	/* the dangling list, less the absent nodes */
+	n_dangling = pr_graph_delta_dangling(root, delta, dangling);
+	for (int64_t i = 0; i < n_dangling; i++)
+		if (!pr_graph_delta_absent(delta, dangling[i]))
+		{
+			CHECKF(k < x->n_dangling &&
+				   x->node_ids[x->dangling[k]] == root->node_ids[dangling[i]],
+				   "%s: dangling node %lld", what, (long long) root->node_ids[dangling[i]]);
+			k++;
+		}
+	CHECKF(k == x->n_dangling, "%s: %lld dangling nodes, X has %lld", what, (long long) k,
+		   (long long) x->n_dangling);
+	/* materialized: X bit for bit */
+	pr_graph_delta_changes(root, delta, changes);
+	CHECKF(apply_changes(root, changes, (size_t) delta->n_edges, false, &materialized, &err) ==
+		   PR_OK, "%s: materialize: %s", what, err.message);
+	CHECKF(same_graph(&materialized, x), "%s: materialized graph differs", what);
+	pr_graph_free(&materialized, &pr_malloc_allocator);
+	/* the flat form */
+	memset(flat, 0xab, size);
+	pr_graph_delta_write_flat(delta, flat);
+	CHECK(pr_graph_delta_view_flat(flat, size, &view, &err) == PR_OK);
+	CHECK(view.n_nodes == delta->n_nodes && view.n_edges == delta->n_edges &&
+		  view.n_sources == delta->n_sources && view.n_absent == delta->n_absent);
+	CHECK(delta->n_edges == 0 ||
+		  memcmp(view.edges, delta->edges, sizeof(PrEdgeChange) * (size_t) delta->n_edges) == 0);
+	CHECK(delta->n_sources == 0 ||
+		  (memcmp(view.sources, delta->sources, sizeof(int32_t) * (size_t) delta->n_sources) == 0 &&
+		   memcmp(view.out_strength, delta->out_strength,
+				  sizeof(double) * (size_t) delta->n_sources) == 0 &&
+		   memcmp(view.out_degree, delta->out_degree,
+				  sizeof(int64_t) * (size_t) delta->n_sources) == 0));
+	CHECK(delta->n_absent == 0 ||
+		  memcmp(view.absent, delta->absent, sizeof(int32_t) * (size_t) delta->n_absent) == 0);
+	CHECK(pr_graph_delta_check(&view, root, &err) == PR_OK);
+	free(flat);
+	free(x_degree);
+	free(dangling);
+	free(changes);
+}
+
+/*
+ * A random table (parallel edges, self-loops, zero weights) built as the root, then a chain of
+ * extends, each checked against the build of the rows (check_delta_is), its changed-edge count
+ * against the two deltas' counts.
+ */
+static void
+check_extend_chain(unsigned seed, bool weighted, bool undirected)
+{
+	TableRows  *t = calloc(1, sizeof(TableRows));
+	PrEdgeChange changes[4096];
+	PrGraph		root;
+	PrGraphDelta delta = {0};
+	int64_t    *root_degree = NULL;
+	int64_t		span = 12 + seed % 20;
+
+	srand(seed);
+	t->n = 20 + (size_t) (rand() % 60);
+	for (size_t i = 0; i < t->n; i++)
+	{
+		t->src[i] = 3 * (rand() % span);
+		t->dst[i] = rand() % 6 == 0 ? t->src[i] : 3 * (rand() % span);
+		t->w[i] = random_weight(weighted);
+		t->alive[i] = true;
+		if (i > 0 && rand() % 8 == 0)
+		{
+			/* a parallel edge */
+			t->src[i] = t->src[i - 1];
+			t->dst[i] = t->dst[i - 1];
+		}
+	}
+	build_alive(t, weighted, undirected, &root);
+	if (weighted)
+	{
+		root_degree = malloc(sizeof(int64_t) * (size_t) root.n_nodes);
+		pr_graph_out_degrees(&root, 2, root_degree);
+	}
+	delta.n_nodes = root.n_nodes;
+	for (int step = 0; step < 12; step++)
+	{
+		size_t		n_changes = random_batch(t, &root, &delta, weighted, undirected, changes);
+		PrGraphDelta next;
+		PrGraph		x;
+		PrError		err;
+		int64_t		changed = -1,
+					counted = 0,
+					a = 0,
+					b = 0;
+		char		what[128];
+
+		snprintf(what, sizeof(what), "seed %u weighted %d undirected %d step %d", seed, weighted,
+				 undirected, step);
+		CHECKF(pr_graph_delta_extend(&root, root_degree, NULL, &delta, changes, n_changes,
+									 undirected, 2, &pr_malloc_allocator, &next, &changed,
+									 &err) == PR_OK, "%s: extend: %s", what, err.message);
+		/* changed edges: the counts that moved between the two deltas */
+		while (a < delta.n_edges || b < next.n_edges)
+		{
+			int			order = a == delta.n_edges ? 1 : b == next.n_edges ? -1 :
+				pr_edge_change_order(&delta.edges[a], &next.edges[b]);
+			int64_t		before = order <= 0 ? delta.edges[a++].count : 0;
+			int64_t		after = order >= 0 ? next.edges[b++].count : 0;
+
+			counted += before > after ? before - after : after - before;
+		}
+		CHECKF(changed == counted, "%s: %lld changed edges, %lld by the deltas", what,
+			   (long long) changed, (long long) counted);
+		build_alive(t, weighted, undirected, &x);
+		check_delta_is(&root, root_degree, &next, &x, what);
+		pr_graph_free(&x, &pr_malloc_allocator);
+		if (step > 0)
+			pr_graph_delta_free(&delta, &pr_malloc_allocator);
+		delta = next;
+	}
+	pr_graph_delta_free(&delta, &pr_malloc_allocator);
+	pr_graph_free(&root, &pr_malloc_allocator);
+	free(root_degree);
+	free(t);
+}
+
+/* Chains of extends equal the builds of the changed rows, weighted or not, directed or not. */
+void
+test_delta_extend_random(void)
+{
+	for (unsigned seed = 1; seed <= 60; seed++)
+	{
+		check_extend_chain(seed, false, false);
+		check_extend_chain(seed, true, false);
+		check_extend_chain(seed, false, true);
+		check_extend_chain(seed, true, true);
+	}
+}
+
+/*
+ * Extends refused: a deletion of an edge X1 lacks (root has it, the old delta deleted it; another
+ * weight; more copies than X1 has), a node root lacks (unsupported), a weight the build would
+ * scale, every edge deleted; nothing allocated.  A source left with an edge after its large one
+ * goes is recounted exactly (the build's bits), one left with zero weights only is dangling and
+ * present, one left without out-edges has out-strength 0 and, with no in-edge, is absent.
+ */
+void
+test_delta_extend_cases(void)
+{
+	const int64_t s[] = {1, 1, 1, 2, 3, 4, 4};
+	const int64_t d[] = {2, 3, 3, 3, 1, 1, 2};
+	const double w[] = {1e10, 0.3, 0.3, 2.0, 0.7, 0.0, 0.1};
+	PrGraph		root,
+				x;
+	int64_t		degree[4];
+	PrGraphDelta empty = {0},
+				first,
+				second;
+	PrError		err;
+	int64_t		changed;
+	PrEdgeChange drop_big = {1, 2, 1e10, -1};
+	PrEdgeChange bad[][2] = {
+		{{1, 2, 1e10, -1}, {0}},	/* deleted already (in first) */
+		{{2, 3, 2.5, -1}, {0}},		/* another weight */
+		{{1, 3, 0.3, -3}, {0}},		/* three of two copies */
+		{{1, 9, 1.0, 1}, {0}},		/* a node root lacks */
+		{{1, 3, 1e308, 1}, {0}},	/* a weight the build scales */
+		{{2, 3, 1e-310, 1}, {0}},	/* a subnormal weight */
+	};
+	PrStatus	want[] = {PR_ERR_INVALID, PR_ERR_INVALID, PR_ERR_INVALID, PR_ERR_UNSUPPORTED,
+	PR_ERR_INVALID, PR_ERR_INVALID};
+	/* node 4 keeps only its zero-weight edge; node 2 loses its only out-edge and every in-edge */
+	PrEdgeChange more[] = {{4, 2, 0.1, -1}, {2, 3, 2.0, -1}, {4, 1, 0.0, 1}};
+	PrEdgeChange all[] = {{1, 3, 0.3, -2}, {3, 1, 0.7, -1}, {4, 1, 0.0, -2}};
+	const int64_t s1[] = {1, 1, 2, 3, 4, 4};
+	const int64_t d1[] = {3, 3, 3, 1, 1, 2};
+	const double w1[] = {0.3, 0.3, 2.0, 0.7, 0.0, 0.1};
+	const int64_t s2[] = {1, 1, 3, 4, 4};
+	const int64_t d2[] = {3, 3, 1, 1, 1};
+	const double w2[] = {0.3, 0.3, 0.7, 0.0, 0.0};
+
+	build_rows(&root, s, d, w, 7, false);
+	pr_graph_out_degrees(&root, 1, degree);
+	CHECK(degree[0] == 3 && degree[1] == 1 && degree[2] == 1 && degree[3] == 2);
+	empty.n_nodes = root.n_nodes;
+	/* node 1 keeps two edges of 0.3 beside its 1e10: recounted, the build's bits */
+	CHECK(pr_graph_delta_extend(&root, degree, NULL, &empty, &drop_big, 1, false, 1,
+								&pr_malloc_allocator, &first, &changed, &err) == PR_OK);
+	CHECK(changed == 1 && first.n_edges == 1 && first.n_sources == 1 && first.n_absent == 0);
+	build_rows(&x, s1, d1, w1, 6, false);
+	CHECKF(first.out_strength[0] == x.out_strength[0] && first.out_degree[0] == 2,
+		   "recounted %.17g, built %.17g", first.out_strength[0], x.out_strength[0]);
+	check_delta_is(&root, degree, &first, &x, "first");
+	pr_graph_free(&x, &pr_malloc_allocator);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	{
+		second.edges = (PrEdgeChange *) &second;
+		CHECKF(pr_graph_delta_extend(&root, degree, NULL, &first, bad[i], 1, false, 1,
+									 &pr_malloc_allocator, &second, &changed, &err) == want[i],
+			   "bad change %zu: %s", i, err.message);
+		CHECK(second.edges == NULL && second.n_edges == 0);
+	}
+	/* a weighted root without its out-degrees, a delta of another node count */
+	CHECK(pr_graph_delta_extend(&root, NULL, NULL, &first, more, 3, false, 1, &pr_malloc_allocator,
+								&second, &changed, &err) == PR_ERR_INVALID);
+	empty.n_nodes = root.n_nodes + 1;
+	CHECK(pr_graph_delta_extend(&root, degree, NULL, &empty, more, 3, false, 1,
+								&pr_malloc_allocator, &second, &changed, &err) == PR_ERR_INVALID);
+	/* node 4 dangling with a zero-weight edge; node 2 absent */
+	CHECK(pr_graph_delta_extend(&root, degree, NULL, &first, more, 3, false, 1,
+								&pr_malloc_allocator, &second, &changed, &err) == PR_OK);
+	CHECK(changed == 3 && second.n_absent == 1 && second.absent[0] == 1);
+	CHECK(pr_graph_delta_absent(&second, 1) && !pr_graph_delta_absent(&second, 3));
+	build_rows(&x, s2, d2, w2, 5, false);
+	check_delta_is(&root, degree, &second, &x, "second");
+	pr_graph_free(&x, &pr_malloc_allocator);
+	/* a delta from a patch: its sources' out-degrees counted in the patched graph */
+	{
+		PrGraphPatch plan;
+		PrGraphDelta from;
+		int64_t		patched_degree[4];
+
+		CHECK(apply_changes(&root, more, 3, false, &x, &err) == PR_OK);
+		CHECK(pr_graph_patch_plan(&root, NULL, more, 3, false, 2, &pr_malloc_allocator, &plan,
+								  &err) == PR_OK);
+		CHECK(pr_graph_delta_from_patch(&plan, &x, &pr_malloc_allocator, &from, &err) == PR_OK);
+		pr_graph_out_degrees(&x, 2, patched_degree);
+		CHECK(from.n_sources == 2 && from.out_degree != NULL);
+		for (int64_t i = 0; i < from.n_sources; i++)
+			CHECK(from.out_degree[i] == patched_degree[from.sources[i]]);
+		CHECK(pr_graph_delta_check(&from, &root, &err) == PR_OK);
+		pr_graph_delta_free(&from, &pr_malloc_allocator);
+		pr_graph_patch_free(&plan);
+		pr_graph_free(&x, &pr_malloc_allocator);
+	}
+	/* every edge deleted: no graph */
+	CHECK(pr_graph_delta_extend(&root, degree, NULL, &second, all, 3, false, 1,
+								&pr_malloc_allocator, &first, &changed, &err) == PR_ERR_INVALID);
+	pr_graph_delta_free(&second, &pr_malloc_allocator);
+	pr_graph_free(&root, &pr_malloc_allocator);
+}
+
+/*
+ * A delta with absent nodes through its flat form: a corrupt header (magic, version, size,
+ * counts, offsets, flags), a short or misaligned buffer refused; contents that the view passes
+ * but pr_graph_delta_check refuses (absent nodes out of order or with out-edges, an out-degree 0
+ * beside an out-strength); merged deltas keep the newer's absent nodes and out-degrees, a delta
+ * merged with an empty one its own.
+ */
+void
+test_delta_extend_flat(void)
+{
+	const int64_t s[] = {1, 2, 3, 3};
+	const int64_t d[] = {2, 3, 1, 4};
+	PrEdgeChange gone[] = {{3, 4, 1.0, -1}, {1, 2, 1.0, -1}, {2, 1, 1.0, 1}};
+	PrGraph		root;
+	PrGraphDelta empty = {0},
+				delta,
+				view,
+				merged;
+	PrError		err;
+	size_t		size;
+	uint64_t   *flat;
+	uint64_t   *copy;
+
+	build_rows(&root, s, d, NULL, 4, false);
+	empty.n_nodes = root.n_nodes;
+	CHECK(pr_graph_delta_extend(&root, NULL, NULL, &empty, gone, 3, false, 1, &pr_malloc_allocator,
+								&delta, NULL, &err) == PR_OK);
+	/* node 4 has no edge left */
+	CHECK(delta.n_absent == 1 && delta.absent[0] == 3 && delta.n_sources == 3);
+	size = pr_graph_delta_flat_size(&delta);
+	CHECK(size % 8 == 0);
+	flat = aligned_alloc(8, size + 8);
+	copy = aligned_alloc(8, size + 8);
+	pr_graph_delta_write_flat(&delta, flat);
+	CHECK(pr_graph_delta_view_flat(flat, size, &view, &err) == PR_OK);
+	CHECK(pr_graph_delta_check(&view, &root, &err) == PR_OK);
+	/* node 1 lost its out-edge, node 2 has two, node 3 one */
+	CHECK(view.n_absent == 1 && view.absent[0] == 3 && view.out_degree[0] == 0 &&
+		  view.out_degree[1] == 2 && view.out_degree[2] == 1);
+	/* the header's words: magic and version, total size, counts, flags, offsets */
+	for (size_t word = 0; word < 12; word++)
+	{
+		memcpy(copy, flat, size);
+		if (word == 2)
+		{
+			/* the node count: the layout holds, the check refuses it */
+			copy[word] ^= 1;
+			CHECK(pr_graph_delta_view_flat(copy, size, &view, &err) == PR_OK);
+			CHECK(pr_graph_delta_check(&view, &root, &err) == PR_ERR_INVALID);
+			continue;
+		}
+		copy[word] ^= word == 1 ? 8 : 1;
+		CHECKF(pr_graph_delta_view_flat(copy, size, &view, &err) == PR_ERR_INVALID,
+			   "header word %zu changed", word);
+	}
+	CHECK(pr_graph_delta_view_flat(flat, size - 8, &view, &err) == PR_ERR_INVALID);
+	CHECK(pr_graph_delta_view_flat(flat, 16, &view, &err) == PR_ERR_INVALID);
+	memcpy((char *) copy + 4, flat, size);
+	CHECK(pr_graph_delta_view_flat((char *) copy + 4, size, &view, &err) == PR_ERR_INVALID);
+	/* contents the check refuses */
+	memcpy(copy, flat, size);
+	CHECK(pr_graph_delta_view_flat(copy, size, &view, &err) == PR_OK);
+	view.absent[0] = 2;			/* node 3 has out-edges */
+	CHECK(pr_graph_delta_check(&view, &root, &err) == PR_ERR_INVALID);
+	view.absent[0] = 4;			/* out of range */
+	CHECK(pr_graph_delta_check(&view, &root, &err) == PR_ERR_INVALID);
+	view.absent[0] = 3;
+	view.out_degree[2] = 0;		/* out-degree 0, out-strength 1 */
+	CHECK(pr_graph_delta_check(&view, &root, &err) == PR_ERR_INVALID);
+	view.out_degree[2] = 2;		/* unweighted: out-strength is the out-degree */
+	CHECK(pr_graph_delta_check(&view, &root, &err) == PR_ERR_INVALID);
+	view.out_degree[2] = 1;
+	CHECK(pr_graph_delta_check(&view, &root, &err) == PR_OK);
+	/* merged after the empty delta: the newer's absent nodes and out-degrees */
+	CHECK(pr_graph_delta_merge(&empty, &delta, &pr_malloc_allocator, &merged, &err) == PR_OK);
+	CHECK(merged.n_absent == 1 && merged.absent[0] == 3 && merged.out_degree != NULL &&
+		  merged.n_sources == delta.n_sources &&
+		  memcmp(merged.out_degree, delta.out_degree, sizeof(int64_t) * (size_t) delta.n_sources) == 0);
+	CHECK(pr_graph_delta_check(&merged, &root, &err) == PR_OK);
+	pr_graph_delta_free(&merged, &pr_malloc_allocator);
+	/* merged with an empty delta (a copy): its absent nodes kept */
+	CHECK(pr_graph_delta_merge(&delta, &empty, &pr_malloc_allocator, &merged, &err) == PR_OK);
+	CHECK(merged.n_absent == 1 && merged.absent[0] == 3 && merged.n_edges == delta.n_edges);
+	pr_graph_delta_free(&merged, &pr_malloc_allocator);
+	/* a delta without out-degrees merged: none in the result */
+	view.out_degree = NULL;
+	CHECK(pr_graph_delta_merge(&empty, &view, &pr_malloc_allocator, &merged, &err) == PR_OK);
+	CHECK(merged.out_degree == NULL && merged.n_absent == 1);
+	pr_graph_delta_free(&merged, &pr_malloc_allocator);
+	free(flat);
+	free(copy);
+	pr_graph_delta_free(&delta, &pr_malloc_allocator);
+	pr_graph_free(&root, &pr_malloc_allocator);
 }

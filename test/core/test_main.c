@@ -32,6 +32,9 @@
 	X(test_delta_threads) \
 	X(test_delta_from_patch) \
 	X(test_delta_merge) \
+	X(test_delta_extend_random) \
+	X(test_delta_extend_cases) \
+	X(test_delta_extend_flat) \
 	X(test_cpu_engine_delta) \
 	X(test_flat_round_trip) \
 	X(test_flat_parallel_write) \
