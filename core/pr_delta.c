@@ -48,6 +48,31 @@ pr_graph_delta_alloc(PrGraphDelta *delta, int64_t n_nodes, int64_t n_edges, int6
 	return true;
 }
 
+/* A copy of delta in arrays from alloc (out-degrees NULL when delta has none); false when out of
+ * memory (nothing allocated). */
+bool
+pr_graph_delta_copy(const PrGraphDelta *delta, const PrAllocator *alloc, PrGraphDelta *out)
+{
+	if (!pr_graph_delta_alloc(out, delta->n_nodes, delta->n_edges, delta->n_sources,
+							  delta->n_absent, alloc))
+		return false;
+	memcpy(out->edges, delta->edges, sizeof(PrEdgeChange) * (size_t) delta->n_edges);
+	memcpy(out->sources, delta->sources, sizeof(int32_t) * (size_t) delta->n_sources);
+	memcpy(out->out_strength, delta->out_strength, sizeof(double) * (size_t) delta->n_sources);
+	if (delta->out_degree != NULL)
+		memcpy(out->out_degree, delta->out_degree, sizeof(int64_t) * (size_t) delta->n_sources);
+	else
+	{
+		pr_free(alloc, out->out_degree);
+		out->out_degree = NULL;
+	}
+	memcpy(out->absent, delta->absent, sizeof(int32_t) * (size_t) delta->n_absent);
+	out->n_edges = delta->n_edges;
+	out->n_sources = delta->n_sources;
+	out->n_absent = delta->n_absent;
+	return true;
+}
+
 /*
  * B -> X2 of first (B -> X1) and second (X1 -> X2): edges merged with counts summed, sources
  * united with the newer out-strengths and out-degrees, X2's absent nodes.

@@ -378,6 +378,11 @@ PrStatus	pr_graph_delta_from_patch(const PrGraphPatch *patch, const PrGraph *pat
 bool		pr_graph_delta_alloc(PrGraphDelta *delta, int64_t n_nodes, int64_t n_edges,
 								 int64_t n_sources, int64_t n_absent, const PrAllocator *alloc);
 
+/* A copy of delta in arrays from alloc (out-degrees NULL when delta has none); false when out of
+ * memory (nothing allocated). */
+bool		pr_graph_delta_copy(const PrGraphDelta *delta, const PrAllocator *alloc,
+								PrGraphDelta *out);
+
 /*
  * The delta B -> X2 of first (B -> X1) followed by second (X1 -> X2), all in B's numbering: the
  * edges merged in (dst, src, weight) order with their counts summed (zeros dropped), the sources

@@ -172,23 +172,6 @@ inverse_changes(const GpuEngine *e, const PrGraphDelta *delta, std::vector<int32
 	}
 }
 
-/* A copy of delta in host memory (pr_graph_delta_free frees it); false when out of memory. */
-static bool
-copy_delta(const PrGraphDelta *delta, PrGraphDelta *out)
-{
-	if (!pr_graph_delta_alloc(out, delta->n_nodes, delta->n_edges, delta->n_sources, delta->n_absent,
-							  &pr_malloc_allocator))
-		return false;
-	memcpy(out->edges, delta->edges, sizeof(PrEdgeChange) * (size_t) delta->n_edges);
-	memcpy(out->sources, delta->sources, sizeof(int32_t) * (size_t) delta->n_sources);
-	memcpy(out->out_strength, delta->out_strength, sizeof(double) * (size_t) delta->n_sources);
-	memcpy(out->absent, delta->absent, sizeof(int32_t) * (size_t) delta->n_absent);
-	out->n_edges = delta->n_edges;
-	out->n_sources = delta->n_sources;
-	out->n_absent = delta->n_absent;
-	return true;
-}
-
 /* Serves the prepared graph plus delta from now on (see pr_engine.h). */
 PrStatus
 gpu_apply_delta(PrEngine *base, const PrGraphDelta *delta, PrError *err)
@@ -230,7 +213,7 @@ gpu_apply_delta(PrEngine *base, const PrGraphDelta *delta, PrError *err)
 		return pr_error_set(err, PR_ERR_UNSUPPORTED, "GPU engine: a delta leaving none of the %lld nodes",
 							(long long) e->n);
 	PR_CUDA(cudaSetDevice(e->opt.device));
-	if (!copy_delta(delta, &copy))
+	if (!pr_graph_delta_copy(delta, &pr_malloc_allocator, &copy))
 		return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory for a delta of %lld edges",
 							(long long) delta->n_edges);
 	memset(&pull_rows, 0, sizeof(pull_rows));

@@ -171,6 +171,7 @@ absent_delta(const PrGraph *r, const PrGraph *x, const AbsentRows *rows, const A
 	size_t		cap = rows->m + inserted->m + 1;
 	PrEdgeChange *changes = malloc(sizeof(PrEdgeChange) * cap);
 	int32_t    *sources = malloc(sizeof(int32_t) * cap);
+	int64_t    *x_degree;
 	size_t		n_changes = 0,
 				n_edges = 0,
 				n_sources = 0,
@@ -206,13 +207,18 @@ absent_delta(const PrGraph *r, const PrGraph *x, const AbsentRows *rows, const A
 							   (int64_t) n_absent, &pr_malloc_allocator));
 	memcpy(delta->edges, changes, sizeof(PrEdgeChange) * n_edges);
 	delta->n_edges = (int64_t) n_edges;
+	x_degree = (int64_t *) calloc((size_t) x->n_nodes + 1, sizeof(int64_t));
+	CHECK(x_degree != NULL);
+	pr_graph_out_degrees(x, 1, x_degree);
 	for (size_t i = 0; i < n_sources; i++)
 	{
 		int32_t		in_x = internal_id(x, r->node_ids[sources[i]]);
 
 		delta->sources[i] = sources[i];
 		delta->out_strength[i] = in_x >= 0 ? x->out_strength[in_x] : 0.0;
+		delta->out_degree[i] = in_x >= 0 ? x_degree[in_x] : 0;
 	}
+	free(x_degree);
 	delta->n_sources = (int64_t) n_sources;
 	for (int64_t v = 0; v < r->n_nodes; v++)
 		if (internal_id(x, r->node_ids[v]) < 0)

@@ -1239,12 +1239,15 @@ absent_delta(const PrGraph *g, const int32_t *keep, int n_keep, PrGraph *x, PrGr
 	std::sort(chosen.begin(), chosen.end());
 	memcpy(delta->edges, netted.data(), sizeof(PrEdgeChange) * netted.size());
 	delta->n_edges = (int64_t) netted.size();
+	std::vector<int64_t> x_degree((size_t) x->n_nodes + 1);
+	pr_graph_out_degrees(x, 1, x_degree.data());
 	for (size_t i = 0; i < sources.size(); i++)
 	{
 		int32_t		in_x = id_in(x, g->node_ids[sources[i]]);
 
 		delta->sources[i] = sources[i];
 		delta->out_strength[i] = in_x >= 0 ? x->out_strength[in_x] : 0.0;
+		delta->out_degree[i] = in_x >= 0 ? x_degree[(size_t) in_x] : 0;
 	}
 	delta->n_sources = (int64_t) sources.size();
 	memcpy(delta->absent, chosen.data(), sizeof(int32_t) * chosen.size());
