@@ -235,7 +235,7 @@ cpu_pagerank_update(PrEngine *base, int y_slot, int x_slot, double alpha, const 
 		else
 			e->coef[j] = alpha * e->coef[j] + (1.0 - alpha);
 		if (restart->uniform)
-			e->coef[j] /= e->part ? e->whole_nodes : (double) e->n;
+			e->coef[j] /= e->part ? e->whole_nodes : (double) (e->n - e->n_delta_absent);
 	}
 	args.y = e->slot[y_slot];
 	args.x = e->slot[x_slot];

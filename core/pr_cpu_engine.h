@@ -46,7 +46,11 @@
  *
  * A delta (apply_delta) keeps g's layout: each product adds the delta's terms after g's, one node's
  * terms in the delta's order on the calling thread; the delta's sources get X's 1 / out_strength
- * and the dangling sums read X's dangling list.
+ * and the dangling sums read X's dangling list.  The delta's absent nodes (X lacks them; they are
+ * dangling, out-strength 0) take no share of a uniform restart, which spreads over the n -
+ * n_absent others, and the update sets their entries to exactly 0 before it takes the residual
+ * (their products' terms cancel only within rounding); a chunk finds its absent nodes by a binary
+ * search, made only when there are some.
  *
  * Files: pr_cpu.c the engine's operations (PrEngineOps) and its creation; pr_cpu_prepare.c
  * prepare(): the graph's layout, the vectors and the work split; pr_cpu_pool.c the thread pool;
@@ -181,10 +185,11 @@ struct CpuEngine
 	const int32_t *dangling;
 	int64_t		n_dangling;
 	/*
-	 * The delta the engine serves beside g (apply_delta), or none (n_delta_edges and
-	 * n_delta_sources 0): its edges in (dst, src, weight) order (the pull products) and in (src,
-	 * dst, weight) order (the push product), the sources whose inv_out it rewrote with their X
-	 * out-strengths, X's dangling list.  A prepare that lays g out again (other products) keeps
+	 * The delta the engine serves beside g (apply_delta), or none (n_delta_edges,
+	 * n_delta_sources and n_delta_absent 0): its edges in (dst, src, weight) order (the pull
+	 * products) and in (src, dst, weight) order (the push product), the sources whose inv_out it
+	 * rewrote with their X out-strengths, X's dangling list, its absent nodes (ascending: a
+	 * uniform restart leaves them out, and each update sets their entries to 0).  A prepare that lays g out again (other products) keeps
 	 * it: the engine unprepared keeps the delta's copies in delta_pending for
 	 * delta_pending_graph (delta_pending_seen its arrays), and the next layout of that graph
 	 * takes them again; a prepare of another graph, or another delta given, drops them.  So a
@@ -197,6 +202,8 @@ struct CpuEngine
 	double	   *delta_strength;	/* [n_delta_sources] X's out-strength of each */
 	int64_t		n_delta_sources;
 	int32_t    *delta_dangling;
+	int32_t    *delta_absent;
+	int64_t		n_delta_absent;
 	PrGraphDelta delta_pending;
 	const PrGraph *delta_pending_graph;
 	PrGraph		delta_pending_seen;

@@ -215,13 +215,13 @@ drop_pending(CpuEngine *e)
 }
 
 /*
- * Moves the delta the engine serves (its edges by target, sources and out-strengths) to delta_pending,
- * for the next layout of the same graph.
+ * Moves the delta the engine serves (its edges by target, sources, out-strengths and absent nodes)
+ * to delta_pending, for the next layout of the same graph.
  */
 static void
 stash_delta(CpuEngine *e)
 {
-	if (e->n_delta_edges == 0 && e->n_delta_sources == 0)
+	if (e->n_delta_edges == 0 && e->n_delta_sources == 0 && e->n_delta_absent == 0)
 		return;
 	drop_pending(e);
 	e->delta_pending.n_nodes = e->n;
@@ -230,11 +230,14 @@ stash_delta(CpuEngine *e)
 	e->delta_pending.sources = e->delta_sources;
 	e->delta_pending.out_strength = e->delta_strength;
 	e->delta_pending.n_sources = e->n_delta_sources;
+	e->delta_pending.absent = e->delta_absent;
+	e->delta_pending.n_absent = e->n_delta_absent;
 	e->delta_pending_graph = e->g;
 	e->delta_pending_seen = e->g_seen;
 	e->delta_pull = NULL;
 	e->delta_sources = NULL;
 	e->delta_strength = NULL;
+	e->delta_absent = NULL;
 }
 
 /* Frees the delta's arrays (the engine serves g's edges again, inv_out and dangling aside). */
@@ -246,10 +249,11 @@ free_delta(CpuEngine *e)
 	pr_free(&e->alloc, e->delta_sources);
 	pr_free(&e->alloc, e->delta_strength);
 	pr_free(&e->alloc, e->delta_dangling);
+	pr_free(&e->alloc, e->delta_absent);
 	e->delta_pull = e->delta_push = NULL;
-	e->delta_sources = e->delta_dangling = NULL;
+	e->delta_sources = e->delta_dangling = e->delta_absent = NULL;
 	e->delta_strength = NULL;
-	e->n_delta_edges = e->n_delta_sources = 0;
+	e->n_delta_edges = e->n_delta_sources = e->n_delta_absent = 0;
 }
 
 /*
@@ -744,9 +748,9 @@ pr_cpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned ne
 }
 
 /*
- * Serves g + delta from now on (see pr_engine.h): copies the delta's edges in both orders, rewrites
- * 1 / out_strength of the sources of the previous delta (back to g's) and of this one (X's), and
- * takes X's dangling list.
+ * Serves g + delta from now on (see pr_engine.h): copies the delta's edges in both orders and its
+ * absent nodes, rewrites 1 / out_strength of the sources of the previous delta (back to g's) and
+ * of this one (X's), and takes X's dangling list (absent nodes in it: their out-strength is 0).
  */
 PrStatus
 pr_cpu_apply_delta(PrEngine *base, const PrGraphDelta *delta, PrError *err)
@@ -756,11 +760,13 @@ pr_cpu_apply_delta(PrEngine *base, const PrGraphDelta *delta, PrError *err)
 	PrEdgeChange *pull = NULL,
 			   *push = NULL;
 	int32_t    *sources = NULL,
-			   *dangling = NULL;
+			   *dangling = NULL,
+			   *absent = NULL;
 	double	   *strength = NULL;
 	PrStatus	status;
 	int64_t		n_edges = delta != NULL ? delta->n_edges : 0;
 	int64_t		n_sources = delta != NULL ? delta->n_sources : 0;
+	int64_t		n_absent = delta != NULL ? delta->n_absent : 0;
 
 	if (!e->prepared)
 		return pr_error_set(err, PR_ERR_ENGINE, "the CPU engine is not prepared");
@@ -770,20 +776,26 @@ pr_cpu_apply_delta(PrEngine *base, const PrGraphDelta *delta, PrError *err)
 		return status;
 	if (delta != &e->delta_pending)
 		drop_pending(e);		/* a delta given replaces one pending */
-	if (n_edges > 0 || n_sources > 0)
+	if (n_absent > 0 && n_absent >= g->n_nodes)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED, "a delta leaving none of the %lld nodes",
+							(long long) g->n_nodes);
+	if (n_edges > 0 || n_sources > 0 || n_absent > 0)
 	{
 		pull = ENGINE_ALLOC(e, PrEdgeChange, n_edges + 1);
 		push = ENGINE_ALLOC(e, PrEdgeChange, n_edges + 1);
 		sources = ENGINE_ALLOC(e, int32_t, n_sources + 1);
 		strength = ENGINE_ALLOC(e, double, n_sources + 1);
 		dangling = ENGINE_ALLOC(e, int32_t, g->n_dangling + n_sources + 1);
-		if (pull == NULL || push == NULL || sources == NULL || strength == NULL || dangling == NULL)
+		absent = ENGINE_ALLOC(e, int32_t, n_absent + 1);
+		if (pull == NULL || push == NULL || sources == NULL || strength == NULL ||
+			dangling == NULL || absent == NULL)
 		{
 			pr_free(&e->alloc, pull);
 			pr_free(&e->alloc, push);
 			pr_free(&e->alloc, sources);
 			pr_free(&e->alloc, strength);
 			pr_free(&e->alloc, dangling);
+			pr_free(&e->alloc, absent);
 			return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a delta of %lld edges",
 								(long long) n_edges);
 		}
@@ -791,6 +803,7 @@ pr_cpu_apply_delta(PrEngine *base, const PrGraphDelta *delta, PrError *err)
 		pr_graph_delta_by_source(delta, push);
 		memcpy(sources, delta->sources, sizeof(int32_t) * (size_t) n_sources);
 		memcpy(strength, delta->out_strength, sizeof(double) * (size_t) n_sources);
+		memcpy(absent, delta->absent, sizeof(int32_t) * (size_t) n_absent);
 	}
 	if (e->inv_out != NULL)
 		for (int64_t i = 0; i < e->n_delta_sources; i++)
@@ -807,6 +820,8 @@ pr_cpu_apply_delta(PrEngine *base, const PrGraphDelta *delta, PrError *err)
 		e->delta_strength = strength;
 		e->n_delta_sources = n_sources;
 		e->delta_dangling = dangling;
+		e->delta_absent = absent;
+		e->n_delta_absent = n_absent;
 		e->n_dangling = pr_graph_delta_dangling(g, delta, dangling);
 		e->dangling = dangling;
 		if (e->inv_out != NULL)

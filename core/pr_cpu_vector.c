@@ -239,9 +239,19 @@ chunk_residual(CpuEngine *e, int64_t c, int64_t v0, int64_t v1, const double *y,
 	}
 }
 
+/* Sets the rows of y of the delta's absent nodes in [v0, v1) to 0. */
+static inline void
+zero_absent_rows(const CpuEngine *e, double *y, int64_t v0, int64_t v1)
+{
+	for (int64_t i = pr_lower_bound_i32(e->delta_absent, 0, e->n_delta_absent, v0);
+		 i < e->n_delta_absent && e->delta_absent[i] < v1; i++)
+		memset(y + (int64_t) e->delta_absent[i] * e->k, 0, sizeof(double) * (size_t) e->k);
+}
+
 /*
- * y = alpha * y + coef_j * r_j, chunk by chunk (uniform: coef holds coef_j / n; otherwise the
- * bucketed restart entries of the chunk are added), then the chunk's residual partials.
+ * y = alpha * y + coef_j * r_j, chunk by chunk (uniform: coef holds coef_j / the nodes served;
+ * otherwise the bucketed restart entries of the chunk are added), a delta's absent nodes set to
+ * 0, then the chunk's residual partials.
  */
 void
 pr_cpu_task_pagerank_update(CpuEngine *e, int tid, const void *varg)
@@ -308,6 +318,8 @@ pr_cpu_task_pagerank_update(CpuEngine *e, int tid, const void *varg)
 					y[(int64_t) r->dangling_node[i] * k + j] +=
 						e->dangling_coef[j] * r->dangling_weight[i];
 		}
+		if (e->n_delta_absent > 0)
+			zero_absent_rows(e, y, v0, v1);
 		chunk_residual(e, c, v0, v1, y, a->x);
 		/* prepare the next product while the chunk is in cache (not for owned rows: the
 		 * product reads the whole vector, which an exchange completes after the update) */

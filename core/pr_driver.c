@@ -491,6 +491,9 @@ begin_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrRestart
 		return pr_error_set(err, PR_ERR_INVALID, "damping must be in [0, 1], not %g", alpha);
 	if (restart == NULL)
 		return pr_error_set(err, PR_ERR_INVALID, "restart distribution is missing");
+	if (options->absent_nodes < 0 || (options->absent_nodes > 0 && options->absent_nodes >= g->n_nodes))
+		return pr_error_set(err, PR_ERR_INVALID, "%lld absent nodes of a graph of %lld",
+							(long long) options->absent_nodes, (long long) g->n_nodes);
 	if (restart->uniform)
 	{
 		if (restart->k > 1)
@@ -898,7 +901,8 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 		status = ops->upload(engine, x, options->initial, err);
 	else if (status == PR_OK && !stats->warm_started)
 		status = ops->fill(engine, x, 1.0 / (double) g->n_nodes, err);
-	stop_rule_begin(&rule, options, g->n_nodes, options->initial != NULL || stats->warm_started);
+	stop_rule_begin(&rule, options, g->n_nodes - options->absent_nodes,
+					options->initial != NULL || stats->warm_started);
 	stagnation_begin(&watch, alpha < 1.0, true, INFINITY);
 	fresh_watch = watch;
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)

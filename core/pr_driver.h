@@ -114,6 +114,13 @@ typedef struct PrIterOptions
 	 */
 	bool		stop_when_certified;
 
+	/*
+	 * PageRank on an engine serving a delta (PrEngineOps.apply_delta): the delta's absent nodes,
+	 * which the stopping rule leaves out of n (PR_NORM_L1_SCALED: (n - absent_nodes) *
+	 * tolerance), as a run on X itself counts X's nodes; 0 otherwise.
+	 */
+	int64_t		absent_nodes;
+
 	/* Called after each residual read (may be NULL): iteration number and residual. */
 	void		(*progress) (void *arg, int iteration, double residual);
 	void	   *progress_arg;

@@ -36,7 +36,9 @@ typedef enum PrProduct
 /*
  * Restart (teleport / personalization) distribution, one per column.  Column j's entries are
  * node[ptr[j]] .. node[ptr[j+1]-1] with weights weight[...] summing to 1.  uniform = true means
- * every column restarts uniformly over all n nodes (node/weight/ptr unused, k must be 1).
+ * every column restarts uniformly over all n nodes the engine serves, a delta's absent nodes left
+ * out (node/weight/ptr unused, k must be 1).  A restart or dangling distribution that is not
+ * uniform names no absent node.
  * The dangling mass of a column is redistributed by the same distribution (the NetworkX rule),
  * unless dangling_count > 0: then every column's dangling mass goes to the one dangling
  * distribution dangling_node / dangling_weight (NetworkX's dangling=), node ids strictly
@@ -233,10 +235,14 @@ typedef struct PrEngineOps
 	 * values; a far-field vector kept for B is dropped.  The delta stays through prepares on B
 	 * (the same PrGraph, as prepare tells it; one that fails keeps it for the next prepare on B,
 	 * so no prepare serves B without it) and goes with a prepare on another graph; the engine
-	 * copies what it needs.  PR_ERR_UNSUPPORTED when the engine cannot follow a delta in
-	 * its present layout (the caller then prepares an engine on X); PR_ERR_INVALID for a delta
-	 * that does not fit B (pr_graph_delta_check).  An error leaves the engine serving what it
-	 * served before.
+	 * copies what it needs.  The delta's absent nodes (B's nodes X lacks, out-strength 0 in X) stay
+	 * in B's numbering: a uniform restart spreads over the n - n_absent others (so does the
+	 * dangling mass following it), and every pagerank_update leaves their entries exactly 0 and
+	 * takes its residual after that (a start vector's mass on them is dangling mass, given out by
+	 * the first update), so the fixed point on the other nodes is X's.  PR_ERR_UNSUPPORTED when
+	 * the engine cannot follow a delta in its present layout (the caller then prepares an engine
+	 * on X), or when the delta leaves no node; PR_ERR_INVALID for a delta that does not fit B
+	 * (pr_graph_delta_check).  An error leaves the engine serving what it served before.
 	 */
 	PrStatus	(*apply_delta) (PrEngine *e, const PrGraphDelta *delta, PrError *err);
 

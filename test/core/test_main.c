@@ -34,6 +34,7 @@
 	X(test_delta_merge) \
 	X(test_delta_extend_random) \
 	X(test_cpu_engine_delta) \
+	X(test_cpu_engine_absent) \
 	X(test_flat_round_trip) \
 	X(test_flat_parallel_write) \
 	X(test_flat_threaded_checks) \
