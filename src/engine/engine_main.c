@@ -82,6 +82,9 @@ run_driver(ServiceSlot *slot, Resident *r, bool multi, char *request_base, PrErr
 	if ((status = engine_for_run(req, r, multi, err)) != PR_OK)
 		return status;
 	engine = multi ? r->multi : r->engine;
+	/* a delta entry's graph: the stopping rule counts its nodes, the absent ones left out */
+	if (resident_has_delta(r))
+		iter.absent_nodes = r->delta.n_absent;
 	progress_set_slot_phase(slot, PHASE_PREPARING);
 	if (req->algorithm == SERVICE_HITS)
 		return pr_hits(engine, &r->graph, &iter, result, result + req->n_nodes, stats, err);
@@ -476,7 +479,7 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	if ((request_base = request_map(slot, &request_size, &request_mapping)) == NULL)
 		return PR_ERR_INVALID;
 
-	resident_drop_vanished(req->delta_base_id);
+	resident_drop_vanished();
 	map_seconds = pr_clock_seconds();
 	r = resident_for_request(req, request_base, request_size, &one_off, out);
 	map_seconds = pr_clock_seconds() - map_seconds;
