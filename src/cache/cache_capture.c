@@ -21,9 +21,12 @@
  * the writers its snapshot saw; the reader's is that plus the changes of the writers it sees
  * beyond them — exactly the writers at or past the base snapshot's xmax or in progress at it —
  * whose change rows it reads through its own snapshot (so never a row of an aborted, running or
- * later transaction) and applies with pr_graph_patch_plan and
- * pr_graph_patch_write, the patched graph written straight into the shared segment the cache then
- * takes as it is (graph_cache_publish_patched).  Why
+ * later transaction) and applies.  The patch is a delta entry when it can be: the base's delta from
+ * its root (empty for a flat base) extended with the rows (pr_graph_delta_extend), in a segment of
+ * the delta's size (graph_cache_publish_delta); else — a node the root lacks, a delta past its
+ * bound — the graph is written whole, a new root, with pr_graph_patch_plan and
+ * pr_graph_patch_write straight into the shared segment the cache then takes as it is
+ * (graph_cache_publish_patched).  Why
  * the change rows of those writers are complete: the capture triggers are in place, unaltered and
  * enabled ALWAYS now (checked under the reader's lock on the table), and they can only have come
  * to that state by an ALTER TABLE ... ENABLE ALWAYS TRIGGER (of powerrank_cache_live or a
@@ -508,9 +511,9 @@ graph_cache_delta_edges(const PrGraph *root, const PrGraphDelta *delta)
 
 /*
  * Plans (pr_graph_patch_plan) the graph root plus delta (NULL or empty: none) plus the changed
- * rows changes (in both directions when undirected, as the plan takes them): the delta's edges
- * are stored edges already, so with a delta the rows are turned into stored edges here and the
- * plan takes them all as they are.
+ * rows changes (taken in both directions when undirected).  The delta's edges are stored edges,
+ * an undirected graph's in both directions: the plan takes each row of it once (src <= dst, a
+ * self-loop once) and adds the reverse as it does for the rows.
  */
 static PrStatus
 plan_from_root(const PrGraph *root, const PrWeightRange *root_range, const PrGraphDelta *delta,
@@ -518,29 +521,22 @@ plan_from_root(const PrGraph *root, const PrWeightRange *root_range, const PrGra
 			   const PrAllocator *alloc, PrGraphPatch *plan, PrError *err)
 {
 	PrEdgeChange *all;
-	size_t		count;
+	size_t		count = 0;
 	PrStatus	status;
 
 	if (delta == NULL || delta->n_edges == 0)
 		return pr_graph_patch_plan(root, root_range, changes, n_changes, undirected,
 								   powerrank_thread_count(), alloc, plan, err);
 	all = MemoryContextAllocHuge(CurrentMemoryContext,
-								 ((Size) delta->n_edges + 2 * n_changes) * sizeof(PrEdgeChange));
+								 ((Size) delta->n_edges + n_changes) * sizeof(PrEdgeChange));
 	pr_graph_delta_changes(root, delta, all);
-	count = (size_t) delta->n_edges;
-	for (size_t i = 0; i < n_changes; i++)
-	{
-		all[count++] = changes[i];
-		if (undirected && changes[i].src != changes[i].dst)
-		{
-			all[count] = changes[i];
-			all[count].src = changes[i].dst;
-			all[count].dst = changes[i].src;
-			count++;
-		}
-	}
-	status = pr_graph_patch_plan(root, root_range, all, count, false, powerrank_thread_count(),
-								 alloc, plan, err);
+	for (int64 i = 0; i < delta->n_edges; i++)
+		if (!undirected || all[i].src <= all[i].dst)
+			all[count++] = all[i];
+	if (n_changes > 0)
+		memcpy(all + count, changes, n_changes * sizeof(PrEdgeChange));
+	status = pr_graph_patch_plan(root, root_range, all, count + n_changes, undirected,
+								 powerrank_thread_count(), alloc, plan, err);
 	pfree(all);
 	return status;
 }

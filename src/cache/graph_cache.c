@@ -37,6 +37,14 @@
  * GRAPH_CACHE_KEPT_SEGMENTS of them exist at once.  Kept vectors are mapped under the lock (an
  * entry may be freed, a result replaced, once it is released); a mapping keeps its segment alive.
  *
+ * Delta entries: an entry of a live table's graph may hold, instead of a flat graph, the flat form
+ * of a PrGraphDelta (pr_graph_delta_write_flat) from the graph of another entry of the same table,
+ * columns and direction, its root (GraphCacheEntry.root_id), in the root's numbering: the patch
+ * of cache_capture.c.  A hit on it (graph_cache_acquire_hit) references and maps both, the root's
+ * graph and the delta; its vectors (kept scores) have the root's node count.  Retiring a root
+ * retires its delta entries, and a delta entry is registered only while its root is READY, so no
+ * delta entry outlives its root.
+ *
  * Node sets: an entry of kind GRAPH_CACHE_NODE_SET holds a partitioned table's merged node set,
  * written by the coordinator of a distributed run (coordinator.c), instead of a graph.  It lives
  * as a graph's entry does (counted in powerrank.cache_size and the slots, evicted least recently
@@ -1169,6 +1177,29 @@ graph_cache_publish_segment(const GraphCacheKey *key, dsm_segment *segment, Size
 }
 
 /*
+ * Registers a segment written by this backend (not pinned yet; its mapping stays the caller's)
+ * as facts describe it, counting the whole segment (register_segment), and ties the reader's
+ * reference the new entry starts with to the caller's mapping; true, with the entry's id, when
+ * the cache took it.
+ */
+static bool
+publish_held(const GraphCacheKey *key, dsm_segment *segment, NewEntry *facts,
+			 GraphCacheCarry *carry, const GraphCacheWriters *writers, uint64 *entry_id)
+{
+	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
+	int			slot;
+
+	facts->bytes = (int64) dsm_segment_map_length(segment);
+	if (cache == NULL || limit <= 0 || facts->bytes > limit)
+		return false;
+	slot = register_segment(key, segment, facts, limit, carry, writers, true, entry_id);
+	if (slot < 0)
+		return false;
+	tie_reference(segment, slot, *entry_id);
+	return true;
+}
+
+/*
  * Adds a patched graph — written by this backend straight into segment (not pinned yet; its
  * mapping stays the caller's) — to the cache under key, as graph_cache_publish does, with the
  * start vectors of carry (may be NULL), the writers its content includes, the changed rows
@@ -1182,34 +1213,22 @@ graph_cache_publish_patched(const GraphCacheKey *key, dsm_segment *segment, cons
 							const GraphCacheWriters *writers, int64 delta_rows,
 							const PrWeightRange *weights, uint64 *entry_id)
 {
-	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
 	NewEntry	facts = {0};
-	int			slot;
 
-	facts.bytes = (int64) dsm_segment_map_length(segment);
-	if (cache == NULL || limit <= 0 || facts.bytes > limit)
-		return false;
 	facts.nodes = graph->n_nodes;
 	facts.edges = graph->n_edges;
 	facts.skipped_rows = skipped_rows;
 	facts.delta_rows = delta_rows;
 	facts.weights = weights;
-	slot = register_segment(key, segment, &facts, limit, carry, writers, true, entry_id);
-	if (slot < 0)
-		return false;
-	tie_reference(segment, slot, *entry_id);
-	return true;
+	return publish_held(key, segment, &facts, carry, writers, entry_id);
 }
 
 /*
- * Adds a delta entry to the cache under key: segment (not pinned yet; its mapping stays the
- * caller's) holds delta's flat form, the change from the graph root of the entry root_id (on
- * which the caller holds a reader's reference) to the content key names; with the start vectors
- * of carry (may be NULL), the writers its content includes and the changed rows patched in since
- * the last build (no bounds on its weights: a patch reads its root's).  The entry counts its
- * segment's bytes, its root's node count (the numbering of its vectors; its own nodes are those
- * less the absent ones) and its own stored edges.  True when the cache took it: the caller's
- * mapping then holds a reader's reference to the entry and *entry_id is its id.
+ * Adds a delta entry to the cache under key, as graph_cache_publish_patched adds a graph: segment
+ * holds delta's flat form, the change from the graph root of the entry root_id (on which the
+ * caller holds a reader's reference) to the content key names; no bounds on its weights (a patch
+ * reads its root's).  The entry counts its segment's bytes, its root's node count (the numbering
+ * of its vectors; its own nodes are those less the absent ones) and its own stored edges.
  */
 bool
 graph_cache_publish_delta(const GraphCacheKey *key, dsm_segment *segment, uint64 root_id,
@@ -1217,24 +1236,15 @@ graph_cache_publish_delta(const GraphCacheKey *key, dsm_segment *segment, uint64
 						  GraphCacheCarry *carry, const GraphCacheWriters *writers,
 						  int64 delta_rows, uint64 *entry_id)
 {
-	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
 	NewEntry	facts = {0};
-	int			slot;
 
-	facts.bytes = (int64) dsm_segment_map_length(segment);
-	if (cache == NULL || limit <= 0 || facts.bytes > limit)
-		return false;
 	facts.nodes = root->n_nodes;
 	facts.absent = delta->n_absent;
 	facts.edges = graph_cache_delta_edges(root, delta);
 	facts.skipped_rows = skipped_rows;
 	facts.delta_rows = delta_rows;
 	facts.root_id = root_id;
-	slot = register_segment(key, segment, &facts, limit, carry, writers, true, entry_id);
-	if (slot < 0)
-		return false;
-	tie_reference(segment, slot, *entry_id);
-	return true;
+	return publish_held(key, segment, &facts, carry, writers, entry_id);
 }
 
 /*
