@@ -101,6 +101,16 @@ SELECT * FROM rwr('slv', 1999, weight_column => 'w', device => 'gpu');
 -- Served again from the cache: the engine still carries the delta; top_k too.
 SELECT * FROM service_compare();
 SELECT * FROM service_compare('top');
+-- A new engine process (after an injected engine error) serves the delta entry from scratch: the
+-- root mapped, its quick layout given the delta, the tuned layout planned beside and given the
+-- delta when it replaces the quick one.
+\set VERBOSITY terse
+SELECT powerrank_service_inject_fault('error');
+SELECT count(*) FROM pagerank('slv', weight_column => 'w', device => 'gpu');
+\set VERBOSITY default
+SELECT service_ready();
+SELECT * FROM service_compare();
+SELECT * FROM service_compare();
 -- RWR from three sources, on the same resident entry (columns added: the delta stays).
 SELECT * FROM service_compare('rwr');
 -- A new node: the patch changed the node set, the graph is prepared as any new one.

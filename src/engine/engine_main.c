@@ -34,15 +34,16 @@ engine_for_run(const ServiceRequest *req, Resident *r, bool multi, PrError *err)
 		 * (row-binned CSR in natural ids: no model, no relabelling) now; for a cached graph the
 		 * tuned layout (the configured kernel, the model's choice) is planned beside in a thread
 		 * and replaces it when ready (publish_success), a one-off graph (not cached: served once)
-		 * keeps it.  Planning R-MAT 24 takes tens of seconds that no call should wait for.  The
-		 * cpu-test engine takes the same path (its two engines are alike), so that CI exercises
-		 * the thread and the swap.
+		 * keeps it.  Planning R-MAT 24 takes tens of seconds that no call should wait for, also
+		 * when the first call is on a delta entry of the graph (the quick engine takes the delta,
+		 * and so does the tuned one when it replaces it).  The cpu-test engine takes the same path
+		 * (its two engines are alike), so that CI exercises the thread and the swap.
 		 */
 		r->quick = engine_config->quick_layout_edges >= 0 &&
 			(engine_config->kind == SERVICE_ENGINE_CPU_TEST ||
 			 engine_config->gpu_kernel == PR_GPU_KERNEL_AUTO) &&
 			req->algorithm == SERVICE_PAGERANK && req->k == 1 &&
-			r->graph.n_edges >= engine_config->quick_layout_edges && !resident_has_delta(r);
+			r->graph.n_edges >= engine_config->quick_layout_edges;
 		if ((r->engine = engine_create_layout(r->quick, err)) == NULL)
 			return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
 		if ((status = resident_follow_delta(r, r->engine, req, req->k, err)) != PR_OK)
