@@ -50,7 +50,7 @@ pr_graph_delta_alloc(PrGraphDelta *delta, int64_t n_nodes, int64_t n_edges, int6
 
 /*
  * B -> X2 of first (B -> X1) and second (X1 -> X2): edges merged with counts summed, sources
- * united with the newer out-strengths and out-degrees, second's absent nodes.
+ * united with the newer out-strengths and out-degrees, X2's absent nodes.
  */
 PrStatus
 pr_graph_delta_merge(const PrGraphDelta *first, const PrGraphDelta *second,
@@ -61,13 +61,15 @@ pr_graph_delta_merge(const PrGraphDelta *first, const PrGraphDelta *second,
 				kept = 0;
 	bool		degrees = (first->n_sources == 0 || first->out_degree != NULL) &&
 		(second->n_sources == 0 || second->out_degree != NULL);
+	/* X2's absent nodes: second's, or X1's when second changes nothing (a copy of first) */
+	const PrGraphDelta *absent = second->n_edges == 0 && second->n_sources == 0 ? first : second;
 
 	memset(out, 0, sizeof(PrGraphDelta));
 	if (first->n_nodes != second->n_nodes)
 		return pr_error_set(err, PR_ERR_INVALID, "deltas of %lld and %lld nodes",
 							(long long) first->n_nodes, (long long) second->n_nodes);
 	if (!pr_graph_delta_alloc(out, first->n_nodes, first->n_edges + second->n_edges,
-							  first->n_sources + second->n_sources, second->n_absent, alloc))
+							  first->n_sources + second->n_sources, absent->n_absent, alloc))
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory merging deltas of %lld and %lld edges",
 							(long long) first->n_edges, (long long) second->n_edges);
 	while (a < first->n_edges || b < second->n_edges)
@@ -105,9 +107,9 @@ pr_graph_delta_merge(const PrGraphDelta *first, const PrGraphDelta *second,
 		pr_free(alloc, out->out_degree);
 		out->out_degree = NULL;
 	}
-	if (second->n_absent > 0)
-		memcpy(out->absent, second->absent, sizeof(int32_t) * (size_t) second->n_absent);
-	out->n_absent = second->n_absent;
+	if (absent->n_absent > 0)
+		memcpy(out->absent, absent->absent, sizeof(int32_t) * (size_t) absent->n_absent);
+	out->n_absent = absent->n_absent;
 	return PR_OK;
 }
 

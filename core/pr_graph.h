@@ -382,9 +382,9 @@ bool		pr_graph_delta_alloc(PrGraphDelta *delta, int64_t n_nodes, int64_t n_edges
  * The delta B -> X2 of first (B -> X1) followed by second (X1 -> X2), all in B's numbering: the
  * edges merged in (dst, src, weight) order with their counts summed (zeros dropped), the sources
  * united with second's out-strengths and out-degrees where both have one, and second's absent
- * nodes (X2's; they replace first's, so an empty second names first's absent nodes to keep them).
- * out's out_degree is NULL unless both have theirs (or no source).  PR_ERR_INVALID when the node
- * counts differ; arrays from alloc.
+ * nodes (X2's; they replace first's), or first's when second changes nothing (no edge, no source:
+ * X2 is X1, and merging with an empty delta copies first).  out's out_degree is NULL unless both
+ * have theirs (or no source).  PR_ERR_INVALID when the node counts differ; arrays from alloc.
  */
 PrStatus	pr_graph_delta_merge(const PrGraphDelta *first, const PrGraphDelta *second,
 								 const PrAllocator *alloc, PrGraphDelta *out, PrError *err);

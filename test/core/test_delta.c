@@ -3,7 +3,9 @@
  * the patched rows: every array equal, for inserts, deletes, weight changes, new and vanished
  * nodes, directed and undirected, weighted and not; the plan's arrays written in place in a flat
  * buffer (the cache's segment), its changed-edge count, node map and weight bounds; the patches that move
- * no node id (weight updates, new ids past the largest); and the refusals.
+ * no node id (weight updates, new ids past the largest); and the refusals.  Deltas extended with
+ * changed rows (pr_graph_delta_extend) against the builds too: nodes, in-edges, out-strengths,
+ * out-degrees, dangling and absent nodes, the graph materialized from them, their flat form.
  */
 #include "test_util.h"
 
@@ -225,6 +227,18 @@ check_random_rows(unsigned seed, bool weighted, bool undirected, size_t m, int64
 	CHECKF(same_graph(&patched, &fresh), "seed %u weighted %d undirected %d: %lld/%lld nodes, %lld/%lld edges",
 		   seed, weighted, undirected, (long long) patched.n_nodes, (long long) fresh.n_nodes,
 		   (long long) patched.n_edges, (long long) fresh.n_edges);
+	{
+		/* out-degrees on n_threads threads: the in-edges' sources counted */
+		int64_t    *degree = malloc(sizeof(int64_t) * (size_t) fresh.n_nodes);
+		int64_t    *counted = calloc((size_t) fresh.n_nodes, sizeof(int64_t));
+
+		pr_graph_out_degrees(&fresh, n_threads, degree);
+		for (int64_t e = 0; e < fresh.n_edges; e++)
+			counted[fresh.in_src[e]]++;
+		CHECK(memcmp(degree, counted, sizeof(int64_t) * (size_t) fresh.n_nodes) == 0);
+		free(degree);
+		free(counted);
+	}
 	pr_graph_free(&patched, &pr_malloc_allocator);
 	pr_graph_free(&fresh, &pr_malloc_allocator);
 	pr_graph_free(&base, &pr_malloc_allocator);
@@ -551,7 +565,7 @@ check_delta_is(const PrGraph *root, const int64_t *root_degree, const PrGraphDel
 	pr_graph_out_degrees(x, 2, x_degree);
 	for (int32_t v = 0; v < root->n_nodes; v++)
 	{
-		int64_t		d = delta->n_edges > 0 ? 0 : 0;
+		int64_t		d = 0;
 		int64_t		b = root->in_ptr[v];
 		int64_t		e_x;
 		double		strength;
@@ -744,4 +758,202 @@ test_delta_extend_random(void)
 		check_extend_chain(seed, false, true);
 		check_extend_chain(seed, true, true);
 	}
+}
+
+/*
+ * Extends refused: a deletion of an edge X1 lacks (root has it, the old delta deleted it; another
+ * weight; more copies than X1 has), a node root lacks (unsupported), a weight the build would
+ * scale, every edge deleted; nothing allocated.  A source left with an edge after its large one
+ * goes is recounted exactly (the build's bits), one left with zero weights only is dangling and
+ * present, one left without out-edges has out-strength 0 and, with no in-edge, is absent.
+ */
+void
+test_delta_extend_cases(void)
+{
+	const int64_t s[] = {1, 1, 1, 2, 3, 4, 4};
+	const int64_t d[] = {2, 3, 3, 3, 1, 1, 2};
+	const double w[] = {1e10, 0.3, 0.3, 2.0, 0.7, 0.0, 0.1};
+	PrGraph		root,
+				x;
+	int64_t		degree[4];
+	PrGraphDelta empty = {0},
+				first,
+				second;
+	PrError		err;
+	int64_t		changed;
+	PrEdgeChange drop_big = {1, 2, 1e10, -1};
+	PrEdgeChange bad[][2] = {
+		{{1, 2, 1e10, -1}, {0}},	/* deleted already (in first) */
+		{{2, 3, 2.5, -1}, {0}},		/* another weight */
+		{{1, 3, 0.3, -3}, {0}},		/* three of two copies */
+		{{1, 9, 1.0, 1}, {0}},		/* a node root lacks */
+		{{1, 3, 1e308, 1}, {0}},	/* a weight the build scales */
+		{{2, 3, 1e-310, 1}, {0}},	/* a subnormal weight */
+	};
+	PrStatus	want[] = {PR_ERR_INVALID, PR_ERR_INVALID, PR_ERR_INVALID, PR_ERR_UNSUPPORTED,
+	PR_ERR_INVALID, PR_ERR_INVALID};
+	/* node 4 keeps only its zero-weight edge; node 2 loses its only out-edge and every in-edge */
+	PrEdgeChange more[] = {{4, 2, 0.1, -1}, {2, 3, 2.0, -1}, {4, 1, 0.0, 1}};
+	PrEdgeChange all[] = {{1, 3, 0.3, -2}, {3, 1, 0.7, -1}, {4, 1, 0.0, -2}};
+	const int64_t s1[] = {1, 1, 2, 3, 4, 4};
+	const int64_t d1[] = {3, 3, 3, 1, 1, 2};
+	const double w1[] = {0.3, 0.3, 2.0, 0.7, 0.0, 0.1};
+	const int64_t s2[] = {1, 1, 3, 4, 4};
+	const int64_t d2[] = {3, 3, 1, 1, 1};
+	const double w2[] = {0.3, 0.3, 0.7, 0.0, 0.0};
+
+	build_rows(&root, s, d, w, 7, false);
+	pr_graph_out_degrees(&root, 1, degree);
+	CHECK(degree[0] == 3 && degree[1] == 1 && degree[2] == 1 && degree[3] == 2);
+	empty.n_nodes = root.n_nodes;
+	/* node 1 keeps two edges of 0.3 beside its 1e10: recounted, the build's bits */
+	CHECK(pr_graph_delta_extend(&root, degree, NULL, &empty, &drop_big, 1, false, 1,
+								&pr_malloc_allocator, &first, &changed, &err) == PR_OK);
+	CHECK(changed == 1 && first.n_edges == 1 && first.n_sources == 1 && first.n_absent == 0);
+	build_rows(&x, s1, d1, w1, 6, false);
+	CHECKF(first.out_strength[0] == x.out_strength[0] && first.out_degree[0] == 2,
+		   "recounted %.17g, built %.17g", first.out_strength[0], x.out_strength[0]);
+	check_delta_is(&root, degree, &first, &x, "first");
+	pr_graph_free(&x, &pr_malloc_allocator);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	{
+		second.edges = (PrEdgeChange *) &second;
+		CHECKF(pr_graph_delta_extend(&root, degree, NULL, &first, bad[i], 1, false, 1,
+									 &pr_malloc_allocator, &second, &changed, &err) == want[i],
+			   "bad change %zu: %s", i, err.message);
+		CHECK(second.edges == NULL && second.n_edges == 0);
+	}
+	/* a weighted root without its out-degrees, a delta of another node count */
+	CHECK(pr_graph_delta_extend(&root, NULL, NULL, &first, more, 3, false, 1, &pr_malloc_allocator,
+								&second, &changed, &err) == PR_ERR_INVALID);
+	empty.n_nodes = root.n_nodes + 1;
+	CHECK(pr_graph_delta_extend(&root, degree, NULL, &empty, more, 3, false, 1,
+								&pr_malloc_allocator, &second, &changed, &err) == PR_ERR_INVALID);
+	/* node 4 dangling with a zero-weight edge; node 2 absent */
+	CHECK(pr_graph_delta_extend(&root, degree, NULL, &first, more, 3, false, 1,
+								&pr_malloc_allocator, &second, &changed, &err) == PR_OK);
+	CHECK(changed == 3 && second.n_absent == 1 && second.absent[0] == 1);
+	CHECK(pr_graph_delta_absent(&second, 1) && !pr_graph_delta_absent(&second, 3));
+	build_rows(&x, s2, d2, w2, 5, false);
+	check_delta_is(&root, degree, &second, &x, "second");
+	pr_graph_free(&x, &pr_malloc_allocator);
+	/* a delta from a patch: its sources' out-degrees counted in the patched graph */
+	{
+		PrGraphPatch plan;
+		PrGraphDelta from;
+		int64_t		patched_degree[4];
+
+		CHECK(apply_changes(&root, more, 3, false, &x, &err) == PR_OK);
+		CHECK(pr_graph_patch_plan(&root, NULL, more, 3, false, 2, &pr_malloc_allocator, &plan,
+								  &err) == PR_OK);
+		CHECK(pr_graph_delta_from_patch(&plan, &x, &pr_malloc_allocator, &from, &err) == PR_OK);
+		pr_graph_out_degrees(&x, 2, patched_degree);
+		CHECK(from.n_sources == 2 && from.out_degree != NULL);
+		for (int64_t i = 0; i < from.n_sources; i++)
+			CHECK(from.out_degree[i] == patched_degree[from.sources[i]]);
+		CHECK(pr_graph_delta_check(&from, &root, &err) == PR_OK);
+		pr_graph_delta_free(&from, &pr_malloc_allocator);
+		pr_graph_patch_free(&plan);
+		pr_graph_free(&x, &pr_malloc_allocator);
+	}
+	/* every edge deleted: no graph */
+	CHECK(pr_graph_delta_extend(&root, degree, NULL, &second, all, 3, false, 1,
+								&pr_malloc_allocator, &first, &changed, &err) == PR_ERR_INVALID);
+	pr_graph_delta_free(&second, &pr_malloc_allocator);
+	pr_graph_free(&root, &pr_malloc_allocator);
+}
+
+/*
+ * A delta with absent nodes through its flat form: a corrupt header (magic, version, size,
+ * counts, offsets, flags), a short or misaligned buffer refused; contents that the view passes
+ * but pr_graph_delta_check refuses (absent nodes out of order or with out-edges, an out-degree 0
+ * beside an out-strength); merged deltas keep the newer's absent nodes and out-degrees, a delta
+ * merged with an empty one its own.
+ */
+void
+test_delta_extend_flat(void)
+{
+	const int64_t s[] = {1, 2, 3, 3};
+	const int64_t d[] = {2, 3, 1, 4};
+	PrEdgeChange gone[] = {{3, 4, 1.0, -1}, {1, 2, 1.0, -1}, {2, 1, 1.0, 1}};
+	PrGraph		root;
+	PrGraphDelta empty = {0},
+				delta,
+				view,
+				merged;
+	PrError		err;
+	size_t		size;
+	uint64_t   *flat;
+	uint64_t   *copy;
+
+	build_rows(&root, s, d, NULL, 4, false);
+	empty.n_nodes = root.n_nodes;
+	CHECK(pr_graph_delta_extend(&root, NULL, NULL, &empty, gone, 3, false, 1, &pr_malloc_allocator,
+								&delta, NULL, &err) == PR_OK);
+	/* node 4 has no edge left */
+	CHECK(delta.n_absent == 1 && delta.absent[0] == 3 && delta.n_sources == 3);
+	size = pr_graph_delta_flat_size(&delta);
+	CHECK(size % 8 == 0);
+	flat = aligned_alloc(8, size + 8);
+	copy = aligned_alloc(8, size + 8);
+	pr_graph_delta_write_flat(&delta, flat);
+	CHECK(pr_graph_delta_view_flat(flat, size, &view, &err) == PR_OK);
+	CHECK(pr_graph_delta_check(&view, &root, &err) == PR_OK);
+	/* node 1 lost its out-edge, node 2 has two, node 3 one */
+	CHECK(view.n_absent == 1 && view.absent[0] == 3 && view.out_degree[0] == 0 &&
+		  view.out_degree[1] == 2 && view.out_degree[2] == 1);
+	/* the header's words: magic and version, total size, counts, flags, offsets */
+	for (size_t word = 0; word < 12; word++)
+	{
+		memcpy(copy, flat, size);
+		if (word == 2)
+		{
+			/* the node count: the layout holds, the check refuses it */
+			copy[word] ^= 1;
+			CHECK(pr_graph_delta_view_flat(copy, size, &view, &err) == PR_OK);
+			CHECK(pr_graph_delta_check(&view, &root, &err) == PR_ERR_INVALID);
+			continue;
+		}
+		copy[word] ^= word == 1 ? 8 : 1;
+		CHECKF(pr_graph_delta_view_flat(copy, size, &view, &err) == PR_ERR_INVALID,
+			   "header word %zu changed", word);
+	}
+	CHECK(pr_graph_delta_view_flat(flat, size - 8, &view, &err) == PR_ERR_INVALID);
+	CHECK(pr_graph_delta_view_flat(flat, 16, &view, &err) == PR_ERR_INVALID);
+	memcpy((char *) copy + 4, flat, size);
+	CHECK(pr_graph_delta_view_flat((char *) copy + 4, size, &view, &err) == PR_ERR_INVALID);
+	/* contents the check refuses */
+	memcpy(copy, flat, size);
+	CHECK(pr_graph_delta_view_flat(copy, size, &view, &err) == PR_OK);
+	view.absent[0] = 2;			/* node 3 has out-edges */
+	CHECK(pr_graph_delta_check(&view, &root, &err) == PR_ERR_INVALID);
+	view.absent[0] = 4;			/* out of range */
+	CHECK(pr_graph_delta_check(&view, &root, &err) == PR_ERR_INVALID);
+	view.absent[0] = 3;
+	view.out_degree[2] = 0;		/* out-degree 0, out-strength 1 */
+	CHECK(pr_graph_delta_check(&view, &root, &err) == PR_ERR_INVALID);
+	view.out_degree[2] = 2;		/* unweighted: out-strength is the out-degree */
+	CHECK(pr_graph_delta_check(&view, &root, &err) == PR_ERR_INVALID);
+	view.out_degree[2] = 1;
+	CHECK(pr_graph_delta_check(&view, &root, &err) == PR_OK);
+	/* merged after the empty delta: the newer's absent nodes and out-degrees */
+	CHECK(pr_graph_delta_merge(&empty, &delta, &pr_malloc_allocator, &merged, &err) == PR_OK);
+	CHECK(merged.n_absent == 1 && merged.absent[0] == 3 && merged.out_degree != NULL &&
+		  merged.n_sources == delta.n_sources &&
+		  memcmp(merged.out_degree, delta.out_degree, sizeof(int64_t) * (size_t) delta.n_sources) == 0);
+	CHECK(pr_graph_delta_check(&merged, &root, &err) == PR_OK);
+	pr_graph_delta_free(&merged, &pr_malloc_allocator);
+	/* merged with an empty delta (a copy): its absent nodes kept */
+	CHECK(pr_graph_delta_merge(&delta, &empty, &pr_malloc_allocator, &merged, &err) == PR_OK);
+	CHECK(merged.n_absent == 1 && merged.absent[0] == 3 && merged.n_edges == delta.n_edges);
+	pr_graph_delta_free(&merged, &pr_malloc_allocator);
+	/* a delta without out-degrees merged: none in the result */
+	view.out_degree = NULL;
+	CHECK(pr_graph_delta_merge(&empty, &view, &pr_malloc_allocator, &merged, &err) == PR_OK);
+	CHECK(merged.out_degree == NULL && merged.n_absent == 1);
+	pr_graph_delta_free(&merged, &pr_malloc_allocator);
+	free(flat);
+	free(copy);
+	pr_graph_delta_free(&delta, &pr_malloc_allocator);
+	pr_graph_free(&root, &pr_malloc_allocator);
 }

@@ -33,6 +33,8 @@
 	X(test_delta_from_patch) \
 	X(test_delta_merge) \
 	X(test_delta_extend_random) \
+	X(test_delta_extend_cases) \
+	X(test_delta_extend_flat) \
 	X(test_cpu_engine_delta) \
 	X(test_cpu_engine_absent) \
 	X(test_flat_round_trip) \
