@@ -239,7 +239,8 @@ typedef struct PrEngineOps
 	 * in B's numbering: a uniform restart spreads over the n - n_absent others (so does the
 	 * dangling mass following it), and every pagerank_update leaves their entries exactly 0 and
 	 * takes its residual after that (a start vector's mass on them is dangling mass, given out by
-	 * the first update), so the fixed point on the other nodes is X's.  PR_ERR_UNSUPPORTED when
+	 * the first update), so the fixed point on the other nodes is X's (a run's stopping rule counts
+	 * X's nodes when the caller sets PrIterOptions.absent_nodes).  PR_ERR_UNSUPPORTED when
 	 * the engine cannot follow a delta in its present layout (the caller then prepares an engine
 	 * on X), or when the delta leaves no node; PR_ERR_INVALID for a delta that does not fit B
 	 * (pr_graph_delta_check).  An error leaves the engine serving what it served before.

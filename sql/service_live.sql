@@ -135,6 +135,11 @@ SELECT * FROM service_compare('hits');
 UPDATE slv SET w = w * 2 WHERE src BETWEEN 20 AND 30;
 DELETE FROM slv WHERE src = 3 AND dst < 3000;
 SELECT * FROM service_compare('hits');
+-- A node left without any edge: HITS, which no engine serves beside absent nodes, is sent the graph
+-- whole; PageRank still takes the delta.
+DELETE FROM slv WHERE src = 1998;
+SELECT * FROM service_compare('hits');
+SELECT * FROM service_compare();
 -- Unweighted: another cache entry of the table, its own delta.
 SELECT * FROM service_compare(weight => NULL);
 INSERT INTO slv VALUES (2, 9, 1);

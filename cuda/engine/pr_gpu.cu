@@ -593,6 +593,7 @@ update_typed(GpuEngine *e, int y_slot, int x_slot, double alpha, const PrRestart
 {
 	const T    *r = NULL;
 	int64_t		n = e->n;
+	int64_t		n_uniform = n - e->delta.n_absent;	/* a delta's absent nodes take no restart */
 	int64_t		row_begin = e->rows_owned ? e->own_begin : 0;
 	int64_t		row_end = e->rows_owned ? e->own_end : n;
 
@@ -632,7 +633,7 @@ update_typed(GpuEngine *e, int y_slot, int x_slot, double alpha, const PrRestart
 		/* 16-byte accesses; a restart with few non-zeros from its list, not the dense matrix */
 		bool		sparse = r != NULL && e->restart_n >= 0;
 
-		k_pagerank_update_vec<T, UPDATE_V(T)><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(n, row_begin, row_end, e->k, (T *) e->slots[y_slot],
+		k_pagerank_update_vec<T, UPDATE_V(T)><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(n_uniform, row_begin, row_end, e->k, (T *) e->slots[y_slot],
 																						(const T *) e->slots[x_slot],
 																						(const T *) e->inv_out, sparse ? (const T *) NULL : r,
 																						e->restart_pos, e->restart_w, sparse ? e->restart_n : -1,
@@ -641,7 +642,7 @@ update_typed(GpuEngine *e, int y_slot, int x_slot, double alpha, const PrRestart
 																						e->partials, e->counter, stats_at(e, y_slot));
 	}
 	else
-		k_pagerank_update<T><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(n, row_begin, row_end, e->k, (T *) e->slots[y_slot],
+		k_pagerank_update<T><<<PR_RED_BLOCKS, PR_THREADS, 0, e->stream>>>(n_uniform, row_begin, row_end, e->k, (T *) e->slots[y_slot],
 																		(const T *) e->slots[x_slot], (const T *) e->inv_out, r, alpha,
 																		stats_at(e, x_slot) + 2, 3, e->rows_owned,
 																		e->pull.kind == MATRIX_CUSPARSE ? (T *) NULL : (T *) e->z,

@@ -3,7 +3,10 @@
  * the delta's edges as small row lists in the private order (by target for the pull products, by
  * source for the push product), added after the layout's product by k_delta_rows in a fixed order,
  * and 1 / out-strength of the changed sources rewritten on the device, which is also where the
- * updates and column sums find the dangling nodes (1 / out-strength 0).  The streamed residency
+ * updates and column sums find the dangling nodes (1 / out-strength 0).  The delta's absent nodes
+ * get -0 there: dangling like the others, and the update kernels, which read 1 / out-strength
+ * anyway, write them exactly 0 (no pass of their own, nothing read more); a uniform restart
+ * spreads over the n - n_absent others.  The streamed residency
  * and the cuSPARSE layout (P's values baked into the matrix) take no delta; nor does an engine
  * owning rows (a part of several GPUs), whose dangling rows are planned from the prepared graph.
  */
@@ -11,6 +14,7 @@
 #include "pr_gpu_delta_kernels.cuh"
 #include "pr_gpu_launch.h"
 
+#include <algorithm>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +29,7 @@ delta_grid(int64_t count)
 bool
 gpu_delta_active(const GpuEngine *e)
 {
-	return e->delta.n_edges > 0 || e->delta.n_sources > 0;
+	return e->delta.n_edges > 0 || e->delta.n_sources > 0 || e->delta.n_absent > 0;
 }
 
 /* Frees the delta's device arrays (gpu_engine_free_device; the host copy stays). */
@@ -110,36 +114,58 @@ inverse_strength(double strength)
 	return strength > 0.0 ? 1.0 / strength : 0.0;
 }
 
+/* The nodes whose 1 / out-strength a delta sets: its sources and its absent nodes, ascending. */
+static void
+nodes_set(const PrGraphDelta *delta, std::vector<int32_t> *out)
+{
+	out->resize((size_t) (delta->n_sources + delta->n_absent));
+	std::merge(delta->sources, delta->sources + delta->n_sources, delta->absent,
+			   delta->absent + delta->n_absent, out->begin());
+	out->erase(std::unique(out->begin(), out->end()), out->end());
+}
+
 /*
  * The entries of 1 / out-strength that change when the engine goes from its present delta to
- * delta: the present delta's sources back to the prepared graph's, the new delta's to X's (the new
- * value where a node is in both), at private positions.
+ * delta: the nodes the present delta set back to the prepared graph's, those delta sets to X's
+ * (-0 for an absent node; the new value where a node is in both), at private positions.
  */
 static void
 inverse_changes(const GpuEngine *e, const PrGraphDelta *delta, std::vector<int32_t> *pos,
 				std::vector<double> *value)
 {
-	const PrGraphDelta *old = &e->delta;
 	const PrGraph *g = e->prep_graph;
-	int64_t		a = 0,
+	std::vector<int32_t> old_nodes,
+				new_nodes;
+	size_t		a = 0,
 				b = 0;
+	int64_t		source = 0,
+				absent = 0;
 
-	while (a < old->n_sources || b < delta->n_sources)
+	nodes_set(&e->delta, &old_nodes);
+	nodes_set(delta, &new_nodes);
+	while (a < old_nodes.size() || b < new_nodes.size())
 	{
 		int32_t		node;
 		double		inverse;
 
-		if (b == delta->n_sources || (a < old->n_sources && old->sources[a] < delta->sources[b]))
+		if (b == new_nodes.size() || (a < old_nodes.size() && old_nodes[a] < new_nodes[b]))
 		{
-			node = old->sources[a++];
+			node = old_nodes[a++];
 			inverse = inverse_strength(g->out_strength[node]);
 		}
 		else
 		{
-			if (a < old->n_sources && old->sources[a] == delta->sources[b])
+			if (a < old_nodes.size() && old_nodes[a] == new_nodes[b])
 				a++;
-			node = delta->sources[b];
-			inverse = inverse_strength(delta->out_strength[b++]);
+			node = new_nodes[b++];
+			while (source < delta->n_sources && delta->sources[source] < node)
+				source++;
+			while (absent < delta->n_absent && delta->absent[absent] < node)
+				absent++;
+			if (absent < delta->n_absent && delta->absent[absent] == node)
+				inverse = -0.0;
+			else
+				inverse = inverse_strength(delta->out_strength[source]);
 		}
 		pos->push_back(e->old_to_new_host[node]);
 		value->push_back(inverse);
@@ -150,14 +176,17 @@ inverse_changes(const GpuEngine *e, const PrGraphDelta *delta, std::vector<int32
 static bool
 copy_delta(const PrGraphDelta *delta, PrGraphDelta *out)
 {
-	PrError		err;
-
-	PrGraphDelta none;
-
-	/* merging with an empty delta copies */
-	memset(&none, 0, sizeof(none));
-	none.n_nodes = delta->n_nodes;
-	return pr_graph_delta_merge(delta, &none, &pr_malloc_allocator, out, &err) == PR_OK;
+	if (!pr_graph_delta_alloc(out, delta->n_nodes, delta->n_edges, delta->n_sources, delta->n_absent,
+							  &pr_malloc_allocator))
+		return false;
+	memcpy(out->edges, delta->edges, sizeof(PrEdgeChange) * (size_t) delta->n_edges);
+	memcpy(out->sources, delta->sources, sizeof(int32_t) * (size_t) delta->n_sources);
+	memcpy(out->out_strength, delta->out_strength, sizeof(double) * (size_t) delta->n_sources);
+	memcpy(out->absent, delta->absent, sizeof(int32_t) * (size_t) delta->n_absent);
+	out->n_edges = delta->n_edges;
+	out->n_sources = delta->n_sources;
+	out->n_absent = delta->n_absent;
+	return true;
 }
 
 /* Serves the prepared graph plus delta from now on (see pr_engine.h). */
@@ -197,6 +226,9 @@ gpu_apply_delta(PrEngine *base, const PrGraphDelta *delta, PrError *err)
 	}
 	if ((st = pr_graph_delta_check(delta, e->prep_graph, err)) != PR_OK)
 		return st;
+	if (delta->n_absent > 0 && delta->n_absent >= e->n)
+		return pr_error_set(err, PR_ERR_UNSUPPORTED, "GPU engine: a delta leaving none of the %lld nodes",
+							(long long) e->n);
 	PR_CUDA(cudaSetDevice(e->opt.device));
 	if (!copy_delta(delta, &copy))
 		return pr_error_set(err, PR_ERR_NOMEM, "GPU engine: out of host memory for a delta of %lld edges",

@@ -109,6 +109,8 @@ struct GpuEngine
 	std::vector<void *> allocs;
 	int32_t    *new_to_old;		/* [n] device: the graph id of each private position */
 	bool		natural_order;	/* the private order is the graph's own (new_to_old the identity) */
+	/* [n] 1 / out-strength at private positions: +0 for a dangling node, -0 for an absent node of
+	 * the delta served (dangling too, and the updates hold it at exactly 0) */
 	void	   *inv_out;
 	std::vector<void *> slots;
 	std::vector<bool> dangling_valid;
@@ -150,8 +152,8 @@ struct GpuEngine
 	GpuMatrix	push;
 	GpuStreamer *streamer;		/* streamed matrices (residency streamed), or NULL */
 	/* the delta served beside the prepared graph (apply_delta, pr_gpu_delta.cu): its host copy
-	 * (none: no edges and no sources), its rows by target (the pull products) and by source (the
-	 * push product), their device arrays and bytes */
+	 * (none: no edges, sources or absent nodes), its rows by target (the pull products) and by
+	 * source (the push product), their device arrays and bytes */
 	PrGraphDelta delta;
 	GpuDeltaRows delta_pull;
 	GpuDeltaRows delta_push;

@@ -12,15 +12,15 @@
 #include <thrust/binary_search.h>
 #include <thrust/execution_policy.h>
 
-/* One element of the PageRank update (both update kernels): the new value alpha*y + r, returned;
- * *z = new * inv_out (on a dangling node, whose z no product reads: 0, or with carry the new
- * value itself, so that z holds the dangling mass); |new - x| into *l1 and *linf, the new value
- * into *dsum on a dangling node. */
+/* One element of the PageRank update (both update kernels): the new value alpha*y + r, returned
+ * (0 on an absent node of a delta, whose inv_out is -0); *z = new * inv_out (on a dangling node,
+ * whose z no product reads: 0, or with carry the new value itself, so that z holds the dangling
+ * mass); |new - x| into *l1 and *linf, the new value into *dsum on a dangling node. */
 template <typename T>
 __device__ __forceinline__ T
 update_element(T y, T x, T io, T r, double alpha, bool carry, T *z, double *l1, double *linf, double *dsum)
 {
-	T			v = (T) alpha * y + r;
+	T			v = signbit(io) ? (T) 0 : (T) alpha * y + r;
 	double		d = fabs((double) v - (double) x);
 
 	*z = carry && io == (T) 0 ? v : v * io;
@@ -32,14 +32,15 @@ update_element(T y, T x, T io, T r, double alpha, bool carry, T *z, double *l1, 
 }
 
 /*
- * The PageRank update, per element of rows [row_begin, row_end) of the n: y = alpha*y +
+ * The PageRank update, per element of rows [row_begin, row_end): y = alpha*y +
  * (alpha*d_j + 1 - alpha) * r; residual |y - x|; z = y * inv_out (the next product's input; carry:
  * see update_element); dangling mass of y for the next update.  r = restart[i*k+j] when
- * restart != NULL, else 1/n.  result[j*3 + {0,1,2}] = l1, linf, dangling (over those rows).
+ * restart != NULL, else 1/n_uniform (n_uniform: the nodes served, a delta's absent nodes left
+ * out).  result[j*3 + {0,1,2}] = l1, linf, dangling (over those rows).
  */
 template <typename T>
 __global__ void __launch_bounds__(PR_THREADS)
-k_pagerank_update(int64_t n, int64_t row_begin, int64_t row_end, int k, T *__restrict__ y,
+k_pagerank_update(int64_t n_uniform, int64_t row_begin, int64_t row_end, int k, T *__restrict__ y,
 				  const T *__restrict__ x, const T *__restrict__ inv_out, const T *__restrict__ restart,
 				  double alpha, const double *__restrict__ dangling_in, int dangling_stride, bool carry,
 				  T *__restrict__ z, double *partials, unsigned int *counter, double *result)
@@ -55,7 +56,7 @@ k_pagerank_update(int64_t n, int64_t row_begin, int64_t row_end, int k, T *__res
 	if (active)
 	{
 		double		teleport = alpha * dangling_in[j * dangling_stride] + (1.0 - alpha);
-		T			uniform = (T) (teleport / (double) n);
+		T			uniform = (T) (teleport / (double) n_uniform);
 
 		for (int64_t i = row_begin + (int64_t) blockIdx.x * rows_per_step + r0; i < row_end;
 			 i += (int64_t) gridDim.x * rows_per_step)
@@ -111,13 +112,13 @@ vec_store(double *p, const double *v)
 /*
  * k_pagerank_update with 16-byte loads and stores (V = 4 floats or 2 doubles per thread; k a
  * multiple of V with k / V a power of two), the same values as the scalar kernel.  The restart
- * is dense (restart != NULL), uniform 1/n (restart == NULL, rs_n < 0), or sparse: the rs_n
+ * is dense (restart != NULL), uniform 1/n_uniform (restart == NULL, rs_n < 0), or sparse: the rs_n
  * sorted positions rs_pos with weights rs_w (rs_n >= 0) — the dense matrix's non-zeros, so an RWR
  * update reads no n x k restart matrix.
  */
 template <typename T, int V>
 __global__ void __launch_bounds__(PR_THREADS)
-k_pagerank_update_vec(int64_t n, int64_t row_begin, int64_t row_end, int k, T *__restrict__ y,
+k_pagerank_update_vec(int64_t n_uniform, int64_t row_begin, int64_t row_end, int k, T *__restrict__ y,
 					  const T *__restrict__ x, const T *__restrict__ inv_out, const T *__restrict__ restart,
 					  const int64_t *__restrict__ rs_pos, const double *__restrict__ rs_w, int64_t rs_n,
 					  double alpha, const double *__restrict__ dangling_in, int dangling_stride, bool carry,
@@ -139,7 +140,7 @@ k_pagerank_update_vec(int64_t n, int64_t row_begin, int64_t row_end, int k, T *_
 	for (int q = 0; q < V; q++)
 	{
 		teleport[q] = alpha * dangling_in[(j0 + q) * dangling_stride] + (1.0 - alpha);
-		uniform[q] = (T) (teleport[q] / (double) n);
+		uniform[q] = (T) (teleport[q] / (double) n_uniform);
 		l1[q] = linf[q] = dsum[q] = 0;
 	}
 	if (rs_n > 0)				/* first sparse entry at or after this thread's first element */

@@ -787,6 +787,10 @@ finish_without_cpu_engine(RankRun *run, ServiceAlgorithm algorithm, double alpha
 	}
 	if (!service_wanted(run->device, run->graph.n_edges, &run->service))
 		return false;
+	/* no engine serves HITS beside a delta with absent nodes (their rounding residue would stay in
+	 * its normalization): the graph whole */
+	if (algorithm == SERVICE_HITS && run_has_delta(run) && run->delta.n_absent > 0)
+		materialize_delta(run);
 	adopt_cache_entry(run);
 	request.name = run->algorithm;
 	request.device = run->device;

@@ -19,7 +19,9 @@
  * engine; the engine serving a graph delta (run_delta_case: prepared on the graph, given the delta
  * of a patch that kept the node set, then the merged delta of a second patch) against the CPU
  * engine prepared on the patched graphs, in every layout, the cuSPARSE layout and the streamed
- * residency refusing it.  Needs a GPU:
+ * residency refusing it; and a delta with absent nodes (run_absent_case: nodes left without any
+ * edge, which X lacks) against the CPU engine prepared on X, every absent entry exactly 0.  Needs
+ * a GPU:
  *
  *   make -C cuda check-spmm        (builds build/test_spmm and runs it)
  *
@@ -37,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <algorithm>
 #include <vector>
 
 #include "graph_gen.h"
@@ -924,6 +927,20 @@ struct DeltaScores
 	std::vector<double> pagerank, rwr, hubs, auth;
 };
 
+/* The uniform restart and the iteration settings (tolerance tol, L1) of the delta cases' runs. */
+static void
+delta_run_settings(double tol, PrRestart *uniform, PrIterOptions *o)
+{
+	memset(uniform, 0, sizeof(*uniform));
+	uniform->uniform = true;
+	uniform->k = 1;
+	memset(o, 0, sizeof(*o));
+	o->tolerance = tol;
+	o->norm = PR_NORM_L1;
+	o->max_iterations = 3000;
+	o->check_every = 1;
+}
+
 /*
  * Runs the three on engine over g (the engine prepared on g first, then given delta when not
  * NULL; the runs' prepares keep it); the status of the first failure.
@@ -940,14 +957,7 @@ delta_scores(PrEngine *engine, const PrGraph *g, const PrGraphDelta *delta, doub
 	PrRunStats	st;
 	PrStatus	s;
 
-	memset(&uniform, 0, sizeof(uniform));
-	uniform.uniform = true;
-	uniform.k = 1;
-	memset(&o, 0, sizeof(o));
-	o.tolerance = tol;
-	o.norm = PR_NORM_L1;
-	o.max_iterations = 3000;
-	o.check_every = 1;
+	delta_run_settings(tol, &uniform, &o);
 	out->pagerank.resize((size_t) n);
 	out->rwr.resize((size_t) n * 4);
 	out->hubs.resize((size_t) n);
@@ -987,6 +997,27 @@ delta_apart(const DeltaScores &a, const DeltaScores &b)
 	return fmax(worst, d);
 }
 
+/* The GPU engine of a delta case: precision, the layout (NULL: auto) or the streamed case (NULL: none). */
+static PrEngine *
+delta_case_engine(const PrGraph *g, PrGpuPrecision precision, const Layout *layout, const Streaming *streaming,
+				  PrError *err)
+{
+	PrGpuOptions go;
+	PrGpuBenchOptions gb;
+
+	pr_gpu_options_init(&go);
+	pr_gpu_bench_options_init(&gb);
+	go.precision = precision;
+	if (layout != NULL)
+	{
+		go.kernel = layout->kernel;
+		go.order = layout->order;
+	}
+	if (streaming != NULL)
+		set_streaming(&go, &gb, streaming, g, 4, PR_N_SLOTS_WARM, true);
+	return pr_gpu_bench_engine_create(&go, &gb, err);
+}
+
 /*
  * The GPU engine prepared on g serving g + delta (apply_delta) against the CPU engine prepared on
  * the patched graph: PageRank, RWR of 4 columns (warm start: restart_local refuses beside a delta,
@@ -1005,8 +1036,6 @@ run_delta_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, c
 	PrGraph		x1, x2;
 	PrGraphDelta first, second, merged;
 	DeltaScores want1, want2, got1, got2, plain;
-	PrGpuOptions go;
-	PrGpuBenchOptions gb;
 	PrError		err;
 	PrEngine   *cpu = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
 	PrEngine   *e = NULL;
@@ -1024,17 +1053,7 @@ run_delta_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, c
 		report(false, el.name, prec, 1, what, err.message);
 		return;
 	}
-	pr_gpu_options_init(&go);
-	pr_gpu_bench_options_init(&gb);
-	go.precision = precision;
-	if (layout != NULL)
-	{
-		go.kernel = layout->kernel;
-		go.order = layout->order;
-	}
-	if (streaming != NULL)
-		set_streaming(&go, &gb, streaming, g, 4, PR_N_SLOTS_WARM, true);
-	e = pr_gpu_bench_engine_create(&go, &gb, &err);
+	e = delta_case_engine(g, precision, layout, streaming, &err);
 	if (e == NULL)
 		report(false, el.name, prec, 1, what, err.message);
 	else if (refuses)
@@ -1086,6 +1105,303 @@ run_delta_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, c
 	pr_graph_delta_free(&merged, &pr_malloc_allocator);
 	pr_graph_free(&x1, &pr_malloc_allocator);
 	pr_graph_free(&x2, &pr_malloc_allocator);
+}
+
+/* Internal id of an external id in g (node_ids ascending), or -1. */
+static int32_t
+id_in(const PrGraph *g, int64_t id)
+{
+	int64_t		i = pr_lower_bound(g->node_ids, 0, g->n_nodes, id);
+
+	return i < g->n_nodes && g->node_ids[i] == id ? (int32_t) i : -1;
+}
+
+/* Adds step to the edge count of each neighbour of u for each edge it shares with u (self-loops aside). */
+static void
+neighbour_edges(const PrGraph *g, int64_t u, int64_t step, std::vector<int64_t> *left)
+{
+	for (int64_t e = g->in_ptr[u]; e < g->in_ptr[u + 1]; e++)
+		if (g->in_src[e] != u)
+			(*left)[(size_t) g->in_src[e]] += step;
+	for (int64_t e = g->out_ptr[u]; e < g->out_ptr[u + 1]; e++)
+		if (g->out_dst[e] != u)
+			(*left)[(size_t) g->out_dst[e]] += step;
+}
+
+/*
+ * A delta of g with absent nodes, and X built afresh from its rows: up to 6 nodes spread over the
+ * ids (one of them dangling in g when one fits) lose every edge, each only where every neighbour
+ * keeps an edge and none of keep[] is touched; 24 rows inserted between the nodes that stay.  The
+ * delta's edges netted in (dst, src, weight) order, every changed source with X's out-strength (0
+ * for an absent one: the weights are multiples of 1/4, so the sums are exact), the absent nodes.
+ */
+static bool
+absent_delta(const PrGraph *g, const int32_t *keep, int n_keep, PrGraph *x, PrGraphDelta *delta, PrError *err)
+{
+	int64_t		n = g->n_nodes;
+	std::vector<int64_t> left((size_t) n, 0);
+	std::vector<bool> absent((size_t) n, false);
+	std::vector<int32_t> chosen;
+	std::vector<PrEdgeChange> changes, netted;
+	std::vector<int64_t> xs, xd;
+	std::vector<double> xw;
+	std::vector<int32_t> sources;
+	uint64_t	seed = 4242;
+	PrBuildOptions bo;
+
+	for (int64_t v = 0; v < n; v++)
+		for (int64_t e = g->in_ptr[v]; e < g->in_ptr[v + 1]; e++)
+			if (g->in_src[e] != v)
+			{
+				left[(size_t) v]++;
+				left[(size_t) g->in_src[e]]++;
+			}
+	/* candidates: a dangling node first, then one from each sixth of the ids; a candidate's edges
+	 * taken from its neighbours' counts, given back when one would be left without an edge */
+	for (int t = -1; t < 6; t++)
+		for (int64_t u = t < 0 ? (g->n_dangling > 0 ? g->dangling[g->n_dangling / 2] : n) : t * n / 6; u < n; u++)
+		{
+			bool		eligible = !absent[(size_t) u] && left[(size_t) u] > 0 &&
+				std::find(keep, keep + n_keep, (int32_t) u) == keep + n_keep;
+			bool		fits = eligible;
+
+			if (eligible)
+				neighbour_edges(g, u, -1, &left);
+			for (int64_t e = g->in_ptr[u]; fits && e < g->in_ptr[u + 1]; e++)
+				fits = absent[(size_t) g->in_src[e]] || left[(size_t) g->in_src[e]] > 0;
+			for (int64_t e = g->out_ptr[u]; fits && e < g->out_ptr[u + 1]; e++)
+				fits = absent[(size_t) g->out_dst[e]] || left[(size_t) g->out_dst[e]] > 0;
+			if (fits)
+			{
+				absent[(size_t) u] = true;
+				chosen.push_back((int32_t) u);
+				break;
+			}
+			if (eligible)
+				neighbour_edges(g, u, 1, &left);
+			if (t < 0)
+				break;			/* that dangling node does not fit: go on without one */
+		}
+	/* the rows of X (external ids) and the changes (g's ids) */
+	for (int64_t v = 0; v < n; v++)
+		for (int64_t e = g->in_ptr[v]; e < g->in_ptr[v + 1]; e++)
+		{
+			int32_t		u = g->in_src[e];
+			double		w = g->in_weight ? g->in_weight[e] : 1.0;
+
+			if (absent[(size_t) u] || absent[(size_t) v])
+				changes.push_back({u, v, w, -1});
+			else
+			{
+				xs.push_back(g->node_ids[u]);
+				xd.push_back(g->node_ids[v]);
+				xw.push_back(w);
+			}
+		}
+	for (int i = 0; i < 24; i++)
+	{
+		int64_t		u = (int64_t) (gen_random(&seed) % (uint64_t) n),
+					v = (int64_t) (gen_random(&seed) % (uint64_t) n);
+		double		w = g->in_weight ? 0.25 * (double) (1 + gen_random(&seed) % 8) : 1.0;
+
+		if (absent[(size_t) u] || absent[(size_t) v])
+			continue;
+		changes.push_back({u, v, w, 1});
+		xs.push_back(g->node_ids[u]);
+		xd.push_back(g->node_ids[v]);
+		xw.push_back(w);
+	}
+	std::sort(changes.begin(), changes.end(),
+			  [](const PrEdgeChange &a, const PrEdgeChange &b) { return pr_edge_change_order(&a, &b) < 0; });
+	for (const PrEdgeChange &c : changes)
+	{
+		if (!netted.empty() && pr_edge_change_order(&netted.back(), &c) == 0)
+			netted.back().count += c.count;
+		else
+			netted.push_back(c);
+		if (netted.back().count == 0)
+			netted.pop_back();
+		sources.push_back((int32_t) c.src);
+	}
+	std::sort(sources.begin(), sources.end());
+	sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
+	memset(&bo, 0, sizeof(bo));
+	bo.n_threads = 2;
+	if (pr_graph_build(xs.data(), xd.data(), g->in_weight ? xw.data() : NULL, xs.size(), &bo, &pr_malloc_allocator, x,
+					   err) != PR_OK)
+		return false;
+	if (!pr_graph_delta_alloc(delta, n, (int64_t) netted.size(), (int64_t) sources.size(), (int64_t) chosen.size(),
+							  &pr_malloc_allocator))
+	{
+		pr_error_set(err, PR_ERR_NOMEM, "out of memory for a delta");
+		return false;
+	}
+	std::sort(chosen.begin(), chosen.end());
+	memcpy(delta->edges, netted.data(), sizeof(PrEdgeChange) * netted.size());
+	delta->n_edges = (int64_t) netted.size();
+	for (size_t i = 0; i < sources.size(); i++)
+	{
+		int32_t		in_x = id_in(x, g->node_ids[sources[i]]);
+
+		delta->sources[i] = sources[i];
+		delta->out_strength[i] = in_x >= 0 ? x->out_strength[in_x] : 0.0;
+	}
+	delta->n_sources = (int64_t) sources.size();
+	memcpy(delta->absent, chosen.data(), sizeof(int32_t) * chosen.size());
+	delta->n_absent = (int64_t) chosen.size();
+	if (x->n_nodes != n - delta->n_absent)
+	{
+		pr_error_set(err, PR_ERR_INVALID, "X has %lld nodes, not %lld", (long long) x->n_nodes,
+					 (long long) (n - delta->n_absent));
+		return false;
+	}
+	return true;
+}
+
+/* The columns of the absent-node case: PageRank plain and mixed, RWR of 4 (warm start), PPR mixed. */
+#define ABSENT_COLUMNS 7
+
+/*
+ * Runs the absent-node case's algorithms on engine over g (prepared on g, then given delta when
+ * not NULL), the restarts at the external ids of ids[5]; scores[v * ABSENT_COLUMNS + c] in g's ids.
+ */
+static PrStatus
+absent_scores(PrEngine *engine, const PrGraph *g, const PrGraphDelta *delta, const int64_t *ids, double tol,
+			  std::vector<double> *scores, PrError *err)
+{
+	int64_t		n = g->n_nodes;
+	std::vector<int64_t> ptr = {0, 1, 2, 3, 5}, one_ptr = {0, 2};
+	std::vector<int32_t> node(5);
+	std::vector<double> weight = {1.0, 1.0, 1.0, 0.5, 0.5};
+	std::vector<double> out((size_t) n * 4);
+	PrRestart	uniform, sources = pr_restart_columns(4, ptr.data(), node.data(), weight.data());
+	PrRestart	one = pr_restart_columns(1, one_ptr.data(), node.data() + 3, weight.data() + 3);
+	PrIterOptions o;
+	PrRunStats	st;
+	PrStatus	s;
+
+	for (int i = 0; i < 5; i++)
+		node[(size_t) i] = id_in(g, ids[i]);
+	delta_run_settings(tol, &uniform, &o);
+	o.absent_nodes = delta != NULL ? delta->n_absent : 0;
+	scores->assign((size_t) n * ABSENT_COLUMNS, 0.0);
+	for (int c = 0; c < ABSENT_COLUMNS; c++)
+	{
+		int			k = c >= 2 && c < 6 ? 4 : 1;
+
+		if (c == 3 || c == 4 || c == 5)
+			continue;			/* RWR's other columns, from its run at c = 2 */
+		o.mixing_depth = c == 1 || c == 6 ? 5 : 0;
+		o.warm_start = c == 2;
+		if (c == 0 && ((s = pr_pagerank_prepare(engine, g, 1, err)) != PR_OK ||
+					   (delta != NULL && (s = engine->ops->apply_delta(engine, delta, err)) != PR_OK)))
+			return s;
+		if ((s = pr_pagerank(engine, g, 0.85, c < 2 ? &uniform : c == 2 ? &sources : &one, &o, out.data(), &st,
+							 err)) != PR_OK)
+			return s;
+		for (int64_t v = 0; v < n; v++)
+			for (int j = 0; j < k; j++)
+				(*scores)[(size_t) (v * ABSENT_COLUMNS + c + j)] = out[(size_t) (v * k + j)];
+	}
+	return PR_OK;
+}
+
+/*
+ * The GPU engine prepared on g serving a delta with absent nodes (apply_delta) against the CPU
+ * engine prepared on X built afresh: PageRank plain and mixed, RWR of 4 columns (warm start) and
+ * personalized PageRank mixed, within the precision's bound per column on X's nodes, and exactly
+ * 0 on the absent ones; the delta then replaced by an empty one serves g again (against the CPU
+ * engine on g).  A layout that takes no delta (cuSPARSE, streamed) refuses it.
+ */
+static void
+run_absent_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, const Layout *layout)
+{
+	const char *prec = precision == PR_GPU_FP64 ? "fp64" : "fp32";
+	double		tol = precision == PR_GPU_FP64 ? 1e-10 : 1e-6;
+	double		bound = precision == PR_GPU_FP64 ? 1e-7 : 1e-3;
+	int64_t		n = g->n_nodes;
+	const int32_t keep[5] = {0, (int32_t) (n / 2), (int32_t) (n - 1), 1, (int32_t) (n / 3)};
+	int64_t		ids[5];
+	PrGraph		x;
+	PrGraphDelta delta, empty;
+	std::vector<double> want, got, plain, cpu_plain;
+	PrGpuReport rep;
+	PrError		err;
+	PrEngine   *cpu = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+	PrEngine   *e = NULL;
+	PrStatus	st;
+	char		what[128], detail[320];
+	double		worst = 0.0;
+	int64_t		nonzero_absent = 0;
+
+	snprintf(what, sizeof(what), "absent %s", layout ? layout->name : "auto");
+	memset(&x, 0, sizeof(x));
+	memset(&delta, 0, sizeof(delta));
+	memset(&empty, 0, sizeof(empty));
+	empty.n_nodes = n;
+	for (int i = 0; i < 5; i++)
+		ids[i] = g->node_ids[keep[i]];
+	if (cpu == NULL || !absent_delta(g, keep, 5, &x, &delta, &err) ||
+		absent_scores(cpu, &x, NULL, ids, tol * 1e-3, &want, &err) != PR_OK ||
+		absent_scores(cpu, g, NULL, ids, tol * 1e-3, &cpu_plain, &err) != PR_OK)
+	{
+		report(false, el.name, prec, 1, what, err.message);
+		if (cpu != NULL)
+			cpu->ops->release(cpu);
+		pr_graph_delta_free(&delta, &pr_malloc_allocator);
+		pr_graph_free(&x, &pr_malloc_allocator);
+		return;
+	}
+	e = delta_case_engine(g, precision, layout, NULL, &err);
+	st = e == NULL ? PR_ERR_ENGINE : absent_scores(e, g, &delta, ids, tol, &got, &err);
+	if (e == NULL)
+		report(false, el.name, prec, 1, what, err.message);
+	else if (st == PR_ERR_UNSUPPORTED && pr_gpu_engine_report(e, &rep, &err) == PR_OK &&
+			 (strcmp(rep.engine, "gpu-cusparse") == 0 || strcmp(rep.residency, "streamed") == 0))
+	{
+		snprintf(detail, sizeof(detail), "refused by the chosen %s (%s)", rep.engine, rep.residency);
+		report(true, el.name, prec, 1, what, detail);
+	}
+	else if (st != PR_OK)
+		report(false, el.name, prec, 1, what, err.message);
+	else
+	{
+		double		again;
+
+		for (int c = 0; c < ABSENT_COLUMNS; c++)
+		{
+			double		l1 = 0.0;
+
+			for (int64_t v = 0; v < n; v++)
+			{
+				int32_t		in_x = id_in(&x, g->node_ids[v]);
+				double		value = got[(size_t) (v * ABSENT_COLUMNS + c)];
+
+				if (in_x < 0)
+					nonzero_absent += value != 0.0;
+				else
+					l1 += fabs(value - want[(size_t) ((int64_t) in_x * ABSENT_COLUMNS + c)]);
+			}
+			worst = fmax(worst, l1);
+		}
+		/* an empty delta: g again */
+		st = absent_scores(e, g, &empty, ids, tol, &plain, &err);
+		again = 0.0;
+		for (size_t i = 0; st == PR_OK && i < plain.size(); i++)
+			again = fmax(again, fabs(plain[i] - cpu_plain[i]));
+		snprintf(detail, sizeof(detail),
+				 "%lld absent nodes, %lld delta edges: worst column L1 to the CPU engine on X %.2e (bound %.0e), "
+				 "%lld absent entries not 0; empty delta after it: %.60s, off g's by %.2e",
+				 (long long) delta.n_absent, (long long) delta.n_edges, worst, bound, (long long) nonzero_absent,
+				 st == PR_OK ? "ok" : err.message, again);
+		report(delta.n_absent >= 2 && worst <= bound && nonzero_absent == 0 && st == PR_OK && again <= bound, el.name,
+			   prec, 1, what, detail);
+	}
+	if (e != NULL)
+		e->ops->release(e);
+	cpu->ops->release(cpu);
+	pr_graph_delta_free(&delta, &pr_malloc_allocator);
+	pr_graph_free(&x, &pr_malloc_allocator);
 }
 
 int
@@ -1168,6 +1484,9 @@ main(void)
 			for (const Layout &lay : layouts)
 				run_delta_case(el, &g, p, &lay, NULL);
 			run_delta_case(el, &g, p, NULL, &streamings[0]);
+			run_absent_case(el, &g, p, NULL);
+			for (const Layout &lay : layouts)
+				run_absent_case(el, &g, p, &lay);
 		}
 		pr_graph_free(&g, &pr_malloc_allocator);
 	}
