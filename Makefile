@@ -33,7 +33,7 @@ OBJS += src/distributed/peer_exchange.o
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA = $(filter-out $(DATA_built), $(wildcard sql/$(EXTENSION)--*.sql))
 
-REGRESS = api basic bad_input arguments networkx_suite precision security aggregate stats cancel scan rwr_multi networkx cron cache cache_tracking cache_subscription service rankgraph_binary rankgraph_dump parallel_read huge_weights monitoring_roles planner_rows warm_start upgrade dump_restore estimate warm_start_auto service_streamed service_multi mixing cache_live service_live
+REGRESS = api basic bad_input arguments networkx_suite precision security aggregate stats cancel scan rwr_multi networkx cron cache cache_tracking cache_subscription service rankgraph_binary rankgraph_dump parallel_read huge_weights monitoring_roles planner_rows warm_start upgrade dump_restore estimate warm_start_auto service_streamed service_multi mixing cache_live service_live cache_delta
 REGRESS_OPTS = --inputdir=. --temp-instance=./tmp_check --temp-config=test/regress.conf --load-extension=powerrank
 
 # Isolation tests of the graph cache and the GPU service (specs/*.spec, expected/*.out).

@@ -21,9 +21,12 @@
  * the writers its snapshot saw; the reader's is that plus the changes of the writers it sees
  * beyond them — exactly the writers at or past the base snapshot's xmax or in progress at it —
  * whose change rows it reads through its own snapshot (so never a row of an aborted, running or
- * later transaction) and applies with pr_graph_patch_plan and
- * pr_graph_patch_write, the patched graph written straight into the shared segment the cache then
- * takes as it is (graph_cache_publish_patched).  Why
+ * later transaction) and applies.  The patch is a delta entry when it can be: the base's delta from
+ * its root (empty for a flat base) extended with the rows (pr_graph_delta_extend), in a segment of
+ * the delta's size (graph_cache_publish_delta); else — a node the root lacks, a delta past its
+ * bound — the graph is written whole, a new root, with pr_graph_patch_plan and
+ * pr_graph_patch_write straight into the shared segment the cache then takes as it is
+ * (graph_cache_publish_patched).  Why
  * the change rows of those writers are complete: the capture triggers are in place, unaltered and
  * enabled ALWAYS now (checked under the reader's lock on the table), and they can only have come
  * to that state by an ALTER TABLE ... ENABLE ALWAYS TRIGGER (of powerrank_cache_live or a
@@ -466,12 +469,225 @@ read_changes(Oid schema, Oid relid, const GraphCacheWriters *seen, TupleDesc des
 	return ok;
 }
 
+/* The root entry whose out-degrees this backend counted last, and them (TopMemoryContext). */
+static uint64 out_degree_root_id = 0;
+static int64 *out_degree_memo = NULL;
+
 /*
- * The graph of the content key names, made from a cached graph of an earlier content of the table
- * and the rows changed since (see the file comment), written straight into a new shared-memory
- * segment in the flat form the cache keeps (patched->segment, not pinned: it goes with this
- * mapping until graph_cache_publish_patched takes it), with what its publish needs.  False
- * (nothing left allocated) when the caller must read and build.
+ * The out-degrees of a weighted root (pr_graph_out_degrees, powerrank_thread_count() threads):
+ * counted once per root entry and kept for the next patches of its delta entries.  NULL for an
+ * unweighted root, whose out-strengths are its out-degrees.
+ */
+static const int64 *
+root_out_degrees(const PrGraph *root, uint64 root_id)
+{
+	int64	   *degrees;
+
+	if (!root->weighted)
+		return NULL;
+	if (out_degree_root_id == root_id && out_degree_memo != NULL)
+		return out_degree_memo;
+	if (out_degree_memo != NULL)
+		pfree(out_degree_memo);
+	out_degree_memo = NULL;
+	out_degree_root_id = 0;
+	degrees = MemoryContextAllocHuge(TopMemoryContext, (Size) Max(root->n_nodes, 1) * sizeof(int64));
+	pr_graph_out_degrees(root, powerrank_thread_count(), degrees);
+	out_degree_memo = degrees;
+	out_degree_root_id = root_id;
+	return degrees;
+}
+
+/* Stored edges of the graph root plus delta. */
+int64
+graph_cache_delta_edges(const PrGraph *root, const PrGraphDelta *delta)
+{
+	int64		edges = root->n_edges;
+
+	for (int64 i = 0; i < delta->n_edges; i++)
+		edges += delta->edges[i].count;
+	return edges;
+}
+
+/*
+ * Plans (pr_graph_patch_plan) the graph root plus delta (NULL or empty: none) plus the changed
+ * rows changes (taken in both directions when undirected).  The delta's edges are stored edges,
+ * an undirected graph's in both directions: the plan takes each row of it once (src <= dst, a
+ * self-loop once) and adds the reverse as it does for the rows.
+ */
+static PrStatus
+plan_from_root(const PrGraph *root, const PrWeightRange *root_range, const PrGraphDelta *delta,
+			   const PrEdgeChange *changes, size_t n_changes, bool undirected,
+			   const PrAllocator *alloc, PrGraphPatch *plan, PrError *err)
+{
+	PrEdgeChange *all;
+	size_t		count = 0;
+	PrStatus	status;
+
+	if (delta == NULL || delta->n_edges == 0)
+		return pr_graph_patch_plan(root, root_range, changes, n_changes, undirected,
+								   powerrank_thread_count(), alloc, plan, err);
+	all = MemoryContextAllocHuge(CurrentMemoryContext,
+								 ((Size) delta->n_edges + n_changes) * sizeof(PrEdgeChange));
+	pr_graph_delta_changes(root, delta, all);
+	for (int64 i = 0; i < delta->n_edges; i++)
+		if (!undirected || all[i].src <= all[i].dst)
+			all[count++] = all[i];
+	if (n_changes > 0)
+		memcpy(all + count, changes, n_changes * sizeof(PrEdgeChange));
+	status = pr_graph_patch_plan(root, root_range, all, count + n_changes, undirected,
+								 powerrank_thread_count(), alloc, plan, err);
+	pfree(all);
+	return status;
+}
+
+/*
+ * Writes a planned graph into buf (pr_graph_flat_size(&plan->shape) bytes, 8-byte aligned) in
+ * the flat form, into out (its arrays in buf).
+ */
+static void
+write_planned(const PrGraphPatch *plan, void *buf, PrGraph *out)
+{
+	*out = plan->shape;
+	pr_graph_flat_place(out, buf);
+	pr_graph_patch_write(plan, out, powerrank_thread_count());
+	/* the header again, with the dangling count the write found (no array moves) */
+	pr_graph_flat_place(out, buf);
+}
+
+/*
+ * The flat graph of a delta entry, root plus delta (graph_cache_acquire_hit), written into memory
+ * of alloc (the graph's arrays, one flat buffer), for a caller that needs the graph itself (HITS'
+ * out-edges, a delta the cache did not keep).  Its arrays equal a build's of the rows.
+ */
+void
+graph_cache_materialize(const PrGraph *root, const PrGraphDelta *delta, const PrAllocator *alloc,
+						PrGraph *out)
+{
+	PrGraphPatch plan;
+	PrError		err = {0};
+	void	   *buf;
+
+	if (plan_from_root(root, NULL, delta, NULL, 0, false, alloc, &plan, &err) != PR_OK)
+		powerrank_report_core_error("graph patch", &err);
+	buf = pr_alloc_array(alloc, pr_graph_flat_size(&plan.shape), 1);
+	if (buf == NULL)
+	{
+		pr_graph_patch_free(&plan);
+		pr_error_set(&err, PR_ERR_NOMEM, "out of memory for a graph of %lld edges",
+					 (long long) plan.shape.n_edges);
+		powerrank_report_core_error("graph patch", &err);
+	}
+	write_planned(&plan, buf, out);
+	pr_graph_patch_free(&plan);
+}
+
+/*
+ * The delta of the content key names from the base's root (see the file comment): the base's
+ * delta extended with the changes (pr_graph_delta_extend), written into a new segment
+ * (patched->delta_segment, not pinned), with its root's mapping taken over from base.  False,
+ * nothing allocated and base left as it was, when the change is no delta of the root's (a node
+ * new to it; a delta past max(PATCH_MIN_ROWS, GRAPH_CACHE_PATCH_FRACTION of its edges); the
+ * root's weights not known): the caller then writes the graph whole.  *refused: the changes do
+ * not apply (a deletion of an edge the base lacks, weights the build would scale, no edge left):
+ * the caller reads and builds.
+ */
+static bool
+extend_delta(GraphCacheBase *base, const ChangeRows *changes, bool directed,
+			 const PrAllocator *alloc, GraphCachePatched *patched, bool *refused,
+			 double *out_degrees_seconds)
+{
+	const PrGraph *root = &base->hit.graph;
+	uint64		root_id = base->hit.root_id != 0 ? base->hit.root_id : base->hit.id;
+	PrGraphDelta empty;
+	const PrGraphDelta *old = &base->hit.delta;
+	PrGraphDelta extended;
+	const int64 *out_degree;
+	int64		changed_edges = 0;
+	int64		bound = Max((int64) PATCH_MIN_ROWS,
+							(int64) (GRAPH_CACHE_PATCH_FRACTION * (double) root->n_edges));
+	PrError		err = {0};
+	PrStatus	status;
+	Size		bytes;
+	const char *why = NULL;
+	double		started = pr_clock_seconds();
+
+	*refused = false;
+	*out_degrees_seconds = 0.0;
+	if (root->weighted && !base->root_weights_known)
+	{
+		elog(DEBUG1, "powerrank: the cached graph's weights are not known (the GPU service built it); the patch is written whole");
+		return false;
+	}
+	if (base->hit.delta_segment == NULL)
+	{
+		memset(&empty, 0, sizeof(PrGraphDelta));
+		empty.n_nodes = root->n_nodes;
+		old = &empty;
+	}
+	out_degree = root_out_degrees(root, root_id);
+	*out_degrees_seconds = pr_clock_seconds() - started;
+	status = pr_graph_delta_extend(root, out_degree,
+								   base->root_weights_known ? &base->root_weights : NULL, old,
+								   changes->changes, changes->count, !directed,
+								   powerrank_thread_count(), alloc, &extended, &changed_edges,
+								   &err);
+	if (status == PR_ERR_NOMEM)
+		powerrank_report_core_error("graph delta", &err);
+	if (status == PR_ERR_INVALID)
+	{
+		*refused = true;
+		elog(DEBUG1, "powerrank: the changed rows do not apply to the cached graph (%s)",
+			 err.message);
+		return false;
+	}
+	if (status != PR_OK)
+		why = err.message;
+	else if (extended.n_edges > bound)
+		why = psprintf("%lld edges changed since its root, past %lld",
+					   (long long) extended.n_edges, (long long) bound);
+	if (why != NULL)
+	{
+		if (status == PR_OK)
+			pr_graph_delta_free(&extended, alloc);
+		elog(DEBUG1, "powerrank: the patch is no delta of the root (%s); it is written whole",
+			 why);
+		return false;
+	}
+
+	bytes = pr_graph_delta_flat_size(&extended);
+	patched->delta_segment = dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	if (patched->delta_segment == NULL)
+	{
+		pr_graph_delta_free(&extended, alloc);
+		elog(DEBUG1, "powerrank: no shared memory segment left for a delta; the patch is written whole");
+		return false;
+	}
+	pr_graph_delta_write_flat(&extended, dsm_segment_address(patched->delta_segment));
+	pr_graph_delta_free(&extended, alloc);
+	if (pr_graph_delta_view_flat(dsm_segment_address(patched->delta_segment), bytes,
+								 &patched->delta, &err) != PR_OK)
+		powerrank_report_core_error("graph delta", &err);
+
+	/* the root's mapping (and its reference) goes with the patched graph */
+	patched->segment = base->hit.segment;
+	patched->graph = *root;
+	patched->root_id = root_id;
+	base->hit.segment = NULL;
+	patched->origin.changed_edges = changed_edges;
+	patched->origin.map = NULL;
+	patched->origin.delta_entry = true;
+	return true;
+}
+
+/*
+ * The graph the content key names, made from a cached graph of an earlier content of the table
+ * (a flat graph or a delta entry) and the rows changed since (see the file comment): preferably a
+ * delta from the base's root (extend_delta: patched->delta_segment, not pinned: it goes with this
+ * mapping until graph_cache_publish_delta takes it), else the patched graph written straight into
+ * a new shared-memory segment in the flat form the cache keeps (patched->segment, not pinned
+ * either, for graph_cache_publish_patched), with what its publish needs.  False (nothing left
+ * allocated) when the caller must read and build.
  */
 bool
 graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheKey *key,
@@ -484,15 +700,18 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 	ChangeRows	changes = {0};
 	Relation	rel;
 	bool		read;
+	bool		refused = false;
 	PrStatus	status = PR_ERR_INVALID;
 	PrError		err = {0};
 	PrGraphPatch *plan = &patched->plan;
-	PrGraph		shape;
-	Size		bytes;
+	const PrGraph *root;
+	Size		bytes = 0;
 	bool		no_segment = false;
+	double		out_degrees_seconds = 0.0;
 	double		started = pr_clock_seconds(),
 				acquired,
 				read_at,
+				extended,
 				planned,
 				created,
 				prefaulted,
@@ -508,25 +727,47 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 		return false;
 	if (!graph_cache_acquire_base(key, writers, &base))
 		return false;
+	root = &base.hit.graph;
 	acquired = pr_clock_seconds();
 	changes.cxt = CurrentMemoryContext;
 	changes.max_rows = Max((int64) PATCH_MIN_ROWS,
-						   (int64) (GRAPH_CACHE_PATCH_FRACTION * (double) base.graph.n_edges));
+						   (int64) (GRAPH_CACHE_PATCH_FRACTION * (double) root->n_edges));
 	rel = relation_open(target->relid, NoLock);	/* locked by graph_scan_resolve */
 	read = read_changes(schema, target->relid, &base.seen, RelationGetDescr(rel), &reader,
 						&changes);
 	relation_close(rel, NoLock);
 	read_at = pr_clock_seconds();
-	if (read)
-		status = pr_graph_patch_plan(&base.graph, base.weights_known ? &base.weights : NULL,
-									 changes.changes, changes.count, !directed,
-									 powerrank_thread_count(), alloc, plan, &err);
+	patched->origin.base_id = base.hit.id;
+	patched->origin.base_nodes = root->n_nodes;
+	patched->skipped_rows = base.hit.skipped_rows + changes.skipped;
+	patched->delta_rows = (int64) changes.count;
+	patched->entry_delta_rows = base.delta_rows + (int64) changes.count;
+
+	if (read && extend_delta(&base, &changes, directed, alloc, patched, &refused,
+							 &out_degrees_seconds))
+	{
+		extended = pr_clock_seconds();
+		graph_cache_release_hit(&base.hit);
+		elog(DEBUG1, "powerrank: cached graph of relation %u patched with %zu changed rows as a delta of %lld edges from its root (%lld absent nodes): base found in %.1f ms, rows read in %.1f ms, the root's out-degrees in %.1f ms, the delta extended and written in %.1f ms (%zu bytes)",
+			 target->relid, changes.count, (long long) patched->delta.n_edges,
+			 (long long) patched->delta.n_absent, (acquired - started) * 1000.0,
+			 (read_at - acquired) * 1000.0, out_degrees_seconds * 1000.0,
+			 (extended - read_at - out_degrees_seconds) * 1000.0,
+			 dsm_segment_map_length(patched->delta_segment));
+		return true;
+	}
+	extended = pr_clock_seconds();
+
+	/* written whole: the root plus the base's delta plus the changes, a new root */
+	if (read && !refused)
+		status = plan_from_root(root, base.root_weights_known ? &base.root_weights : NULL,
+								base.hit.delta_segment != NULL ? &base.hit.delta : NULL,
+								changes.changes, changes.count, !directed, alloc, plan, &err);
 	planned = pr_clock_seconds();
 	if (status == PR_OK)
 	{
 		/* room for the dangling list's upper bound: the flat form's last array */
-		shape = plan->shape;
-		bytes = pr_graph_flat_size(&shape);
+		bytes = pr_graph_flat_size(&plan->shape);
 		patched->segment = dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
 		no_segment = patched->segment == NULL;
 		if (no_segment)
@@ -534,10 +775,11 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 	}
 	if (status != PR_OK || no_segment)
 	{
-		graph_cache_release(&base.segment);
+		graph_cache_release_hit(&base.hit);
 		elog(DEBUG1, "powerrank: cached graph of relation %u not patched with the changes since (%s); building it from the rows",
 			 target->relid,
 			 !read ? "change rows not kept or too many" :
+			 refused ? "a deletion of an edge it lacks" :
 			 no_segment ? "no shared memory segment left" : err.message);
 		if (status == PR_ERR_NOMEM)
 			powerrank_report_core_error("graph patch", &err);
@@ -546,25 +788,21 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 	created = pr_clock_seconds();
 	graph_cache_prefault(patched->segment);
 	prefaulted = pr_clock_seconds();
-	pr_graph_flat_place(&shape, dsm_segment_address(patched->segment));
-	pr_graph_patch_write(plan, &shape, powerrank_thread_count());
-	/* the header again, with the dangling count the write found (no array moves) */
-	pr_graph_flat_place(&shape, dsm_segment_address(patched->segment));
-	patched->graph = shape;
+	write_planned(plan, dsm_segment_address(patched->segment), &patched->graph);
 	written = pr_clock_seconds();
-	graph_cache_release(&base.segment);
-	elog(DEBUG1, "powerrank: cached graph of relation %u patched with %zu changed rows: base found in %.1f ms, rows read in %.1f ms, planned in %.1f ms, written into its segment in %.1f ms (segment of %zu bytes made in %.1f ms, its pages mapped in %.1f ms, the graph written in %.1f ms)",
+	elog(DEBUG1, "powerrank: cached graph of relation %u patched with %zu changed rows, written whole: base found in %.1f ms, rows read in %.1f ms, no delta in %.1f ms, planned in %.1f ms, written into its segment in %.1f ms (segment of %zu bytes made in %.1f ms, its pages mapped in %.1f ms, the graph written in %.1f ms)",
 		 target->relid, changes.count, (acquired - started) * 1000.0,
-		 (read_at - acquired) * 1000.0, (planned - read_at) * 1000.0,
-		 (written - planned) * 1000.0, bytes, (created - planned) * 1000.0,
-		 (prefaulted - created) * 1000.0, (written - prefaulted) * 1000.0);
-	patched->origin.base_id = base.id;
-	patched->origin.base_nodes = base.graph.n_nodes;
+		 (read_at - acquired) * 1000.0, (extended - read_at) * 1000.0,
+		 (planned - extended) * 1000.0, (written - planned) * 1000.0, bytes,
+		 (created - planned) * 1000.0, (prefaulted - created) * 1000.0,
+		 (written - prefaulted) * 1000.0);
+	/* the base's results carry by the plan's map: at most its delta's and the plan's edges moved */
 	patched->origin.map = plan->map;
 	patched->origin.changed_edges = plan->changed_edges;
-	patched->skipped_rows = base.skipped_rows + changes.skipped;
-	patched->delta_rows = (int64) changes.count;
-	patched->entry_delta_rows = base.delta_rows + (int64) changes.count;
+	for (int64 i = 0; base.hit.delta_segment != NULL && i < base.hit.delta.n_edges; i++)
+		patched->origin.changed_edges += Abs(base.hit.delta.edges[i].count);
+	patched->weights = plan->range;
+	graph_cache_release_hit(&base.hit);
 	return true;
 }
 

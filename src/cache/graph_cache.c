@@ -37,6 +37,14 @@
  * GRAPH_CACHE_KEPT_SEGMENTS of them exist at once.  Kept vectors are mapped under the lock (an
  * entry may be freed, a result replaced, once it is released); a mapping keeps its segment alive.
  *
+ * Delta entries: an entry of a live table's graph may hold, instead of a flat graph, the flat form
+ * of a PrGraphDelta (pr_graph_delta_write_flat) from the graph of another entry of the same table,
+ * columns and direction, its root (GraphCacheEntry.root_id), in the root's numbering: the patch
+ * of cache_capture.c.  A hit on it (graph_cache_acquire_hit) references and maps both, the root's
+ * graph and the delta; its vectors (kept scores) have the root's node count.  Retiring a root
+ * retires its delta entries, and a delta entry is registered only while its root is READY, so no
+ * delta entry outlives its root.
+ *
  * Node sets: an entry of kind GRAPH_CACHE_NODE_SET holds a partitioned table's merged node set,
  * written by the coordinator of a distributed run (coordinator.c), instead of a graph.  It lives
  * as a graph's entry does (counted in powerrank.cache_size and the slots, evicted least recently
@@ -116,6 +124,10 @@ typedef struct GraphCacheEntry
 								 * at its slot; -1: none recorded: no base */
 	uint64		snapshot_xmin;	/* that snapshot's xmin and xmax (full transaction ids) */
 	uint64		snapshot_xmax;
+	uint64		root_id;		/* a delta entry: the entry of its root (its segment holds a
+								 * flat delta from that graph); 0: a flat graph */
+	int64		absent;			/* a delta entry: its delta's absent nodes (nodes counts its
+								 * root's, the numbering of its vectors) */
 } GraphCacheEntry;
 
 /* The registry in the main shared memory. */
@@ -253,12 +265,18 @@ unpin_segments(const dsm_handle *handles, int count)
 
 /*
  * Evicts an entry: an idle one is freed now (its handles to evicted, for the caller to unpin
- * outside the lock), one in use becomes RETIRED and goes when its last reader leaves.  Caller holds
- * the lock exclusively.
+ * outside the lock), one in use becomes RETIRED and goes when its last reader leaves.  A root
+ * takes its delta entries with it (a delta entry never outlives its root: its readers hold
+ * references on both).  Caller holds the lock exclusively.
  */
 static void
 retire_entry(GraphCacheEntry *entry, dsm_handle *evicted, int *n_evicted)
 {
+	if (entry->root_id == 0)
+		for (int i = 0; i < GRAPH_CACHE_SLOTS; i++)
+			if (cache->entries[i].state == ENTRY_READY &&
+				cache->entries[i].root_id == entry->id)
+				retire_entry(&cache->entries[i], evicted, n_evicted);
 	if (entry->refcount == 0)
 		free_entry(entry, evicted, n_evicted);
 	else
@@ -466,25 +484,158 @@ map_entry(dsm_handle handle, int slot, uint64 id, Oid relid, dsm_segment **segme
 	return true;
 }
 
+/* The entry (READY or RETIRED) with id, or NULL.  Caller holds the lock. */
+static GraphCacheEntry *
+find_entry_by_id(uint64 id)
+{
+	int			i;
+
+	for (i = 0; i < GRAPH_CACHE_SLOTS; i++)
+		if (cache->entries[i].state != ENTRY_FREE && cache->entries[i].id == id)
+			return &cache->entries[i];
+	return NULL;
+}
+
+/* Whether entry (may be NULL) is READY. */
+static bool
+entry_ready(const GraphCacheEntry *entry)
+{
+	return entry != NULL && entry->state == ENTRY_READY;
+}
+
 /*
- * Looks the key up; on a hit, maps the cached graph into graph (read-only: its arrays live in the
- * segment), sets *segment (detach it with graph_cache_release), the skipped-row count of the
- * build and the entry's id (unique for the life of the cluster: the GPU service keys resident
- * graphs by it), counts the hit and returns true.  False on a miss.
+ * Takes a reader's reference on the root of the delta entry entry (READY while entry is; not
+ * counted as a hit, used at now) and returns the root; NULL when it is not READY (never: retiring
+ * a root retires its delta entries).  Caller holds the lock exclusively.
+ */
+static GraphCacheEntry *
+reference_root(const GraphCacheEntry *entry, TimestampTz now)
+{
+	GraphCacheEntry *root = find_entry_by_id(entry->root_id);
+
+	if (!entry_ready(root))
+		return NULL;
+	root->refcount++;
+	root->last_used = now;
+	return root;
+}
+
+/*
+ * Maps the entry in slot, on which the caller just took a reference (reference_entry, under the
+ * lock, which it releases here after taking one on a delta entry's root too), into hit: its flat
+ * graph, or its root's graph and its delta.  False, every reference given back, when a segment
+ * cannot be attached; a segment that does not hold what the entry says is an ERROR.
+ */
+static bool
+map_hit(int slot, TimestampTz now, Oid relid, GraphCacheHit *hit)
+{
+	GraphCacheEntry *entry = &cache->entries[slot];
+	dsm_handle	handle = entry->handle;
+	uint64		id = entry->id;
+	GraphCacheEntry *root = NULL;
+	int			root_slot = -1;
+	dsm_handle	root_handle = 0;
+	PrError		err = {0};
+
+	hit->id = id;
+	hit->skipped_rows = entry->skipped_rows;
+	if (entry->root_id != 0)
+	{
+		root = reference_root(entry, now);
+		if (root == NULL)
+		{
+			entry->refcount--;
+			LWLockRelease(cache->lock);
+			return false;
+		}
+		root_slot = (int) (root - cache->entries);
+		root_handle = root->handle;
+		hit->root_id = root->id;
+	}
+	LWLockRelease(cache->lock);
+	if (root == NULL)
+		return map_entry(handle, slot, id, relid, &hit->segment, &hit->graph);
+
+	/* the delta's mapping first: an ERROR from here on detaches it, and so gives its reference back */
+	hit->delta_segment = attach_entry(handle, slot, id);
+	if (hit->delta_segment == NULL)
+	{
+		release_reference(slot, id);
+		release_reference(root_slot, hit->root_id);
+		return false;
+	}
+	map_read_only(hit->delta_segment);
+	if (!map_entry(root_handle, root_slot, hit->root_id, relid, &hit->segment, &hit->graph))
+	{
+		graph_cache_release(&hit->delta_segment);
+		return false;
+	}
+	if (pr_graph_delta_view_flat(dsm_segment_address(hit->delta_segment),
+								 dsm_segment_map_length(hit->delta_segment), &hit->delta,
+								 &err) != PR_OK || hit->delta.n_nodes != hit->graph.n_nodes)
+	{
+		graph_cache_release_hit(hit);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("cached graph of relation %u is corrupt", relid),
+				 errhint("Drop it with powerrank_cache_drop().")));
+	}
+	return true;
+}
+
+/*
+ * Looks the key up; on a hit, maps the cached graph into hit (read-only: its arrays live in the
+ * cache's segments; see GraphCacheHit), with the skipped-row count of its build and the entry's id
+ * (unique for the life of the cluster: the GPU service keys resident graphs by it), counts the
+ * hit and returns true.  False on a miss.
+ */
+bool
+graph_cache_acquire_hit(const GraphCacheKey *key, GraphCacheHit *hit)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	uint64		id;
+	dsm_handle	handle;
+	int64		skipped_rows;
+	int			slot;
+
+	memset(hit, 0, sizeof(GraphCacheHit));
+	if (cache == NULL)
+		return false;
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	slot = find_ready(key);
+	if (slot < 0)
+	{
+		LWLockRelease(cache->lock);
+		return false;
+	}
+	(void) reference_entry(slot, now, &id, &handle, &skipped_rows);
+	return map_hit(slot, now, key->relid, hit);
+}
+
+/*
+ * graph_cache_acquire_hit for a caller that takes flat graphs only: a flat entry's graph into
+ * graph and *segment (detach it with graph_cache_release), its skipped-row count and id; false
+ * on a miss and for a delta entry.
  */
 bool
 graph_cache_acquire(const GraphCacheKey *key, dsm_segment **segment, PrGraph *graph,
 					int64 *skipped_rows, uint64 *entry_id)
 {
-	dsm_handle	handle;
-	uint64		id;
-	int			slot;
+	GraphCacheHit hit;
 
 	*segment = NULL;
-	if (cache == NULL || (slot = reference_key(key, &id, &handle, skipped_rows)) < 0)
+	if (!graph_cache_acquire_hit(key, &hit))
 		return false;
-	*entry_id = id;
-	return map_entry(handle, slot, id, key->relid, segment, graph);
+	if (hit.delta_segment != NULL)
+	{
+		graph_cache_release_hit(&hit);
+		return false;
+	}
+	*segment = hit.segment;
+	*graph = hit.graph;
+	*skipped_rows = hit.skipped_rows;
+	*entry_id = hit.id;
+	return true;
 }
 
 /*
@@ -520,6 +671,14 @@ graph_cache_release(dsm_segment **segment)
 		*segment = NULL;
 		dsm_detach(attached);
 	}
+}
+
+/* Detaches the mappings of a hit (graph_cache_acquire_hit, graph_cache_acquire_base). */
+void
+graph_cache_release_hit(GraphCacheHit *hit)
+{
+	graph_cache_release(&hit->delta_segment);
+	graph_cache_release(&hit->segment);
 }
 
 /*
@@ -593,10 +752,11 @@ entry_is_base_for(const GraphCacheEntry *entry, const GraphCacheKey *key,
 /*
  * Finds a base for a patch: the READY entry of key's columns and direction that is a base for the
  * caller's snapshot (writers; entry_is_base_for) and does not hold key's content, the one read
- * through the newest snapshot (the most changes among equal ones).  On success maps its graph as
- * graph_cache_acquire does (a hit counted) into base, with its snapshot (palloc'd: the caller
- * applies the rows of the writers it sees beyond it), the rows already patched into it, its id
- * and what it knows of its weights.  False when none qualifies.
+ * through the newest snapshot (the most changes among equal ones).  On success maps it as
+ * graph_cache_acquire_hit does (a hit counted; a delta entry with its root) into base->hit, with
+ * its snapshot (palloc'd: the caller applies the rows of the writers it sees beyond it), the rows
+ * already patched into it and what it (and a delta entry's root) knows of its weights.  False
+ * when none qualifies.
  */
 bool
 graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writers,
@@ -604,6 +764,7 @@ graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writ
 {
 	GraphCacheEntry *entry;
 	dsm_handle	handle;
+	TimestampTz now = GetCurrentTimestamp();
 	int			slot = -1;
 	int			i;
 
@@ -636,19 +797,26 @@ graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writ
 		base->seen.snapshot = NULL;
 		return false;
 	}
-	entry = reference_entry(slot, GetCurrentTimestamp(), &base->id, &handle, &base->skipped_rows);
+	entry = reference_entry(slot, now, &base->hit.id, &handle, &base->hit.skipped_rows);
 	base->delta_rows = entry->delta_rows;
-	base->weights_known = entry->weights_known;
-	base->weights = entry->weights;
+	base->root_weights_known = entry->weights_known;
+	base->root_weights = entry->weights;
+	if (entry->root_id != 0)
+	{
+		GraphCacheEntry *root = find_entry_by_id(entry->root_id);
+
+		base->root_weights_known = root->weights_known;
+		base->root_weights = root->weights;
+	}
 	base->seen.count = entry->n_in_progress;
 	base->seen.snapshot->xmin = entry->snapshot_xmin;
 	base->seen.snapshot->xmax = entry->snapshot_xmax;
 	memcpy(base->seen.snapshot->in_progress,
 		   &cache->in_progress[(Size) slot * cache->in_progress_capacity],
 		   sizeof(uint64) * entry->n_in_progress);
-	LWLockRelease(cache->lock);
 
-	return map_entry(handle, slot, base->id, key->relid, &base->segment, &base->graph);
+	/* releases the lock */
+	return map_hit(slot, now, key->relid, &base->hit);
 }
 
 /*
@@ -730,7 +898,8 @@ make_room(int64 size, int64 limit, dsm_handle *evicted, int *n_evicted)
 				lru = i;
 		}
 		Assert(lru >= 0);
-		free_entry(&cache->entries[lru], evicted, n_evicted);
+		/* idle, and so are its delta entries if it is a root: all freed */
+		retire_entry(&cache->entries[lru], evicted, n_evicted);
 		free_slot = lru;
 	}
 	return free_slot;
@@ -792,12 +961,13 @@ same_columns(const GraphCacheKey *a, const GraphCacheKey *b)
  * except, when keep_bases (a live table), the entries of other columns or direction with fewer
  * changes that record their snapshot: a reader of those columns patches them
  * (graph_cache_acquire_base), and they go when least recently used.  Entries of the same content
- * under other columns stay.  Idle entries go now (handles to evicted), the others when their
- * readers leave.  Caller holds the lock exclusively.
+ * under other columns stay, and so does root_id (non-zero: the root of the new delta entry, whose
+ * graph it reads).  Idle entries go now (handles to evicted), the others when their readers leave.
+ * Caller holds the lock exclusively.
  */
 static void
-retire_stale_entries(const GraphCacheKey *key, bool keep_bases, dsm_handle *evicted,
-					 int *n_evicted)
+retire_stale_entries(const GraphCacheKey *key, bool keep_bases, uint64 root_id,
+					 dsm_handle *evicted, int *n_evicted)
 {
 	int			i;
 
@@ -806,7 +976,8 @@ retire_stale_entries(const GraphCacheKey *key, bool keep_bases, dsm_handle *evic
 		GraphCacheEntry *entry = &cache->entries[i];
 
 		if (entry->state != ENTRY_READY || entry->key.database != key->database ||
-			entry->key.relid != key->relid || same_content(&entry->key, key))
+			entry->key.relid != key->relid || same_content(&entry->key, key) ||
+			(root_id != 0 && entry->id == root_id))
 			continue;
 		if (keep_bases && entry->n_in_progress >= 0 && same_base(&entry->key, key) &&
 			entry->key.changes < key->changes && !same_columns(&entry->key, key))
@@ -815,19 +986,32 @@ retire_stale_entries(const GraphCacheKey *key, bool keep_bases, dsm_handle *evic
 	}
 }
 
+/* What register_segment records of a new entry besides its key and segment. */
+typedef struct NewEntry
+{
+	int64		bytes;			/* counted in powerrank.cache_size */
+	int64		nodes;			/* its graph's (a delta entry: its root's, its vectors' length) */
+	int64		absent;			/* a delta entry's absent nodes */
+	int64		edges;
+	int64		skipped_rows;
+	int64		delta_rows;		/* changed rows patched in since the last build from the rows */
+	const PrWeightRange *weights;	/* bounds on its graph's weights (NULL: not known) */
+	uint64		root_id;		/* a delta entry's root (0: a flat graph or a node set) */
+} NewEntry;
+
 /*
- * Registers segment (bytes of a flat graph of nodes and edges, or a node set, not pinned yet) under
- * key and pins it, with the start vectors of carry (may be NULL) when they fit as well, and the
- * bounds on its weights (NULL: not known); returns its slot, or -1, leaving it unpinned, when
- * another backend published the same graph key (or the table as a later snapshot saw it)
- * meanwhile or readers hold all the room.  With hold, the entry starts with one reader's reference
- * (its id in *held_id), which the caller ties to its mapping.  Stale entries of the table are
- * evicted (retire_stale_entries), and so is the node set the key held before.
+ * Registers segment (not pinned yet; a flat graph, a delta entry's flat delta or a node set, as
+ * facts describe it) under key and pins it, with the start vectors of carry (may be NULL) when they
+ * fit as well; returns its slot, or -1, leaving it unpinned, when another backend published the
+ * same graph key (or the table as a later snapshot saw it) meanwhile, a delta entry's root is no
+ * longer READY, or readers hold all the room.  With hold, the entry starts with one reader's
+ * reference (its id in *held_id), which the caller ties to its mapping.  Stale entries of the
+ * table are evicted (retire_stale_entries; never a delta entry's root), and so is the node set the
+ * key held before.
  */
 static int
-register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, int64 nodes,
-				 int64 edges, int64 skipped_rows, int64 limit, const GraphCacheCarry *carry,
-				 const GraphCacheWriters *writers, int64 delta_rows, const PrWeightRange *weights,
+register_segment(const GraphCacheKey *key, dsm_segment *segment, const NewEntry *facts,
+				 int64 limit, const GraphCacheCarry *carry, const GraphCacheWriters *writers,
 				 bool hold, uint64 *held_id)
 {
 	bool		keep_bases = writers != NULL && writers->count >= 0 && writers->live;
@@ -844,18 +1028,21 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 		retire_entry(&cache->entries[slot], evicted, &n_evicted);
 		slot = -1;
 	}
-	if (find_ready(key) < 0 && !later_content_cached(key))
+	/* a delta entry's root is READY while the entry is (the caller holds a reference on it) */
+	if (find_ready(key) < 0 && !later_content_cached(key) &&
+		(facts->root_id == 0 || entry_ready(find_entry_by_id(facts->root_id))))
 	{
-		retire_stale_entries(key, keep_bases, evicted, &n_evicted);
+		retire_stale_entries(key, keep_bases, facts->root_id, evicted, &n_evicted);
 		/* the graph with its start vectors, else the graph alone (make_room evicts nothing then) */
 		if (carry != NULL && carry->count > 0 &&
 			cache->kept_segments + carry->count <= GRAPH_CACHE_KEPT_SEGMENTS)
 		{
-			slot = make_room(bytes + carry->count * carry->bytes, limit, evicted, &n_evicted);
+			slot = make_room(facts->bytes + carry->count * carry->bytes, limit, evicted,
+							 &n_evicted);
 			with_carry = slot >= 0;
 		}
 		if (slot < 0)
-			slot = make_room(bytes, limit, evicted, &n_evicted);
+			slot = make_room(facts->bytes, limit, evicted, &n_evicted);
 	}
 	if (slot >= 0)
 	{
@@ -868,16 +1055,18 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 		entry->state = ENTRY_READY;
 		entry->id = cache->next_id++;
 		entry->handle = dsm_segment_handle(segment);
-		entry->nodes = nodes;
-		entry->edges = edges;
-		entry->skipped_rows = skipped_rows;
-		entry->bytes = bytes;
+		entry->nodes = facts->nodes;
+		entry->absent = facts->absent;
+		entry->edges = facts->edges;
+		entry->skipped_rows = facts->skipped_rows;
+		entry->bytes = facts->bytes;
 		entry->built_at = now;
 		entry->last_used = now;
-		entry->delta_rows = delta_rows;
-		entry->weights_known = weights != NULL;
-		if (weights != NULL)
-			entry->weights = *weights;
+		entry->delta_rows = facts->delta_rows;
+		entry->root_id = facts->root_id;
+		entry->weights_known = facts->weights != NULL;
+		if (facts->weights != NULL)
+			entry->weights = *facts->weights;
 		if (hold)
 		{
 			entry->refcount = 1;
@@ -895,7 +1084,7 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, int64 bytes, in
 					   writers->snapshot->in_progress, sizeof(uint64) * writers->count);
 		}
 		cache->segments++;
-		cache->bytes += bytes;
+		cache->bytes += facts->bytes;
 		for (i = 0; with_carry && i < carry->count; i++)
 		{
 			GraphCacheKept *kept = &entry->kept[i];
@@ -933,6 +1122,7 @@ graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skippe
 	dsm_segment *segment;
 	Size		size;
 	PrWeightRange weights;
+	NewEntry	facts = {0};
 	uint64		unused_id;
 
 	if (cache == NULL || limit <= 0)
@@ -952,9 +1142,13 @@ graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skippe
 	pr_graph_write_flat_threads(&stripped, dsm_segment_address(segment), powerrank_thread_count());
 	/* a patch of this graph checks its weights against this range instead of reading them */
 	pr_graph_weight_range(graph, &weights);
-	(void) register_segment(key, segment, (int64) size, graph->n_nodes, graph->n_edges,
-							skipped_rows, limit, carry, writers, delta_rows, &weights, false,
-							&unused_id);
+	facts.bytes = (int64) size;
+	facts.nodes = graph->n_nodes;
+	facts.edges = graph->n_edges;
+	facts.skipped_rows = skipped_rows;
+	facts.delta_rows = delta_rows;
+	facts.weights = &weights;
+	(void) register_segment(key, segment, &facts, limit, carry, writers, false, &unused_id);
 	dsm_detach(segment);
 }
 
@@ -970,12 +1164,39 @@ graph_cache_publish_segment(const GraphCacheKey *key, dsm_segment *segment, Size
 							const GraphCacheWriters *writers)
 {
 	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
+	NewEntry	facts = {0};
 	uint64		unused_id;
 
 	if (cache == NULL || limit <= 0 || (int64) flat_bytes > limit)
 		return false;
-	return register_segment(key, segment, (int64) flat_bytes, graph->n_nodes, graph->n_edges,
-							skipped_rows, limit, NULL, writers, 0, NULL, false, &unused_id) >= 0;
+	facts.bytes = (int64) flat_bytes;
+	facts.nodes = graph->n_nodes;
+	facts.edges = graph->n_edges;
+	facts.skipped_rows = skipped_rows;
+	return register_segment(key, segment, &facts, limit, NULL, writers, false, &unused_id) >= 0;
+}
+
+/*
+ * Registers a segment written by this backend (not pinned yet; its mapping stays the caller's)
+ * as facts describe it, counting the whole segment (register_segment), and ties the reader's
+ * reference the new entry starts with to the caller's mapping; true, with the entry's id, when
+ * the cache took it.
+ */
+static bool
+publish_held(const GraphCacheKey *key, dsm_segment *segment, NewEntry *facts,
+			 GraphCacheCarry *carry, const GraphCacheWriters *writers, uint64 *entry_id)
+{
+	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
+	int			slot;
+
+	facts->bytes = (int64) dsm_segment_map_length(segment);
+	if (cache == NULL || limit <= 0 || facts->bytes > limit)
+		return false;
+	slot = register_segment(key, segment, facts, limit, carry, writers, true, entry_id);
+	if (slot < 0)
+		return false;
+	tie_reference(segment, slot, *entry_id);
+	return true;
 }
 
 /*
@@ -992,18 +1213,38 @@ graph_cache_publish_patched(const GraphCacheKey *key, dsm_segment *segment, cons
 							const GraphCacheWriters *writers, int64 delta_rows,
 							const PrWeightRange *weights, uint64 *entry_id)
 {
-	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
-	int64		bytes = (int64) dsm_segment_map_length(segment);
-	int			slot;
+	NewEntry	facts = {0};
 
-	if (cache == NULL || limit <= 0 || bytes > limit)
-		return false;
-	slot = register_segment(key, segment, bytes, graph->n_nodes, graph->n_edges, skipped_rows,
-							limit, carry, writers, delta_rows, weights, true, entry_id);
-	if (slot < 0)
-		return false;
-	tie_reference(segment, slot, *entry_id);
-	return true;
+	facts.nodes = graph->n_nodes;
+	facts.edges = graph->n_edges;
+	facts.skipped_rows = skipped_rows;
+	facts.delta_rows = delta_rows;
+	facts.weights = weights;
+	return publish_held(key, segment, &facts, carry, writers, entry_id);
+}
+
+/*
+ * Adds a delta entry to the cache under key, as graph_cache_publish_patched adds a graph: segment
+ * holds delta's flat form, the change from the graph root of the entry root_id (on which the
+ * caller holds a reader's reference) to the content key names; no bounds on its weights (a patch
+ * reads its root's).  The entry counts its segment's bytes, its root's node count (the numbering
+ * of its vectors; its own nodes are those less the absent ones) and its own stored edges.
+ */
+bool
+graph_cache_publish_delta(const GraphCacheKey *key, dsm_segment *segment, uint64 root_id,
+						  const PrGraph *root, const PrGraphDelta *delta, int64 skipped_rows,
+						  GraphCacheCarry *carry, const GraphCacheWriters *writers,
+						  int64 delta_rows, uint64 *entry_id)
+{
+	NewEntry	facts = {0};
+
+	facts.nodes = root->n_nodes;
+	facts.absent = delta->n_absent;
+	facts.edges = graph_cache_delta_edges(root, delta);
+	facts.skipped_rows = skipped_rows;
+	facts.delta_rows = delta_rows;
+	facts.root_id = root_id;
+	return publish_held(key, segment, &facts, carry, writers, entry_id);
 }
 
 /*
@@ -1018,14 +1259,16 @@ graph_cache_publish_node_set(const GraphCacheKey *key, dsm_segment *segment, int
 							 int64 edges)
 {
 	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
-	int64		bytes = (int64) dsm_segment_map_length(segment);
+	NewEntry	facts = {0};
 	uint64		unused_id;
 
 	Assert(key->kind == GRAPH_CACHE_NODE_SET);
-	if (cache == NULL || limit <= 0 || bytes > limit)
+	facts.bytes = (int64) dsm_segment_map_length(segment);
+	if (cache == NULL || limit <= 0 || facts.bytes > limit)
 		return false;
-	return register_segment(key, segment, bytes, nodes, edges, 0, limit, NULL, NULL, 0, NULL,
-							false, &unused_id) >= 0;
+	facts.nodes = nodes;
+	facts.edges = edges;
+	return register_segment(key, segment, &facts, limit, NULL, NULL, false, &unused_id) >= 0;
 }
 
 /*
@@ -1072,6 +1315,7 @@ typedef struct PreviousResults
 	int			slot;
 	uint64		id;
 	dsm_handle	handle;
+	bool		delta_entry;	/* a delta entry: its segment holds no flat graph */
 	int			count;
 	GraphCacheScoresKey keys[GRAPH_CACHE_KEPT];
 	dsm_segment *results[GRAPH_CACHE_KEPT];	/* mappings of its results */
@@ -1110,6 +1354,7 @@ reference_previous(const GraphCacheKey *key, PreviousResults *previous)
 	entry->refcount++;
 	previous->id = entry->id;
 	previous->handle = entry->handle;
+	previous->delta_entry = entry->root_id != 0;
 	LWLockRelease(cache->lock);
 	return true;
 }
@@ -1191,7 +1436,9 @@ carry_from(const PreviousResults *previous, const PrGraph *old_graph, const int3
  * GRAPH_CACHE_CARRY_FRACTION of graph's stored edges changed since (pr_graph_changed_edges), makes
  * one start vector per kept result: its scores over graph's nodes (a node new to the table at 1/N),
  * scaled to sum 1.  When that earlier graph is the base graph was patched from (origin, may be
- * NULL), the patch's node map and changed-edge count serve, and the earlier graph is not read.
+ * NULL), the patch's node map and changed-edge count serve, and the earlier graph is not read;
+ * otherwise a delta entry (the earlier one, or graph's, which then gives its root's node count)
+ * carries nothing.
  * graph_cache_publish pins them with the entry; graph_cache_carry_end detaches them.  Nothing is
  * carried when the cache is off or anything is missing.  Call it in the same subtransaction as the
  * publish: its segments are not pinned.
@@ -1217,7 +1464,9 @@ graph_cache_carry_scores(const GraphCacheKey *key, const PrGraph *graph,
 		carry_from(&previous, &old_graph, origin->map, origin->changed_edges, graph, key->relid,
 				   carry);
 	}
-	else if ((attached = attach_entry(previous.handle, previous.slot, previous.id)) == NULL)
+	else if ((origin != NULL && origin->delta_entry) || previous.delta_entry ||
+			 (attached = attach_entry(previous.handle, previous.slot, previous.id)) == NULL)
+		/* a delta entry's graph is not a flat graph to compare: only its base's results carry */
 		release_reference(previous.slot, previous.id);
 	else
 	{
@@ -1255,18 +1504,6 @@ find_kept(const GraphCacheEntry *entry, const GraphCacheScoresKey *scores_key)
 			memcmp(&entry->kept[j].key, scores_key, sizeof(GraphCacheScoresKey)) == 0)
 			return j;
 	return -1;
-}
-
-/* The entry (READY or RETIRED) with id, or NULL.  Caller holds the lock. */
-static GraphCacheEntry *
-find_entry_by_id(uint64 id)
-{
-	int			i;
-
-	for (i = 0; i < GRAPH_CACHE_SLOTS; i++)
-		if (cache->entries[i].state != ENTRY_FREE && cache->entries[i].id == id)
-			return &cache->entries[i];
-	return NULL;
 }
 
 /* The id of the READY entry with key, or 0 when the cache holds none. */
@@ -1532,7 +1769,10 @@ graph_cache_drop(Oid database, Oid relid)
 	return dropped;
 }
 
-/* Copies the READY entries of database into a palloc'd array; returns their count. */
+/*
+ * Copies the READY entries of database into a palloc'd array (a delta entry with its own node
+ * count and its root's bytes); returns their count.
+ */
 int
 graph_cache_snapshot(Oid database, GraphCacheEntryInfo **entries)
 {
@@ -1552,7 +1792,8 @@ graph_cache_snapshot(Oid database, GraphCacheEntryInfo **entries)
 			continue;
 		out[count].key = entry->key;
 		out[count].id = entry->id;
-		out[count].nodes = entry->nodes;
+		/* a delta entry's own graph: its root's nodes less the absent ones */
+		out[count].nodes = entry->nodes - entry->absent;
 		out[count].edges = entry->edges;
 		out[count].bytes = entry->bytes;
 		out[count].built_at = entry->built_at;
@@ -1560,6 +1801,8 @@ graph_cache_snapshot(Oid database, GraphCacheEntryInfo **entries)
 		out[count].hits = entry->hits;
 		out[count].refcount = entry->refcount;
 		out[count].delta_rows = entry->delta_rows;
+		if (entry->root_id != 0)
+			out[count].root_bytes = find_entry_by_id(entry->root_id)->bytes;
 		count++;
 	}
 	LWLockRelease(cache->lock);

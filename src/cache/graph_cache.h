@@ -136,7 +136,8 @@ typedef struct GraphCacheCarry
 /*
  * How a patched graph relates to the cached graph it was patched from (graph_cache_carry_scores):
  * that entry's id and node count, its nodes' internal ids in the patched graph (-1: gone; NULL:
- * the same ids) and the stored edges that changed.
+ * the same ids) and the stored edges that changed (at most).  delta_entry: the new entry is a
+ * delta entry, whose graph is no flat graph to compare with: only that entry's results carry.
  */
 typedef struct GraphCachePatchOrigin
 {
@@ -144,20 +145,37 @@ typedef struct GraphCachePatchOrigin
 	int64		base_nodes;
 	const int32 *map;
 	int64		changed_edges;
+	bool		delta_entry;
 } GraphCachePatchOrigin;
 
-/* A base found for a patch (graph_cache_acquire_base). */
+/*
+ * A cached graph mapped by a reader (graph_cache_acquire_hit, graph_cache_acquire_base): the flat
+ * graph of its entry, or, for a delta entry, its root's flat graph and the delta from it.  A delta
+ * entry's graph is graph plus delta in graph's numbering (graph's nodes, less the delta's absent
+ * ones, with its edges changed by the delta's).
+ */
+typedef struct GraphCacheHit
+{
+	dsm_segment *segment;		/* the flat graph's mapping (a delta entry: its root's); detach
+								 * with graph_cache_release */
+	PrGraph		graph;
+	uint64		id;				/* the entry's id */
+	int64		skipped_rows;
+	dsm_segment *delta_segment; /* a delta entry's mapping, or NULL: a flat entry */
+	PrGraphDelta delta;			/* a delta entry's delta (a view into delta_segment) */
+	uint64		root_id;		/* a delta entry's root entry (0: a flat entry) */
+} GraphCacheHit;
+
+/* A base found for a patch (graph_cache_acquire_base): a hit, and what a patch needs of it. */
 typedef struct GraphCacheBase
 {
-	dsm_segment *segment;		/* the mapping: detach with graph_cache_release */
-	PrGraph		graph;
-	uint64		id;
-	int64		skipped_rows;
+	GraphCacheHit hit;
 	int64		delta_rows;		/* rows already patched into it */
 	GraphCacheWriters seen;		/* the snapshot its content was read through: the caller
 								 * applies the rows of the writers it sees beyond it */
-	bool		weights_known;	/* weights bounds its graph's weights */
-	PrWeightRange weights;
+	bool		root_weights_known; /* root_weights bounds its root's weights (a flat entry: its
+									 * own; a delta entry keeps none) */
+	PrWeightRange root_weights;
 } GraphCacheBase;
 
 /* What a layout kept with a cache entry holds (graph_cache_keep_layout). */
@@ -180,6 +198,8 @@ typedef struct GraphCacheEntryInfo
 	int			refcount;
 	int64		delta_rows;		/* changed rows patched in since the entry's graph was last
 								 * built from the table's rows (0: built) */
+	int64		root_bytes;		/* a delta entry: its root's bytes, which it reads too (0: a
+								 * flat entry) */
 } GraphCacheEntryInfo;
 
 /* Counters of the whole cache. */
@@ -199,7 +219,9 @@ void		graph_cache_shmem_attach(void);
 bool		graph_cache_available(void);
 bool		graph_cache_acquire(const GraphCacheKey *key, dsm_segment **segment, PrGraph *graph,
 								int64 *skipped_rows, uint64 *entry_id);
+bool		graph_cache_acquire_hit(const GraphCacheKey *key, GraphCacheHit *hit);
 void		graph_cache_release(dsm_segment **segment);
+void		graph_cache_release_hit(GraphCacheHit *hit);
 void		graph_cache_publish(const GraphCacheKey *key, const PrGraph *graph, int64 skipped_rows,
 								GraphCacheCarry *carry, const GraphCacheWriters *writers,
 								int64 delta_rows);
@@ -212,6 +234,11 @@ bool		graph_cache_publish_patched(const GraphCacheKey *key, dsm_segment *segment
 										GraphCacheCarry *carry, const GraphCacheWriters *writers,
 										int64 delta_rows, const PrWeightRange *weights,
 										uint64 *entry_id);
+bool		graph_cache_publish_delta(const GraphCacheKey *key, dsm_segment *segment,
+									  uint64 root_id, const PrGraph *root,
+									  const PrGraphDelta *delta, int64 skipped_rows,
+									  GraphCacheCarry *carry, const GraphCacheWriters *writers,
+									  int64 delta_rows, uint64 *entry_id);
 bool		graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writers,
 									 GraphCacheBase *base);
 void		graph_cache_carry_scores(const GraphCacheKey *key, const PrGraph *graph,
@@ -302,13 +329,21 @@ typedef enum GraphSource
 	GRAPH_SOURCE_RANKGRAPH		/* a rankgraph value */
 } GraphSource;
 
-/* A cached graph patched with the rows changed since (graph_cache_patch). */
+/*
+ * A cached graph patched with the rows changed since (graph_cache_patch): a delta entry's delta
+ * from its root (delta_segment set), or a flat graph written whole.
+ */
 typedef struct GraphCachePatched
 {
-	dsm_segment *segment;		/* the patched graph's flat form, not pinned yet */
-	PrGraph		graph;			/* its arrays, in segment */
-	PrGraphPatch plan;			/* its node map, changed edges and weight bounds (free it with
-								 * pr_graph_patch_free) */
+	dsm_segment *segment;		/* flat: the patched graph's flat form, not pinned yet; delta:
+								 * the root's mapping (a reader's reference) */
+	PrGraph		graph;			/* its arrays (delta: the root's) */
+	dsm_segment *delta_segment; /* delta: its flat form, not pinned yet (NULL: flat) */
+	PrGraphDelta delta;			/* delta: a view into delta_segment, in the root's numbering */
+	uint64		root_id;		/* delta: the root's entry */
+	PrGraphPatch plan;			/* flat: its node map, changed edges and weight bounds (free it
+								 * with pr_graph_patch_free) */
+	PrWeightRange weights;		/* flat: bounds on the patched graph's weights */
 	GraphCachePatchOrigin origin;	/* the base it was patched from */
 	int64		skipped_rows;	/* rows of its content skipped for a NULL */
 	int64		delta_rows;		/* changed rows applied now */
@@ -319,6 +354,9 @@ bool		cache_capture_on(Oid relid, Oid schema);
 bool		graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheKey *key,
 							  const GraphCacheWriters *writers, const PrAllocator *alloc,
 							  GraphCachePatched *patched);
+int64		graph_cache_delta_edges(const PrGraph *root, const PrGraphDelta *delta);
+void		graph_cache_materialize(const PrGraph *root, const PrGraphDelta *delta,
+									const PrAllocator *alloc, PrGraph *out);
 
 /* ---- cache_compact.c ---- */
 

@@ -119,9 +119,6 @@ typedef struct ServiceRequestHeader
 	uint64		off_result_index;	/* int32[t*k]: the ids of the top_k scores (0 without top_k) */
 	uint64		off_graph;		/* flat graph, or 0 when the graph is a cached segment */
 	uint64		graph_size;
-	uint64		off_delta_edges;	/* PrEdgeChange[delta_edges] (ServiceRequest.delta_base_id) */
-	uint64		off_delta_sources;	/* int32[delta_sources] */
-	uint64		off_delta_strength; /* double[delta_sources] */
 } ServiceRequestHeader;
 
 #define SERVICE_REQUEST_MAGIC UINT32_C(0x51525250)	/* "PRRQ" */
@@ -152,14 +149,15 @@ typedef struct ServiceRequest
 	uint64		graph_mapped_size;
 	uint64		graph_entry_id; /* the cache entry's id: the key of the resident engine */
 	/*
-	 * A cached graph patched from the cache entry delta_base_id with a patch that kept the node
-	 * set (0: none): the request's data also carries that patch as a delta (PrGraphDelta: its
-	 * netted edge changes and the changed sources' out-strengths), so that an engine resident on
-	 * the base may serve the graph by taking the delta instead of mapping and preparing it.
+	 * A delta entry of the cache (delta_entry_id, 0: none): the graph_* fields name its root's
+	 * entry, and the graph ranked is that graph plus the delta held in the delta entry's segment
+	 * (its flat form, pr_graph_delta_write_flat), which the engine process maps by handle (address
+	 * and mapped size as for the graph's).  The results are in the root's numbering.
 	 */
-	uint64		delta_base_id;
-	int64		delta_edges;
-	int64		delta_sources;
+	uint64		delta_entry_id;
+	dsm_handle	delta_handle;
+	uint64		delta_address;
+	uint64		delta_mapped_size;
 	bool		inline_data;	/* the request's data is in the slot (inline), not in a segment */
 	dsm_handle	request_handle; /* the per-request segment (when not inline) */
 	uint64		request_address;	/* its address, for a segment in the main shared memory */
@@ -223,7 +221,7 @@ typedef struct ServiceOutcome
 	char		engine[32];
 	char		residency[16];	/* where the graph's matrices lived: "resident" / "streamed", or
 								 * "resident+delta": a resident graph's plus a delta
-								 * (ServiceRequest.delta_base_id) */
+								 * (ServiceRequest.delta_entry_id) */
 	/* SERVICE_BUILD */
 	int64		built_nodes;
 	int64		built_edges;

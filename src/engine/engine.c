@@ -150,12 +150,7 @@ engine_request_valid(const ServiceRequest *req, const char *base, size_t size)
 		 h->off_restart_node + (uint64) req->restart_entries * sizeof(int32) > h->total_size ||
 		 h->off_restart_weight + (uint64) req->restart_entries * sizeof(double) > h->total_size))
 		return false;
-	if (req->delta_base_id != 0 &&
-		(!req->graph_cached || req->delta_edges < 0 || req->delta_sources < 0 ||
-		 req->delta_sources > req->n_nodes || h->off_delta_edges == 0 ||
-		 h->off_delta_edges + (uint64) req->delta_edges * sizeof(PrEdgeChange) > h->total_size ||
-		 h->off_delta_sources + (uint64) req->delta_sources * sizeof(int32) > h->total_size ||
-		 h->off_delta_strength + (uint64) req->delta_sources * sizeof(double) > h->total_size))
+	if (req->delta_entry_id != 0 && !req->graph_cached)
 		return false;
 	return true;
 }

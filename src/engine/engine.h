@@ -73,14 +73,16 @@ typedef struct Resident
 	SegmentMapping mapping;	/* how it was mapped (how to unmap it) */
 	PrGraph		graph;			/* view into the mapping (+ malloc'd out-edges) */
 	/*
-	 * The graph the entry serves is graph plus this delta (none: n_edges and n_sources 0), which
-	 * its engine carries (PrEngineOps.apply_delta): an entry whose cache entry was patched and
-	 * the patch sent as a delta (resident_take_delta) is re-keyed to the patched entry and keeps
-	 * the graph it was prepared on mapped.  served_handle is the patched entry's segment (whether
-	 * it is gone: resident_drop_vanished).
+	 * The graph the entry serves is graph plus the delta of the cache's delta entry
+	 * delta_entry_id (0: none, the graph itself), which its engines carry
+	 * (PrEngineOps.apply_delta): a view into that entry's segment, mapped here (delta_base,
+	 * delta_size, delta_mapping) for as long as the engines carry it (resident_take_delta).
 	 */
+	uint64		delta_entry_id;
 	PrGraphDelta delta;
-	dsm_handle	served_handle;
+	void	   *delta_base;
+	size_t		delta_size;
+	SegmentMapping delta_mapping;
 	bool		own_out;
 	PrEngine   *engine;
 	PreparedFor prepared;
@@ -191,7 +193,7 @@ void		resident_tuner_finish(Resident *r, bool wait);
 void		resident_tuners_poll(void);
 void		resident_evict_to_fit(const Resident *keep, bool everything);
 uint64		resident_bytes_besides(const Resident *keep);
-void		resident_drop_vanished(uint64 keep);
+void		resident_drop_vanished(void);
 bool		resident_has_delta(const Resident *r);
 PrStatus	resident_follow_delta(Resident *r, PrEngine *engine, const ServiceRequest *req, int k,
 								  PrError *err);

@@ -8,7 +8,8 @@
  *
  * A request may join a batch when it is a single-column personalized PageRank / RWR on a cached
  * graph (not the uniform restart: plain PageRank has no reason to batch).  Batches run on one GPU.
- * Requests batch together when they name the same cache entry and ask the same alpha, tolerance,
+ * Requests batch together when they name the same cache entry (and delta entry, whose delta the
+ * engine carries) and ask the same alpha, tolerance,
  * norm, iteration limit and the same kind of result (top_k or all scores; top_k may differ: the
  * run ranks max(top_k) and each request takes its prefix).  Every batch run has
  * powerrank.service_batch_size columns, so that the engine prepares the graph once for batches
@@ -45,6 +46,7 @@ static bool
 batch_compatible(const ServiceRequest *a, const ServiceRequest *b)
 {
 	return a->graph_entry_id == b->graph_entry_id && a->graph_handle == b->graph_handle &&
+		a->delta_entry_id == b->delta_entry_id &&
 		a->n_nodes == b->n_nodes && a->n_edges == b->n_edges && a->alpha == b->alpha &&
 		a->tolerance == b->tolerance && a->norm == b->norm &&
 		a->max_iterations == b->max_iterations && a->warm_start == b->warm_start &&
@@ -285,6 +287,8 @@ batch_run(BatchRun *b, Resident *r, const PrRestart *restart, PrError *err, PrRu
 	PrStatus	status;
 
 	engine_iteration_options(lead, batch_cancelled, batch_progress, b, &iter);
+	if (resident_has_delta(r))
+		iter.absent_nodes = r->delta.n_absent;
 	if (engine_config->kind == SERVICE_ENGINE_CPU_TEST)
 	{
 		/* the GPU engine's residency choice for the batch's columns, or its failure */
@@ -385,7 +389,7 @@ batch_serve(const int *members, int n)
 	if (b.n == 0)
 		return PR_ERR_INVALID;
 
-	resident_drop_vanished(b.slot[0]->request.delta_base_id);
+	resident_drop_vanished();
 	r = resident_for_request(&b.slot[0]->request, b.base[0], b.size[0], NULL,
 							 &b.slot[0]->outcome);
 	if (r == NULL)

@@ -34,15 +34,16 @@ engine_for_run(const ServiceRequest *req, Resident *r, bool multi, PrError *err)
 		 * (row-binned CSR in natural ids: no model, no relabelling) now; for a cached graph the
 		 * tuned layout (the configured kernel, the model's choice) is planned beside in a thread
 		 * and replaces it when ready (publish_success), a one-off graph (not cached: served once)
-		 * keeps it.  Planning R-MAT 24 takes tens of seconds that no call should wait for.  The
-		 * cpu-test engine takes the same path (its two engines are alike), so that CI exercises
-		 * the thread and the swap.
+		 * keeps it.  Planning R-MAT 24 takes tens of seconds that no call should wait for, also
+		 * when the first call is on a delta entry of the graph (the quick engine takes the delta,
+		 * and so does the tuned one when it replaces it).  The cpu-test engine takes the same path
+		 * (its two engines are alike), so that CI exercises the thread and the swap.
 		 */
 		r->quick = engine_config->quick_layout_edges >= 0 &&
 			(engine_config->kind == SERVICE_ENGINE_CPU_TEST ||
 			 engine_config->gpu_kernel == PR_GPU_KERNEL_AUTO) &&
 			req->algorithm == SERVICE_PAGERANK && req->k == 1 &&
-			r->graph.n_edges >= engine_config->quick_layout_edges && !resident_has_delta(r);
+			r->graph.n_edges >= engine_config->quick_layout_edges;
 		if ((r->engine = engine_create_layout(r->quick, err)) == NULL)
 			return err->status == PR_OK ? PR_ERR_ENGINE : err->status;
 		if ((status = resident_follow_delta(r, r->engine, req, req->k, err)) != PR_OK)
@@ -82,6 +83,9 @@ run_driver(ServiceSlot *slot, Resident *r, bool multi, char *request_base, PrErr
 	if ((status = engine_for_run(req, r, multi, err)) != PR_OK)
 		return status;
 	engine = multi ? r->multi : r->engine;
+	/* a delta entry's graph: the stopping rule counts its nodes, the absent ones left out */
+	if (resident_has_delta(r))
+		iter.absent_nodes = r->delta.n_absent;
 	progress_set_slot_phase(slot, PHASE_PREPARING);
 	if (req->algorithm == SERVICE_HITS)
 		return pr_hits(engine, &r->graph, &iter, result, result + req->n_nodes, stats, err);
@@ -476,7 +480,7 @@ serve(ServiceSlot *slot, ServiceFault fault)
 	if ((request_base = request_map(slot, &request_size, &request_mapping)) == NULL)
 		return PR_ERR_INVALID;
 
-	resident_drop_vanished(req->delta_base_id);
+	resident_drop_vanished();
 	map_seconds = pr_clock_seconds();
 	r = resident_for_request(req, request_base, request_size, &one_off, out);
 	map_seconds = pr_clock_seconds() - map_seconds;

@@ -4,8 +4,9 @@
  * least recently used first out when powerrank.gpu_memory is exceeded, or when their cache
  * segment is gone.  A large graph's first PageRank gets the quick layout and a thread plans the
  * tuned one beside it (the tuner); on several GPUs a graph also keeps its engine over every GPU
- * (pr_parts.h; engine_main.c's measured choice).  The status view's resident counters are
- * published from here.
+ * (pr_parts.h; engine_main.c's measured choice).  A delta entry of the cache is served by the
+ * entry of its root, whose engines are given the delta (resident_take_delta).  The status view's
+ * resident counters are published from here.
  *
  * Runs in the engine process: no palloc, no elog (see engine.h).
  */
@@ -23,8 +24,8 @@
 
 /*
  * Most edges of a delta an engine carries, as a fraction of the graph it was prepared on (1 / this):
- * past it the delta's product is no longer small beside the layout's, and the patched graph is
- * prepared anew.
+ * past it the delta's product is no longer small beside the layout's, and the backend sends the
+ * graph whole.
  */
 #define DELTA_EDGES_FRACTION 8
 
@@ -189,7 +190,8 @@ resident_free(Resident *r)
 		pr_free(&pr_malloc_allocator, r->graph.out_weight);
 	}
 	segment_unmap(r->base, r->size, r->mapping);
-	pr_graph_delta_free(&r->delta, &pr_malloc_allocator);
+	if (r->delta_base != NULL)
+		segment_unmap(r->delta_base, r->delta_size, r->delta_mapping);
 	memset(r, 0, sizeof(Resident));
 }
 
@@ -309,12 +311,11 @@ resident_slot(void)
 
 /*
  * Drops resident graphs whose cache segment is gone (evicted from the cache, table changed):
- * no request can name them again — but for keep (non-zero), the base of the request at hand,
- * whose patched graph replaced it in the cache and whose engine may take the patch as a delta.
- * Only for POSIX segments, whose names can be probed; others leave by LRU.
+ * no request can name them again (a root stays cached while its delta entries do).  Only for
+ * POSIX segments, whose names can be probed; others leave by LRU.
  */
 void
-resident_drop_vanished(uint64 keep)
+resident_drop_vanished(void)
 {
 	char		name[64];
 	int			i;
@@ -324,14 +325,12 @@ resident_drop_vanished(uint64 keep)
 	for (i = 0; i < MAX_RESIDENT; i++)
 	{
 		Resident   *r = &residents[i];
-		dsm_handle	served = resident_has_delta(r) ? r->served_handle : r->handle;
 		int			fd;
 
 		/* a segment in the main shared memory (odd handle) has no name to look for: LRU */
-		if (!r->used || (served & 1) != 0 || r->mapping == MAPPED_MAIN ||
-			(keep != 0 && r->entry_id == keep))
+		if (!r->used || (r->handle & 1) != 0 || r->mapping == MAPPED_MAIN)
 			continue;
-		snprintf(name, sizeof(name), "/PostgreSQL.%u", served);
+		snprintf(name, sizeof(name), "/PostgreSQL.%u", r->handle);
 		fd = shm_open(name, O_RDONLY, 0);
 		if (fd >= 0)
 			close(fd);
@@ -388,11 +387,11 @@ resident_bytes(Resident *r)
 	return bytes;
 }
 
-/* Whether a resident entry serves its graph plus a delta (Resident.delta). */
+/* Whether a resident entry serves its graph plus a delta entry's delta (Resident.delta). */
 bool
 resident_has_delta(const Resident *r)
 {
-	return r->delta.n_edges > 0 || r->delta.n_sources > 0;
+	return r->delta_entry_id != 0;
 }
 
 /*
@@ -427,128 +426,138 @@ resident_residency_text(const Resident *r, char *residency, size_t size)
 }
 
 /*
- * The resident entry of a request's patched graph made from the entry of its base
- * (req->delta_base_id, with the same out-edges) by giving the base's engine the patch as a delta:
- * the delta the base's engine carries (from the graph it was prepared on) merged with the
- * request's, applied, and the entry re-keyed to the patched graph's cache entry, its batch engine
- * released (it would serve the base), no engine over several GPUs (multi_wanted).  NULL when the
- * base is not resident, not prepared, has an engine over several GPUs (which takes no delta), the
- * merged delta passes 1 / DELTA_EDGES_FRACTION of the prepared graph's edges, or the base's engine
- * refuses it: the request then maps and prepares the patched graph as any other.
+ * Makes a resident entry serve the request's graph: its own, or a delta entry's (req's
+ * delta_entry_id: the entry's graph plus that delta).  Nothing to do when its engines carry that
+ * delta already.  Otherwise the delta entry's segment is mapped and its delta checked against the
+ * graph (it comes from another process), a tuned layout that is ready is adopted, and a prepared
+ * engine is given the delta (apply_delta replaces the one it carried; an empty delta serves the
+ * graph itself again); an engine not prepared and the batch engine, which would serve the delta
+ * before, are released, and engines made later take it (resident_follow_delta; a tuned layout
+ * still planned, when it is adopted).  PR_ERR_UNSUPPORTED when the engine refuses it or it passes
+ * 1 / DELTA_EDGES_FRACTION of the graph's edges: the entry serves what it served, and the backend
+ * sends the graph whole.  Other errors: the delta cannot be mapped or fails its checks.
  */
-static Resident *
-resident_take_delta(const ServiceRequest *req, const char *request_base, bool with_out)
+static PrStatus
+resident_take_delta(Resident *r, const ServiceRequest *req, PrError *err)
 {
-	const ServiceRequestHeader *h = (const ServiceRequestHeader *) request_base;
-	Resident   *b = resident_find(req->delta_base_id, with_out);
-	PrGraphDelta step;
-	PrGraphDelta from;
-	PrGraphDelta merged;
-	PrError		err = {0};
-	PrStatus	status;
+	PrGraphDelta delta;
+	void	   *base = NULL;
+	size_t		size = 0;
+	SegmentMapping mapping = MAPPED_FILE;
+	char		message[SERVICE_MESSAGE_LEN];
 	char		line[SERVICE_MESSAGE_LEN + 128];
+	PrStatus	status = PR_OK;
 
-	if (b == NULL)
-		return NULL;
-	memset(&merged, 0, sizeof(merged));
-	/* a tuned layout that is ready is adopted first; one still planned is given the delta when
-	 * it is (resident_tuner_finish) */
-	resident_tuner_finish(b, false);
-	/* a graph that runs on several GPUs: their engine takes no delta, and one GPU would be slower */
-	if (b->engine == NULL || !b->prepared.done || b->engine->ops->apply_delta == NULL ||
-		b->multi != NULL)
-		return NULL;
-	memset(&step, 0, sizeof(PrGraphDelta));
-	step.n_nodes = req->n_nodes;	/* checked against the base's */
-	step.edges = (PrEdgeChange *) (request_base + h->off_delta_edges);
-	step.n_edges = req->delta_edges;
-	step.sources = (int32_t *) (request_base + h->off_delta_sources);
-	step.out_strength = (double *) (request_base + h->off_delta_strength);
-	step.n_sources = req->delta_sources;
-	from = b->delta;
-	from.n_nodes = b->graph.n_nodes;
-	status = pr_graph_delta_check(&step, &b->graph, &err);
-	if (status == PR_OK)
-		status = pr_graph_delta_merge(&from, &step, &pr_malloc_allocator, &merged, &err);
-	if (status == PR_OK && merged.n_edges > b->graph.n_edges / DELTA_EDGES_FRACTION)
-		status = pr_error_set(&err, PR_ERR_UNSUPPORTED, "%lld delta edges beside %lld",
-							  (long long) merged.n_edges, (long long) b->graph.n_edges);
-	if (status == PR_OK)
-		status = b->engine->ops->apply_delta(b->engine, &merged, &err);
+	if (r->delta_entry_id == req->delta_entry_id)
+		return PR_OK;
+	memset(&delta, 0, sizeof(PrGraphDelta));
+	delta.n_nodes = r->graph.n_nodes;
+	if (req->delta_entry_id != 0)
+	{
+		base = segment_map(req->delta_handle, req->delta_address, req->delta_mapped_size, &size,
+						   &mapping, message, sizeof(message));
+		if (base == NULL)
+			return pr_error_set(err, PR_ERR_INVALID, "%s", message);
+		status = pr_graph_delta_view_flat(base, size, &delta, err);
+		if (status == PR_OK)
+			status = pr_graph_delta_check(&delta, &r->graph, err);
+		if (status == PR_OK && delta.n_edges > r->graph.n_edges / DELTA_EDGES_FRACTION)
+			status = pr_error_set(err, PR_ERR_UNSUPPORTED, "%lld delta edges beside %lld",
+								  (long long) delta.n_edges, (long long) r->graph.n_edges);
+	}
+	resident_tuner_finish(r, false);
+	if (status == PR_OK && r->engine != NULL && r->prepared.done)
+		status = r->engine->ops->apply_delta == NULL ?
+			pr_error_set(err, PR_ERR_UNSUPPORTED, "the engine takes no graph delta") :
+			r->engine->ops->apply_delta(r->engine, &delta, err);
 	if (status != PR_OK)
 	{
+		if (base != NULL)
+			segment_unmap(base, size, mapping);
 		snprintf(line, sizeof(line),
-				 "cached graph %llu: the engine of its base %llu cannot take the delta (%s); the graph is prepared anew",
-				 (unsigned long long) req->graph_entry_id, (unsigned long long) req->delta_base_id,
-				 err.message);
+				 "cached graph %llu: the engine resident on its root %llu cannot take its delta (%s); the graph is sent whole",
+				 (unsigned long long) req->delta_entry_id, (unsigned long long) r->entry_id,
+				 err->message);
 		engine_log(line);
-		pr_graph_delta_free(&merged, &pr_malloc_allocator);
+		return status;
+	}
+	if (r->engine != NULL && !r->prepared.done)
+	{
+		r->engine->ops->release(r->engine);
+		r->engine = NULL;
+	}
+	if (r->batch_engine != NULL)
+		r->batch_engine->ops->release(r->batch_engine);
+	r->batch_engine = NULL;
+	r->batch_prepared = false;
+	if (r->delta_base != NULL)
+		segment_unmap(r->delta_base, r->delta_size, r->delta_mapping);
+	r->delta = delta;
+	r->delta_base = base;
+	r->delta_size = size;
+	r->delta_mapping = mapping;
+	r->delta_entry_id = req->delta_entry_id;
+	return PR_OK;
+}
+
+/*
+ * Maps the cache segment a request names and makes it a resident entry (checked in full unless
+ * this process just built it), with the out-edges HITS needs; NULL, the failure in out, when it
+ * cannot be mapped or fails its checks.
+ */
+static Resident *
+resident_map_cached(const ServiceRequest *req, bool with_out, ServiceOutcome *out)
+{
+	Resident   *r = resident_slot();
+	char		message[SERVICE_MESSAGE_LEN];
+	PrError		err = {0};
+	bool		trusted;
+
+	/* the graph this process just built: already mapped, and checked when written */
+	trusted = build_pending_take(req->graph_handle, &r->base, &r->size, &r->mapping);
+	if (!trusted)
+		r->base = segment_map(req->graph_handle, req->graph_address, req->graph_mapped_size,
+							  &r->size, &r->mapping, message, sizeof(message));
+	if (r->base == NULL)
+	{
+		engine_fail(out, PR_ERR_INVALID, message);
 		return NULL;
 	}
-	if (b->batch_engine != NULL)
-		b->batch_engine->ops->release(b->batch_engine);
-	b->batch_engine = NULL;
-	b->batch_prepared = false;
-	pr_graph_delta_free(&b->delta, &pr_malloc_allocator);
-	b->delta = merged;
-	snprintf(line, sizeof(line),
-			 "cached graph %llu: served by the engine resident on its base %llu with a delta of %lld edges (%lld since the graph it was prepared on)",
-			 (unsigned long long) req->graph_entry_id, (unsigned long long) req->delta_base_id,
-			 (long long) step.n_edges, (long long) b->delta.n_edges);
-	engine_log(line);
-	b->entry_id = req->graph_entry_id;
-	b->served_handle = req->graph_handle;
-	publish_residency();
-	return b;
+	r->used = true;
+	r->entry_id = req->graph_entry_id;
+	r->handle = req->graph_handle;
+	r->with_out = with_out;
+	if ((trusted ? pr_graph_view_flat_header(r->base, r->size, &r->graph, &err)
+		 : pr_graph_view_flat_threads(r->base, r->size,
+									  pr_thread_count(engine_config->cpu_threads, 16),
+									  &r->graph, &err)) != PR_OK)
+	{
+		resident_free(r);
+		engine_fail(out, PR_ERR_INVALID, err.message);
+		return NULL;
+	}
+	return r;
 }
 
 /*
  * Finds or makes the resident entry serving a request's graph: the cache segment (kept between
- * requests), the entry of its base given the patch as a delta (resident_take_delta), or the graph
- * inside the request segment (a one-off entry, freed after the run).
+ * requests; a delta entry's root, given the delta: resident_take_delta), or the graph inside the
+ * request segment (a one-off entry, freed after the run).
  */
 Resident *
 resident_for_request(const ServiceRequest *req, char *request_base, size_t request_size,
 					 Resident *one_off, ServiceOutcome *out)
 {
 	bool		with_out = (service_algorithm(req->algorithm)->needs & PR_NEED_PUSH) != 0;
-	bool		trusted;
-	char		message[SERVICE_MESSAGE_LEN];
 	Resident   *r;
 	PrError		err = {0};
+	PrStatus	status;
 
 	if (req->graph_cached)
 	{
 		r = resident_find(req->graph_entry_id, with_out);
-		if (r != NULL)
-			return r;
-		if (req->delta_base_id != 0 &&
-			(r = resident_take_delta(req, request_base, with_out)) != NULL)
-			return r;
-		r = resident_slot();
-		/* the graph this process just built: already mapped, and checked when written */
-		trusted = build_pending_take(req->graph_handle, &r->base, &r->size, &r->mapping);
-		if (!trusted)
-			r->base = segment_map(req->graph_handle, req->graph_address, req->graph_mapped_size,
-								  &r->size, &r->mapping, message, sizeof(message));
-		if (r->base == NULL)
-		{
-			engine_fail(out, PR_ERR_INVALID, message);
+		if (r == NULL && (r = resident_map_cached(req, with_out, out)) == NULL)
 			return NULL;
-		}
-		r->used = true;
-		r->entry_id = req->graph_entry_id;
-		r->handle = req->graph_handle;
-		r->with_out = with_out;
-		if ((trusted ? pr_graph_view_flat_header(r->base, r->size, &r->graph, &err)
-			 : pr_graph_view_flat_threads(r->base, r->size,
-										  pr_thread_count(engine_config->cpu_threads, 16),
-										  &r->graph, &err)) != PR_OK)
-		{
-			resident_free(r);
-			engine_fail(out, PR_ERR_INVALID, err.message);
-			return NULL;
-		}
 	}
 	else
 	{
@@ -582,6 +591,12 @@ resident_for_request(const ServiceRequest *req, char *request_base, size_t reque
 			return NULL;
 		}
 		r->own_out = true;
+	}
+	/* a delta entry's graph: the root's entry given the delta */
+	if (r != one_off && (status = resident_take_delta(r, req, &err)) != PR_OK)
+	{
+		engine_fail(out, status, err.message);
+		return NULL;
 	}
 	return r;
 }

@@ -225,9 +225,10 @@ size_from_statistics(const GraphSizeTarget *target, GraphSize *size)
 
 /*
  * The graph's size from the graph cache's registry: with target's cache_key, the entry of that key
- * (the graph the call would be served: exact counts and the entry's bytes); with latest_cached,
- * the most recently used entry of the table's src and dst columns (its node count only: it may be
- * of another content, weight column or direction).  True when such an entry was found.
+ * (the graph the call would be served: exact counts and the entry's bytes, with its root's for a
+ * delta entry); with latest_cached, the most recently used entry of the table's src and dst
+ * columns (its node count only: it may be of another content, weight column or direction).  True
+ * when such an entry was found.
  */
 static bool
 size_from_cache(const GraphSizeTarget *target, GraphSize *size)
@@ -258,7 +259,8 @@ size_from_cache(const GraphSizeTarget *target, GraphSize *size)
 		if (target->cache_key != NULL)
 		{
 			size->stored_edges = (double) entries[best].edges;
-			size->cache_bytes = entries[best].bytes;
+			/* a delta entry's call maps its root's graph too */
+			size->cache_bytes = entries[best].bytes + entries[best].root_bytes;
 		}
 	}
 	pfree(entries);

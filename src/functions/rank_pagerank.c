@@ -73,8 +73,8 @@ pagerank_and_emit(FunctionCallInfo fcinfo, RankRun *run, const PagerankArguments
 		int32	   *index = MemoryContextAllocHuge(run->cxt, rows * sizeof(int32));
 		double	   *value = MemoryContextAllocHuge(run->cxt, rows * sizeof(double));
 
-		rank_run_pagerank_top(run, args->damping, restart, options, index, value);
-		result_emit_top(fcinfo, run, index, value, rows, false, 0);
+		rows = rank_run_pagerank_top(run, args->damping, restart, options, index, value);
+		result_emit_top(fcinfo, run, index, value, rows, options->top_k, false, 0);
 		return;
 	}
 	scores = MemoryContextAllocHuge(run->cxt, run->graph.n_nodes * sizeof(double));

@@ -68,10 +68,10 @@ rwr_and_emit(FunctionCallInfo fcinfo, RankRun *run, bool many, const RwrArgument
 		int32	   *index = MemoryContextAllocHuge(run->cxt, rows * count * sizeof(int32));
 		double	   *value = MemoryContextAllocHuge(run->cxt, rows * count * sizeof(double));
 
-		rank_run_pagerank_top(run, 1.0 - args->restart, restart, options, index, value);
+		rows = rank_run_pagerank_top(run, 1.0 - args->restart, restart, options, index, value);
 		for (j = 0; j < count; j++)
-			result_emit_top(fcinfo, run, index + j * rows, value + j * rows, rows, many,
-							sources[j]);
+			result_emit_top(fcinfo, run, index + j * rows, value + j * rows, rows,
+							options->top_k, many, sources[j]);
 		return;
 	}
 	scores = MemoryContextAllocHuge(run->cxt, run->graph.n_nodes * count * sizeof(double));

@@ -1,6 +1,7 @@
 /*
  * restart.c — restart (teleport) distributions for PageRank, personalized PageRank and RWR, with
- * the node ids the caller gave mapped to internal ids (an unknown node is an ERROR).
+ * the node ids the caller gave mapped to internal ids (an unknown node is an ERROR, and so is a
+ * delta entry's absent node: its graph lacks it, as a build of the rows would).
  */
 #include "powerrank.h"
 
@@ -14,6 +15,9 @@ static int32
 internal_node(RankRun *run, int64 node_id, const char *what)
 {
 	int64		internal = run->graph.n_nodes > 0 ? pr_graph_find(&run->graph, node_id) : -1;
+
+	if (internal >= 0 && rank_run_node_absent(run, internal))
+		internal = -1;
 
 	if (internal < 0 && run->graph.n_nodes == 0)
 		ereport(ERROR,
@@ -151,11 +155,13 @@ restart_per_node(RankRun *run, const int64 *node_ids, int count)
  * Gives the run a start vector for PageRank (start_nodes / start_scores): each node of the graph
  * starts at its score, one not listed at the uniform 1/N; listed nodes not in the graph are
  * ignored.  The vector is scaled to sum 1; an ERROR when it sums to 0.  Nothing on an empty graph.
+ * A delta entry's absent nodes (in the vector, not in the graph) start at 0.
  */
 void
 rank_run_set_start(RankRun *run, const int64 *node_ids, const double *scores, int count)
 {
 	int64		n = run->graph.n_nodes;
+	int64		absent = run->delta_segment != NULL ? run->delta.n_absent : 0;
 	double	   *start;
 	double		largest = 0.0;
 	double		sum = 0.0;
@@ -166,12 +172,12 @@ rank_run_set_start(RankRun *run, const int64 *node_ids, const double *scores, in
 		return;
 	start = MemoryContextAllocHuge(run->cxt, n * sizeof(double));
 	for (v = 0; v < n; v++)
-		start[v] = 1.0 / (double) n;
+		start[v] = rank_run_node_absent(run, v) ? 0.0 : 1.0 / (double) (n - absent);
 	for (i = 0; i < count; i++)
 	{
 		int64		internal = pr_graph_find(&run->graph, node_ids[i]);
 
-		if (internal >= 0)
+		if (internal >= 0 && !rank_run_node_absent(run, internal))
 			start[internal] = scores[i];
 	}
 	for (v = 0; v < n; v++)

@@ -1,7 +1,9 @@
 /*
  * result.c — returns scores as the rows of a materialized set-returning function: every node in
  * node-id order, or (with top_k) the top_k best by score, ties to the smaller node id — ranked
- * here (HITS) or already by the engine (PageRank / RWR: result_emit_top).  A cancel is noticed
+ * here (HITS) or already by the engine (PageRank / RWR: result_emit_top).  A delta entry's graph
+ * is ranked in its root's numbering: the delta's absent nodes are not in it and give no row (a
+ * top_k ranking takes as many more, rank_run_top_rows, and leaves them out).  A cancel is noticed
  * every RESULT_CHECK_MASK + 1 rows (millions of rows spill the tuplestore to disk).
  */
 #include "powerrank.h"
@@ -14,7 +16,10 @@
 /* A cancel is checked for at every row number whose low bits (this mask) are zero: every 65536 rows. */
 #define RESULT_CHECK_MASK 65535
 
-/* Internal ids of the rows to return, in output order; *count receives how many. */
+/*
+ * Internal ids of the rows to return, in output order (absent nodes among them: the caller skips
+ * them), or NULL for every node in id order; *count receives how many ids.
+ */
 static int32 *
 rows_to_return(RankRun *run, const double *values, int stride, int column, int64 top_k,
 			   int64 *count)
@@ -22,15 +27,12 @@ rows_to_return(RankRun *run, const double *values, int stride, int column, int64
 	int64		n = run->graph.n_nodes;
 	int32	   *order;
 
-	if (top_k <= 0 || top_k >= n)
+	if (top_k <= 0)
 	{
-		if (top_k <= 0)
-		{
-			*count = n;
-			return NULL;		/* every node, in id order */
-		}
-		top_k = n;
+		*count = n;
+		return NULL;			/* every node, in id order */
 	}
+	top_k = rank_run_top_rows(run, top_k);
 	order = MemoryContextAllocHuge(run->cxt, top_k * sizeof(int32));
 	*count = pr_top_k(values, n, stride, column, top_k, order, run->alloc);
 	return order;
@@ -91,32 +93,35 @@ result_emit_scores(FunctionCallInfo fcinfo, RankRun *run, const double *scores, 
 		return;
 	order = rows_to_return(run, scores, stride, column, top_k, &count);
 	result_rows_begin(&rows, fcinfo, run, with_source, source);
-	for (int64 i = 0; i < count; i++)
+	for (int64 i = 0; i < count && (top_k <= 0 || rows.written < top_k); i++)
 	{
 		int64		node = order != NULL ? order[i] : i;
 
-		result_rows_put(&rows, node, &scores[node * stride + column], 1);
+		if (!rank_run_node_absent(run, node))
+			result_rows_put(&rows, node, &scores[node * stride + column], 1);
 	}
 }
 
 /*
- * Emits the rows of one column's top_k result: count (node, score) rows — or (source, node,
- * score) when with_source — from internal ids and scores already ranked best first.
+ * Emits the rows of one column's top_k result: at most top_k (node, score) rows — or (source,
+ * node, score) when with_source — from count internal ids and scores already ranked best first,
+ * absent nodes left out.
  */
 void
 result_emit_top(FunctionCallInfo fcinfo, RankRun *run, const int32 *index, const double *value,
-				int64 count, bool with_source, int64 source)
+				int64 count, int64 top_k, bool with_source, int64 source)
 {
 	ResultRows	rows;
 
 	result_rows_begin(&rows, fcinfo, run, with_source, source);
-	for (int64 i = 0; i < count; i++)
+	for (int64 i = 0; i < count && rows.written < top_k; i++)
 	{
 		if (index[i] < 0 || index[i] >= run->graph.n_nodes)
 			ereport(ERROR,
 					(errcode(ERRCODE_INTERNAL_ERROR),
 					 errmsg("the engine ranked node %d, which is not in the graph", (int) index[i])));
-		result_rows_put(&rows, index[i], &value[i], 1);
+		if (!rank_run_node_absent(run, index[i]))
+			result_rows_put(&rows, index[i], &value[i], 1);
 	}
 }
 
@@ -133,11 +138,12 @@ result_emit_hits(FunctionCallInfo fcinfo, RankRun *run, const double *hubs,
 		return;
 	order = rows_to_return(run, authorities, 1, 0, top_k, &count);
 	result_rows_begin(&rows, fcinfo, run, false, 0);
-	for (int64 i = 0; i < count; i++)
+	for (int64 i = 0; i < count && (top_k <= 0 || rows.written < top_k); i++)
 	{
 		int64		node = order != NULL ? order[i] : i;
 		double		pair[2] = {hubs[node], authorities[node]};
 
-		result_rows_put(&rows, node, pair, 2);
+		if (!rank_run_node_absent(run, node))
+			result_rows_put(&rows, node, pair, 2);
 	}
 }

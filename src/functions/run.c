@@ -59,6 +59,27 @@ rank_run_begin(const char *algorithm, RankDevice device)
 	return run;
 }
 
+/* Whether the run's graph is a delta entry's: its root (run->graph) plus run->delta. */
+static bool
+run_has_delta(const RankRun *run)
+{
+	return run->delta_segment != NULL;
+}
+
+/* Whether internal node node of run->graph is absent from the graph ranked (a delta's). */
+bool
+rank_run_node_absent(const RankRun *run, int64 node)
+{
+	return run_has_delta(run) && pr_graph_delta_absent(&run->delta, (int32) node);
+}
+
+/* Nodes of the graph ranked: run->graph's, less a delta's absent ones. */
+static int64
+run_node_count(const RankRun *run)
+{
+	return run->graph.n_nodes - (run_has_delta(run) ? run->delta.n_absent : 0);
+}
+
 /* What publish_step publishes. */
 typedef struct PublishStep
 {
@@ -113,9 +134,10 @@ typedef struct PublishPatchedStep
 } PublishPatchedStep;
 
 /*
- * try_in_subtransaction's step: offers a patched graph's segment to the cache, with the start
- * vectors carried from the graph it was patched from (by the patch's node map and changed-edge
- * count, without reading that graph).
+ * try_in_subtransaction's step: offers a patched graph — a delta from its root, or a flat graph —
+ * to the cache, with the start vectors carried from the graph it was patched from (by the patch's
+ * node map and changed-edge count, without reading that graph; a delta entry's vectors are in its
+ * root's numbering).
  */
 static void
 publish_patched_step(void *arg)
@@ -124,19 +146,56 @@ publish_patched_step(void *arg)
 	GraphCachePatched *patched = step->patched;
 	GraphCacheCarry carry;
 
-	graph_cache_carry_scores(step->key, &patched->graph, &patched->origin, &carry);
-	step->cached = graph_cache_publish_patched(step->key, patched->segment, &patched->graph,
-											   patched->skipped_rows, &carry, step->writers,
-											   patched->entry_delta_rows,
-											   &patched->plan.range, &step->entry_id);
+	if (patched->delta_segment != NULL)
+	{
+		PrGraph		numbering;
+
+		memset(&numbering, 0, sizeof(PrGraph));
+		numbering.n_nodes = patched->graph.n_nodes;
+		numbering.n_edges = graph_cache_delta_edges(&patched->graph, &patched->delta);
+		graph_cache_carry_scores(step->key, &numbering, &patched->origin, &carry);
+		step->cached = graph_cache_publish_delta(step->key, patched->delta_segment,
+												 patched->root_id, &patched->graph,
+												 &patched->delta, patched->skipped_rows, &carry,
+												 step->writers, patched->entry_delta_rows,
+												 &step->entry_id);
+	}
+	else
+	{
+		graph_cache_carry_scores(step->key, &patched->graph, &patched->origin, &carry);
+		step->cached = graph_cache_publish_patched(step->key, patched->segment, &patched->graph,
+												   patched->skipped_rows, &carry, step->writers,
+												   patched->entry_delta_rows,
+												   &patched->weights, &step->entry_id);
+	}
 	graph_cache_carry_end(&carry);
 }
 
 /*
- * Makes a graph patched into a shared segment (graph_cache_patch) the run's: offered to the cache
- * inside a subtransaction (a failure there rolls back, with a NOTICE); when the cache took it the
- * run holds a reader's reference to the entry through its mapping, as after a hit, else the
- * segment stays the run's own (run->rows_segment) until its end.
+ * Makes a delta entry's graph the run's own flat graph (graph_cache_materialize), for what needs
+ * the graph itself: the run no longer carries the delta nor maps the cache's segments (the graph
+ * is no longer the cached one: the GPU service is sent it whole).
+ */
+static void
+materialize_delta(RankRun *run)
+{
+	double		started = pr_clock_seconds();
+	PrGraph		graph;
+
+	graph_cache_materialize(&run->graph, &run->delta, run->alloc, &graph);
+	run->graph = graph;
+	graph_cache_release(&run->delta_segment);
+	graph_cache_release(&run->cache_segment);
+	memset(&run->delta, 0, sizeof(PrGraphDelta));
+	run->build_seconds += pr_clock_seconds() - started;
+}
+
+/*
+ * Makes a graph patched by graph_cache_patch the run's: offered to the cache inside a
+ * subtransaction (a failure there rolls back, with a NOTICE).  When the cache took it the run
+ * holds a reader's reference to the entry through its mapping, as after a hit (a delta entry: the
+ * root's mapping and the delta's, as a hit on it gives them).  Otherwise a flat graph's segment
+ * stays the run's own (run->rows_segment) until its end, and a delta's graph is made here.
  */
 static void
 adopt_patched_graph(RankRun *run, const GraphCacheKey *key, const GraphCacheWriters *writers,
@@ -150,16 +209,28 @@ adopt_patched_graph(RankRun *run, const GraphCacheKey *key, const GraphCacheWrit
 		ereport(NOTICE,
 				(errmsg("graph not cached: %s", message),
 				 errdetail("The ranking goes on with the graph this call patched.")));
-	/* the patch as a delta from its base, for a GPU service that holds the base resident */
-	if (step.cached &&
-		pr_graph_delta_from_patch(&patched->plan, &patched->graph, run->alloc, &run->delta,
-								  &err) == PR_OK)
-		run->delta_base_id = patched->origin.base_id;
-	pr_graph_patch_free(&patched->plan);
+	if (patched->delta_segment == NULL)
+		pr_graph_patch_free(&patched->plan);
 	run->graph = patched->graph;
-	if (step.cached)
+	if (patched->delta_segment != NULL)
 	{
 		run->cache_segment = patched->segment;
+		run->delta_segment = patched->delta_segment;
+		run->delta = patched->delta;
+		run->root_entry_id = patched->root_id;
+		if (!step.cached)
+		{
+			/* a delta no other call will find: this call's graph is made whole */
+			materialize_delta(run);
+			if (out_edges && pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
+				powerrank_report_core_error("graph build", &err);
+			return;
+		}
+	}
+	if (step.cached)
+	{
+		if (patched->delta_segment == NULL)
+			run->cache_segment = patched->segment;
 		run->cache_entry_id = step.entry_id;
 		run->published = true;
 		run->cache_key = *key;
@@ -300,6 +371,7 @@ load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool
 {
 	GraphCacheKey key;
 	GraphCacheWriters writers = {-1, NULL, false};
+	GraphCacheHit hit;
 	GraphCachePatched patched;
 	bool		cacheable;
 	EdgeList	edges;
@@ -316,10 +388,15 @@ load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool
 	cacheable = graph_cache_probe_writers(target, directed, &key, &writers);
 	writers.live = cacheable && writers.count >= 0 &&
 		cache_capture_on(target->relid, cache_extension_schema());
-	if (cacheable &&
-		graph_cache_acquire(&key, &run->cache_segment, &run->graph, &run->skipped_rows,
-							&run->cache_entry_id))
+	if (cacheable && graph_cache_acquire_hit(&key, &hit))
 	{
+		run->cache_segment = hit.segment;
+		run->graph = hit.graph;
+		run->skipped_rows = hit.skipped_rows;
+		run->cache_entry_id = hit.id;
+		run->delta_segment = hit.delta_segment;
+		run->delta = hit.delta;
+		run->root_entry_id = hit.root_id;
 		run->cache_hit = true;
 		run->graph_source = GRAPH_SOURCE_CACHE;
 		graph_scan_report_skipped(run->skipped_rows, target->n_columns == 3);
@@ -535,6 +612,23 @@ finish_driver(RankRun *run, PrStatus status, const PrError *err)
 }
 
 /*
+ * Gives the run's CPU engine the delta of a delta entry's graph: prepared on the root for k
+ * columns of PageRank, then apply_delta (pr_engine.h), after which it serves the root plus the
+ * delta, also through the driver's own prepare of the same graph.
+ */
+static void
+engine_take_delta(RankRun *run, int k)
+{
+	PrError		err = {0};
+	PrStatus	status = pr_pagerank_prepare(run->engine, &run->graph, k, &err);
+
+	if (status == PR_OK)
+		status = run->engine->ops->apply_delta(run->engine, &run->delta, &err);
+	if (status != PR_OK)
+		finish_driver(run, status, &err);
+}
+
+/*
  * Records the statistics of the finished run, then warns (or, with require_convergence, raises
  * an ERROR) when it did not converge.
  */
@@ -547,8 +641,9 @@ record_and_check(RankRun *run, const RankOptions *options, const PrRunStats *sta
 	memset(&record, 0, sizeof(record));
 	strlcpy(record.algorithm, run->algorithm, sizeof(record.algorithm));
 	strlcpy(record.engine, stats->engine != NULL ? stats->engine : "cpu", sizeof(record.engine));
-	record.nodes = run->graph.n_nodes;
-	record.edges = run->graph.n_edges;
+	record.nodes = run_node_count(run);
+	record.edges = run_has_delta(run) ? graph_cache_delta_edges(&run->graph, &run->delta) :
+		run->graph.n_edges;
 	record.skipped_rows = run->skipped_rows;
 	record.iterations = stats->iterations;
 	record.residual = stats->residual;
@@ -692,15 +787,19 @@ finish_without_cpu_engine(RankRun *run, ServiceAlgorithm algorithm, double alpha
 	}
 	if (!service_wanted(run->device, run->graph.n_edges, &run->service))
 		return false;
+	/* no engine serves HITS beside a delta with absent nodes (their rounding residue would stay in
+	 * its normalization): the graph whole */
+	if (algorithm == SERVICE_HITS && run_has_delta(run) && run->delta.n_absent > 0)
+		materialize_delta(run);
 	adopt_cache_entry(run);
 	request.name = run->algorithm;
 	request.device = run->device;
 	request.algorithm = algorithm;
 	request.graph = &run->graph;
 	request.cache_segment = run->cache_segment;
-	request.cache_entry_id = run->cache_entry_id;
-	request.delta = run->delta_base_id != 0 ? &run->delta : NULL;
-	request.delta_base_id = run->delta_base_id;
+	request.cache_entry_id = run_has_delta(run) ? run->root_entry_id : run->cache_entry_id;
+	request.delta_segment = run->delta_segment;
+	request.delta_entry_id = run->cache_entry_id;
 	request.alpha = alpha;
 	request.restart = restart;
 	request.tolerance = options->tolerance;
@@ -708,7 +807,15 @@ finish_without_cpu_engine(RankRun *run, ServiceAlgorithm algorithm, double alpha
 	request.max_iterations = options->max_iterations;
 	request.top_k = top_k;
 	if (!service_rank(&request, out1, out2, index, &stats, &run->service))
-		return false;
+	{
+		if (!run->service.delta_refused)
+			return false;
+		/* the service's engine cannot take the delta: the graph whole, as a graph not cached */
+		run->service.delta_refused = false;
+		materialize_delta(run);
+		return finish_without_cpu_engine(run, algorithm, alpha, restart, options, top_k, out1,
+										 out2, index);
+	}
 	record_and_check(run, options, &stats);
 	return true;
 }
@@ -874,13 +981,18 @@ run_pagerank(RankRun *run, double alpha, const PrRestart *restart, const RankOpt
 				pfree(start);
 		}
 		keep = graph_cache_wants_scores(entry_id, &key,
-										l1_residual_bound(options, n));
+										l1_residual_bound(options, run_node_count(run)));
 		if (keep && top_k > 0)
 			all = MemoryContextAllocHuge(run->cxt, n * sizeof(double));
 	}
 	progress_begin(run->algorithm, false, run->graph.n_nodes, run->graph.n_edges,
 				   restart->uniform ? 1 : restart->k);
 	create_engine(run);
+	if (run_has_delta(run))
+	{
+		engine_take_delta(run, restart->uniform ? 1 : restart->k);
+		iter.absent_nodes = run->delta.n_absent;
+	}
 	if (top_k > 0 && !keep)
 		status = pr_pagerank_top(run->engine, &run->graph, alpha, restart, &iter, top_k, index,
 								 values, &stats, &err);
@@ -890,7 +1002,7 @@ run_pagerank(RankRun *run, double alpha, const PrRestart *restart, const RankOpt
 	if (top_k > 0 && keep)
 		(void) pr_top_k_values(all, run->graph.n_nodes, 1, 0, top_k, index, values, run->alloc);
 	if (keep && stats.converged)
-		keep_scores(run, entry_id, &key, l1_residual_bound(options, run->graph.n_nodes), all);
+		keep_scores(run, entry_id, &key, l1_residual_bound(options, run_node_count(run)), all);
 	record_and_check(run, options, &stats);
 }
 
@@ -905,30 +1017,41 @@ rank_run_pagerank(RankRun *run, double alpha, const PrRestart *restart,
 	run_pagerank(run, alpha, restart, options, 0, NULL, scores);
 }
 
-/* Rows per column that a top_k (> 0) run returns: min(top_k, n). */
+/*
+ * Rows per column that a top_k (> 0) run ranks: min(top_k, n), and as many more as a delta's
+ * absent nodes, which may be among them and give no row (result_emit_top leaves them out).
+ */
 int64
 rank_run_top_rows(const RankRun *run, int64 top_k)
 {
-	return top_k < run->graph.n_nodes ? top_k : run->graph.n_nodes;
+	int64		absent = run_has_delta(run) ? run->delta.n_absent : 0;
+
+	return top_k < run->graph.n_nodes - absent ? top_k + absent : run->graph.n_nodes;
 }
 
 /*
- * Runs PageRank / personalized PageRank / RWR like rank_run_pagerank, keeping only the
- * t = rank_run_top_rows(options->top_k) best nodes of each column: internal ids into index and
- * scores into value (column j at j * t), best first, ties to the smaller node id.  The engine
- * ranks them where it computed them: the service sends back t rows per column, not n.
+ * Runs PageRank / personalized PageRank / RWR like rank_run_pagerank, keeping only the best nodes
+ * of each column (index and value have room for rank_run_top_rows(options->top_k) of each):
+ * internal ids into index and scores into value (column j at j * t), best first, ties to the
+ * smaller node id; returns t.  The engine ranks them where it computed them: the service sends
+ * back t rows per column, not n.  t is rank_run_top_rows' count on the graph the run ranked (a
+ * delta entry's graph made whole during the run has no absent nodes: fewer rows).
  */
-void
+int64
 rank_run_pagerank_top(RankRun *run, double alpha, const PrRestart *restart,
 					  const RankOptions *options, int32 *index, double *value)
 {
+	int64		ranked = rank_run_top_rows(run, options->top_k);
+
 	Assert(options->top_k > 0);
-	run_pagerank(run, alpha, restart, options, options->top_k, index, value);
+	run_pagerank(run, alpha, restart, options, ranked, index, value);
+	return Min(ranked, run->graph.n_nodes);
 }
 
 /*
  * Runs HITS over the loaded graph into hubs and authorities: on the GPU service (which adds the
- * out-edges of a cached graph itself) or in this backend (adding them here).
+ * out-edges of a cached graph itself, and takes a delta entry's as its root plus the delta) or in
+ * this backend (adding them here, to a delta entry's graph made whole first).
  */
 void
 rank_run_hits(RankRun *run, const RankOptions *options, double *hubs, double *authorities)
@@ -942,6 +1065,9 @@ rank_run_hits(RankRun *run, const RankOptions *options, double *hubs, double *au
 	if (finish_without_cpu_engine(run, SERVICE_HITS, 0.0, NULL, options, 0, hubs, authorities,
 								  NULL))
 		return;
+	/* HITS' out-edges are the graph's own: a delta entry's graph is made whole here */
+	if (run_has_delta(run))
+		materialize_delta(run);
 	if (run->needs_out_edges && !run->graph.has_out_edges)
 	{
 		double		started = pr_clock_seconds();
@@ -965,6 +1091,7 @@ rank_run_hits(RankRun *run, const RankOptions *options, double *hubs, double *au
 void
 rank_run_end(RankRun *run)
 {
+	graph_cache_release(&run->delta_segment);
 	graph_cache_release(&run->cache_segment);
 	if (run->cluster != NULL)
 		distributed_keep_parts(run->cluster);

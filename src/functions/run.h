@@ -56,11 +56,14 @@ typedef struct RankRun
 										 * lives there */
 	bool		needs_out_edges;	/* HITS on a cached graph: out-edges added only on the CPU */
 	/*
-	 * A patched graph the cache took, whose patch kept the node set: its delta from the base entry
-	 * delta_base_id (0: none), which the GPU service may apply to the base's resident engine.
+	 * A delta entry's graph (delta_segment non-NULL): graph is its root's (cache_segment, entry
+	 * root_entry_id) and the graph ranked is graph plus delta, in the root's numbering; the
+	 * delta's absent nodes get no score row (rank_run_node_absent).  cache_entry_id is the delta
+	 * entry's.
 	 */
+	struct dsm_segment *delta_segment;
 	PrGraphDelta delta;
-	uint64		delta_base_id;
+	uint64		root_entry_id;
 	RankDevice	device;
 	ServiceReply service;		/* what the GPU service said of the run */
 	double	   *start;			/* PageRank's start vector (n values summing to 1, internal ids),
@@ -78,7 +81,8 @@ void		rank_run_load_rankgraph(RankRun *run, Datum graph, bool out_edges);
 void		rank_run_pagerank(RankRun *run, double alpha, const PrRestart *restart,
 							  const RankOptions *options, double *scores);
 int64		rank_run_top_rows(const RankRun *run, int64 top_k);
-void		rank_run_pagerank_top(RankRun *run, double alpha, const PrRestart *restart,
+bool		rank_run_node_absent(const RankRun *run, int64 node);
+int64		rank_run_pagerank_top(RankRun *run, double alpha, const PrRestart *restart,
 								  const RankOptions *options, int32 *index, double *value);
 void		rank_run_hits(RankRun *run, const RankOptions *options, double *hubs,
 						  double *authorities);
@@ -122,7 +126,8 @@ void		result_emit_scores(FunctionCallInfo fcinfo, RankRun *run, const double *sc
 							   int stride, int column, int64 top_k, bool with_source,
 							   int64 source);
 void		result_emit_top(FunctionCallInfo fcinfo, RankRun *run, const int32 *index,
-							const double *value, int64 count, bool with_source, int64 source);
+							const double *value, int64 count, int64 top_k, bool with_source,
+							int64 source);
 void		result_emit_hits(FunctionCallInfo fcinfo, RankRun *run, const double *hubs,
 							 const double *authorities, int64 top_k);
 

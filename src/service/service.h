@@ -45,8 +45,9 @@ typedef struct ServiceRankRequest
 	const PrGraph *graph;		/* written into the request when it is not cached */
 	struct dsm_segment *cache_segment;	/* the cached graph's mapping, or NULL */
 	uint64		cache_entry_id; /* its cache entry's id (the engine process's residency key) */
-	const PrGraphDelta *delta;	/* a patched graph's delta from its base (node set kept), or NULL */
-	uint64		delta_base_id;	/* the base's cache entry id */
+	/* a delta entry's graph: graph and cache_segment are its root's, and the delta is mapped */
+	struct dsm_segment *delta_segment;	/* the delta entry's mapping, or NULL */
+	uint64		delta_entry_id; /* the delta entry's id */
 	double		alpha;
 	const PrRestart *restart;	/* PageRank's restart distribution (NULL for HITS) */
 	double		tolerance;
@@ -61,6 +62,8 @@ typedef struct ServiceReply
 	char		engine[32];		/* engine that ran, when it was the service */
 	char		residency[16];	/* the service's: "resident" or "streamed" ('' on the CPU here) */
 	int			batch_size;		/* requests the service answered with the same run (0: no service) */
+	bool		delta_refused;	/* a delta entry's graph the service's engine could not take as
+								 * its root plus the delta: the caller sends the graph whole */
 	char		fallback[SERVICE_MESSAGE_LEN];	/* why the service was not used (empty: it was, or
 												 * it was not asked) */
 } ServiceReply;

@@ -165,25 +165,13 @@ request_layout(const PrGraph *graph, const ServiceRequest *req, ServiceRequestHe
 		h->graph_size = pr_graph_flat_size(graph);
 		offset = align8(offset + h->graph_size);
 	}
-	if (req->delta_base_id != 0)
-	{
-		h->off_delta_edges = offset;
-		offset = align8(offset + (uint64) req->delta_edges * sizeof(PrEdgeChange));
-		h->off_delta_sources = offset;
-		offset = align8(offset + (uint64) req->delta_sources * sizeof(int32));
-		h->off_delta_strength = offset;
-		offset = align8(offset + (uint64) req->delta_sources * sizeof(double));
-	}
 	h->total_size = offset;
 }
 
-/*
- * Writes a request's data at base: the header, the restart arrays, the graph when not cached, the
- * delta when it has one.
- */
+/* Writes a request's data at base: the header, the restart arrays, the graph when not cached. */
 static void
 request_write(char *base, const ServiceRequestHeader *h, const PrGraph *graph,
-			  const ServiceRequest *req, const PrRestart *restart, const PrGraphDelta *delta)
+			  const ServiceRequest *req, const PrRestart *restart)
 {
 	memcpy(base, h, sizeof(*h));
 	if (!req->restart_uniform)
@@ -195,13 +183,6 @@ request_write(char *base, const ServiceRequestHeader *h, const PrGraph *graph,
 	}
 	if (!req->graph_cached)
 		pr_graph_write_flat(graph, base + h->off_graph);
-	if (req->delta_base_id != 0)
-	{
-		memcpy(base + h->off_delta_edges, delta->edges, req->delta_edges * sizeof(PrEdgeChange));
-		memcpy(base + h->off_delta_sources, delta->sources, req->delta_sources * sizeof(int32));
-		memcpy(base + h->off_delta_strength, delta->out_strength,
-			   req->delta_sources * sizeof(double));
-	}
 }
 
 /*
@@ -212,7 +193,7 @@ request_write(char *base, const ServiceRequestHeader *h, const PrGraph *graph,
  */
 static char *
 place_request(const PrGraph *graph, ServiceSlot *slot, const PrRestart *restart,
-			  const PrGraphDelta *delta, ServiceRequest *req, dsm_segment **segment)
+			  ServiceRequest *req, dsm_segment **segment)
 {
 	ServiceRequestHeader h;
 	char	   *base;
@@ -234,7 +215,7 @@ place_request(const PrGraph *graph, ServiceSlot *slot, const PrRestart *restart,
 		req->request_handle = dsm_segment_handle(*segment);
 		req->request_address = (uint64) (uintptr_t) base;	/* for the main shared memory */
 	}
-	request_write(base, &h, graph, req, restart, delta);
+	request_write(base, &h, graph, req, restart);
 	return base;
 }
 
@@ -442,24 +423,12 @@ report_service_failure(const ServiceOutcome *out)
 }
 
 /*
- * Whether the engine process holds a cache entry resident (the status view's list): only then does
- * a request carry a patched graph's delta from it.
- */
-static bool
-base_resident(uint64 entry_id)
-{
-	for (int i = 0; i < SERVICE_MAX_RESIDENT; i++)
-		if (entry_id != 0 && pg_atomic_read_u64(&service->resident_ids[i]) == entry_id)
-			return true;
-	return false;
-}
-
-/*
  * Runs a request's algorithm on the service: PageRank (restart; with top_k > 0 the t = min(top_k,
  * n) best nodes of each column, ids into top_index and scores into out1, column j at j * t; else
  * n*k scores into out1) or HITS (hubs into out1, authorities into out2).  True with the results,
  * stats and reply filled; false when the service failed and the caller should run on the CPU
- * ('auto': after a NOTICE, with reply->fallback set).  ERROR for 'gpu' failures and for cancels.
+ * ('auto': after a NOTICE, with reply->fallback set), or, with reply->delta_refused, send a delta
+ * entry's graph whole.  ERROR for 'gpu' failures and for cancels.
  */
 bool
 service_rank(const ServiceRankRequest *request, double *out1, double *out2, int32 *top_index,
@@ -501,18 +470,15 @@ service_rank(const ServiceRankRequest *request, double *out1, double *out2, int3
 		req.graph_entry_id = request->cache_entry_id;
 	}
 
-	if (req.graph_cached && request->delta != NULL)
-		elog(DEBUG1, "powerrank: patched graph %llu: its delta of %lld edges from %llu goes to the service: %s",
-			 (unsigned long long) req.graph_entry_id, (long long) request->delta->n_edges,
-			 (unsigned long long) request->delta_base_id,
-			 base_resident(request->delta_base_id) ? "yes" : "no, the base is not resident");
-	if (req.graph_cached && request->delta != NULL && base_resident(request->delta_base_id))
+	if (req.graph_cached && request->delta_segment != NULL)
 	{
-		req.delta_base_id = request->delta_base_id;
-		req.delta_edges = request->delta->n_edges;
-		req.delta_sources = request->delta->n_sources;
+		/* the root's graph (above) plus the delta entry's segment, mapped by the engine process */
+		req.delta_entry_id = request->delta_entry_id;
+		req.delta_handle = dsm_segment_handle(request->delta_segment);
+		req.delta_address = (uint64) (uintptr_t) dsm_segment_address(request->delta_segment);
+		req.delta_mapped_size = dsm_segment_map_length(request->delta_segment);
 	}
-	base = place_request(request->graph, slot, restart, request->delta, &req, &segment);
+	base = place_request(request->graph, slot, restart, &req, &segment);
 	if (base == NULL)
 	{
 		strlcpy(outcome.message, "no dynamic shared memory segment left for the request",
@@ -550,6 +516,14 @@ service_rank(const ServiceRankRequest *request, double *out1, double *out2, int3
 		stats->engine = reply->engine;
 		reply->batch_size = Max(outcome.batch_size, 1);
 		return true;
+	}
+	if (req.delta_entry_id != 0 && outcome.status == PR_ERR_UNSUPPORTED)
+	{
+		/* the engine cannot take the delta: the caller sends the graph whole */
+		elog(DEBUG1, "powerrank: the GPU service cannot serve cached graph %llu as its root plus a delta (%s)",
+			 (unsigned long long) req.delta_entry_id, outcome.message);
+		reply->delta_refused = true;
+		return false;
 	}
 	if (request->device == RANK_DEVICE_GPU)
 		report_service_failure(&outcome);
