@@ -469,33 +469,99 @@ read_changes(Oid schema, Oid relid, const GraphCacheWriters *seen, TupleDesc des
 	return ok;
 }
 
-/* The root entry whose out-degrees this backend counted last, and them (TopMemoryContext). */
-static uint64 out_degree_root_id = 0;
-static int64 *out_degree_memo = NULL;
+/*
+ * What extending a weighted root's deltas needs besides the root (GRAPH_CACHE_LAYOUT_ROOT_FACTS,
+ * kept with the root's entry): its exact weight range and, after this header, its out-degrees
+ * (int64, one a node).
+ */
+typedef struct RootFactsHeader
+{
+	uint64		magic;
+	int64		n_nodes;
+	int64		n_edges;
+	PrWeightRange weights;
+} RootFactsHeader;
+
+#define ROOT_FACTS_MAGIC UINT64CONST(0x50524f4f54464331)	/* "PROOTFC1" */
+
+/* The root entry whose facts this backend mapped last, and their mapping (kept across calls). */
+static uint64 facts_root_id = 0;
+static dsm_segment *facts_mapping = NULL;
+
+/* Whether a facts segment describes root (its header; the rest is this program's own write). */
+static bool
+root_facts_fit(dsm_segment *segment, const PrGraph *root)
+{
+	const RootFactsHeader *header = (const RootFactsHeader *) dsm_segment_address(segment);
+
+	return dsm_segment_map_length(segment) >=
+		sizeof(RootFactsHeader) + (Size) root->n_nodes * sizeof(int64) &&
+		header->magic == ROOT_FACTS_MAGIC && header->n_nodes == root->n_nodes &&
+		header->n_edges == root->n_edges;
+}
 
 /*
- * The out-degrees of a weighted root (pr_graph_out_degrees, powerrank_thread_count() threads):
- * counted once per root entry and kept for the next patches of its delta entries.  NULL for an
- * unweighted root, whose out-strengths are its out-degrees.
+ * Counts a weighted root's facts (its weight range, pr_graph_out_degrees on
+ * powerrank_thread_count() threads) into a new segment, kept with the root's entry for every
+ * backend's later patches; NULL when no segment is left.
+ */
+static dsm_segment *
+make_root_facts(const PrGraph *root, uint64 root_id)
+{
+	Size		bytes = sizeof(RootFactsHeader) + (Size) Max(root->n_nodes, 1) * sizeof(int64);
+	dsm_segment *segment = dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	RootFactsHeader *header;
+
+	if (segment == NULL)
+		return NULL;
+	graph_cache_prefault(segment);
+	header = (RootFactsHeader *) dsm_segment_address(segment);
+	header->magic = ROOT_FACTS_MAGIC;
+	header->n_nodes = root->n_nodes;
+	header->n_edges = root->n_edges;
+	pr_graph_weight_range(root, &header->weights);
+	pr_graph_out_degrees(root, powerrank_thread_count(), (int64 *) (header + 1));
+	if (!graph_cache_keep_layout(root_id, GRAPH_CACHE_LAYOUT_ROOT_FACTS, segment))
+		elog(DEBUG1, "powerrank: the out-degrees of cached graph %llu not kept with it",
+			 (unsigned long long) root_id);
+	return segment;
+}
+
+/*
+ * A weighted root's out-degrees and exact weight range (into *weights): counted once per root
+ * entry by the first patch of any backend and kept with the entry (make_root_facts), mapped by
+ * the others; the mapping stays for this backend's next patches.  NULL for an unweighted root,
+ * whose out-strengths are its out-degrees.
  */
 static const int64 *
-root_out_degrees(const PrGraph *root, uint64 root_id)
+root_facts(const PrGraph *root, uint64 root_id, PrWeightRange *weights)
 {
-	int64	   *degrees;
+	dsm_segment *segment;
 
 	if (!root->weighted)
 		return NULL;
-	if (out_degree_root_id == root_id && out_degree_memo != NULL)
-		return out_degree_memo;
-	if (out_degree_memo != NULL)
-		pfree(out_degree_memo);
-	out_degree_memo = NULL;
-	out_degree_root_id = 0;
-	degrees = MemoryContextAllocHuge(TopMemoryContext, (Size) Max(root->n_nodes, 1) * sizeof(int64));
-	pr_graph_out_degrees(root, powerrank_thread_count(), degrees);
-	out_degree_memo = degrees;
-	out_degree_root_id = root_id;
-	return degrees;
+	if (facts_mapping == NULL || facts_root_id != root_id || !root_facts_fit(facts_mapping, root))
+	{
+		if (facts_mapping != NULL)
+			dsm_detach(facts_mapping);
+		facts_mapping = NULL;
+		facts_root_id = 0;
+		segment = graph_cache_map_layout(root_id, GRAPH_CACHE_LAYOUT_ROOT_FACTS);
+		if (segment != NULL && !root_facts_fit(segment, root))
+		{
+			dsm_detach(segment);
+			segment = NULL;
+		}
+		if (segment == NULL)
+			segment = make_root_facts(root, root_id);
+		if (segment == NULL)
+			return NULL;
+		dsm_pin_mapping(segment);
+		facts_mapping = segment;
+		facts_root_id = root_id;
+	}
+	*weights = ((const RootFactsHeader *) dsm_segment_address(facts_mapping))->weights;
+	return (const int64 *) ((const RootFactsHeader *) dsm_segment_address(facts_mapping) + 1);
 }
 
 /* Stored edges of the graph root plus delta. */
@@ -587,8 +653,8 @@ graph_cache_materialize(const PrGraph *root, const PrGraphDelta *delta, const Pr
  * delta extended with the changes (pr_graph_delta_extend), written into a new segment
  * (patched->delta_segment, not pinned), with its root's mapping taken over from base.  False,
  * nothing allocated and base left as it was, when the change is no delta of the root's (a node
- * new to it; a delta past max(PATCH_MIN_ROWS, GRAPH_CACHE_PATCH_FRACTION of its edges); the
- * root's weights not known): the caller then writes the graph whole.  *refused: the changes do
+ * new to it; a delta past max(PATCH_MIN_ROWS, GRAPH_CACHE_PATCH_FRACTION of its edges); no
+ * segment left for a weighted root's facts): the caller then writes the graph whole.  *refused: the changes do
  * not apply (a deletion of an edge the base lacks, weights the build would scale, no edge left):
  * the caller reads and builds.
  */
@@ -603,6 +669,7 @@ extend_delta(GraphCacheBase *base, const ChangeRows *changes, bool directed,
 	const PrGraphDelta *old = &base->hit.delta;
 	PrGraphDelta extended;
 	const int64 *out_degree;
+	PrWeightRange weights = {0};
 	int64		changed_edges = 0;
 	int64		bound = Max((int64) PATCH_MIN_ROWS,
 							(int64) (GRAPH_CACHE_PATCH_FRACTION * (double) root->n_edges));
@@ -614,21 +681,20 @@ extend_delta(GraphCacheBase *base, const ChangeRows *changes, bool directed,
 
 	*refused = false;
 	*out_degrees_seconds = 0.0;
-	if (root->weighted && !base->root_weights_known)
-	{
-		elog(DEBUG1, "powerrank: the cached graph's weights are not known (the GPU service built it); the patch is written whole");
-		return false;
-	}
 	if (base->hit.delta_segment == NULL)
 	{
 		memset(&empty, 0, sizeof(PrGraphDelta));
 		empty.n_nodes = root->n_nodes;
 		old = &empty;
 	}
-	out_degree = root_out_degrees(root, root_id);
+	out_degree = root_facts(root, root_id, &weights);
 	*out_degrees_seconds = pr_clock_seconds() - started;
-	status = pr_graph_delta_extend(root, out_degree,
-								   base->root_weights_known ? &base->root_weights : NULL, old,
+	if (root->weighted && out_degree == NULL)
+	{
+		elog(DEBUG1, "powerrank: no shared memory segment left for the root's out-degrees; the patch is written whole");
+		return false;
+	}
+	status = pr_graph_delta_extend(root, out_degree, root->weighted ? &weights : NULL, old,
 								   changes->changes, changes->count, !directed,
 								   powerrank_thread_count(), alloc, &extended, &changed_edges,
 								   &err);

@@ -181,7 +181,9 @@ typedef struct GraphCacheBase
 /* What a layout kept with a cache entry holds (graph_cache_keep_layout). */
 typedef enum GraphCacheLayoutKind
 {
-	GRAPH_CACHE_LAYOUT_SHARD_PART = 1	/* a shard's part: roles and length-sorted rows (shard.c) */
+	GRAPH_CACHE_LAYOUT_SHARD_PART = 1,	/* a shard's part: roles and length-sorted rows (shard.c) */
+	GRAPH_CACHE_LAYOUT_ROOT_FACTS	/* a weighted root's weight range and out-degrees, what
+									 * extending its deltas needs (cache_capture.c) */
 } GraphCacheLayoutKind;
 
 /* One registry entry as the SQL view shows it (a copy taken under the lock). */
