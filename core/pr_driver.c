@@ -43,13 +43,22 @@ typedef struct StagnationWatch
 	int			since_best;		/* checks since best was set */
 } StagnationWatch;
 
+/* Where a run starts, which decides its stopping rule (see "Stopping" in pr_driver.h). */
+typedef enum RunStart
+{
+	RUN_FROM_UNIFORM,			/* 1/N: the plain rule */
+	RUN_FROM_VECTOR,			/* a start vector (PrIterOptions.initial): the stricter rule */
+	RUN_FROM_WARM_START			/* the warm start of RWR: the stricter rule, its ratios read
+								 * below the threshold */
+} RunStart;
+
 /* What the stopping rule remembers of the residuals read so far. */
 typedef struct StopRule
 {
 	double		threshold;		/* the tolerance in the chosen norm */
-	bool		started_elsewhere;	/* the run did not start from 1/N: the stricter rule */
-	double		smallest_ratio; /* smallest ratio of a residual to the previous check's (+inf
-								 * before two checks) */
+	RunStart	start;
+	double		smallest_ratio; /* smallest ratio of a residual to the previous check's, of
+								 * those the rule counts (+inf before the first) */
 	double		previous;		/* residual of the previous check (NaN before the first) */
 } StopRule;
 
@@ -246,14 +255,14 @@ stagnation_seen(StagnationWatch *watch, double l1)
 
 /*
  * The stopping rule before the first residual: threshold the tolerance in the chosen norm (n *
- * tolerance for PR_NORM_L1_SCALED); started_elsewhere for a run that did not start from the
- * cold start 1/N (a start vector, the warm start).
+ * tolerance for PR_NORM_L1_SCALED); start where the run starts (1/N, a start vector, the warm
+ * start).
  */
 static void
-stop_rule_begin(StopRule *rule, const PrIterOptions *o, int64_t n, bool started_elsewhere)
+stop_rule_begin(StopRule *rule, const PrIterOptions *o, int64_t n, RunStart start)
 {
 	rule->threshold = o->norm == PR_NORM_L1_SCALED ? o->tolerance * (double) n : o->tolerance;
-	rule->started_elsewhere = started_elsewhere;
+	rule->start = start;
 	rule->smallest_ratio = INFINITY;
 	rule->previous = NAN;
 }
@@ -261,23 +270,28 @@ stop_rule_begin(StopRule *rule, const PrIterOptions *o, int64_t n, bool started_
 /*
  * Feeds the largest residual of a check (in the chosen norm) to the rule; true when the run has
  * converged: the residual is below the threshold or, for a run started elsewhere than 1/N, exactly
- * 0 or, from its second check on, below half the threshold times the smallest ratio of a residual
- * to the one before it seen so far (at most 1).  See "Stopping" in pr_driver.h.
+ * 0 or below the threshold times q, the smallest ratio of a residual to the one before it seen so
+ * far (at most 1): from a start vector q / 2, every ratio counted; from the warm start q itself,
+ * only the ratios of residuals below the threshold counted.  See "Stopping" in pr_driver.h.
  */
 static bool
 stop_rule_met(StopRule *rule, double residual)
 {
 	double		previous = rule->previous;
+	bool		counted;
 
 	rule->previous = residual;
-	if (!rule->started_elsewhere)
+	if (rule->start == RUN_FROM_UNIFORM)
 		return residual < rule->threshold;
 	if (residual == 0.0)
 		return true;
-	if (previous > 0.0 && residual / previous < rule->smallest_ratio)
+	counted = previous > 0.0 &&
+		(rule->start != RUN_FROM_WARM_START || residual < rule->threshold);
+	if (counted && residual / previous < rule->smallest_ratio)
 		rule->smallest_ratio = residual / previous;
 	return isfinite(rule->smallest_ratio) &&
-		residual < rule->threshold * fmin(rule->smallest_ratio, 1.0) / 2.0;
+		residual < rule->threshold * fmin(rule->smallest_ratio, 1.0) *
+		(rule->start == RUN_FROM_WARM_START ? 1.0 : 0.5);
 }
 
 /* Polls should_stop before an iteration: PR_ERR_INTERRUPTED when the caller asks to stop. */
@@ -318,7 +332,7 @@ check_convergence(PrEngine *e, int k, const PrIterOptions *o, int it, int check_
 		out->stalled = stagnation_seen(watch, out->worst_l1);
 		stats->stagnated = out->stalled && !stats->converged;
 	}
-	if (status == PR_OK && rule->started_elsewhere && !stats->converged &&
+	if (status == PR_OK && rule->start != RUN_FROM_UNIFORM && !stats->converged &&
 		(stats->stagnated || it == o->max_iterations) &&
 		stats->residual < rule->threshold)
 	{
@@ -902,7 +916,8 @@ iterate_pagerank(PrEngine *engine, const PrGraph *g, double alpha, const PrResta
 	else if (status == PR_OK && !stats->warm_started)
 		status = ops->fill(engine, x, 1.0 / (double) g->n_nodes, err);
 	stop_rule_begin(&rule, options, g->n_nodes - options->absent_nodes,
-					options->initial != NULL || stats->warm_started);
+					options->initial != NULL ? RUN_FROM_VECTOR :
+					stats->warm_started ? RUN_FROM_WARM_START : RUN_FROM_UNIFORM);
 	stagnation_begin(&watch, alpha < 1.0, true, INFINITY);
 	fresh_watch = watch;
 	for (int it = 1; status == PR_OK && it <= options->max_iterations; it++)
@@ -1250,7 +1265,7 @@ pr_hits(PrEngine *engine, const PrGraph *g, const PrIterOptions *options, double
 		return finish_at_once(stats, t0);
 	}
 	check_every = check_interval(options);
-	stop_rule_begin(&rule, options, g->n_nodes, false);
+	stop_rule_begin(&rule, options, g->n_nodes, RUN_FROM_UNIFORM);
 
 	status = timed_prepare(engine, g, PR_ALGORITHM_HITS, 1, false, stats, err);
 	if (status == PR_OK)

@@ -17,15 +17,18 @@
  *  - Stopping: after an iteration, residual = |x' - x| in the chosen norm; converged when
  *    residual < tolerance (PR_NORM_L1_SCALED: residual < n * tolerance, as NetworkX does).
  *    With k columns, every column must meet it.  A run that starts elsewhere than 1/N (a start
- *    vector, the warm start) needs more: a residual of 0, or, from its second check on, one below
- *    half that threshold times q, the smallest ratio so far of a residual to the one checked before
- *    it (at most 1).  The run from 1/N stops at a residual of at least its last ratio times the
+ *    vector, the warm start) needs more: a residual of 0, or one below the threshold times q, the
+ *    smallest ratio so far of a residual to the one checked before it (at most 1; none before the
+ *    second check).  The run from 1/N stops at a residual of at least its last ratio times the
  *    threshold, and the error of either run is about its residual / (1 - rate) once it contracts at
- *    the graph's rate, so the run from elsewhere does not end the less accurate; the half covers a
- *    change whose effect decays slower at first than the run from 1/N ends (doc/DESIGN.md, "The
- *    warm start's stop", which also says where that reasoning falls short).  Such a run that
- *    must end anyway (stagnant, or at max_iterations) with a residual below the plain threshold has
- *    converged.  A run whose residual stops decreasing before that (50 checks bring no new minimum
+ *    the graph's rate, so the run from elsewhere does not end the less accurate.  From a start
+ *    vector q counts every ratio and is halved: the half covers a change whose effect decays slower
+ *    at first than the run from 1/N ends.  From the warm start q counts only the ratios of
+ *    residuals below the threshold, where the run from 1/N ends: the warm start's error first
+ *    falls much faster than the graph's rate, and those ratios would make the stop stricter than
+ *    the run from 1/N needs (doc/DESIGN.md, "The warm start's stop", which also says where that
+ *    reasoning falls short).  Such a run that must end anyway (stagnant, or at max_iterations)
+ *    with a residual below the plain threshold has converged.  A run whose residual stops decreasing before that (50 checks bring no new minimum
  *    of the largest L1 residual, or, for PageRank with alpha < 1, whose residual must shrink every
  *    iteration, it repeats exactly: the tolerance is below what rounding lets the iterates reach)
  *    ends at once, not converged, with stats->stagnated set.  PageRank with alpha = 1 (RWR restart
@@ -86,9 +89,9 @@ typedef struct PrIterOptions
 	 * PageRank with a restart that is not uniform (personalized PageRank, RWR): start from the
 	 * warm start (pr_driver.c, "The warm start") instead of 1/N when the engine offers the
 	 * operations it needs; otherwise ignored.  The stricter stop of a run not started from 1/N
-	 * (see "Stopping" above), so the answer is no less accurate than from 1/N; it needs fewer
-	 * iterations when the engine keeps the far-field vector between runs (the GPU service's
-	 * resident engines).
+	 * (see "Stopping" above), so the answer is about as accurate as from 1/N (doc/DESIGN.md,
+	 * "The warm start's stop"); it needs fewer iterations when the engine keeps the far-field
+	 * vector between runs (the GPU service's resident engines).
 	 */
 	bool		warm_start;
 

@@ -727,3 +727,55 @@ gen_reorder_ids(GenIdOrder order, int64_t *src, int64_t *dst, size_t m, uint64_t
 	return ok;
 }
 
+
+/* Where gen_hub_edges writes its edges, and how many it wrote. */
+typedef struct HubSink
+{
+	uint64_t   *seed;
+	bool		weighted;
+	int64_t    *src;
+	int64_t    *dst;
+	double	   *weight;
+	size_t		m;
+} HubSink;
+
+/* One edge u -> v of the hub graph, its weight drawn when weighted (written or only counted). */
+static void
+hub_add(HubSink *sink, int64_t u, int64_t v)
+{
+	double		w = sink->weighted ? 0.25 * (double) (1 + gen_random(sink->seed) % 8) : 1.0;
+
+	if (sink->src != NULL)
+	{
+		sink->src[sink->m] = u;
+		sink->dst[sink->m] = v;
+		if (sink->weight != NULL)
+			sink->weight[sink->m] = w;
+	}
+	sink->m++;
+}
+
+/* The hub graph of the GPU products' tests; see graph_gen.h. */
+size_t
+gen_hub_edges(uint64_t seed, bool weighted, int64_t *src, int64_t *dst, double *weight)
+{
+	const int64_t n = 4500;
+	const int64_t senders = 4000;
+	HubSink		sink = {&seed, weighted, src, dst, weight, 0};
+
+	for (int rep = 0; rep < 2; rep++)
+		for (int64_t u = 0; u < senders; u++)
+			hub_add(&sink, u, 0);
+	for (int64_t u = 0; u < senders; u++)
+		if (gen_random(&seed) % 4 != 0)
+			hub_add(&sink, u, 1);
+	for (int64_t i = 0; i < 1500; i++)
+		hub_add(&sink, (int64_t) (gen_random(&seed) % senders), 2);
+	for (int64_t i = 0; i < 1030; i++)
+		hub_add(&sink, (int64_t) (gen_random(&seed) % senders), 3);
+	for (int64_t v = 4; v < n; v++)
+		for (int64_t i = 0; i < v % 150; i++)
+			hub_add(&sink, (int64_t) (gen_random(&seed) % senders), v);
+	hub_add(&sink, n - 1, n - 1);	/* every id an endpoint; node n-1 a self-loop */
+	return sink.m;
+}

@@ -124,6 +124,17 @@ typedef struct GenOptions
  */
 int			gen_take_option(int argc, char **argv, int i, GenOptions *opts);
 
+/*
+ * The hub graph of the GPU products' tests: 4500 ids; node 0 gets 8000 in-edges (each of the
+ * senders 0..3999 twice: parallel edges), node 1 about 3000, node 2 1500 (chunked only when
+ * k > 1), node 3 1030 (just over 1024), every other node v v % 150 from random senders (every
+ * short-row bin); nodes 4000.. have no out-edges but for node 4499's self-loop.  weighted: each
+ * edge a weight of 0.25 * (1 .. 8) (exact in float), drawn from the same stream.  Writes the edges
+ * to src / dst / weight when src is not NULL (weight may be NULL); returns their number.
+ */
+size_t		gen_hub_edges(uint64_t seed, bool weighted, int64_t *src, int64_t *dst,
+						  double *weight);
+
 /* Writes a short description of the graph ("local n=.. m=.. p_local=.. window=.."). */
 void		gen_describe(const GenSpec *spec, char *buf, size_t size);
 

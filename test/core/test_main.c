@@ -59,6 +59,7 @@
 	X(test_cpu_column_update_matches_single) \
 	X(test_rwr_warm_start) \
 	X(test_rwr_warm_start_no_edges) \
+	X(test_rwr_warm_start_hubs) \
 	X(test_hits_vs_dense) \
 	X(test_hits_needs_out_edges) \
 	X(test_hits_zero_weights) \

@@ -4,6 +4,7 @@
  * contract: multi-column RWR, determinism across runs and thread counts, should_stop,
  * check_every, progress, non-convergence, argument errors and the empty graph.
  */
+#include "graph_gen.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -1072,6 +1073,55 @@ test_rwr_columns_match_single(void)
 }
 
 /*
+ * RWR from the k (<= 8) sources at tolerance 1e-6 (L1) from 1/N and from the warm start on engine:
+ * the warm run starts warm, converges in fewer iterations than the cold one (fewer) or no more,
+ * and lies within its error bound, and the bound of the tolerance, of the exact answer (the
+ * sources' columns of exact, n x stride values, from column first on).  Returns the warm run's
+ * iterations; the cold run's through *cold_iterations.
+ */
+static int
+check_warm_against_cold(PrEngine *engine, const PrGraph *g, const int32_t *sources, int k,
+						const double *exact, int stride, int first, bool fewer, const char *what,
+						int *cold_iterations)
+{
+	const double ones[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+	const int64_t ptr[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+	PrRestart	r = {false, k, ptr, sources, ones, 0, NULL, NULL};
+	PrIterOptions o = test_iter_options(1e-6, 1000);
+	PrRunStats	st_cold,
+				st_warm;
+	PrError		err;
+	double	   *x = malloc(sizeof(double) * (size_t) g->n_nodes * (size_t) k);
+	double		worst = 0.0;
+
+	CHECK(x != NULL && k <= 8);
+	CHECK(pr_pagerank(engine, g, 0.85, &r, &o, x, &st_cold, &err) == PR_OK && st_cold.converged);
+	o.warm_start = true;
+	CHECK(pr_pagerank(engine, g, 0.85, &r, &o, x, &st_warm, &err) == PR_OK && st_warm.converged);
+	CHECKF(st_warm.warm_started, "%s: not warm-started", what);
+	for (int j = 0; j < k; j++)
+	{
+		double		d = 0.0;
+
+		for (int64_t v = 0; v < g->n_nodes; v++)
+			d += fabs(x[(size_t) v * (size_t) k + (size_t) j] -
+					  exact[(size_t) v * (size_t) stride + (size_t) (first + j)]);
+		worst = fmax(worst, d);
+	}
+	/* the exact answer's own error (a 1e-13 run) is below 1e-12 */
+	CHECKF(worst <= st_warm.error_bound + 1e-12 && worst < 1e-6 * 0.85 / 0.15,
+		   "%s: warm start %.3g from the exact answer (bound %.3g)", what, worst,
+		   st_warm.error_bound);
+	CHECKF(fewer ? st_warm.iterations < st_cold.iterations
+		   : st_warm.iterations <= st_cold.iterations,
+		   "%s: warm start %d iterations, cold start %d", what, st_warm.iterations,
+		   st_cold.iterations);
+	free(x);
+	*cold_iterations = st_cold.iterations;
+	return st_warm.iterations;
+}
+
+/*
  * The warm start (PrIterOptions.warm_start) on soc-slashdot0902: RWR from 8 sources in one run
  * meets the same tolerance as the cold start (1/N) in fewer iterations; both lie within the
  * tolerance's error bound of a 1e-13 solve; the engine keeps the far-field vector for the next
@@ -1165,6 +1215,16 @@ test_rwr_warm_start(void)
 	printf("  slashdot RWR, 8 sources, tolerance 1e-6: cold start %d iterations, warm start %d; "
 		   "L1 to the exact answer %.2g (cold), %.2g (warm), warm vs cold %.2g\n",
 		   st_cold.iterations, st_warm.iterations, worst_cold, worst_warm, worst_pair);
+	/* one source a run: its slow error is about the cold start's, so the stop must not cost more */
+	for (int j = 0; j < 3; j++)
+	{
+		int			cold_its;
+		int			warm_its = check_warm_against_cold(engine, &g, &sources[j], 1, x_exact, K, j,
+													   false, "slashdot, one source", &cold_its);
+
+		printf("  slashdot RWR from node %d alone: cold start %d iterations, warm start %d\n",
+			   sources[j], cold_its, warm_its);
+	}
 	/* a uniform restart: the option is ignored */
 	CHECK(pr_pagerank(engine, &g, 0.85, &uniform, &warm, x_again, &st_again, &err) == PR_OK);
 	CHECK(st_again.converged && !st_again.warm_started);
@@ -1175,6 +1235,68 @@ test_rwr_warm_start(void)
 	free(x_exact);
 	pr_graph_free(&g, &pr_malloc_allocator);
 	edges_free(&e);
+}
+
+/*
+ * The warm start on the hub graph of the GPU products' tests (gen_hub_edges, seed 13, unweighted)
+ * from the sources of their warm-start case: each alone and the 8 in one run (the last a node
+ * without out-edges).  Its error first falls ~10x an iteration, then at 0.85 (node 4499's
+ * self-loop keeps mass the warm start does not place), about as large as the cold start's: the
+ * stop must not count the fast first ratios, or the warm start takes more iterations than 1/N.
+ */
+void
+test_rwr_warm_start_hubs(void)
+{
+	enum {K = 8};
+	size_t		m = gen_hub_edges(13, false, NULL, NULL, NULL);
+	int64_t    *src = malloc(sizeof(int64_t) * m);
+	int64_t    *dst = malloc(sizeof(int64_t) * m);
+	const double ones[K] = {1, 1, 1, 1, 1, 1, 1, 1};
+	const int64_t ptr[K + 1] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+	int32_t		sources[K];
+	PrRestart	r = {false, K, ptr, sources, ones, 0, NULL, NULL};
+	PrIterOptions exact_options = test_iter_options(1e-13, 3000);
+	PrRunStats	st;
+	PrGraph		g;
+	PrError		err;
+	PrEngine   *engine = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+	double	   *exact;
+	int			cold_total = 0,
+				warm_total = 0,
+				cold_its,
+				warm_its;
+
+	CHECK(src != NULL && dst != NULL && engine != NULL);
+	gen_hub_edges(13, false, src, dst, NULL);
+	CHECK(pr_graph_build(src, dst, NULL, m, NULL, &pr_malloc_allocator, &g, &err) == PR_OK);
+	for (int j = 0; j < K; j++)
+	{
+		int64_t		v = ((int64_t) (j + 1) * 2654435761LL) % g.n_nodes;
+
+		while (g.out_strength[v] == 0.0)
+			v = (v + 1) % g.n_nodes;
+		sources[j] = (int32_t) v;
+	}
+	sources[K - 1] = g.dangling[0];
+	exact = malloc(sizeof(double) * (size_t) g.n_nodes * K);
+	CHECK(exact != NULL);
+	CHECK(pr_pagerank(engine, &g, 0.85, &r, &exact_options, exact, &st, &err) == PR_OK &&
+		  st.converged);
+	for (int j = 0; j < K - 1; j++)
+	{
+		warm_total += check_warm_against_cold(engine, &g, &sources[j], 1, exact, K, j, true,
+											  "hubs, one source", &cold_its);
+		cold_total += cold_its;
+	}
+	warm_its = check_warm_against_cold(engine, &g, sources, K, exact, K, 0, true, "hubs, 8 sources",
+									   &cold_its);
+	printf("  hubs RWR, tolerance 1e-6: 7 sources alone %d iterations cold, %d warm; "
+		   "8 in one run %d cold, %d warm\n", cold_total, warm_total, cold_its, warm_its);
+	engine->ops->release(engine);
+	free(exact);
+	free(src);
+	free(dst);
+	pr_graph_free(&g, &pr_malloc_allocator);
 }
 
 /* The warm start on a graph without edges: no far field (P is 0), so the run starts from 1/N. */

@@ -77,39 +77,19 @@ rmat_edges(const char *name, int scale, bool weighted, uint64_t seed)
 	return el;
 }
 
-/*
- * Hub rows longer than either chunk size: node 0 gets 9000 in-edges (every node's twice: parallel
- * edges), node 1 about 5000, node 2 1500 (chunked only when k > 1), node 3 1030 (just over 1024);
- * the other nodes get i % 150 in-edges (every short-row bin), and nodes 4000.. have no out-edges.
- */
+/* The hub graph (graph_gen.h, gen_hub_edges): rows longer than either chunk size, unweighted or weighted. */
 static EdgeList
 hub_edges(const char *name, bool weighted, uint64_t seed)
 {
-	const int64_t n = 4500;
-	const int64_t senders = 4000;
 	EdgeList	el;
-	auto		add = [&](int64_t u, int64_t v) {
-		el.src.push_back(u);
-		el.dst.push_back(v);
-		if (weighted)
-			el.weight.push_back(0.25 * (double) (1 + gen_random(&seed) % 8));
-	};
+	size_t		m = gen_hub_edges(seed, weighted, NULL, NULL, NULL);
 
 	el.name = name;
-	for (int rep = 0; rep < 2; rep++)
-		for (int64_t u = 0; u < senders; u++)
-			add(u, 0);
-	for (int64_t u = 0; u < senders; u++)
-		if (gen_random(&seed) % 4 != 0)
-			add(u, 1);
-	for (int64_t i = 0; i < 1500; i++)
-		add((int64_t) (gen_random(&seed) % senders), 2);
-	for (int64_t i = 0; i < 1030; i++)
-		add((int64_t) (gen_random(&seed) % senders), 3);
-	for (int64_t v = 4; v < n; v++)
-		for (int64_t i = 0; i < v % 150; i++)
-			add((int64_t) (gen_random(&seed) % senders), v);
-	add(n - 1, n - 1);			/* every id an endpoint; node n-1 a self-loop */
+	el.src.resize(m);
+	el.dst.resize(m);
+	if (weighted)
+		el.weight.resize(m);
+	gen_hub_edges(seed, weighted, el.src.data(), el.dst.data(), weighted ? el.weight.data() : NULL);
 	return el;
 }
 
