@@ -1,9 +1,9 @@
 /*
  * pr_delta.c — graph deltas (PrGraphDelta, pr_graph.h): graph X as a graph B plus netted edge
  * changes in B's numbering (B's nodes less the absent ones), as an engine prepared on B takes it
- * (PrEngineOps.apply_delta): two deltas merged, a delta checked against B, X's dangling list, the
- * push product's order of the edges, the flat form (a cache segment), X's rows as changes of B's
- * (to materialize X).  A delta is made from a patch by pr_graph_delta_from_patch, or extended
+ * (PrEngineOps.apply_delta): two deltas merged, one's edges less another's, a delta checked
+ * against B, X's dangling list, the push product's order of the edges, the flat form (a cache
+ * segment), X's rows as changes of B's (to materialize X).  A delta is made from a patch by pr_graph_delta_from_patch, or extended
  * with changed rows by pr_graph_delta_extend (pr_graph_delta.c).
  */
 #include "pr_graph.h"
@@ -136,6 +136,38 @@ pr_graph_delta_merge(const PrGraphDelta *first, const PrGraphDelta *second,
 		memcpy(out->absent, absent->absent, sizeof(int32_t) * (size_t) absent->n_absent);
 	out->n_absent = absent->n_absent;
 	return PR_OK;
+}
+
+/* The edges of to less those of from (both of one graph, sorted and netted): the counts that differ. */
+int64_t
+pr_graph_delta_edges_diff(const PrEdgeChange *to, int64_t n_to, const PrEdgeChange *from,
+						  int64_t n_from, PrEdgeChange *out)
+{
+	int64_t		a = 0,
+				b = 0,
+				kept = 0;
+
+	while (a < n_to || b < n_from)
+	{
+		int			order = a == n_to ? 1 : b == n_from ? -1 :
+			pr_edge_change_order(&to[a], &from[b]);
+		PrEdgeChange next;
+
+		if (order <= 0)
+		{
+			next = to[a++];
+			if (order == 0)
+				next.count -= from[b++].count;
+		}
+		else
+		{
+			next = from[b++];
+			next.count = -next.count;
+		}
+		if (next.count != 0)
+			out[kept++] = next;
+	}
+	return kept;
 }
 
 /* X's out-strength of node v: the delta's when v is one of its sources, else base's. */

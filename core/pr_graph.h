@@ -395,6 +395,16 @@ PrStatus	pr_graph_delta_merge(const PrGraphDelta *first, const PrGraphDelta *sec
 								 const PrAllocator *alloc, PrGraphDelta *out, PrError *err);
 
 /*
+ * The edges of delta to less those of delta from (both of one graph: sorted by (dst, src, weight),
+ * netted) into out, which has room for n_to + n_from edges: each edge whose counts differ, with
+ * to's count less from's (to's weight where both have it), in the same order; returns the count.
+ * Merging from with them (pr_graph_delta_merge) gives to's edges; an engine serving from serves
+ * to by adding them (the GPU engine's recent layer).
+ */
+int64_t		pr_graph_delta_edges_diff(const PrEdgeChange *to, int64_t n_to, const PrEdgeChange *from,
+									  int64_t n_from, PrEdgeChange *out);
+
+/*
  * Checks a delta against the graph it applies to (node count, ids in range, edges sorted and
  * netted, weights finite and >= 0, sources ascending, out-strengths finite and >= 0; out-degrees
  * when present >= 0, an out-strength 0 where one is 0, equal to it for an unweighted graph;

@@ -5,7 +5,8 @@
  * buffer (the cache's segment), its changed-edge count, node map and weight bounds; the patches that move
  * no node id (weight updates, new ids past the largest); and the refusals.  Deltas extended with
  * changed rows (pr_graph_delta_extend) against the builds too: nodes, in-edges, out-strengths,
- * out-degrees, dangling and absent nodes, the graph materialized from them, their flat form.
+ * out-degrees, dangling and absent nodes, the graph materialized from them, their flat form, one
+ * delta's edges less another's (pr_graph_delta_edges_diff).
  */
 #include "test_util.h"
 
@@ -669,9 +670,48 @@ check_delta_is(const PrGraph *root, const int64_t *root_degree, const PrGraphDel
 }
 
 /*
+ * The edges of to less from's (pr_graph_delta_edges_diff): sorted, netted, their counts' absolute
+ * sum changed (when >= 0), from's edges merged with them to's exactly, to less itself nothing.
+ */
+static void
+check_edges_diff(const PrGraphDelta *to, const PrGraphDelta *from, int64_t changed, const char *what)
+{
+	PrEdgeChange *diff = malloc(sizeof(PrEdgeChange) * (size_t) (to->n_edges + from->n_edges + 1));
+	PrGraphDelta from_edges = {0},
+				diff_edges = {0},
+				merged;
+	PrError		err;
+	int64_t		n = pr_graph_delta_edges_diff(to->edges, to->n_edges, from->edges, from->n_edges, diff);
+	int64_t		moved = 0;
+
+	for (int64_t i = 0; i < n; i++)
+	{
+		CHECKF(diff[i].count != 0 && (i == 0 || pr_edge_change_order(&diff[i - 1], &diff[i]) < 0),
+			   "%s: diff edge %lld is 0 or out of order", what, (long long) i);
+		moved += diff[i].count < 0 ? -diff[i].count : diff[i].count;
+	}
+	CHECKF(changed < 0 || moved == changed, "%s: the diff moves %lld edges, not %lld", what,
+		   (long long) moved, (long long) changed);
+	from_edges.n_nodes = diff_edges.n_nodes = to->n_nodes;
+	from_edges.edges = from->edges;
+	from_edges.n_edges = from->n_edges;
+	diff_edges.edges = diff;
+	diff_edges.n_edges = n;
+	CHECK(pr_graph_delta_merge(&from_edges, &diff_edges, &pr_malloc_allocator, &merged, &err) == PR_OK);
+	CHECKF(merged.n_edges == to->n_edges &&
+		   memcmp(merged.edges, to->edges, sizeof(PrEdgeChange) * (size_t) to->n_edges) == 0,
+		   "%s: from's edges plus the diff are not to's", what);
+	pr_graph_delta_free(&merged, &pr_malloc_allocator);
+	CHECKF(pr_graph_delta_edges_diff(to->edges, to->n_edges, to->edges, to->n_edges, diff) == 0,
+		   "%s: a delta less itself is not empty", what);
+	free(diff);
+}
+
+/*
  * A random table (parallel edges, self-loops, zero weights) built as the root, then a chain of
  * extends, each checked against the build of the rows (check_delta_is), its changed-edge count
- * against the two deltas' counts.
+ * against the two deltas' counts, its edges less the previous delta's and less step 4's
+ * (check_edges_diff).
  */
 static void
 check_extend_chain(unsigned seed, bool weighted, bool undirected)
@@ -680,6 +720,7 @@ check_extend_chain(unsigned seed, bool weighted, bool undirected)
 	PrEdgeChange changes[4096];
 	PrGraph		root;
 	PrGraphDelta delta = {0};
+	PrGraphDelta held = {0};	/* the delta of step 4, which later ones are diffed against */
 	int64_t    *root_degree = NULL;
 	int64_t		span = 12 + seed % 20;
 
@@ -734,6 +775,11 @@ check_extend_chain(unsigned seed, bool weighted, bool undirected)
 		}
 		CHECKF(changed == counted, "%s: %lld changed edges, %lld by the deltas", what,
 			   (long long) changed, (long long) counted);
+		check_edges_diff(&next, &delta, counted, what);
+		if (step >= 4)
+			check_edges_diff(&next, &held, -1, what);
+		if (step == 4)
+			CHECK(pr_graph_delta_copy(&next, &pr_malloc_allocator, &held));
 		build_alive(t, weighted, undirected, &x);
 		check_delta_is(&root, root_degree, &next, &x, what);
 		pr_graph_free(&x, &pr_malloc_allocator);
@@ -742,6 +788,7 @@ check_extend_chain(unsigned seed, bool weighted, bool undirected)
 		delta = next;
 	}
 	pr_graph_delta_free(&delta, &pr_malloc_allocator);
+	pr_graph_delta_free(&held, &pr_malloc_allocator);
 	pr_graph_free(&root, &pr_malloc_allocator);
 	free(root_degree);
 	free(t);
