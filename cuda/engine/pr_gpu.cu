@@ -52,6 +52,7 @@ pr_gpu_bench_options_init(PrGpuBenchOptions *bench)
 	bench->plan_threads = 0;
 	bench->push_local = true;
 	bench->residency = PR_GPU_RESIDENCY_AUTO;
+	bench->delta_fold_edges = 4096;
 }
 
 /* Number of CUDA devices. */
@@ -593,7 +594,7 @@ update_typed(GpuEngine *e, int y_slot, int x_slot, double alpha, const PrRestart
 {
 	const T    *r = NULL;
 	int64_t		n = e->n;
-	int64_t		n_uniform = n - e->delta.n_absent;	/* a delta's absent nodes take no restart */
+	int64_t		n_uniform = n - (int64_t) e->delta_absent.size();	/* a delta's absent nodes take no restart */
 	int64_t		row_begin = e->rows_owned ? e->own_begin : 0;
 	int64_t		row_end = e->rows_owned ? e->own_end : n;
 
@@ -1340,6 +1341,9 @@ pr_gpu_engine_report(PrEngine *engine, PrGpuReport *out, PrError *err)
 	if (e == NULL || !e->prepared)
 		return pr_error_set(err, PR_ERR_INVALID, "GPU engine: not prepared");
 	*out = e->report;
+	out->delta_frozen_edges = (int64_t) e->delta_frozen.edges.size();
+	out->delta_recent_edges = (int64_t) e->delta_recent.edges.size();
+	out->delta_folds = e->delta_folds;
 	return PR_OK;
 }
 

@@ -85,6 +85,20 @@ struct GpuDeltaRows
 	double	   *value;
 };
 
+/*
+ * One layer of the delta served (pr_gpu_delta.cu): its edges on the host, sorted by (dst, src,
+ * weight), and as rows on the device by target (the pull products) and by source (the push
+ * product, when the engine has it), their device arrays and bytes.
+ */
+struct GpuDeltaLayer
+{
+	std::vector<PrEdgeChange> edges;
+	GpuDeltaRows pull;
+	GpuDeltaRows push;
+	std::vector<void *> allocs;
+	size_t		bytes;
+};
+
 /* The engine. */
 struct GpuEngine
 {
@@ -151,14 +165,19 @@ struct GpuEngine
 	GpuMatrix	pull_raw;		/* PULL for cuSPARSE mode (raw weights, binned) */
 	GpuMatrix	push;
 	GpuStreamer *streamer;		/* streamed matrices (residency streamed), or NULL */
-	/* the delta served beside the prepared graph (apply_delta, pr_gpu_delta.cu): its host copy
-	 * (none: no edges, sources or absent nodes), its rows by target (the pull products) and by
-	 * source (the push product), their device arrays and bytes */
-	PrGraphDelta delta;
-	GpuDeltaRows delta_pull;
-	GpuDeltaRows delta_push;
-	std::vector<void *> delta_allocs;
-	size_t		delta_bytes;
+	/* the delta served beside the prepared graph (apply_delta, pr_gpu_delta.cu): host copies of
+	 * its sources with their out-strengths and of its absent nodes; its edges as two layers,
+	 * frozen (the edges of the delta applied when the layers were last folded) and recent (the
+	 * served delta's edges less frozen's), whose terms are added in that order (none of the five:
+	 * the prepared graph alone) */
+	std::vector<int32_t> delta_sources;
+	std::vector<double> delta_strength;
+	std::vector<int32_t> delta_absent;
+	GpuDeltaLayer delta_frozen;
+	GpuDeltaLayer delta_recent;
+	bool		delta_on_device;	/* the device holds the delta above: its layers' rows and its
+									 * entries of 1 / out-strength (not after a new layout) */
+	int64_t		delta_folds;	/* applies that rebuilt the frozen layer (the report's) */
 	bool		far_field_stale;	/* the kept far-field vector is the graph's before the delta */
 	PrGpuReport report;
 	/* what the device layout was built from, to reuse it when prepare sees the same graph */
@@ -194,11 +213,17 @@ bool		gpu_delta_active(const GpuEngine *e);
 template <typename T>
 PrStatus	gpu_delta_add(GpuEngine *e, PrProduct product, const void *in, void *y, PrError *err);
 
-/* Frees the delta's device arrays (gpu_engine_free_device; the host copy stays). */
+/* Frees the delta's device arrays (gpu_engine_free_device; the host copies stay). */
 void		gpu_delta_free_device(GpuEngine *e);
 
-/* Frees the delta's host copy and device arrays: the engine serves its prepared graph alone. */
+/* Frees the delta's host copies and device arrays: the engine serves its prepared graph alone. */
 void		gpu_delta_forget(GpuEngine *e);
+
+/*
+ * The delta served as one PrGraphDelta (its layers' edges summed; arrays from pr_malloc_allocator,
+ * pr_graph_delta_free), to apply it again to a new layout of the same graph.
+ */
+PrStatus	gpu_delta_served(const GpuEngine *e, PrGraphDelta *out, PrError *err);
 
 /* The prepare operation (pr_gpu_prepare.cu). */
 PrStatus	gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err);

@@ -1223,10 +1223,10 @@ prepare_layout(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned ne
 
 /*
  * The prepare operation: prepare_layout, keeping the delta the engine serves (apply_delta) through
- * a prepare of the same graph object (the delta applied again to the new layout).  When that
- * prepare or the delta's application fails, the engine is left unprepared with the delta's host
- * copy kept, so that the next prepare of the graph applies it again (or fails again): never the
- * graph without its delta.  A prepare of another graph forgets it.
+ * a prepare of the same graph object (the delta, its layers summed, applied again to the new
+ * layout).  When that prepare or the delta's application fails, the engine is left unprepared
+ * with the delta's host copies kept, so that the next prepare of the graph applies it again (or
+ * fails again): never the graph without its delta.  A prepare of another graph forgets it.
  */
 PrStatus
 gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs, PrError *err)
@@ -1241,22 +1241,20 @@ gpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned needs
 	/* prep_graph: the graph last prepared, which the delta is of (also after a failed prepare) */
 	same_graph = e->prep_graph == g && e->prep_in_ptr == g->in_ptr && e->prep_in_src == g->in_src &&
 		e->prep_edges == g->n_edges;
-	/* the host copy moves out: the new layout starts without a delta */
-	kept = e->delta;
-	memset(&e->delta, 0, sizeof(e->delta));
 	if (!same_graph)
 	{
-		pr_graph_delta_free(&kept, &pr_malloc_allocator);
+		gpu_delta_forget(e);
 		return prepare_layout(base, g, k, n_slots, needs, err);
 	}
+	if ((st = gpu_delta_served(e, &kept, err)) != PR_OK)
+	{
+		gpu_engine_free_device(e);
+		return st;
+	}
+	/* the new layout holds none of the delta (gpu_delta_free_device): the apply builds it whole */
 	st = prepare_layout(base, g, k, n_slots, needs, err);
 	if (st == PR_OK && (st = gpu_apply_delta(base, &kept, err)) != PR_OK)
 		gpu_engine_free_device(e);
-	if (st != PR_OK)
-	{
-		e->delta = kept;		/* for the next prepare of this graph */
-		return st;
-	}
 	pr_graph_delta_free(&kept, &pr_malloc_allocator);
-	return PR_OK;
+	return st;
 }

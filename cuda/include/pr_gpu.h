@@ -117,6 +117,9 @@ typedef struct PrGpuReport
 	double		runner_up_ms;	/* auto: its measured time */
 	double		runner_up_predicted_ms; /* auto: the model's time for it (< 0: no model figure) */
 	char		measured[768];	/* auto: every timed candidate, "name=measured/predicted ms ..." */
+	int64_t		delta_frozen_edges; /* the delta served: edges of its frozen layer, */
+	int64_t		delta_recent_edges; /*   of its recent layer (the delta less the frozen one), */
+	int64_t		delta_folds;	/*   and the applies that rebuilt the frozen layer */
 } PrGpuReport;
 
 /* Fills opts with the defaults (device 0, fp64, auto with 5 timed products a candidate, degree

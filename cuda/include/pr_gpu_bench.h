@@ -57,6 +57,11 @@ typedef struct PrGpuBenchOptions
 	bool		stream_stage;	/* streamed: stage blocks through pinned buffers instead of
 								 * registering the graph's host arrays (default false) */
 	int64_t		stream_blocks;	/* streamed: blocks per matrix (0: the block plan's model; 1: whole) */
+
+	/* a graph delta served beside the layout (apply_delta) */
+	int64_t		delta_fold_edges;	/* the recent layer is folded into the frozen one when its
+									 * edges pass a quarter of frozen's plus this many (default
+									 * 4096) */
 } PrGpuBenchOptions;
 
 /* Fills bench with the values pr_gpu_engine_create runs with. */
