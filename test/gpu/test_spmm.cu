@@ -1108,12 +1108,99 @@ neighbour_edges(const PrGraph *g, int64_t u, int64_t step, std::vector<int64_t> 
 			(*left)[(size_t) g->out_dst[e]] += step;
 }
 
+/* g's rows in its internal ids (count 1 each), in its in-CSR order. */
+static std::vector<PrEdgeChange>
+graph_rows(const PrGraph *g)
+{
+	std::vector<PrEdgeChange> rows;
+
+	for (int64_t v = 0; v < g->n_nodes; v++)
+		for (int64_t e = g->in_ptr[v]; e < g->in_ptr[v + 1]; e++)
+			rows.push_back({g->in_src[e], v, g->in_weight ? g->in_weight[e] : 1.0, 1});
+	return rows;
+}
+
 /*
- * A delta of g with absent nodes, and X built afresh from its rows: up to 6 nodes spread over the
- * ids (one of them dangling in g when one fits) lose every edge, each only where every neighbour
- * keeps an edge and none of keep[] is touched; 24 rows inserted between the nodes that stay.  The
- * delta's edges netted in (dst, src, weight) order, every changed source with X's out-strength (0
- * for an absent one: the weights are multiples of 1/4, so the sums are exact), the absent nodes.
+ * The delta from g to the graph X of rows (g's internal ids, count 1 each), and X built afresh from
+ * the rows: g's rows deleted and X's inserted, netted in (dst, src, weight) order; every changed
+ * source with X's out-strength and out-degree (0 for a node X lacks: the weights are multiples of
+ * 1/4, so the sums are exact); the nodes X lacks as the absent ones.
+ */
+static bool
+delta_to_rows(const PrGraph *g, const std::vector<PrEdgeChange> &rows, PrGraph *x, PrGraphDelta *delta, PrError *err)
+{
+	int64_t		n = g->n_nodes;
+	std::vector<PrEdgeChange> changes(rows), netted;
+	std::vector<int64_t> xs, xd;
+	std::vector<double> xw;
+	std::vector<int32_t> sources, absent;
+	PrBuildOptions bo;
+
+	memset(x, 0, sizeof(*x));
+	memset(delta, 0, sizeof(*delta));
+	for (const PrEdgeChange &r : rows)
+	{
+		xs.push_back(g->node_ids[r.src]);
+		xd.push_back(g->node_ids[r.dst]);
+		xw.push_back(r.weight);
+	}
+	for (PrEdgeChange c : graph_rows(g))
+	{
+		c.count = -1;
+		changes.push_back(c);
+	}
+	std::sort(changes.begin(), changes.end(),
+			  [](const PrEdgeChange &a, const PrEdgeChange &b) { return pr_edge_change_order(&a, &b) < 0; });
+	for (const PrEdgeChange &c : changes)
+	{
+		if (!netted.empty() && pr_edge_change_order(&netted.back(), &c) == 0)
+			netted.back().count += c.count;
+		else
+			netted.push_back(c);
+		if (netted.back().count == 0)
+			netted.pop_back();
+	}
+	for (const PrEdgeChange &c : netted)
+		sources.push_back((int32_t) c.src);
+	std::sort(sources.begin(), sources.end());
+	sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
+	memset(&bo, 0, sizeof(bo));
+	bo.n_threads = 2;
+	if (pr_graph_build(xs.data(), xd.data(), g->in_weight ? xw.data() : NULL, xs.size(), &bo, &pr_malloc_allocator, x,
+					   err) != PR_OK)
+		return false;
+	for (int64_t v = 0; v < n; v++)
+		if (id_in(x, g->node_ids[v]) < 0)
+			absent.push_back((int32_t) v);
+	if (!pr_graph_delta_alloc(delta, n, (int64_t) netted.size(), (int64_t) sources.size(), (int64_t) absent.size(),
+							  &pr_malloc_allocator))
+	{
+		pr_error_set(err, PR_ERR_NOMEM, "out of memory for a delta");
+		return false;
+	}
+	memcpy(delta->edges, netted.data(), sizeof(PrEdgeChange) * netted.size());
+	delta->n_edges = (int64_t) netted.size();
+	std::vector<int64_t> x_degree((size_t) x->n_nodes + 1);
+	pr_graph_out_degrees(x, 1, x_degree.data());
+	for (size_t i = 0; i < sources.size(); i++)
+	{
+		int32_t		in_x = id_in(x, g->node_ids[sources[i]]);
+
+		delta->sources[i] = sources[i];
+		delta->out_strength[i] = in_x >= 0 ? x->out_strength[in_x] : 0.0;
+		delta->out_degree[i] = in_x >= 0 ? x_degree[(size_t) in_x] : 0;
+	}
+	delta->n_sources = (int64_t) sources.size();
+	memcpy(delta->absent, absent.data(), sizeof(int32_t) * absent.size());
+	delta->n_absent = (int64_t) absent.size();
+	return true;
+}
+
+/*
+ * A delta of g with absent nodes, and X built afresh from its rows (delta_to_rows): up to 6 nodes
+ * spread over the ids (one of them dangling in g when one fits) lose every edge, each only where
+ * every neighbour keeps an edge and none of keep[] is touched; 24 rows inserted between the nodes
+ * that stay.
  */
 static bool
 absent_delta(const PrGraph *g, const int32_t *keep, int n_keep, PrGraph *x, PrGraphDelta *delta, PrError *err)
@@ -1122,12 +1209,8 @@ absent_delta(const PrGraph *g, const int32_t *keep, int n_keep, PrGraph *x, PrGr
 	std::vector<int64_t> left((size_t) n, 0);
 	std::vector<bool> absent((size_t) n, false);
 	std::vector<int32_t> chosen;
-	std::vector<PrEdgeChange> changes, netted;
-	std::vector<int64_t> xs, xd;
-	std::vector<double> xw;
-	std::vector<int32_t> sources;
+	std::vector<PrEdgeChange> rows;
 	uint64_t	seed = 4242;
-	PrBuildOptions bo;
 
 	for (int64_t v = 0; v < n; v++)
 		for (int64_t e = g->in_ptr[v]; e < g->in_ptr[v + 1]; e++)
@@ -1162,80 +1245,25 @@ absent_delta(const PrGraph *g, const int32_t *keep, int n_keep, PrGraph *x, PrGr
 			if (t < 0)
 				break;			/* that dangling node does not fit: go on without one */
 		}
-	/* the rows of X (external ids) and the changes (g's ids) */
-	for (int64_t v = 0; v < n; v++)
-		for (int64_t e = g->in_ptr[v]; e < g->in_ptr[v + 1]; e++)
-		{
-			int32_t		u = g->in_src[e];
-			double		w = g->in_weight ? g->in_weight[e] : 1.0;
-
-			if (absent[(size_t) u] || absent[(size_t) v])
-				changes.push_back({u, v, w, -1});
-			else
-			{
-				xs.push_back(g->node_ids[u]);
-				xd.push_back(g->node_ids[v]);
-				xw.push_back(w);
-			}
-		}
+	/* the rows of X: g's but the absent nodes', and the inserted ones */
+	for (const PrEdgeChange &r : graph_rows(g))
+		if (!absent[(size_t) r.src] && !absent[(size_t) r.dst])
+			rows.push_back(r);
 	for (int i = 0; i < 24; i++)
 	{
 		int64_t		u = (int64_t) (gen_random(&seed) % (uint64_t) n),
 					v = (int64_t) (gen_random(&seed) % (uint64_t) n);
 		double		w = g->in_weight ? 0.25 * (double) (1 + gen_random(&seed) % 8) : 1.0;
 
-		if (absent[(size_t) u] || absent[(size_t) v])
-			continue;
-		changes.push_back({u, v, w, 1});
-		xs.push_back(g->node_ids[u]);
-		xd.push_back(g->node_ids[v]);
-		xw.push_back(w);
+		if (!absent[(size_t) u] && !absent[(size_t) v])
+			rows.push_back({u, v, w, 1});
 	}
-	std::sort(changes.begin(), changes.end(),
-			  [](const PrEdgeChange &a, const PrEdgeChange &b) { return pr_edge_change_order(&a, &b) < 0; });
-	for (const PrEdgeChange &c : changes)
-	{
-		if (!netted.empty() && pr_edge_change_order(&netted.back(), &c) == 0)
-			netted.back().count += c.count;
-		else
-			netted.push_back(c);
-		if (netted.back().count == 0)
-			netted.pop_back();
-		sources.push_back((int32_t) c.src);
-	}
-	std::sort(sources.begin(), sources.end());
-	sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
-	memset(&bo, 0, sizeof(bo));
-	bo.n_threads = 2;
-	if (pr_graph_build(xs.data(), xd.data(), g->in_weight ? xw.data() : NULL, xs.size(), &bo, &pr_malloc_allocator, x,
-					   err) != PR_OK)
+	if (!delta_to_rows(g, rows, x, delta, err))
 		return false;
-	if (!pr_graph_delta_alloc(delta, n, (int64_t) netted.size(), (int64_t) sources.size(), (int64_t) chosen.size(),
-							  &pr_malloc_allocator))
+	if (delta->n_absent != (int64_t) chosen.size())
 	{
-		pr_error_set(err, PR_ERR_NOMEM, "out of memory for a delta");
-		return false;
-	}
-	std::sort(chosen.begin(), chosen.end());
-	memcpy(delta->edges, netted.data(), sizeof(PrEdgeChange) * netted.size());
-	delta->n_edges = (int64_t) netted.size();
-	std::vector<int64_t> x_degree((size_t) x->n_nodes + 1);
-	pr_graph_out_degrees(x, 1, x_degree.data());
-	for (size_t i = 0; i < sources.size(); i++)
-	{
-		int32_t		in_x = id_in(x, g->node_ids[sources[i]]);
-
-		delta->sources[i] = sources[i];
-		delta->out_strength[i] = in_x >= 0 ? x->out_strength[in_x] : 0.0;
-		delta->out_degree[i] = in_x >= 0 ? x_degree[(size_t) in_x] : 0;
-	}
-	delta->n_sources = (int64_t) sources.size();
-	memcpy(delta->absent, chosen.data(), sizeof(int32_t) * chosen.size());
-	delta->n_absent = (int64_t) chosen.size();
-	if (x->n_nodes != n - delta->n_absent)
-	{
-		pr_error_set(err, PR_ERR_INVALID, "X has %lld nodes, not %lld", (long long) x->n_nodes,
-					 (long long) (n - delta->n_absent));
+		pr_error_set(err, PR_ERR_INVALID, "X lacks %lld nodes, not the %zu chosen", (long long) delta->n_absent,
+					 chosen.size());
 		return false;
 	}
 	return true;
@@ -1287,6 +1315,36 @@ absent_scores(PrEngine *engine, const PrGraph *g, const PrGraphDelta *delta, con
 				(*scores)[(size_t) (v * ABSENT_COLUMNS + c + j)] = out[(size_t) (v * k + j)];
 	}
 	return PR_OK;
+}
+
+/*
+ * The worst column's L1 distance of got (absent_scores on g's engine) to want (on X's) over X's
+ * nodes, and the count of g's nodes X lacks whose entries in got are not exactly 0.
+ */
+static double
+absent_apart(const PrGraph *g, const PrGraph *x, const std::vector<double> &got, const std::vector<double> &want,
+			 int64_t *nonzero_absent)
+{
+	double		worst = 0.0;
+
+	*nonzero_absent = 0;
+	for (int c = 0; c < ABSENT_COLUMNS; c++)
+	{
+		double		l1 = 0.0;
+
+		for (int64_t v = 0; v < g->n_nodes; v++)
+		{
+			int32_t		in_x = id_in(x, g->node_ids[v]);
+			double		value = got[(size_t) (v * ABSENT_COLUMNS + c)];
+
+			if (in_x < 0)
+				*nonzero_absent += value != 0.0;
+			else
+				l1 += fabs(value - want[(size_t) ((int64_t) in_x * ABSENT_COLUMNS + c)]);
+		}
+		worst = fmax(worst, l1);
+	}
+	return worst;
 }
 
 /*
@@ -1351,22 +1409,7 @@ run_absent_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, 
 	{
 		double		again;
 
-		for (int c = 0; c < ABSENT_COLUMNS; c++)
-		{
-			double		l1 = 0.0;
-
-			for (int64_t v = 0; v < n; v++)
-			{
-				int32_t		in_x = id_in(&x, g->node_ids[v]);
-				double		value = got[(size_t) (v * ABSENT_COLUMNS + c)];
-
-				if (in_x < 0)
-					nonzero_absent += value != 0.0;
-				else
-					l1 += fabs(value - want[(size_t) ((int64_t) in_x * ABSENT_COLUMNS + c)]);
-			}
-			worst = fmax(worst, l1);
-		}
+		worst = absent_apart(g, &x, got, want, &nonzero_absent);
 		/* an empty delta: g again */
 		st = absent_scores(e, g, &empty, ids, tol, &plain, &err);
 		again = 0.0;
@@ -1385,6 +1428,475 @@ run_absent_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, 
 	cpu->ops->release(cpu);
 	pr_graph_delta_free(&delta, &pr_malloc_allocator);
 	pr_graph_free(&x, &pr_malloc_allocator);
+}
+
+/* The fold bound of the chain cases' engines (PrGpuBenchOptions.delta_fold_edges): small, so that
+ * the small graphs' deltas both layer and fold. */
+#define CHAIN_FOLD_EDGES 32
+
+/* The chain's steps: X1, X2, X3 and g again. */
+#define CHAIN_STEPS 4
+
+/* Whether row r has an endpoint among nodes. */
+static bool
+touches(const PrEdgeChange &r, const std::vector<int32_t> &nodes)
+{
+	return std::find(nodes.begin(), nodes.end(), (int32_t) r.src) != nodes.end() ||
+		std::find(nodes.begin(), nodes.end(), (int32_t) r.dst) != nodes.end();
+}
+
+/* count rows inserted at random between nodes not in avoid (weights as the graph's: multiples of 1/4). */
+static void
+insert_rows(const PrGraph *g, int count, const std::vector<int32_t> &avoid, uint64_t *seed, std::vector<PrEdgeChange> *rows)
+{
+	uint64_t	n = (uint64_t) g->n_nodes;
+
+	for (int i = 0; i < count;)
+	{
+		PrEdgeChange r = {(int64_t) (gen_random(seed) % n), (int64_t) (gen_random(seed) % n),
+						  g->in_weight ? 0.25 * (double) (1 + gen_random(seed) % 8) : 1.0, 1};
+
+		if (touches(r, avoid))
+			continue;
+		rows->push_back(r);
+		i++;
+	}
+}
+
+/* A node of g with 1 to 6 edges, the first from node from on (wrapping), none of avoid; -1: none. */
+static int32_t
+sparse_node(const PrGraph *g, int64_t from, const std::vector<int32_t> &avoid)
+{
+	for (int64_t i = 0; i < g->n_nodes; i++)
+	{
+		int64_t		v = (from + i) % g->n_nodes;
+		int64_t		edges = g->in_ptr[v + 1] - g->in_ptr[v] + g->out_ptr[v + 1] - g->out_ptr[v];
+
+		if (edges >= 1 && edges <= 6 && std::find(avoid.begin(), avoid.end(), (int32_t) v) == avoid.end())
+			return (int32_t) v;
+	}
+	return -1;
+}
+
+/*
+ * The rows of the chain's graphs in g's ids, keep[5] keeping an edge in each (a ring over them):
+ * X1 is g less every 29th row and every edge of two sparse nodes b1 and b2 (absent), with 40 rows
+ * inserted; X2 is X1 with a third of those rows back and five of its inserts gone (D1's changes
+ * cancelled), b1 back with one edge, every edge of a third sparse node u gone (absent), 60 more
+ * inserts; X3 is X2 less every 7th row, with 200 more inserts (past the fold bound); then g.
+ */
+static std::vector<std::vector<PrEdgeChange>>
+chain_rows(const PrGraph *g, const int32_t *keep)
+{
+	int64_t		n = g->n_nodes;
+	std::vector<int32_t> keeps(keep, keep + 5),
+				avoid(keeps);
+	std::vector<PrEdgeChange> all = graph_rows(g),
+				x1,
+				x2,
+				x3;
+	uint64_t	seed = 777;
+	int32_t		b1,
+				b2,
+				u;
+	size_t		inserts;
+
+	b1 = sparse_node(g, n / 5, avoid);
+	avoid.push_back(b1);
+	b2 = sparse_node(g, 2 * n / 5, avoid);
+	avoid.push_back(b2);
+	u = sparse_node(g, 3 * n / 5, avoid);
+	avoid.push_back(u);
+	for (size_t i = 0; i < all.size(); i++)
+		if (!touches(all[i], {b1, b2}) && (i % 29 != 3 || touches(all[i], keeps)))
+			x1.push_back(all[i]);
+	inserts = x1.size();
+	insert_rows(g, 40, avoid, &seed, &x1);
+	for (int i = 0; i < 5; i++)
+		x1.push_back({keep[i], keep[(i + 1) % 5], 1.0, 1});
+	for (size_t i = 0; i < x1.size(); i++)
+		if ((i < inserts || i >= inserts + 5) && !touches(x1[i], {u}))
+			x2.push_back(x1[i]);
+	for (size_t i = 0; i < all.size(); i++)
+		if (i % 87 == 3 && !touches(all[i], keeps) && !touches(all[i], {b1, b2, u}))
+			x2.push_back(all[i]);
+	if (b1 >= 0)
+		x2.push_back({b1, keep[0], 1.0, 1});
+	insert_rows(g, 60, avoid, &seed, &x2);
+	for (size_t i = 0; i < x2.size(); i++)
+		if (i % 7 != 2 || touches(x2[i], keeps))
+			x3.push_back(x2[i]);
+	insert_rows(g, 200, avoid, &seed, &x3);
+	return {x1, x2, x3, all};
+}
+
+/*
+ * y = product(x) over X's rows in g's numbering (one column; PULL_NORMALIZED by X's
+ * out-strengths), the sum of |terms| of each output over X's rows and g's (the cancelled terms
+ * count for the rounding) and the number of those terms.
+ */
+static void
+rows_product(const PrGraph *g, const std::vector<PrEdgeChange> &rows, PrProduct product, const std::vector<double> &x,
+			 std::vector<double> *y, std::vector<double> *mag, std::vector<int64_t> *terms)
+{
+	size_t		n = (size_t) g->n_nodes;
+	std::vector<double> strength(n, 0.0);
+	std::vector<PrEdgeChange> g_rows = graph_rows(g);
+
+	for (const PrEdgeChange &r : rows)
+		strength[(size_t) r.src] += r.weight;
+	y->assign(n, 0.0);
+	mag->assign(n, 0.0);
+	terms->assign(n, 0);
+	for (int pass = 0; pass < 2; pass++)
+		for (const PrEdgeChange &r : pass == 0 ? rows : g_rows)
+		{
+			bool		push = product == PR_PRODUCT_PUSH;
+			size_t		out = (size_t) (push ? r.src : r.dst),
+						in = (size_t) (push ? r.dst : r.src);
+			double		scale = r.weight;
+			double		t;
+
+			if (product == PR_PRODUCT_PULL_NORMALIZED)
+				scale *= strength[(size_t) r.src] > 0 ? 1.0 / strength[(size_t) r.src] : 0.0;
+			t = scale * x[in];
+			if (pass == 0)
+				(*y)[out] += t;
+			(*mag)[out] += fabs(t);
+			(*terms)[out]++;
+		}
+}
+
+/* One run of a chain on an engine of its own: per step, the three products of x, the scores, the
+ * engine's report after the apply and the folds the apply made. */
+struct ChainRun
+{
+	std::vector<std::vector<double>> products;	/* [step * 3 + product] */
+	std::vector<std::vector<double>> scores;
+	std::vector<PrGpuReport> layers;
+	std::vector<int64_t> folds;
+};
+
+/* The chain's products: PULL_NORMALIZED, PULL, PUSH. */
+static const PrProduct chain_products[3] = {PR_PRODUCT_PULL_NORMALIZED, PR_PRODUCT_PULL, PR_PRODUCT_PUSH};
+
+/*
+ * Runs the chain of deltas on a new engine (the layout, or auto by the model: the same choice every
+ * run): per step, the engine prepared on g for the three products (the delta before applied again
+ * to that layout), given the step's delta, its products of x (slot 1 poisoned first), then
+ * absent_scores with the step's delta.
+ */
+static PrStatus
+chain_run(const PrGraph *g, PrGpuPrecision precision, const Layout *layout, const PrGraphDelta *deltas,
+		  const std::vector<double> &x, const int64_t *ids, double tol, ChainRun *out, PrError *err)
+{
+	PrGpuOptions go;
+	PrGpuBenchOptions gb;
+	PrEngine   *e;
+	PrStatus	st = PR_OK;
+
+	pr_gpu_options_init(&go);
+	pr_gpu_bench_options_init(&gb);
+	go.precision = precision;
+	if (layout != NULL)
+	{
+		go.kernel = layout->kernel;
+		go.order = layout->order;
+	}
+	gb.measure_reps = 0;
+	gb.delta_fold_edges = CHAIN_FOLD_EDGES;
+	if ((e = pr_gpu_bench_engine_create(&go, &gb, err)) == NULL)
+		return PR_ERR_ENGINE;
+	for (int i = 0; i < CHAIN_STEPS && st == PR_OK; i++)
+	{
+		PrGpuReport before,
+					after;
+		std::vector<double> scores;
+
+		st = e->ops->prepare(e, g, 1, 3, PR_NEED_PULL_NORMALIZED | PR_NEED_PULL | PR_NEED_PUSH, err);
+		if (st == PR_OK)
+			st = pr_gpu_engine_report(e, &before, err);
+		if (st == PR_OK)
+			st = e->ops->apply_delta(e, &deltas[i], err);
+		if (st == PR_OK)
+			st = pr_gpu_engine_report(e, &after, err);
+		if (st == PR_OK)
+			st = e->ops->upload(e, 0, x.data(), err);
+		for (int p = 0; p < 3 && st == PR_OK; p++)
+		{
+			std::vector<double> y((size_t) g->n_nodes);
+
+			st = e->ops->fill(e, 1, NAN, err);
+			if (st == PR_OK)
+				st = e->ops->product(e, chain_products[p], 0, 1, err);
+			if (st == PR_OK)
+				st = e->ops->download(e, 1, y.data(), err);
+			out->products.push_back(y);
+		}
+		if (st == PR_OK)
+		{
+			out->layers.push_back(before);
+			out->layers.push_back(after);
+			out->folds.push_back(after.delta_folds - before.delta_folds);
+			st = absent_scores(e, g, &deltas[i], ids, tol, &scores, err);
+			out->scores.push_back(scores);
+		}
+	}
+	e->ops->release(e);
+	return st;
+}
+
+/*
+ * A chain of deltas on one GPU engine (apply_delta after apply_delta, its layers: frozen and
+ * recent): D1 (g -> X1, absent nodes), D2 (D1 and more changes, some cancelling D1's, an absent
+ * node back and another gone: the recent layer over the frozen D1), D3 (past the fold bound: the
+ * frozen layer rebuilt), the empty delta (g again).  After each apply: the three products against
+ * X's rows (within the precision's rounding bound, every entry written), the layers the report
+ * shows (recent = the delta less frozen's edges, or a fold), and absent_scores against the CPU
+ * engine prepared on X built afresh (absent entries exactly 0); a second run of the chain on a new
+ * engine gives the same bits.  A layout that takes no delta refuses it.
+ */
+static void
+run_chain_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, const Layout *layout)
+{
+	const char *prec = precision == PR_GPU_FP64 ? "fp64" : "fp32";
+	const char *names[3] = {"pull-normalized", "pull", "push"};
+	double		tol = precision == PR_GPU_FP64 ? 1e-10 : 1e-6;
+	double		bound = precision == PR_GPU_FP64 ? 1e-7 : 1e-3;
+	double		eps = precision == PR_GPU_FP64 ? 1.2e-16 : 6.0e-8;
+	int64_t		n = g->n_nodes;
+	const int32_t keep[5] = {0, (int32_t) (n / 2), (int32_t) (n - 1), 1, (int32_t) (n / 3)};
+	int64_t		ids[5];
+	std::vector<std::vector<PrEdgeChange>> rows = chain_rows(g, keep);
+	PrGraph		xs[CHAIN_STEPS];
+	PrGraphDelta deltas[CHAIN_STEPS];
+	std::vector<double> want[CHAIN_STEPS];
+	std::vector<double> x((size_t) n);
+	ChainRun	runs[2];
+	PrError		err;
+	PrEngine   *cpu = pr_cpu_engine_create(2, &pr_malloc_allocator, &err);
+	PrStatus	st;
+	bool		ok = cpu != NULL;
+	int			layered = 0;
+	uint64_t	seed = 31;
+	char		what[128], detail[512];
+
+	snprintf(what, sizeof(what), "chain %s", layout ? layout->name : "auto");
+	for (int i = 0; i < 5; i++)
+		ids[i] = g->node_ids[keep[i]];
+	for (int64_t v = 0; v < n; v++)
+		x[(size_t) v] = signed_unit(&seed);
+	for (int i = 0; i < CHAIN_STEPS; i++)
+	{
+		memset(&xs[i], 0, sizeof(xs[i]));
+		memset(&deltas[i], 0, sizeof(deltas[i]));
+	}
+	for (int i = 0; i < CHAIN_STEPS && ok; i++)
+		ok = delta_to_rows(g, rows[(size_t) i], &xs[i], &deltas[i], &err) &&
+			absent_scores(cpu, &xs[i], NULL, ids, tol * 1e-3, &want[i], &err) == PR_OK;
+	st = ok ? chain_run(g, precision, layout, deltas, x, ids, tol, &runs[0], &err) : PR_ERR_ENGINE;
+	if (!ok)
+		report(false, el.name, prec, 1, what, err.message);
+	else if (st == PR_ERR_UNSUPPORTED && (strstr(err.message, "cuSPARSE") != NULL || strstr(err.message, "streamed") != NULL))
+	{
+		snprintf(detail, sizeof(detail), "refused (%.200s)", err.message);
+		report(true, el.name, prec, 1, what, detail);
+	}
+	else if (st != PR_OK)
+		report(false, el.name, prec, 1, what, err.message);
+	else if ((st = chain_run(g, precision, layout, deltas, x, ids, tol, &runs[1], &err)) != PR_OK)
+		report(false, el.name, prec, 1, what, err.message);
+	else
+	{
+		for (int i = 0; i < CHAIN_STEPS; i++)
+		{
+			const PrGpuReport &before = runs[0].layers[(size_t) (2 * i)];
+			const PrGpuReport &after = runs[0].layers[(size_t) (2 * i + 1)];
+			std::vector<PrEdgeChange> diff((size_t) (deltas[i].n_edges + before.delta_frozen_edges + 1));
+			const PrGraphDelta *frozen = i > 0 ? &deltas[i - 1] : NULL;
+			int64_t		recent = frozen == NULL ? deltas[i].n_edges :
+				pr_graph_delta_edges_diff(deltas[i].edges, deltas[i].n_edges, frozen->edges, frozen->n_edges, diff.data());
+			bool		fold = i == 0 || deltas[i].n_edges == 0 || recent > before.delta_frozen_edges / 4 + CHAIN_FOLD_EDGES;
+			bool		layers_ok = frozen == NULL || before.delta_frozen_edges == frozen->n_edges;
+			int64_t		bad = 0,
+						nonzero_absent = 0;
+			double		worst_product = 0.0,
+						worst;
+			bool		same = true;
+
+			layers_ok = layers_ok && runs[0].folds[(size_t) i] == (fold ? 1 : 0) &&
+				after.delta_frozen_edges == (fold ? deltas[i].n_edges : before.delta_frozen_edges) &&
+				after.delta_recent_edges == (fold ? 0 : recent);
+			layered += !fold && recent > 0;
+			for (int p = 0; p < 3; p++)
+			{
+				const std::vector<double> &got = runs[0].products[(size_t) (3 * i + p)];
+				std::vector<double> ref, mag;
+				std::vector<int64_t> terms;
+
+				rows_product(g, rows[(size_t) i], chain_products[p], x, &ref, &mag, &terms);
+				for (size_t v = 0; v < (size_t) n; v++)
+				{
+					double		d = fabs(got[v] - ref[v]);
+
+					if (!(d <= eps * (double) (terms[v] + 4) * mag[v] + 1e-300))
+						bad++;
+					else if (mag[v] > 0)
+						worst_product = fmax(worst_product, d / mag[v]);
+				}
+				same = same && memcmp(got.data(), runs[1].products[(size_t) (3 * i + p)].data(), got.size() * 8) == 0;
+			}
+			worst = absent_apart(g, &xs[i], runs[0].scores[(size_t) i], want[i], &nonzero_absent);
+			same = same && memcmp(runs[0].scores[(size_t) i].data(), runs[1].scores[(size_t) i].data(),
+								  runs[0].scores[(size_t) i].size() * 8) == 0;
+			snprintf(detail, sizeof(detail),
+					 "D%d: %lld edges, %lld absent; layers frozen %lld -> %lld, recent %lld (%s%s); products (%s, %s, %s) "
+					 "%lld entries off, worst %.1e of |terms|; scores worst column L1 %.2e (bound %.0e), %lld absent "
+					 "entries not 0; second run %s",
+					 i + 1, (long long) deltas[i].n_edges, (long long) deltas[i].n_absent,
+					 (long long) before.delta_frozen_edges, (long long) after.delta_frozen_edges,
+					 (long long) after.delta_recent_edges, fold ? "fold" : "layered", layers_ok ? "" : ": NOT AS EXPECTED",
+					 names[0], names[1], names[2], (long long) bad, worst_product, worst, bound,
+					 (long long) nonzero_absent, same ? "bit-identical" : "DIFFERS");
+			report(layers_ok && bad == 0 && worst <= bound && nonzero_absent == 0 && same, el.name, prec, 1, what,
+				   detail);
+		}
+		snprintf(detail, sizeof(detail), "%d of the applies served a recent layer over the frozen one", layered);
+		report(layered > 0, el.name, prec, 1, what, detail);
+	}
+	if (cpu != NULL)
+		cpu->ops->release(cpu);
+	for (int i = 0; i < CHAIN_STEPS; i++)
+	{
+		pr_graph_delta_free(&deltas[i], &pr_malloc_allocator);
+		pr_graph_free(&xs[i], &pr_malloc_allocator);
+	}
+}
+
+/*
+ * The delta of g (unweighted) plus inserted edges (g's ids, count 1 each): netted in (dst, src)
+ * order, the sources' out-strengths g's plus their inserts (exact), no absent node.
+ */
+static bool
+insert_delta(const PrGraph *g, const std::vector<PrEdgeChange> &inserted, PrGraphDelta *delta)
+{
+	std::vector<PrEdgeChange> netted, by_dst(inserted);
+	std::vector<int32_t> sources;
+
+	std::sort(by_dst.begin(), by_dst.end(),
+			  [](const PrEdgeChange &a, const PrEdgeChange &b) { return pr_edge_change_order(&a, &b) < 0; });
+	for (const PrEdgeChange &c : by_dst)
+	{
+		if (!netted.empty() && pr_edge_change_order(&netted.back(), &c) == 0)
+			netted.back().count += c.count;
+		else
+			netted.push_back(c);
+		sources.push_back((int32_t) c.src);
+	}
+	std::sort(sources.begin(), sources.end());
+	if (!pr_graph_delta_alloc(delta, g->n_nodes, (int64_t) netted.size(), (int64_t) sources.size(), 0,
+							  &pr_malloc_allocator))
+		return false;
+	memcpy(delta->edges, netted.data(), sizeof(PrEdgeChange) * netted.size());
+	delta->n_edges = (int64_t) netted.size();
+	for (size_t i = 0; i < sources.size();)
+	{
+		size_t		j = i;
+
+		while (j < sources.size() && sources[j] == sources[i])
+			j++;
+		delta->sources[delta->n_sources] = sources[i];
+		delta->out_degree[delta->n_sources] = (int64_t) g->out_strength[sources[i]] + (int64_t) (j - i);
+		delta->out_strength[delta->n_sources] = (double) delta->out_degree[delta->n_sources];
+		delta->n_sources++;
+		i = j;
+	}
+	return true;
+}
+
+/*
+ * The cost of apply_delta as a delta grows (printed, not asserted: the lead reads it on the GPU):
+ * R-MAT 20 (1 M ids, 8 M edges), the engine prepared for PageRank (fp32, the product's settings),
+ * given 100 deltas in turn, each the one before plus 2,000 inserted edges; the time of each of the
+ * first and last ten applies, the mean, the folds, and one apply of the last delta onto the
+ * prepared graph alone (every row built, as a fold or the whole-delta apply does).
+ */
+static void
+run_delta_timing(void)
+{
+	GenSpec		spec = gen_rmat(20, (int64_t) 8 << 20, 99, false);
+	std::vector<int64_t> src((size_t) spec.m), dst((size_t) spec.m);
+	std::vector<PrEdgeChange> inserted;
+	std::vector<double> seconds;
+	PrBuildOptions bo;
+	PrGraph		g;
+	PrGraphDelta last;
+	PrGpuOptions go;
+	PrGpuReport rep;
+	PrError		err;
+	PrEngine   *e = NULL;
+	PrStatus	st;
+	uint64_t	seed = 5;
+	double		whole = -1.0,
+				sum = 0.0;
+	char		detail[256];
+
+	gen_edges(&spec, src.data(), dst.data(), 8);
+	memset(&bo, 0, sizeof(bo));
+	bo.n_threads = 8;
+	memset(&last, 0, sizeof(last));
+	st = pr_graph_build(src.data(), dst.data(), NULL, src.size(), &bo, &pr_malloc_allocator, &g, &err);
+	if (st != PR_OK)
+	{
+		report(false, "rmat20", "fp32", 1, "delta timing", err.message);
+		return;
+	}
+	pr_gpu_options_init(&go);
+	go.precision = PR_GPU_FP32;
+	e = pr_gpu_engine_create(&go, &err);
+	st = e == NULL ? PR_ERR_ENGINE : pr_pagerank_prepare(e, &g, 1, &err);
+	for (int j = 0; j < 100 && st == PR_OK; j++)
+	{
+		double		t;
+
+		insert_rows(&g, 2000, {}, &seed, &inserted);
+		pr_graph_delta_free(&last, &pr_malloc_allocator);
+		if (!insert_delta(&g, inserted, &last))
+			st = pr_error_set(&err, PR_ERR_NOMEM, "out of memory for a delta");
+		t = pr_clock_seconds();
+		if (st == PR_OK)
+			st = e->ops->apply_delta(e, &last, &err);
+		seconds.push_back(pr_clock_seconds() - t);
+		sum += seconds.back();
+	}
+	if (st == PR_OK && (st = e->ops->apply_delta(e, NULL, &err)) == PR_OK)
+	{
+		double		t = pr_clock_seconds();
+
+		st = e->ops->apply_delta(e, &last, &err);
+		whole = pr_clock_seconds() - t;
+	}
+	if (st == PR_OK)
+		st = pr_gpu_engine_report(e, &rep, &err);
+	if (st == PR_OK)
+	{
+		printf("# delta timing (rmat20, %lld nodes, %lld edges, %s): apply_delta of deltas growing by 2,000 edges, ms:\n#  first ten:",
+			   (long long) g.n_nodes, (long long) g.n_edges, rep.engine);
+		for (size_t j = 0; j < 10; j++)
+			printf(" %.2f", seconds[j] * 1e3);
+		printf("\n#  last ten: ");
+		for (size_t j = seconds.size() - 10; j < seconds.size(); j++)
+			printf(" %.2f", seconds[j] * 1e3);
+		printf("\n#  mean %.2f ms over %zu applies, %lld folds; the last delta (%lld edges) applied whole: %.2f ms\n",
+			   sum * 1e3 / (double) seconds.size(), seconds.size(), (long long) rep.delta_folds - 2,
+			   (long long) last.n_edges, whole * 1e3);
+	}
+	snprintf(detail, sizeof(detail), "%s", st == PR_OK ? "" : err.message);
+	report(st == PR_OK, "rmat20", "fp32", 1, "delta timing", detail);
+	if (e != NULL)
+		e->ops->release(e);
+	pr_graph_delta_free(&last, &pr_malloc_allocator);
+	pr_graph_free(&g, &pr_malloc_allocator);
 }
 
 int
@@ -1470,8 +1982,12 @@ main(void)
 			run_absent_case(el, &g, p, NULL);
 			for (const Layout &lay : layouts)
 				run_absent_case(el, &g, p, &lay);
+			run_chain_case(el, &g, p, NULL);
+			for (const Layout &lay : layouts)
+				run_chain_case(el, &g, p, &lay);
 		}
 		pr_graph_free(&g, &pr_malloc_allocator);
 	}
+	run_delta_timing();
 	return test_summary();
 }
