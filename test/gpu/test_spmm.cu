@@ -977,10 +977,18 @@ delta_apart(const DeltaScores &a, const DeltaScores &b)
 	return fmax(worst, d);
 }
 
-/* The GPU engine of a delta case: precision, the layout (NULL: auto) or the streamed case (NULL: none). */
+/* The fold bound of the chain cases' engines (PrGpuBenchOptions.delta_fold_edges): small, so that
+ * the small graphs' deltas both layer and fold. */
+#define CHAIN_FOLD_EDGES 32
+
+/*
+ * The GPU engine of a delta case: precision, the layout (NULL: auto) or the streamed case (NULL:
+ * none); for a chain case, auto chooses by the model alone (the same layout every run) and the
+ * fold bound is CHAIN_FOLD_EDGES.
+ */
 static PrEngine *
 delta_case_engine(const PrGraph *g, PrGpuPrecision precision, const Layout *layout, const Streaming *streaming,
-				  PrError *err)
+				  PrError *err, bool chain = false)
 {
 	PrGpuOptions go;
 	PrGpuBenchOptions gb;
@@ -995,6 +1003,11 @@ delta_case_engine(const PrGraph *g, PrGpuPrecision precision, const Layout *layo
 	}
 	if (streaming != NULL)
 		set_streaming(&go, &gb, streaming, g, 4, PR_N_SLOTS_WARM, true);
+	if (chain)
+	{
+		gb.measure_reps = 0;
+		gb.delta_fold_edges = CHAIN_FOLD_EDGES;
+	}
 	return pr_gpu_bench_engine_create(&go, &gb, err);
 }
 
@@ -1108,6 +1121,26 @@ neighbour_edges(const PrGraph *g, int64_t u, int64_t step, std::vector<int64_t> 
 			(*left)[(size_t) g->out_dst[e]] += step;
 }
 
+/* changes sorted by (dst, src, weight) and netted: equal ones summed, counts 0 dropped. */
+static std::vector<PrEdgeChange>
+net_changes(std::vector<PrEdgeChange> changes)
+{
+	std::vector<PrEdgeChange> netted;
+
+	std::sort(changes.begin(), changes.end(),
+			  [](const PrEdgeChange &a, const PrEdgeChange &b) { return pr_edge_change_order(&a, &b) < 0; });
+	for (const PrEdgeChange &c : changes)
+	{
+		if (!netted.empty() && pr_edge_change_order(&netted.back(), &c) == 0)
+			netted.back().count += c.count;
+		else
+			netted.push_back(c);
+		if (netted.back().count == 0)
+			netted.pop_back();
+	}
+	return netted;
+}
+
 /* g's rows in its internal ids (count 1 each), in its in-CSR order. */
 static std::vector<PrEdgeChange>
 graph_rows(const PrGraph *g)
@@ -1149,17 +1182,7 @@ delta_to_rows(const PrGraph *g, const std::vector<PrEdgeChange> &rows, PrGraph *
 		c.count = -1;
 		changes.push_back(c);
 	}
-	std::sort(changes.begin(), changes.end(),
-			  [](const PrEdgeChange &a, const PrEdgeChange &b) { return pr_edge_change_order(&a, &b) < 0; });
-	for (const PrEdgeChange &c : changes)
-	{
-		if (!netted.empty() && pr_edge_change_order(&netted.back(), &c) == 0)
-			netted.back().count += c.count;
-		else
-			netted.push_back(c);
-		if (netted.back().count == 0)
-			netted.pop_back();
-	}
+	netted = net_changes(changes);
 	for (const PrEdgeChange &c : netted)
 		sources.push_back((int32_t) c.src);
 	std::sort(sources.begin(), sources.end());
@@ -1430,10 +1453,6 @@ run_absent_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, 
 	pr_graph_free(&x, &pr_malloc_allocator);
 }
 
-/* The fold bound of the chain cases' engines (PrGpuBenchOptions.delta_fold_edges): small, so that
- * the small graphs' deltas both layer and fold. */
-#define CHAIN_FOLD_EDGES 32
-
 /* The chain's steps: X1, X2, X3 and g again. */
 #define CHAIN_STEPS 4
 
@@ -1590,22 +1609,10 @@ static PrStatus
 chain_run(const PrGraph *g, PrGpuPrecision precision, const Layout *layout, const PrGraphDelta *deltas,
 		  const std::vector<double> &x, const int64_t *ids, double tol, ChainRun *out, PrError *err)
 {
-	PrGpuOptions go;
-	PrGpuBenchOptions gb;
 	PrEngine   *e;
 	PrStatus	st = PR_OK;
 
-	pr_gpu_options_init(&go);
-	pr_gpu_bench_options_init(&gb);
-	go.precision = precision;
-	if (layout != NULL)
-	{
-		go.kernel = layout->kernel;
-		go.order = layout->order;
-	}
-	gb.measure_reps = 0;
-	gb.delta_fold_edges = CHAIN_FOLD_EDGES;
-	if ((e = pr_gpu_bench_engine_create(&go, &gb, err)) == NULL)
+	if ((e = delta_case_engine(g, precision, layout, NULL, err, true)) == NULL)
 		return PR_ERR_ENGINE;
 	for (int i = 0; i < CHAIN_STEPS && st == PR_OK; i++)
 	{
@@ -1780,19 +1787,11 @@ run_chain_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, c
 static bool
 insert_delta(const PrGraph *g, const std::vector<PrEdgeChange> &inserted, PrGraphDelta *delta)
 {
-	std::vector<PrEdgeChange> netted, by_dst(inserted);
+	std::vector<PrEdgeChange> netted = net_changes(inserted);
 	std::vector<int32_t> sources;
 
-	std::sort(by_dst.begin(), by_dst.end(),
-			  [](const PrEdgeChange &a, const PrEdgeChange &b) { return pr_edge_change_order(&a, &b) < 0; });
-	for (const PrEdgeChange &c : by_dst)
-	{
-		if (!netted.empty() && pr_edge_change_order(&netted.back(), &c) == 0)
-			netted.back().count += c.count;
-		else
-			netted.push_back(c);
+	for (const PrEdgeChange &c : inserted)
 		sources.push_back((int32_t) c.src);
-	}
 	std::sort(sources.begin(), sources.end());
 	if (!pr_graph_delta_alloc(delta, g->n_nodes, (int64_t) netted.size(), (int64_t) sources.size(), 0,
 							  &pr_malloc_allocator))
