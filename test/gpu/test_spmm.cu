@@ -19,9 +19,11 @@
  * engine; the engine serving a graph delta (run_delta_case: prepared on the graph, given the delta
  * of a patch that kept the node set, then the merged delta of a second patch) against the CPU
  * engine prepared on the patched graphs, in every layout, the cuSPARSE layout and the streamed
- * residency refusing it; and a delta with absent nodes (run_absent_case: nodes left without any
- * edge, which X lacks) against the CPU engine prepared on X, every absent entry exactly 0.  Needs
- * a GPU:
+ * residency refusing it; a delta with absent nodes (run_absent_case: nodes left without any
+ * edge, which X lacks) against the CPU engine prepared on X, every absent entry exactly 0; chains
+ * of deltas on one engine (run_chain_case: the recent layer over the frozen one, a fold, the empty
+ * delta) against X's rows and the CPU engine on X, a second run bit-identical; and the time of
+ * apply_delta over 100 growing deltas on R-MAT 20 (run_delta_timing, printed).  Needs a GPU:
  *
  *   make -C cuda check-spmm        (builds build/test_spmm and runs it)
  *
