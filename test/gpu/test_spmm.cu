@@ -979,14 +979,17 @@ delta_apart(const DeltaScores &a, const DeltaScores &b)
 	return fmax(worst, d);
 }
 
-/* The fold bound of the chain cases' engines (PrGpuBenchOptions.delta_fold_edges): small, so that
- * the small graphs' deltas both layer and fold. */
-#define CHAIN_FOLD_EDGES 32
+/*
+ * The fold bound of the chain case's engines (PrGpuBenchOptions.delta_fold_edges), set by
+ * run_chain_case from its deltas so that D2 is served as a recent layer over D1 and the larger D3
+ * folds.
+ */
+static int64_t chain_fold_edges = 32;
 
 /*
  * The GPU engine of a delta case: precision, the layout (NULL: auto) or the streamed case (NULL:
  * none); for a chain case, auto chooses by the model alone (the same layout every run) and the
- * fold bound is CHAIN_FOLD_EDGES.
+ * fold bound is chain_fold_edges.
  */
 static PrEngine *
 delta_case_engine(const PrGraph *g, PrGpuPrecision precision, const Layout *layout, const Streaming *streaming,
@@ -1008,7 +1011,7 @@ delta_case_engine(const PrGraph *g, PrGpuPrecision precision, const Layout *layo
 	if (chain)
 	{
 		gb.measure_reps = 0;
-		gb.delta_fold_edges = CHAIN_FOLD_EDGES;
+		gb.delta_fold_edges = chain_fold_edges;
 	}
 	return pr_gpu_bench_engine_create(&go, &gb, err);
 }
@@ -1703,6 +1706,15 @@ run_chain_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, c
 	for (int i = 0; i < CHAIN_STEPS && ok; i++)
 		ok = delta_to_rows(g, rows[(size_t) i], &xs[i], &deltas[i], &err) &&
 			absent_scores(cpu, &xs[i], NULL, ids, tol * 1e-3, &want[i], &err) == PR_OK;
+	if (ok)
+	{
+		/* D2 less D1 just within the bound: D2 layered; D3 (larger) past it */
+		std::vector<PrEdgeChange> d21((size_t) (deltas[1].n_edges + deltas[0].n_edges + 1));
+		int64_t		recent2 = pr_graph_delta_edges_diff(deltas[1].edges, deltas[1].n_edges, deltas[0].edges,
+													deltas[0].n_edges, d21.data());
+
+		chain_fold_edges = recent2 - deltas[0].n_edges / 4 > 1 ? recent2 - deltas[0].n_edges / 4 : 1;
+	}
 	st = ok ? chain_run(g, precision, layout, deltas, x, ids, tol, &runs[0], &err) : PR_ERR_ENGINE;
 	if (!ok)
 		report(false, el.name, prec, 1, what, err.message);
@@ -1725,7 +1737,7 @@ run_chain_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, c
 			const PrGraphDelta *frozen = i > 0 ? &deltas[i - 1] : NULL;
 			int64_t		recent = frozen == NULL ? deltas[i].n_edges :
 				pr_graph_delta_edges_diff(deltas[i].edges, deltas[i].n_edges, frozen->edges, frozen->n_edges, diff.data());
-			bool		fold = i == 0 || deltas[i].n_edges == 0 || recent > before.delta_frozen_edges / 4 + CHAIN_FOLD_EDGES;
+			bool		fold = i == 0 || deltas[i].n_edges == 0 || recent > before.delta_frozen_edges / 4 + chain_fold_edges;
 			bool		layers_ok = frozen == NULL || before.delta_frozen_edges == frozen->n_edges;
 			int64_t		bad = 0,
 						nonzero_absent = 0;
