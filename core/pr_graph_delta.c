@@ -1402,38 +1402,120 @@ recount_strengths(const PrGraph *root, const int64_t *root_out_degree, PrGraphDe
 /* The fewest lookups (binary searches) a thread of an extend's passes takes. */
 #define EXTEND_LOOKUPS_PER_THREAD ((int64_t) 1 << 13)
 
-/* Changed rows mapped to root's internal ids by parts. */
-typedef struct ChangeIds
+/* Copies of edge c (its dst, src and weight) in delta (0: none): a binary search. */
+static int64_t
+delta_count(const PrGraphDelta *delta, const PrEdgeChange *c)
 {
-	const PrGraph *root;
-	const PrEdgeChange *changes;
-	size_t		n;
-	PrEdgeChange *out;			/* [n] the changes in root's internal ids (-1: a node it lacks) */
-	int64_t		unknown[PR_MAX_THREADS];	/* each part's first change naming a node root
-											 * lacks, or -1 */
-} ChangeIds;
+	int64_t		lo = 0,
+				hi = delta->n_edges;
 
-/* pr_parallel_run's task: maps the changes of part `part` of n_parts. */
-static void
-change_ids_part(void *arg, int part, int n_parts)
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (pr_edge_change_order(&delta->edges[mid], c) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < delta->n_edges && pr_edge_change_order(&delta->edges[lo], c) == 0 ?
+		delta->edges[lo].count : 0;
+}
+
+/* The per-item passes of an extend, each item independent of the others (ExtendPass). */
+typedef enum ExtendPassKind
 {
-	ChangeIds  *c = (ChangeIds *) arg;
+	PASS_IDS,					/* the changed rows in root's internal ids */
+	PASS_DELETIONS,				/* the netted changes' deletions checked against X1 */
+	PASS_SOURCES,				/* the netted changes' sources found among X2's sources */
+	PASS_ABSENT					/* whether the changes' endpoints are absent in X2 */
+} ExtendPassKind;
+
+/* One per-item pass of an extend, split over threads by even parts of its items. */
+typedef struct ExtendPass
+{
+	ExtendPassKind kind;
+	int64_t		n;				/* items */
+	const PrGraph *root;
+	const int64_t *root_out_degree;
+	const PrGraphDelta *delta;	/* PASS_DELETIONS: X1's (old); PASS_SOURCES, PASS_ABSENT: X2's */
+	const PrEdgeChange *changes;	/* PASS_IDS: the changed rows; else the netted changes */
+	const int32_t *candidates;	/* PASS_ABSENT: the endpoints */
+	PrEdgeChange *mapped;		/* PASS_IDS: [n] the rows in internal ids (-1: a node root lacks) */
+	int64_t    *at;				/* PASS_SOURCES: [n] the positions */
+	uint8_t    *absent;			/* PASS_ABSENT: [n] */
+	int64_t		found[PR_MAX_THREADS];	/* each part's first item found wanting (PASS_IDS: a
+										 * row naming a node root lacks; PASS_DELETIONS: a
+										 * deletion X1 lacks), or -1 */
+} ExtendPass;
+
+/* Item i of a pass (ExtendPassKind); false when it is found wanting. */
+static bool
+extend_pass_item(ExtendPass *p, int64_t i)
+{
+	const PrEdgeChange *c = &p->changes[i];
+
+	switch (p->kind)
+	{
+		case PASS_IDS:
+			p->mapped[i] = *c;
+			p->mapped[i].src = pr_graph_find(p->root, c->src);
+			p->mapped[i].dst = pr_graph_find(p->root, c->dst);
+			return p->mapped[i].src >= 0 && p->mapped[i].dst >= 0;
+		case PASS_DELETIONS:
+			return c->count >= 0 ||
+				count_row_edges(p->root, c->dst, c->src, c->weight) + delta_count(p->delta, c) >=
+				-c->count;
+		case PASS_SOURCES:
+			p->at[i] = find_node(p->delta->sources, p->delta->n_sources, (int32_t) c->src);
+			return true;
+		case PASS_ABSENT:
+			{
+				int32_t		v = p->candidates[i];
+				int64_t		in_degree = p->root->in_ptr[v + 1] - p->root->in_ptr[v];
+				int64_t		at = find_node(p->delta->sources, p->delta->n_sources, v);
+				int64_t		out_degree = at >= 0 ? p->delta->out_degree[at] :
+					root_degree(p->root, p->root_out_degree, v);
+
+				for (int64_t e = first_edge_to(p->delta, v);
+					 e < p->delta->n_edges && p->delta->edges[e].dst == v; e++)
+					in_degree += p->delta->edges[e].count;
+				p->absent[i] = in_degree == 0 && out_degree == 0;
+				return true;
+			}
+	}
+	return true;
+}
+
+/* pr_parallel_run's task: the items of part `part` of n_parts (found[part]: the first wanting). */
+static void
+extend_pass_part(void *arg, int part, int n_parts)
+{
+	ExtendPass *p = (ExtendPass *) arg;
 	int64_t		b,
 				e;
 
-	pr_even_range((int64_t) c->n, part, n_parts, &b, &e);
-	c->unknown[part] = -1;
-	for (int64_t i = b; i < e; i++)
-	{
-		int64_t		s = pr_graph_find(c->root, c->changes[i].src);
-		int64_t		d = pr_graph_find(c->root, c->changes[i].dst);
+	pr_even_range(p->n, part, n_parts, &b, &e);
+	p->found[part] = -1;
+	for (int64_t i = b; i < e && p->found[part] < 0; i++)
+		if (!extend_pass_item(p, i))
+			p->found[part] = i;
+}
 
-		if ((s < 0 || d < 0) && c->unknown[part] < 0)
-			c->unknown[part] = i;
-		c->out[i] = c->changes[i];
-		c->out[i].src = s;
-		c->out[i].dst = d;
-	}
+/*
+ * Runs a pass over even parts of its items on up to n_threads threads; returns the first item
+ * found wanting (the lowest, whatever the split), or -1.
+ */
+static int64_t
+extend_pass(ExtendPass *p, int n_threads)
+{
+	int			parts = pass_parts(n_threads, p->n, EXTEND_LOOKUPS_PER_THREAD);
+
+	pr_parallel_run(extend_pass_part, p, parts);
+	for (int part = 0; part < parts; part++)
+		if (p->found[part] >= 0)
+			return p->found[part];
+	return -1;
 }
 
 /*
@@ -1490,35 +1572,35 @@ extend_net(const PrGraph *root, const PrEdgeChange *changes, size_t n, bool undi
 		   int n_threads, const PrAllocator *alloc, PrEdgeChange **net, size_t *n_net,
 		   PrError *err)
 {
-	ChangeIds	ids = {root, changes, n, NULL, {-1}};
-	int			parts = pass_parts(n_threads, (int64_t) n, EXTEND_LOOKUPS_PER_THREAD);
-	bool		unknown = false;
+	ExtendPass	ids;
 	size_t		count = n;
 
+	memset(&ids, 0, sizeof(ExtendPass));
+	ids.kind = PASS_IDS;
+	ids.n = (int64_t) n;
+	ids.root = root;
+	ids.changes = changes;
 	*net = NULL;
-	ids.out = (PrEdgeChange *) pr_alloc_array(alloc, 2 * n + 1, sizeof(PrEdgeChange));
-	if (ids.out == NULL)
+	ids.mapped = (PrEdgeChange *) pr_alloc_array(alloc, 2 * n + 1, sizeof(PrEdgeChange));
+	if (ids.mapped == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows", n);
-	pr_parallel_run(change_ids_part, &ids, parts);
-	for (int p = 0; p < parts; p++)
-		unknown |= ids.unknown[p] >= 0;
-	if (!unknown && (uint64_t) n < ((uint64_t) 1 << 31))
+	if (extend_pass(&ids, n_threads) < 0 && (uint64_t) n < ((uint64_t) 1 << 31))
 	{
 		if (undirected)
-			count = add_reverses(ids.out, n);
+			count = add_reverses(ids.mapped, n);
 		*net = (PrEdgeChange *) pr_alloc_array(alloc, count + 1, sizeof(PrEdgeChange));
-		if (*net == NULL || !sort_changes(ids.out, count, alloc, *net))
+		if (*net == NULL || !sort_changes(ids.mapped, count, alloc, *net))
 		{
 			pr_free(alloc, *net);
-			pr_free(alloc, ids.out);
+			pr_free(alloc, ids.mapped);
 			*net = NULL;
 			return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows", n);
 		}
-		pr_free(alloc, ids.out);
+		pr_free(alloc, ids.mapped);
 		*n_net = net_sorted(*net, count);
 		return PR_OK;
 	}
-	pr_free(alloc, ids.out);
+	pr_free(alloc, ids.mapped);
 	*net = net_changes(changes, n, undirected, alloc, n_net);
 	if (*net == NULL)
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows", n);
@@ -1543,85 +1625,6 @@ extend_net(const PrGraph *root, const PrEdgeChange *changes, size_t n, bool undi
 	return PR_OK;
 }
 
-/* Copies of edge c (its dst, src and weight) in delta (0: none): a binary search. */
-static int64_t
-delta_count(const PrGraphDelta *delta, const PrEdgeChange *c)
-{
-	int64_t		lo = 0,
-				hi = delta->n_edges;
-
-	while (lo < hi)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (pr_edge_change_order(&delta->edges[mid], c) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < delta->n_edges && pr_edge_change_order(&delta->edges[lo], c) == 0 ?
-		delta->edges[lo].count : 0;
-}
-
-/* The netted changes' deletions checked against X1 (root plus old) by parts. */
-typedef struct DeletionCheck
-{
-	const PrGraph *root;
-	const PrGraphDelta *old;
-	const PrEdgeChange *net;
-	size_t		n;
-	int64_t		missing[PR_MAX_THREADS];	/* each part's first deletion X1 lacks, or -1 */
-} DeletionCheck;
-
-/*
- * pr_parallel_run's task: checks the deletions of part `part` of n_parts (root's row: two binary
- * searches; old's edge: one).
- */
-static void
-deletion_check_part(void *arg, int part, int n_parts)
-{
-	DeletionCheck *d = (DeletionCheck *) arg;
-	int64_t		b,
-				e;
-
-	pr_even_range((int64_t) d->n, part, n_parts, &b, &e);
-	d->missing[part] = -1;
-	for (int64_t c = b; c < e; c++)
-	{
-		const PrEdgeChange *x = &d->net[c];
-
-		if (x->count < 0 &&
-			count_row_edges(d->root, x->dst, x->src, x->weight) + delta_count(d->old, x) <
-			-x->count)
-		{
-			d->missing[part] = c;
-			return;
-		}
-	}
-}
-
-/* Positions of the netted changes' sources in a delta's sources, found by parts. */
-typedef struct SourcePositions
-{
-	const PrGraphDelta *delta;
-	const PrEdgeChange *net;
-	size_t		n;
-	int64_t    *at;				/* [n] */
-} SourcePositions;
-
-/* pr_parallel_run's task: the positions of part `part` of n_parts (binary searches). */
-static void
-source_positions_part(void *arg, int part, int n_parts)
-{
-	SourcePositions *s = (SourcePositions *) arg;
-	int64_t		b,
-				e;
-
-	pr_even_range((int64_t) s->n, part, n_parts, &b, &e);
-	for (int64_t c = b; c < e; c++)
-		s->at[c] = find_node(s->delta->sources, s->delta->n_sources, (int32_t) s->net[c].src);
-}
-
 /*
  * X2's out-degrees and out-strengths of out's sources (set: old's united with the changes'):
  * X1's (old's, else root's) plus the netted changes net[n_net] (internal ids; their sources'
@@ -1637,11 +1640,16 @@ extend_sources(const PrGraph *root, const int64_t *root_out_degree, const PrGrap
 													  sizeof(double));
 	int64_t    *recount = (int64_t *) pr_alloc_array(alloc, (size_t) out->n_sources + 1,
 												   sizeof(int64_t));
-	SourcePositions positions = {out, net, n_net, NULL};
+	ExtendPass	positions;
 	int64_t		o = 0,
 				n_recount = 0;
 	bool		ok;
 
+	memset(&positions, 0, sizeof(ExtendPass));
+	positions.kind = PASS_SOURCES;
+	positions.n = (int64_t) n_net;
+	positions.delta = out;
+	positions.changes = net;
 	positions.at = (int64_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int64_t));
 	if (magnitude == NULL || recount == NULL || positions.at == NULL)
 	{
@@ -1650,8 +1658,7 @@ extend_sources(const PrGraph *root, const int64_t *root_out_degree, const PrGrap
 		pr_free(alloc, positions.at);
 		return false;
 	}
-	pr_parallel_run(source_positions_part, &positions,
-					pass_parts(n_threads, (int64_t) n_net, EXTEND_LOOKUPS_PER_THREAD));
+	extend_pass(&positions, n_threads);
 	/* X1's */
 	for (int64_t i = 0; i < out->n_sources; i++)
 	{
@@ -1718,44 +1725,6 @@ distinct_nodes(uint64_t *ids, size_t n, int32_t *out)
 	return count;
 }
 
-/* Whether candidates, endpoints of changes, are absent in X2 (out: its edges and sources). */
-typedef struct AbsentCheck
-{
-	const PrGraph *root;
-	const int64_t *root_out_degree;
-	const PrGraphDelta *out;
-	const int32_t *candidates;
-	int64_t		n;
-	uint8_t    *absent;			/* [n] */
-} AbsentCheck;
-
-/*
- * pr_parallel_run's task: part `part` of n_parts of the candidates: absent when without an
- * in-edge (root's row plus the delta's counts) and without an out-edge.
- */
-static void
-absent_check_part(void *arg, int part, int n_parts)
-{
-	AbsentCheck *a = (AbsentCheck *) arg;
-	const PrGraphDelta *out = a->out;
-	int64_t		b,
-				e;
-
-	pr_even_range(a->n, part, n_parts, &b, &e);
-	for (int64_t k = b; k < e; k++)
-	{
-		int32_t		v = a->candidates[k];
-		int64_t		in_degree = a->root->in_ptr[v + 1] - a->root->in_ptr[v];
-		int64_t		at = find_node(out->sources, out->n_sources, v);
-		int64_t		out_degree = at >= 0 ? out->out_degree[at] :
-			root_degree(a->root, a->root_out_degree, v);
-
-		for (int64_t i = first_edge_to(out, v); i < out->n_edges && out->edges[i].dst == v; i++)
-			in_degree += out->edges[i].count;
-		a->absent[k] = in_degree == 0 && out_degree == 0;
-	}
-}
-
 /*
  * X2's absent nodes into out->absent (out's edges and sources set): old's absent nodes that no
  * change touches (still without an edge), and the changes' endpoints without an in-edge or
@@ -1768,10 +1737,16 @@ extend_absent(const PrGraph *root, const int64_t *root_out_degree, const PrGraph
 {
 	uint64_t   *ids = (uint64_t *) pr_alloc_array(alloc, 4 * n_net + 2, sizeof(uint64_t));
 	int32_t    *candidates = (int32_t *) pr_alloc_array(alloc, 2 * n_net + 1, sizeof(int32_t));
-	AbsentCheck check = {root, root_out_degree, out, candidates, 0, NULL};
+	ExtendPass	check;
 	int64_t		i = 0,
 				k = 0;
 
+	memset(&check, 0, sizeof(ExtendPass));
+	check.kind = PASS_ABSENT;
+	check.root = root;
+	check.root_out_degree = root_out_degree;
+	check.delta = out;
+	check.candidates = candidates;
 	check.absent = (uint8_t *) pr_alloc_array(alloc, 2 * n_net + 1, 1);
 	if (ids == NULL || candidates == NULL || check.absent == NULL)
 	{
@@ -1787,8 +1762,7 @@ extend_absent(const PrGraph *root, const int64_t *root_out_degree, const PrGraph
 	}
 	check.n = distinct_nodes(ids, 2 * n_net, candidates);
 	pr_free(alloc, ids);
-	pr_parallel_run(absent_check_part, &check,
-					pass_parts(n_threads, check.n, EXTEND_LOOKUPS_PER_THREAD));
+	extend_pass(&check, n_threads);
 	out->n_absent = 0;
 	while (i < old->n_absent || k < check.n)
 	{
@@ -1878,7 +1852,8 @@ extend_delta(const PrGraph *root, const int64_t *root_out_degree,
 	PrEdgeChange *net = NULL;
 	uint64_t   *ids = NULL;
 	int32_t    *sources = NULL;
-	DeletionCheck deletions = {root, old, NULL, 0, {-1}};
+	ExtendPass	deletions;
+	int64_t		missing;
 	int64_t		n_sources = 0,
 				a = 0,
 				kept = 0,
@@ -1886,7 +1861,6 @@ extend_delta(const PrGraph *root, const int64_t *root_out_degree,
 				edges_after = root->n_edges;
 	double		old_largest = 0.0;
 	size_t		b = 0;
-	int			parts;
 	PrStatus	status;
 
 	memset(out, 0, sizeof(PrGraphDelta));
@@ -1910,21 +1884,23 @@ extend_delta(const PrGraph *root, const int64_t *root_out_degree,
 		changed += net[i].count > 0 ? net[i].count : -net[i].count;
 
 	/* every deletion checked against X1, by parts */
-	deletions.net = net;
-	deletions.n = n_net;
-	parts = pass_parts(n_threads, (int64_t) n_net, EXTEND_LOOKUPS_PER_THREAD);
-	pr_parallel_run(deletion_check_part, &deletions, parts);
-	for (int p = 0; p < parts; p++)
-		if (deletions.missing[p] >= 0)
-		{
-			const PrEdgeChange *c = &net[deletions.missing[p]];
+	memset(&deletions, 0, sizeof(ExtendPass));
+	deletions.kind = PASS_DELETIONS;
+	deletions.n = (int64_t) n_net;
+	deletions.root = root;
+	deletions.delta = old;
+	deletions.changes = net;
+	missing = extend_pass(&deletions, n_threads);
+	if (missing >= 0)
+	{
+		const PrEdgeChange *c = &net[missing];
 
-			status = pr_error_set(err, PR_ERR_INVALID,
-								  "a deleted edge %lld -> %lld (weight %g) is not in the graph",
-								  (long long) root->node_ids[c->src],
-								  (long long) root->node_ids[c->dst], c->weight);
-			return extend_fail(alloc, out, NULL, net, NULL, status);
-		}
+		status = pr_error_set(err, PR_ERR_INVALID,
+							  "a deleted edge %lld -> %lld (weight %g) is not in the graph",
+							  (long long) root->node_ids[c->src],
+							  (long long) root->node_ids[c->dst], c->weight);
+		return extend_fail(alloc, out, NULL, net, NULL, status);
+	}
 
 	if (!extend_alloc(out, root->n_nodes, old->n_edges + (int64_t) n_net,
 					  old->n_sources + (int64_t) n_net, old->n_absent + 2 * (int64_t) n_net,

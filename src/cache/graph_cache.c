@@ -1228,11 +1228,13 @@ graph_cache_publish_patched(const GraphCacheKey *key, dsm_segment *segment, cons
  * holds delta's flat form, the change from the graph root of the entry root_id (on which the
  * caller holds a reader's reference) to the content key names; no bounds on its weights (a patch
  * reads its root's).  The entry counts its segment's bytes, its root's node count (the numbering
- * of its vectors; its own nodes are those less the absent ones) and its own stored edges.
+ * of its vectors; its own nodes are those less the absent ones) and its own stored edges (edges,
+ * graph_cache_delta_edges).
  */
 bool
 graph_cache_publish_delta(const GraphCacheKey *key, dsm_segment *segment, uint64 root_id,
-						  const PrGraph *root, const PrGraphDelta *delta, int64 skipped_rows,
+						  const PrGraph *root, const PrGraphDelta *delta, int64 edges,
+						  int64 skipped_rows,
 						  GraphCacheCarry *carry, const GraphCacheWriters *writers,
 						  int64 delta_rows, uint64 *entry_id)
 {
@@ -1240,7 +1242,7 @@ graph_cache_publish_delta(const GraphCacheKey *key, dsm_segment *segment, uint64
 
 	facts.nodes = root->n_nodes;
 	facts.absent = delta->n_absent;
-	facts.edges = graph_cache_delta_edges(root, delta);
+	facts.edges = edges;
 	facts.skipped_rows = skipped_rows;
 	facts.delta_rows = delta_rows;
 	facts.root_id = root_id;
