@@ -129,7 +129,10 @@ typedef struct GraphCacheCarry
 {
 	int			count;
 	GraphCacheScoresKey keys[GRAPH_CACHE_KEPT];
-	dsm_segment *segments[GRAPH_CACHE_KEPT];
+	dsm_segment *segments[GRAPH_CACHE_KEPT];	/* NULL: handed over (handed[]) */
+	dsm_handle	handed[GRAPH_CACHE_KEPT];	/* a result of the entry handed_from, taken over as
+											 * it is (a delta entry after its delta-entry base) */
+	uint64		handed_from;
 	int64		bytes;			/* of each segment */
 } GraphCacheCarry;
 
