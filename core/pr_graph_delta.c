@@ -258,6 +258,20 @@ range_unscaled(const PrWeightRange *range, int64_t edges)
 }
 
 /*
+ * g's weight range into *range (given's, or scanned when given is NULL); false when the build may
+ * have scaled g's weights (range_unscaled).
+ */
+static bool
+known_range_unscaled(const PrGraph *g, const PrWeightRange *given, PrWeightRange *range)
+{
+	if (given != NULL)
+		*range = *given;
+	else
+		pr_graph_weight_range(g, range);
+	return range_unscaled(range, g->n_edges);
+}
+
+/*
  * The patched graph's weight range from the base's and the inserted weights into patch->range;
  * false when a weight is invalid or the build would scale the base's or the patched graph's.
  */
@@ -268,11 +282,7 @@ plan_weights(PrGraphPatch *patch, const PrWeightRange *base_range)
 	double		low = ldexp(1.0, -1021);
 	PrWeightRange range;
 
-	if (base_range != NULL)
-		range = *base_range;
-	else
-		pr_graph_weight_range(base, &range);
-	if (!range_unscaled(&range, base->n_edges))
+	if (!known_range_unscaled(base, base_range, &range))
 		return false;
 	for (size_t i = 0; i < patch->n_net; i++)
 	{
@@ -1266,11 +1276,7 @@ extend_weights(const PrGraph *root, const PrWeightRange *root_range, double old_
 
 	if (!root->weighted)
 		return true;
-	if (root_range != NULL)
-		range = *root_range;
-	else
-		pr_graph_weight_range(root, &range);
-	if (!range_unscaled(&range, root->n_edges))
+	if (!known_range_unscaled(root, root_range, &range))
 		return false;
 	if (old_largest > range.largest)
 		range.largest = old_largest;
