@@ -383,9 +383,17 @@ pr_graph_delta_write_flat(const PrGraphDelta *delta, void *buf)
 	for (int i = 0; i < DELTA_FLAT_N_ARRAYS; i++)
 		if (h.offset[i] != 0)
 		{
-			memcpy(base + h.offset[i], arrays[i], bytes[i]);
+			if (base + h.offset[i] != (const char *) arrays[i])
+				memcpy(base + h.offset[i], arrays[i], bytes[i]);
 			memset(base + h.offset[i] + bytes[i], 0, align8(bytes[i]) - bytes[i]);
 		}
+}
+
+/* Where a flat delta in buf holds its edges: right after the header, whatever the counts. */
+PrEdgeChange *
+pr_graph_delta_flat_edges(void *buf)
+{
+	return (PrEdgeChange *) ((char *) buf + align8(sizeof(DeltaFlatHeader)));
 }
 
 /* Points view into a flat delta after checking its header and layout. */

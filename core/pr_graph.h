@@ -297,8 +297,20 @@ typedef struct PrGraphDelta
 	int64_t		n_absent;
 } PrGraphDelta;
 
-/* out[v] = stored edges with source v, for every node of g (one pass on up to n_threads threads). */
+/* out[v] = stored edges with source v, for every node of g (pr_graph_root_facts). */
 void		pr_graph_out_degrees(const PrGraph *g, int n_threads, int64_t *out);
+
+/*
+ * What extending a weighted root's deltas needs: out[v] = stored edges with source v, for every
+ * node of g, and g's exact weight range into range (may be NULL; pr_graph_weight_range's), in one
+ * pass over the in-edges split evenly over up to n_threads threads.  Each thread counts its edges'
+ * sources into a row of its own (int32, from alloc), the rows then added by ranges of nodes —
+ * while the rows take no more memory than the in-sources; otherwise, or when alloc has none, each
+ * thread counts its range of sources over every in-edge.  Integer counts: the same for any split.
+ * The out-rows' lengths when g has them; an unweighted graph's out-strengths.
+ */
+void		pr_graph_root_facts(const PrGraph *g, int n_threads, const PrAllocator *alloc,
+								int64_t *out, PrWeightRange *range);
 
 /*
  * A source whose out-strength an extend finds below PR_DELTA_RECOUNT_FRACTION of the magnitudes
@@ -333,6 +345,26 @@ PrStatus	pr_graph_delta_extend(const PrGraph *root, const int64_t *root_out_degr
 								  int64_t *changed_edges, PrError *err);
 
 /*
+ * Bytes of a flat buffer that holds any X2 that pr_graph_delta_extend_flat makes from old and
+ * n_changes changed rows (its counts at most old's plus the changes', both directions when
+ * undirected).
+ */
+size_t		pr_graph_delta_extend_size(const PrGraphDelta *old, size_t n_changes, bool undirected);
+
+/*
+ * pr_graph_delta_extend writing X2 straight into flat (8-byte aligned, flat_size at least
+ * pr_graph_delta_extend_size bytes) in the flat form (pr_graph_delta_write_flat's, its header's
+ * size X2's own), the edges merged in place; out views it (pr_graph_delta_view_flat: nothing to
+ * free).  PR_ERR_INVALID also for a buffer too small or misaligned.
+ */
+PrStatus	pr_graph_delta_extend_flat(const PrGraph *root, const int64_t *root_out_degree,
+									   const PrWeightRange *root_range, const PrGraphDelta *old,
+									   const PrEdgeChange *changes, size_t n_changes,
+									   bool undirected, int n_threads, const PrAllocator *alloc,
+									   void *flat, size_t flat_size, PrGraphDelta *out,
+									   int64_t *changed_edges, PrError *err);
+
+/*
  * The flat form of a delta: one contiguous, position-independent buffer (a header with a magic
  * number and version, then each array at an 8-byte-aligned offset), for a cache segment.
  */
@@ -340,8 +372,14 @@ PrStatus	pr_graph_delta_extend(const PrGraph *root, const int64_t *root_out_degr
 /* Bytes pr_graph_delta_write_flat needs for delta. */
 size_t		pr_graph_delta_flat_size(const PrGraphDelta *delta);
 
-/* Writes delta into buf (pr_graph_delta_flat_size bytes, 8-byte aligned). */
+/*
+ * Writes delta into buf (pr_graph_delta_flat_size bytes, 8-byte aligned); delta's edges may
+ * already lie at their place (pr_graph_delta_flat_edges).
+ */
 void		pr_graph_delta_write_flat(const PrGraphDelta *delta, void *buf);
+
+/* Where a flat delta in buf holds its edges (the same place for any counts). */
+PrEdgeChange *pr_graph_delta_flat_edges(void *buf);
 
 /*
  * Points view's arrays into buf (no copy) after checking its header and that its layout is the

@@ -146,31 +146,14 @@ pr_graph_weight_range(const PrGraph *g, PrWeightRange *range)
 }
 
 /*
- * The changes in the build's direction(s), sorted by (dst, src, weight), equal rows netted and
- * zero counts dropped, into a new array (*n_out rows); NULL when it cannot be allocated.
+ * Nets changes all[count] sorted by (dst, src, weight) in place: equal rows' counts added, zero
+ * counts dropped; returns the rows left.
  */
-static PrEdgeChange *
-net_changes(const PrEdgeChange *changes, size_t n, bool undirected, const PrAllocator *alloc,
-			size_t *n_out)
+static size_t
+net_sorted(PrEdgeChange *all, size_t count)
 {
-	PrEdgeChange *all = (PrEdgeChange *) pr_alloc_array(alloc, n * 2 + 1, sizeof(PrEdgeChange));
-	size_t		count = 0,
-				kept = 0;
+	size_t		kept = 0;
 
-	if (all == NULL)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-	{
-		all[count++] = changes[i];
-		if (undirected && changes[i].src != changes[i].dst)
-		{
-			all[count] = changes[i];
-			all[count].src = changes[i].dst;
-			all[count].dst = changes[i].src;
-			count++;
-		}
-	}
-	qsort(all, count, sizeof(PrEdgeChange), change_order);
 	for (size_t i = 0; i < count; i++)
 	{
 		if (kept > 0 && change_order(&all[kept - 1], &all[i]) == 0)
@@ -181,7 +164,48 @@ net_changes(const PrEdgeChange *changes, size_t n, bool undirected, const PrAllo
 			(i + 1 == count || change_order(&all[kept - 1], &all[i + 1]) != 0))
 			kept--;
 	}
-	*n_out = kept;
+	return kept;
+}
+
+/*
+ * Appends to all[count] the reverse of each of its first count rows but self-loops (an undirected
+ * graph's rows in both directions); returns the new count.
+ */
+static size_t
+add_reverses(PrEdgeChange *all, size_t count)
+{
+	size_t		total = count;
+
+	for (size_t i = 0; i < count; i++)
+		if (all[i].src != all[i].dst)
+		{
+			all[total] = all[i];
+			all[total].src = all[i].dst;
+			all[total].dst = all[i].src;
+			total++;
+		}
+	return total;
+}
+
+/*
+ * The changes in the build's direction(s), sorted by (dst, src, weight), equal rows netted and
+ * zero counts dropped, into a new array (*n_out rows); NULL when it cannot be allocated.
+ */
+static PrEdgeChange *
+net_changes(const PrEdgeChange *changes, size_t n, bool undirected, const PrAllocator *alloc,
+			size_t *n_out)
+{
+	PrEdgeChange *all = (PrEdgeChange *) pr_alloc_array(alloc, n * 2 + 1, sizeof(PrEdgeChange));
+	size_t		count = n;
+
+	if (all == NULL)
+		return NULL;
+	if (n > 0)
+		memcpy(all, changes, n * sizeof(PrEdgeChange));
+	if (undirected)
+		count = add_reverses(all, n);
+	qsort(all, count, sizeof(PrEdgeChange), change_order);
+	*n_out = net_sorted(all, count);
 	return all;
 }
 
@@ -234,6 +258,20 @@ range_unscaled(const PrWeightRange *range, int64_t edges)
 }
 
 /*
+ * g's weight range into *range (given's, or scanned when given is NULL); false when the build may
+ * have scaled g's weights (range_unscaled).
+ */
+static bool
+known_range_unscaled(const PrGraph *g, const PrWeightRange *given, PrWeightRange *range)
+{
+	if (given != NULL)
+		*range = *given;
+	else
+		pr_graph_weight_range(g, range);
+	return range_unscaled(range, g->n_edges);
+}
+
+/*
  * The patched graph's weight range from the base's and the inserted weights into patch->range;
  * false when a weight is invalid or the build would scale the base's or the patched graph's.
  */
@@ -244,11 +282,7 @@ plan_weights(PrGraphPatch *patch, const PrWeightRange *base_range)
 	double		low = ldexp(1.0, -1021);
 	PrWeightRange range;
 
-	if (base_range != NULL)
-		range = *base_range;
-	else
-		pr_graph_weight_range(base, &range);
-	if (!range_unscaled(&range, base->n_edges))
+	if (!known_range_unscaled(base, base_range, &range))
 		return false;
 	for (size_t i = 0; i < patch->n_net; i++)
 	{
@@ -1039,61 +1073,167 @@ pr_graph_delta_from_patch(const PrGraphPatch *patch, const PrGraph *patched,
 	return PR_OK;
 }
 
-/* Every node's out-degree, counted by parts that each own an even range of the sources. */
-typedef struct AllDegrees
+/*
+ * A graph's out-degrees (and weight range) counted by parts: either each part counts its even
+ * range of the in-edges into its own row of counts (int32: a part holds fewer than 2^31 edges),
+ * the rows then added by parts of the nodes, or, where the rows would take more memory than the
+ * in-sources themselves or cannot be allocated, each part counts the sources of its even range
+ * of node ids over every in-edge.  Integer counts, so the result is the same for any split.
+ */
+typedef struct RootFacts
 {
 	const PrGraph *g;
+	bool		count;			/* count the out-degrees (else the weight range only) */
+	int32_t    *rows;			/* [n_parts][n_nodes], or NULL */
 	int64_t    *out;
-} AllDegrees;
+	PrWeightRange ranges[PR_MAX_THREADS];	/* each part's range of its in-edges' weights */
+} RootFacts;
 
 /*
- * pr_parallel_run's task: counts the out-edges of the sources in part `part` of n_parts (even
- * ranges of node ids) in one pass over every in-edge, so no two parts write one count.
+ * pr_parallel_run's task: part `part` of n_parts of the in-edges: the range of their weights, and
+ * their sources counted into the part's row (or the part's range of sources over every in-edge).
  */
 static void
-all_degrees_part(void *arg, int part, int n_parts)
+root_facts_part(void *arg, int part, int n_parts)
 {
-	AllDegrees *d = (AllDegrees *) arg;
-	int64_t		lo,
-				hi;
+	RootFacts  *f = (RootFacts *) arg;
+	const PrGraph *g = f->g;
+	double		largest = 0.0,
+				smallest = 0.0;
+	int64_t		b,
+				e;
 
-	pr_even_range(d->g->n_nodes, part, n_parts, &lo, &hi);
-	memset(d->out + lo, 0, (size_t) (hi - lo) * sizeof(int64_t));
-	for (int64_t e = 0; e < d->g->n_edges; e++)
+	pr_even_range(g->n_edges, part, n_parts, &b, &e);
+	if (f->count && f->rows != NULL)
 	{
-		uint64_t	at = (uint64_t) ((int64_t) d->g->in_src[e] - lo);
+		int32_t    *mine = f->rows + (size_t) part * (size_t) g->n_nodes;
 
-		if (at < (uint64_t) (hi - lo))
-			d->out[lo + (int64_t) at]++;
+		memset(mine, 0, (size_t) g->n_nodes * sizeof(int32_t));
+		for (int64_t i = b; i < e; i++)
+			mine[g->in_src[i]]++;
+	}
+	else if (f->count)
+	{
+		int64_t		lo,
+					hi;
+
+		pr_even_range(g->n_nodes, part, n_parts, &lo, &hi);
+		memset(f->out + lo, 0, (size_t) (hi - lo) * sizeof(int64_t));
+		for (int64_t i = 0; i < g->n_edges; i++)
+		{
+			uint64_t	at = (uint64_t) ((int64_t) g->in_src[i] - lo);
+
+			if (at < (uint64_t) (hi - lo))
+				f->out[lo + (int64_t) at]++;
+		}
+	}
+	for (int64_t i = b; g->weighted && i < e; i++)
+	{
+		double		w = g->in_weight[i];
+
+		if (w > largest)
+			largest = w;
+		if (w > 0.0 && (smallest == 0.0 || w < smallest))
+			smallest = w;
+	}
+	f->ranges[part].largest = largest;
+	f->ranges[part].smallest_positive = smallest;
+}
+
+/* pr_parallel_run's task: out[v] = the rows' counts of v, for part `part` of the node ids. */
+static void
+root_facts_sum_part(void *arg, int part, int n_parts)
+{
+	RootFacts  *f = (RootFacts *) arg;
+	int64_t		n = f->g->n_nodes,
+				lo,
+				hi;
+	int			rows = n_parts;
+
+	pr_even_range(n, part, n_parts, &lo, &hi);
+	for (int64_t v = lo; v < hi; v++)
+	{
+		int64_t		sum = 0;
+
+		for (int r = 0; r < rows; r++)
+			sum += f->rows[(size_t) r * (size_t) n + (size_t) v];
+		f->out[v] = sum;
 	}
 }
 
-/* out[v] = stored edges with source v: the out-rows' lengths, an unweighted graph's strengths,
- * or a pass over the in-edges on up to n_threads threads. */
-void
-pr_graph_out_degrees(const PrGraph *g, int n_threads, int64_t *out)
+/* Parts of a pass over items on up to n_threads threads, each of at least per_part items. */
+static int
+pass_parts(int n_threads, int64_t items, int64_t per_part)
 {
-	AllDegrees	d = {g, out};
-	int			parts = n_threads < PR_MAX_THREADS ? n_threads : PR_MAX_THREADS;
+	int64_t		parts = n_threads < PR_MAX_THREADS ? n_threads : PR_MAX_THREADS;
 
+	if (parts > items / per_part)
+		parts = items / per_part;
+	return parts < 1 ? 1 : (int) parts;
+}
+
+/* A graph's out-degrees into out and its weight range into range (may be NULL); pr_graph.h. */
+void
+pr_graph_root_facts(const PrGraph *g, int n_threads, const PrAllocator *alloc, int64_t *out,
+					PrWeightRange *range)
+{
+	RootFacts	f;
+	int			parts = pass_parts(n_threads, g->n_edges, PATCH_EDGES_PER_THREAD);
+	bool		weights = range != NULL && g->weighted;
+
+	memset(&f, 0, sizeof(RootFacts));
+	f.g = g;
+	f.count = true;
+	f.out = out;
 	if (g->has_out_edges && g->out_ptr != NULL)
 	{
 		for (int64_t v = 0; v < g->n_nodes; v++)
 			out[v] = g->out_ptr[v + 1] - g->out_ptr[v];
-		return;
+		f.count = false;
 	}
-	if (!g->weighted)
+	else if (!g->weighted)
 	{
 		for (int64_t v = 0; v < g->n_nodes; v++)
 			out[v] = (int64_t) g->out_strength[v];
-		return;
+		f.count = false;
 	}
-	if ((int64_t) parts > g->n_edges / PATCH_EDGES_PER_THREAD)
-		parts = (int) (g->n_edges / PATCH_EDGES_PER_THREAD);
-	if (parts <= 1)
-		all_degrees_part(&d, 0, 1);
-	else
-		pr_parallel_run(all_degrees_part, &d, parts);
+	if (range != NULL && !g->weighted)
+	{
+		range->largest = 1.0;
+		range->smallest_positive = 1.0;
+	}
+	if (!f.count && !weights)
+		return;
+	if (f.count && parts > 1 && (int64_t) parts * g->n_nodes <= g->n_edges &&
+		g->n_edges / parts < INT32_MAX)
+		f.rows = (int32_t *) pr_alloc_array(alloc, (size_t) parts * (size_t) g->n_nodes,
+											sizeof(int32_t));
+	pr_parallel_run(root_facts_part, &f, parts);
+	if (f.rows != NULL)
+	{
+		pr_parallel_run(root_facts_sum_part, &f, parts);
+		pr_free(alloc, f.rows);
+	}
+	if (weights)
+	{
+		*range = f.ranges[0];
+		for (int p = 1; p < parts; p++)
+		{
+			if (f.ranges[p].largest > range->largest)
+				range->largest = f.ranges[p].largest;
+			if (f.ranges[p].smallest_positive > 0.0 &&
+				(range->smallest_positive == 0.0 ||
+				 f.ranges[p].smallest_positive < range->smallest_positive))
+				range->smallest_positive = f.ranges[p].smallest_positive;
+		}
+	}
+}
+
+/* out[v] = stored edges with source v (pr_graph_root_facts without the weight range). */
+void
+pr_graph_out_degrees(const PrGraph *g, int n_threads, int64_t *out)
+{
+	pr_graph_root_facts(g, n_threads, &pr_malloc_allocator, out, NULL);
 }
 
 /* Root's out-degree of node v: root_out_degree's, or an unweighted root's out-strength. */
@@ -1125,26 +1265,21 @@ first_edge_to(const PrGraphDelta *delta, int64_t dst)
 /*
  * The weights of X2 checked as pr_graph_patch_plan checks a patch's: root's unscaled (root_range,
  * or scanned), every inserted weight finite, >= 0 and not near the subnormal range, and the
- * largest of root's, X1's inserted and the new inserted ones times X2's edges below
- * 2^(PR_STRENGTH_LIMIT_EXP - 1).  False when the build may scale X2's weights or root's.
+ * largest of root's, X1's inserted ones (old_largest) and the new inserted ones times X2's edges
+ * below 2^(PR_STRENGTH_LIMIT_EXP - 1).  False when the build may scale X2's weights or root's.
  */
 static bool
-extend_weights(const PrGraph *root, const PrWeightRange *root_range, const PrGraphDelta *old,
+extend_weights(const PrGraph *root, const PrWeightRange *root_range, double old_largest,
 			   const PrEdgeChange *net, size_t n_net, int64_t edges_after)
 {
 	PrWeightRange range;
 
 	if (!root->weighted)
 		return true;
-	if (root_range != NULL)
-		range = *root_range;
-	else
-		pr_graph_weight_range(root, &range);
-	if (!range_unscaled(&range, root->n_edges))
+	if (!known_range_unscaled(root, root_range, &range))
 		return false;
-	for (int64_t i = 0; i < old->n_edges; i++)
-		if (old->edges[i].count > 0 && old->edges[i].weight > range.largest)
-			range.largest = old->edges[i].weight;
+	if (old_largest > range.largest)
+		range.largest = old_largest;
 	for (size_t i = 0; i < n_net; i++)
 	{
 		double		w = net[i].weight;
@@ -1269,42 +1404,267 @@ recount_strengths(const PrGraph *root, const int64_t *root_out_degree, PrGraphDe
 	return true;
 }
 
-/* Frees an extend's scratch and out, and returns status (set in err by the caller). */
-static PrStatus
-extend_fail(const PrAllocator *alloc, PrGraphDelta *out, void *scratch1, void *scratch2,
-			void *scratch3, PrStatus status)
+
+/* The fewest lookups (binary searches) a thread of an extend's passes takes. */
+#define EXTEND_LOOKUPS_PER_THREAD ((int64_t) 1 << 13)
+
+/* Copies of edge c (its dst, src and weight) in delta (0: none): a binary search. */
+static int64_t
+delta_count(const PrGraphDelta *delta, const PrEdgeChange *c)
 {
-	pr_graph_delta_free(out, alloc);
-	pr_free(alloc, scratch1);
-	pr_free(alloc, scratch2);
-	pr_free(alloc, scratch3);
-	return status;
+	int64_t		lo = 0,
+				hi = delta->n_edges;
+
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (pr_edge_change_order(&delta->edges[mid], c) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < delta->n_edges && pr_edge_change_order(&delta->edges[lo], c) == 0 ?
+		delta->edges[lo].count : 0;
+}
+
+/* The per-item passes of an extend, each item independent of the others (ExtendPass). */
+typedef enum ExtendPassKind
+{
+	PASS_IDS,					/* the changed rows in root's internal ids */
+	PASS_DELETIONS,				/* the netted changes' deletions checked against X1 */
+	PASS_SOURCES,				/* the netted changes' sources found among X2's sources */
+	PASS_ABSENT					/* whether the changes' endpoints are absent in X2 */
+} ExtendPassKind;
+
+/* One per-item pass of an extend, split over threads by even parts of its items. */
+typedef struct ExtendPass
+{
+	ExtendPassKind kind;
+	int64_t		n;				/* items */
+	const PrGraph *root;
+	const int64_t *root_out_degree;
+	const PrGraphDelta *delta;	/* PASS_DELETIONS: X1's (old); PASS_SOURCES, PASS_ABSENT: X2's */
+	const PrEdgeChange *changes;	/* PASS_IDS: the changed rows; else the netted changes */
+	const int32_t *candidates;	/* PASS_ABSENT: the endpoints */
+	PrEdgeChange *mapped;		/* PASS_IDS: [n] the rows in internal ids (-1: a node root lacks) */
+	int64_t    *at;				/* PASS_SOURCES: [n] the positions */
+	uint8_t    *absent;			/* PASS_ABSENT: [n] */
+	int64_t		found[PR_MAX_THREADS];	/* each part's first item found wanting (PASS_IDS: a
+										 * row naming a node root lacks; PASS_DELETIONS: a
+										 * deletion X1 lacks), or -1 */
+} ExtendPass;
+
+/* Item i of a pass (ExtendPassKind); false when it is found wanting. */
+static bool
+extend_pass_item(ExtendPass *p, int64_t i)
+{
+	const PrEdgeChange *c = &p->changes[i];
+
+	switch (p->kind)
+	{
+		case PASS_IDS:
+			p->mapped[i] = *c;
+			p->mapped[i].src = pr_graph_find(p->root, c->src);
+			p->mapped[i].dst = pr_graph_find(p->root, c->dst);
+			return p->mapped[i].src >= 0 && p->mapped[i].dst >= 0;
+		case PASS_DELETIONS:
+			return c->count >= 0 ||
+				count_row_edges(p->root, c->dst, c->src, c->weight) + delta_count(p->delta, c) >=
+				-c->count;
+		case PASS_SOURCES:
+			p->at[i] = find_node(p->delta->sources, p->delta->n_sources, (int32_t) c->src);
+			return true;
+		case PASS_ABSENT:
+			{
+				int32_t		v = p->candidates[i];
+				int64_t		in_degree = p->root->in_ptr[v + 1] - p->root->in_ptr[v];
+				int64_t		at = find_node(p->delta->sources, p->delta->n_sources, v);
+				int64_t		out_degree = at >= 0 ? p->delta->out_degree[at] :
+					root_degree(p->root, p->root_out_degree, v);
+
+				for (int64_t e = first_edge_to(p->delta, v);
+					 e < p->delta->n_edges && p->delta->edges[e].dst == v; e++)
+					in_degree += p->delta->edges[e].count;
+				p->absent[i] = in_degree == 0 && out_degree == 0;
+				return true;
+			}
+	}
+	return true;
+}
+
+/* pr_parallel_run's task: the items of part `part` of n_parts (found[part]: the first wanting). */
+static void
+extend_pass_part(void *arg, int part, int n_parts)
+{
+	ExtendPass *p = (ExtendPass *) arg;
+	int64_t		b,
+				e;
+
+	pr_even_range(p->n, part, n_parts, &b, &e);
+	p->found[part] = -1;
+	for (int64_t i = b; i < e && p->found[part] < 0; i++)
+		if (!extend_pass_item(p, i))
+			p->found[part] = i;
+}
+
+/*
+ * Runs a pass over even parts of its items on up to n_threads threads; returns the first item
+ * found wanting (the lowest, whatever the split), or -1.
+ */
+static int64_t
+extend_pass(ExtendPass *p, int n_threads)
+{
+	int			parts = pass_parts(n_threads, p->n, EXTEND_LOOKUPS_PER_THREAD);
+
+	pr_parallel_run(extend_pass_part, p, parts);
+	for (int part = 0; part < parts; part++)
+		if (p->found[part] >= 0)
+			return p->found[part];
+	return -1;
+}
+
+/*
+ * Sorts changes[n] (internal ids, below 2^31; n below 2^32) by (dst, src, weight) into out[n]:
+ * a stable LSD radix sort by source, then by destination (pr_radix_sort_u64 on keys that carry
+ * each change's index in their low half), then the weights of equal (dst, src) by insertion (runs
+ * of parallel rows, short).  False when scratch cannot be allocated.
+ */
+static bool
+sort_changes(const PrEdgeChange *changes, size_t n, const PrAllocator *alloc, PrEdgeChange *out)
+{
+	uint64_t   *keys = (uint64_t *) pr_alloc_array(alloc, 2 * n + 2, sizeof(uint64_t));
+	uint64_t   *sorted,
+			   *spare;
+
+	if (keys == NULL)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		keys[i] = (uint64_t) changes[i].src << 32 | (uint64_t) i;
+	sorted = pr_radix_sort_u64(keys, keys + n + 1, n, 4);
+	spare = sorted == keys ? keys + n + 1 : keys;
+	for (size_t i = 0; i < n; i++)
+	{
+		uint32_t	at = (uint32_t) sorted[i];
+
+		sorted[i] = (uint64_t) changes[at].dst << 32 | (uint64_t) at;
+	}
+	sorted = pr_radix_sort_u64(sorted, spare, n, 4);
+	for (size_t i = 0; i < n; i++)
+		out[i] = changes[(uint32_t) sorted[i]];
+	pr_free(alloc, keys);
+	for (size_t i = 1; i < n; i++)
+	{
+		PrEdgeChange x = out[i];
+		size_t		j = i;
+
+		for (; j > 0 && out[j - 1].dst == x.dst && out[j - 1].src == x.src &&
+			 out[j - 1].weight > x.weight; j--)
+			out[j] = out[j - 1];
+		out[j] = x;
+	}
+	return true;
+}
+
+/*
+ * The changes netted in root's internal ids (sorted by (dst, src, weight); both directions when
+ * undirected) into a new array *net (*n_net rows): the ids looked up by parts on up to n_threads
+ * threads, then radix-sorted (sort_changes).  When a change names a node root lacks, the changes
+ * are netted first (such a row may cancel) and their nodes looked up after: PR_ERR_UNSUPPORTED
+ * when one is left.
+ */
+static PrStatus
+extend_net(const PrGraph *root, const PrEdgeChange *changes, size_t n, bool undirected,
+		   int n_threads, const PrAllocator *alloc, PrEdgeChange **net, size_t *n_net,
+		   PrError *err)
+{
+	ExtendPass	ids;
+	size_t		count = n;
+
+	memset(&ids, 0, sizeof(ExtendPass));
+	ids.kind = PASS_IDS;
+	ids.n = (int64_t) n;
+	ids.root = root;
+	ids.changes = changes;
+	*net = NULL;
+	ids.mapped = (PrEdgeChange *) pr_alloc_array(alloc, 2 * n + 1, sizeof(PrEdgeChange));
+	if (ids.mapped == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows", n);
+	if (extend_pass(&ids, n_threads) < 0 && (uint64_t) n < ((uint64_t) 1 << 31))
+	{
+		if (undirected)
+			count = add_reverses(ids.mapped, n);
+		*net = (PrEdgeChange *) pr_alloc_array(alloc, count + 1, sizeof(PrEdgeChange));
+		if (*net == NULL || !sort_changes(ids.mapped, count, alloc, *net))
+		{
+			pr_free(alloc, *net);
+			pr_free(alloc, ids.mapped);
+			*net = NULL;
+			return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows", n);
+		}
+		pr_free(alloc, ids.mapped);
+		*n_net = net_sorted(*net, count);
+		return PR_OK;
+	}
+	pr_free(alloc, ids.mapped);
+	*net = net_changes(changes, n, undirected, alloc, n_net);
+	if (*net == NULL)
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows", n);
+	for (size_t i = 0; i < *n_net; i++)
+	{
+		int64_t		s = pr_graph_find(root, (*net)[i].src);
+		int64_t		d = pr_graph_find(root, (*net)[i].dst);
+
+		if (s < 0 || d < 0)
+		{
+			PrStatus	status = pr_error_set(err, PR_ERR_UNSUPPORTED,
+											  "node %lld is not in the delta's root graph",
+											  (long long) (s < 0 ? (*net)[i].src : (*net)[i].dst));
+
+			pr_free(alloc, *net);
+			*net = NULL;
+			return status;
+		}
+		(*net)[i].src = s;
+		(*net)[i].dst = d;
+	}
+	return PR_OK;
 }
 
 /*
  * X2's out-degrees and out-strengths of out's sources (set: old's united with the changes'):
- * X1's (old's, else root's) plus the netted changes net[n_net] (internal ids); a source whose
- * incremental out-strength cancels (PR_DELTA_RECOUNT_FRACTION) is recounted.  False when scratch
- * cannot be allocated.
+ * X1's (old's, else root's) plus the netted changes net[n_net] (internal ids; their sources'
+ * positions found on up to n_threads threads); a source whose incremental out-strength cancels
+ * (PR_DELTA_RECOUNT_FRACTION) is recounted.  False when scratch cannot be allocated.
  */
 static bool
 extend_sources(const PrGraph *root, const int64_t *root_out_degree, const PrGraphDelta *old,
-			   const PrEdgeChange *net, size_t n_net, const PrAllocator *alloc, PrGraphDelta *out)
+			   const PrEdgeChange *net, size_t n_net, int n_threads, const PrAllocator *alloc,
+			   PrGraphDelta *out)
 {
 	double	   *magnitude = (double *) pr_alloc_array(alloc, (size_t) out->n_sources + 1,
 													  sizeof(double));
 	int64_t    *recount = (int64_t *) pr_alloc_array(alloc, (size_t) out->n_sources + 1,
 												   sizeof(int64_t));
+	ExtendPass	positions;
 	int64_t		o = 0,
 				n_recount = 0;
 	bool		ok;
 
-	if (magnitude == NULL || recount == NULL)
+	memset(&positions, 0, sizeof(ExtendPass));
+	positions.kind = PASS_SOURCES;
+	positions.n = (int64_t) n_net;
+	positions.delta = out;
+	positions.changes = net;
+	positions.at = (int64_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int64_t));
+	if (magnitude == NULL || recount == NULL || positions.at == NULL)
 	{
 		pr_free(alloc, magnitude);
 		pr_free(alloc, recount);
+		pr_free(alloc, positions.at);
 		return false;
 	}
+	extend_pass(&positions, n_threads);
 	/* X1's */
 	for (int64_t i = 0; i < out->n_sources; i++)
 	{
@@ -1327,7 +1687,7 @@ extend_sources(const PrGraph *root, const int64_t *root_out_degree, const PrGrap
 	/* plus the changes */
 	for (size_t c = 0; c < n_net; c++)
 	{
-		int64_t		i = find_node(out->sources, out->n_sources, (int32_t) net[c].src);
+		int64_t		i = positions.at[c];
 		double		term = (double) net[c].count * net[c].weight;
 
 		out->out_degree[i] += net[c].count;
@@ -1337,6 +1697,7 @@ extend_sources(const PrGraph *root, const int64_t *root_out_degree, const PrGrap
 			magnitude[i] += fabs(term);
 		}
 	}
+	pr_free(alloc, positions.at);
 	for (int64_t i = 0; i < out->n_sources; i++)
 	{
 		if (!root->weighted)
@@ -1355,52 +1716,159 @@ extend_sources(const PrGraph *root, const int64_t *root_out_degree, const PrGrap
 }
 
 /*
- * X2's absent nodes into out->absent (out's edges and sources set): among candidates[n] (old's
- * absent nodes and the changes' endpoints; sorted here), those without an in-edge (root's row plus
- * the delta's counts) and without an out-edge.
+ * The distinct node ids among ids[n] (64-bit keys, below 2^31), ascending, into out; returns
+ * their count.  ids is scratch of 2n + 1 keys (radix-sorted in place).
  */
-static void
-extend_absent(const PrGraph *root, const int64_t *root_out_degree, int32_t *candidates, int64_t n,
-			  PrGraphDelta *out)
+static int64_t
+distinct_nodes(uint64_t *ids, size_t n, int32_t *out)
 {
-	n = sort_unique(candidates, n, sizeof(int32_t), node_order);
-	out->n_absent = 0;
-	for (int64_t k = 0; k < n; k++)
-	{
-		int32_t		v = candidates[k];
-		int64_t		in_degree = root->in_ptr[v + 1] - root->in_ptr[v];
-		int64_t		at = find_node(out->sources, out->n_sources, v);
-		int64_t		out_degree = at >= 0 ? out->out_degree[at] :
-			root_degree(root, root_out_degree, v);
+	const uint64_t *sorted = pr_radix_sort_u64(ids, ids + n + 1, n, 0);
+	int64_t		count = 0;
 
-		for (int64_t e = first_edge_to(out, v); e < out->n_edges && out->edges[e].dst == v; e++)
-			in_degree += out->edges[e].count;
-		if (in_degree == 0 && out_degree == 0)
-			out->absent[out->n_absent++] = v;
-	}
+	for (size_t i = 0; i < n; i++)
+		if (count == 0 || out[count - 1] != (int32_t) sorted[i])
+			out[count++] = (int32_t) sorted[i];
+	return count;
 }
 
-/* root -> X2 from root -> X1 (old) and the rows changed since X1 (pr_graph.h). */
-PrStatus
-pr_graph_delta_extend(const PrGraph *root, const int64_t *root_out_degree,
-					  const PrWeightRange *root_range, const PrGraphDelta *old,
-					  const PrEdgeChange *changes, size_t n_changes, bool undirected,
-					  int n_threads, const PrAllocator *alloc, PrGraphDelta *out,
-					  int64_t *changed_edges, PrError *err)
+/*
+ * X2's absent nodes into out->absent (out's edges and sources set): old's absent nodes that no
+ * change touches (still without an edge), and the changes' endpoints without an in-edge or
+ * out-edge in X2 (checked on up to n_threads threads).  False when scratch cannot be allocated.
+ */
+static bool
+extend_absent(const PrGraph *root, const int64_t *root_out_degree, const PrGraphDelta *old,
+			  const PrEdgeChange *net, size_t n_net, int n_threads, const PrAllocator *alloc,
+			  PrGraphDelta *out)
+{
+	uint64_t   *ids = (uint64_t *) pr_alloc_array(alloc, 4 * n_net + 2, sizeof(uint64_t));
+	int32_t    *candidates = (int32_t *) pr_alloc_array(alloc, 2 * n_net + 1, sizeof(int32_t));
+	ExtendPass	check;
+	int64_t		i = 0,
+				k = 0;
+
+	memset(&check, 0, sizeof(ExtendPass));
+	check.kind = PASS_ABSENT;
+	check.root = root;
+	check.root_out_degree = root_out_degree;
+	check.delta = out;
+	check.candidates = candidates;
+	check.absent = (uint8_t *) pr_alloc_array(alloc, 2 * n_net + 1, 1);
+	if (ids == NULL || candidates == NULL || check.absent == NULL)
+	{
+		pr_free(alloc, ids);
+		pr_free(alloc, candidates);
+		pr_free(alloc, check.absent);
+		return false;
+	}
+	for (size_t c = 0; c < n_net; c++)
+	{
+		ids[2 * c] = (uint64_t) net[c].src;
+		ids[2 * c + 1] = (uint64_t) net[c].dst;
+	}
+	check.n = distinct_nodes(ids, 2 * n_net, candidates);
+	pr_free(alloc, ids);
+	extend_pass(&check, n_threads);
+	out->n_absent = 0;
+	while (i < old->n_absent || k < check.n)
+	{
+		if (k == check.n || (i < old->n_absent && old->absent[i] < candidates[k]))
+			out->absent[out->n_absent++] = old->absent[i++];
+		else
+		{
+			if (i < old->n_absent && old->absent[i] == candidates[k])
+				i++;
+			if (check.absent[k])
+				out->absent[out->n_absent++] = candidates[k];
+			k++;
+		}
+	}
+	pr_free(alloc, candidates);
+	pr_free(alloc, check.absent);
+	return true;
+}
+
+/*
+ * Allocates out's arrays for at most the counts given: its edges at their place in flat
+ * (pr_graph_delta_flat_edges) when flat is not NULL, the others from alloc.  False (nothing
+ * allocated) when out of memory.
+ */
+static bool
+extend_alloc(PrGraphDelta *out, int64_t n_nodes, int64_t n_edges, int64_t n_sources,
+			 int64_t n_absent, void *flat, const PrAllocator *alloc)
+{
+	if (flat == NULL)
+		return pr_graph_delta_alloc(out, n_nodes, n_edges, n_sources, n_absent, alloc);
+	if (!pr_graph_delta_alloc(out, n_nodes, 0, n_sources, n_absent, alloc))
+		return false;
+	pr_free(alloc, out->edges);
+	out->edges = pr_graph_delta_flat_edges(flat);
+	return true;
+}
+
+/* Frees out's arrays but those in flat (extend_alloc). */
+static void
+extend_release(PrGraphDelta *out, void *flat, const PrAllocator *alloc)
+{
+	if (flat != NULL)
+		out->edges = NULL;
+	pr_graph_delta_free(out, alloc);
+}
+
+/* Frees an extend's scratch and out, and returns status (set in err by the caller). */
+static PrStatus
+extend_fail(const PrAllocator *alloc, PrGraphDelta *out, void *flat, void *scratch1,
+			void *scratch2, PrStatus status)
+{
+	extend_release(out, flat, alloc);
+	pr_free(alloc, scratch1);
+	pr_free(alloc, scratch2);
+	return status;
+}
+
+/* Bytes of the flat buffer pr_graph_delta_extend_flat may fill (pr_graph.h). */
+size_t
+pr_graph_delta_extend_size(const PrGraphDelta *old, size_t n_changes, bool undirected)
+{
+	PrGraphDelta most;
+	int64_t		net = (int64_t) n_changes * (undirected ? 2 : 1);
+
+	memset(&most, 0, sizeof(PrGraphDelta));
+	most.n_nodes = old->n_nodes;
+	most.n_edges = old->n_edges + net;
+	most.n_sources = old->n_sources + net < old->n_nodes ? old->n_sources + net : old->n_nodes;
+	most.n_absent = old->n_absent + 2 * net < old->n_nodes ? old->n_absent + 2 * net :
+		old->n_nodes;
+	most.out_degree = &most.n_edges;	/* not read: the flat form keeps out-degrees */
+	return pr_graph_delta_flat_size(&most);
+}
+
+/*
+ * root -> X2 from root -> X1 (old) and the rows changed since X1 (pr_graph.h), into out's own
+ * arrays (flat NULL) or written into flat in the flat form (out its view).
+ */
+static PrStatus
+extend_delta(const PrGraph *root, const int64_t *root_out_degree,
+			 const PrWeightRange *root_range, const PrGraphDelta *old,
+			 const PrEdgeChange *changes, size_t n_changes, bool undirected, int n_threads,
+			 const PrAllocator *alloc, void *flat, size_t flat_size, PrGraphDelta *out,
+			 int64_t *changed_edges, PrError *err)
 {
 	size_t		n_net = 0;
-	PrEdgeChange *net;
-	int32_t    *candidates = NULL;
+	PrEdgeChange *net = NULL;
+	uint64_t   *ids = NULL;
 	int32_t    *sources = NULL;
-	int64_t		n_candidates = 0,
-				n_sources = 0,
+	ExtendPass	deletions;
+	int64_t		missing;
+	int64_t		n_sources = 0,
 				a = 0,
 				kept = 0,
 				changed = 0,
 				edges_after = root->n_edges;
+	double		old_largest = 0.0;
 	size_t		b = 0;
+	PrStatus	status;
 
-	(void) n_threads;			/* the recount's pass is one thread's (rare) */
 	memset(out, 0, sizeof(PrGraphDelta));
 	if (old->n_nodes != root->n_nodes)
 		return pr_error_set(err, PR_ERR_INVALID, "a delta of %lld nodes for a graph of %lld",
@@ -1408,81 +1876,89 @@ pr_graph_delta_extend(const PrGraph *root, const int64_t *root_out_degree,
 	if ((root->weighted && root_out_degree == NULL) ||
 		(old->n_sources > 0 && old->out_degree == NULL))
 		return pr_error_set(err, PR_ERR_INVALID, "extending a delta without out-degrees");
-	net = net_changes(changes, n_changes, undirected, alloc, &n_net);
-	if (net == NULL)
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows", n_changes);
-	/* root's ids: a monotone map, so the (dst, src, weight) order holds */
+	if (flat != NULL &&
+		(((uintptr_t) flat & 7) != 0 ||
+		 flat_size < pr_graph_delta_extend_size(old, n_changes, undirected)))
+		return pr_error_set(err, PR_ERR_INVALID,
+							"a flat buffer of %zu bytes for a delta extended by %zu rows",
+							flat_size, n_changes);
+	status = extend_net(root, changes, n_changes, undirected, n_threads, alloc, &net, &n_net,
+						err);
+	if (status != PR_OK)
+		return status;
 	for (size_t i = 0; i < n_net; i++)
-	{
-		int64_t		s = pr_graph_find(root, net[i].src);
-		int64_t		d = pr_graph_find(root, net[i].dst);
-
-		if (s < 0 || d < 0)
-		{
-			PrStatus	status = pr_error_set(err, PR_ERR_UNSUPPORTED,
-											  "node %lld is not in the delta's root graph",
-											  (long long) (s < 0 ? net[i].src : net[i].dst));
-
-			return extend_fail(alloc, out, net, NULL, NULL, status);
-		}
-		net[i].src = s;
-		net[i].dst = d;
-		edges_after += net[i].count;
 		changed += net[i].count > 0 ? net[i].count : -net[i].count;
+
+	/* every deletion checked against X1, by parts */
+	memset(&deletions, 0, sizeof(ExtendPass));
+	deletions.kind = PASS_DELETIONS;
+	deletions.n = (int64_t) n_net;
+	deletions.root = root;
+	deletions.delta = old;
+	deletions.changes = net;
+	missing = extend_pass(&deletions, n_threads);
+	if (missing >= 0)
+	{
+		const PrEdgeChange *c = &net[missing];
+
+		status = pr_error_set(err, PR_ERR_INVALID,
+							  "a deleted edge %lld -> %lld (weight %g) is not in the graph",
+							  (long long) root->node_ids[c->src],
+							  (long long) root->node_ids[c->dst], c->weight);
+		return extend_fail(alloc, out, NULL, net, NULL, status);
 	}
-	for (int64_t i = 0; i < old->n_edges; i++)
-		edges_after += old->edges[i].count;
-	if (edges_after <= 0)
-		return extend_fail(alloc, out, net, NULL, NULL,
-						   pr_error_set(err, PR_ERR_INVALID, "the changed graph has %lld edges",
-										(long long) edges_after));
-	if (!extend_weights(root, root_range, old, net, n_net, edges_after))
-		return extend_fail(alloc, out, net, NULL, NULL,
-						   pr_error_set(err, PR_ERR_INVALID, "weights the build would scale"));
-	candidates = (int32_t *) pr_alloc_array(alloc, (size_t) old->n_absent + 2 * n_net + 1,
-											sizeof(int32_t));
-	sources = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
-	if (candidates == NULL || sources == NULL ||
-		!pr_graph_delta_alloc(out, root->n_nodes, old->n_edges + (int64_t) n_net,
-							  old->n_sources + (int64_t) n_net,
-							  old->n_absent + 2 * (int64_t) n_net, alloc))
-		return extend_fail(alloc, out, net, candidates, sources,
+
+	if (!extend_alloc(out, root->n_nodes, old->n_edges + (int64_t) n_net,
+					  old->n_sources + (int64_t) n_net, old->n_absent + 2 * (int64_t) n_net,
+					  flat, alloc))
+		return extend_fail(alloc, out, NULL, net, NULL,
 						   pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows",
 										n_changes));
 
-	/* the edges: old's and the changes merged, every deletion checked against X1 */
+	/* the edges: old's and the changes merged (one pass over old's) */
 	while (a < old->n_edges || b < n_net)
 	{
 		int			order = a == old->n_edges ? 1 : b == n_net ? -1 :
 			pr_edge_change_order(&old->edges[a], &net[b]);
 		PrEdgeChange next = order <= 0 ? old->edges[a++] : net[b];
 
+		if (order <= 0 && next.count > 0 && next.weight > old_largest)
+			old_largest = next.weight;
+		if (order == 0)
+			next.count += net[b].count;
 		if (order >= 0)
-		{
-			const PrEdgeChange *c = &net[b++];
-
-			if (c->count < 0 &&
-				count_row_edges(root, c->dst, c->src, c->weight) + (order == 0 ? next.count : 0) <
-				-c->count)
-				return extend_fail(alloc, out, net, candidates, sources,
-								   pr_error_set(err, PR_ERR_INVALID,
-												"a deleted edge %lld -> %lld (weight %g) is not in the graph",
-												(long long) root->node_ids[c->src],
-												(long long) root->node_ids[c->dst], c->weight));
-			if (order == 0)
-				next.count += c->count;
-			sources[n_sources++] = (int32_t) c->src;
-			candidates[n_candidates++] = (int32_t) c->src;
-			candidates[n_candidates++] = (int32_t) c->dst;
-		}
+			b++;
 		if (next.count != 0)
+		{
 			out->edges[kept++] = next;
+			edges_after += next.count;
+		}
 	}
 	out->n_edges = kept;
+	if (edges_after <= 0)
+		return extend_fail(alloc, out, flat, net, NULL,
+						   pr_error_set(err, PR_ERR_INVALID, "the changed graph has %lld edges",
+										(long long) edges_after));
+	if (!extend_weights(root, root_range, old_largest, net, n_net, edges_after))
+		return extend_fail(alloc, out, flat, net, NULL,
+						   pr_error_set(err, PR_ERR_INVALID, "weights the build would scale"));
 
 	/* the sources: old's and the changes' */
-	n_sources = sort_unique(sources, n_sources, sizeof(int32_t), node_order);
-	a = b = 0;
+	ids = (uint64_t *) pr_alloc_array(alloc, 2 * n_net + 1, sizeof(uint64_t));
+	sources = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
+	if (ids == NULL || sources == NULL)
+	{
+		pr_free(alloc, ids);
+		return extend_fail(alloc, out, flat, net, sources,
+						   pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows",
+										n_changes));
+	}
+	for (size_t c = 0; c < n_net; c++)
+		ids[c] = (uint64_t) net[c].src;
+	n_sources = distinct_nodes(ids, n_net, sources);
+	pr_free(alloc, ids);
+	a = 0;
+	b = 0;
 	kept = 0;
 	while (a < old->n_sources || (int64_t) b < n_sources)
 	{
@@ -1497,17 +1973,47 @@ pr_graph_delta_extend(const PrGraph *root, const int64_t *root_out_degree,
 		out->sources[kept++] = s;
 	}
 	out->n_sources = kept;
-	if (!extend_sources(root, root_out_degree, old, net, n_net, alloc, out))
-		return extend_fail(alloc, out, net, candidates, sources,
-						   pr_error_set(err, PR_ERR_NOMEM, "out of memory recounting out-strengths"));
-
-	/* the absent nodes */
-	memcpy(candidates + n_candidates, old->absent, sizeof(int32_t) * (size_t) old->n_absent);
-	extend_absent(root, root_out_degree, candidates, n_candidates + old->n_absent, out);
+	pr_free(alloc, sources);
+	if (!extend_sources(root, root_out_degree, old, net, n_net, n_threads, alloc, out) ||
+		!extend_absent(root, root_out_degree, old, net, n_net, n_threads, alloc, out))
+		return extend_fail(alloc, out, flat, net, NULL,
+						   pr_error_set(err, PR_ERR_NOMEM,
+										"out of memory for the sources of %zu changed rows",
+										n_changes));
+	pr_free(alloc, net);
+	if (flat != NULL)
+	{
+		pr_graph_delta_write_flat(out, flat);
+		extend_release(out, flat, alloc);
+		status = pr_graph_delta_view_flat(flat, flat_size, out, err);
+		if (status != PR_OK)
+			return status;
+	}
 	if (changed_edges != NULL)
 		*changed_edges = changed;
-	pr_free(alloc, net);
-	pr_free(alloc, candidates);
-	pr_free(alloc, sources);
 	return PR_OK;
+}
+
+/* root -> X2 from root -> X1 (old) and the rows changed since X1, in out's own arrays (pr_graph.h). */
+PrStatus
+pr_graph_delta_extend(const PrGraph *root, const int64_t *root_out_degree,
+					  const PrWeightRange *root_range, const PrGraphDelta *old,
+					  const PrEdgeChange *changes, size_t n_changes, bool undirected,
+					  int n_threads, const PrAllocator *alloc, PrGraphDelta *out,
+					  int64_t *changed_edges, PrError *err)
+{
+	return extend_delta(root, root_out_degree, root_range, old, changes, n_changes, undirected,
+						n_threads, alloc, NULL, 0, out, changed_edges, err);
+}
+
+/* pr_graph_delta_extend written straight into a flat buffer (pr_graph.h). */
+PrStatus
+pr_graph_delta_extend_flat(const PrGraph *root, const int64_t *root_out_degree,
+						   const PrWeightRange *root_range, const PrGraphDelta *old,
+						   const PrEdgeChange *changes, size_t n_changes, bool undirected,
+						   int n_threads, const PrAllocator *alloc, void *flat, size_t flat_size,
+						   PrGraphDelta *out, int64_t *changed_edges, PrError *err)
+{
+	return extend_delta(root, root_out_degree, root_range, old, changes, n_changes, undirected,
+						n_threads, alloc, flat, flat_size, out, changed_edges, err);
 }

@@ -128,6 +128,20 @@ UPDATE dl SET w = w + 0.25 WHERE src BETWEEN 20 AND 30;
 SELECT * FROM delta_compare();
 SELECT * FROM delta_entries();
 
+-- A delta entry patched from a delta entry takes its base's kept PageRank scores as its start
+-- (handed over as they are, no copy): the run starts from them and gives a fresh build's answer.
+UPDATE dl SET w = w + 0.5 WHERE src = 40 AND dst = 41;
+CREATE TEMP TABLE handed_a AS SELECT * FROM pagerank('dl', weight_column => 'w', tolerance => 1e-12,
+	device => 'cpu');
+SELECT graph_source, warm_start FROM powerrank_last_run();
+SET powerrank.cache_size = 0;
+CREATE TEMP TABLE handed_b AS SELECT * FROM pagerank('dl', weight_column => 'w', tolerance => 1e-12,
+	device => 'cpu');
+SELECT graph_source, warm_start FROM powerrank_last_run();
+RESET powerrank.cache_size;
+SELECT same_scores('handed_a', 'handed_b') AS same_scores;
+DROP TABLE handed_a, handed_b;
+SELECT * FROM delta_entries();
 -- Deletes that leave nodes 350 and 351 without any edge: they are absent, no row is theirs.
 DELETE FROM dl WHERE src IN (350, 351);
 SELECT * FROM delta_compare();

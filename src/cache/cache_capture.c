@@ -22,8 +22,8 @@
  * beyond them — exactly the writers at or past the base snapshot's xmax or in progress at it —
  * whose change rows it reads through its own snapshot (so never a row of an aborted, running or
  * later transaction) and applies.  The patch is a delta entry when it can be: the base's delta from
- * its root (empty for a flat base) extended with the rows (pr_graph_delta_extend), in a segment of
- * the delta's size (graph_cache_publish_delta); else — a node the root lacks, a delta past its
+ * its root (empty for a flat base) extended with the rows straight into a segment of the most
+ * the delta can take (pr_graph_delta_extend_flat; graph_cache_publish_delta); else — a node the root lacks, a delta past its
  * bound — the graph is written whole, a new root, with pr_graph_patch_plan and
  * pr_graph_patch_write straight into the shared segment the cache then takes as it is
  * (graph_cache_publish_patched).  Why
@@ -501,12 +501,13 @@ root_facts_fit(dsm_segment *segment, const PrGraph *root)
 }
 
 /*
- * Counts a weighted root's facts (its weight range, pr_graph_out_degrees on
- * powerrank_thread_count() threads) into a new segment, kept with the root's entry for every
- * backend's later patches; NULL when no segment is left.
+ * Counts a weighted root's facts (its weight range and out-degrees: pr_graph_root_facts, one pass
+ * over its in-edges split over powerrank_thread_count() threads, scratch from alloc) into a new
+ * segment, kept with the root's entry for every backend's later patches; NULL when no segment is
+ * left.
  */
 static dsm_segment *
-make_root_facts(const PrGraph *root, uint64 root_id)
+make_root_facts(const PrGraph *root, uint64 root_id, const PrAllocator *alloc)
 {
 	Size		bytes = sizeof(RootFactsHeader) + (Size) Max(root->n_nodes, 1) * sizeof(int64);
 	dsm_segment *segment = dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
@@ -519,8 +520,8 @@ make_root_facts(const PrGraph *root, uint64 root_id)
 	header->magic = ROOT_FACTS_MAGIC;
 	header->n_nodes = root->n_nodes;
 	header->n_edges = root->n_edges;
-	pr_graph_weight_range(root, &header->weights);
-	pr_graph_out_degrees(root, powerrank_thread_count(), (int64 *) (header + 1));
+	pr_graph_root_facts(root, powerrank_thread_count(), alloc, (int64 *) (header + 1),
+						&header->weights);
 	if (!graph_cache_keep_layout(root_id, GRAPH_CACHE_LAYOUT_ROOT_FACTS, segment))
 		elog(DEBUG1, "powerrank: the out-degrees of cached graph %llu not kept with it",
 			 (unsigned long long) root_id);
@@ -534,7 +535,7 @@ make_root_facts(const PrGraph *root, uint64 root_id)
  * whose out-strengths are its out-degrees.
  */
 static const int64 *
-root_facts(const PrGraph *root, uint64 root_id, PrWeightRange *weights)
+root_facts(const PrGraph *root, uint64 root_id, const PrAllocator *alloc, PrWeightRange *weights)
 {
 	dsm_segment *segment;
 
@@ -553,7 +554,7 @@ root_facts(const PrGraph *root, uint64 root_id, PrWeightRange *weights)
 			segment = NULL;
 		}
 		if (segment == NULL)
-			segment = make_root_facts(root, root_id);
+			segment = make_root_facts(root, root_id, alloc);
 		if (segment == NULL)
 			return NULL;
 		dsm_pin_mapping(segment);
@@ -648,26 +649,34 @@ graph_cache_materialize(const PrGraph *root, const PrGraphDelta *delta, const Pr
 	pr_graph_patch_free(&plan);
 }
 
+/* Where extend_delta's time went (seconds), for the patch's DEBUG1 line. */
+typedef struct ExtendTimes
+{
+	double		facts;			/* the root's out-degrees and weight range: mapped or counted */
+	double		segment;		/* the delta's segment made and its pages mapped */
+	double		extend;			/* the delta extended straight into it */
+} ExtendTimes;
+
 /*
  * The delta of the content key names from the base's root (see the file comment): the base's
- * delta extended with the changes (pr_graph_delta_extend), written into a new segment
- * (patched->delta_segment, not pinned), with its root's mapping taken over from base.  False,
- * nothing allocated and base left as it was, when the change is no delta of the root's (a node
- * new to it; a delta past max(PATCH_MIN_ROWS, GRAPH_CACHE_PATCH_FRACTION of its edges); no
- * segment left for a weighted root's facts): the caller then writes the graph whole.  *refused: the changes do
- * not apply (a deletion of an edge the base lacks, weights the build would scale, no edge left):
- * the caller reads and builds.
+ * delta extended with the changes (pr_graph_delta_extend_flat) straight into a new segment
+ * (patched->delta_segment, not pinned; made for the most the delta can hold,
+ * pr_graph_delta_extend_size, and prefaulted), with its root's mapping taken over from base.
+ * False, nothing allocated and base left as it was, when the change is no delta of the root's (a
+ * node new to it; a delta past max(PATCH_MIN_ROWS, GRAPH_CACHE_PATCH_FRACTION of its edges); no
+ * segment left for it or for a weighted root's facts): the caller then writes the graph whole.
+ * *refused: the changes do not apply (a deletion of an edge the base lacks, weights the build
+ * would scale, no edge left): the caller reads and builds.
  */
 static bool
 extend_delta(GraphCacheBase *base, const ChangeRows *changes, bool directed,
 			 const PrAllocator *alloc, GraphCachePatched *patched, bool *refused,
-			 double *out_degrees_seconds)
+			 ExtendTimes *times)
 {
 	const PrGraph *root = &base->hit.graph;
 	uint64		root_id = base->hit.root_id != 0 ? base->hit.root_id : base->hit.id;
 	PrGraphDelta empty;
 	const PrGraphDelta *old = &base->hit.delta;
-	PrGraphDelta extended;
 	const int64 *out_degree;
 	PrWeightRange weights = {0};
 	int64		changed_edges = 0;
@@ -676,64 +685,71 @@ extend_delta(GraphCacheBase *base, const ChangeRows *changes, bool directed,
 	PrError		err = {0};
 	PrStatus	status;
 	Size		bytes;
+	dsm_segment *segment;
 	const char *why = NULL;
-	double		started = pr_clock_seconds();
+	double		started = pr_clock_seconds(),
+				at;
 
 	*refused = false;
-	*out_degrees_seconds = 0.0;
+	memset(times, 0, sizeof(ExtendTimes));
 	if (base->hit.delta_segment == NULL)
 	{
 		memset(&empty, 0, sizeof(PrGraphDelta));
 		empty.n_nodes = root->n_nodes;
 		old = &empty;
 	}
-	out_degree = root_facts(root, root_id, &weights);
-	*out_degrees_seconds = pr_clock_seconds() - started;
+	out_degree = root_facts(root, root_id, alloc, &weights);
+	at = pr_clock_seconds();
+	times->facts = at - started;
 	if (root->weighted && out_degree == NULL)
 	{
 		elog(DEBUG1, "powerrank: no shared memory segment left for the root's out-degrees; the patch is written whole");
 		return false;
 	}
-	status = pr_graph_delta_extend(root, out_degree, root->weighted ? &weights : NULL, old,
-								   changes->changes, changes->count, !directed,
-								   powerrank_thread_count(), alloc, &extended, &changed_edges,
-								   &err);
+	bytes = pr_graph_delta_extend_size(old, changes->count, !directed);
+	segment = dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	if (segment == NULL)
+	{
+		elog(DEBUG1, "powerrank: no shared memory segment left for a delta; the patch is written whole");
+		return false;
+	}
+	graph_cache_prefault(segment);
+	times->segment = pr_clock_seconds() - at;
+	at = pr_clock_seconds();
+	status = pr_graph_delta_extend_flat(root, out_degree, root->weighted ? &weights : NULL, old,
+										changes->changes, changes->count, !directed,
+										powerrank_thread_count(), alloc,
+										dsm_segment_address(segment), bytes, &patched->delta,
+										&changed_edges, &err);
+	times->extend = pr_clock_seconds() - at;
 	if (status == PR_ERR_NOMEM)
+	{
+		dsm_detach(segment);
 		powerrank_report_core_error("graph delta", &err);
+	}
 	if (status == PR_ERR_INVALID)
 	{
 		*refused = true;
+		dsm_detach(segment);
 		elog(DEBUG1, "powerrank: the changed rows do not apply to the cached graph (%s)",
 			 err.message);
 		return false;
 	}
 	if (status != PR_OK)
 		why = err.message;
-	else if (extended.n_edges > bound)
+	else if (patched->delta.n_edges > bound)
 		why = psprintf("%lld edges changed since its root, past %lld",
-					   (long long) extended.n_edges, (long long) bound);
+					   (long long) patched->delta.n_edges, (long long) bound);
 	if (why != NULL)
 	{
-		if (status == PR_OK)
-			pr_graph_delta_free(&extended, alloc);
+		dsm_detach(segment);
+		memset(&patched->delta, 0, sizeof(PrGraphDelta));
 		elog(DEBUG1, "powerrank: the patch is no delta of the root (%s); it is written whole",
 			 why);
 		return false;
 	}
-
-	bytes = pr_graph_delta_flat_size(&extended);
-	patched->delta_segment = dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
-	if (patched->delta_segment == NULL)
-	{
-		pr_graph_delta_free(&extended, alloc);
-		elog(DEBUG1, "powerrank: no shared memory segment left for a delta; the patch is written whole");
-		return false;
-	}
-	pr_graph_delta_write_flat(&extended, dsm_segment_address(patched->delta_segment));
-	pr_graph_delta_free(&extended, alloc);
-	if (pr_graph_delta_view_flat(dsm_segment_address(patched->delta_segment), bytes,
-								 &patched->delta, &err) != PR_OK)
-		powerrank_report_core_error("graph delta", &err);
+	patched->delta_segment = segment;
+	patched->delta_edges = graph_cache_delta_edges(root, &patched->delta);
 
 	/* the root's mapping (and its reference) goes with the patched graph */
 	patched->segment = base->hit.segment;
@@ -773,7 +789,7 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 	const PrGraph *root;
 	Size		bytes = 0;
 	bool		no_segment = false;
-	double		out_degrees_seconds = 0.0;
+	ExtendTimes extend_times = {0};
 	double		started = pr_clock_seconds(),
 				acquired,
 				read_at,
@@ -810,16 +826,17 @@ graph_cache_patch(const EdgeScanTarget *target, bool directed, const GraphCacheK
 	patched->entry_delta_rows = base.delta_rows + (int64) changes.count;
 
 	if (read && extend_delta(&base, &changes, directed, alloc, patched, &refused,
-							 &out_degrees_seconds))
+							 &extend_times))
 	{
-		extended = pr_clock_seconds();
 		graph_cache_release_hit(&base.hit);
-		elog(DEBUG1, "powerrank: cached graph of relation %u patched with %zu changed rows as a delta of %lld edges from its root (%lld absent nodes): base found in %.1f ms, rows read in %.1f ms, the root's out-degrees in %.1f ms, the delta extended and written in %.1f ms (%zu bytes)",
+		elog(DEBUG1, "powerrank: cached graph of relation %u patched with %zu changed rows as a delta of %lld edges from its root (%lld absent nodes): base found in %.1f ms, rows read in %.1f ms, the root's out-degrees in %.1f ms, its segment of %zu bytes made in %.1f ms, the delta extended into it in %.1f ms, the base released in %.1f ms",
 			 target->relid, changes.count, (long long) patched->delta.n_edges,
 			 (long long) patched->delta.n_absent, (acquired - started) * 1000.0,
-			 (read_at - acquired) * 1000.0, out_degrees_seconds * 1000.0,
-			 (extended - read_at - out_degrees_seconds) * 1000.0,
-			 dsm_segment_map_length(patched->delta_segment));
+			 (read_at - acquired) * 1000.0, extend_times.facts * 1000.0,
+			 dsm_segment_map_length(patched->delta_segment), extend_times.segment * 1000.0,
+			 extend_times.extend * 1000.0,
+			 (pr_clock_seconds() - read_at -
+			  (extend_times.facts + extend_times.segment + extend_times.extend)) * 1000.0);
 		return true;
 	}
 	extended = pr_clock_seconds();

@@ -1000,9 +1000,41 @@ typedef struct NewEntry
 } NewEntry;
 
 /*
+ * Takes over, as a start vector of a new entry, the result segment carry hands over at i (a kept
+ * result of the entry carry->handed_from, pinned): out of the handles a retired entry left to
+ * unpin, when that entry went in this registration, else out of the entry's kept results, which
+ * then no longer count it.  False when neither holds it any longer (the entry replaced or lost
+ * that result meanwhile).  Caller holds the lock.
+ */
+static bool
+take_handed_result(const GraphCacheCarry *carry, int i, dsm_handle *evicted, int *n_evicted)
+{
+	GraphCacheEntry *previous = find_entry_by_id(carry->handed_from);
+	int			k;
+
+	for (k = 0; k < *n_evicted; k++)
+		if (evicted[k] == carry->handed[i])
+		{
+			/* its entry went: its unpin is this entry's now (free_entry uncounted it) */
+			evicted[k] = evicted[--(*n_evicted)];
+			return true;
+		}
+	for (k = 0; previous != NULL && k < GRAPH_CACHE_KEPT; k++)
+		if (previous->kept[k].has_result && previous->kept[k].result == carry->handed[i])
+		{
+			previous->kept[k].has_result = false;
+			previous->kept_bytes -= carry->bytes;
+			cache->bytes -= carry->bytes;
+			cache->kept_segments--;
+			return true;
+		}
+	return false;
+}
+
+/*
  * Registers segment (not pinned yet; a flat graph, a delta entry's flat delta or a node set, as
  * facts describe it) under key and pins it, with the start vectors of carry (may be NULL) when they
- * fit as well; returns its slot, or -1, leaving it unpinned, when another backend published the
+ * fit as well (a result carry hands over taken from its entry, take_handed_result); returns its slot, or -1, leaving it unpinned, when another backend published the
  * same graph key (or the table as a later snapshot saw it) meanwhile, a delta entry's root is no
  * longer READY, or readers hold all the room.  With hold, the entry starts with one reader's
  * reference (its id in *held_id), which the caller ties to its mapping.  Stale entries of the
@@ -1047,7 +1079,8 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, const NewEntry 
 	if (slot >= 0)
 	{
 		GraphCacheEntry *entry = &cache->entries[slot];
-		int			i;
+		int			i,
+					n_kept = 0;
 
 		dsm_pin_segment(segment);
 		memset(entry, 0, sizeof(GraphCacheEntry));
@@ -1087,16 +1120,22 @@ register_segment(const GraphCacheKey *key, dsm_segment *segment, const NewEntry 
 		cache->bytes += facts->bytes;
 		for (i = 0; with_carry && i < carry->count; i++)
 		{
-			GraphCacheKept *kept = &entry->kept[i];
+			GraphCacheKept *kept = &entry->kept[n_kept];
 
-			dsm_pin_segment(carry->segments[i]);
+			if (carry->segments[i] == NULL &&
+				!take_handed_result(carry, i, evicted, &n_evicted))
+				continue;
+			if (carry->segments[i] != NULL)
+				dsm_pin_segment(carry->segments[i]);
 			kept->key = carry->keys[i];
 			kept->used = true;
 			kept->has_start = true;
-			kept->start = dsm_segment_handle(carry->segments[i]);
+			kept->start = carry->segments[i] != NULL ?
+				dsm_segment_handle(carry->segments[i]) : carry->handed[i];
 			entry->kept_bytes += carry->bytes;
 			cache->bytes += carry->bytes;
 			cache->kept_segments++;
+			n_kept++;
 		}
 	}
 	LWLockRelease(cache->lock);
@@ -1228,11 +1267,13 @@ graph_cache_publish_patched(const GraphCacheKey *key, dsm_segment *segment, cons
  * holds delta's flat form, the change from the graph root of the entry root_id (on which the
  * caller holds a reader's reference) to the content key names; no bounds on its weights (a patch
  * reads its root's).  The entry counts its segment's bytes, its root's node count (the numbering
- * of its vectors; its own nodes are those less the absent ones) and its own stored edges.
+ * of its vectors; its own nodes are those less the absent ones) and its own stored edges (edges,
+ * graph_cache_delta_edges).
  */
 bool
 graph_cache_publish_delta(const GraphCacheKey *key, dsm_segment *segment, uint64 root_id,
-						  const PrGraph *root, const PrGraphDelta *delta, int64 skipped_rows,
+						  const PrGraph *root, const PrGraphDelta *delta, int64 edges,
+						  int64 skipped_rows,
 						  GraphCacheCarry *carry, const GraphCacheWriters *writers,
 						  int64 delta_rows, uint64 *entry_id)
 {
@@ -1240,7 +1281,7 @@ graph_cache_publish_delta(const GraphCacheKey *key, dsm_segment *segment, uint64
 
 	facts.nodes = root->n_nodes;
 	facts.absent = delta->n_absent;
-	facts.edges = graph_cache_delta_edges(root, delta);
+	facts.edges = edges;
 	facts.skipped_rows = skipped_rows;
 	facts.delta_rows = delta_rows;
 	facts.root_id = root_id;
@@ -1319,6 +1360,7 @@ typedef struct PreviousResults
 	int			count;
 	GraphCacheScoresKey keys[GRAPH_CACHE_KEPT];
 	dsm_segment *results[GRAPH_CACHE_KEPT];	/* mappings of its results */
+	dsm_handle	handles[GRAPH_CACHE_KEPT];	/* their handles */
 } PreviousResults;
 
 /*
@@ -1349,6 +1391,7 @@ reference_previous(const GraphCacheKey *key, PreviousResults *previous)
 			continue;
 		previous->keys[previous->count] = entry->kept[j].key;
 		previous->results[previous->count] = result;
+		previous->handles[previous->count] = entry->kept[j].result;
 		previous->count++;
 	}
 	entry->refcount++;
@@ -1431,14 +1474,53 @@ carry_from(const PreviousResults *previous, const PrGraph *old_graph, const int3
 }
 
 /*
+ * The start vectors of a delta entry patched from a delta entry (previous, its base), when at most
+ * GRAPH_CACHE_CARRY_FRACTION of graph's stored edges changed (changed): the base's results
+ * themselves, handed over to the new entry at its registration (take_handed_result) without a
+ * copy — both number their nodes as their root does, and the base is retired by that
+ * registration, its results with it.  A result so taken is the converged scores of the base
+ * (sum 1 up to the run's rounding), where a copy would be rescaled to sum 1.
+ */
+static void
+carry_handed(const PreviousResults *previous, int64 changed, const PrGraph *graph, Oid relid,
+			 GraphCacheCarry *carry)
+{
+	int64		limit = (int64) (GRAPH_CACHE_CARRY_FRACTION * (double) graph->n_edges);
+	int			i;
+
+	if (changed < 0 || changed > limit)
+	{
+		elog(DEBUG1, "powerrank: more than %lld of the %lld edges changed since the cached graph %llu of relation %u: no scores carried",
+			 (long long) limit, (long long) graph->n_edges, (unsigned long long) previous->id,
+			 relid);
+		return;
+	}
+	carry->bytes = (int64) graph->n_nodes * (int64) sizeof(double);
+	carry->handed_from = previous->id;
+	for (i = 0; i < previous->count; i++)
+	{
+		if (dsm_segment_map_length(previous->results[i]) < (Size) carry->bytes)
+			continue;
+		carry->keys[carry->count] = previous->keys[i];
+		carry->segments[carry->count] = NULL;
+		carry->handed[carry->count] = previous->handles[i];
+		carry->count++;
+	}
+	elog(DEBUG1, "powerrank: %lld of the %lld edges changed since the cached graph %llu of relation %u: %d kept scores handed over",
+		 (long long) changed, (long long) graph->n_edges, (unsigned long long) previous->id, relid,
+		 carry->count);
+}
+
+/*
  * Before graph (just built or patched by this backend) is published under key: when the cache
  * holds an earlier graph of the same table, columns and direction that keeps results, and at most
  * GRAPH_CACHE_CARRY_FRACTION of graph's stored edges changed since (pr_graph_changed_edges), makes
  * one start vector per kept result: its scores over graph's nodes (a node new to the table at 1/N),
  * scaled to sum 1.  When that earlier graph is the base graph was patched from (origin, may be
- * NULL), the patch's node map and changed-edge count serve, and the earlier graph is not read;
- * otherwise a delta entry (the earlier one, or graph's, which then gives its root's node count)
- * carries nothing.
+ * NULL), the patch's node map and changed-edge count serve, and the earlier graph is not read; a
+ * delta entry patched from a delta entry takes the base's results themselves (carry_handed: no
+ * copy, no pass over the nodes); otherwise a delta entry (the earlier one, or graph's, which then
+ * gives its root's node count) carries nothing.
  * graph_cache_publish pins them with the entry; graph_cache_carry_end detaches them.  Nothing is
  * carried when the cache is off or anything is missing.  Call it in the same subtransaction as the
  * publish: its segments are not pinned.
@@ -1461,8 +1543,12 @@ graph_cache_carry_scores(const GraphCacheKey *key, const PrGraph *graph,
 		memset(&old_graph, 0, sizeof(PrGraph));
 		old_graph.n_nodes = origin->base_nodes;
 		release_reference(previous.slot, previous.id);
-		carry_from(&previous, &old_graph, origin->map, origin->changed_edges, graph, key->relid,
-				   carry);
+		if (origin->delta_entry && previous.delta_entry && origin->map == NULL &&
+			origin->base_nodes == graph->n_nodes)
+			carry_handed(&previous, origin->changed_edges, graph, key->relid, carry);
+		else
+			carry_from(&previous, &old_graph, origin->map, origin->changed_edges, graph,
+					   key->relid, carry);
 	}
 	else if ((origin != NULL && origin->delta_entry) || previous.delta_entry ||
 			 (attached = attach_entry(previous.handle, previous.slot, previous.id)) == NULL)
@@ -1487,7 +1573,8 @@ graph_cache_carry_end(GraphCacheCarry *carry)
 	int			i;
 
 	for (i = 0; i < carry->count; i++)
-		dsm_detach(carry->segments[i]);
+		if (carry->segments[i] != NULL)
+			dsm_detach(carry->segments[i]);
 	carry->count = 0;
 }
 

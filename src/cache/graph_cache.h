@@ -129,7 +129,10 @@ typedef struct GraphCacheCarry
 {
 	int			count;
 	GraphCacheScoresKey keys[GRAPH_CACHE_KEPT];
-	dsm_segment *segments[GRAPH_CACHE_KEPT];
+	dsm_segment *segments[GRAPH_CACHE_KEPT];	/* NULL: handed over (handed[]) */
+	dsm_handle	handed[GRAPH_CACHE_KEPT];	/* a result of the entry handed_from, taken over as
+											 * it is (a delta entry after its delta-entry base) */
+	uint64		handed_from;
 	int64		bytes;			/* of each segment */
 } GraphCacheCarry;
 
@@ -238,7 +241,7 @@ bool		graph_cache_publish_patched(const GraphCacheKey *key, dsm_segment *segment
 										uint64 *entry_id);
 bool		graph_cache_publish_delta(const GraphCacheKey *key, dsm_segment *segment,
 									  uint64 root_id, const PrGraph *root,
-									  const PrGraphDelta *delta, int64 skipped_rows,
+									  const PrGraphDelta *delta, int64 edges, int64 skipped_rows,
 									  GraphCacheCarry *carry, const GraphCacheWriters *writers,
 									  int64 delta_rows, uint64 *entry_id);
 bool		graph_cache_acquire_base(const GraphCacheKey *key, const GraphCacheWriters *writers,
@@ -342,6 +345,7 @@ typedef struct GraphCachePatched
 	PrGraph		graph;			/* its arrays (delta: the root's) */
 	dsm_segment *delta_segment; /* delta: its flat form, not pinned yet (NULL: flat) */
 	PrGraphDelta delta;			/* delta: a view into delta_segment, in the root's numbering */
+	int64		delta_edges;	/* delta: the stored edges of root plus delta */
 	uint64		root_id;		/* delta: the root's entry */
 	PrGraphPatch plan;			/* flat: its node map, changed edges and weight bounds (free it
 								 * with pr_graph_patch_free) */

@@ -152,11 +152,12 @@ publish_patched_step(void *arg)
 
 		memset(&numbering, 0, sizeof(PrGraph));
 		numbering.n_nodes = patched->graph.n_nodes;
-		numbering.n_edges = graph_cache_delta_edges(&patched->graph, &patched->delta);
+		numbering.n_edges = patched->delta_edges;
 		graph_cache_carry_scores(step->key, &numbering, &patched->origin, &carry);
 		step->cached = graph_cache_publish_delta(step->key, patched->delta_segment,
 												 patched->root_id, &patched->graph,
-												 &patched->delta, patched->skipped_rows, &carry,
+												 &patched->delta, patched->delta_edges,
+												 patched->skipped_rows, &carry,
 												 step->writers, patched->entry_delta_rows,
 												 &step->entry_id);
 	}

@@ -10,6 +10,7 @@
  */
 #include "test_util.h"
 
+#include "graph_gen.h"
 #include "pr_graph_flat.h"
 
 #include <math.h>
@@ -389,6 +390,59 @@ test_delta_same_ids(void)
 }
 
 /*
+ * Whether deltas a and b have equal counts and arrays (out-degrees both or neither, where they
+ * have sources: a flat delta without sources has none).
+ */
+static bool
+same_delta(const PrGraphDelta *a, const PrGraphDelta *b)
+{
+	size_t		sources = (size_t) a->n_sources;
+
+	return a->n_nodes == b->n_nodes && a->n_edges == b->n_edges &&
+		a->n_sources == b->n_sources && a->n_absent == b->n_absent &&
+		(sources == 0 || (a->out_degree == NULL) == (b->out_degree == NULL)) &&
+		memcmp(a->edges, b->edges, sizeof(PrEdgeChange) * (size_t) a->n_edges) == 0 &&
+		memcmp(a->sources, b->sources, sizeof(int32_t) * sources) == 0 &&
+		memcmp(a->out_strength, b->out_strength, sizeof(double) * sources) == 0 &&
+		(sources == 0 || a->out_degree == NULL ||
+		 memcmp(a->out_degree, b->out_degree, sizeof(int64_t) * sources) == 0) &&
+		memcmp(a->absent, b->absent, sizeof(int32_t) * (size_t) a->n_absent) == 0;
+}
+
+/*
+ * The extend written straight into a flat buffer (pr_graph_delta_extend_flat) equals the one in
+ * arrays of its own (expected, changed edges expected_changed), its header the size of its own
+ * flat form; a buffer one word short of pr_graph_delta_extend_size is refused.
+ */
+static void
+check_extend_flat(const PrGraph *root, const int64_t *root_degree, const PrGraphDelta *old,
+				  const PrEdgeChange *changes, size_t n_changes, bool undirected,
+				  const PrGraphDelta *expected, int64_t expected_changed, const char *what)
+{
+	size_t		size = pr_graph_delta_extend_size(old, n_changes, undirected);
+	void	   *flat = aligned_alloc(8, size);
+	PrGraphDelta view,
+				again;
+	PrError		err;
+	int64_t		changed = -1;
+
+	CHECKF(size >= pr_graph_delta_flat_size(expected), "%s: bound %zu below %zu", what, size,
+		   pr_graph_delta_flat_size(expected));
+	CHECK(pr_graph_delta_extend_flat(root, root_degree, NULL, old, changes, n_changes, undirected,
+									 2, &pr_malloc_allocator, flat, size - 8, &view, &changed,
+									 &err) == PR_ERR_INVALID);
+	CHECKF(pr_graph_delta_extend_flat(root, root_degree, NULL, old, changes, n_changes,
+									  undirected, 2, &pr_malloc_allocator, flat, size, &view,
+									  &changed, &err) == PR_OK, "%s: flat extend: %s", what,
+		   err.message);
+	CHECKF(same_delta(&view, expected) && changed == expected_changed,
+		   "%s: the flat extend differs", what);
+	CHECK(pr_graph_delta_view_flat(flat, pr_graph_delta_flat_size(expected), &again, &err) ==
+		  PR_OK && same_delta(&again, expected));
+	free(flat);
+}
+
+/*
  * Deltas extended with changed rows (pr_graph_delta_extend) against pr_graph_build of the rows:
  * a table's rows (alive or deleted) over a root graph's nodes, changed in batches.
  */
@@ -763,6 +817,8 @@ check_extend_chain(unsigned seed, bool weighted, bool undirected)
 		CHECKF(pr_graph_delta_extend(&root, root_degree, NULL, &delta, changes, n_changes,
 									 undirected, 2, &pr_malloc_allocator, &next, &changed,
 									 &err) == PR_OK, "%s: extend: %s", what, err.message);
+		check_extend_flat(&root, root_degree, &delta, changes, n_changes, undirected, &next,
+						  changed, what);
 		/* changed edges: the counts that moved between the two deltas */
 		while (a < delta.n_edges || b < next.n_edges)
 		{
@@ -1003,4 +1059,167 @@ test_delta_extend_flat(void)
 	free(copy);
 	pr_graph_delta_free(&delta, &pr_malloc_allocator);
 	pr_graph_free(&root, &pr_malloc_allocator);
+}
+
+/*
+ * A root's facts (pr_graph_root_facts) on 1 to 4 threads, with rows of counts per thread and
+ * without (graphs with fewer edges per node than threads), against a count of the in-sources and
+ * pr_graph_weight_range; an unweighted graph's out-strengths.
+ */
+void
+test_delta_root_facts(void)
+{
+	GenSpec		spec = gen_rmat(15, (int64_t) 5 << 19, 17, true);
+	size_t		m = (size_t) spec.m;
+	int64_t    *src = malloc(sizeof(int64_t) * m);
+	int64_t    *dst = malloc(sizeof(int64_t) * m);
+	double	   *w = malloc(sizeof(double) * m);
+	PrGraph		g;
+
+	gen_edges(&spec, src, dst, 2);
+	for (size_t e = 0; e < m; e++)
+		w[e] = e % 7 == 0 ? 0.0 : 0.25 + (double) (e % 1000) / 8.0;
+	/* weighted, then unweighted; many edges a node, then few (src spread over 2^22 ids) */
+	for (int kind = 0; kind < 4; kind++)
+	{
+		int64_t    *expected,
+				   *degree;
+		PrWeightRange exact,
+					range;
+
+		if (kind == 2)
+			for (size_t e = 0; e < m; e++)
+				src[e] = src[e] * 131 + (int64_t) (e % 128);
+		build_rows(&g, src, dst, kind % 2 == 0 ? w : NULL, m, false);
+		expected = calloc((size_t) g.n_nodes, sizeof(int64_t));
+		degree = malloc(sizeof(int64_t) * (size_t) g.n_nodes);
+		for (int64_t e = 0; e < g.n_edges; e++)
+			expected[g.in_src[e]]++;
+		pr_graph_weight_range(&g, &exact);
+		for (int threads = 1; threads <= 4; threads++)
+		{
+			memset(degree, 0xff, sizeof(int64_t) * (size_t) g.n_nodes);
+			memset(&range, 0, sizeof(range));
+			pr_graph_root_facts(&g, threads, &pr_malloc_allocator, degree, &range);
+			CHECKF(memcmp(degree, expected, sizeof(int64_t) * (size_t) g.n_nodes) == 0,
+				   "graph %d, %d threads: out-degrees", kind, threads);
+			CHECKF(range.largest == exact.largest &&
+				   range.smallest_positive == exact.smallest_positive,
+				   "graph %d, %d threads: weights %g..%g, exact %g..%g", kind, threads,
+				   range.smallest_positive, range.largest, exact.smallest_positive, exact.largest);
+			pr_graph_out_degrees(&g, threads, degree);
+			CHECK(memcmp(degree, expected, sizeof(int64_t) * (size_t) g.n_nodes) == 0);
+		}
+		free(expected);
+		free(degree);
+		pr_graph_free(&g, &pr_malloc_allocator);
+	}
+	free(src);
+	free(dst);
+	free(w);
+}
+
+/*
+ * An extend of many changed rows (passes split over threads) gives the same delta on 1, 2 and 4
+ * threads, in its own arrays or in a flat buffer, and that delta equals the build of the changed
+ * rows; rows naming a node the root lacks that cancel each other are no change.
+ */
+void
+test_delta_extend_threads(void)
+{
+	GenSpec		spec = gen_rmat(13, (int64_t) 16 << 13, 23, true);
+	size_t		m = (size_t) spec.m;
+	size_t		n_changes = 0;
+	int64_t    *src = malloc(sizeof(int64_t) * (m + 8));
+	int64_t    *dst = malloc(sizeof(int64_t) * (m + 8));
+	double	   *w = malloc(sizeof(double) * (m + 8));
+	bool	   *gone = calloc(m, sizeof(bool));
+	PrEdgeChange *changes = malloc(sizeof(PrEdgeChange) * (m / 2 + 8));
+	int64_t    *src1 = malloc(sizeof(int64_t) * (m + m / 4));
+	int64_t    *dst1 = malloc(sizeof(int64_t) * (m + m / 4));
+	double	   *w1 = malloc(sizeof(double) * (m + m / 4));
+	size_t		m1 = 0;
+	uint64_t	state = 99;
+	PrGraph		root,
+				x;
+	int64_t    *degree;
+	PrGraphDelta empty = {0},
+				one,
+				other;
+	PrError		err;
+
+	gen_edges(&spec, src, dst, 2);
+	for (size_t e = 0; e < m; e++)
+		w[e] = (double) (1 + e % 16);
+	build_rows(&root, src, dst, w, m, false);
+	degree = malloc(sizeof(int64_t) * (size_t) root.n_nodes);
+	pr_graph_out_degrees(&root, 2, degree);
+	/* a third of the rows changed: deleted, weight changed (parallel rows too), or inserted */
+	for (size_t k = 0; k < m / 6; k++)
+	{
+		size_t		e = (size_t) (gen_random(&state) % m);
+
+		if (gone[e])
+			continue;
+		gone[e] = true;
+		changes[n_changes++] = (PrEdgeChange) {src[e], dst[e], w[e], -1};
+		if (k % 3 == 1)
+			changes[n_changes++] = (PrEdgeChange) {src[e], dst[e], w[e] + 0.5, 2};
+		if (k % 3 == 2)
+			changes[n_changes++] = (PrEdgeChange) {src[e], dst[(e + 1) % m], 3.0, 1};
+	}
+	/* a node the root lacks, inserted and deleted */
+	changes[n_changes++] = (PrEdgeChange) {src[0], -5, 1.0, 1};
+	changes[n_changes++] = (PrEdgeChange) {src[0], -5, 1.0, -1};
+	empty.n_nodes = root.n_nodes;
+	CHECK(pr_graph_delta_extend(&root, degree, NULL, &empty, changes, n_changes, false, 1,
+								&pr_malloc_allocator, &one, NULL, &err) == PR_OK);
+	for (int threads = 2; threads <= 4; threads += 2)
+	{
+		size_t		size = pr_graph_delta_extend_size(&empty, n_changes, false);
+		void	   *flat = aligned_alloc(8, size);
+
+		CHECK(pr_graph_delta_extend(&root, degree, NULL, &empty, changes, n_changes, false,
+									threads, &pr_malloc_allocator, &other, NULL, &err) == PR_OK);
+		CHECKF(same_delta(&one, &other), "%d threads", threads);
+		pr_graph_delta_free(&other, &pr_malloc_allocator);
+		CHECK(pr_graph_delta_extend_flat(&root, degree, NULL, &empty, changes, n_changes, false,
+										 threads, &pr_malloc_allocator, flat, size, &other, NULL,
+										 &err) == PR_OK);
+		CHECKF(same_delta(&one, &other), "%d threads, flat", threads);
+		free(flat);
+	}
+	/* the changed rows built */
+	for (size_t e = 0; e < m; e++)
+		if (!gone[e])
+		{
+			src1[m1] = src[e];
+			dst1[m1] = dst[e];
+			w1[m1++] = w[e];
+		}
+	for (size_t c = 0; c < n_changes; c++)
+		for (int64_t k = 0; k < changes[c].count; k++)
+		{
+			src1[m1] = changes[c].src;
+			dst1[m1] = changes[c].dst;
+			w1[m1++] = changes[c].weight;
+		}
+	/* the node the root lacks: its rows cancel */
+	m1 -= 1;
+	for (size_t e = 0; e < m1; e++)
+		CHECK(dst1[e] != -5);
+	build_rows(&x, src1, dst1, w1, m1, false);
+	check_delta_is(&root, degree, &one, &x, "many rows");
+	pr_graph_free(&x, &pr_malloc_allocator);
+	pr_graph_delta_free(&one, &pr_malloc_allocator);
+	pr_graph_free(&root, &pr_malloc_allocator);
+	free(degree);
+	free(src);
+	free(dst);
+	free(w);
+	free(gone);
+	free(changes);
+	free(src1);
+	free(dst1);
+	free(w1);
 }

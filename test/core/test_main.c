@@ -35,6 +35,8 @@
 	X(test_delta_extend_random) \
 	X(test_delta_extend_cases) \
 	X(test_delta_extend_flat) \
+	X(test_delta_extend_threads) \
+	X(test_delta_root_facts) \
 	X(test_cpu_engine_delta) \
 	X(test_cpu_engine_absent) \
 	X(test_flat_round_trip) \
