@@ -3,8 +3,8 @@
  * changes in B's numbering (B's nodes less the absent ones), as an engine prepared on B takes it
  * (PrEngineOps.apply_delta): two deltas merged, one's edges less another's, a delta checked
  * against B, X's dangling list, the push product's order of the edges, the flat form (a cache
- * segment), X's rows as changes of B's (to materialize X).  A delta is made from a patch by pr_graph_delta_from_patch, or extended
- * with changed rows by pr_graph_delta_extend (pr_graph_delta.c).
+ * segment), X's rows as changes of B's (to materialize X).  A delta is made, or extended, with
+ * changed rows by pr_graph_delta_extend (pr_graph_delta.c).
  */
 #include "pr_graph.h"
 

@@ -400,16 +400,6 @@ void		pr_graph_delta_changes(const PrGraph *root, const PrGraphDelta *delta, PrE
 bool		pr_graph_delta_absent(const PrGraphDelta *delta, int32_t v);
 
 /*
- * The delta from a patch's base to the patched graph (written by pr_graph_patch_write into
- * patched; the base is not read, and may be gone), its sources' out-degrees counted in patched
- * (a weighted graph's in one pass over its in-edges on the plan's threads): PR_ERR_UNSUPPORTED
- * when the patch changed the node set (a node map or new ids), nothing allocated; arrays from
- * alloc (pr_graph_delta_free).
- */
-PrStatus	pr_graph_delta_from_patch(const PrGraphPatch *patch, const PrGraph *patched,
-									  const PrAllocator *alloc, PrGraphDelta *out, PrError *err);
-
-/*
  * Allocates a delta's arrays (zero counts) for n_edges edges, n_sources sources (out-strengths
  * and out-degrees) and n_absent absent nodes; false when out of memory (nothing allocated).
  */

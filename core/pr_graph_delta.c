@@ -1033,46 +1033,6 @@ pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out, int n_threads)
 	write_strengths(patch, out, parts < 1 ? 1 : parts);
 }
 
-/* The delta from a patch's base to the patched graph (PrGraphDelta, pr_delta.c). */
-PrStatus
-pr_graph_delta_from_patch(const PrGraphPatch *patch, const PrGraph *patched,
-						  const PrAllocator *alloc, PrGraphDelta *out, PrError *err)
-{
-	memset(out, 0, sizeof(PrGraphDelta));
-	if (patch->map != NULL || patch->n_fresh > 0 || patched->n_nodes != patch->shape.n_nodes)
-		return pr_error_set(err, PR_ERR_UNSUPPORTED, "the patch changed the graph's node set");
-	if (!pr_graph_delta_alloc(out, patched->n_nodes, (int64_t) patch->n_net, patch->n_sources, 0,
-							  alloc))
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a delta of %zu edges",
-							patch->n_net);
-	/*
-	 * The patched graph numbers the base's nodes the same (it reads only that, not the base,
-	 * which its caller may have let go); internal ids ascend with the external ones, so the
-	 * (dst, src, weight) order holds.
-	 */
-	for (size_t i = 0; i < patch->n_net; i++)
-	{
-		out->edges[i] = patch->net[i];
-		out->edges[i].src = patch->net_src[i];
-		out->edges[i].dst = pr_graph_find(patched, patch->net[i].dst);
-	}
-	out->n_edges = (int64_t) patch->n_net;
-	for (int64_t i = 0; i < patch->n_sources; i++)
-	{
-		out->sources[i] = patch->sources[i];
-		out->out_strength[i] = patched->out_strength[patch->sources[i]];
-	}
-	out->n_sources = patch->n_sources;
-	if (!candidate_out_degrees(patched, out->sources, out->n_sources, out->out_degree,
-							   patch->n_threads, alloc))
-	{
-		pr_graph_delta_free(out, alloc);
-		return pr_error_set(err, PR_ERR_NOMEM, "out of memory counting %lld out-degrees",
-							(long long) patch->n_sources);
-	}
-	return PR_OK;
-}
-
 /*
  * A graph's out-degrees (and weight range) counted by parts: either each part counts its even
  * range of the in-edges into its own row of counts (int32: a part holds fewer than 2^31 edges),

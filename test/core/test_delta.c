@@ -940,25 +940,6 @@ test_delta_extend_cases(void)
 	build_rows(&x, s2, d2, w2, 5, false);
 	check_delta_is(&root, degree, &second, &x, "second");
 	pr_graph_free(&x, &pr_malloc_allocator);
-	/* a delta from a patch: its sources' out-degrees counted in the patched graph */
-	{
-		PrGraphPatch plan;
-		PrGraphDelta from;
-		int64_t		patched_degree[4];
-
-		CHECK(apply_changes(&root, more, 3, false, &x, &err) == PR_OK);
-		CHECK(pr_graph_patch_plan(&root, NULL, more, 3, false, 2, &pr_malloc_allocator, &plan,
-								  &err) == PR_OK);
-		CHECK(pr_graph_delta_from_patch(&plan, &x, &pr_malloc_allocator, &from, &err) == PR_OK);
-		pr_graph_out_degrees(&x, 2, patched_degree);
-		CHECK(from.n_sources == 2 && from.out_degree != NULL);
-		for (int64_t i = 0; i < from.n_sources; i++)
-			CHECK(from.out_degree[i] == patched_degree[from.sources[i]]);
-		CHECK(pr_graph_delta_check(&from, &root, &err) == PR_OK);
-		pr_graph_delta_free(&from, &pr_malloc_allocator);
-		pr_graph_patch_free(&plan);
-		pr_graph_free(&x, &pr_malloc_allocator);
-	}
 	/* every edge deleted: no graph */
 	CHECK(pr_graph_delta_extend(&root, degree, NULL, &second, all, 3, false, 1,
 								&pr_malloc_allocator, &first, &changed, &err) == PR_ERR_INVALID);

@@ -140,39 +140,28 @@ make_changes(DeltaRows *rows, size_t random_from, bool weighted, int step, uint6
 }
 
 /*
- * The delta from base to the patch of changes, through pr_graph_patch_plan and
- * pr_graph_patch_write (the patched arrays freed here: the delta holds X's out-strengths).
+ * The delta from base to base plus changes (pr_graph_delta_extend from an empty delta; its
+ * out-strengths are X's: the changes' weights are small integers, so the sums are exact).
  */
 static void
 delta_of_changes(const PrGraph *base, const PrEdgeChange *changes, size_t n_changes,
 				 PrGraphDelta *delta)
 {
-	PrGraphPatch plan;
-	PrGraph		out = {0};
+	PrGraphDelta empty = {0};
+	int64_t    *degree = NULL;
 	PrError		err;
-	size_t		n,
-				m;
 
-	CHECKF(pr_graph_patch_plan(base, NULL, changes, n_changes, false, 2, &pr_malloc_allocator, &plan,
-							   &err) == PR_OK, "plan: %s", err.message);
-	n = (size_t) plan.shape.n_nodes;
-	m = (size_t) plan.shape.n_edges;
-	out.node_ids = malloc(sizeof(int64_t) * n);
-	out.in_ptr = malloc(sizeof(int64_t) * (n + 1));
-	out.in_src = malloc(sizeof(int32_t) * m);
-	out.in_weight = base->weighted ? malloc(sizeof(double) * m) : NULL;
-	out.out_strength = malloc(sizeof(double) * n);
-	out.dangling = malloc(sizeof(int32_t) * n);
-	pr_graph_patch_write(&plan, &out, 1);
-	CHECKF(pr_graph_delta_from_patch(&plan, &out, &pr_malloc_allocator, delta, &err) == PR_OK,
+	empty.n_nodes = base->n_nodes;
+	if (base->weighted)
+	{
+		degree = malloc(sizeof(int64_t) * ((size_t) base->n_nodes + 1));
+		CHECK(degree != NULL);
+		pr_graph_out_degrees(base, 2, degree);
+	}
+	CHECKF(pr_graph_delta_extend(base, degree, NULL, &empty, changes, n_changes, false, 2,
+								 &pr_malloc_allocator, delta, NULL, &err) == PR_OK,
 		   "delta: %s", err.message);
-	pr_graph_patch_free(&plan);
-	free(out.node_ids);
-	free(out.in_ptr);
-	free(out.in_src);
-	free(out.in_weight);
-	free(out.out_strength);
-	free(out.dangling);
+	free(degree);
 }
 
 /* A base, the graphs of two patches after it, and their deltas (first, second, and merged). */
@@ -278,9 +267,9 @@ scores_apart(const DeltaScores *a, const DeltaScores *b)
 	return worst;
 }
 
-/* A delta from a patch: its edges in base ids and X's out-strengths; a node-set change refused. */
+/* A delta from changed rows: its edges in base ids and X's out-strengths; a new node refused. */
 void
-test_delta_from_patch(void)
+test_delta_from_changes(void)
 {
 	DeltaRows	rows;
 	size_t		random_from,
@@ -289,7 +278,6 @@ test_delta_from_patch(void)
 	PrGraph		base,
 				x;
 	PrGraphDelta delta;
-	PrGraphPatch plan;
 	PrError		err;
 	int64_t		dangling[DELTA_NODES + 16];
 	int64_t		n_dangling;
@@ -328,12 +316,19 @@ test_delta_from_patch(void)
 	delta.edges[0].dst = DELTA_NODES;
 	CHECK(pr_graph_delta_check(&delta, &base, &err) == PR_ERR_INVALID);
 	pr_graph_delta_free(&delta, &pr_malloc_allocator);
-	/* a new node: the node set changes, no delta */
-	CHECK(pr_graph_patch_plan(&base, NULL, &fresh, 1, false, 2, &pr_malloc_allocator, &plan,
-							  &err) == PR_OK);
-	CHECK(pr_graph_delta_from_patch(&plan, &x, &pr_malloc_allocator, &delta, &err) ==
-		  PR_ERR_UNSUPPORTED);
-	pr_graph_patch_free(&plan);
+	/* a new node: no delta describes it */
+	{
+		PrGraphDelta empty = {0};
+		int64_t    *degree = malloc(sizeof(int64_t) * ((size_t) base.n_nodes + 1));
+
+		CHECK(degree != NULL);
+		pr_graph_out_degrees(&base, 2, degree);
+		empty.n_nodes = base.n_nodes;
+		CHECK(pr_graph_delta_extend(&base, degree, NULL, &empty, &fresh, 1, false, 2,
+									&pr_malloc_allocator, &delta, NULL, &err) ==
+			  PR_ERR_UNSUPPORTED);
+		free(degree);
+	}
 	pr_graph_free(&base, &pr_malloc_allocator);
 	pr_graph_free(&x, &pr_malloc_allocator);
 }

@@ -30,7 +30,7 @@
 	X(test_delta_placed) \
 	X(test_delta_same_ids) \
 	X(test_delta_threads) \
-	X(test_delta_from_patch) \
+	X(test_delta_from_changes) \
 	X(test_delta_merge) \
 	X(test_delta_extend_random) \
 	X(test_delta_extend_cases) \

@@ -817,13 +817,16 @@ run_mixing_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision)
 
 /*
  * The graph X of base's rows plus changes (pr_graph_patch_plan / write, out-edges added for HITS)
- * and the delta base -> X; false when the patch fails or changed the node set.
+ * and the delta base -> X (pr_graph_delta_extend from an empty delta); false when the patch fails
+ * or changed the node set.
  */
 static bool
 patch_with_delta(const PrGraph *base, const std::vector<PrEdgeChange> &changes, PrGraph *x, PrGraphDelta *delta,
 				 PrError *err)
 {
 	PrGraphPatch plan;
+	PrGraphDelta empty;
+	std::vector<int64_t> degree((size_t) base->n_nodes + 1);
 	bool		ok;
 
 	memset(x, 0, sizeof(*x));
@@ -837,9 +840,16 @@ patch_with_delta(const PrGraph *base, const std::vector<PrEdgeChange> &changes, 
 	x->out_strength = (double *) pr_alloc_array(&pr_malloc_allocator, (size_t) plan.shape.n_nodes, 8);
 	x->dangling = (int32_t *) pr_alloc_array(&pr_malloc_allocator, (size_t) plan.shape.n_nodes, 4);
 	pr_graph_patch_write(&plan, x, 1);
-	ok = pr_graph_delta_from_patch(&plan, x, &pr_malloc_allocator, delta, err) == PR_OK &&
-		pr_graph_add_out_edges(x, &pr_malloc_allocator, err) == PR_OK;
 	pr_graph_patch_free(&plan);
+	if (x->n_nodes != base->n_nodes)
+		return false;
+	memset(&empty, 0, sizeof(empty));
+	empty.n_nodes = base->n_nodes;
+	if (base->weighted)
+		pr_graph_out_degrees(base, 2, degree.data());
+	ok = pr_graph_delta_extend(base, base->weighted ? degree.data() : NULL, NULL, &empty, changes.data(),
+							   changes.size(), false, 2, &pr_malloc_allocator, delta, NULL, err) == PR_OK &&
+		pr_graph_add_out_edges(x, &pr_malloc_allocator, err) == PR_OK;
 	return ok;
 }
 
