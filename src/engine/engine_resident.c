@@ -429,7 +429,8 @@ resident_residency_text(const Resident *r, char *residency, size_t size)
  * Makes a resident entry serve the request's graph: its own, or a delta entry's (req's
  * delta_entry_id: the entry's graph plus that delta).  Nothing to do when its engines carry that
  * delta already.  Otherwise the delta entry's segment is mapped and its delta checked against the
- * graph (it comes from another process), a tuned layout that is ready is adopted, and a prepared
+ * graph once (it comes from another process: by the prepared engine's apply_delta, which checks
+ * it, or here when no engine takes it now), a tuned layout that is ready is adopted, and a prepared
  * engine is given the delta (apply_delta replaces the one it carried; an empty delta serves the
  * graph itself again); an engine not prepared and the batch engine, which would serve the delta
  * before, are released, and engines made later take it (resident_follow_delta; a tuned layout
@@ -459,17 +460,18 @@ resident_take_delta(Resident *r, const ServiceRequest *req, PrError *err)
 		if (base == NULL)
 			return pr_error_set(err, PR_ERR_INVALID, "%s", message);
 		status = pr_graph_delta_view_flat(base, size, &delta, err);
-		if (status == PR_OK)
-			status = pr_graph_delta_check(&delta, &r->graph, err);
 		if (status == PR_OK && delta.n_edges > r->graph.n_edges / DELTA_EDGES_FRACTION)
 			status = pr_error_set(err, PR_ERR_UNSUPPORTED, "%lld delta edges beside %lld",
 								  (long long) delta.n_edges, (long long) r->graph.n_edges);
 	}
 	resident_tuner_finish(r, false);
+	/* checked once: by the engine that takes it (apply_delta checks), else here for the later ones */
 	if (status == PR_OK && r->engine != NULL && r->prepared.done)
 		status = r->engine->ops->apply_delta == NULL ?
 			pr_error_set(err, PR_ERR_UNSUPPORTED, "the engine takes no graph delta") :
 			r->engine->ops->apply_delta(r->engine, &delta, err);
+	else if (status == PR_OK)
+		status = pr_graph_delta_check(&delta, &r->graph, err);
 	if (status != PR_OK)
 	{
 		if (base != NULL)
