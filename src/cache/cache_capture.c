@@ -471,8 +471,8 @@ read_changes(Oid schema, Oid relid, const GraphCacheWriters *seen, TupleDesc des
 
 /*
  * What extending a weighted root's deltas needs besides the root (GRAPH_CACHE_LAYOUT_ROOT_FACTS,
- * kept with the root's entry): its exact weight range and, after this header, its out-degrees
- * (int64, one a node).
+ * kept with the root's entry): bounds on its weights (the range its entry recorded, or the exact
+ * one counted here) and, after this header, its out-degrees (int64, one a node).
  */
 typedef struct RootFactsHeader
 {
@@ -501,13 +501,14 @@ root_facts_fit(dsm_segment *segment, const PrGraph *root)
 }
 
 /*
- * Counts a weighted root's facts (its weight range and out-degrees: pr_graph_root_facts, one pass
- * over its in-edges split over powerrank_thread_count() threads, scratch from alloc) into a new
- * segment, kept with the root's entry for every backend's later patches; NULL when no segment is
- * left.
+ * Counts a weighted root's facts (its out-degrees, and its weight range unless known — the range
+ * its entry recorded at publish —: pr_graph_root_facts, one pass over its in-edges split over
+ * powerrank_thread_count() threads, scratch from alloc) into a new segment, kept with the root's
+ * entry for every backend's later patches; NULL when no segment is left.
  */
 static dsm_segment *
-make_root_facts(const PrGraph *root, uint64 root_id, const PrAllocator *alloc)
+make_root_facts(const PrGraph *root, uint64 root_id, const PrWeightRange *known,
+				const PrAllocator *alloc)
 {
 	Size		bytes = sizeof(RootFactsHeader) + (Size) Max(root->n_nodes, 1) * sizeof(int64);
 	dsm_segment *segment = dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
@@ -520,8 +521,10 @@ make_root_facts(const PrGraph *root, uint64 root_id, const PrAllocator *alloc)
 	header->magic = ROOT_FACTS_MAGIC;
 	header->n_nodes = root->n_nodes;
 	header->n_edges = root->n_edges;
+	if (known != NULL)
+		header->weights = *known;
 	pr_graph_root_facts(root, powerrank_thread_count(), alloc, (int64 *) (header + 1),
-						&header->weights);
+						known != NULL ? NULL : &header->weights);
 	if (!graph_cache_keep_layout(root_id, GRAPH_CACHE_LAYOUT_ROOT_FACTS, segment))
 		elog(DEBUG1, "powerrank: the out-degrees of cached graph %llu not kept with it",
 			 (unsigned long long) root_id);
@@ -529,13 +532,14 @@ make_root_facts(const PrGraph *root, uint64 root_id, const PrAllocator *alloc)
 }
 
 /*
- * A weighted root's out-degrees and exact weight range (into *weights): counted once per root
- * entry by the first patch of any backend and kept with the entry (make_root_facts), mapped by
- * the others; the mapping stays for this backend's next patches.  NULL for an unweighted root,
- * whose out-strengths are its out-degrees.
+ * A weighted root's out-degrees and bounds on its weights (into *weights; known: the range its
+ * entry recorded, or NULL: counted exactly): counted once per root entry by the first patch of any backend and
+ * kept with the entry (make_root_facts), mapped by the others; the mapping stays for this
+ * backend's next patches.  NULL for an unweighted root, whose out-strengths are its out-degrees.
  */
 static const int64 *
-root_facts(const PrGraph *root, uint64 root_id, const PrAllocator *alloc, PrWeightRange *weights)
+root_facts(const PrGraph *root, uint64 root_id, const PrWeightRange *known,
+		   const PrAllocator *alloc, PrWeightRange *weights)
 {
 	dsm_segment *segment;
 
@@ -554,7 +558,7 @@ root_facts(const PrGraph *root, uint64 root_id, const PrAllocator *alloc, PrWeig
 			segment = NULL;
 		}
 		if (segment == NULL)
-			segment = make_root_facts(root, root_id, alloc);
+			segment = make_root_facts(root, root_id, known, alloc);
 		if (segment == NULL)
 			return NULL;
 		dsm_pin_mapping(segment);
@@ -698,7 +702,8 @@ extend_delta(GraphCacheBase *base, const ChangeRows *changes, bool directed,
 		empty.n_nodes = root->n_nodes;
 		old = &empty;
 	}
-	out_degree = root_facts(root, root_id, alloc, &weights);
+	out_degree = root_facts(root, root_id, base->root_weights_known ? &base->root_weights : NULL,
+							alloc, &weights);
 	at = pr_clock_seconds();
 	times->facts = at - started;
 	if (root->weighted && out_degree == NULL)
