@@ -206,7 +206,10 @@ ranking_loop() {
 
 # the checker: one check every CHECK_EVERY s until the deadline $1
 checker_loop() {
-  while sleep "$CHECK_EVERY" && [ "$(date +%s)" -lt "$1" ]; do
+  local left
+  while left=$(( $1 - $(date +%s) )) && [ "$left" -gt 0 ]; do
+    sleep "$(( CHECK_EVERY < left ? CHECK_EVERY : left ))"
+    [ "$(date +%s)" -lt "$1" ] || break
     as_pg "${PSQL[@]}" -c "BEGIN ISOLATION LEVEL REPEATABLE READ" -c "SELECT live_check('$DEVICE', $ROUNDING)" \
       -c "COMMIT" >> "$WORK/checker.log" 2>&1
   done

@@ -194,6 +194,13 @@ FROM (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY build_ms) m,
              percentile_cont(0.5) WITHIN GROUP (ORDER BY call_ms) call FROM bench_results WHERE phase = 'patched') p,
      (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY build_ms) m,
              percentile_cont(0.5) WITHIN GROUP (ORDER BY call_ms) call FROM bench_results WHERE phase = 'cold') c;
+SELECT format('patched round %s: graph %s ms, whole call %s ms; / cold: graph %s, whole call %s', p.round,
+              round(p.build_ms::numeric, 1), round(p.call_ms::numeric, 1),
+              round((p.build_ms / c.m)::numeric, 3), round((p.call_ms / c.call)::numeric, 3))
+FROM bench_results p,
+     (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY build_ms) m,
+             percentile_cont(0.5) WITHIN GROUP (ORDER BY call_ms) call FROM bench_results WHERE phase = 'cold') c
+WHERE p.phase = 'patched' ORDER BY p.round;
 SQL
   # the last patched graph (cached; on DEVICE) against a fresh build on the CPU, to the bit of the tolerance
   sql <<'SQL' | sed 's/^/RESULT patch /'
