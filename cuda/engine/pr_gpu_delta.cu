@@ -83,6 +83,11 @@ gpu_delta_forget(GpuEngine *e)
 	release_vector(&e->delta_sources);
 	release_vector(&e->delta_strength);
 	release_vector(&e->delta_absent);
+	release_vector(&e->delta_spare.sources);
+	release_vector(&e->delta_spare.strength);
+	release_vector(&e->delta_spare.absent);
+	release_vector(&e->delta_spare.edges);
+	release_vector(&e->delta_spare.diff);
 }
 
 /* The delta served as one PrGraphDelta: the layers' edges summed, the host copies of the rest. */
@@ -267,11 +272,36 @@ walk_inverse(NodeWalk *w, const PrGraph *g, int64_t v)
 	return inverse;
 }
 
+/* Whether two walks say the same of node v (the next node of either): both or neither name it
+ * absent, and both or neither a source, with the same out-strength bits. */
+static bool
+walks_agree(const NodeWalk *x, const NodeWalk *y, int64_t v)
+{
+	bool		x_source = x->s < x->n_sources && x->sources[x->s] == v;
+	bool		y_source = y->s < y->n_sources && y->sources[y->s] == v;
+	bool		x_absent = x->a < x->n_absent && x->absent[x->a] == v;
+	bool		y_absent = y->a < y->n_absent && y->absent[y->a] == v;
+
+	return x_source == y_source && x_absent == y_absent &&
+		(!x_source || memcmp(&x->strength[x->s], &y->strength[y->s], sizeof(double)) == 0);
+}
+
+/* Moves a walk past node v (no lower than walk_next). */
+static void
+walk_skip(NodeWalk *w, int64_t v)
+{
+	if (w->s < w->n_sources && w->sources[w->s] == v)
+		w->s++;
+	if (w->a < w->n_absent && w->absent[w->a] == v)
+		w->a++;
+}
+
 /*
  * The entries of 1 / out-strength that change when the engine goes from the delta the device holds
  * (none after a new layout: the prepared graph's values) to delta, at private positions: one walk
  * over both deltas' sources and absent nodes (ascending, no sort), an entry listed only where its
- * bits change (-0 and 0 differ: absent and dangling).
+ * bits change (-0 and 0 differ: absent and dangling).  A node both deltas describe alike is passed
+ * over without reading the prepared graph's out-strength: under steady writes nearly all of them.
  */
 static void
 inverse_changes(const GpuEngine *e, const PrGraphDelta *delta, std::vector<int32_t> *pos,
@@ -293,6 +323,12 @@ inverse_changes(const GpuEngine *e, const PrGraphDelta *delta, std::vector<int32
 
 		if (v == INT64_MAX)
 			break;
+		if (walks_agree(&before, &after, v))
+		{
+			walk_skip(&before, v);
+			walk_skip(&after, v);
+			continue;
+		}
 		was = walk_inverse(&before, g, v);
 		now = walk_inverse(&after, g, v);
 		if (memcmp(&was, &now, sizeof(double)) != 0)
@@ -359,13 +395,11 @@ gpu_apply_delta(PrEngine *base, const PrGraphDelta *delta, PrError *err)
 	GpuEngine  *e = (GpuEngine *) base;
 	PrGraphDelta none;
 	GpuDeltaLayer fresh = GpuDeltaLayer();
-	std::vector<PrEdgeChange> edges;
-	std::vector<int32_t> pos,
-				sources,
-				absent;
-	std::vector<double> value,
-				strength;
+	GpuDeltaSpare *spare = &e->delta_spare;
+	std::vector<int32_t> pos;
+	std::vector<double> value;
 	const std::vector<PrEdgeChange> &frozen = e->delta_frozen.edges;
+	int64_t		n_diff = 0;
 	bool		fold;
 	PrStatus	st;
 
@@ -397,14 +431,27 @@ gpu_apply_delta(PrEngine *base, const PrGraphDelta *delta, PrError *err)
 	fold = !e->delta_on_device || delta->n_edges == 0;
 	if (!fold)
 	{
-		edges.resize((size_t) delta->n_edges + frozen.size());
-		edges.resize((size_t) pr_graph_delta_edges_diff(delta->edges, delta->n_edges, frozen.data(),
-														 (int64_t) frozen.size(), edges.data()));
-		fold = (int64_t) edges.size() >
-			(int64_t) frozen.size() / DELTA_FOLD_FRACTION + (e->bench.delta_fold_edges > 0 ? e->bench.delta_fold_edges : 0);
+		if (spare->diff.size() < (size_t) delta->n_edges + frozen.size())
+			spare->diff.resize((size_t) delta->n_edges + frozen.size());
+		n_diff = pr_graph_delta_edges_diff(delta->edges, delta->n_edges, frozen.data(),
+										   (int64_t) frozen.size(), spare->diff.data());
+		fold = n_diff > (int64_t) frozen.size() / DELTA_FOLD_FRACTION +
+			(e->bench.delta_fold_edges > 0 ? e->bench.delta_fold_edges : 0);
 	}
+	/* the new lists fill the memory the last apply let go of */
+	std::vector<PrEdgeChange> edges;
+	std::vector<int32_t> sources,
+				absent;
+	std::vector<double> strength;
+
+	edges.swap(spare->edges);
+	sources.swap(spare->sources);
+	strength.swap(spare->strength);
+	absent.swap(spare->absent);
 	if (fold)
 		edges.assign(delta->edges, delta->edges + delta->n_edges);
+	else
+		edges.assign(spare->diff.data(), spare->diff.data() + n_diff);
 	sources.assign(delta->sources, delta->sources + delta->n_sources);
 	strength.assign(delta->out_strength, delta->out_strength + delta->n_sources);
 	absent.assign(delta->absent, delta->absent + delta->n_absent);
@@ -417,16 +464,20 @@ gpu_apply_delta(PrEngine *base, const PrGraphDelta *delta, PrError *err)
 	{
 		/* the engine serves what it served (a failed scatter aside, which is an engine error) */
 		layer_free_device(e, &fresh);
+		edges.swap(spare->edges);
+		sources.swap(spare->sources);
+		strength.swap(spare->strength);
+		absent.swap(spare->absent);
 		return st;
 	}
 	layer_free_device(e, &e->delta_recent);
 	if (fold)
 	{
-		std::vector<PrEdgeChange> no_edges;
-
 		layer_free_device(e, &e->delta_frozen);
+		/* the old frozen edges come back in edges; the recent ones go to the spare below */
 		layer_take(&e->delta_frozen, &fresh, &edges);
-		e->delta_recent.edges.swap(no_edges);
+		edges.clear();
+		e->delta_recent.edges.swap(edges);
 		e->delta_folds++;
 	}
 	else
@@ -434,6 +485,12 @@ gpu_apply_delta(PrEngine *base, const PrGraphDelta *delta, PrError *err)
 	e->delta_sources.swap(sources);
 	e->delta_strength.swap(strength);
 	e->delta_absent.swap(absent);
+	/* what was replaced is the next apply's memory */
+	edges.clear();
+	edges.swap(spare->edges);
+	sources.swap(spare->sources);
+	strength.swap(spare->strength);
+	absent.swap(spare->absent);
 	e->delta_on_device = true;
 	for (int s = 0; s < e->n_slots; s++)
 		e->dangling_valid[s] = false;

@@ -99,6 +99,21 @@ struct GpuDeltaLayer
 	size_t		bytes;
 };
 
+/*
+ * What the last apply_delta let go of, kept for the next one's lists so that an apply under
+ * steady writes fills memory it already has (fresh memory costs a page fault a page): the
+ * replaced sources, out-strengths, absent nodes and recent edges, and the buffer of the recent
+ * layer's diff (grown, never shrunk, until the delta is forgotten).
+ */
+struct GpuDeltaSpare
+{
+	std::vector<int32_t> sources;
+	std::vector<double> strength;
+	std::vector<int32_t> absent;
+	std::vector<PrEdgeChange> edges;
+	std::vector<PrEdgeChange> diff;
+};
+
 /* The engine. */
 struct GpuEngine
 {
@@ -173,6 +188,7 @@ struct GpuEngine
 	std::vector<int32_t> delta_sources;
 	std::vector<double> delta_strength;
 	std::vector<int32_t> delta_absent;
+	GpuDeltaSpare delta_spare;
 	GpuDeltaLayer delta_frozen;
 	GpuDeltaLayer delta_recent;
 	bool		delta_on_device;	/* the device holds the delta above: its layers' rows and its
