@@ -26,6 +26,7 @@
  * apply_delta over 100 growing deltas on R-MAT 20 (run_delta_timing, printed).  Needs a GPU:
  *
  *   make -C cuda check-spmm        (builds build/test_spmm and runs it)
+ *   cuda/build/test_spmm delta     (only the delta cases, the chains and the apply timing)
  *
  * Prints a line per case (PASS / FAIL) and "N passed, N failed" last; exits non-zero on a failure.
  */
@@ -1566,24 +1567,31 @@ chain_rows(const PrGraph *g, const int32_t *keep)
 
 /*
  * y = product(x) over X's rows in g's numbering (one column; PULL_NORMALIZED by X's
- * out-strengths), the sum of |terms| of each output over X's rows and g's (the cancelled terms
+ * out-strengths), the sum of |terms| of each output over X's rows, g's and the edges of the
+ * deltas in layers[n_layers] (each |count| times: the terms an engine adds and cancels, which
  * count for the rounding) and the number of those terms.
  */
 static void
 rows_product(const PrGraph *g, const std::vector<PrEdgeChange> &rows, PrProduct product, const std::vector<double> &x,
-			 std::vector<double> *y, std::vector<double> *mag, std::vector<int64_t> *terms)
+			 const PrGraphDelta *const *layers, int n_layers, std::vector<double> *y, std::vector<double> *mag,
+			 std::vector<int64_t> *terms)
 {
 	size_t		n = (size_t) g->n_nodes;
 	std::vector<double> strength(n, 0.0);
 	std::vector<PrEdgeChange> g_rows = graph_rows(g);
+	std::vector<PrEdgeChange> layer_rows;
 
 	for (const PrEdgeChange &r : rows)
 		strength[(size_t) r.src] += r.weight;
+	for (int l = 0; l < n_layers; l++)
+		for (int64_t i = 0; i < layers[l]->n_edges; i++)
+			for (int64_t c = 0; c < (layers[l]->edges[i].count < 0 ? -layers[l]->edges[i].count : layers[l]->edges[i].count); c++)
+				layer_rows.push_back(layers[l]->edges[i]);
 	y->assign(n, 0.0);
 	mag->assign(n, 0.0);
 	terms->assign(n, 0);
-	for (int pass = 0; pass < 2; pass++)
-		for (const PrEdgeChange &r : pass == 0 ? rows : g_rows)
+	for (int pass = 0; pass < 3; pass++)
+		for (const PrEdgeChange &r : pass == 0 ? rows : pass == 1 ? g_rows : layer_rows)
 		{
 			bool		push = product == PR_PRODUCT_PUSH;
 			size_t		out = (size_t) (push ? r.src : r.dst),
@@ -1765,7 +1773,12 @@ run_chain_case(const EdgeList &el, const PrGraph *g, PrGpuPrecision precision, c
 				std::vector<double> ref, mag;
 				std::vector<int64_t> terms;
 
-				rows_product(g, rows[(size_t) i], chain_products[p], x, &ref, &mag, &terms);
+				/* the engine adds the frozen layer's terms (this delta's, or the previous one's) and the
+				 * recent one's (this delta's less the previous one's): at most this delta's once and
+				 * the previous one's twice */
+				const PrGraphDelta *layers[3] = {&deltas[i], i > 0 ? &deltas[i - 1] : NULL, i > 0 ? &deltas[i - 1] : NULL};
+
+				rows_product(g, rows[(size_t) i], chain_products[p], x, layers, i > 0 ? 3 : 1, &ref, &mag, &terms);
 				for (size_t v = 0; v < (size_t) n; v++)
 				{
 					double		d = fabs(got[v] - ref[v]);
@@ -1923,10 +1936,11 @@ run_delta_timing(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	const int	ks[] = {1, 2, 3, 8, 16, 32, 33};
 	int			count = 0;
+	bool		only_delta = argc > 1 && strcmp(argv[1], "delta") == 0;
 	std::vector<EdgeList> lists;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1960,42 +1974,45 @@ main(void)
 			longest = g.in_ptr[r + 1] - g.in_ptr[r] > longest ? g.in_ptr[r + 1] - g.in_ptr[r] : longest;
 		printf("# %s: %lld nodes, %lld edges, %lld dangling, longest in-row %lld\n", el.name,
 			   (long long) g.n_nodes, (long long) g.n_edges, (long long) g.n_dangling, (long long) longest);
-		for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++)
+		if (!only_delta)
 		{
-			run_case(el, &g, PR_GPU_FP32, ks[ki], 100 * li + ki);
-			run_case(el, &g, PR_GPU_FP64, ks[ki], 100 * li + ki + 50);
-		}
-		for (const Layout &lay : layouts)
-		{
-			run_case(el, &g, PR_GPU_FP32, 1, 100 * li + 7, &lay);
-			run_case(el, &g, PR_GPU_FP64, 1, 100 * li + 57, &lay);
-		}
-		for (const Streaming &sm : streamings)
-		{
-			for (int sk : {1, 3, 8})
+			for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++)
 			{
-				run_case(el, &g, PR_GPU_FP32, sk, 100 * li + 9, NULL, &sm);
-				run_case(el, &g, PR_GPU_FP64, sk, 100 * li + 59, NULL, &sm);
+				run_case(el, &g, PR_GPU_FP32, ks[ki], 100 * li + ki);
+				run_case(el, &g, PR_GPU_FP64, ks[ki], 100 * li + ki + 50);
 			}
-			run_streamed_algorithms(el, &g, PR_GPU_FP32, &sm);
-			run_streamed_algorithms(el, &g, PR_GPU_FP64, &sm);
+			for (const Layout &lay : layouts)
+			{
+				run_case(el, &g, PR_GPU_FP32, 1, 100 * li + 7, &lay);
+				run_case(el, &g, PR_GPU_FP64, 1, 100 * li + 57, &lay);
+			}
+			for (const Streaming &sm : streamings)
+			{
+				for (int sk : {1, 3, 8})
+				{
+					run_case(el, &g, PR_GPU_FP32, sk, 100 * li + 9, NULL, &sm);
+					run_case(el, &g, PR_GPU_FP64, sk, 100 * li + 59, NULL, &sm);
+				}
+				run_streamed_algorithms(el, &g, PR_GPU_FP32, &sm);
+				run_streamed_algorithms(el, &g, PR_GPU_FP64, &sm);
+			}
+			for (int uk : {2, 3, 8, 16, 32})
+				for (int64_t per_col : {(int64_t) 1, (int64_t) 3, g.n_nodes / 2 + 1})
+				{
+					run_update_case(el, &g, PR_GPU_FP32, uk, per_col, 1000 * li + uk);
+					run_update_case(el, &g, PR_GPU_FP64, uk, per_col, 1000 * li + uk + 500);
+				}
+			run_mixing_case(el, &g, PR_GPU_FP32);
+			run_mixing_case(el, &g, PR_GPU_FP64);
+			for (int wk : {1, 8})
+				for (WarmLocal local : {LOCAL_PUSH, LOCAL_PUSH_FIRST, LOCAL_PUSH_FIRST_PRODUCT, LOCAL_TWO_PASSES})
+				{
+					if (wk == 1 && local != LOCAL_PUSH)
+						continue;	/* k = 1: no restart_local either way */
+					run_warm_case(el, &g, PR_GPU_FP32, wk, local);
+					run_warm_case(el, &g, PR_GPU_FP64, wk, local);
+				}
 		}
-		for (int uk : {2, 3, 8, 16, 32})
-			for (int64_t per_col : {(int64_t) 1, (int64_t) 3, g.n_nodes / 2 + 1})
-			{
-				run_update_case(el, &g, PR_GPU_FP32, uk, per_col, 1000 * li + uk);
-				run_update_case(el, &g, PR_GPU_FP64, uk, per_col, 1000 * li + uk + 500);
-			}
-		run_mixing_case(el, &g, PR_GPU_FP32);
-		run_mixing_case(el, &g, PR_GPU_FP64);
-		for (int wk : {1, 8})
-			for (WarmLocal local : {LOCAL_PUSH, LOCAL_PUSH_FIRST, LOCAL_PUSH_FIRST_PRODUCT, LOCAL_TWO_PASSES})
-			{
-				if (wk == 1 && local != LOCAL_PUSH)
-					continue;	/* k = 1: no restart_local either way */
-				run_warm_case(el, &g, PR_GPU_FP32, wk, local);
-				run_warm_case(el, &g, PR_GPU_FP64, wk, local);
-			}
 		for (PrGpuPrecision p : {PR_GPU_FP32, PR_GPU_FP64})
 		{
 			run_delta_case(el, &g, p, NULL, NULL);
