@@ -1409,6 +1409,8 @@ typedef struct ExtendPass
 	int64_t    *at;				/* PASS_PLACES: [n] each change's place among old's edges (the
 								 * first not before it); PASS_SOURCES: [n] its source's index
 								 * among the candidates */
+	int8_t	   *grow;			/* PASS_PLACES: [n] what each adds to the edge count (-1: it
+								 * cancels an edge of old's, 1: it comes in) */
 	uint8_t    *absent;			/* PASS_ABSENT: [n] */
 	int64_t		found[PR_MAX_THREADS];	/* each part's first item found wanting (PASS_IDS: a
 										 * row naming a node root lacks; PASS_PLACES: a
@@ -1432,10 +1434,12 @@ extend_pass_item(ExtendPass *p, int64_t i)
 			{
 				const PrGraphDelta *old = p->delta;
 				int64_t		at = edge_lower_bound(old->edges, 0, old->n_edges, c);
-				int64_t		in_old = at < old->n_edges &&
-					pr_edge_change_order(&old->edges[at], c) == 0 ? old->edges[at].count : 0;
+				bool		matched = at < old->n_edges &&
+					pr_edge_change_order(&old->edges[at], c) == 0;
+				int64_t		in_old = matched ? old->edges[at].count : 0;
 
 				p->at[i] = at;
+				p->grow[i] = (int8_t) ((c->count + in_old != 0) - matched);
 				/* X1's copies: old's count, then root's row (not needed when old's suffice) */
 				return c->count >= 0 || in_old >= -c->count ||
 					count_row_edges(p->root, c->dst, c->src, c->weight) + in_old >= -c->count;
@@ -1696,39 +1700,106 @@ copy_edges_tallied(const PrEdgeChange *edges, int64_t from, int64_t to, PrEdgeCh
 	}
 }
 
+/* The fewest of old's edges a thread of an extend's merge copies. */
+#define EXTEND_EDGES_PER_THREAD ((int64_t) 1 << 16)
+
+/*
+ * An extend's merge of old's edges with the netted changes into X2's, split over threads by even
+ * parts of old's edges, each with the changes whose places fall in it (the last also those after
+ * old's last edge) and its own stretch of X2's edges.
+ */
+typedef struct MergeEdges
+{
+	const PrGraphDelta *old;
+	const PrEdgeChange *net;	/* the netted changes */
+	const int64_t *at;			/* each one's place among old's edges (the first not before it) */
+	PrEdgeChange *out;			/* X2's edges */
+	int64_t		first_change[PR_MAX_THREADS + 1];	/* each part's first change (then n_net) */
+	int64_t		first_out[PR_MAX_THREADS];	/* each part's first edge of out */
+	int64_t		kept[PR_MAX_THREADS];	/* each part's edges of out */
+	EdgeTally	tally[PR_MAX_THREADS];	/* each part's tally of old's edges */
+} MergeEdges;
+
+/*
+ * pr_parallel_run's task: part `part` of n_parts of the merge, each change at its place among
+ * old's edges, where it adds its count to an equal edge of old's (a count 0 drops it) or comes in;
+ * the runs of old's edges between the places copied whole and tallied.
+ */
+static void
+merge_edges_part(void *arg, int part, int n_parts)
+{
+	MergeEdges *m = (MergeEdges *) arg;
+	const PrEdgeChange *old_edges = m->old->edges;
+	PrEdgeChange *out = m->out + m->first_out[part];
+	EdgeTally  *tally = &m->tally[part];
+	int64_t		a,
+				a_end,
+				kept = 0;
+
+	pr_even_range(m->old->n_edges, part, n_parts, &a, &a_end);
+	for (int64_t b = m->first_change[part];; b++)
+	{
+		int64_t		end = b < m->first_change[part + 1] ? m->at[b] : a_end;
+		PrEdgeChange next;
+
+		copy_edges_tallied(old_edges, a, end, out + kept, tally);
+		kept += end - a;
+		a = end;
+		if (b == m->first_change[part + 1])
+			break;
+		next = m->net[b];
+		if (a < a_end && pr_edge_change_order(&old_edges[a], &next) == 0)
+		{
+			tally_edges(old_edges, a, a + 1, tally);
+			next.count += old_edges[a++].count;
+		}
+		if (next.count != 0)
+			out[kept++] = next;
+	}
+	m->kept[part] = kept;
+}
+
 /*
  * X2's edges into out->edges (setting out->n_edges): old's and the netted changes net[n_net]
- * merged, each change at its place among old's edges (at[n_net], ascending: the first not before
- * it), where it adds its count to an equal edge of old's (a count 0 drops it) or comes in; the
- * runs of old's edges between the places copied whole.  Every edge of old's is added to tally.
+ * merged (merge_edges_part) on up to n_threads threads, given each change's place among old's
+ * edges (at, ascending) and what it adds to their count (grow: -1, 0 or 1); every edge of old's
+ * added to tally.
  */
 static void
 merge_edges(const PrGraphDelta *old, const PrEdgeChange *net, size_t n_net, const int64_t *at,
-			PrGraphDelta *out, EdgeTally *tally)
+			const int8_t *grow, int n_threads, PrGraphDelta *out, EdgeTally *tally)
 {
-	int64_t		a = 0,
-				kept = 0;
+	MergeEdges	m;
+	int			parts = pass_parts(n_threads, old->n_edges, EXTEND_EDGES_PER_THREAD);
+	int64_t		grown = 0;
 
-	for (size_t b = 0; b <= n_net; b++)
+	memset(&m, 0, sizeof(MergeEdges));
+	m.old = old;
+	m.net = net;
+	m.at = at;
+	m.out = out->edges;
+	m.first_change[parts] = (int64_t) n_net;
+	/* part p's first edge of out: old's edges and the changes' growth before it */
+	for (int p = 1; p < parts; p++)
 	{
-		int64_t		end = b < n_net ? at[b] : old->n_edges;
-		PrEdgeChange next;
+		int64_t		a,
+					a_end;
 
-		copy_edges_tallied(old->edges, a, end, out->edges + kept, tally);
-		kept += end - a;
-		a = end;
-		if (b == n_net)
-			break;
-		next = net[b];
-		if (a < old->n_edges && pr_edge_change_order(&old->edges[a], &next) == 0)
-		{
-			tally_edges(old->edges, a, a + 1, tally);
-			next.count += old->edges[a++].count;
-		}
-		if (next.count != 0)
-			out->edges[kept++] = next;
+		pr_even_range(old->n_edges, p, parts, &a, &a_end);
+		m.first_change[p] = pr_lower_bound(at, m.first_change[p - 1], (int64_t) n_net, a);
+		for (int64_t b = m.first_change[p - 1]; b < m.first_change[p]; b++)
+			grown += grow[b];
+		m.first_out[p] = a + grown;
 	}
-	out->n_edges = kept;
+	pr_parallel_run(merge_edges_part, &m, parts);
+	out->n_edges = 0;
+	for (int p = 0; p < parts; p++)
+	{
+		out->n_edges += m.kept[p];
+		tally->count += m.tally[p].count;
+		if (m.tally[p].largest > tally->largest)
+			tally->largest = m.tally[p].largest;
+	}
 }
 
 /*
@@ -2018,6 +2089,7 @@ typedef struct ExtendScratch
 {
 	PrEdgeChange *net;			/* the netted changes (extend_net) */
 	int64_t    *at;				/* each one's place among old's edges (PASS_PLACES) */
+	int8_t	   *grow;			/* what each adds to the edge count (PASS_PLACES) */
 	StepSources step;
 } ExtendScratch;
 
@@ -2029,6 +2101,7 @@ extend_fail(const PrAllocator *alloc, PrGraphDelta *out, void *flat, ExtendScrat
 	extend_release(out, flat, alloc);
 	pr_free(alloc, scratch->net);
 	pr_free(alloc, scratch->at);
+	pr_free(alloc, scratch->grow);
 	step_sources_free(&scratch->step, alloc);
 	return status;
 }
@@ -2100,7 +2173,8 @@ extend_delta(const PrGraph *root, const int64_t *root_out_degree,
 
 	/* every change's place among old's edges, and every deletion checked against X1, by parts */
 	scratch.at = (int64_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int64_t));
-	if (scratch.at == NULL)
+	scratch.grow = (int8_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int8_t));
+	if (scratch.at == NULL || scratch.grow == NULL)
 		return extend_fail(alloc, out, NULL, &scratch,
 						   pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows",
 										n_changes));
@@ -2111,6 +2185,7 @@ extend_delta(const PrGraph *root, const int64_t *root_out_degree,
 	places.delta = old;
 	places.changes = scratch.net;
 	places.at = scratch.at;
+	places.grow = scratch.grow;
 	missing = extend_pass(&places, n_threads);
 	if (missing >= 0)
 	{
@@ -2132,7 +2207,7 @@ extend_delta(const PrGraph *root, const int64_t *root_out_degree,
 										n_changes));
 
 	/* the edges: old's and the changes merged (old's in runs) */
-	merge_edges(old, scratch.net, n_net, scratch.at, out, &tally);
+	merge_edges(old, scratch.net, n_net, scratch.at, scratch.grow, n_threads, out, &tally);
 	edges_after = root->n_edges + tally.count + net_count;
 	if (edges_after <= 0)
 		return extend_fail(alloc, out, flat, &scratch,
@@ -2154,6 +2229,7 @@ extend_delta(const PrGraph *root, const int64_t *root_out_degree,
 										n_changes));
 	pr_free(alloc, scratch.net);
 	pr_free(alloc, scratch.at);
+	pr_free(alloc, scratch.grow);
 	step_sources_free(&scratch.step, alloc);
 	if (flat != NULL)
 	{
