@@ -1160,6 +1160,60 @@ alive_row_from(const TableRows *t, size_t from)
 }
 
 /*
+ * The largest weight and the edge count that an extend of old checks against the scaling limit
+ * (largest * edges below 2^(PR_STRENGTH_LIMIT_EXP - 1), as pr_graph_patch_plan), exactly: X1 is
+ * X plus a row of weight w (at one place of old's edges or another), X2 is X1 plus two small rows
+ * (one a copy of an edge old inserted); X1 -> X2 is refused for the least w that the limit refuses with X2's edges, taken for the one
+ * below it.
+ */
+static void
+check_weight_limit(const PrGraph *root, const int64_t *root_degree, const PrGraphDelta *old,
+				   bool undirected, const char *what)
+{
+	int64_t		per_row = undirected ? 2 : 1;
+	int64_t		edges = root->n_edges + 3 * per_row;
+	double		limit = ldexp(1.0, PR_STRENGTH_LIMIT_EXP - 1);
+	double		refused;
+
+	for (int64_t e = 0; e < old->n_edges; e++)
+		edges += old->edges[e].count;
+	refused = limit / (double) edges;
+	while (refused * (double) edges < limit)
+		refused = nextafter(refused, INFINITY);
+	while (nextafter(refused, 0.0) * (double) edges >= limit)
+		refused = nextafter(refused, 0.0);
+	for (int trial = 0; trial < 32; trial++)
+	{
+		int64_t		s = root->node_ids[rand() % root->n_nodes];
+		int64_t		d = root->node_ids[rand() % root->n_nodes];
+		int64_t		u = root->node_ids[rand() % root->n_nodes];
+		PrEdgeChange heavy = {s, s == d ? u : d, trial % 2 ? nextafter(refused, 0.0) : refused, 1};
+		const PrEdgeChange *copied = &old->edges[rand() % old->n_edges];
+		PrEdgeChange small[2] = {{u, s, 0.5, 1}, {root->node_ids[copied->src],
+		root->node_ids[copied->dst], copied->weight, 1}};
+		PrGraphDelta x1,
+					x2;
+		PrError		err;
+		PrStatus	status;
+
+		/* the second small row one more copy of an edge old inserted (old's counts added) */
+		if (heavy.src == heavy.dst || u == s || copied->count <= 0 || copied->src == copied->dst)
+			continue;
+		CHECKF(pr_graph_delta_extend(root, root_degree, NULL, old, &heavy, 1, undirected, 2,
+									 &pr_malloc_allocator, &x1, NULL, &err) == PR_OK,
+			   "%s: the heavy row: %s", what, err.message);
+		status = pr_graph_delta_extend(root, root_degree, NULL, &x1, small, 2, undirected, 2,
+									   &pr_malloc_allocator, &x2, NULL, &err);
+		CHECKF(status == (trial % 2 ? PR_OK : PR_ERR_INVALID),
+			   "%s: weight %.17g with %lld edges: status %d", what, heavy.weight,
+			   (long long) edges, (int) status);
+		if (status == PR_OK)
+			pr_graph_delta_free(&x2, &pr_malloc_allocator);
+		pr_graph_delta_free(&x1, &pr_malloc_allocator);
+	}
+}
+
+/*
  * A large delta (n_big rows of a root of n_rows changed in one extend: its edges, sources and
  * absent nodes many runs) extended by small steps, each on 1 thread and compared with 2 and 4
  * threads and a flat buffer (the same delta), with the build of the rows and the delta made in one
@@ -1168,7 +1222,7 @@ alive_row_from(const TableRows *t, size_t from)
  * runs' ends); besides, a source gets an edge of weight 2^60 that its small weights vanish beside,
  * which the next step deletes (a cancellation: recounted, the build's bits), nodes are left
  * without an edge (the first node and a random one: absent) and one comes back, and the last node
- * loses its edges.
+ * loses its edges.  Weighted, the last delta is extended at the scaling limit (check_weight_limit).
  */
 static void
 check_extend_large(unsigned seed, bool weighted, bool undirected, size_t n_rows, size_t n_big)
@@ -1330,6 +1384,8 @@ check_extend_large(unsigned seed, bool weighted, bool undirected, size_t n_rows,
 		pr_graph_delta_free(&delta, &pr_malloc_allocator);
 		delta = next;
 	}
+	if (weighted)
+		check_weight_limit(&root, root_degree, &delta, undirected, what);
 	pr_graph_delta_free(&delta, &pr_malloc_allocator);
 	pr_graph_free(&root, &pr_malloc_allocator);
 	free(root_degree);
