@@ -1368,32 +1368,29 @@ recount_strengths(const PrGraph *root, const int64_t *root_out_degree, PrGraphDe
 /* The fewest lookups (binary searches) a thread of an extend's passes takes. */
 #define EXTEND_LOOKUPS_PER_THREAD ((int64_t) 1 << 13)
 
-/* Copies of edge c (its dst, src and weight) in delta (0: none): a binary search. */
+/* The first of edges[lo, hi) (sorted by (dst, src, weight)) not before key: a binary search. */
 static int64_t
-delta_count(const PrGraphDelta *delta, const PrEdgeChange *c)
+edge_lower_bound(const PrEdgeChange *edges, int64_t lo, int64_t hi, const PrEdgeChange *key)
 {
-	int64_t		lo = 0,
-				hi = delta->n_edges;
-
 	while (lo < hi)
 	{
 		int64_t		mid = lo + (hi - lo) / 2;
 
-		if (pr_edge_change_order(&delta->edges[mid], c) < 0)
+		if (pr_edge_change_order(&edges[mid], key) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < delta->n_edges && pr_edge_change_order(&delta->edges[lo], c) == 0 ?
-		delta->edges[lo].count : 0;
+	return lo;
 }
 
 /* The per-item passes of an extend, each item independent of the others (ExtendPass). */
 typedef enum ExtendPassKind
 {
 	PASS_IDS,					/* the changed rows in root's internal ids */
-	PASS_DELETIONS,				/* the netted changes' deletions checked against X1 */
-	PASS_SOURCES,				/* the netted changes' sources found among X2's sources */
+	PASS_PLACES,				/* the netted changes' places among X1's edges (old's), and
+								 * their deletions checked against X1 */
+	PASS_SOURCES,				/* the netted changes' sources found among the step's sources */
 	PASS_ABSENT					/* whether the changes' endpoints are absent in X2 */
 } ExtendPassKind;
 
@@ -1404,14 +1401,19 @@ typedef struct ExtendPass
 	int64_t		n;				/* items */
 	const PrGraph *root;
 	const int64_t *root_out_degree;
-	const PrGraphDelta *delta;	/* PASS_DELETIONS: X1's (old); PASS_SOURCES, PASS_ABSENT: X2's */
+	const PrGraphDelta *delta;	/* PASS_PLACES: X1's (old); PASS_ABSENT: X2's */
 	const PrEdgeChange *changes;	/* PASS_IDS: the changed rows; else the netted changes */
-	const int32_t *candidates;	/* PASS_ABSENT: the endpoints */
+	const int32_t *candidates;	/* PASS_SOURCES: the step's sources; PASS_ABSENT: the endpoints */
+	int64_t		n_candidates;
 	PrEdgeChange *mapped;		/* PASS_IDS: [n] the rows in internal ids (-1: a node root lacks) */
-	int64_t    *at;				/* PASS_SOURCES: [n] the positions */
+	int64_t    *at;				/* PASS_PLACES: [n] each change's place among old's edges (the
+								 * first not before it); PASS_SOURCES: [n] its source's index
+								 * among the candidates */
+	int8_t	   *grow;			/* PASS_PLACES: [n] what each adds to the edge count (-1: it
+								 * cancels an edge of old's, 1: it comes in) */
 	uint8_t    *absent;			/* PASS_ABSENT: [n] */
 	int64_t		found[PR_MAX_THREADS];	/* each part's first item found wanting (PASS_IDS: a
-										 * row naming a node root lacks; PASS_DELETIONS: a
+										 * row naming a node root lacks; PASS_PLACES: a
 										 * deletion X1 lacks), or -1 */
 } ExtendPass;
 
@@ -1428,25 +1430,41 @@ extend_pass_item(ExtendPass *p, int64_t i)
 			p->mapped[i].src = pr_graph_find(p->root, c->src);
 			p->mapped[i].dst = pr_graph_find(p->root, c->dst);
 			return p->mapped[i].src >= 0 && p->mapped[i].dst >= 0;
-		case PASS_DELETIONS:
-			return c->count >= 0 ||
-				count_row_edges(p->root, c->dst, c->src, c->weight) + delta_count(p->delta, c) >=
-				-c->count;
+		case PASS_PLACES:
+			{
+				const PrGraphDelta *old = p->delta;
+				int64_t		at = edge_lower_bound(old->edges, 0, old->n_edges, c);
+				bool		matched = at < old->n_edges &&
+					pr_edge_change_order(&old->edges[at], c) == 0;
+				int64_t		in_old = matched ? old->edges[at].count : 0;
+
+				p->at[i] = at;
+				p->grow[i] = (int8_t) ((c->count + in_old != 0) - matched);
+				/* X1's copies: old's count, then root's row (not needed when old's suffice) */
+				return c->count >= 0 || in_old >= -c->count ||
+					count_row_edges(p->root, c->dst, c->src, c->weight) + in_old >= -c->count;
+			}
 		case PASS_SOURCES:
-			p->at[i] = find_node(p->delta->sources, p->delta->n_sources, (int32_t) c->src);
+			p->at[i] = find_node(p->candidates, p->n_candidates, (int32_t) c->src);
 			return true;
 		case PASS_ABSENT:
 			{
 				int32_t		v = p->candidates[i];
-				int64_t		in_degree = p->root->in_ptr[v + 1] - p->root->in_ptr[v];
 				int64_t		at = find_node(p->delta->sources, p->delta->n_sources, v);
-				int64_t		out_degree = at >= 0 ? p->delta->out_degree[at] :
-					root_degree(p->root, p->root_out_degree, v);
+				int64_t		in_degree;
 
+				/* a node with an out-edge stays; its in-edges need not be counted */
+				if ((at >= 0 ? p->delta->out_degree[at] :
+					 root_degree(p->root, p->root_out_degree, v)) != 0)
+				{
+					p->absent[i] = 0;
+					return true;
+				}
+				in_degree = p->root->in_ptr[v + 1] - p->root->in_ptr[v];
 				for (int64_t e = first_edge_to(p->delta, v);
 					 e < p->delta->n_edges && p->delta->edges[e].dst == v; e++)
 					in_degree += p->delta->edges[e].count;
-				p->absent[i] = in_degree == 0 && out_degree == 0;
+				p->absent[i] = in_degree == 0;
 				return true;
 			}
 	}
@@ -1592,90 +1610,6 @@ extend_net(const PrGraph *root, const PrEdgeChange *changes, size_t n, bool undi
 }
 
 /*
- * X2's out-degrees and out-strengths of out's sources (set: old's united with the changes'):
- * X1's (old's, else root's) plus the netted changes net[n_net] (internal ids; their sources'
- * positions found on up to n_threads threads); a source whose incremental out-strength cancels
- * (PR_DELTA_RECOUNT_FRACTION) is recounted.  False when scratch cannot be allocated.
- */
-static bool
-extend_sources(const PrGraph *root, const int64_t *root_out_degree, const PrGraphDelta *old,
-			   const PrEdgeChange *net, size_t n_net, int n_threads, const PrAllocator *alloc,
-			   PrGraphDelta *out)
-{
-	double	   *magnitude = (double *) pr_alloc_array(alloc, (size_t) out->n_sources + 1,
-													  sizeof(double));
-	int64_t    *recount = (int64_t *) pr_alloc_array(alloc, (size_t) out->n_sources + 1,
-												   sizeof(int64_t));
-	ExtendPass	positions;
-	int64_t		o = 0,
-				n_recount = 0;
-	bool		ok;
-
-	memset(&positions, 0, sizeof(ExtendPass));
-	positions.kind = PASS_SOURCES;
-	positions.n = (int64_t) n_net;
-	positions.delta = out;
-	positions.changes = net;
-	positions.at = (int64_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int64_t));
-	if (magnitude == NULL || recount == NULL || positions.at == NULL)
-	{
-		pr_free(alloc, magnitude);
-		pr_free(alloc, recount);
-		pr_free(alloc, positions.at);
-		return false;
-	}
-	extend_pass(&positions, n_threads);
-	/* X1's */
-	for (int64_t i = 0; i < out->n_sources; i++)
-	{
-		int32_t		s = out->sources[i];
-
-		while (o < old->n_sources && old->sources[o] < s)
-			o++;
-		if (o < old->n_sources && old->sources[o] == s)
-		{
-			out->out_degree[i] = old->out_degree[o];
-			out->out_strength[i] = old->out_strength[o];
-		}
-		else
-		{
-			out->out_degree[i] = root_degree(root, root_out_degree, s);
-			out->out_strength[i] = root->out_strength[s];
-		}
-		magnitude[i] = out->out_strength[i];
-	}
-	/* plus the changes */
-	for (size_t c = 0; c < n_net; c++)
-	{
-		int64_t		i = positions.at[c];
-		double		term = (double) net[c].count * net[c].weight;
-
-		out->out_degree[i] += net[c].count;
-		if (root->weighted)
-		{
-			out->out_strength[i] += term;
-			magnitude[i] += fabs(term);
-		}
-	}
-	pr_free(alloc, positions.at);
-	for (int64_t i = 0; i < out->n_sources; i++)
-	{
-		if (!root->weighted)
-			out->out_strength[i] = (double) out->out_degree[i];
-		else if (out->out_degree[i] == 0)
-			out->out_strength[i] = 0.0;
-		else if (magnitude[i] > 0.0 &&
-				 out->out_strength[i] <= magnitude[i] * PR_DELTA_RECOUNT_FRACTION)
-			recount[n_recount++] = i;
-	}
-	ok = n_recount == 0 ||
-		recount_strengths(root, root_out_degree, out, recount, n_recount, alloc);
-	pr_free(alloc, magnitude);
-	pr_free(alloc, recount);
-	return ok;
-}
-
-/*
  * The distinct node ids among ids[n] (64-bit keys, below 2^31), ascending, into out; returns
  * their count.  ids is scratch of 2n + 1 keys (radix-sorted in place).
  */
@@ -1691,10 +1625,356 @@ distinct_nodes(uint64_t *ids, size_t n, int32_t *out)
 	return count;
 }
 
+/* The most edges an extend's copy takes at once before it tallies them (while they are cached). */
+#define EXTEND_TALLY_EDGES 1024
+
+/*
+ * What an extend reads of X1's edges (old's) as it copies them: the sum of their counts (X1's
+ * edges less root's) and the largest weight of those with a positive count (0: none).
+ */
+typedef struct EdgeTally
+{
+	int64_t		count;
+	double		largest;
+} EdgeTally;
+
+/*
+ * Adds edge e to a lane's sum and largest weight without a branch on the data: its weight (its
+ * bits kept when its count is positive, else +0, which is never above the largest) is taken when
+ * above the largest so far (never a NaN; the largest is the same in any order).
+ */
+static inline void
+tally_edge(const PrEdgeChange *e, int64_t *count, double *largest)
+{
+	uint64_t	bits;
+	double		w;
+
+	memcpy(&bits, &e->weight, sizeof(bits));
+	bits &= -(uint64_t) (e->count > 0);
+	memcpy(&w, &bits, sizeof(w));
+	*count += e->count;
+	*largest = w > *largest ? w : *largest;
+}
+
+/* Adds edges[from, to) to tally, in four lanes (independent sums and maxima that overlap). */
+static void
+tally_edges(const PrEdgeChange *edges, int64_t from, int64_t to, EdgeTally *tally)
+{
+	int64_t		c0 = 0,
+				c1 = 0,
+				c2 = 0,
+				c3 = 0;
+	double		l0 = tally->largest,
+				l1 = l0,
+				l2 = l0,
+				l3 = l0;
+	int64_t		e = from;
+
+	for (; e + 4 <= to; e += 4)
+	{
+		tally_edge(&edges[e], &c0, &l0);
+		tally_edge(&edges[e + 1], &c1, &l1);
+		tally_edge(&edges[e + 2], &c2, &l2);
+		tally_edge(&edges[e + 3], &c3, &l3);
+	}
+	for (; e < to; e++)
+		tally_edge(&edges[e], &c0, &l0);
+	l0 = l1 > l0 ? l1 : l0;
+	l0 = l2 > l0 ? l2 : l0;
+	l0 = l3 > l0 ? l3 : l0;
+	tally->count += c0 + c1 + c2 + c3;
+	tally->largest = l0;
+}
+
+/* Copies edges[from, to) to out and adds them to tally, EXTEND_TALLY_EDGES at a time. */
+static void
+copy_edges_tallied(const PrEdgeChange *edges, int64_t from, int64_t to, PrEdgeChange *out,
+				   EdgeTally *tally)
+{
+	for (int64_t b = from; b < to; b += EXTEND_TALLY_EDGES)
+	{
+		int64_t		end = to - b < EXTEND_TALLY_EDGES ? to : b + EXTEND_TALLY_EDGES;
+
+		memcpy(out + (b - from), edges + b, (size_t) (end - b) * sizeof(PrEdgeChange));
+		tally_edges(edges, b, end, tally);
+	}
+}
+
+/* The fewest of old's edges a thread of an extend's merge copies. */
+#define EXTEND_EDGES_PER_THREAD ((int64_t) 1 << 16)
+
+/*
+ * An extend's merge of old's edges with the netted changes into X2's, split over threads by even
+ * parts of old's edges, each with the changes whose places fall in it (the last also those after
+ * old's last edge) and its own stretch of X2's edges.
+ */
+typedef struct MergeEdges
+{
+	const PrGraphDelta *old;
+	const PrEdgeChange *net;	/* the netted changes */
+	const int64_t *at;			/* each one's place among old's edges (the first not before it) */
+	PrEdgeChange *out;			/* X2's edges */
+	int64_t		first_change[PR_MAX_THREADS + 1];	/* each part's first change (then n_net) */
+	int64_t		first_out[PR_MAX_THREADS];	/* each part's first edge of out */
+	int64_t		kept[PR_MAX_THREADS];	/* each part's edges of out */
+	EdgeTally	tally[PR_MAX_THREADS];	/* each part's tally of old's edges */
+} MergeEdges;
+
+/*
+ * pr_parallel_run's task: part `part` of n_parts of the merge, each change at its place among
+ * old's edges, where it adds its count to an equal edge of old's (a count 0 drops it) or comes in;
+ * the runs of old's edges between the places copied whole and tallied.
+ */
+static void
+merge_edges_part(void *arg, int part, int n_parts)
+{
+	MergeEdges *m = (MergeEdges *) arg;
+	const PrEdgeChange *old_edges = m->old->edges;
+	PrEdgeChange *out = m->out + m->first_out[part];
+	EdgeTally  *tally = &m->tally[part];
+	int64_t		a,
+				a_end,
+				kept = 0;
+
+	pr_even_range(m->old->n_edges, part, n_parts, &a, &a_end);
+	for (int64_t b = m->first_change[part];; b++)
+	{
+		int64_t		end = b < m->first_change[part + 1] ? m->at[b] : a_end;
+		PrEdgeChange next;
+
+		copy_edges_tallied(old_edges, a, end, out + kept, tally);
+		kept += end - a;
+		a = end;
+		if (b == m->first_change[part + 1])
+			break;
+		next = m->net[b];
+		if (a < a_end && pr_edge_change_order(&old_edges[a], &next) == 0)
+		{
+			tally_edges(old_edges, a, a + 1, tally);
+			next.count += old_edges[a++].count;
+		}
+		if (next.count != 0)
+			out[kept++] = next;
+	}
+	m->kept[part] = kept;
+}
+
+/*
+ * X2's edges into out->edges (setting out->n_edges): old's and the netted changes net[n_net]
+ * merged (merge_edges_part) on up to n_threads threads, given each change's place among old's
+ * edges (at, ascending) and what it adds to their count (grow: -1, 0 or 1); every edge of old's
+ * added to tally.
+ */
+static void
+merge_edges(const PrGraphDelta *old, const PrEdgeChange *net, size_t n_net, const int64_t *at,
+			const int8_t *grow, int n_threads, PrGraphDelta *out, EdgeTally *tally)
+{
+	MergeEdges	m;
+	int			parts = pass_parts(n_threads, old->n_edges, EXTEND_EDGES_PER_THREAD);
+	int64_t		grown = 0;
+
+	memset(&m, 0, sizeof(MergeEdges));
+	m.old = old;
+	m.net = net;
+	m.at = at;
+	m.out = out->edges;
+	m.first_change[parts] = (int64_t) n_net;
+	/* part p's first edge of out: old's edges and the changes' growth before it */
+	for (int p = 1; p < parts; p++)
+	{
+		int64_t		a,
+					a_end;
+
+		pr_even_range(old->n_edges, p, parts, &a, &a_end);
+		m.first_change[p] = pr_lower_bound(at, m.first_change[p - 1], (int64_t) n_net, a);
+		for (int64_t b = m.first_change[p - 1]; b < m.first_change[p]; b++)
+			grown += grow[b];
+		m.first_out[p] = a + grown;
+	}
+	pr_parallel_run(merge_edges_part, &m, parts);
+	out->n_edges = 0;
+	for (int p = 0; p < parts; p++)
+	{
+		out->n_edges += m.kept[p];
+		tally->count += m.tally[p].count;
+		if (m.tally[p].largest > tally->largest)
+			tally->largest = m.tally[p].largest;
+	}
+}
+
+/*
+ * The step's sources (the distinct sources of an extend's netted changes) and where they and the
+ * changes fall, in scratch of the order of the changes.
+ */
+typedef struct StepSources
+{
+	int64_t		n;
+	int64_t		n_new;			/* those that are not old's sources */
+	int32_t    *ids;			/* [n] ascending */
+	int64_t    *old_at;			/* [n] the first of old's sources not below each */
+	int64_t    *out_at;			/* [n] its place among X2's sources */
+	double	   *magnitude;		/* [n] its X1 out-strength plus every |count * weight| of its
+								 * changes (PR_DELTA_RECOUNT_FRACTION) */
+	int64_t    *recount;		/* [n] the places among X2's sources of those recounted */
+	int64_t    *change_at;		/* [n_net] the index of each change's source among ids */
+} StepSources;
+
+/* Frees a step's sources. */
+static void
+step_sources_free(StepSources *step, const PrAllocator *alloc)
+{
+	void	   *arrays[] = {step->ids, step->old_at, step->out_at, step->magnitude, step->recount,
+	step->change_at};
+
+	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++)
+		pr_free(alloc, arrays[i]);
+	memset(step, 0, sizeof(StepSources));
+}
+
+/*
+ * The step's sources of the netted changes net[n_net] into step, each one's place among old's
+ * sources (binary searches) and the count of those old lacks.  False (nothing allocated) when
+ * scratch cannot be allocated.
+ */
+static bool
+step_sources_find(const PrGraphDelta *old, const PrEdgeChange *net, size_t n_net,
+				  const PrAllocator *alloc, StepSources *step)
+{
+	uint64_t   *keys = (uint64_t *) pr_alloc_array(alloc, 2 * n_net + 1, sizeof(uint64_t));
+	int64_t		lo = 0;
+
+	memset(step, 0, sizeof(StepSources));
+	step->ids = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
+	step->old_at = (int64_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int64_t));
+	step->out_at = (int64_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int64_t));
+	step->magnitude = (double *) pr_alloc_array(alloc, n_net + 1, sizeof(double));
+	step->recount = (int64_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int64_t));
+	step->change_at = (int64_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int64_t));
+	if (keys == NULL || step->ids == NULL || step->old_at == NULL || step->out_at == NULL ||
+		step->magnitude == NULL || step->recount == NULL || step->change_at == NULL)
+	{
+		pr_free(alloc, keys);
+		step_sources_free(step, alloc);
+		return false;
+	}
+	for (size_t c = 0; c < n_net; c++)
+		keys[c] = (uint64_t) net[c].src;
+	step->n = distinct_nodes(keys, n_net, step->ids);
+	pr_free(alloc, keys);
+	for (int64_t j = 0; j < step->n; j++)
+	{
+		lo = pr_lower_bound_i32(old->sources, lo, old->n_sources, step->ids[j]);
+		step->old_at[j] = lo;
+		if (lo == old->n_sources || old->sources[lo] != step->ids[j])
+			step->n_new++;
+	}
+	return true;
+}
+
+/* Copies old's sources [from, to), their out-degrees and out-strengths, to out's at `at`. */
+static void
+copy_sources(const PrGraphDelta *old, int64_t from, int64_t to, PrGraphDelta *out, int64_t at)
+{
+	size_t		n = (size_t) (to - from);
+
+	if (to <= from)
+		return;
+	memcpy(out->sources + at, old->sources + from, n * sizeof(int32_t));
+	memcpy(out->out_degree + at, old->out_degree + from, n * sizeof(int64_t));
+	memcpy(out->out_strength + at, old->out_strength + from, n * sizeof(double));
+}
+
+/*
+ * X2's sources (old's united with the step's), out-degrees and out-strengths into out's arrays
+ * (room for old's and step->n_new more; out's edges set): old's copied in runs between the step's
+ * sources, which take X1's values (old's, else root's) plus the netted changes net[n_net]
+ * (internal ids; their sources found on up to n_threads threads), in the changes' order; a step's
+ * source whose incremental out-strength cancels (PR_DELTA_RECOUNT_FRACTION) is recounted.  A
+ * source the step does not touch keeps old's values (exact, or recounted when they were made).
+ * False when scratch cannot be allocated.
+ */
+static bool
+extend_sources(const PrGraph *root, const int64_t *root_out_degree, const PrGraphDelta *old,
+			   const PrEdgeChange *net, size_t n_net, StepSources *step, int n_threads,
+			   const PrAllocator *alloc, PrGraphDelta *out)
+{
+	ExtendPass	positions;
+	int64_t		a = 0,
+				kept = 0,
+				n_recount = 0;
+
+	/* old's runs, and X1's values of the step's sources */
+	for (int64_t j = 0; j <= step->n; j++)
+	{
+		int64_t		end = j < step->n ? step->old_at[j] : old->n_sources;
+		int32_t		s;
+
+		copy_sources(old, a, end, out, kept);
+		kept += end - a;
+		a = end;
+		if (j == step->n)
+			break;
+		s = step->ids[j];
+		step->out_at[j] = kept;
+		out->sources[kept] = s;
+		if (a < old->n_sources && old->sources[a] == s)
+		{
+			out->out_degree[kept] = old->out_degree[a];
+			out->out_strength[kept] = old->out_strength[a];
+			a++;
+		}
+		else
+		{
+			out->out_degree[kept] = root_degree(root, root_out_degree, s);
+			out->out_strength[kept] = root->out_strength[s];
+		}
+		step->magnitude[j] = out->out_strength[kept];
+		kept++;
+	}
+	out->n_sources = kept;
+	/* plus the changes */
+	memset(&positions, 0, sizeof(ExtendPass));
+	positions.kind = PASS_SOURCES;
+	positions.n = (int64_t) n_net;
+	positions.changes = net;
+	positions.candidates = step->ids;
+	positions.n_candidates = step->n;
+	positions.at = step->change_at;
+	extend_pass(&positions, n_threads);
+	for (size_t c = 0; c < n_net; c++)
+	{
+		int64_t		j = step->change_at[c];
+		int64_t		i = step->out_at[j];
+		double		term = (double) net[c].count * net[c].weight;
+
+		out->out_degree[i] += net[c].count;
+		if (root->weighted)
+		{
+			out->out_strength[i] += term;
+			step->magnitude[j] += fabs(term);
+		}
+	}
+	for (int64_t j = 0; j < step->n; j++)
+	{
+		int64_t		i = step->out_at[j];
+
+		if (!root->weighted)
+			out->out_strength[i] = (double) out->out_degree[i];
+		else if (out->out_degree[i] == 0)
+			out->out_strength[i] = 0.0;
+		else if (step->magnitude[j] > 0.0 &&
+				 out->out_strength[i] <= step->magnitude[j] * PR_DELTA_RECOUNT_FRACTION)
+			step->recount[n_recount++] = i;
+	}
+	return n_recount == 0 ||
+		recount_strengths(root, root_out_degree, out, step->recount, n_recount, alloc);
+}
+
 /*
  * X2's absent nodes into out->absent (out's edges and sources set): old's absent nodes that no
- * change touches (still without an edge), and the changes' endpoints without an in-edge or
- * out-edge in X2 (checked on up to n_threads threads).  False when scratch cannot be allocated.
+ * change touches (still without an edge), copied in runs, and the changes' endpoints without an
+ * in-edge or out-edge in X2 (checked on up to n_threads threads).  False when scratch cannot be
+ * allocated.
  */
 static bool
 extend_absent(const PrGraph *root, const int64_t *root_out_degree, const PrGraphDelta *old,
@@ -1704,8 +1984,7 @@ extend_absent(const PrGraph *root, const int64_t *root_out_degree, const PrGraph
 	uint64_t   *ids = (uint64_t *) pr_alloc_array(alloc, 4 * n_net + 2, sizeof(uint64_t));
 	int32_t    *candidates = (int32_t *) pr_alloc_array(alloc, 2 * n_net + 1, sizeof(int32_t));
 	ExtendPass	check;
-	int64_t		i = 0,
-				k = 0;
+	int64_t		i = 0;
 
 	memset(&check, 0, sizeof(ExtendPass));
 	check.kind = PASS_ABSENT;
@@ -1727,21 +2006,26 @@ extend_absent(const PrGraph *root, const int64_t *root_out_degree, const PrGraph
 		ids[2 * c + 1] = (uint64_t) net[c].dst;
 	}
 	check.n = distinct_nodes(ids, 2 * n_net, candidates);
+	check.n_candidates = check.n;
 	pr_free(alloc, ids);
 	extend_pass(&check, n_threads);
 	out->n_absent = 0;
-	while (i < old->n_absent || k < check.n)
+	for (int64_t k = 0; k <= check.n; k++)
 	{
-		if (k == check.n || (i < old->n_absent && old->absent[i] < candidates[k]))
-			out->absent[out->n_absent++] = old->absent[i++];
-		else
-		{
-			if (i < old->n_absent && old->absent[i] == candidates[k])
-				i++;
-			if (check.absent[k])
-				out->absent[out->n_absent++] = candidates[k];
-			k++;
-		}
+		int64_t		end = k < check.n ?
+			pr_lower_bound_i32(old->absent, i, old->n_absent, candidates[k]) : old->n_absent;
+
+		if (end > i)
+			memcpy(out->absent + out->n_absent, old->absent + i,
+				   (size_t) (end - i) * sizeof(int32_t));
+		out->n_absent += end - i;
+		i = end;
+		if (k == check.n)
+			break;
+		if (i < old->n_absent && old->absent[i] == candidates[k])
+			i++;
+		if (check.absent[k])
+			out->absent[out->n_absent++] = candidates[k];
 	}
 	pr_free(alloc, candidates);
 	pr_free(alloc, check.absent);
@@ -1749,9 +2033,9 @@ extend_absent(const PrGraph *root, const int64_t *root_out_degree, const PrGraph
 }
 
 /*
- * Allocates out's arrays for at most the counts given: its edges at their place in flat
- * (pr_graph_delta_flat_edges) when flat is not NULL, the others from alloc.  False (nothing
- * allocated) when out of memory.
+ * Allocates out's arrays for at most the counts given, from alloc; with flat, only its edges,
+ * at their place there (pr_graph_delta_flat_edges: extend_place places the others).  False
+ * (nothing allocated) when out of memory.
  */
 static bool
 extend_alloc(PrGraphDelta *out, int64_t n_nodes, int64_t n_edges, int64_t n_sources,
@@ -1759,30 +2043,66 @@ extend_alloc(PrGraphDelta *out, int64_t n_nodes, int64_t n_edges, int64_t n_sour
 {
 	if (flat == NULL)
 		return pr_graph_delta_alloc(out, n_nodes, n_edges, n_sources, n_absent, alloc);
-	if (!pr_graph_delta_alloc(out, n_nodes, 0, n_sources, n_absent, alloc))
-		return false;
-	pr_free(alloc, out->edges);
+	memset(out, 0, sizeof(PrGraphDelta));
+	out->n_nodes = n_nodes;
 	out->edges = pr_graph_delta_flat_edges(flat);
 	return true;
 }
 
-/* Frees out's arrays but those in flat (extend_alloc). */
+/*
+ * Points out's sources, out-strengths, out-degrees and absent nodes at their places in flat, whose
+ * edges out's are: where pr_graph_delta_write_flat puts them for out's edge count and n_sources
+ * sources (after the edges, in that order, each at an 8-byte boundary; the absent nodes' place
+ * depends on no later count), so that they are written where they stay.
+ */
+static void
+extend_place(PrGraphDelta *out, int64_t n_sources, void *flat)
+{
+	PrGraphDelta shape;
+	char	   *base = (char *) flat;
+	size_t		strengths_end;
+
+	memset(&shape, 0, sizeof(PrGraphDelta));
+	shape.n_nodes = out->n_nodes;
+	shape.n_edges = out->n_edges;
+	out->sources = (int32_t *) (base + pr_graph_delta_flat_size(&shape));
+	shape.n_sources = n_sources;
+	strengths_end = pr_graph_delta_flat_size(&shape);
+	out->out_strength = (double *) (base + strengths_end - (size_t) n_sources * sizeof(double));
+	out->out_degree = (int64_t *) (base + strengths_end);
+	shape.out_degree = out->out_degree;
+	out->absent = (int32_t *) (base + pr_graph_delta_flat_size(&shape));
+}
+
+/* Frees out's arrays but those in flat (all of them when flat is not NULL: extend_alloc). */
 static void
 extend_release(PrGraphDelta *out, void *flat, const PrAllocator *alloc)
 {
 	if (flat != NULL)
-		out->edges = NULL;
-	pr_graph_delta_free(out, alloc);
+		memset(out, 0, sizeof(PrGraphDelta));
+	else
+		pr_graph_delta_free(out, alloc);
 }
+
+/* An extend's scratch of the order of the changes. */
+typedef struct ExtendScratch
+{
+	PrEdgeChange *net;			/* the netted changes (extend_net) */
+	int64_t    *at;				/* each one's place among old's edges (PASS_PLACES) */
+	int8_t	   *grow;			/* what each adds to the edge count (PASS_PLACES) */
+	StepSources step;
+} ExtendScratch;
 
 /* Frees an extend's scratch and out, and returns status (set in err by the caller). */
 static PrStatus
-extend_fail(const PrAllocator *alloc, PrGraphDelta *out, void *flat, void *scratch1,
-			void *scratch2, PrStatus status)
+extend_fail(const PrAllocator *alloc, PrGraphDelta *out, void *flat, ExtendScratch *scratch,
+			PrStatus status)
 {
 	extend_release(out, flat, alloc);
-	pr_free(alloc, scratch1);
-	pr_free(alloc, scratch2);
+	pr_free(alloc, scratch->net);
+	pr_free(alloc, scratch->at);
+	pr_free(alloc, scratch->grow);
+	step_sources_free(&scratch->step, alloc);
 	return status;
 }
 
@@ -1805,7 +2125,10 @@ pr_graph_delta_extend_size(const PrGraphDelta *old, size_t n_changes, bool undir
 
 /*
  * root -> X2 from root -> X1 (old) and the rows changed since X1 (pr_graph.h), into out's own
- * arrays (flat NULL) or written into flat in the flat form (out its view).
+ * arrays (flat NULL) or written into flat in the flat form (out its view).  Besides the changes'
+ * own work (netting, and binary searches in root and old), it copies old's arrays in runs between
+ * the changes' places and reads each of old's edges once more as it copies them (EdgeTally); a
+ * source or absent node of old's that no change touches is not looked at one by one.
  */
 static PrStatus
 extend_delta(const PrGraph *root, const int64_t *root_out_degree,
@@ -1814,22 +2137,18 @@ extend_delta(const PrGraph *root, const int64_t *root_out_degree,
 			 const PrAllocator *alloc, void *flat, size_t flat_size, PrGraphDelta *out,
 			 int64_t *changed_edges, PrError *err)
 {
+	ExtendScratch scratch;
 	size_t		n_net = 0;
-	PrEdgeChange *net = NULL;
-	uint64_t   *ids = NULL;
-	int32_t    *sources = NULL;
-	ExtendPass	deletions;
+	ExtendPass	places;
+	EdgeTally	tally = {0, 0.0};
 	int64_t		missing;
-	int64_t		n_sources = 0,
-				a = 0,
-				kept = 0,
-				changed = 0,
-				edges_after = root->n_edges;
-	double		old_largest = 0.0;
-	size_t		b = 0;
+	int64_t		changed = 0,
+				net_count = 0,
+				edges_after;
 	PrStatus	status;
 
 	memset(out, 0, sizeof(PrGraphDelta));
+	memset(&scratch, 0, sizeof(ExtendScratch));
 	if (old->n_nodes != root->n_nodes)
 		return pr_error_set(err, PR_ERR_INVALID, "a delta of %lld nodes for a graph of %lld",
 							(long long) old->n_nodes, (long long) root->n_nodes);
@@ -1842,109 +2161,80 @@ extend_delta(const PrGraph *root, const int64_t *root_out_degree,
 		return pr_error_set(err, PR_ERR_INVALID,
 							"a flat buffer of %zu bytes for a delta extended by %zu rows",
 							flat_size, n_changes);
-	status = extend_net(root, changes, n_changes, undirected, n_threads, alloc, &net, &n_net,
-						err);
+	status = extend_net(root, changes, n_changes, undirected, n_threads, alloc, &scratch.net,
+						&n_net, err);
 	if (status != PR_OK)
 		return status;
 	for (size_t i = 0; i < n_net; i++)
-		changed += net[i].count > 0 ? net[i].count : -net[i].count;
+	{
+		changed += scratch.net[i].count > 0 ? scratch.net[i].count : -scratch.net[i].count;
+		net_count += scratch.net[i].count;
+	}
 
-	/* every deletion checked against X1, by parts */
-	memset(&deletions, 0, sizeof(ExtendPass));
-	deletions.kind = PASS_DELETIONS;
-	deletions.n = (int64_t) n_net;
-	deletions.root = root;
-	deletions.delta = old;
-	deletions.changes = net;
-	missing = extend_pass(&deletions, n_threads);
+	/* every change's place among old's edges, and every deletion checked against X1, by parts */
+	scratch.at = (int64_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int64_t));
+	scratch.grow = (int8_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int8_t));
+	if (scratch.at == NULL || scratch.grow == NULL)
+		return extend_fail(alloc, out, NULL, &scratch,
+						   pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows",
+										n_changes));
+	memset(&places, 0, sizeof(ExtendPass));
+	places.kind = PASS_PLACES;
+	places.n = (int64_t) n_net;
+	places.root = root;
+	places.delta = old;
+	places.changes = scratch.net;
+	places.at = scratch.at;
+	places.grow = scratch.grow;
+	missing = extend_pass(&places, n_threads);
 	if (missing >= 0)
 	{
-		const PrEdgeChange *c = &net[missing];
+		const PrEdgeChange *c = &scratch.net[missing];
 
 		status = pr_error_set(err, PR_ERR_INVALID,
 							  "a deleted edge %lld -> %lld (weight %g) is not in the graph",
 							  (long long) root->node_ids[c->src],
 							  (long long) root->node_ids[c->dst], c->weight);
-		return extend_fail(alloc, out, NULL, net, NULL, status);
+		return extend_fail(alloc, out, NULL, &scratch, status);
 	}
 
-	if (!extend_alloc(out, root->n_nodes, old->n_edges + (int64_t) n_net,
+	if (!step_sources_find(old, scratch.net, n_net, alloc, &scratch.step) ||
+		!extend_alloc(out, root->n_nodes, old->n_edges + (int64_t) n_net,
 					  old->n_sources + (int64_t) n_net, old->n_absent + 2 * (int64_t) n_net,
 					  flat, alloc))
-		return extend_fail(alloc, out, NULL, net, NULL,
+		return extend_fail(alloc, out, NULL, &scratch,
 						   pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows",
 										n_changes));
 
-	/* the edges: old's and the changes merged (one pass over old's) */
-	while (a < old->n_edges || b < n_net)
-	{
-		int			order = a == old->n_edges ? 1 : b == n_net ? -1 :
-			pr_edge_change_order(&old->edges[a], &net[b]);
-		PrEdgeChange next = order <= 0 ? old->edges[a++] : net[b];
-
-		if (order <= 0 && next.count > 0 && next.weight > old_largest)
-			old_largest = next.weight;
-		if (order == 0)
-			next.count += net[b].count;
-		if (order >= 0)
-			b++;
-		if (next.count != 0)
-		{
-			out->edges[kept++] = next;
-			edges_after += next.count;
-		}
-	}
-	out->n_edges = kept;
+	/* the edges: old's and the changes merged (old's in runs) */
+	merge_edges(old, scratch.net, n_net, scratch.at, scratch.grow, n_threads, out, &tally);
+	edges_after = root->n_edges + tally.count + net_count;
 	if (edges_after <= 0)
-		return extend_fail(alloc, out, flat, net, NULL,
+		return extend_fail(alloc, out, flat, &scratch,
 						   pr_error_set(err, PR_ERR_INVALID, "the changed graph has %lld edges",
 										(long long) edges_after));
-	if (!extend_weights(root, root_range, old_largest, net, n_net, edges_after))
-		return extend_fail(alloc, out, flat, net, NULL,
+	if (!extend_weights(root, root_range, tally.largest, scratch.net, n_net, edges_after))
+		return extend_fail(alloc, out, flat, &scratch,
 						   pr_error_set(err, PR_ERR_INVALID, "weights the build would scale"));
 
-	/* the sources: old's and the changes' */
-	ids = (uint64_t *) pr_alloc_array(alloc, 2 * n_net + 1, sizeof(uint64_t));
-	sources = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
-	if (ids == NULL || sources == NULL)
-	{
-		pr_free(alloc, ids);
-		return extend_fail(alloc, out, flat, net, sources,
-						   pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows",
-										n_changes));
-	}
-	for (size_t c = 0; c < n_net; c++)
-		ids[c] = (uint64_t) net[c].src;
-	n_sources = distinct_nodes(ids, n_net, sources);
-	pr_free(alloc, ids);
-	a = 0;
-	b = 0;
-	kept = 0;
-	while (a < old->n_sources || (int64_t) b < n_sources)
-	{
-		bool		from_old = (int64_t) b == n_sources ||
-			(a < old->n_sources && old->sources[a] <= sources[b]);
-		int32_t		s = from_old ? old->sources[a] : sources[b];
-
-		if (from_old)
-			a++;
-		if ((int64_t) b < n_sources && sources[b] == s)
-			b++;
-		out->sources[kept++] = s;
-	}
-	out->n_sources = kept;
-	pr_free(alloc, sources);
-	if (!extend_sources(root, root_out_degree, old, net, n_net, n_threads, alloc, out) ||
-		!extend_absent(root, root_out_degree, old, net, n_net, n_threads, alloc, out))
-		return extend_fail(alloc, out, flat, net, NULL,
+	/* the sources (old's and the changes') and the absent nodes, at their places in flat */
+	if (flat != NULL)
+		extend_place(out, old->n_sources + scratch.step.n_new, flat);
+	if (!extend_sources(root, root_out_degree, old, scratch.net, n_net, &scratch.step, n_threads,
+						alloc, out) ||
+		!extend_absent(root, root_out_degree, old, scratch.net, n_net, n_threads, alloc, out))
+		return extend_fail(alloc, out, flat, &scratch,
 						   pr_error_set(err, PR_ERR_NOMEM,
 										"out of memory for the sources of %zu changed rows",
 										n_changes));
-	pr_free(alloc, net);
+	pr_free(alloc, scratch.net);
+	pr_free(alloc, scratch.at);
+	pr_free(alloc, scratch.grow);
+	step_sources_free(&scratch.step, alloc);
 	if (flat != NULL)
 	{
+		/* the header and padding: every array is at its place already */
 		pr_graph_delta_write_flat(out, flat);
-		extend_release(out, flat, alloc);
 		status = pr_graph_delta_view_flat(flat, flat_size, out, err);
 		if (status != PR_OK)
 			return status;

@@ -442,16 +442,19 @@ check_extend_flat(const PrGraph *root, const int64_t *root_degree, const PrGraph
 	free(flat);
 }
 
+/* Most rows of a TableRows. */
+#define TABLE_ROWS (1 << 18)
+
 /*
  * Deltas extended with changed rows (pr_graph_delta_extend) against pr_graph_build of the rows:
  * a table's rows (alive or deleted) over a root graph's nodes, changed in batches.
  */
 typedef struct TableRows
 {
-	int64_t		src[4096];
-	int64_t		dst[4096];
-	double		w[4096];
-	bool		alive[4096];
+	int64_t		src[TABLE_ROWS];
+	int64_t		dst[TABLE_ROWS];
+	double		w[TABLE_ROWS];
+	bool		alive[TABLE_ROWS];
 	size_t		n;
 } TableRows;
 
@@ -1040,6 +1043,368 @@ test_delta_extend_flat(void)
 	free(copy);
 	pr_graph_delta_free(&delta, &pr_malloc_allocator);
 	pr_graph_free(&root, &pr_malloc_allocator);
+}
+
+/* A weight that sums exactly (a multiple of 1/8 below 8), or 1 unweighted. */
+static double
+eighths_weight(bool weighted)
+{
+	return weighted ? (double) (1 + rand() % 63) / 8.0 : 1.0;
+}
+
+/*
+ * Whether out-strength a is b: the same bits, or within 1e-12 where b is 2^52 or more (a sum that
+ * rounds: an extend adds a source's weights in another order than the build).
+ */
+static bool
+same_strength(double a, double b)
+{
+	return a == b || (b >= 0x1p52 && fabs(a - b) <= 1e-12 * b);
+}
+
+/*
+ * delta (root -> X) against x, the build of X's rows, whose weights sum exactly (same_strength):
+ * the delta checks; X's rows as changes of root's, patched into root, are x bit for bit; its
+ * absent nodes are root's nodes x lacks; every edge's source is a source; each source's out-degree
+ * and out-strength are x's (none where x lacks it); and once (first not NULL), a delta made in one
+ * go from root has the same edges and absent nodes, and its sources (a subset) the same values.
+ */
+static void
+check_delta_exact(const PrGraph *root, const PrGraphDelta *delta, const PrGraph *x,
+				  const PrGraphDelta *first, const char *what)
+{
+	PrEdgeChange *changes = malloc(sizeof(PrEdgeChange) * (size_t) (delta->n_edges + 1));
+	int64_t    *x_degree = malloc(sizeof(int64_t) * (size_t) (x->n_nodes + 1));
+	int64_t		n_absent = 0,
+				k = 0;
+	PrGraph		materialized;
+	PrError		err;
+
+	CHECKF(pr_graph_delta_check(delta, root, &err) == PR_OK, "%s: check: %s", what, err.message);
+	pr_graph_delta_changes(root, delta, changes);
+	CHECKF(apply_changes(root, changes, (size_t) delta->n_edges, false, &materialized, &err) ==
+		   PR_OK, "%s: materialize: %s", what, err.message);
+	CHECKF(same_graph(&materialized, x), "%s: materialized graph differs", what);
+	pr_graph_free(&materialized, &pr_malloc_allocator);
+	for (int32_t v = 0; v < root->n_nodes; v++)
+		if (pr_graph_find(x, root->node_ids[v]) < 0)
+		{
+			CHECKF(n_absent < delta->n_absent && delta->absent[n_absent] == v,
+				   "%s: node %lld is not absent", what, (long long) root->node_ids[v]);
+			n_absent++;
+		}
+	CHECKF(n_absent == delta->n_absent, "%s: %lld absent nodes, X lacks %lld", what,
+		   (long long) delta->n_absent, (long long) n_absent);
+	for (int64_t e = 0; e < delta->n_edges; e++)
+	{
+		int64_t		at = pr_lower_bound_i32(delta->sources, 0, delta->n_sources,
+											delta->edges[e].src);
+
+		CHECKF(at < delta->n_sources && delta->sources[at] == delta->edges[e].src,
+			   "%s: edge %lld's source is no source", what, (long long) e);
+	}
+	pr_graph_out_degrees(x, 2, x_degree);
+	for (int64_t i = 0; i < delta->n_sources; i++)
+	{
+		int64_t		xv = pr_graph_find(x, root->node_ids[delta->sources[i]]);
+		double		strength = xv >= 0 ? x->out_strength[xv] : 0.0;
+		int64_t		degree = xv >= 0 ? x_degree[xv] : 0;
+
+		CHECKF(delta->out_degree[i] == degree && same_strength(delta->out_strength[i], strength),
+			   "%s: source %lld: out-degree %lld, out-strength %.17g; X's %lld, %.17g", what,
+			   (long long) root->node_ids[delta->sources[i]], (long long) delta->out_degree[i],
+			   delta->out_strength[i], (long long) degree, strength);
+		if (first != NULL && k < first->n_sources && first->sources[k] == delta->sources[i])
+		{
+			CHECKF(first->out_degree[k] == delta->out_degree[i] &&
+				   same_strength(delta->out_strength[i], first->out_strength[k]),
+				   "%s: source %lld differs from the delta made in one go", what,
+				   (long long) root->node_ids[delta->sources[i]]);
+			k++;
+		}
+	}
+	if (first != NULL)
+		CHECKF(k == first->n_sources && first->n_edges == delta->n_edges &&
+			   memcmp(first->edges, delta->edges, sizeof(PrEdgeChange) * (size_t) delta->n_edges) == 0 &&
+			   first->n_absent == delta->n_absent &&
+			   memcmp(first->absent, delta->absent, sizeof(int32_t) * (size_t) delta->n_absent) == 0,
+			   "%s: the delta made in one go differs", what);
+	free(changes);
+	free(x_degree);
+}
+
+/* Deletes every alive row of t with an endpoint v, adding the deletions to changes. */
+static void
+delete_node_rows(TableRows *t, int64_t v, PrEdgeChange *changes, size_t *n_changes)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->alive[i] && (t->src[i] == v || t->dst[i] == v))
+			delete_row(t, i, changes, n_changes);
+}
+
+/* A random alive row of t at or past `from` (t has one), found by tries, then a scan. */
+static size_t
+alive_row_from(const TableRows *t, size_t from)
+{
+	for (int tries = 0; tries < 64; tries++)
+	{
+		size_t		i = from + (size_t) rand() % (t->n - from);
+
+		if (t->alive[i])
+			return i;
+	}
+	for (size_t i = from; i < t->n; i++)
+		if (t->alive[i])
+			return i;
+	return 0;
+}
+
+/*
+ * The largest weight and the edge count that an extend of old checks against the scaling limit
+ * (largest * edges below 2^(PR_STRENGTH_LIMIT_EXP - 1), as pr_graph_patch_plan), exactly: X1 is
+ * X plus a row of weight w (at one place of old's edges or another), X2 is X1 plus two small rows
+ * (one a copy of an edge old inserted); X1 -> X2 is refused for the least w that the limit refuses with X2's edges, taken for the one
+ * below it.
+ */
+static void
+check_weight_limit(const PrGraph *root, const int64_t *root_degree, const PrGraphDelta *old,
+				   bool undirected, const char *what)
+{
+	int64_t		per_row = undirected ? 2 : 1;
+	int64_t		edges = root->n_edges + 3 * per_row;
+	double		limit = ldexp(1.0, PR_STRENGTH_LIMIT_EXP - 1);
+	double		refused;
+
+	for (int64_t e = 0; e < old->n_edges; e++)
+		edges += old->edges[e].count;
+	refused = limit / (double) edges;
+	while (refused * (double) edges < limit)
+		refused = nextafter(refused, INFINITY);
+	while (nextafter(refused, 0.0) * (double) edges >= limit)
+		refused = nextafter(refused, 0.0);
+	for (int trial = 0; trial < 32; trial++)
+	{
+		int64_t		s = root->node_ids[rand() % root->n_nodes];
+		int64_t		d = root->node_ids[rand() % root->n_nodes];
+		int64_t		u = root->node_ids[rand() % root->n_nodes];
+		PrEdgeChange heavy = {s, s == d ? u : d, trial % 2 ? nextafter(refused, 0.0) : refused, 1};
+		const PrEdgeChange *copied = &old->edges[rand() % old->n_edges];
+		PrEdgeChange small[2] = {{u, s, 0.5, 1}, {root->node_ids[copied->src],
+		root->node_ids[copied->dst], copied->weight, 1}};
+		PrGraphDelta x1,
+					x2;
+		PrError		err;
+		PrStatus	status;
+
+		/* the second small row one more copy of an edge old inserted (old's counts added) */
+		if (heavy.src == heavy.dst || u == s || copied->count <= 0 || copied->src == copied->dst)
+			continue;
+		CHECKF(pr_graph_delta_extend(root, root_degree, NULL, old, &heavy, 1, undirected, 2,
+									 &pr_malloc_allocator, &x1, NULL, &err) == PR_OK,
+			   "%s: the heavy row: %s", what, err.message);
+		status = pr_graph_delta_extend(root, root_degree, NULL, &x1, small, 2, undirected, 2,
+									   &pr_malloc_allocator, &x2, NULL, &err);
+		CHECKF(status == (trial % 2 ? PR_OK : PR_ERR_INVALID),
+			   "%s: weight %.17g with %lld edges: status %d", what, heavy.weight,
+			   (long long) edges, (int) status);
+		if (status == PR_OK)
+			pr_graph_delta_free(&x2, &pr_malloc_allocator);
+		pr_graph_delta_free(&x1, &pr_malloc_allocator);
+	}
+}
+
+/*
+ * A large delta (n_big rows of a root of n_rows changed in one extend: its edges, sources and
+ * absent nodes many runs) extended by small steps, each on 1 thread and compared with 2 and 4
+ * threads and a flat buffer (the same delta), with the build of the rows and the delta made in one
+ * go from root (check_delta_exact).  Every step deletes rows the large change inserted, updates
+ * their weights, deletes root's rows and inserts new ones, some on the first and last nodes (the
+ * runs' ends); besides, a source gets an edge of weight 2^60 that its small weights vanish beside,
+ * which the next step deletes (a cancellation: recounted, the build's bits), nodes are left
+ * without an edge (the first node and a random one: absent) and one comes back, and the last node
+ * loses its edges.  Weighted, the last delta is extended at the scaling limit (check_weight_limit).
+ */
+static void
+check_extend_large(unsigned seed, bool weighted, bool undirected, size_t n_rows, size_t n_big)
+{
+	TableRows  *t = calloc(1, sizeof(TableRows));
+	PrEdgeChange *all = malloc(sizeof(PrEdgeChange) * (2 * n_big + 4096));
+	PrEdgeChange *changes = malloc(sizeof(PrEdgeChange) * 4096);
+	int64_t		n_ids = (int64_t) n_rows / 4;
+	size_t		n_all = 0,
+				root_rows;
+	int64_t    *root_degree = NULL;
+	int64_t		heavy_src = 0;
+	PrGraph		root,
+				x;
+	PrGraphDelta empty = {0},
+				delta;
+	PrError		err;
+	char		what[128];
+
+	srand(seed);
+	for (size_t i = 0; i < n_rows; i++)
+	{
+		t->src[i] = rand() % n_ids;
+		t->dst[i] = rand() % n_ids;
+		t->w[i] = eighths_weight(weighted);
+		t->alive[i] = true;
+	}
+	t->n = root_rows = n_rows;
+	build_alive(t, weighted, undirected, &root);
+	if (weighted)
+	{
+		root_degree = malloc(sizeof(int64_t) * (size_t) root.n_nodes);
+		pr_graph_out_degrees(&root, 2, root_degree);
+	}
+	empty.n_nodes = root.n_nodes;
+	/* the large change: deletions, weight updates (parallel inserts unweighted), inserts */
+	for (size_t k = 0; k < n_big; k++)
+	{
+		size_t		i = alive_row_from(t, 0);
+
+		if (k % 3 == 0)
+			delete_row(t, i, all, &n_all);
+		else if (k % 3 == 1)
+		{
+			if (weighted)
+				delete_row(t, i, all, &n_all);
+			insert_row(t, t->src[i], t->dst[i], eighths_weight(weighted), all, &n_all);
+		}
+		else
+			insert_row(t, root.node_ids[rand() % root.n_nodes], root.node_ids[rand() % root.n_nodes],
+					   eighths_weight(weighted), all, &n_all);
+	}
+	CHECKF(pr_graph_delta_extend(&root, root_degree, NULL, &empty, all, n_all, undirected, 2,
+								 &pr_malloc_allocator, &delta, NULL, &err) == PR_OK,
+		   "large extend: %s", err.message);
+	build_alive(t, weighted, undirected, &x);
+	snprintf(what, sizeof(what), "seed %u weighted %d undirected %d: large", seed, weighted,
+			 undirected);
+	check_delta_exact(&root, &delta, &x, NULL, what);
+	pr_graph_free(&x, &pr_malloc_allocator);
+	for (int step = 0; step < 6; step++)
+	{
+		size_t		n_changes = 0;
+		int64_t		first_id = root.node_ids[0],
+					last = root.node_ids[root.n_nodes - 1];
+		PrGraphDelta next,
+					other,
+					first;
+		int64_t		changed = -1,
+					other_changed = -1;
+
+		snprintf(what, sizeof(what), "seed %u weighted %d undirected %d step %d", seed, weighted,
+				 undirected, step);
+		for (int op = 0; op < 60 + rand() % 200; op++)
+		{
+			size_t		i = alive_row_from(t, rand() % 2 ? root_rows : 0);
+
+			switch (rand() % 4)
+			{
+				case 0:
+					delete_row(t, i, changes, &n_changes);
+					break;
+				case 1:
+					delete_row(t, i, changes, &n_changes);
+					insert_row(t, t->src[i], t->dst[i], eighths_weight(weighted), changes,
+							   &n_changes);
+					break;
+				case 2:
+					insert_row(t, root.node_ids[rand() % root.n_nodes],
+							   root.node_ids[rand() % root.n_nodes], eighths_weight(weighted),
+							   changes, &n_changes);
+					break;
+				default:
+					/* the first and last nodes: the ends of old's runs */
+					insert_row(t, rand() % 2 ? first_id : last, rand() % 2 ? first_id : last,
+							   eighths_weight(weighted), changes, &n_changes);
+					break;
+			}
+		}
+		if (step == 1 && weighted)
+		{
+			/* a heavy edge beside a source's small ones (one of root's sources, still one) */
+			size_t		i = alive_row_from(t, 0);
+
+			heavy_src = t->src[i];
+			insert_row(t, heavy_src, t->dst[i], 0x1p60, changes, &n_changes);
+		}
+		if (step == 2 && weighted)
+		{
+			/* its small ones cancelled out of its sum: recounted */
+			for (size_t i = 0; i < t->n; i++)
+				if (t->alive[i] && t->w[i] == 0x1p60)
+					delete_row(t, i, changes, &n_changes);
+			CHECK(pr_graph_delta_absent(&delta, (int32_t) pr_graph_find(&root, heavy_src)) ==
+				  false);
+		}
+		if (step == 3)
+		{
+			/* the first node and a random one left without an edge: absent */
+			delete_node_rows(t, first_id, changes, &n_changes);
+			delete_node_rows(t, t->src[alive_row_from(t, 0)], changes, &n_changes);
+		}
+		if (step == 5)
+		{
+			/* an absent node comes back, the last node goes */
+			CHECK(delta.n_absent > 0);
+			insert_row(t, root.node_ids[delta.absent[rand() % delta.n_absent]],
+					   root.node_ids[rand() % root.n_nodes], eighths_weight(weighted), changes,
+					   &n_changes);
+			delete_node_rows(t, last, changes, &n_changes);
+		}
+		memcpy(all + n_all, changes, sizeof(PrEdgeChange) * n_changes);
+		n_all += n_changes;
+		CHECKF(pr_graph_delta_extend(&root, root_degree, NULL, &delta, changes, n_changes,
+									 undirected, 1, &pr_malloc_allocator, &next, &changed,
+									 &err) == PR_OK, "%s: extend: %s", what, err.message);
+		for (int threads = 2; threads <= 4; threads += 2)
+		{
+			CHECK(pr_graph_delta_extend(&root, root_degree, NULL, &delta, changes, n_changes,
+										undirected, threads, &pr_malloc_allocator, &other,
+										&other_changed, &err) == PR_OK);
+			CHECKF(same_delta(&next, &other) && changed == other_changed, "%s: %d threads", what,
+				   threads);
+			pr_graph_delta_free(&other, &pr_malloc_allocator);
+		}
+		check_extend_flat(&root, root_degree, &delta, changes, n_changes, undirected, &next,
+						  changed, what);
+		CHECK(pr_graph_delta_extend(&root, root_degree, NULL, &empty, all, n_all, undirected, 2,
+									&pr_malloc_allocator, &first, NULL, &err) == PR_OK);
+		build_alive(t, weighted, undirected, &x);
+		check_delta_exact(&root, &next, &x, &first, what);
+		if (step == 3)
+			CHECKF(pr_graph_delta_absent(&next, 0) && next.n_absent >= 2,
+				   "%s: %lld absent nodes", what, (long long) next.n_absent);
+		if (step == 5)
+			CHECK(pr_graph_delta_absent(&next, (int32_t) (root.n_nodes - 1)));
+		pr_graph_free(&x, &pr_malloc_allocator);
+		pr_graph_delta_free(&first, &pr_malloc_allocator);
+		pr_graph_delta_free(&delta, &pr_malloc_allocator);
+		delta = next;
+	}
+	if (weighted)
+		check_weight_limit(&root, root_degree, &delta, undirected, what);
+	pr_graph_delta_free(&delta, &pr_malloc_allocator);
+	pr_graph_free(&root, &pr_malloc_allocator);
+	free(root_degree);
+	free(changes);
+	free(all);
+	free(t);
+}
+
+/*
+ * Large deltas extended by small steps (check_extend_large), weighted or not, directed or not;
+ * the weighted ones with enough edges that their merges run on 2 and 4 threads.
+ */
+void
+test_delta_extend_large(void)
+{
+	check_extend_large(41, true, false, 150000, 140000);
+	check_extend_large(42, true, true, 100000, 70000);
+	check_extend_large(43, false, false, 20000, 12000);
+	check_extend_large(44, false, true, 20000, 12000);
 }
 
 /*

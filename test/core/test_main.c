@@ -36,6 +36,7 @@
 	X(test_delta_extend_cases) \
 	X(test_delta_extend_flat) \
 	X(test_delta_extend_threads) \
+	X(test_delta_extend_large) \
 	X(test_delta_root_facts) \
 	X(test_cpu_engine_delta) \
 	X(test_cpu_engine_absent) \
