@@ -66,6 +66,13 @@ release_shard_part(void *arg)
 		engine->ops->release(engine);
 	}
 	graph_cache_release(&state->segment);
+	if (state->numbering_segment != NULL)
+	{
+		dsm_segment *numbering = state->numbering_segment;
+
+		state->numbering_segment = NULL;
+		dsm_detach(numbering);
+	}
 	if (state->layout_segment != NULL)
 	{
 		dsm_segment *layout = state->layout_segment;
@@ -712,17 +719,177 @@ forget_owners(ShardState *state)
 	pfree(state->owners);
 	for (int list = 0; list < SHARD_ROWS_LISTS; list++)
 		pfree(state->owned_rows[list]);
-	pfree(state->engine_row);
-	pfree(state->local_row);
-	pr_graph_free(&state->owned_graph, state->alloc);
-	if (state->has_owned_sorted)
+	if (state->numbering_segment != NULL)
 	{
-		pr_free(state->alloc, (void *) state->owned_sorted.row_order);
-		pr_free(state->alloc, (void *) state->owned_sorted.src);
-		state->has_owned_sorted = false;
+		dsm_segment *numbering = state->numbering_segment;
+
+		/* the numbering, the row pointers and the sorted rows are the segment's */
+		state->owned_graph.in_ptr = NULL;
+		pr_graph_free(&state->owned_graph, state->alloc);
+		state->numbering_segment = NULL;
+		dsm_detach(numbering);
 	}
+	else
+	{
+		pfree((void *) state->engine_row);
+		pfree((void *) state->local_row);
+		pr_graph_free(&state->owned_graph, state->alloc);
+		if (state->has_owned_sorted)
+		{
+			pr_free(state->alloc, (void *) state->owned_sorted.row_order);
+			pr_free(state->alloc, (void *) state->owned_sorted.src);
+		}
+	}
+	state->has_owned_sorted = false;
 	state->owners = NULL;
 	state->engine_row = state->local_row = NULL;
+}
+
+/*
+ * Writes the engine's numbering of the part's local rows by its lists of owned and halo rows: the
+ * owned rows first, then the halo rows, each ascending (engine_row: each local row's engine row;
+ * local_row: its inverse).
+ */
+static void
+number_rows(const ShardState *state, int32 *engine_row, int32 *local_row)
+{
+	int64		at = 0;
+
+	for (int list = SHARD_ROWS_OWNED; list <= SHARD_ROWS_HALO; list += SHARD_ROWS_HALO)
+		for (int64 i = 0; i < state->owned_count[list]; i++, at++)
+		{
+			local_row[at] = state->owned_rows[list][i];
+			engine_row[state->owned_rows[list][i]] = (int32) at;
+		}
+}
+
+/*
+ * What a part's numbering segment holds (GRAPH_CACHE_LAYOUT_SHARD_NUMBERING, kept with its graph's
+ * cache entry beside the layout): this header, the owner bits it was made for (n_nodes bytes), the
+ * engine's row of each local node and its inverse (number_rows), the renumbered graph's in-edge
+ * row pointers and the layout's sorted rows renumbered (their nodes, then their sources), each
+ * from an 8-byte boundary on (numbering_places).  Its content follows from the graph and the
+ * SHARD_OWNS and SHARD_HALO bits alone.
+ */
+typedef struct PartNumberingHeader
+{
+	int64		n_nodes;
+	int64		n_edges;
+} PartNumberingHeader;
+
+/* Where the arrays of a part's numbering start, and its size. */
+typedef struct PartNumberingPlaces
+{
+	Size		owners;
+	Size		engine_row;
+	Size		local_row;
+	Size		in_ptr;
+	Size		row_order;
+	Size		src;
+	Size		total;
+} PartNumberingPlaces;
+
+/* Lays out the arrays of a part's numbering of n nodes and m edges. */
+static void
+numbering_places(int64 n, int64 m, PartNumberingPlaces *at)
+{
+	at->owners = MAXALIGN(sizeof(PartNumberingHeader));
+	at->engine_row = at->owners + TYPEALIGN(sizeof(int64), (Size) n);
+	at->local_row = at->engine_row + TYPEALIGN(sizeof(int64), (Size) n * sizeof(int32));
+	at->in_ptr = at->local_row + TYPEALIGN(sizeof(int64), (Size) n * sizeof(int32));
+	at->row_order = at->in_ptr + (Size) (n + 1) * sizeof(int64);
+	at->src = at->row_order + TYPEALIGN(sizeof(int64), (Size) n * sizeof(int32));
+	at->total = at->src + (Size) m * sizeof(int32);
+}
+
+/*
+ * True when a mapped numbering segment is of graph g (its header, its size) and was made for the
+ * same owned and halo rows as owners (the bits that decide the numbering; every one compared).
+ */
+static bool
+numbering_fits(dsm_segment *segment, const PrGraph *g, const uint8 *owners)
+{
+	const char *base = dsm_segment_address(segment);
+	const PartNumberingHeader *header = (const PartNumberingHeader *) base;
+	const uint8 *kept;
+	PartNumberingPlaces at;
+
+	if (dsm_segment_map_length(segment) < sizeof(PartNumberingHeader) ||
+		header->n_nodes != g->n_nodes || header->n_edges != g->n_edges)
+		return false;
+	numbering_places(g->n_nodes, g->n_edges, &at);
+	if (dsm_segment_map_length(segment) < at.total)
+		return false;
+	kept = (const uint8 *) base + at.owners;
+	for (int64 v = 0; v < g->n_nodes; v++)
+		if (((kept[v] ^ owners[v]) & (SHARD_OWNS | SHARD_HALO)) != 0)
+			return false;
+	return true;
+}
+
+/*
+ * The part's numbering for its owner bits (taken: state->owners, its lists of rows) from the graph
+ * cache's entry of its graph, which keeps the one the last part of that graph made, in any
+ * session, when it was made for the same owned and halo rows; else made into a new segment and
+ * offered to the entry in place of the one it keeps.  Returns false, having done nothing, when no
+ * segment can be had.  The part's graph has a layout (its sorted rows, which the numbering
+ * renumbers) and no out-edges; its engine reads the sorted rows only.
+ */
+static bool
+take_kept_numbering(ShardState *state)
+{
+	const PrGraph *g = &state->product_graph;
+	int64		n = g->n_nodes;
+	dsm_segment *segment;
+	PartNumberingPlaces at;
+	char	   *base;
+	bool		kept;
+	PrError		err = {0};
+
+	numbering_places(n, g->n_edges, &at);
+	segment = graph_cache_map_layout(state->entry_id, GRAPH_CACHE_LAYOUT_SHARD_NUMBERING);
+	kept = segment != NULL && numbering_fits(segment, g, state->owners);
+	if (segment != NULL && !kept)
+	{
+		dsm_detach(segment);
+		segment = NULL;
+	}
+	if (segment == NULL)
+	{
+		PartNumberingHeader header = {n, g->n_edges};
+		PrSortedRows rows;
+
+		segment = dsm_create(at.total, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+		if (segment == NULL)
+			return false;
+		graph_cache_prefault(segment);
+		base = dsm_segment_address(segment);
+		memcpy(base, &header, sizeof(PartNumberingHeader));
+		memcpy(base + at.owners, state->owners, n);
+		number_rows(state, (int32 *) (base + at.engine_row), (int32 *) (base + at.local_row));
+		pr_graph_renumber_row_pointers(g, (const int32 *) (base + at.local_row),
+									   (int64 *) (base + at.in_ptr));
+		pr_cpu_sorted_rows_renumber_at(&state->sorted_rows, (const int32 *) (base + at.engine_row),
+									   (int32 *) (base + at.row_order), (int32 *) (base + at.src),
+									   &rows);
+		if (!graph_cache_replace_layout(state->entry_id, GRAPH_CACHE_LAYOUT_SHARD_NUMBERING, segment))
+			elog(DEBUG1, "powerrank: shard part numbering not kept with cache entry %llu",
+				 (unsigned long long) state->entry_id);
+	}
+	dsm_pin_mapping(segment);
+	state->numbering_segment = segment;
+	base = dsm_segment_address(segment);
+	state->engine_row = (const int32 *) (base + at.engine_row);
+	state->local_row = (const int32 *) (base + at.local_row);
+	pr_cpu_sorted_rows_renumbered(&state->sorted_rows, (const int32 *) (base + at.row_order),
+								  (const int32 *) (base + at.src), &state->owned_sorted);
+	state->has_owned_sorted = true;
+	if (pr_graph_renumber_over(g, state->local_row, (const int64 *) (base + at.in_ptr),
+							   state->alloc, &state->owned_graph, &err) != PR_OK)
+		powerrank_report_core_error("shard part renumbering", &err);
+	elog(DEBUG1, "powerrank: shard part numbering %s",
+		 kept ? "kept with the cache entry" : "made");
+	return true;
 }
 
 /*
@@ -732,13 +899,15 @@ forget_owners(ShardState *state)
  * and the layout's sorted rows renumbered so.  The bits must agree with the part's roles: every
  * target owned, every source owned or a halo row, a halo row not owned, an exported row owned.
  * Without sources the renumbered graph has no in-edge sources (its engine reads the sorted rows
- * only: pr_cpu_reads_in_edges).
+ * only: pr_cpu_reads_in_edges), and a graph of the graph cache takes the numbering kept with its
+ * entry for the same owned rows (take_kept_numbering).
  */
 static void
 take_owners(ShardState *state, const uint8 *owners, bool sources)
 {
 	int64		n = state->graph.n_nodes;
-	int64		at = 0;
+	int32	   *engine_row;
+	int32	   *local_row;
 	PrError		err = {0};
 
 	for (int64 v = 0; v < n; v++)
@@ -763,20 +932,20 @@ take_owners(ShardState *state, const uint8 *owners, bool sources)
 		state->owned_rows[list] = rows_list(state->cxt, state->owners, n,
 											shard_rows_mask((ShardRows) list),
 											&state->owned_count[list]);
-	state->engine_row = powerrank_alloc_huge(state->cxt, Max(n, 1) * sizeof(int32));
-	state->local_row = powerrank_alloc_huge(state->cxt, Max(n, 1) * sizeof(int32));
-	for (int list = SHARD_ROWS_OWNED; list <= SHARD_ROWS_HALO; list += SHARD_ROWS_HALO)
-		for (int64 i = 0; i < state->owned_count[list]; i++, at++)
-		{
-			state->local_row[at] = state->owned_rows[list][i];
-			state->engine_row[state->owned_rows[list][i]] = (int32) at;
-		}
-	if (pr_graph_renumber(&state->product_graph, state->local_row, state->engine_row, sources,
+	if (!sources && !state->product_graph.has_out_edges && state->entry_id != 0 &&
+		state->layout_segment != NULL && take_kept_numbering(state))
+		return;
+	engine_row = powerrank_alloc_huge(state->cxt, Max(n, 1) * sizeof(int32));
+	local_row = powerrank_alloc_huge(state->cxt, Max(n, 1) * sizeof(int32));
+	number_rows(state, engine_row, local_row);
+	state->engine_row = engine_row;
+	state->local_row = local_row;
+	if (pr_graph_renumber(&state->product_graph, local_row, engine_row, sources,
 						  state->alloc, &state->owned_graph, &err) != PR_OK)
 		powerrank_report_core_error("shard part renumbering", &err);
 	if (state->layout_segment != NULL)
 	{
-		if (!pr_cpu_sorted_rows_renumber(&state->sorted_rows, state->engine_row, state->alloc,
+		if (!pr_cpu_sorted_rows_renumber(&state->sorted_rows, engine_row, state->alloc,
 										 &state->owned_sorted))
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),

@@ -212,12 +212,16 @@ typedef struct ShardState
 								 * it owns no rows (every product is relayed whole) */
 	int32	   *owned_rows[SHARD_ROWS_LISTS];	/* the lists of ShardRows, ascending local rows */
 	int64		owned_count[SHARD_ROWS_LISTS];
-	int32	   *engine_row;		/* [n_nodes] the engine's row of each local node: the owned
+	const int32 *engine_row;	/* [n_nodes] the engine's row of each local node: the owned
 								 * ones first, then the halo rows, each ascending */
-	int32	   *local_row;		/* [n_nodes] its inverse */
+	const int32 *local_row;		/* [n_nodes] its inverse */
 	PrGraph		owned_graph;	/* product_graph renumbered to the engine's rows */
 	PrSortedRows owned_sorted;	/* the layout's sorted rows renumbered (has_owned_sorted) */
 	bool		has_owned_sorted;
+	dsm_segment *numbering_segment;	/* the numbering kept with the graph cache's entry, or made
+									 * for it: engine_row, local_row, owned_graph's in_ptr and
+									 * owned_sorted's nodes and sources live there; pinned like
+									 * segment; NULL: they are its own */
 	bool		slot_held[SHARD_MAX_SLOTS];	/* the slot holds values: the owned rows' are the
 											 * slot's, the halo rows' those of its last
 											 * product's input */
