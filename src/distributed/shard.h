@@ -208,9 +208,10 @@ typedef struct ShardState
 	double	   *x;				/* [n_nodes * k_vectors] a product's whole local vectors */
 	double	   *y;
 	int			k_vectors;
-	uint8	   *owners;			/* [n_nodes] SHARD_OWNS | SHARD_EXPORTS | SHARD_HALO, or NULL:
+	const uint8 *owners;		/* [n_nodes] SHARD_OWNS | SHARD_EXPORTS | SHARD_HALO, or NULL:
 								 * it owns no rows (every product is relayed whole) */
-	int32	   *owned_rows[SHARD_ROWS_LISTS];	/* the lists of ShardRows, ascending local rows */
+	const int32 *owned_rows[SHARD_ROWS_LISTS];	/* the lists of ShardRows, ascending local
+												 * rows */
 	int64		owned_count[SHARD_ROWS_LISTS];
 	const int32 *engine_row;	/* [n_nodes] the engine's row of each local node: the owned
 								 * ones first, then the halo rows, each ascending */
@@ -222,6 +223,7 @@ typedef struct ShardState
 									 * for it: engine_row, local_row, owned_graph's in_ptr and
 									 * owned_sorted's nodes and sources live there; pinned like
 									 * segment; NULL: they are its own */
+	bool		owners_kept;	/* owners and owned_rows are numbering_segment's too */
 	bool		slot_held[SHARD_MAX_SLOTS];	/* the slot holds values: the owned rows' are the
 											 * slot's, the halo rows' those of its last
 											 * product's input */

@@ -249,30 +249,37 @@ num_session() {
 		-c "SELECT same_as_local('edges_num', q, 'edges_num_local') FROM queries WHERE name = 'pagerank'" >>"$OUT"
 	grep 'shard part numbering' "$WORK/s1.log" | tail -n +$((seen + 1)) | sed 's/^.*powerrank: /s1: /' >>"$OUT"
 }
-# Prints whether new sessions' calls $1 and $2 gave the same scores, bit for bit.
-same_bits() {
+# Two new sessions' calls ($1, $2), then whether they gave the same scores, bit for bit.
+two_sessions() {
+	num_session $1
+	num_session $2
 	sql $C -c "SELECT count(*) = (SELECT count(*) FROM num_$1) AND bool_and(a.score = b.score) AS same_bits_$1_$2 FROM num_$1 a JOIN num_$2 b USING (node)" >>"$OUT"
 }
+# The first node from $1 to $2 that edges_num keeps in its partition of remainder $3.
+node_in() {
+	sql $C -c "SELECT v FROM generate_series($1::bigint, $2) v WHERE satisfies_hash_partition('edges_num'::regclass, 2, $3, v) LIMIT 1"
+}
+# Adds the row ($1) to edges_num (and edges_num_local), then prints the rows $2 counts.
+num_write() {
+	sql $C -c "INSERT INTO edges_num VALUES ($1)" -c "INSERT INTO edges_num_local VALUES ($1)" \
+		-c "$2" >>"$OUT"
+}
 # the first session reads the parts and makes s1's numbering; the next one takes it
-num_session a
-num_session b
-same_bits a b
+two_sessions a b
 # a write on s1: a new source (its node x hashes to s2's partition, which has no x) owned by s1; a
 # new graph, a new numbering, taken by the session after
-x=$(sql $C -c "SELECT v FROM generate_series(20000::bigint, 20100) v WHERE satisfies_hash_partition('edges_num'::regclass, 2, 1, v) LIMIT 1")
-d=$(sql $C -c "SELECT v FROM generate_series(0::bigint, 100) v WHERE satisfies_hash_partition('edges_num'::regclass, 2, 0, v) LIMIT 1")
-sql $C -c "INSERT INTO edges_num VALUES ($x, $d, 1)" -c "INSERT INTO edges_num_local VALUES ($x, $d, 1)" \
-	-c "SELECT count(*) AS on_s1 FROM edges_num_0 WHERE src = $x" >>"$OUT"
-num_session c
-num_session d
-same_bits c d
+x=$(node_in 20000 20100 1)
+num_write "$x, $(node_in 0 100 0), 1" "SELECT count(*) AS on_s1 FROM edges_num_0 WHERE src = $x"
+two_sessions c d
 # a write on s2 only: an in-edge of x, so s2 owns x and s1 reads it (a halo row): s1's graph is
 # the same, its owned rows are not, so its kept numbering does not serve and a new one replaces it
-sql $C -c "INSERT INTO edges_num VALUES (5, $x, 1)" -c "INSERT INTO edges_num_local VALUES (5, $x, 1)" \
-	-c "SELECT count(*) AS on_s2 FROM edges_num_1 WHERE dst = $x" >>"$OUT"
-num_session e
-num_session f
-same_bits e f
+num_write "5, $x, 1" "SELECT count(*) AS on_s2 FROM edges_num_1 WHERE dst = $x"
+two_sessions e f
+# a write on s2 only: a node s1 owns (y, no source before) becomes a source there, so s1 exports
+# it: its owned and halo rows are the same, so its kept numbering serves, its lists are its own
+y=$(node_in 8000 9999 0)
+num_write "$y, $(node_in 0 100 1), 1" "SELECT count(*) AS on_s2 FROM edges_num_1 WHERE src = $y"
+two_sessions g h
 sql $S1 -c "ALTER DATABASE postgres RESET log_min_messages" >>"$OUT"
 
 # a shard's prepare refuses out-strengths that are not one for each node of its part, and owner
