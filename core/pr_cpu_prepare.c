@@ -541,14 +541,37 @@ pr_cpu_sorted_rows_renumber(const PrSortedRows *rows, const int32_t *old_to_new,
 		pr_free(alloc, src);
 		return false;
 	}
+	pr_cpu_sorted_rows_renumber_at(rows, old_to_new, row_order, src, out);
+	return true;
+}
+
+/*
+ * pr_cpu_sorted_rows_renumber into memory the caller keeps: the rows' nodes into
+ * row_order[n_nodes], their sources into src[n_edges] (a shared segment, say, for later readers
+ * of the same rows and numbering: pr_cpu_sorted_rows_renumbered).
+ */
+void
+pr_cpu_sorted_rows_renumber_at(const PrSortedRows *rows, const int32_t *old_to_new,
+							   int32_t *row_order, int32_t *src, PrSortedRows *out)
+{
 	for (int64_t p = 0; p < rows->n_nodes; p++)
 		row_order[p] = old_to_new[rows->row_order[p]];
 	for (int64_t e = 0; e < rows->n_edges; e++)
 		src[e] = old_to_new[rows->src[e]];
+	pr_cpu_sorted_rows_renumbered(rows, row_order, src, out);
+}
+
+/*
+ * Points out at rows renumbered before (pr_cpu_sorted_rows_renumber_at): their nodes and sources
+ * at row_order and src, their row offsets and weights rows'.
+ */
+void
+pr_cpu_sorted_rows_renumbered(const PrSortedRows *rows, const int32_t *row_order,
+							  const int32_t *src, PrSortedRows *out)
+{
 	*out = *rows;
 	out->row_order = row_order;
 	out->src = src;
-	return true;
 }
 
 /*

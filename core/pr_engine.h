@@ -290,6 +290,10 @@ void		pr_cpu_engine_use_sorted_rows(PrEngine *engine, const PrSortedRows *rows);
 bool		pr_cpu_reads_in_edges(int64_t n, int k, unsigned needs);
 bool		pr_cpu_sorted_rows_renumber(const PrSortedRows *rows, const int32_t *old_to_new,
 										const PrAllocator *alloc, PrSortedRows *out);
+void		pr_cpu_sorted_rows_renumber_at(const PrSortedRows *rows, const int32_t *old_to_new,
+										   int32_t *row_order, int32_t *src, PrSortedRows *out);
+void		pr_cpu_sorted_rows_renumbered(const PrSortedRows *rows, const int32_t *row_order,
+										  const int32_t *src, PrSortedRows *out);
 
 /*
  * A CPU engine over one part of a larger graph (a shard's: its graph numbers the rows it owns

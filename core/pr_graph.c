@@ -760,6 +760,18 @@ renumber_rows(int64_t n, const int64_t *ptr, const int32_t *idx, const double *w
 	}
 }
 
+/* out's out-strengths and dangling list: g's, their nodes renumbered (out has room for both). */
+static void
+renumber_strengths(const PrGraph *g, const int32_t *new_to_old, PrGraph *out)
+{
+	for (int64_t i = 0; i < g->n_nodes; i++)
+	{
+		out->out_strength[i] = g->out_strength[new_to_old[i]];
+		if (out->out_strength[i] == 0.0 && out->n_dangling < g->n_dangling)
+			out->dangling[out->n_dangling++] = (int32_t) i;
+	}
+}
+
 /* g with its nodes renumbered; see pr_graph.h. */
 PrStatus
 pr_graph_renumber(const PrGraph *g, const int32_t *new_to_old, const int32_t *old_to_new,
@@ -807,11 +819,37 @@ pr_graph_renumber(const PrGraph *g, const int32_t *new_to_old, const int32_t *ol
 	if (out_edges)
 		renumber_rows(n, g->out_ptr, g->out_dst, g->out_weight, new_to_old, old_to_new,
 					  out->out_ptr, out->out_dst, out->out_weight);
-	for (int64_t i = 0; i < n; i++)
+	renumber_strengths(g, new_to_old, out);
+	return PR_OK;
+}
+
+/* g's in-edge row pointers renumbered; see pr_graph.h. */
+void
+pr_graph_renumber_row_pointers(const PrGraph *g, const int32_t *new_to_old, int64_t *in_ptr)
+{
+	renumber_rows(g->n_nodes, g->in_ptr, NULL, NULL, new_to_old, NULL, in_ptr, NULL, NULL);
+}
+
+/* g renumbered over row pointers renumbered before; see pr_graph.h. */
+PrStatus
+pr_graph_renumber_over(const PrGraph *g, const int32_t *new_to_old, const int64_t *in_ptr,
+					   const PrAllocator *alloc, PrGraph *out, PrError *err)
+{
+	int64_t		n = g->n_nodes;
+
+	memset(out, 0, sizeof(*out));
+	out->n_nodes = n;
+	out->n_edges = g->n_edges;
+	out->weighted = g->weighted;
+	out->out_strength = (double *) pr_alloc_array(alloc, (size_t) n + 1, sizeof(double));
+	out->dangling = (int32_t *) pr_alloc_array(alloc, (size_t) g->n_dangling + 1, sizeof(int32_t));
+	if (out->out_strength == NULL || out->dangling == NULL)
 	{
-		out->out_strength[i] = g->out_strength[new_to_old[i]];
-		if (out->out_strength[i] == 0.0 && out->n_dangling < g->n_dangling)
-			out->dangling[out->n_dangling++] = (int32_t) i;
+		pr_graph_free(out, alloc);
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory renumbering a graph of %lld nodes",
+							(long long) n);
 	}
+	out->in_ptr = (int64_t *) in_ptr;
+	renumber_strengths(g, new_to_old, out);
 	return PR_OK;
 }

@@ -134,6 +134,20 @@ PrStatus	pr_graph_add_out_edges(PrGraph *g, const PrAllocator *alloc, PrError *e
 PrStatus	pr_graph_renumber(const PrGraph *g, const int32_t *new_to_old, const int32_t *old_to_new,
 							  bool sources, const PrAllocator *alloc, PrGraph *out, PrError *err);
 
+/* g's in-edge row pointers renumbered as pr_graph_renumber renumbers them, into in_ptr[n_nodes + 1]. */
+void		pr_graph_renumber_row_pointers(const PrGraph *g, const int32_t *new_to_old,
+										   int64_t *in_ptr);
+
+/*
+ * g (without out-edges) renumbered as pr_graph_renumber without sources renumbers it, over in-edge
+ * row pointers renumbered before (pr_graph_renumber_row_pointers; memory the caller keeps while
+ * out serves, a shared segment say): out's in_ptr is in_ptr, its out-strengths and dangling list
+ * are its own (pr_graph_free once out's in_ptr is cleared); on failure out is left empty.
+ */
+PrStatus	pr_graph_renumber_over(const PrGraph *g, const int32_t *new_to_old,
+								   const int64_t *in_ptr, const PrAllocator *alloc, PrGraph *out,
+								   PrError *err);
+
 /* Frees every array of a graph built by pr_graph_build (not of a mapped flat graph). */
 void		pr_graph_free(PrGraph *g, const PrAllocator *alloc);
 

@@ -53,12 +53,14 @@
  * set replaces the key's older one (graph_cache_publish_node_set); and it has no kept scores or
  * layout.
  *
- * Kept layout: an entry keeps at most one layout, a segment of what a reader derives from the
- * graph alone and would otherwise derive in every session (a shard's roles and length-sorted rows:
- * shard.c), tagged with its kind (GraphCacheLayoutKind).  The first reader to make one keeps it
- * (graph_cache_keep_layout); later readers map it read-only (graph_cache_map_layout).  It goes
- * with its entry, counts as a kept segment and in powerrank.cache_size (a layout that does not fit
- * is not kept: it never evicts a graph), and, like a kept vector, stays alive while mapped.
+ * Kept layout: an entry keeps at most one layout of each kind (GraphCacheLayoutKind), a segment
+ * of what a reader derives from the graph and would otherwise derive in every session (a shard's
+ * roles and length-sorted rows, and its rows renumbered for the rows it owns: shard.c).  The first
+ * reader to make one keeps it (graph_cache_keep_layout), or the latest replaces the one before
+ * (graph_cache_replace_layout: a layout that depends on more than the graph, which names what it
+ * was made for); later readers map it read-only (graph_cache_map_layout).  It goes with its entry,
+ * counts as a kept segment and in powerrank.cache_size (a layout that does not fit is not kept: it
+ * never evicts a graph), and, like a kept vector, stays alive while mapped.
  */
 #include "cache/graph_cache.h"
 
@@ -93,8 +95,13 @@ typedef struct GraphCacheKept
 	double		result_bound;	/* the bound on the result's last L1 residual */
 } GraphCacheKept;
 
-/* Segments one entry can hold pinned: its graph, a start and a result per kept key, a layout. */
-#define ENTRY_HANDLES (2 + 2 * GRAPH_CACHE_KEPT)
+/* Layouts one entry can keep: one of each GraphCacheLayoutKind. */
+#define ENTRY_LAYOUTS 3
+StaticAssertDecl(GRAPH_CACHE_LAYOUT_SHARD_NUMBERING == ENTRY_LAYOUTS,
+				 "an entry keeps one layout of each kind");
+
+/* Segments one entry can hold pinned: its graph, a start and a result per kept key, its layouts. */
+#define ENTRY_HANDLES (1 + ENTRY_LAYOUTS + 2 * GRAPH_CACHE_KEPT)
 
 /* One slot of the registry. */
 typedef struct GraphCacheEntry
@@ -112,9 +119,10 @@ typedef struct GraphCacheEntry
 	int64		hits;
 	int			refcount;		/* backends attached right now */
 	GraphCacheKept kept[GRAPH_CACHE_KEPT];
-	bool		has_layout;		/* layout: a reader's layout of its graph (see "Kept layout") */
-	uint32		layout_kind;
-	dsm_handle	layout;
+	bool		has_layout[ENTRY_LAYOUTS];	/* of kind i + 1: a reader's layout of its graph
+											 * (see "Kept layout") */
+	dsm_handle	layout[ENTRY_LAYOUTS];
+	int64		layout_bytes[ENTRY_LAYOUTS];
 	int64		kept_bytes;		/* the kept vectors' and layout's segments */
 	int64		delta_rows;		/* changed rows patched in since the last build from the rows */
 	bool		weights_known;	/* weights holds bounds on its graph's weights (weighted) */
@@ -242,11 +250,12 @@ free_entry(GraphCacheEntry *entry, dsm_handle *unpin, int *n_unpin)
 			cache->kept_segments--;
 		}
 	}
-	if (entry->has_layout)
-	{
-		unpin[(*n_unpin)++] = entry->layout;
-		cache->kept_segments--;
-	}
+	for (i = 0; i < ENTRY_LAYOUTS; i++)
+		if (entry->has_layout[i])
+		{
+			unpin[(*n_unpin)++] = entry->layout[i];
+			cache->kept_segments--;
+		}
 	cache->segments--;
 	cache->bytes -= entry->bytes + entry->kept_bytes;
 	memset(entry, 0, sizeof(GraphCacheEntry));
@@ -1768,38 +1777,72 @@ graph_cache_keep_scores(uint64 entry_id, const GraphCacheScoresKey *scores_key, 
 }
 
 /*
- * Keeps segment (not pinned; a layout of kind derived from the graph of entry entry_id alone) with
- * that entry; returns whether it did.  Not kept when the entry is gone or keeps a layout already,
- * the cache holds GRAPH_CACHE_KEPT_SEGMENTS kept segments, or the segment would pass
- * powerrank.cache_size (a layout never evicts a graph).  The caller detaches its mapping when done:
- * a kept segment stays pinned with the entry, any other goes.
+ * Keeps segment (not pinned; a layout of kind derived from the graph of entry entry_id) with that
+ * entry, in place of the entry's layout of that kind when replace, else only when it keeps none;
+ * returns whether it did.  Not kept when the entry is gone, the cache holds
+ * GRAPH_CACHE_KEPT_SEGMENTS kept segments, or the segment would pass powerrank.cache_size (a layout
+ * never evicts a graph).  A replaced layout stays alive while mapped.  The caller detaches its
+ * mapping when done: a kept segment stays pinned with the entry, any other goes.
  */
-bool
-graph_cache_keep_layout(uint64 entry_id, GraphCacheLayoutKind kind, dsm_segment *segment)
+static bool
+keep_layout(uint64 entry_id, GraphCacheLayoutKind kind, dsm_segment *segment, bool replace)
 {
 	int64		limit = (int64) powerrank_cache_size_mb * 1024 * 1024;
 	int64		bytes = (int64) dsm_segment_map_length(segment);
+	int			at = (int) kind - 1;
 	GraphCacheEntry *entry;
+	dsm_handle	replaced = 0;
+	bool		has_replaced = false;
 	bool		kept = false;
 
-	if (cache == NULL)
+	if (cache == NULL || at < 0 || at >= ENTRY_LAYOUTS)
 		return false;
 	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
 	entry = find_entry_by_id(entry_id);
-	if (entry != NULL && entry->state == ENTRY_READY && !entry->has_layout &&
-		cache->kept_segments < GRAPH_CACHE_KEPT_SEGMENTS && cache->bytes + bytes <= limit)
+	if (entry != NULL && entry->state == ENTRY_READY && (replace || !entry->has_layout[at]))
 	{
-		dsm_pin_segment(segment);
-		entry->has_layout = true;
-		entry->layout_kind = (uint32) kind;
-		entry->layout = dsm_segment_handle(segment);
-		entry->kept_bytes += bytes;
-		cache->bytes += bytes;
-		cache->kept_segments++;
-		kept = true;
+		int64		old_bytes = entry->has_layout[at] ? entry->layout_bytes[at] : 0;
+
+		if ((entry->has_layout[at] || cache->kept_segments < GRAPH_CACHE_KEPT_SEGMENTS) &&
+			cache->bytes - old_bytes + bytes <= limit)
+		{
+			if (entry->has_layout[at])
+			{
+				replaced = entry->layout[at];
+				has_replaced = true;
+				cache->kept_segments--;
+			}
+			dsm_pin_segment(segment);
+			entry->has_layout[at] = true;
+			entry->layout[at] = dsm_segment_handle(segment);
+			entry->layout_bytes[at] = bytes;
+			entry->kept_bytes += bytes - old_bytes;
+			cache->bytes += bytes - old_bytes;
+			cache->kept_segments++;
+			kept = true;
+		}
 	}
 	LWLockRelease(cache->lock);
+	if (has_replaced)
+		unpin_segments(&replaced, 1);
 	return kept;
+}
+
+/* Keeps segment, a layout of kind, with the entry entry_id when it keeps none (keep_layout). */
+bool
+graph_cache_keep_layout(uint64 entry_id, GraphCacheLayoutKind kind, dsm_segment *segment)
+{
+	return keep_layout(entry_id, kind, segment, false);
+}
+
+/*
+ * Keeps segment, a layout of kind, with the entry entry_id in place of the one it keeps
+ * (keep_layout): the latest of a kind whose content depends on more than the graph.
+ */
+bool
+graph_cache_replace_layout(uint64 entry_id, GraphCacheLayoutKind kind, dsm_segment *segment)
+{
+	return keep_layout(entry_id, kind, segment, true);
 }
 
 /*
@@ -1812,13 +1855,14 @@ graph_cache_map_layout(uint64 entry_id, GraphCacheLayoutKind kind)
 {
 	GraphCacheEntry *entry;
 	dsm_segment *attached = NULL;
+	int			at = (int) kind - 1;
 
-	if (cache == NULL)
+	if (cache == NULL || at < 0 || at >= ENTRY_LAYOUTS)
 		return NULL;
 	LWLockAcquire(cache->lock, LW_SHARED);
 	entry = find_entry_by_id(entry_id);
-	if (entry != NULL && entry->has_layout && entry->layout_kind == (uint32) kind)
-		attached = dsm_attach(entry->layout);
+	if (entry != NULL && entry->has_layout[at])
+		attached = dsm_attach(entry->layout[at]);
 	LWLockRelease(cache->lock);
 	if (attached != NULL)
 		map_read_only(attached);

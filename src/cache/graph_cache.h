@@ -185,8 +185,10 @@ typedef struct GraphCacheBase
 typedef enum GraphCacheLayoutKind
 {
 	GRAPH_CACHE_LAYOUT_SHARD_PART = 1,	/* a shard's part: roles and length-sorted rows (shard.c) */
-	GRAPH_CACHE_LAYOUT_ROOT_FACTS	/* a weighted root's weight range and out-degrees, what
+	GRAPH_CACHE_LAYOUT_ROOT_FACTS,	/* a weighted root's weight range and out-degrees, what
 									 * extending its deltas needs (cache_capture.c) */
+	GRAPH_CACHE_LAYOUT_SHARD_NUMBERING	/* a shard's part renumbered for the rows it owns, with
+										 * the owner bits it was made for (shard.c) */
 } GraphCacheLayoutKind;
 
 /* One registry entry as the SQL view shows it (a copy taken under the lock). */
@@ -262,6 +264,8 @@ bool		graph_cache_publish_node_set(const GraphCacheKey *key, dsm_segment *segmen
 										 int64 nodes, int64 edges);
 bool		graph_cache_keep_layout(uint64 entry_id, GraphCacheLayoutKind kind,
 									dsm_segment *segment);
+bool		graph_cache_replace_layout(uint64 entry_id, GraphCacheLayoutKind kind,
+									   dsm_segment *segment);
 dsm_segment *graph_cache_map_layout(uint64 entry_id, GraphCacheLayoutKind kind);
 int			graph_cache_drop(Oid database, Oid relid);
 int			graph_cache_snapshot(Oid database, GraphCacheEntryInfo **entries);

@@ -66,6 +66,13 @@ release_shard_part(void *arg)
 		engine->ops->release(engine);
 	}
 	graph_cache_release(&state->segment);
+	if (state->numbering_segment != NULL)
+	{
+		dsm_segment *numbering = state->numbering_segment;
+
+		state->numbering_segment = NULL;
+		dsm_detach(numbering);
+	}
 	if (state->layout_segment != NULL)
 	{
 		dsm_segment *layout = state->layout_segment;
@@ -709,39 +716,47 @@ forget_owners(ShardState *state)
 		state->engine->ops->release(state->engine);
 		state->engine = NULL;
 	}
-	pfree(state->owners);
-	for (int list = 0; list < SHARD_ROWS_LISTS; list++)
-		pfree(state->owned_rows[list]);
-	pfree(state->engine_row);
-	pfree(state->local_row);
-	pr_graph_free(&state->owned_graph, state->alloc);
-	if (state->has_owned_sorted)
+	if (!state->owners_kept)
 	{
-		pr_free(state->alloc, (void *) state->owned_sorted.row_order);
-		pr_free(state->alloc, (void *) state->owned_sorted.src);
-		state->has_owned_sorted = false;
+		pfree((void *) state->owners);
+		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+			pfree((void *) state->owned_rows[list]);
 	}
+	if (state->numbering_segment != NULL)
+	{
+		dsm_segment *numbering = state->numbering_segment;
+
+		/* the numbering, the row pointers and the sorted rows are the segment's */
+		state->owned_graph.in_ptr = NULL;
+		pr_graph_free(&state->owned_graph, state->alloc);
+		state->numbering_segment = NULL;
+		dsm_detach(numbering);
+	}
+	else
+	{
+		pfree((void *) state->engine_row);
+		pfree((void *) state->local_row);
+		pr_graph_free(&state->owned_graph, state->alloc);
+		if (state->has_owned_sorted)
+		{
+			pr_free(state->alloc, (void *) state->owned_sorted.row_order);
+			pr_free(state->alloc, (void *) state->owned_sorted.src);
+		}
+	}
+	state->has_owned_sorted = false;
+	state->owners_kept = false;
 	state->owners = NULL;
 	state->engine_row = state->local_row = NULL;
 }
 
 /*
- * Takes the owner bits of the part's local nodes and derives its lists of rows and the engine's
- * numbering of them: the owned rows first, then the halo rows, each in ascending order (so the
- * owned rows are one range, [0, owned), and a list's rows ascend in either numbering), the graph
- * and the layout's sorted rows renumbered so.  The bits must agree with the part's roles: every
- * target owned, every source owned or a halo row, a halo row not owned, an exported row owned.
- * Without sources the renumbered graph has no in-edge sources (its engine reads the sorted rows
- * only: pr_cpu_reads_in_edges).
+ * Refuses owner bits (of the part's local nodes) that do not agree with its roles: every target
+ * owned, every source owned or a halo row, a halo row not owned, an exported row owned.
  */
 static void
-take_owners(ShardState *state, const uint8 *owners, bool sources)
+check_owners(const ShardState *state, const uint8 *owners)
 {
-	int64		n = state->graph.n_nodes;
-	int64		at = 0;
-	PrError		err = {0};
-
-	for (int64 v = 0; v < n; v++)
+	for (int64 v = 0; v < state->graph.n_nodes; v++)
 	{
 		uint8		bits = owners[v];
 		bool		owned = (bits & SHARD_OWNS) != 0;
@@ -757,26 +772,255 @@ take_owners(ShardState *state, const uint8 *owners, bool sources)
 							(long long) v),
 					 errhint("The shard functions are called by a coordinator of the same powerrank version.")));
 	}
-	state->owners = powerrank_alloc_huge(state->cxt, Max(n, 1));
-	memcpy(state->owners, owners, n);
-	for (int list = 0; list < SHARD_ROWS_LISTS; list++)
-		state->owned_rows[list] = rows_list(state->cxt, state->owners, n,
-											shard_rows_mask((ShardRows) list),
-											&state->owned_count[list]);
-	state->engine_row = powerrank_alloc_huge(state->cxt, Max(n, 1) * sizeof(int32));
-	state->local_row = powerrank_alloc_huge(state->cxt, Max(n, 1) * sizeof(int32));
+}
+
+/*
+ * Writes the engine's numbering of the part's local rows by its lists of owned and halo rows: the
+ * owned rows first, then the halo rows, each ascending (engine_row: each local row's engine row;
+ * local_row: its inverse).
+ */
+static void
+number_rows(const ShardState *state, int32 *engine_row, int32 *local_row)
+{
+	int64		at = 0;
+
 	for (int list = SHARD_ROWS_OWNED; list <= SHARD_ROWS_HALO; list += SHARD_ROWS_HALO)
 		for (int64 i = 0; i < state->owned_count[list]; i++, at++)
 		{
-			state->local_row[at] = state->owned_rows[list][i];
-			state->engine_row[state->owned_rows[list][i]] = (int32) at;
+			local_row[at] = state->owned_rows[list][i];
+			engine_row[state->owned_rows[list][i]] = (int32) at;
 		}
-	if (pr_graph_renumber(&state->product_graph, state->local_row, state->engine_row, sources,
+}
+
+/*
+ * What a part's numbering segment holds (GRAPH_CACHE_LAYOUT_SHARD_NUMBERING, kept with its graph's
+ * cache entry beside the layout): this header, the owner bits it was made for (n_nodes bytes,
+ * checked against the part's roles when it was made) and their lists of rows (ShardRows), the
+ * engine's row of each local node and its inverse (number_rows), the renumbered graph's in-edge
+ * row pointers and the layout's sorted rows renumbered (their nodes, then their sources), each
+ * from an 8-byte boundary on (numbering_places).  The numbering follows from the graph and the
+ * SHARD_OWNS and SHARD_HALO bits alone.
+ */
+typedef struct PartNumberingHeader
+{
+	int64		n_nodes;
+	int64		n_edges;
+	int64		owned_count[SHARD_ROWS_LISTS];
+} PartNumberingHeader;
+
+/* Where the arrays of a part's numbering start, and its size. */
+typedef struct PartNumberingPlaces
+{
+	Size		owners;
+	Size		lists[SHARD_ROWS_LISTS];
+	Size		engine_row;
+	Size		local_row;
+	Size		in_ptr;
+	Size		row_order;
+	Size		src;
+	Size		total;
+} PartNumberingPlaces;
+
+/* Lays out the arrays of a part's numbering of header's counts. */
+static void
+numbering_places(const PartNumberingHeader *header, PartNumberingPlaces *at)
+{
+	Size		n = (Size) header->n_nodes;
+
+	at->owners = MAXALIGN(sizeof(PartNumberingHeader));
+	at->lists[0] = at->owners + TYPEALIGN(sizeof(int64), n);
+	for (int list = 1; list < SHARD_ROWS_LISTS; list++)
+		at->lists[list] = at->lists[list - 1] +
+			TYPEALIGN(sizeof(int64), (Size) header->owned_count[list - 1] * sizeof(int32));
+	at->engine_row = at->lists[SHARD_ROWS_LISTS - 1] +
+		TYPEALIGN(sizeof(int64), (Size) header->owned_count[SHARD_ROWS_LISTS - 1] * sizeof(int32));
+	at->local_row = at->engine_row + TYPEALIGN(sizeof(int64), n * sizeof(int32));
+	at->in_ptr = at->local_row + TYPEALIGN(sizeof(int64), n * sizeof(int32));
+	at->row_order = at->in_ptr + (n + 1) * sizeof(int64);
+	at->src = at->row_order + TYPEALIGN(sizeof(int64), n * sizeof(int32));
+	at->total = at->src + (Size) header->n_edges * sizeof(int32);
+}
+
+/*
+ * The numbering the graph cache keeps with the entry of the part's graph (mapped) when it is of
+ * that graph (its header, its size) and was made for the same owned and halo rows as owners (the
+ * bits that decide the numbering; every node's compared), else NULL.
+ */
+static dsm_segment *
+map_kept_numbering(const ShardState *state, const uint8 *owners)
+{
+	const PrGraph *g = &state->graph;
+	dsm_segment *segment = graph_cache_map_layout(state->entry_id,
+												  GRAPH_CACHE_LAYOUT_SHARD_NUMBERING);
+	const char *base;
+	const PartNumberingHeader *header;
+	const uint8 *kept;
+	PartNumberingPlaces at;
+	bool		fits;
+
+	if (segment == NULL)
+		return NULL;
+	base = dsm_segment_address(segment);
+	header = (const PartNumberingHeader *) base;
+	fits = dsm_segment_map_length(segment) >= sizeof(PartNumberingHeader) &&
+		header->n_nodes == g->n_nodes && header->n_edges == g->n_edges;
+	for (int list = 0; fits && list < SHARD_ROWS_LISTS; list++)
+		fits = header->owned_count[list] >= 0 && header->owned_count[list] <= g->n_nodes;
+	if (fits)
+	{
+		numbering_places(header, &at);
+		fits = dsm_segment_map_length(segment) >= at.total;
+		kept = (const uint8 *) base + at.owners;
+		for (int64 v = 0; fits && v < g->n_nodes; v++)
+			fits = ((kept[v] ^ owners[v]) & (SHARD_OWNS | SHARD_HALO)) == 0;
+	}
+	if (!fits)
+	{
+		dsm_detach(segment);
+		return NULL;
+	}
+	return segment;
+}
+
+/*
+ * A new numbering segment of the part's owner bits (taken: state->owners, its lists), written and
+ * offered to the graph cache's entry of its graph in place of the one it keeps; NULL when no
+ * segment can be had.  The part's graph has a layout (its sorted rows, which the numbering
+ * renumbers).
+ */
+static dsm_segment *
+make_numbering(const ShardState *state)
+{
+	const PrGraph *g = &state->product_graph;
+	PartNumberingHeader header;
+	PartNumberingPlaces at;
+	dsm_segment *segment;
+	char	   *base;
+	PrSortedRows rows;
+
+	memset(&header, 0, sizeof(PartNumberingHeader));
+	header.n_nodes = g->n_nodes;
+	header.n_edges = g->n_edges;
+	memcpy(header.owned_count, state->owned_count, sizeof(header.owned_count));
+	numbering_places(&header, &at);
+	segment = dsm_create(at.total, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	if (segment == NULL)
+		return NULL;
+	graph_cache_prefault(segment);
+	base = dsm_segment_address(segment);
+	memcpy(base, &header, sizeof(PartNumberingHeader));
+	memcpy(base + at.owners, state->owners, g->n_nodes);
+	for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+		memcpy(base + at.lists[list], state->owned_rows[list],
+			   state->owned_count[list] * sizeof(int32));
+	number_rows(state, (int32 *) (base + at.engine_row), (int32 *) (base + at.local_row));
+	pr_graph_renumber_row_pointers(g, (const int32 *) (base + at.local_row),
+								   (int64 *) (base + at.in_ptr));
+	pr_cpu_sorted_rows_renumber_at(&state->sorted_rows, (const int32 *) (base + at.engine_row),
+								   (int32 *) (base + at.row_order), (int32 *) (base + at.src),
+								   &rows);
+	if (!graph_cache_replace_layout(state->entry_id, GRAPH_CACHE_LAYOUT_SHARD_NUMBERING, segment))
+		elog(DEBUG1, "powerrank: shard part numbering not kept with cache entry %llu",
+			 (unsigned long long) state->entry_id);
+	return segment;
+}
+
+/*
+ * Takes the numbering in segment (kept or made: its owned and halo rows are the part's) for the
+ * session: the engine's rows, the renumbered graph over its row pointers and the renumbered
+ * sorted rows read there.
+ */
+static void
+use_numbering(ShardState *state, dsm_segment *segment)
+{
+	const char *base = dsm_segment_address(segment);
+	PartNumberingPlaces at;
+	PrError		err = {0};
+
+	numbering_places((const PartNumberingHeader *) base, &at);
+	dsm_pin_mapping(segment);
+	state->numbering_segment = segment;
+	state->engine_row = (const int32 *) (base + at.engine_row);
+	state->local_row = (const int32 *) (base + at.local_row);
+	pr_cpu_sorted_rows_renumbered(&state->sorted_rows, (const int32 *) (base + at.row_order),
+								  (const int32 *) (base + at.src), &state->owned_sorted);
+	state->has_owned_sorted = true;
+	if (pr_graph_renumber_over(&state->product_graph, state->local_row,
+							   (const int64 *) (base + at.in_ptr), state->alloc,
+							   &state->owned_graph, &err) != PR_OK)
+		powerrank_report_core_error("shard part renumbering", &err);
+}
+
+/*
+ * Takes the owner bits of the part's local nodes (check_owners) and derives its lists of rows and
+ * the engine's numbering of them: the owned rows first, then the halo rows, each in ascending
+ * order (so the owned rows are one range, [0, owned), and a list's rows ascend in either
+ * numbering), the graph and the layout's sorted rows renumbered so.  Without sources the
+ * renumbered graph has no in-edge sources (its engine reads the sorted rows only:
+ * pr_cpu_reads_in_edges); then a graph of the graph cache takes the numbering kept with its entry
+ * for the same owned and halo rows (and the bits and their lists too when every bit is the same:
+ * checked when they were kept), else makes it there for the sessions to come.
+ */
+static void
+take_owners(ShardState *state, const uint8 *owners, bool sources)
+{
+	int64		n = state->graph.n_nodes;
+	bool		keeps = !sources && !state->product_graph.has_out_edges &&
+		state->entry_id != 0 && state->layout_segment != NULL;
+	dsm_segment *numbering = keeps ? map_kept_numbering(state, owners) : NULL;
+	const char *base = numbering != NULL ? dsm_segment_address(numbering) : NULL;
+	PartNumberingPlaces at;
+	int32	   *engine_row;
+	int32	   *local_row;
+	PrError		err = {0};
+
+	if (numbering != NULL)
+		numbering_places((const PartNumberingHeader *) base, &at);
+	if (numbering != NULL && memcmp(base + at.owners, owners, n) == 0)
+	{
+		/* the same bits: their lists too */
+		state->owners = (const uint8 *) base + at.owners;
+		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+		{
+			state->owned_rows[list] = (const int32 *) (base + at.lists[list]);
+			state->owned_count[list] = ((const PartNumberingHeader *) base)->owned_count[list];
+		}
+		state->owners_kept = true;
+	}
+	else
+	{
+		uint8	   *copy = powerrank_alloc_huge(state->cxt, Max(n, 1));
+
+		check_owners(state, owners);
+		memcpy(copy, owners, n);
+		state->owners = copy;
+		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+			state->owned_rows[list] = rows_list(state->cxt, state->owners, n,
+												shard_rows_mask((ShardRows) list),
+												&state->owned_count[list]);
+	}
+	if (numbering == NULL && keeps)
+		numbering = make_numbering(state);
+	elog(DEBUG1, "powerrank: shard part numbering %s",
+		 numbering == NULL ? "of its own" : base == NULL ? "made" :
+		 state->owners_kept ? "kept with the cache entry" :
+		 "kept with the cache entry (other exported rows)");
+	if (numbering != NULL)
+	{
+		use_numbering(state, numbering);
+		return;
+	}
+	engine_row = powerrank_alloc_huge(state->cxt, Max(n, 1) * sizeof(int32));
+	local_row = powerrank_alloc_huge(state->cxt, Max(n, 1) * sizeof(int32));
+	number_rows(state, engine_row, local_row);
+	state->engine_row = engine_row;
+	state->local_row = local_row;
+	if (pr_graph_renumber(&state->product_graph, local_row, engine_row, sources,
 						  state->alloc, &state->owned_graph, &err) != PR_OK)
 		powerrank_report_core_error("shard part renumbering", &err);
 	if (state->layout_segment != NULL)
 	{
-		if (!pr_cpu_sorted_rows_renumber(&state->sorted_rows, state->engine_row, state->alloc,
+		if (!pr_cpu_sorted_rows_renumber(&state->sorted_rows, engine_row, state->alloc,
 										 &state->owned_sorted))
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),

@@ -208,16 +208,22 @@ typedef struct ShardState
 	double	   *x;				/* [n_nodes * k_vectors] a product's whole local vectors */
 	double	   *y;
 	int			k_vectors;
-	uint8	   *owners;			/* [n_nodes] SHARD_OWNS | SHARD_EXPORTS | SHARD_HALO, or NULL:
+	const uint8 *owners;		/* [n_nodes] SHARD_OWNS | SHARD_EXPORTS | SHARD_HALO, or NULL:
 								 * it owns no rows (every product is relayed whole) */
-	int32	   *owned_rows[SHARD_ROWS_LISTS];	/* the lists of ShardRows, ascending local rows */
+	const int32 *owned_rows[SHARD_ROWS_LISTS];	/* the lists of ShardRows, ascending local
+												 * rows */
 	int64		owned_count[SHARD_ROWS_LISTS];
-	int32	   *engine_row;		/* [n_nodes] the engine's row of each local node: the owned
+	const int32 *engine_row;	/* [n_nodes] the engine's row of each local node: the owned
 								 * ones first, then the halo rows, each ascending */
-	int32	   *local_row;		/* [n_nodes] its inverse */
+	const int32 *local_row;		/* [n_nodes] its inverse */
 	PrGraph		owned_graph;	/* product_graph renumbered to the engine's rows */
 	PrSortedRows owned_sorted;	/* the layout's sorted rows renumbered (has_owned_sorted) */
 	bool		has_owned_sorted;
+	dsm_segment *numbering_segment;	/* the numbering kept with the graph cache's entry, or made
+									 * for it: engine_row, local_row, owned_graph's in_ptr and
+									 * owned_sorted's nodes and sources live there; pinned like
+									 * segment; NULL: they are its own */
+	bool		owners_kept;	/* owners and owned_rows are numbering_segment's too */
 	bool		slot_held[SHARD_MAX_SLOTS];	/* the slot holds values: the owned rows' are the
 											 * slot's, the halo rows' those of its last
 											 * product's input */

@@ -401,7 +401,8 @@ test_cpu_given_sorted_rows(void)
 
 /*
  * A CPU engine over a renumbered graph (pr_graph_renumber, pr_cpu_sorted_rows_renumber) gives the
- * products of the graph bit for bit; as a part (pr_cpu_engine_own_part) it updates its owned rows
+ * products of the graph bit for bit (the same numbering into the caller's memory,
+ * pr_graph_renumber_over and pr_cpu_sorted_rows_renumber_at, gives the same arrays); as a part (pr_cpu_engine_own_part) it updates its owned rows
  * as the whole graph's engine does when given the whole graph's dangling sums, refuses an update
  * without them, and combines and dots its owned rows only.
  */
@@ -522,6 +523,36 @@ test_cpu_renumbered_part(void)
 		for (int64_t i = 0; i < n; i++)
 			same = same && y[i] == (i < owned ? 2.0 * hy[i] - hx[i] : hx[i]);
 		CHECKF(same, "weighted %d: the combination went beyond the owned rows", weighted);
+
+		/* the same numbering into memory of the caller's, as a shared segment keeps it */
+		{
+			int64_t    *in_ptr = malloc(sizeof(int64_t) * (size_t) (n + 1));
+			int32_t    *row_order = malloc(sizeof(int32_t) * (size_t) n);
+			int32_t    *src = malloc(sizeof(int32_t) * (size_t) g.n_edges);
+			PrGraph		over;
+			PrSortedRows at;
+
+			pr_graph_renumber_row_pointers(&g, new_to_old, in_ptr);
+			CHECK(pr_graph_renumber_over(&g, new_to_old, in_ptr, &pr_malloc_allocator, &over,
+										 &err) == PR_OK);
+			pr_cpu_sorted_rows_renumber_at(&rows, old_to_new, row_order, src, &at);
+			CHECKF(over.in_ptr == in_ptr && over.in_src == NULL && over.weighted == h.weighted &&
+				   memcmp(in_ptr, h.in_ptr, sizeof(int64_t) * (size_t) (n + 1)) == 0 &&
+				   memcmp(over.out_strength, h.out_strength, sizeof(double) * (size_t) n) == 0 &&
+				   over.n_dangling == h.n_dangling &&
+				   memcmp(over.dangling, h.dangling, sizeof(int32_t) * (size_t) h.n_dangling) == 0,
+				   "weighted %d: the graph renumbered over given row pointers differs", weighted);
+			CHECKF(at.row_order == row_order && at.src == src && at.ptr == rows.ptr &&
+				   at.weight == rows.weight &&
+				   memcmp(row_order, renumbered.row_order, sizeof(int32_t) * (size_t) n) == 0 &&
+				   memcmp(src, renumbered.src, sizeof(int32_t) * (size_t) g.n_edges) == 0,
+				   "weighted %d: the sorted rows renumbered in place differ", weighted);
+			over.in_ptr = NULL;
+			pr_graph_free(&over, &pr_malloc_allocator);
+			free(in_ptr);
+			free(row_order);
+			free(src);
+		}
 
 		whole->ops->release(whole);
 		part->ops->release(part);

@@ -31,6 +31,9 @@
 # one shard (ids far apart, a weight that is no whole number) and with every part cached, and a
 # shard restarted between two calls of a session; new sessions taking the node set the coordinator
 # kept in its graph cache, and the fresh graph after a write on a shard between two new sessions;
+# a shard's renumbered rows kept with its cached graph (a new session's scores the same bits as the
+# session's before; a write on that shard, or one on another that changes the rows it owns, makes
+# it renumber);
 # the kept node set as an entry of the coordinator's cache (a row of powerrank_cache, its bytes
 # counted, evicting the least recently used entry under a small powerrank.cache_size, not kept
 # under a smaller one, gone with DROP TABLE, TRUNCATE, DETACH and ATTACH PARTITION and a partition
@@ -232,6 +235,52 @@ new_session_call 4
 # the calls on one graph: the second one without node ids (calls 3 and 4: the fresh graph's nodes
 # travelled once)
 sql $C -c "SELECT b.exchange_bytes < a.exchange_bytes AS kept_fewer_bytes, d.exchange_bytes < c.exchange_bytes AS fresh_then_kept FROM session_calls a, session_calls b, session_calls c, session_calls d WHERE a.call = 1 AND b.call = 2 AND c.call = 3 AND d.call = 4" >>"$OUT"
+
+say "new sessions: a shard's renumbered rows kept with its graph for the rows it owns"
+sql $S1 -c "SELECT powerrank_cache_enable('num_0')" >>"$OUT"
+sql $S2 -c "SELECT powerrank_cache_enable('num_1')" >>"$OUT"
+# s1 logs where its parts' numberings come from (made, or kept with the cache entry)
+sql $S1 -c "ALTER DATABASE postgres SET log_min_messages = debug1" >>"$OUT"
+# One new session's call on edges_num: its scores kept as table num_$1, then s1's numberings in it
+# and its scores against one server's.
+num_session() {
+	seen=$(grep -c 'shard part numbering' "$WORK/s1.log")
+	sql $C -c "CREATE TABLE num_$1 AS SELECT node, score FROM pagerank('edges_num', tolerance => 1e-10)" \
+		-c "SELECT same_as_local('edges_num', q, 'edges_num_local') FROM queries WHERE name = 'pagerank'" >>"$OUT"
+	grep 'shard part numbering' "$WORK/s1.log" | tail -n +$((seen + 1)) | sed 's/^.*powerrank: /s1: /' >>"$OUT"
+}
+# Two new sessions' calls ($1, $2), then whether they gave the same scores, bit for bit.
+two_sessions() {
+	num_session $1
+	num_session $2
+	sql $C -c "SELECT count(*) = (SELECT count(*) FROM num_$1) AND bool_and(a.score = b.score) AS same_bits_$1_$2 FROM num_$1 a JOIN num_$2 b USING (node)" >>"$OUT"
+}
+# The first node from $1 to $2 that edges_num keeps in its partition of remainder $3.
+node_in() {
+	sql $C -c "SELECT v FROM generate_series($1::bigint, $2) v WHERE satisfies_hash_partition('edges_num'::regclass, 2, $3, v) LIMIT 1"
+}
+# Adds the row ($1) to edges_num (and edges_num_local), then prints the rows $2 counts.
+num_write() {
+	sql $C -c "INSERT INTO edges_num VALUES ($1)" -c "INSERT INTO edges_num_local VALUES ($1)" \
+		-c "$2" >>"$OUT"
+}
+# the first session reads the parts and makes s1's numbering; the next one takes it
+two_sessions a b
+# a write on s1: a new source (its node x hashes to s2's partition, which has no x) owned by s1; a
+# new graph, a new numbering, taken by the session after
+x=$(node_in 20000 20100 1)
+num_write "$x, $(node_in 0 100 0), 1" "SELECT count(*) AS on_s1 FROM edges_num_0 WHERE src = $x"
+two_sessions c d
+# a write on s2 only: an in-edge of x, so s2 owns x and s1 reads it (a halo row): s1's graph is
+# the same, its owned rows are not, so its kept numbering does not serve and a new one replaces it
+num_write "5, $x, 1" "SELECT count(*) AS on_s2 FROM edges_num_1 WHERE dst = $x"
+two_sessions e f
+# a write on s2 only: a node s1 owns (y, no source before) becomes a source there, so s1 exports
+# it: its owned and halo rows are the same, so its kept numbering serves, its lists are its own
+y=$(node_in 8000 9999 0)
+num_write "$y, $(node_in 0 100 1), 1" "SELECT count(*) AS on_s2 FROM edges_num_1 WHERE src = $y"
+two_sessions g h
+sql $S1 -c "ALTER DATABASE postgres RESET log_min_messages" >>"$OUT"
 
 # a shard's prepare refuses out-strengths that are not one for each node of its part, and owner
 # bits that are not one byte a node; a part that owns no rows runs no product or update of them

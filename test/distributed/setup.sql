@@ -6,7 +6,8 @@
 -- (edges_rls), an empty partition (edges_gap, the same rows locally in edges_gap_local), a table of
 -- many nodes (edges_big, locally edges_big_local), one to truncate and re-partition (edges_ns), a
 -- directed cycle over 2 shards (edges_cycle: a run that takes long), a table over s1 and s3 reached
--- over IPv6 (edges_v6: shards that cannot connect to each other), and
+-- over IPv6 (edges_v6: shards that cannot connect to each other), a table of parts of thousands
+-- of nodes each (edges_num, locally edges_num_local), and
 -- a local table whose cached graph takes room in the coordinator's cache (edges_filler).
 CREATE EXTENSION postgres_fdw;
 CREATE EXTENSION powerrank;
@@ -98,23 +99,35 @@ CREATE TABLE edges_gap_local AS SELECT * FROM edges_gap;
 -- a row with a NULL source: skipped where it is read, with a NOTICE
 INSERT INTO edges_gap VALUES (NULL, 4, 1);
 
+-- Makes tbl, an edge table partitioned by HASH (dst) over s1 (tbl_0: remote_0 there) and s2
+-- (tbl_1: remote_1), its rows inserted a thousand at a time.
+CREATE PROCEDURE over_two_shards(tbl text, remote text) LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE format('CREATE TABLE %I (src bigint, dst bigint, w float8) PARTITION BY HASH (dst)', tbl);
+	FOR part IN 0..1 LOOP
+		EXECUTE format('CREATE FOREIGN TABLE %I PARTITION OF %I FOR VALUES WITH (MODULUS 2, REMAINDER %s) SERVER %I OPTIONS (table_name %L, batch_size %L)',
+					   tbl || '_' || part, tbl, part, 's' || (part + 1), remote || '_' || part, '1000');
+	END LOOP;
+END
+$$;
+
 -- 60000 nodes (40000 sources, 20000 targets): its merged node set holds more than 1 MB
 CREATE TABLE edges_big_local (src bigint, dst bigint, w float8);
 INSERT INTO edges_big_local
 SELECT i, 1000000 + (i * 7919) % 20000, 1 FROM generate_series(1::bigint, 40000) i;
-CREATE TABLE edges_big (src bigint, dst bigint, w float8) PARTITION BY HASH (dst);
-CREATE FOREIGN TABLE edges_big_0 PARTITION OF edges_big FOR VALUES WITH (MODULUS 2, REMAINDER 0)
-	SERVER s1 OPTIONS (table_name 'big_0', batch_size '1000');
-CREATE FOREIGN TABLE edges_big_1 PARTITION OF edges_big FOR VALUES WITH (MODULUS 2, REMAINDER 1)
-	SERVER s2 OPTIONS (table_name 'big_1', batch_size '1000');
+CALL over_two_shards('edges_big', 'big');
 INSERT INTO edges_big SELECT * FROM edges_big_local;
 
-CREATE TABLE edges_ns (src bigint, dst bigint, w float8) PARTITION BY HASH (dst);
-CREATE FOREIGN TABLE edges_ns_0 PARTITION OF edges_ns FOR VALUES WITH (MODULUS 2, REMAINDER 0)
-	SERVER s1 OPTIONS (table_name 'ns_0', batch_size '1000');
-CREATE FOREIGN TABLE edges_ns_1 PARTITION OF edges_ns FOR VALUES WITH (MODULUS 2, REMAINDER 1)
-	SERVER s2 OPTIONS (table_name 'ns_1', batch_size '1000');
+CALL over_two_shards('edges_ns', 'ns');
 INSERT INTO edges_ns SELECT * FROM edges_local;
+
+-- 10000 nodes, every one a target (7919 is prime to 10000): parts of thousands of nodes, whose
+-- engines read their length-sorted rows only (edges_num, locally edges_num_local)
+CREATE TABLE edges_num_local (src bigint, dst bigint, w float8);
+INSERT INTO edges_num_local
+SELECT i % 8000, (i * 7919) % 10000, 1 FROM generate_series(1::bigint, 30000) i;
+CALL over_two_shards('edges_num', 'num');
+INSERT INTO edges_num SELECT * FROM edges_num_local;
 
 -- 200001 nodes: a cached graph of several megabytes
 CREATE TABLE edges_filler (src bigint, dst bigint);

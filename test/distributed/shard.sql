@@ -35,3 +35,6 @@ CREATE TABLE cycle_1 (src bigint, dst bigint, w float8);
 -- a table over two shards the coordinator reaches over IPv4 and IPv6 (their pairs cannot connect)
 CREATE TABLE v6_0 (src bigint, dst bigint, w float8);
 CREATE TABLE v6_1 (src bigint, dst bigint, w float8);
+-- a shard's rows renumbered for the rows it owns, kept with its cached graph for new sessions
+CREATE TABLE num_0 (src bigint, dst bigint, w float8);
+CREATE TABLE num_1 (src bigint, dst bigint, w float8);
