@@ -1648,7 +1648,7 @@ distinct_nodes(uint64_t *ids, size_t n, int32_t *out)
 }
 
 /* The most edges an extend's copy takes at once before it tallies them (while they are cached). */
-#define EXTEND_TALLY_EDGES 1024
+#define EXTEND_TALLY_EDGES 256
 
 /*
  * What an extend reads of X1's edges (old's) as it copies them: the sum of their counts (X1's
