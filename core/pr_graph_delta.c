@@ -1878,7 +1878,7 @@ step_sources_find(const PrGraphDelta *old, const PrEdgeChange *net, size_t n_net
 	return true;
 }
 
-/* A piece of a run of old's sources copied with their out-degrees and out-strengths (RunPieceCopy). */
+/* A piece of a run of old's sources copied, out-degrees and out-strengths too (RunPieceCopy). */
 static void
 copy_source_piece(void *arg, int part, int64_t begin, int64_t end, int64_t out)
 {
