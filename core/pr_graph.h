@@ -337,20 +337,25 @@ void		pr_graph_root_facts(const PrGraph *g, int n_threads, const PrAllocator *al
 /*
  * root -> X2 from root -> X1 (old; an empty delta, all counts 0, for X1 = root) and the rows
  * changed since X1 (changes, external ids, taken in both directions when undirected as
- * pr_graph_patch_plan does, a self-loop once; a weight change is a deletion of the old weight and
- * an insert of the new): netted, merged into old's edges, in time of the order of the changes and
- * old's size plus binary searches in root's in-rows (no pass over root's edges but the exact
- * recount of a cancelling source, PR_DELTA_RECOUNT_FRACTION).  X2's out-degree of each changed
- * source is X1's plus its changes' counts; its out-strength X1's plus their count * weight (exact
- * unweighted; within rounding weighted), exactly 0 when its out-degree is 0.  X2's absent nodes
- * are the nodes without an in-edge or out-edge among old's absent ones and the changes'
- * endpoints.  root_out_degree: pr_graph_out_degrees(root) for a weighted root, NULL for an
- * unweighted one (its out_strength counts); root_range bounds root's weights (NULL: scanned, as
- * pr_graph_patch_plan does).  PR_ERR_UNSUPPORTED when a change names a node root lacks;
- * PR_ERR_INVALID when X1 lacks an edge a change deletes, when the build would scale X2's weights
- * or root's (pr_graph_patch_plan's checks: the caller builds X2 anew), when X2 has no edge, or
- * when old (with sources) has no out-degrees; nothing allocated on failure.  changed_edges (may be
- * NULL): stored edges in X1 and not X2 or the reverse (multisets), as PrGraphPatch.changed_edges.
+ * pr_graph_patch_plan does, a self-loop once; a weight change is a deletion of the old weight
+ * and an insert of the new): netted, merged into old's edges, in time of the order of the
+ * changes times the logarithm of old's and root's sizes (binary searches in old's arrays and
+ * root's in-rows) plus straight copies of old's arrays between the changes' places (on up to
+ * n_threads threads; old's edges read once more, while cached, for their count and largest
+ * weight): only the changes' sources and endpoints are looked at one by one, and no pass over
+ * root's edges is made but the exact recount of a cancelling source (PR_DELTA_RECOUNT_FRACTION).
+ * A source of old's that no change touches keeps old's out-degree and out-strength.  X2's
+ * out-degree of each changed source is X1's plus its changes' counts; its out-strength X1's plus
+ * their count * weight (exact unweighted; within rounding weighted), exactly 0 when its
+ * out-degree is 0.  X2's absent nodes are the nodes without an in-edge or out-edge among old's
+ * absent ones and the changes' endpoints.  root_out_degree: pr_graph_out_degrees(root) for a
+ * weighted root, NULL for an unweighted one (its out_strength counts); root_range bounds root's
+ * weights (NULL: scanned, as pr_graph_patch_plan does).  PR_ERR_UNSUPPORTED when a change names
+ * a node root lacks; PR_ERR_INVALID when X1 lacks an edge a change deletes, when the build would
+ * scale X2's weights or root's (pr_graph_patch_plan's checks: the caller builds X2 anew), when
+ * X2 has no edge, or when old (with sources) has no out-degrees; nothing allocated on failure.
+ * changed_edges (may be NULL): stored edges in X1 and not X2 or the reverse (multisets), as
+ * PrGraphPatch.changed_edges.
  */
 PrStatus	pr_graph_delta_extend(const PrGraph *root, const int64_t *root_out_degree,
 								  const PrWeightRange *root_range, const PrGraphDelta *old,
@@ -368,8 +373,8 @@ size_t		pr_graph_delta_extend_size(const PrGraphDelta *old, size_t n_changes, bo
 /*
  * pr_graph_delta_extend writing X2 straight into flat (8-byte aligned, flat_size at least
  * pr_graph_delta_extend_size bytes) in the flat form (pr_graph_delta_write_flat's, its header's
- * size X2's own), the edges merged in place; out views it (pr_graph_delta_view_flat: nothing to
- * free).  PR_ERR_INVALID also for a buffer too small or misaligned.
+ * size X2's own), every array written at its place; out views it (pr_graph_delta_view_flat:
+ * nothing to free).  PR_ERR_INVALID also for a buffer too small or misaligned.
  */
 PrStatus	pr_graph_delta_extend_flat(const PrGraph *root, const int64_t *root_out_degree,
 									   const PrWeightRange *root_range, const PrGraphDelta *old,

@@ -35,14 +35,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A run of base in-edges [begin, end) that the write copies to out at `out`, after `before` others. */
+/*
+ * A run of items [begin, end) of an array (a patch's base in-edges, an extend's old edges or
+ * sources) that a write copies to its own at `out`, after `before` items of the runs before it.
+ */
 typedef struct PrPatchRun
 {
 	int64_t		begin;
 	int64_t		end;
 	int64_t		out;
-	int64_t		before;			/* edges of the runs before it */
+	int64_t		before;			/* items of the runs before it */
 } PrPatchRun;
+
+/* A copy of items [begin, end) of a run to `out` by part `part` of a write (copy_run_pieces). */
+typedef void (*RunPieceCopy) (void *arg, int part, int64_t begin, int64_t end, int64_t out);
 
 /* The fewest edges a thread of the write copies. */
 #define PATCH_EDGES_PER_THREAD ((int64_t) 1 << 20)
@@ -832,21 +838,57 @@ typedef struct PatchCopy
 	int64_t		edges;			/* in all the runs */
 } PatchCopy;
 
-/* Adds base edges [begin, end), bound for out at out_at, to the runs the write copies. */
+/* Adds items [begin, end), bound for out_at, to runs[*n_runs] (*items in them). */
 static void
-add_run(const PrGraphPatch *patch, int64_t *n_runs, int64_t *edges, int64_t begin, int64_t end,
+add_run(PrPatchRun *runs, int64_t *n_runs, int64_t *items, int64_t begin, int64_t end,
 		int64_t out_at)
 {
-	PrPatchRun *run = &patch->runs[*n_runs];
+	PrPatchRun *run = &runs[*n_runs];
 
 	if (end <= begin)
 		return;
 	run->begin = begin;
 	run->end = end;
 	run->out = out_at;
-	run->before = *edges;
-	*edges += end - begin;
+	run->before = *items;
+	*items += end - begin;
 	(*n_runs)++;
+}
+
+/*
+ * Copies with copy(arg, part, ...) the pieces of runs[n_runs] (items in all of them) that fall in
+ * part `part` of n_parts: even ranges of their items, whatever the runs' lengths.
+ */
+static void
+copy_run_pieces(const PrPatchRun *runs, int64_t n_runs, int64_t items, int part, int n_parts,
+				RunPieceCopy copy, void *arg)
+{
+	int64_t		lo,
+				hi,
+				r = 0,
+				top = n_runs - 1;
+
+	pr_even_range(items, part, n_parts, &lo, &hi);
+	if (lo >= hi)
+		return;
+	/* the last run starting at or before lo */
+	while (r < top)
+	{
+		int64_t		mid = r + (top - r + 1) / 2;
+
+		if (runs[mid].before <= lo)
+			r = mid;
+		else
+			top = mid - 1;
+	}
+	for (; r < n_runs && runs[r].before < hi; r++)
+	{
+		int64_t		len = runs[r].end - runs[r].begin;
+		int64_t		from = (lo > runs[r].before ? lo : runs[r].before) - runs[r].before;
+		int64_t		to = (hi < runs[r].before + len ? hi : runs[r].before + len) - runs[r].before;
+
+		copy(arg, part, runs[r].begin + from, runs[r].begin + to, runs[r].out + from);
+	}
 }
 
 /*
@@ -891,7 +933,7 @@ write_changed_row(const PrGraphPatch *patch, PatchCopy *copy, int64_t b, int64_t
 			else
 				hi = mid;
 		}
-		add_run(patch, &copy->n_runs, &copy->edges, before, b, *e_out);
+		add_run(patch->runs, &copy->n_runs, &copy->edges, before, b, *e_out);
 		*e_out += b - before;
 		/* base edges equal to it: they and the change's copies, netted (never below 0: planned) */
 		while (b < b_end && exists && base->in_src[b] == pos && edge_weight(base, b) == w)
@@ -907,8 +949,18 @@ write_changed_row(const PrGraphPatch *patch, PatchCopy *copy, int64_t b, int64_t
 			(*e_out)++;
 		}
 	}
-	add_run(patch, &copy->n_runs, &copy->edges, b, b_end, *e_out);
+	add_run(patch->runs, &copy->n_runs, &copy->edges, b, b_end, *e_out);
 	*e_out += b_end - b;
+}
+
+/* A piece of a run of base edges copied (RunPieceCopy). */
+static void
+copy_patch_piece(void *arg, int part, int64_t begin, int64_t end, int64_t out)
+{
+	PatchCopy  *c = (PatchCopy *) arg;
+
+	(void) part;
+	copy_edges(c->patch->base, c->patch->map, begin, end, c->out, out);
 }
 
 /* pr_parallel_run's task: copies part `part` of n_parts of the runs' edges (even edge ranges). */
@@ -916,34 +968,8 @@ static void
 copy_runs_part(void *arg, int part, int n_parts)
 {
 	PatchCopy  *c = (PatchCopy *) arg;
-	const PrPatchRun *runs = c->patch->runs;
-	int64_t		lo,
-				hi,
-				r = 0,
-				top = c->n_runs - 1;
 
-	pr_even_range(c->edges, part, n_parts, &lo, &hi);
-	if (lo >= hi)
-		return;
-	/* the last run starting at or before lo */
-	while (r < top)
-	{
-		int64_t		mid = r + (top - r + 1) / 2;
-
-		if (runs[mid].before <= lo)
-			r = mid;
-		else
-			top = mid - 1;
-	}
-	for (; r < c->n_runs && runs[r].before < hi; r++)
-	{
-		int64_t		len = runs[r].end - runs[r].begin;
-		int64_t		from = (lo > runs[r].before ? lo : runs[r].before) - runs[r].before;
-		int64_t		to = (hi < runs[r].before + len ? hi : runs[r].before + len) - runs[r].before;
-
-		copy_edges(c->patch->base, c->patch->map, runs[r].begin + from, runs[r].begin + to, c->out,
-				   runs[r].out + from);
-	}
+	copy_run_pieces(c->patch->runs, c->n_runs, c->edges, part, n_parts, copy_patch_piece, c);
 }
 
 void
@@ -996,7 +1022,7 @@ pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out, int n_threads)
 		{
 			if (run_end != b)
 			{
-				add_run(patch, &copy.n_runs, &copy.edges, run_b, run_end, run_out);
+				add_run(patch->runs, &copy.n_runs, &copy.edges, run_b, run_end, run_out);
 				e_out += run_end - run_b;
 				run_b = b;
 				run_out = e_out;
@@ -1005,7 +1031,7 @@ pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out, int n_threads)
 		}
 		else
 		{
-			add_run(patch, &copy.n_runs, &copy.edges, run_b, run_end, run_out);
+			add_run(patch->runs, &copy.n_runs, &copy.edges, run_b, run_end, run_out);
 			e_out += run_end - run_b;
 			run_b = run_end = b_end;
 			write_changed_row(patch, &copy, b, b_end, c, c_end, out, &e_out);
@@ -1018,7 +1044,7 @@ pr_graph_patch_write(const PrGraphPatch *patch, PrGraph *out, int n_threads)
 		c = c_end;
 		v++;
 	}
-	add_run(patch, &copy.n_runs, &copy.edges, run_b, run_end, run_out);
+	add_run(patch->runs, &copy.n_runs, &copy.edges, run_b, run_end, run_out);
 	e_out += run_end - run_b;
 	out->in_ptr[v] = e_out;
 
@@ -1409,8 +1435,6 @@ typedef struct ExtendPass
 	int64_t    *at;				/* PASS_PLACES: [n] each change's place among old's edges (the
 								 * first not before it); PASS_SOURCES: [n] its source's index
 								 * among the candidates */
-	int8_t	   *grow;			/* PASS_PLACES: [n] what each adds to the edge count (-1: it
-								 * cancels an edge of old's, 1: it comes in) */
 	uint8_t    *absent;			/* PASS_ABSENT: [n] */
 	int64_t		found[PR_MAX_THREADS];	/* each part's first item found wanting (PASS_IDS: a
 										 * row naming a node root lacks; PASS_PLACES: a
@@ -1434,12 +1458,10 @@ extend_pass_item(ExtendPass *p, int64_t i)
 			{
 				const PrGraphDelta *old = p->delta;
 				int64_t		at = edge_lower_bound(old->edges, 0, old->n_edges, c);
-				bool		matched = at < old->n_edges &&
-					pr_edge_change_order(&old->edges[at], c) == 0;
-				int64_t		in_old = matched ? old->edges[at].count : 0;
+				int64_t		in_old = at < old->n_edges &&
+					pr_edge_change_order(&old->edges[at], c) == 0 ? old->edges[at].count : 0;
 
 				p->at[i] = at;
-				p->grow[i] = (int8_t) ((c->count + in_old != 0) - matched);
 				/* X1's copies: old's count, then root's row (not needed when old's suffice) */
 				return c->count >= 0 || in_old >= -c->count ||
 					count_row_edges(p->root, c->dst, c->src, c->weight) + in_old >= -c->count;
@@ -1626,7 +1648,7 @@ distinct_nodes(uint64_t *ids, size_t n, int32_t *out)
 }
 
 /* The most edges an extend's copy takes at once before it tallies them (while they are cached). */
-#define EXTEND_TALLY_EDGES 1024
+#define EXTEND_TALLY_EDGES 256
 
 /*
  * What an extend reads of X1's edges (old's) as it copies them: the sum of their counts (X1's
@@ -1700,105 +1722,90 @@ copy_edges_tallied(const PrEdgeChange *edges, int64_t from, int64_t to, PrEdgeCh
 	}
 }
 
-/* The fewest of old's edges a thread of an extend's merge copies. */
-#define EXTEND_EDGES_PER_THREAD ((int64_t) 1 << 16)
+/* The fewest items (edges or sources) a thread of an extend's copy of old's runs takes. */
+#define EXTEND_COPY_PER_THREAD ((int64_t) 1 << 16)
 
-/*
- * An extend's merge of old's edges with the netted changes into X2's, split over threads by even
- * parts of old's edges, each with the changes whose places fall in it (the last also those after
- * old's last edge) and its own stretch of X2's edges.
- */
-typedef struct MergeEdges
+/* The runs of old's edges or sources that an extend copies, by pr_parallel_run. */
+typedef struct ExtendCopy
 {
 	const PrGraphDelta *old;
-	const PrEdgeChange *net;	/* the netted changes */
-	const int64_t *at;			/* each one's place among old's edges (the first not before it) */
-	PrEdgeChange *out;			/* X2's edges */
-	int64_t		first_change[PR_MAX_THREADS + 1];	/* each part's first change (then n_net) */
-	int64_t		first_out[PR_MAX_THREADS];	/* each part's first edge of out */
-	int64_t		kept[PR_MAX_THREADS];	/* each part's edges of out */
-	EdgeTally	tally[PR_MAX_THREADS];	/* each part's tally of old's edges */
-} MergeEdges;
+	PrGraphDelta *out;
+	PrPatchRun *runs;
+	int64_t		n_runs;
+	int64_t		items;			/* in all the runs */
+	EdgeTally	tally[PR_MAX_THREADS];	/* edges: each part's tally of the edges it copied */
+} ExtendCopy;
 
-/*
- * pr_parallel_run's task: part `part` of n_parts of the merge, each change at its place among
- * old's edges, where it adds its count to an equal edge of old's (a count 0 drops it) or comes in;
- * the runs of old's edges between the places copied whole and tallied.
- */
+/* A piece of a run of old's edges copied and tallied (RunPieceCopy). */
 static void
-merge_edges_part(void *arg, int part, int n_parts)
+copy_edge_piece(void *arg, int part, int64_t begin, int64_t end, int64_t out)
 {
-	MergeEdges *m = (MergeEdges *) arg;
-	const PrEdgeChange *old_edges = m->old->edges;
-	PrEdgeChange *out = m->out + m->first_out[part];
-	EdgeTally  *tally = &m->tally[part];
-	int64_t		a,
-				a_end,
-				kept = 0;
+	ExtendCopy *c = (ExtendCopy *) arg;
 
-	pr_even_range(m->old->n_edges, part, n_parts, &a, &a_end);
-	for (int64_t b = m->first_change[part];; b++)
-	{
-		int64_t		end = b < m->first_change[part + 1] ? m->at[b] : a_end;
-		PrEdgeChange next;
+	copy_edges_tallied(c->old->edges, begin, end, c->out->edges + out, &c->tally[part]);
+}
 
-		copy_edges_tallied(old_edges, a, end, out + kept, tally);
-		kept += end - a;
-		a = end;
-		if (b == m->first_change[part + 1])
-			break;
-		next = m->net[b];
-		if (a < a_end && pr_edge_change_order(&old_edges[a], &next) == 0)
-		{
-			tally_edges(old_edges, a, a + 1, tally);
-			next.count += old_edges[a++].count;
-		}
-		if (next.count != 0)
-			out[kept++] = next;
-	}
-	m->kept[part] = kept;
+/* pr_parallel_run's task: part `part` of n_parts of the runs of old's edges. */
+static void
+copy_edge_runs_part(void *arg, int part, int n_parts)
+{
+	ExtendCopy *c = (ExtendCopy *) arg;
+
+	copy_run_pieces(c->runs, c->n_runs, c->items, part, n_parts, copy_edge_piece, c);
+}
+
+/* Runs task over copy's runs on up to n_threads threads (EXTEND_COPY_PER_THREAD items each). */
+static void
+extend_copy(ExtendCopy *copy, PrParallelTask task, int n_threads)
+{
+	pr_parallel_run(task, copy, pass_parts(n_threads, copy->items, EXTEND_COPY_PER_THREAD));
 }
 
 /*
  * X2's edges into out->edges (setting out->n_edges): old's and the netted changes net[n_net]
- * merged (merge_edges_part) on up to n_threads threads, given each change's place among old's
- * edges (at, ascending) and what it adds to their count (grow: -1, 0 or 1); every edge of old's
- * added to tally.
+ * merged, each change at its place among old's edges (at[n_net], ascending: the first not before
+ * it), where it adds its count to an equal edge of old's (a count 0 drops it) or comes in; the
+ * runs of old's edges between the places (runs: room for n_net + 1) copied whole on up to
+ * n_threads threads.  Every edge of old's is added to tally.
  */
 static void
 merge_edges(const PrGraphDelta *old, const PrEdgeChange *net, size_t n_net, const int64_t *at,
-			const int8_t *grow, int n_threads, PrGraphDelta *out, EdgeTally *tally)
+			PrPatchRun *runs, int n_threads, PrGraphDelta *out, EdgeTally *tally)
 {
-	MergeEdges	m;
-	int			parts = pass_parts(n_threads, old->n_edges, EXTEND_EDGES_PER_THREAD);
-	int64_t		grown = 0;
+	ExtendCopy	copy;
+	int64_t		a = 0,
+				kept = 0;
 
-	memset(&m, 0, sizeof(MergeEdges));
-	m.old = old;
-	m.net = net;
-	m.at = at;
-	m.out = out->edges;
-	m.first_change[parts] = (int64_t) n_net;
-	/* part p's first edge of out: old's edges and the changes' growth before it */
-	for (int p = 1; p < parts; p++)
+	memset(&copy, 0, sizeof(ExtendCopy));
+	copy.old = old;
+	copy.out = out;
+	copy.runs = runs;
+	for (size_t b = 0; b <= n_net; b++)
 	{
-		int64_t		a,
-					a_end;
+		int64_t		end = b < n_net ? at[b] : old->n_edges;
+		PrEdgeChange next;
 
-		pr_even_range(old->n_edges, p, parts, &a, &a_end);
-		m.first_change[p] = pr_lower_bound(at, m.first_change[p - 1], (int64_t) n_net, a);
-		for (int64_t b = m.first_change[p - 1]; b < m.first_change[p]; b++)
-			grown += grow[b];
-		m.first_out[p] = a + grown;
+		add_run(runs, &copy.n_runs, &copy.items, a, end, kept);
+		kept += end - a;
+		a = end;
+		if (b == n_net)
+			break;
+		next = net[b];
+		if (a < old->n_edges && pr_edge_change_order(&old->edges[a], &next) == 0)
+		{
+			tally_edges(old->edges, a, a + 1, tally);
+			next.count += old->edges[a++].count;
+		}
+		if (next.count != 0)
+			out->edges[kept++] = next;
 	}
-	pr_parallel_run(merge_edges_part, &m, parts);
-	out->n_edges = 0;
-	for (int p = 0; p < parts; p++)
+	out->n_edges = kept;
+	extend_copy(&copy, copy_edge_runs_part, n_threads);
+	for (int part = 0; part < PR_MAX_THREADS; part++)
 	{
-		out->n_edges += m.kept[p];
-		tally->count += m.tally[p].count;
-		if (m.tally[p].largest > tally->largest)
-			tally->largest = m.tally[p].largest;
+		tally->count += copy.tally[part].count;
+		if (copy.tally[part].largest > tally->largest)
+			tally->largest = copy.tally[part].largest;
 	}
 }
 
@@ -1871,45 +1878,59 @@ step_sources_find(const PrGraphDelta *old, const PrEdgeChange *net, size_t n_net
 	return true;
 }
 
-/* Copies old's sources [from, to), their out-degrees and out-strengths, to out's at `at`. */
+/* A piece of a run of old's sources copied, out-degrees and out-strengths too (RunPieceCopy). */
 static void
-copy_sources(const PrGraphDelta *old, int64_t from, int64_t to, PrGraphDelta *out, int64_t at)
+copy_source_piece(void *arg, int part, int64_t begin, int64_t end, int64_t out)
 {
-	size_t		n = (size_t) (to - from);
+	ExtendCopy *c = (ExtendCopy *) arg;
+	size_t		n = (size_t) (end - begin);
 
-	if (to <= from)
-		return;
-	memcpy(out->sources + at, old->sources + from, n * sizeof(int32_t));
-	memcpy(out->out_degree + at, old->out_degree + from, n * sizeof(int64_t));
-	memcpy(out->out_strength + at, old->out_strength + from, n * sizeof(double));
+	(void) part;
+	memcpy(c->out->sources + out, c->old->sources + begin, n * sizeof(int32_t));
+	memcpy(c->out->out_degree + out, c->old->out_degree + begin, n * sizeof(int64_t));
+	memcpy(c->out->out_strength + out, c->old->out_strength + begin, n * sizeof(double));
+}
+
+/* pr_parallel_run's task: part `part` of n_parts of the runs of old's sources. */
+static void
+copy_source_runs_part(void *arg, int part, int n_parts)
+{
+	ExtendCopy *c = (ExtendCopy *) arg;
+
+	copy_run_pieces(c->runs, c->n_runs, c->items, part, n_parts, copy_source_piece, c);
 }
 
 /*
  * X2's sources (old's united with the step's), out-degrees and out-strengths into out's arrays
  * (room for old's and step->n_new more; out's edges set): old's copied in runs between the step's
- * sources, which take X1's values (old's, else root's) plus the netted changes net[n_net]
- * (internal ids; their sources found on up to n_threads threads), in the changes' order; a step's
- * source whose incremental out-strength cancels (PR_DELTA_RECOUNT_FRACTION) is recounted.  A
- * source the step does not touch keeps old's values (exact, or recounted when they were made).
- * False when scratch cannot be allocated.
+ * sources (runs: room for step->n + 1) on up to n_threads threads; the step's sources take X1's
+ * values (old's, else root's) plus the netted changes net[n_net] (internal ids; their sources
+ * found on up to n_threads threads), in the changes' order; one whose incremental out-strength
+ * cancels (PR_DELTA_RECOUNT_FRACTION) is recounted.  A source the step does not touch keeps old's
+ * values (exact, or recounted when they were made).  False when scratch cannot be allocated.
  */
 static bool
 extend_sources(const PrGraph *root, const int64_t *root_out_degree, const PrGraphDelta *old,
-			   const PrEdgeChange *net, size_t n_net, StepSources *step, int n_threads,
-			   const PrAllocator *alloc, PrGraphDelta *out)
+			   const PrEdgeChange *net, size_t n_net, StepSources *step, PrPatchRun *runs,
+			   int n_threads, const PrAllocator *alloc, PrGraphDelta *out)
 {
 	ExtendPass	positions;
+	ExtendCopy	copy;
 	int64_t		a = 0,
 				kept = 0,
 				n_recount = 0;
 
 	/* old's runs, and X1's values of the step's sources */
+	memset(&copy, 0, sizeof(ExtendCopy));
+	copy.old = old;
+	copy.out = out;
+	copy.runs = runs;
 	for (int64_t j = 0; j <= step->n; j++)
 	{
 		int64_t		end = j < step->n ? step->old_at[j] : old->n_sources;
 		int32_t		s;
 
-		copy_sources(old, a, end, out, kept);
+		add_run(runs, &copy.n_runs, &copy.items, a, end, kept);
 		kept += end - a;
 		a = end;
 		if (j == step->n)
@@ -1932,6 +1953,7 @@ extend_sources(const PrGraph *root, const int64_t *root_out_degree, const PrGrap
 		kept++;
 	}
 	out->n_sources = kept;
+	extend_copy(&copy, copy_source_runs_part, n_threads);
 	/* plus the changes */
 	memset(&positions, 0, sizeof(ExtendPass));
 	positions.kind = PASS_SOURCES;
@@ -2089,9 +2111,20 @@ typedef struct ExtendScratch
 {
 	PrEdgeChange *net;			/* the netted changes (extend_net) */
 	int64_t    *at;				/* each one's place among old's edges (PASS_PLACES) */
-	int8_t	   *grow;			/* what each adds to the edge count (PASS_PLACES) */
+	PrPatchRun *runs;			/* [n_net + 1] the runs of old's edges, then sources, copied */
 	StepSources step;
 } ExtendScratch;
+
+/* Frees an extend's scratch. */
+static void
+extend_scratch_free(ExtendScratch *scratch, const PrAllocator *alloc)
+{
+	pr_free(alloc, scratch->net);
+	pr_free(alloc, scratch->at);
+	pr_free(alloc, scratch->runs);
+	step_sources_free(&scratch->step, alloc);
+	memset(scratch, 0, sizeof(ExtendScratch));
+}
 
 /* Frees an extend's scratch and out, and returns status (set in err by the caller). */
 static PrStatus
@@ -2099,10 +2132,7 @@ extend_fail(const PrAllocator *alloc, PrGraphDelta *out, void *flat, ExtendScrat
 			PrStatus status)
 {
 	extend_release(out, flat, alloc);
-	pr_free(alloc, scratch->net);
-	pr_free(alloc, scratch->at);
-	pr_free(alloc, scratch->grow);
-	step_sources_free(&scratch->step, alloc);
+	extend_scratch_free(scratch, alloc);
 	return status;
 }
 
@@ -2173,8 +2203,8 @@ extend_delta(const PrGraph *root, const int64_t *root_out_degree,
 
 	/* every change's place among old's edges, and every deletion checked against X1, by parts */
 	scratch.at = (int64_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int64_t));
-	scratch.grow = (int8_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int8_t));
-	if (scratch.at == NULL || scratch.grow == NULL)
+	scratch.runs = (PrPatchRun *) pr_alloc_array(alloc, n_net + 1, sizeof(PrPatchRun));
+	if (scratch.at == NULL || scratch.runs == NULL)
 		return extend_fail(alloc, out, NULL, &scratch,
 						   pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows",
 										n_changes));
@@ -2185,7 +2215,6 @@ extend_delta(const PrGraph *root, const int64_t *root_out_degree,
 	places.delta = old;
 	places.changes = scratch.net;
 	places.at = scratch.at;
-	places.grow = scratch.grow;
 	missing = extend_pass(&places, n_threads);
 	if (missing >= 0)
 	{
@@ -2207,7 +2236,7 @@ extend_delta(const PrGraph *root, const int64_t *root_out_degree,
 										n_changes));
 
 	/* the edges: old's and the changes merged (old's in runs) */
-	merge_edges(old, scratch.net, n_net, scratch.at, scratch.grow, n_threads, out, &tally);
+	merge_edges(old, scratch.net, n_net, scratch.at, scratch.runs, n_threads, out, &tally);
 	edges_after = root->n_edges + tally.count + net_count;
 	if (edges_after <= 0)
 		return extend_fail(alloc, out, flat, &scratch,
@@ -2220,17 +2249,14 @@ extend_delta(const PrGraph *root, const int64_t *root_out_degree,
 	/* the sources (old's and the changes') and the absent nodes, at their places in flat */
 	if (flat != NULL)
 		extend_place(out, old->n_sources + scratch.step.n_new, flat);
-	if (!extend_sources(root, root_out_degree, old, scratch.net, n_net, &scratch.step, n_threads,
-						alloc, out) ||
+	if (!extend_sources(root, root_out_degree, old, scratch.net, n_net, &scratch.step,
+						scratch.runs, n_threads, alloc, out) ||
 		!extend_absent(root, root_out_degree, old, scratch.net, n_net, n_threads, alloc, out))
 		return extend_fail(alloc, out, flat, &scratch,
 						   pr_error_set(err, PR_ERR_NOMEM,
 										"out of memory for the sources of %zu changed rows",
 										n_changes));
-	pr_free(alloc, scratch.net);
-	pr_free(alloc, scratch.at);
-	pr_free(alloc, scratch.grow);
-	step_sources_free(&scratch.step, alloc);
+	extend_scratch_free(&scratch, alloc);
 	if (flat != NULL)
 	{
 		/* the header and padding: every array is at its place already */

@@ -5,7 +5,7 @@
  * few changed rows each on top of that delta (the per-call patch of a table under a steady write
  * load): extended into arrays of its own and then written flat (pr_graph_delta_write_flat into
  * fresh memory), and extended straight into fresh memory (pr_graph_delta_extend_flat, as into a
- * new segment).
+ * new segment).  The delta's edges, sources and absent nodes are those the calls extend.
  *
  *   delta_extend [--graph NAME | --rmat SCALE] [--threads 1,2,..] [--fraction F] [--rows N]
  *                [--repeat R]
@@ -250,8 +250,8 @@ main(int argc, char **argv)
 	}
 	printf("graph: %s, %zu edges, %lld nodes, weighted; change %g of the edges, then calls of %d rows\n",
 		   label, m, (long long) root.n_nodes, fraction, rows);
-	printf("| threads | root facts ms | extend (large) ms | delta edges | extend (call) ms | write flat ms | extend into flat (call) ms | mapped afresh (call) ms |\n");
-	printf("|---|---|---|---|---|---|---|---|\n");
+	printf("| threads | root facts ms | extend (large) ms | delta edges | delta sources | delta absent | extend (call) ms | write flat ms | extend into flat (call) ms | mapped afresh (call) ms |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|\n");
 	for (int t = 0; t < n_threads; t++)
 	{
 		unsigned char *gone = calloc(m, 1);
@@ -319,8 +319,9 @@ main(int argc, char **argv)
 				flat_ms = elapsed;
 			free(buf);
 		}
-		printf("| %d | %.1f | %.1f | %lld | %.2f | %.2f | %.2f | %.2f |\n", threads[t], facts,
-			   large_ms, (long long) first.n_edges, call_ms, write_ms, flat_ms,
+		printf("| %d | %.1f | %.1f | %lld | %lld | %lld | %.2f | %.2f | %.2f | %.2f |\n",
+			   threads[t], facts, large_ms, (long long) first.n_edges,
+			   (long long) first.n_sources, (long long) first.n_absent, call_ms, write_ms, flat_ms,
 			   time_mapped(&root, degree, &range, &first, call, k_call, threads[t], repeat));
 		pr_graph_delta_free(&first, &pr_malloc_allocator);
 		pr_graph_delta_free(&second, &pr_malloc_allocator);
