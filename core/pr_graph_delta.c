@@ -1765,8 +1765,9 @@ extend_copy(ExtendCopy *copy, PrParallelTask task, int n_threads)
  * X2's edges into out->edges (setting out->n_edges): old's and the netted changes net[n_net]
  * merged, each change at its place among old's edges (at[n_net], ascending: the first not before
  * it), where it adds its count to an equal edge of old's (a count 0 drops it) or comes in; the
- * runs of old's edges between the places (runs: room for n_net + 1) copied whole on up to
- * n_threads threads.  Every edge of old's is added to tally.
+ * runs of old's edges between the places copied whole on up to n_threads threads (runs: room for
+ * the non-empty ones, no more than n_net + 1 nor old's edges).  Every edge of old's is added to
+ * tally.
  */
 static void
 merge_edges(const PrGraphDelta *old, const PrEdgeChange *net, size_t n_net, const int64_t *at,
@@ -1848,17 +1849,13 @@ step_sources_find(const PrGraphDelta *old, const PrEdgeChange *net, size_t n_net
 				  const PrAllocator *alloc, StepSources *step)
 {
 	uint64_t   *keys = (uint64_t *) pr_alloc_array(alloc, 2 * n_net + 1, sizeof(uint64_t));
+	size_t		n;
 	int64_t		lo = 0;
 
 	memset(step, 0, sizeof(StepSources));
 	step->ids = (int32_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int32_t));
-	step->old_at = (int64_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int64_t));
-	step->out_at = (int64_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int64_t));
-	step->magnitude = (double *) pr_alloc_array(alloc, n_net + 1, sizeof(double));
-	step->recount = (int64_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int64_t));
 	step->change_at = (int64_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int64_t));
-	if (keys == NULL || step->ids == NULL || step->old_at == NULL || step->out_at == NULL ||
-		step->magnitude == NULL || step->recount == NULL || step->change_at == NULL)
+	if (keys == NULL || step->ids == NULL || step->change_at == NULL)
 	{
 		pr_free(alloc, keys);
 		step_sources_free(step, alloc);
@@ -1868,6 +1865,17 @@ step_sources_find(const PrGraphDelta *old, const PrEdgeChange *net, size_t n_net
 		keys[c] = (uint64_t) net[c].src;
 	step->n = distinct_nodes(keys, n_net, step->ids);
 	pr_free(alloc, keys);
+	n = (size_t) step->n + 1;
+	step->old_at = (int64_t *) pr_alloc_array(alloc, n, sizeof(int64_t));
+	step->out_at = (int64_t *) pr_alloc_array(alloc, n, sizeof(int64_t));
+	step->magnitude = (double *) pr_alloc_array(alloc, n, sizeof(double));
+	step->recount = (int64_t *) pr_alloc_array(alloc, n, sizeof(int64_t));
+	if (step->old_at == NULL || step->out_at == NULL || step->magnitude == NULL ||
+		step->recount == NULL)
+	{
+		step_sources_free(step, alloc);
+		return false;
+	}
 	for (int64_t j = 0; j < step->n; j++)
 	{
 		lo = pr_lower_bound_i32(old->sources, lo, old->n_sources, step->ids[j]);
@@ -1903,11 +1911,12 @@ copy_source_runs_part(void *arg, int part, int n_parts)
 /*
  * X2's sources (old's united with the step's), out-degrees and out-strengths into out's arrays
  * (room for old's and step->n_new more; out's edges set): old's copied in runs between the step's
- * sources (runs: room for step->n + 1) on up to n_threads threads; the step's sources take X1's
- * values (old's, else root's) plus the netted changes net[n_net] (internal ids; their sources
- * found on up to n_threads threads), in the changes' order; one whose incremental out-strength
- * cancels (PR_DELTA_RECOUNT_FRACTION) is recounted.  A source the step does not touch keeps old's
- * values (exact, or recounted when they were made).  False when scratch cannot be allocated.
+ * sources (runs: room for the non-empty ones, no more than step->n + 1 nor old's sources) on up
+ * to n_threads threads; the step's sources take X1's values (old's, else root's) plus the netted
+ * changes net[n_net] (internal ids; their sources found on up to n_threads threads), in the
+ * changes' order; one whose incremental out-strength cancels (PR_DELTA_RECOUNT_FRACTION) is
+ * recounted.  A source the step does not touch keeps old's values (exact, or recounted when they
+ * were made).  False when scratch cannot be allocated.
  */
 static bool
 extend_sources(const PrGraph *root, const int64_t *root_out_degree, const PrGraphDelta *old,
@@ -2111,7 +2120,8 @@ typedef struct ExtendScratch
 {
 	PrEdgeChange *net;			/* the netted changes (extend_net) */
 	int64_t    *at;				/* each one's place among old's edges (PASS_PLACES) */
-	PrPatchRun *runs;			/* [n_net + 1] the runs of old's edges, then sources, copied */
+	PrPatchRun *runs;			/* the runs of old's edges, then sources, copied (at most one
+								 * more than the changes, none empty) */
 	StepSources step;
 } ExtendScratch;
 
@@ -2174,6 +2184,7 @@ extend_delta(const PrGraph *root, const int64_t *root_out_degree,
 	int64_t		missing;
 	int64_t		changed = 0,
 				net_count = 0,
+				most_runs,
 				edges_after;
 	PrStatus	status;
 
@@ -2203,7 +2214,10 @@ extend_delta(const PrGraph *root, const int64_t *root_out_degree,
 
 	/* every change's place among old's edges, and every deletion checked against X1, by parts */
 	scratch.at = (int64_t *) pr_alloc_array(alloc, n_net + 1, sizeof(int64_t));
-	scratch.runs = (PrPatchRun *) pr_alloc_array(alloc, n_net + 1, sizeof(PrPatchRun));
+	most_runs = old->n_edges > old->n_sources ? old->n_edges : old->n_sources;
+	most_runs = most_runs < (int64_t) n_net + 1 ? most_runs : (int64_t) n_net + 1;
+	scratch.runs = (PrPatchRun *) pr_alloc_array(alloc, (size_t) most_runs + 1,
+												 sizeof(PrPatchRun));
 	if (scratch.at == NULL || scratch.runs == NULL)
 		return extend_fail(alloc, out, NULL, &scratch,
 						   pr_error_set(err, PR_ERR_NOMEM, "out of memory for %zu changed rows",

@@ -1419,6 +1419,77 @@ test_delta_extend_large(void)
 }
 
 /*
+ * Every allocation of an extend failing in turn (one that recounts a source, leaves a node absent
+ * and brings one back, into arrays of its own and into a flat buffer): PR_ERR_NOMEM, an empty
+ * delta and nothing left allocated, until one is given enough; then the delta that the malloc
+ * allocator gives.
+ */
+void
+test_delta_extend_allocation_failures(void)
+{
+	const int64_t s[] = {1, 1, 1, 2, 3, 4, 4, 5};
+	const int64_t d[] = {2, 3, 3, 3, 1, 1, 2, 4};
+	const double w[] = {1e10, 0.3, 0.3, 2.0, 0.7, 0.5, 0.1, 1.5};
+	/* node 5 loses its only edge (absent); then 1's large edge goes (recounted), 5 comes back */
+	PrEdgeChange first_rows[] = {{5, 4, 1.5, -1}, {3, 2, 0.25, 1}, {2, 4, 1.0, 1}};
+	PrEdgeChange rows[] = {{1, 2, 1e10, -1}, {5, 1, 0.75, 1}, {4, 2, 0.1, -1}, {3, 2, 0.25, 1}};
+	PrGraph		root;
+	int64_t		degree[5];
+	PrGraphDelta empty = {0},
+				old,
+				expected;
+	PrError		err;
+	size_t		size;
+	void	   *flat;
+
+	build_rows(&root, s, d, w, 8, false);
+	pr_graph_out_degrees(&root, 1, degree);
+	empty.n_nodes = root.n_nodes;
+	CHECK(pr_graph_delta_extend(&root, degree, NULL, &empty, first_rows, 3, false, 1,
+								&pr_malloc_allocator, &old, NULL, &err) == PR_OK);
+	CHECK(old.n_absent == 1);
+	CHECK(pr_graph_delta_extend(&root, degree, NULL, &old, rows, 4, false, 1,
+								&pr_malloc_allocator, &expected, NULL, &err) == PR_OK);
+	CHECK(expected.n_absent == 0);
+	size = pr_graph_delta_extend_size(&old, 4, false);
+	flat = aligned_alloc(8, (size + 7) / 8 * 8);
+	for (int into_flat = 0; into_flat < 2; into_flat++)
+	{
+		bool		ok_once = false;
+
+		for (int budget = 0; budget < 80 && !ok_once; budget++)
+		{
+			FailingAlloc f = {budget, 0};
+			PrAllocator a = failing_allocator(&f);
+			PrGraphDelta out;
+			PrStatus	status = into_flat ?
+				pr_graph_delta_extend_flat(&root, degree, NULL, &old, rows, 4, false, 1, &a, flat,
+										   size, &out, NULL, &err) :
+				pr_graph_delta_extend(&root, degree, NULL, &old, rows, 4, false, 1, &a, &out, NULL,
+									  &err);
+
+			if (status == PR_OK)
+			{
+				ok_once = true;
+				CHECKF(same_delta(&out, &expected), "flat %d, budget %d: another delta",
+					   into_flat, budget);
+				if (!into_flat)
+					pr_graph_delta_free(&out, &a);
+			}
+			else
+				CHECKF(status == PR_ERR_NOMEM && out.edges == NULL && out.n_edges == 0,
+					   "flat %d, budget %d: status %d", into_flat, budget, (int) status);
+			CHECKF(f.live == 0, "flat %d, budget %d leaves %d blocks", into_flat, budget, f.live);
+		}
+		CHECK(ok_once);
+	}
+	free(flat);
+	pr_graph_delta_free(&old, &pr_malloc_allocator);
+	pr_graph_delta_free(&expected, &pr_malloc_allocator);
+	pr_graph_free(&root, &pr_malloc_allocator);
+}
+
+/*
  * A root's facts (pr_graph_root_facts) on 1 to 4 threads, with rows of counts per thread and
  * without (graphs with fewer edges per node than threads), against a count of the in-sources and
  * pr_graph_weight_range; an unweighted graph's out-strengths.

@@ -37,6 +37,7 @@
 	X(test_delta_extend_flat) \
 	X(test_delta_extend_threads) \
 	X(test_delta_extend_large) \
+	X(test_delta_extend_allocation_failures) \
 	X(test_delta_root_facts) \
 	X(test_cpu_engine_delta) \
 	X(test_cpu_engine_absent) \
