@@ -319,11 +319,12 @@ align8(size_t x)
 
 /*
  * Byte counts of a flat delta's arrays (in bytes[]) and their offsets, from the counts in header
- * (and its flags); returns the total size.
+ * (and its flags); returns the total size.  starts (may be NULL): where each array begins, empty
+ * or not (an empty array's offset is 0 and takes no room).
  */
 static size_t
 delta_flat_layout(const DeltaFlatHeader *h, size_t bytes[DELTA_FLAT_N_ARRAYS],
-				  uint64_t offsets[DELTA_FLAT_N_ARRAYS])
+				  uint64_t offsets[DELTA_FLAT_N_ARRAYS], uint64_t *starts)
 {
 	size_t		pos = align8(sizeof(DeltaFlatHeader));
 
@@ -335,6 +336,8 @@ delta_flat_layout(const DeltaFlatHeader *h, size_t bytes[DELTA_FLAT_N_ARRAYS],
 	bytes[DELTA_FLAT_ABSENT] = (size_t) h->n_absent * sizeof(int32_t);
 	for (int i = 0; i < DELTA_FLAT_N_ARRAYS; i++)
 	{
+		if (starts != NULL)
+			starts[i] = pos;
 		offsets[i] = bytes[i] > 0 ? pos : 0;
 		pos += align8(bytes[i]);
 	}
@@ -353,7 +356,7 @@ delta_flat_header(const PrGraphDelta *delta, DeltaFlatHeader *h, size_t bytes[DE
 	h->n_sources = delta->n_sources;
 	h->n_absent = delta->n_absent;
 	h->flags = delta->out_degree != NULL ? DELTA_FLAT_OUT_DEGREES : 0;
-	h->total_size = delta_flat_layout(h, bytes, h->offset);
+	h->total_size = delta_flat_layout(h, bytes, h->offset, NULL);
 }
 
 /* Bytes pr_graph_delta_write_flat needs for delta. */
@@ -396,6 +399,31 @@ pr_graph_delta_flat_edges(void *buf)
 	return (PrEdgeChange *) ((char *) buf + align8(sizeof(DeltaFlatHeader)));
 }
 
+/*
+ * Points out's arrays (edges, sources, out-strengths, out-degrees, absent nodes) where
+ * pr_graph_delta_write_flat puts them in buf for n_edges edges and n_sources sources with their
+ * out-degrees; the absent nodes' place depends on no later count.  Sets no count.
+ */
+void
+pr_graph_delta_flat_place(void *buf, int64_t n_edges, int64_t n_sources, PrGraphDelta *out)
+{
+	DeltaFlatHeader h;
+	size_t		bytes[DELTA_FLAT_N_ARRAYS];
+	uint64_t	starts[DELTA_FLAT_N_ARRAYS];
+	char	   *base = (char *) buf;
+
+	memset(&h, 0, sizeof(h));
+	h.n_edges = n_edges;
+	h.n_sources = n_sources;
+	h.flags = DELTA_FLAT_OUT_DEGREES;
+	(void) delta_flat_layout(&h, bytes, h.offset, starts);
+	out->edges = (PrEdgeChange *) (base + starts[DELTA_FLAT_EDGES]);
+	out->sources = (int32_t *) (base + starts[DELTA_FLAT_SOURCES]);
+	out->out_strength = (double *) (base + starts[DELTA_FLAT_OUT_STRENGTH]);
+	out->out_degree = (int64_t *) (base + starts[DELTA_FLAT_OUT_DEGREE]);
+	out->absent = (int32_t *) (base + starts[DELTA_FLAT_ABSENT]);
+}
+
 /* Points view into a flat delta after checking its header and layout. */
 PrStatus
 pr_graph_delta_view_flat(const void *buf, size_t size, PrGraphDelta *view, PrError *err)
@@ -421,7 +449,7 @@ pr_graph_delta_view_flat(const void *buf, size_t size, PrGraphDelta *view, PrErr
 		(h.flags & ~DELTA_FLAT_OUT_DEGREES) != 0 || h.reserved != 0)
 		return pr_error_set(err, PR_ERR_INVALID, "flat delta header with invalid counts or flags");
 	want = h;
-	want.total_size = delta_flat_layout(&want, bytes, want.offset);
+	want.total_size = delta_flat_layout(&want, bytes, want.offset, NULL);
 	if (h.total_size != want.total_size || h.total_size > size ||
 		memcmp(h.offset, want.offset, sizeof(h.offset)) != 0)
 		return pr_error_set(err, PR_ERR_INVALID,

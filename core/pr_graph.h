@@ -401,6 +401,14 @@ void		pr_graph_delta_write_flat(const PrGraphDelta *delta, void *buf);
 PrEdgeChange *pr_graph_delta_flat_edges(void *buf);
 
 /*
+ * Points out's arrays where pr_graph_delta_write_flat puts them in buf for n_edges edges and
+ * n_sources sources with out-degrees (the absent nodes' place for any count), so that a maker can
+ * write them in place; sets no count.
+ */
+void		pr_graph_delta_flat_place(void *buf, int64_t n_edges, int64_t n_sources,
+									  PrGraphDelta *out);
+
+/*
  * Points view's arrays into buf (no copy) after checking its header and that its layout is the
  * one pr_graph_delta_write_flat gives for its counts (O(1)); pr_graph_delta_check checks the
  * contents.  PR_ERR_INVALID for a corrupt buffer; buf must be 8-byte aligned.

@@ -2065,8 +2065,8 @@ extend_absent(const PrGraph *root, const int64_t *root_out_degree, const PrGraph
 
 /*
  * Allocates out's arrays for at most the counts given, from alloc; with flat, only its edges,
- * at their place there (pr_graph_delta_flat_edges: extend_place places the others).  False
- * (nothing allocated) when out of memory.
+ * at their place there (pr_graph_delta_flat_edges; pr_graph_delta_flat_place places the others
+ * once their counts are known).  False (nothing allocated) when out of memory.
  */
 static bool
 extend_alloc(PrGraphDelta *out, int64_t n_nodes, int64_t n_edges, int64_t n_sources,
@@ -2078,31 +2078,6 @@ extend_alloc(PrGraphDelta *out, int64_t n_nodes, int64_t n_edges, int64_t n_sour
 	out->n_nodes = n_nodes;
 	out->edges = pr_graph_delta_flat_edges(flat);
 	return true;
-}
-
-/*
- * Points out's sources, out-strengths, out-degrees and absent nodes at their places in flat, whose
- * edges out's are: where pr_graph_delta_write_flat puts them for out's edge count and n_sources
- * sources (after the edges, in that order, each at an 8-byte boundary; the absent nodes' place
- * depends on no later count), so that they are written where they stay.
- */
-static void
-extend_place(PrGraphDelta *out, int64_t n_sources, void *flat)
-{
-	PrGraphDelta shape;
-	char	   *base = (char *) flat;
-	size_t		strengths_end;
-
-	memset(&shape, 0, sizeof(PrGraphDelta));
-	shape.n_nodes = out->n_nodes;
-	shape.n_edges = out->n_edges;
-	out->sources = (int32_t *) (base + pr_graph_delta_flat_size(&shape));
-	shape.n_sources = n_sources;
-	strengths_end = pr_graph_delta_flat_size(&shape);
-	out->out_strength = (double *) (base + strengths_end - (size_t) n_sources * sizeof(double));
-	out->out_degree = (int64_t *) (base + strengths_end);
-	shape.out_degree = out->out_degree;
-	out->absent = (int32_t *) (base + pr_graph_delta_flat_size(&shape));
 }
 
 /* Frees out's arrays but those in flat (all of them when flat is not NULL: extend_alloc). */
@@ -2262,7 +2237,7 @@ extend_delta(const PrGraph *root, const int64_t *root_out_degree,
 
 	/* the sources (old's and the changes') and the absent nodes, at their places in flat */
 	if (flat != NULL)
-		extend_place(out, old->n_sources + scratch.step.n_new, flat);
+		pr_graph_delta_flat_place(flat, out->n_edges, old->n_sources + scratch.step.n_new, out);
 	if (!extend_sources(root, root_out_degree, old, scratch.net, n_net, &scratch.step,
 						scratch.runs, n_threads, alloc, out) ||
 		!extend_absent(root, root_out_degree, old, scratch.net, n_net, n_threads, alloc, out))
