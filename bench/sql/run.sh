@@ -29,7 +29,8 @@
 #   PRECISION    powerrank.gpu_precision of the figures (fp32; the suite's checks run fp64)
 #   COMPARE_KERNEL  cold: the warm calls again with this powerrank.gpu_kernel (e.g. cusparse)
 #   RWR_SECS (30; no GPU 10), RWR_BATCHES (service_batch_size values, "8 1"), RWR_WARM (warm_start
-#                values, "on"), RWR_NORMS (rwr stopping norms, "l1"; e.g. "l1 linf")
+#                values, "on"), RWR_NORMS (rwr stopping norms, "l1"; e.g. "l1 linf"), RWR_CERTIFIED
+#                (powerrank.stop_when_certified values, "off"; e.g. "off on")
 #   AUTO_SCALES  R-MAT scales of the auto phase ("15 17 19 21"; no GPU "11 12 13 14")
 #   MIX_SECS (300; no GPU 20), MIX_SCALE (22; no GPU 15), BOUND (2e-5: the mixed checks' score bound)
 #   STREAM_SCALE (24), STREAM_GPU_MB (512): the streamed phase's table and powerrank.gpu_memory
@@ -261,6 +262,8 @@ phase_rwr() {
     # a 5 s pgbench warm-up prepares the batch engine, then the measured pgbench run
     for w in ${RWR_WARM:-on}; do
       reload_setting powerrank.warm_start "$w"
+      for cert in ${RWR_CERTIFIED:-off}; do
+      reload_setting powerrank.stop_when_certified "$cert"
       for b in $RWR_BATCHES; do
         reload_setting powerrank.service_batch_size "$b"
         echo "batch_size $b: one call alone (ms engine iterations build iterate total hit fallback read prepare):"
@@ -273,11 +276,12 @@ phase_rwr() {
         lat=$WORK/rwr_lat_$b.txt
         cat "$WORK"/pgb_rwr/rwr* | awk '{print $3 / 1000}' > "$lat"
         read -r b0 r0 i0 m0 <<< "$c0"; read -r b1 r1 i1 m1 <<< "$c1"
-        echo "RESULT rwr 8 clients ${RWR_SECS} s, service_batch_size $b, warm_start $w, norm $nm: $(wc -l < "$lat") calls, p50 $(pct 50 < "$lat") ms, p99 $(pct 99 < "$lat") ms, max $(pct 100 < "$lat") ms; $((b1 - b0)) batches answered $((r1 - r0)) requests (mean $(calc "($r1 - $r0) / ($b1 - $b0 + 1e-9)")); a batch's engine time $(calc "($m1 - $m0) / ($b1 - $b0 + 1e-9)") ms for $(calc "($i1 - $i0) / ($b1 - $b0 + 1e-9)") iterations (mean) — goal p50 <= 20 ms: $(goal "$(pct 50 < "$lat") <= 20")"
+        echo "RESULT rwr 8 clients ${RWR_SECS} s, service_batch_size $b, warm_start $w, stop_when_certified $cert, norm $nm: $(wc -l < "$lat") calls, p50 $(pct 50 < "$lat") ms, p99 $(pct 99 < "$lat") ms, max $(pct 100 < "$lat") ms; $((b1 - b0)) batches answered $((r1 - r0)) requests (mean $(calc "($r1 - $r0) / ($b1 - $b0 + 1e-9)")); a batch's engine time $(calc "($m1 - $m0) / ($b1 - $b0 + 1e-9)") ms for $(calc "($i1 - $i0) / ($b1 - $b0 + 1e-9)") iterations (mean) — goal p50 <= 20 ms: $(goal "$(pct 50 < "$lat") <= 20")"
+      done
       done
     done
   done
-  reset_settings powerrank.service_batch_size powerrank.warm_start
+  reset_settings powerrank.service_batch_size powerrank.warm_start powerrank.stop_when_certified
 }
 
 phase_auto() {
