@@ -23,8 +23,10 @@
 #   parts the session keeps), NEW_SESSIONS (3: distributed calls after those, each in a new
 #   session, then as many local calls, each in a new session), WAYS ("local distributed relay pull";
 #   the new sessions' calls run with distributed and local), PORT (55480), TMPDIR (/tmp), THREADS
-#   (powerrank.cpu_threads, default 0: one per core), BREAKDOWN (1 prints where the new sessions'
-#   distributed calls spend their build: the DEBUG1 lines of the coordinator and the shards)
+#   (powerrank.cpu_threads, default 0: one per core), SHARD_THREADS (powerrank.cpu_threads of the three
+#   shard servers, default THREADS: on one machine, the cores / 3 stand for three hosts' own cores),
+#   BREAKDOWN (1 prints where the new sessions' distributed calls spend their build: the DEBUG1 lines of
+#   the coordinator and the shards)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -36,6 +38,7 @@ NEW_SESSIONS=${NEW_SESSIONS:-3}
 WAYS=${WAYS:-local distributed relay pull}
 PORT=${PORT:-55480}
 THREADS=${THREADS:-0}
+SHARD_THREADS=${SHARD_THREADS:-$THREADS}
 BREAKDOWN=${BREAKDOWN:-0}
 
 die() {
@@ -84,12 +87,13 @@ ROWS=$("$WORK/rmat_copy" "$SCALE" "$EDGE_FACTOR" 1 2 "$WORK/rmat") || die "rmat_
 chmod a+r "$WORK"/rmat.*.bin
 echo "rows: $ROWS"
 
-SETTINGS="-c listen_addresses=127.0.0.1 -c shared_preload_libraries=powerrank -c powerrank.cache_size=4GB -c shared_buffers=512MB -c max_wal_size=8GB -c checkpoint_timeout=30min -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c powerrank.cpu_threads=$THREADS"
+SETTINGS="-c listen_addresses=127.0.0.1 -c shared_preload_libraries=powerrank -c powerrank.cache_size=4GB -c shared_buffers=512MB -c max_wal_size=8GB -c checkpoint_timeout=30min -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 i=0
 for c in coord s0 s1 s2; do
 	as_os "'$PGBIN/initdb' -D '$WORK/$c' -A trust --no-sync" >"$WORK/$c.initdb.log" 2>&1 || die "initdb $c failed"
 	extra=
 	[ "$BREAKDOWN" = 1 ] && [ $c != coord ] && extra="-c log_min_messages=debug1"
+	if [ $c = coord ]; then extra="$extra -c powerrank.cpu_threads=$THREADS"; else extra="$extra -c powerrank.cpu_threads=$SHARD_THREADS"; fi
 	as_os "'$PGBIN/pg_ctl' -D '$WORK/$c' -l '$WORK/$c.log' -w -o \"-p $((PORT + i)) -k '$WORK' $SETTINGS $extra\" start" >/dev/null ||
 		die "cluster $c did not start ($WORK/$c.log)"
 	q $((PORT + i)) -c "'CREATE EXTENSION powerrank'" || die "CREATE EXTENSION powerrank failed on $c"
