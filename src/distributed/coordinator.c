@@ -2791,12 +2791,11 @@ local_column_sums(DistCluster *c, DistPart *part, double *answer, const void *ar
 }
 
 /*
- * The sums of each column of slot over every node, into sums[k], and over the dangling nodes,
- * into dangling[k] (NULL: not wanted): the parts' sums over their owned rows added in the parts'
- * order.
+ * The sums of each column of slot over every node, into sums[k]: the parts' sums over their owned
+ * rows added in the parts' order (their dangling sums, answered too, left aside).
  */
 static void
-owned_column_sums(DistCluster *c, int slot, double *sums, double *dangling)
+owned_column_sums(DistCluster *c, int slot, double *sums)
 {
 	int			k = c->k;
 	double		started = pr_clock_seconds();
@@ -2808,8 +2807,6 @@ owned_column_sums(DistCluster *c, int slot, double *sums, double *dangling)
 	part_answers(c, 2 * k, answers, local_column_sums, &slot);
 	add_part_answers(c, answers, 2 * k, both);
 	memcpy(sums, both, k * sizeof(double));
-	if (dangling != NULL)
-		memcpy(dangling, both + k, k * sizeof(double));
 	pfree(answers);
 	pfree(both);
 	c->exchange_seconds += pr_clock_seconds() - started;
@@ -3594,7 +3591,7 @@ dist_normalize(PrEngine *base, int slot, int old_slot, PrError *err)
 		(old_slot < 0 || (old_slot < e->n_slots && (e->where[old_slot] & SLOT_PARTS) != 0)))
 	{
 		if (e->sums_slot != slot)
-			owned_column_sums(e->cluster, slot, e->sums, NULL);
+			owned_column_sums(e->cluster, slot, e->sums);
 		e->where[slot] = SLOT_PARTS;
 		forget_slot_sums(e, slot);
 		if (old_slot < 0)
