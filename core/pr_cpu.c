@@ -280,6 +280,7 @@ pr_cpu_engine_own_part(PrEngine *base, int64_t owned, PrError *err)
 		return status;
 	e->part = true;
 	e->dangling_given = false;
+	e->sums_given = false;
 	return PR_OK;
 }
 
@@ -292,6 +293,16 @@ pr_cpu_engine_give_dangling(PrEngine *base, double whole_nodes, const double *da
 	memcpy(e->coef, dangling, sizeof(double) * (size_t) e->k);
 	e->whole_nodes = whole_nodes;
 	e->dangling_given = true;
+}
+
+/* The whole graph's column sums (k) by which the next normalize of a part divides its rows. */
+void
+pr_cpu_engine_give_sums(PrEngine *base, const double *sums)
+{
+	CpuEngine  *e = (CpuEngine *) base;
+
+	memcpy(e->coef, sums, sizeof(double) * (size_t) e->k);
+	e->sums_given = true;
 }
 
 /* A slot's n x k values, to write some rows in place; the slot counts as written. */
@@ -324,9 +335,20 @@ cpu_normalize(PrEngine *base, int slot, int old_slot, PrError *err)
 	args.x = old_slot >= 0 ? e->slot[old_slot] : NULL;
 	args.alpha = 0.0;
 	args.uniform = false;
+	if (e->part)
+	{
+		/* a part: the whole graph's column sums, given (pr_cpu_engine_give_sums) */
+		if (!e->sums_given)
+			return pr_error_set(err, PR_ERR_INVALID,
+								"the normalisation of a part needs the whole graph's column sums");
+		e->sums_given = false;
+	}
 	slot_written(e, slot);
-	pr_cpu_run(e, pr_cpu_task_column_sums, &args);
-	pr_cpu_sum_partials(e, e->part_sum, e->coef);
+	if (!e->part)
+	{
+		pr_cpu_run(e, pr_cpu_task_column_sums, &args);
+		pr_cpu_sum_partials(e, e->part_sum, e->coef);
+	}
 	pr_cpu_run(e, pr_cpu_task_divide_columns, &args);
 	if (old_slot >= 0)
 		pr_cpu_collect_residual(e);
@@ -387,7 +409,10 @@ cpu_restart_fill(PrEngine *base, int slot, const PrRestart *restart, PrError *er
 	return PR_OK;
 }
 
-/* Sums of each column of a slot, over all nodes and over the dangling ones (warm start). */
+/*
+ * Sums of each column of a slot, over all nodes (a part's: its owned rows) and over the dangling
+ * ones (warm start).
+ */
 static PrStatus
 cpu_column_sums(PrEngine *base, int slot, double *sums, double *dangling, PrError *err)
 {

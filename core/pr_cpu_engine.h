@@ -179,6 +179,7 @@ struct CpuEngine
 	bool		part;			/* a part of a larger graph (pr_cpu_engine_own_part) */
 	bool		dangling_given;	/* coef holds the whole graph's dangling sums for the next update */
 	double		whole_nodes;	/* and this its node count (pr_cpu_engine_give_dangling) */
+	bool		sums_given;		/* coef holds the whole graph's column sums for the next normalize */
 	bool		have_residual;
 	double	   *far_field;		/* [n] the far-field vector kept for the warm start, or NULL */
 	/* the dangling nodes the dangling sums read: g's, or the delta's graph's (delta_dangling) */

@@ -742,6 +742,7 @@ pr_cpu_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned ne
 	e->rows_owned = false;		/* every row until own_rows says otherwise */
 	e->part = false;			/* the whole graph until pr_cpu_engine_own_part says otherwise */
 	e->dangling_given = false;
+	e->sums_given = false;
 	if ((uint64_t) n > SIZE_MAX / sizeof(double) / (size_t) k)
 	{
 		pr_cpu_unprepare(e);

@@ -328,6 +328,24 @@ pr_cpu_task_pagerank_update(CpuEngine *e, int tid, const void *varg)
 	}
 }
 
+/*
+ * The rows [*v0, *v1) of chunk c that a combination, dot product, column sum or normalisation
+ * covers: all of them, or for a part (pr_cpu_engine_own_part) its owned ones only (an empty range
+ * adds nothing).
+ */
+static inline void
+mixed_rows(const CpuEngine *e, int64_t c, int64_t *v0, int64_t *v1)
+{
+	*v0 = c * PR_CPU_CHUNK;
+	*v1 = *v0 + PR_CPU_CHUNK < e->n ? *v0 + PR_CPU_CHUNK : e->n;
+	if (e->part)
+	{
+		*v0 = *v0 > e->own_begin ? *v0 : e->own_begin;
+		*v1 = *v1 < e->own_end ? *v1 : e->own_end;
+		*v1 = *v1 > *v0 ? *v1 : *v0;
+	}
+}
+
 /* Per-chunk column sums of y, compensated. */
 void
 pr_cpu_task_column_sums(CpuEngine *e, int tid, const void *varg)
@@ -337,9 +355,10 @@ pr_cpu_task_column_sums(CpuEngine *e, int tid, const void *varg)
 	(void) tid;
 	for (int64_t c; (c = claim(e)) < e->n_chunks;)
 	{
-		int64_t		v0 = c * PR_CPU_CHUNK;
-		int64_t		v1 = v0 + PR_CPU_CHUNK < e->n ? v0 + PR_CPU_CHUNK : e->n;
+		int64_t		v0,
+					v1;
 
+		mixed_rows(e, c, &v0, &v1);
 		compensated_column_sums(a->y, e->k, false, NULL, v0, v1, e->part_sum + c * e->k);
 	}
 }
@@ -354,9 +373,10 @@ pr_cpu_task_divide_columns(CpuEngine *e, int tid, const void *varg)
 	(void) tid;
 	for (int64_t c; (c = claim(e)) < e->n_chunks;)
 	{
-		int64_t		v0 = c * PR_CPU_CHUNK;
-		int64_t		v1 = v0 + PR_CPU_CHUNK < e->n ? v0 + PR_CPU_CHUNK : e->n;
+		int64_t		v0,
+					v1;
 
+		mixed_rows(e, c, &v0, &v1);
 		for (int64_t v = v0; v < v1; v++)
 			for (int j = 0; j < k; j++)
 				if (e->coef[j] != 0.0)
@@ -439,24 +459,6 @@ combine_one_column(const MixArgs *a, int64_t v0, int64_t v1)
 			combine_strip(a, s0, PR_CPU_COMBINE_STRIP, strip);
 		else
 			combine_strip(a, s0, v1 - s0, strip);
-	}
-}
-
-
-/*
- * The rows [*v0, *v1) of chunk c that a combination or dot product covers: all of them, or for a
- * part (pr_cpu_engine_own_part) its owned ones only (an empty range adds nothing).
- */
-static inline void
-mixed_rows(const CpuEngine *e, int64_t c, int64_t *v0, int64_t *v1)
-{
-	*v0 = c * PR_CPU_CHUNK;
-	*v1 = *v0 + PR_CPU_CHUNK < e->n ? *v0 + PR_CPU_CHUNK : e->n;
-	if (e->part)
-	{
-		*v0 = *v0 > e->own_begin ? *v0 : e->own_begin;
-		*v1 = *v1 < e->own_end ? *v1 : e->own_end;
-		*v1 = *v1 > *v0 ? *v1 : *v0;
 	}
 }
 

@@ -298,14 +298,16 @@ void		pr_cpu_sorted_rows_renumbered(const PrSortedRows *rows, const int32_t *row
 /*
  * A CPU engine over one part of a larger graph (a shard's: its graph numbers the rows it owns
  * first, then the rows it only reads), until the next prepare: it owns rows [0, owned) as after
- * own_rows, its combinations and dot products cover those rows only, and each pagerank_update takes the whole
- * graph's node count (a uniform restart's) and x's dangling sums over the whole graph from
- * pr_cpu_engine_give_dangling, called before it, in place of its own rows' (PR_ERR_INVALID
- * without).
+ * own_rows, its combinations, dot products and column sums cover those rows only, each
+ * pagerank_update takes the whole graph's node count (a uniform restart's) and x's dangling sums
+ * over the whole graph from pr_cpu_engine_give_dangling, called before it, in place of its own
+ * rows' (PR_ERR_INVALID without), and each normalize divides the owned rows by the whole graph's
+ * column sums from pr_cpu_engine_give_sums, called before it (its residual over the owned rows).
  */
 PrStatus	pr_cpu_engine_own_part(PrEngine *engine, int64_t owned, PrError *err);
 void		pr_cpu_engine_give_dangling(PrEngine *engine, double whole_nodes,
 										const double *dangling);
+void		pr_cpu_engine_give_sums(PrEngine *engine, const double *sums);
 
 /*
  * A slot's n x k values for a caller that writes some of its rows in place (a part's rows read

@@ -615,7 +615,9 @@ REVOKE ALL ON FUNCTION powerrank_service_inject_fault(text) FROM PUBLIC;
 -- PageRank updates of those rows on the shards (powerrank_shard_owned_product,
 -- powerrank_shard_update, the two in one call with the shards' exchange: powerrank_shard_step,
 -- and the accelerated iteration's powerrank_shard_combine and
--- powerrank_shard_dots; powerrank_shard_rows gives a slot's owned rows, powerrank_shard_top_k their
+-- powerrank_shard_dots; HITS's push product and normalisation of those rows: powerrank_shard_push,
+-- powerrank_shard_add_exported, powerrank_shard_column_sums, powerrank_shard_normalize;
+-- powerrank_shard_rows gives a slot's owned rows, powerrank_shard_top_k their
 -- best); powerrank_shard_close frees the part (so does the end of the session).  Vectors travel as bytea, in the servers' byte order.
 -- Where every part is a shard, the shards also exchange the rows they read of each other's
 -- vectors directly (powerrank.distributed_exchange): powerrank_shard_peers_open makes the session's
@@ -677,6 +679,26 @@ RETURNS bytea
 	AS 'MODULE_PATHNAME', 'powerrank_shard_dots'
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
 
+CREATE FUNCTION powerrank_shard_column_sums(slot int)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_column_sums'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION powerrank_shard_normalize(slot int, old_slot int, sums bytea)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_normalize'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION powerrank_shard_push(x_slot int, y_slot int, x_sums bytea, peers boolean)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_push'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION powerrank_shard_add_exported(y_slot int, "values" bytea)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_add_exported'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
 CREATE FUNCTION powerrank_shard_peers_open(rank int, parts int)
 RETURNS bytea
 	AS 'MODULE_PATHNAME', 'powerrank_shard_peers_open'
@@ -710,6 +732,14 @@ COMMENT ON FUNCTION powerrank_shard_combine(int, bytea, bytea) IS
 	'Shard side of a distributed ranking: a combination of vectors on the rows this session''s part owns (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_dots(int, bytea) IS
 	'Shard side of a distributed ranking: dot products over the rows this session''s part owns (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_column_sums(int) IS
+	'Shard side of a distributed ranking: the column sums of a vector over the rows this session''s part owns (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_normalize(int, int, bytea) IS
+	'Shard side of a distributed ranking: HITS''s normalisation of the rows this session''s part owns (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_push(int, int, bytea, boolean) IS
+	'Shard side of a distributed ranking: HITS''s push product over this session''s part, its partial sums sent to their owners (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_add_exported(int, bytea) IS
+	'Shard side of a distributed ranking: adds the other parts'' push sums of the rows this session''s part owns (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_product(int, bytea) IS
 	'Shard side of a distributed ranking: one sparse product over this session''s part (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_peers_open(int, int) IS

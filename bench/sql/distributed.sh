@@ -18,7 +18,7 @@
 # Environment:
 #   SCALE, EDGE_FACTOR  R-MAT of test/common/graph_gen.h through bench/sql/rmat_copy.c (21 and 10:
 #                       about 20 M edges after duplicates are removed)
-#   TOP_K (10), CALLS (2: the first one cold, the others with the graphs cached where a table is
+#   ALGORITHM (pagerank, or hits: its top-k by authority), TOP_K (10), CALLS (2: the first one cold, the others with the graphs cached where a table is
 #   tracked; a way's calls run in one session, so the distributed calls after the first take the
 #   parts the session keeps), NEW_SESSIONS (3: distributed calls after those, each in a new
 #   session, then as many local calls, each in a new session), WAYS ("local distributed relay pull";
@@ -40,6 +40,12 @@ PORT=${PORT:-55480}
 THREADS=${THREADS:-0}
 SHARD_THREADS=${SHARD_THREADS:-$THREADS}
 BREAKDOWN=${BREAKDOWN:-0}
+ALGORITHM=${ALGORITHM:-pagerank}
+case $ALGORITHM in
+pagerank) ranked="node, score FROM pagerank" ;;
+hits) ranked="node, authority AS score FROM hits" ;;
+*) echo "distributed.sh: ALGORITHM is pagerank or hits, not $ALGORITHM" >&2; exit 1 ;;
+esac
 
 die() {
 	echo "distributed.sh: $*" >&2
@@ -132,7 +138,7 @@ for s in 0 1 2; do
 done
 q $PORT -c "'SELECT count(*) FROM edges_dist'" | sed 's/^/rows on the shards: /'
 
-echo "== calls (pagerank top_k $TOP_K; the first call of each way is cold)"
+echo "== calls ($ALGORITHM top_k $TOP_K; the first call of each way is cold)"
 q $PORT -c "'CREATE TABLE runs (way text, call int, engine text, total_ms float8, build_ms float8, iterate_ms float8, iterations int, cache_hit boolean, exchange_mb float8, peer_mb float8, exchange_ms float8)'" \
 	-c "'CREATE TABLE tops (way text, rank int, node bigint, score float8)'"
 # Runs one way's calls in one session: way, table, setting, first call's number, calls, and
@@ -140,7 +146,7 @@ q $PORT -c "'CREATE TABLE runs (way text, call int, engine text, total_ms float8
 calls() {
 	local way=$1 table=$2 setting=$3 first=$4 count=$5 exchange=${6:-auto} args=() call
 	for call in $(seq "$first" $((first + count - 1))); do
-		args+=(-c "\"CREATE TEMP TABLE t AS SELECT row_number() OVER () AS rank, node, score FROM pagerank('$table', top_k => $TOP_K)\""
+		args+=(-c "\"CREATE TEMP TABLE t AS SELECT row_number() OVER () AS rank, $ranked('$table', top_k => $TOP_K)\""
 			-c "\"INSERT INTO runs SELECT '$way', $call, engine, total_ms, build_ms, iterate_ms, iterations, cache_hit, exchange_bytes / 1048576.0, peer_bytes / 1048576.0, exchange_ms FROM powerrank_last_run()\""
 			-c "\"INSERT INTO tops SELECT '$way', rank, node, score FROM t WHERE $call = $first\""
 			-c "'DROP TABLE t'")

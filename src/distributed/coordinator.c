@@ -1927,7 +1927,7 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 	c->needs = needs;
 	elog(DEBUG1, "powerrank: parts prepared for %d columns in %.1f ms", k,
 		 (pr_clock_seconds() - started) * 1000.0);
-	if (!c->peers_tried && (needs & PR_NEED_PULL_NORMALIZED) != 0)
+	if (!c->peers_tried && (needs & (PR_NEED_PULL_NORMALIZED | PR_NEED_PULL)) != 0)
 		connect_peers(c);
 }
 
@@ -2242,7 +2242,7 @@ peer_step_answer(DistCluster *c, DistPart *part, char **payload, int *size)
 
 /*
  * Makes the shards of the run a group that exchanges halos shard to shard (c->peers), once a run
- * whose normalised pull products run on owned rows: every part a shard server, at least two of
+ * whose pull products run on owned rows (and HITS's push sums, the other way): every part a shard server, at least two of
  * them, powerrank.distributed_exchange = auto.  The group of a run before over the same kept
  * connections and node set serves again (each shard session keeps its group; a failed run drops
  * the connections, and with them the groups).  In two steps over the connections: each shard
@@ -2715,6 +2715,288 @@ owned_dots(DistCluster *c, int a_slot, int n_terms, const int *slots, double *ou
 	c->exchange_seconds += pr_clock_seconds() - started;
 }
 
+/* How a local part answers what part_answers asks the shards: count doubles into answer. */
+typedef void (*LocalAnswer) (DistCluster *c, DistPart *part, double *answer, const void *arg);
+
+/*
+ * Sends every shard part the query SELECT function($1, ...) of n_params parameters (as send_query
+ * takes them), the binary ones counted as exchanged.
+ */
+static void
+send_parts(DistCluster *c, const char *function, int n_params, const char *const *values,
+		   const int *lengths, const int *formats)
+{
+	StringInfoData query;
+
+	initStringInfo(&query);
+	appendStringInfo(&query, "%s(", function);
+	for (int i = 0; i < n_params; i++)
+		appendStringInfo(&query, "%s$%d", i > 0 ? ", " : "", i + 1);
+	appendStringInfoChar(&query, ')');
+	for (int p = 0; p < c->n_parts; p++)
+		if (c->parts[p].conn != NULL)
+		{
+			send_query(&c->parts[p], psprintf("SELECT %s.%s", c->parts[p].schema, query.data),
+					   n_params, values, lengths, formats);
+			for (int i = 0; lengths != NULL && i < n_params; i++)
+				c->exchange_bytes += formats[i] == 1 ? lengths[i] : 0;
+		}
+	pfree(query.data);
+}
+
+/*
+ * Each part's answer of count doubles to the query sent it, into answers[p * count...] in the
+ * parts' order: a shard's read (where the shards exchange with each other, every answer waited
+ * for first: wait_peer_answers), a local part's from local_answer.
+ */
+static void
+part_answers(DistCluster *c, int count, double *answers, LocalAnswer local_answer,
+			 const void *arg)
+{
+	if (c->peers)
+		wait_peer_answers(c);
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+
+		if (part->conn == NULL)
+			local_answer(c, part, answers + (int64) p * count, arg);
+		else
+		{
+			PGresult   *result = wait_values(c, part, count);
+
+			memcpy(answers + (int64) p * count, PQgetvalue(result, 0, 0),
+				   count * sizeof(double));
+			PQclear(result);
+		}
+	}
+}
+
+/* Adds the parts' answers of count doubles (part_answers) into sums[count], in the parts' order. */
+static void
+add_part_answers(const DistCluster *c, const double *answers, int count, double *sums)
+{
+	for (int i = 0; i < count; i++)
+		sums[i] = 0.0;
+	for (int p = 0; p < c->n_parts; p++)
+		for (int i = 0; i < count; i++)
+			sums[i] += answers[(int64) p * count + i];
+}
+
+/* A local part's column sums of the slot *arg, then its dangling sums. */
+static void
+local_column_sums(DistCluster *c, DistPart *part, double *answer, const void *arg)
+{
+	shard_state_column_sums(part->kept->local, *(const int *) arg, answer, answer + c->k);
+}
+
+/*
+ * The sums of each column of slot over every node, into sums[k]: the parts' sums over their owned
+ * rows added in the parts' order (their dangling sums, answered too, left aside).
+ */
+static void
+owned_column_sums(DistCluster *c, int slot, double *sums)
+{
+	int			k = c->k;
+	double		started = pr_clock_seconds();
+	double	   *answers = palloc(c->n_parts * 2 * k * sizeof(double));
+	double	   *both = palloc(2 * k * sizeof(double));
+	const char *values[1] = {psprintf("%d", slot)};
+
+	send_parts(c, "powerrank_shard_column_sums", 1, values, NULL, NULL);
+	part_answers(c, 2 * k, answers, local_column_sums, &slot);
+	add_part_answers(c, answers, 2 * k, both);
+	memcpy(sums, both, k * sizeof(double));
+	pfree(answers);
+	pfree(both);
+	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
+/* What a local part's normalisation is given. */
+typedef struct NormalizeCall
+{
+	int			slot;
+	int			old_slot;
+	const double *sums;
+} NormalizeCall;
+
+/* A local part's normalisation, its residual into answer[2k] when it compares. */
+static void
+local_normalize(DistCluster *c, DistPart *part, double *answer, const void *arg)
+{
+	const NormalizeCall *call = (const NormalizeCall *) arg;
+
+	(void) c;
+	shard_state_normalize(part->kept->local, call->slot, call->old_slot, call->sums, answer);
+}
+
+/*
+ * HITS's normalisation of slot on the parts' owned rows by the whole graph's column sums
+ * (sums[k]); when old_slot >= 0, residual[k] receives the residual against old_slot, the parts'
+ * sums added in their order, their maxima the largest.
+ */
+static void
+owned_normalize(DistCluster *c, int slot, int old_slot, const double *sums, PrResidual *residual)
+{
+	int			k = c->k;
+	double		started = pr_clock_seconds();
+	NormalizeCall call = {slot, old_slot, sums};
+	const char *values[3] = {psprintf("%d", slot), psprintf("%d", old_slot),
+	(const char *) sums};
+	int			lengths[3] = {0, 0, (int) (k * sizeof(double))};
+	int			formats[3] = {0, 0, 1};
+	int			count = old_slot >= 0 ? 2 * k : 0;
+	double	   *answers = palloc(Max(c->n_parts * count, 1) * sizeof(double));
+
+	send_parts(c, "powerrank_shard_normalize", 3, values, lengths, formats);
+	part_answers(c, count, answers, local_normalize, &call);
+	for (int j = 0; old_slot >= 0 && j < k; j++)
+	{
+		residual[j].l1 = residual[j].linf = 0.0;
+		for (int p = 0; p < c->n_parts; p++)
+		{
+			residual[j].l1 += answers[p * count + j];
+			residual[j].linf = Max(residual[j].linf, answers[p * count + k + j]);
+		}
+	}
+	pfree(answers);
+	if (c->exported_slot == slot)
+		c->exported_slot = -1;
+	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
+/* What a local part's push product is given. */
+typedef struct PushCall
+{
+	int			x_slot;
+	int			y_slot;
+	const double *x_sums;
+} PushCall;
+
+/* A local part's push product: its halo rows' sums into part->y (the relay: no group here). */
+static void
+local_push(DistCluster *c, DistPart *part, double *answer, const void *arg)
+{
+	const PushCall *call = (const PushCall *) arg;
+
+	(void) c;
+	(void) answer;
+	shard_state_push(part->kept->local, call->x_slot, call->y_slot, call->x_sums, false, part->y,
+					 NULL);
+}
+
+/* A local part's exported rows' sums from the others (in part->x) added: its column sums. */
+static void
+local_add_exported(DistCluster *c, DistPart *part, double *answer, const void *arg)
+{
+	(void) c;
+	shard_state_add_exported(part->kept->local, *(const int *) arg, part->x, answer);
+}
+
+/*
+ * HITS's push product of x_slot into y_slot on the parts' owned rows (x_slot first normalised by
+ * the whole graph's column sums x_sums[k], unless NULL): every part sums its edges into its rows,
+ * and the sums of a part's halo rows go to their owners, which add them up — shard to shard where
+ * the shards exchange with each other, else through here (added in the parts' order into
+ * c->exported, then each owner given its exported rows').  sums[k] receives y's column sums.
+ */
+static void
+owned_push(DistCluster *c, int x_slot, int y_slot, const double *x_sums, double *sums)
+{
+	int			k = c->k;
+	double		started = pr_clock_seconds();
+	PushCall	call = {x_slot, y_slot, x_sums};
+	const char *values[4] = {psprintf("%d", x_slot), psprintf("%d", y_slot),
+	(const char *) x_sums, c->peers ? "true" : "false"};
+	int			lengths[4] = {0, 0, x_sums != NULL ? (int) (k * sizeof(double)) : 0, 0};
+	int			formats[4] = {0, 0, 1, 0};
+	double	   *answers = palloc(c->n_parts * k * sizeof(double));
+	const char *y_text = values[1];
+
+	if (values[2] == NULL)
+		values[2] = "";
+	if (c->exported_slot == x_slot || c->exported_slot == y_slot)
+		c->exported_slot = -1;
+	if (c->peers)
+	{
+		/* the halo rows' sums cross once, shard to shard, to their owners */
+		send_parts(c, "powerrank_shard_push", 4, values, lengths, formats);
+		part_answers(c, k, answers, local_push, &call);
+		for (int p = 0; p < c->n_parts; p++)
+			c->peer_bytes += c->owners->count[SHARD_ROWS_HALO][p] * k * sizeof(double);
+		add_part_answers(c, answers, k, sums);
+		pfree(answers);
+		c->exchange_seconds += pr_clock_seconds() - started;
+		return;
+	}
+	send_parts(c, "powerrank_shard_push", 4, values, lengths, formats);
+	/* every halo row's sums, added up from 0 in the parts' order */
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		const int32 *halo = c->owners->rows[SHARD_ROWS_HALO][p];
+
+		for (int64 i = 0; i < c->owners->count[SHARD_ROWS_HALO][p]; i++)
+			memset(c->exported + (int64) part->to_global[halo[i]] * k, 0, k * sizeof(double));
+	}
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		const int32 *halo = c->owners->rows[SHARD_ROWS_HALO][p];
+		int64		count = c->owners->count[SHARD_ROWS_HALO][p];
+		PGresult   *result = NULL;
+		const double *partial = part->y;
+
+		if (part->conn == NULL)
+			local_push(c, part, NULL, &call);
+		else
+		{
+			result = wait_values(c, part, count * k);
+			memcpy(part->y, PQgetvalue(result, 0, 0), count * k * sizeof(double));
+			PQclear(result);
+		}
+		for (int64 i = 0; i < count; i++)
+		{
+			double	   *row = c->exported + (int64) part->to_global[halo[i]] * k;
+
+			for (int j = 0; j < k; j++)
+				row[j] += partial[i * k + j];
+		}
+	}
+	/* each owner adds the others' sums of its exported rows */
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		const int32 *rows = c->owners->rows[SHARD_ROWS_EXPORTED][p];
+		int64		count = c->owners->count[SHARD_ROWS_EXPORTED][p];
+
+		for (int64 i = 0; i < count; i++)
+			memcpy(part->x + i * k, c->exported + (int64) part->to_global[rows[i]] * k,
+				   k * sizeof(double));
+	}
+	{
+		const char *add_values[2] = {y_text, NULL};
+		int			add_lengths[2] = {0, 0};
+		int			add_formats[2] = {0, 1};
+
+		for (int p = 0; p < c->n_parts; p++)
+			if (c->parts[p].conn != NULL)
+			{
+				add_values[1] = (const char *) c->parts[p].x;
+				add_lengths[1] = (int) (c->owners->count[SHARD_ROWS_EXPORTED][p] * k *
+										sizeof(double));
+				send_query(&c->parts[p],
+						   psprintf("SELECT %s.powerrank_shard_add_exported($1, $2)",
+									c->parts[p].schema), 2, add_values, add_lengths, add_formats);
+				c->exchange_bytes += add_lengths[1];
+			}
+		part_answers(c, k, answers, local_add_exported, &y_slot);
+	}
+	add_part_answers(c, answers, k, sums);
+	pfree(answers);
+	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
 /* A candidate of the merged top-k: a node of the whole graph and its value. */
 typedef struct RankedNode
 {
@@ -2844,10 +3126,12 @@ owned_top_k(DistCluster *c, int slot, int64 top_k, int32 *index, double *value)
 
 /*
  * The distributed engine: the CPU engine of this backend for the vectors, the parts' products.
- * Where the parts own rows (OwnerPlan), a normalised pull product and the PageRank update after it
- * run on the parts, each on its own rows, and their result stays there: the next product exchanges
- * only the halos (exchange_halos), and this backend sums the parts' scalars (dangling sums,
- * residuals); a top-k of a slot only they hold is merged from theirs (owned_top_k).  Every other
+ * Where the parts own rows (OwnerPlan), a pull product and the PageRank update after it, HITS's
+ * push product and normalisation, combinations and dot products run on the parts, each on its own
+ * rows, and their result stays there: the next product exchanges only the halos (exchange_halos),
+ * a push product's sums of halo rows go to their owners (owned_push), and this backend sums the
+ * parts' scalars (dangling and column sums, residuals); a top-k of a slot only they hold is merged
+ * from theirs (owned_top_k).  Every other
  * operation runs on the vectors engine, a slot the parts hold being gathered first (collect_rows:
  * each node's value from its owner), and writes its slot here.
  */
@@ -2871,6 +3155,12 @@ typedef struct DistEngine
 	bool		residual_owned; /* the last residual is that one (else the vectors engine's) */
 	int			pending_x;		/* a product on the parts not sent yet (run_pending): its x */
 	int			pending_y;		/* and y slot (-1: none) */
+	double	   *sums;			/* [k] the column sums of a slot on the parts, from the
+								 * product that wrote it (HITS's normalisation) */
+	int			sums_slot;		/* the slot they are of (-1: none) */
+	double	   *scale_sums;		/* [k] the column sums a normalisation on the parts divides */
+	int			scale_slot;		/* by, not sent yet (run_pending; the push product that
+								 * follows takes it along) (-1: none) */
 } DistEngine;
 
 #define VECTORS(base) (((DistEngine *) (base))->vectors)
@@ -2883,17 +3173,35 @@ rows_owned(const DistEngine *e)
 }
 
 /*
- * Sends the product on the parts that dist_product left for the update to take with it
- * (owned_step), before any other operation.
+ * Sends what was left for a later call to take along before any other operation: the product on
+ * the parts that dist_product left for the update (owned_step), the normalisation that
+ * dist_normalize left for the push product (owned_push).
  */
 static void
 run_pending(DistEngine *e)
 {
+	if (e->scale_slot >= 0)
+	{
+		int			slot = e->scale_slot;
+
+		e->scale_slot = -1;
+		owned_normalize(e->cluster, slot, -1, e->scale_sums, NULL);
+	}
 	if (e->pending_y < 0)
 		return;
 	owned_product(e->cluster, PR_PRODUCT_PULL_NORMALIZED, e->pending_x, e->pending_y,
 				  SHARD_GIVEN_HALO, NULL, e->dangling);
 	e->pending_x = e->pending_y = -1;
+}
+
+/* Forgets what was known of slot's values on the parts (it is written again). */
+static void
+forget_slot_sums(DistEngine *e, int slot)
+{
+	if (e->dangling_slot == slot)
+		e->dangling_slot = -1;
+	if (e->sums_slot == slot)
+		e->sums_slot = -1;
 }
 
 /* Makes the vectors engine hold slot's values (gathered from the parts' owned rows). */
@@ -2920,8 +3228,7 @@ written_here(DistEngine *e, int slot)
 	if (slot < 0 || slot >= e->n_slots)
 		return;
 	e->where[slot] = SLOT_HERE;
-	if (e->dangling_slot == slot)
-		e->dangling_slot = -1;
+	forget_slot_sums(e, slot);
 }
 
 /*
@@ -2968,11 +3275,17 @@ dist_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned need
 	{
 		pr_free(&e->alloc, e->dangling);
 		pr_free(&e->alloc, e->residual);
+		pr_free(&e->alloc, e->sums);
+		pr_free(&e->alloc, e->scale_sums);
 		e->dangling = (double *) pr_alloc_array(&e->alloc, k, sizeof(double));
 		e->residual = (PrResidual *) pr_alloc_array(&e->alloc, k, sizeof(PrResidual));
-		if (e->dangling == NULL || e->residual == NULL)
+		e->sums = (double *) pr_alloc_array(&e->alloc, k, sizeof(double));
+		e->scale_sums = (double *) pr_alloc_array(&e->alloc, k, sizeof(double));
+		if (e->dangling == NULL || e->residual == NULL || e->sums == NULL ||
+			e->scale_sums == NULL)
 			return pr_error_set(err, PR_ERR_NOMEM, "out of memory for %d columns", k);
 		e->dangling_slot = -1;
+		e->sums_slot = -1;
 		e->residual_owned = false;
 	}
 	prepare_parts(e->cluster, k, needs);
@@ -2982,26 +3295,50 @@ dist_prepare(PrEngine *base, const PrGraph *g, int k, int n_slots, unsigned need
 }
 
 /*
- * y_slot = product(x_slot).  A normalised pull product runs on the parts' owned rows when they own
- * rows (x's halos exchanged when the parts hold x, else x sent from here: its fill value, or every
- * part's local rows), and y stays there (sent with the update that follows when the shards
- * exchange the halos and x's dangling sums are known: run_pending, owned_step); any other product
- * is relayed whole: x from here, y back here.
+ * y_slot = product(x_slot).  A pull product runs on the parts' owned rows when they own rows (x's
+ * halos exchanged when the parts hold x, else x sent from here: its fill value, or every part's
+ * local rows), and y stays there (a normalised one's sent with the update that follows when the
+ * shards exchange the halos and x's dangling sums are known: run_pending, owned_step; a plain
+ * one's column sums kept for its normalisation); so does a push product of a slot the parts hold
+ * (owned_push, taking x's normalisation along); any other product is relayed whole: x from here,
+ * y back here.
  */
 static PrStatus
 dist_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError *err)
 {
 	DistEngine *e = (DistEngine *) base;
 	PrStatus	status;
+	bool		on_parts = rows_owned(e) && x_slot != y_slot && x_slot >= 0 && y_slot >= 0 &&
+		x_slot < SHARD_MAX_SLOTS && y_slot < SHARD_MAX_SLOTS &&
+		x_slot < e->n_slots && y_slot < e->n_slots;
 
+	if (on_parts && product == PR_PRODUCT_PUSH && (e->where[x_slot] & SLOT_PARTS) != 0)
+	{
+		/* x's normalisation left for this call goes with it */
+		bool		scale = e->scale_slot == x_slot;
+
+		if (scale)
+			e->scale_slot = -1;
+		run_pending(e);
+		owned_push(e->cluster, x_slot, y_slot, scale ? e->scale_sums : NULL, e->sums);
+		if (scale)
+		{
+			e->where[x_slot] = SLOT_PARTS;
+			forget_slot_sums(e, x_slot);
+		}
+		e->where[y_slot] = SLOT_PARTS;
+		forget_slot_sums(e, y_slot);
+		e->sums_slot = y_slot;
+		return PR_OK;
+	}
 	run_pending(e);
-	if (rows_owned(e) && product == PR_PRODUCT_PULL_NORMALIZED && x_slot != y_slot &&
-		x_slot < SHARD_MAX_SLOTS && y_slot < SHARD_MAX_SLOTS)
+	if (on_parts && (product == PR_PRODUCT_PULL_NORMALIZED || product == PR_PRODUCT_PULL))
 	{
 		ShardGiven	given = (e->where[x_slot] & SLOT_PARTS) != 0 ? SHARD_GIVEN_HALO :
 			(e->where[x_slot] & SLOT_FILLED) != 0 ? SHARD_GIVEN_FILL : SHARD_GIVEN_ALL;
 
-		if (given == SHARD_GIVEN_HALO && e->cluster->peers && e->dangling_slot == x_slot)
+		if (product == PR_PRODUCT_PULL_NORMALIZED && given == SHARD_GIVEN_HALO &&
+			e->cluster->peers && e->dangling_slot == x_slot)
 		{
 			/* x's dangling sums are known: the update that follows takes the product along */
 			e->pending_x = x_slot;
@@ -3015,10 +3352,19 @@ dist_product(PrEngine *base, PrProduct product, int x_slot, int y_slot, PrError 
 		else if (given == SHARD_GIVEN_ALL &&
 				 (status = e->vectors->ops->download(e->vectors, x_slot, e->x, err)) != PR_OK)
 			return status;
-		owned_product(e->cluster, product, x_slot, y_slot, given,
-					  given == SHARD_GIVEN_HALO ? NULL : e->x, e->dangling);
+		forget_slot_sums(e, y_slot);
 		e->where[x_slot] |= SLOT_PARTS;
 		e->where[y_slot] = SLOT_PARTS;
+		if (product == PR_PRODUCT_PULL)
+		{
+			/* HITS: the answer is y's column sums, its normalisation's */
+			owned_product(e->cluster, product, x_slot, y_slot, given,
+						  given == SHARD_GIVEN_HALO ? NULL : e->x, e->sums);
+			e->sums_slot = y_slot;
+			return PR_OK;
+		}
+		owned_product(e->cluster, product, x_slot, y_slot, given,
+					  given == SHARD_GIVEN_HALO ? NULL : e->x, e->dangling);
 		e->dangling_slot = x_slot;
 		return PR_OK;
 	}
@@ -3227,13 +3573,37 @@ dist_dots(PrEngine *base, int a_slot, int n_terms, const int *slots, double *out
 		VECTORS(base)->ops->dots(VECTORS(base), a_slot, n_terms, slots, out, err);
 }
 
-/* The operations that read slots here and write one here. */
+/*
+ * HITS's normalisation: on the parts' owned rows when they hold slot (and old_slot, when it
+ * compares), by the column sums the product that wrote slot gave (else asked of the parts); one
+ * that does not compare is left for the push product that reads slot next (run_pending).  Else
+ * here.
+ */
 static PrStatus
 dist_normalize(PrEngine *base, int slot, int old_slot, PrError *err)
 {
 	DistEngine *e = (DistEngine *) base;
 	PrStatus	status;
 
+	run_pending(e);
+	if (rows_owned(e) && slot >= 0 && slot < e->n_slots && slot < SHARD_MAX_SLOTS &&
+		(e->where[slot] & SLOT_PARTS) != 0 && old_slot != slot &&
+		(old_slot < 0 || (old_slot < e->n_slots && (e->where[old_slot] & SLOT_PARTS) != 0)))
+	{
+		if (e->sums_slot != slot)
+			owned_column_sums(e->cluster, slot, e->sums);
+		e->where[slot] = SLOT_PARTS;
+		forget_slot_sums(e, slot);
+		if (old_slot < 0)
+		{
+			memcpy(e->scale_sums, e->sums, e->cluster->k * sizeof(double));
+			e->scale_slot = slot;
+			return PR_OK;
+		}
+		owned_normalize(e->cluster, slot, old_slot, e->sums, e->residual);
+		e->residual_owned = true;
+		return PR_OK;
+	}
 	if ((status = slot_here(e, slot, err)) != PR_OK ||
 		(status = slot_here(e, old_slot, err)) != PR_OK)
 		return status;
@@ -3299,6 +3669,8 @@ dist_release(PrEngine *base)
 	pr_free(&alloc, e->where);
 	pr_free(&alloc, e->dangling);
 	pr_free(&alloc, e->residual);
+	pr_free(&alloc, e->sums);
+	pr_free(&alloc, e->scale_sums);
 	pr_free(&alloc, e);
 }
 
@@ -3328,6 +3700,7 @@ distributed_engine_create(DistCluster *cluster, const PrAllocator *alloc, PrErro
 	e->cluster = cluster;
 	e->dangling_slot = -1;
 	e->pending_x = e->pending_y = -1;
+	e->sums_slot = e->scale_slot = -1;
 	snprintf(e->name, sizeof(e->name), "distributed(%d)", cluster->n_parts);
 	e->ops = *vectors->ops;
 	e->ops.name = e->name;

@@ -29,7 +29,7 @@
 #include "graph/graph_scan.h"
 #include "pr_topk.h"
 
-static void shard_peers_exchange(const ShardState *state, double *values);
+static void shard_peers_exchange(const ShardState *state, double *values, bool partial_sums);
 
 PG_FUNCTION_INFO_V1(powerrank_shard_open);
 PG_FUNCTION_INFO_V1(powerrank_shard_prepare);
@@ -41,6 +41,10 @@ PG_FUNCTION_INFO_V1(powerrank_shard_step);
 PG_FUNCTION_INFO_V1(powerrank_shard_top_k);
 PG_FUNCTION_INFO_V1(powerrank_shard_combine);
 PG_FUNCTION_INFO_V1(powerrank_shard_dots);
+PG_FUNCTION_INFO_V1(powerrank_shard_column_sums);
+PG_FUNCTION_INFO_V1(powerrank_shard_normalize);
+PG_FUNCTION_INFO_V1(powerrank_shard_push);
+PG_FUNCTION_INFO_V1(powerrank_shard_add_exported);
 PG_FUNCTION_INFO_V1(powerrank_shard_close);
 
 /* The part this session keeps for a coordinator (NULL when none is open). */
@@ -1229,12 +1233,14 @@ owned_dangling_sums(const ShardState *state, const double *values, double *sums)
  * each halo row, the owned rows' being the slot's already; for every local row; or k values for
  * all rows; or nothing: the halo rows come from the other shards), which go into x_slot; y_slot
  * receives the product on the owned rows (the targets: a row of the part that is no target gets
- * 0).  dangling[k] receives x's sums over the owned rows whose whole graph's out-strength is 0, in
- * ascending row order (the PageRank update's dangling mass, added up by the coordinator).
+ * 0).  answer[k] receives, for the normalised pull product, x's sums over the owned rows whose
+ * whole graph's out-strength is 0, in ascending row order (the PageRank update's dangling mass,
+ * added up by the coordinator); for the plain one (HITS), y's sums over the owned rows (its
+ * normalisation's, added up by the coordinator).
  */
 void
 shard_state_owned_product(ShardState *state, PrProduct product, int x_slot, int y_slot,
-						  ShardGiven given, const void *x, double *dangling)
+						  ShardGiven given, const void *x, double *answer)
 {
 	PrEngine   *engine = state->engine;
 	PrError		err = {0};
@@ -1260,16 +1266,132 @@ shard_state_owned_product(ShardState *state, PrProduct product, int x_slot, int 
 		for (int64 v = 0; v < n; v++)
 			memcpy(xs + v * k, x, k * sizeof(double));
 	else if (given == SHARD_GIVEN_PEERS)
-		shard_peers_exchange(state, xs);
+		shard_peers_exchange(state, xs, false);
 	else if (n > 0)
 		/* the halo rows are the engine's last ones, in their order */
 		memcpy(xs + state->owned_count[SHARD_ROWS_OWNED] * k, x,
 			   state->owned_count[SHARD_ROWS_HALO] * k * sizeof(double));
-	owned_dangling_sums(state, xs, dangling);
-	if (n == 0)
-		return;
-	if (engine->ops->product(engine, product, xe, ye, &err) != PR_OK)
+	if (product == PR_PRODUCT_PULL_NORMALIZED)
+		owned_dangling_sums(state, xs, answer);
+	if (n > 0 && engine->ops->product(engine, product, xe, ye, &err) != PR_OK)
 		powerrank_report_core_error("shard product", &err);
+	if (product == PR_PRODUCT_PULL)
+		shard_state_column_sums(state, y_slot, answer, NULL);
+}
+
+/*
+ * The sums of each column of a slot over the part's owned rows into sums[k] and, unless NULL,
+ * over its owned dangling rows into dangling[k] (the engine's own, on its owned rows).
+ */
+void
+shard_state_column_sums(ShardState *state, int slot, double *sums, double *dangling)
+{
+	int			engine_slot = owned_slot(state, slot, false);
+	double	   *none = dangling != NULL ? dangling : palloc(state->k * sizeof(double));
+	PrError		err = {0};
+
+	if (state->engine->ops->column_sums(state->engine, engine_slot, sums, none, &err) != PR_OK)
+		powerrank_report_core_error("shard column sums", &err);
+	if (dangling == NULL)
+		pfree(none);
+}
+
+/*
+ * HITS's normalisation of a slot's owned rows: each column divided by the whole graph's sum
+ * (sums[k], the parts' added by the coordinator; a column summing to 0 is left alone); when
+ * old_slot >= 0, residual[2k] receives the sums of |slot - old_slot| over the owned rows per
+ * column, then their maxima.
+ */
+void
+shard_state_normalize(ShardState *state, int slot, int old_slot, const double *sums,
+					  double *residual)
+{
+	int			engine_slot = owned_slot(state, slot, false);
+	int			old_engine_slot = old_slot >= 0 ? owned_slot(state, old_slot, false) : -1;
+	PrResidual *res = palloc(state->k * sizeof(PrResidual));
+	PrEngine   *engine = state->engine;
+	PrError		err = {0};
+
+	pr_cpu_engine_give_sums(engine, sums);
+	if (engine->ops->normalize(engine, engine_slot, old_engine_slot, &err) != PR_OK ||
+		(old_slot >= 0 && engine->ops->residual(engine, res, &err) != PR_OK))
+		powerrank_report_core_error("shard normalisation", &err);
+	for (int j = 0; old_slot >= 0 && j < state->k; j++)
+	{
+		residual[j] = res[j].l1;
+		residual[state->k + j] = res[j].linf;
+	}
+	pfree(res);
+}
+
+/*
+ * HITS's push product of x_slot (its owned rows: every target of the part is owned), first
+ * normalised by the whole graph's column sums x_sums[k] unless NULL, into y_slot: every source of
+ * the part gets its sum over the part's edges.  The halo rows' sums belong to their owners: with
+ * peers they go to them shard to shard, the exported rows' sums come back from the parts that
+ * read them and are added into y_slot, and sums[k] receives y's column sums over the owned rows;
+ * else halo[halo rows × k] receives them for the coordinator to route
+ * (shard_state_add_exported).
+ */
+void
+shard_state_push(ShardState *state, int x_slot, int y_slot, const double *x_sums, bool peers,
+				 double *halo, double *sums)
+{
+	int			xe,
+				ye;
+	int			k = state->k;
+	PrError		err = {0};
+	double	   *ys;
+
+	if (x_slot == y_slot)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a push product on owned rows takes two slots")));
+	if (x_sums != NULL)
+		shard_state_normalize(state, x_slot, -1, x_sums, NULL);
+	xe = owned_slot(state, x_slot, false);
+	ye = owned_slot(state, y_slot, true);
+	ys = slot_values(state, ye);
+	if (state->graph.n_nodes > 0 &&
+		state->engine->ops->product(state->engine, PR_PRODUCT_PUSH, xe, ye, &err) != PR_OK)
+		powerrank_report_core_error("shard product", &err);
+	if (!peers)
+	{
+		/* the halo rows are the engine's last ones, in their order */
+		memcpy(halo, ys + state->owned_count[SHARD_ROWS_OWNED] * k,
+			   state->owned_count[SHARD_ROWS_HALO] * k * sizeof(double));
+		return;
+	}
+	shard_peers_exchange(state, ys, true);
+	shard_state_column_sums(state, y_slot, sums, NULL);
+}
+
+/*
+ * Adds to y_slot's exported rows the other parts' sums of them (values: k for each exported row,
+ * in their order: each the parts' push sums added in the parts' order) and writes y's column sums
+ * over the owned rows into sums[k].
+ */
+void
+shard_state_add_exported(ShardState *state, int y_slot, const void *values, double *sums)
+{
+	double	   *ys = slot_values(state, owned_slot(state, y_slot, false));
+	const int32 *rows = state->owned_rows[SHARD_ROWS_EXPORTED];
+	int			k = state->k;
+
+	for (int64 i = 0; i < state->owned_count[SHARD_ROWS_EXPORTED]; i++)
+	{
+		double	   *row = ys + engine_row(state, rows[i]) * k;
+
+		for (int j = 0; j < k; j++)
+		{
+			double		add;
+
+			/* values need not be aligned: it may be a bytea's data */
+			memcpy(&add, (const char *) values + (i * k + j) * sizeof(double), sizeof(double));
+			row[j] += add;
+		}
+	}
+	shard_state_column_sums(state, y_slot, sums, NULL);
 }
 
 /* The values of a slot's rows of a list (owned or exported), k each, into out. */
@@ -1718,7 +1840,8 @@ shard_owning_part(void)
  * powerrank_shard_owned_product(product int, x_slot int, y_slot int, given int, x bytea) RETURNS
  * bytea: a pull product on the part's owned rows (shard_state_owned_product): x holds the values
  * of the halo rows, of every local row, of all rows alike, or nothing (the halo rows come from the
- * other shards) (given: ShardGiven), which go into x_slot; the result is x's dangling sums over the owned rows, one per column.
+ * other shards) (given: ShardGiven), which go into x_slot; the result is, one per column, x's dangling sums over the
+ * owned rows for the normalised product, y's sums over the owned rows for the plain one.
  */
 Datum
 powerrank_shard_owned_product(PG_FUNCTION_ARGS)
@@ -1920,6 +2043,94 @@ powerrank_shard_dots(PG_FUNCTION_ARGS)
 
 	shard_state_dots(state, PG_GETARG_INT32(0), n_terms, slots, dots);
 	PG_RETURN_BYTEA_P(bytes_to_bytea(dots, n_terms * state->k * sizeof(double)));
+}
+
+/*
+ * powerrank_shard_column_sums(slot int) RETURNS bytea: the sums of each column of the slot over
+ * the part's owned rows, then over its owned dangling rows (shard_state_column_sums).
+ */
+Datum
+powerrank_shard_column_sums(PG_FUNCTION_ARGS)
+{
+	ShardState *state = shard_owning_part();
+	double	   *sums = palloc(2 * state->k * sizeof(double));
+
+	shard_state_column_sums(state, PG_GETARG_INT32(0), sums, sums + state->k);
+	PG_RETURN_BYTEA_P(bytes_to_bytea(sums, 2 * state->k * sizeof(double)));
+}
+
+/*
+ * powerrank_shard_normalize(slot int, old_slot int, sums bytea) RETURNS bytea: HITS's
+ * normalisation of the slot's owned rows by the whole graph's column sums (one per column,
+ * shard_state_normalize); the result is, when old_slot >= 0, the residual's sums over the owned
+ * rows per column, then their maxima; else empty.
+ */
+Datum
+powerrank_shard_normalize(PG_FUNCTION_ARGS)
+{
+	ShardState *state = shard_owning_part();
+	bytea	   *sums = PG_GETARG_BYTEA_PP(2);
+	int32		old_slot = PG_GETARG_INT32(1);
+	double	   *given = palloc(state->k * sizeof(double));
+	double	   *residual = palloc(2 * state->k * sizeof(double));
+
+	check_vector_bytes(sums, state->k, "sums");
+	memcpy(given, VARDATA_ANY(sums), state->k * sizeof(double));
+	shard_state_normalize(state, PG_GETARG_INT32(0), old_slot, given, residual);
+	PG_RETURN_BYTEA_P(bytes_to_bytea(residual, old_slot >= 0 ? 2 * state->k * sizeof(double) : 0));
+}
+
+/*
+ * powerrank_shard_push(x_slot int, y_slot int, x_sums bytea, peers boolean) RETURNS bytea: HITS's
+ * push product of x_slot's owned rows into y_slot (shard_state_push), x first normalised by
+ * x_sums (one per column; empty: not normalised); with peers the halo rows' sums go to their
+ * owners shard to shard and the result is y's column sums over the owned rows, else the result is
+ * the halo rows' sums (k each), which the coordinator adds up and hands to their owners
+ * (powerrank_shard_add_exported).
+ */
+Datum
+powerrank_shard_push(PG_FUNCTION_ARGS)
+{
+	ShardState *state = shard_owning_part();
+	bytea	   *x_sums = PG_GETARG_BYTEA_PP(2);
+	bool		peers = PG_GETARG_BOOL(3);
+	int64		values = peers ? state->k : state->owned_count[SHARD_ROWS_HALO] * state->k;
+	double	   *given = NULL;
+	bytea	   *out = (bytea *) palloc_extended(VARHDRSZ + values * sizeof(double),
+												MCXT_ALLOC_HUGE);
+
+	if ((state->needs & PR_NEED_PUSH) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("push product %d was not prepared on this shard part",
+						(int) PR_PRODUCT_PUSH)));
+	if (VARSIZE_ANY_EXHDR(x_sums) > 0)
+	{
+		check_vector_bytes(x_sums, state->k, "x_sums");
+		given = palloc(state->k * sizeof(double));
+		memcpy(given, VARDATA_ANY(x_sums), state->k * sizeof(double));
+	}
+	SET_VARSIZE(out, VARHDRSZ + values * sizeof(double));
+	shard_state_push(state, PG_GETARG_INT32(0), PG_GETARG_INT32(1), given, peers,
+					 (double *) VARDATA(out), (double *) VARDATA(out));
+	PG_RETURN_BYTEA_P(out);
+}
+
+/*
+ * powerrank_shard_add_exported(y_slot int, values bytea) RETURNS bytea: adds to the slot's
+ * exported rows the other parts' push sums of them (k for each exported row, in their order;
+ * shard_state_add_exported); the result is y's column sums over the owned rows.
+ */
+Datum
+powerrank_shard_add_exported(PG_FUNCTION_ARGS)
+{
+	ShardState *state = shard_owning_part();
+	bytea	   *values = PG_GETARG_BYTEA_PP(1);
+	double	   *sums = palloc(state->k * sizeof(double));
+
+	check_vector_bytes(values, state->owned_count[SHARD_ROWS_EXPORTED] * state->k, "values");
+	shard_state_add_exported(state, PG_GETARG_INT32(0), VARDATA_ANY(values), sums);
+	PG_RETURN_BYTEA_P(bytes_to_bytea(sums, state->k * sizeof(double)));
 }
 
 /* powerrank_shard_close() RETURNS void: frees this session's part. */
@@ -2184,16 +2395,21 @@ peer_interrupted(void)
 }
 
 /*
- * The exchange before a product on owned rows: sends every peer the values (values: n x k, the
- * engine's rows of the part; its owned rows are the slot's) of the exported rows it reads and writes the
- * values of the halo rows each peer owns into values.  A failure or a
- * cancel closes the session's group and raises the ERROR or the cancel.
+ * The exchange of a product on owned rows with the other shards (values: n x k, the engine's rows
+ * of the part).  Before a pull product: sends every peer the values of the exported rows it reads
+ * (the owned rows' are the slot's) and writes the values of the halo rows each peer owns into
+ * values.  After a push product (partial_sums): the reverse, each halo row's partial sum to its
+ * owner, and the sums of its exported rows received from the peers that read them added into
+ * values, the peers' added first in their order (from 0, as the coordinator's relay adds them).
+ * A failure or a cancel closes the session's group and raises the ERROR or the cancel.
  */
 static void
-shard_peers_exchange(const ShardState *state, double *values)
+shard_peers_exchange(const ShardState *state, double *values, bool partial_sums)
 {
 	SessionPeers *peers = session_peers;
 	int			k = state->k;
+	int			out = partial_sums ? PEER_RECV : PEER_SEND;
+	int			in = partial_sums ? PEER_SEND : PEER_RECV;
 	char		error[256];
 	PeerStatus	status;
 
@@ -2221,18 +2437,18 @@ shard_peers_exchange(const ShardState *state, double *values)
 		peers->k = k;
 	}
 	{
-		double	   *at = peers->buffer[PEER_SEND];
+		double	   *at = peers->buffer[out];
 
 		for (int peer = 0; peer < peers->size; peer++)
 		{
-			const int32 *rows = peers->rows[PEER_SEND][peer];
+			const int32 *rows = peers->rows[out][peer];
 
-			for (int64 i = 0; i < peers->count[PEER_SEND][peer]; i++, at += k)
+			for (int64 i = 0; i < peers->count[out][peer]; i++, at += k)
 				memcpy(at, values + (int64) rows[i] * k, k * sizeof(double));
 		}
 	}
-	status = peer_group_exchange(peers->group, peers->buffer[PEER_SEND], peers->bytes[PEER_SEND],
-								 peers->buffer[PEER_RECV], peers->bytes[PEER_RECV],
+	status = peer_group_exchange(peers->group, peers->buffer[out], peers->bytes[out],
+								 peers->buffer[in], peers->bytes[in],
 								 peer_interrupted, error, sizeof(error));
 	if (status != PEER_OK)
 	{
@@ -2245,14 +2461,30 @@ shard_peers_exchange(const ShardState *state, double *values)
 				 errhint("SET powerrank.distributed_exchange = relay on the coordinator makes the vectors go through it.")));
 	}
 	{
-		const double *at = peers->buffer[PEER_RECV];
+		const double *at = peers->buffer[in];
+		/* the peers' partial sums of each exported row, added up first (state->y: scratch) */
+		double	   *sum = partial_sums ? state->y : values;
+		const int32 *exported = state->owned_rows[SHARD_ROWS_EXPORTED];
 
+		for (int64 i = 0; partial_sums && i < state->owned_count[SHARD_ROWS_EXPORTED]; i++)
+			memset(sum + (int64) state->engine_row[exported[i]] * k, 0, k * sizeof(double));
 		for (int peer = 0; peer < peers->size; peer++)
 		{
-			const int32 *rows = peers->rows[PEER_RECV][peer];
+			const int32 *rows = peers->rows[in][peer];
 
-			for (int64 i = 0; i < peers->count[PEER_RECV][peer]; i++, at += k)
-				memcpy(values + (int64) rows[i] * k, at, k * sizeof(double));
+			for (int64 i = 0; i < peers->count[in][peer]; i++, at += k)
+				if (!partial_sums)
+					memcpy(sum + (int64) rows[i] * k, at, k * sizeof(double));
+				else
+					for (int j = 0; j < k; j++)
+						sum[(int64) rows[i] * k + j] += at[j];
+		}
+		for (int64 i = 0; partial_sums && i < state->owned_count[SHARD_ROWS_EXPORTED]; i++)
+		{
+			int64		row = (int64) state->engine_row[exported[i]] * k;
+
+			for (int j = 0; j < k; j++)
+				values[row + j] += sum[row + j];
 		}
 	}
 }

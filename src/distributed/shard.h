@@ -20,7 +20,7 @@
 #include "graph/edge_table.h"
 
 /* Version of the bytes the shard functions exchange; the coordinator refuses another. */
-#define SHARD_PROTOCOL 7
+#define SHARD_PROTOCOL 8
 
 /*
  * A shard session's malloc (keep_product_memory): blocks up to SHARD_MMAP_THRESHOLD (glibc's
@@ -240,7 +240,14 @@ void		shard_state_product(ShardState *state, PrProduct product, const void *x,
 								double *y);
 void		shard_state_owned_product(ShardState *state, PrProduct product, int x_slot,
 									  int y_slot, ShardGiven given, const void *x,
-									  double *dangling);
+									  double *answer);
+void		shard_state_column_sums(ShardState *state, int slot, double *sums, double *dangling);
+void		shard_state_normalize(ShardState *state, int slot, int old_slot, const double *sums,
+								  double *residual);
+void		shard_state_push(ShardState *state, int x_slot, int y_slot, const double *x_sums,
+							 bool peers, double *halo, double *sums);
+void		shard_state_add_exported(ShardState *state, int y_slot, const void *values,
+									 double *sums);
 void		shard_state_rows(ShardState *state, int slot, ShardRows list, double *out);
 int64		shard_state_top_k(ShardState *state, int slot, int64 top_k, int32 *rows,
 							  double *values);

@@ -404,7 +404,8 @@ test_cpu_given_sorted_rows(void)
  * products of the graph bit for bit (the same numbering into the caller's memory,
  * pr_graph_renumber_over and pr_cpu_sorted_rows_renumber_at, gives the same arrays); as a part (pr_cpu_engine_own_part) it updates its owned rows
  * as the whole graph's engine does when given the whole graph's dangling sums, refuses an update
- * without them, and combines and dots its owned rows only.
+ * without them, combines, dots and sums its owned rows only, and normalises them by the column
+ * sums given (refusing to without them).
  */
 void
 test_cpu_renumbered_part(void)
@@ -523,6 +524,39 @@ test_cpu_renumbered_part(void)
 		for (int64_t i = 0; i < n; i++)
 			same = same && y[i] == (i < owned ? 2.0 * hy[i] - hx[i] : hx[i]);
 		CHECKF(same, "weighted %d: the combination went beyond the owned rows", weighted);
+
+		/* column sums of the owned rows; HITS's normalisation of them by the sums given */
+		{
+			double		owned_sums,
+						owned_dangling,
+						expect_sum = 0.0,
+						expect_l1 = 0.0,
+						given = 4.0;
+			double	   *z = malloc(sizeof(double) * (size_t) n);
+			PrResidual	res;
+
+			CHECK(part->ops->column_sums(part, 0, &owned_sums, &owned_dangling, &err) == PR_OK);
+			for (int64_t i = 0; i < owned; i++)
+			{
+				expect_sum += y[i];
+				expect_l1 += fabs(y[i] / given - hy[i]);
+			}
+			CHECKF(fabs(owned_sums - expect_sum) <= 1e-12 * fabs(expect_sum),
+				   "weighted %d: column sum %g, owned rows' %g", weighted, owned_sums, expect_sum);
+			CHECKF(part->ops->normalize(part, 0, 1, &err) == PR_ERR_INVALID,
+				   "weighted %d: a normalisation without the column sums ran", weighted);
+			pr_cpu_engine_give_sums(part, &given);
+			CHECK(part->ops->normalize(part, 0, 1, &err) == PR_OK &&
+				  part->ops->residual(part, &res, &err) == PR_OK &&
+				  part->ops->download(part, 0, z, &err) == PR_OK);
+			same = true;
+			for (int64_t i = 0; i < n; i++)
+				same = same && z[i] == (i < owned ? y[i] / given : y[i]);
+			CHECKF(same, "weighted %d: the normalisation went beyond the owned rows", weighted);
+			CHECKF(fabs(res.l1 - expect_l1) <= 1e-12 * expect_l1,
+				   "weighted %d: residual %g, owned rows' %g", weighted, res.l1, expect_l1);
+			free(z);
+		}
 
 		/* the same numbering into memory of the caller's, as a shared segment keeps it */
 		{

@@ -18,7 +18,8 @@
 # with the engine distributed(S) in powerrank_last_run; the parts owning their rows moving fewer
 # bytes per iteration than the whole relay; the shards exchanging the halos with each other through
 # Gloo by default (engine distributed(S, gloo), peer_bytes) and through the coordinator under
-# powerrank.distributed_exchange = relay, with the same results; shards that cannot connect to each
+# powerrank.distributed_exchange = relay, with the same results, HITS too (its partial sums shard to
+# shard, the coordinator carrying scalars an iteration); shards that cannot connect to each
 # other (one reached over IPv6: the host needs IPv6 loopback) falling back to the relay with a
 # NOTICE; statement_timeout and a shard
 # killed while another waits in that exchange; powerrank.distributed
@@ -134,6 +135,29 @@ SELECT g.engine, r.engine, g.iterations = r.iterations AS same_iterations,
 	g.peer_bytes > 0 AS shards_exchanged, r.peer_bytes IS NULL AS relay_no_peer_bytes,
 	r.exchange_bytes - g.exchange_bytes >= g.peer_bytes AS coordinator_carried_no_halo
 FROM gloo_call g, relay_call r;
+-- HITS on the parts: the halos of its pull product and the partial sums of its push product go
+-- shard to shard, and the coordinator carries scalars an iteration (10 iterations more move less
+-- than 256 bytes an iteration more through it); through the coordinator, the same scores, and at
+-- least what the shards sent each other
+SELECT count(*) FROM hits('edges_three', max_iterations => 5);
+SELECT count(*) FROM hits('edges_three', max_iterations => 5);
+CREATE TEMP TABLE hits_gloo AS
+	SELECT engine, exchange_bytes, peer_bytes, iterations FROM powerrank_last_run();
+SELECT count(*) FROM hits('edges_three', max_iterations => 15);
+INSERT INTO hits_gloo SELECT engine, exchange_bytes, peer_bytes, iterations FROM powerrank_last_run();
+SET powerrank.distributed_exchange = relay;
+SELECT q.name, same_as_local('edges_three', q.q) FROM queries q
+WHERE q.name IN ('hits', 'hits weighted top_k') ORDER BY q.name;
+SELECT count(*) FROM hits('edges_three', max_iterations => 15);
+CREATE TEMP TABLE hits_relay AS
+	SELECT engine, exchange_bytes, peer_bytes, iterations FROM powerrank_last_run();
+RESET powerrank.distributed_exchange;
+SELECT g.engine, r.engine, g.iterations = r.iterations AS same_iterations,
+	g.peer_bytes > 0 AS shards_exchanged,
+	(g.exchange_bytes - f.exchange_bytes) / (g.iterations - f.iterations) < 256
+		AS coordinator_carried_scalars,
+	r.exchange_bytes - g.exchange_bytes >= g.peer_bytes AS relay_carried_the_rows
+FROM hits_gloo f, hits_gloo g, hits_relay r WHERE f.iterations = 5 AND g.iterations = 15;
 EOF
 
 say "shards that cannot connect to each other: the relay, with a NOTICE"
