@@ -51,6 +51,7 @@
 #include "utils/memutils.h"
 #include "utils/rls.h"
 #include "utils/syscache.h"
+#include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
 #include "cache/graph_cache.h"
@@ -504,13 +505,30 @@ typedef struct ServerConnection
 	const char **keywords;
 	const char **values;
 	bool		need_password;	/* the server must authenticate by password */
+	int			connect_timeout;	/* seconds a connect may take (libpq's connect_timeout; 0: no
+									 * limit) */
 	char	   *conninfo;		/* the options, "keyword=value\n" each, and the password rule */
 } ServerConnection;
 
 /*
+ * The connect_timeout among a server's options as libpq reads it: whole seconds, none or below 1
+ * no limit, 1 taken as 2.
+ */
+static int
+connect_timeout_seconds(const ServerConnection *how)
+{
+	int			seconds = 0;
+
+	for (int i = 0; how->keywords[i] != NULL; i++)
+		if (strcmp(how->keywords[i], "connect_timeout") == 0)
+			seconds = atoi(how->values[i]);
+	return seconds <= 0 ? 0 : Max(seconds, 2);
+}
+
+/*
  * The options to connect to a foreign table's server as postgres_fdw does: the server's options
  * and the user mapping's (libpq's keywords only), this database's encoding.  A user mapping of a
- * user who is no superuser must give a password (the server must then ask for it: connect_server),
+ * user who is no superuser must give a password (the server must then ask for it: connect_done),
  * unless the mapping says password_required 'false'.
  */
 static void
@@ -549,6 +567,7 @@ connection_options(Oid relid, DistPart *part, ServerConnection *how)
 	/* a kept connection serves only where the password rule is the one it was made under */
 	appendStringInfo(&conninfo, "need_password=%d\n", how->need_password ? 1 : 0);
 	how->conninfo = conninfo.data;
+	how->connect_timeout = connect_timeout_seconds(how);
 	if (how->need_password && option_value(mapping->options, "password") == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_S_R_E_PROHIBITED_SQL_STATEMENT_ATTEMPTED),
@@ -557,34 +576,154 @@ connection_options(Oid relid, DistPart *part, ServerConnection *how)
 				 errhint("Add a password to the user mapping, or set password_required 'false' in it (as a superuser).")));
 }
 
-/* Connects to a part's server with the options connection_options gave. */
-static PGconn *
-connect_server(DistPart *part, const ServerConnection *how)
+/*
+ * Raises the ERROR of a part whose connection could not be made, libpq's message (or message,
+ * when not NULL) the detail; the connection is closed first.
+ */
+static void
+connect_failed(DistPart *part, const char *message)
 {
-	PGconn	   *conn = PQconnectdbParams(how->keywords, how->values, false);
+	KeptPart   *kept = part->kept;
+	char	   *detail = pstrdup(message != NULL ? message :
+								 kept->conn != NULL ? PQerrorMessage(kept->conn) : "out of memory");
 
-	if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
-	{
-		char	   *message = pstrdup(conn != NULL ? PQerrorMessage(conn) : "out of memory");
+	PQfinish(kept->conn);
+	kept->conn = NULL;
+	part->conn = NULL;
+	ereport(ERROR,
+			(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
+			 errmsg("could not connect to shard server \"%s\" of partition \"%s\"",
+					part->server, part->partition),
+			 errdetail_internal("%s", pchomp(detail)),
+			 errhint("Check the server's options and the user mapping, or rank on this server: SET powerrank.distributed = off.")));
+}
 
-		PQfinish(conn);
-		ereport(ERROR,
-				(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
-				 errmsg("could not connect to shard server \"%s\" of partition \"%s\"",
-						part->server, part->partition),
-				 errdetail_internal("%s", pchomp(message)),
-				 errhint("Check the server's options and the user mapping, or rank on this server: SET powerrank.distributed = off.")));
-	}
-	if (how->need_password && !PQconnectionUsedPassword(conn))
+/*
+ * Starts a part's connection to its server with the options connection_options gave (again, when
+ * its kept connection is gone: what the shard's session held is forgotten with the old
+ * connection); connect_parts completes it.
+ */
+static void
+start_connect(DistPart *part, const ServerConnection *how)
+{
+	KeptPart   *kept = part->kept;
+
+	if (kept->conn != NULL)
+		PQfinish(kept->conn);
+	kept->part_id = 0;
+	kept->version = 0;
+	kept->prepared_k = 0;
+	kept->peers_nodes = 0;
+	memset(&kept->content, 0, sizeof(ShardContent));
+	kept->conn = PQconnectStartParams(how->keywords, how->values, false);
+	part->conn = kept->conn;
+	if (kept->conn == NULL || PQstatus(kept->conn) == CONNECTION_BAD)
+		connect_failed(part, NULL);
+	PQsetNoticeReceiver(part->conn, forward_notice, part);
+}
+
+/*
+ * Checks a part's connection just made: a user who must authenticate by password
+ * (connection_options) keeps it only when the server asked for the password.
+ */
+static void
+connect_done(DistPart *part, const ServerConnection *how)
+{
+	if (how->need_password && !PQconnectionUsedPassword(part->conn))
 	{
-		PQfinish(conn);
+		PQfinish(part->conn);
+		part->kept->conn = NULL;
+		part->conn = NULL;
 		ereport(ERROR,
 				(errcode(ERRCODE_S_R_E_PROHIBITED_SQL_STATEMENT_ATTEMPTED),
 				 errmsg("shard server \"%s\" did not ask for the password", part->server),
 				 errdetail("A user who is not a superuser connects to a shard server only when it authenticates by password."),
 				 errhint("Make the shard server ask for a password, or set password_required 'false' in the user mapping (as a superuser).")));
 	}
-	return conn;
+}
+
+/*
+ * Connects the parts marked in which to their servers at once: every connection is started, then
+ * each one's steps (libpq's PQconnectPoll) run as its socket is ready, one wait covering every
+ * socket and this backend's latch, so a cancel or statement_timeout stops the connects at once.
+ * A server's connect_timeout bounds its connect.  The first connection that fails raises its
+ * ERROR (the run's end closes the others).
+ */
+static void
+connect_parts(DistCluster *c, const ServerConnection *how, const bool *which)
+{
+	PostgresPollingStatusType *polling = palloc(c->n_parts * sizeof(PostgresPollingStatusType));
+	TimestampTz *deadline = palloc0(c->n_parts * sizeof(TimestampTz));
+	WaitEvent  *events = palloc((c->n_parts + 2) * sizeof(WaitEvent));
+	int			pending = 0;
+
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		polling[p] = PGRES_POLLING_OK;
+		if (!which[p])
+			continue;
+		start_connect(&c->parts[p], &how[p]);
+		/* a connection just started waits to write, as libpq says */
+		polling[p] = PGRES_POLLING_WRITING;
+		if (how[p].connect_timeout > 0)
+			deadline[p] = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   how[p].connect_timeout * 1000);
+		pending++;
+	}
+	while (pending > 0)
+	{
+		WaitEventSet *set = CreateWaitEventSet(CurrentMemoryContext, pending + 2);
+		TimestampTz now = GetCurrentTimestamp();
+		long		timeout = -1;
+		int			n;
+
+		AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+		AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+		for (int p = 0; p < c->n_parts; p++)
+		{
+			long		left;
+
+			if (polling[p] == PGRES_POLLING_OK)
+				continue;
+			AddWaitEventToSet(set, polling[p] == PGRES_POLLING_READING ?
+							  WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE,
+							  PQsocket(c->parts[p].conn), NULL, &c->parts[p]);
+			if (deadline[p] == 0)
+				continue;
+			left = TimestampDifferenceMilliseconds(now, deadline[p]);
+			timeout = timeout < 0 ? left : Min(timeout, left);
+		}
+		n = WaitEventSetWait(set, timeout, events, pending + 2, PG_WAIT_EXTENSION);
+		FreeWaitEventSet(set);
+		for (int i = 0; i < n; i++)
+			if (events[i].events & WL_LATCH_SET)
+				ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < n; i++)
+		{
+			DistPart   *part = (DistPart *) events[i].user_data;
+			int			p;
+
+			if (part == NULL)
+				continue;
+			p = part - c->parts;
+			polling[p] = PQconnectPoll(part->conn);
+			if (polling[p] == PGRES_POLLING_FAILED)
+				connect_failed(part, NULL);
+			if (polling[p] == PGRES_POLLING_OK)
+			{
+				connect_done(part, &how[p]);
+				pending--;
+			}
+		}
+		now = GetCurrentTimestamp();
+		for (int p = 0; p < c->n_parts; p++)
+			if (polling[p] != PGRES_POLLING_OK && deadline[p] != 0 && now >= deadline[p])
+				connect_failed(&c->parts[p], "timeout expired");
+	}
+	pfree(events);
+	pfree(deadline);
+	pfree(polling);
 }
 
 /*
@@ -787,75 +926,92 @@ wait_result(DistCluster *c, DistPart *part)
 	"UNION ALL SELECT '' LIMIT 1"
 
 /*
- * Connects a part to its server (again, when its kept connection is gone): what the shard's
- * session held is forgotten with the old connection.
+ * Takes a shard's answer to CHECK_SHARD_QUERY: its powerrank must be one that can be a shard; the
+ * query of its products is noted.
  */
 static void
-connect_part(DistPart *part, const ServerConnection *how)
+take_check(DistPart *part, PGresult *result)
 {
-	KeptPart   *kept = part->kept;
+	char	   *answer = pstrdup(PQgetvalue(result, 0, 0));
+	char	   *version = strchr(answer, ' ');
+	char	   *shard = version != NULL ? strchr(version + 1, ' ') : NULL;
 
-	if (kept->conn != NULL)
-		PQfinish(kept->conn);
-	kept->conn = NULL;
-	part->conn = NULL;
-	kept->part_id = 0;
-	kept->version = 0;
-	kept->prepared_k = 0;
-	kept->peers_nodes = 0;
-	memset(&kept->content, 0, sizeof(ShardContent));
-	kept->conn = connect_server(part, how);
-	part->conn = kept->conn;
+	PQclear(result);
+	if (version == NULL || shard == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("shard server \"%s\" (partition \"%s\") has no powerrank extension",
+						part->server, part->partition),
+				 errhint("Run CREATE EXTENSION powerrank in the database the server's options name, or rank on this server: SET powerrank.distributed = off.")));
+	*version++ = '\0';
+	*shard++ = '\0';
+	if (strcmp(shard, "true") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("shard server \"%s\" (partition \"%s\") has powerrank %s, which cannot rank a partition",
+						part->server, part->partition, version),
+				 errhint("Run ALTER EXTENSION powerrank UPDATE on that server, or rank on this server: SET powerrank.distributed = off.")));
+	part->schema = answer;
+	part->product_query = psprintf("SELECT %s.powerrank_shard_product($1, $2)", answer);
 }
 
 /*
- * Checks that a shard server has a powerrank that can be a shard and notes the query of its
- * products.  A kept connection found closed (the shard restarted, its session ended) is made
- * again once.
+ * Connects the foreign parts that have no kept connection (all at once: connect_parts) and checks
+ * that every shard server has a powerrank that can be a shard, every check sent before any answer
+ * is waited for.  A kept connection found closed (the shard restarted, its session ended) is made
+ * again once, those again at once.
  */
 static void
-check_shard_extension(DistCluster *c, DistPart *part, const ServerConnection *how)
+connect_and_check(DistCluster *c, const ServerConnection *how)
 {
-	PGresult   *result = NULL;
-	bool		lost = false;
+	bool	   *fresh = palloc0(c->n_parts * sizeof(bool));
+	bool	   *lost = palloc0(c->n_parts * sizeof(bool));
+	bool		any_lost = false;
 
-	if (PQstatus(part->conn) == CONNECTION_OK &&
-		PQsendQueryParams(part->conn, CHECK_SHARD_QUERY, 0, NULL, NULL, NULL, NULL, 1))
+	for (int p = 0; p < c->n_parts; p++)
+		fresh[p] = c->parts[p].server != NULL && c->parts[p].conn == NULL;
+	connect_parts(c, how, fresh);
+	for (int p = 0; p < c->n_parts; p++)
 	{
-		part->busy = true;
-		result = wait_answer(c, part, &lost);
-	}
-	if (result == NULL)
-	{
-		elog(DEBUG1, "powerrank: the kept connection to server \"%s\" is closed: connecting again",
-			 part->server);
-		connect_part(part, how);
-		send_query(part, CHECK_SHARD_QUERY, 0, NULL, NULL, NULL);
-		result = wait_result(c, part);
-	}
-	{
-		char	   *answer = pstrdup(PQgetvalue(result, 0, 0));
-		char	   *version = strchr(answer, ' ');
-		char	   *shard = version != NULL ? strchr(version + 1, ' ') : NULL;
+		DistPart   *part = &c->parts[p];
 
-		PQclear(result);
-		if (version == NULL || shard == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("shard server \"%s\" (partition \"%s\") has no powerrank extension",
-							part->server, part->partition),
-					 errhint("Run CREATE EXTENSION powerrank in the database the server's options name, or rank on this server: SET powerrank.distributed = off.")));
-		*version++ = '\0';
-		*shard++ = '\0';
-		if (strcmp(shard, "true") != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("shard server \"%s\" (partition \"%s\") has powerrank %s, which cannot rank a partition",
-							part->server, part->partition, version),
-					 errhint("Run ALTER EXTENSION powerrank UPDATE on that server, or rank on this server: SET powerrank.distributed = off.")));
-		part->schema = answer;
-		part->product_query = psprintf("SELECT %s.powerrank_shard_product($1, $2)", answer);
+		if (part->conn == NULL)
+			continue;
+		if (fresh[p])
+			send_query(part, CHECK_SHARD_QUERY, 0, NULL, NULL, NULL);
+		else if (PQstatus(part->conn) == CONNECTION_OK &&
+				 PQsendQueryParams(part->conn, CHECK_SHARD_QUERY, 0, NULL, NULL, NULL, NULL, 1))
+			part->busy = true;
+		else
+			lost[p] = true;
 	}
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		PGresult   *result;
+
+		if (!part->busy)
+			continue;
+		result = wait_answer(c, part, fresh[p] ? NULL : &lost[p]);
+		if (result != NULL)
+			take_check(part, result);
+	}
+	for (int p = 0; p < c->n_parts; p++)
+		if (lost[p])
+		{
+			elog(DEBUG1, "powerrank: the kept connection to server \"%s\" is closed: connecting again",
+				 c->parts[p].server);
+			any_lost = true;
+		}
+	if (!any_lost)
+		return;
+	connect_parts(c, how, lost);
+	for (int p = 0; p < c->n_parts; p++)
+		if (lost[p])
+			send_query(&c->parts[p], CHECK_SHARD_QUERY, 0, NULL, NULL, NULL);
+	for (int p = 0; p < c->n_parts; p++)
+		if (lost[p])
+			take_check(&c->parts[p], wait_result(c, &c->parts[p]));
 }
 
 /*
@@ -1515,8 +1671,9 @@ take_kept_part(Oid relid, const char *conninfo)
 
 /*
  * Opens the parts of a partitioned table (distributed_wanted said yes): checks this user's
- * privileges on the partitioned table, takes every partition's kept part (connecting to a shard
- * server where none is kept), checks the shards' powerrank, opens every part (the shards in
+ * privileges on the partitioned table, takes every partition's kept part, connects to the shard
+ * servers where none is kept and checks their powerrank (all at once: connect_and_check), opens
+ * every part (the shards in
  * parallel, the local partitions meanwhile) with out-edges when the push product is wanted — a
  * part whose table's content is the one it holds answers without its node ids —, and fills *graph
  * with the whole graph the driver runs on (the session's when the parts' graphs are those it was
@@ -1569,11 +1726,9 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 			connection_options(leaf, part, &how[p]);
 			part->kept = take_kept_part(leaf, how[p].conninfo);
 			part->conn = part->kept->conn;
-			c->n_parts = p + 1;
-			if (part->conn == NULL)
-				connect_part(part, &how[p]);
-			PQsetNoticeReceiver(part->conn, forward_notice, part);
-			p++;
+			if (part->conn != NULL)
+				PQsetNoticeReceiver(part->conn, forward_notice, part);
+			c->n_parts = ++p;
 		}
 		else
 		{
@@ -1583,13 +1738,7 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 			c->n_parts = ++p;
 		}
 	}
-	for (p = 0; p < c->n_parts; p++)
-		if (c->parts[p].conn != NULL)
-		{
-			check_shard_extension(c, &c->parts[p], &how[p]);
-			/* a connection made again needs its receiver */
-			PQsetNoticeReceiver(c->parts[p].conn, forward_notice, &c->parts[p]);
-		}
+	connect_and_check(c, how);
 	t_connected = pr_clock_seconds();
 
 	/*

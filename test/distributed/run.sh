@@ -24,7 +24,9 @@
 # killed while another waits in that exchange; powerrank.distributed
 # = off and auto's choice for a table that does not qualify; a non-superuser without a password in
 # the user mapping; a shard user without SELECT; row-level security on a shard; statement_timeout
-# stopping the shards; a shard stopped and a shard backend killed in a run; a shard without the
+# stopping the shards; a shard stopped and a shard backend killed in a run; statement_timeout and
+# connect_timeout stopping the connect to a server that takes connections but never answers; a
+# shard without the
 # extension, and one whose powerrank lacks the shard functions; an empty partition; the shards' graph
 # cache; the parts a session keeps between calls (fewer bytes on the next call, a write on a shard
 # seen by the next call, a kept shard session that ended); a new session's call after a write on
@@ -431,6 +433,22 @@ for try in $(seq 1 60); do
 	sleep 0.5
 done
 sql $C -c "SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank'" >>"$OUT"
+
+say "a shard server that takes connections but never answers: statement_timeout, connect_timeout"
+# s3's postmaster stopped: the kernel still completes a TCP connect to its port (the listen
+# backlog), and nothing answers; a new session's connects wait on every socket at once, so the
+# timeout stops the call (s1's and s2's connections made meanwhile are closed)
+s3_postmaster=$(head -1 "$WORK/s3/postmaster.pid")
+kill -STOP "$s3_postmaster"
+started=$(date +%s%N)
+sql $C -c "SET statement_timeout = '1s'" -c "SELECT count(*) FROM pagerank('edges_three')" >>"$OUT"
+elapsed_ms=$((($(date +%s%N) - started) / 1000000))
+[ $elapsed_ms -lt 2500 ] && echo "stopped within 1.5 s of the timeout" >>"$OUT" || echo "stopped after $elapsed_ms ms" >>"$OUT"
+sql $C -c "ALTER SERVER s3 OPTIONS (ADD connect_timeout '2')" >>"$OUT"
+sql $C -c "SELECT count(*) FROM pagerank('edges_three')" >>"$OUT"
+sql $C -c "ALTER SERVER s3 OPTIONS (DROP connect_timeout)" >>"$OUT"
+kill -CONT "$s3_postmaster"
+sql $C -c "SELECT count(*) > 0 FROM pagerank('edges_three')" >>"$OUT"
 
 say "a shard whose powerrank lacks the shard functions"
 sql $S3 -c "ALTER EXTENSION powerrank DROP FUNCTION powerrank_shard_product(int, bytea)" \
