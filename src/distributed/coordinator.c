@@ -126,7 +126,8 @@ typedef struct KeptPart
 	int64		n_edges;
 	int64	   *node_ids;		/* [n_nodes] external ids, ascending; NULL when taken from a
 								 * shared node set (only a merge needs them: the part is
-								 * opened again for one) */
+								 * opened again for one); then rows below are the set's, read
+								 * in place during a run (read_shared_set) */
 	double	   *out_strength;	/* [n_nodes] of the part's own rows (NULL with node_ids) */
 	int32	   *rows[3];		/* rows[role]: the local nodes with that role (shard_role_rows) */
 	int64		row_count[3];
@@ -170,6 +171,9 @@ typedef struct MergedNodes
 	int32	  **to_global;		/* [n_parts][part's n_nodes] the whole graph's id of each node */
 	PrGraph		graph;			/* every node, its out-strength, no edge */
 	OwnerPlan  *owners;			/* which part owns each node (plan_owners; NULL: not made) */
+	bool		from_shared;	/* its arrays (ids, out-strengths, dangling, to_global, the owner
+								 * plan's) are a shared node set's, read in place during a run and
+								 * gone between runs (read_shared_set, forget_shared_set) */
 } MergedNodes;
 
 static OwnerPlan *plan_owners(const DistCluster *c, MergedNodes *m);
@@ -221,7 +225,11 @@ struct DistCluster
 	bool		mixing;			/* a combination ran on the parts (owned_combine) */
 	bool		peers_tried;	/* connect_peers ran */
 	bool		peers;			/* the shards exchange halos with each other (connect_peers) */
+	dsm_segment *shared_set;	/* the shared node set the run reads in place, its mapping
+								 * pinned until the run ends (NULL: none) */
 };
+
+static void forget_shared_set(DistCluster *c);
 
 static void forward_notice(void *arg, const PGresult *result);
 static void connect_peers(DistCluster *c);
@@ -293,6 +301,7 @@ end_run(void *arg)
 	DistCluster *c = (DistCluster *) arg;
 	bool		all_kept = c->ended_well;
 
+	forget_shared_set(c);
 	for (int p = 0; p < c->n_parts; p++)
 		cancel_part(&c->parts[p]);
 	for (int p = 0; p < c->n_parts; p++)
@@ -1220,13 +1229,15 @@ typedef struct SharedNodesHeader
 		int64		n_nodes;
 		int64		n_edges;
 		int64		row_count[3];
+		int64		list_count[SHARD_ROWS_LISTS];	/* its owner plan's lists
+													 * (SHARED_PLAN_OWNED) */
 	}			parts[SHARED_NODE_SET_PARTS];
 } SharedNodesHeader;
 
 /* What a shared node set keeps of its owner plan (OwnerPlan). */
 #define SHARED_PLAN_NONE 0			/* nothing */
 #define SHARED_PLAN_NOT_OWNED 1		/* no part owns rows (rows_owned false): the owners alone */
-#define SHARED_PLAN_OWNED 2			/* the owners and every part's owner bits */
+#define SHARED_PLAN_OWNED 2			/* the owners, every part's owner bits and their lists */
 
 /* Where the arrays of a shared node set lie, from the segment's start. */
 typedef struct SharedNodesPlaces
@@ -1240,6 +1251,7 @@ typedef struct SharedNodesPlaces
 		Size		rows[3];	/* [row_count[role]] */
 		Size		to_global;	/* [part's n_nodes] */
 		Size		bits;		/* [part's n_nodes] its owner bits (SHARED_PLAN_OWNED) */
+		Size		lists[SHARD_ROWS_LISTS];	/* [list_count[list]] (SHARED_PLAN_OWNED) */
 	}			parts[SHARED_NODE_SET_PARTS];
 	Size		total;
 } SharedNodesPlaces;
@@ -1272,6 +1284,9 @@ place_shared_nodes(const SharedNodesHeader *h, SharedNodesPlaces *at)
 			at->parts[p].rows[role] = place(&next, h->parts[p].row_count[role] * sizeof(int32));
 		at->parts[p].to_global = place(&next, n * sizeof(int32));
 		at->parts[p].bits = place(&next, h->plan == SHARED_PLAN_OWNED ? n : 0);
+		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+			at->parts[p].lists[list] = place(&next, h->plan == SHARED_PLAN_OWNED ?
+											 h->parts[p].list_count[list] * sizeof(int32) : 0);
 	}
 	at->total = next;
 }
@@ -1318,22 +1333,20 @@ shared_header(const DistCluster *c, dsm_segment *segment)
 }
 
 /*
- * Takes a part's role lists from a shared node set (the part's open answered its graph there, part
- * p): a new version of its graph, as take_open's, without its node ids and out-strengths (the
- * set's merged node set serves instead; a merge opens the part again for them).
+ * Takes a part's graph from a shared node set (the part's open answered its graph there, part p):
+ * a new version of its graph, as take_open's, without its node ids and out-strengths (the set's
+ * merged node set serves instead; a merge opens the part again for them), its role lists the
+ * set's (read in place during each run: read_shared_set).
  */
 static void
 take_shared_part(DistPart *part, int p, dsm_segment *segment)
 {
 	const SharedNodesHeader *h = (const SharedNodesHeader *) dsm_segment_address(segment);
-	const char *base = (const char *) h;
 	KeptPart   *kept = part->kept;
-	SharedNodesPlaces *at = palloc(sizeof(SharedNodesPlaces));
 	int64		n = h->parts[p].n_nodes;
 
 	if (n != part->reported_nodes)
 		open_unreadable(part);
-	place_shared_nodes(h, at);
 	kept->version = 0;
 	kept->prepared_k = 0;
 	MemoryContextReset(kept->graph_cxt);
@@ -1343,15 +1356,11 @@ take_shared_part(DistPart *part, int p, dsm_segment *segment)
 	kept->out_strength = NULL;
 	for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
 	{
-		int64		count = h->parts[p].row_count[role];
-
-		kept->rows[role] = powerrank_alloc_huge(kept->graph_cxt, Max(count, 1) * sizeof(int32));
-		memcpy(kept->rows[role], base + at->parts[p].rows[role], count * sizeof(int32));
-		kept->row_count[role] = count;
+		kept->rows[role] = NULL;
+		kept->row_count[role] = h->parts[p].row_count[role];
 	}
 	kept->content = h->contents[p];
 	kept->version = ++last_version;
-	pfree(at);
 }
 
 /*
@@ -1371,73 +1380,125 @@ shared_nodes_fit(const DistCluster *c, const SharedNodesHeader *h)
 }
 
 /*
- * The owner plan of m taken from a shared node set that keeps one (h, its places at): the owners
- * and owner bits copied, the lists derived from the bits.
+ * Points m's arrays, its owner plan's and the role lists of the parts taken from the set into a
+ * shared node set (h, mapped for the run: c->shared_set) that fits the run (shared_nodes_fit): a
+ * session's node set taken from a set reads it in place, in every run that takes it.
  */
 static void
-take_shared_plan(const DistCluster *c, MergedNodes *m, const SharedNodesHeader *h,
-				 const SharedNodesPlaces *at)
-{
-	const char *base = (const char *) h;
-	OwnerPlan  *plan = MemoryContextAllocZero(m->cxt, sizeof(OwnerPlan));
-	int64		n = h->n_nodes;
-	int64		local = 0;
-	uint8	   *bits;
-	double		started = pr_clock_seconds();
-
-	plan->owner = powerrank_alloc_huge(m->cxt, Max(n, 1) * sizeof(int32));
-	memcpy(plan->owner, base + at->owner, n * sizeof(int32));
-	plan->rows_owned = h->plan == SHARED_PLAN_OWNED;
-	if (plan->rows_owned)
-	{
-		for (int p = 0; p < c->n_parts; p++)
-			local += h->parts[p].n_nodes;
-		plan->bits = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(uint8 *));
-		bits = powerrank_alloc_huge(m->cxt, Max(local, 1));
-		for (int p = 0; p < c->n_parts; p++)
-		{
-			memcpy(bits, base + at->parts[p].bits, h->parts[p].n_nodes);
-			plan->bits[p] = bits;
-			bits += h->parts[p].n_nodes;
-		}
-		plan_lists(c, m, plan);
-	}
-	m->owners = plan;
-	elog(DEBUG1, "powerrank: owners of %lld nodes taken from the shared node set in %.1f ms",
-		 (long long) n, (pr_clock_seconds() - started) * 1000.0);
-}
-
-/* The whole graph's nodes of m taken from a shared node set that fits the run (shared_nodes_fit). */
-static void
-take_shared_nodes(DistCluster *c, MergedNodes *m, const SharedNodesHeader *h)
+read_shared_set(DistCluster *c, MergedNodes *m, const SharedNodesHeader *h)
 {
 	const char *base = (const char *) h;
 	SharedNodesPlaces *at = palloc(sizeof(SharedNodesPlaces));
 	PrGraph    *g = &m->graph;
-	int64		n = h->n_nodes;
+	OwnerPlan  *plan = m->owners;
 
 	place_shared_nodes(h, at);
+	g->node_ids = (int64 *) (base + at->ids);
+	g->out_strength = (double *) (base + at->out_strength);
+	g->dangling = (int32 *) (base + at->dangling);
 	for (int p = 0; p < c->n_parts; p++)
 	{
-		int64		part_nodes = h->parts[p].n_nodes;
+		KeptPart   *kept = c->parts[p].kept;
 
-		m->to_global[p] = powerrank_alloc_huge(m->cxt, Max(part_nodes, 1) * sizeof(int32));
-		memcpy(m->to_global[p], base + at->parts[p].to_global, part_nodes * sizeof(int32));
+		m->to_global[p] = (int32 *) (base + at->parts[p].to_global);
+		if (kept->node_ids == NULL)
+			for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+				kept->rows[role] = (int32 *) (base + at->parts[p].rows[role]);
 	}
+	if (plan != NULL)
+	{
+		plan->owner = (int32 *) (base + at->owner);
+		for (int p = 0; plan->rows_owned && p < c->n_parts; p++)
+		{
+			plan->bits[p] = (uint8 *) (base + at->parts[p].bits);
+			for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+			{
+				plan->rows[list][p] = (int32 *) (base + at->parts[p].lists[list]);
+				plan->count[list][p] = h->parts[p].list_count[list];
+			}
+		}
+	}
+	pfree(at);
+}
+
+/*
+ * The end of a run that read a shared node set in place: the pointers into it are cleared (a
+ * session's node set taken from it is pointed there again by the next run that takes it) and its
+ * mapping is given back, so the set can be evicted or replaced.
+ */
+static void
+forget_shared_set(DistCluster *c)
+{
+	MergedNodes *m = c->nodes;
+
+	if (c->shared_set == NULL)
+		return;
+	if (m != NULL && m->from_shared)
+	{
+		m->graph.node_ids = NULL;
+		m->graph.out_strength = NULL;
+		m->graph.dangling = NULL;
+		for (int p = 0; p < c->n_parts; p++)
+			m->to_global[p] = NULL;
+		if (m->owners != NULL)
+		{
+			m->owners->owner = NULL;
+			for (int p = 0; m->owners->rows_owned && p < c->n_parts; p++)
+			{
+				m->owners->bits[p] = NULL;
+				for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+					m->owners->rows[list][p] = NULL;
+			}
+		}
+	}
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		KeptPart   *kept = c->parts[p].kept;
+
+		if (kept != NULL && kept->node_ids == NULL)
+			for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+				kept->rows[role] = NULL;
+	}
+	c->graph.node_ids = NULL;
+	c->graph.out_strength = NULL;
+	c->graph.dangling = NULL;
+	graph_cache_release(&c->shared_set);
+}
+
+/*
+ * The whole graph's nodes of m taken from a shared node set that fits the run (shared_nodes_fit),
+ * with its owner plan: m's own arrays are the counts and the edge-less rows, the rest is read in
+ * place (read_shared_set).
+ */
+static void
+take_shared_nodes(DistCluster *c, MergedNodes *m, const SharedNodesHeader *h)
+{
+	PrGraph    *g = &m->graph;
+	int64		n = h->n_nodes;
+
 	memset(g, 0, sizeof(PrGraph));
 	g->n_nodes = n;
-	g->node_ids = powerrank_alloc_huge(m->cxt, Max(n, 1) * sizeof(int64));
-	memcpy(g->node_ids, base + at->ids, n * sizeof(int64));
-	g->in_ptr = powerrank_alloc_huge(m->cxt, (n + 1) * sizeof(int64));
-	memset(g->in_ptr, 0, (n + 1) * sizeof(int64));
-	g->out_strength = powerrank_alloc_huge(m->cxt, Max(n, 1) * sizeof(double));
-	memcpy(g->out_strength, base + at->out_strength, n * sizeof(double));
 	g->n_dangling = h->n_dangling;
-	g->dangling = powerrank_alloc_huge(m->cxt, Max(h->n_dangling, 1) * sizeof(int32));
-	memcpy(g->dangling, base + at->dangling, h->n_dangling * sizeof(int32));
+	g->in_ptr = MemoryContextAllocExtended(m->cxt, (n + 1) * sizeof(int64),
+										   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	if (h->plan != SHARED_PLAN_NONE)
-		take_shared_plan(c, m, h, at);
-	pfree(at);
+	{
+		OwnerPlan  *plan = MemoryContextAllocZero(m->cxt, sizeof(OwnerPlan));
+
+		plan->rows_owned = h->plan == SHARED_PLAN_OWNED;
+		if (plan->rows_owned)
+		{
+			plan->bits = MemoryContextAllocZero(m->cxt, c->n_parts * sizeof(uint8 *));
+			for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+			{
+				plan->rows[list] = MemoryContextAllocZero(m->cxt, c->n_parts * sizeof(int32 *));
+				plan->count[list] = MemoryContextAllocZero(m->cxt, c->n_parts * sizeof(int64));
+			}
+		}
+		m->owners = plan;
+	}
+	m->from_shared = true;
+	read_shared_set(c, m, h);
 }
 
 /*
@@ -1474,6 +1535,8 @@ keep_shared_nodes(const DistCluster *c, MergedNodes *m, const GraphCacheKey *key
 		h.parts[p].n_edges = kept->n_edges;
 		for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
 			h.parts[p].row_count[role] = kept->row_count[role];
+		for (int list = 0; plan->rows_owned && list < SHARD_ROWS_LISTS; list++)
+			h.parts[p].list_count[list] = plan->count[list][p];
 	}
 	at = palloc(sizeof(SharedNodesPlaces));
 	place_shared_nodes(&h, at);
@@ -1499,6 +1562,9 @@ keep_shared_nodes(const DistCluster *c, MergedNodes *m, const GraphCacheKey *key
 		memcpy(base + at->parts[p].to_global, m->to_global[p], kept->n_nodes * sizeof(int32));
 		if (plan->rows_owned)
 			memcpy(base + at->parts[p].bits, plan->bits[p], kept->n_nodes);
+		for (int list = 0; plan->rows_owned && list < SHARD_ROWS_LISTS; list++)
+			memcpy(base + at->parts[p].lists[list], plan->rows[list][p],
+				   plan->count[list][p] * sizeof(int32));
 	}
 	if (!graph_cache_publish_node_set(key, segment, h.n_nodes, c->n_edges))
 		elog(DEBUG1, "powerrank: the merged node set of %d parts is not kept in the graph cache",
@@ -1574,12 +1640,16 @@ new_merged_nodes(DistCluster *c, MemoryContext parent, const SharedNodesHeader *
 	return m;
 }
 
-/* Whether the session's merged node set is free and was merged from the run's parts' graphs. */
+/*
+ * Whether the session's merged node set is free and was merged from the run's parts' graphs, and,
+ * when it reads a shared node set, that set (h, may be NULL) is there to read.
+ */
 static bool
-kept_nodes_fit(const DistCluster *c)
+kept_nodes_fit(const DistCluster *c, const SharedNodesHeader *h)
 {
 	const MergedNodes *m = kept_nodes;
-	bool		fit = m != NULL && !m->in_use && m->n_parts == c->n_parts;
+	bool		fit = m != NULL && !m->in_use && m->n_parts == c->n_parts &&
+		(!m->from_shared || shared_nodes_fit(c, h));
 
 	for (int p = 0; fit && p < c->n_parts; p++)
 		fit = m->parts[p] == c->parts[p].kept && m->versions[p] == c->parts[p].kept->version;
@@ -1602,9 +1672,11 @@ merged_nodes(DistCluster *c, const SharedNodesHeader *h, const GraphCacheKey *ke
 	bool		shared;
 
 	*how = "merged nodes kept";
-	if (kept_nodes_fit(c))
+	if (kept_nodes_fit(c, h))
 	{
 		m->in_use = true;
+		if (m->from_shared)
+			read_shared_set(c, m, h);
 		return m;
 	}
 	keep = m == NULL || !m->in_use;
@@ -1800,7 +1872,7 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 		part->from_shared = false;
 	}
 	/* a merge needs every part's node ids: the parts taken from the shared set send them */
-	if (!kept_nodes_fit(c) && !shared_nodes_fit(c, shared_nodes))
+	if (!kept_nodes_fit(c, shared_nodes) && !shared_nodes_fit(c, shared_nodes))
 	{
 		for (p = 0; p < c->n_parts; p++)
 			c->parts[p].open_again = c->parts[p].kept->node_ids == NULL;
@@ -1819,6 +1891,13 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 		shared_nodes = NULL;
 	}
 	c->nodes = merged_nodes(c, shared_nodes, keyed ? &key : NULL, &nodes_how);
+	if (c->nodes->from_shared)
+	{
+		/* read in place until the run ends (forget_shared_set) */
+		dsm_pin_mapping(shared);
+		c->shared_set = shared;
+		shared = NULL;
+	}
 	graph_cache_release(&shared);
 	for (p = 0; p < c->n_parts; p++)
 		c->parts[p].to_global = c->nodes->to_global[p];
