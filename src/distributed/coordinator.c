@@ -174,6 +174,9 @@ typedef struct MergedNodes
 	bool		from_shared;	/* its arrays (ids, out-strengths, dangling, to_global, the owner
 								 * plan's) are a shared node set's, read in place during a run and
 								 * gone between runs (read_shared_set, forget_shared_set) */
+	const char **strengths;		/* [n_parts] with from_shared: each part's prepare message of
+								 * out-strengths (shard_strengths_write), the set's */
+	int64	   *strengths_size; /* [n_parts] */
 } MergedNodes;
 
 static OwnerPlan *plan_owners(const DistCluster *c, MergedNodes *m);
@@ -1231,6 +1234,7 @@ typedef struct SharedNodesHeader
 		int64		row_count[3];
 		int64		list_count[SHARD_ROWS_LISTS];	/* its owner plan's lists
 													 * (SHARED_PLAN_OWNED) */
+		int64		strengths_size; /* its prepare's out-strengths, as they travel */
 	}			parts[SHARED_NODE_SET_PARTS];
 } SharedNodesHeader;
 
@@ -1252,6 +1256,8 @@ typedef struct SharedNodesPlaces
 		Size		to_global;	/* [part's n_nodes] */
 		Size		bits;		/* [part's n_nodes] its owner bits (SHARED_PLAN_OWNED) */
 		Size		lists[SHARD_ROWS_LISTS];	/* [list_count[list]] (SHARED_PLAN_OWNED) */
+		Size		strengths;	/* [strengths_size] the whole graph's out-strengths of its nodes
+								 * (shard_strengths_write) */
 	}			parts[SHARED_NODE_SET_PARTS];
 	Size		total;
 } SharedNodesPlaces;
@@ -1287,6 +1293,7 @@ place_shared_nodes(const SharedNodesHeader *h, SharedNodesPlaces *at)
 		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
 			at->parts[p].lists[list] = place(&next, h->plan == SHARED_PLAN_OWNED ?
 											 h->parts[p].list_count[list] * sizeof(int32) : 0);
+		at->parts[p].strengths = place(&next, h->parts[p].strengths_size);
 	}
 	at->total = next;
 }
@@ -1401,6 +1408,8 @@ read_shared_set(DistCluster *c, MergedNodes *m, const SharedNodesHeader *h)
 		KeptPart   *kept = c->parts[p].kept;
 
 		m->to_global[p] = (int32 *) (base + at->parts[p].to_global);
+		m->strengths[p] = base + at->parts[p].strengths;
+		m->strengths_size[p] = h->parts[p].strengths_size;
 		if (kept->node_ids == NULL)
 			for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
 				kept->rows[role] = (int32 *) (base + at->parts[p].rows[role]);
@@ -1439,7 +1448,10 @@ forget_shared_set(DistCluster *c)
 		m->graph.out_strength = NULL;
 		m->graph.dangling = NULL;
 		for (int p = 0; p < c->n_parts; p++)
+		{
 			m->to_global[p] = NULL;
+			m->strengths[p] = NULL;
+		}
 		if (m->owners != NULL)
 		{
 			m->owners->owner = NULL;
@@ -1497,8 +1509,27 @@ take_shared_nodes(DistCluster *c, MergedNodes *m, const SharedNodesHeader *h)
 		}
 		m->owners = plan;
 	}
+	m->strengths = MemoryContextAllocZero(m->cxt, c->n_parts * sizeof(char *));
+	m->strengths_size = MemoryContextAllocZero(m->cxt, c->n_parts * sizeof(int64));
 	m->from_shared = true;
 	read_shared_set(c, m, h);
+}
+
+/*
+ * The whole graph's out-strengths of part p's nodes (n_nodes of them) in node set m, as the part's
+ * prepare sends them (shard_strengths_write), in a new buffer; *size their bytes.
+ */
+static char *
+part_strengths(const MergedNodes *m, int p, int64 n_nodes, Size *size)
+{
+	double	   *out = powerrank_alloc_huge(CurrentMemoryContext, Max(n_nodes, 1) * sizeof(double));
+	char	   *bytes = palloc_extended(shard_strengths_bound(n_nodes), MCXT_ALLOC_HUGE);
+
+	for (int64 i = 0; i < n_nodes; i++)
+		out[i] = m->graph.out_strength[m->to_global[p][i]];
+	*size = shard_strengths_write(out, n_nodes, bytes);
+	pfree(out);
+	return bytes;
 }
 
 /*
@@ -1514,6 +1545,7 @@ keep_shared_nodes(const DistCluster *c, MergedNodes *m, const GraphCacheKey *key
 	dsm_segment *segment;
 	char	   *base;
 	const OwnerPlan *plan;
+	char	  **strengths;
 
 	for (int p = 0; p < c->n_parts; p++)
 		if (!shard_content_lasts(&c->parts[p].kept->content))
@@ -1538,11 +1570,23 @@ keep_shared_nodes(const DistCluster *c, MergedNodes *m, const GraphCacheKey *key
 		for (int list = 0; plan->rows_owned && list < SHARD_ROWS_LISTS; list++)
 			h.parts[p].list_count[list] = plan->count[list][p];
 	}
+	/* the parts' prepare messages go with it too: a session that takes the set sends them as kept */
+	strengths = palloc(c->n_parts * sizeof(char *));
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		Size		size;
+
+		strengths[p] = part_strengths(m, p, h.parts[p].n_nodes, &size);
+		h.parts[p].strengths_size = size;
+	}
 	at = palloc(sizeof(SharedNodesPlaces));
 	place_shared_nodes(&h, at);
 	segment = dsm_create(at->total, DSM_CREATE_NULL_IF_MAXSEGMENTS);
 	if (segment == NULL)
 	{
+		for (int p = 0; p < c->n_parts; p++)
+			pfree(strengths[p]);
+		pfree(strengths);
 		pfree(at);
 		return;
 	}
@@ -1565,7 +1609,10 @@ keep_shared_nodes(const DistCluster *c, MergedNodes *m, const GraphCacheKey *key
 		for (int list = 0; plan->rows_owned && list < SHARD_ROWS_LISTS; list++)
 			memcpy(base + at->parts[p].lists[list], plan->rows[list][p],
 				   plan->count[list][p] * sizeof(int32));
+		memcpy(base + at->parts[p].strengths, strengths[p], h.parts[p].strengths_size);
+		pfree(strengths[p]);
 	}
+	pfree(strengths);
 	if (!graph_cache_publish_node_set(key, segment, h.n_nodes, c->n_edges))
 		elog(DEBUG1, "powerrank: the merged node set of %d parts is not kept in the graph cache",
 			 c->n_parts);
@@ -2103,7 +2150,6 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 		DistPart   *part = &c->parts[p];
 		KeptPart   *kept = part->kept;
 		const uint8 *bits = c->owners->rows_owned ? c->owners->bits[p] : NULL;
-		double	   *out;
 
 		if (part->x != NULL)
 		{
@@ -2116,19 +2162,23 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 			kept->prepared_nodes == c->nodes->id)
 			continue;
 		kept->prepared_k = 0;
-		out = powerrank_alloc_huge(c->cxt, Max(kept->n_nodes, 1) * sizeof(double));
-		for (int64 i = 0; i < kept->n_nodes; i++)
-			out[i] = c->graph.out_strength[part->to_global[i]];
 		if (part->conn == NULL)
+		{
+			double	   *out = powerrank_alloc_huge(c->cxt,
+												   Max(kept->n_nodes, 1) * sizeof(double));
+
+			for (int64 i = 0; i < kept->n_nodes; i++)
+				out[i] = c->graph.out_strength[part->to_global[i]];
 			shard_state_prepare(kept->local, out, k, needs, bits);
+		}
 		else
 		{
-			char	   *bytes = palloc_extended(shard_strengths_bound(kept->n_nodes),
-												MCXT_ALLOC_HUGE);
+			Size		size = c->nodes->from_shared ? c->nodes->strengths_size[p] : 0;
+			const char *bytes = c->nodes->from_shared ? c->nodes->strengths[p] :
+				part_strengths(c->nodes, p, kept->n_nodes, &size);
 			const char *values[4] = {bytes, psprintf("%d", k), psprintf("%u", needs),
 			(const char *) bits};
-			int			lengths[4] = {(int) shard_strengths_write(out, kept->n_nodes, bytes), 0, 0,
-			(int) kept->n_nodes};
+			int			lengths[4] = {(int) size, 0, 0, (int) kept->n_nodes};
 			int			formats[4] = {1, 0, 0, 1};
 
 			send_query(part, psprintf("SELECT %s.powerrank_shard_prepare($1, $2, $3, $4)::text",

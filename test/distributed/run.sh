@@ -234,6 +234,10 @@ new_session_call 2
 sql $C -c "DELETE FROM edges_two WHERE src < 0" -c "DELETE FROM edges_local WHERE src < 0" >>"$OUT"
 new_session_call 3
 new_session_call 4
+# a new session reading the kept set in place, twice, through the relay
+sql $C -c "SET powerrank.distributed_exchange = relay" \
+	-c "SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighted'" \
+	-c "SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighted'" >>"$OUT"
 # the calls on one graph: the second one without node ids (calls 3 and 4: the fresh graph's nodes
 # travelled once)
 sql $C -c "SELECT b.exchange_bytes < a.exchange_bytes AS kept_fewer_bytes, d.exchange_bytes < c.exchange_bytes AS fresh_then_kept FROM session_calls a, session_calls b, session_calls c, session_calls d WHERE a.call = 1 AND b.call = 2 AND c.call = 3 AND d.call = 4" >>"$OUT"
