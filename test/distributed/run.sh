@@ -33,6 +33,8 @@
 # one shard (ids far apart, a weight that is no whole number) and with every part cached, and a
 # shard restarted between two calls of a session; new sessions taking the node set the coordinator
 # kept in its graph cache, and the fresh graph after a write on a shard between two new sessions;
+# a new session reading that set in place through the relay (PageRank; HITS, whose relayed products
+# read the parts' role lists in it);
 # a shard's renumbered rows kept with its cached graph (a new session's scores the same bits as the
 # session's before; a write on that shard, or one on another that changes the rows it owns, makes
 # it renumber);
@@ -287,6 +289,16 @@ y=$(node_in 8000 9999 0)
 num_write "$y, $(node_in 0 100 1), 1" "SELECT count(*) AS on_s2 FROM edges_num_1 WHERE src = $y"
 two_sessions g h
 sql $S1 -c "ALTER DATABASE postgres RESET log_min_messages" >>"$OUT"
+# a new session's HITS through the relay, twice: every part's graph is the kept set's, so the
+# coordinator reads the set in place (its DEBUG1 line says "merged nodes shared", then "kept"), and
+# the relay's products read the parts' role lists in it
+sql $C -c "SET powerrank.distributed_exchange = relay" -c "SET powerrank.mixing_depth = 0" -c "SET client_min_messages = debug1" \
+	-c "SELECT count(*) > 0 FROM hits('edges_num', tolerance => 1e-8)" \
+	-c "SELECT count(*) > 0 FROM hits('edges_num', tolerance => 1e-8)" |
+	sed -n 's/^DEBUG:  powerrank: 2 parts .*, \(merged nodes [a-z]*\) .*$/hits: \1/p' >>"$OUT"
+sql $C -c "SET powerrank.distributed_exchange = relay" -c "SET powerrank.mixing_depth = 0" -c "SET client_min_messages = error" \
+	-c "SELECT same_as_local('edges_num', q, 'edges_num_local') FROM queries WHERE name IN ('hits', 'hits weighted top_k') ORDER BY name" \
+	-c "SELECT same_as_local('edges_num', q, 'edges_num_local') FROM queries WHERE name = 'hits'" >>"$OUT"
 
 # a shard's prepare refuses out-strengths that are not one for each node of its part, and owner
 # bits that are not one byte a node; a part that owns no rows runs no product or update of them
