@@ -2537,6 +2537,12 @@ connect_peers(DistCluster *c)
 	char	 ***address;
 	int32	  **address_size;
 	char	   *failure = NULL;
+	double		t_start = pr_clock_seconds(),
+				t_opened,
+				t_sent,
+				t_connected;
+	int64		bytes_before = c->exchange_bytes,
+				lists_bytes;
 
 	c->peers_tried = true;
 	if (powerrank_distributed_exchange == DISTRIBUTED_EXCHANGE_RELAY)
@@ -2598,9 +2604,14 @@ connect_peers(DistCluster *c)
 			at += length;
 		}
 	}
+	t_opened = pr_clock_seconds();
+	lists_bytes = c->exchange_bytes;
+	if (failure == NULL)
+		send_peer_connects(c, address, address_size);
+	t_sent = pr_clock_seconds();
+	lists_bytes = c->exchange_bytes - lists_bytes;
 	if (failure == NULL)
 	{
-		send_peer_connects(c, address, address_size);
 		for (int p = 0; p < n; p++)
 		{
 			char	   *part_failure = peer_step_answer(c, &c->parts[p], NULL, NULL);
@@ -2620,7 +2631,12 @@ connect_peers(DistCluster *c)
 	c->peers = true;
 	for (int p = 0; p < n; p++)
 		c->parts[p].kept->peers_nodes = c->nodes->id;
-	elog(DEBUG1, "powerrank: the %d shards exchange halos with each other", n);
+	t_connected = pr_clock_seconds();
+	/* where a new session's group goes, for whoever looks (client_min_messages = debug1) */
+	elog(DEBUG1, "powerrank: the %d shards exchange halos with each other: group made in %.1f ms (ends opened %.1f ms, lists of %.1f MB built and sent %.1f ms, connected %.1f ms; %.1f MB through this server)",
+		 n, (t_connected - t_start) * 1000.0, (t_opened - t_start) * 1000.0,
+		 lists_bytes / 1048576.0, (t_sent - t_opened) * 1000.0, (t_connected - t_sent) * 1000.0,
+		 (c->exchange_bytes - bytes_before) / 1048576.0);
 }
 
 /*
