@@ -2403,9 +2403,10 @@ wait_peer_answers(DistCluster *c)
  * (shard.h, beside SHARD_MAX_PEERS), from the owner plan: a part's halo rows owned by q are
  * received from q, which sends those of its exported rows, both lists ascending.  The lists are
  * written straight into each part's message, on huge pages where large.  *built: when the lists
- * were made (before their messages travel).
+ * were made (before their messages travel).  Returns NULL when sent, else why not (a part's lists
+ * more than one message holds: nothing is sent).
  */
-static void
+static char *
 send_peer_connects(DistCluster *c, char ***address, int32 **address_size, double *built)
 {
 	int			n = c->n_parts;
@@ -2450,12 +2451,18 @@ send_peer_connects(DistCluster *c, char ***address, int32 **address_size, double
 	/* each part's message: int32 parts, its counts, then its lists, where the rows go */
 	for (int p = 0; p < n; p++)
 	{
-		int32		parts = n;
-		char	   *at;
-
 		lists_size[p] = sizeof(int32) + 2 * n * sizeof(int64);
 		for (int q = 0; q < n; q++)
 			lists_size[p] += (count[0][p][q] + count[1][p][q]) * sizeof(int32);
+		if (lists_size[p] > MaxAllocSize)
+			return psprintf("the lists of rows of partition \"%s\" are %zu bytes, more than one message holds",
+							c->parts[p].partition, lists_size[p]);
+	}
+	for (int p = 0; p < n; p++)
+	{
+		int32		parts = n;
+		char	   *at;
+
 		lists[p] = powerrank_alloc_huge(CurrentMemoryContext, lists_size[p]);
 		at = lists[p];
 		memcpy(at, &parts, sizeof(parts));
@@ -2512,6 +2519,7 @@ send_peer_connects(DistCluster *c, char ***address, int32 **address_size, double
 		c->exchange_bytes += lengths[0] + lengths[1];
 		pfree(lists[p]);
 	}
+	return NULL;
 }
 
 /*
@@ -2633,7 +2641,7 @@ connect_peers(DistCluster *c)
 	t_opened = pr_clock_seconds();
 	lists_bytes = c->exchange_bytes;
 	if (failure == NULL)
-		send_peer_connects(c, address, address_size, &t_built);
+		failure = send_peer_connects(c, address, address_size, &t_built);
 	t_sent = pr_clock_seconds();
 	lists_bytes = c->exchange_bytes - lists_bytes;
 	if (failure == NULL)
