@@ -699,7 +699,7 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 
 /* Builds the out-edge arrays of a graph that lacks them (a no-op when present). */
 PrStatus
-pr_graph_add_out_edges(PrGraph *g, const PrAllocator *alloc, PrError *err)
+pr_graph_add_out_edges(PrGraph *g, int n_threads, const PrAllocator *alloc, PrError *err)
 {
 	PrBuildTimes times = {0};
 
@@ -710,7 +710,8 @@ pr_graph_add_out_edges(PrGraph *g, const PrAllocator *alloc, PrError *err)
 	g->out_weight = g->weighted ? ALLOC_ARRAY(alloc, double, g->n_edges) : NULL;
 	if (g->out_ptr == NULL || g->out_dst == NULL || (g->weighted && g->out_weight == NULL) ||
 		transpose_csr(g->n_nodes, g->n_edges, g->in_ptr, g->in_src, g->in_weight, g->out_ptr,
-					  g->out_dst, g->out_weight, 1, NULL, alloc, &times) != PR_OK)
+					  g->out_dst, g->out_weight, n_threads > 1 ? n_threads : 1, NULL, alloc,
+					  &times) != PR_OK)
 	{
 		pr_free(alloc, g->out_ptr);
 		pr_free(alloc, g->out_dst);

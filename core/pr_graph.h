@@ -118,8 +118,12 @@ PrStatus	pr_graph_build(const int64_t *src, const int64_t *dst, const double *we
 						   const PrBuildOptions *options, const PrAllocator *alloc,
 						   PrGraph *g, PrError *err);
 
-/* Builds the out-edge arrays of a graph that lacks them. */
-PrStatus	pr_graph_add_out_edges(PrGraph *g, const PrAllocator *alloc, PrError *err);
+/*
+ * Builds the out-edge arrays of a graph that lacks them, on n_threads threads (the same arrays
+ * whatever their number).
+ */
+PrStatus	pr_graph_add_out_edges(PrGraph *g, int n_threads, const PrAllocator *alloc,
+								   PrError *err);
 
 /*
  * g with its nodes renumbered into out: node i of out is node new_to_old[i] of g (old_to_new the

@@ -251,7 +251,7 @@ order_graph(PartsEngine *e, const PrGraph *g, PrGraph *ordered, int32_t **new_to
 		out_edges.out_dst = NULL;
 		out_edges.out_weight = NULL;
 		out_edges.has_out_edges = false;
-		if ((status = pr_graph_add_out_edges(&out_edges, a, err)) != PR_OK)
+		if ((status = pr_graph_add_out_edges(&out_edges, pr_thread_count(0, 16), a, err)) != PR_OK)
 			return status;
 	}
 	degree = (int64_t *) pr_alloc_array(a, (size_t) n + 1, sizeof(int64_t));
@@ -386,7 +386,7 @@ make_push_part(PartsEngine *e, const PrGraph *g, int64_t begin, int64_t end, PrG
 
 	if (status != PR_OK)
 		return status;
-	if (pr_graph_add_out_edges(pg, &e->alloc, &add_err) != PR_OK)
+	if (pr_graph_add_out_edges(pg, pr_thread_count(0, 16), &e->alloc, &add_err) != PR_OK)
 	{
 		free_part_graph(e, pg, true);
 		return pr_error_set(err, PR_ERR_NOMEM, "out of memory for a part graph of %lld rows",

@@ -464,7 +464,7 @@ bench_mixing(PrGraph *g, int reps, int threads, const char *label)
 	memset(&uniform, 0, sizeof(uniform));
 	uniform.uniform = true;
 	uniform.k = 1;
-	if (!g->has_out_edges && pr_graph_add_out_edges(g, &pr_malloc_allocator, &err) != PR_OK)
+	if (!g->has_out_edges && pr_graph_add_out_edges(g, pr_thread_count(0, 64), &pr_malloc_allocator, &err) != PR_OK)
 		return false;
 	for (int j = 0; j < k; j++)
 		src.node[j] = (int32_t) ((n - 1) * j / k);
@@ -548,7 +548,7 @@ check_hits_rwr(PrGraph *g, const std::string &model_text)
 	bool		ok = true;
 	PrGraph    &gg = *g;
 
-	if (!g->has_out_edges && pr_graph_add_out_edges(g, &pr_malloc_allocator, &err) != PR_OK)
+	if (!g->has_out_edges && pr_graph_add_out_edges(g, pr_thread_count(0, 64), &pr_malloc_allocator, &err) != PR_OK)
 		return false;
 	for (int j = 0; j < k; j++)
 		src.node[j] = (int32_t) ((n - 1) * j / k);

@@ -604,7 +604,7 @@ new_part(EdgeScanTarget *target, bool cacheable, const GraphCacheKey *key,
 	{
 		load_part_graph(state, target, cacheable, key, writers);
 		if (out_edges && !state->graph.has_out_edges &&
-			pr_graph_add_out_edges(&state->graph, state->alloc, &err) != PR_OK)
+			pr_graph_add_out_edges(&state->graph, powerrank_thread_count(), state->alloc, &err) != PR_OK)
 			powerrank_report_core_error("graph build", &err);
 		check_part_weights(state, text_to_cstring(spec->relation));
 	}
@@ -653,7 +653,7 @@ shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *
 				state->engine->ops->release(state->engine);
 				state->engine = NULL;
 			}
-			if (pr_graph_add_out_edges(&state->graph, state->alloc, &err) != PR_OK)
+			if (pr_graph_add_out_edges(&state->graph, powerrank_thread_count(), state->alloc, &err) != PR_OK)
 			{
 				shard_state_close(state);
 				powerrank_report_core_error("graph build", &err);

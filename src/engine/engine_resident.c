@@ -585,7 +585,8 @@ resident_for_request(const ServiceRequest *req, char *request_base, size_t reque
 	}
 	if (with_out && !r->graph.has_out_edges)
 	{
-		if (pr_graph_add_out_edges(&r->graph, &pr_malloc_allocator, &err) != PR_OK)
+		if (pr_graph_add_out_edges(&r->graph, pr_thread_count(engine_config->cpu_threads, 16),
+								   &pr_malloc_allocator, &err) != PR_OK)
 		{
 			engine_fail(out, err.status, err.message);
 			if (r != one_off)

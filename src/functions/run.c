@@ -223,7 +223,7 @@ adopt_patched_graph(RankRun *run, const GraphCacheKey *key, const GraphCacheWrit
 		{
 			/* a delta no other call will find: this call's graph is made whole */
 			materialize_delta(run);
-			if (out_edges && pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
+			if (out_edges && pr_graph_add_out_edges(&run->graph, powerrank_thread_count(), run->alloc, &err) != PR_OK)
 				powerrank_report_core_error("graph build", &err);
 			return;
 		}
@@ -240,7 +240,7 @@ adopt_patched_graph(RankRun *run, const GraphCacheKey *key, const GraphCacheWrit
 		return;
 	}
 	run->rows_segment = patched->segment;
-	if (out_edges && pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
+	if (out_edges && pr_graph_add_out_edges(&run->graph, powerrank_thread_count(), run->alloc, &err) != PR_OK)
 		powerrank_report_core_error("graph build", &err);
 }
 
@@ -357,7 +357,7 @@ build_on_service(RankRun *run, const GraphCacheKey *key, const GraphCacheWriters
 	/* not cached (no room, or another backend was faster): this run's own graph */
 	run->rows_segment = segment;
 	run->graph = view;
-	if (out_edges && pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
+	if (out_edges && pr_graph_add_out_edges(&run->graph, powerrank_thread_count(), run->alloc, &err) != PR_OK)
 		powerrank_report_core_error("graph build", &err);
 	return true;
 }
@@ -551,7 +551,7 @@ rank_run_load_rankgraph(RankRun *run, Datum graph, bool out_edges)
 	rankgraph_view(graph, &run->graph, &run->skipped_rows);
 	run->graph_source = GRAPH_SOURCE_RANKGRAPH;
 	MemoryContextSwitchTo(old_cxt);
-	if (out_edges && pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
+	if (out_edges && pr_graph_add_out_edges(&run->graph, powerrank_thread_count(), run->alloc, &err) != PR_OK)
 		powerrank_report_core_error("graph build", &err);
 	run->build_seconds = pr_clock_seconds() - run->started;
 }
@@ -1073,7 +1073,7 @@ rank_run_hits(RankRun *run, const RankOptions *options, double *hubs, double *au
 	{
 		double		started = pr_clock_seconds();
 
-		if (pr_graph_add_out_edges(&run->graph, run->alloc, &err) != PR_OK)
+		if (pr_graph_add_out_edges(&run->graph, powerrank_thread_count(), run->alloc, &err) != PR_OK)
 			powerrank_report_core_error("graph build", &err);
 		run->build_seconds += pr_clock_seconds() - started;
 	}

@@ -83,7 +83,7 @@ test_build_hand_weighted(void)
 	CHECK(g.weighted && !g.has_out_edges && g.out_ptr == NULL);
 	CHECK(same_f64(g.in_weight, in_w, 8));
 	CHECK(same_f64(g.out_strength, strength, 5));
-	CHECK(pr_graph_add_out_edges(&g, &pr_malloc_allocator, &err) == PR_OK);
+	CHECK(pr_graph_add_out_edges(&g, 1, &pr_malloc_allocator, &err) == PR_OK);
 	CHECK(g.has_out_edges && same_f64(g.out_weight, out_w, 8));
 	pr_graph_free(&g, &pr_malloc_allocator);
 }
@@ -238,6 +238,45 @@ test_build_random_vs_reference(void)
 		free(W);
 		free(ids);
 		pr_graph_free(&g, &pr_malloc_allocator);
+		edges_free(&e);
+	}
+}
+
+/*
+ * Out-edges added to a graph built without them, on 1, 2 and 5 threads, equal the build's own
+ * out-edges array by array (weighted and unweighted; graphs large enough for several chunks).
+ */
+void
+test_add_out_edges_threads(void)
+{
+	for (int weighted = 0; weighted < 2; weighted++)
+	{
+		EdgeList	e;
+		PrBuildOptions with_out = {false, true, 2, NULL, NULL, NULL};
+		PrGraph		ref;
+		PrError		err;
+
+		edges_random(&e, 400000, 20000, 0, 1, weighted != 0, 7 + weighted);
+		CHECK(pr_graph_build(e.src, e.dst, weighted ? e.weight : NULL, e.m, &with_out,
+							 &pr_malloc_allocator, &ref, &err) == PR_OK);
+		for (int threads = 1; threads <= 5; threads += threads == 1 ? 1 : 3)
+		{
+			PrBuildOptions no_out = {false, false, 2, NULL, NULL, NULL};
+			PrGraph		g;
+			bool		same;
+
+			CHECK(pr_graph_build(e.src, e.dst, weighted ? e.weight : NULL, e.m, &no_out,
+								 &pr_malloc_allocator, &g, &err) == PR_OK);
+			CHECK(!g.has_out_edges);
+			CHECK(pr_graph_add_out_edges(&g, threads, &pr_malloc_allocator, &err) == PR_OK);
+			same = g.has_out_edges && g.n_edges == ref.n_edges &&
+				same_i64(g.out_ptr, ref.out_ptr, (size_t) ref.n_nodes + 1) &&
+				memcmp(g.out_dst, ref.out_dst, sizeof(int32_t) * (size_t) ref.n_edges) == 0 &&
+				(!weighted || same_f64(g.out_weight, ref.out_weight, (size_t) ref.n_edges));
+			CHECKF(same, "weighted %d, %d threads", weighted, threads);
+			pr_graph_free(&g, &pr_malloc_allocator);
+		}
+		pr_graph_free(&ref, &pr_malloc_allocator);
 		edges_free(&e);
 	}
 }

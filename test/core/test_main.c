@@ -14,6 +14,7 @@
 	X(test_build_undirected) \
 	X(test_build_sparse_ids) \
 	X(test_build_random_vs_reference) \
+	X(test_add_out_edges_threads) \
 	X(test_build_vs_qsort_reference) \
 	X(test_build_waves_vs_qsort_reference) \
 	X(test_build_stops_when_asked) \

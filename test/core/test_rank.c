@@ -497,7 +497,7 @@ test_hits_needs_out_edges(void)
 	CHECK(pr_hits(engine, &g, &o, h, a, &st, &err) == PR_ERR_UNSUPPORTED);
 	CHECK(strstr(err.message, "out-edge") != NULL);
 	/* the engine is reusable after a failed prepare */
-	CHECK(pr_graph_add_out_edges(&g, &pr_malloc_allocator, &err) == PR_OK);
+	CHECK(pr_graph_add_out_edges(&g, 1, &pr_malloc_allocator, &err) == PR_OK);
 	CHECK(pr_hits(engine, &g, &o, h, a, &st, &err) == PR_OK);
 	/* path 1->2->3: hub mass on 1 and 2, authority on 2 and 3 */
 	CHECK(fabs(h[0] - 0.5) < 1e-12 && fabs(h[1] - 0.5) < 1e-12 && h[2] == 0.0);

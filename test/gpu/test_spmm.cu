@@ -850,7 +850,7 @@ patch_with_delta(const PrGraph *base, const std::vector<PrEdgeChange> &changes, 
 		pr_graph_out_degrees(base, 2, degree.data());
 	ok = pr_graph_delta_extend(base, base->weighted ? degree.data() : NULL, NULL, &empty, changes.data(),
 							   changes.size(), false, 2, &pr_malloc_allocator, delta, NULL, err) == PR_OK &&
-		pr_graph_add_out_edges(x, &pr_malloc_allocator, err) == PR_OK;
+		pr_graph_add_out_edges(x, 1, &pr_malloc_allocator, err) == PR_OK;
 	return ok;
 }
 
