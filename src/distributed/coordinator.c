@@ -51,6 +51,7 @@
 #include "utils/memutils.h"
 #include "utils/rls.h"
 #include "utils/syscache.h"
+#include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
 #include "cache/graph_cache.h"
@@ -125,7 +126,8 @@ typedef struct KeptPart
 	int64		n_edges;
 	int64	   *node_ids;		/* [n_nodes] external ids, ascending; NULL when taken from a
 								 * shared node set (only a merge needs them: the part is
-								 * opened again for one) */
+								 * opened again for one); then rows below are the set's, read
+								 * in place during a run (read_shared_set) */
 	double	   *out_strength;	/* [n_nodes] of the part's own rows (NULL with node_ids) */
 	int32	   *rows[3];		/* rows[role]: the local nodes with that role (shard_role_rows) */
 	int64		row_count[3];
@@ -169,6 +171,12 @@ typedef struct MergedNodes
 	int32	  **to_global;		/* [n_parts][part's n_nodes] the whole graph's id of each node */
 	PrGraph		graph;			/* every node, its out-strength, no edge */
 	OwnerPlan  *owners;			/* which part owns each node (plan_owners; NULL: not made) */
+	bool		from_shared;	/* its arrays (ids, out-strengths, dangling, to_global, the owner
+								 * plan's) are a shared node set's, read in place during a run and
+								 * gone between runs (read_shared_set, forget_shared_set) */
+	const char **strengths;		/* [n_parts] with from_shared: each part's prepare message of
+								 * out-strengths (shard_strengths_write), the set's */
+	int64	   *strengths_size; /* [n_parts] */
 } MergedNodes;
 
 static OwnerPlan *plan_owners(const DistCluster *c, MergedNodes *m);
@@ -220,7 +228,11 @@ struct DistCluster
 	bool		mixing;			/* a combination ran on the parts (owned_combine) */
 	bool		peers_tried;	/* connect_peers ran */
 	bool		peers;			/* the shards exchange halos with each other (connect_peers) */
+	dsm_segment *shared_set;	/* the shared node set the run reads in place, its mapping
+								 * pinned until the run ends (NULL: none) */
 };
+
+static void forget_shared_set(DistCluster *c);
 
 static void forward_notice(void *arg, const PGresult *result);
 static void connect_peers(DistCluster *c);
@@ -292,6 +304,7 @@ end_run(void *arg)
 	DistCluster *c = (DistCluster *) arg;
 	bool		all_kept = c->ended_well;
 
+	forget_shared_set(c);
 	for (int p = 0; p < c->n_parts; p++)
 		cancel_part(&c->parts[p]);
 	for (int p = 0; p < c->n_parts; p++)
@@ -504,13 +517,30 @@ typedef struct ServerConnection
 	const char **keywords;
 	const char **values;
 	bool		need_password;	/* the server must authenticate by password */
+	int			connect_timeout;	/* seconds a connect may take (libpq's connect_timeout; 0: no
+									 * limit) */
 	char	   *conninfo;		/* the options, "keyword=value\n" each, and the password rule */
 } ServerConnection;
 
 /*
+ * The connect_timeout among a server's options as libpq reads it: whole seconds, none or below 1
+ * no limit, 1 taken as 2.
+ */
+static int
+connect_timeout_seconds(const ServerConnection *how)
+{
+	int			seconds = 0;
+
+	for (int i = 0; how->keywords[i] != NULL; i++)
+		if (strcmp(how->keywords[i], "connect_timeout") == 0)
+			seconds = atoi(how->values[i]);
+	return seconds <= 0 ? 0 : Max(seconds, 2);
+}
+
+/*
  * The options to connect to a foreign table's server as postgres_fdw does: the server's options
  * and the user mapping's (libpq's keywords only), this database's encoding.  A user mapping of a
- * user who is no superuser must give a password (the server must then ask for it: connect_server),
+ * user who is no superuser must give a password (the server must then ask for it: connect_done),
  * unless the mapping says password_required 'false'.
  */
 static void
@@ -549,6 +579,7 @@ connection_options(Oid relid, DistPart *part, ServerConnection *how)
 	/* a kept connection serves only where the password rule is the one it was made under */
 	appendStringInfo(&conninfo, "need_password=%d\n", how->need_password ? 1 : 0);
 	how->conninfo = conninfo.data;
+	how->connect_timeout = connect_timeout_seconds(how);
 	if (how->need_password && option_value(mapping->options, "password") == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_S_R_E_PROHIBITED_SQL_STATEMENT_ATTEMPTED),
@@ -557,34 +588,154 @@ connection_options(Oid relid, DistPart *part, ServerConnection *how)
 				 errhint("Add a password to the user mapping, or set password_required 'false' in it (as a superuser).")));
 }
 
-/* Connects to a part's server with the options connection_options gave. */
-static PGconn *
-connect_server(DistPart *part, const ServerConnection *how)
+/*
+ * Raises the ERROR of a part whose connection could not be made, libpq's message (or message,
+ * when not NULL) the detail; the connection is closed first.
+ */
+static void
+connect_failed(DistPart *part, const char *message)
 {
-	PGconn	   *conn = PQconnectdbParams(how->keywords, how->values, false);
+	KeptPart   *kept = part->kept;
+	char	   *detail = pstrdup(message != NULL ? message :
+								 kept->conn != NULL ? PQerrorMessage(kept->conn) : "out of memory");
 
-	if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
-	{
-		char	   *message = pstrdup(conn != NULL ? PQerrorMessage(conn) : "out of memory");
+	PQfinish(kept->conn);
+	kept->conn = NULL;
+	part->conn = NULL;
+	ereport(ERROR,
+			(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
+			 errmsg("could not connect to shard server \"%s\" of partition \"%s\"",
+					part->server, part->partition),
+			 errdetail_internal("%s", pchomp(detail)),
+			 errhint("Check the server's options and the user mapping, or rank on this server: SET powerrank.distributed = off.")));
+}
 
-		PQfinish(conn);
-		ereport(ERROR,
-				(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
-				 errmsg("could not connect to shard server \"%s\" of partition \"%s\"",
-						part->server, part->partition),
-				 errdetail_internal("%s", pchomp(message)),
-				 errhint("Check the server's options and the user mapping, or rank on this server: SET powerrank.distributed = off.")));
-	}
-	if (how->need_password && !PQconnectionUsedPassword(conn))
+/*
+ * Starts a part's connection to its server with the options connection_options gave (again, when
+ * its kept connection is gone: what the shard's session held is forgotten with the old
+ * connection); connect_parts completes it.
+ */
+static void
+start_connect(DistPart *part, const ServerConnection *how)
+{
+	KeptPart   *kept = part->kept;
+
+	if (kept->conn != NULL)
+		PQfinish(kept->conn);
+	kept->part_id = 0;
+	kept->version = 0;
+	kept->prepared_k = 0;
+	kept->peers_nodes = 0;
+	memset(&kept->content, 0, sizeof(ShardContent));
+	kept->conn = PQconnectStartParams(how->keywords, how->values, false);
+	part->conn = kept->conn;
+	if (kept->conn == NULL || PQstatus(kept->conn) == CONNECTION_BAD)
+		connect_failed(part, NULL);
+	PQsetNoticeReceiver(part->conn, forward_notice, part);
+}
+
+/*
+ * Checks a part's connection just made: a user who must authenticate by password
+ * (connection_options) keeps it only when the server asked for the password.
+ */
+static void
+connect_done(DistPart *part, const ServerConnection *how)
+{
+	if (how->need_password && !PQconnectionUsedPassword(part->conn))
 	{
-		PQfinish(conn);
+		PQfinish(part->conn);
+		part->kept->conn = NULL;
+		part->conn = NULL;
 		ereport(ERROR,
 				(errcode(ERRCODE_S_R_E_PROHIBITED_SQL_STATEMENT_ATTEMPTED),
 				 errmsg("shard server \"%s\" did not ask for the password", part->server),
 				 errdetail("A user who is not a superuser connects to a shard server only when it authenticates by password."),
 				 errhint("Make the shard server ask for a password, or set password_required 'false' in the user mapping (as a superuser).")));
 	}
-	return conn;
+}
+
+/*
+ * Connects the parts marked in which to their servers at once: every connection is started, then
+ * each one's steps (libpq's PQconnectPoll) run as its socket is ready, one wait covering every
+ * socket and this backend's latch, so a cancel or statement_timeout stops the connects at once.
+ * A server's connect_timeout bounds its connect.  The first connection that fails raises its
+ * ERROR (the run's end closes the others).
+ */
+static void
+connect_parts(DistCluster *c, const ServerConnection *how, const bool *which)
+{
+	PostgresPollingStatusType *polling = palloc(c->n_parts * sizeof(PostgresPollingStatusType));
+	TimestampTz *deadline = palloc0(c->n_parts * sizeof(TimestampTz));
+	WaitEvent  *events = palloc((c->n_parts + 2) * sizeof(WaitEvent));
+	int			pending = 0;
+
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		polling[p] = PGRES_POLLING_OK;
+		if (!which[p])
+			continue;
+		start_connect(&c->parts[p], &how[p]);
+		/* a connection just started waits to write, as libpq says */
+		polling[p] = PGRES_POLLING_WRITING;
+		if (how[p].connect_timeout > 0)
+			deadline[p] = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   how[p].connect_timeout * 1000);
+		pending++;
+	}
+	while (pending > 0)
+	{
+		WaitEventSet *set = CreateWaitEventSet(CurrentMemoryContext, pending + 2);
+		TimestampTz now = GetCurrentTimestamp();
+		long		timeout = -1;
+		int			n;
+
+		AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+		AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+		for (int p = 0; p < c->n_parts; p++)
+		{
+			long		left;
+
+			if (polling[p] == PGRES_POLLING_OK)
+				continue;
+			AddWaitEventToSet(set, polling[p] == PGRES_POLLING_READING ?
+							  WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE,
+							  PQsocket(c->parts[p].conn), NULL, &c->parts[p]);
+			if (deadline[p] == 0)
+				continue;
+			left = TimestampDifferenceMilliseconds(now, deadline[p]);
+			timeout = timeout < 0 ? left : Min(timeout, left);
+		}
+		n = WaitEventSetWait(set, timeout, events, pending + 2, PG_WAIT_EXTENSION);
+		FreeWaitEventSet(set);
+		for (int i = 0; i < n; i++)
+			if (events[i].events & WL_LATCH_SET)
+				ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < n; i++)
+		{
+			DistPart   *part = (DistPart *) events[i].user_data;
+			int			p;
+
+			if (part == NULL)
+				continue;
+			p = part - c->parts;
+			polling[p] = PQconnectPoll(part->conn);
+			if (polling[p] == PGRES_POLLING_FAILED)
+				connect_failed(part, NULL);
+			if (polling[p] == PGRES_POLLING_OK)
+			{
+				connect_done(part, &how[p]);
+				pending--;
+			}
+		}
+		now = GetCurrentTimestamp();
+		for (int p = 0; p < c->n_parts; p++)
+			if (polling[p] != PGRES_POLLING_OK && deadline[p] != 0 && now >= deadline[p])
+				connect_failed(&c->parts[p], "timeout expired");
+	}
+	pfree(events);
+	pfree(deadline);
+	pfree(polling);
 }
 
 /*
@@ -787,75 +938,92 @@ wait_result(DistCluster *c, DistPart *part)
 	"UNION ALL SELECT '' LIMIT 1"
 
 /*
- * Connects a part to its server (again, when its kept connection is gone): what the shard's
- * session held is forgotten with the old connection.
+ * Takes a shard's answer to CHECK_SHARD_QUERY: its powerrank must be one that can be a shard; the
+ * query of its products is noted.
  */
 static void
-connect_part(DistPart *part, const ServerConnection *how)
+take_check(DistPart *part, PGresult *result)
 {
-	KeptPart   *kept = part->kept;
+	char	   *answer = pstrdup(PQgetvalue(result, 0, 0));
+	char	   *version = strchr(answer, ' ');
+	char	   *shard = version != NULL ? strchr(version + 1, ' ') : NULL;
 
-	if (kept->conn != NULL)
-		PQfinish(kept->conn);
-	kept->conn = NULL;
-	part->conn = NULL;
-	kept->part_id = 0;
-	kept->version = 0;
-	kept->prepared_k = 0;
-	kept->peers_nodes = 0;
-	memset(&kept->content, 0, sizeof(ShardContent));
-	kept->conn = connect_server(part, how);
-	part->conn = kept->conn;
+	PQclear(result);
+	if (version == NULL || shard == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("shard server \"%s\" (partition \"%s\") has no powerrank extension",
+						part->server, part->partition),
+				 errhint("Run CREATE EXTENSION powerrank in the database the server's options name, or rank on this server: SET powerrank.distributed = off.")));
+	*version++ = '\0';
+	*shard++ = '\0';
+	if (strcmp(shard, "true") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("shard server \"%s\" (partition \"%s\") has powerrank %s, which cannot rank a partition",
+						part->server, part->partition, version),
+				 errhint("Run ALTER EXTENSION powerrank UPDATE on that server, or rank on this server: SET powerrank.distributed = off.")));
+	part->schema = answer;
+	part->product_query = psprintf("SELECT %s.powerrank_shard_product($1, $2)", answer);
 }
 
 /*
- * Checks that a shard server has a powerrank that can be a shard and notes the query of its
- * products.  A kept connection found closed (the shard restarted, its session ended) is made
- * again once.
+ * Connects the foreign parts that have no kept connection (all at once: connect_parts) and checks
+ * that every shard server has a powerrank that can be a shard, every check sent before any answer
+ * is waited for.  A kept connection found closed (the shard restarted, its session ended) is made
+ * again once, those again at once.
  */
 static void
-check_shard_extension(DistCluster *c, DistPart *part, const ServerConnection *how)
+connect_and_check(DistCluster *c, const ServerConnection *how)
 {
-	PGresult   *result = NULL;
-	bool		lost = false;
+	bool	   *fresh = palloc0(c->n_parts * sizeof(bool));
+	bool	   *lost = palloc0(c->n_parts * sizeof(bool));
+	bool		any_lost = false;
 
-	if (PQstatus(part->conn) == CONNECTION_OK &&
-		PQsendQueryParams(part->conn, CHECK_SHARD_QUERY, 0, NULL, NULL, NULL, NULL, 1))
+	for (int p = 0; p < c->n_parts; p++)
+		fresh[p] = c->parts[p].server != NULL && c->parts[p].conn == NULL;
+	connect_parts(c, how, fresh);
+	for (int p = 0; p < c->n_parts; p++)
 	{
-		part->busy = true;
-		result = wait_answer(c, part, &lost);
-	}
-	if (result == NULL)
-	{
-		elog(DEBUG1, "powerrank: the kept connection to server \"%s\" is closed: connecting again",
-			 part->server);
-		connect_part(part, how);
-		send_query(part, CHECK_SHARD_QUERY, 0, NULL, NULL, NULL);
-		result = wait_result(c, part);
-	}
-	{
-		char	   *answer = pstrdup(PQgetvalue(result, 0, 0));
-		char	   *version = strchr(answer, ' ');
-		char	   *shard = version != NULL ? strchr(version + 1, ' ') : NULL;
+		DistPart   *part = &c->parts[p];
 
-		PQclear(result);
-		if (version == NULL || shard == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("shard server \"%s\" (partition \"%s\") has no powerrank extension",
-							part->server, part->partition),
-					 errhint("Run CREATE EXTENSION powerrank in the database the server's options name, or rank on this server: SET powerrank.distributed = off.")));
-		*version++ = '\0';
-		*shard++ = '\0';
-		if (strcmp(shard, "true") != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("shard server \"%s\" (partition \"%s\") has powerrank %s, which cannot rank a partition",
-							part->server, part->partition, version),
-					 errhint("Run ALTER EXTENSION powerrank UPDATE on that server, or rank on this server: SET powerrank.distributed = off.")));
-		part->schema = answer;
-		part->product_query = psprintf("SELECT %s.powerrank_shard_product($1, $2)", answer);
+		if (part->conn == NULL)
+			continue;
+		if (fresh[p])
+			send_query(part, CHECK_SHARD_QUERY, 0, NULL, NULL, NULL);
+		else if (PQstatus(part->conn) == CONNECTION_OK &&
+				 PQsendQueryParams(part->conn, CHECK_SHARD_QUERY, 0, NULL, NULL, NULL, NULL, 1))
+			part->busy = true;
+		else
+			lost[p] = true;
 	}
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		PGresult   *result;
+
+		if (!part->busy)
+			continue;
+		result = wait_answer(c, part, fresh[p] ? NULL : &lost[p]);
+		if (result != NULL)
+			take_check(part, result);
+	}
+	for (int p = 0; p < c->n_parts; p++)
+		if (lost[p])
+		{
+			elog(DEBUG1, "powerrank: the kept connection to server \"%s\" is closed: connecting again",
+				 c->parts[p].server);
+			any_lost = true;
+		}
+	if (!any_lost)
+		return;
+	connect_parts(c, how, lost);
+	for (int p = 0; p < c->n_parts; p++)
+		if (lost[p])
+			send_query(&c->parts[p], CHECK_SHARD_QUERY, 0, NULL, NULL, NULL);
+	for (int p = 0; p < c->n_parts; p++)
+		if (lost[p])
+			take_check(&c->parts[p], wait_result(c, &c->parts[p]));
 }
 
 /*
@@ -1064,13 +1232,16 @@ typedef struct SharedNodesHeader
 		int64		n_nodes;
 		int64		n_edges;
 		int64		row_count[3];
+		int64		list_count[SHARD_ROWS_LISTS];	/* its owner plan's lists
+													 * (SHARED_PLAN_OWNED) */
+		int64		strengths_size; /* its prepare's out-strengths, as they travel */
 	}			parts[SHARED_NODE_SET_PARTS];
 } SharedNodesHeader;
 
 /* What a shared node set keeps of its owner plan (OwnerPlan). */
 #define SHARED_PLAN_NONE 0			/* nothing */
 #define SHARED_PLAN_NOT_OWNED 1		/* no part owns rows (rows_owned false): the owners alone */
-#define SHARED_PLAN_OWNED 2			/* the owners and every part's owner bits */
+#define SHARED_PLAN_OWNED 2			/* the owners, every part's owner bits and their lists */
 
 /* Where the arrays of a shared node set lie, from the segment's start. */
 typedef struct SharedNodesPlaces
@@ -1084,6 +1255,9 @@ typedef struct SharedNodesPlaces
 		Size		rows[3];	/* [row_count[role]] */
 		Size		to_global;	/* [part's n_nodes] */
 		Size		bits;		/* [part's n_nodes] its owner bits (SHARED_PLAN_OWNED) */
+		Size		lists[SHARD_ROWS_LISTS];	/* [list_count[list]] (SHARED_PLAN_OWNED) */
+		Size		strengths;	/* [strengths_size] the whole graph's out-strengths of its nodes
+								 * (shard_strengths_write) */
 	}			parts[SHARED_NODE_SET_PARTS];
 	Size		total;
 } SharedNodesPlaces;
@@ -1116,6 +1290,10 @@ place_shared_nodes(const SharedNodesHeader *h, SharedNodesPlaces *at)
 			at->parts[p].rows[role] = place(&next, h->parts[p].row_count[role] * sizeof(int32));
 		at->parts[p].to_global = place(&next, n * sizeof(int32));
 		at->parts[p].bits = place(&next, h->plan == SHARED_PLAN_OWNED ? n : 0);
+		for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+			at->parts[p].lists[list] = place(&next, h->plan == SHARED_PLAN_OWNED ?
+											 h->parts[p].list_count[list] * sizeof(int32) : 0);
+		at->parts[p].strengths = place(&next, h->parts[p].strengths_size);
 	}
 	at->total = next;
 }
@@ -1162,22 +1340,20 @@ shared_header(const DistCluster *c, dsm_segment *segment)
 }
 
 /*
- * Takes a part's role lists from a shared node set (the part's open answered its graph there, part
- * p): a new version of its graph, as take_open's, without its node ids and out-strengths (the
- * set's merged node set serves instead; a merge opens the part again for them).
+ * Takes a part's graph from a shared node set (the part's open answered its graph there, part p):
+ * a new version of its graph, as take_open's, without its node ids and out-strengths (the set's
+ * merged node set serves instead; a merge opens the part again for them), its role lists the
+ * set's (read in place during each run: read_shared_set).
  */
 static void
 take_shared_part(DistPart *part, int p, dsm_segment *segment)
 {
 	const SharedNodesHeader *h = (const SharedNodesHeader *) dsm_segment_address(segment);
-	const char *base = (const char *) h;
 	KeptPart   *kept = part->kept;
-	SharedNodesPlaces *at = palloc(sizeof(SharedNodesPlaces));
 	int64		n = h->parts[p].n_nodes;
 
 	if (n != part->reported_nodes)
 		open_unreadable(part);
-	place_shared_nodes(h, at);
 	kept->version = 0;
 	kept->prepared_k = 0;
 	MemoryContextReset(kept->graph_cxt);
@@ -1187,15 +1363,11 @@ take_shared_part(DistPart *part, int p, dsm_segment *segment)
 	kept->out_strength = NULL;
 	for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
 	{
-		int64		count = h->parts[p].row_count[role];
-
-		kept->rows[role] = powerrank_alloc_huge(kept->graph_cxt, Max(count, 1) * sizeof(int32));
-		memcpy(kept->rows[role], base + at->parts[p].rows[role], count * sizeof(int32));
-		kept->row_count[role] = count;
+		kept->rows[role] = NULL;
+		kept->row_count[role] = h->parts[p].row_count[role];
 	}
 	kept->content = h->contents[p];
 	kept->version = ++last_version;
-	pfree(at);
 }
 
 /*
@@ -1215,73 +1387,149 @@ shared_nodes_fit(const DistCluster *c, const SharedNodesHeader *h)
 }
 
 /*
- * The owner plan of m taken from a shared node set that keeps one (h, its places at): the owners
- * and owner bits copied, the lists derived from the bits.
+ * Points m's arrays, its owner plan's and the role lists of the parts taken from the set into a
+ * shared node set (h, mapped for the run: c->shared_set) that fits the run (shared_nodes_fit): a
+ * session's node set taken from a set reads it in place, in every run that takes it.
  */
 static void
-take_shared_plan(const DistCluster *c, MergedNodes *m, const SharedNodesHeader *h,
-				 const SharedNodesPlaces *at)
-{
-	const char *base = (const char *) h;
-	OwnerPlan  *plan = MemoryContextAllocZero(m->cxt, sizeof(OwnerPlan));
-	int64		n = h->n_nodes;
-	int64		local = 0;
-	uint8	   *bits;
-	double		started = pr_clock_seconds();
-
-	plan->owner = powerrank_alloc_huge(m->cxt, Max(n, 1) * sizeof(int32));
-	memcpy(plan->owner, base + at->owner, n * sizeof(int32));
-	plan->rows_owned = h->plan == SHARED_PLAN_OWNED;
-	if (plan->rows_owned)
-	{
-		for (int p = 0; p < c->n_parts; p++)
-			local += h->parts[p].n_nodes;
-		plan->bits = MemoryContextAlloc(m->cxt, c->n_parts * sizeof(uint8 *));
-		bits = powerrank_alloc_huge(m->cxt, Max(local, 1));
-		for (int p = 0; p < c->n_parts; p++)
-		{
-			memcpy(bits, base + at->parts[p].bits, h->parts[p].n_nodes);
-			plan->bits[p] = bits;
-			bits += h->parts[p].n_nodes;
-		}
-		plan_lists(c, m, plan);
-	}
-	m->owners = plan;
-	elog(DEBUG1, "powerrank: owners of %lld nodes taken from the shared node set in %.1f ms",
-		 (long long) n, (pr_clock_seconds() - started) * 1000.0);
-}
-
-/* The whole graph's nodes of m taken from a shared node set that fits the run (shared_nodes_fit). */
-static void
-take_shared_nodes(DistCluster *c, MergedNodes *m, const SharedNodesHeader *h)
+read_shared_set(DistCluster *c, MergedNodes *m, const SharedNodesHeader *h)
 {
 	const char *base = (const char *) h;
 	SharedNodesPlaces *at = palloc(sizeof(SharedNodesPlaces));
 	PrGraph    *g = &m->graph;
-	int64		n = h->n_nodes;
+	OwnerPlan  *plan = m->owners;
 
 	place_shared_nodes(h, at);
+	g->node_ids = (int64 *) (base + at->ids);
+	g->out_strength = (double *) (base + at->out_strength);
+	g->dangling = (int32 *) (base + at->dangling);
 	for (int p = 0; p < c->n_parts; p++)
 	{
-		int64		part_nodes = h->parts[p].n_nodes;
+		KeptPart   *kept = c->parts[p].kept;
 
-		m->to_global[p] = powerrank_alloc_huge(m->cxt, Max(part_nodes, 1) * sizeof(int32));
-		memcpy(m->to_global[p], base + at->parts[p].to_global, part_nodes * sizeof(int32));
+		m->to_global[p] = (int32 *) (base + at->parts[p].to_global);
+		m->strengths[p] = base + at->parts[p].strengths;
+		m->strengths_size[p] = h->parts[p].strengths_size;
+		if (kept->node_ids == NULL)
+			for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+				kept->rows[role] = (int32 *) (base + at->parts[p].rows[role]);
 	}
+	if (plan != NULL)
+	{
+		plan->owner = (int32 *) (base + at->owner);
+		for (int p = 0; plan->rows_owned && p < c->n_parts; p++)
+		{
+			plan->bits[p] = (uint8 *) (base + at->parts[p].bits);
+			for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+			{
+				plan->rows[list][p] = (int32 *) (base + at->parts[p].lists[list]);
+				plan->count[list][p] = h->parts[p].list_count[list];
+			}
+		}
+	}
+	pfree(at);
+}
+
+/*
+ * The end of a run that read a shared node set in place: the pointers into it are cleared (a
+ * session's node set taken from it is pointed there again by the next run that takes it) and its
+ * mapping is given back, so the set can be evicted or replaced.
+ */
+static void
+forget_shared_set(DistCluster *c)
+{
+	MergedNodes *m = c->nodes;
+
+	if (c->shared_set == NULL)
+		return;
+	if (m != NULL && m->from_shared)
+	{
+		m->graph.node_ids = NULL;
+		m->graph.out_strength = NULL;
+		m->graph.dangling = NULL;
+		for (int p = 0; p < c->n_parts; p++)
+		{
+			m->to_global[p] = NULL;
+			m->strengths[p] = NULL;
+		}
+		if (m->owners != NULL)
+		{
+			m->owners->owner = NULL;
+			for (int p = 0; m->owners->rows_owned && p < c->n_parts; p++)
+			{
+				m->owners->bits[p] = NULL;
+				for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+					m->owners->rows[list][p] = NULL;
+			}
+		}
+	}
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		KeptPart   *kept = c->parts[p].kept;
+
+		if (kept != NULL && kept->node_ids == NULL)
+			for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
+				kept->rows[role] = NULL;
+	}
+	c->graph.node_ids = NULL;
+	c->graph.out_strength = NULL;
+	c->graph.dangling = NULL;
+	graph_cache_release(&c->shared_set);
+}
+
+/*
+ * The whole graph's nodes of m taken from a shared node set that fits the run (shared_nodes_fit),
+ * with its owner plan: m's own arrays are the counts and the edge-less rows, the rest is read in
+ * place (read_shared_set).
+ */
+static void
+take_shared_nodes(DistCluster *c, MergedNodes *m, const SharedNodesHeader *h)
+{
+	PrGraph    *g = &m->graph;
+	int64		n = h->n_nodes;
+
 	memset(g, 0, sizeof(PrGraph));
 	g->n_nodes = n;
-	g->node_ids = powerrank_alloc_huge(m->cxt, Max(n, 1) * sizeof(int64));
-	memcpy(g->node_ids, base + at->ids, n * sizeof(int64));
-	g->in_ptr = powerrank_alloc_huge(m->cxt, (n + 1) * sizeof(int64));
-	memset(g->in_ptr, 0, (n + 1) * sizeof(int64));
-	g->out_strength = powerrank_alloc_huge(m->cxt, Max(n, 1) * sizeof(double));
-	memcpy(g->out_strength, base + at->out_strength, n * sizeof(double));
 	g->n_dangling = h->n_dangling;
-	g->dangling = powerrank_alloc_huge(m->cxt, Max(h->n_dangling, 1) * sizeof(int32));
-	memcpy(g->dangling, base + at->dangling, h->n_dangling * sizeof(int32));
+	g->in_ptr = MemoryContextAllocExtended(m->cxt, (n + 1) * sizeof(int64),
+										   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	if (h->plan != SHARED_PLAN_NONE)
-		take_shared_plan(c, m, h, at);
-	pfree(at);
+	{
+		OwnerPlan  *plan = MemoryContextAllocZero(m->cxt, sizeof(OwnerPlan));
+
+		plan->rows_owned = h->plan == SHARED_PLAN_OWNED;
+		if (plan->rows_owned)
+		{
+			plan->bits = MemoryContextAllocZero(m->cxt, c->n_parts * sizeof(uint8 *));
+			for (int list = 0; list < SHARD_ROWS_LISTS; list++)
+			{
+				plan->rows[list] = MemoryContextAllocZero(m->cxt, c->n_parts * sizeof(int32 *));
+				plan->count[list] = MemoryContextAllocZero(m->cxt, c->n_parts * sizeof(int64));
+			}
+		}
+		m->owners = plan;
+	}
+	m->strengths = MemoryContextAllocZero(m->cxt, c->n_parts * sizeof(char *));
+	m->strengths_size = MemoryContextAllocZero(m->cxt, c->n_parts * sizeof(int64));
+	m->from_shared = true;
+	read_shared_set(c, m, h);
+}
+
+/*
+ * The whole graph's out-strengths of part p's nodes (n_nodes of them) in node set m, as the part's
+ * prepare sends them (shard_strengths_write), in a new buffer; *size their bytes.
+ */
+static char *
+part_strengths(const MergedNodes *m, int p, int64 n_nodes, Size *size)
+{
+	double	   *out = powerrank_alloc_huge(CurrentMemoryContext, Max(n_nodes, 1) * sizeof(double));
+	char	   *bytes = palloc_extended(shard_strengths_bound(n_nodes), MCXT_ALLOC_HUGE);
+
+	for (int64 i = 0; i < n_nodes; i++)
+		out[i] = m->graph.out_strength[m->to_global[p][i]];
+	*size = shard_strengths_write(out, n_nodes, bytes);
+	pfree(out);
+	return bytes;
 }
 
 /*
@@ -1297,6 +1545,7 @@ keep_shared_nodes(const DistCluster *c, MergedNodes *m, const GraphCacheKey *key
 	dsm_segment *segment;
 	char	   *base;
 	const OwnerPlan *plan;
+	char	  **strengths;
 
 	for (int p = 0; p < c->n_parts; p++)
 		if (!shard_content_lasts(&c->parts[p].kept->content))
@@ -1318,12 +1567,26 @@ keep_shared_nodes(const DistCluster *c, MergedNodes *m, const GraphCacheKey *key
 		h.parts[p].n_edges = kept->n_edges;
 		for (int role = SHARD_ROLE_SOURCE; role <= SHARD_ROLE_TARGET; role++)
 			h.parts[p].row_count[role] = kept->row_count[role];
+		for (int list = 0; plan->rows_owned && list < SHARD_ROWS_LISTS; list++)
+			h.parts[p].list_count[list] = plan->count[list][p];
+	}
+	/* the parts' prepare messages go with it too: a session that takes the set sends them as kept */
+	strengths = palloc(c->n_parts * sizeof(char *));
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		Size		size;
+
+		strengths[p] = part_strengths(m, p, h.parts[p].n_nodes, &size);
+		h.parts[p].strengths_size = size;
 	}
 	at = palloc(sizeof(SharedNodesPlaces));
 	place_shared_nodes(&h, at);
 	segment = dsm_create(at->total, DSM_CREATE_NULL_IF_MAXSEGMENTS);
 	if (segment == NULL)
 	{
+		for (int p = 0; p < c->n_parts; p++)
+			pfree(strengths[p]);
+		pfree(strengths);
 		pfree(at);
 		return;
 	}
@@ -1343,7 +1606,13 @@ keep_shared_nodes(const DistCluster *c, MergedNodes *m, const GraphCacheKey *key
 		memcpy(base + at->parts[p].to_global, m->to_global[p], kept->n_nodes * sizeof(int32));
 		if (plan->rows_owned)
 			memcpy(base + at->parts[p].bits, plan->bits[p], kept->n_nodes);
+		for (int list = 0; plan->rows_owned && list < SHARD_ROWS_LISTS; list++)
+			memcpy(base + at->parts[p].lists[list], plan->rows[list][p],
+				   plan->count[list][p] * sizeof(int32));
+		memcpy(base + at->parts[p].strengths, strengths[p], h.parts[p].strengths_size);
+		pfree(strengths[p]);
 	}
+	pfree(strengths);
 	if (!graph_cache_publish_node_set(key, segment, h.n_nodes, c->n_edges))
 		elog(DEBUG1, "powerrank: the merged node set of %d parts is not kept in the graph cache",
 			 c->n_parts);
@@ -1418,12 +1687,16 @@ new_merged_nodes(DistCluster *c, MemoryContext parent, const SharedNodesHeader *
 	return m;
 }
 
-/* Whether the session's merged node set is free and was merged from the run's parts' graphs. */
+/*
+ * Whether the session's merged node set is free and was merged from the run's parts' graphs, and,
+ * when it reads a shared node set, that set (h, may be NULL) is there to read.
+ */
 static bool
-kept_nodes_fit(const DistCluster *c)
+kept_nodes_fit(const DistCluster *c, const SharedNodesHeader *h)
 {
 	const MergedNodes *m = kept_nodes;
-	bool		fit = m != NULL && !m->in_use && m->n_parts == c->n_parts;
+	bool		fit = m != NULL && !m->in_use && m->n_parts == c->n_parts &&
+		(!m->from_shared || shared_nodes_fit(c, h));
 
 	for (int p = 0; fit && p < c->n_parts; p++)
 		fit = m->parts[p] == c->parts[p].kept && m->versions[p] == c->parts[p].kept->version;
@@ -1446,9 +1719,11 @@ merged_nodes(DistCluster *c, const SharedNodesHeader *h, const GraphCacheKey *ke
 	bool		shared;
 
 	*how = "merged nodes kept";
-	if (kept_nodes_fit(c))
+	if (kept_nodes_fit(c, h))
 	{
 		m->in_use = true;
+		if (m->from_shared)
+			read_shared_set(c, m, h);
 		return m;
 	}
 	keep = m == NULL || !m->in_use;
@@ -1515,8 +1790,9 @@ take_kept_part(Oid relid, const char *conninfo)
 
 /*
  * Opens the parts of a partitioned table (distributed_wanted said yes): checks this user's
- * privileges on the partitioned table, takes every partition's kept part (connecting to a shard
- * server where none is kept), checks the shards' powerrank, opens every part (the shards in
+ * privileges on the partitioned table, takes every partition's kept part, connects to the shard
+ * servers where none is kept and checks their powerrank (all at once: connect_and_check), opens
+ * every part (the shards in
  * parallel, the local partitions meanwhile) with out-edges when the push product is wanted — a
  * part whose table's content is the one it holds answers without its node ids —, and fills *graph
  * with the whole graph the driver runs on (the session's when the parts' graphs are those it was
@@ -1569,11 +1845,9 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 			connection_options(leaf, part, &how[p]);
 			part->kept = take_kept_part(leaf, how[p].conninfo);
 			part->conn = part->kept->conn;
-			c->n_parts = p + 1;
-			if (part->conn == NULL)
-				connect_part(part, &how[p]);
-			PQsetNoticeReceiver(part->conn, forward_notice, part);
-			p++;
+			if (part->conn != NULL)
+				PQsetNoticeReceiver(part->conn, forward_notice, part);
+			c->n_parts = ++p;
 		}
 		else
 		{
@@ -1583,13 +1857,7 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 			c->n_parts = ++p;
 		}
 	}
-	for (p = 0; p < c->n_parts; p++)
-		if (c->parts[p].conn != NULL)
-		{
-			check_shard_extension(c, &c->parts[p], &how[p]);
-			/* a connection made again needs its receiver */
-			PQsetNoticeReceiver(c->parts[p].conn, forward_notice, &c->parts[p]);
-		}
+	connect_and_check(c, how);
 	t_connected = pr_clock_seconds();
 
 	/*
@@ -1651,7 +1919,7 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 		part->from_shared = false;
 	}
 	/* a merge needs every part's node ids: the parts taken from the shared set send them */
-	if (!kept_nodes_fit(c) && !shared_nodes_fit(c, shared_nodes))
+	if (!kept_nodes_fit(c, shared_nodes) && !shared_nodes_fit(c, shared_nodes))
 	{
 		for (p = 0; p < c->n_parts; p++)
 			c->parts[p].open_again = c->parts[p].kept->node_ids == NULL;
@@ -1670,6 +1938,13 @@ distributed_open(const EdgeTableSpec *spec, bool out_edges, MemoryContext cxt, P
 		shared_nodes = NULL;
 	}
 	c->nodes = merged_nodes(c, shared_nodes, keyed ? &key : NULL, &nodes_how);
+	if (c->nodes->from_shared)
+	{
+		/* read in place until the run ends (forget_shared_set) */
+		dsm_pin_mapping(shared);
+		c->shared_set = shared;
+		shared = NULL;
+	}
 	graph_cache_release(&shared);
 	for (p = 0; p < c->n_parts; p++)
 		c->parts[p].to_global = c->nodes->to_global[p];
@@ -1875,7 +2150,6 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 		DistPart   *part = &c->parts[p];
 		KeptPart   *kept = part->kept;
 		const uint8 *bits = c->owners->rows_owned ? c->owners->bits[p] : NULL;
-		double	   *out;
 
 		if (part->x != NULL)
 		{
@@ -1888,19 +2162,23 @@ prepare_parts(DistCluster *c, int k, unsigned needs)
 			kept->prepared_nodes == c->nodes->id)
 			continue;
 		kept->prepared_k = 0;
-		out = powerrank_alloc_huge(c->cxt, Max(kept->n_nodes, 1) * sizeof(double));
-		for (int64 i = 0; i < kept->n_nodes; i++)
-			out[i] = c->graph.out_strength[part->to_global[i]];
 		if (part->conn == NULL)
+		{
+			double	   *out = powerrank_alloc_huge(c->cxt,
+												   Max(kept->n_nodes, 1) * sizeof(double));
+
+			for (int64 i = 0; i < kept->n_nodes; i++)
+				out[i] = c->graph.out_strength[part->to_global[i]];
 			shard_state_prepare(kept->local, out, k, needs, bits);
+		}
 		else
 		{
-			char	   *bytes = palloc_extended(shard_strengths_bound(kept->n_nodes),
-												MCXT_ALLOC_HUGE);
+			Size		size = c->nodes->from_shared ? c->nodes->strengths_size[p] : 0;
+			const char *bytes = c->nodes->from_shared ? c->nodes->strengths[p] :
+				part_strengths(c->nodes, p, kept->n_nodes, &size);
 			const char *values[4] = {bytes, psprintf("%d", k), psprintf("%u", needs),
 			(const char *) bits};
-			int			lengths[4] = {(int) shard_strengths_write(out, kept->n_nodes, bytes), 0, 0,
-			(int) kept->n_nodes};
+			int			lengths[4] = {(int) size, 0, 0, (int) kept->n_nodes};
 			int			formats[4] = {1, 0, 0, 1};
 
 			send_query(part, psprintf("SELECT %s.powerrank_shard_prepare($1, $2, $3, $4)::text",
@@ -2123,15 +2401,31 @@ wait_peer_answers(DistCluster *c)
 /*
  * Sends each shard the addresses of the others' pairs for it and the rows it exchanges with each
  * (shard.h, beside SHARD_MAX_PEERS), from the owner plan: a part's halo rows owned by q are
- * received from q, which sends those of its exported rows, both lists ascending.
+ * received from q, which sends those of its exported rows, both lists ascending.  The lists are
+ * written straight into each part's message, on huge pages where large.  *built: when the lists
+ * were made (before their messages travel).  Returns NULL when sent, else why not (a part's lists
+ * more than one message holds: nothing is sent).
  */
-static void
-send_peer_connects(DistCluster *c, char ***address, int32 **address_size)
+static char *
+send_peer_connects(DistCluster *c, char ***address, int32 **address_size, double *built)
 {
 	int			n = c->n_parts;
 	int64	  **count[2];
 	int32	 ***rows[2];
+	char	  **lists = palloc(n * sizeof(char *));
+	Size	   *lists_size = palloc(n * sizeof(Size));
+	int32	   *owned_at;
 
+	/* each node's row in the part owning it, from the parts' lists of owned rows */
+	owned_at = powerrank_alloc_huge(CurrentMemoryContext, Max(c->graph.n_nodes, 1) * sizeof(int32));
+	for (int p = 0; p < n; p++)
+	{
+		const int32 *owned = c->owners->rows[SHARD_ROWS_OWNED][p];
+
+		for (int64 i = 0; i < c->owners->count[SHARD_ROWS_OWNED][p]; i++)
+			owned_at[c->parts[p].to_global[owned[i]]] = owned[i];
+	}
+	/* way 0: sent by p to q; way 1: received by p from q */
 	for (int way = 0; way < 2; way++)
 	{
 		count[way] = palloc(n * sizeof(int64 *));
@@ -2142,7 +2436,6 @@ send_peer_connects(DistCluster *c, char ***address, int32 **address_size)
 			rows[way][p] = palloc0(n * sizeof(int32 *));
 		}
 	}
-	/* way 0: sent by p to q; way 1: received by p from q */
 	for (int p = 0; p < n; p++)
 	{
 		const int32 *halo = c->owners->rows[SHARD_ROWS_HALO][p];
@@ -2155,14 +2448,39 @@ send_peer_connects(DistCluster *c, char ***address, int32 **address_size)
 			count[0][owner][p]++;
 		}
 	}
+	/* each part's message: int32 parts, its counts, then its lists, where the rows go */
 	for (int p = 0; p < n; p++)
+	{
+		lists_size[p] = sizeof(int32) + 2 * n * sizeof(int64);
+		for (int q = 0; q < n; q++)
+			lists_size[p] += (count[0][p][q] + count[1][p][q]) * sizeof(int32);
+		if (lists_size[p] > MaxAllocSize)
+			return psprintf("the lists of rows of partition \"%s\" are %zu bytes, more than one message holds",
+							c->parts[p].partition, lists_size[p]);
+	}
+	for (int p = 0; p < n; p++)
+	{
+		int32		parts = n;
+		char	   *at;
+
+		lists[p] = powerrank_alloc_huge(CurrentMemoryContext, lists_size[p]);
+		at = lists[p];
+		memcpy(at, &parts, sizeof(parts));
+		at += sizeof(parts);
 		for (int q = 0; q < n; q++)
 			for (int way = 0; way < 2; way++)
 			{
-				rows[way][p][q] = palloc_extended(Max(count[way][p][q], 1) * sizeof(int32),
-												  MCXT_ALLOC_HUGE);
+				memcpy(at, &count[way][p][q], sizeof(int64));
+				at += sizeof(int64);
+			}
+		for (int way = 0; way < 2; way++)
+			for (int q = 0; q < n; q++)
+			{
+				rows[way][p][q] = (int32 *) at;
+				at += count[way][p][q] * sizeof(int32);
 				count[way][p][q] = 0;
 			}
+	}
 	for (int p = 0; p < n; p++)
 	{
 		const int32 *halo = c->owners->rows[SHARD_ROWS_HALO][p];
@@ -2173,14 +2491,14 @@ send_peer_connects(DistCluster *c, char ***address, int32 **address_size)
 			int32		owner = c->owners->owner[v];
 
 			rows[1][p][owner][count[1][p][owner]++] = halo[i];
-			rows[0][owner][p][count[0][owner][p]++] = owned_row(c, owner, v);
+			rows[0][owner][p][count[0][owner][p]++] = owned_at[v];
 		}
 	}
+	pfree(owned_at);
+	*built = pr_clock_seconds();
 	for (int p = 0; p < n; p++)
 	{
 		StringInfoData addresses;
-		StringInfoData lists;
-		int32		parts = n;
 		const char *values[2];
 		int			lengths[2];
 		int			formats[2] = {1, 1};
@@ -2192,23 +2510,16 @@ send_peer_connects(DistCluster *c, char ***address, int32 **address_size)
 			appendBinaryStringInfo(&addresses, (const char *) &address_size[q][p], sizeof(int32));
 			appendBinaryStringInfo(&addresses, address[q][p], address_size[q][p]);
 		}
-		initStringInfo(&lists);
-		appendBinaryStringInfo(&lists, (const char *) &parts, sizeof(parts));
-		for (int q = 0; q < n; q++)
-			for (int way = 0; way < 2; way++)
-				appendBinaryStringInfo(&lists, (const char *) &count[way][p][q], sizeof(int64));
-		for (int way = 0; way < 2; way++)
-			for (int q = 0; q < n; q++)
-				appendBinaryStringInfo(&lists, (const char *) rows[way][p][q],
-									   count[way][p][q] * sizeof(int32));
 		values[0] = addresses.data;
-		values[1] = lists.data;
+		values[1] = lists[p];
 		lengths[0] = addresses.len;
-		lengths[1] = lists.len;
+		lengths[1] = (int) lists_size[p];
 		send_query(&c->parts[p], psprintf("SELECT %s.powerrank_shard_peers_connect($1, $2)",
 										  c->parts[p].schema), 2, values, lengths, formats);
 		c->exchange_bytes += lengths[0] + lengths[1];
+		pfree(lists[p]);
 	}
+	return NULL;
 }
 
 /*
@@ -2259,6 +2570,13 @@ connect_peers(DistCluster *c)
 	char	 ***address;
 	int32	  **address_size;
 	char	   *failure = NULL;
+	double		t_start = pr_clock_seconds(),
+				t_opened,
+				t_built = 0.0,
+				t_sent,
+				t_connected;
+	int64		bytes_before = c->exchange_bytes,
+				lists_bytes;
 
 	c->peers_tried = true;
 	if (powerrank_distributed_exchange == DISTRIBUTED_EXCHANGE_RELAY)
@@ -2320,9 +2638,14 @@ connect_peers(DistCluster *c)
 			at += length;
 		}
 	}
+	t_opened = pr_clock_seconds();
+	lists_bytes = c->exchange_bytes;
+	if (failure == NULL)
+		failure = send_peer_connects(c, address, address_size, &t_built);
+	t_sent = pr_clock_seconds();
+	lists_bytes = c->exchange_bytes - lists_bytes;
 	if (failure == NULL)
 	{
-		send_peer_connects(c, address, address_size);
 		for (int p = 0; p < n; p++)
 		{
 			char	   *part_failure = peer_step_answer(c, &c->parts[p], NULL, NULL);
@@ -2342,7 +2665,13 @@ connect_peers(DistCluster *c)
 	c->peers = true;
 	for (int p = 0; p < n; p++)
 		c->parts[p].kept->peers_nodes = c->nodes->id;
-	elog(DEBUG1, "powerrank: the %d shards exchange halos with each other", n);
+	t_connected = pr_clock_seconds();
+	/* where a new session's group goes, for whoever looks (client_min_messages = debug1) */
+	elog(DEBUG1, "powerrank: the %d shards exchange halos with each other: group made in %.1f ms (ends opened %.1f ms, lists of %.1f MB built %.1f ms and sent %.1f ms, connected %.1f ms; %.1f MB through this server)",
+		 n, (t_connected - t_start) * 1000.0, (t_opened - t_start) * 1000.0,
+		 lists_bytes / 1048576.0, (t_built - t_opened) * 1000.0, (t_sent - t_built) * 1000.0,
+		 (t_connected - t_sent) * 1000.0,
+		 (c->exchange_bytes - bytes_before) / 1048576.0);
 }
 
 /*

@@ -25,13 +25,17 @@
 # killed while another waits in that exchange; powerrank.distributed
 # = off and auto's choice for a table that does not qualify; a non-superuser without a password in
 # the user mapping; a shard user without SELECT; row-level security on a shard; statement_timeout
-# stopping the shards; a shard stopped and a shard backend killed in a run; a shard without the
+# stopping the shards; a shard stopped and a shard backend killed in a run; statement_timeout and
+# connect_timeout stopping the connect to a server that takes connections but never answers; a
+# shard without the
 # extension, and one whose powerrank lacks the shard functions; an empty partition; the shards' graph
 # cache; the parts a session keeps between calls (fewer bytes on the next call, a write on a shard
 # seen by the next call, a kept shard session that ended); a new session's call after a write on
 # one shard (ids far apart, a weight that is no whole number) and with every part cached, and a
 # shard restarted between two calls of a session; new sessions taking the node set the coordinator
 # kept in its graph cache, and the fresh graph after a write on a shard between two new sessions;
+# a new session reading that set in place through the relay (PageRank; HITS, whose relayed products
+# read the parts' role lists in it);
 # a shard's renumbered rows kept with its cached graph (a new session's scores the same bits as the
 # session's before; a write on that shard, or one on another that changes the rows it owns, makes
 # it renumber);
@@ -287,6 +291,10 @@ new_session_call 2
 sql $C -c "DELETE FROM edges_two WHERE src < 0" -c "DELETE FROM edges_local WHERE src < 0" >>"$OUT"
 new_session_call 3
 new_session_call 4
+# a new session reading the kept set in place, twice, through the relay
+sql $C -c "SET powerrank.distributed_exchange = relay" \
+	-c "SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighted'" \
+	-c "SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighted'" >>"$OUT"
 # the calls on one graph: the second one without node ids (calls 3 and 4: the fresh graph's nodes
 # travelled once)
 sql $C -c "SELECT b.exchange_bytes < a.exchange_bytes AS kept_fewer_bytes, d.exchange_bytes < c.exchange_bytes AS fresh_then_kept FROM session_calls a, session_calls b, session_calls c, session_calls d WHERE a.call = 1 AND b.call = 2 AND c.call = 3 AND d.call = 4" >>"$OUT"
@@ -336,6 +344,16 @@ y=$(node_in 8000 9999 0)
 num_write "$y, $(node_in 0 100 1), 1" "SELECT count(*) AS on_s2 FROM edges_num_1 WHERE src = $y"
 two_sessions g h
 sql $S1 -c "ALTER DATABASE postgres RESET log_min_messages" >>"$OUT"
+# a new session's HITS through the relay, twice: every part's graph is the kept set's, so the
+# coordinator reads the set in place (its DEBUG1 line says "merged nodes shared", then "kept"), and
+# the relay's products read the parts' role lists in it
+sql $C -c "SET powerrank.distributed_exchange = relay" -c "SET powerrank.mixing_depth = 0" -c "SET client_min_messages = debug1" \
+	-c "SELECT count(*) > 0 FROM hits('edges_num', tolerance => 1e-8)" \
+	-c "SELECT count(*) > 0 FROM hits('edges_num', tolerance => 1e-8)" |
+	sed -n 's/^DEBUG:  powerrank: 2 parts .*, \(merged nodes [a-z]*\) .*$/hits: \1/p' >>"$OUT"
+sql $C -c "SET powerrank.distributed_exchange = relay" -c "SET powerrank.mixing_depth = 0" -c "SET client_min_messages = error" \
+	-c "SELECT same_as_local('edges_num', q, 'edges_num_local') FROM queries WHERE name IN ('hits', 'hits weighted top_k') ORDER BY name" \
+	-c "SELECT same_as_local('edges_num', q, 'edges_num_local') FROM queries WHERE name = 'hits'" >>"$OUT"
 
 # a shard's prepare refuses out-strengths that are not one for each node of its part, and owner
 # bits that are not one byte a node; a part that owns no rows runs no product or update of them
@@ -486,6 +504,22 @@ for try in $(seq 1 60); do
 	sleep 0.5
 done
 sql $C -c "SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank'" >>"$OUT"
+
+say "a shard server that takes connections but never answers: statement_timeout, connect_timeout"
+# s3's postmaster stopped: the kernel still completes a TCP connect to its port (the listen
+# backlog), and nothing answers; a new session's connects wait on every socket at once, so the
+# timeout stops the call (s1's and s2's connections made meanwhile are closed)
+s3_postmaster=$(head -1 "$WORK/s3/postmaster.pid")
+kill -STOP "$s3_postmaster"
+started=$(date +%s%N)
+sql $C -c "SET statement_timeout = '1s'" -c "SELECT count(*) FROM pagerank('edges_three')" >>"$OUT"
+elapsed_ms=$((($(date +%s%N) - started) / 1000000))
+[ $elapsed_ms -lt 2500 ] && echo "stopped within 1.5 s of the timeout" >>"$OUT" || echo "stopped after $elapsed_ms ms" >>"$OUT"
+sql $C -c "ALTER SERVER s3 OPTIONS (ADD connect_timeout '2')" >>"$OUT"
+sql $C -c "SELECT count(*) FROM pagerank('edges_three')" >>"$OUT"
+sql $C -c "ALTER SERVER s3 OPTIONS (DROP connect_timeout)" >>"$OUT"
+kill -CONT "$s3_postmaster"
+sql $C -c "SELECT count(*) > 0 FROM pagerank('edges_three')" >>"$OUT"
 
 say "a shard whose powerrank lacks the shard functions"
 sql $S3 -c "ALTER EXTENSION powerrank DROP FUNCTION powerrank_shard_product(int, bytea)" \
