@@ -177,6 +177,8 @@ typedef struct MergedNodes
 	const char **strengths;		/* [n_parts] with from_shared: each part's prepare message of
 								 * out-strengths (shard_strengths_write), the set's */
 	int64	   *strengths_size; /* [n_parts] */
+	double	   *far_field;		/* [n] the warm start's far-field vector of these graphs, once a
+								 * run made it (dist_far_field), or NULL */
 } MergedNodes;
 
 static OwnerPlan *plan_owners(const DistCluster *c, MergedNodes *m);
@@ -2958,12 +2960,13 @@ owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double 
 }
 
 /*
- * Writes slot's owned rows on the parts from whole (n x k, the whole graph's ids): each part gets
- * the values of its owned rows only (powerrank_shard_set_rows).  Through the relay, the next
- * exchange of slot takes the exported rows from whole (c->exported), asking the parts nothing.
+ * Writes slot's owned rows on the parts from whole (n x columns, the whole graph's ids; columns k,
+ * or 1 for the same value in every column): each part gets the values of its owned rows only
+ * (powerrank_shard_set_rows).  Through the relay, the next exchange of slot takes the exported
+ * rows from whole (c->exported), asking the parts nothing.
  */
 static void
-owned_set_rows(DistCluster *c, int slot, const double *whole)
+owned_set_rows(DistCluster *c, int slot, const double *whole, int columns)
 {
 	int			k = c->k;
 	double		started = pr_clock_seconds();
@@ -2974,15 +2977,15 @@ owned_set_rows(DistCluster *c, int slot, const double *whole)
 		DistPart   *part = &c->parts[p];
 		const int32 *rows = c->owners->rows[SHARD_ROWS_OWNED][p];
 		int64		count = c->owners->count[SHARD_ROWS_OWNED][p];
-		int			lengths[2] = {0, (int) (count * k * sizeof(double))};
+		int			lengths[2] = {0, (int) (count * columns * sizeof(double))};
 		int			formats[2] = {0, 1};
 
 		for (int64 i = 0; i < count; i++)
-			memcpy(part->x + i * k, whole + (int64) part->to_global[rows[i]] * k,
-				   k * sizeof(double));
+			memcpy(part->x + i * columns, whole + (int64) part->to_global[rows[i]] * columns,
+				   columns * sizeof(double));
 		if (part->conn == NULL)
 		{
-			shard_state_set_rows(part->kept->local, slot, part->x);
+			shard_state_set_rows(part->kept->local, slot, part->x, columns);
 			continue;
 		}
 		values[1] = (const char *) part->x;
@@ -2997,7 +3000,12 @@ owned_set_rows(DistCluster *c, int slot, const double *whole)
 		c->exported_slot = c->exported_slot == slot ? -1 : c->exported_slot;
 	else
 	{
-		memcpy(c->exported, whole, c->graph.n_nodes * k * sizeof(double));
+		if (columns == k)
+			memcpy(c->exported, whole, c->graph.n_nodes * k * sizeof(double));
+		else
+			for (int64 v = 0; v < c->graph.n_nodes; v++)
+				for (int j = 0; j < k; j++)
+					c->exported[v * k + j] = whole[v];
 		c->exported_slot = slot;
 	}
 	c->exchange_seconds += pr_clock_seconds() - started;
@@ -3888,7 +3896,7 @@ dist_upload(PrEngine *base, int slot, const double *host, PrError *err)
 	status = VECTORS(base)->ops->upload(VECTORS(base), slot, host, err);
 	if (status == PR_OK && slot_for_parts(e, slot))
 	{
-		owned_set_rows(e->cluster, slot, host);
+		owned_set_rows(e->cluster, slot, host, e->cluster->k);
 		e->where[slot] |= SLOT_PARTS;
 	}
 	return status;
@@ -3925,7 +3933,7 @@ slot_on_parts(DistEngine *e, int slot, PrError *err)
 	status = e->vectors->ops->download(e->vectors, slot, e->x, err);
 	if (status != PR_OK)
 		return status;
-	owned_set_rows(e->cluster, slot, e->x);
+	owned_set_rows(e->cluster, slot, e->x, e->cluster->k);
 	e->where[slot] |= SLOT_PARTS;
 	return PR_OK;
 }
@@ -4127,17 +4135,50 @@ dist_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const 
 	return VECTORS(base)->ops->combine(VECTORS(base), out_slot, n_terms, slots, coef, err);
 }
 
+/*
+ * The far-field vector, kept with the session's node set (MergedNodes.far_field): it depends on the
+ * graphs only, so every run on the same parts' graphs takes it (each part given its owned rows,
+ * one column for all: owned_set_rows) instead of making it again; a node set merged anew (a part's
+ * graph changed, other parts) starts without one.  keep = true takes column 0 of slot (gathered
+ * from the parts) as it; keep = false fills every column of slot with it (*found).
+ */
 static PrStatus
 dist_far_field(PrEngine *base, int slot, bool keep, bool *found, PrError *err)
 {
-	PrStatus	status = keep ? slot_here((DistEngine *) base, slot, err) : PR_OK;
+	DistEngine *e = (DistEngine *) base;
+	MergedNodes *m = e->cluster->nodes;
+	int64		n = e->cluster->graph.n_nodes;
+	int			k = e->cluster->k;
+	PrStatus	status;
 
-	if (status != PR_OK)
-		return status;
-	status = VECTORS(base)->ops->far_field(VECTORS(base), slot, keep, found, err);
-	if (status == PR_OK && !keep && *found)
-		written_here((DistEngine *) base, slot);
-	return status;
+	if (keep)
+	{
+		status = slot_here(e, slot, err);
+		if (status == PR_OK)
+			status = e->vectors->ops->download(e->vectors, slot, e->x, err);
+		if (status != PR_OK)
+			return status;
+		if (m->far_field == NULL)
+			m->far_field = MemoryContextAllocHuge(m->cxt, Max(n, 1) * sizeof(double));
+		for (int64 v = 0; v < n; v++)
+			m->far_field[v] = e->x[v * k];
+		*found = true;
+		return PR_OK;
+	}
+	*found = m->far_field != NULL;
+	if (!*found)
+		return PR_OK;
+	written_here(e, slot);
+	if (slot_for_parts(e, slot))
+	{
+		owned_set_rows(e->cluster, slot, m->far_field, 1);
+		e->where[slot] = SLOT_PARTS;
+		return PR_OK;
+	}
+	for (int64 v = 0; v < n; v++)
+		for (int j = 0; j < k; j++)
+			e->x[v * k + j] = m->far_field[v];
+	return e->vectors->ops->upload(e->vectors, slot, e->x, err);
 }
 
 /* Releases the vectors' engine and the buffers (the parts stay with the run). */

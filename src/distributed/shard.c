@@ -1417,17 +1417,32 @@ shard_state_rows(ShardState *state, int slot, ShardRows list, double *out)
 }
 
 /*
- * Writes a slot's owned rows (a start vector's, or a slot the coordinator held): values holds k
- * values for each owned row, in their order (it need not be aligned: it may be a bytea's data).
- * The halo rows are those of the slot's next product's exchange.
+ * Writes a slot's owned rows (a start vector's, a slot the coordinator held, the kept far field):
+ * values holds columns values for each owned row, in their order (it need not be aligned: it may
+ * be a bytea's data); columns is k, or 1 for the same value in every column.  The halo rows are
+ * those of the slot's next product's exchange.
  */
 void
-shard_state_set_rows(ShardState *state, int slot, const void *values)
+shard_state_set_rows(ShardState *state, int slot, const void *values, int columns)
 {
 	double	   *out = slot_values(state, owned_slot(state, slot, true));
+	int64		rows = state->owned_count[SHARD_ROWS_OWNED];
+	int			k = state->k;
 
 	/* the owned rows are the engine's first ones, in their order */
-	memcpy(out, values, state->owned_count[SHARD_ROWS_OWNED] * state->k * sizeof(double));
+	if (columns == k)
+	{
+		memcpy(out, values, rows * k * sizeof(double));
+		return;
+	}
+	for (int64 i = 0; i < rows; i++)
+	{
+		double		value;
+
+		memcpy(&value, (const char *) values + i * sizeof(double), sizeof(double));
+		for (int j = 0; j < k; j++)
+			out[i * k + j] = value;
+	}
 }
 
 /*
@@ -2065,16 +2080,20 @@ powerrank_shard_combine(PG_FUNCTION_ARGS)
 
 /*
  * powerrank_shard_set_rows(slot int, "values" bytea) RETURNS bytea: writes the slot's owned rows
- * (k values each, row-major, in their order: shard_state_set_rows); the result is empty.
+ * (k values each, row-major, in their order, or one value each for every column:
+ * shard_state_set_rows); the result is empty.
  */
 Datum
 powerrank_shard_set_rows(PG_FUNCTION_ARGS)
 {
 	ShardState *state = shard_owning_part();
 	bytea	   *values = PG_GETARG_BYTEA_PP(1);
+	int64		rows = state->owned_count[SHARD_ROWS_OWNED];
+	int			columns = (int64) VARSIZE_ANY_EXHDR(values) == rows * (int64) sizeof(double) ?
+		1 : state->k;
 
-	check_vector_bytes(values, state->owned_count[SHARD_ROWS_OWNED] * state->k, "values");
-	shard_state_set_rows(state, PG_GETARG_INT32(0), VARDATA_ANY(values));
+	check_vector_bytes(values, rows * columns, "values");
+	shard_state_set_rows(state, PG_GETARG_INT32(0), VARDATA_ANY(values), columns);
 	PG_RETURN_BYTEA_P(bytes_to_bytea(NULL, 0));
 }
 

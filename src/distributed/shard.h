@@ -249,7 +249,8 @@ void		shard_state_push(ShardState *state, int x_slot, int y_slot, const double *
 void		shard_state_add_exported(ShardState *state, int y_slot, const void *values,
 									 double *sums);
 void		shard_state_rows(ShardState *state, int slot, ShardRows list, double *out);
-void		shard_state_set_rows(ShardState *state, int slot, const void *values);
+void		shard_state_set_rows(ShardState *state, int slot, const void *values,
+								 int columns);
 void		shard_state_restart_fill(ShardState *state, int slot, const char *restart,
 									 Size restart_size);
 int64		shard_state_top_k(ShardState *state, int slot, int64 top_k, int32 *rows,

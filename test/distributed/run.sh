@@ -253,6 +253,28 @@ SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'hits';
 SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank';
 SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'rwr many sources top_k';
 SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighted';
+-- the warm start's far field is kept with the session's node set: the next warm start takes it
+-- (the same scores, and none of its products' halos between the shards); a write on a shard
+-- makes it again
+SET powerrank.warm_start = on;
+CREATE TEMP TABLE far_calls (call int, peer_bytes bigint, iterations int, scores float8[]);
+INSERT INTO far_calls SELECT 1, NULL, NULL, array_agg(score ORDER BY node)
+	FROM rwr('edges_two', 42, tolerance => 1e-300, max_iterations => 2);
+UPDATE far_calls SET (peer_bytes, iterations) = (SELECT peer_bytes, iterations FROM powerrank_last_run()) WHERE call = 1;
+INSERT INTO far_calls SELECT 2, NULL, NULL, array_agg(score ORDER BY node)
+	FROM rwr('edges_two', 42, tolerance => 1e-300, max_iterations => 2);
+UPDATE far_calls SET (peer_bytes, iterations) = (SELECT peer_bytes, iterations FROM powerrank_last_run()) WHERE call = 2;
+-- many sources from the kept far field (one column sent for all): the single server's scores
+SELECT same_as_local('edges_two', \$q\$SELECT source || ':' || node AS k, score AS v FROM rwr(%1\$L, '{1,2,3,1000}'::bigint[], tolerance => 1e-15)\$q\$);
+INSERT INTO edges_two VALUES (1999, 1998, 5);
+INSERT INTO far_calls SELECT 3, NULL, NULL, array_agg(score ORDER BY node)
+	FROM rwr('edges_two', 42, tolerance => 1e-300, max_iterations => 2);
+UPDATE far_calls SET (peer_bytes, iterations) = (SELECT peer_bytes, iterations FROM powerrank_last_run()) WHERE call = 3;
+DELETE FROM edges_two WHERE src = 1999;
+SELECT a.iterations = b.iterations AS same_iterations, a.scores = b.scores AS same_scores,
+	b.peer_bytes < a.peer_bytes AS far_field_kept, w.peer_bytes > b.peer_bytes AS far_field_made_again
+FROM far_calls a, far_calls b, far_calls w WHERE a.call = 1 AND b.call = 2 AND w.call = 3;
+SET powerrank.warm_start = off;
 EOF
 # a new session: the part of gap_1 from s2's graph cache, its skipped rows counted there
 sql $C -c "SET powerrank.distributed = on" -c "SELECT count(*) FROM pagerank('edges_gap')" >>"$OUT"
