@@ -4139,8 +4139,9 @@ dist_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const 
  * The far-field vector, kept with the session's node set (MergedNodes.far_field): it depends on the
  * graphs only, so every run on the same parts' graphs takes it (each part given its owned rows,
  * one column for all: owned_set_rows) instead of making it again; a node set merged anew (a part's
- * graph changed, other parts) starts without one.  keep = true takes column 0 of slot (gathered
- * from the parts) as it; keep = false fills every column of slot with it (*found).
+ * graph changed, other parts) starts without one.  keep = true takes column 0 of slot (read from
+ * the parts when only they hold it) as it; keep = false fills every column of slot with it
+ * (*found).
  */
 static PrStatus
 dist_far_field(PrEngine *base, int slot, bool keep, bool *found, PrError *err)
@@ -4153,10 +4154,11 @@ dist_far_field(PrEngine *base, int slot, bool keep, bool *found, PrError *err)
 
 	if (keep)
 	{
-		status = slot_here(e, slot, err);
-		if (status == PR_OK)
-			status = e->vectors->ops->download(e->vectors, slot, e->x, err);
-		if (status != PR_OK)
+		/* read, not moved: the slot stays where it is, as in the runs that take the kept one */
+		run_pending(e);
+		if (only_on_parts(e, slot))
+			collect_rows(e->cluster, slot, SHARD_ROWS_OWNED, e->x);
+		else if ((status = e->vectors->ops->download(e->vectors, slot, e->x, err)) != PR_OK)
 			return status;
 		if (m->far_field == NULL)
 			m->far_field = MemoryContextAllocHuge(m->cxt, Max(n, 1) * sizeof(double));
