@@ -251,7 +251,8 @@ COMMENT ON FUNCTION powerrank_cache_live(text) IS
 -- powerrank_shard_dots; HITS's push product and normalisation of those rows: powerrank_shard_push,
 -- powerrank_shard_add_exported, powerrank_shard_column_sums, powerrank_shard_normalize;
 -- powerrank_shard_rows gives a slot's owned rows, powerrank_shard_top_k their
--- best); powerrank_shard_close frees the part (so does the end of the session).  Vectors travel as bytea, in the servers' byte order.
+-- best; a start vector's owned rows and the warm start's restart are written there by
+-- powerrank_shard_set_rows and powerrank_shard_restart_fill); powerrank_shard_close frees the part (so does the end of the session).  Vectors travel as bytea, in the servers' byte order.
 -- Where every part is a shard, the shards also exchange the rows they read of each other's
 -- vectors directly (powerrank.distributed_exchange): powerrank_shard_peers_open makes the session's
 -- end of a group of shards (Gloo over TCP), powerrank_shard_peers_connect connects it to the others.
@@ -283,6 +284,16 @@ RETURNS bytea
 CREATE FUNCTION powerrank_shard_rows(slot int, exported boolean)
 RETURNS bytea
 	AS 'MODULE_PATHNAME', 'powerrank_shard_rows'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION powerrank_shard_set_rows(slot int, "values" bytea)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_set_rows'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION powerrank_shard_restart_fill(slot int, restart bytea)
+RETURNS bytea
+	AS 'MODULE_PATHNAME', 'powerrank_shard_restart_fill'
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
 
 CREATE FUNCTION powerrank_shard_update(y_slot int, x_slot int, alpha float8, dangling bytea,
@@ -355,6 +366,10 @@ COMMENT ON FUNCTION powerrank_shard_owned_product(int, int, int, int, bytea) IS
 	'Shard side of a distributed ranking: a sparse product on the rows this session''s part owns (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_rows(int, boolean) IS
 	'Shard side of a distributed ranking: the values of the rows this session''s part owns (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_set_rows(int, bytea) IS
+	'Shard side of a distributed ranking: writes the rows this session''s part owns of a vector (called by a coordinator)';
+COMMENT ON FUNCTION powerrank_shard_restart_fill(int, bytea) IS
+	'Shard side of a distributed ranking: fills the rows this session''s part owns with a restart distribution (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_update(int, int, float8, bytea, bytea, boolean) IS
 	'Shard side of a distributed ranking: the PageRank update of the rows this session''s part owns (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_step(int, int, float8, bytea, bytea) IS

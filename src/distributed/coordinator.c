@@ -177,6 +177,8 @@ typedef struct MergedNodes
 	const char **strengths;		/* [n_parts] with from_shared: each part's prepare message of
 								 * out-strengths (shard_strengths_write), the set's */
 	int64	   *strengths_size; /* [n_parts] */
+	double	   *far_field;		/* [n] the warm start's far-field vector of these graphs, once a
+								 * run made it (dist_far_field), or NULL */
 } MergedNodes;
 
 static OwnerPlan *plan_owners(const DistCluster *c, MergedNodes *m);
@@ -2958,6 +2960,95 @@ owned_update(DistCluster *c, int y_slot, int x_slot, double alpha, const double 
 }
 
 /*
+ * Writes slot's owned rows on the parts from whole (n x columns, the whole graph's ids; columns k,
+ * or 1 for the same value in every column): each part gets the values of its owned rows only
+ * (powerrank_shard_set_rows).  Through the relay, the next exchange of slot takes the exported
+ * rows from whole (c->exported), asking the parts nothing.
+ */
+static void
+owned_set_rows(DistCluster *c, int slot, const double *whole, int columns)
+{
+	int			k = c->k;
+	double		started = pr_clock_seconds();
+	const char *values[2] = {psprintf("%d", slot), NULL};
+
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		const int32 *rows = c->owners->rows[SHARD_ROWS_OWNED][p];
+		int64		count = c->owners->count[SHARD_ROWS_OWNED][p];
+		int			lengths[2] = {0, (int) (count * columns * sizeof(double))};
+		int			formats[2] = {0, 1};
+
+		for (int64 i = 0; i < count; i++)
+			memcpy(part->x + i * columns, whole + (int64) part->to_global[rows[i]] * columns,
+				   columns * sizeof(double));
+		if (part->conn == NULL)
+		{
+			shard_state_set_rows(part->kept->local, slot, part->x, columns);
+			continue;
+		}
+		values[1] = (const char *) part->x;
+		send_query(part, psprintf("SELECT %s.powerrank_shard_set_rows($1, $2)", part->schema),
+				   2, values, lengths, formats);
+		c->exchange_bytes += lengths[1];
+	}
+	for (int p = 0; p < c->n_parts; p++)
+		if (c->parts[p].conn != NULL)
+			PQclear(wait_values(c, &c->parts[p], 0));
+	if (c->peers)
+		c->exported_slot = c->exported_slot == slot ? -1 : c->exported_slot;
+	else
+	{
+		if (columns == k)
+			memcpy(c->exported, whole, c->graph.n_nodes * k * sizeof(double));
+		else
+			for (int64 v = 0; v < c->graph.n_nodes; v++)
+				for (int j = 0; j < k; j++)
+					c->exported[v * k + j] = whole[v];
+		c->exported_slot = slot;
+	}
+	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
+/*
+ * Fills slot's owned rows on the parts with the restart distributions (the warm start's first
+ * term): each part gets the restart's entries it owns (owned_restart).
+ */
+static void
+owned_restart_fill(DistCluster *c, int slot, const PrRestart *restart)
+{
+	double		started = pr_clock_seconds();
+	const char *values[2] = {psprintf("%d", slot), NULL};
+
+	for (int p = 0; p < c->n_parts; p++)
+	{
+		DistPart   *part = &c->parts[p];
+		Size		size;
+		char	   *bytes = owned_restart(c, p, restart, &size);
+		int			lengths[2] = {0, (int) size};
+		int			formats[2] = {0, 1};
+
+		if (part->conn == NULL)
+			shard_state_restart_fill(part->kept->local, slot, bytes, size);
+		else
+		{
+			values[1] = bytes;
+			send_query(part, psprintf("SELECT %s.powerrank_shard_restart_fill($1, $2)",
+									  part->schema), 2, values, lengths, formats);
+			c->exchange_bytes += lengths[1];
+		}
+		pfree(bytes);
+	}
+	for (int p = 0; p < c->n_parts; p++)
+		if (c->parts[p].conn != NULL)
+			PQclear(wait_values(c, &c->parts[p], 0));
+	if (c->exported_slot == slot)
+		c->exported_slot = -1;
+	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
+/*
  * The combination of n_terms slots the parts hold into out_slot, on their owned rows.  Its
  * exported rows are collected by the product that reads it: a run that combines on the parts
  * mixes, and its updates no longer send theirs (the next product reads a combination).
@@ -3120,11 +3211,11 @@ local_column_sums(DistCluster *c, DistPart *part, double *answer, const void *ar
 }
 
 /*
- * The sums of each column of slot over every node, into sums[k]: the parts' sums over their owned
- * rows added in the parts' order (their dangling sums, answered too, left aside).
+ * The sums of each column of slot over every node, into sums[k], and over the dangling nodes,
+ * into dangling[k] unless NULL: the parts' sums over their owned rows added in the parts' order.
  */
 static void
-owned_column_sums(DistCluster *c, int slot, double *sums)
+owned_column_sums(DistCluster *c, int slot, double *sums, double *dangling)
 {
 	int			k = c->k;
 	double		started = pr_clock_seconds();
@@ -3136,6 +3227,8 @@ owned_column_sums(DistCluster *c, int slot, double *sums)
 	part_answers(c, 2 * k, answers, local_column_sums, &slot);
 	add_part_answers(c, answers, 2 * k, both);
 	memcpy(sums, both, k * sizeof(double));
+	if (dangling != NULL)
+		memcpy(dangling, both + k, k * sizeof(double));
 	pfree(answers);
 	pfree(both);
 	c->exchange_seconds += pr_clock_seconds() - started;
@@ -3782,18 +3875,67 @@ dist_fill(PrEngine *base, int slot, double value, PrError *err)
 	return VECTORS(base)->ops->fill(VECTORS(base), slot, value, err);
 }
 
+/* Whether the parts can hold slot (they own rows, and keep that many slots). */
+static inline bool
+slot_for_parts(const DistEngine *e, int slot)
+{
+	return rows_owned(e) && slot >= 0 && slot < e->n_slots && slot < SHARD_MAX_SLOTS;
+}
+
+/*
+ * A start vector: kept here and, where the parts own rows, each part given its owned rows (the
+ * first product exchanges only the halos).
+ */
 static PrStatus
 dist_upload(PrEngine *base, int slot, const double *host, PrError *err)
 {
-	written_here((DistEngine *) base, slot);
-	return VECTORS(base)->ops->upload(VECTORS(base), slot, host, err);
+	DistEngine *e = (DistEngine *) base;
+	PrStatus	status;
+
+	written_here(e, slot);
+	status = VECTORS(base)->ops->upload(VECTORS(base), slot, host, err);
+	if (status == PR_OK && slot_for_parts(e, slot))
+	{
+		owned_set_rows(e->cluster, slot, host, e->cluster->k);
+		e->where[slot] |= SLOT_PARTS;
+	}
+	return status;
 }
 
+/* The restart distributions: filled on the parts' owned rows where they own rows, else here. */
 static PrStatus
 dist_restart_fill(PrEngine *base, int slot, const PrRestart *restart, PrError *err)
 {
-	written_here((DistEngine *) base, slot);
+	DistEngine *e = (DistEngine *) base;
+
+	written_here(e, slot);
+	if (slot_for_parts(e, slot) && restart != NULL && !restart->uniform &&
+		restart->k == e->cluster->k)
+	{
+		owned_restart_fill(e->cluster, slot, restart);
+		e->where[slot] = SLOT_PARTS;
+		return PR_OK;
+	}
 	return VECTORS(base)->ops->restart_fill(VECTORS(base), slot, restart, err);
+}
+
+/*
+ * Gives the parts slot's owned rows when only this backend holds it (an operation on the parts
+ * reads it): the same bytes as gathering it, and what the operation writes stays there.
+ */
+static PrStatus
+slot_on_parts(DistEngine *e, int slot, PrError *err)
+{
+	PrStatus	status;
+
+	if ((e->where[slot] & SLOT_PARTS) != 0)
+		return PR_OK;
+	status = e->vectors->ops->download(e->vectors, slot, e->x, err);
+	if (status != PR_OK)
+		return status;
+	owned_set_rows(e->cluster, slot, e->x, e->cluster->k);
+	e->where[slot] |= SLOT_PARTS;
+	return PR_OK;
 }
 
 /* The operations that read slots here (gathered first when the parts hold them). */
@@ -3859,10 +4001,23 @@ dist_top_k_columns(PrEngine *base, int slot, int64_t top_k, int32_t *index, doub
 		VECTORS(base)->ops->top_k_columns(VECTORS(base), slot, top_k, index, value, err);
 }
 
+/*
+ * The column sums and dangling sums of a slot: here when this backend holds it, else the parts'
+ * over their owned rows, added here.
+ */
 static PrStatus
 dist_column_sums(PrEngine *base, int slot, double *sums, double *dangling, PrError *err)
 {
-	PrStatus	status = slot_here((DistEngine *) base, slot, err);
+	DistEngine *e = (DistEngine *) base;
+	PrStatus	status;
+
+	run_pending(e);
+	if (only_on_parts(e, slot) && slot < SHARD_MAX_SLOTS)
+	{
+		owned_column_sums(e->cluster, slot, sums, dangling);
+		return PR_OK;
+	}
+	status = slot_here(e, slot, err);
 
 	return status != PR_OK ? status :
 		VECTORS(base)->ops->column_sums(VECTORS(base), slot, sums, dangling, err);
@@ -3920,7 +4075,7 @@ dist_normalize(PrEngine *base, int slot, int old_slot, PrError *err)
 		(old_slot < 0 || (old_slot < e->n_slots && (e->where[old_slot] & SLOT_PARTS) != 0)))
 	{
 		if (e->sums_slot != slot)
-			owned_column_sums(e->cluster, slot, e->sums);
+			owned_column_sums(e->cluster, slot, e->sums, NULL);
 		e->where[slot] = SLOT_PARTS;
 		forget_slot_sums(e, slot);
 		if (old_slot < 0)
@@ -3942,8 +4097,8 @@ dist_normalize(PrEngine *base, int slot, int old_slot, PrError *err)
 }
 
 /*
- * The combination: on the parts' owned rows when they hold every slot (out stays there), else
- * here.
+ * The combination: on the parts' owned rows when they hold a slot of it (those only this backend
+ * holds given to them first: slot_on_parts) and out stays there, else here.
  */
 static PrStatus
 dist_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const double *coef,
@@ -3951,8 +4106,16 @@ dist_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const 
 {
 	DistEngine *e = (DistEngine *) base;
 	PrStatus	status = PR_OK;
+	bool		some_on_parts = false;
 
 	run_pending(e);
+	for (int t = 0; t < n_terms && t < PR_COMBINE_MAX_TERMS; t++)
+		some_on_parts |= only_on_parts(e, slots[t]);
+	for (int t = 0; some_on_parts && slot_for_parts(e, out_slot) && t < n_terms &&
+		 n_terms <= PR_COMBINE_MAX_TERMS; t++)
+		if (slot_for_parts(e, slots[t]) &&
+			(status = slot_on_parts(e, slots[t], err)) != PR_OK)
+			return status;
 	if (n_terms >= 1 && n_terms <= PR_COMBINE_MAX_TERMS && out_slot >= 0 &&
 		out_slot < e->n_slots && out_slot < SHARD_MAX_SLOTS &&
 		all_on_parts(e, -1, n_terms, slots))
@@ -3972,17 +4135,52 @@ dist_combine(PrEngine *base, int out_slot, int n_terms, const int *slots, const 
 	return VECTORS(base)->ops->combine(VECTORS(base), out_slot, n_terms, slots, coef, err);
 }
 
+/*
+ * The far-field vector, kept with the session's node set (MergedNodes.far_field): it depends on the
+ * graphs only, so every run on the same parts' graphs takes it (each part given its owned rows,
+ * one column for all: owned_set_rows) instead of making it again; a node set merged anew (a part's
+ * graph changed, other parts) starts without one.  keep = true takes column 0 of slot (read from
+ * the parts when only they hold it) as it; keep = false fills every column of slot with it
+ * (*found).
+ */
 static PrStatus
 dist_far_field(PrEngine *base, int slot, bool keep, bool *found, PrError *err)
 {
-	PrStatus	status = keep ? slot_here((DistEngine *) base, slot, err) : PR_OK;
+	DistEngine *e = (DistEngine *) base;
+	MergedNodes *m = e->cluster->nodes;
+	int64		n = e->cluster->graph.n_nodes;
+	int			k = e->cluster->k;
+	PrStatus	status;
 
-	if (status != PR_OK)
-		return status;
-	status = VECTORS(base)->ops->far_field(VECTORS(base), slot, keep, found, err);
-	if (status == PR_OK && !keep && *found)
-		written_here((DistEngine *) base, slot);
-	return status;
+	if (keep)
+	{
+		/* read, not moved: the slot stays where it is, as in the runs that take the kept one */
+		run_pending(e);
+		if (only_on_parts(e, slot))
+			collect_rows(e->cluster, slot, SHARD_ROWS_OWNED, e->x);
+		else if ((status = e->vectors->ops->download(e->vectors, slot, e->x, err)) != PR_OK)
+			return status;
+		if (m->far_field == NULL)
+			m->far_field = MemoryContextAllocHuge(m->cxt, Max(n, 1) * sizeof(double));
+		for (int64 v = 0; v < n; v++)
+			m->far_field[v] = e->x[v * k];
+		*found = true;
+		return PR_OK;
+	}
+	*found = m->far_field != NULL;
+	if (!*found)
+		return PR_OK;
+	written_here(e, slot);
+	if (slot_for_parts(e, slot))
+	{
+		owned_set_rows(e->cluster, slot, m->far_field, 1);
+		e->where[slot] = SLOT_PARTS;
+		return PR_OK;
+	}
+	for (int64 v = 0; v < n; v++)
+		for (int j = 0; j < k; j++)
+			e->x[v * k + j] = m->far_field[v];
+	return e->vectors->ops->upload(e->vectors, slot, e->x, err);
 }
 
 /* Releases the vectors' engine and the buffers (the parts stay with the run). */

@@ -36,6 +36,8 @@ PG_FUNCTION_INFO_V1(powerrank_shard_prepare);
 PG_FUNCTION_INFO_V1(powerrank_shard_product);
 PG_FUNCTION_INFO_V1(powerrank_shard_owned_product);
 PG_FUNCTION_INFO_V1(powerrank_shard_rows);
+PG_FUNCTION_INFO_V1(powerrank_shard_set_rows);
+PG_FUNCTION_INFO_V1(powerrank_shard_restart_fill);
 PG_FUNCTION_INFO_V1(powerrank_shard_update);
 PG_FUNCTION_INFO_V1(powerrank_shard_step);
 PG_FUNCTION_INFO_V1(powerrank_shard_top_k);
@@ -1415,6 +1417,35 @@ shard_state_rows(ShardState *state, int slot, ShardRows list, double *out)
 }
 
 /*
+ * Writes a slot's owned rows (a start vector's, a slot the coordinator held, the kept far field):
+ * values holds columns values for each owned row, in their order (it need not be aligned: it may
+ * be a bytea's data); columns is k, or 1 for the same value in every column.  The halo rows are
+ * those of the slot's next product's exchange.
+ */
+void
+shard_state_set_rows(ShardState *state, int slot, const void *values, int columns)
+{
+	double	   *out = slot_values(state, owned_slot(state, slot, true));
+	int64		rows = state->owned_count[SHARD_ROWS_OWNED];
+	int			k = state->k;
+
+	/* the owned rows are the engine's first ones, in their order */
+	if (columns == k)
+	{
+		memcpy(out, values, rows * k * sizeof(double));
+		return;
+	}
+	for (int64 i = 0; i < rows; i++)
+	{
+		double		value;
+
+		memcpy(&value, (const char *) values + i * sizeof(double), sizeof(double));
+		for (int j = 0; j < k; j++)
+			out[i * k + j] = value;
+	}
+}
+
+/*
  * The top_k best owned rows of every column of a slot, in pr_top_k's order (ties to the smaller
  * row, which is the smaller node of the whole graph too): min(top_k, owned rows) local rows and
  * their values per column, column after column, into rows and values; returns that count.
@@ -1618,6 +1649,25 @@ shard_state_update(ShardState *state, int y_slot, int x_slot, double alpha,
 	owned_dangling_sums(state, slot_values(state, ye), y_dangling);
 	if (exported != NULL)
 		shard_state_rows(state, y_slot, SHARD_ROWS_EXPORTED, exported);
+}
+
+/*
+ * Fills a slot's owned rows with the restart's owned entries (PrEngineOps.restart_fill: the
+ * engine's own; the restart as shard_state_update reads it, shard.h), the warm start's first term.
+ */
+void
+shard_state_restart_fill(ShardState *state, int slot, const char *restart, Size restart_size)
+{
+	int			engine_slot = owned_slot(state, slot, true);
+	OwnedRestart r;
+	PrRestart	given;
+	PrError		err = {0};
+
+	read_owned_restart(state, restart, restart_size, &r);
+	given = pr_restart_columns(state->k, r.ptr, r.row, r.weight);
+	given.uniform = r.uniform;
+	if (state->engine->ops->restart_fill(state->engine, engine_slot, &given, &err) != PR_OK)
+		powerrank_report_core_error("shard restart fill", &err);
 }
 
 /* Frees the part (its engine included). */
@@ -2025,6 +2075,40 @@ powerrank_shard_combine(PG_FUNCTION_ARGS)
 	check_vector_bytes(coef_bytes, n_terms * state->k, "coef");
 	memcpy(coef, VARDATA_ANY(coef_bytes), n_terms * state->k * sizeof(double));
 	shard_state_combine(state, PG_GETARG_INT32(0), n_terms, slots, coef);
+	PG_RETURN_BYTEA_P(bytes_to_bytea(NULL, 0));
+}
+
+/*
+ * powerrank_shard_set_rows(slot int, "values" bytea) RETURNS bytea: writes the slot's owned rows
+ * (k values each, row-major, in their order, or one value each for every column:
+ * shard_state_set_rows); the result is empty.
+ */
+Datum
+powerrank_shard_set_rows(PG_FUNCTION_ARGS)
+{
+	ShardState *state = shard_owning_part();
+	bytea	   *values = PG_GETARG_BYTEA_PP(1);
+	int64		rows = state->owned_count[SHARD_ROWS_OWNED];
+	int			columns = (int64) VARSIZE_ANY_EXHDR(values) == rows * (int64) sizeof(double) ?
+		1 : state->k;
+
+	check_vector_bytes(values, rows * columns, "values");
+	shard_state_set_rows(state, PG_GETARG_INT32(0), VARDATA_ANY(values), columns);
+	PG_RETURN_BYTEA_P(bytes_to_bytea(NULL, 0));
+}
+
+/*
+ * powerrank_shard_restart_fill(slot int, restart bytea) RETURNS bytea: fills the slot's owned rows
+ * with the restart's owned entries (shard.h, shard_state_restart_fill); the result is empty.
+ */
+Datum
+powerrank_shard_restart_fill(PG_FUNCTION_ARGS)
+{
+	ShardState *state = shard_owning_part();
+	bytea	   *restart = PG_GETARG_BYTEA_PP(1);
+
+	shard_state_restart_fill(state, PG_GETARG_INT32(0), VARDATA_ANY(restart),
+							 VARSIZE_ANY_EXHDR(restart));
 	PG_RETURN_BYTEA_P(bytes_to_bytea(NULL, 0));
 }
 

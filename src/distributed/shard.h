@@ -20,7 +20,7 @@
 #include "graph/edge_table.h"
 
 /* Version of the bytes the shard functions exchange; the coordinator refuses another. */
-#define SHARD_PROTOCOL 8
+#define SHARD_PROTOCOL 9
 
 /*
  * A shard session's malloc (keep_product_memory): blocks up to SHARD_MMAP_THRESHOLD (glibc's
@@ -249,6 +249,10 @@ void		shard_state_push(ShardState *state, int x_slot, int y_slot, const double *
 void		shard_state_add_exported(ShardState *state, int y_slot, const void *values,
 									 double *sums);
 void		shard_state_rows(ShardState *state, int slot, ShardRows list, double *out);
+void		shard_state_set_rows(ShardState *state, int slot, const void *values,
+								 int columns);
+void		shard_state_restart_fill(ShardState *state, int slot, const char *restart,
+									 Size restart_size);
 int64		shard_state_top_k(ShardState *state, int slot, int64 top_k, int32 *rows,
 							  double *values);
 void		shard_state_combine(ShardState *state, int out_slot, int n_terms, const int32 *slots,

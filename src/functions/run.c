@@ -960,6 +960,8 @@ run_pagerank(RankRun *run, double alpha, const PrRestart *restart, const RankOpt
 
 	iteration_options(options, &iter);
 	iter.initial = run->start;
+	/* a distributed run of RWR or personalized PageRank starts from the warm start, as the service */
+	iter.warm_start = run->cluster != NULL && powerrank_warm_start;
 	run->warm_start = run->start != NULL ? RANK_START_EXPLICIT : RANK_START_NONE;
 	keyed = kept_scores_key(run, alpha, restart, &entry_id, &key);
 	if (finish_without_cpu_engine(run, SERVICE_PAGERANK, alpha, restart, options, top_k, values,

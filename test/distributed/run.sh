@@ -123,6 +123,8 @@ say "the shards exchange the halos with each other (Gloo), or through the coordi
 sql $C <<EOF >>"$OUT"
 SET client_min_messages = error;
 SET powerrank.mixing_depth = 0;
+-- from 1/N, as the single server (compare.sql)
+SET powerrank.warm_start = off;
 SELECT count(*) FROM pagerank('edges_three', tolerance => 1e-10);
 CREATE TEMP TABLE gloo_call AS
 	SELECT engine, exchange_bytes, peer_bytes, iterations FROM powerrank_last_run();
@@ -162,6 +164,34 @@ SELECT g.engine, r.engine, g.iterations = r.iterations AS same_iterations,
 		AS coordinator_carried_scalars,
 	r.exchange_bytes - g.exchange_bytes >= g.peer_bytes AS relay_carried_the_rows
 FROM hits_gloo f, hits_gloo g, hits_relay r WHERE f.iterations = 5 AND g.iterations = 15;
+-- a start vector goes to each part as its owned rows, once: a run from it carries at most one
+-- vector (8 bytes a node) more through the coordinator than a run from 1/N, and its iterations
+-- scalars
+CREATE TEMP TABLE start_calls (name text, exchange_bytes bigint, nodes bigint);
+SELECT count(*) FROM pagerank('edges_three', tolerance => 1e-300, max_iterations => 1);
+INSERT INTO start_calls SELECT 'uniform', exchange_bytes, nodes FROM powerrank_last_run();
+SELECT count(*) FROM pagerank('edges_three', tolerance => 1e-300, max_iterations => 1,
+	start_nodes => '{1,2,1700}', start_scores => '{0.5,0.25,0.25}');
+INSERT INTO start_calls SELECT 'start 1', exchange_bytes, nodes FROM powerrank_last_run();
+SELECT count(*) FROM pagerank('edges_three', tolerance => 1e-300, max_iterations => 11,
+	start_nodes => '{1,2,1700}', start_scores => '{0.5,0.25,0.25}');
+INSERT INTO start_calls SELECT 'start 11', exchange_bytes, nodes FROM powerrank_last_run();
+-- the warm start of RWR on the parts: its restart, column sums and combinations there, the far
+-- field gathered once (one vector), and nothing whole an iteration
+SELECT count(*) FROM rwr('edges_three', 42, tolerance => 1e-300, max_iterations => 1);
+INSERT INTO start_calls SELECT 'rwr', exchange_bytes, nodes FROM powerrank_last_run();
+SET powerrank.warm_start = on;
+SELECT count(*) FROM rwr('edges_three', 42, tolerance => 1e-300, max_iterations => 1);
+INSERT INTO start_calls SELECT 'rwr warm 1', exchange_bytes, nodes FROM powerrank_last_run();
+SELECT count(*) FROM rwr('edges_three', 42, tolerance => 1e-300, max_iterations => 11);
+INSERT INTO start_calls SELECT 'rwr warm 11', exchange_bytes, nodes FROM powerrank_last_run();
+SELECT s1.exchange_bytes - u.exchange_bytes <= 8 * u.nodes + 256 AS start_vector_once,
+	(s11.exchange_bytes - s1.exchange_bytes) / 10 < 256 AS start_iterations_scalars,
+	w1.exchange_bytes - r.exchange_bytes <= 8 * r.nodes + 4096 AS warm_start_one_vector,
+	(w11.exchange_bytes - w1.exchange_bytes) / 10 < 256 AS warm_iterations_scalars
+FROM start_calls u, start_calls s1, start_calls s11, start_calls r, start_calls w1, start_calls w11
+WHERE u.name = 'uniform' AND s1.name = 'start 1' AND s11.name = 'start 11' AND r.name = 'rwr'
+	AND w1.name = 'rwr warm 1' AND w11.name = 'rwr warm 11';
 EOF
 
 say "shards that cannot connect to each other: the relay, with a NOTICE"
@@ -217,11 +247,34 @@ ALTER SERVER s1 OPTIONS (DROP connect_timeout);
 -- (HITS stops at max_iterations here: plain iterations and no WARNING, as in compare.sql)
 SET client_min_messages = error;
 SET powerrank.mixing_depth = 0;
+SET powerrank.warm_start = off;
 SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank';
 SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'hits';
 SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank';
 SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'rwr many sources top_k';
 SELECT same_as_local('edges_two', q) FROM queries WHERE name = 'pagerank weighted';
+-- the warm start's far field is kept with the session's node set: the next warm start takes it
+-- (the same scores, and none of its products' halos between the shards); a write on a shard
+-- makes it again
+SET powerrank.warm_start = on;
+CREATE TEMP TABLE far_calls (call int, peer_bytes bigint, iterations int, scores float8[]);
+INSERT INTO far_calls SELECT 1, NULL, NULL, array_agg(score ORDER BY node)
+	FROM rwr('edges_two', 42, tolerance => 1e-300, max_iterations => 2);
+UPDATE far_calls SET (peer_bytes, iterations) = (SELECT peer_bytes, iterations FROM powerrank_last_run()) WHERE call = 1;
+INSERT INTO far_calls SELECT 2, NULL, NULL, array_agg(score ORDER BY node)
+	FROM rwr('edges_two', 42, tolerance => 1e-300, max_iterations => 2);
+UPDATE far_calls SET (peer_bytes, iterations) = (SELECT peer_bytes, iterations FROM powerrank_last_run()) WHERE call = 2;
+-- many sources from the kept far field (one column sent for all): the single server's scores
+SELECT same_as_local('edges_two', \$q\$SELECT source || ':' || node AS k, score AS v FROM rwr(%1\$L, '{1,2,3,1000}'::bigint[], tolerance => 1e-15)\$q\$);
+INSERT INTO edges_two VALUES (1999, 1998, 5);
+INSERT INTO far_calls SELECT 3, NULL, NULL, array_agg(score ORDER BY node)
+	FROM rwr('edges_two', 42, tolerance => 1e-300, max_iterations => 2);
+UPDATE far_calls SET (peer_bytes, iterations) = (SELECT peer_bytes, iterations FROM powerrank_last_run()) WHERE call = 3;
+DELETE FROM edges_two WHERE src = 1999;
+SELECT a.iterations = b.iterations AS same_iterations, a.scores = b.scores AS same_scores,
+	b.peer_bytes < a.peer_bytes AS far_field_kept, w.peer_bytes > b.peer_bytes AS far_field_made_again
+FROM far_calls a, far_calls b, far_calls w WHERE a.call = 1 AND b.call = 2 AND w.call = 3;
+SET powerrank.warm_start = off;
 EOF
 # a new session: the part of gap_1 from s2's graph cache, its skipped rows counted there
 sql $C -c "SET powerrank.distributed = on" -c "SELECT count(*) FROM pagerank('edges_gap')" >>"$OUT"
