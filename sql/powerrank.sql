@@ -710,7 +710,7 @@ RETURNS bytea
 	AS 'MODULE_PATHNAME', 'powerrank_shard_add_exported'
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
 
-CREATE FUNCTION powerrank_shard_peers_open(rank int, parts int)
+CREATE FUNCTION powerrank_shard_peers_open(rank int, parts int, lists_name bytea)
 RETURNS bytea
 	AS 'MODULE_PATHNAME', 'powerrank_shard_peers_open'
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER;
@@ -757,7 +757,7 @@ COMMENT ON FUNCTION powerrank_shard_add_exported(int, bytea) IS
 	'Shard side of a distributed ranking: adds the other parts'' push sums of the rows this session''s part owns (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_product(int, bytea) IS
 	'Shard side of a distributed ranking: one sparse product over this session''s part (called by a coordinator)';
-COMMENT ON FUNCTION powerrank_shard_peers_open(int, int) IS
+COMMENT ON FUNCTION powerrank_shard_peers_open(int, int, bytea) IS
 	'Shard side of a distributed ranking: makes this session''s end of a group of shards that exchange vectors (called by a coordinator)';
 COMMENT ON FUNCTION powerrank_shard_peers_connect(bytea, bytea) IS
 	'Shard side of a distributed ranking: connects this session''s group of shards (called by a coordinator)';

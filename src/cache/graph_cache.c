@@ -96,8 +96,8 @@ typedef struct GraphCacheKept
 } GraphCacheKept;
 
 /* Layouts one entry can keep: one of each GraphCacheLayoutKind. */
-#define ENTRY_LAYOUTS 3
-StaticAssertDecl(GRAPH_CACHE_LAYOUT_SHARD_NUMBERING == ENTRY_LAYOUTS,
+#define ENTRY_LAYOUTS 4
+StaticAssertDecl(GRAPH_CACHE_LAYOUT_SHARD_PEERS == ENTRY_LAYOUTS,
 				 "an entry keeps one layout of each kind");
 
 /* Segments one entry can hold pinned: its graph, a start and a result per kept key, its layouts. */

@@ -187,8 +187,10 @@ typedef enum GraphCacheLayoutKind
 	GRAPH_CACHE_LAYOUT_SHARD_PART = 1,	/* a shard's part: roles and length-sorted rows (shard.c) */
 	GRAPH_CACHE_LAYOUT_ROOT_FACTS,	/* a weighted root's weight range and out-degrees, what
 									 * extending its deltas needs (cache_capture.c) */
-	GRAPH_CACHE_LAYOUT_SHARD_NUMBERING	/* a shard's part renumbered for the rows it owns, with
+	GRAPH_CACHE_LAYOUT_SHARD_NUMBERING,	/* a shard's part renumbered for the rows it owns, with
 										 * the owner bits it was made for (shard.c) */
+	GRAPH_CACHE_LAYOUT_SHARD_PEERS	/* the rows a shard's part exchanges with each peer, under
+									 * the name of the parts' graphs (shard.c) */
 } GraphCacheLayoutKind;
 
 /* One registry entry as the SQL view shows it (a copy taken under the lock). */

@@ -238,6 +238,8 @@ static void forget_shared_set(DistCluster *c);
 
 static void forward_notice(void *arg, const PGresult *result);
 static void connect_peers(DistCluster *c);
+static char *send_peer_lists(DistCluster *c, char ***address, int32 **address_size, char **lists,
+							 const Size *lists_size);
 
 /* The parts and merged node set this session keeps; numbers for graphs and node sets. */
 static KeptPart *kept_parts = NULL;
@@ -2401,15 +2403,17 @@ wait_peer_answers(DistCluster *c)
 }
 
 /*
- * Sends each shard the addresses of the others' pairs for it and the rows it exchanges with each
- * (shard.h, beside SHARD_MAX_PEERS), from the owner plan: a part's halo rows owned by q are
- * received from q, which sends those of its exported rows, both lists ascending.  The lists are
- * written straight into each part's message, on huge pages where large.  *built: when the lists
- * were made (before their messages travel).  Returns NULL when sent, else why not (a part's lists
- * more than one message holds: nothing is sent).
+ * Sends each shard the addresses of the others' pairs for it and, where it keeps none (!kept[p]),
+ * the rows it exchanges with each (shard.h, beside SHARD_MAX_PEERS), from the owner plan: a
+ * part's halo rows owned by q are received from q, which sends those of its exported rows, both
+ * lists ascending.  The lists are written straight into each part's message, on huge pages where
+ * large; a shard that keeps its lists gets none.  *built: when the lists were made (before their
+ * messages travel).  Returns NULL when sent, else why not (a part's lists more than one message
+ * holds: nothing is sent).
  */
 static char *
-send_peer_connects(DistCluster *c, char ***address, int32 **address_size, double *built)
+send_peer_connects(DistCluster *c, char ***address, int32 **address_size, const bool *kept,
+				   double *built)
 {
 	int			n = c->n_parts;
 	int64	  **count[2];
@@ -2417,7 +2421,19 @@ send_peer_connects(DistCluster *c, char ***address, int32 **address_size, double
 	char	  **lists = palloc(n * sizeof(char *));
 	Size	   *lists_size = palloc(n * sizeof(Size));
 	int32	   *owned_at;
+	int			wanted = 0;
 
+	for (int p = 0; p < n; p++)
+	{
+		lists[p] = NULL;
+		lists_size[p] = 0;
+		wanted += !kept[p];
+	}
+	if (wanted == 0)
+	{
+		*built = pr_clock_seconds();
+		return send_peer_lists(c, address, address_size, lists, lists_size);
+	}
 	/* each node's row in the part owning it, from the parts' lists of owned rows */
 	owned_at = powerrank_alloc_huge(CurrentMemoryContext, Max(c->graph.n_nodes, 1) * sizeof(int32));
 	for (int p = 0; p < n; p++)
@@ -2465,6 +2481,11 @@ send_peer_connects(DistCluster *c, char ***address, int32 **address_size, double
 		int32		parts = n;
 		char	   *at;
 
+		if (kept[p])
+		{
+			lists_size[p] = 0;
+			continue;
+		}
 		lists[p] = powerrank_alloc_huge(CurrentMemoryContext, lists_size[p]);
 		at = lists[p];
 		memcpy(at, &parts, sizeof(parts));
@@ -2492,12 +2513,27 @@ send_peer_connects(DistCluster *c, char ***address, int32 **address_size, double
 			int32		v = c->parts[p].to_global[halo[i]];
 			int32		owner = c->owners->owner[v];
 
-			rows[1][p][owner][count[1][p][owner]++] = halo[i];
-			rows[0][owner][p][count[0][owner][p]++] = owned_at[v];
+			if (!kept[p])
+				rows[1][p][owner][count[1][p][owner]++] = halo[i];
+			if (!kept[owner])
+				rows[0][owner][p][count[0][owner][p]++] = owned_at[v];
 		}
 	}
 	pfree(owned_at);
 	*built = pr_clock_seconds();
+	return send_peer_lists(c, address, address_size, lists, lists_size);
+}
+
+/*
+ * Sends each shard the addresses of the others' pairs for it and its lists (lists[p], freed here;
+ * NULL: none, it keeps them), and returns NULL.
+ */
+static char *
+send_peer_lists(DistCluster *c, char ***address, int32 **address_size, char **lists,
+				const Size *lists_size)
+{
+	int			n = c->n_parts;
+
 	for (int p = 0; p < n; p++)
 	{
 		StringInfoData addresses;
@@ -2513,13 +2549,14 @@ send_peer_connects(DistCluster *c, char ***address, int32 **address_size, double
 			appendBinaryStringInfo(&addresses, address[q][p], address_size[q][p]);
 		}
 		values[0] = addresses.data;
-		values[1] = lists[p];
+		values[1] = lists[p] != NULL ? lists[p] : "";
 		lengths[0] = addresses.len;
 		lengths[1] = (int) lists_size[p];
 		send_query(&c->parts[p], psprintf("SELECT %s.powerrank_shard_peers_connect($1, $2)",
 										  c->parts[p].schema), 2, values, lengths, formats);
 		c->exchange_bytes += lengths[0] + lengths[1];
-		pfree(lists[p]);
+		if (lists[p] != NULL)
+			pfree(lists[p]);
 	}
 	return NULL;
 }
@@ -2554,6 +2591,26 @@ peer_step_answer(DistCluster *c, DistPart *part, char **payload, int *size)
 }
 
 /*
+ * The name of the run's lists of rows each shard exchanges with each other (send_peer_connects):
+ * the parts' graphs, a ShardContent each in rank order, from which the owner plan and so every
+ * list follow; NULL when some part's graph has no cache entry (a name for that session only).
+ */
+static char *
+peer_lists_name(const DistCluster *c, Size *size)
+{
+	char	   *name;
+
+	for (int p = 0; p < c->n_parts; p++)
+		if (!shard_content_lasts(&c->parts[p].kept->content))
+			return NULL;
+	*size = c->n_parts * sizeof(ShardContent);
+	name = palloc(*size);
+	for (int p = 0; p < c->n_parts; p++)
+		memcpy(name + p * sizeof(ShardContent), &c->parts[p].kept->content, sizeof(ShardContent));
+	return name;
+}
+
+/*
  * Makes the shards of the run a group that exchanges halos shard to shard (c->peers), once a run
  * whose pull products run on owned rows (and HITS's push sums, the other way): every part a shard server, at least two of
  * them, powerrank.distributed_exchange = auto.  The group of a run before over the same kept
@@ -2579,6 +2636,10 @@ connect_peers(DistCluster *c)
 				t_connected;
 	int64		bytes_before = c->exchange_bytes,
 				lists_bytes;
+	bool	   *kept;
+	char	   *name;
+	Size		name_size = 0;
+	int			wanted = 0;
 
 	c->peers_tried = true;
 	if (powerrank_distributed_exchange == DISTRIBUTED_EXCHANGE_RELAY)
@@ -2605,24 +2666,39 @@ connect_peers(DistCluster *c)
 		c->parts[p].kept->peers_nodes = 0;
 	address = palloc(n * sizeof(char **));
 	address_size = palloc(n * sizeof(int32 *));
+	kept = palloc0(n * sizeof(bool));
+	name = peer_lists_name(c, &name_size);
 	for (int p = 0; p < n; p++)
 	{
-		const char *values[2] = {psprintf("%d", p), psprintf("%d", n)};
+		const char *values[3] = {psprintf("%d", p), psprintf("%d", n), name != NULL ? name : ""};
+		int			lengths[3] = {0, 0, (int) name_size};
+		int			formats[3] = {0, 0, 1};
 
-		send_text_query(&c->parts[p], psprintf("SELECT %s.powerrank_shard_peers_open($1, $2)",
-											   c->parts[p].schema), 2, values);
+		send_query(&c->parts[p], psprintf("SELECT %s.powerrank_shard_peers_open($1, $2, $3)",
+										  c->parts[p].schema), 3, values, lengths, formats);
+		c->exchange_bytes += name_size;
 	}
 	for (int p = 0; p < n; p++)
 	{
 		char	   *bytes = NULL;
 		int			size = 0;
-		int			at = 0;
+		int			at = 1;
 		char	   *part_failure = peer_step_answer(c, &c->parts[p], &bytes, &size);
 
 		address[p] = palloc0(n * sizeof(char *));
 		address_size[p] = palloc0(n * sizeof(int32));
 		if (failure == NULL)
 			failure = part_failure;
+		if (part_failure == NULL)
+		{
+			if (size < 1 || (bytes[0] != 0 && name == NULL))
+				ereport(ERROR,
+						(errcode(ERRCODE_PROTOCOL_VIOLATION),
+						 errmsg("shard server \"%s\" answered that it keeps lists no one named",
+								c->parts[p].server)));
+			kept[p] = bytes[0] != 0;
+			wanted += !kept[p];
+		}
 		for (int q = 0; part_failure == NULL && q < n; q++)
 		{
 			int32		length = -1;
@@ -2643,7 +2719,7 @@ connect_peers(DistCluster *c)
 	t_opened = pr_clock_seconds();
 	lists_bytes = c->exchange_bytes;
 	if (failure == NULL)
-		failure = send_peer_connects(c, address, address_size, &t_built);
+		failure = send_peer_connects(c, address, address_size, kept, &t_built);
 	t_sent = pr_clock_seconds();
 	lists_bytes = c->exchange_bytes - lists_bytes;
 	if (failure == NULL)
@@ -2669,8 +2745,8 @@ connect_peers(DistCluster *c)
 		c->parts[p].kept->peers_nodes = c->nodes->id;
 	t_connected = pr_clock_seconds();
 	/* where a new session's group goes, for whoever looks (client_min_messages = debug1) */
-	elog(DEBUG1, "powerrank: the %d shards exchange halos with each other: group made in %.1f ms (ends opened %.1f ms, lists of %.1f MB built %.1f ms and sent %.1f ms, connected %.1f ms; %.1f MB through this server)",
-		 n, (t_connected - t_start) * 1000.0, (t_opened - t_start) * 1000.0,
+	elog(DEBUG1, "powerrank: the %d shards exchange halos with each other: group made in %.1f ms (ends opened %.1f ms, lists for %d shards of %.1f MB built %.1f ms and sent %.1f ms, connected %.1f ms; %.1f MB through this server)",
+		 n, (t_connected - t_start) * 1000.0, (t_opened - t_start) * 1000.0, wanted,
 		 lists_bytes / 1048576.0, (t_built - t_opened) * 1000.0, (t_sent - t_built) * 1000.0,
 		 (t_connected - t_sent) * 1000.0,
 		 (c->exchange_bytes - bytes_before) / 1048576.0);

@@ -2234,8 +2234,15 @@ powerrank_shard_close(PG_FUNCTION_ARGS)
  *
  * The coordinator makes the group in two calls: powerrank_shard_peers_open makes this session's
  * end of it (bound to the address the coordinator reached this server at) and answers the
- * addresses of its pairs; powerrank_shard_peers_connect hands over every other shard's address
- * for this one, and the lists of rows to send to each peer and to receive from it, and connects.
+ * addresses of its pairs, and whether it keeps the lists the coordinator names; powerrank_shard_peers_connect hands over every other shard's address
+ * for this one, and the lists of rows to send to each peer and to receive from it (none when its
+ * kept ones serve), and connects.
+ *
+ * The lists follow from the parts' graphs alone (the owner plan is made from them), so the
+ * coordinator names them by those graphs (their ShardContents in rank order) where every one is a
+ * cache entry; a shard keeps the lists it receives under that name with its graph's cache entry
+ * (GRAPH_CACHE_LAYOUT_SHARD_PEERS), and a later session's open of the same name takes them from
+ * there, checked against its owner bits as received lists are.
  * Both answer a status byte (0: done, else the reason follows as text) rather than an ERROR: a
  * group that cannot be made leaves the run to the coordinator's relay.  An exchange that fails or
  * is interrupted closes the group (it cannot serve again) and raises the ERROR or the cancel here,
@@ -2253,6 +2260,9 @@ typedef struct SessionPeers
 	int			rank;
 	int			size;
 	bool		connected;
+	char	   *lists_name;		/* what names its lists (the open's; NULL: none) */
+	Size		lists_name_size;
+	bool		lists_kept;		/* its lists are the ones kept under lists_name */
 	int64		n_nodes;		/* the part's, when the lists were taken */
 	int64	   *count[2];		/* [PEER_SEND / PEER_RECV][size] rows */
 	int32	  **rows[2];		/* [PEER_SEND / PEER_RECV][size] local rows, ascending */
@@ -2309,60 +2319,6 @@ reached_address(char *host, size_t size)
 }
 
 /*
- * powerrank_shard_peers_open(rank int, parts int) RETURNS bytea: makes this session's end of a
- * group of parts shards, as rank (the session's group before goes); answers 0 and, for each rank,
- * int32 bytes and the address of this rank's pair for it (none for itself), or 1 and the reason.
- */
-Datum
-powerrank_shard_peers_open(PG_FUNCTION_ARGS)
-{
-	int32		rank = PG_GETARG_INT32(0);
-	int32		size = PG_GETARG_INT32(1);
-	char		host[NI_MAXHOST];
-	char		error[256];
-	PeerGroup  *group;
-	MemoryContext cxt;
-	SessionPeers *peers;
-	StringInfoData out;
-
-	if (size < 2 || size > SHARD_MAX_PEERS || rank < 0 || rank >= size)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a group of %d shards has no rank %d (2 to %d shards)", size, rank,
-						SHARD_MAX_PEERS)));
-	close_session_peers();
-	reached_address(host, sizeof(host));
-	cxt = AllocSetContextCreate(TopMemoryContext, "powerrank shard peers", ALLOCSET_DEFAULT_SIZES);
-	peers = MemoryContextAllocZero(cxt, sizeof(SessionPeers));
-	peers->cxt = cxt;
-	if (peer_group_open(host, rank, size, &group, error, sizeof(error)) != PEER_OK)
-	{
-		MemoryContextDelete(cxt);
-		PG_RETURN_BYTEA_P(peer_answer(psprintf("cannot listen on %s: %s", host, error)));
-	}
-	session_peers = peers;
-	session_peers->group = group;
-	session_peers->rank = rank;
-	session_peers->size = size;
-
-	initStringInfo(&out);
-	appendStringInfoSpaces(&out, VARHDRSZ);
-	appendStringInfoChar(&out, 0);
-	for (int peer = 0; peer < size; peer++)
-	{
-		size_t		bytes;
-		const char *address = peer_group_address(group, peer, &bytes);
-		int32		length = (int32) bytes;
-
-		appendBinaryStringInfo(&out, (const char *) &length, sizeof(length));
-		if (length > 0)
-			appendBinaryStringInfo(&out, address, length);
-	}
-	SET_VARSIZE(out.data, out.len);
-	PG_RETURN_BYTEA_P((bytea *) out.data);
-}
-
-/*
  * Reads the lists of rows to send to and receive from each peer (shard.h, beside
  * SHARD_MAX_PEERS) into the session's group; false when they are not lists of the part's exported
  * rows to send and of its halo rows to receive, each halo row once.
@@ -2414,10 +2370,164 @@ take_peer_lists(SessionPeers *peers, const ShardState *state, const char *in, Si
 }
 
 /*
+ * What a part's kept peer lists segment holds (GRAPH_CACHE_LAYOUT_SHARD_PEERS, kept with its
+ * graph's cache entry beside its numbering): this header, the name they were received under, then
+ * the lists as powerrank_shard_peers_connect takes them.
+ */
+typedef struct PeerListsHeader
+{
+	int64		name_size;
+	int64		lists_size;
+} PeerListsHeader;
+
+/*
+ * Whether name names the lists of this session's part as rank of size parts: the parts' graphs,
+ * a ShardContent each in rank order, every one a cache entry, this part's graph at rank.
+ */
+static bool
+names_part_lists(const ShardState *state, const char *name, Size name_size, int rank, int size)
+{
+	ShardContent at_rank;
+
+	if (state == NULL || state->entry_id == 0 || state->owners == NULL ||
+		name_size != (Size) size * sizeof(ShardContent))
+		return false;
+	memcpy(&at_rank, name + (Size) rank * sizeof(ShardContent), sizeof(ShardContent));
+	return memcmp(&at_rank, &state->summary.content, sizeof(ShardContent)) == 0;
+}
+
+/*
+ * Takes into the session's group the lists the graph cache keeps with the entry of the part's
+ * graph when they were received under the group's name (and are the part's: take_peer_lists);
+ * returns whether it did.
+ */
+static bool
+take_kept_lists(SessionPeers *peers, const ShardState *state)
+{
+	dsm_segment *segment = graph_cache_map_layout(state->entry_id, GRAPH_CACHE_LAYOUT_SHARD_PEERS);
+	const char *base;
+	PeerListsHeader header;
+	Size		length;
+	bool		taken;
+
+	if (segment == NULL)
+		return false;
+	base = dsm_segment_address(segment);
+	length = dsm_segment_map_length(segment);
+	memcpy(&header, base, Min(length, sizeof(PeerListsHeader)));
+	taken = length >= sizeof(PeerListsHeader) &&
+		header.name_size == (int64) peers->lists_name_size &&
+		header.lists_size >= 0 &&
+		length - sizeof(PeerListsHeader) - header.name_size >= (Size) header.lists_size &&
+		memcmp(base + sizeof(PeerListsHeader), peers->lists_name, peers->lists_name_size) == 0 &&
+		take_peer_lists(peers, state, base + sizeof(PeerListsHeader) + header.name_size,
+						header.lists_size);
+	dsm_detach(segment);
+	return taken;
+}
+
+/*
+ * Offers the graph cache's entry of the part's graph the lists it received (in, size) under the
+ * group's name, in place of the lists it keeps; a DEBUG1 line when it cannot.
+ */
+static void
+keep_peer_lists(const SessionPeers *peers, const ShardState *state, const char *in, Size size)
+{
+	PeerListsHeader header = {(int64) peers->lists_name_size, (int64) size};
+	dsm_segment *segment = dsm_create(sizeof(PeerListsHeader) + peers->lists_name_size + size,
+									  DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	char	   *base;
+
+	if (segment != NULL)
+	{
+		base = dsm_segment_address(segment);
+		memcpy(base, &header, sizeof(PeerListsHeader));
+		memcpy(base + sizeof(PeerListsHeader), peers->lists_name, peers->lists_name_size);
+		memcpy(base + sizeof(PeerListsHeader) + peers->lists_name_size, in, size);
+	}
+	if (segment == NULL ||
+		!graph_cache_replace_layout(state->entry_id, GRAPH_CACHE_LAYOUT_SHARD_PEERS, segment))
+		elog(DEBUG1, "powerrank: shard peer lists not kept with cache entry %llu",
+			 (unsigned long long) state->entry_id);
+	if (segment != NULL)
+		dsm_detach(segment);
+}
+
+/*
+ * powerrank_shard_peers_open(rank int, parts int, lists_name bytea) RETURNS bytea: makes this
+ * session's end of a group of parts shards, as rank (the session's group before goes), whose
+ * lists lists_name names (the parts' graphs, a ShardContent each in rank order; empty: no name);
+ * answers 0, a byte saying whether it took lists kept under that name (then
+ * powerrank_shard_peers_connect needs none) and, for each rank, int32 bytes and the address of
+ * this rank's pair for it (none for itself), or 1 and the reason.
+ */
+Datum
+powerrank_shard_peers_open(PG_FUNCTION_ARGS)
+{
+	int32		rank = PG_GETARG_INT32(0);
+	int32		size = PG_GETARG_INT32(1);
+	bytea	   *lists_name = PG_GETARG_BYTEA_PP(2);
+	char		host[NI_MAXHOST];
+	char		error[256];
+	PeerGroup  *group;
+	MemoryContext cxt;
+	SessionPeers *peers;
+	StringInfoData out;
+
+	if (size < 2 || size > SHARD_MAX_PEERS || rank < 0 || rank >= size)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a group of %d shards has no rank %d (2 to %d shards)", size, rank,
+						SHARD_MAX_PEERS)));
+	close_session_peers();
+	reached_address(host, sizeof(host));
+	cxt = AllocSetContextCreate(TopMemoryContext, "powerrank shard peers", ALLOCSET_DEFAULT_SIZES);
+	peers = MemoryContextAllocZero(cxt, sizeof(SessionPeers));
+	peers->cxt = cxt;
+	if (peer_group_open(host, rank, size, &group, error, sizeof(error)) != PEER_OK)
+	{
+		MemoryContextDelete(cxt);
+		PG_RETURN_BYTEA_P(peer_answer(psprintf("cannot listen on %s: %s", host, error)));
+	}
+	session_peers = peers;
+	session_peers->group = group;
+	session_peers->rank = rank;
+	session_peers->size = size;
+	if (names_part_lists(session_state, VARDATA_ANY(lists_name), VARSIZE_ANY_EXHDR(lists_name),
+						 rank, size))
+	{
+		peers->lists_name_size = VARSIZE_ANY_EXHDR(lists_name);
+		peers->lists_name = MemoryContextAlloc(cxt, peers->lists_name_size);
+		memcpy(peers->lists_name, VARDATA_ANY(lists_name), peers->lists_name_size);
+		peers->lists_kept = take_kept_lists(peers, session_state);
+		elog(DEBUG1, "powerrank: shard peer lists %s", peers->lists_kept ?
+			 "kept with the cache entry" : "to receive");
+	}
+
+	initStringInfo(&out);
+	appendStringInfoSpaces(&out, VARHDRSZ);
+	appendStringInfoChar(&out, 0);
+	appendStringInfoChar(&out, peers->lists_kept ? 1 : 0);
+	for (int peer = 0; peer < size; peer++)
+	{
+		size_t		bytes;
+		const char *address = peer_group_address(group, peer, &bytes);
+		int32		length = (int32) bytes;
+
+		appendBinaryStringInfo(&out, (const char *) &length, sizeof(length));
+		if (length > 0)
+			appendBinaryStringInfo(&out, address, length);
+	}
+	SET_VARSIZE(out.data, out.len);
+	PG_RETURN_BYTEA_P((bytea *) out.data);
+}
+
+/*
  * powerrank_shard_peers_connect(addresses bytea, lists bytea) RETURNS bytea: connects this
  * session's group (powerrank_shard_peers_open) to every other shard: addresses holds, for each
  * rank, int32 bytes and the address its open gave for this rank (none for this rank); lists the
- * rows this part sends to and receives from each (shard.h, beside SHARD_MAX_PEERS).  Answers 0,
+ * rows this part sends to and receives from each (shard.h, beside SHARD_MAX_PEERS), empty when the
+ * open took kept ones; lists received under a name are offered to the graph cache.  Answers 0,
  * or 1 and the reason (the group is closed).
  */
 Datum
@@ -2456,12 +2566,17 @@ powerrank_shard_peers_connect(PG_FUNCTION_ARGS)
 		address_size[peer] = length;
 		at += length;
 	}
-	if (!take_peer_lists(peers, state, VARDATA_ANY(lists), VARSIZE_ANY_EXHDR(lists)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("lists holds %zu bytes that are not the rows the part exchanges with %d shards",
-						VARSIZE_ANY_EXHDR(lists), peers->size),
-				 errhint("The shard functions are called by a coordinator of the same powerrank version.")));
+	if (!peers->lists_kept || VARSIZE_ANY_EXHDR(lists) > 0)
+	{
+		if (!take_peer_lists(peers, state, VARDATA_ANY(lists), VARSIZE_ANY_EXHDR(lists)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lists holds %zu bytes that are not the rows the part exchanges with %d shards",
+							VARSIZE_ANY_EXHDR(lists), peers->size),
+					 errhint("The shard functions are called by a coordinator of the same powerrank version.")));
+		if (peers->lists_name != NULL)
+			keep_peer_lists(peers, state, VARDATA_ANY(lists), VARSIZE_ANY_EXHDR(lists));
+	}
 	if (peer_group_connect(peers->group, address, address_size, error, sizeof(error)) != PEER_OK)
 	{
 		close_session_peers();

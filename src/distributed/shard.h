@@ -20,7 +20,7 @@
 #include "graph/edge_table.h"
 
 /* Version of the bytes the shard functions exchange; the coordinator refuses another. */
-#define SHARD_PROTOCOL 9
+#define SHARD_PROTOCOL 10
 
 /*
  * A shard session's malloc (keep_product_memory): blocks up to SHARD_MMAP_THRESHOLD (glibc's
