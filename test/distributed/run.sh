@@ -38,7 +38,8 @@
 # read the parts' role lists in it);
 # a shard's renumbered rows kept with its cached graph (a new session's scores the same bits as the
 # session's before; a write on that shard, or one on another that changes the rows it owns, makes
-# it renumber);
+# it renumber); the shards' lists of rows for their group kept with their cached graphs (a new
+# session sends none, the same bits; a write on a shard makes them sent again);
 # the kept node set as an entry of the coordinator's cache (a row of powerrank_cache, its bytes
 # counted, evicting the least recently used entry under a small powerrank.cache_size, not kept
 # under a smaller one, gone with DROP TABLE, TRUNCATE, DETACH and ATTACH PARTITION and a partition
@@ -324,15 +325,23 @@ sql $C -c "SELECT b.exchange_bytes < a.exchange_bytes AS kept_fewer_bytes, d.exc
 say "new sessions: a shard's renumbered rows kept with its graph for the rows it owns"
 sql $S1 -c "SELECT powerrank_cache_enable('num_0')" >>"$OUT"
 sql $S2 -c "SELECT powerrank_cache_enable('num_1')" >>"$OUT"
-# s1 logs where its parts' numberings come from (made, or kept with the cache entry)
+# s1 logs where its parts' numberings and peer lists come from (made or received, or kept with
+# the cache entry)
 sql $S1 -c "ALTER DATABASE postgres SET log_min_messages = debug1" >>"$OUT"
-# One new session's call on edges_num: its scores kept as table num_$1, then s1's numberings in it
-# and its scores against one server's.
+# One new session's call on edges_num: its scores kept as table num_$1, then how many shards the
+# coordinator sent lists of rows to (its group line), s1's numberings and peer lists in it and its
+# scores against one server's.
 num_session() {
-	seen=$(grep -c 'shard part numbering' "$WORK/s1.log")
-	sql $C -c "CREATE TABLE num_$1 AS SELECT node, score FROM pagerank('edges_num', tolerance => 1e-10)" \
-		-c "SELECT same_as_local('edges_num', q, 'edges_num_local') FROM queries WHERE name = 'pagerank'" >>"$OUT"
-	grep 'shard part numbering' "$WORK/s1.log" | tail -n +$((seen + 1)) | sed 's/^.*powerrank: /s1: /' >>"$OUT"
+	seen=$(grep -c 'shard part numbering\|shard peer lists' "$WORK/s1.log")
+	"$BIN/psql" -X -q -A -t -v VERBOSITY=terse -p $C -d postgres -c "SET client_min_messages = debug1" \
+		-c "CREATE TABLE num_$1 AS SELECT node, score FROM pagerank('edges_num', tolerance => 1e-10)" \
+		-c "SET client_min_messages = notice" \
+		-c "SELECT same_as_local('edges_num', q, 'edges_num_local') FROM queries WHERE name = 'pagerank'" \
+		2>"$WORK/num_session.err" >"$WORK/num_session.out"
+	sed -n -e 's/^DEBUG:  powerrank: the 2 shards exchange halos .*(.*lists for \([0-9]*\) shards of.*$/coordinator: lists sent to \1 shards/p' \
+		-e '/^[A-Z]*:  /{/^DEBUG:/!p}' "$WORK/num_session.err" >>"$OUT"
+	cat "$WORK/num_session.out" >>"$OUT"
+	grep 'shard part numbering\|shard peer lists' "$WORK/s1.log" | tail -n +$((seen + 1)) | sed 's/^.*powerrank: /s1: /' >>"$OUT"
 }
 # Two new sessions' calls ($1, $2), then whether they gave the same scores, bit for bit.
 two_sessions() {
@@ -349,10 +358,12 @@ num_write() {
 	sql $C -c "INSERT INTO edges_num VALUES ($1)" -c "INSERT INTO edges_num_local VALUES ($1)" \
 		-c "$2" >>"$OUT"
 }
-# the first session reads the parts and makes s1's numbering; the next one takes it
+# the first session reads the parts and makes s1's numbering, and the coordinator sends both
+# shards their lists of rows, which they keep; the next one takes them: no lists sent
 two_sessions a b
 # a write on s1: a new source (its node x hashes to s2's partition, which has no x) owned by s1; a
-# new graph, a new numbering, taken by the session after
+# new graph, a new numbering, taken by the session after; new lists for both shards (the name of
+# s2's lists names s1's graph too), taken by the session after
 x=$(node_in 20000 20100 1)
 num_write "$x, $(node_in 0 100 0), 1" "SELECT count(*) AS on_s1 FROM edges_num_0 WHERE src = $x"
 two_sessions c d
