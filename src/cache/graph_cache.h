@@ -11,6 +11,7 @@
  * cache_capture.c      the rows writers changed (statement triggers with transition tables on
  *                      tables made live with powerrank_cache_live) and a cached graph patched
  *                      with them
+ * cache_out_edges.c    a cached graph's out-edges, kept with its entry for HITS
  * cache_compact.c      compaction of the change log (a background worker, or on request)
  * cache_sql.c          the SQL interface: powerrank_cache view, powerrank_cache_drop, status
  *
@@ -187,8 +188,9 @@ typedef enum GraphCacheLayoutKind
 	GRAPH_CACHE_LAYOUT_SHARD_PART = 1,	/* a shard's part: roles and length-sorted rows (shard.c) */
 	GRAPH_CACHE_LAYOUT_ROOT_FACTS,	/* a weighted root's weight range and out-degrees, what
 									 * extending its deltas needs (cache_capture.c) */
-	GRAPH_CACHE_LAYOUT_SHARD_NUMBERING	/* a shard's part renumbered for the rows it owns, with
+	GRAPH_CACHE_LAYOUT_SHARD_NUMBERING,	/* a shard's part renumbered for the rows it owns, with
 										 * the owner bits it was made for (shard.c) */
+	GRAPH_CACHE_LAYOUT_OUT_EDGES	/* the graph's out-edges, for HITS (cache_out_edges.c) */
 } GraphCacheLayoutKind;
 
 /* One registry entry as the SQL view shows it (a copy taken under the lock). */
@@ -367,6 +369,11 @@ bool		graph_cache_patch(const EdgeScanTarget *target, bool directed, const Graph
 int64		graph_cache_delta_edges(const PrGraph *root, const PrGraphDelta *delta);
 void		graph_cache_materialize(const PrGraph *root, const PrGraphDelta *delta,
 									const PrAllocator *alloc, PrGraph *out);
+
+/* ---- cache_out_edges.c ---- */
+
+bool		graph_cache_out_edges(uint64 entry_id, PrGraph *graph, const PrAllocator *alloc,
+								  dsm_segment **mapping);
 
 /* ---- cache_compact.c ---- */
 
