@@ -697,21 +697,32 @@ pr_graph_build(const int64_t *src, const int64_t *dst, const double *weight, siz
 	return status;
 }
 
+/* Writes g's out-edge arrays into the caller's arrays; see pr_graph.h. */
+PrStatus
+pr_graph_write_out_edges(const PrGraph *g, int n_threads, const PrAllocator *alloc,
+						 int64_t *out_ptr, int32_t *out_dst, double *out_weight, PrError *err)
+{
+	PrBuildTimes times = {0};
+
+	if (transpose_csr(g->n_nodes, g->n_edges, g->in_ptr, g->in_src, g->in_weight, out_ptr,
+					  out_dst, g->weighted ? out_weight : NULL, n_threads > 1 ? n_threads : 1,
+					  NULL, alloc, &times) != PR_OK)
+		return pr_error_set(err, PR_ERR_NOMEM, "out of memory building the out-edge arrays");
+	return PR_OK;
+}
+
 /* Builds the out-edge arrays of a graph that lacks them (a no-op when present). */
 PrStatus
 pr_graph_add_out_edges(PrGraph *g, int n_threads, const PrAllocator *alloc, PrError *err)
 {
-	PrBuildTimes times = {0};
-
 	if (g->has_out_edges)
 		return PR_OK;
 	g->out_ptr = ALLOC_ARRAY(alloc, int64_t, g->n_nodes + 1);
 	g->out_dst = ALLOC_ARRAY(alloc, int32_t, g->n_edges);
 	g->out_weight = g->weighted ? ALLOC_ARRAY(alloc, double, g->n_edges) : NULL;
 	if (g->out_ptr == NULL || g->out_dst == NULL || (g->weighted && g->out_weight == NULL) ||
-		transpose_csr(g->n_nodes, g->n_edges, g->in_ptr, g->in_src, g->in_weight, g->out_ptr,
-					  g->out_dst, g->out_weight, n_threads > 1 ? n_threads : 1, NULL, alloc,
-					  &times) != PR_OK)
+		pr_graph_write_out_edges(g, n_threads, alloc, g->out_ptr, g->out_dst, g->out_weight,
+								 err) != PR_OK)
 	{
 		pr_free(alloc, g->out_ptr);
 		pr_free(alloc, g->out_dst);

@@ -126,6 +126,15 @@ PrStatus	pr_graph_add_out_edges(PrGraph *g, int n_threads, const PrAllocator *al
 								   PrError *err);
 
 /*
+ * Writes the out-edge arrays of g (its in-edges transposed, each row ascending: what
+ * pr_graph_add_out_edges builds) into out_ptr [n+1], out_dst [m] and, weighted, out_weight [m],
+ * arrays the caller placed (a shared segment); n_threads threads, scratch from alloc.
+ */
+PrStatus	pr_graph_write_out_edges(const PrGraph *g, int n_threads, const PrAllocator *alloc,
+									 int64_t *out_ptr, int32_t *out_dst, double *out_weight,
+									 PrError *err);
+
+/*
  * g with its nodes renumbered into out: node i of out is node new_to_old[i] of g (old_to_new the
  * inverse).  The rows come in the new order, each keeping its edges in g's order with their other
  * ends renumbered (so a product sums every row as over g, bit for bit, though a row's neighbours

@@ -224,6 +224,46 @@ ALTER TABLE ce_attach_parent DETACH PARTITION ce_attached;
 SELECT * FROM cache_check('ce_attached');
 SELECT * FROM cache_check('ce_attached');
 
+-- HITS on a cached graph takes the out-edges its entry keeps: the first HITS call on the entry
+-- builds them and keeps them with it (in the cache's bytes), later calls, in any session, map
+-- them, with the same scores to the bit.  A write makes a new entry, which builds its own.
+SELECT powerrank_cache_drop();
+CREATE TABLE ce_hits(src bigint, dst bigint, w float8);
+INSERT INTO ce_hits SELECT g % 500, (g * 37) % 503, 1 + g % 7 FROM generate_series(1, 5000) g;
+SELECT powerrank_cache_enable('ce_hits');
+SELECT count(*) FROM pagerank('ce_hits', weight_column => 'w');
+SELECT bytes AS bytes_before FROM powerrank_cache_status() \gset
+\set VERBOSITY terse
+SET client_min_messages = debug1;
+CREATE TABLE ce_hits_first AS SELECT * FROM hits('ce_hits', weight_column => 'w');
+SELECT count(*) FROM hits('ce_hits', weight_column => 'w');
+RESET client_min_messages;
+SELECT bytes > :bytes_before AS out_edges_counted FROM powerrank_cache_status();
+SELECT count(*) AS nodes, bool_and(a.hub = b.hub AND a.authority = b.authority) AS same_bits
+FROM hits('ce_hits', weight_column => 'w') a JOIN ce_hits_first b USING (node);
+\c
+\set VERBOSITY terse
+SET client_min_messages = debug1;
+SELECT count(*) FROM hits('ce_hits', weight_column => 'w');
+RESET client_min_messages;
+SELECT cache_hit FROM powerrank_last_run();
+SELECT count(*) AS nodes, bool_and(a.hub = b.hub AND a.authority = b.authority) AS same_bits
+FROM hits('ce_hits', weight_column => 'w') a JOIN ce_hits_first b USING (node);
+INSERT INTO ce_hits VALUES (1000, 1, 2);
+SELECT count(*) FROM pagerank('ce_hits', weight_column => 'w');
+SET client_min_messages = debug1;
+SELECT count(*) FROM hits('ce_hits', weight_column => 'w');
+SELECT count(*) FROM hits('ce_hits', weight_column => 'w');
+RESET client_min_messages;
+\set VERBOSITY default
+SELECT count(*) FROM powerrank_cache WHERE source = 'ce_hits'::regclass;
+SELECT bool_and(abs(a.hub - b.hub) < 1e-15 AND abs(a.authority - b.authority) < 1e-15) AS same_hits
+FROM hits('ce_hits', weight_column => 'w') a
+JOIN hits((SELECT powerrank_graph(src, dst, w) FROM ce_hits)) b USING (node);
+-- Dropping the table takes the entry and its out-edges with it.
+DROP TABLE ce_hits, ce_hits_first;
+SELECT entries, retired, segments, bytes FROM powerrank_cache_status();
+
 SELECT powerrank_cache_drop();
 SELECT entries, retired, segments, bytes FROM powerrank_cache_status();
 DROP TABLE ce, lru_a, lru_b, lru_c, ce_parent, ce_parted, ce_late, ce_attached, ce_attach_parent

@@ -123,6 +123,21 @@ SELECT * FROM delta_compare();
 INSERT INTO dl VALUES (1, 2, 0.5), (1, 2, 4), (10, 150, 2), (250, 3, 1);
 SELECT * FROM delta_compare();
 SELECT * FROM delta_entries();
+-- HITS on the delta entry takes its graph made whole and the out-edges kept with the delta entry
+-- (made by delta_compare's HITS call): mapped, the same scores to the bit.
+CREATE TEMP TABLE dl_hits AS SELECT * FROM hits('dl', weight_column => 'w', tolerance => 1e-3,
+                                                 max_iterations => 2000, device => 'cpu');
+SELECT graph_source, cache_hit FROM powerrank_last_run();
+\set VERBOSITY terse
+SET client_min_messages = debug1;
+SELECT count(*) FROM hits('dl', weight_column => 'w', tolerance => 1e-3, max_iterations => 2000,
+                          device => 'cpu');
+SET client_min_messages = warning;
+\set VERBOSITY default
+SELECT count(*) AS nodes, bool_and(a.hub = b.hub AND a.authority = b.authority) AS same_bits
+FROM hits('dl', weight_column => 'w', tolerance => 1e-3, max_iterations => 2000, device => 'cpu') a
+JOIN dl_hits b USING (node);
+DROP TABLE dl_hits;
 -- Weight updates: the next delta from the same root, the earlier delta entry replaced.
 UPDATE dl SET w = w + 0.25 WHERE src BETWEEN 20 AND 30;
 SELECT * FROM delta_compare();

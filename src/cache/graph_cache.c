@@ -55,7 +55,9 @@
  *
  * Kept layout: an entry keeps at most one layout of each kind (GraphCacheLayoutKind), a segment
  * of what a reader derives from the graph and would otherwise derive in every session (a shard's
- * roles and length-sorted rows, and its rows renumbered for the rows it owns: shard.c).  The first
+ * roles and length-sorted rows, and its rows renumbered for the rows it owns: shard.c; a weighted
+ * root's out-degrees: cache_capture.c; the graph's out-edges for HITS: cache_out_edges.c; a delta
+ * entry keeps its own, of its graph made whole).  The first
  * reader to make one keeps it (graph_cache_keep_layout), or the latest replaces the one before
  * (graph_cache_replace_layout: a layout that depends on more than the graph, which names what it
  * was made for); later readers map it read-only (graph_cache_map_layout).  It goes with its entry,
@@ -96,8 +98,8 @@ typedef struct GraphCacheKept
 } GraphCacheKept;
 
 /* Layouts one entry can keep: one of each GraphCacheLayoutKind. */
-#define ENTRY_LAYOUTS 4
-StaticAssertDecl(GRAPH_CACHE_LAYOUT_SHARD_PEERS == ENTRY_LAYOUTS,
+#define ENTRY_LAYOUTS 5
+StaticAssertDecl(GRAPH_CACHE_LAYOUT_OUT_EDGES == ENTRY_LAYOUTS,
 				 "an entry keeps one layout of each kind");
 
 /* Segments one entry can hold pinned: its graph, a start and a result per kept key, its layouts. */

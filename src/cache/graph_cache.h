@@ -11,6 +11,7 @@
  * cache_capture.c      the rows writers changed (statement triggers with transition tables on
  *                      tables made live with powerrank_cache_live) and a cached graph patched
  *                      with them
+ * cache_out_edges.c    a cached graph's out-edges, kept with its entry for HITS
  * cache_compact.c      compaction of the change log (a background worker, or on request)
  * cache_sql.c          the SQL interface: powerrank_cache view, powerrank_cache_drop, status
  *
@@ -189,8 +190,9 @@ typedef enum GraphCacheLayoutKind
 									 * extending its deltas needs (cache_capture.c) */
 	GRAPH_CACHE_LAYOUT_SHARD_NUMBERING,	/* a shard's part renumbered for the rows it owns, with
 										 * the owner bits it was made for (shard.c) */
-	GRAPH_CACHE_LAYOUT_SHARD_PEERS	/* the rows a shard's part exchanges with each peer, under
+	GRAPH_CACHE_LAYOUT_SHARD_PEERS,	/* the rows a shard's part exchanges with each peer, under
 									 * the name of the parts' graphs (shard.c) */
+	GRAPH_CACHE_LAYOUT_OUT_EDGES	/* the graph's out-edges, for HITS (cache_out_edges.c) */
 } GraphCacheLayoutKind;
 
 /* One registry entry as the SQL view shows it (a copy taken under the lock). */
@@ -369,6 +371,11 @@ bool		graph_cache_patch(const EdgeScanTarget *target, bool directed, const Graph
 int64		graph_cache_delta_edges(const PrGraph *root, const PrGraphDelta *delta);
 void		graph_cache_materialize(const PrGraph *root, const PrGraphDelta *delta,
 									const PrAllocator *alloc, PrGraph *out);
+
+/* ---- cache_out_edges.c ---- */
+
+bool		graph_cache_out_edges(uint64 entry_id, PrGraph *graph, const PrAllocator *alloc,
+								  dsm_segment **mapping);
 
 /* ---- cache_compact.c ---- */
 

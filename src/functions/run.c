@@ -235,7 +235,7 @@ adopt_patched_graph(RankRun *run, const GraphCacheKey *key, const GraphCacheWrit
 		run->cache_entry_id = step.entry_id;
 		run->published = true;
 		run->cache_key = *key;
-		/* the cache holds in-edges only: HITS adds the out-edges where it runs */
+		/* the entry holds in-edges: HITS takes the out-edges where it runs */
 		run->needs_out_edges = out_edges;
 		return;
 	}
@@ -401,7 +401,7 @@ load_table_graph(RankRun *run, const EdgeScanTarget *target, bool directed, bool
 		run->cache_hit = true;
 		run->graph_source = GRAPH_SOURCE_CACHE;
 		graph_scan_report_skipped(run->skipped_rows, target->n_columns == 3);
-		/* the cache holds in-edges only: HITS adds the out-edges where it runs */
+		/* the entry holds in-edges: HITS takes the out-edges where it runs */
 		run->needs_out_edges = out_edges;
 		run->build_seconds = pr_clock_seconds() - run->started;
 		return;
@@ -1054,7 +1054,8 @@ rank_run_pagerank_top(RankRun *run, double alpha, const PrRestart *restart,
 /*
  * Runs HITS over the loaded graph into hubs and authorities: on the GPU service (which adds the
  * out-edges of a cached graph itself, and takes a delta entry's as its root plus the delta) or in
- * this backend (adding them here, to a delta entry's graph made whole first).
+ * this backend, where a cached graph (a delta entry's made whole first) takes the out-edges its
+ * cache entry keeps, or makes them and offers them to the entry (graph_cache_out_edges).
  */
 void
 rank_run_hits(RankRun *run, const RankOptions *options, double *hubs, double *authorities)
@@ -1071,11 +1072,14 @@ rank_run_hits(RankRun *run, const RankOptions *options, double *hubs, double *au
 	/* HITS' out-edges are the graph's own: a delta entry's graph is made whole here */
 	if (run_has_delta(run))
 		materialize_delta(run);
+	/* the cache entry's out-edges, mapped or made and kept with it; else built here */
 	if (run->needs_out_edges && !run->graph.has_out_edges)
 	{
 		double		started = pr_clock_seconds();
 
-		if (pr_graph_add_out_edges(&run->graph, powerrank_thread_count(), run->alloc, &err) != PR_OK)
+		if (!graph_cache_out_edges(run->cache_entry_id, &run->graph, run->alloc,
+								   &run->out_edges_segment) &&
+			pr_graph_add_out_edges(&run->graph, powerrank_thread_count(), run->alloc, &err) != PR_OK)
 			powerrank_report_core_error("graph build", &err);
 		run->build_seconds += pr_clock_seconds() - started;
 	}
@@ -1094,6 +1098,7 @@ rank_run_hits(RankRun *run, const RankOptions *options, double *hubs, double *au
 void
 rank_run_end(RankRun *run)
 {
+	graph_cache_release(&run->out_edges_segment);
 	graph_cache_release(&run->delta_segment);
 	graph_cache_release(&run->cache_segment);
 	if (run->cluster != NULL)

@@ -55,6 +55,8 @@ typedef struct RankRun
 										 * it there, but the cache did not take it: run->graph
 										 * lives there */
 	bool		needs_out_edges;	/* HITS on a cached graph: out-edges added only on the CPU */
+	struct dsm_segment *out_edges_segment;	/* mapping of the out-edges a cached graph took
+											 * from its entry (graph_cache_out_edges), or NULL */
 	/*
 	 * A delta entry's graph (delta_segment non-NULL): graph is its root's (cache_segment, entry
 	 * root_entry_id) and the graph ranked is graph plus delta, in the root's numbering; the

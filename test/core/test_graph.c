@@ -243,8 +243,35 @@ test_build_random_vs_reference(void)
 }
 
 /*
- * Out-edges added to a graph built without them, on 1, 2 and 5 threads, equal the build's own
- * out-edges array by array (weighted and unweighted; graphs large enough for several chunks).
+ * Whether the out-edge arrays pr_graph_write_out_edges writes into the caller's arrays, on
+ * n_threads threads, equal ref's own (built with them).
+ */
+static bool
+written_out_edges_same(const PrGraph *ref, int n_threads)
+{
+	size_t		n = (size_t) ref->n_nodes;
+	size_t		m = (size_t) ref->n_edges;
+	int64_t    *out_ptr = malloc(sizeof(int64_t) * (n + 1));
+	int32_t    *out_dst = malloc(sizeof(int32_t) * (m + 1));
+	double	   *out_weight = malloc(sizeof(double) * (m + 1));
+	PrError		err;
+	bool		same;
+
+	same = pr_graph_write_out_edges(ref, n_threads, &pr_malloc_allocator, out_ptr, out_dst,
+									out_weight, &err) == PR_OK &&
+		same_i64(out_ptr, ref->out_ptr, n + 1) &&
+		memcmp(out_dst, ref->out_dst, sizeof(int32_t) * m) == 0 &&
+		(!ref->weighted || same_f64(out_weight, ref->out_weight, m));
+	free(out_ptr);
+	free(out_dst);
+	free(out_weight);
+	return same;
+}
+
+/*
+ * Out-edges added to a graph built without them, and written into the caller's arrays, on 1, 2
+ * and 5 threads, equal the build's own out-edges array by array (weighted and unweighted; graphs
+ * large enough for several chunks).
  */
 void
 test_add_out_edges_threads(void)
@@ -275,6 +302,8 @@ test_add_out_edges_threads(void)
 				(!weighted || same_f64(g.out_weight, ref.out_weight, (size_t) ref.n_edges));
 			CHECKF(same, "weighted %d, %d threads", weighted, threads);
 			pr_graph_free(&g, &pr_malloc_allocator);
+			CHECKF(written_out_edges_same(&ref, threads), "written, weighted %d, %d threads",
+				   weighted, threads);
 		}
 		pr_graph_free(&ref, &pr_malloc_allocator);
 		edges_free(&e);
