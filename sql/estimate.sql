@@ -104,6 +104,14 @@ WHERE c.source = 'est_edges'::regclass AND c.columns = 'src, dst';
 -- a cached graph is mapped, not built: no rows, no graph in the backend, only the vectors
 SELECT backend_bytes = 4 * nodes * 8 + 8 * nodes AS vectors_only
 FROM powerrank_estimate('est_edges');
+-- HITS on the cached graph: its out-edges in the backend until the entry keeps them (the first
+-- HITS call keeps them), then mapped from shared memory
+CREATE TEMP TABLE est_hits_before AS SELECT * FROM powerrank_estimate('est_edges', 'hits');
+SELECT count(*) FROM hits('est_edges');
+SELECT engine, cache_hit FROM powerrank_last_run();
+SELECT b.backend_bytes - a.backend_bytes = 8 * (a.nodes + 1) + 4 * a.stored_edges AS out_edges_left_the_backend,
+       a.shared_bytes - b.shared_bytes = 8 * (a.nodes + 1) + 4 * a.stored_edges AS out_edges_in_shared_memory
+FROM est_hits_before b, powerrank_estimate('est_edges', 'hits') a;
 
 -- The GPU service (cpu-test engine) takes every graph once powerrank.gpu_min_edges allows it.
 SELECT service_ready();

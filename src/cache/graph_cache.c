@@ -1934,6 +1934,7 @@ graph_cache_snapshot(Oid database, GraphCacheEntryInfo **entries)
 		out[count].hits = entry->hits;
 		out[count].refcount = entry->refcount;
 		out[count].delta_rows = entry->delta_rows;
+		out[count].keeps_out_edges = entry->has_layout[GRAPH_CACHE_LAYOUT_OUT_EDGES - 1];
 		if (entry->root_id != 0)
 			out[count].root_bytes = find_entry_by_id(entry->root_id)->bytes;
 		count++;

@@ -211,6 +211,8 @@ typedef struct GraphCacheEntryInfo
 								 * built from the table's rows (0: built) */
 	int64		root_bytes;		/* a delta entry: its root's bytes, which it reads too (0: a
 								 * flat entry) */
+	bool		keeps_out_edges;	/* its graph's out-edges are kept with it
+									 * (GRAPH_CACHE_LAYOUT_OUT_EDGES) */
 } GraphCacheEntryInfo;
 
 /* Counters of the whole cache. */

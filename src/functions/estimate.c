@@ -261,6 +261,7 @@ size_from_cache(const GraphSizeTarget *target, GraphSize *size)
 			size->stored_edges = (double) entries[best].edges;
 			/* a delta entry's call maps its root's graph too */
 			size->cache_bytes = entries[best].bytes + entries[best].root_bytes;
+			size->out_edges_kept = entries[best].keeps_out_edges;
 		}
 	}
 	pfree(entries);
@@ -280,6 +281,7 @@ graph_size_of_table(const GraphSizeTarget *target, GraphSize *size)
 	size->rows = size->nodes = size->stored_edges = -1;
 	size->cached = false;
 	size->cache_bytes = 0;
+	size->out_edges_kept = false;
 	if (check_enable_rls(target->relid, InvalidOid, true) == RLS_ENABLED)
 		return;
 	if (!size_from_cache(target, size))
@@ -642,10 +644,16 @@ fill_memory_columns(const EstimateCall *call, Datum *values, bool *nulls)
 
 	if (!on_service)
 	{
+		/* HITS' out-edges kept with the cache entry are mapped from shared memory */
+		bool		out_edges_mapped = size->cached && size->out_edges_kept;
+
 		/* rows (freed after the build), the graph unless mapped from the cache, HITS'
-		 * out-edges, two iterates, the normalised copy, the results, 1/out-strength */
-		backend = rows + (size->cached ? 0.0 : graph) + out_edges +
+		 * out-edges unless mapped, two iterates, the normalised copy, the results,
+		 * 1/out-strength */
+		backend = rows + (size->cached ? 0.0 : graph) + (out_edges_mapped ? 0.0 : out_edges) +
 			4.0 * n * columns * 8.0 + 8.0 * n;
+		if (out_edges_mapped)
+			shared += out_edges;
 	}
 	else
 	{

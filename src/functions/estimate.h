@@ -20,6 +20,7 @@ typedef struct GraphSize
 	double		stored_edges;	/* -1 unknown */
 	bool		cached;			/* exact, from the graph cache */
 	int64		cache_bytes;	/* the cache entry's bytes (when cached) */
+	bool		out_edges_kept; /* the cache entry keeps its graph's out-edges (HITS maps them) */
 } GraphSize;
 
 /* The edge table and columns whose graph is sized, and which cached graph may answer. */
