@@ -71,6 +71,7 @@ release_shard_part(void *arg)
 		state->engine = NULL;
 		engine->ops->release(engine);
 	}
+	graph_cache_release(&state->out_edges_segment);
 	graph_cache_release(&state->segment);
 	if (state->numbering_segment != NULL)
 	{
@@ -584,6 +585,25 @@ shard_open_read(const char *in, Size size, int64 n, int64 *ids, uint8 *roles, do
 }
 
 /*
+ * Gives the part's graph its out-edges (for HITS' push product): a graph mapped from the graph
+ * cache takes those its entry keeps, mapped read-only, or makes them and offers them to the entry
+ * (graph_cache_out_edges), their mapping pinned for the session like the graph's; a graph of its
+ * own, or one whose out-edges no segment could hold, builds them in the part's memory.
+ */
+static PrStatus
+add_part_out_edges(ShardState *state, PrError *err)
+{
+	if (state->segment != NULL &&
+		graph_cache_out_edges(state->entry_id, &state->graph, state->alloc,
+							  &state->out_edges_segment))
+	{
+		dsm_pin_mapping(state->out_edges_segment);
+		return PR_OK;
+	}
+	return pr_graph_add_out_edges(&state->graph, powerrank_thread_count(), state->alloc, err);
+}
+
+/*
  * A new part on the resolved target (the cache's probe said cacheable, key, writers): its graph
  * loaded (load_part_graph), with out-edges when wanted, its weights checked, in a new context under
  * the current one.  An ERROR leaves nothing behind.
@@ -605,8 +625,7 @@ new_part(EdgeScanTarget *target, bool cacheable, const GraphCacheKey *key,
 	PG_TRY();
 	{
 		load_part_graph(state, target, cacheable, key, writers);
-		if (out_edges && !state->graph.has_out_edges &&
-			pr_graph_add_out_edges(&state->graph, powerrank_thread_count(), state->alloc, &err) != PR_OK)
+		if (out_edges && !state->graph.has_out_edges && add_part_out_edges(state, &err) != PR_OK)
 			powerrank_report_core_error("graph build", &err);
 		check_part_weights(state, text_to_cstring(spec->relation));
 	}
@@ -655,7 +674,7 @@ shard_state_open(ShardState **slot, MemoryContext keep_in, const EdgeTableSpec *
 				state->engine->ops->release(state->engine);
 				state->engine = NULL;
 			}
-			if (pr_graph_add_out_edges(&state->graph, powerrank_thread_count(), state->alloc, &err) != PR_OK)
+			if (add_part_out_edges(state, &err) != PR_OK)
 			{
 				shard_state_close(state);
 				powerrank_report_core_error("graph build", &err);

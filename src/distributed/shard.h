@@ -186,6 +186,9 @@ typedef struct ShardState
 	dsm_segment *segment;		/* the graph cache's mapping the graph lives in, or NULL (own
 								 * copy); pinned for the session, detached when the part goes */
 	uint64		entry_id;		/* the graph cache's entry of its graph (0: none) */
+	dsm_segment *out_edges_segment;	/* the graph's out-edges kept with that entry, or made for
+									 * it (graph_cache_out_edges); pinned like segment; NULL:
+									 * none, or its own */
 	dsm_segment *layout_segment;	/* the part's layout (roles, length-sorted rows) kept with
 									 * that entry, or made for it; pinned like segment; NULL:
 									 * roles of its own, the engine sorts */

@@ -39,7 +39,8 @@
 # a shard's renumbered rows kept with its cached graph (a new session's scores the same bits as the
 # session's before; a write on that shard, or one on another that changes the rows it owns, makes
 # it renumber); the shards' lists of rows for their group kept with their cached graphs (a new
-# session sends none, the same bits; a write on a shard makes them sent again);
+# session sends none, the same bits; a write on a shard makes them sent again); a shard's out-edges
+# of its cached graph for HITS kept with its entry (a new session maps them, the same bits);
 # the kept node set as an entry of the coordinator's cache (a row of powerrank_cache, its bytes
 # counted, evicting the least recently used entry under a small powerrank.cache_size, not kept
 # under a smaller one, gone with DROP TABLE, TRUNCATE, DETACH and ATTACH PARTITION and a partition
@@ -376,6 +377,18 @@ two_sessions e f
 y=$(node_in 8000 9999 0)
 num_write "$y, $(node_in 0 100 1), 1" "SELECT count(*) AS on_s2 FROM edges_num_1 WHERE src = $y"
 two_sessions g h
+# One new session's HITS on edges_num: its scores kept as table hits_$1, then s1's lines on the
+# out-edges of its part's cached graph in it.
+hits_session() {
+	seen=$(grep -c 'out-edges of the cached graph' "$WORK/s1.log")
+	sql $C -c "SET client_min_messages = error" -c "CREATE TABLE hits_$1 AS SELECT node, hub, authority FROM hits('edges_num', max_iterations => 20)" >>"$OUT"
+	grep 'out-edges of the cached graph' "$WORK/s1.log" | tail -n +$((seen + 1)) | sed 's/^.*powerrank: /s1: /' >>"$OUT"
+}
+# two new sessions' HITS: s1's part is its cached graph, whose out-edges the first makes and keeps
+# with the entry and the second maps; the same scores, bit for bit
+hits_session a
+hits_session b
+sql $C -c "SELECT count(*) = (SELECT count(*) FROM hits_a) AND bool_and(a.hub = b.hub AND a.authority = b.authority) AS same_bits_hits_a_b FROM hits_a a JOIN hits_b b USING (node)" >>"$OUT"
 sql $S1 -c "ALTER DATABASE postgres RESET log_min_messages" >>"$OUT"
 # a new session's HITS through the relay, twice: every part's graph is the kept set's, so the
 # coordinator reads the set in place (its DEBUG1 line says "merged nodes shared", then "kept"), and
