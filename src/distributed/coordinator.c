@@ -3124,93 +3124,6 @@ owned_restart_fill(DistCluster *c, int slot, const PrRestart *restart)
 	c->exchange_seconds += pr_clock_seconds() - started;
 }
 
-/*
- * The combination of n_terms slots the parts hold into out_slot, on their owned rows.  Its
- * exported rows are collected by the product that reads it: a run that combines on the parts
- * mixes, and its updates no longer send theirs (the next product reads a combination).
- */
-static void
-owned_combine(DistCluster *c, int out_slot, int n_terms, const int *slots, const double *coef)
-{
-	int			k = c->k;
-	double		started = pr_clock_seconds();
-	int32		slot_numbers[PR_COMBINE_MAX_TERMS];
-	const char *values[3] = {psprintf("%d", out_slot), (const char *) slot_numbers,
-	(const char *) coef};
-	int			lengths[3] = {0, (int) (n_terms * sizeof(int32)),
-	(int) (n_terms * k * sizeof(double))};
-	int			formats[3] = {0, 1, 1};
-
-	for (int t = 0; t < n_terms; t++)
-		slot_numbers[t] = slots[t];
-	for (int p = 0; p < c->n_parts; p++)
-		if (c->parts[p].conn != NULL)
-		{
-			send_query(&c->parts[p], psprintf("SELECT %s.powerrank_shard_combine($1, $2, $3)",
-											  c->parts[p].schema), 3, values, lengths, formats);
-			c->exchange_bytes += lengths[1] + lengths[2];
-		}
-	for (int p = 0; p < c->n_parts; p++)
-	{
-		DistPart   *part = &c->parts[p];
-
-		if (part->conn == NULL)
-			shard_state_combine(part->kept->local, out_slot, n_terms, slot_numbers, coef);
-		else
-			PQclear(wait_values(c, part, 0));
-	}
-	if (c->exported_slot == out_slot)
-		c->exported_slot = -1;
-	c->mixing = true;
-	c->exchange_seconds += pr_clock_seconds() - started;
-}
-
-/*
- * The dot products of a_slot with n_terms slots, all held by the parts: out[t * k + j], each the
- * parts' sums over their owned rows added in the parts' order (the same slots, the same bits).
- */
-static void
-owned_dots(DistCluster *c, int a_slot, int n_terms, const int *slots, double *out)
-{
-	int			k = c->k;
-	double		started = pr_clock_seconds();
-	int32		slot_numbers[PR_COMBINE_MAX_TERMS];
-	const char *values[2] = {psprintf("%d", a_slot), (const char *) slot_numbers};
-	int			lengths[2] = {0, (int) (n_terms * sizeof(int32))};
-	int			formats[2] = {0, 1};
-	double	   *part_dots = palloc(n_terms * k * sizeof(double));
-
-	for (int t = 0; t < n_terms; t++)
-		slot_numbers[t] = slots[t];
-	for (int p = 0; p < c->n_parts; p++)
-		if (c->parts[p].conn != NULL)
-		{
-			send_query(&c->parts[p], psprintf("SELECT %s.powerrank_shard_dots($1, $2)",
-											  c->parts[p].schema), 2, values, lengths, formats);
-			c->exchange_bytes += lengths[1];
-		}
-	for (int i = 0; i < n_terms * k; i++)
-		out[i] = 0.0;
-	for (int p = 0; p < c->n_parts; p++)
-	{
-		DistPart   *part = &c->parts[p];
-
-		if (part->conn == NULL)
-			shard_state_dots(part->kept->local, a_slot, n_terms, slot_numbers, part_dots);
-		else
-		{
-			PGresult   *result = wait_values(c, part, n_terms * k);
-
-			memcpy(part_dots, PQgetvalue(result, 0, 0), n_terms * k * sizeof(double));
-			PQclear(result);
-		}
-		for (int i = 0; i < n_terms * k; i++)
-			out[i] += part_dots[i];
-	}
-	pfree(part_dots);
-	c->exchange_seconds += pr_clock_seconds() - started;
-}
-
 /* How a local part answers what part_answers asks the shards: count doubles into answer. */
 typedef void (*LocalAnswer) (DistCluster *c, DistPart *part, double *answer, const void *arg);
 
@@ -3277,6 +3190,90 @@ add_part_answers(const DistCluster *c, const double *answers, int count, double 
 	for (int p = 0; p < c->n_parts; p++)
 		for (int i = 0; i < count; i++)
 			sums[i] += answers[(int64) p * count + i];
+}
+
+/* What a local part's combination or dot products are given. */
+typedef struct TermsCall
+{
+	int			slot;			/* the output (combine) or the slot multiplied (dots) */
+	int			n_terms;
+	const int32 *slots;
+	const double *coef;			/* combine: n_terms x k coefficients */
+} TermsCall;
+
+/* A local part's combination (no answer). */
+static void
+local_combine(DistCluster *c, DistPart *part, double *answer, const void *arg)
+{
+	const TermsCall *call = (const TermsCall *) arg;
+
+	(void) c;
+	(void) answer;
+	shard_state_combine(part->kept->local, call->slot, call->n_terms, call->slots, call->coef);
+}
+
+/* A local part's dot products over its owned rows, n_terms x k into answer. */
+static void
+local_dots(DistCluster *c, DistPart *part, double *answer, const void *arg)
+{
+	const TermsCall *call = (const TermsCall *) arg;
+
+	(void) c;
+	shard_state_dots(part->kept->local, call->slot, call->n_terms, call->slots, answer);
+}
+
+/*
+ * The combination of n_terms slots the parts hold into out_slot, on their owned rows.  Its
+ * exported rows are collected by the product that reads it: a run that combines on the parts
+ * mixes, and its updates no longer send theirs (the next product reads a combination).
+ */
+static void
+owned_combine(DistCluster *c, int out_slot, int n_terms, const int *slots, const double *coef)
+{
+	int			k = c->k;
+	double		started = pr_clock_seconds();
+	int32		slot_numbers[PR_COMBINE_MAX_TERMS];
+	TermsCall	call = {out_slot, n_terms, slot_numbers, coef};
+	const char *values[3] = {psprintf("%d", out_slot), (const char *) slot_numbers,
+	(const char *) coef};
+	int			lengths[3] = {0, (int) (n_terms * sizeof(int32)),
+	(int) (n_terms * k * sizeof(double))};
+	int			formats[3] = {0, 1, 1};
+	double		no_answer[1];
+
+	for (int t = 0; t < n_terms; t++)
+		slot_numbers[t] = slots[t];
+	send_parts(c, "powerrank_shard_combine", 3, values, lengths, formats);
+	part_answers(c, 0, no_answer, local_combine, &call);
+	if (c->exported_slot == out_slot)
+		c->exported_slot = -1;
+	c->mixing = true;
+	c->exchange_seconds += pr_clock_seconds() - started;
+}
+
+/*
+ * The dot products of a_slot with n_terms slots, all held by the parts: out[t * k + j], each the
+ * parts' sums over their owned rows added in the parts' order (the same slots, the same bits).
+ */
+static void
+owned_dots(DistCluster *c, int a_slot, int n_terms, const int *slots, double *out)
+{
+	int			count = n_terms * c->k;
+	double		started = pr_clock_seconds();
+	int32		slot_numbers[PR_COMBINE_MAX_TERMS];
+	TermsCall	call = {a_slot, n_terms, slot_numbers, NULL};
+	const char *values[2] = {psprintf("%d", a_slot), (const char *) slot_numbers};
+	int			lengths[2] = {0, (int) (n_terms * sizeof(int32))};
+	int			formats[2] = {0, 1};
+	double	   *answers = palloc(c->n_parts * count * sizeof(double));
+
+	for (int t = 0; t < n_terms; t++)
+		slot_numbers[t] = slots[t];
+	send_parts(c, "powerrank_shard_dots", 2, values, lengths, formats);
+	part_answers(c, count, answers, local_dots, &call);
+	add_part_answers(c, answers, count, out);
+	pfree(answers);
+	c->exchange_seconds += pr_clock_seconds() - started;
 }
 
 /* A local part's column sums of the slot *arg, then its dangling sums. */
